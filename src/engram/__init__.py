@@ -1,0 +1,1 @@
+"""engram: local-first long-term memory for LLM agents."""

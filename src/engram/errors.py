@@ -1,0 +1,104 @@
+"""engram's error tree, in one place.
+
+    EngramError
+    ├── ValidationError          bad input: names the field, what was wrong and what is allowed
+    │   ├── SnapshotError        a malformed snapshot/import document (nothing imported)
+    │   └── DimensionError       a vector of the wrong size (refused before any write)
+    ├── NotFoundError            a memory (or link end) that does not exist
+    ├── ConfigError              settings that cannot be used
+    │   └── MissingDependencyError   an optional part whose package is not installed
+    ├── StorageError             a backend failed (wraps the driver's exception with context)
+    │   └── IntegrityError       the database file is damaged
+    ├── EmbeddingError           an embedding provider failed after its retries
+    └── ProviderError            a chat (LLM) provider failed after its retries
+
+Backends translate their driver's exceptions into this tree in one place each, with
+``raise ... from exc``; interfaces map the tree to exit codes / HTTP statuses / tool errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class EngramError(Exception):
+    """Base class of every error engram raises on purpose."""
+
+
+class ValidationError(EngramError, ValueError):
+    """Input was refused. ``field`` names what was wrong; ``allowed`` says what would be accepted."""
+
+    def __init__(self, field: str, problem: str, allowed: str | Sequence[str] | None = None) -> None:
+        self.field = field
+        self.problem = problem
+        if allowed is not None and not isinstance(allowed, str):
+            allowed = ", ".join(str(a) for a in allowed)
+        self.allowed = allowed
+        message = f"{field}: {problem}"
+        if allowed:
+            message += f" (allowed: {allowed})"
+        super().__init__(message)
+
+
+class SnapshotError(ValidationError):
+    """A snapshot or import document could not be read; nothing was imported."""
+
+
+class DimensionError(ValidationError):
+    """A vector's size does not match the store's embedding identity."""
+
+
+class NotFoundError(EngramError, LookupError):
+    """The memory (or one end of a link) does not exist in the visible scopes."""
+
+    def __init__(self, what: str, ref: str) -> None:
+        self.what = what
+        self.ref = ref
+        super().__init__(f"{what} not found: {ref!r}")
+
+
+class ConfigError(EngramError):
+    """Settings that cannot be used as given."""
+
+
+class MissingDependencyError(ConfigError, ImportError):
+    """An optional part of engram needs a package that is not installed."""
+
+    def __init__(self, feature: str, extra: str, package: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.package = package
+        super().__init__(
+            f"{feature} needs the package {package!r}: install it with pip install 'engram[{extra}]'"
+        )
+
+
+class StorageError(EngramError):
+    """A storage backend failed; the message says which operation and where."""
+
+
+class IntegrityError(StorageError):
+    """The database file is damaged."""
+
+
+class EmbeddingError(EngramError):
+    """An embedding provider failed after its retries."""
+
+
+class ProviderError(EngramError):
+    """A chat provider failed after its retries."""
+
+
+__all__ = [
+    "ConfigError",
+    "DimensionError",
+    "EmbeddingError",
+    "EngramError",
+    "IntegrityError",
+    "MissingDependencyError",
+    "NotFoundError",
+    "ProviderError",
+    "SnapshotError",
+    "StorageError",
+    "ValidationError",
+]
