@@ -1,0 +1,1 @@
+"""Shared database plumbing: connections, pragmas and named migrations."""

@@ -1,0 +1,386 @@
+"""``Engram``: the one object a user holds. It validates input, picks scopes, and wires the store,
+the embedder and recall together; interfaces (CLI, MCP, HTTP) call it and nothing else.
+
+Scopes: an ``Engram`` acts for one agent (``default`` unless told) and optionally one session.
+Writes go to the agent's scope unless ``scope="global"`` or ``scope="session"`` is asked for;
+reads see the session, the agent and global, ranked together. ``for_agent`` / ``for_session``
+give views on the same store for other agents or sessions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from engram import snapshot
+from engram.config import RecallSettings, Settings, load_settings
+from engram.errors import EngramError, NotFoundError, ValidationError
+from engram.events import EventBus, EventKind, Listener, MemoryEvent
+from engram.ids import key_from_content
+from engram.model import (
+    ORDERS,
+    Category,
+    Layer,
+    Memory,
+    MemoryFilter,
+    MemoryVersion,
+    Order,
+    RecallResult,
+    Scope,
+    WriteResult,
+    make_draft,
+    make_filter,
+    make_scope,
+    parse_tags,
+)
+from engram.registry import resolve
+from engram.search import QueryEmbedder, RecallRequest, recall
+from engram.store.base import ImportResult, MemoryStore, StoreStats
+
+ScopeChoice = Literal["global", "agent", "session"] | Scope
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """List/recall filters as a user passes them (validated into a ``MemoryFilter``)."""
+
+    category: str | Category | Sequence[str | Category] | None = None
+    type: str | Sequence[str] | None = None
+    layer: str | Layer | Sequence[str | Layer] | None = None
+    tags: str | Iterable[str] | None = None
+    related_entity: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    since: float | None = None
+    until: float | None = None
+    include_superseded: bool = False
+
+
+class Engram:
+    """Long-term memory for one agent (and optionally one session of it)."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        agent: str = "default",
+        session: str | None = None,
+        embedder: QueryEmbedder | None = None,
+        recall_settings: RecallSettings | None = None,
+        max_content_chars: int = 8000,
+        clock: Callable[[], float] = time.time,
+        origin: str = "library",
+        events: EventBus | None = None,
+    ) -> None:
+        self.store = store
+        self.origin = origin
+        self.events = events or EventBus()
+        self.scope = make_scope(agent, session)
+        self.embedder = embedder
+        self.recall_settings = recall_settings or RecallSettings()
+        self.max_content_chars = max_content_chars
+        self.clock = clock
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engram:
+        """Open the configured backend (settings: arguments > environment > config file > defaults)."""
+        settings = settings or load_settings(**overrides)
+        store = resolve("memory", settings.backend)(settings, settings.agent)
+        return cls(
+            store,
+            agent=settings.agent,
+            session=settings.session,
+            recall_settings=settings.recall,
+            max_content_chars=settings.max_content_chars,
+        )
+
+    def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:
+        """A view for another agent (or session) on the same store, sharing its event listeners."""
+        return Engram(
+            self.store, agent=agent, session=session, embedder=self.embedder,
+            recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
+            origin=origin or self.origin, events=self.events,
+        )
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with a ``MemoryEvent`` after every change; returns an unsubscribe function."""
+        return self.events.subscribe(listener)
+
+    def _emit(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None) -> None:
+        if memories:
+            self.events.emit(MemoryEvent(kind, tuple(memories), self.scope, self.origin, reason, self.clock()))
+
+    def for_session(self, session: str | None) -> Engram:
+        return self.for_agent(self.scope.agent or "default", session)
+
+    def __enter__(self) -> Engram:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- scopes and filters ----------------------------------------------------------------
+    def _write_scope(self, choice: ScopeChoice | None) -> Scope:
+        if isinstance(choice, Scope):
+            return choice
+        if choice in (None, "agent"):
+            return Scope(self.scope.agent)
+        if choice == "global":
+            return Scope()
+        if choice == "session":
+            if self.scope.session is None:
+                raise ValidationError("scope", "this Engram has no session", "open it with session=... first")
+            return self.scope
+        raise ValidationError("scope", f"unknown scope {choice!r}", ["global", "agent", "session"])
+
+    def _filter(self, filters: Filters | None = None, *, scope: ScopeChoice | None = None) -> MemoryFilter:
+        filters = filters or Filters()
+        scopes = self.scope.visible() if scope is None else (self._write_scope(scope),)
+        return make_filter(
+            scopes,
+            category=filters.category, type=filters.type, layer=filters.layer, tags=filters.tags,
+            related_entity=filters.related_entity, metadata=filters.metadata, since=filters.since,
+            until=filters.until, include_superseded=filters.include_superseded,
+        )
+
+    # --- writing ---------------------------------------------------------------------------
+    def remember(
+        self,
+        content: str,
+        *,
+        key: str | None = None,
+        category: str | Category = Category.KNOWLEDGE,
+        type: str | None = None,
+        layer: str | Layer | None = None,
+        tags: str | Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
+        importance: float = 0.5,
+        related_entity: str | None = None,
+        source: str | None = None,
+        scope: ScopeChoice | None = None,
+        links: Iterable[str] = (),
+        created_at: float | None = None,
+    ) -> WriteResult:
+        """Store a memory, or update the one with ``key`` in its scope (upsert).
+
+        Without a key one is made from the content; identical content already stored in the same
+        scope is not stored twice (``action == "duplicate"``). ``links`` names keys or ids to link
+        to afterwards. Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
+        target that does not exist (the memory itself is kept).
+        """
+        draft = make_draft(
+            content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
+            category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
+            related_entity=related_entity, source=source, created_at=created_at,
+        )
+        link_targets = [self.get(ref) for ref in links]  # refuse unknown targets before writing
+        result = self.store.upsert(draft, proposed_key=key_from_content(draft.content), now=self.clock())
+        warnings = list(result.warnings)
+        if result.action in ("created", "updated") and result.memory.id:
+            warnings.extend(self._embed([result.memory]))
+        for target in link_targets:
+            self.store.link(result.memory.id, target.id)
+        if link_targets or warnings != list(result.warnings):
+            memory = self.store.get(result.memory.id, self._filter()) or result.memory
+            result = WriteResult(memory, result.action, tuple(warnings))
+        if result.action in ("created", "updated"):
+            self._emit("stored" if result.action == "created" else "updated", [result.memory])
+        if link_targets:
+            self._emit("linked", [result.memory, *link_targets])
+        return result
+
+    def _embed(self, memories: Sequence[Memory]) -> list[str]:
+        """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
+        if self.embedder is None or not memories:
+            return []
+        identity = str(self.embedder.identity)
+        stored = self.store.vector_identity()
+        if stored is not None and stored != identity:
+            return [f"not embedded: the store holds {stored} vectors; run `engram reindex` for {identity}"]
+        try:
+            vectors = self.embedder.embed([m.content for m in memories])  # type: ignore[attr-defined]
+        except EngramError as exc:
+            return [f"not embedded ({exc}); full-text recall still finds it"]
+        self.store.set_vectors(identity, list(zip([m.id for m in memories], vectors, strict=True)))
+        return []
+
+    # --- reading ---------------------------------------------------------------------------
+    def find(self, ref: str) -> Memory | None:
+        """The memory with this id, or this key in the visible scopes (most specific first)."""
+        return self.store.get(ref, self._filter())
+
+    def get(self, ref: str) -> Memory:
+        """Like ``find`` but raises ``NotFoundError``."""
+        memory = self.find(ref)
+        if memory is None:
+            raise NotFoundError("memory", ref)
+        return memory
+
+    def list(
+        self,
+        filters: Filters | None = None,
+        *,
+        order: Order = "recent",
+        limit: int = 50,
+        offset: int = 0,
+        scope: ScopeChoice | None = None,
+    ) -> list[Memory]:
+        if order not in ORDERS:
+            raise ValidationError("order", f"unknown order {order!r}", ORDERS)
+        if limit < 1 or offset < 0:
+            raise ValidationError("limit", "limit must be >= 1 and offset >= 0")
+        return self.store.list(self._filter(filters, scope=scope), order=order, limit=limit, offset=offset)
+
+    def most_important(self, limit: int = 10, filters: Filters | None = None) -> list[Memory]:
+        return self.list(filters, order="importance", limit=limit)
+
+    def most_recent(self, limit: int = 20, filters: Filters | None = None) -> list[Memory]:
+        return self.list(filters, order="recent", limit=limit)
+
+    def count(self, filters: Filters | None = None, *, scope: ScopeChoice | None = None) -> int:
+        return self.store.count(self._filter(filters, scope=scope))
+
+    def versions(self, ref: str) -> list[MemoryVersion]:
+        """Earlier contents of a memory, oldest first."""
+        return self.store.versions(self.get(ref).id)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        filters: Filters | None = None,
+        depth: int = 0,
+        min_relevance: float | None = None,
+        mode: str = "auto",
+        touch: bool | None = None,
+    ) -> RecallResult:
+        """The memories most relevant to ``query``, best first, each with its score's parts.
+
+        ``depth`` 1 adds linked neighbours of the hits; ``mode`` is auto, hybrid, text or vector.
+        An embedder failure falls back to full text with a note; nothing relevant is an empty
+        result with a note. Recalled memories are marked accessed unless ``touch=False``.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query", "must not be empty", "some text to search for")
+        if mode not in ("auto", "hybrid", "text", "vector"):
+            raise ValidationError("mode", f"unknown mode {mode!r}", ["auto", "hybrid", "text", "vector"])
+        if depth < 0 or depth > 3:
+            raise ValidationError("depth", f"{depth} is out of range", "0 to 3")
+        limit = self.recall_settings.limit if limit is None else limit
+        if limit < 1:
+            raise ValidationError("limit", f"{limit} is too small", "1 or more")
+        request = RecallRequest(query, self._filter(filters), limit, depth, min_relevance, mode)
+        result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
+        if (self.recall_settings.touch_on_recall if touch is None else touch) and result.hits:
+            self.store.touch([hit.memory.id for hit in result.hits], self.clock())
+        return result
+
+    # --- forgetting ------------------------------------------------------------------------
+    def forget(
+        self,
+        ref: str | None = None,
+        *,
+        query: str | None = None,
+        tag: str | None = None,
+        older_than_s: float | None = None,
+        filters: Filters | None = None,
+        dry_run: bool = False,
+        reason: str | None = None,
+    ) -> list[Memory]:
+        """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
+
+        Exactly one selector: ``ref`` (an id or key), ``query`` (memories containing all of its
+        words), ``tag``, or ``older_than_s`` (created more than that many seconds ago);
+        ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
+        Raises ``NotFoundError`` for an unknown ``ref``.
+        """
+        chosen = [name for name, value in
+                  (("ref", ref), ("query", query), ("tag", tag), ("older_than_s", older_than_s)) if value is not None]
+        if len(chosen) != 1:
+            raise ValidationError("forget", f"got {', '.join(chosen) or 'no selector'}",
+                                  "exactly one of ref, query, tag, older_than_s")
+        base = filters or Filters()
+        if ref is not None:
+            targets = [self.get(ref)]
+        elif query is not None:
+            targets = self.store.find_matching_all(query, self._filter(base))
+        elif tag is not None:
+            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *parse_tags(tag)))))
+        else:
+            if older_than_s is None or older_than_s < 0:
+                raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")
+            cutoff = self.clock() - older_than_s
+            targets = self._all(self._filter(replace(base, until=cutoff)))
+        if dry_run or not targets:
+            return targets
+        removed = self.store.delete([m.id for m in targets])
+        self._emit("forgotten", removed, reason)
+        return removed
+
+    def _all(self, filt: MemoryFilter) -> list[Memory]:
+        out: list[Memory] = []
+        while True:
+            page = self.store.list(filt, order="oldest", limit=1000, offset=len(out))
+            out.extend(page)
+            if len(page) < 1000:
+                return out
+
+    # --- links -----------------------------------------------------------------------------
+    def link(self, a: str, b: str) -> None:
+        """Link two memories both ways (by key or id); ``NotFoundError`` when either is missing."""
+        first, second = self.get(a), self.get(b)
+        if first.id == second.id:
+            raise ValidationError("link", "a memory cannot link to itself", "two different memories")
+        if not self.store.link(first.id, second.id):
+            raise NotFoundError("memory", b)
+        self._emit("linked", [first, second])
+
+    def unlink(self, a: str, b: str) -> bool:
+        first, second = self.get(a), self.get(b)
+        removed = self.store.unlink(first.id, second.id)
+        if removed:
+            self._emit("unlinked", [first, second])
+        return removed
+
+    def neighbours(self, ref: str, limit: int = 20) -> list[Memory]:
+        return self.store.neighbours(self.get(ref).id, self._filter(), limit=limit)
+
+    # --- snapshots -------------------------------------------------------------------------
+    def export_snapshot(self, *, scope: ScopeChoice | None = None) -> str:
+        """All visible memories (or one scope's) as a JSON snapshot; embeddings are never included."""
+        return snapshot.dump(self._all(self._filter(Filters(include_superseded=True), scope=scope)))
+
+    def import_snapshot(self, document: str | bytes) -> ImportResult:
+        """Import a snapshot (engram's or PtrClaw's). Keys or ids already present are skipped;
+        a malformed document raises ``SnapshotError`` and imports nothing."""
+        memories = snapshot.load(document, max_content_chars=self.max_content_chars, default_scope=Scope(self.scope.agent))
+        # Agent-scoped memories join this agent (sessions kept under it); global stays global.
+        memories = [m if m.scope.agent is None else replace(m, scope=Scope(self.scope.agent, m.scope.session))
+                    for m in memories]
+        result = self.store.import_memories(memories)
+        if result.imported:
+            self._emit("imported", self.store.get_many([m.id for m in memories]))
+        if self.embedder is not None:
+            self.embed_missing()
+        return result
+
+    def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory that has no vector yet; returns how many were embedded."""
+        if self.embedder is None:
+            return 0
+        done = 0
+        while batch := self.store.missing_vectors(limit=256):
+            if self._embed(batch):
+                break
+            done += len(batch)
+            if progress:
+                progress(done, done + len(self.store.missing_vectors(limit=1)))
+        return done
+
+    def stats(self) -> StoreStats:
+        return self.store.stats()

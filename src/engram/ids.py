@@ -1,0 +1,58 @@
+"""Time-ordered identifiers (UUIDv7, RFC 9562) and key generation.
+
+UUIDv7 sorts by creation time, so ids double as a stable insertion order across backends.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+import uuid
+
+_lock = threading.Lock()
+_last_ms = 0
+_counter = 0
+
+
+def new_id() -> str:
+    """Return a new UUIDv7 string; monotonic within this process."""
+    global _last_ms, _counter
+    with _lock:
+        ms = time.time_ns() // 1_000_000
+        if ms <= _last_ms:
+            # Same millisecond (or a clock step back): keep order with a 12-bit counter.
+            _counter += 1
+            if _counter > 0xFFF:
+                _last_ms += 1
+                _counter = 0
+            ms = _last_ms
+        else:
+            _last_ms = ms
+            _counter = int.from_bytes(os.urandom(2), "big") & 0x3FF
+        rand_b = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+        value = (ms & ((1 << 48) - 1)) << 80
+        value |= 0x7 << 76
+        value |= (_counter & 0xFFF) << 64
+        value |= 0b10 << 62
+        value |= rand_b
+    return str(uuid.UUID(int=value))
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_KEY_STOPWORDS = frozenset(
+    "a an the of to for and or in on at by with is are was were be been that this it its".split()
+)
+
+
+def key_from_content(content: str, max_words: int = 6) -> str:
+    """A readable key made from the content's first significant words, e.g. ``user-prefers-python``.
+
+    Callers make it unique within the scope (see ``engine``); this only proposes.
+    """
+    words = [w for w in _WORD.findall(content.lower()) if w not in _KEY_STOPWORDS]
+    if not words:
+        words = _WORD.findall(content.lower())
+    slug = "-".join(words[:max_words])[:60].strip("-")
+    return slug or "memory"

@@ -1,0 +1,68 @@
+"""The ``engram`` command: global options, command groups, and the one place errors become exit codes.
+
+Exit codes: 0 ok, 1 storage/provider failure, 2 bad input, 3 not found, 4 configuration.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
+from engram.interfaces.cli import memory
+from engram.interfaces.cli.render import errors
+from engram.interfaces.cli.state import CliState
+
+app = typer.Typer(
+    name="engram",
+    help="Long-term memory for LLM agents: remember, recall, forget, link - on one local SQLite file.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _global_options(
+    ctx: typer.Context,
+    home: Path | None = typer.Option(None, "--home", envvar="ENGRAM_HOME", help="Data folder (default ~/.engram)."),
+    agent: str | None = typer.Option(None, "--agent", "-a", help="Agent whose memory to use (default: default)."),
+    session: str | None = typer.Option(None, "--session", "-s", help="Session of the agent (sees session + agent + global)."),
+    backend: str | None = typer.Option(None, "--backend", help="sqlite (default), jsonfile, inmemory or disabled."),
+    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+) -> None:
+    ctx.obj = CliState(home=home, agent=agent, session=session, backend=backend, as_json=as_json)
+    ctx.call_on_close(ctx.obj.close)
+
+
+memory.register(app)
+
+_EXIT_CODES: list[tuple[type[EngramError], int]] = [
+    (ValidationError, 2),
+    (NotFoundError, 3),
+    (ConfigError, 4),
+]
+
+
+def main() -> None:
+    """Entry point: run the app, turning engram errors into a message and an exit code."""
+    try:
+        app(standalone_mode=False)
+    except EngramError as exc:
+        errors.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1))
+    except typer.Abort:
+        errors.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # the edge: anything unexpected is reported, not dumped
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        sys.exit(1)

@@ -1,0 +1,264 @@
+"""Memory commands: remember, recall, get, list, forget, link, unlink, neighbours, count,
+export, import, stats."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from engram.engine import Filters
+from engram.interfaces.cli import parsing, render
+from engram.interfaces.cli.state import state
+
+CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or conversation.")
+TypeOpt = typer.Option(None, "--type", "-t", help="experience, conversation, learned, social, decision, achievement, ...")
+LayerOpt = typer.Option(None, "--layer", help="episodic, semantic or procedural.")
+TagOpt = typer.Option(None, "--tag", help="Only memories with this tag (repeatable: all must match).")
+EntityOpt = typer.Option(None, "--entity", help="Only memories about this related entity.")
+MetaOpt = typer.Option(None, "--meta", help="Only memories whose metadata has key=value (repeatable).")
+SinceOpt = typer.Option(None, "--since", help="Created at or after (YYYY-MM-DD or epoch seconds).")
+UntilOpt = typer.Option(None, "--until", help="Created at or before (YYYY-MM-DD or epoch seconds).")
+
+
+def _filters(category, type_, layer, tags, entity, meta, since, until) -> Filters:  # noqa: ANN001
+    return Filters(
+        category=category, type=type_, layer=layer, tags=tags, related_entity=entity,
+        metadata=parsing.pairs(meta, "--meta") or None,
+        since=parsing.timestamp(since, "--since"), until=parsing.timestamp(until, "--until"),
+    )
+
+
+def remember(
+    ctx: typer.Context,
+    content: str = typer.Argument(..., help="What to remember."),
+    key: str | None = typer.Option(None, "--key", "-k", help="Upsert by this key (default: made from the content)."),
+    category: str = typer.Option("knowledge", "--category", "-c", help="core, knowledge or conversation."),
+    type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (routes the layer)."),
+    layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural (default: from type)."),
+    tags: str | None = typer.Option(None, "--tags", help="Comma-separated tags."),
+    metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object."),
+    importance: float = typer.Option(0.5, "--importance", "-i", help="0.0 to 1.0."),
+    entity: str | None = typer.Option(None, "--entity", help="Related person or thing."),
+    source: str | None = typer.Option(None, "--source", help="Where this came from."),
+    scope: str = typer.Option("agent", "--scope", help="global, agent or session."),
+    link: list[str] | None = typer.Option(None, "--link", help="Key or id to link to (repeatable)."),
+) -> None:
+    """Store a memory (or update the one with --key)."""
+    st = state(ctx)
+    result = st.engram().remember(
+        content, key=key, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
+        importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
+    )
+    if st.as_json:
+        render.emit_json(result)
+        return
+    verb = {"created": "stored", "updated": "updated", "unchanged": "unchanged", "duplicate": "already stored"}
+    render.console.print(f"{verb[result.action]}: [bold]{result.memory.key}[/bold] ({result.memory.id})")
+    for warning in result.warnings:
+        render.errors.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def recall(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to look for, in plain words."),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="How many results (default from settings)."),
+    depth: int = typer.Option(0, "--depth", help="Follow links this many hops (0-3)."),
+    min_relevance: float | None = typer.Option(None, "--min-relevance", help="Drop results scoring below this (0-1)."),
+    mode: str = typer.Option("auto", "--mode", help="auto, hybrid, text or vector."),
+    category: list[str] | None = CategoryOpt,
+    type_: list[str] | None = TypeOpt,
+    layer: list[str] | None = LayerOpt,
+    tag: list[str] | None = TagOpt,
+    entity: str | None = EntityOpt,
+    meta: list[str] | None = MetaOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+) -> None:
+    """Find the memories most relevant to a query, with each score's parts."""
+    st = state(ctx)
+    result = st.engram().recall(
+        query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode,
+        filters=_filters(category, type_, layer, tag, entity, meta, since, until),
+    )
+    if st.as_json:
+        render.emit_json(result)
+    else:
+        render.hits_table(result)
+
+
+def get(ctx: typer.Context, ref: str = typer.Argument(..., help="Key or id.")) -> None:
+    """Show one memory by key or id."""
+    st = state(ctx)
+    engram = st.engram()
+    memory = engram.get(ref)
+    if st.as_json:
+        render.emit_json({**memory.to_dict(), "versions": engram.versions(memory.id)})
+        return
+    neighbours = engram.neighbours(memory.id, limit=100)
+    render.memory_detail(memory, [m.key for m in neighbours])
+
+
+def list_(
+    ctx: typer.Context,
+    limit: int = typer.Option(20, "--limit", "-n", help="Page size."),
+    offset: int = typer.Option(0, "--offset", help="Skip this many."),
+    order: str = typer.Option("recent", "--order", help="recent, oldest, importance or accessed."),
+    scope: str | None = typer.Option(None, "--scope", help="Only this scope: global, agent or session."),
+    category: list[str] | None = CategoryOpt,
+    type_: list[str] | None = TypeOpt,
+    layer: list[str] | None = LayerOpt,
+    tag: list[str] | None = TagOpt,
+    entity: str | None = EntityOpt,
+    meta: list[str] | None = MetaOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+) -> None:
+    """List memories with filters and pagination."""
+    st = state(ctx)
+    memories = st.engram().list(
+        _filters(category, type_, layer, tag, entity, meta, since, until), order=order, limit=limit, offset=offset,
+        scope=scope,  # type: ignore[arg-type]
+    )
+    if st.as_json:
+        render.emit_json(memories)
+    else:
+        render.memories_table(memories)
+
+
+def forget(
+    ctx: typer.Context,
+    ref: str | None = typer.Argument(None, help="Key or id of the memory to forget."),
+    query: str | None = typer.Option(None, "--query", "-q", help="Forget every memory containing all these words."),
+    tag: str | None = typer.Option(None, "--tag", help="Forget every memory with this tag."),
+    older_than: str | None = typer.Option(None, "--older-than", help="Forget memories older than this (e.g. 30d)."),
+    category: list[str] | None = CategoryOpt,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would be forgotten."),
+) -> None:
+    """Forget by key/id, by query, by tag or by age; prints what was removed."""
+    st = state(ctx)
+    removed = st.engram().forget(
+        ref, query=query, tag=tag, older_than_s=parsing.duration(older_than, "--older-than"),
+        filters=Filters(category=category), dry_run=dry_run,
+    )
+    if st.as_json:
+        render.emit_json({"dry_run": dry_run, "removed": removed})
+        return
+    if removed:
+        render.memories_table(removed, title="would forget" if dry_run else "forgot")
+    else:
+        render.console.print("nothing to forget")
+
+
+def link(ctx: typer.Context, a: str = typer.Argument(..., help="Key or id."), b: str = typer.Argument(..., help="Key or id.")) -> None:
+    """Link two memories both ways."""
+    st = state(ctx)
+    st.engram().link(a, b)
+    if st.as_json:
+        render.emit_json({"linked": [a, b]})
+    else:
+        render.console.print(f"linked {a} <-> {b}")
+
+
+def unlink(ctx: typer.Context, a: str = typer.Argument(..., help="Key or id."), b: str = typer.Argument(..., help="Key or id.")) -> None:
+    """Remove the link between two memories."""
+    st = state(ctx)
+    removed = st.engram().unlink(a, b)
+    if st.as_json:
+        render.emit_json({"unlinked": removed})
+    else:
+        render.console.print(f"unlinked {a} <-> {b}" if removed else f"{a} and {b} were not linked")
+
+
+def neighbours(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="Key or id."),
+    limit: int = typer.Option(20, "--limit", "-n"),
+) -> None:
+    """Memories linked to a memory."""
+    st = state(ctx)
+    found = st.engram().neighbours(ref, limit=limit)
+    if st.as_json:
+        render.emit_json(found)
+    else:
+        render.memories_table(found, title=f"linked to {ref}")
+
+
+def count(
+    ctx: typer.Context,
+    category: list[str] | None = CategoryOpt,
+    type_: list[str] | None = TypeOpt,
+    tag: list[str] | None = TagOpt,
+    scope: str | None = typer.Option(None, "--scope", help="Only this scope: global, agent or session."),
+) -> None:
+    """Count memories."""
+    st = state(ctx)
+    n = st.engram().count(Filters(category=category, type=type_, tags=tag), scope=scope)  # type: ignore[arg-type]
+    if st.as_json:
+        render.emit_json({"count": n})
+    else:
+        render.console.print(str(n))
+
+
+def export(
+    ctx: typer.Context,
+    path: Path | None = typer.Argument(None, help="File to write (default: standard output)."),
+) -> None:
+    """Export visible memories as a JSON snapshot (no embeddings)."""
+    document = state(ctx).engram().export_snapshot()
+    if path is None:
+        sys.stdout.write(document + "\n")
+    else:
+        path.write_text(document, encoding="utf-8")
+        render.errors.print(f"exported to {path}")
+
+
+def import_(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="Snapshot file (engram's or PtrClaw's format); - for standard input."),
+) -> None:
+    """Import a snapshot; keys already present are skipped; malformed input imports nothing."""
+    st = state(ctx)
+    document = sys.stdin.read() if str(path) == "-" else _read(path)
+    result = st.engram().import_snapshot(document)
+    if st.as_json:
+        render.emit_json(result)
+    else:
+        render.console.print(f"imported {result.imported}, skipped {result.skipped} already present")
+
+
+def _read(path: Path) -> str:
+    from engram.errors import ValidationError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None
+
+
+def stats(ctx: typer.Context) -> None:
+    """Counts by category and scope, links, vectors, storage size."""
+    st = state(ctx)
+    data = st.engram().stats()
+    if st.as_json:
+        render.emit_json(data)
+        return
+    render.console.print(f"backend      {data.backend} ({data.location})")
+    render.console.print(f"memories     {data.memories}")
+    for name, n in sorted(data.by_category.items()):
+        render.console.print(f"  {name:<20} {n}")
+    for name, n in sorted(data.by_scope.items()):
+        render.console.print(f"  {name:<20} {n}")
+    render.console.print(f"links        {data.links}")
+    render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'})")
+    render.console.print(f"size         {data.size_bytes / 1024:.1f} KiB")
+
+
+def register(app: typer.Typer) -> None:
+    for fn, name in (
+        (remember, "remember"), (recall, "recall"), (get, "get"), (list_, "list"), (forget, "forget"),
+        (link, "link"), (unlink, "unlink"), (neighbours, "neighbours"), (count, "count"), (export, "export"),
+        (import_, "import"), (stats, "stats"),
+    ):
+        app.command(name)(fn)

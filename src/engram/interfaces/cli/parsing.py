@@ -1,0 +1,45 @@
+"""Turning command-line text into engine arguments (times, durations, key=value pairs)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from engram.errors import ValidationError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def duration(text: str | None, field: str) -> float | None:
+    """``90``, ``30m``, ``12h``, ``7d``, ``2w`` as seconds."""
+    if text is None:
+        return None
+    match = _DURATION.match(text)
+    if not match:
+        raise ValidationError(field, f"{text!r} is not a duration", "a number with s, m, h, d or w, e.g. 7d")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def timestamp(text: str | None, field: str) -> float | None:
+    """An ISO date or date-time (local time when no zone is given), or epoch seconds."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return dt.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise ValidationError(field, f"{text!r} is not a date", "YYYY-MM-DD, YYYY-MM-DDTHH:MM or epoch seconds") from None
+
+
+def pairs(items: list[str] | None, field: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(field, f"{item!r} is not key=value", "key=value")
+        out[key.strip()] = value
+    return out

@@ -1,0 +1,85 @@
+"""Human output (rich tables) and machine output (``--json``) for CLI commands."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from engram.model import Hit, Memory, RecallResult, WriteResult
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+
+
+def when(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(_plain(value), ensure_ascii=False, indent=2) + "\n")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Memory):
+        return value.to_dict()
+    if isinstance(value, Hit):
+        return {"memory": value.memory.to_dict(), "score": round(value.score, 6),
+                "parts": asdict(value.parts), "via": value.via}
+    if isinstance(value, RecallResult):
+        return {"mode": value.mode, "notes": list(value.notes), "hits": [_plain(h) for h in value.hits]}
+    if isinstance(value, WriteResult):
+        return {"action": value.action, "warnings": list(value.warnings), "memory": value.memory.to_dict()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return _plain(asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def memories_table(memories: Sequence[Memory], title: str | None = None) -> None:
+    table = Table(title=title, show_lines=False)
+    for column in ("key", "content", "category", "type", "tags", "importance", "created"):
+        table.add_column(column, overflow="fold")
+    for m in memories:
+        table.add_row(m.key, m.content, m.category.value, m.type, ", ".join(m.tags), f"{m.importance:.2f}", when(m.created_at))
+    console.print(table)
+
+
+def hits_table(result: RecallResult) -> None:
+    table = Table(title=f"recall ({result.mode})")
+    for column in ("score", "key", "content", "text", "vector", "recency", "importance", "link"):
+        table.add_column(column, overflow="fold")
+    for hit in result.hits:
+        p = hit.parts
+        table.add_row(f"{hit.score:.3f}", hit.memory.key, hit.memory.content, f"{p.text:.2f}", f"{p.vector:.2f}",
+                      f"{p.recency:.2f}", f"{p.importance:.2f}", f"{p.link:.2f}" if hit.via else "")
+    if result.hits:
+        console.print(table)
+    for note in result.notes:
+        errors.print(f"[yellow]{note}[/yellow]")
+
+
+def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
+    table = Table(show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    data = memory.to_dict()
+    data["links"] = ", ".join(link_keys)
+    for name in ("created_at", "updated_at", "last_accessed"):
+        data[name] = when(data[name])
+    for name, value in data.items():
+        if isinstance(value, list | dict):
+            value = json.dumps(value, ensure_ascii=False) if value else ""
+        table.add_row(name, "" if value is None else str(value))
+    console.print(table)

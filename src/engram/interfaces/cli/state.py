@@ -1,0 +1,44 @@
+"""What every CLI command shares: global options, the lazily opened engine, output mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from engram.config import Settings, load_settings
+from engram.engine import Engram
+
+
+@dataclass
+class CliState:
+    home: Path | None = None
+    agent: str | None = None
+    session: str | None = None
+    backend: str | None = None
+    as_json: bool = False
+    _settings: Settings | None = None
+    _engram: Engram | None = field(default=None, repr=False)
+
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(home=self.home, agent=self.agent, session=self.session, backend=self.backend)
+        return self._settings
+
+    def engram(self) -> Engram:
+        if self._engram is None:
+            self._engram = Engram.from_settings(self.settings())
+        return self._engram
+
+    def close(self) -> None:
+        if self._engram is not None:
+            self._engram.close()
+            self._engram = None
+
+
+def state(ctx: typer.Context) -> CliState:
+    obj: Any = ctx.find_root().obj
+    assert isinstance(obj, CliState)
+    return obj

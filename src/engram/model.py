@@ -1,0 +1,480 @@
+"""engram's records and their validation, defined once for every backend and interface.
+
+Records are frozen dataclasses: backends build them from trusted rows without re-validating,
+while everything that comes from a user goes through ``make_draft`` / ``make_filter`` first,
+which raise ``ValidationError`` naming the field, the problem and what is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from engram.errors import ValidationError
+
+
+class Category(StrEnum):
+    """The lifecycle of a memory (PtrClaw): core is permanent, knowledge decays, conversation expires."""
+
+    CORE = "core"
+    KNOWLEDGE = "knowledge"
+    CONVERSATION = "conversation"
+
+
+class Layer(StrEnum):
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+
+
+KNOWN_TYPES = ("experience", "conversation", "learned", "social", "decision", "achievement")
+
+# Where a type lives when no layer is given: things that happened are episodic, things known
+# are semantic, how-to knowledge is procedural. Unknown words default to semantic.
+_TYPE_LAYERS: dict[str, Layer] = {
+    "experience": Layer.EPISODIC,
+    "conversation": Layer.EPISODIC,
+    "achievement": Layer.EPISODIC,
+    "decision": Layer.EPISODIC,
+    "learned": Layer.SEMANTIC,
+    "social": Layer.SEMANTIC,
+    "fact": Layer.SEMANTIC,
+    "preference": Layer.SEMANTIC,
+    "procedure": Layer.PROCEDURAL,
+    "skill": Layer.PROCEDURAL,
+    "howto": Layer.PROCEDURAL,
+    "instruction": Layer.PROCEDURAL,
+}
+
+
+def layer_for_type(memory_type: str) -> Layer:
+    """The layer a type is routed to when none is given (PHP entity's MemoryLayerManager)."""
+    return _TYPE_LAYERS.get(memory_type, Layer.SEMANTIC)
+
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+_TYPE_WORD = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a memory lives: global (no agent), an agent, or a session of an agent.
+
+    A recall from a session sees ``visible()``: the session, its agent and global.
+    """
+
+    agent: str | None = None
+    session: str | None = None
+
+    @property
+    def kind(self) -> Literal["global", "agent", "session"]:
+        if self.agent is None:
+            return "global"
+        return "agent" if self.session is None else "session"
+
+    def visible(self) -> tuple[Scope, ...]:
+        """This scope and every scope above it, most specific first."""
+        chain: list[Scope] = [self]
+        if self.session is not None:
+            chain.append(Scope(self.agent))
+        if self.agent is not None:
+            chain.append(Scope())
+        return tuple(chain)
+
+    def __str__(self) -> str:
+        if self.agent is None:
+            return "global"
+        if self.session is None:
+            return f"agent:{self.agent}"
+        return f"session:{self.agent}/{self.session}"
+
+    @classmethod
+    def parse(cls, text: str) -> Scope:
+        """Inverse of ``str()``: ``global``, ``agent:NAME`` or ``session:AGENT/SESSION``."""
+        if text == "global":
+            return cls()
+        kind, _, rest = text.partition(":")
+        if kind == "agent" and rest:
+            return make_scope(rest, None)
+        if kind == "session" and "/" in rest:
+            agent, _, session = rest.partition("/")
+            return make_scope(agent, session)
+        raise ValidationError("scope", f"cannot read {text!r}", "global, agent:NAME, session:AGENT/SESSION")
+
+
+def make_scope(agent: str | None, session: str | None) -> Scope:
+    """A validated scope; a session needs an agent."""
+    for name, value in (("agent", agent), ("session", session)):
+        if value is not None and not _NAME.match(value):
+            raise ValidationError(name, f"{value!r} is not a valid name", "letters, digits and . _ : @ -, 1-128 chars")
+    if session is not None and agent is None:
+        raise ValidationError("session", "a session scope needs an agent")
+    return Scope(agent, session)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One stored memory. ``links`` holds the ids of linked memories (bidirectional)."""
+
+    id: str
+    key: str
+    content: str
+    category: Category = Category.KNOWLEDGE
+    type: str = "learned"
+    layer: Layer = Layer.SEMANTIC
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    importance: float = 0.5
+    related_entity: str | None = None
+    source: str | None = None
+    scope: Scope = Scope()
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    last_accessed: float | None = None
+    recall_count: int = 0
+    links: tuple[str, ...] = ()
+    superseded_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the snapshot format); embeddings are never part of it."""
+        return {
+            "id": self.id,
+            "key": self.key,
+            "content": self.content,
+            "category": self.category.value,
+            "type": self.type,
+            "layer": self.layer.value,
+            "tags": list(self.tags),
+            "metadata": dict(self.metadata),
+            "importance": self.importance,
+            "related_entity": self.related_entity,
+            "source": self.source,
+            "scope": str(self.scope),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "last_accessed": self.last_accessed,
+            "recall_count": self.recall_count,
+            "links": list(self.links),
+            "superseded_by": self.superseded_by,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryVersion:
+    """A previous content of a memory, kept when an update changed it."""
+
+    memory_id: str
+    content: str
+    replaced_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDraft:
+    """Validated input for a store/upsert. ``key`` None means: generate one from the content."""
+
+    content: str
+    scope: Scope
+    key: str | None = None
+    category: Category = Category.KNOWLEDGE
+    type: str = "learned"
+    layer: Layer = Layer.SEMANTIC
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    importance: float = 0.5
+    related_entity: str | None = None
+    source: str | None = None
+    created_at: float | None = None
+
+
+WriteAction = Literal["created", "updated", "unchanged", "duplicate"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a store did: created a memory, updated one by key, found nothing to change, or
+    found identical content already stored in the scope (``duplicate``: nothing written)."""
+
+    memory: Memory
+    action: WriteAction
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreParts:
+    """The parts a hit's score is made of, so every ranking can be explained.
+
+    ``text`` and ``vector`` are normalised to 0..1; ``fused`` combines them; ``recency`` and
+    ``importance`` are the multipliers applied after fusion; ``link`` is the share inherited
+    by a hit reached through a link rather than matched itself.
+    """
+
+    text: float = 0.0
+    vector: float = 0.0
+    fused: float = 0.0
+    recency: float = 1.0
+    importance: float = 1.0
+    link: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    memory: Memory
+    score: float
+    parts: ScoreParts
+    via: str | None = None  # id of the hit this one was reached from by a link
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """Hits best first, how they were found, and notes (fallbacks, or why nothing came back)."""
+
+    hits: tuple[Hit, ...]
+    mode: str = "text"
+    notes: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> Hit:
+        return self.hits[index]
+
+    @property
+    def memories(self) -> list[Memory]:
+        return [hit.memory for hit in self.hits]
+
+
+Order = Literal["recent", "oldest", "importance", "accessed"]
+ORDERS: tuple[str, ...] = ("recent", "oldest", "importance", "accessed")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories an operation may see. ``scopes`` are the visible scopes; the other fields
+    narrow further (``tags``: every listed tag must be present; ``metadata``: key = value)."""
+
+    scopes: tuple[Scope, ...]
+    categories: tuple[Category, ...] = ()
+    types: tuple[str, ...] = ()
+    layers: tuple[Layer, ...] = ()
+    tags: tuple[str, ...] = ()
+    related_entity: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    since: float | None = None
+    until: float | None = None
+    include_superseded: bool = False
+
+    def matches(self, memory: Memory) -> bool:
+        """The reference semantics of a filter; SQL backends translate the same rules."""
+        if memory.scope not in self.scopes:
+            return False
+        if self.categories and memory.category not in self.categories:
+            return False
+        if self.types and memory.type not in self.types:
+            return False
+        if self.layers and memory.layer not in self.layers:
+            return False
+        if self.tags and not set(self.tags).issubset(memory.tags):
+            return False
+        if self.related_entity is not None and memory.related_entity != self.related_entity:
+            return False
+        for k, v in self.metadata.items():
+            if k not in memory.metadata or _metadata_text(memory.metadata[k]) != v:
+                return False
+        if self.since is not None and memory.created_at < self.since:
+            return False
+        if self.until is not None and memory.created_at > self.until:
+            return False
+        return self.include_superseded or memory.superseded_by is None
+
+
+def _metadata_text(value: Any) -> str:
+    """How a metadata value compares with a filter's string (sclaw's SearchByMetadata)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation: the one place user input becomes records.
+
+
+def parse_category(value: str | Category) -> Category:
+    try:
+        return Category(str(value).strip().lower())
+    except ValueError:
+        raise ValidationError("category", f"unknown category {value!r}", [c.value for c in Category]) from None
+
+
+def parse_layer(value: str | Layer) -> Layer:
+    try:
+        return Layer(str(value).strip().lower())
+    except ValueError:
+        raise ValidationError("layer", f"unknown layer {value!r}", [layer.value for layer in Layer]) from None
+
+
+def parse_type(value: str) -> str:
+    word = str(value).strip().lower()
+    if not _TYPE_WORD.match(word):
+        raise ValidationError(
+            "type", f"{value!r} is not a type word", f"{', '.join(KNOWN_TYPES)} or any lowercase word"
+        )
+    return word
+
+
+def parse_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Tags from a list or a comma-separated string: trimmed, lowercased, de-duplicated."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    tags: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ValidationError("tags", f"{item!r} is not a string", "strings")
+        tag = item.strip().lower()
+        if not tag:
+            continue
+        if len(tag) > 64 or "," in tag or _CONTROL.search(tag):
+            raise ValidationError("tags", f"{tag[:70]!r} is not a usable tag", "up to 64 characters, no commas")
+        if tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    """Metadata as a JSON object (a dict, or its JSON text)."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValidationError("metadata", f"malformed JSON ({exc.msg} at char {exc.pos})", "a JSON object") from None
+    if not isinstance(value, Mapping):
+        raise ValidationError("metadata", f"got {type(value).__name__}", "a JSON object")
+    try:
+        return json.loads(json.dumps(dict(value)))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("metadata", f"not JSON-serialisable: {exc}", "JSON values") from None
+
+
+def parse_importance(value: float | int | str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError("importance", f"{value!r} is not a number", "0.0 to 1.0") from None
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise ValidationError("importance", f"{value!r} is out of range", "0.0 to 1.0")
+    return number
+
+
+def parse_key(value: str) -> str:
+    key = str(value).strip()
+    if not key:
+        raise ValidationError("key", "must not be empty", "1-200 characters")
+    if len(key) > 200 or _CONTROL.search(key):
+        raise ValidationError("key", "too long or has control characters", "1-200 printable characters")
+    return key
+
+
+def parse_content(value: str, max_chars: int) -> str:
+    if not isinstance(value, str):
+        raise ValidationError("content", f"got {type(value).__name__}", "text")
+    content = value.strip()
+    if not content:
+        raise ValidationError("content", "must not be empty", f"1-{max_chars} characters")
+    if len(content) > max_chars:
+        raise ValidationError(
+            "content", f"is {len(content)} characters; the maximum is {max_chars}", f"1-{max_chars} characters"
+        )
+    return content
+
+
+def make_draft(
+    content: str,
+    *,
+    scope: Scope,
+    max_content_chars: int,
+    key: str | None = None,
+    category: str | Category = Category.KNOWLEDGE,
+    type: str | None = None,
+    layer: str | Layer | None = None,
+    tags: str | Iterable[str] | None = None,
+    metadata: Mapping[str, Any] | str | None = None,
+    importance: float = 0.5,
+    related_entity: str | None = None,
+    source: str | None = None,
+    created_at: float | None = None,
+) -> MemoryDraft:
+    """Validate everything a user may pass to a store; raises ``ValidationError``."""
+    parsed_category = parse_category(category)
+    if type is None:
+        type = "conversation" if parsed_category is Category.CONVERSATION else "learned"
+    parsed_type = parse_type(type)
+    return MemoryDraft(
+        content=parse_content(content, max_content_chars),
+        scope=scope,
+        key=None if key is None else parse_key(key),
+        category=parsed_category,
+        type=parsed_type,
+        layer=layer_for_type(parsed_type) if layer is None else parse_layer(layer),
+        tags=parse_tags(tags),
+        metadata=parse_metadata(metadata),
+        importance=parse_importance(importance),
+        related_entity=_optional_text("related_entity", related_entity),
+        source=_optional_text("source", source),
+        created_at=created_at,
+    )
+
+
+def make_filter(
+    scopes: Sequence[Scope],
+    *,
+    category: str | Category | Sequence[str | Category] | None = None,
+    type: str | Sequence[str] | None = None,
+    layer: str | Layer | Sequence[str | Layer] | None = None,
+    tags: str | Iterable[str] | None = None,
+    related_entity: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    include_superseded: bool = False,
+) -> MemoryFilter:
+    """Validate list/recall filters; raises ``ValidationError`` naming the filter."""
+    return MemoryFilter(
+        scopes=tuple(scopes),
+        categories=tuple(parse_category(c) for c in _as_list(category)),
+        types=tuple(parse_type(t) for t in _as_list(type)),
+        layers=tuple(parse_layer(v) for v in _as_list(layer)),
+        tags=parse_tags(tags),
+        related_entity=related_entity,
+        metadata={str(k): _metadata_text(v) for k, v in (metadata or {}).items()},
+        since=since,
+        until=until,
+        include_superseded=include_superseded,
+    )
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str | StrEnum):
+        return [value]
+    return list(value)
+
+
+def _optional_text(field_name: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    if len(text) > 200:
+        raise ValidationError(field_name, "is longer than 200 characters", "up to 200 characters")
+    return text or None

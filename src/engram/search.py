@@ -1,0 +1,217 @@
+"""Recall: hybrid full-text + vector ranking, every score explainable.
+
+The pipeline, for a query in a set of visible scopes:
+
+1. candidates from full text (BM25 or the backend's own text score) and, when an embedder is
+   configured and the store's vectors match it, from cosine similarity;
+2. fusion: ``weighted`` (PtrClaw: text max-normalised to 0..1, cosine shifted to 0..1 by
+   ``(sim + 1) / 2``, ``text_weight * text + vector_weight * vector``) or ``rrf`` (reciprocal
+   rank fusion, rescaled so the best possible score is 1);
+3. multipliers after fusion: recency ``exp(-ln 2 * age / half_life)`` and importance
+   ``(1 - w) + w * importance``; a relevant old memory can still outrank an irrelevant new one;
+4. ``min_relevance`` cut, optional MMR diversity, the limit;
+5. ``depth`` link expansion: 1-hop neighbours of the hits join with a share of their parent's score.
+
+Nothing relevant gives an empty result with a note saying why, never padding.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from engram.config import RecallSettings
+from engram.errors import EngramError
+from engram.model import Hit, Memory, MemoryFilter, RecallResult, ScoreParts
+from engram.store.base import MemoryStore
+
+
+class QueryEmbedder(Protocol):
+    """What recall needs of an embedder (``engram.embed.Embedder`` provides it)."""
+
+    @property
+    def identity(self) -> Any: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    query: str
+    filt: MemoryFilter
+    limit: int
+    depth: int = 0
+    min_relevance: float | None = None
+    mode: str = "auto"  # auto | hybrid | text | vector
+
+
+@dataclass(slots=True)
+class _Candidate:
+    memory: Memory
+    text_raw: float = 0.0
+    text_rank: int | None = None
+    cosine: float | None = None
+    vector_rank: int | None = None
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+def recall(
+    store: MemoryStore,
+    request: RecallRequest,
+    settings: RecallSettings,
+    *,
+    embedder: QueryEmbedder | None = None,
+    now: float | None = None,
+    clock: Callable[[], float] = time.time,
+) -> RecallResult:
+    """Run the recall pipeline (module docstring); never raises for embedder failures."""
+    now = clock() if now is None else now
+    notes: list[str] = []
+    pool = max(request.limit * 5, 50)
+    use_text = request.mode in ("auto", "hybrid", "text")
+    use_vector = request.mode in ("auto", "hybrid", "vector")
+
+    candidates: dict[str, _Candidate] = {}
+    if use_text:
+        for rank, (memory, score) in enumerate(store.search_text(request.query, request.filt, limit=pool)):
+            candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
+
+    vector_ok = False
+    if use_vector:
+        vector_ok, note = _vector_candidates(store, request, embedder, pool, candidates)
+        if note:
+            notes.append(note)
+    mode = "hybrid" if (use_text and vector_ok) else ("vector" if vector_ok else "text")
+    if not use_text and not vector_ok:
+        mode = "text"
+        for rank, (memory, score) in enumerate(store.search_text(request.query, request.filt, limit=pool)):
+            candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
+        use_text = True
+
+    hits = _fuse(list(candidates.values()), settings, text_on=use_text, vector_on=vector_ok)
+    hits = [_apply_multipliers(hit, settings, now) for hit in hits]
+    threshold = settings.min_relevance if request.min_relevance is None else request.min_relevance
+    hits = [hit for hit in hits if hit.score >= threshold and hit.score > 0]
+    hits.sort(key=lambda h: (h.score, h.memory.created_at), reverse=True)
+    if settings.mmr_lambda is not None and vector_ok and embedder is not None:
+        hits = _mmr(hits, store, settings.mmr_lambda, request.limit)
+    hits = hits[: request.limit]
+    if request.depth > 0 and hits:
+        hits = _expand_links(store, hits, request, settings)
+    if not hits:
+        reason = "no memory matched the query" if not candidates else f"no memory scored above {threshold:g}"
+        notes.append(f"nothing relevant: {reason}")
+    return RecallResult(tuple(hits), mode=mode, notes=tuple(notes))
+
+
+def _vector_candidates(
+    store: MemoryStore,
+    request: RecallRequest,
+    embedder: QueryEmbedder | None,
+    pool: int,
+    candidates: dict[str, _Candidate],
+) -> tuple[bool, str | None]:
+    if embedder is None:
+        return False, None
+    stored = store.vector_identity()
+    wanted = str(embedder.identity)
+    if stored is not None and stored != wanted:
+        return False, f"stored vectors are {stored} but the embedder is {wanted}: run `engram reindex`; answered from full text"
+    if stored is None:
+        return False, None
+    try:
+        query_vector = embedder.embed_query(request.query)
+    except EngramError as exc:
+        return False, f"embedding the query failed ({exc}); answered from full text"
+    for rank, (memory, cosine) in enumerate(store.search_vector(query_vector, request.filt, limit=pool)):
+        candidate = candidates.get(memory.id)
+        if candidate is None:
+            candidate = candidates[memory.id] = _Candidate(memory)
+        candidate.cosine = cosine
+        candidate.vector_rank = rank
+    return True, None
+
+
+def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bool, vector_on: bool) -> list[Hit]:
+    if not candidates:
+        return []
+    max_text = max((c.text_raw for c in candidates), default=0.0) or 1.0
+    text_w, vector_w = settings.text_weight, settings.vector_weight
+    if not vector_on:
+        text_w, vector_w = 1.0, 0.0
+    elif not text_on:
+        text_w, vector_w = 0.0, 1.0
+    total_w = (text_w + vector_w) or 1.0
+    hits = []
+    for c in candidates:
+        text_norm = c.text_raw / max_text
+        vector_norm = (c.cosine + 1.0) / 2.0 if c.cosine is not None else 0.0
+        if settings.fusion == "rrf" and text_on and vector_on:
+            k = settings.rrf_k
+            rrf = sum(w / (k + rank + 1) for w, rank in ((text_w, c.text_rank), (vector_w, c.vector_rank))
+                      if rank is not None)
+            fused = rrf / (total_w / (k + 1))
+        else:
+            fused = (text_w * text_norm + vector_w * vector_norm) / total_w
+        parts = ScoreParts(text=round(text_norm, 6), vector=round(vector_norm, 6), fused=round(fused, 6))
+        hits.append(Hit(c.memory, fused, parts))
+    return hits
+
+
+def _apply_multipliers(hit: Hit, settings: RecallSettings, now: float) -> Hit:
+    recency = 1.0
+    if settings.recency_half_life_s > 0:
+        age = max(0.0, now - hit.memory.created_at)
+        recency = math.exp(-math.log(2) * age / settings.recency_half_life_s)
+    importance = 1.0
+    if settings.importance_weight > 0:
+        importance = (1.0 - settings.importance_weight) + settings.importance_weight * hit.memory.importance
+    score = hit.parts.fused * recency * importance
+    parts = replace(hit.parts, recency=round(recency, 6), importance=round(importance, 6))
+    return Hit(hit.memory, score, parts)
+
+
+def _mmr(hits: list[Hit], store: MemoryStore, lam: float, limit: int) -> list[Hit]:
+    """Maximal marginal relevance over the candidates' vectors (re-embedded from the store)."""
+    vectors = {i: v / (np.linalg.norm(v) or 1.0) for i, v in store.vectors_for([h.memory.id for h in hits]).items()}
+    if not vectors:
+        return hits
+    chosen: list[Hit] = []
+    rest = list(hits)
+    while rest and len(chosen) < limit:
+        def gain(hit: Hit) -> float:
+            vec = vectors.get(hit.memory.id)
+            if vec is None or not chosen:
+                return lam * hit.score
+            similarity = max(float(vec @ vectors[c.memory.id]) for c in chosen if c.memory.id in vectors)
+            return lam * hit.score - (1 - lam) * similarity
+
+        best = max(rest, key=gain)
+        chosen.append(best)
+        rest.remove(best)
+    return chosen + rest
+
+
+def _expand_links(store: MemoryStore, hits: list[Hit], request: RecallRequest, settings: RecallSettings) -> list[Hit]:
+    """Follow links ``depth`` hops (deduplicated); a neighbour inherits a share of its parent's score."""
+    seen = {hit.memory.id for hit in hits}
+    result = list(hits)
+    frontier = list(hits)
+    for _ in range(request.depth):
+        next_frontier = []
+        for parent in frontier:
+            for neighbour in store.neighbours(parent.memory.id, request.filt, limit=20):
+                if neighbour.id in seen:
+                    continue
+                seen.add(neighbour.id)
+                score = parent.score * settings.link_factor
+                hit = Hit(neighbour, score, ScoreParts(link=round(score, 6)), via=parent.memory.id)
+                result.append(hit)
+                next_frontier.append(hit)
+        frontier = next_frontier
+    return result

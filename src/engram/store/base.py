@@ -1,0 +1,117 @@
+"""The MemoryStore contract: what every memory backend does, pinned by ``engram.testing``.
+
+Stores are deliberately narrow: they persist records and answer queries. Validation, key
+generation policy and ranking live once in ``model``, ``engine`` and ``search``.
+
+Rules every backend keeps:
+- ``upsert`` is atomic. With a key, it updates the memory with that key in the draft's scope
+  (keeping the old content in ``versions`` when it changes); without one, identical content
+  already stored in the scope is a ``duplicate`` and nothing is written; otherwise a fresh key is
+  derived from ``proposed_key`` (suffixed ``-2``, ``-3``… when taken).
+- ``get`` resolves an id, or a key in the visible scopes, the most specific scope winning.
+- ``delete`` removes the memories and every link that pointed at them, returning what it removed.
+- ``link`` is bidirectional and fails (returns False) when either end is missing.
+- ``search_text`` never raises on odd query text: operators and quotes are searched as words.
+- vectors: ``set_vectors`` refuses a vector whose size differs from the store's identity before
+  writing anything; memories without a vector simply do not appear in ``search_vector``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    imported: int
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    backend: str
+    location: str
+    memories: int
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    links: int
+    vectors: int
+    size_bytes: int
+    embedding_identity: str | None
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    name: str
+
+    def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult: ...
+
+    def get(self, ref: str, filt: MemoryFilter) -> Memory | None: ...
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]: ...
+
+    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]: ...
+
+    def count(self, filt: MemoryFilter) -> int: ...
+
+    def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        """Full-text matches, best first, with a raw relevance (> 0, higher is better)."""
+        ...
+
+    def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
+        """Every memory containing all of the query's words (used by forget-by-query)."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> list[Memory]: ...
+
+    def link(self, a_id: str, b_id: str) -> bool: ...
+
+    def unlink(self, a_id: str, b_id: str) -> bool: ...
+
+    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]: ...
+
+    def touch(self, ids: Sequence[str], now: float) -> None:
+        """Record a recall: ``last_accessed = now`` and ``recall_count += 1``."""
+        ...
+
+    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool: ...
+
+    def versions(self, memory_id: str) -> list[MemoryVersion]: ...
+
+    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+        """All-or-nothing import keeping ids and times; skips ids or (scope, key) already present.
+        ``links`` of each memory are restored where both ends exist afterwards."""
+        ...
+
+    def iter_all(self) -> Iterator[Memory]: ...
+
+    def stats(self) -> StoreStats: ...
+
+    # --- vectors -------------------------------------------------------------------------
+    def vector_identity(self) -> str | None:
+        """``provider:model:dims`` of the stored vectors, or None when none were stored."""
+        ...
+
+    def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None: ...
+
+    def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        """Nearest memories by cosine similarity (-1..1), best first."""
+        ...
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of these memories (those that have one)."""
+        ...
+
+    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
+        """Memories with no vector for the current identity (for reindexing)."""
+        ...
+
+    def clear_vectors(self) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,93 @@
+"""The disabled store: memory turned off. Every call answers empty, False or zero, never an error,
+and nothing is kept (PtrClaw's NoneMemory; sclaw's graceful degradation)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
+from engram.store.base import ImportResult, StoreStats
+
+
+class DisabledMemoryStore:
+    name = "disabled"
+
+    def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
+        # Nothing is stored: the record exists only in the answer.
+        memory = Memory(
+            id="", key=draft.key or proposed_key, content=draft.content, category=draft.category,
+            type=draft.type, layer=draft.layer, tags=draft.tags, metadata=dict(draft.metadata),
+            importance=draft.importance, scope=draft.scope, created_at=now, updated_at=now,
+        )
+        return WriteResult(memory, "unchanged", ("memory is disabled: nothing was stored",))
+
+    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
+        return None
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        return []
+
+    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
+        return []
+
+    def count(self, filt: MemoryFilter) -> int:
+        return 0
+
+    def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        return []
+
+    def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
+        return []
+
+    def delete(self, ids: Sequence[str]) -> list[Memory]:
+        return []
+
+    def link(self, a_id: str, b_id: str) -> bool:
+        return False
+
+    def unlink(self, a_id: str, b_id: str) -> bool:
+        return False
+
+    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
+        return []
+
+    def touch(self, ids: Sequence[str], now: float) -> None:
+        pass
+
+    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+        return False
+
+    def versions(self, memory_id: str) -> list[MemoryVersion]:
+        return []
+
+    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+        return ImportResult(0, len(memories))
+
+    def iter_all(self) -> Iterator[Memory]:
+        return iter(())
+
+    def stats(self) -> StoreStats:
+        return StoreStats(self.name, "", 0, {}, {}, 0, 0, 0, None)
+
+    def vector_identity(self) -> str | None:
+        return None
+
+    def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        pass
+
+    def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        return []
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {}
+
+    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
+        return []
+
+    def clear_vectors(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

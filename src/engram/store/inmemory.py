@@ -1,0 +1,341 @@
+"""The in-memory store: everything in dicts, for tests and ephemeral agents.
+
+It is also the engine of the JSON file backend, which persists this state after each write.
+Full-text scoring follows PtrClaw's JsonMemory: word-boundary tokens, a key hit weighs twice a
+content hit; with no word hit, a substring match answers (as SQLite's LIKE fallback does).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from engram import text
+from engram.errors import DimensionError
+from engram.ids import new_id
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
+from engram.store.base import ImportResult, StoreStats
+from engram.store.vectors import VectorMatrix, parse_identity_dims
+
+_ScopeKey = tuple[str | None, str | None]
+
+
+def _scope_key(scope: Scope) -> _ScopeKey:
+    return scope.agent, scope.session
+
+
+_SORT = {
+    "recent": (lambda m: (m.created_at, m.id), True),
+    "oldest": (lambda m: (m.created_at, m.id), False),
+    "importance": (lambda m: (m.importance, m.created_at), True),
+    "accessed": (lambda m: (m.last_accessed or m.created_at, m.id), True),
+}
+
+
+class InMemoryMemoryStore:
+    name = "inmemory"
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._rows: dict[str, Memory] = {}  # id -> memory (links filled on the way out)
+        self._by_key: dict[tuple[_ScopeKey, str], str] = {}
+        self._by_hash: dict[tuple[_ScopeKey, str], str] = {}  # (scope, content hash) -> id, for dedup
+        self._links: dict[str, set[str]] = {}
+        self._versions: dict[str, list[MemoryVersion]] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self._identity: str | None = None
+        self._matrix = VectorMatrix()
+        self._matrix_stale = True
+
+    # Subclasses persist after every change.
+    def _changed(self) -> None:
+        self._matrix_stale = True
+
+    def _out(self, memory: Memory) -> Memory:
+        return replace(memory, links=tuple(sorted(self._links.get(memory.id, ()))))
+
+    def _visible(self, filt: MemoryFilter) -> Iterator[Memory]:
+        for memory in self._rows.values():
+            if filt.matches(memory):
+                yield memory
+
+    # --- writes ----------------------------------------------------------------------------
+    def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
+        scope = _scope_key(draft.scope)
+        with self._lock:
+            if draft.key is not None:
+                existing_id = self._by_key.get((scope, draft.key))
+                if existing_id is not None:
+                    return self._update(self._rows[existing_id], draft, now)
+                key = draft.key
+            else:
+                same_id = self._by_hash.get((scope, text.content_hash(draft.content)))
+                if same_id is not None:
+                    return WriteResult(self._out(self._rows[same_id]), "duplicate")
+                key, n = proposed_key, 1
+                while (scope, key) in self._by_key:
+                    n += 1
+                    key = f"{proposed_key}-{n}"
+            created = draft.created_at if draft.created_at is not None else now
+            memory = Memory(
+                id=new_id(), key=key, content=draft.content, category=draft.category, type=draft.type,
+                layer=draft.layer, tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
+                related_entity=draft.related_entity, source=draft.source, scope=draft.scope,
+                created_at=created, updated_at=created, last_accessed=now,
+            )
+            self._add(memory)
+            self._changed()
+            return WriteResult(self._out(memory), "created")
+
+    def _add(self, memory: Memory) -> None:
+        scope = _scope_key(memory.scope)
+        self._rows[memory.id] = memory
+        self._by_key[(scope, memory.key)] = memory.id
+        self._by_hash.setdefault((scope, text.content_hash(memory.content)), memory.id)
+
+    def _drop_hash(self, memory: Memory) -> None:
+        slot = (_scope_key(memory.scope), text.content_hash(memory.content))
+        if self._by_hash.get(slot) == memory.id:
+            del self._by_hash[slot]
+
+    def _update(self, old: Memory, draft: MemoryDraft, now: float) -> WriteResult:
+        fields = dict(
+            content=draft.content, category=draft.category, type=draft.type, layer=draft.layer,
+            tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
+            related_entity=draft.related_entity, source=draft.source,
+        )
+        if all(getattr(old, name) == value for name, value in fields.items()):
+            self._rows[old.id] = replace(old, last_accessed=now)
+            self._changed()
+            return WriteResult(self._out(self._rows[old.id]), "unchanged")
+        if old.content != draft.content:
+            self._versions.setdefault(old.id, []).append(MemoryVersion(old.id, old.content, now))
+            self._vectors.pop(old.id, None)
+        self._drop_hash(old)
+        self._add(replace(old, **fields, updated_at=now, last_accessed=now))
+        self._changed()
+        return WriteResult(self._out(self._rows[old.id]), "updated")
+
+    def delete(self, ids: Sequence[str]) -> list[Memory]:
+        removed = []
+        with self._lock:
+            for memory_id in ids:
+                memory = self._rows.get(memory_id)
+                if memory is None:
+                    continue
+                removed.append(self._out(memory))
+                del self._rows[memory_id]
+                del self._by_key[(_scope_key(memory.scope), memory.key)]
+                self._drop_hash(memory)
+                for other in self._links.pop(memory_id, set()):
+                    self._links.get(other, set()).discard(memory_id)
+                self._versions.pop(memory_id, None)
+                self._vectors.pop(memory_id, None)
+            if removed:
+                self._changed()
+        return removed
+
+    def link(self, a_id: str, b_id: str) -> bool:
+        with self._lock:
+            if a_id == b_id or a_id not in self._rows or b_id not in self._rows:
+                return False
+            self._links.setdefault(a_id, set()).add(b_id)
+            self._links.setdefault(b_id, set()).add(a_id)
+            self._changed()
+            return True
+
+    def unlink(self, a_id: str, b_id: str) -> bool:
+        with self._lock:
+            had = b_id in self._links.get(a_id, set())
+            self._links.get(a_id, set()).discard(b_id)
+            self._links.get(b_id, set()).discard(a_id)
+            if had:
+                self._changed()
+            return had
+
+    def touch(self, ids: Sequence[str], now: float) -> None:
+        with self._lock:
+            for memory_id in ids:
+                memory = self._rows.get(memory_id)
+                if memory is not None:
+                    self._rows[memory_id] = replace(memory, last_accessed=now, recall_count=memory.recall_count + 1)
+            self._changed()
+
+    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+        with self._lock:
+            memory = self._rows.get(memory_id)
+            if memory is None:
+                return False
+            self._rows[memory_id] = replace(memory, superseded_by=successor_id)
+            self._changed()
+            return True
+
+    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+        imported = skipped = 0
+        with self._lock:
+            for memory in memories:
+                slot = (_scope_key(memory.scope), memory.key)
+                if memory.id in self._rows or slot in self._by_key:
+                    skipped += 1
+                    continue
+                self._add(replace(memory, links=()))
+                imported += 1
+            for memory in memories:
+                for other in memory.links:
+                    if other in self._rows and memory.id in self._rows and other != memory.id:
+                        self._links.setdefault(memory.id, set()).add(other)
+                        self._links.setdefault(other, set()).add(memory.id)
+            self._changed()
+        return ImportResult(imported, skipped)
+
+    # --- reads -----------------------------------------------------------------------------
+    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
+        with self._lock:
+            memory = self._rows.get(ref)
+            if memory is not None and memory.scope in filt.scopes:
+                return self._out(memory)
+            for scope in filt.scopes:  # most specific first
+                memory_id = self._by_key.get((_scope_key(scope), ref))
+                if memory_id is not None:
+                    return self._out(self._rows[memory_id])
+            return None
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        with self._lock:
+            return [self._out(self._rows[i]) for i in ids if i in self._rows]
+
+    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
+        key, reverse = _SORT[order]
+        with self._lock:
+            chosen = sorted(self._visible(filt), key=key, reverse=reverse)[offset : offset + limit]
+            return [self._out(m) for m in chosen]
+
+    def count(self, filt: MemoryFilter) -> int:
+        with self._lock:
+            return sum(1 for _ in self._visible(filt))
+
+    def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        terms = text.query_terms(query)
+        if not terms:
+            return []
+        scored: list[tuple[float, float, Memory]] = []
+        with self._lock:
+            for memory in self._visible(filt):
+                key_words, content_words = set(text.words(memory.key)), set(text.words(memory.content))
+                score = sum(2.0 * (t in key_words) + 1.0 * (t in content_words) for t in terms)
+                if score:
+                    scored.append((score, memory.created_at, memory))
+            if not scored:  # substring fallback
+                for memory in self._visible(filt):
+                    haystack = (memory.key + " " + memory.content).lower()
+                    score = float(sum(t in haystack for t in terms))
+                    if score:
+                        scored.append((score, memory.created_at, memory))
+            scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+            return [(self._out(m), s) for s, _, m in scored[:limit]]
+
+    def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
+        terms = text.query_terms(query)
+        if not terms:
+            return []
+        with self._lock:
+            return [
+                self._out(m)
+                for m in self._visible(filt)
+                if set(terms).issubset(set(text.words(m.key)) | set(text.words(m.content)))
+            ]
+
+    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
+        with self._lock:
+            found = [self._rows[i] for i in self._links.get(memory_id, ()) if i in self._rows]
+            found = [m for m in found if filt.matches(m)]
+            found.sort(key=lambda m: (m.created_at, m.id), reverse=True)
+            return [self._out(m) for m in found[:limit]]
+
+    def versions(self, memory_id: str) -> list[MemoryVersion]:
+        with self._lock:
+            return list(self._versions.get(memory_id, ()))
+
+    def iter_all(self) -> Iterator[Memory]:
+        with self._lock:
+            snapshot = [self._out(m) for m in self._rows.values()]
+        yield from snapshot
+
+    def stats(self) -> StoreStats:
+        with self._lock:
+            by_category: dict[str, int] = {}
+            by_scope: dict[str, int] = {}
+            for memory in self._rows.values():
+                by_category[memory.category.value] = by_category.get(memory.category.value, 0) + 1
+                by_scope[str(memory.scope)] = by_scope.get(str(memory.scope), 0) + 1
+            return StoreStats(
+                backend=self.name, location=self._location(), memories=len(self._rows), by_category=by_category,
+                by_scope=by_scope, links=sum(len(v) for v in self._links.values()) // 2,
+                vectors=len(self._vectors), size_bytes=self._size(), embedding_identity=self._identity,
+            )
+
+    def _location(self) -> str:
+        return "memory"
+
+    def _size(self) -> int:
+        return 0
+
+    # --- vectors ---------------------------------------------------------------------------
+    def vector_identity(self) -> str | None:
+        return self._identity
+
+    def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        dims = parse_identity_dims(identity)
+        arrays = []
+        for memory_id, vector in items:
+            array = np.asarray(vector, dtype=np.float32).reshape(-1)
+            if array.shape[0] != dims:
+                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
+            arrays.append((memory_id, array))
+        with self._lock:
+            if self._identity is not None and self._identity != identity:
+                raise DimensionError(
+                    "embedding", f"store holds vectors of {self._identity}, not {identity}", "reindex to switch models"
+                )
+            self._identity = identity
+            for memory_id, array in arrays:
+                if memory_id in self._rows:
+                    self._vectors[memory_id] = array
+            self._changed()
+
+    def clear_vectors(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+            self._identity = None
+            self._changed()
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            return {i: self._vectors[i] for i in ids if i in self._vectors}
+
+    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
+        with self._lock:
+            return [self._out(m) for i, m in self._rows.items() if i not in self._vectors][:limit]
+
+    def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        with self._lock:
+            if self._matrix_stale:
+                self._matrix.load(list(self._vectors.items()))
+                self._matrix_stale = False
+            query = np.asarray(vector, dtype=np.float32).reshape(-1)
+            if not len(self._matrix) or query.shape[0] != self._matrix.dims:
+                return []
+            hits = []
+            for memory_id, score in self._matrix.top(query, len(self._matrix)):
+                memory = self._rows.get(memory_id)
+                if memory is not None and filt.matches(memory):
+                    hits.append((self._out(memory), score))
+                    if len(hits) >= limit:
+                        break
+            return hits
+
+    def close(self) -> None:
+        pass

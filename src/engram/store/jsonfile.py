@@ -1,0 +1,103 @@
+"""The JSON file store: zero dependencies beyond Python, whole store in memory (PtrClaw's JsonMemory).
+
+State lives in ``InMemoryMemoryStore`` (O(1) key lookup) and is written after every change with
+an atomic replace (temp file + fsync + rename), so a crash leaves the old or the new file, never
+half of one. Reads PtrClaw's legacy array format and its object format; writes
+``{"format": "engram-jsonfile", "entries": [...], "embedding_identity": ..., "embeddings": {id: [...]}}``.
+This backend suits small-to-medium stores and one writing process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from engram import snapshot
+from engram.errors import SnapshotError, StorageError
+from engram.model import MemoryVersion
+from engram.store.inmemory import InMemoryMemoryStore
+
+
+class JsonFileMemoryStore(InMemoryMemoryStore):
+    name = "jsonfile"
+
+    def __init__(self, path: Path | str, *, max_content_chars: int = 1_000_000) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self._loading = True
+        try:
+            if self.path.exists():
+                self._load(max_content_chars)
+        finally:
+            self._loading = False
+
+    def _load(self, max_content_chars: int) -> None:
+        try:
+            raw = self.path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StorageError(f"cannot read {self.path}: {exc}") from exc
+        if not raw.strip():
+            return
+        try:
+            data = json.loads(raw)
+            memories = snapshot.parse(data, max_content_chars=max_content_chars)
+        except json.JSONDecodeError as exc:
+            raise SnapshotError(str(self.path), f"malformed JSON: {exc.msg} (line {exc.lineno})",
+                                "an engram or PtrClaw memory file") from None
+        self.import_memories(memories)
+        if isinstance(data, dict):
+            for memory_id, versions in (data.get("versions") or {}).items():
+                self._versions[memory_id] = [MemoryVersion(memory_id, v["content"], v["replaced_at"]) for v in versions]
+            identity = data.get("embedding_identity")
+            vectors = data.get("embeddings") or {}
+            if identity and vectors:
+                self.set_vectors(identity, [(i, np.asarray(v, dtype=np.float32)) for i, v in vectors.items()
+                                            if i in self._rows])
+
+    def _changed(self) -> None:
+        super()._changed()
+        if not self._loading:
+            self._persist()
+
+    def _persist(self) -> None:
+        document = {
+            "format": "engram-jsonfile",
+            "version": 1,
+            "entries": [self._out(m).to_dict() for m in self._rows.values()],
+            "versions": {
+                i: [{"content": v.content, "replaced_at": v.replaced_at} for v in versions]
+                for i, versions in self._versions.items()
+            },
+        }
+        if self._vectors:
+            document["embedding_identity"] = self._identity
+            document["embeddings"] = {i: [round(float(x), 7) for x in v] for i, v in self._vectors.items()}
+        atomic_write(self.path, json.dumps(document, ensure_ascii=False))
+
+    def _location(self) -> str:
+        return str(self.path)
+
+    def _size(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
+
+
+def atomic_write(path: Path, content: str) -> None:
+    """Write ``content`` to ``path`` so readers see the old file or the new one, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc}") from exc

@@ -1,0 +1,560 @@
+"""The SQLite memory store (the default): one file, FTS5 with BM25, links, versions, vectors.
+
+Full text: FTS5 over key and content (porter stemming), kept in sync by triggers, ranked by
+BM25 with key matches weighted twice (as PtrClaw's JSON backend weighs key hits). The query is
+built from word tokens only (``engram.text``), so no user string can be an FTS syntax error;
+when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw).
+
+Vectors: float32 blobs in ``memory_vectors`` are the record; searches run over an in-process
+matrix loaded from them, reloaded when another connection changed the file (``data_version``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram import text
+from engram.db.migrate import migrate
+from engram.db.sqlite import Database
+from engram.errors import DimensionError
+from engram.ids import new_id
+from engram.model import (
+    Category,
+    Layer,
+    Memory,
+    MemoryDraft,
+    MemoryFilter,
+    MemoryVersion,
+    Order,
+    Scope,
+    WriteResult,
+)
+from engram.store.base import ImportResult, StoreStats
+from engram.store.vectors import VectorMatrix, parse_identity_dims
+
+_COLUMNS = (
+    "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
+    "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by"
+)
+_ORDER_SQL = {
+    "recent": "m.created_at DESC, m.rowid DESC",
+    "oldest": "m.created_at ASC, m.rowid ASC",
+    "importance": "m.importance DESC, m.created_at DESC",
+    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC",
+}
+
+
+def _scope_columns(scope: Scope) -> tuple[str, str]:
+    return scope.agent or "", scope.session or ""
+
+
+def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """Translate a MemoryFilter into a WHERE clause; ``MemoryFilter.matches`` is the reference."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    scope_parts = []
+    for scope in filt.scopes:
+        scope_parts.append(f"({alias}.agent = ? AND {alias}.session = ?)")
+        params.extend(_scope_columns(scope))
+    clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "0")
+    for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
+        if values:
+            clauses.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
+            params.extend(str(v) for v in values)
+    for tag in filt.tags:
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
+        params.append(tag)
+    if filt.related_entity is not None:
+        clauses.append(f"{alias}.related_entity = ?")
+        params.append(filt.related_entity)
+    for key, value in filt.metadata.items():
+        # Strings compare as text; other JSON values by their canonical JSON text.
+        clauses.append(
+            f"(CASE json_type({alias}.metadata, ?) WHEN 'text' THEN json_extract({alias}.metadata, ?) "
+            f"ELSE json(json_extract({alias}.metadata, ?)) END) = ?"
+        )
+        path = "$." + json.dumps(key)
+        params.extend([path, path, path, value])
+    if filt.since is not None:
+        clauses.append(f"{alias}.created_at >= ?")
+        params.append(filt.since)
+    if filt.until is not None:
+        clauses.append(f"{alias}.created_at <= ?")
+        params.append(filt.until)
+    if not filt.include_superseded:
+        clauses.append(f"{alias}.superseded_by IS NULL")
+    return " AND ".join(clauses), params
+
+
+class SqliteMemoryStore:
+    """MemoryStore on one SQLite file (see module docstring)."""
+
+    name = "sqlite"
+
+    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 30_000) -> None:
+        self.path = Path(path)
+        self.db = Database(path, busy_timeout_ms=busy_timeout_ms)
+        migrate(self.db)
+        self._matrix = VectorMatrix()
+        self._matrix_version: tuple[int, int] | None = None
+        self._own_writes = 0
+
+    # --- rows ------------------------------------------------------------------------------
+    def _memories(self, conn: Any, rows: Sequence[Sequence[Any]]) -> list[Memory]:
+        if not rows:
+            return []
+        ids = [row[1] for row in rows]
+        links: dict[str, list[str]] = {}
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            for from_id, to_id in conn.execute(
+                f"SELECT from_id, to_id FROM memory_links WHERE from_id IN ({marks}) ORDER BY to_id", chunk
+            ):
+                links.setdefault(from_id, []).append(to_id)
+        return [self._memory(row, tuple(links.get(row[1], ()))) for row in rows]
+
+    @staticmethod
+    def _memory(row: Sequence[Any], links: tuple[str, ...]) -> Memory:
+        agent, session = row[2], row[3]
+        return Memory(
+            id=row[1],
+            scope=Scope(agent or None, session or None),
+            key=row[4],
+            content=row[5],
+            category=Category(row[6]),
+            type=row[7],
+            layer=Layer(row[8]),
+            tags=tuple(json.loads(row[9])),
+            metadata=json.loads(row[10]),
+            importance=row[11],
+            related_entity=row[12],
+            source=row[13],
+            created_at=row[14],
+            updated_at=row[15],
+            last_accessed=row[16],
+            recall_count=row[17],
+            superseded_by=row[18],
+            links=links,
+        )
+
+    def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM memories m WHERE {where} {tail}", params).fetchall()
+        return self._memories(conn, rows)
+
+    # --- writes ----------------------------------------------------------------------------
+    def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
+        agent, session = _scope_columns(draft.scope)
+        digest = text.content_hash(draft.content)
+        with self.db.write() as conn:
+            if draft.key is not None:
+                existing = self._select(
+                    conn, "m.agent = ? AND m.session = ? AND m.key = ?", (agent, session, draft.key)
+                )
+                if existing:
+                    return self._update(conn, existing[0], draft, digest, now)
+                key = draft.key
+            else:
+                same = self._select(
+                    conn,
+                    "m.agent = ? AND m.session = ? AND m.content_hash = ?",
+                    (agent, session, digest),
+                )
+                if same:
+                    return WriteResult(same[0], "duplicate")
+                key = self._free_key(conn, agent, session, proposed_key)
+            memory_id = new_id()
+            created = draft.created_at if draft.created_at is not None else now
+            conn.execute(
+                "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
+                    draft.layer.value, json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)),
+                    draft.importance, draft.related_entity, draft.source, created, created, now,
+                ),
+            )
+            self._own_writes += 1
+            return WriteResult(self._select(conn, "m.id = ?", (memory_id,))[0], "created")
+
+    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
+        unchanged = (
+            old.content == draft.content
+            and old.category == draft.category
+            and old.type == draft.type
+            and old.layer == draft.layer
+            and old.tags == draft.tags
+            and dict(old.metadata) == dict(draft.metadata)
+            and old.importance == draft.importance
+            and old.related_entity == draft.related_entity
+            and old.source == draft.source
+        )
+        if unchanged:
+            conn.execute("UPDATE memories SET last_accessed = ? WHERE id = ?", (now, old.id))
+            return WriteResult(self._select(conn, "m.id = ?", (old.id,))[0], "unchanged")
+        if old.content != draft.content:
+            conn.execute(
+                "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (?, ?, ?)",
+                (old.id, old.content, now),
+            )
+            # The old vector no longer describes the content.
+            conn.execute("DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)", (old.id,))
+        conn.execute(
+            "UPDATE memories SET content = ?, content_hash = ?, category = ?, type = ?, layer = ?, tags = ?,"
+            " metadata = ?, importance = ?, related_entity = ?, source = ?, updated_at = ?, last_accessed = ?"
+            " WHERE id = ?",
+            (
+                draft.content, digest, draft.category.value, draft.type, draft.layer.value,
+                json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)), draft.importance,
+                draft.related_entity, draft.source, now, now, old.id,
+            ),
+        )
+        self._own_writes += 1
+        return WriteResult(self._select(conn, "m.id = ?", (old.id,))[0], "updated")
+
+    @staticmethod
+    def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
+        taken = {
+            row[0]
+            for row in conn.execute(
+                "SELECT key FROM memories WHERE agent = ? AND session = ? AND (key = ? OR key LIKE ? ESCAPE '\\')",
+                (agent, session, proposed, _like_escape(proposed) + "-%"),
+            )
+        }
+        key, n = proposed, 1
+        while key in taken:
+            n += 1
+            key = f"{proposed}-{n}"
+        return key
+
+    def delete(self, ids: Sequence[str]) -> list[Memory]:
+        removed: list[Memory] = []
+        with self.db.write() as conn:
+            for chunk in _chunks(list(ids), 500):
+                marks = ",".join("?" * len(chunk))
+                removed.extend(self._select(conn, f"m.id IN ({marks})", chunk))
+                conn.execute(f"DELETE FROM memory_links WHERE from_id IN ({marks}) OR to_id IN ({marks})", chunk + chunk)
+                conn.execute(f"DELETE FROM memory_versions WHERE memory_id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+            self._own_writes += 1
+        return removed
+
+    def link(self, a_id: str, b_id: str) -> bool:
+        if a_id == b_id:
+            return False
+        with self.db.write() as conn:
+            found = conn.execute("SELECT COUNT(*) FROM memories WHERE id IN (?, ?)", (a_id, b_id)).fetchone()[0]
+            if found != 2:
+                return False
+            conn.executemany(
+                "INSERT OR IGNORE INTO memory_links (from_id, to_id) VALUES (?, ?)", [(a_id, b_id), (b_id, a_id)]
+            )
+            return True
+
+    def unlink(self, a_id: str, b_id: str) -> bool:
+        with self.db.write() as conn:
+            cursor = conn.execute(
+                "DELETE FROM memory_links WHERE (from_id = ? AND to_id = ?) OR (from_id = ? AND to_id = ?)",
+                (a_id, b_id, b_id, a_id),
+            )
+            return cursor.rowcount > 0
+
+    def touch(self, ids: Sequence[str], now: float) -> None:
+        if not ids:
+            return
+        with self.db.write() as conn:
+            marks = ",".join("?" * len(ids))
+            conn.execute(
+                f"UPDATE memories SET last_accessed = ?, recall_count = recall_count + 1 WHERE id IN ({marks})",
+                [now, *ids],
+            )
+
+    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+        with self.db.write() as conn:
+            cursor = conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (successor_id, memory_id))
+            return cursor.rowcount > 0
+
+    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+        imported, skipped = 0, 0
+        with self.db.write() as conn:
+            for memory in memories:
+                agent, session = _scope_columns(memory.scope)
+                clash = conn.execute(
+                    "SELECT 1 FROM memories WHERE id = ? OR (agent = ? AND session = ? AND key = ?)",
+                    (memory.id, agent, session, memory.key),
+                ).fetchone()
+                if clash:
+                    skipped += 1
+                    continue
+                conn.execute(
+                    "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+                    " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+                    " recall_count, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
+                        memory.category.value, memory.type, memory.layer.value, json.dumps(list(memory.tags)),
+                        json.dumps(dict(memory.metadata)), memory.importance, memory.related_entity,
+                        memory.source, memory.created_at, memory.updated_at, memory.last_accessed,
+                        memory.recall_count, memory.superseded_by,
+                    ),
+                )
+                imported += 1
+            pairs = [(m.id, other) for m in memories for other in m.links]
+            for a_id, b_id in pairs:
+                both = conn.execute("SELECT COUNT(*) FROM memories WHERE id IN (?, ?)", (a_id, b_id)).fetchone()[0]
+                if both == 2 and a_id != b_id:
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO memory_links (from_id, to_id) VALUES (?, ?)",
+                        [(a_id, b_id), (b_id, a_id)],
+                    )
+            self._own_writes += 1
+        return ImportResult(imported, skipped)
+
+    # --- reads -----------------------------------------------------------------------------
+    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
+        where, params = filter_sql(
+            MemoryFilter(scopes=filt.scopes, include_superseded=True)
+        )
+        with self.db.read() as conn:
+            found = self._select(conn, f"m.id = ? AND {where}", [ref, *params])
+            if found:
+                return found[0]
+            # Most specific scope first: a session's key shadows the agent's, which shadows global.
+            found = self._select(
+                conn, f"m.key = ? AND {where}", [ref, *params], "ORDER BY m.session DESC, m.agent DESC LIMIT 1"
+            )
+            return found[0] if found else None
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        out: list[Memory] = []
+        with self.db.read() as conn:
+            for chunk in _chunks(list(ids), 500):
+                out.extend(self._select(conn, f"m.id IN ({','.join('?' * len(chunk))})", chunk))
+        order = {memory_id: i for i, memory_id in enumerate(ids)}
+        return sorted(out, key=lambda m: order[m.id])
+
+    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            return self._select(
+                conn, where, [*params, limit, offset], f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?"
+            )
+
+    def count(self, filt: MemoryFilter) -> int:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        terms = text.query_terms(query)
+        if not terms:
+            return []
+        where, params = filter_sql(filt)
+        match = " OR ".join(f'"{term}"' for term in terms)
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_prefixed(_COLUMNS)}, -bm25(memories_fts, 2.0, 1.0) AS score"
+                f" FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid"
+                f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, 2.0, 1.0) LIMIT ?",
+                [match, *params, limit],
+            ).fetchall()
+            if not rows:
+                return self._search_like(conn, terms, where, params, limit)
+            memories = self._memories(conn, [row[:-1] for row in rows])
+        return [(memory, max(float(row[-1]), 1e-9)) for memory, row in zip(memories, rows, strict=True)]
+
+    def _search_like(
+        self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
+    ) -> list[tuple[Memory, float]]:
+        """PtrClaw's fallback: substring matches, scored by how many terms they contain."""
+        patterns = ["%" + _like_escape(term) + "%" for term in terms]
+        hits_expr = " + ".join(
+            "((m.content LIKE ? ESCAPE '\\') OR (m.key LIKE ? ESCAPE '\\'))" for _ in patterns
+        )
+        pattern_params = [p for p in patterns for _ in range(2)]
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, ({hits_expr}) AS hits FROM memories m WHERE {where} AND ({hits_expr}) > 0"
+            f" ORDER BY hits DESC, m.created_at DESC LIMIT ?",
+            [*pattern_params, *params, *pattern_params, limit],
+        ).fetchall()
+        memories = self._memories(conn, [row[:-1] for row in rows])
+        return [(memory, float(row[-1])) for memory, row in zip(memories, rows, strict=True)]
+
+    def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
+        terms = text.query_terms(query)
+        if not terms:
+            return []
+        where, params = filter_sql(filt)
+        match = " AND ".join(f'"{term}"' for term in terms)
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_prefixed(_COLUMNS)} FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid"
+                f" WHERE memories_fts MATCH ? AND {where}",
+                [match, *params],
+            ).fetchall()
+            return self._memories(conn, rows)
+
+    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            return self._select(
+                conn,
+                f"m.id IN (SELECT to_id FROM memory_links WHERE from_id = ?) AND {where}",
+                [memory_id, *params, limit],
+                "ORDER BY m.created_at DESC LIMIT ?",
+            )
+
+    def versions(self, memory_id: str) -> list[MemoryVersion]:
+        with self.db.read() as conn:
+            return [
+                MemoryVersion(memory_id, content, replaced_at)
+                for content, replaced_at in conn.execute(
+                    "SELECT content, replaced_at FROM memory_versions WHERE memory_id = ? ORDER BY replaced_at, rowid",
+                    (memory_id,),
+                )
+            ]
+
+    def iter_all(self) -> Iterator[Memory]:
+        last = 0
+        while True:
+            with self.db.read() as conn:
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories m WHERE m.rowid > ? ORDER BY m.rowid LIMIT 1000", (last,)
+                ).fetchall()
+                batch = self._memories(conn, rows)
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from batch
+
+    def stats(self) -> StoreStats:
+        with self.db.read() as conn:
+            total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+            by_category = dict(conn.execute("SELECT category, COUNT(*) FROM memories GROUP BY category").fetchall())
+            by_scope: dict[str, int] = {}
+            for agent, session, n in conn.execute("SELECT agent, session, COUNT(*) FROM memories GROUP BY 1, 2"):
+                label = str(Scope(agent or None, session or None))
+                by_scope[label] = by_scope.get(label, 0) + n
+            links = conn.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0] // 2
+            vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+        size = sum(os.path.getsize(p) for p in _db_files(self.path) if os.path.exists(p))
+        return StoreStats(
+            backend=self.name, location=str(self.path), memories=total, by_category=by_category,
+            by_scope=by_scope, links=links, vectors=vectors, size_bytes=size,
+            embedding_identity=self.vector_identity(),
+        )
+
+    # --- vectors ---------------------------------------------------------------------------
+    def vector_identity(self) -> str | None:
+        with self.db.read() as conn:
+            row = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
+            return row[0] if row else None
+
+    def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        dims = parse_identity_dims(identity)
+        blobs = []
+        for memory_id, vector in items:
+            array = np.asarray(vector, dtype=np.float32).reshape(-1)
+            if array.shape[0] != dims:
+                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
+            blobs.append((array.tobytes(), memory_id))
+        with self.db.write() as conn:
+            current = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
+            if current is None:
+                conn.execute("INSERT INTO engram_meta (name, value) VALUES ('embedding_identity', ?)", (identity,))
+            elif current[0] != identity:
+                raise DimensionError(
+                    "embedding", f"store holds vectors of {current[0]}, not {identity}", "reindex to switch models"
+                )
+            conn.executemany(
+                "INSERT OR REPLACE INTO memory_vectors (memory_rowid, vector)"
+                " SELECT rowid, ? FROM memories WHERE id = ?",
+                blobs,
+            )
+            self._own_writes += 1
+
+    def clear_vectors(self) -> None:
+        with self.db.write() as conn:
+            conn.execute("DELETE FROM memory_vectors")
+            conn.execute("DELETE FROM engram_meta WHERE name = 'embedding_identity'")
+            self._own_writes += 1
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self.db.read() as conn:
+            for chunk in _chunks(list(ids), 500):
+                marks = ",".join("?" * len(chunk))
+                for memory_id, blob in conn.execute(
+                    f"SELECT m.id, v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+                    f" WHERE m.id IN ({marks})",
+                    chunk,
+                ):
+                    out[memory_id] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
+        with self.db.read() as conn:
+            return self._select(
+                conn,
+                "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_rowid = m.rowid)",
+                [limit],
+                "ORDER BY m.rowid LIMIT ?",
+            )
+
+    def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        self._refresh_matrix()
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if not len(self._matrix) or query.shape[0] != self._matrix.dims:
+            return []
+        where, params = filter_sql(filt)
+        # Over-fetch, then filter in SQL: filters are usually loose next to the store's size.
+        fetch = limit * 4 + 32
+        while True:
+            candidates = self._matrix.top(query, fetch)
+            if not candidates:
+                return []
+            ids = [memory_id for memory_id, _ in candidates]
+            with self.db.read() as conn:
+                marks = ",".join("?" * len(ids))
+                kept = {m.id: m for m in self._select(conn, f"m.id IN ({marks}) AND {where}", [*ids, *params])}
+            hits = [(kept[memory_id], score) for memory_id, score in candidates if memory_id in kept]
+            if len(hits) >= limit or fetch >= len(self._matrix):
+                return hits[:limit]
+            fetch *= 4
+
+    def _refresh_matrix(self) -> None:
+        with self.db.read() as conn:
+            version = (conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
+            if version == self._matrix_version:
+                return
+            rows = conn.execute(
+                "SELECT m.id, v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+            ).fetchall()
+        self._matrix.load([(memory_id, np.frombuffer(blob, dtype=np.float32)) for memory_id, blob in rows])
+        self._matrix_version = version
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _prefixed(columns: str) -> str:
+    return ", ".join(f"m.{c.strip()}" for c in columns.split(","))
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _db_files(path: Path) -> list[str]:
+    return [str(path), f"{path}-wal", f"{path}-shm"]

@@ -1,0 +1,50 @@
+"""Text handling shared by every backend: word tokens, stopwords, content fingerprints.
+
+Full-text queries are built from word tokens only, so quotes, ``*``, ``NEAR``, ``AND``, ``-``
+or unbalanced parentheses in user text are searched as words and can never be a syntax error.
+Stopwords are dropped because a ranked OR over them scores almost every row (see
+PERFORMANCE.md: an 8-word question with stopwords costs ~40x more over FTS5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves s t don ll ve re d m o y
+    also get got let lets us via im ive id youre hes shes thats theres whats""".split()
+)
+
+MAX_QUERY_TERMS = 24
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens (letters, digits, underscore; any script)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct searchable terms of a query: 2+ characters, stopwords dropped unless the
+    query is nothing but stopwords, at most ``max_terms`` (a cap keeps ranked ORs cheap)."""
+    tokens = [w for w in words(text) if len(w) >= 2]
+    meaningful = [w for w in tokens if w not in STOPWORDS]
+    chosen = meaningful or tokens
+    return list(dict.fromkeys(chosen))[:max_terms]
+
+
+def normalise(content: str) -> str:
+    return " ".join(content.split())
+
+
+def content_hash(content: str) -> str:
+    """Fingerprint for de-duplication: identical text up to whitespace."""
+    return hashlib.sha256(normalise(content).encode("utf-8")).hexdigest()
