@@ -1,0 +1,407 @@
+"""The MemoryStore contract suite: every behaviour a backend must have, run unchanged on each.
+
+Subclass ``MemoryStoreContract`` and provide a ``make_store`` fixture returning a callable that
+opens a fresh, empty store (called again it must reopen the same data where the backend persists).
+The tests go through ``Engram``, as users do, so they pin what users see.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from engram.engine import Engram, Filters
+from engram.errors import DimensionError, NotFoundError, SnapshotError, ValidationError
+from engram.model import Category, Layer, Scope
+from engram.store.base import MemoryStore
+from engram.testing.fakes import FakeClock, HashingEmbedder
+
+
+class MemoryStoreContract:
+    @pytest.fixture
+    def make_store(self) -> Callable[[], MemoryStore]:  # pragma: no cover - subclasses provide it
+        raise NotImplementedError
+
+    @pytest.fixture
+    def store(self, make_store: Callable[[], MemoryStore]) -> MemoryStore:
+        store = make_store()
+        yield store
+        store.close()
+
+    @pytest.fixture
+    def clock(self) -> FakeClock:
+        return FakeClock()
+
+    @pytest.fixture
+    def mem(self, store: MemoryStore, clock: FakeClock) -> Engram:
+        return Engram(store, agent="alice", clock=clock, max_content_chars=500)
+
+    # --- store, upsert, dedup ------------------------------------------------------------
+    def test_remember_generates_key_and_get_by_key_or_id(self, mem: Engram) -> None:
+        result = mem.remember("User prefers Python for scripting", tags=["preferences"])
+        assert result.action == "created"
+        memory = result.memory
+        assert memory.key == "user-prefers-python-scripting"
+        assert memory.category is Category.KNOWLEDGE and memory.layer is Layer.SEMANTIC
+        assert mem.get(memory.key).id == memory.id
+        assert mem.get(memory.id).content == "User prefers Python for scripting"
+        assert mem.get(memory.id).tags == ("preferences",)
+        assert mem.find("missing-key") is None
+        with pytest.raises(NotFoundError):
+            mem.get("missing-key")
+
+    def test_identical_content_in_a_scope_is_stored_once(self, mem: Engram) -> None:
+        first = mem.remember("The sky is blue")
+        again = mem.remember("The   sky is blue")
+        assert again.action == "duplicate" and again.memory.id == first.memory.id
+        other_scope = mem.remember("The sky is blue", scope="global")
+        assert other_scope.action == "created"
+        assert mem.count() == 2
+
+    def test_generated_keys_do_not_collide(self, mem: Engram) -> None:
+        a = mem.remember("Python rocks").memory
+        b = mem.remember("Python rocks!").memory
+        assert a.key == "python-rocks" and b.key == "python-rocks-2"
+
+    def test_upsert_by_key_updates_and_keeps_history(self, mem: Engram, clock: FakeClock) -> None:
+        created = mem.remember("Project uses Python 3.11", key="python-version").memory
+        clock.advance(60)
+        updated = mem.remember("Project uses Python 3.12", key="python-version", importance=0.9)
+        assert updated.action == "updated"
+        assert updated.memory.id == created.id
+        assert updated.memory.created_at == created.created_at
+        assert updated.memory.updated_at == created.created_at + 60
+        assert mem.get("python-version").content == "Project uses Python 3.12"
+        assert [v.content for v in mem.versions("python-version")] == ["Project uses Python 3.11"]
+        same = mem.remember("Project uses Python 3.12", key="python-version", importance=0.9)
+        assert same.action == "unchanged"
+        assert mem.count() == 1
+
+    def test_type_routes_layer_unless_given(self, mem: Engram) -> None:
+        assert mem.remember("I fetched the weather", type="experience").memory.layer is Layer.EPISODIC
+        assert mem.remember("PHP supports type hints", type="learned").memory.layer is Layer.SEMANTIC
+        assert mem.remember("Deploy with make release", type="procedure").memory.layer is Layer.PROCEDURAL
+        given = mem.remember("Odd one", type="experience", layer="semantic").memory
+        assert given.layer is Layer.SEMANTIC and given.type == "experience"
+
+    # --- scopes --------------------------------------------------------------------------
+    def test_agents_never_see_each_other(self, mem: Engram) -> None:
+        mem.remember("Alice's secret plan", key="plan")
+        bob = mem.for_agent("bob")
+        assert bob.find("plan") is None
+        assert bob.count() == 0
+        assert len(bob.recall("secret plan")) == 0
+        assert bob.list() == []
+        with pytest.raises(NotFoundError):
+            bob.forget("plan")
+        assert mem.count() == 1
+
+    def test_session_sees_session_agent_and_global(self, mem: Engram) -> None:
+        mem.remember("global fact about tea", scope="global")
+        mem.remember("agent fact about tea")
+        session = mem.for_session("s1")
+        session.remember("session fact about tea", scope="session")
+        assert session.count() == 3
+        assert {h.memory.scope.kind for h in session.recall("tea fact")} == {"global", "agent", "session"}
+        assert mem.count() == 2  # the agent does not see its sessions' memories
+        assert mem.for_session("s2").count() == 2
+        assert mem.for_agent("bob").count() == 1  # only global
+
+    def test_most_specific_key_wins(self, mem: Engram) -> None:
+        mem.remember("global value", key="k", scope="global")
+        mem.remember("agent value", key="k")
+        session = mem.for_session("s1")
+        session.remember("session value", key="k", scope="session")
+        assert session.get("k").content == "session value"
+        assert mem.get("k").content == "agent value"
+        assert mem.for_agent("bob").get("k").content == "global value"
+
+    # --- listing -------------------------------------------------------------------------
+    def test_list_filters_and_pagination(self, mem: Engram, clock: FakeClock) -> None:
+        mem.remember("core identity", category="core", importance=0.9)
+        clock.advance(10)
+        mem.remember("met Hendrik at the conference", type="social", related_entity="Hendrik",
+                     tags=["people", "work"], metadata={"source_chat": "c1", "turn": 3})
+        clock.advance(10)
+        mem.remember("chat line", category="conversation", tags=["work"])
+        assert [m.content for m in mem.list(Filters(category="core"))] == ["core identity"]
+        assert [m.type for m in mem.list(Filters(type="social"))] == ["social"]
+        assert len(mem.list(Filters(tags=["work"]))) == 2
+        assert len(mem.list(Filters(tags=["work", "people"]))) == 1
+        assert len(mem.list(Filters(related_entity="Hendrik"))) == 1
+        assert len(mem.list(Filters(metadata={"source_chat": "c1"}))) == 1
+        assert len(mem.list(Filters(metadata={"turn": 3}))) == 1
+        assert mem.list(Filters(metadata={"source_chat": "nope"})) == []
+        assert len(mem.list(Filters(layer="episodic"))) == 1  # conversation routes to episodic
+        start = clock.now - 20
+        assert len(mem.list(Filters(since=start + 5))) == 2
+        assert len(mem.list(Filters(until=start + 5))) == 1
+        assert [m.content for m in mem.list(limit=1)] == ["chat line"]
+        assert [m.content for m in mem.list(limit=1, offset=1)] == ["met Hendrik at the conference"]
+        assert [m.content for m in mem.list(order="oldest", limit=1)] == ["core identity"]
+        assert mem.most_important(1)[0].content == "core identity"
+        assert mem.most_recent(1)[0].content == "chat line"
+        assert mem.count(Filters(category="conversation")) == 1
+
+    # --- recall --------------------------------------------------------------------------
+    def test_recall_finds_by_words_and_explains(self, mem: Engram) -> None:
+        mem.remember("User prefers Python for scripting", tags=["preferences"])
+        mem.remember("The office plant needs water on Mondays")
+        result = mem.recall("which scripting language does the user prefer")
+        assert result.hits and result.hits[0].memory.content == "User prefers Python for scripting"
+        top = result.hits[0]
+        assert top.parts.text == pytest.approx(1.0) and top.score > 0
+        assert all(h.memory.content != "The office plant needs water on Mondays" or h.score < top.score for h in result)
+
+    def test_recall_never_breaks_on_operator_soup(self, mem: Engram) -> None:
+        mem.remember("Meeting notes about the NEAR protocol and AND gates")
+        for query in ['"unbalanced', "NEAR(a b", "AND OR NOT", "-*", "a:b", "(((", "col:value ^2", "' OR 1=1 --",
+                      "日本語のテキスト", "*", "x"]:
+            result = mem.recall(query)
+            assert result.mode in ("text", "hybrid", "vector")
+        assert mem.recall("NEAR AND").hits[0].memory.content.startswith("Meeting notes")
+        with pytest.raises(ValidationError) as err:
+            mem.recall("   ")
+        assert err.value.field == "query"
+
+    def test_recall_says_when_nothing_is_relevant(self, mem: Engram) -> None:
+        mem.remember("Cats sleep a lot")
+        result = mem.recall("quantum chromodynamics")
+        assert len(result) == 0
+        assert any(note.startswith("nothing relevant") for note in result.notes)
+
+    def test_recall_filters_limit_and_min_relevance(self, mem: Engram) -> None:
+        for i in range(8):
+            mem.remember(f"python tip number {i}", category="conversation" if i % 2 else "knowledge")
+        assert len(mem.recall("python tip", limit=3)) == 3
+        assert {h.memory.category for h in mem.recall("python tip", filters=Filters(category="knowledge"))} == {
+            Category.KNOWLEDGE
+        }
+        assert len(mem.recall("python tip", min_relevance=1.01)) == 0
+
+    def test_recall_marks_memories_accessed(self, mem: Engram, clock: FakeClock) -> None:
+        stored = mem.remember("Remember the milk").memory
+        clock.advance(100)
+        mem.recall("milk")
+        again = mem.get(stored.id)
+        assert again.recall_count == 1 and again.last_accessed == clock.now
+        mem.recall("milk", touch=False)
+        assert mem.get(stored.id).recall_count == 1
+
+    def test_recall_depth_follows_links(self, mem: Engram) -> None:
+        mem.remember("User prefers Python", key="user-prefers-python")
+        mem.remember("Current project uses version 3.12", key="project-version", links=["user-prefers-python"])
+        flat = mem.recall("prefers Python")
+        assert [h.memory.key for h in flat] == ["user-prefers-python"]
+        deep = mem.recall("prefers Python", depth=1)
+        assert [h.memory.key for h in deep] == ["user-prefers-python", "project-version"]
+        assert deep.hits[1].via == deep.hits[0].memory.id
+        assert 0 < deep.hits[1].score < deep.hits[0].score and deep.hits[1].parts.link > 0
+
+    def test_superseded_memories_drop_out_unless_asked(self, mem: Engram, store: MemoryStore) -> None:
+        old = mem.remember("User lives in Berlin").memory
+        new = mem.remember("User lives in Paris").memory
+        assert store.set_superseded(old.id, new.id)
+        assert [h.memory.id for h in mem.recall("where does the user live")] == [new.id]
+        assert len(mem.list(Filters(include_superseded=True))) == 2
+        assert mem.get(old.id).superseded_by == new.id
+
+    # --- forgetting ----------------------------------------------------------------------
+    def test_forget_by_key_id_query_tag_and_age(self, mem: Engram, clock: FakeClock) -> None:
+        a = mem.remember("old note about gardening").memory
+        clock.advance(10 * 86400)
+        b = mem.remember("tagged note", tags=["tmp"]).memory
+        mem.remember("another tagged note", tags=["tmp", "x"])
+        mem.remember("python packaging tips for today")
+        mem.remember("python typing tips")
+        assert [m.id for m in mem.forget(older_than_s=5 * 86400)] == [a.id]
+        assert {m.content for m in mem.forget(tag="tmp", dry_run=True)} == {"tagged note", "another tagged note"}
+        assert mem.count() == 4
+        assert len(mem.forget(tag="tmp")) == 2
+        removed = mem.forget(query="python packaging")
+        assert [m.content for m in removed] == ["python packaging tips for today"]
+        kept = mem.remember("keep me", key="keep").memory
+        assert [m.id for m in mem.forget("keep")] == [kept.id]
+        with pytest.raises(NotFoundError):  # b went with its tag
+            mem.forget(b.id)
+        assert [m.content for m in mem.list()] == ["python typing tips"]
+        with pytest.raises(ValidationError):
+            mem.forget()
+        with pytest.raises(ValidationError):
+            mem.forget("x", tag="y")
+
+    # --- links ---------------------------------------------------------------------------
+    def test_links_are_bidirectional_and_cleaned_on_forget(self, mem: Engram) -> None:
+        mem.remember("A", key="a")
+        mem.remember("B", key="b")
+        mem.remember("C", key="c")
+        mem.link("a", "b")
+        mem.link("a", "c")
+        assert {m.key for m in mem.neighbours("a")} == {"b", "c"}
+        assert [m.key for m in mem.neighbours("b")] == ["a"]
+        assert mem.get("b").links == (mem.get("a").id,)
+        assert mem.unlink("a", "c") is True
+        assert mem.unlink("a", "c") is False
+        assert [m.key for m in mem.neighbours("c")] == []
+        mem.forget("a")
+        assert mem.neighbours("b") == [] and mem.get("b").links == ()
+        with pytest.raises(NotFoundError):
+            mem.link("b", "nowhere")
+        with pytest.raises(ValidationError):
+            mem.link("b", "b")
+        with pytest.raises(NotFoundError):
+            mem.remember("D", key="d", links=["nowhere"])
+        assert mem.find("d") is None
+
+    # --- snapshots -----------------------------------------------------------------------
+    def test_export_import_round_trip(self, mem: Engram, make_store: Callable[[], MemoryStore], tmp_path) -> None:
+        mem.remember("core value", category="core", key="soul:identity", importance=0.9)
+        mem.remember("met Hendrik", type="social", related_entity="Hendrik", tags=["people"], metadata={"n": 1})
+        mem.remember("global fact", scope="global", key="gf")
+        mem.link("soul:identity", "gf")
+        document = mem.export_snapshot()
+        assert "embedding" not in document
+        fresh_store = _fresh(make_store, tmp_path)
+        fresh = Engram(fresh_store, agent="alice", clock=mem.clock)
+        result = fresh.import_snapshot(document)
+        assert (result.imported, result.skipped) == (3, 0)
+        before = {m.id: m for m in mem.list(limit=100)}
+        after = {m.id: m for m in fresh.list(limit=100)}
+        assert before == after
+        again = fresh.import_snapshot(document)
+        assert (again.imported, again.skipped) == (0, 3)
+        fresh_store.close()
+
+    def test_import_is_all_or_nothing(self, mem: Engram) -> None:
+        mem.remember("existing", key="existing")
+        bad_documents = [
+            "{not json",
+            json.dumps({"memories": [{"content": "fine"}, {"content": ""}]}),
+            json.dumps({"memories": [{"content": "fine", "category": "weird"}]}),
+            json.dumps({"memories": [{"content": "x", "importance": 7}]}),
+            json.dumps({"something": "else"}),
+            json.dumps({"memories": ["not an object"]}),
+        ]
+        for document in bad_documents:
+            with pytest.raises(SnapshotError):
+                mem.import_snapshot(document)
+        assert [m.key for m in mem.list()] == ["existing"]
+
+    def test_imports_ptrclaw_formats(self, mem: Engram) -> None:
+        legacy = [
+            {"id": "p1", "key": "user-prefers-python", "content": "Prefers Python", "category": "knowledge",
+             "timestamp": 1700000000, "session_id": "", "links": ["project-uses-python"]},
+            {"id": "p2", "key": "project-uses-python", "content": "Uses Python 3.12", "category": "core",
+             "timestamp": 1700000100, "last_accessed": 1700000200, "session_id": "tg-1",
+             "links": ["user-prefers-python"]},
+        ]
+        assert mem.import_snapshot(json.dumps(legacy)).imported == 2
+        assert mem.get("project-uses-python").category is Category.CORE
+        assert [m.key for m in mem.neighbours("user-prefers-python")] == ["project-uses-python"]
+        obj = {"entries": [{"key": "k3", "content": "third", "category": "knowledge", "timestamp": 1}],
+               "embeddings": {"k3": [0.1, 0.2]}}
+        assert mem.import_snapshot(json.dumps(obj)).imported == 1
+
+    # --- bad input -----------------------------------------------------------------------
+    @pytest.mark.parametrize(
+        ("kwargs", "field"),
+        [
+            ({"content": ""}, "content"),
+            ({"content": "   \n"}, "content"),
+            ({"content": "x" * 501}, "content"),
+            ({"content": "ok", "category": "nonsense"}, "category"),
+            ({"content": "ok", "importance": 1.5}, "importance"),
+            ({"content": "ok", "importance": -0.1}, "importance"),
+            ({"content": "ok", "importance": float("nan")}, "importance"),
+            ({"content": "ok", "metadata": "{bad json"}, "metadata"),
+            ({"content": "ok", "metadata": "[1, 2]"}, "metadata"),
+            ({"content": "ok", "type": "Not A Word!"}, "type"),
+            ({"content": "ok", "layer": "deep"}, "layer"),
+            ({"content": "ok", "key": "   "}, "key"),
+            ({"content": "ok", "tags": ["a" * 65]}, "tags"),
+            ({"content": "ok", "scope": "galaxy"}, "scope"),
+        ],
+    )
+    def test_bad_input_names_the_field_and_stores_nothing(self, mem: Engram, kwargs: dict, field: str) -> None:
+        mem.remember("already here")
+        with pytest.raises(ValidationError) as err:
+            mem.remember(**kwargs)
+        assert err.value.field == field
+        assert str(err.value).startswith(field)
+        assert [m.content for m in mem.list()] == ["already here"]
+
+    # --- vectors -------------------------------------------------------------------------
+    def test_vectors_hybrid_recall_and_fallbacks(self, store: MemoryStore, clock: FakeClock) -> None:
+        embedder = HashingEmbedder()
+        mem = Engram(store, agent="alice", clock=clock, embedder=embedder)
+        target = mem.remember("zebra giraffe savanna").memory
+        mem.remember("completely unrelated words")
+        assert store.vector_identity() == "test:hashing:64"
+        vector_only = mem.recall("giraffe", mode="vector")
+        assert vector_only.mode == "vector" and vector_only.hits[0].memory.id == target.id
+        hybrid = mem.recall("giraffe savanna")
+        assert hybrid.mode == "hybrid" and hybrid.hits[0].memory.id == target.id
+        assert hybrid.hits[0].parts.vector > 0.5 and hybrid.hits[0].parts.text == pytest.approx(1.0)
+        embedder.fail = True
+        fallback = mem.recall("giraffe")
+        assert fallback.mode == "text" and fallback.hits[0].memory.id == target.id
+        assert any("answered from full text" in note for note in fallback.notes)
+        stored_anyway = mem.remember("zebra stripes while embedder is down")
+        assert stored_anyway.action == "created" and stored_anyway.warnings
+        embedder.fail = False
+        assert mem.embed_missing() == 1
+
+    def test_wrong_dimension_vectors_are_refused_before_writing(self, mem: Engram, store: MemoryStore) -> None:
+        memory = mem.remember("something").memory
+        store.set_vectors("test:m:4", [(memory.id, np.ones(4, dtype=np.float32))])
+        with pytest.raises(DimensionError):
+            store.set_vectors("test:m:4", [(memory.id, np.ones(4)), (memory.id, np.ones(5))])
+        with pytest.raises(DimensionError):
+            store.set_vectors("test:other:4", [(memory.id, np.ones(4))])
+        assert store.vectors_for([memory.id])[memory.id].shape == (4,)
+
+    def test_model_change_is_reported_and_recall_keeps_working(self, store: MemoryStore, clock: FakeClock) -> None:
+        Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder(model="one")).remember("kiwi fruit salad")
+        switched = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder(model="two"))
+        result = switched.recall("kiwi")
+        assert result.mode == "text" and result.hits
+        assert any("reindex" in note for note in result.notes)
+        assert switched.remember("banana bread").warnings
+
+    def test_scope_of_vector_search_is_respected(self, store: MemoryStore, clock: FakeClock) -> None:
+        embedder = HashingEmbedder()
+        alice = Engram(store, agent="alice", clock=clock, embedder=embedder)
+        alice.remember("private walrus notes")
+        bob = alice.for_agent("bob")
+        assert len(bob.recall("walrus", mode="vector")) == 0
+
+
+def _fresh(make_store: Callable[[], MemoryStore], tmp_path) -> MemoryStore:
+    """A second, empty store of the same backend (file backends get a new path via the factory's
+    optional ``path`` argument)."""
+    try:
+        return make_store(tmp_path / "fresh")  # type: ignore[call-arg]
+    except TypeError:
+        return make_store()
+
+
+class DisabledStoreContract:
+    """Memory turned off: every operation answers without error and keeps nothing."""
+
+    def test_everything_answers_empty(self, mem_disabled: Engram) -> None:
+        result = mem_disabled.remember("anything at all", tags=["x"])
+        assert result.warnings
+        assert mem_disabled.count() == 0
+        assert mem_disabled.list() == []
+        assert len(mem_disabled.recall("anything")) == 0
+        assert mem_disabled.find("anything-all") is None
+        assert mem_disabled.forget(tag="x") == []
+        assert mem_disabled.forget(query="anything") == []
+        assert mem_disabled.import_snapshot('[{"content": "x"}]').imported == 0
+        assert json.loads(mem_disabled.export_snapshot())["memories"] == []
+        assert mem_disabled.stats().memories == 0
+        assert mem_disabled.embed_missing() == 0
+        assert Scope().kind == "global"
