@@ -1,0 +1,104 @@
+"""The ``engram`` command, run as a user runs it: a real process on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def engram(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ENGRAM_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env, input=stdin, timeout=120
+    )
+
+
+def test_remember_then_recall_finds_it(isolated_home: Path) -> None:
+    stored = engram(isolated_home, "remember", "User prefers Python for scripting", "--tags", "preferences")
+    assert stored.returncode == 0, stored.stderr
+    assert "stored" in stored.stdout
+    found = engram(isolated_home, "--json", "recall", "what language does the user like for scripts")
+    assert found.returncode == 0, found.stderr
+    result = json.loads(found.stdout)
+    assert result["hits"][0]["memory"]["content"] == "User prefers Python for scripting"
+    assert result["hits"][0]["memory"]["tags"] == ["preferences"]
+    assert set(result["hits"][0]["parts"]) == {"text", "vector", "fused", "recency", "importance", "link"}
+    human = engram(isolated_home, "recall", "scripting")
+    assert "User prefers Python for scripting" in human.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (("remember", ""), 2, "content"),
+        (("remember", "x", "--category", "bogus"), 2, "category"),
+        (("remember", "x", "--importance", "3"), 2, "importance"),
+        (("remember", "x", "--metadata", "{oops"), 2, "metadata"),
+        (("get", "nothing-here"), 3, "not found"),
+        (("forget", "nothing-here"), 3, "not found"),
+        (("link", "a", "b"), 3, "not found"),
+        (("forget", "--older-than", "soon"), 2, "--older-than"),
+        (("list", "--since", "yesterday-ish"), 2, "--since"),
+        (("--backend", "nope", "count"), 4, "unknown memory backend"),
+    ],
+)
+def test_errors_are_clear_with_exit_codes(isolated_home: Path, args: tuple[str, ...], code: int, words: str) -> None:
+    result = engram(isolated_home, *args)
+    assert result.returncode == code, (result.stdout, result.stderr)
+    assert words in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_full_command_set(isolated_home: Path, tmp_path: Path) -> None:
+    assert engram(isolated_home, "remember", "Prefers Python", "--key", "py").returncode == 0
+    assert engram(isolated_home, "remember", "Project uses Python 3.12", "--key", "proj", "--link", "py").returncode == 0
+    neighbours = json.loads(engram(isolated_home, "--json", "neighbours", "py").stdout)
+    assert [m["key"] for m in neighbours] == ["proj"]
+    assert engram(isolated_home, "unlink", "py", "proj").returncode == 0
+    assert json.loads(engram(isolated_home, "--json", "neighbours", "py").stdout) == []
+    assert engram(isolated_home, "link", "py", "proj").returncode == 0
+    got = json.loads(engram(isolated_home, "--json", "get", "proj").stdout)
+    assert got["content"] == "Project uses Python 3.12" and got["links"]
+    listed = json.loads(engram(isolated_home, "--json", "list", "--limit", "1").stdout)
+    assert len(listed) == 1
+    assert json.loads(engram(isolated_home, "--json", "count").stdout) == {"count": 2}
+    snapshot = tmp_path / "snap.json"
+    assert engram(isolated_home, "export", str(snapshot)).returncode == 0
+    other_home = tmp_path / "other"
+    imported = engram(other_home, "--json", "import", str(snapshot))
+    assert json.loads(imported.stdout) == {"imported": 2, "skipped": 0}
+    assert json.loads(engram(other_home, "--json", "neighbours", "py").stdout)[0]["key"] == "proj"
+    removed = json.loads(engram(isolated_home, "--json", "forget", "py").stdout)
+    assert [m["key"] for m in removed["removed"]] == ["py"]
+    stats = json.loads(engram(isolated_home, "--json", "stats").stdout)
+    assert stats["memories"] == 1 and stats["backend"] == "sqlite"
+
+
+def test_malformed_import_changes_nothing(isolated_home: Path, tmp_path: Path) -> None:
+    engram(isolated_home, "remember", "keep me")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"memories": [{"content": "ok"}, {"content": "", "key": "x"}]}')
+    result = engram(isolated_home, "import", str(bad))
+    assert result.returncode == 2 and "memories[1].content" in result.stderr
+    assert json.loads(engram(isolated_home, "--json", "count").stdout) == {"count": 1}
+
+
+def test_every_command_has_help(isolated_home: Path) -> None:
+    top = engram(isolated_home, "--help")
+    assert top.returncode == 0
+    for command in ("remember", "recall", "get", "list", "forget", "link", "unlink", "neighbours", "count",
+                    "export", "import", "stats"):
+        result = engram(isolated_home, command, "--help")
+        assert result.returncode == 0 and "Usage" in result.stdout, command
+        assert command in top.stdout
+
+
+def test_disabled_backend_answers_without_error(isolated_home: Path) -> None:
+    result = engram(isolated_home, "--backend", "disabled", "remember", "anything")
+    assert result.returncode == 0
+    assert json.loads(engram(isolated_home, "--backend", "disabled", "--json", "count").stdout) == {"count": 0}

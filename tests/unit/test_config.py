@@ -1,0 +1,60 @@
+"""Settings: explicit arguments > environment > config file > defaults; clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.errors import ConfigError
+
+
+def test_defaults(isolated_home: Path) -> None:
+    settings = load_settings()
+    assert settings.home == isolated_home
+    assert settings.backend == "sqlite"
+    assert settings.database_path() == isolated_home / "memory.db"
+    assert settings.recall.text_weight == 0.4 and settings.recall.vector_weight == 0.6
+
+
+def test_environment_beats_file_beats_defaults(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text('backend = "jsonfile"\nagent = "filer"\n[recall]\ntext_weight = 0.3\n')
+    settings = load_settings()
+    assert (settings.backend, settings.agent, settings.recall.text_weight) == ("jsonfile", "filer", 0.3)
+    monkeypatch.setenv("ENGRAM_AGENT", "envy")
+    monkeypatch.setenv("ENGRAM_RECALL__TEXT_WEIGHT", "0.2")
+    settings = load_settings()
+    assert (settings.backend, settings.agent, settings.recall.text_weight) == ("jsonfile", "envy", 0.2)
+    assert load_settings(agent="explicit").agent == "explicit"
+
+
+def test_per_agent_databases(isolated_home: Path) -> None:
+    settings = load_settings(per_agent_databases=True)
+    assert settings.database_path("bob") == isolated_home / "agents" / "bob" / "memory.db"
+    with Engram.from_settings(settings) as mem:
+        mem.remember("hello")
+    assert (isolated_home / "agents" / "default" / "memory.db").exists()
+
+
+def test_bad_settings_name_the_setting(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
+    monkeypatch.setenv("ENGRAM_RECALL__TEXT_WEIGHT", "heavy")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert "recall.text_weight" in str(err.value)
+
+
+def test_malformed_config_file_is_reported(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("backend = [unclosed")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert "config.toml" in str(err.value)
+
+
+def test_unknown_backend_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError) as err:
+        Engram.from_settings(backend="cassandra")
+    assert "sqlite" in str(err.value) and "cassandra" in str(err.value)

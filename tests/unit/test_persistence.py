@@ -1,0 +1,76 @@
+"""File backends keep what they stored across reopening, and read the formats they promise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.errors import SnapshotError
+from engram.store.jsonfile import JsonFileMemoryStore
+from engram.store.sqlite import SqliteMemoryStore
+from engram.testing import HashingEmbedder
+
+OPENERS = {
+    "sqlite": lambda folder: SqliteMemoryStore(folder / "memory.db"),
+    "jsonfile": lambda folder: JsonFileMemoryStore(folder / "memory.json"),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(OPENERS))
+def test_reopen_keeps_memories_links_versions_and_vectors(backend: str, tmp_path: Path) -> None:
+    embedder = HashingEmbedder()
+    with Engram(OPENERS[backend](tmp_path), agent="a", embedder=embedder) as mem:
+        mem.remember("first version", key="k")
+        mem.remember("second version", key="k")
+        mem.remember("other", key="o", links=["k"])
+    with Engram(OPENERS[backend](tmp_path), agent="a", embedder=embedder) as mem:
+        assert mem.get("k").content == "second version"
+        assert [v.content for v in mem.versions("k")] == ["first version"]
+        assert [m.key for m in mem.neighbours("k")] == ["o"]
+        assert mem.recall("second", mode="vector").hits[0].memory.key == "k"
+
+
+def test_jsonfile_reads_ptrclaw_legacy_array(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps([
+        {"id": "1", "key": "user-prefers-python", "content": "Prefers Python for scripting",
+         "category": "knowledge", "timestamp": 1700000000, "session_id": "", "links": ["project-uses-python"]},
+        {"id": "2", "key": "project-uses-python", "content": "Current project uses Python 3.12",
+         "category": "knowledge", "timestamp": 1700000001, "session_id": "", "links": ["user-prefers-python"]},
+    ]))
+    mem = Engram(JsonFileMemoryStore(path), agent="a")
+    hits = mem.recall("python scripting")
+    assert hits.hits[0].memory.key == "user-prefers-python"
+    assert [m.key for m in mem.neighbours("user-prefers-python")] == ["project-uses-python"]
+    mem.remember("new entry")  # rewritten in engram's object format, atomically
+    data = json.loads(path.read_text())
+    assert data["format"] == "engram-jsonfile" and len(data["entries"]) == 3
+
+
+def test_jsonfile_reads_ptrclaw_object_format(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps({
+        "entries": [{"id": "1", "key": "k", "content": "kept", "category": "core", "timestamp": 5}],
+        "embeddings": {"k": [0.1, 0.2, 0.3]},
+    }))
+    mem = Engram(JsonFileMemoryStore(path), agent="a")
+    assert mem.get("k").content == "kept"
+
+
+def test_jsonfile_refuses_malformed_file_without_touching_it(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    path.write_text("{broken")
+    with pytest.raises(SnapshotError) as err:
+        JsonFileMemoryStore(path)
+    assert "malformed JSON" in str(err.value)
+    assert path.read_text() == "{broken"
+
+
+def test_jsonfile_write_is_atomic(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    mem = Engram(JsonFileMemoryStore(path), agent="a")
+    mem.remember("one")
+    assert [p.name for p in tmp_path.iterdir()] == ["memory.json"]  # no temp files left behind
