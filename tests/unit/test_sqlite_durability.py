@@ -72,8 +72,10 @@ def test_concurrent_processes_never_see_database_locked(tmp_path: Path) -> None:
 def test_fresh_processes_migrate_once(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     procs = [
-        subprocess.Popen([sys.executable, "-c", f"from engram.store.sqlite import SqliteMemoryStore; SqliteMemoryStore({str(db)!r})"],
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", f"from engram.store.sqlite import SqliteMemoryStore; SqliteMemoryStore({str(db)!r})"],
+            stderr=subprocess.PIPE, text=True,
+        )
         for _ in range(4)
     ]
     for proc in procs:

@@ -151,7 +151,10 @@ def forget(
         render.console.print("nothing to forget")
 
 
-def link(ctx: typer.Context, a: str = typer.Argument(..., help="Key or id."), b: str = typer.Argument(..., help="Key or id.")) -> None:
+KeyArg = typer.Argument(..., help="Key or id.")
+
+
+def link(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
     """Link two memories both ways."""
     st = state(ctx)
     st.engram().link(a, b)
@@ -161,7 +164,7 @@ def link(ctx: typer.Context, a: str = typer.Argument(..., help="Key or id."), b:
         render.console.print(f"linked {a} <-> {b}")
 
 
-def unlink(ctx: typer.Context, a: str = typer.Argument(..., help="Key or id."), b: str = typer.Argument(..., help="Key or id.")) -> None:
+def unlink(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
     """Remove the link between two memories."""
     st = state(ctx)
     removed = st.engram().unlink(a, b)

@@ -58,12 +58,19 @@ def memories_table(memories: Sequence[Memory], title: str | None = None) -> None
 
 def hits_table(result: RecallResult) -> None:
     table = Table(title=f"recall ({result.mode})")
-    for column in ("score", "key", "content", "text", "vector", "recency", "importance", "link"):
-        table.add_column(column, overflow="fold")
+    table.add_column("score", no_wrap=True)
+    table.add_column("key", overflow="fold", max_width=32)
+    table.add_column("content", overflow="fold", ratio=3)
+    table.add_column("why", overflow="fold", max_width=28)
     for hit in result.hits:
         p = hit.parts
-        table.add_row(f"{hit.score:.3f}", hit.memory.key, hit.memory.content, f"{p.text:.2f}", f"{p.vector:.2f}",
-                      f"{p.recency:.2f}", f"{p.importance:.2f}", f"{p.link:.2f}" if hit.via else "")
+        if hit.via:
+            why = f"linked ({p.link:.2f})"
+        else:
+            why = f"text {p.text:.2f} vec {p.vector:.2f}"
+            if p.recency != 1.0 or p.importance != 1.0:
+                why += f" x rec {p.recency:.2f} x imp {p.importance:.2f}"
+        table.add_row(f"{hit.score:.3f}", hit.memory.key, hit.memory.content, why)
     if result.hits:
         console.print(table)
     for note in result.notes:
