@@ -36,7 +36,7 @@ from engram.model import (
     parse_tags,
 )
 from engram.registry import resolve
-from engram.search import QueryEmbedder, RecallRequest, recall
+from engram.search import TextEmbedder, RecallRequest, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 
 ScopeChoice = Literal["global", "agent", "session"] | Scope
@@ -66,7 +66,7 @@ class Engram:
         *,
         agent: str = "default",
         session: str | None = None,
-        embedder: QueryEmbedder | None = None,
+        embedder: TextEmbedder | None = None,
         recall_settings: RecallSettings | None = None,
         max_content_chars: int = 8000,
         clock: Callable[[], float] = time.time,
@@ -193,6 +193,39 @@ class Engram:
             self._emit("linked", [result.memory, *link_targets])
         return result
 
+    def remember_many(
+        self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None
+    ) -> list[WriteResult]:
+        """Store many memories (each item: ``remember``'s keyword arguments); embeddings are
+        computed in batches. Every item is validated before anything is stored, so one bad item
+        stores nothing (``ValidationError`` names it as ``items[i].field``)."""
+        items = list(items)
+        drafts = []
+        for i, item in enumerate(items):
+            fields = dict(item)
+            if fields.get("links"):
+                raise ValidationError(f"items[{i}].links", "links are not taken in bulk", "link() afterwards")
+            fields.pop("links", None)
+            scope = fields.pop("scope", None)
+            try:
+                drafts.append(make_draft(scope=self._write_scope(scope), max_content_chars=self.max_content_chars, **fields))
+            except ValidationError as exc:
+                raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None
+            except TypeError as exc:
+                raise ValidationError(f"items[{i}]", str(exc), "remember()'s keyword arguments") from None
+        results = []
+        for n, draft in enumerate(drafts, 1):
+            results.append(self.store.upsert(draft, proposed_key=key_from_content(draft.content), now=self.clock()))
+            if progress and (n % 100 == 0 or n == len(drafts)):
+                progress(n, len(drafts))
+        changed = [r.memory for r in results if r.action in ("created", "updated") and r.memory.id]
+        warnings = tuple(self._embed(changed))
+        for kind in ("created", "updated"):
+            self._emit("stored" if kind == "created" else "updated", [r.memory for r in results if r.action == kind])
+        if warnings:
+            results = [WriteResult(r.memory, r.action, r.warnings + warnings) for r in results]
+        return results
+
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
         if self.embedder is None or not memories:
@@ -202,7 +235,7 @@ class Engram:
         if stored is not None and stored != identity:
             return [f"not embedded: the store holds {stored} vectors; run `engram reindex` for {identity}"]
         try:
-            vectors = self.embedder.embed([m.content for m in memories])  # type: ignore[attr-defined]
+            vectors = self.embedder.embed([m.content for m in memories])
         except EngramError as exc:
             return [f"not embedded ({exc}); full-text recall still finds it"]
         self.store.set_vectors(identity, list(zip([m.id for m in memories], vectors, strict=True)))

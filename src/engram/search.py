@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -31,11 +31,13 @@ from engram.model import Hit, Memory, MemoryFilter, RecallResult, ScoreParts
 from engram.store.base import MemoryStore
 
 
-class QueryEmbedder(Protocol):
-    """What recall needs of an embedder (``engram.embed.Embedder`` provides it)."""
+class TextEmbedder(Protocol):
+    """What engram needs of an embedder (``engram.embed.Embedder`` provides it)."""
 
     @property
     def identity(self) -> Any: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
@@ -65,7 +67,7 @@ def recall(
     request: RecallRequest,
     settings: RecallSettings,
     *,
-    embedder: QueryEmbedder | None = None,
+    embedder: TextEmbedder | None = None,
     now: float | None = None,
     clock: Callable[[], float] = time.time,
 ) -> RecallResult:
@@ -112,7 +114,7 @@ def recall(
 def _vector_candidates(
     store: MemoryStore,
     request: RecallRequest,
-    embedder: QueryEmbedder | None,
+    embedder: TextEmbedder | None,
     pool: int,
     candidates: dict[str, _Candidate],
 ) -> tuple[bool, str | None]:

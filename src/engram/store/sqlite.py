@@ -360,7 +360,7 @@ class SqliteMemoryStore:
         with self.db.read() as conn:
             rows = conn.execute(
                 f"SELECT {_prefixed(_COLUMNS)}, -bm25(memories_fts, 2.0, 1.0) AS score"
-                f" FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid"
+                f" FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid"
                 f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, 2.0, 1.0) LIMIT ?",
                 [match, *params, limit],
             ).fetchall()
@@ -394,7 +394,7 @@ class SqliteMemoryStore:
         match = " AND ".join(f'"{term}"' for term in terms)
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_prefixed(_COLUMNS)} FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid"
+                f"SELECT {_prefixed(_COLUMNS)} FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid"
                 f" WHERE memories_fts MATCH ? AND {where}",
                 [match, *params],
             ).fetchall()
