@@ -78,6 +78,7 @@ class JsonlHistoryStore:
         self.max_chars_per_entry = max_chars_per_entry
         self.max_total_chars = max_total_chars
         self._thread_lock = threading.RLock()
+        self._cache: tuple[tuple[int, int, int], list[_Line], bool] | None = None
 
     # --- locking and file access ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -96,13 +97,22 @@ class JsonlHistoryStore:
                 handle.close()
 
     def _read(self) -> tuple[list[_Line], bool]:
-        """Every line of the file, and whether the file ends with a newline (or is empty)."""
+        """Every line of the file, and whether the file ends with a newline (or is empty).
+
+        The parse is reused while the file is unchanged: every write either appends (the size
+        grows) or renames a new file in (the inode changes), so (inode, size, mtime) tells.
+        """
         try:
-            raw = self.path.read_text("utf-8", errors="replace")
+            stat = self.path.stat()
+            raw = self.path.read_text("utf-8", errors="replace") if (
+                self._cache is None or self._cache[0] != (stat.st_ino, stat.st_size, stat.st_mtime_ns)) else None
         except FileNotFoundError:
             return [], True
         except OSError as exc:
             raise StorageError(f"cannot read {self.path}: {exc}") from exc
+        if raw is None and self._cache is not None:
+            return list(self._cache[1]), self._cache[2]
+        signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
         lines = []
         for number, text in enumerate(raw.splitlines(), start=1):
             if not text.strip():
@@ -111,7 +121,10 @@ class JsonlHistoryStore:
             if line.key is None:
                 log.warning("%s line %d is not a readable history entry; skipped (kept in the file)", self.path, number)
             lines.append(line)
-        return lines, raw == "" or raw.endswith("\n")
+        ends = raw == "" or raw.endswith("\n")
+        if len(raw.encode("utf-8", errors="replace")) == stat.st_size:  # not changed while we read it
+            self._cache = (signature, list(lines), ends)
+        return lines, ends
 
     def _rewrite(self, lines: list[_Line]) -> None:
         """Replace the file atomically with ``lines``, keeping only the newest ``max_entries``."""

@@ -150,5 +150,7 @@ def _row(message: Message) -> tuple[Any, ...]:
 
 def _message(row: Sequence[Any]) -> Message:
     role, content, tool_calls, tool_call_id, metadata, created_at = row
-    calls = tuple(ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in json.loads(tool_calls))
-    return Message(Role(role), content, calls, tool_call_id, json.loads(metadata), created_at)
+    # Most messages have neither: skip the JSON parser for them (get_recent's main cost).
+    calls = () if tool_calls == "[]" else tuple(
+        ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in json.loads(tool_calls))
+    return Message(Role(role), content, calls, tool_call_id, {} if metadata == "{}" else json.loads(metadata), created_at)
