@@ -182,7 +182,7 @@ def import_folder(
 
 def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary) -> list[tuple[Scope, Entry]] | None:
     name = rel.rsplit("/", 1)[-1]
-    if name.upper() == layout.OPERATOR_FILE or rel.endswith(".conflict"):
+    if name.upper() == layout.OPERATOR_FILE.upper() or rel.endswith(".conflict"):
         return None
     for fmt_name, suffixes in (("markdown", (".md",)), ("yaml", (".yaml", ".yml"))):
         if name.endswith(suffixes):

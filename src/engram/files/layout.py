@@ -41,7 +41,7 @@ def locate(rel: str, suffix: str) -> tuple[Scope, str] | None:
     Raises ``ValidationError`` for a folder whose name is not a valid agent or session."""
     parts = rel.split("/")
     name = parts[-1]
-    if not name.endswith(suffix) or name.upper() == OPERATOR_FILE or name.startswith("."):
+    if not name.endswith(suffix) or name.upper() == OPERATOR_FILE.upper() or name.startswith("."):
         return None
     if len(parts) == 2 and parts[0] == "global":
         return Scope(), "global"

@@ -40,12 +40,13 @@ class EntryState:
 @dataclass
 class SyncState:
     format: str
+    database: str = ""
     entries: dict[str, EntryState] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({
-            "version": 1, "format": self.format,
+            "version": 1, "format": self.format, "database": self.database,
             "entries": {i: [e.path, e.digest] for i, e in sorted(self.entries.items())},
             "files": dict(sorted(self.files.items())),
         }, indent=0)
@@ -57,20 +58,21 @@ class SyncState:
         return {i for i, e in self.entries.items() if e.path == rel}
 
 
-def load(folder: Folder, fmt: str) -> SyncState:
-    """The stored state; an unreadable or other-format state starts afresh (logged): every entry
-    then counts as unsynced, which can only add, never remove."""
+def load(folder: Folder, fmt: str, database: str) -> SyncState:
+    """The stored state; an unreadable state, or one recorded for another format or another
+    database (a fresh or replaced database file), starts afresh: every entry then counts as
+    unsynced, which can only add or report conflicts, never remove."""
     try:
         data = json.loads(folder.read_text(STATE_FILE))
     except FileNotFoundError:
-        return SyncState(fmt)
+        return SyncState(fmt, database)
     except (ValueError, OSError) as exc:
         log.warning("sync state %s unreadable (%s); starting afresh", STATE_FILE, exc)
-        return SyncState(fmt)
-    if data.get("format") != fmt:
-        return SyncState(fmt)
+        return SyncState(fmt, database)
+    if data.get("format") != fmt or data.get("database") != database:
+        return SyncState(fmt, database)
     entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
-    return SyncState(fmt, entries, dict(data.get("files", {})))
+    return SyncState(fmt, database, entries, dict(data.get("files", {})))
 
 
 def save(folder: Folder, state: SyncState) -> None:

@@ -25,6 +25,7 @@ written, each atomically. Database→files runs on every engine event (except th
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections import defaultdict
@@ -110,6 +111,7 @@ class FileSync:
         self._lock = threading.RLock()
         self._views: dict[Scope, Engram] = {}
         self._unsubscribe: Callable[[], None] | None = None
+        self._identity: str | None = None
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
@@ -144,6 +146,19 @@ class FileSync:
         for problem in report.problems:
             log.warning("%s", problem)
 
+    def _database_identity(self) -> str:
+        """Which database the state was recorded against: backend, location and, for a file, its
+        inode, so a new database file in the same place is not mistaken for the old one (which
+        would read every entry of the folder as forgotten)."""
+        if self._identity is None:
+            stats = self.engram.store.stats()
+            try:
+                inode = str(os.stat(stats.location).st_ino)
+            except OSError:
+                inode = ""
+            self._identity = f"{stats.backend}:{stats.location}:{inode}"
+        return self._identity
+
     def _view(self, scope: Scope) -> Engram:
         if scope not in self._views:
             agent = scope.agent or self.engram.scope.agent or "default"
@@ -155,7 +170,7 @@ class FileSync:
         """One two-way pass over ``scopes`` (default: every scope in the database or the folder)."""
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
-            st = sync_state.load(self.folder, self.fmt.name)
+            st = sync_state.load(self.folder, self.fmt.name, self._database_identity())
             files_by_scope = self._scan(report)
             wanted = None if scopes is None else set(scopes)
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
@@ -270,10 +285,10 @@ class FileSync:
 
         ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if e.path.startswith(prefix)
                                          and "/" not in e.path[len(prefix):]}
+        unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
         for entry_id in sorted(ids - untouchable):
             self._settle(entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report)
-        self._import_with_ids(scope, [(rel, e) for rel, e in in_files.values()
-                                      if e.id not in db and e.id not in st.entries], st, files, report, new)
+        self._import_with_ids(scope, unknown, st, files, report, new)
         self._add_new(scope, new, st, files, report)
         self._write(files, st, report)
 

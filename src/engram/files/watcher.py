@@ -82,7 +82,7 @@ class Watcher:
         except PathRefused:  # an event outside the folder (a rename away): nothing of ours
             return
         name = rel.rsplit("/", 1)[-1]
-        if name.startswith(".") or name.endswith(".conflict") or name.upper() == layout.OPERATOR_FILE:
+        if name.startswith(".") or name.endswith(".conflict") or name.upper() == layout.OPERATOR_FILE.upper():
             return
         scope_dir = _scope_dir_of(rel)
         if scope_dir is None:
