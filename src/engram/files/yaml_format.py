@@ -149,8 +149,12 @@ def parse(text: str, path: str, *, max_content_chars: int) -> YamlDocument:
     title = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ").title()
     doc = YamlDocument(title, [], original=text)
     try:
-        node = lib.compose(text, Loader=_loader())
-        data = lib.load(text, Loader=_loader())
+        loader = _loader()(text)  # one parse gives both the nodes (for line numbers) and the data
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except lib.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
@@ -201,8 +205,8 @@ def _entry(item: Any, line: int, max_chars: int) -> Entry:
     for name in ("tags", "links"):
         if raw.get(name) is not None and not isinstance(raw[name], list | str):
             raise ValidationError(name, f"got {type(raw[name]).__name__}", "a list")
-    text = _require().dump([item], Dumper=_dumper(), sort_keys=False, allow_unicode=True)
-    return build_entry(raw, max_content_chars=max_chars, line=line, text=text)
+    # No source text kept: a conflict file re-renders the item (dumping each one here is slow).
+    return build_entry(raw, max_content_chars=max_chars, line=line)
 
 
 def render_item(entry: Entry) -> dict[str, Any]:
