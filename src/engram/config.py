@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from engram.errors import ConfigError
+from engram.files.settings import FilesSettings
 from engram.history.settings import HistorySettings
 
 
@@ -67,6 +68,7 @@ class Settings(BaseSettings):
     busy_timeout_ms: int = Field(30_000, ge=0)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
+    files: FilesSettings = Field(default_factory=FilesSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

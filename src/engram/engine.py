@@ -36,7 +36,7 @@ from engram.model import (
     parse_tags,
 )
 from engram.registry import resolve
-from engram.search import TextEmbedder, RecallRequest, recall
+from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 
 if TYPE_CHECKING:

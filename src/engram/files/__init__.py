@@ -1,0 +1,14 @@
+"""Memory as files: the memory folder people read, edit, grep and version with ordinary tools.
+
+- ``layout``: where each memory's file is (``global/``, ``agents/<agent>/``,
+  ``sessions/<agent>/<session>/``; one file per tag, category or type).
+- ``markdown`` / ``yaml_format``: the two file formats (ClawCode's), parsed into ``Entry`` records
+  with schema validation and rendered back; bullets keep an unobtrusive ``<!-- id:... -->`` marker.
+- ``sync``: two-way sync with a sync-state record (``state``) so conflicts are detected;
+  ``conflicts`` keeps the losing file text in ``.conflict`` files; ``watcher`` runs it continuously.
+- ``export``: per-type JSON files (PHP entity), folder export and import.
+- ``paths``: nothing outside the memory folder is ever read or written.
+
+The operator ``MEMORY.md`` (``memory_md``) lives in the same folder; sync never reads it as
+memories and never writes it.
+"""

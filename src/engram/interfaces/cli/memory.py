@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from engram.engine import Filters
-from engram.interfaces.cli import parsing, render
+from engram.interfaces.cli import files, parsing, render
 from engram.interfaces.cli.state import state
 
 CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or conversation.")
@@ -206,9 +206,13 @@ def count(
 
 def export(
     ctx: typer.Context,
-    path: Path | None = typer.Argument(None, help="File to write (default: standard output)."),
+    path: Path | None = typer.Argument(None, help="File to write (default: standard output); a folder for other formats."),
+    fmt: str = typer.Option("snapshot", "--format", "-f", help="snapshot (JSON file), or markdown, yaml or json (a folder)."),
 ) -> None:
-    """Export visible memories as a JSON snapshot (no embeddings)."""
+    """Export visible memories as a JSON snapshot (no embeddings), or every memory as a memory folder."""
+    if fmt != "snapshot":
+        files.export_dir(ctx, fmt, path)
+        return
     document = state(ctx).engram().export_snapshot()
     if path is None:
         sys.stdout.write(document + "\n")
@@ -219,9 +223,12 @@ def export(
 
 def import_(
     ctx: typer.Context,
-    path: Path = typer.Argument(..., help="Snapshot file (engram's or PtrClaw's format); - for standard input."),
+    path: Path = typer.Argument(..., help="Snapshot file (engram's or PtrClaw's), - for stdin, or a memory folder."),
 ) -> None:
-    """Import a snapshot; keys already present are skipped; malformed input imports nothing."""
+    """Import a snapshot (keys already present are skipped; malformed input imports nothing) or a folder of memory files."""
+    if path.is_dir():
+        files.import_dir(ctx, path)
+        return
     st = state(ctx)
     document = sys.stdin.read() if str(path) == "-" else _read(path)
     result = st.engram().import_snapshot(document)

@@ -10,6 +10,7 @@ import typer
 
 from engram.config import Settings, load_settings
 from engram.engine import Engram
+from engram.files.sync import attach_from_settings as attach_files
 
 
 @dataclass
@@ -30,6 +31,7 @@ class CliState:
     def engram(self) -> Engram:
         if self._engram is None:
             self._engram = Engram.from_settings(self.settings())
+            attach_files(self._engram, self.settings())  # every change also lands in the memory folder
         return self._engram
 
     def close(self) -> None:

@@ -1,0 +1,131 @@
+"""Conflicts: an entry changed on both sides since the last sync. The database wins (ClawCode),
+and the losing file text is kept beside its file as ``<file>.<id>.conflict`` until a person
+resolves it: take the database side (drop the kept text), take the file side (apply it), or merge.
+
+A conflict file is a small memory file of the same format whose first comment line records what
+happened (``engram-conflict id=… file=… kind=… at=…``), so it stays readable by hand and by ``parse``.
+Kinds: ``both-changed``; ``deleted-in-file`` (the file removed an entry the database changed:
+the entry is put back); ``deleted-in-database`` (the database forgot an entry the file changed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from engram import snapshot
+from engram.errors import NotFoundError, ValidationError
+from engram.model import Memory, Scope
+
+from .document import Format
+from .entry import Entry, from_memory
+from .layout import scope_of_dir
+from .paths import Folder
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database"]
+SUFFIX = ".conflict"
+_HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    path: str  # the .conflict file, relative to the memory folder
+    entry_id: str
+    file: str  # the memory file the entry is in
+    kind: str
+    at: str
+    entries: tuple[Entry, ...]  # the losing file version (empty when the file had deleted it)
+
+
+def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, losing: Sequence[Entry]) -> str:
+    """Write the losing side beside ``file``; returns the ``.conflict`` path (never overwrites one)."""
+    at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    explain = {
+        "both-changed": "changed in both the database and the file; the database version was kept",
+        "deleted-in-file": "deleted from the file but changed in the database; the database version was put back",
+        "deleted-in-database": "forgotten in the database but changed in the file; it stays forgotten",
+    }[kind]
+    note = (f"engram-conflict id={entry_id} file={file} kind={kind} at={at}\n"
+            f"This entry was {explain}. Below is the file's version. Resolve with: engram conflicts resolve {entry_id}")
+    base = f"{file}.{entry_id}"
+    rel, n = f"{base}{SUFFIX}", 1
+    while folder.exists(rel):
+        n += 1
+        rel = f"{base}.{n}{SUFFIX}"
+    folder.write_text(rel, fmt.fragment(list(losing), note))
+    return rel
+
+
+def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int) -> list[Conflict]:
+    """Every kept conflict in the folder, oldest first."""
+    found: list[Conflict] = []
+    for rel, is_link in folder.walk():
+        if is_link or not rel.endswith(SUFFIX):
+            continue
+        text = folder.read_text(rel)
+        header = _HEADER.search(text)
+        if header is None:
+            continue
+        doc = fmt.parse(text, rel, max_content_chars=max_content_chars)
+        found.append(Conflict(rel, header.group(1), header.group(2), header.group(3), header.group(4),
+                              tuple(doc.parsed.entries)))
+    return sorted(found, key=lambda c: (c.at, c.path))
+
+
+def find(conflicts: Sequence[Conflict], ref: str) -> Conflict:
+    """The conflict whose entry id, path or id prefix is ``ref``; raises ``NotFoundError``."""
+    matches = [c for c in conflicts if ref in (c.entry_id, c.path) or c.entry_id.startswith(ref)]
+    if not matches:
+        raise NotFoundError("conflict", ref)
+    return matches[0]
+
+
+def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["db", "file", "merge"],
+            merged_content: str | None = None) -> str:
+    """Settle a conflict through the engine; returns what was done. ``merge`` applies the file
+    version's fields with ``merged_content``. Raises ``ValidationError`` for a merge without text."""
+    if take == "db":
+        folder.remove(conflict.path)
+        return "kept the database version"
+    if take == "merge" and not (merged_content or "").strip():
+        raise ValidationError("content", "a merge needs the merged text", "the content to keep")
+    current = engram.store.get_many([conflict.entry_id])
+    memory = current[0] if current else None
+    entry = conflict.entries[0] if conflict.entries else None
+    if take == "file" and entry is None:
+        if memory is not None:
+            engram.for_agent(memory.scope.agent or engram.scope.agent or "default", memory.scope.session).forget(
+                memory.id, reason="conflict resolved: the file had deleted it")
+        folder.remove(conflict.path)
+        return "forgot it, as the file had"
+    content = merged_content if take == "merge" else entry.content  # type: ignore[union-attr]
+    source = entry or _entry_of(memory)
+    scope = memory.scope if memory else _scope_of(conflict.file)
+    view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
+    if memory is None:
+        restored = source.to_memory(scope, engram.clock())
+        view.import_snapshot(snapshot.dump([replace(restored, id=conflict.entry_id, content=content or "")]))
+    else:
+        view.remember(
+            content or "", key=memory.key, category=source.category, type=source.type, layer=source.layer,
+            tags=source.tags, metadata=dict(source.metadata), importance=source.importance,
+            related_entity=source.related_entity, source=source.source, scope=scope,
+        )
+    folder.remove(conflict.path)
+    return "applied the file version" if take == "file" else "applied the merge"
+
+
+def _entry_of(memory: Memory | None) -> Entry:
+    if memory is None:
+        raise NotFoundError("memory", "the conflicting entry")
+    return from_memory(memory)
+
+
+def _scope_of(file: str) -> Scope:
+    return scope_of_dir(file.rsplit("/", 1)[0])

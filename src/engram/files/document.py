@@ -1,0 +1,66 @@
+"""What the two file formats have in common: a parsed file (``Document``) that can be patched one
+entry at a time, so a change to one memory rewrites only that entry's text and keeps everything
+else in the file (hand formatting, invalid entries waiting to be fixed, unsynced edits) as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .entry import Entry, Problem
+
+
+@dataclass
+class Parsed:
+    """A file's valid entries, its problems, and ids of entries that are present but invalid
+    (those must never be taken as deleted)."""
+
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    invalid_ids: set[str] = field(default_factory=set)
+    # True when the file as a whole could not be read: it is left untouched until fixed.
+    broken: bool = False
+
+
+class Document(Protocol):
+    parsed: Parsed
+
+    def replace(self, entry_id: str, entry: Entry) -> bool:
+        """Put ``entry`` where the entry with ``entry_id`` is; False when there is none."""
+        ...
+
+    def set_at(self, line: int, entry: Entry | None) -> bool:
+        """Replace (or, with None, remove) the entry parsed at ``line`` (entries without an id)."""
+        ...
+
+    def remove(self, entry_id: str) -> bool: ...
+
+    def add(self, entry: Entry) -> None: ...
+
+    def text(self) -> str: ...
+
+
+class Format(Protocol):
+    name: str
+    suffix: str
+
+    def parse(self, text: str, path: str, *, max_content_chars: int) -> Document: ...
+
+    def new(self, title: str) -> Document: ...
+
+    def fragment(self, entries: list[Entry], note: str) -> str:
+        """A stand-alone file holding ``entries`` (as their source text when they have one) and
+        ``note`` as a comment: the body of a ``.conflict`` file, readable by ``parse``."""
+        ...
+
+
+def get_format(name: str) -> Format:
+    """The format called ``name``; raises ``MissingDependencyError`` when YAML is asked for without PyYAML."""
+    if name == "yaml":
+        from .yaml_format import YAML
+
+        return YAML
+    from .markdown import MARKDOWN
+
+    return MARKDOWN

@@ -1,0 +1,221 @@
+"""``Entry``: one memory as a file holds it, the validation every parse goes through, and the
+hash the sync state compares.
+
+A format's parser produces raw fields (strings, lists, numbers as the text had them);
+``build_entry`` validates them with the same rules as every other input (``engram.model``), so a
+file can hold nothing the engine would refuse. A problem becomes a ``Problem`` with file and
+line; the rest of the file is still read.
+
+Times: the visible date of an entry (``(2026-02-09)`` or an ISO timestamp) is what a person
+edits; the exact times travel in the entry's marker. When both agree (same UTC day, or within a
+second for a full timestamp) the exact time is kept, so a round trip gives equal times.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engram.errors import ValidationError
+from engram.ids import key_from_content, new_id
+from engram.model import (
+    Category,
+    Layer,
+    Memory,
+    Scope,
+    layer_for_type,
+    parse_category,
+    parse_content,
+    parse_importance,
+    parse_key,
+    parse_layer,
+    parse_metadata,
+    parse_tags,
+    parse_type,
+)
+
+from .paths import text_hash
+
+# Metadata key shown as a markdown subheading instead of inside the metadata line.
+SECTION_KEY = "section"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something in a file that was not imported (or a refused file), with where it is."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A validated memory entry read from (or to be written to) a file."""
+
+    content: str
+    id: str | None = None
+    key: str | None = None
+    category: Category = Category.KNOWLEDGE
+    type: str = "learned"
+    layer: Layer = Layer.SEMANTIC
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    importance: float = 0.5
+    related_entity: str | None = None
+    source: str | None = None
+    created_at: float | None = None
+    updated_at: float | None = None
+    last_accessed: float | None = None
+    recall_count: int = 0
+    links: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    line: int = 0
+    text: str = ""  # the entry's source text, kept for .conflict files
+
+    def digest(self) -> str:
+        """The hash the sync state keeps: what a person can edit, not bookkeeping like access times,
+        links or keys, which the database owns."""
+        return text_hash(json.dumps([
+            self.content, self.category.value, self.type, self.layer.value, list(self.tags),
+            dict(self.metadata), self.importance, self.related_entity, self.source,
+        ], sort_keys=True, ensure_ascii=False))
+
+    def to_memory(self, scope: Scope, now: float) -> Memory:
+        """A ``Memory`` for importing this entry with its id, key and times (made up when absent)."""
+        created = self.created_at if self.created_at is not None else now
+        return Memory(
+            id=self.id or new_id(), key=self.key or key_from_content(self.content), content=self.content,
+            category=self.category, type=self.type, layer=self.layer, tags=self.tags, metadata=dict(self.metadata),
+            importance=self.importance, related_entity=self.related_entity, source=self.source, scope=scope,
+            created_at=created, updated_at=self.updated_at if self.updated_at is not None else created,
+            last_accessed=self.last_accessed, recall_count=self.recall_count, links=self.links,
+            superseded_by=self.superseded_by,
+        )
+
+
+def from_memory(memory: Memory) -> Entry:
+    return Entry(
+        content=memory.content, id=memory.id, key=memory.key, category=memory.category, type=memory.type,
+        layer=memory.layer, tags=memory.tags, metadata=dict(memory.metadata), importance=memory.importance,
+        related_entity=memory.related_entity, source=memory.source, created_at=memory.created_at,
+        updated_at=memory.updated_at, last_accessed=memory.last_accessed, recall_count=memory.recall_count,
+        links=memory.links, superseded_by=memory.superseded_by,
+    )
+
+
+def memory_digest(memory: Memory) -> str:
+    return from_memory(memory).digest()
+
+
+def default_type(category: Category) -> str:
+    return "conversation" if category is Category.CONVERSATION else "learned"
+
+
+def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0, text: str = "") -> Entry:
+    """Validate raw fields from a file into an ``Entry``; raises ``ValidationError`` naming the field.
+
+    Recognised fields: content, id, key, category, type, layer, tags, metadata, importance,
+    related_entity, source, date (the visible date), created_at, updated_at, last_accessed,
+    recall_count, links, superseded_by.
+    """
+    category = parse_category(raw.get("category") or Category.KNOWLEDGE)
+    memory_type = parse_type(raw.get("type") or default_type(category))
+    layer = parse_layer(raw["layer"]) if raw.get("layer") else layer_for_type(memory_type)
+    entry_id = raw.get("id")
+    if entry_id is not None and (not isinstance(entry_id, str) or not entry_id.strip() or len(entry_id) > 100):
+        raise ValidationError("id", f"{entry_id!r} is not an id", "the id engram wrote, or none for a new entry")
+    precise = _number(raw.get("created_at"), "created_at")
+    return Entry(
+        content=parse_content(raw.get("content", ""), max_content_chars),
+        id=entry_id.strip() if isinstance(entry_id, str) else None,
+        key=parse_key(raw["key"]) if raw.get("key") else None,
+        category=category,
+        type=memory_type,
+        layer=layer,
+        tags=parse_tags(raw.get("tags")),
+        metadata=parse_metadata(raw.get("metadata")),
+        importance=parse_importance(raw.get("importance", 0.5)),
+        related_entity=_text(raw.get("related_entity"), "related_entity"),
+        source=_text(raw.get("source"), "source"),
+        created_at=resolve_date(raw.get("date"), precise),
+        updated_at=_number(raw.get("updated_at"), "updated_at"),
+        last_accessed=_number(raw.get("last_accessed"), "last_accessed"),
+        recall_count=int(_number(raw.get("recall_count"), "recall_count") or 0),
+        links=tuple(str(link) for link in raw.get("links") or ()),
+        superseded_by=_text(raw.get("superseded_by"), "superseded_by"),
+        line=line,
+        text=text,
+    )
+
+
+def resolve_date(value: Any, precise: float | None) -> float | None:
+    """The creation time from a visible date and the exact time in the marker (see module doc)."""
+    if value is None or value == "":
+        return precise
+    if isinstance(value, dt.datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        return _closest(moment.timestamp(), precise, 1.0)
+    if isinstance(value, dt.date):
+        return _same_day(value, precise)
+    text = str(value).strip()
+    try:
+        if len(text) == 10:
+            return _same_day(dt.date.fromisoformat(text), precise)
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError("date", f"{text!r} is not a valid date", "YYYY-MM-DD or an ISO 8601 timestamp") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return _closest(moment.timestamp(), precise, 1.0)
+
+
+def _same_day(day: dt.date, precise: float | None) -> float:
+    if precise is not None and utc(precise).date() == day:
+        return precise
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp()
+
+
+def _closest(seen: float, precise: float | None, tolerance: float) -> float:
+    return precise if precise is not None and abs(precise - seen) < tolerance else seen
+
+
+def utc(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
+
+
+def iso(ts: float) -> str:
+    """``2026-02-09T10:30:00Z`` (seconds; the exact time travels separately)."""
+    return utc(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _number(value: Any, name: str) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValidationError(name, f"{value!r} is not a number", "seconds since the epoch")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(name, f"{value!r} is not a number", "seconds since the epoch") from None
+
+
+def _text(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise ValidationError(name, f"{value!r} is not text", "a short text")
+    text = str(value).strip()
+    if len(text) > 200 or "\n" in text:
+        raise ValidationError(name, "is longer than 200 characters or has line breaks", "one line, up to 200 characters")
+    return text or None
+
+
+def with_position(entry: Entry, line: int, text: str) -> Entry:
+    return replace(entry, line=line, text=text)

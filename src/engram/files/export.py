@@ -1,0 +1,255 @@
+"""Exports and imports of memory folders.
+
+Per-type JSON files (PHP entity): every memory as ``<type>/YYYY-MM-DD_HH-ii-ss_<id>.json``
+holding the fields that document shows (id, type, content, importance, context, created_at),
+plus an ``engram`` object with the rest so a folder of them can be imported back unchanged.
+Kept up to date inside the memory folder (``types/``) when ``files.type_json`` is on, and
+written to any folder by ``engram export --format json DIR``.
+
+``export_folder`` writes the whole store as a memory folder (markdown, YAML or per-type JSON);
+``import_folder`` reads one back (any of the three), keeping ids, keys and times; entries
+without ids are stored as new memories. Invalid entries are reported with file and line and the
+rest is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engram import snapshot
+from engram.errors import EngramError, ValidationError
+from engram.model import Memory, Scope
+
+from . import layout
+from .document import Document, get_format
+from .entry import Entry, Problem, build_entry, from_memory, utc
+from .paths import Folder, PathRefused
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+
+# --- per-type JSON ---------------------------------------------------------------------------
+def type_file(memory: Memory, base: str = layout.TYPES_DIR) -> str:
+    stamp = utc(memory.created_at).strftime("%Y-%m-%d_%H-%M-%S")
+    name = f"{layout.slug(memory.type)}/{stamp}_{memory.id}.json"
+    return f"{base}/{name}" if base else name
+
+
+def type_record(memory: Memory) -> dict[str, Any]:
+    """The PHP entity's JSON fields, then engram's own under ``engram``."""
+    return {
+        "id": memory.id,
+        "type": memory.type,
+        "content": memory.content,
+        "importance": memory.importance,
+        "context": dict(memory.metadata),
+        "created_at": utc(memory.created_at).isoformat(timespec="seconds"),
+        "engram": {
+            "key": memory.key, "category": memory.category.value, "layer": memory.layer.value,
+            "tags": list(memory.tags), "related_entity": memory.related_entity, "source": memory.source,
+            "scope": str(memory.scope), "created_at": memory.created_at, "updated_at": memory.updated_at,
+            "last_accessed": memory.last_accessed, "recall_count": memory.recall_count,
+            "links": list(memory.links), "superseded_by": memory.superseded_by,
+        },
+    }
+
+
+def _type_files_by_id(folder: Folder, base: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = defaultdict(list)
+    for rel, is_link in folder.walk(base) if _isdir(folder, base) else ():
+        if not is_link and rel.endswith(".json"):
+            found[rel.rsplit("_", 1)[-1][: -len(".json")]].append(rel)
+    return found
+
+
+def _isdir(folder: Folder, rel: str) -> bool:
+    try:
+        return not rel or folder.resolve(rel).is_dir()
+    except PathRefused:
+        return False
+
+
+def write_type_files(folder: Folder, memories: Iterable[Memory], base: str = layout.TYPES_DIR,
+                     existing: dict[str, list[str]] | None = None) -> int:
+    """Write (or move, when the type changed) each memory's JSON file; returns how many were written."""
+    existing = _type_files_by_id(folder, base) if existing is None else existing
+    written = 0
+    for memory in memories:
+        rel = type_file(memory, base)
+        for old in existing.get(memory.id, []):
+            if old != rel:
+                folder.remove(old)
+        text = json.dumps(type_record(memory), ensure_ascii=False, indent=4) + "\n"
+        try:
+            same = folder.read_text(rel) == text
+        except (FileNotFoundError, PathRefused):
+            same = False
+        if not same:
+            folder.write_text(rel, text)
+            written += 1
+    return written
+
+
+def remove_type_files(folder: Folder, memories: Iterable[Memory], base: str = layout.TYPES_DIR) -> None:
+    existing = None
+    for memory in memories:
+        if not folder.remove(type_file(memory, base)):
+            existing = existing if existing is not None else _type_files_by_id(folder, base)
+            for old in existing.get(memory.id, []):
+                folder.remove(old)
+
+
+def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout.TYPES_DIR) -> None:
+    """Make ``base`` hold exactly one JSON file per memory."""
+    existing = _type_files_by_id(folder, base)
+    write_type_files(folder, memories, base, existing)
+    alive = {m.id for m in memories}
+    for memory_id, rels in existing.items():
+        if memory_id not in alive:
+            for rel in rels:
+                folder.remove(rel)
+
+
+# --- whole folders ---------------------------------------------------------------------------
+def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_by: layout.GroupBy = "tag") -> int:
+    """Write ``memories`` into ``dest`` as a memory folder; returns how many were written.
+    Raises ``PathRefused`` when a path inside ``dest`` is a symlink."""
+    folder = Folder(dest)
+    memories = list(memories)
+    if format == "json":
+        write_type_files(folder, memories, base="")
+        return len(memories)
+    fmt = get_format(format)
+    docs: dict[str, Document] = {}
+    for memory in sorted(memories, key=lambda m: (m.created_at, m.id)):
+        rel = layout.file_for(memory, group_by, fmt.suffix)
+        if rel not in docs:
+            docs[rel] = fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+        docs[rel].add(from_memory(memory))
+    for rel, doc in docs.items():
+        folder.write_text(rel, doc.text())
+    return len(memories)
+
+
+@dataclass
+class ImportSummary:
+    files: int = 0
+    imported: int = 0  # kept their ids
+    created: int = 0  # had no id: stored as new memories
+    skipped: int = 0  # id or key already present
+    problems: list[Problem] = field(default_factory=list)
+
+
+def import_folder(
+    engram: Engram,
+    src: Path,
+    *,
+    max_file_bytes: int = 5_000_000,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ImportSummary:
+    """Import every memory file under ``src`` (markdown, YAML, or per-type JSON files).
+    Raises ``ValidationError`` when ``src`` is not a folder."""
+    if not src.is_dir():
+        raise ValidationError("path", f"{src} is not a folder", "a memory folder (global/, agents/, sessions/ or <type>/)")
+    folder = Folder(src, max_file_bytes=max_file_bytes)
+    summary = ImportSummary()
+    candidates = [(rel, link) for rel, link in folder.walk()]
+    by_scope: dict[Scope, list[Entry]] = defaultdict(list)
+    for n, (rel, is_link) in enumerate(candidates, start=1):
+        if progress:
+            progress(n, len(candidates), rel)
+        if is_link:
+            summary.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
+            continue
+        try:
+            read = _read_file(folder, rel, engram, summary)
+        except (PathRefused, ValidationError, OSError) as exc:
+            summary.problems.append(Problem(rel, 0, f"not read: {exc}"))
+            continue
+        if read is not None:
+            summary.files += 1
+            for scope, entry in read:
+                by_scope[scope].append(entry)
+    _store(engram, by_scope, summary)
+    return summary
+
+
+def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary) -> list[tuple[Scope, Entry]] | None:
+    name = rel.rsplit("/", 1)[-1]
+    if name.upper() == layout.OPERATOR_FILE.upper() or rel.endswith(".conflict"):
+        return None
+    for fmt_name, suffixes in (("markdown", (".md",)), ("yaml", (".yaml", ".yml"))):
+        if name.endswith(suffixes):
+            where = layout.locate(rel, "." + name.rsplit(".", 1)[-1])
+            if where is None:
+                return None
+            doc = get_format(fmt_name).parse(folder.read_text(rel), rel, max_content_chars=engram.max_content_chars)
+            summary.problems.extend(doc.parsed.problems)
+            return [(where[0], entry) for entry in doc.parsed.entries]
+    if name.endswith(".json") and "/" in rel:
+        return _read_type_json(folder, rel, engram, summary)
+    return None
+
+
+def _read_type_json(folder: Folder, rel: str, engram: Engram, summary: ImportSummary) -> list[tuple[Scope, Entry]]:
+    try:
+        data = json.loads(folder.read_text(rel))
+    except json.JSONDecodeError as exc:
+        summary.problems.append(Problem(rel, exc.lineno, f"malformed JSON: {exc.msg}"))
+        return []
+    if not isinstance(data, dict):
+        summary.problems.append(Problem(rel, 1, "expected a JSON object"))
+        return []
+    extra = data.get("engram") if isinstance(data.get("engram"), dict) else {}
+    raw = {**{k: v for k, v in extra.items() if k != "scope"}, "id": str(data["id"]) if data.get("id") is not None else None,
+           "type": data.get("type"), "content": data.get("content", ""), "importance": data.get("importance", 0.5),
+           "metadata": data.get("context"), "date": data.get("created_at")}
+    try:
+        scope = Scope.parse(extra["scope"]) if extra.get("scope") else Scope(engram.scope.agent)
+        return [(scope, build_entry(raw, max_content_chars=engram.max_content_chars, line=1))]
+    except ValidationError as exc:
+        summary.problems.append(Problem(rel, 1, f"entry not imported: {exc}"))
+        return []
+
+
+def _store(engram: Engram, by_scope: dict[Scope, list[Entry]], summary: ImportSummary) -> None:
+    """Entries with ids are imported (one all-or-nothing snapshot per agent, so links between them
+    hold); entries without are remembered."""
+    now = engram.clock()
+    per_agent: dict[str | None, list[Memory]] = defaultdict(list)
+    for scope, entries in by_scope.items():
+        for entry in entries:
+            if entry.id:
+                per_agent[scope.agent].append(entry.to_memory(scope, now))
+    globals_ = per_agent.pop(None, [])
+    groups = list(per_agent.items()) or [(engram.scope.agent, [])]
+    groups[0] = (groups[0][0], globals_ + groups[0][1])
+    for agent, memories in groups:
+        if memories:
+            result = engram.for_agent(agent or "default").import_snapshot(snapshot.dump(memories))
+            summary.imported += result.imported
+            summary.skipped += result.skipped
+    for scope, entries in by_scope.items():
+        view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
+        for entry in entries:
+            if entry.id:
+                continue
+            try:
+                result = view.remember(
+                    entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
+                    metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
+                    source=entry.source, scope=scope, created_at=entry.created_at,
+                )
+            except EngramError as exc:
+                summary.problems.append(Problem("", entry.line, f"entry not imported: {exc}"))
+                continue
+            if result.action == "created":
+                summary.created += 1
+            else:
+                summary.skipped += 1

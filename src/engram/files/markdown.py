@@ -1,0 +1,366 @@
+"""The markdown memory format, as ClawCode specifies it::
+
+    # Preferences
+
+    ## Programming Languages
+    - User prefers Python for scripting tasks (2026-02-09) <!-- id:0194… key:user-prefers-python … -->
+      - tags: preferences, programming
+      - metadata: {"confidence": "high"}
+
+A bullet is a memory: its content, then its date in parentheses, then an HTML comment marker
+(invisible when rendered) carrying the id and the bookkeeping a person does not edit (key, exact
+times, access count, links). Sub-bullets ``tags``, ``metadata`` (a JSON object), ``category``,
+``type``, ``layer``, ``importance``, ``entity`` and ``source`` hold the rest; absent means the
+default. A ``##`` subheading becomes the ``section`` metadata of the bullets under it. Content may
+span lines: continuation lines are indented two spaces (a line starting with ``-`` or ``\\`` is
+escaped with ``\\``). A bullet without a marker is new: it gets an id at the next sync.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, unquote
+
+from engram.errors import ValidationError
+from engram.model import Category, layer_for_type
+
+from .document import Parsed
+from .entry import SECTION_KEY, Entry, Problem, build_entry, default_type, utc
+
+_BULLET = re.compile(r"^[-*] (.*)$")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FIELD = re.compile(r"^(?:  |\t)[-*] ([A-Za-z_][\w-]*):(?:\s(.*)|$)")
+_MARKER = re.compile(r"\s*<!--\s*id:(\S*)(.*?)-->")
+_DATE = re.compile(r"\s*\((\d{4}-\d{2}-\d{2}[^()]*)\)\s*$")
+_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+
+# Sub-bullet names and the entry field each one fills.
+_FIELDS = {
+    "tags": "tags", "metadata": "metadata", "category": "category", "type": "type", "layer": "layer",
+    "importance": "importance", "entity": "related_entity", "related_entity": "related_entity", "source": "source",
+}
+# Marker names and the entry field each one fills.
+_MARKER_FIELDS = {
+    "key": "key", "created": "created_at", "updated": "updated_at", "seen": "last_accessed",
+    "recalls": "recall_count", "links": "links", "superseded": "superseded_by",
+}
+
+
+@dataclass
+class _Block:
+    lines: list[str]
+    entry_id: str | None = None  # set for entry blocks (valid or not) that carry an id
+    section: str | None = None
+    is_entry: bool = False
+    heading: str | None = None  # for a "## ..." heading line: its text
+    start: int = 0  # the line it was parsed from (0 for blocks added since)
+
+
+@dataclass
+class MarkdownDocument:
+    blocks: list[_Block]
+    parsed: Parsed = field(default_factory=Parsed)
+
+    def _find(self, entry_id: str) -> int | None:
+        for i, block in enumerate(self.blocks):
+            if block.is_entry and block.entry_id == entry_id:
+                return i
+        return None
+
+    def replace(self, entry_id: str, entry: Entry) -> bool:
+        i = self._find(entry_id)
+        if i is None:
+            return False
+        if self.blocks[i].section != _section(entry):
+            del self.blocks[i]
+            self.add(entry)
+        else:
+            self.blocks[i] = _Block(render_entry(entry).splitlines(), entry.id, _section(entry), True)
+        return True
+
+    def set_at(self, line: int, entry: Entry | None) -> bool:
+        """Replace (or, with None, remove) the entry parsed at ``line``: how entries without an id
+        are given one."""
+        for i, block in enumerate(self.blocks):
+            if block.is_entry and block.start == line:
+                if entry is None:
+                    del self.blocks[i]
+                else:
+                    self.blocks[i] = _Block(render_entry(entry).splitlines(), entry.id, block.section, True)
+                return True
+        return False
+
+    def remove(self, entry_id: str) -> bool:
+        i = self._find(entry_id)
+        if i is None:
+            return False
+        del self.blocks[i]
+        return True
+
+    def add(self, entry: Entry) -> None:
+        section = _section(entry)
+        block = _Block(render_entry(entry).splitlines(), entry.id, section, True)
+        headings = [i for i, b in enumerate(self.blocks) if b.heading is not None]
+        if section is None:
+            end = headings[0] if headings else len(self.blocks)
+        else:
+            start = next((i for i in headings if self.blocks[i].heading == section), None)
+            if start is None:
+                self._trim_end()
+                self.blocks += [_Block([""]), _Block([f"## {section}"], heading=section), _Block([""]), block]
+                return
+            end = next((i for i in headings if i > start), len(self.blocks))
+        # After the last non-blank block of the region, so blank lines stay between sections.
+        at = end
+        while (at > 1 and not self.blocks[at - 1].is_entry and self.blocks[at - 1].lines == [""]
+               and not self.blocks[at - 2].lines[0].startswith("#")):
+            at -= 1
+        self.blocks.insert(at, block)
+        if at + 1 < len(self.blocks) and self.blocks[at + 1].heading is not None:
+            self.blocks.insert(at + 1, _Block([""]))
+
+    def _trim_end(self) -> None:
+        while self.blocks and not self.blocks[-1].is_entry and self.blocks[-1].lines == [""]:
+            self.blocks.pop()
+
+    def text(self) -> str:
+        lines: list[str] = []
+        previous_blank = False
+        for block in self.blocks:
+            blank = not block.is_entry and block.lines == [""]
+            if not (blank and previous_blank):  # removals leave no runs of blank lines
+                lines.extend(block.lines)
+            previous_blank = blank
+        while lines and lines[-1] == "":
+            lines.pop()
+        return "\n".join(lines) + "\n"
+
+
+class MarkdownFormat:
+    name = "markdown"
+    suffix = ".md"
+
+    def parse(self, text: str, path: str, *, max_content_chars: int) -> MarkdownDocument:
+        return parse(text, path, max_content_chars=max_content_chars)
+
+    def new(self, title: str) -> MarkdownDocument:
+        return MarkdownDocument([_Block([f"# {title}"]), _Block([""])])
+
+    def fragment(self, entries: list[Entry], note: str) -> str:
+        parts = []
+        for e in entries:  # under its subheading, so the section survives a round trip
+            heading = f"## {_section(e)}\n" if _section(e) is not None else ""
+            parts.append(heading + (e.text or render_entry(e)).rstrip("\n"))
+        body = "\n".join(parts)
+        comment = " ".join(note.replace("--", "-").splitlines())
+        return f"<!-- {comment} -->\n{body}\n"
+
+
+MARKDOWN = MarkdownFormat()
+
+
+def parse(text: str, path: str, *, max_content_chars: int) -> MarkdownDocument:
+    """Parse a markdown memory file; problems are collected with their line, never raised."""
+    doc = MarkdownDocument([])
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    section: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        heading = _HEADING.match(line)
+        if _BULLET.match(line):
+            end = _bullet_end(lines, i)
+            block = _Block(lines[i:end], section=section, is_entry=True, start=i + 1)
+            _read_bullet(doc, block, path, i + 1, max_content_chars)
+            doc.blocks.append(block)
+            i = end
+            continue
+        if heading and len(heading.group(1)) >= 2:
+            section = heading.group(2) or None
+            doc.blocks.append(_Block([line], heading=section))
+        else:
+            if line.strip() and not heading and not _COMMENT.match(line):
+                doc.parsed.problems.append(Problem(path, i + 1, "text outside a bullet is not a memory; left as it is"))
+            doc.blocks.append(_Block([line]))
+        i += 1
+    return doc
+
+
+def _bullet_end(lines: list[str], start: int) -> int:
+    """The line after the bullet that starts at ``start``: indented lines (and blank lines followed
+    by an indented line) belong to it."""
+    i = start + 1
+    while i < len(lines):
+        if lines[i][:1] in (" ", "\t") and lines[i].strip():
+            i += 1
+            continue
+        if not lines[i].strip():
+            j = i
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            if j < len(lines) and lines[j][:1] in (" ", "\t"):
+                i = j
+                continue
+        break
+    return i
+
+
+def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, max_chars: int) -> None:
+    raw: dict[str, Any] = {}
+    content_lines = [_BULLET.match(block.lines[0]).group(1)]  # type: ignore[union-attr]
+    problem: str | None = None
+    for offset, line in enumerate(block.lines[1:], start=1):
+        found = _FIELD.match(line)
+        if found:
+            name, value = found.group(1).lower(), (found.group(2) or "").strip()
+            if name not in _FIELDS:
+                problem = problem or f"line {line_no + offset}: unknown field {name!r} (known: {', '.join(_FIELDS)})"
+                continue
+            raw[_FIELDS[name]] = value
+        else:
+            content_lines.append(_unindent(line))
+    joined = "\n".join(content_lines)
+    marker = _MARKER.search(joined)
+    if marker:
+        block.entry_id = marker.group(1) or None
+        raw["id"] = marker.group(1) or None
+        joined = joined[: marker.start()] + joined[marker.end():]
+        try:
+            raw.update(_marker_fields(marker.group(2)))
+        except ValidationError as exc:
+            problem = problem or str(exc)
+    date = _DATE.search(joined.rstrip())
+    if date:
+        raw["date"] = date.group(1).strip()
+        joined = joined.rstrip()[: date.start()]
+    raw["content"] = joined
+    where = _problem_line(block, line_no, problem)
+    try:
+        if problem:
+            raise ValidationError("entry", problem.split(": ", 1)[-1])
+        if "metadata" in raw:
+            raw["metadata"] = _metadata(raw["metadata"])
+        if block.section is not None:
+            raw["metadata"] = {**(raw.get("metadata") or {}), SECTION_KEY: block.section}
+        entry = build_entry(raw, max_content_chars=max_chars, line=line_no, text="\n".join(block.lines))
+    except ValidationError as exc:
+        doc.parsed.problems.append(Problem(path, where, f"entry not imported: {exc}"))
+        if block.entry_id:
+            doc.parsed.invalid_ids.add(block.entry_id)
+        return
+    doc.parsed.entries.append(entry)
+
+
+def _problem_line(block: _Block, line_no: int, problem: str | None) -> int:
+    if problem and problem.startswith("line "):
+        return int(problem[5:].split(":", 1)[0])
+    return line_no
+
+
+def _unindent(line: str) -> str:
+    if line.startswith("\t"):
+        line = line[1:]
+    elif line.startswith("  "):
+        line = line[2:]
+    if line[:1] == "\\" and line[1:2] in ("-", "\\", "*"):
+        line = line[1:]
+    return line
+
+
+def _metadata(value: str) -> dict[str, Any]:
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ValidationError("metadata", f"malformed JSON ({exc.msg} at char {exc.pos})", "a JSON object") from None
+    if not isinstance(data, dict):
+        raise ValidationError("metadata", f"got {type(data).__name__}", "a JSON object")
+    return data
+
+
+def _marker_fields(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in text.split():
+        name, sep, value = item.partition(":")
+        if not sep or name not in _MARKER_FIELDS:
+            raise ValidationError("marker", f"cannot read {item!r}", f"{', '.join(_MARKER_FIELDS)} as name:value")
+        value = unquote(value)
+        if name == "links":
+            out["links"] = [v for v in value.split(",") if v]
+        else:
+            out[_MARKER_FIELDS[name]] = value
+    return out
+
+
+def _section(entry: Entry) -> str | None:
+    value = entry.metadata.get(SECTION_KEY)
+    if isinstance(value, str) and value.strip() == value and value and "\n" not in value and "#" not in value:
+        return value
+    return None
+
+
+def render_entry(entry: Entry) -> str:
+    """The markdown text of one entry (no trailing newline)."""
+    content = entry.content.split("\n")
+    lines = [f"- {content[0]}"] + [("  " + _escape(line)) if line else "" for line in content[1:]]
+    tail = []
+    if entry.created_at is not None:
+        tail.append(f"({utc(entry.created_at).date().isoformat()})")
+    if entry.id:
+        tail.append(f"<!-- {_marker(entry)} -->")
+    if tail:
+        lines[-1] = f"{lines[-1]} {' '.join(tail)}"
+    for name, value in _visible_fields(entry):
+        lines.append(f"  - {name}: {value}")
+    return "\n".join(lines)
+
+
+def _escape(line: str) -> str:
+    return "\\" + line if line[:1] in ("-", "\\", "*") else line
+
+
+def _marker(entry: Entry) -> str:
+    parts = [f"id:{entry.id}"]
+    if entry.key:
+        parts.append(f"key:{quote(entry.key, safe='')}")
+    if entry.created_at is not None:
+        parts.append(f"created:{entry.created_at!r}")
+    if entry.updated_at is not None and entry.updated_at != entry.created_at:
+        parts.append(f"updated:{entry.updated_at!r}")
+    if entry.last_accessed is not None:
+        parts.append(f"seen:{entry.last_accessed!r}")
+    if entry.recall_count:
+        parts.append(f"recalls:{entry.recall_count}")
+    if entry.links:
+        parts.append("links:" + ",".join(quote(link, safe="") for link in entry.links))
+    if entry.superseded_by:
+        parts.append(f"superseded:{quote(entry.superseded_by, safe='')}")
+    return " ".join(parts)
+
+
+def _visible_fields(entry: Entry) -> list[tuple[str, str]]:
+    fields: list[tuple[str, str]] = []
+    if entry.tags:
+        fields.append(("tags", ", ".join(entry.tags)))
+    if entry.category is not Category.KNOWLEDGE:
+        fields.append(("category", entry.category.value))
+    if entry.type != default_type(entry.category):
+        fields.append(("type", entry.type))
+    if entry.layer != layer_for_type(entry.type):
+        fields.append(("layer", entry.layer.value))
+    if entry.importance != 0.5:
+        fields.append(("importance", repr(entry.importance)))
+    if entry.related_entity:
+        fields.append(("entity", entry.related_entity))
+    if entry.source:
+        fields.append(("source", entry.source))
+    metadata = dict(entry.metadata)
+    if _section(entry) is not None:
+        metadata.pop(SECTION_KEY)
+    if metadata:
+        fields.append(("metadata", json.dumps(metadata, ensure_ascii=False)))
+    return fields

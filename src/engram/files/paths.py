@@ -1,0 +1,141 @@
+"""Path safety for the memory folder: nothing outside it is ever read or written.
+
+Every path is relative to the folder's root and goes through ``resolve``: absolute paths, ``..``
+and symlinks anywhere below the root are refused (a symlink could point anywhere, so none is
+followed, even one that points inside). Files are opened with ``O_NOFOLLOW`` so a symlink swapped
+in between the check and the open is refused too. Writes are atomic: a temporary file in the
+same folder, flushed, then renamed over the target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from engram.errors import ValidationError
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class PathRefused(ValidationError):
+    """A path that would leave the memory folder, a symlink, or an unreadable file."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__("path", f"{path}: {problem}", "UTF-8 files inside the memory folder, no symlinks or '..'")
+        self.path = path
+
+
+class Folder:
+    """The memory folder. ``root`` is resolved once; relative paths use ``/`` on every platform."""
+
+    def __init__(self, root: Path, *, max_file_bytes: int = 5_000_000) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root.resolve()
+        self.max_file_bytes = max_file_bytes
+
+    def resolve(self, rel: str) -> Path:
+        """The absolute path of ``rel`` inside the folder; raises ``PathRefused``."""
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or not pure.parts or any(p in ("..", ".", "") for p in pure.parts):
+            raise PathRefused(rel, "not a plain relative path inside the memory folder")
+        current = self.root
+        for part in pure.parts:
+            if "\x00" in part or "\\" in part:
+                raise PathRefused(rel, "has characters not allowed in a file name")
+            current = current / part
+            if current.is_symlink():
+                raise PathRefused(rel, "is or passes through a symlink; symlinks are never followed")
+        return current
+
+    def relative(self, path: Path) -> str:
+        """``path`` (absolute, inside the folder) as a relative ``/`` path; raises ``PathRefused``."""
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(self.root)
+        except ValueError:
+            raise PathRefused(str(path), "is outside the memory folder") from None
+        return rel.as_posix()
+
+    def exists(self, rel: str) -> bool:
+        return self.resolve(rel).is_file()
+
+    def read_text(self, rel: str) -> str:
+        """The file's text; raises ``PathRefused`` for a symlink, a huge file or one that is not UTF-8,
+        and ``FileNotFoundError`` when it is gone."""
+        path = self.resolve(rel)
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PathRefused(rel, "is a symlink; symlinks are never followed") from None
+            raise
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise PathRefused(rel, "is not a regular file")
+            if info.st_size > self.max_file_bytes:
+                raise PathRefused(rel, f"is {info.st_size} bytes; files over {self.max_file_bytes} bytes are refused")
+            data = handle.read(self.max_file_bytes + 1)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PathRefused(rel, f"is not UTF-8 (byte {exc.start})") from None
+
+    def write_text(self, rel: str, text: str) -> None:
+        """Replace the file atomically (temporary file + rename); raises ``PathRefused``."""
+        path = self.resolve(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.resolve(rel)  # the folders just made, or already there, must not be symlinks
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)  # a rename replaces a symlink itself, never its target
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def remove(self, rel: str) -> bool:
+        """Delete the file if it is there; returns whether it was."""
+        path = self.resolve(rel)
+        try:
+            path.unlink()
+            return True
+        except FileNotFoundError:
+            return False
+
+    def walk(self, rel_dir: str = "") -> Iterator[tuple[str, bool]]:
+        """Every file below ``rel_dir`` as ``(relative path, is_symlink)``, sorted; symlinked
+        folders are reported as symlinks and never entered; dot-files are skipped."""
+        start = self.resolve(rel_dir) if rel_dir else self.root
+        if not start.is_dir():
+            return
+        stack = [start]
+        found: list[tuple[str, bool]] = []
+        while stack:
+            folder = stack.pop()
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    rel = self.relative(Path(entry.path))
+                    if entry.is_symlink():
+                        found.append((rel, True))
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        found.append((rel, False))
+        yield from sorted(found)
+
+
+def text_hash(text: str) -> str:
+    """A short content hash used by the sync state."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]

@@ -1,0 +1,36 @@
+"""Settings of the memory folder (``[files]`` in the config file, ``ENGRAM_FILES__*`` in the environment)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class FilesSettings(BaseModel):
+    """Where the memory folder is and how it is written.
+
+    ``enabled``: interfaces attach the database→files writer at start-up, so every change made
+    through them is reflected in the folder at once (ClawCode's ``file_sync.enabled``).
+    """
+
+    enabled: bool = True
+    # Empty means ``<home>/memory``.
+    dir: Path | None = None
+    format: Literal["markdown", "yaml"] = "markdown"
+    # Which file a new memory goes to: its first tag (falling back to its category), its
+    # category, or its type. Entries moved by hand stay where they were put.
+    group_by: Literal["tag", "category", "type"] = "tag"
+    # Also keep every memory as ``types/<type>/YYYY-MM-DD_HH-ii-ss_<id>.json`` (PHP entity).
+    type_json: bool = False
+    # Files larger than this are refused with a message instead of being read.
+    max_file_bytes: int = Field(5_000_000, ge=1024)
+    # The watcher waits this long after the last change before syncing (editors write in bursts).
+    debounce_s: float = Field(0.25, ge=0.0, le=60.0)
+    # ``engram watch`` also runs a full pass this often, to pick up writes of other processes.
+    poll_interval_s: float = Field(5.0, ge=0.5)
+
+    def folder(self, home: Path) -> Path:
+        """The memory folder for this engram home."""
+        return (self.dir or home / "memory").expanduser()

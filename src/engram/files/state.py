@@ -1,0 +1,95 @@
+"""The sync state: what each entry and file looked like when files and database last agreed.
+
+Kept in ``.engram-sync.json`` inside the memory folder (a dot-file, so sync never reads it as
+memories). Per entry: the file it is in and the hash of its editable fields at the last sync;
+per file: the hash of its whole text when it was last fully in sync. Comparing both sides with
+this record tells which side changed, so a change on both sides is a conflict rather than a
+silent overwrite. Several processes (``engram watch`` and a CLI writing) may sync the same
+folder, so every change takes an exclusive lock on ``.engram-sync.lock`` and re-reads the state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import Folder
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process per folder
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger("engram.files")
+
+STATE_FILE = ".engram-sync.json"
+LOCK_FILE = ".engram-sync.lock"
+
+
+@dataclass
+class EntryState:
+    path: str
+    digest: str
+
+
+@dataclass
+class SyncState:
+    format: str
+    database: str = ""
+    entries: dict[str, EntryState] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "version": 1, "format": self.format, "database": self.database,
+            "entries": {i: [e.path, e.digest] for i, e in sorted(self.entries.items())},
+            "files": dict(sorted(self.files.items())),
+        }, indent=0)
+
+    def forget_file(self, rel: str) -> None:
+        self.files.pop(rel, None)
+
+    def ids_in(self, rel: str) -> set[str]:
+        return {i for i, e in self.entries.items() if e.path == rel}
+
+
+def load(folder: Folder, fmt: str, database: str) -> SyncState:
+    """The stored state; an unreadable state, or one recorded for another format or another
+    database (a fresh or replaced database file), starts afresh: every entry then counts as
+    unsynced, which can only add or report conflicts, never remove."""
+    try:
+        data = json.loads(folder.read_text(STATE_FILE))
+    except FileNotFoundError:
+        return SyncState(fmt, database)
+    except (ValueError, OSError) as exc:
+        log.warning("sync state %s unreadable (%s); starting afresh", STATE_FILE, exc)
+        return SyncState(fmt, database)
+    if data.get("format") != fmt or data.get("database") != database:
+        return SyncState(fmt, database)
+    entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
+    return SyncState(fmt, database, entries, dict(data.get("files", {})))
+
+
+def save(folder: Folder, state: SyncState) -> None:
+    folder.write_text(STATE_FILE, state.to_json())
+
+
+@contextlib.contextmanager
+def locked(folder: Folder) -> Iterator[None]:
+    """Hold the folder's sync lock (between processes; threads use the syncer's own lock)."""
+    if fcntl is None:
+        yield
+        return
+    path: Path = folder.resolve(LOCK_FILE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

@@ -1,0 +1,502 @@
+"""Two-way sync between the database and the memory folder.
+
+The unit of work is a scope folder (``global/``, ``agents/<a>/``, ``sessions/<a>/<s>/``): its
+files are parsed, its memories listed, and every entry id is settled against the sync state
+(``state``), which holds each entry's hash at the last sync:
+
+| database vs file          | what happened           | action                                          |
+|---------------------------|-------------------------|-------------------------------------------------|
+| equal                     | nothing                 | record                                          |
+| file == last              | database changed        | rewrite the entry in its file                   |
+| database == last          | file changed            | ``Engram.remember`` (origin ``sync``)           |
+| both differ from last     | both changed            | database wins; file text kept in ``.conflict``  |
+| only in database, new     | written in the database | add to the file of its group                    |
+| only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict) |
+| only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
+| only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
+| only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
+
+Entries that are present but invalid, and files that cannot be read, are never taken as
+deletions: their ids are left alone until the file is fixed. Only files whose text changed are
+written, each atomically. Database→files runs on every engine event (except the sync's own,
+``origin == "sync"``), files→database on demand (``sync``) or from the watcher.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engram import snapshot
+from engram.errors import EngramError, ValidationError
+from engram.events import MemoryEvent
+from engram.model import Memory, Scope, make_filter
+
+from . import conflicts, layout
+from . import state as sync_state
+from .document import Document, get_format
+from .entry import Entry, Problem, from_memory, memory_digest
+from .paths import Folder, PathRefused, text_hash
+from .settings import FilesSettings
+
+if TYPE_CHECKING:
+    from engram.config import Settings
+    from engram.engine import Engram
+
+log = logging.getLogger("engram.files")
+
+
+@dataclass
+class SyncReport:
+    """What one sync pass did, in each direction."""
+
+    db_created: int = 0
+    db_updated: int = 0
+    db_forgotten: int = 0
+    files_added: int = 0  # entries written into files
+    files_updated: int = 0
+    files_removed: int = 0
+    files_written: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # .conflict files written
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.db_created or self.db_updated or self.db_forgotten or self.files_written or self.conflicts)
+
+    def merge(self, other: SyncReport) -> None:
+        for name in ("db_created", "db_updated", "db_forgotten", "files_added", "files_updated", "files_removed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.files_written += other.files_written
+        self.conflicts += other.conflicts
+        self.problems += other.problems
+
+
+@dataclass
+class _ScopeFiles:
+    """One scope folder's files, parsed."""
+
+    docs: dict[str, Document] = field(default_factory=dict)
+    originals: dict[str, str] = field(default_factory=dict)
+    unreadable: set[str] = field(default_factory=set)
+    dirty: set[str] = field(default_factory=set)
+
+
+class FileSync:
+    """Keeps one memory folder and one engine's store in agreement."""
+
+    def __init__(
+        self,
+        engram: Engram,
+        root: Path,
+        *,
+        format: str = "markdown",
+        group_by: layout.GroupBy = "tag",
+        type_json: bool = False,
+        max_file_bytes: int = 5_000_000,
+    ) -> None:
+        self.engram = engram
+        self.folder = Folder(root, max_file_bytes=max_file_bytes)
+        self.fmt = get_format(format)
+        self.group_by = group_by
+        self.type_json = type_json
+        self.max_content_chars = engram.max_content_chars
+        self._lock = threading.RLock()
+        self._views: dict[Scope, Engram] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+        self._identity: str | None = None
+
+    @classmethod
+    def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
+        files: FilesSettings = settings.files
+        return cls(engram, files.folder(settings.home), format=files.format, group_by=files.group_by,
+                   type_json=files.type_json, max_file_bytes=files.max_file_bytes)
+
+    # --- wiring ----------------------------------------------------------------------------
+    def attach(self) -> Callable[[], None]:
+        """Reflect every change the engine reports in the folder; returns the detach function."""
+        if self._unsubscribe is None:
+            self._unsubscribe = self.engram.subscribe(self._on_event)
+        return self.detach
+
+    def detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _on_event(self, event: MemoryEvent) -> None:
+        if event.origin == "sync" or event.kind == "recalled":
+            return  # the sync's own writes are already in the files
+        scopes = {m.scope for m in event.memories}
+        report = self.sync(scopes)
+        if self.type_json:
+            from . import export
+
+            live = self.engram.store.get_many([m.id for m in event.memories])
+            alive = {m.id for m in live}
+            export.write_type_files(self.folder, live)
+            export.remove_type_files(self.folder, [m for m in event.memories if m.id not in alive])
+        for problem in report.problems:
+            log.warning("%s", problem)
+
+    def _database_identity(self) -> str:
+        """Which database the state was recorded against: backend, location and, for a file, its
+        inode, so a new database file in the same place is not mistaken for the old one (which
+        would read every entry of the folder as forgotten)."""
+        if self._identity is None:
+            stats = self.engram.store.stats()
+            try:
+                inode = str(os.stat(stats.location).st_ino)
+            except OSError:
+                inode = ""
+            self._identity = f"{stats.backend}:{stats.location}:{inode}"
+        return self._identity
+
+    def _view(self, scope: Scope) -> Engram:
+        if scope not in self._views:
+            agent = scope.agent or self.engram.scope.agent or "default"
+            self._views[scope] = self.engram.for_agent(agent, scope.session, origin="sync")
+        return self._views[scope]
+
+    # --- passes ----------------------------------------------------------------------------
+    def sync(self, scopes: Iterable[Scope] | None = None) -> SyncReport:
+        """One two-way pass over ``scopes`` (default: every scope in the database or the folder)."""
+        report = SyncReport()
+        with self._lock, sync_state.locked(self.folder):
+            st = sync_state.load(self.folder, self.fmt.name, self._database_identity())
+            files_by_scope = self._scan(report)
+            wanted = None if scopes is None else set(scopes)
+            db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
+            if wanted is None:
+                for memory in self.engram.store.iter_all():
+                    db_by_scope[memory.scope][memory.id] = memory
+                all_scopes = set(db_by_scope) | set(files_by_scope) | self._state_scopes(st)
+            else:
+                for scope in wanted:
+                    db_by_scope[scope] = {m.id: m for m in self._list_scope(scope)}
+                all_scopes = wanted
+            imports: list[tuple[Scope, str, Entry, Document]] = []
+            for scope in sorted(all_scopes, key=str):
+                self._reconcile(scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report, imports)
+            sync_state.save(self.folder, st)
+            if wanted is None and self.type_json:
+                from . import export
+
+                export.sync_type_dir(self.folder, [m for mems in db_by_scope.values() for m in mems.values()])
+        for problem in report.problems:
+            log.warning("%s", problem)
+        return report
+
+    def sync_dirs(self, rel_dirs: Iterable[str]) -> SyncReport:
+        """A pass over the scope folders named (the watcher's unit); unknown folders are reported."""
+        scopes: set[Scope] = set()
+        report = SyncReport()
+        for rel in rel_dirs:
+            try:
+                scopes.add(layout.scope_of_dir(rel))
+            except ValidationError as exc:
+                report.problems.append(Problem(rel, 0, str(exc)))
+        if scopes:
+            report.merge(self.sync(scopes))
+        return report
+
+    def _list_scope(self, scope: Scope) -> list[Memory]:
+        filt = make_filter([scope], include_superseded=True)
+        out: list[Memory] = []
+        while True:
+            page = self.engram.store.list(filt, order="oldest", limit=1000, offset=len(out))
+            out.extend(page)
+            if len(page) < 1000:
+                return out
+
+    def _state_scopes(self, st: sync_state.SyncState) -> set[Scope]:
+        scopes = set()
+        for entry in st.entries.values():
+            try:
+                scopes.add(layout.scope_of_dir(entry.path.rsplit("/", 1)[0]))
+            except ValidationError:
+                continue
+        return scopes
+
+    def _scan(self, report: SyncReport) -> dict[Scope, list[str]]:
+        """Memory files by scope; symlinks and misplaced names are reported, never read."""
+        found: dict[Scope, list[str]] = defaultdict(list)
+        for rel, is_link in self.folder.walk():
+            if rel.endswith(conflicts.SUFFIX) or rel.startswith(f"{layout.TYPES_DIR}/"):
+                continue
+            if is_link:
+                if rel.split("/")[0] in ("global", "agents", "sessions"):
+                    report.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
+                continue
+            try:
+                where = layout.locate(rel, self.fmt.suffix)
+            except ValidationError as exc:
+                report.problems.append(Problem(rel, 0, f"not read: {exc}"))
+                continue
+            if where is not None:
+                found[where[0]].append(rel)
+        return found
+
+    # --- one scope -------------------------------------------------------------------------
+    def _reconcile(
+        self,
+        scope: Scope,
+        db: dict[str, Memory],
+        rels: list[str],
+        st: sync_state.SyncState,
+        report: SyncReport,
+        imports: list[tuple[Scope, str, Entry, Document]],
+    ) -> None:
+        prefix = layout.scope_dir(scope) + "/"
+        files = _ScopeFiles()
+        for rel in rels:
+            self._load(rel, files, report)
+        # Entries the state places in this scope whose file has vanished or cannot be read.
+        for entry_state in st.entries.values():
+            if entry_state.path.startswith(prefix) and entry_state.path not in files.docs:
+                if entry_state.path not in files.unreadable and self._exists(entry_state.path):
+                    self._load(entry_state.path, files, report)
+
+        in_files: dict[str, tuple[str, Entry]] = {}
+        new: list[tuple[str, Entry]] = []
+        untouchable: set[str] = set()
+        for rel, doc in files.docs.items():
+            untouchable |= doc.parsed.invalid_ids
+            for entry in doc.parsed.entries:
+                if entry.id is None:
+                    new.append((rel, entry))
+                elif entry.id in in_files:
+                    first = in_files[entry.id]
+                    report.problems.append(Problem(rel, entry.line, f"id {entry.id} is also at {first[0]}:{first[1].line};"
+                                                   " this copy is treated as a new entry"))
+                    new.append((rel, _without_id(entry)))
+                else:
+                    in_files[entry.id] = (rel, entry)
+        for i, entry_state in st.entries.items():
+            if entry_state.path in files.unreadable:
+                untouchable.add(i)
+
+        ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if e.path.startswith(prefix)
+                                         and "/" not in e.path[len(prefix):]}
+        unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
+        for entry_id in sorted(ids - untouchable):
+            self._settle(entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report)
+        self._import_with_ids(scope, unknown, st, files, report, new)
+        self._add_new(scope, new, st, files, report)
+        self._write(files, st, report)
+
+    def _load(self, rel: str, files: _ScopeFiles, report: SyncReport) -> None:
+        try:
+            text = self.folder.read_text(rel)
+        except FileNotFoundError:
+            return
+        except (PathRefused, OSError) as exc:
+            report.problems.append(Problem(rel, 0, f"not read: {exc}"))
+            files.unreadable.add(rel)
+            return
+        doc = self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
+        report.problems.extend(doc.parsed.problems)
+        if doc.parsed.broken:
+            files.unreadable.add(rel)
+            return
+        files.docs[rel] = doc
+        files.originals[rel] = text
+
+    def _exists(self, rel: str) -> bool:
+        try:
+            return self.folder.exists(rel)
+        except PathRefused:
+            return False
+
+    def _doc_for(self, rel: str, files: _ScopeFiles) -> Document | None:
+        """The parsed file ``rel``, or a new one; None when it exists but cannot be written safely."""
+        if rel in files.unreadable:
+            return None
+        if rel not in files.docs:
+            if self._exists(rel):
+                return None  # a file of another format or unparsed: leave it
+            files.docs[rel] = self.fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+            files.originals[rel] = ""
+        return files.docs[rel]
+
+    def _settle(
+        self,
+        entry_id: str,
+        scope: Scope,
+        memory: Memory | None,
+        found: tuple[str, Entry] | None,
+        st: sync_state.SyncState,
+        files: _ScopeFiles,
+        report: SyncReport,
+    ) -> None:
+        prev = st.entries.get(entry_id)
+        if memory is not None and found is not None:
+            rel, entry = found
+            db_hash, file_hash = memory_digest(memory), entry.digest()
+            if db_hash == file_hash:
+                if entry.links != memory.links or entry.superseded_by != memory.superseded_by:
+                    files.docs[rel].replace(entry_id, from_memory(memory))
+                    files.dirty.add(rel)
+            elif prev is not None and file_hash == prev.digest:
+                files.docs[rel].replace(entry_id, from_memory(memory))
+                files.dirty.add(rel)
+                report.files_updated += 1
+            elif prev is not None and db_hash == prev.digest:
+                memory = self._apply(memory, entry, report)
+                db_hash = memory_digest(memory)
+            else:
+                report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=entry_id, file=rel,
+                                                       kind="both-changed", losing=[entry]))
+                files.docs[rel].replace(entry_id, from_memory(memory))
+                files.dirty.add(rel)
+                report.files_updated += 1
+            st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
+        elif memory is not None:
+            db_hash = memory_digest(memory)
+            if prev is not None and db_hash == prev.digest:
+                self._view(scope).forget(entry_id, reason="removed from its memory file")
+                report.db_forgotten += 1
+                del st.entries[entry_id]
+                return
+            rel = prev.path if prev is not None and prev.path in files.docs else layout.file_for(
+                memory, self.group_by, self.fmt.suffix)
+            doc = self._doc_for(rel, files)
+            if doc is None:
+                report.problems.append(Problem(rel, 0, f"cannot write entry {entry_id} until this file is fixed"))
+                return
+            if prev is not None:
+                report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=entry_id, file=rel,
+                                                       kind="deleted-in-file", losing=[]))
+            doc.add(from_memory(memory))
+            files.dirty.add(rel)
+            report.files_added += 1
+            st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
+        elif found is not None and prev is not None:
+            rel, entry = found
+            if entry.digest() != prev.digest:
+                report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=entry_id, file=rel,
+                                                       kind="deleted-in-database", losing=[entry]))
+            files.docs[rel].remove(entry_id)
+            files.dirty.add(rel)
+            report.files_removed += 1
+            del st.entries[entry_id]
+        elif found is None and prev is not None:
+            del st.entries[entry_id]  # gone on both sides
+
+    def _apply(self, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
+        """A file edit of an existing memory, through the engine; scope and key stay the database's."""
+        try:
+            result = self._view(memory.scope).remember(
+                entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
+                tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
+                related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
+            )
+        except EngramError as exc:
+            report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))
+            return memory
+        report.db_updated += 1
+        return result.memory
+
+    def _import_with_ids(
+        self,
+        scope: Scope,
+        found: list[tuple[str, Entry]],
+        st: sync_state.SyncState,
+        files: _ScopeFiles,
+        report: SyncReport,
+        new: list[tuple[str, Entry]],
+    ) -> None:
+        """Entries with ids the database has never seen (a copied or restored folder): import them
+        keeping ids, keys and times; those that clash with an existing key become new entries."""
+        if not found:
+            return
+        now = self.engram.clock()
+        memories = [entry.to_memory(scope, now) for _, entry in found]
+        view = self._view(scope)
+        view.import_snapshot(snapshot.dump(memories))
+        present = {m.id: m for m in self.engram.store.get_many([m.id for m in memories])}
+        for (rel, entry), memory in zip(found, memories, strict=True):
+            stored = present.get(memory.id)
+            if stored is None:
+                new.append((rel, _without_id(entry)))
+                continue
+            for link in entry.links:
+                if link not in stored.links:
+                    try:
+                        view.link(stored.id, link)
+                    except EngramError:
+                        pass  # the other end is not (yet) there or not visible from this scope
+            st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored))
+            report.db_created += 1
+
+    def _add_new(
+        self, scope: Scope, new: list[tuple[str, Entry]], st: sync_state.SyncState, files: _ScopeFiles,
+        report: SyncReport,
+    ) -> None:
+        """Entries added by hand: stored through the engine, then given their id marker."""
+        placed = {i for i, e in st.entries.items()}
+        for rel, entry in new:
+            try:
+                result = self._view(scope).remember(
+                    entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
+                    metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
+                    source=entry.source, scope=scope, created_at=entry.created_at,
+                )
+            except EngramError as exc:
+                report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
+                continue
+            memory = result.memory
+            doc = files.docs[rel]
+            if result.action == "duplicate" and memory.id in placed:
+                doc.set_at(entry.line, None)  # the same text is already an entry of this scope
+            else:
+                doc.set_at(entry.line, from_memory(memory))
+                st.entries[memory.id] = sync_state.EntryState(rel, memory_digest(memory))
+                placed.add(memory.id)
+                if result.action == "created":
+                    report.db_created += 1
+            files.dirty.add(rel)
+
+    def _write(self, files: _ScopeFiles, st: sync_state.SyncState, report: SyncReport) -> None:
+        for rel, doc in files.docs.items():
+            text = doc.text()
+            if rel in files.dirty and text != files.originals.get(rel):
+                has_entries = bool(doc.parsed.entries) or bool(st.ids_in(rel))
+                if not has_entries and not files.originals.get(rel):
+                    continue  # never create a file only to leave it empty
+                self.folder.write_text(rel, text)
+                report.files_written.append(rel)
+            st.files[rel] = text_hash(text)
+
+
+def _without_id(entry: Entry) -> Entry:
+    from dataclasses import replace
+
+    return replace(entry, id=None, key=None, links=())
+
+
+def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
+    """What an interface calls at start-up: attach the folder writer when ``files.enabled``
+    (and the backend persists anything). Returns the syncer, or None."""
+    if not settings.files.enabled or settings.backend == "disabled":
+        return None
+    syncer = FileSync.from_settings(engram, settings)
+    syncer.attach()
+    return syncer
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` passes (used by callers of the watcher)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()

@@ -1,0 +1,247 @@
+"""The YAML memory format, as ClawCode specifies it::
+
+    memories:
+      - id: mem_456
+        content: "User prefers Python for scripting tasks"
+        tags: [preferences, programming]
+        timestamp: "2026-02-09T10:30:00Z"
+        context:
+          session_id: sess_123
+
+``context`` is the memory's metadata; engram adds what the format lacks (key, category, type,
+layer, importance, related_entity, source, exact times, links) as further keys, omitting
+defaults. A file that is not valid YAML is reported with its line and left untouched; an invalid
+item is reported with its line and the others are still read. Comments are not kept when engram
+rewrites a YAML file (PyYAML drops them); use markdown for hand-annotated files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.errors import MissingDependencyError, ValidationError
+from engram.model import Category, layer_for_type
+
+from .document import Parsed
+from .entry import Entry, Problem, build_entry, default_type, iso
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - exercised only without the extra
+    yaml = None  # type: ignore[assignment]
+
+_KEYS = {
+    "id": "id", "content": "content", "tags": "tags", "timestamp": "date", "context": "metadata",
+    "metadata": "metadata", "key": "key", "category": "category", "type": "type", "layer": "layer",
+    "importance": "importance", "related_entity": "related_entity", "entity": "related_entity",
+    "source": "source", "created_at": "created_at", "updated_at": "updated_at",
+    "last_accessed": "last_accessed", "recall_count": "recall_count", "links": "links",
+    "superseded_by": "superseded_by",
+}
+
+
+def _require() -> Any:
+    if yaml is None:
+        raise MissingDependencyError("YAML memory files", "files", "pyyaml")
+    return yaml
+
+
+def _loader() -> Any:
+    return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+
+
+_DUMPER: Any = None
+
+
+def _dumper() -> Any:
+    """A safe dumper writing multi-line content as a literal block, readable and diff-friendly."""
+    global _DUMPER
+    if _DUMPER is None:
+        base = getattr(yaml, "CSafeDumper", None) or yaml.SafeDumper
+
+        class Dumper(base):  # type: ignore[misc, valid-type]
+            pass
+
+        def text(dumper: Any, value: str) -> Any:
+            style = "|" if "\n" in value and not any(line != line.rstrip() for line in value.split("\n")) else None
+            return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+        Dumper.add_representer(str, text)
+        _DUMPER = Dumper
+    return _DUMPER
+
+
+@dataclass
+class YamlDocument:
+    title: str
+    items: list[Any]
+    parsed: Parsed = field(default_factory=Parsed)
+    original: str | None = None
+    lines: list[int] = field(default_factory=list)  # start line of each item (0 when added since)
+
+    def _find(self, entry_id: str) -> int | None:
+        for i, item in enumerate(self.items):
+            if isinstance(item, dict) and str(item.get("id")) == entry_id:
+                return i
+        return None
+
+    def replace(self, entry_id: str, entry: Entry) -> bool:
+        i = self._find(entry_id)
+        if i is None:
+            return False
+        self.items[i] = render_item(entry)
+        return True
+
+    def set_at(self, line: int, entry: Entry | None) -> bool:
+        """Replace (or, with None, remove) the item parsed at ``line``."""
+        if line not in self.lines:
+            return False
+        i = self.lines.index(line)
+        if entry is None:
+            del self.items[i], self.lines[i]
+        else:
+            self.items[i] = render_item(entry)
+        return True
+
+    def remove(self, entry_id: str) -> bool:
+        i = self._find(entry_id)
+        if i is None:
+            return False
+        del self.items[i], self.lines[i]
+        return True
+
+    def add(self, entry: Entry) -> None:
+        self.items.append(render_item(entry))
+        self.lines.append(0)
+
+    def text(self) -> str:
+        if self.parsed.broken and self.original is not None:
+            return self.original
+        body = _require().dump({"memories": self.items}, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
+                               default_flow_style=False, width=100)
+        return f"# {self.title}\n{body}"
+
+
+class YamlFormat:
+    name = "yaml"
+    suffix = ".yaml"
+
+    def parse(self, text: str, path: str, *, max_content_chars: int) -> YamlDocument:
+        return parse(text, path, max_content_chars=max_content_chars)
+
+    def new(self, title: str) -> YamlDocument:
+        _require()
+        return YamlDocument(title, [])
+
+    def fragment(self, entries: list[Entry], note: str) -> str:
+        items = [render_item(e) for e in entries]
+        body = _require().dump({"memories": items}, Dumper=_dumper(), sort_keys=False, allow_unicode=True)
+        return "".join(f"# {line}\n" for line in note.splitlines()) + body
+
+
+YAML = YamlFormat()
+
+
+def parse(text: str, path: str, *, max_content_chars: int) -> YamlDocument:
+    """Parse a YAML memory file; problems are collected with their line, never raised."""
+    lib = _require()
+    title = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ").title()
+    doc = YamlDocument(title, [], original=text)
+    try:
+        loader = _loader()(text)  # one parse gives both the nodes (for line numbers) and the data
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except lib.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        doc.parsed.problems.append(Problem(path, line, f"not valid YAML, file left as it is: {getattr(exc, 'problem', exc)}"))
+        doc.parsed.broken = True
+        return doc
+    if data is None:
+        return doc
+    if not isinstance(data, dict) or not isinstance(data.get("memories", []), list):
+        doc.parsed.problems.append(Problem(path, 1, "expected a mapping with a 'memories:' list; file left as it is"))
+        doc.parsed.broken = True
+        return doc
+    doc.items = data.get("memories") or []
+    lines = _item_lines(node)
+    doc.lines = [lines[i] if i < len(lines) else -i for i in range(len(doc.items))]
+    for i, item in enumerate(doc.items):
+        line = lines[i] if i < len(lines) else 1
+        try:
+            doc.parsed.entries.append(_entry(item, line, max_content_chars))
+        except ValidationError as exc:
+            doc.parsed.problems.append(Problem(path, line, f"entry not imported: {exc}"))
+            if isinstance(item, dict) and item.get("id") is not None:
+                doc.parsed.invalid_ids.add(str(item["id"]))
+    return doc
+
+
+def _item_lines(node: Any) -> list[int]:
+    """1-based start line of each item of the ``memories`` list."""
+    if node is None or not hasattr(node, "value") or not isinstance(node.value, list):
+        return []
+    for key, value in node.value:
+        if getattr(key, "value", None) == "memories" and isinstance(getattr(value, "value", None), list):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
+def _entry(item: Any, line: int, max_chars: int) -> Entry:
+    if not isinstance(item, dict):
+        raise ValidationError("entry", f"got {type(item).__name__}", "a mapping with at least 'content'")
+    raw: dict[str, Any] = {}
+    for name, value in item.items():
+        target = _KEYS.get(str(name))
+        if target is None:
+            raise ValidationError(str(name), "unknown field", ", ".join(sorted(set(_KEYS))))
+        raw[target] = value
+    if raw.get("id") is not None:
+        raw["id"] = str(raw["id"])
+    for name in ("tags", "links"):
+        if raw.get(name) is not None and not isinstance(raw[name], list | str):
+            raise ValidationError(name, f"got {type(raw[name]).__name__}", "a list")
+    # No source text kept: a conflict file re-renders the item (dumping each one here is slow).
+    return build_entry(raw, max_content_chars=max_chars, line=line)
+
+
+def render_item(entry: Entry) -> dict[str, Any]:
+    """The YAML mapping of one entry (ClawCode's keys first, defaults omitted)."""
+    item: dict[str, Any] = {}
+    if entry.id:
+        item["id"] = entry.id
+    item["content"] = entry.content
+    if entry.tags:
+        item["tags"] = list(entry.tags)
+    if entry.created_at is not None:
+        item["timestamp"] = iso(entry.created_at)
+    if entry.metadata:
+        item["context"] = dict(entry.metadata)
+    if entry.key:
+        item["key"] = entry.key
+    if entry.category is not Category.KNOWLEDGE:
+        item["category"] = entry.category.value
+    if entry.type != default_type(entry.category):
+        item["type"] = entry.type
+    if entry.layer != layer_for_type(entry.type):
+        item["layer"] = entry.layer.value
+    if entry.importance != 0.5:
+        item["importance"] = entry.importance
+    for name in ("related_entity", "source"):
+        if getattr(entry, name):
+            item[name] = getattr(entry, name)
+    for name in ("created_at", "updated_at", "last_accessed"):
+        value = getattr(entry, name)
+        if value is not None and not (name == "updated_at" and value == entry.created_at):
+            item[name] = value
+    if entry.recall_count:
+        item["recall_count"] = entry.recall_count
+    if entry.links:
+        item["links"] = list(entry.links)
+    if entry.superseded_by:
+        item["superseded_by"] = entry.superseded_by
+    return item

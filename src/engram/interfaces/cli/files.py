@@ -1,0 +1,175 @@
+"""Memory-folder commands: sync, watch, conflicts (list / resolve), and the folder forms of
+export and import (called from ``memory.export`` / ``memory.import_``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from engram.errors import ValidationError
+from engram.files import conflicts as conflict_files
+from engram.files.export import export_folder, import_folder
+from engram.files.sync import FileSync, SyncReport
+from engram.interfaces.cli import render
+from engram.interfaces.cli.state import CliState, state
+
+conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing file text kept in .conflict files).",
+                            invoke_without_command=True, no_args_is_help=False)
+
+
+def _syncer(st: CliState) -> FileSync:
+    return FileSync.from_settings(st.engram(), st.settings())
+
+
+def _print_report(report: SyncReport, as_json: bool) -> None:
+    if as_json:
+        render.emit_json({
+            "to_database": {"created": report.db_created, "updated": report.db_updated, "forgotten": report.db_forgotten},
+            "to_files": {"added": report.files_added, "updated": report.files_updated, "removed": report.files_removed,
+                         "files_written": report.files_written},
+            "conflicts": report.conflicts,
+            "problems": [str(p) for p in report.problems],
+        })
+        return
+    render.console.print(f"files -> database: {report.db_created} created, {report.db_updated} updated, "
+                         f"{report.db_forgotten} forgotten")
+    render.console.print(f"database -> files: {report.files_added} added, {report.files_updated} updated, "
+                         f"{report.files_removed} removed in {len(report.files_written)} file(s)")
+    for path in report.conflicts:
+        render.errors.print(f"[yellow]conflict:[/yellow] database version kept; file version saved in {path}")
+    for problem in report.problems:
+        render.errors.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+
+
+def sync(ctx: typer.Context) -> None:
+    """One two-way pass between the database and the memory folder, with a summary of each direction."""
+    st = state(ctx)
+    _print_report(_syncer(st).sync(), st.as_json)
+
+
+def watch(
+    ctx: typer.Context,
+    duration: float | None = typer.Option(None, "--duration", help="Stop after this many seconds (default: until Ctrl-C)."),
+) -> None:
+    """Keep the database and the memory folder in sync continuously (file watcher + periodic pass)."""
+    from engram.files.watcher import Watcher
+
+    st = state(ctx)
+    settings = st.settings().files
+    syncer = _syncer(st)
+    syncer.attach()
+    _print_report(syncer.sync(), st.as_json)
+    render.errors.print(f"watching {syncer.folder.root} (Ctrl-C to stop)")
+
+    def report(rep: SyncReport) -> None:
+        if rep.changed or rep.problems:
+            _print_report(rep, st.as_json)
+
+    deadline = None if duration is None else time.monotonic() + duration
+    with Watcher(syncer, debounce_s=settings.debounce_s, poll_interval_s=settings.poll_interval_s, on_report=report):
+        try:
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+    syncer.detach()
+
+
+@conflicts_app.callback()
+def conflicts(ctx: typer.Context) -> None:
+    """List kept conflicts (resolve one with `engram conflicts resolve ID`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    st = state(ctx)
+    syncer = _syncer(st)
+    found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
+    if st.as_json:
+        render.emit_json([{"path": c.path, "id": c.entry_id, "file": c.file, "kind": c.kind, "at": c.at,
+                           "file_version": [e.content for e in c.entries]} for c in found])
+        return
+    if not found:
+        render.console.print("no conflicts")
+        return
+    current = {m.id: m for m in st.engram().store.get_many([c.entry_id for c in found])}
+    for c in found:
+        db = current.get(c.entry_id)
+        render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind} in {c.file} ({c.at})", highlight=False)
+        render.console.print(f"  database: {db.content if db else '(forgotten)'}", highlight=False)
+        render.console.print(f"  file:     {c.entries[0].content if c.entries else '(deleted)'}", highlight=False)
+        render.console.print(f"  kept in   {c.path}", highlight=False)
+
+
+@conflicts_app.command("resolve")
+def resolve(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="Entry id (or a prefix of it) or the .conflict path."),
+    take: str = typer.Option("db", "--take", help="db (keep the database version), file, or merge."),
+    content: str | None = typer.Option(None, "--content", help="The merged text (with --take merge)."),
+    edit: bool = typer.Option(False, "--edit", help="Write the merged text in $EDITOR (with --take merge)."),
+) -> None:
+    """Resolve one conflict by choosing a side or merging."""
+    if take not in ("db", "file", "merge"):
+        raise ValidationError("--take", f"unknown side {take!r}", ["db", "file", "merge"])
+    st = state(ctx)
+    syncer = _syncer(st)
+    found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
+    conflict = conflict_files.find(found, ref)
+    if take == "merge" and content is None and edit:
+        db = st.engram().store.get_many([conflict.entry_id])
+        both = (f"{db[0].content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
+                + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
+        edited = typer.edit(both)
+        content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
+    done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content)  # type: ignore[arg-type]
+    syncer.sync()  # reflect the outcome in the files even when no writer is attached
+    if st.as_json:
+        render.emit_json({"resolved": conflict.entry_id, "done": done})
+    else:
+        render.console.print(f"{conflict.entry_id}: {done}")
+
+
+def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
+    """``engram export --format markdown|yaml|json DIR``: every memory in the store as a memory folder."""
+    if fmt not in ("markdown", "yaml", "json"):
+        raise ValidationError("--format", f"unknown format {fmt!r}", ["snapshot", "markdown", "yaml", "json"])
+    if path is None:
+        raise ValidationError("path", f"--format {fmt} writes a folder", "a folder path")
+    st = state(ctx)
+    group_by = st.settings().files.group_by
+    n = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=group_by)
+    if st.as_json:
+        render.emit_json({"exported": n, "format": fmt, "path": str(path)})
+    else:
+        render.errors.print(f"exported {n} memories to {path} as {fmt}")
+
+
+def import_dir(ctx: typer.Context, path: Path) -> None:
+    """``engram import DIR``: memory files (markdown, YAML or per-type JSON) with a progress bar."""
+    st = state(ctx)
+    engram = st.engram()
+    with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=render.errors, transient=True,
+                  disable=st.as_json) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(done: int, total: int, rel: str) -> None:
+            bar.update(task, completed=done, total=total, description=rel)
+
+        summary = import_folder(engram, path, max_file_bytes=st.settings().files.max_file_bytes, progress=progress)
+    if st.as_json:
+        render.emit_json({"files": summary.files, "imported": summary.imported, "created": summary.created,
+                          "skipped": summary.skipped, "problems": [str(p) for p in summary.problems]})
+        return
+    render.console.print(f"read {summary.files} file(s): imported {summary.imported} with their ids, "
+                         f"created {summary.created} new, skipped {summary.skipped} already present")
+    for problem in summary.problems:
+        render.errors.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sync")(sync)
+    app.command("watch")(watch)
+    app.add_typer(conflicts_app, name="conflicts")

@@ -1,0 +1,66 @@
+"""The CLI commands of the memory folder, run in-process against a real home folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from engram.interfaces.cli.app import app
+
+runner = CliRunner()
+
+
+def _run(home: Path, *args: str) -> str:
+    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_cli_writes_reach_files_and_sync_reports_each_direction(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _run(home, "remember", "User prefers Python", "--tags", "preferences")
+    prefs = home / "memory/agents/default/preferences.md"
+    assert "User prefers Python" in prefs.read_text()
+    prefs.write_text(prefs.read_text() + "- Added in the editor\n", encoding="utf-8")
+    out = json.loads(_run(home, "--json", "sync"))
+    assert out["to_database"] == {"created": 1, "updated": 0, "forgotten": 0}
+    assert out["to_files"]["files_written"] == ["agents/default/preferences.md"]
+    listed = json.loads(_run(home, "--json", "list"))
+    assert {m["content"] for m in listed} == {"User prefers Python", "Added in the editor"}
+
+
+def test_cli_conflicts_list_and_resolve(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _run(home, "remember", "original", "--key", "k", "--tags", "notes")
+    notes = home / "memory/agents/default/notes.md"
+    notes.write_text(notes.read_text().replace("- original (", "- file side ("), encoding="utf-8")
+    # A database write whose event pass finds the pending file edit: a conflict.
+    _run(home, "remember", "database side", "--key", "k", "--tags", "notes")
+    listed = json.loads(_run(home, "--json", "conflicts"))
+    assert [(c["kind"], c["file_version"]) for c in listed] == [("both-changed", ["file side"])]
+    assert "database side" in notes.read_text()
+    _run(home, "conflicts", "resolve", listed[0]["id"][:13], "--take", "merge", "--content", "merged text")
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "merged text"
+    assert "merged text" in notes.read_text()
+    assert json.loads(_run(home, "--json", "conflicts")) == []
+
+
+def test_cli_export_formats_and_folder_import(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _run(home, "remember", "I used WebTool", "--type", "experience", "--tags", "tools")
+    _run(home, "remember", "Global fact", "--scope", "global")
+    snapshot = json.loads(_run(home, "export"))  # the default is still the JSON snapshot
+    assert snapshot["format"] == "engram-snapshot"
+    for fmt in ("markdown", "yaml", "json"):
+        _run(home, "export", "--format", fmt, str(tmp_path / fmt))
+    assert (tmp_path / "markdown/agents/default/tools.md").exists()
+    assert (tmp_path / "yaml/global/knowledge.yaml").exists()
+    assert len(list((tmp_path / "json/experience").glob("*.json"))) == 1
+    for fmt in ("markdown", "yaml", "json"):
+        fresh = tmp_path / f"fresh-{fmt}"
+        out = _run(fresh, "import", str(tmp_path / fmt))
+        assert "imported 2 with their ids" in out
+        assert sorted(m["id"] for m in snapshot["memories"]) == sorted(
+            m["id"] for m in json.loads(_run(fresh, "--json", "list")))
