@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engram.config import RecallSettings, Settings
+from pydantic import BaseModel
+
+from engram.config import Settings
 from engram.interfaces.cli.app import app
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -23,13 +25,20 @@ def test_every_cli_command_is_documented() -> None:
         assert re.search(rf"engram {re.escape(command)}\b", README), f"`engram {command}` is not in README.md"
 
 
+def _setting_names(model: type[BaseModel], prefix: str = "") -> list[str]:
+    names = []
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            names.extend(_setting_names(annotation, f"{prefix}{name}."))
+        else:
+            names.append(f"{prefix}{name}")
+    return names
+
+
 def test_every_setting_is_documented() -> None:
-    for name in Settings.model_fields:
-        if name == "recall":
-            continue
-        assert f"`{name}`" in README or f"`{name}` /" in README or f"/ `{name}`" in README, name
-    for name in RecallSettings.model_fields:
-        assert f"recall.{name}" in README, f"recall.{name}"
+    for name in _setting_names(Settings):
+        assert f"`{name}`" in README, f"setting `{name}` is not in README.md"
 
 
 def test_readme_python_example_runs(isolated_home: Path, capsys) -> None:
