@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engram import snapshot
 from engram.config import RecallSettings, Settings, load_settings
@@ -38,6 +38,9 @@ from engram.model import (
 from engram.registry import resolve
 from engram.search import QueryEmbedder, RecallRequest, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
+
+if TYPE_CHECKING:
+    from engram.history.service import History
 
 ScopeChoice = Literal["global", "agent", "session"] | Scope
 
@@ -81,19 +84,43 @@ class Engram:
         self.recall_settings = recall_settings or RecallSettings()
         self.max_content_chars = max_content_chars
         self.clock = clock
+        self.settings: Settings | None = None  # set by from_settings; the history opens from it
+        self._history: History | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engram:
         """Open the configured backend (settings: arguments > environment > config file > defaults)."""
         settings = settings or load_settings(**overrides)
         store = resolve("memory", settings.backend)(settings, settings.agent)
-        return cls(
+        engram = cls(
             store,
             agent=settings.agent,
             session=settings.session,
             recall_settings=settings.recall,
             max_content_chars=settings.max_content_chars,
         )
+        engram.settings = settings
+        return engram
+
+    @property
+    def history(self) -> History:
+        """Conversation history (``settings.history``), opened on first use; in memory when this
+        Engram was built without settings. Compaction purges this agent's old conversation memories."""
+        if self._history is None:
+            from engram.history.factories import open_history
+
+            def purge(max_age_s: float) -> int:
+                return len(self.forget(older_than_s=max_age_s, filters=Filters(category=Category.CONVERSATION)))
+
+            if self.settings is None:
+                from engram.history.inmemory import InMemoryHistoryStore
+                from engram.history.service import History
+
+                self._history = History(InMemoryHistoryStore(), purge=purge)
+            else:
+                self._history = open_history(self.settings, self.scope.agent or "default", embedder=self.embedder,
+                                             purge=purge)
+        return self._history
 
     def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:
         """A view for another agent (or session) on the same store, sharing its event listeners."""
@@ -121,6 +148,9 @@ class Engram:
         self.close()
 
     def close(self) -> None:
+        if self._history is not None:
+            self._history.close()
+            self._history = None
         self.store.close()
 
     # --- scopes and filters ----------------------------------------------------------------

@@ -478,3 +478,156 @@ def _optional_text(field_name: str, value: str | None) -> str | None:
     if len(text) > 200:
         raise ValidationError(field_name, "is longer than 200 characters", "up to 200 characters")
     return text or None
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversation history: messages (sclaw's LLMMessage) and exchanges (Clawless's JSONL entries).
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call an assistant message asks for; ``arguments`` is JSON text, as providers send it."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a conversation. A ``tool`` message answers the call named by ``tool_call_id``."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role.value, "content": self.content, "created_at": self.created_at}
+        if self.tool_calls:
+            data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.metadata:
+            data["metadata"] = dict(self.metadata)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """A user message and the answer to it, in one conversation (Clawless's history entry)."""
+
+    conversation: str
+    user: str
+    assistant: str
+    at: float
+
+
+MAX_MESSAGE_CHARS = 1_000_000
+
+
+def parse_role(value: str | Role) -> Role:
+    try:
+        return Role(str(value).strip().lower())
+    except ValueError:
+        raise ValidationError("role", f"unknown role {value!r}", [r.value for r in Role]) from None
+
+
+def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
+    """Tool calls as ``ToolCall``s, engram dicts ``{id, name, arguments}``, OpenAI dicts
+    ``{id, function: {name, arguments}}`` or their JSON text."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValidationError("tool_calls", f"malformed JSON ({exc.msg})", "a JSON list of tool calls") from None
+    if not isinstance(value, list | tuple):
+        raise ValidationError("tool_calls", f"got {type(value).__name__}", "a list of {id, name, arguments}")
+    calls: list[ToolCall] = []
+    for item in value:
+        if isinstance(item, ToolCall):
+            calls.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            raise ValidationError("tool_calls", f"{item!r} is not an object", "{id, name, arguments}")
+        function = item.get("function") if isinstance(item.get("function"), Mapping) else item
+        call_id, name, arguments = item.get("id"), function.get("name"), function.get("arguments", "{}")
+        if not isinstance(call_id, str) or not call_id.strip():
+            raise ValidationError("tool_calls.id", "every tool call needs a non-empty id", "a string")
+        if not isinstance(name, str) or not name.strip():
+            raise ValidationError("tool_calls.name", f"tool call {call_id!r} has no name", "a string")
+        if not isinstance(arguments, str):
+            try:
+                arguments = json.dumps(arguments, sort_keys=True)
+            except (TypeError, ValueError):
+                raise ValidationError("tool_calls.arguments", "not JSON-serialisable", "JSON") from None
+        calls.append(ToolCall(call_id.strip(), name.strip(), arguments))
+    ids = [c.id for c in calls]
+    if len(set(ids)) != len(ids):
+        raise ValidationError("tool_calls.id", "tool call ids repeat within one message", "distinct ids")
+    return tuple(calls)
+
+
+def make_message(
+    role: str | Role,
+    content: str,
+    *,
+    tool_calls: Any = None,
+    tool_call_id: str | None = None,
+    metadata: Mapping[str, Any] | str | None = None,
+    created_at: float | None = None,
+    max_chars: int = MAX_MESSAGE_CHARS,
+) -> Message:
+    """Validate a message; raises ``ValidationError`` naming the field.
+
+    Only assistant messages carry tool calls and only tool messages a ``tool_call_id``; system
+    and user messages need content (an assistant message that only calls tools may be empty).
+    """
+    parsed_role = parse_role(role)
+    if not isinstance(content, str):
+        raise ValidationError("content", f"got {type(content).__name__}", "text")
+    if len(content) > max_chars:
+        raise ValidationError("content", f"is {len(content)} characters; the maximum is {max_chars}",
+                              f"up to {max_chars} characters")
+    calls = parse_tool_calls(tool_calls)
+    if calls and parsed_role is not Role.ASSISTANT:
+        raise ValidationError("tool_calls", f"a {parsed_role.value} message cannot call tools", "assistant messages")
+    if parsed_role is Role.TOOL:
+        if not isinstance(tool_call_id, str) or not tool_call_id.strip():
+            raise ValidationError("tool_call_id", "a tool message must name the call it answers", "the id of a tool call")
+        tool_call_id = tool_call_id.strip()
+    elif tool_call_id is not None:
+        raise ValidationError("tool_call_id", f"a {parsed_role.value} message cannot answer a tool call", "tool messages")
+    if parsed_role in (Role.SYSTEM, Role.USER) and not content.strip():
+        raise ValidationError("content", "must not be empty", f"1-{max_chars} characters")
+    if parsed_role is Role.ASSISTANT and not calls and not content.strip():
+        raise ValidationError("content", "an assistant message needs content or tool calls", "text")
+    if created_at is not None and (not isinstance(created_at, int | float) or math.isnan(created_at)):
+        raise ValidationError("created_at", f"{created_at!r} is not a time", "epoch seconds")
+    return Message(parsed_role, content, calls, tool_call_id, parse_metadata(metadata),
+                   float(created_at) if created_at is not None else 0.0)
+
+
+def message_from_dict(data: Any, max_chars: int = MAX_MESSAGE_CHARS) -> Message:
+    """A message from its ``to_dict`` form (or an OpenAI-style dict); raises ``ValidationError``."""
+    if not isinstance(data, Mapping):
+        raise ValidationError("message", f"got {type(data).__name__}", "an object with role and content")
+    return make_message(
+        data.get("role", ""), data.get("content") or "", tool_calls=data.get("tool_calls"),
+        tool_call_id=data.get("tool_call_id"), metadata=data.get("metadata"),
+        created_at=data.get("created_at"), max_chars=max_chars,
+    )

@@ -19,6 +19,11 @@ _TARGETS: dict[str, dict[str, str]] = {
         "inmemory": "engram.store.factories:open_inmemory",
         "disabled": "engram.store.factories:open_disabled",
     },
+    "history": {
+        "sqlite": "engram.history.factories:open_sqlite",
+        "jsonl": "engram.history.factories:open_jsonl",
+        "inmemory": "engram.history.factories:open_inmemory",
+    },
 }
 
 

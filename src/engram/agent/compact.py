@@ -1,0 +1,198 @@
+"""History compaction: PtrClaw's algorithm with sclaw's summary and emergency path.
+
+Trigger: the history has more than ``min_messages`` (12) messages AND either more than
+``max_history_messages`` (50) or an estimated token count past ``token_threshold`` (75%) of
+``token_limit`` (128,000). Then, in this order:
+
+1. knowledge extraction runs over the messages about to go (a hook the caller passes), so
+   nothing is discarded before what it taught has been kept; if it fails, nothing is discarded;
+2. a leading system prompt is kept as it is;
+3. the middle is summarised: by the ``Summarizer`` when one is given (it sees the previous
+   summary too), else by PtrClaw's count summary; the summary replaces the previous one
+   (``set_summary``) and comes back first on the next assembly;
+4. the last ``keep_recent`` (10) messages stay; a cut that lands on a tool result walks back
+   so a tool call is never separated from its results;
+5. conversation memories older than ``conversation_max_age_s`` are purged (a hook).
+
+Emergency path: past ``emergency_ratio`` x ``token_limit`` the window is critically exceeded;
+only ``emergency_retain`` messages stay (the cut walks forward past tool results instead, so
+the bound holds), with a count summary (no LLM call on an overflowing context).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engram.errors import EngramError
+from engram.history.base import HistoryStore
+from engram.history.settings import CompactionSettings
+from engram.model import Message, Role
+from engram.tokens import estimate_messages
+
+log = logging.getLogger("engram.agent.compact")
+
+MAX_SUMMARY_CHARS = 8000
+_COUNTS = re.compile(
+    r"\[Conversation history compacted\. Previous discussion covered: (\d+) user messages, "
+    r"(\d+) assistant responses, (\d+) tool calls\]"
+)
+
+
+class Summarizer(Protocol):
+    """Turns messages into a short summary (an LLM summariser implements this)."""
+
+    def summarize(self, messages: Sequence[Message]) -> str: ...
+
+
+Extractor = Callable[[Sequence[Message]], object]
+Purger = Callable[[float], int]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    compacted: bool
+    emergency: bool = False
+    kept: tuple[Message, ...] = ()
+    discarded: tuple[Message, ...] = ()
+    summary: str = ""
+    summarizer: str = ""  # "llm", "count" or "" when nothing was compacted
+    tokens_before: int = 0
+    purged: int = 0
+    notes: tuple[str, ...] = ()
+
+
+def is_critical(messages: Sequence[Message], settings: CompactionSettings, *, reported_tokens: int | None = None) -> bool:
+    """Whether the context window is critically exceeded (the emergency path's trigger)."""
+    tokens = estimate_messages(messages, reported=reported_tokens)
+    return len(messages) > settings.emergency_retain and tokens > settings.emergency_ratio * settings.token_limit
+
+
+def should_compact(
+    messages: Sequence[Message], settings: CompactionSettings, *, reported_tokens: int | None = None
+) -> bool:
+    """PtrClaw's trigger: more than ``min_messages`` and past the message or token limit."""
+    if len(messages) <= settings.min_messages:
+        return is_critical(messages, settings, reported_tokens=reported_tokens)
+    if len(messages) > settings.max_history_messages:
+        return True
+    return estimate_messages(messages, reported=reported_tokens) > settings.token_threshold * settings.token_limit
+
+
+def cut_point(messages: Sequence[Message], keep: int, *, head: int = 0, forward: bool = False) -> int:
+    """Index of the first message kept when keeping the last ``keep`` after ``head`` fixed ones.
+
+    A cut on a tool result moves back to its call (or, ``forward``, past the results) so the
+    pair is never split. Returns ``head`` when nothing can be discarded.
+    """
+    cut = max(head, len(messages) - keep)
+    if forward:
+        while cut < len(messages) and messages[cut].role is Role.TOOL:
+            cut += 1
+        return cut
+    while head < cut < len(messages) and messages[cut].role is Role.TOOL:
+        cut -= 1
+    return cut
+
+
+def count_summary(discarded: Sequence[Message], previous: str = "") -> str:
+    """PtrClaw's summary of what went, adding to the counts of a previous count summary."""
+    users = sum(m.role is Role.USER for m in discarded)
+    answers = sum(m.role is Role.ASSISTANT for m in discarded)
+    calls = sum(len(m.tool_calls) for m in discarded)
+    rest = previous
+    match = _COUNTS.search(previous)
+    if match:
+        users, answers, calls = users + int(match[1]), answers + int(match[2]), calls + int(match[3])
+        rest = (previous[: match.start()] + previous[match.end():]).strip()
+    line = (f"[Conversation history compacted. Previous discussion covered: {users} user messages, "
+            f"{answers} assistant responses, {calls} tool calls]")
+    text = f"{rest}\n{line}" if rest else line
+    return text[-MAX_SUMMARY_CHARS:]
+
+
+def compact_messages(
+    messages: Sequence[Message],
+    settings: CompactionSettings,
+    *,
+    previous_summary: str = "",
+    summarizer: Summarizer | None = None,
+    extract: Extractor | None = None,
+    reported_tokens: int | None = None,
+    force: bool = False,
+) -> CompactionResult:
+    """Decide and compute a compaction of ``messages`` (see the module docstring); stores nothing.
+
+    ``force`` compacts even below the limits (still keeping ``keep_recent``). Raises only what
+    ``extract`` or ``summarizer`` raise outside engram's error tree.
+    """
+    tokens = estimate_messages(messages, reported=reported_tokens)
+    emergency = is_critical(messages, settings, reported_tokens=reported_tokens)
+    if not (emergency or force or should_compact(messages, settings, reported_tokens=reported_tokens)):
+        return CompactionResult(False, kept=tuple(messages), tokens_before=tokens)
+    head = 1 if messages and messages[0].role is Role.SYSTEM else 0
+    if emergency:
+        cut = cut_point(messages, settings.emergency_retain, head=head, forward=True)
+    else:
+        cut = cut_point(messages, settings.keep_recent, head=head)
+    if cut <= head:
+        return CompactionResult(False, kept=tuple(messages), tokens_before=tokens,
+                                notes=("nothing can be discarded without splitting a tool call from its result",))
+    discarded, kept = tuple(messages[head:cut]), (*messages[:head], *messages[cut:])
+    notes: list[str] = []
+    if extract is not None:
+        try:
+            extract(discarded)
+        except EngramError as exc:
+            if not emergency:
+                log.warning("knowledge extraction failed (%s); history kept uncompacted", exc)
+                return CompactionResult(False, kept=tuple(messages), tokens_before=tokens,
+                                        notes=(f"extraction failed, nothing discarded: {exc}",))
+            notes.append(f"extraction failed during an emergency compaction: {exc}")
+    summary, used = "", "count"
+    if summarizer is not None and not emergency:
+        context = [Message(Role.SYSTEM, f"Summary so far:\n{previous_summary}")] if previous_summary else []
+        try:
+            summary = summarizer.summarize([*context, *discarded]).strip()[:MAX_SUMMARY_CHARS]
+            used = "llm"
+        except EngramError as exc:
+            notes.append(f"summariser failed ({exc}); used the count summary")
+    if not summary:
+        summary, used = count_summary(discarded, previous_summary), "count"
+    return CompactionResult(True, emergency, tuple(kept), discarded, summary, used, tokens, 0, tuple(notes))
+
+
+def compact_conversation(
+    store: HistoryStore,
+    key: str,
+    settings: CompactionSettings,
+    *,
+    summarizer: Summarizer | None = None,
+    extract: Extractor | None = None,
+    purge: Purger | None = None,
+    reported_tokens: int | None = None,
+    force: bool = False,
+) -> CompactionResult:
+    """Compact a stored conversation: summary first, then the discard, then the memory purge.
+
+    The summary is written before messages are removed, so a crash in between leaves more
+    context, never less. Raises ``StorageError`` from the store and ``ValidationError`` for a bad key.
+    """
+    messages = store.get_all(key)
+    result = compact_messages(
+        messages, settings, previous_summary=store.get_summary(key), summarizer=summarizer, extract=extract,
+        reported_tokens=reported_tokens, force=force,
+    )
+    if not result.compacted:
+        return result
+    head = 1 if messages and messages[0].role is Role.SYSTEM else 0
+    store.set_summary(key, result.summary)
+    store.discard(key, head, head + len(result.discarded))
+    purged = 0
+    if purge is not None and settings.conversation_max_age_s > 0:
+        purged = purge(settings.conversation_max_age_s)
+    return CompactionResult(result.compacted, result.emergency, result.kept, result.discarded, result.summary,
+                            result.summarizer, result.tokens_before, purged, result.notes)

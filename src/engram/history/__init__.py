@@ -1,0 +1,1 @@
+"""Conversation history: the HistoryStore contract, its backends, and the pipeline around them."""

@@ -1,0 +1,68 @@
+"""Open history backends and the ``History`` pipeline from settings (through ``engram.registry``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engram.agent.compact import Purger
+from engram.config import Settings
+from engram.history.base import HistoryStore
+from engram.history.semantic import ExchangeEmbedder
+from engram.history.service import History
+from engram.registry import resolve
+
+
+def sqlite_path(settings: Settings, agent: str) -> Path:
+    """The history database: ``history.path``, else the memory database (a ``.db`` file)."""
+    if settings.history.path is not None:
+        return settings.history.path
+    memory_db = settings.model_copy(update={"backend": "sqlite"}).database_path(agent)
+    return memory_db if memory_db.suffix == ".db" else settings.home / "memory.db"
+
+
+def open_sqlite(settings: Settings, agent: str) -> HistoryStore:
+    from engram.history.sqlite import SqliteHistoryStore
+
+    return SqliteHistoryStore.open(sqlite_path(settings, agent), busy_timeout_ms=settings.busy_timeout_ms)
+
+
+def open_jsonl(settings: Settings, agent: str) -> HistoryStore:
+    from engram.history.jsonl import JsonlHistoryStore
+
+    h = settings.history
+    path = h.path or (settings.home / "agents" / agent if settings.per_agent_databases else settings.home)
+    if h.path is None:
+        path = Path(path) / "conversation-history.jsonl"
+    return JsonlHistoryStore(path, max_entries=h.max_entries, max_chars_per_entry=h.max_chars_per_entry,
+                             max_total_chars=h.max_total_chars)
+
+
+def open_inmemory(settings: Settings, agent: str) -> HistoryStore:
+    from engram.history.inmemory import InMemoryHistoryStore
+
+    return InMemoryHistoryStore()
+
+
+def open_history(
+    settings: Settings,
+    agent: str,
+    *,
+    embedder: ExchangeEmbedder | None = None,
+    purge: Purger | None = None,
+    warm: bool = True,
+) -> History:
+    """The configured history pipeline: backend by name, semantic store when an embedder is
+    given (warmed from recent history), compaction settings. Raises ``ConfigError``/``StorageError``."""
+    h = settings.history
+    store = resolve("history", h.backend)(settings, agent)
+    semantic = None
+    if embedder is not None and h.semantic:
+        from engram.history.semantic import ExchangeIndex
+
+        semantic = ExchangeIndex.open(sqlite_path(settings, agent), embedder, max_entries=h.semantic_max_entries,
+                                      max_chars_per_entry=h.semantic_max_chars_per_entry,
+                                      max_recap_chars=h.max_total_chars)
+        if warm:
+            semantic.warm(store)
+    return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
+                   purge=purge, recap_top_k=h.recap_top_k)

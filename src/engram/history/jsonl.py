@@ -1,0 +1,337 @@
+"""The JSONL HistoryStore (Clawless): a human-readable file, one exchange per line, bounded.
+
+Each line is one exchange in Clawless's format,
+``{"userMessage", "botResponse", "chatId", "platform", "timestamp"}``, so files written by either
+tool read in the other. engram adds ``"messages"`` (the exact messages of the exchange: roles,
+tool calls, metadata, times) so nothing is lost on the way back; a line without it is read as a
+user message and its answer. ``platform`` is the key's channel and ``chatId`` its ``chat`` (and
+``:thread``). A user message starts a new exchange; any other message joins the conversation's
+latest exchange.
+
+Bounds: at most ``max_entries`` lines for the whole file (FIFO: the oldest lines go first), each
+message capped at ``max_chars_per_entry`` characters, and ``recap`` output capped at
+``max_total_chars``. Summaries live beside the file in ``<name>.summaries.json``.
+
+Safety: every read-modify-write holds an exclusive ``fcntl.flock`` on ``<name>.lock`` (a side
+file, because a rename swaps the data file's inode under any lock held on it) plus a thread
+lock. A new exchange that needs no rotation is appended and fsynced; everything else (rotation,
+a changed exchange, discard, purge) writes a temporary file and renames it over the old one, so
+a crash leaves the old file or the new one, never a mix. A line that cannot be read is skipped
+with a warning and kept as it is, so the rest of the file stays readable and nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from engram.errors import StorageError, ValidationError
+from engram.history.base import check_range, check_recent, check_summary
+from engram.history.keys import normal_key, parse_conversation_key
+from engram.history.recap import format_recap, pair_exchanges
+from engram.model import Message, Role, message_from_dict
+
+log = logging.getLogger("engram.history.jsonl")
+
+TRUNCATION_MARK = "…"
+
+
+@dataclass
+class _Line:
+    """One line of the file: its text, and the exchange it holds (None when unreadable)."""
+
+    raw: str
+    key: str | None = None
+    messages: list[Message] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class JsonlHistoryStore:
+    name = "jsonl"
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        max_entries: int = 100,
+        max_chars_per_entry: int = 2000,
+        max_total_chars: int = 8000,
+    ) -> None:
+        for name, value in (("max_entries", max_entries), ("max_chars_per_entry", max_chars_per_entry),
+                            ("max_total_chars", max_total_chars)):
+            if value < 1:
+                raise ValidationError(name, f"{value} is too small", "1 or more")
+        self.path = Path(path)
+        self.summaries_path = self.path.with_name(self.path.name + ".summaries.json")
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.max_entries = max_entries
+        self.max_chars_per_entry = max_chars_per_entry
+        self.max_total_chars = max_total_chars
+        self._thread_lock = threading.RLock()
+
+    # --- locking and file access ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._thread_lock:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                handle = open(self.lock_path, "a+b")  # noqa: SIM115 - held for the whole block
+            except OSError as exc:
+                raise StorageError(f"cannot open lock file {self.lock_path}: {exc}") from exc
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                handle.close()
+
+    def _read(self) -> tuple[list[_Line], bool]:
+        """Every line of the file, and whether the file ends with a newline (or is empty)."""
+        try:
+            raw = self.path.read_text("utf-8", errors="replace")
+        except FileNotFoundError:
+            return [], True
+        except OSError as exc:
+            raise StorageError(f"cannot read {self.path}: {exc}") from exc
+        lines = []
+        for number, text in enumerate(raw.splitlines(), start=1):
+            if not text.strip():
+                continue
+            line = _parse_line(text)
+            if line.key is None:
+                log.warning("%s line %d is not a readable history entry; skipped (kept in the file)", self.path, number)
+            lines.append(line)
+        return lines, raw == "" or raw.endswith("\n")
+
+    def _rewrite(self, lines: list[_Line]) -> None:
+        """Replace the file atomically with ``lines``, keeping only the newest ``max_entries``."""
+        kept = lines[-self.max_entries:]
+        _atomic_write(self.path, "".join(line.raw + "\n" for line in kept))
+
+    def _append_line(self, line: _Line, ends_with_newline: bool) -> None:
+        try:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(("" if ends_with_newline else "\n") + line.raw + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise StorageError(f"cannot append to {self.path}: {exc}") from exc
+
+    def _read_summaries(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.summaries_path.read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("cannot read summaries %s (%s); treating as empty", self.summaries_path, exc)
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v["summary"] for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("summary"), str)}
+
+    def _write_summaries(self, summaries: dict[str, str]) -> None:
+        now = dt.datetime.now(dt.UTC).isoformat()
+        body = {k: {"summary": v, "updated_at": now} for k, v in sorted(summaries.items())}
+        _atomic_write(self.summaries_path, json.dumps(body, ensure_ascii=False, indent=1) + "\n")
+
+    # --- the contract ----------------------------------------------------------------------------
+    def append(self, key: str, message: Message) -> None:
+        key = normal_key(key)
+        message = self._capped(message)
+        with self._locked():
+            lines, ends_with_newline = self._read()
+            latest = _last_index(lines, key)
+            if message.role is Role.USER or latest is None:
+                line = _serialise(key, [message], {})
+                if len(lines) + 1 <= self.max_entries:
+                    self._append_line(line, ends_with_newline)
+                else:
+                    self._rewrite([*lines, line])
+                return
+            old = lines[latest]
+            lines[latest] = _serialise(key, [*old.messages, message], old.extra)
+            self._rewrite(lines)
+
+    def get_recent(self, key: str, n: int) -> list[Message]:
+        n = check_recent(n)
+        return self.get_all(key)[-n:] if n else []
+
+    def get_all(self, key: str) -> list[Message]:
+        key = normal_key(key)
+        with self._locked():
+            lines, _ = self._read()
+        return [m for line in lines if line.key == key for m in line.messages]
+
+    def count(self, key: str) -> int:
+        return len(self.get_all(key))
+
+    def set_summary(self, key: str, summary: str) -> None:
+        key, summary = normal_key(key), check_summary(summary)
+        with self._locked():
+            summaries = self._read_summaries()
+            summaries[key] = summary
+            self._write_summaries(summaries)
+
+    def get_summary(self, key: str) -> str:
+        key = normal_key(key)
+        with self._locked():
+            return self._read_summaries().get(key, "")
+
+    def discard(self, key: str, start: int, stop: int) -> int:
+        key = normal_key(key)
+        start, stop = check_range(start, stop)
+        if stop == start:
+            return 0
+        with self._locked():
+            lines, _ = self._read()
+            position, removed, out = 0, 0, []
+            for line in lines:
+                if line.key != key:
+                    out.append(line)
+                    continue
+                keep = []
+                for message in line.messages:
+                    if start <= position < stop:
+                        removed += 1
+                    else:
+                        keep.append(message)
+                    position += 1
+                if len(keep) == len(line.messages):
+                    out.append(line)
+                elif keep:
+                    out.append(_serialise(key, keep, line.extra))
+            if removed:
+                self._rewrite(out)
+            return removed
+
+    def purge(self, key: str) -> None:
+        key = normal_key(key)
+        with self._locked():
+            lines, _ = self._read()
+            kept = [line for line in lines if line.key != key]
+            if len(kept) != len(lines):
+                self._rewrite(kept)
+            summaries = self._read_summaries()
+            if summaries.pop(key, None) is not None:
+                self._write_summaries(summaries)
+
+    def conversations(self) -> list[str]:
+        with self._locked():
+            lines, _ = self._read()
+            summaries = self._read_summaries()
+        return sorted({line.key for line in lines if line.key} | set(summaries))
+
+    def recap(self, key: str) -> str:
+        """Recent exchanges of the conversation as a recap block of at most ``max_total_chars``."""
+        return format_recap(pair_exchanges(normal_key(key), self.get_all(key)), self.max_total_chars)
+
+    def close(self) -> None:
+        pass
+
+    def _capped(self, message: Message) -> Message:
+        cap = self.max_chars_per_entry
+        if len(message.content) <= cap:
+            return message
+        return replace(message, content=message.content[: cap - len(TRUNCATION_MARK)] + TRUNCATION_MARK)
+
+
+# --- the line format ---------------------------------------------------------------------------
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _epoch(text: Any) -> float:
+    if isinstance(text, int | float):
+        return float(text) / (1000.0 if text > 1e11 else 1.0)  # JavaScript's Date.now() is in ms
+    if isinstance(text, str) and text:
+        stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=dt.UTC)
+        return stamp.timestamp()
+    return 0.0
+
+
+def _serialise(key: str, messages: list[Message], extra: dict[str, Any]) -> _Line:
+    parts = parse_conversation_key(key)
+    user = next((m.content for m in messages if m.role is Role.USER), "")
+    answers = [m.content for m in messages if m.role is Role.ASSISTANT and m.content]
+    first = messages[0].created_at if messages else 0.0
+    record = {
+        **extra,
+        "userMessage": user,
+        "botResponse": answers[-1] if answers else "",
+        "chatId": f"{parts.chat}:{parts.thread}" if parts.thread else parts.chat,
+        "platform": parts.channel,
+        "timestamp": _iso(first),
+        "messages": [m.to_dict() for m in messages],
+    }
+    return _Line(json.dumps(record, ensure_ascii=False), key, list(messages), dict(extra))
+
+
+_KNOWN = {"userMessage", "botResponse", "chatId", "platform", "timestamp", "messages"}
+
+
+def _parse_line(text: str) -> _Line:
+    """A line as an exchange; an unreadable one comes back with ``key`` None (and is kept raw)."""
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict) or not isinstance(data.get("chatId"), str | int):
+            return _Line(text)
+        chat, _, thread = str(data["chatId"]).partition(":")
+        key = normal_key(f"{data.get('platform') or 'default'}:{chat}:{thread}")
+        at = _epoch(data.get("timestamp"))
+        if isinstance(data.get("messages"), list):
+            messages = [message_from_dict(m) for m in data["messages"]]
+        else:
+            messages = []
+            for role, field_name in ((Role.USER, "userMessage"), (Role.ASSISTANT, "botResponse")):
+                content = data.get(field_name) or ""
+                if not isinstance(content, str):
+                    return _Line(text)
+                if content.strip():
+                    messages.append(Message(role, content, created_at=at))
+        extra = {k: v for k, v in data.items() if k not in _KNOWN}
+        return _Line(text, key, messages, extra)
+    except (ValueError, ValidationError, TypeError, AttributeError):
+        return _Line(text)
+
+
+def _last_index(lines: list[_Line], key: str) -> int | None:
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].key == key:
+            return index
+    return None
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a fsynced temporary file and a rename."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc}") from exc

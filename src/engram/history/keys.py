@@ -1,0 +1,55 @@
+"""Conversation persistence keys: ``channel:chat:thread`` (sclaw).
+
+The key names where a conversation happens, not which session object holds it, so history
+survives session-id rotation: a recreated session with the same channel, chat and thread finds
+its messages again. The thread part may be empty (``telegram:42:``). Parts cannot contain ``:``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engram.errors import ValidationError
+
+_PART = re.compile(r"^[^\s:\x00-\x1f\x7f]{1,128}$")
+_ALLOWED = "channel:chat or channel:chat:thread, each part 1-128 characters without ':' or spaces"
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationKey:
+    channel: str
+    chat: str
+    thread: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.channel}:{self.chat}:{self.thread}"
+
+
+def conversation_key(channel: str, chat: str, thread: str | None = None) -> str:
+    """The persistence key for a conversation; raises ``ValidationError`` for an unusable part."""
+    for name, value in (("channel", channel), ("chat", chat)):
+        if not isinstance(value, str) or not _PART.match(value):
+            raise ValidationError(f"key.{name}", f"{value!r} cannot be part of a key", _ALLOWED)
+    if thread and not _PART.match(thread):
+        raise ValidationError("key.thread", f"{thread!r} cannot be part of a key", _ALLOWED)
+    return str(ConversationKey(channel, chat, thread or ""))
+
+
+def parse_conversation_key(text: str) -> ConversationKey:
+    """``channel:chat`` or ``channel:chat:thread`` as a key; raises ``ValidationError``."""
+    if not isinstance(text, str):
+        raise ValidationError("key", f"got {type(text).__name__}", _ALLOWED)
+    parts = text.split(":")
+    if len(parts) == 2:
+        parts.append("")
+    if len(parts) != 3:
+        raise ValidationError("key", f"{text!r} is not a conversation key", _ALLOWED)
+    normal = conversation_key(parts[0], parts[1], parts[2])
+    channel, chat, thread = normal.split(":")
+    return ConversationKey(channel, chat, thread)
+
+
+def normal_key(text: str) -> str:
+    """The canonical string form of a key (``a:b`` becomes ``a:b:``); raises ``ValidationError``."""
+    return str(parse_conversation_key(text))

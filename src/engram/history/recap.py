@@ -1,0 +1,60 @@
+"""Exchanges and recap blocks (Clawless): what a prompt gets when it asks for earlier context.
+
+An exchange is a user message and the assistant's final answer to it (tool traffic in between
+is left out). A recap lists exchanges oldest first and never exceeds its character budget: the
+most recent exchanges that fit are kept, each shortened when one alone is too long.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+from engram.model import Exchange, Message, Role
+
+RECAP_OPEN = "[Conversation recap]"
+RECAP_CLOSE = "[/Conversation recap]"
+
+
+def pair_exchanges(conversation: str, messages: Sequence[Message]) -> list[Exchange]:
+    """The completed exchanges in ``messages``: each user message with the last assistant text
+    that answered it before the next user message. A user message with no answer is left out."""
+    out: list[Exchange] = []
+    user: Message | None = None
+    answer = ""
+    for message in [*messages, None]:
+        if message is None or message.role is Role.USER:
+            if user is not None and answer:
+                out.append(Exchange(conversation, user.content, answer, user.created_at))
+            user, answer = message, ""
+        elif message.role is Role.ASSISTANT and message.content.strip() and user is not None:
+            answer = message.content
+    return out
+
+
+def _entry(exchange: Exchange, limit: int | None = None) -> str:
+    when = dt.datetime.fromtimestamp(exchange.at).strftime("%Y-%m-%d %H:%M") if exchange.at else "-"
+    user, answer = " ".join(exchange.user.split()), " ".join(exchange.assistant.split())
+    text = f"- [{when}] User: {user}\n  Assistant: {answer}"
+    if limit is not None and len(text) > limit:
+        text = text[: max(0, limit - 1)] + "…"
+    return text
+
+
+def format_recap(exchanges: Sequence[Exchange], max_chars: int) -> str:
+    """A recap block of the newest exchanges that fit in ``max_chars``, oldest first; "" if none."""
+    frame = len(RECAP_OPEN) + len(RECAP_CLOSE) + 2
+    budget = max_chars - frame
+    if not exchanges or budget <= 0:
+        return ""
+    chosen: list[str] = []
+    for exchange in reversed(exchanges):
+        entry = _entry(exchange)
+        cost = len(entry) + 1
+        if cost > budget:
+            if not chosen:  # the newest exchange alone is too long: shorten it rather than show nothing
+                chosen.append(_entry(exchange, budget - 1))
+            break
+        chosen.append(entry)
+        budget -= cost
+    return "\n".join([RECAP_OPEN, *reversed(chosen), RECAP_CLOSE])

@@ -1,0 +1,185 @@
+"""The semantic store of exchanges (Clawless): each exchange embedded, recalled by meaning.
+
+Rows live in ``history_exchanges`` (migration 0002), in the memory database by default, each
+with the embedding identity (``provider:model:dims``) it was made with; only rows of the current
+identity are searched and ``warm`` re-embeds the others. Bounds: at most ``max_entries`` rows
+(FIFO: the oldest go first) and at most ``max_chars_per_entry`` characters embedded per
+exchange. Recall filters by conversation first and then ranks exactly (numpy over at most
+``max_entries`` vectors is sub-millisecond), so a chat with few entries is never crowded out by
+other chats, which a KNN-then-filter search can do. Results come back oldest first with a recap
+block, as Clawless's ``semantic-recall`` answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from engram.db.migrate import migrate
+from engram.db.sqlite import Database
+from engram.errors import DimensionError, ValidationError
+from engram.history.base import HistoryStore
+from engram.history.keys import normal_key
+from engram.history.recap import format_recap, pair_exchanges
+from engram.model import Exchange
+from engram.store.vectors import parse_identity_dims, unit
+
+
+class ExchangeEmbedder(Protocol):
+    """What this store needs of ``engram.embed``'s Embedder."""
+
+    @property
+    def identity(self) -> Any: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticRecall:
+    hits: tuple[tuple[Exchange, float], ...]  # oldest first, with cosine similarity
+    recap: str
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        return [exchange for exchange, _ in self.hits]
+
+
+class ExchangeIndex:
+    def __init__(
+        self,
+        db: Database,
+        embedder: ExchangeEmbedder,
+        *,
+        max_entries: int = 1000,
+        max_chars_per_entry: int = 4000,
+        max_recap_chars: int = 8000,
+        owns_db: bool = False,
+    ) -> None:
+        """Wrap a migrated database (see ``open``)."""
+        self.db = db
+        self.embedder = embedder
+        self.identity = str(embedder.identity)
+        self.dims = parse_identity_dims(self.identity)
+        self.max_entries = max_entries
+        self.max_chars_per_entry = max_chars_per_entry
+        self.max_recap_chars = max_recap_chars
+        self._owns_db = owns_db
+
+    @classmethod
+    def open(cls, path: Path | str, embedder: ExchangeEmbedder, **options: Any) -> ExchangeIndex:
+        """Open (creating and migrating) the database at ``path``; raises ``StorageError``."""
+        db = Database(path)
+        migrate(db)
+        return cls(db, embedder, owns_db=True, **options)
+
+    def _text(self, exchange: Exchange) -> str:
+        return f"User: {exchange.user}\nAssistant: {exchange.assistant}"[: self.max_chars_per_entry]
+
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape != (len(texts), self.dims):
+            raise DimensionError("vector", f"embedder returned shape {vectors.shape}", f"({len(texts)}, {self.dims})")
+        return vectors
+
+    def add(self, exchanges: Sequence[Exchange]) -> int:
+        """Embed and index exchanges not indexed yet (embedding runs outside the write lock);
+        returns how many were added. Raises ``EmbeddingError``/``DimensionError``/``StorageError``."""
+        fresh = {_fingerprint(e): e for e in exchanges}
+        if not fresh:
+            return 0
+        with self.db.read() as conn:
+            marks = ",".join("?" * len(fresh))
+            known = {r[0] for r in conn.execute(
+                f"SELECT fingerprint FROM history_exchanges WHERE identity = ? AND fingerprint IN ({marks})",
+                (self.identity, *fresh),
+            )}
+        todo = [(f, e) for f, e in fresh.items() if f not in known]
+        if not todo:
+            return 0
+        vectors = self._vectors([self._text(e) for _, e in todo])
+        with self.db.write() as conn:
+            conn.executemany(
+                "INSERT INTO history_exchanges (conversation, user_text, assistant_text, created_at, fingerprint, "
+                "identity, vector) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO UPDATE SET "
+                "identity = excluded.identity, vector = excluded.vector",
+                [(e.conversation, e.user, e.assistant, e.at, f, self.identity, unit(v).tobytes())
+                 for (f, e), v in zip(todo, vectors, strict=True)],
+            )
+            self._prune(conn)
+        return len(todo)
+
+    def _prune(self, conn: Any) -> None:
+        conn.execute(
+            "DELETE FROM history_exchanges WHERE id NOT IN "
+            "(SELECT id FROM history_exchanges ORDER BY created_at DESC, id DESC LIMIT ?)",
+            (self.max_entries,),
+        )
+
+    def warm(self, store: HistoryStore, *, recent_per_conversation: int = 200) -> int:
+        """Index the most recent exchanges of every conversation in ``store`` (start-up warming),
+        at most ``max_entries`` overall; re-embeds rows of another embedding identity."""
+        exchanges: list[Exchange] = []
+        for key in store.conversations():
+            exchanges.extend(pair_exchanges(key, store.get_recent(key, recent_per_conversation)))
+        with self.db.read() as conn:
+            stale = [Exchange(*row) for row in conn.execute(
+                "SELECT conversation, user_text, assistant_text, created_at FROM history_exchanges "
+                "WHERE identity IS NOT ? OR vector IS NULL", (self.identity,)
+            )]
+        newest = sorted([*exchanges, *stale], key=lambda e: e.at)[-self.max_entries:]
+        added = 0
+        for start in range(0, len(newest), 64):
+            added += self.add(newest[start:start + 64])
+        return added
+
+    def recall(self, query: str, *, conversation: str | None = None, top_k: int = 3) -> SemanticRecall:
+        """The ``top_k`` exchanges closest to ``query`` (only ``conversation``'s when given),
+        oldest first, with a recap block. Raises ``ValidationError`` and the embedder's errors."""
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query", "must not be empty", "some text")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValidationError("top_k", f"{top_k!r} is too small", "1 or more")
+        where, params = "identity = ? AND vector IS NOT NULL", [self.identity]
+        if conversation is not None:
+            where += " AND conversation = ?"
+            params.append(normal_key(conversation))
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT conversation, user_text, assistant_text, created_at, vector FROM history_exchanges WHERE {where}",
+                params,
+            ).fetchall()
+        if not rows:
+            return SemanticRecall((), "")
+        query_vector = unit(np.asarray(self.embedder.embed_query(query), dtype=np.float32))
+        if query_vector.shape != (self.dims,):
+            raise DimensionError("vector", f"query vector has shape {query_vector.shape}", f"({self.dims},)")
+        matrix = np.vstack([np.frombuffer(r[4], dtype=np.float32) for r in rows])
+        scores = matrix @ query_vector
+        best = np.argsort(-scores, kind="stable")[:top_k]
+        hits = sorted(((Exchange(*rows[i][:4]), float(scores[i])) for i in best), key=lambda h: h[0].at)
+        return SemanticRecall(tuple(hits), format_recap([e for e, _ in hits], self.max_recap_chars))
+
+    def count(self) -> int:
+        with self.db.read() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM history_exchanges").fetchone()[0])
+
+    def forget_conversation(self, conversation: str) -> int:
+        with self.db.write() as conn:
+            return int(conn.execute("DELETE FROM history_exchanges WHERE conversation = ?",
+                                    (normal_key(conversation),)).rowcount)
+
+    def close(self) -> None:
+        if self._owns_db:
+            self.db.close()
+
+
+def _fingerprint(exchange: Exchange) -> str:
+    raw = "\x1f".join((exchange.conversation, repr(exchange.at), exchange.user, exchange.assistant))
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()

@@ -1,0 +1,187 @@
+"""``History``: the pipeline around a HistoryStore (sclaw's steps 7b, 8 and 13).
+
+It validates what the store takes as given: roles and fields (``make_message``), and that a
+tool result answers a tool call still in the conversation. After each append it trims the
+conversation to ``max_history_len`` messages (oldest first, never leaving a tool result without
+its call), indexes each completed exchange in the semantic store when there is one, and
+assembles what a recreated session restores: the summary first, then the recent messages.
+Semantic indexing is best effort: a failing embedder is logged, the append has already happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engram.agent.compact import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
+from engram.errors import EngramError, ValidationError
+from engram.history.base import HistoryStore
+from engram.history.keys import normal_key
+from engram.history.recap import pair_exchanges
+from engram.history.semantic import ExchangeIndex, SemanticRecall
+from engram.history.settings import CompactionSettings
+from engram.model import Message, Role, make_message
+
+log = logging.getLogger("engram.history")
+
+SUMMARY_HEADING = "[Conversation summary]"
+
+
+def summary_message(summary: str) -> Message:
+    """How a stored summary enters the context: a system message ahead of the recent history."""
+    return Message(Role.SYSTEM, f"{SUMMARY_HEADING}\n{summary}")
+
+
+def without_orphans(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` minus leading tool results (their call was trimmed away)."""
+    start = 0
+    while start < len(messages) and messages[start].role is Role.TOOL:
+        start += 1
+    return list(messages[start:])
+
+
+class History:
+    def __init__(
+        self,
+        store: HistoryStore,
+        *,
+        max_history_len: int = 100,
+        compaction: CompactionSettings | None = None,
+        semantic: ExchangeIndex | None = None,
+        purge: Purger | None = None,
+        recap_top_k: int = 3,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_history_len < 2:
+            raise ValidationError("max_history_len", f"{max_history_len} is too small", "2 or more")
+        self.store = store
+        self.max_history_len = max_history_len
+        self.compaction = compaction or CompactionSettings()
+        self.semantic = semantic
+        self.purge_hook = purge
+        self.recap_top_k = recap_top_k
+        self.clock = clock
+
+    # --- writing -------------------------------------------------------------------------
+    def append(
+        self,
+        key: str,
+        role: str | Role,
+        content: str,
+        *,
+        tool_calls: Any = None,
+        tool_call_id: str | None = None,
+        metadata: Any = None,
+        created_at: float | None = None,
+    ) -> Message:
+        """Validate and append a message, trim to ``max_history_len``, index a finished exchange.
+
+        Raises ``ValidationError`` (bad role or field, or a tool result whose call is not in the
+        conversation: nothing is written) and ``StorageError``.
+        """
+        key = normal_key(key)
+        message = make_message(role, content, tool_calls=tool_calls, tool_call_id=tool_call_id, metadata=metadata,
+                               created_at=self.clock() if created_at is None else created_at)
+        return self.add(key, message)
+
+    def add(self, key: str, message: Message) -> Message:
+        """Append an already built ``Message`` (see ``append``)."""
+        key = normal_key(key)
+        recent = self.store.get_recent(key, self.max_history_len)
+        if message.role is Role.TOOL:
+            calls = {call.id for m in recent for call in m.tool_calls}
+            if message.tool_call_id not in calls:
+                raise ValidationError("tool_call_id", f"no tool call {message.tool_call_id!r} in this conversation",
+                                      "the id of a tool call made by an earlier assistant message")
+        self.store.append(key, message)
+        window = [*recent, message]
+        if len(window) > self.max_history_len:
+            self._trim(key)
+        if self.semantic is not None and message.role is Role.ASSISTANT and not message.tool_calls:
+            self._index(key, window)
+        return message
+
+    def _trim(self, key: str) -> None:
+        total = self.store.count(key)
+        if total <= self.max_history_len:
+            return
+        kept = without_orphans(self.store.get_recent(key, self.max_history_len))
+        self.store.discard(key, 0, total - len(kept))
+
+    def _index(self, key: str, window: Sequence[Message]) -> None:
+        exchanges = pair_exchanges(key, window)
+        if not exchanges:
+            return
+        try:
+            self.semantic.add(exchanges[-1:])  # type: ignore[union-attr]
+        except EngramError as exc:
+            log.warning("exchange not indexed for semantic recall (%s); history is stored", exc)
+
+    def set_summary(self, key: str, summary: str) -> None:
+        self.store.set_summary(normal_key(key), summary)
+
+    def purge(self, key: str) -> None:
+        """Forget the conversation: messages, summary and its semantic entries."""
+        key = normal_key(key)
+        self.store.purge(key)
+        if self.semantic is not None:
+            self.semantic.forget_conversation(key)
+
+    # --- reading -------------------------------------------------------------------------
+    def recent(self, key: str, n: int | None = None) -> list[Message]:
+        return self.store.get_recent(normal_key(key), self.max_history_len if n is None else n)
+
+    def all(self, key: str) -> list[Message]:
+        return self.store.get_all(normal_key(key))
+
+    def count(self, key: str) -> int:
+        return self.store.count(normal_key(key))
+
+    def summary(self, key: str) -> str:
+        return self.store.get_summary(normal_key(key))
+
+    def conversations(self) -> list[str]:
+        return self.store.conversations()
+
+    def restore(self, key: str) -> list[Message]:
+        """What a recreated session starts with: the last ``max_history_len`` messages, never
+        beginning with a tool result whose call is gone."""
+        return without_orphans(self.recent(key))
+
+    def assemble(self, key: str, system_prompt: str | None = None) -> list[Message]:
+        """The context for the next model call: system prompt, then the summary, then history."""
+        head = [Message(Role.SYSTEM, system_prompt)] if system_prompt else []
+        summary = self.summary(key)
+        if summary:
+            head.append(summary_message(summary))
+        return [*head, *self.restore(key)]
+
+    def semantic_recall(self, query: str, *, key: str | None = None, top_k: int | None = None) -> SemanticRecall:
+        """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block.
+        Without a semantic store (no embedder) the answer is empty."""
+        if self.semantic is None:
+            return SemanticRecall((), "")
+        return self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k)
+
+    # --- compaction ----------------------------------------------------------------------
+    def compact(
+        self,
+        key: str,
+        *,
+        summarizer: Summarizer | None = None,
+        extract: Extractor | None = None,
+        reported_tokens: int | None = None,
+        force: bool = False,
+    ) -> CompactionResult:
+        """Compact the conversation if it is past its limits (``force``: anyway); see ``agent.compact``."""
+        return compact_conversation(
+            self.store, normal_key(key), self.compaction, summarizer=summarizer, extract=extract,
+            purge=self.purge_hook, reported_tokens=reported_tokens, force=force,
+        )
+
+    def close(self) -> None:
+        self.store.close()
+        if self.semantic is not None:
+            self.semantic.close()
