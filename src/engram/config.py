@@ -21,8 +21,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from engram.agent.settings import ChatSettings
 from engram.errors import ConfigError
 from engram.history.settings import HistorySettings
+from engram.llm.settings import LLMSettings
 
 
 def default_home() -> Path:
@@ -68,6 +70,8 @@ class Settings(BaseSettings):
     busy_timeout_ms: int = Field(30_000, ge=0)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

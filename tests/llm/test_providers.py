@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from engram.errors import ConfigError, ProviderError
 from engram.llm import LLMSettings, create_provider
 from engram.llm.anthropic import AnthropicChat
-from engram.llm.base import ChatMessage, ToolSpec
+from engram.llm.base import ToolSpec, decode_arguments, system_message, tool_message, user_message
 from engram.llm.gemini import GeminiChat
 from engram.llm.openai import OpenAIChat
 from engram.llm.structured import complete_json, extract_json
@@ -37,7 +37,7 @@ def wire(request):
 def test_text_reply_and_usage(wire):
     name, server, provider, _ = wire
     server.enqueue(Reply.say("hello there", prompt_tokens=42, completion_tokens=7))
-    response = provider.chat([ChatMessage.system("be brief"), ChatMessage.user("hi")], temperature=0.3)
+    response = provider.chat([system_message("be brief"), user_message("hi")], temperature=0.3)
     assert response.text == "hello there"
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (42, 7)
     body = server.requests[0].body
@@ -57,11 +57,12 @@ def test_text_reply_and_usage(wire):
 def test_tool_call_round_trip(wire):
     name, server, provider, _ = wire
     server.enqueue(Reply.tool("memory_store", key="lang", content="Python"), Reply.say("stored"))
-    first = provider.chat([ChatMessage.user("remember python")], tools=[TOOL])
-    assert [(c.name, dict(c.arguments)) for c in first.tool_calls] == [("memory_store", {"key": "lang", "content": "Python"})]
+    first = provider.chat([user_message("remember python")], tools=[TOOL])
+    calls = [(c.name, decode_arguments(c.arguments)) for c in first.tool_calls]
+    assert calls == [("memory_store", {"key": "lang", "content": "Python"})]
     call = first.tool_calls[0]
     second = provider.chat(
-        [ChatMessage.user("remember python"), first.as_message(), ChatMessage.tool(call, "Stored lang")], tools=[TOOL]
+        [user_message("remember python"), first.as_message(), tool_message(call, "Stored lang")], tools=[TOOL]
     )
     assert second.text == "stored"
     sent = server.requests[1].body
@@ -83,7 +84,7 @@ def test_tool_call_round_trip(wire):
 def test_429_is_retried_honouring_retry_after(wire):
     _, server, provider, sleeps = wire
     server.enqueue(Reply.rate_limited(retry_after=0.25), Reply.fail(503), Reply.say("finally"))
-    assert provider.chat([ChatMessage.user("hi")]).text == "finally"
+    assert provider.chat([user_message("hi")]).text == "finally"
     assert len(server.requests) == 3
     assert sleeps[0] == 0.25 and len(sleeps) == 2
 
@@ -92,14 +93,14 @@ def test_retries_exhausted_raise_provider_error(wire):
     _, server, provider, _ = wire
     server.enqueue(*[Reply.rate_limited(0)] * 3)
     with pytest.raises(ProviderError, match="429.*gave up after 3 attempts"):
-        provider.chat([ChatMessage.user("hi")])
+        provider.chat([user_message("hi")])
 
 
 def test_client_error_is_not_retried(wire):
     _, server, provider, _ = wire
     server.enqueue(Reply.fail(401, "bad key"), Reply.say("never"))
     with pytest.raises(ProviderError, match="401.*bad key"):
-        provider.chat([ChatMessage.user("hi")])
+        provider.chat([user_message("hi")])
     assert len(server.requests) == 1
 
 
@@ -107,14 +108,14 @@ def test_malformed_reply_is_a_provider_error(wire):
     _, server, provider, _ = wire
     server.enqueue(Reply(raw_body='{"unexpected": true}'))
     with pytest.raises(ProviderError, match="unexpected reply shape"):
-        provider.chat([ChatMessage.user("hi")])
+        provider.chat([user_message("hi")])
 
 
 def test_timeout_is_retried_then_reported():
     with OpenAICompatServer(Reply.stall(1.0), Reply.stall(1.0)) as server:
         provider = OpenAIChat("m", base_url=server.base_url, timeout_s=0.2, max_retries=1, sleep=lambda s: None)
         with pytest.raises(ProviderError, match="timed out"):
-            provider.chat([ChatMessage.user("hi")])
+            provider.chat([user_message("hi")])
         assert len(server.requests) == 2
 
 
@@ -123,7 +124,7 @@ def test_unreachable_server_is_a_provider_error():
         url = server.base_url
     provider = OpenAIChat("m", base_url=url, max_retries=0)
     with pytest.raises(ProviderError, match="cannot reach"):
-        provider.chat([ChatMessage.user("hi")])
+        provider.chat([user_message("hi")])
 
 
 class Note(BaseModel):
@@ -134,7 +135,7 @@ class Note(BaseModel):
 def test_structured_output_repairs_once(wire):
     _, server, provider, _ = wire
     server.enqueue(Reply.say('Sure! ```json\n[{"key": "a"}]\n```'), Reply.say('[{"key": "a", "content": "A"}]'))
-    notes = complete_json(provider, [ChatMessage.user("notes please")], list[Note])
+    notes = complete_json(provider, [user_message("notes please")], list[Note])
     assert notes == [Note(key="a", content="A")]
     repair = server.requests[1].body
     assert "could not be used" in str(repair) and "content" in str(repair)
@@ -144,7 +145,7 @@ def test_structured_output_gives_up_after_one_repair():
     with OpenAICompatServer(Reply.say("no json here"), Reply.say("still none")) as server:
         provider = OpenAIChat("m", base_url=server.base_url)
         with pytest.raises(ProviderError, match="still invalid"):
-            complete_json(provider, [ChatMessage.user("x")], list[Note])
+            complete_json(provider, [user_message("x")], list[Note])
         assert server.requests[0].body["response_format"] == {"type": "json_object"}
         assert len(server.requests) == 2
 
@@ -161,7 +162,7 @@ def test_create_provider_from_settings():
     with OpenAICompatServer(Reply.say("via ollama settings")) as server:
         provider = create_provider(LLMSettings(provider="ollama", model="llama3", base_url=server.base_url))
         assert provider is not None and provider.name == "ollama"
-        assert provider.chat([ChatMessage.user("hi")]).text == "via ollama settings"
+        assert provider.chat([user_message("hi")]).text == "via ollama settings"
         assert "authorization" not in server.requests[0].headers
     with pytest.raises(ConfigError, match="unknown llm backend"):
         create_provider(LLMSettings(provider="nope", model="x"))

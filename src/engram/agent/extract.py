@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from engram.agent import prompts
 from engram.agent.enrich import strip_memory_context
-from engram.llm.base import ChatMessage, ChatProvider
+from engram.llm.base import ChatProvider, user_message
 
 _seq = itertools.count(1)
 _seq_lock = threading.Lock()
@@ -82,7 +82,7 @@ class LLMExtractor:
     def extract(self, user: str, assistant: str = "", *, source: str = "") -> list[Fact]:
         """Facts from the exchange; raises ``ProviderError`` when the provider fails."""
         prompt = prompts.render("extract", user=strip_memory_context(user), assistant=assistant)
-        reply = self.provider.chat([ChatMessage.user(prompt)], temperature=self.temperature)
+        reply = self.provider.chat([user_message(prompt)], temperature=self.temperature)
         return parse_fact_lines(reply.text, source=source)
 
 

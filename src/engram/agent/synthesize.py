@@ -29,9 +29,9 @@ from engram.agent.enrich import strip_memory_context
 from engram.agent.extract import Fact
 from engram.engine import Engram
 from engram.errors import EngramError, NotFoundError
-from engram.llm.base import ChatMessage, ChatProvider
+from engram.llm.base import ChatProvider, user_message
 from engram.llm.structured import complete_json
-from engram.model import Category, Memory
+from engram.model import Category, Memory, Message, Role
 from engram.text import normalise, query_terms
 
 log = logging.getLogger("engram.agent.synthesize")
@@ -71,10 +71,10 @@ class SynthesisReport:
         return sum(1 for a in self.applied if a.outcome in outcomes)
 
 
-def conversation_window(messages: Sequence[ChatMessage], window: int = SYNTHESIS_WINDOW) -> list[ChatMessage]:
+def conversation_window(messages: Sequence[Message], window: int = SYNTHESIS_WINDOW) -> list[Message]:
     """The last ``window`` user + assistant messages with text, context blocks stripped."""
-    chosen = [m for m in messages if m.role in ("user", "assistant") and m.content.strip()][-window:]
-    return [ChatMessage(m.role, strip_memory_context(m.content) if m.role == "user" else m.content) for m in chosen]
+    chosen = [m for m in messages if m.role in (Role.USER, Role.ASSISTANT) and m.content.strip()][-window:]
+    return [Message(m.role, strip_memory_context(m.content) if m.role is Role.USER else m.content) for m in chosen]
 
 
 def notes_from_facts(facts: Sequence[Fact]) -> list[Note]:
@@ -87,18 +87,18 @@ class Synthesizer:
         self.provider = provider
         self.temperature = temperature
 
-    def propose(self, messages: Sequence[ChatMessage]) -> list[Note]:
+    def propose(self, messages: Sequence[Message]) -> list[Note]:
         """The model's notes for the recent conversation; raises ``ProviderError``."""
         window = conversation_window(messages)
         if not window:
             return []
-        conversation = "\n".join(f"{m.role}: {m.content}" for m in window)
-        existing = _related(self.engram, " ".join(m.content for m in window if m.role == "user"))
+        conversation = "\n".join(f"{m.role.value}: {m.content}" for m in window)
+        existing = _related(self.engram, " ".join(m.content for m in window if m.role is Role.USER))
         listing = "\n".join(f"- {m.key}: {m.content}" for m in existing) or "(none)"
         prompt = prompts.render("synthesis", existing=listing, conversation=conversation)
-        return complete_json(self.provider, [ChatMessage.user(prompt)], list[Note], temperature=self.temperature)
+        return complete_json(self.provider, [user_message(prompt)], list[Note], temperature=self.temperature)
 
-    def run(self, messages: Sequence[ChatMessage], *, source: str = "synthesis") -> SynthesisReport:
+    def run(self, messages: Sequence[Message], *, source: str = "synthesis") -> SynthesisReport:
         """Propose notes and reconcile them with memory; raises ``ProviderError``."""
         return reconcile(self.engram, self.propose(messages), source=source)
 

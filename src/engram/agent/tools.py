@@ -15,8 +15,8 @@ from typing import Any
 
 from engram.engine import Engram, Filters
 from engram.errors import EngramError, NotFoundError, ValidationError
-from engram.llm.base import ToolCall, ToolSpec
-from engram.model import Category, Memory
+from engram.llm.base import ToolSpec, decode_arguments
+from engram.model import Category, Memory, ToolCall
 
 _CATEGORIES = [c.value for c in Category]
 
@@ -111,7 +111,7 @@ class MemoryTools:
     def dispatch(self, call: ToolCall) -> ToolResult:
         """Run a tool call; every engram error becomes an error result for the model."""
         try:
-            return ToolResult(self.call(call.name, call.arguments))
+            return ToolResult(self.call(call.name, decode_arguments(call.arguments)))
         except EngramError as exc:
             return ToolResult(f"error: {exc}", is_error=True)
 

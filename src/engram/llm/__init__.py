@@ -5,7 +5,16 @@ from __future__ import annotations
 import os
 
 from engram.errors import ConfigError
-from engram.llm.base import ChatMessage, ChatProvider, ChatResponse, ToolCall, ToolSpec, Usage
+from engram.llm.base import (
+    ChatProvider,
+    ChatResponse,
+    ToolSpec,
+    Usage,
+    assistant_message,
+    system_message,
+    tool_message,
+    user_message,
+)
 from engram.llm.settings import LLMSettings
 from engram.registry import register, resolve
 
@@ -51,4 +60,7 @@ def create_provider(settings: LLMSettings) -> ChatProvider | None:
     )
 
 
-__all__ = ["ChatMessage", "ChatProvider", "ChatResponse", "LLMSettings", "ToolCall", "ToolSpec", "Usage", "create_provider"]
+__all__ = [
+    "ChatProvider", "ChatResponse", "LLMSettings", "ToolSpec", "Usage", "assistant_message", "create_provider",
+    "system_message", "tool_message", "user_message",
+]

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engram.llm.base import ChatMessage, ChatResponse, HttpChatProvider, HttpRequest, ToolCall, ToolSpec, Usage
+from engram.llm.base import ChatResponse, HttpChatProvider, HttpRequest, ToolSpec, Usage, decode_arguments, encode_arguments
+from engram.model import Message, Role, ToolCall
 
 API_VERSION = "2023-06-01"
 
@@ -22,19 +23,19 @@ class AnthropicChat(HttpChatProvider):
 
     def _build(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Message],
         tools: Sequence[ToolSpec],
         temperature: float | None,
         max_tokens: int | None,
         json_mode: bool,
     ) -> HttpRequest:
-        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        system = "\n\n".join(m.content for m in messages if m.role is Role.SYSTEM)
         if json_mode:
             system = (system + "\n\n" if system else "") + "Reply with a single JSON value and nothing else."
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens or self.default_max_tokens,
-            "messages": _messages([m for m in messages if m.role != "system"]),
+            "messages": _messages([m for m in messages if m.role is not Role.SYSTEM]),
         }
         if system:
             body["system"] = system
@@ -54,7 +55,7 @@ class AnthropicChat(HttpChatProvider):
             if block.get("type") == "text":
                 texts.append(block.get("text", ""))
             elif block.get("type") == "tool_use":
-                calls.append(ToolCall(block["id"], block["name"], dict(block.get("input") or {})))
+                calls.append(ToolCall(block["id"], block["name"], encode_arguments(block.get("input"))))
         usage = payload.get("usage") or {}
         return ChatResponse(
             text="".join(texts),
@@ -65,22 +66,25 @@ class AnthropicChat(HttpChatProvider):
         )
 
 
-def _messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in messages:
-        if message.role == "tool":
+        if message.role is Role.TOOL:
             block = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
             if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list) and _all_results(out[-1]):
                 out[-1]["content"].append(block)
             else:
                 out.append({"role": "user", "content": [block]})
             continue
-        if message.role == "assistant" and message.tool_calls:
+        if message.role is Role.ASSISTANT and message.tool_calls:
             blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
-            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)} for c in message.tool_calls]
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": decode_arguments(c.arguments)}
+                for c in message.tool_calls
+            ]
             out.append({"role": "assistant", "content": blocks})
             continue
-        out.append({"role": message.role, "content": message.content})
+        out.append({"role": message.role.value, "content": message.content})
     return out
 
 

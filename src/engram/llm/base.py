@@ -1,5 +1,8 @@
 """The chat-provider contract: messages in, text (or tool calls, or JSON) out, token usage reported.
 
+Messages and tool calls are ``engram.model.Message`` / ``ToolCall`` - the same records history
+stores - so a conversation goes from the history store to any provider and back unchanged.
+
 A provider implements the minimum - turning messages into one wire-format request and the reply
 back into a ``ChatResponse`` (``_build`` / ``_parse``). Everything else lives here once: the
 HTTP client, timeouts, retries with exponential backoff (honouring ``Retry-After`` on 429 and
@@ -15,49 +18,30 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from engram.errors import MissingDependencyError, ProviderError
+from engram.model import Message, Role, ToolCall
 
 log = logging.getLogger("engram.llm")
 
-Role = Literal["system", "user", "assistant", "tool"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """A function call the model asked for; ``arguments`` is the decoded JSON object."""
-
-    id: str
-    name: str
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+def system_message(content: str) -> Message:
+    return Message(Role.SYSTEM, content)
 
 
-@dataclass(frozen=True, slots=True)
-class ChatMessage:
-    """One message of a conversation. ``tool`` messages answer the call named by ``tool_call_id``."""
+def user_message(content: str) -> Message:
+    return Message(Role.USER, content)
 
-    role: Role
-    content: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    name: str | None = None  # the tool's name, on tool messages (Gemini needs it)
 
-    @classmethod
-    def system(cls, content: str) -> ChatMessage:
-        return cls("system", content)
+def assistant_message(content: str, tool_calls: Sequence[ToolCall] = ()) -> Message:
+    return Message(Role.ASSISTANT, content, tuple(tool_calls))
 
-    @classmethod
-    def user(cls, content: str) -> ChatMessage:
-        return cls("user", content)
 
-    @classmethod
-    def assistant(cls, content: str, tool_calls: Sequence[ToolCall] = ()) -> ChatMessage:
-        return cls("assistant", content, tuple(tool_calls))
-
-    @classmethod
-    def tool(cls, call: ToolCall, content: str) -> ChatMessage:
-        return cls("tool", content, tool_call_id=call.id, name=call.name)
+def tool_message(call: ToolCall, content: str) -> Message:
+    """The result of ``call``, for the model to read."""
+    return Message(Role.TOOL, content, tool_call_id=call.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +71,8 @@ class ChatResponse:
     model: str = ""
     finish_reason: str | None = None
 
-    def as_message(self) -> ChatMessage:
-        return ChatMessage.assistant(self.text, self.tool_calls)
+    def as_message(self) -> Message:
+        return assistant_message(self.text, self.tool_calls)
 
 
 @runtime_checkable
@@ -100,7 +84,7 @@ class ChatProvider(Protocol):
 
     def chat(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Message],
         *,
         tools: Sequence[ToolSpec] = (),
         temperature: float | None = None,
@@ -161,7 +145,7 @@ class HttpChatProvider:
     # --- what a wire format implements -----------------------------------------------------
     def _build(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Message],
         tools: Sequence[ToolSpec],
         temperature: float | None,
         max_tokens: int | None,
@@ -175,7 +159,7 @@ class HttpChatProvider:
     # --- shared ----------------------------------------------------------------------------
     def chat(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Message],
         *,
         tools: Sequence[ToolSpec] = (),
         temperature: float | None = None,
@@ -251,7 +235,7 @@ def _excerpt(payload: Any) -> str:
 
 
 def decode_arguments(raw: Any) -> dict[str, Any]:
-    """Tool-call arguments as a dict; OpenAI sends them as JSON text, which may be malformed."""
+    """Tool-call arguments as a dict; they travel as JSON text, which a model may malform."""
     if isinstance(raw, Mapping):
         return dict(raw)
     if raw in (None, ""):
@@ -262,3 +246,10 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
         # Keep the raw text so the tool can answer with a clear error instead of the turn failing.
         return {"_raw": raw}
     return value if isinstance(value, dict) else {"_raw": raw}
+
+
+def encode_arguments(raw: Any) -> str:
+    """Tool-call arguments as the JSON text ``ToolCall`` keeps."""
+    if isinstance(raw, str):
+        return raw or "{}"
+    return json.dumps(raw if raw is not None else {}, sort_keys=True)

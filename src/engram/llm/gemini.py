@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engram.llm.base import ChatMessage, ChatResponse, HttpChatProvider, HttpRequest, ToolCall, ToolSpec, Usage
+from engram.llm.base import ChatResponse, HttpChatProvider, HttpRequest, ToolSpec, Usage, decode_arguments, encode_arguments
+from engram.model import Message, Role, ToolCall
 
 
 class GeminiChat(HttpChatProvider):
@@ -19,14 +20,14 @@ class GeminiChat(HttpChatProvider):
 
     def _build(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Message],
         tools: Sequence[ToolSpec],
         temperature: float | None,
         max_tokens: int | None,
         json_mode: bool,
     ) -> HttpRequest:
-        system = "\n\n".join(m.content for m in messages if m.role == "system")
-        body: dict[str, Any] = {"contents": _contents([m for m in messages if m.role != "system"])}
+        system = "\n\n".join(m.content for m in messages if m.role is Role.SYSTEM)
+        body: dict[str, Any] = {"contents": _contents([m for m in messages if m.role is not Role.SYSTEM])}
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
         if tools:
@@ -53,7 +54,8 @@ class GeminiChat(HttpChatProvider):
                 texts.append(part["text"])
             elif "functionCall" in part:
                 call = part["functionCall"]
-                calls.append(ToolCall(call.get("id") or f"gemini-{i}-{call['name']}", call["name"], dict(call.get("args") or {})))
+                call_id = call.get("id") or f"gemini-{i}-{call['name']}"
+                calls.append(ToolCall(call_id, call["name"], encode_arguments(call.get("args"))))
         usage = payload.get("usageMetadata") or {}
         return ChatResponse(
             text="".join(texts),
@@ -64,18 +66,21 @@ class GeminiChat(HttpChatProvider):
         )
 
 
-def _contents(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def _contents(messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # tool call id -> function name: Gemini matches results by name
     for message in messages:
-        if message.role == "tool":
-            part = {"functionResponse": {"name": message.name or "tool", "response": {"content": message.content}}}
+        names.update({c.id: c.name for c in message.tool_calls})
+        if message.role is Role.TOOL:
+            name = names.get(message.tool_call_id or "", "tool")
+            part = {"functionResponse": {"name": name, "response": {"content": message.content}}}
             if out and out[-1]["role"] == "user" and all("functionResponse" in p for p in out[-1]["parts"]):
                 out[-1]["parts"].append(part)
             else:
                 out.append({"role": "user", "parts": [part]})
             continue
-        role = "model" if message.role == "assistant" else "user"
+        role = "model" if message.role is Role.ASSISTANT else "user"
         parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
-        parts += [{"functionCall": {"name": c.name, "args": dict(c.arguments)}} for c in message.tool_calls]
+        parts += [{"functionCall": {"name": c.name, "args": decode_arguments(c.arguments)}} for c in message.tool_calls]
         out.append({"role": role, "parts": parts or [{"text": ""}]})
     return out

@@ -7,20 +7,11 @@ The same wire format is served by OpenAI, Ollama (``http://localhost:11434/v1``)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engram.llm.base import (
-    ChatMessage,
-    ChatResponse,
-    HttpChatProvider,
-    HttpRequest,
-    ToolCall,
-    ToolSpec,
-    Usage,
-    decode_arguments,
-)
+from engram.llm.base import ChatResponse, HttpChatProvider, HttpRequest, ToolSpec, Usage, encode_arguments
+from engram.model import Message, Role, ToolCall
 
 
 class OpenAIChat(HttpChatProvider):
@@ -29,7 +20,7 @@ class OpenAIChat(HttpChatProvider):
 
     def _build(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Message],
         tools: Sequence[ToolSpec],
         temperature: float | None,
         max_tokens: int | None,
@@ -57,7 +48,7 @@ class OpenAIChat(HttpChatProvider):
             ToolCall(
                 id=call.get("id") or f"call_{i}",
                 name=call["function"]["name"],
-                arguments=decode_arguments(call["function"].get("arguments")),
+                arguments=encode_arguments(call["function"].get("arguments")),
             )
             for i, call in enumerate(message.get("tool_calls") or ())
         )
@@ -71,15 +62,15 @@ class OpenAIChat(HttpChatProvider):
         )
 
 
-def _message(message: ChatMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+def _message(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role.value, "content": message.content}
     if message.tool_calls:
         out["content"] = message.content or None
         out["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(dict(c.arguments))}}
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in message.tool_calls
         ]
-    if message.role == "tool":
+    if message.role is Role.TOOL:
         out["tool_call_id"] = message.tool_call_id
     return out
 

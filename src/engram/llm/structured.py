@@ -17,7 +17,8 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from engram.errors import ProviderError
-from engram.llm.base import ChatMessage, ChatProvider, Usage
+from engram.llm.base import ChatProvider, Usage, assistant_message, user_message
+from engram.model import Message
 
 T = TypeVar("T")
 
@@ -42,7 +43,7 @@ def extract_json(text: str) -> Any:
 
 def complete_json(
     provider: ChatProvider,
-    messages: Sequence[ChatMessage],
+    messages: Sequence[Message],
     schema: type[T] | Any,
     *,
     temperature: float | None = None,
@@ -65,8 +66,8 @@ def complete_json(
             problem = _describe(exc)
         if attempt == 0:
             conversation += [
-                ChatMessage.assistant(response.text),
-                ChatMessage.user(
+                assistant_message(response.text),
+                user_message(
                     f"That reply could not be used: {problem}. Reply again with only the corrected JSON, "
                     f"matching this JSON Schema: {json.dumps(adapter.json_schema())}"
                 ),
