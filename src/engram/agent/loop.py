@@ -45,7 +45,8 @@ from engram.tokens import count_text
 
 log = logging.getLogger("engram.agent")
 
-SYNTHESIS_OFF = "synthesis is off (no LLM configured): rule-based extraction stores plain first-person statements"
+SYNTHESIS_OFF = ("synthesis is off (no LLM configured): rule-based extraction stores plain first-person statements, "
+                 "and recall still works")
 
 
 @dataclass(frozen=True, slots=True)
