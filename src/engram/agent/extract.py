@@ -157,7 +157,7 @@ def _works(m: re.Match[str]) -> tuple[str, str, str] | None:
 
 
 def _job(m: re.Match[str]) -> tuple[str, str, str] | None:
-    return "user-occupation", f"The user works as {_clean(m['value'])}.", "social"
+    return "user-occupation", f"The user works as {m['art'] or ''}{_clean(m['value'])}.", "social"
 
 
 def _decided(m: re.Match[str]) -> tuple[str, str, str] | None:
@@ -171,6 +171,9 @@ def _remember(m: re.Match[str]) -> tuple[str, str, str] | None:
     return None if len(value) < 3 else ("", content if content.endswith(".") else content + ".", "learned")
 
 
+_JOBS = (r"(?:engineer|developer|programmer|designer|teacher|doctor|nurse|student|researcher|scientist|writer|"
+         r"manager|lawyer|artist)")
+
 _RULES: tuple[_Rule, ...] = (
     _rule(r"\b(?:my name is|call me|i am called|i'm called)\s+" + _VALUE + _END, _name),
     _rule(r"\bmy\s+(?P<thing>(?:favou?rite\s+)?[a-z][a-z ']{1,40}?)\s+(?:is|are)\s+" + _VALUE + _END, _my_x_is),
@@ -180,8 +183,8 @@ _RULES: tuple[_Rule, ...] = (
           _prefer),
     _rule(r"\bi\s+(?:live|am based|'m based)\s+in\s+" + _VALUE + _END, _lives),
     _rule(r"\bi\s+work\s+(?P<prep>at|for)\s+" + _VALUE + _END, _works),
-    _rule(r"\bi\s+(?:work as|am an?|'m an?)\s+(?P<value>(?:software |data |web )?(?:engineer|developer|programmer|designer|"
-          r"teacher|doctor|nurse|student|researcher|scientist|writer|manager|lawyer|artist)[^.!?;\n]{0,40}?)" + _END, _job),
+    _rule(r"\bi(?:\s+work as|\s+am|'m|’m)\s+(?P<art>an?\s+)?(?P<value>(?:software |data |web )?" + _JOBS
+          + r"[^.!?;\n]{0,40}?)" + _END, _job),
     _rule(r"\bi(?:'ve| have)?\s+decided\s+to\s+" + _VALUE + _END, _decided),
     _rule(r"\b(?:please\s+)?remember\s+(?:that\s+)?" + _VALUE + _END, _remember),
 )
@@ -198,14 +201,16 @@ class RuleExtractor:
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
             if sentence.strip().endswith("?"):
                 continue
-            for rule in _RULES:
-                for match in rule.pattern.finditer(sentence):
-                    built = rule.build(match)
-                    if built is None:
-                        continue
-                    key, content, kind = built
-                    if (key or content) in seen:
-                        continue
-                    seen.add(key or content)
-                    facts.append(Fact(_fact_id(len(facts)), content, source, key=key or None, type=kind, created_at=now))
+            # Facts in the order they were said, whichever rule found them.
+            found = sorted(((m.start(), i, rule, m) for i, rule in enumerate(_RULES) for m in rule.pattern.finditer(sentence)),
+                           key=lambda item: item[:2])
+            for _, _, rule, match in found:
+                built = rule.build(match)
+                if built is None:
+                    continue
+                key, content, kind = built
+                if (key or content) in seen:
+                    continue
+                seen.add(key or content)
+                facts.append(Fact(_fact_id(len(facts)), content, source, key=key or None, type=kind, created_at=now))
         return facts
