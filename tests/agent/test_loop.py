@@ -36,8 +36,8 @@ def test_system_prompt_and_enriched_message(engram, server):
     messages = server.requests[0].body["messages"]
     system = messages[0]["content"]
     assert "## Your Identity\nI am Ada." in system and "Always answer briefly." in system
-    assert messages[1] == {"role": "user", "content":
-                           "[Memory context]\n- user-cat: The user's cat is called Miso.\n[/Memory context]\n\ntell me about my cat"}
+    block = "[Memory context]\n- user-cat: The user's cat is called Miso.\n[/Memory context]"
+    assert messages[1] == {"role": "user", "content": f"{block}\n\ntell me about my cat"}
 
 
 def test_response_cache_skips_the_provider(engram, server, tmp_path):
