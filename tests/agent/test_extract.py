@@ -57,6 +57,7 @@ def test_rule_extractor_ignores_questions_and_small_talk():
     ex = RuleExtractor()
     assert ex.extract("What is my name?") == []
     assert ex.extract("Hello there, how are you") == []
+    assert ex.extract("I like it. I love you too. I prefer that.") == []
     assert ex.extract("[Memory context]\n- user-name: My name is Zed\n[/Memory context]\n\nhello") == []
 
 

@@ -128,8 +128,19 @@ def _my_x_is(m: re.Match[str]) -> tuple[str, str, str] | None:
     return f"user-{_slug(thing)}", f"The user's {thing} is {value}.", "social"
 
 
+_VAGUE = frozenset("it that this them these those you him her one so too much very".split())
+
+
+def _vague(value: str) -> bool:
+    """Objects that only make sense in context ("I like it") are not facts on their own."""
+    words = value.lower().split()
+    return not words or words[0] in _VAGUE
+
+
 def _opinion(m: re.Match[str]) -> tuple[str, str, str] | None:
     value = _clean(m["value"])
+    if _vague(value):
+        return None
     verb = m["verb"].lower()
     negative = bool(m["neg"]) or verb in {"hate", "dislike", "can't stand", "cannot stand"}
     phrase = "does not like" if negative else ("loves" if verb == "love" and not m["neg"] else "likes")
@@ -138,6 +149,8 @@ def _opinion(m: re.Match[str]) -> tuple[str, str, str] | None:
 
 def _prefer(m: re.Match[str]) -> tuple[str, str, str] | None:
     value, purpose = _clean(m["value"]), m["purpose"]
+    if _vague(value):
+        return None
     if purpose:
         purpose = _clean(purpose)
         return f"user-prefers-for-{_slug(purpose)}", f"The user prefers {value} for {purpose}.", "preference"

@@ -184,7 +184,9 @@ class MemoryAgent:
                 self._record(user_message(enriched))
                 self._record(assistant_message(hit))
                 self._auto_save(message, hit, turn)
-                return TurnResult(hit, cached=True, notes=tuple(turn.notes))
+                compaction = self.compact()
+                return TurnResult(hit, cached=True, compaction=compaction if compaction.compacted else None,
+                                  notes=tuple(turn.notes))
         self.user_turns += 1
         self._record(user_message(enriched))
         if self.provider is None:
