@@ -139,8 +139,10 @@ def compact_messages(
     else:
         cut = cut_point(messages, settings.keep_recent, head=head)
     if cut <= head:
-        return CompactionResult(False, kept=tuple(messages), tokens_before=tokens,
-                                notes=("nothing can be discarded without splitting a tool call from its result",))
+        why = (f"only {len(messages) - head} messages, the last {settings.keep_recent} are always kept"
+               if len(messages) - head <= settings.keep_recent
+               else "nothing can be discarded without splitting a tool call from its result")
+        return CompactionResult(False, kept=tuple(messages), tokens_before=tokens, notes=(why,))
     discarded, kept = tuple(messages[head:cut]), (*messages[:head], *messages[cut:])
     notes: list[str] = []
     if extract is not None:

@@ -133,7 +133,8 @@ class ExchangeIndex:
                 "SELECT conversation, user_text, assistant_text, created_at FROM history_exchanges "
                 "WHERE identity IS NOT ? OR vector IS NULL", (self.identity,)
             )]
-        newest = sorted([*exchanges, *stale], key=lambda e: e.at)[-self.max_entries:]
+        unique = {_fingerprint(e): e for e in [*stale, *exchanges]}
+        newest = sorted(unique.values(), key=lambda e: e.at)[-self.max_entries:]
         added = 0
         for start in range(0, len(newest), 64):
             added += self.add(newest[start:start + 64])

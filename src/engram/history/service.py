@@ -153,10 +153,13 @@ class History:
     def assemble(self, key: str, system_prompt: str | None = None) -> list[Message]:
         """The context for the next model call: system prompt, then the summary, then history."""
         head = [Message(Role.SYSTEM, system_prompt)] if system_prompt else []
+        history = self.restore(key)
+        while history and history[0].role is Role.SYSTEM:  # a stored system prompt stays first
+            head.append(history.pop(0))
         summary = self.summary(key)
         if summary:
             head.append(summary_message(summary))
-        return [*head, *self.restore(key)]
+        return [*head, *history]
 
     def semantic_recall(self, query: str, *, key: str | None = None, top_k: int | None = None) -> SemanticRecall:
         """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block.

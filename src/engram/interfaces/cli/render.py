@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from engram.model import Hit, Memory, RecallResult, WriteResult
+from engram.model import Hit, Memory, Message, RecallResult, WriteResult
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
@@ -82,4 +82,14 @@ def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
         if isinstance(value, list | dict):
             value = json.dumps(value, ensure_ascii=False) if value else ""
         table.add_row(name, "" if value is None else str(value))
+    console.print(table)
+
+
+def messages_table(messages: Sequence[Message], title: str | None = None) -> None:
+    table = Table(title=title)
+    for column in ("time", "role", "content", "tool"):
+        table.add_column(column, overflow="fold")
+    for m in messages:
+        tool = ", ".join(f"{c.name}#{c.id}" for c in m.tool_calls) or (f"answers {m.tool_call_id}" if m.tool_call_id else "")
+        table.add_row(when(m.created_at), m.role.value, m.content, tool)
     console.print(table)

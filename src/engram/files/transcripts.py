@@ -1,0 +1,154 @@
+"""Session transcripts (ClawCode): a conversation as markdown, and its turns as memories.
+
+The file format is ClawCode's::
+
+    # Session Transcript: sess_123
+    Started: 2026-02-09T10:00:00Z
+
+    ## Turn 1 (10:00:05)
+    **User**: What programming languages should I use for my project?
+
+    **Agent**: Based on your requirements, I recommend ...
+
+    [Indexed: What programming languages should I use for my project?]
+
+A turn is a user message and the assistant text that answered it (tool traffic is left out).
+Indexing stores each substantive turn, and not greetings or acknowledgements, as a
+``conversation`` memory through ``Engram.remember``, tagged ``transcript`` and
+``session:<id>``, with the session and the turn's time in its metadata. Its key is
+``transcript:<session>:<turn>``, so indexing the same transcript twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engram import text
+from engram.errors import StorageError
+from engram.model import Message, Role
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+# Words that make up greetings, thanks and acknowledgements; a turn made only of these (and
+# stopwords) carries nothing worth remembering.
+_TRIVIAL = frozenset(
+    """hi hello hey hiya yo morning evening afternoon good thanks thank thx ty cheers ok okay k kk
+    sure yes yeah yep yup no nope nah great cool nice awesome perfect fine got understood right
+    bye goodbye later see welcome np problem alright gotcha sounds noted done lol haha please""".split()
+)
+MIN_SUBSTANTIVE_WORDS = 3
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    number: int
+    user: str
+    agent: str
+    at: float
+
+
+def turns(messages: Sequence[Message]) -> list[Turn]:
+    """The turns of a conversation, numbered from 1; an unanswered last question is a turn too."""
+    out: list[Turn] = []
+    user: Message | None = None
+    answers: list[str] = []
+    for message in [*messages, None]:
+        if message is None or message.role is Role.USER:
+            if user is not None:
+                out.append(Turn(len(out) + 1, user.content, "\n\n".join(answers), user.created_at))
+            user, answers = message, []
+        elif message.role is Role.ASSISTANT and message.content.strip() and user is not None:
+            answers.append(message.content.strip())
+    return out
+
+
+def is_substantive(turn: Turn) -> bool:
+    """Whether a turn says something worth remembering: not only greetings or acknowledgements."""
+    user_words = [w for w in text.words(turn.user) if w not in text.STOPWORDS and w not in _TRIVIAL]
+    agent_words = [w for w in text.words(turn.agent) if w not in text.STOPWORDS and w not in _TRIVIAL]
+    return len(user_words) >= MIN_SUBSTANTIVE_WORDS or (bool(user_words) and len(agent_words) >= MIN_SUBSTANTIVE_WORDS)
+
+
+def label(turn: Turn, limit: int = 80) -> str:
+    """The ``[Indexed: …]`` label: the user's words, shortened."""
+    words = " ".join(turn.user.split())
+    return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def render(session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None) -> str:
+    """The transcript markdown; ``indexed`` maps turn numbers to their ``[Indexed: …]`` labels."""
+    all_turns = turns(messages)
+    started = messages[0].created_at if messages else 0.0
+    out = [f"# Session Transcript: {session}", f"Started: {_iso(started)}", ""]
+    for turn in all_turns:
+        clock = dt.datetime.fromtimestamp(turn.at, dt.UTC).strftime("%H:%M:%S")
+        out += [f"## Turn {turn.number} ({clock})", f"**User**: {turn.user}", ""]
+        if turn.agent:
+            out += [f"**Agent**: {turn.agent}", ""]
+        if indexed and turn.number in indexed:
+            out += [f"[Indexed: {indexed[turn.number]}]", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def transcript_path(folder: Path, session: str) -> Path:
+    """``folder/<session>.md`` with the session id made safe as a file name."""
+    name = _SAFE.sub("_", session).strip("._") or "session"
+    return folder / f"{name}.md"
+
+
+def write(folder: Path, session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None) -> Path:
+    """Write (atomically replace) the session's transcript; returns its path. Raises ``StorageError``."""
+    path = transcript_path(folder, session)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(render(session, messages, indexed))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except OSError as exc:
+        raise StorageError(f"cannot write transcript {path}: {exc}") from exc
+    return path
+
+
+def index(engram: Engram, session: str, messages: Sequence[Message]) -> dict[int, str]:
+    """Store each substantive turn as a conversation memory; returns {turn number: label}.
+
+    Raises ``ValidationError`` from ``remember`` (e.g. a session id unusable in a key).
+    """
+    indexed: dict[int, str] = {}
+    for turn in turns(messages):
+        if not is_substantive(turn):
+            continue
+        content = f"User: {turn.user}\nAgent: {turn.agent}" if turn.agent else f"User: {turn.user}"
+        engram.remember(
+            content[: engram.max_content_chars],
+            key=f"transcript:{session}:{turn.number}",
+            category="conversation",
+            type="conversation",
+            tags=["transcript", f"session:{session}"[:64]],
+            metadata={"session": session, "turn": turn.number, "time": _iso(turn.at)},
+            source=f"transcript:{session}"[:200],
+            created_at=turn.at or None,
+        )
+        indexed[turn.number] = label(turn)
+    return indexed
+
+
+def index_and_write(engram: Engram, folder: Path, session: str, messages: Sequence[Message]) -> Path:
+    """Index the substantive turns, then write the transcript with their ``[Indexed: …]`` markers."""
+    return write(folder, session, messages, index(engram, session, messages))

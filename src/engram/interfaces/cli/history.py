@@ -1,0 +1,117 @@
+"""History commands: ``engram history show|append|summary|purge|compact KEY``.
+
+KEY is a conversation key, ``channel:chat`` or ``channel:chat:thread`` (e.g. ``telegram:42``).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from engram.interfaces.cli import render
+from engram.interfaces.cli.state import state
+
+group = typer.Typer(name="history", help="Conversation history per channel:chat:thread key.", no_args_is_help=True)
+
+KeyArg = typer.Argument(..., help="Conversation key: channel:chat or channel:chat:thread.")
+
+
+@group.command("show")
+def show(
+    ctx: typer.Context,
+    key: str = KeyArg,
+    limit: int = typer.Option(20, "--limit", "-n", help="How many recent messages (0 = all)."),
+) -> None:
+    """Show the summary and the most recent messages of a conversation."""
+    st = state(ctx)
+    history = st.engram().history
+    messages = history.all(key) if limit == 0 else history.recent(key, limit)
+    summary = history.summary(key)
+    if st.as_json:
+        render.emit_json({"key": key, "summary": summary, "count": history.count(key),
+                          "messages": [m.to_dict() for m in messages]})
+        return
+    if summary:
+        render.console.print(f"[bold]summary:[/bold] {summary}", highlight=False)
+    render.messages_table(messages, title=f"{key} ({history.count(key)} messages)")
+
+
+@group.command("append")
+def append(
+    ctx: typer.Context,
+    key: str = KeyArg,
+    content: str = typer.Argument("", help="Message text."),
+    role: str = typer.Option("user", "--role", "-r", help="system, user, assistant or tool."),
+    tool_call_id: str | None = typer.Option(None, "--tool-call-id", help="For a tool message: the call it answers."),
+    tool_calls: str | None = typer.Option(None, "--tool-calls", help="For an assistant message: JSON list of calls."),
+    metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object."),
+) -> None:
+    """Append a message to a conversation (trimmed to max_history_len afterwards)."""
+    st = state(ctx)
+    message = st.engram().history.append(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id,
+                                         metadata=metadata)
+    if st.as_json:
+        render.emit_json(message.to_dict())
+    else:
+        render.console.print(f"appended {message.role.value} message to {key}")
+
+
+@group.command("summary")
+def summary(
+    ctx: typer.Context,
+    key: str = KeyArg,
+    set_to: str | None = typer.Option(None, "--set", help="Replace the summary with this text."),
+) -> None:
+    """Print a conversation's summary, or replace it with --set."""
+    st = state(ctx)
+    history = st.engram().history
+    if set_to is not None:
+        history.set_summary(key, set_to)
+    text = history.summary(key)
+    if st.as_json:
+        render.emit_json({"key": key, "summary": text})
+    else:
+        render.console.print(text or "[dim](no summary)[/dim]", highlight=False)
+
+
+@group.command("purge")
+def purge(
+    ctx: typer.Context,
+    key: str = KeyArg,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Delete every message and the summary of a conversation."""
+    st = state(ctx)
+    history = st.engram().history
+    count = history.count(key)
+    if not yes and not typer.confirm(f"Delete {count} messages and the summary of {key}?"):
+        raise typer.Abort()
+    history.purge(key)
+    if st.as_json:
+        render.emit_json({"key": key, "purged": count})
+    else:
+        render.console.print(f"purged {count} messages from {key}")
+
+
+@group.command("compact")
+def compact(
+    ctx: typer.Context,
+    key: str = KeyArg,
+    force: bool = typer.Option(False, "--force", help="Compact even below the configured limits."),
+) -> None:
+    """Compact a conversation now (count summary; an LLM summariser is used by agents)."""
+    st = state(ctx)
+    result = st.engram().history.compact(key, force=force)
+    if st.as_json:
+        render.emit_json({"compacted": result.compacted, "emergency": result.emergency, "kept": len(result.kept),
+                          "discarded": len(result.discarded), "summary": result.summary,
+                          "purged_memories": result.purged, "notes": list(result.notes)})
+        return
+    if not result.compacted:
+        render.console.print("nothing to compact" + (f" ({'; '.join(result.notes)})" if result.notes else ""))
+        return
+    render.console.print(f"discarded {len(result.discarded)} messages, kept {len(result.kept)}; "
+                         f"summary: {result.summary}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(group)

@@ -1,0 +1,238 @@
+"""The HistoryStore contract suite, shipped so every backend (and a plug-in's) runs it unchanged.
+
+Use it from a test module::
+
+    from engram.testing.history_contract import HistoryBackend, HistoryStoreContract
+
+    @pytest.fixture
+    def history_backend(tmp_path):
+        yield HistoryBackend("sqlite", lambda: SqliteHistoryStore.open(tmp_path / "h.db"),
+                             target="engram.history.sqlite:SqliteHistoryStore.open",
+                             kwargs={"path": str(tmp_path / "h.db")})
+
+    class TestMyBackend(HistoryStoreContract):
+        pass
+
+The fixture yields a fresh, empty storage per test. ``open`` gives a new handle on that
+storage; ``target`` + ``kwargs`` (JSON-serialisable) let another process open it too, which the
+multi-process test needs (a backend without them skips that test). ``persistent`` says whether
+a second handle sees the first one's writes.
+
+Run as ``python -m engram.testing.history_contract TARGET KWARGS KEY WORKER COUNT`` it is the
+worker process of the multi-process test: it appends COUNT messages and exits.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from engram.errors import ValidationError
+from engram.history.base import HistoryStore
+from engram.model import Message, Role, ToolCall, make_message
+
+KEY = "telegram:42:"
+OTHER = "slack:C1:t9"
+
+
+@dataclass
+class HistoryBackend:
+    name: str
+    open: Callable[[], HistoryStore]
+    target: str | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    persistent: bool = True
+
+
+def user(text: str, at: float = 0.0) -> Message:
+    return make_message("user", text, created_at=at)
+
+
+def assistant(text: str, at: float = 0.0, calls: Any = None) -> Message:
+    return make_message("assistant", text, created_at=at, tool_calls=calls)
+
+
+def open_target(target: str, kwargs: dict[str, Any]) -> HistoryStore:
+    """Call ``module:attr[.attr]`` with ``kwargs`` (how a worker process opens the store)."""
+    module_name, _, path = target.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj(**kwargs)
+
+
+class HistoryStoreContract:
+    """Every behaviour a HistoryStore promises. Needs a ``history_backend`` fixture."""
+
+    @pytest.fixture
+    def store(self, history_backend: HistoryBackend) -> Iterator[HistoryStore]:
+        handle = history_backend.open()
+        yield handle
+        handle.close()
+
+    # --- basics --------------------------------------------------------------------------
+    def test_empty_conversation(self, store: HistoryStore) -> None:
+        assert store.get_all(KEY) == []
+        assert store.get_recent(KEY, 5) == []
+        assert store.count(KEY) == 0
+        assert store.get_summary(KEY) == ""
+        assert store.conversations() == []
+
+    def test_append_keeps_order_and_every_field(self, store: HistoryStore) -> None:
+        call = ToolCall("call_1", "weather", '{"city": "Oslo"}')
+        messages = [
+            make_message("system", "You are helpful.", created_at=1.0),
+            user("What's the weather in Oslo?", 2.0),
+            assistant("", 3.0, calls=[call]),
+            make_message("tool", '{"temp": 4}', tool_call_id="call_1", created_at=4.0, metadata={"ms": 12}),
+            assistant("It is 4 °C in Oslo. ☃", 5.0),
+        ]
+        for message in messages:
+            store.append(KEY, message)
+        assert store.get_all(KEY) == messages
+        assert store.count(KEY) == 5
+        assert store.get_all(KEY)[2].tool_calls == (call,)
+        assert store.get_all(KEY)[3].metadata == {"ms": 12}
+
+    def test_get_recent_bounds(self, store: HistoryStore) -> None:
+        messages = [user(f"message {i}", float(i)) for i in range(7)]
+        for message in messages:
+            store.append(KEY, message)
+        assert store.get_recent(KEY, 0) == []
+        assert store.get_recent(KEY, 1) == messages[-1:]
+        assert store.get_recent(KEY, 3) == messages[-3:]
+        assert store.get_recent(KEY, 7) == messages
+        assert store.get_recent(KEY, 100) == messages
+        with pytest.raises(ValidationError) as info:
+            store.get_recent(KEY, -1)
+        assert info.value.field == "n"
+
+    def test_conversations_are_separate(self, store: HistoryStore) -> None:
+        store.append(KEY, user("in telegram"))
+        store.append(OTHER, user("in slack"))
+        store.append(KEY, assistant("telegram answer"))
+        assert [m.content for m in store.get_all(KEY)] == ["in telegram", "telegram answer"]
+        assert [m.content for m in store.get_all(OTHER)] == ["in slack"]
+        assert store.conversations() == sorted([KEY, OTHER])
+
+    def test_key_without_thread_is_the_same_conversation(self, store: HistoryStore) -> None:
+        store.append("telegram:42", user("hello"))
+        assert store.count("telegram:42:") == 1
+        assert store.conversations() == ["telegram:42:"]
+
+    @pytest.mark.parametrize("bad", ["", "nocolon", "a:b:c:d", "a b:c", ":chat:", "chan::"])
+    def test_bad_key_is_refused_and_nothing_is_stored(self, store: HistoryStore, bad: str) -> None:
+        store.append(KEY, user("kept"))
+        with pytest.raises(ValidationError) as info:
+            store.append(bad, user("refused"))
+        assert info.value.field.startswith("key")
+        assert store.conversations() == [KEY]
+        assert store.get_all(KEY) == [user("kept")]
+
+    # --- summaries, discard, purge --------------------------------------------------------
+    def test_summary_replaces_the_previous_one(self, store: HistoryStore) -> None:
+        store.set_summary(KEY, "first summary")
+        store.set_summary(KEY, "second summary")
+        assert store.get_summary(KEY) == "second summary"
+        assert store.get_summary(OTHER) == ""
+        assert store.conversations() == [KEY]
+
+    def test_discard_removes_positions_from_the_oldest(self, store: HistoryStore) -> None:
+        messages = [user(f"m{i}", float(i)) for i in range(6)]
+        for message in messages:
+            store.append(KEY, message)
+        assert store.discard(KEY, 1, 4) == 3
+        assert store.get_all(KEY) == [messages[0], messages[4], messages[5]]
+        assert store.discard(KEY, 2, 2) == 0
+        assert store.discard(KEY, 5, 9) == 0
+        store.append(KEY, user("after discard", 9.0))
+        assert [m.content for m in store.get_all(KEY)] == ["m0", "m4", "m5", "after discard"]
+        with pytest.raises(ValidationError):
+            store.discard(KEY, 3, 1)
+
+    def test_purge_removes_messages_and_summary_of_one_conversation(self, store: HistoryStore) -> None:
+        store.append(KEY, user("gone"))
+        store.set_summary(KEY, "gone too")
+        store.append(OTHER, user("stays"))
+        store.set_summary(OTHER, "stays too")
+        store.purge(KEY)
+        assert store.get_all(KEY) == [] and store.get_summary(KEY) == "" and store.count(KEY) == 0
+        assert store.get_all(OTHER) == [user("stays")] and store.get_summary(OTHER) == "stays too"
+        assert store.conversations() == [OTHER]
+        store.purge("never:seen")  # purging nothing is fine
+
+    # --- durability and concurrency ---------------------------------------------------------
+    def test_a_new_handle_sees_what_was_written(self, history_backend: HistoryBackend) -> None:
+        if not history_backend.persistent:
+            pytest.skip(f"{history_backend.name} keeps nothing between handles")
+        first = history_backend.open()
+        first.append(KEY, user("survives", 1.0))
+        first.set_summary(KEY, "summary survives")
+        first.close()
+        second = history_backend.open()
+        try:
+            assert second.get_all(KEY) == [user("survives", 1.0)]
+            assert second.get_summary(KEY) == "summary survives"
+        finally:
+            second.close()
+
+    def test_concurrent_appends_from_threads_lose_nothing(self, store: HistoryStore) -> None:
+        def worker(n: int) -> None:
+            for i in range(25):
+                store.append(KEY, user(f"t{n}-{i}"))
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        _check_interleaving([m.content for m in store.get_all(KEY)], "t", 4, 25)
+
+    def test_concurrent_appends_from_processes_lose_nothing(self, history_backend: HistoryBackend) -> None:
+        if history_backend.target is None:
+            pytest.skip(f"{history_backend.name} cannot be opened from another process")
+        workers, count = 4, 30
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        args = [sys.executable, "-m", "engram.testing.history_contract", history_backend.target,
+                json.dumps(history_backend.kwargs), KEY]
+        procs = [subprocess.Popen([*args, str(n), str(count)], env=env, stderr=subprocess.PIPE) for n in range(workers)]
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err.decode()
+        reader = history_backend.open()
+        try:
+            _check_interleaving([m.content for m in reader.get_all(KEY)], "p", workers, count)
+            assert reader.count(KEY) == workers * count
+        finally:
+            reader.close()
+
+
+def _check_interleaving(contents: list[str], prefix: str, workers: int, count: int) -> None:
+    """Every message of every worker is there exactly once, each worker's in its own order."""
+    assert len(contents) == workers * count
+    for n in range(workers):
+        mine = [c for c in contents if c.startswith(f"{prefix}{n}-")]
+        assert mine == [f"{prefix}{n}-{i}" for i in range(count)]
+
+
+def _worker(argv: list[str]) -> None:
+    target, kwargs, key, worker, count = argv
+    store = open_target(target, json.loads(kwargs))
+    try:
+        for i in range(int(count)):
+            store.append(key, Message(Role.USER, f"p{worker}-{i}"))
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":
+    _worker(sys.argv[1:])

@@ -1,0 +1,54 @@
+"""``engram history`` through the real entry point in a subprocess, on a real home folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from engram.engine import Engram
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["ENGRAM_HOME"] = str(home)
+    code = "from engram.interfaces.cli.app import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_history_commands_end_to_end(tmp_path: Path) -> None:
+    with Engram.from_settings(home=tmp_path) as engram:  # the bulk through the library: same settings, same file
+        for n in range(7):
+            engram.history.append("telegram:42", "user", f"question {n}")
+            engram.history.append("telegram:42", "assistant", f"answer {n}")
+    assert run(tmp_path, "history", "append", "telegram:42", "question 7").returncode == 0
+    assert run(tmp_path, "history", "append", "telegram:42", "--role", "assistant", "answer 7").returncode == 0
+    shown = json.loads(run(tmp_path, "--json", "history", "show", "telegram:42", "-n", "3").stdout)
+    assert shown["count"] == 16 and [m["content"] for m in shown["messages"]] == ["answer 6", "question 7", "answer 7"]
+    assert (tmp_path / "memory.db").exists()  # same database file as the memories
+
+    bad = run(tmp_path, "history", "append", "telegram:42", "--role", "tool", "--tool-call-id", "nope", "x")
+    assert bad.returncode == 2 and "tool_call_id" in bad.stderr
+    assert run(tmp_path, "history", "show", "not a key").returncode == 2
+
+    compacted = json.loads(run(tmp_path, "--json", "history", "compact", "telegram:42", "--force").stdout)
+    assert compacted["compacted"] and compacted["kept"] == 10 and compacted["discarded"] == 6
+    summary = json.loads(run(tmp_path, "--json", "history", "summary", "telegram:42").stdout)["summary"]
+    assert "covered: 3 user messages, 3 assistant responses" in summary
+    assert "we talked" in run(tmp_path, "history", "summary", "telegram:42", "--set", "we talked").stdout
+
+    assert run(tmp_path, "history", "purge", "telegram:42", "--yes").returncode == 0
+    after = json.loads(run(tmp_path, "--json", "history", "show", "telegram:42").stdout)
+    assert after["count"] == 0 and after["summary"] == ""
+
+
+def test_jsonl_backend_from_settings(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[history]\nbackend = "jsonl"\nmax_entries = 2\n')
+    with Engram.from_settings(home=tmp_path, history={"backend": "jsonl", "max_entries": 2}) as engram:
+        for n in range(2):
+            engram.history.append("cli:me", "user", f"q{n}")
+    assert run(tmp_path, "history", "append", "cli:me", "q2").returncode == 0
+    lines = (tmp_path / "conversation-history.jsonl").read_text().splitlines()
+    assert [json.loads(line)["userMessage"] for line in lines] == ["q1", "q2"]

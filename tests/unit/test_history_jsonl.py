@@ -1,0 +1,140 @@
+"""JSONL history (Clawless): the line format both ways, caps, atomic FIFO rotation, bad lines."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from engram.history.jsonl import JsonlHistoryStore
+from engram.model import Role, make_message
+
+KEY = "telegram:42:"
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def exchange(store: JsonlHistoryStore, key: str, n: int) -> None:
+    store.append(key, make_message("user", f"question {n}", created_at=1_700_000_000.0 + n))
+    store.append(key, make_message("assistant", f"answer {n}", created_at=1_700_000_000.5 + n))
+
+
+def test_one_clawless_exchange_per_line(tmp_path: Path) -> None:
+    store = JsonlHistoryStore(tmp_path / "h.jsonl")
+    exchange(store, KEY, 1)
+    exchange(store, "slack:C1:th", 2)
+    first, second = lines(tmp_path / "h.jsonl")
+    assert {k: first[k] for k in ("userMessage", "botResponse", "chatId", "platform")} == {
+        "userMessage": "question 1", "botResponse": "answer 1", "chatId": "42", "platform": "telegram"}
+    assert first["timestamp"] == "2023-11-14T22:13:21Z"
+    assert second["chatId"] == "C1:th" and second["platform"] == "slack"
+
+
+def test_reads_lines_written_by_clawless(tmp_path: Path) -> None:
+    path = tmp_path / "conversation-history.jsonl"
+    path.write_text(json.dumps({"userMessage": "hi there", "botResponse": "hello!", "chatId": "123",
+                                "platform": "telegram", "timestamp": "2026-02-09T10:30:00.000Z"}) + "\n")
+    store = JsonlHistoryStore(path)
+    messages = store.get_all("telegram:123")
+    assert [(m.role, m.content) for m in messages] == [(Role.USER, "hi there"), (Role.ASSISTANT, "hello!")]
+    assert messages[0].created_at == 1770633000.0
+    store.append("telegram:123", make_message("user", "next"))
+    assert lines(path)[0]["userMessage"] == "hi there"  # the old line is untouched
+    assert store.count("telegram:123") == 3
+
+
+def test_fifo_rotation_keeps_the_newest_entries(tmp_path: Path) -> None:
+    store = JsonlHistoryStore(tmp_path / "h.jsonl", max_entries=5)
+    for n in range(12):
+        exchange(store, KEY, n)
+    rows = lines(tmp_path / "h.jsonl")
+    assert len(rows) == 5
+    assert [r["userMessage"] for r in rows] == [f"question {n}" for n in range(7, 12)]
+    assert store.count(KEY) == 10
+    assert not list(tmp_path.glob(".h.jsonl.*.tmp"))  # no temporary file left behind
+
+
+def test_per_entry_character_cap(tmp_path: Path) -> None:
+    store = JsonlHistoryStore(tmp_path / "h.jsonl", max_chars_per_entry=50)
+    store.append(KEY, make_message("user", "x" * 500))
+    stored = store.get_all(KEY)[0].content
+    assert len(stored) == 50 and stored.endswith("…")
+    assert len(lines(tmp_path / "h.jsonl")[0]["userMessage"]) == 50
+
+
+def test_recap_is_capped_and_chronological(tmp_path: Path) -> None:
+    store = JsonlHistoryStore(tmp_path / "h.jsonl", max_total_chars=300)
+    for n in range(20):
+        exchange(store, KEY, n)
+    recap = store.recap(KEY)
+    assert len(recap) <= 300
+    assert recap.startswith("[Conversation recap]") and recap.endswith("[/Conversation recap]")
+    assert "question 19" in recap and "question 0 " not in recap
+    assert recap.index("question 18") < recap.index("question 19")
+
+
+def test_corrupted_line_is_skipped_with_a_warning_and_kept(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "h.jsonl"
+    store = JsonlHistoryStore(path)
+    exchange(store, KEY, 1)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"userMessage": "half a li\n')
+        handle.write("not json at all\n")
+        handle.write(json.dumps({"userMessage": "no chat id"}) + "\n")
+    exchange(store, KEY, 2)
+    with caplog.at_level(logging.WARNING, logger="engram.history.jsonl"):
+        contents = [m.content for m in store.get_all(KEY)]
+    assert contents == ["question 1", "answer 1", "question 2", "answer 2"]
+    assert "line 2 is not a readable history entry" in caplog.text
+    raw = path.read_text("utf-8")
+    assert "not json at all" in raw and "half a li" in raw  # nothing already stored is dropped
+
+
+def test_torn_last_line_does_not_swallow_the_next_append(tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    store = JsonlHistoryStore(path)
+    exchange(store, KEY, 1)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"userMessage": "crash mid-wri')  # no newline: a crash during an append
+    store.append(KEY, make_message("user", "after the crash"))
+    assert [m.content for m in store.get_all(KEY)][-1] == "after the crash"
+
+
+def test_a_crash_during_rotation_leaves_the_old_file_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "h.jsonl"
+    store = JsonlHistoryStore(path, max_entries=3)
+    for n in range(3):
+        exchange(store, KEY, n)
+    before = path.read_bytes()
+
+    def crash(*_: object) -> None:
+        raise OSError("disk pulled out")
+
+    monkeypatch.setattr(os, "replace", crash)  # the rename is the commit point of a rotation
+    with pytest.raises(Exception, match="disk pulled out"):
+        exchange(store, KEY, 3)
+    assert path.read_bytes() == before
+    assert not list(tmp_path.glob(".h.jsonl.*.tmp"))
+    monkeypatch.undo()
+    exchange(store, KEY, 4)
+    assert [r["userMessage"] for r in lines(path)] == ["question 1", "question 2", "question 4"]
+
+
+def test_summaries_live_beside_the_file(tmp_path: Path) -> None:
+    store = JsonlHistoryStore(tmp_path / "h.jsonl")
+    store.set_summary(KEY, "we talked about trains")
+    data = json.loads((tmp_path / "h.jsonl.summaries.json").read_text("utf-8"))
+    assert data[KEY]["summary"] == "we talked about trains"
+
+
+def test_caps_must_be_positive(tmp_path: Path) -> None:
+    from engram.errors import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        JsonlHistoryStore(tmp_path / "h.jsonl", max_entries=0)
+    assert info.value.field == "max_entries"

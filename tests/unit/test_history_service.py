@@ -1,0 +1,163 @@
+"""The History pipeline on a real SQLite file: validation, max_history_len, restore, semantic exchanges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engram.errors import EmbeddingError, ValidationError
+from engram.history.keys import conversation_key, parse_conversation_key
+from engram.history.semantic import ExchangeIndex
+from engram.history.service import History
+from engram.history.sqlite import SqliteHistoryStore
+from engram.model import Role, make_message, message_from_dict
+
+from .fakes import HashedBagOfWords
+
+KEY = conversation_key("telegram", "42")
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = SqliteHistoryStore.open(tmp_path / "memory.db")
+    yield s
+    s.close()
+
+
+def test_persistence_key_survives_session_rotation(store: SqliteHistoryStore) -> None:
+    assert KEY == "telegram:42:" and conversation_key("slack", "C1", "t7") == "slack:C1:t7"
+    History(store).append(KEY, "user", "remember the blue door")
+    recreated = History(store)  # a new session object for the same channel/chat/thread
+    assert [m.content for m in recreated.restore("telegram:42")] == ["remember the blue door"]
+    assert parse_conversation_key("slack:C1:t7").thread == "t7"
+
+
+def test_unknown_role_is_refused_and_nothing_is_stored(store: SqliteHistoryStore) -> None:
+    history = History(store)
+    with pytest.raises(ValidationError) as info:
+        history.append(KEY, "narrator", "once upon a time")
+    assert info.value.field == "role" and "assistant" in (info.value.allowed or "")
+    with pytest.raises(ValidationError):
+        message_from_dict({"role": "wizard", "content": "x"})
+    assert store.count(KEY) == 0
+
+
+def test_tool_result_with_no_matching_call_is_refused(store: SqliteHistoryStore) -> None:
+    history = History(store)
+    history.append(KEY, "user", "weather?")
+    history.append(KEY, "assistant", "", tool_calls=[{"id": "call_1", "function": {"name": "weather", "arguments": "{}"}}])
+    with pytest.raises(ValidationError) as info:
+        history.append(KEY, "tool", "sunny", tool_call_id="call_9")
+    assert info.value.field == "tool_call_id"
+    with pytest.raises(ValidationError) as missing:
+        history.append(KEY, "tool", "sunny")
+    assert missing.value.field == "tool_call_id"
+    history.append(KEY, "tool", "sunny", tool_call_id="call_1")
+    assert [m.role for m in store.get_all(KEY)] == [Role.USER, Role.ASSISTANT, Role.TOOL]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"role": "user", "content": ""}, "content"),
+        ({"role": "user", "content": "x", "tool_calls": [{"id": "a", "name": "f"}]}, "tool_calls"),
+        ({"role": "assistant", "content": "", "tool_calls": "[not json"}, "tool_calls"),
+        ({"role": "assistant", "content": "x", "tool_calls": [{"id": "a"}]}, "tool_calls.name"),
+        ({"role": "assistant", "content": "x", "tool_call_id": "a"}, "tool_call_id"),
+        ({"role": "user", "content": "x", "metadata": "{oops"}, "metadata"),
+        ({"role": "user", "content": "x" * 1_000_001}, "content"),
+    ],
+)
+def test_bad_message_fields_name_the_field(kwargs: dict, field: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        make_message(**kwargs)
+    assert info.value.field == field
+
+
+def test_max_history_len_trims_after_each_append_without_orphans(store: SqliteHistoryStore) -> None:
+    history = History(store, max_history_len=5)
+    for n in range(4):
+        history.append(KEY, "user", f"q{n}")
+        history.append(KEY, "assistant", f"a{n}")
+    assert [m.content for m in store.get_all(KEY)] == ["a1", "q2", "a2", "q3", "a3"]
+    history.append(KEY, "assistant", "", tool_calls=[{"id": "c1", "name": "f"}, {"id": "c2", "name": "g"}])
+    history.append(KEY, "tool", "r1", tool_call_id="c1")
+    history.append(KEY, "tool", "r2", tool_call_id="c2")
+    history.append(KEY, "assistant", "done")
+    history.append(KEY, "user", "next")
+    assert [m.content for m in store.get_all(KEY)] == ["", "r1", "r2", "done", "next"]
+    history.append(KEY, "assistant", "after")
+    # The last 5 would start at tool result r1 whose call is gone: r1 and r2 go too.
+    assert [m.content for m in store.get_all(KEY)] == ["done", "next", "after"]
+
+
+def test_restore_drops_leading_orphan_tool_results(store: SqliteHistoryStore) -> None:
+    store.append(KEY, make_message("assistant", "", tool_calls=[{"id": "c", "name": "f"}]))
+    store.append(KEY, make_message("tool", "r", tool_call_id="c"))
+    store.append(KEY, make_message("assistant", "final"))
+    history = History(store, max_history_len=2)
+    assert [m.content for m in history.restore(KEY)] == ["final"]
+
+
+def test_exchanges_are_indexed_and_recalled_by_chat_in_order(store: SqliteHistoryStore) -> None:
+    embedder = HashedBagOfWords()
+    index = ExchangeIndex(store.db, embedder, max_entries=1000)
+    history = History(store, semantic=index)
+    talk = [("my cat is called Miso", "Miso is a lovely name for a cat"),
+            ("how do I bake sourdough bread", "feed the starter, then bake hot"),
+            ("what food should my cat eat", "cats need protein rich food")]
+    for t, (question, answer) in enumerate(talk):
+        history.append(KEY, "user", question, created_at=100.0 + t)
+        history.append(KEY, "assistant", answer, created_at=100.5 + t)
+    history.append("slack:C1:", "user", "my cat cat cat", created_at=50.0)
+    history.append("slack:C1:", "assistant", "cat cat cat", created_at=50.5)
+    assert index.count() == 4
+    found = history.semantic_recall("tell me about my cat", key=KEY, top_k=2)
+    assert [e.user for e in found.exchanges] == ["my cat is called Miso", "what food should my cat eat"]
+    assert found.recap.startswith("[Conversation recap]") and "Miso" in found.recap
+    everywhere = history.semantic_recall("cat", top_k=1)
+    assert everywhere.exchanges[0].conversation == "slack:C1:"
+
+
+def test_semantic_store_is_capped_fifo_and_truncates_what_it_embeds(store: SqliteHistoryStore) -> None:
+    seen: list[str] = []
+
+    class Recording(HashedBagOfWords):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            seen.extend(texts)
+            return super().embed(texts)
+
+    index = ExchangeIndex(store.db, Recording(), max_entries=3, max_chars_per_entry=40)
+    history = History(store, semantic=index)
+    for n in range(5):
+        history.append(KEY, "user", f"question number {n} " + "padding " * 20, created_at=float(n))
+        history.append(KEY, "assistant", f"answer {n}", created_at=n + 0.5)
+    assert index.count() == 3
+    assert all(len(text) <= 40 for text in seen)
+    kept = index.recall("question", conversation=KEY, top_k=10).exchanges
+    assert [e.at for e in kept] == [2.0, 3.0, 4.0]
+
+
+def test_warm_indexes_recent_history_once(store: SqliteHistoryStore) -> None:
+    history = History(store)
+    for n in range(4):
+        history.append(KEY, "user", f"q{n}", created_at=float(n))
+        history.append(KEY, "assistant", f"a{n}", created_at=n + 0.5)
+    embedder = HashedBagOfWords()
+    index = ExchangeIndex(store.db, embedder, max_entries=3)
+    assert index.warm(store) == 3
+    assert index.warm(store) == 0  # already indexed: nothing re-embedded
+    other = ExchangeIndex(store.db, HashedBagOfWords(dims=32), max_entries=3)
+    assert other.warm(store) == 3  # a new embedding identity re-embeds
+
+
+def test_failing_embedder_never_loses_the_append(store: SqliteHistoryStore) -> None:
+    class Broken(HashedBagOfWords):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            raise EmbeddingError("model missing")
+
+    history = History(store, semantic=ExchangeIndex(store.db, Broken()))
+    history.append(KEY, "user", "hello")
+    history.append(KEY, "assistant", "hi")
+    assert store.count(KEY) == 2
