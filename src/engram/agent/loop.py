@@ -408,7 +408,10 @@ class MemoryAgent:
         if chat.response_cache:
             cache = ResponseCache.open(settings.home / "response_cache.json", ttl_s=chat.cache_ttl_s,
                                        max_entries=chat.cache_max_entries)
-        key = conversation or conversation_key("cli", engram.scope.agent or "default", engram.scope.session)
+        # Agent and session names may hold ':', which separates a conversation key's parts.
+        agent_part = (engram.scope.agent or "default").replace(":", "_")
+        session_part = engram.scope.session.replace(":", "_") if engram.scope.session else None
+        key = conversation or conversation_key("cli", agent_part, session_part)
         agent = cls(engram, provider, chat, history=engram.history, conversation=key, cache=cache, operator_memory=operator)
         return agent.restore()
 

@@ -62,7 +62,7 @@ def _lines():  # noqa: ANN202 - a generator of input lines
 
 def _hatch(agent: MemoryAgent) -> bool:
     if agent.provider is None:
-        render.errors.print("[yellow]hatching needs an LLM; configure [llm] first.[/yellow]")
+        render.errors.print("[yellow]hatching needs an LLM: set ENGRAM_LLM__PROVIDER (or \\[llm] in config.toml) first.[/yellow]")
         return False
     agent.start_hatching()
     render.errors.print("hatching: tell the agent who it should be.")
