@@ -147,3 +147,20 @@ def test_without_llm_rules_store_and_recall(engram):
     assert [v.content for v in engram.versions("user-favourite-editor")] == ["The user's favourite editor is vim."]
     with pytest.raises(ValidationError):
         agent.process("   ")
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "gemini"])
+def test_tool_loop_on_other_wire_formats(engram, wire):
+    from engram.llm.anthropic import AnthropicChat
+    from engram.llm.gemini import GeminiChat
+    from engram.testing.llm_servers import AnthropicServer, GeminiServer
+
+    server_cls, provider_cls = {"anthropic": (AnthropicServer, AnthropicChat), "gemini": (GeminiServer, GeminiChat)}[wire]
+    with server_cls(Reply.tool("memory_store", key="user-tea", content="The user drinks green tea."),
+                    Reply.say("Noted your tea.")) as srv:
+        agent = MemoryAgent(engram, provider_cls("m", base_url=srv.base_url), ChatSettings(synthesis=False),
+                            history=History(InMemoryHistoryStore()), conversation="t:1")
+        result = agent.process("I drink green tea")
+        assert result.reply == "Noted your tea." and result.tool_calls == ("memory_store",)
+        assert engram.get("user-tea").content == "The user drinks green tea."
+        assert "Stored: user-tea" in str(srv.requests[1].body)
