@@ -21,9 +21,11 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from engram.agent.settings import ChatSettings
 from engram.errors import ConfigError
 from engram.files.settings import FilesSettings
 from engram.history.settings import HistorySettings
+from engram.llm.settings import LLMSettings
 
 
 def default_home() -> Path:
@@ -69,6 +71,8 @@ class Settings(BaseSettings):
     recall: RecallSettings = Field(default_factory=RecallSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
     files: FilesSettings = Field(default_factory=FilesSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

@@ -1,0 +1,91 @@
+"""Memory for the system prompt: sclaw's ``InjectMemory`` and the PHP entity's ``toPromptContext``.
+
+``inject_memory`` takes relevant facts in rank order and adds them while they fit ``max_tokens``
+(the first fact that does not fit ends the list: rank order is never reshuffled to pack more),
+rendered as a ``## Relevant Memory`` section. ``to_prompt_context`` renders memories the PHP way,
+``- [type] content (age)``. Both give an empty string when nothing is relevant.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from engram.engine import Engram
+from engram.model import Category, Memory
+from engram.text import query_terms
+
+TokenEstimator = Callable[[str], int]
+
+
+def estimate_tokens(text: str) -> int:
+    """PtrClaw's fallback heuristic: words x 1.3, rounded up."""
+    words = len(text.split())
+    return -(-words * 13 // 10)
+
+
+def humanize_age(seconds: float) -> str:
+    """Carbon's ``diffForHumans`` for past times: ``just now``, ``1 minute ago``, ``3 days ago``."""
+    seconds = max(0.0, seconds)
+    if seconds < 1:
+        return "just now"
+    for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("week", 604_800), ("day", 86_400),
+                       ("hour", 3_600), ("minute", 60), ("second", 1)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'' if n == 1 else 's'} ago"
+    return "just now"
+
+
+def render_relevant_memory(facts: Sequence[str]) -> str:
+    if not facts:
+        return ""
+    return "## Relevant Memory\n\n" + "\n".join(f"- {fact}" for fact in facts)
+
+
+def render_prompt_context(memories: Sequence[Memory], *, now: float | None = None) -> str:
+    """PHP ``toPromptContext``: one ``- [type] content (age)`` line per memory."""
+    now = time.time() if now is None else now
+    return "\n".join(f"- [{m.type}] {m.content} ({humanize_age(now - m.created_at)})" for m in memories)
+
+
+def select_within_budget(contents: Sequence[str], max_tokens: int, estimator: TokenEstimator = estimate_tokens) -> list[str]:
+    """The longest prefix of ``contents`` whose rendered lines fit ``max_tokens``."""
+    chosen: list[str] = []
+    used = estimator("## Relevant Memory")
+    for content in contents:
+        cost = estimator(f"- {content}")
+        if used + cost > max_tokens:
+            break
+        chosen.append(content)
+        used += cost
+    return chosen
+
+
+def inject_memory(
+    engram: Engram | None,
+    query: str,
+    *,
+    max_facts: int = 10,
+    max_tokens: int = 2000,
+    estimator: TokenEstimator = estimate_tokens,
+    style: Literal["relevant_memory", "prompt_context"] = "relevant_memory",
+    now: float | None = None,
+) -> str:
+    """The memory section for a system prompt, or ``""`` when memory is off or nothing is relevant.
+    Core entries are left out (the soul block carries them). Raises ``StorageError``."""
+    if engram is None or not query_terms(query):
+        return ""
+    hits = [m for m in engram.recall(query, limit=max_facts).memories if m.category is not Category.CORE]
+    kept = select_within_budget([m.content for m in hits], max_tokens, estimator)
+    if not kept:
+        return ""
+    if style == "prompt_context":
+        return render_prompt_context(hits[: len(kept)], now=now)
+    return render_relevant_memory(kept)
+
+
+def to_prompt_context(engram: Engram, limit: int = 5, *, now: float | None = None) -> str:
+    """The PHP method itself: the ``limit`` most important memories, rendered with their age."""
+    return render_prompt_context(engram.most_important(limit), now=now)

@@ -1,0 +1,147 @@
+"""PtrClaw's ``ResponseCache``: skip the provider when the same call was answered recently.
+
+Key: FNV-1a 64 over ``model``, ``system_prompt`` and ``user_message`` with a separator byte
+between the fields (so ``("ab", "c")`` and ``("a", "bc")`` differ). Eviction on ``put``: first a
+TTL pass drops entries older than ``ttl_s``; then, if still over ``max_entries``, an LRU pass
+removes the least recently accessed with an O(n) selection (``numpy.argpartition``, the
+counterpart of ``nth_element``). The cache is a JSON array written atomically (temp file +
+fsync + rename) after every ``put``; all methods are thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engram.errors import StorageError
+
+log = logging.getLogger("engram.agent.cache")
+
+FNV_OFFSET = 0xCBF29CE484222325
+FNV_PRIME = 0x100000001B3
+_MASK = 0xFFFFFFFFFFFFFFFF
+SEPARATOR = b"\x00"
+
+
+def fnv1a64(data: bytes) -> int:
+    h = FNV_OFFSET
+    for byte in data:
+        h ^= byte
+        h = (h * FNV_PRIME) & _MASK
+    return h
+
+
+def cache_key(model: str, system_prompt: str, user_message: str) -> str:
+    data = SEPARATOR.join(part.encode("utf-8") for part in (model, system_prompt, user_message))
+    return f"{fnv1a64(data):016x}"
+
+
+@dataclass(slots=True)
+class CacheEntry:
+    key: str
+    response: str
+    timestamp: float
+    last_access: float
+
+
+class ResponseCache:
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        ttl_s: float = 3600.0,
+        max_entries: int = 100,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self.clock = clock
+        self._entries: dict[str, CacheEntry] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: Path | None, **kwargs: object) -> ResponseCache:
+        """A cache loaded from ``path`` (a missing file is an empty cache; an unreadable one is
+        logged and started afresh - a cache is never worth failing a turn for)."""
+        cache = cls(path, **kwargs)  # type: ignore[arg-type]
+        if path is not None and path.exists():
+            try:
+                for item in json.loads(path.read_text(encoding="utf-8")):
+                    entry = CacheEntry(str(item["key"]), str(item["response"]), float(item["timestamp"]),
+                                       float(item.get("last_access", item["timestamp"])))
+                    cache._entries[entry.key] = entry
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("response cache %s is unreadable (%s); starting empty", path, exc)
+                cache._entries.clear()
+        return cache
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def get(self, model: str, system_prompt: str, user_message: str) -> str | None:
+        key = cache_key(model, system_prompt, user_message)
+        now = self.clock()
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if now - entry.timestamp > self.ttl_s:
+                return None
+            entry.last_access = now
+            return entry.response
+
+    def put(self, model: str, system_prompt: str, user_message: str, response: str) -> None:
+        """Cache a response, evict, and persist; raises ``StorageError`` when the file cannot be written."""
+        key = cache_key(model, system_prompt, user_message)
+        now = self.clock()
+        with self._lock:
+            self._entries[key] = CacheEntry(key, response, now, now)
+            self._evict(now)
+            self._save()
+
+    def keys(self) -> list[str]:
+        with self._lock:
+            return list(self._entries)
+
+    def _evict(self, now: float) -> None:
+        expired = [k for k, e in self._entries.items() if now - e.timestamp > self.ttl_s]
+        for k in expired:
+            del self._entries[k]
+        excess = len(self._entries) - self.max_entries
+        if excess <= 0:
+            return
+        keys = list(self._entries)
+        access = np.fromiter((self._entries[k].last_access for k in keys), dtype=np.float64, count=len(keys))
+        # argpartition selects the ``excess`` oldest in O(n) without sorting the rest.
+        for index in np.argpartition(access, excess - 1)[:excess]:
+            del self._entries[keys[int(index)]]
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        data = json.dumps([asdict(e) for e in self._entries.values()])
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".response_cache.", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise StorageError(f"cannot write response cache {self.path}: {exc}") from exc

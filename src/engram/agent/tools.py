@@ -1,0 +1,177 @@
+"""The four memory tools (PtrClaw) for any function-calling model: schemas and a dispatcher.
+
+Arguments are PtrClaw's: ``memory_store {key, content, category?, links?}``,
+``memory_recall {query, limit?, category?, depth?}``, ``memory_forget {key}``,
+``memory_link {action, from, to}``. ``MemoryTools.call`` raises engram errors; ``dispatch``
+turns them into an error result for the model to read, so a bad call never ends the turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engram.engine import Engram, Filters
+from engram.errors import EngramError, NotFoundError, ValidationError
+from engram.llm.base import ToolSpec, decode_arguments
+from engram.model import Category, Memory, ToolCall
+
+_CATEGORIES = [c.value for c in Category]
+
+MEMORY_STORE = ToolSpec(
+    "memory_store",
+    "Store or update (by key) a memory entry.",
+    {
+        "type": "object",
+        "properties": {
+            "key": {"type": "string", "description": "Unique, human-readable identifier; storing the same key updates it."},
+            "content": {"type": "string", "description": "The text to remember."},
+            "category": {"type": "string", "enum": _CATEGORIES, "description": "Default: knowledge."},
+            "links": {"type": "array", "items": {"type": "string"}, "description": "Keys to link to after storing."},
+        },
+        "required": ["key", "content"],
+    },
+)
+MEMORY_RECALL = ToolSpec(
+    "memory_recall",
+    "Search memories by query.",
+    {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Search text."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Max results. Default: 5."},
+            "category": {"type": "string", "enum": _CATEGORIES, "description": "Only this category."},
+            "depth": {"type": "integer", "enum": [0, 1], "description": "0 = flat results, 1 = include linked neighbours."},
+        },
+        "required": ["query"],
+    },
+)
+MEMORY_FORGET = ToolSpec(
+    "memory_forget",
+    "Delete a memory entry by key.",
+    {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]},
+)
+MEMORY_LINK = ToolSpec(
+    "memory_link",
+    "Create or remove a bidirectional link between two memory entries.",
+    {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["link", "unlink"]},
+            "from": {"type": "string", "description": "Key of one entry."},
+            "to": {"type": "string", "description": "Key of the other entry."},
+        },
+        "required": ["action", "from", "to"],
+    },
+)
+MEMORY_TOOLS: tuple[ToolSpec, ...] = (MEMORY_STORE, MEMORY_RECALL, MEMORY_FORGET, MEMORY_LINK)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+
+def require_string(args: Mapping[str, Any], name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(name, "is required and must be a non-empty string", "a string")
+    return value
+
+
+def _optional_int(args: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value or not low <= value <= high:
+        raise ValidationError(name, f"{value!r} is not an integer from {low} to {high}", f"{low}..{high}")
+    return int(value)
+
+
+def format_entries(engram: Engram, memories: list[Memory]) -> str:
+    ids = sorted({i for m in memories for i in m.links})
+    keys = {m.id: m.key for m in engram.store.get_many(ids)}
+    lines = []
+    for m in memories:
+        line = f"- {m.key} ({m.category.value}): {m.content}"
+        linked = [keys[i] for i in m.links if i in keys]
+        if linked:
+            line += f" [links: {', '.join(linked)}]"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+class MemoryTools:
+    specs = MEMORY_TOOLS
+
+    def __init__(self, engram: Engram) -> None:
+        self.engram = engram
+
+    def dispatch(self, call: ToolCall) -> ToolResult:
+        """Run a tool call; every engram error becomes an error result for the model."""
+        try:
+            return ToolResult(self.call(call.name, decode_arguments(call.arguments)))
+        except EngramError as exc:
+            return ToolResult(f"error: {exc}", is_error=True)
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str) -> str:
+        """Run one tool; raises ``ValidationError`` (bad arguments, unknown tool) or ``NotFoundError``."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments or "{}")
+            except ValueError:
+                raise ValidationError("arguments", "not valid JSON", "a JSON object") from None
+        if not isinstance(arguments, Mapping) or "_raw" in arguments:
+            raise ValidationError("arguments", "not a JSON object", "a JSON object")
+        handler = {
+            "memory_store": self._store,
+            "memory_recall": self._recall,
+            "memory_forget": self._forget,
+            "memory_link": self._link,
+        }.get(name)
+        if handler is None:
+            raise ValidationError("tool", f"unknown tool {name!r}", [s.name for s in self.specs])
+        return handler(arguments)
+
+    def _store(self, args: Mapping[str, Any]) -> str:
+        key, content = require_string(args, "key"), require_string(args, "content")
+        links = args.get("links") or []
+        if not isinstance(links, list) or not all(isinstance(x, str) for x in links):
+            raise ValidationError("links", "must be a list of keys", "an array of strings")
+        result = self.engram.remember(content, key=key, category=args.get("category") or "knowledge", source="agent-tool")
+        failed = []
+        for target in links:
+            try:
+                self.engram.link(result.memory.id, target)
+            except (NotFoundError, ValidationError):
+                failed.append(target)
+        text = f"{'Stored' if result.action == 'created' else result.action.capitalize()}: {result.memory.key}"
+        if failed:
+            text += f" (could not link to missing: {', '.join(failed)})"
+        return text
+
+    def _recall(self, args: Mapping[str, Any]) -> str:
+        query = require_string(args, "query")
+        limit = _optional_int(args, "limit", 5, 1, 50)
+        depth = _optional_int(args, "depth", 0, 0, 1)
+        category = args.get("category")
+        result = self.engram.recall(query, limit=limit, depth=depth, filters=Filters(category=category) if category else None)
+        if not result.hits:
+            return "No matching memories."
+        return format_entries(self.engram, result.memories)
+
+    def _forget(self, args: Mapping[str, Any]) -> str:
+        key = require_string(args, "key")
+        removed = self.engram.forget(key, reason="agent tool memory_forget")
+        return f"Forgot: {removed[0].key}"
+
+    def _link(self, args: Mapping[str, Any]) -> str:
+        action = require_string(args, "action")
+        a, b = require_string(args, "from"), require_string(args, "to")
+        if action == "link":
+            self.engram.link(a, b)
+            return f"Linked {a} <-> {b}"
+        if action == "unlink":
+            return f"Unlinked {a} <-> {b}" if self.engram.unlink(a, b) else f"{a} and {b} were not linked"
+        raise ValidationError("action", f"unknown action {action!r}", ["link", "unlink"])

@@ -1,0 +1,103 @@
+"""``engram chat``: talk to the memory agent in the terminal, against any configured provider.
+
+With no LLM configured it still works: plain first-person statements are stored (rule-based
+extraction) and relevant memories are recalled; it says clearly that synthesis is off.
+Lines starting with ``/`` are commands: ``/quit``, ``/hatch``, ``/compact``, ``/help``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from engram.agent.loop import SYNTHESIS_OFF, MemoryAgent
+from engram.errors import ProviderError, ValidationError
+from engram.interfaces.cli import render
+from engram.interfaces.cli.state import state
+
+HELP = "/quit ends the chat, /hatch starts building the agent's identity, /compact compacts the history now."
+
+
+def chat(
+    ctx: typer.Context,
+    message: list[str] | None = typer.Option(None, "--message", "-m", help="Send this message and exit (repeatable)."),
+    hatch: bool = typer.Option(False, "--hatch", help="Start by hatching the agent's identity (needs an LLM)."),
+) -> None:
+    """Chat with the memory agent (reads lines from standard input when it is not a terminal)."""
+    st = state(ctx)
+    agent = MemoryAgent.from_settings(st.settings(), st.engram())
+    try:
+        _banner(agent)
+        if hatch:
+            _hatch(agent)
+        lines = message if message else _lines()
+        for line in lines:
+            if not _handle(agent, line.strip()):
+                break
+    finally:
+        agent.close()
+
+
+def _banner(agent: MemoryAgent) -> None:
+    if agent.provider is None:
+        render.errors.print(f"[yellow]{SYNTHESIS_OFF[0].upper()}{SYNTHESIS_OFF[1:]}.[/yellow]", highlight=False)
+    else:
+        on = "on" if agent.synthesis_on else "off"
+        render.errors.print(f"chatting with {agent.provider.name}:{agent.provider.model} (synthesis {on}). {HELP}",
+                            highlight=False)
+
+
+def _lines():  # noqa: ANN202 - a generator of input lines
+    interactive = sys.stdin.isatty()
+    while True:
+        try:
+            line = input("you> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            return
+        if not interactive and line == "":
+            return
+        yield line
+
+
+def _hatch(agent: MemoryAgent) -> bool:
+    if agent.provider is None:
+        render.errors.print("[yellow]hatching needs an LLM: set ENGRAM_LLM__PROVIDER (or \\[llm] in config.toml) first.[/yellow]")
+        return False
+    agent.start_hatching()
+    render.errors.print("hatching: tell the agent who it should be.")
+    return True
+
+
+def _handle(agent: MemoryAgent, line: str) -> bool:
+    """One input line; False ends the chat."""
+    if not line:
+        return True
+    if line in ("/quit", "/exit"):
+        return False
+    if line == "/help":
+        render.console.print(HELP)
+        return True
+    if line == "/hatch":
+        _hatch(agent)
+        return True
+    if line == "/compact":
+        result = agent.compact(force=True)
+        render.console.print(f"compacted: {len(result.discarded)} messages summarised" if result.compacted
+                             else "nothing to compact")
+        return True
+    try:
+        result = agent.process(line)
+    except (ProviderError, ValidationError) as exc:
+        render.errors.print(f"[red]error:[/red] {exc}", highlight=False)
+        return True
+    render.console.print(result.reply, highlight=False, markup=False)
+    if result.hatched:
+        render.errors.print("hatched: identity stored.")
+    for note in result.notes:
+        render.errors.print(f"[dim]{note}[/dim]", highlight=False)
+    return True
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chat")(chat)

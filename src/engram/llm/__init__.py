@@ -1,0 +1,66 @@
+"""Chat providers behind one contract (``base.ChatProvider``), chosen by name through the registry."""
+
+from __future__ import annotations
+
+import os
+
+from engram.errors import ConfigError
+from engram.llm.base import (
+    ChatProvider,
+    ChatResponse,
+    ToolSpec,
+    Usage,
+    assistant_message,
+    system_message,
+    tool_message,
+    user_message,
+)
+from engram.llm.settings import LLMSettings
+from engram.registry import register, resolve
+
+_DEFAULT_MODELS = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+    "gemini": "gemini-2.0-flash",
+}
+_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+
+for _name, _target in {
+    "openai": "engram.llm.openai:OpenAIChat",
+    "ollama": "engram.llm.openai:OllamaChat",
+    "vllm": "engram.llm.openai:VllmChat",
+    "llamacpp": "engram.llm.openai:LlamaCppChat",
+    "anthropic": "engram.llm.anthropic:AnthropicChat",
+    "gemini": "engram.llm.gemini:GeminiChat",
+}.items():
+    register("llm", _name, _target)
+
+
+def create_provider(settings: LLMSettings) -> ChatProvider | None:
+    """The configured provider, or None when no LLM is configured (``provider = "none"``).
+
+    The key comes from settings, else the provider's usual environment variable. Raises
+    ``ConfigError`` for an unknown provider or a missing model, ``MissingDependencyError`` without httpx.
+    """
+    if not settings.enabled:
+        return None
+    cls = resolve("llm", settings.provider)
+    model = settings.model or _DEFAULT_MODELS.get(settings.provider, "")
+    if not model:
+        raise ConfigError(f"llm.model: provider {settings.provider!r} needs a model name (ENGRAM_LLM__MODEL)")
+    key = settings.api_key.get_secret_value() if settings.api_key else os.environ.get(_KEY_ENV.get(settings.provider, ""), "")
+    return cls(
+        model,
+        base_url=settings.base_url or None,
+        api_key=key or None,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        backoff_s=settings.backoff_s,
+        default_max_tokens=settings.max_tokens,
+    )
+
+
+__all__ = [
+    "ChatProvider", "ChatResponse", "LLMSettings", "ToolSpec", "Usage", "assistant_message", "create_provider",
+    "system_message", "tool_message", "user_message",
+]

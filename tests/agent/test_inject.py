@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from engram.agent.inject import (
+    estimate_tokens,
+    humanize_age,
+    inject_memory,
+    render_prompt_context,
+    select_within_budget,
+    to_prompt_context,
+)
+
+
+def test_budget_cuts_in_rank_order():
+    facts = ["one two three", "a much longer fact with many many words in it here", "short"]
+    # "## Relevant Memory" = 3 words -> 4 tokens; "- one two three" = 4 words -> 6; long one -> 16; "- short" -> 3.
+    assert select_within_budget(facts, 10) == ["one two three"]
+    # The long fact does not fit and ends the list: "short" is not packed in after it.
+    assert select_within_budget(facts, 20) == ["one two three"]
+    assert select_within_budget(facts, 28) == facts[:2]
+    assert select_within_budget(facts, 29) == facts
+    assert select_within_budget(facts, 3) == []
+
+
+def test_relevant_memory_section(engram):
+    engram.remember("User prefers dark mode", key="dark-mode")
+    engram.remember("User's name is Alice", key="name")
+    engram.remember("User identity", key="soul:user", category="core")
+    out = inject_memory(engram, "dark mode user", max_tokens=2000)
+    assert out.startswith("## Relevant Memory\n\n- User prefers dark mode")
+    assert "identity" not in out
+
+
+def test_token_budget_in_injection(engram):
+    for i in range(5):
+        engram.remember(f"garden fact number {i} " + "word " * 20, key=f"g{i}")
+    full = inject_memory(engram, "garden fact", max_tokens=10_000)
+    assert full.count("\n- ") == 5
+    small = inject_memory(engram, "garden fact", max_tokens=80)
+    assert small.count("\n- ") == 2
+    assert estimate_tokens(small) <= 80 + 5
+
+
+def test_nothing_relevant_renders_nothing(engram):
+    assert inject_memory(engram, "anything") == ""
+    engram.remember("cats are mammals", key="cats")
+    assert inject_memory(engram, "spaceship propulsion") == ""
+    assert inject_memory(None, "cats") == ""
+
+
+def test_prompt_context_rendering(engram, clock):
+    engram.remember("I used WebTool to fetch data", type="experience", importance=0.9)
+    clock.advance(2 * 3600)
+    engram.remember("User prefers formal language", type="social", importance=0.2)
+    clock.advance(90)
+    assert to_prompt_context(engram, limit=5, now=clock()) == (
+        "- [experience] I used WebTool to fetch data (2 hours ago)\n"
+        "- [social] User prefers formal language (1 minute ago)"
+    )
+    out = inject_memory(engram, "formal language", style="prompt_context", now=clock())
+    assert out == "- [social] User prefers formal language (1 minute ago)"
+    assert render_prompt_context([]) == ""
+
+
+def test_humanize_age():
+    assert humanize_age(0) == "just now"
+    assert humanize_age(1) == "1 second ago"
+    assert humanize_age(86_400 * 3) == "3 days ago"
+    assert humanize_age(86_400 * 14) == "2 weeks ago"
+    assert humanize_age(31_536_000 * 2) == "2 years ago"

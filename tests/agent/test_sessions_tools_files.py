@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import pytest
+
+from engram.agent.sessions import SessionManager
+from engram.agent.tools import MEMORY_TOOLS, MemoryTools
+from engram.errors import ValidationError
+from engram.files.memory_md import TEMPLATE, ensure_memory_md, read_memory_md
+from engram.model import ToolCall
+
+
+# --- sessions ---------------------------------------------------------------------------------
+def test_get_or_create_and_idle_eviction(clock):
+    made: list[str] = []
+    closed: list[str] = []
+    manager = SessionManager(lambda sid: made.append(sid) or f"agent-{sid}", clock=clock, on_close=closed.append)
+    events: list[tuple[str, str]] = []
+    manager.subscribe(lambda e: events.append((e.kind, e.session_id)))
+    assert manager.get("a") == "agent-a"      # t=0
+    clock.advance(1800)
+    assert manager.get("b") == "agent-b"      # t=1800
+    clock.advance(1000)
+    assert manager.get("b") == "agent-b"      # t=2800: refreshes b, creates nothing
+    assert made == ["a", "b"]
+    clock.advance(2000)  # t=4800: a idle 4800 s, b idle 2000 s: only a is past the 1 hour default
+    assert manager.evict_idle() == ["a"]
+    assert "a" not in manager and "b" in manager
+    assert events == [("created", "a"), ("created", "b"), ("evicted", "a")]
+    assert closed == ["agent-a"]
+    assert manager.get("a") == "agent-a" and made == ["a", "b", "a"]
+    clock.advance(1)
+    assert sorted(manager.evict_idle(max_idle_s=0)) == ["a", "b"]
+
+
+def test_sessions_thread_safe(clock):
+    calls: list[str] = []
+    manager = SessionManager(lambda sid: calls.append(sid) or object(), clock=clock)
+    threads = [threading.Thread(target=lambda: [manager.get(f"s{i % 5}") for i in range(200)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(calls) == [f"s{i}" for i in range(5)]
+
+
+# --- tools ------------------------------------------------------------------------------------
+def call(tools: MemoryTools, name: str, **args):
+    return tools.dispatch(ToolCall("c1", name, json.dumps(args)))
+
+
+def test_schemas_have_ptrclaw_arguments():
+    schemas = {t.name: t.parameters for t in MEMORY_TOOLS}
+    assert set(schemas["memory_store"]["properties"]) == {"key", "content", "category", "links"}
+    assert schemas["memory_store"]["required"] == ["key", "content"]
+    assert set(schemas["memory_recall"]["properties"]) == {"query", "limit", "category", "depth"}
+    assert schemas["memory_forget"]["required"] == ["key"]
+    assert set(schemas["memory_link"]["required"]) == {"action", "from", "to"}
+
+
+def test_store_recall_link_forget(engram):
+    tools = MemoryTools(engram)
+    stored = call(tools, "memory_store", key="project-setup", content="Project is set up with uv")
+    assert stored.content == "Stored: project-setup"
+    result = call(tools, "memory_store", key="python-version", content="Project uses Python 3.12",
+                  links=["project-setup", "missing-key"])
+    assert result.content == "Stored: python-version (could not link to missing: missing-key)"
+    assert engram.get("python-version").category.value == "knowledge"
+    updated = call(tools, "memory_store", key="python-version", content="Project uses Python 3.13")
+    assert updated.content == "Updated: python-version"
+    out = call(tools, "memory_recall", query="Python version", limit=5).content
+    assert out.startswith("- python-version (knowledge): Project uses Python 3.13 [links: project-setup]")
+    flat = call(tools, "memory_recall", query="Python version", depth=0).content
+    deep = call(tools, "memory_recall", query="Python version", depth=1).content
+    assert "project-setup" not in flat.split("[links")[0] and "- project-setup" in deep
+    assert call(tools, "memory_recall", query="knitting").content == "No matching memories."
+    assert call(tools, "memory_link", action="unlink", **{"from": "python-version", "to": "project-setup"}).content \
+        == "Unlinked python-version <-> project-setup"
+    assert call(tools, "memory_link", action="link", **{"from": "python-version", "to": "project-setup"}).content \
+        == "Linked python-version <-> project-setup"
+    assert call(tools, "memory_forget", key="python-version").content == "Forgot: python-version"
+    assert engram.find("python-version") is None
+    assert engram.get("project-setup").links == ()
+
+
+@pytest.mark.parametrize("name, args, problem", [
+    ("memory_store", {"content": "x"}, "key: is required"),
+    ("memory_store", {"key": "k", "content": "x", "category": "weird"}, "unknown category"),
+    ("memory_recall", {"query": "x", "limit": 0}, "limit"),
+    ("memory_recall", {"query": "x", "depth": 2}, "depth"),
+    ("memory_forget", {"key": "nope"}, "not found"),
+    ("memory_link", {"action": "merge", "from": "a", "to": "b"}, "not found|unknown action"),
+    ("memory_explode", {}, "unknown tool"),
+])
+def test_bad_calls_become_error_results(engram, name, args, problem):
+    result = MemoryTools(engram).dispatch(ToolCall("c", name, json.dumps(args)))
+    assert result.is_error
+    assert re.search(problem, result.content)
+    assert engram.count() == 0
+
+
+def test_malformed_arguments(engram):
+    result = MemoryTools(engram).dispatch(ToolCall("c", "memory_store", "{not json"))
+    assert result.is_error and "arguments" in result.content
+    with pytest.raises(ValidationError):
+        MemoryTools(engram).call("memory_store", "[1, 2]")
+
+
+# --- MEMORY.md ----------------------------------------------------------------------------------
+def test_memory_md_created_and_read_within_limit(tmp_path):
+    home = tmp_path / "home"
+    path = ensure_memory_md(home)
+    assert path.read_text() == TEMPLATE
+    assert read_memory_md(home, 1000) == ""  # only the template: nothing to inject
+    path.write_text(TEMPLATE + "Always answer in French.\nThe server is called atlas.\n" + "filler line\n" * 50)
+    full = read_memory_md(home, 10_000)
+    assert full.startswith("Always answer in French.\nThe server is called atlas.")
+    short = read_memory_md(home, 60)
+    assert short == "Always answer in French.\nThe server is called atlas."
+    assert read_memory_md(home, 0) == ""
+    ensure_memory_md(home)  # an existing file is never overwritten
+    assert "atlas" in path.read_text()
+    path.write_text("plain notes without the template")
+    assert read_memory_md(home, 100) == "plain notes without the template"

@@ -1,0 +1,64 @@
+"""``engram chat`` as a person runs it: a real subprocess reading lines from standard input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from engram.testing.llm_servers import OpenAICompatServer, Reply
+
+
+def run_chat(home, lines: list[str], extra_env: dict[str, str] | None = None, *args: str):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update({"ENGRAM_HOME": str(home), **(extra_env or {})})
+    code = "from engram.interfaces.cli.app import main; main()"
+    return subprocess.run([sys.executable, "-c", code, "chat", *args], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def run_cli(home, *args: str):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["ENGRAM_HOME"] = str(home)
+    code = "from engram.interfaces.cli.app import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_chat_without_llm_stores_recalls_and_says_synthesis_is_off(tmp_path):
+    done = run_chat(tmp_path, ["My name is Alice.", "My favourite editor is vim.", "Which editor do I like?", "/quit",
+                               "never read"])
+    assert done.returncode == 0, done.stderr
+    assert "synthesis is off" in done.stderr.lower()
+    assert "Noted: The user's name is Alice." in done.stdout
+    assert "user-favourite-editor: The user's favourite editor is vim." in done.stdout
+    assert (tmp_path / "MEMORY.md").exists()
+    # Stored for real: a second process recalls it.
+    later = run_cli(tmp_path, "recall", "editor")
+    assert "vim" in later.stdout
+    again = run_chat(tmp_path, ["what is my name?"])
+    assert "user-name: The user's name is Alice." in again.stdout
+
+
+def test_chat_with_a_configured_provider(tmp_path):
+    (tmp_path / "MEMORY.md").write_text("The deploy server is called atlas.\n")
+    with OpenAICompatServer(Reply.tool("memory_store", key="user-city", content="The user lives in Oslo."),
+                            Reply.say("Got it, Oslo."), Reply.say("You live in Oslo.")) as server:
+        env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__BASE_URL": server.base_url,
+               "ENGRAM_LLM__API_KEY": "sk-local"}
+        done = run_chat(tmp_path, ["I live in Oslo", "Where do I live?"], env)
+        assert done.returncode == 0, done.stderr
+        assert "chatting with openai:scripted" in done.stderr
+        assert "Got it, Oslo." in done.stdout and "You live in Oslo." in done.stdout
+        second = server.requests[2].body["messages"]
+        assert "The deploy server is called atlas." in second[0]["content"]
+        assert "- user-city: The user lives in Oslo." in second[-1]["content"]
+        assert server.requests[0].headers["authorization"] == "Bearer sk-local"
+
+
+def test_chat_reports_an_unreachable_provider_and_goes_on(tmp_path):
+    with OpenAICompatServer() as server:
+        url = server.base_url
+    env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__BASE_URL": url, "ENGRAM_LLM__MAX_RETRIES": "0"}
+    done = run_chat(tmp_path, ["hello", "/quit"], env)
+    assert done.returncode == 0
+    assert "error:" in done.stderr and "cannot reach" in done.stderr

@@ -1,0 +1,170 @@
+"""Each provider's real client code against a local server speaking its wire format."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from engram.errors import ConfigError, ProviderError
+from engram.llm import LLMSettings, create_provider
+from engram.llm.anthropic import AnthropicChat
+from engram.llm.base import ToolSpec, decode_arguments, system_message, tool_message, user_message
+from engram.llm.gemini import GeminiChat
+from engram.llm.openai import OpenAIChat
+from engram.llm.structured import complete_json, extract_json
+from engram.testing.llm_servers import AnthropicServer, GeminiServer, OpenAICompatServer, Reply
+
+WIRES = {
+    "openai": (OpenAICompatServer, OpenAIChat),
+    "anthropic": (AnthropicServer, AnthropicChat),
+    "gemini": (GeminiServer, GeminiChat),
+}
+
+TOOL = ToolSpec("memory_store", "Store a memory", {"type": "object", "properties": {"key": {"type": "string"}}})
+
+
+@pytest.fixture(params=sorted(WIRES))
+def wire(request):
+    server_cls, provider_cls = WIRES[request.param]
+    sleeps: list[float] = []
+    with server_cls() as server:
+        provider = provider_cls("test-model", base_url=server.base_url, api_key="sk-test", timeout_s=2.0,
+                                max_retries=2, backoff_s=0.01, sleep=sleeps.append)
+        yield request.param, server, provider, sleeps
+        provider.close()
+
+
+def test_text_reply_and_usage(wire):
+    name, server, provider, _ = wire
+    server.enqueue(Reply.say("hello there", prompt_tokens=42, completion_tokens=7))
+    response = provider.chat([system_message("be brief"), user_message("hi")], temperature=0.3)
+    assert response.text == "hello there"
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (42, 7)
+    body = server.requests[0].body
+    if name == "openai":
+        assert body["messages"][0] == {"role": "system", "content": "be brief"}
+        assert body["temperature"] == 0.3
+        assert server.requests[0].headers["authorization"] == "Bearer sk-test"
+    elif name == "anthropic":
+        assert body["system"] == "be brief" and body["messages"] == [{"role": "user", "content": "hi"}]
+        assert body["max_tokens"] > 0 and server.requests[0].headers["x-api-key"] == "sk-test"
+    else:
+        assert body["systemInstruction"] == {"parts": [{"text": "be brief"}]}
+        assert body["generationConfig"]["temperature"] == 0.3
+        assert server.requests[0].path == "/v1beta/models/test-model:generateContent"
+
+
+def test_tool_call_round_trip(wire):
+    name, server, provider, _ = wire
+    server.enqueue(Reply.tool("memory_store", key="lang", content="Python"), Reply.say("stored"))
+    first = provider.chat([user_message("remember python")], tools=[TOOL])
+    calls = [(c.name, decode_arguments(c.arguments)) for c in first.tool_calls]
+    assert calls == [("memory_store", {"key": "lang", "content": "Python"})]
+    call = first.tool_calls[0]
+    second = provider.chat(
+        [user_message("remember python"), first.as_message(), tool_message(call, "Stored lang")], tools=[TOOL]
+    )
+    assert second.text == "stored"
+    sent = server.requests[1].body
+    if name == "openai":
+        assert sent["tools"][0]["function"]["name"] == "memory_store"
+        assert sent["messages"][1]["tool_calls"][0]["id"] == call.id
+        assert sent["messages"][2] == {"role": "tool", "content": "Stored lang", "tool_call_id": call.id}
+    elif name == "anthropic":
+        assert sent["tools"][0]["input_schema"]["type"] == "object"
+        assert sent["messages"][1]["content"][0]["type"] == "tool_use"
+        assert sent["messages"][2] == {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call.id, "content": "Stored lang"}]}
+    else:
+        assert sent["tools"][0]["functionDeclarations"][0]["name"] == "memory_store"
+        assert sent["contents"][1]["role"] == "model"
+        assert sent["contents"][2]["parts"][0]["functionResponse"]["name"] == "memory_store"
+
+
+def test_429_is_retried_honouring_retry_after(wire):
+    _, server, provider, sleeps = wire
+    server.enqueue(Reply.rate_limited(retry_after=0.25), Reply.fail(503), Reply.say("finally"))
+    assert provider.chat([user_message("hi")]).text == "finally"
+    assert len(server.requests) == 3
+    assert sleeps[0] == 0.25 and len(sleeps) == 2
+
+
+def test_retries_exhausted_raise_provider_error(wire):
+    _, server, provider, _ = wire
+    server.enqueue(*[Reply.rate_limited(0)] * 3)
+    with pytest.raises(ProviderError, match="429.*gave up after 3 attempts"):
+        provider.chat([user_message("hi")])
+
+
+def test_client_error_is_not_retried(wire):
+    _, server, provider, _ = wire
+    server.enqueue(Reply.fail(401, "bad key"), Reply.say("never"))
+    with pytest.raises(ProviderError, match="401.*bad key"):
+        provider.chat([user_message("hi")])
+    assert len(server.requests) == 1
+
+
+def test_malformed_reply_is_a_provider_error(wire):
+    _, server, provider, _ = wire
+    server.enqueue(Reply(raw_body='{"unexpected": true}'))
+    with pytest.raises(ProviderError, match="unexpected reply shape"):
+        provider.chat([user_message("hi")])
+
+
+def test_timeout_is_retried_then_reported():
+    with OpenAICompatServer(Reply.stall(1.0), Reply.stall(1.0)) as server:
+        provider = OpenAIChat("m", base_url=server.base_url, timeout_s=0.2, max_retries=1, sleep=lambda s: None)
+        with pytest.raises(ProviderError, match="timed out"):
+            provider.chat([user_message("hi")])
+        assert len(server.requests) == 2
+
+
+def test_unreachable_server_is_a_provider_error():
+    with OpenAICompatServer() as server:
+        url = server.base_url
+    provider = OpenAIChat("m", base_url=url, max_retries=0)
+    with pytest.raises(ProviderError, match="cannot reach"):
+        provider.chat([user_message("hi")])
+
+
+class Note(BaseModel):
+    key: str
+    content: str
+
+
+def test_structured_output_repairs_once(wire):
+    _, server, provider, _ = wire
+    server.enqueue(Reply.say('Sure! ```json\n[{"key": "a"}]\n```'), Reply.say('[{"key": "a", "content": "A"}]'))
+    notes = complete_json(provider, [user_message("notes please")], list[Note])
+    assert notes == [Note(key="a", content="A")]
+    repair = server.requests[1].body
+    assert "could not be used" in str(repair) and "content" in str(repair)
+
+
+def test_structured_output_gives_up_after_one_repair():
+    with OpenAICompatServer(Reply.say("no json here"), Reply.say("still none")) as server:
+        provider = OpenAIChat("m", base_url=server.base_url)
+        with pytest.raises(ProviderError, match="still invalid"):
+            complete_json(provider, [user_message("x")], list[Note])
+        assert server.requests[0].body["response_format"] == {"type": "json_object"}
+        assert len(server.requests) == 2
+
+
+def test_extract_json_finds_embedded_values():
+    assert extract_json('prefix {"a": [1, 2]} suffix') == {"a": [1, 2]}
+    assert extract_json("```\n[1]\n```") == [1]
+    with pytest.raises(ValueError):
+        extract_json("nothing {here")
+
+
+def test_create_provider_from_settings():
+    assert create_provider(LLMSettings()) is None
+    with OpenAICompatServer(Reply.say("via ollama settings")) as server:
+        provider = create_provider(LLMSettings(provider="ollama", model="llama3", base_url=server.base_url))
+        assert provider is not None and provider.name == "ollama"
+        assert provider.chat([user_message("hi")]).text == "via ollama settings"
+        assert "authorization" not in server.requests[0].headers
+    with pytest.raises(ConfigError, match="unknown llm backend"):
+        create_provider(LLMSettings(provider="nope", model="x"))
+    with pytest.raises(ConfigError, match="needs a model"):
+        create_provider(LLMSettings(provider="vllm"))
