@@ -22,6 +22,8 @@ from pydantic_settings import (
 )
 
 from engram.errors import ConfigError
+from engram.lifecycle.settings import LifecycleSettings
+from engram.privacy import PrivacySettings
 
 
 def default_home() -> Path:
@@ -66,6 +68,8 @@ class Settings(BaseSettings):
     max_content_chars: int = Field(8000, ge=1, le=1_000_000)
     busy_timeout_ms: int = Field(30_000, ge=0)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod
