@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -188,8 +187,3 @@ def audit_log_for(store: Any) -> AuditLog:
     if isinstance(path, Path):
         return MemoryAuditLog(path.with_name(path.name + ".audit.jsonl"))
     return MemoryAuditLog()
-
-
-def record_many(log: AuditLog, events: Sequence[MemoryEvent]) -> None:
-    for event in events:
-        log(event)

@@ -28,11 +28,13 @@ class JobReport:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def line(self) -> str:
-        parts = [f"{self.job}: removed {len(self.removed)}"]
+        parts = [f"{self.job}:"]
+        if self.job in ("hygiene", "decay", "retention", "consolidate"):
+            parts.append(f"removed {len(self.removed)}")
         if self.changed:
             parts.append(f"changed {self.changed}")
         parts.extend(self.notes)
-        return ", ".join(parts)
+        return parts[0] + " " + ", ".join(parts[1:])
 
 
 def every_memory(engram: Engram, categories: Iterable[Category] = ()) -> list[Memory]:

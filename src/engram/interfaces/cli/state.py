@@ -30,6 +30,7 @@ class CliState:
     def engram(self) -> Engram:
         if self._engram is None:
             self._engram = Engram.from_settings(self.settings())
+            self._engram.origin = "cli"
         return self._engram
 
     def close(self) -> None:
