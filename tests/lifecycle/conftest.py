@@ -87,3 +87,8 @@ def make_engram(tmp_path: Path, clock: Clock) -> Callable[..., Engram]:
     yield make
     for engram in opened:
         engram.close()
+
+
+@pytest.fixture
+def embedder() -> FakeEmbedder:
+    return FakeEmbedder()

@@ -60,7 +60,7 @@ def periods_ending_by(now: float, period_type: PeriodType, lookback_days: int) -
     end = today if period_type == "daily" else today - dt.timedelta(days=today.weekday())
     oldest = today - dt.timedelta(days=lookback_days)
     out = []
-    while end - length >= oldest:
+    while end > oldest:  # every period that overlaps the lookback window
         out.append(Period(period_type, (end - length).timestamp(), end.timestamp()))
         end -= length
     return out
