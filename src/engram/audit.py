@@ -12,7 +12,9 @@ in the same file (migration 0004, included in backups); other backends keep it i
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +24,7 @@ from engram.errors import StorageError, ValidationError
 from engram.events import MemoryEvent
 
 AUDITED = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
+operations = logging.getLogger("engram.operations")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,16 @@ def entries_for(event: MemoryEvent) -> list[AuditEntry]:
         rows.append(AuditEntry(event.at, event.kind, event.origin, event.reason, str(event.scope), memory.id,
                                memory.key, str(memory.scope), detail))
     return rows
+
+
+def log_event(event: MemoryEvent) -> None:
+    """A structured log line for every change (``engram.operations``, JSON in the message)."""
+    if event.kind not in AUDITED:
+        return
+    operations.info(json.dumps({
+        "event": event.kind, "origin": event.origin, "reason": event.reason, "scope": str(event.scope),
+        "at": event.at, "memories": [{"id": m.id, "key": m.key, "scope": str(m.scope)} for m in event.memories],
+    }, ensure_ascii=False))
 
 
 def validate_query(query: AuditQuery) -> AuditQuery:
@@ -178,12 +191,18 @@ def _row_dict(row: AuditEntry) -> dict[str, Any]:
             "memory_scope": row.memory_scope, "detail": row.detail}
 
 
+_IN_PROCESS: weakref.WeakKeyDictionary[Any, MemoryAuditLog] = weakref.WeakKeyDictionary()
+
+
 def audit_log_for(store: Any) -> AuditLog:
-    """The audit trail that fits a store: its SQLite table, a JSONL file beside a JSON store, or memory."""
+    """The audit trail that fits a store: its SQLite table, a JSONL file beside a JSON store, or memory
+    (one trail per in-memory store, so the writer and later queries share it)."""
     db = getattr(store, "db", None)
     if isinstance(db, Database):
         return SqliteAuditLog(db)
     path = getattr(store, "path", None)
     if isinstance(path, Path):
         return MemoryAuditLog(path.with_name(path.name + ".audit.jsonl"))
-    return MemoryAuditLog()
+    if store not in _IN_PROCESS:
+        _IN_PROCESS[store] = MemoryAuditLog()
+    return _IN_PROCESS[store]

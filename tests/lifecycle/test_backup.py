@@ -217,4 +217,4 @@ def test_encryption_without_the_package_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_cipher)
     with pytest.raises(MissingDependencyError) as err:
         SqliteMemoryStore(tmp_path / "x.db", key="k")
-    assert err.value.extra == "encryption" and "sqlcipher3-binary" in str(err.value)
+    assert err.value.extra == "lifecycle" and "sqlcipher3-binary" in str(err.value)

@@ -50,7 +50,7 @@ def cipher_driver() -> ModuleType:
     except ImportError:
         from engram.errors import MissingDependencyError
 
-        raise MissingDependencyError("encryption at rest", "encryption", "sqlcipher3-binary") from None
+        raise MissingDependencyError("encryption at rest", "lifecycle", "sqlcipher3-binary") from None
     if cipher.DatabaseError not in _DB_ERRORS:
         _DB_ERRORS.append(cipher.DatabaseError)
     return cipher

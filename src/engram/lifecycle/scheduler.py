@@ -15,7 +15,6 @@ import json
 import logging
 import random
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,4 +176,4 @@ def run_periodically(
     return thread
 
 
-__all__ = ["JOBS", "Maintenance", "MaintenanceReport", "run_periodically", "time"]
+__all__ = ["JOBS", "Maintenance", "MaintenanceReport", "run_periodically"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.audit import AuditLog, audit_log_for
+from engram.audit import AuditLog, audit_log_for, log_event
 from engram.config import Settings
 from engram.events import EventBus
 from engram.lifecycle.backup import Backups, database_of
@@ -50,6 +50,7 @@ def engine_options(settings: Settings, store: Any) -> dict[str, Any]:
     """Keyword arguments for ``Engram(...)``: strengthening, PII policy, metrics, audit, guard."""
     life = settings.lifecycle
     events = EventBus()
+    events.subscribe(log_event)
     if life.audit:
         events.subscribe(audit_log_for(store))
     guard = None
