@@ -218,3 +218,11 @@ def test_encryption_without_the_package_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(MissingDependencyError) as err:
         SqliteMemoryStore(tmp_path / "x.db", key="k")
     assert err.value.extra == "lifecycle" and "sqlcipher3-binary" in str(err.value)
+
+
+def test_a_key_with_a_backend_that_cannot_encrypt_is_refused(tmp_path):
+    from engram.errors import ConfigError
+
+    settings = load_settings(home=tmp_path, backend="jsonfile", privacy={"encryption_key": "k"})
+    with pytest.raises(ConfigError, match="cannot encrypt"):
+        Engram.from_settings(settings)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.audit import AuditLog, audit_log_for, log_event
 from engram.config import Settings
+from engram.errors import ConfigError
 from engram.events import EventBus
 from engram.lifecycle.backup import Backups, database_of
 from engram.metrics import Metrics
@@ -49,12 +50,15 @@ def _sidecar(store: Any, suffix: str) -> Path | None:
 def engine_options(settings: Settings, store: Any) -> dict[str, Any]:
     """Keyword arguments for ``Engram(...)``: strengthening, PII policy, metrics, audit, guard."""
     life = settings.lifecycle
+    db = database_of(store)
+    if settings.privacy.key() and getattr(store, "path", None) is not None and not (db is not None and db.encrypted):
+        raise ConfigError(f"privacy.encryption_key is set but the {settings.backend!r} backend cannot encrypt its file;"
+                          " use backend = \"sqlite\" (or remove the key)")
     events = EventBus()
     events.subscribe(log_event)
     if life.audit:
         events.subscribe(audit_log_for(store))
     guard = None
-    db = database_of(store)
     if db is not None and life.backup.enabled and life.backup.before_risky:
         backups = backups_for(settings, Path(db.path))
 
