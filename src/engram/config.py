@@ -25,7 +25,9 @@ from engram.agent.settings import ChatSettings
 from engram.errors import ConfigError
 from engram.files.settings import FilesSettings
 from engram.history.settings import HistorySettings
+from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
+from engram.privacy import PrivacySettings
 
 
 def default_home() -> Path:
@@ -73,6 +75,8 @@ class Settings(BaseSettings):
     files: FilesSettings = Field(default_factory=FilesSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
+    lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

@@ -19,6 +19,8 @@ from engram.config import RecallSettings, Settings, load_settings
 from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent
 from engram.ids import key_from_content
+from engram.lifecycle.settings import StrengthenSettings
+from engram.metrics import Metrics, TimedEmbedder
 from engram.model import (
     ORDERS,
     Category,
@@ -35,6 +37,7 @@ from engram.model import (
     make_scope,
     parse_tags,
 )
+from engram.privacy import PiiPolicy
 from engram.registry import resolve
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
@@ -75,12 +78,24 @@ class Engram:
         clock: Callable[[], float] = time.time,
         origin: str = "library",
         events: EventBus | None = None,
+        strengthen: StrengthenSettings | None = None,
+        privacy: PiiPolicy | None = None,
+        metrics: Metrics | None = None,
+        guard: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.origin = origin
         self.events = events or EventBus()
         self.scope = make_scope(agent, session)
+        self.metrics = metrics or Metrics()
+        # Recall and embedding latencies are recorded for `engram stats`.
+        if embedder is not None and not isinstance(embedder, TimedEmbedder):
+            embedder = TimedEmbedder(embedder, self.metrics)
         self.embedder = embedder
+        self.strengthen = strengthen or StrengthenSettings()
+        self.privacy = privacy if privacy is not None else PiiPolicy()
+        # Called with a reason before risky work (bulk forget, import): the automatic backup.
+        self.guard = guard
         self.recall_settings = recall_settings or RecallSettings()
         self.max_content_chars = max_content_chars
         self.clock = clock
@@ -92,12 +107,15 @@ class Engram:
         """Open the configured backend (settings: arguments > environment > config file > defaults)."""
         settings = settings or load_settings(**overrides)
         store = resolve("memory", settings.backend)(settings, settings.agent)
+        from engram.lifecycle.wiring import engine_options
+
         engram = cls(
             store,
             agent=settings.agent,
             session=settings.session,
             recall_settings=settings.recall,
             max_content_chars=settings.max_content_chars,
+            **engine_options(settings, store),
         )
         engram.settings = settings
         return engram
@@ -127,7 +145,8 @@ class Engram:
         return Engram(
             self.store, agent=agent, session=session, embedder=self.embedder,
             recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
-            origin=origin or self.origin, events=self.events,
+            origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
+            metrics=self.metrics, guard=self.guard,
         )
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -151,6 +170,7 @@ class Engram:
         if self._history is not None:
             self._history.close()
             self._history = None
+        self.metrics.save()
         self.store.close()
 
     # --- scopes and filters ----------------------------------------------------------------
@@ -200,8 +220,10 @@ class Engram:
         Without a key one is made from the content; identical content already stored in the same
         scope is not stored twice (``action == "duplicate"``). ``links`` names keys or ids to link
         to afterwards. Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
-        target that does not exist (the memory itself is kept).
+        target that does not exist (the memory itself is kept). Content with PII gets a warning, or
+        is redacted before it is stored or embedded (``privacy.pii``).
         """
+        content, pii_warnings = self.privacy.screen(content)
         draft = make_draft(
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
@@ -212,6 +234,7 @@ class Engram:
         warnings = list(result.warnings)
         if result.action in ("created", "updated") and result.memory.id:
             warnings.extend(self._embed([result.memory]))
+        warnings.extend(pii_warnings)
         for target in link_targets:
             self.store.link(result.memory.id, target.id)
         if link_targets or warnings != list(result.warnings):
@@ -321,12 +344,15 @@ class Engram:
         min_relevance: float | None = None,
         mode: str = "auto",
         touch: bool | None = None,
+        background: bool = False,
     ) -> RecallResult:
         """The memories most relevant to ``query``, best first, each with its score's parts.
 
         ``depth`` 1 adds linked neighbours of the hits; ``mode`` is auto, hybrid, text or vector.
         An embedder failure falls back to full text with a note; nothing relevant is an empty
-        result with a note. Recalled memories are marked accessed unless ``touch=False``.
+        result with a note. Recalled memories are marked accessed and strengthened (recall count
+        +1, importance + ``lifecycle.strengthen.importance_boost``) unless ``touch=False`` or
+        ``background=True`` (a maintenance job's recall is not a use of the memory).
         """
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query", "must not be empty", "some text to search for")
@@ -338,9 +364,13 @@ class Engram:
         if limit < 1:
             raise ValidationError("limit", f"{limit} is too small", "1 or more")
         request = RecallRequest(query, self._filter(filters), limit, depth, min_relevance, mode)
-        result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
-        if (self.recall_settings.touch_on_recall if touch is None else touch) and result.hits:
-            self.store.touch([hit.memory.id for hit in result.hits], self.clock())
+        with self.metrics.timed("recall"):
+            result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
+        wanted = self.recall_settings.touch_on_recall if touch is None else touch
+        if wanted and not background and result.hits:
+            boost = self.strengthen.importance_boost if self.strengthen.enabled else 0.0
+            self.store.touch([hit.memory.id for hit in result.hits], self.clock(), importance_boost=boost,
+                             importance_cap=self.strengthen.importance_cap)
         return result
 
     # --- forgetting ------------------------------------------------------------------------
@@ -381,6 +411,8 @@ class Engram:
             targets = self._all(self._filter(replace(base, until=cutoff)))
         if dry_run or not targets:
             return targets
+        if ref is None and self.guard is not None:
+            self.guard("bulk-forget")
         removed = self.store.delete([m.id for m in targets])
         self._emit("forgotten", removed, reason)
         return removed
@@ -425,6 +457,8 @@ class Engram:
         # Agent-scoped memories join this agent (sessions kept under it); global stays global.
         memories = [m if m.scope.agent is None else replace(m, scope=Scope(self.scope.agent, m.scope.session))
                     for m in memories]
+        if memories and self.guard is not None:
+            self.guard("import")
         result = self.store.import_memories(memories)
         if result.imported:
             self._emit("imported", self.store.get_many([m.id for m in memories]))

@@ -39,6 +39,43 @@ def _pick_driver() -> ModuleType:
 driver: ModuleType = _pick_driver()
 DatabaseError: type[Exception] = driver.DatabaseError
 OperationalError: type[Exception] = driver.OperationalError
+# Every driver's DatabaseError that may reach translate_errors (SQLCipher's joins when first used).
+_DB_ERRORS: list[type[Exception]] = [driver.DatabaseError]
+
+
+def cipher_driver() -> ModuleType:
+    """SQLCipher's DB-API module (encryption at rest); ``MissingDependencyError`` without it."""
+    try:
+        import sqlcipher3.dbapi2 as cipher  # type: ignore[import-not-found]
+    except ImportError:
+        from engram.errors import MissingDependencyError
+
+        raise MissingDependencyError("encryption at rest", "lifecycle", "sqlcipher3-binary") from None
+    if cipher.DatabaseError not in _DB_ERRORS:
+        _DB_ERRORS.append(cipher.DatabaseError)
+    return cipher
+
+
+def db_errors() -> tuple[type[Exception], ...]:
+    return tuple(_DB_ERRORS)
+
+
+def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0) -> Any:
+    """A raw connection to ``path``: SQLCipher with ``PRAGMA key`` first when a key is given.
+
+    A wrong key (or a file that is not a database) raises ``IntegrityError`` naming the file."""
+    module = cipher_driver() if key else driver
+    try:
+        conn = module.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
+        if key:
+            conn.execute("PRAGMA key = '" + key.replace("'", "''") + "'")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except db_errors() as exc:
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            hint = " (or the encryption key is wrong)" if key else " (encrypted? set privacy.encryption_key)"
+            raise IntegrityError(f"{path} is not a readable SQLite database{hint}: {exc}") from exc
+        raise StorageError(f"cannot open SQLite database {path}: {exc}") from exc
 
 
 def _load_vec(conn: Any) -> bool:
@@ -49,7 +86,7 @@ def _load_vec(conn: Any) -> bool:
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
         return True
-    except (ImportError, AttributeError, DatabaseError):
+    except (ImportError, AttributeError, *db_errors()):
         return False
 
 
@@ -60,21 +97,20 @@ class Database:
     in a ``BEGIN IMMEDIATE`` transaction that commits on success and rolls back on error.
     """
 
-    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 30_000, key: str | None = None) -> None:
         self.path = str(path)
+        self.encrypted = bool(key)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.conn = connect(self.path, key=key, timeout_s=busy_timeout_ms / 1000)
         try:
-            self.conn = driver.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
-            )
             self.has_vec = _load_vec(self.conn)
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA temp_store = MEMORY")
             self.conn.execute("PRAGMA foreign_keys = ON")
-        except DatabaseError as exc:
+        except db_errors() as exc:
             if "not a database" in str(exc) or "malformed" in str(exc):
                 raise IntegrityError(f"{self.path} is not a readable SQLite database: {exc}") from exc
             raise StorageError(f"cannot open SQLite database {self.path}: {exc}") from exc
@@ -108,9 +144,17 @@ class Database:
             self._depth = 0
             self.conn.execute("COMMIT")
 
-    def integrity_check(self) -> str:
+    def integrity_check(self, quick: bool = False) -> str:
+        """``ok``, or the problems SQLite found (one per line)."""
+        pragma = "quick_check" if quick else "integrity_check"
         with self.read() as conn:
-            return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+            rows = conn.execute(f"PRAGMA {pragma}").fetchall()
+        return "\n".join(str(row[0]) for row in rows)
+
+    def vacuum(self) -> None:
+        """Rebuild the file to drop free pages (needs no open transaction)."""
+        with self.read() as conn:
+            conn.execute("VACUUM")
 
     def close(self) -> None:
         with self.lock:
@@ -122,7 +166,7 @@ def translate_errors(where: str) -> Iterator[None]:
     """Driver exceptions become engram's StorageError/IntegrityError, with the file named."""
     try:
         yield
-    except DatabaseError as exc:
+    except db_errors() as exc:
         text = str(exc)
         if "malformed" in text or "not a database" in text:
             raise IntegrityError(f"SQLite database {where} is damaged: {text}") from exc

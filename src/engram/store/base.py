@@ -76,8 +76,13 @@ class MemoryStore(Protocol):
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]: ...
 
-    def touch(self, ids: Sequence[str], now: float) -> None:
-        """Record a recall: ``last_accessed = now`` and ``recall_count += 1``."""
+    def touch(
+        self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,
+        importance_cap: float = 1.0,
+    ) -> None:
+        """Record a recall: ``last_accessed = now`` and ``recall_count += 1``; with ``importance_boost``
+        also ``importance = min(importance_cap, importance + boost)`` (never lowered by the cap).
+        ``recall=False`` only refreshes ``last_accessed`` (hygiene survivors: not a recall)."""
         ...
 
     def set_superseded(self, memory_id: str, successor_id: str | None) -> bool: ...

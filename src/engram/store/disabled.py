@@ -53,7 +53,10 @@ class DisabledMemoryStore:
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
         return []
 
-    def touch(self, ids: Sequence[str], now: float) -> None:
+    def touch(
+        self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,
+        importance_cap: float = 1.0,
+    ) -> None:
         pass
 
     def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:

@@ -7,9 +7,9 @@ from engram.store.base import MemoryStore
 
 
 def open_sqlite(settings: Settings, agent: str) -> MemoryStore:
-    from engram.store.sqlite import SqliteMemoryStore
+    from engram.lifecycle.wiring import open_sqlite_store
 
-    return SqliteMemoryStore(settings.database_path(agent), busy_timeout_ms=settings.busy_timeout_ms)
+    return open_sqlite_store(settings, agent)
 
 
 def open_jsonfile(settings: Settings, agent: str) -> MemoryStore:

@@ -156,12 +156,19 @@ class InMemoryMemoryStore:
                 self._changed()
             return had
 
-    def touch(self, ids: Sequence[str], now: float) -> None:
+    def touch(
+        self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,
+        importance_cap: float = 1.0,
+    ) -> None:
         with self._lock:
             for memory_id in ids:
                 memory = self._rows.get(memory_id)
                 if memory is not None:
-                    self._rows[memory_id] = replace(memory, last_accessed=now, recall_count=memory.recall_count + 1)
+                    importance = max(memory.importance, min(importance_cap, memory.importance + importance_boost))
+                    self._rows[memory_id] = replace(
+                        memory, last_accessed=now, recall_count=memory.recall_count + (1 if recall else 0),
+                        importance=importance,
+                    )
             self._changed()
 
     def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:

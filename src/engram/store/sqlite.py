@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engram import text
-from engram.db.migrate import migrate
+from engram.db.migrate import applied, migrate, pending
 from engram.db.sqlite import Database
 from engram.errors import DimensionError
 from engram.ids import new_id
@@ -97,9 +97,19 @@ class SqliteMemoryStore:
 
     name = "sqlite"
 
-    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout_ms: int = 30_000,
+        key: str | None = None,
+        before_migrate: Callable[[Database], None] | None = None,
+    ) -> None:
         self.path = Path(path)
-        self.db = Database(path, busy_timeout_ms=busy_timeout_ms)
+        self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
+        # An existing database about to change shape is backed up first (lifecycle.backup).
+        if before_migrate is not None and applied(self.db) and pending(self.db):
+            before_migrate(self.db)
         migrate(self.db)
         self._matrix = VectorMatrix()
         self._matrix_version: tuple[int, int] | None = None
@@ -265,15 +275,22 @@ class SqliteMemoryStore:
             )
             return cursor.rowcount > 0
 
-    def touch(self, ids: Sequence[str], now: float) -> None:
+    def touch(
+        self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,
+        importance_cap: float = 1.0,
+    ) -> None:
         if not ids:
             return
+        count = 1 if recall else 0
         with self.db.write() as conn:
-            marks = ",".join("?" * len(ids))
-            conn.execute(
-                f"UPDATE memories SET last_accessed = ?, recall_count = recall_count + 1 WHERE id IN ({marks})",
-                [now, *ids],
-            )
+            for chunk in _chunks(list(ids), 500):
+                marks = ",".join("?" * len(chunk))
+                # MAX(importance, ...) keeps a memory already above the cap where it is.
+                conn.execute(
+                    f"UPDATE memories SET last_accessed = ?, recall_count = recall_count + ?,"
+                    f" importance = MAX(importance, MIN(?, importance + ?)) WHERE id IN ({marks})",
+                    [now, count, importance_cap, importance_boost, *chunk],
+                )
 
     def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
         with self.db.write() as conn:

@@ -248,11 +248,12 @@ def _read(path: Path) -> str:
 
 
 def stats(ctx: typer.Context) -> None:
-    """Counts by category and scope, links, vectors, storage size."""
+    """Counts by category and scope, links, vectors, storage size, recall/embedding latency percentiles."""
     st = state(ctx)
     data = st.engram().stats()
+    latency = st.engram().metrics.summary()
     if st.as_json:
-        render.emit_json(data)
+        render.emit_json({**render._plain(data), "latency": latency})
         return
     render.console.print(f"backend      {data.backend} ({data.location})")
     render.console.print(f"memories     {data.memories}")
@@ -263,6 +264,9 @@ def stats(ctx: typer.Context) -> None:
     render.console.print(f"links        {data.links}")
     render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'})")
     render.console.print(f"size         {data.size_bytes / 1024:.1f} KiB")
+    for item in latency:
+        render.console.print(f"{item.name:<12} p50 {item.p50_ms:.2f} ms  p95 {item.p95_ms:.2f} ms  "
+                             f"p99 {item.p99_ms:.2f} ms  (n={item.count})")
 
 
 def register(app: typer.Typer) -> None:

@@ -31,6 +31,7 @@ class CliState:
     def engram(self) -> Engram:
         if self._engram is None:
             self._engram = Engram.from_settings(self.settings())
+            self._engram.origin = "cli"
             attach_files(self._engram, self.settings())  # every change also lands in the memory folder
         return self._engram
 

@@ -1,0 +1,208 @@
+"""The audit trail: every store, update, forget, link, unlink and import, with when, which
+interface (``origin``), the acting scope and the reason when one was given.
+
+It is written by subscribing to the engine's events (``events.py``), so every interface and every
+maintenance job is covered without calling it; a failed audit write is logged by the event bus
+and never undoes the change. A forget records each removed memory whole (``detail``), so an
+operator can see what went and restore it by hand. On SQLite the trail is the ``audit_log`` table
+in the same file (migration 0004, included in backups); other backends keep it in process
+(in-memory) or in a JSON-lines file beside the JSON store.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from engram.db.sqlite import Database
+from engram.errors import StorageError, ValidationError
+from engram.events import MemoryEvent
+
+AUDITED = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
+operations = logging.getLogger("engram.operations")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    at: float
+    action: str
+    origin: str
+    reason: str | None
+    actor_scope: str
+    memory_id: str | None
+    memory_key: str | None
+    memory_scope: str | None
+    detail: dict[str, Any] | None = None
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    action: str | None = None
+    memory: str | None = None  # id or key
+    origin: str | None = None
+    since: float | None = None
+    until: float | None = None
+    limit: int = 100
+
+
+def entries_for(event: MemoryEvent) -> list[AuditEntry]:
+    """The rows an event becomes: one per memory; a link's rows name the other end."""
+    if event.kind not in AUDITED:
+        return []
+    rows = []
+    others = {m.id: [o.key for o in event.memories if o.id != m.id] for m in event.memories}
+    for memory in event.memories:
+        if event.kind == "forgotten":
+            detail: dict[str, Any] | None = memory.to_dict()
+        elif event.kind in ("linked", "unlinked"):
+            detail = {"with": others[memory.id]}
+        else:
+            detail = {"content": memory.content, "importance": memory.importance}
+        rows.append(AuditEntry(event.at, event.kind, event.origin, event.reason, str(event.scope), memory.id,
+                               memory.key, str(memory.scope), detail))
+    return rows
+
+
+def log_event(event: MemoryEvent) -> None:
+    """A structured log line for every change (``engram.operations``, JSON in the message)."""
+    if event.kind not in AUDITED:
+        return
+    operations.info(json.dumps({
+        "event": event.kind, "origin": event.origin, "reason": event.reason, "scope": str(event.scope),
+        "at": event.at, "memories": [{"id": m.id, "key": m.key, "scope": str(m.scope)} for m in event.memories],
+    }, ensure_ascii=False))
+
+
+def validate_query(query: AuditQuery) -> AuditQuery:
+    if query.action is not None and query.action not in AUDITED:
+        raise ValidationError("action", f"unknown action {query.action!r}", AUDITED)
+    if query.limit < 1 or query.limit > 100_000:
+        raise ValidationError("limit", f"{query.limit} is out of range", "1 to 100000")
+    return query
+
+
+class AuditLog(Protocol):
+    def __call__(self, event: MemoryEvent) -> None: ...
+
+    def query(self, query: AuditQuery) -> list[AuditEntry]: ...
+
+
+class SqliteAuditLog:
+    """The ``audit_log`` table of a SQLite store."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def __call__(self, event: MemoryEvent) -> None:
+        rows = entries_for(event)
+        if not rows:
+            return
+        with self.db.write() as conn:
+            conn.executemany(
+                "INSERT INTO audit_log (at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope,"
+                " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(r.at, r.action, r.origin, r.reason, r.actor_scope, r.memory_id, r.memory_key, r.memory_scope,
+                  None if r.detail is None else json.dumps(r.detail, ensure_ascii=False)) for r in rows],
+            )
+
+    def query(self, query: AuditQuery) -> list[AuditEntry]:
+        query = validate_query(query)
+        clauses, params = ["1"], []
+        for column, value in (("action", query.action), ("origin", query.origin)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if query.memory is not None:
+            clauses.append("(memory_id = ? OR memory_key = ?)")
+            params.extend([query.memory, query.memory])
+        if query.since is not None:
+            clauses.append("at >= ?")
+            params.append(query.since)
+        if query.until is not None:
+            clauses.append("at <= ?")
+            params.append(query.until)
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
+                f" FROM audit_log WHERE {' AND '.join(clauses)} ORDER BY seq DESC LIMIT ?",
+                [*params, query.limit],
+            ).fetchall()
+        return [AuditEntry(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], json.loads(r[9]) if r[9] else None, r[0])
+                for r in rows]
+
+
+class MemoryAuditLog:
+    """The trail kept in process (in-memory store), or appended to a JSON-lines file."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._rows: list[AuditEntry] = []
+
+    def __call__(self, event: MemoryEvent) -> None:
+        rows = entries_for(event)
+        if not rows:
+            return
+        with self._lock:
+            self._rows.extend(rows)
+            if self.path is not None:
+                try:
+                    with self.path.open("a", encoding="utf-8") as handle:
+                        for row in rows:
+                            handle.write(json.dumps(_row_dict(row), ensure_ascii=False) + "\n")
+                except OSError as exc:
+                    raise StorageError(f"cannot append to audit file {self.path}: {exc}") from exc
+
+    def _all(self) -> list[AuditEntry]:
+        if self.path is None or not self.path.exists():
+            return list(self._rows)
+        out = []
+        for n, line in enumerate(self.path.read_text("utf-8").splitlines(), start=1):
+            try:
+                out.append(AuditEntry(**{**json.loads(line), "seq": n}))
+            except (ValueError, TypeError):
+                continue  # a torn last line from a crash is skipped, not fatal
+        return out
+
+    def query(self, query: AuditQuery) -> list[AuditEntry]:
+        query = validate_query(query)
+        with self._lock:
+            rows = self._all()
+        picked = [
+            r for r in rows
+            if (query.action is None or r.action == query.action)
+            and (query.origin is None or r.origin == query.origin)
+            and (query.memory is None or query.memory in (r.memory_id, r.memory_key))
+            and (query.since is None or r.at >= query.since)
+            and (query.until is None or r.at <= query.until)
+        ]
+        return list(reversed(picked))[: query.limit]
+
+
+def _row_dict(row: AuditEntry) -> dict[str, Any]:
+    return {"at": row.at, "action": row.action, "origin": row.origin, "reason": row.reason,
+            "actor_scope": row.actor_scope, "memory_id": row.memory_id, "memory_key": row.memory_key,
+            "memory_scope": row.memory_scope, "detail": row.detail}
+
+
+_IN_PROCESS: weakref.WeakKeyDictionary[Any, MemoryAuditLog] = weakref.WeakKeyDictionary()
+
+
+def audit_log_for(store: Any) -> AuditLog:
+    """The audit trail that fits a store: its SQLite table, a JSONL file beside a JSON store, or memory
+    (one trail per in-memory store, so the writer and later queries share it)."""
+    db = getattr(store, "db", None)
+    if isinstance(db, Database):
+        return SqliteAuditLog(db)
+    path = getattr(store, "path", None)
+    if isinstance(path, Path):
+        return MemoryAuditLog(path.with_name(path.name + ".audit.jsonl"))
+    if store not in _IN_PROCESS:
+        _IN_PROCESS[store] = MemoryAuditLog()
+    return _IN_PROCESS[store]

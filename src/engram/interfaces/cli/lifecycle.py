@@ -1,0 +1,161 @@
+"""Lifecycle commands: audit, backup, restore, vacuum, maintain, summaries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from engram.audit import AuditQuery
+from engram.errors import ConfigError
+from engram.interfaces.cli import parsing, render
+from engram.interfaces.cli.state import state
+from engram.lifecycle import summaries as summaries_job
+from engram.lifecycle.backup import database_of
+from engram.lifecycle.backup import vacuum as vacuum_db
+from engram.lifecycle.wiring import audit_of, backups_for, maintenance_for
+
+
+def audit(
+    ctx: typer.Context,
+    action: str | None = typer.Option(None, "--action", help="stored, updated, forgotten, linked, unlinked or imported."),
+    memory: str | None = typer.Option(None, "--memory", "-m", help="Only entries about this memory (id or key)."),
+    origin: str | None = typer.Option(None, "--origin", help="Only from this interface: library, cli, mcp, maintenance..."),
+    since: str | None = typer.Option(None, "--since", help="At or after (YYYY-MM-DD or epoch seconds)."),
+    until: str | None = typer.Option(None, "--until", help="At or before."),
+    limit: int = typer.Option(50, "--limit", "-n"),
+) -> None:
+    """Show the audit trail, newest first (forgotten entries show what was removed)."""
+    st = state(ctx)
+    rows = audit_of(st.engram()).query(AuditQuery(
+        action=action, memory=memory, origin=origin, since=parsing.timestamp(since, "--since"),
+        until=parsing.timestamp(until, "--until"), limit=limit,
+    ))
+    if st.as_json:
+        render.emit_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table(title="audit")
+    for column in ("when", "action", "origin", "memory", "scope", "reason", "detail"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        detail = (r.detail or {}).get("content") or json.dumps(r.detail or {}, ensure_ascii=False)
+        table.add_row(render.when(r.at), r.action, r.origin, r.memory_key or r.memory_id or "", r.memory_scope or "",
+                      r.reason or "", str(detail)[:200])
+    render.console.print(table)
+
+
+def _backups(ctx: typer.Context):  # noqa: ANN202
+    st = state(ctx)
+    settings = st.settings()
+    if settings.backend != "sqlite":
+        raise ConfigError(f"backups need the sqlite backend (this one is {settings.backend!r})")
+    return st, backups_for(settings, settings.database_path(settings.agent))
+
+
+def backup(
+    ctx: typer.Context,
+    list_only: bool = typer.Option(False, "--list", help="List backups instead of taking one."),
+) -> None:
+    """Take a backup now (writers may keep running), or list backups."""
+    st, backups = _backups(ctx)
+    if list_only:
+        found = backups.list()
+        if st.as_json:
+            render.emit_json([{"path": str(b.path), "created_at": b.created_at, "reason": b.reason,
+                               "size_bytes": b.size_bytes} for b in found])
+            return
+        for b in found:
+            render.console.print(f"{render.when(b.created_at)}  {b.reason:<16} {b.size_bytes:>10}  {b.path}")
+        if not found:
+            render.console.print(f"no backups in {backups.folder}")
+        return
+    db = database_of(st.engram().store)
+    info = backups.create("manual", source=db)
+    if st.as_json:
+        render.emit_json({"path": str(info.path), "size_bytes": info.size_bytes})
+    else:
+        render.console.print(f"backup written: {info.path} ({info.size_bytes} bytes; keeping {backups.keep})")
+
+
+def restore(
+    ctx: typer.Context,
+    backup_ref: str | None = typer.Argument(None, help="Backup file (path or name); default: the newest."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Replace the database with a backup (the current one is backed up, or moved aside if damaged)."""
+    st, backups = _backups(ctx)
+    chosen = backups.resolve(Path(backup_ref) if backup_ref else None)
+    if not yes and not typer.confirm(f"replace {backups.db_path} with {chosen.path}?"):
+        raise typer.Abort()
+    st.close()  # the live file must not be open in this process
+    used = backups.restore(chosen.path)
+    if st.as_json:
+        render.emit_json({"restored": str(used.path), "database": str(backups.db_path)})
+    else:
+        render.console.print(f"restored {backups.db_path} from {used.path}")
+
+
+def vacuum(ctx: typer.Context) -> None:
+    """Rebuild the database file to reclaim free space."""
+    st = state(ctx)
+    db = database_of(st.engram().store)
+    if db is None:
+        raise ConfigError("vacuum needs the sqlite backend")
+    before, after = vacuum_db(db)
+    if st.as_json:
+        render.emit_json({"before_bytes": before, "after_bytes": after})
+    else:
+        render.console.print(f"vacuumed: {before} -> {after} bytes")
+
+
+def maintain(
+    ctx: typer.Context,
+    job: list[str] | None = typer.Option(None, "--job", "-j", help="Only this job (repeatable)."),
+    force: bool = typer.Option(False, "--force", help="Run the jobs even when they are not due."),
+) -> None:
+    """Run every due lifecycle job once: backup, hygiene, decay, retention, consolidate, summaries, vacuum."""
+    st = state(ctx)
+    engram = st.engram()
+    engram.origin = "maintenance"
+    report = maintenance_for(engram, st.settings()).run(only=job or None, force=force)
+    if st.as_json:
+        render.emit_json({"ran": [{"job": r.job, "removed": [m.to_dict() for m in r.removed], "changed": r.changed,
+                                   "notes": list(r.notes)} for r in report.ran], "skipped": report.skipped})
+        return
+    for r in report.ran:
+        render.console.print(r.line())
+    for name, why in report.skipped.items():
+        render.console.print(f"[dim]{name}: skipped ({why})[/dim]")
+
+
+def summaries(
+    ctx: typer.Context,
+    period: str | None = typer.Option(None, "--period", help="daily or weekly."),
+    limit: int = typer.Option(20, "--limit", "-n"),
+    make: bool = typer.Option(False, "--make", help="Create missing summaries of ended periods first."),
+) -> None:
+    """List daily/weekly summaries of this agent's memories (newest first)."""
+    st = state(ctx)
+    engram = st.engram()
+    if make:
+        summaries_job.run(engram, st.settings().lifecycle.summaries, now=engram.clock(),
+                          agents=[engram.scope.agent or "default"])
+    found = summaries_job.list_summaries(engram, period, limit)
+    if st.as_json:
+        render.emit_json(found)
+        return
+    for m in found:
+        meta = m.metadata
+        render.console.print(f"[bold]{m.key}[/bold] ({meta.get('source_memory_count')} memories, {meta.get('method')})")
+        render.console.print(m.content)
+    if not found:
+        render.console.print("no summaries yet (run `engram maintain` or `engram summaries --make`)")
+
+
+def register(app: typer.Typer) -> None:
+    for fn, name in ((audit, "audit"), (backup, "backup"), (restore, "restore"), (vacuum, "vacuum"),
+                     (maintain, "maintain"), (summaries, "summaries")):
+        app.command(name)(fn)

@@ -1,0 +1,218 @@
+"""Backups, restore, integrity checks and VACUUM for the SQLite store.
+
+A backup uses SQLite's online backup API in one step from a read transaction: in WAL mode that
+sees one consistent snapshot (every transaction committed before it began) while other
+processes keep writing. The copy is written under a temporary name, checked with
+``integrity_check`` and only then renamed into place, so every ``*.db`` file in the backup folder
+passed its check when it was taken; the newest one is "the last good backup". The newest ``keep``
+backups are kept.
+
+At start-up ``startup_check`` runs ``quick_check`` (or the full check) on the file before anything
+writes to it; a damaged file raises ``IntegrityError`` naming the file, what SQLite found and the
+last good backup, and nothing is changed. ``restore`` verifies the backup, sets a damaged live
+file aside (``<name>.damaged-<time>``) rather than overwriting it, and copies the backup in through
+the same backup API, so a healthy live database is replaced page by page under SQLite's locks.
+An encrypted database's backups are encrypted with the same key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram.db.sqlite import Database, connect, db_errors
+from engram.errors import IntegrityError, NotFoundError, StorageError
+
+log = logging.getLogger("engram.lifecycle.backup")
+
+_NAME = re.compile(r"^(?P<stem>.+)-(?P<stamp>\d{8}T\d{6}\d{6}Z)-(?P<reason>[a-z0-9-]+)\.db$")
+
+
+@dataclass(frozen=True, slots=True)
+class BackupInfo:
+    path: Path
+    created_at: float
+    reason: str
+    size_bytes: int
+
+
+def check_file(path: Path, *, key: str | None = None, full: bool = False) -> str:
+    """``ok`` or what SQLite found wrong with the database at ``path`` (read-only use)."""
+    try:
+        conn = connect(str(path), key=key)
+    except IntegrityError as exc:
+        return str(exc)
+    try:
+        rows = conn.execute("PRAGMA integrity_check" if full else "PRAGMA quick_check").fetchall()
+        return "\n".join(str(row[0]) for row in rows)
+    except db_errors() as exc:
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        conn.close()
+
+
+class Backups:
+    """Backups of one SQLite database file in ``folder``, keeping the newest ``keep``."""
+
+    def __init__(self, db_path: Path, folder: Path, *, keep: int = 7, key: str | None = None) -> None:
+        self.db_path = Path(db_path)
+        self.folder = Path(folder)
+        self.keep = keep
+        self.key = key
+
+    # --- listing ---------------------------------------------------------------------------
+    def list(self) -> list[BackupInfo]:
+        """Backups of this database, newest first."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for entry in self.folder.iterdir():
+            match = _NAME.match(entry.name)
+            if not match or match.group("stem") != self.db_path.stem:
+                continue
+            stamp = dt.datetime.strptime(match.group("stamp"), "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC)
+            found.append(BackupInfo(entry, stamp.timestamp(), match.group("reason"), entry.stat().st_size))
+        return sorted(found, key=lambda b: b.path.name, reverse=True)
+
+    def last_good(self) -> BackupInfo | None:
+        backups = self.list()
+        return backups[0] if backups else None
+
+    # --- taking ----------------------------------------------------------------------------
+    def create(self, reason: str = "manual", *, source: Database | None = None) -> BackupInfo:
+        """Take a backup now (writers may keep running); raises ``StorageError`` when it fails its check.
+
+        ``source`` reuses an open ``Database`` (its lock is held only for the copy)."""
+        reason = re.sub(r"[^a-z0-9-]+", "-", reason.lower()).strip("-") or "manual"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        final = self.folder / f"{self.db_path.stem}-{stamp}-{reason}.db"
+        tmp = final.with_name(final.name + ".partial")
+        target = connect(str(tmp), key=self.key)
+        try:
+            if source is not None:
+                with source.read() as conn:
+                    conn.backup(target)
+            else:
+                src = connect(str(self.db_path), key=self.key)
+                try:
+                    src.backup(target)  # pages=-1: one step, one consistent snapshot
+                finally:
+                    src.close()
+            target.execute("PRAGMA journal_mode = DELETE")  # a backup is one self-contained file
+        except db_errors() as exc:
+            target.close()
+            tmp.unlink(missing_ok=True)
+            raise StorageError(f"backup of {self.db_path} failed: {exc}") from exc
+        target.close()
+        verdict = check_file(tmp, key=self.key, full=True)
+        if verdict != "ok":
+            tmp.unlink(missing_ok=True)
+            raise StorageError(f"backup of {self.db_path} failed its integrity check: {verdict}")
+        os.replace(tmp, final)
+        self.prune()
+        info = BackupInfo(final, dt.datetime.strptime(stamp, "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC).timestamp(),
+                          reason, final.stat().st_size)
+        log.info("backup %s (%s, %d bytes)", final, reason, info.size_bytes)
+        return info
+
+    def prune(self) -> list[Path]:
+        """Delete all but the newest ``keep`` backups; returns what was deleted."""
+        removed = []
+        for old in self.list()[self.keep:]:
+            old.path.unlink(missing_ok=True)
+            removed.append(old.path)
+        return removed
+
+    # --- checking and restoring --------------------------------------------------------------
+    def startup_check(self, mode: str = "quick") -> None:
+        """Raise ``IntegrityError`` (naming the last good backup) when the live file is damaged.
+
+        Runs before anything writes to the file; a missing or empty file passes."""
+        if mode == "off" or not self.db_path.exists() or self.db_path.stat().st_size == 0:
+            return
+        verdict = check_file(self.db_path, key=self.key, full=(mode == "full"))
+        if verdict == "ok":
+            return
+        raise IntegrityError(self.damage_message(verdict))
+
+    def damage_message(self, verdict: str) -> str:
+        first = verdict.splitlines()[0] if verdict else "unknown problem"
+        last = self.last_good()
+        if last is None:
+            advice = f"no backup was found in {self.folder}"
+        else:
+            when = dt.datetime.fromtimestamp(last.created_at).strftime("%Y-%m-%d %H:%M:%S")
+            advice = f"the last good backup is {last.path} (taken {when}); restore it with `engram restore {last.path}`"
+        return f"database {self.db_path} failed its integrity check ({first}); nothing was changed; {advice}"
+
+    def resolve(self, ref: str | Path | None) -> BackupInfo:
+        """A backup by path or file name; None means the newest. ``NotFoundError`` otherwise."""
+        backups = self.list()
+        if ref is None:
+            if not backups:
+                raise NotFoundError("backup", str(self.folder))
+            return backups[0]
+        candidate = Path(ref)
+        for info in backups:
+            if info.path == candidate or info.path.name == candidate.name and not candidate.is_absolute():
+                return info
+        if candidate.is_file():
+            return BackupInfo(candidate, candidate.stat().st_mtime, "external", candidate.stat().st_size)
+        raise NotFoundError("backup", str(ref))
+
+    def restore(self, ref: str | Path | None = None) -> BackupInfo:
+        """Replace the live database with a backup (the newest by default); returns the backup used.
+
+        The live database must not be open in this process. A healthy live file gets a
+        ``pre-restore`` backup first; a damaged one is moved aside, never overwritten.
+        Raises ``NotFoundError`` or ``IntegrityError`` (a damaged backup: nothing changed)."""
+        chosen = self.resolve(ref)
+        verdict = check_file(chosen.path, key=self.key, full=True)
+        if verdict != "ok":
+            raise IntegrityError(f"backup {chosen.path} is damaged ({verdict.splitlines()[0]}); nothing was changed")
+        live_ok = self.db_path.exists() and check_file(self.db_path, key=self.key) == "ok"
+        if self.db_path.exists() and not live_ok:
+            aside = self.db_path.with_name(f"{self.db_path.name}.damaged-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}")
+            for suffix in ("", "-wal", "-shm"):
+                part = Path(str(self.db_path) + suffix)
+                if part.exists():
+                    os.replace(part, Path(str(aside) + suffix))
+            log.warning("moved damaged database aside to %s", aside)
+        elif live_ok:
+            self.create("pre-restore")
+        source = connect(str(chosen.path), key=self.key)
+        target = connect(str(self.db_path), key=self.key)
+        try:
+            source.backup(target)
+            target.execute("PRAGMA journal_mode = WAL")
+        except db_errors() as exc:
+            raise StorageError(f"restore of {chosen.path} into {self.db_path} failed: {exc}") from exc
+        finally:
+            source.close()
+            target.close()
+        return chosen
+
+
+def vacuum(db: Database) -> tuple[int, int]:
+    """VACUUM the database; returns its size in bytes before and after."""
+
+    def size() -> int:
+        return sum(os.path.getsize(p) for p in (db.path, db.path + "-wal") if os.path.exists(p))
+
+    before = size()
+    db.vacuum()
+    with db.read() as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return before, size()
+
+
+def database_of(store: Any) -> Database | None:
+    """The SQLite ``Database`` behind a store, or None for other backends."""
+    db = getattr(store, "db", None)
+    return db if isinstance(db, Database) else None

@@ -1,0 +1,53 @@
+"""What every lifecycle job shares: its report, the walk over the store, the forget with an event.
+
+Jobs act on the whole store behind an ``Engram`` (every scope), take ``now`` and a random source
+from the caller so tests are exact, and report what they did; removals go through
+``forget_as_maintenance`` so the audit trail records each one with the job's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from engram.events import MemoryEvent
+from engram.model import Category, Memory
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+DAY = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobReport:
+    job: str
+    removed: tuple[Memory, ...] = ()
+    changed: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def line(self) -> str:
+        parts = [f"{self.job}:"]
+        if self.job in ("hygiene", "decay", "retention", "consolidate"):
+            parts.append(f"removed {len(self.removed)}")
+        if self.changed:
+            parts.append(f"changed {self.changed}")
+        parts.extend(self.notes)
+        return parts[0] + " " + ", ".join(parts[1:])
+
+
+def every_memory(engram: Engram, categories: Iterable[Category] = ()) -> list[Memory]:
+    """Every memory in the store (all scopes, superseded included), optionally by category."""
+    wanted = set(categories)
+    return [m for m in engram.store.iter_all() if not wanted or m.category in wanted]
+
+
+def forget_as_maintenance(engram: Engram, memories: Sequence[Memory], reason: str, now: float) -> tuple[Memory, ...]:
+    """Delete ``memories`` and emit one ``forgotten`` event from origin ``maintenance``."""
+    if not memories:
+        return ()
+    removed = engram.store.delete([m.id for m in memories])
+    if removed:
+        engram.events.emit(MemoryEvent("forgotten", tuple(removed), engram.scope, "maintenance", reason, now))
+    return tuple(removed)

@@ -1,0 +1,104 @@
+"""Consolidation: near-duplicate memories of one scope merged into one.
+
+Two memories are near-duplicates when the cosine similarity of their stored vectors is at or
+above ``threshold``; groups are the connected components of that relation (union-find) within a
+scope and category. Core memories and summaries are left alone; memories without a vector are
+not compared (run ``engram reindex`` first).
+
+The survivor of a group is the most important member (then the most recalled, then the oldest).
+It keeps: the union of the group's tags, the highest importance, the sum of recall counts in
+``metadata.merged_recall_count``, every link of every member, and the history of the merged
+contents in ``metadata.merged_from`` (id, key, content, created_at of each). The others are
+deleted with an audit reason naming the survivor. Re-running finds nothing new: idempotent.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engram.events import MemoryEvent
+from engram.lifecycle.common import JobReport, forget_as_maintenance
+from engram.lifecycle.settings import ConsolidationSettings
+from engram.model import Category, Memory, MemoryDraft
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+
+def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: float) -> list[list[Memory]]:
+    """Groups (size >= 2) of memories whose vectors are connected by similarity >= ``threshold``."""
+    have = [m for m in memories if m.id in vectors]
+    if len(have) < 2:
+        return []
+    matrix = np.stack([vectors[m.id] for m in have]).astype(np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    parent = list(range(len(have)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    # Blocks of rows keep the similarity matrix small for large scopes.
+    for start in range(0, len(have), 512):
+        sims = matrix[start:start + 512] @ matrix.T
+        rows, cols = np.nonzero(sims >= threshold - 1e-6)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            a, b = root(start + r), root(c)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    found: dict[int, list[Memory]] = defaultdict(list)
+    for i, memory in enumerate(have):
+        found[root(i)].append(memory)
+    return [g for g in found.values() if len(g) > 1]
+
+
+def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, tuple[Memory, ...]]:
+    """Merge ``group`` into its survivor; returns the updated survivor and the removed memories."""
+    ordered = sorted(group, key=lambda m: (-m.importance, -m.recall_count, m.created_at, m.id))
+    survivor, others = ordered[0], ordered[1:]
+    tags = list(survivor.tags)
+    for other in others:
+        tags.extend(t for t in other.tags if t not in tags)
+    metadata = dict(survivor.metadata)
+    history = list(metadata.get("merged_from", []))
+    history.extend({"id": o.id, "key": o.key, "content": o.content, "created_at": o.created_at} for o in others)
+    metadata["merged_from"] = history
+    metadata["merged_recall_count"] = sum(m.recall_count for m in group)
+    draft = MemoryDraft(
+        content=survivor.content, scope=survivor.scope, key=survivor.key, category=survivor.category,
+        type=survivor.type, layer=survivor.layer, tags=tuple(tags), metadata=metadata,
+        importance=max(m.importance for m in group), related_entity=survivor.related_entity, source=survivor.source,
+    )
+    updated = engram.store.upsert(draft, proposed_key=survivor.key, now=now).memory
+    for other in others:
+        for linked in other.links:
+            if linked != survivor.id and linked not in {o.id for o in others}:
+                engram.store.link(survivor.id, linked)
+    removed = forget_as_maintenance(engram, others, f"consolidated into {survivor.key} ({survivor.id})", now)
+    updated = engram.store.get_many([survivor.id])[0]
+    engram.events.emit(MemoryEvent("updated", (updated,), engram.scope, "maintenance",
+                                   f"consolidated {len(removed)} near-duplicates", now))
+    return updated, removed
+
+
+def run(engram: Engram, settings: ConsolidationSettings, *, now: float) -> JobReport:
+    """Merge every group of near-duplicates in every scope and category."""
+    by_slot: dict[tuple[str, str], list[Memory]] = defaultdict(list)
+    for memory in engram.store.iter_all():
+        if memory.category is Category.CORE or memory.type == "summary" or memory.superseded_by:
+            continue
+        by_slot[(str(memory.scope), memory.category.value)].append(memory)
+    removed: tuple[Memory, ...] = ()
+    merged = 0
+    for memories in by_slot.values():
+        vectors = engram.store.vectors_for([m.id for m in memories])
+        for group in groups(memories, vectors, settings.threshold):
+            _, gone = merge(engram, group, now=now)
+            removed += gone
+            merged += 1
+    return JobReport("consolidate", removed, merged, (f"merged groups {merged}",) if merged else ())

@@ -1,0 +1,55 @@
+"""Hygiene (PtrClaw's ``hygiene_purge``): expire conversation entries, decay idle knowledge.
+
+- Conversation entries whose timestamp (last write) is more than ``max_age_s`` ago are purged.
+- Knowledge entries idle longer than ``knowledge_max_idle_days`` (idle since ``last_accessed``;
+  a ``last_accessed`` of 0 or unset falls back to the timestamp) each roll the random source:
+  ``rng.random() < knowledge_survival_chance`` survives and has ``last_accessed`` refreshed to
+  now (not a recall: the count is unchanged), so chance 0.0 purges every idle entry and 1.0 keeps
+  all of them. The rest are purged with their links.
+- Core entries are never touched; ``protected_types`` (summaries) are skipped.
+"Older than" is strict: an entry exactly at the threshold stays.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+from engram.lifecycle.common import DAY, JobReport, every_memory, forget_as_maintenance
+from engram.lifecycle.settings import HygieneSettings
+from engram.model import Category, Memory
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+
+def idle_since(memory: Memory) -> float:
+    """When a memory was last used: ``last_accessed``, or its timestamp when that is 0/unset."""
+    return memory.last_accessed or memory.updated_at or memory.created_at
+
+
+def run(engram: Engram, settings: HygieneSettings, *, now: float, rng: random.Random) -> JobReport:
+    """Purge old conversation entries and idle knowledge (see module docstring)."""
+    memories = every_memory(engram, (Category.CONVERSATION, Category.KNOWLEDGE))
+    expired: list[Memory] = []
+    idle: list[Memory] = []
+    survivors: list[str] = []
+    for memory in memories:
+        if memory.type in settings.protected_types:
+            continue
+        timestamp = memory.updated_at or memory.created_at
+        if memory.category is Category.CONVERSATION:
+            if settings.max_age_s > 0 and now - timestamp > settings.max_age_s:
+                expired.append(memory)
+        elif settings.knowledge_max_idle_days > 0 and now - idle_since(memory) > settings.knowledge_max_idle_days * DAY:
+            if rng.random() < settings.knowledge_survival_chance:
+                survivors.append(memory.id)
+            else:
+                idle.append(memory)
+    removed = forget_as_maintenance(engram, expired, f"hygiene: conversation older than {settings.max_age_s:g}s", now)
+    removed += forget_as_maintenance(
+        engram, idle, f"hygiene: knowledge idle over {settings.knowledge_max_idle_days:g} days", now
+    )
+    if survivors:
+        engram.store.touch(survivors, now, recall=False)
+    return JobReport("hygiene", removed, len(survivors), (f"survivors refreshed {len(survivors)}",) if survivors else ())

@@ -1,0 +1,42 @@
+"""Retention per scope (ClawCode): session memories expire after 30 days, agent memories after
+90, global ones never (defaults). Age is measured from the last write (``basis = "updated"``)
+or the last access (``"accessed"``); "older than" is strict. Core memories and protected types
+(summaries) are exempt: retention is for what accumulates, not for who the agent is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engram.lifecycle.common import DAY, JobReport, every_memory, forget_as_maintenance
+from engram.lifecycle.hygiene import idle_since
+from engram.lifecycle.settings import RetentionSettings
+from engram.model import Category, Memory
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+
+def limit_days(memory: Memory, settings: RetentionSettings) -> float | None:
+    return {"session": settings.session_days, "agent": settings.agent_days, "global": settings.global_days}[
+        memory.scope.kind
+    ]
+
+
+def expired(memory: Memory, settings: RetentionSettings, now: float) -> bool:
+    days = limit_days(memory, settings)
+    if days is None or memory.category is Category.CORE or memory.type in settings.protected_types:
+        return False
+    since = idle_since(memory) if settings.basis == "accessed" else (memory.updated_at or memory.created_at)
+    return now - since > days * DAY
+
+
+def run(engram: Engram, settings: RetentionSettings, *, now: float) -> JobReport:
+    """Remove memories past their scope's retention."""
+    removed: tuple[Memory, ...] = ()
+    for kind in ("session", "agent", "global"):
+        doomed = [m for m in every_memory(engram) if m.scope.kind == kind and expired(m, settings, now)]
+        if doomed:
+            days = limit_days(doomed[0], settings)
+            removed += forget_as_maintenance(engram, doomed, f"retention: {kind} memories kept {days:g} days", now)
+    return JobReport("retention", removed)

@@ -1,0 +1,179 @@
+"""The scheduler: ``engram maintain`` runs every due job once; a server runs it periodically.
+
+Jobs, in order: ``backup`` (before anything deletes), ``hygiene``, ``decay``, ``retention``,
+``consolidate``, ``summaries``, ``vacuum``. Each is due when its interval
+(``lifecycle.schedule``) has passed since its last run; the last-run times and one-line results
+are kept in a small JSON state file beside the database (in memory for the in-memory store).
+Every job is idempotent - running it twice in a row changes nothing the second time - and logs
+what it did. When a deleting job is due and no backup ran in this pass, one automatic backup is
+taken first (``lifecycle.backup.before_risky``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import ValidationError
+from engram.lifecycle import consolidate, decay, hygiene, retention, summaries
+from engram.lifecycle.backup import Backups, database_of, vacuum
+from engram.lifecycle.common import JobReport
+from engram.lifecycle.settings import LifecycleSettings
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+log = logging.getLogger("engram.lifecycle")
+
+JOBS: tuple[str, ...] = ("backup", "hygiene", "decay", "retention", "consolidate", "summaries", "vacuum")
+_DELETING = ("hygiene", "decay", "retention", "consolidate")
+
+
+@dataclass
+class MaintenanceReport:
+    ran: list[JobReport] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # job -> why (not due, disabled, n/a)
+
+
+class Maintenance:
+    """Runs lifecycle jobs over one ``Engram``'s store (see module docstring)."""
+
+    def __init__(
+        self,
+        engram: Engram,
+        settings: LifecycleSettings,
+        *,
+        backups: Backups | None = None,
+        state_path: Path | None = None,
+        summarizer: summaries.Summarizer | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.engram = engram
+        self.settings = settings
+        self.backups = backups
+        self.state_path = state_path
+        self.summarizer = summarizer
+        self.rng = rng or random.Random()
+        self._memory_state: dict[str, Any] = {}
+
+    # --- state -----------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        if self.state_path is None:
+            return self._memory_state
+        try:
+            data = json.loads(self.state_path.read_text("utf-8"))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _save(self, state: dict[str, Any]) -> None:
+        if self.state_path is None:
+            self._memory_state = state
+            return
+        from engram.store.jsonfile import atomic_write
+
+        atomic_write(self.state_path, json.dumps(state, indent=1))
+
+    def last_runs(self) -> dict[str, float]:
+        return dict(self.state().get("last_run", {}))
+
+    # --- what is due -------------------------------------------------------------------------
+    def _enabled(self, job: str) -> str | None:
+        """Why ``job`` cannot run here, or None."""
+        s = self.settings
+        flags = {"hygiene": s.hygiene.enabled, "decay": s.decay.enabled, "retention": s.retention.enabled,
+                 "consolidate": s.consolidation.enabled, "summaries": s.summaries.enabled,
+                 "backup": s.backup.enabled, "vacuum": True}
+        if not flags[job]:
+            return "disabled"
+        if job in ("backup", "vacuum") and (self.backups is None or database_of(self.engram.store) is None):
+            return "not a SQLite store"
+        return None
+
+    def due(self, now: float) -> list[str]:
+        last = self.last_runs()
+        interval = {job: getattr(self.settings.schedule, f"{job}_s") for job in JOBS}
+        return [job for job in JOBS if self._enabled(job) is None and now - last.get(job, float("-inf")) >= interval[job]]
+
+    # --- running -----------------------------------------------------------------------------
+    def run(self, *, now: float | None = None, only: Sequence[str] | None = None, force: bool = False) -> MaintenanceReport:
+        """Run every due job once (``only`` narrows the jobs; ``force`` ignores the schedule)."""
+        for job in only or ():
+            if job not in JOBS:
+                raise ValidationError("job", f"unknown job {job!r}", JOBS)
+        now = self.engram.clock() if now is None else now
+        wanted = [j for j in JOBS if not only or j in only]
+        due = set(self.due(now))
+        report = MaintenanceReport()
+        state = self.state()
+        backed_up = False
+        for job in wanted:
+            why = self._enabled(job)
+            if why is None and not force and job not in due:
+                why = "not due"
+            if why is not None:
+                report.skipped[job] = why
+                continue
+            if job in _DELETING and not backed_up and self.backups is not None \
+                    and self.settings.backup.before_risky and self._enabled("backup") is None:
+                self.backups.create("pre-maintenance", source=database_of(self.engram.store))
+                backed_up = True
+            result = self._run_job(job, now)
+            backed_up = backed_up or job == "backup"
+            log.info("maintenance %s", result.line())
+            report.ran.append(result)
+            state.setdefault("last_run", {})[job] = now
+            state.setdefault("last_result", {})[job] = result.line()
+            self._save(state)
+        self.engram.metrics.save()
+        return report
+
+    def _run_job(self, job: str, now: float) -> JobReport:
+        s, engram = self.settings, self.engram
+        if job == "hygiene":
+            return hygiene.run(engram, s.hygiene, now=now, rng=self.rng)
+        if job == "decay":
+            return decay.run(engram, s.decay, now=now)
+        if job == "retention":
+            return retention.run(engram, s.retention, now=now)
+        if job == "consolidate":
+            return consolidate.run(engram, s.consolidation, now=now)
+        if job == "summaries":
+            return summaries.run(engram, s.summaries, now=now, summarizer=self.summarizer)
+        db = database_of(engram.store)
+        assert db is not None and self.backups is not None  # checked by _enabled
+        if job == "backup":
+            info = self.backups.create("scheduled", source=db)
+            return JobReport("backup", notes=(f"wrote {info.path.name}",))
+        before, after = vacuum(db)
+        return JobReport("vacuum", notes=(f"size {before} -> {after} bytes",))
+
+
+def run_periodically(
+    maintenance: Maintenance, interval_s: float, stop: threading.Event,
+    on_error: Callable[[BaseException], None] | None = None,
+) -> threading.Thread:
+    """Start a daemon thread that runs due jobs every ``interval_s`` until ``stop`` is set (servers)."""
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                maintenance.run()
+            except Exception as exc:  # a failing job must not kill the server's maintenance loop
+                log.exception("maintenance run failed")
+                if on_error:
+                    on_error(exc)
+            stop.wait(interval_s)
+
+    thread = threading.Thread(target=loop, name="engram-maintenance", daemon=True)
+    thread.start()
+    return thread
+
+
+__all__ = ["JOBS", "Maintenance", "MaintenanceReport", "run_periodically"]

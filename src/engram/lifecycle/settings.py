@@ -1,0 +1,108 @@
+"""Lifecycle settings (``[lifecycle]`` in the config file, ``ENGRAM_LIFECYCLE__...`` in the environment).
+
+Defaults follow the references: PtrClaw's hygiene (7 days, 30 idle days, 5% survival), the PHP
+entity's strengthening (+0.05 capped at 1.0) and decay rule (importance < 0.3, 30 days, never
+recalled), ClawCode's retention (session 30d, agent 90d, global unlimited) and daily backups.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class StrengthenSettings(BaseModel):
+    """What a (non-background) recall does to the memories it returns."""
+
+    enabled: bool = True
+    importance_boost: float = Field(0.05, ge=0.0, le=1.0)
+    importance_cap: float = Field(1.0, ge=0.0, le=1.0)
+
+
+class HygieneSettings(BaseModel):
+    enabled: bool = True
+    # Conversation entries older than this (seconds) are purged. 0 disables it.
+    max_age_s: float = Field(7 * 86400, ge=0)
+    # Knowledge entries idle longer than this are purged unless they win the survival roll. 0 disables.
+    knowledge_max_idle_days: float = Field(30, ge=0)
+    knowledge_survival_chance: float = Field(0.05, ge=0.0, le=1.0)
+    # Types never decayed by hygiene (summaries are the condensed past, kept on purpose).
+    protected_types: list[str] = Field(default_factory=lambda: ["summary"])
+
+
+class DecaySettings(BaseModel):
+    """The PHP entity's rule: importance below ``max_importance``, older than ``min_age_days``,
+    never recalled -> removed. Core memories are never touched."""
+
+    enabled: bool = True
+    max_importance: float = Field(0.3, ge=0.0, le=1.0)
+    min_age_days: float = Field(30, ge=0)
+    protected_types: list[str] = Field(default_factory=lambda: ["summary"])
+
+
+class RetentionSettings(BaseModel):
+    """Per-scope expiry in days (None = unlimited), measured from the last write (``updated``) or
+    the last access (``accessed``). Core memories and protected types are exempt."""
+
+    enabled: bool = True
+    session_days: float | None = Field(30, ge=0)
+    agent_days: float | None = Field(90, ge=0)
+    global_days: float | None = Field(None, ge=0)
+    basis: Literal["updated", "accessed"] = "updated"
+    protected_types: list[str] = Field(default_factory=lambda: ["summary"])
+
+
+class SummarySettings(BaseModel):
+    enabled: bool = True
+    daily: bool = True
+    weekly: bool = True
+    # How far back `maintain` looks for periods without a summary.
+    lookback_days: int = Field(14, ge=1, le=3660)
+    # The extractive fallback keeps this many source memories (most important first).
+    extractive_items: int = Field(8, ge=1, le=100)
+    max_chars: int = Field(2000, ge=100, le=100_000)
+    importance: float = Field(0.7, ge=0.0, le=1.0)
+
+
+class ConsolidationSettings(BaseModel):
+    enabled: bool = True
+    # Cosine similarity at or above which two memories of one scope are near-duplicates.
+    threshold: float = Field(0.95, ge=0.0, le=1.0)
+
+
+class BackupSettings(BaseModel):
+    enabled: bool = True
+    # Folder for backups; empty means ``<home>/backups``.
+    folder: str | None = None
+    keep: int = Field(7, ge=1, le=1000)
+    # Automatic backup before migrations, bulk forgets and imports.
+    before_risky: bool = True
+    # ``quick`` (PRAGMA quick_check, O(pages)) or ``full`` (integrity_check) at start-up; ``off``.
+    startup_check: Literal["quick", "full", "off"] = "quick"
+
+
+class ScheduleSettings(BaseModel):
+    """How often each ``maintain`` job is due (seconds). 0 means: every run."""
+
+    hygiene_s: float = Field(86400, ge=0)
+    decay_s: float = Field(86400, ge=0)
+    retention_s: float = Field(86400, ge=0)
+    summaries_s: float = Field(86400, ge=0)
+    consolidate_s: float = Field(7 * 86400, ge=0)
+    backup_s: float = Field(86400, ge=0)
+    vacuum_s: float = Field(30 * 86400, ge=0)
+
+
+class LifecycleSettings(BaseModel):
+    strengthen: StrengthenSettings = Field(default_factory=StrengthenSettings)
+    hygiene: HygieneSettings = Field(default_factory=HygieneSettings)
+    decay: DecaySettings = Field(default_factory=DecaySettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    summaries: SummarySettings = Field(default_factory=SummarySettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    backup: BackupSettings = Field(default_factory=BackupSettings)
+    schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    audit: bool = True
+    # Latency samples kept per metric (recall, embedding) for percentiles.
+    metric_samples: int = Field(1000, ge=10, le=100_000)

@@ -1,0 +1,173 @@
+"""Daily and weekly summaries of an agent's memories (the PHP entity's ``memory_summaries``).
+
+A summary is stored as a memory of type ``summary`` in the agent's scope, keyed
+``summary:<daily|weekly>:<period start date>`` and carrying ``period_start``, ``period_end``,
+``period_type`` and ``source_memory_count`` in its metadata. Storing them as memories (rather than
+in a table of their own) makes them recallable through the same pipeline (full text, vectors,
+scopes), exported in snapshots, audited, and available on every backend with no new store
+contract; the deterministic key makes the job idempotent (a period already summarised is skipped).
+Hygiene, decay and retention skip the ``summary`` type by default.
+
+The text comes from a ``Summarizer`` (``summarize(texts) -> str``: the configured LLM) or, when
+there is none or it fails, from an extractive summary: the most important source memories, in
+time order, one line each, within ``max_chars``. Periods are UTC days and ISO weeks (Monday
+start); only periods that have ended are summarised, so a summary never misses later memories.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from engram.errors import EngramError, ValidationError
+from engram.lifecycle.common import DAY, JobReport
+from engram.lifecycle.settings import SummarySettings
+from engram.model import Category, Memory, MemoryDraft, Scope, make_filter
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+log = logging.getLogger("engram.lifecycle.summaries")
+
+PeriodType = Literal["daily", "weekly"]
+SUMMARY_TYPE = "summary"
+
+
+class Summarizer(Protocol):
+    """Condenses texts into one summary; LLM providers implement it."""
+
+    def summarize(self, texts: Sequence[str]) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    type: PeriodType
+    start: float
+    end: float  # exclusive
+
+    @property
+    def key(self) -> str:
+        return f"summary:{self.type}:{dt.datetime.fromtimestamp(self.start, dt.UTC):%Y-%m-%d}"
+
+
+def periods_ending_by(now: float, period_type: PeriodType, lookback_days: int) -> list[Period]:
+    """Complete periods of ``period_type`` that ended at or before ``now``, within the lookback."""
+    today = dt.datetime.fromtimestamp(now, dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    length = dt.timedelta(days=1 if period_type == "daily" else 7)
+    end = today if period_type == "daily" else today - dt.timedelta(days=today.weekday())
+    oldest = today - dt.timedelta(days=lookback_days)
+    out = []
+    while end > oldest:  # every period that overlaps the lookback window
+        out.append(Period(period_type, (end - length).timestamp(), end.timestamp()))
+        end -= length
+    return out
+
+
+def extractive(memories: Sequence[Memory], *, items: int, max_chars: int) -> str:
+    """The ``items`` most important memories (ties: earlier first), in time order, one line each."""
+    chosen = sorted(memories, key=lambda m: (-m.importance, m.created_at))[:items]
+    lines, used = [], 0
+    for memory in sorted(chosen, key=lambda m: m.created_at):
+        line = "- " + " ".join(memory.content.split())
+        if used + len(line) > max_chars:
+            line = line[: max(0, max_chars - used - 1)].rstrip() + "…"
+        if len(line) > 2:
+            lines.append(line)
+            used += len(line) + 1
+        if used >= max_chars:
+            break
+    more = len(memories) - len(chosen)
+    if more > 0 and used + 30 < max_chars:
+        lines.append(f"(and {more} more)")
+    return "\n".join(lines)
+
+
+def sources(engram: Engram, agent: str, period: Period) -> list[Memory]:
+    """The agent's memories (its scope and its sessions) created in the period, summaries excluded."""
+    return sorted(
+        (m for m in engram.store.iter_all()
+         if m.scope.agent == agent and m.type != SUMMARY_TYPE and period.start <= m.created_at < period.end),
+        key=lambda m: m.created_at,
+    )
+
+
+def summarize_period(
+    engram: Engram,
+    agent: str,
+    period: Period,
+    settings: SummarySettings,
+    *,
+    summarizer: Summarizer | None,
+    now: float,
+) -> Memory | None:
+    """Store the summary of one period (None when it has no memories or already has a summary)."""
+    scope = Scope(agent)
+    if engram.store.get(period.key, make_filter([scope])) is not None:
+        return None
+    found = sources(engram, agent, period)
+    if not found:
+        return None
+    text, method = "", "extractive"
+    if summarizer is not None:
+        try:
+            text = summarizer.summarize([m.content for m in found]).strip()[: settings.max_chars]
+            method = "llm"
+        except EngramError as exc:  # an LLM failure degrades to the extractive summary
+            log.warning("summarizer failed for %s (%s); using the extractive summary", period.key, exc)
+    if not text:
+        text, method = extractive(found, items=settings.extractive_items, max_chars=settings.max_chars), "extractive"
+    label = dt.datetime.fromtimestamp(period.start, dt.UTC).strftime("%Y-%m-%d")
+    draft = MemoryDraft(
+        content=f"{period.type.capitalize()} summary from {label} ({len(found)} memories):\n{text}",
+        scope=scope, key=period.key, category=Category.KNOWLEDGE, type=SUMMARY_TYPE,
+        tags=("summary", period.type), importance=settings.importance, source="summaries",
+        metadata={"period_start": period.start, "period_end": period.end, "period_type": period.type,
+                  "source_memory_count": len(found), "method": method},
+        created_at=period.end,
+    )
+    result = engram.store.upsert(draft, proposed_key=period.key, now=now)
+    if result.action == "created":
+        engram._embed([result.memory])
+        from engram.events import MemoryEvent
+
+        engram.events.emit(MemoryEvent("stored", (result.memory,), engram.scope, "maintenance",
+                                       f"{period.type} summary", now))
+    return result.memory
+
+
+def run(
+    engram: Engram,
+    settings: SummarySettings,
+    *,
+    now: float,
+    summarizer: Summarizer | None = None,
+    agents: Sequence[str] | None = None,
+) -> JobReport:
+    """Summarise every ended day/week in the lookback that has memories and no summary yet."""
+    if agents is None:
+        agents = sorted({m.scope.agent for m in engram.store.iter_all() if m.scope.agent is not None})
+    kinds: list[PeriodType] = [k for k, on in (("daily", settings.daily), ("weekly", settings.weekly)) if on]
+    made = 0
+    for agent in agents:
+        for kind in kinds:
+            for period in periods_ending_by(now, kind, settings.lookback_days):
+                if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now):
+                    made += 1
+    return JobReport("summaries", changed=made, notes=(f"created {made}",))
+
+
+def list_summaries(engram: Engram, period_type: str | None = None, limit: int = 50) -> list[Memory]:
+    """Summaries visible to this ``Engram``, newest period first."""
+    if period_type is not None and period_type not in ("daily", "weekly"):
+        raise ValidationError("period_type", f"unknown period {period_type!r}", ["daily", "weekly"])
+    from engram.engine import Filters
+
+    metadata = {"period_type": period_type} if period_type else None
+    return engram.list(Filters(type=SUMMARY_TYPE, metadata=metadata), order="recent", limit=limit)
+
+
+__all__ = ["DAY", "Period", "Summarizer", "extractive", "list_summaries", "periods_ending_by", "run",
+           "summarize_period"]

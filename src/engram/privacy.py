@@ -1,0 +1,189 @@
+"""PII detection and redaction, applied to content before anything is written or embedded.
+
+Detectors aim for few false alarms on ordinary text: dates, times, version numbers, amounts and
+order numbers must not trip them. So numbers need structure *and* a checksum where one exists:
+card numbers need an issuer prefix, 13-19 digits and a valid Luhn sum; IBANs need a country code,
+the right shape and ISO 13616's mod-97 remainder of 1; phone numbers need a leading ``+`` country
+code or the grouped ``(555) 123-4567`` shape; API keys are recognised by their vendors' prefixes
+(``sk-``, ``AKIA``, ``ghp_``, ``xox?-``, ``AIza``), JWTs, ``Bearer`` tokens and ``api_key=...``.
+
+``PiiPolicy.screen`` is what ``Engram.remember`` calls: ``warn`` (default) stores the content and
+adds a warning to ``WriteResult.warnings`` naming the kinds found (never the values); ``redact``
+replaces each finding with ``[REDACTED:kind]`` first, so neither the store, the full-text index,
+the embedder nor the audit log ever sees it; ``off`` does nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+
+PiiKind = Literal["email", "phone", "card", "api_key", "iban"]
+PII_KINDS: tuple[str, ...] = ("email", "phone", "card", "api_key", "iban")
+_LABELS = {"email": "e-mail address", "phone": "phone number", "card": "card number", "api_key": "API key or token",
+           "iban": "IBAN"}
+
+
+class PrivacySettings(BaseModel):
+    """``[privacy]``: PII handling on store, and encryption at rest of the SQLite file."""
+
+    pii: Literal["off", "warn", "redact"] = "warn"
+    kinds: list[PiiKind] = Field(default_factory=lambda: list(PII_KINDS))  # type: ignore[arg-type]
+    # SQLCipher key for the SQLite file (needs ``engram[lifecycle]``); None keeps the file in clear.
+    encryption_key: SecretStr | None = None
+    # Or read the key from this file (first line), so it stays out of the config file.
+    encryption_key_file: Path | None = None
+
+    def key(self) -> str | None:
+        """The configured encryption key, if any; raises ``ConfigError`` for an unreadable key file."""
+        if self.encryption_key is not None:
+            return self.encryption_key.get_secret_value() or None
+        if self.encryption_key_file is not None:
+            from engram.errors import ConfigError
+
+            try:
+                text = self.encryption_key_file.expanduser().read_text("utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(f"privacy.encryption_key_file: cannot read {self.encryption_key_file}: {exc}") from None
+            if not text:
+                raise ConfigError(f"privacy.encryption_key_file: {self.encryption_key_file} is empty")
+            return text.splitlines()[0]
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PiiFinding:
+    kind: str
+    start: int
+    end: int
+    text: str
+
+
+# --- checksums ---------------------------------------------------------------------------------
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn (mod 10) check used by payment card numbers."""
+    if not digits.isdigit():
+        return False
+    total = 0
+    for i, char in enumerate(reversed(digits)):
+        d = int(char)
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def iban_valid(iban: str) -> bool:
+    """ISO 13616: move the first four characters to the end, letters to numbers, mod 97 == 1."""
+    compact = iban.replace(" ", "").upper()
+    if not 15 <= len(compact) <= 34 or not compact.isalnum():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    number = "".join(str(int(c, 36)) for c in rearranged)
+    return int(number) % 97 == 1
+
+
+_CARD_PREFIX = re.compile(r"^(4|5[1-5]|2[2-7]|3[47]|3[068]|35|6011|64[4-9]|65|62)")
+
+
+def _card_ok(raw: str) -> bool:
+    digits = re.sub(r"[ -]", "", raw)
+    return 13 <= len(digits) <= 19 and bool(_CARD_PREFIX.match(digits)) and luhn_valid(digits)
+
+
+def _phone_ok(raw: str) -> bool:
+    digits = re.sub(r"\D", "", raw)
+    return 8 <= len(digits) <= 15
+
+
+# --- detectors ---------------------------------------------------------------------------------
+
+_Check = Callable[[str], bool]
+_DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
+    ("email", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), None),
+    ("api_key", re.compile(
+        r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
+        r"|AKIA[0-9A-Z]{16}"
+        r"|gh[pousr]_[A-Za-z0-9]{30,}"
+        r"|github_pat_[A-Za-z0-9_]{30,}"
+        r"|xox[abprs]-[A-Za-z0-9-]{10,}"
+        r"|AIza[0-9A-Za-z_-]{35}"
+        r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+    ), None),
+    ("api_key", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"), None),
+    ("api_key", re.compile(
+        r"(?i)\b(?:api[_-]?key|secret|access[_-]?token|auth[_-]?token|password|passwd)\b\s*[:=]\s*[\"']?[^\s\"']{8,}"
+    ), None),
+    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"), iban_valid),
+    ("card", re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])"), _card_ok),
+    # International form: +CC then groups; or the grouped North American form.
+    ("phone", re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"), _phone_ok),
+    ("phone", re.compile(r"(?<![\w-])\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\d-])|(?<![\w-])\d{3}[ .]\d{3}[ .]\d{4}(?![\w-])"),
+     _phone_ok),
+]
+
+
+def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
+    """Every PII finding in ``text``, in order, without overlaps (earlier detectors win)."""
+    found: list[PiiFinding] = []
+    for kind, pattern, check in _DETECTORS:
+        if kind not in kinds:
+            continue
+        for match in pattern.finditer(text):
+            raw = match.group(0)
+            # A greedy match may have swallowed a following group ("... 3000 OK"): shorten and retry.
+            while check is not None and not check(raw) and re.search(r"[ .-]", raw):
+                raw = re.split(r"[ .-](?=[^ .-]*$)", raw)[0]
+            if check is not None and not check(raw):
+                continue
+            start, end = match.start(), match.start() + len(raw)
+            if any(start < f.end and f.start < end for f in found):
+                continue
+            found.append(PiiFinding(kind, start, end, raw))
+    return sorted(found, key=lambda f: f.start)
+
+
+def redact(text: str, findings: Sequence[PiiFinding]) -> str:
+    """``text`` with each finding replaced by ``[REDACTED:kind]``."""
+    out, last = [], 0
+    for finding in sorted(findings, key=lambda f: f.start):
+        out.append(text[last:finding.start])
+        out.append(f"[REDACTED:{finding.kind}]")
+        last = finding.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class PiiPolicy:
+    """What ``Engram.remember`` does with PII: ``warn``, ``redact`` or ``off``."""
+
+    mode: Literal["off", "warn", "redact"] = "warn"
+    kinds: tuple[str, ...] = PII_KINDS
+
+    @classmethod
+    def from_settings(cls, settings: PrivacySettings) -> PiiPolicy:
+        return cls(settings.pii, tuple(settings.kinds))
+
+    def screen(self, content: str) -> tuple[str, list[str]]:
+        """The content to store and the warnings to report (kinds found, never the values)."""
+        if self.mode == "off" or not isinstance(content, str):
+            return content, []
+        findings = detect(content, self.kinds)
+        if not findings:
+            return content, []
+        counts: dict[str, int] = {}
+        for finding in findings:
+            counts[finding.kind] = counts.get(finding.kind, 0) + 1
+        listed = ", ".join(f"{_LABELS[k]} ({n})" for k, n in counts.items())
+        if self.mode == "redact":
+            return redact(content, findings), [f"redacted possible PII before storing: {listed}"]
+        return content, [f"possible PII stored: {listed}; set privacy.pii = \"redact\" to mask it"]

@@ -1,0 +1,91 @@
+"""The audit trail: every store, update, forget, link, unlink and import, on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.audit import AuditQuery, MemoryAuditLog, audit_log_for
+from engram.errors import ValidationError
+from engram.events import MemoryEvent
+from engram.model import Memory, Scope
+
+
+def test_every_change_is_recorded_with_origin_reason_and_what_was_forgotten(backend, make_engram, clock):
+    engram = make_engram(backend)
+    cli = engram.for_agent("default", origin="cli")
+    cli.remember("first version", key="k")
+    clock.advance(1)
+    cli.remember("second version", key="k")
+    cli.remember("other", key="o")
+    cli.link("k", "o")
+    cli.unlink("k", "o")
+    snapshot = cli.export_snapshot()
+    clock.advance(1)
+    cli.forget("k", reason="outdated preference")
+    cli.forget("o")
+    cli.import_snapshot(snapshot)
+    log = audit_log_for(engram.store)
+    rows = log.query(AuditQuery(limit=100))
+    actions = [r.action for r in reversed(rows)]
+    assert actions == ["stored", "updated", "stored", "linked", "linked", "unlinked", "unlinked",
+                       "forgotten", "forgotten", "imported", "imported"]
+    assert {r.origin for r in rows} == {"cli"}
+    forgotten = log.query(AuditQuery(action="forgotten", memory="k"))
+    (entry,) = forgotten
+    assert entry.reason == "outdated preference"
+    assert entry.detail["content"] == "second version" and entry.detail["key"] == "k"
+    assert entry.at == clock.t and entry.actor_scope == "agent:default" and entry.memory_scope == "agent:default"
+    linked = log.query(AuditQuery(action="linked", memory="k"))
+    assert linked[0].detail == {"with": ["o"]}
+
+
+def test_queries_filter_by_time_origin_and_limit(make_engram, clock):
+    engram = make_engram("sqlite")
+    engram.remember("a", key="a")
+    clock.advance(100)
+    engram.for_agent("default", origin="mcp").remember("b", key="b")
+    log = audit_log_for(engram.store)
+    assert [r.memory_key for r in log.query(AuditQuery(since=clock.t - 1))] == ["b"]
+    assert [r.memory_key for r in log.query(AuditQuery(until=clock.t - 1))] == ["a"]
+    assert [r.memory_key for r in log.query(AuditQuery(origin="mcp"))] == ["b"]
+    assert len(log.query(AuditQuery(limit=1))) == 1
+
+
+def test_bad_queries_are_refused(make_engram):
+    log = audit_log_for(make_engram("sqlite").store)
+    with pytest.raises(ValidationError) as err:
+        log.query(AuditQuery(action="deleted"))
+    assert err.value.field == "action"
+    with pytest.raises(ValidationError):
+        log.query(AuditQuery(limit=0))
+
+
+def test_jsonl_trail_survives_reopening_and_skips_a_torn_line(tmp_path):
+    path = tmp_path / "memory.json.audit.jsonl"
+    memory = Memory(id="1", key="k", content="c")
+    MemoryAuditLog(path)(MemoryEvent("stored", (memory,), Scope("a"), "library", None, 5.0))
+    with path.open("a") as handle:
+        handle.write('{"at": 6.0, "action": "stor')  # a crash mid-line
+    rows = MemoryAuditLog(path).query(AuditQuery())
+    assert [(r.action, r.memory_key, r.at) for r in rows] == [("stored", "k", 5.0)]
+
+
+def test_recall_events_and_unknown_kinds_are_not_audited():
+    log = MemoryAuditLog()
+    log(MemoryEvent("recalled", (Memory(id="1", key="k", content="c"),), Scope(), "library"))
+    assert log.query(AuditQuery()) == []
+
+
+def test_operations_are_logged_as_structured_lines(tmp_path, caplog):
+    import json
+    import logging
+
+    from engram.config import load_settings
+    from engram.engine import Engram
+
+    with caplog.at_level(logging.INFO, logger="engram.operations"):
+        engram = Engram.from_settings(load_settings(home=tmp_path, backend="inmemory"))
+        engram.remember("logged", key="l")
+    (record,) = [r for r in caplog.records if r.name == "engram.operations"]
+    line = json.loads(record.getMessage())
+    assert line["event"] == "stored" and line["memories"][0]["key"] == "l" and line["origin"] == "library"

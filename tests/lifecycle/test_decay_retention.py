@@ -1,0 +1,73 @@
+"""The PHP decay rule and per-scope retention, with their edges."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.lifecycle import decay, retention
+from engram.lifecycle.settings import DecaySettings, RetentionSettings
+from engram.model import Scope
+
+DAY = 86400.0
+
+
+def keys(engram) -> set[str]:
+    return {m.key for m in engram.store.iter_all()}
+
+
+def test_decay_rule_and_its_edges(backend, make_engram, clock):
+    engram = make_engram(backend)
+    old = clock.t - 31 * DAY
+    engram.remember("faded", key="faded", importance=0.29, created_at=old)
+    engram.remember("at importance edge", key="imp-edge", importance=0.3, created_at=old)
+    engram.remember("at age edge", key="age-edge", importance=0.1, created_at=clock.t - 30 * DAY)
+    engram.remember("recalled once", key="recalled", importance=0.1, created_at=old)
+    engram.remember("core stays", key="core", category="core", importance=0.0, created_at=old)
+    engram.remember("summary stays", key="sum", type="summary", importance=0.0, created_at=old)
+    engram.store.touch([engram.get("recalled").id], clock.t - 20 * DAY)
+    report = decay.run(engram, DecaySettings(), now=clock.t)
+    assert [m.key for m in report.removed] == ["faded"]
+    assert keys(engram) == {"imp-edge", "age-edge", "recalled", "core", "sum"}
+    assert decay.run(engram, DecaySettings(), now=clock.t).removed == ()  # idempotent
+
+
+def test_decay_thresholds_are_configurable(make_engram, clock):
+    engram = make_engram("sqlite")
+    engram.remember("mid", key="mid", importance=0.45, created_at=clock.t - 8 * DAY)
+    report = decay.run(engram, DecaySettings(max_importance=0.5, min_age_days=7), now=clock.t)
+    assert [m.key for m in report.removed] == ["mid"]
+
+
+@pytest.mark.parametrize("basis", ["updated", "accessed"])
+def test_retention_per_scope_with_edges(backend, make_engram, clock, basis):
+    engram = make_engram(backend)
+    session = engram.for_agent("default", "s1")
+    session.remember("session old", key="s-old", scope="session", created_at=clock.t - 30 * DAY - 1)
+    session.remember("session edge", key="s-edge", scope="session", created_at=clock.t - 30 * DAY)
+    engram.remember("agent old", key="a-old", created_at=clock.t - 91 * DAY)
+    engram.remember("agent young", key="a-young", created_at=clock.t - 89 * DAY)
+    engram.remember("agent core", key="a-core", category="core", created_at=clock.t - 900 * DAY)
+    engram.remember("global ancient", key="g", scope="global", created_at=clock.t - 9000 * DAY)
+    for m in engram.store.iter_all():  # make "accessed" agree with the creation times
+        engram.store.touch([m.id], m.created_at, recall=False)
+    report = retention.run(engram, RetentionSettings(basis=basis), now=clock.t)
+    assert sorted(m.key for m in report.removed) == ["a-old", "s-old"]
+    assert keys(engram) == {"s-edge", "a-young", "a-core", "g"}
+    assert all(m.scope in (Scope("default", "s1"), Scope("default")) for m in report.removed)
+
+
+def test_retention_accessed_basis_keeps_recently_used(make_engram, clock):
+    engram = make_engram("sqlite")
+    m = engram.remember("old but used", key="used", created_at=clock.t - 200 * DAY).memory
+    engram.store.touch([m.id], clock.t - DAY)
+    assert retention.run(engram, RetentionSettings(basis="updated"), now=clock.t - 1).removed
+    engram.remember("old but used", key="used2", created_at=clock.t - 200 * DAY)
+    engram.store.touch([engram.get("used2").id], clock.t - DAY)
+    assert retention.run(engram, RetentionSettings(basis="accessed"), now=clock.t).removed == ()
+
+
+def test_global_limit_can_be_set(make_engram, clock):
+    engram = make_engram("inmemory")
+    engram.remember("global old", key="g", scope="global", created_at=clock.t - 11 * DAY)
+    report = retention.run(engram, RetentionSettings(global_days=10), now=clock.t)
+    assert [m.key for m in report.removed] == ["g"]

@@ -1,0 +1,99 @@
+"""PII detection (table-driven: detections and non-detections) and redaction in Engram.remember."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.privacy import PiiPolicy, detect, iban_valid, luhn_valid, redact
+
+CASES = [
+    # text, expected findings as (kind, text)
+    ("write to jane.doe+work@example.co.uk today", [("email", "jane.doe+work@example.co.uk")]),
+    ("call +44 20 7946 0958 after lunch", [("phone", "+44 20 7946 0958")]),
+    ("office (555) 123-4567", [("phone", "(555) 123-4567")]),
+    ("mobile 555.123.4567", [("phone", "555.123.4567")]),
+    ("+1 (555) 123-4567 is the desk", [("phone", "+1 (555) 123-4567")]),
+    ("visa 4111 1111 1111 1111 exp 12/29", [("card", "4111 1111 1111 1111")]),
+    ("mc 5500-0000-0000-0004", [("card", "5500-0000-0000-0004")]),
+    ("amex 378282246310005", [("card", "378282246310005")]),
+    ("iban DE89 3704 0044 0532 0130 00 OK", [("iban", "DE89 3704 0044 0532 0130 00")]),
+    ("GB82WEST12345698765432", [("iban", "GB82WEST12345698765432")]),
+    ("openai sk-proj-abcdefghijklmnopqrstuvwxyz123", [("api_key", "sk-proj-abcdefghijklmnopqrstuvwxyz123")]),
+    ("aws AKIAIOSFODNN7EXAMPLE", [("api_key", "AKIAIOSFODNN7EXAMPLE")]),
+    ("gh ghp_0123456789abcdefghijABCDEFGHIJ012345", [("api_key", "ghp_0123456789abcdefghijABCDEFGHIJ012345")]),
+    ("Authorization: Bearer abcdef0123456789abcdef", [("api_key", "Bearer abcdef0123456789abcdef")]),
+    ("config api_key=abcd1234efgh5678", [("api_key", "api_key=abcd1234efgh5678")]),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     [("api_key", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")]),
+    ("mail a@b.io, card 4242424242424242", [("email", "a@b.io"), ("card", "4242424242424242")]),
+    # non-detections: ordinary numbers, dates, times, versions, money, ids
+    ("the meeting is on 2026-02-09 at 10:30", []),
+    ("dates like 09/02/2026 and 2026.02.09", []),
+    ("we sold 1234567 units for $1,234,567.89", []),
+    ("order number 1234567890123", []),
+    ("card-like but bad checksum 4111 1111 1111 1112", []),
+    ("luhn-valid without an issuer prefix 0000000000000000", []),
+    ("version 1.2.3.4 and python 3.11.9", []),
+    ("pi is 3.14159265358979", []),
+    ("unix time 1700000000 and port 8080", []),
+    ("ISBN 978-3-16-148410-0", []),
+    ("an IBAN-shaped code DE00 0000 0000 0000 0000 00 with a bad checksum", []),
+    ("the email field is empty; user @ home", []),
+    ("the sk-learn library and skeleton keys", []),
+    ("population 8 000 000 000 people", []),
+]
+
+
+@pytest.mark.parametrize("text, expected", CASES)
+def test_detections_and_non_detections(text, expected):
+    assert [(f.kind, f.text) for f in detect(text)] == expected
+
+
+def test_checksums():
+    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
+    assert iban_valid("GB82 WEST 1234 5698 7654 32") and not iban_valid("GB83WEST12345698765432")
+
+
+def test_redact_replaces_each_finding():
+    text = "mail a@b.io or call +44 20 7946 0958"
+    assert redact(text, detect(text)) == "mail [REDACTED:email] or call [REDACTED:phone]"
+
+
+def test_kinds_can_be_narrowed():
+    assert detect("a@b.io 4111111111111111", kinds=("card",))[0].kind == "card"
+
+
+def test_warn_mode_stores_and_warns_without_echoing_the_value(make_engram):
+    engram = make_engram("sqlite")
+    result = engram.remember("the admin is ops@example.com")
+    assert result.memory.content == "the admin is ops@example.com"
+    (warning,) = result.warnings
+    assert "e-mail address (1)" in warning and "ops@example.com" not in warning
+
+
+def test_redact_mode_redacts_before_store_index_embedding_and_audit(make_engram, embedder):
+    from engram.audit import AuditQuery, audit_log_for
+
+    seen: list[str] = []
+
+    class Spy(type(embedder)):
+        def embed(self, texts):  # noqa: ANN001, ANN201
+            seen.extend(texts)
+            return super().embed(texts)
+
+    engram = make_engram("sqlite", embedder=Spy(), privacy=PiiPolicy("redact"))
+    result = engram.remember("card 4111 1111 1111 1111 belongs to ops@example.com")
+    assert result.memory.content == "card [REDACTED:card] belongs to [REDACTED:email]"
+    assert "4111" not in result.memory.key and "example" not in result.memory.key
+    assert any("redacted" in w for w in result.warnings)
+    assert seen == ["card [REDACTED:card] belongs to [REDACTED:email]"]
+    assert engram.recall("example.com", mode="text").hits == ()
+    raw = open(engram.store.path, "rb").read() + open(str(engram.store.path) + "-wal", "rb").read()
+    assert b"ops@example.com" not in raw and b"4111 1111" not in raw
+    audit = audit_log_for(engram.store).query(AuditQuery())
+    assert all("example.com" not in str(a.detail) for a in audit)
+
+
+def test_off_mode_does_nothing(make_engram):
+    result = make_engram("inmemory", privacy=PiiPolicy("off")).remember("ops@example.com")
+    assert result.warnings == ()

@@ -1,0 +1,109 @@
+"""`engram maintain` scheduling (due jobs once, idempotent, last runs stored), metrics, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from typer.testing import CliRunner
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.errors import ValidationError
+from engram.interfaces.cli.app import app
+from engram.lifecycle.scheduler import JOBS, Maintenance
+from engram.lifecycle.settings import LifecycleSettings
+from engram.lifecycle.wiring import maintenance_for
+from engram.metrics import Metrics
+
+DAY = 86400.0
+
+
+def test_due_jobs_run_once_and_again_when_their_interval_passes(make_engram, clock):
+    engram = make_engram("inmemory")
+    engram.remember("old chat", key="c", category="conversation", created_at=clock.t - 8 * DAY)
+    maintenance = Maintenance(engram, LifecycleSettings(), rng=random.Random(1))
+    first = maintenance.run()
+    assert [r.job for r in first.ran] == ["hygiene", "decay", "retention", "consolidate", "summaries"]
+    assert first.skipped == {"backup": "not a SQLite store", "vacuum": "not a SQLite store"}
+    assert [m.key for m in first.ran[0].removed] == ["c"]
+    second = maintenance.run()
+    assert second.ran == [] and set(second.skipped.values()) <= {"not due", "not a SQLite store"}
+    clock.advance(DAY)
+    third = maintenance.run()
+    assert [r.job for r in third.ran] == ["hygiene", "decay", "retention", "summaries"]  # consolidate is weekly
+    assert maintenance.last_runs()["hygiene"] == clock.t
+
+
+def test_only_and_force_and_unknown_jobs(make_engram):
+    maintenance = Maintenance(make_engram("inmemory"), LifecycleSettings())
+    maintenance.run(only=["decay"])
+    assert [r.job for r in maintenance.run(only=["decay"], force=True).ran] == ["decay"]
+    with pytest.raises(ValidationError) as err:
+        maintenance.run(only=["defrag"])
+    assert err.value.field == "job"
+
+
+def test_sqlite_maintenance_backs_up_first_and_persists_state(tmp_path):
+    settings = load_settings(home=tmp_path)
+    engram = Engram.from_settings(settings)
+    engram.remember("a fact", key="f")
+    report = maintenance_for(engram, settings).run()
+    assert [r.job for r in report.ran] == list(JOBS)
+    state = json.loads((tmp_path / "memory.db.maintenance.json").read_text())
+    assert set(state["last_run"]) == set(JOBS) and "backup" in state["last_result"]
+    engram.close()
+    again = Engram.from_settings(settings)
+    assert maintenance_for(again, settings).run().ran == []  # last runs were read back
+    again.close()
+    assert (tmp_path / "backups").is_dir() and any((tmp_path / "backups").iterdir())
+
+
+def test_metrics_percentiles_and_persistence(tmp_path):
+    path = tmp_path / "m.json"
+    metrics = Metrics(path, samples=5)
+    for ms in (1, 2, 3, 4, 100, 5):
+        metrics.record("recall", ms / 1000)
+    (summary,) = metrics.summary()
+    assert summary.count == 5 and summary.p50_ms == pytest.approx(4.0) and summary.max_ms == pytest.approx(100.0)
+    metrics.save()
+    reloaded = Metrics(path, samples=5).summary()[0]
+    assert reloaded.count == 5 and reloaded.p50_ms == pytest.approx(4.0)
+
+
+def test_recall_and_embedding_latency_recorded(make_engram, embedder):
+    engram = make_engram("sqlite", embedder=embedder)
+    engram.remember("measure me")
+    engram.recall("measure")
+    names = {s.name: s.count for s in engram.metrics.summary()}
+    assert names["recall"] == 1 and names["embedding"] == 2  # one document, one query
+
+
+def run_cli(home, *args):  # noqa: ANN001, ANN002, ANN201
+    result = CliRunner().invoke(app, ["--home", str(home), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_cli_end_to_end(tmp_path):
+    run_cli(tmp_path, "remember", "the user likes green tea", "--key", "tea")
+    run_cli(tmp_path, "recall", "tea")
+    run_cli(tmp_path, "forget", "tea")
+    audit = json.loads(run_cli(tmp_path, "--json", "audit"))
+    assert [(a["action"], a["origin"]) for a in audit] == [("forgotten", "cli"), ("stored", "cli")]
+    assert audit[0]["detail"]["content"] == "the user likes green tea"
+    made = json.loads(run_cli(tmp_path, "--json", "backup"))
+    listed = json.loads(run_cli(tmp_path, "--json", "backup", "--list"))
+    assert made["path"] in [b["path"] for b in listed]
+    ran = json.loads(run_cli(tmp_path, "--json", "maintain"))
+    assert [r["job"] for r in ran["ran"]] == list(JOBS)
+    assert json.loads(run_cli(tmp_path, "--json", "maintain"))["ran"] == []
+    stats = json.loads(run_cli(tmp_path, "--json", "stats"))
+    assert any(item["name"] == "recall" for item in stats["latency"])
+    assert json.loads(run_cli(tmp_path, "--json", "vacuum"))["after_bytes"] > 0
+    assert json.loads(run_cli(tmp_path, "--json", "summaries")) == []
+    run_cli(tmp_path, "remember", "after the backup", "--key", "later")
+    restored = json.loads(run_cli(tmp_path, "--json", "restore", made["path"], "--yes"))
+    assert restored["restored"] == made["path"]
+    assert json.loads(run_cli(tmp_path, "--json", "count"))["count"] == 0

@@ -1,0 +1,129 @@
+"""Summaries (LLM, extractive fallback, idempotent, recallable) and consolidation of near-duplicates."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from engram.errors import ProviderError
+from engram.lifecycle import consolidate, summaries
+from engram.lifecycle.settings import ConsolidationSettings, SummarySettings
+
+DAY = 86400.0
+
+
+class EchoSummarizer:
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def summarize(self, texts):  # noqa: ANN001, ANN201
+        self.calls.append(list(texts))
+        return f"LLM summary of {len(texts)} notes"
+
+
+class BrokenSummarizer:
+    def summarize(self, texts):  # noqa: ANN001, ANN201
+        raise ProviderError("model unavailable")
+
+
+def day_start(t: float) -> float:
+    d = dt.datetime.fromtimestamp(t, dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return d.timestamp()
+
+
+def test_daily_summary_extractive_stored_listed_recallable_and_idempotent(backend, make_engram, clock):
+    engram = make_engram(backend)
+    yesterday = day_start(clock.t) - DAY
+    engram.remember("learned that the staging database moved", importance=0.9, created_at=yesterday + 3600)
+    engram.remember("minor note about lunch", importance=0.1, created_at=yesterday + 7200)
+    engram.remember("today's note is not in yesterday", created_at=day_start(clock.t) + 10)
+    settings = SummarySettings(weekly=False, extractive_items=1)
+    report = summaries.run(engram, settings, now=clock.t)
+    assert report.changed == 1
+    (summary,) = summaries.list_summaries(engram)
+    assert summary.type == "summary" and "staging database moved" in summary.content
+    assert "lunch" not in summary.content and "(and 1 more)" in summary.content
+    meta = summary.metadata
+    assert (meta["period_type"], meta["source_memory_count"], meta["method"]) == ("daily", 2, "extractive")
+    assert (meta["period_start"], meta["period_end"]) == (yesterday, yesterday + DAY)
+    assert summary.key == f"summary:daily:{dt.datetime.fromtimestamp(yesterday, dt.UTC):%Y-%m-%d}"
+    assert summaries.run(engram, settings, now=clock.t).changed == 0  # idempotent
+    hits = engram.recall("staging database summary")
+    assert summary.id in [h.memory.id for h in hits]
+
+
+def test_llm_summarizer_is_used_and_failure_falls_back(make_engram, clock):
+    engram = make_engram("sqlite")
+    start = day_start(clock.t) - DAY
+    engram.remember("one", created_at=start + 1)
+    engram.remember("two", created_at=start + 2)
+    llm = EchoSummarizer()
+    summaries.run(engram, SummarySettings(weekly=False), now=clock.t, summarizer=llm)
+    (s,) = summaries.list_summaries(engram, "daily")
+    assert llm.calls == [["one", "two"]] and "LLM summary of 2 notes" in s.content and s.metadata["method"] == "llm"
+    other = make_engram("inmemory")
+    other.remember("three", created_at=start + 3)
+    summaries.run(other, SummarySettings(weekly=False), now=clock.t, summarizer=BrokenSummarizer())
+    (s2,) = summaries.list_summaries(other)
+    assert s2.metadata["method"] == "extractive" and "- three" in s2.content
+
+
+def test_weekly_periods_are_iso_weeks_and_only_ended_ones():
+    monday = dt.datetime(2027, 1, 11, tzinfo=dt.UTC).timestamp()
+    periods = summaries.periods_ending_by(monday + 3 * DAY, "weekly", 14)
+    assert [p.start for p in periods] == [monday - 7 * DAY, monday - 14 * DAY]
+    assert all(p.end - p.start == 7 * DAY for p in periods)
+    daily = summaries.periods_ending_by(monday + 5, "daily", 2)
+    assert [p.end for p in daily] == [monday, monday - DAY]
+
+
+def test_extractive_respects_max_chars():
+    from engram.model import Memory
+
+    memories = [Memory(id=str(i), key=str(i), content="word " * 100, created_at=i) for i in range(5)]
+    text = summaries.extractive(memories, items=5, max_chars=150)
+    assert len(text) <= 150
+
+
+def test_list_summaries_rejects_unknown_period(make_engram):
+    from engram.errors import ValidationError
+
+    with pytest.raises(ValidationError) as err:
+        summaries.list_summaries(make_engram("inmemory"), "monthly")
+    assert err.value.field == "period_type"
+
+
+def test_consolidation_merges_near_duplicates(backend, make_engram, clock, embedder):
+    engram = make_engram(backend, embedder=embedder)
+    a = engram.remember("The user prefers dark mode in the editor", key="a", tags="ui", importance=0.4).memory
+    b = engram.remember("the user prefers DARK MODE in the editor!", key="b", tags="prefs", importance=0.8).memory
+    c = engram.remember("Dark mode in the editor: the user prefers it", key="c", importance=0.2).memory
+    other = engram.remember("The build uses Python 3.11", key="other").memory
+    session_copy = engram.for_agent("default", "s").remember(
+        "The user prefers dark mode in the editor", scope="session").memory
+    engram.link("c", "other")
+    engram.store.touch([a.id], clock.t)
+    report = consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t)
+    assert sorted(m.key for m in report.removed) == ["a", "c"]
+    survivor = engram.get("b")
+    assert survivor.id == b.id  # the most important member survives
+    assert set(survivor.tags) == {"prefs", "ui"}
+    assert survivor.importance == 0.8
+    assert other.id in survivor.links  # c's link moved to the survivor
+    merged = {h["key"]: h["content"] for h in survivor.metadata["merged_from"]}
+    assert merged == {"a": a.content, "c": c.content}
+    assert survivor.metadata["merged_recall_count"] == 1
+    assert engram.store.get_many([session_copy.id])  # another scope is never merged in
+    assert consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed == ()
+
+
+def test_consolidation_below_threshold_and_without_vectors_does_nothing(make_engram, clock, embedder):
+    engram = make_engram("sqlite")  # no embedder: no vectors, nothing compared
+    engram.remember("same words here")
+    engram.remember("same words here again")
+    assert consolidate.run(engram, ConsolidationSettings(threshold=0.5), now=clock.t).removed == ()
+    with_vectors = make_engram("inmemory", embedder=embedder)
+    with_vectors.remember("apples and pears")
+    with_vectors.remember("apples and plums")
+    assert consolidate.run(with_vectors, ConsolidationSettings(threshold=0.99), now=clock.t).removed == ()
