@@ -140,14 +140,27 @@ class Embedder:
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise ValidationError(f"texts[{i}]", f"is {type(t).__name__}, not str")
+        return self._embed(texts, progress, query=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One vector, float32 ``(dims,)``, unit length, for a search query. Raises as :meth:`embed`.
+
+        Uses the provider's ``embed_query`` when it has one (the local model runs queries on one
+        thread); otherwise the same call as :meth:`embed`.
+        """
+        if not isinstance(text, str):
+            raise ValidationError("text", f"is {type(text).__name__}, not str")
+        return self._embed([text], None, query=True)[0]
+
+    def _embed(self, texts: list[str], progress: Callable[[int, int], None] | None, *, query: bool) -> np.ndarray:
         dims = self.identity.dims
         out = np.empty((len(texts), dims), dtype=np.float32)
         if not texts:
             return out
-
+        ident = str(self.identity)
         todo = list(range(len(texts)))
         if self.cache is not None:
-            found = self.cache.get_many(str(self.identity), texts)
+            found = self.cache.get_many(ident, texts)
             todo = []
             for i, t in enumerate(texts):
                 vec = found.get(t)
@@ -165,37 +178,27 @@ class Embedder:
         for i in todo:
             unique.setdefault(texts[i], []).append(i)
         pending = list(unique)
+        query_fn = getattr(self.provider, "embed_query", None) if query else None
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start : start + self.batch_size]
-            vectors = self._normalise(self._checked(self._call(batch), len(batch)))
+            vectors = self._normalise(self._checked(self._call(batch, query_fn), len(batch)))
             for text, vec in zip(batch, vectors, strict=True):
                 for i in unique[text]:
                     out[i] = vec
             if self.cache is not None:
-                self.cache.put_many(str(self.identity), batch, vectors)
+                self.cache.put_many(ident, batch, vectors)
             done += sum(len(unique[t]) for t in batch)
             if progress is not None:
                 progress(done, total)
         return out
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """One vector, float32 ``(dims,)``, unit length. Raises as :meth:`embed`."""
-        if not isinstance(text, str):
-            raise ValidationError("text", f"is {type(text).__name__}, not str")
-        query = getattr(self.provider, "embed_query", None)
-        if query is not None and (self.cache is None):
-            # Providers with a dedicated query path (the local model uses one thread for it).
-            vec = self._normalise(self._checked(self._call([text], query_fn=query), 1))
-            return vec[0]
-        return self.embed([text])[0]
-
     # -- internals -------------------------------------------------------------------------
 
-    def _call(self, batch: list[str], query_fn: Callable | None = None) -> object:
+    def _call(self, batch: list[str], query_fn: Callable[[str], object] | None = None) -> object:
         attempt = 0
         while True:
             try:
-                if query_fn is not None:
+                if query_fn is not None and len(batch) == 1:
                     return [query_fn(batch[0])]
                 return self.provider.embed_batch(batch)
             except TransientEmbeddingError as exc:
