@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engram.embed import Embedder
 from engram.embed.local import RUNTIMES, LocalProvider, load_model, missing_packages
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo-dev.json"
@@ -129,11 +130,8 @@ def main() -> None:
         row: dict = {"model": RUNTIMES[runtime][0]}
         row["load_s"] = statistics.median(cold_load_s(runtime) for _ in range(3))
         p = LocalProvider(runtime)
-        model = load_model(runtime)
-
-        def embed(texts: list[str], _m=model) -> np.ndarray:
-            out = np.concatenate([_m.encode(texts[i : i + 64], query=False) for i in range(0, len(texts), 64)])
-            return out / np.linalg.norm(out, axis=1, keepdims=True)
+        load_model(runtime)
+        embed = Embedder(p, batch_size=64).embed  # the real path: length-sorted batches of 64
 
         for q in queries[:10]:
             p.embed_query(q)

@@ -177,7 +177,8 @@ class Embedder:
         unique: dict[str, list[int]] = {}
         for i in todo:
             unique.setdefault(texts[i], []).append(i)
-        pending = list(unique)
+        # Batches of similar length waste less work on padding (local models pad to the longest).
+        pending = sorted(unique, key=len)
         query_fn = getattr(self.provider, "embed_query", None) if query else None
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start : start + self.batch_size]
