@@ -156,21 +156,45 @@ def main() -> None:
             cos = np.sum(ref * vecs, axis=1)
             nn = neighbours(vecs)
             overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ref_nn, nn, strict=True)])
-            results[runtime].update(cos_mean=float(cos.mean()), cos_min=float(cos.min()), top10=float(overlap))
+            results[runtime].update(
+                cos_mean=float(cos.mean()), cos_min=float(cos.min()), top10=float(overlap)
+            )
 
     n_q = sum(len(c["queries"]) for c in convs)
     print(f"all-MiniLM-L6-v2 runtimes: {len(sentences)} LoCoMo turns, {n_q} questions (cat 1-4)")
-    head = ("runtime", "model", "load s", "query ms", "p95 ms", "batch64/s", "installed MB",
-            "cos mean", "cos min", "top10 overlap", "Recall@10")
+    head = (
+        "runtime",
+        "model",
+        "load s",
+        "query ms",
+        "p95 ms",
+        "batch64/s",
+        "installed MB",
+        "cos mean",
+        "cos min",
+        "top10 overlap",
+        "Recall@10",
+    )
     print(" | ".join(head))
     print(" | ".join("---" for _ in head))
     for runtime, r in results.items():
-        print(" | ".join([
-            runtime, r["model"], f"{r['load_s']:.2f}", f"{r['query_ms']:.1f}", f"{r['query_p95_ms']:.1f}",
-            f"{r['batch64_per_s']:.0f}", f"{r['size_mb']:.0f}",
-            f"{r.get('cos_mean', float('nan')):.4f}", f"{r.get('cos_min', float('nan')):.4f}",
-            f"{r.get('top10', float('nan')):.3f}", f"{r['recall10']:.3f}",
-        ]))
+        print(
+            " | ".join(
+                [
+                    runtime,
+                    r["model"],
+                    f"{r['load_s']:.2f}",
+                    f"{r['query_ms']:.1f}",
+                    f"{r['query_p95_ms']:.1f}",
+                    f"{r['batch64_per_s']:.0f}",
+                    f"{r['size_mb']:.0f}",
+                    f"{r.get('cos_mean', float('nan')):.4f}",
+                    f"{r.get('cos_min', float('nan')):.4f}",
+                    f"{r.get('top10', float('nan')):.3f}",
+                    f"{r['recall10']:.3f}",
+                ]
+            )
+        )
     for runtime in skipped:
         print(f"{runtime}: skipped (missing {', '.join(missing_packages(runtime))})")
 

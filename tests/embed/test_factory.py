@@ -42,7 +42,9 @@ def test_auto_falls_back_to_openai_with_a_key(no_local, server):
 
 
 def test_auto_falls_back_to_gemini_then_nothing(no_local, server):
-    emb = create_embedder(EmbeddingSettings(provider="auto", base_url=server.url), env={"GOOGLE_API_KEY": API_KEY})
+    emb = create_embedder(
+        EmbeddingSettings(provider="auto", base_url=server.url), env={"GOOGLE_API_KEY": API_KEY}
+    )
     assert emb.identity.provider == "gemini" and emb.embed(["hi"]).shape == (1, 768)
     assert create_embedder(EmbeddingSettings(provider="auto"), env={}) is None
     assert detect_provider(EmbeddingSettings(), env={}) is None
@@ -55,8 +57,9 @@ def test_local_without_its_packages_names_the_extra(no_local):
 
 def test_ollama_host_env_and_settings_key_win_over_env(server, tmp_path):
     host = server.url.removeprefix("http://")
-    emb = create_embedder(EmbeddingSettings(provider="ollama"), cache_path=tmp_path / "c.db",
-                          env={"OLLAMA_HOST": host})
+    emb = create_embedder(
+        EmbeddingSettings(provider="ollama"), cache_path=tmp_path / "c.db", env={"OLLAMA_HOST": host}
+    )
     emb.embed(["x"])
     emb.embed(["x"])
     assert len(server.requests) == 1 and (tmp_path / "c.db").exists()

@@ -27,7 +27,9 @@ def make(request, server, sleeps):
     factory, dims = PROVIDERS[name]
 
     def build(batch_size: int = 64, max_retries: int = 3, **kw) -> Embedder:
-        return Embedder(factory(server.url, **kw), batch_size=batch_size, max_retries=max_retries, sleep=sleeps)
+        return Embedder(
+            factory(server.url, **kw), batch_size=batch_size, max_retries=max_retries, sleep=sleeps
+        )
 
     build.name, build.dims = name, dims
     return build
@@ -104,8 +106,11 @@ def test_timeout_is_retried(make, server, sleeps):
 
 @pytest.mark.parametrize("name", ["openai", "gemini"])
 def test_wrong_key_is_401_without_retry(name, server, sleeps):
-    provider = (OpenAIProvider(base_url=server.url + "/v1", api_key="sk-wrong") if name == "openai"
-                else GeminiProvider(base_url=server.url, api_key="wrong"))
+    provider = (
+        OpenAIProvider(base_url=server.url + "/v1", api_key="sk-wrong")
+        if name == "openai"
+        else GeminiProvider(base_url=server.url, api_key="wrong")
+    )
     with pytest.raises(EmbeddingError) as info:
         Embedder(provider, sleep=sleeps).embed(["hello"])
     assert "401" in str(info.value) and "Incorrect API key" in str(info.value)

@@ -110,7 +110,8 @@ def create_embedder(
     provider = create_provider(settings, name, env)
     if settings.dims is not None and provider.identity.dims != settings.dims:
         raise ConfigError(
-            f"embeddings.dims is {settings.dims} but {provider.identity} makes {provider.identity.dims}-d vectors"
+            f"embeddings.dims is {settings.dims} but {provider.identity} makes "
+            f"{provider.identity.dims}-d vectors"
         )
     cache = EmbeddingCache(cache_path) if settings.cache else None
     return Embedder(provider, batch_size=settings.batch_size, cache=cache, max_retries=settings.max_retries)

@@ -82,7 +82,9 @@ class HTTPProvider:
         except httpx.TimeoutException as exc:
             raise TransientEmbeddingError(f"{ident}: request timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
-            raise TransientEmbeddingError(f"{ident}: connection failed ({type(exc).__name__}: {exc})") from exc
+            raise TransientEmbeddingError(
+                f"{ident}: connection failed ({type(exc).__name__}: {exc})"
+            ) from exc
         status = resp.status_code
         if status == 429 or status >= 500:
             raise TransientEmbeddingError(
@@ -95,7 +97,9 @@ class HTTPProvider:
         try:
             return resp.json()
         except ValueError as exc:
-            raise EmbeddingError(f"{ident}: HTTP {status} with a body that is not JSON: {resp.text[:120]!r}") from exc
+            raise EmbeddingError(
+                f"{ident}: HTTP {status} with a body that is not JSON: {resp.text[:120]!r}"
+            ) from exc
 
     def _malformed(self, what: str) -> EmbeddingError:
         return EmbeddingError(f"{self.identity}: malformed response: {what}")

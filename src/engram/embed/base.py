@@ -122,9 +122,7 @@ class Embedder:
     def __repr__(self) -> str:
         return f"Embedder({self.identity})"
 
-    def embed(
-        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
-    ) -> np.ndarray:
+    def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Vectors for ``texts`` as float32 ``(n, dims)``, each row of unit length.
 
         ``progress(done, total)`` is called after each batch (cached texts count as done at once).
@@ -152,7 +150,9 @@ class Embedder:
             raise ValidationError("text", f"is {type(text).__name__}, not str")
         return self._embed([text], None, query=True)[0]
 
-    def _embed(self, texts: list[str], progress: Callable[[int, int], None] | None, *, query: bool) -> np.ndarray:
+    def _embed(
+        self, texts: list[str], progress: Callable[[int, int], None] | None, *, query: bool
+    ) -> np.ndarray:
         dims = self.identity.dims
         out = np.empty((len(texts), dims), dtype=np.float32)
         if not texts:
@@ -211,8 +211,9 @@ class Embedder:
                 delay *= 0.5 + random.random() / 2  # jitter so clients do not retry in lockstep
                 if exc.retry_after is not None:
                     delay = min(max(delay, exc.retry_after), max(self.max_backoff_s, exc.retry_after))
-                log.warning("%s: transient failure (%s); retry %d in %.2fs", self.identity, exc,
-                            attempt + 1, delay)
+                log.warning(
+                    "%s: transient failure (%s); retry %d in %.2fs", self.identity, exc, attempt + 1, delay
+                )
                 self._sleep(delay)
                 attempt += 1
 
@@ -222,12 +223,11 @@ class Embedder:
         except (TypeError, ValueError) as exc:
             raise EmbeddingError(f"{self.identity}: provider returned vectors that are not numbers") from exc
         if arr.ndim != 2 or arr.shape[0] != expected:
-            raise EmbeddingError(
-                f"{self.identity}: provider returned {arr.shape} for {expected} texts"
-            )
+            raise EmbeddingError(f"{self.identity}: provider returned {arr.shape} for {expected} texts")
         if arr.shape[1] != self.identity.dims:
             raise DimensionError(
-                "embedding", f"{self.identity.provider} returned {arr.shape[1]}-d vectors",
+                "embedding",
+                f"{self.identity.provider} returned {arr.shape[1]}-d vectors",
                 f"{self.identity.dims} dimensions ({self.identity})",
             )
         if not np.all(np.isfinite(arr)):

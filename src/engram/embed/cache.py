@@ -102,8 +102,8 @@ class EmbeddingCache:
                     for start in range(0, len(hashes), 500):
                         chunk = hashes[start : start + 500]
                         rows = db.execute(
-                            "SELECT text_hash, vector FROM embedding_cache WHERE identity = ? AND text_hash IN "
-                            f"({','.join('?' * len(chunk))})",
+                            "SELECT text_hash, vector FROM embedding_cache"
+                            f" WHERE identity = ? AND text_hash IN ({','.join('?' * len(chunk))})",
                             [identity, *chunk],
                         ).fetchall()
                         for h, blob in rows:
@@ -136,7 +136,8 @@ class EmbeddingCache:
             try:
                 db.execute("BEGIN IMMEDIATE")
                 db.executemany(
-                    "INSERT OR REPLACE INTO embedding_cache (identity, text_hash, vector) VALUES (?, ?, ?)", rows
+                    "INSERT OR REPLACE INTO embedding_cache (identity, text_hash, vector) VALUES (?, ?, ?)",
+                    rows,
                 )
                 db.execute("COMMIT")
             except sqlite3.Error as exc:

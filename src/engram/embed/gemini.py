@@ -19,8 +19,16 @@ KNOWN_DIMS = {"text-embedding-004": 768, "embedding-001": 768, "gemini-embedding
 
 
 class GeminiProvider(HTTPProvider):
-    def __init__(self, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                 dims: int | None = None, timeout_s: float = 30.0, **_: Any) -> None:
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dims: int | None = None,
+        timeout_s: float = 30.0,
+        **_: Any,
+    ) -> None:
         if not api_key:
             raise ConfigError(
                 "the gemini embedding provider needs an API key: set GEMINI_API_KEY or embeddings.api_key"
@@ -29,8 +37,9 @@ class GeminiProvider(HTTPProvider):
         size = need_dims("gemini", model, dims, KNOWN_DIMS)
         self.identity = EmbeddingIdentity("gemini", model, size)
         self._output_dims = size if dims is not None and KNOWN_DIMS.get(model) != dims else None
-        super().__init__(base_url=base_url or DEFAULT_BASE_URL, timeout_s=timeout_s,
-                         headers={"x-goog-api-key": api_key})
+        super().__init__(
+            base_url=base_url or DEFAULT_BASE_URL, timeout_s=timeout_s, headers={"x-goog-api-key": api_key}
+        )
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         name = f"models/{self.identity.model}"

@@ -145,8 +145,11 @@ class _TorchModel(_Model):
             self._torch.set_num_threads(1 if query else self._batch_threads)
             with self._torch.inference_mode():
                 return self._model.encode(
-                    texts, batch_size=len(texts), convert_to_numpy=True,
-                    normalize_embeddings=False, show_progress_bar=False,
+                    texts,
+                    batch_size=len(texts),
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
                 )
 
 

@@ -19,17 +19,30 @@ KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "t
 
 
 class OpenAIProvider(HTTPProvider):
-    def __init__(self, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                 dims: int | None = None, timeout_s: float = 30.0, **_: Any) -> None:
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dims: int | None = None,
+        timeout_s: float = 30.0,
+        **_: Any,
+    ) -> None:
         if not api_key:
-            raise ConfigError("the openai embedding provider needs an API key: set OPENAI_API_KEY or embeddings.api_key")
+            raise ConfigError(
+                "the openai embedding provider needs an API key: set OPENAI_API_KEY or embeddings.api_key"
+            )
         model = model or DEFAULT_MODEL
         size = need_dims("openai", model, dims, KNOWN_DIMS)
         self.identity = EmbeddingIdentity("openai", model, size)
         # Only text-embedding-3 models accept a reduced size.
         self._dimensions = size if dims is not None and KNOWN_DIMS.get(model) != dims else None
-        super().__init__(base_url=base_url or DEFAULT_BASE_URL, timeout_s=timeout_s,
-                         headers={"Authorization": f"Bearer {api_key}"})
+        super().__init__(
+            base_url=base_url or DEFAULT_BASE_URL,
+            timeout_s=timeout_s,
+            headers={"Authorization": f"Bearer {api_key}"},
+        )
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         body: dict[str, Any] = {"model": self.identity.model, "input": texts}

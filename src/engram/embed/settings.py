@@ -35,7 +35,9 @@ class EmbeddingSettings(BaseModel):
     def _known_provider(cls, value: str) -> str:
         value = value.strip().lower()
         if value not in PROVIDER_CHOICES:
-            raise ValueError(f"unknown embedding provider {value!r}; allowed: {', '.join(PROVIDER_CHOICES[:-1])}")
+            raise ValueError(
+                f"unknown embedding provider {value!r}; allowed: {', '.join(PROVIDER_CHOICES[:-1])}"
+            )
         return value
 
 
@@ -52,8 +54,9 @@ def env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str | No
     return None
 
 
-def with_env_fallbacks(settings: EmbeddingSettings, provider: str,
-                       env: Mapping[str, str] | None = None) -> EmbeddingSettings:
+def with_env_fallbacks(
+    settings: EmbeddingSettings, provider: str, env: Mapping[str, str] | None = None
+) -> EmbeddingSettings:
     """A copy of ``settings`` for ``provider`` with an unset key / base URL taken from the env."""
     env = os.environ if env is None else env
     update: dict[str, object] = {}

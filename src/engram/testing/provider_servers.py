@@ -29,9 +29,14 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 
 MODEL_DIMS = {
-    "text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536,
-    "text-embedding-004": 768, "gemini-embedding-001": 3072,
-    "nomic-embed-text": 768, "mxbai-embed-large": 1024, "all-minilm": 384,
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+    "text-embedding-004": 768,
+    "gemini-embedding-001": 3072,
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+    "all-minilm": 384,
 }
 
 
@@ -83,7 +88,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
         pass  # keep test output quiet
 
-    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None, raw: bytes | None = None) -> None:
+    def _send(
+        self, status: int, body: Any, headers: dict[str, str] | None = None, raw: bytes | None = None
+    ) -> None:
         data = raw if raw is not None else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -118,18 +125,27 @@ class _Handler(BaseHTTPRequestHandler):
 
         def error(status: int, message: str, extra: dict[str, str] | None = None) -> None:
             record.status = status
-            payload = {"error": message} if provider == "ollama" else {"error": {"message": message, "code": status}}
+            payload = (
+                {"error": message}
+                if provider == "ollama"
+                else {"error": {"message": message, "code": status}}
+            )
             self._send(status, payload, extra)
 
         key = self.state.api_key
         if key is not None and provider != "ollama":
-            given = (headers.get("authorization", "").removeprefix("Bearer ") if provider == "openai"
-                     else headers.get("x-goog-api-key") or parse_qs(url.query).get("key", [""])[0])
+            given = (
+                headers.get("authorization", "").removeprefix("Bearer ")
+                if provider == "openai"
+                else headers.get("x-goog-api-key") or parse_qs(url.query).get("key", [""])[0]
+            )
             if given != key:
                 error(401, "Incorrect API key provided")
                 return
         if fault is not None and fault.kind == "status" and fault.status >= 400:
-            error(fault.status, fault.message, {"Retry-After": fault.retry_after} if fault.retry_after else None)
+            error(
+                fault.status, fault.message, {"Retry-After": fault.retry_after} if fault.retry_after else None
+            )
             return
         if fault is not None and fault.kind == "sleep":
             threading.Event().wait(fault.delay_s)
@@ -142,11 +158,20 @@ class _Handler(BaseHTTPRequestHandler):
             if provider == "openai":
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 dims = body.get("dimensions") or MODEL_DIMS.get(body["model"], 1536)
-                data = [{"object": "embedding", "index": i, "embedding": bag_of_words_vector(t, dims - short)}
-                        for i, t in enumerate(texts)]
+                data = [
+                    {"object": "embedding", "index": i, "embedding": bag_of_words_vector(t, dims - short)}
+                    for i, t in enumerate(texts)
+                ]
                 data.reverse()  # the real API may answer out of order; clients must sort by index
-                self._send(200, {"object": "list", "data": data, "model": body["model"],
-                                 "usage": {"prompt_tokens": 0, "total_tokens": 0}})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body["model"],
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                    },
+                )
             elif provider == "gemini":
                 out = []
                 for req in body["requests"]:
@@ -157,8 +182,13 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 dims = MODEL_DIMS.get(body["model"].removesuffix(":latest"), 768)
-                self._send(200, {"model": body["model"],
-                                 "embeddings": [bag_of_words_vector(t, dims - short) for t in texts]})
+                self._send(
+                    200,
+                    {
+                        "model": body["model"],
+                        "embeddings": [bag_of_words_vector(t, dims - short) for t in texts],
+                    },
+                )
         except (KeyError, TypeError, AttributeError) as exc:
             error(400, f"invalid request body: {exc!r}")
 
