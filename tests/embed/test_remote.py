@@ -68,6 +68,13 @@ def test_retry_then_success_honours_retry_after(make, server, sleeps):
     assert sleeps.calls[0] >= 2.0  # the server's Retry-After wins over a shorter backoff
 
 
+def test_retry_after_beyond_patience_fails_at_once(make, server, sleeps):
+    server.fail(Fault(429, retry_after="86400", message="daily quota exceeded"))
+    with pytest.raises(EmbeddingError, match="asked to wait 86400s.*daily quota"):
+        make().embed(["hello"])
+    assert len(server.requests) == 1 and sleeps.calls == []
+
+
 def test_retries_exhausted_raise_with_context(make, server, sleeps):
     server.fail(*[Fault(500, message="upstream exploded")] * 3)
     with pytest.raises(EmbeddingError) as info:

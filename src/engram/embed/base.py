@@ -103,6 +103,7 @@ class Embedder:
         max_retries: int = 3,
         backoff_s: float = 0.5,
         max_backoff_s: float = 30.0,
+        max_retry_after_s: float = 120.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if batch_size < 1:
@@ -116,6 +117,7 @@ class Embedder:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
+        self.max_retry_after_s = max_retry_after_s
         self._sleep = sleep
         self._lock = threading.Lock()
 
@@ -210,7 +212,12 @@ class Embedder:
                 delay = min(self.max_backoff_s, self.backoff_s * (2**attempt))
                 delay *= 0.5 + random.random() / 2  # jitter so clients do not retry in lockstep
                 if exc.retry_after is not None:
-                    delay = min(max(delay, exc.retry_after), max(self.max_backoff_s, exc.retry_after))
+                    if exc.retry_after > self.max_retry_after_s:
+                        raise EmbeddingError(
+                            f"{self.identity}: the server asked to wait {exc.retry_after:.0f}s "
+                            f"(more than {self.max_retry_after_s:.0f}s): {exc}"
+                        ) from exc
+                    delay = max(delay, exc.retry_after)
                 log.warning(
                     "%s: transient failure (%s); retry %d in %.2fs", self.identity, exc, attempt + 1, delay
                 )
