@@ -10,6 +10,7 @@ API_KEY = "sk-test-0123456789"
 
 @pytest.fixture(scope="session")
 def provider_server():
+    pytest.importorskip("httpx")
     with ProviderServer(api_key=API_KEY) as server:
         yield server
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
+
+pytest.importorskip("httpx")  # the remote providers' client (extras openai/gemini/ollama)
 
 from engram.embed import Embedder, EmbeddingCache
 from engram.embed.ollama import OllamaProvider

@@ -86,6 +86,7 @@ def test_dims_that_the_model_cannot_make_is_a_config_error(local_embedder):
 
 
 def test_openai_without_key_is_a_config_error():
+    pytest.importorskip("httpx")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         create_embedder(EmbeddingSettings(provider="openai"), env={})
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytest.importorskip("httpx")  # the remote providers' client (extras openai/gemini/ollama)
+
 from engram.embed import Embedder, EmbeddingIdentity
 from engram.embed.gemini import GeminiProvider
 from engram.embed.ollama import OllamaProvider, normalise_host
