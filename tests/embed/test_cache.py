@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-pytest.importorskip("httpx")  # the remote providers' client (extras openai/gemini/ollama)
+pytest.importorskip("httpx")  # the remote providers' client (extra llm)
 
 from engram.embed import Embedder, EmbeddingCache
 from engram.embed.ollama import OllamaProvider

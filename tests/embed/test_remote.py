@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("httpx")  # the remote providers' client (extras openai/gemini/ollama)
+pytest.importorskip("httpx")  # the remote providers' client (extra llm)
 
 from engram.embed import Embedder, EmbeddingIdentity
 from engram.embed.gemini import GeminiProvider

@@ -28,9 +28,9 @@ PROVIDERS: dict[str, str] = {
 }
 # Packages a provider's module needs before it can be imported: (import name, pip name, extra).
 _NEEDS: dict[str, tuple[str, str, str]] = {
-    "openai": ("httpx", "httpx", "openai"),
-    "gemini": ("httpx", "httpx", "gemini"),
-    "ollama": ("httpx", "httpx", "ollama"),
+    "openai": ("httpx", "httpx", "llm"),
+    "gemini": ("httpx", "httpx", "llm"),
+    "ollama": ("httpx", "httpx", "llm"),
 }
 
 
