@@ -1,0 +1,133 @@
+"""Embedding providers and the :class:`Embedder` every caller uses.
+
+Providers are registered by name as ``"module:Class"`` and imported only when chosen, so an
+optional package (onnxruntime, httpx, torch) is needed only by the provider that uses it.
+:func:`create_embedder` turns :class:`EmbeddingSettings` into an :class:`Embedder`, or None when
+embeddings are off (recall then falls back to full text).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from engram.embed.base import Embedder, EmbeddingIdentity, EmbeddingProvider, TransientEmbeddingError
+from engram.embed.cache import EmbeddingCache
+from engram.embed.settings import EmbeddingSettings, env_api_key, with_env_fallbacks
+from engram.errors import ConfigError, MissingDependencyError
+
+PROVIDERS: dict[str, str] = {
+    "local": "engram.embed.local:LocalProvider",
+    "openai": "engram.embed.openai:OpenAIProvider",
+    "gemini": "engram.embed.gemini:GeminiProvider",
+    "ollama": "engram.embed.ollama:OllamaProvider",
+}
+# Packages a provider's module needs before it can be imported: (import name, pip name, extra).
+_NEEDS: dict[str, tuple[str, str, str]] = {
+    "openai": ("httpx", "httpx", "llm"),
+    "gemini": ("httpx", "httpx", "llm"),
+    "ollama": ("httpx", "httpx", "llm"),
+}
+
+
+def register_provider(name: str, target: str) -> None:
+    """Make a provider available under ``name``; ``target`` is ``"package.module:Class"``."""
+    PROVIDERS[name] = target
+
+
+def provider_class(name: str) -> type:
+    """Import and return the provider class registered as ``name``.
+
+    Raises:
+        ConfigError: no provider has that name.
+        MissingDependencyError: the provider's optional package is not installed.
+    """
+    try:
+        target = PROVIDERS[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown embedding provider {name!r} (allowed: {', '.join(PROVIDERS)}, auto, none)"
+        ) from None
+    if name in _NEEDS and importlib.util.find_spec(_NEEDS[name][0]) is None:
+        module, package, extra = _NEEDS[name]
+        raise MissingDependencyError(f"the {name} embedding provider", extra, package)
+    module_name, _, cls_name = target.partition(":")
+    return getattr(importlib.import_module(module_name), cls_name)
+
+
+def detect_provider(settings: EmbeddingSettings, env: Mapping[str, str] | None = None) -> str | None:
+    """What ``provider="auto"`` means here: the local model if its packages are installed, else
+    OpenAI if a key is set, else Gemini if a key is set, else None (no embeddings)."""
+    from engram.embed.local import available_runtime
+
+    env = os.environ if env is None else env
+    if available_runtime() is not None:
+        return "local"
+    if settings.api_key is not None or env_api_key("openai", env):
+        return "openai"
+    if env_api_key("gemini", env):
+        return "gemini"
+    return None
+
+
+def create_provider(settings: EmbeddingSettings, name: str, env: Mapping[str, str] | None = None) -> Any:
+    """Build the named provider from settings (with the env fallbacks for key and base URL)."""
+    resolved = with_env_fallbacks(settings, name, env)
+    cls = provider_class(name)
+    return cls(
+        model=resolved.model,
+        base_url=resolved.base_url,
+        api_key=resolved.api_key.get_secret_value() if resolved.api_key else None,
+        dims=resolved.dims,
+        timeout_s=resolved.timeout_s,
+    )
+
+
+def create_embedder(
+    settings: EmbeddingSettings, *, cache_path: Path | None = None, env: Mapping[str, str] | None = None
+) -> Embedder | None:
+    """The :class:`Embedder` the settings ask for, or None when embeddings are off.
+
+    ``cache_path`` is the SQLite file of the persistent cache (used when ``settings.cache``);
+    without it the cache is in-process only.
+
+    Raises:
+        ConfigError: unknown provider, missing key, or a model without a known size.
+        MissingDependencyError: the provider's optional package is not installed.
+    """
+    name = settings.provider
+    if name in ("none", ""):
+        return None
+    if name == "auto":
+        detected = detect_provider(settings, env)
+        if detected is None:
+            return None
+        name = detected
+    provider = create_provider(settings, name, env)
+    if settings.dims is not None and provider.identity.dims != settings.dims:
+        raise ConfigError(
+            f"embeddings.dims is {settings.dims} but {provider.identity} makes "
+            f"{provider.identity.dims}-d vectors"
+        )
+    cache = EmbeddingCache(cache_path) if settings.cache else None
+    return Embedder(provider, batch_size=settings.batch_size, cache=cache, max_retries=settings.max_retries)
+
+
+__all__ = [
+    "PROVIDERS",
+    "Embedder",
+    "EmbeddingCache",
+    "EmbeddingIdentity",
+    "EmbeddingProvider",
+    "EmbeddingSettings",
+    "TransientEmbeddingError",
+    "create_embedder",
+    "create_provider",
+    "detect_provider",
+    "provider_class",
+    "register_provider",
+]

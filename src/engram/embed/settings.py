@@ -1,0 +1,72 @@
+"""Embedding settings: which provider, which model, where, and how patiently.
+
+The core's config nests this model as ``embeddings`` (so ``ENGRAM_EMBEDDINGS__PROVIDER`` etc. set
+it). The providers' usual variables are honoured as fallbacks only, in :func:`with_env_fallbacks`:
+``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``, ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, ``OLLAMA_HOST``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+PROVIDER_CHOICES = ("local", "openai", "gemini", "ollama", "auto", "none", "")
+
+
+class EmbeddingSettings(BaseModel):
+    """How engram embeds text. ``provider="none"`` turns vectors off (recall uses full text)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    provider: str = Field("local", description="local | openai | gemini | ollama | auto | none")
+    model: str | None = Field(None, description="provider's model; None = the provider's default")
+    base_url: str | None = Field(None, description="API root; None = the provider's default")
+    api_key: SecretStr | None = Field(None, description="API key; falls back to the provider's env var")
+    dims: int | None = Field(None, gt=0, description="vector size; None = the model's known size")
+    batch_size: int = Field(64, ge=1, le=2048)
+    timeout_s: float = Field(30.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+    cache: bool = Field(True, description="keep vectors in a persistent cache keyed by model and text")
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        value = value.strip().lower()
+        if value not in PROVIDER_CHOICES:
+            raise ValueError(
+                f"unknown embedding provider {value!r}; allowed: {', '.join(PROVIDER_CHOICES[:-1])}"
+            )
+        return value
+
+
+_KEY_VARS = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
+_URL_VARS = {"openai": ("OPENAI_BASE_URL",), "ollama": ("OLLAMA_HOST",)}
+
+
+def env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The provider's key from its usual environment variables, if one is set."""
+    env = os.environ if env is None else env
+    for var in _KEY_VARS.get(provider, ()):
+        if env.get(var):
+            return env[var]
+    return None
+
+
+def with_env_fallbacks(
+    settings: EmbeddingSettings, provider: str, env: Mapping[str, str] | None = None
+) -> EmbeddingSettings:
+    """A copy of ``settings`` for ``provider`` with an unset key / base URL taken from the env."""
+    env = os.environ if env is None else env
+    update: dict[str, object] = {}
+    if settings.api_key is None:
+        key = env_api_key(provider, env)
+        if key:
+            update["api_key"] = SecretStr(key)
+    if settings.base_url is None:
+        for var in _URL_VARS.get(provider, ()):
+            if env.get(var):
+                update["base_url"] = env[var]
+                break
+    return settings.model_copy(update=update) if update else settings

@@ -1,0 +1,99 @@
+"""The persistent cache, proven by counting the requests a real server received."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+pytest.importorskip("httpx")  # the remote providers' client (extra llm)
+
+from engram.embed import Embedder, EmbeddingCache
+from engram.embed.ollama import OllamaProvider
+from engram.embed.openai import OpenAIProvider
+
+from .conftest import API_KEY
+
+
+def ollama(server, cache, **kw):
+    return Embedder(OllamaProvider(base_url=server.url), cache=cache, **kw)
+
+
+def test_second_call_is_served_from_cache(server, tmp_path):
+    emb = ollama(server, EmbeddingCache(tmp_path / "cache.db"))
+    first = emb.embed(["alpha beta", "gamma delta"])
+    assert len(server.requests) == 1
+    again = emb.embed(["gamma delta", "alpha beta"])
+    assert len(server.requests) == 1
+    assert np.array_equal(again, first[::-1])
+    q = emb.embed_query("alpha beta")
+    assert len(server.requests) == 1 and np.array_equal(q, first[0])
+
+
+def test_only_missing_texts_are_requested(server, tmp_path):
+    emb = ollama(server, EmbeddingCache(tmp_path / "cache.db"))
+    emb.embed(["one", "two"])
+    emb.embed(["one", "two", "three", "three"])
+    assert [r.body["input"] for r in server.requests] == [["one", "two"], ["three"]]
+
+
+def test_persists_across_embedder_instances(server, tmp_path):
+    path = tmp_path / "cache.db"
+    first = ollama(server, EmbeddingCache(path)).embed(["remember me"])
+    second_cache = EmbeddingCache(path)  # a new process would open the file the same way
+    again = ollama(server, second_cache).embed(["remember me"])
+    assert len(server.requests) == 1 and np.array_equal(first, again)
+    assert second_cache.hits == 1 and len(second_cache) == 1
+
+
+def test_identity_is_part_of_the_key(server, tmp_path):
+    cache = EmbeddingCache(tmp_path / "cache.db")
+    ollama(server, cache).embed(["shared text"])
+    oai = Embedder(OpenAIProvider(base_url=server.url + "/v1", api_key=API_KEY), cache=cache)
+    assert oai.embed(["shared text"]).shape == (1, 1536)
+    assert len(server.requests) == 2 and len(cache) == 2
+
+
+def test_file_holds_no_text_and_clear_forgets(server, tmp_path):
+    path = tmp_path / "cache.db"
+    cache = EmbeddingCache(path)
+    emb = ollama(server, cache)
+    emb.embed(["a secret phrase"])
+    cache.close()
+    on_disk = b"".join(f.read_bytes() for f in tmp_path.glob("cache.db*"))
+    assert len(on_disk) > 0 and b"secret" not in on_disk
+    cache.clear("ollama:nomic-embed-text:768")
+    assert len(cache) == 0
+    emb.embed(["a secret phrase"])
+    assert len(server.requests) == 2
+
+
+def test_memory_only_cache_and_lru_bound(server):
+    cache = EmbeddingCache(None, lru_size=2)
+    emb = ollama(server, cache)
+    emb.embed(["a", "b", "c"])
+    assert len(cache) == 2
+    emb.embed(["c"])
+    assert len(server.requests) == 1
+    emb.embed(["a"])
+    assert len(server.requests) == 2
+
+
+def test_concurrent_writers_share_one_file(server, tmp_path):
+    path = tmp_path / "cache.db"
+    errors = []
+
+    def work(n: int) -> None:
+        try:
+            emb = ollama(server, EmbeddingCache(path))
+            emb.embed([f"thread {n} text {i}" for i in range(20)])
+        except Exception as exc:  # noqa: BLE001 - surfaced by the assert below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(EmbeddingCache(path)) == 80

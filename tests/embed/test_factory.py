@@ -1,0 +1,100 @@
+"""create_embedder: provider selection, auto-detection, env fallbacks, settings validation."""
+
+from __future__ import annotations
+
+import pydantic
+import pytest
+
+from engram.embed import EmbeddingIdentity, EmbeddingSettings, create_embedder, detect_provider
+from engram.embed import local as local_mod
+from engram.errors import ConfigError, MissingDependencyError, ValidationError
+
+from .conftest import API_KEY
+
+
+@pytest.fixture
+def no_local(monkeypatch):
+    """Behave as if no local runtime were installed (what a core-only install sees)."""
+    monkeypatch.setattr(local_mod, "missing_packages", lambda runtime: ["onnxruntime"])
+
+
+@pytest.mark.parametrize("provider", ["none", "", "NONE"])
+def test_none_means_no_embedder(provider):
+    assert create_embedder(EmbeddingSettings(provider=provider)) is None
+
+
+def test_default_is_local(local_embedder):
+    emb = create_embedder(EmbeddingSettings(), env={})
+    assert emb is not None and emb.identity.provider == "local" and emb.identity.dims == 384
+
+
+def test_auto_prefers_local_when_installed(local_embedder):
+    emb = create_embedder(EmbeddingSettings(provider="auto"), env={"OPENAI_API_KEY": "sk-x"})
+    assert emb is not None and emb.identity.provider == "local"
+
+
+def test_auto_falls_back_to_openai_with_a_key(no_local, server):
+    env = {"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": server.url + "/v1"}
+    emb = create_embedder(EmbeddingSettings(provider="auto"), env=env)
+    assert str(emb.identity) == "openai:text-embedding-3-small:1536"
+    assert emb.embed(["hi"]).shape == (1, 1536)
+    assert server.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
+
+
+def test_auto_falls_back_to_gemini_then_nothing(no_local, server):
+    emb = create_embedder(
+        EmbeddingSettings(provider="auto", base_url=server.url), env={"GOOGLE_API_KEY": API_KEY}
+    )
+    assert emb.identity.provider == "gemini" and emb.embed(["hi"]).shape == (1, 768)
+    assert create_embedder(EmbeddingSettings(provider="auto"), env={}) is None
+    assert detect_provider(EmbeddingSettings(), env={}) is None
+
+
+def test_local_without_its_packages_names_the_extra(no_local):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'engram\[local\]'"):
+        create_embedder(EmbeddingSettings(provider="local"), env={})
+
+
+def test_ollama_host_env_and_settings_key_win_over_env(server, tmp_path):
+    host = server.url.removeprefix("http://")
+    emb = create_embedder(
+        EmbeddingSettings(provider="ollama"), cache_path=tmp_path / "c.db", env={"OLLAMA_HOST": host}
+    )
+    emb.embed(["x"])
+    emb.embed(["x"])
+    assert len(server.requests) == 1 and (tmp_path / "c.db").exists()
+    emb = create_embedder(
+        EmbeddingSettings(provider="openai", api_key=API_KEY, base_url=server.url + "/v1", cache=False),
+        env={"OPENAI_API_KEY": "sk-from-env"},
+    )
+    emb.embed(["x"])
+    assert emb.cache is None and server.requests[-1].headers["authorization"] == f"Bearer {API_KEY}"
+
+
+def test_settings_hide_the_key_and_refuse_bad_values():
+    s = EmbeddingSettings(provider="openai", api_key="sk-very-secret")
+    assert "sk-very-secret" not in repr(s) and "sk-very-secret" not in str(s.model_dump())
+    with pytest.raises(pydantic.ValidationError):
+        EmbeddingSettings(provider="cohere")
+    with pytest.raises(pydantic.ValidationError):
+        EmbeddingSettings(batch_size=0)
+
+
+def test_dims_that_the_model_cannot_make_is_a_config_error(local_embedder):
+    with pytest.raises(ConfigError, match="384"):
+        create_embedder(EmbeddingSettings(provider="local", dims=512), env={})
+
+
+def test_openai_without_key_is_a_config_error():
+    pytest.importorskip("httpx")
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        create_embedder(EmbeddingSettings(provider="openai"), env={})
+
+
+def test_identity_round_trip():
+    ident = EmbeddingIdentity("ollama", "nomic-embed-text:v1.5", 768)
+    assert str(ident) == "ollama:nomic-embed-text:v1.5:768"
+    assert EmbeddingIdentity.parse(str(ident)) == ident
+    for bad in ["openai", "openai:model", "openai:model:x", ":m:3"]:
+        with pytest.raises(ValidationError):
+            EmbeddingIdentity.parse(bad)
