@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from engram.agent.settings import ChatSettings
+from engram.embed.settings import EmbeddingSettings
 from engram.errors import ConfigError
 from engram.files.settings import FilesSettings
 from engram.history.settings import HistorySettings
@@ -71,6 +72,7 @@ class Settings(BaseSettings):
     max_content_chars: int = Field(8000, ge=1, le=1_000_000)
     busy_timeout_ms: int = Field(30_000, ge=0)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
     files: FilesSettings = Field(default_factory=FilesSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)

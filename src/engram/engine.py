@@ -107,12 +107,15 @@ class Engram:
         """Open the configured backend (settings: arguments > environment > config file > defaults)."""
         settings = settings or load_settings(**overrides)
         store = resolve("memory", settings.backend)(settings, settings.agent)
+        from engram.embed import create_embedder
         from engram.lifecycle.wiring import engine_options
 
+        embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db")
         engram = cls(
             store,
             agent=settings.agent,
             session=settings.session,
+            embedder=embedder,
             recall_settings=settings.recall,
             max_content_chars=settings.max_content_chars,
             **engine_options(settings, store),
