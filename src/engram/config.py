@@ -48,6 +48,9 @@ class RecallSettings(BaseModel):
     # Importance multiplier (1 - w) + w * importance; 0 disables it.
     importance_weight: float = Field(0.0, ge=0.0, le=1.0)
     min_relevance: float = Field(0.0, ge=0.0, le=1.0)
+    # A memory found only by its vector (no word in common) needs at least this cosine similarity:
+    # every memory has *some* cosine to any query, and returning those is padding, not recall.
+    min_similarity: float = Field(0.2, ge=-1.0, le=1.0)
     # Share of a hit's score given to a neighbour reached through a link (depth expansion).
     link_factor: float = Field(0.5, ge=0.0, le=1.0)
     # Maximal marginal relevance: None keeps pure relevance order.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from engram import snapshot
 from engram.config import RecallSettings, Settings, load_settings
-from engram.errors import EngramError, NotFoundError, ValidationError
+from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent
 from engram.ids import key_from_content
 from engram.lifecycle.settings import StrengthenSettings
@@ -468,6 +468,16 @@ class Engram:
         if self.embedder is not None:
             self.embed_missing()
         return result
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Drop every stored vector and embed all memories again with the current embedder
+        (after a model change). Returns how many were embedded; raises ``ConfigError`` when no
+        embedder is configured."""
+        if self.embedder is None:
+            raise ConfigError("reindex needs an embedder: set embeddings.provider (it is 'none')")
+        total = self.store.stats().memories
+        self.store.clear_vectors()
+        return self.embed_missing(lambda done, _: progress(done, total) if progress else None)
 
     def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every memory that has no vector yet; returns how many were embedded."""

@@ -95,7 +95,11 @@ def recall(
             candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
         use_text = True
 
-    hits = _fuse(list(candidates.values()), settings, text_on=use_text, vector_on=vector_ok)
+    pool_candidates = [
+        c for c in candidates.values()
+        if c.text_rank is not None or (c.cosine is not None and c.cosine >= settings.min_similarity)
+    ]
+    hits = _fuse(pool_candidates, settings, text_on=use_text, vector_on=vector_ok)
     hits = [_apply_multipliers(hit, settings, now) for hit in hits]
     threshold = settings.min_relevance if request.min_relevance is None else request.min_relevance
     hits = [hit for hit in hits if hit.score >= threshold and hit.score > 0]
@@ -106,7 +110,7 @@ def recall(
     if request.depth > 0 and hits:
         hits = _expand_links(store, hits, request, settings)
     if not hits:
-        reason = "no memory matched the query" if not candidates else f"no memory scored above {threshold:g}"
+        reason = "no memory matched the query" if not pool_candidates else f"no memory scored above {threshold:g}"
         notes.append(f"nothing relevant: {reason}")
     return RecallResult(tuple(hits), mode=mode, notes=tuple(notes))
 

@@ -342,6 +342,7 @@ class MemoryStoreContract:
         assert store.vector_identity() == "test:hashing:64"
         vector_only = mem.recall("giraffe", mode="vector")
         assert vector_only.mode == "vector" and vector_only.hits[0].memory.id == target.id
+        assert len(vector_only) == 1  # the unrelated memory is below min_similarity: not padding
         hybrid = mem.recall("giraffe savanna")
         assert hybrid.mode == "hybrid" and hybrid.hits[0].memory.id == target.id
         assert hybrid.hits[0].parts.vector > 0.5 and hybrid.hits[0].parts.text == pytest.approx(1.0)
@@ -370,6 +371,12 @@ class MemoryStoreContract:
         assert result.mode == "text" and result.hits
         assert any("reindex" in note for note in result.notes)
         assert switched.remember("banana bread").warnings
+        seen: list[tuple[int, int]] = []
+        assert switched.reindex(lambda done, total: seen.append((done, total))) == 2
+        assert seen[-1] == (2, 2)
+        assert store.vector_identity() == "test:two:64"
+        after = switched.recall("kiwi")
+        assert after.mode == "hybrid" and after.hits[0].memory.content == "kiwi fruit salad" and not after.notes
 
     def test_scope_of_vector_search_is_respected(self, store: MemoryStore, clock: FakeClock) -> None:
         embedder = HashingEmbedder()

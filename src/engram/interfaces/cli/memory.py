@@ -269,10 +269,26 @@ def stats(ctx: typer.Context) -> None:
                              f"p99 {item.p99_ms:.2f} ms  (n={item.count})")
 
 
+def reindex(ctx: typer.Context) -> None:
+    """Re-embed every memory with the configured embedding model (after a model change)."""
+    from rich.progress import Progress
+
+    st = state(ctx)
+    engram = st.engram()
+    with Progress(transient=True, console=render.errors) as bar:
+        task = bar.add_task("embedding", total=None)
+        done = engram.reindex(lambda n, total: bar.update(task, completed=n, total=total))
+    identity = engram.store.vector_identity() or "none"
+    if st.as_json:
+        render.emit_json({"embedded": done, "embedding_identity": identity})
+    else:
+        render.console.print(f"embedded {done} memories with {identity}")
+
+
 def register(app: typer.Typer) -> None:
     for fn, name in (
         (remember, "remember"), (recall, "recall"), (get, "get"), (list_, "list"), (forget, "forget"),
         (link, "link"), (unlink, "unlink"), (neighbours, "neighbours"), (count, "count"), (export, "export"),
-        (import_, "import"), (stats, "stats"),
+        (import_, "import"), (stats, "stats"), (reindex, "reindex"),
     ):
         app.command(name)(fn)
