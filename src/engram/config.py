@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from engram.errors import ConfigError
+from engram.interfaces.settings import ServerSettings
 
 
 def default_home() -> Path:
@@ -66,6 +67,7 @@ class Settings(BaseSettings):
     max_content_chars: int = Field(8000, ge=1, le=1_000_000)
     busy_timeout_ms: int = Field(30_000, ge=0)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod
