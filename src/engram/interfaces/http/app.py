@@ -102,6 +102,6 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
         return HTMLResponse((web / "index.html").read_text("utf-8"))
 
     # Added last = outermost: the size limit refuses a body before anything reads it.
-    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, router_app=app)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

@@ -10,7 +10,7 @@ Scope = dict[str, Any]
 
 
 class BodyTooLarge(Exception):
-    pass
+    """Raised by a reader that finds a body over the limit (answered 413 by the problem handler)."""
 
 
 def _problem(limit: int) -> bytes:
@@ -33,28 +33,31 @@ class BodyLimit:
             await self._refuse(send)
             return
         seen = 0
-        started = False
+        state = {"started": False, "refused": False}
 
         async def limited_receive() -> Any:
             nonlocal seen
+            if state["refused"]:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise BodyTooLarge
+                    # Answer 413 now and tell the app the client went away, so it stops reading.
+                    if not state["started"]:
+                        state["refused"] = True
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: Any) -> None:
-            nonlocal started
+        async def guarded_send(message: Any) -> None:
+            if state["refused"]:
+                return  # the 413 has been sent; whatever the app says now is dropped
             if message["type"] == "http.response.start":
-                started = True
+                state["started"] = True
             await send(message)
 
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except BodyTooLarge:
-            if not started:
-                await self._refuse(send)
+        await self.app(scope, limited_receive, guarded_send)
 
     async def _refuse(self, send: Any) -> None:
         body = _problem(self.max_bytes)

@@ -6,7 +6,6 @@ import time
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from starlette.routing import Match
 
 from engram.engine import Engram
 
@@ -28,19 +27,17 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def _route_name(app: Any, scope: dict[str, Any]) -> str:
-    for route in app.router.routes:
-        match, _ = route.matches(scope)
-        if match is Match.FULL:
-            return str(getattr(route, "path", "other"))
-    return "unmatched"
+def _route_name(scope: dict[str, Any]) -> str:
+    # The router records the matched route in the (shared) scope: label by its template, so
+    # /api/v1/memory/{ref} is one series however many ids are asked for.
+    route = scope.get("route")
+    return str(getattr(route, "path", None) or ("static" if scope["path"].startswith("/static") else "unmatched"))
 
 
 class MetricsMiddleware:
-    def __init__(self, app: Any, metrics: Metrics, router_app: Any) -> None:
+    def __init__(self, app: Any, metrics: Metrics) -> None:
         self.app = app
         self.metrics = metrics
-        self.router_app = router_app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -57,6 +54,6 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, tracking_send)
         finally:
-            route = _route_name(self.router_app, scope)
+            route = _route_name(scope)
             self.metrics.requests.labels(scope["method"], route, str(status[0])).inc()
             self.metrics.latency.labels(scope["method"], route).observe(time.perf_counter() - start)
