@@ -11,6 +11,8 @@ threads, and they only translate arguments into ``Engram`` calls.
 
 from __future__ import annotations
 
+import inspect
+import typing
 import json
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -205,7 +207,6 @@ def _ptrclaw_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             removed = resolve().forget(key)
             return {"forgotten": [m.key for m in removed], "count": len(removed)}
 
-    @server.tool(description="Create (action=link) or remove (action=unlink) a bidirectional link between two keys.")
     def memory_link(
         action: Literal["link", "unlink"],
         from_: Annotated[str, Field(alias="from", description="Key of one entry.")],
@@ -213,6 +214,24 @@ def _ptrclaw_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
     ) -> dict[str, Any]:
         with tool_errors():
             return _link(resolve(), from_, to, action)
+
+    server.add_tool(_keyword_alias(memory_link, "from", "from_"), name="memory_link",
+                    description="Create (action=link) or remove (action=unlink) a bidirectional link between two keys.")
+
+
+def _keyword_alias(fn: Callable[..., Any], wire: str, param: str) -> Callable[..., Any]:
+    """PtrClaw names an argument ``from`` (a Python keyword): the SDK calls tools with the wire
+    name, so rename it to the parameter on the way in; the schema still comes from ``fn``."""
+
+    def call(**kwargs: Any) -> Any:
+        kwargs[param] = kwargs.pop(wire)
+        return fn(**kwargs)
+
+    call.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
+    call.__annotations__ = typing.get_type_hints(fn, include_extras=True)
+    call.__name__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call
 
 
 def _resources(server: MCPServer, resolve: Callable[[], Engram]) -> None:
