@@ -25,6 +25,7 @@ def engine(request: Request, who: Annotated[Caller, Depends(caller)]) -> Engram:
 
 Eng = Annotated[Engram, Depends(engine)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
+Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
 Order = Literal["recent", "oldest", "importance", "accessed"]
 
 
@@ -44,7 +45,7 @@ def list_memories(
     scope: Literal["global", "agent", "session"] | None = None,
     order: Order = "recent",
     limit: Limit = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> dict[str, Any]:
     filters = _filters(category, type, layer, tag, entity)
     items = eng.list(filters, order=order, limit=limit, offset=offset, scope=scope)
@@ -71,7 +72,7 @@ def search(
 
 
 def _type_route(plural: str, type_: str) -> None:
-    def by_type(eng: Eng, limit: Limit = 50, offset: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
+    def by_type(eng: Eng, limit: Limit = 50, offset: Offset = 0) -> dict[str, Any]:
         items = eng.list(Filters(type=type_), limit=limit, offset=offset)
         return {"type": type_, "memories": [present.memory_dict(m) for m in items]}
 
