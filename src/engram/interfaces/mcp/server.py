@@ -12,8 +12,8 @@ threads, and they only translate arguments into ``Engram`` calls.
 from __future__ import annotations
 
 import inspect
-import typing
 import json
+import typing
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Any, Literal

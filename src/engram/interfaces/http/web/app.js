@@ -10,6 +10,7 @@ if (url.searchParams.get("token")) {  // opened from the address `engram serve` 
 }
 let token = sessionStorage.getItem("engram-token") || "";
 let current = null;
+let searchSeq = 0;  // only the latest search may fill the table
 
 function status(text, isError) {
   const el = $("#status"); el.textContent = text; el.className = isError ? "error" : "";
@@ -47,20 +48,23 @@ async function search(ev) {
     if ($(id).value.trim()) params.set(name, $(id).value.trim());
   }
   const tbody = $("#results tbody");
+  const seq = ++searchSeq;
   try {
     let rows;
     if (q) {
       params.set("q", q);
       const data = await api("GET", "/api/v1/memory/search?" + params);
+      if (seq !== searchSeq) return;
       rows = data.hits.filter((h) => !$("#f-scope").value || h.memory.scope.startsWith($("#f-scope").value)).map((h) => row(h.memory, h));
       status(`${rows.length} hit(s) for “${q}” (${data.mode})` + (data.notes.length ? " — " + data.notes.join("; ") : ""));
     } else {
       if ($("#f-scope").value) params.set("scope", $("#f-scope").value);
       const data = await api("GET", "/api/v1/memory?" + params);
+      if (seq !== searchSeq) return;
       rows = data.memories.map((m) => row(m));
       status(`${data.total} memories`);
     }
-    tbody.replaceChildren(...rows);
+    if (seq === searchSeq) tbody.replaceChildren(...rows);
   } catch (e) { status(e.status === 401 ? "Enter a valid API token above." : e.message, true); }
 }
 
@@ -107,7 +111,7 @@ async function save(ev) {
     const body = { content: $("#edit-content").value, tags: $("#edit-tags").value.split(",").map((t) => t.trim()).filter(Boolean),
       category: $("#edit-category").value, type: $("#edit-type").value, importance: Number($("#edit-importance").value) };
     const res = await api("PATCH", "/api/v1/memory/" + encodeURIComponent(current.id), body);
-    status(`saved (${res.action})`); await search(); await show(current.id); await loadAudit();
+    await search(); await show(current.id); await loadAudit(); status(`saved (${res.action})`);
   } catch (e) { status(e.message, true); }
 }
 
@@ -115,8 +119,8 @@ async function forget(ev) {
   ev.preventDefault();
   try {
     await api("DELETE", "/api/v1/memory/" + encodeURIComponent(current.id) + "?reason=" + encodeURIComponent($("#forget-reason").value));
-    status(`forgot ${current.key}`); $("#detail").hidden = true; current = null; $("#forget-reason").value = "";
-    await search(); await loadAudit();
+    const key = current.key; $("#detail").hidden = true; current = null; $("#forget-reason").value = "";
+    await search(); await loadAudit(); status(`forgot ${key}`);
   } catch (e) { status(e.message, true); }
 }
 
@@ -131,7 +135,7 @@ async function create(ev) {
   try {
     const res = await api("POST", "/api/v1/memory", { content: $("#new-content").value, category: $("#new-category").value,
       tags: $("#new-tags").value.split(",").map((t) => t.trim()).filter(Boolean) });
-    status(`stored ${res.key} (${res.action})`); $("#new-content").value = ""; await search(); await loadAudit();
+    $("#new-content").value = ""; await search(); await loadAudit(); status(`stored ${res.key} (${res.action})`);
   } catch (e) { status(e.message, true); }
 }
 
