@@ -16,7 +16,7 @@ from tests.interfaces.conftest import Served
 SEAMS = r"^/api/v1/(history|audit)|^/api/memory/semantic-recall"
 
 
-def test_no_server_errors(served: Served) -> None:
+def test_no_server_errors(served: Served, tmp_path: Path) -> None:
     cli = shutil.which("schemathesis", path=str(Path(sys.executable).parent)) or shutil.which("schemathesis")
     assert cli, "schemathesis is a dev dependency: pip install -e '.[dev]'"
     with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {served.alice}"}) as c:
@@ -27,5 +27,5 @@ def test_no_server_errors(served: Served) -> None:
     if unavailable:
         args += ["--exclude-path-regex", SEAMS]
     env = dict(os.environ, SCHEMATHESIS_HOOKS="", NO_COLOR="1")
-    run = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    run = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
