@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Create .venv and install engram with the given extras; does nothing when already up to date.
-# Usage: scripts/bootstrap.sh [extras]   (default extras: local)
+# Usage: scripts/bootstrap.sh [extras]   (default extras: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="${1:-local}"
+extras="${1:-all}"
 python="${PYTHON:-python3}"
 stamp=".venv/.engram-installed-$(cat pyproject.toml | sha256sum | cut -c1-16)-${extras//,/_}"
 if [ -f "$stamp" ]; then

@@ -26,6 +26,7 @@ from engram.embed.settings import EmbeddingSettings
 from engram.errors import ConfigError
 from engram.files.settings import FilesSettings
 from engram.history.settings import HistorySettings
+from engram.interfaces.settings import ServerSettings
 from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
 from engram.privacy import PrivacySettings
@@ -82,6 +83,7 @@ class Settings(BaseSettings):
     chat: ChatSettings = Field(default_factory=ChatSettings)
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod
