@@ -145,12 +145,14 @@ class Engram:
 
     def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:
         """A view for another agent (or session) on the same store, sharing its event listeners."""
-        return Engram(
+        view = Engram(
             self.store, agent=agent, session=session, embedder=self.embedder,
             recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
             origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
             metrics=self.metrics, guard=self.guard,
         )
+        view.settings = self.settings  # so its history opens from the same settings
+        return view
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` with a ``MemoryEvent`` after every change; returns an unsubscribe function."""

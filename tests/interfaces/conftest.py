@@ -14,7 +14,6 @@ from engram.engine import Engram
 from engram.interfaces.http.app import create_app
 from engram.interfaces.http.serve import BackgroundServer
 from engram.interfaces.settings import ServerSettings
-from engram.store.sqlite import SqliteMemoryStore
 
 
 @dataclass
@@ -35,7 +34,8 @@ class Served:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     db_path = tmp_path / "memory.db"
-    engram = Engram(SqliteMemoryStore(db_path))
+    # As `engram serve` opens it: settings, local embeddings, audit trail, history in the same file.
+    engram = Engram.from_settings(home=tmp_path, path=db_path)
     tokens = TokenStore.open(db_path)
     alice, _ = tokens.create("alice", "test")
     bob, _ = tokens.create("bob", "test")

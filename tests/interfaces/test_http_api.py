@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import httpx
+import pytest
 
 from tests.interfaces.conftest import Served
 
@@ -72,7 +73,8 @@ def test_memory_crud_search_links_versions(served: Served) -> None:
         patched = c.patch(f"/api/v1/memory/{mid}", json={"content": "The user prefers Rust for scripting", "tags": ["rust"]})
         assert patched.status_code == 200 and patched.json()["action"] == "updated"
         after = c.get(f"/api/v1/memory/{mid}").json()
-        assert after["tags"] == ["rust"] and after["type"] == "social" and after["importance"] == 0.8
+        assert after["tags"] == ["rust"] and after["type"] == "social"
+        assert after["importance"] == pytest.approx(0.8 + 0.05 * after["recall_count"])  # recall strengthens
         versions = c.get(f"/api/v1/memory/{mid}/versions").json()["versions"]
         assert [v["content"] for v in versions] == ["The user prefers Python for scripting"]
         assert c.put(f"/api/v1/memory/{mid}", json={"importance": 0.9}).json()["memory"]["importance"] == 0.9
@@ -182,25 +184,47 @@ def test_oversize_bodies_are_refused(served: Served) -> None:
         assert r.status_code == 422 and r.json()["field"] == "content"
 
 
-def test_parts_built_elsewhere_answer_501_naming_the_part(served: Served) -> None:
-    """History, audit and Clawless semantic recall need stores merged from other branches."""
+def test_history_endpoints(served: Served) -> None:
+    conv = "telegram:42:main"
     with served.client(served.alice) as c:
-        for method, path, body in (
-            ("GET", "/api/v1/history/telegram:42:main", None),
-            ("POST", "/api/v1/history/telegram:42:main", {"role": "user", "content": "hi"}),
-            ("GET", "/api/v1/history/telegram:42:main/summary", None),
-            ("DELETE", "/api/v1/history/telegram:42:main", None),
-            ("GET", "/api/v1/audit", None),
-            ("POST", "/api/memory/semantic-recall", {"input": "what did we say", "chatId": "42", "topK": 3}),
-        ):
-            r = c.request(method, path, json=body)
-            if r.status_code == 501:
-                assert r.headers["content-type"].startswith(PROBLEM) and r.json()["part"]
-            else:  # the part has been merged in
-                assert r.status_code in (200, 201), (path, r.text)
+        r = c.post(f"/api/v1/history/{conv}", json={"role": "user", "content": "I moved to Lisbon last spring"})
+        assert r.status_code == 201 and r.json()["appended"]["content"] == "I moved to Lisbon last spring"
+        c.post(f"/api/v1/history/{conv}", json={"role": "assistant", "content": "Noted: you live in Lisbon."})
+        messages = c.get(f"/api/v1/history/{conv}", params={"limit": 10}).json()["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant"]
+        assert c.get(f"/api/v1/history/{conv}/summary").json()["summary"] == ""
+        bad = c.post(f"/api/v1/history/{conv}", json={"role": "wizard", "content": "x"})
+        assert bad.status_code == 422 and bad.json()["field"].endswith("role")
+        assert c.delete(f"/api/v1/history/{conv}").status_code == 200
+        assert c.get(f"/api/v1/history/{conv}").json()["messages"] == []
+
+
+def test_semantic_recall_clawless_shape(served: Served) -> None:
+    with served.client(served.alice) as c:
+        for user, bot in (("My dog is called Biscuit", "Biscuit is a lovely name."),
+                          ("The quarterly report is due Friday", "I will remind you on Thursday.")):
+            c.post("/api/v1/history/web:42", json={"role": "user", "content": user})
+            c.post("/api/v1/history/web:42", json={"role": "assistant", "content": bot})
+        r = c.post("/api/memory/semantic-recall", json={"input": "what is my puppy's name", "chatId": "web:42", "topK": 1})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert [e["userMessage"] for e in body["entries"]] == ["My dog is called Biscuit"]
+        assert body["entries"][0]["chatId"].startswith("web:42") and "Biscuit" in body["recap"]
         assert c.post("/api/memory/semantic-recall", json={"chatId": "42"}).json()["field"] == "input"
     with served.client() as c:
         assert c.post("/api/memory/semantic-recall", json={"input": "x"}).status_code == 401
+
+
+def test_audit_shows_this_agents_changes(served: Served) -> None:
+    with served.client(served.alice) as c:
+        stored = _store(c, "Audit me please", key="audited")
+        c.request("DELETE", f"/api/v1/memory/{stored['memory_id']}", params={"reason": "test cleanup"})
+        entries = c.get("/api/v1/audit", params={"limit": 10}).json()["entries"]
+        actions = [(e["action"], e["memory_key"], e["origin"]) for e in entries]
+        assert ("stored", "audited", "http") in actions and ("forgotten", "audited", "http") in actions
+        assert any(e["reason"] == "test cleanup" for e in entries if e["action"] == "forgotten")
+    with served.client(served.bob) as c:
+        assert all(e["memory_key"] != "audited" for e in c.get("/api/v1/audit").json()["entries"])
 
 
 def test_metrics_count_requests(served: Served) -> None:

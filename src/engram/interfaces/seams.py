@@ -1,73 +1,77 @@
-"""Where the interfaces meet parts of engram built separately (history store, audit trail,
-operator memory file, soul block, semantic conversation recall).
+"""Where the interfaces meet engram's other parts: conversation history, the audit trail, the
+operator memory file, the soul block and Clawless's semantic recall over conversations.
 
-Each function asks the engine for the part and raises ``Unavailable`` when this build has none,
-so the HTTP API answers 501 and MCP a tool error, instead of guessing. When a part lands, only
-the function here changes.
+The interfaces (HTTP, MCP) call these and nothing else of those parts, so the shapes they answer
+with are decided here, once.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from engram.engine import Engram
-from engram.model import Category, Memory
+from engram.engine import Engram, Filters
+from engram.history.service import History
+from engram.model import Memory
 
 
-class Unavailable(Exception):
-    """A part of engram this build does not have (names the part)."""
-
-    def __init__(self, part: str) -> None:
-        self.part = part
-        super().__init__(f"{part} is not available in this build of engram")
+def history(engram: Engram) -> History:
+    """The conversation history of the engine's agent (``settings.history``)."""
+    return engram.history
 
 
-def _part(engram: Engram, name: str, label: str) -> Any:
-    part = getattr(engram, name, None)
-    if part is None:
-        raise Unavailable(label)
-    return part
+@dataclass(frozen=True, slots=True)
+class AgentAudit:
+    """The audit trail as one agent may see it: entries about memories in its visible scopes."""
+
+    engram: Engram
+
+    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+        from engram.audit import AuditQuery
+        from engram.lifecycle.wiring import audit_of
+
+        visible = {str(scope) for scope in self.engram.scope.visible()}
+        entries = audit_of(self.engram).query(AuditQuery(limit=max(limit * 5, 100)))
+        mine = [e for e in entries if e.memory_scope in visible][:limit]
+        return [
+            {"at": e.at, "action": e.action, "origin": e.origin, "reason": e.reason, "memory_id": e.memory_id,
+             "memory_key": e.memory_key, "memory_scope": e.memory_scope, "detail": e.detail}
+            for e in mine
+        ]
 
 
-def history(engram: Engram) -> Any:
-    """The conversation history store (``engram.history``)."""
-    return _part(engram, "history", "the conversation history store")
+def audit(engram: Engram) -> AgentAudit:
+    return AgentAudit(engram)
 
 
-def audit(engram: Engram) -> Any:
-    """The audit trail (``engram.audit``)."""
-    return _part(engram, "audit", "the audit trail")
-
-
-def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int) -> Any:
-    """Clawless's on-demand semantic recall over conversation history (``engram.semantic_recall``)."""
-    return _part(engram, "semantic_recall", "semantic conversation recall")(text, chat_id=chat_id, top_k=top_k)
-
-
-SOUL_SECTIONS = (("soul:identity", "Your Identity"), ("soul:user", "About your human"),
-                 ("soul:philosophy", "Interaction principles"))
+def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int) -> dict[str, Any]:
+    """Clawless's answer: matching exchanges oldest first, and a preformatted recap block."""
+    found = engram.history.semantic_recall(text, key=chat_id, top_k=top_k)
+    return {
+        "entries": [
+            {"userMessage": exchange.user, "botResponse": exchange.assistant, "chatId": exchange.conversation,
+             "timestamp": exchange.at, "score": round(score, 6)}
+            for exchange, score in found.hits
+        ],
+        "recap": found.recap,
+    }
 
 
 def soul_block(engram: Engram) -> str:
     """The agent's identity block from its core memories (PtrClaw's build_soul_block)."""
-    builder = getattr(engram, "soul_block", None)
-    if builder is not None:
-        return str(builder())
-    parts = []
-    for key, title in SOUL_SECTIONS:
-        memory = engram.find(key)
-        if memory is not None and memory.category is Category.CORE:
-            parts.append(f"## {title}\n{memory.content}")
-    return "\n\n".join(parts)
+    from engram.agent.soul import build_soul_block
+
+    return build_soul_block(engram)
 
 
 def core_memories(engram: Engram, limit: int = 200) -> list[Memory]:
-    from engram.engine import Filters
-
     return engram.list(Filters(category="core"), order="importance", limit=limit)
 
 
 def operator_memory(engram: Engram) -> str:
-    """The operator's MEMORY.md text (``engram.operator_memory``)."""
-    reader = _part(engram, "operator_memory", "the operator memory file (MEMORY.md)")
-    return str(reader() if callable(reader) else reader)
+    """The operator's MEMORY.md (created when missing), up to ``chat.memory_max_chars``."""
+    from engram.config import load_settings
+    from engram.files.memory_md import read_memory_md
+
+    settings = engram.settings or load_settings()
+    return read_memory_md(settings.home, settings.chat.memory_max_chars)

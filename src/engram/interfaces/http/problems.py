@@ -25,7 +25,6 @@ from engram.errors import (
     ValidationError,
 )
 from engram.interfaces.http.limits import BodyTooLarge
-from engram.interfaces.seams import Unavailable
 
 log = logging.getLogger("engram.http")
 MEDIA_TYPE = "application/problem+json"
@@ -50,8 +49,6 @@ def problem(status: int, slug: str, title: str, detail: str, **extra: Any) -> JS
 
 
 def from_exception(exc: Exception) -> JSONResponse:
-    if isinstance(exc, Unavailable):
-        return problem(501, "not-available", "Not available", str(exc), part=exc.part)
     for kind, status, slug in _STATUS:
         if isinstance(exc, kind):
             if isinstance(exc, ValidationError):
@@ -75,10 +72,6 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(EngramError)
     async def _engram(_: Request, exc: EngramError) -> JSONResponse:
-        return from_exception(exc)
-
-    @app.exception_handler(Unavailable)
-    async def _unavailable(_: Request, exc: Unavailable) -> JSONResponse:
         return from_exception(exc)
 
     @app.exception_handler(BodyTooLarge)

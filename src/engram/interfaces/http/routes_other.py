@@ -57,7 +57,8 @@ def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1
 @router.post("/history/{conversation}", status_code=201, summary="Append a message to a conversation")
 def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
     store = seams.history(eng)
-    return {"conversation": conversation, "appended": _plain(store.append(conversation, body.model_dump()))}
+    message = store.append(conversation, body.role, body.content, metadata=body.metadata)
+    return {"conversation": conversation, "appended": _plain(message)}
 
 
 @router.get("/history/{conversation}/summary", summary="The summary that replaced compacted messages")

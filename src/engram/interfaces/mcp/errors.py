@@ -9,7 +9,6 @@ from typing import TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.seams import Unavailable
 
 T = TypeVar("T")
 
@@ -21,8 +20,6 @@ def message(exc: Exception) -> str:
         return text + (f" (allowed: {exc.allowed})" if exc.allowed else "")
     if isinstance(exc, NotFoundError):
         return f"{exc.what} not found: {exc.ref!r}; recall first to find the right memory_id or key"
-    if isinstance(exc, Unavailable):
-        return str(exc)
     if isinstance(exc, ConfigError):
         return f"engram is misconfigured: {exc}"
     return f"memory storage failed: {exc}"
@@ -33,7 +30,7 @@ def tool_errors() -> Iterator[None]:
     """Turn engram errors raised inside a tool into ``ToolError``."""
     try:
         yield
-    except (EngramError, Unavailable) as exc:
+    except EngramError as exc:
         raise ToolError(message(exc)) from exc
 
 
