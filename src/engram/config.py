@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -21,6 +21,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from engram.db.pg_settings import PostgresSettings
 from engram.errors import ConfigError
 
 
@@ -66,11 +67,22 @@ class Settings(BaseSettings):
     max_content_chars: int = Field(8000, ge=1, le=1_000_000)
     busy_timeout_ms: int = Field(30_000, ge=0)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    # A postgresql:// URL selects the shared PostgreSQL backend (see db/postgres.py).
+    database_url: str | None = None
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return None if value is None else value.expanduser()
+
+    @model_validator(mode="after")
+    def _backend_from_url(self) -> Settings:
+        # ENGRAM_DATABASE_URL=postgresql://... alone is enough to switch to PostgreSQL.
+        if self.database_url and self.database_url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
+            if self.backend == "sqlite":
+                self.backend = "postgres"
+        return self
 
     @classmethod
     def settings_customise_sources(
