@@ -524,7 +524,7 @@ class PostgresMemoryStore:
             current = self._identity(conn, "FOR SHARE")
             if current != identity:
                 raise DimensionError("embedding", f"store holds vectors of {current}, not {identity}", "reindex to switch models")
-            _ensure_vector_index(conn, dims)
+            ensure_vector_index(conn, dims)
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO memory_vectors (memory_id, embedding) SELECT id, %s FROM memories WHERE id = %s"
@@ -592,7 +592,7 @@ class PostgresMemoryStore:
         self.db.close()
 
 
-def _ensure_vector_index(conn: Any, dims: int) -> None:
+def ensure_vector_index(conn: Any, dims: int) -> None:
     """The HNSW cosine index for vectors of ``dims``, created once across processes."""
     name = f"memory_vectors_hnsw_{int(dims)}"
     if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is not None:

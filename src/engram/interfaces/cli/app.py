@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.cli import memory
+from engram.interfaces.cli import memory, migrate
 from engram.interfaces.cli.render import errors
 from engram.interfaces.cli.state import CliState
 
@@ -38,6 +38,7 @@ def _global_options(
 
 
 memory.register(app)
+migrate.register(app)
 
 _EXIT_CODES: list[tuple[type[EngramError], int]] = [
     (ValidationError, 2),
