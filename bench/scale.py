@@ -105,7 +105,8 @@ def main() -> None:
         if server is not None:
             server.stop()
     print()
-    print(f"{'memories':>9} | {'backend':<8} | {'bulk ingest/s':>13} | {'remember/s':>10} | {'recall p50 ms':>13} | {'p95 ms':>8}")
+    print(f"{'memories':>9} | {'backend':<8} | {'bulk ingest/s':>13} | {'remember/s':>10} | {'recall p50 ms':>13} | "
+          f"{'p95 ms':>8}")
     print("-" * 75)
     for size, backend, ingest, single, p50, p95 in rows:
         print(f"{size:>9,} | {backend:<8} | {ingest:>13,.0f} | {single:>10,.0f} | {p50:>13.1f} | {p95:>8.1f}")
