@@ -23,6 +23,7 @@ from pydantic_settings import (
 
 from engram.db.pg_settings import PostgresSettings
 from engram.errors import ConfigError
+from engram.interfaces.settings import ServerSettings
 
 
 def default_home() -> Path:
@@ -70,6 +71,7 @@ class Settings(BaseSettings):
     # A postgresql:// URL selects the shared PostgreSQL backend (see db/postgres.py).
     database_url: str | None = None
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

@@ -193,6 +193,38 @@ class Engram:
             self._emit("linked", [result.memory, *link_targets])
         return result
 
+    def update(
+        self,
+        ref: str,
+        *,
+        content: str | None = None,
+        category: str | Category | None = None,
+        type: str | None = None,
+        layer: str | Layer | None = None,
+        tags: str | Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
+        importance: float | None = None,
+        related_entity: str | None = None,
+        source: str | None = None,
+    ) -> WriteResult:
+        """Change the given fields of an existing memory (by id or key) and keep the others.
+
+        The previous content goes to the memory's versions. A new ``type`` without a ``layer``
+        re-routes the layer. Raises ``NotFoundError`` or ``ValidationError`` (nothing changed).
+        """
+        old = self.get(ref)
+        return self.remember(
+            old.content if content is None else content, key=old.key, scope=old.scope,
+            category=old.category if category is None else category,
+            type=old.type if type is None else type,
+            layer=(old.layer if type is None else None) if layer is None else layer,
+            tags=old.tags if tags is None else tags,
+            metadata=old.metadata if metadata is None else metadata,
+            importance=old.importance if importance is None else importance,
+            related_entity=old.related_entity if related_entity is None else related_entity,
+            source=old.source if source is None else source,
+        )
+
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
         if self.embedder is None or not memories:

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.cli import memory, migrate
+from engram.interfaces.cli import memory, migrate, server
 from engram.interfaces.cli.render import errors
 from engram.interfaces.cli.state import CliState
 
@@ -39,6 +39,7 @@ def _global_options(
 
 memory.register(app)
 migrate.register(app)
+server.register(app)
 
 _EXIT_CODES: list[tuple[type[EngramError], int]] = [
     (ValidationError, 2),

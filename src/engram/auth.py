@@ -1,0 +1,126 @@
+"""API tokens: each one acts for exactly one agent; only its SHA-256 is stored.
+
+A token is ``eg_<id>_<secret>``: the id (public, 8 hex characters) names it in ``engram token
+list`` and ``revoke``; the secret is 32 random bytes, so a plain SHA-256 is a safe hash (there
+is nothing to brute-force, unlike a password). Tokens live in the ``api_tokens`` table of the
+SQLite database (migration ``0003_tokens``), next to the memories when the backend is SQLite,
+otherwise in ``auth.db`` in engram's home folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from engram.config import Settings
+from engram.db.migrate import migrate
+from engram.db.sqlite import Database
+from engram.errors import NotFoundError
+from engram.model import make_scope
+
+_PREFIX = "eg_"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenInfo:
+    """A stored token, without its secret."""
+
+    id: str
+    agent: str
+    name: str
+    created_at: float
+    last_used_at: float | None = None
+    revoked_at: float | None = None
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class TokenStore:
+    """Create, verify, list and revoke API tokens in one SQLite file."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        migrate(db)
+
+    @classmethod
+    def open(cls, path: Path | str, *, busy_timeout_ms: int = 30_000) -> TokenStore:
+        """Open (and migrate) the token table in the SQLite file at ``path``; raises ``StorageError``."""
+        return cls(Database(path, busy_timeout_ms=busy_timeout_ms))
+
+    def create(self, agent: str, name: str = "") -> tuple[str, TokenInfo]:
+        """A new token for ``agent``: returns the token (shown once) and its record.
+
+        Raises ``ValidationError`` for an invalid agent name.
+        """
+        make_scope(agent, None)  # validates the name
+        token_id = secrets.token_hex(4)
+        token = f"{_PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
+        info = TokenInfo(token_id, agent, name.strip()[:200], time.time())
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO api_tokens(id, agent, name, token_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                (info.id, info.agent, info.name, _hash(token), info.created_at),
+            )
+        return token, info
+
+    def verify(self, token: str) -> TokenInfo | None:
+        """The live token matching ``token``, or None (unknown, malformed or revoked)."""
+        if not token.startswith(_PREFIX) or len(token) > 200:
+            return None
+        digest = _hash(token)
+        with self.db.read() as conn:
+            row = conn.execute(
+                "SELECT id, agent, name, created_at, last_used_at, revoked_at, token_hash FROM api_tokens "
+                "WHERE token_hash = ?", (digest,),
+            ).fetchone()
+        if row is None or row[5] is not None or not hmac.compare_digest(row[6], digest):
+            return None
+        return TokenInfo(*row[:6])
+
+    def mark_used(self, token_id: str) -> None:
+        with self.db.write() as conn:
+            conn.execute("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", (time.time(), token_id))
+
+    def list(self, agent: str | None = None, *, include_revoked: bool = False) -> list[TokenInfo]:
+        sql = "SELECT id, agent, name, created_at, last_used_at, revoked_at FROM api_tokens WHERE 1=1"
+        params: list[str] = []
+        if agent is not None:
+            sql += " AND agent = ?"
+            params.append(agent)
+        if not include_revoked:
+            sql += " AND revoked_at IS NULL"
+        with self.db.read() as conn:
+            return [TokenInfo(*row) for row in conn.execute(sql + " ORDER BY created_at", params)]
+
+    def revoke(self, token_id: str) -> TokenInfo:
+        """Revoke the token with this id (or the full token); raises ``NotFoundError``."""
+        if token_id.startswith(_PREFIX):
+            token_id = token_id[len(_PREFIX):].split("_", 1)[0]
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (time.time(), token_id)
+            ).rowcount
+        if not changed:
+            raise NotFoundError("token", token_id)
+        return next(t for t in self.list(include_revoked=True) if t.id == token_id)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def token_database_path(settings: Settings) -> Path:
+    """Where tokens live: the shared SQLite memory file, else ``home/auth.db``."""
+    if settings.backend == "sqlite" and not settings.per_agent_databases:
+        return settings.database_path()
+    return settings.home / "auth.db"
+
+
+def open_token_store(settings: Settings) -> TokenStore:
+    """The token store for these settings; raises ``StorageError`` when the file cannot be opened."""
+    return TokenStore.open(token_database_path(settings), busy_timeout_ms=settings.busy_timeout_ms)

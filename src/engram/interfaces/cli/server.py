@@ -1,0 +1,142 @@
+"""Server commands: ``engram serve`` (HTTP API + web page + MCP over HTTP), ``engram mcp`` (MCP on
+stdio) and ``engram token create|list|revoke``."""
+
+from __future__ import annotations
+
+import typer
+
+from engram.interfaces.cli import render
+from engram.interfaces.cli.state import state
+
+
+def _need_server_extra(feature: str) -> None:
+    """Raise ``MissingDependencyError`` naming ``engram[server]`` when its packages are absent."""
+    import importlib.util
+
+    from engram.errors import MissingDependencyError
+
+    for package, module in (("mcp", "mcp"), ("fastapi", "fastapi"), ("uvicorn", "uvicorn")):
+        if importlib.util.find_spec(module) is None:
+            raise MissingDependencyError(feature, "server", package)
+
+
+token_app = typer.Typer(help="API tokens for the HTTP API and MCP over HTTP (each bound to one agent).",
+                        no_args_is_help=True)
+
+
+def serve(
+    ctx: typer.Context,
+    host: str | None = typer.Option(None, "--host", help="Address to listen on (default 127.0.0.1)."),
+    port: int | None = typer.Option(None, "--port", help="Port (default 8765; 0 picks a free one)."),
+    no_mcp: bool = typer.Option(False, "--no-mcp", help="Do not serve MCP at /mcp."),
+) -> None:
+    """Serve the HTTP API, the web page and MCP over HTTP; prints the page's address with a token."""
+    _need_server_extra("engram serve")
+    from engram.auth import open_token_store
+    from engram.interfaces.http.app import create_app
+    from engram.interfaces.http.serve import address, bind, make_server
+
+    st = state(ctx)
+    settings = st.settings()
+    server_settings = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v is not None})
+    engram = st.engram()
+    tokens = open_token_store(settings)
+    sock = bind(server_settings.host, server_settings.port)
+    base = address(sock)
+    app = create_app(engram, tokens, server_settings, mcp=not no_mcp)
+    page_token = None
+    if server_settings.print_token:
+        # A token for this run only, revoked when the server stops (as Jupyter does).
+        page_token, info = tokens.create(settings.agent, name="engram serve (this run)")
+        render.errors.print(f"engram is serving agent [bold]{settings.agent}[/bold]'s memory")
+        render.errors.print(f"  web page:  {base}/?token={page_token}", highlight=False, soft_wrap=True)
+    else:
+        render.errors.print(f"  web page:  {base}/", highlight=False)
+    render.errors.print(f"  API:       {base}/api/v1  (docs {base}/docs)", highlight=False)
+    if not no_mcp:
+        render.errors.print(f"  MCP:       {base}/mcp  (Authorization: Bearer <token>)", highlight=False)
+    try:
+        make_server(app, log_level="info").run(sockets=[sock])
+    finally:
+        if page_token is not None:
+            tokens.revoke(info.id)
+        tokens.close()
+
+
+def mcp(ctx: typer.Context) -> None:
+    """Run the MCP server on stdin/stdout for --agent/--session (what a desktop agent launches)."""
+    _need_server_extra("engram mcp")
+    from engram.interfaces.mcp.stdio import run_stdio
+
+    st = state(ctx)
+    settings = st.settings()
+    run_stdio(st.engram, tools=settings.server.mcp_tools)
+
+
+@token_app.command("create")
+def token_create(
+    ctx: typer.Context,
+    agent: str = typer.Option(..., "--agent", "-a", help="The agent this token acts for."),
+    name: str = typer.Option("", "--name", help="A note to recognise it by."),
+) -> None:
+    """Create a token and print it (it is shown only once)."""
+    from engram.auth import open_token_store
+
+    st = state(ctx)
+    store = open_token_store(st.settings())
+    try:
+        token, info = store.create(agent, name)
+    finally:
+        store.close()
+    if st.as_json:
+        render.emit_json({"token": token, "id": info.id, "agent": info.agent, "name": info.name})
+        return
+    print(token)
+    render.errors.print(f"token {info.id} for agent {info.agent}: keep it secret; it is not shown again", highlight=False)
+
+
+@token_app.command("list")
+def token_list(
+    ctx: typer.Context,
+    agent: str | None = typer.Option(None, "--agent", "-a", help="Only this agent's tokens."),
+    all_: bool = typer.Option(False, "--all", help="Include revoked tokens."),
+) -> None:
+    """List tokens (ids and agents; never the tokens themselves)."""
+    from engram.auth import open_token_store
+
+    st = state(ctx)
+    store = open_token_store(st.settings())
+    try:
+        infos = store.list(agent, include_revoked=all_)
+    finally:
+        store.close()
+    if st.as_json:
+        render.emit_json([{"id": t.id, "agent": t.agent, "name": t.name, "created_at": t.created_at,
+                           "last_used_at": t.last_used_at, "revoked_at": t.revoked_at} for t in infos])
+        return
+    from rich.table import Table
+
+    table = Table("id", "agent", "name", "created", "revoked")
+    for t in infos:
+        table.add_row(t.id, t.agent, t.name, render.when(t.created_at), render.when(t.revoked_at))
+    render.console.print(table)
+
+
+@token_app.command("revoke")
+def token_revoke(ctx: typer.Context, token_id: str = typer.Argument(..., help="Token id (or the token itself).")) -> None:
+    """Revoke a token: requests using it are refused from now on."""
+    from engram.auth import open_token_store
+
+    st = state(ctx)
+    store = open_token_store(st.settings())
+    try:
+        info = store.revoke(token_id)
+    finally:
+        store.close()
+    render.console.print(f"revoked token {info.id} of agent {info.agent}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("mcp")(mcp)
+    app.add_typer(token_app, name="token")

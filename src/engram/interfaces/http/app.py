@@ -1,0 +1,107 @@
+"""The HTTP server: REST API, web page and MCP over streamable HTTP in one ASGI app.
+
+``create_app`` takes an opened ``Engram`` (the store) and a ``TokenStore``; each request acts
+for the agent its bearer token is bound to (``engram_for``), so agents never see each other's
+memories. Routes are ``def`` functions: FastAPI runs them in worker threads, and SQLite access is
+serialised by the store's connection lock. Nothing heavy happens at start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
+
+from engram.auth import TokenStore
+from engram.engine import Engram
+from engram.errors import ValidationError
+from engram.interfaces.http import problems
+from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth
+from engram.interfaces.http.limits import BodyLimit
+from engram.interfaces.http.metrics import Metrics, MetricsMiddleware
+from engram.interfaces.http.routes_memory import router as memory_router
+from engram.interfaces.http.routes_other import compat, public
+from engram.interfaces.http.routes_other import router as other_router
+from engram.interfaces.settings import ServerSettings
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _web_dir() -> Any:
+    return resources.files("engram.interfaces.http") / "web"
+
+
+def _mcp_endpoint(engram: Engram, tokens: TokenStore, settings: ServerSettings) -> tuple[Any, Any]:
+    """The MCP streamable-HTTP ASGI app (behind token auth) and its session manager."""
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from engram.interfaces.mcp.server import build_server
+
+    def resolve(request: Any) -> Engram:
+        who: Caller | None = None if request is None else request.scope.get(SCOPE_KEY)
+        if who is None:
+            raise ValidationError("authorization", "no authenticated caller", "a bearer token")
+        return engram.for_agent(who.agent, who.session, origin="mcp")
+
+    server = build_server(resolve, tools=settings.mcp_tools)
+    if settings.host in LOOPBACK:  # DNS-rebinding protection for a localhost server (the SDK's default)
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+    else:  # served beyond loopback: bearer tokens are the guard
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    manager = StreamableHTTPSessionManager(app=server._lowlevel_server, security_settings=security,
+                                           max_request_body_size=settings.max_body_bytes)
+    return McpAuth(StreamableHTTPASGIApp(manager), tokens), manager
+
+
+def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | None = None, *,
+               mcp: bool = True) -> FastAPI:
+    """The ASGI app: REST API, web page, and MCP at ``/mcp`` unless ``mcp=False``."""
+    settings = settings or ServerSettings()
+    manager = None
+    mcp_app = None
+    if mcp:
+        mcp_app, manager = _mcp_endpoint(engram, tokens, settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if manager is None:
+            yield
+            return
+        async with manager.run():
+            yield
+
+    app = FastAPI(
+        title="engram", version="0.1.0", lifespan=lifespan,
+        description="Long-term memory for LLM agents. Every /api route needs `Authorization: Bearer <token>` "
+                    "(`engram token create --agent NAME`); the token decides which agent's memories you see.",
+    )
+    app.state.engram = engram
+    app.state.tokens = tokens
+    app.state.metrics = Metrics(engram)
+    problems.install(app)
+    app.include_router(public)
+    app.include_router(memory_router)
+    app.include_router(other_router)
+    app.include_router(compat)
+    if mcp_app is not None:
+        app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))
+    web = _web_dir()
+    app.mount("/static", StaticFiles(directory=str(web)), name="static")
+
+    @app.get("/", include_in_schema=False, response_class=HTMLResponse)
+    def index() -> HTMLResponse:
+        return HTMLResponse((web / "index.html").read_text("utf-8"))
+
+    # Added last = outermost: the size limit refuses a body before anything reads it.
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

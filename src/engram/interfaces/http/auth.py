@@ -1,0 +1,82 @@
+"""Bearer-token authentication: each token acts for one agent (see ``engram.auth``).
+
+``Authorization: Bearer <token>`` on every request but ``/healthz`` and the static page; the
+optional ``X-Engram-Session`` header narrows the agent to one of its sessions. The same check
+guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Header, HTTPException, Request
+
+from engram.auth import TokenInfo, TokenStore
+from engram.engine import Engram
+
+SESSION_HEADER = "X-Engram-Session"
+SCOPE_KEY = "engram.caller"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    agent: str
+    session: str | None
+    token_id: str
+
+
+def _bearer(value: str | None) -> str | None:
+    if not value:
+        return None
+    kind, _, token = value.partition(" ")
+    return token.strip() if kind.lower() == "bearer" and token.strip() else None
+
+
+def authenticate(tokens: TokenStore, authorization: str | None, session: str | None) -> Caller | None:
+    """The caller for these headers, or None when the token is missing, unknown or revoked."""
+    token = _bearer(authorization)
+    info: TokenInfo | None = tokens.verify(token) if token else None
+    if info is None:
+        return None
+    return Caller(info.agent, session or None, info.id)
+
+
+def caller(
+    request: Request,
+    authorization: str | None = Header(None, description="Bearer <token> from `engram token create`."),
+    x_engram_session: str | None = Header(None, description="Act within this session of the token's agent."),
+) -> Caller:
+    """FastAPI dependency: the authenticated caller, or 401 problem details."""
+    found = authenticate(request.app.state.tokens, authorization, x_engram_session)
+    if found is None:
+        raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
+    return found
+
+
+def engram_for(request: Request, who: Caller) -> Engram:
+    """The engine view of this caller: its agent (and session) only. Raises ``ValidationError``."""
+    base: Engram = request.app.state.engram
+    return base.for_agent(who.agent, who.session, origin="http")
+
+
+class McpAuth:
+    """ASGI wrapper for the MCP endpoint: 401 without a valid token, else the caller in the scope."""
+
+    def __init__(self, app: Any, tokens: TokenStore) -> None:
+        self.app = app
+        self.tokens = tokens
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        who = authenticate(self.tokens, headers.get("authorization"), headers.get(SESSION_HEADER.lower()))
+        if who is None:
+            body = json.dumps({"type": "https://engram.dev/problems/unauthorized", "title": "Unauthorized",
+                               "status": 401, "detail": "a valid bearer token is required"}).encode()
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/problem+json"), (b"www-authenticate", b"Bearer")]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope[SCOPE_KEY] = who
+        await self.app(scope, receive, send)

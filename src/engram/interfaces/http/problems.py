@@ -1,0 +1,107 @@
+"""The one place errors become RFC 7807 problem details (``application/problem+json``).
+
+Every error response has ``type``, ``title``, ``status`` and ``detail``; input errors add
+``field`` (the field at fault) and ``allowed`` (what would be accepted).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from engram.errors import (
+    ConfigError,
+    EmbeddingError,
+    EngramError,
+    MissingDependencyError,
+    NotFoundError,
+    ProviderError,
+    StorageError,
+    ValidationError,
+)
+from engram.interfaces.http.limits import BodyTooLarge
+from engram.interfaces.seams import Unavailable
+
+log = logging.getLogger("engram.http")
+MEDIA_TYPE = "application/problem+json"
+
+# Most specific first.
+_STATUS: list[tuple[type[Exception], int, str]] = [
+    (ValidationError, 422, "invalid-input"),
+    (NotFoundError, 404, "not-found"),
+    (MissingDependencyError, 501, "missing-dependency"),
+    (ConfigError, 500, "configuration"),
+    (StorageError, 503, "storage-unavailable"),
+    (EmbeddingError, 503, "embedding-unavailable"),
+    (ProviderError, 503, "provider-unavailable"),
+]
+
+
+def problem(status: int, slug: str, title: str, detail: str, **extra: Any) -> JSONResponse:
+    body = {"type": f"https://engram.dev/problems/{slug}", "title": title, "status": status, "detail": detail}
+    body.update({k: v for k, v in extra.items() if v is not None})
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+
+
+def from_exception(exc: Exception) -> JSONResponse:
+    if isinstance(exc, Unavailable):
+        return problem(501, "not-available", "Not available", str(exc), part=exc.part)
+    for kind, status, slug in _STATUS:
+        if isinstance(exc, kind):
+            if isinstance(exc, ValidationError):
+                return problem(status, slug, "Invalid input", str(exc), field=exc.field, allowed=exc.allowed)
+            if isinstance(exc, NotFoundError):
+                return problem(status, slug, "Not found", str(exc), ref=exc.ref)
+            if status >= 500:
+                log.error("engram error on request: %s", exc)
+            return problem(status, slug, slug.replace("-", " ").capitalize(), str(exc))
+    log.exception("unexpected error", exc_info=exc)
+    return problem(500, "internal", "Internal error", f"{type(exc).__name__}")
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+
+    @app.exception_handler(EngramError)
+    async def _engram(_: Request, exc: EngramError) -> JSONResponse:
+        return from_exception(exc)
+
+    @app.exception_handler(Unavailable)
+    async def _unavailable(_: Request, exc: Unavailable) -> JSONResponse:
+        return from_exception(exc)
+
+    @app.exception_handler(BodyTooLarge)
+    async def _too_large(_: Request, exc: BodyTooLarge) -> JSONResponse:
+        return problem(413, "too-large", "Request too large", "the request body is over the limit", field="body")
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request", "type": ""}
+        if first.get("type") == "json_invalid":
+            return problem(400, "malformed-json", "Malformed JSON", f"the body is not valid JSON: {first.get('msg')}",
+                           field="body")
+        details = [{"field": _field(e.get("loc", ())), "problem": e.get("msg", "")} for e in errors]
+        return problem(422, "invalid-input", "Invalid input", f"{_field(first['loc'])}: {first['msg']}",
+                       field=_field(first["loc"]), errors=details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        slug = {401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
+                413: "too-large"}.get(exc.status_code, "http-error")
+        return problem(exc.status_code, slug, slug.replace("-", " ").capitalize(), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _other(_: Request, exc: Exception) -> JSONResponse:
+        return from_exception(exc)

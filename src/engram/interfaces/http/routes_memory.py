@@ -1,0 +1,146 @@
+"""``/api/v1/memory``: list, search, PHP entity's per-type lists, CRUD, forget, links, versions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from engram.engine import Engram, Filters
+from engram.interfaces import present
+from engram.interfaces.http.auth import Caller, caller, engram_for
+from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch
+
+router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
+DAY_S = 86_400.0
+
+# PHP entity's routes name types in the plural.
+TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations": "conversation",
+               "social": "social", "decisions": "decision", "achievements": "achievement"}
+
+
+def engine(request: Request, who: Annotated[Caller, Depends(caller)]) -> Engram:
+    return engram_for(request, who)
+
+
+Eng = Annotated[Engram, Depends(engine)]
+Limit = Annotated[int, Query(ge=1, le=1000)]
+Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
+Order = Literal["recent", "oldest", "importance", "accessed"]
+
+
+def _filters(category: str | None, type_: str | None, layer: str | None, tag: list[str] | None,
+             entity: str | None = None) -> Filters:
+    return Filters(category=category, type=type_, layer=layer, tags=tag, related_entity=entity)
+
+
+@router.get("", summary="List memories (PHP: GET /api/v1/memory?type=&limit=)")
+def list_memories(
+    eng: Eng,
+    type: str | None = None,
+    category: str | None = None,
+    layer: str | None = None,
+    tag: Annotated[list[str] | None, Query()] = None,
+    entity: str | None = None,
+    scope: Literal["global", "agent", "session"] | None = None,
+    order: Order = "recent",
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> dict[str, Any]:
+    filters = _filters(category, type, layer, tag, entity)
+    items = eng.list(filters, order=order, limit=limit, offset=offset, scope=scope)
+    return {"memories": [present.memory_dict(m) for m in items], "total": eng.count(filters, scope=scope),
+            "limit": limit, "offset": offset}
+
+
+@router.get("/search", summary="Recall: the memories most relevant to q, with each score's parts")
+def search(
+    eng: Eng,
+    q: Annotated[str, Query(min_length=1, max_length=2000)],
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    type: str | None = None,
+    category: str | None = None,
+    layer: str | None = None,
+    tag: Annotated[list[str] | None, Query()] = None,
+    min_relevance: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
+    depth: Annotated[int, Query(ge=0, le=3)] = 0,
+    mode: Literal["auto", "hybrid", "text", "vector"] = "auto",
+) -> dict[str, Any]:
+    result = eng.recall(q, limit=limit, filters=_filters(category, type, layer, tag), min_relevance=min_relevance,
+                        depth=depth, mode=mode)
+    return present.recall_dict(result)
+
+
+def _type_route(plural: str, type_: str) -> None:
+    def by_type(eng: Eng, limit: Limit = 50, offset: Offset = 0) -> dict[str, Any]:
+        items = eng.list(Filters(type=type_), limit=limit, offset=offset)
+        return {"type": type_, "memories": [present.memory_dict(m) for m in items]}
+
+    router.add_api_route(f"/{plural}", by_type, methods=["GET"], summary=f"Memories of type {type_}",
+                         operation_id=f"list_{plural}")
+
+
+for _plural, _type in TYPE_ROUTES.items():
+    _type_route(_plural, _type)
+
+
+@router.post("", status_code=201, summary="Store a memory (upsert by key)")
+def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
+    result = eng.remember(
+        body.content, key=body.key, category=body.category, type=body.type, layer=body.layer, tags=body.tags,
+        metadata=body.metadata, importance=body.importance, related_entity=body.related_entity, source=body.source,
+        scope=body.scope, links=body.links)
+    return present.write_dict(result)
+
+
+@router.post("/forget", summary="Forget by query, tag or age, with a reason")
+def forget_many(eng: Eng, body: ForgetIn) -> dict[str, Any]:
+    removed = eng.forget(query=body.query, tag=body.tag,
+                         older_than_s=None if body.older_than_days is None else body.older_than_days * DAY_S,
+                         reason=body.reason, dry_run=body.dry_run)
+    return {"forgotten": [present.memory_dict(m) for m in removed], "count": len(removed), "dry_run": body.dry_run}
+
+
+@router.get("/{ref}", summary="One memory by id or key")
+def read(eng: Eng, ref: str) -> dict[str, Any]:
+    return present.memory_dict(eng.get(ref))
+
+
+@router.patch("/{ref}", summary="Change some fields of a memory; the old content is kept in its versions")
+def patch(eng: Eng, ref: str, body: MemoryPatch) -> dict[str, Any]:
+    result = eng.update(ref, **body.model_dump(exclude_unset=True))
+    return present.write_dict(result)
+
+
+@router.put("/{ref}", summary="Replace a memory's fields")
+def replace(eng: Eng, ref: str, body: MemoryPatch) -> dict[str, Any]:
+    return patch(eng, ref, body)
+
+
+@router.delete("/{ref}", summary="Forget one memory, with a reason")
+def delete(eng: Eng, ref: str, reason: Annotated[str | None, Query(max_length=500)] = None) -> dict[str, Any]:
+    removed = eng.forget(ref, reason=reason)
+    return {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
+
+
+@router.get("/{ref}/versions", summary="Earlier contents of a memory, oldest first")
+def versions(eng: Eng, ref: str) -> dict[str, Any]:
+    return {"versions": [{"content": v.content, "replaced_at": v.replaced_at} for v in eng.versions(ref)]}
+
+
+@router.get("/{ref}/links", summary="The memory and its linked neighbours")
+def links(eng: Eng, ref: str, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> dict[str, Any]:
+    memory = eng.get(ref)
+    return {"memory": present.memory_dict(memory),
+            "neighbours": [present.memory_dict(m) for m in eng.neighbours(memory.id, limit=limit)]}
+
+
+@router.post("/{ref}/links", status_code=201, summary="Link two memories (both ways)")
+def add_link(eng: Eng, ref: str, body: LinkIn) -> dict[str, Any]:
+    eng.link(ref, body.to)
+    return {"linked": [eng.get(ref).id, eng.get(body.to).id]}
+
+
+@router.delete("/{ref}/links/{other}", summary="Remove the link between two memories")
+def remove_link(eng: Eng, ref: str, other: str) -> dict[str, Any]:
+    return {"unlinked": eng.unlink(ref, other)}

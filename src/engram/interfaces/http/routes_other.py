@@ -1,0 +1,98 @@
+"""Everything but the memory collection: health, metrics, stats, import/export, history, audit,
+and Clawless's semantic recall. History, audit and semantic recall go through ``seams``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Query, Request, Response
+
+from engram.engine import Filters
+from engram.interfaces import seams
+from engram.interfaces.http.routes_memory import Eng
+from engram.interfaces.http.schemas import MessageIn, SemanticRecallIn
+from engram.model import Category
+
+public = APIRouter(tags=["service"])
+router = APIRouter(prefix="/api/v1", tags=["service"])
+compat = APIRouter(tags=["clawless"])
+
+
+@public.get("/healthz", summary="Liveness: no token needed")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@public.get("/metrics", summary="Prometheus metrics", response_class=Response)
+def metrics(request: Request) -> Response:
+    return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
+
+
+@router.get("/stats", summary="How many memories this agent sees, by category")
+def stats(eng: Eng) -> dict[str, Any]:
+    return {"agent": eng.scope.agent, "session": eng.scope.session, "backend": getattr(eng.store, "name", "?"),
+            "memories": eng.count(),
+            "by_category": {c.value: eng.count(Filters(category=c)) for c in Category}}
+
+
+@router.get("/export", summary="Snapshot of every memory this agent sees (no embeddings)")
+def export(eng: Eng, scope: Literal["global", "agent", "session"] | None = None) -> Response:
+    return Response(eng.export_snapshot(scope=scope), media_type="application/json")
+
+
+@router.post("/import", summary="Import a snapshot (engram's or PtrClaw's); all or nothing")
+def import_(eng: Eng, document: Annotated[dict[str, Any] | list[Any], Body(...)]) -> dict[str, Any]:
+    result = eng.import_snapshot(json.dumps(document))
+    return {"imported": result.imported, "skipped": result.skipped}
+
+
+# --- history (the conversation history store) -----------------------------------------------
+@router.get("/history/{conversation}", summary="Recent messages of a conversation")
+def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> dict[str, Any]:
+    store = seams.history(eng)
+    return {"conversation": conversation, "messages": [_plain(m) for m in store.recent(conversation, limit)]}
+
+
+@router.post("/history/{conversation}", status_code=201, summary="Append a message to a conversation")
+def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
+    store = seams.history(eng)
+    return {"conversation": conversation, "appended": _plain(store.append(conversation, body.model_dump()))}
+
+
+@router.get("/history/{conversation}/summary", summary="The summary that replaced compacted messages")
+def history_summary(eng: Eng, conversation: str) -> dict[str, Any]:
+    return {"conversation": conversation, "summary": seams.history(eng).summary(conversation)}
+
+
+@router.delete("/history/{conversation}", summary="Delete a conversation's history")
+def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
+    return {"conversation": conversation, "purged": _plain(seams.history(eng).purge(conversation))}
+
+
+# --- audit trail -----------------------------------------------------------------------------
+@router.get("/audit", summary="Recent audit entries of this agent")
+def audit(eng: Eng, limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
+    return {"entries": [_plain(e) for e in seams.audit(eng).recent(limit=limit)]}
+
+
+# --- Clawless --------------------------------------------------------------------------------
+@compat.post("/api/memory/semantic-recall", summary="Clawless: matching conversation entries and a recap block")
+def semantic_recall(eng: Eng, body: SemanticRecallIn) -> dict[str, Any]:
+    return _plain(seams.semantic_recall(eng, body.input, body.chatId, body.topK))
+
+
+def _plain(value: Any) -> Any:
+    """Records from other parts as JSON-ready values (dataclasses, pydantic models, dicts)."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if hasattr(value, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(value)
+    return value
+
+
+

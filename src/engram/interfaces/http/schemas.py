@@ -1,0 +1,67 @@
+"""Request bodies of the HTTP API (validated by FastAPI; engram validates the values again)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ScopeName = Literal["agent", "session", "global"]
+
+
+class MemoryIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(..., description="The memory itself.")
+    key: str | None = Field(None, description="Upsert by this key (default: made from the content).")
+    category: Literal["core", "knowledge", "conversation"] = "knowledge"
+    type: str | None = Field(None, description="experience, conversation, learned, social, decision, achievement, ...")
+    layer: Literal["episodic", "semantic", "procedural"] | None = None
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    importance: float = Field(0.5, ge=0.0, le=1.0)
+    related_entity: str | None = None
+    source: str | None = None
+    scope: ScopeName = "agent"
+    links: list[str] = Field(default_factory=list, description="Keys or ids to link to.")
+
+
+class MemoryPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    content: str | None = None
+    category: Literal["core", "knowledge", "conversation"] | None = None
+    type: str | None = None
+    layer: Literal["episodic", "semantic", "procedural"] | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    importance: float | None = Field(None, ge=0.0, le=1.0)
+    related_entity: str | None = None
+    source: str | None = None
+
+
+class ForgetIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str | None = Field(None, description="Forget memories containing all these words.")
+    tag: str | None = None
+    older_than_days: float | None = Field(None, ge=0)
+    reason: str | None = None
+    dry_run: bool = False
+
+
+class LinkIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    to: str = Field(..., description="Key or id of the memory to link to.")
+
+
+class SemanticRecallIn(BaseModel):
+    """Clawless's request: ``{"input": "current question", "chatId": "optional", "topK": 3}``."""
+
+    input: str = Field(..., min_length=1)
+    chatId: str | None = None  # noqa: N815 - the wire name
+    topK: int = Field(3, ge=1, le=50)  # noqa: N815
+
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)

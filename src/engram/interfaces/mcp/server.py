@@ -1,0 +1,254 @@
+"""engram's MCP server: memory tools and resources for one agent per connection.
+
+Tools: ClawCode's ``remember`` / ``recall`` / ``forget`` plus ``link`` and ``get``, and PtrClaw's
+``memory_store`` / ``memory_recall`` / ``memory_forget`` / ``memory_link`` (``server.mcp_tools``
+chooses which names are offered). Resources: the soul block, the core memories and the operator
+memory file. The agent and session of a call come from the connection, never from the tool
+arguments: on stdio from ``engram mcp --agent/--session``; over HTTP from the bearer token (agent)
+and the ``X-Engram-Session`` header. Tools are plain functions: the SDK runs them in worker
+threads, and they only translate arguments into ``Engram`` calls.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Annotated, Any, Literal
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from engram.engine import Engram, Filters
+from engram.interfaces import present, seams
+from engram.interfaces.mcp.errors import tool_errors
+
+# Gives the Engram a call acts for from the transport's request: None on stdio, the
+# authenticated Starlette request over HTTP.
+Resolver = Callable[[Any], Engram]
+_request: ContextVar[Any] = ContextVar("engram_mcp_request", default=None)
+
+
+async def _remember_request(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    # Server middleware sees every message with its transport request; tools and resources read
+    # it from this context variable (copied into the worker threads that run them).
+    token = _request.set(ctx.request)
+    try:
+        return await call_next(ctx)
+    finally:
+        _request.reset(token)
+
+INSTRUCTIONS = """\
+engram is your long-term memory. Before answering anything that may depend on the past (the user's
+preferences, earlier decisions, project facts), call `recall` with a short question. When you learn
+something worth keeping beyond this conversation, call `remember` with one self-contained fact per
+call. Use `forget` when the user asks you to, or when a memory is wrong; always give a reason.
+"""
+
+DAY_S = 86_400.0
+
+
+def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "both") -> MCPServer:
+    """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call)."""
+    server = MCPServer("engram", instructions=INSTRUCTIONS, version="0.1.0", middleware=[_remember_request])
+    plain = resolve
+    resolve = lambda: plain(_request.get())  # noqa: E731
+    if tools in ("both", "clawcode"):
+        _clawcode_tools(server, resolve)
+    if tools in ("both", "ptrclaw"):
+        _ptrclaw_tools(server, resolve)
+    _resources(server, resolve)
+    return server
+
+
+def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None, tags: list[str] | None,
+            session_id: str | None, category: str | None, type_: str | None, depth: int) -> dict[str, Any]:
+    view = engram if session_id is None else engram.for_session(session_id)
+    result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth,
+                         filters=Filters(tags=tags, category=category, type=type_))
+    hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
+    out: dict[str, Any] = {"results": [present.clawcode_result(h) for h in hits]}
+    if result.notes:
+        out["notes"] = list(result.notes)
+    return out
+
+
+def _forget(engram: Engram, memory_id: str | None, query: str | None, tag: str | None,
+            older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
+    removed = engram.forget(memory_id, query=query, tag=tag,
+                            older_than_s=None if older_than_days is None else older_than_days * DAY_S,
+                            reason=reason, dry_run=dry_run)
+    return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
+            "dry_run": dry_run, "reason": reason}
+
+
+def _link(engram: Engram, a: str, b: str, action: str) -> dict[str, Any]:
+    if action == "unlink":
+        return {"action": "unlink", "from": a, "to": b, "changed": engram.unlink(a, b)}
+    engram.link(a, b)
+    return {"action": "link", "from": a, "to": b, "changed": True}
+
+
+Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.g. [\"preferences\", \"python\"].")]
+
+
+def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
+    @server.tool(description=(
+        "Store one fact, preference, decision or event in long-term memory so it can be recalled in later "
+        "conversations. Write it self-contained (\"The user prefers Python for scripting\"), one fact per call. "
+        "Give a `key` to update that memory later instead of adding a new one. Returns the memory_id."))
+    def remember(
+        content: Annotated[str, Field(description="The memory itself, as a complete sentence.")],
+        tags: Tags = None,
+        context: Annotated[dict[str, Any] | None, Field(
+            description="Optional extra context kept with the memory (e.g. {\"source\": \"chat\"}).")] = None,
+        key: Annotated[str | None, Field(description="Stable name; storing the same key again updates it.")] = None,
+        category: Annotated[Literal["core", "knowledge", "conversation"], Field(
+            description="core: permanent identity facts; knowledge: things learned (default); "
+                        "conversation: short-lived notes.")] = "knowledge",
+        type: Annotated[str | None, Field(
+            description="experience, conversation, learned, social, decision, achievement, or another word.")] = None,
+        importance: Annotated[float, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = 0.5,
+        links: Annotated[list[str] | None, Field(description="Keys or ids of related memories to link to.")] = None,
+        scope: Annotated[Literal["agent", "session", "global"], Field(
+            description="agent (default): yours across sessions; session: this session only; "
+                        "global: shared with every agent.")] = "agent",
+    ) -> dict[str, Any]:
+        with tool_errors():
+            result = resolve().remember(
+                content, key=key, category=category, type=type, tags=tags, importance=importance,
+                metadata={"context": context} if context else None, links=links or (), scope=scope)
+            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
+
+    @server.tool(description=(
+        "Search long-term memory for what is relevant to a question. Returns the best matches first, each with "
+        "memory_id, content, relevance (0..1), tags, timestamp and context. Ask short, specific questions; "
+        "use min_relevance (e.g. 0.3) to drop weak matches. An empty list means nothing relevant is stored."))
+    def recall(
+        query: Annotated[str, Field(description="What you want to know, in plain words.")],
+        limit: Annotated[int, Field(ge=1, le=100, description="Most results to return.")] = 5,
+        min_relevance: Annotated[float | None, Field(ge=0.0, le=1.0, description="Drop results below this.")] = None,
+        filters: Annotated[dict[str, Any] | None, Field(
+            description="Optional: {\"tags\": [...] (all must match), \"session_id\": \"...\", "
+                        "\"category\": \"knowledge\", \"type\": \"decision\"}.")] = None,
+        depth: Annotated[int, Field(ge=0, le=3, description="1 also returns memories linked to the matches.")] = 0,
+    ) -> dict[str, Any]:
+        f = filters or {}
+        with tool_errors():
+            return _recall(resolve(), query, limit, min_relevance, f.get("tags"), f.get("session_id"),
+                           f.get("category"), f.get("type"), depth)
+
+    @server.tool(description=(
+        "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "
+        "memory_id (one memory, from recall), query (every memory containing all of these words), tag, or "
+        "older_than_days. Always say why in `reason`. Use dry_run to see what would be removed first."))
+    def forget(
+        memory_id: Annotated[str | None, Field(description="Id (or key) of one memory.")] = None,
+        query: Annotated[str | None, Field(description="Forget every memory containing all these words.")] = None,
+        tag: Annotated[str | None, Field(description="Forget every memory with this tag.")] = None,
+        older_than_days: Annotated[float | None, Field(ge=0, description="Forget memories older than this.")] = None,
+        reason: Annotated[str | None, Field(description="Why, kept in the audit trail.")] = None,
+        dry_run: Annotated[bool, Field(description="Only list what would be forgotten.")] = False,
+    ) -> dict[str, Any]:
+        with tool_errors():
+            return _forget(resolve(), memory_id, query, tag, older_than_days, reason, dry_run)
+
+    @server.tool(description=(
+        "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "
+        "recalling one can bring the other (recall with depth=1). action=unlink removes the connection."))
+    def link(
+        source: Annotated[str, Field(description="memory_id or key of one memory.")],
+        target: Annotated[str, Field(description="memory_id or key of the other memory.")],
+        action: Literal["link", "unlink"] = "link",
+    ) -> dict[str, Any]:
+        with tool_errors():
+            return _link(resolve(), source, target, action)
+
+    @server.tool(description="Read one memory in full (content, tags, links, importance, times) by memory_id or key.")
+    def get(memory_id: Annotated[str, Field(description="memory_id or key.")]) -> dict[str, Any]:
+        with tool_errors():
+            return present.memory_dict(resolve().get(memory_id))
+
+
+def _ptrclaw_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
+    @server.tool(description=(
+        "Store or update (by key) a memory entry. Use a short, stable, human-readable key such as "
+        "\"python-version\"; storing the same key again replaces its content."))
+    def memory_store(
+        key: Annotated[str, Field(description="Unique, upsertable name of the entry.")],
+        content: Annotated[str, Field(description="The entry text.")],
+        category: Literal["core", "knowledge", "conversation"] = "knowledge",
+        links: Annotated[list[str] | None, Field(description="Keys to link to after storing.")] = None,
+    ) -> dict[str, Any]:
+        with tool_errors():
+            result = resolve().remember(content, key=key, category=category, links=links or ())
+            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
+
+    @server.tool(description=(
+        "Search memory entries by query, best first. depth=1 also includes entries linked to the matches."))
+    def memory_recall(
+        query: str,
+        limit: Annotated[int, Field(ge=1, le=100)] = 5,
+        category: Literal["core", "knowledge", "conversation"] | None = None,
+        depth: Annotated[int, Field(ge=0, le=3)] = 0,
+    ) -> dict[str, Any]:
+        with tool_errors():
+            result = resolve().recall(query, limit=limit, depth=depth, filters=Filters(category=category))
+            return {"entries": [{"key": h.memory.key, "content": h.memory.content,
+                                 "category": h.memory.category.value, "score": round(h.score, 4),
+                                 "links": list(h.memory.links), "id": h.memory.id} for h in result.hits]}
+
+    @server.tool(description="Delete the memory entry with this key.")
+    def memory_forget(key: str) -> dict[str, Any]:
+        with tool_errors():
+            removed = resolve().forget(key)
+            return {"forgotten": [m.key for m in removed], "count": len(removed)}
+
+    def memory_link(
+        action: Literal["link", "unlink"],
+        from_: Annotated[str, Field(alias="from", description="Key of one entry.")],
+        to: Annotated[str, Field(description="Key of the other entry.")],
+    ) -> dict[str, Any]:
+        with tool_errors():
+            return _link(resolve(), from_, to, action)
+
+    server.add_tool(_keyword_alias(memory_link, "from", "from_"), name="memory_link",
+                    description="Create (action=link) or remove (action=unlink) a bidirectional link between two keys.")
+
+
+def _keyword_alias(fn: Callable[..., Any], wire: str, param: str) -> Callable[..., Any]:
+    """PtrClaw names an argument ``from`` (a Python keyword): the SDK calls tools with the wire
+    name, so rename it to the parameter on the way in; the schema still comes from ``fn``."""
+
+    def call(**kwargs: Any) -> Any:
+        kwargs[param] = kwargs.pop(wire)
+        return fn(**kwargs)
+
+    call.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
+    call.__annotations__ = typing.get_type_hints(fn, include_extras=True)
+    call.__name__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call
+
+
+def _resources(server: MCPServer, resolve: Callable[[], Engram]) -> None:
+    @server.resource("engram://soul", name="soul", mime_type="text/markdown",
+                     description="The agent's identity block (core memories soul:identity, soul:user, soul:philosophy).")
+    def soul() -> str:
+        with tool_errors():
+            return seams.soul_block(resolve())
+
+    @server.resource("engram://core", name="core-memories", mime_type="application/json",
+                     description="Every core (permanent) memory of this agent.")
+    def core() -> str:
+        with tool_errors():
+            return json.dumps([present.memory_dict(m) for m in seams.core_memories(resolve())])
+
+    @server.resource("engram://operator-memory", name="operator-memory", mime_type="text/markdown",
+                     description="The operator's notes (MEMORY.md) injected into every prompt.")
+    def operator() -> str:
+        with tool_errors():
+            return seams.operator_memory(resolve())

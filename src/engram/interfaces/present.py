@@ -1,0 +1,59 @@
+"""How memories and hits look on the wire, shared by MCP and HTTP so both say the same thing.
+
+``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
+recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Any
+
+from engram.model import Hit, Memory, RecallResult, WriteResult
+
+
+def iso(ts: float | None) -> str | None:
+    """Epoch seconds as ISO 8601 UTC (``2026-02-09T10:30:00Z``)."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def memory_dict(memory: Memory) -> dict[str, Any]:
+    return memory.to_dict()
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    """A hit with the parts of its score, so a ranking can be explained."""
+    return {"memory": memory_dict(hit.memory), "score": round(hit.score, 6),
+            "parts": {k: round(v, 6) for k, v in asdict(hit.parts).items()}, "via": hit.via}
+
+
+def recall_dict(result: RecallResult) -> dict[str, Any]:
+    return {"hits": [hit_dict(h) for h in result.hits], "mode": result.mode, "notes": list(result.notes)}
+
+
+def clawcode_result(hit: Hit) -> dict[str, Any]:
+    """ClawCode's recall result: relevance is the hit's score (0..1)."""
+    m = hit.memory
+    context: dict[str, Any] = {"scope": str(m.scope), "key": m.key, "category": m.category.value, "type": m.type}
+    if m.scope.session is not None:
+        context["session_id"] = m.scope.session
+    if m.links:
+        context["links"] = list(m.links)
+    if hit.via:
+        context["via"] = hit.via
+    return {
+        "memory_id": m.id,
+        "content": m.content,
+        "relevance": round(hit.score, 4),
+        "tags": list(m.tags),
+        "timestamp": iso(m.created_at),
+        "context": context,
+    }
+
+
+def write_dict(result: WriteResult) -> dict[str, Any]:
+    return {"memory_id": result.memory.id, "key": result.memory.key, "action": result.action,
+            "warnings": list(result.warnings), "memory": memory_dict(result.memory)}

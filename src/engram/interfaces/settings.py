@@ -1,0 +1,20 @@
+"""Settings of the servers (``engram serve`` and ``engram mcp``): ``[server]`` in the config file,
+``ENGRAM_SERVER__*`` in the environment."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class ServerSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    # Largest request body the HTTP API accepts (imports included); larger ones get 413.
+    max_body_bytes: int = Field(2_000_000, ge=1024)
+    # Which MCP tool names to offer: ClawCode's (remember/recall/forget/link/get), PtrClaw's
+    # (memory_store/memory_recall/memory_forget/memory_link), or both.
+    mcp_tools: Literal["both", "clawcode", "ptrclaw"] = "both"
+    # Print a token for the default agent in the web page's address when `engram serve` starts.
+    print_token: bool = True

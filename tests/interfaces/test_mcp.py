@@ -1,0 +1,150 @@
+"""MCP with the SDK's own client: over a real `engram mcp` stdio subprocess and over streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.interfaces.conftest import Served
+
+CLAWCODE = {"remember", "recall", "forget", "link", "get"}
+PTRCLAW = {"memory_store", "memory_recall", "memory_forget", "memory_link"}
+
+
+def _stdio(home: Path, agent: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["ENGRAM_HOME"] = str(home)
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from engram.interfaces.cli.app import main; main()", "--agent", agent, "mcp"], env=env)
+
+
+def _http(served: Served, token: str | None, session: str | None = None) -> Any:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if session:
+        headers["X-Engram-Session"] = session
+    return streamable_http_client(f"{served.url}/mcp", http_client=create_mcp_http_client(headers=headers))
+
+
+def _data(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+def _error_text(result: Any) -> str:
+    assert result.is_error
+    return result.content[0].text
+
+
+async def _exercise_tools(client: Client) -> None:
+    """Every tool once, the ClawCode result shape, and errors surfacing as tool errors."""
+    names = {t.name for t in (await client.list_tools()).tools}
+    assert CLAWCODE | PTRCLAW <= names
+    stored = _data(await client.call_tool("remember", {
+        "content": "The user prefers Python for scripting tasks", "tags": ["preferences", "programming"],
+        "context": {"session_id": "sess_123"}}))
+    assert stored["action"] == "created"
+    mid = stored["memory_id"]
+    other = _data(await client.call_tool("memory_store", {"key": "project-setup", "content": "The project uses Python 3.12"}))
+    assert other["key"] == "project-setup"
+
+    found = _data(await client.call_tool("recall", {
+        "query": "What programming languages does the user prefer?", "limit": 5,
+        "filters": {"tags": ["preferences"]}}))
+    top = found["results"][0]
+    assert top["memory_id"] == mid and set(top) == {"memory_id", "content", "relevance", "tags", "timestamp", "context"}
+    assert top["tags"] == ["preferences", "programming"] and 0 < top["relevance"] <= 1 and top["timestamp"].endswith("Z")
+    high = _data(await client.call_tool("recall", {"query": "Python", "min_relevance": 1.0}))
+    assert all(r["relevance"] >= 1.0 for r in high["results"])
+
+    assert _data(await client.call_tool("link", {"source": mid, "target": "project-setup"}))["changed"] is True
+    assert _data(await client.call_tool("get", {"memory_id": mid}))["links"] == [other["memory_id"]]
+    linked = _data(await client.call_tool("memory_recall", {"query": "scripting preferences", "depth": 1}))
+    assert {e["key"] for e in linked["entries"]} >= {"project-setup"}
+    assert _data(await client.call_tool("memory_link", {"action": "unlink", "from": mid, "to": "project-setup"}))["changed"]
+
+    assert "not found" in _error_text(await client.call_tool("forget", {"memory_id": "mem_456", "reason": "outdated"}))
+    assert "invalid query" in _error_text(await client.call_tool("recall", {"query": "   "}))
+    assert "invalid forget" in _error_text(await client.call_tool("forget", {"reason": "no selector"}))
+    assert (await client.call_tool("remember", {"content": "x", "importance": 7})).is_error
+
+    dry = _data(await client.call_tool("forget", {"query": "Python scripting", "dry_run": True}))
+    assert dry["forgotten"] == [mid] and dry["dry_run"]
+    assert _data(await client.call_tool("forget", {"memory_id": mid, "reason": "Outdated preference"}))["count"] == 1
+    assert _data(await client.call_tool("memory_forget", {"key": "project-setup"}))["count"] == 1
+    assert _data(await client.call_tool("recall", {"query": "Python"}))["results"] == []
+
+    _data(await client.call_tool("memory_store", {"key": "soul:identity", "content": "I am Ada", "category": "core"}))
+    soul = await client.read_resource("engram://soul")
+    assert "## Your Identity\nI am Ada" in soul.contents[0].text
+    core = json.loads((await client.read_resource("engram://core")).contents[0].text)
+    assert [m["key"] for m in core] == ["soul:identity"]
+
+
+def test_stdio_subprocess_tools_and_isolation(tmp_path: Path) -> None:
+    async def run() -> None:
+        async with Client(_stdio(tmp_path, "alice")) as alice:
+            await _exercise_tools(alice)
+            _data(await alice.call_tool("remember", {"content": "alice keeps the tulip bulbs in the shed"}))
+        async with Client(_stdio(tmp_path, "bob")) as bob:
+            assert _data(await bob.call_tool("recall", {"query": "tulip bulbs shed"}))["results"] == []
+            assert (await bob.call_tool("memory_forget", {"key": "soul:identity"})).is_error
+        async with Client(_stdio(tmp_path, "alice")) as alice:  # and it persisted for alice
+            assert _data(await alice.call_tool("recall", {"query": "tulip bulbs shed"}))["results"]
+
+    asyncio.run(run())
+
+
+def test_tool_names_are_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    params = _stdio(tmp_path, "alice")
+    params.env["ENGRAM_SERVER__MCP_TOOLS"] = "ptrclaw"
+
+    async def run() -> set[str]:
+        async with Client(params) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    assert asyncio.run(run()) == PTRCLAW
+
+
+def test_streamable_http_tools_isolation_and_auth(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            await _exercise_tools(alice)
+            _data(await alice.call_tool("remember", {"content": "alice keeps the tulip bulbs in the shed"}))
+        async with Client(_http(served, served.bob)) as bob:
+            assert _data(await bob.call_tool("recall", {"query": "tulip bulbs shed"}))["results"] == []
+            assert json.loads((await bob.read_resource("engram://core")).contents[0].text) == []
+        async with Client(_http(served, served.alice, session="s1")) as s1:
+            note = _data(await s1.call_tool("remember", {"content": "session one scratch note", "scope": "session"}))
+            hits = _data(await s1.call_tool("recall", {"query": "scratch note", "filters": {"session_id": "s1"}}))
+            assert [r["memory_id"] for r in hits["results"]] == [note["memory_id"]]
+            assert hits["results"][0]["context"]["session_id"] == "s1"
+        async with Client(_http(served, served.alice)) as alice:
+            assert _data(await alice.call_tool("recall", {"query": "scratch note"}))["results"] == []
+        # The memories went through the same store the HTTP API serves.
+        assert served.engram.for_agent("alice").find(note["memory_id"]) is None
+
+    asyncio.run(run())
+    assert served.engram.for_agent("alice", "s1").recall("tulip bulbs").hits
+
+
+def test_streamable_http_refuses_without_a_valid_token(served: Served) -> None:
+    async def connect(token: str | None) -> None:
+        async with Client(_http(served, token)) as client:
+            await client.list_tools()
+
+    for token in (None, "eg_deadbeef_wrong"):
+        with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces the 401 as a connection error
+            asyncio.run(asyncio.wait_for(connect(token), 30))
