@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from engram.agent.settings import ChatSettings
+from engram.db.pg_settings import PostgresSettings
 from engram.embed.settings import EmbeddingSettings
 from engram.errors import ConfigError
 from engram.files.settings import FilesSettings
@@ -83,12 +84,23 @@ class Settings(BaseSettings):
     chat: ChatSettings = Field(default_factory=ChatSettings)
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    # A postgresql:// URL selects the shared PostgreSQL backend (see db/postgres.py).
+    database_url: str | None = None
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return None if value is None else value.expanduser()
+
+    @model_validator(mode="after")
+    def _backend_from_url(self) -> Settings:
+        # ENGRAM_DATABASE_URL=postgresql://... alone is enough to switch to PostgreSQL.
+        if self.database_url and self.database_url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
+            if self.backend == "sqlite":
+                self.backend = "postgres"
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -18,6 +18,7 @@ _TARGETS: dict[str, dict[str, str]] = {
         "jsonfile": "engram.store.factories:open_jsonfile",
         "inmemory": "engram.store.factories:open_inmemory",
         "disabled": "engram.store.factories:open_disabled",
+        "postgres": "engram.store.factories:open_postgres",
     },
     "history": {
         "sqlite": "engram.history.factories:open_sqlite",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engram.config import Settings
+from engram.errors import ConfigError
 from engram.store.base import MemoryStore
 
 
@@ -28,3 +29,13 @@ def open_disabled(settings: Settings, agent: str) -> MemoryStore:
     from engram.store.disabled import DisabledMemoryStore
 
     return DisabledMemoryStore()
+
+
+def open_postgres(settings: Settings, agent: str) -> MemoryStore:
+    """One shared database for every agent (scopes keep them apart); needs ``database_url``."""
+    from engram.db.postgres import PgDatabase
+    from engram.store.postgres import PostgresMemoryStore
+
+    if not settings.database_url:
+        raise ConfigError("the postgres backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
+    return PostgresMemoryStore(PgDatabase.connect(settings.database_url, settings.postgres))

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.cli import chat, files, history, lifecycle, memory, server
+from engram.interfaces.cli import chat, files, history, lifecycle, memory, migrate, server
 from engram.interfaces.cli.render import errors
 from engram.interfaces.cli.state import CliState
 
@@ -42,6 +42,7 @@ history.register(app)
 files.register(app)
 chat.register(app)
 lifecycle.register(app)
+migrate.register(app)
 server.register(app)
 
 _EXIT_CODES: list[tuple[type[EngramError], int]] = [

@@ -1,0 +1,15 @@
+"""Settings of the PostgreSQL backend, kept apart from ``db/postgres.py`` so that reading
+settings never imports psycopg (an optional extra)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class PostgresSettings(BaseModel):
+    """Connection pool of the PostgreSQL backend (the DSN itself is ``database_url``)."""
+
+    pool_min_size: int = Field(1, ge=0)
+    pool_max_size: int = Field(10, ge=1)
+    # How long a call waits for a free connection (and for the server to answer a connect).
+    timeout_s: float = Field(30.0, gt=0)

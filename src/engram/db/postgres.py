@@ -1,0 +1,176 @@
+"""PostgreSQL connections for engram: a psycopg 3 pool, migrations under an advisory lock,
+DSN redaction, and the one place driver errors become engram errors.
+
+Many stateless engram processes share one database, so everything here assumes other writers:
+migrations take a transaction-scoped advisory lock (the first process migrates, the others wait
+and then find nothing pending); writes go through ``transact``, which retries a transaction that
+PostgreSQL aborted as a deadlock or serialisation victim. Connections come from a pool
+(``psycopg_pool``) sized by settings; no transaction stays open longer than one store call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from engram.db.migrate import Migration, available
+from engram.db.pg_settings import PostgresSettings
+from engram.errors import ConfigError, MissingDependencyError, StorageError, ValidationError
+
+try:
+    import psycopg
+    import psycopg.errors
+    from pgvector.psycopg import register_vector
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingDependencyError("the PostgreSQL backend", "postgres", exc.name or "psycopg") from exc
+
+T = TypeVar("T")
+
+# An arbitrary constant: the advisory lock every engram process takes while migrating.
+_MIGRATION_LOCK = 0x656E6772616D  # "engram"
+_RETRIES = 5
+
+
+def is_postgres_url(url: str | None) -> bool:
+    return bool(url) and url.split(":", 1)[0].lower() in ("postgresql", "postgres")
+
+
+_KV_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN with any password replaced by ``***`` (URL or ``key=value`` form), for logs and errors."""
+    if "://" in dsn:
+        parts = urlsplit(dsn)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, host = netloc.rpartition("@")
+            if ":" in userinfo:
+                userinfo = userinfo.split(":", 1)[0] + ":***"
+            netloc = f"{userinfo}@{host}"
+        query = _KV_PASSWORD.sub(r"\1***", parts.query.replace("&", " ")).replace(" ", "&") if parts.query else ""
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return _KV_PASSWORD.sub(r"\1***", dsn)
+
+
+@contextlib.contextmanager
+def translate_errors(where: str) -> Iterator[None]:
+    """psycopg and pool exceptions become engram's errors, naming the (redacted) database."""
+    try:
+        yield
+    except psycopg.errors.UntranslatableCharacter as exc:
+        raise ValidationError("content", "contains characters PostgreSQL cannot store", "text without NUL") from exc
+    except PoolTimeout as exc:
+        raise StorageError(f"PostgreSQL {where}: no connection available ({exc})") from exc
+    except psycopg.OperationalError as exc:
+        raise StorageError(f"PostgreSQL {where} is unreachable: {_message(exc)}") from exc
+    except psycopg.Error as exc:
+        raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
+
+
+def _message(exc: BaseException) -> str:
+    # libpq messages can echo connection parameters; never let a password through.
+    return _KV_PASSWORD.sub(r"\1***", str(exc).strip())
+
+
+class PgDatabase:
+    """A connection pool on one PostgreSQL database, migrated on open (see module docstring)."""
+
+    def __init__(self, pool: ConnectionPool, dsn: str) -> None:
+        self.pool = pool
+        self.where = redact_dsn(dsn)
+
+    @classmethod
+    def connect(cls, dsn: str, settings: PostgresSettings | None = None) -> PgDatabase:
+        """Migrate the database, then open a pool on it.
+
+        Raises ConfigError for a DSN that is not a PostgreSQL URL/conninfo, StorageError when the
+        server cannot be reached or the schema cannot be applied.
+        """
+        settings = settings or PostgresSettings()
+        where = redact_dsn(dsn)
+        if "://" in dsn and not is_postgres_url(dsn):
+            raise ConfigError(f"database_url {where} is not a postgresql:// URL")
+        with translate_errors(where):
+            with psycopg.connect(dsn, connect_timeout=max(1, int(settings.timeout_s))) as conn:
+                migrate(conn)
+            pool = ConnectionPool(
+                dsn,
+                min_size=settings.pool_min_size,
+                max_size=max(settings.pool_max_size, settings.pool_min_size, 1),
+                timeout=settings.timeout_s,
+                configure=register_vector,
+                open=False,
+                name="engram",
+            )
+            pool.open(wait=settings.pool_min_size > 0, timeout=settings.timeout_s)
+        return cls(pool, dsn)
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection inside one (read) transaction, returned to the pool afterwards."""
+        with translate_errors(self.where), self.pool.connection() as conn:
+            yield conn
+
+    def transact(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """Run ``work`` in one transaction, committing on return; retried when PostgreSQL aborts it
+        as a deadlock or serialisation victim (``work`` must be safe to run again)."""
+        for attempt in range(_RETRIES):
+            try:
+                with translate_errors(self.where), self.pool.connection() as conn:
+                    return work(conn)
+            except StorageError as exc:
+                cause = exc.__cause__
+                retryable = isinstance(cause, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure)
+                if not retryable or attempt == _RETRIES - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def applied(conn: psycopg.Connection[Any]) -> set[int]:
+    exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+    if not exists or exists[0] is None:
+        return set()
+    return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def pending(conn: psycopg.Connection[Any]) -> list[Migration]:
+    """Steps not yet applied (only reads)."""
+    done = applied(conn)
+    return [m for m in available("postgres") if m.version not in done]
+
+
+def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
+    """Apply every pending step in one transaction under an advisory lock, so that several
+    processes starting at once migrate exactly once."""
+    ran: list[Migration] = []
+    todo = pending(conn)
+    conn.rollback()  # the lock below must be taken by the outermost transaction
+    if not todo:
+        return ran
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
+        )
+        done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        for step in available("postgres"):
+            if step.version in done:
+                continue
+            conn.execute(step.sql.encode("utf-8"))  # no parameters: several statements in one call
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
+                (step.version, step.name, time.time()),
+            )
+            ran.append(step)
+    return ran

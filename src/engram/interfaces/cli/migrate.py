@@ -1,0 +1,56 @@
+"""``engram migrate --to postgresql://…``: copy the SQLite store into PostgreSQL (db/transfer.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from engram.interfaces.cli.render import console, emit_json
+from engram.interfaces.cli.state import state
+
+
+def migrate(
+    ctx: typer.Context,
+    to: str = typer.Option(..., "--to", help="PostgreSQL URL (postgresql://user:password@host/db)."),
+    source: Path | None = typer.Option(None, "--from", help="SQLite file (default: the configured store)."),
+) -> None:
+    """Copy memories, links, versions and vectors into PostgreSQL; verify; re-run to resume."""
+    from engram.db.transfer import copy_sqlite_to_postgres, require_verified
+
+    cli = state(ctx)
+    settings = cli.settings()
+    path = source or settings.database_path(settings.agent)
+    with Progress(
+        TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, disable=cli.as_json,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(table: str, done: int, total: int) -> None:
+            if table not in tasks:
+                tasks[table] = bar.add_task(table, total=total)
+            bar.update(tasks[table], completed=done)
+
+        report = copy_sqlite_to_postgres(path, to, settings=settings.postgres, progress=progress)
+    if cli.as_json:
+        emit_json({
+            "source": report.source, "target": report.target, "verified": report.verified,
+            "unknown_tables": report.unknown_tables, "embedding_identity": report.embedding_identity,
+            "tables": {name: {**t.__dict__, "verified": t.verified} for name, t in report.tables.items()},
+        })
+    else:
+        table = Table("table", "source", "copied", "skipped", "target", "checksum", title=f"{report.source} → {report.target}")
+        for name, t in report.tables.items():
+            table.add_row(name, str(t.source), str(t.copied), str(t.skipped), str(t.target),
+                          "[green]ok[/green]" if t.verified else "[red]differs[/red]")
+        console.print(table)
+        if report.unknown_tables:
+            console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
+    require_verified(report)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("migrate")(migrate)

@@ -1,0 +1,614 @@
+"""The PostgreSQL + pgvector memory store: many processes on many hosts sharing one database.
+
+Semantics are those of ``store/sqlite.py`` (the contract in ``store/base.py``); what differs is
+how they stay true with concurrent writers in other processes:
+
+- ``upsert`` and ``import_memories`` take a transaction-scoped advisory lock per scope, so the
+  dedup check, the key-suffix choice and the insert are one step for every process; the
+  ``UNIQUE (agent, session, key)`` constraint stays as the backstop.
+- ``touch`` increments ``recall_count`` in SQL (no read-modify-write, no lost updates) and, like
+  ``delete``, locks its rows in id order so concurrent callers cannot deadlock each other.
+- Links have foreign keys: a link to a memory another process is deleting fails instead of
+  dangling, and deleting a memory removes its links, versions and vector.
+- Every call is its own short transaction; embedding happens in the engine between calls.
+
+Full text: a generated ``tsvector`` (key weighted A, content B) with a GIN index, ranked by
+``ts_rank_cd``. The query is built from ``engram.text.query_terms`` word tokens, each passed as
+a parameter to ``plainto_tsquery`` and OR-ed (AND-ed for forget-by-query), so no user string is
+ever parsed as tsquery syntax. When nothing matches, an ILIKE scan over the same words answers.
+
+Vectors: pgvector with an HNSW cosine index on ``embedding::vector(dims)``, created when the
+first embedding identity is recorded; ``search_vector`` applies the filter in the same SQL with
+pgvector's iterative index scan, so a narrow filter still returns ``limit`` hits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from psycopg.types.json import Jsonb
+
+from engram import text
+from engram.db.postgres import PgDatabase
+from engram.errors import DimensionError, ValidationError
+from engram.ids import new_id
+from engram.model import (
+    Category,
+    Layer,
+    Memory,
+    MemoryDraft,
+    MemoryFilter,
+    MemoryVersion,
+    Order,
+    Scope,
+    WriteResult,
+)
+from engram.store.base import ImportResult, StoreStats
+from engram.store.vectors import parse_identity_dims
+
+_COLUMNS = (
+    "m.seq, m.id, m.agent, m.session, m.key, m.content, m.category, m.type, m.layer, m.tags, m.metadata,"
+    " m.importance, m.related_entity, m.source, m.created_at, m.updated_at, m.last_accessed, m.recall_count,"
+    " m.superseded_by, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links"
+)
+_ORDER_SQL = {
+    "recent": "m.created_at DESC, m.seq DESC",
+    "oldest": "m.created_at ASC, m.seq ASC",
+    "importance": "m.importance DESC, m.created_at DESC, m.seq DESC",
+    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.seq DESC",
+}
+# ts_rank_cd weights for D, C, B, A: a key (A) hit counts twice a content (B) hit, as in SQLite.
+_RANK_WEIGHTS = "'{0.1, 0.2, 0.5, 1.0}'"
+_INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
+_IDENTITY = "embedding_identity"
+
+
+def _scope_columns(scope: Scope) -> tuple[str, str]:
+    return scope.agent or "", scope.session or ""
+
+
+def _scope_lock_key(agent: str, session: str) -> str:
+    return f"engram-scope\x1f{agent}\x1f{session}"
+
+
+def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """Translate a MemoryFilter into a WHERE clause; ``MemoryFilter.matches`` is the reference."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    scope_parts = []
+    for scope in filt.scopes:
+        scope_parts.append(f"({alias}.agent = %s AND {alias}.session = %s)")
+        params.extend(_scope_columns(scope))
+    clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "FALSE")
+    for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
+        if values:
+            clauses.append(f"{alias}.{column} = ANY(%s)")
+            params.append([str(v) for v in values])
+    if filt.tags:
+        clauses.append(f"{alias}.tags @> %s::text[]")
+        params.append(list(filt.tags))
+    if filt.related_entity is not None:
+        clauses.append(f"{alias}.related_entity = %s")
+        params.append(filt.related_entity)
+    for key, value in filt.metadata.items():
+        # Strings compare as text; other JSON values by their JSON text (jsonb's canonical form on
+        # both sides, so 1 and 1.0 stay different as they are in the reference).
+        clauses.append(
+            f"(CASE WHEN jsonb_typeof({alias}.metadata -> %s::text) = 'string'"
+            f" THEN {alias}.metadata ->> %s::text = %s"
+            f" ELSE ({alias}.metadata -> %s::text)::text = (%s::jsonb)::text END)"
+        )
+        params.extend([key, key, value, key, _as_json(value)])
+    if filt.since is not None:
+        clauses.append(f"{alias}.created_at >= %s")
+        params.append(filt.since)
+    if filt.until is not None:
+        clauses.append(f"{alias}.created_at <= %s")
+        params.append(filt.until)
+    if not filt.include_superseded:
+        clauses.append(f"{alias}.superseded_by IS NULL")
+    return " AND ".join(clauses), params
+
+
+def _as_json(value: str) -> Jsonb | None:
+    """The filter's value as JSON when it is the canonical JSON text of a non-string value."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    if isinstance(parsed, str) or json.dumps(parsed, sort_keys=True) != value:
+        return None
+    return Jsonb(parsed)
+
+
+def _tsquery(terms: Sequence[str], joiner: str) -> str:
+    """SQL for a tsquery built from parameters only: ``plainto_tsquery`` never fails on input."""
+    return f" {joiner} ".join(["plainto_tsquery('english', %s)"] * len(terms))
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _refuse_nul(draft_or_memory: MemoryDraft | Memory) -> None:
+    # PostgreSQL text cannot hold NUL; refuse it as bad input before anything is written.
+    if "\x00" in draft_or_memory.content:
+        raise ValidationError("content", "contains a NUL character", "text without NUL characters")
+
+
+class PostgresMemoryStore:
+    """MemoryStore on a shared PostgreSQL database (see module docstring)."""
+
+    name = "postgres"
+
+    def __init__(self, db: PgDatabase) -> None:
+        self.db = db
+
+    # --- rows ------------------------------------------------------------------------------
+    @staticmethod
+    def _memory(row: Sequence[Any]) -> Memory:
+        agent, session = row[2], row[3]
+        return Memory(
+            id=row[1],
+            scope=Scope(agent or None, session or None),
+            key=row[4],
+            content=row[5],
+            category=Category(row[6]),
+            type=row[7],
+            layer=Layer(row[8]),
+            tags=tuple(row[9]),
+            metadata=row[10],
+            importance=row[11],
+            related_entity=row[12],
+            source=row[13],
+            created_at=row[14],
+            updated_at=row[15],
+            last_accessed=row[16],
+            recall_count=row[17],
+            superseded_by=row[18],
+            links=tuple(row[19]),
+        )
+
+    def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM memories m WHERE {where} {tail}", params).fetchall()
+        return [self._memory(row) for row in rows]
+
+    # --- writes ----------------------------------------------------------------------------
+    def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
+        _refuse_nul(draft)
+        agent, session = _scope_columns(draft.scope)
+        digest = text.content_hash(draft.content)
+
+        def work(conn: Any) -> WriteResult:
+            # One writer per scope at a time, across processes: dedup and key choice cannot race.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_scope_lock_key(agent, session),))
+            if draft.key is not None:
+                existing = self._select(
+                    conn, "m.agent = %s AND m.session = %s AND m.key = %s", (agent, session, draft.key), "FOR UPDATE OF m"
+                )
+                if existing:
+                    return self._update(conn, existing[0], draft, digest, now)
+                key = draft.key
+            else:
+                same = self._select(
+                    conn, "m.agent = %s AND m.session = %s AND m.content_hash = %s", (agent, session, digest),
+                    "ORDER BY m.seq LIMIT 1",
+                )
+                if same:
+                    return WriteResult(same[0], "duplicate")
+                key = self._free_key(conn, agent, session, proposed_key)
+            memory_id = new_id()
+            created = draft.created_at if draft.created_at is not None else now
+            conn.execute(
+                "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
+                    draft.layer.value, list(draft.tags), Jsonb(dict(draft.metadata)), draft.importance,
+                    draft.related_entity, draft.source, created, created, now,
+                ),
+            )
+            return WriteResult(self._select(conn, "m.id = %s", (memory_id,))[0], "created")
+
+        return self.db.transact(work)
+
+    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
+        unchanged = (
+            old.content == draft.content
+            and old.category == draft.category
+            and old.type == draft.type
+            and old.layer == draft.layer
+            and old.tags == draft.tags
+            and dict(old.metadata) == dict(draft.metadata)
+            and old.importance == draft.importance
+            and old.related_entity == draft.related_entity
+            and old.source == draft.source
+        )
+        if unchanged:
+            conn.execute("UPDATE memories SET last_accessed = %s WHERE id = %s", (now, old.id))
+            return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "unchanged")
+        if old.content != draft.content:
+            conn.execute(
+                "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (%s, %s, %s)",
+                (old.id, old.content, now),
+            )
+            # The old vector no longer describes the content.
+            conn.execute("DELETE FROM memory_vectors WHERE memory_id = %s", (old.id,))
+        conn.execute(
+            "UPDATE memories SET content = %s, content_hash = %s, category = %s, type = %s, layer = %s, tags = %s,"
+            " metadata = %s, importance = %s, related_entity = %s, source = %s, updated_at = %s, last_accessed = %s"
+            " WHERE id = %s",
+            (
+                draft.content, digest, draft.category.value, draft.type, draft.layer.value, list(draft.tags),
+                Jsonb(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now, old.id,
+            ),
+        )
+        return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "updated")
+
+    @staticmethod
+    def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
+        taken = {
+            row[0]
+            for row in conn.execute(
+                "SELECT key FROM memories WHERE agent = %s AND session = %s AND (key = %s OR key LIKE %s)",
+                (agent, session, proposed, _like_escape(proposed) + "-%"),
+            )
+        }
+        key, n = proposed, 1
+        while key in taken:
+            n += 1
+            key = f"{proposed}-{n}"
+        return key
+
+    def delete(self, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+
+        def work(conn: Any) -> list[Memory]:
+            # Lock in id order (as touch does) so concurrent multi-row writers cannot deadlock.
+            removed = self._select(conn, "m.id = ANY(%s)", (list(ids),), "ORDER BY m.id FOR UPDATE OF m")
+            # Links, versions and vectors go with their memory (ON DELETE CASCADE).
+            conn.execute("DELETE FROM memories WHERE id = ANY(%s)", (list(ids),))
+            return removed
+
+        removed = self.db.transact(work)
+        order = {memory_id: i for i, memory_id in enumerate(ids)}
+        return sorted(removed, key=lambda m: order.get(m.id, 0))
+
+    def link(self, a_id: str, b_id: str) -> bool:
+        if a_id == b_id:
+            return False
+
+        def work(conn: Any) -> bool:
+            # KEY SHARE keeps both ends from being deleted until this transaction commits.
+            found = conn.execute(
+                "SELECT id FROM memories WHERE id IN (%s, %s) ORDER BY id FOR KEY SHARE", (a_id, b_id)
+            ).fetchall()
+            if len(found) != 2:
+                return False
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    [(a_id, b_id), (b_id, a_id)],
+                )
+            return True
+
+        return self.db.transact(work)
+
+    def unlink(self, a_id: str, b_id: str) -> bool:
+        def work(conn: Any) -> bool:
+            cursor = conn.execute(
+                "DELETE FROM memory_links WHERE (from_id = %s AND to_id = %s) OR (from_id = %s AND to_id = %s)",
+                (a_id, b_id, b_id, a_id),
+            )
+            return cursor.rowcount > 0
+
+        return self.db.transact(work)
+
+    def touch(self, ids: Sequence[str], now: float) -> None:
+        if not ids:
+            return
+
+        def work(conn: Any) -> None:
+            # The increment happens in SQL, so concurrent recalls never lose a count.
+            conn.execute(
+                "WITH target AS (SELECT id FROM memories WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE)"
+                " UPDATE memories m SET last_accessed = %s, recall_count = m.recall_count + 1"
+                " FROM target WHERE m.id = target.id",
+                (list(ids), now),
+            )
+
+        self.db.transact(work)
+
+    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+        def work(conn: Any) -> bool:
+            cursor = conn.execute("UPDATE memories SET superseded_by = %s WHERE id = %s", (successor_id, memory_id))
+            return cursor.rowcount > 0
+
+        return self.db.transact(work)
+
+    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+        for memory in memories:
+            _refuse_nul(memory)
+        scopes = sorted({_scope_lock_key(*_scope_columns(m.scope)) for m in memories})
+
+        def work(conn: Any) -> ImportResult:
+            for scope_key in scopes:  # sorted: two importers never wait on each other in a cycle
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_key,))
+            imported = 0
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+                    " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+                    " recall_count, superseded_by) VALUES"
+                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT DO NOTHING RETURNING id",
+                    [_import_row(memory) for memory in memories],
+                    returning=True,
+                )
+                while True:
+                    imported += len(cur.fetchall())
+                    if not cur.nextset():
+                        break
+                pairs = [(m.id, other) for m in memories for other in m.links if other != m.id]
+                both_ways = [p for a, b in pairs for p in ((a, b), (b, a))]
+                if both_ways:
+                    cur.executemany(
+                        "INSERT INTO memory_links (from_id, to_id) SELECT %s, %s"
+                        " WHERE EXISTS (SELECT 1 FROM memories WHERE id = %s)"
+                        " AND EXISTS (SELECT 1 FROM memories WHERE id = %s) ON CONFLICT DO NOTHING",
+                        [(a, b, a, b) for a, b in both_ways],
+                    )
+            return ImportResult(imported, len(memories) - imported)
+
+        return self.db.transact(work)
+
+    # --- reads -----------------------------------------------------------------------------
+    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
+        where, params = filter_sql(MemoryFilter(scopes=filt.scopes, include_superseded=True))
+        with self.db.read() as conn:
+            found = self._select(conn, f"m.id = %s AND {where}", [ref, *params])
+            if found:
+                return found[0]
+            # Most specific scope first: a session's key shadows the agent's, which shadows global.
+            found = self._select(
+                conn, f"m.key = %s AND {where}", [ref, *params], "ORDER BY m.session DESC, m.agent DESC LIMIT 1"
+            )
+            return found[0] if found else None
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        with self.db.read() as conn:
+            out = self._select(conn, "m.id = ANY(%s)", (list(ids),))
+        order = {memory_id: i for i, memory_id in enumerate(ids)}
+        return sorted(out, key=lambda m: order[m.id])
+
+    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            return self._select(conn, where, [*params, limit, offset], f"ORDER BY {_ORDER_SQL[order]} LIMIT %s OFFSET %s")
+
+    def count(self, filt: MemoryFilter) -> int:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        terms = text.query_terms(query)
+        if not terms:
+            return []
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS}, ts_rank_cd({_RANK_WEIGHTS}, m.search, q.query) AS score"
+                f" FROM memories m, (SELECT {_tsquery(terms, '||')} AS query) q"
+                f" WHERE m.search @@ q.query AND {where} ORDER BY score DESC, m.seq LIMIT %s",
+                [*terms, *params, limit],
+            ).fetchall()
+            if not rows:
+                return self._search_like(conn, terms, where, params, limit)
+        return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
+
+    def _search_like(
+        self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
+    ) -> list[tuple[Memory, float]]:
+        """PtrClaw's fallback: substring matches, scored by how many terms they contain."""
+        patterns = ["%" + _like_escape(term) + "%" for term in terms]
+        hits_expr = " + ".join("(m.content ILIKE %s OR m.key ILIKE %s)::int" for _ in patterns)
+        pattern_params = [p for p in patterns for _ in range(2)]
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, ({hits_expr}) AS hits FROM memories m WHERE {where} AND ({hits_expr}) > 0"
+            f" ORDER BY hits DESC, m.created_at DESC LIMIT %s",
+            [*pattern_params, *params, *pattern_params, limit],
+        ).fetchall()
+        return [(self._memory(row), float(row[-1])) for row in rows]
+
+    def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
+        terms = text.query_terms(query)
+        if not terms:
+            return []
+        where, params = filter_sql(filt)
+        # When PostgreSQL's own stopword list empties the query, every word must appear as text.
+        like_all = " AND ".join("(m.content ILIKE %s OR m.key ILIKE %s)" for _ in terms)
+        like_params = ["%" + _like_escape(t) + "%" for t in terms for _ in range(2)]
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM memories m, (SELECT {_tsquery(terms, '&&')} AS query) q"
+                f" WHERE ((numnode(q.query) > 0 AND m.search @@ q.query) OR (numnode(q.query) = 0 AND {like_all}))"
+                f" AND {where} ORDER BY m.seq",
+                [*terms, *like_params, *params],
+            ).fetchall()
+        return [self._memory(row) for row in rows]
+
+    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            return self._select(
+                conn,
+                f"m.id IN (SELECT to_id FROM memory_links WHERE from_id = %s) AND {where}",
+                [memory_id, *params, limit],
+                "ORDER BY m.created_at DESC, m.seq DESC LIMIT %s",
+            )
+
+    def versions(self, memory_id: str) -> list[MemoryVersion]:
+        with self.db.read() as conn:
+            return [
+                MemoryVersion(memory_id, content, replaced_at)
+                for content, replaced_at in conn.execute(
+                    "SELECT content, replaced_at FROM memory_versions WHERE memory_id = %s ORDER BY replaced_at, seq",
+                    (memory_id,),
+                ).fetchall()
+            ]
+
+    def iter_all(self) -> Iterator[Memory]:
+        last = 0
+        while True:
+            with self.db.read() as conn:
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories m WHERE m.seq > %s ORDER BY m.seq LIMIT 1000", (last,)
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from (self._memory(row) for row in rows)
+
+    def stats(self) -> StoreStats:
+        with self.db.read() as conn:
+            total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+            by_category = dict(conn.execute("SELECT category, COUNT(*) FROM memories GROUP BY category").fetchall())
+            by_scope: dict[str, int] = {}
+            for agent, session, n in conn.execute("SELECT agent, session, COUNT(*) FROM memories GROUP BY 1, 2").fetchall():
+                label = str(Scope(agent or None, session or None))
+                by_scope[label] = by_scope.get(label, 0) + n
+            links = conn.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0] // 2
+            vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+            size = conn.execute(
+                "SELECT SUM(pg_total_relation_size(t::regclass)) FROM unnest(ARRAY['memories', 'memory_links',"
+                " 'memory_versions', 'memory_vectors', 'engram_meta']) AS t"
+            ).fetchone()[0]
+            identity = self._identity(conn)
+        return StoreStats(
+            backend=self.name, location=self.db.where, memories=total, by_category=by_category, by_scope=by_scope,
+            links=links, vectors=vectors, size_bytes=int(size or 0), embedding_identity=identity,
+        )
+
+    # --- vectors ---------------------------------------------------------------------------
+    @staticmethod
+    def _identity(conn: Any, lock: str = "") -> str | None:
+        row = conn.execute(f"SELECT value FROM engram_meta WHERE name = %s {lock}", (_IDENTITY,)).fetchone()
+        return row[0] if row else None
+
+    def vector_identity(self) -> str | None:
+        with self.db.read() as conn:
+            return self._identity(conn)
+
+    def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        dims = parse_identity_dims(identity)
+        rows = []
+        for memory_id, vector in items:
+            array = np.asarray(vector, dtype=np.float32).reshape(-1)
+            if array.shape[0] != dims:
+                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
+            rows.append((array, memory_id))
+
+        def work(conn: Any) -> None:
+            conn.execute(
+                "INSERT INTO engram_meta (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING", (_IDENTITY, identity)
+            )
+            # FOR SHARE: a concurrent clear_vectors waits until these vectors are in.
+            current = self._identity(conn, "FOR SHARE")
+            if current != identity:
+                raise DimensionError("embedding", f"store holds vectors of {current}, not {identity}", "reindex to switch models")
+            ensure_vector_index(conn, dims)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO memory_vectors (memory_id, embedding) SELECT id, %s FROM memories WHERE id = %s"
+                    " ON CONFLICT (memory_id) DO UPDATE SET embedding = EXCLUDED.embedding",
+                    rows,
+                )
+
+        self.db.transact(work)
+
+    def clear_vectors(self) -> None:
+        def work(conn: Any) -> None:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
+            conn.execute("DELETE FROM engram_meta WHERE name = %s", (_IDENTITY,))
+            conn.execute("DELETE FROM memory_vectors")
+            # The index casts to a fixed size; a new model may have another, so it goes too.
+            for (index,) in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_vectors' AND indexname LIKE 'memory_vectors_hnsw_%%'"
+            ).fetchall():
+                conn.execute(f'DROP INDEX IF EXISTS "{index}"')
+
+        self.db.transact(work)
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT memory_id, embedding FROM memory_vectors WHERE memory_id = ANY(%s)", (list(ids),)
+            ).fetchall()
+        return {memory_id: np.asarray(vector.to_numpy(), dtype=np.float32) for memory_id, vector in rows}
+
+    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
+        with self.db.read() as conn:
+            return self._select(
+                conn,
+                "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)",
+                [limit],
+                "ORDER BY m.seq LIMIT %s",
+            )
+
+    def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if limit <= 0 or not np.any(query):
+            return []
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            identity = self._identity(conn)
+            if identity is None or parse_identity_dims(identity) != query.shape[0]:
+                return []
+            dims = query.shape[0]
+            # Iterative scan: when the filter drops candidates, HNSW keeps searching for more.
+            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(40, 2 * limit))),))
+            distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
+            rows = conn.execute(
+                f"SELECT {_COLUMNS}, 1 - ({distance}) AS score FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"
+                f" WHERE {where} ORDER BY {distance} LIMIT %s",
+                [query, *params, query, limit],
+            ).fetchall()
+        # relaxed_order may return neighbours slightly out of order: sort by the exact score.
+        hits = [(self._memory(row), float(row[-1])) for row in rows]
+        return sorted(hits, key=lambda hit: -hit[1])
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def ensure_vector_index(conn: Any, dims: int) -> None:
+    """The HNSW cosine index for vectors of ``dims``, created once across processes."""
+    name = f"memory_vectors_hnsw_{int(dims)}"
+    if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is not None:
+        return
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS {name} ON memory_vectors"
+        f" USING hnsw ((embedding::vector({int(dims)})) vector_cosine_ops)"
+    )
+
+
+def _import_row(memory: Memory) -> tuple[Any, ...]:
+    agent, session = _scope_columns(memory.scope)
+    return (
+        memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
+        memory.category.value, memory.type, memory.layer.value, list(memory.tags), Jsonb(dict(memory.metadata)),
+        memory.importance, memory.related_entity, memory.source, memory.created_at, memory.updated_at,
+        memory.last_accessed, memory.recall_count, memory.superseded_by,
+    )

@@ -1,0 +1,86 @@
+"""Settings switch to PostgreSQL by URL; the DSN's password never reaches a message; bad
+input and unreachable servers become engram errors."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from engram.config import load_settings
+from engram.db.postgres import PgDatabase, redact_dsn
+from engram.engine import Engram
+from engram.errors import ConfigError, StorageError, ValidationError
+
+
+def test_database_url_switches_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", "postgresql://u:pw@db.example:5432/engram")
+    assert load_settings().backend == "postgres"
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", "sqlite:///x.db")
+    assert load_settings().backend == "sqlite"
+
+
+def test_postgres_backend_without_url_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="database_url"):
+        Engram.from_settings(backend="postgres")
+
+
+@pytest.mark.parametrize(
+    ("dsn", "redacted"),
+    [
+        ("postgresql://bob:s3cret@host:5432/db", "postgresql://bob:***@host:5432/db"),
+        ("postgresql://bob:s3cret@host/db?sslmode=require&password=s3cret", "postgresql://bob:***@host/db?sslmode=require&password=***"),
+        ("host=h user=bob password=s3cret dbname=db", "host=h user=bob password=*** dbname=db"),
+        ("host=h password='with space' dbname=db", "host=h password=*** dbname=db"),
+        ("postgresql://bob@host/db", "postgresql://bob@host/db"),
+    ],
+)
+def test_redact_dsn(dsn: str, redacted: str) -> None:
+    assert redact_dsn(dsn) == redacted
+    assert "s3cret" not in redact_dsn(dsn)
+
+
+def test_unreachable_server_is_a_storage_error_without_the_password(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(StorageError) as err:
+        PgDatabase.connect("postgresql://bob:s3cret@127.0.0.1:1/db", None)
+    assert "s3cret" not in str(err.value) and "***" in str(err.value)
+    assert "s3cret" not in caplog.text
+
+
+def test_nul_in_content_is_refused_and_nothing_stored(pg_url: str) -> None:
+    mem = Engram.from_settings(database_url=pg_url, agent="a")
+    try:
+        mem.remember("kept")
+        with pytest.raises(ValidationError) as err:
+            mem.remember("bad \x00 byte")
+        assert err.value.field == "content"
+        assert [m.content for m in mem.list()] == ["kept"]
+    finally:
+        mem.close()
+
+
+def test_several_processes_opening_at_once_migrate_once(new_database, pg) -> None:
+    # A bare database (not the migrated template): concurrent opens race to migrate it.
+    import threading
+
+    pg.execute("CREATE DATABASE engram_bare")
+    url = pg.url("engram_bare")
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            PgDatabase.connect(url).close()
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version, name FROM schema_migrations").fetchall() == [(1, "memories")]
