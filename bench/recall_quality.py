@@ -1,7 +1,9 @@
 """Recall quality on real long conversations (LoCoMo format), through engram's public API.
 
 Protocol (shared/data/README.md): each conversation is a fresh store; every dialog turn is one
-memory (``"<speaker>: <text>"``, the session's date-time as its time, its ``dia_id`` kept); every
+memory (``"<speaker>: <text>"``, the session's date-time as its time, its ``dia_id`` kept, and
+the neighbouring turns of its session as ``search_context``, as an agent indexing a transcript
+would pass them); every
 question of categories 1-4 with evidence is a query whose relevant memories are its evidence
 turns. Reports Recall@1/5/10/20, Hit@k, NDCG@10 and MRR (first evidence within the top 20),
 overall and per category, for full text only, vector only and engram's default recall, all
@@ -49,17 +51,27 @@ def score_query(ranked: list[str], relevant: set[str]) -> dict[str, float]:
 
 
 def ingest(mem: Engram, conversation: Conversation) -> float:
+    """Store every turn as an agent importing a transcript would: the turn is the content, and the
+    turns just before and after it in the same session are its ``search_context``."""
     started = time.perf_counter()
+    turns = conversation.turns
+    lines = [f"{turn.speaker}: {turn.text}" for turn in turns]
+
+    def neighbours(i: int) -> str:
+        around = [lines[j] for j in (i - 1, i + 1) if 0 <= j < len(turns) and turns[j].session == turns[i].session]
+        return "\n".join(around)
+
     mem.remember_many(
         {
-            "content": f"{turn.speaker}: {turn.text}",
+            "content": lines[i],
             "key": turn.dia_id,
             "category": "conversation",
             "type": "conversation",
             "created_at": turn.time,
             "metadata": {"dia_id": turn.dia_id, "session": turn.session},
+            "search_context": neighbours(i) or None,
         }
-        for turn in conversation.turns
+        for i, turn in enumerate(turns)
     )
     return time.perf_counter() - started
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from engram import snapshot
 from engram.config import RecallSettings, Settings, load_settings
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
@@ -219,20 +221,26 @@ class Engram:
         scope: ScopeChoice | None = None,
         links: Iterable[str] = (),
         created_at: float | None = None,
+        search_context: str | None = None,
     ) -> WriteResult:
         """Store a memory, or update the one with ``key`` in its scope (upsert).
 
         Without a key one is made from the content; identical content already stored in the same
         scope is not stored twice (``action == "duplicate"``). ``links`` names keys or ids to link
-        to afterwards. Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
+        to afterwards. ``search_context`` is text that helps find the memory without being part of
+        it (for a conversation turn: the turns around it): it is indexed for full text with a low
+        weight and blended into the memory's vector. Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
         target that does not exist (the memory itself is kept). Content with PII gets a warning, or
         is redacted before it is stored or embedded (``privacy.pii``).
         """
         content, pii_warnings = self.privacy.screen(content)
+        if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
+            search_context, context_warnings = self.privacy.screen(search_context)
+            pii_warnings = [*pii_warnings, *(w for w in context_warnings if w not in pii_warnings)]
         draft = make_draft(
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
-            related_entity=related_entity, source=source, created_at=created_at,
+            related_entity=related_entity, source=source, created_at=created_at, search_context=search_context,
         )
         link_targets = [self.get(ref) for ref in links]  # refuse unknown targets before writing
         result = self.store.upsert(draft, proposed_key=key_from_content(draft.content), now=self.clock())
@@ -259,8 +267,15 @@ class Engram:
         stores nothing (``ValidationError`` names it as ``items[i].field``)."""
         items = list(items)
         drafts = []
+        pii_warnings: list[tuple[str, ...]] = []
         for i, item in enumerate(items):
             fields = dict(item)
+            found: list[str] = []
+            for name in ("content", "search_context"):
+                if isinstance(fields.get(name), str):
+                    fields[name], more = self.privacy.screen(fields[name])
+                    found += [w for w in more if w not in found]
+            pii_warnings.append(tuple(found))
             if fields.get("links"):
                 raise ValidationError(f"items[{i}].links", "links are not taken in bulk", "link() afterwards")
             fields.pop("links", None)
@@ -280,9 +295,11 @@ class Engram:
         warnings = tuple(self._embed(changed))
         for kind in ("created", "updated"):
             self._emit("stored" if kind == "created" else "updated", [r.memory for r in results if r.action == kind])
-        if warnings:
-            results = [WriteResult(r.memory, r.action, r.warnings + warnings) for r in results]
+        if warnings or any(pii_warnings):
+            results = [WriteResult(r.memory, r.action, r.warnings + pii + warnings)
+                       for r, pii in zip(results, pii_warnings, strict=True)]
         return results
+
     def update(
         self,
         ref: str,
@@ -296,6 +313,7 @@ class Engram:
         importance: float | None = None,
         related_entity: str | None = None,
         source: str | None = None,
+        search_context: str | None = None,
     ) -> WriteResult:
         """Change the given fields of an existing memory (by id or key) and keep the others.
 
@@ -313,6 +331,7 @@ class Engram:
             importance=old.importance if importance is None else importance,
             related_entity=old.related_entity if related_entity is None else related_entity,
             source=old.source if source is None else source,
+            search_context=old.search_context if search_context is None else search_context,
         )
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
@@ -323,11 +342,20 @@ class Engram:
         stored = self.store.vector_identity()
         if stored is not None and stored != identity:
             return [f"not embedded: the store holds {stored} vectors; run `engram reindex` for {identity}"]
+        # A memory with search_context gets the normalised sum of its content's vector and the
+        # vector of content + context: found by what it says, helped by what surrounds it.
+        texts = [m.content for m in memories]
+        with_context = [i for i, m in enumerate(memories) if m.search_context]
+        texts += [f"{memories[i].content}\n{memories[i].search_context}" for i in with_context]
         try:
-            vectors = self.embedder.embed([m.content for m in memories])
+            vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
         except EngramError as exc:
             return [f"not embedded ({exc}); full-text recall still finds it"]
-        self.store.set_vectors(identity, list(zip([m.id for m in memories], vectors, strict=True)))
+        blended = vectors[: len(memories)].copy()
+        for extra, i in enumerate(with_context):
+            mixed = blended[i] + vectors[len(memories) + extra]
+            blended[i] = mixed / (np.linalg.norm(mixed) or 1.0)
+        self.store.set_vectors(identity, list(zip([m.id for m in memories], blended, strict=True)))
         return []
 
     # --- reading ---------------------------------------------------------------------------

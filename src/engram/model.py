@@ -140,6 +140,9 @@ class Memory:
     recall_count: int = 0
     links: tuple[str, ...] = ()
     superseded_by: str | None = None
+    # Text that helps find this memory without being part of it (e.g. the conversation turns
+    # around it): indexed for full text (weighed lightly) and blended into its vector.
+    search_context: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the snapshot format); embeddings are never part of it."""
@@ -162,6 +165,7 @@ class Memory:
             "recall_count": self.recall_count,
             "links": list(self.links),
             "superseded_by": self.superseded_by,
+            "search_context": self.search_context,
         }
 
 
@@ -190,6 +194,7 @@ class MemoryDraft:
     related_entity: str | None = None
     source: str | None = None
     created_at: float | None = None
+    search_context: str | None = None
 
 
 WriteAction = Literal["created", "updated", "unchanged", "duplicate"]
@@ -413,6 +418,7 @@ def make_draft(
     related_entity: str | None = None,
     source: str | None = None,
     created_at: float | None = None,
+    search_context: str | None = None,
 ) -> MemoryDraft:
     """Validate everything a user may pass to a store; raises ``ValidationError``."""
     parsed_category = parse_category(category)
@@ -432,7 +438,20 @@ def make_draft(
         related_entity=_optional_text("related_entity", related_entity),
         source=_optional_text("source", source),
         created_at=created_at,
+        search_context=parse_search_context(search_context, max_content_chars),
     )
+
+
+def parse_search_context(value: str | None, max_chars: int) -> str | None:
+    """Optional text indexed beside the content; at most twice the content limit."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError("search_context", f"got {type(value).__name__}", "text")
+    text = value.strip()
+    if len(text) > 2 * max_chars:
+        raise ValidationError("search_context", f"is {len(text)} characters", f"up to {2 * max_chars} characters")
+    return text or None
 
 
 def make_filter(

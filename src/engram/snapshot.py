@@ -29,6 +29,7 @@ from engram.model import (
     parse_key,
     parse_layer,
     parse_metadata,
+    parse_search_context,
     parse_tags,
     parse_type,
 )
@@ -102,6 +103,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
             recall_count=int(_number(entry.get("recall_count"), "recall_count", 0)),
             links=tuple(str(link) for link in entry.get("links") or ()),
             superseded_by=entry.get("superseded_by"),
+            search_context=parse_search_context(entry.get("search_context"), max_chars),
         )
     except SnapshotError:
         raise

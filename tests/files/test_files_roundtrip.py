@@ -16,7 +16,8 @@ def _populate(engram: Engram) -> None:
                         metadata={"section": "Programming Languages", "confidence": 0.9}, importance=0.8)
     engram.remember("Line one\n- not a field\n\n  indented", category="core", type="decision", layer="procedural",
                     related_entity="Hendrik", source="chat", metadata={"nested": {"x": [1, None, True]}})
-    b = engram.remember("The sky is blue", scope="global", tags="facts", created_at=1_600_000_000.123456789)
+    b = engram.remember("The sky is blue", scope="global", tags="facts", created_at=1_600_000_000.123456789,
+                        search_context="Alice: what colour is it today?\nBob: \"look up\"")
     engram.for_session("s-1").remember("Session note: deploy at 5", scope="session", category="conversation")
     engram.for_agent("other").remember("Another agent's secret", tags="a/b c,ü")
     engram.link(a.memory.id, b.memory.id)

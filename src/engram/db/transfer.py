@@ -67,7 +67,7 @@ class TransferReport:
 # order) and the insert statement. Rows are compared through ``_canonical``.
 _MEMORY_COLUMNS = (
     "id, agent, session, key, content, category, type, layer, tags, metadata, importance, related_entity, source,"
-    " created_at, updated_at, last_accessed, recall_count, superseded_by"
+    " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
 )
 _QUERIES: dict[str, tuple[str, str]] = {
     "memories": (
@@ -90,7 +90,7 @@ _QUERIES: dict[str, tuple[str, str]] = {
 _INSERTS = {
     "memories": (
         f"INSERT INTO memories ({_MEMORY_COLUMNS}, content_hash) VALUES"
-        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT DO NOTHING RETURNING id"
     ),
     "memory_links": "INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING from_id",

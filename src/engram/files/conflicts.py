@@ -116,6 +116,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
             content or "", key=memory.key, category=source.category, type=source.type, layer=source.layer,
             tags=source.tags, metadata=dict(source.metadata), importance=source.importance,
             related_entity=source.related_entity, source=source.source, scope=scope,
+            search_context=source.search_context,
         )
     folder.remove(conflict.path)
     return "applied the file version" if take == "file" else "applied the merge"

@@ -33,6 +33,7 @@ from engram.model import (
     parse_key,
     parse_layer,
     parse_metadata,
+    parse_search_context,
     parse_tags,
     parse_type,
 )
@@ -76,6 +77,7 @@ class Entry:
     recall_count: int = 0
     links: tuple[str, ...] = ()
     superseded_by: str | None = None
+    search_context: str | None = None
     line: int = 0
     text: str = ""  # the entry's source text, kept for .conflict files
 
@@ -84,7 +86,7 @@ class Entry:
         links or keys, which the database owns."""
         return text_hash(json.dumps([
             self.content, self.category.value, self.type, self.layer.value, list(self.tags),
-            dict(self.metadata), self.importance, self.related_entity, self.source,
+            dict(self.metadata), self.importance, self.related_entity, self.source, self.search_context,
         ], sort_keys=True, ensure_ascii=False))
 
     def to_memory(self, scope: Scope, now: float) -> Memory:
@@ -96,7 +98,7 @@ class Entry:
             importance=self.importance, related_entity=self.related_entity, source=self.source, scope=scope,
             created_at=created, updated_at=self.updated_at if self.updated_at is not None else created,
             last_accessed=self.last_accessed, recall_count=self.recall_count, links=self.links,
-            superseded_by=self.superseded_by,
+            superseded_by=self.superseded_by, search_context=self.search_context,
         )
 
 
@@ -106,7 +108,7 @@ def from_memory(memory: Memory) -> Entry:
         layer=memory.layer, tags=memory.tags, metadata=dict(memory.metadata), importance=memory.importance,
         related_entity=memory.related_entity, source=memory.source, created_at=memory.created_at,
         updated_at=memory.updated_at, last_accessed=memory.last_accessed, recall_count=memory.recall_count,
-        links=memory.links, superseded_by=memory.superseded_by,
+        links=memory.links, superseded_by=memory.superseded_by, search_context=memory.search_context,
     )
 
 
@@ -150,6 +152,7 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
         recall_count=int(_number(raw.get("recall_count"), "recall_count") or 0),
         links=tuple(str(link) for link in raw.get("links") or ()),
         superseded_by=_text(raw.get("superseded_by"), "superseded_by"),
+        search_context=parse_search_context(raw.get("search_context"), max_content_chars),
         line=line,
         text=text,
     )

@@ -56,6 +56,7 @@ def type_record(memory: Memory) -> dict[str, Any]:
             "scope": str(memory.scope), "created_at": memory.created_at, "updated_at": memory.updated_at,
             "last_accessed": memory.last_accessed, "recall_count": memory.recall_count,
             "links": list(memory.links), "superseded_by": memory.superseded_by,
+            "search_context": memory.search_context,
         },
     }
 
@@ -244,7 +245,7 @@ def _store(engram: Engram, by_scope: dict[Scope, list[Entry]], summary: ImportSu
                 result = view.remember(
                     entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
                     metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
-                    source=entry.source, scope=scope, created_at=entry.created_at,
+                    source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
                 )
             except EngramError as exc:
                 summary.problems.append(Problem("", entry.line, f"entry not imported: {exc}"))

@@ -41,6 +41,7 @@ _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _FIELDS = {
     "tags": "tags", "metadata": "metadata", "category": "category", "type": "type", "layer": "layer",
     "importance": "importance", "entity": "related_entity", "related_entity": "related_entity", "source": "source",
+    "search_context": "search_context",
 }
 # Marker names and the entry field each one fills.
 _MARKER_FIELDS = {
@@ -221,6 +222,12 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
             if name not in _FIELDS:
                 problem = problem or f"line {line_no + offset}: unknown field {name!r} (known: {', '.join(_FIELDS)})"
                 continue
+            if name == "search_context" and value.startswith('"'):
+                try:  # written as a JSON string so line breaks survive the round trip
+                    value = json.loads(value)
+                except ValueError:
+                    problem = problem or f"line {line_no + offset}: search_context is not a JSON string"
+                    continue
             raw[_FIELDS[name]] = value
         else:
             content_lines.append(_unindent(line))
@@ -358,6 +365,8 @@ def _visible_fields(entry: Entry) -> list[tuple[str, str]]:
         fields.append(("entity", entry.related_entity))
     if entry.source:
         fields.append(("source", entry.source))
+    if entry.search_context:
+        fields.append(("search_context", json.dumps(entry.search_context, ensure_ascii=False)))
     metadata = dict(entry.metadata)
     if _section(entry) is not None:
         metadata.pop(SECTION_KEY)

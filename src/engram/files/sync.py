@@ -397,6 +397,7 @@ class FileSync:
                 entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
                 tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
                 related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
+                search_context=entry.search_context,
             )
         except EngramError as exc:
             report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))
@@ -447,7 +448,7 @@ class FileSync:
                 result = self._view(scope).remember(
                     entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
                     metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
-                    source=entry.source, scope=scope, created_at=entry.created_at,
+                    source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
                 )
             except EngramError as exc:
                 report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))

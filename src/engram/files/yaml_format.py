@@ -37,7 +37,7 @@ _KEYS = {
     "importance": "importance", "related_entity": "related_entity", "entity": "related_entity",
     "source": "source", "created_at": "created_at", "updated_at": "updated_at",
     "last_accessed": "last_accessed", "recall_count": "recall_count", "links": "links",
-    "superseded_by": "superseded_by",
+    "superseded_by": "superseded_by", "search_context": "search_context",
 }
 
 
@@ -231,7 +231,7 @@ def render_item(entry: Entry) -> dict[str, Any]:
         item["layer"] = entry.layer.value
     if entry.importance != 0.5:
         item["importance"] = entry.importance
-    for name in ("related_entity", "source"):
+    for name in ("related_entity", "source", "search_context"):
         if getattr(entry, name):
             item[name] = getattr(entry, name)
     for name in ("created_at", "updated_at", "last_accessed"):

@@ -2,7 +2,7 @@
 
 It is also the engine of the JSON file backend, which persists this state after each write.
 Full-text scoring follows PtrClaw's JsonMemory: word-boundary tokens, a key hit weighs twice a
-content hit; with no word hit, a substring match answers (as SQLite's LIKE fallback does).
+content hit (and a search_context hit 0.3 of one); with no word hit, a substring match answers (as SQLite's LIKE fallback does).
 """
 
 from __future__ import annotations
@@ -84,6 +84,7 @@ class InMemoryMemoryStore:
                 id=new_id(), key=key, content=draft.content, category=draft.category, type=draft.type,
                 layer=draft.layer, tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
                 related_entity=draft.related_entity, source=draft.source, scope=draft.scope,
+                search_context=draft.search_context,
                 created_at=created, updated_at=created, last_accessed=now,
             )
             self._add(memory)
@@ -105,7 +106,7 @@ class InMemoryMemoryStore:
         fields = dict(
             content=draft.content, category=draft.category, type=draft.type, layer=draft.layer,
             tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
-            related_entity=draft.related_entity, source=draft.source,
+            related_entity=draft.related_entity, source=draft.source, search_context=draft.search_context,
         )
         if all(getattr(old, name) == value for name, value in fields.items()):
             self._rows[old.id] = replace(old, last_accessed=now)
@@ -113,6 +114,7 @@ class InMemoryMemoryStore:
             return WriteResult(self._out(self._rows[old.id]), "unchanged")
         if old.content != draft.content:
             self._versions.setdefault(old.id, []).append(MemoryVersion(old.id, old.content, now))
+        if old.content != draft.content or old.search_context != draft.search_context:
             self._vectors.pop(old.id, None)
         self._drop_hash(old)
         self._add(replace(old, **fields, updated_at=now, last_accessed=now))
@@ -232,7 +234,9 @@ class InMemoryMemoryStore:
         with self._lock:
             for memory in self._visible(filt):
                 key_words, content_words = set(text.words(memory.key)), set(text.words(memory.content))
-                score = sum(2.0 * (t in key_words) + 1.0 * (t in content_words) for t in terms)
+                context_words = set(text.words(memory.search_context or ""))
+                score = sum(2.0 * (t in key_words) + 1.0 * (t in content_words) + 0.3 * (t in context_words)
+                            for t in terms)
                 if score:
                     scored.append((score, memory.created_at, memory))
             if not scored:  # substring fallback

@@ -52,7 +52,8 @@ from engram.store.vectors import parse_identity_dims
 _COLUMNS = (
     "m.seq, m.id, m.agent, m.session, m.key, m.content, m.category, m.type, m.layer, m.tags, m.metadata,"
     " m.importance, m.related_entity, m.source, m.created_at, m.updated_at, m.last_accessed, m.recall_count,"
-    " m.superseded_by, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links"
+    " m.superseded_by, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links,"
+    " m.search_context"
 )
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.seq DESC",
@@ -60,8 +61,9 @@ _ORDER_SQL = {
     "importance": "m.importance DESC, m.created_at DESC, m.seq DESC",
     "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.seq DESC",
 }
-# ts_rank_cd weights for D, C, B, A: a key (A) hit counts twice a content (B) hit, as in SQLite.
-_RANK_WEIGHTS = "'{0.1, 0.2, 0.5, 1.0}'"
+# ts_rank_cd weights for D, C, B, A: a key (A) hit counts twice a content (B) hit and a
+# search_context (C) hit 0.3 of one, as in SQLite.
+_RANK_WEIGHTS = "'{0.1, 0.15, 0.5, 1.0}'"
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _IDENTITY = "embedding_identity"
 
@@ -170,6 +172,7 @@ class PostgresMemoryStore:
             recall_count=row[17],
             superseded_by=row[18],
             links=tuple(row[19]),
+            search_context=row[20],
         )
 
     def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
@@ -204,12 +207,12 @@ class PostgresMemoryStore:
             created = draft.created_at if draft.created_at is not None else now
             conn.execute(
                 "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+                " search_context) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
                     draft.layer.value, list(draft.tags), Jsonb(dict(draft.metadata)), draft.importance,
-                    draft.related_entity, draft.source, created, created, now,
+                    draft.related_entity, draft.source, created, created, now, draft.search_context,
                 ),
             )
             return WriteResult(self._select(conn, "m.id = %s", (memory_id,))[0], "created")
@@ -227,6 +230,7 @@ class PostgresMemoryStore:
             and old.importance == draft.importance
             and old.related_entity == draft.related_entity
             and old.source == draft.source
+            and old.search_context == draft.search_context
         )
         if unchanged:
             conn.execute("UPDATE memories SET last_accessed = %s WHERE id = %s", (now, old.id))
@@ -236,15 +240,17 @@ class PostgresMemoryStore:
                 "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (%s, %s, %s)",
                 (old.id, old.content, now),
             )
-            # The old vector no longer describes the content.
+        if old.content != draft.content or old.search_context != draft.search_context:
+            # The old vector no longer describes what is indexed.
             conn.execute("DELETE FROM memory_vectors WHERE memory_id = %s", (old.id,))
         conn.execute(
             "UPDATE memories SET content = %s, content_hash = %s, category = %s, type = %s, layer = %s, tags = %s,"
-            " metadata = %s, importance = %s, related_entity = %s, source = %s, updated_at = %s, last_accessed = %s"
-            " WHERE id = %s",
+            " metadata = %s, importance = %s, related_entity = %s, source = %s, updated_at = %s, last_accessed = %s,"
+            " search_context = %s WHERE id = %s",
             (
                 draft.content, digest, draft.category.value, draft.type, draft.layer.value, list(draft.tags),
-                Jsonb(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now, old.id,
+                Jsonb(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
+                draft.search_context, old.id,
             ),
         )
         return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "updated")
@@ -309,17 +315,22 @@ class PostgresMemoryStore:
 
         return self.db.transact(work)
 
-    def touch(self, ids: Sequence[str], now: float) -> None:
+    def touch(
+        self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,
+        importance_cap: float = 1.0,
+    ) -> None:
         if not ids:
             return
 
         def work(conn: Any) -> None:
-            # The increment happens in SQL, so concurrent recalls never lose a count.
+            # The increments happen in SQL, so concurrent recalls never lose a count or a boost;
+            # GREATEST keeps a memory already above the cap where it is.
             conn.execute(
                 "WITH target AS (SELECT id FROM memories WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE)"
-                " UPDATE memories m SET last_accessed = %s, recall_count = m.recall_count + 1"
+                " UPDATE memories m SET last_accessed = %s, recall_count = m.recall_count + %s,"
+                " importance = GREATEST(m.importance, LEAST(%s, m.importance + %s))"
                 " FROM target WHERE m.id = target.id",
-                (list(ids), now),
+                (list(ids), now, 1 if recall else 0, importance_cap, importance_boost),
             )
 
         self.db.transact(work)
@@ -344,8 +355,8 @@ class PostgresMemoryStore:
                 cur.executemany(
                     "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
                     " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                    " recall_count, superseded_by) VALUES"
-                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    " recall_count, superseded_by, search_context) VALUES"
+                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                     " ON CONFLICT DO NOTHING RETURNING id",
                     [_import_row(memory) for memory in memories],
                     returning=True,
@@ -405,9 +416,9 @@ class PostgresMemoryStore:
         where, params = filter_sql(filt)
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS}, ts_rank_cd({_RANK_WEIGHTS}, m.search, q.query) AS score"
+                f"SELECT {_COLUMNS}, ts_rank_cd({_RANK_WEIGHTS}, m.search_all, q.query) AS score"
                 f" FROM memories m, (SELECT {_tsquery(terms, '||')} AS query) q"
-                f" WHERE m.search @@ q.query AND {where} ORDER BY score DESC, m.seq LIMIT %s",
+                f" WHERE m.search_all @@ q.query AND {where} ORDER BY score DESC, m.seq LIMIT %s",
                 [*terms, *params, limit],
             ).fetchall()
             if not rows:
@@ -610,5 +621,5 @@ def _import_row(memory: Memory) -> tuple[Any, ...]:
         memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
         memory.category.value, memory.type, memory.layer.value, list(memory.tags), Jsonb(dict(memory.metadata)),
         memory.importance, memory.related_entity, memory.source, memory.created_at, memory.updated_at,
-        memory.last_accessed, memory.recall_count, memory.superseded_by,
+        memory.last_accessed, memory.recall_count, memory.superseded_by, memory.search_context,
     )

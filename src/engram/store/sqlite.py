@@ -1,7 +1,8 @@
 """The SQLite memory store (the default): one file, FTS5 with BM25, links, versions, vectors.
 
-Full text: FTS5 over key and content (porter stemming), kept in sync by triggers, ranked by
-BM25 with key matches weighted twice (as PtrClaw's JSON backend weighs key hits). The query is
+Full text: FTS5 over key, content and search_context (porter stemming), kept in sync by
+triggers, ranked by BM25 with key matches weighted twice (as PtrClaw's JSON backend weighs key
+hits) and search_context matches 0.3 (context helps find a memory; it is not the memory). The query is
 built from word tokens only (``engram.text``), so no user string can be an FTS syntax error;
 when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw).
 
@@ -40,7 +41,7 @@ from engram.store.vectors import VectorMatrix, parse_identity_dims
 
 _COLUMNS = (
     "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
-    "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by"
+    "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
 )
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.rowid DESC",
@@ -150,6 +151,7 @@ class SqliteMemoryStore:
             last_accessed=row[16],
             recall_count=row[17],
             superseded_by=row[18],
+            search_context=row[19],
             links=links,
         )
 
@@ -182,12 +184,13 @@ class SqliteMemoryStore:
             created = draft.created_at if draft.created_at is not None else now
             conn.execute(
                 "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+                " search_context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
                     draft.layer.value, json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)),
                     draft.importance, draft.related_entity, draft.source, created, created, now,
+                    draft.search_context,
                 ),
             )
             self._own_writes += 1
@@ -204,6 +207,7 @@ class SqliteMemoryStore:
             and old.importance == draft.importance
             and old.related_entity == draft.related_entity
             and old.source == draft.source
+            and old.search_context == draft.search_context
         )
         if unchanged:
             conn.execute("UPDATE memories SET last_accessed = ? WHERE id = ?", (now, old.id))
@@ -213,16 +217,18 @@ class SqliteMemoryStore:
                 "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (?, ?, ?)",
                 (old.id, old.content, now),
             )
-            # The old vector no longer describes the content.
+        if old.content != draft.content or old.search_context != draft.search_context:
+            # The old vector no longer describes what is indexed.
             conn.execute("DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)", (old.id,))
         conn.execute(
             "UPDATE memories SET content = ?, content_hash = ?, category = ?, type = ?, layer = ?, tags = ?,"
-            " metadata = ?, importance = ?, related_entity = ?, source = ?, updated_at = ?, last_accessed = ?"
+            " metadata = ?, importance = ?, related_entity = ?, source = ?, updated_at = ?, last_accessed = ?,"
+            " search_context = ?"
             " WHERE id = ?",
             (
                 draft.content, digest, draft.category.value, draft.type, draft.layer.value,
                 json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)), draft.importance,
-                draft.related_entity, draft.source, now, now, old.id,
+                draft.related_entity, draft.source, now, now, draft.search_context, old.id,
             ),
         )
         self._own_writes += 1
@@ -312,13 +318,14 @@ class SqliteMemoryStore:
                 conn.execute(
                     "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
                     " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                    " recall_count, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " recall_count, superseded_by, search_context)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
                         memory.category.value, memory.type, memory.layer.value, json.dumps(list(memory.tags)),
                         json.dumps(dict(memory.metadata)), memory.importance, memory.related_entity,
                         memory.source, memory.created_at, memory.updated_at, memory.last_accessed,
-                        memory.recall_count, memory.superseded_by,
+                        memory.recall_count, memory.superseded_by, memory.search_context,
                     ),
                 )
                 imported += 1
@@ -376,9 +383,9 @@ class SqliteMemoryStore:
         match = " OR ".join(f'"{term}"' for term in terms)
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_prefixed(_COLUMNS)}, -bm25(memories_fts, 2.0, 1.0) AS score"
+                f"SELECT {_prefixed(_COLUMNS)}, -bm25(memories_fts, 2.0, 1.0, 0.3) AS score"
                 f" FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid"
-                f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, 2.0, 1.0) LIMIT ?",
+                f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, 2.0, 1.0, 0.3) LIMIT ?",
                 [match, *params, limit],
             ).fetchall()
             if not rows:
@@ -408,7 +415,8 @@ class SqliteMemoryStore:
         if not terms:
             return []
         where, params = filter_sql(filt)
-        match = " AND ".join(f'"{term}"' for term in terms)
+        # Only the memory's own words count here, not its search_context.
+        match = "{key content} : (" + " AND ".join(f'"{term}"' for term in terms) + ")"
         with self.db.read() as conn:
             rows = conn.execute(
                 f"SELECT {_prefixed(_COLUMNS)} FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid"

@@ -201,6 +201,21 @@ class MemoryStoreContract:
         assert deep.hits[1].via == deep.hits[0].memory.id
         assert 0 < deep.hits[1].score < deep.hits[0].score and deep.hits[1].parts.link > 0
 
+    def test_search_context_helps_find_without_being_content(self, mem: Engram) -> None:
+        turn = mem.remember("Bob: Yes, it was beautiful!",
+                           search_context="Alice: Did you see the fireworks over the harbour last night?").memory
+        mem.remember("The harbour fireworks start at nine", key="schedule")
+        assert mem.get(turn.id).search_context.startswith("Alice: Did you see")
+        hits = mem.recall("fireworks harbour")
+        assert [h.memory.key for h in hits][:2] == ["schedule", turn.key]  # its own words outrank context
+        assert mem.forget(query="fireworks harbour", dry_run=True)[0].key == "schedule"  # only own words count
+        changed = mem.remember("Bob: Yes, it was beautiful!", key=turn.key, search_context="Alice: the concert?")
+        assert changed.action == "updated" and mem.versions(turn.key) == []  # content unchanged: no version
+        assert [h.memory.key for h in mem.recall("concert")] == [turn.key]
+        with pytest.raises(ValidationError) as err:
+            mem.remember("x", search_context="y" * 1001)
+        assert err.value.field == "search_context"
+
     def test_superseded_memories_drop_out_unless_asked(self, mem: Engram, store: MemoryStore) -> None:
         old = mem.remember("User lives in Berlin").memory
         new = mem.remember("User lives in Paris").memory
@@ -260,7 +275,7 @@ class MemoryStoreContract:
     def test_export_import_round_trip(self, mem: Engram, make_store: Callable[[], MemoryStore], tmp_path) -> None:
         mem.remember("core value", category="core", key="soul:identity", importance=0.9)
         mem.remember("met Hendrik", type="social", related_entity="Hendrik", tags=["people"], metadata={"n": 1})
-        mem.remember("global fact", scope="global", key="gf")
+        mem.remember("global fact", scope="global", key="gf", search_context="said while cooking")
         mem.link("soul:identity", "gf")
         document = mem.export_snapshot()
         assert "embedding" not in document
