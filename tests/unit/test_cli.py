@@ -45,6 +45,7 @@ def test_remember_then_recall_finds_it(isolated_home: Path) -> None:
         (("forget", "--older-than", "soon"), 2, "--older-than"),
         (("list", "--since", "yesterday-ish"), 2, "--since"),
         (("--backend", "nope", "count"), 4, "unknown memory backend"),
+        (("count", "--bogus"), 2, "No such option"),
     ],
 )
 def test_errors_are_clear_with_exit_codes(isolated_home: Path, args: tuple[str, ...], code: int, words: str) -> None:

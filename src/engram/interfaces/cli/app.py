@@ -53,22 +53,13 @@ _EXIT_CODES: list[tuple[type[EngramError], int]] = [
 
 
 def main() -> None:
-    """Entry point: run the app, turning engram errors into a message and an exit code."""
+    """Entry point: run the app (usage errors are the parser's: exit 2 with usage), turning engram
+    errors into a message and an exit code, and anything unexpected into one line, not a traceback."""
     try:
-        app(standalone_mode=False)
+        app()
     except EngramError as exc:
         errors.print(f"[red]error:[/red] {exc}", highlight=False)
         sys.exit(next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1))
-    except typer.Abort:
-        errors.print("aborted")
-        sys.exit(130)
     except Exception as exc:  # the edge: anything unexpected is reported, not dumped
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
         errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}", highlight=False)
         sys.exit(1)
