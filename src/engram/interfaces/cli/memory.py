@@ -44,12 +44,16 @@ def remember(
     source: str | None = typer.Option(None, "--source", help="Where this came from."),
     scope: str = typer.Option("agent", "--scope", help="global, agent or session."),
     link: list[str] | None = typer.Option(None, "--link", help="Key or id to link to (repeatable)."),
+    search_context: str | None = typer.Option(
+        None, "--search-context", help="Text that helps find it without being part of it (e.g. the turns around it)."
+    ),
 ) -> None:
     """Store a memory (or update the one with --key)."""
     st = state(ctx)
     result = st.engram().remember(
         content, key=key, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
         importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
+        search_context=search_context,
     )
     if st.as_json:
         render.emit_json(result)

@@ -89,7 +89,7 @@ def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
     result = eng.remember(
         body.content, key=body.key, category=body.category, type=body.type, layer=body.layer, tags=body.tags,
         metadata=body.metadata, importance=body.importance, related_entity=body.related_entity, source=body.source,
-        scope=body.scope, links=body.links)
+        scope=body.scope, links=body.links, search_context=body.search_context)
     return present.write_dict(result)
 
 

@@ -23,6 +23,9 @@ class MemoryIn(BaseModel):
     source: str | None = None
     scope: ScopeName = "agent"
     links: list[str] = Field(default_factory=list, description="Keys or ids to link to.")
+    search_context: str | None = Field(
+        None, description="Text that helps find this memory without being part of it (e.g. the turns around it)."
+    )
 
 
 class MemoryPatch(BaseModel):
