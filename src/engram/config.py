@@ -57,6 +57,8 @@ class RecallSettings(BaseModel):
     link_factor: float = Field(0.5, ge=0.0, le=1.0)
     # Maximal marginal relevance: None keeps pure relevance order.
     mmr_lambda: float | None = Field(None, ge=0.0, le=1.0)
+    # Identical recalls within this many seconds reuse the result until anything is written; 0 disables.
+    cache_ttl_s: float = Field(300.0, ge=0.0)
     # Recall updates last_accessed and recall_count of what it returns.
     touch_on_recall: bool = True
 

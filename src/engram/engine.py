@@ -40,6 +40,7 @@ from engram.model import (
     parse_tags,
 )
 from engram.privacy import PiiPolicy
+from engram.recall_cache import RecallCache
 from engram.registry import resolve
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
@@ -84,6 +85,7 @@ class Engram:
         privacy: PiiPolicy | None = None,
         metrics: Metrics | None = None,
         guard: Callable[[str], None] | None = None,
+        recall_cache: RecallCache | None = None,
     ) -> None:
         self.store = store
         self.origin = origin
@@ -99,6 +101,7 @@ class Engram:
         # Called with a reason before risky work (bulk forget, import): the automatic backup.
         self.guard = guard
         self.recall_settings = recall_settings or RecallSettings()
+        self.recall_cache = recall_cache or RecallCache(self.recall_settings.cache_ttl_s)
         self.max_content_chars = max_content_chars
         self.clock = clock
         self.settings: Settings | None = None  # set by from_settings; the history opens from it
@@ -151,7 +154,7 @@ class Engram:
             self.store, agent=agent, session=session, embedder=self.embedder,
             recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
             origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
-            metrics=self.metrics, guard=self.guard,
+            metrics=self.metrics, guard=self.guard, recall_cache=self.recall_cache,
         )
         view.settings = self.settings  # so its history opens from the same settings
         return view
@@ -428,8 +431,13 @@ class Engram:
         if limit < 1:
             raise ValidationError("limit", f"{limit} is too small", "1 or more")
         request = RecallRequest(query, self._filter(filters), limit, depth, min_relevance, mode)
-        with self.metrics.timed("recall"):
-            result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
+        cache_key, token = repr(request), self.store.change_token()
+        result = self.recall_cache.get(cache_key, token)
+        if result is None:
+            with self.metrics.timed("recall"):
+                result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
+            if all(note.startswith("nothing relevant") for note in result.notes):  # never keep a fallback
+                self.recall_cache.put(cache_key, token, result)
         wanted = self.recall_settings.touch_on_recall if touch is None else touch
         if wanted and not background and result.hits:
             boost = self.strengthen.importance_boost if self.strengthen.enabled else 0.0

@@ -74,3 +74,15 @@ def test_jsonfile_write_is_atomic(tmp_path: Path) -> None:
     mem = Engram(JsonFileMemoryStore(path), agent="a")
     mem.remember("one")
     assert [p.name for p in tmp_path.iterdir()] == ["memory.json"]  # no temp files left behind
+
+
+def test_recall_cache_sees_writes_from_another_connection(tmp_path: Path) -> None:
+    """Two processes (here: two connections) on one file: a cached recall is not served stale."""
+    first = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="a")
+    second = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="a")
+    first.remember("Walrus facts", key="w1")
+    assert [h.memory.key for h in first.recall("walrus")] == ["w1"]
+    second.remember("More walrus facts", key="w2")
+    assert {h.memory.key for h in first.recall("walrus")} == {"w1", "w2"}
+    first.close()
+    second.close()

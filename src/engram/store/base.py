@@ -89,6 +89,11 @@ class MemoryStore(Protocol):
 
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...
 
+    def change_token(self) -> object | None:
+        """A value that changes whenever memories, links or vectors change (recording a recall
+        need not change it); None when the store cannot tell cheaply. Recall caching keys on it."""
+        ...
+
     def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
         """All-or-nothing import keeping ids and times; skips ids or (scope, key) already present.
         ``links`` of each memory are restored where both ends exist afterwards."""

@@ -62,6 +62,9 @@ class DisabledMemoryStore:
     def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
         return False
 
+    def change_token(self) -> object | None:
+        return None
+
     def versions(self, memory_id: str) -> list[MemoryVersion]:
         return []
 

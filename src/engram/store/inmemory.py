@@ -49,10 +49,16 @@ class InMemoryMemoryStore:
         self._identity: str | None = None
         self._matrix = VectorMatrix()
         self._matrix_stale = True
+        self._generation = 0
 
-    # Subclasses persist after every change.
-    def _changed(self) -> None:
+    # Subclasses persist after every change; ``content=False`` is a recorded recall only.
+    def _changed(self, content: bool = True) -> None:
         self._matrix_stale = True
+        if content:
+            self._generation += 1
+
+    def change_token(self) -> object | None:
+        return self._generation
 
     def _out(self, memory: Memory) -> Memory:
         return replace(memory, links=tuple(sorted(self._links.get(memory.id, ()))))
@@ -171,7 +177,7 @@ class InMemoryMemoryStore:
                         memory, last_accessed=now, recall_count=memory.recall_count + (1 if recall else 0),
                         importance=importance,
                     )
-            self._changed()
+            self._changed(content=False)
 
     def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
         with self._lock:

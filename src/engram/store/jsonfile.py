@@ -58,8 +58,8 @@ class JsonFileMemoryStore(InMemoryMemoryStore):
                 self.set_vectors(identity, [(i, np.asarray(v, dtype=np.float32)) for i, v in vectors.items()
                                             if i in self._rows])
 
-    def _changed(self) -> None:
-        super()._changed()
+    def _changed(self, content: bool = True) -> None:
+        super()._changed(content)
         if not self._loading:
             self._persist()
 

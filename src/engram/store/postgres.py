@@ -466,6 +466,9 @@ class PostgresMemoryStore:
                 "ORDER BY m.created_at DESC, m.seq DESC LIMIT %s",
             )
 
+    def change_token(self) -> object | None:
+        return None  # many hosts write one database: no cheap way to know, so recall is not cached
+
     def versions(self, memory_id: str) -> list[MemoryVersion]:
         with self.db.read() as conn:
             return [

@@ -271,6 +271,7 @@ class SqliteMemoryStore:
             conn.executemany(
                 "INSERT OR IGNORE INTO memory_links (from_id, to_id) VALUES (?, ?)", [(a_id, b_id), (b_id, a_id)]
             )
+            self._own_writes += 1
             return True
 
     def unlink(self, a_id: str, b_id: str) -> bool:
@@ -279,6 +280,7 @@ class SqliteMemoryStore:
                 "DELETE FROM memory_links WHERE (from_id = ? AND to_id = ?) OR (from_id = ? AND to_id = ?)",
                 (a_id, b_id, b_id, a_id),
             )
+            self._own_writes += 1
             return cursor.rowcount > 0
 
     def touch(
@@ -301,6 +303,7 @@ class SqliteMemoryStore:
     def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
         with self.db.write() as conn:
             cursor = conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (successor_id, memory_id))
+            self._own_writes += 1
             return cursor.rowcount > 0
 
     def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
@@ -434,6 +437,11 @@ class SqliteMemoryStore:
                 [memory_id, *params, limit],
                 "ORDER BY m.created_at DESC LIMIT ?",
             )
+
+    def change_token(self) -> object | None:
+        # data_version moves when another connection commits; own writes are counted here.
+        with self.db.read() as conn:
+            return (conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
 
     def versions(self, memory_id: str) -> list[MemoryVersion]:
         with self.db.read() as conn:

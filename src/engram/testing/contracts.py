@@ -182,6 +182,24 @@ class MemoryStoreContract:
         }
         assert len(mem.recall("python tip", min_relevance=1.01)) == 0
 
+    def test_recall_cache_never_serves_stale_results(self, mem: Engram, store: MemoryStore) -> None:
+        mem.remember("Tea is best with milk", key="tea")
+        first = mem.recall("tea milk")
+        assert [h.memory.key for h in first] == ["tea"]
+        token = store.change_token()
+        assert mem.recall("tea milk").hits[0].memory.key == "tea"
+        if token is not None:  # recording a recall is not a change of content
+            assert store.change_token() == token
+        mem.remember("Tea with milk and honey", key="tea2")
+        assert {h.memory.key for h in mem.recall("tea milk")} == {"tea", "tea2"}
+        mem.forget("tea")
+        assert [h.memory.key for h in mem.recall("tea milk")] == ["tea2"]
+        mem.remember("Coffee", key="coffee")
+        mem.link("tea2", "coffee")
+        assert [h.memory.key for h in mem.recall("tea milk", depth=1)] == ["tea2", "coffee"]
+        mem.unlink("tea2", "coffee")
+        assert [h.memory.key for h in mem.recall("tea milk", depth=1)] == ["tea2"]
+
     def test_recall_marks_memories_accessed(self, mem: Engram, clock: FakeClock) -> None:
         stored = mem.remember("Remember the milk").memory
         clock.advance(100)
