@@ -18,3 +18,5 @@ class ServerSettings(BaseModel):
     mcp_tools: Literal["both", "clawcode", "ptrclaw"] = "both"
     # Print a token for the default agent in the web page's address when `engram serve` starts.
     print_token: bool = True
+    # How often `engram serve` checks for due maintenance jobs (lifecycle.schedule); 0 disables.
+    maintenance_interval_s: float = Field(600.0, ge=0.0)

@@ -3,6 +3,8 @@ stdio) and ``engram token create|list|revoke``."""
 
 from __future__ import annotations
 
+import threading
+
 import typer
 
 from engram.interfaces.cli import render
@@ -55,9 +57,18 @@ def serve(
     render.errors.print(f"  API:       {base}/api/v1  (docs {base}/docs)", highlight=False)
     if not no_mcp:
         render.errors.print(f"  MCP:       {base}/mcp  (Authorization: Bearer <token>)", highlight=False)
+    stop_maintenance = threading.Event()
+    if server_settings.maintenance_interval_s > 0:
+        # Due lifecycle jobs (hygiene, decay, retention, summaries, backups...) run in the background.
+        from engram.lifecycle.scheduler import run_periodically
+        from engram.lifecycle.wiring import maintenance_for
+
+        run_periodically(maintenance_for(engram, settings), server_settings.maintenance_interval_s, stop_maintenance)
+        render.errors.print(f"  upkeep:    due maintenance jobs checked every {server_settings.maintenance_interval_s:g} s")
     try:
         make_server(app, log_level="info").run(sockets=[sock])
     finally:
+        stop_maintenance.set()
         if page_token is not None:
             tokens.revoke(info.id)
         tokens.close()

@@ -1,0 +1,64 @@
+"""`engram serve`, run as the README's main job: a real process, a real socket, the printed token."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from engram import Engram
+from engram.config import load_settings
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("condition not reached in time")
+
+
+def test_serve_prints_a_working_address_and_runs_maintenance(isolated_home: Path) -> None:
+    # A conversation memory three weeks old: hygiene (7 days) must purge it once serve runs upkeep.
+    with Engram.from_settings(load_settings()) as mem:
+        mem.remember("an old chat line about the weather", category="conversation",
+                     created_at=time.time() - 21 * 86400)
+        mem.remember("User prefers Python for scripting", tags=["preferences"])
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_SERVER__MAINTENANCE_INTERVAL_S": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "serve", "--port", "0"], env=env,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        printed = ""
+        assert proc.stderr is not None
+        while "web page:" not in printed:
+            line = proc.stderr.readline()
+            assert line, f"serve exited early: {printed}"
+            printed += line
+        url = re.search(r"web page:\s+(\S+)", printed).group(1)
+        base, token = url.split("/?token=")
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60) as api:
+            assert api.get("/healthz").json() == {"status": "ok"}
+            assert "engram" in api.get("/").text
+            found = api.get("/api/v1/memory/search", params={"q": "what language does the user like for scripts"})
+            assert found.json()["hits"][0]["memory"]["content"] == "User prefers Python for scripting"
+
+            def purged() -> bool:
+                return api.get("/api/v1/memory", params={"category": "conversation"}).json()["memories"] == []
+
+            _wait_for(purged)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    with httpx.Client(base_url=base, timeout=2) as api:  # the run's token was revoked on exit
+        try:
+            api.get("/healthz")
+            raise AssertionError("server still answering after SIGINT")
+        except httpx.TransportError:
+            pass
