@@ -52,3 +52,21 @@ def test_jsonl_backend_from_settings(tmp_path: Path) -> None:
     assert run(tmp_path, "history", "append", "cli:me", "q2").returncode == 0
     lines = (tmp_path / "conversation-history.jsonl").read_text().splitlines()
     assert [json.loads(line)["userMessage"] for line in lines] == ["q1", "q2"]
+
+
+def test_transcript_command_writes_and_indexes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return run(home, *args)
+
+    assert cli("history", "append", "web:1", "I just adopted a greyhound named Pixel", "--role", "user").returncode == 0
+    assert cli("history", "append", "web:1", "Congratulations on adopting Pixel!", "--role", "assistant").returncode == 0
+    assert cli("history", "append", "web:1", "thanks", "--role", "user").returncode == 0
+    result = cli("--json", "history", "transcript", "web:1", "--index")
+    assert result.returncode == 0, result.stderr
+    path = Path(json.loads(result.stdout)["path"])
+    text = path.read_text()
+    assert "# Session Transcript: web:1" in text and "**User**: I just adopted a greyhound named Pixel" in text
+    assert "[Indexed:" in text
+    found = json.loads(cli("--json", "recall", "greyhound").stdout)
+    assert any("Pixel" in hit["memory"]["content"] for hit in found["hits"])

@@ -113,5 +113,27 @@ def compact(
                          f"summary: {result.summary}", highlight=False)
 
 
+@group.command("transcript")
+def transcript(
+    ctx: typer.Context,
+    key: str = KeyArg,
+    index: bool = typer.Option(False, "--index", help="Also store substantive turns as conversation memories."),
+) -> None:
+    """Write a conversation as a markdown transcript (ClawCode's format), optionally indexing its turns."""
+    from engram.files import transcripts
+
+    st = state(ctx)
+    engram = st.engram()
+    settings = st.settings()
+    folder = settings.history.transcripts_dir or settings.home / "transcripts"
+    messages = engram.history.all(key)
+    path = (transcripts.index_and_write(engram, folder, key, messages) if index
+            else transcripts.write(folder, key, messages))
+    if st.as_json:
+        render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})
+    else:
+        render.console.print(f"wrote {path} ({len(messages)} messages{', indexed' if index else ''})")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(group)
