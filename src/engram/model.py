@@ -197,6 +197,22 @@ class MemoryDraft:
     search_context: str | None = None
 
 
+# The fields an upsert by key replaces (id, key, scope, times, counters and links are kept).
+UPSERT_FIELDS = (
+    "content", "category", "type", "layer", "tags", "metadata", "importance", "related_entity", "source",
+    "search_context",
+)
+
+
+def draft_changes(old: Memory, draft: MemoryDraft) -> bool:
+    """Whether upserting ``draft`` over ``old`` would change anything (every backend asks this)."""
+    return any(
+        (dict(getattr(old, name)) != dict(getattr(draft, name))) if name == "metadata"
+        else getattr(old, name) != getattr(draft, name)
+        for name in UPSERT_FIELDS
+    )
+
+
 WriteAction = Literal["created", "updated", "unchanged", "duplicate"]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from engram import text
 from engram.errors import DimensionError
 from engram.ids import new_id
-from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
 from engram.store.base import ImportResult, StoreStats
 from engram.store.vectors import VectorMatrix, parse_identity_dims
 
@@ -114,7 +114,7 @@ class InMemoryMemoryStore:
             tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
             related_entity=draft.related_entity, source=draft.source, search_context=draft.search_context,
         )
-        if all(getattr(old, name) == value for name, value in fields.items()):
+        if not draft_changes(old, draft):
             self._rows[old.id] = replace(old, last_accessed=now)
             self._changed()
             return WriteResult(self._out(self._rows[old.id]), "unchanged")

@@ -35,6 +35,7 @@ from engram.model import (
     Order,
     Scope,
     WriteResult,
+    draft_changes,
 )
 from engram.store.base import ImportResult, StoreStats
 from engram.store.vectors import VectorMatrix, parse_identity_dims
@@ -197,19 +198,7 @@ class SqliteMemoryStore:
             return WriteResult(self._select(conn, "m.id = ?", (memory_id,))[0], "created")
 
     def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
-        unchanged = (
-            old.content == draft.content
-            and old.category == draft.category
-            and old.type == draft.type
-            and old.layer == draft.layer
-            and old.tags == draft.tags
-            and dict(old.metadata) == dict(draft.metadata)
-            and old.importance == draft.importance
-            and old.related_entity == draft.related_entity
-            and old.source == draft.source
-            and old.search_context == draft.search_context
-        )
-        if unchanged:
+        if not draft_changes(old, draft):
             conn.execute("UPDATE memories SET last_accessed = ? WHERE id = ?", (now, old.id))
             return WriteResult(self._select(conn, "m.id = ?", (old.id,))[0], "unchanged")
         if old.content != draft.content:

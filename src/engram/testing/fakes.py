@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from engram import text
+from engram.embed.base import EmbeddingIdentity
 from engram.errors import EmbeddingError
 
 
@@ -25,16 +25,6 @@ class FakeClock:
         self.now += seconds
 
 
-@dataclass(frozen=True, slots=True)
-class _Identity:
-    provider: str
-    model: str
-    dims: int
-
-    def __str__(self) -> str:
-        return f"{self.provider}:{self.model}:{self.dims}"
-
-
 class HashingEmbedder:
     """Bag-of-words vectors from hashed word tokens: texts sharing words are similar.
 
@@ -43,7 +33,7 @@ class HashingEmbedder:
     """
 
     def __init__(self, dims: int = 64, model: str = "hashing") -> None:
-        self.identity = _Identity("test", model, dims)
+        self.identity = EmbeddingIdentity("test", model, dims)
         self.fail = False
         self.calls = 0
 
