@@ -176,7 +176,7 @@ def _canonical(table: str, row: tuple[Any, ...]) -> bytes:
     if table == "history_exchanges" and values[6] is not None:
         values[6] = bytes(values[6]).hex()
     row = tuple(values)
-    return json.dumps([repr(v) if isinstance(v, float) else v for v in row]).encode()
+    return json.dumps([repr(v) if isinstance(v, float) else v for v in row], sort_keys=True).encode()
 
 
 def _pg_params(table: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
