@@ -5,7 +5,8 @@ It is written by subscribing to the engine's events (``events.py``), so every in
 maintenance job is covered without calling it; a failed audit write is logged by the event bus
 and never undoes the change. A forget records each removed memory whole (``detail``), so an
 operator can see what went and restore it by hand. On SQLite the trail is the ``audit_log`` table
-in the same file (migration 0004, included in backups); other backends keep it in process
+in the same file (migration 0004, included in backups), on PostgreSQL the ``audit_log`` table of the
+shared database (every process writes one trail); other backends keep it in process
 (in-memory) or in a JSON-lines file beside the JSON store.
 """
 
@@ -112,29 +113,72 @@ class SqliteAuditLog:
             )
 
     def query(self, query: AuditQuery) -> list[AuditEntry]:
-        query = validate_query(query)
-        clauses, params = ["1"], []
-        for column, value in (("action", query.action), ("origin", query.origin)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if query.memory is not None:
-            clauses.append("(memory_id = ? OR memory_key = ?)")
-            params.extend([query.memory, query.memory])
-        if query.since is not None:
-            clauses.append("at >= ?")
-            params.append(query.since)
-        if query.until is not None:
-            clauses.append("at <= ?")
-            params.append(query.until)
+        where, params = _where(validate_query(query), "?")
         with self.db.read() as conn:
             rows = conn.execute(
-                "SELECT seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
-                f" FROM audit_log WHERE {' AND '.join(clauses)} ORDER BY seq DESC LIMIT ?",
-                [*params, query.limit],
+                f"SELECT {_SELECT} FROM audit_log WHERE {where} ORDER BY seq DESC LIMIT ?", [*params, query.limit]
             ).fetchall()
-        return [AuditEntry(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], json.loads(r[9]) if r[9] else None, r[0])
-                for r in rows]
+        return [_entry(r, json.loads(r[9]) if r[9] else None) for r in rows]
+
+
+class PostgresAuditLog:
+    """The ``audit_log`` table of the shared PostgreSQL database (migration ``postgres/0004_audit``):
+    every engram process on the database writes to and reads from the same trail."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db  # an ``engram.db.postgres.PgDatabase``
+
+    def __call__(self, event: MemoryEvent) -> None:
+        from psycopg.types.json import Jsonb
+
+        rows = entries_for(event)
+        if not rows:
+            return
+        params = [(r.at, r.action, r.origin, r.reason, r.actor_scope, r.memory_id, r.memory_key, r.memory_scope,
+                   None if r.detail is None else Jsonb(r.detail)) for r in rows]
+
+        def work(conn: Any) -> None:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO audit_log (at, action, origin, reason, actor_scope, memory_id, memory_key,"
+                    " memory_scope, detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", params,
+                )
+
+        self.db.transact(work)
+
+    def query(self, query: AuditQuery) -> list[AuditEntry]:
+        where, params = _where(validate_query(query), "%s")
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_SELECT} FROM audit_log WHERE {where} ORDER BY seq DESC LIMIT %s", [*params, query.limit]
+            ).fetchall()
+        return [_entry(r, r[9]) for r in rows]
+
+
+_SELECT = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
+
+
+def _where(query: AuditQuery, mark: str) -> tuple[str, list[Any]]:
+    """The WHERE clause of an audit query, with ``mark`` as the driver's placeholder."""
+    clauses, params = ["1 = 1"], []
+    for column, value in (("action", query.action), ("origin", query.origin)):
+        if value is not None:
+            clauses.append(f"{column} = {mark}")
+            params.append(value)
+    if query.memory is not None:
+        clauses.append(f"(memory_id = {mark} OR memory_key = {mark})")
+        params.extend([query.memory, query.memory])
+    if query.since is not None:
+        clauses.append(f"at >= {mark}")
+        params.append(query.since)
+    if query.until is not None:
+        clauses.append(f"at <= {mark}")
+        params.append(query.until)
+    return " AND ".join(clauses), params
+
+
+def _entry(row: Any, detail: dict[str, Any] | None) -> AuditEntry:
+    return AuditEntry(row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], detail, row[0])
 
 
 class MemoryAuditLog:
@@ -195,11 +239,13 @@ _IN_PROCESS: weakref.WeakKeyDictionary[Any, MemoryAuditLog] = weakref.WeakKeyDic
 
 
 def audit_log_for(store: Any) -> AuditLog:
-    """The audit trail that fits a store: its SQLite table, a JSONL file beside a JSON store, or memory
+    """The audit trail that fits a store: its SQLite or PostgreSQL table, a JSONL file beside a JSON store, or memory
     (one trail per in-memory store, so the writer and later queries share it)."""
     db = getattr(store, "db", None)
     if isinstance(db, Database):
         return SqliteAuditLog(db)
+    if getattr(store, "name", None) == "postgres" and db is not None:
+        return PostgresAuditLog(db)
     path = getattr(store, "path", None)
     if isinstance(path, Path):
         return MemoryAuditLog(path.with_name(path.name + ".audit.jsonl"))

@@ -4,7 +4,7 @@ A token is ``eg_<id>_<secret>``: the id (public, 8 hex characters) names it in `
 list`` and ``revoke``; the secret is 32 random bytes, so a plain SHA-256 is a safe hash (there
 is nothing to brute-force, unlike a password). Tokens live in the ``api_tokens`` table of the
 SQLite database (migration ``0003_tokens``), next to the memories when the backend is SQLite,
-otherwise in ``auth.db`` in engram's home folder.
+in the shared database when it is PostgreSQL, otherwise in ``auth.db`` in engram's home folder.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engram.config import Settings
 from engram.db.migrate import migrate
@@ -42,7 +43,10 @@ def _hash(token: str) -> str:
 
 
 class TokenStore:
-    """Create, verify, list and revoke API tokens in one SQLite file."""
+    """Create, verify, list and revoke API tokens in one SQLite file.
+
+    The token logic lives here; the five storage methods at the end are what a backend changes
+    (``PostgresTokenStore`` below keeps tokens in the shared PostgreSQL database)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -62,11 +66,7 @@ class TokenStore:
         token_id = secrets.token_hex(4)
         token = f"{_PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
         info = TokenInfo(token_id, agent, name.strip()[:200], time.time())
-        with self.db.write() as conn:
-            conn.execute(
-                "INSERT INTO api_tokens(id, agent, name, token_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (info.id, info.agent, info.name, _hash(token), info.created_at),
-            )
+        self._insert(info, _hash(token))
         return token, info
 
     def verify(self, token: str) -> TokenInfo | None:
@@ -74,44 +74,102 @@ class TokenStore:
         if not token.startswith(_PREFIX) or len(token) > 200:
             return None
         digest = _hash(token)
-        with self.db.read() as conn:
-            row = conn.execute(
-                "SELECT id, agent, name, created_at, last_used_at, revoked_at, token_hash FROM api_tokens "
-                "WHERE token_hash = ?", (digest,),
-            ).fetchone()
+        row = self._find(digest)
         if row is None or row[5] is not None or not hmac.compare_digest(row[6], digest):
             return None
         return TokenInfo(*row[:6])
 
-    def mark_used(self, token_id: str) -> None:
-        with self.db.write() as conn:
-            conn.execute("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", (time.time(), token_id))
-
     def list(self, agent: str | None = None, *, include_revoked: bool = False) -> list[TokenInfo]:
-        sql = "SELECT id, agent, name, created_at, last_used_at, revoked_at FROM api_tokens WHERE 1=1"
-        params: list[str] = []
-        if agent is not None:
-            sql += " AND agent = ?"
-            params.append(agent)
-        if not include_revoked:
-            sql += " AND revoked_at IS NULL"
-        with self.db.read() as conn:
-            return [TokenInfo(*row) for row in conn.execute(sql + " ORDER BY created_at", params)]
+        return [TokenInfo(*row) for row in self._rows(agent, include_revoked)]
 
     def revoke(self, token_id: str) -> TokenInfo:
         """Revoke the token with this id (or the full token); raises ``NotFoundError``."""
         if token_id.startswith(_PREFIX):
             token_id = token_id[len(_PREFIX):].split("_", 1)[0]
-        with self.db.write() as conn:
-            changed = conn.execute(
-                "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (time.time(), token_id)
-            ).rowcount
-        if not changed:
+        if not self._revoke(token_id, time.time()):
             raise NotFoundError("token", token_id)
         return next(t for t in self.list(include_revoked=True) if t.id == token_id)
 
     def close(self) -> None:
         self.db.close()
+
+    # --- storage ---------------------------------------------------------------------------
+    def _insert(self, info: TokenInfo, digest: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO api_tokens(id, agent, name, token_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                (info.id, info.agent, info.name, digest, info.created_at),
+            )
+
+    def _find(self, digest: str) -> tuple[Any, ...] | None:
+        with self.db.read() as conn:
+            return conn.execute(_FIND.replace("%s", "?"), (digest,)).fetchone()
+
+    def mark_used(self, token_id: str) -> None:
+        with self.db.write() as conn:
+            conn.execute("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", (time.time(), token_id))
+
+    def _rows(self, agent: str | None, include_revoked: bool) -> list[tuple[Any, ...]]:
+        sql, params = _list_sql(agent, include_revoked)
+        with self.db.read() as conn:
+            return conn.execute(sql.replace("%s", "?"), params).fetchall()
+
+    def _revoke(self, token_id: str, now: float) -> bool:
+        with self.db.write() as conn:
+            return conn.execute(_REVOKE.replace("%s", "?"), (now, token_id)).rowcount > 0
+
+
+_FIND = ("SELECT id, agent, name, created_at, last_used_at, revoked_at, token_hash FROM api_tokens "
+         "WHERE token_hash = %s")
+_REVOKE = "UPDATE api_tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL"
+
+
+def _list_sql(agent: str | None, include_revoked: bool) -> tuple[str, list[str]]:
+    sql = "SELECT id, agent, name, created_at, last_used_at, revoked_at FROM api_tokens WHERE 1=1"
+    params: list[str] = []
+    if agent is not None:
+        sql += " AND agent = %s"
+        params.append(agent)
+    if not include_revoked:
+        sql += " AND revoked_at IS NULL"
+    return sql + " ORDER BY created_at, id", params
+
+
+class PostgresTokenStore(TokenStore):
+    """API tokens in the shared PostgreSQL database (migration ``postgres/0005_tokens``), so a
+    token created through any engram server or CLI works against every server on the database."""
+
+    def __init__(self, db: Any) -> None:  # an ``engram.db.postgres.PgDatabase``, already migrated
+        self.db = db
+
+    @classmethod
+    def connect(cls, dsn: str, settings: Any = None) -> PostgresTokenStore:
+        """Connect to (and migrate) the database at ``dsn``; raises ``ConfigError``/``StorageError``."""
+        from engram.db.postgres import PgDatabase
+
+        return cls(PgDatabase.connect(dsn, settings))
+
+    def _insert(self, info: TokenInfo, digest: str) -> None:
+        self.db.transact(lambda conn: conn.execute(
+            "INSERT INTO api_tokens(id, agent, name, token_hash, created_at) VALUES (%s, %s, %s, %s, %s)",
+            (info.id, info.agent, info.name, digest, info.created_at),
+        ))
+
+    def _find(self, digest: str) -> tuple[Any, ...] | None:
+        with self.db.read() as conn:
+            return conn.execute(_FIND, (digest,)).fetchone()
+
+    def mark_used(self, token_id: str) -> None:
+        self.db.transact(lambda conn: conn.execute(
+            "UPDATE api_tokens SET last_used_at = %s WHERE id = %s", (time.time(), token_id)))
+
+    def _rows(self, agent: str | None, include_revoked: bool) -> list[tuple[Any, ...]]:
+        sql, params = _list_sql(agent, include_revoked)
+        with self.db.read() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def _revoke(self, token_id: str, now: float) -> bool:
+        return bool(self.db.transact(lambda conn: conn.execute(_REVOKE, (now, token_id)).rowcount > 0))
 
 
 def token_database_path(settings: Settings) -> Path:
@@ -122,5 +180,9 @@ def token_database_path(settings: Settings) -> Path:
 
 
 def open_token_store(settings: Settings) -> TokenStore:
-    """The token store for these settings; raises ``StorageError`` when the file cannot be opened."""
+    """The token store for these settings: the shared database's ``api_tokens`` table when the
+    backend is PostgreSQL, else an SQLite file (``token_database_path``). Raises ``StorageError``
+    when it cannot be opened, ``ConfigError`` for a bad ``database_url``."""
+    if settings.backend == "postgres" and settings.database_url:
+        return PostgresTokenStore.connect(settings.database_url, settings.postgres)
     return TokenStore.open(token_database_path(settings), busy_timeout_ms=settings.busy_timeout_ms)

@@ -24,6 +24,7 @@ _TARGETS: dict[str, dict[str, str]] = {
         "sqlite": "engram.history.factories:open_sqlite",
         "jsonl": "engram.history.factories:open_jsonl",
         "inmemory": "engram.history.factories:open_inmemory",
+        "postgres": "engram.history.factories:open_postgres",
     },
 }
 

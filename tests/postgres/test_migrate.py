@@ -103,3 +103,84 @@ def test_migrate_10k_resumes_verifies_and_recalls_the_same(pg_url: str, tmp_path
     finally:
         sqlite.close()
         postgres.close()
+
+
+def test_migrate_copies_history_audit_and_tokens_and_resumes(pg_url: str, tmp_path: Path) -> None:
+    from engram.audit import AuditQuery, PostgresAuditLog, SqliteAuditLog
+    from engram.auth import PostgresTokenStore, TokenStore
+    from engram.history.pg_semantic import PgExchangeIndex
+    from engram.history.postgres import PostgresHistoryStore
+    from engram.history.semantic import ExchangeIndex
+    from engram.history.sqlite import SqliteHistoryStore
+    from engram.model import make_message
+
+    sqlite_path = tmp_path / "memory.db"
+    store = SqliteMemoryStore(sqlite_path)
+    engram = Engram(store, agent="alice")
+    engram.subscribe(SqliteAuditLog(store.db))
+    kept = engram.remember("the office wifi is on channel 11", key="wifi").memory
+    gone = engram.remember("temporary door code 4411", key="door").memory
+    engram.link(kept.id, gone.id)
+    engram.forget(gone.id, reason="expired")
+    history = SqliteHistoryStore.on(store.db)
+    calls = [{"id": "c1", "name": "lookup", "arguments": '{"q": "wifi"}'}]
+    history.append_many("web:u1", [
+        make_message("user", f"message {i} ☃", created_at=1.7e9 + i, metadata={"i": i, "half": i / 2})
+        if i % 5 else make_message("assistant", "", created_at=1.7e9 + i, tool_calls=calls)
+        for i in range(2500)
+    ])
+    history.append("telegram:9", make_message("user", "hello", created_at=1.7e9))
+    history.discard("web:u1", 0, 10)  # numbering with a gap: positions must survive the move
+    history.set_summary("web:u1", "a long chat about wifi")
+    index = ExchangeIndex(store.db, HashingEmbedder())
+    from engram.model import Exchange
+
+    index.add([Exchange("web:u1:", "what channel?", "Channel 11.", 1.7e9)])
+    tokens = TokenStore(store.db)
+    token, info = tokens.create("alice", "laptop")
+    revoked, _ = tokens.create("bob")
+    tokens.revoke(revoked)
+    expected_messages = history.get_all("web:u1")
+    expected_audit = SqliteAuditLog(store.db).query(AuditQuery(limit=1000))
+    engram.close()
+
+    def stop_early(table: str, done: int, total: int) -> None:
+        if table == "history_messages" and done >= 1000:
+            raise _Interrupt
+
+    with pytest.raises(_Interrupt):
+        copy_sqlite_to_postgres(sqlite_path, pg_url, progress=stop_early)
+    report = copy_sqlite_to_postgres(sqlite_path, pg_url)
+    assert report.verified and report.unknown_tables == [], {n: t for n, t in report.tables.items() if not t.verified}
+    counts = {name: (t.source, t.target, t.copied, t.skipped) for name, t in report.tables.items()}
+    assert counts["history_messages"] == (2491, 2491, 1491, 1000)
+    assert counts["history_summaries"] == (1, 1, 1, 0)
+    assert counts["history_exchanges"] == (1, 1, 1, 0)
+    assert counts["api_tokens"] == (2, 2, 2, 0)
+    assert counts["audit_log"][:2] == (len(expected_audit), len(expected_audit))
+    assert report.tables["audit_log"].source_checksum == report.tables["audit_log"].target_checksum
+
+    db = PgDatabase.connect(pg_url)
+    pg_history = PostgresHistoryStore(db, owns_db=False)
+    try:
+        assert pg_history.get_all("web:u1") == expected_messages
+        assert pg_history.get_summary("web:u1") == "a long chat about wifi"
+        assert pg_history.conversations() == ["telegram:9:", "web:u1:"]
+        pg_history.append("web:u1", make_message("user", "after the move"))
+        assert pg_history.get_recent("web:u1", 2) == [expected_messages[-1], make_message("user", "after the move")]
+        semantic = PgExchangeIndex(db, HashingEmbedder())
+        assert semantic.recall("what channel?").exchanges[0].assistant == "Channel 11."
+        pg_tokens = PostgresTokenStore(db)
+        assert pg_tokens.verify(token) is not None and pg_tokens.verify(token).id == info.id
+        assert pg_tokens.verify(revoked) is None
+        trail = PostgresAuditLog(db)
+        assert trail.query(AuditQuery(limit=1000)) == expected_audit
+        # New entries are numbered after the copied ones.
+        moved = Engram(PostgresMemoryStore(db), agent="alice")
+        moved.subscribe(trail)
+        moved.remember("written after the move", key="after")
+        newest = trail.query(AuditQuery(limit=1))[0]
+        assert newest.memory_key == "after" and newest.seq > expected_audit[0].seq
+        assert trail.query(AuditQuery(memory="door"))[0].detail["content"] == "temporary door code 4411"
+    finally:
+        db.close()

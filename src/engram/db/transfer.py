@@ -1,5 +1,9 @@
 """Moving up: copy an SQLite store into PostgreSQL, verifiably and resumably.
 
+What moves: memories, links, versions, vectors, conversation history (messages with their
+numbering, summaries, the semantic exchange index), the audit trail and API tokens (their
+hashes: tokens issued on SQLite keep working against PostgreSQL).
+
 Tables are copied in batches, each batch its own transaction with ``ON CONFLICT DO NOTHING``
 (versions: "insert where no identical row"), so an interrupted copy resumes by running again:
 what is already there is skipped. Memories keep their ids, keys and times; vectors keep their
@@ -32,7 +36,10 @@ from engram.store.vectors import parse_identity_dims
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows total)
 BATCH = 1000
-KNOWN_TABLES = ("memories", "memory_links", "memory_versions", "memory_vectors")
+KNOWN_TABLES = (
+    "memories", "memory_links", "memory_versions", "memory_vectors",
+    "history_messages", "history_summaries", "history_exchanges", "audit_log", "api_tokens",
+)
 _IGNORED = ("schema_migrations", "engram_meta", "sqlite_sequence")
 
 
@@ -69,6 +76,12 @@ _MEMORY_COLUMNS = (
     "id, agent, session, key, content, category, type, layer, tags, metadata, importance, related_entity, source,"
     " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
 )
+_MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
+_EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector"
+_AUDIT_COLUMNS = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
+_TOKEN_COLUMNS = "id, agent, name, token_hash, created_at, last_used_at, revoked_at"
+# Columns holding JSON: text on SQLite, JSONB on PostgreSQL (compared parsed).
+_JSON_COLUMNS = {"history_messages": (4, 6), "audit_log": (9,)}
 _QUERIES: dict[str, tuple[str, str]] = {
     "memories": (
         f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY id",
@@ -86,6 +99,28 @@ _QUERIES: dict[str, tuple[str, str]] = {
         "SELECT m.id, v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid ORDER BY m.id",
         "SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id",
     ),
+    # History keeps its (conversation, seq) numbering, so positions and order are unchanged.
+    "history_messages": (
+        f"SELECT conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY conversation, seq",
+        f"SELECT conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY conversation, seq",
+    ),
+    "history_summaries": (
+        "SELECT conversation, summary, updated_at FROM history_summaries ORDER BY conversation",
+        "SELECT conversation, summary, updated_at FROM history_summaries ORDER BY conversation",
+    ),
+    "history_exchanges": (
+        f"SELECT {_EXCHANGE_COLUMNS} FROM history_exchanges ORDER BY fingerprint",
+        f'SELECT {_EXCHANGE_COLUMNS} FROM history_exchanges ORDER BY fingerprint COLLATE "C"',
+    ),
+    # The audit trail keeps its seq (the order entries were written); see _after_copy.
+    "audit_log": (
+        f"SELECT {_AUDIT_COLUMNS} FROM audit_log ORDER BY seq",
+        f"SELECT {_AUDIT_COLUMNS} FROM audit_log ORDER BY seq",
+    ),
+    "api_tokens": (
+        f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY id",
+        f'SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY id COLLATE "C"',
+    ),
 }
 _INSERTS = {
     "memories": (
@@ -101,6 +136,26 @@ _INSERTS = {
     "memory_vectors": (
         "INSERT INTO memory_vectors (memory_id, embedding) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING memory_id"
     ),
+    "history_messages": (
+        f"INSERT INTO history_messages (conversation, seq, {_MESSAGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING RETURNING seq"
+    ),
+    "history_summaries": (
+        "INSERT INTO history_summaries (conversation, summary, updated_at) VALUES (%s, %s, %s)"
+        " ON CONFLICT DO NOTHING RETURNING conversation"
+    ),
+    "history_exchanges": (
+        f"INSERT INTO history_exchanges ({_EXCHANGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING RETURNING fingerprint"
+    ),
+    "audit_log": (
+        f"INSERT INTO audit_log ({_AUDIT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING RETURNING seq"
+    ),
+    "api_tokens": (
+        f"INSERT INTO api_tokens ({_TOKEN_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING RETURNING id"
+    ),
 }
 
 
@@ -115,7 +170,13 @@ def _canonical(table: str, row: tuple[Any, ...]) -> bytes:
         vector = row[1]
         array = np.frombuffer(vector, dtype=np.float32) if isinstance(vector, bytes) else vector.to_numpy()
         return row[0].encode() + b"\x00" + np.asarray(array, dtype="<f4").tobytes()
-    return json.dumps([repr(v) if isinstance(v, float) else v for v in row]).encode()
+    values = list(row)
+    for i in _JSON_COLUMNS.get(table, ()):
+        values[i] = json.loads(values[i]) if isinstance(values[i], str) else values[i]
+    if table == "history_exchanges" and values[6] is not None:
+        values[6] = bytes(values[6]).hex()
+    row = tuple(values)
+    return json.dumps([repr(v) if isinstance(v, float) else v for v in row], sort_keys=True).encode()
 
 
 def _pg_params(table: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -128,6 +189,11 @@ def _pg_params(table: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
         return (*row, *row)
     if table == "memory_vectors":
         return (row[0], np.frombuffer(row[1], dtype=np.float32))
+    if table in _JSON_COLUMNS:
+        values = list(row)
+        for i in _JSON_COLUMNS[table]:
+            values[i] = None if values[i] is None else Jsonb(json.loads(values[i]))
+        return tuple(values)
     return row
 
 
@@ -197,6 +263,8 @@ def copy_sqlite_to_postgres(
         if report.embedding_identity:
             dims = parse_identity_dims(report.embedding_identity)
             target.transact(lambda conn: ensure_vector_index(conn, dims))
+        if "audit_log" in report.tables:
+            target.transact(_advance_audit_sequence)
         for table, table_report in report.tables.items():
             table_report.source, table_report.source_checksum = _checksum_rows(table, _source_rows(source, table))
             table_report.target, table_report.target_checksum = _checksum_rows(table, _target_rows(target, table))
@@ -249,6 +317,13 @@ def _copy_table(source: Database, target: PgDatabase, table: str, progress: Prog
     # Skipped rows were either copied by an earlier run or clash with other data in the target;
     # the verification that follows tells which.
     return report
+
+
+def _advance_audit_sequence(conn: Any) -> None:
+    # Copied rows kept their seq: new entries must be numbered after them.
+    conn.execute(
+        "SELECT setval(pg_get_serial_sequence('audit_log', 'seq'), GREATEST((SELECT MAX(seq) FROM audit_log), 1))"
+    )
 
 
 def require_verified(report: TransferReport) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from engram.agent.compact import Purger
 from engram.config import Settings
+from engram.errors import ConfigError
 from engram.history.base import HistoryStore
 from engram.history.semantic import ExchangeEmbedder
 from engram.history.service import History
@@ -43,6 +45,24 @@ def open_inmemory(settings: Settings, agent: str) -> HistoryStore:
     return InMemoryHistoryStore()
 
 
+def open_postgres(settings: Settings, agent: str) -> HistoryStore:
+    """History in the shared PostgreSQL database of ``database_url`` (every agent: keys keep them apart)."""
+    from engram.history.postgres import PostgresHistoryStore
+
+    if not settings.database_url:
+        raise ConfigError("the postgres history backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
+    return PostgresHistoryStore.open(settings.database_url, settings.postgres)
+
+
+def backend_name(settings: Settings) -> str:
+    """``history.backend``; left at its default it follows a PostgreSQL memory backend, so that one
+    ``database_url`` puts everything in the shared database."""
+    h = settings.history
+    if "backend" not in h.model_fields_set and settings.backend == "postgres":
+        return "postgres"
+    return h.backend
+
+
 def open_history(
     settings: Settings,
     agent: str,
@@ -54,14 +74,21 @@ def open_history(
     """The configured history pipeline: backend by name, semantic store when an embedder is
     given (warmed from recent history), compaction settings. Raises ``ConfigError``/``StorageError``."""
     h = settings.history
-    store = resolve("history", h.backend)(settings, agent)
+    store = resolve("history", backend_name(settings))(settings, agent)
     semantic = None
     if embedder is not None and h.semantic:
-        from engram.history.semantic import ExchangeIndex
+        options: dict[str, Any] = {"max_entries": h.semantic_max_entries,
+                                   "max_chars_per_entry": h.semantic_max_chars_per_entry,
+                                   "max_recap_chars": h.max_total_chars}
+        db = getattr(store, "db", None)
+        if getattr(store, "name", None) == "postgres" and db is not None:
+            from engram.history.pg_semantic import PgExchangeIndex
 
-        semantic = ExchangeIndex.open(sqlite_path(settings, agent), embedder, max_entries=h.semantic_max_entries,
-                                      max_chars_per_entry=h.semantic_max_chars_per_entry,
-                                      max_recap_chars=h.max_total_chars)
+            semantic = PgExchangeIndex(db, embedder, **options)
+        else:
+            from engram.history.semantic import ExchangeIndex
+
+            semantic = ExchangeIndex.open(sqlite_path(settings, agent), embedder, **options)
         if warm:
             semantic.warm(store)
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,

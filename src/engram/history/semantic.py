@@ -94,26 +94,55 @@ class ExchangeIndex:
         fresh = {_fingerprint(e): e for e in exchanges}
         if not fresh:
             return 0
-        with self.db.read() as conn:
-            marks = ",".join("?" * len(fresh))
-            known = {r[0] for r in conn.execute(
-                f"SELECT fingerprint FROM history_exchanges WHERE identity = ? AND fingerprint IN ({marks})",
-                (self.identity, *fresh),
-            )}
+        known = self._known(list(fresh))
         todo = [(f, e) for f, e in fresh.items() if f not in known]
         if not todo:
             return 0
         vectors = self._vectors([self._text(e) for _, e in todo])
+        self._store([(e.conversation, e.user, e.assistant, e.at, f, self.identity, unit(v).tobytes())
+                     for (f, e), v in zip(todo, vectors, strict=True)])
+        return len(todo)
+
+    # --- storage (a PostgreSQL index overrides these: history/pg_semantic.py) -----------------
+    def _known(self, fingerprints: list[str]) -> set[str]:
+        """Which of ``fingerprints`` are indexed with the current identity."""
+        with self.db.read() as conn:
+            marks = ",".join("?" * len(fingerprints))
+            return {r[0] for r in conn.execute(
+                f"SELECT fingerprint FROM history_exchanges WHERE identity = ? AND fingerprint IN ({marks})",
+                (self.identity, *fingerprints),
+            )}
+
+    def _store(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert (conversation, user, assistant, at, fingerprint, identity, vector) rows, then prune."""
         with self.db.write() as conn:
             conn.executemany(
                 "INSERT INTO history_exchanges (conversation, user_text, assistant_text, created_at, fingerprint, "
                 "identity, vector) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO UPDATE SET "
                 "identity = excluded.identity, vector = excluded.vector",
-                [(e.conversation, e.user, e.assistant, e.at, f, self.identity, unit(v).tobytes())
-                 for (f, e), v in zip(todo, vectors, strict=True)],
+                rows,
             )
             self._prune(conn)
-        return len(todo)
+
+    def _stale(self) -> list[Exchange]:
+        """Exchanges indexed with another identity (or none)."""
+        with self.db.read() as conn:
+            return [Exchange(*row) for row in conn.execute(
+                "SELECT conversation, user_text, assistant_text, created_at FROM history_exchanges "
+                "WHERE identity IS NOT ? OR vector IS NULL", (self.identity,)
+            )]
+
+    def _candidates(self, conversation: str | None) -> list[tuple[Any, ...]]:
+        """(conversation, user, assistant, at, vector bytes) of every row searchable now."""
+        where, params = "identity = ? AND vector IS NOT NULL", [self.identity]
+        if conversation is not None:
+            where += " AND conversation = ?"
+            params.append(conversation)
+        with self.db.read() as conn:
+            return conn.execute(
+                f"SELECT conversation, user_text, assistant_text, created_at, vector FROM history_exchanges WHERE {where}",
+                params,
+            ).fetchall()
 
     def _prune(self, conn: Any) -> None:
         conn.execute(
@@ -128,11 +157,7 @@ class ExchangeIndex:
         exchanges: list[Exchange] = []
         for key in store.conversations():
             exchanges.extend(pair_exchanges(key, store.get_recent(key, recent_per_conversation)))
-        with self.db.read() as conn:
-            stale = [Exchange(*row) for row in conn.execute(
-                "SELECT conversation, user_text, assistant_text, created_at FROM history_exchanges "
-                "WHERE identity IS NOT ? OR vector IS NULL", (self.identity,)
-            )]
+        stale = self._stale()
         unique = {_fingerprint(e): e for e in [*stale, *exchanges]}
         newest = sorted(unique.values(), key=lambda e: e.at)[-self.max_entries:]
         added = 0
@@ -147,15 +172,7 @@ class ExchangeIndex:
             raise ValidationError("query", "must not be empty", "some text")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValidationError("top_k", f"{top_k!r} is too small", "1 or more")
-        where, params = "identity = ? AND vector IS NOT NULL", [self.identity]
-        if conversation is not None:
-            where += " AND conversation = ?"
-            params.append(normal_key(conversation))
-        with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT conversation, user_text, assistant_text, created_at, vector FROM history_exchanges WHERE {where}",
-                params,
-            ).fetchall()
+        rows = self._candidates(None if conversation is None else normal_key(conversation))
         if not rows:
             return SemanticRecall((), "")
         query_vector = unit(np.asarray(self.embedder.embed_query(query), dtype=np.float32))

@@ -31,6 +31,7 @@ class CompactionSettings(BaseModel):
 
 
 class HistorySettings(BaseModel):
+    # sqlite | jsonl | inmemory | postgres; left unset it follows a PostgreSQL memory backend.
     backend: str = "sqlite"
     # sqlite: the memory database unless set; jsonl: home/conversation-history.jsonl unless set.
     path: Path | None = None

@@ -147,8 +147,12 @@ class PostgresMemoryStore:
 
     name = "postgres"
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False) -> None:
+        """``defer_vector_index``: ``set_vectors`` does not create the HNSW index (bulk loads: inserting
+        into a live HNSW index costs ~10x building it once afterwards); call ``build_vector_index``
+        when loading is done. Searches stay exact (a scan) until then."""
         self.db = db
+        self.defer_vector_index = defer_vector_index
 
     # --- rows ------------------------------------------------------------------------------
     @staticmethod
@@ -527,7 +531,8 @@ class PostgresMemoryStore:
             current = self._identity(conn, "FOR SHARE")
             if current != identity:
                 raise DimensionError("embedding", f"store holds vectors of {current}, not {identity}", "reindex to switch models")
-            ensure_vector_index(conn, dims)
+            if not self.defer_vector_index:
+                ensure_vector_index(conn, dims)
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO memory_vectors (memory_id, embedding) SELECT id, %s FROM memories WHERE id = %s"
@@ -536,6 +541,21 @@ class PostgresMemoryStore:
                 )
 
         self.db.transact(work)
+
+    def build_vector_index(self, *, maintenance_work_mem: str = "256MB") -> bool:
+        """Create the HNSW index for the recorded embedding identity (after a deferred bulk load);
+        False when no identity is recorded yet. Raises ``StorageError``."""
+
+        def work(conn: Any) -> bool:
+            identity = self._identity(conn)
+            if identity is None:
+                return False
+            # A bigger build buffer keeps the graph in memory while it is built (this transaction only).
+            conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+            ensure_vector_index(conn, parse_identity_dims(identity))
+            return True
+
+        return bool(self.db.transact(work))
 
     def clear_vectors(self) -> None:
         def work(conn: Any) -> None:

@@ -1,4 +1,4 @@
-"""``engram migrate --to postgresql://…``: copy the SQLite store into PostgreSQL (db/transfer.py)."""
+"""``engram migrate --to postgresql://…``: copy the SQLite store (memories, history, audit, tokens) into PostgreSQL."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def migrate(
     to: str = typer.Option(..., "--to", help="PostgreSQL URL (postgresql://user:password@host/db)."),
     source: Path | None = typer.Option(None, "--from", help="SQLite file (default: the configured store)."),
 ) -> None:
-    """Copy memories, links, versions and vectors into PostgreSQL; verify; re-run to resume."""
+    """Copy memories, links, versions, vectors, history, audit trail and API tokens into PostgreSQL; verify; re-run to resume."""
     from engram.db.transfer import copy_sqlite_to_postgres, require_verified
 
     cli = state(ctx)

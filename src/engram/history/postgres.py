@@ -1,0 +1,174 @@
+"""The PostgreSQL HistoryStore: conversation history shared by every engram process on one database.
+
+Messages are keyed by (conversation, seq) as on SQLite (migration ``postgres/0003_history``).
+``append`` takes a transaction-scoped advisory lock on the conversation before reading
+``MAX(seq)``, so two processes can never take the same number and numbers follow commit order:
+a reader never sees message 7 before message 6 has committed, and positions (``discard``) stay
+meaningful while others append. Each call is one short transaction from the pool of
+``db/postgres.py``; tool calls and metadata are JSONB.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from engram.db.pg_settings import PostgresSettings
+from engram.db.postgres import PgDatabase
+from engram.errors import ValidationError
+from engram.history.base import check_range, check_recent, check_summary
+from engram.history.keys import normal_key
+from engram.model import Message, Role, ToolCall
+
+_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
+_INSERT = (
+    f"INSERT INTO history_messages (conversation, seq, {_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def _lock(conn: Any, key: str) -> int:
+    """Serialise appends to one conversation (across processes) and return its last seq."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("engram-history\x1f" + key,))
+    row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE conversation = %s", (key,)).fetchone()
+    return int(row[0])
+
+
+class PostgresHistoryStore:
+    name = "postgres"
+
+    def __init__(self, db: PgDatabase, *, owns_db: bool = True) -> None:
+        """Wrap a connected, migrated database (see ``open``); ``owns_db`` closes it on ``close``."""
+        self.db = db
+        self._owns_db = owns_db
+
+    @classmethod
+    def open(cls, dsn: str, settings: PostgresSettings | None = None) -> PostgresHistoryStore:
+        """Connect to (and migrate) the database at ``dsn``; raises ``ConfigError``/``StorageError``."""
+        return cls(PgDatabase.connect(dsn, settings))
+
+    @classmethod
+    def on(cls, db: PgDatabase) -> PostgresHistoryStore:
+        """Share a pool another component opened (the memory store's)."""
+        return cls(db, owns_db=False)
+
+    def append(self, key: str, message: Message) -> None:
+        self.append_many(key, [message])
+
+    def append_many(self, key: str, messages: Sequence[Message]) -> None:
+        """Append several messages in one transaction (bulk loads, migration, benchmarks)."""
+        key = normal_key(key)
+        rows = [_row(m) for m in messages]
+        if not rows:
+            return
+
+        def work(conn: Any) -> None:
+            last = _lock(conn, key)
+            with conn.cursor() as cur:
+                cur.executemany(_INSERT, [(key, last + i + 1, *row) for i, row in enumerate(rows)])
+
+        self.db.transact(work)
+
+    def get_recent(self, key: str, n: int) -> list[Message]:
+        key, n = normal_key(key), check_recent(n)
+        if n == 0:
+            return []
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM history_messages WHERE conversation = %s ORDER BY seq DESC LIMIT %s", (key, n)
+            ).fetchall()
+        return [_message(r) for r in reversed(rows)]
+
+    def get_all(self, key: str) -> list[Message]:
+        key = normal_key(key)
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM history_messages WHERE conversation = %s ORDER BY seq", (key,)
+            ).fetchall()
+        return [_message(r) for r in rows]
+
+    def count(self, key: str) -> int:
+        key = normal_key(key)
+        with self.db.read() as conn:
+            row = conn.execute("SELECT COUNT(*) FROM history_messages WHERE conversation = %s", (key,)).fetchone()
+        return int(row[0])
+
+    def set_summary(self, key: str, summary: str) -> None:
+        key, summary = normal_key(key), check_summary(summary)
+        _refuse_nul("summary", summary)
+        self.db.transact(lambda conn: conn.execute(
+            "INSERT INTO history_summaries (conversation, summary, updated_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+            (key, summary, time.time()),
+        ))
+
+    def get_summary(self, key: str) -> str:
+        key = normal_key(key)
+        with self.db.read() as conn:
+            row = conn.execute("SELECT summary FROM history_summaries WHERE conversation = %s", (key,)).fetchone()
+        return row[0] if row else ""
+
+    def discard(self, key: str, start: int, stop: int) -> int:
+        key = normal_key(key)
+        start, stop = check_range(start, stop)
+        if stop == start:
+            return 0
+
+        def work(conn: Any) -> int:
+            # Under the append lock, so the positions counted here are the ones removed.
+            _lock(conn, key)
+            cursor = conn.execute(
+                "DELETE FROM history_messages WHERE conversation = %s AND seq IN (SELECT seq FROM history_messages "
+                "WHERE conversation = %s ORDER BY seq LIMIT %s OFFSET %s)",
+                (key, key, stop - start, start),
+            )
+            return int(cursor.rowcount)
+
+        return self.db.transact(work)
+
+    def purge(self, key: str) -> None:
+        key = normal_key(key)
+
+        def work(conn: Any) -> None:
+            _lock(conn, key)
+            conn.execute("DELETE FROM history_messages WHERE conversation = %s", (key,))
+            conn.execute("DELETE FROM history_summaries WHERE conversation = %s", (key,))
+
+        self.db.transact(work)
+
+    def conversations(self) -> list[str]:
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT conversation FROM history_messages UNION SELECT conversation FROM history_summaries ORDER BY 1"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def close(self) -> None:
+        if self._owns_db:
+            self.db.close()
+
+
+def _refuse_nul(field: str, value: str) -> None:
+    # PostgreSQL text cannot hold NUL: refuse it as bad input before anything is written.
+    if "\x00" in value:
+        raise ValidationError(field, "contains a NUL character", "text without NUL characters")
+
+
+def _row(message: Message) -> tuple[Any, ...]:
+    _refuse_nul("content", message.content)
+    return (
+        message.role.value,
+        message.content,
+        Jsonb([c.to_dict() for c in message.tool_calls]),
+        message.tool_call_id,
+        Jsonb(dict(message.metadata)),
+        message.created_at,
+    )
+
+
+def _message(row: Sequence[Any]) -> Message:
+    role, content, tool_calls, tool_call_id, metadata, created_at = row
+    calls = tuple(ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in tool_calls)
+    return Message(Role(role), content, calls, tool_call_id, metadata, created_at)

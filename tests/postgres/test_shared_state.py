@@ -1,0 +1,158 @@
+"""With ``database_url`` set, everything an engram process keeps besides memories lives in the
+shared PostgreSQL database too: conversation history (and its semantic index), the audit trail
+and API tokens. Each test opens two independent engines/stores on one database, as two
+processes on two hosts would, and checks that one sees what the other wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engram.audit import AuditQuery, PostgresAuditLog
+from engram.auth import PostgresTokenStore, TokenStore, open_token_store
+from engram.config import Settings, load_settings
+from engram.engine import Engram
+from engram.errors import NotFoundError, ValidationError
+from engram.history.factories import open_history
+from engram.history.pg_semantic import PgExchangeIndex
+from engram.history.postgres import PostgresHistoryStore
+from engram.lifecycle.wiring import audit_of
+from engram.testing.fakes import HashingEmbedder
+
+
+def _settings(url: str, home: Path, **more: object) -> Settings:
+    return load_settings(home=home, database_url=url, embeddings={"provider": "none"}, **more)
+
+
+def test_database_url_puts_history_in_postgres(pg_url: str, tmp_path: Path) -> None:
+    first = Engram.from_settings(_settings(pg_url, tmp_path / "host-a"))
+    second = Engram.from_settings(_settings(pg_url, tmp_path / "host-b"))
+    try:
+        assert isinstance(first.history.store, PostgresHistoryStore)
+        first.history.append("telegram:7", "user", "my cat is called Miso")
+        first.history.append("telegram:7", "assistant", "Noted: Miso.")
+        first.history.set_summary("telegram:7", "talked about the cat")
+        assert [m.content for m in second.history.all("telegram:7:")] == ["my cat is called Miso", "Noted: Miso."]
+        assert second.history.summary("telegram:7") == "talked about the cat"
+        assert second.history.conversations() == ["telegram:7:"]
+        assert not (tmp_path / "host-a" / "memory.db").exists()  # nothing went to a local file
+    finally:
+        first.close()
+        second.close()
+
+
+def test_an_explicit_history_backend_is_kept(pg_url: str, tmp_path: Path) -> None:
+    settings = _settings(pg_url, tmp_path, history={"backend": "inmemory"})
+    history = open_history(settings, "default")
+    try:
+        assert history.store.name == "inmemory"
+    finally:
+        history.close()
+
+
+def test_nul_in_a_message_is_refused_and_nothing_stored(pg_url: str) -> None:
+    from engram.model import make_message
+
+    store = PostgresHistoryStore.open(pg_url)
+    try:
+        with pytest.raises(ValidationError) as info:
+            store.append("a:b", make_message("user", "bad\x00byte"))
+        assert info.value.field == "content"
+        assert store.count("a:b") == 0
+    finally:
+        store.close()
+
+
+def test_semantic_recall_of_exchanges_is_shared(pg_url: str, tmp_path: Path) -> None:
+    settings = _settings(pg_url, tmp_path)
+    writer = open_history(settings, "default", embedder=HashingEmbedder())
+    reader = open_history(settings, "default", embedder=HashingEmbedder(), warm=False)
+    try:
+        assert isinstance(writer.semantic, PgExchangeIndex)
+        for user, answer in [("what is the capital of norway", "Oslo is the capital."),
+                             ("recommend a pasta recipe", "Try carbonara with guanciale."),
+                             ("how tall is mount everest", "About 8849 metres.")]:
+            writer.append("web:u1", "user", user)
+            writer.append("web:u1", "assistant", answer)
+        writer.append("web:u2", "user", "pasta again please")
+        writer.append("web:u2", "assistant", "Cacio e pepe then.")
+        assert reader.semantic.count() == 4
+        found = reader.semantic_recall("pasta recipe carbonara", key="web:u1", top_k=1)
+        assert [e.assistant for e in found.exchanges] == ["Try carbonara with guanciale."]
+        assert "carbonara" in found.recap
+        reader.purge("web:u1")
+        assert writer.semantic.count() == 1 and writer.count("web:u1") == 0
+        assert writer.semantic_recall("pasta", top_k=5).exchanges[0].conversation == "web:u2:"
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_semantic_index_keeps_at_most_max_entries(pg_url: str, tmp_path: Path) -> None:
+    settings = _settings(pg_url, tmp_path, history={"semantic_max_entries": 3})
+    history = open_history(settings, "default", embedder=HashingEmbedder())
+    try:
+        for i in range(5):
+            history.append("web:u1", "user", f"question {i}", created_at=float(i))
+            history.append("web:u1", "assistant", f"answer {i}", created_at=float(i) + 0.5)
+        assert history.semantic.count() == 3
+        kept = history.semantic_recall("answer", top_k=10).exchanges
+        assert [e.assistant for e in kept] == ["answer 2", "answer 3", "answer 4"]
+    finally:
+        history.close()
+
+
+def test_audit_trail_is_shared_and_persists(pg_url: str, tmp_path: Path) -> None:
+    first = Engram.from_settings(_settings(pg_url, tmp_path / "a"), agent="alice")
+    memory = first.remember("the deploy key rotates on Mondays", key="deploy-key").memory
+    first.forget(memory.id, reason="rotated")
+    first.close()
+    second = Engram.from_settings(_settings(pg_url, tmp_path / "b"), agent="alice")
+    try:
+        trail = audit_of(second)
+        assert isinstance(trail, PostgresAuditLog)
+        entries = trail.query(AuditQuery(memory="deploy-key"))
+        assert [e.action for e in entries] == ["forgotten", "stored"]  # newest first
+        assert entries[0].reason == "rotated" and entries[0].detail["content"] == "the deploy key rotates on Mondays"
+        assert entries[0].seq > entries[1].seq
+        assert trail.query(AuditQuery(action="stored", origin=entries[1].origin))[0].memory_id == memory.id
+        assert trail.query(AuditQuery(since=entries[0].at + 1)) == []
+        with pytest.raises(ValidationError):
+            trail.query(AuditQuery(action="exploded"))
+    finally:
+        second.close()
+
+
+def test_tokens_live_in_postgres_and_work_from_another_process(pg_url: str, tmp_path: Path) -> None:
+    settings = _settings(pg_url, tmp_path)
+    one, two = open_token_store(settings), open_token_store(settings)
+    try:
+        assert isinstance(one, PostgresTokenStore)
+        token, info = one.create("alice", "laptop")
+        seen = two.verify(token)
+        assert seen is not None and (seen.id, seen.agent, seen.name) == (info.id, "alice", "laptop")
+        assert two.verify(token[:-1] + ("x" if token[-1] != "x" else "y")) is None
+        two.mark_used(info.id)
+        assert one.list("alice")[0].last_used_at is not None
+        with pytest.raises(ValidationError):
+            one.create("not a valid agent!")
+        two.revoke(token)
+        assert one.verify(token) is None and one.list() == []
+        assert one.list(include_revoked=True)[0].revoked_at is not None
+        with pytest.raises(NotFoundError):
+            one.revoke(info.id)
+    finally:
+        one.close()
+        two.close()
+    assert not (tmp_path / "auth.db").exists()
+
+
+def test_sqlite_backend_keeps_tokens_in_its_file(tmp_path: Path) -> None:
+    store = open_token_store(load_settings(home=tmp_path))
+    try:
+        assert type(store) is TokenStore
+        token, _ = store.create("alice")
+        assert store.verify(token) is not None
+    finally:
+        store.close()
