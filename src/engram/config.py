@@ -29,6 +29,7 @@ from engram.history.settings import HistorySettings
 from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
 from engram.privacy import PrivacySettings
+from engram.store.index_settings import VectorIndexSettings
 
 
 def default_home() -> Path:
@@ -82,6 +83,7 @@ class Settings(BaseSettings):
     chat: ChatSettings = Field(default_factory=ChatSettings)
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod
