@@ -539,33 +539,45 @@ class SqliteMemoryStore:
         fetch = limit * 4 + 32
         while True:
             candidates = self._vectors.top(query, fetch, self._own_writes)
-            hits = self._join_vector_hits(candidates, where, params)
+            hits = self._join_vector_hits(candidates, where, params, limit)
             if len(hits) >= limit or len(candidates) < fetch:
                 return hits[:limit]
             if self._vectors.approximate and fetch >= _MAX_APPROXIMATE_FETCH:
                 # A selective filter: search its rows exactly rather than walk the whole graph.
                 exact = self._vectors.exact_filtered(query, where, params, limit)
-                return self._join_vector_hits(exact, where, params)[:limit]
+                return self._join_vector_hits(exact, where, params, limit)
             fetch *= 4
 
     def _join_vector_hits(
-        self, candidates: list[tuple[int, float]], where: str, params: list[Any]
+        self, candidates: list[tuple[int, float]], where: str, params: list[Any], limit: int
     ) -> list[tuple[Memory, float]]:
-        """Candidates (vector sequence, cosine) that still exist and pass the filter, in order."""
+        """The best ``limit`` candidates (vector sequence, cosine) that still exist and pass the
+        filter, in order. Candidates are checked by sequence number first and only the kept
+        ones are read in full (over-fetched candidates cost an index lookup, not a Memory)."""
         if not candidates:
             return []
-        kept: dict[int, Memory] = {}
+        kept: set[int] = set()
         with self.db.read() as conn:
             for chunk in _chunks([seq for seq, _ in candidates], 500):
                 marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    f"SELECT {_prefixed(_COLUMNS)}, v.seq FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+                # CROSS JOIN keeps the candidates as the outer loop: the planner would otherwise
+                # walk every memory of the scope (the filter's index) and look each vector up.
+                kept.update(row[0] for row in conn.execute(
+                    f"SELECT v.seq FROM memory_vectors v CROSS JOIN memories m ON m.rowid = v.memory_rowid"
                     f" WHERE v.seq IN ({marks}) AND {where}",
                     [*chunk, *params],
-                ).fetchall()
-                memories = self._memories(conn, [row[:-1] for row in rows])
-                kept.update((row[-1], memory) for row, memory in zip(rows, memories, strict=True))
-        return [(kept[seq], score) for seq, score in candidates if seq in kept]
+                ))
+            best = [(seq, score) for seq, score in candidates if seq in kept][:limit]
+            if not best:
+                return []
+            marks = ",".join("?" * len(best))
+            rows = conn.execute(
+                f"SELECT {_prefixed(_COLUMNS)}, v.seq FROM memory_vectors v CROSS JOIN memories m"
+                f" ON m.rowid = v.memory_rowid WHERE v.seq IN ({marks})",
+                [seq for seq, _ in best],
+            ).fetchall()
+            memories = dict(zip((row[-1] for row in rows), self._memories(conn, [row[:-1] for row in rows]), strict=True))
+        return [(memories[seq], score) for seq, score in best if seq in memories]
 
     def sync_vector_index(self) -> None:
         """Bring the vector caches and the saved index up to date now (after a bulk load or a
