@@ -181,3 +181,33 @@ def test_migration_keeps_existing_vectors_and_gives_replacements_new_sequences(t
     with store.db.read() as conn:
         assert conn.execute("SELECT seq FROM memory_vectors").fetchall() == [(3,)]
     store.close()
+
+
+class HashedWords:
+    """A tiny deterministic embedder: hashed bag of words (meaning is not the point here)."""
+
+    identity = "fake:words:16"
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), 16), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, sum(map(ord, word)) % 16] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+    def embed_query(self, text):
+        return self.embed([text])[0]
+
+
+def test_reindex_leaves_the_index_built_for_the_new_vectors(tmp_path):
+    from engram.engine import Engram
+
+    store = SqliteMemoryStore(tmp_path / "memory.db", vector_index=SMALL)
+    add(store, 12)
+    top_ids(store, vec(0))
+    engram = Engram(store, embedder=HashedWords())
+    assert engram.reindex() == 12
+    assert sidecar(tmp_path)["identity"] == "fake:words:16" and sidecar(tmp_path)["covered"] > 12
+    hits = engram.recall("memory number 7", mode="vector", touch=False).hits
+    assert hits and hits[0].memory.content == "memory number 7"
+    store.close()
