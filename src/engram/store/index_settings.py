@@ -21,7 +21,7 @@ class VectorIndexSettings(BaseModel):
     dtype: Literal["f16", "f32"] = "f16"
     connectivity: int = Field(16, ge=4, le=64)
     expansion_add: int = Field(64, ge=8, le=1024)
-    # ef at query time; 64 keeps recall@10 against exact search >= 0.97 (tests/unit/test_ann.py).
+    # ef at query time; 64 keeps recall@10 against exact search >= 0.97 (tests/unit/test_vector_index_quality.py).
     expansion_search: int = Field(64, ge=8, le=4096)
     # Vectors newer than the saved graph are searched exactly until this many accumulate; then they
     # join the graph and the file is saved again (a save of 100k vectors takes ~0.2 s).
