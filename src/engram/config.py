@@ -31,6 +31,7 @@ from engram.interfaces.settings import ServerSettings
 from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
 from engram.privacy import PrivacySettings
+from engram.store.index_settings import VectorIndexSettings
 
 
 def default_home() -> Path:
@@ -90,6 +91,7 @@ class Settings(BaseSettings):
     database_url: str | None = None
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

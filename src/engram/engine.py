@@ -546,7 +546,12 @@ class Engram:
             raise ConfigError("reindex needs an embedder: set embeddings.provider (it is 'none')")
         total = self.store.stats().memories
         self.store.clear_vectors()
-        return self.embed_missing(lambda done, _: progress(done, total) if progress else None)
+        done = self.embed_missing(lambda done, _: progress(done, total) if progress else None)
+        # Build the SQLite store's vector index now rather than in the next recall.
+        sync = getattr(self.store, "sync_vector_index", None)
+        if sync is not None:
+            sync()
+        return done
 
     def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every memory that has no vector yet; returns how many were embedded."""

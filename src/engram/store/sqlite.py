@@ -6,8 +6,10 @@ hits) and search_context matches 0.3 (context helps find a memory; it is not the
 built from word tokens only (``engram.text``), so no user string can be an FTS syntax error;
 when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw).
 
-Vectors: float32 blobs in ``memory_vectors`` are the record; searches run over an in-process
-matrix loaded from them, reloaded when another connection changed the file (``data_version``).
+Vectors: float32 blobs in ``memory_vectors`` are the record, each row with its own increasing
+sequence number. Searches run over caches of them keyed by that number (``store/sqlite_vectors.py``:
+an exact in-process matrix for small stores, an HNSW graph saved beside the file for large ones);
+candidates are joined back through SQL with the filter, so deleted or replaced vectors drop out.
 """
 
 from __future__ import annotations
@@ -38,12 +40,16 @@ from engram.model import (
     draft_changes,
 )
 from engram.store.base import ImportResult, StoreStats
-from engram.store.vectors import VectorMatrix, parse_identity_dims
+from engram.store.index_settings import VectorIndexSettings
+from engram.store.sqlite_vectors import SqliteVectorSearch
+from engram.store.vectors import parse_identity_dims
 
 _COLUMNS = (
     "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
     "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
 )
+# Approximate candidates fetched (growing 4x from limit * 4 + 32) before a filter is searched exactly.
+_MAX_APPROXIMATE_FETCH = 1024
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.rowid DESC",
     "oldest": "m.created_at ASC, m.rowid ASC",
@@ -106,6 +112,7 @@ class SqliteMemoryStore:
         busy_timeout_ms: int = 30_000,
         key: str | None = None,
         before_migrate: Callable[[Database], None] | None = None,
+        vector_index: VectorIndexSettings | None = None,
     ) -> None:
         self.path = Path(path)
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
@@ -113,8 +120,8 @@ class SqliteMemoryStore:
         if before_migrate is not None and applied(self.db) and pending(self.db):
             before_migrate(self.db)
         migrate(self.db)
-        self._matrix = VectorMatrix()
-        self._matrix_version: tuple[int, int] | None = None
+        index_path = None if str(path) == ":memory:" else self.path.with_name(self.path.name + ".usearch")
+        self._vectors = SqliteVectorSearch(self.db, index_path, vector_index)
         self._own_writes = 0
 
     # --- rows ------------------------------------------------------------------------------
@@ -504,7 +511,8 @@ class SqliteMemoryStore:
     def clear_vectors(self) -> None:
         with self.db.write() as conn:
             conn.execute("DELETE FROM memory_vectors")
-            conn.execute("DELETE FROM engram_meta WHERE name = 'embedding_identity'")
+            # A new generation of vectors: saved graphs of the old one are not reused.
+            conn.execute("DELETE FROM engram_meta WHERE name IN ('embedding_identity', 'vector_epoch')")
             self._own_writes += 1
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -530,38 +538,59 @@ class SqliteMemoryStore:
             )
 
     def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
-        self._refresh_matrix()
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if not len(self._matrix) or query.shape[0] != self._matrix.dims:
-            return []
         where, params = filter_sql(filt)
         # Over-fetch, then filter in SQL: filters are usually loose next to the store's size.
         fetch = limit * 4 + 32
         while True:
-            candidates = self._matrix.top(query, fetch)
-            if not candidates:
-                return []
-            ids = [memory_id for memory_id, _ in candidates]
-            with self.db.read() as conn:
-                marks = ",".join("?" * len(ids))
-                kept = {m.id: m for m in self._select(conn, f"m.id IN ({marks}) AND {where}", [*ids, *params])}
-            hits = [(kept[memory_id], score) for memory_id, score in candidates if memory_id in kept]
-            if len(hits) >= limit or fetch >= len(self._matrix):
+            candidates = self._vectors.top(query, fetch, self._own_writes)
+            hits = self._join_vector_hits(candidates, where, params, limit)
+            if len(hits) >= limit or len(candidates) < fetch:
                 return hits[:limit]
+            if self._vectors.approximate and fetch >= _MAX_APPROXIMATE_FETCH:
+                # A selective filter: search its rows exactly rather than walk the whole graph.
+                exact = self._vectors.exact_filtered(query, where, params, limit)
+                return self._join_vector_hits(exact, where, params, limit)
             fetch *= 4
 
-    def _refresh_matrix(self) -> None:
+    def _join_vector_hits(
+        self, candidates: list[tuple[int, float]], where: str, params: list[Any], limit: int
+    ) -> list[tuple[Memory, float]]:
+        """The best ``limit`` candidates (vector sequence, cosine) that still exist and pass the
+        filter, in order. Candidates are checked by sequence number first and only the kept
+        ones are read in full (over-fetched candidates cost an index lookup, not a Memory)."""
+        if not candidates:
+            return []
+        kept: set[int] = set()
         with self.db.read() as conn:
-            version = (conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
-            if version == self._matrix_version:
-                return
+            for chunk in _chunks([seq for seq, _ in candidates], 500):
+                marks = ",".join("?" * len(chunk))
+                # CROSS JOIN keeps the candidates as the outer loop: the planner would otherwise
+                # walk every memory of the scope (the filter's index) and look each vector up.
+                kept.update(row[0] for row in conn.execute(
+                    f"SELECT v.seq FROM memory_vectors v CROSS JOIN memories m ON m.rowid = v.memory_rowid"
+                    f" WHERE v.seq IN ({marks}) AND {where}",
+                    [*chunk, *params],
+                ))
+            best = [(seq, score) for seq, score in candidates if seq in kept][:limit]
+            if not best:
+                return []
+            marks = ",".join("?" * len(best))
             rows = conn.execute(
-                "SELECT m.id, v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+                f"SELECT {_prefixed(_COLUMNS)}, v.seq FROM memory_vectors v CROSS JOIN memories m"
+                f" ON m.rowid = v.memory_rowid WHERE v.seq IN ({marks})",
+                [seq for seq, _ in best],
             ).fetchall()
-        self._matrix.load([(memory_id, np.frombuffer(blob, dtype=np.float32)) for memory_id, blob in rows])
-        self._matrix_version = version
+            memories = dict(zip((row[-1] for row in rows), self._memories(conn, [row[:-1] for row in rows]), strict=True))
+        return [(memories[seq], score) for seq, score in best if seq in memories]
+
+    def sync_vector_index(self) -> None:
+        """Bring the vector caches and the saved index up to date now (after a bulk load or a
+        reindex) instead of at the next search. Raises: StorageError."""
+        self._vectors.sync(self._own_writes)
 
     def close(self) -> None:
+        self._vectors.close()
         self.db.close()
 
 
