@@ -50,6 +50,8 @@ _COLUMNS = (
 )
 # Approximate candidates fetched (growing 4x from limit * 4 + 32) before a filter is searched exactly.
 _MAX_APPROXIMATE_FETCH = 1024
+# bm25 column weights: key, content, search_context (see the module docstring).
+_BM25_WEIGHTS = "2.0, 1.0, 0.3"
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.rowid DESC",
     "oldest": "m.created_at ASC, m.rowid ASC",
@@ -380,17 +382,33 @@ class SqliteMemoryStore:
             return []
         where, params = filter_sql(filt)
         match = " OR ".join(f'"{term}"' for term in terms)
+        # Rank inside FTS first and join only the best rows: joining every match to apply the
+        # filter costs more than ranking them. Filters are usually loose, so over-fetch and widen.
+        fetch = limit * 4 + 64
         with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {_prefixed(_COLUMNS)}, -bm25(memories_fts, 2.0, 1.0, 0.3) AS score"
-                f" FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid"
-                f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, 2.0, 1.0, 0.3) LIMIT ?",
-                [match, *params, limit],
-            ).fetchall()
+            while True:
+                rows = conn.execute(
+                    f"SELECT {_prefixed(_COLUMNS)}, f.score FROM"
+                    f" (SELECT rowid, -bm25(memories_fts, {_BM25_WEIGHTS}) AS score FROM memories_fts"
+                    f"  WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {_BM25_WEIGHTS}) LIMIT ?) f"
+                    f" CROSS JOIN memories m ON m.rowid = f.rowid WHERE {where} ORDER BY f.score DESC LIMIT ?",
+                    [match, fetch, *params, limit],
+                ).fetchall()
+                if len(rows) >= limit or not self._more_matches(conn, match, fetch):
+                    break
+                fetch *= 8
             if not rows:
                 return self._search_like(conn, terms, where, params, limit)
             memories = self._memories(conn, [row[:-1] for row in rows])
         return [(memory, max(float(row[-1]), 1e-9)) for memory, row in zip(memories, rows, strict=True)]
+
+    @staticmethod
+    def _more_matches(conn: Any, match: str, fetched: int) -> bool:
+        """Whether full text matches more rows than the ``fetched`` best ones already ranked."""
+        row = conn.execute(
+            "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1 OFFSET ?", (match, fetched)
+        ).fetchone()
+        return row is not None
 
     def _search_like(
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
