@@ -99,6 +99,12 @@ class MemoryStoreContract:
             bob.forget("plan")
         assert mem.count() == 1
 
+    def test_recall_finds_own_memory_under_many_better_matches_of_others(self, mem: Engram) -> None:
+        bob = mem.for_agent("bob")
+        bob.remember_many({"content": f"apple apple apple note {i}"} for i in range(300))
+        mine = mem.remember("an apple pie recipe with cinnamon, butter, flour, sugar and a long slow bake").memory
+        assert [h.memory.id for h in mem.recall("apple", limit=5)] == [mine.id]
+
     def test_session_sees_session_agent_and_global(self, mem: Engram) -> None:
         mem.remember("global fact about tea", scope="global")
         mem.remember("agent fact about tea")
