@@ -42,7 +42,11 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--ops", type=int, default=2000)
     args = parser.parse_args()
-    n, ops = args.messages, args.ops
+    run(args.messages, args.ops)
+
+
+def run(n: int = 100_000, ops: int = 2000) -> None:
+    """Print append / get_recent throughput on an ``n``-message history for each backend."""
     with tempfile.TemporaryDirectory() as folder:
         sqlite = SqliteHistoryStore.open(Path(folder) / "memory.db")
         started = time.perf_counter()

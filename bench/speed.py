@@ -212,6 +212,8 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=NOISE_NORM, help="norm of the noise on perturbed copies")
     parser.add_argument("--keep", type=Path, help="build the stores in this folder and leave the last one there")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-extras", action="store_true",
+                        help="skip the history (100k messages) and file-sync (1,000 memories) lines")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     turns, questions = load_texts(args.data)
@@ -262,6 +264,14 @@ def main() -> None:
         print(json.dumps(result, indent=2))
     else:
         print_table(result)
+        if not args.no_extras:
+            import files_speed
+            import history_speed
+
+            print("\nConversation history (bench/history_speed.py)")
+            history_speed.run()
+            print("\nMemory folder sync, 1,000 memories (bench/files_speed.py)")
+            files_speed.main()
 
 
 def print_table(result: dict[str, Any]) -> None:
