@@ -168,3 +168,14 @@ def test_create_provider_from_settings():
         create_provider(LLMSettings(provider="nope", model="x"))
     with pytest.raises(ConfigError, match="needs a model"):
         create_provider(LLMSettings(provider="vllm"))
+
+
+def test_configured_temperature_applies_when_a_call_names_none() -> None:
+    with OpenAICompatServer() as server:
+        provider = create_provider(LLMSettings(provider="openai", model="m", base_url=server.base_url,
+                                               api_key="sk-test", temperature=0.7))
+        server.enqueue(Reply.say("one"), Reply.say("two"))
+        provider.chat([user_message("hi")])
+        provider.chat([user_message("hi")], temperature=0.1)
+        provider.close()
+    assert [r.body["temperature"] for r in server.requests] == [0.7, 0.1]

@@ -36,6 +36,5 @@ class ChatSettings(BaseModel):
     # Tool loop: provider round trips allowed per user message.
     max_tool_iterations: int = Field(8, ge=1, le=50)
     # Hygiene after compaction: conversation memories older than this are purged (7 days).
-    hygiene_max_age_s: float = Field(604800.0, ge=0)
     # Idle sessions are evicted after this long (SessionManager).
     session_idle_s: float = Field(3600.0, gt=0)

@@ -57,6 +57,7 @@ def create_provider(settings: LLMSettings) -> ChatProvider | None:
         max_retries=settings.max_retries,
         backoff_s=settings.backoff_s,
         default_max_tokens=settings.max_tokens,
+        default_temperature=settings.temperature,
     )
 
 

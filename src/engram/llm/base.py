@@ -124,6 +124,7 @@ class HttpChatProvider:
         backoff_s: float = 0.5,
         max_backoff_s: float = 20.0,
         default_max_tokens: int = 1024,
+        default_temperature: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         try:
@@ -137,6 +138,8 @@ class HttpChatProvider:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.default_max_tokens = default_max_tokens
+        # Used when a call names no temperature (chat turns); synthesis and extraction name theirs.
+        self.default_temperature = default_temperature
         self._sleep = sleep
         self._httpx = httpx
         # The client opens no connection until the first request.
@@ -169,6 +172,8 @@ class HttpChatProvider:
         """Send the conversation; raises ``ProviderError`` (status, body excerpt) after retries."""
         if not messages:
             raise ProviderError(f"{self.name}: no messages to send")
+        if temperature is None:
+            temperature = self.default_temperature
         request = self._build(messages, tools, temperature, max_tokens, json_mode)
         payload = self._post(request)
         try:
