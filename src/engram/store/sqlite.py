@@ -237,8 +237,10 @@ class SqliteMemoryStore:
         taken = {
             row[0]
             for row in conn.execute(
-                "SELECT key FROM memories WHERE agent = ? AND session = ? AND (key = ? OR key LIKE ? ESCAPE '\\')",
-                (agent, session, proposed, _like_escape(proposed) + "-%"),
+                # A range on the (agent, session, key) index, not a LIKE scan of every key in the scope:
+                # "p-..." keys sort between "p-" and "p." ('-' and '.' are adjacent in ASCII).
+                "SELECT key FROM memories WHERE agent = ? AND session = ? AND (key = ? OR (key >= ? AND key < ?))",
+                (agent, session, proposed, proposed + "-", proposed + "."),
             )
         }
         key, n = proposed, 1
