@@ -148,7 +148,10 @@ class AnnIndex:
             return []
         # HNSW returns at most ef candidates, so a larger k needs a larger ef.
         self.index.expansion_search = max(self.settings.expansion_search, k)
-        found = self.index.search(np.asarray(query, dtype=np.float32), k)
+        # A graph no bigger than the walk would visit is scanned exactly: same cost, and a small
+        # HNSW graph (built with several threads) can leave an entry unreachable.
+        exact = len(self.index) <= self.index.expansion_search
+        found = self.index.search(np.asarray(query, dtype=np.float32), k, exact=exact)
         return [(int(key), 1.0 - float(dist)) for key, dist in zip(found.keys, found.distances, strict=True)]
 
     def stale_share(self) -> float:
