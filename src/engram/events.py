@@ -15,7 +15,7 @@ from engram.model import Memory, Scope
 
 log = logging.getLogger("engram.events")
 
-EventKind = Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported", "recalled"]
+EventKind = Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,6 +198,9 @@ def test_encryption_at_rest(tmp_path):
         SqliteMemoryStore(db)
     with pytest.raises(IntegrityError, match="key is wrong"):
         SqliteMemoryStore(db, key="wrong")
+    wrong = load_settings(home=tmp_path, privacy={"encryption_key": "not the key"})
+    with pytest.raises(IntegrityError, match="encryption key is wrong"):
+        Engram.from_settings(wrong)
     reopened = Engram.from_settings(settings)
     assert reopened.recall("launch code").hits[0].memory.key == "secret"
     reopened.close()

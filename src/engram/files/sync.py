@@ -132,7 +132,7 @@ class FileSync:
             self._unsubscribe = None
 
     def _on_event(self, event: MemoryEvent) -> None:
-        if event.origin == "sync" or event.kind == "recalled":
+        if event.origin == "sync":
             return  # the sync's own writes are already in the files
         scopes = {m.scope for m in event.memories}
         report = self.sync(scopes)

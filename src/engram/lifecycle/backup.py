@@ -149,6 +149,11 @@ class Backups:
         else:
             when = dt.datetime.fromtimestamp(last.created_at).strftime("%Y-%m-%d %H:%M:%S")
             advice = f"the last good backup is {last.path} (taken {when}); restore it with `engram restore {last.path}`"
+        if "not a database" in first:
+            # SQLite says the same for a damaged header and for an encryption key that does not fit.
+            cause = ("it is encrypted and privacy.encryption_key is missing or wrong, or it is damaged" if self.key is None
+                     else "the encryption key is wrong for it, it is not encrypted, or it is damaged")
+            first = f"{first}: {cause}"
         return f"database {self.db_path} failed its integrity check ({first}); nothing was changed; {advice}"
 
     def resolve(self, ref: str | Path | None) -> BackupInfo:

@@ -628,4 +628,5 @@ def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
 
 
 def _db_files(path: Path) -> list[str]:
-    return [str(path), f"{path}-wal", f"{path}-shm"]
+    """The database, its WAL files and the vector index kept beside it (store/ann.py)."""
+    return [str(path), f"{path}-wal", f"{path}-shm", f"{path}.usearch", f"{path}.usearch.json"]
