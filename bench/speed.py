@@ -7,7 +7,9 @@ What is measured (one run; the machine is shared, so compare ratios within a run
 - Recall latency at each size: ``Engram.recall`` (touch off) in hybrid, text-only and vector-only
   mode, with the query embeddings computed beforehand (a wrapper embedder returns them), so the
   numbers exclude embedding the query; plus the store's ``search_vector`` alone, with the HNSW
-  index and with exact numpy search over the same file, and recall@10 of the index against exact.
+  index and with exact numpy search over the same file, and recall@10 of the index against exact;
+  text-only recall is also timed ranking every full-text match (``full_text.max_ranked_rows = 0``)
+  with the share of its top 10 that the default bounded ranking returns.
 - Large stores are built from real text: LoCoMo turns (``--data``), each embedded for real by the
   local model, then recombined copies of them ("turn A + half of turn B") whose vectors are the
   mix of the real vectors of A and B plus a little noise (cosine ~0.91 to A's; ``--noise``). Embedding 100k texts for real
@@ -44,7 +46,7 @@ from engram.embed import Embedder, EmbeddingCache
 from engram.embed.local import LocalProvider
 from engram.engine import Engram
 from engram.model import MemoryFilter, Scope, make_draft
-from engram.store.index_settings import VectorIndexSettings
+from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite import SqliteMemoryStore
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
@@ -140,6 +142,7 @@ def recall_latency(path: Path, query_table: dict[str, np.ndarray], identity: Any
         engram.recall(queries[0], mode=mode, touch=False)  # warm: caches loaded, index mapped
         samples = [t for q in queries for t in timed(lambda q=q, mode=mode: engram.recall(q, mode=mode, touch=False))]
         out[f"recall_{mode}"] = ms_stats(samples)
+    text_hits = [[h.memory.id for h in engram.recall(q, mode="text", touch=False).hits] for q in queries]
     filt = MemoryFilter(scopes=(Scope(), Scope(AGENT)))
     store.search_vector(query_table[queries[0]], filt, limit=10)
     approximate = store._vectors.approximate
@@ -150,6 +153,17 @@ def recall_latency(path: Path, query_table: dict[str, np.ndarray], identity: Any
     out["index"] = "hnsw" if approximate else "exact"
     store.close()
 
+    # The same text recall ranking every matching row (full_text.max_ranked_rows = 0) as baseline.
+    unbounded = SqliteMemoryStore(path, full_text=FullTextSettings(max_ranked_rows=0))
+    exact_text = Engram(unbounded, agent=AGENT, embedder=PrecomputedEmbedder(identity, query_table))
+    exact_text.recall(queries[0], mode="text", touch=False)
+    out["recall_text_unbounded"] = ms_stats(
+        [t for q in queries for t in timed(lambda q=q: exact_text.recall(q, mode="text", touch=False))]
+    )
+    exact_text_hits = [[h.memory.id for h in exact_text.recall(q, mode="text", touch=False).hits] for q in queries]
+    unbounded.close()
+    out["text_top10_vs_unbounded"] = overlap(text_hits, exact_text_hits)
+
     exact = SqliteMemoryStore(path, vector_index=VectorIndexSettings(enabled=False))
     started = time.perf_counter()
     exact.search_vector(query_table[queries[0]], filt, limit=10)
@@ -159,9 +173,13 @@ def recall_latency(path: Path, query_table: dict[str, np.ndarray], identity: Any
         [t for q in queries for t in timed(lambda q=q: exact.search_vector(query_table[q], filt, limit=10))]
     )
     exact.close()
-    out["recall_at_10_vs_exact"] = float(np.mean([len(set(a) & set(e)) / max(1, len(e))
-                                                  for a, e in zip(ann_hits, exact_hits, strict=True)]))
+    out["recall_at_10_vs_exact"] = overlap(ann_hits, exact_hits)
     return out
+
+
+def overlap(found: list[list[str]], reference: list[list[str]]) -> float:
+    """Mean share of each reference list found (queries with an empty reference count as 1)."""
+    return float(np.mean([len(set(f) & set(r)) / len(r) if r else 1.0 for f, r in zip(found, reference, strict=True)]))
 
 
 def throughput(texts: list[str]) -> dict[str, float]:
@@ -314,6 +332,9 @@ def print_table(result: dict[str, Any]) -> None:
         print(f"{int(size):>10,} {row['index']:>6} {cell('recall_hybrid'):>14} {cell('recall_text'):>14} "
               f"{cell('recall_vector'):>14} {cell('search_vector_index'):>14} {cell('search_vector_exact'):>14} "
               f"{row['recall_at_10_vs_exact']:>14.3f} {row['index_build_s']:>8.1f} {row['insert_s']:>9.1f}")
+    print("  text ranks at most full_text.max_ranked_rows rows a query (store/fts.py); ranking every match instead:",
+          ", ".join(f"{int(k):,}: {r['recall_text_unbounded']['median_ms']:.2f} / {r['recall_text_unbounded']['p95_ms']:.2f} ms,"
+                    f" top 10 shared {r['text_top10_vs_unbounded']:.3f}" for k, r in result["sizes"].items()))
     print("  exact numpy: the same store with vector_index.enabled = false; its first search loads every blob:",
           ", ".join(f"{int(k):,}: {r['exact_first_load_s']:.2f} s" for k, r in result["sizes"].items()))
     f = result["fresh_process"]

@@ -31,7 +31,7 @@ from engram.interfaces.settings import ServerSettings
 from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
 from engram.privacy import PrivacySettings
-from engram.store.index_settings import VectorIndexSettings
+from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 
 
 def default_home() -> Path:
@@ -92,6 +92,7 @@ class Settings(BaseSettings):
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
+    full_text: FullTextSettings = Field(default_factory=FullTextSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

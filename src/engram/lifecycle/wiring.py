@@ -39,7 +39,8 @@ def open_sqlite_store(settings: Settings, agent: str) -> SqliteMemoryStore:
         def before(db: Any) -> None:
             backups.create("pre-migration", source=db)
     return SqliteMemoryStore(path, busy_timeout_ms=settings.busy_timeout_ms, key=settings.privacy.key(),
-                             before_migrate=before, vector_index=settings.vector_index)
+                             before_migrate=before, vector_index=settings.vector_index,
+                             full_text=settings.full_text)
 
 
 def _sidecar(store: Any, suffix: str) -> Path | None:

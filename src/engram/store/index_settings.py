@@ -1,4 +1,5 @@
-"""Settings of the approximate vector index the SQLite store keeps beside its file (``store/ann.py``)."""
+"""Settings of the SQLite store's search indexes: the approximate vector index kept beside its file
+(``store/ann.py``) and the bounds on ranked full-text search (``store/fts.py``)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,13 @@ class VectorIndexSettings(BaseModel):
     merge_after: int = Field(1024, ge=1)
     # Rebuild the graph when this share of its entries was deleted or replaced.
     rebuild_stale_share: float = Field(0.25, gt=0.0, le=1.0)
+
+
+class FullTextSettings(BaseModel):
+    """``[full_text]``: how much work one ranked full-text query may do on the SQLite store."""
+
+    # Rows bm25 scores per query, about (~1 µs each). When a query's terms appear in more rows
+    # together, rows holding only its most common terms are not ranked (store/fts.py). 0 ranks
+    # every matching row: exact, but ~35-50 ms a question at 100k conversational memories. The
+    # LIKE fallback (when FTS matches nothing) scans every row, so it runs on stores this small only.
+    max_ranked_rows: int = Field(5000, ge=0)

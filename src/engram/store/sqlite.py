@@ -4,7 +4,9 @@ Full text: FTS5 over key, content and search_context (porter stemming), kept in 
 triggers, ranked by BM25 with key matches weighted twice (as PtrClaw's JSON backend weighs key
 hits) and search_context matches 0.3 (context helps find a memory; it is not the memory). The query is
 built from word tokens only (``engram.text``), so no user string can be an FTS syntax error;
-when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw).
+when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw), on stores
+small enough to scan. On large stores ranking is bounded in work: rows holding only a query's
+most common terms are not ranked (``store/fts.py``, ``[full_text]``).
 
 Vectors: float32 blobs in ``memory_vectors`` are the record, each row with its own increasing
 sequence number. Searches run over caches of them keyed by that number (``store/sqlite_vectors.py``:
@@ -40,7 +42,8 @@ from engram.model import (
     draft_changes,
 )
 from engram.store.base import ImportResult, StoreStats
-from engram.store.index_settings import VectorIndexSettings
+from engram.store.fts import FtsRanker
+from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import parse_identity_dims
 
@@ -50,8 +53,6 @@ _COLUMNS = (
 )
 # Approximate candidates fetched (growing 4x from limit * 4 + 32) before a filter is searched exactly.
 _MAX_APPROXIMATE_FETCH = 1024
-# bm25 column weights: key, content, search_context (see the module docstring).
-_BM25_WEIGHTS = "2.0, 1.0, 0.3"
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.rowid DESC",
     "oldest": "m.created_at ASC, m.rowid ASC",
@@ -115,6 +116,7 @@ class SqliteMemoryStore:
         key: str | None = None,
         before_migrate: Callable[[Database], None] | None = None,
         vector_index: VectorIndexSettings | None = None,
+        full_text: FullTextSettings | None = None,
     ) -> None:
         self.path = Path(path)
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
@@ -124,6 +126,7 @@ class SqliteMemoryStore:
         migrate(self.db)
         index_path = None if str(path) == ":memory:" else self.path.with_name(self.path.name + ".usearch")
         self._vectors = SqliteVectorSearch(self.db, index_path, vector_index)
+        self._fts = FtsRanker(full_text)
         self._own_writes = 0
 
     # --- rows ------------------------------------------------------------------------------
@@ -383,34 +386,32 @@ class SqliteMemoryStore:
         if not terms:
             return []
         where, params = filter_sql(filt)
-        match = " OR ".join(f'"{term}"' for term in terms)
-        # Rank inside FTS first and join only the best rows: joining every match to apply the
-        # filter costs more than ranking them. Filters are usually loose, so over-fetch and widen.
+        # Rank inside FTS first and filter only the best rows: filtering every match costs more
+        # than ranking them. Filters are usually loose, so over-fetch and widen.
         fetch = limit * 4 + 64
         with self.db.read() as conn:
             while True:
-                rows = conn.execute(
-                    f"SELECT {_prefixed(_COLUMNS)}, f.score FROM"
-                    f" (SELECT rowid, -bm25(memories_fts, {_BM25_WEIGHTS}) AS score FROM memories_fts"
-                    f"  WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {_BM25_WEIGHTS}) LIMIT ?) f"
-                    f" CROSS JOIN memories m ON m.rowid = f.rowid WHERE {where} ORDER BY f.score DESC LIMIT ?",
-                    [match, fetch, *params, limit],
-                ).fetchall()
-                if len(rows) >= limit or not self._more_matches(conn, match, fetch):
+                ranked = self._fts.ranked(conn, terms, fetch)
+                # CROSS JOIN keeps SQLite from scanning a scope index instead of the few rowids.
+                passed = {rowid for (rowid,) in conn.execute(
+                    f"SELECT m.rowid FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value WHERE {where}",
+                    [json.dumps([rowid for rowid, _ in ranked]), *params],
+                )}
+                if len(passed) >= limit or len(ranked) < fetch:
                     break
                 fetch *= 8
-            if not rows:
-                return self._search_like(conn, terms, where, params, limit)
-            memories = self._memories(conn, [row[:-1] for row in rows])
-        return [(memory, max(float(row[-1]), 1e-9)) for memory, row in zip(memories, rows, strict=True)]
-
-    @staticmethod
-    def _more_matches(conn: Any, match: str, fetched: int) -> bool:
-        """Whether full text matches more rows than the ``fetched`` best ones already ranked."""
-        row = conn.execute(
-            "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1 OFFSET ?", (match, fetched)
-        ).fetchone()
-        return row is not None
+            if not ranked:
+                if self._fts.scans_affordable(conn):
+                    return self._search_like(conn, terms, where, params, limit)
+                return []
+            best = [(rowid, score) for rowid, score in ranked if rowid in passed][:limit]
+            rows = conn.execute(
+                f"SELECT {_prefixed(_COLUMNS)} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
+                " ORDER BY j.key",
+                [json.dumps([rowid for rowid, _ in best])],
+            ).fetchall()
+            memories = self._memories(conn, rows)
+        return [(memory, max(score, 1e-9)) for memory, (_, score) in zip(memories, best, strict=True)]
 
     def _search_like(
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int

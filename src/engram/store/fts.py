@@ -1,0 +1,149 @@
+"""Ranked full-text search over the SQLite store's FTS5 index, bounded in work on large stores.
+
+FTS5's ``bm25()`` scores every row a query matches (~1 µs a row here), and a natural question
+OR-ed over a large store can match half of it: at 100k conversational memories that is ~35-50 ms.
+Ranked retrieval engines bound this by treating very common terms differently (Lucene's
+common-terms query; MaxScore): a row can only rank near the top when it holds one of the query's
+*selective* terms, and the common ones add to its score.
+
+So when the query's terms appear in more than ``max_ranked_rows`` rows together, the terms are split
+by document frequency: the rarest terms whose rows fit the budget are *selective*, the rest
+*common*. Two ranked queries then cover every row holding a selective term:
+
+- ``(selective) AND (common)`` scores those rows with every query term, exactly as the full OR;
+- ``(selective)`` scores the rest (rows holding no common term get their exact score; rows that
+  do but were not among the first query's best keep a lower bound).
+
+Rows holding only common terms are left out. Both queries score at most about the budget's rows.
+Small stores, and queries whose terms are rare, run the single exact OR query. The LIKE fallback
+for queries FTS cannot match scans every row, so it runs only on stores within the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engram.store.index_settings import FullTextSettings
+
+# bm25 column weights: key, content, search_context (see store/sqlite.py's module docstring).
+BM25_WEIGHTS = "2.0, 1.0, 0.3"
+_STEM_CACHE_SIZE = 10_000
+
+
+def or_match(terms: Sequence[str]) -> str:
+    """An FTS5 query matching rows that hold any of ``terms`` (word tokens, quoted)."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+@dataclass(frozen=True)
+class TermSplit:
+    selective: list[str]
+    common: list[str]
+
+
+def split_terms(terms: Sequence[str], doc_freq: dict[str, int], max_ranked_rows: int) -> TermSplit | None:
+    """Selective and common terms, or None when ranking every matching row fits the budget.
+
+    The rarest term is always selective, even alone over the budget: it bounds the work anyway."""
+    if sum(doc_freq.get(term, 0) for term in terms) <= max_ranked_rows:
+        return None
+    selective: list[str] = []
+    rows = 0
+    for term in sorted(terms, key=lambda t: doc_freq.get(t, 0)):
+        if selective and rows + doc_freq.get(term, 0) > max_ranked_rows:
+            break
+        selective.append(term)
+        rows += doc_freq.get(term, 0)
+    common = [term for term in terms if term not in selective]
+    return TermSplit(selective, common) if common else None
+
+
+class FtsRanker:
+    """Top rows of ``memories_fts`` by bm25 for a list of query terms, on one connection."""
+
+    def __init__(self, settings: FullTextSettings | None = None) -> None:
+        self.settings = settings or FullTextSettings()
+        self._stems: dict[str, str | None] = {}
+        self._prepared = False
+
+    def ranked(self, conn: Any, terms: Sequence[str], fetch: int) -> list[tuple[int, float]]:
+        """``(rowid, score)`` of the best ``fetch`` rows, best first (score = -bm25, positive)."""
+        budget = self.settings.max_ranked_rows
+        if budget and self._row_estimate(conn) > budget:
+            split = split_terms(terms, self.doc_freq(conn, terms), budget)
+            if split is not None:
+                return self._ranked_split(conn, split, fetch)
+        return _bm25(conn, or_match(terms), fetch)
+
+    def _ranked_split(self, conn: Any, split: TermSplit, fetch: int) -> list[tuple[int, float]]:
+        selective = or_match(split.selective)
+        scores = dict(_bm25(conn, f"({selective}) AND ({or_match(split.common)})", fetch))
+        for rowid, score in _bm25(conn, selective, fetch):
+            scores.setdefault(rowid, score)
+        return sorted(scores.items(), key=lambda item: -item[1])[:fetch]
+
+    def scans_affordable(self, conn: Any) -> bool:
+        """Whether a query may scan every row (the LIKE fallback, ~8 µs a row): within the budget."""
+        budget = self.settings.max_ranked_rows
+        return not budget or self._row_estimate(conn) <= budget
+
+    @staticmethod
+    def _row_estimate(conn: Any) -> int:
+        # max(rowid) is an index lookup and never below the row count.
+        return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
+
+    def doc_freq(self, conn: Any, terms: Sequence[str]) -> dict[str, int]:
+        """Rows holding each term (stemmed as the index stems it); 0 for unknown terms."""
+        stems = self._stemmed(conn, terms)
+        wanted = sorted({stem for stem in stems.values() if stem})
+        if not wanted:
+            return {}
+        counts = dict(conn.execute(
+            f"SELECT term, doc FROM temp.engram_doc_freq WHERE term IN ({','.join('?' * len(wanted))})", wanted
+        ).fetchall())
+        return {term: int(counts.get(stem, 0)) for term, stem in stems.items() if stem}
+
+    def _stemmed(self, conn: Any, terms: Sequence[str]) -> dict[str, str | None]:
+        """Each term as the index's tokenizer stores it (porter), by tokenizing it in a temp table."""
+        self._prepare(conn)
+        missing = [term for term in terms if term not in self._stems]
+        if missing:
+            if len(self._stems) + len(missing) > _STEM_CACHE_SIZE:
+                self._stems.clear()
+            conn.execute("DELETE FROM temp.engram_query_terms")
+            conn.executemany(
+                "INSERT INTO temp.engram_query_terms (rowid, term) VALUES (?, ?)", list(enumerate(missing, 1))
+            )
+            found: dict[int, str] = {}
+            for doc, stem in conn.execute("SELECT doc, term FROM temp.engram_query_stems ORDER BY doc, offset"):
+                found.setdefault(int(doc), str(stem))
+            for number, term in enumerate(missing, 1):
+                self._stems[term] = found.get(number)
+        return {term: self._stems[term] for term in terms}
+
+    def _prepare(self, conn: Any) -> None:
+        if self._prepared:
+            return
+        # Temp objects live in this connection only; the tokenizer must match memories_fts's.
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_query_terms USING fts5(term, tokenize = 'porter unicode61')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_query_stems"
+            " USING fts5vocab(temp, engram_query_terms, 'instance')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_doc_freq USING fts5vocab(main, memories_fts, 'row')"
+        )
+        self._prepared = True
+
+
+def _bm25(conn: Any, match: str, fetch: int) -> list[tuple[int, float]]:
+    rows = conn.execute(
+        f"SELECT rowid, -bm25(memories_fts, {BM25_WEIGHTS}) FROM memories_fts WHERE memories_fts MATCH ?"
+        f" ORDER BY bm25(memories_fts, {BM25_WEIGHTS}) LIMIT ?",
+        (match, fetch),
+    ).fetchall()
+    return [(int(rowid), float(score)) for rowid, score in rows]
