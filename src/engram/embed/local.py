@@ -35,6 +35,8 @@ from engram.errors import ConfigError, EmbeddingError, MissingDependencyError
 DIMS = 384
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length in sentence-transformers
 VOCAB_PATH = Path(__file__).parent / "data" / "minilm-vocab.txt"
+# Texts per onnxruntime run: larger runs measured slower here (64: ~64 texts/s, 16: ~83 on 2 cores).
+_RUN_SIZE = 16
 
 RUNTIMES = {
     # runtime: (model name in the identity, packages it needs)
@@ -117,12 +119,24 @@ class _OnnxModel(_Model):
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         sess = self._query_session if query else self._batch_session
-        (hidden,) = sess.run(
-            ["last_hidden_state"],
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-        )
-        weights = mask[:, :, None].astype(np.float32)
-        return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        # Texts of similar length run together, each group padded only to its own longest: on
+        # conversation turns this is ~2x the throughput of one batch padded to the longest text.
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
+        out = np.empty((len(texts), DIMS), dtype=np.float32)
+        for start in range(0, len(texts), _RUN_SIZE):
+            rows = order[start:start + _RUN_SIZE]
+            width = int(lengths[rows].max())
+            out[rows] = _mean_pooled(sess, ids[rows, :width], mask[rows, :width])
+        return out
+
+
+def _mean_pooled(sess: Any, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    (hidden,) = sess.run(
+        ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    )
+    weights = mask[:, :, None].astype(np.float32)
+    return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
 
 
 class _TorchModel(_Model):
