@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -99,12 +99,15 @@ def recall(
         c for c in candidates.values()
         if c.text_rank is not None or (c.cosine is not None and c.cosine >= settings.min_similarity)
     ]
-    hits = _fuse(pool_candidates, settings, text_on=use_text, vector_on=vector_ok)
-    hits = [_apply_multipliers(hit, settings, now) for hit in hits]
+    scored = _fuse(pool_candidates, settings, text_on=use_text, vector_on=vector_ok)
+    _apply_multipliers(scored, settings, now)
     threshold = settings.min_relevance if request.min_relevance is None else request.min_relevance
-    hits = [hit for hit in hits if hit.score >= threshold and hit.score > 0]
-    hits.sort(key=lambda h: (h.score, h.memory.created_at), reverse=True)
-    if settings.mmr_lambda is not None and vector_ok and embedder is not None:
+    scored = [s for s in scored if s.score >= threshold and s.score > 0]
+    scored.sort(key=lambda s: (s.score, s.memory.created_at), reverse=True)
+    use_mmr = settings.mmr_lambda is not None and vector_ok and embedder is not None
+    # Hits (with their explained parts) are built for what can be returned: MMR reorders them all.
+    hits = [s.hit() for s in (scored if use_mmr else scored[: request.limit])]
+    if use_mmr:
         hits = _mmr(hits, store, settings.mmr_lambda, request.limit)
     hits = hits[: request.limit]
     if request.depth > 0 and hits:
@@ -143,7 +146,25 @@ def _vector_candidates(
     return True, None
 
 
-def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bool, vector_on: bool) -> list[Hit]:
+@dataclass(slots=True)
+class _Scored:
+    """A candidate's score while ranking; becomes a Hit only if it can be returned."""
+
+    memory: Memory
+    text: float
+    vector: float
+    fused: float
+    recency: float = 1.0
+    importance: float = 1.0
+    score: float = 0.0
+
+    def hit(self) -> Hit:
+        parts = ScoreParts(text=round(self.text, 6), vector=round(self.vector, 6), fused=round(self.fused, 6),
+                           recency=round(self.recency, 6), importance=round(self.importance, 6))
+        return Hit(self.memory, self.score, parts)
+
+
+def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bool, vector_on: bool) -> list[_Scored]:
     if not candidates:
         return []
     max_text = max((c.text_raw for c in candidates), default=0.0) or 1.0
@@ -153,7 +174,7 @@ def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bo
     elif not text_on:
         text_w, vector_w = 0.0, 1.0
     total_w = (text_w + vector_w) or 1.0
-    hits = []
+    scored = []
     for c in candidates:
         text_norm = c.text_raw / max_text
         vector_norm = (c.cosine + 1.0) / 2.0 if c.cosine is not None else 0.0
@@ -164,22 +185,19 @@ def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bo
             fused = rrf / (total_w / (k + 1))
         else:
             fused = (text_w * text_norm + vector_w * vector_norm) / total_w
-        parts = ScoreParts(text=round(text_norm, 6), vector=round(vector_norm, 6), fused=round(fused, 6))
-        hits.append(Hit(c.memory, fused, parts))
-    return hits
+        scored.append(_Scored(c.memory, text_norm, vector_norm, fused))
+    return scored
 
 
-def _apply_multipliers(hit: Hit, settings: RecallSettings, now: float) -> Hit:
-    recency = 1.0
-    if settings.recency_half_life_s > 0:
-        age = max(0.0, now - hit.memory.created_at)
-        recency = math.exp(-math.log(2) * age / settings.recency_half_life_s)
-    importance = 1.0
-    if settings.importance_weight > 0:
-        importance = (1.0 - settings.importance_weight) + settings.importance_weight * hit.memory.importance
-    score = hit.parts.fused * recency * importance
-    parts = replace(hit.parts, recency=round(recency, 6), importance=round(importance, 6))
-    return Hit(hit.memory, score, parts)
+def _apply_multipliers(scored: list[_Scored], settings: RecallSettings, now: float) -> None:
+    decay = math.log(2) / settings.recency_half_life_s if settings.recency_half_life_s > 0 else 0.0
+    weight = settings.importance_weight
+    for s in scored:
+        if decay:
+            s.recency = math.exp(-decay * max(0.0, now - s.memory.created_at))
+        if weight > 0:
+            s.importance = (1.0 - weight) + weight * s.memory.importance
+        s.score = s.fused * s.recency * s.importance
 
 
 def _mmr(hits: list[Hit], store: MemoryStore, lam: float, limit: int) -> list[Hit]:

@@ -51,7 +51,7 @@ _COLUMNS = (
     "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
     "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
 )
-# Approximate candidates fetched (growing 4x from limit * 4 + 32) before a filter is searched exactly.
+# Approximate candidates fetched (growing 4x from limit * 2 + 16) before a filter is searched exactly.
 _MAX_APPROXIMATE_FETCH = 1024
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.rowid DESC",
@@ -388,7 +388,7 @@ class SqliteMemoryStore:
         where, params = filter_sql(filt)
         # Rank inside FTS first and filter only the best rows: filtering every match costs more
         # than ranking them. Filters are usually loose, so over-fetch and widen.
-        fetch = limit * 4 + 64
+        fetch = limit * 2 + 32
         with self.db.read() as conn:
             while True:
                 ranked = self._fts.ranked(conn, terms, fetch)
@@ -562,7 +562,7 @@ class SqliteMemoryStore:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filt)
         # Over-fetch, then filter in SQL: filters are usually loose next to the store's size.
-        fetch = limit * 4 + 32
+        fetch = limit * 2 + 16
         while True:
             candidates = self._vectors.top(query, fetch, self._own_writes)
             hits = self._join_vector_hits(candidates, where, params, limit)
