@@ -7,14 +7,14 @@ common-terms query; MaxScore): a row can only rank near the top when it holds on
 *selective* terms, and the common ones add to its score.
 
 So when the query's terms appear in more than ``max_ranked_rows`` rows together, the terms are split
-by document frequency: the rarest terms whose rows fit the budget are *selective*, the rest
+by document frequency: the rarest terms whose rows fit half the budget are *selective*, the rest
 *common*. Two ranked queries then cover every row holding a selective term:
 
 - ``(selective) AND (common)`` scores those rows with every query term, exactly as the full OR;
 - ``(selective)`` scores the rest (rows holding no common term get their exact score; rows that
   do but were not among the first query's best keep a lower bound).
 
-Rows holding only common terms are left out. Both queries score at most about the budget's rows.
+Rows holding only common terms are left out. Each query scores at most about half the budget's rows.
 Small stores, and queries whose terms are rare, run the single exact OR query. The LIKE fallback
 for queries FTS cannot match scans every row, so it runs only on stores within the budget.
 """
@@ -46,13 +46,14 @@ class TermSplit:
 def split_terms(terms: Sequence[str], doc_freq: dict[str, int], max_ranked_rows: int) -> TermSplit | None:
     """Selective and common terms, or None when ranking every matching row fits the budget.
 
-    The rarest term is always selective, even alone over the budget: it bounds the work anyway."""
+    Selective terms' rows fit half the budget (two queries rank them). The rarest term is always
+    selective, even alone over that: it bounds the work anyway."""
     if sum(doc_freq.get(term, 0) for term in terms) <= max_ranked_rows:
         return None
     selective: list[str] = []
     rows = 0
     for term in sorted(terms, key=lambda t: doc_freq.get(t, 0)):
-        if selective and rows + doc_freq.get(term, 0) > max_ranked_rows:
+        if selective and rows + doc_freq.get(term, 0) > max_ranked_rows // 2:
             break
         selective.append(term)
         rows += doc_freq.get(term, 0)

@@ -38,6 +38,6 @@ class FullTextSettings(BaseModel):
 
     # Rows bm25 scores per query, about (~1 µs each). When a query's terms appear in more rows
     # together, rows holding only its most common terms are not ranked (store/fts.py). 0 ranks
-    # every matching row: exact, but ~35-50 ms a question at 100k conversational memories. The
+    # every matching row: exact, but ~25-50 ms a question at 100k conversational memories. The
     # LIKE fallback (when FTS matches nothing) scans every row, so it runs on stores this small only.
-    max_ranked_rows: int = Field(5000, ge=0)
+    max_ranked_rows: int = Field(10_000, ge=0)
