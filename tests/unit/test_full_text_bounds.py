@@ -86,6 +86,11 @@ def test_a_budget_the_store_fits_in_ranks_every_match(path: Path) -> None:
 
 
 def test_like_fallback_scans_only_stores_within_the_budget(path: Path) -> None:
+    greyhound_rows = {f"k{i}" for i in range(0, 240, 20)}
     # 'eyhou' is no word FTS knows; only a substring scan finds it.
-    assert set(_search(path, 0, "eyhou")) == {f"k{i}" for i in range(0, 240, 20)}
+    assert set(_search(path, 0, "eyhou")) == greyhound_rows
     assert _search(path, 50, "eyhou") == {}
+    # A store over the budget finds word prefixes through the index instead.
+    assert set(_search(path, 50, "greyh")) == greyhound_rows
+    assert set(_search(path, 0, "greyh")) == greyhound_rows
+    assert _search(path, 50, "gr") == {}  # too short to search as a prefix

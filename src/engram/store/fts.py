@@ -16,7 +16,8 @@ by document frequency: the rarest terms whose rows fit half the budget are *sele
 
 Rows holding only common terms are left out. Each query scores at most about half the budget's rows.
 Small stores, and queries whose terms are rare, run the single exact OR query. The LIKE fallback
-for queries FTS cannot match scans every row, so it runs only on stores within the budget.
+for queries FTS cannot match scans every row, so it runs only on stores within the budget; larger
+stores search word prefixes through the index instead.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ BM25_WEIGHTS = "2.0, 1.0, 0.3"
 _STEM_CACHE_SIZE = 10_000
 
 
-def or_match(terms: Sequence[str]) -> str:
-    """An FTS5 query matching rows that hold any of ``terms`` (word tokens, quoted)."""
-    return " OR ".join(f'"{term}"' for term in terms)
+def or_match(terms: Sequence[str], *, prefix: bool = False) -> str:
+    """An FTS5 query matching rows that hold any of ``terms`` (word tokens, quoted), or with
+    ``prefix`` any word starting with one of them."""
+    star = "*" if prefix else ""
+    return " OR ".join(f'"{term}"{star}' for term in terms)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,11 @@ class FtsRanker:
             if split is not None:
                 return self._ranked_split(conn, split, fetch)
         return _bm25(conn, or_match(terms), fetch)
+
+    def ranked_prefix(self, conn: Any, terms: Sequence[str], fetch: int) -> list[tuple[int, float]]:
+        """Like ``ranked`` for rows holding a word that starts with one of ``terms``: the large
+        store's stand-in for the LIKE scan when no whole word matched (rare, so not bounded)."""
+        return _bm25(conn, or_match(terms, prefix=True), fetch)
 
     def _ranked_split(self, conn: Any, split: TermSplit, fetch: int) -> list[tuple[int, float]]:
         selective = or_match(split.selective)

@@ -39,5 +39,6 @@ class FullTextSettings(BaseModel):
     # Rows bm25 scores per query, about (~1 µs each). When a query's terms appear in more rows
     # together, rows holding only its most common terms are not ranked (store/fts.py). 0 ranks
     # every matching row: exact, but ~25-50 ms a question at 100k conversational memories. The
-    # LIKE fallback (when FTS matches nothing) scans every row, so it runs on stores this small only.
+    # LIKE fallback (when FTS matches nothing) scans every row, so it runs on stores this small only;
+    # larger ones search word prefixes instead.
     max_ranked_rows: int = Field(10_000, ge=0)

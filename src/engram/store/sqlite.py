@@ -4,9 +4,10 @@ Full text: FTS5 over key, content and search_context (porter stemming), kept in 
 triggers, ranked by BM25 with key matches weighted twice (as PtrClaw's JSON backend weighs key
 hits) and search_context matches 0.3 (context helps find a memory; it is not the memory). The query is
 built from word tokens only (``engram.text``), so no user string can be an FTS syntax error;
-when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw), on stores
-small enough to scan. On large stores ranking is bounded in work: rows holding only a query's
-most common terms are not ranked (``store/fts.py``, ``[full_text]``).
+when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw) on stores
+small enough to scan, and word prefixes through the index on larger ones. On large stores
+ranking is bounded in work: rows holding only a query's most common terms are not ranked
+(``store/fts.py``, ``[full_text]``).
 
 Vectors: float32 blobs in ``memory_vectors`` are the record, each row with its own increasing
 sequence number. Searches run over caches of them keyed by that number (``store/sqlite_vectors.py``:
@@ -53,6 +54,8 @@ _COLUMNS = (
 )
 # Approximate candidates fetched (growing 4x from limit * 2 + 16) before a filter is searched exactly.
 _MAX_APPROXIMATE_FETCH = 1024
+# Shortest query term searched as a word prefix when nothing matched (shorter ones match too much).
+_MIN_PREFIX = 3
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.rowid DESC",
     "oldest": "m.created_at ASC, m.rowid ASC",
@@ -386,25 +389,19 @@ class SqliteMemoryStore:
         if not terms:
             return []
         where, params = filter_sql(filt)
-        # Rank inside FTS first and filter only the best rows: filtering every match costs more
-        # than ranking them. Filters are usually loose, so over-fetch and widen.
-        fetch = limit * 2 + 32
         with self.db.read() as conn:
-            while True:
-                ranked = self._fts.ranked(conn, terms, fetch)
-                # CROSS JOIN keeps SQLite from scanning a scope index instead of the few rowids.
-                passed = {rowid for (rowid,) in conn.execute(
-                    f"SELECT m.rowid FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value WHERE {where}",
-                    [json.dumps([rowid for rowid, _ in ranked]), *params],
-                )}
-                if len(passed) >= limit or len(ranked) < fetch:
-                    break
-                fetch *= 8
-            if not ranked:
+            best = self._best_passing(conn, lambda fetch: self._fts.ranked(conn, terms, fetch), where, params, limit)
+            if best is None:
+                # Nothing matched a whole word: substrings on stores small enough to scan (PtrClaw),
+                # word prefixes through the index on larger ones.
                 if self._fts.scans_affordable(conn):
                     return self._search_like(conn, terms, where, params, limit)
-                return []
-            best = [(rowid, score) for rowid, score in ranked if rowid in passed][:limit]
+                prefixed = [term for term in terms if len(term) >= _MIN_PREFIX]
+                best = self._best_passing(
+                    conn, lambda fetch: self._fts.ranked_prefix(conn, prefixed, fetch), where, params, limit
+                ) if prefixed else None
+                if best is None:
+                    return []
             rows = conn.execute(
                 f"SELECT {_prefixed(_COLUMNS)} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
                 " ORDER BY j.key",
@@ -412,6 +409,29 @@ class SqliteMemoryStore:
             ).fetchall()
             memories = self._memories(conn, rows)
         return [(memory, max(score, 1e-9)) for memory, (_, score) in zip(memories, best, strict=True)]
+
+    @staticmethod
+    def _best_passing(
+        conn: Any, rank: Callable[[int], list[tuple[int, float]]], where: str, params: list[Any], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The best ``limit`` ranked rows passing the filter, or None when full text matched nothing.
+
+        Ranking inside FTS first and filtering only the best rows costs less than filtering every
+        match; filters are usually loose, so over-fetch and widen."""
+        fetch = limit * 2 + 32
+        while True:
+            ranked = rank(fetch)
+            # CROSS JOIN keeps SQLite from scanning a scope index instead of the few rowids.
+            passed = {rowid for (rowid,) in conn.execute(
+                f"SELECT m.rowid FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value WHERE {where}",
+                [json.dumps([rowid for rowid, _ in ranked]), *params],
+            )}
+            if len(passed) >= limit or len(ranked) < fetch:
+                break
+            fetch *= 8
+        if not ranked:
+            return None
+        return [(rowid, score) for rowid, score in ranked if rowid in passed][:limit]
 
     def _search_like(
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
