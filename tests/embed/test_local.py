@@ -27,6 +27,18 @@ def test_shapes_identity_and_query_path_agree(local_embedder):
     assert float(q @ rows[0]) > 0.999  # one-thread query path gives the same vector
 
 
+def test_a_batch_of_mixed_lengths_keeps_each_text_on_its_own_row(local_embedder):
+    # More texts than one run, longest first: the model groups them by length and must put
+    # every vector back in the caller's order.
+    texts = [" ".join(["a long sentence about hiking"] * (40 - i)) + f" number {i}" for i in range(40)]
+    texts[7] = "short"
+    batch = local_embedder.provider.embed_batch(texts)
+    for i in (0, 7, 20, 39):
+        alone = local_embedder.provider.embed_query(texts[i])
+        cosine = float(batch[i] @ alone) / float(np.linalg.norm(batch[i]) * np.linalg.norm(alone))
+        assert cosine > 0.9999, i
+
+
 def test_long_text_is_truncated_not_refused(local_embedder):
     assert local_embedder.embed(["word " * 2000]).shape == (1, DIMS)
 
