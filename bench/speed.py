@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import locomo  # bench/locomo.py: the LoCoMo loader recall_quality.py uses
 import numpy as np
 
 from engram.config import RecallSettings
@@ -75,13 +76,10 @@ class PrecomputedEmbedder:
 
 
 def load_texts(path: Path) -> tuple[list[str], list[str]]:
-    turns: list[str] = []
-    questions: list[str] = []
-    for item in json.loads(path.read_text()):
-        for name, session in item["conversation"].items():
-            if name.startswith("session_") and isinstance(session, list):
-                turns.extend(turn["text"] for turn in session)
-        questions.extend(str(qa["question"]) for qa in item["qa"])
+    """The distinct turn texts and questions of a LoCoMo-format file."""
+    conversations = locomo.load(path)
+    turns = [turn.text for c in conversations for turn in c.turns]
+    questions = [q.question for c in conversations for q in c.questions]
     return list(dict.fromkeys(turns)), list(dict.fromkeys(questions))
 
 

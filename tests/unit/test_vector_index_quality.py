@@ -6,8 +6,9 @@ Embeddings come from the local model through the embedder's persistent cache (un
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +23,16 @@ QUESTIONS = 200
 
 
 def _texts() -> tuple[list[str], list[str]]:
-    turns: list[str] = []
-    questions: list[str] = []
-    for item in json.loads(DATA.read_text()):
-        for name, session in item["conversation"].items():
-            if name.startswith("session_") and isinstance(session, list):
-                turns.extend(turn["text"] for turn in session)
-        questions.extend(str(qa["question"]) for qa in item["qa"])
-    return list(dict.fromkeys(turns)), questions[:: max(1, len(questions) // QUESTIONS)][:QUESTIONS]
+    # bench/locomo.py is the project's one LoCoMo loader; bench/ is scripts, not a package.
+    spec = importlib.util.spec_from_file_location("locomo", Path(__file__).resolve().parents[2] / "bench" / "locomo.py")
+    assert spec is not None and spec.loader is not None
+    locomo = importlib.util.module_from_spec(spec)
+    sys.modules["locomo"] = locomo  # its dataclasses look their module up while being defined
+    spec.loader.exec_module(locomo)
+    conversations = locomo.load(DATA)
+    turns = list(dict.fromkeys(turn.text for c in conversations for turn in c.turns))
+    questions = [q.question for c in conversations for q in c.questions]
+    return turns, questions[:: max(1, len(questions) // QUESTIONS)][:QUESTIONS]
 
 
 @pytest.fixture(scope="module")
