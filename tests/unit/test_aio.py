@@ -1,0 +1,122 @@
+"""AsyncEngram: work runs in engram's threads, never on the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engram.aio import AsyncEngram
+from engram.engine import Engram
+from engram.errors import NotFoundError, StorageError, ValidationError
+from engram.store.sqlite import SqliteMemoryStore
+from engram.testing.fakes import HashingEmbedder
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Embeds like HashingEmbedder, but a text containing SLOW waits until the test opens the gate
+    (a remote embedding service taking its time). Waits at most a minute, then fails the write, so
+    an implementation that blocks the loop fails the test instead of hanging it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = threading.Event()
+        self.gate = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any("SLOW" in t for t in texts):
+            self.started.set()
+            if not self.gate.wait(60):
+                raise RuntimeError("the gate was never opened")
+        return super().embed(texts)
+
+
+def _engine(tmp_path: Path, embedder: HashingEmbedder | None = None) -> Engram:
+    return Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="alice", embedder=embedder)
+
+
+def test_fifty_recalls_finish_while_a_slow_write_is_in_progress(tmp_path: Path) -> None:
+    embedder = GatedEmbedder()
+    engine = _engine(tmp_path, embedder)
+    engine.remember_many({"content": f"python tip number {i}"} for i in range(40))
+
+    async def scenario() -> None:
+        ticks = 0
+        stop = asyncio.Event()
+
+        async def ticker() -> None:  # advances only while the loop is free to run other tasks
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        async with AsyncEngram(engine) as mem:
+            ticking = asyncio.create_task(ticker())
+            write = asyncio.create_task(mem.remember("SLOW note about python packaging"))
+            assert await asyncio.to_thread(embedder.started.wait, 60), "the write never reached the embedder"
+            ticks_at_write_start = ticks
+            recalls = [asyncio.create_task(mem.recall("python tip", touch=False)) for _ in range(50)]
+            done, _ = await asyncio.wait(recalls, timeout=60)  # a bound against hanging, not a measurement
+            assert len(done) == 50
+            assert not write.done(), "the recalls finished only after the write"
+            assert all(len(task.result()) > 0 for task in done)
+            assert ticks > ticks_at_write_start  # the loop kept running other tasks meanwhile
+            embedder.gate.set()
+            result = await write
+            assert result.action == "created" and not result.warnings
+            stop.set()
+            await ticking
+            assert (await mem.stats()).memories == 41
+
+    asyncio.run(scenario())
+
+
+def test_writes_are_serialised_in_the_order_they_were_made(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with AsyncEngram(_engine(tmp_path)) as mem:
+            await asyncio.gather(*(mem.remember(f"version {i}", key="doc") for i in range(20)))
+            assert (await mem.get("doc")).content == "version 19"
+            assert [v.content for v in await mem.versions("doc")] == [f"version {i}" for i in range(19)]
+
+    asyncio.run(scenario())
+
+
+def test_errors_listeners_views_and_close(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    threads: list[str] = []
+    loop_thread = threading.current_thread().name
+
+    async def scenario() -> None:
+        mem = AsyncEngram(engine)
+        mem.subscribe(lambda event: threads.append(threading.current_thread().name))
+        with pytest.raises(ValidationError) as err:
+            await mem.remember("   ")
+        assert err.value.field == "content"
+        await mem.remember("Alice's plan", key="plan")
+        bob = mem.for_agent("bob")
+        assert bob.scope.agent == "bob"
+        with pytest.raises(NotFoundError):
+            await bob.get("plan")
+        await bob.close()  # a view's close leaves the shared store open
+        assert (await mem.count()) == 1
+        await mem.close()
+
+    asyncio.run(scenario())
+    assert threads == ["engram-writer_0"] and loop_thread != "engram-writer_0"
+    with pytest.raises(StorageError):  # the store is closed with the engine
+        engine.store.count(engine._filter())
+
+
+def test_open_from_settings(isolated_home: Path) -> None:
+    async def scenario() -> None:
+        async with await AsyncEngram.open(agent="bot", embeddings={"provider": "none"}) as mem:
+            await mem.remember("opened off the loop")
+            assert [m.content for m in await mem.list()] == ["opened off the loop"]
+            assert (await mem.stats()).memories == 1
+
+    asyncio.run(scenario())
+    assert (isolated_home / "memory.db").exists()
