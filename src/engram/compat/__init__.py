@@ -1,0 +1,1 @@
+"""Drop-in facades with other memory libraries' method names and result shapes."""
