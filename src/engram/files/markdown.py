@@ -14,6 +14,13 @@ times, access count, links). Sub-bullets ``tags``, ``metadata`` (a JSON object),
 default. A ``##`` subheading becomes the ``section`` metadata of the bullets under it. Content may
 span lines: continuation lines are indented two spaces (a line starting with ``-`` or ``\\`` is
 escaped with ``\\``). A bullet without a marker is new: it gets an id at the next sync.
+
+Content round-trips byte for byte whatever it holds: what could be mistaken for file structure or
+must not reach a file raw is written as an HTML character reference, which a markdown viewer shows
+as the character itself. That is ``<`` opening ``<!--`` (so pasted marker text stays content),
+control characters other than tab and line feed (carriage returns, terminal escape sequences),
+Unicode line separators, and ``&`` opening a character reference (so one typed by hand stays as
+typed). Reading decodes every numeric reference ``&#N;`` in content.
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ _FIELD = re.compile(r"^(?:  |\t)[-*] ([A-Za-z_][\w-]*):(?:\s(.*)|$)")
 _MARKER = re.compile(r"\s*<!--\s*id:(\S*)(.*?)-->")
 _DATE = re.compile(r"\s*\((\d{4}-\d{2}-\d{2}[^()]*)\)\s*$")
 _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+# What content escapes on writing (see the module doc) and the references reading decodes.
+_UNSAFE = re.compile(r"<(?=!--)|&(?=#\d+;)|[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+_REFERENCE = re.compile(r"&#(\d{1,7});")
 
 # Sub-bullet names and the entry field each one fills.
 _FIELDS = {
@@ -245,7 +255,7 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
     if date:
         raw["date"] = date.group(1).strip()
         joined = joined.rstrip()[: date.start()]
-    raw["content"] = joined
+    raw["content"] = _unescape(joined)
     where = _problem_line(block, line_no, problem)
     try:
         if problem:
@@ -312,7 +322,7 @@ def _section(entry: Entry) -> str | None:
 
 def render_entry(entry: Entry) -> str:
     """The markdown text of one entry (no trailing newline)."""
-    content = entry.content.split("\n")
+    content = _escape_text(entry.content).split("\n")
     lines = [f"- {content[0]}"] + [("  " + _escape(line)) if line else "" for line in content[1:]]
     tail = []
     if entry.created_at is not None:
@@ -324,6 +334,18 @@ def render_entry(entry: Entry) -> str:
     for name, value in _visible_fields(entry):
         lines.append(f"  - {name}: {value}")
     return "\n".join(lines)
+
+
+def _escape_text(text: str) -> str:
+    return _UNSAFE.sub(lambda m: f"&#{ord(m.group())};", text)
+
+
+def _unescape(text: str) -> str:
+    def decode(match: re.Match[str]) -> str:
+        code = int(match.group(1))
+        return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match.group()
+
+    return _REFERENCE.sub(decode, text)
 
 
 def _escape(line: str) -> str:
