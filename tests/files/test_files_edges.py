@@ -48,3 +48,90 @@ def test_content_round_trips_through_the_memory_files(
         report = FileSync(fresh, tmp_path / "live", format=fmt).sync()
         assert report.problems == [] and report.db_created == 3
         assert fresh.get("c3").content == stored.content
+
+
+def _backed_up_contents(home: Path) -> set[str]:
+    """Every memory content held by the database backups in ``home/backups``."""
+    import sqlite3
+
+    found: set[str] = set()
+    for path in sorted((home / "backups").glob("*.db")):
+        with sqlite3.connect(path) as db:
+            found |= {row[0] for row in db.execute("SELECT content FROM memories")}
+    return found
+
+
+def test_a_vanished_file_is_a_conflict_not_deletions(engram: Engram, syncer: FileSync, folder: Path) -> None:
+    from engram.files import conflicts
+
+    one = engram.remember("one", tags="doomed").memory
+    engram.remember("two", tags="doomed")
+    engram.remember("three", tags="kept")
+    (folder / "agents/default/doomed.md").unlink()  # an editor crash, a git checkout
+
+    report = syncer.sync()
+
+    assert report.db_forgotten == 0 and len(report.conflicts) == 2
+    assert sorted(m.content for m in engram.list()) == ["one", "three", "two"]
+    restored = (folder / "agents/default/doomed.md").read_text(encoding="utf-8")
+    assert "- one (" in restored and "- two (" in restored
+    kept = conflicts.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=8000)
+    assert {c.kind for c in kept} == {"file-vanished"}
+    # Taking the file side is how a person confirms the deletion, one entry at a time.
+    conflicts.resolve(engram, syncer.folder, conflicts.find(kept, one.id), "file")
+    assert sorted(m.content for m in engram.list()) == ["three", "two"]
+
+
+def test_emptying_a_file_backs_up_first_and_says_so(engram: Engram, syncer: FileSync, folder: Path,
+                                                    tmp_path: Path) -> None:
+    engram.remember("first doomed memory", tags="doomed")
+    engram.remember("second doomed memory", tags="doomed")
+    engram.remember("kept memory", tags="kept")
+    (folder / "agents/default/doomed.md").write_text("# Doomed\n", encoding="utf-8")
+
+    report = syncer.sync()
+
+    assert report.db_forgotten == 2
+    assert report.backup is not None and "2 memories" in report.backup
+    assert {"first doomed memory", "second doomed memory"} <= _backed_up_contents(tmp_path / "home")
+
+
+def test_forgetting_more_than_the_configured_share_backs_up(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home) as engram:
+        syncer = FileSync(engram, home / "memory", max_forget_share=0.5)
+        syncer.attach()
+        for i in range(6):
+            engram.remember(f"note number {i}", tags="notes")
+        engram.remember("another file", tags="other")
+        path = home / "memory/agents/default/notes.md"
+
+        def drop(*numbers: int) -> None:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            path.write_text("\n".join(x for x in lines if not any(f"- note number {n} (" in x for n in numbers)) + "\n")
+
+        drop(0)  # one of seven: an ordinary edit, no backup
+        quiet = syncer.sync()
+        assert quiet.db_forgotten == 1 and quiet.backup is None
+        assert not list((home / "backups").glob("*.db"))
+        drop(1, 2, 3, 4)  # four of six, though the file keeps one
+        loud = syncer.sync()
+        assert loud.db_forgotten == 4 and loud.backup is not None and "4 memories" in loud.backup
+        assert {f"note number {n}" for n in (1, 2, 3, 4)} <= _backed_up_contents(home)
+        syncer.detach()
+
+
+def test_engram_sync_says_when_it_backed_up(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli.app import app
+
+    home = tmp_path / "home"
+    runner = CliRunner()
+    for text in ("alpha memory", "beta memory"):
+        assert runner.invoke(app, ["--home", str(home), "remember", text, "--tags", "doomed"]).exit_code == 0
+    (home / "memory/agents/default/doomed.md").write_text("# Doomed\n", encoding="utf-8")
+    result = runner.invoke(app, ["--home", str(home), "sync"])
+    assert result.exit_code == 0, result.output
+    assert "2 forgotten" in result.output and "backed up the database before forgetting 2 memories" in result.output
+    assert {"alpha memory", "beta memory"} <= _backed_up_contents(home)

@@ -68,16 +68,6 @@ def test_hand_edits_of_each_kind_reach_the_database(engram: Engram, syncer: File
     assert not again.changed
 
 
-def test_deleting_a_file_forgets_its_entries(engram: Engram, syncer: FileSync, folder: Path) -> None:
-    engram.remember("one", tags="doomed")
-    engram.remember("two", tags="doomed")
-    engram.remember("three", tags="kept")
-    (folder / "agents/default/doomed.md").unlink()
-    report = syncer.sync()
-    assert report.db_forgotten == 2
-    assert [m.content for m in engram.list()] == ["three"]
-
-
 def test_conflict_database_wins_and_file_version_is_kept(engram: Engram, syncer: FileSync, folder: Path) -> None:
     memory = engram.remember("User prefers Python", tags="preferences").memory
     _edit(folder, PREFS, "User prefers Python (", "User prefers Python, edited in the file (")

@@ -38,8 +38,12 @@ def test_watcher_carries_each_kind_of_hand_edit(engram: Engram, syncer: FileSync
         (folder / "global").mkdir(exist_ok=True)
         (folder / "global/facts.md").write_text("# Facts\n\n- The sky is blue\n", encoding="utf-8")
         assert wait_for(lambda: "The sky is blue" in _contents(engram))
-        # delete a file
+        # delete a file: a conflict, the file comes back from the database
         (folder / "agents/default/doomed.md").unlink()
+        assert wait_for(lambda: (folder / "agents/default/doomed.md").exists())
+        assert "doomed file entry" in _contents(engram)
+        # empty a file: its entries are forgotten (after a backup)
+        (folder / "agents/default/doomed.md").write_text("# Doomed\n", encoding="utf-8")
         assert wait_for(lambda: "doomed file entry" not in _contents(engram))
         # the database side still reaches files while watching, without echoing back
         engram.remember("from the database", tags="notes")

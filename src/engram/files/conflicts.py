@@ -5,7 +5,9 @@ resolves it: take the database side (drop the kept text), take the file side (ap
 A conflict file is a small memory file of the same format whose first comment line records what
 happened (``engram-conflict id=… file=… kind=… at=…``), so it stays readable by hand and by ``parse``.
 Kinds: ``both-changed``; ``deleted-in-file`` (the file removed an entry the database changed:
-the entry is put back); ``deleted-in-database`` (the database forgot an entry the file changed).
+the entry is put back); ``deleted-in-database`` (the database forgot an entry the file changed);
+``file-vanished`` (the entry's whole file disappeared, as after an editor crash or a checkout: the
+file is written again from the database; taking the file side forgets the entry).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .paths import Folder
 if TYPE_CHECKING:
     from engram.engine import Engram
 
-Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database"]
+Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished"]
 SUFFIX = ".conflict"
 _HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
 
@@ -50,6 +52,7 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
         "both-changed": "changed in both the database and the file; the database version was kept",
         "deleted-in-file": "deleted from the file but changed in the database; the database version was put back",
         "deleted-in-database": "forgotten in the database but changed in the file; it stays forgotten",
+        "file-vanished": "in a file that vanished; the file was written again from the database",
     }[kind]
     note = (f"engram-conflict id={entry_id} file={file} kind={kind} at={at}\n"
             f"This entry was {explain}. Below is the file's version. Resolve with: engram conflicts resolve {entry_id}")

@@ -26,6 +26,9 @@ class FilesSettings(BaseModel):
     type_json: bool = False
     # Files larger than this are refused with a message instead of being read.
     max_file_bytes: int = Field(5_000_000, ge=1024)
+    # A sync that would forget more than this share of a scope's synced memories (or every memory
+    # of a file) backs the database up first and says so.
+    max_forget_share: float = Field(0.5, ge=0.0, le=1.0)
     # The watcher waits this long after the last change before syncing (editors write in bursts).
     debounce_s: float = Field(0.25, ge=0.0, le=60.0)
     # ``engram watch`` also runs a full pass this often, to pick up writes of other processes.

@@ -11,7 +11,7 @@ files are parsed, its memories listed, and every entry id is settled against the
 | database == last          | file changed            | ``Engram.remember`` (origin ``sync``)           |
 | both differ from last     | both changed            | database wins; file text kept in ``.conflict``  |
 | only in database, new     | written in the database | add to the file of its group                    |
-| only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict) |
+| only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict); see ``removals`` |
 | only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
 | only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
 | only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
@@ -39,7 +39,7 @@ from engram.errors import EngramError, ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope, make_filter
 
-from . import conflicts, layout
+from . import conflicts, layout, removals
 from . import state as sync_state
 from .document import Document, get_format
 from .entry import Entry, Problem, from_memory, memory_digest
@@ -66,6 +66,7 @@ class SyncReport:
     files_written: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # .conflict files written
     problems: list[Problem] = field(default_factory=list)
+    backup: str | None = None  # the backup taken before forgetting many memories, said in a sentence
 
     @property
     def changed(self) -> bool:
@@ -77,6 +78,7 @@ class SyncReport:
         self.files_written += other.files_written
         self.conflicts += other.conflicts
         self.problems += other.problems
+        self.backup = self.backup or other.backup
 
 
 @dataclass
@@ -101,12 +103,14 @@ class FileSync:
         group_by: layout.GroupBy = "tag",
         type_json: bool = False,
         max_file_bytes: int = 5_000_000,
+        max_forget_share: float = 0.5,
     ) -> None:
         self.engram = engram
         self.folder = Folder(root, max_file_bytes=max_file_bytes)
         self.fmt = get_format(format)
         self.group_by = group_by
         self.type_json = type_json
+        self.max_forget_share = max_forget_share
         self.max_content_chars = engram.max_content_chars
         self._lock = threading.RLock()
         self._views: dict[Scope, Engram] = {}
@@ -117,7 +121,8 @@ class FileSync:
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
         files: FilesSettings = settings.files
         return cls(engram, files.folder(settings.home), format=files.format, group_by=files.group_by,
-                   type_json=files.type_json, max_file_bytes=files.max_file_bytes)
+                   type_json=files.type_json, max_file_bytes=files.max_file_bytes,
+                   max_forget_share=files.max_forget_share)
 
     # --- wiring ----------------------------------------------------------------------------
     def attach(self) -> Callable[[], None]:
@@ -286,8 +291,10 @@ class FileSync:
         ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if e.path.startswith(prefix)
                                          and "/" not in e.path[len(prefix):]}
         unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
+        removed: list[removals.Removal] = []
         for entry_id in sorted(ids - untouchable):
-            self._settle(entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report)
+            self._settle(entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
+        self._forget_removed(scope, removed, st, files, report)
         self._import_with_ids(scope, unknown, st, files, report, new)
         self._add_new(scope, new, st, files, report)
         self._write(files, st, report)
@@ -335,6 +342,7 @@ class FileSync:
         st: sync_state.SyncState,
         files: _ScopeFiles,
         report: SyncReport,
+        removed: list[removals.Removal],
     ) -> None:
         prev = st.entries.get(entry_id)
         if memory is not None and found is not None:
@@ -361,9 +369,7 @@ class FileSync:
         elif memory is not None:
             db_hash = memory_digest(memory)
             if prev is not None and db_hash == prev.digest:
-                self._view(scope).forget(entry_id, reason="removed from its memory file")
-                report.db_forgotten += 1
-                del st.entries[entry_id]
+                removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
                 return
             rel = prev.path if prev is not None and prev.path in files.docs else layout.file_for(
                 memory, self.group_by, self.fmt.suffix)
@@ -389,6 +395,34 @@ class FileSync:
             del st.entries[entry_id]
         elif found is None and prev is not None:
             del st.entries[entry_id]  # gone on both sides
+
+    def _forget_removed(self, scope: Scope, removed: list[removals.Removal], st: sync_state.SyncState,
+                        files: _ScopeFiles, report: SyncReport) -> None:
+        """Forget what was removed from files, except from vanished files (put back as conflicts),
+        backing up first when it is a whole file or a large share (see ``removals``)."""
+        gone = [r for r in removed if not self._exists(r.file)]
+        for removal in gone:
+            doc = self._doc_for(removal.file, files)
+            if doc is None:
+                continue
+            doc.add(from_memory(removal.memory))
+            files.dirty.add(removal.file)
+            report.files_added += 1
+            report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=removal.entry_id,
+                                                   file=removal.file, kind="file-vanished", losing=[]))
+        rest = [r for r in removed if r not in gone]
+        prefix = layout.scope_dir(scope) + "/"
+        if rest and report.backup is None and removals.needs_backup(rest, st, prefix, self.max_forget_share):
+            try:
+                report.backup = removals.back_up(self.engram, self.folder, rest)
+            except (EngramError, OSError) as exc:
+                report.problems.append(Problem(prefix, 0, f"{len(rest)} removed entries not forgotten:"
+                                                          f" the backup before forgetting them failed: {exc}"))
+                return
+        for removal in rest:
+            self._view(scope).forget(removal.entry_id, reason="removed from its memory file")
+            report.db_forgotten += 1
+            del st.entries[removal.entry_id]
 
     def _apply(self, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
         """A file edit of an existing memory, through the engine; scope and key stay the database's."""

@@ -32,12 +32,15 @@ def _print_report(report: SyncReport, as_json: bool) -> None:
                          "files_written": report.files_written},
             "conflicts": report.conflicts,
             "problems": [str(p) for p in report.problems],
+            "backup": report.backup,
         })
         return
     render.console.print(f"files -> database: {report.db_created} created, {report.db_updated} updated, "
                          f"{report.db_forgotten} forgotten")
     render.console.print(f"database -> files: {report.files_added} added, {report.files_updated} updated, "
                          f"{report.files_removed} removed in {len(report.files_written)} file(s)")
+    if report.backup:
+        render.errors.print(f"[yellow]backup:[/yellow] {report.backup}", highlight=False)
     for path in report.conflicts:
         render.errors.print(f"[yellow]conflict:[/yellow] database version kept; file version saved in {path}")
     for problem in report.problems:
