@@ -41,6 +41,18 @@ def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     return list(dict.fromkeys(chosen))[:max_terms]
 
 
+def single_char_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct one-character tokens of a query that has no longer ones (``recall b``).
+
+    Full text skips them (one letter matches too much as a ranked word), so PtrClaw's rule applies:
+    "falls back to LIKE when ... all tokens are single-char" - a substring match in key or content.
+    Empty when the query has any term of 2+ characters."""
+    tokens = words(text)
+    if any(len(w) >= 2 for w in tokens):
+        return []
+    return list(dict.fromkeys(tokens))[:max_terms]
+
+
 def normalise(content: str) -> str:
     return " ".join(content.split())
 

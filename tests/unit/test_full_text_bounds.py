@@ -94,3 +94,16 @@ def test_like_fallback_scans_only_stores_within_the_budget(path: Path) -> None:
     assert set(_search(path, 50, "greyh")) == greyhound_rows
     assert set(_search(path, 0, "greyh")) == greyhound_rows
     assert _search(path, 50, "gr") == {}  # too short to search as a prefix
+
+
+def test_one_letter_queries_scan_small_stores_and_match_whole_letters_on_large_ones(tmp_path: Path) -> None:
+    # PtrClaw: "Falls back to `LIKE` when ... all tokens are single-char"; a store too large to
+    # scan still finds the letter as a word through the index.
+    file = tmp_path / "letters.db"
+    store = SqliteMemoryStore(file)
+    for i, content in enumerate(["Plan B is the fallback", "a bobcat", "the cat sat"] + [f"filler {i}" for i in range(60)]):
+        store.upsert(make_draft(content, key=f"k{i}", scope=Scope(), max_content_chars=100), proposed_key=f"k{i}",
+                     now=1_700_000_000.0 + i)
+    store.close()
+    assert set(_search(file, 0, "b")) == {"k0", "k1"}  # substrings: "Plan B", "bobcat"
+    assert set(_search(file, 20, "B")) == {"k0"}  # whole-word letter only

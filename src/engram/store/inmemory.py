@@ -234,11 +234,13 @@ class InMemoryMemoryStore:
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(query)
-        if not terms:
+        # One-letter tokens only (``recall b``) go straight to the substring fallback (PtrClaw).
+        chars = [] if terms else text.single_char_terms(query)
+        if not terms and not chars:
             return []
         scored: list[tuple[float, float, Memory]] = []
         with self._lock:
-            for memory in self._visible(filt):
+            for memory in self._visible(filt) if terms else ():
                 key_words, content_words = set(text.words(memory.key)), set(text.words(memory.content))
                 context_words = set(text.words(memory.search_context or ""))
                 score = sum(2.0 * (t in key_words) + 1.0 * (t in content_words) + 0.3 * (t in context_words)
@@ -248,7 +250,7 @@ class InMemoryMemoryStore:
             if not scored:  # substring fallback
                 for memory in self._visible(filt):
                     haystack = (memory.key + " " + memory.content).lower()
-                    score = float(sum(t in haystack for t in terms))
+                    score = float(sum(t in haystack for t in terms or chars))
                     if score:
                         scored.append((score, memory.created_at, memory))
             scored.sort(key=lambda item: (item[0], item[1]), reverse=True)

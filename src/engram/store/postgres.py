@@ -405,7 +405,13 @@ class PostgresMemoryStore:
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(query)
         if not terms:
-            return []
+            # One-letter tokens only (``recall b``): PtrClaw's LIKE fallback on them.
+            chars = text.single_char_terms(query)
+            if not chars:
+                return []
+            where, params = filter_sql(filt)
+            with self.db.read() as conn:
+                return self._search_like(conn, chars, where, params, limit)
         where, params = filter_sql(filt)
         with self.db.read() as conn:
             rows = conn.execute(

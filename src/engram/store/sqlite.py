@@ -387,7 +387,7 @@ class SqliteMemoryStore:
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(query)
         if not terms:
-            return []
+            return self._search_single_chars(query, filt, limit)
         where, params = filter_sql(filt)
         with self.db.read() as conn:
             best = self._best_passing(conn, lambda fetch: self._fts.ranked(conn, terms, fetch), where, params, limit)
@@ -432,6 +432,27 @@ class SqliteMemoryStore:
         if not ranked:
             return None
         return [(rowid, score) for rowid, score in ranked if rowid in passed][:limit]
+
+    def _search_single_chars(self, query: str, filt: MemoryFilter, limit: int) -> list[tuple[Memory, float]]:
+        """A query of one-letter tokens only (``recall b``): PtrClaw's LIKE on stores small enough
+        to scan; on larger ones the letters as whole words through the index ("Plan B")."""
+        chars = text.single_char_terms(query)
+        if not chars:
+            return []
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            if self._fts.scans_affordable(conn):
+                return self._search_like(conn, chars, where, params, limit)
+            best = self._best_passing(conn, lambda fetch: self._fts.ranked(conn, chars, fetch), where, params, limit)
+            if best is None:
+                return []
+            rows = conn.execute(
+                f"SELECT {_prefixed(_COLUMNS)} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
+                " ORDER BY j.key",
+                [json.dumps([rowid for rowid, _ in best])],
+            ).fetchall()
+            memories = self._memories(conn, rows)
+        return [(memory, max(score, 1e-9)) for memory, (_, score) in zip(memories, best, strict=True)]
 
     def _search_like(
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int

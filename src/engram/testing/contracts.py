@@ -173,6 +173,15 @@ class MemoryStoreContract:
             mem.recall("   ")
         assert err.value.field == "query"
 
+    def test_single_letter_queries_fall_back_to_substrings(self, mem: Engram) -> None:
+        # PtrClaw: "Falls back to `LIKE` when FTS yields no results or all tokens are single-char."
+        mem.remember("Plan B is the fallback")
+        mem.remember("x y z axes of the plot")
+        mem.remember("The cat sat on the mat")
+        assert [h.memory.content for h in mem.recall("b")] == ["Plan B is the fallback"]
+        assert [h.memory.content for h in mem.recall("x")] == ["x y z axes of the plot"]
+        assert len(mem.recall("q")) == 0
+
     def test_recall_says_when_nothing_is_relevant(self, mem: Engram) -> None:
         mem.remember("Cats sleep a lot")
         result = mem.recall("quantum chromodynamics")
