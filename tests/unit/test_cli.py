@@ -103,3 +103,18 @@ def test_disabled_backend_answers_without_error(isolated_home: Path) -> None:
     result = engram(isolated_home, "--backend", "disabled", "remember", "anything")
     assert result.returncode == 0
     assert json.loads(engram(isolated_home, "--backend", "disabled", "--json", "count").stdout) == {"count": 0}
+
+
+def test_export_to_a_missing_folder_creates_it_and_an_unwritable_path_is_a_clear_error(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    assert engram(isolated_home, "remember", "Plan B is the fallback").returncode == 0
+    target = tmp_path / "not" / "yet" / "there.json"
+    written = engram(isolated_home, "export", str(target))
+    assert written.returncode == 0, written.stderr
+    assert json.loads(target.read_text())["memories"][0]["content"] == "Plan B is the fallback"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    refused = engram(isolated_home, "export", str(blocker / "snap.json"))
+    assert refused.returncode == 2
+    assert "internal error" not in refused.stderr and "path" in refused.stderr

@@ -221,7 +221,7 @@ def export(
     if path is None:
         sys.stdout.write(document + "\n")
     else:
-        path.write_text(document, encoding="utf-8")
+        _write(path, document)
         render.errors.print(f"exported to {path}")
 
 
@@ -240,6 +240,17 @@ def import_(
         render.emit_json(result)
     else:
         render.console.print(f"imported {result.imported}, skipped {result.skipped} already present")
+
+
+def _write(path: Path, document: str) -> None:
+    """Write a snapshot, creating missing parent folders (as a folder export does)."""
+    from engram.errors import ValidationError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(document, encoding="utf-8")
+    except OSError as exc:
+        raise ValidationError("path", f"cannot write {path}: {exc.strerror or exc}", "a writable file path") from None
 
 
 def _read(path: Path) -> str:
