@@ -139,12 +139,13 @@ def forget(
     older_than: str | None = typer.Option(None, "--older-than", help="Forget memories older than this (e.g. 30d)."),
     category: list[str] | None = CategoryOpt,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would be forgotten."),
+    reason: str | None = typer.Option(None, "--reason", help="Why, kept in the audit trail."),
 ) -> None:
     """Forget by key/id, by query, by tag or by age; prints what was removed."""
     st = state(ctx)
     removed = st.engram().forget(
         ref, query=query, tag=tag, older_than_s=parsing.duration(older_than, "--older-than"),
-        filters=Filters(category=category), dry_run=dry_run,
+        filters=Filters(category=category), dry_run=dry_run, reason=reason,
     )
     if st.as_json:
         render.emit_json({"dry_run": dry_run, "removed": removed})
