@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -47,6 +48,7 @@ from engram.store.base import ImportResult, MemoryStore, StoreStats
 
 if TYPE_CHECKING:
     from engram.history.service import History
+    from engram.importers.apply import ImportSummary
 
 ScopeChoice = Literal["global", "agent", "session"] | Scope
 
@@ -537,6 +539,37 @@ class Engram:
         if self.embedder is not None:
             self.embed_missing()
         return result
+
+    def import_from(
+        self,
+        source: str | Path | Mapping[str, str],
+        kind: str | None = None,
+        *,
+        keep_agents: bool = True,
+        operator_notes: bool = True,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> ImportSummary:
+        """Import another memory system's data (``engram.importers.KINDS``): a path, a document's
+        text, or a folder as ``{relative path: text}``; ``kind`` is detected when omitted.
+
+        Source users/agents become engram agents unless ``keep_agents=False`` (all join this
+        agent). Idempotent: what an earlier import brought is skipped. Malformed input raises
+        ``SnapshotError`` naming the line or record, and nothing is imported.
+        """
+        from engram import importers
+        from engram.importers.apply import ImportSummary
+
+        if kind is None:
+            if isinstance(source, Path):
+                kind = importers.detect(source)
+            else:
+                kind = importers.detect_files(source) if isinstance(source, Mapping) else importers.detect_document(source)
+        if kind == "snapshot" and not isinstance(source, Mapping):
+            result = self.import_snapshot(source.read_text(encoding="utf-8") if isinstance(source, Path) else source)
+            return ImportSummary("snapshot", result.imported, result.skipped)
+        plan = importers.read_plan(kind, source)
+        return importers.apply_plan(self, plan, keep_agents=keep_agents, operator_notes=operator_notes,
+                                    progress=progress)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Drop every stored vector and embed all memories again with the current embedder

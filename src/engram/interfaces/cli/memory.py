@@ -228,19 +228,49 @@ def export(
 
 def import_(
     ctx: typer.Context,
-    path: Path = typer.Argument(..., help="Snapshot file (engram's or PtrClaw's), - for stdin, or a memory folder."),
+    path: Path = typer.Argument(..., help="A file or folder to import, or - for a document on stdin."),
+    kind: str | None = typer.Option(
+        None, "--from", help="snapshot, folder, mem0, mcp-memory, mcp-memory-service, openclaw, basic-memory or "
+        "clawless (detected when omitted)."),
+    into_agent: bool = typer.Option(
+        False, "--into-agent", help="Import everything into this agent instead of the source's users/agents."),
 ) -> None:
-    """Import a snapshot (keys already present are skipped; malformed input imports nothing) or a folder of memory files."""
-    if path.is_dir():
+    """Import memories: engram snapshots and memory folders, PtrClaw files, mem0, the MCP memory server,
+    mcp-memory-service, OpenClaw, basic-memory/Obsidian and Clawless. Malformed input imports nothing and
+    names the line or record; what an earlier import brought is skipped."""
+    from engram.importers import check_kind, detect, detect_document
+    from engram.interfaces.cli import importing
+
+    if kind is not None:
+        check_kind(kind)
+    st = state(ctx)
+    source: str | Path = sys.stdin.read() if str(path) == "-" else path
+    if kind is None:
+        kind = detect_document(source) if isinstance(source, str) else detect(path)
+    if kind == "folder":
         files.import_dir(ctx, path)
         return
-    st = state(ctx)
-    document = sys.stdin.read() if str(path) == "-" else _read(path)
-    result = st.engram().import_snapshot(document)
+    if kind == "snapshot":
+        document = source if isinstance(source, str) else _read(path)
+        result = st.engram().import_snapshot(document)
+        if st.as_json:
+            render.emit_json(result)
+        else:
+            render.console.print(f"imported {result.imported}, skipped {result.skipped} already present")
+        return
+    summary = importing.import_with_progress(st.engram(), source, kind, keep_agents=not into_agent,
+                                          quiet=st.as_json)
     if st.as_json:
-        render.emit_json(result)
-    else:
-        render.console.print(f"imported {result.imported}, skipped {result.skipped} already present")
+        render.emit_json(summary)
+        return
+    render.console.print(f"imported {summary.imported} from {kind}, skipped {summary.skipped} already present")
+    if summary.messages_imported or summary.messages_skipped:
+        render.console.print(f"history: {summary.messages_imported} messages added, "
+                             f"{summary.messages_skipped} already present")
+    if summary.operator_notes != "none":
+        render.console.print(f"operator notes (MEMORY.md): {summary.operator_notes}")
+    for warning in summary.warnings:
+        render.errors.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
 
 
 def _write(path: Path, document: str) -> None:

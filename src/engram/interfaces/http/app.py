@@ -25,6 +25,7 @@ from engram.interfaces.http import problems
 from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth
 from engram.interfaces.http.limits import BodyLimit
 from engram.interfaces.http.metrics import Metrics, MetricsMiddleware
+from engram.interfaces.http.routes_import import router as import_router
 from engram.interfaces.http.routes_memory import router as memory_router
 from engram.interfaces.http.routes_other import compat, public
 from engram.interfaces.http.routes_other import router as other_router
@@ -91,6 +92,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     app.include_router(public)
     app.include_router(memory_router)
     app.include_router(other_router)
+    app.include_router(import_router)
     app.include_router(compat)
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))

@@ -1,0 +1,108 @@
+"""Importers: other memory systems' data into engram (``engram import PATH --from KIND``).
+
+One small module per source reads its format into a ``Plan`` (``base.py``); ``apply.py`` writes
+a plan through the engine. ``KINDS`` names them; ``detect`` guesses the kind of a path from its
+shape (a JSON document, JSON lines, or a folder), and ``read_plan`` reads a source of a given kind.
+engram's own snapshots and memory folders keep their importers (``snapshot.py``, ``files/``): the
+kinds ``snapshot`` and ``folder`` name them here so ``--from`` covers every door.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from engram.errors import SnapshotError, ValidationError
+from engram.importers import basic_memory, clawless, mcp_memory, mcp_memory_service, mem0, openclaw
+from engram.importers.apply import ImportSummary, apply_plan
+from engram.importers.base import Files, Plan, read_folder
+
+__all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "detect", "detect_document", "read_plan"]
+
+# Readers of one document (text) and of a folder (files by relative path).
+_TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read}
+_FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
+KINDS = ("snapshot", "folder", *_TEXT_READERS, *_FOLDER_READERS)
+
+
+def check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise ValidationError("from", f"unknown source kind {kind!r}", KINDS)
+    return kind
+
+
+def detect_document(text: str) -> str:
+    """The kind of a JSON or JSON-lines document: mem0, mcp-memory, mcp-memory-service,
+    clawless (its conversation history) or, failing those, ``snapshot``."""
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError:
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        try:
+            data = json.loads(first)
+        except json.JSONDecodeError:
+            return "snapshot"  # its own reader names the malformed place
+        if mcp_memory.looks_like(data):
+            return "mcp-memory"
+        return "clawless" if clawless.looks_like(data) else "snapshot"
+    if mcp_memory.looks_like(data):  # a one-line memory.jsonl is also a JSON document
+        return "mcp-memory"
+    if clawless.looks_like(data):
+        return "clawless"
+    if mcp_memory_service.looks_like(data):
+        return "mcp-memory-service"
+    return "mem0" if mem0.looks_like(data) else "snapshot"
+
+
+def detect_files(files: Files) -> str:
+    """The kind of a folder: Clawless (its history file), OpenClaw (MEMORY.md, memory/*.md),
+    basic-memory (notes with front matter, observations or wiki-links), else engram's own folder."""
+    if clawless.looks_like_folder(files):
+        return "clawless"
+    if openclaw.looks_like(files):
+        return "openclaw"
+    return "basic-memory" if basic_memory.looks_like(files) else "folder"
+
+
+def detect(path: Path) -> str:
+    if path.is_dir():
+        return detect_files(read_folder(path))
+    if path.name == clawless.HISTORY:
+        return "clawless"
+    return detect_document(_read_text(path))
+
+
+def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
+    """Read ``source`` (a path, a document's text, or a folder's files) as ``kind``; raises
+    ``SnapshotError`` naming the line or record of malformed input and ``ValidationError``."""
+    check_kind(kind)
+    if kind in ("snapshot", "folder"):
+        raise ValidationError("from", f"{kind} is imported by engram's own importer", [*_TEXT_READERS, *_FOLDER_READERS])
+    if kind in _TEXT_READERS:
+        if isinstance(source, Mapping):
+            raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
+        text = _read_text(source) if isinstance(source, Path) else source
+        return _TEXT_READERS[kind](text)
+    if isinstance(source, Path):
+        if source.is_dir():
+            files = read_folder(source)
+        elif kind == "clawless":  # its history file on its own
+            files = {clawless.HISTORY: _read_text(source)}
+        else:
+            raise ValidationError("path", f"{source} is not a folder", f"the {kind} folder")
+    elif isinstance(source, Mapping):
+        files = dict(source)
+    elif kind == "clawless":
+        files = {clawless.HISTORY: source}
+    else:
+        raise ValidationError("source", f"{kind} is a folder", "a path, or {relative path: text} of its files")
+    return _FOLDER_READERS[kind](files)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None

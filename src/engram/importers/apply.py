@@ -1,0 +1,174 @@
+"""Write a ``Plan`` through an ``Engram``: memories in one all-or-nothing store import, then
+conversation messages, then operator notes.
+
+Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
+anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
+Ids come from the records' source identities: a memory already imported is skipped by id, which
+makes a second run a no-op. A key another memory already holds in the same scope gets a ``-2``,
+``-3``… suffix rather than being dropped. With ``keep_agents`` the source's users/agents become
+engram agents; without it (an HTTP caller, or ``--into-agent``) everything joins the importing agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from engram.errors import SnapshotError, ValidationError
+from engram.ids import key_from_content
+from engram.importers.base import Plan, Record, record_id
+from engram.model import (
+    Memory,
+    Message,
+    Scope,
+    layer_for_type,
+    make_filter,
+    make_message,
+    make_scope,
+    parse_content,
+    parse_key,
+)
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    kind: str
+    imported: int
+    skipped: int
+    messages_imported: int = 0
+    messages_skipped: int = 0
+    operator_notes: str = "none"  # none | added | present | skipped
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator_notes: bool = True,
+               progress: Progress | None = None) -> ImportSummary:
+    report = progress or (lambda phase, done, total: None)
+    now = engram.clock()
+    memories, warnings = _memories(engram, plan, keep_agents, now)
+    messages = _messages(plan)  # validated before the first write
+    existing = {m.id for m in engram.store.get_many([m.id for m in memories])} if memories else set()
+    fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
+    report("storing", 0, len(fresh))
+    if fresh and engram.guard is not None:
+        engram.guard("import")
+    result = engram.store.import_memories(fresh) if fresh else None
+    imported = result.imported if result else 0
+    report("storing", len(fresh), len(fresh))
+    if imported:
+        engram._emit("imported", engram.store.get_many([m.id for m in fresh]), reason=f"import from {plan.kind}")
+    if engram.embedder is not None and imported:
+        engram.embed_missing(lambda done, total: report("embedding", done, total))
+    added, present = _append_history(engram, messages, report)
+    notes = _operator_notes(engram, plan, operator_notes)
+    return ImportSummary(plan.kind, imported, len(memories) - imported, added, present, notes, tuple(warnings))
+
+
+def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tuple[list[Memory], list[str]]:
+    own = engram.scope.agent or "default"
+    ids = {r.source_id: record_id(plan.kind, r.source_id, r.created_at) for r in plan.records}
+    links: dict[str, list[str]] = {}
+    for a, b in plan.links:
+        if a in ids and b in ids and ids[a] != ids[b]:
+            links.setdefault(ids[a], []).append(ids[b])
+    out: dict[str, Memory] = {}
+    warnings: list[str] = []
+    for record in plan.records:
+        memory_id = ids[record.source_id]
+        if memory_id in out:  # the same fact twice in one source: one memory
+            continue
+        memory, found = _memory(engram, record, memory_id, plan.source, own, keep_agents, now)
+        warnings += [f"{record.where}: {w}" for w in found]
+        out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
+    return list(out.values()), warnings
+
+
+def _memory(engram: Engram, record: Record, memory_id: str, source: str, own: str, keep_agents: bool,
+            now: float) -> tuple[Memory, list[str]]:
+    try:
+        content, found = engram.privacy.screen(record.content)
+        content = parse_content(content, engram.max_content_chars)
+        agent = record.agent if keep_agents and record.agent else own
+        scope = make_scope(agent, record.session if keep_agents and record.agent else None)
+        key = parse_key(record.key or key_from_content(content))
+    except ValidationError as exc:
+        raise SnapshotError(f"{record.where}.{exc.field}", exc.problem, exc.allowed) from None
+    created = record.created_at if record.created_at is not None else now
+    return Memory(
+        id=memory_id, key=key, content=content, category=record.category, type=record.type,
+        layer=layer_for_type(record.type), tags=record.tags, metadata=dict(record.metadata),
+        importance=record.importance, related_entity=record.related_entity, source=source, scope=scope,
+        created_at=created, updated_at=record.updated_at if record.updated_at is not None else created,
+    ), found
+
+
+def _unique_keys(engram: Engram, memories: list[Memory]) -> list[Memory]:
+    """Suffix keys that another memory in the same scope (stored, or earlier in this import) holds."""
+    taken: dict[Scope, set[str]] = {}
+    out = []
+    for memory in memories:
+        used = taken.setdefault(memory.scope, set())
+        key, n = memory.key, 1
+        while key in used or _stored_key(engram, memory.scope, key):
+            n += 1
+            key = f"{memory.key[:190]}-{n}"
+        used.add(key)
+        out.append(memory if key == memory.key else replace(memory, key=key))
+    return out
+
+
+def _stored_key(engram: Engram, scope: Scope, key: str) -> bool:
+    return engram.store.get(key, make_filter((scope,), include_superseded=True)) is not None
+
+
+def _messages(plan: Plan) -> list[tuple[str, Message]]:
+    out = []
+    for entry in plan.history:
+        try:
+            message = make_message(entry.role, entry.content, metadata=dict(entry.metadata), created_at=entry.created_at)
+        except ValidationError as exc:
+            raise SnapshotError(f"{entry.where}.{exc.field}", exc.problem, exc.allowed) from None
+        out.append((entry.conversation, message))
+    return out
+
+
+def _append_history(engram: Engram, messages: list[tuple[str, Message]], report: Progress) -> tuple[int, int]:
+    if not messages:
+        return 0, 0
+    history = engram.history
+    seen: dict[str, set[tuple[str, str, float]]] = {}
+    added = present = 0
+    for n, (key, message) in enumerate(messages, 1):
+        if key not in seen:
+            seen[key] = {(m.role.value, m.content, m.created_at) for m in history.all(key)}
+        mark = (message.role.value, message.content, message.created_at)
+        if mark in seen[key]:
+            present += 1
+        else:
+            history.add(key, message)
+            seen[key].add(mark)
+            added += 1
+        report("history", n, len(messages))
+    return added, present
+
+
+def _operator_notes(engram: Engram, plan: Plan, allowed: bool) -> str:
+    if plan.operator_notes is None:
+        return "none"
+    if not allowed or engram.settings is None:
+        return "skipped"
+    from engram.files.memory_md import ensure_memory_md
+
+    path = ensure_memory_md(engram.settings.home)
+    text = path.read_text(encoding="utf-8")
+    if plan.operator_notes in text:
+        return "present"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n\n## Imported from {plan.source}\n\n{plan.operator_notes}\n")
+    return "added"

@@ -1,0 +1,186 @@
+"""What every importer produces: a ``Plan`` of records, validated before anything is written.
+
+An importer reads one source format and returns a ``Plan``: memory ``Record``s (each naming where
+in the source it came from, so an error can point at the line or record), links between records,
+conversation messages and operator notes. ``apply.py`` writes a plan; importers never touch a
+store. Every check happens while building records, so a malformed source raises ``SnapshotError``
+naming the place before anything is stored: an import is all or nothing.
+
+Records get ids derived from their source identity (``source_id``): importing the same source
+twice finds the same ids and skips them, which is what makes a second run a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from engram.errors import SnapshotError, ValidationError
+from engram.model import Category, parse_metadata, parse_tags, parse_type
+
+_AGENT_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One memory to import. ``source_id`` is unique within the source (kind included);
+    ``where`` says where it came from for error messages (``line 4``, ``results[2]``)."""
+
+    source_id: str
+    where: str
+    content: str
+    key: str | None = None
+    category: Category = Category.KNOWLEDGE
+    type: str = "learned"
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    importance: float = 0.5
+    related_entity: str | None = None
+    created_at: float | None = None
+    updated_at: float | None = None
+    agent: str | None = None  # the source's user/agent; None means the importing agent
+    session: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """A conversation message to append to engram's history (Clawless transcripts)."""
+
+    where: str
+    conversation: str
+    role: str
+    content: str
+    created_at: float
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Plan:
+    """Everything one source holds, in engram's terms. ``links`` pair ``source_id``s."""
+
+    kind: str
+    source: str  # the ``source`` field of every imported memory, e.g. ``mem0``
+    records: list[Record] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)
+    history: list[HistoryEntry] = field(default_factory=list)
+    operator_notes: str | None = None
+
+
+def record_id(kind: str, source_id: str, created_at: float | None) -> str:
+    """A UUIDv7-shaped id fixed by the record's source identity: the same source record always
+    gets the same id (so a second import skips it), ordered by its creation time when known."""
+    digest = int.from_bytes(hashlib.sha256(f"{kind}\0{source_id}".encode()).digest()[:10], "big")
+    ms = int((created_at or 0) * 1000) & ((1 << 48) - 1)
+    value = ms << 80 | 0x7 << 76 | (digest >> 68 & 0xFFF) << 64 | 0b10 << 62 | (digest & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+def fail(where: str, problem: str, allowed: str | None = None) -> SnapshotError:
+    return SnapshotError(where, problem, allowed)
+
+
+def require_text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise fail(where, f"got {value!r}", "non-empty text")
+    return value.strip()
+
+
+def optional_text(value: Any, where: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise fail(where, f"got {type(value).__name__}", "text")
+    return str(value)
+
+
+def timestamp(value: Any, where: str) -> float | None:
+    """Seconds since the epoch from a number (seconds, or milliseconds when that large) or an
+    ISO 8601 text (a date alone is midnight UTC; no zone means UTC)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise fail(where, f"{value!r} is not a time", "an ISO 8601 time or seconds since the epoch")
+    if isinstance(value, int | float):
+        return float(value) / 1000 if value > 1e11 else float(value)
+    if isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            try:
+                parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
+            except ValueError:
+                raise fail(where, f"{value!r} is not a time", "an ISO 8601 time or seconds since the epoch") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.timestamp()
+    raise fail(where, f"got {type(value).__name__}", "an ISO 8601 time or seconds since the epoch")
+
+
+def tags(values: Iterable[Any] | str | None, where: str) -> tuple[str, ...]:
+    """Tags as engram keeps them; a source's tag with a comma or too long is an error here."""
+    if values is None:
+        return ()
+    try:
+        return parse_tags(values if isinstance(values, str) else [str(v) for v in values])
+    except (ValidationError, TypeError) as exc:
+        raise fail(where, str(exc), "a list of short tags") from None
+
+
+def metadata(value: Any, where: str) -> dict[str, Any]:
+    try:
+        return parse_metadata(value)
+    except ValidationError as exc:
+        raise fail(where, exc.problem, exc.allowed) from None
+
+
+def type_word(value: Any, default: str) -> str:
+    """A source's type as an engram type word, or ``default`` when it cannot be one."""
+    if not isinstance(value, str):
+        return default
+    try:
+        return parse_type(re.sub(r"[^a-z0-9_-]+", "-", value.strip().lower()).strip("-")[:40] or default)
+    except ValidationError:
+        return default
+
+
+def agent_name(value: Any, where: str) -> str | None:
+    """A source's user or agent id as an engram agent name (unusable characters become ``-``)."""
+    text = optional_text(value, where)
+    if text is None:
+        return None
+    name = _AGENT_UNSAFE.sub("-", text).strip("-.:@")[:128]
+    if not name:
+        raise fail(where, f"{value!r} has no usable characters", "letters, digits and . _ : @ -")
+    return name
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120] or "note"
+
+
+Files = dict[str, str]
+"""A folder source as ``{relative/posix/path: text}``: read from disk by the CLI and library, sent
+as JSON by an HTTP client, so the folder importers never touch the file system themselves."""
+
+
+def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> Files:
+    """Every text file with one of ``suffixes`` under ``folder`` (hidden folders skipped)."""
+    if not folder.is_dir():
+        raise fail("path", f"{folder} is not a folder", "a folder")
+    files: Files = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if not path.is_file() or path.suffix not in suffixes or any(p.startswith(".") for p in rel.parts):
+            continue
+        try:
+            files[rel.as_posix()] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise fail(rel.as_posix(), f"cannot read: {exc}", "a UTF-8 text file") from None
+    return files

@@ -1,0 +1,163 @@
+"""basic-memory (and Obsidian vaults written its way): a folder of markdown notes.
+
+A note: YAML front matter (``title``, ``type``, ``tags``, ``permalink``, any other field), prose,
+observations ``- [category] text #tag (context)`` and relations ``- relation_type [[Target]]``;
+``[[Target]]`` anywhere in the prose is a wiki-link. Mapping: each note is one memory (its prose,
+or its title when it has none), keyed by its permalink, tagged with its front-matter tags, with
+the other front-matter fields in ``metadata["basic_memory"]``; each observation is one memory of
+its own (the category as its type and first tag, its ``#tags`` as tags, the context in metadata)
+linked to its note; each relation and wiki-link links the two notes (the relation's type is kept in
+``metadata["relations"]``). A link to a note the folder does not hold is kept in metadata only.
+Task checkboxes (``- [ ]``, ``- [x]``) are prose, as basic-memory treats them.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from pathlib import PurePosixPath
+from typing import Any
+
+from engram.errors import MissingDependencyError
+from engram.importers.base import Files, Plan, Record, fail, metadata, slug, tags, timestamp, type_word
+
+KIND = "basic-memory"
+_OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\s][^\]]*)\]\s+(.+?)\s*$")
+_RELATION = re.compile(r"^\s*[-*]\s+([A-Za-z_][\w -]*?)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
+_WIKI = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
+_HASHTAG = re.compile(r"(?:^|\s)#([\w/-]+)")
+_CONTEXT = re.compile(r"\s*\(([^()]*)\)\s*$")
+_TASK = re.compile(r"^[ xX-]$")
+
+
+def looks_like(files: Files) -> bool:
+    return any(text.startswith("---") and ("permalink:" in text or _OBSERVATION.search(text) or "[[" in text)
+               for rel, text in list(files.items())[:50] if rel.endswith(".md"))
+
+
+def read(files: Files) -> Plan:
+    notes = [_note(text, rel) for rel, text in sorted(files.items()) if rel.endswith(".md")]
+    if not notes:
+        raise fail("path", "no markdown notes", "a basic-memory project or Obsidian vault folder of .md notes")
+    by_name: dict[str, str] = {}
+    for note in notes:
+        for name in (note["title"], note["permalink"], PurePosixPath(note["rel"]).stem, note["rel"].removesuffix(".md")):
+            by_name.setdefault(name.lower(), note["rel"])
+    plan = Plan(KIND, "basic-memory")
+    for note in notes:
+        unresolved = []
+        for target, _relation in note["links"]:
+            found = by_name.get(target.lower()) or by_name.get(slug(target))
+            if found and found != note["rel"]:
+                plan.links.append((note["rel"], found))
+            elif not found:
+                unresolved.append(target)
+        meta = dict(note["meta"])
+        meta["basic_memory"] = {**meta.get("basic_memory", {}), "unresolved_links": unresolved} if unresolved else \
+            meta.get("basic_memory", {})
+        plan.records.append(Record(
+            source_id=note["rel"], where=note["rel"], content=note["body"] or note["title"], key=note["permalink"],
+            type=note["type"], tags=note["tags"], metadata=meta, related_entity=note["title"],
+            created_at=note["created"], updated_at=note["updated"],
+        ))
+        for obs in note["observations"]:
+            plan.records.append(obs)
+            plan.links.append((obs.source_id, note["rel"]))
+    return plan
+
+
+def _note(text: str, rel: str) -> dict[str, Any]:
+    front, body_start = _front_matter(text, rel)
+    title = str(front.get("title") or PurePosixPath(rel).stem).strip()
+    permalink = str(front.get("permalink") or slug(rel.removesuffix(".md")))
+    created = _time(front.get("created") or front.get("date"), f"{rel} front matter created")
+    updated = _time(front.get("modified") or front.get("updated"), f"{rel} front matter modified")
+    extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
+    note: dict[str, Any] = {
+        "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
+        "type": type_word(front.get("type"), "note"), "tags": tags(_tag_list(front.get("tags")), f"{rel} front matter tags"),
+        "links": [], "observations": [], "relations": [],
+    }
+    prose: list[str] = []
+    lines = text.splitlines()
+    for n, line in enumerate(lines[body_start:], body_start + 1):
+        where = f"{rel} line {n}"
+        obs = _OBSERVATION.match(line)
+        rel_match = _RELATION.match(line)
+        if obs and not _TASK.match(obs.group(1)):
+            note["observations"].append(_observation(obs.group(1), obs.group(2), rel, n, where, created))
+            note["links"] += [(t.strip(), "mentions") for t in _WIKI.findall(obs.group(2))]
+        elif rel_match:
+            relation, target = rel_match.group(1).strip(), rel_match.group(2).split("|")[0].strip()
+            note["links"].append((target, relation))
+            note["relations"].append({"type": relation, "to": target})
+        else:
+            if not (line.startswith("#") and line.lstrip("#").strip() == title):  # the title heading repeats it
+                prose.append(line)
+            note["links"] += [(t.strip(), "links_to") for t in _WIKI.findall(line)]
+    body = re.sub(r"^#+\s*(Observations|Relations)\s*$", "", "\n".join(prose), flags=re.M)
+    note["body"] = re.sub(r"\n{3,}", "\n\n", body).strip()
+    note["meta"] = metadata({"basic_memory": {"file": rel, "title": title, "permalink": permalink, **extra},
+                             **({"relations": note["relations"]} if note["relations"] else {})},
+                            f"{rel} front matter")
+    return note
+
+
+def _observation(category: str, text: str, rel: str, line: int, where: str, created: float | None) -> Record:
+    context_match = _CONTEXT.search(text)
+    context = context_match.group(1) if context_match else None
+    content = text[: context_match.start()] if context_match else text
+    hashtags = _HASHTAG.findall(content)
+    content = _HASHTAG.sub("", content).strip() or text
+    return Record(
+        source_id=f"{rel}\0{category}\0{content}", where=where, content=content,
+        type=type_word(category, "learned"), tags=tags([category, *hashtags], where),
+        metadata={"basic_memory": {"file": rel, "line": line, "category": category,
+                                   **({"context": context} if context else {})}},
+        created_at=created,
+    )
+
+
+def _front_matter(text: str, rel: str) -> tuple[dict[str, Any], int]:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, 0
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "---":
+            try:
+                import yaml
+            except ImportError:
+                raise MissingDependencyError("basic-memory front matter", "files", "pyyaml") from None
+            try:
+                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                at = f" line {mark.line + 2}" if mark is not None else ""
+                raise fail(f"{rel}{at}", f"malformed YAML front matter: {getattr(exc, 'problem', exc)}",
+                           "YAML between --- lines") from None
+            if not isinstance(data, dict):
+                raise fail(f"{rel} line 2", "front matter is not a mapping", "key: value lines")
+            return {str(k): _plain(v) for k, v in data.items()}, i + 1
+    raise fail(f"{rel} line 1", "front matter has no closing ---", "YAML between --- lines")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _tag_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [t.strip().lstrip("#") for t in value.replace(",", " ").split()]
+    return [str(t).lstrip("#") for t in value] if isinstance(value, list) else [str(value)]
+
+
+def _time(value: Any, where: str) -> float | None:
+    return timestamp(_plain(value), where) if value is not None else None

@@ -1,0 +1,78 @@
+"""The MCP reference memory server (``@modelcontextprotocol/server-memory``): its ``memory.jsonl``.
+
+One JSON object per line: ``{"type": "entity", "name", "entityType", "observations": [...]}`` or
+``{"type": "relation", "from", "to", "relationType"}``. An entity becomes one memory: its
+observations are the content (one per line, under the entity's name), the name is the key and
+the related entity, the entity type a tag and ``metadata["entity_type"]``. A relation links the
+two entities' memories both ways; its direction and type are kept in the ``from`` memory's
+``metadata["relations"]`` (engram links carry no type). A relation naming an entity the file does
+not hold is an error on its line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from engram.importers.base import Plan, Record, fail, require_text, slug, tags
+
+KIND = "mcp-memory"
+
+
+def looks_like(first_line: Any) -> bool:
+    return isinstance(first_line, Mapping) and first_line.get("type") in ("entity", "relation") and (
+        "entityType" in first_line or "relationType" in first_line)
+
+
+def read(text: str) -> Plan:
+    entities: dict[str, dict[str, Any]] = {}
+    relations: list[tuple[str, str, str, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"line {n}"
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise fail(where, f"malformed JSON: {exc.msg} (column {exc.colno})", "one JSON object per line") from None
+        if not isinstance(item, Mapping):
+            raise fail(where, f"got {type(item).__name__}", "a JSON object")
+        if item.get("type") == "entity":
+            name = require_text(item.get("name"), f"{where}.name")
+            observations = item.get("observations") or []
+            if not isinstance(observations, list) or not all(isinstance(o, str) for o in observations):
+                raise fail(f"{where}.observations", "is not a list of texts", "a JSON array of strings")
+            entity = entities.setdefault(name, {"where": where, "type": None, "observations": []})
+            entity["type"] = entity["type"] or item.get("entityType")
+            entity["observations"] += [o.strip() for o in observations if o.strip()]
+        elif item.get("type") == "relation":
+            ends = [require_text(item.get(side), f"{where}.{side}") for side in ("from", "to")]
+            relations.append((where, ends[0], ends[1], require_text(item.get("relationType"), f"{where}.relationType")))
+        else:
+            raise fail(f"{where}.type", f"unknown type {item.get('type')!r}", "entity, relation")
+    plan = Plan(KIND, "mcp-memory")
+    outgoing: dict[str, list[dict[str, str]]] = {}
+    for where, a, b, kind in relations:
+        for end in (a, b):
+            if end not in entities:
+                raise fail(where, f"relation names {end!r}, which no entity line defines", "names of entities in this file")
+        outgoing.setdefault(a, []).append({"type": kind, "to": b})
+        if a != b:
+            plan.links.append((a, b))
+    for name, entity in entities.items():
+        body = "\n".join(f"- {o}" for o in entity["observations"])
+        entity_type = entity["type"] if isinstance(entity["type"], str) else None
+        heading = f"{name} ({entity_type})" if entity_type else name
+        meta: dict[str, Any] = {"mcp_memory": {"name": name}}
+        if entity_type:
+            meta["entity_type"] = entity_type
+        if name in outgoing:
+            meta["relations"] = outgoing[name]
+        plan.records.append(Record(
+            source_id=name, where=entity["where"], content=f"{heading}\n{body}" if body else heading,
+            key=slug(name),
+            tags=tags([slug(entity_type)] if entity_type else [], f"{entity['where']}.entityType"),
+            metadata=meta, related_entity=name,
+        ))
+    return plan

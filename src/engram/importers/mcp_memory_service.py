@@ -1,0 +1,62 @@
+"""mcp-memory-service (doobidoo): the JSON its exporter writes for sync between machines.
+
+``{"export_metadata": {"source_machine", "export_timestamp", ...}, "memories": [{"content",
+"content_hash", "tags", "memory_type", "metadata", "created_at", "updated_at", "created_at_iso",
+"updated_at_iso"}, ...]}``. The content hash is the source identity (the service deduplicates by
+it too) and is kept, with the source machine, under ``metadata["mcp_memory_service"]``; tags (a
+list, or its comma-separated text) and the memory type carry over; the float times are kept (the
+ISO ones are used when the floats are missing). An ``agent_id`` names the engram agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from engram.importers.base import Plan, Record, agent_name, fail, metadata, require_text, tags, timestamp, type_word
+
+KIND = "mcp-memory-service"
+
+
+def looks_like(data: Any) -> bool:
+    return isinstance(data, Mapping) and isinstance(data.get("export_metadata"), Mapping) and isinstance(
+        data.get("memories"), list)
+
+
+def read(text: str) -> Plan:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})",
+                   "an mcp-memory-service export") from None
+    if not looks_like(data):
+        raise fail("document", "no export_metadata and memories list", '{"export_metadata": {...}, "memories": [...]}')
+    machine = data["export_metadata"].get("source_machine")
+    plan = Plan(KIND, "mcp-memory-service")
+    for i, item in enumerate(data["memories"]):
+        where = f"memories[{i}]"
+        if not isinstance(item, Mapping):
+            raise fail(where, f"got {type(item).__name__}", "a JSON object per memory")
+        content = require_text(item.get("content"), f"{where}.content")
+        content_hash = item.get("content_hash") or hashlib.sha256(content.encode()).hexdigest()
+        if not isinstance(content_hash, str):
+            raise fail(f"{where}.content_hash", f"got {type(content_hash).__name__}", "text")
+        created = timestamp(item.get("created_at"), f"{where}.created_at")
+        if created is None:
+            created = timestamp(item.get("created_at_iso"), f"{where}.created_at_iso")
+        updated = timestamp(item.get("updated_at"), f"{where}.updated_at")
+        if updated is None:
+            updated = timestamp(item.get("updated_at_iso"), f"{where}.updated_at_iso")
+        kept = {"content_hash": content_hash, "memory_type": item.get("memory_type"), "source_machine": machine}
+        plan.records.append(Record(
+            source_id=content_hash, where=where, content=content,
+            type=type_word(item.get("memory_type"), "learned"),
+            tags=tags(item.get("tags"), f"{where}.tags"),
+            metadata={**metadata(item.get("metadata"), f"{where}.metadata"),
+                      "mcp_memory_service": {k: v for k, v in kept.items() if v is not None}},
+            created_at=created, updated_at=updated,
+            agent=agent_name(item.get("agent_id"), f"{where}.agent_id"),
+        ))
+    return plan

@@ -1,0 +1,99 @@
+"""mem0: the JSON that ``Memory.get_all()`` / the platform export returns.
+
+Accepted shapes: ``{"results": [...]}`` (mem0 ≥ 0.1, optionally with ``relations``), a bare list
+(v1 output), and the platform's ``{"memories": [...]}``. Each item: ``id``, ``memory`` (the text),
+``hash``, ``metadata``, ``categories``, ``created_at`` / ``updated_at`` (ISO 8601),
+``user_id`` / ``agent_id`` / ``run_id``. Mapping: the text is the content; the mem0 id, hash,
+user and run are kept under ``metadata["mem0"]``; ``agent_id`` (else ``user_id``) names the engram
+agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
+``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
+mention both ends by name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from engram.importers.base import (
+    Plan,
+    Record,
+    agent_name,
+    fail,
+    metadata,
+    optional_text,
+    require_text,
+    tags,
+    timestamp,
+)
+
+KIND = "mem0"
+
+
+def looks_like(data: Any) -> bool:
+    items = data.get("results") if isinstance(data, Mapping) else data
+    if isinstance(data, Mapping) and items is None:
+        items = data.get("memories")
+    return isinstance(items, list) and bool(items) and all(isinstance(i, Mapping) and "memory" in i for i in items[:5])
+
+
+def read(text: str) -> Plan:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})", "mem0 get_all JSON") from None
+    if isinstance(data, list):
+        items, where = data, ""
+    elif isinstance(data, Mapping) and isinstance(data.get("results"), list):
+        items, where = data["results"], "results"
+    elif isinstance(data, Mapping) and isinstance(data.get("memories"), list):
+        items, where = data["memories"], "memories"
+    else:
+        raise fail("document", "no list of memories", '{"results": [...]} or a JSON array of mem0 memories')
+    plan = Plan(KIND, "mem0")
+    for i, item in enumerate(items):
+        plan.records.append(_record(item, f"{where}[{i}]"))
+    relations = data.get("relations") if isinstance(data, Mapping) else None
+    if isinstance(relations, list):
+        _link_relations(plan, relations)
+    return plan
+
+
+def _record(item: Any, where: str) -> Record:
+    if not isinstance(item, Mapping):
+        raise fail(where, f"got {type(item).__name__}", "a JSON object per memory")
+    source_id = optional_text(item.get("id"), f"{where}.id")
+    if source_id is None:
+        raise fail(f"{where}.id", "is missing", "mem0's memory id")
+    user = agent_name(item.get("user_id"), f"{where}.user_id")
+    agent = agent_name(item.get("agent_id"), f"{where}.agent_id")
+    run = agent_name(item.get("run_id"), f"{where}.run_id")
+    own = metadata(item.get("metadata"), f"{where}.metadata")
+    kept = {k: item[k] for k in ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role")
+            if item.get(k) not in (None, "")}
+    return Record(
+        source_id=source_id,
+        where=where,
+        content=require_text(item.get("memory"), f"{where}.memory"),
+        tags=tags(item.get("categories"), f"{where}.categories"),
+        metadata={**own, "mem0": kept},
+        created_at=timestamp(item.get("created_at"), f"{where}.created_at"),
+        updated_at=timestamp(item.get("updated_at"), f"{where}.updated_at"),
+        agent=agent or user,
+        session=run if (agent or user) else None,
+    )
+
+
+def _link_relations(plan: Plan, relations: list[Any]) -> None:
+    for i, rel in enumerate(relations):
+        where = f"relations[{i}]"
+        if not isinstance(rel, Mapping):
+            raise fail(where, f"got {type(rel).__name__}", "an object with source, relationship, destination")
+        ends = [require_text(rel.get(side), f"{where}.{side}").lower().replace("_", " ")
+                for side in ("source", "destination")]
+        mentions = [[r.source_id for r in plan.records if end in r.content.lower()] for end in ends]
+        for a in mentions[0]:
+            for b in mentions[1]:
+                if a != b:
+                    plan.links.append((a, b))

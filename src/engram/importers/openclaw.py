@@ -1,0 +1,59 @@
+"""OpenClaw: an agent workspace's plain-markdown memory.
+
+The workspace (default ``~/.openclaw/workspace``) holds ``MEMORY.md``, curated long-term memory,
+and ``memory/YYYY-MM-DD.md`` (or ``memory/YYYY-MM-DD-<slug>.md``) daily logs; other markdown files
+under ``memory/`` (topic notes) are read too. Each bullet or paragraph becomes one memory
+(``markdown_blocks``): from ``MEMORY.md`` as ``core`` knowledge (durable, never decays), from a
+daily log as an ``experience`` dated that day, from a topic file as knowledge. The headings above
+a fact become tags, and the file and line are kept in ``metadata["openclaw"]``. The source
+identity is the file plus the fact's text, so a re-import skips what it already holds and picks
+up what was appended since.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+
+from engram.importers.base import Files, Plan, Record, fail, slug, tags
+from engram.importers.markdown_blocks import split_blocks
+from engram.model import Category
+
+KIND = "openclaw"
+_DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-.+)?\.md$")
+
+
+def looks_like(files: Files) -> bool:
+    return "MEMORY.md" in files or any(_is_memory_file(rel) and _DAILY.match(rel.rsplit("/", 1)[-1]) for rel in files)
+
+
+def _is_memory_file(rel: str) -> bool:
+    return rel.startswith("memory/") and rel.endswith(".md")
+
+
+def read(files: Files) -> Plan:
+    plan = Plan(KIND, "openclaw")
+    chosen = (["MEMORY.md"] if "MEMORY.md" in files else []) + sorted(r for r in files if _is_memory_file(r))
+    if not chosen:
+        raise fail("path", "no MEMORY.md or memory/*.md", "an OpenClaw workspace folder (MEMORY.md, memory/)")
+    for rel in chosen:
+        daily = _DAILY.match(rel.rsplit("/", 1)[-1]) if rel != "MEMORY.md" else None
+        day = _day(daily.group(1), rel) if daily else None
+        for block in split_blocks(files[rel]):
+            where = f"{rel} line {block.line}"
+            plan.records.append(Record(
+                source_id=f"{rel}\0{block.text}", where=where, content=block.text,
+                category=Category.CORE if rel == "MEMORY.md" else Category.KNOWLEDGE,
+                type="experience" if day else "learned",
+                tags=tags([slug(h)[:64] for h in block.headings if h.strip()] + (["daily"] if day else []), where),
+                metadata={"openclaw": {"file": rel, "line": block.line, "headings": list(block.headings)}},
+                created_at=day,
+            ))
+    return plan
+
+
+def _day(text: str, rel: str) -> float:
+    try:
+        return datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC).timestamp()
+    except ValueError:
+        raise fail(rel, f"{text!r} is not a date", "memory/YYYY-MM-DD.md") from None

@@ -1,0 +1,42 @@
+"""``POST /api/v1/import/{kind}``: another memory system's data into the caller's agent.
+
+The body carries the source as a document's text (``{"text": ...}``: mem0 or mcp-memory-service
+JSON, the MCP memory server's JSONL, Clawless's conversation history) or a folder's files
+(``{"files": {"MEMORY.md": ..., "memory/2026-03-02.md": ...}}``: OpenClaw, basic-memory, Clawless).
+Everything joins the calling agent (a caller never writes into another agent), and the server's
+operator ``MEMORY.md`` is not touched over HTTP. Engine errors map to problems in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field, model_validator
+
+from engram.importers import detect_document, detect_files
+from engram.interfaces.http.routes_memory import Eng
+
+router = APIRouter(prefix="/api/v1", tags=["service"])
+
+
+class ImportIn(BaseModel):
+    text: str | None = Field(None, description="The source document (JSON or JSON lines).")
+    files: dict[str, str] | None = Field(None, description="A source folder: relative path -> file text.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ImportIn:
+        if (self.text is None) == (self.files is None):
+            raise ValueError("give exactly one of text or files")
+        return self
+
+
+@router.post("/import/{kind}", summary="Import mem0, MCP memory, mcp-memory-service, OpenClaw, basic-memory or "
+             "Clawless data (kind 'auto' detects it); all or nothing, idempotent")
+def import_source(eng: Eng, kind: str, body: ImportIn) -> dict[str, Any]:
+    source: str | dict[str, str] = body.text if body.text is not None else dict(body.files or {})
+    if kind == "auto":
+        kind = detect_document(source) if isinstance(source, str) else detect_files(source)
+    summary = eng.import_from(source, kind, keep_agents=False, operator_notes=False)
+    return asdict(summary)

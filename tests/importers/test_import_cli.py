@@ -1,0 +1,195 @@
+"""``engram import --from KIND`` on fixtures written from each source's public format, through the
+CLI against a real SQLite file: counts, a recall of an imported fact, the links of imported
+relations, what the metadata keeps, and that a second run imports nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engram.errors import SnapshotError, ValidationError
+from engram.interfaces.cli.app import app
+
+ENGRAM = str(Path(sys.executable).with_name("engram"))
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
+runner = CliRunner()
+
+
+def run(home: Path, *args: str, code: int = 0) -> str:
+    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def as_json(home: Path, *args: str) -> object:
+    return json.loads(run(home, "--json", *args))
+
+
+def recall_keys(home: Path, query: str, *agent: str) -> list[str]:
+    hits = as_json(home, *agent, "recall", query, "--limit", "3")["hits"]
+    return [h["memory"]["key"] for h in hits]
+
+
+def neighbour_keys(home: Path, key: str, *agent: str) -> set[str]:
+    return {m["key"] for m in as_json(home, *agent, "neighbours", key)}
+
+
+def import_twice(home: Path, name: str, kind: str | None, expected: int) -> dict:
+    args = ["import", str(FIXTURES / name), *(["--from", kind] if kind else [])]
+    first = as_json(home, *args)
+    assert first["kind"] == (kind or first["kind"]) and first["imported"] == expected, first
+    again = as_json(home, *args)
+    assert (again["imported"], again["skipped"]) == (0, expected), again
+    return first
+
+
+@pytest.mark.parametrize("kind", ["mem0", None])
+def test_mem0_users_agents_runs_times_and_ids(tmp_path: Path, kind: str | None) -> None:
+    home = tmp_path / "home"
+    summary = import_twice(home, "mem0.json", kind, 3)
+    assert summary["kind"] == "mem0"
+    assert recall_keys(home, "where is the trip to Paris", "--agent", "alex")[0] == "travelling-paris-june"
+    paris = as_json(home, "--agent", "alex", "get", "travelling-paris-june")
+    assert paris["metadata"]["mem0"] == {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7",
+                                         "hash": "62bc074f56d1f909f1b4c2b639f56f6a", "user_id": "alex"}
+    assert paris["metadata"]["source"] == "chat" and paris["tags"] == ["travel"] and paris["source"] == "mem0"
+    assert paris["created_at"] == pytest.approx(1708930620.108347)  # 2024-02-25T23:57:00.108347-07:00
+    assert paris["updated_at"] == pytest.approx(1721977020.108367)  # 2024-07-25T23:57:00.108367-07:00
+    # The graph relation (paris -> vegetarian restaurants) links the memories naming its ends.
+    assert neighbour_keys(home, "travelling-paris-june", "--agent", "alex") == {"prefers-vegetarian-restaurants"}
+    # agent_id names the engram agent, run_id its session; nothing of alex's leaks to "default".
+    ops = as_json(home, "--agent", "ops-bot", "--session", "run-42", "list")
+    assert [(m["content"], m["scope"]) for m in ops] == [
+        ("Deploys the billing service every Tuesday", "session:ops-bot/run-42")]
+    assert as_json(home, "list") == []
+
+
+def test_mcp_memory_entities_and_relations(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    import_twice(home, "mcp-memory.jsonl", None, 3)
+    assert recall_keys(home, "who speaks Spanish")[0] == "john-smith"
+    john = as_json(home, "get", "john-smith")
+    assert john["content"] == "John_Smith (person)\n- Speaks fluent Spanish\n- Graduated in 2019"
+    assert john["related_entity"] == "John_Smith" and john["tags"] == ["person"]
+    assert john["metadata"]["relations"] == [{"type": "works_at", "to": "Anthropic"},
+                                             {"type": "based_in", "to": "Lisbon_Office"}]
+    assert neighbour_keys(home, "john-smith") == {"anthropic", "lisbon-office"}
+    assert neighbour_keys(home, "anthropic") == {"john-smith"}
+
+
+def test_mcp_memory_service_export(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    import_twice(home, "mcp-memory-service.json", None, 2)
+    key = recall_keys(home, "when does the staging database password rotate")[0]
+    memory = as_json(home, "get", key)
+    assert memory["tags"] == ["ops", "database"] and memory["type"] == "note"
+    assert memory["created_at"] == 1736937000.5 and memory["metadata"]["project"] == "atlas"
+    assert memory["metadata"]["mcp_memory_service"]["source_machine"] == "laptop-1"
+    listed = as_json(home, "list", "--tag", "decision")
+    assert [(m["type"], m["tags"]) for m in listed] == [("decision", ["architecture", "decision"])]
+    assert listed[0]["created_at"] == 1736499600.0  # from created_at_iso
+
+
+def test_openclaw_workspace(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    import_twice(home, "openclaw", None, 6)
+    assert "typescript" in recall_keys(home, "TypeScript or JavaScript for new projects")[0]
+    core = as_json(home, "list", "--category", "core")
+    assert {m["content"] for m in core} >= {
+        "The team picked PostgreSQL 16 for the orders service\nafter the load test in March."}
+    assert all(m["metadata"]["openclaw"]["file"] == "MEMORY.md" for m in core) and len(core) == 3
+    daily = as_json(home, "list", "--tag", "daily")
+    standup = [m for m in daily if m["content"].startswith("Standup")][0]
+    assert standup["created_at"] == 1772496000.0  # 2026-03-03, from memory/2026-03-03-standup.md
+    assert {m["type"] for m in daily} == {"experience"} and len(daily) == 3
+
+
+def test_basic_memory_notes_observations_relations(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    import_twice(home, "basic-memory", "basic-memory", 6)
+    assert recall_keys(home, "Ethiopian beans citrus")[0].startswith("ethiopian-beans")
+    note = as_json(home, "get", "coffee-brewing-methods")
+    assert note["tags"] == ["coffee", "brewing"] and note["related_entity"] == "Coffee Brewing Methods"
+    assert note["metadata"]["basic_memory"]["unresolved_links"] == ["A Note Nobody Wrote"]
+    assert {"type": "contrasts_with", "to": "Tea Brewing Methods"} in note["metadata"]["relations"]
+    linked = neighbour_keys(home, "coffee-brewing-methods")
+    assert {"coffee-bean-origins", "tea-brewing-methods"} <= linked
+    observation = as_json(home, "list", "--tag", "method")[0]
+    assert observation["content"] == "Pour over provides more flavor clarity than French press"
+    assert observation["tags"] == ["method", "brewing"] and observation["type"] == "method"
+    assert neighbour_keys(home, observation["key"]) == {"coffee-brewing-methods"}
+    context = as_json(home, "list", "--tag", "technique")[0]["metadata"]["basic_memory"]["context"]
+    assert context == "personal experience"
+
+
+def test_clawless_history_and_operator_memory(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first = as_json(home, "import", str(FIXTURES / "clawless"))
+    assert (first["kind"], first["messages_imported"], first["operator_notes"]) == ("clawless", 6, "added")
+    again = as_json(home, "import", str(FIXTURES / "clawless"))
+    assert (again["messages_imported"], again["messages_skipped"], again["operator_notes"]) == (0, 6, "present")
+    shown = as_json(home, "history", "show", "telegram:12345")
+    contents = [m["content"] for m in shown["messages"]]
+    assert contents[:2] == ["What time is the dentist appointment?",
+                            "Your dentist appointment is Thursday at 3pm with Dr. Okafor."]
+    assert len(contents) == 4 and shown["messages"][0]["created_at"] == 1770711300.0
+    notes = (home / "MEMORY.md").read_text()
+    assert notes.count("Never schedule anything before 9am.") == 1
+
+
+MALFORMED = [
+    ("mem0.json", '{"results": [{"id": "a", "memory": "fine"}, {"id": "b", "memory": ""}]}', "results[1].memory"),
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n{"type":"entity",\n',
+     "line 2"),
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n'
+     '{"type":"relation","from":"A","to":"Nobody","relationType":"knows"}\n', "line 2"),
+    ("export.json", '{"export_metadata": {}, "memories": [{"content": "ok"}, {"content": "x", "created_at": "soon"}]}',
+     "memories[1].created_at"),
+    ("conversation-history.jsonl", '{"userMessage":"hi","botResponse":"hello","chatId":"1","timestamp":1}\n'
+     '{"userMessage":"hi","chatId":"1","timestamp":2}\n', "line 2.botResponse"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "named"), MALFORMED)
+def test_a_malformed_record_imports_nothing_and_is_named(tmp_path: Path, name: str, text: str, named: str) -> None:
+    home = tmp_path / "home"
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["--home", str(home), "import", str(path)])
+    assert isinstance(result.exception, SnapshotError) and named in str(result.exception), result.exception
+    assert as_json(home, "count") == {"count": 0}
+
+
+def test_a_malformed_note_in_a_folder_imports_none_of_the_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "good.md").write_text("---\ntitle: Good\npermalink: good\n---\n- [fact] fine #ok\n", encoding="utf-8")
+    (vault / "bad.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    # The installed command: exit code 2 and the file and line on stderr.
+    done = subprocess.run([ENGRAM, "--home", str(home), "import", str(vault), "--from", "basic-memory"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "bad.md line 2: malformed YAML front matter" in done.stderr, done.stderr
+    assert as_json(home, "count") == {"count": 0}
+
+
+def test_a_taken_key_gets_a_suffix_instead_of_being_dropped(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run(home, "remember", "Unrelated memory of mine", "--key", "john-smith")
+    as_json(home, "import", str(FIXTURES / "mcp-memory.jsonl"))
+    assert as_json(home, "get", "john-smith")["content"] == "Unrelated memory of mine"
+    assert as_json(home, "get", "john-smith-2")["related_entity"] == "John_Smith"
+
+
+def test_into_agent_and_unknown_kind(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    as_json(home, "import", str(FIXTURES / "mem0.json"), "--into-agent")
+    assert as_json(home, "count") == {"count": 3}
+    result = runner.invoke(app, ["--home", str(home), "import", str(FIXTURES / "mem0.json"), "--from", "zep"])
+    assert isinstance(result.exception, ValidationError)
+    assert result.exception.field == "from" and "zep" in str(result.exception) and "mcp-memory" in str(result.exception)

@@ -1,0 +1,42 @@
+"""``POST /api/v1/import/{kind}`` over a real socket: other systems' data joins the caller's agent
+only, all or nothing, and a second post imports nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.interfaces.conftest import Served
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_import_text_and_folder_sources_into_the_callers_agent(served: Served) -> None:
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        mem0 = (FIXTURES / "mem0.json").read_text()
+        first = alice.post("/api/v1/import/auto", json={"text": mem0})
+        assert first.status_code == 200, first.text
+        assert (first.json()["kind"], first.json()["imported"]) == ("mem0", 3)
+        assert alice.post("/api/v1/import/mem0", json={"text": mem0}).json()["skipped"] == 3
+        # mem0's users and agents do not become other engram agents over HTTP: all of it is alice's.
+        items = alice.get("/api/v1/memory").json()["memories"]
+        assert {m["scope"] for m in items} == {"agent:alice"} and len(items) == 3
+        vault = alice.post("/api/v1/import/basic-memory", json={"files": _files(FIXTURES / "basic-memory")})
+        assert vault.json()["imported"] == 6, vault.text
+        assert bob.get("/api/v1/stats").json()["memories"] == 0
+        # The Clawless home: its history joins alice's history, the server's MEMORY.md is left alone.
+        claw = alice.post("/api/v1/import/auto", json={"files": _files(FIXTURES / "clawless")}).json()
+        assert (claw["kind"], claw["messages_imported"], claw["operator_notes"]) == ("clawless", 6, "skipped")
+
+
+def test_malformed_source_is_a_problem_naming_the_line_and_stores_nothing(served: Served) -> None:
+    with served.client(served.alice) as alice:
+        bad = '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n{"type":"relation"}\n'
+        response = alice.post("/api/v1/import/mcp-memory", json={"text": bad})
+        assert response.status_code == 422 and "line 2" in response.text, response.text
+        assert alice.post("/api/v1/import/zep", json={"text": "{}"}).status_code == 422
+        assert alice.post("/api/v1/import/mem0", json={}).status_code == 422
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
