@@ -227,9 +227,13 @@ def _expand_links(store: MemoryStore, hits: list[Hit], request: RecallRequest, s
     result = list(hits)
     frontier = list(hits)
     for _ in range(request.depth):
+        if not frontier:
+            break
         next_frontier = []
+        # One store round trip per hop, however many parents the frontier holds.
+        found = store.neighbours_of_many([parent.memory.id for parent in frontier], request.filt, limit=20, known=seen)
         for parent in frontier:
-            for neighbour in store.neighbours(parent.memory.id, request.filt, limit=20):
+            for neighbour in found.get(parent.memory.id, ()):
                 if neighbour.id in seen:
                     continue
                 seen.add(neighbour.id)

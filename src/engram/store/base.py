@@ -18,7 +18,7 @@ Rules every backend keeps:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -75,6 +75,15 @@ class MemoryStore(Protocol):
     def unlink(self, a_id: str, b_id: str) -> bool: ...
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]: ...
+
+    def neighbours_of_many(
+        self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
+    ) -> dict[str, list[Memory]]:
+        """``neighbours`` of each memory (its newest ``limit``, in that order) in a bounded number of
+        queries, not one per memory. Neighbours whose id is in ``known`` count toward ``limit`` but
+        are left out (the caller has them: they are never loaded); a memory left with nothing is
+        absent from the answer. Link expansion asks once per hop."""
+        ...
 
     def touch(
         self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,

@@ -8,7 +8,7 @@ content hit (and a search_context hit 0.3 of one); with no word hit, a substring
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -273,6 +273,13 @@ class InMemoryMemoryStore:
             found = [m for m in found if filt.matches(m)]
             found.sort(key=lambda m: (m.created_at, m.id), reverse=True)
             return [self._out(m) for m in found[:limit]]
+
+    def neighbours_of_many(
+        self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
+    ) -> dict[str, list[Memory]]:
+        found = {i: [m for m in self.neighbours(i, filt, limit=limit) if m.id not in known]
+                 for i in dict.fromkeys(memory_ids)}
+        return {i: ms for i, ms in found.items() if ms}
 
     def versions(self, memory_id: str) -> list[MemoryVersion]:
         with self._lock:

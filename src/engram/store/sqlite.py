@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -487,14 +487,37 @@ class SqliteMemoryStore:
             return self._memories(conn, rows)
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
+        return self.neighbours_of_many([memory_id], filt, limit=limit).get(memory_id, [])
+
+    def neighbours_of_many(
+        self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
+    ) -> dict[str, list[Memory]]:
+        # Per chunk of parents, one narrow query ranks each parent's neighbours (ids only) and one
+        # more loads the rows that will be returned: neighbours in ``known`` are never loaded.
         where, params = filter_sql(filt)
+        wanted = list(dict.fromkeys(memory_ids))
+        found: dict[str, list[Memory]] = {}
         with self.db.read() as conn:
-            return self._select(
-                conn,
-                f"m.id IN (SELECT to_id FROM memory_links WHERE from_id = ?) AND {where}",
-                [memory_id, *params, limit],
-                "ORDER BY m.created_at DESC LIMIT ?",
-            )
+            for chunk in _chunks(wanted, 500):
+                marks = ",".join("?" * len(chunk))
+                pairs = conn.execute(
+                    "SELECT parent, id FROM (SELECT l.from_id AS parent, m.id AS id, ROW_NUMBER() OVER ("
+                    " PARTITION BY l.from_id ORDER BY m.created_at DESC, m.rowid DESC) AS nth"
+                    f" FROM memory_links l JOIN memories m ON m.id = l.to_id WHERE l.from_id IN ({marks})"
+                    f" AND {where}) WHERE nth <= ? ORDER BY parent, nth",
+                    [*chunk, *params, limit],
+                ).fetchall()
+                load = list(dict.fromkeys(i for _, i in pairs if i not in known))
+                memories: dict[str, Memory] = {}
+                for part in _chunks(load, 500):
+                    rows = conn.execute(
+                        f"SELECT {_COLUMNS} FROM memories m WHERE m.id IN ({','.join('?' * len(part))})", part
+                    ).fetchall()
+                    memories.update((m.id, m) for m in self._memories(conn, rows))
+                for parent, memory_id in pairs:
+                    if memory_id in memories:
+                        found.setdefault(parent, []).append(memories[memory_id])
+        return found
 
     def change_token(self) -> object | None:
         # data_version moves when another connection commits; own writes are counted here.

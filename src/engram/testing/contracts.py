@@ -15,7 +15,7 @@ import pytest
 
 from engram.engine import Engram, Filters
 from engram.errors import DimensionError, NotFoundError, SnapshotError, ValidationError
-from engram.model import Category, Layer, Scope
+from engram.model import Category, Layer, MemoryFilter, Scope
 from engram.store.base import MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
 
@@ -233,6 +233,38 @@ class MemoryStoreContract:
         assert [h.memory.key for h in deep] == ["user-prefers-python", "project-version"]
         assert deep.hits[1].via == deep.hits[0].memory.id
         assert 0 < deep.hits[1].score < deep.hits[0].score and deep.hits[1].parts.link > 0
+
+    def test_neighbours_of_many_answers_each_parent_like_neighbours(
+        self, mem: Engram, store: MemoryStore, clock: FakeClock
+    ) -> None:
+        for name in ("hub", "a", "b", "c", "lone"):
+            clock.advance(1)
+            mem.remember(f"memory {name}", key=name, tags=["odd"] if name == "b" else [])
+        for other in ("a", "b", "c"):
+            mem.link("hub", other)
+        mem.link("a", "b")
+        ids = {name: mem.get(name).id for name in ("hub", "a", "b", "c", "lone")}
+        visible = MemoryFilter(scopes=Scope("alice").visible())
+        found = store.neighbours_of_many([ids["hub"], ids["a"], ids["lone"], ids["hub"]], visible, limit=2)
+        # Newest first, at most ``limit`` per parent, no entry for a parent without neighbours.
+        assert {p: [m.key for m in ms] for p, ms in found.items()} == {ids["hub"]: ["c", "b"], ids["a"]: ["b", "hub"]}
+        for parent in (ids["hub"], ids["a"]):
+            assert found[parent] == store.neighbours(parent, visible, limit=2)
+        assert found[ids["a"]][0].links == tuple(sorted((ids["hub"], ids["a"])))
+        narrowed = MemoryFilter(scopes=Scope("alice").visible(), tags=("odd",))
+        assert {p: [m.key for m in ms] for p, ms in store.neighbours_of_many(list(ids.values()), narrowed).items()} == {
+            ids["hub"]: ["b"], ids["a"]: ["b"]}
+        assert store.neighbours_of_many([], visible) == {}
+        # Known neighbours still take their place within ``limit`` but are not returned.
+        known = store.neighbours_of_many([ids["hub"], ids["a"]], visible, limit=2, known={ids["c"], ids["b"]})
+        assert {p: [m.key for m in ms] for p, ms in known.items()} == {ids["a"]: ["hub"]}
+        # Through recall: three hops along a chain, each hop one call for the whole frontier.
+        mem.remember("zebra start", key="z0")
+        for i in range(1, 4):
+            mem.remember(f"step {i}", key=f"z{i}", links=[f"z{i - 1}"])
+        deep = mem.recall("zebra", depth=3)
+        assert [h.memory.key for h in deep] == ["z0", "z1", "z2", "z3"]
+        assert [h.via for h in deep][1:] == [deep.hits[0].memory.id, deep.hits[1].memory.id, deep.hits[2].memory.id]
 
     def test_search_context_helps_find_without_being_content(self, mem: Engram) -> None:
         turn = mem.remember("Bob: Yes, it was beautiful!",
