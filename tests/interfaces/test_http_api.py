@@ -209,7 +209,8 @@ def test_semantic_recall_clawless_shape(served: Served) -> None:
         assert r.status_code == 200, r.text
         body = r.json()
         assert [e["userMessage"] for e in body["entries"]] == ["My dog is called Biscuit"]
-        assert body["entries"][0]["chatId"].startswith("web:42") and "Biscuit" in body["recap"]
+        assert body["entries"][0]["chatId"] == "42" and body["entries"][0]["conversation"] == "web:42:"
+        assert "Biscuit" in body["recap"]
         assert c.post("/api/memory/semantic-recall", json={"chatId": "42"}).json()["field"] == "input"
     with served.client() as c:
         assert c.post("/api/memory/semantic-recall", json={"input": "x"}).status_code == 401

@@ -53,3 +53,15 @@ def parse_conversation_key(text: str) -> ConversationKey:
 def normal_key(text: str) -> str:
     """The canonical string form of a key (``a:b`` becomes ``a:b:``); raises ``ValidationError``."""
     return str(parse_conversation_key(text))
+
+
+def key_or_chat(text: str) -> tuple[str | None, str | None]:
+    """A conversation selector: a full key (``telegram:42`` -> ``("telegram:42:", None)``) or a
+    plain chat id, Clawless's ``chatId`` (``"42"`` -> ``(None, "42")``: that chat on any channel or
+    thread). Raises ``ValidationError`` naming ``chatId`` for anything else."""
+    if isinstance(text, str) and ":" in text:
+        return normal_key(text), None
+    if not isinstance(text, str) or not _PART.match(text):
+        raise ValidationError("chatId", f"{text!r} is neither a chat id nor a conversation key",
+                              "a chat id (1-128 characters, no ':' or spaces) or " + _ALLOWED)
+    return None, text

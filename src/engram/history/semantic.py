@@ -24,7 +24,7 @@ from engram.db.migrate import migrate
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, ValidationError
 from engram.history.base import HistoryStore
-from engram.history.keys import normal_key
+from engram.history.keys import key_or_chat, normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
 from engram.model import Exchange
 from engram.store.vectors import parse_identity_dims, unit
@@ -166,13 +166,17 @@ class ExchangeIndex:
         return added
 
     def recall(self, query: str, *, conversation: str | None = None, top_k: int = 3) -> SemanticRecall:
-        """The ``top_k`` exchanges closest to ``query`` (only ``conversation``'s when given),
+        """The ``top_k`` exchanges closest to ``query`` (only ``conversation``'s when given: a
+        ``channel:chat[:thread]`` key, or a plain chat id matching that chat on every channel),
         oldest first, with a recap block. Raises ``ValidationError`` and the embedder's errors."""
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query", "must not be empty", "some text")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValidationError("top_k", f"{top_k!r} is too small", "1 or more")
-        rows = self._candidates(None if conversation is None else normal_key(conversation))
+        key, chat = (None, None) if conversation is None else key_or_chat(conversation)
+        rows = self._candidates(key)
+        if chat is not None:  # a plain chat id (Clawless): that chat on any channel; rows are bounded
+            rows = [row for row in rows if parse_conversation_key(row[0]).chat == chat]
         if not rows:
             return SemanticRecall((), "")
         query_vector = unit(np.asarray(self.embedder.embed_query(query), dtype=np.float32))

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram.engine import Engram, Filters
+from engram.history.keys import parse_conversation_key
 from engram.history.service import History
-from engram.model import Memory
+from engram.model import Exchange, Memory
 
 
 def history(engram: Engram) -> History:
@@ -49,12 +50,19 @@ def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int) 
     found = engram.history.semantic_recall(text, key=chat_id, top_k=top_k)
     return {
         "entries": [
-            {"userMessage": exchange.user, "botResponse": exchange.assistant, "chatId": exchange.conversation,
-             "timestamp": exchange.at, "score": round(score, 6)}
-            for exchange, score in found.hits
+            _exchange_entry(exchange, score) for exchange, score in found.hits
         ],
         "recap": found.recap,
     }
+
+
+def _exchange_entry(exchange: Exchange, score: float) -> dict[str, Any]:
+    """Clawless's entry ``{userMessage, botResponse, chatId, platform, timestamp}``: the chat id and
+    platform are the key's chat and channel parts; ``conversation`` is the whole engram key."""
+    key = parse_conversation_key(exchange.conversation)
+    return {"userMessage": exchange.user, "botResponse": exchange.assistant, "chatId": key.chat,
+            "platform": key.channel, "conversation": exchange.conversation, "timestamp": exchange.at,
+            "score": round(score, 6)}
 
 
 def soul_block(engram: Engram) -> str:
