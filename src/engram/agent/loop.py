@@ -162,6 +162,16 @@ class MemoryAgent:
         """Enter hatching: the next messages build the agent's identity (no tools, no enrichment)."""
         self.hatching = True
 
+    def start(self) -> bool:
+        """A first interaction (PtrClaw's ``/start``): hatch when the agent has no soul yet.
+
+        Returns whether hatching started; an agent that already has an identity keeps it (``/hatch``
+        re-hatches on purpose)."""
+        if build_soul_block(self.engram):
+            return False
+        self.start_hatching()
+        return True
+
     def process(self, message: str) -> TurnResult:
         """Answer one user message (see the module docstring for the order of steps).
 

@@ -2,7 +2,8 @@
 
 With no LLM configured it still works: plain first-person statements are stored (rule-based
 extraction) and relevant memories are recalled; it says clearly that synthesis is off.
-Lines starting with ``/`` are commands: ``/quit``, ``/hatch``, ``/compact``, ``/help``.
+Lines starting with ``/`` are commands: ``/quit``, ``/start`` (hatch if the agent has no identity
+yet, PtrClaw's first interaction), ``/hatch``, ``/compact``, ``/help``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from engram.errors import ProviderError, ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 
-HELP = "/quit ends the chat, /hatch starts building the agent's identity, /compact compacts the history now."
+HELP = ("/quit ends the chat, /start hatches an agent with no identity yet, /hatch (re)builds the agent's identity,"
+        " /compact compacts the history now.")
 
 
 def chat(
@@ -69,6 +71,15 @@ def _hatch(agent: MemoryAgent) -> bool:
     return True
 
 
+def _start(agent: MemoryAgent) -> None:
+    if agent.provider is None:
+        _hatch(agent)  # says hatching needs an LLM
+    elif agent.start():
+        render.errors.print("hatching: tell the agent who it should be.")
+    else:
+        render.errors.print("the agent already has an identity; /hatch rebuilds it.")
+
+
 def _handle(agent: MemoryAgent, line: str) -> bool:
     """One input line; False ends the chat."""
     if not line:
@@ -80,6 +91,9 @@ def _handle(agent: MemoryAgent, line: str) -> bool:
         return True
     if line == "/hatch":
         _hatch(agent)
+        return True
+    if line == "/start":
+        _start(agent)
         return True
     if line == "/compact":
         result = agent.compact(force=True)
