@@ -135,3 +135,53 @@ def test_engram_sync_says_when_it_backed_up(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "2 forgotten" in result.output and "backed up the database before forgetting 2 memories" in result.output
     assert {"alpha memory", "beta memory"} <= _backed_up_contents(home)
+
+
+def test_files_are_split_before_the_size_limit_and_read_back(engram: Engram, syncer: FileSync, tmp_path: Path,
+                                                             fmt: str) -> None:
+    syncer.detach()
+    root = tmp_path / "small"
+    small = FileSync(engram, root, format=fmt, max_file_bytes=2048)
+    small.attach()
+    for i in range(30):
+        engram.remember(f"memory {i:02d} " + "padding words " * 12, tags="notes")
+    files = sorted(p for p in (root / "agents/default").iterdir() if not p.name.startswith("."))
+    assert len(files) > 1 and all(p.stat().st_size <= 2048 for p in files), [(p.name, p.stat().st_size) for p in files]
+    again = small.sync()
+    assert again.problems == [] and not again.changed
+    last = next(p for p in files if "memory 29 " in p.read_text(encoding="utf-8"))
+    last.write_text(last.read_text(encoding="utf-8").replace("memory 29 ", "memory 29 edited "), encoding="utf-8")
+    assert small.sync().db_updated == 1
+    assert any(m.content.startswith("memory 29 edited") for m in engram.list(limit=100))
+    with Engram.from_settings(home=tmp_path / "fresh") as fresh:
+        report = FileSync(fresh, root, format=fmt, max_file_bytes=2048).sync()
+        assert report.problems == [] and report.db_created == 30
+
+
+def test_an_entry_too_large_for_any_file_is_reported_and_never_forgotten(engram: Engram, syncer: FileSync,
+                                                                         tmp_path: Path) -> None:
+    syncer.detach()
+    root = tmp_path / "small"
+    small = FileSync(engram, root, max_file_bytes=1024)
+    small.attach()
+    engram.remember("a small memory", tags="notes")
+    big = engram.remember("x" * 3000, tags="notes").memory
+    report = small.sync()
+    assert [p for p in report.problems if big.id in p.message and "larger than files.max_file_bytes" in p.message]
+    assert all(p.stat().st_size <= 1024 for p in root.rglob("*.md"))
+    for _ in range(2):  # its absence from the files is never taken as a deletion
+        small.sync()
+    assert engram.get(big.id).content == "x" * 3000
+
+
+def test_export_splits_files_at_the_limit_and_imports_back(engram: Engram, tmp_path: Path) -> None:
+    from engram.files.export import export_folder, import_folder
+
+    for i in range(20):
+        engram.remember(f"exported memory {i:02d} " + "filler text " * 15, tags="bulk")
+    export_folder(engram.store.iter_all(), tmp_path / "out", format="markdown", max_file_bytes=2048)
+    written = list((tmp_path / "out").rglob("*.md"))
+    assert len(written) > 1 and all(p.stat().st_size <= 2048 for p in written)
+    with Engram.from_settings(home=tmp_path / "fresh") as fresh:
+        summary = import_folder(fresh, tmp_path / "out", max_file_bytes=2048)
+        assert summary.problems == [] and summary.imported == 20

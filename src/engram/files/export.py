@@ -25,10 +25,11 @@ from engram import snapshot
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
 
-from . import layout
+from . import layout, split
 from .document import Document, get_format
 from .entry import Entry, Problem, build_entry, from_memory, utc
 from .paths import Folder, PathRefused
+from .state import SyncState
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -118,10 +119,12 @@ def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout
 
 
 # --- whole folders ---------------------------------------------------------------------------
-def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_by: layout.GroupBy = "tag") -> int:
-    """Write ``memories`` into ``dest`` as a memory folder; returns how many were written.
-    Raises ``PathRefused`` when a path inside ``dest`` is a symlink."""
-    folder = Folder(dest)
+def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_by: layout.GroupBy = "tag",
+                  max_file_bytes: int = 5_000_000) -> int:
+    """Write ``memories`` into ``dest`` as a memory folder, no file over ``max_file_bytes`` (split
+    into ``-2``, ``-3``… files as sync does); returns how many were written. Raises ``PathRefused``
+    when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory cannot fit any file."""
+    folder = Folder(dest, max_file_bytes=max_file_bytes)
     memories = list(memories)
     if format == "json":
         write_type_files(folder, memories, base="")
@@ -133,7 +136,18 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
         if rel not in docs:
             docs[rel] = fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
         docs[rel].add(from_memory(memory))
+    def new_doc(rel: str) -> Document:
+        return fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+
+    problems: list[Problem] = []
+    for rel in sorted(docs):
+        split.fit(rel, docs, lambda target: docs.setdefault(target, new_doc(target)), fmt, limit=max_file_bytes,
+                  max_content_chars=1 << 30, st=SyncState(fmt.name, ""), problems=problems)
+    if problems:
+        raise ValidationError("max_file_bytes", "; ".join(p.message for p in problems), "a limit every memory fits")
     for rel, doc in docs.items():
+        if doc.text() == new_doc(rel).text():
+            continue  # a continuation file that took nothing
         folder.write_text(rel, doc.text())
     return len(memories)
 

@@ -64,9 +64,11 @@ class Folder:
     def exists(self, rel: str) -> bool:
         return self.resolve(rel).is_file()
 
-    def read_text(self, rel: str) -> str:
-        """The file's text; raises ``PathRefused`` for a symlink, a huge file or one that is not UTF-8,
-        and ``FileNotFoundError`` when it is gone."""
+    def read_text(self, rel: str, *, max_bytes: int | None = None) -> str:
+        """The file's text; raises ``PathRefused`` for a symlink, a file over ``max_bytes`` (default
+        ``max_file_bytes``: engram's own bookkeeping files pass their own bound) or one that is not
+        UTF-8, and ``FileNotFoundError`` when it is gone."""
+        limit = self.max_file_bytes if max_bytes is None else max_bytes
         path = self.resolve(rel)
         try:
             fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
@@ -78,9 +80,9 @@ class Folder:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise PathRefused(rel, "is not a regular file")
-            if info.st_size > self.max_file_bytes:
-                raise PathRefused(rel, f"is {info.st_size} bytes; files over {self.max_file_bytes} bytes are refused")
-            data = handle.read(self.max_file_bytes + 1)
+            if info.st_size > limit:
+                raise PathRefused(rel, f"is {info.st_size} bytes; files over {limit} bytes are refused")
+            data = handle.read(limit + 1)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -58,12 +58,17 @@ class SyncState:
         return {i for i, e in self.entries.items() if e.path == rel}
 
 
+_STATE_MAX_BYTES = 1 << 31
+
+
 def load(folder: Folder, fmt: str, database: str) -> SyncState:
     """The stored state; an unreadable state, or one recorded for another format or another
     database (a fresh or replaced database file), starts afresh: every entry then counts as
     unsynced, which can only add or report conflicts, never remove."""
     try:
-        data = json.loads(folder.read_text(STATE_FILE))
+        # Not bounded by files.max_file_bytes (a limit for hand-edited files): the state grows with
+        # the number of memories, and a refused state would make every sync start afresh.
+        data = json.loads(folder.read_text(STATE_FILE, max_bytes=_STATE_MAX_BYTES))
     except FileNotFoundError:
         return SyncState(fmt, database)
     except (ValueError, OSError) as exc:

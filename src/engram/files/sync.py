@@ -39,7 +39,7 @@ from engram.errors import EngramError, ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope, make_filter
 
-from . import conflicts, layout, removals
+from . import conflicts, layout, removals, split
 from . import state as sync_state
 from .document import Document, get_format
 from .entry import Entry, Problem, from_memory, memory_digest
@@ -500,6 +500,11 @@ class FileSync:
             files.dirty.add(rel)
 
     def _write(self, files: _ScopeFiles, st: sync_state.SyncState, report: SyncReport) -> None:
+        for rel in sorted(files.dirty):  # nothing is written that reading would refuse
+            if rel in files.docs:
+                files.dirty |= split.fit(rel, files.docs, lambda target: self._doc_for(target, files), self.fmt,
+                                         limit=self.folder.max_file_bytes, max_content_chars=self.max_content_chars,
+                                         st=st, problems=report.problems)
         for rel, doc in files.docs.items():
             text = doc.text()
             if rel in files.dirty and text != files.originals.get(rel):

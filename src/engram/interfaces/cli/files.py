@@ -141,8 +141,9 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
     if path is None:
         raise ValidationError("path", f"--format {fmt} writes a folder", "a folder path")
     st = state(ctx)
-    group_by = st.settings().files.group_by
-    n = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=group_by)
+    files = st.settings().files
+    n = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=files.group_by,
+                      max_file_bytes=files.max_file_bytes)
     if st.as_json:
         render.emit_json({"exported": n, "format": fmt, "path": str(path)})
     else:
