@@ -1,5 +1,5 @@
-"""Server commands: ``engram serve`` (HTTP API + web page + MCP over HTTP), ``engram mcp`` (MCP on
-stdio) and ``engram token create|list|revoke``."""
+"""Server commands: ``engram serve`` (HTTP API + web page + MCP over HTTP) and ``engram token
+create|list|revoke``; ``engram mcp`` (MCP on stdio, ``install``) is in ``mcp.py``."""
 
 from __future__ import annotations
 
@@ -74,16 +74,6 @@ def serve(
         tokens.close()
 
 
-def mcp(ctx: typer.Context) -> None:
-    """Run the MCP server on stdin/stdout for --agent/--session (what a desktop agent launches)."""
-    _need_server_extra("engram mcp")
-    from engram.interfaces.mcp.stdio import run_stdio
-
-    st = state(ctx)
-    settings = st.settings()
-    run_stdio(st.engram, tools=settings.server.mcp_tools)
-
-
 @token_app.command("create")
 def token_create(
     ctx: typer.Context,
@@ -149,5 +139,7 @@ def token_revoke(ctx: typer.Context, token_id: str = typer.Argument(..., help="T
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
-    app.command("mcp")(mcp)
+    from engram.interfaces.cli.mcp import mcp_app
+
+    app.add_typer(mcp_app, name="mcp")
     app.add_typer(token_app, name="token")

@@ -1,0 +1,75 @@
+"""``engram mcp``: the MCP server on stdio (no subcommand), and ``engram mcp install`` which writes
+an MCP client's configuration entry for it (``interfaces/mcp/install.py`` owns the formats)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from engram.interfaces.cli import render
+from engram.interfaces.cli.state import state
+from engram.interfaces.mcp import install as clients
+
+mcp_app = typer.Typer(help="The MCP server on stdin/stdout (what a desktop agent launches), and its set-up.",
+                      invoke_without_command=True)
+
+
+@mcp_app.callback()
+def mcp(ctx: typer.Context) -> None:
+    """Run the MCP server on stdin/stdout for --agent/--session (what a desktop agent launches)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from engram.interfaces.cli.server import _need_server_extra
+
+    _need_server_extra("engram mcp")
+    from engram.interfaces.mcp.stdio import run_stdio
+
+    st = state(ctx)
+
+    def open_engram():  # type: ignore[no-untyped-def]
+        engram = st.engram()
+        engram.origin = "mcp"  # the audit trail says these writes came over MCP
+        return engram
+
+    run_stdio(open_engram, tools=st.settings().server.mcp_tools)
+
+
+@mcp_app.command("install")
+def install(
+    ctx: typer.Context,
+    client: str = typer.Option(..., "--client", "-c", help=f"One of: {', '.join(clients.CLIENTS)}."),
+    print_only: bool = typer.Option(False, "--print", help="Print the entry instead of writing the file."),
+    config: Path | None = typer.Option(None, "--config", help="The client's config file (default: its usual place)."),
+    project: bool = typer.Option(False, "--project", help="The project's file in this folder (.mcp.json, "
+                                 ".cursor/mcp.json, .vscode/mcp.json) instead of the user-wide one."),
+    name: str = typer.Option("engram", "--name", help="The server's name in the client's config."),
+    launcher: str = typer.Option("command", "--launcher", help="command: this installed engram's absolute path; "
+                                 "uvx: run the published package with uvx."),
+    tools: str | None = typer.Option(None, "--tools", help="Pin server.mcp_tools for this client "
+                                     "(clawcode, ptrclaw or both)."),
+) -> None:
+    """Add engram to an MCP client's configuration (other servers and settings are kept)."""
+    from engram.errors import ValidationError
+
+    if launcher not in ("command", "uvx"):
+        raise ValidationError("launcher", f"unknown launcher {launcher!r}", ["command", "uvx"])
+    if tools is not None and tools not in ("clawcode", "ptrclaw", "both"):
+        raise ValidationError("tools", f"unknown tool family {tools!r}", ["clawcode", "ptrclaw", "both"])
+    st = state(ctx)
+    settings = st.settings()
+    server = clients.entry(client, agent=settings.agent, home=settings.home, kind=launcher,  # type: ignore[arg-type]
+                           tools=tools)
+    if print_only:
+        sys.stdout.write(clients.snippet(client, name, server) + "\n")
+        return
+    path = config or clients.config_path(client, project=Path.cwd() if project else None)
+    done = clients.install(client, path, name, server)
+    if st.as_json:
+        render.emit_json({"client": done.client, "path": str(done.path), "name": done.name, "action": done.action,
+                          "entry": done.entry})
+        return
+    render.console.print(f"{done.action} MCP server {done.name!r} in {done.path}")
+    render.console.print(f"  {done.entry['command']} {' '.join(done.entry['args'])}", highlight=False)
+    render.errors.print(f"restart {client} to load it", highlight=False)
