@@ -151,11 +151,15 @@ class History:
         return without_orphans(self.recent(key))
 
     def assemble(self, key: str, system_prompt: str | None = None) -> list[Message]:
-        """The context for the next model call: system prompt, then the summary, then history."""
-        head = [Message(Role.SYSTEM, system_prompt)] if system_prompt else []
+        """The context for the next model call: system prompt, then the summary, then history (sclaw).
+
+        ``system_prompt`` replaces a system prompt stored at the head of the conversation (one
+        system prompt, the caller's); without it the stored one stays first."""
         history = self.restore(key)
-        while history and history[0].role is Role.SYSTEM:  # a stored system prompt stays first
-            head.append(history.pop(0))
+        stored: list[Message] = []
+        while history and history[0].role is Role.SYSTEM:
+            stored.append(history.pop(0))
+        head = [Message(Role.SYSTEM, system_prompt)] if system_prompt else stored
         summary = self.summary(key)
         if summary:
             head.append(summary_message(summary))
