@@ -232,12 +232,21 @@ class Engram:
 
         Without a key one is made from the content; identical content already stored in the same
         scope is not stored twice (``action == "duplicate"``). ``links`` names keys or ids to link
-        to afterwards. ``search_context`` is text that helps find the memory without being part of
+        to afterwards. Updating by key replaces the fields given; ``tags`` and ``metadata`` that are
+        not given (None) keep the stored ones, given ones (even empty) replace them.
+        ``search_context`` is text that helps find the memory without being part of
         it (for a conversation turn: the turns around it): it is indexed for full text with a low
         weight and blended into the memory's vector. Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
         target that does not exist (the memory itself is kept). Content with PII gets a warning, or
         is redacted before it is stored or embedded (``privacy.pii``).
         """
+        if key is not None and (tags is None or metadata is None):
+            # An update by key keeps the tags and metadata it was not given; given ones replace.
+            kept = self.store.get(str(key).strip(), MemoryFilter(scopes=(self._write_scope(scope),),
+                                                                 include_superseded=True))
+            if kept is not None and kept.key == str(key).strip():
+                tags = kept.tags if tags is None else tags
+                metadata = kept.metadata if metadata is None else metadata
         content, pii_warnings = self.privacy.screen(content)
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
             search_context, context_warnings = self.privacy.screen(search_context)

@@ -16,8 +16,8 @@ class MemoryIn(BaseModel):
     category: Literal["core", "knowledge", "conversation"] = "knowledge"
     type: str | None = Field(None, description="experience, conversation, learned, social, decision, achievement, ...")
     layer: Literal["episodic", "semantic", "procedural"] | None = None
-    tags: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] | None = Field(None, description="Replace the tags (omitted: an update by key keeps them).")
+    metadata: dict[str, Any] | None = Field(None, description="Replace the metadata (omitted: an update keeps it).")
     importance: float = Field(0.5, ge=0.0, le=1.0)
     related_entity: str | None = None
     source: str | None = None
