@@ -39,7 +39,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     tokens = TokenStore.open(db_path)
     alice, _ = tokens.create("alice", "test")
     bob, _ = tokens.create("bob", "test")
-    app = create_app(engram, tokens, ServerSettings(max_body_bytes=64_000))
+    app = create_app(engram, tokens, ServerSettings(max_body_bytes=64_000, mcp_tools="both"))
     server = BackgroundServer(app).start()
     try:
         yield Served(server.url, engram, tokens, alice, bob, db_path)

@@ -21,9 +21,11 @@ CLAWCODE = {"remember", "recall", "forget", "link", "get"}
 PTRCLAW = {"memory_store", "memory_recall", "memory_forget", "memory_link"}
 
 
-def _stdio(home: Path, agent: str) -> StdioServerParameters:
+def _stdio(home: Path, agent: str, tools: str | None = "both") -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env["ENGRAM_HOME"] = str(home)
+    if tools is not None:
+        env["ENGRAM_SERVER__MCP_TOOLS"] = tools
     return StdioServerParameters(
         command=sys.executable,
         args=["-c", "from engram.interfaces.cli.app import main; main()", "--agent", agent, "mcp"], env=env)
@@ -148,3 +150,41 @@ def test_streamable_http_refuses_without_a_valid_token(served: Served) -> None:
     for token in (None, "eg_deadbeef_wrong"):
         with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces the 401 as a connection error
             asyncio.run(asyncio.wait_for(connect(token), 30))
+
+
+def test_default_family_titles_annotations_list_update_and_mcp_origin(tmp_path: Path) -> None:
+    async def run() -> None:
+        async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == CLAWCODE | {"list", "update"}  # one family unless server.mcp_tools says more
+            assert all(t.title for t in tools.values())
+            hints = {name: t.annotations for name, t in tools.items()}
+            assert {n for n, a in hints.items() if a.read_only_hint} == {"recall", "get", "list"}
+            assert {n for n, a in hints.items() if a.destructive_hint} == {"forget", "link"}
+            assert hints["remember"].idempotent_hint and hints["update"].idempotent_hint
+            assert hints["remember"].destructive_hint is False and hints["forget"].idempotent_hint
+
+            first = _data(await client.call_tool("remember", {"content": "The deploy window is Tuesday morning"}))
+            second = _data(await client.call_tool("remember", {"content": "The office plants need water on Fridays",
+                                                               "tags": ["office"]}))
+            listed = _data(await client.call_tool("list", {"limit": 5}))
+            assert [m["memory_id"] for m in listed["memories"]] == [second["memory_id"], first["memory_id"]]
+            tagged = _data(await client.call_tool("list", {"tags": ["office"]}))["memories"]
+            assert [m["content"] for m in tagged] == ["The office plants need water on Fridays"]
+            changed = _data(await client.call_tool("update", {"memory_id": first["memory_id"],
+                                                              "content": "The deploy window is Wednesday morning",
+                                                              "importance": 0.9}))
+            assert changed["action"] == "updated" and changed["memory_id"] == first["memory_id"]
+            now = _data(await client.call_tool("get", {"memory_id": first["memory_id"]}))
+            assert (now["content"], now["importance"]) == ("The deploy window is Wednesday morning", 0.9)
+            assert "not found" in _error_text(await client.call_tool("update", {"memory_id": "nope", "content": "x"}))
+            assert (await client.call_tool("update", {"memory_id": first["memory_id"], "importance": 3})).is_error
+
+    asyncio.run(run())
+    from engram.audit import AuditQuery
+    from engram.engine import Engram
+    from engram.lifecycle.wiring import audit_of
+
+    with Engram.from_settings(home=tmp_path, agent="alice") as engram:
+        entries = audit_of(engram).query(AuditQuery(limit=20))
+    assert {(e.action, e.origin) for e in entries} == {("stored", "mcp"), ("updated", "mcp")}

@@ -57,3 +57,10 @@ def clawcode_result(hit: Hit) -> dict[str, Any]:
 def write_dict(result: WriteResult) -> dict[str, Any]:
     return {"memory_id": result.memory.id, "key": result.memory.key, "action": result.action,
             "warnings": list(result.warnings), "memory": memory_dict(result.memory)}
+
+
+def list_item(memory: Memory) -> dict[str, Any]:
+    """A memory as a listing shows it: enough to read and act on, not every field."""
+    return {"memory_id": memory.id, "key": memory.key, "content": memory.content, "tags": list(memory.tags),
+            "category": memory.category.value, "type": memory.type, "importance": memory.importance,
+            "created_at": memory.created_at, "updated_at": memory.updated_at}

@@ -13,9 +13,9 @@ class ServerSettings(BaseModel):
     port: int = Field(8765, ge=0, le=65535)
     # Largest request body the HTTP API accepts (imports included); larger ones get 413.
     max_body_bytes: int = Field(2_000_000, ge=1024)
-    # Which MCP tool names to offer: ClawCode's (remember/recall/forget/link/get), PtrClaw's
-    # (memory_store/memory_recall/memory_forget/memory_link), or both.
-    mcp_tools: Literal["both", "clawcode", "ptrclaw"] = "both"
+    # Which MCP tool family to offer: ClawCode's (remember/recall/forget/link/get/list/update, the
+    # default: one name per job), PtrClaw's (memory_store/memory_recall/memory_forget/memory_link), or both.
+    mcp_tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode"
     # Print a token for the default agent in the web page's address when `engram serve` starts.
     print_token: bool = True
     # How often `engram serve` checks for due maintenance jobs (lifecycle.schedule); 0 disables.

@@ -1,19 +1,20 @@
 """engram's MCP server: memory tools and resources for one agent per connection.
 
-Tools: ClawCode's ``remember`` / ``recall`` / ``forget`` plus ``link`` and ``get``, and PtrClaw's
-``memory_store`` / ``memory_recall`` / ``memory_forget`` / ``memory_link`` (``server.mcp_tools``
-chooses which names are offered). Resources: the soul block, the core memories and the operator
-memory file. The agent and session of a call come from the connection, never from the tool
-arguments: on stdio from ``engram mcp --agent/--session``; over HTTP from the bearer token (agent)
-and the ``X-Engram-Session`` header. Tools are plain functions: the SDK runs them in worker
-threads, and they only translate arguments into ``Engram`` calls.
+Tools: one family by default, ClawCode's ``remember`` / ``recall`` / ``forget`` plus ``link``,
+``get``, ``list`` (recent memories) and ``update`` (by id or key); PtrClaw's ``memory_store`` /
+``memory_recall`` / ``memory_forget`` / ``memory_link`` (``ptrclaw.py``) instead or as well when
+``server.mcp_tools`` says so. Every tool has a title and annotations (read-only, destructive,
+idempotent) so a client can tell a read from a deletion before calling it. Resources: the soul
+block, the core memories and the operator memory file. The agent and session of a call come from
+the connection, never from the tool arguments: on stdio from ``engram mcp --agent/--session``;
+over HTTP from the bearer token (agent) and the ``X-Engram-Session`` header. Tools are plain
+functions: the SDK runs them in worker threads, and they only translate arguments into ``Engram``
+calls.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
-import typing
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Any, Literal
@@ -24,6 +25,8 @@ from pydantic import Field
 
 from engram.engine import Engram, Filters
 from engram.interfaces import present, seams
+from engram.interfaces.mcp import ptrclaw
+from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import tool_errors
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
@@ -51,7 +54,7 @@ call. Use `forget` when the user asks you to, or when a memory is wrong; always 
 DAY_S = 86_400.0
 
 
-def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "both") -> MCPServer:
+def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> MCPServer:
     """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call)."""
     server = MCPServer("engram", instructions=INSTRUCTIONS, version="0.1.0", middleware=[_remember_request])
     plain = resolve
@@ -59,7 +62,7 @@ def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrcl
     if tools in ("both", "clawcode"):
         _clawcode_tools(server, resolve)
     if tools in ("both", "ptrclaw"):
-        _ptrclaw_tools(server, resolve)
+        ptrclaw.register(server, resolve)
     _resources(server, resolve)
     return server
 
@@ -96,7 +99,7 @@ Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.
 
 
 def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
-    @server.tool(description=(
+    @server.tool(title="Remember a fact", annotations=WRITE, description=(
         "Store one fact, preference, decision or event in long-term memory so it can be recalled in later "
         "conversations. Write it self-contained (\"The user prefers Python for scripting\"), one fact per call. "
         "Give a `key` to update that memory later instead of adding a new one. Returns the memory_id."))
@@ -123,7 +126,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
                 metadata={"context": context} if context else None, links=links or (), scope=scope)
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
-    @server.tool(description=(
+    @server.tool(title="Recall memories", annotations=READ, description=(
         "Search long-term memory for what is relevant to a question. Returns the best matches first, each with "
         "memory_id, content, relevance (0..1), tags, timestamp and context. Ask short, specific questions; "
         "use min_relevance (e.g. 0.3) to drop weak matches. An empty list means nothing relevant is stored."))
@@ -141,7 +144,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             return _recall(resolve(), query, limit, min_relevance, f.get("tags"), f.get("session_id"),
                            f.get("category"), f.get("type"), depth)
 
-    @server.tool(description=(
+    @server.tool(title="Forget memories", annotations=DELETE, description=(
         "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "
         "memory_id (one memory, from recall), query (every memory containing all of these words), tag, or "
         "older_than_days. Always say why in `reason`. Use dry_run to see what would be removed first."))
@@ -156,7 +159,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         with tool_errors():
             return _forget(resolve(), memory_id, query, tag, older_than_days, reason, dry_run)
 
-    @server.tool(description=(
+    @server.tool(title="Link two memories", annotations=LINK, description=(
         "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "
         "recalling one can bring the other (recall with depth=1). action=unlink removes the connection."))
     def link(
@@ -167,71 +170,44 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         with tool_errors():
             return _link(resolve(), source, target, action)
 
-    @server.tool(description="Read one memory in full (content, tags, links, importance, times) by memory_id or key.")
+    @server.tool(title="Read a memory", annotations=READ,
+                 description="Read one memory in full (content, tags, links, importance, times) by memory_id or key.")
     def get(memory_id: Annotated[str, Field(description="memory_id or key.")]) -> dict[str, Any]:
         with tool_errors():
             return present.memory_dict(resolve().get(memory_id))
 
-
-def _ptrclaw_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
-    @server.tool(description=(
-        "Store or update (by key) a memory entry. Use a short, stable, human-readable key such as "
-        "\"python-version\"; storing the same key again replaces its content."))
-    def memory_store(
-        key: Annotated[str, Field(description="Unique, upsertable name of the entry.")],
-        content: Annotated[str, Field(description="The entry text.")],
-        category: Literal["core", "knowledge", "conversation"] = "knowledge",
-        links: Annotated[list[str] | None, Field(description="Keys to link to after storing.")] = None,
-    ) -> dict[str, Any]:
-        with tool_errors():
-            result = resolve().remember(content, key=key, category=category, links=links or ())
-            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
-
-    @server.tool(description=(
-        "Search memory entries by query, best first. depth=1 also includes entries linked to the matches."))
-    def memory_recall(
-        query: str,
-        limit: Annotated[int, Field(ge=1, le=100)] = 5,
+    @server.tool(name="list", title="List recent memories", annotations=READ, description=(
+        "List stored memories without a question: the most recent first (what was learned lately), or the "
+        "oldest, the most important or the most recently used. Filter by tags, category or type; page with offset."))
+    def list_memories(
+        limit: Annotated[int, Field(ge=1, le=100, description="Most memories to return.")] = 20,
+        order: Annotated[Literal["recent", "oldest", "importance", "accessed"], Field(
+            description="recent (default): newest first; accessed: most recently recalled first.")] = "recent",
+        tags: Tags = None,
         category: Literal["core", "knowledge", "conversation"] | None = None,
-        depth: Annotated[int, Field(ge=0, le=3)] = 0,
+        type: Annotated[str | None, Field(description="Only this type, e.g. decision.")] = None,
+        offset: Annotated[int, Field(ge=0, description="Skip this many (for the next page).")] = 0,
     ) -> dict[str, Any]:
         with tool_errors():
-            result = resolve().recall(query, limit=limit, depth=depth, filters=Filters(category=category))
-            return {"entries": [{"key": h.memory.key, "content": h.memory.content,
-                                 "category": h.memory.category.value, "score": round(h.score, 4),
-                                 "links": list(h.memory.links), "id": h.memory.id} for h in result.hits]}
+            items = resolve().list(Filters(tags=tags, category=category, type=type), order=order, limit=limit,
+                                   offset=offset)
+            return {"memories": [present.list_item(m) for m in items], "count": len(items), "offset": offset}
 
-    @server.tool(description="Delete the memory entry with this key.")
-    def memory_forget(key: str) -> dict[str, Any]:
-        with tool_errors():
-            removed = resolve().forget(key)
-            return {"forgotten": [m.key for m in removed], "count": len(removed)}
-
-    def memory_link(
-        action: Literal["link", "unlink"],
-        from_: Annotated[str, Field(alias="from", description="Key of one entry.")],
-        to: Annotated[str, Field(description="Key of the other entry.")],
+    @server.tool(title="Update a memory", annotations=WRITE, description=(
+        "Change an existing memory by memory_id (or key): give only the fields to change. The previous content "
+        "is kept in the memory's history. Use it to correct a memory instead of forgetting and re-adding it."))
+    def update(
+        memory_id: Annotated[str, Field(description="memory_id or key of the memory to change.")],
+        content: Annotated[str | None, Field(description="The corrected memory, as a complete sentence.")] = None,
+        tags: Tags = None,
+        importance: Annotated[float | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
+        category: Literal["core", "knowledge", "conversation"] | None = None,
+        type: Annotated[str | None, Field(description="experience, learned, decision, ... or another word.")] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            return _link(resolve(), from_, to, action)
-
-    server.add_tool(_keyword_alias(memory_link, "from", "from_"), name="memory_link",
-                    description="Create (action=link) or remove (action=unlink) a bidirectional link between two keys.")
-
-
-def _keyword_alias(fn: Callable[..., Any], wire: str, param: str) -> Callable[..., Any]:
-    """PtrClaw names an argument ``from`` (a Python keyword): the SDK calls tools with the wire
-    name, so rename it to the parameter on the way in; the schema still comes from ``fn``."""
-
-    def call(**kwargs: Any) -> Any:
-        kwargs[param] = kwargs.pop(wire)
-        return fn(**kwargs)
-
-    call.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
-    call.__annotations__ = typing.get_type_hints(fn, include_extras=True)
-    call.__name__ = fn.__name__
-    call.__doc__ = fn.__doc__
-    return call
+            result = resolve().update(memory_id, content=content, tags=tags, importance=importance,
+                                      category=category, type=type)
+            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
 
 def _resources(server: MCPServer, resolve: Callable[[], Engram]) -> None:

@@ -15,7 +15,7 @@ from engram.engine import Engram
 from engram.interfaces.mcp.server import build_server
 
 
-def run_stdio(open_engram: Callable[[], Engram], *, tools: Literal["both", "clawcode", "ptrclaw"] = "both") -> None:
+def run_stdio(open_engram: Callable[[], Engram], *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> None:
     """Serve MCP on stdio until the client closes it; ``open_engram`` is called once, lazily."""
     lock = threading.Lock()
     opened: list[Engram] = []

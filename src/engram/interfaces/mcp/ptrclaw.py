@@ -1,0 +1,84 @@
+"""PtrClaw's agent-tool names over MCP (``memory_store`` / ``memory_recall`` / ``memory_forget`` /
+``memory_link``), offered when ``server.mcp_tools`` is ``ptrclaw`` or ``both``. They call the same
+engine as the default family; only names, arguments and result shapes follow PtrClaw."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from engram.engine import Engram, Filters
+from engram.interfaces import present
+from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
+from engram.interfaces.mcp.errors import tool_errors
+
+
+def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
+    @server.tool(title="Store a memory entry", annotations=WRITE, description=(
+        "Store or update (by key) a memory entry. Use a short, stable, human-readable key such as "
+        "\"python-version\"; storing the same key again replaces its content."))
+    def memory_store(
+        key: Annotated[str, Field(description="Unique, upsertable name of the entry.")],
+        content: Annotated[str, Field(description="The entry text.")],
+        category: Literal["core", "knowledge", "conversation"] = "knowledge",
+        links: Annotated[list[str] | None, Field(description="Keys to link to after storing.")] = None,
+    ) -> dict[str, Any]:
+        with tool_errors():
+            result = resolve().remember(content, key=key, category=category, links=links or ())
+            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
+
+    @server.tool(title="Search memory entries", annotations=READ, description=(
+        "Search memory entries by query, best first. depth=1 also includes entries linked to the matches."))
+    def memory_recall(
+        query: str,
+        limit: Annotated[int, Field(ge=1, le=100)] = 5,
+        category: Literal["core", "knowledge", "conversation"] | None = None,
+        depth: Annotated[int, Field(ge=0, le=3)] = 0,
+    ) -> dict[str, Any]:
+        with tool_errors():
+            result = resolve().recall(query, limit=limit, depth=depth, filters=Filters(category=category))
+            return {"entries": [{"key": h.memory.key, "content": h.memory.content,
+                                 "category": h.memory.category.value, "score": round(h.score, 4),
+                                 "links": list(h.memory.links), "id": h.memory.id} for h in result.hits]}
+
+    @server.tool(title="Delete a memory entry", annotations=DELETE, description="Delete the memory entry with this key.")
+    def memory_forget(key: str) -> dict[str, Any]:
+        with tool_errors():
+            removed = resolve().forget(key)
+            return {"forgotten": [m.key for m in removed], "count": len(removed)}
+
+    def memory_link(
+        action: Literal["link", "unlink"],
+        from_: Annotated[str, Field(alias="from", description="Key of one entry.")],
+        to: Annotated[str, Field(description="Key of the other entry.")],
+    ) -> dict[str, Any]:
+        with tool_errors():
+            engram = resolve()
+            if action == "unlink":
+                return {"action": "unlink", "from": from_, "to": to, "changed": engram.unlink(from_, to)}
+            engram.link(from_, to)
+            return {"action": "link", "from": from_, "to": to, "changed": True}
+
+    server.add_tool(_keyword_alias(memory_link, "from", "from_"), name="memory_link", title="Link two entries",
+                    annotations=LINK,
+                    description="Create (action=link) or remove (action=unlink) a bidirectional link between two keys.")
+
+
+def _keyword_alias(fn: Callable[..., Any], wire: str, param: str) -> Callable[..., Any]:
+    """PtrClaw names an argument ``from`` (a Python keyword): the SDK calls tools with the wire
+    name, so rename it to the parameter on the way in; the schema still comes from ``fn``."""
+
+    def call(**kwargs: Any) -> Any:
+        kwargs[param] = kwargs.pop(wire)
+        return fn(**kwargs)
+
+    call.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
+    call.__annotations__ = typing.get_type_hints(fn, include_extras=True)
+    call.__name__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call
