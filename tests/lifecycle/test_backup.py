@@ -4,6 +4,7 @@ copy, automatic backups before risky work, VACUUM, and encryption at rest."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from engram.config import load_settings
 from engram.engine import Engram
 from engram.errors import IntegrityError, MissingDependencyError
+from engram.lifecycle import clean_close
 from engram.lifecycle.backup import Backups, check_file, vacuum
 from engram.lifecycle.wiring import backups_for, open_sqlite_store
 from engram.store.sqlite import SqliteMemoryStore
@@ -138,6 +140,46 @@ def test_corrupted_copy_is_detected_at_startup_and_nothing_is_overwritten(tmp_pa
     engram = Engram.from_settings(settings)
     assert engram.count() == 300
     engram.close()
+
+
+def test_a_clean_close_spares_the_next_start_its_check_until_anything_changes(tmp_path):
+    settings = load_settings(home=tmp_path / "home")
+    engram = Engram.from_settings(settings)
+    for i in range(300):
+        engram.remember(f"memory number {i} " + "y" * 300, key=f"m{i}")
+    engram.close()
+    db = settings.database_path()
+    assert clean_close.verified_at(db) is not None  # the process checked at start and closed cleanly
+    # Damage that keeps size and modification time is invisible to the stamp: the quick start
+    # trusts it (that is the saving), the full check still reads the pages.
+    before = db.stat()
+    corrupt(db, 4096 * 5, 4096 * 6)
+    os.utime(db, ns=(before.st_atime_ns, before.st_mtime_ns))
+    backups = backups_for(settings, db)
+    backups.startup_check("quick")
+    with pytest.raises(IntegrityError):
+        backups.startup_check("full")
+    # Any change to the file since the clean close (another writer, a crash, a copy) brings the check back.
+    os.utime(db, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    with pytest.raises(IntegrityError):
+        Engram.from_settings(settings)
+    # So does a stamp older than a day, even on an untouched file.
+    os.utime(db, ns=(before.st_atime_ns, before.st_mtime_ns))
+    backups.startup_check("quick")
+    stamp = json.loads(clean_close.stamp_path(db).read_text())
+    clean_close.stamp_path(db).write_text(json.dumps({**stamp, "checked_at": time.time() - 2 * 86400}))
+    with pytest.raises(IntegrityError):
+        backups.startup_check("quick")
+
+
+def test_no_stamp_while_another_connection_holds_changes(tmp_path):
+    settings = load_settings(home=tmp_path / "home")
+    engram = Engram.from_settings(settings)
+    other = SqliteMemoryStore(settings.database_path())  # e.g. a server still running
+    engram.remember("written while another process has the file open")
+    engram.close()
+    assert clean_close.verified_at(settings.database_path()) is None
+    other.close()
 
 
 def test_startup_error_without_backups_says_so(tmp_path):

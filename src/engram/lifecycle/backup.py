@@ -21,12 +21,14 @@ import datetime as dt
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engram.db.sqlite import Database, connect, db_errors
 from engram.errors import IntegrityError, NotFoundError, StorageError
+from engram.lifecycle import clean_close
 
 log = logging.getLogger("engram.lifecycle.backup")
 
@@ -64,6 +66,8 @@ class Backups:
         self.folder = Path(folder)
         self.keep = keep
         self.key = key
+        # When this process last knew the live file to be sound (a check, or a clean-close stamp).
+        self.verified_at: float | None = None
 
     # --- listing ---------------------------------------------------------------------------
     def list(self) -> list[BackupInfo]:
@@ -133,13 +137,27 @@ class Backups:
     def startup_check(self, mode: str = "quick") -> None:
         """Raise ``IntegrityError`` (naming the last good backup) when the live file is damaged.
 
-        Runs before anything writes to the file; a missing or empty file passes."""
-        if mode == "off" or not self.db_path.exists() or self.db_path.stat().st_size == 0:
+        Runs before anything writes to the file; a missing or empty file passes. ``quick`` trusts
+        a recent clean-close stamp instead of reading every page (``lifecycle.clean_close``)."""
+        if mode == "off":
             return
+        if not self.db_path.exists() or self.db_path.stat().st_size == 0:
+            self.verified_at = time.time()
+            return
+        if mode == "quick":
+            self.verified_at = clean_close.verified_at(self.db_path)
+            if self.verified_at is not None:
+                return
+        started = time.time()
         verdict = check_file(self.db_path, key=self.key, full=(mode == "full"))
-        if verdict == "ok":
-            return
-        raise IntegrityError(self.damage_message(verdict))
+        if verdict != "ok":
+            raise IntegrityError(self.damage_message(verdict))
+        self.verified_at = started
+
+    def closed_cleanly(self) -> None:
+        """Called after the store's last connection closed: stamp the file if it was verified."""
+        if self.verified_at is not None:
+            clean_close.mark(self.db_path, self.verified_at)
 
     def damage_message(self, verdict: str) -> str:
         first = verdict.splitlines()[0] if verdict else "unknown problem"

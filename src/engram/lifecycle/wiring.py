@@ -40,7 +40,7 @@ def open_sqlite_store(settings: Settings, agent: str) -> SqliteMemoryStore:
             backups.create("pre-migration", source=db)
     return SqliteMemoryStore(path, busy_timeout_ms=settings.busy_timeout_ms, key=settings.privacy.key(),
                              before_migrate=before, vector_index=settings.vector_index,
-                             full_text=settings.full_text)
+                             full_text=settings.full_text, after_close=backups.closed_cleanly)
 
 
 def _sidecar(store: Any, suffix: str) -> Path | None:

@@ -120,8 +120,10 @@ class SqliteMemoryStore:
         before_migrate: Callable[[Database], None] | None = None,
         vector_index: VectorIndexSettings | None = None,
         full_text: FullTextSettings | None = None,
+        after_close: Callable[[], None] | None = None,
     ) -> None:
         self.path = Path(path)
+        self._after_close = after_close  # e.g. the clean-close stamp (lifecycle.clean_close)
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
         # An existing database about to change shape is backed up first (lifecycle.backup).
         if before_migrate is not None and applied(self.db) and pending(self.db):
@@ -677,6 +679,9 @@ class SqliteMemoryStore:
     def close(self) -> None:
         self._vectors.close()
         self.db.close()
+        if self._after_close is not None:
+            after, self._after_close = self._after_close, None
+            after()
 
 
 def _prefixed(columns: str) -> str:

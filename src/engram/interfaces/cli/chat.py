@@ -9,13 +9,16 @@ yet, PtrClaw's first interaction), ``/hatch``, ``/compact``, ``/help``.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
-from engram.agent.loop import SYNTHESIS_OFF, MemoryAgent
 from engram.errors import ProviderError, ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
+
+if TYPE_CHECKING:  # the agent (and its providers) load only when `engram chat` runs
+    from engram.agent.loop import MemoryAgent
 
 HELP = ("/quit ends the chat, /start hatches an agent with no identity yet, /hatch (re)builds the agent's identity,"
         " /compact compacts the history now.")
@@ -27,6 +30,8 @@ def chat(
     hatch: bool = typer.Option(False, "--hatch", help="Start by hatching the agent's identity (needs an LLM)."),
 ) -> None:
     """Chat with the memory agent (reads lines from standard input when it is not a terminal)."""
+    from engram.agent.loop import MemoryAgent
+
     st = state(ctx)
     agent = MemoryAgent.from_settings(st.settings(), st.engram())
     try:
@@ -42,6 +47,8 @@ def chat(
 
 
 def _banner(agent: MemoryAgent) -> None:
+    from engram.agent.loop import SYNTHESIS_OFF
+
     if agent.provider is None:
         render.errors.print(f"[yellow]{SYNTHESIS_OFF[0].upper()}{SYNTHESIS_OFF[1:]}.[/yellow]", highlight=False)
     else:

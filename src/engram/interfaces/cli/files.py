@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from engram.errors import ValidationError
-from engram.files import conflicts as conflict_files
-from engram.files.export import export_folder, import_folder
-from engram.files.sync import FileSync, SyncReport
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import CliState, state
+
+if TYPE_CHECKING:  # the files package loads only when a files command runs
+    from engram.files.sync import FileSync, SyncReport
 
 conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing file text kept in .conflict files).",
                             invoke_without_command=True, no_args_is_help=False)
 
 
 def _syncer(st: CliState) -> FileSync:
+    from engram.files.sync import FileSync
+
     return FileSync.from_settings(st.engram(), st.settings())
 
 
@@ -88,6 +90,8 @@ def conflicts(ctx: typer.Context) -> None:
         return
     st = state(ctx)
     syncer = _syncer(st)
+    from engram.files import conflicts as conflict_files
+
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
     if st.as_json:
         render.emit_json([{"path": c.path, "id": c.entry_id, "file": c.file, "kind": c.kind, "at": c.at,
@@ -118,6 +122,8 @@ def resolve(
         raise ValidationError("--take", f"unknown side {take!r}", ["db", "file", "merge"])
     st = state(ctx)
     syncer = _syncer(st)
+    from engram.files import conflicts as conflict_files
+
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
     conflict = conflict_files.find(found, ref)
     if take == "merge" and content is None and edit:
@@ -142,6 +148,8 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
         raise ValidationError("path", f"--format {fmt} writes a folder", "a folder path")
     st = state(ctx)
     files = st.settings().files
+    from engram.files.export import export_folder
+
     n = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=files.group_by,
                       max_file_bytes=files.max_file_bytes)
     if st.as_json:
@@ -152,6 +160,10 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
 
 def import_dir(ctx: typer.Context, path: Path) -> None:
     """``engram import DIR``: memory files (markdown, YAML or per-type JSON) with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from engram.files.export import import_folder
+
     st = state(ctx)
     engram = st.engram()
     with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -7,14 +7,11 @@ from pathlib import Path
 
 import typer
 
-from engram.audit import AuditQuery
 from engram.errors import ConfigError
 from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.state import state
-from engram.lifecycle import summaries as summaries_job
-from engram.lifecycle.backup import database_of
-from engram.lifecycle.backup import vacuum as vacuum_db
-from engram.lifecycle.wiring import audit_of, backups_for, maintenance_for
+
+# The lifecycle modules are imported inside each command: `engram --help` needs none of them.
 
 
 def audit(
@@ -27,6 +24,9 @@ def audit(
     limit: int = typer.Option(50, "--limit", "-n"),
 ) -> None:
     """Show the audit trail, newest first (forgotten entries show what was removed)."""
+    from engram.audit import AuditQuery
+    from engram.lifecycle.wiring import audit_of
+
     st = state(ctx)
     rows = audit_of(st.engram()).query(AuditQuery(
         action=action, memory=memory, origin=origin, since=parsing.timestamp(since, "--since"),
@@ -48,6 +48,8 @@ def audit(
 
 
 def _backups(ctx: typer.Context):  # noqa: ANN202
+    from engram.lifecycle.wiring import backups_for
+
     st = state(ctx)
     settings = st.settings()
     if settings.backend != "sqlite":
@@ -60,6 +62,8 @@ def backup(
     list_only: bool = typer.Option(False, "--list", help="List backups instead of taking one."),
 ) -> None:
     """Take a backup now (writers may keep running), or list backups."""
+    from engram.lifecycle.backup import database_of
+
     st, backups = _backups(ctx)
     if list_only:
         found = backups.list()
@@ -100,6 +104,9 @@ def restore(
 
 def vacuum(ctx: typer.Context) -> None:
     """Rebuild the database file to reclaim free space."""
+    from engram.lifecycle.backup import database_of
+    from engram.lifecycle.backup import vacuum as vacuum_db
+
     st = state(ctx)
     db = database_of(st.engram().store)
     if db is None:
@@ -117,6 +124,8 @@ def maintain(
     force: bool = typer.Option(False, "--force", help="Run the jobs even when they are not due."),
 ) -> None:
     """Run every due lifecycle job once: backup, hygiene, decay, retention, consolidate, summaries, vacuum."""
+    from engram.lifecycle.wiring import maintenance_for
+
     st = state(ctx)
     engram = st.engram()
     engram.origin = "maintenance"
@@ -138,6 +147,8 @@ def summaries(
     make: bool = typer.Option(False, "--make", help="Create missing summaries of ended periods first."),
 ) -> None:
     """List daily/weekly summaries of this agent's memories (newest first)."""
+    from engram.lifecycle import summaries as summaries_job
+
     st = state(ctx)
     engram = st.engram()
     if make:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from engram.engine import Filters
 from engram.interfaces.cli import files, parsing, render
 from engram.interfaces.cli.state import state
+
+if TYPE_CHECKING:
+    from engram.engine import Filters
 
 CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or conversation.")
 TypeOpt = typer.Option(None, "--type", "-t", help="experience, conversation, learned, social, decision, achievement, ...")
@@ -23,6 +26,8 @@ UntilOpt = typer.Option(None, "--until", help="Created at or before (YYYY-MM-DD 
 
 
 def _filters(category, type_, layer, tags, entity, meta, since, until) -> Filters:  # noqa: ANN001
+    from engram.engine import Filters
+
     return Filters(
         category=category, type=type_, layer=layer, tags=tags, related_entity=entity,
         metadata=parsing.pairs(meta, "--meta") or None,
@@ -142,6 +147,8 @@ def forget(
     reason: str | None = typer.Option(None, "--reason", help="Why, kept in the audit trail."),
 ) -> None:
     """Forget by key/id, by query, by tag or by age; prints what was removed."""
+    from engram.engine import Filters
+
     st = state(ctx)
     removed = st.engram().forget(
         ref, query=query, tag=tag, older_than_s=parsing.duration(older_than, "--older-than"),
@@ -201,6 +208,8 @@ def count(
     scope: str | None = typer.Option(None, "--scope", help="Only this scope: global, agent or session."),
 ) -> None:
     """Count memories."""
+    from engram.engine import Filters
+
     st = state(ctx)
     n = st.engram().count(Filters(category=category, type=type_, tags=tag), scope=scope)  # type: ignore[arg-type]
     if st.as_json:

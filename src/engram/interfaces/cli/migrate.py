@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from engram.interfaces.cli.render import console, emit_json
 from engram.interfaces.cli.state import state
@@ -18,6 +16,9 @@ def migrate(
     source: Path | None = typer.Option(None, "--from", help="SQLite file (default: the configured store)."),
 ) -> None:
     """Copy memories, links, versions, vectors, history, audit trail and API tokens into PostgreSQL; verify; re-run to resume."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
     from engram.db.transfer import copy_sqlite_to_postgres, require_verified
 
     cli = state(ctx)

@@ -7,12 +7,13 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from engram.model import Hit, Memory, Message, RecallResult, WriteResult
+if TYPE_CHECKING:  # the model is imported when something is rendered, not for `engram --help`
+    from engram.model import Memory, Message, RecallResult
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
@@ -29,6 +30,8 @@ def emit_json(value: Any) -> None:
 
 
 def _plain(value: Any) -> Any:
+    from engram.model import Hit, Memory, RecallResult, WriteResult
+
     if isinstance(value, Memory):
         return value.to_dict()
     if isinstance(value, Hit):

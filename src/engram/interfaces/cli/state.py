@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from engram.config import Settings, load_settings
-from engram.engine import Engram
-from engram.files.sync import attach_from_settings as attach_files
+if TYPE_CHECKING:  # imported when a command first needs them: `engram --help` never does
+    from engram.config import Settings
+    from engram.engine import Engram
 
 
 @dataclass
@@ -25,11 +25,16 @@ class CliState:
 
     def settings(self) -> Settings:
         if self._settings is None:
+            from engram.config import load_settings
+
             self._settings = load_settings(home=self.home, agent=self.agent, session=self.session, backend=self.backend)
         return self._settings
 
     def engram(self) -> Engram:
         if self._engram is None:
+            from engram.engine import Engram
+            from engram.files.sync import attach_from_settings as attach_files
+
             self._engram = Engram.from_settings(self.settings())
             self._engram.origin = "cli"
             attach_files(self._engram, self.settings())  # every change also lands in the memory folder
