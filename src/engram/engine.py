@@ -574,7 +574,7 @@ class Engram:
             else:
                 kind = importers.detect_files(source) if isinstance(source, Mapping) else importers.detect_document(source)
         if kind == "snapshot" and not isinstance(source, Mapping):
-            result = self.import_snapshot(source.read_text(encoding="utf-8") if isinstance(source, Path) else source)
+            result = self.import_snapshot(importers.read_text(source) if isinstance(source, Path) else source)
             return ImportSummary("snapshot", result.imported, result.skipped)
         plan = importers.read_plan(kind, source)
         return importers.apply_plan(self, plan, keep_agents=keep_agents, operator_notes=operator_notes,

@@ -71,7 +71,7 @@ def detect(path: Path) -> str:
         return detect_files(read_folder(path))
     if path.name == clawless.HISTORY:
         return "clawless"
-    return detect_document(_read_text(path))
+    return detect_document(read_text(path))
 
 
 def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
@@ -83,13 +83,13 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
-        text = _read_text(source) if isinstance(source, Path) else source
+        text = read_text(source) if isinstance(source, Path) else source
         return _TEXT_READERS[kind](text)
     if isinstance(source, Path):
         if source.is_dir():
             files = read_folder(source)
         elif kind == "clawless":  # its history file on its own
-            files = {clawless.HISTORY: _read_text(source)}
+            files = {clawless.HISTORY: read_text(source)}
         else:
             raise ValidationError("path", f"{source} is not a folder", f"the {kind} folder")
     elif isinstance(source, Mapping):
@@ -101,7 +101,8 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     return _FOLDER_READERS[kind](files)
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A source file's text; raises ``SnapshotError`` naming the path when it cannot be read."""
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -221,9 +221,14 @@ def count(
 def export(
     ctx: typer.Context,
     path: Path | None = typer.Argument(None, help="File to write (default: standard output); a folder for other formats."),
-    fmt: str = typer.Option("snapshot", "--format", "-f", help="snapshot (JSON file), or markdown, yaml or json (a folder)."),
+    fmt: str = typer.Option("snapshot", "--format", "-f", help="snapshot or mem0 (a JSON file), markdown, yaml or json "
+                            "(a memory folder), or basic-memory (a folder of notes)."),
 ) -> None:
-    """Export visible memories as a JSON snapshot (no embeddings), or every memory as a memory folder."""
+    """Export visible memories as a JSON snapshot (no embeddings), mem0 JSON or basic-memory notes, or every
+    memory as a memory folder."""
+    if fmt in ("mem0", "basic-memory"):
+        _export_other(ctx, fmt, path)
+        return
     if fmt != "snapshot":
         files.export_dir(ctx, fmt, path)
         return
@@ -233,6 +238,26 @@ def export(
     else:
         _write(path, document)
         render.errors.print(f"exported to {path}")
+
+
+def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
+    from engram.exporters import basic_memory, mem0
+
+    engram = state(ctx).engram()
+    if fmt == "mem0":
+        document = mem0.dump(engram)
+        if path is None:
+            sys.stdout.write(document + "\n")
+            return
+        _write(path, document)
+        render.errors.print(f"exported to {path} as mem0 JSON")
+        return
+    if path is None:
+        from engram.errors import ValidationError
+
+        raise ValidationError("path", "basic-memory notes need a folder", "a folder to write the notes into")
+    n = basic_memory.write(engram, path)
+    render.errors.print(f"exported {n} notes to {path}")
 
 
 def import_(

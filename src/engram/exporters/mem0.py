@@ -1,0 +1,49 @@
+"""engram -> mem0: the ``{"results": [...]}`` document mem0's ``get_all()`` returns.
+
+Each memory becomes ``{id, memory, hash, metadata, categories, created_at, updated_at, user_id,
+run_id}``: the id mem0 gave it when it came from mem0 (``metadata["mem0"]``), else engram's; the
+hash is the MD5 of the text, as mem0 computes it; tags are categories; the agent is the user (and
+``agent_id`` when the memory came with one), the session the run; engram's own fields (key,
+category, type, importance, links) travel in ``metadata["engram"]`` so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from engram.engine import Engram
+from engram.exporters import visible
+from engram.model import Memory
+
+
+def dump(engram: Engram) -> str:
+    return json.dumps({"results": [_item(m) for m in visible(engram)]}, ensure_ascii=False, indent=1)
+
+
+def _item(memory: Memory) -> dict[str, Any]:
+    metadata = {k: v for k, v in memory.metadata.items() if k != "mem0"}
+    origin = memory.metadata.get("mem0") if isinstance(memory.metadata.get("mem0"), dict) else {}
+    metadata["engram"] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
+                          "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}
+    item: dict[str, Any] = {
+        "id": origin.get("id") or memory.id,
+        "memory": memory.content,
+        "hash": hashlib.md5(memory.content.encode()).hexdigest(),  # noqa: S324 - mem0's content hash, not security
+        "metadata": metadata,
+        "categories": list(memory.tags),
+        "created_at": _iso(memory.created_at),
+        "updated_at": _iso(memory.updated_at),
+        "user_id": origin.get("user_id") or memory.scope.agent,
+    }
+    if origin.get("agent_id"):
+        item["agent_id"] = origin["agent_id"]
+    if memory.scope.session:
+        item["run_id"] = memory.scope.session
+    return item
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()

@@ -1,0 +1,37 @@
+"""``Engram.import_from`` (the library door) on the real PostgreSQL server: the same mapping, links,
+history and idempotency as on SQLite, a progress report per phase, and nothing written on bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.errors import SnapshotError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+
+def test_import_from_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, database_url=pg_url, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as engram:
+        phases: list[tuple[str, int, int]] = []
+        summary = engram.import_from(FIXTURES / "mcp-memory.jsonl", progress=lambda *p: phases.append(p))
+        assert (summary.kind, summary.imported) == ("mcp-memory", 3)
+        assert ("storing", 3, 3) in phases
+        assert {m.key for m in engram.neighbours("john-smith")} == {"anthropic", "lisbon-office"}
+        assert engram.recall("who speaks Spanish").hits[0].memory.key == "john-smith"
+        files = {p.relative_to(FIXTURES / "basic-memory").as_posix(): p.read_text()
+                 for p in (FIXTURES / "basic-memory").rglob("*.md")}
+        assert engram.import_from(files).imported == 6  # a folder given as {path: text}, kind detected
+        assert engram.import_from(files, "basic-memory").skipped == 6
+        history = engram.import_from(FIXTURES / "clawless" / "conversation-history.jsonl")
+        assert (history.kind, history.messages_imported) == ("clawless", 6)
+        assert len(engram.history.all("telegram:12345")) == 4
+        before = engram.count()
+        with pytest.raises(SnapshotError, match=r"results\[1\]\.created_at"):
+            engram.import_from('{"results": [{"id": "1", "memory": "fine"}, {"id": "2", "memory": "x", '
+                               '"created_at": "yesterday"}]}')
+        assert engram.count() == before
