@@ -533,9 +533,12 @@ class Engram:
         """All visible memories (or one scope's) as a JSON snapshot; embeddings are never included."""
         return snapshot.dump(self._all(self._filter(Filters(include_superseded=True), scope=scope)))
 
-    def import_snapshot(self, document: str | bytes) -> ImportResult:
+    def import_snapshot(
+        self, document: str | bytes, *, progress: Callable[[int, int], None] | None = None
+    ) -> ImportResult:
         """Import a snapshot (engram's or PtrClaw's). Keys or ids already present are skipped;
-        a malformed document raises ``SnapshotError`` and imports nothing."""
+        a malformed document raises ``SnapshotError`` and imports nothing. The memories are stored
+        in one transaction, then embedded in batches; ``progress(done, total)`` follows the embedding."""
         memories = snapshot.load(document, max_content_chars=self.max_content_chars, default_scope=Scope(self.scope.agent))
         # Agent-scoped memories join this agent (sessions kept under it); global stays global.
         memories = [m if m.scope.agent is None else replace(m, scope=Scope(self.scope.agent, m.scope.session))
@@ -546,7 +549,9 @@ class Engram:
         if result.imported:
             self._emit("imported", self.store.get_many([m.id for m in memories]))
         if self.embedder is not None:
-            self.embed_missing()
+            # embed_missing knows only what is left after each batch: the imported count is the total.
+            report = None if progress is None else (lambda done, _left: progress(done, max(done, result.imported)))
+            self.embed_missing(progress=report)
         return result
 
     def import_from(

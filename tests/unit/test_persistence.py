@@ -86,3 +86,20 @@ def test_recall_cache_sees_writes_from_another_connection(tmp_path: Path) -> Non
     assert {h.memory.key for h in first.recall("walrus")} == {"w1", "w2"}
     first.close()
     second.close()
+
+
+def test_snapshot_import_embeds_in_batches_and_reports_progress(tmp_path: Path) -> None:
+    with Engram(SqliteMemoryStore(tmp_path / "source.db"), agent="a") as source:  # no embedder: no vectors
+        source.remember_many([{"content": f"fact number {i} about gardening"} for i in range(600)])
+        document = source.export_snapshot()
+    calls: list[tuple[int, int]] = []
+    embedder = HashingEmbedder()
+    with Engram(SqliteMemoryStore(tmp_path / "target.db"), agent="a", embedder=embedder) as target:
+        result = target.import_snapshot(document, progress=lambda done, total: calls.append((done, total)))
+        assert result.imported == 600
+        assert target.stats().vectors == 600
+        assert target.recall("fact number 7 about gardening", mode="vector").hits
+    # One call per batch, each against the whole import, ending complete.
+    assert [total for _, total in calls] == [600] * len(calls)
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls) and calls[-1] == (600, 600)
+    assert len(calls) == 3  # batches of 256: 256, 512, 600

@@ -286,7 +286,7 @@ def import_(
         return
     if kind == "snapshot":
         document = source if isinstance(source, str) else _read(path)
-        result = st.engram().import_snapshot(document)
+        result = importing.import_snapshot_with_progress(st.engram(), document, quiet=st.as_json)
         if st.as_json:
             render.emit_json(result)
         else:
