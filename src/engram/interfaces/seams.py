@@ -21,18 +21,38 @@ def history(engram: Engram) -> History:
     return engram.history
 
 
+SHARED_HISTORY_NOTE = ("this database's conversation history is shared by every agent; it is listed for the "
+                       "server's own agent only (set per_agent_databases to give each agent its own)")
+
+
+def conversations(engram: Engram) -> tuple[list[tuple[str, int]], str | None]:
+    """The conversations the engine's agent may browse, with their message counts, and a note
+    when some are withheld. History is not scoped by agent inside one database, so unless each
+    agent has its own database (``per_agent_databases``) only the configured agent lists it."""
+    settings = engram.settings
+    if settings is not None and not settings.per_agent_databases and engram.scope.agent != settings.agent:
+        return [], SHARED_HISTORY_NOTE
+    store = engram.history
+    return [(key, store.count(key)) for key in store.conversations()], None
+
+
 @dataclass(frozen=True, slots=True)
 class AgentAudit:
     """The audit trail as one agent may see it: entries about memories in its visible scopes."""
 
     engram: Engram
 
-    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
-        from engram.audit import AuditQuery
+    def recent(self, limit: int = 50, *, action: str | None = None, since: float | None = None,
+               until: float | None = None, memory: str | None = None) -> list[dict[str, Any]]:
+        """Newest first; ``action``, ``since``/``until`` (epoch seconds) and ``memory`` (id or key)
+        narrow it. Raises ``ValidationError`` for an unknown action."""
+        from engram.audit import AuditQuery, validate_query
         from engram.lifecycle.wiring import audit_of
 
         visible = {str(scope) for scope in self.engram.scope.visible()}
-        entries = audit_of(self.engram).query(AuditQuery(limit=max(limit * 5, 100)))
+        query = validate_query(AuditQuery(action=action, since=since, until=until, memory=memory,
+                                          limit=max(limit * 5, 100)))
+        entries = audit_of(self.engram).query(query)
         mine = [e for e in entries if e.memory_scope in visible][:limit]
         return [
             {"at": e.at, "action": e.action, "origin": e.origin, "reason": e.reason, "memory_id": e.memory_id,

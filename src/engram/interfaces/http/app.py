@@ -29,6 +29,7 @@ from engram.interfaces.http.routes_import import router as import_router
 from engram.interfaces.http.routes_memory import router as memory_router
 from engram.interfaces.http.routes_other import compat, public
 from engram.interfaces.http.routes_other import router as other_router
+from engram.interfaces.http.routes_page import router as page_router
 from engram.interfaces.settings import ServerSettings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -81,7 +82,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
             yield
 
     app = FastAPI(
-        title="engram", version="0.1.0", lifespan=lifespan,
+        title="engram", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
         description="Long-term memory for LLM agents. Every /api route needs `Authorization: Bearer <token>` "
                     "(`engram token create --agent NAME`); the token decides which agent's memories you see.",
     )
@@ -93,6 +94,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     app.include_router(memory_router)
     app.include_router(other_router)
     app.include_router(import_router)
+    app.include_router(page_router)
     app.include_router(compat)
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))
@@ -102,6 +104,14 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     @app.get("/", include_in_schema=False, response_class=HTMLResponse)
     def index() -> HTMLResponse:
         return HTMLResponse((web / "index.html").read_text("utf-8"))
+
+    @app.get("/docs", include_in_schema=False, response_class=HTMLResponse)
+    def docs() -> HTMLResponse:  # Swagger UI from the vendored files: the API docs work with no network
+        from fastapi.openapi.docs import get_swagger_ui_html
+
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="engram API",
+                                   swagger_js_url="/static/swagger-ui-bundle.js",
+                                   swagger_css_url="/static/swagger-ui.css", swagger_favicon_url="/static/favicon.svg")
 
     # Added last = outermost: the size limit refuses a body before anything reads it.
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)

@@ -65,9 +65,11 @@ def search(
     min_relevance: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
     depth: Annotated[int, Query(ge=0, le=3)] = 0,
     mode: Literal["auto", "hybrid", "text", "vector"] = "auto",
+    touch: Annotated[bool | None, Query(description="false: a look, not a use (no access mark, no strengthening); "
+                                                    "default: recall.touch_on_recall")] = None,
 ) -> dict[str, Any]:
     result = eng.recall(q, limit=limit, filters=_filters(category, type, layer, tag), min_relevance=min_relevance,
-                        depth=depth, mode=mode)
+                        depth=depth, mode=mode, touch=touch)
     return present.recall_dict(result)
 
 

@@ -72,9 +72,17 @@ def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
 
 
 # --- audit trail -----------------------------------------------------------------------------
-@router.get("/audit", summary="Recent audit entries of this agent")
-def audit(eng: Eng, limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
-    return {"entries": [_plain(e) for e in seams.audit(eng).recent(limit=limit)]}
+@router.get("/audit", summary="Recent audit entries of this agent, newest first, optionally narrowed")
+def audit(
+    eng: Eng,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    action: Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported"] | None = None,
+    since: Annotated[float | None, Query(ge=0, description="epoch seconds")] = None,
+    until: Annotated[float | None, Query(ge=0, description="epoch seconds")] = None,
+    memory: Annotated[str | None, Query(max_length=300, description="id or key")] = None,
+) -> dict[str, Any]:
+    entries = seams.audit(eng).recent(limit=limit, action=action, since=since, until=until, memory=memory)
+    return {"entries": [_plain(e) for e in entries]}
 
 
 # --- Clawless --------------------------------------------------------------------------------

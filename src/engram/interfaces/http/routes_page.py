@@ -1,0 +1,83 @@
+"""What the web page reads beyond the memory collection: the link graph, the dashboard's numbers
+and the list of conversations. Read-only: nothing here changes a memory (the graph's query
+neighbourhood recalls with ``touch=False``, so looking is not using)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from engram.engine import Engram, Filters
+from engram.interfaces import seams
+from engram.interfaces.http.routes_memory import Eng
+from engram.model import KNOWN_TYPES, Category, Memory
+
+router = APIRouter(prefix="/api/v1", tags=["page"])
+
+
+def _graph(memories: list[Memory], *, total: int, hits: dict[str, float] | None = None) -> dict[str, Any]:
+    """Nodes and the links among them (each link once); ``degree`` counts links inside the graph."""
+    ids = {m.id for m in memories}
+    edges = sorted({(min(m.id, o), max(m.id, o)) for m in memories for o in m.links if o in ids})
+    degree: dict[str, int] = {}
+    for a, b in edges:
+        degree[a] = degree.get(a, 0) + 1
+        degree[b] = degree.get(b, 0) + 1
+    nodes = [{"id": m.id, "key": m.key, "content": m.content[:200], "category": m.category.value, "type": m.type,
+              "importance": m.importance, "scope": str(m.scope), "degree": degree.get(m.id, 0),
+              **({"score": round(hits[m.id], 4)} if hits and m.id in hits else {})} for m in memories]
+    return {"nodes": nodes, "edges": [{"source": a, "target": b} for a, b in edges], "total": total,
+            "truncated": total > len(memories)}
+
+
+@router.get("/graph", summary="The link graph: every visible memory (most important first), or a query's neighbourhood")
+def graph(
+    eng: Eng,
+    q: Annotated[str | None, Query(max_length=2000)] = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 3000,
+    depth: Annotated[int, Query(ge=0, le=3)] = 2,
+) -> dict[str, Any]:
+    if q is None or not q.strip():
+        memories = eng.list(order="importance", limit=limit)
+        return _graph(memories, total=eng.count())
+    result = eng.recall(q, limit=min(limit, 50), depth=depth, touch=False)
+    found = {h.memory.id: h.memory for h in result.hits}
+    for hit in list(result.hits)[:20]:  # one more ring of neighbours around the best hits
+        for neighbour in eng.neighbours(hit.memory.id, limit=20):
+            found.setdefault(neighbour.id, neighbour)
+            if len(found) >= limit:
+                break
+    memories = list(found.values())[:limit]
+    return _graph(memories, total=len(found), hits={h.memory.id: h.score for h in result.hits if h.via is None})
+
+
+def _visible_scope(scope: str, eng: Engram) -> bool:
+    agent = eng.scope.agent
+    return scope in ("global", f"agent:{agent}") or scope.startswith(f"session:{agent}/")
+
+
+@router.get("/dashboard", summary="Counts by category, type and scope, store size, recall latency, embedding coverage")
+def dashboard(eng: Eng) -> dict[str, Any]:
+    total = eng.count()
+    by_type = {t: eng.count(Filters(type=t)) for t in KNOWN_TYPES}
+    by_type["other"] = max(total - sum(by_type.values()), 0)
+    store = eng.stats()
+    latency = {s.name: {"count": s.count, "p50_ms": s.p50_ms, "p95_ms": s.p95_ms, "p99_ms": s.p99_ms,
+                        "max_ms": s.max_ms} for s in eng.metrics.summary()}
+    return {
+        "agent": eng.scope.agent, "memories": total,
+        "by_category": {c.value: eng.count(Filters(category=c)) for c in Category},
+        "by_type": {t: n for t, n in by_type.items() if n},
+        "by_scope": {s: n for s, n in sorted(store.by_scope.items()) if _visible_scope(s, eng)},
+        "store": {"backend": store.backend, "size_bytes": store.size_bytes, "memories": store.memories,
+                  "links": store.links, "vectors": store.vectors, "embedding": store.embedding_identity,
+                  "embedding_coverage": round(store.vectors / store.memories, 4) if store.memories else None},
+        "latency": latency,
+    }
+
+
+@router.get("/history", summary="The conversations this agent may browse, with how many messages each holds")
+def conversations(eng: Eng) -> dict[str, Any]:
+    found, note = seams.conversations(eng)
+    return {"conversations": [{"conversation": key, "messages": n} for key, n in found], "note": note}

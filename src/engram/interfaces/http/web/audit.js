@@ -1,0 +1,29 @@
+// The audit trail as a timeline: newest first, readable times, filterable by action, date and memory.
+import { $, api, el, status, when } from "./common.js";
+
+export async function load() {
+  const params = new URLSearchParams({ limit: "200" });
+  if ($("#audit-action").value) params.set("action", $("#audit-action").value);
+  if ($("#audit-since").value) params.set("since", String(new Date($("#audit-since").value + "T00:00:00").getTime() / 1000));
+  if ($("#audit-memory").value.trim()) params.set("memory", $("#audit-memory").value.trim());
+  const list = $("#audit");
+  try {
+    const data = await api("GET", "/api/v1/audit?" + params);
+    list.replaceChildren(...data.entries.map((e) => {
+      const li = el("li", undefined, "event " + e.action);
+      li.append(el("time", when(e.at)), el("span", e.action, "badge"), el("code", e.memory_key || e.memory_id || ""),
+        el("span", `by ${e.origin}` + (e.reason ? ` — “${e.reason}”` : ""), "muted"));
+      if (e.detail && e.detail.content) { const d = el("details"); d.append(el("summary", "content"), el("p", e.detail.content)); li.append(d); }
+      return li;
+    }));
+    if (!data.entries.length) list.replaceChildren(el("li", "no changes recorded for this filter", "muted"));
+  } catch (e) {
+    list.replaceChildren(el("li", e.status === 501 ? "The audit trail is not available in this build." : e.message));
+    if (e.status === 422) status(e.message, true);
+  }
+}
+
+export function init() {
+  $("#audit-form").addEventListener("submit", (ev) => { ev.preventDefault(); load(); });
+  $("#audit-action").addEventListener("change", load);
+}

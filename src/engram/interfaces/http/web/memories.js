@@ -1,0 +1,142 @@
+// The memory list (paged and sortable, or a search's ranked hits) and one memory's detail:
+// versions, links, edit and forget. Searches pass touch=false: looking is not using.
+import { $, api, el, fmt, nav, status, when } from "./common.js";
+
+const state = { offset: 0, total: 0, current: null, seq: 0 };
+const enc = encodeURIComponent;
+
+function row(memory, hit) {
+  const tr = el("tr", undefined, "mem-row"); tr.dataset.id = memory.id;
+  const main = el("td"); main.append(el("div", memory.content, "content"), el("div", memory.key, "key"));
+  tr.append(main, el("td", memory.category + " / " + memory.type), el("td", memory.tags.join(", ")), el("td", memory.scope),
+    el("td", fmt(memory.importance)), el("td", when(memory.last_accessed)), el("td", when(memory.created_at)));
+  const p = hit ? hit.parts : null;
+  tr.append(el("td", hit ? `${fmt(hit.score)} = ${fmt(p.text)} · ${fmt(p.vector)} · ${fmt(p.fused)} · ${fmt(p.recency)} · ${fmt(p.importance)} · ${fmt(p.link)}` : "", "parts"));
+  tr.addEventListener("click", () => show(memory.id));
+  if (state.current && state.current.id === memory.id) tr.classList.add("selected");
+  return tr;
+}
+
+function filterParams() {
+  const params = new URLSearchParams();
+  for (const [id, name] of [["#f-category", "category"], ["#f-type", "type"], ["#f-tag", "tag"]]) {
+    if ($(id).value.trim()) params.set(name, $(id).value.trim());
+  }
+  return params;
+}
+
+export async function load() {
+  const q = $("#q").value.trim();
+  const params = filterParams();
+  const seq = ++state.seq;  // only the latest request may fill the table
+  try {
+    let rows;
+    if (q) {
+      params.set("q", q); params.set("limit", "100"); params.set("touch", "false");
+      const data = await api("GET", "/api/v1/memory/search?" + params);
+      if (seq !== state.seq) return;
+      rows = data.hits.filter((h) => !$("#f-scope").value || h.memory.scope.startsWith($("#f-scope").value)).map((h) => row(h.memory, h));
+      status(`${rows.length} hit(s) for “${q}” (${data.mode})` + (data.notes.length ? " — " + data.notes.join("; ") : ""));
+      $("#pager").hidden = true;
+    } else {
+      const size = Number($("#f-size").value);
+      if ($("#f-scope").value) params.set("scope", $("#f-scope").value);
+      params.set("order", $("#f-order").value); params.set("limit", String(size)); params.set("offset", String(state.offset));
+      const data = await api("GET", "/api/v1/memory?" + params);
+      if (seq !== state.seq) return;
+      state.total = data.total;
+      rows = data.memories.map((m) => row(m));
+      const last = Math.min(state.offset + size, data.total);
+      $("#page-info").textContent = data.total ? `${state.offset + 1}–${last} of ${data.total}` : "no memories";
+      $("#prev").disabled = state.offset === 0; $("#next").disabled = last >= data.total;
+      $("#pager").hidden = false;
+      status(`${data.total} memories`);
+    }
+    for (const th of document.querySelectorAll("th.sortable")) th.classList.toggle("sorted", !q && th.dataset.order === $("#f-order").value);
+    $("#results tbody").replaceChildren(...rows);
+  } catch (e) { status(e.status === 401 ? "Enter a valid API token above." : e.message, true); }
+}
+
+export async function show(id) {
+  try {
+    const data = await api("GET", "/api/v1/memory/" + enc(id) + "/links");
+    const m = data.memory; state.current = m;
+    $("#detail").hidden = false;
+    $("#d-key").textContent = m.key;
+    const facts = [["id", m.id], ["scope", m.scope], ["layer", m.layer], ["created", when(m.created_at)],
+      ["updated", when(m.updated_at)], ["last used", when(m.last_accessed)], ["recalled", `${m.recall_count}×`],
+      ["importance", fmt(m.importance)], ["related entity", m.related_entity || "-"], ["source", m.source || "-"]];
+    $("#d-meta").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", k), el("dd", v)]));
+    $("#edit-content").value = m.content; $("#edit-tags").value = m.tags.join(", ");
+    $("#edit-category").value = m.category; $("#edit-type").value = m.type; $("#edit-importance").value = m.importance;
+    $("#d-links").replaceChildren(...data.neighbours.map((n) => {
+      const li = el("li"); const a = el("a", n.key, "link"); a.href = "#"; a.dataset.id = n.id;
+      a.addEventListener("click", (ev) => { ev.preventDefault(); show(n.id); });
+      li.append(a, el("span", " " + n.content.slice(0, 80), "muted")); return li;
+    }));
+    if (!data.neighbours.length) $("#d-links").replaceChildren(el("li", "no links", "muted"));
+    const versions = await api("GET", "/api/v1/memory/" + enc(id) + "/versions");
+    $("#versions").replaceChildren(...versions.versions.map((v) => {
+      const li = el("li"); li.append(el("span", when(v.replaced_at) + " ", "muted"), el("span", v.content)); return li;
+    }));
+    if (!versions.versions.length) $("#versions").replaceChildren(el("li", "none", "muted"));
+    for (const tr of document.querySelectorAll("tr.mem-row")) tr.classList.toggle("selected", tr.dataset.id === m.id);
+  } catch (e) { status(e.message, true); }
+}
+nav.showMemory = async (id) => { await nav.showTab("memories"); await show(id); };
+
+async function save(ev) {
+  ev.preventDefault();
+  const m = state.current;
+  try {
+    const body = { content: $("#edit-content").value, tags: $("#edit-tags").value.split(",").map((t) => t.trim()).filter(Boolean),
+      category: $("#edit-category").value, type: $("#edit-type").value, importance: Number($("#edit-importance").value) };
+    const res = await api("PATCH", "/api/v1/memory/" + enc(m.id), body);
+    await load(); await show(m.id); status(`saved (${res.action})`);
+  } catch (e) { status(e.message, true); }
+}
+
+async function forget(ev) {
+  ev.preventDefault();
+  const m = state.current;
+  try {
+    await api("DELETE", "/api/v1/memory/" + enc(m.id) + "?reason=" + enc($("#forget-reason").value));
+    $("#detail").hidden = true; state.current = null; $("#forget-reason").value = "";
+    await load(); status(`forgot ${m.key}`);
+  } catch (e) { status(e.message, true); }
+}
+
+async function addLink(ev) {
+  ev.preventDefault();
+  try {
+    await api("POST", "/api/v1/memory/" + enc(state.current.id) + "/links", { to: $("#link-to").value });
+    $("#link-to").value = ""; await show(state.current.id);
+  } catch (e) { status(e.message, true); }
+}
+
+async function create(ev) {
+  ev.preventDefault();
+  try {
+    const res = await api("POST", "/api/v1/memory", { content: $("#new-content").value, category: $("#new-category").value,
+      tags: $("#new-tags").value.split(",").map((t) => t.trim()).filter(Boolean) });
+    $("#new-content").value = ""; await load(); status(`stored ${res.key} (${res.action})`);
+  } catch (e) { status(e.message, true); }
+}
+
+export function init() {
+  $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); state.offset = 0; load(); });
+  for (const id of ["#f-order", "#f-size", "#f-category", "#f-scope"]) $(id).addEventListener("change", () => { state.offset = 0; load(); });
+  $("#prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - Number($("#f-size").value)); load(); });
+  $("#next").addEventListener("click", () => { state.offset += Number($("#f-size").value); load(); });
+  for (const th of document.querySelectorAll("th.sortable")) {
+    th.addEventListener("click", () => {
+      const order = th.dataset.order === "recent" && $("#f-order").value === "recent" ? "oldest" : th.dataset.order;
+      $("#f-order").value = order; state.offset = 0; $("#q").value = ""; load();
+    });
+  }
+  $("#edit-form").addEventListener("submit", save);
+  $("#forget-form").addEventListener("submit", forget);
+  $("#link-form").addEventListener("submit", addLink);
+  $("#new-form").addEventListener("submit", create);
+  $("#d-graph").addEventListener("click", () => nav.graphAround(state.current.content));
+}

@@ -1,0 +1,29 @@
+// The dashboard: counts by category, type and scope, store size, embedding coverage and
+// recall/embedding latency percentiles (GET /api/v1/dashboard).
+import { $, api, bytes, el, status } from "./common.js";
+
+function card(title, rows, id) {
+  const box = el("div", undefined, "card"); if (id) box.id = id;
+  box.append(el("h3", title));
+  const table = el("table");
+  for (const [k, v] of rows) { const tr = el("tr"); tr.append(el("th", k), el("td", String(v))); table.append(tr); }
+  box.append(table);
+  return box;
+}
+
+export async function load() {
+  try {
+    const d = await api("GET", "/api/v1/dashboard");
+    const s = d.store;
+    const coverage = s.embedding_coverage === null ? "-" : `${(100 * s.embedding_coverage).toFixed(1)}% (${s.vectors} of ${s.memories})`;
+    const latency = Object.entries(d.latency).map(([name, l]) => [name, `p50 ${l.p50_ms} ms · p95 ${l.p95_ms} ms · p99 ${l.p99_ms} ms (${l.count} calls)`]);
+    $("#stats").replaceChildren(
+      card("Memories", [["visible to " + d.agent, d.memories], ...Object.entries(d.by_category)], "stat-memories"),
+      card("By type", Object.entries(d.by_type), "stat-types"),
+      card("By scope", Object.entries(d.by_scope), "stat-scopes"),
+      card("Store", [["backend", s.backend], ["size", bytes(s.size_bytes)], ["memories (all agents)", s.memories],
+        ["links", s.links], ["embedding model", s.embedding || "none"], ["embedding coverage", coverage]], "stat-store"),
+      card("Latency", latency.length ? latency : [["recall", "no calls recorded yet"]], "stat-latency"),
+    );
+  } catch (e) { status(e.message, true); }
+}

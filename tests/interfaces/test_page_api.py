@@ -1,0 +1,103 @@
+"""What the web page reads, over a real socket: the graph, the dashboard, the filtered audit, the
+conversation list, read-only search (touch=false) and API docs served with no outside assets."""
+
+from __future__ import annotations
+
+import re
+
+from tests.interfaces.conftest import Served
+
+
+def test_graph_of_the_store_and_of_a_query(served: Served) -> None:
+    with served.client(served.alice) as c:
+        ids = {}
+        for key, content in [("tea", "Green tea in the morning"), ("cup", "The blue cup is for tea"),
+                             ("desk", "The desk faces the window"), ("lonely", "An unlinked note about bikes")]:
+            ids[key] = c.post("/api/v1/memory", json={"content": content, "key": key}).json()["memory_id"]
+        c.post("/api/v1/memory/tea/links", json={"to": "cup"})
+        c.post("/api/v1/memory/cup/links", json={"to": "desk"})
+        with served.client(served.bob) as b:  # another agent's memories never appear
+            b.post("/api/v1/memory", json={"content": "Bob's tea notes", "key": "bob-tea"})
+
+        whole = c.get("/api/v1/graph").json()
+        assert {n["key"] for n in whole["nodes"]} == {"tea", "cup", "desk", "lonely"}
+        assert {(e["source"], e["target"]) for e in whole["edges"]} == {
+            tuple(sorted((ids["tea"], ids["cup"]))), tuple(sorted((ids["cup"], ids["desk"])))}
+        assert {n["key"]: n["degree"] for n in whole["nodes"]} == {"tea": 1, "cup": 2, "desk": 1, "lonely": 0}
+        assert whole["truncated"] is False and whole["total"] == 4
+        assert c.get("/api/v1/graph", params={"limit": 2}).json()["truncated"] is True
+
+        before = {m["key"]: m["recall_count"] for m in c.get("/api/v1/memory").json()["memories"]}
+        around = c.get("/api/v1/graph", params={"q": "green tea morning"}).json()
+        keys = {n["key"] for n in around["nodes"]}
+        assert {"tea", "cup"} <= keys and "lonely" not in keys and "bob-tea" not in keys
+        assert [n["key"] for n in around["nodes"] if "score" in n][0] == "tea"
+        after = {m["key"]: m["recall_count"] for m in c.get("/api/v1/memory").json()["memories"]}
+        assert after == before  # drawing a neighbourhood is not a use of the memories
+        assert c.get("/api/v1/graph", params={"limit": 0}).status_code == 422
+
+
+def test_search_with_touch_false_changes_nothing(served: Served) -> None:
+    with served.client(served.alice) as c:
+        c.post("/api/v1/memory", json={"content": "The office plant needs water", "key": "plant"})
+        hits = c.get("/api/v1/memory/search", params={"q": "plant water", "touch": "false"}).json()["hits"]
+        assert [h["memory"]["key"] for h in hits] == ["plant"]
+        assert c.get("/api/v1/memory/plant").json()["recall_count"] == 0
+        c.get("/api/v1/memory/search", params={"q": "plant water"})
+        assert c.get("/api/v1/memory/plant").json()["recall_count"] == 1  # a default search is a use
+
+
+def test_dashboard_counts_latency_and_coverage(served: Served) -> None:
+    with served.client(served.alice) as c:
+        c.post("/api/v1/memory", json={"content": "We chose PostgreSQL", "type": "decision", "category": "core"})
+        c.post("/api/v1/memory", json={"content": "Met Ana at the meetup", "type": "social"})
+        c.post("/api/v1/memory", json={"content": "A global rule", "scope": "global"})
+        c.get("/api/v1/memory/search", params={"q": "postgres", "touch": "false"})
+        with served.client(served.bob) as b:
+            b.post("/api/v1/memory", json={"content": "Bob's private note"})
+        d = c.get("/api/v1/dashboard").json()
+    assert d["agent"] == "alice" and d["memories"] == 3
+    assert d["by_category"] == {"core": 1, "knowledge": 2, "conversation": 0}
+    assert d["by_type"] == {"decision": 1, "social": 1, "learned": 1}
+    assert d["by_scope"] == {"agent:alice": 2, "global": 1}  # bob's scope is not shown to alice
+    assert d["store"]["memories"] == 4 and d["store"]["size_bytes"] > 0
+    assert d["store"]["embedding_coverage"] == 1.0 and d["store"]["embedding"]
+    assert d["latency"]["recall"]["count"] >= 1 and d["latency"]["recall"]["p95_ms"] > 0
+
+
+def test_audit_filters_and_conversation_list(served: Served) -> None:
+    with served.client(served.alice) as c:
+        c.post("/api/v1/memory", json={"content": "first", "key": "one"})
+        c.post("/api/v1/memory", json={"content": "second", "key": "two"})
+        c.delete("/api/v1/memory/one", params={"reason": "tidy"})
+        forgotten = c.get("/api/v1/audit", params={"action": "forgotten"}).json()["entries"]
+        assert [(e["action"], e["memory_key"], e["reason"]) for e in forgotten] == [("forgotten", "one", "tidy")]
+        assert [e["action"] for e in c.get("/api/v1/audit", params={"memory": "two"}).json()["entries"]] == ["stored"]
+        assert c.get("/api/v1/audit", params={"since": 4_000_000_000}).json()["entries"] == []
+        bad = c.get("/api/v1/audit", params={"action": "exploded"})
+        assert bad.status_code == 422 and "action" in bad.text
+
+        c.post("/api/v1/history/web:chat-1", json={"role": "user", "content": "hello"})
+        c.post("/api/v1/history/web:chat-1", json={"role": "assistant", "content": "hi"})
+        # History is one table per database, not scoped by agent: only the server's own agent lists it.
+        listed = c.get("/api/v1/history").json()
+        assert listed["conversations"] == [] and "per_agent_databases" in listed["note"]
+    owner, _ = served.tokens.create("default", "test")
+    with served.client(owner) as o:
+        assert o.get("/api/v1/history").json() == {
+            "conversations": [{"conversation": "web:chat-1:", "messages": 2}], "note": None}
+
+
+def test_api_docs_use_only_local_assets(served: Served) -> None:
+    with served.client() as c:
+        docs = c.get("/docs")
+        assert docs.status_code == 200
+        urls = re.findall(r"""(?:src|href)=["']([^"']+)["']|url: ?["']([^"']+)["']""", docs.text)
+        urls = [u for pair in urls for u in pair if u]
+        assert urls and all(u.startswith("/") for u in urls), urls
+        for url in urls:
+            assert c.get(url).status_code == 200, url
+        page = c.get("/").text
+        for asset in re.findall(r"""(?:src|href)=["']([^"']+)["']""", page):
+            assert asset.startswith("/"), asset  # no CDN: the page works with no network
+            assert c.get(asset).status_code == 200, asset
