@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -62,3 +63,33 @@ def test_serve_prints_a_working_address_and_runs_maintenance(isolated_home: Path
             raise AssertionError("server still answering after SIGINT")
         except httpx.TransportError:
             pass
+
+
+def test_the_socket_answers_while_the_app_starts_then_the_app_takes_it_over() -> None:
+    from engram.interfaces.http.serve import address, bind, make_server
+    from engram.interfaces.http.starting import StartingResponder
+
+    sock = bind("127.0.0.1", 0)
+    base = address(sock)
+    responder = StartingResponder(sock).start()
+    try:
+        with httpx.Client(base_url=base, timeout=10) as client:
+            assert client.get("/healthz").json() == {"status": "starting"}
+            waiting = client.get("/api/v1/memory", params={"q": "x"})
+            assert waiting.status_code == 503 and waiting.headers["retry-after"] == "1"
+    finally:
+        responder.stop()
+    from fastapi import FastAPI
+
+    app = FastAPI()
+    app.get("/healthz")(lambda: {"status": "ok"})
+    server = make_server(app)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        _wait_for(lambda: server.started, timeout=30)
+        assert httpx.get(f"{base}/healthz", timeout=10).json() == {"status": "ok"}
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

@@ -142,6 +142,13 @@ class Embedder:
                 raise ValidationError(f"texts[{i}]", f"is {type(t).__name__}, not str")
         return self._embed(texts, progress, query=False)
 
+    def warm_up(self) -> None:
+        """Load the provider's model now (servers do it in the background once they listen), so
+        the first recall does not wait for it; a provider with nothing to load does nothing."""
+        warm = getattr(self.provider, "warm_up", None)
+        if warm is not None:
+            warm()
+
     def embed_query(self, text: str) -> np.ndarray:
         """One vector, float32 ``(dims,)``, unit length, for a search query. Raises as :meth:`embed`.
 

@@ -7,6 +7,8 @@ with are decided here, once.
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +16,25 @@ from engram.engine import Engram, Filters
 from engram.history.keys import parse_conversation_key
 from engram.history.service import History
 from engram.model import Exchange, Memory
+
+log = logging.getLogger("engram.interfaces")
+
+
+def warm_up_in_background(engram: Engram) -> threading.Thread:
+    """Load the embedding model in a daemon thread (servers, once they answer): the first recall
+    then finds it loaded. A failure here is only logged: recall reports embedder errors itself."""
+
+    def warm() -> None:
+        try:
+            warm_up = getattr(engram.embedder, "warm_up", None)
+            if warm_up is not None:
+                warm_up()
+        except Exception:  # the edge of a background thread: recall will say what is wrong
+            log.warning("loading the embedding model in the background failed", exc_info=True)
+
+    thread = threading.Thread(target=warm, name="engram-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def history(engram: Engram) -> History:

@@ -4,6 +4,7 @@ create|list|revoke``; ``engram mcp`` (MCP on stdio, ``install``) is in ``mcp.py`
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import typer
 
@@ -34,18 +35,30 @@ def serve(
 ) -> None:
     """Serve the HTTP API, the web page and MCP over HTTP; prints the page's address with a token."""
     _need_server_extra("engram serve")
-    from engram.auth import open_token_store
-    from engram.interfaces.http.app import create_app
-    from engram.interfaces.http.serve import address, bind, make_server
+    from engram.interfaces.http.serve import address, bind
+    from engram.interfaces.http.starting import StartingResponder
 
     st = state(ctx)
     settings = st.settings()
     server_settings = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v is not None})
-    engram = st.engram()
-    tokens = open_token_store(settings)
+    # Listen first: /healthz answers "starting" while the framework, the store and the app load.
     sock = bind(server_settings.host, server_settings.port)
     base = address(sock)
-    app = create_app(engram, tokens, server_settings, mcp=not no_mcp)
+    responder = StartingResponder(sock).start()
+    try:
+        from engram.auth import open_token_store
+        from engram.interfaces.http.app import create_app
+        from engram.interfaces.http.serve import make_server
+
+        engram = st.engram()
+        tokens = open_token_store(settings)
+        app = create_app(engram, tokens, server_settings, mcp=not no_mcp)
+        server = make_server(app, log_level="info")
+    except BaseException:
+        responder.stop()
+        sock.close()
+        raise
+    responder.stop()
     page_token = None
     if server_settings.print_token:
         # A token for this run only, revoked when the server stops (as Jupyter does).
@@ -57,21 +70,34 @@ def serve(
     render.errors.print(f"  API:       {base}/api/v1  (docs {base}/docs)", highlight=False)
     if not no_mcp:
         render.errors.print(f"  MCP:       {base}/mcp  (Authorization: Bearer <token>)", highlight=False)
-    stop_maintenance = threading.Event()
     if server_settings.maintenance_interval_s > 0:
-        # Due lifecycle jobs (hygiene, decay, retention, summaries, backups...) run in the background.
-        from engram.lifecycle.scheduler import run_periodically
-        from engram.lifecycle.wiring import maintenance_for
-
-        run_periodically(maintenance_for(engram, settings), server_settings.maintenance_interval_s, stop_maintenance)
         render.errors.print(f"  upkeep:    due maintenance jobs checked every {server_settings.maintenance_interval_s:g} s")
+    stop = threading.Event()
+    threading.Thread(target=_after_listening, args=(server, engram, settings, server_settings.maintenance_interval_s, stop),
+                     name="engram-after-listening", daemon=True).start()
     try:
-        make_server(app, log_level="info").run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
-        stop_maintenance.set()
+        stop.set()
         if page_token is not None:
             tokens.revoke(info.id)
         tokens.close()
+
+
+def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float, stop: threading.Event) -> None:
+    """Once uvicorn serves: load the embedding model, then run due maintenance (hygiene, decay,
+    retention, summaries, backups...) every ``interval_s``; nothing of it delays the first answer."""
+    from engram.interfaces.seams import warm_up_in_background
+
+    while not server.started:
+        if stop.wait(0.05):
+            return
+    warm_up_in_background(engram).join()
+    if interval_s > 0 and not stop.is_set():
+        from engram.lifecycle.scheduler import run_periodically
+        from engram.lifecycle.wiring import maintenance_for
+
+        run_periodically(maintenance_for(engram, settings), interval_s, stop)
 
 
 @token_app.command("create")

@@ -6,9 +6,10 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import uvicorn
+if TYPE_CHECKING:  # uvicorn is imported when the server is made: binding the socket comes first
+    import uvicorn
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -28,6 +29,8 @@ def address(sock: socket.socket) -> str:
 
 
 def make_server(app: Any, *, log_level: str = "warning") -> uvicorn.Server:
+    import uvicorn
+
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2,
                             access_log=False)
     return uvicorn.Server(config)
