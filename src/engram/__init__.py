@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from engram.model import Category, Hit, Layer, Memory, RecallResult, Scope, ScoreParts, WriteResult
 
 _HOMES = {
+    "__version__": "engram.about",
     "Engram": "engram.engine", "Filters": "engram.engine",
     "ConfigError": "engram.errors", "EngramError": "engram.errors", "NotFoundError": "engram.errors",
     "SnapshotError": "engram.errors", "StorageError": "engram.errors", "ValidationError": "engram.errors",

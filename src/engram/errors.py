@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engram.about import install_hint
+
 
 class EngramError(Exception):
     """Base class of every error engram raises on purpose."""
@@ -69,7 +71,7 @@ class MissingDependencyError(ConfigError, ImportError):
         self.extra = extra
         self.package = package
         super().__init__(
-            f"{feature} needs the package {package!r}: install it with pip install 'engram[{extra}]'"
+            f"{feature} needs the package {package!r}: install it with {install_hint(extra)}"
         )
 
 

@@ -34,7 +34,7 @@ class PrivacySettings(BaseModel):
 
     pii: Literal["off", "warn", "redact"] = "warn"
     kinds: list[PiiKind] = Field(default_factory=lambda: list(PII_KINDS))  # type: ignore[arg-type]
-    # SQLCipher key for the SQLite file (needs ``engram[lifecycle]``); None keeps the file in clear.
+    # SQLCipher key for the SQLite file (needs ``engram-recall[lifecycle]``); None keeps the file in clear.
     encryption_key: SecretStr | None = None
     # Or read the key from this file (first line), so it stays out of the config file.
     encryption_key_file: Path | None = None

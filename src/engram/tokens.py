@@ -1,6 +1,6 @@
 """Token estimation (PtrClaw): provider-reported counts first, tiktoken when installed, words x 1.3.
 
-tiktoken is optional (``pip install 'engram[tokens]'``); its encodings are files it may have to
+tiktoken is optional (``pip install 'engram-recall[tokens]'``); its encodings are files it may have to
 download on first use, which fails offline, so any failure to load one falls back to the word
 heuristic instead of breaking compaction. Estimates need to be good enough to decide when to
 compact, not exact.

@@ -28,7 +28,7 @@ def local_embedder():
     from engram.embed.local import LocalProvider, available_runtime
 
     if available_runtime() is None:
-        pytest.skip("no local embedding runtime installed (pip install 'engram[local]')")
+        pytest.skip("no local embedding runtime installed (pip install 'engram-recall[local]')")
     provider = LocalProvider()
     provider.warm_up()
     return Embedder(provider)

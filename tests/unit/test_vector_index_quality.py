@@ -42,7 +42,7 @@ def embedder():
     from engram.embed.local import LocalProvider, available_runtime
 
     if available_runtime() is None:
-        pytest.skip("no local embedding runtime installed (pip install 'engram[local]')")
+        pytest.skip("no local embedding runtime installed (pip install 'engram-recall[local]')")
     if not DATA.exists():
         pytest.skip(f"{DATA} is not here")
     folder = Path(os.environ.get("ENGRAM_TEST_CACHE_DIR", Path.home() / ".cache" / "engram-tests"))

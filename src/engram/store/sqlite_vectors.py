@@ -149,7 +149,7 @@ class SqliteVectorSearch:
         if ann.available():
             return True
         if not self._warned:
-            log.warning("usearch is not installed (pip install 'engram[ann]'): large stores are searched exactly")
+            log.warning("usearch is not installed (pip install 'engram-recall[ann]'): large stores are searched exactly")
             self._warned = True
         return False
 

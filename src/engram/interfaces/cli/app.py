@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
+from engram.about import DISTRIBUTION, current_version
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
 from engram.interfaces.cli import chat, files, history, lifecycle, memory, migrate, server
 from engram.interfaces.cli.render import errors
@@ -19,9 +21,15 @@ app = typer.Typer(
     name="engram",
     help="Long-term memory for LLM agents: remember, recall, forget, link - on one local SQLite file.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"engram {current_version()} ({DISTRIBUTION})")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -32,6 +40,8 @@ def _global_options(
     session: str | None = typer.Option(None, "--session", "-s", help="Session of the agent (sees session + agent + global)."),
     backend: str | None = typer.Option(None, "--backend", help="sqlite (default), jsonfile, inmemory or disabled."),
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                  help="Print the version and exit."),
 ) -> None:
     ctx.obj = CliState(home=home, agent=agent, session=session, backend=backend, as_json=as_json)
     ctx.call_on_close(ctx.obj.close)
@@ -58,8 +68,8 @@ def main() -> None:
     try:
         app()
     except EngramError as exc:
-        errors.print(f"[red]error:[/red] {exc}", highlight=False)
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         sys.exit(next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1))
     except Exception as exc:  # the edge: anything unexpected is reported, not dumped
-        errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
         sys.exit(1)

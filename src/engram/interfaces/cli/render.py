@@ -10,6 +10,7 @@ from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:  # the model is imported when something is rendered, not for `engram --help`
@@ -77,7 +78,7 @@ def hits_table(result: RecallResult) -> None:
     if result.hits:
         console.print(table)
     for note in result.notes:
-        errors.print(f"[yellow]{note}[/yellow]")
+        errors.print(f"[yellow]{escape(note)}[/yellow]")
 
 
 def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:

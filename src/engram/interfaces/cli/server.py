@@ -13,7 +13,7 @@ from engram.interfaces.cli.state import state
 
 
 def _need_server_extra(feature: str) -> None:
-    """Raise ``MissingDependencyError`` naming ``engram[server]`` when its packages are absent."""
+    """Raise ``MissingDependencyError`` naming ``engram-recall[server]`` when its packages are absent."""
     import importlib.util
 
     from engram.errors import MissingDependencyError

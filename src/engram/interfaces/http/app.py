@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.routing import Route
 
+from engram.about import __version__
 from engram.auth import TokenStore
 from engram.engine import Engram
 from engram.errors import ValidationError
@@ -82,7 +83,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
             yield
 
     app = FastAPI(
-        title="engram", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
+        title="engram", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
         description="Long-term memory for LLM agents. Every /api route needs `Authorization: Bearer <token>` "
                     "(`engram token create --agent NAME`); the token decides which agent's memories you see.",
     )

@@ -23,6 +23,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+from engram.about import __version__
 from engram.engine import Engram, Filters
 from engram.interfaces import present, seams
 from engram.interfaces.mcp import ptrclaw
@@ -56,7 +57,7 @@ DAY_S = 86_400.0
 
 def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> MCPServer:
     """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call)."""
-    server = MCPServer("engram", instructions=INSTRUCTIONS, version="0.1.0", middleware=[_remember_request])
+    server = MCPServer("engram", instructions=INSTRUCTIONS, version=__version__, middleware=[_remember_request])
     plain = resolve
     resolve = lambda: plain(_request.get())  # noqa: E731
     if tools in ("both", "clawcode"):
