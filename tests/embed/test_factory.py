@@ -51,7 +51,7 @@ def test_auto_falls_back_to_gemini_then_nothing(no_local, server):
 
 
 def test_local_without_its_packages_names_the_extra(no_local):
-    with pytest.raises(MissingDependencyError, match=r"pip install 'engram\[local\]'"):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'engram-recall\[local\]'"):
         create_embedder(EmbeddingSettings(provider="local"), env={})
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -35,3 +36,21 @@ def test_missing_extra_hint_prints_the_extra_through_rich(isolated_home: Path) -
     run = subprocess.run([sys.executable, "-c", launcher], capture_output=True, text=True, env=env, timeout=60)
     assert run.returncode == 4, run.stderr
     assert f"pip install '{DISTRIBUTION}[server]'" in run.stderr
+
+
+def test_json_is_accepted_after_the_subcommand(isolated_home: Path) -> None:
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env, timeout=60)
+
+    assert run("remember", "Project uses Python 3.12", "--key", "python-version").returncode == 0
+    after = run("recall", "python", "--json")
+    assert after.returncode == 0, after.stderr
+    assert json.loads(after.stdout)["hits"][0]["memory"]["key"] == "python-version"
+    assert json.loads(run("count", "--json").stdout) == json.loads(run("--json", "count").stdout) == {"count": 1}
+    # after `--`, "--json" is the text to remember, not the option
+    literal = run("remember", "--", "--json")
+    assert literal.returncode == 0, literal.stderr
+    listed = run("list", "--json")
+    assert "--json" in [m["content"] for m in json.loads(listed.stdout)], listed.stdout

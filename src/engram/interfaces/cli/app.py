@@ -55,6 +55,15 @@ lifecycle.register(app)
 migrate.register(app)
 server.register(app)
 
+def hoist_json(argv: list[str]) -> list[str]:
+    """``--json`` is a global option, and users also write it after the subcommand (``engram
+    recall words --json``): move it to the front. Words after ``--`` are content, never options."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    if "--json" not in argv[:end]:
+        return argv
+    return ["--json", *(a for a in argv[:end] if a != "--json"), *argv[end:]]
+
+
 _EXIT_CODES: list[tuple[type[EngramError], int]] = [
     (ValidationError, 2),
     (NotFoundError, 3),
@@ -66,7 +75,7 @@ def main() -> None:
     """Entry point: run the app (usage errors are the parser's: exit 2 with usage), turning engram
     errors into a message and an exit code, and anything unexpected into one line, not a traceback."""
     try:
-        app()
+        app(args=hoist_json(sys.argv[1:]), prog_name="engram")
     except EngramError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         sys.exit(next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1))
