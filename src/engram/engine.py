@@ -25,6 +25,9 @@ from engram.ids import key_from_content
 from engram.lifecycle.settings import StrengthenSettings
 from engram.metrics import Metrics, TimedEmbedder
 from engram.model import (
+    MAX_LIST_LIMIT,
+    MAX_RECALL_LIMIT,
+    MAX_RECALL_WINDOW,
     ORDERS,
     Category,
     Layer,
@@ -38,6 +41,10 @@ from engram.model import (
     make_draft,
     make_filter,
     make_scope,
+    parse_limit,
+    parse_offset,
+    parse_query,
+    parse_ref,
     parse_tags,
 )
 from engram.privacy import PiiPolicy
@@ -375,7 +382,7 @@ class Engram:
     # --- reading ---------------------------------------------------------------------------
     def find(self, ref: str) -> Memory | None:
         """The memory with this id, or this key in the visible scopes (most specific first)."""
-        return self.store.get(ref, self._filter())
+        return self.store.get(parse_ref(ref), self._filter())
 
     def get(self, ref: str) -> Memory:
         """Like ``find`` but raises ``NotFoundError``."""
@@ -395,8 +402,7 @@ class Engram:
     ) -> list[Memory]:
         if order not in ORDERS:
             raise ValidationError("order", f"unknown order {order!r}", ORDERS)
-        if limit < 1 or offset < 0:
-            raise ValidationError("limit", "limit must be >= 1 and offset >= 0")
+        limit, offset = parse_limit(limit, MAX_LIST_LIMIT), parse_offset(offset)
         return self.store.list(self._filter(filters, scope=scope), order=order, limit=limit, offset=offset)
 
     def most_important(self, limit: int = 10, filters: Filters | None = None) -> list[Memory]:
@@ -423,8 +429,12 @@ class Engram:
         mode: str = "auto",
         touch: bool | None = None,
         background: bool = False,
+        offset: int = 0,
     ) -> RecallResult:
         """The memories most relevant to ``query``, best first, each with its score's parts.
+
+        ``limit`` is 1 to ``MAX_RECALL_LIMIT`` (100); ``offset`` skips that many hits, for the next
+        page (``offset + limit`` at most ``MAX_RECALL_WINDOW``).
 
         ``depth`` 1 adds linked neighbours of the hits; ``mode`` is auto, hybrid, text or vector.
         An embedder failure falls back to full text with a note; nothing relevant is an empty
@@ -432,16 +442,14 @@ class Engram:
         +1, importance + ``lifecycle.strengthen.importance_boost``) unless ``touch=False`` or
         ``background=True`` (a maintenance job's recall is not a use of the memory).
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("query", "must not be empty", "some text to search for")
+        query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
             raise ValidationError("mode", f"unknown mode {mode!r}", ["auto", "hybrid", "text", "vector"])
         if depth < 0 or depth > 3:
             raise ValidationError("depth", f"{depth} is out of range", "0 to 3")
-        limit = self.recall_settings.limit if limit is None else limit
-        if limit < 1:
-            raise ValidationError("limit", f"{limit} is too small", "1 or more")
-        request = RecallRequest(query, self._filter(filters), limit, depth, min_relevance, mode)
+        limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)
+        offset = parse_offset(offset, MAX_RECALL_WINDOW - limit)
+        request = RecallRequest(query, self._filter(filters), offset + limit, depth, min_relevance, mode)
         cache_key, token = repr(request), self.store.change_token()
         result = self.recall_cache.get(cache_key, token)
         if result is None:
@@ -449,6 +457,8 @@ class Engram:
                 result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
             if all(note.startswith("nothing relevant") for note in result.notes):  # never keep a fallback
                 self.recall_cache.put(cache_key, token, result)
+        if offset:
+            result = replace(result, hits=result.hits[offset:])
         wanted = self.recall_settings.touch_on_recall if touch is None else touch
         if wanted and not background and result.hits:
             boost = self.strengthen.importance_boost if self.strengthen.enabled else 0.0
@@ -484,7 +494,7 @@ class Engram:
         if ref is not None:
             targets = [self.get(ref)]
         elif query is not None:
-            targets = self.store.find_matching_all(query, self._filter(base))
+            targets = self.store.find_matching_all(parse_query(query), self._filter(base))
         elif tag is not None:
             targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *parse_tags(tag)))))
         else:

@@ -328,6 +328,73 @@ def _metadata_text(value: Any) -> str:
 # Validation: the one place user input becomes records.
 
 
+def usable_text(field_name: str, value: str) -> str:
+    """``value`` if every backend, file and terminal can hold it; raises ``ValidationError``.
+
+    Refused: a lone surrogate (``"\\ud800"``, which JSON escapes and undecodable command-line
+    bytes produce, cannot be encoded as UTF-8 by any store) and NUL (PostgreSQL text cannot hold
+    it; C strings end at it). Other control characters are kept: they are escaped on the way to a
+    memory file or a terminal instead."""
+    if "\x00" in value:
+        raise ValidationError(field_name, f"contains a NUL character at position {value.index(chr(0))}",
+                              "text without NUL (\\x00) characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(field_name, f"contains a lone surrogate ({value[exc.start]!r}) at position {exc.start},"
+                              " which is not valid Unicode", "valid Unicode text (encodable as UTF-8)") from None
+    return value
+
+
+def _usable_json(field_name: str, value: Any) -> None:
+    """Every key and string inside a JSON value passes ``usable_text``."""
+    if isinstance(value, str):
+        usable_text(field_name, value)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            usable_text(field_name, str(k))
+            _usable_json(field_name, v)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _usable_json(field_name, item)
+
+
+def parse_query(value: Any, field_name: str = "query") -> str:
+    """A search text: non-empty, usable text; raises ``ValidationError``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(field_name, "must not be empty", "some text to search for")
+    return usable_text(field_name, value)
+
+
+def parse_ref(value: Any, field_name: str = "ref") -> str:
+    """A memory id or key to look up; raises ``ValidationError``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(field_name, "must not be empty", "a memory id or key")
+    return usable_text(field_name, value)
+
+
+# Bounds on how much one call returns (HTTP, MCP, CLI and library alike); more comes by paging
+# with ``offset``. A recall ranks ``offset + limit`` hits, so its window is bounded too.
+MAX_RECALL_LIMIT = 100
+MAX_RECALL_WINDOW = 1000
+MAX_LIST_LIMIT = 1000
+
+
+def parse_limit(value: Any, maximum: int, field_name: str = "limit") -> int:
+    """A page size from 1 to ``maximum``; raises ``ValidationError`` naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise ValidationError(field_name, f"{value!r} is out of range", f"1 to {maximum} (page with offset for more)")
+    return value
+
+
+def parse_offset(value: Any, maximum: int | None = None, field_name: str = "offset") -> int:
+    """A page start from 0 (to ``maximum`` when given); raises ``ValidationError``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (maximum is not None and value > maximum):
+        allowed = "0 or more" if maximum is None else f"0 to {maximum}"
+        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
+    return value
+
+
 def parse_category(value: str | Category) -> Category:
     try:
         return Category(str(value).strip().lower())
@@ -360,7 +427,7 @@ def parse_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, str):
             raise ValidationError("tags", f"{item!r} is not a string", "strings")
-        tag = item.strip().lower()
+        tag = usable_text("tags", item).strip().lower()
         if not tag:
             continue
         if len(tag) > 64 or "," in tag or _CONTROL.search(tag):
@@ -381,6 +448,7 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
             raise ValidationError("metadata", f"malformed JSON ({exc.msg} at char {exc.pos})", "a JSON object") from None
     if not isinstance(value, Mapping):
         raise ValidationError("metadata", f"got {type(value).__name__}", "a JSON object")
+    _usable_json("metadata", value)
     try:
         return json.loads(json.dumps(dict(value)))
     except (TypeError, ValueError) as exc:
@@ -398,7 +466,7 @@ def parse_importance(value: float | int | str) -> float:
 
 
 def parse_key(value: str) -> str:
-    key = str(value).strip()
+    key = usable_text("key", str(value)).strip()
     if not key:
         raise ValidationError("key", "must not be empty", "1-200 characters")
     if len(key) > 200 or _CONTROL.search(key):
@@ -409,7 +477,7 @@ def parse_key(value: str) -> str:
 def parse_content(value: str, max_chars: int) -> str:
     if not isinstance(value, str):
         raise ValidationError("content", f"got {type(value).__name__}", "text")
-    content = value.strip()
+    content = usable_text("content", value).strip()
     if not content:
         raise ValidationError("content", "must not be empty", f"1-{max_chars} characters")
     if len(content) > max_chars:
@@ -464,7 +532,7 @@ def parse_search_context(value: str | None, max_chars: int) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValidationError("search_context", f"got {type(value).__name__}", "text")
-    text = value.strip()
+    text = usable_text("search_context", value).strip()
     if len(text) > 2 * max_chars:
         raise ValidationError("search_context", f"is {len(text)} characters", f"up to {2 * max_chars} characters")
     return text or None
@@ -490,8 +558,9 @@ def make_filter(
         types=tuple(parse_type(t) for t in _as_list(type)),
         layers=tuple(parse_layer(v) for v in _as_list(layer)),
         tags=parse_tags(tags),
-        related_entity=related_entity,
-        metadata={str(k): _metadata_text(v) for k, v in (metadata or {}).items()},
+        related_entity=None if related_entity is None else usable_text("related_entity", related_entity),
+        metadata={usable_text("metadata", str(k)): usable_text("metadata", _metadata_text(v))
+                  for k, v in (metadata or {}).items()},
         since=since,
         until=until,
         include_superseded=include_superseded,
@@ -509,7 +578,7 @@ def _as_list(value: Any) -> list[Any]:
 def _optional_text(field_name: str, value: str | None) -> str | None:
     if value is None:
         return None
-    text = str(value).strip()
+    text = usable_text(field_name, str(value)).strip()
     if len(text) > 200:
         raise ValidationError(field_name, "is longer than 200 characters", "up to 200 characters")
     return text or None
@@ -603,6 +672,7 @@ def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
         call_id, name, arguments = item.get("id"), function.get("name"), function.get("arguments", "{}")
         if not isinstance(call_id, str) or not call_id.strip():
             raise ValidationError("tool_calls.id", "every tool call needs a non-empty id", "a string")
+        _usable_json("tool_calls", [call_id, name, arguments])
         if not isinstance(name, str) or not name.strip():
             raise ValidationError("tool_calls.name", f"tool call {call_id!r} has no name", "a string")
         if not isinstance(arguments, str):
@@ -635,6 +705,9 @@ def make_message(
     parsed_role = parse_role(role)
     if not isinstance(content, str):
         raise ValidationError("content", f"got {type(content).__name__}", "text")
+    usable_text("content", content)
+    if tool_call_id is not None and isinstance(tool_call_id, str):
+        usable_text("tool_call_id", tool_call_id)
     if len(content) > max_chars:
         raise ValidationError("content", f"is {len(content)} characters; the maximum is {max_chars}",
                               f"up to {max_chars} characters")

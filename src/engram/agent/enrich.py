@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from engram.engine import Engram
-from engram.model import Category, Memory
+from engram.model import MAX_RECALL_LIMIT, Category, Memory
 
 OPEN, CLOSE = "[Memory context]", "[/Memory context]"
 _BLOCK = re.compile(re.escape(OPEN) + r".*?" + re.escape(CLOSE) + r"\n*", re.DOTALL)
@@ -24,7 +24,7 @@ def enrichment_entries(engram: Engram, message: str, recall_limit: int, enrich_d
     """The entries ``memory_enrich`` would show: recalled hits first (rank order), then neighbours."""
     if not message.strip() or recall_limit < 1:
         return []
-    hits = engram.recall(message, limit=recall_limit * 2).memories
+    hits = engram.recall(message, limit=min(recall_limit * 2, MAX_RECALL_LIMIT)).memories
     entries = [m for m in hits if m.category is not Category.CORE][:recall_limit]
     seen = {m.id for m in entries}
     frontier = list(entries)

@@ -40,7 +40,7 @@ from engram.engine import Engram
 from engram.errors import EngramError, ProviderError, StorageError, ValidationError
 from engram.history.service import History, summary_message, without_orphans
 from engram.llm.base import ChatProvider, Usage, assistant_message, system_message, tool_message, user_message
-from engram.model import Category, Message, Role
+from engram.model import MAX_RECALL_LIMIT, Category, Message, Role
 from engram.tokens import count_text
 
 log = logging.getLogger("engram.agent")
@@ -286,7 +286,7 @@ class MemoryAgent:
             lines.append(f"{verb}: {item.memory.content} [{item.memory.key}]")
         stored_ids = {item.memory.id for item in applied if item.memory is not None}
         recalled = [] if not message.strip() else [
-            m for m in self.engram.recall(message, limit=self.settings.recall_limit * 2).memories
+            m for m in self.engram.recall(message, limit=min(self.settings.recall_limit * 2, MAX_RECALL_LIMIT)).memories
             if m.category is not Category.CORE and m.id not in stored_ids
         ][: self.settings.recall_limit]
         if recalled:

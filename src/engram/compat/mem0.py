@@ -27,8 +27,8 @@ from typing import Any
 from engram.agent.extract import FactExtractor, RuleExtractor
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
+from engram.model import MAX_LIST_LIMIT, Scope
 from engram.model import Memory as EngramMemory
-from engram.model import Scope
 
 IDS = ("user_id", "agent_id", "run_id")
 _RESERVED = (*IDS, "role")
@@ -230,7 +230,7 @@ class Memory:
         """Forget every memory with these ids (at least one is required; ``reset`` forgets all)."""
         ids = _entity_ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, "delete_all")
         view = self._view(ids)
-        for memory in view.list(self._narrow(ids, None), limit=10_000, scope="agent"):
+        for memory in _every(view, self._narrow(ids, None)):
             view.forget(memory.id, reason="mem0 delete_all")
         return {"message": "Memories deleted successfully!"}
 
@@ -260,7 +260,7 @@ class Memory:
             if scope.kind != "agent" or scope.agent is None:
                 continue
             view = self.engram.for_agent(scope.agent, origin="mem0")
-            for memory in view.list(limit=10_000, scope="agent"):
+            for memory in _every(view):
                 if any(k in memory.metadata for k in IDS):
                     view.forget(memory.id, reason="mem0 reset")
 
@@ -285,3 +285,14 @@ def _messages(messages: Any) -> list[dict[str, str]]:
             raise ValidationError(f"messages[{i}].role", f"unknown role {role!r}", ["user", "assistant", "system"])
         out.append({"role": role, "content": message["content"]})
     return out
+
+
+def _every(view: Engram, filters: Filters | None = None) -> list[EngramMemory]:
+    """Every memory of the agent's own scope matching ``filters``, read page by page first (the
+    caller forgets as it goes, which would shift later pages)."""
+    out: list[EngramMemory] = []
+    while True:
+        page = view.list(filters, limit=MAX_LIST_LIMIT, offset=len(out), scope="agent")
+        out.extend(page)
+        if len(page) < MAX_LIST_LIMIT:
+            return out

@@ -11,7 +11,7 @@ files are parsed, its memories listed, and every entry id is settled against the
 | database == last          | file changed            | ``Engram.remember`` (origin ``sync``)           |
 | both differ from last     | both changed            | database wins; file text kept in ``.conflict``  |
 | only in database, new     | written in the database | add to the file of its group                    |
-| only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict); see ``removals`` |
+| only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict) |
 | only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
 | only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
 | only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |

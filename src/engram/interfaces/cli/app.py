@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
 from engram.about import DISTRIBUTION, current_version
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.cli import chat, files, history, lifecycle, memory, migrate, server
+from engram.interfaces.cli import chat, files, history, lifecycle, memory, migrate, render, server
 from engram.interfaces.cli.render import errors
 from engram.interfaces.cli.state import CliState
 
@@ -77,8 +76,8 @@ def main() -> None:
     try:
         app(args=hoist_json(sys.argv[1:]), prog_name="engram")
     except EngramError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
         sys.exit(next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1))
     except Exception as exc:  # the edge: anything unexpected is reported, not dumped
-        errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
+        errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {render.markup_safe(exc)}", highlight=False)
         sys.exit(1)

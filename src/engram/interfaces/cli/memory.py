@@ -72,7 +72,8 @@ def remember(
 def recall(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="What to look for, in plain words."),
-    limit: int | None = typer.Option(None, "--limit", "-n", help="How many results (default from settings)."),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="How many results, 1-100 (default from settings)."),
+    offset: int = typer.Option(0, "--offset", help="Skip this many results: the next page (offset + limit <= 1000)."),
     depth: int = typer.Option(0, "--depth", help="Follow links this many hops (0-3)."),
     min_relevance: float | None = typer.Option(None, "--min-relevance", help="Drop results scoring below this (0-1)."),
     mode: str = typer.Option("auto", "--mode", help="auto, hybrid, text or vector."),
@@ -88,7 +89,7 @@ def recall(
     """Find the memories most relevant to a query, with each score's parts."""
     st = state(ctx)
     result = st.engram().recall(
-        query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode,
+        query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset,
         filters=_filters(category, type_, layer, tag, entity, meta, since, until),
     )
     if st.as_json:

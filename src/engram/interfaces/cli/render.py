@@ -1,9 +1,16 @@
-"""Human output (rich tables) and machine output (``--json``) for CLI commands."""
+"""Human output (rich tables) and machine output (``--json``) for CLI commands.
+
+Stored text is data, never terminal commands or markup: what reaches the terminal has control
+characters (terminal escape sequences, bells, carriage returns, 8-bit C1 codes) shown as visible
+escapes (``\\x1b``), and table cells are plain ``Text``, so ``[/red]`` in a memory is printed as it
+is instead of being read as rich markup. JSON output escapes the same characters as ``\\u00XX``.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, is_dataclass
@@ -12,12 +19,40 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:  # the model is imported when something is rendered, not for `engram --help`
     from engram.model import Memory, Message, RecallResult
 
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)
+# Control characters other than tab and line feed, and the C1 range some terminals obey.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """``text`` with control characters shown as ``\\xNN`` instead of sent to the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def cell(value: object) -> Text:
+    """A table cell holding stored text: control characters made visible, no markup read."""
+    return Text(clean("" if value is None else str(value)))
+
+
+def markup_safe(value: object) -> str:
+    """Stored text for a message that also holds markup: escaped, control characters visible."""
+    return escape(clean(str(value)))
+
+
+class _CleanConsole(Console):
+    """A console that never sends a control character of a printed string to the terminal (its
+    own styling is added afterwards, so colours still work)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(clean(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+console = _CleanConsole()
+errors = _CleanConsole(stderr=True, soft_wrap=True)
 
 
 def when(ts: float | None) -> str:
@@ -27,7 +62,8 @@ def when(ts: float | None) -> str:
 
 
 def emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(_plain(value), ensure_ascii=False, indent=2) + "\n")
+    text = json.dumps(_plain(value), ensure_ascii=False, indent=2)  # escapes C0 controls itself
+    sys.stdout.write(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def _plain(value: Any) -> Any:
@@ -56,7 +92,8 @@ def memories_table(memories: Sequence[Memory], title: str | None = None) -> None
     for column in ("key", "content", "category", "type", "tags", "importance", "created"):
         table.add_column(column, overflow="fold")
     for m in memories:
-        table.add_row(m.key, m.content, m.category.value, m.type, ", ".join(m.tags), f"{m.importance:.2f}", when(m.created_at))
+        table.add_row(cell(m.key), cell(m.content), m.category.value, m.type, cell(", ".join(m.tags)),
+                      f"{m.importance:.2f}", when(m.created_at))
     console.print(table)
 
 
@@ -74,11 +111,11 @@ def hits_table(result: RecallResult) -> None:
             why = f"text {p.text:.2f} vec {p.vector:.2f}"
             if p.recency != 1.0 or p.importance != 1.0:
                 why += f" x rec {p.recency:.2f} x imp {p.importance:.2f}"
-        table.add_row(f"{hit.score:.3f}", hit.memory.key, hit.memory.content, why)
+        table.add_row(f"{hit.score:.3f}", cell(hit.memory.key), cell(hit.memory.content), why)
     if result.hits:
         console.print(table)
     for note in result.notes:
-        errors.print(f"[yellow]{escape(note)}[/yellow]")
+        errors.print(f"[yellow]{markup_safe(note)}[/yellow]")
 
 
 def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
@@ -92,7 +129,7 @@ def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
     for name, value in data.items():
         if isinstance(value, list | dict):
             value = json.dumps(value, ensure_ascii=False) if value else ""
-        table.add_row(name, "" if value is None else str(value))
+        table.add_row(name, cell(value))
     console.print(table)
 
 
@@ -102,5 +139,5 @@ def messages_table(messages: Sequence[Message], title: str | None = None) -> Non
         table.add_column(column, overflow="fold")
     for m in messages:
         tool = ", ".join(f"{c.name}#{c.id}" for c in m.tool_calls) or (f"answers {m.tool_call_id}" if m.tool_call_id else "")
-        table.add_row(when(m.created_at), m.role.value, m.content, tool)
+        table.add_row(when(m.created_at), m.role.value, cell(m.content), cell(tool))
     console.print(table)
