@@ -41,6 +41,7 @@ from engram.model import (
     make_draft,
     make_filter,
     make_scope,
+    parse_key,
     parse_limit,
     parse_offset,
     parse_query,
@@ -249,9 +250,9 @@ class Engram:
         """
         if key is not None and (tags is None or metadata is None):
             # An update by key keeps the tags and metadata it was not given; given ones replace.
-            kept = self.store.get(str(key).strip(), MemoryFilter(scopes=(self._write_scope(scope),),
-                                                                 include_superseded=True))
-            if kept is not None and kept.key == str(key).strip():
+            wanted_key = parse_key(key)  # validated before the look-up: the store never sees unusable text
+            kept = self.store.get(wanted_key, MemoryFilter(scopes=(self._write_scope(scope),), include_superseded=True))
+            if kept is not None and kept.key == wanted_key:
                 tags = kept.tags if tags is None else tags
                 metadata = kept.metadata if metadata is None else metadata
         content, pii_warnings = self.privacy.screen(content)
