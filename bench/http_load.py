@@ -1,14 +1,22 @@
-"""Recall over HTTP on loopback: requests per second and latency percentiles with several
-concurrent clients. Starts its own server on 127.0.0.1 (free port) over a temporary SQLite file,
-sends a bounded number of requests, prints a table, and stops.
+"""Recall and stores over HTTP on loopback: requests per second and latency percentiles with
+several concurrent clients. Starts its own server on 127.0.0.1 (free port) over a temporary SQLite
+file, sends a bounded number of requests, prints a table, and stops.
 
-    python bench/http_load.py --memories 2000 --clients 1,4,8 --requests 400
+    python bench/http_load.py --memories 2000 --clients 1,4,8 --requests 400 [--store-clients 16 --stores 320] [--json]
+
+Recall runs in text mode (no embedder). Stores (``POST /api/v1/memory``, each acknowledged after
+its transaction commits) go to a second server whose engine embeds with the local model; their
+rate is printed beside the same model's own rate on batches of 64 measured in this run (the
+baseline: concurrent stores share model calls, so the ratio can approach 1). ``--stores 0``
+skips that part.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import resource
 import statistics
 import tempfile
 import threading
@@ -18,6 +26,8 @@ from pathlib import Path
 import httpx
 
 from engram.auth import TokenStore
+from engram.embed import Embedder
+from engram.embed.local import LocalProvider
 from engram.engine import Engram
 from engram.interfaces.http.app import create_app
 from engram.interfaces.http.serve import BackgroundServer
@@ -42,12 +52,68 @@ def _client(url: str, token: str, queries: list[str], out: list[float], errors: 
                 errors.append(r.status_code)
 
 
+def _storer(url: str, token: str, texts: list[str], out: list[float], errors: list[int]) -> None:
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
+        for text in texts:
+            start = time.perf_counter()
+            r = c.post("/api/v1/memory", json={"content": text})
+            out.append(time.perf_counter() - start)
+            if r.status_code != 201:
+                errors.append(r.status_code)
+
+
+def _percentiles(latencies: list[float]) -> tuple[float, float, float]:
+    q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [latencies[0]] * 99
+    return q[49], q[94], q[98]
+
+
+def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[str, float]:
+    """Concurrent stores through a server with the local model, and the model's batch rate."""
+    embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
+    baseline_texts = [_sentence(rng) for _ in range(max(128, total))]
+    embedder.embed(baseline_texts[:64])  # load the model first
+    start = time.perf_counter()
+    for i in range(0, len(baseline_texts), 64):
+        embedder.embed(baseline_texts[i:i + 64])
+    batch_rate = len(baseline_texts) / (time.perf_counter() - start)
+    db = tmp / "stores.db"
+    engram = Engram(SqliteMemoryStore(db), embedder=embedder)
+    tokens = TokenStore.open(db)
+    token, _ = tokens.create("default")
+    server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
+    try:
+        per = max(1, total // clients)
+        latencies: list[float] = []
+        errors: list[int] = []
+        threads = [threading.Thread(target=_storer, args=(server.url, token, [_sentence(rng) for _ in range(per)],
+                                                          latencies, errors)) for _ in range(clients)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - start
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()
+    p50, p95, p99 = _percentiles(latencies)
+    rate = len(latencies) / elapsed
+    return {"clients": clients, "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
+            "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": len(errors), "embedder_batch64_per_s": batch_rate,
+            "ratio_to_embedder": rate / batch_rate}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--clients", default="1,4,8", help="comma-separated concurrency levels")
     parser.add_argument("--requests", type=int, default=400, help="requests per concurrency level (bounded)")
+    parser.add_argument("--store-clients", type=int, default=16, help="concurrent clients storing memories")
+    parser.add_argument("--stores", type=int, default=320, help="stores in all (0: skip the store part)")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    out: dict[str, object] = {"recall": []}
     rng = random.Random(42)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "memory.db"
@@ -58,8 +124,10 @@ def main() -> None:
         token, _ = tokens.create("default")
         server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
         try:
-            print(f"recall over HTTP: {args.memories} memories, text mode (no embedder), loopback")
-            print(f"{'clients':>7} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6}")
+            if not args.json:
+                print(f"recall over HTTP: {args.memories} memories, text mode (no embedder), loopback")
+                print(f"{'clients':>7} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
+                      f"{'errors':>6}")
             for clients in (int(c) for c in args.clients.split(",")):
                 per = max(1, args.requests // clients)
                 latencies: list[float] = []
@@ -73,13 +141,29 @@ def main() -> None:
                 for t in threads:
                     t.join()
                 elapsed = time.perf_counter() - start
-                q = statistics.quantiles(latencies, n=100)
-                print(f"{clients:>7} {len(latencies):>8} {len(latencies) / elapsed:>8.0f} {q[49] * 1000:>8.1f} "
-                      f"{q[94] * 1000:>8.1f} {q[98] * 1000:>8.1f} {len(errors):>6}")
+                p50, p95, p99 = _percentiles(latencies)
+                out["recall"].append({"clients": clients, "requests": len(latencies),  # type: ignore[union-attr]
+                                      "req_per_s": len(latencies) / elapsed, "p50_ms": p50 * 1000,
+                                      "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": len(errors)})
+                if not args.json:
+                    print(f"{clients:>7} {len(latencies):>8} {len(latencies) / elapsed:>8.0f} {p50 * 1000:>8.1f} "
+                          f"{p95 * 1000:>8.1f} {p99 * 1000:>8.1f} {len(errors):>6}")
         finally:
             server.stop()
             tokens.close()
             engram.close()
+        if args.stores > 0:
+            out["stores"] = row = store_load(Path(tmp), args.store_clients, args.stores, rng)
+            if not args.json:
+                print(f"\nstores over HTTP: {row['clients']} clients, local model, each acknowledged after commit")
+                print(f"  {row['req_per_s']:.1f} stores/s = {row['ratio_to_embedder']:.2f} x the model's batch-64 rate "
+                      f"({row['embedder_batch64_per_s']:.1f} texts/s, same run); p50 {row['p50_ms']:.0f} ms, "
+                      f"p99 {row['p99_ms']:.0f} ms, {row['errors']} errors")
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"peak RSS {out['peak_rss_mb']:.0f} MB")
 
 
 if __name__ == "__main__":

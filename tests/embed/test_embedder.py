@@ -3,6 +3,9 @@ protocol: hashed bag of words), where no server is needed to show them."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -58,3 +61,57 @@ def test_non_finite_or_missing_vectors_are_refused():
 
     with pytest.raises(EmbeddingError, match="for 2 texts"):
         Embedder(Short()).embed(["a", "b"])
+
+
+class GatedBagOfWords(BagOfWords):
+    """Holds its first call until released, so concurrent callers pile up behind it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        self.entered.set()
+        assert self.release.wait(30)
+        return super().embed_batch(texts)
+
+
+def test_concurrent_callers_share_one_model_call_and_each_gets_its_own_rows():
+    provider = GatedBagOfWords()
+    embedder = Embedder(provider, batch_size=64)
+    expected = Embedder(BagOfWords())
+    results: dict[int, np.ndarray] = {}
+
+    def store(i: int) -> None:
+        results[i] = embedder.embed([f"memory {i} alpha", f"memory {i} beta"])
+
+    first = threading.Thread(target=store, args=(0,))
+    first.start()
+    assert provider.entered.wait(30)  # the first caller is inside the model
+    others = [threading.Thread(target=store, args=(i,)) for i in range(1, 16)]
+    for t in others:
+        t.start()
+    deadline = time.monotonic() + 30
+    while len(embedder._documents._pending) < 15 and time.monotonic() < deadline:  # all 15 queued
+        time.sleep(0.01)
+    provider.release.set()
+    for t in [first, *others]:
+        t.join(30)
+    # Two model calls in all: the first caller's, then the 15 that queued behind it as one batch.
+    assert [len(b) for b in provider.batches] == [2, 30]
+    for i in range(16):
+        assert np.allclose(results[i], expected.embed([f"memory {i} alpha", f"memory {i} beta"]))
+
+
+def test_a_failed_shared_call_fails_its_callers_and_not_the_next():
+    class Flaky(BagOfWords):
+        def embed_batch(self, texts: list[str]) -> list[list[float]]:
+            if any("bad" in t for t in texts):
+                raise EmbeddingError("the model refused")
+            return super().embed_batch(texts)
+
+    embedder = Embedder(Flaky())
+    with pytest.raises(EmbeddingError, match="refused"):
+        embedder.embed(["bad text"])
+    assert embedder.embed(["good text"]).shape == (1, 16)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from engram.embed.coalesce import Coalescer
 from engram.errors import DimensionError, EmbeddingError, ValidationError
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ class Embedder:
         self.max_retry_after_s = max_retry_after_s
         self._sleep = sleep
         self._lock = threading.Lock()
+        # Document batches from concurrent callers (e.g. many clients storing) share model calls.
+        self._documents = Coalescer(lambda texts: self._checked(self._call(texts), len(texts)), batch_size)
 
     def __repr__(self) -> str:
         return f"Embedder({self.identity})"
@@ -191,7 +194,8 @@ class Embedder:
         query_fn = getattr(self.provider, "embed_query", None) if query else None
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start : start + self.batch_size]
-            vectors = self._normalise(self._checked(self._call(batch, query_fn), len(batch)))
+            raw = self._checked(self._call(batch, query_fn), len(batch)) if query else self._documents(batch)
+            vectors = self._normalise(raw)
             for text, vec in zip(batch, vectors, strict=True):
                 for i in unique[text]:
                     out[i] = vec
