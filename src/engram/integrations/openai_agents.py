@@ -1,0 +1,90 @@
+"""An OpenAI Agents SDK session kept in engram's conversation history:
+``Runner.run(agent, text, session=EngramSession("user-42", engram))``.
+
+The SDK's session protocol (``get_items``, ``add_items``, ``pop_item``, ``clear_session``) maps
+onto the history of the engine's agent, conversation ``openai-agents:<session_id>``. Each item is
+kept whole in its message's metadata (so it comes back exactly as given); the message text is the
+item's text when it has one, else the item as JSON, so the history reads naturally in
+``engram history`` and on the page. History settings apply: ``history.max_history_len`` trims the
+oldest items. Every call runs in a worker thread, never blocking the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from engram.engine import Engram
+from engram.errors import ValidationError
+from engram.history.keys import conversation_key
+from engram.integrations import missing
+
+try:
+    from agents.memory.session import SessionABC
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise missing("openai-agents", "openai-agents") from exc
+
+CHANNEL = "openai-agents"
+_ROLES = ("user", "assistant", "system")
+
+
+def _message(item: Any) -> tuple[str, str]:
+    """(role, text) for an item: its own role, and its text (a string, or the text parts of a
+    content list) when it has one, else the item as JSON."""
+    role = item.get("role") if isinstance(item, dict) else None
+    content = item.get("content") if isinstance(item, dict) else None
+    if isinstance(content, list):
+        content = "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    text = content if isinstance(content, str) and content.strip() else json.dumps(item, ensure_ascii=False, default=str)
+    return (role if role in _ROLES else "assistant"), text
+
+
+class EngramSession(SessionABC):
+    """A conversation of the Agents SDK, stored in engram's history."""
+
+    def __init__(self, session_id: str, engram: Engram) -> None:
+        try:
+            self.key = conversation_key(CHANNEL, session_id)
+        except ValidationError as exc:
+            raise ValidationError("session_id", exc.problem, exc.allowed) from None
+        self.session_id = session_id
+        self.engram = engram
+
+    def _get(self, limit: int | None) -> list[Any]:
+        history = self.engram.history
+        messages = history.all(self.key) if limit is None else history.recent(self.key, limit)
+        return [m.metadata["item"] for m in messages if "item" in m.metadata]
+
+    def _add(self, items: list[Any]) -> None:
+        history = self.engram.history
+        for item in items:
+            role, text = _message(item)
+            history.append(self.key, role, text, metadata={"item": item})
+
+    def _pop(self) -> Any | None:
+        history = self.engram.history
+        total = history.count(self.key)
+        if not total:
+            return None
+        last = history.recent(self.key, 1)[0]
+        history.store.discard(self.key, total - 1, total)
+        return last.metadata.get("item")
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The session's items, oldest first (the latest ``limit`` when given)."""
+        if limit is not None and limit < 0:
+            raise ValidationError("limit", f"{limit} is negative", "a count >= 0, or None for all")
+        if limit == 0:
+            return []
+        return await asyncio.to_thread(self._get, limit)
+
+    async def add_items(self, items: list[Any]) -> None:
+        await asyncio.to_thread(self._add, list(items))
+
+    async def pop_item(self) -> Any | None:
+        """Remove and return the newest item (None when the session is empty)."""
+        return await asyncio.to_thread(self._pop)
+
+    async def clear_session(self) -> None:
+        await asyncio.to_thread(self.engram.history.purge, self.key)

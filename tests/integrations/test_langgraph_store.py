@@ -1,0 +1,119 @@
+"""EngramStore in a real LangGraph graph, and LangGraph's store operations against a real SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+import pytest
+
+pytest.importorskip("langgraph", reason="the langgraph extra is not installed: pip install 'engram-recall[langgraph]'")
+
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.store.base import BaseStore  # noqa: E402
+
+from engram.engine import Engram  # noqa: E402
+from engram.errors import ValidationError  # noqa: E402
+from engram.integrations.langgraph import EngramStore  # noqa: E402
+from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
+from engram.testing.fakes import HashingEmbedder  # noqa: E402
+
+
+@pytest.fixture
+def engram(tmp_path: Path) -> Engram:
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="app", embedder=HashingEmbedder())
+    yield mem
+    mem.close()
+
+
+class State(TypedDict):
+    user: str
+    message: str
+    recalled: Annotated[list[str], operator.add]
+
+
+def _graph(store: BaseStore):  # noqa: ANN202
+    def remember(state: State, *, store: BaseStore) -> dict:
+        if state["message"].startswith("remember:"):
+            fact = state["message"].removeprefix("remember:").strip()
+            store.put(("memories", state["user"]), f"fact-{len(fact)}", {"text": fact, "kind": "preference"})
+        return {}
+
+    def recall(state: State, *, store: BaseStore) -> dict:
+        items = store.search(("memories", state["user"]), query=state["message"], limit=3)
+        return {"recalled": [item.value["text"] for item in items]}
+
+    builder = StateGraph(State)
+    builder.add_node("remember", remember)
+    builder.add_node("recall", recall)
+    builder.add_edge(START, "remember")
+    builder.add_edge("remember", "recall")
+    builder.add_edge("recall", END)
+    return builder.compile(store=store)
+
+
+def test_a_real_graph_remembers_per_user(engram: Engram) -> None:
+    graph = _graph(EngramStore(engram, agent_from_namespace=1, index_fields=["text"]))
+    graph.invoke({"user": "alice", "message": "remember: I prefer green tea in the morning", "recalled": []})
+    graph.invoke({"user": "bob", "message": "remember: I prefer black coffee", "recalled": []})
+    out = graph.invoke({"user": "alice", "message": "what do I prefer to drink? tea or coffee", "recalled": []})
+    assert out["recalled"] == ["I prefer green tea in the morning"]
+    out = asyncio.run(graph.ainvoke({"user": "bob", "message": "coffee or tea?", "recalled": []}))
+    assert out["recalled"] == ["I prefer black coffee"]
+    # namespaces map to engram agent scopes: each user's items are that agent's memories
+    assert [m.content for m in engram.for_agent("alice").list()] == ["I prefer green tea in the morning"]
+    assert engram.list() == []
+
+
+def test_store_operations(engram: Engram) -> None:
+    store = EngramStore(engram)
+    store.put(("docs", "a"), "k1", {"text": "apples are red", "n": 1})
+    store.put(("docs", "a"), "k2", {"text": "bananas are yellow", "n": 2})
+    store.put(("docs", "b"), "k1", {"text": "cherries are red", "n": 3}, index=["text"])
+    store.put(("other",), "k.with/odd%chars", {"text": "odd key"})
+    item = store.get(("docs", "a"), "k1")
+    assert (item.namespace, item.key, item.value) == (("docs", "a"), "k1", {"text": "apples are red", "n": 1})
+    assert item.created_at.tzinfo is not None
+    assert store.get(("docs", "b"), "k1").value["text"] == "cherries are red"  # same key, other namespace
+    assert store.get(("docs", "a"), "missing") is None
+    assert store.get(("other",), "k.with/odd%chars").value == {"text": "odd key"}
+
+    store.put(("docs", "a"), "k1", {"text": "apples are green", "n": 10})  # an update, kept in versions
+    assert store.get(("docs", "a"), "k1").value["n"] == 10
+    assert [v.content for v in engram.versions(EngramStore._ref(("docs", "a"), "k1"))][0].startswith('{"text": "apples are red"')
+
+    assert sorted((i.namespace, i.key) for i in store.search(("docs",))) == [
+        (("docs", "a"), "k1"), (("docs", "a"), "k2"), (("docs", "b"), "k1")]
+    assert sorted(i.value["n"] for i in store.search(("docs",), filter={"n": {"$gte": 3}})) == [3, 10]
+    assert [i.value["text"] for i in store.search(("docs", "a"), filter={"n": 2})] == ["bananas are yellow"]
+    red = store.search(("docs",), query="red cherries")
+    assert red[0].value["text"] == "cherries are red" and red[0].score > 0
+    assert [i.value["text"] for i in store.search(("docs",), query="red", filter={"n": 3})] == ["cherries are red"]
+    assert len(store.search(("docs",), limit=1, offset=1)) == 1
+
+    assert store.list_namespaces() == [("docs", "a"), ("docs", "b"), ("other",)]
+    assert store.list_namespaces(prefix=("docs",)) == [("docs", "a"), ("docs", "b")]
+    assert store.list_namespaces(suffix=("b",)) == [("docs", "b")]
+    assert store.list_namespaces(max_depth=1) == [("docs",), ("other",)]
+
+    store.delete(("docs", "a"), "k2")
+    assert store.get(("docs", "a"), "k2") is None
+    store.delete(("docs", "a"), "k2")  # deleting twice is not an error, as in LangGraph's stores
+    with pytest.raises(ValidationError) as err:
+        store.search(("docs",), filter={"n": {"$near": 3}})
+    assert err.value.field == "filter.n"
+
+
+def test_agent_from_namespace_needs_the_label(engram: Engram) -> None:
+    store = EngramStore(engram, agent_from_namespace=1)
+    with pytest.raises(ValidationError) as err:
+        store.put(("memories",), "k", {"text": "x"})
+    assert err.value.field == "namespace"
+    with pytest.raises(ValidationError) as err:
+        store.put(("memories", "not a name!"), "k", {"text": "x"})
+    store.put(("memories", "carol"), "k", {"text": "carol's"})
+    store.put(("memories", "dave"), "k", {"text": "dave's"})
+    assert store.list_namespaces() == [("memories", "carol"), ("memories", "dave")]
+    assert [i.value["text"] for i in store.search(("memories", "dave"))] == ["dave's"]

@@ -1,0 +1,92 @@
+"""EngramSession driven by the real Agents SDK Runner (a scripted model stands in for OpenAI)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("agents", reason="the openai-agents extra is not installed: pip install 'engram-recall[openai-agents]'")
+
+from agents import Agent, RunConfig, Runner  # noqa: E402
+from agents.items import ModelResponse  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.usage import Usage  # noqa: E402
+from openai.types.responses import ResponseOutputMessage, ResponseOutputText  # noqa: E402
+
+from engram.engine import Engram  # noqa: E402
+from engram.errors import ValidationError  # noqa: E402
+from engram.integrations.openai_agents import EngramSession  # noqa: E402
+
+
+class ScriptedModel(Model):
+    """Answers with the number of user turns it was shown: proves the session fed it the history."""
+
+    def __init__(self) -> None:
+        self.inputs: list[list] = []
+
+    async def get_response(self, system_instructions, input, model_settings, tools, output_schema,  # noqa: A002, ANN001, ANN201, PLR0913
+                           handoffs, tracing, *, previous_response_id, conversation_id, prompt):
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        self.inputs.append(items)
+        users = [i["content"] for i in items if isinstance(i, dict) and i.get("role") == "user"]
+        text = f"I have seen {len(users)} message(s) from you: " + " | ".join(users)
+        message = ResponseOutputMessage(id=f"msg_{len(self.inputs)}", role="assistant", status="completed",
+                                        type="message", content=[ResponseOutputText(text=text, type="output_text",
+                                                                                    annotations=[])])
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        raise NotImplementedError
+
+
+@pytest.fixture
+def engram(isolated_home: Path) -> Engram:
+    mem = Engram.from_settings(agent="support", embeddings={"provider": "none"})
+    yield mem
+    mem.close()
+
+
+def test_the_runner_keeps_the_conversation_in_engram(engram: Engram) -> None:
+    model = ScriptedModel()
+    agent = Agent(name="support", instructions="Be brief.", model=model)
+    config = RunConfig(tracing_disabled=True)
+
+    async def chat() -> list[str]:
+        session = EngramSession("user-42", engram)
+        first = await Runner.run(agent, "My name is Ana", session=session, run_config=config)
+        second = await Runner.run(agent, "What is my name?", session=session, run_config=config)
+        return [first.final_output, second.final_output]
+
+    answers = asyncio.run(chat())
+    assert answers[1] == "I have seen 2 message(s) from you: My name is Ana | What is my name?"
+    # the history lives in engram, readable as a conversation, and a new session object finds it
+    messages = engram.history.all("openai-agents:user-42")
+    assert [(m.role.value, m.content) for m in messages][:2] == [("user", "My name is Ana"),
+                                                                 ("assistant", answers[0])]
+    items = asyncio.run(EngramSession("user-42", engram).get_items())
+    assert len(items) == 4 and items[0] == {"role": "user", "content": "My name is Ana"}
+    assert items[1]["type"] == "message" and items[1]["content"][0]["text"] == answers[0]
+
+
+def test_session_operations(engram: Engram) -> None:
+    async def run() -> None:
+        session = EngramSession("s1", engram)
+        other = EngramSession("s2", engram)
+        await session.add_items([{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
+                                 {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}])
+        await other.add_items([{"role": "user", "content": "elsewhere"}])
+        assert [i.get("content") for i in await session.get_items(limit=2)] == ["two", None]
+        assert (await session.pop_item())["type"] == "function_call"
+        assert [i["content"] for i in await session.get_items()] == ["one", "two"]
+        await session.clear_session()
+        assert await session.get_items() == [] and await session.pop_item() is None
+        assert [i["content"] for i in await other.get_items()] == ["elsewhere"]
+        with pytest.raises(ValidationError):
+            await session.get_items(limit=-1)
+
+    asyncio.run(run())
+    with pytest.raises(ValidationError) as err:
+        EngramSession("has:colon", engram)
+    assert err.value.field == "session_id"
