@@ -93,3 +93,53 @@ def test_the_socket_answers_while_the_app_starts_then_the_app_takes_it_over() ->
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def _start_serve(home: Path) -> tuple[subprocess.Popen[str], str]:
+    """``engram serve`` as a real process; returns it and the page token it printed."""
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_SERVER__MAINTENANCE_INTERVAL_S": "0",
+           "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "serve", "--port", "0"], env=env,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    printed = ""
+    assert proc.stderr is not None
+    while "web page:" not in printed:
+        line = proc.stderr.readline()
+        assert line, f"serve exited early: {printed}"
+        printed += line
+    threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
+    return proc, re.search(r"\?token=(\S+)", printed).group(1)
+
+
+def _token_works(home: Path, token: str) -> bool:
+    from engram.auth import open_token_store
+
+    tokens = open_token_store(load_settings(home=home))
+    try:
+        return tokens.verify(token) is not None
+    finally:
+        tokens.close()
+
+
+def test_sigterm_revokes_the_printed_token(isolated_home: Path) -> None:
+    proc, token = _start_serve(isolated_home)
+    try:
+        assert _token_works(isolated_home, token)
+    finally:
+        proc.send_signal(signal.SIGTERM)  # how a service manager stops it
+        proc.wait(timeout=60)
+    assert not _token_works(isolated_home, token)
+
+
+def test_a_killed_runs_token_is_expired_by_the_next_start(isolated_home: Path) -> None:
+    proc, token = _start_serve(isolated_home)
+    proc.send_signal(signal.SIGKILL)  # no exit path runs at all
+    proc.wait(timeout=60)
+    assert _token_works(isolated_home, token)
+    again, fresh = _start_serve(isolated_home)
+    try:
+        assert not _token_works(isolated_home, token) and _token_works(isolated_home, fresh)
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=60)
+    assert not _token_works(isolated_home, fresh)

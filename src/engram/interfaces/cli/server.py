@@ -59,26 +59,31 @@ def serve(
         sock.close()
         raise
     responder.stop()
+    from engram.interfaces.http import page_token as run_token
+
     page_token = None
-    if server_settings.print_token:
-        # A token for this run only, revoked when the server stops (as Jupyter does).
-        page_token, info = tokens.create(settings.agent, name="engram serve (this run)")
-        render.errors.print(f"engram is serving agent [bold]{settings.agent}[/bold]'s memory")
-        render.errors.print(f"  web page:  {base}/?token={page_token}", highlight=False, soft_wrap=True)
-    else:
-        render.errors.print(f"  web page:  {base}/", highlight=False)
-    render.errors.print(f"  API:       {base}/api/v1  (docs {base}/docs)", highlight=False)
-    if not no_mcp:
-        render.errors.print(f"  MCP:       {base}/mcp  (Authorization: Bearer <token>)", highlight=False)
-    if server_settings.maintenance_interval_s > 0:
-        render.errors.print(f"  upkeep:    due maintenance jobs checked every {server_settings.maintenance_interval_s:g} s")
-    stop = threading.Event()
-    threading.Thread(target=_after_listening, args=(server, engram, settings, server_settings.maintenance_interval_s, stop),
-                     name="engram-after-listening", daemon=True).start()
+    run_token.exit_on_signals()
     try:
-        server.run(sockets=[sock])
-    finally:
-        stop.set()
+        run_token.expire_orphans(tokens)
+        if server_settings.print_token:
+            page_token, info = run_token.create(tokens, settings.agent)
+            render.errors.print(f"engram is serving agent [bold]{settings.agent}[/bold]'s memory")
+            render.errors.print(f"  web page:  {base}/?token={page_token}", highlight=False, soft_wrap=True)
+        else:
+            render.errors.print(f"  web page:  {base}/", highlight=False)
+        render.errors.print(f"  API:       {base}/api/v1  (docs {base}/docs)", highlight=False)
+        if not no_mcp:
+            render.errors.print(f"  MCP:       {base}/mcp  (Authorization: Bearer <token>)", highlight=False)
+        if server_settings.maintenance_interval_s > 0:
+            render.errors.print(f"  upkeep:    due maintenance jobs checked every {server_settings.maintenance_interval_s:g} s")
+        stop = threading.Event()
+        threading.Thread(target=_after_listening, args=(server, engram, settings, server_settings.maintenance_interval_s,
+                                                         stop), name="engram-after-listening", daemon=True).start()
+        try:
+            server.run(sockets=[sock])
+        finally:
+            stop.set()
+    finally:  # every way out, signals included (see page_token)
         if page_token is not None:
             tokens.revoke(info.id)
         tokens.close()
