@@ -95,9 +95,13 @@ def recall(
             candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
         use_text = True
 
+    # A text score below a ten-thousandth of the best is no evidence: SQLite's BM25 gives a term found
+    # in every row almost nothing (its IDF floor), and such rows would pad the result with 0.000 hits.
+    text_floor = max((c.text_raw for c in candidates.values() if c.text_rank is not None), default=0.0) * 1e-4
     pool_candidates = [
         c for c in candidates.values()
-        if c.text_rank is not None or (c.cosine is not None and c.cosine >= settings.min_similarity)
+        if (c.text_rank is not None and c.text_raw > text_floor)
+        or (c.cosine is not None and c.cosine >= settings.min_similarity)
     ]
     scored = _fuse(pool_candidates, settings, text_on=use_text, vector_on=vector_ok)
     _apply_multipliers(scored, settings, now)
