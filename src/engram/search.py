@@ -95,8 +95,9 @@ def recall(
             candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
         use_text = True
 
-    # A text score below a ten-thousandth of the best is no evidence: SQLite's BM25 gives a term found
-    # in every row almost nothing (its IDF floor), and such rows would pad the result with 0.000 hits.
+    # A text score below a ten-thousandth of the best is no evidence: SQLite's BM25 gives a word found in
+    # most rows (more than half) almost nothing (its IDF floor), and rows matching only such words would
+    # pad the result with 0.000 hits. Alone in a query, such a word still finds its rows (all score alike).
     text_floor = max((c.text_raw for c in candidates.values() if c.text_rank is not None), default=0.0) * 1e-4
     pool_candidates = [
         c for c in candidates.values()

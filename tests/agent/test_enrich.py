@@ -31,6 +31,9 @@ def test_core_entries_dropped_after_over_fetch(engram):
         engram.remember(f"I tend the rose garden {i}", key=f"soul:{i}", category="core")
     for i in range(3):
         engram.remember(f"garden note {i}", key=f"note-{i}")
+    # Other memories, so 'garden' tells rows apart (a word in most rows carries no BM25 weight).
+    for i in range(6):
+        engram.remember(f"kitchen shelf item {i}", key=f"shelf-{i}")
     assert all(m.category.value == "core" for m in engram.recall("rose garden", limit=2).memories)
     entries = enrichment_entries(engram, "rose garden", recall_limit=2, enrich_depth=0)
     assert len(entries) == 2
