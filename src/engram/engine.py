@@ -116,6 +116,8 @@ class Engram:
         self.clock = clock
         self.settings: Settings | None = None  # set by from_settings; the history opens from it
         self._history: History | None = None
+        # A view made by for_agent takes its history from the engine it came from (same storage).
+        self._history_root: Engram | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engram:
@@ -140,22 +142,26 @@ class Engram:
 
     @property
     def history(self) -> History:
-        """Conversation history (``settings.history``), opened on first use; in memory when this
-        Engram was built without settings. Compaction purges this agent's old conversation memories."""
+        """This agent's conversation history (``settings.history``), opened on first use; in memory
+        when this Engram was built without settings. It holds this agent's conversations only: a
+        view from ``for_agent`` shares its engine's storage and sees its own agent's. Compaction
+        purges this agent's old conversation memories."""
         if self._history is None:
             from engram.history.factories import open_history
 
             def purge(max_age_s: float) -> int:
                 return len(self.forget(older_than_s=max_age_s, filters=Filters(category=Category.CONVERSATION)))
 
-            if self.settings is None:
+            agent = self.scope.agent or "default"
+            if self._history_root is not None:
+                self._history = self._history_root.history.for_agent(agent, purge=purge)
+            elif self.settings is None:
                 from engram.history.inmemory import InMemoryHistoryStore
                 from engram.history.service import History
 
-                self._history = History(InMemoryHistoryStore(), purge=purge)
+                self._history = History(InMemoryHistoryStore(agent=agent), purge=purge)
             else:
-                self._history = open_history(self.settings, self.scope.agent or "default", embedder=self.embedder,
-                                             purge=purge)
+                self._history = open_history(self.settings, agent, embedder=self.embedder, purge=purge)
         return self._history
 
     def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:
@@ -166,7 +172,8 @@ class Engram:
             origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
             metrics=self.metrics, guard=self.guard, recall_cache=self.recall_cache,
         )
-        view.settings = self.settings  # so its history opens from the same settings
+        view.settings = self.settings
+        view._history_root = self._history_root or self
         return view
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

@@ -236,3 +236,26 @@ def test_metrics_count_requests(served: Served) -> None:
         text = c.get("/metrics").text
     assert 'engram_http_requests_total{method="GET",route="/api/v1/memory",status="200"} 2.0' in text
     assert "engram_memories 0.0" in text
+
+
+def test_agents_never_see_or_delete_each_others_conversations_over_http(served: Served) -> None:
+    conv = "telegram:42"
+    with served.client(served.alice) as alice:
+        alice.post(f"/api/v1/history/{conv}", json={"role": "user", "content": "My locker code is 4711"})
+        alice.post(f"/api/v1/history/{conv}", json={"role": "assistant", "content": "Noted, locker code 4711."})
+    with served.client(served.bob) as bob:
+        assert bob.get(f"/api/v1/history/{conv}").json()["messages"] == []
+        found = bob.post("/api/memory/semantic-recall", json={"input": "locker code", "chatId": conv, "topK": 3}).json()
+        assert found["entries"] == [] and "4711" not in found["recap"]
+        everywhere = bob.post("/api/memory/semantic-recall", json={"input": "locker code", "topK": 3}).json()
+        assert everywhere["entries"] == []
+        assert bob.delete(f"/api/v1/history/{conv}").status_code == 200  # deletes bob's (empty) conversation only
+        bob.post(f"/api/v1/history/{conv}", json={"role": "user", "content": "bob's own words"})
+    with served.client(served.alice) as alice:
+        messages = alice.get(f"/api/v1/history/{conv}").json()["messages"]
+        assert [m["content"] for m in messages] == ["My locker code is 4711", "Noted, locker code 4711."]
+        found = alice.post("/api/memory/semantic-recall", json={"input": "locker code", "chatId": conv}).json()
+        assert [e["userMessage"] for e in found["entries"]] == ["My locker code is 4711"]
+    # The library sees the same owners: the server's default agent has no conversation at all.
+    assert served.engram.history.conversations() == []
+    assert served.engram.for_agent("bob").history.count(conv) == 1

@@ -77,11 +77,11 @@ _MEMORY_COLUMNS = (
     " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
 )
 _MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
-_EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector"
+_EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector, agent"
 _AUDIT_COLUMNS = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
 _TOKEN_COLUMNS = "id, agent, name, token_hash, created_at, last_used_at, revoked_at"
 # Columns holding JSON: text on SQLite, JSONB on PostgreSQL (compared parsed).
-_JSON_COLUMNS = {"history_messages": (4, 6), "audit_log": (9,)}
+_JSON_COLUMNS = {"history_messages": (5, 7), "audit_log": (9,)}
 _QUERIES: dict[str, tuple[str, str]] = {
     "memories": (
         f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY id",
@@ -99,14 +99,14 @@ _QUERIES: dict[str, tuple[str, str]] = {
         "SELECT m.id, v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid ORDER BY m.id",
         "SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id",
     ),
-    # History keeps its (conversation, seq) numbering, so positions and order are unchanged.
+    # History keeps its (agent, conversation, seq) numbering, so owners, positions and order are unchanged.
     "history_messages": (
-        f"SELECT conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY conversation, seq",
-        f"SELECT conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY conversation, seq",
+        f"SELECT agent, conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY agent, conversation, seq",
+        f"SELECT agent, conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY agent, conversation, seq",
     ),
     "history_summaries": (
-        "SELECT conversation, summary, updated_at FROM history_summaries ORDER BY conversation",
-        "SELECT conversation, summary, updated_at FROM history_summaries ORDER BY conversation",
+        "SELECT agent, conversation, summary, updated_at FROM history_summaries ORDER BY agent, conversation",
+        "SELECT agent, conversation, summary, updated_at FROM history_summaries ORDER BY agent, conversation",
     ),
     "history_exchanges": (
         f"SELECT {_EXCHANGE_COLUMNS} FROM history_exchanges ORDER BY fingerprint",
@@ -137,15 +137,16 @@ _INSERTS = {
         "INSERT INTO memory_vectors (memory_id, embedding) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING memory_id"
     ),
     "history_messages": (
-        f"INSERT INTO history_messages (conversation, seq, {_MESSAGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+        f"INSERT INTO history_messages (agent, conversation, seq, {_MESSAGE_COLUMNS})"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT DO NOTHING RETURNING seq"
     ),
     "history_summaries": (
-        "INSERT INTO history_summaries (conversation, summary, updated_at) VALUES (%s, %s, %s)"
+        "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (%s, %s, %s, %s)"
         " ON CONFLICT DO NOTHING RETURNING conversation"
     ),
     "history_exchanges": (
-        f"INSERT INTO history_exchanges ({_EXCHANGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+        f"INSERT INTO history_exchanges ({_EXCHANGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT DO NOTHING RETURNING fingerprint"
     ),
     "audit_log": (

@@ -6,6 +6,10 @@ and at most one summary. It is dumb on purpose: validation of tool-call pairs, t
 safe to call from several threads, and from several processes on the same storage.
 ``engram.testing.history_contract`` pins the behaviour; a backend is done when it passes.
 
+A store acts for one agent (``agent``): it reads, changes and deletes only that agent's
+conversations, so two agents may use the same conversation key without meeting. ``for_agent``
+hands out another agent's store on the same storage (connection, pool or file).
+
 Positions are counted from the oldest message (0-based), so ``discard(key, start, stop)`` keeps
 meaning the same messages while other writers append at the end.
 """
@@ -15,12 +19,20 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from engram.errors import ValidationError
-from engram.model import MAX_MESSAGE_CHARS, Message
+from engram.model import MAX_MESSAGE_CHARS, Message, make_scope
+
+DEFAULT_AGENT = "default"
 
 
 @runtime_checkable
 class HistoryStore(Protocol):
     name: str
+    agent: str
+
+    def for_agent(self, agent: str) -> HistoryStore:
+        """The store of ``agent``'s conversations on the same storage; closing it leaves the
+        storage open for this one. Raises ``ValidationError`` for a bad agent name."""
+        ...
 
     def append(self, key: str, message: Message) -> None:
         """Add ``message`` at the end of the conversation. Raises ``ValidationError`` for a bad
@@ -61,6 +73,12 @@ class HistoryStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def check_agent(agent: str) -> str:
+    """Validate an agent name (as ``Scope`` does); raises ``ValidationError``."""
+    make_scope(agent, None)
+    return agent
 
 
 def check_recent(n: int) -> int:

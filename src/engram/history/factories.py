@@ -22,10 +22,19 @@ def sqlite_path(settings: Settings, agent: str) -> Path:
     return memory_db if memory_db.suffix == ".db" else settings.home / "memory.db"
 
 
+def _own_file(settings: Settings) -> bool:
+    """Whether the history file holds one agent's history only (a per-agent database or folder)."""
+    return settings.per_agent_databases and settings.history.path is None
+
+
 def open_sqlite(settings: Settings, agent: str) -> HistoryStore:
     from engram.history.sqlite import SqliteHistoryStore
 
-    return SqliteHistoryStore.open(sqlite_path(settings, agent), busy_timeout_ms=settings.busy_timeout_ms)
+    store = SqliteHistoryStore.open(sqlite_path(settings, agent), busy_timeout_ms=settings.busy_timeout_ms,
+                                    agent=agent, key=settings.privacy.key())
+    if _own_file(settings):
+        store.adopt_unowned()  # conversations written before agents were recorded are this agent's
+    return store
 
 
 def open_jsonl(settings: Settings, agent: str) -> HistoryStore:
@@ -36,22 +45,23 @@ def open_jsonl(settings: Settings, agent: str) -> HistoryStore:
     if h.path is None:
         path = Path(path) / "conversation-history.jsonl"
     return JsonlHistoryStore(path, max_entries=h.max_entries, max_chars_per_entry=h.max_chars_per_entry,
-                             max_total_chars=h.max_total_chars)
+                             max_total_chars=h.max_total_chars, agent=agent,
+                             unowned_agent=agent if _own_file(settings) else "default")
 
 
 def open_inmemory(settings: Settings, agent: str) -> HistoryStore:
     from engram.history.inmemory import InMemoryHistoryStore
 
-    return InMemoryHistoryStore()
+    return InMemoryHistoryStore(agent=agent)
 
 
 def open_postgres(settings: Settings, agent: str) -> HistoryStore:
-    """History in the shared PostgreSQL database of ``database_url`` (every agent: keys keep them apart)."""
+    """History in the shared PostgreSQL database of ``database_url`` (every agent, each seeing its own)."""
     from engram.history.postgres import PostgresHistoryStore
 
     if not settings.database_url:
         raise ConfigError("the postgres history backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
-    return PostgresHistoryStore.open(settings.database_url, settings.postgres)
+    return PostgresHistoryStore.open(settings.database_url, settings.postgres, agent=agent)
 
 
 def backend_name(settings: Settings) -> str:
@@ -84,11 +94,13 @@ def open_history(
         if getattr(store, "name", None) == "postgres" and db is not None:
             from engram.history.pg_semantic import PgExchangeIndex
 
-            semantic = PgExchangeIndex(db, embedder, **options)
+            semantic = PgExchangeIndex(db, embedder, agent=agent, **options)
         else:
             from engram.history.semantic import ExchangeIndex
 
-            semantic = ExchangeIndex.open(sqlite_path(settings, agent), embedder, **options)
+            semantic = ExchangeIndex.open(sqlite_path(settings, agent), embedder, agent=agent,
+                                          busy_timeout_ms=settings.busy_timeout_ms, key=settings.privacy.key(),
+                                          **options)
         if warm:
             semantic.warm(store)
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,

@@ -1,70 +1,90 @@
-"""The in-memory HistoryStore (sclaw's InMemoryHistoryStore): one process, no persistence."""
+"""The in-memory HistoryStore (sclaw's InMemoryHistoryStore): one process, no persistence.
+
+Every agent's conversations live in one ``_Shelves`` object, keyed by (agent, conversation);
+``for_agent`` gives another agent's store over the same shelves.
+"""
 
 from __future__ import annotations
 
 import threading
 
-from engram.history.base import check_range, check_recent, check_summary
+from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
 from engram.history.keys import normal_key
 from engram.model import Message
+
+
+class _Shelves:
+    """What the stores of every agent share."""
+
+    def __init__(self) -> None:
+        self.messages: dict[tuple[str, str], list[Message]] = {}
+        self.summaries: dict[tuple[str, str], str] = {}
+        self.lock = threading.RLock()
 
 
 class InMemoryHistoryStore:
     name = "inmemory"
 
-    def __init__(self) -> None:
-        self._messages: dict[str, list[Message]] = {}
-        self._summaries: dict[str, str] = {}
-        self._lock = threading.RLock()
+    def __init__(self, *, agent: str = DEFAULT_AGENT, shelves: _Shelves | None = None) -> None:
+        self.agent = check_agent(agent)
+        self._shelves = shelves or _Shelves()
+        self._lock = self._shelves.lock
+
+    def for_agent(self, agent: str) -> InMemoryHistoryStore:
+        return InMemoryHistoryStore(agent=agent, shelves=self._shelves)
+
+    def _id(self, key: str) -> tuple[str, str]:
+        return (self.agent, normal_key(key))
 
     def append(self, key: str, message: Message) -> None:
-        key = normal_key(key)
+        ident = self._id(key)
         with self._lock:
-            self._messages.setdefault(key, []).append(message)
+            self._shelves.messages.setdefault(ident, []).append(message)
 
     def get_recent(self, key: str, n: int) -> list[Message]:
-        key, n = normal_key(key), check_recent(n)
+        ident, n = self._id(key), check_recent(n)
         with self._lock:
-            return list(self._messages.get(key, [])[-n:]) if n else []
+            return list(self._shelves.messages.get(ident, [])[-n:]) if n else []
 
     def get_all(self, key: str) -> list[Message]:
-        key = normal_key(key)
+        ident = self._id(key)
         with self._lock:
-            return list(self._messages.get(key, []))
+            return list(self._shelves.messages.get(ident, []))
 
     def count(self, key: str) -> int:
-        key = normal_key(key)
+        ident = self._id(key)
         with self._lock:
-            return len(self._messages.get(key, []))
+            return len(self._shelves.messages.get(ident, []))
 
     def set_summary(self, key: str, summary: str) -> None:
-        key, summary = normal_key(key), check_summary(summary)
+        ident, summary = self._id(key), check_summary(summary)
         with self._lock:
-            self._summaries[key] = summary
+            self._shelves.summaries[ident] = summary
 
     def get_summary(self, key: str) -> str:
-        key = normal_key(key)
+        ident = self._id(key)
         with self._lock:
-            return self._summaries.get(key, "")
+            return self._shelves.summaries.get(ident, "")
 
     def discard(self, key: str, start: int, stop: int) -> int:
-        key = normal_key(key)
+        ident = self._id(key)
         start, stop = check_range(start, stop)
         with self._lock:
-            messages = self._messages.get(key, [])
+            messages = self._shelves.messages.get(ident, [])
             removed = len(messages[start:stop])
             del messages[start:stop]
             return removed
 
     def purge(self, key: str) -> None:
-        key = normal_key(key)
+        ident = self._id(key)
         with self._lock:
-            self._messages.pop(key, None)
-            self._summaries.pop(key, None)
+            self._shelves.messages.pop(ident, None)
+            self._shelves.summaries.pop(ident, None)
 
     def conversations(self) -> list[str]:
         with self._lock:
-            return sorted({k for k, v in self._messages.items() if v} | set(self._summaries))
+            keys = [k for k, v in self._shelves.messages.items() if v] + list(self._shelves.summaries)
+        return sorted({conversation for agent, conversation in keys if agent == self.agent})
 
     def close(self) -> None:
         pass

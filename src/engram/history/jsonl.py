@@ -8,6 +8,11 @@ user message and its answer. ``platform`` is the key's channel and ``chatId`` it
 ``:thread``). A user message starts a new exchange; any other message joins the conversation's
 latest exchange.
 
+Agents: each line names its agent (``"agent"``); a store acts for one agent and sees only its
+lines, and ``for_agent`` gives another agent's store on the same file. A line without an agent
+(written before agents were recorded, or by Clawless) belongs to ``unowned_agent``: the default
+agent, or the file's own agent for a per-agent file.
+
 Bounds: at most ``max_entries`` lines for the whole file (FIFO: the oldest lines go first), each
 message capped at ``max_chars_per_entry`` characters, and ``recap`` output capped at
 ``max_total_chars``. Summaries live beside the file in ``<name>.summaries.json``.
@@ -36,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import StorageError, ValidationError
-from engram.history.base import check_range, check_recent, check_summary
+from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
 from engram.history.keys import normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
 from engram.model import Message, Role, message_from_dict
@@ -52,6 +57,7 @@ class _Line:
 
     raw: str
     key: str | None = None
+    agent: str | None = None
     messages: list[Message] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -66,6 +72,8 @@ class JsonlHistoryStore:
         max_entries: int = 100,
         max_chars_per_entry: int = 2000,
         max_total_chars: int = 8000,
+        agent: str = DEFAULT_AGENT,
+        unowned_agent: str = DEFAULT_AGENT,
     ) -> None:
         for name, value in (("max_entries", max_entries), ("max_chars_per_entry", max_chars_per_entry),
                             ("max_total_chars", max_total_chars)):
@@ -77,8 +85,20 @@ class JsonlHistoryStore:
         self.max_entries = max_entries
         self.max_chars_per_entry = max_chars_per_entry
         self.max_total_chars = max_total_chars
+        self.agent = check_agent(agent)
+        self.unowned_agent = check_agent(unowned_agent)
         self._thread_lock = threading.RLock()
         self._cache: tuple[tuple[int, int, int], list[_Line], bool] | None = None
+
+    def for_agent(self, agent: str) -> JsonlHistoryStore:
+        """``agent``'s conversations in the same file (same bounds, same thread lock)."""
+        other = JsonlHistoryStore(self.path, max_entries=self.max_entries, max_chars_per_entry=self.max_chars_per_entry,
+                                  max_total_chars=self.max_total_chars, agent=agent, unowned_agent=self.unowned_agent)
+        other._thread_lock = self._thread_lock
+        return other
+
+    def _mine(self, line: _Line, key: str) -> bool:
+        return line.key == key and (line.agent or self.unowned_agent) == self.agent
 
     # --- locking and file access ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -140,7 +160,8 @@ class JsonlHistoryStore:
         except OSError as exc:
             raise StorageError(f"cannot append to {self.path}: {exc}") from exc
 
-    def _read_summaries(self) -> dict[str, str]:
+    def _read_summaries(self) -> dict[tuple[str, str], str]:
+        """Every agent's summaries, keyed by (agent, conversation)."""
         try:
             data = json.loads(self.summaries_path.read_text("utf-8"))
         except FileNotFoundError:
@@ -150,11 +171,15 @@ class JsonlHistoryStore:
             return {}
         if not isinstance(data, dict):
             return {}
-        return {k: v["summary"] for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("summary"), str)}
+        return {(str(v.get("agent") or self.unowned_agent), str(v.get("conversation") or k)): v["summary"]
+                for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("summary"), str)}
 
-    def _write_summaries(self, summaries: dict[str, str]) -> None:
+    def _write_summaries(self, summaries: dict[tuple[str, str], str]) -> None:
         now = dt.datetime.now(dt.UTC).isoformat()
-        body = {k: {"summary": v, "updated_at": now} for k, v in sorted(summaries.items())}
+        # A default-agent summary keeps its plain key, so files written before agents read the same.
+        body = {(key if agent == DEFAULT_AGENT else f"{agent} {key}"):
+                {"summary": v, "agent": agent, "conversation": key, "updated_at": now}
+                for (agent, key), v in sorted(summaries.items())}
         _atomic_write(self.summaries_path, json.dumps(body, ensure_ascii=False, indent=1) + "\n")
 
     # --- the contract ----------------------------------------------------------------------------
@@ -163,16 +188,16 @@ class JsonlHistoryStore:
         message = self._capped(message)
         with self._locked():
             lines, ends_with_newline = self._read()
-            latest = _last_index(lines, key)
+            latest = self._last_index(lines, key)
             if message.role is Role.USER or latest is None:
-                line = _serialise(key, [message], {})
+                line = _serialise(key, self.agent, [message], {})
                 if len(lines) + 1 <= self.max_entries:
                     self._append_line(line, ends_with_newline)
                 else:
                     self._rewrite([*lines, line])
                 return
             old = lines[latest]
-            lines[latest] = _serialise(key, [*old.messages, message], old.extra)
+            lines[latest] = _serialise(key, self.agent, [*old.messages, message], old.extra)
             self._rewrite(lines)
 
     def get_recent(self, key: str, n: int) -> list[Message]:
@@ -183,7 +208,7 @@ class JsonlHistoryStore:
         key = normal_key(key)
         with self._locked():
             lines, _ = self._read()
-        return [m for line in lines if line.key == key for m in line.messages]
+        return [m for line in lines if self._mine(line, key) for m in line.messages]
 
     def count(self, key: str) -> int:
         return len(self.get_all(key))
@@ -192,13 +217,13 @@ class JsonlHistoryStore:
         key, summary = normal_key(key), check_summary(summary)
         with self._locked():
             summaries = self._read_summaries()
-            summaries[key] = summary
+            summaries[(self.agent, key)] = summary
             self._write_summaries(summaries)
 
     def get_summary(self, key: str) -> str:
         key = normal_key(key)
         with self._locked():
-            return self._read_summaries().get(key, "")
+            return self._read_summaries().get((self.agent, key), "")
 
     def discard(self, key: str, start: int, stop: int) -> int:
         key = normal_key(key)
@@ -209,7 +234,7 @@ class JsonlHistoryStore:
             lines, _ = self._read()
             position, removed, out = 0, 0, []
             for line in lines:
-                if line.key != key:
+                if not self._mine(line, key):
                     out.append(line)
                     continue
                 keep = []
@@ -222,7 +247,7 @@ class JsonlHistoryStore:
                 if len(keep) == len(line.messages):
                     out.append(line)
                 elif keep:
-                    out.append(_serialise(key, keep, line.extra))
+                    out.append(_serialise(key, self.agent, keep, line.extra))
             if removed:
                 self._rewrite(out)
             return removed
@@ -231,18 +256,19 @@ class JsonlHistoryStore:
         key = normal_key(key)
         with self._locked():
             lines, _ = self._read()
-            kept = [line for line in lines if line.key != key]
+            kept = [line for line in lines if not self._mine(line, key)]
             if len(kept) != len(lines):
                 self._rewrite(kept)
             summaries = self._read_summaries()
-            if summaries.pop(key, None) is not None:
+            if summaries.pop((self.agent, key), None) is not None:
                 self._write_summaries(summaries)
 
     def conversations(self) -> list[str]:
         with self._locked():
             lines, _ = self._read()
             summaries = self._read_summaries()
-        return sorted({line.key for line in lines if line.key} | set(summaries))
+        mine = {line.key for line in lines if line.key and (line.agent or self.unowned_agent) == self.agent}
+        return sorted(mine | {key for agent, key in summaries if agent == self.agent})
 
     def recap(self, key: str) -> str:
         """Recent exchanges of the conversation as a recap block of at most ``max_total_chars``."""
@@ -250,6 +276,12 @@ class JsonlHistoryStore:
 
     def close(self) -> None:
         pass
+
+    def _last_index(self, lines: list[_Line], key: str) -> int | None:
+        for index in range(len(lines) - 1, -1, -1):
+            if self._mine(lines[index], key):
+                return index
+        return None
 
     def _capped(self, message: Message) -> Message:
         cap = self.max_chars_per_entry
@@ -274,7 +306,7 @@ def _epoch(text: Any) -> float:
     return 0.0
 
 
-def _serialise(key: str, messages: list[Message], extra: dict[str, Any]) -> _Line:
+def _serialise(key: str, agent: str, messages: list[Message], extra: dict[str, Any]) -> _Line:
     parts = parse_conversation_key(key)
     user = next((m.content for m in messages if m.role is Role.USER), "")
     answers = [m.content for m in messages if m.role is Role.ASSISTANT and m.content]
@@ -287,11 +319,12 @@ def _serialise(key: str, messages: list[Message], extra: dict[str, Any]) -> _Lin
         "platform": parts.channel,
         "timestamp": _iso(first),
         "messages": [m.to_dict() for m in messages],
+        "agent": agent,
     }
-    return _Line(json.dumps(record, ensure_ascii=False), key, list(messages), dict(extra))
+    return _Line(json.dumps(record, ensure_ascii=False), key, agent, list(messages), dict(extra))
 
 
-_KNOWN = {"userMessage", "botResponse", "chatId", "platform", "timestamp", "messages"}
+_KNOWN = {"userMessage", "botResponse", "chatId", "platform", "timestamp", "messages", "agent"}
 
 
 def _parse_line(text: str) -> _Line:
@@ -314,16 +347,10 @@ def _parse_line(text: str) -> _Line:
                 if content.strip():
                     messages.append(Message(role, content, created_at=at))
         extra = {k: v for k, v in data.items() if k not in _KNOWN}
-        return _Line(text, key, messages, extra)
+        agent = data.get("agent") if isinstance(data.get("agent"), str) and data.get("agent") else None
+        return _Line(text, key, agent, messages, extra)
     except (ValueError, ValidationError, TypeError, AttributeError):
         return _Line(text)
-
-
-def _last_index(lines: list[_Line], key: str) -> int | None:
-    for index in range(len(lines) - 1, -1, -1):
-        if lines[index].key == key:
-            return index
-    return None
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -19,7 +19,8 @@ _PRUNE_LOCK = 0x656E6778  # one pruner at a time, so concurrent prunes never ove
 
 class PgExchangeIndex(ExchangeIndex):
     def __init__(self, db: PgDatabase, embedder: ExchangeEmbedder, **options: Any) -> None:  # type: ignore[override]
-        """Use a connected, migrated PostgreSQL database (the history store's pool, not owned)."""
+        """Use a connected, migrated PostgreSQL database (the history store's pool, not owned).
+        ``for_agent`` (inherited) builds the same class over the same pool for another agent."""
         super().__init__(db, embedder, **options)  # type: ignore[arg-type]
 
     def _known(self, fingerprints: list[str]) -> set[str]:
@@ -34,16 +35,17 @@ class PgExchangeIndex(ExchangeIndex):
         def work(conn: Any) -> None:
             with conn.cursor() as cur:
                 cur.executemany(
-                    "INSERT INTO history_exchanges (conversation, user_text, assistant_text, created_at, fingerprint,"
-                    " identity, vector) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (fingerprint) DO UPDATE SET"
+                    "INSERT INTO history_exchanges (agent, conversation, user_text, assistant_text, created_at,"
+                    " fingerprint, identity, vector) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (fingerprint)"
+                    " DO UPDATE SET"
                     " identity = excluded.identity, vector = excluded.vector",
                     rows,
                 )
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_PRUNE_LOCK,))
             conn.execute(
-                "DELETE FROM history_exchanges WHERE id NOT IN "
-                "(SELECT id FROM history_exchanges ORDER BY created_at DESC, id DESC LIMIT %s)",
-                (self.max_entries,),
+                "DELETE FROM history_exchanges WHERE agent = %s AND id NOT IN "
+                "(SELECT id FROM history_exchanges WHERE agent = %s ORDER BY created_at DESC, id DESC LIMIT %s)",
+                (self.agent, self.agent, self.max_entries),
             )
 
         self.db.transact(work)
@@ -52,12 +54,12 @@ class PgExchangeIndex(ExchangeIndex):
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT conversation, user_text, assistant_text, created_at FROM history_exchanges"
-                " WHERE identity IS DISTINCT FROM %s OR vector IS NULL", (self.identity,)
+                " WHERE agent = %s AND (identity IS DISTINCT FROM %s OR vector IS NULL)", (self.agent, self.identity)
             ).fetchall()
         return [Exchange(*row) for row in rows]
 
     def _candidates(self, conversation: str | None) -> list[tuple[Any, ...]]:
-        where, params = "identity = %s AND vector IS NOT NULL", [self.identity]
+        where, params = "agent = %s AND identity = %s AND vector IS NOT NULL", [self.agent, self.identity]
         if conversation is not None:
             where += " AND conversation = %s"
             params.append(conversation)
@@ -69,12 +71,14 @@ class PgExchangeIndex(ExchangeIndex):
 
     def count(self) -> int:
         with self.db.read() as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM history_exchanges").fetchone()[0])
+            return int(conn.execute("SELECT COUNT(*) FROM history_exchanges WHERE agent = %s",
+                                    (self.agent,)).fetchone()[0])
 
     def forget_conversation(self, conversation: str) -> int:
         key = normal_key(conversation)
         return int(self.db.transact(
-            lambda conn: conn.execute("DELETE FROM history_exchanges WHERE conversation = %s", (key,)).rowcount
+            lambda conn: conn.execute("DELETE FROM history_exchanges WHERE agent = %s AND conversation = %s",
+                                      (self.agent, key)).rowcount
         ))
 
     def close(self) -> None:

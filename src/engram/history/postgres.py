@@ -1,6 +1,8 @@
 """The PostgreSQL HistoryStore: conversation history shared by every engram process on one database.
 
-Messages are keyed by (conversation, seq) as on SQLite (migration ``postgres/0003_history``).
+Messages are keyed by (agent, conversation, seq) as on SQLite (migrations ``postgres/0003_history``
+and ``0006_history_agent``); a store acts for one agent and ``for_agent`` gives another's on the
+same pool.
 ``append`` takes a transaction-scoped advisory lock on the conversation before reading
 ``MAX(seq)``, so two processes can never take the same number and numbers follow commit order:
 a reader never sees message 7 before message 6 has committed, and positions (``discard``) stay
@@ -19,40 +21,47 @@ from psycopg.types.json import Jsonb
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase
 from engram.errors import ValidationError
-from engram.history.base import check_range, check_recent, check_summary
+from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
 from engram.history.keys import normal_key
 from engram.model import Message, Role, ToolCall
 
 _COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
 _INSERT = (
-    f"INSERT INTO history_messages (conversation, seq, {_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    f"INSERT INTO history_messages (agent, conversation, seq, {_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 
 
-def _lock(conn: Any, key: str) -> int:
+def _lock(conn: Any, agent: str, key: str) -> int:
     """Serialise appends to one conversation (across processes) and return its last seq."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("engram-history\x1f" + key,))
-    row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE conversation = %s", (key,)).fetchone()
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"engram-history\x1f{agent}\x1f{key}",))
+    row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE agent = %s AND conversation = %s",
+                       (agent, key)).fetchone()
     return int(row[0])
 
 
 class PostgresHistoryStore:
     name = "postgres"
 
-    def __init__(self, db: PgDatabase, *, owns_db: bool = True) -> None:
-        """Wrap a connected, migrated database (see ``open``); ``owns_db`` closes it on ``close``."""
+    def __init__(self, db: PgDatabase, *, agent: str = DEFAULT_AGENT, owns_db: bool = True) -> None:
+        """Wrap a connected, migrated database (see ``open``) for ``agent``; ``owns_db`` closes it on ``close``."""
         self.db = db
+        self.agent = check_agent(agent)
         self._owns_db = owns_db
 
     @classmethod
-    def open(cls, dsn: str, settings: PostgresSettings | None = None) -> PostgresHistoryStore:
+    def open(cls, dsn: str, settings: PostgresSettings | None = None, *,
+             agent: str = DEFAULT_AGENT) -> PostgresHistoryStore:
         """Connect to (and migrate) the database at ``dsn``; raises ``ConfigError``/``StorageError``."""
-        return cls(PgDatabase.connect(dsn, settings))
+        return cls(PgDatabase.connect(dsn, settings), agent=agent)
 
     @classmethod
-    def on(cls, db: PgDatabase) -> PostgresHistoryStore:
+    def on(cls, db: PgDatabase, *, agent: str = DEFAULT_AGENT) -> PostgresHistoryStore:
         """Share a pool another component opened (the memory store's)."""
-        return cls(db, owns_db=False)
+        return cls(db, agent=agent, owns_db=False)
+
+    def for_agent(self, agent: str) -> PostgresHistoryStore:
+        """``agent``'s conversations on the same pool (closing it leaves the pool open)."""
+        return PostgresHistoryStore(self.db, agent=agent, owns_db=False)
 
     def append(self, key: str, message: Message) -> None:
         self.append_many(key, [message])
@@ -65,9 +74,9 @@ class PostgresHistoryStore:
             return
 
         def work(conn: Any) -> None:
-            last = _lock(conn, key)
+            last = _lock(conn, self.agent, key)
             with conn.cursor() as cur:
-                cur.executemany(_INSERT, [(key, last + i + 1, *row) for i, row in enumerate(rows)])
+                cur.executemany(_INSERT, [(self.agent, key, last + i + 1, *row) for i, row in enumerate(rows)])
 
         self.db.transact(work)
 
@@ -77,7 +86,8 @@ class PostgresHistoryStore:
             return []
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE conversation = %s ORDER BY seq DESC LIMIT %s", (key, n)
+                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s ORDER BY seq DESC LIMIT %s",
+                (self.agent, key, n),
             ).fetchall()
         return [_message(r) for r in reversed(rows)]
 
@@ -85,29 +95,32 @@ class PostgresHistoryStore:
         key = normal_key(key)
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE conversation = %s ORDER BY seq", (key,)
+                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s ORDER BY seq",
+                (self.agent, key),
             ).fetchall()
         return [_message(r) for r in rows]
 
     def count(self, key: str) -> int:
         key = normal_key(key)
         with self.db.read() as conn:
-            row = conn.execute("SELECT COUNT(*) FROM history_messages WHERE conversation = %s", (key,)).fetchone()
+            row = conn.execute("SELECT COUNT(*) FROM history_messages WHERE agent = %s AND conversation = %s",
+                               (self.agent, key)).fetchone()
         return int(row[0])
 
     def set_summary(self, key: str, summary: str) -> None:
         key, summary = normal_key(key), check_summary(summary)
         _refuse_nul("summary", summary)
         self.db.transact(lambda conn: conn.execute(
-            "INSERT INTO history_summaries (conversation, summary, updated_at) VALUES (%s, %s, %s) "
-            "ON CONFLICT (conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-            (key, summary, time.time()),
+            "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (%s, %s, %s, %s) ON CONFLICT "
+            "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+            (self.agent, key, summary, time.time()),
         ))
 
     def get_summary(self, key: str) -> str:
         key = normal_key(key)
         with self.db.read() as conn:
-            row = conn.execute("SELECT summary FROM history_summaries WHERE conversation = %s", (key,)).fetchone()
+            row = conn.execute("SELECT summary FROM history_summaries WHERE agent = %s AND conversation = %s",
+                               (self.agent, key)).fetchone()
         return row[0] if row else ""
 
     def discard(self, key: str, start: int, stop: int) -> int:
@@ -118,11 +131,11 @@ class PostgresHistoryStore:
 
         def work(conn: Any) -> int:
             # Under the append lock, so the positions counted here are the ones removed.
-            _lock(conn, key)
+            _lock(conn, self.agent, key)
             cursor = conn.execute(
-                "DELETE FROM history_messages WHERE conversation = %s AND seq IN (SELECT seq FROM history_messages "
-                "WHERE conversation = %s ORDER BY seq LIMIT %s OFFSET %s)",
-                (key, key, stop - start, start),
+                "DELETE FROM history_messages WHERE agent = %s AND conversation = %s AND seq IN (SELECT seq FROM "
+                "history_messages WHERE agent = %s AND conversation = %s ORDER BY seq LIMIT %s OFFSET %s)",
+                (self.agent, key, self.agent, key, stop - start, start),
             )
             return int(cursor.rowcount)
 
@@ -132,16 +145,17 @@ class PostgresHistoryStore:
         key = normal_key(key)
 
         def work(conn: Any) -> None:
-            _lock(conn, key)
-            conn.execute("DELETE FROM history_messages WHERE conversation = %s", (key,))
-            conn.execute("DELETE FROM history_summaries WHERE conversation = %s", (key,))
+            _lock(conn, self.agent, key)
+            conn.execute("DELETE FROM history_messages WHERE agent = %s AND conversation = %s", (self.agent, key))
+            conn.execute("DELETE FROM history_summaries WHERE agent = %s AND conversation = %s", (self.agent, key))
 
         self.db.transact(work)
 
     def conversations(self) -> list[str]:
         with self.db.read() as conn:
             rows = conn.execute(
-                "SELECT conversation FROM history_messages UNION SELECT conversation FROM history_summaries ORDER BY 1"
+                "SELECT conversation FROM history_messages WHERE agent = %s UNION "
+                "SELECT conversation FROM history_summaries WHERE agent = %s ORDER BY 1", (self.agent, self.agent)
             ).fetchall()
         return [r[0] for r in rows]
 

@@ -1,9 +1,10 @@
 """The semantic store of exchanges (Clawless): each exchange embedded, recalled by meaning.
 
-Rows live in ``history_exchanges`` (migration 0002), in the memory database by default, each
+Rows live in ``history_exchanges`` (migrations 0002, 0007), in the memory database by default, each
+belonging to one agent (an index acts for one agent; ``for_agent`` gives another's), each
 with the embedding identity (``provider:model:dims``) it was made with; only rows of the current
 identity are searched and ``warm`` re-embeds the others. Bounds: at most ``max_entries`` rows
-(FIFO: the oldest go first) and at most ``max_chars_per_entry`` characters embedded per
+per agent (FIFO: the oldest go first) and at most ``max_chars_per_entry`` characters embedded per
 exchange. Recall filters by conversation first and then ranks exactly (numpy over at most
 ``max_entries`` vectors is sub-millisecond), so a chat with few entries is never crowded out by
 other chats, which a KNN-then-filter search can do. Results come back oldest first with a recap
@@ -23,7 +24,7 @@ import numpy as np
 from engram.db.migrate import migrate
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, ValidationError
-from engram.history.base import HistoryStore
+from engram.history.base import DEFAULT_AGENT, HistoryStore, check_agent
 from engram.history.keys import key_or_chat, normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
 from engram.model import Exchange
@@ -61,9 +62,11 @@ class ExchangeIndex:
         max_chars_per_entry: int = 4000,
         max_recap_chars: int = 8000,
         owns_db: bool = False,
+        agent: str = DEFAULT_AGENT,
     ) -> None:
-        """Wrap a migrated database (see ``open``)."""
+        """Wrap a migrated database (see ``open``) for ``agent``."""
         self.db = db
+        self.agent = check_agent(agent)
         self.embedder = embedder
         self.identity = str(embedder.identity)
         self.dims = parse_identity_dims(self.identity)
@@ -73,11 +76,19 @@ class ExchangeIndex:
         self._owns_db = owns_db
 
     @classmethod
-    def open(cls, path: Path | str, embedder: ExchangeEmbedder, **options: Any) -> ExchangeIndex:
-        """Open (creating and migrating) the database at ``path``; raises ``StorageError``."""
-        db = Database(path)
+    def open(cls, path: Path | str, embedder: ExchangeEmbedder, *, busy_timeout_ms: int = 30_000,
+             key: str | None = None, **options: Any) -> ExchangeIndex:
+        """Open (creating and migrating) the database at ``path`` (SQLCipher ``key`` when
+        encrypted); raises ``StorageError``."""
+        db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
         migrate(db)
         return cls(db, embedder, owns_db=True, **options)
+
+    def for_agent(self, agent: str) -> ExchangeIndex:
+        """``agent``'s exchanges on the same connection, same embedder and bounds (not owning it)."""
+        return type(self)(self.db, self.embedder, max_entries=self.max_entries,  # type: ignore[arg-type]
+                          max_chars_per_entry=self.max_chars_per_entry, max_recap_chars=self.max_recap_chars,
+                          agent=agent)
 
     def _text(self, exchange: Exchange) -> str:
         return f"User: {exchange.user}\nAssistant: {exchange.assistant}"[: self.max_chars_per_entry]
@@ -91,7 +102,7 @@ class ExchangeIndex:
     def add(self, exchanges: Sequence[Exchange]) -> int:
         """Embed and index exchanges not indexed yet (embedding runs outside the write lock);
         returns how many were added. Raises ``EmbeddingError``/``DimensionError``/``StorageError``."""
-        fresh = {_fingerprint(e): e for e in exchanges}
+        fresh = {_fingerprint(self.agent, e): e for e in exchanges}
         if not fresh:
             return 0
         known = self._known(list(fresh))
@@ -99,7 +110,7 @@ class ExchangeIndex:
         if not todo:
             return 0
         vectors = self._vectors([self._text(e) for _, e in todo])
-        self._store([(e.conversation, e.user, e.assistant, e.at, f, self.identity, unit(v).tobytes())
+        self._store([(self.agent, e.conversation, e.user, e.assistant, e.at, f, self.identity, unit(v).tobytes())
                      for (f, e), v in zip(todo, vectors, strict=True)])
         return len(todo)
 
@@ -114,11 +125,11 @@ class ExchangeIndex:
             )}
 
     def _store(self, rows: list[tuple[Any, ...]]) -> None:
-        """Insert (conversation, user, assistant, at, fingerprint, identity, vector) rows, then prune."""
+        """Insert (agent, conversation, user, assistant, at, fingerprint, identity, vector) rows, then prune."""
         with self.db.write() as conn:
             conn.executemany(
-                "INSERT INTO history_exchanges (conversation, user_text, assistant_text, created_at, fingerprint, "
-                "identity, vector) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO UPDATE SET "
+                "INSERT INTO history_exchanges (agent, conversation, user_text, assistant_text, created_at, fingerprint,"
+                " identity, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO UPDATE SET "
                 "identity = excluded.identity, vector = excluded.vector",
                 rows,
             )
@@ -129,12 +140,12 @@ class ExchangeIndex:
         with self.db.read() as conn:
             return [Exchange(*row) for row in conn.execute(
                 "SELECT conversation, user_text, assistant_text, created_at FROM history_exchanges "
-                "WHERE identity IS NOT ? OR vector IS NULL", (self.identity,)
+                "WHERE agent = ? AND (identity IS NOT ? OR vector IS NULL)", (self.agent, self.identity)
             )]
 
     def _candidates(self, conversation: str | None) -> list[tuple[Any, ...]]:
         """(conversation, user, assistant, at, vector bytes) of every row searchable now."""
-        where, params = "identity = ? AND vector IS NOT NULL", [self.identity]
+        where, params = "agent = ? AND identity = ? AND vector IS NOT NULL", [self.agent, self.identity]
         if conversation is not None:
             where += " AND conversation = ?"
             params.append(conversation)
@@ -146,9 +157,9 @@ class ExchangeIndex:
 
     def _prune(self, conn: Any) -> None:
         conn.execute(
-            "DELETE FROM history_exchanges WHERE id NOT IN "
-            "(SELECT id FROM history_exchanges ORDER BY created_at DESC, id DESC LIMIT ?)",
-            (self.max_entries,),
+            "DELETE FROM history_exchanges WHERE agent = ? AND id NOT IN "
+            "(SELECT id FROM history_exchanges WHERE agent = ? ORDER BY created_at DESC, id DESC LIMIT ?)",
+            (self.agent, self.agent, self.max_entries),
         )
 
     def warm(self, store: HistoryStore, *, recent_per_conversation: int = 200) -> int:
@@ -158,7 +169,7 @@ class ExchangeIndex:
         for key in store.conversations():
             exchanges.extend(pair_exchanges(key, store.get_recent(key, recent_per_conversation)))
         stale = self._stale()
-        unique = {_fingerprint(e): e for e in [*stale, *exchanges]}
+        unique = {_fingerprint(self.agent, e): e for e in [*stale, *exchanges]}
         newest = sorted(unique.values(), key=lambda e: e.at)[-self.max_entries:]
         added = 0
         for start in range(0, len(newest), 64):
@@ -190,18 +201,20 @@ class ExchangeIndex:
 
     def count(self) -> int:
         with self.db.read() as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM history_exchanges").fetchone()[0])
+            return int(conn.execute("SELECT COUNT(*) FROM history_exchanges WHERE agent = ?", (self.agent,)).fetchone()[0])
 
     def forget_conversation(self, conversation: str) -> int:
         with self.db.write() as conn:
-            return int(conn.execute("DELETE FROM history_exchanges WHERE conversation = ?",
-                                    (normal_key(conversation),)).rowcount)
+            return int(conn.execute("DELETE FROM history_exchanges WHERE agent = ? AND conversation = ?",
+                                    (self.agent, normal_key(conversation))).rowcount)
 
     def close(self) -> None:
         if self._owns_db:
             self.db.close()
 
 
-def _fingerprint(exchange: Exchange) -> str:
-    raw = "\x1f".join((exchange.conversation, repr(exchange.at), exchange.user, exchange.assistant))
+def _fingerprint(agent: str, exchange: Exchange) -> str:
+    # The default agent's fingerprints are the ones written before agents were recorded.
+    parts = (exchange.conversation, repr(exchange.at), exchange.user, exchange.assistant)
+    raw = "\x1f".join(parts if agent == DEFAULT_AGENT else (agent, *parts))
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()

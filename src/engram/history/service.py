@@ -6,6 +6,7 @@ conversation to ``max_history_len`` messages (oldest first, never leaving a tool
 its call), indexes each completed exchange in the semantic store when there is one, and
 assembles what a recreated session restores: the summary first, then the recent messages.
 Semantic indexing is best effort: a failing embedder is logged, the append has already happened.
+A ``History`` acts for its store's agent; ``for_agent`` gives another agent's on the same storage.
 """
 
 from __future__ import annotations
@@ -63,6 +64,18 @@ class History:
         self.purge_hook = purge
         self.recap_top_k = recap_top_k
         self.clock = clock
+
+    @property
+    def agent(self) -> str:
+        """The agent whose conversations this history holds."""
+        return self.store.agent
+
+    def for_agent(self, agent: str, *, purge: Purger | None = None) -> History:
+        """``agent``'s history on the same storage and settings; closing it leaves the storage
+        open. ``purge`` is that agent's compaction hook. Raises ``ValidationError``."""
+        return History(self.store.for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
+                       semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
+                       recap_top_k=self.recap_top_k, clock=self.clock)
 
     # --- writing -------------------------------------------------------------------------
     def append(

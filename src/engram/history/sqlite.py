@@ -1,4 +1,7 @@
-"""The SQLite HistoryStore: messages keyed by (conversation, seq) beside the memories.
+"""The SQLite HistoryStore: messages keyed by (agent, conversation, seq) beside the memories.
+
+A store acts for one agent (``agent``) and sees only that agent's conversations; ``for_agent``
+gives another agent's store on the same connection.
 
 It lives in the same database file as the memories by default and shares ``db.sqlite.Database``
 (WAL, ``BEGIN IMMEDIATE`` writes, busy timeout), so appends from several processes queue for
@@ -17,7 +20,7 @@ from typing import Any
 
 from engram.db.migrate import migrate
 from engram.db.sqlite import Database
-from engram.history.base import check_range, check_recent, check_summary
+from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
 from engram.history.keys import normal_key
 from engram.model import Message, Role, ToolCall
 
@@ -27,32 +30,53 @@ _COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
 class SqliteHistoryStore:
     name = "sqlite"
 
-    def __init__(self, db: Database, *, owns_db: bool = True) -> None:
-        """Wrap an open, migrated database (see ``open``); ``owns_db`` closes it on ``close``."""
+    def __init__(self, db: Database, *, agent: str = DEFAULT_AGENT, owns_db: bool = True) -> None:
+        """Wrap an open, migrated database (see ``open``) for ``agent``; ``owns_db`` closes it on ``close``."""
         self.db = db
+        self.agent = check_agent(agent)
         self._owns_db = owns_db
 
     @classmethod
-    def open(cls, path: Path | str, *, busy_timeout_ms: int = 30_000) -> SqliteHistoryStore:
-        """Open (creating and migrating) the database at ``path``; raises ``StorageError``."""
-        db = Database(path, busy_timeout_ms=busy_timeout_ms)
+    def open(cls, path: Path | str, *, busy_timeout_ms: int = 30_000, agent: str = DEFAULT_AGENT,
+             key: str | None = None) -> SqliteHistoryStore:
+        """Open (creating and migrating) the database at ``path`` (SQLCipher ``key`` when encrypted);
+        raises ``StorageError``, ``IntegrityError`` for a wrong key."""
+        db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
         migrate(db)
-        return cls(db)
+        return cls(db, agent=agent)
 
     @classmethod
-    def on(cls, db: Database) -> SqliteHistoryStore:
+    def on(cls, db: Database, *, agent: str = DEFAULT_AGENT) -> SqliteHistoryStore:
         """Share a database another component opened (the memory store's); migrates it."""
         migrate(db)
-        return cls(db, owns_db=False)
+        return cls(db, agent=agent, owns_db=False)
+
+    def for_agent(self, agent: str) -> SqliteHistoryStore:
+        """``agent``'s conversations on the same connection (closing it leaves the connection open)."""
+        return SqliteHistoryStore(self.db, agent=agent, owns_db=False)
+
+    def adopt_unowned(self) -> int:
+        """Give this agent the conversations migration 0007 could not attribute (it gave them to
+        the default agent). Only for a database that holds one agent's history (per-agent
+        databases), where every such conversation was this agent's; returns how many messages."""
+        if self.agent == DEFAULT_AGENT:
+            return 0
+        with self.db.write() as conn:
+            moved = conn.execute("UPDATE history_messages SET agent = ? WHERE agent = ?",
+                                 (self.agent, DEFAULT_AGENT)).rowcount
+            conn.execute("UPDATE history_summaries SET agent = ? WHERE agent = ?", (self.agent, DEFAULT_AGENT))
+            # The exchange index is derived data keyed by the owner: dropped, and re-warmed from history.
+            conn.execute("DELETE FROM history_exchanges WHERE agent = ?", (DEFAULT_AGENT,))
+        return int(moved)
 
     def append(self, key: str, message: Message) -> None:
         key = normal_key(key)
         row = _row(message)
         with self.db.write() as conn:
             conn.execute(
-                f"INSERT INTO history_messages (conversation, seq, {_COLUMNS}) VALUES (?, "
-                "(SELECT COALESCE(MAX(seq), 0) + 1 FROM history_messages WHERE conversation = ?), ?, ?, ?, ?, ?, ?)",
-                (key, key, *row),
+                f"INSERT INTO history_messages (agent, conversation, seq, {_COLUMNS}) VALUES (?, ?, (SELECT "
+                "COALESCE(MAX(seq), 0) + 1 FROM history_messages WHERE agent = ? AND conversation = ?), ?, ?, ?, ?, ?, ?)",
+                (self.agent, key, self.agent, key, *row),
             )
 
     def append_many(self, key: str, messages: Sequence[Message]) -> None:
@@ -60,11 +84,11 @@ class SqliteHistoryStore:
         key = normal_key(key)
         with self.db.write() as conn:
             (last,) = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE conversation = ?", (key,)
+                "SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE agent = ? AND conversation = ?", (self.agent, key)
             ).fetchone()
             conn.executemany(
-                f"INSERT INTO history_messages (conversation, seq, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(key, last + i + 1, *_row(m)) for i, m in enumerate(messages)],
+                f"INSERT INTO history_messages (agent, conversation, seq, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(self.agent, key, last + i + 1, *_row(m)) for i, m in enumerate(messages)],
             )
 
     def get_recent(self, key: str, n: int) -> list[Message]:
@@ -73,7 +97,8 @@ class SqliteHistoryStore:
             return []
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE conversation = ? ORDER BY seq DESC LIMIT ?", (key, n)
+                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq DESC LIMIT ?",
+                (self.agent, key, n),
             ).fetchall()
         return [_message(r) for r in reversed(rows)]
 
@@ -81,28 +106,31 @@ class SqliteHistoryStore:
         key = normal_key(key)
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE conversation = ? ORDER BY seq", (key,)
+                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq",
+                (self.agent, key),
             ).fetchall()
         return [_message(r) for r in rows]
 
     def count(self, key: str) -> int:
         key = normal_key(key)
         with self.db.read() as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM history_messages WHERE conversation = ?", (key,)).fetchone()[0])
+            return int(conn.execute("SELECT COUNT(*) FROM history_messages WHERE agent = ? AND conversation = ?",
+                                    (self.agent, key)).fetchone()[0])
 
     def set_summary(self, key: str, summary: str) -> None:
         key, summary = normal_key(key), check_summary(summary)
         with self.db.write() as conn:
             conn.execute(
-                "INSERT INTO history_summaries (conversation, summary, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-                (key, summary, time.time()),
+                "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT "
+                "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+                (self.agent, key, summary, time.time()),
             )
 
     def get_summary(self, key: str) -> str:
         key = normal_key(key)
         with self.db.read() as conn:
-            row = conn.execute("SELECT summary FROM history_summaries WHERE conversation = ?", (key,)).fetchone()
+            row = conn.execute("SELECT summary FROM history_summaries WHERE agent = ? AND conversation = ?",
+                               (self.agent, key)).fetchone()
         return row[0] if row else ""
 
     def discard(self, key: str, start: int, stop: int) -> int:
@@ -112,23 +140,23 @@ class SqliteHistoryStore:
             return 0
         with self.db.write() as conn:
             cursor = conn.execute(
-                "DELETE FROM history_messages WHERE conversation = ? AND seq IN (SELECT seq FROM history_messages "
-                "WHERE conversation = ? ORDER BY seq LIMIT ? OFFSET ?)",
-                (key, key, stop - start, start),
+                "DELETE FROM history_messages WHERE agent = ? AND conversation = ? AND seq IN (SELECT seq FROM "
+                "history_messages WHERE agent = ? AND conversation = ? ORDER BY seq LIMIT ? OFFSET ?)",
+                (self.agent, key, self.agent, key, stop - start, start),
             )
             return int(cursor.rowcount)
 
     def purge(self, key: str) -> None:
         key = normal_key(key)
         with self.db.write() as conn:
-            conn.execute("DELETE FROM history_messages WHERE conversation = ?", (key,))
-            conn.execute("DELETE FROM history_summaries WHERE conversation = ?", (key,))
+            conn.execute("DELETE FROM history_messages WHERE agent = ? AND conversation = ?", (self.agent, key))
+            conn.execute("DELETE FROM history_summaries WHERE agent = ? AND conversation = ?", (self.agent, key))
 
     def conversations(self) -> list[str]:
         with self.db.read() as conn:
             rows = conn.execute(
-                "SELECT DISTINCT conversation FROM history_messages UNION SELECT conversation FROM history_summaries "
-                "ORDER BY 1"
+                "SELECT DISTINCT conversation FROM history_messages WHERE agent = ? UNION "
+                "SELECT conversation FROM history_summaries WHERE agent = ? ORDER BY 1", (self.agent, self.agent)
             ).fetchall()
         return [r[0] for r in rows]
 

@@ -14,9 +14,10 @@ Use it from a test module::
         pass
 
 The fixture yields a fresh, empty storage per test. ``open`` gives a new handle on that
-storage; ``target`` + ``kwargs`` (JSON-serialisable) let another process open it too, which the
-multi-process test needs (a backend without them skips that test). ``persistent`` says whether
-a second handle sees the first one's writes.
+storage, acting for the default agent (``for_agent`` reaches the others); ``target`` +
+``kwargs`` (JSON-serialisable) let another process open it too, which the multi-process test
+needs (a backend without them skips that test). ``persistent`` says whether a second handle
+sees the first one's writes.
 
 Run as ``python -m engram.testing.history_contract TARGET KWARGS KEY WORKER COUNT`` it is the
 worker process of the multi-process test: it appends COUNT messages and exits.
@@ -169,6 +170,54 @@ class HistoryStoreContract:
         assert store.get_all(OTHER) == [user("stays")] and store.get_summary(OTHER) == "stays too"
         assert store.conversations() == [OTHER]
         store.purge("never:seen")  # purging nothing is fine
+
+    # --- agents ------------------------------------------------------------------------------
+    def test_agents_never_see_or_delete_each_others_conversations(self, store: HistoryStore) -> None:
+        alice, bob = store.for_agent("alice"), store.for_agent("bob")
+        assert (alice.agent, bob.agent) == ("alice", "bob")
+        for message in (user("alice asks", 1.0), assistant("alice is answered", 2.0)):
+            alice.append(KEY, message)
+        alice.set_summary(KEY, "alice's summary")
+        bob.append(KEY, user("bob asks", 3.0))
+        bob.append(OTHER, user("bob elsewhere", 4.0))
+        # Each reads only its own, under the very same key.
+        assert [m.content for m in alice.get_all(KEY)] == ["alice asks", "alice is answered"]
+        assert [m.content for m in bob.get_all(KEY)] == ["bob asks"]
+        assert bob.get_recent(KEY, 10) == [user("bob asks", 3.0)] and bob.count(KEY) == 1
+        assert bob.get_summary(KEY) == "" and alice.get_summary(KEY) == "alice's summary"
+        assert alice.conversations() == [KEY] and bob.conversations() == sorted([KEY, OTHER])
+        assert store.conversations() == [] and store.get_all(KEY) == []  # the default agent's: empty
+        # Bob's discard, summary and purge of that key leave alice's conversation whole.
+        assert bob.discard(KEY, 0, 5) == 1
+        bob.set_summary(KEY, "bob's summary")
+        bob.purge(KEY)
+        bob.purge(OTHER)
+        assert [m.content for m in alice.get_all(KEY)] == ["alice asks", "alice is answered"]
+        assert alice.get_summary(KEY) == "alice's summary" and alice.conversations() == [KEY]
+        assert bob.conversations() == [] and bob.get_all(KEY) == []
+        # And the other way round.
+        bob.append(KEY, user("bob again", 5.0))
+        alice.purge(KEY)
+        assert alice.get_all(KEY) == [] and bob.get_all(KEY) == [user("bob again", 5.0)]
+
+    @pytest.mark.parametrize("bad", ["", "has space", "a/b", "x" * 129])
+    def test_a_bad_agent_name_is_refused(self, store: HistoryStore, bad: str) -> None:
+        with pytest.raises(ValidationError) as info:
+            store.for_agent(bad)
+        assert info.value.field == "agent"
+
+    def test_an_agent_finds_its_conversations_through_a_new_handle(self, history_backend: HistoryBackend) -> None:
+        if not history_backend.persistent:
+            pytest.skip(f"{history_backend.name} keeps nothing between handles")
+        first = history_backend.open()
+        first.for_agent("alice").append(KEY, user("alice's", 1.0))
+        first.close()
+        second = history_backend.open()
+        try:
+            assert second.for_agent("alice").get_all(KEY) == [user("alice's", 1.0)]
+            assert second.for_agent("bob").get_all(KEY) == [] and second.get_all(KEY) == []
+        finally:
+            second.close()
 
     # --- durability and concurrency ---------------------------------------------------------
     def test_a_new_handle_sees_what_was_written(self, history_backend: HistoryBackend) -> None:

@@ -1,0 +1,70 @@
+"""Migration 0007 (history belongs to an agent) on a database written before it: every
+conversation is kept, under the default agent, or under the owner of a per-agent database."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from engram.config import load_settings
+from engram.db.migrate import _statements, available
+from engram.db.sqlite import Database
+from engram.history.factories import open_history
+from engram.history.sqlite import SqliteHistoryStore
+
+
+def old_database(path: Path) -> None:
+    """A database at schema 6 (the release before 0007) holding two conversations."""
+    db = Database(path)
+    with db.write() as conn:
+        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                     "applied_at REAL NOT NULL)")
+        for step in available("sqlite"):
+            if step.version > 6:
+                continue
+            for statement in _statements(step.sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (step.version, step.name, time.time()))
+        rows = [("telegram:42:", 1, "user", "hello"), ("telegram:42:", 2, "assistant", "hi there"),
+                ("slack:C1:", 1, "user", "standup at nine")]
+        conn.executemany("INSERT INTO history_messages (conversation, seq, role, content, created_at) "
+                         "VALUES (?, ?, ?, ?, 1.0)", rows)
+        conn.execute("INSERT INTO history_summaries VALUES ('telegram:42:', 'greetings', 1.0)")
+        conn.execute("INSERT INTO history_exchanges (conversation, user_text, assistant_text, created_at, fingerprint)"
+                     " VALUES ('telegram:42:', 'hello', 'hi there', 1.0, 'f1')")
+    db.close()
+
+
+def test_existing_conversations_move_to_the_default_agent_losing_none(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    old_database(path)
+    store = SqliteHistoryStore.open(path)
+    try:
+        assert store.agent == "default"
+        assert [m.content for m in store.get_all("telegram:42")] == ["hello", "hi there"]
+        assert [m.content for m in store.get_all("slack:C1")] == ["standup at nine"]
+        assert store.get_summary("telegram:42") == "greetings"
+        assert store.conversations() == ["slack:C1:", "telegram:42:"]
+        assert store.for_agent("alice").conversations() == []
+        store.for_agent("alice").append("telegram:42", store.get_all("telegram:42")[0])  # same key, another agent
+        assert store.count("telegram:42") == 2
+        with store.db.read() as conn:
+            assert conn.execute("SELECT agent, COUNT(*) FROM history_exchanges GROUP BY agent").fetchall() == [
+                ("default", 1)]
+    finally:
+        store.close()
+
+
+def test_a_per_agent_database_gives_its_conversations_to_its_agent(tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, per_agent_databases=True, agent="alice")
+    path = settings.database_path("alice")
+    path.parent.mkdir(parents=True)
+    old_database(path)
+    history = open_history(settings, "alice")
+    try:
+        assert history.agent == "alice"
+        assert [m.content for m in history.all("telegram:42")] == ["hello", "hi there"]
+        assert history.summary("telegram:42") == "greetings"
+        assert history.for_agent("default").conversations() == []
+    finally:
+        history.close()
