@@ -53,9 +53,10 @@ class TokenStore:
         migrate(db)
 
     @classmethod
-    def open(cls, path: Path | str, *, busy_timeout_ms: int = 30_000) -> TokenStore:
-        """Open (and migrate) the token table in the SQLite file at ``path``; raises ``StorageError``."""
-        return cls(Database(path, busy_timeout_ms=busy_timeout_ms))
+    def open(cls, path: Path | str, *, busy_timeout_ms: int = 30_000, key: str | None = None) -> TokenStore:
+        """Open (and migrate) the token table in the SQLite file at ``path`` (SQLCipher ``key`` when
+        encrypted); raises ``StorageError``."""
+        return cls(Database(path, busy_timeout_ms=busy_timeout_ms, key=key))
 
     def create(self, agent: str, name: str = "") -> tuple[str, TokenInfo]:
         """A new token for ``agent``: returns the token (shown once) and its record.
@@ -185,4 +186,7 @@ def open_token_store(settings: Settings) -> TokenStore:
     when it cannot be opened, ``ConfigError`` for a bad ``database_url``."""
     if settings.backend == "postgres" and settings.database_url:
         return PostgresTokenStore.connect(settings.database_url, settings.postgres)
-    return TokenStore.open(token_database_path(settings), busy_timeout_ms=settings.busy_timeout_ms)
+    path = token_database_path(settings)
+    # The shared memory file is encrypted with the configured key; a separate auth.db is not.
+    key = settings.privacy.key() if path == settings.database_path() else None
+    return TokenStore.open(path, busy_timeout_ms=settings.busy_timeout_ms, key=key)

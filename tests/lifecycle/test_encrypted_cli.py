@@ -1,0 +1,56 @@
+"""Encryption at rest, end to end from the command line: with ``privacy.encryption_key`` set,
+memories, conversation history, the audit trail, API tokens and backups all live in the
+encrypted file and work (history used to open the file without the key: IntegrityError)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlcipher3", reason="encryption at rest needs the lifecycle extra (sqlcipher3-binary)")
+
+KEY = "correct horse battery staple"
+
+
+def engram(home: Path, *args: str, key: str | None = KEY) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ENGRAM_HOME": str(home), "COLUMNS": "200"}
+    env.pop("ENGRAM_PRIVACY__ENCRYPTION_KEY", None)
+    if key is not None:
+        env["ENGRAM_PRIVACY__ENCRYPTION_KEY"] = key
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
+                          timeout=180)
+
+
+def ok(run: subprocess.CompletedProcess) -> str:
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
+def test_history_audit_tokens_and_backups_work_on_an_encrypted_store(isolated_home: Path) -> None:
+    home = isolated_home
+    ok(engram(home, "remember", "The staging server is called kestrel", "--key", "staging"))
+    ok(engram(home, "history", "append", "telegram:42", "Where is staging?"))
+    ok(engram(home, "history", "append", "telegram:42", "On kestrel.", "--role", "assistant"))
+    shown = ok(engram(home, "--json", "history", "show", "telegram:42"))
+    assert "Where is staging?" in shown and "On kestrel." in shown
+    token = ok(engram(home, "token", "create", "--agent", "alice")).strip().split()[-1]
+    assert token.startswith("eg_")
+    assert "alice" in ok(engram(home, "token", "list"))
+    audit = ok(engram(home, "--json", "audit"))
+    assert "staging" in audit
+    ok(engram(home, "backup"))
+    listed = ok(engram(home, "backup", "--list"))
+    assert listed.strip()
+    # Everything above is in one encrypted file: without the key nothing reads it.
+    database = home / "memory.db"
+    assert not database.read_bytes()[:16].startswith(b"SQLite format 3")
+    refused = engram(home, "history", "show", "telegram:42", key=None)
+    assert refused.returncode != 0 and "encrypt" in (refused.stdout + refused.stderr).lower()
+    # With the key it all reads back: the memory, the conversation.
+    found = json.loads(ok(engram(home, "--json", "recall", "staging server")))
+    assert found["hits"][0]["memory"]["content"] == "The staging server is called kestrel"
