@@ -20,6 +20,8 @@ What is measured (one run; the machine is shared, so compare ratios within a run
   through ``Engram.remember_many`` (SQLite store, real embedder, no cache) in the same run.
 - First answer of a fresh process: ``engram recall`` as a subprocess on the largest store
   (Python start, settings, model load, query embedding, search), hybrid and text-only.
+- Link expansion on a dense graph (200 memories, 6,000 links): depth 1-3 against depth 0
+  (``bench/links.py``).
 - Peak resident memory (``getrusage``) of this process and of the subprocesses.
 
 Queries are LoCoMo questions, embedded by the same model (cached under ``$ENGRAM_TEST_CACHE_DIR``,
@@ -41,6 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import links  # bench/links.py: link expansion on a dense graph, depth 1-3 against depth 0
 import locomo  # bench/locomo.py: the LoCoMo loader recall_quality.py uses
 import numpy as np
 
@@ -309,6 +312,8 @@ def main() -> None:
         say("fresh processes ...")
         result["fresh_process"] = fresh_process(path, Path(scratch) / "home", queries[-3:])
         result["fresh_process"]["store_size"] = sizes[-1]
+    say("link expansion on a dense graph ...")
+    result["links"] = links.run()
     result["peak_rss_mb"] = peak_mb(resource.RUSAGE_SELF)
     result["notes"] = (
         f"{len(turns)} vectors per store are real MiniLM embeddings of LoCoMo turns; the rest are perturbed "
@@ -362,6 +367,8 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"\nFresh process `engram recall` on {int(f['store_size']):,} memories (median of 3): hybrid"
           f" {f['first_answer_hybrid_s']:.2f} s, text-only {f['first_answer_text_s']:.2f} s, hybrid without the"
           f" start-up integrity check {f['first_answer_hybrid_no_startup_check_s']:.2f} s; peak RSS {f['peak_rss_mb']:.0f} MB")
+    print()
+    links.print_rows(result["links"])
     print(f"Peak RSS of this benchmark process: {result['peak_rss_mb']:.0f} MB")
     print(f"\nNote: {result['notes']}")
 

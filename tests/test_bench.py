@@ -40,6 +40,7 @@ def test_speed_bench_measures_a_small_store() -> None:
     assert result["throughput"]["ingest_remember_many_per_s"] > 0
     assert result["fresh_process"]["first_answer_hybrid_s"] > 0
     assert result["fresh_process"]["peak_rss_mb"] > 0
+    assert result["links"]["depths"]["3"]["hits"] > result["links"]["depths"]["0"]["hits"]
 
 
 def test_recall_quality_bench_prints_every_mode_and_category() -> None:
@@ -53,3 +54,37 @@ def test_recall_quality_bench_prints_every_mode_and_category() -> None:
         assert {"single-hop", "multi-hop", "temporal"} <= set(result[mode]["by_category"])
     # Full text alone finds evidence on real conversations; a broken index would score 0.
     assert result["fts"]["overall"]["R@10"] > 0.3
+
+
+def test_links_bench_compares_each_depth_with_depth_zero() -> None:
+    result = run_bench("links.py", "--nodes", "40", "--links", "300", "--repeat", "2")
+    depths = result["depths"]
+    assert set(depths) == {"0", "1", "2", "3"} and depths["0"]["ratio_to_depth0"] == 1.0
+    assert depths["0"]["hits"] == 10 and depths["1"]["hits"] > 10  # expansion really followed links
+    assert result["links"] == 300
+
+
+def test_startup_bench_times_each_door_beside_its_baseline() -> None:
+    result = run_bench("startup.py", "--memories", "50", "--repeat", "1")
+    help_row, mcp, serve, recall = result["help"], result["mcp"], result["serve"], result["recall"]
+    assert 0 < help_row["python_pass_s"] and 0 < help_row["import_typer_s"] and 0 < help_row["engram_help_s"]
+    assert 0 < mcp["import_sdk_s"] and 0 < mcp["tools_list_s"] <= mcp["first_recall_s"]
+    assert serve["healthz_s"] > 0
+    assert recall["fresh_recall_s"] > 0 and recall["fresh_recall_full_check_s"] > 0
+    assert result["memory"]["peak_child_rss_mb"] > 0
+
+
+def test_import_bench_compares_with_the_embedder_rate() -> None:
+    result = run_bench("import_speed.py", "--memories", "80")
+    assert result["imported"] == 80
+    assert result["import_per_s"] > 0 and result["embedder_batch64_per_s"] > 0 and result["ratio_to_embedder"] > 0
+
+
+def test_http_load_bench_measures_recall_and_concurrent_stores() -> None:
+    result = run_bench("http_load.py", "--memories", "50", "--clients", "1,2", "--requests", "6",
+                             "--store-clients", "4", "--stores", "12")
+    assert [row["clients"] for row in result["recall"]] == [1, 2]
+    assert all(row["errors"] == 0 and row["requests"] > 0 for row in result["recall"])
+    stores = result["stores"]
+    assert stores["requests"] == 12 and stores["errors"] == 0
+    assert stores["p50_ms"] <= stores["p99_ms"] and stores["ratio_to_embedder"] > 0
