@@ -115,6 +115,9 @@ class Engram:
         self.max_content_chars = max_content_chars
         self.clock = clock
         self.settings: Settings | None = None  # set by from_settings; the history opens from it
+        # Added to every recall's notes: why recall runs on full text (embeddings.provider auto
+        # found no local model), so the fallback is never silent.
+        self.embedding_note: str | None = None
         self._history: History | None = None
         # A view made by for_agent takes its history from the engine it came from (same storage).
         self._history_root: Engram | None = None
@@ -124,7 +127,7 @@ class Engram:
         """Open the configured backend (settings: arguments > environment > config file > defaults)."""
         settings = settings or load_settings(**overrides)
         store = resolve("memory", settings.backend)(settings, settings.agent)
-        from engram.embed import create_embedder
+        from engram.embed import auto_fallback_note, create_embedder
         from engram.lifecycle.wiring import engine_options
 
         embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db")
@@ -138,6 +141,7 @@ class Engram:
             **engine_options(settings, store),
         )
         engram.settings = settings
+        engram.embedding_note = auto_fallback_note(settings.embeddings, embedder)
         return engram
 
     @property
@@ -174,6 +178,7 @@ class Engram:
         )
         view.settings = self.settings
         view._history_root = self._history_root or self
+        view.embedding_note = self.embedding_note
         return view
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -472,6 +477,8 @@ class Engram:
             boost = self.strengthen.importance_boost if self.strengthen.enabled else 0.0
             self.store.touch([hit.memory.id for hit in result.hits], self.clock(), importance_boost=boost,
                              importance_cap=self.strengthen.importance_cap)
+        if self.embedding_note and mode != "text":
+            result = replace(result, notes=(self.embedding_note, *result.notes))
         return result
 
     # --- forgetting ------------------------------------------------------------------------

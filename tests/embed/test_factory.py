@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from engram.embed import EmbeddingIdentity, EmbeddingSettings, create_embedder, detect_provider
+from engram.embed import EmbeddingIdentity, EmbeddingSettings, auto_fallback_note, create_embedder, detect_provider
 from engram.embed import local as local_mod
 from engram.errors import ConfigError, MissingDependencyError, ValidationError
 
@@ -33,21 +33,20 @@ def test_auto_prefers_local_when_installed(local_embedder):
     assert emb is not None and emb.identity.provider == "local"
 
 
-def test_auto_falls_back_to_openai_with_a_key(no_local, server):
-    env = {"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": server.url + "/v1"}
-    emb = create_embedder(EmbeddingSettings(provider="auto"), env=env)
-    assert str(emb.identity) == "openai:text-embedding-3-small:1536"
-    assert emb.embed(["hi"]).shape == (1, 1536)
-    assert server.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
+def test_auto_never_picks_a_remote_provider_on_its_own(no_local, server):
+    # keys for both remote providers in the environment: the default still keeps memories local
+    env = {"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": server.url + "/v1", "GOOGLE_API_KEY": API_KEY}
+    assert create_embedder(EmbeddingSettings(provider="auto"), env=env) is None
+    assert create_embedder(EmbeddingSettings(), env=env) is None  # auto is the default
+    assert detect_provider(EmbeddingSettings(), env=env) is None
+    assert server.requests == []
 
 
-def test_auto_falls_back_to_gemini_then_nothing(no_local, server):
-    emb = create_embedder(
-        EmbeddingSettings(provider="auto", base_url=server.url), env={"GOOGLE_API_KEY": API_KEY}
-    )
-    assert emb.identity.provider == "gemini" and emb.embed(["hi"]).shape == (1, 768)
-    assert create_embedder(EmbeddingSettings(provider="auto"), env={}) is None
-    assert detect_provider(EmbeddingSettings(), env={}) is None
+def test_auto_without_a_local_model_notes_the_extra(no_local):
+    embedder = create_embedder(EmbeddingSettings(), env={})
+    note = auto_fallback_note(EmbeddingSettings(), embedder)
+    assert embedder is None and note is not None and "pip install 'engram-recall[local]'" in note
+    assert auto_fallback_note(EmbeddingSettings(provider="none"), None) is None  # off on purpose: no note
 
 
 def test_local_without_its_packages_names_the_extra(no_local):

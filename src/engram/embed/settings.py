@@ -20,7 +20,9 @@ class EmbeddingSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    provider: str = Field("local", description="local | openai | gemini | ollama | auto | none")
+    # auto: the local model when its packages are installed, else full text with a note. It never
+    # picks a remote provider on its own: memory content leaves the machine only when asked to.
+    provider: str = Field("auto", description="auto | local | openai | gemini | ollama | none")
     model: str | None = Field(None, description="provider's model; None = the provider's default")
     base_url: str | None = Field(None, description="API root; None = the provider's default")
     api_key: SecretStr | None = Field(None, description="API key; falls back to the provider's env var")
