@@ -117,3 +117,11 @@ def test_agent_from_namespace_needs_the_label(engram: Engram) -> None:
     store.put(("memories", "dave"), "k", {"text": "dave's"})
     assert store.list_namespaces() == [("memories", "carol"), ("memories", "dave")]
     assert [i.value["text"] for i in store.search(("memories", "dave"))] == ["dave's"]
+
+
+def test_search_pages_beyond_one_recall(engram: Engram) -> None:
+    store = EngramStore(engram)
+    for i in range(40):
+        store.put(("notes",), f"n{i}", {"text": f"kayak trip number {i}"})
+    page = store.search(("notes",), query="kayak trip", limit=10, offset=25)
+    assert len(page) == 10 and len({i.key for i in page}) == 10

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.integrations import missing
-from engram.model import Memory, Scope
+from engram.model import MAX_RECALL_LIMIT, Memory, Scope
 
 try:
     from langgraph.store.base import (
@@ -152,7 +152,7 @@ class EngramStore(BaseStore):
         wanted = op.offset + op.limit
         if op.query:
             # Over-fetch: the value filter is applied after ranking.
-            hits = view.recall(op.query, limit=min(max(wanted * 4, 20), 500), filters=filters)
+            hits = view.recall(op.query, limit=min(max(wanted * 4, 20), MAX_RECALL_LIMIT), filters=filters)
             found = [(h.memory, h.score) for h in hits if _matches(h.memory.metadata["lg_value"], op.filter)]
         else:
             found, offset = [], 0

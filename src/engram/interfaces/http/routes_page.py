@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 from engram.engine import Engram, Filters
 from engram.interfaces import seams
 from engram.interfaces.http.routes_memory import Eng
-from engram.model import KNOWN_TYPES, Category, Memory
+from engram.model import KNOWN_TYPES, MAX_LIST_LIMIT, Category, Memory
 
 router = APIRouter(prefix="/api/v1", tags=["page"])
 
@@ -39,7 +39,12 @@ def graph(
     depth: Annotated[int, Query(ge=0, le=3)] = 2,
 ) -> dict[str, Any]:
     if q is None or not q.strip():
-        memories = eng.list(order="importance", limit=limit)
+        memories: list[Memory] = []
+        while len(memories) < limit:  # the engine pages at MAX_LIST_LIMIT
+            page = eng.list(order="importance", limit=min(limit - len(memories), MAX_LIST_LIMIT), offset=len(memories))
+            memories += page
+            if len(page) < MAX_LIST_LIMIT:
+                break
         return _graph(memories, total=eng.count())
     result = eng.recall(q, limit=min(limit, 50), depth=depth, touch=False)
     found = {h.memory.id: h.memory for h in result.hits}
