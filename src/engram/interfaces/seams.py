@@ -42,19 +42,10 @@ def history(engram: Engram) -> History:
     return engram.history
 
 
-SHARED_HISTORY_NOTE = ("this database's conversation history is shared by every agent; it is listed for the "
-                       "server's own agent only (set per_agent_databases to give each agent its own)")
-
-
-def conversations(engram: Engram) -> tuple[list[tuple[str, int]], str | None]:
-    """The conversations the engine's agent may browse, with their message counts, and a note
-    when some are withheld. History is not scoped by agent inside one database, so unless each
-    agent has its own database (``per_agent_databases``) only the configured agent lists it."""
-    settings = engram.settings
-    if settings is not None and not settings.per_agent_databases and engram.scope.agent != settings.agent:
-        return [], SHARED_HISTORY_NOTE
+def conversations(engram: Engram) -> list[tuple[str, int]]:
+    """The engine agent's conversations (history belongs to an agent), with their message counts."""
     store = engram.history
-    return [(key, store.count(key)) for key in store.conversations()], None
+    return [(key, store.count(key)) for key in store.conversations()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,5 +84,4 @@ def dashboard(eng: Eng) -> dict[str, Any]:
 
 @router.get("/history", summary="The conversations this agent may browse, with how many messages each holds")
 def conversations(eng: Eng) -> dict[str, Any]:
-    found, note = seams.conversations(eng)
-    return {"conversations": [{"conversation": key, "messages": n} for key, n in found], "note": note}
+    return {"conversations": [{"conversation": key, "messages": n} for key, n in seams.conversations(eng)]}

@@ -15,7 +15,6 @@ async function open(key) {
 export async function load() {
   try {
     const data = await api("GET", "/api/v1/history");
-    if (data.note) status(data.note);
     $("#conversations").replaceChildren(...data.conversations.map((c) => {
       const li = el("li", `${c.conversation} (${c.messages})`); li.dataset.key = c.conversation;
       li.addEventListener("click", () => open(c.conversation)); return li;
