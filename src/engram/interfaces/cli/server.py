@@ -45,6 +45,7 @@ def serve(
     sock = bind(server_settings.host, server_settings.port)
     base = address(sock)
     responder = StartingResponder(sock).start()
+    render.errors.print(f"engram is starting on {base}/ (/healthz answers now)", highlight=False)
     try:
         from engram.auth import open_token_store
         from engram.interfaces.http.app import create_app
