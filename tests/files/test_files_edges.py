@@ -185,3 +185,22 @@ def test_export_splits_files_at_the_limit_and_imports_back(engram: Engram, tmp_p
     with Engram.from_settings(home=tmp_path / "fresh") as fresh:
         summary = import_folder(fresh, tmp_path / "out", max_file_bytes=2048)
         assert summary.problems == [] and summary.imported == 20
+
+
+def test_files_at_the_wrong_level_are_reported(engram: Engram, syncer: FileSync, folder: Path) -> None:
+    engram.remember("placed right", tags="notes")
+    stray = {
+        "agents/default/sub/deeper.md": "- lost in a sub-folder\n",
+        "notes.md": "- at the top of the folder\n",
+        "agents/wrong-level.md": "- between agents\n",
+        "global/facts.yaml": "memories:\n  - content: another format\n",
+    }
+    for rel, text in stray.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    (folder / "MEMORY.md").write_text("# operator notes\n", encoding="utf-8")
+    report = syncer.sync()
+    reported = {p.path for p in report.problems}
+    assert reported == set(stray), report.problems
+    assert all("not read" in p.message for p in report.problems)
+    assert [m.content for m in engram.list()] == ["placed right"]

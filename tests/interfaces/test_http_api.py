@@ -259,3 +259,16 @@ def test_agents_never_see_or_delete_each_others_conversations_over_http(served: 
     # The library sees the same owners: the server's default agent has no conversation at all.
     assert served.engram.history.conversations() == []
     assert served.engram.for_agent("bob").history.count(conv) == 1
+
+
+def test_tool_calls_and_results_append_over_http(served: Served) -> None:
+    with served.client(served.alice) as client:
+        call = client.post("/api/v1/history/web:tools", json={
+            "role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "name": "lookup", "arguments": {"q": "x"}}]})
+        assert call.status_code == 201, call.text
+        result = client.post("/api/v1/history/web:tools", json={"role": "tool", "content": "42", "tool_call_id": "call_1"})
+        assert result.status_code == 201, result.text
+        orphan = client.post("/api/v1/history/web:tools", json={"role": "tool", "content": "?", "tool_call_id": "nope"})
+        assert 400 <= orphan.status_code < 500 and "tool_call_id" in orphan.text
+        messages = client.get("/api/v1/history/web:tools").json()["messages"]
+        assert messages[0]["tool_calls"][0]["id"] == "call_1" and messages[1]["tool_call_id"] == "call_1"

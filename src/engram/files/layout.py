@@ -52,6 +52,23 @@ def locate(rel: str, suffix: str) -> tuple[Scope, str] | None:
     return None
 
 
+_MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
+
+
+def misplaced(rel: str, suffix: str) -> str | None:
+    """Why a file that looks like a memory file is not one (``locate`` gave None), or None for
+    files that are not meant to be (the operator's ``MEMORY.md``, other kinds of files), so a
+    file put one level too deep or in the wrong format is reported instead of silently skipped."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if not name.lower().endswith(_MEMORY_SUFFIXES) or name.startswith(".") or rel.upper() == OPERATOR_FILE.upper():
+        return None
+    if not name.endswith(suffix):
+        return f"files.format reads {suffix} files; this one is not in that format"
+    return ("memory files go directly in global/, agents/<agent>/ or sessions/<agent>/<session>/;"
+            " this one is at another level or in another folder")
+
+
 def scope_of_dir(rel_dir: str) -> Scope:
     """Inverse of ``scope_dir``; raises ``ValidationError``."""
     parts = rel_dir.split("/")

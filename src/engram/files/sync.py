@@ -247,6 +247,10 @@ class FileSync:
                 continue
             if where is not None:
                 found[where[0]].append(rel)
+            else:
+                misplaced = layout.misplaced(rel, self.fmt.suffix)
+                if misplaced:
+                    report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
         return found
 
     # --- one scope -------------------------------------------------------------------------

@@ -57,7 +57,9 @@ def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1
 @router.post("/history/{conversation}", status_code=201, summary="Append a message to a conversation")
 def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
     store = seams.history(eng)
-    message = store.append(conversation, body.role, body.content, metadata=body.metadata)
+    calls = None if body.tool_calls is None else [call.model_dump() for call in body.tool_calls]
+    message = store.append(conversation, body.role, body.content, tool_calls=calls, tool_call_id=body.tool_call_id,
+                           metadata=body.metadata)
     return {"conversation": conversation, "appended": _plain(message)}
 
 

@@ -63,8 +63,19 @@ class SemanticRecallIn(BaseModel):
     topK: int = Field(3, ge=1, le=50)  # noqa: N815
 
 
+class ToolCallIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    name: str
+    arguments: str | dict[str, Any] = "{}"
+
+
 class MessageIn(BaseModel):
+    """A message to append; an assistant message may call tools, a tool message answers one."""
+
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant", "system", "tool"]
-    content: str
+    content: str = ""
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
