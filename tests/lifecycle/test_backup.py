@@ -271,3 +271,33 @@ def test_a_key_with_a_backend_that_cannot_encrypt_is_refused(tmp_path):
     settings = load_settings(home=tmp_path, backend="jsonfile", privacy={"encryption_key": "k"})
     with pytest.raises(ConfigError, match="cannot encrypt"):
         Engram.from_settings(settings)
+
+
+def test_a_wrong_key_is_named_as_such_and_restore_does_not_call_the_backup_damaged(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from engram.errors import ConfigError
+
+    pytest.importorskip("sqlcipher3")
+    settings = load_settings(home=tmp_path, privacy={"encryption_key": "correct horse battery"})
+    with Engram.from_settings(settings) as engram:
+        engram.remember("the launch code is tangerine", key="secret")
+        backups_for(settings, settings.database_path()).create("manual", source=engram.store.db)
+    wrong = load_settings(home=tmp_path, privacy={"encryption_key": "not the key"},
+                          lifecycle={"backup": {"startup_check": "full"}})
+    with pytest.raises(ConfigError) as raised:
+        Engram.from_settings(wrong)
+    assert "encryption_key" in str(raised.value) and "engram restore" not in str(raised.value)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(tmp_path), ENGRAM_PRIVACY__ENCRYPTION_KEY="not the key")
+    restore = subprocess.run([sys.executable, "-m", "engram", "restore", "--yes"], capture_output=True, text=True,
+                             env=env, timeout=120)
+    assert restore.returncode == 4, restore.stderr
+    assert "encryption key" in restore.stderr and "damaged" not in restore.stderr
+    env["ENGRAM_PRIVACY__ENCRYPTION_KEY"] = "correct horse battery"
+    fine = subprocess.run([sys.executable, "-m", "engram", "get", "secret"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert fine.returncode == 0 and "tangerine" in fine.stdout  # nothing was changed

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.db.sqlite import Database, connect, db_errors
-from engram.errors import IntegrityError, NotFoundError, StorageError
+from engram.errors import ConfigError, IntegrityError, NotFoundError, StorageError
 from engram.lifecycle import clean_close
 
 log = logging.getLogger("engram.lifecycle.backup")
@@ -56,6 +56,11 @@ def check_file(path: Path, *, key: str | None = None, full: bool = False) -> str
         return f"{type(exc).__name__}: {exc}"
     finally:
         conn.close()
+
+
+def _unopenable(verdict: str) -> bool:
+    """SQLite's answer for a file it cannot read as a database at all (wrong key, or no database)."""
+    return "not a database" in verdict
 
 
 class Backups:
@@ -151,13 +156,29 @@ class Backups:
         started = time.time()
         verdict = check_file(self.db_path, key=self.key, full=(mode == "full"))
         if verdict != "ok":
-            raise IntegrityError(self.damage_message(verdict))
+            raise self.failure(verdict)
         self.verified_at = started
 
     def closed_cleanly(self) -> None:
         """Called after the store's last connection closed: stamp the file if it was verified."""
         if self.verified_at is not None:
             clean_close.mark(self.db_path, self.verified_at)
+
+    def failure(self, verdict: str) -> StorageError | ConfigError:
+        """The error for a live file that failed its check. SQLite says "not a database" both for
+        a damaged header and for an encryption key that does not fit; when the newest backup (made
+        with the key engram had then) does not open with this key either, the key is what is wrong:
+        a ``ConfigError`` that says so, never advice to restore, which would fail the same way."""
+        if _unopenable(verdict):
+            last = self.last_good()
+            if last is not None and _unopenable(check_file(last.path, key=self.key)):
+                held = "a key is set" if self.key else "no key is set"
+                return ConfigError(
+                    f"database {self.db_path} does not open with the configured encryption key ({held}), and neither"
+                    f" does its newest backup {last.path.name}: privacy.encryption_key (or encryption_key_file) is"
+                    " wrong or missing; nothing was changed. Set the key the database was created with; a backup"
+                    " opens only with that key too")
+        return IntegrityError(self.damage_message(verdict))
 
     def damage_message(self, verdict: str) -> str:
         first = verdict.splitlines()[0] if verdict else "unknown problem"
@@ -194,9 +215,13 @@ class Backups:
 
         The live database must not be open in this process. A healthy live file gets a
         ``pre-restore`` backup first; a damaged one is moved aside, never overwritten.
-        Raises ``NotFoundError`` or ``IntegrityError`` (a damaged backup: nothing changed)."""
+        Raises ``NotFoundError``, ``ConfigError`` (the backup does not open with the configured
+        key) or ``IntegrityError`` (a damaged backup); nothing is changed then."""
         chosen = self.resolve(ref)
         verdict = check_file(chosen.path, key=self.key, full=True)
+        if _unopenable(verdict):
+            raise ConfigError(f"backup {chosen.path} does not open with the configured encryption key (wrong or missing"
+                              " privacy.encryption_key), or it is not an engram database; nothing was changed")
         if verdict != "ok":
             raise IntegrityError(f"backup {chosen.path} is damaged ({verdict.splitlines()[0]}); nothing was changed")
         live_ok = self.db_path.exists() and check_file(self.db_path, key=self.key) == "ok"
