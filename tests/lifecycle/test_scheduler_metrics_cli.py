@@ -107,3 +107,19 @@ def test_cli_end_to_end(tmp_path):
     restored = json.loads(run_cli(tmp_path, "--json", "restore", made["path"], "--yes"))
     assert restored["restored"] == made["path"]
     assert json.loads(run_cli(tmp_path, "--json", "count"))["count"] == 0
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "jsonfile", "inmemory"])
+def test_maintenance_heals_memories_left_without_a_vector(make_engram, embedder, kind):
+    """A crash between storing a memory and embedding it leaves it without a vector; the next
+    maintenance pass (which `engram serve` also runs in the background) embeds it."""
+    engram = make_engram(kind, embedder=embedder)
+    for text in ("the cat sleeps on the warm windowsill", "tomatoes ripen in late summer", "the bus leaves at nine"):
+        engram.remember(text)
+    engram.store.clear_vectors()  # as after a crash before the vectors were written
+    assert len(engram.store.missing_vectors()) == 3
+    report = Maintenance(engram, LifecycleSettings()).run(only=["hygiene"])
+    assert engram.store.missing_vectors() == []
+    assert any(r.job == "vectors" and "3" in r.line() for r in report.ran)
+    hit = engram.recall("cat windowsill", mode="vector").hits[0]  # found by its vector alone
+    assert hit.memory.content.startswith("the cat")

@@ -22,13 +22,18 @@ log = logging.getLogger("engram.interfaces")
 
 def warm_up_in_background(engram: Engram) -> threading.Thread:
     """Load the embedding model in a daemon thread (servers, once they answer): the first recall
-    then finds it loaded. A failure here is only logged: recall reports embedder errors itself."""
+    then finds it loaded; then embed memories left without a vector. A failure here is only
+    logged: recall reports embedder errors itself."""
 
     def warm() -> None:
         try:
             warm_up = getattr(engram.embedder, "warm_up", None)
             if warm_up is not None:
                 warm_up()
+            # Memories a crashed run stored without a vector are embedded now, not at the next reindex.
+            healed = engram.embed_missing()
+            if healed:
+                log.info("embedded %d memories stored without a vector", healed)
         except Exception:  # the edge of a background thread: recall will say what is wrong
             log.warning("loading the embedding model in the background failed", exc_info=True)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.errors import ValidationError
+from engram.errors import EngramError, ValidationError
 from engram.lifecycle import consolidate, decay, hygiene, retention, summaries
 from engram.lifecycle.backup import Backups, database_of, vacuum
 from engram.lifecycle.common import JobReport
@@ -111,6 +111,9 @@ class Maintenance:
         wanted = [j for j in JOBS if not only or j in only]
         due = set(self.due(now))
         report = MaintenanceReport()
+        healed = self._heal_vectors()
+        if healed is not None:
+            report.ran.append(healed)
         state = self.state()
         backed_up = False
         for job in wanted:
@@ -133,6 +136,17 @@ class Maintenance:
             self._save(state)
         self.engram.metrics.save()
         return report
+
+    def _heal_vectors(self) -> JobReport | None:
+        """Embed memories stored without a vector (a crash between the write and its embedding,
+        or an embedder that was down): part of every pass, cheap when there are none."""
+        if self.engram.embedder is None or not self.engram.store.missing_vectors(limit=1):
+            return None
+        try:
+            done = self.engram.embed_missing()
+        except EngramError as exc:  # the embedder is down: recall falls back to text; try next pass
+            return JobReport("vectors", notes=(f"not embedded now: {exc}",))
+        return JobReport("vectors", changed=done, notes=(f"embedded {done} memories stored without a vector",))
 
     def _run_job(self, job: str, now: float) -> JobReport:
         s, engram = self.settings, self.engram
