@@ -130,7 +130,8 @@ class Engram:
         from engram.embed import auto_fallback_note, create_embedder
         from engram.lifecycle.wiring import engine_options
 
-        embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db")
+        embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db",
+                                   cache_key=settings.privacy.key())  # encrypted like the store
         engram = cls(
             store,
             agent=settings.agent,

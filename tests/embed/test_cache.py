@@ -97,3 +97,40 @@ def test_concurrent_writers_share_one_file(server, tmp_path):
     for t in threads:
         t.join()
     assert errors == [] and len(EmbeddingCache(path)) == 80
+
+
+def test_with_a_key_the_cache_file_is_encrypted(tmp_path):
+    pytest.importorskip("sqlcipher3")
+    path = tmp_path / "embedding-cache.db"
+    path.write_bytes(b"")  # a plaintext cache left from before the key was set is replaced
+    import sqlite3
+
+    with sqlite3.connect(path) as plain:
+        plain.execute("CREATE TABLE leftover (x)")
+    cache = EmbeddingCache(path, key="correct horse battery")
+    vector = np.arange(4, dtype=np.float32)
+    cache.put_many("p:m:4", ["the launch code is tangerine"], np.stack([vector]))
+    cache.close()
+    raw = path.read_bytes()
+    assert not raw.startswith(b"SQLite format 3")
+    with pytest.raises(sqlite3.DatabaseError):
+        sqlite3.connect(path).execute("SELECT * FROM embedding_cache").fetchall()
+    again = EmbeddingCache(path, key="correct horse battery")
+    assert np.array_equal(again.get_many("p:m:4", ["the launch code is tangerine"])["the launch code is tangerine"], vector)
+    again.close()
+
+
+def test_an_encrypted_store_keeps_its_embedding_cache_encrypted(tmp_path):
+    """What the README lists as protected is what is on disk: no plaintext SQLite file beside an
+    encrypted store (the embedding cache holds a vector per content and hashes that confirm guesses)."""
+    pytest.importorskip("sqlcipher3")
+    from engram.engine import Engram
+
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, privacy={"encryption_key": "correct horse battery"}) as engram:
+        engram.remember("the launch code is tangerine")
+        engram.recall("launch code")
+    databases = [p for p in home.rglob("*.db")]
+    assert home / "embedding-cache.db" in databases
+    for path in databases:
+        assert not path.read_bytes()[:16].startswith(b"SQLite format 3"), path

@@ -89,12 +89,13 @@ def create_provider(settings: EmbeddingSettings, name: str, env: Mapping[str, st
 
 
 def create_embedder(
-    settings: EmbeddingSettings, *, cache_path: Path | None = None, env: Mapping[str, str] | None = None
+    settings: EmbeddingSettings, *, cache_path: Path | None = None, env: Mapping[str, str] | None = None,
+    cache_key: str | None = None,
 ) -> Embedder | None:
     """The :class:`Embedder` the settings ask for, or None when embeddings are off.
 
     ``cache_path`` is the SQLite file of the persistent cache (used when ``settings.cache``);
-    without it the cache is in-process only.
+    without it the cache is in-process only. ``cache_key`` encrypts that file (the store's key).
 
     Raises:
         ConfigError: unknown provider, missing key, or a model without a known size.
@@ -114,7 +115,7 @@ def create_embedder(
             f"embeddings.dims is {settings.dims} but {provider.identity} makes "
             f"{provider.identity.dims}-d vectors"
         )
-    cache = EmbeddingCache(cache_path) if settings.cache else None
+    cache = EmbeddingCache(cache_path, key=cache_key) if settings.cache else None
     return Embedder(provider, batch_size=settings.batch_size, cache=cache, max_retries=settings.max_retries)
 
 

@@ -5,6 +5,11 @@ file) with an in-process LRU in front. Keys hash the text, so the file holds no 
 Because the identity is part of the key, a model change never serves another model's vectors.
 The file is opened on first use, not in the constructor. Thread-safe: one connection under a lock.
 
+With ``key`` (the store's ``privacy.encryption_key``) the file is a SQLCipher database like the
+store: a vector per content and text hashes that confirm a guessed text are worth protecting. A
+file that does not open with the key (a plaintext cache from before the key was set, or another
+key's) is only a cache: it is deleted and started afresh rather than left readable.
+
 Until engram's shared SQLite helper exists this opens the file with ``pysqlite3.dbapi2`` when it
 is importable, else the standard library's ``sqlite3``.
 """
@@ -45,8 +50,10 @@ def text_key(text: str) -> bytes:
 class EmbeddingCache:
     """Persistent when given a path, in-process only (LRU) when ``path`` is None."""
 
-    def __init__(self, path: Path | str | None, *, lru_size: int = 4096, busy_timeout_ms: int = 5000) -> None:
+    def __init__(self, path: Path | str | None, *, lru_size: int = 4096, busy_timeout_ms: int = 5000,
+                 key: str | None = None) -> None:
         self.path = Path(path) if path is not None else None
+        self.key = key
         self.lru_size = lru_size
         self.busy_timeout_ms = busy_timeout_ms
         self._lru: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
@@ -62,7 +69,8 @@ class EmbeddingCache:
         if self._conn is None and self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+                conn = self._open_encrypted() if self.key else sqlite3.connect(
+                    str(self.path), check_same_thread=False, isolation_level=None)
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -71,6 +79,18 @@ class EmbeddingCache:
                 raise StorageError(f"embedding cache {self.path}: cannot open: {exc}") from exc
             self._conn = conn
         return self._conn
+
+    def _open_encrypted(self) -> Any:
+        from engram.db.sqlite import connect
+        from engram.errors import IntegrityError
+
+        assert self.path is not None and self.key is not None
+        try:
+            return connect(str(self.path), key=self.key)
+        except IntegrityError:  # plaintext or another key's cache: drop it, never keep it readable
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            return connect(str(self.path), key=self.key)
 
     def _remember(self, key: tuple[str, bytes], vec: np.ndarray) -> None:
         self._lru[key] = vec
