@@ -32,6 +32,7 @@ from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
 from engram.privacy import PrivacySettings
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
+from engram.temporal.settings import TimeSettings
 
 
 def default_home() -> Path:
@@ -93,6 +94,7 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
     full_text: FullTextSettings = Field(default_factory=FullTextSettings)
+    time: TimeSettings = Field(default_factory=TimeSettings)
 
     @field_validator("home", "path", mode="after")
     @classmethod

@@ -30,6 +30,7 @@ from engram.model import (
     MAX_RECALL_WINDOW,
     ORDERS,
     Category,
+    Hit,
     Layer,
     Memory,
     MemoryFilter,
@@ -37,6 +38,7 @@ from engram.model import (
     Order,
     RecallResult,
     Scope,
+    ScoreParts,
     WriteResult,
     make_draft,
     make_filter,
@@ -53,6 +55,7 @@ from engram.recall_cache import RecallCache
 from engram.registry import resolve
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
+from engram.temporal.reader import QueryTime, TimeReader, as_known
 
 if TYPE_CHECKING:
     from engram.history.service import History
@@ -74,6 +77,12 @@ class Filters:
     since: float | None = None
     until: float | None = None
     include_superseded: bool = False
+    # Time (engram.temporal): event time in [happened_from, happened_before); facts valid at
+    # ``as_of``; memories as they were recorded at ``known_at``. Epoch seconds or ISO 8601 text.
+    happened_from: float | str | None = None
+    happened_before: float | str | None = None
+    as_of: float | str | None = None
+    known_at: float | str | None = None
 
 
 class Engram:
@@ -96,8 +105,10 @@ class Engram:
         metrics: Metrics | None = None,
         guard: Callable[[str], None] | None = None,
         recall_cache: RecallCache | None = None,
+        time_reader: TimeReader | None = None,
     ) -> None:
         self.store = store
+        self.time = time_reader or TimeReader()
         self.origin = origin
         self.events = events or EventBus()
         self.scope = make_scope(agent, session)
@@ -139,6 +150,7 @@ class Engram:
             embedder=embedder,
             recall_settings=settings.recall,
             max_content_chars=settings.max_content_chars,
+            time_reader=TimeReader.from_settings(settings.time),
             **engine_options(settings, store),
         )
         engram.settings = settings
@@ -175,7 +187,7 @@ class Engram:
             self.store, agent=agent, session=session, embedder=self.embedder,
             recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
             origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
-            metrics=self.metrics, guard=self.guard, recall_cache=self.recall_cache,
+            metrics=self.metrics, guard=self.guard, recall_cache=self.recall_cache, time_reader=self.time,
         )
         view.settings = self.settings
         view._history_root = self._history_root or self
@@ -228,6 +240,9 @@ class Engram:
             category=filters.category, type=filters.type, layer=filters.layer, tags=filters.tags,
             related_entity=filters.related_entity, metadata=filters.metadata, since=filters.since,
             until=filters.until, include_superseded=filters.include_superseded,
+            happened_from=self.time.instant(filters.happened_from, "happened_from"),
+            happened_before=self.time.instant(filters.happened_before, "happened_before"),
+            valid_at=self.time.instant(filters.as_of, "as_of"), known_at=self.time.instant(filters.known_at, "known_at"),
         )
 
     # --- writing ---------------------------------------------------------------------------
@@ -248,6 +263,8 @@ class Engram:
         links: Iterable[str] = (),
         created_at: float | None = None,
         search_context: str | None = None,
+        valid_from: float | str | None = None,
+        valid_until: float | str | None = None,
     ) -> WriteResult:
         """Store a memory, or update the one with ``key`` in its scope (upsert).
 
@@ -257,7 +274,10 @@ class Engram:
         not given (None) keep the stored ones, given ones (even empty) replace them.
         ``search_context`` is text that helps find the memory without being part of
         it (for a conversation turn: the turns around it): it is indexed for full text with a low
-        weight and blended into the memory's vector. Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
+        weight and blended into the memory's vector. ``valid_from`` / ``valid_until`` bound when
+        the fact held (open-ended when not given); content that states when it happened ("On
+        2026-04-12 the migration failed") gets ``valid_from`` from that date.
+        Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
         target that does not exist (the memory itself is kept). Content with PII gets a warning, or
         is redacted before it is stored or embedded (``privacy.pii``).
         """
@@ -276,6 +296,7 @@ class Engram:
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
             related_entity=related_entity, source=source, created_at=created_at, search_context=search_context,
+            valid_from=self._valid_from(valid_from, content), valid_until=self.time.instant(valid_until, "valid_until"),
         )
         link_targets = [self.get(ref) for ref in links]  # refuse unknown targets before writing
         result = self.store.upsert(draft, proposed_key=key_from_content(draft.content), now=self.clock())
@@ -316,6 +337,8 @@ class Engram:
             fields.pop("links", None)
             scope = fields.pop("scope", None)
             try:
+                fields["valid_from"] = self._valid_from(fields.get("valid_from"), fields.get("content"))
+                fields["valid_until"] = self.time.instant(fields.get("valid_until"), "valid_until")
                 drafts.append(make_draft(scope=self._write_scope(scope), max_content_chars=self.max_content_chars, **fields))
             except ValidationError as exc:
                 raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None
@@ -349,6 +372,8 @@ class Engram:
         related_entity: str | None = None,
         source: str | None = None,
         search_context: str | None = None,
+        valid_from: float | str | None = None,
+        valid_until: float | str | None = None,
     ) -> WriteResult:
         """Change the given fields of an existing memory (by id or key) and keep the others.
 
@@ -367,7 +392,28 @@ class Engram:
             related_entity=old.related_entity if related_entity is None else related_entity,
             source=old.source if source is None else source,
             search_context=old.search_context if search_context is None else search_context,
+            valid_from=old.valid_from if valid_from is None else valid_from,
+            valid_until=old.valid_until if valid_until is None else valid_until,
         )
+
+    def _valid_from(self, given: float | str | None, content: Any) -> float | str | None:
+        """An explicit valid_from wins; otherwise the date the content states, if any."""
+        if given is not None or not isinstance(content, str):
+            return self.time.instant(given, "valid_from")
+        return self.time.stated(content)
+
+    def supersede(self, old_ref: str, new_ref: str) -> Memory:
+        """Mark ``old_ref`` superseded by ``new_ref`` (keys or ids): it stays stored, drops out of
+        recall, and its valid time closes where the new fact's begins (its ``valid_from``, else
+        now) unless it already had an end. Returns the superseded memory."""
+        old, new = self.get(old_ref), self.get(new_ref)
+        if old.id == new.id:
+            raise ValidationError("supersede", "a memory cannot supersede itself", "two different memories")
+        now = self.clock()
+        self.store.set_superseded(old.id, new.id, now=now, valid_until=new.valid_from if new.valid_from is not None else now)
+        closed = self.store.get(old.id, self._filter()) or old
+        self._emit("updated", [closed], f"superseded by {new.key}")
+        return closed
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
@@ -444,6 +490,9 @@ class Engram:
         touch: bool | None = None,
         background: bool = False,
         offset: int = 0,
+        when: str | None = None,
+        as_of: float | str | None = None,
+        known_at: float | str | None = None,
     ) -> RecallResult:
         """The memories most relevant to ``query``, best first, each with its score's parts.
 
@@ -455,6 +504,12 @@ class Engram:
         result with a note. Recalled memories are marked accessed and strengthened (recall count
         +1, importance + ``lifecycle.strengthen.importance_boost``) unless ``touch=False`` or
         ``background=True`` (a maintenance job's recall is not a use of the memory).
+
+        Time: ``when`` ("last week", "in March", "since Monday"; a phrase in the query is read the
+        same way unless ``time.read_queries`` is off) keeps memories whose event time (valid_from,
+        else created_at) falls in that range; ``as_of`` keeps facts valid then (superseded ones
+        included while they held); ``known_at`` shows memories as they were recorded then, with
+        the content they had. The range read is named in the result's notes.
         """
         query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
@@ -463,16 +518,22 @@ class Engram:
             raise ValidationError("depth", f"{depth} is out of range", "0 to 3")
         limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)
         offset = parse_offset(offset, MAX_RECALL_WINDOW - limit)
-        request = RecallRequest(query, self._filter(filters), offset + limit, depth, min_relevance, mode)
-        cache_key, token = repr(request), self.store.change_token()
-        result = self.recall_cache.get(cache_key, token)
-        if result is None:
-            with self.metrics.timed("recall"):
-                result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
-            if all(note.startswith("nothing relevant") for note in result.notes):  # never keep a fallback
-                self.recall_cache.put(cache_key, token, result)
+        filters = filters or Filters()
+        if as_of is not None or known_at is not None:
+            filters = replace(filters, as_of=filters.as_of if as_of is None else as_of,
+                              known_at=filters.known_at if known_at is None else known_at)
+        filt = self._filter(filters)
+        read = self.time.read(query, when, self.clock())
+        if read.range is None:
+            result = self._recall(RecallRequest(query, filt, offset + limit, depth, min_relevance, mode))
+        else:
+            result = self._recall_in_range(read, filt, offset + limit, depth, min_relevance, mode)
         if offset:
             result = replace(result, hits=result.hits[offset:])
+        if filt.known_at is not None:
+            result = self._as_known(result, filt.known_at)
+        if filt.valid_at is not None:
+            result = replace(result, notes=(*result.notes, f"facts valid as of {self.time.describe(filt.valid_at)}"))
         wanted = self.recall_settings.touch_on_recall if touch is None else touch
         if wanted and not background and result.hits:
             boost = self.strengthen.importance_boost if self.strengthen.enabled else 0.0
@@ -480,6 +541,46 @@ class Engram:
                              importance_cap=self.strengthen.importance_cap)
         if self.embedding_note and mode != "text":
             result = replace(result, notes=(self.embedding_note, *result.notes))
+        return result
+
+    def _recall_in_range(
+        self, read: QueryTime, filt: MemoryFilter, limit: int, depth: int, min_relevance: float | None, mode: str
+    ) -> RecallResult:
+        """Recall within a time range; a phrase read from the query that leaves nothing is
+        dropped again (the words may not have meant a filter), saying so."""
+        assert read.range is not None
+        span = read.range
+        timed = replace(filt, happened_from=_later(filt.happened_from, span.start),
+                        happened_before=_earlier(filt.happened_before, span.end))
+        note = f"time: {span.describe(self.time.zone)}"
+        if not read.query:  # the query was only a time phrase: what happened then, latest first
+            memories = self.store.list(timed, order="recent", limit=limit)
+            hits = tuple(Hit(m, 1.0, ScoreParts(fused=1.0)) for m in memories)
+            return RecallResult(hits, "time", (note,) if hits else (note, "nothing relevant: no memory in that time"))
+        result = self._recall(RecallRequest(read.query, timed, limit, depth, min_relevance, mode))
+        if result.hits or not read.from_query:
+            return replace(result, notes=(note, *result.notes))
+        wider = self._recall(RecallRequest(read.query, filt, limit, depth, min_relevance, mode))
+        return replace(wider, notes=(note, "nothing in that time; matches from any time", *wider.notes))
+
+    def _as_known(self, result: RecallResult, known_at: float) -> RecallResult:
+        """Each hit with the content it had at record time ``known_at`` (from its versions)."""
+        hits = tuple(
+            replace(hit, memory=as_known(hit.memory, self.store.versions(hit.memory.id), known_at))
+            if hit.memory.updated_at > known_at else hit
+            for hit in result.hits
+        )
+        note = f"as known at {self.time.describe(known_at)}: contents as recorded then"
+        return replace(result, hits=hits, notes=(*result.notes, note))
+
+    def _recall(self, request: RecallRequest) -> RecallResult:
+        cache_key, token = repr(request), self.store.change_token()
+        result = self.recall_cache.get(cache_key, token)
+        if result is None:
+            with self.metrics.timed("recall"):
+                result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
+            if all(note.startswith("nothing relevant") for note in result.notes):  # never keep a fallback
+                self.recall_cache.put(cache_key, token, result)
         return result
 
     # --- forgetting ------------------------------------------------------------------------
@@ -641,3 +742,11 @@ class Engram:
 
     def stats(self) -> StoreStats:
         return self.store.stats()
+
+
+def _later(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _earlier(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from engram.errors import ValidationError
+from engram.temporal.instants import parse_time, parse_validity
 
 
 class Category(StrEnum):
@@ -143,6 +144,16 @@ class Memory:
     # Text that helps find this memory without being part of it (e.g. the conversation turns
     # around it): indexed for full text (weighed lightly) and blended into its vector.
     search_context: str | None = None
+    # Valid time: when the fact held in the world (None = open: since always / still). Record time
+    # is created_at / updated_at (and versions); superseded_at is when it was superseded.
+    valid_from: float | None = None
+    valid_until: float | None = None
+    superseded_at: float | None = None
+
+    @property
+    def event_time(self) -> float:
+        """When this memory happened or began to hold: its valid_from, else when it was recorded."""
+        return self.created_at if self.valid_from is None else self.valid_from
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the snapshot format); embeddings are never part of it."""
@@ -166,6 +177,9 @@ class Memory:
             "links": list(self.links),
             "superseded_by": self.superseded_by,
             "search_context": self.search_context,
+            "valid_from": self.valid_from,
+            "valid_until": self.valid_until,
+            "superseded_at": self.superseded_at,
         }
 
 
@@ -195,12 +209,14 @@ class MemoryDraft:
     source: str | None = None
     created_at: float | None = None
     search_context: str | None = None
+    valid_from: float | None = None
+    valid_until: float | None = None
 
 
 # The fields an upsert by key replaces (id, key, scope, times, counters and links are kept).
 UPSERT_FIELDS = (
     "content", "category", "type", "layer", "tags", "metadata", "importance", "related_entity", "source",
-    "search_context",
+    "search_context", "valid_from", "valid_until",
 )
 
 
@@ -280,7 +296,14 @@ ORDERS: tuple[str, ...] = ("recent", "oldest", "importance", "accessed")
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
     """Which memories an operation may see. ``scopes`` are the visible scopes; the other fields
-    narrow further (``tags``: every listed tag must be present; ``metadata``: key = value)."""
+    narrow further (``tags``: every listed tag must be present; ``metadata``: key = value).
+
+    Time (``engram.temporal``): ``since``/``until`` bound the record time (created_at);
+    ``happened_from``/``happened_before`` bound the event time (valid_from, else created_at),
+    half-open; ``valid_at`` keeps facts valid at that instant ("as of": from their event time until
+    ``valid_until``; superseded ones too, their validity closed); ``known_at`` keeps what was
+    recorded by then and not yet superseded then.
+    """
 
     scopes: tuple[Scope, ...]
     categories: tuple[Category, ...] = ()
@@ -292,6 +315,10 @@ class MemoryFilter:
     since: float | None = None
     until: float | None = None
     include_superseded: bool = False
+    happened_from: float | None = None
+    happened_before: float | None = None
+    valid_at: float | None = None
+    known_at: float | None = None
 
     def matches(self, memory: Memory) -> bool:
         """The reference semantics of a filter; SQL backends translate the same rules."""
@@ -314,7 +341,31 @@ class MemoryFilter:
             return False
         if self.until is not None and memory.created_at > self.until:
             return False
-        return self.include_superseded or memory.superseded_by is None
+        return self._matches_time(memory)
+
+    def _matches_time(self, memory: Memory) -> bool:
+        if self.happened_from is not None and memory.event_time < self.happened_from:
+            return False
+        if self.happened_before is not None and memory.event_time >= self.happened_before:
+            return False
+        known = self.known_at
+        if known is not None and memory.created_at > known:
+            return False
+        # Superseded after the record time asked about: it was not superseded yet, nor closed.
+        superseded_then = memory.superseded_by is not None and (
+            known is None or memory.superseded_at is None or memory.superseded_at <= known
+        )
+        if self.valid_at is not None:
+            t = self.valid_at
+            if memory.event_time > t:  # an unknown start counts from when it was recorded
+                return False
+            closed = memory.valid_until is not None and (known is None or memory.superseded_at is None
+                                                         or memory.superseded_at <= known)
+            if closed and memory.valid_until <= t:  # type: ignore[operator]
+                return False
+            # As of a valid time, a superseded fact counts while its validity is closed.
+            return self.include_superseded or not superseded_then or closed
+        return self.include_superseded or not superseded_then
 
 
 def _metadata_text(value: Any) -> str:
@@ -503,6 +554,8 @@ def make_draft(
     source: str | None = None,
     created_at: float | None = None,
     search_context: str | None = None,
+    valid_from: float | None = None,
+    valid_until: float | None = None,
 ) -> MemoryDraft:
     """Validate everything a user may pass to a store; raises ``ValidationError``."""
     parsed_category = parse_category(category)
@@ -523,6 +576,7 @@ def make_draft(
         source=_optional_text("source", source),
         created_at=created_at,
         search_context=parse_search_context(search_context, max_content_chars),
+        **parse_validity(valid_from, valid_until),
     )
 
 
@@ -550,6 +604,10 @@ def make_filter(
     since: float | None = None,
     until: float | None = None,
     include_superseded: bool = False,
+    happened_from: float | None = None,
+    happened_before: float | None = None,
+    valid_at: Any = None,
+    known_at: Any = None,
 ) -> MemoryFilter:
     """Validate list/recall filters; raises ``ValidationError`` naming the filter."""
     return MemoryFilter(
@@ -564,6 +622,10 @@ def make_filter(
         since=since,
         until=until,
         include_superseded=include_superseded,
+        happened_from=parse_time(happened_from, "happened_from"),
+        happened_before=parse_time(happened_before, "happened_before"),
+        valid_at=parse_time(valid_at, "as_of"),
+        known_at=parse_time(known_at, "known_at"),
     )
 
 

@@ -33,6 +33,7 @@ from engram.model import (
     parse_tags,
     parse_type,
 )
+from engram.temporal.instants import parse_time, parse_validity
 
 FORMAT = "engram-snapshot"
 VERSION = 1
@@ -104,6 +105,8 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
             links=tuple(str(link) for link in entry.get("links") or ()),
             superseded_by=entry.get("superseded_by"),
             search_context=parse_search_context(entry.get("search_context"), max_chars),
+            **parse_validity(entry.get("valid_from"), entry.get("valid_until")),
+            superseded_at=parse_time(entry.get("superseded_at"), "superseded_at"),
         )
     except SnapshotError:
         raise

@@ -12,7 +12,7 @@ copies:
 - a changed fact (an existing key, new content) updates that entry; the store keeps the old
   content in its ``versions``;
 - a contradicted fact (``supersedes`` names it) stays stored but is marked superseded by the
-  new note via ``set_superseded`` - never silently deleted.
+  new note via ``Engram.supersede`` (its valid time closed) - never silently deleted.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _apply(engram: Engram, note: Note, source: str, keyed: dict[str, Memory]) ->
     for ref in note.supersedes:
         old = engram.find(ref)
         if old is not None and old.id != memory.id and old.superseded_by is None and old.category is not Category.CORE:
-            engram.store.set_superseded(old.id, memory.id)
+            engram.supersede(old.id, memory.id)  # closes its valid time, keeps it stored
             superseded.append(old.key)
     outcome: Outcome = {"created": "created", "updated": "updated"}.get(result.action, "same")  # type: ignore[assignment]
     if superseded:

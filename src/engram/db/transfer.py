@@ -74,7 +74,8 @@ class TransferReport:
 # order) and the insert statement. Rows are compared through ``_canonical``.
 _MEMORY_COLUMNS = (
     "id, agent, session, key, content, category, type, layer, tags, metadata, importance, related_entity, source,"
-    " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
+    " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
+    " valid_from, valid_until, superseded_at"
 )
 _MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
 _EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector, agent"
@@ -125,7 +126,7 @@ _QUERIES: dict[str, tuple[str, str]] = {
 _INSERTS = {
     "memories": (
         f"INSERT INTO memories ({_MEMORY_COLUMNS}, content_hash) VALUES"
-        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT DO NOTHING RETURNING id"
     ),
     "memory_links": "INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING from_id",

@@ -435,7 +435,7 @@ class FileSync:
                 entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
                 tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
                 related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
-                search_context=entry.search_context,
+                search_context=entry.search_context, valid_from=memory.valid_from, valid_until=memory.valid_until,
             )
         except EngramError as exc:
             report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))

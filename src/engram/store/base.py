@@ -94,7 +94,12 @@ class MemoryStore(Protocol):
         ``recall=False`` only refreshes ``last_accessed`` (hygiene survivors: not a recall)."""
         ...
 
-    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool: ...
+    def set_superseded(
+        self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
+    ) -> bool:
+        """Mark a memory superseded by ``successor_id`` at record time ``now``, closing its valid
+        time at ``valid_until`` unless it already has one; ``successor_id`` None clears both marks."""
+        ...
 
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...
 

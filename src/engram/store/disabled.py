@@ -64,7 +64,9 @@ class DisabledMemoryStore:
     ) -> None:
         pass
 
-    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+    def set_superseded(
+        self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
+    ) -> bool:
         return False
 
     def change_token(self) -> object | None:

@@ -90,7 +90,7 @@ class InMemoryMemoryStore:
                 id=new_id(), key=key, content=draft.content, category=draft.category, type=draft.type,
                 layer=draft.layer, tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
                 related_entity=draft.related_entity, source=draft.source, scope=draft.scope,
-                search_context=draft.search_context,
+                search_context=draft.search_context, valid_from=draft.valid_from, valid_until=draft.valid_until,
                 created_at=created, updated_at=created, last_accessed=now,
             )
             self._add(memory)
@@ -113,6 +113,7 @@ class InMemoryMemoryStore:
             content=draft.content, category=draft.category, type=draft.type, layer=draft.layer,
             tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
             related_entity=draft.related_entity, source=draft.source, search_context=draft.search_context,
+            valid_from=draft.valid_from, valid_until=draft.valid_until,
         )
         if not draft_changes(old, draft):
             self._rows[old.id] = replace(old, last_accessed=now)
@@ -179,12 +180,19 @@ class InMemoryMemoryStore:
                     )
             self._changed(content=False)
 
-    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+    def set_superseded(
+        self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
+    ) -> bool:
         with self._lock:
             memory = self._rows.get(memory_id)
             if memory is None:
                 return False
-            self._rows[memory_id] = replace(memory, superseded_by=successor_id)
+            superseding = successor_id is not None
+            self._rows[memory_id] = replace(
+                memory, superseded_by=successor_id, superseded_at=now if superseding else None,
+                # An explicit valid_until already stored wins over the one superseding closes with.
+                valid_until=memory.valid_until if memory.valid_until is not None or not superseding else valid_until,
+            )
             self._changed()
             return True
 

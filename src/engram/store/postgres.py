@@ -49,12 +49,13 @@ from engram.model import (
 )
 from engram.store.base import ImportResult, StoreStats
 from engram.store.vectors import parse_identity_dims
+from engram.temporal.sql import time_clauses
 
 _COLUMNS = (
     "m.seq, m.id, m.agent, m.session, m.key, m.content, m.category, m.type, m.layer, m.tags, m.metadata,"
     " m.importance, m.related_entity, m.source, m.created_at, m.updated_at, m.last_accessed, m.recall_count,"
     " m.superseded_by, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links,"
-    " m.search_context"
+    " m.search_context, m.valid_from, m.valid_until, m.superseded_at"
 )
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.seq DESC",
@@ -111,8 +112,9 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if filt.until is not None:
         clauses.append(f"{alias}.created_at <= %s")
         params.append(filt.until)
-    if not filt.include_superseded:
-        clauses.append(f"{alias}.superseded_by IS NULL")
+    more, more_params = time_clauses(filt, alias, "%s")
+    clauses.extend(more)
+    params.extend(more_params)
     return " AND ".join(clauses), params
 
 
@@ -178,6 +180,9 @@ class PostgresMemoryStore:
             superseded_by=row[18],
             links=tuple(row[19]),
             search_context=row[20],
+            valid_from=row[21],
+            valid_until=row[22],
+            superseded_at=row[23],
         )
 
     def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
@@ -213,11 +218,13 @@ class PostgresMemoryStore:
             conn.execute(
                 "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
                 " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                " search_context) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                " search_context, valid_from, valid_until)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
                     draft.layer.value, list(draft.tags), Jsonb(dict(draft.metadata)), draft.importance,
                     draft.related_entity, draft.source, created, created, now, draft.search_context,
+                    draft.valid_from, draft.valid_until,
                 ),
             )
             return WriteResult(self._select(conn, "m.id = %s", (memory_id,))[0], "created")
@@ -239,11 +246,11 @@ class PostgresMemoryStore:
         conn.execute(
             "UPDATE memories SET content = %s, content_hash = %s, category = %s, type = %s, layer = %s, tags = %s,"
             " metadata = %s, importance = %s, related_entity = %s, source = %s, updated_at = %s, last_accessed = %s,"
-            " search_context = %s WHERE id = %s",
+            " search_context = %s, valid_from = %s, valid_until = %s WHERE id = %s",
             (
                 draft.content, digest, draft.category.value, draft.type, draft.layer.value, list(draft.tags),
                 Jsonb(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
-                draft.search_context, old.id,
+                draft.search_context, draft.valid_from, draft.valid_until, old.id,
             ),
         )
         return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "updated")
@@ -328,9 +335,18 @@ class PostgresMemoryStore:
 
         self.db.transact(work)
 
-    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+    def set_superseded(
+        self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
+    ) -> bool:
+        superseding = successor_id is not None
+
         def work(conn: Any) -> bool:
-            cursor = conn.execute("UPDATE memories SET superseded_by = %s WHERE id = %s", (successor_id, memory_id))
+            # An explicit valid_until already stored wins over the one superseding closes with.
+            cursor = conn.execute(
+                "UPDATE memories SET superseded_by = %s, superseded_at = %s,"
+                " valid_until = COALESCE(valid_until, %s) WHERE id = %s",
+                (successor_id, now if superseding else None, valid_until if superseding else None, memory_id),
+            )
             return cursor.rowcount > 0
 
         return self.db.transact(work)
@@ -348,8 +364,8 @@ class PostgresMemoryStore:
                 cur.executemany(
                     "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
                     " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                    " recall_count, superseded_by, search_context) VALUES"
-                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at) VALUES"
+                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                     " ON CONFLICT DO NOTHING RETURNING id",
                     [_import_row(memory) for memory in memories],
                     returning=True,
@@ -658,4 +674,5 @@ def _import_row(memory: Memory) -> tuple[Any, ...]:
         memory.category.value, memory.type, memory.layer.value, list(memory.tags), Jsonb(dict(memory.metadata)),
         memory.importance, memory.related_entity, memory.source, memory.created_at, memory.updated_at,
         memory.last_accessed, memory.recall_count, memory.superseded_by, memory.search_context,
+        memory.valid_from, memory.valid_until, memory.superseded_at,
     )

@@ -47,10 +47,12 @@ from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import parse_identity_dims
+from engram.temporal.sql import time_clauses
 
 _COLUMNS = (
     "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
-    "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context"
+    "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
+    " valid_from, valid_until, superseded_at"
 )
 # Approximate candidates fetched (growing 4x from limit * 2 + 16) before a filter is searched exactly.
 _MAX_APPROXIMATE_FETCH = 1024
@@ -101,8 +103,9 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if filt.until is not None:
         clauses.append(f"{alias}.created_at <= ?")
         params.append(filt.until)
-    if not filt.include_superseded:
-        clauses.append(f"{alias}.superseded_by IS NULL")
+    more, more_params = time_clauses(filt, alias, "?")
+    clauses.extend(more)
+    params.extend(more_params)
     return " AND ".join(clauses), params
 
 
@@ -170,6 +173,9 @@ class SqliteMemoryStore:
             recall_count=row[17],
             superseded_by=row[18],
             search_context=row[19],
+            valid_from=row[20],
+            valid_until=row[21],
+            superseded_at=row[22],
             links=links,
         )
 
@@ -203,12 +209,13 @@ class SqliteMemoryStore:
             conn.execute(
                 "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
                 " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                " search_context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " search_context, valid_from, valid_until)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
                     draft.layer.value, json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)),
                     draft.importance, draft.related_entity, draft.source, created, created, now,
-                    draft.search_context,
+                    draft.search_context, draft.valid_from, draft.valid_until,
                 ),
             )
             self._own_writes += 1
@@ -229,12 +236,13 @@ class SqliteMemoryStore:
         conn.execute(
             "UPDATE memories SET content = ?, content_hash = ?, category = ?, type = ?, layer = ?, tags = ?,"
             " metadata = ?, importance = ?, related_entity = ?, source = ?, updated_at = ?, last_accessed = ?,"
-            " search_context = ?"
+            " search_context = ?, valid_from = ?, valid_until = ?"
             " WHERE id = ?",
             (
                 draft.content, digest, draft.category.value, draft.type, draft.layer.value,
                 json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)), draft.importance,
-                draft.related_entity, draft.source, now, now, draft.search_context, old.id,
+                draft.related_entity, draft.source, now, now, draft.search_context, draft.valid_from,
+                draft.valid_until, old.id,
             ),
         )
         self._own_writes += 1
@@ -308,9 +316,17 @@ class SqliteMemoryStore:
                     [now, count, importance_cap, importance_boost, *chunk],
                 )
 
-    def set_superseded(self, memory_id: str, successor_id: str | None) -> bool:
+    def set_superseded(
+        self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
+    ) -> bool:
         with self.db.write() as conn:
-            cursor = conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (successor_id, memory_id))
+            # An explicit valid_until already stored wins over the one superseding closes with.
+            cursor = conn.execute(
+                "UPDATE memories SET superseded_by = ?, superseded_at = ?,"
+                " valid_until = COALESCE(valid_until, ?) WHERE id = ?",
+                (successor_id, now if successor_id is not None else None,
+                 valid_until if successor_id is not None else None, memory_id),
+            )
             self._own_writes += 1
             return cursor.rowcount > 0
 
@@ -329,14 +345,15 @@ class SqliteMemoryStore:
                 conn.execute(
                     "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
                     " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                    " recall_count, superseded_by, search_context)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
                         memory.category.value, memory.type, memory.layer.value, json.dumps(list(memory.tags)),
                         json.dumps(dict(memory.metadata)), memory.importance, memory.related_entity,
                         memory.source, memory.created_at, memory.updated_at, memory.last_accessed,
                         memory.recall_count, memory.superseded_by, memory.search_context,
+                        memory.valid_from, memory.valid_until, memory.superseded_at,
                     ),
                 )
                 imported += 1

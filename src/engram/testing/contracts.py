@@ -18,9 +18,10 @@ from engram.errors import DimensionError, NotFoundError, SnapshotError, Validati
 from engram.model import Category, Layer, MemoryFilter, Scope
 from engram.store.base import MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
+from engram.testing.temporal_contract import TemporalContract
 
 
-class MemoryStoreContract:
+class MemoryStoreContract(TemporalContract):
     @pytest.fixture
     def make_store(self) -> Callable[[], MemoryStore]:  # pragma: no cover - subclasses provide it
         raise NotImplementedError

@@ -1,0 +1,104 @@
+"""``TimeReader``: the engine's one place for time in recall and in stored content.
+
+It holds the zone and week start the user lives in, reads an explicit ``when`` or a phrase in the
+query into a range (``phrases``), finds the date a memory's content states (``content``), and
+shows a memory as it was known at a record time (``as_known``). Deterministic given ``now``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from engram import text
+from engram.errors import ConfigError
+from engram.model import Memory, MemoryVersion
+from engram.temporal import phrases
+from engram.temporal.content import stated_time
+from engram.temporal.instants import parse_time
+from engram.temporal.settings import TimeSettings
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTime:
+    """What a recall's time reading found: the range, the query left to search, where it came from."""
+
+    range: phrases.TimeRange | None
+    query: str
+    from_query: bool
+
+
+class TimeReader:
+    def __init__(self, zone: str | ZoneInfo | None = None, *, week_start: int = 0, read_queries: bool = True) -> None:
+        if isinstance(zone, str):
+            try:
+                zone = ZoneInfo(zone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ConfigError(f"time.zone: unknown time zone {zone!r} (an IANA name such as Europe/Berlin)") from None
+        self.zone = zone if zone is not None else _local_zone()
+        self.week_start = week_start
+        self.read_queries = read_queries
+
+    @classmethod
+    def from_settings(cls, settings: TimeSettings) -> TimeReader:
+        return cls(settings.zone, week_start=0 if settings.week_start == "monday" else 6,
+                   read_queries=settings.read_queries)
+
+    def read(self, query: str, when: str | None, now: float) -> QueryTime:
+        """An explicit ``when`` (``ValidationError`` if unreadable), else a phrase in the query."""
+        if when is not None:
+            return QueryTime(phrases.parse(when, now, self.zone, self.week_start), query, False)
+        if not self.read_queries:
+            return QueryTime(None, query, False)
+        found, rest = phrases.find(query, now, self.zone, self.week_start)
+        if found is None:
+            return QueryTime(None, query, False)
+        # Searching the phrase's own words ("last", "week") would only add noise.
+        return QueryTime(found, rest if text.query_terms(rest) else "", True)
+
+    def instant(self, value: Any, field: str) -> float | None:
+        """A time a user gave (epoch seconds or ISO 8601), a date or time without an offset read
+        in this zone; raises ``ValidationError`` naming ``field``."""
+        if isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value.strip())
+            except ValueError:
+                return parse_time(value, field)  # epoch seconds as text, or a clear error
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=self.zone)
+            return parsed.timestamp()
+        return parse_time(value, field)
+
+    def stated(self, content: str) -> float | None:
+        return stated_time(content, self.zone)
+
+    def describe(self, instant: float) -> str:
+        return datetime.fromtimestamp(instant, self.zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def as_known(memory: Memory, versions: Sequence[MemoryVersion], known_at: float) -> Memory:
+    """``memory`` with the content it had at record time ``known_at`` (from its versions): the
+    first version replaced after then held the content; none means the current content did."""
+    for version in sorted(versions, key=lambda v: v.replaced_at):
+        if version.replaced_at > known_at:
+            return replace(memory, content=version.content)
+    return memory
+
+
+def _local_zone() -> ZoneInfo:
+    """The machine's zone with its DST rules ($TZ, else /etc/localtime), UTC when it has none."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    try:
+        with open("/etc/localtime", "rb") as handle:
+            return ZoneInfo.from_file(handle, key="localtime")
+    except (OSError, ValueError):
+        return ZoneInfo("UTC")
