@@ -136,6 +136,7 @@ class AsyncEngram:
     forget = _offload(Engram.forget, "write")
     link = _offload(Engram.link, "write")
     unlink = _offload(Engram.unlink, "write")
+    supersede = _offload(Engram.supersede, "write")
     import_snapshot = _offload(Engram.import_snapshot, "write")
     reindex = _offload(Engram.reindex, "write")
     embed_missing = _offload(Engram.embed_missing, "write")

@@ -17,7 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.interfaces.conftest import Served
 
-CLAWCODE = {"remember", "recall", "forget", "link", "get"}
+CLAWCODE = {"remember", "recall", "forget", "link", "get", "supersede"}
 PTRCLAW = {"memory_store", "memory_recall", "memory_forget", "memory_link"}
 
 

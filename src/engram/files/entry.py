@@ -37,6 +37,7 @@ from engram.model import (
     parse_tags,
     parse_type,
 )
+from engram.temporal.instants import parse_validity
 
 from .paths import text_hash
 
@@ -78,6 +79,9 @@ class Entry:
     links: tuple[str, ...] = ()
     superseded_by: str | None = None
     search_context: str | None = None
+    valid_from: float | None = None
+    valid_until: float | None = None
+    superseded_at: float | None = None
     line: int = 0
     text: str = ""  # the entry's source text, kept for .conflict files
 
@@ -87,6 +91,7 @@ class Entry:
         return text_hash(json.dumps([
             self.content, self.category.value, self.type, self.layer.value, list(self.tags),
             dict(self.metadata), self.importance, self.related_entity, self.source, self.search_context,
+            *([self.valid_from, self.valid_until] if self.valid_from is not None or self.valid_until is not None else []),
         ], sort_keys=True, ensure_ascii=False))
 
     def to_memory(self, scope: Scope, now: float) -> Memory:
@@ -98,7 +103,8 @@ class Entry:
             importance=self.importance, related_entity=self.related_entity, source=self.source, scope=scope,
             created_at=created, updated_at=self.updated_at if self.updated_at is not None else created,
             last_accessed=self.last_accessed, recall_count=self.recall_count, links=self.links,
-            superseded_by=self.superseded_by, search_context=self.search_context,
+            superseded_by=self.superseded_by, search_context=self.search_context, valid_from=self.valid_from,
+            valid_until=self.valid_until, superseded_at=self.superseded_at,
         )
 
 
@@ -109,6 +115,7 @@ def from_memory(memory: Memory) -> Entry:
         related_entity=memory.related_entity, source=memory.source, created_at=memory.created_at,
         updated_at=memory.updated_at, last_accessed=memory.last_accessed, recall_count=memory.recall_count,
         links=memory.links, superseded_by=memory.superseded_by, search_context=memory.search_context,
+        valid_from=memory.valid_from, valid_until=memory.valid_until, superseded_at=memory.superseded_at,
     )
 
 
@@ -125,7 +132,7 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
 
     Recognised fields: content, id, key, category, type, layer, tags, metadata, importance,
     related_entity, source, date (the visible date), created_at, updated_at, last_accessed,
-    recall_count, links, superseded_by.
+    recall_count, links, superseded_by, valid_from, valid_until (ISO 8601 or epoch seconds), superseded_at.
     """
     category = parse_category(raw.get("category") or Category.KNOWLEDGE)
     memory_type = parse_type(raw.get("type") or default_type(category))
@@ -153,6 +160,8 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
         links=tuple(str(link) for link in raw.get("links") or ()),
         superseded_by=_text(raw.get("superseded_by"), "superseded_by"),
         search_context=parse_search_context(raw.get("search_context"), max_content_chars),
+        **parse_validity(_instant(raw.get("valid_from")), _instant(raw.get("valid_until"))),
+        superseded_at=_number(raw.get("superseded_at"), "superseded_at"),
         line=line,
         text=text,
     )
@@ -196,6 +205,23 @@ def utc(ts: float) -> dt.datetime:
 def iso(ts: float) -> str:
     """``2026-02-09T10:30:00Z`` (seconds; the exact time travels separately)."""
     return utc(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _instant(value: Any) -> Any:
+    """A date or datetime a YAML loader made of an unquoted time, as epoch seconds (naive: UTC)."""
+    if isinstance(value, dt.datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=dt.UTC)).timestamp()
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC).timestamp()
+    return value
+
+
+def show_instant(value: float) -> str:
+    """A valid time as a person reads and edits it: ISO 8601 UTC, or the exact number when it has
+    fractions of a second (so it round-trips)."""
+    if value != int(value):
+        return repr(value)
+    return dt.datetime.fromtimestamp(value, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _number(value: Any, name: str) -> float | None:

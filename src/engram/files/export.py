@@ -57,7 +57,8 @@ def type_record(memory: Memory) -> dict[str, Any]:
             "scope": str(memory.scope), "created_at": memory.created_at, "updated_at": memory.updated_at,
             "last_accessed": memory.last_accessed, "recall_count": memory.recall_count,
             "links": list(memory.links), "superseded_by": memory.superseded_by,
-            "search_context": memory.search_context,
+            "search_context": memory.search_context, "valid_from": memory.valid_from,
+            "valid_until": memory.valid_until, "superseded_at": memory.superseded_at,
         },
     }
 
@@ -260,6 +261,7 @@ def _store(engram: Engram, by_scope: dict[Scope, list[Entry]], summary: ImportSu
                     entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
                     metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
                     source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
+                    valid_from=entry.valid_from, valid_until=entry.valid_until,
                 )
             except EngramError as exc:
                 summary.problems.append(Problem("", entry.line, f"entry not imported: {exc}"))

@@ -35,7 +35,7 @@ from engram.errors import ValidationError
 from engram.model import Category, layer_for_type
 
 from .document import Parsed
-from .entry import SECTION_KEY, Entry, Problem, build_entry, default_type, utc
+from .entry import SECTION_KEY, Entry, Problem, build_entry, default_type, show_instant, utc
 
 _BULLET = re.compile(r"^[-*] (.*)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -51,12 +51,12 @@ _REFERENCE = re.compile(r"&#(\d{1,7});")
 _FIELDS = {
     "tags": "tags", "metadata": "metadata", "category": "category", "type": "type", "layer": "layer",
     "importance": "importance", "entity": "related_entity", "related_entity": "related_entity", "source": "source",
-    "search_context": "search_context",
+    "search_context": "search_context", "valid_from": "valid_from", "valid_until": "valid_until",
 }
 # Marker names and the entry field each one fills.
 _MARKER_FIELDS = {
     "key": "key", "created": "created_at", "updated": "updated_at", "seen": "last_accessed",
-    "recalls": "recall_count", "links": "links", "superseded": "superseded_by",
+    "recalls": "recall_count", "links": "links", "superseded": "superseded_by", "superseded_at": "superseded_at",
 }
 
 
@@ -368,6 +368,8 @@ def _marker(entry: Entry) -> str:
         parts.append("links:" + ",".join(quote(link, safe="") for link in entry.links))
     if entry.superseded_by:
         parts.append(f"superseded:{quote(entry.superseded_by, safe='')}")
+    if entry.superseded_at is not None:
+        parts.append(f"superseded_at:{entry.superseded_at!r}")
     return " ".join(parts)
 
 
@@ -389,6 +391,9 @@ def _visible_fields(entry: Entry) -> list[tuple[str, str]]:
         fields.append(("source", entry.source))
     if entry.search_context:
         fields.append(("search_context", json.dumps(entry.search_context, ensure_ascii=False)))
+    for name in ("valid_from", "valid_until"):
+        if getattr(entry, name) is not None:
+            fields.append((name, show_instant(getattr(entry, name))))
     metadata = dict(entry.metadata)
     if _section(entry) is not None:
         metadata.pop(SECTION_KEY)

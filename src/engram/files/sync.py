@@ -353,7 +353,9 @@ class FileSync:
             rel, entry = found
             db_hash, file_hash = memory_digest(memory), entry.digest()
             if db_hash == file_hash:
-                if entry.links != memory.links or entry.superseded_by != memory.superseded_by:
+                if (entry.links, entry.superseded_by, entry.superseded_at) != (
+                    memory.links, memory.superseded_by, memory.superseded_at
+                ):
                     files.docs[rel].replace(entry_id, from_memory(memory))
                     files.dirty.add(rel)
             elif prev is not None and file_hash == prev.digest:
@@ -435,7 +437,7 @@ class FileSync:
                 entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
                 tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
                 related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
-                search_context=entry.search_context, valid_from=memory.valid_from, valid_until=memory.valid_until,
+                search_context=entry.search_context, valid_from=entry.valid_from, valid_until=entry.valid_until,
             )
         except EngramError as exc:
             report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))
@@ -487,6 +489,7 @@ class FileSync:
                     entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
                     metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
                     source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
+                    valid_from=entry.valid_from, valid_until=entry.valid_until,
                 )
             except EngramError as exc:
                 report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))

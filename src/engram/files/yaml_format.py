@@ -24,7 +24,7 @@ from engram.errors import MissingDependencyError, ValidationError
 from engram.model import Category, layer_for_type
 
 from .document import Parsed
-from .entry import Entry, Problem, build_entry, default_type, iso
+from .entry import Entry, Problem, build_entry, default_type, iso, show_instant
 
 try:
     import yaml
@@ -37,7 +37,8 @@ _KEYS = {
     "importance": "importance", "related_entity": "related_entity", "entity": "related_entity",
     "source": "source", "created_at": "created_at", "updated_at": "updated_at",
     "last_accessed": "last_accessed", "recall_count": "recall_count", "links": "links",
-    "superseded_by": "superseded_by", "search_context": "search_context",
+    "superseded_by": "superseded_by", "search_context": "search_context", "valid_from": "valid_from",
+    "valid_until": "valid_until", "superseded_at": "superseded_at",
 }
 
 
@@ -244,4 +245,9 @@ def render_item(entry: Entry) -> dict[str, Any]:
         item["links"] = list(entry.links)
     if entry.superseded_by:
         item["superseded_by"] = entry.superseded_by
+    for name in ("valid_from", "valid_until"):
+        if getattr(entry, name) is not None:
+            item[name] = show_instant(getattr(entry, name))
+    if entry.superseded_at is not None:
+        item["superseded_at"] = entry.superseded_at
     return item

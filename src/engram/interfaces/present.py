@@ -44,6 +44,9 @@ def clawcode_result(hit: Hit) -> dict[str, Any]:
         context["links"] = list(m.links)
     if hit.via:
         context["via"] = hit.via
+    for name in ("valid_from", "valid_until"):
+        if getattr(m, name) is not None:
+            context[name] = iso(getattr(m, name))
     return {
         "memory_id": m.id,
         "content": m.content,

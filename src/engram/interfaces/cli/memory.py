@@ -23,15 +23,20 @@ EntityOpt = typer.Option(None, "--entity", help="Only memories about this relate
 MetaOpt = typer.Option(None, "--meta", help="Only memories whose metadata has key=value (repeatable).")
 SinceOpt = typer.Option(None, "--since", help="Created at or after (YYYY-MM-DD or epoch seconds).")
 UntilOpt = typer.Option(None, "--until", help="Created at or before (YYYY-MM-DD or epoch seconds).")
+AsOfOpt = typer.Option(None, "--as-of", help="Only facts valid at this time (ISO 8601 or epoch seconds).")
+KnownAtOpt = typer.Option(
+    None, "--known-at", help="As recorded at this time, with the contents of then (ISO 8601 or epoch seconds)."
+)
 
 
-def _filters(category, type_, layer, tags, entity, meta, since, until) -> Filters:  # noqa: ANN001
+def _filters(category, type_, layer, tags, entity, meta, since, until, as_of=None, known_at=None) -> Filters:  # noqa: ANN001
     from engram.engine import Filters
 
     return Filters(
         category=category, type=type_, layer=layer, tags=tags, related_entity=entity,
         metadata=parsing.pairs(meta, "--meta") or None,
         since=parsing.timestamp(since, "--since"), until=parsing.timestamp(until, "--until"),
+        as_of=as_of, known_at=known_at,
     )
 
 
@@ -52,13 +57,17 @@ def remember(
     search_context: str | None = typer.Option(
         None, "--search-context", help="Text that helps find it without being part of it (e.g. the turns around it)."
     ),
+    valid_from: str | None = typer.Option(
+        None, "--valid-from", help="When the fact began to hold (ISO 8601; default: a date the content states)."
+    ),
+    valid_until: str | None = typer.Option(None, "--valid-until", help="When the fact stopped holding (ISO 8601)."),
 ) -> None:
     """Store a memory (or update the one with --key)."""
     st = state(ctx)
     result = st.engram().remember(
         content, key=key, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
         importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
-        search_context=search_context,
+        search_context=search_context, valid_from=valid_from, valid_until=valid_until,
     )
     if st.as_json:
         render.emit_json(result)
@@ -85,12 +94,18 @@ def recall(
     meta: list[str] | None = MetaOpt,
     since: str | None = SinceOpt,
     until: str | None = UntilOpt,
+    when: str | None = typer.Option(
+        None, "--when", help="Only what happened then: yesterday, last week, in March, since Monday, ..."
+    ),
+    as_of: str | None = AsOfOpt,
+    known_at: str | None = KnownAtOpt,
 ) -> None:
-    """Find the memories most relevant to a query, with each score's parts."""
+    """Find the memories most relevant to a query, with each score's parts. A time phrase in the
+    query ("what did we decide last week") filters like --when; the range read is in the notes."""
     st = state(ctx)
     result = st.engram().recall(
-        query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset,
-        filters=_filters(category, type_, layer, tag, entity, meta, since, until),
+        query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
+        filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at),
     )
     if st.as_json:
         render.emit_json(result)
@@ -124,11 +139,14 @@ def list_(
     meta: list[str] | None = MetaOpt,
     since: str | None = SinceOpt,
     until: str | None = UntilOpt,
+    as_of: str | None = AsOfOpt,
+    known_at: str | None = KnownAtOpt,
 ) -> None:
     """List memories with filters and pagination."""
     st = state(ctx)
     memories = st.engram().list(
-        _filters(category, type_, layer, tag, entity, meta, since, until), order=order, limit=limit, offset=offset,
+        _filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at), order=order, limit=limit,
+        offset=offset,
         scope=scope,  # type: ignore[arg-type]
     )
     if st.as_json:
@@ -175,6 +193,16 @@ def link(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
         render.emit_json({"linked": [a, b]})
     else:
         render.console.print(f"linked {a} <-> {b}")
+
+
+def supersede(ctx: typer.Context, old: str = KeyArg, new: str = KeyArg) -> None:
+    """Mark OLD superseded by NEW: kept, out of recall, its valid time closed where NEW begins."""
+    st = state(ctx)
+    closed = st.engram().supersede(old, new)
+    if st.as_json:
+        render.emit_json(closed)
+    else:
+        render.console.print(f"superseded {closed.key} by {new}; valid until {render.when(closed.valid_until)}")
 
 
 def unlink(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
@@ -369,7 +397,8 @@ def reindex(ctx: typer.Context) -> None:
 def register(app: typer.Typer) -> None:
     for fn, name in (
         (remember, "remember"), (recall, "recall"), (get, "get"), (list_, "list"), (forget, "forget"),
-        (link, "link"), (unlink, "unlink"), (neighbours, "neighbours"), (count, "count"), (export, "export"),
+        (link, "link"), (unlink, "unlink"), (supersede, "supersede"), (neighbours, "neighbours"), (count, "count"),
+        (export, "export"),
         (import_, "import"), (stats, "stats"), (reindex, "reindex"),
     ):
         app.command(name)(fn)

@@ -124,7 +124,7 @@ def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
     table.add_column("value", overflow="fold")
     data = memory.to_dict()
     data["links"] = ", ".join(link_keys)
-    for name in ("created_at", "updated_at", "last_accessed"):
+    for name in ("created_at", "updated_at", "last_accessed", "valid_from", "valid_until", "superseded_at"):
         data[name] = when(data[name])
     for name, value in data.items():
         if isinstance(value, list | dict):

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from engram.engine import Engram, Filters
 from engram.interfaces import present
 from engram.interfaces.http.auth import Caller, caller, engram_for
-from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch
+from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, SupersedeIn
 
 router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
 DAY_S = 86_400.0
@@ -27,11 +27,16 @@ Eng = Annotated[Engram, Depends(engine)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
 Order = Literal["recent", "oldest", "importance", "accessed"]
+# Time filters: ISO 8601 or epoch seconds, read by the engine (which names the field when it cannot).
+AsOf = Annotated[str | None, Query(max_length=64, description="Only facts valid at this time.")]
+When = Annotated[str | None, Query(max_length=200, description="yesterday, last week, in March, since Monday, ...")]
+KnownAt = Annotated[str | None, Query(max_length=64, description="As recorded at this time, with the contents of then.")]
 
 
 def _filters(category: str | None, type_: str | None, layer: str | None, tag: list[str] | None,
-             entity: str | None = None) -> Filters:
-    return Filters(category=category, type=type_, layer=layer, tags=tag, related_entity=entity)
+             entity: str | None = None, as_of: str | None = None, known_at: str | None = None) -> Filters:
+    return Filters(category=category, type=type_, layer=layer, tags=tag, related_entity=entity, as_of=as_of,
+                   known_at=known_at)
 
 
 @router.get("", summary="List memories (PHP: GET /api/v1/memory?type=&limit=)")
@@ -46,8 +51,10 @@ def list_memories(
     order: Order = "recent",
     limit: Limit = 50,
     offset: Offset = 0,
+    as_of: AsOf = None,
+    known_at: KnownAt = None,
 ) -> dict[str, Any]:
-    filters = _filters(category, type, layer, tag, entity)
+    filters = _filters(category, type, layer, tag, entity, as_of, known_at)
     items = eng.list(filters, order=order, limit=limit, offset=offset, scope=scope)
     return {"memories": [present.memory_dict(m) for m in items], "total": eng.count(filters, scope=scope),
             "limit": limit, "offset": offset}
@@ -67,9 +74,12 @@ def search(
     mode: Literal["auto", "hybrid", "text", "vector"] = "auto",
     touch: Annotated[bool | None, Query(description="false: a look, not a use (no access mark, no strengthening); "
                                                     "default: recall.touch_on_recall")] = None,
+    when: When = None,
+    as_of: AsOf = None,
+    known_at: KnownAt = None,
 ) -> dict[str, Any]:
-    result = eng.recall(q, limit=limit, filters=_filters(category, type, layer, tag), min_relevance=min_relevance,
-                        depth=depth, mode=mode, touch=touch)
+    result = eng.recall(q, limit=limit, filters=_filters(category, type, layer, tag, None, as_of, known_at),
+                        min_relevance=min_relevance, depth=depth, mode=mode, touch=touch, when=when)
     return present.recall_dict(result)
 
 
@@ -91,7 +101,8 @@ def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
     result = eng.remember(
         body.content, key=body.key, category=body.category, type=body.type, layer=body.layer, tags=body.tags,
         metadata=body.metadata, importance=body.importance, related_entity=body.related_entity, source=body.source,
-        scope=body.scope, links=body.links, search_context=body.search_context)
+        scope=body.scope, links=body.links, search_context=body.search_context, valid_from=body.valid_from,
+        valid_until=body.valid_until)
     return present.write_dict(result)
 
 
@@ -123,6 +134,11 @@ def replace(eng: Eng, ref: str, body: MemoryPatch) -> dict[str, Any]:
 def delete(eng: Eng, ref: str, reason: Annotated[str | None, Query(max_length=500)] = None) -> dict[str, Any]:
     removed = eng.forget(ref, reason=reason)
     return {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
+
+
+@router.post("/{ref}/supersede", summary="Mark a memory superseded (kept; its valid time closed where the new one begins)")
+def supersede(eng: Eng, ref: str, body: SupersedeIn) -> dict[str, Any]:
+    return present.memory_dict(eng.supersede(ref, body.by))
 
 
 @router.get("/{ref}/versions", summary="Earlier contents of a memory, oldest first")

@@ -26,6 +26,10 @@ class MemoryIn(BaseModel):
     search_context: str | None = Field(
         None, description="Text that helps find this memory without being part of it (e.g. the turns around it)."
     )
+    valid_from: float | str | None = Field(
+        None, description="When the fact began to hold: ISO 8601 or epoch seconds (default: a date the content states)."
+    )
+    valid_until: float | str | None = Field(None, description="When the fact stopped holding: ISO 8601 or epoch seconds.")
 
 
 class MemoryPatch(BaseModel):
@@ -39,6 +43,13 @@ class MemoryPatch(BaseModel):
     importance: float | None = Field(None, ge=0.0, le=1.0)
     related_entity: str | None = None
     source: str | None = None
+    valid_from: float | str | None = None
+    valid_until: float | str | None = None
+
+
+class SupersedeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    by: str = Field(..., description="Key or id of the memory that supersedes this one.")
 
 
 class ForgetIn(BaseModel):

@@ -1,7 +1,7 @@
 """engram's MCP server: memory tools and resources for one agent per connection.
 
 Tools: one family by default, ClawCode's ``remember`` / ``recall`` / ``forget`` plus ``link``,
-``get``, ``list`` (recent memories) and ``update`` (by id or key); PtrClaw's ``memory_store`` /
+``get``, ``list`` (recent memories), ``update`` (by id or key) and ``supersede``; PtrClaw's ``memory_store`` /
 ``memory_recall`` / ``memory_forget`` / ``memory_link`` (``ptrclaw.py``) instead or as well when
 ``server.mcp_tools`` says so. Every tool has a title and annotations (read-only, destructive,
 idempotent) so a client can tell a read from a deletion before calling it. Resources: the soul
@@ -69,10 +69,11 @@ def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrcl
 
 
 def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None, tags: list[str] | None,
-            session_id: str | None, category: str | None, type_: str | None, depth: int) -> dict[str, Any]:
+            session_id: str | None, category: str | None, type_: str | None, depth: int,
+            when: str | None = None, as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
     view = engram if session_id is None else engram.for_session(session_id)
-    result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth,
-                         filters=Filters(tags=tags, category=category, type=type_))
+    result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
+                         filters=Filters(tags=tags, category=category, type=type_, as_of=as_of, known_at=known_at))
     hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
     out: dict[str, Any] = {"results": [present.clawcode_result(h) for h in hits]}
     if result.notes:
@@ -120,11 +121,16 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         scope: Annotated[Literal["agent", "session", "global"], Field(
             description="agent (default): yours across sessions; session: this session only; "
                         "global: shared with every agent.")] = "agent",
+        valid_from: Annotated[str | None, Field(
+            description="When the fact began to hold, ISO 8601 (e.g. 2026-04-12); default: a date the content "
+                        "states (\"On 2026-04-12 ...\").")] = None,
+        valid_until: Annotated[str | None, Field(description="When the fact stopped holding, ISO 8601.")] = None,
     ) -> dict[str, Any]:
         with tool_errors():
             result = resolve().remember(
                 content, key=key, category=category, type=type, tags=tags, importance=importance,
-                metadata={"context": context} if context else None, links=links or (), scope=scope)
+                metadata={"context": context} if context else None, links=links or (), scope=scope,
+                valid_from=valid_from, valid_until=valid_until)
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
     @server.tool(title="Recall memories", annotations=READ, description=(
@@ -139,11 +145,18 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             description="Optional: {\"tags\": [...] (all must match), \"session_id\": \"...\", "
                         "\"category\": \"knowledge\", \"type\": \"decision\"}.")] = None,
         depth: Annotated[int, Field(ge=0, le=3, description="1 also returns memories linked to the matches.")] = 0,
+        when: Annotated[str | None, Field(
+            description="Only what happened then: yesterday, last week, in March, since Monday, two days ago. "
+                        "A phrase like that inside the query works too.")] = None,
+        as_of: Annotated[str | None, Field(
+            description="Only facts that held at this time (ISO 8601), superseded ones included.")] = None,
+        known_at: Annotated[str | None, Field(
+            description="Memory as it was recorded at this time (ISO 8601), with the contents of then.")] = None,
     ) -> dict[str, Any]:
         f = filters or {}
         with tool_errors():
             return _recall(resolve(), query, limit, min_relevance, f.get("tags"), f.get("session_id"),
-                           f.get("category"), f.get("type"), depth)
+                           f.get("category"), f.get("type"), depth, when, as_of, known_at)
 
     @server.tool(title="Forget memories", annotations=DELETE, description=(
         "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "
@@ -170,6 +183,16 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
     ) -> dict[str, Any]:
         with tool_errors():
             return _link(resolve(), source, target, action)
+
+    @server.tool(title="Supersede a memory", annotations=WRITE, description=(
+        "A fact changed (the user moved, a decision was reversed): mark the old memory superseded by the new one. "
+        "The old one is kept, leaves ordinary recall, and its valid time ends where the new one's begins."))
+    def supersede(
+        old: Annotated[str, Field(description="memory_id or key of the memory that no longer holds.")],
+        new: Annotated[str, Field(description="memory_id or key of the memory that replaces it.")],
+    ) -> dict[str, Any]:
+        with tool_errors():
+            return present.memory_dict(resolve().supersede(old, new))
 
     @server.tool(title="Read a memory", annotations=READ,
                  description="Read one memory in full (content, tags, links, importance, times) by memory_id or key.")

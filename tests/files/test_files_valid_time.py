@@ -1,0 +1,58 @@
+"""Valid time in memory files: front matter / sub-bullets and markers round-trip valid_from,
+valid_until and superseded_at, and an edit of valid_from in a file reaches the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.files.export import export_folder, import_folder
+from engram.files.sync import FileSync
+
+
+def _timed(engram: Engram) -> None:
+    engram.remember("On 2025-03-10 the nightly migration failed")  # valid_from from the content
+    engram.remember("User lives in Berlin", key="home-berlin", valid_from="2020-03-01T00:00:00Z")
+    engram.remember("User lives in Paris", key="home-paris", valid_from=1_717_200_000.25, valid_until="2030-01-01T00:00:00Z")
+    engram.supersede("home-berlin", "home-paris")
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "yaml", "json"])
+def test_valid_time_round_trips_through_files(engram: Engram, tmp_path: Path, fmt: str) -> None:
+    _timed(engram)
+    before = {m.id: m.to_dict() for m in engram.store.iter_all()}
+    assert sum(1 for m in before.values() if m["valid_from"] is not None) == 3
+    export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt)
+    with Engram.from_settings(home=tmp_path / "fresh") as fresh:
+        summary = import_folder(fresh, tmp_path / "out")
+        assert summary.problems == [] and summary.imported == 3
+        assert {m.id: m.to_dict() for m in fresh.store.iter_all()} == before
+
+
+def test_editing_valid_from_in_a_file_reaches_the_database(engram: Engram, syncer: FileSync, folder: Path) -> None:
+    engram.remember("User lives in Berlin", key="home-berlin", valid_from="2020-03-01T00:00:00Z")
+    syncer.sync()
+    [path] = [p for p in folder.rglob("*.md") if "User lives in Berlin" in p.read_text()]
+    text = path.read_text()
+    assert "valid_from: 2020-03-01T00:00:00Z" in text
+    path.write_text(text.replace("valid_from: 2020-03-01T00:00:00Z", "valid_from: 2021-05-01T00:00:00Z"))
+    report = syncer.sync()
+    assert report.problems == [] and report.db_updated == 1
+    assert engram.get("home-berlin").valid_from == 1_619_827_200.0
+    path.write_text(path.read_text().replace("valid_from: 2021-05-01T00:00:00Z", "valid_from: someday"))
+    report = syncer.sync()
+    assert report.problems and "valid_from" in str(report.problems[0])
+    assert engram.get("home-berlin").valid_from == 1_619_827_200.0  # the bad edit changed nothing
+
+
+def test_a_bullet_added_by_hand_keeps_its_valid_time(engram: Engram, syncer: FileSync, folder: Path) -> None:
+    engram.remember("User lives in Berlin", key="home-berlin")
+    syncer.sync()
+    [path] = [p for p in folder.rglob("*.md") if "User lives in Berlin" in p.read_text()]
+    path.write_text(path.read_text().rstrip("\n") + "\n- Moved the server to Frankfurt\n  - valid_from: 2024-02-01T00:00:00Z\n")
+    report = syncer.sync()
+    assert report.problems == [] and report.db_created == 1
+    [added] = engram.list(limit=10, filters=None)[:1]
+    assert added.content == "Moved the server to Frankfurt" and added.valid_from == 1_706_745_600.0

@@ -1,0 +1,116 @@
+"""Valid time, superseding and time in recall through every door: the CLI as a real process, the
+HTTP API over a real socket, MCP with the SDK's client over streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mcp import Client
+
+from tests.interfaces.conftest import Served
+from tests.interfaces.test_mcp import _data, _http
+
+
+def _at(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_TIME__ZONE": "UTC", "TZ": "UTC", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_valid_time_supersede_and_time_in_recall(isolated_home: Path) -> None:
+    def ok(*args: str) -> dict:
+        done = _cli(isolated_home, "--json", *args)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    berlin = ok("remember", "User lives in Berlin", "--valid-from", "2020-03-01", "--key", "home-berlin")["memory"]
+    assert berlin["valid_from"] == _at("2020-03-01T00:00:00")
+    paris = ok("remember", "User lives in Paris", "--valid-from", "2024-06-01", "--key", "home-paris")["memory"]
+    closed = ok("supersede", "home-berlin", "home-paris")
+    assert closed["superseded_by"] == paris["id"] and closed["valid_until"] == _at("2024-06-01T00:00:00")
+    then = ok("recall", "where does the user live", "--as-of", "2022-01-01")
+    assert [h["memory"]["key"] for h in then["hits"]] == ["home-berlin"]
+    now = ok("recall", "where does the user live")
+    assert [h["memory"]["key"] for h in now["hits"]] == ["home-paris"]
+    failed = ok("remember", "On 2025-03-10 the nightly migration failed")["memory"]
+    assert failed["valid_from"] == _at("2025-03-10T00:00:00")
+    found = ok("recall", "what failed on 2025-03-10")
+    assert [h["memory"]["id"] for h in found["hits"]] == [failed["id"]]
+    assert any("2025-03-10 00:00 to 2025-03-11 00:00" in note for note in found["notes"])
+    assert ok("recall", "migration", "--when", "in 2019")["hits"] == []
+    listed = ok("list", "--as-of", "2021-01-01")
+    assert [m["key"] for m in listed] == ["home-berlin"]
+    human = _cli(isolated_home, "get", "home-berlin")
+    assert "valid_until" in human.stdout and "2024-06-01" in human.stdout
+    for args, field in ((("recall", "x", "--when", "sometime soon"), "when"),
+                        (("recall", "x", "--as-of", "yesterdayish"), "as_of"),
+                        (("remember", "bad", "--valid-from", "2024-13-45"), "valid_from")):
+        bad = _cli(isolated_home, *args)
+        assert bad.returncode == 2 and field in bad.stderr, (args, bad.stderr)
+    assert ok("count")["count"] == 2  # Paris and the failed migration (Berlin is superseded); nothing half-stored
+
+
+def test_http_valid_time_supersede_and_time_in_recall(served: Served) -> None:
+    with served.client(served.alice) as c:
+        def store(content: str, **fields: object) -> dict:
+            r = c.post("/api/v1/memory", json={"content": content, **fields})
+            assert r.status_code == 201, r.text
+            return r.json()["memory"]
+
+        berlin = store("User lives in Berlin", key="home-berlin", valid_from="2020-03-01T00:00:00Z")
+        paris = store("User lives in Paris", key="home-paris", valid_from=_at("2024-06-01T00:00:00"))
+        r = c.post("/api/v1/memory/home-berlin/supersede", json={"by": "home-paris"})
+        assert r.status_code == 200, r.text
+        assert r.json()["superseded_by"] == paris["id"] and r.json()["valid_until"] == _at("2024-06-01T00:00:00")
+        search = c.get("/api/v1/memory/search", params={"q": "where does the user live", "as_of": "2022-01-01T00:00Z"})
+        assert [h["memory"]["id"] for h in search.json()["hits"]] == [berlin["id"]]
+        assert [h["memory"]["id"] for h in c.get(
+            "/api/v1/memory/search", params={"q": "user lives"}).json()["hits"]] == [paris["id"]]
+        assert c.get("/api/v1/memory/search", params={"q": "user lives", "when": "in 2019"}).json()["hits"] == []
+        noted = c.get("/api/v1/memory/search", params={"q": "user lives", "when": "last year"}).json()
+        assert any(note.startswith("time: 'last year'") for note in noted["notes"])
+        assert [m["id"] for m in c.get("/api/v1/memory", params={"as_of": "2021-01-01T00:00Z"}).json()["memories"]] \
+            == [berlin["id"]]
+        r = c.patch("/api/v1/memory/home-paris", json={"valid_until": "2030-01-01T00:00:00Z"})
+        assert r.status_code == 200 and r.json()["memory"]["valid_until"] == _at("2030-01-01T00:00:00")
+        for params, field in (({"q": "x", "when": "sometime soon"}, "when"), ({"q": "x", "known_at": "never"}, "known_at")):
+            r = c.get("/api/v1/memory/search", params=params)
+            assert r.status_code == 422 and r.json()["field"] == field
+        r = c.post("/api/v1/memory", json={"content": "x", "valid_from": "2024-02-01", "valid_until": "2024-01-01"})
+        assert r.status_code == 422 and r.json()["field"] == "valid_until"
+        assert c.post("/api/v1/memory/home-paris/supersede", json={"by": "missing"}).status_code == 404
+        assert c.get("/api/v1/stats").json()["memories"] == 1  # Paris (Berlin superseded); nothing half-stored
+        assert c.get("/api/v1/memory/home-berlin").json()["superseded_by"] == paris["id"]  # kept
+    with served.client(served.bob) as c:  # another agent can neither see nor supersede alice's memories
+        assert c.post("/api/v1/memory/home-paris/supersede", json={"by": "home-berlin"}).status_code == 404
+
+
+def test_mcp_valid_time_supersede_and_time_in_recall(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            old = _data(await alice.call_tool("remember", {
+                "content": "The team meets on Tuesdays", "key": "meeting-day", "valid_from": "2023-01-01T00:00:00Z"}))
+            new = _data(await alice.call_tool("remember", {
+                "content": "The team meets on Thursdays", "key": "meeting-day-2", "valid_from": "2025-01-01T00:00:00Z"}))
+            closed = _data(await alice.call_tool("supersede", {"old": "meeting-day", "new": "meeting-day-2"}))
+            assert closed["superseded_by"] == new["memory_id"] and closed["valid_until"] == _at("2025-01-01T00:00:00")
+            then = _data(await alice.call_tool("recall", {"query": "when does the team meet", "as_of": "2024-01-01"}))
+            assert [r["memory_id"] for r in then["results"]] == [old["memory_id"]]
+            assert then["results"][0]["context"]["valid_until"].startswith("2025-01-01")
+            now = _data(await alice.call_tool("recall", {"query": "when does the team meet"}))
+            assert [r["memory_id"] for r in now["results"]] == [new["memory_id"]]
+            empty = _data(await alice.call_tool("recall", {"query": "team meets", "when": "in 2019"}))
+            assert empty["results"] == [] and any(n.startswith("time:") for n in empty["notes"])
+            bad = await alice.call_tool("recall", {"query": "team", "when": "sometime soon"})
+            assert bad.is_error and "when" in bad.content[0].text
+
+    asyncio.run(run())
