@@ -527,7 +527,7 @@ class Engram:
         if read.range is None:
             result = self._recall(RecallRequest(query, filt, offset + limit, depth, min_relevance, mode))
         else:
-            result = self._recall_in_range(read, filt, offset + limit, depth, min_relevance, mode)
+            result = self._recall_in_range(query, read, filt, offset + limit, depth, min_relevance, mode)
         if offset:
             result = replace(result, hits=result.hits[offset:])
         if filt.known_at is not None:
@@ -544,10 +544,11 @@ class Engram:
         return result
 
     def _recall_in_range(
-        self, read: QueryTime, filt: MemoryFilter, limit: int, depth: int, min_relevance: float | None, mode: str
+        self, query: str, read: QueryTime, filt: MemoryFilter, limit: int, depth: int, min_relevance: float | None,
+        mode: str,
     ) -> RecallResult:
-        """Recall within a time range; a phrase read from the query that leaves nothing is
-        dropped again (the words may not have meant a filter), saying so."""
+        """Recall within a time range. A phrase read from the query that leaves nothing is not
+        taken as a filter after all: the whole query is searched at any time, saying so."""
         assert read.range is not None
         span = read.range
         timed = replace(filt, happened_from=_later(filt.happened_from, span.start),
@@ -560,7 +561,7 @@ class Engram:
         result = self._recall(RecallRequest(read.query, timed, limit, depth, min_relevance, mode))
         if result.hits or not read.from_query:
             return replace(result, notes=(note, *result.notes))
-        wider = self._recall(RecallRequest(read.query, filt, limit, depth, min_relevance, mode))
+        wider = self._recall(RecallRequest(query, filt, limit, depth, min_relevance, mode))
         return replace(wider, notes=(note, "nothing in that time; matches from any time", *wider.notes))
 
     def _as_known(self, result: RecallResult, known_at: float) -> RecallResult:
