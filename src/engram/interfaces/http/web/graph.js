@@ -44,8 +44,8 @@ export async function draw(query) {
         { selector: "node:selected", style: { "border-width": 3, "border-color": "#000" } },
         { selector: "edge", style: { width: 1, "line-color": "#b8c4ce", "curve-style": "haystack", opacity: 0.8 } },
       ],
-      layout: { name: window.cytoscapeFcose ? "fcose" : "grid", quality: big ? "draft" : "default", randomize: true,
-        animate: false, packComponents: true, tilingPaddingVertical: 24, tilingPaddingHorizontal: 24, nodeRepulsion: 6000, idealEdgeLength: 60, numIter: big ? 1200 : 2500 },
+      layout: { name: window.cytoscapeFcose ? "fcose" : "grid", quality: "default", randomize: true,
+        animate: false, packComponents: true, tilingPaddingVertical: 24, tilingPaddingHorizontal: 24, nodeRepulsion: 6000, idealEdgeLength: 60, numIter: big ? 1000 : 2500 },
     });
     cy.on("tap", "node", (ev) => nav.showMemory(ev.target.id()));
     cy.on("mouseover", "node", (ev) => { $("#graph-status").textContent = ev.target.data("content"); });
