@@ -193,3 +193,16 @@ def test_into_agent_and_unknown_kind(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--home", str(home), "import", str(FIXTURES / "mem0.json"), "--from", "zep"])
     assert isinstance(result.exception, ValidationError)
     assert result.exception.field == "from" and "zep" in str(result.exception) and "mcp-memory" in str(result.exception)
+
+
+def test_history_trimmed_to_its_cap_is_not_refilled_by_a_second_import(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("ENGRAM_HISTORY__MAX_HISTORY_LEN", "2")
+    history = FIXTURES / "clawless" / "conversation-history.jsonl"
+    assert as_json(home, "import", str(history))["messages_imported"] == 6
+    again = as_json(home, "import", str(history))
+    assert (again["messages_imported"], again["messages_skipped"]) == (0, 6)
+    kept = [m["content"] for m in as_json(home, "history", "show", "telegram:12345")["messages"]]
+    assert kept == ["Remind me what we decided about the garage",
+                    "You decided to repaint the garage door green in April."]

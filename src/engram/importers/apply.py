@@ -143,12 +143,17 @@ def _append_history(engram: Engram, messages: list[tuple[str, Message]], report:
         return 0, 0
     history = engram.history
     seen: dict[str, set[tuple[str, str, float]]] = {}
+    newest: dict[str, float] = {}
     added = present = 0
     for n, (key, message) in enumerate(messages, 1):
         if key not in seen:
-            seen[key] = {(m.role.value, m.content, m.created_at) for m in history.all(key)}
+            kept = history.all(key)
+            seen[key] = {(m.role.value, m.content, m.created_at) for m in kept}
+            newest[key] = max((m.created_at for m in kept), default=float("-inf"))
         mark = (message.role.value, message.content, message.created_at)
-        if mark in seen[key]:
+        # History is append-only in time: what is older than the conversation's newest message was
+        # imported before (and may since have been trimmed away), so it is not appended again.
+        if mark in seen[key] or message.created_at < newest[key]:
             present += 1
         else:
             history.add(key, message)
