@@ -105,6 +105,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, own: st
         layer=layer_for_type(record.type), tags=record.tags, metadata=dict(record.metadata),
         importance=record.importance, related_entity=record.related_entity, source=source, scope=scope,
         created_at=created, updated_at=record.updated_at if record.updated_at is not None else created,
+        valid_from=engram.time.stated(content),  # "On 2025-03-10 ..." says when it happened, as in remember
     ), found
 
 
