@@ -131,3 +131,28 @@ def test_bad_input_names_the_field_and_stores_nothing(m: Memory) -> None:
     with pytest.raises(NotFoundError):
         m.update("0190e2b2-0000-7000-8000-000000000000", "new text")
     assert m.engram.count() == 0
+
+
+def test_mem0_async_quickstart(isolated_home: Path) -> None:
+    import asyncio
+    import threading
+
+    from engram.compat.mem0 import AsyncMemory  # was: from mem0 import AsyncMemory
+
+    async def main() -> None:
+        m = AsyncMemory()
+        threads: list[str] = []
+        m.engram.subscribe(lambda event: threads.append(threading.current_thread().name))
+        result = await m.add(MESSAGES, user_id="alice", metadata={"category": "movie_recommendations"})
+        fact_id = result["results"][0]["id"]
+        assert (await m.get(fact_id))["memory"] == "The user loves sci-fi movies."
+        assert [r["id"] for r in (await m.get_all(user_id="alice"))["results"]] == [fact_id]
+        assert (await m.search("sci-fi movies", user_id="alice"))["results"][0]["id"] == fact_id
+        assert await m.update(memory_id=fact_id, data="I love India") == {"message": "Memory updated successfully!"}
+        assert [h["event"] for h in await m.history(memory_id=fact_id)] == ["ADD", "UPDATE"]
+        await m.delete(memory_id=fact_id)
+        assert await m.get(fact_id) is None
+        await m.close()
+        assert threads and threading.main_thread().name not in threads  # the work ran off the loop's thread
+
+    asyncio.run(main())

@@ -296,3 +296,12 @@ def _every(view: Engram, filters: Filters | None = None) -> list[EngramMemory]:
         out.extend(page)
         if len(page) < MAX_LIST_LIMIT:
             return out
+
+
+def __getattr__(name: str) -> Any:
+    # mem0 exports AsyncMemory beside Memory; it lives in its own module (imported on first use).
+    if name == "AsyncMemory":
+        from engram.compat.mem0_async import AsyncMemory
+
+        return AsyncMemory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

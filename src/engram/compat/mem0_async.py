@@ -1,0 +1,53 @@
+"""mem0's ``AsyncMemory``: ``from engram.compat.mem0 import AsyncMemory``; the methods of the
+mem0-shaped ``Memory`` as coroutines. Each call runs in a worker thread, so awaiting it never
+blocks the event loop; the store serialises its own writes."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from engram.agent.extract import FactExtractor
+from engram.compat.mem0 import Memory
+from engram.engine import Engram
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _in_thread(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, R]]:
+    @functools.wraps(method)
+    async def call(self: AsyncMemory, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(method, self.memory, *args, **kwargs)
+
+    return call
+
+
+class AsyncMemory:
+    """mem0's ``AsyncMemory`` API over engram (differences: see ``engram.compat.mem0``)."""
+
+    def __init__(self, engram: Engram | None = None, *, extractor: FactExtractor | None = None) -> None:
+        self.memory = Memory(engram, extractor=extractor)  # the synchronous facade doing the work
+
+    @classmethod
+    def from_config(cls, config_dict: Mapping[str, Any]) -> AsyncMemory:
+        mem = cls.__new__(cls)
+        mem.memory = Memory.from_config(config_dict)
+        return mem
+
+    @property
+    def engram(self) -> Engram:
+        return self.memory.engram
+
+    add = _in_thread(Memory.add)
+    get = _in_thread(Memory.get)
+    get_all = _in_thread(Memory.get_all)
+    search = _in_thread(Memory.search)
+    update = _in_thread(Memory.update)
+    delete = _in_thread(Memory.delete)
+    delete_all = _in_thread(Memory.delete_all)
+    history = _in_thread(Memory.history)
+    reset = _in_thread(Memory.reset)
+    close = _in_thread(Memory.close)
