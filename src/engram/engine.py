@@ -55,7 +55,7 @@ from engram.recall_cache import RecallCache
 from engram.registry import resolve
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
-from engram.temporal.reader import QueryTime, TimeReader, as_known
+from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 
 if TYPE_CHECKING:
     from engram.history.service import History
@@ -523,7 +523,7 @@ class Engram:
             filters = replace(filters, as_of=filters.as_of if as_of is None else as_of,
                               known_at=filters.known_at if known_at is None else known_at)
         filt = self._filter(filters)
-        read = self.time.read(query, when, self.clock())
+        read = self._anchor(self.time.read(query, when, self.clock()), filt)
         if read.range is None:
             result = self._recall(RecallRequest(query, filt, offset + limit, depth, min_relevance, mode))
         else:
@@ -563,6 +563,20 @@ class Engram:
             return replace(result, notes=(note, *result.notes))
         wider = self._recall(RecallRequest(query, filt, limit, depth, min_relevance, mode))
         return replace(wider, notes=(note, "nothing in that time; matches from any time", *wider.notes))
+
+    def _anchor(self, read: QueryTime, filt: MemoryFilter) -> QueryTime:
+        """``when="before the launch"``: the range ends (or, after/since, starts) at the event time
+        of the memory that best matches "the launch"; ``ValidationError`` when no memory names it."""
+        if read.anchor is None:
+            return read
+        direction, words = read.anchor
+        found = self.store.search_text(words, filt, limit=1)
+        if not found:
+            raise ValidationError("when", f"no memory names {words!r}",
+                                  "before/after/since words a memory contains, or a time phrase (last week, in March)")
+        anchor = found[0][0]
+        span = anchored_range(direction, words, anchor.event_time)
+        return replace(read, range=replace(span, phrase=f"{span.phrase} (the time of {anchor.key!r})"))
 
     def _as_known(self, result: RecallResult, known_at: float) -> RecallResult:
         """Each hit with the content it had at record time ``known_at`` (from its versions)."""

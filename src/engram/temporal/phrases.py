@@ -7,7 +7,7 @@ dates, does not read "since Monday", and its first search in a sentence takes se
 language data. Periods here are calendar periods in the user's zone: a day runs midnight to
 midnight (23 or 25 hours across a DST change), weeks start on ``week_start`` (0 = Monday), months
 and years are calendar months and years. Ranges are half-open ``[start, end)``; "since X" ends now.
-"before X" is not read (it needs to know what X is).
+"before X" is not read here: it needs a memory that names X (``TimeReader`` and the engine).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def parse(phrase: str, now: float, zone: ZoneInfo, week_start: int = 0, field: s
         raise ValidationError(
             field, f"cannot read {phrase!r} as a time",
             "yesterday, today, N days/weeks ago, last/this week|month|year, in March [2026], "
-            "since Monday, on 2026-04-12, the past N days",
+            "since Monday, on 2026-04-12, the past N days; before/after/since words a memory contains",
         )
     return found
 

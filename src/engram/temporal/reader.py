@@ -7,7 +7,9 @@ shows a memory as it was known at a record time (``as_known``). Deterministic gi
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -30,6 +32,21 @@ class QueryTime:
     range: phrases.TimeRange | None
     query: str
     from_query: bool
+    # ``when="before the launch"``: the range is bounded by the time of the memory these words find
+    # ("before", "after" or "since", and the words); the engine looks the memory up.
+    anchor: tuple[str, str] | None = None
+
+
+_ANCHOR = re.compile(r"^(before|after|since)\s+(.*\w.*)$", re.IGNORECASE)
+
+
+def anchored_range(direction: str, words: str, at: float) -> phrases.TimeRange:
+    """The range "before/after/since <words>" means once the memory they name is known to be at ``at``."""
+    phrase = f"{direction} {words}"
+    if direction == "before":
+        return phrases.TimeRange(None, at, phrase)
+    # "after the launch" leaves the launch itself out; "since the launch" keeps it.
+    return phrases.TimeRange(math.nextafter(at, math.inf) if direction == "after" else at, None, phrase)
 
 
 class TimeReader:
@@ -51,6 +68,9 @@ class TimeReader:
     def read(self, query: str, when: str | None, now: float) -> QueryTime:
         """An explicit ``when`` (``ValidationError`` if unreadable), else a phrase in the query."""
         if when is not None:
+            anchored = _ANCHOR.match(" ".join(str(when).split()))
+            if anchored and phrases.find(anchored.group(2), now, self.zone, self.week_start)[0] is None:
+                return QueryTime(None, query, False, (anchored.group(1).lower(), anchored.group(2)))
             return QueryTime(phrases.parse(when, now, self.zone, self.week_start), query, False)
         if not self.read_queries:
             return QueryTime(None, query, False)

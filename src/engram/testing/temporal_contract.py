@@ -141,3 +141,19 @@ class TemporalContract:
         wide = mem.recall("rename parser in 2019")
         assert wide.hits[0].memory.id == yesterday.id
         assert any("nothing in that time" in note for note in wide.notes)
+
+    def test_when_before_or_after_what_a_memory_names(self, timed: tuple[Engram, FakeClock]) -> None:
+        mem, _ = timed
+        launch = mem.remember("We launched the beta to the first customers", valid_from="2026-03-01").memory
+        login = mem.remember("Fixed the login bug", valid_from="2026-02-01").memory
+        signup = mem.remember("Fixed the signup bug", valid_from="2026-03-10").memory
+        before = mem.recall("fixed bug", when="before the beta launch")
+        assert [h.memory.id for h in before] == [login.id]
+        assert any(launch.key in note for note in before.notes)  # the note names the memory it read
+        assert [h.memory.id for h in mem.recall("fixed bug", when="after the beta launch")] == [signup.id]
+        assert [h.memory.id for h in mem.recall("beta customers", when="since the beta launch")] == [launch.id]
+        assert [h.memory.id for h in mem.recall("beta customers", when="after the beta launch")] == []
+        assert [h.memory.id for h in mem.recall("fixed bug", when="since the beta launch")] == [signup.id]
+        with pytest.raises(ValidationError) as err:
+            mem.recall("fixed bug", when="before the unicorn parade")
+        assert err.value.field == "when"
