@@ -46,7 +46,7 @@ def test_find_edit_forget_on_the_page(served: Served, browser) -> None:  # noqa:
 
     with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {served.alice}"}) as api:
         stored = api.post("/api/v1/memory", json={"content": "The user's cat is called Miso", "tags": ["pets"],
-                                                  "key": "cat-name"}).json()
+                                                  "key": "cat-name", "valid_from": "2024-05-01T12:00:00Z"}).json()
         other = api.post("/api/v1/memory", json={"content": "The user lives in Lisbon", "links": ["cat-name"]}).json()
     mid = stored["memory_id"]
     wait = WebDriverWait(browser, 20)
@@ -65,6 +65,7 @@ def test_find_edit_forget_on_the_page(served: Served, browser) -> None:  # noqa:
     row.click()
     content = wait.until(ec.visibility_of_element_located((By.ID, "edit-content")))
     assert content.get_attribute("value") == "The user's cat is called Miso"
+    assert "valid from" in browser.find_element(By.ID, "d-meta").text  # the memory's valid time is shown
     wait.until(lambda d: [a.text for a in d.find_elements(By.CSS_SELECTOR, "#d-links a")] == [other["key"]])
     content.clear()
     content.send_keys("The user's cat is called Mochi")

@@ -66,6 +66,10 @@ export async function show(id) {
     const facts = [["id", m.id], ["scope", m.scope], ["layer", m.layer], ["created", when(m.created_at)],
       ["updated", when(m.updated_at)], ["last used", when(m.last_accessed)], ["recalled", `${m.recall_count}×`],
       ["importance", fmt(m.importance)], ["related entity", m.related_entity || "-"], ["source", m.source || "-"]];
+    // Valid time (when the fact held) only where it was given, stated or closed by superseding.
+    if (m.valid_from != null) facts.push(["valid from", when(m.valid_from)]);
+    if (m.valid_until != null) facts.push(["valid until", when(m.valid_until)]);
+    if (m.superseded_by) facts.push(["superseded by", m.superseded_by]);
     $("#d-meta").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", k), el("dd", v)]));
     $("#edit-content").value = m.content; $("#edit-tags").value = m.tags.join(", ");
     $("#edit-category").value = m.category; $("#edit-type").value = m.type; $("#edit-importance").value = m.importance;
