@@ -8,7 +8,6 @@ The import name and the command are ``engram``; the distribution on PyPI is ``en
 from __future__ import annotations
 
 import functools
-from importlib.metadata import PackageNotFoundError, version
 
 DISTRIBUTION = "engram-recall"
 
@@ -16,6 +15,9 @@ DISTRIBUTION = "engram-recall"
 @functools.cache
 def current_version() -> str:
     """The installed version (read on first use: ``engram --help`` need not open the metadata)."""
+    # importlib.metadata is imported here, not above: it costs ~0.1 s that `engram --help` skips.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:  # a source tree on sys.path that was never installed
