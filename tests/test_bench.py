@@ -43,17 +43,24 @@ def test_speed_bench_measures_a_small_store() -> None:
     assert result["links"]["depths"]["3"]["hits"] > result["links"]["depths"]["0"]["hits"]
 
 
-def test_recall_quality_bench_prints_every_mode_and_category() -> None:
-    result = run_bench("recall_quality.py", "--conversations", "1")
-    assert set(result) >= {"engram", "fts", "vector"}
-    for mode in ("engram", "fts", "vector"):
-        overall = result[mode]["overall"]
-        for metric in ("R@1", "R@5", "R@10", "R@20", "NDCG@10", "MRR"):
-            assert 0.0 <= overall[metric] <= 1.0
-        assert overall["R@1"] <= overall["R@5"] <= overall["R@10"] <= overall["R@20"]
-        assert {"single-hop", "multi-hop", "temporal"} <= set(result[mode]["by_category"])
-    # Full text alone finds evidence on real conversations; a broken index would score 0.
-    assert result["fts"]["overall"]["R@10"] > 0.3
+def test_recall_quality_bench_prints_every_mode_protocol_and_category() -> None:
+    result = run_bench("recall_quality.py", "--conversations", "2", "--holdout", "1")
+    for protocol in ("alone", "neighbours"):
+        report = result[protocol]
+        assert len(report["conversations"]["tuned"]) == 1 and len(report["conversations"]["held-out"]) == 1
+        for part in ("all", "tuned", "held-out"):
+            for mode in ("engram", "text", "vector", "fts5"):
+                overall = report[part][mode]["overall"]
+                for metric in ("R@1", "R@5", "R@10", "R@20", "NDCG@10", "MRR"):
+                    assert 0.0 <= overall[metric] <= 1.0
+                assert overall["R@1"] <= overall["R@5"] <= overall["R@10"] <= overall["R@20"]
+                assert {"single-hop", "multi-hop", "temporal"} <= set(report[part][mode]["by_category"])
+        assert report["all"]["engram"]["overall"]["queries"] == (
+            report["tuned"]["engram"]["overall"]["queries"] + report["held-out"]["engram"]["overall"]["queries"])
+        assert set(report["latency_ms"]) == {"engram", "text", "vector", "fts5"}
+        # Full text alone finds evidence on real conversations; a broken index would score 0.
+        assert report["all"]["text"]["overall"]["R@10"] > 0.3
+        assert report["all"]["fts5"]["overall"]["R@10"] > 0.3
 
 
 def test_links_bench_compares_each_depth_with_depth_zero() -> None:

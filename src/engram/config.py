@@ -44,8 +44,8 @@ class RecallSettings(BaseModel):
 
     limit: int = Field(10, ge=1, le=1000)
     fusion: Literal["weighted", "rrf"] = "weighted"
-    text_weight: float = Field(0.4, ge=0.0, le=1.0)
-    vector_weight: float = Field(0.6, ge=0.0, le=1.0)
+    text_weight: float = Field(0.5, ge=0.0, le=1.0)
+    vector_weight: float = Field(0.5, ge=0.0, le=1.0)
     rrf_k: int = Field(60, ge=1)
     # Recency multiplier exp(-ln2 * age / half_life), applied after fusion; 0 disables it.
     recency_half_life_s: float = Field(0.0, ge=0.0)

@@ -4,13 +4,18 @@ The pipeline, for a query in a set of visible scopes:
 
 1. candidates from full text (BM25 or the backend's own text score) and, when an embedder is
    configured and the store's vectors match it, from cosine similarity;
-2. fusion: ``weighted`` (PtrClaw: text max-normalised to 0..1, cosine shifted to 0..1 by
-   ``(sim + 1) / 2``, ``text_weight * text + vector_weight * vector``) or ``rrf`` (reciprocal
-   rank fusion, rescaled so the best possible score is 1);
-3. multipliers after fusion: recency ``exp(-ln 2 * age / half_life)`` and importance
+2. every candidate scored on *both* signals: a text candidate's cosine comes from its stored
+   vector, a vector candidate's text score from the index restricted to those rows. (Giving a
+   candidate one side missed a 0 there pushed strong text matches below weak vector matches.)
+3. each signal on a scale that means the same from query to query: text divided by the
+   backend's ceiling for the query (the score of a memory holding each query word once, so
+   1 means "every word of the query, rarest included"), cosine as it is, floored at 0;
+4. fusion: ``weighted`` (``text_weight * text + vector_weight * vector``, normalised by the
+   weights' sum) or ``rrf`` (reciprocal rank fusion, rescaled so the best possible score is 1);
+5. multipliers after fusion: recency ``exp(-ln 2 * age / half_life)`` and importance
    ``(1 - w) + w * importance``; a relevant old memory can still outrank an irrelevant new one;
-4. ``min_relevance`` cut, optional MMR diversity, the limit;
-5. ``depth`` link expansion: 1-hop neighbours of the hits join with a share of their parent's score.
+6. ``min_relevance`` cut, optional MMR diversity, the limit;
+7. ``depth`` link expansion: 1-hop neighbours of the hits join with a share of their parent's score.
 
 Nothing relevant gives an empty result with a note saying why, never padding.
 """
@@ -80,20 +85,20 @@ def recall(
 
     candidates: dict[str, _Candidate] = {}
     if use_text:
-        for rank, (memory, score) in enumerate(store.search_text(request.query, request.filt, limit=pool)):
-            candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
+        _text_candidates(store, request, pool, candidates)
 
-    vector_ok = False
+    query_vector = None
     if use_vector:
-        vector_ok, note = _vector_candidates(store, request, embedder, pool, candidates)
+        query_vector, note = _vector_candidates(store, request, embedder, pool, candidates)
         if note:
             notes.append(note)
+    vector_ok = query_vector is not None
     mode = "hybrid" if (use_text and vector_ok) else ("vector" if vector_ok else "text")
     if not use_text and not vector_ok:
-        mode = "text"
-        for rank, (memory, score) in enumerate(store.search_text(request.query, request.filt, limit=pool)):
-            candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
         use_text = True
+        _text_candidates(store, request, pool, candidates)
+    if use_text and vector_ok:
+        _complete_signals(store, request.query, query_vector, candidates)
 
     # A text score below a ten-thousandth of the best is no evidence: SQLite's BM25 gives a word found in
     # most rows (more than half) almost nothing (its IDF floor), and rows matching only such words would
@@ -101,10 +106,11 @@ def recall(
     text_floor = max((c.text_raw for c in candidates.values() if c.text_rank is not None), default=0.0) * 1e-4
     pool_candidates = [
         c for c in candidates.values()
-        if (c.text_rank is not None and c.text_raw > text_floor)
-        or (c.cosine is not None and c.cosine >= settings.min_similarity)
+        if c.text_raw > text_floor
+        or (c.vector_rank is not None and (c.cosine or 0.0) >= settings.min_similarity)
     ]
-    scored = _fuse(pool_candidates, settings, text_on=use_text, vector_on=vector_ok)
+    ceiling = store.text_score_ceiling(request.query) if use_text else None
+    scored = _fuse(pool_candidates, settings, text_on=use_text, vector_on=vector_ok, text_ceiling=ceiling)
     _apply_multipliers(scored, settings, now)
     threshold = settings.min_relevance if request.min_relevance is None else request.min_relevance
     scored = [s for s in scored if s.score >= threshold and s.score > 0]
@@ -123,32 +129,56 @@ def recall(
     return RecallResult(tuple(hits), mode=mode, notes=tuple(notes))
 
 
+def _text_candidates(store: MemoryStore, request: RecallRequest, pool: int, candidates: dict[str, _Candidate]) -> None:
+    for rank, (memory, score) in enumerate(store.search_text(request.query, request.filt, limit=pool)):
+        candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
+
+
 def _vector_candidates(
     store: MemoryStore,
     request: RecallRequest,
     embedder: TextEmbedder | None,
     pool: int,
     candidates: dict[str, _Candidate],
-) -> tuple[bool, str | None]:
+) -> tuple[np.ndarray | None, str | None]:
+    """Adds the nearest memories; returns the query's vector (None when the vector side is off) and a note."""
     if embedder is None:
-        return False, None
+        return None, None
     stored = store.vector_identity()
     wanted = str(embedder.identity)
     if stored is not None and stored != wanted:
-        return False, f"stored vectors are {stored} but the embedder is {wanted}: run `engram reindex`; answered from full text"
+        return None, f"stored vectors are {stored} but the embedder is {wanted}: run `engram reindex`; answered from full text"
     if stored is None:
-        return False, None
+        return None, None
     try:
         query_vector = embedder.embed_query(request.query)
     except EngramError as exc:
-        return False, f"embedding the query failed ({exc}); answered from full text"
+        return None, f"embedding the query failed ({exc}); answered from full text"
     for rank, (memory, cosine) in enumerate(store.search_vector(query_vector, request.filt, limit=pool)):
         candidate = candidates.get(memory.id)
         if candidate is None:
             candidate = candidates[memory.id] = _Candidate(memory)
         candidate.cosine = cosine
         candidate.vector_rank = rank
-    return True, None
+    return np.asarray(query_vector, dtype=np.float32).reshape(-1), None
+
+
+def _complete_signals(store: MemoryStore, query: str, query_vector: np.ndarray,
+                      candidates: dict[str, _Candidate]) -> None:
+    """Score every candidate on the side that did not find it: the cosine of a text candidate
+    from its stored vector (none stored: it stays unscored there), the text score of a vector
+    candidate from the index restricted to those rows."""
+    no_cosine = [c.memory.id for c in candidates.values() if c.cosine is None]
+    if no_cosine:
+        unit_query = query_vector / (np.linalg.norm(query_vector) or 1.0)
+        for memory_id, vector in store.vectors_for(no_cosine).items():
+            if vector.shape != unit_query.shape:
+                continue
+            candidates[memory_id].cosine = float(vector @ unit_query) / (float(np.linalg.norm(vector)) or 1.0)
+    no_text = [c.memory.id for c in candidates.values() if c.text_rank is None]
+    if no_text:
+        for memory_id, score in store.text_scores(query, no_text).items():
+            candidates[memory_id].text_raw = score
 
 
 @dataclass(slots=True)
@@ -169,10 +199,12 @@ class _Scored:
         return Hit(self.memory, self.score, parts)
 
 
-def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bool, vector_on: bool) -> list[_Scored]:
+def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bool, vector_on: bool,
+          text_ceiling: float | None) -> list[_Scored]:
     if not candidates:
         return []
-    max_text = max((c.text_raw for c in candidates), default=0.0) or 1.0
+    # Without a ceiling from the backend, the best candidate's text score is the scale.
+    scale = text_ceiling or max((c.text_raw for c in candidates), default=0.0) or 1.0
     text_w, vector_w = settings.text_weight, settings.vector_weight
     if not vector_on:
         text_w, vector_w = 1.0, 0.0
@@ -181,8 +213,8 @@ def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bo
     total_w = (text_w + vector_w) or 1.0
     scored = []
     for c in candidates:
-        text_norm = c.text_raw / max_text
-        vector_norm = (c.cosine + 1.0) / 2.0 if c.cosine is not None else 0.0
+        text_norm = min(c.text_raw / scale, 1.0)
+        vector_norm = max(c.cosine, 0.0) if c.cosine is not None else 0.0
         if settings.fusion == "rrf" and text_on and vector_on:
             k = settings.rrf_k
             rrf = sum(w / (k + rank + 1) for w, rank in ((text_w, c.text_rank), (vector_w, c.vector_rank))

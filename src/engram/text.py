@@ -8,6 +8,7 @@ PERFORMANCE.md: an 8-word question with stopwords costs ~40x more over FTS5).
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 
@@ -51,6 +52,17 @@ def single_char_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     if any(len(w) >= 2 for w in tokens):
         return []
     return list(dict.fromkeys(tokens))[:max_terms]
+
+
+def time_words(timestamp: float) -> str:
+    """A memory's time as the words full text indexes for it (``"May 8 2023"``, UTC): the same
+    words the SQL backends generate in their migrations named ``time_words``."""
+    moment = datetime.datetime.fromtimestamp(timestamp, datetime.UTC)
+    return f"{_MONTHS[moment.month - 1]} {moment.day} {moment.year}"
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
 
 
 def normalise(content: str) -> str:

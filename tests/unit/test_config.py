@@ -16,7 +16,7 @@ def test_defaults(isolated_home: Path) -> None:
     assert settings.home == isolated_home
     assert settings.backend == "sqlite"
     assert settings.database_path() == isolated_home / "memory.db"
-    assert settings.recall.text_weight == 0.4 and settings.recall.vector_weight == 0.6
+    assert settings.recall.text_weight == 0.5 and settings.recall.vector_weight == 0.5
 
 
 def test_environment_beats_file_beats_defaults(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

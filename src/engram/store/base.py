@@ -64,6 +64,18 @@ class MemoryStore(Protocol):
         """Full-text matches, best first, with a raw relevance (> 0, higher is better)."""
         ...
 
+    def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """The ``search_text`` score of each of ``ids`` that holds a query word (others are absent),
+        however far down the full-text ranking it sits: recall scores every candidate the vector
+        side found on full text too."""
+        ...
+
+    def text_score_ceiling(self, query: str) -> float | None:
+        """The ``search_text`` score of a memory of typical length holding each query word once,
+        on the same scale: dividing by it makes text scores mean the same from query to query.
+        None when the query has no searchable word."""
+        ...
+
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
         """Every memory containing all of the query's words (used by forget-by-query)."""
         ...

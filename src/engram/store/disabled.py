@@ -38,6 +38,12 @@ class DisabledMemoryStore:
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         return []
 
+    def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        return {}
+
+    def text_score_ceiling(self, query: str) -> float | None:
+        return None
+
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
         return []
 

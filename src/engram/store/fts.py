@@ -22,14 +22,16 @@ stores search word prefixes through the index instead.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engram.store.index_settings import FullTextSettings
 
-# bm25 column weights: key, content, search_context (see store/sqlite.py's module docstring).
-BM25_WEIGHTS = "2.0, 1.0, 0.3"
+# bm25 column weights: key, content, search_context, time_words (see store/sqlite.py's module docstring).
+BM25_WEIGHTS = "2.0, 1.0, 0.3, 1.0"
 _STEM_CACHE_SIZE = 10_000
 
 
@@ -92,6 +94,31 @@ class FtsRanker:
         for rowid, score in _bm25(conn, selective, fetch):
             scores.setdefault(rowid, score)
         return sorted(scores.items(), key=lambda item: -item[1])[:fetch]
+
+    def scores_for(self, conn: Any, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, float]:
+        """The exact bm25 score of each given row that holds a query term (rows holding none are
+        absent): how recall scores on full text a memory the vector side found."""
+        if not rowids or not terms:
+            return {}
+        rows = conn.execute(
+            f"SELECT memories_fts.rowid, -bm25(memories_fts, {BM25_WEIGHTS}) FROM json_each(?) j"
+            " CROSS JOIN memories_fts ON memories_fts.rowid = j.value WHERE memories_fts MATCH ?",
+            (json.dumps(list(rowids)), or_match(terms)),
+        ).fetchall()
+        return {int(rowid): float(score) for rowid, score in rows}
+
+    def ceiling(self, conn: Any, terms: Sequence[str]) -> float:
+        """The bm25 score of a row of typical length holding each query term once in its content:
+        the sum of the terms' IDFs as FTS5 computes them (``log((N - n + 0.5) / (n + 0.5))``,
+        floored at 1e-6). A score divided by it says how much of the query's information a row
+        matched, which means the same from one query to the next, unlike dividing by the best
+        row's score (where the best of a poor set of matches scores 1). Terms found nowhere count
+        in full: the text side explained none of that part of the query."""
+        if not terms:
+            return 0.0
+        rows = max(self._row_estimate(conn), 1)
+        freq = self.doc_freq(conn, terms)
+        return sum(max(math.log((rows - freq.get(t, 0) + 0.5) / (freq.get(t, 0) + 0.5)), 1e-6) for t in terms)
 
     def scans_affordable(self, conn: Any) -> bool:
         """Whether a query may scan every row (the LIKE fallback, ~8 µs a row): within the budget."""

@@ -7,6 +7,7 @@ content hit (and a search_context hit 0.3 of one); with no word hit, a substring
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
@@ -248,11 +249,9 @@ class InMemoryMemoryStore:
             return []
         scored: list[tuple[float, float, Memory]] = []
         with self._lock:
+            weights = self._idf(terms)
             for memory in self._visible(filt) if terms else ():
-                key_words, content_words = set(text.words(memory.key)), set(text.words(memory.content))
-                context_words = set(text.words(memory.search_context or ""))
-                score = sum(2.0 * (t in key_words) + 1.0 * (t in content_words) + 0.3 * (t in context_words)
-                            for t in terms)
+                score = _word_score(memory, terms, weights)
                 if score:
                     scored.append((score, memory.created_at, memory))
             if not scored:  # substring fallback
@@ -263,6 +262,32 @@ class InMemoryMemoryStore:
                         scored.append((score, memory.created_at, memory))
             scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
             return [(self._out(m), s) for s, _, m in scored[:limit]]
+
+    def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        terms = text.query_terms(query)
+        with self._lock:
+            weights = self._idf(terms)
+            found = {memory_id: self._rows[memory_id] for memory_id in ids if memory_id in self._rows}
+            scores = {memory_id: _word_score(memory, terms, weights) for memory_id, memory in found.items()}
+        return {memory_id: score for memory_id, score in scores.items() if score}
+
+    def text_score_ceiling(self, query: str) -> float | None:
+        # Each word found once in the content scores its IDF (a key hit twice that, a context hit 0.3).
+        terms = text.query_terms(query)
+        if not terms:
+            return None
+        with self._lock:
+            return sum(self._idf(terms).values())
+
+    def _idf(self, terms: list[str]) -> dict[str, float]:
+        """Each term's IDF over every stored memory, as FTS5's bm25 computes it: rare words weigh more."""
+        rows = len(self._rows)
+        freq = dict.fromkeys(terms, 0)
+        for memory in self._rows.values():
+            present = _words_of(memory)
+            for term in terms:
+                freq[term] += term in present
+        return {t: max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) for t, n in freq.items()}
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
         terms = text.query_terms(query)
@@ -373,3 +398,18 @@ class InMemoryMemoryStore:
 
     def close(self) -> None:
         pass
+
+
+def _words_of(memory: Memory) -> set[str]:
+    return (set(text.words(memory.key)) | set(text.words(memory.content)) | set(text.words(memory.search_context or ""))
+            | set(text.words(text.time_words(memory.created_at))))
+
+
+def _word_score(memory: Memory, terms: list[str], weights: dict[str, float]) -> float:
+    """Query words found in the key (2.0 each), the content (1.0), the search context (0.3) and the
+    memory's time as words (1.0), each times the word's IDF."""
+    key_words, content_words = set(text.words(memory.key)), set(text.words(memory.content))
+    context_words = set(text.words(memory.search_context or ""))
+    time_words = set(text.words(text.time_words(memory.created_at)))
+    return sum(weights[t] * (2.0 * (t in key_words) + 1.0 * (t in content_words) + 0.3 * (t in context_words)
+                             + 1.0 * (t in time_words)) for t in terms)

@@ -440,6 +440,34 @@ class PostgresMemoryStore:
                 return self._search_like(conn, terms, where, params, limit)
         return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
 
+    def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        terms = text.query_terms(query)
+        if not terms or not ids:
+            return {}
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT m.id, ts_rank_cd({_RANK_WEIGHTS}, m.search_all, q.query)"
+                f" FROM memories m, (SELECT {_tsquery(terms, '||')} AS query) q"
+                " WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
+                [*terms, list(ids)],
+            ).fetchall()
+        return {str(memory_id): max(float(score), 1e-9) for memory_id, score in rows}
+
+    def text_score_ceiling(self, query: str) -> float | None:
+        terms = text.query_terms(query)
+        if not terms:
+            return None
+        # The rank of a content holding each query word once: ts_rank_cd has no corpus statistics,
+        # so the ceiling is that of the query itself, read as content (weight B).
+        with self.db.read() as conn:
+            row = conn.execute(
+                f"SELECT ts_rank_cd({_RANK_WEIGHTS}, setweight(to_tsvector('english', %s), 'B'), q.query)"
+                f" FROM (SELECT {_tsquery(terms, '||')} AS query) q",
+                [" ".join(terms), *terms],
+            ).fetchone()
+        ceiling = float(row[0]) if row else 0.0
+        return ceiling if ceiling > 0 else None
+
     def _search_like(
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
     ) -> list[tuple[Memory, float]]:

@@ -1,8 +1,9 @@
 """The SQLite memory store (the default): one file, FTS5 with BM25, links, versions, vectors.
 
-Full text: FTS5 over key, content and search_context (porter stemming), kept in sync by
-triggers, ranked by BM25 with key matches weighted twice (as PtrClaw's JSON backend weighs key
-hits) and search_context matches 0.3 (context helps find a memory; it is not the memory). The query is
+Full text: FTS5 over key, content, search_context and the memory's time as words ("May 8 2023",
+UTC; a generated column), with porter stemming, kept in sync by triggers, ranked by BM25 with key
+matches weighted twice (as PtrClaw's JSON backend weighs key hits), search_context matches 0.3
+(context helps find a memory; it is not the memory) and time words like content. The query is
 built from word tokens only (``engram.text``), so no user string can be an FTS syntax error;
 when FTS finds nothing, a ``LIKE`` scan over the same words answers instead (PtrClaw) on stores
 small enough to scan, and word prefixes through the index on larger ones. On large stores
@@ -428,6 +429,25 @@ class SqliteMemoryStore:
             ).fetchall()
             memories = self._memories(conn, rows)
         return [(memory, max(score, 1e-9)) for memory, (_, score) in zip(memories, best, strict=True)]
+
+    def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        terms = text.query_terms(query)
+        if not terms or not ids:
+            return {}
+        with self.db.read() as conn:
+            rowids = dict(conn.execute(
+                "SELECT m.rowid, m.id FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value",
+                [json.dumps(list(ids))],
+            ).fetchall())
+            scores = self._fts.scores_for(conn, terms, list(rowids))
+        return {rowids[rowid]: max(score, 1e-9) for rowid, score in scores.items()}
+
+    def text_score_ceiling(self, query: str) -> float | None:
+        terms = text.query_terms(query)
+        if not terms:
+            return None
+        with self.db.read() as conn:
+            return self._fts.ceiling(conn, terms)
 
     @staticmethod
     def _best_passing(

@@ -160,7 +160,9 @@ class MemoryStoreContract(TemporalContract):
         result = mem.recall("which scripting language does the user prefer")
         assert result.hits and result.hits[0].memory.content == "User prefers Python for scripting"
         top = result.hits[0]
-        assert top.parts.text == pytest.approx(1.0) and top.score > 0
+        # Text is scaled by the query's ceiling (a memory holding every query word once), not by the
+        # best hit: "language" is in no memory, so no memory scores a full 1 here.
+        assert 0 < top.parts.text < 1.0 and top.score > 0
         assert all(h.memory.content != "The office plant needs water on Mondays" or h.score < top.score for h in result)
 
     def test_recall_never_breaks_on_operator_soup(self, mem: Engram) -> None:
@@ -435,6 +437,44 @@ class MemoryStoreContract(TemporalContract):
         assert stored_anyway.action == "created" and stored_anyway.warnings
         embedder.fail = False
         assert mem.embed_missing() == 1
+
+    def test_every_candidate_is_scored_on_both_signals(self, store: MemoryStore, clock: FakeClock) -> None:
+        embedder = HashingEmbedder()
+        mem = Engram(store, agent="alice", clock=clock, embedder=embedder)
+        target = mem.remember("walrus colony census on the northern beach").memory
+        query = "walrus census"
+        decoys = [mem.remember(f"unrelated decoy note number {n}").memory for n in range(60)]
+        # The decoys' vectors are the query's own: they fill the vector side's candidates (50 for
+        # limit 10), so the target is found by full text only.
+        query_vector = embedder.embed_query(query)
+        store.set_vectors(str(embedder.identity), [(m.id, query_vector) for m in decoys])
+        result = mem.recall(query, limit=10)
+        assert result.mode == "hybrid"
+        hit = next(h for h in result if h.memory.id == target.id)
+        expected = float(query_vector @ embedder.embed(["walrus colony census on the northern beach"])[0])
+        assert expected > 0.3 and hit.parts.vector == pytest.approx(expected, abs=1e-4)
+        assert hit.parts.text > 0
+        # Vector candidates holding no query word score 0 on text, and are not padding above it.
+        assert all(h.parts.text == 0 for h in result if h.memory.id != target.id)
+        # The index scores any memory on the query's words, however far down it ranks.
+        ranked = {m.id: score for m, score in store.search_text(query, mem._filter(), limit=100)}
+        scores = store.text_scores(query, [target.id, decoys[0].id])
+        assert scores == pytest.approx({target.id: ranked[target.id]})
+        assert store.text_scores("zzzunknown", [target.id]) == {}
+
+    def test_text_scores_mean_the_same_from_query_to_query(self, mem: Engram, store: MemoryStore) -> None:
+        for n in range(20):
+            mem.remember(f"weekly status meeting notes {n}")
+        mem.remember("the giraffe escaped from the zoo")
+        # Scaled by the query's ceiling, not by the best hit: a memory holding only the common half
+        # of a query is a weak match even when it is the best there is, and a memory holding all
+        # of a query scores high.
+        weak = mem.recall("meeting zebra", mode="text")
+        strong = mem.recall("giraffe zoo", mode="text")
+        assert weak.hits and weak.hits[0].parts.text < 0.6
+        assert strong.hits[0].parts.text >= 0.6
+        assert store.text_score_ceiling("giraffe zoo") > 0
+        assert store.text_score_ceiling("!!! ...") is None
 
     def test_wrong_dimension_vectors_are_refused_before_writing(self, mem: Engram, store: MemoryStore) -> None:
         memory = mem.remember("something").memory
