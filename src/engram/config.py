@@ -2,7 +2,7 @@
 
 Environment variables are ``ENGRAM_<NAME>``, nested with ``__`` (``ENGRAM_RECALL__TEXT_WEIGHT``).
 The config file is TOML at ``$ENGRAM_CONFIG`` or ``$ENGRAM_HOME/config.toml``; keys mirror the
-field names (``backend = "sqlite"``, ``[recall]`` ``text_weight = 0.4``). Only ``Engram.from_settings``
+field names (``backend = "sqlite"``, ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings``
 and the interfaces' start-up call ``load_settings``; everything else receives values.
 """
 

@@ -457,13 +457,16 @@ class PostgresMemoryStore:
         terms = text.query_terms(query)
         if not terms:
             return None
-        # The rank of a content holding each query word once: ts_rank_cd has no corpus statistics,
-        # so the ceiling is that of the query itself, read as content (weight B).
+        # The rank of a memory holding each query word once in its key and its content (generated
+        # keys repeat the content's first words): ts_rank_cd has no corpus statistics, so the
+        # ceiling is that of the query itself, read as key (weight A) and content (B).
+        words = " ".join(terms)
         with self.db.read() as conn:
             row = conn.execute(
-                f"SELECT ts_rank_cd({_RANK_WEIGHTS}, setweight(to_tsvector('english', %s), 'B'), q.query)"
+                f"SELECT ts_rank_cd({_RANK_WEIGHTS}, setweight(to_tsvector('english', %s), 'A')"
+                f" || setweight(to_tsvector('english', %s), 'B'), q.query)"
                 f" FROM (SELECT {_tsquery(terms, '||')} AS query) q",
-                [" ".join(terms), *terms],
+                [words, words, *terms],
             ).fetchone()
         ceiling = float(row[0]) if row else 0.0
         return ceiling if ceiling > 0 else None

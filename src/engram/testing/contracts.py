@@ -160,9 +160,8 @@ class MemoryStoreContract(TemporalContract):
         result = mem.recall("which scripting language does the user prefer")
         assert result.hits and result.hits[0].memory.content == "User prefers Python for scripting"
         top = result.hits[0]
-        # Text is scaled by the query's ceiling (a memory holding every query word once), not by the
-        # best hit: "language" is in no memory, so no memory scores a full 1 here.
-        assert 0 < top.parts.text < 1.0 and top.score > 0
+        # Text is scaled by the query's ceiling (a memory holding every query word once), capped at 1.
+        assert 0 < top.parts.text <= 1.0 and top.score > 0
         assert all(h.memory.content != "The office plant needs water on Mondays" or h.score < top.score for h in result)
 
     def test_recall_never_breaks_on_operator_soup(self, mem: Engram) -> None:
@@ -461,6 +460,22 @@ class MemoryStoreContract(TemporalContract):
         scores = store.text_scores(query, [target.id, decoys[0].id])
         assert scores == pytest.approx({target.id: ranked[target.id]})
         assert store.text_scores("zzzunknown", [target.id]) == {}
+
+    def test_a_memorys_time_is_searched_as_words(self, mem: Engram) -> None:
+        import datetime as dt
+
+        def at(day: str) -> float:
+            return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC).timestamp()
+
+        mem.remember("the deploy pipeline failed twice", created_at=at("2024-03-13T15:00:00"))
+        mem.remember("the deploy pipeline was green all day", created_at=at("2024-07-02T09:00:00"))
+        # Neither content names a date; the time each was said does.
+        march = mem.recall("what happened to the deploy pipeline in March", mode="text")
+        assert march.hits[0].memory.content == "the deploy pipeline failed twice"
+        july = mem.recall("deploy pipeline on July 2", mode="text")
+        assert july.hits[0].memory.content == "the deploy pipeline was green all day"
+        # Dates help find; they never make a memory match a forget-by-query.
+        assert mem.forget(query="march deploy", dry_run=True) == []
 
     def test_text_scores_mean_the_same_from_query_to_query(self, mem: Engram, store: MemoryStore) -> None:
         for n in range(20):
