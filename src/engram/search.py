@@ -114,7 +114,8 @@ def recall(
     _apply_multipliers(scored, settings, now)
     threshold = settings.min_relevance if request.min_relevance is None else request.min_relevance
     scored = [s for s in scored if s.score >= threshold and s.score > 0]
-    scored.sort(key=lambda s: (s.score, s.memory.created_at), reverse=True)
+    # Text is capped at 1 (a full match); among equal scores the stronger raw text match goes first.
+    scored.sort(key=lambda s: (s.score, s.text_raw, s.memory.created_at), reverse=True)
     use_mmr = settings.mmr_lambda is not None and vector_ok and embedder is not None
     # Hits (with their explained parts) are built for what can be returned: MMR reorders them all.
     hits = [s.hit() for s in (scored if use_mmr else scored[: request.limit])]
@@ -189,6 +190,7 @@ class _Scored:
     text: float
     vector: float
     fused: float
+    text_raw: float = 0.0
     recency: float = 1.0
     importance: float = 1.0
     score: float = 0.0
@@ -222,7 +224,7 @@ def _fuse(candidates: list[_Candidate], settings: RecallSettings, *, text_on: bo
             fused = rrf / (total_w / (k + 1))
         else:
             fused = (text_w * text_norm + vector_w * vector_norm) / total_w
-        scored.append(_Scored(c.memory, text_norm, vector_norm, fused))
+        scored.append(_Scored(c.memory, text_norm, vector_norm, fused, c.text_raw))
     return scored
 
 
