@@ -161,3 +161,29 @@ def test_failing_embedder_never_loses_the_append(store: SqliteHistoryStore) -> N
     history.append(KEY, "user", "hello")
     history.append(KEY, "assistant", "hi")
     assert store.count(KEY) == 2
+
+
+def test_semantic_recall_ranks_in_sqlite_with_sqlite_vec_like_numpy(store: SqliteHistoryStore) -> None:
+    if not store.db.has_vec:
+        pytest.skip("this Python's SQLite cannot load sqlite-vec (recall ranks in numpy instead)")
+    index = ExchangeIndex(store.db, HashedBagOfWords(), max_entries=1000)
+    history = History(store, semantic=index)
+    words = ["cat", "bread", "garden", "rain", "train", "piano", "coffee", "river"]
+    for t in range(40):
+        key = conversation_key("telegram", str(t % 3))
+        history.append(key, "user", f"{words[t % 8]} {words[(t * 3) % 8]} note {t}", created_at=100.0 + t)
+        history.append(key, "assistant", f"about {words[(t * 5) % 8]}", created_at=100.5 + t)
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        in_sql = [index.recall("cat garden coffee", conversation=c, top_k=5) for c in (None, conversation_key("telegram", "1"))]
+    finally:
+        store.db.conn.set_trace_callback(None)
+    assert any("vec_distance_cosine" in s and "LIMIT" in s for s in statements), statements
+    store.db.has_vec = False  # the same rows ranked by the numpy path give the same answer
+    in_numpy = [index.recall("cat garden coffee", conversation=c, top_k=5) for c in (None, conversation_key("telegram", "1"))]
+    for sql, exact in zip(in_sql, in_numpy, strict=True):
+        # the same top scores (ties may be broken differently by float32 rounding), oldest first
+        assert len(sql.hits) == 5 and [e.at for e, _ in sql.hits] == sorted(e.at for e, _ in sql.hits)
+        assert sorted(round(s, 4) for _, s in sql.hits) == sorted(round(s, 4) for _, s in exact.hits)
+    assert {e.conversation for e, _ in in_sql[1].hits} == {conversation_key("telegram", "1")}

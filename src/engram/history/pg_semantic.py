@@ -1,8 +1,8 @@
 """The semantic store of exchanges on PostgreSQL: ``ExchangeIndex`` with its rows in the shared
 database (``history_exchanges``, migration ``postgres/0003_history``).
 
-Ranking is ``ExchangeIndex``'s (exact, in numpy, over one conversation's rows); only storage
-differs. Inserts and the FIFO prune run in one short transaction; embedding happens before it.
+Ranking is ``ExchangeIndex``'s numpy path (exact, over one conversation's rows; sqlite-vec is
+SQLite's); only storage differs. Inserts and the FIFO prune run in one short transaction; embedding happens before it.
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ class PgExchangeIndex(ExchangeIndex):
                 f"SELECT conversation, user_text, assistant_text, created_at, vector FROM history_exchanges WHERE {where}",
                 params,
             ).fetchall()
+
+    def _ranks_in_sql(self) -> bool:
+        return False  # ranked by ExchangeIndex in numpy over the conversation's rows
 
     def count(self) -> int:
         with self.db.read() as conn:
