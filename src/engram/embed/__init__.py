@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from engram.about import install_hint
 from engram.embed.base import Embedder, EmbeddingIdentity, EmbeddingProvider, TransientEmbeddingError
 from engram.embed.cache import EmbeddingCache
 from engram.embed.settings import EmbeddingSettings, with_env_fallbacks
-from engram.about import install_hint
 from engram.errors import ConfigError, MissingDependencyError
 
 PROVIDERS: dict[str, str] = {
