@@ -107,3 +107,24 @@ def test_one_letter_queries_scan_small_stores_and_match_whole_letters_on_large_o
     store.close()
     assert set(_search(file, 0, "b")) == {"k0", "k1"}  # substrings: "Plan B", "bobcat"
     assert set(_search(file, 20, "B")) == {"k0"}  # whole-word letter only
+
+
+def test_text_scores_reuse_the_ranking_and_never_go_stale(path: Path, tmp_path: Path) -> None:
+    store = SqliteMemoryStore(path)
+    other = SqliteMemoryStore(path)  # another connection: its commits move data_version
+    try:
+        ranked = {m.id: score for m, score in store.search_text("rescued greyhound", ALL, limit=100)}
+        assert len(ranked) == 6
+        # Scores of rows the vector side found come from the same ranking, exactly.
+        assert store.text_scores("rescued greyhound", list(ranked)) == pytest.approx(ranked)
+        # A write through this store, then one through another connection: each is seen at once.
+        mine = store.upsert(make_draft("a greyhound rescued today", key="new1", scope=Scope(), max_content_chars=100),
+                            proposed_key="new1", now=1_800_000_000.0).memory
+        assert mine.id in store.text_scores("rescued greyhound", [mine.id])
+        theirs = other.upsert(make_draft("greyhound rescued again", key="new2", scope=Scope(), max_content_chars=100),
+                              proposed_key="new2", now=1_800_000_001.0).memory
+        assert theirs.id in store.text_scores("rescued greyhound", [theirs.id])
+        assert {m.key for m, _ in store.search_text("rescued greyhound", ALL, limit=100)} >= {"new1", "new2"}
+    finally:
+        other.close()
+        store.close()

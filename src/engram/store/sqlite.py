@@ -410,7 +410,10 @@ class SqliteMemoryStore:
             return self._search_single_chars(query, filt, limit)
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            best = self._best_passing(conn, lambda fetch: self._fts.ranked(conn, terms, fetch), where, params, limit)
+            version = self._index_version(conn)
+            best = self._best_passing(
+                conn, lambda fetch: self._fts.ranked(conn, terms, fetch, version=version), where, params, limit
+            )
             if best is None:
                 # Nothing matched a whole word: substrings on stores small enough to scan (PtrClaw),
                 # word prefixes through the index on larger ones.
@@ -439,8 +442,12 @@ class SqliteMemoryStore:
                 "SELECT m.rowid, m.id FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value",
                 [json.dumps(list(ids))],
             ).fetchall())
-            scores = self._fts.scores_for(conn, terms, list(rowids))
+            scores = self._fts.scores_for(conn, terms, list(rowids), version=self._index_version(conn))
         return {rowids[rowid]: max(score, 1e-9) for rowid, score in scores.items()}
+
+    def _index_version(self, conn: Any) -> object:
+        # Moves with every commit: another connection's (data_version, counted per connection) or this store's own.
+        return (id(conn), conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
 
     def text_score_ceiling(self, query: str) -> float | None:
         terms = text.query_terms(query)
@@ -561,7 +568,7 @@ class SqliteMemoryStore:
     def change_token(self) -> object | None:
         # data_version moves when another connection commits; own writes are counted here.
         with self.db.read() as conn:
-            return (conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
+            return (id(conn), conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
 
     def versions(self, memory_id: str) -> list[MemoryVersion]:
         with self.db.read() as conn:
