@@ -114,7 +114,7 @@ def test_text_scores_reuse_the_ranking_and_never_go_stale(path: Path, tmp_path: 
     other = SqliteMemoryStore(path)  # another connection: its commits move data_version
     try:
         ranked = {m.id: score for m, score in store.search_text("rescued greyhound", ALL, limit=100)}
-        assert len(ranked) == 6
+        assert len(ranked) == 12
         # Scores of rows the vector side found come from the same ranking, exactly.
         assert store.text_scores("rescued greyhound", list(ranked)) == pytest.approx(ranked)
         # A write through this store, then one through another connection: each is seen at once.
