@@ -29,6 +29,7 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from engram.config import Settings
 from engram.engine import Engram
+from engram.errors import ValidationError
 from engram.events import Listener
 from engram.model import Scope
 
@@ -70,13 +71,13 @@ class AsyncEngram:
     ``await AsyncEngram.open()``; use ``async with`` or ``await mem.close()`` when done.
     """
 
-    def __init__(self, engram: Engram, *, readers: int = 4, _workers: _Workers | None = None) -> None:
+    def __init__(self, engram: Engram, *, readers: int = 4, _workers: _Workers | None = None,
+                 _owner: bool | None = None) -> None:
         if readers < 1:
-            from engram.errors import ValidationError
-
             raise ValidationError("readers", f"{readers} is too few", "1 or more reader threads")
         self.engram = engram  # the synchronous engine, for code that is already in a thread
-        self._owner = _workers is None
+        # The engine that made the threads closes them (and the store); its views do not.
+        self._owner = _workers is None if _owner is None else _owner
         self._workers = _workers or _Workers(readers)
 
     @classmethod
@@ -90,9 +91,7 @@ class AsyncEngram:
         except BaseException:
             workers.shutdown()
             raise
-        mem = cls(engram, _workers=workers)
-        mem._owner = True
-        return mem
+        return cls(engram, _workers=workers, _owner=True)
 
     async def _run(self, lane: Lane, work: Callable[[], R]) -> R:
         pool = self._workers.write if lane == "write" else self._workers.read

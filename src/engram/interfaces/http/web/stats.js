@@ -2,6 +2,8 @@
 // recall/embedding latency percentiles (GET /api/v1/dashboard).
 import { $, api, bytes, el, status } from "./common.js";
 
+const ms = (v) => (v >= 100 ? v.toFixed(0) : v.toFixed(1)) + " ms";
+
 function card(title, rows, id) {
   const box = el("div", undefined, "card"); if (id) box.id = id;
   box.append(el("h3", title));
@@ -16,7 +18,7 @@ export async function load() {
     const d = await api("GET", "/api/v1/dashboard");
     const s = d.store;
     const coverage = s.embedding_coverage === null ? "-" : `${(100 * s.embedding_coverage).toFixed(1)}% (${s.vectors} of ${s.memories})`;
-    const latency = Object.entries(d.latency).map(([name, l]) => [name, `p50 ${l.p50_ms} ms · p95 ${l.p95_ms} ms · p99 ${l.p99_ms} ms (${l.count} calls)`]);
+    const latency = Object.entries(d.latency).map(([name, l]) => [name, `p50 ${ms(l.p50_ms)} · p95 ${ms(l.p95_ms)} · p99 ${ms(l.p99_ms)} (${l.count} call${l.count === 1 ? "" : "s"})`]);
     $("#stats").replaceChildren(
       card("Memories", [["visible to " + d.agent, d.memories], ...Object.entries(d.by_category)], "stat-memories"),
       card("By type", Object.entries(d.by_type), "stat-types"),
