@@ -1,5 +1,9 @@
 """The audit trail: every store, update, forget, link, unlink and import, with when, which
-interface (``origin``), the acting scope and the reason when one was given.
+interface (``origin``), the acting scope and the reason when one was given; and every recall
+(``recalled``: the query and the ids, keys and scores it returned), as ClawCode audits "all memory
+access". Reads can be many, so their trail is one row per recall, switchable
+(``lifecycle.audit_reads``) and bounded (``lifecycle.audit_max_reads``: the oldest read rows go first,
+pruned every ``PRUNE_EVERY`` recalls through the ``(memory_id, at)`` index, as read rows have no memory id).
 
 It is written by subscribing to the engine's events (``events.py``), so every interface and every
 maintenance job is covered without calling it; a failed audit write is logged by the event bus
@@ -22,9 +26,11 @@ from typing import Any, Protocol
 
 from engram.db.sqlite import Database
 from engram.errors import StorageError, ValidationError
-from engram.events import MemoryEvent
+from engram.events import MemoryEvent, ReadEvent
 
-AUDITED = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
+CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
+AUDITED = (*CHANGES, "recalled")  # recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents
+PRUNE_EVERY = 64
 operations = logging.getLogger("engram.operations")
 
 
@@ -54,7 +60,7 @@ class AuditQuery:
 
 def entries_for(event: MemoryEvent) -> list[AuditEntry]:
     """The rows an event becomes: one per memory; a link's rows name the other end."""
-    if event.kind not in AUDITED:
+    if event.kind not in CHANGES:
         return []
     rows = []
     others = {m.id: [o.key for o in event.memories if o.id != m.id] for m in event.memories}
@@ -70,9 +76,17 @@ def entries_for(event: MemoryEvent) -> list[AuditEntry]:
     return rows
 
 
+def read_entry(event: ReadEvent) -> AuditEntry:
+    """The one row a recall becomes: its scope stands as the memory scope, so the agent sees it."""
+    scope = str(event.scope)
+    detail = {"query": event.query, "mode": event.mode,
+              "results": [{"id": i, "key": k, "score": score} for i, k, score in event.hits]}
+    return AuditEntry(event.at, "recalled", event.origin, None, scope, None, None, scope, detail)
+
+
 def log_event(event: MemoryEvent) -> None:
     """A structured log line for every change (``engram.operations``, JSON in the message)."""
-    if event.kind not in AUDITED:
+    if event.kind not in CHANGES:
         return
     operations.info(json.dumps({
         "event": event.kind, "origin": event.origin, "reason": event.reason, "scope": str(event.scope),
@@ -91,7 +105,29 @@ def validate_query(query: AuditQuery) -> AuditQuery:
 class AuditLog(Protocol):
     def __call__(self, event: MemoryEvent) -> None: ...
 
+    def insert(self, rows: list[AuditEntry]) -> None: ...
+
+    def prune_reads(self, keep: int) -> None: ...
+
     def query(self, query: AuditQuery) -> list[AuditEntry]: ...
+
+
+class ReadTrail:
+    """Writes a row per recall to an audit log and keeps at most ``max_entries`` of them."""
+
+    def __init__(self, log: AuditLog, max_entries: int) -> None:
+        self.log = log
+        self.max_entries = max_entries
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, event: ReadEvent) -> None:
+        self.log.insert([read_entry(event)])
+        with self._lock:
+            self._count += 1
+            due = self._count % PRUNE_EVERY == 0
+        if due:
+            self.log.prune_reads(self.max_entries)
 
 
 class SqliteAuditLog:
@@ -101,7 +137,9 @@ class SqliteAuditLog:
         self.db = db
 
     def __call__(self, event: MemoryEvent) -> None:
-        rows = entries_for(event)
+        self.insert(entries_for(event))
+
+    def insert(self, rows: list[AuditEntry]) -> None:
         if not rows:
             return
         with self.db.write() as conn:
@@ -111,6 +149,10 @@ class SqliteAuditLog:
                 [(r.at, r.action, r.origin, r.reason, r.actor_scope, r.memory_id, r.memory_key, r.memory_scope,
                   None if r.detail is None else json.dumps(r.detail, ensure_ascii=False)) for r in rows],
             )
+
+    def prune_reads(self, keep: int) -> None:
+        with self.db.write() as conn:
+            conn.execute(_PRUNE_READS.replace("%s", "?"), (keep,))
 
     def query(self, query: AuditQuery) -> list[AuditEntry]:
         where, params = _where(validate_query(query), "?")
@@ -129,9 +171,11 @@ class PostgresAuditLog:
         self.db = db  # an ``engram.db.postgres.PgDatabase``
 
     def __call__(self, event: MemoryEvent) -> None:
+        self.insert(entries_for(event))
+
+    def insert(self, rows: list[AuditEntry]) -> None:
         from psycopg.types.json import Jsonb
 
-        rows = entries_for(event)
         if not rows:
             return
         params = [(r.at, r.action, r.origin, r.reason, r.actor_scope, r.memory_id, r.memory_key, r.memory_scope,
@@ -146,6 +190,9 @@ class PostgresAuditLog:
 
         self.db.transact(work)
 
+    def prune_reads(self, keep: int) -> None:
+        self.db.transact(lambda conn: conn.execute(_PRUNE_READS, (keep,)))
+
     def query(self, query: AuditQuery) -> list[AuditEntry]:
         where, params = _where(validate_query(query), "%s")
         with self.db.read() as conn:
@@ -156,6 +203,11 @@ class PostgresAuditLog:
 
 
 _SELECT = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
+# Read rows have no memory id: the (memory_id, at) index finds them, newest first, without a scan.
+_PRUNE_READS = (
+    "DELETE FROM audit_log WHERE memory_id IS NULL AND action = 'recalled' AND at <= ("
+    "SELECT at FROM audit_log WHERE memory_id IS NULL AND action = 'recalled' ORDER BY at DESC LIMIT 1 OFFSET %s)"
+)
 
 
 def _where(query: AuditQuery, mark: str) -> tuple[str, list[Any]]:
@@ -190,7 +242,9 @@ class MemoryAuditLog:
         self._rows: list[AuditEntry] = []
 
     def __call__(self, event: MemoryEvent) -> None:
-        rows = entries_for(event)
+        self.insert(entries_for(event))
+
+    def insert(self, rows: list[AuditEntry]) -> None:
         if not rows:
             return
         with self._lock:
@@ -202,6 +256,24 @@ class MemoryAuditLog:
                             handle.write(json.dumps(_row_dict(row), ensure_ascii=False) + "\n")
                 except OSError as exc:
                     raise StorageError(f"cannot append to audit file {self.path}: {exc}") from exc
+
+    def prune_reads(self, keep: int) -> None:
+        with self._lock:
+            rows = self._all()
+            reads = [r for r in rows if r.action == "recalled"]
+            if len(reads) <= keep:
+                return
+            dropped = {id(r) for r in reads[: len(reads) - keep]}
+            kept = [r for r in rows if id(r) not in dropped]
+            if self.path is None:
+                self._rows = kept
+                return
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            try:
+                tmp.write_text("".join(json.dumps(_row_dict(r), ensure_ascii=False) + "\n" for r in kept), "utf-8")
+                tmp.replace(self.path)
+            except OSError as exc:
+                raise StorageError(f"cannot rewrite audit file {self.path}: {exc}") from exc
 
     def _all(self) -> list[AuditEntry]:
         if self.path is None or not self.path.exists():

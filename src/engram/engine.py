@@ -20,7 +20,7 @@ import numpy as np
 from engram import snapshot
 from engram.config import RecallSettings, Settings, load_settings
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.events import EventBus, EventKind, Listener, MemoryEvent
+from engram.events import EventBus, EventKind, Listener, MemoryEvent, ReadEvent
 from engram.ids import key_from_content
 from engram.lifecycle.settings import StrengthenSettings
 from engram.metrics import Metrics, TimedEmbedder
@@ -534,6 +534,10 @@ class Engram:
             result = self._as_known(result, filt.known_at)
         if filt.valid_at is not None:
             result = replace(result, notes=(*result.notes, f"facts valid as of {self.time.describe(filt.valid_at)}"))
+        if self.events.has_readers and not background:  # the read trail (lifecycle.audit_reads)
+            self.events.emit_read(ReadEvent(
+                query, tuple((h.memory.id, h.memory.key, round(h.score, 6)) for h in result.hits), result.mode,
+                self.scope, self.origin, self.clock()))
         wanted = self.recall_settings.touch_on_recall if touch is None else touch
         if wanted and not background and result.hits:
             boost = self.strengthen.importance_boost if self.strengthen.enabled else 0.0

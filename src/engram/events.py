@@ -28,12 +28,27 @@ class MemoryEvent:
     at: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class ReadEvent:
+    """A recall: what was asked and what came back (ClawCode audits "all memory access", reads too).
+    Kept apart from ``MemoryEvent`` so listeners to changes (file sync, caches) never see reads."""
+
+    query: str
+    hits: tuple[tuple[str, str, float], ...]  # (id, key, score) best first
+    mode: str
+    scope: Scope
+    origin: str
+    at: float = 0.0
+
+
 Listener = Callable[[MemoryEvent], None]
+ReadListener = Callable[[ReadEvent], None]
 
 
 class EventBus:
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
+        self._readers: list[ReadListener] = []
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add a listener; returns a function that removes it."""
@@ -46,3 +61,20 @@ class EventBus:
                 listener(event)
             except Exception:  # a listener must never fail a write that already happened
                 log.exception("memory event listener %r failed on %s", listener, event.kind)
+
+    @property
+    def has_readers(self) -> bool:
+        """Whether anyone listens to reads (the engine builds no ``ReadEvent`` otherwise)."""
+        return bool(self._readers)
+
+    def subscribe_reads(self, listener: ReadListener) -> Callable[[], None]:
+        """Add a listener to recalls; returns a function that removes it."""
+        self._readers.append(listener)
+        return lambda: self._readers.remove(listener) if listener in self._readers else None
+
+    def emit_read(self, event: ReadEvent) -> None:
+        for listener in list(self._readers):
+            try:
+                listener(event)
+            except Exception:  # a failed read trail must never fail the recall
+                log.exception("read listener %r failed", listener)

@@ -89,3 +89,32 @@ def test_operations_are_logged_as_structured_lines(tmp_path, caplog):
     (record,) = [r for r in caplog.records if r.name == "engram.operations"]
     line = json.loads(record.getMessage())
     assert line["event"] == "stored" and line["memories"][0]["key"] == "l" and line["origin"] == "library"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "jsonfile"])
+def test_the_read_trail_is_bounded_and_keeps_the_newest(kind, tmp_path, clock):
+    # ClawCode audits "all memory access"; reads can be many, so only the newest max_entries stay.
+    from engram.audit import PRUNE_EVERY, ReadTrail
+    from engram.engine import Engram
+    from engram.events import EventBus
+    from tests.lifecycle.conftest import open_store
+
+    store = open_store(kind, tmp_path)
+    events = EventBus()
+    log = audit_log_for(store)
+    events.subscribe(log)
+    events.subscribe_reads(ReadTrail(log, max_entries=5))
+    engram = Engram(store, clock=clock, events=events)
+    try:
+        engram.remember("tulip bulbs in the shed", key="tulips")
+        for i in range(PRUNE_EVERY * 2):
+            clock.advance(1)
+            engram.recall(f"tulip {i}", mode="text")
+        engram.recall("maintenance pass", background=True)  # a job's recall is no access
+        reads = log.query(AuditQuery(action="recalled", limit=1000))
+        assert len(reads) == 5
+        assert [r.detail["query"] for r in reads] == [f"tulip {i}" for i in range(PRUNE_EVERY * 2 - 1, PRUNE_EVERY * 2 - 6, -1)]
+        assert reads[0].detail["results"][0]["key"] == "tulips"
+        assert [r.action for r in log.query(AuditQuery(action="stored"))] == ["stored"]  # changes never pruned
+    finally:
+        engram.close()

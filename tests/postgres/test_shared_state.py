@@ -156,3 +156,21 @@ def test_sqlite_backend_keeps_tokens_in_its_file(tmp_path: Path) -> None:
         assert store.verify(token) is not None
     finally:
         store.close()
+
+
+def test_recalls_are_in_the_shared_trail_and_bounded(pg_url: str, tmp_path: Path) -> None:
+    from engram.audit import ReadTrail
+
+    engram = Engram.from_settings(_settings(pg_url, tmp_path / "r"), agent="reader")
+    try:
+        trail = audit_of(engram)
+        engram.remember("the boiler is serviced in October", key="boiler")
+        engram.recall("boiler service", mode="text")
+        newest = trail.query(AuditQuery(action="recalled", limit=1))[0]
+        assert newest.detail["query"] == "boiler service" and newest.detail["results"][0]["key"] == "boiler"
+        for i in range(3):
+            engram.recall(f"boiler {i}", mode="text")
+        ReadTrail(trail, max_entries=2).log.prune_reads(2)
+        assert [e.detail["query"] for e in trail.query(AuditQuery(action="recalled", limit=100))] == ["boiler 2", "boiler 1"]
+    finally:
+        engram.close()

@@ -104,5 +104,8 @@ class LifecycleSettings(BaseModel):
     backup: BackupSettings = Field(default_factory=BackupSettings)
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
     audit: bool = True
+    # Recalls in the audit trail too (one row each: query, ids, scores), at most audit_max_reads of them.
+    audit_reads: bool = True
+    audit_max_reads: int = Field(10_000, ge=1, le=10_000_000)
     # Latency samples kept per metric (recall, embedding) for percentiles.
     metric_samples: int = Field(1000, ge=10, le=100_000)

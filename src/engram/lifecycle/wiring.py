@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.audit import AuditLog, audit_log_for, log_event
+from engram.audit import AuditLog, ReadTrail, audit_log_for, log_event
 from engram.config import Settings
 from engram.errors import ConfigError
 from engram.events import EventBus
@@ -58,7 +58,10 @@ def engine_options(settings: Settings, store: Any) -> dict[str, Any]:
     events = EventBus()
     events.subscribe(log_event)
     if life.audit:
-        events.subscribe(audit_log_for(store))
+        trail = audit_log_for(store)
+        events.subscribe(trail)
+        if life.audit_reads:
+            events.subscribe_reads(ReadTrail(trail, life.audit_max_reads))
     guard = None
     if db is not None and life.backup.enabled and life.backup.before_risky:
         backups = backups_for(settings, Path(db.path))
