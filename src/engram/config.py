@@ -1,9 +1,16 @@
 """Settings, read in one place: explicit arguments > environment > config file > defaults.
 
 Environment variables are ``ENGRAM_<NAME>``, nested with ``__`` (``ENGRAM_RECALL__TEXT_WEIGHT``).
-The config file is TOML at ``$ENGRAM_CONFIG`` or ``$ENGRAM_HOME/config.toml``; keys mirror the
-field names (``backend = "sqlite"``, ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings``
+The config file is ``$ENGRAM_CONFIG``, or the first of ``config.toml``, ``config.yaml``, ``config.yml``
+and ``config.json`` in ``$ENGRAM_HOME``; TOML, YAML or JSON by its suffix; keys mirror the field
+names (``backend = "sqlite"``, ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings``
 and the interfaces' start-up call ``load_settings``; everything else receives values.
+
+An existing Clawless or sclaw deployment's settings carry over (``FOREIGN_*`` below): Clawless's
+variables (``CONVERSATION_HISTORY_MAX_ENTRIES``, ``AGENT_BRIDGE_HOME``...) and its
+``config.json`` keys of the same names, and sclaw's YAML (``modules: memory.sqlite: path``,
+``agents: <name>: memory: enabled``) are mapped onto engram's settings. Their variables rank
+below ``ENGRAM_*`` ones and above the config file; inside a file, engram's own keys win.
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    TomlConfigSettingsSource,
 )
 
 from engram.agent.settings import ChatSettings
@@ -36,7 +42,114 @@ from engram.temporal.settings import TimeSettings
 
 
 def default_home() -> Path:
-    return Path(os.environ.get("ENGRAM_HOME") or Path.home() / ".engram").expanduser()
+    """``$ENGRAM_HOME``, else Clawless's ``$AGENT_BRIDGE_HOME``, else ``~/.engram``."""
+    return Path(os.environ.get("ENGRAM_HOME") or os.environ.get("AGENT_BRIDGE_HOME")
+                or Path.home() / ".engram").expanduser()
+
+
+# Clawless's names (environment variables and config.json keys) -> engram's settings (path, converter).
+FOREIGN_CLAWLESS: dict[str, tuple[tuple[str, ...], Any]] = {
+    "CONVERSATION_HISTORY_MAX_ENTRIES": (("history", "max_entries"), None),
+    "CONVERSATION_HISTORY_MAX_CHARS_PER_ENTRY": (("history", "max_chars_per_entry"), None),
+    "CONVERSATION_HISTORY_MAX_TOTAL_CHARS": (("history", "max_total_chars"), None),
+    "CONVERSATION_HISTORY_RECAP_TOP_K": (("history", "recap_top_k"), None),
+    "CONVERSATION_SEMANTIC_RECALL_ENABLED": (("history", "semantic"), None),
+    "CONVERSATION_SEMANTIC_MAX_ENTRIES": (("history", "semantic_max_entries"), None),
+    "CONVERSATION_SEMANTIC_MAX_CHARS_PER_ENTRY": (("history", "semantic_max_chars_per_entry"), None),
+    "CONVERSATION_SEMANTIC_TIMEOUT_MS": (("embeddings", "timeout_s"), lambda ms: float(ms) / 1000.0),
+    "MEMORY_MAX_CHARS": (("chat", "memory_max_chars"), None),
+}
+
+
+def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for part in path[:-1]:
+        tree = tree.setdefault(part, {})
+    tree.setdefault(path[-1], value)  # what is already there (engram's own key) wins
+
+
+def _clawless(values: dict[str, Any], into: dict[str, Any]) -> None:
+    for name, (path, convert) in FOREIGN_CLAWLESS.items():
+        if name in values and values[name] not in (None, ""):
+            _put(into, path, convert(values[name]) if convert else values[name])
+
+
+def _sclaw(document: dict[str, Any], into: dict[str, Any], agent: str) -> None:
+    """sclaw's YAML: ``modules: {memory.sqlite: {path, busy_timeout}}``, ``data_dir`` and
+    ``agents: {<agent>: {memory: {enabled}}}`` (memory off for this agent: the disabled backend)."""
+    module = (document.get("modules") or {}).get("memory.sqlite") or {}
+    if isinstance(module, dict):
+        if module.get("path"):
+            _put(into, ("path",), module["path"])
+        if module.get("busy_timeout") is not None:
+            _put(into, ("busy_timeout_ms",), module["busy_timeout"])
+    if document.get("data_dir"):
+        _put(into, ("home",), document["data_dir"])
+    agents = document.get("agents") or {}
+    memory = (agents.get(agent) or {}).get("memory") if isinstance(agents, dict) else None
+    if isinstance(memory, dict) and memory.get("enabled") is False:
+        _put(into, ("backend",), "disabled")
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    """The config file as a dict (TOML, YAML or JSON by suffix); {} when it does not exist."""
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        import json
+
+        document = json.loads(text)
+    elif suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise ConfigError(f"{path} is YAML: pip install 'engram-recall[files]' to read it") from None
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"malformed YAML: {exc}") from None
+    else:
+        import tomllib
+
+        document = tomllib.loads(text)
+    if document is None:
+        return {}
+    if not isinstance(document, dict):
+        raise ValueError("the top level must be a table of settings")
+    return document
+
+
+class _ConfigFileSource(PydanticBaseSettingsSource):
+    """engram's keys from the config file, with Clawless's and sclaw's names mapped beside them."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path, agent: str | None) -> None:
+        super().__init__(settings_cls)
+        self.path = path
+        self.agent = agent  # given as an argument (--agent), for sclaw's per-agent switch
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        document = _read_config_file(self.path)
+        values = {k: v for k, v in document.items() if k in self.settings_cls.model_fields}
+        agent = self.agent or os.environ.get("ENGRAM_AGENT") or str(document.get("agent") or "default")
+        _clawless(document, values)
+        _sclaw(document, values, agent)
+        return values
+
+
+class _ForeignEnvSource(PydanticBaseSettingsSource):
+    """Clawless's environment variables, below ``ENGRAM_*`` ones."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        _clawless(dict(os.environ), values)
+        return values
 
 
 class RecallSettings(BaseModel):
@@ -118,7 +231,8 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_path()))
+        return (init_settings, env_settings, _ForeignEnvSource(settings_cls), _ConfigFileSource(
+            settings_cls, config_path(), getattr(init_settings, "init_kwargs", {}).get("agent")))
 
     def database_path(self, agent: str | None = None) -> Path:
         """Where the file backends keep their data for ``agent`` (shared file unless per-agent)."""
@@ -130,10 +244,17 @@ class Settings(BaseSettings):
         return self.home / f"memory.{suffix}"
 
 
+CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
+
+
 def config_path() -> Path:
-    """The config file: ``$ENGRAM_CONFIG`` or ``$ENGRAM_HOME/config.toml`` (may not exist)."""
+    """The config file: ``$ENGRAM_CONFIG``, else the first of ``CONFIG_NAMES`` in the home that
+    exists, else ``config.toml`` there (may not exist)."""
     explicit = os.environ.get("ENGRAM_CONFIG")
-    return Path(explicit).expanduser() if explicit else default_home() / "config.toml"
+    if explicit:
+        return Path(explicit).expanduser()
+    home = default_home()
+    return next((home / name for name in CONFIG_NAMES if (home / name).is_file()), home / "config.toml")
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -145,5 +266,5 @@ def load_settings(**overrides: Any) -> Settings:
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"invalid settings ({problems})") from None
-    except (OSError, ValueError) as exc:  # unreadable or malformed TOML
+    except (OSError, ValueError) as exc:  # unreadable or malformed TOML, YAML or JSON
         raise ConfigError(f"cannot read config file {config_path()}: {exc}") from None

@@ -3,6 +3,16 @@ and its configuration files and variables read by engram's settings."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.config import load_settings
+from engram.errors import ConfigError
 from tests.interfaces.conftest import Served
 
 
@@ -26,3 +36,34 @@ def test_semantic_recall_takes_a_plain_chat_id_and_echoes_it_back(served: Served
         assert [e["chatId"] for e in keyed["entries"]] == ["7"]
         bad = c.post("/api/memory/semantic-recall", json={"input": "dog", "chatId": "4 2"})
         assert bad.status_code == 422 and bad.json()["field"] == "chatId"
+
+
+def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "CONVERSATION_", "AGENT_BRIDGE"))}
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True,
+                          env={**clean, **env}, timeout=120)
+
+
+def test_a_clawless_home_config_json_and_variables_carry_over(tmp_path: Path, monkeypatch) -> None:
+    # Clawless: "Configuration precedence: 1. Environment variables 2. Config file values
+    # (`~/.clawless/config.json` by default) 3. Built-in defaults"; its home is `AGENT_BRIDGE_HOME`.
+    bridge = tmp_path / "clawless"
+    bridge.mkdir()
+    (bridge / "config.json").write_text(json.dumps({
+        "CONVERSATION_HISTORY_MAX_ENTRIES": 55, "CONVERSATION_SEMANTIC_RECALL_ENABLED": False,
+        "CONVERSATION_HISTORY_RECAP_TOP_K": 4}))
+    stored = _run({"AGENT_BRIDGE_HOME": str(bridge)}, "remember", "The deploy server is atlas")
+    assert stored.returncode == 0, stored.stderr
+    assert (bridge / "memory.db").is_file()  # the bridge home is engram's home
+
+    monkeypatch.delenv("ENGRAM_HOME")
+    monkeypatch.setenv("AGENT_BRIDGE_HOME", str(bridge))
+    monkeypatch.setenv("CONVERSATION_HISTORY_RECAP_TOP_K", "6")  # a variable beats the file
+    settings = load_settings()
+    assert settings.home == bridge and settings.history.max_entries == 55 and settings.history.semantic is False
+    assert settings.history.recap_top_k == 6
+    monkeypatch.setenv("ENGRAM_HISTORY__RECAP_TOP_K", "9")  # and ENGRAM_* beats Clawless's names
+    assert load_settings().history.recap_top_k == 9
+    monkeypatch.setenv("CONVERSATION_HISTORY_MAX_ENTRIES", "lots")
+    with pytest.raises(ConfigError, match="max_entries"):
+        load_settings()

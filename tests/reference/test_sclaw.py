@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from engram.history.service import History
@@ -25,3 +26,49 @@ def test_assemble_puts_one_system_prompt_first_then_the_summary(tmp_path: Path) 
         assert kept[0].content == "You are a careful assistant." and kept[2].content == "hello"
     finally:
         store.close()
+
+
+SCLAW_YAML = """
+modules:
+  memory.sqlite:
+    path: "{path}"
+    wal: true
+    busy_timeout: 5000
+agents:
+  assistant:
+    memory:
+      enabled: false   # default: true when omitted
+"""
+
+
+def test_sclaw_yaml_config_carries_over(tmp_path: Path) -> None:
+    # sclaw: "The SQLite memory module is configured under the `modules` section with the key
+    # `memory.sqlite`" (path, busy_timeout); "When `enabled` is `false` ... no SQLite database is
+    # opened for that agent."
+    import os
+    import subprocess
+    import sys
+
+    db = tmp_path / "data" / "memory.db"
+    config = tmp_path / "sclaw.yaml"
+    config.write_text(SCLAW_YAML.format(path=db))
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")},
+           "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_CONFIG": str(config)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
+                              timeout=120)
+
+    stored = run("--agent", "support", "remember", "Tickets close after 7 days")
+    assert stored.returncode == 0, stored.stderr
+    assert db.is_file()
+    off = run("--agent", "assistant", "--json", "stats")
+    assert off.returncode == 0, off.stderr
+    assert json.loads(off.stdout)["backend"] == "disabled"
+    from engram.config import load_settings
+
+    os.environ["ENGRAM_CONFIG"] = str(config)
+    try:
+        assert load_settings().busy_timeout_ms == 5000
+    finally:
+        del os.environ["ENGRAM_CONFIG"]
