@@ -6,10 +6,11 @@ and ``config.json`` in ``$ENGRAM_HOME``; TOML, YAML or JSON by its suffix; keys 
 names (``backend = "sqlite"``, ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings``
 and the interfaces' start-up call ``load_settings``; everything else receives values.
 
-An existing Clawless or sclaw deployment's settings carry over (``FOREIGN_*`` below): Clawless's
-variables (``CONVERSATION_HISTORY_MAX_ENTRIES``, ``AGENT_BRIDGE_HOME``...) and its
-``config.json`` keys of the same names, and sclaw's YAML (``modules: memory.sqlite: path``,
-``agents: <name>: memory: enabled``) are mapped onto engram's settings. Their variables rank
+An existing deployment's settings carry over (``FOREIGN_*`` below): Clawless's variables
+(``CONVERSATION_HISTORY_MAX_ENTRIES``, ``AGENT_BRIDGE_HOME``...) and its ``config.json`` keys of
+the same names, sclaw's YAML (``modules: memory.sqlite: path``, ``agents: <name>: memory:
+enabled``), and the ``memory`` block of PtrClaw's ``config.json`` and ClawCode's YAML are mapped
+onto engram's settings. Their variables rank
 below ``ENGRAM_*`` ones and above the config file; inside a file, engram's own keys win.
 """
 
@@ -59,6 +60,65 @@ FOREIGN_CLAWLESS: dict[str, tuple[tuple[str, ...], Any]] = {
     "CONVERSATION_SEMANTIC_TIMEOUT_MS": (("embeddings", "timeout_s"), lambda ms: float(ms) / 1000.0),
     "MEMORY_MAX_CHARS": (("chat", "memory_max_chars"), None),
 }
+
+
+def _days(value: Any) -> float | None:
+    """ClawCode's durations (``30d``, ``24h``, ``unlimited``) as days."""
+    text = str(value).strip().lower()
+    if text in ("unlimited", "none", "never", ""):
+        return None
+    units = {"d": 1.0, "h": 1 / 24, "w": 7.0}
+    return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text)
+
+
+# The ``memory`` block of PtrClaw's config.json and of ClawCode's YAML -> engram's settings.
+FOREIGN_MEMORY_BLOCK: dict[tuple[str, ...], tuple[tuple[str, ...], Any]] = {
+    # PtrClaw (~/.ptrclaw/config.json)
+    ("backend",): (("backend",), lambda v: {"json": "jsonfile", "none": "disabled"}.get(v, v)),
+    ("path",): (("path",), None),
+    ("auto_save",): (("chat", "auto_save"), None),
+    ("recall_limit",): (("chat", "recall_limit"), None),
+    ("enrich_depth",): (("chat", "enrich_depth"), None),
+    ("synthesis",): (("chat", "synthesis"), None),
+    ("synthesis_interval",): (("chat", "synthesis_interval"), None),
+    ("response_cache",): (("chat", "response_cache"), None),
+    ("cache_ttl",): (("chat", "cache_ttl_s"), None),
+    ("cache_max_entries",): (("chat", "cache_max_entries"), None),
+    ("hygiene_max_age",): (("lifecycle", "hygiene", "max_age_s"), None),
+    ("recency_half_life",): (("recall", "recency_half_life_s"), None),
+    ("knowledge_max_idle_days",): (("lifecycle", "hygiene", "knowledge_max_idle_days"), None),
+    ("knowledge_survival_chance",): (("lifecycle", "hygiene", "knowledge_survival_chance"), None),
+    ("embeddings", "provider"): (("embeddings", "provider"), lambda v: v or "none"),
+    ("embeddings", "model"): (("embeddings", "model"), lambda v: v or None),
+    ("embeddings", "base_url"): (("embeddings", "base_url"), lambda v: v or None),
+    ("embeddings", "text_weight"): (("recall", "text_weight"), None),
+    ("embeddings", "vector_weight"): (("recall", "vector_weight"), None),
+    # ClawCode (memory: in its YAML)
+    ("embedding_provider",): (("embeddings", "provider"), None),
+    ("database", "path"): (("path",), None),
+    ("database", "backup_enabled"): (("lifecycle", "backup", "enabled"), None),
+    ("search", "vector_weight"): (("recall", "vector_weight"), None),
+    ("search", "fts_weight"): (("recall", "text_weight"), None),
+    ("search", "min_relevance"): (("recall", "min_relevance"), None),
+    ("search", "max_results"): (("recall", "limit"), None),
+    ("file_sync", "enabled"): (("files", "enabled"), None),
+    ("file_sync", "directory"): (("files", "dir"), None),
+    ("file_sync", "format"): (("files", "format"), None),
+    ("retention", "session_memories"): (("lifecycle", "retention", "session_days"), _days),
+    ("retention", "agent_memories"): (("lifecycle", "retention", "agent_days"), _days),
+    ("retention", "global_memories"): (("lifecycle", "retention", "global_days"), _days),
+}
+
+
+def _memory_block(block: Any, into: dict[str, Any]) -> None:
+    if not isinstance(block, dict):
+        return
+    for source, (target, convert) in FOREIGN_MEMORY_BLOCK.items():
+        value: Any = block
+        for part in source:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None and not isinstance(value, dict):
+            _put(into, target, convert(value) if convert else value)
 
 
 def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
@@ -137,6 +197,7 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
         agent = self.agent or os.environ.get("ENGRAM_AGENT") or str(document.get("agent") or "default")
         _clawless(document, values)
         _sclaw(document, values, agent)
+        _memory_block(document.get("memory"), values)
         return values
 
 

@@ -60,3 +60,41 @@ def test_the_read_trail_can_be_switched_off(tmp_path: Path) -> None:
     _stdio_session(tmp_path, {"ENGRAM_LIFECYCLE__AUDIT_READS": "false"})
     trail = json.loads(engram(tmp_path, "--json", "audit").stdout)
     assert [e["action"] for e in trail] == ["stored"]
+
+
+CLAWCODE_YAML = """
+memory:
+  embedding_provider: local
+  database:
+    path: {db}
+    backup_enabled: true
+  search:
+    vector_weight: 0.7
+    fts_weight: 0.3
+    min_relevance: 0.6
+    max_results: 20
+  file_sync:
+    enabled: true
+    directory: {folder}
+    format: yaml
+  retention:
+    session_memories: 30d
+    agent_memories: 90d
+    global_memories: unlimited
+"""
+
+
+def test_clawcode_yaml_configuration_carries_over(tmp_path: Path, monkeypatch) -> None:
+    # ClawCode's "Example Configuration" (memory: search/database/file_sync/retention) read as it is.
+    from engram.config import load_settings
+
+    config = tmp_path / "clawcode.yaml"
+    config.write_text(CLAWCODE_YAML.format(db=tmp_path / "memory.db", folder=tmp_path / "memory"))
+    monkeypatch.setenv("ENGRAM_CONFIG", str(config))
+    settings = load_settings()
+    assert settings.path == tmp_path / "memory.db" and settings.embeddings.provider == "local"
+    assert (settings.recall.vector_weight, settings.recall.text_weight) == (0.7, 0.3)
+    assert settings.recall.min_relevance == 0.6 and settings.recall.limit == 20
+    assert settings.files.dir == tmp_path / "memory" and settings.files.format == "yaml"
+    retention = settings.lifecycle.retention
+    assert (retention.session_days, retention.agent_days, retention.global_days) == (30, 90, None)

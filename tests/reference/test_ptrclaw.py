@@ -26,3 +26,25 @@ def test_slash_start_hatches_on_first_interaction_only(tmp_path) -> None:
         assert "already has an identity" in again.stderr and "Hello Sam" in again.stdout
         assert "## About your human\nSam, a gardener" in server.requests[-1].body["messages"][0]["content"]
     assert "Sam, a gardener" in run_cli(tmp_path, "get", "soul:user").stdout
+
+
+def test_ptrclaw_config_json_memory_block_carries_over(tmp_path, monkeypatch) -> None:
+    # PtrClaw: "All memory settings live under the `memory` key in `~/.ptrclaw/config.json`".
+    import json
+
+    from engram.config import load_settings
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps({"memory": {
+        "backend": "json", "recall_limit": 7, "enrich_depth": 0, "hygiene_max_age": 86400, "recency_half_life": 3600,
+        "embeddings": {"provider": "", "text_weight": 0.3, "vector_weight": 0.7}}}))
+    monkeypatch.setenv("ENGRAM_HOME", str(home))
+    settings = load_settings()
+    assert settings.backend == "jsonfile" and settings.chat.recall_limit == 7 and settings.chat.enrich_depth == 0
+    assert settings.lifecycle.hygiene.max_age_s == 86400 and settings.recall.recency_half_life_s == 3600
+    assert settings.embeddings.provider == "none"
+    assert (settings.recall.text_weight, settings.recall.vector_weight) == (0.3, 0.7)
+    stats = run_cli(home, "--json", "stats")  # a real process reads the same file
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["backend"] == "jsonfile"
