@@ -104,6 +104,8 @@ FOREIGN_MEMORY_BLOCK: dict[tuple[str, ...], tuple[tuple[str, ...], Any]] = {
     ("file_sync", "enabled"): (("files", "enabled"), None),
     ("file_sync", "directory"): (("files", "dir"), None),
     ("file_sync", "format"): (("files", "format"), None),
+    ("transcript", "auto_index"): (("history", "transcript_auto_index"), None),
+    ("transcript", "importance_threshold"): (("history", "transcript_importance_threshold"), None),
     ("retention", "session_memories"): (("lifecycle", "retention", "session_days"), _days),
     ("retention", "agent_memories"): (("lifecycle", "retention", "agent_days"), _days),
     ("retention", "global_memories"): (("lifecycle", "retention", "global_days"), _days),

@@ -179,6 +179,14 @@ class Engram:
                 self._history = History(InMemoryHistoryStore(agent=agent), purge=purge)
             else:
                 self._history = open_history(self.settings, agent, embedder=self.embedder, purge=purge)
+                h = self.settings.history
+                if h.transcript_auto_index:
+                    from engram.files.transcripts import TurnIndexer
+
+                    indexer = TurnIndexer(self, self._history, h.transcripts_dir or self.settings.home / "transcripts",
+                                          h.transcript_importance_threshold)
+                    self._history.turn_hook = indexer.turn_ended
+                    self._history.on_close(indexer.close)
         return self._history
 
     def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:

@@ -98,3 +98,31 @@ def test_clawcode_yaml_configuration_carries_over(tmp_path: Path, monkeypatch) -
     assert settings.files.dir == tmp_path / "memory" and settings.files.format == "yaml"
     retention = settings.lifecycle.retention
     assert (retention.session_days, retention.agent_days, retention.global_days) == (30, 90, None)
+
+
+def test_turns_are_indexed_as_they_end_above_the_importance_threshold(tmp_path: Path) -> None:
+    # ClawCode: "Trigger: End of each turn in conversation", "Skip trivial exchanges (greetings,
+    # acknowledgments)", "Configurable importance threshold", "Index transcripts asynchronously".
+    from engram.engine import Engram
+
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"},
+                               history={"transcript_auto_index": True, "transcript_importance_threshold": 0.5})
+    key = "cli:sess_123"
+    mem.history.append(key, "user", "hello there")
+    mem.history.append(key, "assistant", "Hi! How can I help?")
+    mem.history.append(key, "user", "Which database should the billing service use for invoices and refunds?")
+    mem.history.append(key, "assistant", "Use PostgreSQL with logical replication; keep invoices immutable and "
+                                         "record refunds as separate ledger rows.")
+    mem.history.append(key, "user", "And the cache layer for sessions?")
+    mem.history.append(key, "assistant", "Redis.")
+    mem.close()  # finishes the background queue
+
+    reopened = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    try:
+        indexed = {m.key: m for m in reopened.list() if m.key.startswith("transcript:")}
+        assert list(indexed) == ["transcript:cli:sess_123::2"]  # the greeting and the thin turn are skipped
+        assert indexed["transcript:cli:sess_123::2"].importance >= 0.5
+    finally:
+        reopened.close()
+    transcript = (tmp_path / "transcripts" / "cli_sess_123.md").read_text()
+    assert "## Turn 2" in transcript and "[Indexed: Which database should the billing service" in transcript

@@ -22,13 +22,16 @@ Indexing stores each substantive turn, and not greetings or acknowledgements, as
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
+import queue
 import re
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engram import text
 from engram.errors import StorageError
@@ -36,6 +39,8 @@ from engram.model import Message, Role
 
 if TYPE_CHECKING:
     from engram.engine import Engram
+
+log = logging.getLogger("engram.transcripts")
 
 # Words that make up greetings, thanks and acknowledgements; a turn made only of these (and
 # stopwords) carries nothing worth remembering.
@@ -45,6 +50,7 @@ _TRIVIAL = frozenset(
     bye goodbye later see welcome np problem alright gotcha sounds noted done lol haha please""".split()
 )
 MIN_SUBSTANTIVE_WORDS = 3
+IMPORTANCE_WORDS = 20  # distinct meaningful words that make a turn's importance 1.0
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -76,6 +82,15 @@ def is_substantive(turn: Turn) -> bool:
     user_words = [w for w in text.words(turn.user) if w not in text.STOPWORDS and w not in _TRIVIAL]
     agent_words = [w for w in text.words(turn.agent) if w not in text.STOPWORDS and w not in _TRIVIAL]
     return len(user_words) >= MIN_SUBSTANTIVE_WORDS or (bool(user_words) and len(agent_words) >= MIN_SUBSTANTIVE_WORDS)
+
+
+def importance(turn: Turn) -> float:
+    """How much a turn says, 0..1: distinct meaningful words of both sides over 20 (greetings and
+    acknowledgements are 0). ClawCode's ``importance_threshold`` compares against this."""
+    if not is_substantive(turn):
+        return 0.0
+    meaningful = {w for w in text.words(f"{turn.user} {turn.agent}") if w not in text.STOPWORDS and w not in _TRIVIAL}
+    return min(1.0, len(meaningful) / IMPORTANCE_WORDS)
 
 
 def label(turn: Turn, limit: int = 80) -> str:
@@ -125,14 +140,18 @@ def write(folder: Path, session: str, messages: Sequence[Message], indexed: dict
     return path
 
 
-def index(engram: Engram, session: str, messages: Sequence[Message]) -> dict[int, str]:
-    """Store each substantive turn as a conversation memory; returns {turn number: label}.
+def index(
+    engram: Engram, session: str, messages: Sequence[Message], *, threshold: float = 0.0, last_only: bool = False
+) -> dict[int, str]:
+    """Store each substantive turn whose ``importance`` reaches ``threshold`` as a conversation
+    memory (``last_only``: just the latest turn); returns {turn number: label}.
 
     Raises ``ValidationError`` from ``remember`` (e.g. a session id unusable in a key).
     """
     indexed: dict[int, str] = {}
-    for turn in turns(messages):
-        if not is_substantive(turn):
+    all_turns = turns(messages)
+    for turn in all_turns[-1:] if last_only else all_turns:
+        if not is_substantive(turn) or importance(turn) < threshold:
             continue
         content = f"User: {turn.user}\nAgent: {turn.agent}" if turn.agent else f"User: {turn.user}"
         engram.remember(
@@ -144,11 +163,48 @@ def index(engram: Engram, session: str, messages: Sequence[Message]) -> dict[int
             metadata={"session": session, "turn": turn.number, "time": _iso(turn.at)},
             source=f"transcript:{session}"[:200],
             created_at=turn.at or None,
+            importance=round(importance(turn), 3),
         )
         indexed[turn.number] = label(turn)
     return indexed
 
 
-def index_and_write(engram: Engram, folder: Path, session: str, messages: Sequence[Message]) -> Path:
-    """Index the substantive turns, then write the transcript with their ``[Indexed: …]`` markers."""
-    return write(folder, session, messages, index(engram, session, messages))
+def index_and_write(
+    engram: Engram, folder: Path, session: str, messages: Sequence[Message], *, threshold: float = 0.0
+) -> Path:
+    """Index the substantive turns (importance >= ``threshold``), then write the transcript with
+    their ``[Indexed: …]`` markers."""
+    return write(folder, session, messages, index(engram, session, messages, threshold=threshold))
+
+
+class TurnIndexer:
+    """ClawCode's automatic indexing: "Trigger: End of each turn in conversation", in the
+    background ("Index transcripts asynchronously"). ``turn_ended`` only queues the conversation;
+    one worker thread indexes its latest turn (above ``threshold``) and rewrites its transcript.
+    ``close`` finishes what is queued. Failures are logged: the history is already stored."""
+
+    def __init__(self, engram: Engram, history: Any, folder: Path, threshold: float) -> None:
+        self.engram, self.history, self.folder, self.threshold = engram, history, folder, threshold
+        self._queue: queue.Queue[tuple[str, int] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="engram-transcripts", daemon=True)
+        self._thread.start()
+
+    def turn_ended(self, key: str, count: int) -> None:
+        """The turn that ended with the conversation's ``count``-th message (queued, not waited for)."""
+        self._queue.put((key, count))
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            key, count = item
+            try:
+                messages = self.history.all(key)
+                index(self.engram, key, messages[:count], threshold=self.threshold, last_only=True)
+                marked = {t.number: label(t) for t in turns(messages)
+                          if is_substantive(t) and importance(t) >= self.threshold}
+                write(self.folder, key, messages, marked)
+            except Exception:  # a background job: log and go on, the conversation is stored
+                log.exception("turn of %s not indexed", key)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()

@@ -64,6 +64,10 @@ class History:
         self.purge_hook = purge
         self.recap_top_k = recap_top_k
         self.clock = clock
+        # Called with the conversation key and its message count when an assistant answer ends a
+        # turn (transcript indexing), so a background job sees the conversation as it was then.
+        self.turn_hook: Callable[[str, int], None] | None = None
+        self._on_close: list[Callable[[], None]] = []
 
     @property
     def agent(self) -> str:
@@ -112,8 +116,11 @@ class History:
         window = [*recent, message]
         if len(window) > self.max_history_len:
             self._trim(key)
-        if self.semantic is not None and message.role is Role.ASSISTANT and not message.tool_calls:
-            self._index(key, window)
+        if message.role is Role.ASSISTANT and not message.tool_calls:
+            if self.semantic is not None:
+                self._index(key, window)
+            if self.turn_hook is not None:
+                self.turn_hook(key, self.store.count(key))
         return message
 
     def _trim(self, key: str) -> None:
@@ -201,7 +208,14 @@ class History:
             purge=self.purge_hook, reported_tokens=reported_tokens, force=force,
         )
 
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` first when the history closes (a background indexer finishing its queue)."""
+        self._on_close.append(hook)
+
     def close(self) -> None:
+        for hook in self._on_close:
+            hook()
+        self._on_close.clear()
         self.store.close()
         if self.semantic is not None:
             self.semantic.close()

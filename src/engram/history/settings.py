@@ -47,4 +47,8 @@ class HistorySettings(BaseModel):
     semantic_max_chars_per_entry: int = Field(4000, ge=10)
     recap_top_k: int = Field(3, ge=1, le=100)
     transcripts_dir: Path | None = None
+    # ClawCode: index each turn as it ends, in the background (the latest turn of the conversation
+    # becomes a memory and its transcript is rewritten), when its importance reaches the threshold.
+    transcript_auto_index: bool = False
+    transcript_importance_threshold: float = Field(0.0, ge=0.0, le=1.0)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)

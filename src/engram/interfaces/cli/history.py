@@ -127,7 +127,8 @@ def transcript(
     settings = st.settings()
     folder = settings.history.transcripts_dir or settings.home / "transcripts"
     messages = engram.history.all(key)
-    path = (transcripts.index_and_write(engram, folder, key, messages) if index
+    threshold = settings.history.transcript_importance_threshold
+    path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold) if index
             else transcripts.write(folder, key, messages))
     if st.as_json:
         render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})
