@@ -172,6 +172,7 @@ class Engram:
             agent = self.scope.agent or "default"
             if self._history_root is not None:
                 self._history = self._history_root.history.for_agent(agent, purge=purge)
+                self._index_turns(self._history)
             elif self.settings is None:
                 from engram.history.inmemory import InMemoryHistoryStore
                 from engram.history.service import History
@@ -179,15 +180,21 @@ class Engram:
                 self._history = History(InMemoryHistoryStore(agent=agent), purge=purge)
             else:
                 self._history = open_history(self.settings, agent, embedder=self.embedder, purge=purge)
-                h = self.settings.history
-                if h.transcript_auto_index:
-                    from engram.files.transcripts import TurnIndexer
-
-                    indexer = TurnIndexer(self, self._history, h.transcripts_dir or self.settings.home / "transcripts",
-                                          h.transcript_importance_threshold)
-                    self._history.turn_hook = indexer.turn_ended
-                    self._history.on_close(indexer.close)
+                self._index_turns(self._history)
         return self._history
+
+    def _index_turns(self, history: History) -> None:
+        """ClawCode's automatic transcript indexing (``history.transcript_auto_index``): each ended
+        turn of this agent's conversations is indexed in the background into this agent's memory."""
+        h = self.settings.history if self.settings is not None else None
+        if h is None or not h.transcript_auto_index:
+            return
+        from engram.files.transcripts import TurnIndexer
+
+        indexer = TurnIndexer(self, history, h.transcripts_dir or self.settings.home / "transcripts",  # type: ignore[union-attr]
+                              h.transcript_importance_threshold)
+        history.turn_hook = indexer.turn_ended
+        history.on_close(indexer.close)
 
     def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:
         """A view for another agent (or session) on the same store, sharing its event listeners."""
