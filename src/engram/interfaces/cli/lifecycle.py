@@ -42,6 +42,9 @@ def audit(
         table.add_column(column, overflow="fold")
     for r in rows:
         detail = (r.detail or {}).get("content") or json.dumps(r.detail or {}, ensure_ascii=False)
+        if r.action == "recalled" and r.detail:  # the query, then what came back
+            found = ", ".join(f"{hit['key']} {hit['score']:.2f}" for hit in r.detail.get("results", []))
+            detail = f"{r.detail.get('query')!r} -> {found or 'nothing'}"
         table.add_row(render.when(r.at), r.action, r.origin, r.memory_key or r.memory_id or "", r.memory_scope or "",
                       r.reason or "", str(detail)[:200])
     render.console.print(table)
