@@ -91,7 +91,7 @@ def test_cli_end_to_end(tmp_path):
     run_cli(tmp_path, "recall", "tea")
     run_cli(tmp_path, "forget", "tea")
     audit = json.loads(run_cli(tmp_path, "--json", "audit"))
-    assert [(a["action"], a["origin"]) for a in audit] == [("forgotten", "cli"), ("stored", "cli")]
+    assert [(a["action"], a["origin"]) for a in audit] == [("forgotten", "cli"), ("recalled", "cli"), ("stored", "cli")]
     assert audit[0]["detail"]["content"] == "the user likes green tea"
     made = json.loads(run_cli(tmp_path, "--json", "backup"))
     listed = json.loads(run_cli(tmp_path, "--json", "backup", "--list"))
