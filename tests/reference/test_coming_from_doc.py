@@ -1,4 +1,4 @@
-"""docs/coming-from.md names every foreign setting config.py maps, so the page cannot fall behind."""
+"""docs/coming-from/ names every foreign setting config.py maps, so the pages cannot fall behind."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ from pathlib import Path
 
 from engram.config import FOREIGN_CLAWLESS, FOREIGN_MEMORY_BLOCK
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "coming-from.md"
+PAGES = Path(__file__).resolve().parents[2] / "docs" / "coming-from"
 
 
 def test_every_mapped_name_is_on_the_page() -> None:
-    text = PAGE.read_text(encoding="utf-8")
+    text = "\n".join(PAGES.joinpath(f"{name}.md").read_text(encoding="utf-8")
+                      for name in ("ptrclaw", "sclaw", "clawcode", "php-entity", "clawless"))
     names = [*FOREIGN_CLAWLESS, *(source[-1] for source in FOREIGN_MEMORY_BLOCK)]
     missing = [name for name in names if f"`{name}`" not in text and f"{name}`" not in text]
     assert missing == []
     for system in ("PtrClaw", "sclaw", "ClawCode", "PHP entity", "Clawless"):
-        assert f"## {system}" in text or f"## The {system}" in text
+        assert f"# Coming from {system}" in text or f"# Coming from the {system}" in text
