@@ -95,3 +95,10 @@ def test_http_load_bench_measures_recall_and_concurrent_stores() -> None:
     stores = result["stores"]
     assert stores["requests"] == 12 and stores["errors"] == 0
     assert stores["p50_ms"] <= stores["p99_ms"] and stores["ratio_to_embedder"] > 0
+
+
+def test_crash_loop_loses_no_acknowledged_write() -> None:
+    result = run_bench("crash_loop.py", "--rounds", "5")
+    assert result["workloads"] == {"library": 1, "cli": 1, "serve": 1, "sync": 1, "compaction": 1}
+    assert result["acknowledged"] > 0 and result["lost"] == 0, result["lost_keys"]
+    assert result["integrity"] == "ok" and result["sync_problems"] == []

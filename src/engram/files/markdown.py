@@ -89,7 +89,7 @@ class MarkdownDocument:
             del self.blocks[i]
             self.add(entry)
         else:
-            self.blocks[i] = _Block(render_entry(entry).splitlines(), entry.id, _section(entry), True)
+            self.blocks[i] = _Block(_lines(entry), entry.id, _section(entry), True)
         return True
 
     def set_at(self, line: int, entry: Entry | None) -> bool:
@@ -100,7 +100,7 @@ class MarkdownDocument:
                 if entry is None:
                     del self.blocks[i]
                 else:
-                    self.blocks[i] = _Block(render_entry(entry).splitlines(), entry.id, block.section, True)
+                    self.blocks[i] = _Block(_lines(entry), entry.id, block.section, True)
                 return True
         return False
 
@@ -113,7 +113,7 @@ class MarkdownDocument:
 
     def add(self, entry: Entry) -> None:
         section = _section(entry)
-        block = _Block(render_entry(entry).splitlines(), entry.id, section, True)
+        block = _Block(_lines(entry), entry.id, section, True)
         headings = [i for i, b in enumerate(self.blocks) if b.heading is not None]
         if section is None:
             end = headings[0] if headings else len(self.blocks)
@@ -318,6 +318,12 @@ def _section(entry: Entry) -> str | None:
     if isinstance(value, str) and value.strip() == value and value and "\n" not in value and "#" not in value:
         return value
     return None
+
+
+def _lines(entry: Entry) -> list[str]:
+    # Split on line feeds only, as parsing does: str.splitlines would also break at \x85 or
+    # \u2028 inside a metadata or tag value and cut the entry in two.
+    return render_entry(entry).split("\n")
 
 
 def render_entry(entry: Entry) -> str:
