@@ -81,3 +81,13 @@ def test_without_the_local_model_remember_and_recall_work_on_full_text(isolated_
     assert any(f"pip install '{DISTRIBUTION}[local]'" in note for note in result["notes"]), result["notes"]
     human = run("recall", "python scripting")
     assert f"pip install '{DISTRIBUTION}[local]'" in human.stderr
+
+
+def test_shell_completion_is_on(isolated_home: Path) -> None:
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
+    script = subprocess.run([sys.executable, "-m", "engram", "--show-completion", "bash"], capture_output=True,
+                            text=True, env=env, timeout=60)
+    assert script.returncode == 0 and "_ENGRAM_COMPLETE" in script.stdout, script.stderr
+    env.update(_ENGRAM_COMPLETE="complete_bash", COMP_WORDS="engram rem", COMP_CWORD="1")
+    words = subprocess.run([sys.executable, "-m", "engram"], capture_output=True, text=True, env=env, timeout=60)
+    assert "remember" in words.stdout.split()
