@@ -425,12 +425,16 @@ class SqliteMemoryStore:
                 ) if prefixed else None
                 if best is None:
                     return []
-            rows = conn.execute(
-                f"SELECT {_prefixed(_COLUMNS)} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
-                " ORDER BY j.key",
-                [json.dumps([rowid for rowid, _ in best])],
-            ).fetchall()
-            memories = self._memories(conn, rows)
+            return self._ranked_memories(conn, best)
+
+    def _ranked_memories(self, conn: Any, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
+        """The memories of ranked ``(rowid, score)`` pairs, in that order, with their scores."""
+        rows = conn.execute(
+            f"SELECT {_prefixed(_COLUMNS)} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
+            " ORDER BY j.key",
+            [json.dumps([rowid for rowid, _ in best])],
+        ).fetchall()
+        memories = self._memories(conn, rows)
         return [(memory, max(score, 1e-9)) for memory, (_, score) in zip(memories, best, strict=True)]
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
@@ -492,13 +496,7 @@ class SqliteMemoryStore:
             best = self._best_passing(conn, lambda fetch: self._fts.ranked(conn, chars, fetch), where, params, limit)
             if best is None:
                 return []
-            rows = conn.execute(
-                f"SELECT {_prefixed(_COLUMNS)} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
-                " ORDER BY j.key",
-                [json.dumps([rowid for rowid, _ in best])],
-            ).fetchall()
-            memories = self._memories(conn, rows)
-        return [(memory, max(score, 1e-9)) for memory, (_, score) in zip(memories, best, strict=True)]
+            return self._ranked_memories(conn, best)
 
     def _search_like(
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
