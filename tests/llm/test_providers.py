@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 
 from engram.errors import ConfigError, ProviderError
 from engram.llm import LLMSettings, create_provider
@@ -164,8 +165,8 @@ def test_create_provider_from_settings():
         assert provider is not None and provider.name == "ollama"
         assert provider.chat([user_message("hi")]).text == "via ollama settings"
         assert "authorization" not in server.requests[0].headers
-    with pytest.raises(ConfigError, match="unknown llm backend"):
-        create_provider(LLMSettings(provider="nope", model="x"))
+    with pytest.raises(PydanticValidationError, match="unknown llm provider 'nope'; allowed: none, anthropic"):
+        LLMSettings(provider="nope", model="x")
     with pytest.raises(ConfigError, match="needs a model"):
         create_provider(LLMSettings(provider="vllm"))
 

@@ -19,13 +19,8 @@ from engram.embed.base import Embedder, EmbeddingIdentity, EmbeddingProvider, Tr
 from engram.embed.cache import EmbeddingCache
 from engram.embed.settings import EmbeddingSettings, with_env_fallbacks
 from engram.errors import ConfigError, MissingDependencyError
+from engram.registry import names, register, resolve
 
-PROVIDERS: dict[str, str] = {
-    "local": "engram.embed.local:LocalProvider",
-    "openai": "engram.embed.openai:OpenAIProvider",
-    "gemini": "engram.embed.gemini:GeminiProvider",
-    "ollama": "engram.embed.ollama:OllamaProvider",
-}
 # Packages a provider's module needs before it can be imported: (import name, pip name, extra).
 _NEEDS: dict[str, tuple[str, str, str]] = {
     "openai": ("httpx", "httpx", "llm"),
@@ -35,8 +30,9 @@ _NEEDS: dict[str, tuple[str, str, str]] = {
 
 
 def register_provider(name: str, target: str) -> None:
-    """Make a provider available under ``name``; ``target`` is ``"package.module:Class"``."""
-    PROVIDERS[name] = target
+    """Make a provider available under ``name`` (``embeddings.provider`` then accepts it);
+    ``target`` is ``"package.module:Class"``. Registered in ``engram.registry`` like the built-ins."""
+    register("embedding", name, target)
 
 
 def provider_class(name: str) -> type:
@@ -46,17 +42,13 @@ def provider_class(name: str) -> type:
         ConfigError: no provider has that name.
         MissingDependencyError: the provider's optional package is not installed.
     """
-    try:
-        target = PROVIDERS[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown embedding provider {name!r} (allowed: {', '.join(PROVIDERS)}, auto, none)"
-        ) from None
+    if name not in names("embedding"):
+        raise ConfigError(f"unknown embedding provider {name!r} (allowed: {', '.join(names('embedding'))}, auto, none)")
     if name in _NEEDS and importlib.util.find_spec(_NEEDS[name][0]) is None:
         module, package, extra = _NEEDS[name]
         raise MissingDependencyError(f"the {name} embedding provider", extra, package)
-    module_name, _, cls_name = target.partition(":")
-    return getattr(importlib.import_module(module_name), cls_name)
+    cls: type = resolve("embedding", name)
+    return cls
 
 
 def detect_provider(settings: EmbeddingSettings, env: Mapping[str, str] | None = None) -> str | None:
@@ -120,7 +112,6 @@ def create_embedder(
 
 
 __all__ = [
-    "PROVIDERS",
     "Embedder",
     "EmbeddingCache",
     "EmbeddingIdentity",

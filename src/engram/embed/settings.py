@@ -12,8 +12,6 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-PROVIDER_CHOICES = ("local", "openai", "gemini", "ollama", "auto", "none", "")
-
 
 class EmbeddingSettings(BaseModel):
     """How engram embeds text. ``provider="none"`` turns vectors off (recall uses full text)."""
@@ -35,11 +33,12 @@ class EmbeddingSettings(BaseModel):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, value: str) -> str:
+        from engram.registry import names  # what is registered, plug-ins included
+
         value = value.strip().lower()
-        if value not in PROVIDER_CHOICES:
-            raise ValueError(
-                f"unknown embedding provider {value!r}; allowed: {', '.join(PROVIDER_CHOICES[:-1])}"
-            )
+        allowed = [*names("embedding"), "auto", "none"]
+        if value not in (*allowed, ""):
+            raise ValueError(f"unknown embedding provider {value!r}; allowed: {', '.join(allowed)}")
         return value
 
 

@@ -16,7 +16,7 @@ from engram.llm.base import (
     user_message,
 )
 from engram.llm.settings import LLMSettings
-from engram.registry import register, resolve
+from engram.registry import resolve
 
 _DEFAULT_MODELS = {
     "openai": "gpt-4o-mini",
@@ -24,17 +24,6 @@ _DEFAULT_MODELS = {
     "gemini": "gemini-2.0-flash",
 }
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
-
-for _name, _target in {
-    "openai": "engram.llm.openai:OpenAIChat",
-    "ollama": "engram.llm.openai:OllamaChat",
-    "vllm": "engram.llm.openai:VllmChat",
-    "llamacpp": "engram.llm.openai:LlamaCppChat",
-    "anthropic": "engram.llm.anthropic:AnthropicChat",
-    "gemini": "engram.llm.gemini:GeminiChat",
-}.items():
-    register("llm", _name, _target)
-
 
 def create_provider(settings: LLMSettings) -> ChatProvider | None:
     """The configured provider, or None when no LLM is configured (``provider = "none"``).

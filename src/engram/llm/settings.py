@@ -6,7 +6,7 @@ rule-based extractor, and synthesis / LLM summaries are off.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 
 class LLMSettings(BaseModel):
@@ -21,6 +21,17 @@ class LLMSettings(BaseModel):
     backoff_s: float = Field(0.5, ge=0)
     max_tokens: int = Field(1024, ge=1)
     temperature: float | None = Field(None, ge=0.0, le=2.0)
+
+    @field_validator("provider")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from engram.registry import names  # what is registered, plug-ins included
+
+        value = value.strip().lower()
+        allowed = ["none", *names("llm")]
+        if value not in (*allowed, ""):
+            raise ValueError(f"unknown llm provider {value!r}; allowed: {', '.join(allowed)}")
+        return value
 
     @property
     def enabled(self) -> bool:
