@@ -11,7 +11,8 @@ and never undoes the change. A forget records each removed memory whole (``detai
 operator can see what went and restore it by hand. On SQLite the trail is the ``audit_log`` table
 in the same file (migration 0004, included in backups), on PostgreSQL the ``audit_log`` table of the
 shared database (every process writes one trail); other backends keep it in process
-(in-memory) or in a JSON-lines file beside the JSON store.
+(in-memory) or in a JSON-lines file beside the JSON store. Which one is the backend's to say
+(``Backend.audit_log``, ``engram.backends``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -305,22 +305,3 @@ def _row_dict(row: AuditEntry) -> dict[str, Any]:
     return {"at": row.at, "action": row.action, "origin": row.origin, "reason": row.reason,
             "actor_scope": row.actor_scope, "memory_id": row.memory_id, "memory_key": row.memory_key,
             "memory_scope": row.memory_scope, "detail": row.detail}
-
-
-_IN_PROCESS: weakref.WeakKeyDictionary[Any, MemoryAuditLog] = weakref.WeakKeyDictionary()
-
-
-def audit_log_for(store: Any) -> AuditLog:
-    """The audit trail that fits a store: its SQLite or PostgreSQL table, a JSONL file beside a JSON store, or memory
-    (one trail per in-memory store, so the writer and later queries share it)."""
-    db = getattr(store, "db", None)
-    if isinstance(db, Database):
-        return SqliteAuditLog(db)
-    if getattr(store, "name", None) == "postgres" and db is not None:
-        return PostgresAuditLog(db)
-    path = getattr(store, "path", None)
-    if isinstance(path, Path):
-        return MemoryAuditLog(path.with_name(path.name + ".audit.jsonl"))
-    if store not in _IN_PROCESS:
-        _IN_PROCESS[store] = MemoryAuditLog()
-    return _IN_PROCESS[store]

@@ -13,11 +13,11 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram.config import Settings
 from engram.db.migrate import migrate
 from engram.db.sqlite import Database
 from engram.errors import NotFoundError
@@ -48,8 +48,11 @@ class TokenStore:
     The token logic lives here; the five storage methods at the end are what a backend changes
     (``PostgresTokenStore`` below keeps tokens in the shared PostgreSQL database)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, owns_db: bool = True) -> None:
+        """Keep tokens in ``db`` (migrated here); ``owns_db`` closes it with the store."""
         self.db = db
+        self._owns_db = owns_db
+        self._closers: list[Callable[[], None]] = []
         migrate(db)
 
     @classmethod
@@ -91,8 +94,15 @@ class TokenStore:
             raise NotFoundError("token", token_id)
         return next(t for t in self.list(include_revoked=True) if t.id == token_id)
 
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Run ``closer`` when this store closes (the backend it was taken from)."""
+        self._closers.append(closer)
+
     def close(self) -> None:
-        self.db.close()
+        if self._owns_db:
+            self.db.close()
+        while self._closers:
+            self._closers.pop()()
 
     # --- storage ---------------------------------------------------------------------------
     def _insert(self, info: TokenInfo, digest: str) -> None:
@@ -140,8 +150,10 @@ class PostgresTokenStore(TokenStore):
     """API tokens in the shared PostgreSQL database (migration ``postgres/0005_tokens``), so a
     token created through any engram server or CLI works against every server on the database."""
 
-    def __init__(self, db: Any) -> None:  # an ``engram.db.postgres.PgDatabase``, already migrated
+    def __init__(self, db: Any, *, owns_db: bool = True) -> None:  # a migrated ``engram.db.postgres.PgDatabase``
         self.db = db
+        self._owns_db = owns_db
+        self._closers = []
 
     @classmethod
     def connect(cls, dsn: str, settings: Any = None) -> PostgresTokenStore:
@@ -171,22 +183,3 @@ class PostgresTokenStore(TokenStore):
 
     def _revoke(self, token_id: str, now: float) -> bool:
         return bool(self.db.transact(lambda conn: conn.execute(_REVOKE, (now, token_id)).rowcount > 0))
-
-
-def token_database_path(settings: Settings) -> Path:
-    """Where tokens live: the shared SQLite memory file, else ``home/auth.db``."""
-    if settings.backend == "sqlite" and not settings.per_agent_databases:
-        return settings.database_path()
-    return settings.home / "auth.db"
-
-
-def open_token_store(settings: Settings) -> TokenStore:
-    """The token store for these settings: the shared database's ``api_tokens`` table when the
-    backend is PostgreSQL, else an SQLite file (``token_database_path``). Raises ``StorageError``
-    when it cannot be opened, ``ConfigError`` for a bad ``database_url``."""
-    if settings.backend == "postgres" and settings.database_url:
-        return PostgresTokenStore.connect(settings.database_url, settings.postgres)
-    path = token_database_path(settings)
-    # The shared memory file is encrypted with the configured key; a separate auth.db is not.
-    key = settings.privacy.key() if path == settings.database_path() else None
-    return TokenStore.open(path, busy_timeout_ms=settings.busy_timeout_ms, key=key)

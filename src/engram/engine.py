@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from engram import snapshot
-from engram.config import RecallSettings, Settings, load_settings
+from engram.config import RecallSettings, Settings
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent, ReadEvent
 from engram.ids import key_from_content
@@ -52,12 +52,12 @@ from engram.model import (
 )
 from engram.privacy import PiiPolicy
 from engram.recall_cache import RecallCache
-from engram.registry import resolve
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 
 if TYPE_CHECKING:
+    from engram.backends.base import Backend
     from engram.history.service import History
     from engram.importers.apply import ImportSummary
 
@@ -106,8 +106,14 @@ class Engram:
         guard: Callable[[str], None] | None = None,
         recall_cache: RecallCache | None = None,
         time_reader: TimeReader | None = None,
+        backend: Backend | None = None,
     ) -> None:
+        """``backend`` is the database ``store`` lives in (``engram.root`` passes it); without one the
+        store stands alone: audit trail and conversation history in process memory."""
+        from engram.backends.simple import StoreBackend
+
         self.store = store
+        self.backend: Backend = backend if backend is not None else StoreBackend(store)
         self.time = time_reader or TimeReader()
         self.origin = origin
         self.events = events or EventBus()
@@ -135,27 +141,12 @@ class Engram:
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engram:
-        """Open the configured backend (settings: arguments > environment > config file > defaults)."""
-        settings = settings or load_settings(**overrides)
-        store = resolve("memory", settings.backend)(settings, settings.agent)
-        from engram.embed import auto_fallback_note, create_embedder
-        from engram.lifecycle.wiring import engine_options
+        """Open the configured backend (settings: arguments > environment > config file > defaults)
+        through the composition root (``engram.root``), as every interface does: same settings,
+        same engine, memory-folder mirror included when ``files.enabled``."""
+        from engram.root import build_engram
 
-        embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db",
-                                   cache_key=settings.privacy.key())  # encrypted like the store
-        engram = cls(
-            store,
-            agent=settings.agent,
-            session=settings.session,
-            embedder=embedder,
-            recall_settings=settings.recall,
-            max_content_chars=settings.max_content_chars,
-            time_reader=TimeReader.from_settings(settings.time),
-            **engine_options(settings, store),
-        )
-        engram.settings = settings
-        engram.embedding_note = auto_fallback_note(settings.embeddings, embedder)
-        return engram
+        return build_engram(settings, **overrides)
 
     @property
     def history(self) -> History:
@@ -164,7 +155,7 @@ class Engram:
         view from ``for_agent`` shares its engine's storage and sees its own agent's. Compaction
         purges this agent's old conversation memories."""
         if self._history is None:
-            from engram.history.factories import open_history
+            from engram.root import open_history
 
             def purge(max_age_s: float) -> int:
                 return len(self.forget(older_than_s=max_age_s, filters=Filters(category=Category.CONVERSATION)))
@@ -179,7 +170,7 @@ class Engram:
 
                 self._history = History(InMemoryHistoryStore(agent=agent), purge=purge)
             else:
-                self._history = open_history(self.settings, agent, embedder=self.embedder, purge=purge)
+                self._history = open_history(self.settings, agent, self.backend, embedder=self.embedder, purge=purge)
                 self._index_turns(self._history)
         return self._history
 
@@ -203,6 +194,7 @@ class Engram:
             recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
             origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
             metrics=self.metrics, guard=self.guard, recall_cache=self.recall_cache, time_reader=self.time,
+            backend=self.backend,
         )
         view.settings = self.settings
         view._history_root = self._history_root or self
@@ -231,7 +223,7 @@ class Engram:
             self._history.close()
             self._history = None
         self.metrics.save()
-        self.store.close()
+        self.backend.close()
 
     # --- scopes and filters ----------------------------------------------------------------
     def _write_scope(self, choice: ScopeChoice | None) -> Scope:
@@ -755,10 +747,7 @@ class Engram:
         total = self.store.stats().memories
         self.store.clear_vectors()
         done = self.embed_missing(lambda done, _: progress(done, total) if progress else None)
-        # Build the SQLite store's vector index now rather than in the next recall.
-        sync = getattr(self.store, "sync_vector_index", None)
-        if sync is not None:
-            sync()
+        self.backend.warm()  # build a vector index now rather than in the next recall
         return done
 
     def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> int:

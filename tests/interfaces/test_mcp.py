@@ -183,8 +183,7 @@ def test_default_family_titles_annotations_list_update_and_mcp_origin(tmp_path: 
     asyncio.run(run())
     from engram.audit import AuditQuery
     from engram.engine import Engram
-    from engram.lifecycle.wiring import audit_of
 
     with Engram.from_settings(home=tmp_path, agent="alice") as engram:
-        entries = audit_of(engram).query(AuditQuery(limit=20))
+        entries = engram.backend.audit_log().query(AuditQuery(limit=20))
     assert {(e.action, e.origin) for e in entries} == {("stored", "mcp"), ("updated", "mcp")}

@@ -112,9 +112,9 @@ def _start_serve(home: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 def _token_works(home: Path, token: str) -> bool:
-    from engram.auth import open_token_store
+    from engram.root import open_tokens
 
-    tokens = open_token_store(load_settings(home=home))
+    tokens = open_tokens(load_settings(home=home))
     try:
         return tokens.verify(token) is not None
     finally:

@@ -7,11 +7,14 @@ import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from engram.audit import audit_log_for
+from engram.backends.base import Backend
+from engram.backends.simple import InMemoryBackend, StoreBackend
+from engram.backends.sqlite import SqliteBackend
 from engram.engine import Engram
 from engram.events import EventBus
 from engram.store.inmemory import InMemoryMemoryStore
@@ -54,6 +57,15 @@ class FakeEmbedder:
         return self._one(text)
 
 
+def backend_for(kind: str, store: Any, tmp_path: Path) -> Backend:
+    """The backend ``engram.root`` would open around ``store`` (audit trail where it keeps it)."""
+    if kind == "sqlite":
+        return SqliteBackend(store)
+    if kind == "jsonfile":
+        return StoreBackend(store, path=store.path, audit_path=store.path.with_name(store.path.name + ".audit.jsonl"))
+    return InMemoryBackend(store)
+
+
 def open_store(kind: str, tmp_path: Path):  # noqa: ANN201
     if kind == "sqlite":
         return SqliteMemoryStore(tmp_path / "memory.db")
@@ -78,9 +90,10 @@ def make_engram(tmp_path: Path, clock: Clock) -> Callable[..., Engram]:
 
     def make(kind: str = "sqlite", **kwargs) -> Engram:  # noqa: ANN003
         store = open_store(kind, tmp_path)
+        backend = backend_for(kind, store, tmp_path)
         events = EventBus()
-        events.subscribe(audit_log_for(store))
-        engram = Engram(store, clock=clock, events=events, **kwargs)
+        events.subscribe(backend.audit_log())
+        engram = Engram(store, clock=clock, events=events, backend=backend, **kwargs)
         opened.append(engram)
         return engram
 

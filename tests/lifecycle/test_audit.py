@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engram.audit import AuditQuery, MemoryAuditLog, audit_log_for
+from engram.audit import AuditQuery, MemoryAuditLog
 from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
@@ -24,7 +24,7 @@ def test_every_change_is_recorded_with_origin_reason_and_what_was_forgotten(back
     cli.forget("k", reason="outdated preference")
     cli.forget("o")
     cli.import_snapshot(snapshot)
-    log = audit_log_for(engram.store)
+    log = engram.backend.audit_log()
     rows = log.query(AuditQuery(limit=100))
     actions = [r.action for r in reversed(rows)]
     assert actions == ["stored", "updated", "stored", "linked", "linked", "unlinked", "unlinked",
@@ -44,7 +44,7 @@ def test_queries_filter_by_time_origin_and_limit(make_engram, clock):
     engram.remember("a", key="a")
     clock.advance(100)
     engram.for_agent("default", origin="mcp").remember("b", key="b")
-    log = audit_log_for(engram.store)
+    log = engram.backend.audit_log()
     assert [r.memory_key for r in log.query(AuditQuery(since=clock.t - 1))] == ["b"]
     assert [r.memory_key for r in log.query(AuditQuery(until=clock.t - 1))] == ["a"]
     assert [r.memory_key for r in log.query(AuditQuery(origin="mcp"))] == ["b"]
@@ -52,7 +52,7 @@ def test_queries_filter_by_time_origin_and_limit(make_engram, clock):
 
 
 def test_bad_queries_are_refused(make_engram):
-    log = audit_log_for(make_engram("sqlite").store)
+    log = make_engram("sqlite").backend.audit_log()
     with pytest.raises(ValidationError) as err:
         log.query(AuditQuery(action="deleted"))
     assert err.value.field == "action"

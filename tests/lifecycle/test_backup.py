@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from engram.backends.sqlite import SqliteBackend, backups_for
 from engram.config import load_settings
 from engram.engine import Engram
 from engram.errors import IntegrityError, MissingDependencyError
 from engram.lifecycle import clean_close
 from engram.lifecycle.backup import Backups, check_file, vacuum
-from engram.lifecycle.wiring import backups_for, open_sqlite_store
 from engram.store.sqlite import SqliteMemoryStore
 
 WRITER = textwrap.dedent("""
@@ -206,7 +206,7 @@ def test_automatic_backups_before_migrations_bulk_forgets_and_imports(tmp_path):
         conn.execute("DROP TABLE audit_log")
         conn.execute("DELETE FROM schema_migrations WHERE version = 4")
     engram.close()
-    store = open_sqlite_store(settings, "default")
+    store = SqliteBackend.open(settings, "default").memory
     assert backups.list()[0].reason == "pre-migration"
     with store.db.read() as conn:
         assert conn.execute("SELECT count(*) FROM audit_log").fetchone()[0] == 0

@@ -90,11 +90,11 @@ def test_summaries_are_protected_and_disabled_rules_do_nothing(backend, make_eng
 
 
 def test_forgetting_is_audited_with_the_reason(make_engram, clock):
-    from engram.audit import AuditQuery, audit_log_for
+    from engram.audit import AuditQuery
 
     engram = make_engram("sqlite")
     engram.remember("old chat", key="old", category="conversation", created_at=clock.t - 8 * DAY)
     hygiene.run(engram, HygieneSettings(), now=clock.t, rng=Rolls())
-    (entry,) = audit_log_for(engram.store).query(AuditQuery(action="forgotten"))
+    (entry,) = engram.backend.audit_log().query(AuditQuery(action="forgotten"))
     assert entry.origin == "maintenance" and entry.reason.startswith("hygiene: conversation")
     assert entry.detail["content"] == "old chat"

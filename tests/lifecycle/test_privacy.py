@@ -72,7 +72,7 @@ def test_warn_mode_stores_and_warns_without_echoing_the_value(make_engram):
 
 
 def test_redact_mode_redacts_before_store_index_embedding_and_audit(make_engram, embedder):
-    from engram.audit import AuditQuery, audit_log_for
+    from engram.audit import AuditQuery
 
     seen: list[str] = []
 
@@ -90,7 +90,7 @@ def test_redact_mode_redacts_before_store_index_embedding_and_audit(make_engram,
     assert engram.recall("example.com", mode="text").hits == ()
     raw = open(engram.store.path, "rb").read() + open(str(engram.store.path) + "-wal", "rb").read()
     assert b"ops@example.com" not in raw and b"4111 1111" not in raw
-    audit = audit_log_for(engram.store).query(AuditQuery())
+    audit = engram.backend.audit_log().query(AuditQuery())
     assert all("example.com" not in str(a.detail) for a in audit)
 
 

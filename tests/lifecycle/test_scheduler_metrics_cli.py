@@ -14,8 +14,8 @@ from engram.errors import ValidationError
 from engram.interfaces.cli.app import app
 from engram.lifecycle.scheduler import JOBS, Maintenance
 from engram.lifecycle.settings import LifecycleSettings
-from engram.lifecycle.wiring import maintenance_for
 from engram.metrics import Metrics
+from engram.root import maintenance_for
 
 DAY = 86400.0
 

@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from engram.audit import AuditQuery, PostgresAuditLog
-from engram.auth import PostgresTokenStore, TokenStore, open_token_store
+from engram.auth import PostgresTokenStore, TokenStore
 from engram.config import Settings, load_settings
 from engram.engine import Engram
 from engram.errors import NotFoundError, ValidationError
-from engram.history.factories import open_history
 from engram.history.pg_semantic import PgExchangeIndex
 from engram.history.postgres import PostgresHistoryStore
-from engram.lifecycle.wiring import audit_of
+from engram.root import open_history, open_tokens
 from engram.testing.fakes import HashingEmbedder
 
 
@@ -110,7 +109,7 @@ def test_audit_trail_is_shared_and_persists(pg_url: str, tmp_path: Path) -> None
     first.close()
     second = Engram.from_settings(_settings(pg_url, tmp_path / "b"), agent="alice")
     try:
-        trail = audit_of(second)
+        trail = second.backend.audit_log()
         assert isinstance(trail, PostgresAuditLog)
         entries = trail.query(AuditQuery(memory="deploy-key"))
         assert [e.action for e in entries] == ["forgotten", "stored"]  # newest first
@@ -126,7 +125,7 @@ def test_audit_trail_is_shared_and_persists(pg_url: str, tmp_path: Path) -> None
 
 def test_tokens_live_in_postgres_and_work_from_another_process(pg_url: str, tmp_path: Path) -> None:
     settings = _settings(pg_url, tmp_path)
-    one, two = open_token_store(settings), open_token_store(settings)
+    one, two = open_tokens(settings), open_tokens(settings)
     try:
         assert isinstance(one, PostgresTokenStore)
         token, info = one.create("alice", "laptop")
@@ -149,7 +148,7 @@ def test_tokens_live_in_postgres_and_work_from_another_process(pg_url: str, tmp_
 
 
 def test_sqlite_backend_keeps_tokens_in_its_file(tmp_path: Path) -> None:
-    store = open_token_store(load_settings(home=tmp_path))
+    store = open_tokens(load_settings(home=tmp_path))
     try:
         assert type(store) is TokenStore
         token, _ = store.create("alice")

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from engram.agent.compact import (
+from engram.errors import ProviderError
+from engram.history.compaction import (
     compact_messages,
     count_summary,
     cut_point,
     is_critical,
     should_compact,
 )
-from engram.errors import ProviderError
 from engram.history.service import SUMMARY_HEADING, History
 from engram.history.settings import CompactionSettings
 from engram.history.sqlite import SqliteHistoryStore

@@ -9,8 +9,8 @@ from pathlib import Path
 from engram.config import load_settings
 from engram.db.migrate import _statements, available
 from engram.db.sqlite import Database
-from engram.history.factories import open_history
 from engram.history.sqlite import SqliteHistoryStore
+from engram.root import open_backend, open_history
 
 
 def old_database(path: Path) -> None:
@@ -60,7 +60,8 @@ def test_a_per_agent_database_gives_its_conversations_to_its_agent(tmp_path: Pat
     path = settings.database_path("alice")
     path.parent.mkdir(parents=True)
     old_database(path)
-    history = open_history(settings, "alice")
+    backend = open_backend(settings, "alice")
+    history = open_history(settings, "alice", backend)
     try:
         assert history.agent == "alice"
         assert [m.content for m in history.all("telegram:42")] == ["hello", "hi there"]
@@ -68,3 +69,4 @@ def test_a_per_agent_database_gives_its_conversations_to_its_agent(tmp_path: Pat
         assert history.for_agent("default").conversations() == []
     finally:
         history.close()
+        backend.close()

@@ -25,7 +25,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engram.agent import prompts
-from engram.agent.compact import CompactionResult, compact_messages
 from engram.agent.enrich import memory_enrich, strip_memory_context
 from engram.agent.extract import FactExtractor, LLMExtractor, RuleExtractor
 from engram.agent.inject import inject_memory
@@ -38,6 +37,7 @@ from engram.agent.tools import MemoryTools
 from engram.config import Settings
 from engram.engine import Engram
 from engram.errors import EngramError, ProviderError, StorageError, ValidationError
+from engram.history.compaction import CompactionResult, compact_messages
 from engram.history.service import History, summary_message, without_orphans
 from engram.llm.base import ChatProvider, Usage, assistant_message, system_message, tool_message, user_message
 from engram.model import MAX_RECALL_LIMIT, Category, Message, Role

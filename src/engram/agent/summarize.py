@@ -1,4 +1,4 @@
-"""An LLM summariser for compaction (``agent.compact.Summarizer``) on any chat provider."""
+"""An LLM summariser for compaction (``history.compaction.Summarizer``) on any chat provider."""
 
 from __future__ import annotations
 

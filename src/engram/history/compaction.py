@@ -33,7 +33,7 @@ from engram.history.settings import CompactionSettings
 from engram.model import Message, Role
 from engram.tokens import estimate_messages
 
-log = logging.getLogger("engram.agent.compact")
+log = logging.getLogger("engram.history.compaction")
 
 MAX_SUMMARY_CHARS = 8000
 _COUNTS = re.compile(

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engram.agent.compact import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
+from engram.history.compaction import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
 from engram.errors import EngramError, ValidationError
 from engram.history.base import HistoryStore
 from engram.history.keys import normal_key
@@ -54,7 +54,9 @@ class History:
         purge: Purger | None = None,
         recap_top_k: int = 3,
         clock: Callable[[], float] = time.time,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
+        """``on_close`` runs after the store closes (a history backend opened for this history)."""
         if max_history_len < 2:
             raise ValidationError("max_history_len", f"{max_history_len} is too small", "2 or more")
         self.store = store
@@ -68,6 +70,7 @@ class History:
         # turn (transcript indexing), so a background job sees the conversation as it was then.
         self.turn_hook: Callable[[str, int], None] | None = None
         self._on_close: list[Callable[[], None]] = []
+        self._after_close: list[Callable[[], None]] = [on_close] if on_close is not None else []
 
     @property
     def agent(self) -> str:
@@ -202,7 +205,7 @@ class History:
         reported_tokens: int | None = None,
         force: bool = False,
     ) -> CompactionResult:
-        """Compact the conversation if it is past its limits (``force``: anyway); see ``agent.compact``."""
+        """Compact the conversation if it is past its limits (``force``: anyway); see ``history.compaction``."""
         return compact_conversation(
             self.store, normal_key(key), self.compaction, summarizer=summarizer, extract=extract,
             purge=self.purge_hook, reported_tokens=reported_tokens, force=force,
@@ -219,3 +222,9 @@ class History:
         self.store.close()
         if self.semantic is not None:
             self.semantic.close()
+        while self._after_close:
+            self._after_close.pop()()
+
+    def close_with(self, closer: Callable[[], None]) -> None:
+        """Run ``closer`` when this history closes, after its own storage (the backend it was opened on)."""
+        self._after_close.insert(0, closer)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 
 class CompactionSettings(BaseModel):
-    """When and how ``agent.compact`` shortens a conversation (PtrClaw + sclaw)."""
+    """When and how ``history.compaction`` shortens a conversation (PtrClaw + sclaw)."""
 
     max_history_messages: int = Field(50, ge=2)
     token_limit: int = Field(128_000, ge=100)

@@ -64,12 +64,11 @@ class AgentAudit:
         """Newest first; ``action``, ``since``/``until`` (epoch seconds) and ``memory`` (id or key)
         narrow it. Raises ``ValidationError`` for an unknown action."""
         from engram.audit import AuditQuery, validate_query
-        from engram.lifecycle.wiring import audit_of
 
         visible = {str(scope) for scope in self.engram.scope.visible()}
         query = validate_query(AuditQuery(action=action, since=since, until=until, memory=memory,
                                           limit=max(limit * 5, 100)))
-        entries = audit_of(self.engram).query(query)
+        entries = self.engram.backend.audit_log().query(query)
         mine = [e for e in entries if e.memory_scope in visible][:limit]
         return [
             {"at": e.at, "action": e.action, "origin": e.origin, "reason": e.reason, "memory_id": e.memory_id,
@@ -114,9 +113,11 @@ def core_memories(engram: Engram, limit: int = 200) -> list[Memory]:
 
 
 def operator_memory(engram: Engram) -> str:
-    """The operator's MEMORY.md (created when missing), up to ``chat.memory_max_chars``."""
-    from engram.config import load_settings
+    """The operator's MEMORY.md (created when missing), up to ``chat.memory_max_chars``; "" for an
+    engine built without settings (it has no home folder)."""
     from engram.files.memory_md import read_memory_md
 
-    settings = engram.settings or load_settings()
+    settings = engram.settings
+    if settings is None:
+        return ""
     return read_memory_md(settings.home, settings.chat.memory_max_chars)

@@ -24,7 +24,6 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from engram.db.sqlite import Database, connect, db_errors
 from engram.errors import ConfigError, IntegrityError, NotFoundError, StorageError
@@ -258,9 +257,3 @@ def vacuum(db: Database) -> tuple[int, int]:
     with db.read() as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return before, size()
-
-
-def database_of(store: Any) -> Database | None:
-    """The SQLite ``Database`` behind a store, or None for other backends."""
-    db = getattr(store, "db", None)
-    return db if isinstance(db, Database) else None

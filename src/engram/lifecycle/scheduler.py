@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from engram.errors import EngramError, ValidationError
 from engram.lifecycle import consolidate, decay, hygiene, retention, summaries
-from engram.lifecycle.backup import Backups, database_of, vacuum
 from engram.lifecycle.common import JobReport
 from engram.lifecycle.settings import LifecycleSettings
 
 if TYPE_CHECKING:
+    from engram.backends.base import FileCare
     from engram.engine import Engram
 
 log = logging.getLogger("engram.lifecycle")
@@ -49,14 +49,14 @@ class Maintenance:
         engram: Engram,
         settings: LifecycleSettings,
         *,
-        backups: Backups | None = None,
+        care: FileCare | None = None,
         state_path: Path | None = None,
         summarizer: summaries.Summarizer | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.engram = engram
         self.settings = settings
-        self.backups = backups
+        self.care = care  # backups and VACUUM of the database file, when it has one
         self.state_path = state_path
         self.summarizer = summarizer
         self.rng = rng or random.Random()
@@ -92,7 +92,7 @@ class Maintenance:
                  "backup": s.backup.enabled, "vacuum": True}
         if not flags[job]:
             return "disabled"
-        if job in ("backup", "vacuum") and (self.backups is None or database_of(self.engram.store) is None):
+        if job in ("backup", "vacuum") and self.care is None:
             return "not a SQLite store"
         return None
 
@@ -123,9 +123,9 @@ class Maintenance:
             if why is not None:
                 report.skipped[job] = why
                 continue
-            if job in _DELETING and not backed_up and self.backups is not None \
+            if job in _DELETING and not backed_up and self.care is not None \
                     and self.settings.backup.before_risky and self._enabled("backup") is None:
-                self.backups.create("pre-maintenance", source=database_of(self.engram.store))
+                self.care.backup("pre-maintenance")
                 backed_up = True
             result = self._run_job(job, now)
             backed_up = backed_up or job == "backup"
@@ -160,12 +160,11 @@ class Maintenance:
             return consolidate.run(engram, s.consolidation, now=now)
         if job == "summaries":
             return summaries.run(engram, s.summaries, now=now, summarizer=self.summarizer)
-        db = database_of(engram.store)
-        assert db is not None and self.backups is not None  # checked by _enabled
+        assert self.care is not None  # checked by _enabled
         if job == "backup":
-            info = self.backups.create("scheduled", source=db)
+            info = self.care.backup("scheduled")
             return JobReport("backup", notes=(f"wrote {info.path.name}",))
-        before, after = vacuum(db)
+        before, after = self.care.vacuum()
         return JobReport("vacuum", notes=(f"size {before} -> {after} bytes",))
 
 

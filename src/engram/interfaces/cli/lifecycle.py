@@ -25,10 +25,9 @@ def audit(
 ) -> None:
     """Show the audit trail, newest first (forgotten entries show what was removed)."""
     from engram.audit import AuditQuery
-    from engram.lifecycle.wiring import audit_of
 
     st = state(ctx)
-    rows = audit_of(st.engram()).query(AuditQuery(
+    rows = st.engram().backend.audit_log().query(AuditQuery(
         action=action, memory=memory, origin=origin, since=parsing.timestamp(since, "--since"),
         until=parsing.timestamp(until, "--until"), limit=limit,
     ))
@@ -51,7 +50,7 @@ def audit(
 
 
 def _backups(ctx: typer.Context):  # noqa: ANN202
-    from engram.lifecycle.wiring import backups_for
+    from engram.backends.sqlite import backups_for
 
     st = state(ctx)
     settings = st.settings()
@@ -65,8 +64,6 @@ def backup(
     list_only: bool = typer.Option(False, "--list", help="List backups instead of taking one."),
 ) -> None:
     """Take a backup now (writers may keep running), or list backups."""
-    from engram.lifecycle.backup import database_of
-
     st, backups = _backups(ctx)
     if list_only:
         found = backups.list()
@@ -79,8 +76,10 @@ def backup(
         if not found:
             render.console.print(f"no backups in {backups.folder}")
         return
-    db = database_of(st.engram().store)
-    info = backups.create("manual", source=db)
+    care = st.engram().backend.care
+    if care is None:
+        raise ConfigError("backups need the sqlite backend")
+    info = care.backup("manual")
     if st.as_json:
         render.emit_json({"path": str(info.path), "size_bytes": info.size_bytes})
     else:
@@ -107,14 +106,11 @@ def restore(
 
 def vacuum(ctx: typer.Context) -> None:
     """Rebuild the database file to reclaim free space."""
-    from engram.lifecycle.backup import database_of
-    from engram.lifecycle.backup import vacuum as vacuum_db
-
     st = state(ctx)
-    db = database_of(st.engram().store)
-    if db is None:
+    care = st.engram().backend.care
+    if care is None:
         raise ConfigError("vacuum needs the sqlite backend")
-    before, after = vacuum_db(db)
+    before, after = care.vacuum()
     if st.as_json:
         render.emit_json({"before_bytes": before, "after_bytes": after})
     else:
@@ -127,7 +123,7 @@ def maintain(
     force: bool = typer.Option(False, "--force", help="Run the jobs even when they are not due."),
 ) -> None:
     """Run every due lifecycle job once: backup, hygiene, decay, retention, consolidate, summaries, vacuum."""
-    from engram.lifecycle.wiring import maintenance_for
+    from engram.root import maintenance_for
 
     st = state(ctx)
     engram = st.engram()

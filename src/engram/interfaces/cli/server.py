@@ -47,12 +47,12 @@ def serve(
     responder = StartingResponder(sock).start()
     render.errors.print(f"engram is starting on {base}/ (/healthz answers now)", highlight=False)
     try:
-        from engram.auth import open_token_store
         from engram.interfaces.http.app import create_app
         from engram.interfaces.http.serve import make_server
+        from engram.root import open_tokens
 
         engram = st.engram()
-        tokens = open_token_store(settings)
+        tokens = open_tokens(settings, engram.backend)
         app = create_app(engram, tokens, server_settings, mcp=not no_mcp)
         server = make_server(app, log_level="info")
     except BaseException:
@@ -101,7 +101,7 @@ def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float,
     warm_up_in_background(engram).join()
     if interval_s > 0 and not stop.is_set():
         from engram.lifecycle.scheduler import run_periodically
-        from engram.lifecycle.wiring import maintenance_for
+        from engram.root import maintenance_for
 
         run_periodically(maintenance_for(engram, settings), interval_s, stop)
 
@@ -113,10 +113,10 @@ def token_create(
     name: str = typer.Option("", "--name", help="A note to recognise it by."),
 ) -> None:
     """Create a token and print it (it is shown only once)."""
-    from engram.auth import open_token_store
+    from engram.root import open_tokens
 
     st = state(ctx)
-    store = open_token_store(st.settings())
+    store = open_tokens(st.settings())
     try:
         token, info = store.create(agent, name)
     finally:
@@ -135,10 +135,10 @@ def token_list(
     all_: bool = typer.Option(False, "--all", help="Include revoked tokens."),
 ) -> None:
     """List tokens (ids and agents; never the tokens themselves)."""
-    from engram.auth import open_token_store
+    from engram.root import open_tokens
 
     st = state(ctx)
-    store = open_token_store(st.settings())
+    store = open_tokens(st.settings())
     try:
         infos = store.list(agent, include_revoked=all_)
     finally:
@@ -158,10 +158,10 @@ def token_list(
 @token_app.command("revoke")
 def token_revoke(ctx: typer.Context, token_id: str = typer.Argument(..., help="Token id (or the token itself).")) -> None:
     """Revoke a token: requests using it are refused from now on."""
-    from engram.auth import open_token_store
+    from engram.root import open_tokens
 
     st = state(ctx)
-    store = open_token_store(st.settings())
+    store = open_tokens(st.settings())
     try:
         info = store.revoke(token_id)
     finally:

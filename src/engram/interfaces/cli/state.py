@@ -25,19 +25,17 @@ class CliState:
 
     def settings(self) -> Settings:
         if self._settings is None:
-            from engram.config import load_settings
+            from engram.root import load_settings
 
             self._settings = load_settings(home=self.home, agent=self.agent, session=self.session, backend=self.backend)
         return self._settings
 
     def engram(self) -> Engram:
         if self._engram is None:
-            from engram.engine import Engram
-            from engram.files.sync import attach_from_settings as attach_files
+            from engram.root import build_engram
 
-            self._engram = Engram.from_settings(self.settings())
-            self._engram.origin = "cli"
-            attach_files(self._engram, self.settings())  # every change also lands in the memory folder
+            # Through the composition root, as every door: memory-folder mirror included.
+            self._engram = build_engram(self.settings(), origin="cli")
         return self._engram
 
     def close(self) -> None:

@@ -1,0 +1,79 @@
+"""The PostgreSQL backend: one connection pool per database URL, shared by every store in it.
+
+Memories, every agent's conversations, the exchange index, the audit trail and API tokens are
+tables of the one shared database (migrations ``db/migrations/postgres``), so every engram process
+and server on it sees the same state. There is no file to back up here: that is the database's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import ConfigError
+
+if TYPE_CHECKING:
+    from engram.audit import AuditLog
+    from engram.auth import TokenStore
+    from engram.backends.base import FileCare
+    from engram.config import Settings
+    from engram.db.postgres import PgDatabase
+    from engram.history.base import HistoryStore
+    from engram.history.semantic import ExchangeEmbedder, ExchangeIndex
+    from engram.store.postgres import PostgresMemoryStore
+
+
+class PostgresBackend:
+    name = "postgres"
+    history_name = "postgres"
+    path: Path | None = None
+    care: FileCare | None = None
+
+    def __init__(self, db: PgDatabase) -> None:
+        """Wrap a connected, migrated pool (see ``open``); closing the backend closes it."""
+        from engram.store.postgres import PostgresMemoryStore
+
+        self.db = db
+        self._memory = PostgresMemoryStore(db)
+        self._audit: AuditLog | None = None
+
+    @classmethod
+    def open(cls, settings: Settings, agent: str = "default") -> PostgresBackend:
+        """Connect to (and migrate) ``database_url``; raises ``ConfigError``/``StorageError``."""
+        from engram.db.postgres import PgDatabase
+
+        if not settings.database_url:
+            raise ConfigError("the postgres backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
+        return cls(PgDatabase.connect(settings.database_url, settings.postgres))
+
+    @property
+    def memory(self) -> PostgresMemoryStore:
+        return self._memory
+
+    def history_store(self, agent: str) -> HistoryStore:
+        from engram.history.postgres import PostgresHistoryStore
+
+        return PostgresHistoryStore(self.db, agent=agent, owns_db=False)
+
+    def exchange_index(self, embedder: ExchangeEmbedder, agent: str, **options: Any) -> ExchangeIndex | None:
+        from engram.history.pg_semantic import PgExchangeIndex
+
+        return PgExchangeIndex(self.db, embedder, agent=agent, **options)
+
+    def audit_log(self) -> AuditLog:
+        from engram.audit import PostgresAuditLog
+
+        if self._audit is None:
+            self._audit = PostgresAuditLog(self.db)
+        return self._audit
+
+    def token_store(self) -> TokenStore | None:
+        from engram.auth import PostgresTokenStore
+
+        return PostgresTokenStore(self.db, owns_db=False)
+
+    def warm(self) -> None:
+        pass  # the HNSW index is kept by PostgreSQL as vectors are written
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,172 @@
+"""The SQLite backend: one ``Database`` (one connection) per file, shared by every store in it.
+
+Memories, each agent's conversations, the exchange index, the audit trail and API tokens are
+tables of the same file, so they share its WAL, its write lock, its busy timeout and — with
+``privacy.encryption_key`` — its SQLCipher key: nothing reopens the file without the key.
+Opening checks the file's integrity first and backs it up before a migration changes its shape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engram.backends.base import FileCare
+from engram.errors import ConfigError
+
+if TYPE_CHECKING:
+    from engram.audit import AuditLog
+    from engram.auth import TokenStore
+    from engram.config import Settings
+    from engram.history.base import HistoryStore
+    from engram.history.semantic import ExchangeEmbedder, ExchangeIndex
+    from engram.lifecycle.backup import Backups
+    from engram.store.sqlite import SqliteMemoryStore
+
+
+def backups_for(settings: Settings, db_path: Path) -> Backups:
+    """The backups of ``db_path`` as configured (``lifecycle.backup``), encrypted with the key."""
+    from engram.lifecycle.backup import Backups
+
+    folder = settings.lifecycle.backup.folder
+    where = Path(folder).expanduser() if folder else db_path.parent / "backups"
+    return Backups(db_path, where, keep=settings.lifecycle.backup.keep, key=settings.privacy.key())
+
+
+def history_path(settings: Settings, agent: str) -> Path:
+    """The SQLite history file: ``history.path``, else the memory database (a ``.db`` file), else
+    ``home/memory.db`` (beside a JSON memory file, say)."""
+    if settings.history.path is not None:
+        return Path(settings.history.path)
+    memory_db = settings.model_copy(update={"backend": "sqlite"}).database_path(agent)
+    return memory_db if memory_db.suffix == ".db" else settings.home / "memory.db"
+
+
+class SqliteBackend:
+    name = "sqlite"
+
+    def __init__(self, memory: SqliteMemoryStore, *, backups: Backups | None = None, history_name: str | None = "sqlite",
+                 keeps_tokens: bool = True, owner: str | None = None) -> None:
+        """Wrap an opened memory store (see ``open``): every other store shares its connection.
+
+        ``owner`` names the agent of a per-agent database: conversations stored before agents
+        were recorded become its own when it first opens its history."""
+        self._memory = memory
+        self.db = memory.db
+        self.path: Path | None = memory.path
+        self.history_name = history_name
+        self._keeps_tokens = keeps_tokens
+        self._owner = owner
+        self._care = None if backups is None else FileCare(self.db, backups)
+        self._audit: AuditLog | None = None
+
+    @classmethod
+    def open(cls, settings: Settings, agent: str) -> SqliteBackend:
+        """Open the memory database for ``agent``: integrity check first, backup before migrations,
+        the SQLCipher key when configured. Raises ``IntegrityError``/``StorageError``."""
+        from engram.store.sqlite import SqliteMemoryStore
+
+        path = settings.database_path(agent)
+        backups = backups_for(settings, path)
+        backups.startup_check(settings.lifecycle.backup.startup_check)
+        before = None
+        if settings.lifecycle.backup.enabled and settings.lifecycle.backup.before_risky:
+            def before(db: Any) -> None:
+                backups.create("pre-migration", source=db)
+        memory = SqliteMemoryStore(path, busy_timeout_ms=settings.busy_timeout_ms, key=settings.privacy.key(),
+                                   before_migrate=before, vector_index=settings.vector_index,
+                                   full_text=settings.full_text, after_close=backups.closed_cleanly)
+        history_here = settings.history.path is None or Path(settings.history.path) == path
+        return cls(memory, backups=backups, history_name="sqlite" if history_here else None,
+                   keeps_tokens=not settings.per_agent_databases,
+                   owner=agent if settings.per_agent_databases and settings.history.path is None else None)
+
+    @property
+    def memory(self) -> SqliteMemoryStore:
+        return self._memory
+
+    @property
+    def care(self) -> FileCare | None:
+        return self._care
+
+    def history_store(self, agent: str) -> HistoryStore:
+        from engram.history.sqlite import SqliteHistoryStore
+
+        if self.history_name is None:
+            raise ConfigError(f"history.path points elsewhere: {self.path} keeps no conversations")
+        store = SqliteHistoryStore(self.db, agent=agent, owns_db=False)
+        if agent == self._owner:
+            store.adopt_unowned()
+            self._owner = None
+        return store
+
+    def exchange_index(self, embedder: ExchangeEmbedder, agent: str, **options: Any) -> ExchangeIndex | None:
+        from engram.history.semantic import ExchangeIndex
+
+        return ExchangeIndex(self.db, embedder, agent=agent, **options)
+
+    def audit_log(self) -> AuditLog:
+        from engram.audit import SqliteAuditLog
+
+        if self._audit is None:
+            self._audit = SqliteAuditLog(self.db)
+        return self._audit
+
+    def token_store(self) -> TokenStore | None:
+        from engram.auth import TokenStore
+
+        return TokenStore(self.db, owns_db=False) if self._keeps_tokens else None
+
+    def warm(self) -> None:
+        self._memory.sync_vector_index()
+
+    def close(self) -> None:
+        self._memory.close()
+
+
+class SqliteHistoryBackend:
+    """Conversations (and their exchange index) in a SQLite file of their own (``history.path``)."""
+
+    name = "sqlite"
+    history_name = "sqlite"
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.path: Path | None = Path(db.path)
+        self.care: FileCare | None = None
+
+    @classmethod
+    def open(cls, settings: Settings, agent: str) -> SqliteHistoryBackend:
+        from engram.db.migrate import migrate
+        from engram.db.sqlite import Database
+
+        db = Database(history_path(settings, agent), busy_timeout_ms=settings.busy_timeout_ms,
+                      key=settings.privacy.key())
+        migrate(db)
+        return cls(db)
+
+    @property
+    def memory(self) -> Any:
+        raise ConfigError(f"{self.path} holds conversation history only")
+
+    def history_store(self, agent: str) -> HistoryStore:
+        from engram.history.sqlite import SqliteHistoryStore
+
+        return SqliteHistoryStore(self.db, agent=agent, owns_db=False)
+
+    def exchange_index(self, embedder: ExchangeEmbedder, agent: str, **options: Any) -> ExchangeIndex | None:
+        from engram.history.semantic import ExchangeIndex
+
+        return ExchangeIndex(self.db, embedder, agent=agent, **options)
+
+    def audit_log(self) -> AuditLog:
+        raise ConfigError(f"{self.path} holds conversation history only")
+
+    def token_store(self) -> TokenStore | None:
+        return None
+
+    def warm(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.db.close()

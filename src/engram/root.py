@@ -1,0 +1,170 @@
+"""The composition root: the one place where settings become a working engram.
+
+Every door goes through here — the library (``Engram.from_settings``), the CLI, the HTTP and MCP
+servers and ``engram chat`` — so the same settings behave the same everywhere. It opens the
+configured backend once (``registry`` kind ``backend``), and from it, without asking any store
+what it is made of: the engine with its embedder, audit trail, PII policy, metrics and automatic
+backups; each agent's conversation history (in the same database when ``history.backend`` is the
+one that database holds, else in a history backend of its own); the API token store; the
+lifecycle scheduler; the memory-folder mirror. Settings are read here and in ``config.py`` only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engram.backends.base import Backend
+from engram.config import Settings, load_settings
+from engram.registry import resolve
+
+if TYPE_CHECKING:
+    from engram.auth import TokenStore
+    from engram.engine import Engram
+    from engram.history.compaction import Purger
+    from engram.history.semantic import ExchangeEmbedder
+    from engram.history.service import History
+    from engram.lifecycle.scheduler import Maintenance
+    from engram.lifecycle.summaries import Summarizer
+
+
+def open_backend(settings: Settings, agent: str | None = None) -> Backend:
+    """The configured memory database (``settings.backend``), opened once. A plug-in's factory
+    may return a bare memory store: it is wrapped so it still hands out an audit trail.
+    Raises ``ConfigError``/``StorageError``/``IntegrityError``."""
+    from engram.backends.simple import StoreBackend
+
+    made = resolve("backend", settings.backend)(settings, agent or settings.agent)
+    return made if isinstance(made, Backend) else StoreBackend(made)
+
+
+def history_backend_name(settings: Settings) -> str:
+    """``history.backend``; left at its default it follows a PostgreSQL memory backend, so that one
+    ``database_url`` puts everything in the shared database."""
+    h = settings.history
+    if "backend" not in h.model_fields_set and settings.backend == "postgres":
+        return "postgres"
+    return h.backend
+
+
+def open_history(settings: Settings, agent: str, backend: Backend | None = None, *,
+                 embedder: ExchangeEmbedder | None = None, purge: Purger | None = None, warm: bool = True) -> History:
+    """``agent``'s conversation history: in ``backend``'s database when it holds the configured
+    history backend, else in that history backend (opened here, closed with the history). With an
+    embedder (and ``history.semantic``) exchanges are indexed beside the conversations. Without
+    ``backend`` the configured one is opened for this history alone and closed with it."""
+    from engram.history.service import History
+
+    if backend is None:
+        own = open_backend(settings, agent)
+        try:
+            history = open_history(settings, agent, own, embedder=embedder, purge=purge, warm=warm)
+        except BaseException:
+            own.close()
+            raise
+        history.close_with(own.close)
+        return history
+    h = settings.history
+    name = history_backend_name(settings)
+    home: Backend = backend if backend.history_name == name else resolve("history", name)(settings, agent)
+    store = home.history_store(agent)
+    semantic = None
+    if embedder is not None and h.semantic:
+        semantic = home.exchange_index(embedder, agent, max_entries=h.semantic_max_entries,
+                                       max_chars_per_entry=h.semantic_max_chars_per_entry,
+                                       max_recap_chars=h.max_total_chars)
+        if semantic is not None and warm:
+            semantic.warm(store)
+    return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
+                   purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close)
+
+
+def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStore:
+    """API tokens: in the backend's database when it keeps them (a shared SQLite file, the
+    PostgreSQL database), else in ``home/auth.db``. Opens the backend when none is given (the
+    token commands); closing the token store then closes it."""
+    from engram.auth import TokenStore
+
+    owned = backend is None
+    if backend is None:
+        backend = open_backend(settings)
+    tokens = backend.token_store()
+    if tokens is not None:
+        if owned:
+            tokens.on_close(backend.close)
+        return tokens
+    if owned:
+        backend.close()
+    return TokenStore.open(settings.home / "auth.db", busy_timeout_ms=settings.busy_timeout_ms)
+
+
+def sidecar(backend: Backend, suffix: str) -> Path | None:
+    """A file beside the backend's data (metrics, maintenance state), or None without one."""
+    path = backend.path
+    return None if path is None else path.with_name(path.name + suffix)
+
+
+def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:
+    """Keyword arguments for ``Engram(...)``: strengthening, PII policy, metrics, audit, guard."""
+    from engram.audit import ReadTrail, log_event
+    from engram.events import EventBus
+    from engram.metrics import Metrics
+    from engram.privacy import PiiPolicy
+
+    life = settings.lifecycle
+    events = EventBus()
+    events.subscribe(log_event)
+    if life.audit:
+        trail = backend.audit_log()
+        events.subscribe(trail)
+        if life.audit_reads:
+            events.subscribe_reads(ReadTrail(trail, life.audit_max_reads))
+    guard = None
+    care = backend.care
+    if care is not None and life.backup.enabled and life.backup.before_risky:
+        def guard(reason: str) -> None:
+            care.backup(reason)
+    return {
+        "strengthen": life.strengthen,
+        "privacy": PiiPolicy.from_settings(settings.privacy),
+        "metrics": Metrics(sidecar(backend, ".metrics.json"), samples=life.metric_samples),
+        "events": events,
+        "guard": guard,
+    }
+
+
+def build_engram(settings: Settings | None = None, *, origin: str = "library", mirror: bool = True,
+                 **overrides: Any) -> Engram:
+    """The engine as configured (settings: arguments > environment > config file > defaults),
+    with the memory-folder mirror attached when ``files.enabled`` (``mirror=False``: not)."""
+    from engram.embed import auto_fallback_note, create_embedder
+    from engram.engine import Engram
+    from engram.temporal.reader import TimeReader
+
+    settings = settings or load_settings(**overrides)
+    backend = open_backend(settings, settings.agent)
+    try:
+        embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db",
+                                   cache_key=settings.privacy.key())  # encrypted like the store
+        engram = Engram(backend.memory, agent=settings.agent, session=settings.session, embedder=embedder,
+                        recall_settings=settings.recall, max_content_chars=settings.max_content_chars,
+                        time_reader=TimeReader.from_settings(settings.time), origin=origin, backend=backend,
+                        **engine_options(settings, backend))
+    except BaseException:
+        backend.close()
+        raise
+    engram.settings = settings
+    engram.embedding_note = auto_fallback_note(settings.embeddings, embedder)
+    if mirror:
+        from engram.files.sync import attach_from_settings
+
+        attach_from_settings(engram, settings)  # every change also lands in the memory folder
+    return engram
+
+
+def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer | None = None) -> Maintenance:
+    """The lifecycle scheduler over an engine, with its backend's file care (backups, VACUUM)."""
+    from engram.lifecycle.scheduler import Maintenance
+
+    return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
+                       state_path=sidecar(engram.backend, ".maintenance.json"), summarizer=summarizer)
