@@ -21,7 +21,7 @@ from engram.registry import resolve
 if TYPE_CHECKING:
     from engram.auth import TokenStore
     from engram.engine import Engram
-    from engram.history.compaction import Purger
+    from engram.history.compaction import CompactionResult, Purger
     from engram.history.semantic import ExchangeEmbedder
     from engram.history.service import History
     from engram.lifecycle.scheduler import Maintenance
@@ -168,3 +168,18 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
 
     return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
                        state_path=sidecar(engram.backend, ".maintenance.json"), summarizer=summarizer)
+
+
+def compact_conversation(engram: Engram, settings: Settings, key: str, *, force: bool = False) -> CompactionResult:
+    """Compact one stored conversation as the agent does (``History.compact``), with the configured
+    LLM summariser and knowledge extractor (``[llm]``, ``[chat]``; the count summary and the rule
+    extractor without an LLM). Raises ``ConfigError``, ``ValidationError``, ``StorageError``."""
+    from engram.agent.loop import MemoryAgent
+    from engram.llm import create_provider
+
+    agent = MemoryAgent(engram, create_provider(settings.llm), settings.chat, history=engram.history,
+                        conversation=key)
+    try:
+        return agent.compact(force=force)
+    finally:
+        agent.close()

@@ -12,7 +12,8 @@ from engram.files.sync import FileSync
 
 @pytest.fixture
 def engram(tmp_path: Path):
-    with Engram.from_settings(home=tmp_path / "home") as instance:
+    # The tests attach (and detach) their own syncer: the mirror from_settings attaches is off.
+    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as instance:
         yield instance
 
 

@@ -70,3 +70,24 @@ def test_transcript_command_writes_and_indexes(tmp_path: Path) -> None:
     assert "[Indexed:" in text
     found = json.loads(cli("--json", "recall", "greyhound").stdout)
     assert any("Pixel" in hit["memory"]["content"] for hit in found["hits"])
+
+
+def test_history_compact_uses_the_configured_llm_summariser(tmp_path: Path) -> None:
+    """`engram history compact` goes through the agent's compaction path (History.compact) with the
+    configured summariser: the LLM's summary replaces the count summary it used to write."""
+    from engram.testing.llm_servers import OpenAICompatServer, Reply
+
+    with Engram.from_settings(home=tmp_path) as engram:
+        for n in range(8):
+            engram.history.append("telegram:42", "user", f"question {n}")
+            engram.history.append("telegram:42", "assistant", f"answer {n}")
+    with OpenAICompatServer(Reply.say("The user asked eight numbered questions.")) as server:
+        (tmp_path / "config.toml").write_text(
+            f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.base_url}"\napi_key = "test"\n'
+            '[chat]\nsynthesis = false\n')
+        compacted = json.loads(run(tmp_path, "--json", "history", "compact", "telegram:42", "--force").stdout)
+        assert len(server.requests) == 1
+    assert compacted["compacted"] and compacted["kept"] == 10 and compacted["discarded"] == 6
+    assert compacted["summary"] == "The user asked eight numbered questions."
+    summary = json.loads(run(tmp_path, "--json", "history", "summary", "telegram:42").stdout)["summary"]
+    assert summary == "The user asked eight numbered questions."

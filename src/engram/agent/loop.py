@@ -39,6 +39,7 @@ from engram.engine import Engram
 from engram.errors import EngramError, ProviderError, StorageError, ValidationError
 from engram.history.compaction import CompactionResult, compact_messages
 from engram.history.service import History, summary_message, without_orphans
+from engram.history.settings import CompactionSettings
 from engram.llm.base import ChatProvider, Usage, assistant_message, system_message, tool_message, user_message
 from engram.model import MAX_RECALL_LIMIT, Category, Message, Role
 from engram.tokens import count_text
@@ -342,32 +343,32 @@ class MemoryAgent:
 
     # --- compaction ------------------------------------------------------------------------
     def compact(self, *, force: bool = False) -> CompactionResult:
-        """Compact the working history when past its limits (``force``: anyway); the stored
-        history is compacted the same way. Never raises for storage trouble (logged)."""
-        settings = self.history.compaction if self.history is not None else None
-        if settings is None:
-            from engram.history.settings import CompactionSettings
-
-            settings = CompactionSettings()
+        """Compact the conversation when past its limits (``force``: anyway) through the one
+        compaction path, ``History.compact``, with this agent's summariser and extractor; the
+        session then continues from what the history kept. Without a stored history (or when the
+        store fails: logged) the working history is compacted the same way in memory."""
+        if self.history is not None:
+            try:
+                result = self.history.compact(self.conversation, summarizer=self.summarizer,
+                                              extract=self._force_extraction,
+                                              reported_tokens=self._last_prompt_tokens, force=force)
+            except StorageError as exc:
+                log.warning("stored history not compacted (%s); the session's history is", exc)
+            else:
+                if result.compacted:
+                    self.messages = self.history.restore(self.conversation)
+                    self.summary = result.summary
+                    self._last_prompt_tokens = None  # the next call reports the new size
+                return result
+        settings = self.history.compaction if self.history is not None else CompactionSettings()
         result = compact_messages(
             self.messages, settings, previous_summary=self.summary, summarizer=self.summarizer,
             extract=self._force_extraction, reported_tokens=self._last_prompt_tokens, force=force,
         )
-        if not result.compacted:
-            return result
-        self.messages = list(result.kept)
-        self.summary = result.summary
-        self._last_prompt_tokens = None  # the next call reports the new size
-        if self.history is not None:
-            try:
-                stored = self.history.count(self.conversation)
-                self.history.set_summary(self.conversation, result.summary)
-                # The store holds the same tail; drop everything before the kept messages.
-                self.history.store.discard(self.history_key, 0, max(0, stored - len(result.kept)))
-                if self.history.purge_hook is not None and settings.conversation_max_age_s > 0:
-                    self.history.purge_hook(settings.conversation_max_age_s)
-            except EngramError as exc:
-                log.warning("stored history not compacted (%s); the session's history is", exc)
+        if result.compacted:
+            self.messages = list(result.kept)
+            self.summary = result.summary
+            self._last_prompt_tokens = None
         return result
 
     @property

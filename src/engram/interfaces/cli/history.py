@@ -98,9 +98,12 @@ def compact(
     key: str = KeyArg,
     force: bool = typer.Option(False, "--force", help="Compact even below the configured limits."),
 ) -> None:
-    """Compact a conversation now (count summary; an LLM summariser is used by agents)."""
+    """Compact a conversation now, as the agent does: the configured LLM summarises and extracts
+    (without an LLM: a count summary and the rule extractor)."""
+    from engram.root import compact_conversation
+
     st = state(ctx)
-    result = st.engram().history.compact(key, force=force)
+    result = compact_conversation(st.engram(), st.settings(), key, force=force)
     if st.as_json:
         render.emit_json({"compacted": result.compacted, "emergency": result.emergency, "kept": len(result.kept),
                           "discarded": len(result.discarded), "summary": result.summary,
