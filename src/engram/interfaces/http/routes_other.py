@@ -31,7 +31,7 @@ def metrics(request: Request) -> Response:
 
 @router.get("/stats", summary="How many memories this agent sees, by category")
 def stats(eng: Eng) -> dict[str, Any]:
-    return {"agent": eng.scope.agent, "session": eng.scope.session, "backend": getattr(eng.store, "name", "?"),
+    return {"agent": eng.scope.agent, "session": eng.scope.session, "backend": eng.backend.name,
             "memories": eng.count(),
             "by_category": {c.value: eng.count(Filters(category=c)) for c in Category}}
 
