@@ -13,10 +13,10 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "engram"
 ENVIRONMENT_READERS = {
     "config.py": "ENGRAM_* settings, the config file's location",
     "embed/settings.py": "a provider's usual API key / base URL variables, as fallbacks",
-    "embed/__init__.py": "passes the environment to embed/settings.py's fallbacks",
     "embed/local.py": "sets HF_HUB_OFFLINE so the bundled model never reaches a hub",
     "llm/__init__.py": "a chat provider's usual API key variable, as a fallback",
     "interfaces/mcp/install.py": "%APPDATA%, where a desktop client keeps its config on Windows",
+    "temporal/reader.py": "TZ, the machine's time zone, for reading relative dates",
     "testing/history_contract.py": "hands the environment to the contract's worker processes",
     "testing/pg_server.py": "runs the test PostgreSQL server's programs",
 }

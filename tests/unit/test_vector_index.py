@@ -200,12 +200,14 @@ class HashedWords:
 
 
 def test_reindex_leaves_the_index_built_for_the_new_vectors(tmp_path):
+    from engram.backends.sqlite import SqliteBackend
     from engram.engine import Engram
 
     store = SqliteMemoryStore(tmp_path / "memory.db", vector_index=SMALL)
     add(store, 12)
     top_ids(store, vec(0))
-    engram = Engram(store, embedder=HashedWords())
+    # The backend builds the index after a reindex (as engram.root wires it for every door).
+    engram = Engram(store, embedder=HashedWords(), backend=SqliteBackend(store))
     assert engram.reindex() == 12
     assert sidecar(tmp_path)["identity"] == "fake:words:16" and sidecar(tmp_path)["covered"] > 12
     hits = engram.recall("memory number 7", mode="vector", touch=False).hits
