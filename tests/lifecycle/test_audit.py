@@ -97,11 +97,11 @@ def test_the_read_trail_is_bounded_and_keeps_the_newest(kind, tmp_path, clock):
     from engram.audit import PRUNE_EVERY, ReadTrail
     from engram.engine import Engram
     from engram.events import EventBus
-    from tests.lifecycle.conftest import open_store
+    from tests.lifecycle.conftest import backend_for, open_store
 
     store = open_store(kind, tmp_path)
     events = EventBus()
-    log = audit_log_for(store)
+    log = backend_for(kind, store, tmp_path).audit_log()
     events.subscribe(log)
     events.subscribe_reads(ReadTrail(log, max_entries=5))
     engram = Engram(store, clock=clock, events=events)

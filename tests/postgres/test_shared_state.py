@@ -162,7 +162,7 @@ def test_recalls_are_in_the_shared_trail_and_bounded(pg_url: str, tmp_path: Path
 
     engram = Engram.from_settings(_settings(pg_url, tmp_path / "r"), agent="reader")
     try:
-        trail = audit_of(engram)
+        trail = engram.backend.audit_log()
         engram.remember("the boiler is serviced in October", key="boiler")
         engram.recall("boiler service", mode="text")
         newest = trail.query(AuditQuery(action="recalled", limit=1))[0]

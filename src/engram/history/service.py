@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engram.history.compaction import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
 from engram.errors import EngramError, ValidationError
 from engram.history.base import HistoryStore
+from engram.history.compaction import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
 from engram.history.keys import normal_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
