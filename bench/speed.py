@@ -164,22 +164,26 @@ def recall_latency(path: Path, query_table: dict[str, np.ndarray], identity: Any
     }
     for run in runs.values():
         run(queries[0])  # warm: caches loaded, index mapped
-    # Modes take turns query by query, so a noisy spell on the shared machine hits them alike;
-    # CPU time beside wall time shows the work itself.
+    # Modes take turns step by step, so a noisy spell on the shared machine hits them alike; CPU
+    # time beside wall time shows the work itself. At each step every mode runs a different query
+    # (offset by a share of the list): the store keeps a query's last full-text rankings for its
+    # next call, and one mode must not be timed on rankings another mode just made.
     wall: dict[str, list[float]] = {name: [] for name in runs}
     cpu: dict[str, list[float]] = {name: [] for name in runs}
-    found: dict[str, list[list[str]]] = {name: [] for name in runs}
-    for q in queries:
-        for name, run in runs.items():
+    found: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
+    for step in range(len(queries)):
+        for turn, (name, run) in enumerate(runs.items()):
+            q = queries[(step + turn * len(queries) // len(runs)) % len(queries)]
             started, started_cpu = time.perf_counter(), time.thread_time()
             result = run(q)
             wall[name].append(time.perf_counter() - started)
             cpu[name].append(time.thread_time() - started_cpu)
-            found[name].append([h.memory.id for h in result.hits])
+            found[name][q] = [h.memory.id for h in result.hits]
     out: dict[str, Any] = {}
     for name in runs:
         out[name] = {**ms_stats(wall[name]), "cpu_median_ms": statistics.median(cpu[name]) * 1000}
-    out["text_top10_vs_unbounded"] = overlap(found["recall_text"], found["recall_text_unbounded"])
+    out["text_top10_vs_unbounded"] = overlap([found["recall_text"][q] for q in queries],
+                                             [found["recall_text_unbounded"][q] for q in queries])
     unbounded.close()
 
     filt = MemoryFilter(scopes=(Scope(), Scope(AGENT)))
