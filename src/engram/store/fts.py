@@ -79,6 +79,7 @@ class FtsRanker:
         self._lock = threading.Lock()
         # (terms, index version) -> (rows ranked, ranking): the last few queries' rankings.
         self._recent: dict[tuple[tuple[str, ...], object], tuple[int, list[tuple[int, float]]]] = {}
+        self._df_recent: dict[tuple[tuple[str, ...], object], dict[str, int]] = {}
 
     def ranked(self, conn: Any, terms: Sequence[str], fetch: int, *, version: object = None) -> list[tuple[int, float]]:
         """``(rowid, score)`` of the best ``fetch`` rows, best first (score = -bm25, positive).
@@ -95,17 +96,17 @@ class FtsRanker:
         if cached is not None and (fetch <= cached[0] or len(cached[1]) < cached[0]):
             return cached[1][:fetch]
         depth = max(fetch, SCORE_DEPTH)
-        rows = self._ranked(conn, terms, depth)
+        rows = self._ranked(conn, terms, depth, version)
         with self._lock:
             if len(self._recent) >= _RECENT_RANKINGS:
                 self._recent.pop(next(iter(self._recent)))
             self._recent[key] = (depth, rows)
         return rows[:fetch]
 
-    def _ranked(self, conn: Any, terms: Sequence[str], fetch: int) -> list[tuple[int, float]]:
+    def _ranked(self, conn: Any, terms: Sequence[str], fetch: int, version: object = None) -> list[tuple[int, float]]:
         budget = self.settings.max_ranked_rows
         if budget and self._row_estimate(conn) > budget:
-            split = split_terms(terms, self.doc_freq(conn, terms), budget)
+            split = split_terms(terms, self.doc_freq(conn, terms, version=version), budget)
             if split is not None:
                 return self._ranked_split(conn, split, fetch)
         return _bm25(conn, or_match(terms), fetch)
@@ -133,7 +134,7 @@ class FtsRanker:
         return {rowid: score for rowid, score in self.ranked(conn, terms, SCORE_DEPTH, version=version)
                 if rowid in wanted}
 
-    def ceiling(self, conn: Any, terms: Sequence[str]) -> float:
+    def ceiling(self, conn: Any, terms: Sequence[str], *, version: object = None) -> float:
         """The bm25 score of a row of typical length holding each query term once in its content:
         the sum of the terms' IDFs as FTS5 computes them (``log((N - n + 0.5) / (n + 0.5))``,
         floored at 1e-6). A score divided by it says how much of the query's information a row
@@ -143,7 +144,7 @@ class FtsRanker:
         if not terms:
             return 0.0
         rows = max(self._row_estimate(conn), 1)
-        freq = self.doc_freq(conn, terms)
+        freq = self.doc_freq(conn, terms, version=version)
         return sum(max(math.log((rows - freq.get(t, 0) + 0.5) / (freq.get(t, 0) + 0.5)), 1e-6) for t in terms)
 
     def scans_affordable(self, conn: Any) -> bool:
@@ -156,8 +157,24 @@ class FtsRanker:
         # max(rowid) is an index lookup and never below the row count.
         return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
 
-    def doc_freq(self, conn: Any, terms: Sequence[str]) -> dict[str, int]:
-        """Rows holding each term (stemmed as the index stems it); 0 for unknown terms."""
+    def doc_freq(self, conn: Any, terms: Sequence[str], *, version: object = None) -> dict[str, int]:
+        """Rows holding each term (stemmed as the index stems it); 0 for unknown terms. With a
+        ``version``, kept for the next call (bounded ranking and the query's ceiling both ask)."""
+        key = (tuple(terms), version)
+        if version is not None:
+            with self._lock:
+                kept = self._df_recent.get(key)
+            if kept is not None:
+                return kept
+        counts = self._doc_freq(conn, terms)
+        if version is not None:
+            with self._lock:
+                if len(self._df_recent) >= _RECENT_RANKINGS:
+                    self._df_recent.pop(next(iter(self._df_recent)))
+                self._df_recent[key] = counts
+        return counts
+
+    def _doc_freq(self, conn: Any, terms: Sequence[str]) -> dict[str, int]:
         stems = self._stemmed(conn, terms)
         wanted = sorted({stem for stem in stems.values() if stem})
         if not wanted:

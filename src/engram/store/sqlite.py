@@ -458,7 +458,7 @@ class SqliteMemoryStore:
         if not terms:
             return None
         with self.db.read() as conn:
-            return self._fts.ceiling(conn, terms)
+            return self._fts.ceiling(conn, terms, version=self._index_version(conn))
 
     @staticmethod
     def _best_passing(
