@@ -3,8 +3,8 @@ process against a local server speaking the OpenAI wire format, on a real SQLite
 
 from __future__ import annotations
 
-from tests.interfaces.test_chat_cli import run_chat, run_cli
 from engram.testing.llm_servers import OpenAICompatServer, Reply
+from tests.interfaces.test_chat_cli import run_chat, run_cli
 
 SOUL = '<soul>{"identity": "Ada, calm", "user": "Sam, a gardener", "philosophy": "Kindness"}</soul>'
 
