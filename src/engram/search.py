@@ -5,7 +5,8 @@ The pipeline, for a query in a set of visible scopes:
 1. candidates from full text (BM25 or the backend's own text score) and, when an embedder is
    configured and the store's vectors match it, from cosine similarity;
 2. every candidate scored on *both* signals: a text candidate's cosine comes from its stored
-   vector, a vector candidate's text score from the index restricted to those rows. (Giving a
+   vector, a vector candidate's text score from the store (``text_scores``: on SQLite, the
+   query's full-text ranking kept from step 1, its best 1,000 rows). (Giving a
    candidate one side missed a 0 there pushed strong text matches below weak vector matches.)
 3. each signal on a scale that means the same from query to query: text divided by the
    backend's ceiling for the query (the score of a memory holding each query word once, so
@@ -168,7 +169,7 @@ def _complete_signals(store: MemoryStore, query: str, query_vector: np.ndarray,
                       candidates: dict[str, _Candidate]) -> None:
     """Score every candidate on the side that did not find it: the cosine of a text candidate
     from its stored vector (none stored: it stays unscored there), the text score of a vector
-    candidate from the index restricted to those rows."""
+    candidate from ``store.text_scores``."""
     no_cosine = [c.memory.id for c in candidates.values() if c.cosine is None]
     if no_cosine:
         unit_query = query_vector / (np.linalg.norm(query_vector) or 1.0)

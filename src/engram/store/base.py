@@ -65,9 +65,10 @@ class MemoryStore(Protocol):
         ...
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """The ``search_text`` score of each of ``ids`` that holds a query word (others are absent),
-        however far down the full-text ranking it sits: recall scores every candidate the vector
-        side found on full text too."""
+        """The ``search_text`` score of each of ``ids`` that holds a query word (others are absent):
+        recall scores every candidate the vector side found on full text too. A backend may leave
+        out rows below a deep cut of the query's ranking (SQLite: its best 1,000 rows), whose
+        scores are negligible beside the best."""
         ...
 
     def text_score_ceiling(self, query: str) -> float | None:
