@@ -13,9 +13,10 @@ twice finds the same ids and skips them, which is what makes a second run a no-o
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -83,6 +84,22 @@ def record_id(kind: str, source_id: str, created_at: float | None) -> str:
 
 def fail(where: str, problem: str, allowed: str | None = None) -> SnapshotError:
     return SnapshotError(where, problem, allowed)
+
+
+def json_lines(text: str, prefix: str = "") -> Iterator[tuple[int, str, Mapping[str, Any]]]:
+    """Each non-blank line of a JSONL source as ``(line number, where, object)``; ``where`` names
+    the line (``"<prefix> line N"``) for errors. A line that is not one JSON object raises."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{prefix} line {n}".strip()
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise fail(where, f"malformed JSON: {exc.msg} (column {exc.colno})", "one JSON object per line") from None
+        if not isinstance(item, Mapping):
+            raise fail(where, f"got {type(item).__name__}", "a JSON object per line")
+        yield n, where, item
 
 
 def require_text(value: Any, where: str) -> str:

@@ -11,13 +11,12 @@ SQLite store is derived data and is not read: engram indexes the history itself.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from engram.errors import ValidationError
 from engram.files.memory_md import operator_notes
 from engram.history.keys import conversation_key
-from engram.importers.base import Files, HistoryEntry, Plan, fail, optional_text, require_text, timestamp
+from engram.importers.base import Files, HistoryEntry, Plan, fail, json_lines, optional_text, require_text, timestamp
 
 KIND = "clawless"
 HISTORY = "conversation-history.jsonl"
@@ -45,16 +44,7 @@ def read(files: Files) -> Plan:
 
 def _history(text: str, name: str) -> list[HistoryEntry]:
     entries: list[HistoryEntry] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{name} line {n}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise fail(where, f"malformed JSON: {exc.msg} (column {exc.colno})", "one JSON object per line") from None
-        if not isinstance(item, Mapping):
-            raise fail(where, f"got {type(item).__name__}", "a JSON object per line")
+    for n, where, item in json_lines(text, name):
         chat = optional_text(item.get("chatId"), f"{where}.chatId") or "default"
         platform = optional_text(item.get("platform"), f"{where}.platform") or "clawless"
         try:

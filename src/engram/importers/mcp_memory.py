@@ -11,11 +11,10 @@ not hold is an error on its line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from engram.importers.base import Plan, Record, fail, require_text, slug, tags
+from engram.importers.base import Plan, Record, fail, json_lines, require_text, slug, tags
 
 KIND = "mcp-memory"
 
@@ -28,16 +27,7 @@ def looks_like(first_line: Any) -> bool:
 def read(text: str) -> Plan:
     entities: dict[str, dict[str, Any]] = {}
     relations: list[tuple[str, str, str, str]] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"line {n}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise fail(where, f"malformed JSON: {exc.msg} (column {exc.colno})", "one JSON object per line") from None
-        if not isinstance(item, Mapping):
-            raise fail(where, f"got {type(item).__name__}", "a JSON object")
+    for _, where, item in json_lines(text):
         if item.get("type") == "entity":
             name = require_text(item.get("name"), f"{where}.name")
             observations = item.get("observations") or []
