@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 from engram import text
 from engram.db.pg_settings import PostgresSettings
@@ -82,7 +82,10 @@ _EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, creat
 _AUDIT_COLUMNS = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
 _TOKEN_COLUMNS = "id, agent, name, token_hash, created_at, last_used_at, revoked_at"
 # Columns holding JSON: text on SQLite, JSONB on PostgreSQL (compared parsed).
-_JSON_COLUMNS = {"history_messages": (5, 7), "audit_log": (9,)}
+# Columns holding JSON text in SQLite, by position, and how PostgreSQL takes each: JSONB, or JSON
+# where the text must come back as written (metadata: PostgreSQL migration 0009).
+_JSON_COLUMNS: dict[str, dict[int, type[Json] | type[Jsonb]]] = {
+    "history_messages": {5: Jsonb, 7: Json}, "audit_log": {9: Jsonb}}
 _QUERIES: dict[str, tuple[str, str]] = {
     "memories": (
         f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY id",
@@ -185,7 +188,7 @@ def _pg_params(table: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
     if table == "memories":
         values = list(row)
         values[8] = json.loads(values[8])
-        values[9] = Jsonb(json.loads(values[9]))
+        values[9] = Json(json.loads(values[9]))
         return (*values, text.content_hash(values[4]))
     if table == "memory_versions":
         return (*row, *row)
@@ -193,8 +196,8 @@ def _pg_params(table: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
         return (row[0], np.frombuffer(row[1], dtype=np.float32))
     if table in _JSON_COLUMNS:
         values = list(row)
-        for i in _JSON_COLUMNS[table]:
-            values[i] = None if values[i] is None else Jsonb(json.loads(values[i]))
+        for i, wrap in _JSON_COLUMNS[table].items():
+            values[i] = None if values[i] is None else wrap(json.loads(values[i]))
         return tuple(values)
     return row
 

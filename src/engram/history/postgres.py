@@ -7,7 +7,7 @@ same pool.
 ``MAX(seq)``, so two processes can never take the same number and numbers follow commit order:
 a reader never sees message 7 before message 6 has committed, and positions (``discard``) stay
 meaningful while others append. Each call is one short transaction from the pool of
-``db/postgres.py``; tool calls and metadata are JSONB.
+``db/postgres.py``; tool calls are JSONB, metadata JSON (kept as written).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase
@@ -177,7 +177,7 @@ def _row(message: Message) -> tuple[Any, ...]:
         message.content,
         Jsonb([c.to_dict() for c in message.tool_calls]),
         message.tool_call_id,
-        Jsonb(dict(message.metadata)),
+        Json(dict(message.metadata)),
         message.created_at,
     )
 

@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 from engram import text
 from engram.db.postgres import PgDatabase
@@ -99,11 +99,12 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
         params.append(filt.related_entity)
     for key, value in filt.metadata.items():
         # Strings compare as text; other JSON values by their JSON text (jsonb's canonical form on
-        # both sides, so 1 and 1.0 stay different as they are in the reference).
+        # both sides, so 1 and 1.0 stay different as they are in the reference). The column is
+        # JSON (kept as written: migration 0009), read here as JSONB.
         clauses.append(
-            f"(CASE WHEN jsonb_typeof({alias}.metadata -> %s::text) = 'string'"
+            f"(CASE WHEN jsonb_typeof({alias}.metadata::jsonb -> %s::text) = 'string'"
             f" THEN {alias}.metadata ->> %s::text = %s"
-            f" ELSE ({alias}.metadata -> %s::text)::text = (%s::jsonb)::text END)"
+            f" ELSE ({alias}.metadata::jsonb -> %s::text)::text = (%s::jsonb)::text END)"
         )
         params.extend([key, key, value, key, _as_json(value)])
     if filt.since is not None:
@@ -222,7 +223,7 @@ class PostgresMemoryStore:
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
-                    draft.layer.value, list(draft.tags), Jsonb(dict(draft.metadata)), draft.importance,
+                    draft.layer.value, list(draft.tags), Json(dict(draft.metadata)), draft.importance,
                     draft.related_entity, draft.source, created, created, now, draft.search_context,
                     draft.valid_from, draft.valid_until,
                 ),
@@ -249,7 +250,7 @@ class PostgresMemoryStore:
             " search_context = %s, valid_from = %s, valid_until = %s WHERE id = %s",
             (
                 draft.content, digest, draft.category.value, draft.type, draft.layer.value, list(draft.tags),
-                Jsonb(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
+                Json(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
                 draft.search_context, draft.valid_from, draft.valid_until, old.id,
             ),
         )
@@ -702,7 +703,7 @@ def _import_row(memory: Memory) -> tuple[Any, ...]:
     agent, session = _scope_columns(memory.scope)
     return (
         memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
-        memory.category.value, memory.type, memory.layer.value, list(memory.tags), Jsonb(dict(memory.metadata)),
+        memory.category.value, memory.type, memory.layer.value, list(memory.tags), Json(dict(memory.metadata)),
         memory.importance, memory.related_entity, memory.source, memory.created_at, memory.updated_at,
         memory.last_accessed, memory.recall_count, memory.superseded_by, memory.search_context,
         memory.valid_from, memory.valid_until, memory.superseded_at,
