@@ -126,3 +126,35 @@ def test_turns_are_indexed_as_they_end_above_the_importance_threshold(tmp_path: 
         reopened.close()
     transcript = (tmp_path / "transcripts" / "cli_sess_123.md").read_text()
     assert "## Turn 2" in transcript and "[Indexed: Which database should the billing service" in transcript
+
+
+def test_clawcode_session_folders_are_read_and_written(isolated_home: Path, monkeypatch) -> None:
+    # ClawCode's "Directory Structure": "sessions/  # Session-specific memories / [session_id]/ notes.md".
+    monkeypatch.setenv("ENGRAM_FILES__SESSION_FOLDERS", "session")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    notes = isolated_home / "memory" / "sessions" / "sess_123" / "notes.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("# Notes\n\n- The user is refactoring the billing service (2026-02-09)\n")
+    synced = engram(isolated_home, "--json", "sync")
+    assert synced.returncode == 0 and json.loads(synced.stdout)["problems"] == [], synced.stdout
+    inside = engram(isolated_home, "--json", "--session", "sess_123", "recall", "billing service")
+    hits = json.loads(inside.stdout)["hits"]
+    assert [(h["memory"]["content"], h["memory"]["scope"]) for h in hits] == [
+        ("The user is refactoring the billing service", "session:default/sess_123")]
+    outside = engram(isolated_home, "--json", "--session", "sess_999", "recall", "billing service")
+    assert json.loads(outside.stdout)["hits"] == []  # a session's memories stay in that session
+
+    assert engram(isolated_home, "--session", "sess_456", "remember", "Deploys go out on Tuesdays",
+                  "--tags", "notes", "--scope", "session").returncode == 0
+    written = isolated_home / "memory" / "sessions" / "sess_456" / "notes.md"
+    assert "Deploys go out on Tuesdays" in written.read_text()
+    assert not (isolated_home / "memory" / "sessions" / "default").exists()
+
+
+def test_nested_session_folders_point_to_the_clawcode_setting(isolated_home: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    notes = isolated_home / "memory" / "sessions" / "sess_123" / "notes.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("# Notes\n\n- A note in a ClawCode session folder\n")
+    problems = json.loads(engram(isolated_home, "--json", "sync").stdout)["problems"]
+    assert len(problems) == 1 and 'files.session_folders = \\"session\\"' in json.dumps(problems[0])

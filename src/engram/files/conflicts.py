@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Literal
 
 from engram import snapshot
 from engram.errors import NotFoundError, ValidationError
-from engram.model import Memory, Scope
+from engram.model import Memory
 
 from .document import Format
 from .entry import Entry, from_memory
-from .layout import scope_of_dir
+from .layout import Layout
 from .paths import Folder
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def find(conflicts: Sequence[Conflict], ref: str) -> Conflict:
 
 
 def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["db", "file", "merge"],
-            merged_content: str | None = None) -> str:
+            merged_content: str | None = None, layout: Layout | None = None) -> str:
     """Settle a conflict through the engine; returns what was done. ``merge`` applies the file
     version's fields with ``merged_content``. Raises ``ValidationError`` for a merge without text."""
     if take == "db":
@@ -109,7 +109,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
         return "forgot it, as the file had"
     content = merged_content if take == "merge" else entry.content  # type: ignore[union-attr]
     source = entry or _entry_of(memory)
-    scope = memory.scope if memory else _scope_of(conflict.file)
+    scope = memory.scope if memory else (layout or Layout()).scope_of_dir(conflict.file.rsplit("/", 1)[0])
     view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
     if memory is None:
         restored = source.to_memory(scope, engram.clock())
@@ -131,5 +131,3 @@ def _entry_of(memory: Memory | None) -> Entry:
     return from_memory(memory)
 
 
-def _scope_of(file: str) -> Scope:
-    return scope_of_dir(file.rsplit("/", 1)[0])

@@ -133,7 +133,7 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
     fmt = get_format(format)
     docs: dict[str, Document] = {}
     for memory in sorted(memories, key=lambda m: (m.created_at, m.id)):
-        rel = layout.file_for(memory, group_by, fmt.suffix)
+        rel = layout.Layout().file_for(memory, group_by, fmt.suffix)
         if rel not in docs:
             docs[rel] = fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
         docs[rel].add(from_memory(memory))
@@ -202,7 +202,7 @@ def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary)
         return None
     for fmt_name, suffixes in (("markdown", (".md",)), ("yaml", (".yaml", ".yml"))):
         if name.endswith(suffixes):
-            where = layout.locate(rel, "." + name.rsplit(".", 1)[-1])
+            where = layout.Layout().locate(rel, "." + name.rsplit(".", 1)[-1])
             if where is None:
                 return None
             doc = get_format(fmt_name).parse(folder.read_text(rel), rel, max_content_chars=engram.max_content_chars)

@@ -4,7 +4,8 @@
       MEMORY.md                       operator memory (never read or written by sync)
       global/facts.md                 global scope
       agents/<agent>/preferences.md   an agent's scope
-      sessions/<agent>/<session>/notes.md
+      sessions/<agent>/<session>/notes.md   a session's scope (or ClawCode's sessions/<session>/:
+                                            ``files.session_folders``)
       types/<type>/…json              per-type JSON copies (optional, PHP entity)
 
 A session folder is nested under its agent because session names are only unique within an
@@ -15,6 +16,7 @@ the sync state remembers where each entry is, so an entry a person moved stays w
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 from engram.errors import ValidationError
@@ -27,58 +29,96 @@ TYPES_DIR = "types"
 _SLUG = re.compile(r"[^a-z0-9_-]+")
 
 
-def scope_dir(scope: Scope) -> str:
-    if scope.agent is None:
-        return "global"
-    if scope.session is None:
-        return f"agents/{scope.agent}"
-    return f"sessions/{scope.agent}/{scope.session}"
+SessionFolders = Literal["agent/session", "session"]
 
 
-def locate(rel: str, suffix: str) -> tuple[Scope, str] | None:
-    """``(scope, scope folder)`` of a memory file at ``rel``, or None when ``rel`` is not one
-    (another suffix, ``MEMORY.md``, a ``.conflict`` file, or outside the scope folders).
-    Raises ``ValidationError`` for a folder whose name is not a valid agent or session."""
-    parts = rel.split("/")
-    name = parts[-1]
-    if not name.endswith(suffix) or name.upper() == OPERATOR_FILE.upper() or name.startswith("."):
+@dataclass(frozen=True)
+class Layout:
+    """Which folder holds which scope. ``sessions``: ``"agent/session"`` nests every session under
+    its agent (``sessions/<agent>/<session>/``, the default: session names are unique only within
+    an agent); ``"session"`` is ClawCode's ``sessions/[session_id]/`` for the sessions of
+    ``owner`` (the agent the folder is synced for), other agents' sessions staying nested. The
+    two cannot be confused: a session folder of ``owner`` holds files, an agent's holds folders."""
+
+    sessions: SessionFolders = "agent/session"
+    owner: str = "default"
+
+    def scope_dir(self, scope: Scope) -> str:
+        if scope.agent is None:
+            return "global"
+        if scope.session is None:
+            return f"agents/{scope.agent}"
+        if self.sessions == "session" and scope.agent == self.owner:
+            return f"sessions/{scope.session}"
+        return f"sessions/{scope.agent}/{scope.session}"
+
+    def scope_of_dir(self, rel_dir: str) -> Scope:
+        """Inverse of ``scope_dir``; raises ``ValidationError``."""
+        parts = rel_dir.split("/")
+        if parts == ["global"]:
+            return Scope()
+        if len(parts) == 2 and parts[0] == "agents":
+            return make_scope(parts[1], None)
+        if len(parts) == 3 and parts[0] == "sessions" and not self._owner_nested(parts):
+            return make_scope(parts[1], parts[2])
+        if len(parts) == 2 and parts[0] == "sessions" and self.sessions == "session":
+            return make_scope(self.owner, parts[1])
+        raise ValidationError("path", f"{rel_dir!r} is not a scope folder", self._folders())
+
+    def dir_of(self, rel: str) -> str | None:
+        """The scope folder a path in the memory folder belongs to, or None."""
+        parts = rel.split("/")[:-1]
+        if parts in (["global"],) or (len(parts) == 2 and parts[0] == "agents"):
+            return "/".join(parts)
+        if parts and parts[0] == "sessions" and not self._owner_nested(parts) and (
+                len(parts) == 3 or (len(parts) == 2 and self.sessions == "session")):
+            return "/".join(parts)
         return None
-    if len(parts) == 2 and parts[0] == "global":
-        return Scope(), "global"
-    if len(parts) == 3 and parts[0] == "agents":
-        return make_scope(parts[1], None), "/".join(parts[:2])
-    if len(parts) == 4 and parts[0] == "sessions":
-        return make_scope(parts[1], parts[2]), "/".join(parts[:3])
-    return None
+
+    def _owner_nested(self, parts: list[str]) -> bool:
+        """``sessions/<owner>/<session>``, which the ``"session"`` layout keeps at ``sessions/<session>``."""
+        return self.sessions == "session" and len(parts) == 3 and parts[1] == self.owner
+
+    def locate(self, rel: str, suffix: str) -> tuple[Scope, str] | None:
+        """``(scope, scope folder)`` of a memory file at ``rel``, or None when ``rel`` is not one
+        (another suffix, ``MEMORY.md``, a ``.conflict`` file, or outside the scope folders).
+        Raises ``ValidationError`` for a folder whose name is not a valid agent or session."""
+        name = rel.rsplit("/", 1)[-1]
+        if not name.endswith(suffix) or name.upper() == OPERATOR_FILE.upper() or name.startswith("."):
+            return None
+        rel_dir = self.dir_of(rel)
+        return None if rel_dir is None else (self.scope_of_dir(rel_dir), rel_dir)
+
+    def misplaced(self, rel: str, suffix: str) -> str | None:
+        """Why a file that looks like a memory file is not one (``locate`` gave None), or None for
+        files that are not meant to be (the operator's ``MEMORY.md``, other kinds of files), so a
+        file put one level too deep or in the wrong format is reported instead of silently skipped."""
+        name = rel.rsplit("/", 1)[-1]
+        if not name.lower().endswith(_MEMORY_SUFFIXES) or name.startswith(".") or rel.upper() == OPERATOR_FILE.upper():
+            return None
+        if not name.endswith(suffix):
+            return f"files.format reads {suffix} files; this one is not in that format"
+        if self._owner_nested(rel.split("/")[:-1]):
+            return (f"with files.session_folders = \"session\" the sessions of {self.owner} sit in"
+                    " sessions/<session>/; move this folder's files there")
+        hint = ("" if self.sessions == "session" or not rel.startswith("sessions/") else
+                "; for ClawCode's sessions/<session>/ folders set files.session_folders = \"session\"")
+        return f"memory files go directly in {self._folders()}; this one is at another level or in another folder{hint}"
+
+    def file_for(self, memory: Memory, group_by: GroupBy, suffix: str) -> str:
+        return f"{self.scope_dir(memory.scope)}/{group(memory, group_by)}{suffix}"
+
+    def _folders(self) -> str:
+        own = "sessions/<session>/ (this agent's), " if self.sessions == "session" else ""
+        return f"global/, agents/<agent>/, {own}sessions/<agent>/<session>/"
+
+
+def directly_in(path: str, rel_dir: str) -> bool:
+    """Whether the file at ``path`` sits directly in the folder ``rel_dir`` (not deeper)."""
+    return path.rsplit("/", 1)[0] == rel_dir if "/" in path else False
 
 
 _MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
-
-
-def misplaced(rel: str, suffix: str) -> str | None:
-    """Why a file that looks like a memory file is not one (``locate`` gave None), or None for
-    files that are not meant to be (the operator's ``MEMORY.md``, other kinds of files), so a
-    file put one level too deep or in the wrong format is reported instead of silently skipped."""
-    parts = rel.split("/")
-    name = parts[-1]
-    if not name.lower().endswith(_MEMORY_SUFFIXES) or name.startswith(".") or rel.upper() == OPERATOR_FILE.upper():
-        return None
-    if not name.endswith(suffix):
-        return f"files.format reads {suffix} files; this one is not in that format"
-    return ("memory files go directly in global/, agents/<agent>/ or sessions/<agent>/<session>/;"
-            " this one is at another level or in another folder")
-
-
-def scope_of_dir(rel_dir: str) -> Scope:
-    """Inverse of ``scope_dir``; raises ``ValidationError``."""
-    parts = rel_dir.split("/")
-    if parts == ["global"]:
-        return Scope()
-    if len(parts) == 2 and parts[0] == "agents":
-        return make_scope(parts[1], None)
-    if len(parts) == 3 and parts[0] == "sessions":
-        return make_scope(parts[1], parts[2])
-    raise ValidationError("path", f"{rel_dir!r} is not a scope folder", "global, agents/<agent>, sessions/<agent>/<session>")
 
 
 def group(memory: Memory, group_by: GroupBy) -> str:
@@ -88,10 +128,6 @@ def group(memory: Memory, group_by: GroupBy) -> str:
     if group_by == "type":
         return slug(memory.type)
     return slug(memory.category.value)
-
-
-def file_for(memory: Memory, group_by: GroupBy, suffix: str) -> str:
-    return f"{scope_dir(memory.scope)}/{group(memory, group_by)}{suffix}"
 
 
 def slug(text: str) -> str:

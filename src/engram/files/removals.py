@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from engram import snapshot
 from engram.model import Memory
 
+from .layout import directly_in
 from .paths import Folder
 from .state import SyncState
 
@@ -43,15 +44,14 @@ class Removal:
     memory: Memory
 
 
-def needs_backup(removals: Sequence[Removal], st: SyncState, scope_prefix: str, share: float) -> bool:
+def needs_backup(removals: Sequence[Removal], st: SyncState, scope_dir: str, share: float) -> bool:
     """True when ``removals`` empty a file of its memories or exceed ``share`` of the scope's."""
     by_file: dict[str, set[str]] = defaultdict(set)
     for removal in removals:
         by_file[removal.file].add(removal.entry_id)
     if any(st.ids_in(rel) <= ids for rel, ids in by_file.items()):
         return True
-    tracked = sum(1 for e in st.entries.values()
-                  if e.path.startswith(scope_prefix) and "/" not in e.path[len(scope_prefix):])
+    tracked = sum(1 for e in st.entries.values() if directly_in(e.path, scope_dir))
     return len(removals) > share * max(tracked, 1)
 
 

@@ -104,8 +104,10 @@ class FileSync:
         type_json: bool = False,
         max_file_bytes: int = 5_000_000,
         max_forget_share: float = 0.5,
+        session_folders: layout.SessionFolders = "agent/session",
     ) -> None:
         self.engram = engram
+        self.layout = layout.Layout(session_folders, engram.scope.agent or "default")
         self.folder = Folder(root, max_file_bytes=max_file_bytes)
         self.fmt = get_format(format)
         self.group_by = group_by
@@ -122,7 +124,7 @@ class FileSync:
         files: FilesSettings = settings.files
         return cls(engram, files.folder(settings.home), format=files.format, group_by=files.group_by,
                    type_json=files.type_json, max_file_bytes=files.max_file_bytes,
-                   max_forget_share=files.max_forget_share)
+                   max_forget_share=files.max_forget_share, session_folders=files.session_folders)
 
     # --- wiring ----------------------------------------------------------------------------
     def attach(self) -> Callable[[], None]:
@@ -205,7 +207,7 @@ class FileSync:
         report = SyncReport()
         for rel in rel_dirs:
             try:
-                scopes.add(layout.scope_of_dir(rel))
+                scopes.add(self.layout.scope_of_dir(rel))
             except ValidationError as exc:
                 report.problems.append(Problem(rel, 0, str(exc)))
         if scopes:
@@ -225,7 +227,7 @@ class FileSync:
         scopes = set()
         for entry in st.entries.values():
             try:
-                scopes.add(layout.scope_of_dir(entry.path.rsplit("/", 1)[0]))
+                scopes.add(self.layout.scope_of_dir(entry.path.rsplit("/", 1)[0]))
             except ValidationError:
                 continue
         return scopes
@@ -241,14 +243,14 @@ class FileSync:
                     report.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
                 continue
             try:
-                where = layout.locate(rel, self.fmt.suffix)
+                where = self.layout.locate(rel, self.fmt.suffix)
             except ValidationError as exc:
                 report.problems.append(Problem(rel, 0, f"not read: {exc}"))
                 continue
             if where is not None:
                 found[where[0]].append(rel)
             else:
-                misplaced = layout.misplaced(rel, self.fmt.suffix)
+                misplaced = self.layout.misplaced(rel, self.fmt.suffix)
                 if misplaced:
                     report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
         return found
@@ -263,13 +265,13 @@ class FileSync:
         report: SyncReport,
         imports: list[tuple[Scope, str, Entry, Document]],
     ) -> None:
-        prefix = layout.scope_dir(scope) + "/"
+        scope_dir = self.layout.scope_dir(scope)
         files = _ScopeFiles()
         for rel in rels:
             self._load(rel, files, report)
         # Entries the state places in this scope whose file has vanished or cannot be read.
         for entry_state in st.entries.values():
-            if entry_state.path.startswith(prefix) and entry_state.path not in files.docs:
+            if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
                 if entry_state.path not in files.unreadable and self._exists(entry_state.path):
                     self._load(entry_state.path, files, report)
 
@@ -292,8 +294,7 @@ class FileSync:
             if entry_state.path in files.unreadable:
                 untouchable.add(i)
 
-        ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if e.path.startswith(prefix)
-                                         and "/" not in e.path[len(prefix):]}
+        ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
         unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
         removed: list[removals.Removal] = []
         for entry_id in sorted(ids - untouchable):
@@ -377,7 +378,7 @@ class FileSync:
             if prev is not None and db_hash == prev.digest:
                 removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
                 return
-            rel = prev.path if prev is not None and prev.path in files.docs else layout.file_for(
+            rel = prev.path if prev is not None and prev.path in files.docs else self.layout.file_for(
                 memory, self.group_by, self.fmt.suffix)
             doc = self._doc_for(rel, files)
             if doc is None:
@@ -417,12 +418,12 @@ class FileSync:
             report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=removal.entry_id,
                                                    file=removal.file, kind="file-vanished", losing=[]))
         rest = [r for r in removed if r not in gone]
-        prefix = layout.scope_dir(scope) + "/"
-        if rest and report.backup is None and removals.needs_backup(rest, st, prefix, self.max_forget_share):
+        scope_dir = self.layout.scope_dir(scope)
+        if rest and report.backup is None and removals.needs_backup(rest, st, scope_dir, self.max_forget_share):
             try:
                 report.backup = removals.back_up(self.engram, self.folder, rest)
             except (EngramError, OSError) as exc:
-                report.problems.append(Problem(prefix, 0, f"{len(rest)} removed entries not forgotten:"
+                report.problems.append(Problem(scope_dir + "/", 0, f"{len(rest)} removed entries not forgotten:"
                                                           f" the backup before forgetting them failed: {exc}"))
                 return
         for removal in rest:

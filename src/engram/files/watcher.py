@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engram.errors import MissingDependencyError
+from engram.errors import MissingDependencyError, ValidationError
 
 from . import layout
 from .paths import PathRefused
@@ -26,7 +26,17 @@ from .sync import FileSync, SyncReport
 log = logging.getLogger("engram.files")
 
 
-def _scope_dir_of(rel: str) -> str | None:
+def _scope_dir_of(rel: str, folders: layout.Layout) -> str | None:
+    """The scope folder a changed path belongs to: a file's folder, a scope folder itself (made,
+    removed or renamed), or the scope folder above a deeper path (its sync reports it)."""
+    found = folders.dir_of(rel)
+    if found is not None:
+        return found
+    try:
+        folders.scope_of_dir(rel)
+        return rel
+    except ValidationError:
+        pass
     parts = rel.split("/")
     if parts[0] == "global":
         return "global"
@@ -84,7 +94,7 @@ class Watcher:
         name = rel.rsplit("/", 1)[-1]
         if name.startswith(".") or name.endswith(".conflict") or name.upper() == layout.OPERATOR_FILE.upper():
             return
-        scope_dir = _scope_dir_of(rel)
+        scope_dir = _scope_dir_of(rel, self.syncer.layout)
         if scope_dir is None:
             return
         with self._cond:

@@ -132,7 +132,7 @@ def resolve(
                 + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
         edited = typer.edit(both)
         content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
-    done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content)  # type: ignore[arg-type]
+    done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content, syncer.layout)  # type: ignore[arg-type]
     syncer.sync()  # reflect the outcome in the files even when no writer is attached
     if st.as_json:
         render.emit_json({"resolved": conflict.entry_id, "done": done})
