@@ -134,24 +134,37 @@ def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:
 
 
 def build_engram(settings: Settings | None = None, *, origin: str = "library", mirror: bool = True,
-                 **overrides: Any) -> Engram:
+                 warm: bool = False, **overrides: Any) -> Engram:
     """The engine as configured (settings: arguments > environment > config file > defaults),
-    with the memory-folder mirror attached when ``files.enabled`` (``mirror=False``: not)."""
+    with the memory-folder mirror attached when ``files.enabled`` (``mirror=False``: not).
+
+    ``warm``: start loading the embedding model in a background thread before the store opens
+    (``Embedder.warm_up_in_background``), for a process about to embed a query; whoever closes
+    the engine then waits for it first (``engram.embedder.wait_warm_up()``)."""
     from engram.embed import auto_fallback_note, create_embedder
     from engram.engine import Engram
     from engram.temporal.reader import TimeReader
 
     settings = settings or load_settings(**overrides)
-    backend = open_backend(settings, settings.agent)
+    embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db",
+                               cache_key=settings.privacy.key())  # encrypted like the store
+    if warm and embedder is not None:
+        embedder.warm_up_in_background()
     try:
-        embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db",
-                                   cache_key=settings.privacy.key())  # encrypted like the store
+        backend = open_backend(settings, settings.agent)
+    except BaseException:
+        if embedder is not None:
+            embedder.wait_warm_up()
+        raise
+    try:
         engram = Engram(backend.memory, agent=settings.agent, session=settings.session, embedder=embedder,
                         recall_settings=settings.recall, max_content_chars=settings.max_content_chars,
                         time_reader=TimeReader.from_settings(settings.time), origin=origin, backend=backend,
                         **engine_options(settings, backend))
     except BaseException:
         backend.close()
+        if embedder is not None:
+            embedder.wait_warm_up()
         raise
     engram.settings = settings
     engram.embedding_note = auto_fallback_note(settings.embeddings, embedder)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -63,3 +66,24 @@ def test_bundled_vocabulary_matches_the_model_package():
 def test_unknown_local_model_is_a_config_error():
     with pytest.raises(ConfigError, match="all-MiniLM-L6-v2"):
         resolve_runtime("bge-large")
+
+
+def test_a_process_warmed_in_the_background_opens_only_what_a_query_needs(tmp_path):
+    # In a fresh process (this one's model is shared by every test): the composition root starts
+    # the model loading before the store opens; a query needs only the one-thread session, and
+    # the batch session opens on the first batch.
+    pytest.importorskip("onnxruntime")
+    script = (
+        "from engram.config import load_settings\nfrom engram.embed import local\nfrom engram.root import build_engram\n"
+        f"e = build_engram(load_settings(home={str(tmp_path)!r}, embeddings={{'provider': 'local'}}), warm=True)\n"
+        "e.embedder.wait_warm_up()\n"
+        "model = local._loaded[e.embedder.provider.runtime]\n"
+        "print(sorted(model._sessions))\n"
+        "e.embedder.embed(['a document to store'])\n"
+        "print(sorted(model._sessions))\n"
+        "e.close()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[True]", "[False, True]"]

@@ -121,6 +121,7 @@ class Embedder:
         self.max_retry_after_s = max_retry_after_s
         self._sleep = sleep
         self._lock = threading.Lock()
+        self._warming: threading.Thread | None = None  # warm_up_in_background's thread
         # Document batches from concurrent callers (e.g. many clients storing) share model calls.
         self._documents = Coalescer(lambda texts: self._checked(self._call(texts), len(texts)), batch_size)
 
@@ -151,6 +152,28 @@ class Embedder:
         warm = getattr(self.provider, "warm_up", None)
         if warm is not None:
             warm()
+
+    def warm_up_in_background(self) -> threading.Thread:
+        """Start :meth:`warm_up` in a daemon thread and return it: a fresh process loads the model
+        while it opens the store and searches full text (the model's load runs outside the GIL).
+        A failure is only logged: the first embedding call loads again and raises it. Join the
+        thread before the process exits (``wait_warm_up``): a model half loaded at exit can crash
+        the interpreter's shutdown."""
+        def warm() -> None:
+            try:
+                self.warm_up()
+            except Exception:  # the edge of a background thread: the first call reports it
+                log.debug("loading the embedding model in the background failed", exc_info=True)
+
+        thread = threading.Thread(target=warm, name="engram-model-load", daemon=True)
+        self._warming = thread
+        thread.start()
+        return thread
+
+    def wait_warm_up(self) -> None:
+        """Wait for a :meth:`warm_up_in_background` still loading (returns at once otherwise)."""
+        if self._warming is not None:
+            self._warming.join()
 
     def embed_query(self, text: str) -> np.ndarray:
         """One vector, float32 ``(dims,)``, unit length, for a search query. Raises as :meth:`embed`.

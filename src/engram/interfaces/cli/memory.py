@@ -103,7 +103,7 @@ def recall(
     """Find the memories most relevant to a query, with each score's parts. A time phrase in the
     query ("what did we decide last week") filters like --when; the range read is in the notes."""
     st = state(ctx)
-    result = st.engram().recall(
+    result = st.engram(warm=mode != "text").recall(
         query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
         filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at),
     )

@@ -47,11 +47,13 @@ def serve(
     responder = StartingResponder(sock).start()
     render.errors.print(f"engram is starting on {base}/ (/healthz answers now)", highlight=False)
     try:
+        # The store first, the model loading in the background from here: the framework's and
+        # the MCP SDK's imports below run meanwhile.
+        engram = st.engram(warm=True)
         from engram.interfaces.http.app import create_app
         from engram.interfaces.http.serve import make_server
         from engram.root import open_tokens
 
-        engram = st.engram()
         tokens = open_tokens(settings, engram.backend)
         app = create_app(engram, tokens, server_settings, mcp=not no_mcp)
         server = make_server(app, log_level="info")

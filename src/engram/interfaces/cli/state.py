@@ -30,18 +30,23 @@ class CliState:
             self._settings = load_settings(home=self.home, agent=self.agent, session=self.session, backend=self.backend)
         return self._settings
 
-    def engram(self) -> Engram:
+    def engram(self, *, warm: bool = False) -> Engram:
+        """The engine, opened on first use; ``warm``: the command will embed a query, so the model
+        starts loading in the background before the store opens (``build_engram``)."""
         if self._engram is None:
             from engram.root import build_engram
 
             # Through the composition root, as every door: memory-folder mirror included.
-            self._engram = build_engram(self.settings(), origin="cli")
+            self._engram = build_engram(self.settings(), origin="cli", warm=warm)
         return self._engram
 
     def close(self) -> None:
         if self._engram is not None:
-            self._engram.close()
-            self._engram = None
+            engram, self._engram = self._engram, None
+            wait = getattr(engram.embedder, "wait_warm_up", None)
+            if wait is not None:
+                wait()  # never exit with the model half loaded (a recall that did not embed)
+            engram.close()
 
 
 def state(ctx: typer.Context) -> CliState:
