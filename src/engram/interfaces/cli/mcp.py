@@ -24,16 +24,19 @@ def mcp(ctx: typer.Context) -> None:
     from engram.interfaces.cli.server import _need_server_extra
 
     _need_server_extra("engram mcp")
-    from engram.interfaces.mcp.stdio import run_stdio
+    from engram.interfaces.mcp.stdio import BackgroundOpen, run_stdio
 
     st = state(ctx)
 
     def open_engram():  # type: ignore[no-untyped-def]
-        engram = st.engram()
-        engram.origin = "mcp"  # the audit trail says these writes came over MCP
-        return engram
+        from engram.root import build_engram
 
-    run_stdio(open_engram, tools=st.settings().server.mcp_tools)
+        # Owned (and closed) by the stdio server, not by the CLI state; the audit trail says
+        # these writes came over MCP; the model loads in the background from here.
+        return build_engram(st.settings(), origin="mcp", warm=True)
+
+    # Settings, store and model open in a thread while run_stdio imports the SDK and answers.
+    run_stdio(BackgroundOpen(st.settings, open_engram).start())
 
 
 @mcp_app.command("install")
