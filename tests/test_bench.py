@@ -72,13 +72,19 @@ def test_links_bench_compares_each_depth_with_depth_zero() -> None:
     assert result["links"] == 300
 
 
-def test_startup_bench_times_each_door_beside_its_baseline() -> None:
-    result = run_bench("startup.py", "--memories", "50", "--repeat", "1")
+def test_startup_bench_times_each_door_beside_its_baseline(tmp_path: Path) -> None:
+    store = tmp_path / "large" / "memory.db"
+    built = run_bench("startup.py", "--build", "300", "--store", str(store))
+    assert store.is_file() and built["real_vectors"] == 300
+    result = run_bench("startup.py", "--memories", "50", "--repeat", "1", "--store", str(store))
     help_row, mcp, serve, recall = result["help"], result["mcp"], result["serve"], result["recall"]
     assert 0 < help_row["python_pass_s"] and 0 < help_row["import_typer_s"] and 0 < help_row["engram_help_s"]
+    assert help_row["recall_help_s"] > 0 and help_row["mcp_help_s"] > 0 and help_row["typer_command_help_s"] > 0
     assert 0 < mcp["import_sdk_s"] and 0 < mcp["tools_list_s"] <= mcp["first_recall_s"]
-    assert serve["healthz_s"] > 0
-    assert recall["fresh_recall_s"] > 0 and recall["fresh_recall_full_check_s"] > 0
+    assert 0 < serve["healthz_s"] <= serve["first_search_s"]
+    assert recall["fresh_recall_s"] > 0 and recall["fresh_recall_full_check_s"] > 0 and recall["model_alone_s"] > 0
+    assert result["stores"][str(store)]["fresh_recall_s"] > 0
+    assert len(result["load_average"]) == 3
     assert result["memory"]["peak_child_rss_mb"] > 0
 
 
