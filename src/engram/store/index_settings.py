@@ -26,6 +26,11 @@ class VectorIndexSettings(BaseModel):
     # (tests/unit/test_vector_index_quality.py); denser synthetic 100k sets need ~200 (bench/speed.py:
     # 0.92 at 64, 0.96 at 128, 0.98 at 256). 256 costs ~1-2 ms a query at 100k.
     expansion_search: int = Field(256, ge=8, le=4096)
+    # Candidates the graph returns and the store re-scores by exact cosine on the stored float32
+    # vectors (one indexed read of that many rows, ~1 ms); 0 trusts the graph's own f16 order and
+    # scores. On dense near-duplicates (bench/ann_recall.py) that order misses the exact top 10
+    # where cosines differ in the third decimal; docs/benchmarks.md has the figures.
+    rerank: int = Field(100, ge=0, le=4096)
     # Vectors newer than the saved graph are searched exactly until this many accumulate; then they
     # join the graph and the file is saved again (a save of 100k vectors takes ~0.2 s).
     merge_after: int = Field(1024, ge=1)
@@ -34,7 +39,8 @@ class VectorIndexSettings(BaseModel):
 
 
 class FullTextSettings(BaseModel):
-    """``[full_text]``: how much work one ranked full-text query may do on the SQLite store."""
+    """``[full_text]``: how much work one ranked full-text query may do (SQLite: ``store/fts.py``;
+    PostgreSQL: ``store/pg_text.py``, from ANALYZE's term statistics)."""
 
     # Rows bm25 scores per query, about (~1 µs each). When a query's terms appear in more rows
     # together, rows holding only its most common terms are not ranked (store/fts.py). 0 ranks

@@ -11,6 +11,8 @@ filter, so a deleted or replaced vector never comes back even while a cache stil
   the graph and the file is saved again. Entries deleted by anyone are removed from the graph
   once they are more than a sliver of it, and the graph is rebuilt when removed entries reach
   ``rebuild_stale_share`` or when the vectors' epoch (``clear_vectors``, a model change) changed.
+  The graph's best ``rerank`` candidates are re-scored with the exact float32 vectors of their
+  rows, so the order (and the cosine reported) is exact among them.
 
 Freshness is checked with ``PRAGMA data_version`` (other connections' commits) plus the store's
 own write counter, so an unchanged database costs one pragma per search.
@@ -30,7 +32,7 @@ import numpy as np
 from engram.db.sqlite import Database
 from engram.store import ann
 from engram.store.index_settings import VectorIndexSettings
-from engram.store.vectors import VectorMatrix, parse_identity_dims
+from engram.store.vectors import VectorMatrix, parse_identity_dims, unit
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +78,35 @@ class SqliteVectorSearch:
                 return []  # no vectors, or a query from another model (recall reports the change)
             if self._graph is None:
                 return self._exact.top(query, k)
-            merged = self._graph.search(query, k) + self._delta.top(query, k)
+            rerank = self.settings.rerank
+            found = self._graph.search(query, max(k, rerank))
+            if rerank:
+                found = self._exact_scores(query, found)
+            merged = found + self._delta.top(query, k)
             merged.sort(key=lambda pair: -pair[1])
             return merged[:k]
+
+    def _exact_scores(self, query: np.ndarray, found: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The graph's candidates scored by exact cosine on the stored float32 vectors.
+
+        The graph holds f16 copies and walks a greedy path: on dense near-duplicates both misorder
+        candidates whose cosines differ in the third decimal, so the top 10 of a wider candidate
+        set, re-scored exactly, is the exact top 10 far more often (docs/benchmarks.md). Rows
+        deleted since the graph was saved are dropped here (SQL would drop them anyway)."""
+        if not found:
+            return []
+        rows: list[tuple[int, bytes]] = []
+        with self.db.read() as conn:
+            for start in range(0, len(found), 500):
+                chunk = [seq for seq, _ in found[start: start + 500]]
+                rows.extend(conn.execute(
+                    f"SELECT seq, vector FROM memory_vectors WHERE seq IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall())
+        if not rows:
+            return []
+        scores = _vectors([blob for _, blob in rows], len(query)) @ unit(query)
+        return sorted(((int(seq), float(score)) for (seq, _), score in zip(rows, scores, strict=True)),
+                      key=lambda pair: -pair[1])
 
     def exact_filtered(self, query: np.ndarray, where: str, params: list[Any], k: int) -> list[tuple[int, float]]:
         """Exact top ``k`` among the rows the filter keeps (``where`` over alias ``m``): the answer
