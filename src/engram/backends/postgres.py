@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from engram.db.postgres import PgDatabase
     from engram.history.base import HistoryStore
     from engram.history.semantic import ExchangeEmbedder, ExchangeIndex
+    from engram.store.index_settings import FullTextSettings
     from engram.store.postgres import PostgresMemoryStore
 
 
@@ -29,12 +30,12 @@ class PostgresBackend:
     path: Path | None = None
     care: FileCare | None = None
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, full_text: FullTextSettings | None = None) -> None:
         """Wrap a connected, migrated pool (see ``open``); closing the backend closes it."""
         from engram.store.postgres import PostgresMemoryStore
 
         self.db = db
-        self._memory = PostgresMemoryStore(db)
+        self._memory = PostgresMemoryStore(db, full_text=full_text)
         self._audit: AuditLog | None = None
 
     @classmethod
@@ -44,7 +45,7 @@ class PostgresBackend:
 
         if not settings.database_url:
             raise ConfigError("the postgres backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
-        return cls(PgDatabase.connect(settings.database_url, settings.postgres))
+        return cls(PgDatabase.connect(settings.database_url, settings.postgres), settings.full_text)
 
     @property
     def memory(self) -> PostgresMemoryStore:

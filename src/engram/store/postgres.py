@@ -47,7 +47,9 @@ from engram.model import (
     WriteResult,
     draft_changes,
 )
+from engram.store import pg_text
 from engram.store.base import ImportResult, StoreStats
+from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
 
@@ -150,12 +152,16 @@ class PostgresMemoryStore:
 
     name = "postgres"
 
-    def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False) -> None:
+    def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False,
+                 full_text: FullTextSettings | None = None) -> None:
         """``defer_vector_index``: ``set_vectors`` does not create the HNSW index (bulk loads: inserting
         into a live HNSW index costs ~10x building it once afterwards); call ``build_vector_index``
-        when loading is done. Searches stay exact (a scan) until then."""
+        when loading is done. Searches stay exact (a scan) until then. ``full_text``: how many rows
+        one ranked text query may score (``store/pg_text.py``)."""
         self.db = db
         self.defer_vector_index = defer_vector_index
+        self.full_text = full_text or FullTextSettings()
+        self._term_stats = pg_text.TermStatistics()
 
     # --- rows ------------------------------------------------------------------------------
     @staticmethod
@@ -431,15 +437,34 @@ class PostgresMemoryStore:
                 return self._search_like(conn, chars, where, params, limit)
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS}, ts_rank_cd({_RANK_WEIGHTS}, m.search_all, q.query) AS score"
-                f" FROM memories m, (SELECT {_tsquery(terms, '||')} AS query) q"
-                f" WHERE m.search_all @@ q.query AND {where} ORDER BY score DESC, m.seq LIMIT %s",
-                [*terms, *params, limit],
-            ).fetchall()
+            selective = self._selective_terms(conn, terms)
+            rows = self._ranked(conn, terms, selective, where, params, limit) if selective else []
+            if not rows:  # every match ranked: a small table, rare terms, or no selective row passed
+                rows = self._ranked(conn, terms, terms, where, params, limit)
             if not rows:
                 return self._search_like(conn, terms, where, params, limit)
         return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
+
+    def _selective_terms(self, conn: Any, terms: list[str]) -> list[str] | None:
+        """The terms whose rows are ranked when ranking every match would exceed the budget
+        (``store/pg_text.py``), or None to rank every match."""
+        budget = self.full_text.max_ranked_rows
+        stats = self._term_stats.get(conn) if budget > 0 else None
+        if stats is None or stats.rows <= budget:
+            return None
+        counts = [stats.rows_holding(lexemes) for lexemes in pg_text.lexemes_of(conn, terms)]
+        return pg_text.selective_terms(terms, counts, budget)
+
+    def _ranked(self, conn: Any, terms: list[str], ranked: list[str], where: str, params: list[Any],
+                limit: int) -> list[Any]:
+        """Rows holding any of ``ranked`` that pass the filter, best first by ``ts_rank_cd`` of the
+        whole query (``ranked`` is every term, or the selective ones)."""
+        return conn.execute(
+            f"SELECT {_COLUMNS}, ts_rank_cd({_RANK_WEIGHTS}, m.search_all, q.query) AS score"
+            f" FROM memories m, (SELECT {_tsquery(terms, '||')} AS query, {_tsquery(ranked, '||')} AS ranked) q"
+            f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY score DESC, m.seq LIMIT %s",
+            [*terms, *ranked, *params, limit],
+        ).fetchall()
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
         terms = text.query_terms(query)

@@ -1,0 +1,71 @@
+"""Bounded full-text ranking on PostgreSQL (store/pg_text.py): once ANALYZE's statistics say a
+query's terms match more rows than ``full_text.max_ranked_rows``, only rows holding its selective
+(rare) terms are ranked, each with the score the whole query gives it; the filter (agents,
+superseded, deleted) applies exactly as on the path that ranks every match."""
+
+from __future__ import annotations
+
+from engram.db.postgres import PgDatabase
+from engram.model import Memory, MemoryFilter, Scope
+from engram.store.index_settings import FullTextSettings
+from engram.store.postgres import PostgresMemoryStore
+
+FILT = MemoryFilter(scopes=(Scope(), Scope("a")))
+
+
+def _load(url: str) -> None:
+    """400 rows of agent ``a``: every one says "apples", every 40th "kiwis" too (some twice
+    "apples"); agent ``b`` holds kiwis rows of its own; one kiwis row of ``a`` is superseded and
+    one deleted. Then ANALYZE, as autovacuum would."""
+    store = PostgresMemoryStore(PgDatabase.connect(url))
+    memories = []
+    for i in range(400):
+        words = f"note {i} apples topic{i % 7} shelf{i % 11}"
+        if i % 40 == 0:
+            words += " kiwis" + (" apples" if i % 80 == 0 else "")
+        memories.append(Memory(id=f"a{i:03d}", key=f"k{i}", content=words, scope=Scope("a"),
+                               created_at=1.7e9 + i, updated_at=1.7e9 + i,
+                               superseded_by="a001" if i == 120 else None))
+    memories += [Memory(id=f"b{i:03d}", key=f"k{i}", content=f"kiwis apples kiwis secret {i}", scope=Scope("b"),
+                        created_at=1.7e9 + i, updated_at=1.7e9 + i) for i in range(5)]
+    store.import_memories(memories)
+    store.delete(["a200"])
+    store.db.transact(lambda conn: conn.execute("ANALYZE memories"))
+    store.close()
+
+
+def _search(url: str, max_ranked_rows: int, query: str, filt: MemoryFilter = FILT) -> list[tuple[str, float]]:
+    store = PostgresMemoryStore(PgDatabase.connect(url), full_text=FullTextSettings(max_ranked_rows=max_ranked_rows))
+    try:
+        return [(m.id, score) for m, score in store.search_text(query, filt, limit=50)]
+    finally:
+        store.close()
+
+
+def test_bounded_ranking_ranks_the_rows_of_the_rare_term_with_their_whole_scores(pg_url: str) -> None:
+    _load(pg_url)
+    exact = _search(pg_url, 0, "apples kiwis")
+    bounded = _search(pg_url, 50, "apples kiwis")
+    kiwis_rows = {f"a{i:03d}" for i in range(0, 400, 40)} - {"a120", "a200"}  # superseded, deleted
+    # Ranking every match also returns rows holding only the common word.
+    assert len(exact) == 50 and {i for i, _ in exact} > kiwis_rows
+    # Bounded: exactly the visible rows holding the rare word, in the exact ranking's order and
+    # with its scores (the common word still counts: a row saying "apples" twice ranks first).
+    assert {i for i, _ in bounded} == kiwis_rows
+    assert bounded == [(i, s) for i, s in exact if i in kiwis_rows]
+    assert bounded[0][0] in {"a000", "a080", "a160", "a240", "a320"}
+
+
+def test_bounded_ranking_keeps_agents_apart(pg_url: str) -> None:
+    _load(pg_url)
+    only_b = _search(pg_url, 50, "apples kiwis", MemoryFilter(scopes=(Scope("b"),)))
+    assert {i for i, _ in only_b} == {f"b{i:03d}" for i in range(5)}
+    assert not any(i.startswith("b") for i, _ in _search(pg_url, 50, "apples kiwis secret"))
+
+
+def test_a_query_of_rare_terms_or_a_small_budget_miss_ranks_every_match(pg_url: str) -> None:
+    _load(pg_url)
+    # Rare terms only: within the budget, the single exact query answers.
+    assert _search(pg_url, 50, "kiwis secret") == _search(pg_url, 0, "kiwis secret")
+    # The selective term's rows are all another agent's: every match is ranked instead.
+    assert _search(pg_url, 50, "apples secret") == _search(pg_url, 0, "apples secret") != []
