@@ -9,6 +9,7 @@ give views on the same store for other agents or sessions.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -136,8 +137,11 @@ class Engram:
         # found no local model), so the fallback is never silent.
         self.embedding_note: str | None = None
         self._history: History | None = None
-        # A view made by for_agent takes its history from the engine it came from (same storage).
+        # A view made by for_agent takes its history from the engine it came from (same storage):
+        # one per agent, kept by that engine and closed with it (``_agent_history``).
         self._history_root: Engram | None = None
+        self._agent_histories: dict[str, History] = {}
+        self._agent_histories_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engram:
@@ -162,8 +166,7 @@ class Engram:
 
             agent = self.scope.agent or "default"
             if self._history_root is not None:
-                self._history = self._history_root.history.for_agent(agent, purge=purge)
-                self._index_turns(self._history)
+                self._history = self._history_root._agent_history(agent)
             elif self.settings is None:
                 from engram.history.inmemory import InMemoryHistoryStore
                 from engram.history.service import History
@@ -173,6 +176,25 @@ class Engram:
                 self._history = open_history(self.settings, agent, self.backend, embedder=self.embedder, purge=purge)
                 self._index_turns(self._history)
         return self._history
+
+    def _agent_history(self, agent: str) -> History:
+        """``agent``'s history for every view of this engine: opened once (an HTTP server makes a
+        view per request), its turn indexer started once, and both closed by ``close``, so a turn
+        queued for indexing is indexed before the process ends."""
+        if agent == (self.scope.agent or "default"):
+            return self.history
+        with self._agent_histories_lock:
+            found = self._agent_histories.get(agent)
+            if found is None:
+                owner = self.for_agent(agent)
+
+                def purge(max_age_s: float) -> int:
+                    return len(owner.forget(older_than_s=max_age_s, filters=Filters(category=Category.CONVERSATION)))
+
+                found = self.history.for_agent(agent, purge=purge)
+                owner._index_turns(found)
+                self._agent_histories[agent] = found
+            return found
 
     def _index_turns(self, history: History) -> None:
         """ClawCode's automatic transcript indexing (``history.transcript_auto_index``): each ended
@@ -219,6 +241,12 @@ class Engram:
         self.close()
 
     def close(self) -> None:
+        if self._history_root is not None:  # a view: its history is its engine's, closed there
+            self._history = None
+        with self._agent_histories_lock:
+            opened, self._agent_histories = list(self._agent_histories.values()), {}
+        for history in opened:
+            history.close()
         if self._history is not None:
             self._history.close()
             self._history = None

@@ -158,3 +158,35 @@ def test_nested_session_folders_point_to_the_clawcode_setting(isolated_home: Pat
     notes.write_text("# Notes\n\n- A note in a ClawCode session folder\n")
     problems = json.loads(engram(isolated_home, "--json", "sync").stdout)["problems"]
     assert len(problems) == 1 and 'files.session_folders = \\"session\\"' in json.dumps(problems[0])
+
+
+def test_views_share_one_history_per_agent_and_its_queued_turns_are_indexed_at_close(tmp_path: Path) -> None:
+    # The HTTP server makes an engine view per request: each agent's history (and its background
+    # turn indexer) must be opened once and finished when the engine closes, not left running.
+    import threading
+
+    from engram.engine import Engram
+
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"},
+                               history={"transcript_auto_index": True, "transcript_importance_threshold": 0.3})
+    before = sum(t.name == "engram-transcripts" for t in threading.enumerate())
+    views = [mem.for_agent("alice", origin="http") for _ in range(5)]
+    assert len({id(v.history) for v in views}) == 1
+    key = "web:sess_9"
+    views[0].history.append(key, "user", "Which queue should the invoice exporter use for retries?")
+    views[1].history.append(key, "assistant", "Use the durable retry queue with exponential backoff and a dead letter.")
+    running = sum(t.name == "engram-transcripts" for t in threading.enumerate())
+    assert running == before + 2  # the engine's own agent and alice: one indexer each
+    for _ in range(5):
+        mem.for_agent("alice", origin="http").history.recent(key, 2)
+    assert sum(t.name == "engram-transcripts" for t in threading.enumerate()) == running
+    mem.close()  # finishes alice's queued turn
+    assert sum(t.name == "engram-transcripts" for t in threading.enumerate()) == before
+
+    reopened = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    try:
+        alice = reopened.for_agent("alice")
+        assert [m.key for m in alice.list() if m.key.startswith("transcript:")] == ["transcript:web:sess_9::1"]
+        assert [m.key for m in reopened.list() if m.key.startswith("transcript:")] == []  # not the default agent's
+    finally:
+        reopened.close()
