@@ -11,6 +11,7 @@ lifecycle scheduler; the memory-folder mirror. Settings are read here and in ``c
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -173,6 +174,17 @@ def build_engram(settings: Settings | None = None, *, origin: str = "library", m
 
         attach_from_settings(engram, settings)  # every change also lands in the memory folder
     return engram
+
+
+def preload_model(settings: Settings) -> threading.Thread | None:
+    """Start loading the configured embedding model in a daemon thread, before anything else
+    opens (``engram mcp`` from launch); the loaded model is process-wide, so the engine's own
+    embedder finds it ready. None when no model is configured; join the thread before exiting.
+    A failure is left for the engine's embedder to raise."""
+    from engram.embed import create_embedder
+
+    embedder = create_embedder(settings.embeddings)  # no persistent cache: only the model is shared
+    return None if embedder is None else embedder.warm_up_in_background()
 
 
 def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer | None = None) -> Maintenance:

@@ -32,11 +32,16 @@ def mcp(ctx: typer.Context) -> None:
         from engram.root import build_engram
 
         # Owned (and closed) by the stdio server, not by the CLI state; the audit trail says
-        # these writes came over MCP; the model loads in the background from here.
+        # these writes came over MCP.
         return build_engram(st.settings(), origin="mcp", warm=True)
 
-    # Settings, store and model open in a thread while run_stdio imports the SDK and answers.
-    run_stdio(BackgroundOpen(st.settings, open_engram).start())
+    def prepare(settings):  # type: ignore[no-untyped-def]
+        from engram.root import preload_model
+
+        return preload_model(settings)
+
+    # Settings, model and store open in a thread once run_stdio has imported the SDK.
+    run_stdio(BackgroundOpen(st.settings, open_engram, prepare=prepare))
 
 
 @mcp_app.command("install")

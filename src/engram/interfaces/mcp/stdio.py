@@ -1,13 +1,14 @@
 """``engram mcp``: the MCP server on stdin/stdout for one agent (what a desktop agent launches).
 
-Nothing heavy happens before the handshake, and nothing waits for anything else: from launch a
-background thread (:class:`BackgroundOpen`) reads the settings, opens the store and loads the
-embedding model (when configured) while the main thread imports the MCP SDK and serves the
-protocol, so the first tool call finds them ready or waits only for what is left; MCP clients
-never time out waiting for start-up. A failure in the background is left for the first tool call
-to report (it opens again and raises). Logs go to stderr; stdout carries only the protocol.
-
-This module imports the SDK only inside :func:`run_stdio`, so the caller can start opening first.
+Nothing heavy happens before the handshake, and the first recall waits for as little as it can.
+Once the MCP SDK is imported (the one cost nothing can overlap: importing it is plain Python,
+and Python code in another thread would only slow it down), a background thread
+(:class:`BackgroundOpen`) reads the settings and starts the embedding model loading (its graph
+optimisation runs outside the GIL); the store and the engine open in that thread as soon as the
+server is built, while the handshake runs. The first tool call finds them ready or waits only for
+what is left; MCP clients never time out waiting for start-up. A failure in the background is
+left for the first tool call to report (it opens again and raises). Logs go to stderr; stdout
+carries only the protocol.
 """
 
 from __future__ import annotations
@@ -25,29 +26,43 @@ log = logging.getLogger("engram.mcp")
 
 
 class BackgroundOpen:
-    """Settings, then the engine (its model loading meanwhile), opened in a thread from ``start()``."""
+    """Settings, the model's load (``prepare``), then the engine once the server is built, in a
+    thread from ``start()``."""
 
-    def __init__(self, settings: Callable[[], Settings], open_engram: Callable[[], Engram]) -> None:
+    def __init__(self, settings: Callable[[], Settings], open_engram: Callable[[], Engram], *,
+                 prepare: Callable[[Settings], threading.Thread | None] | None = None) -> None:
         self._settings = settings
         self._open_engram = open_engram
+        self._prepare = prepare
         self._lock = threading.Lock()
         self._engram: Engram | None = None
         self._thread = threading.Thread(target=self._open, name="engram-open", daemon=True)
         self._settings_read = threading.Event()
+        self._served = threading.Event()
+        self._closing = False
+        self._preparing: threading.Thread | None = None
 
     def start(self) -> BackgroundOpen:
         self._thread.start()
         return self
 
+    def served(self) -> None:
+        """The server is built and answering: the engine may open now."""
+        self._served.set()
+
     def _open(self) -> None:
         try:
-            self._settings()
+            settings = self._settings()
         except Exception:  # settings() raises it again on the caller's thread
             return
         finally:
             self._settings_read.set()
         try:
-            self.engram()
+            if self._prepare is not None:
+                self._preparing = self._prepare(settings)
+            self._served.wait()
+            if not self._closing:
+                self.engram()
         except Exception:  # the first tool call opens again and reports the error to the client
             log.debug("opening engram in the background failed", exc_info=True)
 
@@ -65,7 +80,12 @@ class BackgroundOpen:
 
     def close(self) -> None:
         """Wait for the background work, then close the engine (the model never left half loaded)."""
-        self._thread.join()
+        self._closing = True
+        self._served.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._preparing is not None:
+            self._preparing.join()
         with self._lock:
             engram, self._engram = self._engram, None
         if engram is not None:
@@ -77,10 +97,13 @@ class BackgroundOpen:
 
 def run_stdio(opening: BackgroundOpen) -> None:
     """Serve MCP on stdio until the client closes it (tools: ``server.mcp_tools``), then close
-    what ``opening`` opened."""
+    what ``opening`` opened; ``opening`` is started here, once the SDK is imported."""
     try:
-        from engram.interfaces.mcp.server import build_server  # the SDK: imported while opening runs
+        from engram.interfaces.mcp.server import build_server  # the SDK
 
-        build_server(opening.engram, tools=opening.settings().server.mcp_tools).run("stdio")
+        opening.start()
+        server = build_server(opening.engram, tools=opening.settings().server.mcp_tools)
+        opening.served()
+        server.run("stdio")
     finally:
         opening.close()
