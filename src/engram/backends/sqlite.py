@@ -119,6 +119,7 @@ class SqliteBackend:
 
     def warm(self) -> None:
         self._memory.sync_vector_index()
+        self._memory.sync_text_index()
 
     def close(self) -> None:
         self._memory.close()

@@ -15,7 +15,11 @@ by document frequency: the rarest terms whose rows fit half the budget are *sele
   do but were not among the first query's best keep a lower bound).
 
 Rows holding only common terms are left out. Each query scores at most about half the budget's rows.
-Small stores, and queries whose terms are rare, run the single exact OR query. The LIKE fallback
+Small stores, and queries whose terms are rare, run the single exact OR query.
+
+Above ``index_threshold`` rows, with the Tantivy index available (``store/sqlite_text.py``), neither
+applies: the index proposes the query's best rows and ``store/bm25.py`` scores them exactly as
+FTS5 would, as it does the rows the vector side found (``indexed``, ``indexed_scores``). The LIKE fallback
 for queries FTS cannot match scans every row, so it runs only on stores within the budget; larger
 stores search word prefixes through the index instead.
 """
@@ -28,7 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engram.store.bm25 import ExactBm25
 from engram.store.index_settings import FullTextSettings
+from engram.store.sqlite_text import SqliteTextIndex
 
 # bm25 column weights: key, content, search_context, time_words (see store/sqlite.py's module docstring).
 BM25_WEIGHTS = "2.0, 1.0, 0.3, 1.0"
@@ -72,8 +78,10 @@ def split_terms(terms: Sequence[str], doc_freq: dict[str, int], max_ranked_rows:
 class FtsRanker:
     """Top rows of ``memories_fts`` by bm25 for a list of query terms, on one connection."""
 
-    def __init__(self, settings: FullTextSettings | None = None) -> None:
+    def __init__(self, settings: FullTextSettings | None = None, index: SqliteTextIndex | None = None) -> None:
         self.settings = settings or FullTextSettings()
+        self.index = index
+        self._exact = ExactBm25()
         self._stems: dict[str, str | None] = {}
         self._prepared = False
         self._lock = threading.Lock()
@@ -110,6 +118,35 @@ class FtsRanker:
             if split is not None:
                 return self._ranked_split(conn, split, fetch)
         return _bm25(conn, or_match(terms), fetch)
+
+    def uses_index(self, conn: Any, terms: Sequence[str]) -> bool:
+        """Whether this query ranks through the Tantivy index: a large store, and terms FTS5 reads
+        as single tokens (``foo_bar`` is a phrase to FTS5; those queries stay on FTS5)."""
+        if self.index is None or not terms or any("_" in term for term in terms):
+            return False
+        return self.index.wanted(self._row_estimate(conn))
+
+    def indexed(self, conn: Any, terms: Sequence[str], fetch: int, *, version: object, own_writes: int,
+                scopes: Sequence[tuple[str, str]] | None = None) -> list[tuple[int, float]] | None:
+        """Like ``ranked``, through the index: its best ``index_candidates`` rows (or ``fetch``, if
+        more; of ``scopes`` only when given), scored exactly as FTS5's bm25. None when the index
+        cannot answer now (another process is writing it): the caller ranks with FTS5."""
+        assert self.index is not None
+        k = max(fetch, self.settings.index_candidates)
+        rowids = self.index.candidates(terms, k, own_writes, scopes)
+        if rowids is None:
+            return None
+        scores = self.indexed_scores(conn, terms, rowids, version=version)
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:fetch]
+
+    def indexed_scores(self, conn: Any, terms: Sequence[str], rowids: Sequence[int], *,
+                       version: object) -> dict[int, float]:
+        """FTS5's bm25 score (positive) of each given row holding a query term, computed for just
+        those rows (``store/bm25.py``): the vector side's candidates on a large store."""
+        stems = {term: stem for term, stem in self._stemmed(conn, terms).items() if stem}
+        if not stems or not rowids:
+            return {}
+        return self._exact.scores(conn, stems, rowids, self.doc_freq(conn, terms, version=version))
 
     def ranked_prefix(self, conn: Any, terms: Sequence[str], fetch: int) -> list[tuple[int, float]]:
         """Like ``ranked`` for rows holding a word that starts with one of ``terms``: the large
@@ -153,9 +190,11 @@ class FtsRanker:
         return not budget or self._row_estimate(conn) <= budget
 
     @staticmethod
-    def _row_estimate(conn: Any) -> int:
-        # max(rowid) is an index lookup and never below the row count.
+    def row_estimate(conn: Any) -> int:
+        """The store's size as the budgets read it: max(rowid), an index lookup never below the row count."""
         return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
+
+    _row_estimate = row_estimate
 
     def doc_freq(self, conn: Any, terms: Sequence[str], *, version: object = None) -> dict[str, int]:
         """Rows holding each term (stemmed as the index stems it); 0 for unknown terms. With a

@@ -46,6 +46,7 @@ from engram.model import (
 from engram.store.base import ImportResult, StoreStats
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
+from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
@@ -135,7 +136,9 @@ class SqliteMemoryStore:
         migrate(self.db)
         index_path = None if str(path) == ":memory:" else self.path.with_name(self.path.name + ".usearch")
         self._vectors = SqliteVectorSearch(self.db, index_path, vector_index)
-        self._fts = FtsRanker(full_text)
+        text_path = None if str(path) == ":memory:" else self.path.with_name(self.path.name + ".tantivy")
+        self._text_index = SqliteTextIndex(self.db, text_path, full_text or FullTextSettings())
+        self._fts = FtsRanker(full_text, self._text_index)
         self._own_writes = 0
 
     # --- rows ------------------------------------------------------------------------------
@@ -247,7 +250,12 @@ class SqliteMemoryStore:
             ),
         )
         self._own_writes += 1
-        return WriteResult(self._select(conn, "m.id = ?", (old.id,))[0], "updated")
+        updated = self._select(conn, "m.id = ?", (old.id,))[0]
+        if old.search_context != draft.search_context and old.content == draft.content:
+            # Neither a version nor (without an embedder) a new vector shows this change to the text index.
+            (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (old.id,)).fetchone()
+            self._text_index.note_changed(int(rowid))
+        return WriteResult(updated, "updated")
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
@@ -411,9 +419,7 @@ class SqliteMemoryStore:
         where, params = filter_sql(filt)
         with self.db.read() as conn:
             version = self._index_version(conn)
-            best = self._best_passing(
-                conn, lambda fetch: self._fts.ranked(conn, terms, fetch, version=version), where, params, limit
-            )
+            best = self._best_passing(conn, self._ranking(conn, terms, filt, version, limit), where, params, limit)
             if best is None:
                 # Nothing matched a whole word: substrings on stores small enough to scan (PtrClaw),
                 # word prefixes through the index on larger ones.
@@ -426,6 +432,22 @@ class SqliteMemoryStore:
                 if best is None:
                     return []
             return self._ranked_memories(conn, best)
+
+    def _ranking(self, conn: Any, terms: list[str], filt: MemoryFilter, version: object,
+                 limit: int) -> Callable[[int], list[tuple[int, float]]]:
+        """How ``_best_passing`` ranks this query: FTS5, or on a large store the Tantivy index,
+        asked for the filter's scopes only once the unscoped best rows were mostly filtered out."""
+        if not self._fts.uses_index(conn, terms):
+            return lambda fetch: self._fts.ranked(conn, terms, fetch, version=version)
+        first = limit * 2 + 32  # _best_passing's first fetch
+        scopes = [_scope_columns(scope) for scope in filt.scopes]
+
+        def rank(fetch: int) -> list[tuple[int, float]]:
+            found = self._fts.indexed(conn, terms, fetch, version=version, own_writes=self._own_writes,
+                                      scopes=None if fetch <= first else scopes)
+            return found if found is not None else self._fts.ranked(conn, terms, fetch, version=version)
+
+        return rank
 
     def _ranked_memories(self, conn: Any, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
         """The memories of ranked ``(rowid, score)`` pairs, in that order, with their scores."""
@@ -446,7 +468,11 @@ class SqliteMemoryStore:
                 "SELECT m.rowid, m.id FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value",
                 [json.dumps(list(ids))],
             ).fetchall())
-            scores = self._fts.scores_for(conn, terms, list(rowids), version=self._index_version(conn))
+            version = self._index_version(conn)
+            if self._fts.uses_index(conn, terms):
+                scores = self._fts.indexed_scores(conn, terms, list(rowids), version=version)
+            else:
+                scores = self._fts.scores_for(conn, terms, list(rowids), version=version)
         return {rowids[rowid]: max(score, 1e-9) for rowid, score in scores.items()}
 
     def _index_version(self, conn: Any) -> object:
@@ -718,7 +744,16 @@ class SqliteMemoryStore:
         reindex) instead of at the next search. Raises: StorageError."""
         self._vectors.sync(self._own_writes)
 
+    def sync_text_index(self) -> None:
+        """Build or catch up the full-text index of a large store now (after a bulk load) instead
+        of at the next search; nothing on smaller stores or without tantivy. Raises: StorageError."""
+        with self.db.read() as conn:
+            rows = self._fts.row_estimate(conn)
+        if self._text_index.wanted(rows):
+            self._text_index.sync(self._own_writes)
+
     def close(self) -> None:
+        self._text_index.close()
         self._vectors.close()
         self.db.close()
         if self._after_close is not None:

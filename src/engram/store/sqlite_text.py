@@ -1,0 +1,185 @@
+"""Keeps the SQLite store's Tantivy index (``store/text_index.py``) caught up with the database.
+
+Used only above ``full_text.index_threshold`` rows, with tantivy installed, for a database on disk
+that is not encrypted (the index would hold its text in clear). Any process may have written
+since the index last caught up; before a search it indexes:
+
+- rows above the highest rowid it covers. SQLite reuses the rowids of the newest rows once they
+  are deleted, so when the row at that rowid is no longer the memory indexed there, the highest
+  rowid still holding the memory it was indexed for is found (binary search) and every row above
+  it is indexed again;
+- rows whose content changed (a new ``memory_versions`` row) or that got a new vector
+  (``memory_vectors`` sequence: content or search context changed and was embedded again);
+- rows this process changed in a way neither shows (``note_changed``: search context only).
+
+Deleted memories may stay in the index: candidates are joined back through SQL, so they drop
+out, as do rows whose text changed in a way not yet indexed (they are scored on their current
+text by the store). What a stale index can cost is a missed candidate, never a wrong score or a
+memory of another scope.
+
+Freshness is checked with ``PRAGMA data_version`` plus the store's own write counter, so an
+unchanged database costs one pragma per search.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from engram.db.sqlite import Database
+from engram.errors import StorageError
+from engram.store import text_index
+from engram.store.index_settings import FullTextSettings
+
+log = logging.getLogger(__name__)
+
+_READ_CHUNK = 20_000
+_ROW_COLUMNS = "m.rowid, m.id, m.agent, m.session, m.key, m.content, coalesce(m.search_context, ''), m.time_words"
+
+
+class SqliteTextIndex:
+    """Candidate rowids for a query's terms over one database (see module docstring)."""
+
+    def __init__(self, db: Database, index_path: Path | None, settings: FullTextSettings) -> None:
+        self.db = db
+        self.index_path = None if db.encrypted else index_path
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._index: text_index.TextIndex | None = None
+        self._version: tuple[int, int] | None = None
+        self._changed: set[int] = set()
+        self._warned = False
+
+    def wanted(self, rows: int) -> bool:
+        """Whether a store of about ``rows`` rows searches through the index."""
+        settings = self.settings
+        if self.index_path is None or not settings.index_enabled or rows <= settings.index_threshold:
+            return False
+        if text_index.available():
+            return True
+        if not self._warned:
+            log.warning("tantivy is not installed (pip install 'engram-recall[fulltext]'):"
+                        " large stores rank full text with FTS5 alone")
+            self._warned = True
+        return False
+
+    def note_changed(self, rowid: int) -> None:
+        """A row whose indexed text this process changed without a new version or vector."""
+        with self._lock:
+            self._changed.add(rowid)
+
+    def candidates(self, terms: Sequence[str], k: int, own_writes: int,
+                   scopes: Sequence[tuple[str, str]] | None = None) -> list[int] | None:
+        """Up to ``k`` candidate rowids for the query ``terms`` (engram's word tokens), best first,
+        or None when the index cannot answer now (the caller ranks with FTS5 instead)."""
+        with self._lock:
+            try:
+                self._refresh(own_writes)
+            except StorageError as exc:
+                log.warning("full-text index not used for this search: %s", exc)
+                return None
+            assert self._index is not None
+            tokens = [token for term in terms for token in self._index.tokens(term)]
+            found = self._index.search(tokens, k, scopes)
+        return list(dict.fromkeys(found))  # a crash between commit and sidecar can index a row twice
+
+    def sync(self, own_writes: int) -> None:
+        """Catch up now (after a bulk load) instead of at the next search. Raises: StorageError."""
+        with self._lock:
+            self._refresh(own_writes)
+
+    def close(self) -> None:
+        with self._lock:
+            self._index = None
+            self._version = None
+
+    # --- catching up -----------------------------------------------------------------------
+    def _refresh(self, own_writes: int) -> None:
+        with self.db.read() as conn:
+            version = (conn.execute("PRAGMA data_version").fetchone()[0], own_writes)
+        if version == self._version and self._index is not None:
+            return
+        if self._index is None:
+            assert self.index_path is not None
+            self._index = text_index.TextIndex(self.index_path)
+        index = self._index
+        meta = index.read_meta()
+        with self.db.read() as conn:
+            high = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
+            versions = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memory_versions").fetchone()[0])
+            vectors = int(conn.execute("SELECT coalesce(max(seq), 0) FROM memory_vectors").fetchone()[0])
+            if meta.versions > versions or meta.vectors > vectors:
+                meta = text_index.TextIndexMeta()  # built for a newer database (restored from a backup?)
+            start = min(self._unchanged_up_to(conn, index, meta), high)
+            changed = set(self._changed)
+            if meta.covered:  # a fresh index reads every row below anyway
+                changed.update(r for (r,) in conn.execute(
+                    "SELECT m.rowid FROM memory_versions v JOIN memories m ON m.id = v.memory_id WHERE v.rowid > ?",
+                    (meta.versions,)))
+                changed.update(r for (r,) in conn.execute(
+                    "SELECT memory_rowid FROM memory_vectors WHERE seq > ?", (meta.vectors,)))
+            changed = {r for r in changed if r <= start}
+            covered_id = conn.execute("SELECT id FROM memories WHERE rowid = ?", (high,)).fetchone()
+        if start < high or changed:
+            # Documents above ``start`` are indexed again (rowids reused), or all of them when the
+            # sidecar says nothing is covered (lost, or a crash before the first one was written).
+            above = start if start < meta.covered or not meta.covered else None
+            index.write(self._rows(start, changed), changed, replace_above=above, threads=1 if meta.covered else 2)
+        if (start, versions, vectors) != (meta.covered, meta.versions, meta.vectors) or start < high or changed:
+            index.write_meta(text_index.TextIndexMeta(
+                covered=high, covered_id=text_index.id_hash(covered_id[0]) if covered_id else 0,
+                versions=versions, vectors=vectors,
+            ))
+        self._changed.clear()
+        self._version = version
+
+    def _unchanged_up_to(self, conn: Any, index: text_index.TextIndex, meta: text_index.TextIndexMeta) -> int:
+        """The highest rowid up to which every row is still the memory the index holds for it."""
+        if not meta.covered:
+            return 0
+
+        def same(rowid: int) -> bool:
+            # The newest row at or below ``rowid`` is the memory indexed for it (or there is none).
+            row = conn.execute(
+                "SELECT rowid, id FROM memories WHERE rowid <= ? ORDER BY rowid DESC LIMIT 1", (rowid,)
+            ).fetchone()
+            if row is None:
+                return True
+            expected = meta.covered_id if row[0] == meta.covered else index.indexed_id(int(row[0]))
+            return expected == text_index.id_hash(row[1])
+
+        if same(meta.covered):
+            return meta.covered
+        low, high = 0, meta.covered  # same(low) holds (or low is 0); same(high) does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if same(middle):
+                low = middle
+            else:
+                high = middle
+        return low
+
+    def _rows(self, after: int, changed: set[int]) -> Iterator[text_index.TextRow]:
+        """The rows to index: every row above ``after`` (in chunks) and the ``changed`` ones."""
+        last = after
+        while True:
+            with self.db.read() as conn:
+                rows = conn.execute(
+                    f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?",
+                    (last, _READ_CHUNK),
+                ).fetchall()
+            if not rows:
+                break
+            yield from (text_index.TextRow(*row) for row in rows)
+            last = int(rows[-1][0])
+        ordered = sorted(changed)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            with self.db.read() as conn:
+                rows = conn.execute(
+                    f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.rowid IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
+            yield from (text_index.TextRow(*row) for row in rows)
