@@ -775,5 +775,8 @@ def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
 
 
 def _db_files(path: Path) -> list[str]:
-    """The database, its WAL files and the vector index kept beside it (store/ann.py)."""
-    return [str(path), f"{path}-wal", f"{path}-shm", f"{path}.usearch", f"{path}.usearch.json"]
+    """The database, its WAL files and the indexes kept beside it (store/ann.py, store/text_index.py)."""
+    text_index = Path(f"{path}.tantivy")
+    index_files = [str(p) for p in text_index.iterdir() if p.is_file()] if text_index.is_dir() else []
+    return [str(path), f"{path}-wal", f"{path}-shm", f"{path}.usearch", f"{path}.usearch.json",
+            f"{path}.tantivy.json", *index_files]

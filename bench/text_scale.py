@@ -1,0 +1,219 @@
+"""Full text at a million memories: recall latency and the share of the exact top 10, two corpora.
+
+    python bench/text_scale.py --dir DIR [--size 1000000] [--queries 200] [--corpus locomo,real] [--json]
+
+Stores are built once under ``DIR`` (``DIR/<corpus>-<size>/memory.db``, ~15-25 minutes each at 1M on
+2 cores) and reused by later runs; keep ``DIR`` outside the repository.
+
+Corpora (the output names which figures come from which):
+
+- ``locomo``: ``bench/speed.py``'s store: 2,759 real LoCoMo turns with real MiniLM vectors, then
+  recombinations of them ("turn A + half of turn B") with mixed, perturbed vectors; queries are
+  LoCoMo questions (vectors from the local model, cached). Few distinct words: common terms
+  match a large share of rows, the hard case for ranking.
+- ``real``: real English from the machine (``bench/real_corpus.py``: Debian package descriptions,
+  manual pages, Python's documentation topics), with ``HashingEmbedder`` vectors (the local model
+  embeds ~100 texts/s: 1M texts would take hours); queries are Debian packages' one-line summaries.
+  Its vector side means nothing semantically; its text side is the point.
+
+For each corpus, in one run and taking turns query by query (so a noisy spell on the shared
+machine hits all alike), ``Engram.recall`` with touch and the result cache off, query embedding
+excluded (precomputed), wall time median / p95:
+
+- hybrid and text with the default settings (the Tantivy index above ``full_text.index_threshold``);
+- the same with the index off (``full_text.index_enabled = false``): FTS5 with bounded ranking,
+  what large stores did before;
+- text ranking every match with FTS5 (index off, ``max_ranked_rows = 0``): the exact baseline.
+
+It prints each mode's times as ratios to the exact baseline's, the share of the exact top 10 each
+text mode keeps, the index build time, the load average and the peak resident memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import real_corpus  # bench/real_corpus.py
+import speed  # bench/speed.py: the LoCoMo store builder and the precomputed-query embedder
+
+from engram.config import RecallSettings
+from engram.engine import Engram
+from engram.model import Scope, make_draft
+from engram.store.index_settings import FullTextSettings
+from engram.store.sqlite import SqliteMemoryStore
+from engram.testing.fakes import HashingEmbedder
+
+HASH_DIMS = 128
+
+
+def build_real(path: Path, size: int, embedder: HashingEmbedder) -> dict[str, float]:
+    """``size`` memories of real English (fewer if the machine holds less text) with hashing vectors."""
+    texts, _ = real_corpus.memories(size)
+    store = SqliteMemoryStore(path)
+    identity = str(embedder.identity)
+    started = time.perf_counter()
+    with store.db.write():
+        for start in range(0, len(texts), 5000):
+            chunk = texts[start : start + 5000]
+            ids = []
+            for i, content in enumerate(chunk, start):
+                draft = make_draft(content, key=f"m{i}", scope=Scope(speed.AGENT), max_content_chars=8000,
+                                   created_at=1_700_000_000.0 + i * 60)
+                ids.append(store.upsert(draft, proposed_key=f"m{i}", now=1_700_000_000.0 + i * 60).memory.id)
+            store.set_vectors(identity, list(zip(ids, embedder.embed(chunk), strict=True)))
+    inserted = time.perf_counter() - started
+    started = time.perf_counter()
+    store.sync_vector_index()
+    vector_build = time.perf_counter() - started
+    store.close()
+    return {"memories": len(texts), "insert_s": inserted, "index_build_s": vector_build}
+
+
+def ensure_store(corpus: str, folder: Path, size: int) -> tuple[Path, dict[str, Any]]:
+    path = folder / f"{corpus}-{size}" / "memory.db"
+    info_path = path.with_name("build.json")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"building the {corpus} store of {size:,} memories in {path.parent} ...", file=sys.stderr)
+        if corpus == "locomo":
+            turns, _ = speed.load_texts(speed.DEFAULT_DATA)
+            embedder = _local_embedder()
+            info = speed.build_store(path, size, turns, embedder.embed(turns), str(embedder.identity))
+            info["memories"] = size
+        else:
+            info = build_real(path, size, HashingEmbedder(dims=HASH_DIMS))
+        info_path.write_text(json.dumps(info))
+    info = json.loads(info_path.read_text()) if info_path.exists() else {}
+    if "text_index_build_s" not in info:
+        store = SqliteMemoryStore(path)
+        started = time.perf_counter()
+        store.sync_text_index()
+        info["text_index_build_s"] = time.perf_counter() - started
+        store.close()
+        info_path.write_text(json.dumps(info))
+    return path, info
+
+
+def _local_embedder() -> Any:
+    from engram.embed import Embedder, EmbeddingCache
+    from engram.embed.local import LocalProvider
+
+    cache_dir = Path(os.environ.get("ENGRAM_TEST_CACHE_DIR", Path.home() / ".cache" / "engram-tests"))
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    return Embedder(LocalProvider(), cache=EmbeddingCache(cache_dir / "embeddings.db"))
+
+
+def queries_for(corpus: str, count: int) -> tuple[list[str], dict[str, np.ndarray], Any]:
+    """(queries, their vectors, the embedder identity) for a corpus."""
+    if corpus == "locomo":
+        _, questions = speed.load_texts(speed.DEFAULT_DATA)
+        chosen = questions[:count]
+        embedder = _local_embedder()
+        return chosen, dict(zip(chosen, embedder.embed(chosen), strict=True)), embedder.identity
+    _, summaries = real_corpus.debian_descriptions()
+    pool = [s for s in summaries if len(s.split()) >= 3]
+    chosen = random.Random(3).sample(pool, min(count, len(pool)))
+    hashing = HashingEmbedder(dims=HASH_DIMS)
+    return chosen, dict(zip(chosen, hashing.embed(chosen), strict=True)), hashing.identity
+
+
+def measure(path: Path, queries: list[str], table: dict[str, np.ndarray], identity: Any) -> dict[str, Any]:
+    no_cache = RecallSettings(cache_ttl_s=0)
+
+    def engine(full_text: FullTextSettings) -> Engram:
+        store = SqliteMemoryStore(path, full_text=full_text)
+        return Engram(store, agent=speed.AGENT, embedder=speed.PrecomputedEmbedder(identity, table),
+                      recall_settings=no_cache)
+
+    indexed = engine(FullTextSettings())
+    bounded = engine(FullTextSettings(index_enabled=False))
+    exact = engine(FullTextSettings(index_enabled=False, max_ranked_rows=0))
+    runs: dict[str, Callable[[str], Any]] = {
+        "hybrid": lambda q: indexed.recall(q, mode="hybrid", touch=False),
+        "text": lambda q: indexed.recall(q, mode="text", touch=False),
+        "hybrid_fts5_bounded": lambda q: bounded.recall(q, mode="hybrid", touch=False),
+        "text_fts5_bounded": lambda q: bounded.recall(q, mode="text", touch=False),
+        "text_exact": lambda q: exact.recall(q, mode="text", touch=False),
+    }
+    for run in runs.values():
+        run(queries[0])  # warm: indexes mapped, temp tables made
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    found: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
+    for step in range(len(queries)):
+        for turn, (name, run) in enumerate(runs.items()):
+            # Each mode a different query at each step: a store keeps a query's last rankings.
+            q = queries[(step + turn * len(queries) // len(runs)) % len(queries)]
+            started = time.perf_counter()
+            result = run(q)
+            wall[name].append(time.perf_counter() - started)
+            found[name][q] = [h.memory.id for h in result.hits]
+    out: dict[str, Any] = {name: speed.ms_stats(samples) for name, samples in wall.items()}
+    reference = [found["text_exact"][q] for q in queries]
+    for name in ("text", "text_fts5_bounded"):
+        out[f"{name}_top10_vs_exact"] = speed.overlap([found[name][q] for q in queries], reference)
+    for e in (indexed, bounded, exact):
+        e.store.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dir", type=Path, required=True, help="where the stores are built and kept")
+    parser.add_argument("--size", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--corpus", default="locomo,real")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--build-only", action="store_true", help="build (or catch up) the stores and stop")
+    args = parser.parse_args()
+    result: dict[str, Any] = {"corpora": {}}
+    for corpus in [c for c in args.corpus.split(",") if c]:
+        path, info = ensure_store(corpus, args.dir, args.size)
+        if args.build_only:
+            print(f"{corpus}: {json.dumps(info)}", file=sys.stderr)
+            continue
+        queries, table, identity = queries_for(corpus, args.queries)
+        print(f"timing {corpus} ({info.get('memories', args.size):,} memories, {len(queries)} queries) ...",
+              file=sys.stderr)
+        load_before = os.getloadavg()[0]
+        row = measure(path, queries, table, identity)
+        row.update(build=info, load_average=(load_before, os.getloadavg()[0]))
+        result["corpora"][corpus] = row
+    if args.build_only:
+        return
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_table(result)
+
+
+def print_table(result: dict[str, Any]) -> None:
+    print("Recall at scale, query embedding excluded: wall ms median / p95 (ratio of medians to exact text)")
+    for corpus, row in result["corpora"].items():
+        build = row["build"]
+        base = row["text_exact"]["median_ms"]
+        print(f"\n{corpus}: {build.get('memories', 0):,} memories; load average {row['load_average'][0]:.1f}"
+              f" -> {row['load_average'][1]:.1f}; text index built in {build['text_index_build_s']:.0f} s")
+        for name in ("hybrid", "text", "hybrid_fts5_bounded", "text_fts5_bounded", "text_exact"):
+            cell = row[name]
+            share = row.get(f"{name}_top10_vs_exact")
+            kept = f"  exact top 10 kept {share:.3f}" if share is not None else ""
+            print(f"  {name:<20} {cell['median_ms']:8.2f} / {cell['p95_ms']:8.2f}  ({cell['median_ms'] / base:.3f}x){kept}")
+    print(f"\nPeak RSS of this process: {result['peak_rss_mb']:.0f} MB")
+    print("hybrid / text: default settings (Tantivy candidates scored with FTS5's bm25); *_fts5_bounded: the index"
+          " off (FTS5, full_text.max_ranked_rows); text_exact: FTS5 ranking every match."
+          " The real corpus's vectors are HashingEmbedder's.")
+
+
+if __name__ == "__main__":
+    main()

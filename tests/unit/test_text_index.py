@@ -1,0 +1,220 @@
+"""Full text on large SQLite stores through the Tantivy index beside the file (store/text_index.py,
+store/sqlite_text.py, store/bm25.py). ``index_threshold = 0`` makes a few hundred rows take the
+path a million take; answers are compared with FTS5 ranking every match on the same real file,
+and the other process is a real subprocess writing that file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from engram.model import MemoryFilter, Scope, make_draft
+from engram.store.index_settings import FullTextSettings
+from engram.store.sqlite import SqliteMemoryStore
+
+pytest.importorskip("tantivy")
+
+ALL = MemoryFilter(scopes=(Scope(),))
+# The index on, and FTS5's bounded ranking tight enough that it would drop rows (see exact()).
+INDEXED = FullTextSettings(index_threshold=0, max_ranked_rows=50)
+EXACT = FullTextSettings(index_enabled=False, max_ranked_rows=0)
+
+
+def draft(content: str, key: str, scope: Scope = Scope(), search_context: str | None = None):
+    return make_draft(content, key=key, scope=scope, max_content_chars=2000, search_context=search_context)
+
+
+def put(store: SqliteMemoryStore, content: str, key: str, scope: Scope = Scope(), **extra) -> str:
+    return store.upsert(draft(content, key, scope, **extra), proposed_key=key, now=1_700_000_000.0).memory.id
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """240 rows: half say 'talking'; twelve mention a rescued greyhound, and all but six of the
+    rows say 'weekend' (as in test_full_text_bounds: bounded FTS5 ranks only the greyhound rows)."""
+    file = tmp_path / "memory.db"
+    store = SqliteMemoryStore(file)
+    for i in range(240):
+        words = [f"note{i}"] if i % 40 == 0 else ["weekend", f"note{i}"]
+        if i % 2:
+            words.append("talking about plans")
+        if i % 20 == 0:
+            words.append("adopted a rescued greyhound")
+        if i % 7 == 0:
+            words.append("weekend weekend hiking trip")
+        put(store, " ".join(words), f"k{i}")
+    store.close()
+    return file
+
+
+def search(path: Path, settings: FullTextSettings, query: str, filt: MemoryFilter = ALL,
+           limit: int = 300) -> list[tuple[str, float]]:
+    store = SqliteMemoryStore(path, full_text=settings)
+    try:
+        return [(m.key, score) for m, score in store.search_text(query, filt, limit=limit)]
+    finally:
+        store.close()
+
+
+def same_ranking(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> None:
+    assert [key for key, _ in got] == [key for key, _ in want]
+    for (_, a), (_, b) in zip(got, want, strict=True):
+        assert a == pytest.approx(b, rel=1e-9)
+
+
+@pytest.mark.parametrize("query", [
+    "did they talk about adopting a greyhound this weekend?",
+    "weekend hiking",
+    "talking plans",
+    "note7 note21 greyhound",
+])
+def test_large_store_ranks_like_fts5_ranking_every_match(path: Path, query: str) -> None:
+    exact = search(path, EXACT, query, limit=20)
+    assert exact
+    same_ranking(search(path, INDEXED, query, limit=20), exact)
+    assert (path.parent / "memory.db.tantivy").is_dir()
+
+
+def test_rows_holding_only_common_terms_are_ranked_too(path: Path) -> None:
+    # Bounded FTS5 (max_ranked_rows=50) keeps only the twelve greyhound rows; the index path
+    # proposes every row a term matches and scores each exactly.
+    query = "did they talk about adopting a greyhound this weekend?"
+    exact = search(path, EXACT, query)
+    assert len(exact) == 240
+    same_ranking(search(path, INDEXED, query), exact)
+
+
+def test_vector_candidates_get_their_exact_text_scores(path: Path) -> None:
+    query = "weekend hiking trip"
+    indexed = SqliteMemoryStore(path, full_text=INDEXED)
+    exact = SqliteMemoryStore(path, full_text=EXACT)
+    try:
+        ids = [m.id for m in exact.list(ALL, limit=240)]
+        want = exact.text_scores(query, ids)  # FTS5's exact scores, for rows among its best 1,000
+        got = indexed.text_scores(query, ids)
+        indexed.search_text(query, ALL, limit=5)
+        assert indexed._text_index._index is not None  # the index path answered
+    finally:
+        indexed.close()
+        exact.close()
+    assert set(got) == set(want) and len(got) > 100
+    for memory_id, score in want.items():
+        assert got[memory_id] == pytest.approx(score, rel=1e-9)
+
+
+def test_one_agent_never_sees_another_agents_memories(tmp_path: Path) -> None:
+    file = tmp_path / "memory.db"
+    store = SqliteMemoryStore(file, full_text=INDEXED)
+    # Agent b's 300 rows outscore agent a's three on every query term: a's rows are found only
+    # once the search asks the index for a's scope (the unscoped best rows are all b's).
+    for i in range(300):
+        put(store, f"greyhound greyhound rescue shelter story {i}", f"b{i}", Scope("b"))
+    for i in range(3):
+        put(store, f"a long diary entry that mentions a greyhound once, entry {i}, among many other words",
+            f"a{i}", Scope("a"))
+    store.close()
+    only_a = MemoryFilter(scopes=(Scope("a"),))
+    got = search(file, INDEXED, "greyhound rescue", only_a, limit=5)
+    assert sorted(key for key, _ in got) == ["a0", "a1", "a2"]
+    same_ranking(got, search(file, EXACT, "greyhound rescue", only_a, limit=5))
+    assert all(key.startswith("b") for key, _ in search(file, INDEXED, "greyhound", MemoryFilter(scopes=(Scope("b"),))))
+    assert search(file, INDEXED, "greyhound", MemoryFilter(scopes=(Scope("c"),))) == []
+    assert (tmp_path / "memory.db.tantivy").is_dir()  # answered through the index
+
+
+def test_forgotten_and_superseded_memories_stay_out(path: Path) -> None:
+    store = SqliteMemoryStore(path, full_text=INDEXED)
+    try:
+        store.search_text("greyhound", ALL, limit=5)  # index built
+        gone = store.get("k20", ALL)
+        old = store.get("k40", ALL)
+        assert gone is not None and old is not None
+        store.delete([gone.id])
+        new = put(store, "a new note about the greyhound", "k40-new")
+        store.set_superseded(old.id, new, now=1_700_000_100.0)
+        keys = [m.key for m, _ in store.search_text("greyhound", ALL, limit=50)]
+    finally:
+        store.close()
+    assert "k20" not in keys and "k40" not in keys and "k40-new" in keys
+    assert (path.parent / "memory.db.tantivy").is_dir()
+
+
+def _other_process(file: Path, body: str) -> str:
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {sys.path!r}
+        from engram.model import MemoryFilter, Scope
+        from engram.store.sqlite import SqliteMemoryStore
+        from tests.unit.test_text_index import INDEXED, put
+        ALL = MemoryFilter(scopes=(Scope(),))
+        store = SqliteMemoryStore({str(file)!r}, full_text=INDEXED)
+    """) + textwrap.dedent(body) + "\nstore.close()\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_forgets_and_updates_by_another_process_are_seen(path: Path) -> None:
+    store = SqliteMemoryStore(path, full_text=INDEXED)
+    assert any(key == "k20" for key, _ in [(m.key, s) for m, s in store.search_text("greyhound", ALL, limit=50)])
+    _other_process(path, """
+        store.delete([store.get("k20", ALL).id])
+        put(store, "adopted a rescued whippet instead", "k40")              # content replaced
+        put(store, "a brand new memory about a lurcher", "fresh")          # a new row,
+        assert store.search_text("lurcher", ALL, limit=1)                  # indexed here
+        newest = store.get("fresh", ALL)
+        store.delete([newest.id])                                          # the newest row, forgotten:
+        put(store, "a saluki joined the family", "reused")                 # its rowid is used again
+    """)
+    def keys(query: str) -> list[str]:
+        return [m.key for m, _ in store.search_text(query, ALL, limit=50)]
+    try:
+        assert "k20" not in keys("greyhound")
+        # With a common word beside it, so the index's answer is never empty (an empty one falls
+        # back to FTS5's prefix search, which would hide a stale index).
+        assert "k40" not in keys("greyhound") and keys("whippet weekend")[0] == "k40"
+        assert "fresh" not in keys("lurcher weekend") and keys("saluki weekend")[0] == "reused"
+        assert store._text_index._index is not None  # answered through the index
+    finally:
+        store.close()
+
+
+def test_search_context_change_in_this_process_is_seen(path: Path) -> None:
+    store = SqliteMemoryStore(path, full_text=INDEXED)
+    try:
+        store.search_text("greyhound", ALL, limit=5)
+        old = store.get("k3", ALL)
+        assert old is not None
+        store.upsert(draft(old.content, "k3", search_context="borzoi owners club"), proposed_key="k3",
+                     now=1_700_000_200.0)
+        assert [m.key for m, _ in store.search_text("borzoi", ALL, limit=5)] == ["k3"]
+    finally:
+        store.close()
+
+
+def test_a_lost_sidecar_rebuilds_without_duplicates(path: Path) -> None:
+    query = "weekend hiking"
+    first = search(path, INDEXED, query, limit=30)
+    (path.parent / "memory.db.tantivy.json").unlink()
+    same_ranking(search(path, INDEXED, query, limit=30), first)
+    state = json.loads((path.parent / "memory.db.tantivy.json").read_text())
+    assert state["covered"] == 240
+
+
+def test_without_tantivy_large_stores_rank_with_fts5(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.store import text_index
+
+    monkeypatch.setattr(text_index, "available", lambda: False)
+    query = "did they talk about adopting a greyhound this weekend?"
+    got = search(path, INDEXED, query)
+    assert len(got) == 12  # FTS5's bounded ranking: the greyhound rows
+    assert not (path.parent / "memory.db.tantivy").exists()
+
+
+def test_small_stores_keep_fts5(path: Path) -> None:
+    search(path, FullTextSettings(), "greyhound")  # 240 rows: far below the default threshold
+    assert not (path.parent / "memory.db.tantivy").exists()
