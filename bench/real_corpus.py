@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import random
 import re
 import subprocess
@@ -86,11 +87,22 @@ def memories(count: int, seed: int = 7) -> tuple[list[str], list[str]]:
     """``count`` distinct memory texts (fewer if the machine has less text) and the query pool."""
     rng = random.Random(seed)
     docs, summaries = debian_descriptions()
-    split = [parts for document in (*docs, *python_topics(), *man_pages()) if (parts := sentences(document))]
+    split: list[list[str]] = []
+
+    def documents(first: bool) -> Iterator[list[str]]:
+        # The first pass reads the sources (lazily: a small corpus never opens most man pages).
+        if not first:
+            yield from split
+            return
+        for document in itertools.chain(docs, python_topics(), man_pages()):
+            if parts := sentences(document):
+                split.append(parts)
+                yield parts
+
     texts: dict[str, None] = {}
     # Passes over the documents with other window lengths and offsets until there are enough.
-    for window in (1, 2, 3, 2, 3, 4, 3, 4, 2, 3, 4):
-        for parts in split:
+    for number, window in enumerate((1, 2, 3, 2, 3, 4, 3, 4, 2, 3, 4)):
+        for parts in documents(number == 0):
             i = rng.randrange(window) if window > 1 else 0
             while i < len(parts):
                 n = rng.randint(1, window)

@@ -109,3 +109,18 @@ def test_crash_loop_loses_no_acknowledged_write() -> None:
     assert result["workloads"] == {"library": 1, "cli": 1, "serve": 1, "sync": 1, "compaction": 1}
     assert result["acknowledged"] > 0 and result["lost"] == 0, result["lost_keys"]
     assert result["integrity"] == "ok" and result["sync_problems"] == []
+
+
+def test_text_scale_bench_measures_both_corpora(tmp_path: Path) -> None:
+    # 2,000 memories with the index threshold at 0: the path a million take, on a small store.
+    result = run_bench("text_scale.py", "--dir", str(tmp_path), "--size", "2000", "--queries", "30",
+                       "--index-threshold", "0")
+    for corpus in ("locomo", "real"):
+        row = result["corpora"][corpus]
+        assert row["text_index_used"] and row["build"]["memories"] == 2000
+        for mode in ("hybrid", "text", "hybrid_fts5_bounded", "text_fts5_bounded", "text_exact"):
+            assert 0 < row[mode]["median_ms"] <= row[mode]["p95_ms"]
+        # Within the budget FTS5's bounded ranking is exact; the index path keeps nearly all of it.
+        assert row["text_fts5_bounded_top10_vs_exact"] == 1.0
+        assert 0.9 <= row["text_top10_vs_exact"] <= 1.0
+    assert result["peak_rss_mb"] > 0
