@@ -16,8 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-
 from engram import snapshot
 from engram.config import RecallSettings, Settings
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
@@ -56,6 +54,7 @@ from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
+from engram.writes import PendingWrite, WriteQueue, embed_texts, identity_warning, not_embedded
 
 if TYPE_CHECKING:
     from engram.backends.base import Backend
@@ -108,9 +107,11 @@ class Engram:
         recall_cache: RecallCache | None = None,
         time_reader: TimeReader | None = None,
         backend: Backend | None = None,
+        writes: WriteQueue | None = None,
     ) -> None:
         """``backend`` is the database ``store`` lives in (``engram.root`` passes it); without one the
-        store stands alone: audit trail and conversation history in process memory."""
+        store stands alone: audit trail and conversation history in process memory. ``writes`` is
+        the single writer concurrent ``remember`` calls share (a view shares its engine's)."""
         from engram.backends.simple import StoreBackend
 
         self.store = store
@@ -121,8 +122,7 @@ class Engram:
         self.scope = make_scope(agent, session)
         self.metrics = metrics or Metrics()
         # Recall and embedding latencies are recorded for `engram stats`.
-        if embedder is not None and not isinstance(embedder, TimedEmbedder):
-            embedder = TimedEmbedder(embedder, self.metrics)
+        self.writes = writes or WriteQueue(store, None)
         self.embedder = embedder
         self.strengthen = strengthen or StrengthenSettings()
         self.privacy = privacy if privacy is not None else PiiPolicy()
@@ -142,6 +142,17 @@ class Engram:
         self._history_root: Engram | None = None
         self._agent_histories: dict[str, History] = {}
         self._agent_histories_lock = threading.Lock()
+
+    @property
+    def embedder(self) -> TextEmbedder | None:
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, embedder: TextEmbedder | None) -> None:
+        # Recall and embedding latencies are recorded for `engram stats`; the writer embeds with it.
+        if embedder is not None and not isinstance(embedder, TimedEmbedder):
+            embedder = TimedEmbedder(embedder, self.metrics)
+        self._embedder = self.writes.embedder = embedder
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engram:
@@ -216,7 +227,7 @@ class Engram:
             recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
             origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
             metrics=self.metrics, guard=self.guard, recall_cache=self.recall_cache, time_reader=self.time,
-            backend=self.backend,
+            backend=self.backend, writes=self.writes,
         )
         view.settings = self.settings
         view._history_root = self._history_root or self
@@ -334,16 +345,11 @@ class Engram:
             valid_from=self._valid_from(valid_from, content), valid_until=self.time.instant(valid_until, "valid_until"),
         )
         link_targets = [self.get(ref) for ref in links]  # refuse unknown targets before writing
-        result = self.store.upsert(draft, proposed_key=key_from_content(draft.content), now=self.clock())
-        warnings = list(result.warnings)
-        if result.action in ("created", "updated") and result.memory.id:
-            warnings.extend(self._embed([result.memory]))
-        warnings.extend(pii_warnings)
-        for target in link_targets:
-            self.store.link(result.memory.id, target.id)
-        if link_targets or warnings != list(result.warnings):
-            memory = self.store.get(result.memory.id, self._filter()) or result.memory
-            result = WriteResult(memory, result.action, tuple(warnings))
+        # Stored with whatever other callers queued meanwhile: one embedding batch, one commit.
+        result = self.writes.write(PendingWrite(draft, key_from_content(draft.content),
+                                                tuple(t.id for t in link_targets), self.clock()))
+        if pii_warnings:
+            result = WriteResult(result.memory, result.action, (*result.warnings, *pii_warnings))
         if result.action in ("created", "updated"):
             self._emit("stored" if result.action == "created" else "updated", [result.memory])
         if link_targets:
@@ -454,24 +460,14 @@ class Engram:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
         if self.embedder is None or not memories:
             return []
-        identity = str(self.embedder.identity)
-        stored = self.store.vector_identity()
-        if stored is not None and stored != identity:
-            return [f"not embedded: the store holds {stored} vectors; run `engram reindex` for {identity}"]
-        # A memory with search_context gets the normalised sum of its content's vector and the
-        # vector of content + context: found by what it says, helped by what surrounds it.
-        texts = [m.content for m in memories]
-        with_context = [i for i, m in enumerate(memories) if m.search_context]
-        texts += [f"{memories[i].content}\n{memories[i].search_context}" for i in with_context]
+        warning = identity_warning(self.store, self.embedder)
+        if warning is not None:
+            return [warning]
         try:
-            vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            vectors = embed_texts(self.embedder, [(m.content, m.search_context) for m in memories])
         except EngramError as exc:
-            return [f"not embedded ({exc}); full-text recall still finds it"]
-        blended = vectors[: len(memories)].copy()
-        for extra, i in enumerate(with_context):
-            mixed = blended[i] + vectors[len(memories) + extra]
-            blended[i] = mixed / (np.linalg.norm(mixed) or 1.0)
-        self.store.set_vectors(identity, list(zip([m.id for m in memories], blended, strict=True)))
+            return [not_embedded(exc)]
+        self.store.set_vectors(str(self.embedder.identity), list(zip([m.id for m in memories], vectors, strict=True)))
         return []
 
     # --- reading ---------------------------------------------------------------------------

@@ -93,7 +93,7 @@ def test_concurrent_callers_share_one_model_call_and_each_gets_its_own_rows():
     for t in others:
         t.start()
     deadline = time.monotonic() + 30
-    while len(embedder._documents._pending) < 15 and time.monotonic() < deadline:  # all 15 queued
+    while embedder._documents.waiting < 15 and time.monotonic() < deadline:  # all 15 queued
         time.sleep(0.01)
     provider.release.set()
     for t in [first, *others]:

@@ -12,6 +12,8 @@ Rules every backend keeps:
 - ``delete`` removes the memories and every link that pointed at them, returning what it removed.
 - ``link`` is bidirectional and fails (returns False) when either end is missing.
 - ``search_text`` never raises on odd query text: operators and quotes are searched as words.
+- ``write_batch`` stores several upserts, their vectors and links in one transaction where the
+  backend has them; each write that fails is undone alone and its error returned in its place.
 - vectors: ``set_vectors`` refuses a vector whose size differs from the store's identity before
   writing anything; memories without a vector simply do not appear in ``search_vector``.
 """
@@ -24,6 +26,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from engram.errors import EngramError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
 
 
@@ -31,6 +34,18 @@ from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order
 class ImportResult:
     imported: int
     skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchWrite:
+    """One upsert of a ``write_batch``: the draft, the key to derive from when it has none, the
+    vector to keep when the upsert creates or changes the memory (None: none), and the ids of
+    memories to link it with (both ways; a missing one is skipped, as ``link`` does)."""
+
+    draft: MemoryDraft
+    proposed_key: str
+    vector: np.ndarray | None = None
+    links: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +66,15 @@ class MemoryStore(Protocol):
     name: str
 
     def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult: ...
+
+    def write_batch(
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+    ) -> list[WriteResult | EngramError]:
+        """Each write's ``upsert``, with its vector (of ``identity``) when it was created or its
+        content changed, and its links, all committed together before this returns (SQLite and
+        PostgreSQL: one transaction). A write that fails is undone alone and its error stands in
+        its place; the others are kept. ``write_each`` is the one-at-a-time version."""
+        ...
 
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None: ...
 
@@ -152,3 +176,31 @@ class MemoryStore(Protocol):
     def clear_vectors(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: str | None) -> WriteResult:
+    """One ``BatchWrite`` through a store's single-write methods (in the caller's transaction,
+    when the store joins nested ones)."""
+    result = store.upsert(write.draft, proposed_key=write.proposed_key, now=now)
+    if write.vector is not None and identity is not None and result.action in ("created", "updated"):
+        store.set_vectors(identity, [(result.memory.id, write.vector)])
+    linked = [store.link(result.memory.id, other) for other in write.links if other != result.memory.id]
+    if any(linked):
+        fresh = store.get_many([result.memory.id])
+        if fresh:
+            result = WriteResult(fresh[0], result.action, result.warnings)
+    return result
+
+
+def write_each(
+    store: MemoryStore, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+) -> list[WriteResult | EngramError]:
+    """``write_batch`` one write at a time, each in its own transactions: for backends with no
+    shared transaction to offer (in memory, JSON file, disabled)."""
+    out: list[WriteResult | EngramError] = []
+    for write in writes:
+        try:
+            out.append(apply_write(store, write, now=now, identity=identity))
+        except EngramError as exc:
+            out.append(exc)
+    return out

@@ -7,8 +7,9 @@ from collections.abc import Collection, Iterator, Sequence
 
 import numpy as np
 
+from engram.errors import EngramError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
-from engram.store.base import ImportResult, StoreStats
+from engram.store.base import BatchWrite, ImportResult, StoreStats, write_each
 
 
 class DisabledMemoryStore:
@@ -22,6 +23,11 @@ class DisabledMemoryStore:
             importance=draft.importance, scope=draft.scope, created_at=now, updated_at=now,
         )
         return WriteResult(memory, "unchanged", ("memory is disabled: nothing was stored",))
+
+    def write_batch(
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+    ) -> list[WriteResult | EngramError]:
+        return write_each(self, writes, now=now, identity=identity)
 
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
         return None

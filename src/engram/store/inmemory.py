@@ -15,10 +15,10 @@ from dataclasses import replace
 import numpy as np
 
 from engram import text
-from engram.errors import DimensionError
+from engram.errors import DimensionError, EngramError
 from engram.ids import new_id
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
-from engram.store.base import ImportResult, StoreStats
+from engram.store.base import BatchWrite, ImportResult, StoreStats, write_each
 from engram.store.vectors import VectorMatrix, parse_identity_dims
 
 _ScopeKey = tuple[str | None, str | None]
@@ -97,6 +97,11 @@ class InMemoryMemoryStore:
             self._add(memory)
             self._changed()
             return WriteResult(self._out(memory), "created")
+
+    def write_batch(
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+    ) -> list[WriteResult | EngramError]:
+        return write_each(self, writes, now=now, identity=identity)
 
     def _add(self, memory: Memory) -> None:
         scope = _scope_key(memory.scope)

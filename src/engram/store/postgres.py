@@ -33,7 +33,7 @@ from psycopg.types.json import Json, Jsonb
 
 from engram import text
 from engram.db.postgres import PgDatabase
-from engram.errors import DimensionError, ValidationError
+from engram.errors import DimensionError, EngramError, ValidationError
 from engram.ids import new_id
 from engram.model import (
     Category,
@@ -48,7 +48,7 @@ from engram.model import (
     draft_changes,
 )
 from engram.store import pg_text
-from engram.store.base import ImportResult, StoreStats
+from engram.store.base import BatchWrite, ImportResult, StoreStats, write_each
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
@@ -237,6 +237,11 @@ class PostgresMemoryStore:
             return WriteResult(self._select(conn, "m.id = %s", (memory_id,))[0], "created")
 
         return self.db.transact(work)
+
+    def write_batch(
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+    ) -> list[WriteResult | EngramError]:
+        return write_each(self, writes, now=now, identity=identity)  # one transaction per write: batching them is still to do
 
     def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
         if not draft_changes(old, draft):

@@ -29,7 +29,7 @@ import numpy as np
 from engram import text
 from engram.db.migrate import applied, migrate, pending
 from engram.db.sqlite import Database
-from engram.errors import DimensionError
+from engram.errors import DimensionError, EngramError
 from engram.ids import new_id
 from engram.model import (
     Category,
@@ -43,7 +43,7 @@ from engram.model import (
     WriteResult,
     draft_changes,
 )
-from engram.store.base import ImportResult, StoreStats
+from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_text import SqliteTextIndex
@@ -224,6 +224,23 @@ class SqliteMemoryStore:
             )
             self._own_writes += 1
             return WriteResult(self._select(conn, "m.id = ?", (memory_id,))[0], "created")
+
+    def write_batch(
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+    ) -> list[WriteResult | EngramError]:
+        # One BEGIN IMMEDIATE ... COMMIT for the batch; a savepoint per write undoes a failing one
+        # alone (the nested upsert/set_vectors/link calls join this transaction).
+        out: list[WriteResult | EngramError] = []
+        with self.db.write() as conn:
+            for write in writes:
+                conn.execute("SAVEPOINT engram_write")
+                try:
+                    out.append(apply_write(self, write, now=now, identity=identity))
+                except EngramError as exc:
+                    conn.execute("ROLLBACK TO engram_write")
+                    out.append(exc)
+                conn.execute("RELEASE engram_write")
+        return out
 
     def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
         if not draft_changes(old, draft):

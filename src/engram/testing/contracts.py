@@ -15,8 +15,9 @@ import pytest
 
 from engram.engine import Engram, Filters
 from engram.errors import DimensionError, NotFoundError, SnapshotError, ValidationError
-from engram.model import Category, Layer, MemoryFilter, Scope
-from engram.store.base import MemoryStore
+from engram.ids import key_from_content
+from engram.model import Category, Layer, MemoryFilter, Scope, make_draft
+from engram.store.base import BatchWrite, MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
 
@@ -499,6 +500,30 @@ class MemoryStoreContract(TemporalContract):
         with pytest.raises(DimensionError):
             store.set_vectors("test:other:4", [(memory.id, np.ones(4))])
         assert store.vectors_for([memory.id])[memory.id].shape == (4,)
+
+    def test_write_batch_answers_each_write_in_its_place(self, mem: Engram, store: MemoryStore) -> None:
+        target = mem.remember("the link target").memory
+        bob = mem.for_agent("bob")
+        drafts = [
+            make_draft("batch one", max_content_chars=500, scope=Scope("alice")),
+            make_draft("batch two", max_content_chars=500, scope=Scope("bob"), key="two"),
+            make_draft("batch one", max_content_chars=500, scope=Scope("alice")),  # the same text again in the batch
+            make_draft("batch three", max_content_chars=500, scope=Scope("alice"), key="three"),
+        ]
+        vector = np.ones(4, dtype=np.float32)
+        writes = [BatchWrite(d, key_from_content(d.content), vector) for d in drafts]
+        writes[3] = BatchWrite(drafts[3], "three", vector, links=(target.id,))
+        results = store.write_batch(writes, now=1000.0, identity="test:batch:4")
+        assert [r.action for r in results] == ["created", "created", "duplicate", "created"]  # type: ignore[union-attr]
+        one, two, again, three = (r.memory for r in results)  # type: ignore[union-attr]
+        assert again.id == one.id
+        assert two.scope == Scope("bob") and bob.get("two").content == "batch two" and mem.find("two") is None
+        assert three.links == (target.id,) and mem.get(target.id).links == (three.id,)
+        assert set(store.vectors_for([one.id, two.id, three.id])) == {one.id, two.id, three.id}
+        edit = make_draft("batch three, changed", max_content_chars=500, scope=Scope("alice"), key="three")
+        changed = store.write_batch([BatchWrite(edit, "three")], now=1001.0, identity="test:batch:4")
+        assert changed[0].action == "updated"  # type: ignore[union-attr]
+        assert mem.get("three").content == "batch three, changed"
 
     def test_model_change_is_reported_and_recall_keeps_working(self, store: MemoryStore, clock: FakeClock) -> None:
         Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder(model="one")).remember("kiwi fruit salad")

@@ -1,0 +1,155 @@
+"""The single writer: concurrent ``remember`` calls become one embedding batch and one transaction.
+
+``Engram.remember`` validates on the caller's thread (a bad field raises there, before anything
+is queued) and hands a ``PendingWrite`` to the engine's ``WriteQueue``. The queue is a ``Drain``
+(``engram.drain``): whichever caller holds the lead takes everything pending, embeds the texts
+that need a vector in one model call, and stores the whole batch with ``store.write_batch``: one
+transaction holding every row, vector and link. Each caller returns only after that commit, with
+its own result or its own error (a write the store refuses is undone alone; the others are kept).
+Events (audit, file mirror, caches) are then emitted by each caller for its own write, as before.
+
+A write that only repeats what is stored (same content in its scope, or an unchanged key) needs
+no vector; those are found with a read before embedding, and anything that turns out otherwise
+inside the transaction is embedded right after it (rare: it takes a concurrent writer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engram.drain import Drain
+from engram.errors import EngramError
+from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult
+from engram.search import TextEmbedder
+from engram.store.base import BatchWrite, MemoryStore, write_each
+
+# Writes per batch at most: one model call of the embedder's usual batch size.
+MAX_BATCH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWrite:
+    """One validated ``remember``: the draft, its proposed key, link target ids and the time."""
+
+    draft: MemoryDraft
+    proposed_key: str
+    links: tuple[str, ...]
+    now: float
+
+
+def embed_texts(embedder: TextEmbedder, items: Sequence[tuple[str, str | None]]) -> np.ndarray:
+    """Vectors for ``(content, search_context)`` pairs. A memory with search context gets the
+    normalised sum of its content's vector and the vector of content + context: found by what it
+    says, helped by what surrounds it. Raises what ``embedder.embed`` raises."""
+    texts = [content for content, _ in items]
+    with_context = [i for i, (_, context) in enumerate(items) if context]
+    texts += [f"{items[i][0]}\n{items[i][1]}" for i in with_context]
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    blended = vectors[: len(items)].copy()
+    for extra, i in enumerate(with_context):
+        mixed = blended[i] + vectors[len(items) + extra]
+        blended[i] = mixed / (np.linalg.norm(mixed) or 1.0)
+    return blended
+
+
+def identity_warning(store: MemoryStore, embedder: TextEmbedder) -> str | None:
+    """Why vectors of this embedder cannot be stored here (another model's are), or None."""
+    identity, stored = str(embedder.identity), store.vector_identity()
+    if stored is not None and stored != identity:
+        return f"not embedded: the store holds {stored} vectors; run `engram reindex` for {identity}"
+    return None
+
+
+def not_embedded(exc: EngramError) -> str:
+    return f"not embedded ({exc}); full-text recall still finds it"
+
+
+class WriteQueue:
+    """One writer per store (shared by the engine's views): see the module docstring."""
+
+    def __init__(self, store: MemoryStore, embedder: TextEmbedder | None, max_batch: int = MAX_BATCH) -> None:
+        self.store = store
+        self.embedder = embedder
+        self._drain: Drain[PendingWrite, WriteResult] = Drain(self._run, max_batch)
+
+    @property
+    def waiting(self) -> int:
+        """Writes queued behind the batch in progress."""
+        return self._drain.waiting
+
+    def write(self, pending: PendingWrite) -> WriteResult:
+        """Store ``pending`` in the next batch; returns after the commit that holds it. Raises the
+        error the store gave this write alone (or the batch's, when the commit itself failed)."""
+        return self._drain.submit(pending)
+
+    def _run(self, batch: list[PendingWrite]) -> list[WriteResult | EngramError]:
+        now = max(p.now for p in batch)
+        vectors, skipped, warning = self._vectors(batch)
+        writes = [BatchWrite(p.draft, p.proposed_key, vectors.get(i), p.links) for i, p in enumerate(batch)]
+        identity = None if self.embedder is None else str(self.embedder.identity)
+        batch_write = getattr(self.store, "write_batch", None)  # a plug-in store may predate it
+        if batch_write is not None:
+            results = batch_write(writes, now=now, identity=identity)
+        else:
+            results = write_each(self.store, writes, now=now, identity=identity)
+        notes = dict.fromkeys(range(len(batch)), warning)
+        changed = {i: r.memory for i, r in enumerate(results)
+                   if isinstance(r, WriteResult) and r.action in ("created", "updated") and r.memory.id}
+        if warning is None and (late := [i for i in skipped if i in changed]):
+            notes.update(dict.fromkeys(late, self._embed_late([changed[i] for i in late])))
+        out: list[WriteResult | EngramError] = []
+        for i, result in enumerate(results):
+            note = notes[i]
+            if note is not None and i in changed and isinstance(result, WriteResult):
+                result = WriteResult(result.memory, result.action, (*result.warnings, note))
+            out.append(result)
+        return out
+
+    def _vectors(self, batch: list[PendingWrite]) -> tuple[dict[int, np.ndarray], list[int], str | None]:
+        """Vectors for the writes that will need one, by position; the positions left out as
+        needing none; a warning for every write when embedding is impossible (another model's
+        vectors are stored, or the embedder failed)."""
+        if self.embedder is None:
+            return {}, [], None
+        warning = identity_warning(self.store, self.embedder)
+        if warning is not None:
+            return {}, [], warning
+        wanted, skipped = [], []
+        for i, p in enumerate(batch):
+            (wanted if self._needs_vector(p.draft) else skipped).append(i)
+        if not wanted:
+            return {}, skipped, None
+        try:
+            rows = embed_texts(self.embedder, [(batch[i].draft.content, batch[i].draft.search_context) for i in wanted])
+        except EngramError as exc:
+            return {}, [], not_embedded(exc)
+        return dict(zip(wanted, rows, strict=True)), skipped, None
+
+    def _needs_vector(self, draft: MemoryDraft) -> bool:
+        """False when the stored memory with this key already says the same (its vector stays):
+        an unchanged upsert by key is common (agents re-storing what they know). A new text
+        without a key is embedded even when it may turn out a duplicate: finding that out costs
+        a look-up per write, and a repeated text is rare."""
+        if draft.key is None:
+            return True
+        kept = self.store.get(draft.key, MemoryFilter(scopes=(draft.scope,), include_superseded=True))
+        return kept is None or kept.key != draft.key or (kept.content, kept.search_context) != (
+            draft.content, draft.search_context)
+
+    def _embed_late(self, memories: list[Memory]) -> str | None:
+        """Vectors for memories the look-up said were unchanged that have none after the write (a
+        concurrent writer got between the two); a warning when that fails."""
+        assert self.embedder is not None
+        have = self.store.vectors_for([m.id for m in memories])
+        memories = [m for m in memories if m.id not in have]
+        if not memories:
+            return None
+        try:
+            rows = embed_texts(self.embedder, [(m.content, m.search_context) for m in memories])
+            self.store.set_vectors(str(self.embedder.identity), list(zip([m.id for m in memories], rows, strict=True)))
+        except EngramError as exc:
+            return not_embedded(exc)
+        return None
