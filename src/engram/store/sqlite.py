@@ -146,14 +146,17 @@ class SqliteMemoryStore:
         if not rows:
             return []
         ids = [row[1] for row in rows]
-        links: dict[str, list[str]] = {}
+        links: dict[str, tuple[str, ...]] = {}
         for chunk in _chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
-            for from_id, to_id in conn.execute(
-                f"SELECT from_id, to_id FROM memory_links WHERE from_id IN ({marks}) ORDER BY to_id", chunk
+            # One row per memory, its link ids joined by SQLite (ids hold no comma): a densely linked
+            # memory costs one string split, not a Python step per link.
+            for from_id, joined in conn.execute(
+                f"SELECT from_id, group_concat(to_id) FROM memory_links WHERE from_id IN ({marks}) GROUP BY from_id",
+                chunk,
             ):
-                links.setdefault(from_id, []).append(to_id)
-        return [self._memory(row, tuple(links.get(row[1], ()))) for row in rows]
+                links[from_id] = tuple(sorted(joined.split(",")))
+        return [self._memory(row, links.get(row[1], ())) for row in rows]
 
     @staticmethod
     def _memory(row: Sequence[Any], links: tuple[str, ...]) -> Memory:
@@ -579,31 +582,45 @@ class SqliteMemoryStore:
     def neighbours_of_many(
         self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
     ) -> dict[str, list[Memory]]:
-        # Per chunk of parents, one narrow query ranks each parent's neighbours (ids only) and one
-        # more loads the rows that will be returned: neighbours in ``known`` are never loaded.
+        # Per hop, three narrow queries whatever the number of parents or links: the parents' link
+        # ids (one joined row per parent), the visible neighbours' (id, created_at, rowid), and the
+        # rows that will be returned; each parent's newest ``limit`` are picked here. Neighbours in
+        # ``known`` are never loaded. (A window function ranking every link in SQL cost more.)
         where, params = filter_sql(filt)
         wanted = list(dict.fromkeys(memory_ids))
         found: dict[str, list[Memory]] = {}
         with self.db.read() as conn:
+            links: dict[str, list[str]] = {}
             for chunk in _chunks(wanted, 500):
                 marks = ",".join("?" * len(chunk))
-                pairs = conn.execute(
-                    "SELECT parent, id FROM (SELECT l.from_id AS parent, m.id AS id, ROW_NUMBER() OVER ("
-                    " PARTITION BY l.from_id ORDER BY m.created_at DESC, m.rowid DESC) AS nth"
-                    f" FROM memory_links l JOIN memories m ON m.id = l.to_id WHERE l.from_id IN ({marks})"
-                    f" AND {where}) WHERE nth <= ? ORDER BY parent, nth",
-                    [*chunk, *params, limit],
+                for parent, joined in conn.execute(
+                    f"SELECT from_id, group_concat(to_id) FROM memory_links WHERE from_id IN ({marks}) GROUP BY from_id",
+                    chunk,
+                ):
+                    links[parent] = joined.split(",")
+            order: dict[str, tuple[float, int]] = {}
+            for chunk in _chunks(list({n for ids in links.values() for n in ids}), 500):
+                marks = ",".join("?" * len(chunk))
+                for memory_id, created_at, rowid in conn.execute(
+                    f"SELECT m.id, m.created_at, m.rowid FROM memories m WHERE m.id IN ({marks}) AND {where}",
+                    [*chunk, *params],
+                ):
+                    order[memory_id] = (created_at, rowid)
+            picked = {
+                parent: [n for n in sorted((n for n in links[parent] if n in order), key=order.__getitem__,
+                                           reverse=True)[:limit] if n not in known]
+                for parent in wanted if parent in links
+            }
+            load = list(dict.fromkeys(n for ids in picked.values() for n in ids))
+            memories: dict[str, Memory] = {}
+            for part in _chunks(load, 500):
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories m WHERE m.id IN ({','.join('?' * len(part))})", part
                 ).fetchall()
-                load = list(dict.fromkeys(i for _, i in pairs if i not in known))
-                memories: dict[str, Memory] = {}
-                for part in _chunks(load, 500):
-                    rows = conn.execute(
-                        f"SELECT {_COLUMNS} FROM memories m WHERE m.id IN ({','.join('?' * len(part))})", part
-                    ).fetchall()
-                    memories.update((m.id, m) for m in self._memories(conn, rows))
-                for parent, memory_id in pairs:
-                    if memory_id in memories:
-                        found.setdefault(parent, []).append(memories[memory_id])
+                memories.update((m.id, m) for m in self._memories(conn, rows))
+            for parent, ids in picked.items():
+                if ids:
+                    found[parent] = [memories[n] for n in ids]
         return found
 
     def change_token(self) -> object | None:

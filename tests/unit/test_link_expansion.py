@@ -1,0 +1,63 @@
+"""Link expansion on a dense graph in a SQLite file gives exactly what its definition says, at
+depth 1-3: per hop, each parent's newest 20 visible neighbours (those already returned keep their
+place in the 20 but are not returned again), scored ``parent score x link_factor``. The expected
+hits are computed here from the links as written, independently of the store's queries."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from engram.config import RecallSettings
+from engram.engine import Engram
+from engram.store.sqlite import SqliteMemoryStore
+from engram.testing.fakes import FakeClock
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_dense_graph_expansion_matches_its_definition(tmp_path: Path, depth: int) -> None:
+    clock = FakeClock()
+    settings = RecallSettings(cache_ttl_s=0)
+    mem = Engram(SqliteMemoryStore(tmp_path / "graph.db"), agent="alice", clock=clock, recall_settings=settings)
+    created: dict[str, float] = {}
+    ids = []
+    for i in range(80):
+        clock.advance(1)
+        memory = mem.remember(f"graph node {i} about topic {i % 7}").memory
+        ids.append(memory.id)
+        created[memory.id] = memory.created_at
+    other = mem.for_agent("bob").remember("graph node of another agent").memory  # never visible to alice
+    rng = random.Random(7)
+    neighbours: dict[str, set[str]] = {i: set() for i in ids}
+    while sum(len(n) for n in neighbours.values()) < 2 * 1200:
+        a, b = rng.sample(ids, 2)
+        mem.store.link(a, b)
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    mem.store.link(ids[0], other.id)
+    mem.store.link(ids[1], other.id)
+
+    base = mem.recall("graph node topic", limit=10, mode="text", touch=False)
+    result = mem.recall("graph node topic", depth=depth, limit=10, mode="text", touch=False)
+
+    expected = [(h.memory.id, h.score, None) for h in base.hits]
+    seen = {h.memory.id for h in base.hits}
+    frontier = [(h.memory.id, h.score) for h in base.hits]
+    for _ in range(depth):
+        following = []
+        for parent, score in frontier:
+            newest = sorted(neighbours[parent], key=created.__getitem__, reverse=True)[:20]
+            for n in newest:
+                if n not in seen:
+                    seen.add(n)
+                    expected.append((n, score * settings.link_factor, parent))
+                    following.append((n, score * settings.link_factor))
+        frontier = following
+    assert [(h.memory.id, h.via) for h in result.hits] == [(i, via) for i, _, via in expected]
+    assert [h.score for h in result.hits] == pytest.approx([s for _, s, _ in expected])
+    for hit in result.hits[len(base.hits):]:  # each returned neighbour carries its own links
+        assert set(hit.memory.links) == neighbours[hit.memory.id] | ({other.id} if hit.memory.id in ids[:2] else set())
+    assert other.id not in {h.memory.id for h in result.hits}
+    mem.close()
