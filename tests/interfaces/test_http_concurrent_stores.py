@@ -83,18 +83,19 @@ def test_concurrent_stores_commit_in_one_transaction_each_with_its_own_answer(se
     bodies = {f"c{i}": {"content": f"concurrent memory number {i}", "tags": [f"t{i}"]} for i in range(12)}
     bodies["poison"] = {"content": "a poison memory the database refuses"}
     bodies["bad"] = {"content": "a memory with an unreadable time", "valid_from": "not a time at all"}
-    threads = [threading.Thread(target=server.post, args=(body, answers, name)) for name, body in bodies.items()]
-    for t in threads:
+    threads = {name: threading.Thread(target=server.post, args=(body, answers, name)) for name, body in bodies.items()}
+    for t in threads.values():
         t.start()
     deadline = time.monotonic() + 30
     while server.engram.writes.waiting < 13 and time.monotonic() < deadline:  # all but "bad" queued
         time.sleep(0.01)
     assert server.engram.writes.waiting == 13
+    threads["bad"].join(30)
     assert answers["bad"].status_code == 422  # refused on its own thread, before the queue
     assert answers["bad"].json()["field"] == "valid_from"
     server.commits.clear()
     server.provider.release.set()
-    for t in [first, *threads]:
+    for t in [first, *threads.values()]:
         t.join(60)
 
     # The 13 queued stores: one model call and one commit (the first store's own commit came after clear()).
