@@ -103,7 +103,8 @@ def recall(
     """Find the memories most relevant to a query, with each score's parts. A time phrase in the
     query ("what did we decide last week") filters like --when; the range read is in the notes."""
     st = state(ctx)
-    result = st.engram(warm=mode != "text").recall(
+    # The folder mirror follows changes and recall makes none it reflects: not attached here.
+    result = st.engram(warm=mode != "text", mirror=False).recall(
         query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
         filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at),
     )

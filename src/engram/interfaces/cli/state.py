@@ -30,14 +30,15 @@ class CliState:
             self._settings = load_settings(home=self.home, agent=self.agent, session=self.session, backend=self.backend)
         return self._settings
 
-    def engram(self, *, warm: bool = False) -> Engram:
+    def engram(self, *, warm: bool = False, mirror: bool = True) -> Engram:
         """The engine, opened on first use; ``warm``: the command will embed a query, so the model
-        starts loading in the background before the store opens (``build_engram``)."""
+        starts loading in the background before the store opens (``build_engram``); ``mirror``
+        False: a command that changes no memory (recall) skips attaching the memory folder."""
         if self._engram is None:
             from engram.root import build_engram
 
             # Through the composition root, as every door: memory-folder mirror included.
-            self._engram = build_engram(self.settings(), origin="cli", warm=warm)
+            self._engram = build_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
     def close(self) -> None:
