@@ -150,6 +150,21 @@ class _ExactVectors:
     def __init__(self, mem: Engram) -> None:
         ids: list[str] = []
         blocks: list[np.ndarray] = []
+        if mem.store.name == "postgres":  # one streamed read: a million vectors_for rounds take minutes
+            with mem.store.db.read() as conn, conn.cursor(name="bench_vectors") as cur:
+                cur.itersize = 20_000
+                cur.execute("SELECT memory_id, embedding FROM memory_vectors")
+                rows: list[np.ndarray] = []
+                for memory_id, vector in cur:
+                    ids.append(memory_id)
+                    rows.append(vector.to_numpy())
+                    if len(rows) == 20_000:
+                        blocks.append(self._unit(rows))
+                        rows = []
+                if rows:
+                    blocks.append(self._unit(rows))
+            self.ids, self.matrix = np.array(ids), np.vstack(blocks)
+            return
         batch: list[str] = []
         for memory in itertools.chain(mem.store.iter_all(), [None]):
             if memory is not None:
@@ -161,6 +176,11 @@ class _ExactVectors:
                 blocks.append(block / np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12))
                 batch = []
         self.ids, self.matrix = np.array(ids), np.vstack(blocks)
+
+    @staticmethod
+    def _unit(rows: list[np.ndarray]) -> np.ndarray:
+        block = np.vstack(rows).astype(np.float32)
+        return block / np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
 
     def top10(self, query: np.ndarray) -> list[tuple[str, float]]:
         scores = self.matrix @ (query / (np.linalg.norm(query) or 1.0))

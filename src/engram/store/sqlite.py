@@ -18,6 +18,7 @@ candidates are joined back through SQL with the filter, so deleted or replaced v
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -812,5 +813,6 @@ def _db_files(path: Path) -> list[str]:
     """The database, its WAL files and the indexes kept beside it (store/ann.py, store/text_index.py)."""
     text_index = Path(f"{path}.tantivy")
     index_files = [str(p) for p in text_index.iterdir() if p.is_file()] if text_index.is_dir() else []
+    segments = [str(p) for p in path.parent.glob(f"{glob.escape(path.name)}.usearch.[0-9]*")]
     return [str(path), f"{path}-wal", f"{path}-shm", f"{path}.usearch", f"{path}.usearch.json",
-            f"{path}.tantivy.json", *index_files]
+            f"{path}.tantivy.json", *segments, *index_files]
