@@ -720,9 +720,17 @@ class Engram:
         # Agent-scoped memories join this agent (sessions kept under it); global stays global.
         memories = [m if m.scope.agent is None else replace(m, scope=Scope(self.scope.agent, m.scope.session))
                     for m in memories]
-        if memories and self.guard is not None:
-            self.guard("import")
-        result = self.store.import_memories(memories)
+        warming = getattr(self.embedder, "warm_up_in_background", None) if memories else None
+        if warming is not None:  # the model's batch session opens while the backup and the rows are written
+            warming(documents=True)
+        try:
+            if memories and self.guard is not None:
+                self.guard("import")
+            result = self.store.import_memories(memories)
+        except BaseException:
+            if warming is not None:  # a model half loaded when the process exits can crash its shutdown
+                self.embedder.wait_warm_up()  # type: ignore[union-attr]
+            raise
         if result.imported:
             self._emit("imported", self.store.get_many([m.id for m in memories]))
         if self.embedder is not None:

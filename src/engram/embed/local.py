@@ -231,7 +231,8 @@ class LocalProvider:
     def embed_query(self, text: str) -> np.ndarray:
         return load_model(self.runtime).encode([text], query=True)[0]
 
-    def warm_up(self) -> None:
+    def warm_up(self, *, documents: bool = False) -> None:
         """Load the model and open what a query needs now, instead of on the first call (the
-        batch session opens on the first batch)."""
-        load_model(self.runtime).session(query=True)
+        batch session opens on the first batch); ``documents``: the batch session instead (an
+        import about to embed many)."""
+        load_model(self.runtime).session(query=not documents)
