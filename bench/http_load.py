@@ -6,15 +6,18 @@ file, sends a bounded number of requests, prints a table, and stops.
 
 Recall runs in text mode (no embedder). Stores (``POST /api/v1/memory``, each acknowledged after
 its transaction commits) go to a second server whose engine embeds with the local model; their
-rate is printed beside the same model's own rate on batches of 64 measured in this run (the
-baseline: concurrent stores share model calls, so the ratio can approach 1). ``--stores 0``
-skips that part.
+rate is printed beside the same model's own rate on batches of 64 measured in this run, before
+and after the stores (their mean: the baseline; concurrent stores share one model call and one
+transaction per batch, so the ratio can approach 1), and their latency beside the floor the
+model sets: the time it takes to embed one text per client (clients / its batch rate), which no
+p99 can beat. ``--stores 0`` skips that part.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -70,12 +73,16 @@ def _percentiles(latencies: list[float]) -> tuple[float, float, float]:
 def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[str, float]:
     """Concurrent stores through a server with the local model, and the model's batch rate."""
     embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
-    baseline_texts = [_sentence(rng) for _ in range(max(128, total))]
-    embedder.embed(baseline_texts[:64])  # load the model first
-    start = time.perf_counter()
-    for i in range(0, len(baseline_texts), 64):
-        embedder.embed(baseline_texts[i:i + 64])
-    batch_rate = len(baseline_texts) / (time.perf_counter() - start)
+    embedder.embed([_sentence(rng) for _ in range(64)])  # load the model first
+
+    def model_rate() -> float:
+        texts = [_sentence(rng) for _ in range(max(128, min(total, 640)))]
+        start = time.perf_counter()
+        for i in range(0, len(texts), 64):
+            embedder.embed(texts[i:i + 64])
+        return len(texts) / (time.perf_counter() - start)
+
+    before = model_rate()
     db = tmp / "stores.db"
     engram = Engram(SqliteMemoryStore(db), embedder=embedder)
     tokens = TokenStore.open(db)
@@ -97,11 +104,16 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[
         server.stop()
         tokens.close()
         engram.close()
+    after = model_rate()  # before and after: a busy host's load drifts during the run
+    batch_rate = (before + after) / 2
     p50, p95, p99 = _percentiles(latencies)
     rate = len(latencies) / elapsed
+    # Each client waits for the model to embed every client's text at least: the latency floor.
+    floor = clients / batch_rate
     return {"clients": clients, "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
             "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": len(errors), "embedder_batch64_per_s": batch_rate,
-            "ratio_to_embedder": rate / batch_rate}
+            "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
+            "model_floor_ms": floor * 1000, "load_average": os.getloadavg()[0]}
 
 
 def main() -> None:
@@ -159,6 +171,10 @@ def main() -> None:
                 print(f"  {row['req_per_s']:.1f} stores/s = {row['ratio_to_embedder']:.2f} x the model's batch-64 rate "
                       f"({row['embedder_batch64_per_s']:.1f} texts/s, same run); p50 {row['p50_ms']:.0f} ms, "
                       f"p99 {row['p99_ms']:.0f} ms, {row['errors']} errors")
+                floor = row["model_floor_ms"]
+                print(f"  the model alone takes {floor:.0f} ms to embed one text per client (the latency floor): "
+                      f"p50 {row['p50_ms'] / floor:.2f} x, p99 {row['p99_ms'] / floor:.2f} x that; "
+                      f"load average {row['load_average']:.1f}")
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if args.json:
         print(json.dumps(out, indent=2))

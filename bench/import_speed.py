@@ -5,9 +5,11 @@
 A snapshot of ``--memories`` memories (20 words each from the model's vocabulary, exported from a
 store without vectors) is imported by a fresh ``engram import`` process into an empty
 ``ENGRAM_HOME`` with the configured (local) embedder. The baseline is the same model embedding
-the same number of texts in batches of 64 (``Embedder.embed``, no cache) in this process; the
-ratio import rate / embedder rate is the figure to read (the issue asks for >= 0.9). Peak
-resident memory of the import process is printed too.
+as many texts (up to 1,000) in batches of 64 (``Embedder.embed``, no cache) in this process,
+once before the import and once after (their mean: a busy host's load drifts meanwhile); the
+ratio import rate / embedder rate is the figure to read (the issue asks for >= 0.9). Process
+start and model load count in the import's time. Peak resident memory of the import process and
+the load average are printed too.
 """
 
 from __future__ import annotations
@@ -52,10 +54,15 @@ def main() -> None:
             raise SystemExit("no embedder is configured: nothing to compare the import with")
         raw_texts = texts(args.memories, 2)
         embedder.embed(raw_texts[:64])  # load the model before timing
-        started = time.perf_counter()
-        for i in range(0, len(raw_texts), 64):
-            embedder.embed(raw_texts[i:i + 64])
-        raw_rate = len(raw_texts) / (time.perf_counter() - started)
+
+        def model_rate(seed: int) -> float:
+            sample = texts(min(args.memories, 1000), seed)
+            started = time.perf_counter()
+            for i in range(0, len(sample), 64):
+                embedder.embed(sample[i:i + 64])
+            return len(sample) / (time.perf_counter() - started)
+
+        before = model_rate(2)
         env = {**os.environ, "ENGRAM_HOME": str(Path(tmp) / "target")}
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "engram", "--json", "import", str(snapshot)], env=env,
@@ -64,18 +71,22 @@ def main() -> None:
         if done.returncode != 0:
             raise SystemExit(done.stderr[-2000:])
         imported = json.loads(done.stdout)["imported"]
+        after = model_rate(3)  # before and after: a busy host's load drifts during the import
+    raw_rate = (before + after) / 2
     rate = imported / elapsed
     out = {"memories": args.memories, "imported": imported, "import_s": elapsed, "import_per_s": rate,
-           "embedder_batch64_per_s": raw_rate, "ratio_to_embedder": rate / raw_rate,
+           "embedder_batch64_per_s": raw_rate, "embedder_before_per_s": before, "embedder_after_per_s": after,
+           "ratio_to_embedder": rate / raw_rate, "load_average": os.getloadavg()[0],
            "peak_child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
     if args.json:
         print(json.dumps(out, indent=2))
         return
     print(f"engram import of a {args.memories}-memory snapshot (fresh process, local model)")
     print(f"  import            {rate:8.1f} memories/s ({elapsed:.1f} s, process start and model load included)")
-    print(f"  embedder alone    {raw_rate:8.1f} texts/s (batches of 64, same run)")
+    print(f"  embedder alone    {raw_rate:8.1f} texts/s (batches of 64, same run: {before:.1f} before the import, "
+          f"{after:.1f} after)")
     print(f"  ratio             {rate / raw_rate:8.2f}")
-    print(f"  peak RSS (import) {out['peak_child_rss_mb']:8.0f} MB")
+    print(f"  peak RSS (import) {out['peak_child_rss_mb']:8.0f} MB; load average {out['load_average']:.1f}")
 
 
 if __name__ == "__main__":
