@@ -5,10 +5,11 @@ Threads (HTTP and MCP requests each run in one) ``submit`` an item. The first be
 and runs the batch function on everything pending; items that arrive meanwhile wait, and when the
 batch is done the leader answers its group and hands the lead to the first waiting thread, which
 runs everything that queued up as the next batch (up to ``max_weight``; an item is never split).
-So there is one writer at a time and a queue it drains, with no thread of its own and no timer: a
-lone caller runs at once. The batch function answers each item in its place, a result or the
-exception that item alone raises; an exception out of the batch function reaches every caller of
-that batch, and only them.
+So there is one leader at a time and a queue it drains, with no thread of its own and no timer:
+a lone caller runs at once. With ``early_handoff`` the leader may pass the lead on before its batch
+is finished (the write queue does once its texts are embedded, and commits meanwhile). The
+batch function answers each item in its place, a result or the exception that item alone raises;
+an exception out of the batch function reaches every caller of that batch, and only them.
 """
 
 from __future__ import annotations
@@ -38,11 +39,17 @@ class Drain(Generic[T, R]):
 
     def __init__(
         self,
-        run: Callable[[list[T]], Sequence[R | BaseException]],
+        run: Callable[..., Sequence[R | BaseException]],
         max_weight: int,
         weight: Callable[[T], int] = lambda _item: 1,
+        *,
+        early_handoff: bool = False,
     ) -> None:
+        """``run(items)`` answers a batch; with ``early_handoff`` it is called as
+        ``run(items, hand_off)`` and may call ``hand_off()`` once the part that must not overlap is
+        done (embedding), so the next batch starts while this one finishes (its commit)."""
         self._run = run
+        self._early_handoff = early_handoff
         self._max_weight = max_weight
         self._weight = weight
         self._lock = threading.Lock()
@@ -80,8 +87,24 @@ class Drain(Generic[T, R]):
                     break
                 size += weight
                 group.append(self._pending.pop(0))
+        handed = False
+
+        def hand_off() -> None:
+            nonlocal handed
+            if handed:
+                return
+            handed = True
+            with self._lock:
+                if self._pending:
+                    successor = self._pending[0]
+                    successor.lead = True
+                    successor.ready.set()
+                else:
+                    self._leading = False
+
         try:
-            answers = self._run([r.item for r in group])
+            items = [r.item for r in group]
+            answers = self._run(items, hand_off) if self._early_handoff else self._run(items)
             if len(answers) != len(group):
                 raise RuntimeError(f"a batch of {len(group)} got {len(answers)} answers")
             for r, answer in zip(group, answers, strict=True):
@@ -96,9 +119,4 @@ class Drain(Generic[T, R]):
             for r in group:
                 r.done = True
                 r.ready.set()
-            if self._pending:
-                successor = self._pending[0]
-                successor.lead = True
-                successor.ready.set()
-            else:
-                self._leading = False
+        hand_off()

@@ -4,7 +4,9 @@
 is queued) and hands a ``PendingWrite`` to the engine's ``WriteQueue``. The queue is a ``Drain``
 (``engram.drain``): whichever caller holds the lead takes everything pending, embeds the texts
 that need a vector in one model call, and stores the whole batch with ``store.write_batch``: one
-transaction holding every row, vector and link. Each caller returns only after that commit, with
+transaction holding every row, vector and link. Once its texts are embedded the leader hands the
+lead on, so the next batch is embedded while this one commits (commits still take turns on the
+database's lock). Each caller returns only after the commit that holds its write, with
 its own result or its own error (a write the store refuses is undone alone; the others are kept).
 Events (audit, file mirror, caches) are then emitted by each caller for its own write, as before.
 
@@ -15,7 +17,7 @@ inside the transaction is embedded right after it (rare: it takes a concurrent w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,7 +75,7 @@ class WriteQueue:
     def __init__(self, store: MemoryStore, embedder: TextEmbedder | None, max_batch: int = MAX_BATCH) -> None:
         self.store = store
         self.embedder = embedder
-        self._drain: Drain[PendingWrite, WriteResult] = Drain(self._run, max_batch)
+        self._drain: Drain[PendingWrite, WriteResult] = Drain(self._run, max_batch, early_handoff=True)
 
     @property
     def waiting(self) -> int:
@@ -85,9 +87,10 @@ class WriteQueue:
         error the store gave this write alone (or the batch's, when the commit itself failed)."""
         return self._drain.submit(pending)
 
-    def _run(self, batch: list[PendingWrite]) -> list[WriteResult | EngramError]:
+    def _run(self, batch: list[PendingWrite], hand_off: Callable[[], None]) -> list[WriteResult | EngramError]:
         now = max(p.now for p in batch)
         vectors, skipped, warning = self._vectors(batch)
+        hand_off()  # the next batch embeds while this one commits: the model never waits for a commit
         writes = [BatchWrite(p.draft, p.proposed_key, vectors.get(i), p.links) for i, p in enumerate(batch)]
         identity = None if self.embedder is None else str(self.embedder.identity)
         batch_write = getattr(self.store, "write_batch", None)  # a plug-in store may predate it
