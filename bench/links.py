@@ -6,13 +6,15 @@
 case: 200 nodes, 6,000 links), text-only recall (no embedder, result cache off, touch off) of a
 query matching every memory, limit 10. Expansion asks the store once per hop
 (``neighbours_of_many``) and never loads a neighbour it already returned, so its cost follows
-what it can return, not the number of links. Also run by ``bench/speed.py``.
+what it can return and its parents' links, not per-node queries. Wall and CPU time are both
+printed (CPU time of this process is steadier when the host is busy). Also run by ``bench/speed.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import tempfile
@@ -40,24 +42,30 @@ def run(nodes: int = 200, links: int = 6000, repeat: int = 20) -> dict[str, Any]
                     engram.store.link(a, b)
         rows: dict[str, Any] = {}
         for depth in (0, 1, 2, 3):
-            samples, returned = [], 0
+            samples, cpu, returned = [], [], 0
             for _ in range(repeat):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 result = engram.recall("graph node topic", depth=depth, limit=10, mode="text", touch=False)
                 samples.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
                 returned = len(result.hits)
-            rows[str(depth)] = {"median_ms": statistics.median(samples) * 1000, "hits": returned}
+            rows[str(depth)] = {"median_ms": statistics.median(samples) * 1000,
+                                "median_cpu_ms": statistics.median(cpu) * 1000, "hits": returned}
         engram.close()
-    base = rows["0"]["median_ms"]
+    base, base_cpu = rows["0"]["median_ms"], rows["0"]["median_cpu_ms"]
     for row in rows.values():
         row["ratio_to_depth0"] = row["median_ms"] / base
-    return {"nodes": nodes, "links": len(pairs), "depths": rows}
+        row["cpu_ratio_to_depth0"] = row["median_cpu_ms"] / base_cpu if base_cpu else None
+    return {"nodes": nodes, "links": len(pairs), "depths": rows, "load_average": os.getloadavg()[0]}
 
 
 def print_rows(result: dict[str, Any]) -> None:
-    print(f"Link expansion, {result['nodes']} memories, {result['links']} links (median ms, ratio to depth 0)")
+    print(f"Link expansion, {result['nodes']} memories, {result['links']} links (median ms, ratio to depth 0; "
+          f"CPU time too, steadier on a busy host; load average {result['load_average']:.1f})")
     for depth, row in result["depths"].items():
-        print(f"  depth {depth}: {row['median_ms']:7.2f} ms  x{row['ratio_to_depth0']:.1f}  ({row['hits']} hits)")
+        cpu = row["cpu_ratio_to_depth0"]
+        print(f"  depth {depth}: {row['median_ms']:7.2f} ms  x{row['ratio_to_depth0']:.1f}   "
+              f"cpu {row['median_cpu_ms']:6.2f} ms  x{cpu or 0:.1f}  ({row['hits']} hits)")
 
 
 def main() -> None:
