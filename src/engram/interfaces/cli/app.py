@@ -13,7 +13,6 @@ import typer
 from engram.about import DISTRIBUTION, current_version
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
 from engram.interfaces.cli import chat, files, history, lifecycle, memory, migrate, render, server
-from engram.interfaces.cli.render import errors
 from engram.interfaces.cli.state import CliState
 
 app = typer.Typer(
@@ -76,8 +75,8 @@ def main() -> None:
     try:
         app(args=hoist_json(sys.argv[1:]), prog_name="engram")
     except EngramError as exc:
-        errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
+        render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
         sys.exit(next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1))
     except Exception as exc:  # the edge: anything unexpected is reported, not dumped
-        errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {render.markup_safe(exc)}", highlight=False)
+        render.errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {render.markup_safe(exc)}", highlight=False)
         sys.exit(1)

@@ -12,7 +12,6 @@ import sys
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
 from engram.errors import ProviderError, ValidationError
 from engram.interfaces.cli import render
@@ -111,13 +110,13 @@ def _handle(agent: MemoryAgent, line: str) -> bool:
     try:
         result = agent.process(line)
     except (ProviderError, ValidationError) as exc:
-        render.errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
         return True
     render.console.print(result.reply, highlight=False, markup=False)
     if result.hatched:
         render.errors.print("hatched: identity stored.")
     for note in result.notes:
-        render.errors.print(f"[dim]{escape(note)}[/dim]", highlight=False)
+        render.errors.print(f"[dim]{render.markup_safe(note)}[/dim]", highlight=False)
     return True
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from engram.interfaces.cli.render import console, emit_json
+from engram.interfaces.cli import render
+from engram.interfaces.cli.render import emit_json
 from engram.interfaces.cli.state import state
 
 
@@ -26,7 +27,7 @@ def migrate(
     path = source or settings.database_path(settings.agent)
     with Progress(
         TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, disable=cli.as_json,
+        console=render.console, disable=cli.as_json,
     ) as bar:
         tasks: dict[str, int] = {}
 
@@ -47,9 +48,9 @@ def migrate(
         for name, t in report.tables.items():
             table.add_row(name, str(t.source), str(t.copied), str(t.skipped), str(t.target),
                           "[green]ok[/green]" if t.verified else "[red]differs[/red]")
-        console.print(table)
+        render.console.print(table)
         if report.unknown_tables:
-            console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
+            render.console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
     require_verified(report)
 
 

@@ -16,12 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # imported when something is rendered: not for `--help`, nor for `--json` output
+    from rich.console import Console
+    from rich.text import Text
 
-if TYPE_CHECKING:  # the model is imported when something is rendered, not for `engram --help`
     from engram.model import Memory, Message, RecallResult
 
 # Control characters other than tab and line feed, and the C1 range some terminals obey.
@@ -35,24 +33,46 @@ def clean(text: str) -> str:
 
 def cell(value: object) -> Text:
     """A table cell holding stored text: control characters made visible, no markup read."""
+    from rich.text import Text
+
     return Text(clean("" if value is None else str(value)))
 
 
 def markup_safe(value: object) -> str:
     """Stored text for a message that also holds markup: escaped, control characters visible."""
+    from rich.markup import escape
+
     return escape(clean(str(value)))
 
 
-class _CleanConsole(Console):
-    """A console that never sends a control character of a printed string to the terminal (its
-    own styling is added afterwards, so colours still work)."""
+def _clean_console(**options: Any) -> Console:
+    from rich.console import Console
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:
-        super().print(*(clean(o) if isinstance(o, str) else o for o in objects), **kwargs)
+    class _CleanConsole(Console):
+        """A console that never sends a control character of a printed string to the terminal
+        (its own styling is added afterwards, so colours still work)."""
+
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            super().print(*(clean(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    return _CleanConsole(**options)
 
 
-console = _CleanConsole()
-errors = _CleanConsole(stderr=True, soft_wrap=True)
+_consoles: dict[str, Console] = {}
+
+
+def _console(name: str) -> Console:
+    if name not in _consoles:
+        _consoles[name] = _clean_console() if name == "console" else _clean_console(stderr=True, soft_wrap=True)
+    return _consoles[name]
+
+
+def __getattr__(name: str) -> Console:
+    """``console`` (stdout) and ``errors`` (stderr), made on first use: rich is not imported by a
+    command whose output is ``--json`` only."""
+    if name not in ("console", "errors"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _console(name)
 
 
 def when(ts: float | None) -> str:
@@ -88,16 +108,20 @@ def _plain(value: Any) -> Any:
 
 
 def memories_table(memories: Sequence[Memory], title: str | None = None) -> None:
+    from rich.table import Table
+
     table = Table(title=title, show_lines=False)
     for column in ("key", "content", "category", "type", "tags", "importance", "created"):
         table.add_column(column, overflow="fold")
     for m in memories:
         table.add_row(cell(m.key), cell(m.content), m.category.value, m.type, cell(", ".join(m.tags)),
                       f"{m.importance:.2f}", when(m.created_at))
-    console.print(table)
+    _console("console").print(table)
 
 
 def hits_table(result: RecallResult) -> None:
+    from rich.table import Table
+
     table = Table(title=f"recall ({result.mode})")
     table.add_column("score", no_wrap=True)
     table.add_column("key", overflow="fold", max_width=32)
@@ -113,12 +137,14 @@ def hits_table(result: RecallResult) -> None:
                 why += f" x rec {p.recency:.2f} x imp {p.importance:.2f}"
         table.add_row(f"{hit.score:.3f}", cell(hit.memory.key), cell(hit.memory.content), why)
     if result.hits:
-        console.print(table)
+        _console("console").print(table)
     for note in result.notes:
-        errors.print(f"[yellow]{markup_safe(note)}[/yellow]")
+        _console("errors").print(f"[yellow]{markup_safe(note)}[/yellow]")
 
 
 def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
+    from rich.table import Table
+
     table = Table(show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
@@ -130,14 +156,16 @@ def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
         if isinstance(value, list | dict):
             value = json.dumps(value, ensure_ascii=False) if value else ""
         table.add_row(name, cell(value))
-    console.print(table)
+    _console("console").print(table)
 
 
 def messages_table(messages: Sequence[Message], title: str | None = None) -> None:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in ("time", "role", "content", "tool"):
         table.add_column(column, overflow="fold")
     for m in messages:
         tool = ", ".join(f"{c.name}#{c.id}" for c in m.tool_calls) or (f"answers {m.tool_call_id}" if m.tool_call_id else "")
         table.add_row(when(m.created_at), m.role.value, cell(m.content), cell(tool))
-    console.print(table)
+    _console("console").print(table)
