@@ -20,8 +20,9 @@ from engram.store.sqlite import SqliteMemoryStore
 pytest.importorskip("tantivy")
 
 ALL = MemoryFilter(scopes=(Scope(),))
-# The index on, and FTS5's bounded ranking tight enough that it would drop rows (see exact()).
-INDEXED = FullTextSettings(index_threshold=0, max_ranked_rows=50)
+# The index on, proposing more candidates than these stores have matches (so the ranking must be
+# FTS5's exactly), and FTS5's bounded ranking tight enough that it would drop rows.
+INDEXED = FullTextSettings(index_threshold=0, index_candidates=500, max_ranked_rows=50)
 EXACT = FullTextSettings(index_enabled=False, max_ranked_rows=0)
 
 
@@ -78,6 +79,18 @@ def test_large_store_ranks_like_fts5_ranking_every_match(path: Path, query: str)
     assert exact
     same_ranking(search(path, INDEXED, query, limit=20), exact)
     assert (path.parent / "memory.db.tantivy").is_dir()
+
+
+def test_with_few_candidates_every_score_is_still_fts5s(path: Path) -> None:
+    # 30 candidates for a query matching 240 rows: which rows come back depends on Tantivy's own
+    # BM25, but each one's score is FTS5's, and the clear best rows are found.
+    query = "adopting a greyhound this weekend"
+    exact = dict(search(path, EXACT, query))
+    few = search(path, FullTextSettings(index_threshold=0, index_candidates=30), query, limit=10)
+    assert len(few) == 10
+    for key, score in few:
+        assert score == pytest.approx(exact[key], rel=1e-9)
+    assert [key for key, _ in few[:5]] == sorted(exact, key=lambda k: -exact[k])[:5]
 
 
 def test_rows_holding_only_common_terms_are_ranked_too(path: Path) -> None:

@@ -58,5 +58,5 @@ class FullTextSettings(BaseModel):
     index_enabled: bool = True
     index_threshold: int = Field(200_000, ge=0)
     # Rows the index proposes per query (at least the rows asked for), each scored exactly: more
-    # keeps more of the exact top 10 where Tantivy's BM25 and FTS5's disagree, ~25 µs a row.
-    index_candidates: int = Field(200, ge=10, le=10_000)
+    # keeps more of the exact top 10 where Tantivy's BM25 and FTS5's disagree, ~30 µs a row.
+    index_candidates: int = Field(100, ge=10, le=10_000)
