@@ -231,3 +231,13 @@ def test_without_tantivy_large_stores_rank_with_fts5(path: Path, monkeypatch: py
 def test_small_stores_keep_fts5(path: Path) -> None:
     search(path, FullTextSettings(), "greyhound")  # 240 rows: far below the default threshold
     assert not (path.parent / "memory.db.tantivy").exists()
+
+
+def test_a_damaged_index_leaves_search_to_fts5(path: Path) -> None:
+    query = "weekend hiking"
+    want = search(path, INDEXED, query, limit=10)
+    for file in (path.parent / "memory.db.tantivy").iterdir():
+        if file.is_file():
+            file.write_bytes(b"damaged")
+    got = search(path, INDEXED, query, limit=10)
+    assert [key for key, _ in got] == [key for key, _ in want]

@@ -78,12 +78,14 @@ class SqliteTextIndex:
         with self._lock:
             try:
                 self._refresh(own_writes)
-            except StorageError as exc:
+                assert self._index is not None
+                tokens = [token for term in terms for token in self._index.tokens(term)]
+                found = self._index.search(tokens, k, scopes)
+            except (StorageError, OSError, ValueError) as exc:
+                # Busy with another process's writer, unreadable, damaged: FTS5 answers instead.
                 log.warning("full-text index not used for this search: %s", exc)
+                self._index, self._version = None, None
                 return None
-            assert self._index is not None
-            tokens = [token for term in terms for token in self._index.tokens(term)]
-            found = self._index.search(tokens, k, scopes)
         return list(dict.fromkeys(found))  # a crash between commit and sidecar can index a row twice
 
     def sync(self, own_writes: int) -> None:
