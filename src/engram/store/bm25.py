@@ -102,7 +102,8 @@ class ExactBm25:
             return {}
         marks = ",".join("?" * len(freq))
         lengths = {
-            int(rowid): sum(_varints(bytes(size)))
+            # Column sizes below 128 are one byte each: the common case, summed without decoding.
+            int(rowid): sum(size) if max(size, default=0) < 0x80 else sum(_varints(bytes(size)))
             for rowid, size in conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", list(freq))
         }
         out: dict[int, float] = {}

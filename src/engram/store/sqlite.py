@@ -18,6 +18,7 @@ candidates are joined back through SQL with the filter, so deleted or replaced v
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -458,18 +459,24 @@ class SqliteMemoryStore:
     def _ranking(self, conn: Any, terms: list[str], filt: MemoryFilter, version: object,
                  limit: int) -> tuple[Callable[[int], list[tuple[int, float]]], int | None]:
         """How ``_best_passing`` ranks this query, and its first fetch: FTS5, or on a large store the
-        Tantivy index, asked for the filter's scopes only once the unscoped best rows were mostly
-        filtered out. Every row the index returns is scored exactly (~30 µs each), so it starts
-        with fewer spare rows than FTS5, whose cost does not depend on the rows returned."""
+        Tantivy index first. Every row the index returns is scored exactly (~30 µs each), so it
+        starts with fewer spare rows than FTS5 (whose cost does not depend on the rows returned).
+        When the filter rejects most of those rows, a filter on scopes alone asks the index once
+        more for those scopes' rows; any other filter (a time range, tags) widens through FTS5
+        as on any store: thousands of rows scored one by one would cost more."""
+        fts5 = lambda fetch: self._fts.ranked(conn, terms, fetch, version=version)  # noqa: E731
         if not self._fts.uses_index(conn, terms):
-            return (lambda fetch: self._fts.ranked(conn, terms, fetch, version=version)), None
+            return fts5, None
         first = limit + 16
+        scopes_only = dataclasses.replace(filt, scopes=()) == MemoryFilter(scopes=())
         scopes = [_scope_columns(scope) for scope in filt.scopes]
 
         def rank(fetch: int) -> list[tuple[int, float]]:
+            if fetch > first * 8 or (fetch > first and not scopes_only):
+                return fts5(fetch)
             found = self._fts.indexed(conn, terms, fetch, version=version, own_writes=self._own_writes,
-                                      scopes=None if fetch <= first else scopes)
-            return found if found is not None else self._fts.ranked(conn, terms, fetch, version=version)
+                                      scopes=scopes if fetch > first else None)
+            return found if found is not None else fts5(fetch)
 
         return rank, first
 
