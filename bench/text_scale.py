@@ -36,6 +36,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -155,16 +156,20 @@ def measure(path: Path, queries: list[str], table: dict[str, np.ndarray], embedd
     for run in runs.values():
         run(queries[0])  # warm: indexes mapped, temp tables made
     wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
     found: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
     for step in range(len(queries)):
         for turn, (name, run) in enumerate(runs.items()):
             # Each mode a different query at each step: a store keeps a query's last rankings.
             q = queries[(step + turn * len(queries) // len(runs)) % len(queries)]
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.thread_time()
             result = run(q)
             wall[name].append(time.perf_counter() - started)
+            cpu[name].append(time.thread_time() - started_cpu)
             found[name][q] = [h.memory.id for h in result.hits]
-    out: dict[str, Any] = {name: speed.ms_stats(samples) for name, samples in wall.items()}
+    out: dict[str, Any] = {name: {**speed.ms_stats(wall[name]), "cpu_median_ms": statistics.median(cpu[name]) * 1000,
+                                  "cpu_p95_ms": sorted(cpu[name])[int(0.95 * (len(cpu[name]) - 1))] * 1000}
+                           for name in runs}
     reference = [found["text_exact"][q] for q in queries]
     for name in ("text", "text_fts5_bounded"):
         out[f"{name}_top10_vs_exact"] = speed.overlap([found[name][q] for q in queries], reference)
@@ -209,7 +214,8 @@ def main() -> None:
 
 
 def print_table(result: dict[str, Any]) -> None:
-    print("Recall at scale, query embedding excluded: wall ms median / p95 (ratio of medians to exact text)")
+    print("Recall at scale, query embedding excluded: wall ms median / p95 (ratio of medians to exact text);"
+          " CPU ms median / p95 (the work itself, whatever the machine's other load)")
     for corpus, row in result["corpora"].items():
         build = row["build"]
         base = row["text_exact"]["median_ms"]
@@ -219,7 +225,8 @@ def print_table(result: dict[str, Any]) -> None:
             cell = row[name]
             share = row.get(f"{name}_top10_vs_exact")
             kept = f"  exact top 10 kept {share:.3f}" if share is not None else ""
-            print(f"  {name:<20} {cell['median_ms']:8.2f} / {cell['p95_ms']:8.2f}  ({cell['median_ms'] / base:.3f}x){kept}")
+            print(f"  {name:<20} {cell['median_ms']:8.2f} / {cell['p95_ms']:8.2f}  ({cell['median_ms'] / base:.3f}x)"
+                  f"  CPU {cell['cpu_median_ms']:7.2f} / {cell['cpu_p95_ms']:7.2f}{kept}")
     print(f"\nPeak RSS of this process: {result['peak_rss_mb']:.0f} MB")
     print("hybrid / text: default settings (Tantivy candidates scored with FTS5's bm25); *_fts5_bounded: the index"
           " off (FTS5, full_text.max_ranked_rows); text_exact: FTS5 ranking every match."
