@@ -69,3 +69,16 @@ def test_a_query_of_rare_terms_or_a_small_budget_miss_ranks_every_match(pg_url: 
     assert _search(pg_url, 50, "kiwis secret") == _search(pg_url, 0, "kiwis secret")
     # The selective term's rows are all another agent's: every match is ranked instead.
     assert _search(pg_url, 50, "apples secret") == _search(pg_url, 0, "apples secret") != []
+
+
+def test_the_backend_passes_its_search_settings_to_the_store(pg_url: str) -> None:
+    from engram.backends.postgres import PostgresBackend
+    from engram.config import Settings
+
+    settings = Settings(database_url=pg_url, postgres={"hnsw_ef_search": 321}, full_text={"max_ranked_rows": 77})
+    backend = PostgresBackend.open(settings)
+    try:
+        assert backend.memory.ef_search == 321
+        assert backend.memory.full_text.max_ranked_rows == 77
+    finally:
+        backend.close()

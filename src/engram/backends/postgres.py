@@ -30,12 +30,12 @@ class PostgresBackend:
     path: Path | None = None
     care: FileCare | None = None
 
-    def __init__(self, db: PgDatabase, full_text: FullTextSettings | None = None) -> None:
+    def __init__(self, db: PgDatabase, full_text: FullTextSettings | None = None, ef_search: int = 200) -> None:
         """Wrap a connected, migrated pool (see ``open``); closing the backend closes it."""
         from engram.store.postgres import PostgresMemoryStore
 
         self.db = db
-        self._memory = PostgresMemoryStore(db, full_text=full_text)
+        self._memory = PostgresMemoryStore(db, full_text=full_text, ef_search=ef_search)
         self._audit: AuditLog | None = None
 
     @classmethod
@@ -45,7 +45,8 @@ class PostgresBackend:
 
         if not settings.database_url:
             raise ConfigError("the postgres backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
-        return cls(PgDatabase.connect(settings.database_url, settings.postgres), settings.full_text)
+        return cls(PgDatabase.connect(settings.database_url, settings.postgres), settings.full_text,
+                   settings.postgres.hnsw_ef_search)
 
     @property
     def memory(self) -> PostgresMemoryStore:

@@ -153,7 +153,7 @@ class PostgresMemoryStore:
     name = "postgres"
 
     def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False,
-                 full_text: FullTextSettings | None = None) -> None:
+                 full_text: FullTextSettings | None = None, ef_search: int = 200) -> None:
         """``defer_vector_index``: ``set_vectors`` does not create the HNSW index (bulk loads: inserting
         into a live HNSW index costs ~10x building it once afterwards); call ``build_vector_index``
         when loading is done. Searches stay exact (a scan) until then. ``full_text``: how many rows
@@ -161,6 +161,8 @@ class PostgresMemoryStore:
         self.db = db
         self.defer_vector_index = defer_vector_index
         self.full_text = full_text or FullTextSettings()
+        # pgvector's hnsw.ef_search for a vector query, at least twice the rows asked for.
+        self.ef_search = ef_search
         self._term_stats = pg_text.TermStatistics()
 
     # --- rows ------------------------------------------------------------------------------
@@ -702,7 +704,8 @@ class PostgresMemoryStore:
             dims = query.shape[0]
             # Iterative scan: when the filter drops candidates, HNSW keeps searching for more.
             conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(40, 2 * limit))),))
+            ef_search = min(1000, max(self.ef_search, 2 * limit))
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
             distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
             rows = conn.execute(
                 f"SELECT {_COLUMNS}, 1 - ({distance}) AS score FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"
