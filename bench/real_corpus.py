@@ -3,7 +3,7 @@
 Sources (whatever is present; nothing is downloaded or committed): Debian package descriptions
 (``apt-cache dumpavail``), the manual pages under ``/usr/share/man/man1-8`` (roff markup
 stripped) and Python's own documentation topics (``pydoc_data.topics``). Documents are split
-into sentences and memories are runs of 1-3 consecutive sentences (at most 500 characters), so
+into sentences and memories are runs of 1-4 consecutive sentences (at most 500 characters), so
 the vocabulary, term frequencies and co-occurrences are those of real technical prose, unlike
 recombined LoCoMo turns. Queries are Debian packages' one-line summaries ("tool to manage
 disk partitions"), a person's short description of something they may have stored.
