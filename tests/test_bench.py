@@ -124,3 +124,15 @@ def test_text_scale_bench_measures_both_corpora(tmp_path: Path) -> None:
         assert row["text_fts5_bounded_top10_vs_exact"] == 1.0
         assert 0.9 <= row["text_top10_vs_exact"] <= 1.0
     assert result["peak_rss_mb"] > 0
+
+
+def test_scale_bench_compares_each_side_with_its_exact_reference(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--sizes", "2000", "--queries", "10",
+                           "--backends", "sqlite", "--folder", str(tmp_path)],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.strip().startswith("2,000 | sqlite")]
+    cells = [cell.strip() for cell in rows[0].split("|")]
+    # 2,000 memories: exact vector search and every match ranked, so both sides equal their references.
+    assert (cells[6], cells[9]) == ("1.00", "1.00")
+    assert float(cells[4].split(" / ")[0]) > 0  # hybrid p50
