@@ -26,10 +26,10 @@ class VectorIndexSettings(BaseModel):
     # (tests/unit/test_vector_index_quality.py); denser synthetic 100k sets need ~200 (bench/speed.py:
     # 0.92 at 64, 0.96 at 128, 0.98 at 256). 256 costs ~1-2 ms a query at 100k.
     expansion_search: int = Field(256, ge=8, le=4096)
-    # Candidates the graph returns and the store re-scores by exact cosine on the stored float32
-    # vectors (one indexed read of that many rows, ~1 ms); 0 trusts the graph's own f16 order and
-    # scores. On dense near-duplicates (bench/ann_recall.py) that order misses the exact top 10
-    # where cosines differ in the third decimal; docs/benchmarks.md has the figures.
+    # Candidates the graphs return that the store re-scores by exact cosine on the stored float32
+    # vectors, one indexed read of that many rows (+45% on search_vector at 25k on a busy host,
+    # bench/ann_recall.py); 0 keeps the graphs' f16 order and scores, which misorder cosines that
+    # differ in the fourth decimal and merge segments on them.
     rerank: int = Field(100, ge=0, le=4096)
     # Entries per HNSW graph: a larger index is several graphs searched in turn. One graph of 1M
     # dense near-duplicates finds 60% of the exact top 10 (bench/ann_recall.py); graphs of 100k ~98%.
