@@ -82,15 +82,30 @@ def test_segments_keep_agents_apart_and_drop_deleted_rows(tmp_path):
     store.close()
 
 
-def test_a_graph_larger_than_a_segment_is_rebuilt_into_segments(tmp_path):
+def test_a_graph_larger_than_a_segment_is_used_as_it_is_and_split_when_rebuilt(tmp_path):
     path = tmp_path / "memory.db"
     store = SqliteMemoryStore(path, vector_index=SEGMENTED.model_copy(update={"segment_size": 1000}))
     _fill(store, 250)
     store.sync_vector_index()
     assert store._vectors._graph is not None and store._vectors._graph.meta.segments == 1
     store.close()
+    # Opening it with smaller segments maps the old graph (a rebuild inside a recall would take
+    # minutes at 1M) and answers as exact search does; new entries open new segments.
     again = SqliteMemoryStore(path, vector_index=SEGMENTED)
     again.sync_vector_index()
     graph = again._vectors._graph
-    assert graph is not None and [len(s) for s in graph.segments] == [100, 100, 50] and not graph.view
+    assert graph is not None and [len(s) for s in graph.segments] == [250] and graph.view
+    everyone = MemoryFilter(scopes=(Scope(),))
+    exact = SqliteMemoryStore(path, vector_index=EXACT)
+    assert _top(again, _vec(7), everyone) == _top(exact, _vec(7), everyone)
+    _fill(again, 120, start=250)
+    again.sync_vector_index()
+    assert [len(s) for s in again._vectors._graph.segments] == [250, 100, 20]
     again.close()
+    exact.close()
+    for leftover in tmp_path.glob("memory.db.usearch*"):  # deleted: the next search rebuilds in segments
+        leftover.unlink()
+    rebuilt = SqliteMemoryStore(path, vector_index=SEGMENTED)
+    rebuilt.sync_vector_index()
+    assert [len(s) for s in rebuilt._vectors._graph.segments] == [100, 100, 100, 70]
+    rebuilt.close()

@@ -127,8 +127,10 @@ class AnnIndex:
                 return None
             if index is None or index.ndim != dims:
                 return None
-            if len(index) > settings.segment_size:
-                return None  # one graph from before segments (or a larger segment size): rebuilt once
+            # A graph from before segments (or a larger segment size) is used as it is: rebuilding
+            # 1M entries takes minutes, too long inside whatever recall opens it first. New entries
+            # go to new segments; the next rebuild (a model change, rebuild_stale_share, or the
+            # files deleted) splits it.
             index.expansion_search = settings.expansion_search
             segments.append(index)
         return cls(dims, meta, settings, segments=segments, view=True)
