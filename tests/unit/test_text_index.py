@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,27 @@ def test_a_damaged_index_leaves_search_to_fts5(path: Path) -> None:
             file.write_bytes(b"damaged")
     got = search(path, INDEXED, query, limit=10)
     assert [key for key, _ in got] == [key for key, _ in want]
+
+
+def test_a_long_backlog_is_indexed_in_the_background_while_fts5_answers(path: Path, monkeypatch) -> None:
+    # The first build of a large store (~1 min at 576k rows) must not happen inside a person's
+    # search: that search is answered by FTS5 and the index is built by a thread meanwhile.
+    from engram.store import sqlite_text
+
+    monkeypatch.setattr(sqlite_text, "INLINE_ROWS", 10)
+    store = SqliteMemoryStore(path, full_text=INDEXED)
+    try:
+        index = store._text_index
+        first = [m.key for m, _ in store.search_text("rescued greyhound", ALL, limit=20)]
+        assert sorted(first) == sorted(f"k{i}" for i in range(0, 240, 20))  # FTS5 answered, in full
+        assert index._building.wait(0) or index._index is not None  # the build started
+        for _ in range(600):
+            if not index._building.is_set():
+                break
+            threading.Event().wait(0.05)
+        assert not index._building.is_set()
+        assert index.candidates(["rescued", "greyhound"], 50, store._own_writes) is not None  # built
+        assert [m.key for m, _ in store.search_text("rescued greyhound", ALL, limit=20)] == [
+            key for key, _ in search(path, EXACT, "rescued greyhound", limit=20)]
+    finally:
+        store.close()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import json
+import logging
 import os
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ import numpy as np
 from engram import text
 from engram.db.migrate import applied, migrate, pending
 from engram.db.sqlite import Database
-from engram.errors import DimensionError, EngramError
+from engram.errors import DimensionError, EngramError, StorageError
 from engram.ids import new_id
 from engram.model import (
     Category,
@@ -52,6 +53,8 @@ from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
+
+log = logging.getLogger(__name__)
 
 _COLUMNS = (
     "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
@@ -792,11 +795,16 @@ class SqliteMemoryStore:
 
     def sync_text_index(self) -> None:
         """Build or catch up the full-text index of a large store now (after a bulk load) instead
-        of at the next search; nothing on smaller stores or without tantivy. Raises: StorageError."""
+        of at the next search; nothing on smaller stores or without tantivy. Another process
+        writing the index at the same time is logged, not raised: that index catches up at the
+        next search."""
         with self.db.read() as conn:
             rows = self._fts.row_estimate(conn)
         if self._text_index.wanted(rows):
-            self._text_index.sync(self._own_writes)
+            try:
+                self._text_index.sync(self._own_writes)
+            except (StorageError, OSError) as exc:
+                log.warning("full-text index not caught up now: %s", exc)
 
     def close(self) -> None:
         self._text_index.close()

@@ -18,7 +18,9 @@ text by the store). What a stale index can cost is a missed candidate, never a w
 memory of another scope.
 
 Freshness is checked with ``PRAGMA data_version`` plus the store's own write counter, so an
-unchanged database costs one pragma per search.
+unchanged database costs one pragma per search. A search catches up at most ``INLINE_ROWS`` rows
+itself; a longer backlog (the first build: ~1 min at 576k rows; a large import by another
+process) is indexed by a background thread while FTS5 answers, so no person waits for it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from engram.store.index_settings import FullTextSettings
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 20_000
+# Rows a search may index before answering; a larger backlog is caught up in the background.
+INLINE_ROWS = 20_000
 _ROW_COLUMNS = "m.rowid, m.id, m.agent, m.session, m.key, m.content, coalesce(m.search_context, ''), m.time_words"
 
 
@@ -52,6 +56,7 @@ class SqliteTextIndex:
         self._version: tuple[int, int] | None = None
         self._changed: set[int] = set()
         self._warned = False
+        self._building = threading.Event()  # a background catch-up holds the lock: searches skip the index
 
     def wanted(self, rows: int) -> bool:
         """Whether a store of about ``rows`` rows searches through the index."""
@@ -75,9 +80,13 @@ class SqliteTextIndex:
                    scopes: Sequence[tuple[str, str]] | None = None) -> list[int] | None:
         """Up to ``k`` candidate rowids for the query ``terms`` (engram's word tokens), best first,
         or None when the index cannot answer now (the caller ranks with FTS5 instead)."""
+        if self._building.is_set():
+            return None
         with self._lock:
             try:
-                self._refresh(own_writes)
+                if not self._refresh(own_writes, max_rows=INLINE_ROWS):
+                    self._catch_up_in_background(own_writes)
+                    return None
                 assert self._index is not None
                 tokens = [token for term in terms for token in self._index.tokens(term)]
                 found = self._index.search(tokens, k, scopes)
@@ -93,17 +102,37 @@ class SqliteTextIndex:
         with self._lock:
             self._refresh(own_writes)
 
+    def _catch_up_in_background(self, own_writes: int) -> None:
+        """Index a long backlog in a thread (the lock held meanwhile, searches use FTS5). A daemon
+        thread: a short-lived process that exits first leaves the index where its last commit put
+        it, and the next process goes on from there."""
+        self._building.set()
+
+        def run() -> None:
+            try:
+                with self._lock:
+                    self._refresh(own_writes)
+                log.info("full-text index caught up")
+            except (StorageError, OSError, ValueError) as exc:
+                log.warning("full-text index not caught up: %s", exc)
+                self._index, self._version = None, None
+            finally:
+                self._building.clear()
+
+        threading.Thread(target=run, name="engram-text-index", daemon=True).start()
+
     def close(self) -> None:
         with self._lock:
             self._index = None
             self._version = None
 
     # --- catching up -----------------------------------------------------------------------
-    def _refresh(self, own_writes: int) -> None:
+    def _refresh(self, own_writes: int, max_rows: int | None = None) -> bool:
+        """Catch the index up; False (nothing done) when that means indexing more than ``max_rows``."""
         with self.db.read() as conn:
             version = (conn.execute("PRAGMA data_version").fetchone()[0], own_writes)
         if version == self._version and self._index is not None:
-            return
+            return True
         if self._index is None:
             assert self.index_path is not None
             self._index = text_index.TextIndex(self.index_path)
@@ -124,6 +153,8 @@ class SqliteTextIndex:
                 changed.update(r for (r,) in conn.execute(
                     "SELECT memory_rowid FROM memory_vectors WHERE seq > ?", (meta.vectors,)))
             changed = {r for r in changed if r <= start}
+            if max_rows is not None and (high - start) + len(changed) > max_rows:
+                return False
             covered_id = conn.execute("SELECT id FROM memories WHERE rowid = ?", (high,)).fetchone()
         if start < high or changed:
             # Documents above ``start`` are indexed again (rowids reused), or all of them when the
@@ -137,6 +168,7 @@ class SqliteTextIndex:
             ))
         self._changed.clear()
         self._version = version
+        return True
 
     def _unchanged_up_to(self, conn: Any, index: text_index.TextIndex, meta: text_index.TextIndexMeta) -> int:
         """The highest rowid up to which every row is still the memory the index holds for it."""
