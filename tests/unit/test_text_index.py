@@ -250,6 +250,7 @@ def test_a_long_backlog_is_indexed_in_the_background_while_fts5_answers(path: Pa
     from engram.store import sqlite_text
 
     monkeypatch.setattr(sqlite_text, "INLINE_ROWS", 10)
+    monkeypatch.setattr(sqlite_text, "BUILD_DELAY_S", 0.0)
     store = SqliteMemoryStore(path, full_text=INDEXED)
     try:
         index = store._text_index

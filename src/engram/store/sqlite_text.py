@@ -39,8 +39,11 @@ from engram.store.index_settings import FullTextSettings
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 20_000
-# Rows a search may index before answering; a larger backlog is caught up in the background.
+# Rows a search may index before answering; a larger backlog is caught up in the background,
+# starting BUILD_DELAY_S later: a one-shot command (engram recall) is done by then and never
+# pays for a build it would not finish, while a server builds it soon after its first search.
 INLINE_ROWS = 20_000
+BUILD_DELAY_S = 5.0
 _ROW_COLUMNS = "m.rowid, m.id, m.agent, m.session, m.key, m.content, coalesce(m.search_context, ''), m.time_words"
 
 
@@ -119,7 +122,9 @@ class SqliteTextIndex:
             finally:
                 self._building.clear()
 
-        threading.Thread(target=run, name="engram-text-index", daemon=True).start()
+        timer = threading.Timer(BUILD_DELAY_S, run)
+        timer.name, timer.daemon = "engram-text-index", True
+        timer.start()
 
     def close(self) -> None:
         with self._lock:
