@@ -144,6 +144,30 @@ def build_store(path: Path, size: int, turns: list[str], vectors: np.ndarray, id
     return {"real_vectors": real, "insert_s": inserted, "index_build_s": index_build}
 
 
+def time_in_turns(runs: dict[str, Callable[[str], Any]], queries: list[str]
+                  ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, dict[str, list[str]]]]:
+    """Wall and CPU seconds per call and the ids found, by mode, after one warm-up call each.
+
+    Modes take turns step by step, so a noisy spell on the shared machine hits them alike; CPU
+    time beside wall time shows the work itself. At each step every mode runs a different query
+    (offset by a share of the list): the store keeps a query's last full-text rankings for its
+    next call, and one mode must not be timed on rankings another mode just made."""
+    for run in runs.values():
+        run(queries[0])  # warm: caches loaded, indexes mapped
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    found: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
+    for step in range(len(queries)):
+        for turn, (name, run) in enumerate(runs.items()):
+            q = queries[(step + turn * len(queries) // len(runs)) % len(queries)]
+            started, started_cpu = time.perf_counter(), time.thread_time()
+            result = run(q)
+            wall[name].append(time.perf_counter() - started)
+            cpu[name].append(time.thread_time() - started_cpu)
+            found[name][q] = [h.memory.id for h in result.hits]
+    return wall, cpu, found
+
+
 def recall_latency(path: Path, query_table: dict[str, np.ndarray], identity: Any, queries: list[str],
                    fallback: Any = None) -> dict[str, Any]:
     no_cache = RecallSettings(cache_ttl_s=0)
@@ -162,23 +186,7 @@ def recall_latency(path: Path, query_table: dict[str, np.ndarray], identity: Any
         "recall_vector": lambda q: engram.recall(q, mode="vector", touch=False),
         "recall_text_unbounded": lambda q: exact_text.recall(q, mode="text", touch=False),
     }
-    for run in runs.values():
-        run(queries[0])  # warm: caches loaded, index mapped
-    # Modes take turns step by step, so a noisy spell on the shared machine hits them alike; CPU
-    # time beside wall time shows the work itself. At each step every mode runs a different query
-    # (offset by a share of the list): the store keeps a query's last full-text rankings for its
-    # next call, and one mode must not be timed on rankings another mode just made.
-    wall: dict[str, list[float]] = {name: [] for name in runs}
-    cpu: dict[str, list[float]] = {name: [] for name in runs}
-    found: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
-    for step in range(len(queries)):
-        for turn, (name, run) in enumerate(runs.items()):
-            q = queries[(step + turn * len(queries) // len(runs)) % len(queries)]
-            started, started_cpu = time.perf_counter(), time.thread_time()
-            result = run(q)
-            wall[name].append(time.perf_counter() - started)
-            cpu[name].append(time.thread_time() - started_cpu)
-            found[name][q] = [h.memory.id for h in result.hits]
+    wall, cpu, found = time_in_turns(runs, queries)
     out: dict[str, Any] = {}
     for name in runs:
         out[name] = {**ms_stats(wall[name]), "cpu_median_ms": statistics.median(cpu[name]) * 1000}

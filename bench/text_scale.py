@@ -153,20 +153,7 @@ def measure(path: Path, queries: list[str], table: dict[str, np.ndarray], embedd
         "text_fts5_bounded": lambda q: bounded.recall(q, mode="text", touch=False),
         "text_exact": lambda q: exact.recall(q, mode="text", touch=False),
     }
-    for run in runs.values():
-        run(queries[0])  # warm: indexes mapped, temp tables made
-    wall: dict[str, list[float]] = {name: [] for name in runs}
-    cpu: dict[str, list[float]] = {name: [] for name in runs}
-    found: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
-    for step in range(len(queries)):
-        for turn, (name, run) in enumerate(runs.items()):
-            # Each mode a different query at each step: a store keeps a query's last rankings.
-            q = queries[(step + turn * len(queries) // len(runs)) % len(queries)]
-            started, started_cpu = time.perf_counter(), time.thread_time()
-            result = run(q)
-            wall[name].append(time.perf_counter() - started)
-            cpu[name].append(time.thread_time() - started_cpu)
-            found[name][q] = [h.memory.id for h in result.hits]
+    wall, cpu, found = speed.time_in_turns(runs, queries)
     out: dict[str, Any] = {name: {**speed.ms_stats(wall[name]), "cpu_median_ms": statistics.median(cpu[name]) * 1000,
                                   "cpu_p95_ms": sorted(cpu[name])[int(0.95 * (len(cpu[name]) - 1))] * 1000}
                            for name in runs}
