@@ -267,3 +267,18 @@ def test_a_long_backlog_is_indexed_in_the_background_while_fts5_answers(path: Pa
             key for key, _ in search(path, EXACT, "rescued greyhound", limit=20)]
     finally:
         store.close()
+
+
+def test_closing_the_store_cancels_a_build_not_yet_begun(path: Path, monkeypatch) -> None:
+    from engram.store import sqlite_text
+
+    monkeypatch.setattr(sqlite_text, "INLINE_ROWS", 10)
+    monkeypatch.setattr(sqlite_text, "BUILD_DELAY_S", 0.3)
+    store = SqliteMemoryStore(path, full_text=INDEXED)
+    index = store._text_index
+    store.search_text("rescued greyhound", ALL, limit=5)
+    timer = index._timer
+    assert timer is not None and index._building.is_set()
+    store.close()
+    timer.join(2)
+    assert not timer.is_alive() and not (path.parent / "memory.db.tantivy.json").exists()

@@ -68,7 +68,7 @@ class Layout:
     def dir_of(self, rel: str) -> str | None:
         """The scope folder a path in the memory folder belongs to, or None."""
         parts = rel.split("/")[:-1]
-        if parts in (["global"],) or (len(parts) == 2 and parts[0] == "agents"):
+        if parts == ["global"] or (len(parts) == 2 and parts[0] == "agents"):
             return "/".join(parts)
         if parts and parts[0] == "sessions" and not self._owner_nested(parts) and (
                 len(parts) == 3 or (len(parts) == 2 and self.sessions == "session")):

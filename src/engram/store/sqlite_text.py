@@ -60,6 +60,8 @@ class SqliteTextIndex:
         self._changed: set[int] = set()
         self._warned = False
         self._building = threading.Event()  # a background catch-up holds the lock: searches skip the index
+        self._timer: threading.Timer | None = None
+        self._closed = False
 
     def wanted(self, rows: int) -> bool:
         """Whether a store of about ``rows`` rows searches through the index."""
@@ -114,6 +116,8 @@ class SqliteTextIndex:
         def run() -> None:
             try:
                 with self._lock:
+                    if self._closed:  # the store closed before the build began
+                        return
                     self._refresh(own_writes)
                 log.info("full-text index caught up")
             except (StorageError, OSError, ValueError) as exc:
@@ -122,12 +126,15 @@ class SqliteTextIndex:
             finally:
                 self._building.clear()
 
-        timer = threading.Timer(BUILD_DELAY_S, run)
-        timer.name, timer.daemon = "engram-text-index", True
-        timer.start()
+        self._timer = threading.Timer(BUILD_DELAY_S, run)
+        self._timer.name, self._timer.daemon = "engram-text-index", True
+        self._timer.start()
 
     def close(self) -> None:
-        with self._lock:
+        if self._timer is not None:
+            self._timer.cancel()  # a build not yet begun never starts on a closed store
+        with self._lock:  # one under way finishes first (its last commit stays usable)
+            self._closed = True
             self._index = None
             self._version = None
 
