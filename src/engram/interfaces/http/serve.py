@@ -15,7 +15,10 @@ if TYPE_CHECKING:  # uvicorn is imported when the server is made: binding the so
 def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket; raises ``OSError`` when the address is taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    # connections whose protocol says TCP, and with it on, a keep-alive client waited ~40 ms for
+    # each response (Nagle holding the body for the client's delayed ACK of the headers).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
