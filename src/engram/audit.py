@@ -63,12 +63,11 @@ def entries_for(event: MemoryEvent) -> list[AuditEntry]:
     if event.kind not in CHANGES:
         return []
     rows = []
-    others = {m.id: [o.key for o in event.memories if o.id != m.id] for m in event.memories}
     for memory in event.memories:
         if event.kind == "forgotten":
             detail: dict[str, Any] | None = memory.to_dict()
-        elif event.kind in ("linked", "unlinked"):
-            detail = {"with": others[memory.id]}
+        elif event.kind in ("linked", "unlinked"):  # a link event holds its two ends, never a bulk
+            detail = {"with": [o.key for o in event.memories if o.id != memory.id]}
         else:
             detail = {"content": memory.content, "importance": memory.importance}
         rows.append(AuditEntry(event.at, event.kind, event.origin, event.reason, str(event.scope), memory.id,
