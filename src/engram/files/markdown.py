@@ -74,6 +74,13 @@ class _Block:
 class MarkdownDocument:
     blocks: list[_Block]
     parsed: Parsed = field(default_factory=Parsed)
+    # Indices of the heading blocks, kept while entries are added (an import adds thousands, and
+    # finding the headings again for each made it quadratic); None after any other change.
+    _headings: list[int] | None = field(default=None, repr=False, compare=False)
+
+    def _delete(self, i: int) -> None:
+        del self.blocks[i]
+        self._headings = None
 
     def _find(self, entry_id: str) -> int | None:
         for i, block in enumerate(self.blocks):
@@ -86,7 +93,7 @@ class MarkdownDocument:
         if i is None:
             return False
         if self.blocks[i].section != _section(entry):
-            del self.blocks[i]
+            self._delete(i)
             self.add(entry)
         else:
             self.blocks[i] = _Block(_lines(entry), entry.id, _section(entry), True)
@@ -98,7 +105,7 @@ class MarkdownDocument:
         for i, block in enumerate(self.blocks):
             if block.is_entry and block.start == line:
                 if entry is None:
-                    del self.blocks[i]
+                    self._delete(i)
                 else:
                     self.blocks[i] = _Block(_lines(entry), entry.id, block.section, True)
                 return True
@@ -108,13 +115,15 @@ class MarkdownDocument:
         i = self._find(entry_id)
         if i is None:
             return False
-        del self.blocks[i]
+        self._delete(i)
         return True
 
     def add(self, entry: Entry) -> None:
         section = _section(entry)
         block = _Block(_lines(entry), entry.id, section, True)
-        headings = [i for i, b in enumerate(self.blocks) if b.heading is not None]
+        if self._headings is None:
+            self._headings = [i for i, b in enumerate(self.blocks) if b.heading is not None]
+        headings = self._headings
         if section is None:
             end = headings[0] if headings else len(self.blocks)
         else:
@@ -122,6 +131,7 @@ class MarkdownDocument:
             if start is None:
                 self._trim_end()
                 self.blocks += [_Block([""]), _Block([f"## {section}"], heading=section), _Block([""]), block]
+                self._headings = None
                 return
             end = next((i for i in headings if i > start), len(self.blocks))
         # After the last non-blank block of the region, so blank lines stay between sections.
@@ -130,8 +140,11 @@ class MarkdownDocument:
                and not self.blocks[at - 2].lines[0].startswith("#")):
             at -= 1
         self.blocks.insert(at, block)
+        shift = 1
         if at + 1 < len(self.blocks) and self.blocks[at + 1].heading is not None:
             self.blocks.insert(at + 1, _Block([""]))
+            shift = 2
+        self._headings = [i if i < at else i + shift for i in headings]
 
     def _trim_end(self) -> None:
         while self.blocks and not self.blocks[-1].is_entry and self.blocks[-1].lines == [""]:

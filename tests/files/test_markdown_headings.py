@@ -1,0 +1,48 @@
+"""The markdown document keeps its heading positions while entries are added (so an import of
+thousands is not quadratic); every sequence of edits must leave the text it left before."""
+
+from __future__ import annotations
+
+import random
+
+from engram.files.entry import SECTION_KEY, Entry, build_entry
+from engram.files.markdown import MarkdownDocument, parse
+
+# The second file has no blank line before its headings: an entry added there brings one.
+STARTS = ["# Memory\n\nIntro line.\n\n## Tools\n\n- uses vim <!-- id:t0 -->\n\n## People\n\n- knows Ana <!-- id:p0 -->\n",
+          "# Memory\n- first <!-- id:f0 -->\n## Tools\n- uses vim <!-- id:t0 -->\n## People\n- knows Ana <!-- id:p0 -->\n"]
+
+
+def _entry(n: int, section: str | None, entry_id: str | None = None) -> Entry:
+    metadata = {SECTION_KEY: section} if section else {}
+    return build_entry({"content": f"fact {n}", "id": entry_id or f"e{n}", "metadata": metadata},
+                       max_content_chars=1000)
+
+
+def _edit(doc: MarkdownDocument, rng: random.Random, forget_positions: bool) -> str:
+    ids: list[str] = []
+    for n in range(300):
+        if forget_positions:
+            doc._headings = None  # what every add did before the positions were kept
+        roll = rng.random()
+        if n < 150:  # a run of adds into the file's own sections, as an import makes
+            doc.add(_entry(n, rng.choice([None, "Tools", "People"])))
+            ids.append(f"e{n}")
+        elif roll < 0.6 or not ids:
+            doc.add(_entry(n, rng.choice([None, "Tools", "People", f"New {n % 5}"])))
+            ids.append(f"e{n}")
+        elif roll < 0.8:
+            target = rng.choice(ids)
+            assert doc.replace(target, _entry(n, rng.choice([None, "Tools", "Other"]), target))
+        else:
+            victim = ids.pop(rng.randrange(len(ids)))
+            assert doc.remove(victim)
+    return doc.text()
+
+
+def test_kept_heading_positions_give_the_same_text_as_finding_them_each_time() -> None:
+    for seed, start in enumerate(STARTS * 3):
+        kept = _edit(parse(start, "MEMORY.md", max_content_chars=1000), random.Random(seed), False)
+        found = _edit(parse(start, "MEMORY.md", max_content_chars=1000), random.Random(seed), True)
+        assert kept == found
+        assert kept.count("## ") >= 2
