@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -73,6 +74,12 @@ def translate_errors(where: str) -> Iterator[None]:
         raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
 
 
+def is_retryable(exc: StorageError) -> bool:
+    """True when PostgreSQL aborted the transaction as a deadlock or serialisation victim: running
+    it again can succeed."""
+    return isinstance(exc.__cause__, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure)
+
+
 def _message(exc: BaseException) -> str:
     # libpq messages can echo connection parameters; never let a password through.
     return _KV_PASSWORD.sub(r"\1***", str(exc).strip())
@@ -84,6 +91,9 @@ class PgDatabase:
     def __init__(self, pool: ConnectionPool, dsn: str) -> None:
         self.pool = pool
         self.where = redact_dsn(dsn)
+        # The connection of the transaction this thread is inside (``transact``), if any: reads
+        # and transactions started within it join it, so a batch of writes is one transaction.
+        self._current = threading.local()
 
     @classmethod
     def connect(cls, dsn: str, settings: PostgresSettings | None = None) -> PgDatabase:
@@ -113,21 +123,37 @@ class PgDatabase:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[psycopg.Connection[Any]]:
-        """A connection inside one (read) transaction, returned to the pool afterwards."""
+        """A connection inside one (read) transaction, returned to the pool afterwards; inside
+        ``transact`` on this thread, that transaction's connection (it sees its own writes)."""
+        joined = getattr(self._current, "conn", None)
+        if joined is not None:
+            with translate_errors(self.where):
+                yield joined
+            return
         with translate_errors(self.where), self.pool.connection() as conn:
             yield conn
 
     def transact(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """Run ``work`` in one transaction, committing on return; retried when PostgreSQL aborts it
-        as a deadlock or serialisation victim (``work`` must be safe to run again)."""
+        as a deadlock or serialisation victim (``work`` must be safe to run again).
+
+        Called inside another ``transact`` on the same thread, ``work`` runs in a savepoint of
+        that transaction (undone alone when it raises) and is not retried here: the outermost
+        transaction is what PostgreSQL aborts, so it is the one retried."""
+        joined = getattr(self._current, "conn", None)
+        if joined is not None:
+            with translate_errors(self.where), joined.transaction():
+                return work(joined)
         for attempt in range(_RETRIES):
             try:
                 with translate_errors(self.where), self.pool.connection() as conn:
-                    return work(conn)
+                    self._current.conn = conn
+                    try:
+                        return work(conn)
+                    finally:
+                        self._current.conn = None
             except StorageError as exc:
-                cause = exc.__cause__
-                retryable = isinstance(cause, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure)
-                if not retryable or attempt == _RETRIES - 1:
+                if not is_retryable(exc) or attempt == _RETRIES - 1:
                     raise
                 time.sleep(0.01 * (attempt + 1))
         raise AssertionError("unreachable")  # pragma: no cover

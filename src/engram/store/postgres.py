@@ -32,8 +32,8 @@ import numpy as np
 from psycopg.types.json import Json, Jsonb
 
 from engram import text
-from engram.db.postgres import PgDatabase
-from engram.errors import DimensionError, EngramError, ValidationError
+from engram.db.postgres import PgDatabase, is_retryable
+from engram.errors import DimensionError, EngramError, StorageError, ValidationError
 from engram.ids import new_id
 from engram.model import (
     Category,
@@ -48,7 +48,7 @@ from engram.model import (
     draft_changes,
 )
 from engram.store import pg_text
-from engram.store.base import BatchWrite, ImportResult, StoreStats, write_each
+from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
@@ -243,7 +243,26 @@ class PostgresMemoryStore:
     def write_batch(
         self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
     ) -> list[WriteResult | EngramError]:
-        return write_each(self, writes, now=now, identity=identity)  # one transaction per write: batching them is still to do
+        # One transaction (one commit) for the batch: upsert, set_vectors, link and get_many join it
+        # (PgDatabase.transact), and each write runs in its own savepoint, undone alone when it is
+        # refused. Writes go scope by scope in one fixed order, so two processes' batches take
+        # the scopes' advisory locks in the same order and cannot deadlock on them; within a
+        # scope the callers' order is kept (it decides which of two equal texts is the duplicate).
+        order = sorted(range(len(writes)), key=lambda i: _scope_lock_key(*_scope_columns(writes[i].draft.scope)))
+
+        def work(conn: Any) -> list[WriteResult | EngramError]:
+            out: dict[int, WriteResult | EngramError] = {}
+            for i in order:
+                try:
+                    with conn.transaction():
+                        out[i] = apply_write(self, writes[i], now=now, identity=identity)
+                except EngramError as exc:
+                    if isinstance(exc, StorageError) and is_retryable(exc):
+                        raise  # the whole transaction was aborted: transact runs the batch again
+                    out[i] = exc
+            return [out[i] for i in range(len(writes))]
+
+        return self.db.transact(work)
 
     def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
         if not draft_changes(old, draft):
