@@ -16,7 +16,8 @@ The pipeline, for a query in a set of visible scopes:
 5. multipliers after fusion: recency ``exp(-ln 2 * age / half_life)`` and importance
    ``(1 - w) + w * importance``; a relevant old memory can still outrank an irrelevant new one;
 6. ``min_relevance`` cut, optional MMR diversity, the limit;
-7. ``depth`` link expansion: 1-hop neighbours of the hits join with a share of their parent's score.
+7. ``depth`` link expansion: each hop adds at most ``limit`` neighbours of the previous hop's
+   memories (parents take turns, best first), each with a share of its parent's score.
 
 Nothing relevant gives an empty result with a note saying why, never padding.
 """
@@ -34,7 +35,7 @@ import numpy as np
 from engram.config import RecallSettings
 from engram.errors import EngramError
 from engram.model import Hit, Memory, MemoryFilter, RecallResult, ScoreParts
-from engram.store.base import MemoryStore
+from engram.store.base import MemoryStore, newest_first
 
 
 class TextEmbedder(Protocol):
@@ -262,24 +263,81 @@ def _mmr(hits: list[Hit], store: MemoryStore, lam: float, limit: int) -> list[Hi
 
 
 def _expand_links(store: MemoryStore, hits: list[Hit], request: RecallRequest, settings: RecallSettings) -> list[Hit]:
-    """Follow links ``depth`` hops (deduplicated); a neighbour inherits a share of its parent's score."""
+    """Follow links ``depth`` hops, each hop adding at most ``request.limit`` neighbours (deduplicated);
+    a neighbour inherits a share of its parent's score.
+
+    Why a bound per hop, and why this one: a recall's ``limit`` is what its caller made room for
+    (an agent's prompt, a page of results). Without a bound, ``limit=5, depth=1`` on a densely
+    linked store brought every hit's neighbours (up to 20 each: 100 memories) and cost grew with
+    the links, not with what was asked. With it, a recall returns at most ``limit * (depth + 1)``
+    memories, and each hop costs two store round trips however many parents the frontier holds
+    (which of their links the filter lets through, then only the rows kept).
+
+    Which neighbours fill a hop: parents take turns in rank order, each taking its newest
+    neighbour not yet taken (``take_in_turns``). Ranking by inherited score instead would hand
+    every place to the best hit's neighbours (they all share its score), so one hub would crowd
+    out the context of every other hit; taking turns gives each hit its nearest context, the
+    best hits first when places run out. Newest first within a parent is ``neighbours``' order
+    (a recent note is likelier current). The choice is made here, once, from ids and dates every
+    backend answers alike (``matching_ids``, ``newest_first``), so every backend returns the same
+    neighbours."""
+    budget = request.limit
     seen = {hit.memory.id for hit in hits}
+    created: dict[str, float] = {}  # links the filter lets through, with their dates
+    refused: set[str] = set()  # links it does not
     result = list(hits)
     frontier = list(hits)
     for _ in range(request.depth):
         if not frontier:
             break
+        # A memory from the store carries all its link ids, so the store is asked only which of
+        # them the filter lets through, once per hop for the whole frontier and never twice for
+        # one id (in a dense graph later hops meet the same memories again).
+        unknown = {i for parent in frontier for i in parent.memory.links}.difference(seen, created, refused)
+        if unknown:
+            passed = store.matching_ids(sorted(unknown), request.filt)
+            created.update(passed)
+            refused.update(unknown.difference(passed))
+        parents = {parent.memory.id: parent for parent in frontier}
+        # No parent can add more than the hop's budget: each offers its newest ``budget``.
+        candidates = {pid: newest_first((i for i in parent.memory.links if i not in seen), created)[:budget]
+                      for pid, parent in parents.items()}
+        chosen = take_in_turns(list(parents), candidates, budget)
+        loaded = {m.id: m for m in store.get_many([neighbour for _, neighbour in chosen])}  # only the kept rows
         next_frontier = []
-        # One store round trip per hop, however many parents the frontier holds.
-        found = store.neighbours_of_many([parent.memory.id for parent in frontier], request.filt, limit=20, known=seen)
-        for parent in frontier:
-            for neighbour in found.get(parent.memory.id, ()):
-                if neighbour.id in seen:
-                    continue
-                seen.add(neighbour.id)
-                score = parent.score * settings.link_factor
-                hit = Hit(neighbour, score, ScoreParts(link=round(score, 6)), via=parent.memory.id)
-                result.append(hit)
-                next_frontier.append(hit)
+        for parent_id, neighbour_id in chosen:
+            neighbour = loaded.get(neighbour_id)
+            if neighbour is None:  # forgotten between the two calls
+                continue
+            seen.add(neighbour_id)
+            parent = parents[parent_id]
+            score = parent.score * settings.link_factor
+            hit = Hit(neighbour, score, ScoreParts(link=round(score, 6)), via=parent_id)
+            result.append(hit)
+            next_frontier.append(hit)
         frontier = next_frontier
     return result
+
+
+def take_in_turns(parents: Sequence[str], candidates: dict[str, list[str]], budget: int) -> list[tuple[str, str]]:
+    """Up to ``budget`` ``(parent, neighbour)`` pairs: parents take turns in the order given, each
+    taking its first candidate not already taken, until the budget or the candidates run out.
+    Returned grouped by parent (in the order given), each parent's in its candidates' order, so
+    scores inherited from parents ranked best first still read best first."""
+    order = list(dict.fromkeys(parents))
+    taken: dict[str, str] = {}
+    by_parent: dict[str, list[str]] = {parent: [] for parent in order}
+    queues = [(parent, iter(candidates.get(parent, ()))) for parent in order]
+    while queues and len(taken) < budget:
+        still: list[tuple[str, Any]] = []
+        for parent, queue in queues:
+            if len(taken) >= budget:
+                break
+            for neighbour in queue:
+                if neighbour not in taken:
+                    taken[neighbour] = parent
+                    by_parent[parent].append(neighbour)
+                    still.append((parent, queue))
+                    break
+        queues = still
+    return [(parent, neighbour) for parent in order for neighbour in by_parent[parent]]

@@ -65,3 +65,17 @@ def test_strip_memory_context(engram):
     twice = "[Memory context]\n- a: b\n[/Memory context]\n\n[Memory context]\n- c: d\n[/Memory context]\n\nhello"
     assert strip_memory_context(twice) == "hello"
     assert strip_memory_context("no block here") == "no block here"
+
+
+def test_each_hop_adds_at_most_recall_limit_neighbours(engram):
+    # A densely linked hit cannot flood the prompt: with recall_limit 2, one hop adds 2 neighbours,
+    # the hits taking turns (each hit's newest neighbour first).
+    engram.remember("tea is brewed at 80 degrees", key="tea-temp")
+    engram.remember("green tea wants cooler water, 70 degrees", key="green-tea")
+    for i in range(6):
+        engram.remember(f"kitchen note {i}", key=f"note-{i}", links=["tea-temp"])
+    engram.remember("the green tin is on the shelf", key="tin", links=["green-tea"])
+    entries = enrichment_entries(engram, "tea degrees", recall_limit=2, enrich_depth=1)
+    assert [m.key for m in entries[:2]] == ["tea-temp", "green-tea"]
+    assert len(entries) == 4
+    assert {m.key for m in entries[2:]} == {"note-5", "tin"}

@@ -1,7 +1,8 @@
 """Link expansion on a dense graph in a SQLite file gives exactly what its definition says, at
-depth 1-3: per hop, each parent's newest 20 visible neighbours (those already returned keep their
-place in the 20 but are not returned again), scored ``parent score x link_factor``. The expected
-hits are computed here from the links as written, independently of the store's queries."""
+depth 1-3: per hop at most ``limit`` neighbours, the parents taking turns in rank order, each
+taking its newest visible neighbour not yet returned or taken; the hop reads grouped by parent,
+each neighbour scored ``parent score x link_factor``. The expected hits are computed here from
+the links as written, independently of the store's queries and of ``search.take_in_turns``."""
 
 from __future__ import annotations
 
@@ -42,19 +43,32 @@ def test_dense_graph_expansion_matches_its_definition(tmp_path: Path, depth: int
     base = mem.recall("graph node topic", limit=10, mode="text", touch=False)
     result = mem.recall("graph node topic", depth=depth, limit=10, mode="text", touch=False)
 
+    limit = 10
+    newest_first = {i: sorted(n, key=lambda j: (created[j], j), reverse=True) for i, n in neighbours.items()}
     expected = [(h.memory.id, h.score, None) for h in base.hits]
     seen = {h.memory.id for h in base.hits}
     frontier = [(h.memory.id, h.score) for h in base.hits]
     for _ in range(depth):
+        taken: dict[str, list[str]] = {parent: [] for parent, _ in frontier}
+        count, progress = 0, True
+        while count < limit and progress:
+            progress = False
+            for parent, _ in frontier:
+                if count == limit:
+                    break
+                fresh = [n for n in newest_first[parent] if n not in seen]
+                if fresh:
+                    seen.add(fresh[0])
+                    taken[parent].append(fresh[0])
+                    count += 1
+                    progress = True
         following = []
         for parent, score in frontier:
-            newest = sorted(neighbours[parent], key=created.__getitem__, reverse=True)[:20]
-            for n in newest:
-                if n not in seen:
-                    seen.add(n)
-                    expected.append((n, score * settings.link_factor, parent))
-                    following.append((n, score * settings.link_factor))
+            for n in taken[parent]:
+                expected.append((n, score * settings.link_factor, parent))
+                following.append((n, score * settings.link_factor))
         frontier = following
+    assert len(result.hits) <= limit * (depth + 1)
     assert [(h.memory.id, h.via) for h in result.hits] == [(i, via) for i, _, via in expected]
     assert [h.score for h in result.hits] == pytest.approx([s for _, s, _ in expected])
     for hit in result.hits[len(base.hits):]:  # each returned neighbour carries its own links

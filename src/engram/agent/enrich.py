@@ -1,10 +1,14 @@
 """PtrClaw's ``memory_enrich``: prepend what memory knows to the user's message.
 
-1. recall ``recall_limit * 2`` entries (over-fetch: core entries are about to be dropped);
-2. drop core entries - the soul block already puts them in the system prompt;
-3. trim to ``recall_limit``;
-4. when ``enrich_depth > 0``, follow links (1 hop per depth level), de-duplicated;
-5. prepend a ``[Memory context]`` block; nothing relevant means no block at all.
+1. recall the best ``recall_limit`` non-core entries (PtrClaw recalls twice as many and drops core
+   entries afterwards - the soul block already puts them in the system prompt - then trims; the
+   query here leaves core out itself, so more than half of the hits being core never leaves the
+   block short);
+2. when ``enrich_depth > 0``, follow links (PtrClaw's ``collect_neighbors``, one hop per depth
+   level), de-duplicated, core neighbours left out for the same reason: recall's link expansion,
+   so each hop adds at most ``recall_limit`` neighbours, the hits taking turns best first, and
+   asks the store once per hop (a densely linked memory cannot flood the prompt);
+3. prepend a ``[Memory context]`` block; nothing relevant means no block at all.
 
 ``strip_memory_context`` removes such blocks again, so synthesis never learns its own context.
 """
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from engram.engine import Engram
+from engram.engine import Engram, Filters
 from engram.model import MAX_RECALL_LIMIT, Category, Memory
 
 OPEN, CLOSE = "[Memory context]", "[/Memory context]"
@@ -21,24 +25,12 @@ _BLOCK = re.compile(re.escape(OPEN) + r".*?" + re.escape(CLOSE) + r"\n*", re.DOT
 
 
 def enrichment_entries(engram: Engram, message: str, recall_limit: int, enrich_depth: int = 1) -> list[Memory]:
-    """The entries ``memory_enrich`` would show: recalled hits first (rank order), then neighbours."""
+    """The entries ``memory_enrich`` would show: recalled hits first (rank order), then neighbours
+    hop by hop (at most ``recall_limit`` per hop)."""
     if not message.strip() or recall_limit < 1:
         return []
-    hits = engram.recall(message, limit=min(recall_limit * 2, MAX_RECALL_LIMIT)).memories
-    entries = [m for m in hits if m.category is not Category.CORE][:recall_limit]
-    seen = {m.id for m in entries}
-    frontier = list(entries)
-    for _ in range(enrich_depth):
-        found: list[Memory] = []
-        for memory in frontier:
-            for neighbour in engram.neighbours(memory.id):
-                # Core neighbours are skipped for the same reason core hits are.
-                if neighbour.id not in seen and neighbour.category is not Category.CORE:
-                    seen.add(neighbour.id)
-                    found.append(neighbour)
-        entries += found
-        frontier = found
-    return entries
+    not_core = Filters(category=[c for c in Category if c is not Category.CORE])
+    return engram.recall(message, limit=min(recall_limit, MAX_RECALL_LIMIT), depth=enrich_depth, filters=not_core).memories
 
 
 def format_block(engram: Engram, entries: list[Memory]) -> str:

@@ -11,6 +11,9 @@ Rules every backend keeps:
 - ``get`` resolves an id, or a key in the visible scopes, the most specific scope winning.
 - ``delete`` removes the memories and every link that pointed at them, returning what it removed.
 - ``link`` is bidirectional and fails (returns False) when either end is missing.
+- a ``Memory``'s ``links`` from a store hold every linked id, whatever its scope: the store is the
+  operator's view (file sync, exports, migration). ``Engram`` narrows them to what its reader
+  may see before any door shows them (``matching_ids``).
 - ``search_text`` never raises on odd query text: operators and quotes are searched as words.
 - ``write_batch`` stores several upserts, their vectors and links in one transaction where the
   backend has them; each write that fails is undone alone and its error returned in its place.
@@ -20,7 +23,7 @@ Rules every backend keeps:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -111,15 +114,16 @@ class MemoryStore(Protocol):
 
     def unlink(self, a_id: str, b_id: str) -> bool: ...
 
-    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]: ...
+    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
+        """The memory's linked memories that ``filt`` lets through, its newest ``limit``
+        (``newest_first``), loaded: ``linked_memories`` does it for every built-in backend."""
+        ...
 
-    def neighbours_of_many(
-        self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
-    ) -> dict[str, list[Memory]]:
-        """``neighbours`` of each memory (its newest ``limit``, in that order) in a bounded number of
-        queries, not one per memory. Neighbours whose id is in ``known`` count toward ``limit`` but
-        are left out (the caller has them: they are never loaded); a memory left with nothing is
-        absent from the answer. Link expansion asks once per hop."""
+    def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
+        """Those of ``ids`` that are stored memories ``filt`` lets through, each with its
+        ``created_at``, in a bounded number of queries, loading no memory row. Link expansion
+        asks it which of a frontier's links it may follow (and in which order: ``newest_first``);
+        the engine which links a reader may be shown."""
         ...
 
     def touch(
@@ -176,6 +180,23 @@ class MemoryStore(Protocol):
     def clear_vectors(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+def newest_first(ids: Iterable[str], created: Mapping[str, float]) -> list[str]:
+    """Those of ``ids`` in ``created`` (id -> created_at), newest first: created_at, then id, both
+    descending. The order of ``neighbours`` and of link expansion, decided here for every backend
+    so they all return the same neighbours."""
+    return sorted((i for i in dict.fromkeys(ids) if i in created), key=lambda i: (created[i], i), reverse=True)
+
+
+def linked_memories(store: MemoryStore, memory_id: str, filt: MemoryFilter, limit: int) -> list[Memory]:
+    """``neighbours`` from the contract's other methods: the memory's links (all of them are on
+    the record), the ones ``filt`` lets through (``matching_ids``), the newest ``limit`` loaded."""
+    found = store.get_many([memory_id])
+    if not found or not found[0].links:
+        return []
+    links = found[0].links
+    return store.get_many(newest_first(links, store.matching_ids(links, filt))[:limit])
 
 
 def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: str | None) -> WriteResult:

@@ -3,7 +3,7 @@ and nothing is kept (PtrClaw's NoneMemory; sclaw's graceful degradation)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -65,9 +65,7 @@ class DisabledMemoryStore:
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
         return []
 
-    def neighbours_of_many(
-        self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
-    ) -> dict[str, list[Memory]]:
+    def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
         return {}
 
     def touch(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -18,7 +18,7 @@ from engram import text
 from engram.errors import DimensionError, EngramError
 from engram.ids import new_id
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
-from engram.store.base import BatchWrite, ImportResult, StoreStats, write_each
+from engram.store.base import BatchWrite, ImportResult, StoreStats, linked_memories, write_each
 from engram.store.vectors import VectorMatrix, parse_identity_dims
 
 _ScopeKey = tuple[str | None, str | None]
@@ -306,18 +306,11 @@ class InMemoryMemoryStore:
             ]
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
-        with self._lock:
-            found = [self._rows[i] for i in self._links.get(memory_id, ()) if i in self._rows]
-            found = [m for m in found if filt.matches(m)]
-            found.sort(key=lambda m: (m.created_at, m.id), reverse=True)
-            return [self._out(m) for m in found[:limit]]
+        return linked_memories(self, memory_id, filt, limit)
 
-    def neighbours_of_many(
-        self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
-    ) -> dict[str, list[Memory]]:
-        found = {i: [m for m in self.neighbours(i, filt, limit=limit) if m.id not in known]
-                 for i in dict.fromkeys(memory_ids)}
-        return {i: ms for i, ms in found.items() if ms}
+    def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
+        with self._lock:
+            return {i: self._rows[i].created_at for i in ids if i in self._rows and filt.matches(self._rows[i])}
 
     def versions(self, memory_id: str) -> list[MemoryVersion]:
         with self._lock:

@@ -25,7 +25,7 @@ pgvector's iterative index scan, so a narrow filter still returns ``limit`` hits
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ from engram.model import (
     draft_changes,
 )
 from engram.store import pg_text
-from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write
+from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, linked_memories
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
@@ -555,32 +555,16 @@ class PostgresMemoryStore:
         return [self._memory(row) for row in rows]
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
-        return self.neighbours_of_many([memory_id], filt, limit=limit).get(memory_id, [])
+        return linked_memories(self, memory_id, filt, limit)
 
-    def neighbours_of_many(
-        self, memory_ids: Sequence[str], filt: MemoryFilter, *, limit: int = 20, known: Collection[str] = ()
-    ) -> dict[str, list[Memory]]:
-        # One narrow query ranks every parent's neighbours (ids only, LATERAL keeps each parent's
-        # newest ``limit``) and one more loads the rows to return: neighbours in ``known`` never are.
-        where, params = filter_sql(filt)
-        wanted = list(dict.fromkeys(memory_ids))
-        if not wanted:
+    def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
+        if not ids:
             return {}
+        where, params = filter_sql(filt)
         with self.db.read() as conn:
-            pairs = conn.execute(
-                "SELECT p.parent, n.id FROM unnest(%s::text[]) WITH ORDINALITY AS p(parent, nth),"
-                " LATERAL (SELECT m.id, row_number() OVER (ORDER BY m.created_at DESC, m.seq DESC) AS k"
-                " FROM memories m WHERE m.id IN (SELECT to_id FROM memory_links WHERE from_id = p.parent)"
-                f" AND {where} ORDER BY m.created_at DESC, m.seq DESC LIMIT %s) n ORDER BY p.nth, n.k",
-                [wanted, *params, limit],
-            ).fetchall()
-            load = list(dict.fromkeys(i for _, i in pairs if i not in known))
-            memories = {m.id: m for m in self._select(conn, "m.id = ANY(%s)", [load])} if load else {}
-        found: dict[str, list[Memory]] = {}
-        for parent, memory_id in pairs:
-            if memory_id in memories:
-                found.setdefault(parent, []).append(memories[memory_id])
-        return found
+            rows = conn.execute(f"SELECT m.id, m.created_at FROM memories m WHERE m.id = ANY(%s) AND {where}",
+                                [list(dict.fromkeys(ids)), *params]).fetchall()
+        return {memory_id: created_at for memory_id, created_at in rows}
 
     def change_token(self) -> object | None:
         return None  # many hosts write one database: no cheap way to know, so recall is not cached

@@ -237,9 +237,7 @@ class MemoryStoreContract(TemporalContract):
         assert deep.hits[1].via == deep.hits[0].memory.id
         assert 0 < deep.hits[1].score < deep.hits[0].score and deep.hits[1].parts.link > 0
 
-    def test_neighbours_of_many_answers_each_parent_like_neighbours(
-        self, mem: Engram, store: MemoryStore, clock: FakeClock
-    ) -> None:
+    def test_neighbours_newest_first_and_matching_ids(self, mem: Engram, store: MemoryStore, clock: FakeClock) -> None:
         for name in ("hub", "a", "b", "c", "lone"):
             clock.advance(1)
             mem.remember(f"memory {name}", key=name, tags=["odd"] if name == "b" else [])
@@ -248,26 +246,58 @@ class MemoryStoreContract(TemporalContract):
         mem.link("a", "b")
         ids = {name: mem.get(name).id for name in ("hub", "a", "b", "c", "lone")}
         visible = MemoryFilter(scopes=Scope("alice").visible())
-        found = store.neighbours_of_many([ids["hub"], ids["a"], ids["lone"], ids["hub"]], visible, limit=2)
-        # Newest first, at most ``limit`` per parent, no entry for a parent without neighbours.
-        assert {p: [m.key for m in ms] for p, ms in found.items()} == {ids["hub"]: ["c", "b"], ids["a"]: ["b", "hub"]}
-        for parent in (ids["hub"], ids["a"]):
-            assert found[parent] == store.neighbours(parent, visible, limit=2)
-        assert found[ids["a"]][0].links == tuple(sorted((ids["hub"], ids["a"])))
+        # Newest first, at most ``limit``.
+        assert [m.key for m in store.neighbours(ids["hub"], visible, limit=2)] == ["c", "b"]
+        assert [m.key for m in store.neighbours(ids["a"], visible)] == ["b", "hub"]
+        assert store.neighbours(ids["lone"], visible) == [] and store.neighbours("no-such-id", visible) == []
         narrowed = MemoryFilter(scopes=Scope("alice").visible(), tags=("odd",))
-        assert {p: [m.key for m in ms] for p, ms in store.neighbours_of_many(list(ids.values()), narrowed).items()} == {
-            ids["hub"]: ["b"], ids["a"]: ["b"]}
-        assert store.neighbours_of_many([], visible) == {}
-        # Known neighbours still take their place within ``limit`` but are not returned.
-        known = store.neighbours_of_many([ids["hub"], ids["a"]], visible, limit=2, known={ids["c"], ids["b"]})
-        assert {p: [m.key for m in ms] for p, ms in known.items()} == {ids["a"]: ["hub"]}
-        # Through recall: three hops along a chain, each hop one call for the whole frontier.
+        assert [m.key for m in store.neighbours(ids["hub"], narrowed)] == ["b"]
+        # Which ids the filter lets through, with their dates; no row is needed for that.
+        assert store.matching_ids([ids["a"], ids["b"], "no-such-id"], narrowed) == {ids["b"]: mem.get("b").created_at}
+        assert set(store.matching_ids(list(ids.values()), visible)) == set(ids.values())
+        assert store.matching_ids([ids["a"]], MemoryFilter(scopes=(Scope("bob"),))) == {}
+        assert store.matching_ids([], visible) == {}
+        # Through recall: three hops along a chain.
         mem.remember("zebra start", key="z0")
         for i in range(1, 4):
             mem.remember(f"step {i}", key=f"z{i}", links=[f"z{i - 1}"])
         deep = mem.recall("zebra", depth=3)
         assert [h.memory.key for h in deep] == ["z0", "z1", "z2", "z3"]
         assert [h.via for h in deep][1:] == [deep.hits[0].memory.id, deep.hits[1].memory.id, deep.hits[2].memory.id]
+
+    def test_each_hop_adds_at_most_limit_neighbours_parents_taking_turns(self, mem: Engram, clock: FakeClock) -> None:
+        # Two hits; "apple" links five memories, "apricot" two (one shared with "apple"). Each hop
+        # adds at most ``limit`` neighbours: the hits take turns best first, each its newest not
+        # yet taken, and the hop reads grouped by parent. The same answer on every backend.
+        mem.remember("orchard apple", key="apple", importance=1.0)
+        mem.remember("orchard apricot from the far south field", key="apricot", importance=0.2)
+        for i in range(5):
+            clock.advance(1)
+            mem.remember(f"note {i}", key=f"n{i}", links=["apple"])
+        clock.advance(1)
+        mem.remember("pit", key="pit", links=["apricot"])
+        mem.link("apricot", "n4")  # apple's newest neighbour too
+        for i in range(4):
+            clock.advance(1)
+            mem.remember(f"leaf {i}", key=f"leaf{i}", links=["n3"])
+
+        def keys(limit: int, depth: int) -> list[str]:
+            return [h.memory.key for h in mem.recall("orchard", limit=limit, depth=depth, touch=False)]
+
+        assert keys(2, 0) == ["apple", "apricot"]
+        # Turn 1: apple takes n4; apricot's newest is n4, taken, so it takes pit.
+        assert keys(2, 1) == ["apple", "apricot", "n4", "pit"]
+        # Turn 2 from apple (n3) fills the third place; grouped by parent: apple's, then apricot's.
+        assert keys(3, 1) == ["apple", "apricot", "n4", "n3", "pit"]
+        unbounded = keys(20, 1)
+        assert unbounded[:2] == ["apple", "apricot"] and sorted(unbounded[2:]) == ["n0", "n1", "n2", "n3", "n4", "pit"]
+        # Hop 2 is bounded too: n3's four leaves (n4 and pit have no new neighbours) give three.
+        assert keys(3, 2) == ["apple", "apricot", "n4", "n3", "pit", "leaf3", "leaf2", "leaf1"]
+        deep = mem.recall("orchard", limit=3, depth=2, touch=False)
+        assert len(deep) <= 3 * (2 + 1)
+        vias = {h.memory.key: h.via for h in deep}
+        assert vias["n4"] == vias["n3"] == mem.get("apple").id and vias["pit"] == mem.get("apricot").id
+        assert vias["leaf3"] == vias["leaf2"] == vias["leaf1"] == mem.get("n3").id
 
     def test_search_context_helps_find_without_being_content(self, mem: Engram) -> None:
         turn = mem.remember("Bob: Yes, it was beautiful!",

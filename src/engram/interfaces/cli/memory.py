@@ -83,7 +83,7 @@ def recall(
     query: str = typer.Argument(..., help="What to look for, in plain words."),
     limit: int | None = typer.Option(None, "--limit", "-n", help="How many results, 1-100 (default from settings)."),
     offset: int = typer.Option(0, "--offset", help="Skip this many results: the next page (offset + limit <= 1000)."),
-    depth: int = typer.Option(0, "--depth", help="Follow links this many hops (0-3)."),
+    depth: int = typer.Option(0, "--depth", help="Follow links this many hops (0-3), each adding at most --limit memories."),
     min_relevance: float | None = typer.Option(None, "--min-relevance", help="Drop results scoring below this (0-1)."),
     mode: str = typer.Option("auto", "--mode", help="auto, hybrid, text or vector."),
     category: list[str] | None = CategoryOpt,

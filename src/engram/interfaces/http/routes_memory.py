@@ -70,7 +70,7 @@ def search(
     layer: str | None = None,
     tag: Annotated[list[str] | None, Query()] = None,
     min_relevance: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
-    depth: Annotated[int, Query(ge=0, le=3)] = 0,
+    depth: Annotated[int, Query(ge=0, le=3, description="Link hops to follow; each adds at most `limit` linked memories.")] = 0,
     mode: Literal["auto", "hybrid", "text", "vector"] = "auto",
     touch: Annotated[bool | None, Query(description="false: a look, not a use (no access mark, no strengthening); "
                                                     "default: recall.touch_on_recall")] = None,

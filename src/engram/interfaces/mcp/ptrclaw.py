@@ -33,7 +33,8 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
     @server.tool(title="Search memory entries", annotations=READ, description=(
-        "Search memory entries by query, best first. depth=1 also includes entries linked to the matches."))
+        "Search memory entries by query, best first. depth=1 also includes entries linked to the matches "
+        "(at most `limit` more; each further hop adds at most `limit` too)."))
     def memory_recall(
         query: str,
         limit: Annotated[int, Field(ge=1, le=100)] = 5,

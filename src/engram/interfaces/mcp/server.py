@@ -144,7 +144,9 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         filters: Annotated[dict[str, Any] | None, Field(
             description="Optional: {\"tags\": [...] (all must match), \"session_id\": \"...\", "
                         "\"category\": \"knowledge\", \"type\": \"decision\"}.")] = None,
-        depth: Annotated[int, Field(ge=0, le=3, description="1 also returns memories linked to the matches.")] = 0,
+        depth: Annotated[int, Field(ge=0, le=3, description=(
+            "1 also returns memories linked to the matches (at most `limit` more); 2-3 follow links further, "
+            "each hop adding at most `limit`."))] = 0,
         when: Annotated[str | None, Field(
             description="Only what happened then: yesterday, last week, in March, since Monday, two days ago. "
                         "A phrase like that inside the query works too.")] = None,
