@@ -54,6 +54,7 @@ from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
+from engram.visibility import narrow_links, narrow_result
 from engram.writes import PendingWrite, WriteQueue, embed_texts, identity_warning, not_embedded
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ class Engram:
         self.origin = origin
         self.events = events or EventBus()
         self.scope = make_scope(agent, session)
+        # What this view may read by id (``get``): the memories whose links it is shown (engram.visibility).
+        self._readable = MemoryFilter(scopes=self.scope.visible(), include_superseded=True)
         self.metrics = metrics or Metrics()
         # Recall and embedding latencies are recorded for `engram stats`.
         self.writes = writes or WriteQueue(store, None)
@@ -348,13 +351,12 @@ class Engram:
         # Stored with whatever other callers queued meanwhile: one embedding batch, one commit.
         result = self.writes.write(PendingWrite(draft, key_from_content(draft.content),
                                                 tuple(t.id for t in link_targets), self.clock()))
-        if pii_warnings:
-            result = WriteResult(result.memory, result.action, (*result.warnings, *pii_warnings))
         if result.action in ("created", "updated"):
             self._emit("stored" if result.action == "created" else "updated", [result.memory])
         if link_targets:
             self._emit("linked", [result.memory, *link_targets])
-        return result
+        # Listeners above (file sync, audit) are the operator's; the caller sees what it may read.
+        return WriteResult(self._shown([result.memory])[0], result.action, (*result.warnings, *pii_warnings))
 
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None
@@ -394,10 +396,9 @@ class Engram:
         warnings = tuple(self._embed(changed))
         for kind in ("created", "updated"):
             self._emit("stored" if kind == "created" else "updated", [r.memory for r in results if r.action == kind])
-        if warnings or any(pii_warnings):
-            results = [WriteResult(r.memory, r.action, r.warnings + pii + warnings)
-                       for r, pii in zip(results, pii_warnings, strict=True)]
-        return results
+        shown = self._shown([r.memory for r in results])
+        return [WriteResult(m, r.action, r.warnings + pii + warnings)
+                for m, r, pii in zip(shown, results, pii_warnings, strict=True)]
 
     def update(
         self,
@@ -454,7 +455,7 @@ class Engram:
         self.store.set_superseded(old.id, new.id, now=now, valid_until=new.valid_from if new.valid_from is not None else now)
         closed = self.store.get(old.id, self._filter()) or old
         self._emit("updated", [closed], f"superseded by {new.key}")
-        return closed
+        return self._shown([closed])[0]
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
@@ -473,7 +474,12 @@ class Engram:
     # --- reading ---------------------------------------------------------------------------
     def find(self, ref: str) -> Memory | None:
         """The memory with this id, or this key in the visible scopes (most specific first)."""
-        return self.store.get(parse_ref(ref), self._filter())
+        memory = self.store.get(parse_ref(ref), self._filter())
+        return None if memory is None else self._shown([memory])[0]
+
+    def _shown(self, memories: Sequence[Memory]) -> list[Memory]:
+        """``memories`` as this view may see them: ``links`` only to memories it may read."""
+        return narrow_links(self.store, memories, self._readable)
 
     def get(self, ref: str) -> Memory:
         """Like ``find`` but raises ``NotFoundError``."""
@@ -494,7 +500,7 @@ class Engram:
         if order not in ORDERS:
             raise ValidationError("order", f"unknown order {order!r}", ORDERS)
         limit, offset = parse_limit(limit, MAX_LIST_LIMIT), parse_offset(offset)
-        return self.store.list(self._filter(filters, scope=scope), order=order, limit=limit, offset=offset)
+        return self._shown(self.store.list(self._filter(filters, scope=scope), order=order, limit=limit, offset=offset))
 
     def most_important(self, limit: int = 10, filters: Filters | None = None) -> list[Memory]:
         return self.list(filters, order="importance", limit=limit)
@@ -530,7 +536,9 @@ class Engram:
         ``limit`` is 1 to ``MAX_RECALL_LIMIT`` (100); ``offset`` skips that many hits, for the next
         page (``offset + limit`` at most ``MAX_RECALL_WINDOW``).
 
-        ``depth`` 1 adds linked neighbours of the hits; ``mode`` is auto, hybrid, text or vector.
+        ``depth`` 1-3 follows links that many hops, each hop adding at most ``limit`` linked
+        memories (the hits taking turns, best first; ``Hit.via`` names the parent); ``mode`` is
+        auto, hybrid, text or vector.
         An embedder failure falls back to full text with a note; nothing relevant is an empty
         result with a note. Recalled memories are marked accessed and strengthened (recall count
         +1, importance + ``lifecycle.strengthen.importance_boost``) unless ``touch=False`` or
@@ -590,7 +598,7 @@ class Engram:
                         happened_before=_earlier(filt.happened_before, span.end))
         note = f"time: {span.describe(self.time.zone)}"
         if not read.query:  # the query was only a time phrase: what happened then, latest first
-            memories = self.store.list(timed, order="recent", limit=limit)
+            memories = self._shown(self.store.list(timed, order="recent", limit=limit))
             hits = tuple(Hit(m, 1.0, ScoreParts(fused=1.0)) for m in memories)
             return RecallResult(hits, "time", (note,) if hits else (note, "nothing relevant: no memory in that time"))
         result = self._recall(RecallRequest(read.query, timed, limit, depth, min_relevance, mode))
@@ -629,6 +637,7 @@ class Engram:
         if result is None:
             with self.metrics.timed("recall"):
                 result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
+                result = narrow_result(self.store, result, self._readable)  # cached as this view sees it
             if all(note.startswith("nothing relevant") for note in result.notes):  # never keep a fallback
                 self.recall_cache.put(cache_key, token, result)
         return result
@@ -669,13 +678,15 @@ class Engram:
                 raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")
             cutoff = self.clock() - older_than_s
             targets = self._all(self._filter(replace(base, until=cutoff)))
+        shown = self._shown(targets)  # before the links go with them
         if dry_run or not targets:
-            return targets
+            return shown
         if ref is None and self.guard is not None:
             self.guard("bulk-forget")
         removed = self.store.delete([m.id for m in targets])
         self._emit("forgotten", removed, reason)
-        return removed
+        gone = {m.id for m in removed}
+        return [m for m in shown if m.id in gone]
 
     def _all(self, filt: MemoryFilter) -> list[Memory]:
         out: list[Memory] = []
@@ -703,12 +714,14 @@ class Engram:
         return removed
 
     def neighbours(self, ref: str, limit: int = 20) -> list[Memory]:
-        return self.store.neighbours(self.get(ref).id, self._filter(), limit=limit)
+        """The memories linked to ``ref`` that this view may read, newest first."""
+        return self._shown(self.store.neighbours(self.get(ref).id, self._filter(), limit=limit))
 
     # --- snapshots -------------------------------------------------------------------------
     def export_snapshot(self, *, scope: ScopeChoice | None = None) -> str:
         """All visible memories (or one scope's) as a JSON snapshot; embeddings are never included."""
-        return snapshot.dump(self._all(self._filter(Filters(include_superseded=True), scope=scope)))
+        # Links are kept to memories this view may read: a snapshot is a door like any other.
+        return snapshot.dump(self._shown(self._all(self._filter(Filters(include_superseded=True), scope=scope))))
 
     def import_snapshot(
         self, document: str | bytes, *, progress: Callable[[int, int], None] | None = None

@@ -121,7 +121,8 @@ def make_scope(agent: str | None, session: str | None) -> Scope:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """One stored memory. ``links`` holds the ids of linked memories (bidirectional)."""
+    """One stored memory. ``links`` holds the ids of linked memories (bidirectional): every one
+    as a store returns it, those its reader may read as ``Engram`` hands it out."""
 
     id: str
     key: str

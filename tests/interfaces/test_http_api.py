@@ -131,6 +131,25 @@ def test_agents_are_isolated(served: Served) -> None:
         assert a.get(f"/api/v1/memory/{sid}").json()["content"] == "alice's secret plan involves tulips"
 
 
+def test_links_never_name_another_agents_memory(served: Served) -> None:
+    # Alice links her secret to a global memory: Bob reads the global memory through every door
+    # that shows links, and never learns the secret's id.
+    with served.client(served.alice) as a, served.client(served.bob) as b:
+        shared = _store(a, "the greenhouse opens at seven", scope="global", key="greenhouse")
+        secret = _store(a, "alice hides the greenhouse key under a pot", links=["greenhouse"])
+        gid, sid = shared["memory_id"], secret["memory_id"]
+        assert a.get(f"/api/v1/memory/{gid}").json()["links"] == [sid]
+        assert b.get(f"/api/v1/memory/{gid}").json()["links"] == []
+        assert b.get(f"/api/v1/memory/{gid}/links").json()["memory"]["links"] == []
+        hits = b.get("/api/v1/memory/search", params={"q": "greenhouse", "depth": 1}).json()["hits"]
+        assert [h["memory"]["id"] for h in hits] == [gid] and hits[0]["memory"]["links"] == []
+        assert all(m["links"] == [] for m in b.get("/api/v1/memory").json()["memories"])
+        assert b.patch(f"/api/v1/memory/{gid}", json={"importance": 0.7}).json()["memory"]["links"] == []
+        assert sid not in b.get("/api/v1/export").text
+        graph = b.get("/api/v1/graph").json()
+        assert sid not in json.dumps(graph)
+
+
 def test_sessions_narrow_an_agent(served: Served) -> None:
     with served.client(served.alice, **{"X-Engram-Session": "s1"}) as s1, \
             served.client(served.alice, **{"X-Engram-Session": "s2"}) as s2, served.client(served.alice) as agent:

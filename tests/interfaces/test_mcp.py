@@ -124,10 +124,19 @@ def test_streamable_http_tools_isolation_and_auth(served: Served) -> None:
     async def run() -> None:
         async with Client(_http(served, served.alice)) as alice:
             await _exercise_tools(alice)
-            _data(await alice.call_tool("remember", {"content": "alice keeps the tulip bulbs in the shed"}))
+            bulbs = _data(await alice.call_tool("remember", {"content": "alice keeps the tulip bulbs in the shed"}))
+            shared = _data(await alice.call_tool("remember", {"content": "the potting roof leaks", "scope": "global"}))
+            await alice.call_tool("link", {"source": shared["memory_id"], "target": bulbs["memory_id"]})
+            assert _data(await alice.call_tool("get", {"memory_id": shared["memory_id"]}))["links"] == [bulbs["memory_id"]]
         async with Client(_http(served, served.bob)) as bob:
             assert _data(await bob.call_tool("recall", {"query": "tulip bulbs shed"}))["results"] == []
             assert json.loads((await bob.read_resource("engram://core")).contents[0].text) == []
+            # The global memory is linked to alice's: bob sees it, never the id of alice's.
+            assert _data(await bob.call_tool("get", {"memory_id": shared["memory_id"]}))["links"] == []
+            found = _data(await bob.call_tool("recall", {"query": "potting roof", "depth": 1}))["results"]
+            assert [r["memory_id"] for r in found] == [shared["memory_id"]] and "links" not in found[0]["context"]
+            ptr = _data(await bob.call_tool("memory_recall", {"query": "potting roof", "depth": 1}))
+            assert all(entry["links"] == [] for entry in ptr["entries"])
         async with Client(_http(served, served.alice, session="s1")) as s1:
             note = _data(await s1.call_tool("remember", {"content": "session one scratch note", "scope": "session"}))
             hits = _data(await s1.call_tool("recall", {"query": "scratch note", "filters": {"session_id": "s1"}}))

@@ -118,3 +118,21 @@ def test_export_to_a_missing_folder_creates_it_and_an_unwritable_path_is_a_clear
     refused = engram(isolated_home, "export", str(blocker / "snap.json"))
     assert refused.returncode == 2
     assert "internal error" not in refused.stderr and "path" in refused.stderr
+
+
+def test_links_to_another_agents_memory_are_not_shown(isolated_home: Path, tmp_path: Path) -> None:
+    # A global memory linked to alice's: bob sees the global memory, never the id of alice's.
+    assert engram(isolated_home, "remember", "the boiler is serviced in May", "--key", "boiler", "--scope",
+                  "global").returncode == 0
+    assert engram(isolated_home, "--agent", "alice", "remember", "alice has the boiler warranty", "--key",
+                  "warranty", "--link", "boiler").returncode == 0
+    secret = json.loads(engram(isolated_home, "--agent", "alice", "--json", "get", "warranty").stdout)["id"]
+    assert json.loads(engram(isolated_home, "--agent", "alice", "--json", "get", "boiler").stdout)["links"] == [secret]
+    bob = ("--agent", "bob", "--json")
+    assert json.loads(engram(isolated_home, *bob, "get", "boiler").stdout)["links"] == []
+    assert json.loads(engram(isolated_home, *bob, "list").stdout)[0]["links"] == []
+    found = json.loads(engram(isolated_home, *bob, "recall", "boiler serviced", "--depth", "1").stdout)["hits"]
+    assert [h["memory"]["key"] for h in found] == ["boiler"] and found[0]["memory"]["links"] == []
+    snapshot = tmp_path / "bob.json"
+    assert engram(isolated_home, "--agent", "bob", "export", str(snapshot)).returncode == 0
+    assert secret not in snapshot.read_text()

@@ -101,6 +101,34 @@ class MemoryStoreContract(TemporalContract):
             bob.forget("plan")
         assert mem.count() == 1
 
+    def test_links_show_only_memories_the_reader_may_read(self, mem: Engram, store: MemoryStore) -> None:
+        # Alice and Bob each link a memory of their own to one global memory: its stored links
+        # name both, but neither agent may learn the other's memory, not even its id.
+        shared = mem.remember("shared office wifi password rotation", key="wifi", scope="global").memory
+        alices = mem.remember("alice keeps the wifi router manual", key="manual", links=["wifi"]).memory
+        bob = mem.for_agent("bob")
+        bobs = bob.remember("bob suspects the wifi router", key="suspect", links=["wifi"]).memory
+        session = mem.for_session("s1")
+        private = session.remember("session scratch about wifi", key="scratch", scope="session", links=["wifi"]).memory
+        assert set(store.get_many([shared.id])[0].links) == {alices.id, bobs.id, private.id}  # the store holds all
+        for view, own, hidden in ((mem, {alices.id}, {bobs.id, private.id}), (bob, {bobs.id}, {alices.id, private.id}),
+                                  (session, {alices.id, private.id}, {bobs.id})):
+            seen = [view.get("wifi"), view.find(shared.id), *view.list(), *view.list(scope="global"),
+                    *view.recall("wifi", depth=1, touch=False).memories, *view.neighbours(next(iter(own))),
+                    view.remember("shared office wifi password rotation", key="wifi", scope="global").memory,
+                    view.update("wifi", importance=0.6).memory, *view.forget(query="wifi password", dry_run=True),
+                    *(r.memory for r in view.remember_many(
+                        [{"content": "shared office wifi password rotation", "key": "wifi", "scope": "global"}]))]
+            shown = [m for m in seen if m.id == shared.id]
+            assert len(shown) >= 9 and all(set(m.links) == own for m in shown), view.scope
+            assert not hidden & {i for m in seen for i in m.links}
+            exported = json.loads(view.export_snapshot())["memories"]
+            assert shared.id in {entry["id"] for entry in exported}
+            assert not hidden & {i for entry in exported for i in entry["links"]}
+        # Forgetting returns what was forgotten as its reader saw it.
+        gone = bob.forget(shared.id)
+        assert [m.id for m in gone] == [shared.id] and gone[0].links == (bobs.id,)
+
     def test_recall_finds_own_memory_under_many_better_matches_of_others(self, mem: Engram) -> None:
         bob = mem.for_agent("bob")
         bob.remember_many({"content": f"apple apple apple note {i}"} for i in range(300))

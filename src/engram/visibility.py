@@ -1,0 +1,40 @@
+"""What a reader sees of a memory's links: only the linked memories it may read itself.
+
+A link can join memories that no single reader sees both of: agent A's memory and agent B's both
+link to a global one, so the global memory's stored ``links`` name a memory of each agent (files
+sync and imports can also link across agents directly). Stores return every link (they are the
+operator's view: file sync, exports, migration); ``Engram`` passes each memory it hands out
+through ``narrow_links`` with the filter of what its view may read, so one agent never learns
+another's memories, not even their ids, through any door (library, CLI, HTTP, MCP, snapshots).
+
+Links to memories already at hand (the same answer) need no question: the reader was given them.
+The others are checked with one ``matching_ids`` query; a memory without links costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from engram.model import Memory, MemoryFilter, RecallResult
+from engram.store.base import MemoryStore
+
+
+def narrow_links(store: MemoryStore, memories: Sequence[Memory], readable: MemoryFilter) -> list[Memory]:
+    """``memories`` (all readable through ``readable``) with ``links`` kept to readable memories."""
+    at_hand = {m.id for m in memories}
+    unknown = set().union(*(m.links for m in memories)).difference(at_hand)
+    if not unknown:
+        return list(memories)
+    allowed = at_hand.union(store.matching_ids(list(unknown), readable))
+    return [m if allowed.issuperset(m.links) else replace(m, links=tuple(i for i in m.links if i in allowed))
+            for m in memories]
+
+
+def narrow_result(store: MemoryStore, result: RecallResult, readable: MemoryFilter) -> RecallResult:
+    """A recall's hits with their memories' links narrowed as ``narrow_links`` does."""
+    memories = narrow_links(store, [hit.memory for hit in result.hits], readable)
+    if all(m is hit.memory for m, hit in zip(memories, result.hits, strict=True)):
+        return result
+    hits = tuple(hit if m is hit.memory else replace(hit, memory=m) for m, hit in zip(memories, result.hits, strict=True))
+    return replace(result, hits=hits)
