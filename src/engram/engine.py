@@ -54,7 +54,7 @@ from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
-from engram.visibility import narrow_links, narrow_result
+from engram.visibility import narrow_links
 from engram.writes import PendingWrite, WriteQueue, embed_texts, identity_warning, not_embedded
 
 if TYPE_CHECKING:
@@ -637,7 +637,6 @@ class Engram:
         if result is None:
             with self.metrics.timed("recall"):
                 result = recall(self.store, request, self.recall_settings, embedder=self.embedder, clock=self.clock)
-                result = narrow_result(self.store, result, self._readable)  # cached as this view sees it
             if all(note.startswith("nothing relevant") for note in result.notes):  # never keep a fallback
                 self.recall_cache.put(cache_key, token, result)
         return result

@@ -17,7 +17,9 @@ The pipeline, for a query in a set of visible scopes:
    ``(1 - w) + w * importance``; a relevant old memory can still outrank an irrelevant new one;
 6. ``min_relevance`` cut, optional MMR diversity, the limit;
 7. ``depth`` link expansion: each hop adds at most ``limit`` neighbours of the previous hop's
-   memories (parents take turns, best first), each with a share of its parent's score.
+   memories (parents take turns, best first), each with a share of its parent's score;
+8. each hit's ``links`` kept to memories in the scopes searched (``engram.visibility``): the
+   reader's, since ``Engram`` searches the scopes its view may read.
 
 Nothing relevant gives an empty result with a note saying why, never padding.
 """
@@ -36,6 +38,7 @@ from engram.config import RecallSettings
 from engram.errors import EngramError
 from engram.model import Hit, Memory, MemoryFilter, RecallResult, ScoreParts
 from engram.store.base import MemoryStore, newest_first
+from engram.visibility import narrow_hits
 
 
 class TextEmbedder(Protocol):
@@ -124,8 +127,14 @@ def recall(
     if use_mmr:
         hits = _mmr(hits, store, settings.mmr_lambda, request.limit)
     hits = hits[: request.limit]
+    passed: dict[str, float] = {}  # links expansion found the filter lets through
     if request.depth > 0 and hits:
-        hits = _expand_links(store, hits, request, settings)
+        hits = _expand_links(store, hits, request, settings, passed)
+    if hits:
+        # Every candidate and every link expansion let through matched the filter, so is readable:
+        # only the other links are asked about.
+        readable = MemoryFilter(scopes=request.filt.scopes, include_superseded=True)
+        hits = narrow_hits(store, hits, readable, candidates.keys() | passed.keys())
     if not hits:
         reason = "no memory matched the query" if not pool_candidates else f"no memory scored above {threshold:g}"
         notes.append(f"nothing relevant: {reason}")
@@ -262,7 +271,8 @@ def _mmr(hits: list[Hit], store: MemoryStore, lam: float, limit: int) -> list[Hi
     return chosen + rest
 
 
-def _expand_links(store: MemoryStore, hits: list[Hit], request: RecallRequest, settings: RecallSettings) -> list[Hit]:
+def _expand_links(store: MemoryStore, hits: list[Hit], request: RecallRequest, settings: RecallSettings,
+                  created: dict[str, float]) -> list[Hit]:
     """Follow links ``depth`` hops, each hop adding at most ``request.limit`` neighbours (deduplicated);
     a neighbour inherits a share of its parent's score.
 
@@ -280,10 +290,9 @@ def _expand_links(store: MemoryStore, hits: list[Hit], request: RecallRequest, s
     best hits first when places run out. Newest first within a parent is ``neighbours``' order
     (a recent note is likelier current). The choice is made here, once, from ids and dates every
     backend answers alike (``matching_ids``, ``newest_first``), so every backend returns the same
-    neighbours."""
+    neighbours. ``created`` receives the links the filter lets through, with their dates."""
     budget = request.limit
     seen = {hit.memory.id for hit in hits}
-    created: dict[str, float] = {}  # links the filter lets through, with their dates
     refused: set[str] = set()  # links it does not
     result = list(hits)
     frontier = list(hits)

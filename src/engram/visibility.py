@@ -7,34 +7,38 @@ operator's view: file sync, exports, migration); ``Engram`` passes each memory i
 through ``narrow_links`` with the filter of what its view may read, so one agent never learns
 another's memories, not even their ids, through any door (library, CLI, HTTP, MCP, snapshots).
 
-Links to memories already at hand (the same answer) need no question: the reader was given them.
-The others are checked with one ``matching_ids`` query; a memory without links costs nothing.
+Links to memories already at hand (the same answer) need no question: the reader was given them;
+nor do those the caller already knows readable (recall's link expansion has just asked about
+most of them). The others are checked with one ``matching_ids`` query; a memory without links
+costs nothing. Recall narrows its hits itself (``search.recall``, with the scopes it searched).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from engram.model import Memory, MemoryFilter, RecallResult
+from engram.model import Hit, Memory, MemoryFilter
 from engram.store.base import MemoryStore
 
 
-def narrow_links(store: MemoryStore, memories: Sequence[Memory], readable: MemoryFilter) -> list[Memory]:
-    """``memories`` (all readable through ``readable``) with ``links`` kept to readable memories."""
+def narrow_links(
+    store: MemoryStore, memories: Sequence[Memory], readable: MemoryFilter, known: Collection[str] = ()
+) -> list[Memory]:
+    """``memories`` (all readable through ``readable``) with ``links`` kept to readable memories;
+    ``known``: ids the caller knows ``readable`` lets through."""
     at_hand = {m.id for m in memories}
-    unknown = set().union(*(m.links for m in memories)).difference(at_hand)
-    if not unknown:
-        return list(memories)
-    allowed = at_hand.union(store.matching_ids(list(unknown), readable))
+    unknown = set().union(*(m.links for m in memories)).difference(at_hand, known)
+    allowed = at_hand.union(known)
+    if unknown:
+        allowed.update(store.matching_ids(list(unknown), readable))
     return [m if allowed.issuperset(m.links) else replace(m, links=tuple(i for i in m.links if i in allowed))
             for m in memories]
 
 
-def narrow_result(store: MemoryStore, result: RecallResult, readable: MemoryFilter) -> RecallResult:
-    """A recall's hits with their memories' links narrowed as ``narrow_links`` does."""
-    memories = narrow_links(store, [hit.memory for hit in result.hits], readable)
-    if all(m is hit.memory for m, hit in zip(memories, result.hits, strict=True)):
-        return result
-    hits = tuple(hit if m is hit.memory else replace(hit, memory=m) for m, hit in zip(memories, result.hits, strict=True))
-    return replace(result, hits=hits)
+def narrow_hits(
+    store: MemoryStore, hits: Sequence[Hit], readable: MemoryFilter, known: Collection[str] = ()
+) -> list[Hit]:
+    """Recall's hits with their memories' links narrowed as ``narrow_links`` does."""
+    memories = narrow_links(store, [hit.memory for hit in hits], readable, known)
+    return [hit if m is hit.memory else replace(hit, memory=m) for m, hit in zip(memories, hits, strict=True)]
