@@ -19,7 +19,10 @@ on its own, never in the overall figure), and recall latency including the query
 last ``--holdout`` conversations of the file are the part no constant of engram's was chosen on.
 
     python bench/recall_quality.py [--data PATH] [--json] [--conversations N] [--holdout N]
-                                   [--protocols alone,neighbours]
+                                   [--protocols alone,neighbours] [--backend sqlite|postgres]
+
+With ``--backend postgres`` a throw-away PostgreSQL server (``engram.testing.pg_server``) is
+started for the run and each conversation gets a fresh database on it.
 """
 
 from __future__ import annotations
@@ -33,8 +36,11 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import count
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -111,7 +117,42 @@ def plain_fts5(conversation: Conversation) -> Callable[[str], list[str]]:
     return search
 
 
-def run_protocol(items: list[Conversation], protocol: str, backend: str, holdout: int) -> dict:
+class Databases:
+    """Where each fresh store lives: a temporary folder (file backends) and, on PostgreSQL, a new
+    database on the run's throw-away server."""
+
+    def __init__(self, backend: str, server: Any = None) -> None:
+        self.backend, self.server = backend, server
+        self._numbers = count()
+
+    @contextmanager
+    def settings(self, home: Path) -> Iterator[Any]:
+        url = None
+        if self.server is not None:
+            name = f"recall_{next(self._numbers)}"
+            self.server.execute(f"CREATE DATABASE {name}")
+            url = self.server.url(name)
+        # No embedding cache: every recall's latency includes embedding its query.
+        yield load_settings(home=home, backend=self.backend, database_url=url, agent="bench",
+                            embeddings={"cache": False})
+
+
+@contextmanager
+def databases(backend: str) -> Iterator[Databases]:
+    if backend != "postgres":
+        yield Databases(backend)
+        return
+    from engram.testing import pg_server
+
+    with tempfile.TemporaryDirectory(prefix="engram-recall-pg-") as folder:
+        server = pg_server.start(Path(folder) / "data")
+        try:
+            yield Databases(backend, server)
+        finally:
+            server.stop()
+
+
+def run_protocol(items: list[Conversation], protocol: str, dbs: Databases, holdout: int) -> dict:
     names = [*MODES, REFERENCE]
     # rows[part][mode][category] -> per-query scores
     rows: dict[str, dict[str, dict[str, list[dict[str, float]]]]] = {
@@ -124,9 +165,7 @@ def run_protocol(items: list[Conversation], protocol: str, backend: str, holdout
         part = "held-out" if conversation.sample_id in held_out else "tuned"
         reference = plain_fts5(conversation)
         with tempfile.TemporaryDirectory() as home:
-            # No embedding cache: every recall's latency includes embedding its query.
-            settings = load_settings(home=Path(home), backend=backend, agent="bench", embeddings={"cache": False})
-            with Engram.from_settings(settings) as mem:
+            with dbs.settings(Path(home)) as settings, Engram.from_settings(settings) as mem:
                 index_seconds += ingest(mem, conversation, protocol)
                 turns += len(conversation.turns)
                 for question in conversation.questions:
@@ -172,7 +211,8 @@ def run(data: Path, conversations: int | None, backend: str, *, protocols: tuple
         holdout: int = 2) -> dict:
     items = load(data)[:conversations]
     holdout = min(holdout, max(len(items) - 1, 0))
-    report: dict = {name: run_protocol(items, name, backend, holdout) for name in protocols}
+    with databases(backend) as dbs:
+        report: dict = {name: run_protocol(items, name, dbs, holdout) for name in protocols}
     report["evidence"] = {"repaired": sum(c.repaired for c in items), "dropped": sum(c.dropped for c in items)}
     return report
 
@@ -215,7 +255,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--holdout", type=int, default=2, help="the last N conversations are reported apart (default 2)")
     parser.add_argument("--protocols", default=",".join(PROTOCOLS), help="alone, neighbours or both (default)")
-    parser.add_argument("--backend", default="sqlite", help="memory backend (default sqlite)")
+    parser.add_argument("--backend", default="sqlite",
+                        help="memory backend (default sqlite); postgres starts a throw-away server")
     args = parser.parse_args()
     protocols = tuple(p.strip() for p in args.protocols.split(",") if p.strip())
     unknown = [p for p in protocols if p not in PROTOCOLS]
