@@ -121,6 +121,44 @@ def test_vector_candidates_get_their_exact_text_scores(path: Path) -> None:
         assert got[memory_id] == pytest.approx(score, rel=1e-9)
 
 
+def test_rows_the_search_scored_are_not_scored_again_for_the_vector_side(path: Path, monkeypatch) -> None:
+    # A hybrid recall scores the index's candidates, then the vector side's: rows among both are
+    # scored once, and a commit in between (another connection) makes every row be scored again.
+    from engram.store.bm25 import ExactBm25
+
+    scored: list[list[int]] = []
+    real = ExactBm25.scores
+
+    def counting(self, conn, stems, rowids, doc_freq):
+        scored.append(list(rowids))
+        return real(self, conn, stems, rowids, doc_freq)
+
+    monkeypatch.setattr(ExactBm25, "scores", counting)
+    query = "weekend hiking trip"
+    store = SqliteMemoryStore(path, full_text=FullTextSettings(index_threshold=0, index_candidates=30))
+    exact = SqliteMemoryStore(path, full_text=EXACT)
+    try:
+        found = {m.id: score for m, score in store.search_text(query, ALL, limit=10)}
+        first = set(scored[-1])
+        assert len(first) == 30
+        everyone = [m.id for m in exact.list(ALL, limit=240)]
+        got = store.text_scores(query, everyone)
+        assert len(scored) == 2 and not set(scored[-1]) & first and len(scored[-1]) == 240 - 30
+        want = exact.text_scores(query, everyone)
+        assert set(got) == set(want)
+        for memory_id, score in want.items():
+            assert got[memory_id] == pytest.approx(score, rel=1e-9)
+        assert all(got[memory_id] == pytest.approx(score, rel=1e-9) for memory_id, score in found.items())
+        # Another connection rewrites a row: the next scores are the new text's, every row scored again.
+        changed = next(iter(found))
+        exact.upsert(draft("nothing of the sort", exact.get(changed, ALL).key), proposed_key="x", now=1_800_000_000.0)
+        again = store.text_scores(query, everyone)
+        assert len(scored[-1]) == 240 and changed not in again
+    finally:
+        store.close()
+        exact.close()
+
+
 def test_one_agent_never_sees_another_agents_memories(tmp_path: Path) -> None:
     file = tmp_path / "memory.db"
     store = SqliteMemoryStore(file, full_text=INDEXED)

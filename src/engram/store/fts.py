@@ -88,6 +88,9 @@ class FtsRanker:
         # (terms, index version) -> (rows ranked, ranking): the last few queries' rankings.
         self._recent: dict[tuple[tuple[str, ...], object], tuple[int, list[tuple[int, float]]]] = {}
         self._df_recent: dict[tuple[tuple[str, ...], object], dict[str, int]] = {}
+        # (terms, index version) -> (rows scored exactly, their scores): a recall scores the index's
+        # candidates, then its vector candidates, some of which the first pass already scored.
+        self._scored: dict[tuple[tuple[str, ...], object], tuple[set[int], dict[int, float]]] = {}
         # term -> rows matching it, while the index version is _term_df_version (indexed path).
         self._term_df: dict[str, int] = {}
         self._term_df_version: object = None
@@ -145,11 +148,26 @@ class FtsRanker:
     def indexed_scores(self, conn: Any, terms: Sequence[str], rowids: Sequence[int], *,
                        version: object) -> dict[int, float]:
         """FTS5's bm25 score (positive) of each given row holding a query term, computed for just
-        those rows (``store/bm25.py``): the vector side's candidates on a large store."""
+        those rows (``store/bm25.py``): the vector side's candidates on a large store. Rows already
+        scored for these terms at this ``version`` (the index's candidates, moments before) are
+        not scored again."""
         stems = {term: stem for term, stem in self._stemmed(conn, terms).items() if stem}
         if not stems or not rowids:
             return {}
-        return self._exact.scores(conn, stems, rowids, self.term_doc_freq(conn, terms, version=version))
+        key = (tuple(terms), version)
+        with self._lock:
+            seen, known = self._scored.get(key, (set(), {})) if version is not None else (set(), {})
+        missing = [rowid for rowid in rowids if rowid not in seen]
+        if missing:
+            fresh = self._exact.scores(conn, stems, missing, self.term_doc_freq(conn, terms, version=version))
+            seen, known = seen | set(missing), {**known, **fresh}
+            if version is not None:
+                with self._lock:
+                    self._scored.pop(key, None)
+                    if len(self._scored) >= _RECENT_RANKINGS:
+                        self._scored.pop(next(iter(self._scored)))
+                    self._scored[key] = (seen, known)
+        return {rowid: known[rowid] for rowid in rowids if rowid in known}
 
     def term_doc_freq(self, conn: Any, terms: Sequence[str], *, version: object) -> dict[str, int]:
         """Rows holding each (single-token) term, as FTS5's bm25 counts them: ``count(*)`` of the
