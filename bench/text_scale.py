@@ -23,10 +23,12 @@ excluded (precomputed), wall time median / p95:
 - hybrid and text with the default settings (the Tantivy index above ``full_text.index_threshold``);
 - the same with the index off (``full_text.index_enabled = false``): FTS5 with bounded ranking,
   what large stores did before;
-- text ranking every match with FTS5 (index off, ``max_ranked_rows = 0``): the exact baseline.
+- text ranking every match with FTS5 (index off, ``max_ranked_rows = 0``): the exact baseline;
+- vector-only recall through the HNSW segments, and through exact numpy search over every vector
+  (``vector_index.enabled = false``): the vector side's baseline.
 
-It prints each mode's times as ratios to the exact baseline's, the share of the exact top 10 each
-text mode keeps, the index build time, the load average and the peak resident memory.
+It prints each mode's times as ratios to the exact text baseline's, the share of the exact top 10
+each text mode and the vector mode keep, the index build time, the load average and the peak resident memory.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ import speed  # bench/speed.py: the LoCoMo store builder and the precomputed-que
 from engram.config import RecallSettings
 from engram.engine import Engram
 from engram.model import Scope, make_draft
-from engram.store.index_settings import FullTextSettings
+from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.fakes import HashingEmbedder
 
@@ -134,8 +136,8 @@ def measure(path: Path, queries: list[str], table: dict[str, np.ndarray], embedd
     no_cache = RecallSettings(cache_ttl_s=0)
     index_on = FullTextSettings() if threshold is None else FullTextSettings(index_threshold=threshold)
 
-    def engine(full_text: FullTextSettings) -> Engram:
-        store = SqliteMemoryStore(path, full_text=full_text)
+    def engine(full_text: FullTextSettings, vector_index: VectorIndexSettings | None = None) -> Engram:
+        store = SqliteMemoryStore(path, full_text=full_text, vector_index=vector_index)
         # Recall may embed other words than the question's (a time phrase is read as a filter):
         # those are embedded once by the real embedder in the warm-up pass, before any timing.
         return Engram(store, agent=speed.AGENT, recall_settings=no_cache,
@@ -145,13 +147,16 @@ def measure(path: Path, queries: list[str], table: dict[str, np.ndarray], embedd
     for query in queries:
         indexed.recall(query, mode="vector", touch=False)
     bounded = engine(FullTextSettings(index_enabled=False))
-    exact = engine(FullTextSettings(index_enabled=False, max_ranked_rows=0))
+    exact = engine(FullTextSettings(index_enabled=False, max_ranked_rows=0),
+                   VectorIndexSettings(enabled=False))  # exact numpy search over every vector, too
     runs: dict[str, Callable[[str], Any]] = {
         "hybrid": lambda q: indexed.recall(q, mode="hybrid", touch=False),
         "text": lambda q: indexed.recall(q, mode="text", touch=False),
         "hybrid_fts5_bounded": lambda q: bounded.recall(q, mode="hybrid", touch=False),
         "text_fts5_bounded": lambda q: bounded.recall(q, mode="text", touch=False),
         "text_exact": lambda q: exact.recall(q, mode="text", touch=False),
+        "vector": lambda q: indexed.recall(q, mode="vector", touch=False),
+        "vector_exact": lambda q: exact.recall(q, mode="vector", touch=False),
     }
     wall, cpu, found = speed.time_in_turns(runs, queries)
     out: dict[str, Any] = {name: {**speed.ms_stats(wall[name]), "cpu_median_ms": statistics.median(cpu[name]) * 1000,
@@ -160,6 +165,8 @@ def measure(path: Path, queries: list[str], table: dict[str, np.ndarray], embedd
     reference = [found["text_exact"][q] for q in queries]
     for name in ("text", "text_fts5_bounded"):
         out[f"{name}_top10_vs_exact"] = speed.overlap([found[name][q] for q in queries], reference)
+    out["vector_top10_vs_exact"] = speed.overlap([found["vector"][q] for q in queries],
+                                                 [found["vector_exact"][q] for q in queries])
     for e in (indexed, bounded, exact):
         e.store.close()
     return out
@@ -208,7 +215,8 @@ def print_table(result: dict[str, Any]) -> None:
         base = row["text_exact"]["median_ms"]
         print(f"\n{corpus}: {build.get('memories', 0):,} memories; load average {row['load_average'][0]:.1f}"
               f" -> {row['load_average'][1]:.1f}; text index built in {build['text_index_build_s']:.0f} s")
-        for name in ("hybrid", "text", "hybrid_fts5_bounded", "text_fts5_bounded", "text_exact"):
+        for name in ("hybrid", "text", "hybrid_fts5_bounded", "text_fts5_bounded", "text_exact", "vector",
+                     "vector_exact"):
             cell = row[name]
             share = row.get(f"{name}_top10_vs_exact")
             kept = f"  exact top 10 kept {share:.3f}" if share is not None else ""
@@ -216,7 +224,8 @@ def print_table(result: dict[str, Any]) -> None:
                   f"  CPU {cell['cpu_median_ms']:7.2f} / {cell['cpu_p95_ms']:7.2f}{kept}")
     print(f"\nPeak RSS of this process: {result['peak_rss_mb']:.0f} MB")
     print("hybrid / text: default settings (Tantivy candidates scored with FTS5's bm25); *_fts5_bounded: the index"
-          " off (FTS5, full_text.max_ranked_rows); text_exact: FTS5 ranking every match."
+          " off (FTS5, full_text.max_ranked_rows); text_exact: FTS5 ranking every match; vector: the HNSW"
+          " segments (share of vector_exact's top 10: exact numpy search over every vector)."
           " The real corpus's vectors are HashingEmbedder's.")
 
 

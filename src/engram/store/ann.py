@@ -202,7 +202,8 @@ class AnnIndex:
         if not len(self) or k <= 0:
             return []
         query = np.asarray(query, dtype=np.float32)
-        found: list[tuple[int, float]] = []
+        keys: list[np.ndarray] = []
+        distances: list[np.ndarray] = []
         for segment in self.segments:
             if not len(segment):
                 continue
@@ -212,11 +213,20 @@ class AnnIndex:
             # HNSW graph (built with several threads) can leave an entry unreachable.
             exact = len(segment) <= segment.expansion_search
             result = segment.search(query, k, exact=exact)
-            found.extend((int(key), 1.0 - float(dist)) for key, dist in zip(result.keys, result.distances, strict=True))
-        found.sort(key=lambda pair: -pair[1])
-        seen: set[int] = set()
+            keys.append(np.asarray(result.keys, dtype=np.int64))
+            distances.append(np.asarray(result.distances, dtype=np.float64))
+        if not keys:
+            return []
+        # Merged with numpy: ten segments' candidates as Python tuples cost ~2 ms a query at 1M.
+        all_keys, all_distances = np.concatenate(keys), np.concatenate(distances)
+        order = np.argsort(all_distances, kind="stable")
+        all_keys, all_distances = all_keys[order], all_distances[order]
         # A key is in one segment, unless segments saved by two processes overlap: keep its best.
-        return [pair for pair in found if not (pair[0] in seen or seen.add(pair[0]))][:k]
+        _, first = np.unique(all_keys, return_index=True)
+        if len(first) < len(all_keys):
+            first.sort()
+            all_keys, all_distances = all_keys[first], all_distances[first]
+        return list(zip(all_keys[:k].tolist(), (1.0 - all_distances[:k]).tolist(), strict=True))
 
     def stale_share(self) -> float:
         total = len(self) + self.meta.removed
