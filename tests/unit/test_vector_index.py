@@ -17,6 +17,7 @@ import pytest
 from engram.db import migrate as migrate_module
 from engram.db.sqlite import Database
 from engram.model import MemoryFilter, Scope, make_draft
+from engram.store import ann
 from engram.store.index_settings import VectorIndexSettings
 from engram.store.sqlite import SqliteMemoryStore
 
@@ -212,4 +213,41 @@ def test_reindex_leaves_the_index_built_for_the_new_vectors(tmp_path):
     assert sidecar(tmp_path)["identity"] == "fake:words:16" and sidecar(tmp_path)["covered"] > 12
     hits = engram.recall("memory number 7", mode="vector", touch=False).hits
     assert hits and hits[0].memory.content == "memory number 7"
+    store.close()
+
+
+def test_a_narrow_time_range_is_searched_exactly_within_its_rows_and_scope(tmp_path, monkeypatch):
+    # Rows 0-59 an hour apart, agents a and b alternating. A range holding 12 rows (6 of agent a)
+    # answers with agent a's in-range rows by exact cosine, whatever the graph would have found;
+    # an empty range answers nothing, on either side, without ranking the store.
+    store = SqliteMemoryStore(tmp_path / "memory.db", vector_index=SMALL)
+    ids, vectors = [], []
+    for i in range(60):
+        scope = Scope("a" if i % 2 == 0 else "b")
+        memory = store.upsert(make_draft(f"walk number {i}", key=f"k{i}", scope=scope, max_content_chars=100,
+                                         created_at=3600.0 * i), proposed_key=f"k{i}", now=3600.0 * i).memory
+        ids.append(memory.id)
+        vectors.append(vec(i))
+    store.set_vectors(IDENTITY, list(zip(ids, vectors, strict=True)))
+    query = vec(999)
+    assert store.search_vector(query, MemoryFilter(scopes=(Scope("a"),)), limit=3)
+    assert store._vectors.approximate  # the graph answers unbounded searches
+    start, end = 3600.0 * 20, 3600.0 * 32  # rows 20..31
+    walks = []
+    real_search = ann.AnnIndex.search
+    monkeypatch.setattr(ann.AnnIndex, "search", lambda self, *a, **k: walks.append(1) or real_search(self, *a, **k))
+    for filt in (MemoryFilter(scopes=(Scope(), Scope("a")), happened_from=start, happened_before=end),
+                 MemoryFilter(scopes=(Scope(), Scope("a")), since=start, until=end - 1)):
+        found = store.search_vector(query, filt, limit=10)
+        inside = [i for i in range(20, 32) if i % 2 == 0]
+        want = sorted(inside, key=lambda i: -float(vectors[i] @ query))
+        assert [m.id for m, _ in found] == [ids[i] for i in want]
+        for (_, cosine), i in zip(found, want, strict=True):
+            assert cosine == pytest.approx(float(vectors[i] @ query), abs=1e-5)
+    assert not walks  # the range's rows were scored, not the graph walked
+    empty = MemoryFilter(scopes=(Scope(), Scope("a")), happened_from=3600.0 * 100, happened_before=3600.0 * 200)
+    assert store.search_vector(query, empty, limit=10) == []
+    assert store.search_text("walk number", empty, limit=10) == []
+    assert store.search_text("walk number", MemoryFilter(scopes=(Scope("a"),), happened_from=start,
+                                                         happened_before=end), limit=10)
     store.close()

@@ -63,6 +63,9 @@ _COLUMNS = (
 )
 # Approximate candidates fetched (growing 4x from limit * 2 + 16) before a filter is searched exactly.
 _MAX_APPROXIMATE_FETCH = 1024
+# A time range holding at most this many rows is searched exactly through its time index, without
+# walking the graph: those rows' vectors cost less to score than walks that would find too few of them.
+_TIME_RANGE_EXACT_ROWS = 20_000
 # Shortest query term searched as a word prefix when nothing matched (shorter ones match too much).
 _MIN_PREFIX = 3
 _ORDER_SQL = {
@@ -438,6 +441,8 @@ class SqliteMemoryStore:
             return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        if self._narrow_time_range(filt) == "":
+            return []  # an empty time range: ranking would widen to every match before finding none
         terms = text.query_terms(query)
         if not terms:
             return self._search_single_chars(query, filt, limit)
@@ -712,6 +717,14 @@ class SqliteMemoryStore:
     def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filt)
+        ranged = self._narrow_time_range(filt)
+        if ranged is not None:
+            # The graph holds the whole store: over a narrow time range ("in June", "last week")
+            # its walks find too few rows of that range, so those rows are scored exactly.
+            if ranged == "":
+                return []
+            exact = self._vectors.exact_filtered(query, where, params, limit, index=ranged)
+            return self._join_vector_hits(exact, where, params, limit)
         # Over-fetch, then filter in SQL: filters are usually loose next to the store's size.
         fetch = limit * 2 + 16
         while True:
@@ -724,6 +737,33 @@ class SqliteMemoryStore:
                 exact = self._vectors.exact_filtered(query, where, params, limit)
                 return self._join_vector_hits(exact, where, params, limit)
             fetch *= 4
+
+    def _narrow_time_range(self, filt: MemoryFilter) -> str | None:
+        """For a filter bounding event or record time to at most ``_TIME_RANGE_EXACT_ROWS`` rows
+        (counted through that time's index, so never more than that many are read): the index
+        to search them by ("" when the range holds none); None otherwise."""
+        bounds = [
+            ("memories_event_time", "COALESCE(m.valid_from, m.created_at)", filt.happened_from, filt.happened_before,
+             ">=", "<"),
+            ("memories_created", "m.created_at", filt.since, filt.until, ">=", "<="),
+        ]
+        best: tuple[int, str] | None = None
+        with self.db.read() as conn:
+            for index, column, low, high, low_op, high_op in bounds:
+                if low is None and high is None:
+                    continue
+                clauses = [f"{column} {low_op} ?"] * (low is not None) + [f"{column} {high_op} ?"] * (high is not None)
+                values = [v for v in (low, high) if v is not None]
+                rows = int(conn.execute(
+                    f"SELECT count(*) FROM (SELECT 1 FROM memories m INDEXED BY {index}"
+                    f" WHERE {' AND '.join(clauses)} LIMIT ?)",
+                    [*values, _TIME_RANGE_EXACT_ROWS + 1],
+                ).fetchone()[0])
+                if rows <= _TIME_RANGE_EXACT_ROWS and (best is None or rows < best[0]):
+                    best = (rows, index)
+        if best is None:
+            return None
+        return "" if best[0] == 0 else best[1]
 
     def _join_vector_hits(
         self, candidates: list[tuple[int, float]], where: str, params: list[Any], limit: int

@@ -108,12 +108,17 @@ class SqliteVectorSearch:
         return sorted(((int(seq), float(score)) for (seq, _), score in zip(rows, scores, strict=True)),
                       key=lambda pair: -pair[1])
 
-    def exact_filtered(self, query: np.ndarray, where: str, params: list[Any], k: int) -> list[tuple[int, float]]:
+    def exact_filtered(self, query: np.ndarray, where: str, params: list[Any], k: int, *,
+                       index: str | None = None) -> list[tuple[int, float]]:
         """Exact top ``k`` among the rows the filter keeps (``where`` over alias ``m``): the answer
-        when a selective filter leaves too few of the approximate candidates."""
+        when a selective filter leaves too few of the approximate candidates. ``index`` names the
+        index of ``memories`` that finds those rows (the caller knows it is selective; SQLite,
+        without statistics, would walk a scope's index over the whole store)."""
+        source = f"memories m INDEXED BY {index} CROSS JOIN memory_vectors v" if index else (
+            "memory_vectors v JOIN memories m")
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT v.seq, v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid WHERE {where}",
+                f"SELECT v.seq, v.vector FROM {source} ON m.rowid = v.memory_rowid WHERE {where}",
                 params,
             ).fetchall()
         if not rows:
