@@ -27,8 +27,11 @@ Nothing relevant gives an empty result with a note saying why, never padding.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -89,14 +92,19 @@ def recall(
     use_vector = request.mode in ("auto", "hybrid", "vector")
 
     candidates: dict[str, _Candidate] = {}
-    if use_text:
-        _text_candidates(store, request, pool, candidates)
-
     query_vector = None
+    vector_hits: Callable[[], list[tuple[Memory, float]]] | None = None
     if use_vector:
-        query_vector, note = _vector_candidates(store, request, embedder, pool, candidates)
+        query_vector, note = _query_vector(store, request, embedder)
         if note:
             notes.append(note)
+        if query_vector is not None:
+            vector_hits = _start_vector_search(store, request, query_vector, pool, side_by_side=use_text)
+            query_vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if use_text:
+        _text_candidates(store, request, pool, candidates)
+    if vector_hits is not None:
+        _add_vector_candidates(vector_hits(), candidates)
     vector_ok = query_vector is not None
     mode = "hybrid" if (use_text and vector_ok) else ("vector" if vector_ok else "text")
     if not use_text and not vector_ok:
@@ -146,14 +154,9 @@ def _text_candidates(store: MemoryStore, request: RecallRequest, pool: int, cand
         candidates[memory.id] = _Candidate(memory, text_raw=score, text_rank=rank)
 
 
-def _vector_candidates(
-    store: MemoryStore,
-    request: RecallRequest,
-    embedder: TextEmbedder | None,
-    pool: int,
-    candidates: dict[str, _Candidate],
-) -> tuple[np.ndarray | None, str | None]:
-    """Adds the nearest memories; returns the query's vector (None when the vector side is off) and a note."""
+def _query_vector(store: MemoryStore, request: RecallRequest,
+                  embedder: TextEmbedder | None) -> tuple[np.ndarray | None, str | None]:
+    """The query's vector (None when the vector side is off) and a note saying why it is off."""
     if embedder is None:
         return None, None
     stored = store.vector_identity()
@@ -163,16 +166,43 @@ def _vector_candidates(
     if stored is None:
         return None, None
     try:
-        query_vector = embedder.embed_query(request.query)
+        return embedder.embed_query(request.query), None
     except EngramError as exc:
         return None, f"embedding the query failed ({exc}); answered from full text"
-    for rank, (memory, cosine) in enumerate(store.search_vector(query_vector, request.filt, limit=pool)):
+
+
+def _start_vector_search(store: MemoryStore, request: RecallRequest, query_vector: np.ndarray, pool: int, *,
+                         side_by_side: bool) -> Callable[[], list[tuple[Memory, float]]]:
+    """The nearest memories, as a call that returns them. A store whose searches may run side by
+    side (``concurrent_search``: SQLite, whose graph walks and queries release the GIL) starts
+    this one on a worker while full text is searched on the caller's thread; the answer is the same."""
+    if side_by_side and getattr(store, "concurrent_search", False):
+        future = _side_by_side().submit(store.search_vector, query_vector, request.filt, limit=pool)
+        return future.result
+    hits = store.search_vector(query_vector, request.filt, limit=pool)
+    return lambda: hits
+
+
+def _add_vector_candidates(hits: list[tuple[Memory, float]], candidates: dict[str, _Candidate]) -> None:
+    for rank, (memory, cosine) in enumerate(hits):
         candidate = candidates.get(memory.id)
         if candidate is None:
             candidate = candidates[memory.id] = _Candidate(memory)
         candidate.cosine = cosine
         candidate.vector_rank = rank
-    return np.asarray(query_vector, dtype=np.float32).reshape(-1), None
+
+
+_SIDE_BY_SIDE_LOCK = threading.Lock()
+_SIDE_BY_SIDE: tuple[int, ThreadPoolExecutor] | None = None  # (the process that made it, the pool)
+
+
+def _side_by_side() -> ThreadPoolExecutor:
+    """Workers for the vector side of concurrent recalls (a forked child makes its own)."""
+    global _SIDE_BY_SIDE
+    with _SIDE_BY_SIDE_LOCK:
+        if _SIDE_BY_SIDE is None or _SIDE_BY_SIDE[0] != os.getpid():
+            _SIDE_BY_SIDE = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="engram-recall"))
+        return _SIDE_BY_SIDE[1]
 
 
 def _complete_signals(store: MemoryStore, query: str, query_vector: np.ndarray,

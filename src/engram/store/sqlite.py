@@ -149,6 +149,13 @@ class SqliteMemoryStore:
         self._fts = FtsRanker(full_text, self._text_index)
         self._own_writes = 0
 
+    @property
+    def concurrent_search(self) -> bool:
+        """Whether recall may search vectors on a worker while it searches full text here: the
+        connection is shared under a lock, so not while this thread holds it (the worker would
+        wait for it forever)."""
+        return not self.db.lock._is_owned()  # type: ignore[attr-defined]  # RLock's own-thread check
+
     # --- rows ------------------------------------------------------------------------------
     def _memories(self, conn: Any, rows: Sequence[Sequence[Any]]) -> list[Memory]:
         if not rows:
