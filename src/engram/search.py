@@ -27,11 +27,8 @@ Nothing relevant gives an empty result with a note saying why, never padding.
 from __future__ import annotations
 
 import math
-import os
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -101,10 +98,13 @@ def recall(
         if query_vector is not None:
             vector_hits = _start_vector_search(store, request, query_vector, pool, side_by_side=use_text)
             query_vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-    if use_text:
-        _text_candidates(store, request, pool, candidates)
-    if vector_hits is not None:
-        _add_vector_candidates(vector_hits(), candidates)
+    try:
+        if use_text:
+            _text_candidates(store, request, pool, candidates)
+    finally:
+        # Always asked for: a begun search holds its index until it is (after an error too).
+        found = vector_hits() if vector_hits is not None else []
+    _add_vector_candidates(found, candidates)
     vector_ok = query_vector is not None
     mode = "hybrid" if (use_text and vector_ok) else ("vector" if vector_ok else "text")
     if not use_text and not vector_ok:
@@ -173,12 +173,13 @@ def _query_vector(store: MemoryStore, request: RecallRequest,
 
 def _start_vector_search(store: MemoryStore, request: RecallRequest, query_vector: np.ndarray, pool: int, *,
                          side_by_side: bool) -> Callable[[], list[tuple[Memory, float]]]:
-    """The nearest memories, as a call that returns them. A store whose searches may run side by
-    side (``concurrent_search``: SQLite, whose graph walks and queries release the GIL) starts
-    this one on a worker while full text is searched on the caller's thread; the answer is the same."""
-    if side_by_side and getattr(store, "concurrent_search", False):
-        future = _side_by_side().submit(store.search_vector, query_vector, request.filt, limit=pool)
-        return future.result
+    """The nearest memories, as a call that returns them. A store that can begin a vector search
+    and finish it later (``start_vector_search``: SQLite walks its graph on worker threads)
+    begins it here, so full text is searched meanwhile; the answer is the same."""
+    start = getattr(store, "start_vector_search", None) if side_by_side else None
+    if start is not None:
+        finish: Callable[[], list[tuple[Memory, float]]] = start(query_vector, request.filt, limit=pool)
+        return finish
     hits = store.search_vector(query_vector, request.filt, limit=pool)
     return lambda: hits
 
@@ -190,19 +191,6 @@ def _add_vector_candidates(hits: list[tuple[Memory, float]], candidates: dict[st
             candidate = candidates[memory.id] = _Candidate(memory)
         candidate.cosine = cosine
         candidate.vector_rank = rank
-
-
-_SIDE_BY_SIDE_LOCK = threading.Lock()
-_SIDE_BY_SIDE: tuple[int, ThreadPoolExecutor] | None = None  # (the process that made it, the pool)
-
-
-def _side_by_side() -> ThreadPoolExecutor:
-    """Workers for the vector side of concurrent recalls (a forked child makes its own)."""
-    global _SIDE_BY_SIDE
-    with _SIDE_BY_SIDE_LOCK:
-        if _SIDE_BY_SIDE is None or _SIDE_BY_SIDE[0] != os.getpid():
-            _SIDE_BY_SIDE = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="engram-recall"))
-        return _SIDE_BY_SIDE[1]
 
 
 def _complete_signals(store: MemoryStore, query: str, query_vector: np.ndarray,

@@ -1,7 +1,8 @@
-"""Hybrid recall on SQLite searches vectors on a worker while it searches full text (engram.search,
-``concurrent_search``): the same answer as one after the other, agents kept apart, and no wait
-forever when the caller already holds the store's connection. A real SQLite file, a real embedder
-stand-in (hashing vectors) and real threads."""
+"""Hybrid recall on SQLite begins the vector search (its graph segments walked on worker threads)
+and searches full text while the walks run (engram.search, ``start_vector_search``): the same
+answer as one after the other, agents kept apart, the index released after an error, and no
+wait forever when the caller holds the store's connection. A real SQLite file, hashing vectors,
+several real HNSW segments and real threads."""
 
 from __future__ import annotations
 
@@ -12,19 +13,25 @@ import pytest
 
 from engram import search
 from engram.engine import Engram
+from engram.errors import StorageError
+from engram.store.index_settings import VectorIndexSettings
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.fakes import HashingEmbedder
 
+pytest.importorskip("usearch")
+
 QUERIES = ["hiking trip in the mountains", "adopting a rescued greyhound", "garden tomatoes", "the weekend plans"]
+SEGMENTED = VectorIndexSettings(threshold=0, merge_after=1, segment_size=100)
 
 
-def _fill(store: SqliteMemoryStore) -> tuple[Engram, Engram]:
+def _fill(path: Path) -> tuple[SqliteMemoryStore, Engram]:
+    store = SqliteMemoryStore(path, vector_index=SEGMENTED)
     alice = Engram(store, agent="alice", embedder=HashingEmbedder())
     bob = Engram(store, agent="bob", embedder=HashingEmbedder())
     topics = ["hiking trip", "rescued greyhound", "garden tomatoes", "weekend plans", "piano lessons"]
-    alice.remember_many([{"content": f"alice note {i}: {topics[i % 5]} and more {i}"} for i in range(60)])
-    bob.remember_many([{"content": f"bob secret {i}: {topics[i % 5]} too"} for i in range(60)])
-    return alice, bob
+    alice.remember_many([{"content": f"alice note {i}: {topics[i % 5]} and more {i}"} for i in range(160)])
+    bob.remember_many([{"content": f"bob secret {i}: {topics[i % 5]} too"} for i in range(160)])
+    return store, alice
 
 
 def _answers(engram: Engram) -> list[list[tuple[str, float]]]:
@@ -32,55 +39,64 @@ def _answers(engram: Engram) -> list[list[tuple[str, float]]]:
             for q in QUERIES]
 
 
-def test_side_by_side_gives_the_answer_of_one_after_the_other(tmp_path: Path, monkeypatch) -> None:
-    store = SqliteMemoryStore(tmp_path / "memory.db")
-    alice, bob = _fill(store)
-    started = []
-    submit = search._side_by_side().submit
-    monkeypatch.setattr(search._side_by_side(), "submit", lambda *a, **k: started.append(1) or submit(*a, **k))
+def test_begun_vector_search_gives_the_answer_of_one_after_the_other(tmp_path: Path, monkeypatch) -> None:
+    store, alice = _fill(tmp_path / "memory.db")
+    begun = []
+    start = SqliteMemoryStore.start_vector_search
+    monkeypatch.setattr(SqliteMemoryStore, "start_vector_search",
+                        lambda self, *a, **k: begun.append(1) or start(self, *a, **k))
     try:
-        assert store.concurrent_search
         together = _answers(alice)
-        assert len(started) == len(QUERIES)  # each vector side ran on a worker
-        monkeypatch.setattr(SqliteMemoryStore, "concurrent_search", False)
+        assert store._vectors.approximate and len(store._vectors._graph.segments) > 2
+        assert len(begun) == len(QUERIES)
+        one_by_one = search._start_vector_search
+        monkeypatch.setattr(search, "_start_vector_search",
+                            lambda *a, **k: one_by_one(*a, **{**k, "side_by_side": False}))
         assert _answers(alice) == together
-        assert len(started) == len(QUERIES)
         assert all(hits for hits in together)
-        bobs = {m.id for m in bob.store.list(bob._filter(None), limit=200) if m.scope.agent == "bob"}
-        assert bobs and not {memory_id for hits in together for memory_id, _ in hits} & bobs
+        assert all(store.get(memory_id, alice._filter(None)).scope.agent == "alice"
+                   for hits in together for memory_id, _ in hits)
     finally:
         alice.close()
 
 
-def test_a_caller_holding_the_connection_searches_in_turn(tmp_path: Path) -> None:
-    # Inside the store's own transaction the worker could never get the connection: recall then
-    # searches one side after the other on the caller's thread.
-    store = SqliteMemoryStore(tmp_path / "memory.db")
-    alice, _ = _fill(store)
-    answers: list[int] = []
+def test_an_error_on_the_text_side_releases_the_vector_index(tmp_path: Path, monkeypatch) -> None:
+    store, alice = _fill(tmp_path / "memory.db")
+
+    def broken(*args, **kwargs):
+        raise StorageError("full text unreadable")
+
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(store, "search_text", broken)
+            with pytest.raises(StorageError):
+                alice.recall("garden tomatoes", mode="hybrid", touch=False)
+        answered: list[int] = []
+        worker = threading.Thread(target=lambda: answered.append(len(alice.recall("garden tomatoes", touch=False))),
+                                  daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        assert not worker.is_alive(), "the vector index stayed held after the error"
+        assert answered and answered[0] > 0
+    finally:
+        alice.close()
+
+
+def test_a_caller_holding_the_connection_is_answered(tmp_path: Path) -> None:
+    # Database work stays on the caller's thread, so recall inside the store's own transaction
+    # (which holds the connection's lock) still completes.
+    store, alice = _fill(tmp_path / "memory.db")
+    answered: list[int] = []
 
     def inside_a_transaction() -> None:
         with store.db.write():
-            assert not store.concurrent_search
-            answers.append(len(alice.recall("rescued greyhound", mode="hybrid", touch=False)))
+            answered.append(len(alice.recall("rescued greyhound", mode="hybrid", touch=False)))
 
     try:
         worker = threading.Thread(target=inside_a_transaction, daemon=True)
         worker.start()
         worker.join(timeout=60)
-        assert not worker.is_alive(), "recall waited on a worker for a connection its caller held"
-        assert answers and answers[0] > 0
-        assert store.concurrent_search
-    finally:
-        alice.close()
-
-
-@pytest.mark.parametrize("mode", ["text", "vector"])
-def test_one_side_alone_runs_on_the_callers_thread(tmp_path: Path, monkeypatch, mode: str) -> None:
-    store = SqliteMemoryStore(tmp_path / "memory.db")
-    alice, _ = _fill(store)
-    monkeypatch.setattr(search, "_side_by_side", lambda: pytest.fail("a worker for a one-sided recall"))
-    try:
-        assert alice.recall("garden tomatoes", mode=mode, touch=False).hits
+        assert not worker.is_alive(), "recall waited for a connection its caller held"
+        assert answered and answered[0] > 0
     finally:
         alice.close()

@@ -149,13 +149,6 @@ class SqliteMemoryStore:
         self._fts = FtsRanker(full_text, self._text_index)
         self._own_writes = 0
 
-    @property
-    def concurrent_search(self) -> bool:
-        """Whether recall may search vectors on a worker while it searches full text here: the
-        connection is shared under a lock, so not while this thread holds it (the worker would
-        wait for it forever)."""
-        return not self.db.lock._is_owned()  # type: ignore[attr-defined]  # RLock's own-thread check
-
     # --- rows ------------------------------------------------------------------------------
     def _memories(self, conn: Any, rows: Sequence[Sequence[Any]]) -> list[Memory]:
         if not rows:
@@ -722,18 +715,38 @@ class SqliteMemoryStore:
             )
 
     def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
+        return self.start_vector_search(vector, filt, limit=limit)()
+
+    def start_vector_search(self, vector: np.ndarray, filt: MemoryFilter, *,
+                            limit: int) -> Callable[[], list[tuple[Memory, float]]]:
+        """``search_vector``, begun: the graph's walks run on worker threads while the caller
+        searches full text on this one (recall does); the returned call, which must be made,
+        waits for them and joins the memories. Database work stays on the caller's thread."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         where, params = filter_sql(filt)
         ranged = self._narrow_time_range(filt)
         if ranged is not None:
             # The graph holds the whole store: over a narrow time range ("in June", "last week")
             # its walks find too few rows of that range, so those rows are scored exactly.
-            if ranged == "":
-                return []
-            exact = self._vectors.exact_filtered(query, where, params, limit, index=ranged)
-            return self._join_vector_hits(exact, where, params, limit)
+            hits = [] if ranged == "" else self._join_vector_hits(
+                self._vectors.exact_filtered(query, where, params, limit, index=ranged), where, params, limit)
+            return lambda: hits
         # Over-fetch, then filter in SQL: filters are usually loose next to the store's size.
         fetch = limit * 2 + 16
+        first = self._vectors.start_top(query, fetch, self._own_writes)
+
+        def finish() -> list[tuple[Memory, float]]:
+            candidates = first()
+            hits = self._join_vector_hits(candidates, where, params, limit)
+            if len(hits) >= limit or len(candidates) < fetch:
+                return hits[:limit]
+            return self._widened_vector_search(query, where, params, limit, fetch * 4)
+
+        return finish
+
+    def _widened_vector_search(self, query: np.ndarray, where: str, params: list[Any], limit: int,
+                               fetch: int) -> list[tuple[Memory, float]]:
+        """A filter kept too few of the first candidates: ask for more, then search its rows exactly."""
         while True:
             candidates = self._vectors.top(query, fetch, self._own_writes)
             hits = self._join_vector_hits(candidates, where, params, limit)

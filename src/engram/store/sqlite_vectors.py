@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,19 +72,48 @@ class SqliteVectorSearch:
     def top(self, query: np.ndarray, k: int, own_writes: int) -> list[tuple[int, float]]:
         """The ``k`` best ``(seq, cosine)`` pairs for ``query``, best first (approximate above the
         threshold). Raises: StorageError (database or index file)."""
-        with self._lock:
+        return self.start_top(query, k, own_writes)()
+
+    def start_top(self, query: np.ndarray, k: int, own_writes: int) -> Callable[[], list[tuple[int, float]]]:
+        """``top``, begun: caught up and the graph's walks started on worker threads (no database
+        work there), so the caller can search full text meanwhile; the returned call, which the
+        caller must make (it releases this index), waits for the walks and re-scores their best."""
+        self._lock.acquire()
+        try:
             self._refresh(own_writes)
             if self._state is None or len(query) != parse_identity_dims(self._state[0]):
-                return []  # no vectors, or a query from another model (recall reports the change)
-            if self._graph is None:
-                return self._exact.top(query, k)
-            rerank = self.settings.rerank
-            found = self._graph.search(query, max(k, rerank))
-            if rerank:
-                found = self._exact_scores(query, found)
-            merged = found + self._delta.top(query, k)
+                found: list[tuple[int, float]] = []  # no vectors, or a query from another model
+            elif self._graph is None:
+                found = self._exact.top(query, k)
+            else:
+                walks = self._graph.start_search(query, max(k, self.settings.rerank))
+                return self._finishing(query, k, walks)  # releases the lock when called
+        except BaseException:
+            self._lock.release()
+            raise
+        self._lock.release()
+        return lambda: found
+
+    def _finishing(self, query: np.ndarray, k: int,
+                   walks: Callable[[], list[tuple[int, float]]]) -> Callable[[], list[tuple[int, float]]]:
+        done = False
+
+        def finish() -> list[tuple[int, float]]:
+            nonlocal done
+            if done:
+                raise RuntimeError("a vector search's answer was asked for twice")
+            done = True
+            try:
+                found = walks()
+                if self.settings.rerank:
+                    found = self._exact_scores(query, found)
+                merged = found + self._delta.top(query, k)
+            finally:
+                self._lock.release()  # held since start_top: nothing changes the graph mid-walk
             merged.sort(key=lambda pair: -pair[1])
             return merged[:k]
+
+        return finish
 
     def _exact_scores(self, query: np.ndarray, found: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """The graph's candidates scored by exact cosine on the stored float32 vectors.
