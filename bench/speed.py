@@ -149,7 +149,8 @@ def time_in_turns(runs: dict[str, Callable[[str], Any]], queries: list[str]
     """Wall and CPU seconds per call and the ids found, by mode, after one warm-up call each.
 
     Modes take turns step by step, so a noisy spell on the shared machine hits them alike; CPU
-    time beside wall time shows the work itself. At each step every mode runs a different query
+    time beside wall time shows the work itself (the process's, so a recall's vector graph walks on
+    worker threads count too). At each step every mode runs a different query
     (offset by a share of the list): the store keeps a query's last full-text rankings for its
     next call, and one mode must not be timed on rankings another mode just made."""
     for run in runs.values():
@@ -160,10 +161,10 @@ def time_in_turns(runs: dict[str, Callable[[str], Any]], queries: list[str]
     for step in range(len(queries)):
         for turn, (name, run) in enumerate(runs.items()):
             q = queries[(step + turn * len(queries) // len(runs)) % len(queries)]
-            started, started_cpu = time.perf_counter(), time.thread_time()
+            started, started_cpu = time.perf_counter(), time.process_time()
             result = run(q)
             wall[name].append(time.perf_counter() - started)
-            cpu[name].append(time.thread_time() - started_cpu)
+            cpu[name].append(time.process_time() - started_cpu)
             found[name][q] = [h.memory.id for h in result.hits]
     return wall, cpu, found
 

@@ -157,6 +157,9 @@ def build_engram(settings: Settings | None = None, *, origin: str = "library", m
         if embedder is not None:
             embedder.wait_warm_up()
         raise
+    warm_store = getattr(backend.memory, "warm_up_in_background", None) if warm else None
+    if warm_store is not None:
+        warm_store()  # a large store's vector index opens while the model loads
     try:
         engram = Engram(backend.memory, agent=settings.agent, session=settings.session, embedder=embedder,
                         recall_settings=settings.recall, max_content_chars=settings.max_content_chars,

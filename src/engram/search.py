@@ -91,15 +91,21 @@ def recall(
     candidates: dict[str, _Candidate] = {}
     query_vector = None
     vector_hits: Callable[[], list[tuple[Memory, float]]] | None = None
+    # A model still loading (a fresh process): full text is searched while it loads, then the
+    # vectors. Otherwise the vector search is begun first and full text searched while it runs.
+    text_first = use_text and bool(getattr(embedder, "warming", False))
+    if text_first:
+        _text_candidates(store, request, pool, candidates)
     if use_vector:
         query_vector, note = _query_vector(store, request, embedder)
         if note:
             notes.append(note)
         if query_vector is not None:
-            vector_hits = _start_vector_search(store, request, query_vector, pool, side_by_side=use_text)
+            vector_hits = _start_vector_search(store, request, query_vector, pool,
+                                               side_by_side=use_text and not text_first)
             query_vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
     try:
-        if use_text:
+        if use_text and not text_first:
             _text_candidates(store, request, pool, candidates)
     finally:
         # Always asked for: a begun search holds its index until it is (after an error too).

@@ -100,3 +100,45 @@ def test_a_caller_holding_the_connection_is_answered(tmp_path: Path) -> None:
         assert answered and answered[0] > 0
     finally:
         alice.close()
+
+
+class _Loading(HashingEmbedder):
+    """A hashing embedder that says its model is still loading, and logs when it is asked."""
+
+    def __init__(self, log: list[str], warming: bool) -> None:
+        super().__init__()
+        self.log, self.warming = log, warming
+
+    def embed_query(self, text: str):
+        self.log.append("embed")
+        return super().embed_query(text)
+
+
+@pytest.mark.parametrize("warming", [True, False])
+def test_while_the_model_loads_full_text_is_searched_first(tmp_path: Path, monkeypatch, warming: bool) -> None:
+    store, alice = _fill(tmp_path / "memory.db")
+    order: list[str] = []
+    search_text = SqliteMemoryStore.search_text
+    monkeypatch.setattr(SqliteMemoryStore, "search_text",
+                        lambda self, *a, **k: order.append("text") or search_text(self, *a, **k))
+    try:
+        want = _answers(alice)
+        loading = Engram(store, agent="alice", embedder=_Loading(order, warming))
+        order.clear()
+        assert _answers(loading) == want
+        assert order[:2] == (["text", "embed"] if warming else ["embed", "text"])
+    finally:
+        alice.close()
+
+
+def test_the_vector_index_opens_in_the_background(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store, alice = _fill(path)
+    alice.close()
+    fresh = SqliteMemoryStore(path, vector_index=SEGMENTED)
+    try:
+        assert not fresh._vectors.approximate
+        fresh.warm_up_in_background().join(timeout=60)
+        assert fresh._vectors.approximate and len(fresh._vectors._graph.segments) > 2
+    finally:
+        fresh.close()

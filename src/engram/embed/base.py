@@ -171,6 +171,11 @@ class Embedder:
         thread.start()
         return thread
 
+    @property
+    def warming(self) -> bool:
+        """Whether a :meth:`warm_up_in_background` is still loading the model."""
+        return self._warming is not None and self._warming.is_alive()
+
     def wait_warm_up(self) -> None:
         """Wait for a :meth:`warm_up_in_background` still loading (returns at once otherwise)."""
         if self._warming is not None:

@@ -23,6 +23,7 @@ import glob
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -815,6 +816,20 @@ class SqliteMemoryStore:
             ).fetchall()
             memories = dict(zip((row[-1] for row in rows), self._memories(conn, [row[:-1] for row in rows]), strict=True))
         return [(memories[seq], score) for seq, score in best if seq in memories]
+
+    def warm_up_in_background(self) -> threading.Thread:
+        """Open (or catch up) the vector index in a daemon thread: a fresh process about to recall
+        maps a large store's graphs (~0.4 s for ten segments) while its model loads. A failure is
+        only logged: the first search opens it again and raises it."""
+        def warm() -> None:
+            try:
+                self._vectors.sync(self._own_writes)
+            except Exception:  # the edge of a background thread: the first search reports it
+                log.debug("opening the vector index in the background failed", exc_info=True)
+
+        thread = threading.Thread(target=warm, name="engram-vector-index", daemon=True)
+        thread.start()
+        return thread
 
     def sync_vector_index(self) -> None:
         """Bring the vector caches and the saved index up to date now (after a bulk load or a
