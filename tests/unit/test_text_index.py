@@ -196,6 +196,28 @@ def test_forgotten_and_superseded_memories_stay_out(path: Path) -> None:
     assert (path.parent / "memory.db.tantivy").is_dir()
 
 
+def test_memories_this_process_deletes_leave_the_index(path: Path) -> None:
+    # A deleted memory's document would take a candidate slot until the next rebuild: the next
+    # catch-up deletes it (from the index itself, not only from the answers).
+    store = SqliteMemoryStore(path, full_text=FullTextSettings(index_threshold=0, index_candidates=10))
+    try:
+        store.search_text("greyhound", ALL, limit=5)  # index built
+        index = store._text_index._index
+        assert index is not None
+        before = len(index)
+        best = [m for m, _ in store.search_text("rescued greyhound", ALL, limit=5)]
+        with store.db.read() as conn:
+            rowids = [int(conn.execute("SELECT rowid FROM memories WHERE id = ?", (m.id,)).fetchone()[0])
+                      for m in best]
+        store.delete([m.id for m in best])
+        after = [m for m, _ in store.search_text("rescued greyhound", ALL, limit=5)]
+        assert len(index) == before - 5
+        assert all(index.indexed_id(rowid) is None for rowid in rowids)
+        assert len(after) == 5 and not {m.id for m in after} & {m.id for m in best}
+    finally:
+        store.close()
+
+
 def _other_process(file: Path, body: str) -> str:
     script = textwrap.dedent(f"""
         import sys

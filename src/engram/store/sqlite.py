@@ -309,6 +309,10 @@ class SqliteMemoryStore:
             for chunk in _chunks(list(ids), 500):
                 marks = ",".join("?" * len(chunk))
                 removed.extend(self._select(conn, f"m.id IN ({marks})", chunk))
+                # Their documents leave the full-text index at its next catch-up in this process
+                # (a changed row that is gone is deleted there, not indexed again).
+                for (rowid,) in conn.execute(f"SELECT rowid FROM memories WHERE id IN ({marks})", chunk):
+                    self._text_index.note_changed(int(rowid))
                 conn.execute(f"DELETE FROM memory_links WHERE from_id IN ({marks}) OR to_id IN ({marks})", chunk + chunk)
                 conn.execute(f"DELETE FROM memory_versions WHERE memory_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)

@@ -10,10 +10,12 @@ since the index last caught up; before a search it indexes:
   it is indexed again;
 - rows whose content changed (a new ``memory_versions`` row) or that got a new vector
   (``memory_vectors`` sequence: content or search context changed and was embedded again);
-- rows this process changed in a way neither shows (``note_changed``: search context only).
+- rows this process changed in a way neither shows (``note_changed``: search context only), or
+  deleted: their documents are deleted and, the rows being gone, not indexed again.
 
-Deleted memories may stay in the index: candidates are joined back through SQL, so they drop
-out, as do rows whose text changed in a way not yet indexed (they are scored on their current
+Memories deleted by another process (or by one that exits before its next search) stay in the
+index until it is rebuilt, taking candidate slots: candidates are joined back through SQL, so they
+drop out, as do rows whose text changed in a way not yet indexed (they are scored on their current
 text by the store). What a stale index can cost is a missed candidate, never a wrong score or a
 memory of another scope.
 
