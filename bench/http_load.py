@@ -10,7 +10,9 @@ rate is printed beside the same model's own rate on batches of 64 measured in th
 and after the stores (their mean: the baseline; concurrent stores share one model call and one
 transaction per batch, so the ratio can approach 1), and their latency beside the floor the
 model sets: the time it takes to embed one text per client (clients / its batch rate), which no
-p99 can beat. ``--stores 0`` skips that part.
+p99 can beat. Their CPU is printed too: the server process's CPU time per store against the
+model's own CPU time per text (its share of the work: steadier than rates when the host is busy,
+since it does not depend on how much of the cores other programs took). ``--stores 0`` skips that part.
 
 The clients run in a second process (threads there, one per client), as real clients are other
 programs: in the server's own process they would take turns with it on one interpreter lock,
@@ -94,14 +96,15 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[
     embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
     embedder.embed([_sentence(rng) for _ in range(64)])  # load the model first
 
-    def model_rate() -> float:
+    def model_rate() -> tuple[float, float]:
+        """The model's texts per second on batches of 64, and its CPU time per text (all threads)."""
         texts = [_sentence(rng) for _ in range(max(128, min(total, 640)))]
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for i in range(0, len(texts), 64):
             embedder.embed(texts[i:i + 64])
-        return len(texts) / (time.perf_counter() - start)
+        return len(texts) / (time.perf_counter() - start), (time.process_time() - start_cpu) / len(texts)
 
-    before = model_rate()
+    before, cpu_before = model_rate()
     db = tmp / "stores.db"
     engram = Engram(SqliteMemoryStore(db), embedder=embedder)
     tokens = TokenStore.open(db)
@@ -110,13 +113,17 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[
     try:
         per = max(1, total // clients)
         work = [[_sentence(rng) for _ in range(per)] for _ in range(clients)]
+        start_cpu = time.process_time()  # the server's process: the clients run in another
         latencies, errors, elapsed = _drive_elsewhere(server.url, token, "store", work)
+        server_cpu = time.process_time() - start_cpu
     finally:
         server.stop()
         tokens.close()
         engram.close()
-    after = model_rate()  # before and after: a busy host's load drifts during the run
+    after, cpu_after = model_rate()  # before and after: a busy host's load drifts during the run
     batch_rate = (before + after) / 2
+    model_cpu = (cpu_before + cpu_after) / 2
+    store_cpu = server_cpu / max(1, len(latencies))
     p50, p95, p99 = _percentiles(latencies)
     rate = len(latencies) / elapsed
     # Each client waits for the model to embed every client's text at least: the latency floor.
@@ -124,7 +131,9 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[
     return {"clients": clients, "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
             "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": errors, "embedder_batch64_per_s": batch_rate,
             "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
-            "model_floor_ms": floor * 1000, "load_average": os.getloadavg()[0]}
+            "model_floor_ms": floor * 1000, "server_cpu_ms_per_store": store_cpu * 1000,
+            "model_cpu_ms_per_text": model_cpu * 1000, "cpu_ratio": model_cpu / store_cpu if store_cpu else None,
+            "load_average": os.getloadavg()[0]}
 
 
 def main() -> None:
@@ -177,6 +186,9 @@ def main() -> None:
                 print(f"  the model alone takes {floor:.0f} ms to embed one text per client (the latency floor): "
                       f"p50 {row['p50_ms'] / floor:.2f} x, p99 {row['p99_ms'] / floor:.2f} x that; "
                       f"load average {row['load_average']:.1f}")
+                print(f"  CPU (steadier on a shared host): the server spent {row['server_cpu_ms_per_store']:.1f} ms per "
+                      f"store, the model alone {row['model_cpu_ms_per_text']:.1f} ms per text: "
+                      f"{row['cpu_ratio']:.2f} x the model's efficiency")
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if args.json:
         print(json.dumps(out, indent=2))

@@ -102,6 +102,7 @@ def test_http_load_bench_measures_recall_and_concurrent_stores() -> None:
     stores = result["stores"]
     assert stores["requests"] == 12 and stores["errors"] == 0
     assert stores["p50_ms"] <= stores["p99_ms"] and stores["ratio_to_embedder"] > 0
+    assert stores["server_cpu_ms_per_store"] > 0 and stores["model_cpu_ms_per_text"] > 0
 
 
 def test_crash_loop_loses_no_acknowledged_write() -> None:
