@@ -92,6 +92,7 @@ def test_import_bench_compares_with_the_embedder_rate() -> None:
     result = run_bench("import_speed.py", "--memories", "80")
     assert result["imported"] == 80
     assert result["import_per_s"] > 0 and result["embedder_batch64_per_s"] > 0 and result["ratio_to_embedder"] > 0
+    assert result["import_cpu_ms_per_memory"] > 0 and result["model_cpu_ms_per_text"] > 0
 
 
 def test_http_load_bench_measures_recall_and_concurrent_stores() -> None:
