@@ -7,6 +7,7 @@ several real HNSW segments and real threads."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,18 @@ def test_begun_vector_search_gives_the_answer_of_one_after_the_other(tmp_path: P
         alice.close()
 
 
+def _answered_in_time(call: Callable[[], int], stuck: str) -> int:
+    """``call()``'s answer, run on another thread that must finish within a minute (``stuck`` says
+    what hung if it does not)."""
+    answered: list[int] = []
+    worker = threading.Thread(target=lambda: answered.append(call()), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), stuck
+    assert answered, "the call raised"
+    return answered[0]
+
+
 def test_an_error_on_the_text_side_releases_the_vector_index(tmp_path: Path, monkeypatch) -> None:
     store, alice = _fill(tmp_path / "memory.db")
 
@@ -71,13 +84,8 @@ def test_an_error_on_the_text_side_releases_the_vector_index(tmp_path: Path, mon
             patched.setattr(store, "search_text", broken)
             with pytest.raises(StorageError):
                 alice.recall("garden tomatoes", mode="hybrid", touch=False)
-        answered: list[int] = []
-        worker = threading.Thread(target=lambda: answered.append(len(alice.recall("garden tomatoes", touch=False))),
-                                  daemon=True)
-        worker.start()
-        worker.join(timeout=60)
-        assert not worker.is_alive(), "the vector index stayed held after the error"
-        assert answered and answered[0] > 0
+        assert _answered_in_time(lambda: len(alice.recall("garden tomatoes", touch=False)),
+                                 "the vector index stayed held after the error") > 0
     finally:
         alice.close()
 
@@ -86,18 +94,13 @@ def test_a_caller_holding_the_connection_is_answered(tmp_path: Path) -> None:
     # Database work stays on the caller's thread, so recall inside the store's own transaction
     # (which holds the connection's lock) still completes.
     store, alice = _fill(tmp_path / "memory.db")
-    answered: list[int] = []
 
-    def inside_a_transaction() -> None:
+    def inside_a_transaction() -> int:
         with store.db.write():
-            answered.append(len(alice.recall("rescued greyhound", mode="hybrid", touch=False)))
+            return len(alice.recall("rescued greyhound", mode="hybrid", touch=False))
 
     try:
-        worker = threading.Thread(target=inside_a_transaction, daemon=True)
-        worker.start()
-        worker.join(timeout=60)
-        assert not worker.is_alive(), "recall waited for a connection its caller held"
-        assert answered and answered[0] > 0
+        assert _answered_in_time(inside_a_transaction, "recall waited for a connection its caller held") > 0
     finally:
         alice.close()
 
