@@ -1,13 +1,28 @@
-"""Which rows the PostgreSQL store ranks for a full-text query: all matches, or on large tables
-only those holding the query's selective terms.
+"""How the PostgreSQL store ranks full text: BM25 as SQLite's FTS5 computes it, and which rows it
+ranks (all matches, or on large tables only those holding the query's selective terms).
 
-``ts_rank_cd`` reads and scores the ``tsvector`` of every row a query matches, and a question
+The score is FTS5's ``bm25()`` (``store/bm25.py``: same k1, b, IDF floor and column weights: key
+2.0, content 1.0, search_context 0.3, time words 1.0), so a text score means the same on both
+backends and recall fuses them with the same constants. ``ts_rank_cd``, used before, has no
+inverse document frequency: it ranked first the rows repeating a query's commonest words. Parts:
+
+- term frequency: from the row's ``search_all`` tsvector, each position counted with its
+  column's weight (key A, content and time words B, search_context C);
+- row length: the row's positions in that tsvector (PostgreSQL drops its stopwords, FTS5 counts
+  them: both the row's length and the mean leave them out, so their ratio is close);
+- row count and mean length: exact on small tables, from ANALYZE's row estimate and a fixed page
+  sample on large ones (an exact pass reads every row's tsvector);
+- document frequency: counted through the GIN index for terms outside ANALYZE's most common
+  lexemes (they are rare: few rows to count), estimated as share x rows for the common ones
+  (counting those reads a posting list as long as what the bound below avoids ranking).
+
+Ranking reads the ``tsvector`` of every row a query matches, and a question
 OR-ed over a large table can match half of it (hundreds of milliseconds at 1M rows). As on
 SQLite (``store/fts.py``, Lucene's common-terms idea), when the query's terms appear in more than
 ``full_text.max_ranked_rows`` rows together, the rarest terms whose rows fit that budget are
 *selective* and decide which rows are ranked; every ranked row is still scored with the whole
 query, so its score means what it always did (the common terms add to it). Rows holding only
-common terms are left out.
+common terms are left out; with IDF in the score they would rank low anyway.
 
 How many rows hold a term comes from the statistics ``ANALYZE`` (and autovacuum) keeps on the
 ``search_all`` column: its most common lexemes with the share of rows holding each. A lexeme
@@ -17,11 +32,14 @@ never analysed) is ranked in full, as are queries whose terms are all rare.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from engram.store import bm25
 
 # Statistics change only when the table is analysed: reading them once a minute is plenty.
 _STATS_TTL_S = 60.0
@@ -101,3 +119,110 @@ def selective_terms(terms: Sequence[str], rows: Sequence[float], max_ranked_rows
     if len(chosen) == sum(1 for count in rows if count > 0):
         return None
     return chosen
+
+
+# --- BM25 ---------------------------------------------------------------------------------
+
+# Tables up to this many rows have their row count and mean length computed exactly per query.
+_EXACT_ROWS = 5_000
+# Rows read (about: whole pages) to estimate a large table's mean row length.
+_SAMPLE_ROWS = 10_000
+# A rare term's rows are counted up to this many; more means the statistics' floor was wrong.
+_COUNT_CAP = 20_000
+# tsvector weight letters for each column, with bm25.COLUMN_WEIGHTS' values.
+_KEY, _CONTENT, _CONTEXT, _TIME = bm25.COLUMN_WEIGHTS
+_ROW_LENGTH = "(SELECT sum(cardinality(u.positions)) FROM unnest({v}) u)"
+_WEIGHT_OF = f"CASE x WHEN 'A' THEN {_KEY} WHEN 'B' THEN {_CONTENT} WHEN 'C' THEN {_CONTEXT} ELSE 0 END"
+
+# The score of row ``m`` for lexemes %s (text[]) with weights %s (float8[], their summed IDFs)
+# and mean row length %s: FTS5's formula, one term per lexeme found in the row.
+BM25_SQL = (
+    "SELECT COALESCE(sum(t.idf * t.f * " + str(bm25.K1 + 1) + " / (t.f + " + str(bm25.K1)
+    + " * (" + str(1 - bm25.B) + " + " + str(bm25.B) + " * d.dl / %s))), 0) AS score"
+    " FROM (SELECT " + _ROW_LENGTH.format(v="m.search_all") + " AS dl) d,"
+    " (SELECT w.idf, (SELECT sum(" + _WEIGHT_OF + ") FROM unnest(u.weights) x) AS f"
+    " FROM unnest(m.search_all) u JOIN unnest(%s::text[], %s::float8[]) w(lexeme, idf) ON w.lexeme = u.lexeme) t"
+)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The table's row count and mean row length (tsvector positions), as BM25 reads them."""
+
+    rows: float
+    avgdl: float
+
+
+class CorpusStatistics:
+    """Row count and mean length: exact per query on small tables; on large ones estimated and
+    kept a minute (ANALYZE's row estimate moves no faster)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: Corpus | None = None
+        self._read_at = float("-inf")
+
+    def get(self, conn: Any) -> Corpus:
+        with self._lock:
+            if self._kept is not None and time.monotonic() - self._read_at < _STATS_TTL_S:
+                return self._kept
+        rows, total = conn.execute(
+            f"SELECT count(*), COALESCE(sum(dl), 0) FROM (SELECT {_ROW_LENGTH.format(v='m.search_all')} AS dl"
+            " FROM memories m LIMIT %s) s", [_EXACT_ROWS + 1],
+        ).fetchone()
+        if rows <= _EXACT_ROWS:
+            return Corpus(float(rows), float(total) / rows if rows else 0.0)
+        estimate = float(conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass").fetchone()[0])
+        if estimate <= _EXACT_ROWS:  # never analysed since it grew
+            estimate = float(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+        share = min(100.0, 100.0 * _SAMPLE_ROWS / estimate)
+        sampled = conn.execute(
+            f"SELECT avg({_ROW_LENGTH.format(v='m.search_all')}) FROM memories m TABLESAMPLE SYSTEM (%s) REPEATABLE (0)",
+            [share],
+        ).fetchone()[0]
+        corpus = Corpus(estimate, float(sampled) if sampled else float(total) / rows)
+        with self._lock:
+            self._kept, self._read_at = corpus, time.monotonic()
+        return corpus
+
+
+def doc_freqs(conn: Any, terms: Sequence[str], lexemes: Sequence[Sequence[str]], stats: TermStats | None) -> list[float]:
+    """Rows holding each term: ANALYZE's estimate for a term whose lexemes are all among the most
+    common ones, else counted through the GIN index (capped at ``_COUNT_CAP``)."""
+    counts: list[float | None] = [
+        stats.rows_holding(lex) if stats is not None and lex and all(x in stats.shares for x in lex) else None
+        for lex in lexemes
+    ]
+    rare = [term for term, count in zip(terms, counts, strict=True) if count is None]
+    if rare:
+        counted = dict(conn.execute(
+            "SELECT t.term, (SELECT count(*) FROM (SELECT 1 FROM memories m"
+            " WHERE m.search_all @@ plainto_tsquery('english', t.term) LIMIT %s) c)"
+            " FROM unnest(%s::text[]) t(term)", [_COUNT_CAP, rare],
+        ).fetchall())
+        counts = [counted[term] if count is None else count for term, count in zip(terms, counts, strict=True)]
+    return [float(count or 0) for count in counts]
+
+
+def lexeme_weights(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs: Sequence[float],
+                   corpus: Corpus) -> tuple[list[str], list[float]]:
+    """Each query lexeme with the summed IDF of the terms giving it (two terms with one stem count
+    twice, as FTS5 counts each phrase). A term PostgreSQL reads as several lexemes (``e-mail``)
+    scores each of them with the term's IDF."""
+    weights: dict[str, float] = {}
+    for lex, freq in zip(lexemes, freqs, strict=True):
+        weight = idf(corpus.rows, freq)
+        for lexeme in dict.fromkeys(lex):
+            weights[lexeme] = weights.get(lexeme, 0.0) + weight
+    return list(weights), list(weights.values())
+
+
+def idf(rows: float, doc_count: float) -> float:
+    """FTS5's IDF (``bm25.idf``) for an estimated row count and document count."""
+    return max(math.log((rows - doc_count + 0.5) / (doc_count + 0.5)), 1e-6)
+
+
+def ceiling(lexemes: Sequence[Sequence[str]], freqs: Sequence[float], corpus: Corpus) -> float:
+    """The score of a row of mean length holding each term once in its content: the sum of the
+    terms' IDFs, as on SQLite (``store/fts.py``). A PostgreSQL stopword is never matched: not counted."""
+    return sum(idf(corpus.rows, freq) for lex, freq in zip(lexemes, freqs, strict=True) if lex)

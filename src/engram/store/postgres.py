@@ -12,10 +12,11 @@ how they stay true with concurrent writers in other processes:
   dangling, and deleting a memory removes its links, versions and vector.
 - Every call is its own short transaction; embedding happens in the engine between calls.
 
-Full text: a generated ``tsvector`` (key weighted A, content B) with a GIN index, ranked by
-``ts_rank_cd``. The query is built from ``engram.text.query_terms`` word tokens, each passed as
-a parameter to ``plainto_tsquery`` and OR-ed (AND-ed for forget-by-query), so no user string is
-ever parsed as tsquery syntax. When nothing matches, an ILIKE scan over the same words answers.
+Full text: a generated ``tsvector`` (key weighted A, content B, search context C) with a GIN
+index, ranked by BM25 as SQLite's FTS5 ranks (``store/pg_text.py``). The query is built from
+``engram.text.query_terms`` word tokens, each passed as a parameter to ``plainto_tsquery`` and
+OR-ed (AND-ed for forget-by-query), so no user string is ever parsed as tsquery syntax. When
+nothing matches, an ILIKE scan over the same words answers.
 
 Vectors: pgvector with an HNSW cosine index on ``embedding::vector(dims)``, created when the
 first embedding identity is recorded; ``search_vector`` applies the filter in the same SQL with
@@ -65,9 +66,6 @@ _ORDER_SQL = {
     "importance": "m.importance DESC, m.created_at DESC, m.seq DESC",
     "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.seq DESC",
 }
-# ts_rank_cd weights for D, C, B, A: a key (A) hit counts twice a content (B) hit and a
-# search_context (C) hit 0.3 of one, as in SQLite.
-_RANK_WEIGHTS = "'{0.1, 0.15, 0.5, 1.0}'"
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _IDENTITY = "embedding_identity"
 
@@ -164,6 +162,7 @@ class PostgresMemoryStore:
         # pgvector's hnsw.ef_search for a vector query, at least twice the rows asked for.
         self.ef_search = ef_search
         self._term_stats = pg_text.TermStatistics()
+        self._corpus = pg_text.CorpusStatistics()
 
     # --- rows ------------------------------------------------------------------------------
     @staticmethod
@@ -463,33 +462,45 @@ class PostgresMemoryStore:
                 return self._search_like(conn, chars, where, params, limit)
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            selective = self._selective_terms(conn, terms)
-            rows = self._ranked(conn, terms, selective, where, params, limit) if selective else []
+            lexemes = pg_text.lexemes_of(conn, terms)
+            stats = self._term_stats.get(conn)
+            weights = self._weights(conn, terms, lexemes, stats)
+            selective = self._selective_terms(terms, lexemes, stats)
+            rows = self._ranked(conn, weights, selective, where, params, limit) if selective else []
             if not rows:  # every match ranked: a small table, rare terms, or no selective row passed
-                rows = self._ranked(conn, terms, terms, where, params, limit)
+                rows = self._ranked(conn, weights, terms, where, params, limit)
             if not rows:
                 return self._search_like(conn, terms, where, params, limit)
         return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
 
-    def _selective_terms(self, conn: Any, terms: list[str]) -> list[str] | None:
+    def _weights(self, conn: Any, terms: list[str], lexemes: list[list[str]],
+                 stats: pg_text.TermStats | None) -> tuple[list[str], list[float], float]:
+        """The query's lexemes, their IDF weights and the mean row length: BM25's parameters."""
+        corpus = self._corpus.get(conn)
+        freqs = pg_text.doc_freqs(conn, terms, lexemes, stats)
+        lexeme_list, idfs = pg_text.lexeme_weights(terms, lexemes, freqs, corpus)
+        return lexeme_list, idfs, max(corpus.avgdl, 1.0)
+
+    def _selective_terms(self, terms: list[str], lexemes: list[list[str]],
+                         stats: pg_text.TermStats | None) -> list[str] | None:
         """The terms whose rows are ranked when ranking every match would exceed the budget
         (``store/pg_text.py``), or None to rank every match."""
         budget = self.full_text.max_ranked_rows
-        stats = self._term_stats.get(conn) if budget > 0 else None
-        if stats is None or stats.rows <= budget:
+        if budget <= 0 or stats is None or stats.rows <= budget:
             return None
-        counts = [stats.rows_holding(lexemes) for lexemes in pg_text.lexemes_of(conn, terms)]
+        counts = [stats.rows_holding(lex) for lex in lexemes]
         return pg_text.selective_terms(terms, counts, budget)
 
-    def _ranked(self, conn: Any, terms: list[str], ranked: list[str], where: str, params: list[Any],
-                limit: int) -> list[Any]:
-        """Rows holding any of ``ranked`` that pass the filter, best first by ``ts_rank_cd`` of the
+    def _ranked(self, conn: Any, weights: tuple[list[str], list[float], float], ranked: list[str], where: str,
+                params: list[Any], limit: int) -> list[Any]:
+        """Rows holding any of ``ranked`` that pass the filter, best first by the BM25 of the
         whole query (``ranked`` is every term, or the selective ones)."""
+        lexemes, idfs, avgdl = weights
         return conn.execute(
-            f"SELECT {_COLUMNS}, ts_rank_cd({_RANK_WEIGHTS}, m.search_all, q.query) AS score"
-            f" FROM memories m, (SELECT {_tsquery(terms, '||')} AS query, {_tsquery(ranked, '||')} AS ranked) q"
-            f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY score DESC, m.seq LIMIT %s",
-            [*terms, *ranked, *params, limit],
+            f"SELECT {_COLUMNS}, s.score FROM memories m, (SELECT {_tsquery(ranked, '||')} AS ranked) q,"
+            f" LATERAL ({pg_text.BM25_SQL}) s"
+            f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
+            [*ranked, avgdl, lexemes, idfs, *params, limit],
         ).fetchall()
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
@@ -497,11 +508,12 @@ class PostgresMemoryStore:
         if not terms or not ids:
             return {}
         with self.db.read() as conn:
+            lexemes = pg_text.lexemes_of(conn, terms)
+            lexeme_list, idfs, avgdl = self._weights(conn, terms, lexemes, self._term_stats.get(conn))
             rows = conn.execute(
-                f"SELECT m.id, ts_rank_cd({_RANK_WEIGHTS}, m.search_all, q.query)"
-                f" FROM memories m, (SELECT {_tsquery(terms, '||')} AS query) q"
-                " WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
-                [*terms, list(ids)],
+                f"SELECT m.id, s.score FROM memories m, (SELECT {_tsquery(terms, '||')} AS query) q,"
+                f" LATERAL ({pg_text.BM25_SQL}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
+                [*terms, avgdl, lexeme_list, idfs, list(ids)],
             ).fetchall()
         return {str(memory_id): max(float(score), 1e-9) for memory_id, score in rows}
 
@@ -509,18 +521,10 @@ class PostgresMemoryStore:
         terms = text.query_terms(query)
         if not terms:
             return None
-        # The rank of a memory holding each query word once in its key and its content (generated
-        # keys repeat the content's first words): ts_rank_cd has no corpus statistics, so the
-        # ceiling is that of the query itself, read as key (weight A) and content (B).
-        words = " ".join(terms)
         with self.db.read() as conn:
-            row = conn.execute(
-                f"SELECT ts_rank_cd({_RANK_WEIGHTS}, setweight(to_tsvector('english', %s), 'A')"
-                f" || setweight(to_tsvector('english', %s), 'B'), q.query)"
-                f" FROM (SELECT {_tsquery(terms, '||')} AS query) q",
-                [words, words, *terms],
-            ).fetchone()
-        ceiling = float(row[0]) if row else 0.0
+            lexemes = pg_text.lexemes_of(conn, terms)
+            freqs = pg_text.doc_freqs(conn, terms, lexemes, self._term_stats.get(conn))
+            ceiling = pg_text.ceiling(lexemes, freqs, self._corpus.get(conn))
         return ceiling if ceiling > 0 else None
 
     def _search_like(

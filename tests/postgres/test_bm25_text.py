@@ -1,0 +1,84 @@
+"""PostgreSQL ranks full text by BM25 as SQLite's FTS5 does (store/pg_text.py): a rare word
+outranks a common one however often the common one is repeated, and on the same memories both
+backends give the same order (and, where their tokenizers agree, the same scores)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from engram.db.postgres import PgDatabase
+from engram.model import Memory, MemoryFilter, Scope
+from engram.store.postgres import PostgresMemoryStore
+from engram.store.sqlite import SqliteMemoryStore
+
+FILT = MemoryFilter(scopes=(Scope(), Scope("a")))
+# Words PostgreSQL's english stemmer and SQLite's porter stem alike, none a stopword of either.
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec"
+         " romeo sierra tango uniform victor whiskey xray yankee zulu amber cobalt crimson indigo ivory jade lemon"
+         " maroon olive orchid pearl ruby salmon silver teal violet").split()
+
+
+def _memory(i: int, content: str, key: str | None = None, context: str | None = None,
+            scope: Scope = Scope("a")) -> Memory:
+    return Memory(id=f"m{i:03d}", key=key or f"k{i}", content=content, scope=scope, search_context=context,
+                  created_at=1.7e9 + i * 86400, updated_at=1.7e9 + i * 86400)
+
+
+def _pg(url: str, memories: list[Memory]) -> PostgresMemoryStore:
+    store = PostgresMemoryStore(PgDatabase.connect(url))
+    store.import_memories(memories)
+    return store
+
+
+def test_a_rare_word_outranks_a_common_one_repeated(pg_url: str) -> None:
+    # "apples" is in 30 of 40 rows; "kiwis" in one. The row repeating "apples" in its key and
+    # content matches more of the query's words' occurrences, but says less.
+    memories = [_memory(i, f"apples note {i}") for i in range(29)]
+    memories += [_memory(i, f"plain note {i}") for i in range(29, 38)]
+    memories += [_memory(38, "apples apples apples in the basket", key="apples apples"),
+                 _memory(39, "a bowl of kiwis on the table")]
+    store = _pg(pg_url, memories)
+    try:
+        ranked = [(m.id, score) for m, score in store.search_text("apples kiwis", FILT, limit=5)]
+        assert ranked[0][0] == "m039"
+        # The common word's IDF is floored (it is in most rows): the repeated row scores next to nothing.
+        scores = dict(ranked)
+        assert scores["m038"] < scores["m039"] * 1e-3
+        # A vector candidate's text score is the one search_text gives it; the ceiling is the sum of IDFs.
+        assert store.text_scores("apples kiwis", ["m038", "m039", "m030"]) == pytest.approx(
+            {"m038": scores["m038"], "m039": scores["m039"]})
+        ceiling = store.text_score_ceiling("apples kiwis")
+        assert ceiling is not None and scores["m039"] <= ceiling * 1.5
+    finally:
+        store.close()
+
+
+def test_scores_agree_with_sqlite_on_the_same_memories(pg_url: str, tmp_path: Path) -> None:
+    rng = random.Random(3)
+    memories = []
+    for i in range(120):
+        # Zipf-like draws: some words common, some rare; lengths, repeats, keys and contexts vary.
+        content = " ".join(rng.choices(WORDS, weights=[1 / (r + 1) for r in range(len(WORDS))], k=rng.randint(3, 14)))
+        key = " ".join(rng.sample(WORDS, 2)) if i % 4 == 0 else None
+        context = " ".join(rng.sample(WORDS, 3)) if i % 5 == 0 else None
+        memories.append(_memory(i, content, key=key, context=context))
+    memories.append(_memory(200, "alpha bravo secret", scope=Scope("b")))  # another agent's: never returned
+    pg = _pg(pg_url, memories)
+    lite = SqliteMemoryStore(tmp_path / "m.db")
+    lite.import_memories(memories)
+    try:
+        for query in ("alpha violet", "bravo teal orchid", "charlie", "lemon pearl alpha delta", "silver zulu"):
+            on_pg = [(m.id, s) for m, s in pg.search_text(query, FILT, limit=20)]
+            on_lite = [(m.id, s) for m, s in lite.search_text(query, FILT, limit=20)]
+            assert on_pg, query
+            assert not any(i == "m200" for i, _ in on_pg)
+            # Same rows in the same order (ties aside), with scores within a hair of FTS5's.
+            assert [round(s, 6) for _, s in on_pg] == pytest.approx([round(s, 6) for _, s in on_lite], rel=1e-3), query
+            assert {i: round(s, 4) for i, s in on_pg} == {i: round(s, 4) for i, s in on_lite}, query
+            assert pg.text_score_ceiling(query) == pytest.approx(lite.text_score_ceiling(query), rel=1e-6)
+    finally:
+        pg.close()
+        lite.close()
