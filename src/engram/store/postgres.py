@@ -497,10 +497,11 @@ class PostgresMemoryStore:
         whole query (``ranked`` is every term, or the selective ones)."""
         lexemes, idfs, avgdl = weights
         return conn.execute(
-            f"SELECT {_COLUMNS}, s.score FROM memories m, (SELECT {_tsquery(ranked, '||')} AS ranked) q,"
+            f"SELECT {_COLUMNS}, s.score FROM memories m,"
+            f" (SELECT {_tsquery(ranked, '||')} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
             f" LATERAL ({pg_text.BM25_SQL}) s"
             f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
-            [*ranked, avgdl, lexemes, idfs, *params, limit],
+            [*ranked, lexemes, idfs, avgdl, *params, limit],
         ).fetchall()
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
@@ -511,9 +512,10 @@ class PostgresMemoryStore:
             lexemes = pg_text.lexemes_of(conn, terms)
             lexeme_list, idfs, avgdl = self._weights(conn, terms, lexemes, self._term_stats.get(conn))
             rows = conn.execute(
-                f"SELECT m.id, s.score FROM memories m, (SELECT {_tsquery(terms, '||')} AS query) q,"
+                f"SELECT m.id, s.score FROM memories m,"
+                f" (SELECT {_tsquery(terms, '||')} AS query, {pg_text.BM25_PARAMS_SQL}) q,"
                 f" LATERAL ({pg_text.BM25_SQL}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
-                [*terms, avgdl, lexeme_list, idfs, list(ids)],
+                [*terms, lexeme_list, idfs, avgdl, list(ids)],
             ).fetchall()
         return {str(memory_id): max(float(score), 1e-9) for memory_id, score in rows}
 
