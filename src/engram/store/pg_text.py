@@ -224,7 +224,10 @@ def lexeme_weights(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs
 
 
 def idf(rows: float, doc_count: float) -> float:
-    """FTS5's IDF (``bm25.idf``) for an estimated row count and document count."""
+    """FTS5's IDF (``bm25.idf``) for an estimated row count and document count. The row count can
+    be older than the count of a term's rows (kept for a minute, or ANALYZE's estimate, while other
+    writers add rows), so it is taken as at least that count: a corpus holds every row holding a term."""
+    rows = max(rows, doc_count)
     return max(math.log((rows - doc_count + 0.5) / (doc_count + 0.5)), 1e-6)
 
 
