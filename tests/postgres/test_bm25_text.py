@@ -91,3 +91,25 @@ def test_a_row_count_older_than_a_terms_count_still_gives_an_idf() -> None:
 
     assert pg_text.idf(10, 12) == pg_text.idf(12, 12) == pytest.approx(1e-6)
     assert pg_text.idf(1000, 3) > pg_text.idf(1000, 300) > 0
+
+
+def test_a_hybrid_recall_counts_its_terms_rows_once(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its ranking, the vector candidates' text scores and the score ceiling all weigh the same
+    # terms: the rare terms' rows are counted through the GIN index once, not three times.
+    from engram.engine import Engram
+    from engram.store import pg_text
+    from engram.testing.fakes import HashingEmbedder
+
+    store = PostgresMemoryStore(PgDatabase.connect(pg_url))
+    try:
+        mem = Engram(store, agent="a", embedder=HashingEmbedder())
+        mem.remember_many([{"content": f"{WORDS[i]} {WORDS[i + 1]} note"} for i in range(20)])
+        counted: list[list[str]] = []
+        real = pg_text.doc_freqs
+        monkeypatch.setattr(pg_text, "doc_freqs", lambda conn, terms, *rest: counted.append(list(terms))
+                            or real(conn, terms, *rest))
+        result = mem.recall("bravo charlie zulu", mode="hybrid", touch=False)
+        assert result.mode == "hybrid" and result.hits
+        assert counted == [["bravo", "charlie", "zulu"]]
+    finally:
+        store.close()

@@ -210,6 +210,37 @@ def doc_freqs(conn: Any, terms: Sequence[str], lexemes: Sequence[Sequence[str]],
     return [float(count or 0) for count in counts]
 
 
+# How long a query's lexemes and document counts are reused: one recall asks for them three times
+# (its ranking, the vector candidates' text scores, the score ceiling) within milliseconds.
+_QUERY_TTL_S = 1.0
+_QUERY_KEPT = 32
+
+
+class QueryStatistics:
+    """A query's lexemes and each term's document count (``lexemes_of``, ``doc_freqs``), reused for
+    ``_QUERY_TTL_S``: the rare terms' counts walk the GIN index, and a recall would count them
+    three times. A count a second old is as good as the row estimate it is weighed against."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[tuple[str, ...], tuple[float, list[list[str]], list[float]]] = {}
+
+    def get(self, conn: Any, terms: Sequence[str], stats: TermStats | None) -> tuple[list[list[str]], list[float]]:
+        key, now = tuple(terms), time.monotonic()
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None and now - kept[0] < _QUERY_TTL_S:
+                return kept[1], kept[2]
+        lexemes = lexemes_of(conn, terms)
+        freqs = doc_freqs(conn, terms, lexemes, stats)
+        with self._lock:
+            self._kept.pop(key, None)
+            if len(self._kept) >= _QUERY_KEPT:
+                self._kept.pop(next(iter(self._kept)))
+            self._kept[key] = (now, lexemes, freqs)
+        return lexemes, freqs
+
+
 def lexeme_weights(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs: Sequence[float],
                    corpus: Corpus) -> tuple[list[str], list[float]]:
     """Each query lexeme with the summed IDF of the terms giving it (two terms with one stem count

@@ -163,6 +163,7 @@ class PostgresMemoryStore:
         self.ef_search = ef_search
         self._term_stats = pg_text.TermStatistics()
         self._corpus = pg_text.CorpusStatistics()
+        self._queries = pg_text.QueryStatistics()
 
     # --- rows ------------------------------------------------------------------------------
     @staticmethod
@@ -462,9 +463,9 @@ class PostgresMemoryStore:
                 return self._search_like(conn, chars, where, params, limit)
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            lexemes = pg_text.lexemes_of(conn, terms)
             stats = self._term_stats.get(conn)
-            weights = self._weights(conn, terms, lexemes, stats)
+            lexemes, freqs = self._queries.get(conn, terms, stats)
+            weights = self._weights(conn, terms, lexemes, freqs)
             selective = self._selective_terms(terms, lexemes, stats)
             rows = self._ranked(conn, weights, selective, where, params, limit) if selective else []
             if not rows:  # every match ranked: a small table, rare terms, or no selective row passed
@@ -474,10 +475,9 @@ class PostgresMemoryStore:
         return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
 
     def _weights(self, conn: Any, terms: list[str], lexemes: list[list[str]],
-                 stats: pg_text.TermStats | None) -> tuple[list[str], list[float], float]:
+                 freqs: list[float]) -> tuple[list[str], list[float], float]:
         """The query's lexemes, their IDF weights and the mean row length: BM25's parameters."""
         corpus = self._corpus.get(conn)
-        freqs = pg_text.doc_freqs(conn, terms, lexemes, stats)
         lexeme_list, idfs = pg_text.lexeme_weights(terms, lexemes, freqs, corpus)
         return lexeme_list, idfs, max(corpus.avgdl, 1.0)
 
@@ -509,8 +509,8 @@ class PostgresMemoryStore:
         if not terms or not ids:
             return {}
         with self.db.read() as conn:
-            lexemes = pg_text.lexemes_of(conn, terms)
-            lexeme_list, idfs, avgdl = self._weights(conn, terms, lexemes, self._term_stats.get(conn))
+            lexemes, freqs = self._queries.get(conn, terms, self._term_stats.get(conn))
+            lexeme_list, idfs, avgdl = self._weights(conn, terms, lexemes, freqs)
             rows = conn.execute(
                 f"SELECT m.id, s.score FROM memories m,"
                 f" (SELECT {_tsquery(terms, '||')} AS query, {pg_text.BM25_PARAMS_SQL}) q,"
@@ -524,8 +524,7 @@ class PostgresMemoryStore:
         if not terms:
             return None
         with self.db.read() as conn:
-            lexemes = pg_text.lexemes_of(conn, terms)
-            freqs = pg_text.doc_freqs(conn, terms, lexemes, self._term_stats.get(conn))
+            lexemes, freqs = self._queries.get(conn, terms, self._term_stats.get(conn))
             ceiling = pg_text.ceiling(lexemes, freqs, self._corpus.get(conn))
         return ceiling if ceiling > 0 else None
 
