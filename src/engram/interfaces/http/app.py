@@ -1,7 +1,7 @@
 """The HTTP server: REST API, web page and MCP over streamable HTTP in one ASGI app.
 
 ``create_app`` takes an opened ``Engram`` (the store) and a ``TokenStore``; each request acts
-for the agent its bearer token is bound to (``engram_for``), so agents never see each other's
+for the agent its bearer token is bound to (``agent_engine``), so agents never see each other's
 memories. Routes are ``def`` functions: FastAPI runs them in worker threads, and SQLite access is
 serialised by the store's connection lock. Nothing heavy happens at start-up.
 """

@@ -43,22 +43,20 @@ def authenticate(tokens: TokenStore, authorization: str | None, session: str | N
     return Caller(info.agent, session or None, info.id)
 
 
-def caller(
+def agent_engine(
     request: Request,
     authorization: str | None = Header(None, description="Bearer <token> from `engram token create`."),
     x_engram_session: str | None = Header(None, description="Act within this session of the token's agent."),
-) -> Caller:
-    """FastAPI dependency: the authenticated caller, or 401 problem details."""
+) -> Engram:
+    """FastAPI dependency: the engine view of the authenticated caller (its agent, and session
+    when the header names one), or 401 problem details. One dependency, not a caller dependency
+    feeding an engine one: FastAPI runs each sync dependency on a worker thread of its own, and
+    every hop costs the event loop a hand-off on each request. Raises ``ValidationError``."""
     found = authenticate(request.app.state.tokens, authorization, x_engram_session)
     if found is None:
         raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
-    return found
-
-
-def engram_for(request: Request, who: Caller) -> Engram:
-    """The engine view of this caller: its agent (and session) only. Raises ``ValidationError``."""
     base: Engram = request.app.state.engram
-    return base.for_agent(who.agent, who.session, origin="http")
+    return base.for_agent(found.agent, found.session, origin="http")
 
 
 class McpAuth:

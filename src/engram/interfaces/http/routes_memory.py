@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 
 from engram.engine import Engram, Filters
 from engram.interfaces import present
-from engram.interfaces.http.auth import Caller, caller, engram_for
+from engram.interfaces.http.auth import agent_engine
 from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, SupersedeIn
 
 router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
@@ -19,11 +19,7 @@ TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations
                "social": "social", "decisions": "decision", "achievements": "achievement"}
 
 
-def engine(request: Request, who: Annotated[Caller, Depends(caller)]) -> Engram:
-    return engram_for(request, who)
-
-
-Eng = Annotated[Engram, Depends(engine)]
+Eng = Annotated[Engram, Depends(agent_engine)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
 Order = Literal["recent", "oldest", "importance", "accessed"]
