@@ -10,6 +10,13 @@ database's lock). Each caller returns only after the commit that holds its write
 its own result or its own error (a write the store refuses is undone alone; the others are kept).
 Events (audit, file mirror, caches) are then emitted by each caller for its own write, as before.
 
+Whether the store can keep this embedder's vectors (it holds no other model's) is looked up before
+embedding, so texts whose vectors could not be kept are not embedded; the answer is kept for a
+second (``IDENTITY_RECHECK_S``), because reading it takes the database's lock, which the batch
+before holds while it commits: the model would wait for every commit. The write transaction checks
+the identity again, and a batch refused because another process switched models meanwhile is
+written again without vectors, with the warning the look-up would have given.
+
 A write that only repeats what is stored (same content in its scope, or an unchanged key) needs
 no vector; those are found with a read before embedding, and anything that turns out otherwise
 inside the transaction is embedded right after it (rare: it takes a concurrent writer).
@@ -17,19 +24,23 @@ inside the transaction is embedded right after it (rare: it takes a concurrent w
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from engram.drain import Drain
-from engram.errors import EngramError
+from engram.errors import DimensionError, EngramError
 from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult
 from engram.search import TextEmbedder
 from engram.store.base import BatchWrite, MemoryStore, write_each
 
 # Writes per batch at most: one model call of the embedder's usual batch size.
 MAX_BATCH = 64
+# Seconds a looked-up embedding identity is trusted before a batch (see the module docstring).
+IDENTITY_RECHECK_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +87,8 @@ class WriteQueue:
         self.store = store
         self.embedder = embedder
         self._drain: Drain[PendingWrite, WriteResult] = Drain(self._run, max_batch, early_handoff=True)
+        # The last identity look-up: (embedder identity, its warning or None, monotonic time).
+        self._identity_seen: tuple[str, str | None, float] | None = None
 
     @property
     def waiting(self) -> int:
@@ -93,11 +106,9 @@ class WriteQueue:
         hand_off()  # the next batch embeds while this one commits: the model never waits for a commit
         writes = [BatchWrite(p.draft, p.proposed_key, vectors.get(i), p.links) for i, p in enumerate(batch)]
         identity = None if self.embedder is None else str(self.embedder.identity)
-        batch_write = getattr(self.store, "write_batch", None)  # a plug-in store may predate it
-        if batch_write is not None:
-            results = batch_write(writes, now=now, identity=identity)
-        else:
-            results = write_each(self.store, writes, now=now, identity=identity)
+        results = self._write(writes, now, identity)
+        if identity is not None and any(isinstance(r, DimensionError) for r in results):
+            results, warning = self._rewrite_refused(writes, results, now, warning)
         notes = dict.fromkeys(range(len(batch)), warning)
         changed = {i: r.memory for i, r in enumerate(results)
                    if isinstance(r, WriteResult) and r.action in ("created", "updated") and r.memory.id}
@@ -111,13 +122,47 @@ class WriteQueue:
             out.append(result)
         return out
 
+    def _write(self, writes: list[BatchWrite], now: float, identity: str | None) -> list[WriteResult | EngramError]:
+        batch_write = getattr(self.store, "write_batch", None)  # a plug-in store may predate it
+        if batch_write is not None:
+            return list(batch_write(writes, now=now, identity=identity))
+        return write_each(self.store, writes, now=now, identity=identity)
+
+    def _rewrite_refused(self, writes: list[BatchWrite], results: list[WriteResult | EngramError], now: float,
+                         warning: str | None) -> tuple[list[WriteResult | EngramError], str | None]:
+        """The writes the store refused for their vectors, written again without them when the
+        store now holds another model's vectors (another process switched models since the
+        identity was looked up), each with the warning the look-up would have given."""
+        assert self.embedder is not None
+        self._identity_seen = None
+        switched = identity_warning(self.store, self.embedder)
+        if switched is None:
+            return results, warning
+        refused = [i for i, r in enumerate(results) if isinstance(r, DimensionError)]
+        again = self._write([dataclasses.replace(writes[i], vector=None) for i in refused], now, None)
+        results = list(results)
+        for i, result in zip(refused, again, strict=True):
+            results[i] = result
+        return results, switched
+
+    def _identity_warning(self) -> str | None:
+        """``identity_warning`` for this queue's embedder, looked up at most once a second."""
+        assert self.embedder is not None
+        identity, now = str(self.embedder.identity), time.monotonic()
+        seen = self._identity_seen
+        if seen is not None and seen[0] == identity and now - seen[2] < IDENTITY_RECHECK_S:
+            return seen[1]
+        warning = identity_warning(self.store, self.embedder)
+        self._identity_seen = (identity, warning, now)
+        return warning
+
     def _vectors(self, batch: list[PendingWrite]) -> tuple[dict[int, np.ndarray], list[int], str | None]:
         """Vectors for the writes that will need one, by position; the positions left out as
         needing none; a warning for every write when embedding is impossible (another model's
         vectors are stored, or the embedder failed)."""
         if self.embedder is None:
             return {}, [], None
-        warning = identity_warning(self.store, self.embedder)
+        warning = self._identity_warning()
         if warning is not None:
             return {}, [], warning
         wanted, skipped = [], []

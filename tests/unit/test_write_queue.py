@@ -1,0 +1,98 @@
+"""The single writer's embedding-identity look-up (engram.writes): a batch is embedded without
+waiting for the commit of the batch before it, and a model switched by another handle meanwhile
+still ends in stored memories with a warning, not refused writes. Real SQLite files."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engram import writes
+from engram.embed import Embedder, EmbeddingIdentity
+from engram.engine import Engram
+from engram.store.sqlite import SqliteMemoryStore
+from engram.testing.provider_servers import bag_of_words_vector
+
+
+class BagOfWords:
+    """A real hashed bag-of-words provider that tells ``on_call`` when it is asked to embed."""
+
+    def __init__(self, name: str = "hashed", dims: int = 16) -> None:
+        self.identity = EmbeddingIdentity("bow", name, dims)
+        self.on_call: Callable[[], None] = lambda: None
+        self.calls = 0
+
+    def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        self.on_call()
+        return [bag_of_words_vector(t, self.identity.dims) for t in texts]
+
+
+def test_a_batch_is_embedded_while_the_database_lock_is_held_by_a_commit(tmp_path: Path) -> None:
+    store = SqliteMemoryStore(tmp_path / "memory.db")
+    provider = BagOfWords()
+    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
+    try:
+        mem.remember("the first memory looks the store's embedding identity up")
+        embedded = threading.Event()
+        provider.on_call = embedded.set
+        answers: list[object] = []
+        with store.db.lock:  # as the batch before holds it while it commits
+            writer = threading.Thread(target=lambda: answers.append(mem.remember("the second memory")))
+            writer.start()
+            # Before, the identity look-up took this lock first: the model waited for the commit.
+            assert embedded.wait(20), "the second batch waited for the database lock before embedding"
+        writer.join(20)
+        stored = mem.get(answers[0].memory.id)  # type: ignore[attr-defined]
+        assert stored is not None and stored.content == "the second memory"
+        assert store.vectors_for([stored.id]), "the second memory was stored without its vector"
+    finally:
+        mem.close()
+
+
+def test_a_model_switched_by_another_handle_meanwhile_stores_without_vectors_and_warns(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    store = SqliteMemoryStore(db)
+    provider = BagOfWords()
+    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
+    other = SqliteMemoryStore(db)
+    try:
+        first = mem.remember("stored with this model's vector")
+        assert store.vectors_for([first.memory.id])
+        # Another process reindexes the file for another model within the second the look-up is trusted.
+        other.clear_vectors()
+        other.set_vectors("bow:other:16", [(first.memory.id, bag_of_words_vector("x", 16))])
+        second = mem.remember("stored after the switch")
+        assert second.action == "created"
+        assert mem.get(second.memory.id) is not None
+        assert not store.vectors_for([second.memory.id])
+        assert any("bow:other:16" in w and "reindex" in w for w in second.warnings), second.warnings
+        calls = provider.calls
+        third = mem.remember("the switch is known now: nothing is embedded for nothing")
+        assert provider.calls == calls and any("reindex" in w for w in third.warnings)
+    finally:
+        other.close()
+        mem.close()
+
+
+def test_the_identity_is_looked_up_again_after_a_second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writes, "IDENTITY_RECHECK_S", 0.0)
+    db = tmp_path / "memory.db"
+    store = SqliteMemoryStore(db)
+    provider = BagOfWords()
+    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
+    other = SqliteMemoryStore(db)
+    try:
+        first = mem.remember("stored with this model's vector")
+        other.clear_vectors()
+        other.set_vectors("bow:other:16", [(first.memory.id, bag_of_words_vector("x", 16))])
+        calls = provider.calls
+        second = mem.remember("the look-up sees the switch before embedding")
+        assert provider.calls == calls, "a text whose vector cannot be kept was embedded"
+        assert any("reindex" in w for w in second.warnings)
+    finally:
+        other.close()
+        mem.close()
