@@ -45,11 +45,13 @@ class SyncState:
     files: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
+        # Compact, with no indent: json's C encoder then writes it (with an indent the pure-Python
+        # one did, ~0.04 ms per entry: most of what reflecting one store cost at 5,000 memories).
         return json.dumps({
             "version": 1, "format": self.format, "database": self.database,
             "entries": {i: [e.path, e.digest] for i, e in sorted(self.entries.items())},
             "files": dict(sorted(self.files.items())),
-        }, indent=0)
+        }, separators=(",", ":"))
 
     def forget_file(self, rel: str) -> None:
         self.files.pop(rel, None)

@@ -19,7 +19,15 @@ files are parsed, its memories listed, and every entry id is settled against the
 Entries that are present but invalid, and files that cannot be read, are never taken as
 deletions: their ids are left alone until the file is fixed. Only files whose text changed are
 written, each atomically. Database→files runs on every engine event (except the sync's own,
-``origin == "sync"``), files→database on demand (``sync``) or from the watcher.
+``origin == "sync"``), files→database on demand (``sync``) or from the watcher. Events that arrive
+while a pass runs (concurrent stores of a server) are reflected together by the next pass, one
+pass for all of them (``engram.drain``), and each caller returns after a pass that began after its
+change. That pass is a quick one (``FileSync._reflect_quickly``) when the files it touches are as
+the last pass left them: only the changed entries are written, into files kept parsed. Otherwise,
+and for ``sync``, a full pass reads the scope whole; on every event that made each store cost
+time in proportion to the memories already in its scope (~0.06 ms each here). The quick pass
+does not pick up hand edits of other files or writes of processes without the mirror: the
+watcher's passes and ``engram sync`` do.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engram import snapshot
+from engram.drain import Drain
 from engram.errors import EngramError, ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope, make_filter
@@ -51,6 +60,8 @@ if TYPE_CHECKING:
     from engram.engine import Engram
 
 log = logging.getLogger("engram.files")
+# Engine events one database→files pass reflects at most (a bulk event counts as one).
+MAX_EVENTS_PER_PASS = 256
 
 
 @dataclass
@@ -91,6 +102,15 @@ class _ScopeFiles:
     dirty: set[str] = field(default_factory=set)
 
 
+@dataclass
+class _Parsed:
+    """A file as the quick pass left it: its ``_stat`` then, and the document it holds."""
+
+    stat: tuple[int, int, int]
+    text: str
+    doc: Document
+
+
 class FileSync:
     """Keeps one memory folder and one engine's store in agreement."""
 
@@ -118,6 +138,9 @@ class FileSync:
         self._views: dict[Scope, Engram] = {}
         self._unsubscribe: Callable[[], None] | None = None
         self._identity: str | None = None
+        self._events: Drain[MemoryEvent, None] = Drain(self._reflect, MAX_EVENTS_PER_PASS)
+        # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``).
+        self._parsed: dict[str, _Parsed] = {}
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
@@ -141,17 +164,108 @@ class FileSync:
     def _on_event(self, event: MemoryEvent) -> None:
         if event.origin == "sync":
             return  # the sync's own writes are already in the files
-        scopes = {m.scope for m in event.memories}
-        report = self.sync(scopes)
+        self._events.submit(event)
+
+    def _reflect(self, events: list[MemoryEvent]) -> list[None]:
+        """The changes of ``events`` written into the folder (the leader's batch of the event drain):
+        by the quick pass where it can, else by a full pass over their scopes."""
+        memories = [m for event in events for m in event.memories]
+        ids_by_scope: dict[Scope, set[str]] = defaultdict(set)
+        for memory in memories:
+            ids_by_scope[memory.scope].add(memory.id)
+        with self._lock:
+            with sync_state.locked(self.folder):
+                st = sync_state.load(self.folder, self.fmt.name, self._database_identity())
+                full = {scope for scope, ids in ids_by_scope.items() if not self._reflect_quickly(scope, ids, st)}
+                if len(full) < len(ids_by_scope):
+                    sync_state.save(self.folder, st)
+            if full:
+                self.sync(full)  # logs the problems it meets
         if self.type_json:
             from . import export
 
-            live = self.engram.store.get_many([m.id for m in event.memories])
+            live = self.engram.store.get_many(list(dict.fromkeys(m.id for m in memories)))
             alive = {m.id for m in live}
             export.write_type_files(self.folder, live)
-            export.remove_type_files(self.folder, [m for m in event.memories if m.id not in alive])
-        for problem in report.problems:
-            log.warning("%s", problem)
+            export.remove_type_files(self.folder, [m for m in memories if m.id not in alive])
+        return [None] * len(events)
+
+    def _reflect_quickly(self, scope: Scope, ids: set[str], st: sync_state.SyncState) -> bool:
+        """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
+        file they touch is as the last pass left it (so the database is the side that changed, and
+        only at these ids). A full pass reads the scope whole, files and database; this one reads
+        only the changed memories and the files they touch, kept parsed from the last pass while
+        their size, inode and time are unchanged. ``st`` changes only when it succeeds; False
+        (nothing written) sends the scope to the full pass: a file edited by hand or gone, an
+        entry not where the state puts it, a file that would outgrow ``files.max_file_bytes``."""
+        memories = {m.id: m for m in self.engram.store.get_many(sorted(ids)) if m.scope == scope}
+        trial = sync_state.SyncState(st.format, st.database, dict(st.entries), dict(st.files))
+        files = _ScopeFiles()
+        for entry_id in sorted(ids):
+            memory, prev = memories.get(entry_id), trial.entries.get(entry_id)
+            if prev is not None:
+                rel = prev.path
+            elif memory is not None:
+                rel = self.layout.file_for(memory, self.group_by, self.fmt.suffix)
+            else:
+                continue  # in neither the database nor the files
+            doc = self._unchanged_doc(rel, trial, files)
+            if doc is None:
+                return False
+            if memory is None:
+                if not doc.remove(entry_id):  # type: ignore[union-attr]
+                    return False
+                del trial.entries[entry_id]
+            elif prev is None:
+                doc.add(from_memory(memory))
+            elif not doc.replace(entry_id, from_memory(memory)):
+                return False
+            if memory is not None:
+                trial.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
+            files.dirty.add(rel)
+        if any(split.size(files.docs[rel]) > self.folder.max_file_bytes for rel in files.dirty):
+            return False  # splitting into continuation files needs the scope's other files: the full pass
+        report = SyncReport()
+        self._write(files, trial, report)
+        for rel, doc in files.docs.items():
+            found = self._stat(rel)
+            if found is not None:
+                self._parsed[rel] = _Parsed(found, files.originals[rel], doc)
+        st.entries, st.files = trial.entries, trial.files
+        return True
+
+    def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: _ScopeFiles) -> Document | None:
+        """The file ``rel`` parsed (or a new one when it never existed), or None when it is not as
+        the last pass left it (edited, gone, unreadable, holding invalid entries)."""
+        if rel in files.docs:
+            return files.docs[rel]
+        found = self._stat(rel)
+        kept = self._parsed.pop(rel, None)  # taken out while it changes: a failed pass leaves no stale copy
+        if found is None:
+            return None if rel in st.files else self._doc_for(rel, files)
+        if kept is not None and kept.stat == found:
+            doc, text = kept.doc, kept.text
+        else:
+            try:
+                text = self.folder.read_text(rel)
+            except (PathRefused, OSError):
+                return None
+            if text_hash(text) != st.files.get(rel):
+                return None
+            doc = self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
+            if doc.parsed.broken or doc.parsed.problems or doc.parsed.invalid_ids:
+                return None
+        files.docs[rel] = doc
+        files.originals[rel] = text
+        return doc
+
+    def _stat(self, rel: str) -> tuple[int, int, int] | None:
+        """What tells a file we parsed from a changed one: inode, size and modification time."""
+        try:
+            info = os.stat(self.folder.resolve(rel), follow_symlinks=False)
+        except (OSError, PathRefused):
+            return None
+        return info.st_ino, info.st_size, info.st_mtime_ns
 
     def _database_identity(self) -> str:
         """Which database the state was recorded against: backend, location and, for a file, its
@@ -516,12 +630,13 @@ class FileSync:
         for rel, doc in files.docs.items():
             text = doc.text()
             if rel in files.dirty and text != files.originals.get(rel):
-                has_entries = bool(doc.parsed.entries) or bool(st.ids_in(rel))
+                has_entries = bool(doc.parsed.entries) or any(e.path == rel for e in st.entries.values())
                 if not has_entries and not files.originals.get(rel):
                     continue  # never create a file only to leave it empty
                 self.folder.write_text(rel, text)
                 report.files_written.append(rel)
             st.files[rel] = text_hash(text)
+            files.originals[rel] = text  # what the file now holds
 
 
 def _without_id(entry: Entry) -> Entry:

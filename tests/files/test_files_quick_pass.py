@@ -1,0 +1,93 @@
+"""Reflecting engine events in the folder without reading the scope whole (FileSync's quick pass):
+concurrent stores each land once, a later full pass finds nothing left to do, files kept parsed
+are not parsed again, and a file another syncer rewrote is read again, not overwritten blind."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.files.sync import FileSync
+
+
+def _all_text(folder: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8") for p in sorted(folder.rglob("*")) if p.suffix in (".md", ".yaml"))
+
+
+def test_concurrent_stores_updates_and_forgets_leave_files_a_full_pass_agrees_with(
+    engram: Engram, folder: Path, fmt: str
+) -> None:
+    syncer = FileSync(engram, folder, format=fmt)
+    syncer.attach()
+    try:
+        stored: dict[str, str] = {}
+        errors: list[BaseException] = []
+
+        def client(n: int) -> None:
+            try:
+                for i in range(8):
+                    result = engram.remember(f"client {n} memory {i}", tags="even" if i % 2 == 0 else "odd")
+                    stored[result.memory.id] = result.memory.content
+            except BaseException as exc:  # reported below: a thread's failure must fail the test
+                errors.append(exc)
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors and len(stored) == 96
+        ids = sorted(stored)
+        engram.remember("client 0 memory 0, changed", key=engram.get(ids[0]).key, tags="even")
+        engram.forget(ids[1])
+        text = _all_text(folder)
+        for memory_id, content in stored.items():
+            if memory_id == ids[1]:
+                assert memory_id not in text
+            elif memory_id != ids[0]:
+                assert text.count(memory_id) == 1 and content in text, content
+        assert "client 0 memory 0, changed" in text and text.count(ids[0]) == 1
+        report = syncer.sync()  # reads every file and the whole database
+        assert not report.changed and not report.problems, report
+    finally:
+        syncer.detach()
+
+
+def test_stores_after_the_first_do_not_parse_the_file_again(
+    engram: Engram, folder: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    syncer = FileSync(engram, folder, format=fmt)
+    syncer.attach()
+    try:
+        engram.remember("the first memory", tags="notes")
+        parses: list[str] = []
+        parse = syncer.fmt.parse
+        monkeypatch.setattr(syncer.fmt, "parse", lambda text, path, **kw: parses.append(path) or parse(text, path, **kw))
+        for i in range(5):
+            engram.remember(f"memory number {i}", tags="notes")
+        assert parses == [], "a store read its file again instead of patching the copy it keeps"
+        assert all(f"memory number {i}" in _all_text(folder) for i in range(5))
+    finally:
+        syncer.detach()
+
+
+def test_a_file_another_syncer_rewrote_is_read_again(engram: Engram, folder: Path, tmp_path: Path) -> None:
+    mine = FileSync(engram, folder)
+    mine.attach()
+    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as other_engine:
+        theirs = FileSync(other_engine, folder)  # another process's mirror of the same folder
+        theirs.attach()
+        try:
+            first = engram.remember("written by this process", tags="notes")
+            second = other_engine.remember("written by the other process", tags="notes")
+            third = engram.remember("written by this process again", tags="notes")
+            text = (folder / "agents/default/notes.md").read_text(encoding="utf-8")
+            for result in (first, second, third):
+                assert text.count(result.memory.id) == 1 and result.memory.content in text
+            assert not mine.sync().changed
+        finally:
+            theirs.detach()
+            mine.detach()
