@@ -77,10 +77,13 @@ class MarkdownDocument:
     # Indices of the heading blocks, kept while entries are added (an import adds thousands, and
     # finding the headings again for each made it quadratic); None after any other change.
     _headings: list[int] | None = field(default=None, repr=False, compare=False)
+    # The text as last rendered, until the next change: a sync renders a changed file up to three
+    # times (its size, its text, the copy it keeps), each a walk over every entry of the file.
+    _text: str | None = field(default=None, repr=False, compare=False)
 
     def _delete(self, i: int) -> None:
         del self.blocks[i]
-        self._headings = None
+        self._headings = self._text = None
 
     def _find(self, entry_id: str) -> int | None:
         for i, block in enumerate(self.blocks):
@@ -92,6 +95,7 @@ class MarkdownDocument:
         i = self._find(entry_id)
         if i is None:
             return False
+        self._text = None
         if self.blocks[i].section != _section(entry):
             self._delete(i)
             self.add(entry)
@@ -104,6 +108,7 @@ class MarkdownDocument:
         are given one."""
         for i, block in enumerate(self.blocks):
             if block.is_entry and block.start == line:
+                self._text = None
                 if entry is None:
                     self._delete(i)
                 else:
@@ -119,6 +124,7 @@ class MarkdownDocument:
         return True
 
     def add(self, entry: Entry) -> None:
+        self._text = None
         section = _section(entry)
         block = _Block(_lines(entry), entry.id, section, True)
         if self._headings is None:
@@ -147,10 +153,13 @@ class MarkdownDocument:
         self._headings = [i if i < at else i + shift for i in headings]
 
     def _trim_end(self) -> None:
+        self._text = None
         while self.blocks and not self.blocks[-1].is_entry and self.blocks[-1].lines == [""]:
             self.blocks.pop()
 
     def text(self) -> str:
+        if self._text is not None:
+            return self._text
         lines: list[str] = []
         previous_blank = False
         for block in self.blocks:
@@ -160,7 +169,8 @@ class MarkdownDocument:
             previous_blank = blank
         while lines and lines[-1] == "":
             lines.pop()
-        return "\n".join(lines) + "\n"
+        self._text = "\n".join(lines) + "\n"
+        return self._text
 
 
 class MarkdownFormat:

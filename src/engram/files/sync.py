@@ -139,8 +139,10 @@ class FileSync:
         self._unsubscribe: Callable[[], None] | None = None
         self._identity: str | None = None
         self._events: Drain[MemoryEvent, None] = Drain(self._reflect, MAX_EVENTS_PER_PASS)
-        # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``).
+        # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``); the state
+        # as this syncer last saved it, with the ``_stat`` of its file then.
         self._parsed: dict[str, _Parsed] = {}
+        self._state: tuple[tuple[int, int, int], sync_state.SyncState] | None = None
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
@@ -175,10 +177,10 @@ class FileSync:
             ids_by_scope[memory.scope].add(memory.id)
         with self._lock:
             with sync_state.locked(self.folder):
-                st = sync_state.load(self.folder, self.fmt.name, self._database_identity())
+                st = self._load_state()
                 full = {scope for scope, ids in ids_by_scope.items() if not self._reflect_quickly(scope, ids, st)}
                 if len(full) < len(ids_by_scope):
-                    sync_state.save(self.folder, st)
+                    self._save_state(st)
             if full:
                 self.sync(full)  # logs the problems it meets
         if self.type_json:
@@ -259,6 +261,20 @@ class FileSync:
         files.originals[rel] = text
         return doc
 
+    def _load_state(self) -> sync_state.SyncState:
+        """The sync state (under the folder lock): the one this syncer saved last while the file is
+        unchanged since (reading it back costs a pass ~4 us per memory), else read. Taken out of
+        the cache while a pass changes it: a pass that fails leaves no half-changed copy."""
+        kept, self._state = self._state, None
+        if kept is not None and kept[0] == self._stat(sync_state.STATE_FILE):
+            return kept[1]
+        return sync_state.load(self.folder, self.fmt.name, self._database_identity())
+
+    def _save_state(self, st: sync_state.SyncState) -> None:
+        sync_state.save(self.folder, st)
+        found = self._stat(sync_state.STATE_FILE)
+        self._state = None if found is None else (found, st)
+
     def _stat(self, rel: str) -> tuple[int, int, int] | None:
         """What tells a file we parsed from a changed one: inode, size and modification time."""
         try:
@@ -291,7 +307,7 @@ class FileSync:
         """One two-way pass over ``scopes`` (default: every scope in the database or the folder)."""
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
-            st = sync_state.load(self.folder, self.fmt.name, self._database_identity())
+            st = self._load_state()
             files_by_scope = self._scan(report)
             wanted = None if scopes is None else set(scopes)
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
@@ -306,7 +322,7 @@ class FileSync:
             imports: list[tuple[Scope, str, Entry, Document]] = []
             for scope in sorted(all_scopes, key=str):
                 self._reconcile(scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report, imports)
-            sync_state.save(self.folder, st)
+            self._save_state(st)
             if wanted is None and self.type_json:
                 from . import export
 
