@@ -4,6 +4,7 @@ are not parsed again, and a file another syncer rewrote is read again, not overw
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -88,6 +89,27 @@ def test_a_file_another_syncer_rewrote_is_read_again(engram: Engram, folder: Pat
             for result in (first, second, third):
                 assert text.count(result.memory.id) == 1 and result.memory.content in text
             assert not mine.sync().changed
+        finally:
+            theirs.detach()
+            mine.detach()
+
+
+def test_the_state_another_syncer_saved_is_read_again_not_overwritten(
+    engram: Engram, folder: Path, tmp_path: Path
+) -> None:
+    mine = FileSync(engram, folder)
+    mine.attach()
+    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as other_engine:
+        theirs = FileSync(other_engine, folder)
+        theirs.attach()
+        try:
+            engram.remember("kept in notes by this process", tags="notes")
+            theirs_memory = other_engine.remember("kept in facts by the other", tags="facts").memory
+            engram.remember("notes again, by this process", tags="notes")  # its file is unchanged: quick pass
+            state = json.loads((folder / ".engram-sync.json").read_text(encoding="utf-8"))
+            # A state kept from before the other process saved would drop its entry here, and a later
+            # removal of that entry from its file would then read as a new entry, not a forget.
+            assert state["entries"][theirs_memory.id][0] == "agents/default/facts.md"
         finally:
             theirs.detach()
             mine.detach()
