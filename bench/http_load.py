@@ -5,7 +5,10 @@ file, sends a bounded number of requests, prints a table, and stops.
     python bench/http_load.py --memories 2000 --clients 1,4,8 --requests 400 [--store-clients 16 --stores 320] [--json]
 
 Recall runs in text mode (no embedder). Stores (``POST /api/v1/memory``, each acknowledged after
-its transaction commits) go to a second server whose engine embeds with the local model; their
+its transaction commits) go to a second server whose engine embeds with the local model (by
+default the engine ``engram serve`` builds from default settings in a fresh home: its audit trail,
+memory-folder mirror and embedding cache included; ``--store-engine bare``: a store and the model
+only); their
 rate is printed beside the same model's own rate on batches of 64 measured in this run, before
 and after the stores (their mean: the baseline; concurrent stores share one model call and one
 transaction per batch, so the ratio can approach 1), and their latency beside the floor the
@@ -37,11 +40,13 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from engram.auth import TokenStore
+from engram.config import load_settings
 from engram.embed import Embedder
 from engram.embed.local import LocalProvider
 from engram.engine import Engram
 from engram.interfaces.http.app import create_app
 from engram.interfaces.http.serve import BackgroundServer
+from engram.root import open_tokens
 from engram.store.sqlite import SqliteMemoryStore
 
 # A few thousand made-up words, so a query matches a realistic handful of memories, not all of them.
@@ -103,7 +108,18 @@ def _percentiles(latencies: list[float]) -> tuple[float, float, float]:
     return q[49], q[94], q[98]
 
 
-def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[str, float]:
+def _store_engine(tmp: Path, kind: str) -> tuple[Engram, TokenStore]:
+    """The engine stores go through: "serve", as ``engram serve`` builds it from default settings
+    in a fresh home (local model with its embedding cache, audit trail, memory-folder mirror);
+    "bare", a store and the local model only."""
+    if kind == "serve":
+        engram = Engram.from_settings(load_settings(home=tmp / "serve-home"))
+        return engram, open_tokens(engram.settings, engram.backend)  # type: ignore[arg-type]
+    db = tmp / "bare.db"
+    return Engram(SqliteMemoryStore(db), embedder=Embedder(LocalProvider(), batch_size=64)), TokenStore.open(db)
+
+
+def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: str = "serve") -> dict[str, float]:
     """Concurrent stores through a server with the local model, and the model's batch rate."""
     embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
     embedder.embed([_sentence(rng) for _ in range(64)])  # load the model first
@@ -117,9 +133,7 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[
         return len(texts) / (time.perf_counter() - start), (time.process_time() - start_cpu) / len(texts)
 
     before, cpu_before = model_rate()
-    db = tmp / "stores.db"
-    engram = Engram(SqliteMemoryStore(db), embedder=embedder)
-    tokens = TokenStore.open(db)
+    engram, tokens = _store_engine(tmp, engine)
     token, _ = tokens.create("default")
     server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
     try:
@@ -140,7 +154,7 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random) -> dict[
     rate = len(latencies) / elapsed
     # Each client waits for the model to embed every client's text at least: the latency floor.
     floor = clients / batch_rate
-    return {"clients": clients, "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
+    return {"engine": engine, "clients": clients, "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
             "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": errors, "embedder_batch64_per_s": batch_rate,
             "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
             "model_floor_ms": floor * 1000, "server_cpu_ms_per_store": store_cpu * 1000,
@@ -155,6 +169,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400, help="requests per concurrency level (bounded)")
     parser.add_argument("--store-clients", type=int, default=16, help="concurrent clients storing memories")
     parser.add_argument("--stores", type=int, default=320, help="stores in all (0: skip the store part)")
+    parser.add_argument("--store-engine", choices=("serve", "bare"), default="serve",
+                        help="serve: the engine `engram serve` builds from default settings (audit trail, memory-folder"
+                             " mirror, embedding cache); bare: a store and the local model only")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     out: dict[str, object] = {"recall": []}
@@ -188,9 +205,10 @@ def main() -> None:
             tokens.close()
             engram.close()
         if args.stores > 0:
-            out["stores"] = row = store_load(Path(tmp), args.store_clients, args.stores, rng)
+            out["stores"] = row = store_load(Path(tmp), args.store_clients, args.stores, rng, args.store_engine)
             if not args.json:
-                print(f"\nstores over HTTP: {row['clients']} clients, local model, each acknowledged after commit")
+                print(f"\nstores over HTTP: {row['clients']} clients, local model, {row['engine']} engine, each acknowledged"
+                      " after commit")
                 print(f"  {row['req_per_s']:.1f} stores/s = {row['ratio_to_embedder']:.2f} x the model's batch-64 rate "
                       f"({row['embedder_batch64_per_s']:.1f} texts/s, same run); p50 {row['p50_ms']:.0f} ms, "
                       f"p99 {row['p99_ms']:.0f} ms, {row['errors']} errors")

@@ -5,7 +5,8 @@ still ends in stored memories with a warning, not refused writes. Real SQLite fi
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,18 @@ def test_a_batch_is_embedded_while_the_database_lock_is_held_by_a_commit(tmp_pat
         mem.close()
 
 
-def test_a_model_switched_by_another_handle_meanwhile_stores_without_vectors_and_warns(tmp_path: Path) -> None:
+@dataclass
+class Switched:
+    """An engine whose store another handle has just reindexed for another model."""
+
+    mem: Engram
+    store: SqliteMemoryStore
+    provider: BagOfWords
+    first_id: str
+
+
+@pytest.fixture
+def switched(tmp_path: Path) -> Iterator[Switched]:
     db = tmp_path / "memory.db"
     store = SqliteMemoryStore(db)
     provider = BagOfWords()
@@ -65,34 +77,26 @@ def test_a_model_switched_by_another_handle_meanwhile_stores_without_vectors_and
         # Another process reindexes the file for another model within the second the look-up is trusted.
         other.clear_vectors()
         other.set_vectors("bow:other:16", [(first.memory.id, bag_of_words_vector("x", 16))])
-        second = mem.remember("stored after the switch")
-        assert second.action == "created"
-        assert mem.get(second.memory.id) is not None
-        assert not store.vectors_for([second.memory.id])
-        assert any("bow:other:16" in w and "reindex" in w for w in second.warnings), second.warnings
-        calls = provider.calls
-        third = mem.remember("the switch is known now: nothing is embedded for nothing")
-        assert provider.calls == calls and any("reindex" in w for w in third.warnings)
+        yield Switched(mem, store, provider, first.memory.id)
     finally:
         other.close()
         mem.close()
 
 
-def test_the_identity_is_looked_up_again_after_a_second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(writes, "IDENTITY_RECHECK_S", 0.0)
-    db = tmp_path / "memory.db"
-    store = SqliteMemoryStore(db)
-    provider = BagOfWords()
-    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
-    other = SqliteMemoryStore(db)
-    try:
-        first = mem.remember("stored with this model's vector")
-        other.clear_vectors()
-        other.set_vectors("bow:other:16", [(first.memory.id, bag_of_words_vector("x", 16))])
-        calls = provider.calls
-        second = mem.remember("the look-up sees the switch before embedding")
-        assert provider.calls == calls, "a text whose vector cannot be kept was embedded"
-        assert any("reindex" in w for w in second.warnings)
-    finally:
-        other.close()
-        mem.close()
+def test_a_model_switched_by_another_handle_meanwhile_stores_without_vectors_and_warns(switched: Switched) -> None:
+    second = switched.mem.remember("stored after the switch")
+    assert second.action == "created"
+    assert switched.mem.get(second.memory.id) is not None
+    assert not switched.store.vectors_for([second.memory.id])
+    assert any("bow:other:16" in w and "reindex" in w for w in second.warnings), second.warnings
+    calls = switched.provider.calls
+    third = switched.mem.remember("the switch is known now: nothing is embedded for nothing")
+    assert switched.provider.calls == calls and any("reindex" in w for w in third.warnings)
+
+
+def test_the_identity_is_looked_up_again_after_a_second(switched: Switched, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writes, "IDENTITY_RECHECK_S", 0.0)  # the second has passed
+    calls = switched.provider.calls
+    second = switched.mem.remember("the look-up sees the switch before embedding")
+    assert switched.provider.calls == calls, "a text whose vector cannot be kept was embedded"
+    assert any("reindex" in w for w in second.warnings)
