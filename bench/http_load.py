@@ -119,8 +119,10 @@ def _store_engine(tmp: Path, kind: str) -> tuple[Engram, TokenStore]:
     return Engram(SqliteMemoryStore(db), embedder=Embedder(LocalProvider(), batch_size=64)), TokenStore.open(db)
 
 
-def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: str = "serve") -> dict[str, float]:
-    """Concurrent stores through a server with the local model, and the model's batch rate."""
+def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: str = "serve",
+               preload: int = 0) -> dict[str, float]:
+    """Concurrent stores through a server with the local model, and the model's batch rate;
+    ``preload`` memories are stored first (without vectors: their embedding is not what is timed)."""
     embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
     embedder.embed([_sentence(rng) for _ in range(64)])  # load the model first
 
@@ -134,6 +136,10 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
 
     before, cpu_before = model_rate()
     engram, tokens = _store_engine(tmp, engine)
+    if preload:
+        model, engram.embedder = engram.embedder, None
+        engram.remember_many([{"content": _sentence(rng)} for _ in range(preload)])
+        engram.embedder = model
     token, _ = tokens.create("default")
     server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
     try:
@@ -154,7 +160,8 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
     rate = len(latencies) / elapsed
     # Each client waits for the model to embed every client's text at least: the latency floor.
     floor = clients / batch_rate
-    return {"engine": engine, "clients": clients, "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
+    return {"engine": engine, "preloaded": preload, "clients": clients, "requests": len(latencies),
+            "req_per_s": rate, "p50_ms": p50 * 1000,
             "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": errors, "embedder_batch64_per_s": batch_rate,
             "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
             "model_floor_ms": floor * 1000, "server_cpu_ms_per_store": store_cpu * 1000,
@@ -169,6 +176,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400, help="requests per concurrency level (bounded)")
     parser.add_argument("--store-clients", type=int, default=16, help="concurrent clients storing memories")
     parser.add_argument("--stores", type=int, default=320, help="stores in all (0: skip the store part)")
+    parser.add_argument("--preload", type=int, default=0,
+                        help="memories already stored (without vectors) before the stores are timed")
     parser.add_argument("--store-engine", choices=("serve", "bare"), default="serve",
                         help="serve: the engine `engram serve` builds from default settings (audit trail, memory-folder"
                              " mirror, embedding cache); bare: a store and the local model only")
@@ -205,10 +214,11 @@ def main() -> None:
             tokens.close()
             engram.close()
         if args.stores > 0:
-            out["stores"] = row = store_load(Path(tmp), args.store_clients, args.stores, rng, args.store_engine)
+            out["stores"] = row = store_load(Path(tmp), args.store_clients, args.stores, rng, args.store_engine,
+                                              args.preload)
             if not args.json:
-                print(f"\nstores over HTTP: {row['clients']} clients, local model, {row['engine']} engine, each acknowledged"
-                      " after commit")
+                print(f"\nstores over HTTP: {row['clients']} clients, local model, {row['engine']} engine, "
+                      f"{row['preloaded']} memories stored before, each acknowledged after commit")
                 print(f"  {row['req_per_s']:.1f} stores/s = {row['ratio_to_embedder']:.2f} x the model's batch-64 rate "
                       f"({row['embedder_batch64_per_s']:.1f} texts/s, same run); p50 {row['p50_ms']:.0f} ms, "
                       f"p99 {row['p99_ms']:.0f} ms, {row['errors']} errors")
