@@ -133,6 +133,10 @@ class PgDatabase:
         with translate_errors(self.where), self.pool.connection() as conn:
             yield conn
 
+    def in_transaction(self) -> bool:
+        """True inside ``transact`` on this thread: another connection would not see its writes."""
+        return getattr(self._current, "conn", None) is not None
+
     def transact(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """Run ``work`` in one transaction, committing on return; retried when PostgreSQL aborts it
         as a deadlock or serialisation victim (``work`` must be safe to run again).

@@ -26,7 +26,9 @@ pgvector's iterative index scan, so a narrow filter still returns ``limit`` hits
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -68,6 +70,9 @@ _ORDER_SQL = {
 }
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _IDENTITY = "embedding_identity"
+# Threads a store begins vector searches on (``start_vector_search``); a search finding them all
+# busy runs on its caller's thread instead of waiting in line.
+_SIDE_THREADS = 4
 
 
 def _scope_columns(scope: Scope) -> tuple[str, str]:
@@ -164,6 +169,8 @@ class PostgresMemoryStore:
         self._term_stats = pg_text.TermStatistics()
         self._corpus = pg_text.CorpusStatistics()
         self._queries = pg_text.QueryStatistics()
+        self._side_lock = threading.Lock()
+        self._side: ThreadPoolExecutor | None = None
 
     # --- rows ------------------------------------------------------------------------------
     @staticmethod
@@ -685,8 +692,9 @@ class PostgresMemoryStore:
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        with self.db.read() as conn:
-            rows = conn.execute(
+        # Binary results: pgvector's text form is parsed number by number (~50 µs a 384-d vector).
+        with self.db.read() as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
                 "SELECT memory_id, embedding FROM memory_vectors WHERE memory_id = ANY(%s)", (list(ids),)
             ).fetchall()
         return {memory_id: np.asarray(vector.to_numpy(), dtype=np.float32) for memory_id, vector in rows}
@@ -705,15 +713,18 @@ class PostgresMemoryStore:
         if limit <= 0 or not np.any(query):
             return []
         where, params = filter_sql(filt)
+        ef_search = min(1000, max(self.ef_search, 2 * limit))
         with self.db.read() as conn:
-            identity = self._identity(conn)
+            # One round trip for the identity and the scan's settings (transaction-local). Iterative
+            # scan: when the filter drops candidates, HNSW keeps searching for more.
+            identity = conn.execute(
+                "SELECT (SELECT value FROM engram_meta WHERE name = %s),"
+                " set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+                (_IDENTITY, str(ef_search)),
+            ).fetchone()[0]
             if identity is None or parse_identity_dims(identity) != query.shape[0]:
                 return []
             dims = query.shape[0]
-            # Iterative scan: when the filter drops candidates, HNSW keeps searching for more.
-            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            ef_search = min(1000, max(self.ef_search, 2 * limit))
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
             distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
             rows = conn.execute(
                 f"SELECT {_COLUMNS}, 1 - ({distance}) AS score FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"
@@ -724,7 +735,34 @@ class PostgresMemoryStore:
         hits = [(self._memory(row), float(row[-1])) for row in rows]
         return sorted(hits, key=lambda hit: -hit[1])
 
+    def start_vector_search(self, vector: np.ndarray, filt: MemoryFilter, *,
+                            limit: int) -> Callable[[], list[tuple[Memory, float]]]:
+        """``search_vector``, begun on another connection of the pool: the server walks the HNSW
+        graph in one backend process while the caller searches full text in another (recall
+        does), so the two sides of a hybrid recall take the longer one's time, not the sum. The
+        returned call waits for the hits (and raises what the search raised). Inside a
+        transaction on this thread the search runs here: another connection would not see its
+        writes."""
+        if self.db.in_transaction():
+            hits = self.search_vector(vector, filt, limit=limit)
+            return lambda: hits
+        with self._side_lock:
+            if self._side is None:
+                self._side = ThreadPoolExecutor(_SIDE_THREADS, thread_name_prefix="engram-pg-vector")
+            future = self._side.submit(self.search_vector, vector, filt, limit=limit)
+
+        def finish() -> list[tuple[Memory, float]]:
+            if future.cancel():  # not begun: every thread busy with other recalls' searches
+                return self.search_vector(vector, filt, limit=limit)
+            return future.result()
+
+        return finish
+
     def close(self) -> None:
+        with self._side_lock:
+            side, self._side = self._side, None
+        if side is not None:
+            side.shutdown(wait=True)
         self.db.close()
 
 
