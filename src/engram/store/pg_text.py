@@ -24,6 +24,16 @@ SQLite (``store/fts.py``, Lucene's common-terms idea), when the query's terms ap
 query, so its score means what it always did (the common terms add to it). Rows holding only
 common terms are left out; with IDF in the score they would rank low anyway.
 
+Before either, a cheaper ranking is tried that is provably the same (MaxScore, from Turtle and
+Flood's term-at-a-time pruning): rank only the rows holding the query's rarest terms, as few
+terms as hold ``limit`` rows together, then one more term at a time while they hold at most half
+the rows the ranking would read (``rarest_prefixes``). A row holding none of them can score no more than
+``(k1 + 1)`` times the summed IDFs of the other lexemes (BM25's term frequency part stays below
+``k1 + 1``), so when the ``limit``-th score found is at least that bound, no other row could
+enter the result and it is the full ranking's, at the cost of ranking a few hundred rows instead
+of thousands. When it is not (the rare terms' rows score low, or too few pass the filter), the
+ranking goes on as above. ``max_ranked_rows = 0`` ranks every match without this shortcut.
+
 How many rows hold a term comes from the statistics ``ANALYZE`` (and autovacuum) keeps on the
 ``search_all`` column: its most common lexemes with the share of rows holding each. A lexeme
 missing from that list is rarer than the rarest listed one. A table without statistics (new, or
@@ -119,6 +129,37 @@ def selective_terms(terms: Sequence[str], rows: Sequence[float], max_ranked_rows
     if len(chosen) == sum(1 for count in rows if count > 0):
         return None
     return chosen
+
+
+def rarest_prefixes(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs: Sequence[float], limit: int,
+                    max_ranked_rows: int) -> list[list[str]]:
+    """The sets of rarest terms worth ranking first (by ``freqs``), smallest first: the first holds
+    at least ``limit`` rows, each adds the next rarest term, and each holds at most half the rows
+    the ranking would otherwise read (every match, or ``max_ranked_rows`` when that is fewer),
+    so a set that fails to decide costs less than the one that decides saves. Empty when
+    ``max_ranked_rows`` is 0 (rank every match)."""
+    found = sorted((freq, term) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if lex and freq > 0)
+    if max_ranked_rows <= 0 or limit <= 0:
+        return []
+    cap = min(float(max_ranked_rows), sum(freq for freq, _ in found)) / 2
+    prefixes: list[list[str]] = []
+    total = 0.0
+    for k, (freq, _) in enumerate(found[:-1], start=1):  # all of them would be every match
+        total += freq
+        if total > cap:
+            break
+        if total >= limit:
+            prefixes.append([term for _, term in found[:k]])
+    return prefixes
+
+
+def bound_without(chosen: Sequence[str], terms: Sequence[str], lexemes: Sequence[Sequence[str]],
+                  weights: tuple[Sequence[str], Sequence[float]]) -> float:
+    """The most a row matching none of ``chosen`` can score: ``k1 + 1`` times the weights
+    (``lexeme_weights``) of the lexemes such a row may hold. A chosen term of one lexeme is a
+    lexeme it lacks; a term of several is matched as a phrase, so a row can hold some of them."""
+    absent = {lex[0] for term, lex in zip(terms, lexemes, strict=True) if term in chosen and len(lex) == 1}
+    return (bm25.K1 + 1) * sum(weight for lexeme, weight in zip(*weights, strict=True) if lexeme not in absent)
 
 
 # --- BM25 ---------------------------------------------------------------------------------

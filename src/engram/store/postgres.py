@@ -473,8 +473,19 @@ class PostgresMemoryStore:
             stats = self._term_stats.get(conn)
             lexemes, freqs = self._queries.get(conn, terms, stats)
             weights = self._weights(conn, terms, lexemes, freqs)
+            # MaxScore (store/pg_text.py): the rarest terms' rows first, when they decide alone.
+            tried: tuple[list[str], list[Any]] = ([], [])
+            for rarest in pg_text.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
+                tried = (rarest, self._ranked(conn, weights, rarest, where, params, limit))
+                found = tried[1]
+                if len(found) >= limit and float(found[-1][-1]) >= pg_text.bound_without(rarest, terms, lexemes,
+                                                                                          weights[:2]):
+                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in found]
             selective = self._selective_terms(terms, lexemes, stats)
-            rows = self._ranked(conn, weights, selective, where, params, limit) if selective else []
+            if selective and set(selective) == set(tried[0]):
+                rows = tried[1]  # ranked already
+            else:
+                rows = self._ranked(conn, weights, selective, where, params, limit) if selective else []
             if not rows:  # every match ranked: a small table, rare terms, or no selective row passed
                 rows = self._ranked(conn, weights, terms, where, params, limit)
             if not rows:
