@@ -27,7 +27,8 @@ common terms are left out; with IDF in the score they would rank low anyway.
 Before either, a cheaper ranking is tried that is provably the same (MaxScore, from Turtle and
 Flood's term-at-a-time pruning): rank only the rows holding the query's rarest terms, as few
 terms as hold ``limit`` rows together, then one more term at a time while they hold at most half
-the rows the ranking would read (``rarest_prefixes``). A row holding none of them can score no more than
+the rows the ranking would read (``rarest_prefixes``); a set whose rows would typically score
+below that bound (``typical_score``) is not tried. A row holding none of them can score no more than
 ``(k1 + 1)`` times the summed IDFs of the other lexemes (BM25's term frequency part stays below
 ``k1 + 1``), so when the ``limit``-th score found is at least that bound, no other row could
 enter the result and it is the full ranking's, at the cost of ranking a few hundred rows instead
@@ -160,6 +161,17 @@ def bound_without(chosen: Sequence[str], terms: Sequence[str], lexemes: Sequence
     lexeme it lacks; a term of several is matched as a phrase, so a row can hold some of them."""
     absent = {lex[0] for term, lex in zip(terms, lexemes, strict=True) if term in chosen and len(lex) == 1}
     return (bm25.K1 + 1) * sum(weight for lexeme, weight in zip(*weights, strict=True) if lexeme not in absent)
+
+
+def typical_score(chosen: Sequence[str], terms: Sequence[str], lexemes: Sequence[Sequence[str]],
+                  weights: tuple[Sequence[str], Sequence[float]]) -> float:
+    """About the score of a row holding the least weighty of ``chosen`` once, at the mean length
+    (its IDF). The ``limit``-th row of ``chosen`` seldom scores more, so when this is below
+    ``bound_without`` ranking them first would not decide: it is not tried."""
+    weight = dict(zip(*weights, strict=True))
+    held = [sum(weight.get(lexeme, 0.0) for lexeme in set(lex))
+            for term, lex in zip(terms, lexemes, strict=True) if term in chosen and lex]
+    return min(held, default=0.0)
 
 
 # --- BM25 ---------------------------------------------------------------------------------

@@ -476,10 +476,12 @@ class PostgresMemoryStore:
             # MaxScore (store/pg_text.py): the rarest terms' rows first, when they decide alone.
             tried: tuple[list[str], list[Any]] = ([], [])
             for rarest in pg_text.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
+                bound = pg_text.bound_without(rarest, terms, lexemes, weights[:2])
+                if pg_text.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
+                    continue  # their rows would seldom reach it: ranking them would not decide
                 tried = (rarest, self._ranked(conn, weights, rarest, where, params, limit))
                 found = tried[1]
-                if len(found) >= limit and float(found[-1][-1]) >= pg_text.bound_without(rarest, terms, lexemes,
-                                                                                          weights[:2]):
+                if len(found) >= limit and float(found[-1][-1]) >= bound:
                     return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in found]
             selective = self._selective_terms(terms, lexemes, stats)
             if selective and set(selective) == set(tried[0]):
