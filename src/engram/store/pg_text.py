@@ -186,20 +186,33 @@ _COUNT_CAP = 20_000
 _KEY, _CONTENT, _CONTEXT, _TIME = bm25.COLUMN_WEIGHTS
 _ROW_LENGTH = "(SELECT sum(cardinality(u.positions)) FROM unnest({v}) u)"
 
-# The score of row ``m`` for the query lexemes ``q.lexemes`` (text[]) with weights ``q.idfs``
-# (float8[], their summed IDFs) and mean row length ``q.avgdl``: FTS5's formula, one term per
-# lexeme found in the row. One pass over the row's tsvector gathers its length and the query
-# lexemes' weighted counts (a third less time than a pass for each).
-BM25_SQL = (
-    "SELECT COALESCE(sum(x.idf * x.f * " + str(bm25.K1 + 1) + " / (x.f + " + str(bm25.K1)
-    + " * (" + str(1 - bm25.B) + " + " + str(bm25.B) + " * a.dl / q.avgdl))), 0) AS score"
-    " FROM (SELECT sum(cardinality(u.positions)) AS dl,"
-    " array_agg(q.idfs[array_position(q.lexemes, u.lexeme)]) FILTER (WHERE u.lexeme = ANY(q.lexemes)) AS idfs,"
-    f" array_agg({_KEY} * cardinality(array_positions(u.weights, 'A'))"
-    f" + {_CONTENT} * cardinality(array_positions(u.weights, 'B'))"
-    f" + {_CONTEXT} * cardinality(array_positions(u.weights, 'C'))) FILTER (WHERE u.lexeme = ANY(q.lexemes)) AS fs"
-    " FROM unnest(m.search_all) u) a, unnest(a.idfs, a.fs) x(idf, f)"
-)
+# A position's weight (key A, content and time words B, search context C), summed over the positions
+# of one lexeme of the row: its term frequency.
+_FREQUENCY = (f"{_KEY} * cardinality(array_positions(u.weights, 'A'))"
+              f" + {_CONTENT} * cardinality(array_positions(u.weights, 'B'))"
+              f" + {_CONTEXT} * cardinality(array_positions(u.weights, 'C'))")
+
+
+def bm25_sql(lexemes: int) -> str:
+    """The score of row ``m`` for the query's ``lexemes`` lexemes ``q.lexemes`` (text[]) with
+    weights ``q.idfs`` (float8[], their summed IDFs) and mean row length ``q.avgdl``: FTS5's
+    formula, one term per lexeme found in the row.
+
+    One pass over the row's tsvector gathers its length and each query lexeme's count as a
+    column of its own (an earlier form gathered them into arrays and unnested those: ~15% more
+    time a row). The terms are added in ``q.lexemes``' order, which ``lexeme_weights`` makes
+    the tsvector's (bytewise), the order that form added them in, so scores are the same to the bit."""
+    if lexemes <= 0:
+        return "SELECT 0::float8 AS score"
+    norm = f"{bm25.K1} * ({1 - bm25.B} + {bm25.B} * a.dl / q.avgdl)"
+    parts = " + ".join(f"COALESCE(q.idfs[{i}] * a.f{i} * {bm25.K1 + 1} / (a.f{i} + {norm}), 0)"
+                       for i in range(1, lexemes + 1))
+    counts = ", ".join(f"sum({_FREQUENCY}) FILTER (WHERE u.lexeme = q.lexemes[{i}]) AS f{i}"
+                       for i in range(1, lexemes + 1))
+    return (f"SELECT {parts} AS score"
+            f" FROM (SELECT sum(cardinality(u.positions)) AS dl, {counts} FROM unnest(m.search_all) u) a")
+
+
 # The query's BM25 parameters as columns of ``q`` (lexemes, idfs, avgdl): three parameters.
 BM25_PARAMS_SQL = "%s::text[] AS lexemes, %s::float8[] AS idfs, %s::float8 AS avgdl"
 
@@ -304,7 +317,9 @@ def lexeme_weights(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs
         weight = idf(corpus.rows, freq)
         for lexeme in dict.fromkeys(lex):
             weights[lexeme] = weights.get(lexeme, 0.0) + weight
-    return list(weights), list(weights.values())
+    # In the tsvector's order (bytewise): ``bm25_sql`` adds the terms in this order.
+    ordered = sorted(weights, key=lambda lexeme: lexeme.encode())
+    return ordered, [weights[lexeme] for lexeme in ordered]
 
 
 def idf(rows: float, doc_count: float) -> float:

@@ -519,7 +519,7 @@ class PostgresMemoryStore:
         return conn.execute(
             f"SELECT {_COLUMNS}, s.score FROM memories m,"
             f" (SELECT {_tsquery(ranked, '||')} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
-            f" LATERAL ({pg_text.BM25_SQL}) s"
+            f" LATERAL ({pg_text.bm25_sql(len(lexemes))}) s"
             f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
             [*ranked, lexemes, idfs, avgdl, *params, limit],
         ).fetchall()
@@ -534,7 +534,7 @@ class PostgresMemoryStore:
             rows = conn.execute(
                 f"SELECT m.id, s.score FROM memories m,"
                 f" (SELECT {_tsquery(terms, '||')} AS query, {pg_text.BM25_PARAMS_SQL}) q,"
-                f" LATERAL ({pg_text.BM25_SQL}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
+                f" LATERAL ({pg_text.bm25_sql(len(lexeme_list))}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
                 [*terms, lexeme_list, idfs, avgdl, list(ids)],
             ).fetchall()
         return {str(memory_id): max(float(score), 1e-9) for memory_id, score in rows}
