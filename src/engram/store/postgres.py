@@ -443,7 +443,7 @@ class PostgresMemoryStore:
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             out = self._select(conn, "m.id = ANY(%s)", (list(ids),))
         order = {memory_id: i for i, memory_id in enumerate(ids)}
         return sorted(out, key=lambda m: order[m.id])
@@ -466,10 +466,10 @@ class PostgresMemoryStore:
             if not chars:
                 return []
             where, params = filter_sql(filt)
-            with self.db.read() as conn:
+            with self.db.read(statements_alone=True) as conn:
                 return self._search_like(conn, chars, where, params, limit)
         where, params = filter_sql(filt)
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             stats = self._term_stats.get(conn)
             lexemes, freqs = self._queries.get(conn, terms, stats)
             weights = self._weights(conn, terms, lexemes, freqs)
@@ -528,7 +528,7 @@ class PostgresMemoryStore:
         terms = text.query_terms(query)
         if not terms or not ids:
             return {}
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             lexemes, freqs = self._queries.get(conn, terms, self._term_stats.get(conn))
             lexeme_list, idfs, avgdl = self._weights(conn, terms, lexemes, freqs)
             rows = conn.execute(
@@ -543,7 +543,7 @@ class PostgresMemoryStore:
         terms = text.query_terms(query)
         if not terms:
             return None
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             lexemes, freqs = self._queries.get(conn, terms, self._term_stats.get(conn))
             ceiling = pg_text.ceiling(lexemes, freqs, self._corpus.get(conn))
         return ceiling if ceiling > 0 else None
@@ -586,7 +586,7 @@ class PostgresMemoryStore:
         if not ids:
             return {}
         where, params = filter_sql(filt)
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             rows = conn.execute(f"SELECT m.id, m.created_at FROM memories m WHERE m.id = ANY(%s) AND {where}",
                                 [list(dict.fromkeys(ids)), *params]).fetchall()
         return {memory_id: created_at for memory_id, created_at in rows}
@@ -643,7 +643,7 @@ class PostgresMemoryStore:
         return row[0] if row else None
 
     def vector_identity(self) -> str | None:
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             return self._identity(conn)
 
     def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
@@ -706,7 +706,7 @@ class PostgresMemoryStore:
         if not ids:
             return {}
         # Binary results: pgvector's text form is parsed number by number (~50 µs a 384-d vector).
-        with self.db.read() as conn, conn.cursor(binary=True) as cur:
+        with self.db.read(statements_alone=True) as conn, conn.cursor(binary=True) as cur:
             rows = cur.execute(
                 "SELECT memory_id, embedding FROM memory_vectors WHERE memory_id = ANY(%s)", (list(ids),)
             ).fetchall()
