@@ -19,6 +19,8 @@ Rows (median of ``--repeat`` fresh processes; the machine is shared, so read the
   integrity check is skipped), against loading the local model and embedding one query in a
   fresh process; on the ``--memories`` store also with the check forced (``startup_check =
   "full"`` reads every page, like the first start after a crash);
+- a fresh ``engram remember`` of a new text on ``--memories`` memories, the memory folder mirrored
+  (the default), against the same model alone;
 - peak resident memory of the largest child process.
 
 Every timed query is new to the process's embedding cache (a word and a random number appended),
@@ -257,6 +259,8 @@ def main() -> None:
         checked = median(lambda: run_time([*ENGRAM, "--json", "recall", fresh_query()], full_env), args.repeat)
         out["recall"] = {"memories": args.memories, "python_pass_s": bare, "model_alone_s": model,
                          "fresh_recall_s": stamped, "fresh_recall_full_check_s": checked}
+        remembered = median(lambda: run_time([*ENGRAM, "--json", "remember", fresh_query()], env), args.repeat)
+        out["remember"] = {"memories": args.memories, "model_alone_s": model, "fresh_remember_s": remembered}
         out["stores"] = {str(store): {"fresh_recall_s": fresh_recall(store_env(env, store), args.repeat),
                                       "model_alone_s": model}
                          for store in args.store}
@@ -285,6 +289,9 @@ def report(out: dict, args: argparse.Namespace) -> None:
     print(f"  model alone (load + 1 query, fresh process) {model:.3f} s")
     print(f"  fresh engram recall        {r['fresh_recall_s']:.3f} s after a clean close, "
           f"{r['fresh_recall_full_check_s']:.3f} s with the full integrity check ({args.memories} memories)")
+    w = out["remember"]
+    print(f"  fresh engram remember      {w['fresh_remember_s']:.3f} s = model alone + "
+          f"{w['fresh_remember_s'] - model:.3f} s ({args.memories} memories, the memory folder mirrored)")
     for store, row in out["stores"].items():
         print(f"  fresh engram recall        {row['fresh_recall_s']:.3f} s on {store} "
               f"= model alone + {row['fresh_recall_s'] - model:.3f} s")

@@ -84,6 +84,7 @@ def test_startup_bench_times_each_door_beside_its_baseline(tmp_path: Path) -> No
     assert 0 < serve["healthz_s"] <= serve["first_search_s"]
     assert recall["fresh_recall_s"] > 0 and recall["fresh_recall_full_check_s"] > 0 and recall["model_alone_s"] > 0
     assert result["stores"][str(store)]["fresh_recall_s"] > 0
+    assert result["remember"]["fresh_remember_s"] > 0 and result["remember"]["memories"] == 50
     assert len(result["load_average"]) == 3
     assert result["memory"]["peak_child_rss_mb"] > 0
 
