@@ -88,8 +88,10 @@ class Folder:
         except UnicodeDecodeError as exc:
             raise PathRefused(rel, f"is not UTF-8 (byte {exc.start})") from None
 
-    def write_text(self, rel: str, text: str) -> None:
-        """Replace the file atomically (temporary file + rename); raises ``PathRefused``."""
+    def write_text(self, rel: str, text: str) -> os.stat_result:
+        """Replace the file atomically (temporary file + rename); raises ``PathRefused``. Returns
+        what the written file's ``stat`` says (taken before the rename, so a later change by
+        someone else cannot pass for it)."""
         path = self.resolve(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.resolve(rel)  # the folders just made, or already there, must not be symlinks
@@ -99,11 +101,13 @@ class Folder:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
+                written = os.fstat(handle.fileno())
             os.replace(tmp, path)  # a rename replaces a symlink itself, never its target
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        return written
 
     def remove(self, rel: str) -> bool:
         """Delete the file if it is there; returns whether it was."""

@@ -86,8 +86,9 @@ def load(folder: Folder, fmt: str, database: str) -> SyncState:
     return SyncState(fmt, database, entries, dict(data.get("files", {})))
 
 
-def save(folder: Folder, state: SyncState) -> None:
-    folder.write_text(STATE_FILE, state.to_json())
+def save(folder: Folder, state: SyncState) -> os.stat_result:
+    """Write the state; returns the written file's ``stat`` (``Folder.write_text``)."""
+    return folder.write_text(STATE_FILE, state.to_json())
 
 
 @contextlib.contextmanager

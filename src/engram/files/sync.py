@@ -100,6 +100,9 @@ class _ScopeFiles:
     originals: dict[str, str] = field(default_factory=dict)
     unreadable: set[str] = field(default_factory=set)
     dirty: set[str] = field(default_factory=set)
+    # ``_stat`` of each file as read (before reading) or as written: what the quick pass keeps.
+    seen: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -203,9 +206,12 @@ class FileSync:
         memories = {m.id: m for m in self.engram.store.get_many(sorted(ids)) if m.scope == scope}
         trial = sync_state.SyncState(st.format, st.database, dict(st.entries), dict(st.files))
         files = _ScopeFiles()
+        scope_dir = self.layout.scope_dir(scope)
         for entry_id in sorted(ids):
             memory, prev = memories.get(entry_id), trial.entries.get(entry_id)
             if prev is not None:
+                if not layout.directly_in(prev.path, scope_dir):
+                    return False  # recorded outside its scope's folder: the full pass sorts it out
                 rel = prev.path
             elif memory is not None:
                 rel = self.layout.file_for(memory, self.group_by, self.fmt.suffix)
@@ -230,7 +236,7 @@ class FileSync:
         report = SyncReport()
         self._write(files, trial, report)
         for rel, doc in files.docs.items():
-            found = self._stat(rel)
+            found = files.written.get(rel, files.seen.get(rel))
             if found is not None:
                 self._parsed[rel] = _Parsed(found, files.originals[rel], doc)
         st.entries, st.files = trial.entries, trial.files
@@ -259,6 +265,7 @@ class FileSync:
                 return None
         files.docs[rel] = doc
         files.originals[rel] = text
+        files.seen[rel] = found
         return doc
 
     def _load_state(self) -> sync_state.SyncState:
@@ -271,17 +278,14 @@ class FileSync:
         return sync_state.load(self.folder, self.fmt.name, self._database_identity())
 
     def _save_state(self, st: sync_state.SyncState) -> None:
-        sync_state.save(self.folder, st)
-        found = self._stat(sync_state.STATE_FILE)
-        self._state = None if found is None else (found, st)
+        self._state = (_identity(sync_state.save(self.folder, st)), st)
 
     def _stat(self, rel: str) -> tuple[int, int, int] | None:
         """What tells a file we parsed from a changed one: inode, size and modification time."""
         try:
-            info = os.stat(self.folder.resolve(rel), follow_symlinks=False)
+            return _identity(os.stat(self.folder.resolve(rel), follow_symlinks=False))
         except (OSError, PathRefused):
             return None
-        return info.st_ino, info.st_size, info.st_mtime_ns
 
     def _database_identity(self) -> str:
         """Which database the state was recorded against: backend, location and, for a file, its
@@ -649,10 +653,14 @@ class FileSync:
                 has_entries = bool(doc.parsed.entries) or any(e.path == rel for e in st.entries.values())
                 if not has_entries and not files.originals.get(rel):
                     continue  # never create a file only to leave it empty
-                self.folder.write_text(rel, text)
+                files.written[rel] = _identity(self.folder.write_text(rel, text))
                 report.files_written.append(rel)
             st.files[rel] = text_hash(text)
             files.originals[rel] = text  # what the file now holds
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int]:
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _without_id(entry: Entry) -> Entry:
