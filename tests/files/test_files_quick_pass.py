@@ -113,3 +113,18 @@ def test_the_state_another_syncer_saved_is_read_again_not_overwritten(
         finally:
             theirs.detach()
             mine.detach()
+
+
+def test_a_hand_edit_of_a_file_a_store_touches_reaches_the_database_first(
+    engram: Engram, syncer: FileSync, folder: Path
+) -> None:
+    edited = engram.remember("tea at four", tags="notes").memory
+    engram.remember("coffee at nine", tags="notes")  # the file is kept parsed from here on
+    notes = folder / "agents/default/notes.md"
+    notes.write_text(notes.read_text(encoding="utf-8").replace("- tea at four (", "- green tea at four ("),
+                     encoding="utf-8")
+    added = engram.remember("lunch at noon", tags="notes").memory
+    assert engram.get(edited.id).content == "green tea at four"  # not overwritten with the kept copy
+    text = notes.read_text(encoding="utf-8")
+    assert "green tea at four" in text and added.id in text and "coffee at nine" in text
+    assert not syncer.sync().changed
