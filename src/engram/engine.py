@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from engram import snapshot
+from engram.bulk import store_and_embed
 from engram.config import RecallSettings, Settings
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent, ReadEvent
@@ -727,29 +728,13 @@ class Engram:
     ) -> ImportResult:
         """Import a snapshot (engram's or PtrClaw's). Keys or ids already present are skipped;
         a malformed document raises ``SnapshotError`` and imports nothing. The memories are stored
-        in one transaction, then embedded in batches; ``progress(done, total)`` follows the embedding."""
+        in one transaction while the model embeds them in batches (``engram.bulk``);
+        ``progress(done, total)`` follows the embedding."""
         memories = snapshot.load(document, max_content_chars=self.max_content_chars, default_scope=Scope(self.scope.agent))
         # Agent-scoped memories join this agent (sessions kept under it); global stays global.
         memories = [m if m.scope.agent is None else replace(m, scope=Scope(self.scope.agent, m.scope.session))
                     for m in memories]
-        warming = getattr(self.embedder, "warm_up_in_background", None) if memories else None
-        if warming is not None:  # the model's batch session opens while the backup and the rows are written
-            warming(documents=True)
-        try:
-            if memories and self.guard is not None:
-                self.guard("import")
-            result = self.store.import_memories(memories)
-        except BaseException:
-            if warming is not None:  # a model half loaded when the process exits can crash its shutdown
-                self.embedder.wait_warm_up()  # type: ignore[union-attr]
-            raise
-        if result.imported:
-            self._emit("imported", self.store.get_many([m.id for m in memories]))
-        if self.embedder is not None:
-            # embed_missing knows only what is left after each batch: the imported count is the total.
-            report = None if progress is None else (lambda done, _left: progress(done, max(done, result.imported)))
-            self.embed_missing(progress=report)
-        return result
+        return store_and_embed(self, memories, progress=progress)
 
     def import_from(
         self,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from engram.bulk import store_and_embed
 from engram.errors import SnapshotError, ValidationError
 from engram.ids import key_from_content
 from engram.importers.base import Plan, Record, record_id
@@ -56,15 +57,11 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     existing = {m.id for m in engram.store.get_many([m.id for m in memories])} if memories else set()
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
-    if fresh and engram.guard is not None:
-        engram.guard("import")
-    result = engram.store.import_memories(fresh) if fresh else None
+    # The rows are written and announced on another thread while the model embeds them.
+    result = store_and_embed(engram, fresh, reason=f"import from {plan.kind}",
+                             progress=lambda done, total: report("embedding", done, total),
+                             stored=lambda: report("storing", len(fresh), len(fresh))) if fresh else None
     imported = result.imported if result else 0
-    report("storing", len(fresh), len(fresh))
-    if imported:
-        engram._emit("imported", engram.store.get_many([m.id for m in fresh]), reason=f"import from {plan.kind}")
-    if engram.embedder is not None and imported:
-        engram.embed_missing(lambda done, total: report("embedding", done, total))
     added, present = _append_history(engram, messages, report)
     notes = _operator_notes(engram, plan, operator_notes)
     return ImportSummary(plan.kind, imported, len(memories) - imported, added, present, notes, tuple(warnings))

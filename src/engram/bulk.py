@@ -1,0 +1,147 @@
+"""Storing an import's memories while the model embeds them.
+
+An import used to write its rows (one transaction), announce them (the ``imported`` event: audit
+rows, memory-folder files) and only then start the model, which read the rows back a batch at a
+time and wrote each batch's vectors before embedding the next. Everything but the model was time
+the model waited for, and the model leaves room for it: on two cores its batch session keeps
+about 1.3 of them busy. So here the caller's thread embeds the memories' texts straight from the
+parsed records, while one writer thread stores the rows, emits the event and then stores each
+batch's vectors as they come (onnxruntime and SQLite release the GIL).
+
+The rows decide what is kept (an id or key already stored is skipped in the transaction), so a
+vector is stored only for a memory whose stored text is the text that was embedded; anything left
+without a vector (a skipped record whose id held other text, a memory that lacked one before) is
+embedded afterwards by ``Engram.embed_missing`` as before. The outcome is the same as storing,
+announcing and then embedding in turn: the same rows, event, vectors and progress.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engram.errors import EngramError
+from engram.model import Memory
+from engram.store.base import ImportResult
+from engram.writes import embed_texts, identity_warning
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+# Memories per model call: what ``Engram.embed_missing`` reads at a time, so progress moves alike.
+BATCH = 256
+
+Progress = Callable[[int, int], None]  # (embedded, total)
+
+
+def store_and_embed(engram: Engram, memories: Sequence[Memory], *, reason: str | None = None,
+                    progress: Progress | None = None, stored: Callable[[], None] | None = None) -> ImportResult:
+    """Store ``memories`` in one transaction (``store.import_memories``, after the engine's
+    ``guard``), emit ``imported`` for them with ``reason``, and embed them, overlapped as the
+    module says. ``progress(done, total)`` is called after each batch of vectors, and ``stored()``
+    once the rows are committed (first seen between two batches, else at the end); both on the
+    caller's thread.
+
+    Raises what ``store.import_memories`` or the guard raises (nothing is embedded then); an
+    embedding failure is not raised: the rows are kept and full text finds them, as in
+    ``Engram.embed_missing``.
+    """
+    todo = _to_embed(engram, memories)
+    writer = _Writer(engram, memories, reason)
+    writer.start()
+    done, failed, embedder = 0, False, engram.embedder
+    try:
+        for start in range(0, len(todo), BATCH):
+            if writer.error is not None:
+                break
+            assert embedder is not None  # nothing is left to embed without one
+            batch = todo[start:start + BATCH]
+            try:
+                vectors = embed_texts(embedder, [(m.content, m.search_context) for m in batch])
+            except EngramError:
+                failed = True  # the model failed: the rows are kept, full text finds them
+                break
+            writer.put(batch, vectors)
+            done += len(batch)
+            if stored is not None and writer.stored.is_set():
+                stored, told = None, stored
+                told()
+            if progress is not None and stored is None:  # embedding is reported after storing
+                progress(done, len(todo))
+    finally:
+        result = writer.finish()  # raises the writer's error
+    if stored is not None:
+        stored()
+        if progress is not None and done:
+            progress(done, len(todo))
+    if embedder is not None and not failed:
+        # What is still without a vector: records skipped for another text under their id, or a
+        # memory that had none before this import.
+        engram.embed_missing(None if progress is None else _after(progress, done, max(done, result.imported)))
+    return result
+
+
+def _after(progress: Progress, done: int, total: int) -> Progress:
+    """``embed_missing``'s progress continued from ``done`` of ``total`` already embedded."""
+    return lambda n, _left: progress(done + n, max(total, done + n))
+
+
+def _to_embed(engram: Engram, memories: Sequence[Memory]) -> list[Memory]:
+    """The memories worth embedding before their rows are written: none without an embedder or
+    when the store holds another model's vectors (``embed_missing`` says so as before); else those
+    whose id has no vector yet (a second run of an import embeds nothing)."""
+    if engram.embedder is None or not memories or identity_warning(engram.store, engram.embedder) is not None:
+        return []
+    have = engram.store.vectors_for([m.id for m in memories])
+    return [m for m in memories if m.id not in have]
+
+
+class _Writer(threading.Thread):
+    """Stores the rows, emits ``imported``, then stores the vectors handed to it, in that order."""
+
+    def __init__(self, engram: Engram, memories: Sequence[Memory], reason: str | None) -> None:
+        super().__init__(name="engram-import-writer", daemon=True)
+        self.engram = engram
+        self.memories = memories
+        self.reason = reason
+        self.result = ImportResult(0, 0)
+        self.error: BaseException | None = None
+        self.stored = threading.Event()  # the rows are committed
+        self._vectors: queue.SimpleQueue[tuple[Sequence[Memory], np.ndarray] | None] = queue.SimpleQueue()
+
+    def put(self, batch: Sequence[Memory], vectors: np.ndarray) -> None:
+        self._vectors.put((batch, vectors))
+
+    def finish(self) -> ImportResult:
+        """Wait for everything handed over to be stored; raises what the writer raised."""
+        self._vectors.put(None)
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def run(self) -> None:
+        engram = self.engram
+        try:
+            if self.memories and engram.guard is not None:
+                engram.guard("import")
+            self.result = engram.store.import_memories(self.memories) if self.memories else ImportResult(0, 0)
+            self.stored.set()
+            if not self.result.imported:
+                return
+            stored = engram.store.get_many([m.id for m in self.memories])
+            engram._emit("imported", stored, reason=self.reason)
+            texts = {m.id: (m.content, m.search_context) for m in stored}
+            identity = None if engram.embedder is None else str(engram.embedder.identity)
+            while (item := self._vectors.get()) is not None:
+                batch, vectors = item
+                kept = [(m.id, v) for m, v in zip(batch, vectors, strict=True)
+                        if texts.get(m.id) == (m.content, m.search_context)]
+                if kept and identity is not None:
+                    engram.store.set_vectors(identity, kept)
+        except BaseException as exc:  # handed to the caller's thread by finish()
+            self.error = exc
