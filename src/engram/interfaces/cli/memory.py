@@ -303,11 +303,14 @@ def import_(
     mcp-memory-service, OpenClaw, basic-memory/Obsidian and Clawless. Malformed input imports nothing and
     names the line or record; what an earlier import brought is skipped."""
     from engram.importers import check_kind, detect, detect_document
-    from engram.interfaces.cli import importing
 
     if kind is not None:
         check_kind(kind)
     st = state(ctx)
+    # The model loads while the engine is imported and the source read: an import embeds.
+    st.preload_model(documents=True)
+    from engram.interfaces.cli import importing
+
     source: str | Path = sys.stdin.read() if str(path) == "-" else path
     if kind is None:
         kind = detect_document(source) if isinstance(source, str) else detect(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ class CliState:
     as_json: bool = False
     _settings: Settings | None = None
     _engram: Engram | None = field(default=None, repr=False)
+    _preloading: threading.Thread | None = field(default=None, repr=False)
 
     def settings(self) -> Settings:
         if self._settings is None:
@@ -41,7 +43,18 @@ class CliState:
             self._engram = build_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
+    def preload_model(self, *, documents: bool = False) -> None:
+        """Start loading the embedding model in the background now, before the engine and what it
+        imports (``root.preload_model``): a command sure to embed overlaps the two."""
+        if self._preloading is None:
+            from engram.root import preload_model
+
+            self._preloading = preload_model(self.settings(), documents=documents)
+
     def close(self) -> None:
+        if self._preloading is not None:
+            self._preloading.join()  # never exit with the model half loaded
+            self._preloading = None
         if self._engram is not None:
             engram, self._engram = self._engram, None
             wait = getattr(engram.embedder, "wait_warm_up", None)
