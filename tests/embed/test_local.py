@@ -87,3 +87,33 @@ def test_a_process_warmed_in_the_background_opens_only_what_a_query_needs(tmp_pa
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["[True]", "[False, True]"]
+
+
+def test_engram_import_loads_the_batch_session_before_the_engine_opens(tmp_path):
+    # In a fresh process: `engram import` starts the model as soon as the settings are read, so it
+    # loads while the engine is imported and the source read; only the batch session is opened,
+    # and the process waits for the loading thread before it exits.
+    pytest.importorskip("onnxruntime")
+    source = tmp_path / "snapshot.json"
+    source.write_text('{"format": "engram-snapshot", "version": 1, "memories": [{"content": "tide tables"}]}')
+    script = (
+        "import sys, threading\nfrom engram import root\nfrom engram.embed import local\n"
+        "from engram.interfaces.cli.app import main\nbuild = root.build_engram\n"
+        "def spy(*a, **k):\n"
+        "    loading = any(t.name == 'engram-model-load' for t in threading.enumerate())\n"
+        "    print('loading before the engine:', loading or bool(local._loaded))\n"
+        "    return build(*a, **k)\n"
+        "root.build_engram = spy\n"
+        f"sys.argv = ['engram', '--home', {str(tmp_path / 'home')!r}, '--json', 'import', {str(source)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print('sessions:', sorted(local._loaded['onnx']._sessions))\n"
+        "print('still loading:', any(t.name == 'engram-model-load' and t.is_alive() for t in threading.enumerate()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["ENGRAM_EMBEDDINGS__PROVIDER"] = "local"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "loading before the engine: True" in lines
+    assert lines[-2:] == ["sessions: [False]", "still loading: False"]
+    assert '"imported": 1' in done.stdout
