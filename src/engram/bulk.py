@@ -3,16 +3,20 @@
 An import used to write its rows (one transaction), announce them (the ``imported`` event: audit
 rows, memory-folder files) and only then start the model, which read the rows back a batch at a
 time and wrote each batch's vectors before embedding the next. Everything but the model was time
-the model waited for, and the model leaves room for it: on two cores its batch session keeps
-about 1.3 of them busy. So here the caller's thread embeds the memories' texts straight from the
-parsed records, while one writer thread stores the rows, emits the event and then stores each
-batch's vectors as they come (onnxruntime and SQLite release the GIL).
+the model waited for, and the model leaves room for it: its batch session does not keep both
+cores busy all the time (the serial parts of each run of 16 texts). So here the caller's thread
+embeds the memories' texts straight from the parsed records, while one writer thread stores the
+rows, emits the event and then stores each batch's vectors as they come (onnxruntime and SQLite
+release the GIL). The store is used by one thread at a time: the caller's reads come before the
+writer starts, and ``embed_missing`` after it has finished.
 
 The rows decide what is kept (an id or key already stored is skipped in the transaction), so a
 vector is stored only for a memory whose stored text is the text that was embedded; anything left
 without a vector (a skipped record whose id held other text, a memory that lacked one before) is
 embedded afterwards by ``Engram.embed_missing`` as before. The outcome is the same as storing,
-announcing and then embedding in turn: the same rows, event, vectors and progress.
+announcing and then embedding in turn: the same rows, event and vectors, progress ending where it
+did. An import the store refuses may have embedded one batch meanwhile (its vectors reach only the
+embedding cache).
 """
 
 from __future__ import annotations
