@@ -148,6 +148,7 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
         start_cpu = time.process_time()  # the server's process: the clients run in another
         latencies, errors, elapsed, client_cpu = _drive_elsewhere(server.url, token, "store", work)
         server_cpu = time.process_time() - start_cpu
+        stored_after = engram.stats().memories
     finally:
         server.stop()
         tokens.close()
@@ -160,8 +161,8 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
     rate = len(latencies) / elapsed
     # Each client waits for the model to embed every client's text at least: the latency floor.
     floor = clients / batch_rate
-    return {"engine": engine, "preloaded": preload, "clients": clients, "requests": len(latencies),
-            "req_per_s": rate, "p50_ms": p50 * 1000,
+    return {"engine": engine, "preloaded": preload, "memories_after": stored_after, "clients": clients,
+            "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
             "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": errors, "embedder_batch64_per_s": batch_rate,
             "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
             "model_floor_ms": floor * 1000, "server_cpu_ms_per_store": store_cpu * 1000,

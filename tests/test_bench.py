@@ -98,11 +98,12 @@ def test_import_bench_compares_with_the_embedder_rate() -> None:
 
 def test_http_load_bench_measures_recall_and_concurrent_stores() -> None:
     result = run_bench("http_load.py", "--memories", "50", "--clients", "1,2", "--requests", "6",
-                             "--store-clients", "4", "--stores", "12")
+                             "--store-clients", "4", "--stores", "12", "--preload", "5")
     assert [row["clients"] for row in result["recall"]] == [1, 2]
     assert all(row["errors"] == 0 and row["requests"] > 0 for row in result["recall"])
     stores = result["stores"]
     assert stores["requests"] == 12 and stores["errors"] == 0
+    assert stores["engine"] == "serve" and stores["memories_after"] == 5 + 12
     assert stores["p50_ms"] <= stores["p99_ms"] and stores["ratio_to_embedder"] > 0
     assert stores["server_cpu_ms_per_store"] > 0 and stores["model_cpu_ms_per_text"] > 0
 
