@@ -25,12 +25,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engram.db.sqlite import Database
+from engram.drain import Drain
 from engram.errors import StorageError, ValidationError
 from engram.events import MemoryEvent, ReadEvent
 
 CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
 AUDITED = (*CHANGES, "recalled")  # recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents
 PRUNE_EVERY = 64
+# Rows committed together at most when concurrent changes are audited (see ``_SharedInserts``).
+MAX_ROWS_PER_INSERT = 1_000
 operations = logging.getLogger("engram.operations")
 
 
@@ -129,18 +132,38 @@ class ReadTrail:
             self.log.prune_reads(self.max_entries)
 
 
-class SqliteAuditLog:
-    """The ``audit_log`` table of a SQLite store."""
+class _SharedInserts:
+    """Rows of concurrent callers inserted in one transaction (``engram.drain``): each store through
+    the server audits its own change after its commit, and sixteen clients storing at once made
+    sixteen transactions, each waiting its turn on the database's write lock, between the writer's
+    batches. Each caller still returns only once its rows are committed, or with the error."""
 
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self) -> None:
+        self._inserts: Drain[list[AuditEntry], None] = Drain(self._insert_together, MAX_ROWS_PER_INSERT, len)
 
     def __call__(self, event: MemoryEvent) -> None:
         self.insert(entries_for(event))
 
     def insert(self, rows: list[AuditEntry]) -> None:
-        if not rows:
-            return
+        if rows:
+            self._inserts.submit(rows)
+
+    def _insert_together(self, batches: list[list[AuditEntry]]) -> list[None]:
+        self._insert_now([row for rows in batches for row in rows])
+        return [None] * len(batches)
+
+    def _insert_now(self, rows: list[AuditEntry]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class SqliteAuditLog(_SharedInserts):
+    """The ``audit_log`` table of a SQLite store."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__()
+        self.db = db
+
+    def _insert_now(self, rows: list[AuditEntry]) -> None:
         with self.db.write() as conn:
             conn.executemany(
                 "INSERT INTO audit_log (at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope,"
@@ -162,21 +185,17 @@ class SqliteAuditLog:
         return [_entry(r, json.loads(r[9]) if r[9] else None) for r in rows]
 
 
-class PostgresAuditLog:
+class PostgresAuditLog(_SharedInserts):
     """The ``audit_log`` table of the shared PostgreSQL database (migration ``postgres/0004_audit``):
     every engram process on the database writes to and reads from the same trail."""
 
     def __init__(self, db: Any) -> None:
+        super().__init__()
         self.db = db  # an ``engram.db.postgres.PgDatabase``
 
-    def __call__(self, event: MemoryEvent) -> None:
-        self.insert(entries_for(event))
-
-    def insert(self, rows: list[AuditEntry]) -> None:
+    def _insert_now(self, rows: list[AuditEntry]) -> None:
         from psycopg.types.json import Jsonb
 
-        if not rows:
-            return
         params = [(r.at, r.action, r.origin, r.reason, r.actor_scope, r.memory_id, r.memory_key, r.memory_scope,
                    None if r.detail is None else Jsonb(r.detail)) for r in rows]
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from engram.audit import AuditQuery, MemoryAuditLog
+from engram.audit import AuditEntry, AuditQuery, MemoryAuditLog
 from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
@@ -118,3 +121,38 @@ def test_the_read_trail_is_bounded_and_keeps_the_newest(kind, tmp_path, clock):
         assert [r.action for r in log.query(AuditQuery(action="stored"))] == ["stored"]  # changes never pruned
     finally:
         engram.close()
+
+
+def test_concurrent_changes_are_committed_together_and_each_caller_waits_for_its_commit(make_engram):
+    log = make_engram("sqlite").backend.audit_log()
+    transactions: list[int] = []
+    insert_now = log._insert_now
+
+    def counted(rows: list[AuditEntry]) -> None:
+        transactions.append(len(rows))
+        insert_now(rows)
+
+    log._insert_now = counted
+    rows = [AuditEntry(float(i), "stored", "http", None, "agent:a", f"id{i}", f"k{i}", "agent:a") for i in range(8)]
+    callers = [threading.Thread(target=log.insert, args=([row],)) for row in rows]
+    with log.db.lock:  # the first caller's transaction waits here; the other seven queue behind it
+        for caller in callers:
+            caller.start()
+        deadline = time.monotonic() + 10
+        while log._inserts.waiting < 7 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert log._inserts.waiting == 7
+        assert all(caller.is_alive() for caller in callers)  # nobody returned before a commit
+    for caller in callers:
+        caller.join(10)
+    assert transactions == [1, 7]
+    assert sorted(r.memory_key for r in log.query(AuditQuery(limit=100))) == sorted(r.memory_key for r in rows)
+
+
+def test_a_failed_shared_insert_reaches_every_caller_of_its_transaction(make_engram):
+    log = make_engram("sqlite").backend.audit_log()
+    bad = AuditEntry(1.0, "stored", "http", None, "agent:a", "id", "k", "agent:a", {"x": {1, 2}})  # not JSON
+    with pytest.raises(TypeError):
+        log.insert([bad])
+    log.insert([AuditEntry(2.0, "stored", "http", None, "agent:a", "id2", "k2", "agent:a")])
+    assert [r.memory_key for r in log.query(AuditQuery())] == ["k2"]

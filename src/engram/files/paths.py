@@ -88,10 +88,12 @@ class Folder:
         except UnicodeDecodeError as exc:
             raise PathRefused(rel, f"is not UTF-8 (byte {exc.start})") from None
 
-    def write_text(self, rel: str, text: str) -> os.stat_result:
+    def write_text(self, rel: str, text: str, *, durable: bool = True) -> os.stat_result:
         """Replace the file atomically (temporary file + rename); raises ``PathRefused``. Returns
         what the written file's ``stat`` says (taken before the rename, so a later change by
-        someone else cannot pass for it)."""
+        someone else cannot pass for it). ``durable``: its text reaches the disk (fsync) before
+        the rename, so a power loss leaves the old text or the new one, never an empty file; a
+        caller whose file is rebuilt from the others after such a loss may skip that wait."""
         path = self.resolve(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.resolve(rel)  # the folders just made, or already there, must not be symlinks
@@ -100,7 +102,8 @@ class Folder:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if durable:
+                    os.fsync(handle.fileno())
                 written = os.fstat(handle.fileno())
             os.replace(tmp, path)  # a rename replaces a symlink itself, never its target
         except BaseException:
