@@ -4,13 +4,13 @@ are not parsed again, and a file another syncer rewrote is read again, not overw
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
 import pytest
 
 from engram.engine import Engram
+from engram.files import state as sync_state
 from engram.files.sync import FileSync
 
 
@@ -106,10 +106,10 @@ def test_the_state_another_syncer_saved_is_read_again_not_overwritten(
             engram.remember("kept in notes by this process", tags="notes")
             theirs_memory = other_engine.remember("kept in facts by the other", tags="facts").memory
             engram.remember("notes again, by this process", tags="notes")  # its file is unchanged: quick pass
-            state = json.loads((folder / ".engram-sync.json").read_text(encoding="utf-8"))
+            state = sync_state.load(mine.folder, "markdown", mine._database_identity())
             # A state kept from before the other process saved would drop its entry here, and a later
             # removal of that entry from its file would then read as a new entry, not a forget.
-            assert state["entries"][theirs_memory.id][0] == "agents/default/facts.md"
+            assert state.entries[theirs_memory.id].path == "agents/default/facts.md"
         finally:
             theirs.detach()
             mine.detach()
@@ -143,8 +143,8 @@ def test_an_older_state_beside_newer_files_loses_nothing(engram: Engram, folder:
         edited = engram.remember("before the edit", key="edited").memory
         gone = engram.remember("to be forgotten", key="gone").memory
         again = engram.remember("changed twice", key="again").memory
-        state_file = folder / ".engram-sync.json"
-        older = state_file.read_bytes()
+        state_files = [folder / ".engram-sync.json", folder / ".engram-sync.journal"]
+        older = [path.read_bytes() for path in state_files]
         engram.remember("after the edit", key="edited")
         engram.forget(gone.id)
         added = engram.remember("stored after the state", key="added").memory
@@ -152,7 +152,8 @@ def test_an_older_state_beside_newer_files_loses_nothing(engram: Engram, folder:
         assert "to be forgotten" not in _all_text(folder)
         syncer.detach()  # the database moves on without its file: the pass that would follow is lost
         engram.remember("changed twice, twice", key="again")
-        state_file.write_bytes(older)
+        for path, text in zip(state_files, older, strict=True):
+            path.write_bytes(text)
 
         report = syncer.sync()
         assert not report.db_created and not report.db_updated and not report.db_forgotten, report

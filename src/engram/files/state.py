@@ -6,6 +6,14 @@ per file: the hash of its whole text when it was last fully in sync. Comparing b
 this record tells which side changed, so a change on both sides is a conflict rather than a
 silent overwrite. Several processes (``engram watch`` and a CLI writing) may sync the same
 folder, so every change takes an exclusive lock on ``.engram-sync.lock`` and re-reads the state.
+
+A pass that changed a few entries (the quick pass after a store) appends what it changed to
+``.engram-sync.journal`` instead of rewriting the state whole (``append``): the state holds a line
+per memory, so rewriting it cost every store time in proportion to the memories stored (~1.7 ms
+at 10,000). The journal names the state it continues (a token in both), so a journal left behind
+by a state written since is ignored, and once it has grown as large as the state it is folded in
+(``save`` writes both afresh): each change costs its own line plus, on average, about as much
+again of the next full write.
 """
 
 from __future__ import annotations
@@ -14,7 +22,8 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterator
+import secrets
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -29,7 +38,11 @@ except ImportError:  # pragma: no cover - Windows: one process per folder
 log = logging.getLogger("engram.files")
 
 STATE_FILE = ".engram-sync.json"
+JOURNAL_FILE = ".engram-sync.journal"
 LOCK_FILE = ".engram-sync.lock"
+# The journal is folded into the state once it is larger than the state, or than this: below it a
+# full write costs little, and a small store would otherwise rewrite its state every few passes.
+JOURNAL_MIN_BYTES = 256 * 1024
 
 
 class EntryState(NamedTuple):
@@ -40,22 +53,34 @@ class EntryState(NamedTuple):
     digest: str
 
 
+class Written(NamedTuple):
+    """What ``save`` or ``append`` left on disk: the two files' ``stat``, by which a syncer knows
+    the state it keeps in memory is still the one on disk (no other process wrote since)."""
+
+    state: os.stat_result
+    journal: os.stat_result
+
+
 @dataclass
 class SyncState:
     format: str
     database: str = ""
     entries: dict[str, EntryState] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    journal: str = ""  # the token of the journal that continues this state ("": none)
 
     def to_json(self) -> str:
         # Compact and unsorted (entries keep the order they were recorded in): json's C encoder
-        # writes it, and the state is rewritten on every change, so at 10,000 memories an indented,
-        # sorted one cost ~45 ms a store (the indent makes json use its pure-Python encoder).
+        # writes it, and at 10,000 memories an indented, sorted one cost ~45 ms a write (the
+        # indent makes json use its pure-Python encoder).
         return json.dumps({
-            "version": 1, "format": self.format, "database": self.database,
+            "version": 1, "format": self.format, "database": self.database, "journal": self.journal,
             "entries": self.entries,
             "files": self.files,
         }, separators=(",", ":"))
+
+    def copy(self) -> SyncState:
+        return SyncState(self.format, self.database, dict(self.entries), dict(self.files), self.journal)
 
     def forget_file(self, rel: str) -> None:
         self.files.pop(rel, None)
@@ -83,11 +108,48 @@ def load(folder: Folder, fmt: str, database: str) -> SyncState:
     if data.get("format") != fmt or data.get("database") != database:
         return SyncState(fmt, database)
     entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
-    return SyncState(fmt, database, entries, dict(data.get("files", {})))
+    state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""))
+    if state.journal:
+        _replay(folder, state)
+    return state
 
 
-def save(folder: Folder, state: SyncState) -> os.stat_result:
-    """Write the state; returns the written file's ``stat`` (``Folder.write_text``).
+def _replay(folder: Folder, state: SyncState) -> None:
+    """The changes the journal adds to ``state``, when it is ``state``'s journal. A line a crash
+    cut short ends it (what came before stands: an older state, which ``save`` explains is safe)."""
+    try:
+        text = folder.read_text(JOURNAL_FILE, max_bytes=_STATE_MAX_BYTES)
+    except FileNotFoundError:
+        return
+    except (ValueError, OSError) as exc:
+        log.warning("sync journal %s unreadable (%s); the state before it is used", JOURNAL_FILE, exc)
+        return
+    header, _, body = text.partition("\n")
+    try:
+        if json.loads(header).get("journal") != state.journal:
+            return  # left by an earlier state: this state already holds what it says
+    except (ValueError, AttributeError):
+        return
+    for line in body.split("\n"):
+        try:
+            change = json.loads(line)
+            entries, files = change["e"], change["f"]
+        except (ValueError, TypeError, KeyError):
+            return  # the empty tail after the last line, or a line a crash cut short
+        for entry_id, entry in entries.items():
+            if entry is None:
+                state.entries.pop(entry_id, None)
+            else:
+                state.entries[entry_id] = EntryState(*entry)
+        for rel, digest in files.items():
+            if digest is None:
+                state.files.pop(rel, None)
+            else:
+                state.files[rel] = digest
+
+
+def save(folder: Folder, state: SyncState) -> Written:
+    """Write the state whole, with an empty journal of its own (a new token).
 
     Without waiting for the disk (no fsync): a sync pass writes the memory files it changed first,
     each on disk before it is renamed into place, then this record, so a power loss can only bring
@@ -100,7 +162,26 @@ def save(folder: Folder, state: SyncState) -> os.stat_result:
     itself commits with ``synchronous=NORMAL``, which makes the same promise. The fsync cost a
     quick pass several milliseconds of waiting on this project's disks, with every store through
     the server waiting for that pass."""
-    return folder.write_text(STATE_FILE, state.to_json(), durable=False)
+    state.journal = secrets.token_hex(8)
+    written = folder.write_text(STATE_FILE, state.to_json(), durable=False)
+    # After the state: a crash between the two leaves the new state beside the old journal, whose
+    # token no longer matches, so nothing is replayed twice or onto the wrong state.
+    header = folder.write_text(JOURNAL_FILE, json.dumps({"journal": state.journal}) + "\n", durable=False)
+    return Written(written, header)
+
+
+def append(folder: Folder, state: SyncState, last: Written, entry_ids: Iterable[str],
+           files: Iterable[str]) -> Written:
+    """Record ``state``'s entries ``entry_ids`` and its files ``files`` as they now are (removed
+    when absent) at the end of the journal; ``last`` is what this syncer wrote last, still on disk
+    (the caller checks, under the folder lock). Folds the journal into a full ``save`` once it
+    would outgrow the state. Without waiting for the disk, as ``save``; the lines are ASCII
+    (escaped JSON), so a line cut short is never mistaken for a whole one."""
+    line = json.dumps({"e": {i: state.entries.get(i) for i in entry_ids},
+                       "f": {rel: state.files.get(rel) for rel in files}}, separators=(",", ":")) + "\n"
+    if last.journal.st_size + len(line) > max(JOURNAL_MIN_BYTES, last.state.st_size):
+        return save(folder, state)
+    return Written(last.state, folder.append_text(JOURNAL_FILE, line))
 
 
 @contextlib.contextmanager

@@ -145,7 +145,7 @@ class FileSync:
         # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``); the state
         # as this syncer last saved it, with the ``_stat`` of its file then.
         self._parsed: dict[str, _Parsed] = {}
-        self._state: tuple[tuple[int, int, int], sync_state.SyncState] | None = None
+        self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
@@ -180,10 +180,18 @@ class FileSync:
             ids_by_scope[memory.scope].add(memory.id)
         with self._lock:
             with sync_state.locked(self.folder):
-                st = self._load_state()
-                full = {scope for scope, ids in ids_by_scope.items() if not self._reflect_quickly(scope, ids, st)}
+                st, written = self._load_state()
+                full: set[Scope] = set()
+                changed_files: set[str] = set()
+                for scope, ids in ids_by_scope.items():
+                    touched = self._reflect_quickly(scope, ids, st)
+                    if touched is None:
+                        full.add(scope)
+                    else:
+                        changed_files |= touched
                 if len(full) < len(ids_by_scope):
-                    self._save_state(st)
+                    changed = [i for scope, ids in ids_by_scope.items() if scope not in full for i in ids]
+                    self._save_state(st, written, changed, changed_files)
             if full:
                 self.sync(full)  # logs the problems it meets
         if self.type_json:
@@ -195,23 +203,24 @@ class FileSync:
             export.remove_type_files(self.folder, [m for m in memories if m.id not in alive])
         return [None] * len(events)
 
-    def _reflect_quickly(self, scope: Scope, ids: set[str], st: sync_state.SyncState) -> bool:
+    def _reflect_quickly(self, scope: Scope, ids: set[str], st: sync_state.SyncState) -> set[str] | None:
         """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
         file they touch is as the last pass left it (so the database is the side that changed, and
         only at these ids). A full pass reads the scope whole, files and database; this one reads
         only the changed memories and the files they touch, kept parsed from the last pass while
-        their size, inode and time are unchanged. ``st`` changes only when it succeeds; False
+        their size, inode and time are unchanged. ``st`` changes only when it succeeds; None
         (nothing written) sends the scope to the full pass: a file edited by hand or gone, an
-        entry not where the state puts it, a file that would outgrow ``files.max_file_bytes``."""
+        entry not where the state puts it, a file that would outgrow ``files.max_file_bytes``.
+        Returns the files whose record changed (None: nothing done, the full pass is needed)."""
         memories = {m.id: m for m in self.engram.store.get_many(sorted(ids)) if m.scope == scope}
-        trial = sync_state.SyncState(st.format, st.database, dict(st.entries), dict(st.files))
+        trial = st.copy()
         files = _ScopeFiles()
         scope_dir = self.layout.scope_dir(scope)
         for entry_id in sorted(ids):
             memory, prev = memories.get(entry_id), trial.entries.get(entry_id)
             if prev is not None:
                 if not layout.directly_in(prev.path, scope_dir):
-                    return False  # recorded outside its scope's folder: the full pass sorts it out
+                    return None  # recorded outside its scope's folder: the full pass sorts it out
                 rel = prev.path
             elif memory is not None:
                 rel = self.layout.file_for(memory, self.group_by, self.fmt.suffix)
@@ -219,20 +228,20 @@ class FileSync:
                 continue  # in neither the database nor the files
             doc = self._unchanged_doc(rel, trial, files)
             if doc is None:
-                return False
+                return None
             if memory is None:
                 if not doc.remove(entry_id):  # type: ignore[union-attr]
-                    return False
+                    return None
                 del trial.entries[entry_id]
             elif prev is None:
                 doc.add(from_memory(memory))
             elif not doc.replace(entry_id, from_memory(memory)):
-                return False
+                return None
             if memory is not None:
                 trial.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
             files.dirty.add(rel)
         if any(split.size(files.docs[rel]) > self.folder.max_file_bytes for rel in files.dirty):
-            return False  # splitting into continuation files needs the scope's other files: the full pass
+            return None  # splitting into continuation files needs the scope's other files: the full pass
         report = SyncReport()
         self._write(files, trial, report)
         for rel, doc in files.docs.items():
@@ -240,7 +249,7 @@ class FileSync:
             if found is not None:
                 self._parsed[rel] = _Parsed(found, files.originals[rel], doc)
         st.entries, st.files = trial.entries, trial.files
-        return True
+        return set(files.docs)
 
     def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: _ScopeFiles) -> Document | None:
         """The file ``rel`` parsed (or a new one when it never existed), or None when it is not as
@@ -268,17 +277,26 @@ class FileSync:
         files.seen[rel] = found
         return doc
 
-    def _load_state(self) -> sync_state.SyncState:
-        """The sync state (under the folder lock): the one this syncer saved last while the file is
-        unchanged since (reading it back costs a pass ~4 us per memory), else read. Taken out of
-        the cache while a pass changes it: a pass that fails leaves no half-changed copy."""
+    def _load_state(self) -> tuple[sync_state.SyncState, sync_state.Written | None]:
+        """The sync state (under the folder lock): the one this syncer saved last while its files
+        are unchanged since (reading it back costs a pass ~4 us per memory), else read; with what
+        this syncer wrote last when that is what the disk holds (so changes may be appended to it).
+        Taken out of the cache while a pass changes it: a pass that fails leaves no half-changed copy."""
         kept, self._state = self._state, None
-        if kept is not None and kept[0] == self._stat(sync_state.STATE_FILE):
-            return kept[1]
-        return sync_state.load(self.folder, self.fmt.name, self._database_identity())
+        if kept is not None and (_identity(kept[0].state), _identity(kept[0].journal)) == (
+                self._stat(sync_state.STATE_FILE), self._stat(sync_state.JOURNAL_FILE)):
+            return kept[1], kept[0]
+        return sync_state.load(self.folder, self.fmt.name, self._database_identity()), None
 
-    def _save_state(self, st: sync_state.SyncState) -> None:
-        self._state = (_identity(sync_state.save(self.folder, st)), st)
+    def _save_state(self, st: sync_state.SyncState, last: sync_state.Written | None = None,
+                    entry_ids: Iterable[str] = (), files: Iterable[str] = ()) -> None:
+        """Write ``st`` whole, or, given what this syncer wrote ``last`` (still on disk), only its
+        entries ``entry_ids`` and files ``files`` at the end of the journal."""
+        if last is None:
+            written = sync_state.save(self.folder, st)
+        else:
+            written = sync_state.append(self.folder, st, last, entry_ids, files)
+        self._state = (written, st)
 
     def _stat(self, rel: str) -> tuple[int, int, int] | None:
         """What tells a file we parsed from a changed one: inode, size and modification time."""
@@ -311,7 +329,7 @@ class FileSync:
         """One two-way pass over ``scopes`` (default: every scope in the database or the folder)."""
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
-            st = self._load_state()
+            st, _ = self._load_state()
             files_by_scope = self._scan(report)
             wanted = None if scopes is None else set(scopes)
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
