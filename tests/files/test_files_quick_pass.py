@@ -169,3 +169,25 @@ def test_an_older_state_beside_newer_files_loses_nothing(engram: Engram, folder:
         assert not syncer.sync().changed  # and the pass after that finds the two sides agreeing
     finally:
         syncer.detach()
+
+
+def test_a_quick_pass_that_gives_up_leaves_the_state_as_it_was(engram: Engram, folder: Path) -> None:
+    syncer = FileSync(engram, folder)
+    syncer.attach()
+    first = engram.remember("first, in notes", tags="notes").memory
+    second = engram.remember("second, in facts", tags="facts").memory
+    syncer.detach()
+    engram.remember("first, changed", key=first.key, tags="notes")
+    engram.remember("second, changed", key=second.key, tags="facts")
+    facts = folder / "agents/default/facts.md"
+    facts.write_text(facts.read_text(encoding="utf-8") + "- added by hand\n", encoding="utf-8")
+    st, _ = syncer._load_state()
+    entries, files = dict(st.entries), dict(st.files)
+    # The first entry's file is as the last pass left it, the second's was edited: the pass changes
+    # the first entry's record, then gives up at the second, and must put the first one back.
+    assert syncer._reflect_quickly(first.scope, {first.id, second.id}, st) is None
+    assert (st.entries, st.files) == (entries, files)
+    report = syncer.sync()
+    assert report.db_created == 1 and not report.conflicts, report
+    text = _all_text(folder)
+    assert "first, changed" in text and "second, changed" in text and "added by hand" in text

@@ -79,8 +79,6 @@ class SyncState:
             "files": self.files,
         }, separators=(",", ":"))
 
-    def copy(self) -> SyncState:
-        return SyncState(self.format, self.database, dict(self.entries), dict(self.files), self.journal)
 
     def forget_file(self, rel: str) -> None:
         self.files.pop(rel, None)

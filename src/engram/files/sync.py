@@ -208,47 +208,48 @@ class FileSync:
         file they touch is as the last pass left it (so the database is the side that changed, and
         only at these ids). A full pass reads the scope whole, files and database; this one reads
         only the changed memories and the files they touch, kept parsed from the last pass while
-        their size, inode and time are unchanged. ``st`` changes only when it succeeds; None
-        (nothing written) sends the scope to the full pass: a file edited by hand or gone, an
-        entry not where the state puts it, a file that would outgrow ``files.max_file_bytes``.
-        Returns the files whose record changed (None: nothing done, the full pass is needed)."""
+        their size, inode and time are unchanged. Returns the files whose record changed; None
+        (nothing written, ``st`` as it was) sends the scope to the full pass: a file edited by hand
+        or gone, an entry not where the state puts it, a file that would outgrow
+        ``files.max_file_bytes``. ``st`` is changed in place and put back on the way out (a copy
+        of it would cost every pass time in proportion to the memories stored)."""
         memories = {m.id: m for m in self.engram.store.get_many(sorted(ids)) if m.scope == scope}
-        trial = st.copy()
+        before: dict[str, sync_state.EntryState | None] = {}  # what the entries changed here were
         files = _ScopeFiles()
         scope_dir = self.layout.scope_dir(scope)
         for entry_id in sorted(ids):
-            memory, prev = memories.get(entry_id), trial.entries.get(entry_id)
+            memory, prev = memories.get(entry_id), st.entries.get(entry_id)
             if prev is not None:
                 if not layout.directly_in(prev.path, scope_dir):
-                    return None  # recorded outside its scope's folder: the full pass sorts it out
+                    return _put_back(st, before)  # recorded outside its scope's folder: the full pass sorts it out
                 rel = prev.path
             elif memory is not None:
                 rel = self.layout.file_for(memory, self.group_by, self.fmt.suffix)
             else:
                 continue  # in neither the database nor the files
-            doc = self._unchanged_doc(rel, trial, files)
+            doc = self._unchanged_doc(rel, st, files)
             if doc is None:
-                return None
+                return _put_back(st, before)
+            before.setdefault(entry_id, prev)
             if memory is None:
                 if not doc.remove(entry_id):  # type: ignore[union-attr]
-                    return None
-                del trial.entries[entry_id]
+                    return _put_back(st, before)
+                del st.entries[entry_id]
             elif prev is None:
                 doc.add(from_memory(memory))
             elif not doc.replace(entry_id, from_memory(memory)):
-                return None
+                return _put_back(st, before)
             if memory is not None:
-                trial.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
+                st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
             files.dirty.add(rel)
         if any(split.size(files.docs[rel]) > self.folder.max_file_bytes for rel in files.dirty):
-            return None  # splitting into continuation files needs the scope's other files: the full pass
+            return _put_back(st, before)  # splitting into continuation files needs the scope's other files
         report = SyncReport()
-        self._write(files, trial, report)
+        self._write(files, st, report)
         for rel, doc in files.docs.items():
             found = files.written.get(rel, files.seen.get(rel))
             if found is not None:
                 self._parsed[rel] = _Parsed(found, files.originals[rel], doc)
-        st.entries, st.files = trial.entries, trial.files
         return set(files.docs)
 
     def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: _ScopeFiles) -> Document | None:
@@ -675,6 +676,15 @@ class FileSync:
                 report.files_written.append(rel)
             st.files[rel] = text_hash(text)
             files.originals[rel] = text  # what the file now holds
+
+
+def _put_back(st: sync_state.SyncState, before: dict[str, sync_state.EntryState | None]) -> None:
+    """``st``'s entries as they were ``before`` a quick pass that gives up (returns its None)."""
+    for entry_id, entry in before.items():
+        if entry is None:
+            st.entries.pop(entry_id, None)
+        else:
+            st.entries[entry_id] = entry
 
 
 def _identity(info: os.stat_result) -> tuple[int, int, int]:
