@@ -24,6 +24,9 @@ from engram.errors import NotFoundError
 from engram.model import make_scope
 
 _PREFIX = "eg_"
+# How stale a token's ``last_used_at`` may get: a request writes it only when the stored time is
+# older than this, so a busy client costs the database a write a minute, not one per request.
+LAST_USED_RESOLUTION_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,11 @@ class TokenStore:
         row = self._find(digest)
         if row is None or row[5] is not None or not hmac.compare_digest(row[6], digest):
             return None
-        return TokenInfo(*row[:6])
+        info = TokenInfo(*row[:6])
+        now = time.time()
+        if info.last_used_at is None or now - info.last_used_at >= LAST_USED_RESOLUTION_S:
+            self.mark_used(info.id, now)
+        return info
 
     def list(self, agent: str | None = None, *, include_revoked: bool = False) -> list[TokenInfo]:
         return [TokenInfo(*row) for row in self._rows(agent, include_revoked)]
@@ -116,9 +123,9 @@ class TokenStore:
         with self.db.read() as conn:
             return conn.execute(_FIND.replace("%s", "?"), (digest,)).fetchone()
 
-    def mark_used(self, token_id: str) -> None:
+    def mark_used(self, token_id: str, at: float) -> None:
         with self.db.write() as conn:
-            conn.execute("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", (time.time(), token_id))
+            conn.execute("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", (at, token_id))
 
     def _rows(self, agent: str | None, include_revoked: bool) -> list[tuple[Any, ...]]:
         sql, params = _list_sql(agent, include_revoked)
@@ -172,9 +179,9 @@ class PostgresTokenStore(TokenStore):
         with self.db.read() as conn:
             return conn.execute(_FIND, (digest,)).fetchone()
 
-    def mark_used(self, token_id: str) -> None:
+    def mark_used(self, token_id: str, at: float) -> None:
         self.db.transact(lambda conn: conn.execute(
-            "UPDATE api_tokens SET last_used_at = %s WHERE id = %s", (time.time(), token_id)))
+            "UPDATE api_tokens SET last_used_at = %s WHERE id = %s", (at, token_id)))
 
     def _rows(self, agent: str | None, include_revoked: bool) -> list[tuple[Any, ...]]:
         sql, params = _list_sql(agent, include_revoked)
