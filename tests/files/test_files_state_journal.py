@@ -87,3 +87,32 @@ def test_a_journal_another_process_appended_to_is_read_again(engram: Engram, fol
         finally:
             theirs.detach()
             mine.detach()
+
+
+def test_a_new_syncer_appends_to_a_whole_journal_and_rewrites_after_one_cut_short(engram: Engram,
+                                                                                   folder: Path) -> None:
+    """A process that starts (``engram remember`` from the shell) reads the state and appends its
+    change to the journal it read whole; after a line cut short it writes the state afresh
+    (a line appended after the cut would never be read)."""
+    first = FileSync(engram, folder)
+    first.attach()
+    engram.remember("stored by the first process", tags="notes")
+    first.detach()
+    state_file, journal = folder / sync_state.STATE_FILE, folder / sync_state.JOURNAL_FILE
+    inode = state_file.stat().st_ino
+
+    second = FileSync(engram, folder)  # another process: nothing kept in memory
+    second.attach()
+    kept = engram.remember("stored by the second process", tags="notes").memory
+    second.detach()
+    assert state_file.stat().st_ino == inode  # appended, not rewritten
+    assert kept.id in journal.read_text(encoding="ascii")
+
+    journal.write_bytes(journal.read_bytes()[:-3])  # a crash cut its last line short
+    third = FileSync(engram, folder)
+    third.attach()
+    last = engram.remember("stored by the third process", tags="notes").memory
+    third.detach()
+    assert state_file.stat().st_ino != inode  # written afresh
+    assert set(_load(third).entries) >= {kept.id, last.id}
+    assert not third.sync().changed

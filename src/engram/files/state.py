@@ -94,46 +94,62 @@ def load(folder: Folder, fmt: str, database: str) -> SyncState:
     """The stored state; an unreadable state, or one recorded for another format or another
     database (a fresh or replaced database file), starts afresh: every entry then counts as
     unsynced, which can only add or report conflicts, never remove."""
+    return read(folder, fmt, database)[0]
+
+
+def read(folder: Folder, fmt: str, database: str) -> tuple[SyncState, Written | None]:
+    """``load``, with what the disk holds (the two files' ``stat``) when a change may be appended
+    to it: the state and its own journal, whole. Call it under the folder lock."""
+    found = _stats(folder)
     try:
         # Not bounded by files.max_file_bytes (a limit for hand-edited files): the state grows with
         # the number of memories, and a refused state would make every sync start afresh.
         data = json.loads(folder.read_text(STATE_FILE, max_bytes=_STATE_MAX_BYTES))
     except FileNotFoundError:
-        return SyncState(fmt, database)
+        return SyncState(fmt, database), None
     except (ValueError, OSError) as exc:
         log.warning("sync state %s unreadable (%s); starting afresh", STATE_FILE, exc)
-        return SyncState(fmt, database)
+        return SyncState(fmt, database), None
     if data.get("format") != fmt or data.get("database") != database:
-        return SyncState(fmt, database)
+        return SyncState(fmt, database), None
     entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
     state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""))
-    if state.journal:
-        _replay(folder, state)
-    return state
+    if state.journal and _replay(folder, state) and found is not None:
+        return state, found
+    return state, None
 
 
-def _replay(folder: Folder, state: SyncState) -> None:
-    """The changes the journal adds to ``state``, when it is ``state``'s journal. A line a crash
-    cut short ends it (what came before stands: an older state, which ``save`` explains is safe)."""
+def _stats(folder: Folder) -> Written | None:
+    try:
+        return Written(*(os.stat(folder.resolve(rel), follow_symlinks=False) for rel in (STATE_FILE, JOURNAL_FILE)))
+    except (ValueError, OSError):
+        return None
+
+
+def _replay(folder: Folder, state: SyncState) -> bool:
+    """The changes the journal adds to ``state``, when it is ``state``'s journal; whether it is,
+    and whole (so more may be appended). A line a crash cut short ends it (what came before
+    stands: an older state, which ``save`` explains is safe)."""
     try:
         text = folder.read_text(JOURNAL_FILE, max_bytes=_STATE_MAX_BYTES)
     except FileNotFoundError:
-        return
+        return False
     except (ValueError, OSError) as exc:
         log.warning("sync journal %s unreadable (%s); the state before it is used", JOURNAL_FILE, exc)
-        return
+        return False
     header, _, body = text.partition("\n")
     try:
         if json.loads(header).get("journal") != state.journal:
-            return  # left by an earlier state: this state already holds what it says
+            return False  # left by an earlier state: this state already holds what it says
     except (ValueError, AttributeError):
-        return
-    for line in body.split("\n"):
+        return False
+    lines = body.split("\n")
+    for line in lines[:-1]:  # the last is what follows the final newline: empty when whole
         try:
             change = json.loads(line)
             entries, files = change["e"], change["f"]
         except (ValueError, TypeError, KeyError):
-            return  # the empty tail after the last line, or a line a crash cut short
+            return False  # a line a crash cut short
         for entry_id, entry in entries.items():
             if entry is None:
                 state.entries.pop(entry_id, None)
@@ -144,6 +160,7 @@ def _replay(folder: Folder, state: SyncState) -> None:
                 state.files.pop(rel, None)
             else:
                 state.files[rel] = digest
+    return lines[-1] == ""
 
 
 def save(folder: Folder, state: SyncState) -> Written:

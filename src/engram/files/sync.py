@@ -281,13 +281,13 @@ class FileSync:
     def _load_state(self) -> tuple[sync_state.SyncState, sync_state.Written | None]:
         """The sync state (under the folder lock): the one this syncer saved last while its files
         are unchanged since (reading it back costs a pass ~4 us per memory), else read; with what
-        this syncer wrote last when that is what the disk holds (so changes may be appended to it).
-        Taken out of the cache while a pass changes it: a pass that fails leaves no half-changed copy."""
+        the disk holds when changes may be appended to it (``sync_state.read``). Taken out of the
+        cache while a pass changes it: a pass that fails leaves no half-changed copy."""
         kept, self._state = self._state, None
         if kept is not None and (_identity(kept[0].state), _identity(kept[0].journal)) == (
                 self._stat(sync_state.STATE_FILE), self._stat(sync_state.JOURNAL_FILE)):
             return kept[1], kept[0]
-        return sync_state.load(self.folder, self.fmt.name, self._database_identity()), None
+        return sync_state.read(self.folder, self.fmt.name, self._database_identity())
 
     def _save_state(self, st: sync_state.SyncState, last: sync_state.Written | None = None,
                     entry_ids: Iterable[str] = (), files: Iterable[str] = ()) -> None:
