@@ -3,8 +3,8 @@
 An import used to write its rows (one transaction), announce them (the ``imported`` event: audit
 rows, memory-folder files) and only then start the model, which read the rows back a batch at a
 time and wrote each batch's vectors before embedding the next. Everything but the model was time
-the model waited for, and the model leaves room for it: its batch session does not keep both
-cores busy all the time (the serial parts of each run of 16 texts). So here the caller's thread
+the model waited for, and the model leaves room for it: its runs do not keep every core busy all
+the time (the serial parts between runs of 16 texts). So here the caller's thread
 embeds the memories' texts straight from the parsed records, while one writer thread stores the
 rows, emits the event and then stores each batch's vectors as they come (onnxruntime and SQLite
 release the GIL). The store is used by one thread at a time: the caller's reads come before the

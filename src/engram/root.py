@@ -179,16 +179,15 @@ def build_engram(settings: Settings | None = None, *, origin: str = "library", m
     return engram
 
 
-def preload_model(settings: Settings, *, documents: bool = False) -> threading.Thread | None:
+def preload_model(settings: Settings) -> threading.Thread | None:
     """Start loading the configured embedding model in a daemon thread, before anything else
     opens (``engram mcp`` from launch, ``engram import``); the loaded model is process-wide, so the
-    engine's own embedder finds it ready. ``documents``: open what batches of documents need
-    instead of what a query needs. None when no model is configured; join the thread before
+    engine's own embedder finds it ready. None when no model is configured; join the thread before
     exiting. A failure is left for the engine's embedder to raise."""
     from engram.embed import create_embedder
 
     embedder = create_embedder(settings.embeddings)  # no persistent cache: only the model is shared
-    return None if embedder is None else embedder.warm_up_in_background(documents=documents)
+    return None if embedder is None else embedder.warm_up_in_background()
 
 
 def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer | None = None) -> Maintenance:

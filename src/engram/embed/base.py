@@ -146,15 +146,14 @@ class Embedder:
                 raise ValidationError(f"texts[{i}]", f"is {type(t).__name__}, not str")
         return self._embed(texts, progress, query=False)
 
-    def warm_up(self, *, documents: bool = False) -> None:
+    def warm_up(self) -> None:
         """Load the provider's model now (servers do it in the background once they listen), so
-        the first recall does not wait for it; a provider with nothing to load does nothing.
-        ``documents``: ready what batches of documents need instead (an import about to embed)."""
+        the first recall does not wait for it; a provider with nothing to load does nothing."""
         warm = getattr(self.provider, "warm_up", None)
         if warm is not None:
-            warm(documents=True) if documents else warm()
+            warm()
 
-    def warm_up_in_background(self, *, documents: bool = False) -> threading.Thread:
+    def warm_up_in_background(self) -> threading.Thread:
         """Start :meth:`warm_up` in a daemon thread and return it: a fresh process loads the model
         while it opens the store and searches full text (the model's load runs outside the GIL).
         A failure is only logged: the first embedding call loads again and raises it. Join the
@@ -162,7 +161,7 @@ class Embedder:
         the interpreter's shutdown."""
         def warm() -> None:
             try:
-                self.warm_up(documents=documents)
+                self.warm_up()
             except Exception:  # the edge of a background thread: the first call reports it
                 log.debug("loading the embedding model in the background failed", exc_info=True)
 

@@ -14,18 +14,23 @@ The two produce slightly different vectors, so they carry different identities
 a model change and asks for a reindex. ``runtime="auto"`` takes ``onnx`` when its packages are
 installed, else ``torch``. See docs/embeddings.md for the measurements behind that order.
 
-A model is loaded lazily, once per process and runtime, under a lock; the onnx runtime opens its
-query and batch sessions separately, each on first use (``warm_up`` opens the query one), so a
-process that only answers a recall pays for one. Query-time embedding
-(:meth:`LocalProvider.embed_query`) runs on one intra-op thread: multi-threaded inference
-collapses under CPU contention, and a single short text gains nothing from more threads.
+A model is loaded lazily, once per process and runtime, under a lock. The onnx runtime runs
+everything on one session with one intra-op thread: a query on the caller's thread (a single short
+text gains nothing from more threads), a batch split into one run per core (at most 16 texts a
+run, texts of similar length together), the runs side by side on worker threads. One batch on a
+session of two intra-op threads made the two wait for each other at every operator: on 2 cores a
+batch of 64 went ~7% faster split so, and a batch of 8 (what concurrent stores form) ~15%, the
+same vectors either way. Threads a busy host takes away also stall a split run alone, where they
+stalled every operator of a shared one.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +44,8 @@ MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length in sentence-transformers
 VOCAB_PATH = Path(__file__).parent / "data" / "minilm-vocab.txt"
 # Texts per onnxruntime run: larger runs measured slower here (64: ~64 texts/s, 16: ~83 on 2 cores).
 _RUN_SIZE = 16
+# Runs of one batch side by side: one per core this process may use.
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 RUNTIMES = {
     # runtime: (model name in the identity, packages it needs)
@@ -89,13 +96,13 @@ def resolve_runtime(model: str | None) -> str:
 
 
 class _Model:
-    """One loaded runtime: ``encode(texts, threads)`` -> float32 (n, 384), mean-pooled, not normalised."""
+    """One loaded runtime: ``encode(texts, query)`` -> float32 (n, 384), mean-pooled, not normalised."""
 
     def encode(self, texts: list[str], *, query: bool) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def session(self, *, query: bool) -> Any:
-        """Whatever ``encode(query=query)`` opens on first use, opened now (nothing by default)."""
+    def session(self) -> Any:
+        """Whatever ``encode`` opens on first use, opened now (nothing by default)."""
         return None
 
 
@@ -111,51 +118,60 @@ class _OnnxModel(_Model):
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tok
-        # One session per use, each opened when first needed: opening one (graph optimisation)
-        # costs ~0.2 s of CPU, and a process answering one recall needs only the query session.
-        self._sessions: dict[bool, Any] = {}
+        # Opened when first needed: opening it (graph optimisation) costs ~0.2 s of CPU.
+        self._session: Any = None
         self._session_lock = threading.Lock()
+        self._runners: ThreadPoolExecutor | None = None  # a batch's runs, when it has several
 
-    def session(self, *, query: bool) -> Any:
-        """The query session (one intra-op thread) or the batch session (one thread per core)."""
-        sess = self._sessions.get(query)
-        if sess is not None:
-            return sess
+    def session(self) -> Any:
+        """The session: one intra-op thread (see the module doc); ``run`` may be called from
+        several threads at once."""
+        if self._session is not None:
+            return self._session
         with self._session_lock:
-            sess = self._sessions.get(query)
-            if sess is None:
+            if self._session is None:
                 opts = self._ort.SessionOptions()
-                opts.intra_op_num_threads = 1 if query else 0  # 0: onnxruntime's default, one per core
+                opts.intra_op_num_threads = 1
                 opts.inter_op_num_threads = 1
-                # Idle intra-op threads sleep instead of spinning: spinning burns the cores the
-                # rest of the process needs (a server's requests, the writer's commits) and
-                # collapses when anything else runs. On 2 shared cores (load ~2) the batch session
-                # did ~100 texts/s without spinning against ~72 with it, and 61 against 46 beside
-                # a busy Python thread.
+                # No idle thread spins (onnxruntime's default for its thread pools): spinning burns
+                # the cores the rest of the process needs (a server's requests, the writer's commits).
                 opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 try:
-                    sess = self._ort.InferenceSession(self._path, sess_options=opts,
-                                                      providers=["CPUExecutionProvider"])
+                    self._session = self._ort.InferenceSession(self._path, sess_options=opts,
+                                                               providers=["CPUExecutionProvider"])
                 except (OSError, RuntimeError, ValueError) as exc:
                     raise EmbeddingError(f"could not load the local embedding model (onnx): {exc}") from exc
-                self._sessions[query] = sess
-        return sess
+        return self._session
 
     def encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        sess = self.session(query=query)
-        # Texts of similar length run together, each group padded only to its own longest: on
+        sess = self.session()
+        # Texts of similar length run together, each run padded only to its own longest: on
         # conversation turns this is ~2x the throughput of one batch padded to the longest text.
         lengths = mask.sum(axis=1)
         order = np.argsort(lengths, kind="stable")
         out = np.empty((len(texts), DIMS), dtype=np.float32)
-        for start in range(0, len(texts), _RUN_SIZE):
-            rows = order[start:start + _RUN_SIZE]
+        size = min(_RUN_SIZE, math.ceil(len(texts) / (1 if query else _CORES)))
+        runs = [order[start:start + size] for start in range(0, len(texts), size)]
+
+        def run(rows: np.ndarray) -> None:
             width = int(lengths[rows].max())
             out[rows] = _mean_pooled(sess, ids[rows, :width], mask[rows, :width])
+
+        if len(runs) == 1:
+            run(runs[0])
+        else:
+            for _ in self._pool().map(run, runs):  # each run writes its own rows of ``out``
+                pass
         return out
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._session_lock:
+            if self._runners is None:
+                self._runners = ThreadPoolExecutor(_CORES, thread_name_prefix="engram-embed")
+        return self._runners
 
 
 def _mean_pooled(sess: Any, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -237,8 +253,6 @@ class LocalProvider:
     def embed_query(self, text: str) -> np.ndarray:
         return load_model(self.runtime).encode([text], query=True)[0]
 
-    def warm_up(self, *, documents: bool = False) -> None:
-        """Load the model and open what a query needs now, instead of on the first call (the
-        batch session opens on the first batch); ``documents``: the batch session instead (an
-        import about to embed many)."""
-        load_model(self.runtime).session(query=not documents)
+    def warm_up(self) -> None:
+        """Load the model and open its session now, instead of on the first call."""
+        load_model(self.runtime).session()

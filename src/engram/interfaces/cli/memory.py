@@ -308,7 +308,7 @@ def import_(
         check_kind(kind)
     st = state(ctx)
     # The model loads while the engine is imported and the source read: an import embeds.
-    st.preload_model(documents=True)
+    st.preload_model()
     from engram.interfaces.cli import importing
 
     source: str | Path = sys.stdin.read() if str(path) == "-" else path

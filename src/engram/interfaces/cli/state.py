@@ -43,13 +43,13 @@ class CliState:
             self._engram = build_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
-    def preload_model(self, *, documents: bool = False) -> None:
+    def preload_model(self) -> None:
         """Start loading the embedding model in the background now, before the engine and what it
         imports (``root.preload_model``): a command sure to embed overlaps the two."""
         if self._preloading is None:
             from engram.root import preload_model
 
-            self._preloading = preload_model(self.settings(), documents=documents)
+            self._preloading = preload_model(self.settings())
 
     def close(self) -> None:
         if self._preloading is not None:
