@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -33,3 +35,24 @@ def syncer(engram: Engram, folder: Path) -> FileSync:
 @pytest.fixture(params=["markdown", "yaml"])
 def fmt(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+class TwoProcesses(NamedTuple):
+    mine: FileSync  # this process's mirror, on the ``engram`` fixture
+    other: Engram  # another process's engine on the same home
+    theirs: FileSync  # its mirror of the same folder
+
+
+@pytest.fixture
+def two_processes(engram: Engram, folder: Path, tmp_path: Path) -> Iterator[TwoProcesses]:
+    """Two mirrors of one folder, each with its own engine (as two processes), both attached."""
+    mine = FileSync(engram, folder)
+    mine.attach()
+    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as other:
+        theirs = FileSync(other, folder)
+        theirs.attach()
+        try:
+            yield TwoProcesses(mine, other, theirs)
+        finally:
+            theirs.detach()
+            mine.detach()

@@ -12,6 +12,7 @@ import pytest
 from engram.engine import Engram
 from engram.files import state as sync_state
 from engram.files.sync import FileSync
+from tests.files.conftest import TwoProcesses
 
 
 def _all_text(folder: Path) -> str:
@@ -75,44 +76,27 @@ def test_stores_after_the_first_do_not_parse_the_file_again(
         syncer.detach()
 
 
-def test_a_file_another_syncer_rewrote_is_read_again(engram: Engram, folder: Path, tmp_path: Path) -> None:
-    mine = FileSync(engram, folder)
-    mine.attach()
-    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as other_engine:
-        theirs = FileSync(other_engine, folder)  # another process's mirror of the same folder
-        theirs.attach()
-        try:
-            first = engram.remember("written by this process", tags="notes")
-            second = other_engine.remember("written by the other process", tags="notes")
-            third = engram.remember("written by this process again", tags="notes")
-            text = (folder / "agents/default/notes.md").read_text(encoding="utf-8")
-            for result in (first, second, third):
-                assert text.count(result.memory.id) == 1 and result.memory.content in text
-            assert not mine.sync().changed
-        finally:
-            theirs.detach()
-            mine.detach()
+def test_a_file_another_syncer_rewrote_is_read_again(engram: Engram, folder: Path,
+                                                     two_processes: TwoProcesses) -> None:
+    first = engram.remember("written by this process", tags="notes")
+    second = two_processes.other.remember("written by the other process", tags="notes")
+    third = engram.remember("written by this process again", tags="notes")
+    text = (folder / "agents/default/notes.md").read_text(encoding="utf-8")
+    for result in (first, second, third):
+        assert text.count(result.memory.id) == 1 and result.memory.content in text
+    assert not two_processes.mine.sync().changed
 
 
-def test_the_state_another_syncer_saved_is_read_again_not_overwritten(
-    engram: Engram, folder: Path, tmp_path: Path
-) -> None:
-    mine = FileSync(engram, folder)
-    mine.attach()
-    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as other_engine:
-        theirs = FileSync(other_engine, folder)
-        theirs.attach()
-        try:
-            engram.remember("kept in notes by this process", tags="notes")
-            theirs_memory = other_engine.remember("kept in facts by the other", tags="facts").memory
-            engram.remember("notes again, by this process", tags="notes")  # its file is unchanged: quick pass
-            state = sync_state.load(mine.folder, "markdown", mine._database_identity())
-            # A state kept from before the other process saved would drop its entry here, and a later
-            # removal of that entry from its file would then read as a new entry, not a forget.
-            assert state.entries[theirs_memory.id].path == "agents/default/facts.md"
-        finally:
-            theirs.detach()
-            mine.detach()
+def test_the_state_another_syncer_saved_is_read_again_not_overwritten(engram: Engram,
+                                                                      two_processes: TwoProcesses) -> None:
+    engram.remember("kept in notes by this process", tags="notes")
+    theirs_memory = two_processes.other.remember("kept in facts by the other", tags="facts").memory
+    engram.remember("notes again, by this process", tags="notes")  # its file is unchanged: quick pass
+    mine = two_processes.mine
+    state = sync_state.load(mine.folder, "markdown", mine._database_identity())
+    # A state kept from before the other process saved would drop its entry here, and a later
+    # removal of that entry from its file would then read as a new entry, not a forget.
+    assert state.entries[theirs_memory.id].path == "agents/default/facts.md"
 
 
 def test_a_hand_edit_of_a_file_a_store_touches_reaches_the_database_first(

@@ -12,6 +12,7 @@ from engram.engine import Engram
 from engram.files import state as sync_state
 from engram.files.paths import Folder
 from engram.files.sync import FileSync
+from tests.files.conftest import TwoProcesses
 
 
 def _load(syncer: FileSync) -> sync_state.SyncState:
@@ -70,23 +71,16 @@ def test_a_line_cut_short_and_a_journal_of_an_earlier_state_are_not_applied(tmp_
     assert set(sync_state.load(folder, "markdown", "db").entries) == {"c"}
 
 
-def test_a_journal_another_process_appended_to_is_read_again(engram: Engram, folder: Path, tmp_path: Path) -> None:
-    mine = FileSync(engram, folder)
-    mine.attach()
-    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as other_engine:
-        theirs = FileSync(other_engine, folder)
-        theirs.attach()
-        try:
-            kept = [engram.remember("mine, first", tags="notes").memory.id,
-                    other_engine.remember("theirs, first", tags="facts").memory.id]
-            for i in range(3):  # both keep the state and append to the one journal, in turns
-                kept.append(engram.remember(f"mine {i}", tags="notes").memory.id)
-                kept.append(other_engine.remember(f"theirs {i}", tags="facts").memory.id)
-            assert set(_load(mine).entries) == set(kept)
-            assert not mine.sync().changed and not theirs.sync().changed
-        finally:
-            theirs.detach()
-            mine.detach()
+def test_a_journal_another_process_appended_to_is_read_again(engram: Engram,
+                                                             two_processes: TwoProcesses) -> None:
+    other = two_processes.other
+    kept = [engram.remember("mine, first", tags="notes").memory.id,
+            other.remember("theirs, first", tags="facts").memory.id]
+    for i in range(3):  # both keep the state and append to the one journal, in turns
+        kept.append(engram.remember(f"mine {i}", tags="notes").memory.id)
+        kept.append(other.remember(f"theirs {i}", tags="facts").memory.id)
+    assert set(_load(two_processes.mine).entries) == set(kept)
+    assert not two_processes.mine.sync().changed and not two_processes.theirs.sync().changed
 
 
 def test_a_new_syncer_appends_to_a_whole_journal_and_rewrites_after_one_cut_short(engram: Engram,
