@@ -79,7 +79,6 @@ class SyncState:
             "files": self.files,
         }, separators=(",", ":"))
 
-
     def forget_file(self, rel: str) -> None:
         self.files.pop(rel, None)
 

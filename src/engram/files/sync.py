@@ -143,7 +143,7 @@ class FileSync:
         self._identity: str | None = None
         self._events: Drain[MemoryEvent, None] = Drain(self._reflect, MAX_EVENTS_PER_PASS)
         # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``); the state
-        # as this syncer last saved it, with the ``_stat`` of its file then.
+        # as this syncer last saved it, with what that left on disk (its two files' ``stat``).
         self._parsed: dict[str, _Parsed] = {}
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
 
