@@ -521,7 +521,7 @@ class PostgresMemoryStore:
             f" (SELECT {_tsquery(ranked, '||')} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
             f" LATERAL ({pg_text.bm25_sql(len(lexemes))}) s"
             f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
-            [*ranked, lexemes, idfs, avgdl, *params, limit],
+            [*ranked, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
         ).fetchall()
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
@@ -535,7 +535,7 @@ class PostgresMemoryStore:
                 f"SELECT m.id, s.score FROM memories m,"
                 f" (SELECT {_tsquery(terms, '||')} AS query, {pg_text.BM25_PARAMS_SQL}) q,"
                 f" LATERAL ({pg_text.bm25_sql(len(lexeme_list))}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
-                [*terms, lexeme_list, idfs, avgdl, list(ids)],
+                [*terms, *pg_text.bm25_params(lexeme_list, idfs, avgdl), list(ids)],
             ).fetchall()
         return {str(memory_id): max(float(score), 1e-9) for memory_id, score in rows}
 
