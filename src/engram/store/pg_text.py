@@ -24,6 +24,13 @@ SQLite (``store/fts.py``, Lucene's common-terms idea), when the query's terms ap
 query, so its score means what it always did (the common terms add to it). Rows holding only
 common terms are left out; with IDF in the score they would rank low anyway.
 
+A query of common words only (its rarest term alone holds more rows than the budget) would still
+rank every row of that term: tens of thousands at 1M. Its ranked rows are instead those holding
+*all* of its rarest terms, as few of them as fit the budget together (``conjunctions``; a GIN
+index intersects their lists without reading every row of the common ones), then fewer terms
+when those rows are fewer than asked for. The rows left out lack one of the query's weightiest
+words: they rank below those holding them all unless they repeat their words.
+
 Before either, a cheaper ranking is tried that is provably the same (MaxScore, from Turtle and
 Flood's term-at-a-time pruning): rank only the rows holding the query's rarest terms, as few
 terms as hold ``limit`` rows together, then one more term at a time while they hold at most half
@@ -130,6 +137,31 @@ def selective_terms(terms: Sequence[str], rows: Sequence[float], max_ranked_rows
     if len(chosen) == sum(1 for count in rows if count > 0):
         return None
     return chosen
+
+
+def conjunctions(terms: Sequence[str], rows: Sequence[float], total: float,
+                 max_ranked_rows: int) -> list[list[str]]:
+    """When the rarest term alone holds more than ``max_ranked_rows`` rows (a query of common words
+    only): the sets of rarest terms whose rows holding *all* of them are ranked instead, to try in
+    turn. The first is the fewest rarest terms whose rows together fit the budget (estimated as if
+    terms were independent: ``total`` times the product of their shares), each next one a term
+    fewer, down to two. Empty when the rarest term fits the budget (``selective_terms`` bounds the
+    ranking then), when fewer than two terms match anything, or with a budget of 0.
+
+    With a term's IDF in every score, a row holding the rarest terms outranks one missing any of
+    them unless it repeats its words (BM25's term frequency part is 1 at one occurrence in a row
+    of mean length, below ``k1 + 1`` however many), so the rows left out are the ones holding
+    fewer of the query's weightiest words: the cost no longer grows with the rows a common word
+    matches, only with the rows holding all the chosen words."""
+    found = sorted((count, term) for term, count in zip(terms, rows, strict=True) if count > 0)
+    if max_ranked_rows <= 0 or len(found) < 2 or found[0][0] <= max_ranked_rows or total <= 0:
+        return []
+    estimate = total
+    for k, (count, _) in enumerate(found, start=1):
+        estimate *= min(1.0, count / total)
+        if k >= 2 and estimate <= max_ranked_rows:
+            break
+    return [[term for _, term in found[:j]] for j in range(k, 1, -1)]
 
 
 def rarest_prefixes(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs: Sequence[float], limit: int,

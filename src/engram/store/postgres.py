@@ -483,6 +483,11 @@ class PostgresMemoryStore:
                 found = tried[1]
                 if len(found) >= limit and float(found[-1][-1]) >= bound:
                     return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in found]
+            rows: list[Any] = []
+            for every in self._conjunctions(terms, lexemes, stats):  # common words only: rows holding all
+                rows = self._ranked(conn, weights, every, where, params, limit, joiner="&&")
+                if len(rows) >= limit:
+                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
             selective = self._selective_terms(terms, lexemes, stats)
             if selective and set(selective) == set(tried[0]):
                 rows = tried[1]  # ranked already
@@ -511,14 +516,23 @@ class PostgresMemoryStore:
         counts = [stats.rows_holding(lex) for lex in lexemes]
         return pg_text.selective_terms(terms, counts, budget)
 
+    def _conjunctions(self, terms: list[str], lexemes: list[list[str]],
+                      stats: pg_text.TermStats | None) -> list[list[str]]:
+        """The sets of terms whose rows holding all of them are ranked for a query of common words
+        only (``store/pg_text.py``), or none."""
+        budget = self.full_text.max_ranked_rows
+        if budget <= 0 or stats is None or stats.rows <= budget:
+            return []
+        return pg_text.conjunctions(terms, [stats.rows_holding(lex) for lex in lexemes], stats.rows, budget)
+
     def _ranked(self, conn: Any, weights: tuple[list[str], list[float], float], ranked: list[str], where: str,
-                params: list[Any], limit: int) -> list[Any]:
-        """Rows holding any of ``ranked`` that pass the filter, best first by the BM25 of the
-        whole query (``ranked`` is every term, or the selective ones)."""
+                params: list[Any], limit: int, joiner: str = "||") -> list[Any]:
+        """Rows holding any of ``ranked`` (all of them with ``joiner="&&"``) that pass the filter,
+        best first by the BM25 of the whole query (``ranked`` is every term, or some of them)."""
         lexemes, idfs, avgdl = weights
         return conn.execute(
             f"SELECT {_COLUMNS}, s.score FROM memories m,"
-            f" (SELECT {_tsquery(ranked, '||')} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
+            f" (SELECT {_tsquery(ranked, joiner)} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
             f" LATERAL ({pg_text.bm25_sql(len(lexemes))}) s"
             f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
             [*ranked, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
