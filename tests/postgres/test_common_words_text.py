@@ -32,30 +32,34 @@ def _load(url: str) -> None:
 
 
 def _search(url: str, max_ranked_rows: int, query: str = QUERY, filt: MemoryFilter = FILT,
-            limit: int = 10, ranked: list[tuple[tuple[str, ...], str]] | None = None) -> list[tuple[str, float]]:
-    """The store's answer; ``ranked`` receives each set of terms whose rows it ranked, with how
-    they were joined (``||`` any, ``&&`` all)."""
+            limit: int = 10, ranked: list[list[list[str]]] | None = None) -> list[tuple[str, float]]:
+    """The store's answer; ``ranked`` receives each row set it ranked, as the term sets a row
+    held all of one of."""
     store = PostgresMemoryStore(PgDatabase.connect(url), full_text=FullTextSettings(max_ranked_rows=max_ranked_rows))
     if ranked is not None:
-        inner = store._ranked
+        inner = store._ranked_any_of
 
-        def recording(conn, weights, terms, where, params, limit, joiner="||"):  # type: ignore[no-untyped-def]
-            ranked.append((tuple(terms), joiner))
-            return inner(conn, weights, terms, where, params, limit, joiner)
+        def recording(conn, weights, sets, where, params, limit):  # type: ignore[no-untyped-def]
+            ranked.append([list(one) for one in sets])
+            return inner(conn, weights, sets, where, params, limit)
 
-        store._ranked = recording  # type: ignore[method-assign]
+        store._ranked_any_of = recording  # type: ignore[method-assign]
     try:
         return [(m.id, score) for m, score in store.search_text(query, filt, limit=limit)]
     finally:
         store.close()
 
 
-def test_conjunctions_take_the_fewest_rarest_terms_that_fit() -> None:
-    # 1M rows; shares 5%, 10%, 30%: the rarest alone (50k) is over 10k, with the next 5k fits.
+def test_conjunctions_take_the_largest_set_of_rarest_terms_that_fits() -> None:
+    # 1M rows; shares 5%, 10%, 30%: the rarest alone (50k) is over 10k; with the next, 5k fits;
+    # any two of the three would be 50k.
     rows = [300_000.0, 100_000.0, 50_000.0]
-    assert conjunctions(["a", "b", "c"], rows, 1e6, 10_000) == [["c", "b"]]
-    # A tighter budget needs all three (1,500), then tries two.
-    assert conjunctions(["a", "b", "c"], rows, 1e6, 2_000) == [["c", "b", "a"], ["c", "b"]]
+    assert conjunctions(["a", "b", "c"], rows, 1e6, 10_000) == [[["c", "b"]]]
+    # A tighter budget needs all three (1,500), then widens to the two rarest.
+    assert conjunctions(["a", "b", "c"], rows, 1e6, 2_000) == [[["c", "b", "a"]], [["c", "b"]]]
+    # Three words of about the same rarity: any two of them (~930 rows) fit.
+    assert conjunctions(["a", "b", "c"], [26_000.0, 15_400.0, 12_800.0], 1e6, 10_000) == [
+        [["c", "b"], ["c", "a"], ["b", "a"]]]
     # The rarest fits the budget, one word, no budget, or a stopword beside one word: nothing.
     assert conjunctions(["a", "b"], [300_000.0, 5_000.0], 1e6, 10_000) == []
     assert conjunctions(["a"], [300_000.0], 1e6, 10_000) == []
@@ -66,9 +70,10 @@ def test_conjunctions_take_the_fewest_rarest_terms_that_fit() -> None:
 def test_rows_holding_every_rare_word_give_the_full_ranking(pg_url: str) -> None:
     _load(pg_url)
     exact = _search(pg_url, 0)
-    ranked: list[tuple[tuple[str, ...], str]] = []
+    ranked: list[list[list[str]]] = []
     bounded = _search(pg_url, 40, ranked=ranked)  # "plums" alone holds 170 rows: over the budget
-    assert ranked == [(("plums", "pears", "apples"), "&&")]  # only the rows holding all three
+    # One ranking, of rows holding "plums" and "pears" (and "apples", in every row) together.
+    assert len(ranked) == 1 and all({"plums", "pears"} <= set(one) for one in ranked[0])
     all_three = {f"a{i:03d}" for i in range(0, 600, 12)}
     assert {i for i, _ in exact} <= all_three
     assert bounded == exact
@@ -85,9 +90,9 @@ def test_too_few_rows_holding_them_all_fall_back_to_ranking_more(pg_url: str) ->
     _load(pg_url)
     # 50 rows of ``a`` hold all three; asked for 120, the path ranks more rows and returns the full
     # ranking's (the rows holding "plums", the weightier word, come next).
-    ranked: list[tuple[tuple[str, ...], str]] = []
+    ranked: list[list[list[str]]] = []
     assert _search(pg_url, 40, limit=120, ranked=ranked) == _search(pg_url, 0, limit=120)
-    assert ranked == [(("plums", "pears", "apples"), "&&"), (("plums", "pears"), "&&"), (("plums",), "||")]
+    assert all(len(one) >= 2 for one in ranked[0]) and ranked[-1] == [["plums"]]
 
 
 def test_deletes_and_updates_keep_the_answer_right(pg_url: str) -> None:

@@ -140,6 +140,11 @@ def _tsquery(terms: Sequence[str], joiner: str) -> str:
     return f" {joiner} ".join(["plainto_tsquery('english', %s)"] * len(terms))
 
 
+def _tsquery_any_of(sets: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
+    """SQL for a tsquery matching rows that hold all the terms of one of ``sets``, and its parameters."""
+    return " || ".join(f"({_tsquery(one, '&&')})" for one in sets), [term for one in sets for term in one]
+
+
 def _like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -484,8 +489,8 @@ class PostgresMemoryStore:
                 if len(found) >= limit and float(found[-1][-1]) >= bound:
                     return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in found]
             rows: list[Any] = []
-            for every in self._conjunctions(terms, lexemes, stats):  # common words only: rows holding all
-                rows = self._ranked(conn, weights, every, where, params, limit, joiner="&&")
+            for sets in self._conjunctions(terms, lexemes, freqs, stats):  # common words only
+                rows = self._ranked_any_of(conn, weights, sets, where, params, limit)
                 if len(rows) >= limit:
                     return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
             selective = self._selective_terms(terms, lexemes, stats)
@@ -516,26 +521,36 @@ class PostgresMemoryStore:
         counts = [stats.rows_holding(lex) for lex in lexemes]
         return pg_text.selective_terms(terms, counts, budget)
 
-    def _conjunctions(self, terms: list[str], lexemes: list[list[str]],
-                      stats: pg_text.TermStats | None) -> list[list[str]]:
-        """The sets of terms whose rows holding all of them are ranked for a query of common words
-        only (``store/pg_text.py``), or none."""
+    def _conjunctions(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
+                      stats: pg_text.TermStats | None) -> list[list[list[str]]]:
+        """The row sets ranked for a query of common words only (``store/pg_text.py``), each as
+        the term sets a row holds all of one of; none for other queries. The terms' rows are the counts their IDFs come from
+        (``freqs``), so "rarest" means "weightiest in the score": ANALYZE's sampled shares can
+        order two mid-frequency words the other way."""
         budget = self.full_text.max_ranked_rows
         if budget <= 0 or stats is None or stats.rows <= budget:
             return []
-        return pg_text.conjunctions(terms, [stats.rows_holding(lex) for lex in lexemes], stats.rows, budget)
+        return pg_text.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
+                                    stats.rows, budget)
 
     def _ranked(self, conn: Any, weights: tuple[list[str], list[float], float], ranked: list[str], where: str,
-                params: list[Any], limit: int, joiner: str = "||") -> list[Any]:
-        """Rows holding any of ``ranked`` (all of them with ``joiner="&&"``) that pass the filter,
-        best first by the BM25 of the whole query (``ranked`` is every term, or some of them)."""
+                params: list[Any], limit: int) -> list[Any]:
+        """Rows holding any of ``ranked`` that pass the filter, best first by the BM25 of the
+        whole query (``ranked`` is every term, or some of them)."""
+        return self._ranked_any_of(conn, weights, [[term] for term in ranked], where, params, limit)
+
+    def _ranked_any_of(self, conn: Any, weights: tuple[list[str], list[float], float], sets: list[list[str]],
+                       where: str, params: list[Any], limit: int) -> list[Any]:
+        """Rows holding all the terms of one of ``sets`` that pass the filter, best first by the
+        BM25 of the whole query."""
         lexemes, idfs, avgdl = weights
+        ranked, ranked_params = _tsquery_any_of(sets)
         return conn.execute(
             f"SELECT {_COLUMNS}, s.score FROM memories m,"
-            f" (SELECT {_tsquery(ranked, joiner)} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
+            f" (SELECT {ranked} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
             f" LATERAL ({pg_text.bm25_sql(len(lexemes))}) s"
             f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
-            [*ranked, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
+            [*ranked_params, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
         ).fetchall()
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
