@@ -524,9 +524,9 @@ class PostgresMemoryStore:
     def _conjunctions(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
                       stats: pg_text.TermStats | None) -> list[list[list[str]]]:
         """The row sets ranked for a query of common words only (``store/pg_text.py``), each as
-        the term sets a row holds all of one of; none for other queries. The terms' rows are the counts their IDFs come from
-        (``freqs``), so "rarest" means "weightiest in the score": ANALYZE's sampled shares can
-        order two mid-frequency words the other way."""
+        the term sets a row holds all of one of; none for other queries. The terms' rows are the
+        counts their IDFs come from (``freqs``), so "rarest" means "weightiest in the score":
+        ANALYZE's sampled shares can order two mid-frequency words the other way."""
         budget = self.full_text.max_ranked_rows
         if budget <= 0 or stats is None or stats.rows <= budget:
             return []
