@@ -478,9 +478,14 @@ class PostgresMemoryStore:
             stats = self._term_stats.get(conn)
             lexemes, freqs = self._queries.get(conn, terms, stats)
             weights = self._weights(conn, terms, lexemes, freqs)
+            selective = self._selective_terms(terms, lexemes, stats)
+            # Rows holding two of the terms (large tables: store/pg_text.py), when far fewer.
+            tiers = self._pair_tiers(terms, lexemes, freqs, stats, selective, limit)
             # MaxScore (store/pg_text.py): the rarest terms' rows first, when they decide alone.
             tried: tuple[list[str], list[Any]] = ([], [])
             for rarest in pg_text.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
+                if tiers and sum(f for t, f in zip(terms, freqs, strict=True) if t in rarest) > 2 * tiers[0][1]:
+                    break  # proving costs more than twice the rows the first tier reads
                 bound = pg_text.bound_without(rarest, terms, lexemes, weights[:2])
                 if pg_text.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
                     continue  # their rows would seldom reach it: ranking them would not decide
@@ -493,7 +498,10 @@ class PostgresMemoryStore:
                 rows = self._ranked_any_of(conn, weights, sets, where, params, limit)
                 if len(rows) >= limit:
                     return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
-            selective = self._selective_terms(terms, lexemes, stats)
+            for sets, _ in tiers:
+                rows = self._ranked_any_of(conn, weights, sets, where, params, limit)
+                if len(rows) >= limit:
+                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
             if selective and set(selective) == set(tried[0]):
                 rows = tried[1]  # ranked already
             else:
@@ -532,6 +540,18 @@ class PostgresMemoryStore:
             return []
         return pg_text.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
                                     stats.rows, budget)
+
+    def _pair_tiers(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
+                    stats: pg_text.TermStats | None, selective: list[str] | None,
+                    limit: int) -> list[tuple[list[list[str]], float]]:
+        """On a table larger than the budget, ``pg_text.pair_tiers`` against the rows the ranking
+        would read otherwise (the ``selective`` terms' rows, or every match); else none."""
+        budget = self.full_text.max_ranked_rows
+        if budget <= 0 or stats is None or stats.rows <= budget:
+            return []
+        counts = [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)]
+        planned = sum(count for term, count in zip(terms, counts, strict=True) if selective is None or term in selective)
+        return pg_text.pair_tiers(terms, counts, stats.rows, limit, planned)
 
     def _ranked(self, conn: Any, weights: tuple[list[str], list[float], float], ranked: list[str], where: str,
                 params: list[Any], limit: int) -> list[Any]:
