@@ -52,17 +52,20 @@ def _search(url: str, max_ranked_rows: int, filt: MemoryFilter = FILT, limit: in
         store.close()
 
 
-def test_pair_tiers_grow_from_any_two_terms() -> None:
-    # 1M rows; 1%, 0.5% and 0.1% of them: any two ~65 rows, then the rarest's 1,000 too, then
-    # the two rarest's 6,000.
+def test_pair_tiers_take_terms_and_pairs_by_their_idf() -> None:
+    # 1M rows; 1%, 0.5% and 0.1% of them: any two (~65 rows), then the rarest alone too (its IDF,
+    # 6.9, is below any pair's), then the two rarest alone.
     rows = [10_000.0, 5_000.0, 1_000.0]
     tiers = pair_tiers(["a", "b", "c"], rows, 1e6, 50, 16_000)
-    assert [sets for sets, _ in tiers] == [[["c", "b"], ["c", "a"], ["b", "a"]], [["c"], ["b", "a"]], [["c"], ["b"]]]
+    assert [sets for sets, _ in tiers] == [[["c", "b"], ["c", "a"], ["b", "a"]], [["b", "a"], ["c"]], [["c"], ["b"]]]
     assert [round(estimate) for _, estimate in tiers] == [65, 1050, 6000]
     # Under half the planned rows only, and at least the rows asked for.
     assert [sets for sets, _ in pair_tiers(["a", "b", "c"], rows, 1e6, 50, 2_000)] == [[["c", "b"], ["c", "a"], ["b", "a"]]]
     assert [sets for sets, _ in pair_tiers(["a", "b", "c"], rows, 1e6, 100, 2_000)] == []
     assert pair_tiers(["a"], [10_000.0], 1e6, 10, 10_000) == []
+    # A word in 53 rows alone (IDF 9.8) outranks two commoner ones together (5.5 + 2.2): its rows first.
+    assert [sets for sets, _ in pair_tiers(["x", "y", "z"], [108_839.0, 53.0, 3_899.0], 1e6, 50, 3_952)] == [
+        [["y"]], [["y"], ["z", "x"]]]
 
 
 def test_rows_holding_two_words_give_the_full_ranking(pg_url: str) -> None:
@@ -79,9 +82,10 @@ def test_the_filter_holds_and_too_few_rows_widen_the_ranking(pg_url: str) -> Non
     _load(pg_url)
     assert not any(i.startswith("b") for i, _ in _search(pg_url, BUDGET, limit=50))
     ranked: list[list[list[str]]] = []
-    only_b = _search(pg_url, BUDGET, filt=MemoryFilter(scopes=(Scope("b"),)), limit=50, ranked=ranked)
+    only_b = _search(pg_url, BUDGET, filt=MemoryFilter(scopes=(Scope("b"),)), limit=30, ranked=ranked)
     assert {i for i, _ in only_b} == {f"b{i:03d}" for i in range(20)}
-    assert len(ranked) > 1  # 20 rows hold two words: fewer than asked for, so the ranking went on
+    # The rows holding two words (~42 estimated) are 20 here: fewer than asked for, so every match is ranked.
+    assert len(ranked) == 2 and ranked[-1] == [["apples"], ["pears"], ["plums"]]
 
 
 def test_deletes_and_updates_keep_the_answer_right(pg_url: str) -> None:

@@ -33,11 +33,11 @@ for. The rows left out hold fewer of the query's weightiest words: they rank bel
 them unless they repeat words.
 
 On a large table (more rows than the budget), before ranking every match or the selective terms'
-rows, the rows holding any two of the query's terms are ranked (then also those holding its
-rarest term, its two rarest, ...) when they are estimated under half as many (``pair_tiers``):
-at one occurrence each, those are the rows scoring highest, and the rows holding one commoner
-word alone, the bulk of a mixed query's matches, are left out. A tier that gives fewer rows than
-asked for passes to the next, then to the ranking below.
+rows, the rows whose terms' IDFs add up highest are ranked when they are estimated under half as
+many (``pair_tiers``): the rows holding two of the query's words or a rare one alone, at one
+occurrence each the rows scoring highest; the rows holding one commoner word alone, the bulk of
+a mixed query's matches, are left out. A set that gives fewer rows than asked for passes to a
+larger one, then to the ranking below.
 
 Before either, a cheaper ranking is tried that is provably the same (MaxScore, from Turtle and
 Flood's term-at-a-time pruning): rank only the rows holding the query's rarest terms, as few
@@ -196,33 +196,42 @@ def pair_tiers(terms: Sequence[str], rows: Sequence[float], total: float, limit:
                planned: float) -> list[tuple[list[list[str]], float]]:
     """Row sets to rank before the ``planned`` rows (every match, or the selective terms'), each
     as the term sets a row holds all of one of, with its estimated rows (as if terms were
-    independent), smallest first: the rows holding any two of the query's terms, then also those
-    holding its rarest term, then its two rarest, and so on. Only the sets estimated to hold at
-    least ``limit`` rows and under half the ``planned`` ones; none for a single term.
+    independent), smallest first. A row holding one of the query's terms once scores about that
+    term's IDF, a row holding two about the sum of theirs; the terms and the pairs of terms are
+    taken in that order, highest first, so each set holds every row whose terms' IDFs reach the
+    last one taken. A set is returned once it holds at least ``limit`` rows, the next ones each
+    at least twice as many as the one before (trying them all costs at most twice the last),
+    while under half the ``planned`` rows; none for a single term.
 
-    At one occurrence in a row of mean length, a row's BM25 is the sum of the IDFs of the terms it
-    holds, so a row holding two terms outranks a row holding one unless that one is much rarer,
-    and a row holding a rarer term alone outranks one holding a commoner alone. The rows holding a
-    single common word are the bulk of a mixed query's matches (a word in 1% of 1M rows is 10,000
-    rows), while the rows holding two words together are few: ranking those first reads a
-    fraction of the rows. The rows left out reach the top only by repeating their word (BM25's
-    term frequency part: 1.375 times at two occurrences in a row of mean length)."""
+    The rows holding a single commoner word are the bulk of a mixed query's matches (a word in
+    1% of 1M rows is 10,000 rows), while the rows holding two words together, or its rarest
+    word, are few: ranking those first reads a fraction of the rows. The rows left out reach
+    the top only by repeating their word (BM25's term frequency part: 1.375 times at two
+    occurrences in a row of mean length)."""
     found = sorted((count, term) for term, count in zip(terms, rows, strict=True) if count > 0)
     if len(found) < 2 or total <= 0:
         return []
-    share = {term: min(1.0, count / total) for count, term in found}
+    count = {term: n for n, term in found}
+    weight = {term: idf(total, n) for n, term in found}
     paired = [term for _, term in found[:_PAIRED_TERMS]]
-    pairs = [(total * share[a] * share[b], [a, b]) for i, a in enumerate(paired) for b in paired[i + 1:]]
+    options = [(weight[t], [t]) for t in count] + [
+        (weight[a] + weight[b], [a, b]) for i, a in enumerate(paired) for b in paired[i + 1:]]
+    options.sort(key=lambda option: -option[0])
+    taken: list[list[str]] = []
     tiers: list[tuple[list[list[str]], float]] = []
-    for k in range(len(found)):
-        singles = [term for _, term in found[:k]]
-        # A pair holding one of the singles adds no row: the single's rows hold it.
-        rest = [(estimate, pair) for estimate, pair in pairs if not set(pair) & set(singles)]
-        estimate = sum(count for count, _ in found[:k]) + sum(estimate for estimate, _ in rest)
+    for n, (held_weight, held) in enumerate(options):
+        taken.append(held)
+        if n + 1 < len(options) and options[n + 1][0] == held_weight:
+            continue  # sets of equal weight are taken together: which one first would be arbitrary
+        singles = {one[0] for one in taken if len(one) == 1}
+        # A pair holding a term taken alone adds no row: that term's rows hold it.
+        sets = [one for one in taken if len(one) == 1 or not singles & set(one)]
+        estimate = sum(count[one[0]] if len(one) == 1 else total * count[one[0]] / total * count[one[1]] / total
+                       for one in sets)
         if estimate >= planned / 2:
             break
-        if estimate >= limit:
-            tiers.append(([[term] for term in singles] + [pair for _, pair in rest], estimate))
+        if estimate >= limit and (not tiers or estimate >= 2 * tiers[-1][1]):
+            tiers.append((sets, estimate))
     return tiers
 
 
