@@ -7,9 +7,11 @@ backends and recall fuses them with the same constants. ``ts_rank_cd``, used bef
 inverse document frequency: it ranked first the rows repeating a query's commonest words. Parts:
 
 - term frequency: from the row's ``search_all`` tsvector, each position counted with its
-  column's weight (key A, content and time words B, search_context C);
+  column's weight (key A, content and time words B, search_context C), precomputed per row in
+  the ``search_counts`` column (migration 0010; ``bm25_sql``);
 - row length: the row's positions in that tsvector (PostgreSQL drops its stopwords, FTS5 counts
-  them: both the row's length and the mean leave them out, so their ratio is close);
+  them: both the row's length and the mean leave them out, so their ratio is close), kept there
+  too;
 - row count and mean length: exact on small tables, from ANALYZE's row estimate and a fixed page
   sample on large ones (an exact pass reads every row's tsvector);
 - document frequency: counted through the GIN index for terms outside ANALYZE's most common
@@ -48,7 +50,8 @@ below that bound (``typical_score``) is not tried. A row holding none of them ca
 ``k1 + 1``), so when the ``limit``-th score found is at least that bound, no other row could
 enter the result and it is the full ranking's, at the cost of ranking a few hundred rows instead
 of thousands. When it is not (the rare terms' rows score low, or too few pass the filter), the
-ranking goes on as above. ``max_ranked_rows = 0`` ranks every match without this shortcut.
+ranking goes on as above. A proof that would read more than twice the rows of the first
+``pair_tiers`` set is not tried. ``max_ranked_rows = 0`` ranks every match without these shortcuts.
 
 How many rows hold a term comes from the statistics ``ANALYZE`` (and autovacuum) keeps on the
 ``search_all`` column: its most common lexemes with the share of rows holding each. A lexeme
