@@ -492,16 +492,16 @@ class PostgresMemoryStore:
                 tried = (rarest, self._ranked(conn, weights, rarest, where, params, limit))
                 found = tried[1]
                 if len(found) >= limit and float(found[-1][-1]) >= bound:
-                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in found]
+                    return self._hits(found)
             rows: list[Any] = []
             for sets in self._conjunctions(terms, lexemes, freqs, stats):  # common words only
                 rows = self._ranked_any_of(conn, weights, sets, where, params, limit)
                 if len(rows) >= limit:
-                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
+                    return self._hits(rows)
             for sets, _ in tiers:
                 rows = self._ranked_any_of(conn, weights, sets, where, params, limit)
                 if len(rows) >= limit:
-                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
+                    return self._hits(rows)
             if selective and set(selective) == set(tried[0]):
                 rows = tried[1]  # ranked already
             else:
@@ -510,6 +510,11 @@ class PostgresMemoryStore:
                 rows = self._ranked(conn, weights, terms, where, params, limit)
             if not rows:
                 return self._search_like(conn, terms, where, params, limit)
+        return self._hits(rows)
+
+    def _hits(self, rows: list[Any]) -> list[tuple[Memory, float]]:
+        """Ranked rows as hits, each score kept above 0: a word in most rows scores ~0 (its IDF
+        floor), and recall reads 0 as no match."""
         return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
 
     def _weights(self, conn: Any, terms: list[str], lexemes: list[list[str]],
