@@ -7,9 +7,11 @@ backends and recall fuses them with the same constants. ``ts_rank_cd``, used bef
 inverse document frequency: it ranked first the rows repeating a query's commonest words. Parts:
 
 - term frequency: from the row's ``search_all`` tsvector, each position counted with its
-  column's weight (key A, content and time words B, search_context C);
+  column's weight (key A, content and time words B, search_context C), precomputed per row in
+  the ``search_counts`` column (migration 0010; ``bm25_sql``);
 - row length: the row's positions in that tsvector (PostgreSQL drops its stopwords, FTS5 counts
-  them: both the row's length and the mean leave them out, so their ratio is close);
+  them: both the row's length and the mean leave them out, so their ratio is close), kept there
+  too;
 - row count and mean length: exact on small tables, from ANALYZE's row estimate and a fixed page
   sample on large ones (an exact pass reads every row's tsvector);
 - document frequency: counted through the GIN index for terms outside ANALYZE's most common
@@ -24,6 +26,21 @@ SQLite (``store/fts.py``, Lucene's common-terms idea), when the query's terms ap
 query, so its score means what it always did (the common terms add to it). Rows holding only
 common terms are left out; with IDF in the score they would rank low anyway.
 
+A query of common words only (its rarest term alone holds more rows than the budget) would still
+rank every row of that term: tens of thousands at 1M. Its ranked rows are instead those holding
+all of its ``j`` rarest terms, or at least ``j`` of its ``j + 1`` rarest, the largest such set
+whose rows fit the budget (``conjunctions``; a GIN index intersects the terms' lists without
+reading every row of the common ones), then larger ones when those rows are fewer than asked
+for. The rows left out hold fewer of the query's weightiest words: they rank below those holding
+them unless they repeat words.
+
+On a large table (more rows than the budget), before ranking every match or the selective terms'
+rows, the rows whose terms' IDFs add up highest are ranked when they are estimated under half as
+many (``pair_tiers``): the rows holding two of the query's words or a rare one alone, at one
+occurrence each the rows scoring highest; the rows holding one commoner word alone, the bulk of
+a mixed query's matches, are left out. A set that gives fewer rows than asked for passes to a
+larger one, then to the ranking below.
+
 Before either, a cheaper ranking is tried that is provably the same (MaxScore, from Turtle and
 Flood's term-at-a-time pruning): rank only the rows holding the query's rarest terms, as few
 terms as hold ``limit`` rows together, then one more term at a time while they hold at most half
@@ -33,7 +50,8 @@ below that bound (``typical_score``) is not tried. A row holding none of them ca
 ``k1 + 1``), so when the ``limit``-th score found is at least that bound, no other row could
 enter the result and it is the full ranking's, at the cost of ranking a few hundred rows instead
 of thousands. When it is not (the rare terms' rows score low, or too few pass the filter), the
-ranking goes on as above. ``max_ranked_rows = 0`` ranks every match without this shortcut.
+ranking goes on as above. A proof that would read more than twice the rows of the first
+``pair_tiers`` set is not tried. ``max_ranked_rows = 0`` ranks every match without these shortcuts.
 
 How many rows hold a term comes from the statistics ``ANALYZE`` (and autovacuum) keeps on the
 ``search_all`` column: its most common lexemes with the share of rows holding each. A lexeme
@@ -132,6 +150,94 @@ def selective_terms(terms: Sequence[str], rows: Sequence[float], max_ranked_rows
     return chosen
 
 
+def conjunctions(terms: Sequence[str], rows: Sequence[float], total: float,
+                 max_ranked_rows: int) -> list[list[list[str]]]:
+    """When the rarest term alone holds more than ``max_ranked_rows`` rows (a query of common words
+    only): the row sets ranked instead, to try in turn, each as the term sets a row must hold all
+    of one of. The candidates are the rows holding all of the ``j`` rarest terms and those holding
+    at least ``j`` of the ``j + 1`` rarest (``j >= 2``), their rows estimated as if terms were
+    independent (``total`` times the product of their shares, summed over the sets). The first is
+    the largest that fits the budget (the smallest when none does), the next ones are the larger
+    candidates that still hold fewer rows than the rarest term alone, smallest first: asked for
+    more rows than the first holds (a narrow filter, correlated words), the ranking widens
+    before it falls back to every row of the rarest term. Empty when the rarest term fits the
+    budget (``selective_terms`` bounds the ranking then), when fewer than two terms match
+    anything, or with a budget of 0.
+
+    With a term's IDF in every score, a row holding more of the rarest terms outranks one holding
+    fewer unless it repeats its words (BM25's term frequency part is 1 at one occurrence in a row
+    of mean length, below ``k1 + 1`` however many). "At least ``j`` of ``j + 1``" also keeps the
+    rows holding a slightly commoner word instead of a rarer one, which repeating a word can lift
+    above rows holding the ``j`` rarest (the ``j`` rarest alone lost 3 of one query's top 10 at
+    1M). The rows left out hold fewer of the query's weightiest words; the cost follows the rows
+    holding the chosen words together, not the rows a common word matches."""
+    found = sorted((count, term) for term, count in zip(terms, rows, strict=True) if count > 0)
+    if max_ranked_rows <= 0 or len(found) < 2 or found[0][0] <= max_ranked_rows or total <= 0:
+        return []
+    share = {term: min(1.0, count / total) for count, term in found}
+    ordered = [term for _, term in found]
+    candidates: list[tuple[float, list[list[str]]]] = []
+    for j in range(2, len(ordered) + 1):
+        held = [ordered[:j]]
+        if j < len(ordered):  # at least j of the j + 1 rarest: each of them may be the one missing
+            rarest = ordered[: j + 1]
+            held_most = [rarest[:i] + rarest[i + 1:] for i in range(j, -1, -1)]
+            candidates.append((sum(total * math.prod(share[t] for t in one) for one in held_most), held_most))
+        candidates.append((total * math.prod(share[t] for t in held[0]), held))
+    candidates.sort(key=lambda candidate: candidate[0])
+    fitting = [i for i, (estimate, _) in enumerate(candidates) if estimate <= max_ranked_rows]
+    first = fitting[-1] if fitting else 0
+    return [candidates[first][1]] + [held for estimate, held in candidates[first + 1:] if estimate < found[0][0]]
+
+
+# The rarest terms whose pairs a row may hold to be ranked (``pair_tiers``): each pair is one
+# more conjunction for the GIN index to intersect; the commoner terms beyond add little.
+_PAIRED_TERMS = 7
+
+
+def pair_tiers(terms: Sequence[str], rows: Sequence[float], total: float, limit: int,
+               planned: float) -> list[tuple[list[list[str]], float]]:
+    """Row sets to rank before the ``planned`` rows (every match, or the selective terms'), each
+    as the term sets a row holds all of one of, with its estimated rows (as if terms were
+    independent), smallest first. A row holding one of the query's terms once scores about that
+    term's IDF, a row holding two about the sum of theirs; the terms and the pairs of terms are
+    taken in that order, highest first, so each set holds every row whose terms' IDFs reach the
+    last one taken. A set is returned once it holds at least ``limit`` rows, the next ones each
+    at least twice as many as the one before (trying them all costs at most twice the last),
+    while under half the ``planned`` rows; none for a single term.
+
+    The rows holding a single commoner word are the bulk of a mixed query's matches (a word in
+    1% of 1M rows is 10,000 rows), while the rows holding two words together, or its rarest
+    word, are few: ranking those first reads a fraction of the rows. The rows left out reach
+    the top only by repeating their word (BM25's term frequency part: 1.375 times at two
+    occurrences in a row of mean length)."""
+    found = sorted((count, term) for term, count in zip(terms, rows, strict=True) if count > 0)
+    if len(found) < 2 or total <= 0:
+        return []
+    count = {term: n for n, term in found}
+    weight = {term: idf(total, n) for n, term in found}
+    paired = [term for _, term in found[:_PAIRED_TERMS]]
+    options = [(weight[t], [t]) for t in count] + [
+        (weight[a] + weight[b], [a, b]) for i, a in enumerate(paired) for b in paired[i + 1:]]
+    options.sort(key=lambda option: -option[0])
+    taken: list[list[str]] = []
+    tiers: list[tuple[list[list[str]], float]] = []
+    for n, (held_weight, held) in enumerate(options):
+        taken.append(held)
+        if n + 1 < len(options) and options[n + 1][0] == held_weight:
+            continue  # sets of equal weight are taken together: which one first would be arbitrary
+        singles = {one[0] for one in taken if len(one) == 1}
+        # A pair holding a term taken alone adds no row: that term's rows hold it.
+        sets = [one for one in taken if len(one) == 1 or not singles & set(one)]
+        estimate = sum(count[one[0]] if len(one) == 1 else total * count[one[0]] / total * count[one[1]] / total
+                       for one in sets)
+        if estimate >= planned / 2:
+            break
+        if estimate >= limit and (not tiers or estimate >= 2 * tiers[-1][1]):
+            tiers.append((sets, estimate))
+    return tiers
+
+
 def rarest_prefixes(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs: Sequence[float], limit: int,
                     max_ranked_rows: int) -> list[list[str]]:
     """The sets of rarest terms worth ranking first (by ``freqs``), smallest first: the first holds
@@ -182,39 +288,47 @@ _EXACT_ROWS = 5_000
 _SAMPLE_ROWS = 10_000
 # A rare term's rows are counted up to this many; more means the statistics' floor was wrong.
 _COUNT_CAP = 20_000
-# tsvector weight letters for each column, with bm25.COLUMN_WEIGHTS' values.
-_KEY, _CONTENT, _CONTEXT, _TIME = bm25.COLUMN_WEIGHTS
-_ROW_LENGTH = "(SELECT sum(cardinality(u.positions)) FROM unnest({v}) u)"
-
-# A position's weight (key A, content and time words B, search context C), summed over the positions
-# of one lexeme of the row: its term frequency.
-_FREQUENCY = (f"{_KEY} * cardinality(array_positions(u.weights, 'A'))"
-              f" + {_CONTENT} * cardinality(array_positions(u.weights, 'B'))"
-              f" + {_CONTEXT} * cardinality(array_positions(u.weights, 'C'))")
+# A row's length (its tsvector's positions), as migration 0010 keeps it.
+_ROW_LENGTH = "(m.search_counts -> '')::float8"
 
 
 def bm25_sql(lexemes: int) -> str:
     """The score of row ``m`` for the query's ``lexemes`` lexemes ``q.lexemes`` (text[]) with
-    weights ``q.idfs`` (float8[], their summed IDFs) and mean row length ``q.avgdl``: FTS5's
-    formula, one term per lexeme found in the row.
+    weights ``q.idfs`` (float8[], their summed IDFs), mean row length ``q.avgdl`` and one
+    single-lexeme tsquery each ``q.probes`` (``bm25_params``): FTS5's formula, one term per
+    lexeme found in the row.
 
-    One pass over the row's tsvector gathers its length and each query lexeme's count as a
-    column of its own (an earlier form gathered them into arrays and unnested those: ~15% more
-    time a row). The terms are added in ``q.lexemes``' order, which ``lexeme_weights`` makes
-    the tsvector's (bytewise), the order that form added them in, so scores are the same to the bit."""
+    Whether the row holds a lexeme is read from its ``search_all`` tsvector (``@@``, a binary
+    search in C); its weighted frequency (1 unless ``search_counts`` says otherwise) and the row's
+    length from ``search_counts`` (migration 0010), a JSONB lookup by key. Unnesting the tsvector
+    for them, as before, cost ~5 us a row; this ~1 us. The values are those the tsvector gives
+    (numeric sums cast to float8 alike) and the terms are added in ``q.lexemes``' order, which
+    ``lexeme_weights`` makes bytewise, so scores are the same to the bit."""
     if lexemes <= 0:
         return "SELECT 0::float8 AS score"
     norm = f"{bm25.K1} * ({1 - bm25.B} + {bm25.B} * a.dl / q.avgdl)"
     parts = " + ".join(f"COALESCE(q.idfs[{i}] * a.f{i} * {bm25.K1 + 1} / (a.f{i} + {norm}), 0)"
                        for i in range(1, lexemes + 1))
-    counts = ", ".join(f"sum({_FREQUENCY}) FILTER (WHERE u.lexeme = q.lexemes[{i}]) AS f{i}"
+    counts = ", ".join(f"CASE WHEN m.search_all @@ q.probes[{i}]"
+                       f" THEN COALESCE((m.search_counts -> q.lexemes[{i}])::float8, 1.0) END AS f{i}"
                        for i in range(1, lexemes + 1))
-    return (f"SELECT {parts} AS score"
-            f" FROM (SELECT sum(cardinality(u.positions)) AS dl, {counts} FROM unnest(m.search_all) u) a")
+    return f"SELECT {parts} AS score FROM (SELECT (m.search_counts -> '')::float8 AS dl, {counts}) a"
 
 
-# The query's BM25 parameters as columns of ``q`` (lexemes, idfs, avgdl): three parameters.
-BM25_PARAMS_SQL = "%s::text[] AS lexemes, %s::float8[] AS idfs, %s::float8 AS avgdl"
+# The query's BM25 parameters as columns of ``q`` (lexemes, idfs, avgdl, probes): the four values
+# ``bm25_params`` gives.
+BM25_PARAMS_SQL = "%s::text[] AS lexemes, %s::float8[] AS idfs, %s::float8 AS avgdl, %s::tsquery[] AS probes"
+
+
+def bm25_params(lexemes: Sequence[str], idfs: Sequence[float], avgdl: float) -> list[Any]:
+    """The parameters of ``BM25_PARAMS_SQL``: each lexeme also as a tsquery matching it alone."""
+    return [list(lexemes), list(idfs), avgdl, [_tsquery_literal(lexeme) for lexeme in lexemes]]
+
+
+def _tsquery_literal(lexeme: str) -> str:
+    """``lexeme`` as tsquery input: quoted, so it is taken as one lexeme as it is (no parsing,
+    no stemming), with quotes and backslashes escaped as tsquery's input reads them."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -239,7 +353,7 @@ class CorpusStatistics:
             if self._kept is not None and time.monotonic() - self._read_at < _STATS_TTL_S:
                 return self._kept
         rows, total = conn.execute(
-            f"SELECT count(*), COALESCE(sum(dl), 0) FROM (SELECT {_ROW_LENGTH.format(v='m.search_all')} AS dl"
+            f"SELECT count(*), COALESCE(sum(dl), 0) FROM (SELECT {_ROW_LENGTH} AS dl"
             " FROM memories m LIMIT %s) s", [_EXACT_ROWS + 1],
         ).fetchone()
         if rows <= _EXACT_ROWS:
@@ -249,7 +363,7 @@ class CorpusStatistics:
             estimate = float(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
         share = min(100.0, 100.0 * _SAMPLE_ROWS / estimate)
         sampled = conn.execute(
-            f"SELECT avg({_ROW_LENGTH.format(v='m.search_all')}) FROM memories m TABLESAMPLE SYSTEM (%s) REPEATABLE (0)",
+            f"SELECT avg({_ROW_LENGTH}) FROM memories m TABLESAMPLE SYSTEM (%s) REPEATABLE (0)",
             [share],
         ).fetchone()[0]
         corpus = Corpus(estimate, float(sampled) if sampled else float(total) / rows)

@@ -140,6 +140,11 @@ def _tsquery(terms: Sequence[str], joiner: str) -> str:
     return f" {joiner} ".join(["plainto_tsquery('english', %s)"] * len(terms))
 
 
+def _tsquery_any_of(sets: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
+    """SQL for a tsquery matching rows that hold all the terms of one of ``sets``, and its parameters."""
+    return " || ".join(f"({_tsquery(one, '&&')})" for one in sets), [term for one in sets for term in one]
+
+
 def _like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -473,17 +478,30 @@ class PostgresMemoryStore:
             stats = self._term_stats.get(conn)
             lexemes, freqs = self._queries.get(conn, terms, stats)
             weights = self._weights(conn, terms, lexemes, freqs)
+            selective = self._selective_terms(terms, lexemes, stats)
+            # Rows holding two of the terms (large tables: store/pg_text.py), when far fewer.
+            tiers = self._pair_tiers(terms, lexemes, freqs, stats, selective, limit)
             # MaxScore (store/pg_text.py): the rarest terms' rows first, when they decide alone.
             tried: tuple[list[str], list[Any]] = ([], [])
             for rarest in pg_text.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
+                if tiers and sum(f for t, f in zip(terms, freqs, strict=True) if t in rarest) > 2 * tiers[0][1]:
+                    break  # proving costs more than twice the rows the first tier reads
                 bound = pg_text.bound_without(rarest, terms, lexemes, weights[:2])
                 if pg_text.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
                     continue  # their rows would seldom reach it: ranking them would not decide
                 tried = (rarest, self._ranked(conn, weights, rarest, where, params, limit))
                 found = tried[1]
                 if len(found) >= limit and float(found[-1][-1]) >= bound:
-                    return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in found]
-            selective = self._selective_terms(terms, lexemes, stats)
+                    return self._hits(found)
+            rows: list[Any] = []
+            for sets in self._conjunctions(terms, lexemes, freqs, stats):  # common words only
+                rows = self._ranked_any_of(conn, weights, sets, where, params, limit)
+                if len(rows) >= limit:
+                    return self._hits(rows)
+            for sets, _ in tiers:
+                rows = self._ranked_any_of(conn, weights, sets, where, params, limit)
+                if len(rows) >= limit:
+                    return self._hits(rows)
             if selective and set(selective) == set(tried[0]):
                 rows = tried[1]  # ranked already
             else:
@@ -492,6 +510,11 @@ class PostgresMemoryStore:
                 rows = self._ranked(conn, weights, terms, where, params, limit)
             if not rows:
                 return self._search_like(conn, terms, where, params, limit)
+        return self._hits(rows)
+
+    def _hits(self, rows: list[Any]) -> list[tuple[Memory, float]]:
+        """Ranked rows as hits, each score kept above 0: a word in most rows scores ~0 (its IDF
+        floor), and recall reads 0 as no match."""
         return [(self._memory(row), max(float(row[-1]), 1e-9)) for row in rows]
 
     def _weights(self, conn: Any, terms: list[str], lexemes: list[list[str]],
@@ -511,17 +534,48 @@ class PostgresMemoryStore:
         counts = [stats.rows_holding(lex) for lex in lexemes]
         return pg_text.selective_terms(terms, counts, budget)
 
+    def _conjunctions(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
+                      stats: pg_text.TermStats | None) -> list[list[list[str]]]:
+        """The row sets ranked for a query of common words only (``store/pg_text.py``), each as
+        the term sets a row holds all of one of; none for other queries. The terms' rows are the
+        counts their IDFs come from (``freqs``), so "rarest" means "weightiest in the score":
+        ANALYZE's sampled shares can order two mid-frequency words the other way."""
+        budget = self.full_text.max_ranked_rows
+        if budget <= 0 or stats is None or stats.rows <= budget:
+            return []
+        return pg_text.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
+                                    stats.rows, budget)
+
+    def _pair_tiers(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
+                    stats: pg_text.TermStats | None, selective: list[str] | None,
+                    limit: int) -> list[tuple[list[list[str]], float]]:
+        """On a table larger than the budget, ``pg_text.pair_tiers`` against the rows the ranking
+        would read otherwise (the ``selective`` terms' rows, or every match); else none."""
+        budget = self.full_text.max_ranked_rows
+        if budget <= 0 or stats is None or stats.rows <= budget:
+            return []
+        counts = [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)]
+        planned = sum(count for term, count in zip(terms, counts, strict=True) if selective is None or term in selective)
+        return pg_text.pair_tiers(terms, counts, stats.rows, limit, planned)
+
     def _ranked(self, conn: Any, weights: tuple[list[str], list[float], float], ranked: list[str], where: str,
                 params: list[Any], limit: int) -> list[Any]:
         """Rows holding any of ``ranked`` that pass the filter, best first by the BM25 of the
-        whole query (``ranked`` is every term, or the selective ones)."""
+        whole query (``ranked`` is every term, or some of them)."""
+        return self._ranked_any_of(conn, weights, [[term] for term in ranked], where, params, limit)
+
+    def _ranked_any_of(self, conn: Any, weights: tuple[list[str], list[float], float], sets: list[list[str]],
+                       where: str, params: list[Any], limit: int) -> list[Any]:
+        """Rows holding all the terms of one of ``sets`` that pass the filter, best first by the
+        BM25 of the whole query."""
         lexemes, idfs, avgdl = weights
+        ranked, ranked_params = _tsquery_any_of(sets)
         return conn.execute(
             f"SELECT {_COLUMNS}, s.score FROM memories m,"
-            f" (SELECT {_tsquery(ranked, '||')} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
+            f" (SELECT {ranked} AS ranked, {pg_text.BM25_PARAMS_SQL}) q,"
             f" LATERAL ({pg_text.bm25_sql(len(lexemes))}) s"
             f" WHERE m.search_all @@ q.ranked AND {where} ORDER BY s.score DESC, m.seq LIMIT %s",
-            [*ranked, lexemes, idfs, avgdl, *params, limit],
+            [*ranked_params, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
         ).fetchall()
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
@@ -535,7 +589,7 @@ class PostgresMemoryStore:
                 f"SELECT m.id, s.score FROM memories m,"
                 f" (SELECT {_tsquery(terms, '||')} AS query, {pg_text.BM25_PARAMS_SQL}) q,"
                 f" LATERAL ({pg_text.bm25_sql(len(lexeme_list))}) s WHERE m.id = ANY(%s) AND m.search_all @@ q.query",
-                [*terms, lexeme_list, idfs, avgdl, list(ids)],
+                [*terms, *pg_text.bm25_params(lexeme_list, idfs, avgdl), list(ids)],
             ).fetchall()
         return {str(memory_id): max(float(score), 1e-9) for memory_id, score in rows}
 
