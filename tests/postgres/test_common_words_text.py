@@ -8,7 +8,7 @@ from __future__ import annotations
 from engram.db.postgres import PgDatabase
 from engram.model import Memory, MemoryDraft, MemoryFilter, Scope
 from engram.store.index_settings import FullTextSettings
-from engram.store.pg_text import conjunctions
+from engram.store.pg_candidates import conjunctions
 from engram.store.postgres import PostgresMemoryStore
 
 FILT = MemoryFilter(scopes=(Scope(), Scope("a")))

@@ -50,7 +50,7 @@ from engram.model import (
     WriteResult,
     draft_changes,
 )
-from engram.store import pg_text
+from engram.store import pg_candidates, pg_text
 from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, linked_memories
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
@@ -483,11 +483,11 @@ class PostgresMemoryStore:
             tiers = self._pair_tiers(terms, lexemes, freqs, stats, selective, limit)
             # MaxScore (store/pg_text.py): the rarest terms' rows first, when they decide alone.
             tried: tuple[list[str], list[Any]] = ([], [])
-            for rarest in pg_text.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
+            for rarest in pg_candidates.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
                 if tiers and sum(f for t, f in zip(terms, freqs, strict=True) if t in rarest) > 2 * tiers[0][1]:
                     break  # proving costs more than twice the rows the first tier reads
-                bound = pg_text.bound_without(rarest, terms, lexemes, weights[:2])
-                if pg_text.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
+                bound = pg_candidates.bound_without(rarest, terms, lexemes, weights[:2])
+                if pg_candidates.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
                     continue  # their rows would seldom reach it: ranking them would not decide
                 tried = (rarest, self._ranked(conn, weights, rarest, where, params, limit))
                 found = tried[1]
@@ -532,7 +532,7 @@ class PostgresMemoryStore:
         if budget <= 0 or stats is None or stats.rows <= budget:
             return None
         counts = [stats.rows_holding(lex) for lex in lexemes]
-        return pg_text.selective_terms(terms, counts, budget)
+        return pg_candidates.selective_terms(terms, counts, budget)
 
     def _conjunctions(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
                       stats: pg_text.TermStats | None) -> list[list[list[str]]]:
@@ -543,8 +543,8 @@ class PostgresMemoryStore:
         budget = self.full_text.max_ranked_rows
         if budget <= 0 or stats is None or stats.rows <= budget:
             return []
-        return pg_text.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
-                                    stats.rows, budget)
+        return pg_candidates.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
+                                          stats.rows, budget)
 
     def _pair_tiers(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
                     stats: pg_text.TermStats | None, selective: list[str] | None,
@@ -556,7 +556,7 @@ class PostgresMemoryStore:
             return []
         counts = [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)]
         planned = sum(count for term, count in zip(terms, counts, strict=True) if selective is None or term in selective)
-        return pg_text.pair_tiers(terms, counts, stats.rows, limit, planned)
+        return pg_candidates.pair_tiers(terms, counts, stats.rows, limit, planned)
 
     def _ranked(self, conn: Any, weights: tuple[list[str], list[float], float], ranked: list[str], where: str,
                 params: list[Any], limit: int) -> list[Any]:
