@@ -1,4 +1,4 @@
-"""A query of common words only on PostgreSQL (store/pg_text.py, ``conjunctions``): once its
+"""A query of common words only on PostgreSQL (store/pg_candidates.py, ``conjunctions``): once its
 rarest word alone holds more rows than ``full_text.max_ranked_rows``, the rows ranked are those
 holding all of its rarest words, each with the whole query's score. On a store where those rows
 are the best ones, the answer is the full ranking's; the filter, deletes and updates hold."""
