@@ -1,4 +1,4 @@
-"""Bounded full-text ranking on PostgreSQL (store/pg_text.py): once ANALYZE's statistics say a
+"""Bounded full-text ranking on PostgreSQL (store/pg_candidates.py): once ANALYZE's statistics say a
 query's terms match more rows than ``full_text.max_ranked_rows``, only rows holding its selective
 (rare) terms are ranked, each with the score the whole query gives it; the filter (agents,
 superseded, deleted) applies exactly as on the path that ranks every match."""

@@ -1,4 +1,4 @@
-"""A query of common words only on PostgreSQL (store/pg_text.py, ``conjunctions``): once its
+"""A query of common words only on PostgreSQL (store/pg_candidates.py, ``conjunctions``): once its
 rarest word alone holds more rows than ``full_text.max_ranked_rows``, the rows ranked are those
 holding all of its rarest words, each with the whole query's score. On a store where those rows
 are the best ones, the answer is the full ranking's; the filter, deletes and updates hold."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from engram.db.postgres import PgDatabase
 from engram.model import Memory, MemoryDraft, MemoryFilter, Scope
 from engram.store.index_settings import FullTextSettings
-from engram.store.pg_text import conjunctions
+from engram.store.pg_candidates import conjunctions
 from engram.store.postgres import PostgresMemoryStore
 
 FILT = MemoryFilter(scopes=(Scope(), Scope("a")))

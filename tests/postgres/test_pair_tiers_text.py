@@ -1,4 +1,4 @@
-"""A mixed query on a large PostgreSQL table (store/pg_text.py, ``pair_tiers``): when the rows
+"""A mixed query on a large PostgreSQL table (store/pg_candidates.py, ``pair_tiers``): when the rows
 holding two of its words are far fewer than the rows it would rank otherwise, those are ranked
 first, each with the whole query's score. On a store where they are the best rows the answer is
 the full ranking's; the filter, deletes and updates hold, and too few rows widen the ranking."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from engram.db.postgres import PgDatabase
 from engram.model import Memory, MemoryDraft, MemoryFilter, Scope
 from engram.store.index_settings import FullTextSettings
-from engram.store.pg_text import pair_tiers
+from engram.store.pg_candidates import pair_tiers
 from engram.store.postgres import PostgresMemoryStore
 
 FILT = MemoryFilter(scopes=(Scope(), Scope("a")))

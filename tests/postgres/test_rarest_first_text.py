@@ -1,4 +1,4 @@
-"""Ranking the rarest terms' rows first (store/pg_text.py, MaxScore): when the rows holding a
+"""Ranking the rarest terms' rows first (store/pg_candidates.py, MaxScore): when the rows holding a
 query's rarest terms score at least what any other row could, only they are ranked, and the
 answer is the ranking of every match, rows, order and scores; when they do not (or too few pass
 the filter), every match is ranked as before."""

@@ -43,11 +43,11 @@ class VectorIndexSettings(BaseModel):
 
 class FullTextSettings(BaseModel):
     """``[full_text]``: how much work one ranked full-text query may do (SQLite: ``store/fts.py``;
-    PostgreSQL: ``store/pg_text.py``, from ANALYZE's term statistics)."""
+    PostgreSQL: ``store/pg_candidates.py``, from ANALYZE's term statistics)."""
 
     # Rows bm25 scores per query, about (~1 µs each; on PostgreSQL ~2-4 µs, mostly reading the
     # row's heap page). When a query's terms appear in more rows together, rows holding only its
-    # most common terms are not ranked (store/fts.py; PostgreSQL: store/pg_text.py). 0 ranks
+    # most common terms are not ranked (store/fts.py; PostgreSQL: store/pg_candidates.py). 0 ranks
     # every matching row: exact, but ~25-50 ms a question at 100k conversational memories. The
     # LIKE fallback (when FTS matches nothing) scans every row, so it runs on stores this small only;
     # larger ones search word prefixes instead.

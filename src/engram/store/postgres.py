@@ -13,7 +13,8 @@ how they stay true with concurrent writers in other processes:
 - Every call is its own short transaction; embedding happens in the engine between calls.
 
 Full text: a generated ``tsvector`` (key weighted A, content B, search context C) with a GIN
-index, ranked by BM25 as SQLite's FTS5 ranks (``store/pg_text.py``). The query is built from
+index, ranked by BM25 as SQLite's FTS5 ranks (``store/pg_text.py``; on large tables only some rows
+are ranked: ``store/pg_candidates.py``). The query is built from
 ``engram.text.query_terms`` word tokens, each passed as a parameter to ``plainto_tsquery`` and
 OR-ed (AND-ed for forget-by-query), so no user string is ever parsed as tsquery syntax. When
 nothing matches, an ILIKE scan over the same words answers.
@@ -50,7 +51,7 @@ from engram.model import (
     WriteResult,
     draft_changes,
 )
-from engram.store import pg_text
+from engram.store import pg_candidates, pg_text
 from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, linked_memories
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
@@ -165,7 +166,7 @@ class PostgresMemoryStore:
         """``defer_vector_index``: ``set_vectors`` does not create the HNSW index (bulk loads: inserting
         into a live HNSW index costs ~10x building it once afterwards); call ``build_vector_index``
         when loading is done. Searches stay exact (a scan) until then. ``full_text``: how many rows
-        one ranked text query may score (``store/pg_text.py``)."""
+        one ranked text query may score (``store/pg_candidates.py``)."""
         self.db = db
         self.defer_vector_index = defer_vector_index
         self.full_text = full_text or FullTextSettings()
@@ -479,15 +480,15 @@ class PostgresMemoryStore:
             lexemes, freqs = self._queries.get(conn, terms, stats)
             weights = self._weights(conn, terms, lexemes, freqs)
             selective = self._selective_terms(terms, lexemes, stats)
-            # Rows holding two of the terms (large tables: store/pg_text.py), when far fewer.
+            # Rows holding two of the terms (large tables: store/pg_candidates.py), when far fewer.
             tiers = self._pair_tiers(terms, lexemes, freqs, stats, selective, limit)
-            # MaxScore (store/pg_text.py): the rarest terms' rows first, when they decide alone.
+            # MaxScore (store/pg_candidates.py): the rarest terms' rows first, when they decide alone.
             tried: tuple[list[str], list[Any]] = ([], [])
-            for rarest in pg_text.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
+            for rarest in pg_candidates.rarest_prefixes(terms, lexemes, freqs, limit, self.full_text.max_ranked_rows):
                 if tiers and sum(f for t, f in zip(terms, freqs, strict=True) if t in rarest) > 2 * tiers[0][1]:
                     break  # proving costs more than twice the rows the first tier reads
-                bound = pg_text.bound_without(rarest, terms, lexemes, weights[:2])
-                if pg_text.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
+                bound = pg_candidates.bound_without(rarest, terms, lexemes, weights[:2])
+                if pg_candidates.typical_score(rarest, terms, lexemes, weights[:2]) < bound:
                     continue  # their rows would seldom reach it: ranking them would not decide
                 tried = (rarest, self._ranked(conn, weights, rarest, where, params, limit))
                 found = tried[1]
@@ -527,36 +528,36 @@ class PostgresMemoryStore:
     def _selective_terms(self, terms: list[str], lexemes: list[list[str]],
                          stats: pg_text.TermStats | None) -> list[str] | None:
         """The terms whose rows are ranked when ranking every match would exceed the budget
-        (``store/pg_text.py``), or None to rank every match."""
+        (``store/pg_candidates.py``), or None to rank every match."""
         budget = self.full_text.max_ranked_rows
         if budget <= 0 or stats is None or stats.rows <= budget:
             return None
         counts = [stats.rows_holding(lex) for lex in lexemes]
-        return pg_text.selective_terms(terms, counts, budget)
+        return pg_candidates.selective_terms(terms, counts, budget)
 
     def _conjunctions(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
                       stats: pg_text.TermStats | None) -> list[list[list[str]]]:
-        """The row sets ranked for a query of common words only (``store/pg_text.py``), each as
+        """The row sets ranked for a query of common words only (``store/pg_candidates.py``), each as
         the term sets a row holds all of one of; none for other queries. The terms' rows are the
         counts their IDFs come from (``freqs``), so "rarest" means "weightiest in the score":
         ANALYZE's sampled shares can order two mid-frequency words the other way."""
         budget = self.full_text.max_ranked_rows
         if budget <= 0 or stats is None or stats.rows <= budget:
             return []
-        return pg_text.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
-                                    stats.rows, budget)
+        return pg_candidates.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
+                                          stats.rows, budget)
 
     def _pair_tiers(self, terms: list[str], lexemes: list[list[str]], freqs: list[float],
                     stats: pg_text.TermStats | None, selective: list[str] | None,
                     limit: int) -> list[tuple[list[list[str]], float]]:
-        """On a table larger than the budget, ``pg_text.pair_tiers`` against the rows the ranking
+        """On a table larger than the budget, ``pg_candidates.pair_tiers`` against the rows the ranking
         would read otherwise (the ``selective`` terms' rows, or every match); else none."""
         budget = self.full_text.max_ranked_rows
         if budget <= 0 or stats is None or stats.rows <= budget:
             return []
         counts = [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)]
         planned = sum(count for term, count in zip(terms, counts, strict=True) if selective is None or term in selective)
-        return pg_text.pair_tiers(terms, counts, stats.rows, limit, planned)
+        return pg_candidates.pair_tiers(terms, counts, stats.rows, limit, planned)
 
     def _ranked(self, conn: Any, weights: tuple[list[str], list[float], float], ranked: list[str], where: str,
                 params: list[Any], limit: int) -> list[Any]:
