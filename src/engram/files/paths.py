@@ -118,7 +118,7 @@ class Folder:
         ``write_text`` is: a crash may leave part of it, which a reader must tell from a whole one."""
         path = self.resolve(rel)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise PathRefused(rel, "is a symlink; symlinks are never followed") from None
