@@ -46,3 +46,37 @@ def test_kept_heading_positions_give_the_same_text_as_finding_them_each_time() -
         found = _edit(parse(start, "MEMORY.md", max_content_chars=1000), random.Random(seed), True)
         assert kept == found
         assert kept.count("## ") >= 2
+
+
+def _rendered_afresh(doc: MarkdownDocument) -> str:
+    doc._text = None
+    return doc.text()
+
+
+def test_text_grown_by_an_added_entry_is_the_text_rendered_afresh() -> None:
+    # An entry added after the last line the text shows extends the kept text instead of walking
+    # every block again (``MarkdownDocument.add``); after any sequence of edits, with the text
+    # rendered between them (as every sync pass does), it must be what a full render gives.
+    starts = [*STARTS, "", "# Memory\n", "# Memory\n\n\n", "# Memory\n\n- only <!-- id:o0 -->\n\n\n"]
+    extended = 0
+    for seed, start in enumerate(starts * 2):
+        rng = random.Random(seed)
+        doc = parse(start, "MEMORY.md", max_content_chars=1000)
+        ids: list[str] = []
+        for n in range(120):
+            before = doc.text()
+            roll = rng.random()
+            if roll < 0.7 or not ids:
+                content = f"fact {n}" + ("\n\nsecond paragraph\n" if rng.random() < 0.2 else "")
+                metadata = {SECTION_KEY: s} if (s := rng.choice([None, None, "Tools", f"New {n % 3}"])) else {}
+                doc.add(build_entry({"content": content, "id": f"e{n}", "metadata": metadata}, max_content_chars=1000))
+                ids.append(f"e{n}")
+                extended += doc._text is not None and doc._text.startswith(before)
+            elif roll < 0.85:
+                assert doc.remove(ids.pop(rng.randrange(len(ids))))
+            else:
+                target = rng.choice(ids)
+                assert doc.replace(target, _entry(n, rng.choice([None, "Tools"]), target))
+            kept = doc.text()
+            assert kept == _rendered_afresh(doc), (seed, n)
+    assert extended >= 50  # the shortcut was taken (77 times here), not only the full render

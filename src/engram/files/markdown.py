@@ -124,7 +124,7 @@ class MarkdownDocument:
         return True
 
     def add(self, entry: Entry) -> None:
-        self._text = None
+        rendered, self._text = self._text, None
         section = _section(entry)
         block = _Block(_lines(entry), entry.id, section, True)
         if self._headings is None:
@@ -151,6 +151,19 @@ class MarkdownDocument:
             self.blocks.insert(at + 1, _Block([""]))
             shift = 2
         self._headings = [i if i < at else i + shift for i in headings]
+        if rendered is not None and shift == 1 and self._last_written(at):
+            # Added after the last line the text shows: the text grows by the entry's lines, as
+            # rendering every block again would give, without the walk over every entry (a
+            # store into a file of 10,000 entries spent ~4 ms of its ~12 here).
+            self._text = rendered + "\n".join(block.lines).rstrip("\n") + "\n"
+
+    def _last_written(self, i: int) -> bool:
+        """Whether block ``i`` comes right after a line ``text`` shows and only blank lines follow
+        it (which ``text`` leaves out)."""
+        before = self.blocks[i - 1] if i > 0 else None
+        if before is None or (not before.is_entry and before.lines == [""]):
+            return False
+        return all(not b.is_entry and b.lines == [""] for b in self.blocks[i + 1:])
 
     def _trim_end(self) -> None:
         self._text = None
