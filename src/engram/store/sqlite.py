@@ -291,10 +291,12 @@ class SqliteMemoryStore:
         taken = {
             row[0]
             for row in conn.execute(
-                # A range on the (agent, session, key) index, not a LIKE scan of every key in the scope:
-                # "p-..." keys sort between "p-" and "p." ('-' and '.' are adjacent in ASCII).
-                "SELECT key FROM memories WHERE agent = ? AND session = ? AND (key = ? OR (key >= ? AND key < ?))",
-                (agent, session, proposed, proposed + "-", proposed + "."),
+                # One range on the (agent, session, key) index, from "p" to "p.": it holds "p" and
+                # every "p-..." ('-' and '.' are adjacent in ASCII; the few other keys it may hold
+                # are harmless). Not "key = p OR key in the range": SQLite cannot seek an OR, so
+                # that read every key of the scope (~1 ms a store at 10,000 memories).
+                "SELECT key FROM memories WHERE agent = ? AND session = ? AND key >= ? AND key < ?",
+                (agent, session, proposed, proposed + "."),
             )
         }
         key, n = proposed, 1
