@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from engram.db.postgres import PgDatabase
 from engram.model import Memory, MemoryDraft, MemoryFilter, Scope
-from engram.store.index_settings import FullTextSettings
 from engram.store.pg_candidates import conjunctions
 from engram.store.postgres import PostgresMemoryStore
+from tests.postgres.ranked_search import search_text
 
 FILT = MemoryFilter(scopes=(Scope(), Scope("a")))
 QUERY = "apples pears plums"
@@ -33,21 +33,7 @@ def _load(url: str) -> None:
 
 def _search(url: str, max_ranked_rows: int, query: str = QUERY, filt: MemoryFilter = FILT,
             limit: int = 10, ranked: list[list[list[str]]] | None = None) -> list[tuple[str, float]]:
-    """The store's answer; ``ranked`` receives each row set it ranked, as the term sets a row
-    held all of one of."""
-    store = PostgresMemoryStore(PgDatabase.connect(url), full_text=FullTextSettings(max_ranked_rows=max_ranked_rows))
-    if ranked is not None:
-        inner = store._ranked_any_of
-
-        def recording(conn, weights, sets, where, params, limit):  # type: ignore[no-untyped-def]
-            ranked.append([list(one) for one in sets])
-            return inner(conn, weights, sets, where, params, limit)
-
-        store._ranked_any_of = recording  # type: ignore[method-assign]
-    try:
-        return [(m.id, score) for m, score in store.search_text(query, filt, limit=limit)]
-    finally:
-        store.close()
+    return search_text(url, max_ranked_rows, query, filt, limit=limit, ranked=ranked)
 
 
 def test_conjunctions_take_the_largest_set_of_rarest_terms_that_fits() -> None:
