@@ -156,6 +156,10 @@ def _refuse_nul(draft_or_memory: MemoryDraft | Memory) -> None:
         raise ValidationError("content", "contains a NUL character", "text without NUL characters")
 
 
+# Suffixed keys a store without a key tries one by one before reading all of them (``_free_key``).
+_KEY_PROBES = 16
+
+
 class PostgresMemoryStore:
     """MemoryStore on a shared PostgreSQL database (see module docstring)."""
 
@@ -303,6 +307,14 @@ class PostgresMemoryStore:
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
+        # "p", "p-2", ... "p-N" looked up by equality first: index seeks under any collation, where
+        # ``LIKE 'p-%'`` seeks only under C's (under a linguistic one it reads the scope's keys).
+        probes = [proposed, *(f"{proposed}-{n}" for n in range(2, _KEY_PROBES + 1))]
+        found = {row[0] for row in conn.execute(
+            "SELECT key FROM memories WHERE agent = %s AND session = %s AND key = ANY(%s)", (agent, session, probes))}
+        free = next((key for key in probes if key not in found), None)
+        if free is not None:
+            return free
         taken = {
             row[0]
             for row in conn.execute(
