@@ -71,7 +71,7 @@ def test_text_grown_by_an_added_entry_is_the_text_rendered_afresh() -> None:
                 metadata = {SECTION_KEY: s} if (s := rng.choice([None, None, "Tools", f"New {n % 3}"])) else {}
                 doc.add(build_entry({"content": content, "id": f"e{n}", "metadata": metadata}, max_content_chars=1000))
                 ids.append(f"e{n}")
-                extended += doc._text is not None and doc._text.startswith(before)
+                extended += doc._text is not None and doc._text[0] == before  # the kept pieces
             elif roll < 0.85:
                 assert doc.remove(ids.pop(rng.randrange(len(ids))))
             else:
@@ -80,3 +80,25 @@ def test_text_grown_by_an_added_entry_is_the_text_rendered_afresh() -> None:
             kept = doc.text()
             assert kept == _rendered_afresh(doc), (seed, n)
     assert extended >= 50  # the shortcut was taken (77 times here), not only the full render
+
+
+def test_entries_added_between_renders_are_joined_once_into_the_text_rendered_afresh() -> None:
+    # A sync pass adds a batch's entries and renders once: the kept text grows by one piece per
+    # entry appended at the end (no copy of the whole file per entry) and is joined when asked for.
+    joined = 0
+    for seed, start in enumerate([*STARTS, "# Memory\n\n- only <!-- id:o0 -->\n"]):
+        rng = random.Random(seed)
+        doc = parse(start, "MEMORY.md", max_content_chars=1000)
+        doc.text()
+        for n in range(0, 60, 6):
+            for k in range(n, n + 6):
+                # Without headings every entry lands at the end; with them, some go before one.
+                section = rng.choice([None, None, None, "Tools"] if "##" in start else [None])
+                doc.add(build_entry({"content": f"fact {k}", "id": f"b{k}",
+                                     "metadata": {SECTION_KEY: section} if section else {}}, max_content_chars=1000))
+            pieces = doc._text
+            assert doc.text() == _rendered_afresh(doc), (seed, n)
+            if pieces is not None:
+                assert len(pieces) == 7 and doc._text == ["".join(pieces)]
+                joined += 1
+    assert joined >= 10  # the heading-less file's batches, all appended at the end, took the pieces path
