@@ -27,6 +27,11 @@ _PREFIX = "eg_"
 # How stale a token's ``last_used_at`` may get: a request writes it only when the stored time is
 # older than this, so a busy client costs the database a write a minute, not one per request.
 LAST_USED_RESOLUTION_S = 60.0
+# How long a token ``verify`` accepted is taken as valid without reading its row again
+# (``verified_recently``): the HTTP server checks a token on each request, and reading it meant
+# taking the database's lock, which waits for any commit in progress. A token revoked through
+# this store stops working at once; revoked by another process, within this time.
+VERIFIED_RECHECK_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,9 @@ class TokenStore:
         self.db = db
         self._owns_db = owns_db
         self._closers: list[Callable[[], None]] = []
+        # Tokens ``verify`` accepted, by hash: their record and when (``clock``), for ``verified_recently``.
+        self._verified: dict[str, tuple[TokenInfo, float]] = {}
+        self.clock: Callable[[], float] = time.monotonic
         migrate(db)
 
     @classmethod
@@ -81,14 +89,25 @@ class TokenStore:
         if not token.startswith(_PREFIX) or len(token) > 200:
             return None
         digest = _hash(token)
+        checked = self.clock()
         row = self._find(digest)
         if row is None or row[5] is not None or not hmac.compare_digest(row[6], digest):
+            self._verified.pop(digest, None)
             return None
         info = TokenInfo(*row[:6])
         now = time.time()
         if info.last_used_at is None or now - info.last_used_at >= LAST_USED_RESOLUTION_S:
             self.mark_used(info.id, now)
+        self._verified[digest] = (info, checked)
         return info
+
+    def verified_recently(self, token: str) -> TokenInfo | None:
+        """The record ``verify`` gave ``token`` less than ``VERIFIED_RECHECK_S`` ago, read from
+        memory (no database, so an event loop may call it); None means: ask ``verify``."""
+        kept = self._verified.get(_hash(token)) if token.startswith(_PREFIX) and len(token) <= 200 else None
+        if kept is None or self.clock() - kept[1] >= VERIFIED_RECHECK_S:
+            return None
+        return kept[0]
 
     def list(self, agent: str | None = None, *, include_revoked: bool = False) -> list[TokenInfo]:
         return [TokenInfo(*row) for row in self._rows(agent, include_revoked)]
@@ -97,6 +116,7 @@ class TokenStore:
         """Revoke the token with this id (or the full token); raises ``NotFoundError``."""
         if token_id.startswith(_PREFIX):
             token_id = token_id[len(_PREFIX):].split("_", 1)[0]
+        self._verified = {digest: kept for digest, kept in self._verified.items() if kept[0].id != token_id}
         if not self._revoke(token_id, time.time()):
             raise NotFoundError("token", token_id)
         return next(t for t in self.list(include_revoked=True) if t.id == token_id)

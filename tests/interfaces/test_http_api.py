@@ -7,6 +7,7 @@ import json
 import httpx
 import pytest
 
+from engram.auth import VERIFIED_RECHECK_S, TokenStore
 from tests.interfaces.conftest import Served
 
 PROBLEM = "application/problem+json"
@@ -45,6 +46,30 @@ def test_auth_refusals(served: Served) -> None:
         assert c.get("/api/v1/stats").status_code == 200
         served.tokens.revoke(info.id)
         assert c.get("/api/v1/stats").status_code == 401
+
+
+def test_a_token_revoked_by_another_process_is_refused_once_the_server_checks_it_again(served: Served) -> None:
+    # The server takes a token it verified less than VERIFIED_RECHECK_S ago from memory; one
+    # revoked elsewhere (`engram token revoke` in another process) is refused from the next check.
+    now = [1000.0]
+    served.tokens.clock = lambda: now[0]
+    token, info = served.tokens.create("dana")
+    elsewhere = TokenStore.open(served.db_path)
+    try:
+        with served.client(token) as c:
+            assert c.get("/api/v1/stats").status_code == 200
+            reads: list[str] = []
+            find = served.tokens._find
+            served.tokens._find = lambda digest: reads.append(digest) or find(digest)  # type: ignore[method-assign]
+            elsewhere.revoke(info.id)
+            now[0] += VERIFIED_RECHECK_S / 2
+            assert c.get("/api/v1/stats").status_code == 200 and reads == []  # from memory, as promised
+            now[0] += VERIFIED_RECHECK_S / 2
+            assert c.get("/api/v1/stats").status_code == 401 and len(reads) == 1
+            assert c.get("/api/v1/stats").status_code == 401 and len(reads) == 2  # a refusal is never kept
+            assert c.get("/mcp", headers={"Accept": "application/json, text/event-stream"}).status_code == 401
+    finally:
+        elsewhere.close()
 
 
 def test_memory_crud_search_links_versions(served: Served) -> None:

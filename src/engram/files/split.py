@@ -21,7 +21,10 @@ _MAX_PARTS = 1000
 
 
 def size(doc: Document) -> int:
-    return len(doc.text().encode("utf-8"))
+    """The file's size in bytes once written (UTF-8). Counted without encoding a copy when the text
+    is ASCII, as most memory files are: a pass asks twice, and at 10,000 entries each copy was 1 ms."""
+    text = doc.text()
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def fit(

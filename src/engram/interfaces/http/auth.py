@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Header, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 
 from engram.auth import TokenInfo, TokenStore
 from engram.engine import Engram
@@ -34,25 +35,30 @@ def _bearer(value: str | None) -> str | None:
     return token.strip() if kind.lower() == "bearer" and token.strip() else None
 
 
-def authenticate(tokens: TokenStore, authorization: str | None, session: str | None) -> Caller | None:
-    """The caller for these headers, or None when the token is missing, unknown or revoked."""
+async def authenticate(tokens: TokenStore, authorization: str | None, session: str | None) -> Caller | None:
+    """The caller for these headers, or None when the token is missing, unknown or revoked. A token
+    verified within the last second is taken from memory on the event loop; otherwise it is read
+    on a worker thread (the read waits for any commit in progress, which must not stall the loop)."""
     token = _bearer(authorization)
-    info: TokenInfo | None = tokens.verify(token) if token else None
+    if not token:
+        return None
+    info: TokenInfo | None = tokens.verified_recently(token) or await run_in_threadpool(tokens.verify, token)
     if info is None:
         return None
     return Caller(info.agent, session or None, info.id)
 
 
-def agent_engine(
+async def agent_engine(
     request: Request,
     authorization: str | None = Header(None, description="Bearer <token> from `engram token create`."),
     x_engram_session: str | None = Header(None, description="Act within this session of the token's agent."),
 ) -> Engram:
     """FastAPI dependency: the engine view of the authenticated caller (its agent, and session
-    when the header names one), or 401 problem details. One dependency, not a caller dependency
-    feeding an engine one: FastAPI runs each sync dependency on a worker thread of its own, and
-    every hop costs the event loop a hand-off on each request. Raises ``ValidationError``."""
-    found = authenticate(request.app.state.tokens, authorization, x_engram_session)
+    when the header names one), or 401 problem details. Async, and one dependency, not a caller
+    dependency feeding an engine one: FastAPI runs each sync dependency on a worker thread of its
+    own, and every hop costs the event loop a hand-off on each request (making a view reads
+    nothing). Raises ``ValidationError``."""
+    found = await authenticate(request.app.state.tokens, authorization, x_engram_session)
     if found is None:
         raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
     base: Engram = request.app.state.engram
@@ -68,7 +74,7 @@ class McpAuth:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
-        who = authenticate(self.tokens, headers.get("authorization"), headers.get(SESSION_HEADER.lower()))
+        who = await authenticate(self.tokens, headers.get("authorization"), headers.get(SESSION_HEADER.lower()))
         if who is None:
             body = json.dumps({"type": "https://engram.dev/problems/unauthorized", "title": "Unauthorized",
                                "status": 401, "detail": "a valid bearer token is required"}).encode()

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from fastapi import APIRouter
 from pydantic import BaseModel, Field, model_validator
 
 from engram.importers import detect_document, detect_files
 from engram.interfaces.http.routes_memory import Eng
+from engram.interfaces.http.routing import Router
 
-router = APIRouter(prefix="/api/v1", tags=["service"])
+router = Router(prefix="/api/v1", tags=["service"])
 
 
 class ImportIn(BaseModel):

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Depends, Query
 
 from engram.engine import Engram, Filters
 from engram.interfaces import present
 from engram.interfaces.http.auth import agent_engine
+from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, SupersedeIn
 
-router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
+router = Router(prefix="/api/v1/memory", tags=["memory"])
 DAY_S = 86_400.0
 
 # PHP entity's routes name types in the plural.

@@ -6,17 +6,18 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Request, Response
+from fastapi import Body, Query, Request, Response
 
 from engram.engine import Filters
 from engram.interfaces import seams
 from engram.interfaces.http.routes_memory import Eng
+from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import MessageIn, SemanticRecallIn
 from engram.model import Category
 
-public = APIRouter(tags=["service"])
-router = APIRouter(prefix="/api/v1", tags=["service"])
-compat = APIRouter(tags=["clawless"])
+public = Router(tags=["service"])
+router = Router(prefix="/api/v1", tags=["service"])
+compat = Router(tags=["clawless"])
 
 
 @public.get("/healthz", summary="Liveness: no token needed")

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from engram.engine import Engram, Filters
 from engram.interfaces import seams
 from engram.interfaces.http.routes_memory import Eng
+from engram.interfaces.http.routing import Router
 from engram.model import KNOWN_TYPES, MAX_LIST_LIMIT, Category, Memory
 
-router = APIRouter(prefix="/api/v1", tags=["page"])
+router = Router(prefix="/api/v1", tags=["page"])
 
 
 def _graph(memories: list[Memory], *, total: int, hits: dict[str, float] | None = None) -> dict[str, Any]:
