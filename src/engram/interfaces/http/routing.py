@@ -1,22 +1,36 @@
-"""The router every API module uses: FastAPI's, without response models inferred from return types.
+"""The router every API module uses: FastAPI's, with each ``def`` route made one worker-thread hop.
 
-A route annotated ``-> dict[str, Any]`` gets a response model of that type, and FastAPI checks
-each sync route's answer against it on a worker thread of its own: a second hand-off per request
-that checks nothing (the presenters build every answer). Routes that name a ``response_model``
-keep it.
+FastAPI runs a ``def`` route on a worker thread, then checks its answer against the response
+model it infers from the return type on a worker thread again (only ``async def`` routes have it
+checked on the event loop): two hand-offs per request where one will do. Here a ``def`` route is
+registered as an ``async def`` one that runs it on a worker thread (the engine's calls block:
+they must stay off the event loop), so its answer is checked and serialized (pydantic, in Rust)
+on the loop. Signature, dependencies and response model are the route's own (``functools.wraps``).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.datastructures import DefaultPlaceholder
+from starlette.concurrency import run_in_threadpool
+
+
+def on_worker_thread(route: Callable[..., Any]) -> Callable[..., Any]:
+    """``route`` as an ``async def`` that runs it on a worker thread (itself when it is async)."""
+    if inspect.iscoroutinefunction(route):
+        return route
+
+    @functools.wraps(route)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        return await run_in_threadpool(route, *args, **kwargs)
+
+    return run
 
 
 class Router(APIRouter):
     def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        if isinstance(kwargs.get("response_model"), DefaultPlaceholder) or "response_model" not in kwargs:
-            kwargs["response_model"] = None
-        super().add_api_route(path, endpoint, **kwargs)
+        super().add_api_route(path, on_worker_thread(endpoint), **kwargs)
