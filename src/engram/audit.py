@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,6 +87,11 @@ def read_entry(event: ReadEvent) -> AuditEntry:
     return AuditEntry(event.at, "recalled", event.origin, None, scope, None, None, scope, detail)
 
 
+def record_changes(trail: AuditLog, events: Sequence[MemoryEvent]) -> None:
+    """``events``' rows inserted into ``trail`` together (a write batch's: one transaction)."""
+    trail.insert([row for event in events for row in entries_for(event)])
+
+
 def log_event(event: MemoryEvent) -> None:
     """A structured log line for every change (``engram.operations``, JSON in the message)."""
     if event.kind not in CHANGES:
@@ -133,10 +139,10 @@ class ReadTrail:
 
 
 class _SharedInserts:
-    """Rows of concurrent callers inserted in one transaction (``engram.drain``): each store through
-    the server audits its own change after its commit, and sixteen clients storing at once made
-    sixteen transactions, each waiting its turn on the database's write lock, between the writer's
-    batches. Each caller still returns only once its rows are committed, or with the error."""
+    """Rows of concurrent callers inserted in one transaction (``engram.drain``): a write batch's
+    rows arrive together (``record_changes``), and changes made outside it (forget, link, the
+    batches of other writers) join whatever insert is waiting, instead of each taking its turn on
+    the database's write lock. Each caller returns only once its rows are committed, or with the error."""
 
     def __init__(self) -> None:
         self._inserts: Drain[list[AuditEntry], None] = Drain(self._insert_together, MAX_ROWS_PER_INSERT, len)

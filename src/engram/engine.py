@@ -56,7 +56,7 @@ from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import narrow_links
-from engram.writes import PendingWrite, WriteQueue, embed_texts, identity_warning, not_embedded
+from engram.writes import Announce, PendingWrite, WriteQueue, embed_texts, identity_warning, not_embedded
 
 if TYPE_CHECKING:
     from engram.backends.base import Backend
@@ -242,9 +242,12 @@ class Engram:
         """Call ``listener`` with a ``MemoryEvent`` after every change; returns an unsubscribe function."""
         return self.events.subscribe(listener)
 
+    def _event(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None) -> MemoryEvent:
+        return MemoryEvent(kind, tuple(memories), self.scope, self.origin, reason, self.clock())
+
     def _emit(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None) -> None:
         if memories:
-            self.events.emit(MemoryEvent(kind, tuple(memories), self.scope, self.origin, reason, self.clock()))
+            self.events.emit(self._event(kind, memories, reason))
 
     def for_session(self, session: str | None) -> Engram:
         return self.for_agent(self.scope.agent or "default", session)
@@ -349,13 +352,20 @@ class Engram:
             valid_from=self._valid_from(valid_from, content), valid_until=self.time.instant(valid_until, "valid_until"),
         )
         link_targets = [self.get(ref) for ref in links]  # refuse unknown targets before writing
-        # Stored with whatever other callers queued meanwhile: one embedding batch, one commit.
+
+        def events(result: WriteResult) -> list[MemoryEvent]:
+            made = []
+            if result.action in ("created", "updated"):
+                made.append(self._event("stored" if result.action == "created" else "updated", [result.memory]))
+            if link_targets:
+                made.append(self._event("linked", [result.memory, *link_targets]))
+            return made
+
+        # Stored with whatever other callers queued meanwhile: one embedding batch, one commit,
+        # and the batch's events announced together once it is committed.
         result = self.writes.write(PendingWrite(draft, key_from_content(draft.content),
-                                                tuple(t.id for t in link_targets), self.clock()))
-        if result.action in ("created", "updated"):
-            self._emit("stored" if result.action == "created" else "updated", [result.memory])
-        if link_targets:
-            self._emit("linked", [result.memory, *link_targets])
+                                                tuple(t.id for t in link_targets), self.clock(),
+                                                Announce(self.events, events)))
         # Listeners above (file sync, audit) are the operator's; the caller sees what it may read.
         return WriteResult(self._shown([result.memory])[0], result.action, (*result.warnings, *pii_warnings))
 

@@ -11,6 +11,7 @@ lifecycle scheduler; the memory-folder mirror. Settings are read here and in ``c
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,7 +108,7 @@ def sidecar(backend: Backend, suffix: str) -> Path | None:
 
 def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:
     """Keyword arguments for ``Engram(...)``: strengthening, PII policy, metrics, audit, guard."""
-    from engram.audit import ReadTrail, log_event
+    from engram.audit import ReadTrail, log_event, record_changes
     from engram.events import EventBus
     from engram.metrics import Metrics
     from engram.privacy import PiiPolicy
@@ -117,7 +118,7 @@ def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:
     events.subscribe(log_event)
     if life.audit:
         trail = backend.audit_log()
-        events.subscribe(trail)
+        events.subscribe_batches(functools.partial(record_changes, trail))
         if life.audit_reads:
             events.subscribe_reads(ReadTrail(trail, life.audit_max_reads))
     guard = None

@@ -8,7 +8,10 @@ transaction holding every row, vector and link. Once its texts are embedded the 
 lead on, so the next batch is embedded while this one commits (commits still take turns on the
 database's lock). Each caller returns only after the commit that holds its write, with
 its own result or its own error (a write the store refuses is undone alone; the others are kept).
-Events (audit, file mirror, caches) are then emitted by each caller for its own write, as before.
+After the commit the leader announces the batch's events (``Announce``) to the engine's listeners
+together, before answering: the file mirror then writes each file once for the whole batch and
+the audit trail inserts its rows in one transaction, instead of each caller waking to announce
+its own write, which made several mirror passes per batch, each rewriting whole files.
 
 Whether the store can keep this embedder's vectors (it holds no other model's) is looked up before
 embedding, so texts whose vectors could not be kept are not embedded; the answer is kept for a
@@ -25,6 +28,7 @@ inside the transaction is embedded right after it (rare: it takes a concurrent w
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,9 +37,12 @@ import numpy as np
 
 from engram.drain import Drain
 from engram.errors import DimensionError, EngramError
+from engram.events import EventBus, MemoryEvent
 from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult
 from engram.search import TextEmbedder
 from engram.store.base import BatchWrite, MemoryStore, write_each
+
+log = logging.getLogger("engram.writes")
 
 # Writes per batch at most: one model call of the embedder's usual batch size.
 MAX_BATCH = 64
@@ -44,13 +51,23 @@ IDENTITY_RECHECK_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
+class Announce:
+    """What a write's caller wants announced once it is committed: ``events(result)`` on ``bus``."""
+
+    bus: EventBus
+    events: Callable[[WriteResult], Sequence[MemoryEvent]]
+
+
+@dataclass(frozen=True, slots=True)
 class PendingWrite:
-    """One validated ``remember``: the draft, its proposed key, link target ids and the time."""
+    """One validated ``remember``: the draft, its proposed key, link target ids, the time, and
+    what to announce once it is committed."""
 
     draft: MemoryDraft
     proposed_key: str
     links: tuple[str, ...]
     now: float
+    announce: Announce | None = None
 
 
 def embed_texts(embedder: TextEmbedder, items: Sequence[tuple[str, str | None]]) -> np.ndarray:
@@ -120,6 +137,7 @@ class WriteQueue:
             if note is not None and i in changed and isinstance(result, WriteResult):
                 result = WriteResult(result.memory, result.action, (*result.warnings, note))
             out.append(result)
+        _announce(batch, out)
         return out
 
     def _write(self, writes: list[BatchWrite], now: float, identity: str | None) -> list[WriteResult | EngramError]:
@@ -201,3 +219,20 @@ class WriteQueue:
         except EngramError as exc:
             return not_embedded(exc)
         return None
+
+
+def _announce(batch: Sequence[PendingWrite], results: Sequence[WriteResult | EngramError]) -> None:
+    """The committed batch's events, each bus told once with all of its own, in the batch's order.
+    Never raises: the writes are stored whatever a listener or an event maker does."""
+    by_bus: dict[int, tuple[EventBus, list[MemoryEvent]]] = {}
+    for pending, result in zip(batch, results, strict=True):
+        if pending.announce is None or not isinstance(result, WriteResult):
+            continue
+        try:
+            made = pending.announce.events(result)
+        except Exception:
+            log.exception("the events of write %s could not be made", result.memory.id)
+            continue
+        by_bus.setdefault(id(pending.announce.bus), (pending.announce.bus, []))[1].extend(made)
+    for bus, events in by_bus.values():
+        bus.emit_all(events)

@@ -5,6 +5,7 @@ still ends in stored memories with a warning, not refused writes. Real SQLite fi
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +13,11 @@ from pathlib import Path
 import pytest
 
 from engram import writes
+from engram.audit import AuditQuery
 from engram.embed import Embedder, EmbeddingIdentity
 from engram.engine import Engram
+from engram.events import MemoryEvent
+from engram.files.sync import FileSync
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.provider_servers import bag_of_words_vector
 
@@ -100,3 +104,70 @@ def test_the_identity_is_looked_up_again_after_a_second(switched: Switched, monk
     second = switched.mem.remember("the look-up sees the switch before embedding")
     assert switched.provider.calls == calls, "a text whose vector cannot be kept was embedded"
     assert any("reindex" in w for w in second.warnings)
+
+
+def test_a_batch_of_concurrent_writes_is_announced_once_to_the_mirror_and_the_audit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Agents storing at once through one engine: the writes that queued behind the first batch
+    # are stored as the next one, and its events reach each batch listener in one call (the
+    # memory folder is written once for them, the audit rows are inserted together), while a
+    # per-event listener still sees one event per write; each with its own agent.
+    provider = BagOfWords()
+    release = threading.Event()
+    first_call = threading.Event()
+
+    def hold_the_first_batch() -> None:
+        if not first_call.is_set():
+            first_call.set()
+            assert release.wait(20)
+
+    provider.on_call = hold_the_first_batch
+    reflected: list[int] = []
+    passes = FileSync._reflect
+
+    def counting(self: FileSync, batches_of_events: list[list[MemoryEvent]]) -> list[None]:
+        reflected.append(sum(len(b) for b in batches_of_events))
+        return passes(self, batches_of_events)
+
+    monkeypatch.setattr(FileSync, "_reflect", counting)
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db")
+    mem.embedder = Embedder(provider, batch_size=64)
+    batches: list[list[tuple[str, str]]] = []
+    singles: list[str] = []
+    mem.events.subscribe_batches(lambda events: batches.append([(e.kind, str(e.scope)) for e in events]))
+    mem.subscribe(lambda event: singles.append(event.memories[0].content))
+    agents = [f"agent{i}" for i in range(6)]
+    threads = [threading.Thread(target=mem.for_agent(agent).remember, args=(f"{agent} likes tea number {i}",))
+               for i, agent in enumerate(agents)]
+    try:
+        threads[0].start()
+        assert first_call.wait(20)
+        for thread in threads[1:]:
+            thread.start()
+        assert _eventually(lambda: mem.writes.waiting == len(agents) - 1)
+        release.set()
+        for thread in threads:
+            thread.join(20)
+    finally:
+        release.set()
+    try:
+        assert batches == [[("stored", "agent:agent0")],
+                           [("stored", f"agent:{agent}") for agent in agents[1:]]]
+        assert sorted(singles) == sorted(f"{agent} likes tea number {i}" for i, agent in enumerate(agents))
+        assert reflected == [1, len(agents) - 1]  # one mirror pass per batch
+        for i, agent in enumerate(agents):
+            text = (tmp_path / "memory" / "agents" / agent / "knowledge.md").read_text("utf-8")
+            assert f"{agent} likes tea number {i}" in text
+        rows = mem.backend.audit_log().query(AuditQuery(action="stored"))
+        assert sorted(r.actor_scope for r in rows) == sorted(f"agent:{a}" for a in agents)
+    finally:
+        mem.close()
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.01)
+    return check()

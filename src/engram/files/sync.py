@@ -37,7 +37,7 @@ import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     from engram.engine import Engram
 
 log = logging.getLogger("engram.files")
-# Engine events one database→files pass reflects at most (a bulk event counts as one).
+# Engine events one database→files pass reflects at most (a bulk event counts as one; a write
+# batch's events, announced together, are never split).
 MAX_EVENTS_PER_PASS = 256
 
 
@@ -141,7 +142,8 @@ class FileSync:
         self._views: dict[Scope, Engram] = {}
         self._unsubscribe: Callable[[], None] | None = None
         self._identity: str | None = None
-        self._events: Drain[MemoryEvent, None] = Drain(self._reflect, MAX_EVENTS_PER_PASS)
+        # Event batches announced at once (by concurrent callers) reflected in one pass.
+        self._events: Drain[list[MemoryEvent], None] = Drain(self._reflect, MAX_EVENTS_PER_PASS, len)
         # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``); the state
         # as this syncer last saved it, with what that left on disk (its two files' ``stat``).
         self._parsed: dict[str, _Parsed] = {}
@@ -158,7 +160,7 @@ class FileSync:
     def attach(self) -> Callable[[], None]:
         """Reflect every change the engine reports in the folder; returns the detach function."""
         if self._unsubscribe is None:
-            self._unsubscribe = self.engram.subscribe(self._on_event)
+            self._unsubscribe = self.engram.events.subscribe_batches(self._on_events)
         return self.detach
 
     def detach(self) -> None:
@@ -166,15 +168,16 @@ class FileSync:
             self._unsubscribe()
             self._unsubscribe = None
 
-    def _on_event(self, event: MemoryEvent) -> None:
-        if event.origin == "sync":
-            return  # the sync's own writes are already in the files
-        self._events.submit(event)
+    def _on_events(self, events: Sequence[MemoryEvent]) -> None:
+        # The sync's own writes are already in the files.
+        outside = [event for event in events if event.origin != "sync"]
+        if outside:
+            self._events.submit(outside)
 
-    def _reflect(self, events: list[MemoryEvent]) -> list[None]:
-        """The changes of ``events`` written into the folder (the leader's batch of the event drain):
-        by the quick pass where it can, else by a full pass over their scopes."""
-        memories = [m for event in events for m in event.memories]
+    def _reflect(self, batches: list[list[MemoryEvent]]) -> list[None]:
+        """The changes of the ``batches`` of events written into the folder (the leader's share of
+        the event drain): by the quick pass where it can, else by a full pass over their scopes."""
+        memories = [m for events in batches for event in events for m in event.memories]
         ids_by_scope: dict[Scope, set[str]] = defaultdict(set)
         for memory in memories:
             ids_by_scope[memory.scope].add(memory.id)
@@ -201,7 +204,7 @@ class FileSync:
             alive = {m.id for m in live}
             export.write_type_files(self.folder, live)
             export.remove_type_files(self.folder, [m for m in memories if m.id not in alive])
-        return [None] * len(events)
+        return [None] * len(batches)
 
     def _reflect_quickly(self, scope: Scope, ids: set[str], st: sync_state.SyncState) -> set[str] | None:
         """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
