@@ -17,7 +17,15 @@ from .entry import Entry, Problem
 from .state import EntryState, SyncState
 
 # The most continuation files tried for one file before giving up (reported, never silent).
-_MAX_PARTS = 1000
+MAX_PARTS = 1000
+
+
+def part_path(rel: str, part: int) -> str:
+    """The file's ``part``-th file: itself for 1, else its continuation ``notes-2.md``, ..."""
+    if part == 1:
+        return rel
+    stem, suffix = rel.rsplit(".", 1)
+    return f"{stem}-{part}.{suffix}"
 
 
 def size(doc: Document) -> int:
@@ -49,12 +57,11 @@ def fit(
         doc.remove(entry.id)  # type: ignore[arg-type]
         moved.append(entry)
     changed = {rel}
-    stem, suffix = rel.rsplit(".", 1)
     part = 2
     for entry in reversed(moved):  # keep their order
         while True:
-            target = f"{stem}-{part}.{suffix}"
-            other = doc_for(target) if part <= _MAX_PARTS else None
+            target = part_path(rel, part)
+            other = doc_for(target) if part <= MAX_PARTS else None
             if other is None:
                 problems.append(Problem(rel, entry.line, f"entry {entry.id} not written: no continuation file"
                                                          f" of this file can take it under files.max_file_bytes"))

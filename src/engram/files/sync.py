@@ -227,7 +227,14 @@ class FileSync:
                     return _put_back(st, before)  # recorded outside its scope's folder: the full pass sorts it out
                 rel = prev.path
             elif memory is not None:
-                rel = self.layout.file_for(memory, self.group_by, self.fmt.suffix)
+                found = self._add_where_it_fits(self.layout.file_for(memory, self.group_by, self.fmt.suffix),
+                                                from_memory(memory), st, files)
+                if found is None:
+                    return _put_back(st, before)
+                before.setdefault(entry_id, prev)
+                st.entries[entry_id] = sync_state.EntryState(found, memory_digest(memory))
+                files.dirty.add(found)
+                continue
             else:
                 continue  # in neither the database nor the files
             doc = self._unchanged_doc(rel, st, files)
@@ -238,8 +245,6 @@ class FileSync:
                 if not doc.remove(entry_id):  # type: ignore[union-attr]
                     return _put_back(st, before)
                 del st.entries[entry_id]
-            elif prev is None:
-                doc.add(from_memory(memory))
             elif not doc.replace(entry_id, from_memory(memory)):
                 return _put_back(st, before)
             if memory is not None:
@@ -254,6 +259,31 @@ class FileSync:
             if found is not None:
                 self._parsed[rel] = _Parsed(found, files.originals[rel], doc)
         return set(files.docs)
+
+    def _add_where_it_fits(self, rel: str, entry: Entry, st: sync_state.SyncState, files: _ScopeFiles) -> str | None:
+        """Add a new entry to ``rel``, or, when that file is full (``files.max_file_bytes``), to the
+        first of its continuation files with room (``notes-2.md``, ``notes-3.md``…, one made when
+        none has room), where a full pass's split puts an entry added at a file's end; returns the
+        file it went to. None (nothing added) when a file on the way is not as the last pass left
+        it, or the entry might not fit where it would go (the full pass decides and reports). Once
+        a file is full, every store used to take the full pass: at 21,000 memories in one file,
+        ~0.18 s of CPU a store."""
+        # What the entry adds to a file: measured in an empty one (in a file that has its section
+        # already, a few bytes less), so a file it does not fit in is passed over unchanged.
+        probe = self.fmt.new("")
+        empty = split.size(probe)
+        probe.add(entry)
+        needs = split.size(probe) - empty
+        for part in range(1, split.MAX_PARTS + 1):
+            target = split.part_path(rel, part)
+            doc = self._unchanged_doc(target, st, files)
+            if doc is None:
+                return None
+            if split.size(doc) + needs > self.folder.max_file_bytes:
+                continue
+            doc.add(entry)
+            return target if split.size(doc) <= self.folder.max_file_bytes else None
+        return None
 
     def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: _ScopeFiles) -> Document | None:
         """The file ``rel`` parsed (or a new one when it never existed), or None when it is not as
