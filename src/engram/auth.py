@@ -58,13 +58,16 @@ class TokenStore:
 
     def __init__(self, db: Database, *, owns_db: bool = True) -> None:
         """Keep tokens in ``db`` (migrated here); ``owns_db`` closes it with the store."""
+        self._keep(db, owns_db)
+        migrate(db)
+
+    def _keep(self, db: Any, owns_db: bool) -> None:
         self.db = db
         self._owns_db = owns_db
         self._closers: list[Callable[[], None]] = []
         # Tokens ``verify`` accepted, by hash: their record and when (``clock``), for ``verified_recently``.
         self._verified: dict[str, tuple[TokenInfo, float]] = {}
         self.clock: Callable[[], float] = time.monotonic
-        migrate(db)
 
     @classmethod
     def open(cls, path: Path | str, *, busy_timeout_ms: int = 30_000, key: str | None = None) -> TokenStore:
@@ -178,9 +181,7 @@ class PostgresTokenStore(TokenStore):
     token created through any engram server or CLI works against every server on the database."""
 
     def __init__(self, db: Any, *, owns_db: bool = True) -> None:  # a migrated ``engram.db.postgres.PgDatabase``
-        self.db = db
-        self._owns_db = owns_db
-        self._closers = []
+        self._keep(db, owns_db)
 
     @classmethod
     def connect(cls, dsn: str, settings: Any = None) -> PostgresTokenStore:
