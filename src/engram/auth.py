@@ -67,6 +67,7 @@ class TokenStore:
         self._closers: list[Callable[[], None]] = []
         # Tokens ``verify`` accepted, by hash: their record and when (``clock``), for ``verified_recently``.
         self._verified: dict[str, tuple[TokenInfo, float]] = {}
+        self._revocations = 0  # a ``verify`` that overlapped a revocation keeps nothing
         self.clock: Callable[[], float] = time.monotonic
 
     @classmethod
@@ -92,7 +93,7 @@ class TokenStore:
         if not token.startswith(_PREFIX) or len(token) > 200:
             return None
         digest = _hash(token)
-        checked = self.clock()
+        checked, revocations = self.clock(), self._revocations
         row = self._find(digest)
         if row is None or row[5] is not None or not hmac.compare_digest(row[6], digest):
             self._verified.pop(digest, None)
@@ -101,7 +102,8 @@ class TokenStore:
         now = time.time()
         if info.last_used_at is None or now - info.last_used_at >= LAST_USED_RESOLUTION_S:
             self.mark_used(info.id, now)
-        self._verified[digest] = (info, checked)
+        if revocations == self._revocations:
+            self._verified[digest] = (info, checked)
         return info
 
     def verified_recently(self, token: str) -> TokenInfo | None:
@@ -119,10 +121,16 @@ class TokenStore:
         """Revoke the token with this id (or the full token); raises ``NotFoundError``."""
         if token_id.startswith(_PREFIX):
             token_id = token_id[len(_PREFIX):].split("_", 1)[0]
-        self._verified = {digest: kept for digest, kept in self._verified.items() if kept[0].id != token_id}
-        if not self._revoke(token_id, time.time()):
+        self._forget_verified(token_id)
+        revoked = self._revoke(token_id, time.time())
+        self._forget_verified(token_id)  # a verify that read the row before the commit kept nothing
+        if not revoked:
             raise NotFoundError("token", token_id)
         return next(t for t in self.list(include_revoked=True) if t.id == token_id)
+
+    def _forget_verified(self, token_id: str) -> None:
+        self._revocations += 1
+        self._verified = {digest: kept for digest, kept in self._verified.items() if kept[0].id != token_id}
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Run ``closer`` when this store closes (the backend it was taken from)."""
