@@ -204,3 +204,16 @@ def test_files_at_the_wrong_level_are_reported(engram: Engram, syncer: FileSync,
     assert reported == set(stray), report.problems
     assert all("not read" in p.message for p in report.problems)
     assert [m.content for m in engram.list()] == ["placed right"]
+
+
+def test_a_file_size_is_its_utf8_bytes_whatever_it_holds() -> None:
+    # split.size counts an ASCII text without encoding it; any other text is counted encoded.
+    from engram.files import split
+    from engram.files.entry import build_entry
+    from engram.files.markdown import parse
+
+    for content in ["plain ascii words", "ünïcödé ✓ 漢字 🎉", "mixed: a\u00e9\u4e2d\U0001f600 end"]:
+        doc = parse("# Memory\n", "MEMORY.md", max_content_chars=1000)
+        doc.add(build_entry({"content": content, "id": "x1"}, max_content_chars=1000))
+        assert split.size(doc) == len(doc.text().encode("utf-8"))
+        assert (split.size(doc) == len(doc.text())) == content.isascii()

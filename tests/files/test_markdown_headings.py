@@ -102,3 +102,4 @@ def test_entries_added_between_renders_are_joined_once_into_the_text_rendered_af
                 assert len(pieces) == 7 and doc._text == ["".join(pieces)]
                 joined += 1
     assert joined >= 10  # the heading-less file's batches, all appended at the end, took the pieces path
+
