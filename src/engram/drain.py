@@ -1,32 +1,53 @@
 """Concurrent calls drained as one batch by whichever caller holds the lead: what lets many
 clients storing at once share one model call and one transaction instead of each paying for its own.
 
-Threads (HTTP and MCP requests each run in one) ``submit`` an item. The first becomes the leader
+Threads (MCP requests each run in one) ``submit`` an item. The first becomes the leader
 and runs the batch function on everything pending; items that arrive meanwhile wait, and when the
 batch is done the leader answers its group and hands the lead to the first waiting thread, which
 runs everything that queued up as the next batch (up to ``max_weight``; an item is never split).
 So there is one leader at a time and a queue it drains, with no thread of its own and no timer:
-a lone caller runs at once. With ``early_handoff`` the leader may pass the lead on before its batch
-is finished (the write queue does once its texts are embedded, and commits meanwhile). The
-batch function answers each item in its place, a result or the exception that item alone raises;
-an exception out of the batch function reaches every caller of that batch, and only them.
+a lone caller runs at once. Callers that must not block (asyncio code) ``submit_soon`` instead and
+get a ``concurrent.futures.Future``: their item joins the same queue, and when the lead falls to it
+a thread of a pool the process's drains share leads (a thread per batch, not per item: 16 waiting
+coroutines cost no threads, where 16 waiting threads cost 16 hand-offs; HTTP stores come this
+way). With ``early_handoff`` the leader may pass the lead on before its batch is finished (the
+write queue does once its texts are embedded, and commits meanwhile). The batch function answers
+each item in its place, a result or the exception that item alone raises; an exception out of
+the batch function reaches every caller of that batch, and only them.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
+# Threads that lead batches for ``submit_soon``, shared by every drain of the process. Leaders
+# overlap only while one commits and the next embeds, so a few are busy at once; the bound is far
+# above that because a leader may wait for a queued one (a listener of its batch that writes).
+LEADER_THREADS = 64
+_leaders: ThreadPoolExecutor | None = None
+_leaders_lock = threading.Lock()
+
+
+def _leader_pool() -> ThreadPoolExecutor:
+    global _leaders
+    with _leaders_lock:
+        if _leaders is None:
+            _leaders = ThreadPoolExecutor(max_workers=LEADER_THREADS, thread_name_prefix="engram-leader")
+        return _leaders
+
 
 class _Pending(Generic[T, R]):
-    __slots__ = ("done", "error", "item", "lead", "ready", "result")
+    __slots__ = ("done", "error", "future", "item", "lead", "ready", "result")
 
-    def __init__(self, item: T) -> None:
+    def __init__(self, item: T, future: Future[R] | None = None) -> None:
         self.item = item
+        self.future = future  # answered here when the caller is not waiting on ``ready``
         self.ready = threading.Event()
         self.lead = False
         self.done = False
@@ -77,6 +98,23 @@ class Drain(Generic[T, R]):
             raise request.error
         return request.result  # type: ignore[return-value]
 
+    def submit_soon(self, item: T) -> Future[R]:
+        """Queue ``item`` without waiting: the future gets its answer (or its exception) once its
+        batch is done. Cancelling the future before a batch takes the item leaves it out; after,
+        the cancel fails and the item is run."""
+        request: _Pending[T, R] = _Pending(item, Future())
+        with self._lock:
+            self._pending.append(request)
+            start = not self._leading
+            self._leading = True
+        if start:
+            self._start_leader()
+        assert request.future is not None
+        return request.future
+
+    def _start_leader(self) -> None:
+        _leader_pool().submit(self._lead)  # (the pool's threads finish the batch in progress at exit)
+
     def _lead(self) -> None:
         with self._lock:
             group: list[_Pending[T, R]] = []
@@ -86,7 +124,9 @@ class Drain(Generic[T, R]):
                 if group and size + weight > self._max_weight:
                     break
                 size += weight
-                group.append(self._pending.pop(0))
+                request = self._pending.pop(0)
+                if request.future is None or request.future.set_running_or_notify_cancel():
+                    group.append(request)  # (a future cancelled while queued is left out)
         handed = False
 
         def hand_off() -> None:
@@ -95,13 +135,19 @@ class Drain(Generic[T, R]):
                 return
             handed = True
             with self._lock:
-                if self._pending:
-                    successor = self._pending[0]
+                if not self._pending:
+                    self._leading = False
+                    return
+                successor = self._pending[0]
+                if successor.future is None:
                     successor.lead = True
                     successor.ready.set()
-                else:
-                    self._leading = False
+                    return
+            self._start_leader()  # its caller is not waiting on a thread: one is started to lead
 
+        if not group:  # every item taken was cancelled
+            hand_off()
+            return
         try:
             items = [r.item for r in group]
             answers = self._run(items, hand_off) if self._early_handoff else self._run(items)
@@ -119,4 +165,10 @@ class Drain(Generic[T, R]):
             for r in group:
                 r.done = True
                 r.ready.set()
+        for r in group:  # outside the lock: a future's callbacks may submit again
+            if r.future is not None:
+                if r.error is not None:
+                    r.future.set_exception(r.error)
+                else:
+                    r.future.set_result(r.result)  # type: ignore[arg-type]
         hand_off()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,7 +44,6 @@ from engram.model import (
     make_draft,
     make_filter,
     make_scope,
-    parse_key,
     parse_limit,
     parse_offset,
     parse_query,
@@ -330,17 +330,47 @@ class Engram:
         weight and blended into the memory's vector. ``valid_from`` / ``valid_until`` bound when
         the fact held (open-ended when not given); content that states when it happened ("On
         2026-04-12 the migration failed") gets ``valid_from`` from that date.
-        Raises ``ValidationError`` (nothing stored) or ``NotFoundError`` for a link
-        target that does not exist (the memory itself is kept). Content with PII gets a warning, or
+        Raises ``ValidationError`` or ``NotFoundError`` for a link target that does not exist
+        (nothing stored either way). Content with PII gets a warning, or
         is redacted before it is stored or embedded (``privacy.pii``).
         """
-        if key is not None and (tags is None or metadata is None):
-            # An update by key keeps the tags and metadata it was not given; given ones replace.
-            wanted_key = parse_key(key)  # validated before the look-up: the store never sees unusable text
-            kept = self.store.get(wanted_key, MemoryFilter(scopes=(self._write_scope(scope),), include_superseded=True))
-            if kept is not None and kept.key == wanted_key:
-                tags = kept.tags if tags is None else tags
-                metadata = kept.metadata if metadata is None else metadata
+        # Stored with whatever other callers queued meanwhile: one embedding batch, one commit,
+        # and the batch's events announced together once it is committed.
+        return self.writes.write(self._pending_write(
+            content, key=key, category=category, type=type, layer=layer, tags=tags, metadata=metadata,
+            importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
+            created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until))
+
+    def remember_soon(self, content: str, **fields: Any) -> Future[WriteResult]:
+        """``remember`` (same arguments) without waiting for the store, for code that must not
+        block, such as an asyncio event loop (``await asyncio.wrap_future(engram.remember_soon(...))``).
+        The arguments are checked here (``ValidationError`` raised at once, nothing queued); the
+        write joins the next batch and the future is answered after the commit that holds it, with
+        ``remember``'s result or error. Cancelling the future before its batch starts stores nothing."""
+        return self.writes.write_soon(self._pending_write(content, **fields))
+
+    def _pending_write(
+        self,
+        content: str,
+        *,
+        key: str | None = None,
+        category: str | Category = Category.KNOWLEDGE,
+        type: str | None = None,
+        layer: str | Layer | None = None,
+        tags: str | Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
+        importance: float = 0.5,
+        related_entity: str | None = None,
+        source: str | None = None,
+        scope: ScopeChoice | None = None,
+        links: Iterable[str] = (),
+        created_at: float | None = None,
+        search_context: str | None = None,
+        valid_from: float | str | None = None,
+        valid_until: float | str | None = None,
+    ) -> PendingWrite:
+        """``remember``'s arguments checked and made a write for the queue, without reading the
+        store: the reads it needs are its ``settle``, made by the writer."""
         content, pii_warnings = self.privacy.screen(content)
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
             search_context, context_warnings = self.privacy.screen(search_context)
@@ -351,7 +381,20 @@ class Engram:
             related_entity=related_entity, source=source, created_at=created_at, search_context=search_context,
             valid_from=self._valid_from(valid_from, content), valid_until=self.time.instant(valid_until, "valid_until"),
         )
-        link_targets = [self.get(ref) for ref in links]  # refuse unknown targets before writing
+        keeps = (tags is None, metadata is None) if key is not None else (False, False)
+        refs = tuple(links)
+        link_targets: list[Memory] = []
+
+        def settle(pending: PendingWrite) -> PendingWrite:
+            link_targets[:] = [self.get(ref) for ref in refs]  # unknown targets refuse the write
+            kept_draft = pending.draft
+            if any(keeps):
+                # An update by key keeps the tags and metadata it was not given; given ones replace.
+                kept = self.store.get(kept_draft.key, MemoryFilter(scopes=(kept_draft.scope,), include_superseded=True))
+                if kept is not None and kept.key == kept_draft.key:
+                    kept_draft = replace(kept_draft, tags=kept.tags if keeps[0] else kept_draft.tags,
+                                         metadata=kept.metadata if keeps[1] else kept_draft.metadata)
+            return replace(pending, draft=kept_draft, links=tuple(t.id for t in link_targets))
 
         def events(result: WriteResult) -> list[MemoryEvent]:
             made = []
@@ -361,13 +404,12 @@ class Engram:
                 made.append(self._event("linked", [result.memory, *link_targets]))
             return made
 
-        # Stored with whatever other callers queued meanwhile: one embedding batch, one commit,
-        # and the batch's events announced together once it is committed.
-        result = self.writes.write(PendingWrite(draft, key_from_content(draft.content),
-                                                tuple(t.id for t in link_targets), self.clock(),
-                                                Announce(self.events, events)))
-        # Listeners above (file sync, audit) are the operator's; the caller sees what it may read.
-        return WriteResult(self._shown([result.memory])[0], result.action, (*result.warnings, *pii_warnings))
+        def answer(result: WriteResult) -> WriteResult:
+            # Listeners (file sync, audit) are the operator's; the caller sees what it may read.
+            return WriteResult(self._shown([result.memory])[0], result.action, (*result.warnings, *pii_warnings))
+
+        return PendingWrite(draft, key_from_content(draft.content), (), self.clock(), Announce(self.events, events),
+                            settle=settle if refs or any(keeps) else None, answer=answer)
 
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None

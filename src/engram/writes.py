@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,13 +63,21 @@ class Announce:
 @dataclass(frozen=True, slots=True)
 class PendingWrite:
     """One validated ``remember``: the draft, its proposed key, link target ids, the time, and
-    what to announce once it is committed."""
+    what to announce once it is committed.
+
+    ``settle`` makes the reads the write depends on (the stored tags a keyed update keeps, the
+    link targets that must exist) and returns the write to store, or raises the error its caller
+    gets (nothing stored). The writer runs it just before the batch, so a caller that must not block
+    (``Engram.remember_soon``) never reads the store itself. ``answer`` turns the stored result
+    into what the caller gets (the writer runs it after the batch is announced)."""
 
     draft: MemoryDraft
     proposed_key: str
     links: tuple[str, ...]
     now: float
     announce: Announce | None = None
+    settle: Callable[[PendingWrite], PendingWrite] | None = None
+    answer: Callable[[WriteResult], WriteResult] | None = None
 
 
 def embed_texts(embedder: TextEmbedder, items: Sequence[tuple[str, str | None]]) -> np.ndarray:
@@ -104,6 +114,9 @@ class WriteQueue:
         self.store = store
         self.embedder = embedder
         self._drain: Drain[PendingWrite, WriteResult] = Drain(self._run, max_batch, early_handoff=True)
+        # Set once the batch in progress has committed (a new one per batch; set when idle).
+        self._committed = threading.Event()
+        self._committed.set()
         # The last identity look-up: (embedder identity, its warning or None, monotonic time).
         self._identity_seen: tuple[str, str | None, float] | None = None
 
@@ -117,7 +130,49 @@ class WriteQueue:
         error the store gave this write alone (or the batch's, when the commit itself failed)."""
         return self._drain.submit(pending)
 
-    def _run(self, batch: list[PendingWrite], hand_off: Callable[[], None]) -> list[WriteResult | EngramError]:
+    def write_soon(self, pending: PendingWrite) -> Future[WriteResult]:
+        """``write`` without waiting: the future is answered after the commit (see ``Drain.submit_soon``)."""
+        return self._drain.submit_soon(pending)
+
+    def _run(self, batch: list[PendingWrite], hand_off: Callable[[], None]) -> list[WriteResult | Exception]:
+        """Each write settled (an error there answers that write alone), the settled ones stored
+        as one batch, then each answer made."""
+        committed = threading.Event()
+        before, self._committed = self._committed, committed
+        try:
+            return self._settle_and_store(batch, hand_off, before, committed)
+        finally:
+            committed.set()  # (already set after a commit; here when the batch failed before it)
+
+    def _settle_and_store(self, batch: list[PendingWrite], hand_off: Callable[[], None],
+                          before: threading.Event, committed: threading.Event) -> list[WriteResult | Exception]:
+        if any(p.settle is not None for p in batch):
+            # Its reads must see every write queued before it: the batch before may be committing.
+            before.wait()
+        answers: dict[int, WriteResult | Exception] = {}
+        settled: list[tuple[int, PendingWrite]] = []
+        for i, pending in enumerate(batch):
+            try:
+                settled.append((i, pending if pending.settle is None else pending.settle(pending)))
+            except Exception as exc:
+                answers[i] = exc
+        if settled:
+            self._answer(settled, self._store([p for _, p in settled], hand_off, committed), answers)
+        return [answers[i] for i in range(len(batch))]
+
+    @staticmethod
+    def _answer(settled: list[tuple[int, PendingWrite]], stored: list[WriteResult | EngramError],
+                answers: dict[int, WriteResult | Exception]) -> None:
+        for (i, pending), result in zip(settled, stored, strict=True):
+            if pending.answer is not None and isinstance(result, WriteResult):
+                try:
+                    result = pending.answer(result)
+                except Exception as exc:  # (the write is stored: only its caller's view of it failed)
+                    result = exc
+            answers[i] = result
+
+    def _store(self, batch: list[PendingWrite], hand_off: Callable[[], None],
+               committed: threading.Event) -> list[WriteResult | EngramError]:
         now = max(p.now for p in batch)
         vectors, skipped, warning = self._vectors(batch)
         hand_off()  # the next batch embeds while this one commits: the model never waits for a commit
@@ -126,6 +181,7 @@ class WriteQueue:
         results = self._write(writes, now, identity)
         if identity is not None and any(isinstance(r, DimensionError) for r in results):
             results, warning = self._rewrite_refused(writes, results, now, warning)
+        committed.set()  # the next batch's reads may go on (before the announcement, which may write)
         notes = dict.fromkeys(range(len(batch)), warning)
         changed = {i: r.memory for i, r in enumerate(results)
                    if isinstance(r, WriteResult) and r.action in ("created", "updated") and r.memory.id}

@@ -1,0 +1,137 @@
+"""Writes that do not wait (``Engram.remember_soon``, under ``AsyncEngram.remember`` and the HTTP
+store route): they join the single writer's batches as futures, with no thread waiting for each,
+and answer exactly what ``remember`` answers. Real SQLite files."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from engram.drain import Drain
+from engram.embed import Embedder
+from engram.engine import Engram
+from engram.errors import NotFoundError, ValidationError
+from engram.model import WriteResult
+from engram.store.sqlite import SqliteMemoryStore
+from tests.unit.held_writes import HeldModel, eventually, threads_waiting_to_write
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[tuple[Engram, HeldModel]]:
+    model = HeldModel()
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"), embedder=Embedder(model, batch_size=64))
+    try:
+        yield mem, model
+    finally:
+        model.release.set()
+        mem.close()
+
+
+def test_writes_queued_as_futures_share_one_batch_and_no_thread_waits_for_them(held: tuple[Engram, HeldModel]) -> None:
+    mem, model = held
+    first = mem.remember_soon("the first write holds the model")
+    assert model.first_call.wait(20)
+    threads_before = threading.active_count()
+    agents = [f"agent{i}" for i in range(6)]
+    queued = [mem.for_agent(agent).remember_soon(f"{agent} prefers green tea") for agent in agents]
+    assert mem.writes.waiting == len(agents)
+    assert threading.active_count() == threads_before, "a thread was started per queued write"
+    assert threads_waiting_to_write() == 0
+    model.release.set()
+    results = [future.result(20) for future in [first, *queued]]
+    assert model.batches == [1, len(agents)]  # the six waited together and were embedded together
+    assert [r.action for r in results] == ["created"] * (len(agents) + 1)
+    for agent, result in zip(agents, results[1:], strict=True):
+        assert result.memory.scope.agent == agent
+        assert mem.for_agent(agent).get(result.memory.id).content == f"{agent} prefers green tea"
+        assert mem.store.vectors_for([result.memory.id])
+
+
+def test_bad_input_raises_at_once_and_queues_nothing(held: tuple[Engram, HeldModel]) -> None:
+    mem, model = held
+    model.release.set()
+    mem.remember("kept before the bad write", tags=["keep"])
+    with pytest.raises(ValidationError) as err:
+        mem.remember_soon("   ")
+    assert err.value.field == "content"
+    with pytest.raises(ValidationError) as err:
+        mem.remember_soon("fine content", importance=7)
+    assert err.value.field == "importance"
+    assert mem.writes.waiting == 0
+    assert [m.content for m in mem.list()] == ["kept before the bad write"]
+
+
+def test_an_unknown_link_target_refuses_that_write_alone(held: tuple[Engram, HeldModel]) -> None:
+    mem, model = held
+    target = mem.remember_soon("a real target", key="target")  # its batch holds the model
+    assert model.first_call.wait(20)
+    linked = mem.remember_soon("links to the target", links=["target"])
+    broken = mem.remember_soon("links to nothing", links=["no-such-memory"])
+    after = mem.remember_soon("stored after the broken one")
+    model.release.set()
+    with pytest.raises(NotFoundError):
+        broken.result(20)
+    assert after.result(20).action == "created"
+    assert linked.result(20).memory.links == (target.result(20).memory.id,)
+    assert model.batches == [1, 2]  # the refused write was not embedded
+    assert "links to nothing" not in [m.content for m in mem.list(limit=100)]
+
+
+def test_a_keyed_update_keeps_the_stored_tags_and_metadata_it_was_not_given(held: tuple[Engram, HeldModel]) -> None:
+    mem, model = held
+    model.release.set()
+    mem.remember("first wording", key="plan", tags=["work", "q3"], metadata={"owner": "ana"})
+    updated = mem.remember_soon("second wording", key="plan").result(20)
+    assert updated.action == "updated"
+    assert set(updated.memory.tags) == {"work", "q3"}
+    assert updated.memory.metadata == {"owner": "ana"}
+    replaced = mem.remember_soon("third wording", key="plan", tags=[]).result(20)
+    assert replaced.memory.tags == () and replaced.memory.metadata == {"owner": "ana"}
+
+
+def test_a_future_cancelled_while_queued_is_not_stored(held: tuple[Engram, HeldModel]) -> None:
+    mem, model = held
+    blocker = mem.remember_soon("the first write holds the model")
+    assert model.first_call.wait(20)
+    dropped = mem.remember_soon("cancelled before its batch")
+    kept = mem.remember_soon("queued beside the cancelled one")
+    assert dropped.cancel()
+    model.release.set()
+    assert blocker.result(20).action == "created" and kept.result(20).action == "created"
+    assert model.batches == [1, 1]
+    contents = [m.content for m in mem.list()]
+    assert "cancelled before its batch" not in contents and "queued beside the cancelled one" in contents
+
+
+def test_waiting_callers_and_futures_share_batches(held: tuple[Engram, HeldModel]) -> None:
+    mem, model = held
+    blocker = mem.remember_soon("the first write holds the model")
+    assert model.first_call.wait(20)
+    answers: list[WriteResult] = []
+    caller = threading.Thread(target=lambda: answers.append(mem.remember("from a waiting thread")))
+    caller.start()
+    assert eventually(lambda: mem.writes.waiting == 1)
+    soon = mem.remember_soon("from a future")
+    model.release.set()
+    caller.join(20)
+    assert blocker.result(20).action == "created" and soon.result(20).action == "created"
+    assert [a.action for a in answers] == ["created"]
+    assert model.batches == [1, 2]
+
+
+def test_a_future_gets_the_error_of_a_batch_that_failed(tmp_path: Path) -> None:
+    def run(items: list[str]) -> list[str]:
+        if "boom" in items:
+            raise RuntimeError("the batch failed")
+        return [item.upper() for item in items]
+
+    drain: Drain[str, str] = Drain(run, max_weight=4)
+    failed: Future[str] = drain.submit_soon("boom")
+    with pytest.raises(RuntimeError, match="the batch failed"):
+        failed.result(20)
+    assert drain.submit_soon("fine").result(20) == "FINE"
+    assert drain.submit("again") == "AGAIN"
