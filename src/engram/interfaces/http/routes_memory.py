@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Query
@@ -94,12 +95,14 @@ for _plural, _type in TYPE_ROUTES.items():
 
 
 @router.post("", status_code=201, summary="Store a memory (upsert by key)")
-def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
-    result = eng.remember(
+async def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
+    # Awaited on the event loop, not run on a worker thread: concurrent stores wait in the write
+    # queue as futures, and the queue starts one thread per batch (``Engram.remember_soon``).
+    result = await asyncio.wrap_future(eng.remember_soon(
         body.content, key=body.key, category=body.category, type=body.type, layer=body.layer, tags=body.tags,
         metadata=body.metadata, importance=body.importance, related_entity=body.related_entity, source=body.source,
         scope=body.scope, links=body.links, search_context=body.search_context, valid_from=body.valid_from,
-        valid_until=body.valid_until)
+        valid_until=body.valid_until))
     return present.write_dict(result)
 
 
