@@ -1,12 +1,16 @@
 """``AsyncEngram``: the engine for asyncio code, without ever blocking the event loop.
 
 engram's core is synchronous (SQLite and psycopg used synchronously, see the style notes). The
-async facade runs every call in worker threads, so a coroutine awaiting a recall lets the loop
-serve other tasks meanwhile:
+async facade never runs it on the loop, so a coroutine awaiting a recall lets the loop serve
+other tasks meanwhile:
 
-- writes (remember, update, forget, link, import, reindex...) go to one dedicated writer thread
-  per engine, so they are serialised in the order they were awaited, as with datasette's
-  single write thread;
+- ``remember`` goes straight to the engine's write queue (``Engram.remember_soon``): remembers
+  awaited at once share one embedding batch and one transaction, as concurrent threads' do, and no
+  thread waits for any of them;
+- other writes (update, forget, link, import, reindex...) go to one dedicated writer thread
+  per engine, as with datasette's single write thread;
+- writes are applied in the order they were made: each waits for the writes made before it, but
+  remembers made one after another go to the queue together;
 - reads (recall, get, list, count, stats...) go to a small pool of reader threads, so a slow
   write (typically one waiting on a remote embedding service) never holds up recalls. The
   stores already serialise their own storage work (one SQLite connection under a lock, a
@@ -14,7 +18,8 @@ serve other tasks meanwhile:
 
 Each method has the same arguments, results and errors as the ``Engram`` method of the same name
 (see its docstring). A cancelled await does not stop work already handed to a thread: a cancelled
-``remember`` may still store its memory, exactly as a write that had already reached the database.
+write may still be applied, exactly as one that had already reached the database (a ``remember``
+cancelled before its batch starts is not stored).
 Views made with ``for_agent`` / ``for_session`` share their parent's threads; ``close`` on the
 parent closes the store and stops the threads, after the writes already queued.
 """
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
@@ -31,7 +36,7 @@ from engram.config import Settings
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.events import Listener
-from engram.model import Scope
+from engram.model import Scope, WriteResult
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -44,6 +49,10 @@ class _Workers:
     def __init__(self, readers: int) -> None:
         self.write = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-writer")
         self.read = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="engram-reader")
+        # Writes made and not yet done (each stands as a future set when it is): a remember waits
+        # for the other writes made before it, another write for every write made before it.
+        self.remembering: set[asyncio.Future[None]] = set()
+        self.writing: set[asyncio.Future[None]] = set()
 
     def shutdown(self) -> None:
         # wait=True: work already queued (writes in particular) finishes before the threads stop.
@@ -62,6 +71,21 @@ def _offload(
         return await self._run(lane, functools.partial(method, self.engram, *args, **kwargs))
 
     return call
+
+
+async def _in_turn(made: set[asyncio.Future[None]], earlier: set[asyncio.Future[None]],
+                   start: Callable[[], Awaitable[R]]) -> R:
+    """``await start()`` once the writes in ``earlier`` are done (whatever their outcome); this
+    write stands in ``made`` from the call until it is done, for the writes made after it to wait on."""
+    turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    made.add(turn)
+    try:
+        if earlier:
+            await asyncio.wait(earlier)
+        return await start()
+    finally:
+        made.discard(turn)
+        turn.set_result(None)
 
 
 class AsyncEngram:
@@ -94,8 +118,17 @@ class AsyncEngram:
         return cls(engram, _workers=workers, _owner=True)
 
     async def _run(self, lane: Lane, work: Callable[[], R]) -> R:
-        pool = self._workers.write if lane == "write" else self._workers.read
-        return await asyncio.get_running_loop().run_in_executor(pool, work)
+        loop = asyncio.get_running_loop()
+        if lane == "read":
+            return await loop.run_in_executor(self._workers.read, work)
+        earlier = self._workers.remembering | self._workers.writing
+        return await _in_turn(self._workers.writing, earlier, lambda: loop.run_in_executor(self._workers.write, work))
+
+    @functools.wraps(Engram.remember)
+    async def remember(self, content: str, **fields: Any) -> WriteResult:
+        # Remembers made one after another do not wait for each other: they share the queue's batches.
+        return await _in_turn(self._workers.remembering, set(self._workers.writing),
+                              lambda: asyncio.wrap_future(self.engram.remember_soon(content, **fields)))
 
     # --- views and plumbing (no storage work: plain methods) ----------------------------------
     @property
@@ -128,8 +161,7 @@ class AsyncEngram:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    # --- writes: the single writer thread -----------------------------------------------------
-    remember = _offload(Engram.remember, "write")
+    # --- writes: the single writer thread (``remember``, above: the write queue) -----------------
     remember_many = _offload(Engram.remember_many, "write")
     update = _offload(Engram.update, "write")
     forget = _offload(Engram.forget, "write")

@@ -1,4 +1,5 @@
-"""AsyncEngram: work runs in engram's threads, never on the event loop."""
+"""AsyncEngram: work runs in engram's threads, never on the event loop; remembers made at once share
+the write queue's batches, and writes are applied in the order they were made."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import numpy as np
 import pytest
 
 from engram.aio import AsyncEngram
+from engram.embed import Embedder
 from engram.engine import Engram
 from engram.errors import NotFoundError, StorageError, ValidationError
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.fakes import HashingEmbedder
+from tests.unit.held_writes import HeldModel, eventually, threads_waiting_to_write
 
 
 class GatedEmbedder(HashingEmbedder):
@@ -106,7 +109,8 @@ def test_errors_listeners_views_and_close(tmp_path: Path) -> None:
         await mem.close()
 
     asyncio.run(scenario())
-    assert threads == ["engram-writer_0"] and loop_thread != "engram-writer_0"
+    # Listeners run where the batch is written: a thread leading the write queue, not the loop.
+    assert len(threads) == 1 and threads[0].startswith("engram-leader") and loop_thread != threads[0]
     with pytest.raises(StorageError):  # the store is closed with the engine
         engine.store.count(engine._filter())
 
@@ -120,3 +124,40 @@ def test_open_from_settings(isolated_home: Path) -> None:
 
     asyncio.run(scenario())
     assert (isolated_home / "memory.db").exists()
+
+
+def test_async_remembers_made_at_once_are_embedded_together(tmp_path: Path) -> None:
+    model = HeldModel()
+    engine = Engram(SqliteMemoryStore(tmp_path / "memory.db"), embedder=Embedder(model, batch_size=64))
+
+    async def scenario() -> None:
+        async with AsyncEngram(engine) as mem:
+            first = asyncio.create_task(mem.remember("the first write holds the model"))
+            assert await asyncio.to_thread(model.first_call.wait, 20)
+            rest = [asyncio.create_task(mem.for_agent(f"a{i}").remember(f"note {i}")) for i in range(16)]
+            assert await asyncio.to_thread(eventually, lambda: engine.writes.waiting == 16)
+            assert threads_waiting_to_write() == 0
+            model.release.set()
+            results = await asyncio.gather(first, *rest)
+            assert [r.action for r in results] == ["created"] * 17
+            assert model.batches == [1, 16]
+            assert (await mem.stats()).memories == 17
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        model.release.set()
+
+
+def test_async_writes_are_applied_in_the_order_they_were_made(tmp_path: Path) -> None:
+    engine = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+
+    async def scenario() -> None:
+        async with AsyncEngram(engine) as mem:
+            # A remember, an update on the writer thread, a remember again, made at once.
+            await asyncio.gather(mem.remember("one", key="doc"), mem.update("doc", content="two"),
+                                 mem.remember("three", key="doc"), mem.forget("doc"),
+                                 mem.remember("four", key="doc"))
+            assert (await mem.get("doc")).content == "four"
+
+    asyncio.run(scenario())
