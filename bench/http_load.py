@@ -17,6 +17,10 @@ p99 can beat. Their CPU is printed too: the server process's CPU time per store 
 model's own CPU time per text (its share of the work: steadier than rates when the host is busy,
 since it does not depend on how much of the cores other programs took). ``--stores 0`` skips that part.
 
+Then the same number of stores from ``--async-tasks`` asyncio tasks in this process, each awaiting
+``AsyncEngram.remember`` in turn (a store and the local model, no HTTP): how an asyncio agent
+framework stores, against the model's batch rate measured around it. ``--async-tasks 0`` skips it.
+
 The clients run in a second process (threads there, one per client), as real clients are other
 programs: in the server's own process they would take turns with it on one interpreter lock,
 which no deployment does. They still share the machine's cores with the server, as on one host.
@@ -25,6 +29,7 @@ which no deployment does. They still share the machine's cores with the server, 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import multiprocessing
@@ -39,6 +44,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
+from engram.aio import AsyncEngram
 from engram.auth import TokenStore
 from engram.config import load_settings
 from engram.embed import Embedder
@@ -119,20 +125,61 @@ def _store_engine(tmp: Path, kind: str) -> tuple[Engram, TokenStore]:
     return Engram(SqliteMemoryStore(db), embedder=Embedder(LocalProvider(), batch_size=64)), TokenStore.open(db)
 
 
+def _loaded_model(rng: random.Random) -> Embedder:
+    embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
+    embedder.embed([_sentence(rng) for _ in range(64)])  # load the model first
+    return embedder
+
+
+def _model_rate(embedder: Embedder, rng: random.Random, total: int) -> tuple[float, float]:
+    """The model's texts per second on batches of 64, and its CPU time per text (all threads)."""
+    texts = [_sentence(rng) for _ in range(max(128, min(total, 640)))]
+    start, start_cpu = time.perf_counter(), time.process_time()
+    for i in range(0, len(texts), 64):
+        embedder.embed(texts[i:i + 64])
+    return len(texts) / (time.perf_counter() - start), (time.process_time() - start_cpu) / len(texts)
+
+
+def async_store_load(tmp: Path, tasks: int, total: int, rng: random.Random) -> dict[str, float]:
+    """Concurrent ``await mem.remember(...)`` from asyncio tasks in this process (``AsyncEngram``
+    over a store and the local model, no HTTP), against the model's batch rate measured around it."""
+    embedder = _loaded_model(rng)
+    before, _ = _model_rate(embedder, rng, total)
+    per = max(1, total // tasks)
+    work = [[_sentence(rng) for _ in range(per)] for _ in range(tasks)]
+    engram = Engram(SqliteMemoryStore(tmp / "async.db"), embedder=Embedder(LocalProvider(), batch_size=64))
+    latencies: list[float] = []
+
+    async def task(mem: AsyncEngram, items: list[str]) -> None:
+        for item in items:
+            start = time.perf_counter()
+            await mem.remember(item)
+            latencies.append(time.perf_counter() - start)
+
+    async def run() -> float:
+        async with AsyncEngram(engram) as mem:
+            start = time.perf_counter()
+            await asyncio.gather(*(task(mem, items) for items in work))
+            return time.perf_counter() - start
+
+    elapsed = asyncio.run(run())
+    after, _ = _model_rate(embedder, rng, total)
+    batch_rate = (before + after) / 2
+    rate = len(latencies) / elapsed
+    p50, _, p99 = _percentiles(latencies)
+    return {"tasks": tasks, "stores": len(latencies), "stores_per_s": rate, "embedder_batch64_per_s": batch_rate,
+            "ratio_to_embedder": rate / batch_rate, "p50_ms": p50 * 1000, "p99_ms": p99 * 1000,
+            "load_average": os.getloadavg()[0]}
+
+
 def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: str = "serve",
                preload: int = 0) -> dict[str, float]:
     """Concurrent stores through a server with the local model, and the model's batch rate;
     ``preload`` memories are stored first (without vectors: their embedding is not what is timed)."""
-    embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
-    embedder.embed([_sentence(rng) for _ in range(64)])  # load the model first
+    embedder = _loaded_model(rng)
 
     def model_rate() -> tuple[float, float]:
-        """The model's texts per second on batches of 64, and its CPU time per text (all threads)."""
-        texts = [_sentence(rng) for _ in range(max(128, min(total, 640)))]
-        start, start_cpu = time.perf_counter(), time.process_time()
-        for i in range(0, len(texts), 64):
-            embedder.embed(texts[i:i + 64])
-        return len(texts) / (time.perf_counter() - start), (time.process_time() - start_cpu) / len(texts)
+        return _model_rate(embedder, rng, total)
 
     before, cpu_before = model_rate()
     engram, tokens = _store_engine(tmp, engine)
@@ -182,6 +229,8 @@ def main() -> None:
     parser.add_argument("--store-engine", choices=("serve", "bare"), default="serve",
                         help="serve: the engine `engram serve` builds from default settings (audit trail, memory-folder"
                              " mirror, embedding cache); bare: a store and the local model only")
+    parser.add_argument("--async-tasks", type=int, default=16,
+                        help="asyncio tasks storing through AsyncEngram in this process, no HTTP (0: skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     out: dict[str, object] = {"recall": []}
@@ -231,6 +280,13 @@ def main() -> None:
                       f"store, the model alone {row['model_cpu_ms_per_text']:.1f} ms per text: "
                       f"{row['cpu_ratio']:.2f} x the model's efficiency; the clients (same cores) "
                       f"{row['client_cpu_ms_per_store']:.2f} ms per store")
+        if args.stores > 0 and args.async_tasks > 0:
+            out["async_stores"] = arow = async_store_load(Path(tmp), args.async_tasks, args.stores, rng)
+            if not args.json:
+                print(f"\nstores from {arow['tasks']} asyncio tasks (AsyncEngram, local model, no HTTP): "
+                      f"{arow['stores_per_s']:.1f}/s = {arow['ratio_to_embedder']:.2f} x the model's batch-64 rate "
+                      f"({arow['embedder_batch64_per_s']:.1f} texts/s, same run); p50 {arow['p50_ms']:.0f} ms, "
+                      f"p99 {arow['p99_ms']:.0f} ms")
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if args.json:
         print(json.dumps(out, indent=2))
