@@ -97,7 +97,7 @@ for _plural, _type in TYPE_ROUTES.items():
 @router.post("", status_code=201, summary="Store a memory (upsert by key)")
 async def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
     # Awaited on the event loop, not run on a worker thread: concurrent stores wait in the write
-    # queue as futures, and the queue starts one thread per batch (``Engram.remember_soon``).
+    # queue as futures, and a pooled thread leads each batch (``Engram.remember_soon``).
     result = await asyncio.wrap_future(eng.remember_soon(
         body.content, key=body.key, category=body.category, type=body.type, layer=body.layer, tags=body.tags,
         metadata=body.metadata, importance=body.importance, related_entity=body.related_entity, source=body.source,
