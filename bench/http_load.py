@@ -15,7 +15,9 @@ transaction per batch, so the ratio can approach 1), and their latency beside th
 model sets: the time it takes to embed one text per client (clients / its batch rate), which no
 p99 can beat. Their CPU is printed too: the server process's CPU time per store against the
 model's own CPU time per text (its share of the work: steadier than rates when the host is busy,
-since it does not depend on how much of the cores other programs took). ``--stores 0`` skips that part.
+since it does not depend on how much of the cores other programs took), and the share of the run
+the model spent embedding with the rate it embedded at meanwhile (where the difference from its
+rate alone goes). ``--stores 0`` skips that part.
 
 Then the same number of stores from ``--async-tasks`` asyncio tasks in this process, each awaiting
 ``AsyncEngram.remember`` in turn (a store and the local model, no HTTP): how an asyncio agent
@@ -42,6 +44,7 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from engram.aio import AsyncEngram
@@ -125,6 +128,41 @@ def _store_engine(tmp: Path, kind: str) -> tuple[Engram, TokenStore]:
     return Engram(SqliteMemoryStore(db), embedder=Embedder(LocalProvider(), batch_size=64)), TokenStore.open(db)
 
 
+class _ModelClock:
+    """The intervals the local model spent in ``embed_batch`` while installed (``with``): every
+    ``LocalProvider`` of this process, the engine's too (it builds its own from settings)."""
+
+    def __init__(self) -> None:
+        self.intervals: list[tuple[float, float]] = []
+        self.texts = 0
+
+    def __enter__(self) -> _ModelClock:
+        self._original = original = LocalProvider.embed_batch
+
+        def clocked(provider: LocalProvider, texts: list[str]) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(provider, texts)
+            finally:
+                self.intervals.append((start, time.perf_counter()))
+                self.texts += len(texts)
+
+        LocalProvider.embed_batch = clocked  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        LocalProvider.embed_batch = self._original  # type: ignore[method-assign]
+
+    def busy(self) -> tuple[float, float]:
+        """The share of the time from the first call's start to the last call's end the model was
+        embedding, and the texts a second it embedded while it was."""
+        if not self.intervals:
+            return 0.0, 0.0
+        busy = sum(end - start for start, end in self.intervals)
+        span = self.intervals[-1][1] - self.intervals[0][0]
+        return busy / span if span else 1.0, self.texts / busy if busy else 0.0
+
+
 def _loaded_model(rng: random.Random) -> Embedder:
     embedder = Embedder(LocalProvider(), batch_size=64)  # no cache: every text reaches the model
     embedder.embed([_sentence(rng) for _ in range(64)])  # load the model first
@@ -193,8 +231,10 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
         per = max(1, total // clients)
         work = [[_sentence(rng) for _ in range(per)] for _ in range(clients)]
         start_cpu = time.process_time()  # the server's process: the clients run in another
-        latencies, errors, elapsed, client_cpu = _drive_elsewhere(server.url, token, "store", work)
+        with _ModelClock() as clock:
+            latencies, errors, elapsed, client_cpu = _drive_elsewhere(server.url, token, "store", work)
         server_cpu = time.process_time() - start_cpu
+        model_busy, model_rate_while_busy = clock.busy()
         stored_after = engram.stats().memories
     finally:
         server.stop()
@@ -214,7 +254,9 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
             "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
             "model_floor_ms": floor * 1000, "server_cpu_ms_per_store": store_cpu * 1000,
             "model_cpu_ms_per_text": model_cpu * 1000, "cpu_ratio": model_cpu / store_cpu if store_cpu else None,
-            "client_cpu_ms_per_store": client_cpu / max(1, len(latencies)) * 1000, "load_average": os.getloadavg()[0]}
+            "client_cpu_ms_per_store": client_cpu / max(1, len(latencies)) * 1000, "load_average": os.getloadavg()[0],
+            "model_busy_share": model_busy, "model_texts_per_s_while_busy": model_rate_while_busy,
+            "model_mean_batch": clock.texts / max(1, len(clock.intervals))}
 
 
 def main() -> None:
@@ -280,6 +322,11 @@ def main() -> None:
                       f"store, the model alone {row['model_cpu_ms_per_text']:.1f} ms per text: "
                       f"{row['cpu_ratio']:.2f} x the model's efficiency; the clients (same cores) "
                       f"{row['client_cpu_ms_per_store']:.2f} ms per store")
+                print(f"  the model was embedding {row['model_busy_share']:.0%} of the time from its first batch to "
+                      f"its last, at {row['model_texts_per_s_while_busy']:.0f} texts/s while it did "
+                      f"({row['model_texts_per_s_while_busy'] / row['embedder_batch64_per_s']:.2f} x its batch-64 rate "
+                      f"alone: the server's own work and the clients share its cores, and its batches are smaller, "
+                      f"{row['model_mean_batch']:.1f} texts on average)")
         if args.stores > 0 and args.async_tasks > 0:
             out["async_stores"] = arow = async_store_load(Path(tmp), args.async_tasks, args.stores, rng)
             if not args.json:
