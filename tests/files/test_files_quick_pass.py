@@ -202,3 +202,39 @@ def test_stores_into_a_full_file_go_to_its_continuation_files_without_a_full_pas
         assert not report.changed and not report.problems, report
     finally:
         syncer.detach()
+
+
+def test_a_store_beside_a_full_file_hashes_only_the_file_it_changed(
+    engram: Engram, folder: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The quick pass hashed every file it had read, the full one a new entry skipped included
+    # (~2.5 ms a store for a 5 MB file). A file it left as the last pass did keeps its recorded
+    # hash: the state must still name each file's text, so a later hand edit is still seen.
+    from engram.files import paths
+    from engram.files import sync as sync_module
+
+    syncer = FileSync(engram, folder, format=fmt, max_file_bytes=2048)
+    syncer.attach()
+    try:
+        for i in range(30):
+            engram.remember(f"memory {i:02d} " + "padding words " * 6, tags="notes")
+        hashed: list[str] = []
+        monkeypatch.setattr(sync_module, "text_hash", lambda text: hashed.append(text) or paths.text_hash(text))
+        added = engram.remember("one more beside the full files " + "padding words " * 6, tags="notes").memory
+        scope_dir = folder / "agents/default"
+        holding = [p for p in scope_dir.iterdir() if added.id in p.read_text(encoding="utf-8")]
+        assert len(holding) == 1
+        assert hashed == [holding[0].read_text(encoding="utf-8")]  # only the file the entry went to
+        st = sync_state.load(syncer.folder, syncer.fmt.name, syncer._database_identity())
+        for path in sorted(p for p in scope_dir.iterdir() if not p.name.startswith(".")):
+            rel = path.relative_to(folder).as_posix()
+            assert st.files[rel] == paths.text_hash(path.read_text(encoding="utf-8")), rel
+        first = sorted(p for p in scope_dir.iterdir() if not p.name.startswith("."))[0]
+        edited = next(m for m in engram.list(limit=100) if m.id in first.read_text(encoding="utf-8"))
+        first.write_text(first.read_text(encoding="utf-8").replace(edited.content, "edited by hand"),
+                         encoding="utf-8")
+        engram.remember("a store after the hand edit", tags="notes")
+        assert engram.get(edited.id).content == "edited by hand"
+        assert not syncer.sync().changed
+    finally:
+        syncer.detach()
