@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3 as _stdlib_sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -78,6 +79,22 @@ def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0) -> An
         raise StorageError(f"cannot open SQLite database {path}: {exc}") from exc
 
 
+def use_wal(conn: Any, timeout_s: float) -> None:
+    """``PRAGMA journal_mode = WAL`` on ``conn``, tried again for up to ``timeout_s`` while another
+    connection holds the file. Switching a file to WAL needs it to itself, and SQLite answers
+    "database is locked" at once rather than call the busy handler where waiting could deadlock:
+    threads or processes opening a new file together failed so (8 threads, ~1 round in 20)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except (_stdlib_sqlite3.Error, *db_errors()) as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.01)
+
+
 def _load_vec(conn: Any) -> bool:
     try:
         import sqlite_vec  # type: ignore[import-not-found]
@@ -106,7 +123,7 @@ class Database:
         try:
             self.has_vec = _load_vec(self.conn)
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            use_wal(self.conn, busy_timeout_ms / 1000)
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA temp_store = MEMORY")
             self.conn.execute("PRAGMA foreign_keys = ON")

@@ -67,12 +67,14 @@ class EmbeddingCache:
 
     def _db(self) -> Any:
         if self._conn is None and self.path is not None:
+            from engram.db.sqlite import use_wal
+
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = self._open_encrypted() if self.key else sqlite3.connect(
                     str(self.path), check_same_thread=False, isolation_level=None)
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                use_wal(conn, self.busy_timeout_ms / 1000)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute(_SCHEMA)
             except (sqlite3.Error, OSError) as exc:
