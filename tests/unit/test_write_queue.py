@@ -5,7 +5,6 @@ still ends in stored memories with a warning, not refused writes. Real SQLite fi
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from engram.events import MemoryEvent
 from engram.files.sync import FileSync
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.provider_servers import bag_of_words_vector
+from tests.unit.held_writes import eventually
 
 
 class BagOfWords:
@@ -144,7 +144,7 @@ def test_a_batch_of_concurrent_writes_is_announced_once_to_the_mirror_and_the_au
         assert first_call.wait(20)
         for thread in threads[1:]:
             thread.start()
-        assert _eventually(lambda: mem.writes.waiting == len(agents) - 1)
+        assert eventually(lambda: mem.writes.waiting == len(agents) - 1)
         release.set()
         for thread in threads:
             thread.join(20)
@@ -162,12 +162,3 @@ def test_a_batch_of_concurrent_writes_is_announced_once_to_the_mirror_and_the_au
         assert sorted(r.actor_scope for r in rows) == sorted(f"agent:{a}" for a in agents)
     finally:
         mem.close()
-
-
-def _eventually(check: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.01)
-    return check()
