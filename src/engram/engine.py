@@ -56,7 +56,15 @@ from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import narrow_links
-from engram.writes import Announce, PendingWrite, WriteQueue, embed_texts, identity_warning, not_embedded
+from engram.writes import (
+    Announce,
+    KeptByKey,
+    PendingWrite,
+    WriteQueue,
+    embed_texts,
+    identity_warning,
+    not_embedded,
+)
 
 if TYPE_CHECKING:
     from engram.backends.base import Backend
@@ -385,16 +393,14 @@ class Engram:
         refs = tuple(links)
         link_targets: list[Memory] = []
 
-        def settle(pending: PendingWrite) -> PendingWrite:
+        def settle(pending: PendingWrite, stored_under: KeptByKey) -> PendingWrite:
             link_targets[:] = [self.get(ref) for ref in refs]  # unknown targets refuse the write
-            kept_draft = pending.draft
-            if any(keeps):
-                # An update by key keeps the tags and metadata it was not given; given ones replace.
-                kept = self.store.get(kept_draft.key, MemoryFilter(scopes=(kept_draft.scope,), include_superseded=True))
-                if kept is not None and kept.key == kept_draft.key:
-                    kept_draft = replace(kept_draft, tags=kept.tags if keeps[0] else kept_draft.tags,
-                                         metadata=kept.metadata if keeps[1] else kept_draft.metadata)
-            return replace(pending, draft=kept_draft, links=tuple(t.id for t in link_targets))
+            draft = pending.draft
+            # An update by key keeps the tags and metadata it was not given; given ones replace.
+            if any(keeps) and (kept := stored_under(draft)) is not None:
+                draft = replace(draft, tags=kept.tags if keeps[0] else draft.tags,
+                                metadata=kept.metadata if keeps[1] else draft.metadata)
+            return replace(pending, draft=draft, links=tuple(t.id for t in link_targets))
 
         def events(result: WriteResult) -> list[MemoryEvent]:
             made = []

@@ -40,7 +40,7 @@ import numpy as np
 from engram.drain import Drain
 from engram.errors import DimensionError, EngramError
 from engram.events import EventBus, MemoryEvent
-from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult
+from engram.model import Memory, MemoryDraft, MemoryFilter, Scope, WriteResult
 from engram.search import TextEmbedder
 from engram.store.base import BatchWrite, MemoryStore, write_each
 
@@ -68,7 +68,8 @@ class PendingWrite:
     ``settle`` makes the reads the write depends on (the stored tags a keyed update keeps, the
     link targets that must exist) and returns the write to store, or raises the error its caller
     gets (nothing stored). The writer runs it just before the batch, so a caller that must not block
-    (``Engram.remember_soon``) never reads the store itself. ``answer`` turns the stored result
+    (``Engram.remember_soon``) never reads the store itself; it passes a ``KeptByKey`` that reads
+    the memory stored under a draft's key once a batch (the vector check needs it too). ``answer`` turns the stored result
     into what the caller gets (the writer runs it after the batch is announced)."""
 
     draft: MemoryDraft
@@ -76,8 +77,27 @@ class PendingWrite:
     links: tuple[str, ...]
     now: float
     announce: Announce | None = None
-    settle: Callable[[PendingWrite], PendingWrite] | None = None
+    settle: Callable[[PendingWrite, KeptByKey], PendingWrite] | None = None
     answer: Callable[[WriteResult], WriteResult] | None = None
+
+
+class KeptByKey:
+    """The memory stored under a keyed draft's key in its scope (None: none, or no key), read at
+    most once a batch: a keyed update's ``settle`` (the tags it keeps) and the writer's check
+    whether its text changed (``WriteQueue._needs_vector``) ask for the same row."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+        self._found: dict[tuple[Scope, str], Memory | None] = {}
+
+    def __call__(self, draft: MemoryDraft) -> Memory | None:
+        if draft.key is None:
+            return None
+        where = (draft.scope, draft.key)
+        if where not in self._found:
+            kept = self._store.get(draft.key, MemoryFilter(scopes=(draft.scope,), include_superseded=True))
+            self._found[where] = kept if kept is not None and kept.key == draft.key else None
+        return self._found[where]
 
 
 def embed_texts(embedder: TextEmbedder, items: Sequence[tuple[str, str | None]]) -> np.ndarray:
@@ -151,13 +171,14 @@ class WriteQueue:
             before.wait()
         answers: dict[int, WriteResult | Exception] = {}
         settled: list[tuple[int, PendingWrite]] = []
+        kept = KeptByKey(self.store)
         for i, pending in enumerate(batch):
             try:
-                settled.append((i, pending if pending.settle is None else pending.settle(pending)))
+                settled.append((i, pending if pending.settle is None else pending.settle(pending, kept)))
             except Exception as exc:
                 answers[i] = exc
         if settled:
-            self._answer(settled, self._store([p for _, p in settled], hand_off, committed), answers)
+            self._answer(settled, self._store([p for _, p in settled], hand_off, committed, kept), answers)
         return [answers[i] for i in range(len(batch))]
 
     @staticmethod
@@ -172,9 +193,9 @@ class WriteQueue:
             answers[i] = result
 
     def _store(self, batch: list[PendingWrite], hand_off: Callable[[], None],
-               committed: threading.Event) -> list[WriteResult | EngramError]:
+               committed: threading.Event, kept: KeptByKey) -> list[WriteResult | EngramError]:
         now = max(p.now for p in batch)
-        vectors, skipped, warning = self._vectors(batch)
+        vectors, skipped, warning = self._vectors(batch, kept)
         hand_off()  # the next batch embeds while this one commits: the model never waits for a commit
         writes = [BatchWrite(p.draft, p.proposed_key, vectors.get(i), p.links) for i, p in enumerate(batch)]
         identity = None if self.embedder is None else str(self.embedder.identity)
@@ -230,7 +251,7 @@ class WriteQueue:
         self._identity_seen = (identity, warning, now)
         return warning
 
-    def _vectors(self, batch: list[PendingWrite]) -> tuple[dict[int, np.ndarray], list[int], str | None]:
+    def _vectors(self, batch: list[PendingWrite], kept: KeptByKey) -> tuple[dict[int, np.ndarray], list[int], str | None]:
         """Vectors for the writes that will need one, by position; the positions left out as
         needing none; a warning for every write when embedding is impossible (another model's
         vectors are stored, or the embedder failed)."""
@@ -241,7 +262,7 @@ class WriteQueue:
             return {}, [], warning
         wanted, skipped = [], []
         for i, p in enumerate(batch):
-            (wanted if self._needs_vector(p.draft) else skipped).append(i)
+            (wanted if self._needs_vector(p.draft, kept(p.draft)) else skipped).append(i)
         if not wanted:
             return {}, skipped, None
         try:
@@ -250,16 +271,13 @@ class WriteQueue:
             return {}, [], not_embedded(exc)
         return dict(zip(wanted, rows, strict=True)), skipped, None
 
-    def _needs_vector(self, draft: MemoryDraft) -> bool:
-        """False when the stored memory with this key already says the same (its vector stays):
-        an unchanged upsert by key is common (agents re-storing what they know). A new text
-        without a key is embedded even when it may turn out a duplicate: finding that out costs
-        a look-up per write, and a repeated text is rare."""
-        if draft.key is None:
-            return True
-        kept = self.store.get(draft.key, MemoryFilter(scopes=(draft.scope,), include_superseded=True))
-        return kept is None or kept.key != draft.key or (kept.content, kept.search_context) != (
-            draft.content, draft.search_context)
+    @staticmethod
+    def _needs_vector(draft: MemoryDraft, kept: Memory | None) -> bool:
+        """False when ``kept``, the memory stored under this draft's key, already says the same
+        (its vector stays): an unchanged upsert by key is common (agents re-storing what they
+        know). A new text without a key is embedded even when it may turn out a duplicate: finding
+        that out costs a look-up per write, and a repeated text is rare."""
+        return kept is None or (kept.content, kept.search_context) != (draft.content, draft.search_context)
 
     def _embed_late(self, memories: list[Memory]) -> str | None:
         """Vectors for memories the look-up said were unchanged that have none after the write (a

@@ -82,11 +82,18 @@ def test_an_unknown_link_target_refuses_that_write_alone(held: tuple[Engram, Hel
     assert "links to nothing" not in [m.content for m in mem.list(limit=100)]
 
 
-def test_a_keyed_update_keeps_the_stored_tags_and_metadata_it_was_not_given(held: tuple[Engram, HeldModel]) -> None:
+def test_a_keyed_update_keeps_the_stored_tags_and_metadata_it_was_not_given(
+        held: tuple[Engram, HeldModel], monkeypatch: pytest.MonkeyPatch) -> None:
     mem, model = held
     model.release.set()
     mem.remember("first wording", key="plan", tags=["work", "q3"], metadata={"owner": "ana"})
+    reads: list[str] = []
+    get = mem.store.get
+    monkeypatch.setattr(mem.store, "get", lambda ref, *args, **kwargs: reads.append(ref) or get(ref, *args, **kwargs))
     updated = mem.remember_soon("second wording", key="plan").result(20)
+    # One read of the stored row serves the tags it keeps and the check whether its text changed.
+    assert reads == ["plan"]
+    monkeypatch.undo()
     assert updated.action == "updated"
     assert set(updated.memory.tags) == {"work", "q3"}
     assert updated.memory.metadata == {"owner": "ana"}
