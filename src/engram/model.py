@@ -61,6 +61,9 @@ def layer_for_type(memory_type: str) -> Layer:
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 _TYPE_WORD = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Keys and tags are names shown on one line (a memory file's entry heading, a table cell): no line
+# breaks or tabs either.
+_NOT_PRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -474,6 +477,8 @@ def parse_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
     """Tags from a list or a comma-separated string: trimmed, lowercased, de-duplicated."""
     if value is None:
         return ()
+    if not isinstance(value, str) and (isinstance(value, Mapping) or not isinstance(value, Iterable)):
+        raise ValidationError("tags", f"got {type(value).__name__}", "a list of strings or comma-separated text")
     items = value.split(",") if isinstance(value, str) else list(value)
     tags: list[str] = []
     for item in items:
@@ -482,8 +487,9 @@ def parse_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
         tag = usable_text("tags", item).strip().lower()
         if not tag:
             continue
-        if len(tag) > 64 or "," in tag or _CONTROL.search(tag):
-            raise ValidationError("tags", f"{tag[:70]!r} is not a usable tag", "up to 64 characters, no commas")
+        if len(tag) > 64 or "," in tag or _NOT_PRINTABLE.search(tag):
+            raise ValidationError("tags", f"{tag[:70]!r} is not a usable tag",
+                                  "up to 64 printable characters, no commas")
         if tag not in tags:
             tags.append(tag)
     return tuple(tags)
@@ -501,13 +507,16 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise ValidationError("metadata", f"got {type(value).__name__}", "a JSON object")
     _usable_json("metadata", value)
-    try:
-        return json.loads(json.dumps(dict(value)))
+    try:  # (NaN and infinities are not JSON: an export holding them would not parse)
+        return json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError) as exc:
-        raise ValidationError("metadata", f"not JSON-serialisable: {exc}", "JSON values") from None
+        raise ValidationError("metadata", f"not JSON-serialisable: {exc}",
+                              "JSON values (finite numbers, text, true/false, null, lists, objects)") from None
 
 
 def parse_importance(value: float | int | str) -> float:
+    if isinstance(value, bool):
+        raise ValidationError("importance", f"{value!r} is not a number", "0.0 to 1.0")
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -521,7 +530,7 @@ def parse_key(value: str) -> str:
     key = usable_text("key", str(value)).strip()
     if not key:
         raise ValidationError("key", "must not be empty", "1-200 characters")
-    if len(key) > 200 or _CONTROL.search(key):
+    if len(key) > 200 or _NOT_PRINTABLE.search(key):
         raise ValidationError("key", "too long or has control characters", "1-200 printable characters")
     return key
 
@@ -575,7 +584,7 @@ def make_draft(
         importance=parse_importance(importance),
         related_entity=_optional_text("related_entity", related_entity),
         source=_optional_text("source", source),
-        created_at=created_at,
+        created_at=parse_time(created_at, "created_at"),
         search_context=parse_search_context(search_context, max_content_chars),
         **parse_validity(valid_from, valid_until),
     )
@@ -641,7 +650,9 @@ def _as_list(value: Any) -> list[Any]:
 def _optional_text(field_name: str, value: str | None) -> str | None:
     if value is None:
         return None
-    text = usable_text(field_name, str(value)).strip()
+    if not isinstance(value, str):
+        raise ValidationError(field_name, f"got {type(value).__name__}", "text, up to 200 characters")
+    text = usable_text(field_name, value).strip()
     if len(text) > 200:
         raise ValidationError(field_name, "is longer than 200 characters", "up to 200 characters")
     return text or None
@@ -787,10 +798,8 @@ def make_message(
         raise ValidationError("content", "must not be empty", f"1-{max_chars} characters")
     if parsed_role is Role.ASSISTANT and not calls and not content.strip():
         raise ValidationError("content", "an assistant message needs content or tool calls", "text")
-    if created_at is not None and (not isinstance(created_at, int | float) or math.isnan(created_at)):
-        raise ValidationError("created_at", f"{created_at!r} is not a time", "epoch seconds")
-    return Message(parsed_role, content, calls, tool_call_id, parse_metadata(metadata),
-                   float(created_at) if created_at is not None else 0.0)
+    at = parse_time(created_at, "created_at")
+    return Message(parsed_role, content, calls, tool_call_id, parse_metadata(metadata), 0.0 if at is None else at)
 
 
 def message_from_dict(data: Any, max_chars: int = MAX_MESSAGE_CHARS) -> Message:

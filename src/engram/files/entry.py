@@ -37,7 +37,7 @@ from engram.model import (
     parse_tags,
     parse_type,
 )
-from engram.temporal.instants import parse_validity
+from engram.temporal.instants import instant, parse_validity
 
 from .paths import text_hash
 
@@ -140,7 +140,7 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
     entry_id = raw.get("id")
     if entry_id is not None and (not isinstance(entry_id, str) or not entry_id.strip() or len(entry_id) > 100):
         raise ValidationError("id", f"{entry_id!r} is not an id", "the id engram wrote, or none for a new entry")
-    precise = _number(raw.get("created_at"), "created_at")
+    precise = _time(raw.get("created_at"), "created_at")
     return Entry(
         content=parse_content(raw.get("content", ""), max_content_chars),
         id=entry_id.strip() if isinstance(entry_id, str) else None,
@@ -154,14 +154,14 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
         related_entity=_text(raw.get("related_entity"), "related_entity"),
         source=_text(raw.get("source"), "source"),
         created_at=resolve_date(raw.get("date"), precise),
-        updated_at=_number(raw.get("updated_at"), "updated_at"),
-        last_accessed=_number(raw.get("last_accessed"), "last_accessed"),
-        recall_count=int(_number(raw.get("recall_count"), "recall_count") or 0),
+        updated_at=_time(raw.get("updated_at"), "updated_at"),
+        last_accessed=_time(raw.get("last_accessed"), "last_accessed"),
+        recall_count=_count(raw.get("recall_count"), "recall_count"),
         links=tuple(str(link) for link in raw.get("links") or ()),
         superseded_by=_text(raw.get("superseded_by"), "superseded_by"),
         search_context=parse_search_context(raw.get("search_context"), max_content_chars),
         **parse_validity(_instant(raw.get("valid_from")), _instant(raw.get("valid_until"))),
-        superseded_at=_number(raw.get("superseded_at"), "superseded_at"),
+        superseded_at=_time(raw.get("superseded_at"), "superseded_at"),
         line=line,
         text=text,
     )
@@ -222,6 +222,20 @@ def show_instant(value: float) -> str:
     if value != int(value):
         return repr(value)
     return dt.datetime.fromtimestamp(value, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _time(value: Any, name: str) -> float | None:
+    number = _number(value, name)
+    return None if number is None else instant(number, value, name)
+
+
+def _count(value: Any, name: str) -> int:
+    number = _number(value, name)
+    if number is None:
+        return 0
+    if not number.is_integer() or number < 0:
+        raise ValidationError(name, f"{value!r} is not a count", "a whole number, 0 or more")
+    return int(number)
 
 
 def _number(value: Any, name: str) -> float | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -24,6 +25,7 @@ from typing import Any
 
 from engram.errors import SnapshotError, ValidationError
 from engram.model import Category, parse_metadata, parse_tags, parse_type
+from engram.temporal.instants import instant
 
 _AGENT_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]+")
 
@@ -124,7 +126,11 @@ def timestamp(value: Any, where: str) -> float | None:
     if isinstance(value, bool):
         raise fail(where, f"{value!r} is not a time", "an ISO 8601 time or seconds since the epoch")
     if isinstance(value, int | float):
-        return float(value) / 1000 if value > 1e11 else float(value)
+        try:
+            number = float(value) / 1000 if value > 1e11 else float(value)
+        except OverflowError:
+            number = math.inf
+        return _instant(number, value, where)
     if isinstance(value, str):
         text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
         try:
@@ -136,8 +142,15 @@ def timestamp(value: Any, where: str) -> float | None:
                 raise fail(where, f"{value!r} is not a time", "an ISO 8601 time or seconds since the epoch") from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
-        return parsed.timestamp()
+        return _instant(parsed.timestamp(), value, where)
     raise fail(where, f"got {type(value).__name__}", "an ISO 8601 time or seconds since the epoch")
+
+
+def _instant(number: float, value: Any, where: str) -> float:
+    try:
+        return instant(number, value, where)
+    except ValidationError as exc:
+        raise fail(where, exc.problem, exc.allowed) from None
 
 
 def tags(values: Iterable[Any] | str | None, where: str) -> tuple[str, ...]:

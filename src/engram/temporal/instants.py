@@ -12,7 +12,20 @@ from typing import Any
 
 from engram.errors import ValidationError
 
-_ALLOWED = "epoch seconds or an ISO 8601 date/time (2026-04-12, 2026-04-12T09:30+02:00)"
+# Every door turns a stored instant back into a date, in UTC or in the user's zone, and Python's
+# dates stop at the years 1 and 9999: a year inside either end keeps any zone's offset within them.
+EARLIEST = datetime(2, 1, 1, tzinfo=UTC).timestamp()
+LATEST = datetime(9999, 1, 1, tzinfo=UTC).timestamp()  # (excluded)
+IN_RANGE = "a time from 0002-01-01 to 9998-12-31 (UTC)"
+_ALLOWED = f"epoch seconds or an ISO 8601 date/time (2026-04-12, 2026-04-12T09:30+02:00), {IN_RANGE}"
+
+
+def instant(number: float, value: Any, field_name: str) -> float:
+    """``number`` (read from ``value``) if it is an instant every door can show as a date; raises
+    ``ValidationError`` for NaN, infinities and times beyond the years 2-9998."""
+    if math.isnan(number) or not EARLIEST <= number < LATEST:
+        raise ValidationError(field_name, f"{value!r} is not a time engram can show as a date", IN_RANGE)
+    return number
 
 
 def parse_time(value: Any, field_name: str) -> float | None:
@@ -23,16 +36,18 @@ def parse_time(value: Any, field_name: str) -> float | None:
             return None
         raise ValidationError(field_name, f"{value!r} is not a time", _ALLOWED)
     if isinstance(value, int | float):
-        number = float(value)
-        if math.isnan(number) or math.isinf(number):
-            raise ValidationError(field_name, f"{value!r} is not a time", _ALLOWED)
-        return number
+        try:
+            return instant(float(value), value, field_name)
+        except OverflowError:  # an int beyond any float
+            raise ValidationError(field_name, f"{value!r} is not a time engram can show as a date", IN_RANGE) from None
     if isinstance(value, str):
         text = value.strip()
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
-            pass
+            number = None
+        if number is not None:
+            return instant(number, value, field_name)
         try:
             parsed = datetime.fromisoformat(text)
         except ValueError:
@@ -40,7 +55,7 @@ def parse_time(value: Any, field_name: str) -> float | None:
                                   _ALLOWED) from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
-        return parsed.timestamp()
+        return instant(parsed.timestamp(), value, field_name)
     raise ValidationError(field_name, f"got {type(value).__name__}", _ALLOWED)
 
 

@@ -1,0 +1,121 @@
+"""Values that parse but cannot be kept or shown are refused at the door, naming the field, and
+leave nothing behind: times beyond what a date can show (which broke every later command that
+printed the memory), NaN and infinities, metadata that is not JSON, tags and names of the wrong
+type, keys with line breaks. Library, CLI as a real process, HTTP over a real socket, imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.errors import SnapshotError, ValidationError
+from tests.interfaces.conftest import Served
+
+FAR_FUTURE = 1e300
+
+
+@pytest.fixture
+def mem(tmp_path: Path):
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False}) as engram:
+        engram.remember("already stored", key="kept")
+        yield engram
+
+
+@pytest.mark.parametrize(("fields", "field"), [
+    ({"created_at": FAR_FUTURE}, "created_at"),
+    ({"created_at": float("nan")}, "created_at"),
+    ({"valid_from": FAR_FUTURE}, "valid_from"),
+    ({"valid_from": "1e300"}, "valid_from"),
+    ({"valid_until": "nan"}, "valid_until"),
+    ({"valid_from": "-inf"}, "valid_from"),
+    ({"valid_from": 10**400}, "valid_from"),
+    ({"metadata": {"a": float("nan")}}, "metadata"),
+    ({"metadata": {"a": [1, float("inf")]}}, "metadata"),
+    ({"tags": 5}, "tags"),
+    ({"tags": {"k1": 1}}, "tags"),
+    ({"tags": ["two\nlines"]}, "tags"),
+    ({"importance": True}, "importance"),
+    ({"key": "two\nlines"}, "key"),
+    ({"key": "tab\there"}, "key"),
+    ({"related_entity": ["a", 1]}, "related_entity"),
+    ({"source": 7}, "source"),
+])
+def test_library_refuses_naming_the_field_and_keeps_what_was_stored(mem: Engram, fields: dict, field: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        mem.remember("a new memory", **fields)
+    assert raised.value.field == field
+    assert raised.value.allowed
+    assert [m.key for m in mem.list()] == ["kept"]
+    assert mem.get("kept").content == "already stored"
+
+
+def test_the_edges_of_the_range_are_kept_and_shown(mem: Engram) -> None:
+    early = mem.remember("ancient", key="early", valid_from="0002-01-01").memory
+    late = mem.remember("far ahead", key="late", valid_from="9998-12-31T23:59:59Z").memory
+    assert mem.get("early").valid_from == early.valid_from
+    assert mem.get("late").valid_from == late.valid_from
+    with pytest.raises(ValidationError, match="0002-01-01 to 9998-12-31"):
+        mem.remember("too late", valid_from="9999-01-01")
+
+
+def test_message_times_are_refused_out_of_range(mem: Engram) -> None:
+    with pytest.raises(ValidationError) as raised:
+        mem.history.append("web:1", "user", "hello", created_at=FAR_FUTURE)
+    assert raised.value.field == "created_at"
+
+
+def test_an_import_with_an_impossible_time_imports_nothing(mem: Engram) -> None:
+    source = json.dumps({"results": [{"id": "a1", "memory": "fine"}, {"id": "a2", "memory": "far", "created_at": 1e300}]})
+    with pytest.raises(SnapshotError) as raised:
+        mem.import_from(source, "mem0")
+    assert "results[1]" in str(raised.value) and "created_at" in str(raised.value)
+    assert [m.key for m in mem.list()] == ["kept"]
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_refuses_a_time_beyond_the_dates_and_later_commands_still_work(isolated_home: Path) -> None:
+    assert _cli(isolated_home, "remember", "kept one", "--key", "kept").returncode == 0
+    refused = _cli(isolated_home, "remember", "far one", "--valid-from", "1e300")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "valid_from" in refused.stderr and "0002-01-01" in refused.stderr
+    listed = _cli(isolated_home, "--json", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert [m["key"] for m in json.loads(listed.stdout)] == ["kept"]
+
+
+def test_http_refuses_nan_metadata_and_impossible_times(served: Served) -> None:
+    with served.client(served.alice) as http:
+        # Python's json writes NaN as the bare word, as some clients do; a strict parser refuses it.
+        for body, field in (('{"content": "x", "metadata": {"a": NaN}}', "metadata"),
+                            ('{"content": "x", "valid_from": 1e300}', "valid_from")):
+            answer = http.post("/api/v1/memory", content=body, headers={"Content-Type": "application/json"})
+            assert answer.status_code in (400, 422), answer.text
+            assert field in answer.text
+        assert http.get("/api/v1/memory").json()["memories"] == []
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    ({"created_at": 1e300}, "created_at"),
+    ({"updated_at": float("nan")}, "updated_at"),
+    ({"last_accessed": "inf"}, "last_accessed"),
+    ({"superseded_at": -1e20}, "superseded_at"),
+    ({"recall_count": float("nan")}, "recall_count"),
+    ({"recall_count": -3}, "recall_count"),
+    ({"recall_count": 1.5}, "recall_count"),
+])
+def test_a_memory_file_entry_with_an_impossible_number_is_refused_naming_it(raw: dict, field: str) -> None:
+    from engram.files.entry import build_entry
+
+    with pytest.raises(ValidationError) as raised:
+        build_entry({"content": "from a file", **raw}, max_content_chars=1000)
+    assert raised.value.field == field
