@@ -96,26 +96,53 @@ def test_list_summaries_rejects_unknown_period(make_engram):
 
 def test_consolidation_merges_near_duplicates(backend, make_engram, clock, embedder):
     engram = make_engram(backend, embedder=embedder)
-    a = engram.remember("The user prefers dark mode in the editor", key="a", tags="ui", importance=0.4).memory
+    # a and c get the keys engram derives from their text; b's key is its writer's.
+    a = engram.remember("The user prefers dark mode in the editor", tags="ui", importance=0.4).memory
     b = engram.remember("the user prefers DARK MODE in the editor!", key="b", tags="prefs", importance=0.8).memory
-    c = engram.remember("Dark mode in the editor: the user prefers it", key="c", importance=0.2).memory
+    c = engram.remember("Dark mode in the editor: the user prefers it", importance=0.2).memory
     other = engram.remember("The build uses Python 3.11", key="other").memory
     session_copy = engram.for_agent("default", "s").remember(
         "The user prefers dark mode in the editor", scope="session").memory
-    engram.link("c", "other")
+    engram.link(c.key, "other")
     engram.store.touch([a.id], clock.t)
     report = consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t)
-    assert sorted(m.key for m in report.removed) == ["a", "c"]
+    assert sorted(m.key for m in report.removed) == sorted([a.key, c.key])
     survivor = engram.get("b")
     assert survivor.id == b.id  # the most important member survives
     assert set(survivor.tags) == {"prefs", "ui"}
     assert survivor.importance == 0.8
     assert other.id in survivor.links  # c's link moved to the survivor
     merged = {h["key"]: h["content"] for h in survivor.metadata["merged_from"]}
-    assert merged == {"a": a.content, "c": c.content}
+    assert merged == {a.key: a.content, c.key: c.content}
     assert survivor.metadata["merged_recall_count"] == 1
     assert engram.store.get_many([session_copy.id])  # another scope is never merged in
     assert consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed == ()
+
+
+def test_consolidation_never_merges_away_a_key_its_writer_chose(backend, make_engram, clock, embedder):
+    engram = make_engram(backend, embedder=embedder)
+    engram.remember("Buy milk on the way home", key="monday-todo")
+    engram.remember("Buy milk on the way home!", key="tuesday-todo")
+    unnamed = engram.remember("buy milk on the way home", importance=0.9).memory
+    report = consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t)
+    # The unnamed copy joins a named one (even a less important one); both named ones stay.
+    assert [m.id for m in report.removed] == [unnamed.id]
+    assert engram.get("monday-todo").importance == 0.9
+    assert engram.get("tuesday-todo").content == "Buy milk on the way home!"
+    assert consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed == ()
+
+
+def test_consolidation_keeps_the_same_words_with_other_attributes_apart(backend, make_engram, clock, embedder):
+    engram = make_engram(backend, embedder=embedder)
+    monday = engram.remember("Buy milk", metadata={"day": "monday"}).memory
+    tuesday = engram.remember("Buy milk!", metadata={"day": "tuesday"}).memory
+    about_ann = engram.remember("Likes tea", related_entity="Ann").memory
+    about_bo = engram.remember("Likes tea!", related_entity="Bo").memory
+    assert consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed == ()
+    assert len(engram.store.get_many([monday.id, tuesday.id, about_ann.id, about_bo.id])) == 4
+    twin = engram.remember("buy milk", metadata={"day": "monday"}).memory
+    assert [m.id for m in consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed] \
+        in ([twin.id], [monday.id])
 
 
 def test_consolidation_below_threshold_and_without_vectors_does_nothing(make_engram, clock, embedder):

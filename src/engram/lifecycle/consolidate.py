@@ -2,8 +2,14 @@
 
 Two memories are near-duplicates when the cosine similarity of their stored vectors is at or
 above ``threshold``; groups are the connected components of that relation (union-find) within a
-scope and category. Core memories and summaries are left alone; memories without a vector are
-not compared (run ``engram reindex`` first).
+slot: one scope and category, and the same attributes beside the text (type, related entity,
+metadata other than this job's own). The same words with another day or person in the metadata
+are another fact (a LangGraph item per day, say). Core memories and summaries are left alone;
+memories without a vector are not compared (run ``engram reindex`` first).
+
+A memory whose key its writer chose (not the key engram derives from its text) is never merged
+away: callers get and update it by that key. It may survive a group and absorb the others; a
+group of several such memories merges only the rest into the first of them.
 
 The survivor of a group is the most important member (then the most recalled, then the oldest).
 It keeps: the union of the group's tags, the highest importance, the sum of recall counts in
@@ -14,12 +20,15 @@ deleted with an audit reason naming the survivor. Re-running finds nothing new: 
 
 from __future__ import annotations
 
+import json
+import re
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engram.events import MemoryEvent
+from engram.ids import key_from_content
 from engram.lifecycle.common import JobReport, forget_as_maintenance
 from engram.lifecycle.settings import ConsolidationSettings
 from engram.model import Category, Memory, MemoryDraft
@@ -57,10 +66,31 @@ def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: fl
     return [g for g in found.values() if len(g) > 1]
 
 
-def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, tuple[Memory, ...]]:
-    """Merge ``group`` into its survivor; returns the updated survivor and the removed memories."""
-    ordered = sorted(group, key=lambda m: (-m.importance, -m.recall_count, m.created_at, m.id))
-    survivor, others = ordered[0], ordered[1:]
+# What this job writes into a survivor's metadata: not an attribute that tells facts apart.
+_OWN_METADATA = frozenset({"merged_from", "merged_recall_count"})
+
+
+def _slot(memory: Memory) -> tuple[str, ...]:
+    attributes = {k: v for k, v in memory.metadata.items() if k not in _OWN_METADATA}
+    return (str(memory.scope), memory.category.value, memory.type, memory.related_entity or "",
+            json.dumps(attributes, sort_keys=True))
+
+
+def named(memory: Memory) -> bool:
+    """Whether the memory's key was chosen by its writer rather than derived from its text (the
+    derived key, or it with the ``-N`` that keeps it unique)."""
+    derived = key_from_content(memory.content)
+    return memory.key != derived and re.fullmatch(re.escape(derived) + r"-\d+", memory.key) is None
+
+
+def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, tuple[Memory, ...]] | None:
+    """Merge ``group`` into its survivor; returns the updated survivor and the removed memories,
+    or None when every member but the survivor is named (nothing may be removed)."""
+    ordered = sorted(group, key=lambda m: (not named(m), -m.importance, -m.recall_count, m.created_at, m.id))
+    survivor, others = ordered[0], [m for m in ordered[1:] if not named(m)]
+    if not others:
+        return None
+    group = [survivor, *others]
     tags = list(survivor.tags)
     for other in others:
         tags.extend(t for t in other.tags if t not in tags)
@@ -88,17 +118,18 @@ def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, t
 
 def run(engram: Engram, settings: ConsolidationSettings, *, now: float) -> JobReport:
     """Merge every group of near-duplicates in every scope and category."""
-    by_slot: dict[tuple[str, str], list[Memory]] = defaultdict(list)
+    by_slot: dict[tuple[str, ...], list[Memory]] = defaultdict(list)
     for memory in engram.store.iter_all():
         if memory.category is Category.CORE or memory.type == "summary" or memory.superseded_by:
             continue
-        by_slot[(str(memory.scope), memory.category.value)].append(memory)
+        by_slot[_slot(memory)].append(memory)
     removed: tuple[Memory, ...] = ()
     merged = 0
     for memories in by_slot.values():
         vectors = engram.store.vectors_for([m.id for m in memories])
         for group in groups(memories, vectors, settings.threshold):
-            _, gone = merge(engram, group, now=now)
-            removed += gone
-            merged += 1
+            done = merge(engram, group, now=now)
+            if done is not None:
+                removed += done[1]
+                merged += 1
     return JobReport("consolidate", removed, merged, (f"merged groups {merged}",) if merged else ())
