@@ -68,3 +68,21 @@ def test_rule_extractor_several_facts_and_same_slot_changes():
     assert a.key == b.key and a.content != b.content
     c, d = RuleExtractor().extract("I prefer tea over coffee")[0], RuleExtractor().extract("I prefer coffee to tea")[0]
     assert c.key == d.key
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I love sci-fi movies and I live in Lisbon.",
+     [("user-opinion-sci-fi-movies", "The user loves sci-fi movies."), ("user-location", "The user lives in Lisbon.")]),
+    ("I like tea and I hate coffee",
+     [("user-opinion-tea", "The user likes tea."), ("user-opinion-coffee", "The user does not like coffee.")]),
+    ("I am John Smith and I work at Acme",
+     [("user-name", "The user's name is John Smith."), ("user-workplace", "The user works at Acme.")]),
+    ("Hi, I'm Alice.", [("user-name", "The user's name is Alice.")]),
+    ("I live in Porto now", [("user-location", "The user lives in Porto.")]),
+    ("I like salt and pepper", [("user-opinion-salt-and-pepper", "The user likes salt and pepper.")]),
+    ("I am tired", []),
+    ("I'm Not sure", []),
+    ("I'm a software engineer", [("user-occupation", "The user works as a software engineer.")]),
+])
+def test_rule_extractor_one_fact_per_statement_and_stated_names(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected

@@ -88,7 +88,9 @@ class LLMExtractor:
 
 # --- rule-based ---------------------------------------------------------------------------------
 
-_END = r"(?=\s*(?:[.!?;]|,\s*(?:and|but)\b|\s+but\b|$))"
+# A value ends at punctuation, at ", and" / "but", or where "and" starts the user's next
+# statement ("I love sci-fi and I live in Lisbon": two facts, not one love of everything after it).
+_END = r"(?=\s*(?:[.!?;]|,\s*(?:and|but)\b|\s+but\b|\s+and\s+(?:i|i'm|i’m|my)\b|$))"
 _VALUE = r"(?P<value>[^.!?;\n]{1,80}?)"
 
 
@@ -118,6 +120,19 @@ def _name(m: re.Match[str]) -> tuple[str, str, str] | None:
         return None
     value = " ".join(w[:1].upper() + w[1:] for w in value.split())
     return "user-name", f"The user's name is {value}.", "social"
+
+
+# Words that follow "I'm" capitalised for emphasis or at a line start, not as a name.
+_NOT_NAMES = frozenset("not so sorry just also really very still going back here there fine okay ok good sure happy "
+                       "glad tired busy new done ready afraid from in at on with".split())
+
+
+def _name_stated(m: re.Match[str]) -> tuple[str, str, str] | None:
+    """ "I'm Alice": a name only when every word is capitalised as the user wrote it."""
+    words = m["value"].split()
+    if not words or not all(w[:1].isupper() for w in words) or words[0].lower() in _NOT_NAMES:
+        return None
+    return _name(m)
 
 
 def _my_x_is(m: re.Match[str]) -> tuple[str, str, str] | None:
@@ -162,7 +177,8 @@ def _prefer(m: re.Match[str]) -> tuple[str, str, str] | None:
 
 
 def _lives(m: re.Match[str]) -> tuple[str, str, str] | None:
-    return "user-location", f"The user lives in {_clean(m['value'])}.", "social"
+    place = re.sub(r"\s+(?:now|these days|at the moment|currently)$", "", _clean(m["value"]), flags=re.IGNORECASE)
+    return "user-location", f"The user lives in {place}.", "social"
 
 
 def _works(m: re.Match[str]) -> tuple[str, str, str] | None:
@@ -189,6 +205,7 @@ _JOBS = (r"(?:engineer|developer|programmer|designer|teacher|doctor|nurse|studen
 
 _RULES: tuple[_Rule, ...] = (
     _rule(r"\b(?:my name is|call me|i am called|i'm called)\s+" + _VALUE + _END, _name),
+    _rule(r"\bi(?:'m|’m|\s+am)\s+(?P<value>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2})" + _END, _name_stated),
     _rule(r"\bmy\s+(?P<thing>(?:favou?rite\s+)?[a-z][a-z ']{1,40}?)\s+(?:is|are)\s+" + _VALUE + _END, _my_x_is),
     _rule(r"\bi\s+(?P<neg>do not |don't |don’t )?(?P<verb>like|love|hate|dislike|enjoy|can't stand|cannot stand)\s+"
           + _VALUE + _END, _opinion),
