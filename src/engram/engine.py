@@ -282,6 +282,10 @@ class Engram:
     # --- scopes and filters ----------------------------------------------------------------
     def _write_scope(self, choice: ScopeChoice | None) -> Scope:
         if isinstance(choice, Scope):
+            # A view acts for one agent: another agent's memories are reached through its own view.
+            if choice.agent is not None and choice.agent != self.scope.agent:
+                raise ValidationError("scope", f"{choice} is another agent's than this view's ({self.scope.agent})",
+                                      "global, this agent or one of its sessions; for_agent(...) opens another")
             return choice
         if choice in (None, "agent"):
             return Scope(self.scope.agent)
