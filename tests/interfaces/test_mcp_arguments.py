@@ -36,17 +36,29 @@ async def _recall_filters_are_checked(client: Client) -> None:
         "results"] == []
 
 
-def test_recall_filters_over_stdio(tmp_path: Path) -> None:
+async def _forget_names_its_own_arguments(client: Client) -> None:
+    # The engine's selectors are ref / older_than_s; the tool's are memory_id / older_than_days.
+    for args, got in (({}, "got no selector"), ({"memory_id": "lang", "query": "python"}, "got memory_id, query"),
+                      ({"tag": "x", "older_than_days": 3}, "got tag, older_than_days")):
+        text = _error_text(await client.call_tool("forget", args))
+        assert got in text and "exactly one of memory_id, query, tag, older_than_days" in text, text
+        assert "ref" not in text and "older_than_s" not in text, text
+    assert _data(await client.call_tool("forget", {"older_than_days": 0, "dry_run": True}))["dry_run"]
+
+
+def test_arguments_over_stdio(tmp_path: Path) -> None:
     async def run() -> None:
         async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
             await _recall_filters_are_checked(client)
+            await _forget_names_its_own_arguments(client)
 
     asyncio.run(run())
 
 
-def test_recall_filters_over_http(served: Served) -> None:
+def test_arguments_over_http(served: Served) -> None:
     async def run() -> None:
         async with Client(_http(served, served.alice)) as client:
             await _recall_filters_are_checked(client)
+            await _forget_names_its_own_arguments(client)
 
     asyncio.run(run())

@@ -24,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engram.about import __version__
-from engram.engine import Engram, Filters
+from engram.engine import Engram, Filters, one_selector
 from engram.interfaces import present, seams
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
@@ -113,6 +113,8 @@ def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None,
 
 def _forget(engram: Engram, memory_id: str | None, query: str | None, tag: str | None,
             older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
+    # The engine checks its own selectors too, but by its names (ref, older_than_s).
+    one_selector("forget", {"memory_id": memory_id, "query": query, "tag": tag, "older_than_days": older_than_days})
     removed = engram.forget(memory_id, query=query, tag=tag,
                             older_than_s=None if older_than_days is None else older_than_days * DAY_S,
                             reason=reason, dry_run=dry_run)
