@@ -130,3 +130,29 @@ def test_relative_links_point_at_files(page: str) -> None:
         if target.startswith("reference/") or "/reference/" in target or target.startswith("../reference/"):
             continue  # generated at build time (scripts/mkdocs_hooks.py); the site build checks them
         assert (ROOT / page).parent.joinpath(target).resolve().exists(), f"{page} links to missing {target}"
+
+
+INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
+# What an example in docs/integrations.md needs beyond engram: the module it imports from the extra.
+_EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langchain_core", "from agents": "agents"}
+
+
+@pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", INTEGRATIONS))))
+def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Each Python example in docs/integrations.md runs as a script on its own: everything it uses
+    is imported or defined in it. The OpenAI Agents example talks to a scripted model instead of
+    OpenAI (the only thing replaced)."""
+    block = re.findall(r"```python\n(.*?)```", INTEGRATIONS, re.S)[index]
+    for marker, module in _EXTRA_MODULES.items():
+        if marker in block:
+            pytest.importorskip(module, reason=f"the example needs {module} (its engram extra)")
+    if "from agents" in block:
+        from agents.models.multi_provider import MultiProvider
+
+        from tests.integrations.test_openai_agents_session import ScriptedModel
+
+        monkeypatch.setattr(MultiProvider, "get_model", lambda self, name: ScriptedModel())
+        monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    exec(compile(block, f"docs/integrations.md example {index + 1}", "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out.strip() or "print(" not in block

@@ -74,6 +74,19 @@ if TYPE_CHECKING:
 ScopeChoice = Literal["global", "agent", "session"] | Scope
 
 
+def one_selector(field: str, selectors: Mapping[str, object]) -> str:
+    """The name of the one selector given (not None) in ``selectors`` (name -> value, in the order
+    an error lists them). Raises ``ValidationError`` on ``field`` unless exactly one is given,
+    naming the selectors as ``selectors`` does: ``forget`` checks its own arguments with it, and
+    an interface whose parameters are named otherwise checks them with it first, so its callers
+    read their own names (MCP's ``memory_id``, ``older_than_days``), not ``ref``/``older_than_s``."""
+    chosen = [name for name, value in selectors.items() if value is not None]
+    if len(chosen) != 1:
+        raise ValidationError(field, f"got {', '.join(chosen) or 'no selector'}",
+                              f"exactly one of {', '.join(selectors)}")
+    return chosen[0]
+
+
 @dataclass(frozen=True, slots=True)
 class Filters:
     """List/recall filters as a user passes them (validated into a ``MemoryFilter``)."""
@@ -723,11 +736,7 @@ class Engram:
         ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
         Raises ``NotFoundError`` for an unknown ``ref``.
         """
-        chosen = [name for name, value in
-                  (("ref", ref), ("query", query), ("tag", tag), ("older_than_s", older_than_s)) if value is not None]
-        if len(chosen) != 1:
-            raise ValidationError("forget", f"got {', '.join(chosen) or 'no selector'}",
-                                  "exactly one of ref, query, tag, older_than_s")
+        one_selector("forget", {"ref": ref, "query": query, "tag": tag, "older_than_s": older_than_s})
         base = filters or Filters()
         if ref is not None:
             targets = [self.get(ref)]

@@ -90,3 +90,28 @@ def test_session_operations(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         EngramSession("has:colon", engram)
     assert err.value.field == "session_id"
+
+
+def test_trimmed_history_never_returns_a_tool_output_without_its_call(isolated_home: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # history.max_history_len trims items one by one, blind to the Agents SDK's call/output pairs:
+    # the cut can fall between a function_call and its output, which the OpenAI API rejects.
+    monkeypatch.setenv("ENGRAM_HISTORY__MAX_HISTORY_LEN", "3")
+    call = {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "sunny"}
+    answer = {"role": "assistant", "content": "a1"}
+
+    async def run(mem: Engram) -> None:
+        session = EngramSession("trimmed", mem)
+        await session.add_items([{"role": "user", "content": "q1"}, call, output, answer])
+        await session.add_items([{"role": "user", "content": "q2"}])
+        # stored: output, a1, q2 (the call was trimmed): the orphaned output is left out
+        assert await session.get_items() == [answer, {"role": "user", "content": "q2"}]
+        await session.add_items([{"role": "user", "content": "q3"}, call, output])
+        assert await session.get_items() == [{"role": "user", "content": "q3"}, call, output]
+        assert await session.get_items(limit=1) == []  # the latest item alone is an orphaned output
+        assert await session.get_items(limit=2) == [call, output]
+
+    with Engram.from_settings(agent="support", embeddings={"provider": "none"}) as mem:
+        assert mem.history.max_history_len == 3
+        asyncio.run(run(mem))

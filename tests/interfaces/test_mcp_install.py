@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +104,17 @@ def test_default_locations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.setattr("platform.system", lambda: "Darwin")
     assert config_path("claude-desktop") == (
         tmp_path / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json")
+
+
+def test_the_printed_command_is_the_written_one(tmp_path: Path) -> None:
+    # The uvx entry runs 'engram-recall[local,server]': the line printed after installing is that
+    # command, shell-quoted (brackets are a glob to zsh) and on one line however narrow the terminal.
+    home, config = tmp_path / "home", tmp_path / "my.json"
+    done = subprocess.run([ENGRAM, "--home", str(home), "mcp", "install", "--client", "claude-code", "--config",
+                           str(config), "--launcher", "uvx", "--name", "memory"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "40"})
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(config.read_text())["mcpServers"]["memory"]
+    assert entry["command"] == "uvx" and entry["args"][1].endswith("[local,server]")
+    printed = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("uvx")]
+    assert [shlex.split(line) for line in printed] == [[entry["command"], *entry["args"]]]

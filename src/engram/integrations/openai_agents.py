@@ -7,6 +7,13 @@ kept whole in its message's metadata (so it comes back exactly as given); the me
 item's text when it has one, else the item as JSON, so the history reads naturally in
 ``engram history`` and on the page. History settings apply: ``history.max_history_len`` trims the
 oldest items. Every call runs in a worker thread, never blocking the event loop.
+
+The trim counts items, blind to the SDK's pairs of a tool call and its output (both are stored as
+assistant messages, so the history's own rule, no tool result without its call, does not see
+them): it can keep a ``function_call_output`` whose ``function_call`` it cut, and so can
+``get_items(limit)``. The OpenAI API refuses such an output, so ``get_items`` leaves out every
+output whose call is not before it in what it returns (the stored history is unchanged). The
+pairing is the SDK's, so it is done here rather than in ``engram.history``.
 """
 
 from __future__ import annotations
@@ -27,6 +34,25 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
 
 CHANNEL = "openai-agents"
 _ROLES = ("user", "assistant", "system")
+# The Responses API's tool call item types and their outputs' (paired by call_id).
+_OUTPUT_OF = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output",
+              "computer_call": "computer_call_output", "local_shell_call": "local_shell_call_output",
+              "shell_call": "shell_call_output", "apply_patch_call": "apply_patch_call_output"}
+_OUTPUTS = frozenset(_OUTPUT_OF.values())
+
+
+def without_orphaned_outputs(items: list[Any]) -> list[Any]:
+    """``items`` minus each tool output whose call is not among the items before it."""
+    called: set[tuple[str, Any]] = set()
+    kept = []
+    for item in items:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind in _OUTPUT_OF:
+            called.add((_OUTPUT_OF[kind], item.get("call_id")))
+        elif kind in _OUTPUTS and (kind, item.get("call_id")) not in called:
+            continue
+        kept.append(item)
+    return kept
 
 
 def _message(item: Any) -> tuple[str, str]:
@@ -54,7 +80,7 @@ class EngramSession(SessionABC):
     def _get(self, limit: int | None) -> list[Any]:
         history = self.engram.history
         messages = history.all(self.key) if limit is None else history.recent(self.key, limit)
-        return [m.metadata["item"] for m in messages if "item" in m.metadata]
+        return without_orphaned_outputs([m.metadata["item"] for m in messages if "item" in m.metadata])
 
     def _add(self, items: list[Any]) -> None:
         history = self.engram.history
@@ -72,7 +98,8 @@ class EngramSession(SessionABC):
         return last.metadata.get("item")
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The session's items, oldest first (the latest ``limit`` when given)."""
+        """The session's items, oldest first (the latest ``limit`` when given), without a tool output
+        whose call was trimmed or is older than the latest ``limit`` (fewer items then)."""
         if limit is not None and limit < 0:
             raise ValidationError("limit", f"{limit} is negative", "a count >= 0, or None for all")
         if limit == 0:

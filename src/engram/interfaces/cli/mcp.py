@@ -78,6 +78,8 @@ def install(
         render.emit_json({"client": done.client, "path": str(done.path), "name": done.name, "action": done.action,
                           "entry": done.entry})
         return
-    render.console.print(f"{done.action} MCP server {done.name!r} in {done.path}")
-    render.console.print(f"  {done.entry['command']} {' '.join(done.entry['args'])}", highlight=False)
+    render.console.print(f"{done.action} MCP server {done.name!r} in {done.path}", markup=False, highlight=False)
+    # Not markup (rich would take "[local,server]" for a style tag and drop it), never wrapped:
+    # the line is meant to be copied into a shell.
+    render.console.print(f"  {clients.command_line(done.entry)}", markup=False, highlight=False, soft_wrap=True)
     render.errors.print(f"restart {client} to load it", highlight=False)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import shutil
 import sys
 from collections.abc import Mapping
@@ -116,6 +117,12 @@ def install(client: str, path: Path, name: str, server: Mapping[str, Any]) -> In
         servers[name] = dict(server)
         _write(path, document)
     return Installed(client, path, name, dict(server), action)
+
+
+def command_line(server: Mapping[str, Any]) -> str:
+    """The entry's command as one shell line, exactly what the client will run: quoted, since the
+    uvx launcher's ``engram-recall[local,server]`` is a glob pattern to zsh."""
+    return shlex.join([server["command"], *server["args"]])
 
 
 def snippet(client: str, name: str, server: Mapping[str, Any]) -> str:

@@ -21,10 +21,10 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engram.about import __version__
-from engram.engine import Engram, Filters
+from engram.engine import Engram, Filters, one_selector
 from engram.interfaces import present, seams
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
@@ -68,12 +68,42 @@ def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrcl
     return server
 
 
-def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None, tags: list[str] | None,
-            session_id: str | None, category: str | None, type_: str | None, depth: int,
-            when: str | None = None, as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
+Category = Literal["core", "knowledge", "conversation"]
+
+
+class RecallFilters(BaseModel):
+    """``recall``'s ``filters``, checked by the SDK with the tool's other arguments: a wrong type
+    or an unknown key is refused with its path (``filters.category``) and what is allowed, instead
+    of reaching the engine as something it cannot read, or being ignored (a misspelt ``tag`` used
+    to return unfiltered results). The schema also tells a client the keys before it calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tags: list[str] | None = Field(None, description="All of these tags must match.")
+    session_id: str | None = Field(None, description="Only memories of this session.")
+    category: Category | None = None
+    type: str | None = Field(None, description="Only this type, e.g. decision.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        # Pydantic's own "extra inputs are not permitted" names the key but not the allowed ones.
+        if isinstance(data, dict):
+            unknown = [key for key in data if key not in cls.model_fields]
+            if unknown:
+                raise ValueError(f"unknown filter {', '.join(map(repr, unknown))} "
+                                 f"(allowed: {', '.join(cls.model_fields)})")
+        return data
+
+
+def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None, filters: RecallFilters,
+            depth: int, when: str | None = None, as_of: str | None = None,
+            known_at: str | None = None) -> dict[str, Any]:
+    session_id = filters.session_id
     view = engram if session_id is None else engram.for_session(session_id)
     result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
-                         filters=Filters(tags=tags, category=category, type=type_, as_of=as_of, known_at=known_at))
+                         filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
+                                         as_of=as_of, known_at=known_at))
     hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
     out: dict[str, Any] = {"results": [present.clawcode_result(h) for h in hits]}
     if result.notes:
@@ -83,6 +113,8 @@ def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None,
 
 def _forget(engram: Engram, memory_id: str | None, query: str | None, tag: str | None,
             older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
+    # The engine checks its own selectors too, but by its names (ref, older_than_s).
+    one_selector("forget", {"memory_id": memory_id, "query": query, "tag": tag, "older_than_days": older_than_days})
     removed = engram.forget(memory_id, query=query, tag=tag,
                             older_than_s=None if older_than_days is None else older_than_days * DAY_S,
                             reason=reason, dry_run=dry_run)
@@ -141,7 +173,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         query: Annotated[str, Field(description="What you want to know, in plain words.")],
         limit: Annotated[int, Field(ge=1, le=100, description="Most results to return.")] = 5,
         min_relevance: Annotated[float | None, Field(ge=0.0, le=1.0, description="Drop results below this.")] = None,
-        filters: Annotated[dict[str, Any] | None, Field(
+        filters: Annotated[RecallFilters | None, Field(
             description="Optional: {\"tags\": [...] (all must match), \"session_id\": \"...\", "
                         "\"category\": \"knowledge\", \"type\": \"decision\"}.")] = None,
         depth: Annotated[int, Field(ge=0, le=3, description=(
@@ -155,10 +187,9 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         known_at: Annotated[str | None, Field(
             description="Memory as it was recorded at this time (ISO 8601), with the contents of then.")] = None,
     ) -> dict[str, Any]:
-        f = filters or {}
         with tool_errors():
-            return _recall(resolve(), query, limit, min_relevance, f.get("tags"), f.get("session_id"),
-                           f.get("category"), f.get("type"), depth, when, as_of, known_at)
+            return _recall(resolve(), query, limit, min_relevance, filters or RecallFilters(), depth, when, as_of,
+                           known_at)
 
     @server.tool(title="Forget memories", annotations=DELETE, description=(
         "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "

@@ -1,0 +1,64 @@
+"""MCP tool arguments a model gets wrong: the error names the argument by the tool's own name and
+says what is allowed (never a bare "Error executing tool", never a silently ignored key), over
+stdio and over streamable HTTP, with the SDK's own client."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from mcp import Client
+
+from tests.interfaces.conftest import Served
+from tests.interfaces.test_mcp import _data, _error_text, _http, _stdio
+
+FILTER_KEYS = ("tags", "session_id", "category", "type")
+
+
+async def _recall_filters_are_checked(client: Client) -> None:
+    _data(await client.call_tool("remember", {"content": "The user writes Python every day", "tags": ["lang"]}))
+    for filters, field in (({"session_id": 5}, "filters.session_id"), ({"category": 7}, "filters.category"),
+                           ({"type": 5}, "filters.type"), ({"tags": "lang"}, "filters.tags")):
+        text = _error_text(await client.call_tool("recall", {"query": "python", "filters": filters}))
+        assert field in text, (filters, text)
+    text = _error_text(await client.call_tool("recall", {"query": "python", "filters": {"category": "facts"}}))
+    assert "filters.category" in text and all(c in text for c in ("core", "knowledge", "conversation")), text
+    # A misspelt key is refused, not ignored (it used to return unfiltered hits).
+    text = _error_text(await client.call_tool("recall", {"query": "python", "filters": {"tag": ["nomatch"]}}))
+    assert "'tag'" in text and all(k in text for k in FILTER_KEYS), text
+    # The tool's schema tells a client the keys before it guesses.
+    schema = next(t for t in (await client.list_tools()).tools if t.name == "recall").input_schema
+    assert "filters" in schema["properties"] and "$defs" in schema
+    found = _data(await client.call_tool("recall", {"query": "python", "filters": {"tags": ["lang"],
+                                                                                   "category": "knowledge"}}))
+    assert [r["content"] for r in found["results"]] == ["The user writes Python every day"]
+    assert _data(await client.call_tool("recall", {"query": "python", "filters": {"tags": ["nomatch"]}}))[
+        "results"] == []
+
+
+async def _forget_names_its_own_arguments(client: Client) -> None:
+    # The engine's selectors are ref / older_than_s; the tool's are memory_id / older_than_days.
+    for args, got in (({}, "got no selector"), ({"memory_id": "lang", "query": "python"}, "got memory_id, query"),
+                      ({"tag": "x", "older_than_days": 3}, "got tag, older_than_days")):
+        text = _error_text(await client.call_tool("forget", args))
+        assert got in text and "exactly one of memory_id, query, tag, older_than_days" in text, text
+        assert "ref" not in text and "older_than_s" not in text, text
+    assert _data(await client.call_tool("forget", {"older_than_days": 0, "dry_run": True}))["dry_run"]
+
+
+def test_arguments_over_stdio(tmp_path: Path) -> None:
+    async def run() -> None:
+        async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
+            await _recall_filters_are_checked(client)
+            await _forget_names_its_own_arguments(client)
+
+    asyncio.run(run())
+
+
+def test_arguments_over_http(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as client:
+            await _recall_filters_are_checked(client)
+            await _forget_names_its_own_arguments(client)
+
+    asyncio.run(run())
