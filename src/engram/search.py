@@ -170,6 +170,10 @@ def _query_vector(store: MemoryStore, request: RecallRequest,
     if stored is not None and stored != wanted:
         return None, f"stored vectors are {stored} but the embedder is {wanted}: run `engram reindex`; answered from full text"
     if stored is None:
+        # No vector at all, yet memories: stored before an embedder was set up (a core-only
+        # install given [local], say). Only full text can find them until they are embedded.
+        if store.list(request.filt, limit=1):
+            return None, f"no stored memory has a vector yet: answered from full text; `engram reindex` embeds them with {wanted}"
         return None, None
     try:
         return embedder.embed_query(request.query), None
