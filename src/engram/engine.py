@@ -193,13 +193,11 @@ class Engram:
         """This agent's conversation history (``settings.history``), opened on first use; in memory
         when this Engram was built without settings. It holds this agent's conversations only: a
         view from ``for_agent`` shares its engine's storage and sees its own agent's. Compaction
-        purges this agent's old conversation memories."""
+        purges this agent's own old conversation memories, never global ones nor another agent's."""
         if self._history is None:
             from engram.root import open_history
 
-            def purge(max_age_s: float) -> int:
-                return len(self.forget(older_than_s=max_age_s, filters=Filters(category=Category.CONVERSATION)))
-
+            purge = self._forget_old_conversations
             agent = self.scope.agent or "default"
             if self._history_root is not None:
                 self._history = self._history_root._agent_history(agent)
@@ -223,11 +221,7 @@ class Engram:
             found = self._agent_histories.get(agent)
             if found is None:
                 owner = self.for_agent(agent)
-
-                def purge(max_age_s: float) -> int:
-                    return len(owner.forget(older_than_s=max_age_s, filters=Filters(category=Category.CONVERSATION)))
-
-                found = self.history.for_agent(agent, purge=purge)
+                found = self.history.for_agent(agent, purge=owner._forget_old_conversations)
                 owner._index_turns(found)
                 self._agent_histories[agent] = found
             return found
@@ -749,15 +743,32 @@ class Engram:
                 raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")
             cutoff = self.clock() - older_than_s
             targets = self._all(self._filter(replace(base, until=cutoff)))
+        return self._delete(targets, bulk=ref is None, dry_run=dry_run, reason=reason)
+
+    def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
+                reason: str | None = None) -> list[Memory]:
+        """``forget``'s removal of ``targets`` (a bulk one after the backup guard)."""
         shown = self._shown(targets)  # before the links go with them
         if dry_run or not targets:
             return shown
-        if ref is None and self.guard is not None:
+        if bulk and self.guard is not None:
             self.guard("bulk-forget")
         removed = self.store.delete([m.id for m in targets])
         self._emit("forgotten", removed, reason)
         gone = {m.id for m in removed}
         return [m for m in shown if m.id in gone]
+
+    def _forget_old_conversations(self, max_age_s: float) -> int:
+        """Compaction's purge: forget this agent's own ``conversation`` memories (its agent scope
+        and this view's session) created more than ``max_age_s`` ago; returns how many. Global
+        ones belong to every agent and another agent's are not this one's, so neither is touched,
+        unlike ``forget``, which removes whatever this view can see."""
+        own = tuple(scope for scope in self.scope.visible() if scope.agent is not None)
+        if not own:
+            return 0
+        older = Filters(category=Category.CONVERSATION, until=self.clock() - max_age_s)
+        targets = self._all(replace(self._filter(older), scopes=own))
+        return len(self._delete(targets, bulk=True, reason="conversation compaction"))
 
     def _all(self, filt: MemoryFilter) -> list[Memory]:
         out: list[Memory] = []

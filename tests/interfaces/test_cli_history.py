@@ -91,3 +91,26 @@ def test_history_compact_uses_the_configured_llm_summariser(tmp_path: Path) -> N
     assert compacted["summary"] == "The user asked eight numbered questions."
     summary = json.loads(run(tmp_path, "--json", "history", "summary", "telegram:42").stdout)["summary"]
     assert summary == "The user asked eight numbered questions."
+
+
+def test_transcripts_are_per_agent_and_never_shared_between_keys(tmp_path: Path) -> None:
+    """Two agents with one key each keep their own transcript; two keys that sanitise alike
+    (web:a/b, web:a_b) keep a file each. Every file is read after all were written."""
+    def transcript(*args: str) -> Path:
+        result = run(tmp_path, "--json", *args)
+        assert result.returncode == 0, result.stderr
+        return Path(json.loads(result.stdout)["path"])
+
+    for agent in ("alice", "bob"):
+        assert run(tmp_path, "--agent", agent, "history", "append", "telegram:42",
+                   f"{agent} is planning the migration of the billing database").returncode == 0
+    alice = transcript("--agent", "alice", "history", "transcript", "telegram:42", "--index")
+    bob = transcript("--agent", "bob", "history", "transcript", "telegram:42")
+    assert run(tmp_path, "history", "append", "web:a/b", "one").returncode == 0
+    assert run(tmp_path, "history", "append", "web:a_b", "two").returncode == 0
+    one, two = transcript("history", "transcript", "web:a/b"), transcript("history", "transcript", "web:a_b")
+
+    assert "alice is planning" in alice.read_text() and "bob" not in alice.read_text()
+    assert "bob is planning" in bob.read_text() and "alice" not in bob.read_text()
+    assert "**User**: one" in one.read_text() and "two" not in one.read_text()
+    assert "**User**: two" in two.read_text() and "one" not in two.read_text()

@@ -124,7 +124,9 @@ def test_turns_are_indexed_as_they_end_above_the_importance_threshold(tmp_path: 
         assert indexed["transcript:cli:sess_123::2"].importance >= 0.5
     finally:
         reopened.close()
-    transcript = (tmp_path / "transcripts" / "cli_sess_123.md").read_text()
+    from engram.files.transcripts import transcript_path
+
+    transcript = transcript_path(tmp_path / "transcripts", key, agent="default").read_text()
     assert "## Turn 2" in transcript and "[Indexed: Which database should the billing service" in transcript
 
 
@@ -190,3 +192,7 @@ def test_views_share_one_history_per_agent_and_its_queued_turns_are_indexed_at_c
         assert [m.key for m in reopened.list() if m.key.startswith("transcript:")] == []  # not the default agent's
     finally:
         reopened.close()
+    from engram.files.transcripts import transcript_path
+
+    assert "invoice exporter" in transcript_path(tmp_path / "transcripts", key, agent="alice").read_text()
+    assert not transcript_path(tmp_path / "transcripts", key, agent="default").exists()

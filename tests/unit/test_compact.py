@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engram.engine import Engram
 from engram.errors import ProviderError
 from engram.history.compaction import (
     compact_messages,
@@ -199,3 +200,34 @@ def test_below_the_limits_nothing_happens_unless_forced() -> None:
 def test_settings_refuse_keep_recent_not_below_min_messages() -> None:
     with pytest.raises(ValueError):
         CompactionSettings(keep_recent=12, min_messages=12)
+
+
+def test_compaction_forgets_only_the_agents_own_old_conversation_memories(tmp_path: Path) -> None:
+    """An agent's compaction purges its own old conversation memories, never global ones nor
+    another agent's: one agent never deletes another's memories."""
+    month = 30 * 86400.0
+    with Engram.from_settings(home=tmp_path) as engram:
+        now = engram.clock()
+        alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+        bob.remember("shared global conversation fact", scope="global", category="conversation", created_at=now - month)
+        bob.remember("bob own old conversation", category="conversation", created_at=now - month)
+        alice.remember("alice old conversation", category="conversation", created_at=now - month)
+        alice.remember("alice recent conversation", category="conversation", created_at=now - 60)
+        alice.remember("alice old knowledge", created_at=now - month)
+
+        def contents(view: Engram) -> list[str]:
+            return sorted(m.content for m in view.list(limit=100))
+
+        for n in range(7):
+            alice.history.append("telegram:1", "user", f"question {n}")
+            alice.history.append("telegram:1", "assistant", f"answer {n}")
+        result = alice.history.compact("telegram:1", force=True)
+        assert result.compacted and result.purged == 1
+        assert contents(bob) == ["bob own old conversation", "shared global conversation fact"]
+        assert contents(alice) == ["alice old knowledge", "alice recent conversation", "shared global conversation fact"]
+        # The default agent's history (the engine's own, not a view's) keeps to its own as well.
+        for n in range(7):
+            engram.history.append("telegram:1", "user", f"question {n}")
+            engram.history.append("telegram:1", "assistant", f"answer {n}")
+        assert engram.history.compact("telegram:1", force=True).purged == 0
+        assert contents(bob) == ["bob own old conversation", "shared global conversation fact"]

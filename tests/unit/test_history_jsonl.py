@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engram.engine import Engram
 from engram.history.jsonl import JsonlHistoryStore
 from engram.model import Role, make_message
 
@@ -57,6 +58,38 @@ def test_fifo_rotation_keeps_the_newest_entries(tmp_path: Path) -> None:
     assert [r["userMessage"] for r in rows] == [f"question {n}" for n in range(7, 12)]
     assert store.count(KEY) == 10
     assert not list(tmp_path.glob(".h.jsonl.*.tmp"))  # no temporary file left behind
+
+
+def test_the_cap_is_per_agent_and_never_trims_another_agents_lines(tmp_path: Path) -> None:
+    """Each agent keeps its newest max_entries lines; bob's traffic never pushes out alice's, nor
+    a line no agent owns (unreadable)."""
+    path = tmp_path / "h.jsonl"
+    alice, bob = JsonlHistoryStore(path, max_entries=10, agent="alice"), JsonlHistoryStore(path, max_entries=10, agent="bob")
+    exchange(alice, KEY, 0)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("not json at all\n")
+    for n in range(1, 13):
+        exchange(bob, KEY, n)
+    assert [m.content for m in alice.get_all(KEY)] == ["question 0", "answer 0"]
+    assert [m.content for m in bob.get_all(KEY)] == [f"{kind} {n}" for n in range(3, 13) for kind in ("question", "answer")]
+    assert "not json at all" in path.read_text("utf-8")
+    # A smaller cap in another process's settings trims only the writer's own lines.
+    JsonlHistoryStore(path, max_entries=2, agent="alice").append(KEY, make_message("user", "alice again"))
+    assert bob.count(KEY) == 20 and [m.content for m in alice.get_all(KEY)] == ["question 0", "answer 0", "alice again"]
+    JsonlHistoryStore(path, max_entries=1, agent="alice").append(KEY, make_message("user", "alice last"))
+    assert bob.count(KEY) == 20 and [m.content for m in alice.get_all(KEY)] == ["alice last"]
+
+
+def test_one_agents_traffic_keeps_anothers_conversation_through_the_engine(tmp_path: Path) -> None:
+    with Engram.from_settings(home=tmp_path, history={"backend": "jsonl", "max_entries": 10}) as engram:
+        alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+        alice.history.append("telegram:1", "user", "alice asks")
+        alice.history.append("telegram:1", "assistant", "alice is answered")
+        for n in range(12):
+            bob.history.append("telegram:1", "user", f"bob asks {n}")
+            bob.history.append("telegram:1", "assistant", f"bob is answered {n}")
+        assert [m.content for m in alice.history.restore("telegram:1")] == ["alice asks", "alice is answered"]
+        assert bob.history.count("telegram:1") == 20
 
 
 def test_per_entry_character_cap(tmp_path: Path) -> None:

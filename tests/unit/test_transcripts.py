@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engram.engine import Engram
+from engram.errors import ValidationError
 from engram.files import transcripts
 from engram.model import make_message
 from engram.store.sqlite import SqliteMemoryStore
@@ -56,4 +59,46 @@ def test_indexing_stores_substantive_turns_and_marks_them(tmp_path: Path) -> Non
 
 
 def test_session_ids_become_safe_file_names(tmp_path: Path) -> None:
-    assert transcripts.transcript_path(tmp_path, "../../etc/passwd").parent == tmp_path
+    assert transcripts.transcript_path(tmp_path, "../../etc/passwd", agent="alice").parent == tmp_path / "alice"
+    assert transcripts.transcript_path(tmp_path, "telegram:42", agent="alice") == tmp_path / "alice" / "telegram_42.md"
+    with pytest.raises(ValidationError):
+        transcripts.transcript_path(tmp_path, "telegram:42", agent="../bob")
+
+
+def test_file_names_are_one_per_conversation() -> None:
+    """Two conversations never share a transcript file, however sanitising treats their keys;
+    the two spellings of one key do share it."""
+    name = transcripts.file_name
+    assert name("telegram:42") == name("telegram:42:") == "telegram_42"
+    assert name("slack:C1:T7") == "slack_C1_T7"
+    assert name("web:a/b") != name("web:a_b")
+    assert (name("web:a/b"), name("web:a_b")) == ("web_a_b__60222680ed14", "web_a_b__8c44408a6d5e")  # stable: docs/history.md
+    # A plain key shaped like another key's digested name still gets a name of its own.
+    lookalike = "web:a:" + name("web:a_b").removeprefix("web_a_")
+    keys = ["telegram:42", "telegram_42:x", "telegram:4:2", "web:a/b", "web:a_b", "web_a:b", "web:a:b", lookalike,
+            "cli:sess_123", "cli:sess-123", "x" * 128 + ":" + "y" * 128 + ":z", "x" * 128 + ":" + "y" * 128 + ":w",
+            "sess_123", "sess-123", "../../etc/passwd", "..:..", "web:é", "web:e"]
+    names = [name(key) for key in keys]
+    assert len(set(names)) == len(keys), names
+    assert all(0 < len(n) <= transcripts.MAX_PLAIN_NAME and not n.startswith(".") and "/" not in n for n in names)
+
+
+def test_two_agents_with_one_key_keep_separate_transcripts(tmp_path: Path) -> None:
+    folder = tmp_path / "transcripts"
+    mine = [make_message("user", "alice asks about the billing service", created_at=T0)]
+    theirs = [make_message("user", "bob asks about the weather in Oslo", created_at=T0)]
+    alice = transcripts.write(folder, "telegram:42", mine, agent="alice")
+    bob = transcripts.write(folder, "telegram:42", theirs, agent="bob")
+    assert alice != bob
+    assert "billing service" in alice.read_text("utf-8") and "billing" not in bob.read_text("utf-8")
+    assert "Oslo" in bob.read_text("utf-8")
+
+
+def test_indexing_writes_the_transcript_of_the_engrams_agent(tmp_path: Path) -> None:
+    engram = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+    alice = engram.for_agent("alice")
+    path = transcripts.index_and_write(alice, tmp_path / "transcripts", "sess_123", talk())
+    assert path.parent == tmp_path / "transcripts" / "alice"
+    assert [m.key for m in alice.list(scope="agent")] == ["transcript:sess_123:2"]
+    assert engram.list(scope="agent") == []
+    engram.close()

@@ -17,11 +17,22 @@ Indexing stores each substantive turn, and not greetings or acknowledgements, as
 ``conversation`` memory through ``Engram.remember``, tagged ``transcript`` and
 ``session:<id>``, with the session and the turn's time in its metadata. Its key is
 ``transcript:<session>:<turn>``, so indexing the same transcript twice changes nothing.
+
+Transcripts belong to an agent, like the conversations they show: agent ``alice``'s transcript of
+``telegram:42`` is ``<transcripts_dir>/alice/telegram_42.md``, so two agents using the same key
+never overwrite each other's. The file name is injective in the conversation: a key (or a
+session id) whose parts are plain (letters, digits, ``.`` and ``-``, starting with a letter or
+digit) is named by its parts joined with ``_`` (an empty thread left out, so ``telegram:42`` and
+``telegram:42:`` are one file); anything else is named by its sanitised text, ``__`` and 12 hex
+digits of the SHA-256 of the exact key (``web:a/b`` and ``web:a_b`` are ``web_a_b__….md`` with
+two different digests). A plain name never holds ``__``, so the two kinds never meet. Transcripts
+written by earlier versions at the top of the folder (shared by every agent) are left as they are.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import os
 import queue
@@ -34,7 +45,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram import text
-from engram.errors import StorageError
+from engram.errors import StorageError, ValidationError
+from engram.history.base import DEFAULT_AGENT, check_agent
+from engram.history.keys import parse_conversation_key
 from engram.model import Message, Role
 
 if TYPE_CHECKING:
@@ -52,6 +65,9 @@ _TRIVIAL = frozenset(
 MIN_SUBSTANTIVE_WORDS = 3
 IMPORTANCE_WORDS = 20  # distinct meaningful words that make a turn's importance 1.0
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")  # a part named as it is: no "_", never "." first
+MAX_PLAIN_NAME = 120  # characters of a file name without a digest (a key can be 386)
+DIGEST_CHARS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,18 +134,40 @@ def render(session: str, messages: Sequence[Message], indexed: dict[int, str] | 
     return "\n".join(out).rstrip() + "\n"
 
 
-def transcript_path(folder: Path, session: str) -> Path:
-    """``folder/<session>.md`` with the session id made safe as a file name."""
-    name = _SAFE.sub("_", session).strip("._") or "session"
-    return folder / f"{name}.md"
-
-
-def write(folder: Path, session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None) -> Path:
-    """Write (atomically replace) the session's transcript; returns its path. Raises ``StorageError``."""
-    path = transcript_path(folder, session)
+def file_name(session: str) -> str:
+    """The transcript's file name (without ``.md``) for a conversation key or session id, one
+    name per conversation (see the module docstring)."""
+    exact = session
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        key = parse_conversation_key(session)
+    except ValidationError:
+        parts = [session]
+    else:
+        exact = str(key)
+        parts = [part for part in (key.channel, key.chat, key.thread) if part]
+    plain = "_".join(parts)
+    if all(_PLAIN.match(part) for part in parts) and len(plain) <= MAX_PLAIN_NAME:
+        return plain
+    digest = hashlib.sha256(exact.encode("utf-8")).hexdigest()[:DIGEST_CHARS]
+    readable = _SAFE.sub("_", exact)[:80].strip("._") or "session"
+    return f"{readable}__{digest}"
+
+
+def transcript_path(folder: Path, session: str, *, agent: str) -> Path:
+    """``folder/<agent>/<name>.md``: ``agent``'s transcript of the conversation ``session``
+    (``file_name``). Raises ``ValidationError`` for a bad agent name."""
+    return folder / check_agent(agent) / f"{file_name(session)}.md"
+
+
+def write(
+    folder: Path, session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None, *, agent: str
+) -> Path:
+    """Write (atomically replace) ``agent``'s transcript of the session; returns its path.
+    Raises ``StorageError`` and ``ValidationError`` (a bad agent name)."""
+    path = transcript_path(folder, session, agent=agent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(render(session, messages, indexed))
             handle.flush()
@@ -172,9 +210,15 @@ def index(
 def index_and_write(
     engram: Engram, folder: Path, session: str, messages: Sequence[Message], *, threshold: float = 0.0
 ) -> Path:
-    """Index the substantive turns (importance >= ``threshold``), then write the transcript with
-    their ``[Indexed: …]`` markers."""
-    return write(folder, session, messages, index(engram, session, messages, threshold=threshold))
+    """Index the substantive turns (importance >= ``threshold``) into ``engram``'s agent's memory,
+    then write that agent's transcript with their ``[Indexed: …]`` markers."""
+    indexed = index(engram, session, messages, threshold=threshold)
+    return write(folder, session, messages, indexed, agent=agent_of(engram))
+
+
+def agent_of(engram: Engram) -> str:
+    """The agent whose conversations ``engram`` holds (as ``Engram.history`` names it)."""
+    return engram.scope.agent or DEFAULT_AGENT
 
 
 class TurnIndexer:
@@ -201,7 +245,7 @@ class TurnIndexer:
                 index(self.engram, key, messages[:count], threshold=self.threshold, last_only=True)
                 marked = {t.number: label(t) for t in turns(messages)
                           if is_substantive(t) and importance(t) >= self.threshold}
-                write(self.folder, key, messages, marked)
+                write(self.folder, key, messages, marked, agent=self.history.agent)
             except Exception:  # a background job: log and go on, the conversation is stored
                 log.exception("turn of %s not indexed", key)
 

@@ -12,7 +12,8 @@ Trigger: the history has more than ``min_messages`` (12) messages AND either mor
    (``set_summary``) and comes back first on the next assembly;
 4. the last ``keep_recent`` (10) messages stay; a cut that lands on a tool result walks back
    so a tool call is never separated from its results;
-5. conversation memories older than ``conversation_max_age_s`` are purged (a hook).
+5. conversation memories older than ``conversation_max_age_s`` are purged (a hook; the engine's
+   forgets only the agent's own, never global ones nor another agent's).
 
 Emergency path: past ``emergency_ratio`` x ``token_limit`` the window is critically exceeded;
 only ``emergency_retain`` messages stay (the cut walks forward past tool results instead, so

@@ -13,8 +13,9 @@ lines, and ``for_agent`` gives another agent's store on the same file. A line wi
 (written before agents were recorded, or by Clawless) belongs to ``unowned_agent``: the default
 agent, or the file's own agent for a per-agent file.
 
-Bounds: at most ``max_entries`` lines for the whole file (FIFO: the oldest lines go first), each
-message capped at ``max_chars_per_entry`` characters, and ``recap`` output capped at
+Bounds: at most ``max_entries`` lines per agent (FIFO: the agent's oldest lines go first, and an
+agent's writes only ever trim its own lines, so one agent's traffic never pushes out another's),
+each message capped at ``max_chars_per_entry`` characters, and ``recap`` output capped at
 ``max_total_chars``. Summaries live beside the file in ``<name>.summaries.json``.
 
 Safety: every read-modify-write holds an exclusive ``fcntl.flock`` on ``<name>.lock`` (a side
@@ -98,7 +99,11 @@ class JsonlHistoryStore:
         return other
 
     def _mine(self, line: _Line, key: str) -> bool:
-        return line.key == key and (line.agent or self.unowned_agent) == self.agent
+        return line.key == key and self._owned(line)
+
+    def _owned(self, line: _Line) -> bool:
+        """Whether ``line`` is one of this agent's (an unreadable line is nobody's)."""
+        return line.key is not None and (line.agent or self.unowned_agent) == self.agent
 
     # --- locking and file access ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -147,8 +152,15 @@ class JsonlHistoryStore:
         return lines, ends
 
     def _rewrite(self, lines: list[_Line]) -> None:
-        """Replace the file atomically with ``lines``, keeping only the newest ``max_entries``."""
-        kept = lines[-self.max_entries:]
+        """Replace the file atomically with ``lines``, keeping only this agent's newest
+        ``max_entries``; every other line (another agent's, an unreadable one) stays as it is."""
+        excess = sum(map(self._owned, lines)) - self.max_entries
+        kept = []
+        for line in lines:
+            if excess > 0 and self._owned(line):
+                excess -= 1
+                continue
+            kept.append(line)
         _atomic_write(self.path, "".join(line.raw + "\n" for line in kept))
 
     def _append_line(self, line: _Line, ends_with_newline: bool) -> None:
@@ -191,7 +203,7 @@ class JsonlHistoryStore:
             latest = self._last_index(lines, key)
             if message.role is Role.USER or latest is None:
                 line = _serialise(key, self.agent, [message], {})
-                if len(lines) + 1 <= self.max_entries:
+                if sum(map(self._owned, lines)) + 1 <= self.max_entries:
                     self._append_line(line, ends_with_newline)
                 else:
                     self._rewrite([*lines, line])
@@ -267,7 +279,7 @@ class JsonlHistoryStore:
         with self._locked():
             lines, _ = self._read()
             summaries = self._read_summaries()
-        mine = {line.key for line in lines if line.key and (line.agent or self.unowned_agent) == self.agent}
+        mine = {line.key for line in lines if self._owned(line)}
         return sorted(mine | {key for agent, key in summaries if agent == self.agent})
 
     def recap(self, key: str) -> str:

@@ -37,7 +37,7 @@ class HistorySettings(BaseModel):
     path: Path | None = None
     # Pipeline-level bound (sclaw's MaxHistoryLen): the oldest messages go after each append.
     max_history_len: int = Field(100, ge=2)
-    # JSONL caps (Clawless): lines kept (FIFO), characters per message, characters per recap.
+    # JSONL caps (Clawless): lines kept per agent (FIFO), characters per message, characters per recap.
     max_entries: int = Field(100, ge=1)
     max_chars_per_entry: int = Field(2000, ge=10)
     max_total_chars: int = Field(8000, ge=100)

@@ -122,7 +122,7 @@ def transcript(
     key: str = KeyArg,
     index: bool = typer.Option(False, "--index", help="Also store substantive turns as conversation memories."),
 ) -> None:
-    """Write a conversation as a markdown transcript (ClawCode's format), optionally indexing its turns."""
+    """Write this agent's conversation as a markdown transcript (ClawCode's format), optionally indexing its turns."""
     from engram.files import transcripts
 
     st = state(ctx)
@@ -132,7 +132,7 @@ def transcript(
     messages = engram.history.all(key)
     threshold = settings.history.transcript_importance_threshold
     path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold) if index
-            else transcripts.write(folder, key, messages))
+            else transcripts.write(folder, key, messages, agent=engram.history.agent))
     if st.as_json:
         render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})
     else:
