@@ -84,7 +84,9 @@ def test_without_the_local_model_remember_and_recall_work_on_full_text(isolated_
 
 
 def test_shell_completion_is_on(isolated_home: Path) -> None:
-    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
+    # Typer's own switch for tests: --show-completion takes the shell named instead of finding the
+    # parent shell, which a run with no shell above it (a detached CI job) has not.
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     script = subprocess.run([sys.executable, "-m", "engram", "--show-completion", "bash"], capture_output=True,
                             text=True, env=env, timeout=60)
     assert script.returncode == 0 and "_ENGRAM_COMPLETE" in script.stdout, script.stderr
