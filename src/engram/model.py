@@ -115,7 +115,7 @@ class Scope:
 def make_scope(agent: str | None, session: str | None) -> Scope:
     """A validated scope; a session needs an agent."""
     for name, value in (("agent", agent), ("session", session)):
-        if value is not None and not _NAME.match(value):
+        if value is not None and (not isinstance(value, str) or not _NAME.match(value)):
             raise ValidationError(name, f"{value!r} is not a valid name", "letters, digits and . _ : @ -, 1-128 chars")
     if session is not None and agent is None:
         raise ValidationError("session", "a session scope needs an agent")
@@ -626,7 +626,7 @@ def make_filter(
         types=tuple(parse_type(t) for t in _as_list(type)),
         layers=tuple(parse_layer(v) for v in _as_list(layer)),
         tags=parse_tags(tags),
-        related_entity=None if related_entity is None else usable_text("related_entity", related_entity),
+        related_entity=_optional_text("related_entity", related_entity),
         metadata={usable_text("metadata", str(k)): usable_text("metadata", _metadata_text(v))
                   for k, v in (metadata or {}).items()},
         since=since,
@@ -642,8 +642,8 @@ def make_filter(
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
-    if isinstance(value, str | StrEnum):
-        return [value]
+    if isinstance(value, str | StrEnum) or not isinstance(value, Iterable):
+        return [value]  # (one value, of whatever type: its parser names the field when it is wrong)
     return list(value)
 
 

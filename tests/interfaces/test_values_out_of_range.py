@@ -119,3 +119,32 @@ def test_a_memory_file_entry_with_an_impossible_number_is_refused_naming_it(raw:
     with pytest.raises(ValidationError) as raised:
         build_entry({"content": "from a file", **raw}, max_content_chars=1000)
     assert raised.value.field == field
+
+
+def test_forget_selector_errors_name_each_doors_own_parameters(served: Served, isolated_home: Path) -> None:
+    with served.client(served.alice) as http:
+        answer = http.post("/api/v1/memory/forget", json={"query": "x", "tag": "y"})
+        assert answer.status_code in (400, 422), answer.text
+        assert "older_than_days" in answer.text and "older_than_s" not in answer.text
+    refused = _cli(isolated_home, "forget", "--query", "x", "--older-than", "3d")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--older-than" in refused.stderr and "older_than_s" not in refused.stderr
+
+
+@pytest.mark.parametrize(("filters", "field"), [
+    ({"category": 7}, "category"), ({"type": 5}, "type"), ({"layer": 3}, "layer"), ({"tags": 5}, "tags"),
+    ({"related_entity": 4}, "related_entity"),
+])
+def test_library_filters_of_the_wrong_type_name_their_field(mem: Engram, filters: dict, field: str) -> None:
+    from engram.engine import Filters
+
+    with pytest.raises(ValidationError) as raised:
+        mem.list(Filters(**filters))
+    assert raised.value.field == field
+
+
+def test_agent_and_session_names_of_the_wrong_type_name_their_field(mem: Engram) -> None:
+    for call, field in ((lambda: mem.for_agent(5), "agent"), (lambda: mem.for_session(["s"]), "session")):
+        with pytest.raises(ValidationError) as raised:
+            call()
+        assert raised.value.field == field

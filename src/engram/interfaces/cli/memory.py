@@ -167,8 +167,9 @@ def forget(
     reason: str | None = typer.Option(None, "--reason", help="Why, kept in the audit trail."),
 ) -> None:
     """Forget by key/id, by query, by tag or by age; prints what was removed."""
-    from engram.engine import Filters
+    from engram.engine import Filters, one_selector
 
+    one_selector("forget", {"ref": ref, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
     removed = st.engram().forget(
         ref, query=query, tag=tag, older_than_s=parsing.duration(older_than, "--older-than"),

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Query
 
-from engram.engine import Engram, Filters
+from engram.engine import Engram, Filters, one_selector
 from engram.interfaces import present
 from engram.interfaces.http.auth import agent_engine
 from engram.interfaces.http.routing import Router
@@ -108,6 +108,7 @@ async def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
 
 @router.post("/forget", summary="Forget by query, tag or age, with a reason")
 def forget_many(eng: Eng, body: ForgetIn) -> dict[str, Any]:
+    one_selector("forget", {"query": body.query, "tag": body.tag, "older_than_days": body.older_than_days})
     removed = eng.forget(query=body.query, tag=body.tag,
                          older_than_s=None if body.older_than_days is None else body.older_than_days * DAY_S,
                          reason=body.reason, dry_run=body.dry_run)
