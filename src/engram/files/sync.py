@@ -131,8 +131,14 @@ class FileSync:
         max_file_bytes: int = 5_000_000,
         max_forget_share: float = 0.5,
         session_folders: layout.SessionFolders = "agent/session",
+        database_agent: str | None = None,
     ) -> None:
+        """``database_agent``: the agent whose own database the engine's is
+        (``per_agent_databases``), None for a database of every agent. Each such database syncs
+        only its part of the folder, ``global/`` and that agent's folders, with a sync state of its
+        own (``state.files_for``): other agents' folders belong to their databases."""
         self.engram = engram
+        self.database_agent = database_agent
         self.layout = layout.Layout(session_folders, engram.scope.agent or "default")
         self.folder = Folder(root, max_file_bytes=max_file_bytes)
         self.fmt = get_format(format)
@@ -150,13 +156,15 @@ class FileSync:
         # as this syncer last saved it, with what that left on disk (its two files' ``stat``).
         self._parsed: dict[str, _Parsed] = {}
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
+        self._state_files = sync_state.files_for(database_agent)
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
         files: FilesSettings = settings.files
         return cls(engram, files.folder(settings.home), format=files.format, group_by=files.group_by,
                    type_json=files.type_json, max_file_bytes=files.max_file_bytes,
-                   max_forget_share=files.max_forget_share, session_folders=files.session_folders)
+                   max_forget_share=files.max_forget_share, session_folders=files.session_folders,
+                   database_agent=database_agent(engram, settings))
 
     # --- wiring ----------------------------------------------------------------------------
     def attach(self) -> Callable[[], None]:
@@ -170,6 +178,10 @@ class FileSync:
             self._unsubscribe()
             self._unsubscribe = None
 
+    def owns(self, scope: Scope) -> bool:
+        """Whether ``scope``'s folder is this database's to sync (see ``database_agent``)."""
+        return self.database_agent is None or scope.agent is None or scope.agent == self.database_agent
+
     def _on_events(self, events: Sequence[MemoryEvent]) -> None:
         # The sync's own writes are already in the files.
         outside = [event for event in events if event.origin != "sync"]
@@ -182,7 +194,8 @@ class FileSync:
         memories = [m for events in batches for event in events for m in event.memories]
         ids_by_scope: dict[Scope, set[str]] = defaultdict(set)
         for memory in memories:
-            ids_by_scope[memory.scope].add(memory.id)
+            if self.owns(memory.scope):
+                ids_by_scope[memory.scope].add(memory.id)
         with self._lock:
             with sync_state.locked(self.folder):
                 st, written = self._load_state()
@@ -202,6 +215,7 @@ class FileSync:
         if self.type_json:
             from . import export
 
+            memories = [m for m in memories if self.owns(m.scope)]
             live = self.engram.store.get_many(list(dict.fromkeys(m.id for m in memories)))
             alive = {m.id for m in live}
             export.write_type_files(self.folder, live)
@@ -328,9 +342,9 @@ class FileSync:
         cache while a pass changes it: a pass that fails leaves no half-changed copy."""
         kept, self._state = self._state, None
         if kept is not None and (_identity(kept[0].state), _identity(kept[0].journal)) == (
-                self._stat(sync_state.STATE_FILE), self._stat(sync_state.JOURNAL_FILE)):
+                self._stat(self._state_files.state), self._stat(self._state_files.journal)):
             return kept[1], kept[0]
-        return sync_state.read(self.folder, self.fmt.name, self._database_identity())
+        return sync_state.read(self.folder, self.fmt.name, self._database_identity(), self._state_files)
 
     def _save_state(self, st: sync_state.SyncState, last: sync_state.Written | None = None,
                     entry_ids: Iterable[str] = (), files: Iterable[str] = ()) -> None:
@@ -375,11 +389,12 @@ class FileSync:
         with self._lock, sync_state.locked(self.folder):
             st, _ = self._load_state()
             files_by_scope = self._scan(report)
-            wanted = None if scopes is None else set(scopes)
+            wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
             if wanted is None:
                 for memory in self.engram.store.iter_all():
-                    db_by_scope[memory.scope][memory.id] = memory
+                    if self.owns(memory.scope):
+                        db_by_scope[memory.scope][memory.id] = memory
                 all_scopes = set(db_by_scope) | set(files_by_scope) | self._state_scopes(st)
             else:
                 for scope in wanted:
@@ -392,7 +407,8 @@ class FileSync:
             if wanted is None and self.type_json:
                 from . import export
 
-                export.sync_type_dir(self.folder, [m for mems in db_by_scope.values() for m in mems.values()])
+                export.sync_type_dir(self.folder, [m for mems in db_by_scope.values() for m in mems.values()],
+                                     owns=None if self.database_agent is None else self.owns)
         for problem in report.problems:
             log.warning("%s", problem)
         return report
@@ -423,9 +439,11 @@ class FileSync:
         scopes = set()
         for entry in st.entries.values():
             try:
-                scopes.add(self.layout.scope_of_dir(entry.path.rsplit("/", 1)[0]))
+                scope = self.layout.scope_of_dir(entry.path.rsplit("/", 1)[0])
             except ValidationError:
                 continue
+            if self.owns(scope):
+                scopes.add(scope)
         return scopes
 
     def _scan(self, report: SyncReport) -> dict[Scope, list[str]]:
@@ -444,7 +462,8 @@ class FileSync:
                 report.problems.append(Problem(rel, 0, f"not read: {exc}"))
                 continue
             if where is not None:
-                found[where[0]].append(rel)
+                if self.owns(where[0]):  # another agent's folder is its own database's to sync
+                    found[where[0]].append(rel)
             else:
                 misplaced = self.layout.misplaced(rel, self.fmt.suffix)
                 if misplaced:
@@ -745,6 +764,14 @@ def _without_id(entry: Entry) -> Entry:
     from dataclasses import replace
 
     return replace(entry, id=None, key=None, links=())
+
+
+def database_agent(engram: Engram, settings: Settings) -> str | None:
+    """The agent whose own database ``engram``'s is (``per_agent_databases``, a backend keeping a
+    file per agent), else None: a database of every agent."""
+    if not settings.per_agent_databases or engram.backend.path is None:
+        return None
+    return settings.agent if engram.backend.path == settings.database_path(settings.agent) else None
 
 
 def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
