@@ -81,3 +81,48 @@ def test_per_agent_databases_leave_other_agents_type_files(per_agent: Path, monk
     _run(home, "--agent", "bob", "remember", "bob private note", "--key", "bnote", "--tags", "notes")
     _run(home, "--agent", "bob", "sync")
     assert diary.exists() and len(list((home / "memory/types").rglob("*.json"))) == 2
+
+
+@pytest.fixture
+def session_folders(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("ENGRAM_FILES__SESSION_FOLDERS", "session")
+    return tmp_path / "home"
+
+
+def _count(home: Path, *who: str) -> int:
+    return int(json.loads(_run(home, *who, "--json", "count"))["count"])
+
+
+def test_session_folders_belong_to_one_agent_whoever_syncs(session_folders: Path) -> None:
+    home = session_folders
+    _run(home, "--agent", "alice", "--session", "s1", "remember", "--scope", "session", "alice private session note",
+         "--key", "anote", "--tags", "notes")
+    assert "alice private session note" in (home / "memory/sessions/s1/notes.md").read_text()
+    out = json.loads(_run(home, "--json", "sync"))  # run as the default agent
+    assert out["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert json.loads(_run(home, "--session", "s1", "--json", "list")) == []
+    assert _count(home, "--agent", "alice", "--session", "s1") == 1
+
+    # The default agent's own sessions stay nested under its name, and both survive either sync.
+    _run(home, "--session", "s1", "remember", "--scope", "session", "default session note", "--key", "dnote", "--tags", "notes")
+    assert "default session note" in (home / "memory/sessions/default/s1/notes.md").read_text()
+    for who in (("--agent", "alice"), (), ("--agent", "alice")):
+        out = json.loads(_run(home, *who, "--json", "sync"))
+        assert out["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}, who
+        assert out["problems"] == []
+    assert _count(home, "--agent", "alice", "--session", "s1") == 1
+    assert _count(home, "--session", "s1") == 1
+    assert "alice private session note" not in (home / "memory/sessions/default/s1/notes.md").read_text()
+
+
+def test_a_session_folder_sync_does_not_read_is_never_taken_as_deletions(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Written as sessions/default/s1/ before the switch to ClawCode's layout, which reads the
+    # default agent's sessions at sessions/s1/: reported, not read, and its entries kept.
+    home = tmp_path / "home"
+    _run(home, "--session", "s1", "remember", "--scope", "session", "default session note", "--key", "dnote", "--tags", "notes")
+    monkeypatch.setenv("ENGRAM_FILES__SESSION_FOLDERS", "session")
+    out = json.loads(_run(home, "--json", "sync"))
+    assert out["to_database"]["forgotten"] == 0
+    assert len(out["problems"]) == 1 and out["problems"][0].startswith("sessions/default/s1/notes.md")
+    assert _count(home, "--session", "s1") == 1

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from engram.errors import ValidationError
+
 from .paths import Folder
 
 try:
@@ -42,6 +44,8 @@ log = logging.getLogger("engram.files")
 STATE_FILE = ".engram-sync.json"
 JOURNAL_FILE = ".engram-sync.journal"
 LOCK_FILE = ".engram-sync.lock"
+# Whose sessions ``sessions/<session>/`` holds (``session_owner``).
+SESSIONS_FILE = ".engram-sessions.json"
 # The journal is folded into the state once it is larger than the state, or than this: below it a
 # full write costs little, and a small store would otherwise rewrite its state every few passes.
 JOURNAL_MIN_BYTES = 256 * 1024
@@ -221,6 +225,26 @@ def append(folder: Folder, state: SyncState, last: Written, entry_ids: Iterable[
     if last.journal.st_size + len(line) > max(JOURNAL_MIN_BYTES, last.state.st_size):
         return save(folder, state)
     return Written(last.state, folder.append_text(state.where.journal, line))
+
+
+def session_owner(folder: Folder, agent: str) -> str:
+    """The agent whose sessions sit in ``sessions/<session>/`` (``files.session_folders =
+    "session"``): the one recorded in ``SESSIONS_FILE``, else ``agent``, recorded now. The folder
+    is read alike whoever syncs it: taken from each syncer's own agent, ``sessions/s1/`` was
+    alice's for a sync run as alice and the default agent's for one run as it, and each moved
+    the other's memories to its own agent. Call it under the folder lock."""
+    from engram.model import make_scope
+
+    try:
+        owner = json.loads(folder.read_text(SESSIONS_FILE, max_bytes=4096))["owner"]
+        make_scope(owner, None)  # a valid agent name
+        return str(owner)
+    except FileNotFoundError:
+        folder.write_text(SESSIONS_FILE, json.dumps({"owner": agent}) + "\n")
+        return agent
+    except (ValueError, OSError, KeyError, TypeError, ValidationError) as exc:
+        log.warning("%s unreadable (%s); this pass reads sessions/<session>/ as %s's", SESSIONS_FILE, exc, agent)
+        return agent
 
 
 @contextlib.contextmanager

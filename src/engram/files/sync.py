@@ -139,7 +139,10 @@ class FileSync:
         own (``state.files_for``): other agents' folders belong to their databases."""
         self.engram = engram
         self.database_agent = database_agent
-        self.layout = layout.Layout(session_folders, engram.scope.agent or "default")
+        # With ClawCode's session folders, whose sessions sit in sessions/<session>/ is the
+        # folder's to say (``sync_state.session_owner``), read at the first pass.
+        self._layout = layout.Layout(session_folders, engram.scope.agent or "default")
+        self._layout_read = session_folders != "session"
         self.folder = Folder(root, max_file_bytes=max_file_bytes)
         self.fmt = get_format(format)
         self.group_by = group_by
@@ -178,6 +181,21 @@ class FileSync:
             self._unsubscribe()
             self._unsubscribe = None
 
+    @property
+    def layout(self) -> layout.Layout:
+        """Which folder holds which scope, as recorded in the folder."""
+        if not self._layout_read:
+            with self._lock, sync_state.locked(self.folder):
+                self._read_layout()
+        return self._layout
+
+    def _read_layout(self) -> None:
+        """Settle the layout (under the folder lock, before a pass looks at any path)."""
+        if not self._layout_read:
+            owner = sync_state.session_owner(self.folder, self._layout.owner)
+            self._layout = layout.Layout(self._layout.sessions, owner)
+            self._layout_read = True
+
     def owns(self, scope: Scope) -> bool:
         """Whether ``scope``'s folder is this database's to sync (see ``database_agent``)."""
         return self.database_agent is None or scope.agent is None or scope.agent == self.database_agent
@@ -198,6 +216,7 @@ class FileSync:
                 ids_by_scope[memory.scope].add(memory.id)
         with self._lock:
             with sync_state.locked(self.folder):
+                self._read_layout()
                 st, written = self._load_state()
                 full: set[Scope] = set()
                 changed_files: set[str] = set()
@@ -387,6 +406,7 @@ class FileSync:
         """One two-way pass over ``scopes`` (default: every scope in the database or the folder)."""
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
+            self._read_layout()
             st, _ = self._load_state()
             files_by_scope = self._scan(report)
             wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
@@ -591,6 +611,8 @@ class FileSync:
         elif memory is not None:
             db_hash = memory_digest(memory)
             if prev is not None and db_hash == prev.digest:
+                if prev.path not in files.docs and self._exists(prev.path):
+                    return  # its file is there but was not read (reported): no deletion seen
                 removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
                 return
             rel = prev.path if prev is not None and prev.path in files.docs else self.layout.file_for(
