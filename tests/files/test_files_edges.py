@@ -217,3 +217,29 @@ def test_a_file_size_is_its_utf8_bytes_whatever_it_holds() -> None:
         doc.add(build_entry({"content": content, "id": "x1"}, max_content_chars=1000))
         assert split.size(doc) == len(doc.text().encode("utf-8"))
         assert (split.size(doc) == len(doc.text())) == content.isascii()
+
+
+def test_a_byte_order_mark_opening_a_file_is_not_text(engram: Engram, folder: Path, fmt: str) -> None:
+    # Windows editors start a UTF-8 file with one; it is read past, and dropped when engram
+    # rewrites the file (engram writes none).
+    syncer = FileSync(engram, folder, format=fmt)
+    syncer.attach()
+    bom = b"\xef\xbb\xbf"
+    try:
+        kept = engram.remember("written by engram", tags="notes").memory
+        notes = folder / f"agents/default/notes.{'md' if fmt == 'markdown' else 'yaml'}"
+        notes.write_bytes(bom + notes.read_bytes())
+        if fmt == "markdown":
+            (folder / "agents/default/hand.md").write_bytes(bom + b"- hand added with bom\r\n")
+        else:
+            (folder / "agents/default/hand.yaml").write_bytes(bom + b"memories:\r\n- content: hand added with bom\r\n")
+        for _ in range(2):  # no warning on any later sync either
+            report = syncer.sync()
+            assert report.problems == []
+        assert sorted(m.content for m in engram.list()) == ["hand added with bom", "written by engram"]
+        assert notes.read_bytes().startswith(bom)  # a file engram had no reason to change stays as it was
+        engram.remember("written by engram, changed", key=kept.key, tags="notes")
+        assert not notes.read_bytes().startswith(bom) and "changed" in notes.read_text(encoding="utf-8")
+        assert syncer.sync().problems == []
+    finally:
+        syncer.detach()

@@ -145,6 +145,34 @@ def test_invalid_entries_are_logged_with_file_and_line_and_never_forgotten(
     assert "category: feelings" in _read(folder, "agents/default/notes.md")  # left for the person to fix
 
 
+@pytest.mark.parametrize("damage", ["cut short", "wrapped", "id lost"])
+def test_a_damaged_marker_is_an_invalid_entry_never_a_forget_and_a_new_memory(
+    engram: Engram, syncer: FileSync, folder: Path, damage: str
+) -> None:
+    memories = {word: engram.remember(f"{word} fact", key=word, tags="notes").memory
+                for word in ("alpha", "beta", "gamma", "delta", "epsilon")}
+    lines = _read(folder, "agents/default/notes.md").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("- alpha fact"))
+    if damage == "cut short":
+        lines[at] = lines[at].removesuffix(" -->")
+    elif damage == "wrapped":  # an editor's hard wrap inside the marker, onto an indented line
+        head, tail = lines[at].split(" key:", 1)
+        lines[at:at + 1] = [head, "  key:" + tail]
+    else:
+        lines[at] = lines[at].replace("<!-- id:", "<!-- i d:")
+    damaged = "\n".join(lines)
+    (folder / "agents/default/notes.md").write_text(damaged, encoding="utf-8")
+    for _ in range(2):
+        report = syncer.sync()
+        assert (report.db_created, report.db_updated, report.db_forgotten) == (0, 0, 0)
+        assert [(p.path, p.line) for p in report.problems] == [("agents/default/notes.md", at + 1)]
+        assert "<!--" in report.problems[0].message
+        assert [m.id for m in engram.list(order="oldest")] == [m.id for m in memories.values()]
+        assert _read(folder, "agents/default/notes.md") == damaged  # the person's text, until mended
+    engram.remember("zeta fact", key="zeta", tags="notes")  # an unrelated write keeps the damaged text
+    assert "\n".join(lines[at:at + 2]) in _read(folder, "agents/default/notes.md")
+
+
 def test_malformed_yaml_file_is_left_alone(engram: Engram, folder: Path, tmp_path: Path) -> None:
     syncer = FileSync(engram, folder, format="yaml")
     syncer.attach()

@@ -108,15 +108,26 @@ def remove_type_files(folder: Folder, memories: Iterable[Memory], base: str = la
                 folder.remove(old)
 
 
-def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout.TYPES_DIR) -> None:
-    """Make ``base`` hold exactly one JSON file per memory."""
+def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout.TYPES_DIR,
+                  owns: Callable[[Scope], bool] | None = None) -> None:
+    """Make ``base`` hold exactly one JSON file per memory. ``owns``: the scopes ``memories`` are
+    all of (an agent's own database): a file of another scope is left to its database, and one
+    whose scope cannot be read is left alone."""
     existing = _type_files_by_id(folder, base)
     write_type_files(folder, memories, base, existing)
     alive = {m.id for m in memories}
     for memory_id, rels in existing.items():
         if memory_id not in alive:
             for rel in rels:
-                folder.remove(rel)
+                if owns is None or _scope_owned(folder, rel, owns):
+                    folder.remove(rel)
+
+
+def _scope_owned(folder: Folder, rel: str, owns: Callable[[Scope], bool]) -> bool:
+    try:
+        return owns(Scope.parse(json.loads(folder.read_text(rel))["engram"]["scope"]))
+    except (OSError, ValueError, KeyError, TypeError, EngramError):
+        return False
 
 
 # --- whole folders ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ class Layout:
     """Which folder holds which scope. ``sessions``: ``"agent/session"`` nests every session under
     its agent (``sessions/<agent>/<session>/``, the default: session names are unique only within
     an agent); ``"session"`` is ClawCode's ``sessions/[session_id]/`` for the sessions of
-    ``owner`` (the agent the folder is synced for), other agents' sessions staying nested. The
+    ``owner`` (recorded in the folder: ``state.session_owner``), other agents' sessions staying nested. The
     two cannot be confused: a session folder of ``owner`` holds files, an agent's holds folders."""
 
     sessions: SessionFolders = "agent/session"

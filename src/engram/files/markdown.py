@@ -20,7 +20,9 @@ must not reach a file raw is written as an HTML character reference, which a mar
 as the character itself. That is ``<`` opening ``<!--`` (so pasted marker text stays content),
 control characters other than tab and line feed (carriage returns, terminal escape sequences),
 Unicode line separators, and ``&`` opening a character reference (so one typed by hand stays as
-typed). Reading decodes every numeric reference ``&#N;`` in content.
+typed). Reading decodes every numeric reference ``&#N;`` in content. A raw ``<!--`` left in a
+bullet once its marker is taken out is therefore a marker cut short or wrapped: the entry is
+invalid (``_damaged_marker``), never a new memory holding marker text.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ _FIELD = re.compile(r"^(?:  |\t)[-*] ([A-Za-z_][\w-]*):(?:\s(.*)|$)")
 _MARKER = re.compile(r"\s*<!--\s*id:(\S*)(.*?)-->")
 _DATE = re.compile(r"\s*\((\d{4}-\d{2}-\d{2}[^()]*)\)\s*$")
 _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+# A marker cut short or wrapped onto the next line: its id, and whether text is one at all.
+_DAMAGED = re.compile(r"<!--\s*id:([0-9A-Za-z-]{8,})")
+_MARKERISH = re.compile(r"<!--.*\b(?:id|key|created|updated|seen|recalls):", re.S)
 # What content escapes on writing (see the module doc) and the references reading decodes.
 _UNSAFE = re.compile(r"<(?=!--)|&(?=#\d+;)|[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 _REFERENCE = re.compile(r"&#(\d{1,7});")
@@ -293,6 +298,10 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
             raw.update(_marker_fields(marker.group(2)))
         except ValidationError as exc:
             problem = problem or str(exc)
+    if "<!--" in joined:  # content never holds it raw (written as &#60;!--): a marker cut short or wrapped
+        _damaged_marker(doc, block, joined, line_no)
+        problem = problem or (f"line {line_no + _line_of(block.lines, '<!--')}: '<!--' that is not a whole marker"
+                              " ('<!-- id:... -->' on the bullet's line); mend it, or write &#60;!-- for the text")
     date = _DATE.search(joined.rstrip())
     if date:
         raw["date"] = date.group(1).strip()
@@ -313,6 +322,22 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
             doc.parsed.invalid_ids.add(block.entry_id)
         return
     doc.parsed.entries.append(entry)
+
+
+def _damaged_marker(doc: MarkdownDocument, block: _Block, joined: str, line_no: int) -> None:
+    """A bullet holding a raw ``<!--`` that is not a whole marker is invalid, never a new entry
+    with marker text for content and its memory forgotten: the id in it, when it can be read, is
+    that of an entry present but invalid. When none can, the file is left whole until it is mended
+    if the text looks like a marker (it may be any of the file's memories)."""
+    if block.entry_id is None:
+        found = _DAMAGED.search(joined)
+        block.entry_id = found.group(1) if found else None
+    if block.entry_id is None and _MARKERISH.search(joined):
+        doc.parsed.broken = True
+
+
+def _line_of(lines: list[str], text: str) -> int:
+    return next((i for i, line in enumerate(lines) if text in line), 0)
 
 
 def _problem_line(block: _Block, line_no: int, problem: str | None) -> int:

@@ -65,9 +65,9 @@ class Folder:
         return self.resolve(rel).is_file()
 
     def read_text(self, rel: str, *, max_bytes: int | None = None) -> str:
-        """The file's text; raises ``PathRefused`` for a symlink, a file over ``max_bytes`` (default
-        ``max_file_bytes``: engram's own bookkeeping files pass their own bound) or one that is not
-        UTF-8, and ``FileNotFoundError`` when it is gone."""
+        """The file's text, without a leading byte order mark; raises ``PathRefused`` for a symlink,
+        a file over ``max_bytes`` (default ``max_file_bytes``: engram's own bookkeeping files pass
+        their own bound) or one that is not UTF-8, and ``FileNotFoundError`` when it is gone."""
         limit = self.max_file_bytes if max_bytes is None else max_bytes
         path = self.resolve(rel)
         try:
@@ -84,7 +84,9 @@ class Folder:
                 raise PathRefused(rel, f"is {info.st_size} bytes; files over {limit} bytes are refused")
             data = handle.read(limit + 1)
         try:
-            return data.decode("utf-8")
+            # "utf-8-sig": a byte order mark some editors put first (Windows Notepad) is a mark of
+            # the encoding, not text; it is dropped when engram rewrites the file.
+            return data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise PathRefused(rel, f"is not UTF-8 (byte {exc.start})") from None
 

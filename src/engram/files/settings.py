@@ -25,8 +25,9 @@ class FilesSettings(BaseModel):
     # Also keep every memory as ``types/<type>/YYYY-MM-DD_HH-ii-ss_<id>.json`` (PHP entity).
     type_json: bool = False
     # Where a session's memories go: sessions/<agent>/<session>/ ("agent/session"), or ClawCode's
-    # sessions/<session>/ for the agent the folder is synced for ("session"; other agents' stay
-    # nested). Switch on a new folder, or move sessions/<agent>/<session>/ folders by hand first.
+    # sessions/<session>/ for one agent's ("session": the first the folder is synced for with it,
+    # recorded in the folder; other agents' stay nested). Switch on a new folder, or move
+    # sessions/<agent>/<session>/ folders by hand first.
     session_folders: Literal["agent/session", "session"] = "agent/session"
     # Files larger than this are refused with a message instead of being read.
     max_file_bytes: int = Field(5_000_000, ge=1024)

@@ -6,6 +6,8 @@ per file: the hash of its whole text when it was last fully in sync. Comparing b
 this record tells which side changed, so a change on both sides is a conflict rather than a
 silent overwrite. Several processes (``engram watch`` and a CLI writing) may sync the same
 folder, so every change takes an exclusive lock on ``.engram-sync.lock`` and re-reads the state.
+With ``per_agent_databases`` each agent's database keeps a state of its own
+(``.engram-sync.<agent>.json``, ``files_for``) beside the others, under the same lock.
 
 A pass that changed a few entries (the quick pass after a store) appends what it changed to
 ``.engram-sync.journal`` instead of rewriting the state whole (``append``): the state holds a line
@@ -28,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from engram.errors import ValidationError
+
 from .paths import Folder
 
 try:
@@ -40,9 +44,31 @@ log = logging.getLogger("engram.files")
 STATE_FILE = ".engram-sync.json"
 JOURNAL_FILE = ".engram-sync.journal"
 LOCK_FILE = ".engram-sync.lock"
+# Whose sessions ``sessions/<session>/`` holds (``session_owner``).
+SESSIONS_FILE = ".engram-sessions.json"
 # The journal is folded into the state once it is larger than the state, or than this: below it a
 # full write costs little, and a small store would otherwise rewrite its state every few passes.
 JOURNAL_MIN_BYTES = 256 * 1024
+
+
+class StateFiles(NamedTuple):
+    """The two files one database's sync state is kept in."""
+
+    state: str
+    journal: str
+
+
+SHARED = StateFiles(STATE_FILE, JOURNAL_FILE)
+
+
+def files_for(database_agent: str | None) -> StateFiles:
+    """Where a database's sync state is kept: ``SHARED`` for a database of every agent; an agent's
+    own database (``per_agent_databases``) has its own pair, ``.engram-sync.<agent>.json``, since
+    several such databases sync their parts of one folder (one state for all of them would be
+    recorded against whichever synced last, and every other one would start afresh each time)."""
+    if database_agent is None:
+        return SHARED
+    return StateFiles(f".engram-sync.{database_agent}.json", f".engram-sync.{database_agent}.journal")
 
 
 class EntryState(NamedTuple):
@@ -68,6 +94,7 @@ class SyncState:
     entries: dict[str, EntryState] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     journal: str = ""  # the token of the journal that continues this state ("": none)
+    where: StateFiles = SHARED  # the files it is kept in
 
     def to_json(self) -> str:
         # Compact and unsorted (entries keep the order they were recorded in): json's C encoder
@@ -89,38 +116,40 @@ class SyncState:
 _STATE_MAX_BYTES = 1 << 31
 
 
-def load(folder: Folder, fmt: str, database: str) -> SyncState:
+def load(folder: Folder, fmt: str, database: str, where: StateFiles = SHARED) -> SyncState:
     """The stored state; an unreadable state, or one recorded for another format or another
     database (a fresh or replaced database file), starts afresh: every entry then counts as
     unsynced, which can only add or report conflicts, never remove."""
-    return read(folder, fmt, database)[0]
+    return read(folder, fmt, database, where)[0]
 
 
-def read(folder: Folder, fmt: str, database: str) -> tuple[SyncState, Written | None]:
+def read(folder: Folder, fmt: str, database: str,
+         where: StateFiles = SHARED) -> tuple[SyncState, Written | None]:
     """``load``, with what the disk holds (the two files' ``stat``) when a change may be appended
     to it: the state and its own journal, whole. Call it under the folder lock."""
-    found = _stats(folder)
+    found = _stats(folder, where)
+    fresh = SyncState(fmt, database, where=where)
     try:
         # Not bounded by files.max_file_bytes (a limit for hand-edited files): the state grows with
         # the number of memories, and a refused state would make every sync start afresh.
-        data = json.loads(folder.read_text(STATE_FILE, max_bytes=_STATE_MAX_BYTES))
+        data = json.loads(folder.read_text(where.state, max_bytes=_STATE_MAX_BYTES))
     except FileNotFoundError:
-        return SyncState(fmt, database), None
+        return fresh, None
     except (ValueError, OSError) as exc:
-        log.warning("sync state %s unreadable (%s); starting afresh", STATE_FILE, exc)
-        return SyncState(fmt, database), None
+        log.warning("sync state %s unreadable (%s); starting afresh", where.state, exc)
+        return fresh, None
     if data.get("format") != fmt or data.get("database") != database:
-        return SyncState(fmt, database), None
+        return fresh, None
     entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
-    state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""))
+    state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where)
     if state.journal and _replay(folder, state) and found is not None:
         return state, found
     return state, None
 
 
-def _stats(folder: Folder) -> Written | None:
+def _stats(folder: Folder, where: StateFiles) -> Written | None:
     try:
-        return Written(*(os.stat(folder.resolve(rel), follow_symlinks=False) for rel in (STATE_FILE, JOURNAL_FILE)))
+        return Written(*(os.stat(folder.resolve(rel), follow_symlinks=False) for rel in where))
     except (ValueError, OSError):
         return None
 
@@ -130,11 +159,11 @@ def _replay(folder: Folder, state: SyncState) -> bool:
     and whole (so more may be appended). A line a crash cut short ends it (what came before
     stands: an older state, which ``save`` explains is safe)."""
     try:
-        text = folder.read_text(JOURNAL_FILE, max_bytes=_STATE_MAX_BYTES)
+        text = folder.read_text(state.where.journal, max_bytes=_STATE_MAX_BYTES)
     except FileNotFoundError:
         return False
     except (ValueError, OSError) as exc:
-        log.warning("sync journal %s unreadable (%s); the state before it is used", JOURNAL_FILE, exc)
+        log.warning("sync journal %s unreadable (%s); the state before it is used", state.where.journal, exc)
         return False
     header, _, body = text.partition("\n")
     try:
@@ -177,10 +206,10 @@ def save(folder: Folder, state: SyncState) -> Written:
     quick pass several milliseconds of waiting on this project's disks, with every store through
     the server waiting for that pass."""
     state.journal = secrets.token_hex(8)
-    written = folder.write_text(STATE_FILE, state.to_json(), durable=False)
+    written = folder.write_text(state.where.state, state.to_json(), durable=False)
     # After the state: a crash between the two leaves the new state beside the old journal, whose
     # token no longer matches, so nothing is replayed twice or onto the wrong state.
-    header = folder.write_text(JOURNAL_FILE, json.dumps({"journal": state.journal}) + "\n", durable=False)
+    header = folder.write_text(state.where.journal, json.dumps({"journal": state.journal}) + "\n", durable=False)
     return Written(written, header)
 
 
@@ -195,7 +224,27 @@ def append(folder: Folder, state: SyncState, last: Written, entry_ids: Iterable[
                        "f": {rel: state.files.get(rel) for rel in files}}, separators=(",", ":")) + "\n"
     if last.journal.st_size + len(line) > max(JOURNAL_MIN_BYTES, last.state.st_size):
         return save(folder, state)
-    return Written(last.state, folder.append_text(JOURNAL_FILE, line))
+    return Written(last.state, folder.append_text(state.where.journal, line))
+
+
+def session_owner(folder: Folder, agent: str) -> str:
+    """The agent whose sessions sit in ``sessions/<session>/`` (``files.session_folders =
+    "session"``): the one recorded in ``SESSIONS_FILE``, else ``agent``, recorded now. The folder
+    is read alike whoever syncs it: taken from each syncer's own agent, ``sessions/s1/`` was
+    alice's for a sync run as alice and the default agent's for one run as it, and each moved
+    the other's memories to its own agent. Call it under the folder lock."""
+    from engram.model import make_scope
+
+    try:
+        owner = json.loads(folder.read_text(SESSIONS_FILE, max_bytes=4096))["owner"]
+        make_scope(owner, None)  # a valid agent name
+        return str(owner)
+    except FileNotFoundError:
+        folder.write_text(SESSIONS_FILE, json.dumps({"owner": agent}) + "\n")
+        return agent
+    except (ValueError, OSError, KeyError, TypeError, ValidationError) as exc:
+        log.warning("%s unreadable (%s); this pass reads sessions/<session>/ as %s's", SESSIONS_FILE, exc, agent)
+        return agent
 
 
 @contextlib.contextmanager

@@ -131,9 +131,18 @@ class FileSync:
         max_file_bytes: int = 5_000_000,
         max_forget_share: float = 0.5,
         session_folders: layout.SessionFolders = "agent/session",
+        database_agent: str | None = None,
     ) -> None:
+        """``database_agent``: the agent whose own database the engine's is
+        (``per_agent_databases``), None for a database of every agent. Each such database syncs
+        only its part of the folder, ``global/`` and that agent's folders, with a sync state of its
+        own (``state.files_for``): other agents' folders belong to their databases."""
         self.engram = engram
-        self.layout = layout.Layout(session_folders, engram.scope.agent or "default")
+        self.database_agent = database_agent
+        # With ClawCode's session folders, whose sessions sit in sessions/<session>/ is the
+        # folder's to say (``sync_state.session_owner``), read at the first pass.
+        self._layout = layout.Layout(session_folders, engram.scope.agent or "default")
+        self._layout_read = session_folders != "session"
         self.folder = Folder(root, max_file_bytes=max_file_bytes)
         self.fmt = get_format(format)
         self.group_by = group_by
@@ -150,13 +159,15 @@ class FileSync:
         # as this syncer last saved it, with what that left on disk (its two files' ``stat``).
         self._parsed: dict[str, _Parsed] = {}
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
+        self._state_files = sync_state.files_for(database_agent)
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
         files: FilesSettings = settings.files
         return cls(engram, files.folder(settings.home), format=files.format, group_by=files.group_by,
                    type_json=files.type_json, max_file_bytes=files.max_file_bytes,
-                   max_forget_share=files.max_forget_share, session_folders=files.session_folders)
+                   max_forget_share=files.max_forget_share, session_folders=files.session_folders,
+                   database_agent=database_agent(engram, settings))
 
     # --- wiring ----------------------------------------------------------------------------
     def attach(self) -> Callable[[], None]:
@@ -170,6 +181,25 @@ class FileSync:
             self._unsubscribe()
             self._unsubscribe = None
 
+    @property
+    def layout(self) -> layout.Layout:
+        """Which folder holds which scope, as recorded in the folder."""
+        if not self._layout_read:
+            with self._lock, sync_state.locked(self.folder):
+                self._read_layout()
+        return self._layout
+
+    def _read_layout(self) -> None:
+        """Settle the layout (under the folder lock, before a pass looks at any path)."""
+        if not self._layout_read:
+            owner = sync_state.session_owner(self.folder, self._layout.owner)
+            self._layout = layout.Layout(self._layout.sessions, owner)
+            self._layout_read = True
+
+    def owns(self, scope: Scope) -> bool:
+        """Whether ``scope``'s folder is this database's to sync (see ``database_agent``)."""
+        return self.database_agent is None or scope.agent is None or scope.agent == self.database_agent
+
     def _on_events(self, events: Sequence[MemoryEvent]) -> None:
         # The sync's own writes are already in the files.
         outside = [event for event in events if event.origin != "sync"]
@@ -182,9 +212,11 @@ class FileSync:
         memories = [m for events in batches for event in events for m in event.memories]
         ids_by_scope: dict[Scope, set[str]] = defaultdict(set)
         for memory in memories:
-            ids_by_scope[memory.scope].add(memory.id)
+            if self.owns(memory.scope):
+                ids_by_scope[memory.scope].add(memory.id)
         with self._lock:
             with sync_state.locked(self.folder):
+                self._read_layout()
                 st, written = self._load_state()
                 full: set[Scope] = set()
                 changed_files: set[str] = set()
@@ -202,6 +234,7 @@ class FileSync:
         if self.type_json:
             from . import export
 
+            memories = [m for m in memories if self.owns(m.scope)]
             live = self.engram.store.get_many(list(dict.fromkeys(m.id for m in memories)))
             alive = {m.id for m in live}
             export.write_type_files(self.folder, live)
@@ -328,9 +361,9 @@ class FileSync:
         cache while a pass changes it: a pass that fails leaves no half-changed copy."""
         kept, self._state = self._state, None
         if kept is not None and (_identity(kept[0].state), _identity(kept[0].journal)) == (
-                self._stat(sync_state.STATE_FILE), self._stat(sync_state.JOURNAL_FILE)):
+                self._stat(self._state_files.state), self._stat(self._state_files.journal)):
             return kept[1], kept[0]
-        return sync_state.read(self.folder, self.fmt.name, self._database_identity())
+        return sync_state.read(self.folder, self.fmt.name, self._database_identity(), self._state_files)
 
     def _save_state(self, st: sync_state.SyncState, last: sync_state.Written | None = None,
                     entry_ids: Iterable[str] = (), files: Iterable[str] = ()) -> None:
@@ -373,13 +406,15 @@ class FileSync:
         """One two-way pass over ``scopes`` (default: every scope in the database or the folder)."""
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
+            self._read_layout()
             st, _ = self._load_state()
             files_by_scope = self._scan(report)
-            wanted = None if scopes is None else set(scopes)
+            wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
             if wanted is None:
                 for memory in self.engram.store.iter_all():
-                    db_by_scope[memory.scope][memory.id] = memory
+                    if self.owns(memory.scope):
+                        db_by_scope[memory.scope][memory.id] = memory
                 all_scopes = set(db_by_scope) | set(files_by_scope) | self._state_scopes(st)
             else:
                 for scope in wanted:
@@ -392,7 +427,8 @@ class FileSync:
             if wanted is None and self.type_json:
                 from . import export
 
-                export.sync_type_dir(self.folder, [m for mems in db_by_scope.values() for m in mems.values()])
+                export.sync_type_dir(self.folder, [m for mems in db_by_scope.values() for m in mems.values()],
+                                     owns=None if self.database_agent is None else self.owns)
         for problem in report.problems:
             log.warning("%s", problem)
         return report
@@ -423,9 +459,11 @@ class FileSync:
         scopes = set()
         for entry in st.entries.values():
             try:
-                scopes.add(self.layout.scope_of_dir(entry.path.rsplit("/", 1)[0]))
+                scope = self.layout.scope_of_dir(entry.path.rsplit("/", 1)[0])
             except ValidationError:
                 continue
+            if self.owns(scope):
+                scopes.add(scope)
         return scopes
 
     def _scan(self, report: SyncReport) -> dict[Scope, list[str]]:
@@ -444,7 +482,8 @@ class FileSync:
                 report.problems.append(Problem(rel, 0, f"not read: {exc}"))
                 continue
             if where is not None:
-                found[where[0]].append(rel)
+                if self.owns(where[0]):  # another agent's folder is its own database's to sync
+                    found[where[0]].append(rel)
             else:
                 misplaced = self.layout.misplaced(rel, self.fmt.suffix)
                 if misplaced:
@@ -572,6 +611,8 @@ class FileSync:
         elif memory is not None:
             db_hash = memory_digest(memory)
             if prev is not None and db_hash == prev.digest:
+                if prev.path not in files.docs and self._exists(prev.path):
+                    return  # its file is there but was not read (reported): no deletion seen
                 removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
                 return
             rel = prev.path if prev is not None and prev.path in files.docs else self.layout.file_for(
@@ -745,6 +786,14 @@ def _without_id(entry: Entry) -> Entry:
     from dataclasses import replace
 
     return replace(entry, id=None, key=None, links=())
+
+
+def database_agent(engram: Engram, settings: Settings) -> str | None:
+    """The agent whose own database ``engram``'s is (``per_agent_databases``, a backend keeping a
+    file per agent), else None: a database of every agent."""
+    if not settings.per_agent_databases or engram.backend.path is None:
+        return None
+    return settings.agent if engram.backend.path == settings.database_path(settings.agent) else None
 
 
 def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
