@@ -49,7 +49,10 @@ def dump(memories: Iterable[Memory]) -> str:
 
 
 def load(document: str | bytes, *, max_content_chars: int, default_scope: Scope = Scope()) -> list[Memory]:
-    """Parse and validate a snapshot (engram's or PtrClaw's); raises ``SnapshotError``."""
+    """Parse and validate a snapshot (engram's or PtrClaw's); raises ``SnapshotError``. A leading
+    UTF-8 byte-order mark (as Windows tools write) is ignored."""
+    if isinstance(document, str) and document.startswith("\ufeff"):
+        document = document[1:]
     try:
         data = json.loads(document)
     except json.JSONDecodeError as exc:

@@ -17,7 +17,7 @@ from typing import Any
 from engram.errors import SnapshotError, ValidationError
 from engram.importers import basic_memory, clawless, mcp_memory, mcp_memory_service, mem0, openclaw
 from engram.importers.apply import ImportSummary, apply_plan
-from engram.importers.base import Files, Plan, read_folder
+from engram.importers.base import Files, Plan, read_folder, without_bom
 
 __all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "detect", "detect_document", "read_plan"]
 
@@ -36,6 +36,7 @@ def check_kind(kind: str) -> str:
 def detect_document(text: str) -> str:
     """The kind of a JSON or JSON-lines document: mem0, mcp-memory, mcp-memory-service,
     clawless (its conversation history) or, failing those, ``snapshot``."""
+    text = without_bom(text)
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError:
@@ -83,7 +84,7 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
-        text = read_text(source) if isinstance(source, Path) else source
+        text = read_text(source) if isinstance(source, Path) else without_bom(source)
         return _TEXT_READERS[kind](text)
     if isinstance(source, Path):
         if source.is_dir():
@@ -93,17 +94,18 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
         else:
             raise ValidationError("path", f"{source} is not a folder", f"the {kind} folder")
     elif isinstance(source, Mapping):
-        files = dict(source)
+        files = {rel: without_bom(text) for rel, text in source.items()}
     elif kind == "clawless":
-        files = {clawless.HISTORY: source}
+        files = {clawless.HISTORY: without_bom(source)}
     else:
         raise ValidationError("source", f"{kind} is a folder", "a path, or {relative path: text} of its files")
     return _FOLDER_READERS[kind](files)
 
 
 def read_text(path: Path) -> str:
-    """A source file's text; raises ``SnapshotError`` naming the path when it cannot be read."""
+    """A source file's text (a leading byte-order mark, as Windows tools write, dropped); raises
+    ``SnapshotError`` naming the path when it cannot be read."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None

@@ -191,6 +191,11 @@ def agent_name(value: Any, where: str) -> str | None:
     return name
 
 
+def without_bom(text: str) -> str:
+    """``text`` without the byte-order mark Windows tools put before a UTF-8 document."""
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120] or "note"
 
@@ -210,7 +215,7 @@ def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> 
         if not path.is_file() or path.suffix not in suffixes or any(p.startswith(".") for p in rel.parts):
             continue
         try:
-            files[rel.as_posix()] = path.read_text(encoding="utf-8")
+            files[rel.as_posix()] = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise fail(rel.as_posix(), f"cannot read: {exc}", "a UTF-8 text file") from None
     return files
