@@ -808,15 +808,19 @@ class Engram:
     def import_snapshot(
         self, document: str | bytes, *, progress: Callable[[int, int], None] | None = None
     ) -> ImportResult:
-        """Import a snapshot (engram's or PtrClaw's). Keys or ids already present are skipped;
+        """Import a snapshot (engram's or PtrClaw's) into this agent. Keys or ids this agent (or
+        global) already holds are skipped; memories whose ids another agent holds get ids of their own;
         a malformed document raises ``SnapshotError`` and imports nothing. The memories are stored
         in one transaction while the model embeds them in batches (``engram.bulk``);
         ``progress(done, total)`` follows the embedding."""
-        memories = snapshot.load(document, max_content_chars=self.max_content_chars, default_scope=Scope(self.scope.agent))
-        # Agent-scoped memories join this agent (sessions kept under it); global stays global.
-        memories = [m if m.scope.agent is None else replace(m, scope=Scope(self.scope.agent, m.scope.session))
-                    for m in memories]
+        # Agent-scoped memories join this agent (sessions kept under it); global stays global. Ids
+        # another agent holds are not this agent's: such a memory gets an id of its own.
+        memories = snapshot.load_into(document, self.scope.agent, self._holders, max_content_chars=self.max_content_chars)
         return store_and_embed(self, memories, progress=progress)
+
+    def _holders(self, ids: Sequence[str]) -> dict[str, str | None]:
+        """The agent holding each of ``ids`` that is stored (None for a global memory)."""
+        return {m.id: m.scope.agent for m in self.store.get_many(list(ids))} if ids else {}
 
     def import_from(
         self,

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from engram.errors import SnapshotError, ValidationError
-from engram.ids import key_from_content, new_id
+from engram.ids import derived_id, key_from_content, new_id
 from engram.model import (
     Memory,
     Scope,
@@ -34,6 +35,8 @@ from engram.model import (
     parse_type,
 )
 from engram.temporal.instants import parse_time, parse_validity
+
+Holders = Callable[[Sequence[str]], Mapping[str, str | None]]  # stored id -> its agent (None: global)
 
 FORMAT = "engram-snapshot"
 VERSION = 1
@@ -51,17 +54,62 @@ def dump(memories: Iterable[Memory]) -> str:
 def load(document: str | bytes, *, max_content_chars: int, default_scope: Scope = Scope()) -> list[Memory]:
     """Parse and validate a snapshot (engram's or PtrClaw's); raises ``SnapshotError``. A leading
     UTF-8 byte-order mark (as Windows tools write) is ignored."""
+    return parse(_json(document), max_content_chars=max_content_chars, default_scope=default_scope)
+
+
+def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max_content_chars: int) -> list[Memory]:
+    """A snapshot parsed (as ``load``) for import into ``agent``: agent-scoped memories join it
+    (their sessions kept under it), global ones stay global. A memory keeps its id when it was
+    this agent's (or global) in the snapshot and no other agent holds that id; otherwise it gets an
+    id derived from the agent and its snapshot id, so another agent importing the same snapshot
+    gets its own copy and the same agent importing it again finds what it imported (links and
+    ``superseded_by`` follow). ``holders(ids)`` tells the agent holding each stored id (None for
+    global). A ``superseded_by`` naming an id neither in the snapshot nor stored for this agent
+    (or global) is refused, as the memory would be hidden for good, unless the entry also has the
+    ``superseded_at`` engram records with it (its successor was forgotten in the exporting store).
+    Raises ``SnapshotError``."""
+    parsed = _parse(_json(document), max_content_chars=max_content_chars, default_scope=Scope(agent))
+    held = holders([m.id for m, _ in parsed])
+    ids: dict[str, str] = {}
+    placed: list[tuple[Memory, str]] = []
+    for memory, where in parsed:
+        scope = memory.scope if memory.scope.agent is None else Scope(agent, memory.scope.session)
+        mine = memory.scope.agent == scope.agent and held.get(memory.id, scope.agent) == scope.agent
+        ids.setdefault(memory.id, memory.id if mine else derived_id(("snapshot", scope.agent or "", memory.id),
+                                                                       memory.created_at))
+        placed.append((replace(memory, scope=scope), where))
+    outside = [m.superseded_by for m, _ in placed if m.superseded_by is not None and m.superseded_by not in ids]
+    readable = {ref for ref, owner in holders(list(dict.fromkeys(outside))).items() if owner in (None, agent)}
+    out = []
+    for memory, where in placed:
+        successor = memory.superseded_by
+        # engram writes superseded_at with every superseded_by, and keeps both when the successor
+        # is forgotten later: such a record is restored as it was, not refused.
+        dangling = successor is not None and successor not in ids and successor not in readable
+        if dangling and memory.superseded_at is None:
+            raise SnapshotError(f"{where}.superseded_by", f"{successor!r} is neither in this snapshot nor a stored "
+                                "memory of this agent", "the id of a memory in the snapshot or already stored")
+        out.append(replace(memory, id=ids[memory.id], links=tuple(ids[link] for link in memory.links),
+                           superseded_by=ids.get(successor, successor) if successor is not None else None))
+    return out
+
+
+def _json(document: str | bytes) -> Any:
     if isinstance(document, str) and document.startswith("\ufeff"):
         document = document[1:]
     try:
-        data = json.loads(document)
+        return json.loads(document)
     except json.JSONDecodeError as exc:
         raise SnapshotError("snapshot", f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                             "an engram snapshot or a PtrClaw memory file") from None
-    return parse(data, max_content_chars=max_content_chars, default_scope=default_scope)
 
 
 def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) -> list[Memory]:
+    return [memory for memory, _ in _parse(data, max_content_chars=max_content_chars, default_scope=default_scope)]
+
+
+def _parse(data: Any, *, max_content_chars: int, default_scope: Scope) -> list[tuple[Memory, str]]:
+    """Each entry's memory with its place in the document (``memories[3]``)."""
     if isinstance(data, list):
         entries, where = data, "entries"
     elif isinstance(data, Mapping) and isinstance(data.get("memories"), list):
@@ -71,8 +119,9 @@ def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) 
     else:
         raise SnapshotError("snapshot", "no list of memories found",
                             '{"memories": [...]}, {"entries": [...]} or a JSON array')
-    memories = [_entry(entry, f"{where}[{i}]", max_content_chars, default_scope) for i, entry in enumerate(entries)]
-    return _resolve_links(memories, entries)
+    places = [f"{where}[{i}]" for i in range(len(entries))]
+    memories = [_entry(entry, place, max_content_chars, default_scope) for entry, place in zip(entries, places, strict=True)]
+    return list(zip(_resolve_links(memories), places, strict=True))
 
 
 def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memory:
@@ -125,7 +174,7 @@ def _number(value: Any, field: str, default: Any) -> Any:
     return float(value)
 
 
-def _resolve_links(memories: list[Memory], entries: list[Any]) -> list[Memory]:
+def _resolve_links(memories: list[Memory]) -> list[Memory]:
     """Links may name ids (engram) or keys (PtrClaw): turn keys into ids where they resolve."""
     by_id = {m.id for m in memories}
     by_key = {m.key: m.id for m in memories}
@@ -134,11 +183,5 @@ def _resolve_links(memories: list[Memory], entries: list[Any]) -> list[Memory]:
         links = tuple(dict.fromkeys(
             link if link in by_id else by_key[link] for link in memory.links if link in by_id or link in by_key
         ))
-        resolved.append(memory if links == memory.links else _with_links(memory, links))
+        resolved.append(memory if links == memory.links else replace(memory, links=links))
     return resolved
-
-
-def _with_links(memory: Memory, links: tuple[str, ...]) -> Memory:
-    from dataclasses import replace
-
-    return replace(memory, links=links)

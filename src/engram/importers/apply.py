@@ -3,8 +3,9 @@ conversation messages, then operator notes.
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
-Ids come from the records' source identities: a memory already imported is skipped by id, which
-makes a second run a no-op. A key another memory already holds in the same scope gets a ``-2``,
+Ids come from the records' source identities and the agent each joins: a memory that agent already
+imported is skipped by id, which makes a second run a no-op, and another agent importing the same
+source gets its own copy. A key another memory already holds in the same scope gets a ``-2``,
 ``-3``… suffix rather than being dropped. With ``keep_agents`` the source's users/agents become
 engram agents; without it (an HTTP caller, or ``--into-agent``) everything joins the importing agent.
 """
@@ -67,9 +68,31 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     return ImportSummary(plan.kind, imported, len(memories) - imported, added, present, notes, tuple(warnings))
 
 
+def _agent(record: Record, own: str, keep_agents: bool) -> str:
+    return record.agent if keep_agents and record.agent else own
+
+
+def _ids(engram: Engram, plan: Plan, agents: dict[str, str]) -> dict[str, str]:
+    """Each record's memory id, by its source id: derived from the source identity and the agent
+    it joins, so only that agent's earlier import of it is found (another agent's import of the
+    same source neither hides it nor is revealed by it). An id imports before 2026-11 gave (one
+    for every agent) is kept where that very agent holds it, so their re-runs still skip it."""
+    ids, legacy = {}, {}
+    for record in plan.records:
+        agent = agents[record.source_id]
+        ids[record.source_id] = record_id(plan.kind, record.source_id, record.created_at, agent)
+        legacy[record.source_id] = record_id(plan.kind, record.source_id, record.created_at)
+    held = {m.id: m.scope.agent for m in engram.store.get_many(list(dict.fromkeys(legacy.values())))}
+    for source_id, old in legacy.items():
+        if old in held and held[old] == agents[source_id]:
+            ids[source_id] = old
+    return ids
+
+
 def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tuple[list[Memory], list[str]]:
     own = engram.scope.agent or "default"
-    ids = {r.source_id: record_id(plan.kind, r.source_id, r.created_at) for r in plan.records}
+    agents = {r.source_id: _agent(r, own, keep_agents) for r in plan.records}
+    ids = _ids(engram, plan, agents)
     links: dict[str, list[str]] = {}
     for a, b in plan.links:
         if a in ids and b in ids and ids[a] != ids[b]:
@@ -80,18 +103,17 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tupl
         memory_id = ids[record.source_id]
         if memory_id in out:  # the same fact twice in one source: one memory
             continue
-        memory, found = _memory(engram, record, memory_id, plan.source, own, keep_agents, now)
+        memory, found = _memory(engram, record, memory_id, plan.source, agents[record.source_id], keep_agents, now)
         warnings += [f"{record.where}: {w}" for w in found]
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
     return list(out.values()), warnings
 
 
-def _memory(engram: Engram, record: Record, memory_id: str, source: str, own: str, keep_agents: bool,
+def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: str, keep_agents: bool,
             now: float) -> tuple[Memory, list[str]]:
     try:
         content, found = engram.privacy.screen(record.content)
         content = parse_content(content, engram.max_content_chars)
-        agent = record.agent if keep_agents and record.agent else own
         scope = make_scope(agent, record.session if keep_agents and record.agent else None)
         key = parse_key(record.key or key_from_content(content))
     except ValidationError as exc:

@@ -6,17 +6,16 @@ conversation messages and operator notes. ``apply.py`` writes a plan; importers 
 store. Every check happens while building records, so a malformed source raises ``SnapshotError``
 naming the place before anything is stored: an import is all or nothing.
 
-Records get ids derived from their source identity (``source_id``): importing the same source
-twice finds the same ids and skips them, which is what makes a second run a no-op.
+Records get ids derived from their source identity (``source_id``) and the agent they are imported
+into: the same agent importing the same source twice finds the same ids and skips them, which is
+what makes a second run a no-op, while another agent importing it gets its own copy.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import SnapshotError, ValidationError
+from engram.ids import derived_id
 from engram.model import Category, parse_metadata, parse_tags, parse_type
 from engram.temporal.instants import instant
 
@@ -75,13 +75,13 @@ class Plan:
     operator_notes: str | None = None
 
 
-def record_id(kind: str, source_id: str, created_at: float | None) -> str:
-    """A UUIDv7-shaped id fixed by the record's source identity: the same source record always
-    gets the same id (so a second import skips it), ordered by its creation time when known."""
-    digest = int.from_bytes(hashlib.sha256(f"{kind}\0{source_id}".encode()).digest()[:10], "big")
-    ms = int((created_at or 0) * 1000) & ((1 << 48) - 1)
-    value = ms << 80 | 0x7 << 76 | (digest >> 68 & 0xFFF) << 64 | 0b10 << 62 | (digest & ((1 << 62) - 1))
-    return str(uuid.UUID(int=value))
+def record_id(kind: str, source_id: str, created_at: float | None, agent: str | None = None) -> str:
+    """A UUIDv7-shaped id fixed by the record's source identity and the agent it is imported into:
+    the same source record imported by the same agent always gets the same id (so a second import
+    skips it), another agent gets another id (so it imports its own copy), ordered by the record's
+    creation time when known. Without ``agent``: the id imports before 2026-11 gave (every agent
+    alike), looked up so that what they brought is still skipped."""
+    return derived_id((kind, source_id) if agent is None else (kind, agent, source_id), created_at)
 
 
 def fail(where: str, problem: str, allowed: str | None = None) -> SnapshotError:
