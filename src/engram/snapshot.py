@@ -124,9 +124,43 @@ def _parse(data: Any, *, max_content_chars: int, default_scope: Scope) -> list[t
     return list(zip(_resolve_links(memories), places, strict=True))
 
 
+# The JSON type each text or list field of an entry must have when present (null is absent).
+_TEXT = ("id", "key", "content", "category", "type", "layer", "scope", "source", "related_entity", "superseded_by",
+         "session_id", "search_context")
+_TEXT_LISTS = {"links": "a list of ids or keys", "tags": "a list of tags, or one comma-separated text"}
+
+
+def _check_types(entry: Mapping[str, Any], where: str) -> None:
+    """Refuse a field of the wrong JSON type by name, before it reaches a parser or the store."""
+    for name in _TEXT:
+        value = entry.get(name)
+        if value is not None and not isinstance(value, str):
+            raise SnapshotError(f"{where}.{name}", f"got {_json_type(value)}", "text")
+    for name, allowed in _TEXT_LISTS.items():
+        value = entry.get(name)
+        if value is None or (name == "tags" and isinstance(value, str)):
+            continue
+        if not isinstance(value, list):
+            raise SnapshotError(f"{where}.{name}", f"got {_json_type(value)}", allowed)
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise SnapshotError(f"{where}.{name}[{i}]", f"got {_json_type(item)}", "text")
+    if entry.get("metadata") is not None and not isinstance(entry["metadata"], Mapping):
+        raise SnapshotError(f"{where}.metadata", f"got {_json_type(entry['metadata'])}", "a JSON object")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, int | float):
+        return f"{value!r} (a number)"
+    return {dict: "an object", list: "a list", str: "text"}.get(type(value), type(value).__name__)
+
+
 def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memory:
     if not isinstance(entry, Mapping):
         raise SnapshotError(where, f"got {type(entry).__name__}", "a JSON object per memory")
+    _check_types(entry, where)
     try:
         content = parse_content(entry.get("content", ""), max_chars)
         category = parse_category(entry.get("category", "knowledge"))
@@ -136,7 +170,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
         metadata = parse_metadata(entry.get("metadata"))
         scope = Scope.parse(entry["scope"]) if entry.get("scope") else default_scope
         if entry.get("session_id") and not entry.get("scope"):
-            metadata.setdefault("session_id", str(entry["session_id"]))  # PtrClaw's session scoping
+            metadata.setdefault("session_id", entry["session_id"])  # PtrClaw's session scoping
         return Memory(
             id=str(entry.get("id") or new_id()),
             key=parse_key(entry.get("key") or key_from_content(content)),
@@ -154,7 +188,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
             updated_at=_number(entry.get("updated_at"), "updated_at", created),
             last_accessed=_number(entry.get("last_accessed"), "last_accessed", None) or None,
             recall_count=int(_number(entry.get("recall_count"), "recall_count", 0)),
-            links=tuple(str(link) for link in entry.get("links") or ()),
+            links=tuple(entry.get("links") or ()),
             superseded_by=entry.get("superseded_by"),
             search_context=parse_search_context(entry.get("search_context"), max_chars),
             **parse_validity(entry.get("valid_from"), entry.get("valid_until")),
