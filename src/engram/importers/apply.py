@@ -65,7 +65,8 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     imported = result.imported if result else 0
     added, present = _append_history(engram, messages, report)
     notes = _operator_notes(engram, plan, operator_notes)
-    return ImportSummary(plan.kind, imported, len(memories) - imported, added, present, notes, tuple(warnings))
+    # Every record read is imported or skipped (a copy repeated in the source is skipped).
+    return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, notes, tuple(warnings))
 
 
 def _agent(record: Record, own: str, keep_agents: bool) -> str:
@@ -98,15 +99,28 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tupl
         if a in ids and b in ids and ids[a] != ids[b]:
             links.setdefault(ids[a], []).append(ids[b])
     out: dict[str, Memory] = {}
+    first: dict[str, Record] = {}
     warnings: list[str] = []
     for record in plan.records:
         memory_id = ids[record.source_id]
         if memory_id in out:  # the same fact twice in one source: one memory
+            _same_record(first[memory_id], record)
             continue
+        first[memory_id] = record
         memory, found = _memory(engram, record, memory_id, plan.source, agents[record.source_id], keep_agents, now)
         warnings += [f"{record.where}: {w}" for w in found]
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
     return list(out.values()), warnings
+
+
+def _same_record(first: Record, again: Record) -> None:
+    """A source id the source gave twice must name the same record both times: two different
+    records under one id would otherwise lose one of them silently."""
+    if again.id_field is None or replace(again, where=first.where) == first:
+        return
+    shown = "" if again.id_field == "content" else f"{again.source_id!r} "
+    raise SnapshotError(f"{again.where}.{again.id_field}", f"{shown}repeats {first.where}, which differs",
+                        f"a {again.id_field} of its own, or an identical copy of that record")
 
 
 def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: str, keep_agents: bool,

@@ -49,6 +49,10 @@ class Record:
     updated_at: float | None = None
     agent: str | None = None  # the source's user/agent; None means the importing agent
     session: str | None = None
+    # The source field ``source_id`` comes from when the source gives it (mem0's ``id``): a second
+    # record with the same one must be an identical copy. None: it is derived from the content, so a
+    # repeat is the same fact again.
+    id_field: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,5 +58,6 @@ def read(text: str) -> Plan:
                       "mcp_memory_service": {k: v for k, v in kept.items() if v is not None}},
             created_at=created, updated_at=updated,
             agent=agent_name(item.get("agent_id"), f"{where}.agent_id"),
+            id_field="content_hash" if item.get("content_hash") else "content",
         ))
     return plan

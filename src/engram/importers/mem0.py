@@ -82,6 +82,7 @@ def _record(item: Any, where: str) -> Record:
         updated_at=timestamp(item.get("updated_at"), f"{where}.updated_at"),
         agent=agent or user,
         session=run if (agent or user) else None,
+        id_field="id",
     )
 
 
