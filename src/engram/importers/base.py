@@ -13,6 +13,7 @@ what makes a second run a no-op, while another agent importing it gets its own c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -24,7 +25,7 @@ from typing import Any
 
 from engram.errors import SnapshotError, ValidationError
 from engram.ids import derived_id
-from engram.model import Category, parse_metadata, parse_tags, parse_type
+from engram.model import Category, make_scope, parse_metadata, parse_tags, parse_type
 from engram.temporal.instants import instant
 
 _AGENT_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]+")
@@ -184,15 +185,23 @@ def type_word(value: Any, default: str) -> str:
         return default
 
 
-def agent_name(value: Any, where: str) -> str | None:
-    """A source's user or agent id as an engram agent name (unusable characters become ``-``)."""
+def agent_name(value: Any, where: str, fallback: str = "user") -> str | None:
+    """A source's user, agent or run id as an engram agent (or session) name, one name per id:
+    an id that already is a valid name is kept as it is; any other gets its usable characters
+    (others become ``-``) and 8 hex digits of the SHA-256 of the whole id (``José`` becomes
+    ``Jos-…``, ``user 1`` ``user-1-…``, apart from a source's ``user-1``), or ``fallback`` and
+    the digits when none is usable (``张伟`` becomes ``user-…``). The same id always maps to the
+    same name, so a re-import finds what the first one stored."""
     text = optional_text(value, where)
     if text is None:
         return None
-    name = _AGENT_UNSAFE.sub("-", text).strip("-.:@")[:128]
-    if not name:
-        raise fail(where, f"{value!r} has no usable characters", "letters, digits and . _ : @ -")
-    return name
+    try:
+        return make_scope(text, None).agent
+    except ValidationError:
+        pass
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    usable = re.sub(r"^[^A-Za-z0-9]+", "", _AGENT_UNSAFE.sub("-", text)).rstrip("-.:@")[:100]
+    return f"{usable or fallback}-{digest}"
 
 
 def without_bom(text: str) -> str:

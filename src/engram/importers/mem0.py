@@ -67,8 +67,8 @@ def _record(item: Any, where: str) -> Record:
     if source_id is None:
         raise fail(f"{where}.id", "is missing", "mem0's memory id")
     user = agent_name(item.get("user_id"), f"{where}.user_id")
-    agent = agent_name(item.get("agent_id"), f"{where}.agent_id")
-    run = agent_name(item.get("run_id"), f"{where}.run_id")
+    agent = agent_name(item.get("agent_id"), f"{where}.agent_id", "agent")
+    run = agent_name(item.get("run_id"), f"{where}.run_id", "run")
     own = metadata(item.get("metadata"), f"{where}.metadata")
     kept = {k: item[k] for k in ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role")
             if item.get(k) not in (None, "")}
