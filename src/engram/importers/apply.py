@@ -131,7 +131,8 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: 
         scope = make_scope(agent, record.session if keep_agents and record.agent else None)
         key = parse_key(record.key or key_from_content(content))
     except ValidationError as exc:
-        raise SnapshotError(f"{record.where}.{exc.field}", exc.problem, exc.allowed) from None
+        raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
+                            exc.allowed) from None
     created = record.created_at if record.created_at is not None else now
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,

@@ -54,6 +54,10 @@ class Record:
     # record with the same one must be an identical copy. None: it is derived from the content, so a
     # repeat is the same fact again.
     id_field: str | None = None
+    # Where in the record each engram field comes from, appended to ``where`` in an error:
+    # ``{"content": ".memory"}`` names mem0's field; "" names the record's place alone (a markdown
+    # line). A field not listed is named as engram's (``.content``).
+    fields: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

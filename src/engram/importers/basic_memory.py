@@ -59,6 +59,7 @@ def read(files: Files) -> Plan:
             source_id=note["rel"], where=note["rel"], content=note["body"] or note["title"], key=note["permalink"],
             type=note["type"], tags=note["tags"], metadata=meta, related_entity=note["title"],
             created_at=note["created"], updated_at=note["updated"],
+            fields={"content": "", "key": " front matter permalink"},
         ))
         for obs in note["observations"]:
             plan.records.append(obs)
@@ -115,6 +116,7 @@ def _observation(category: str, text: str, rel: str, line: int, where: str, crea
         metadata={"basic_memory": {"file": rel, "line": line, "category": category,
                                    **({"context": context} if context else {})}},
         created_at=created,
+        fields={"content": "", "key": ""},  # where names the file and line of the observation
     )
 
 

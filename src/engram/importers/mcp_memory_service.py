@@ -59,5 +59,6 @@ def read(text: str) -> Plan:
             created_at=created, updated_at=updated,
             agent=agent_name(item.get("agent_id"), f"{where}.agent_id", "agent"),
             id_field="content_hash" if item.get("content_hash") else "content",
+            fields={"key": ".content"},  # the key is made from the text
         ))
     return plan

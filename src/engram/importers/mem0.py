@@ -83,6 +83,7 @@ def _record(item: Any, where: str) -> Record:
         agent=agent or user,
         session=run if (agent or user) else None,
         id_field="id",
+        fields={"content": ".memory", "key": ".memory"},  # the key is made from the text
     )
 
 
