@@ -76,17 +76,19 @@ def _agent(record: Record, own: str, keep_agents: bool) -> str:
 def _ids(engram: Engram, plan: Plan, agents: dict[str, str]) -> dict[str, str]:
     """Each record's memory id, by its source id: derived from the source identity and the agent
     it joins, so only that agent's earlier import of it is found (another agent's import of the
-    same source neither hides it nor is revealed by it). An id imports before 2026-11 gave (one
-    for every agent) is kept where that very agent holds it, so their re-runs still skip it."""
-    ids, legacy = {}, {}
+    same source neither hides it nor is revealed by it). A stored id that very agent holds is used
+    instead when it is the record's own: the engram id engram's exports carry (the record is that
+    memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them."""
+    ids: dict[str, str] = {}
+    known: dict[str, list[str]] = {}
     for record in plan.records:
         agent = agents[record.source_id]
         ids[record.source_id] = record_id(plan.kind, record.source_id, record.created_at, agent)
-        legacy[record.source_id] = record_id(plan.kind, record.source_id, record.created_at)
-    held = {m.id: m.scope.agent for m in engram.store.get_many(list(dict.fromkeys(legacy.values())))}
-    for source_id, old in legacy.items():
-        if old in held and held[old] == agents[source_id]:
-            ids[source_id] = old
+        legacy = record_id(plan.kind, record.source_id, record.created_at)
+        known[record.source_id] = [i for i in (record.engram_id, legacy) if i]
+    held = {m.id: m.scope.agent for m in engram.store.get_many(list({i for ii in known.values() for i in ii}))}
+    for source_id, candidates in known.items():
+        ids[source_id] = next((i for i in candidates if i in held and held[i] == agents[source_id]), ids[source_id])
     return ids
 
 

@@ -25,7 +25,15 @@ from typing import Any
 
 from engram.errors import SnapshotError, ValidationError
 from engram.ids import derived_id
-from engram.model import Category, make_scope, parse_metadata, parse_tags, parse_type
+from engram.model import (
+    Category,
+    make_scope,
+    parse_category,
+    parse_importance,
+    parse_metadata,
+    parse_tags,
+    parse_type,
+)
 from engram.temporal.instants import instant
 
 _AGENT_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]+")
@@ -58,6 +66,9 @@ class Record:
     # ``{"content": ".memory"}`` names mem0's field; "" names the record's place alone (a markdown
     # line). A field not listed is named as engram's (``.content``).
     fields: Mapping[str, str] = field(default_factory=dict)
+    # The id the record had in the engram store it was exported from (engram's own mem0 and
+    # basic-memory exports carry it): held by the same agent, the record is that memory, skipped.
+    engram_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +188,37 @@ def metadata(value: Any, where: str) -> dict[str, Any]:
         return parse_metadata(value)
     except ValidationError as exc:
         raise fail(where, exc.problem, exc.allowed) from None
+
+
+def engram_fields(value: Any, where: str) -> dict[str, Any]:
+    """What engram's own exports carry of a memory beside the source's fields (mem0's
+    ``metadata.engram``, a basic-memory note's front matter), checked: ``id``, ``key``,
+    ``category``, ``type``, ``importance`` and ``links`` (ids), those present."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise fail(where, f"got {type(value).__name__}", "engram's fields as an object")
+    out: dict[str, Any] = {}
+    for name in ("id", "key", "type"):
+        if value.get(name) is not None:
+            out[name] = optional_text(value[name], f"{where}.{name}")
+    links = value.get("links")
+    if links is not None:
+        if not isinstance(links, list) or not all(isinstance(link, str) for link in links):
+            raise fail(f"{where}.links", f"got {links!r}"[:200], "a list of engram ids")
+        out["links"] = links
+    try:
+        if value.get("category") is not None:
+            out["category"] = parse_category(value["category"])
+        if value.get("importance") is not None:
+            if isinstance(value["importance"], bool) or not isinstance(value["importance"], int | float):
+                raise ValidationError("importance", f"got {value['importance']!r}", "a number from 0 to 1")
+            out["importance"] = parse_importance(value["importance"])
+        if out.get("type"):
+            out["type"] = parse_type(out["type"])
+    except ValidationError as exc:
+        raise fail(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
+    return out
 
 
 def type_word(value: Any, default: str) -> str:
