@@ -19,12 +19,35 @@ from engram.importers import basic_memory, clawless, mcp_memory, mcp_memory_serv
 from engram.importers.apply import ImportSummary, apply_plan
 from engram.importers.base import Files, Plan, read_folder, without_bom
 
-__all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "detect", "detect_document", "read_plan"]
+__all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "detect", "detect_document", "read_plan"]
 
 # Readers of one document (text) and of a folder (files by relative path).
 _TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read}
 _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
 KINDS = ("snapshot", "folder", *_TEXT_READERS, *_FOLDER_READERS)
+
+
+def check_source(source: object) -> None:
+    """Raise ``ValidationError`` naming ``source`` unless it is a ``Path``, a document's text or a
+    folder's ``{relative path: text}``; a ``str`` that is no JSON document but one line naming a
+    file is a path handed over as text, refused rather than read as a malformed snapshot."""
+    allowed = "a Path to a file or folder, a document's text (str), or a folder as {relative path: text}"
+    if isinstance(source, Mapping):
+        bad = next((k for k, v in source.items() if not isinstance(k, str) or not isinstance(v, str)), None)
+        if bad is not None:
+            raise ValidationError("source", f"the folder entry {bad!r} is not text under a relative path", allowed)
+        return
+    if isinstance(source, Path):
+        return
+    if not isinstance(source, str):
+        raise ValidationError("source", f"got {type(source).__name__}", allowed)
+    line = without_bom(source).strip()
+    if line and "\n" not in line and line[0] not in "{[" and len(line) < 4096:
+        try:
+            json.loads(line)
+        except json.JSONDecodeError:
+            raise ValidationError("source", f"{line[:200]!r} is not a document: a str is the document's text",
+                                  f"Path({line[:200]!r}) to import a file or folder, or the document's text") from None
 
 
 def check_kind(kind: str) -> str:
