@@ -808,15 +808,19 @@ class Engram:
     def import_snapshot(
         self, document: str | bytes, *, progress: Callable[[int, int], None] | None = None
     ) -> ImportResult:
-        """Import a snapshot (engram's or PtrClaw's). Keys or ids already present are skipped;
+        """Import a snapshot (engram's or PtrClaw's) into this agent. Keys or ids this agent (or
+        global) already holds are skipped; memories whose ids another agent holds get ids of their own;
         a malformed document raises ``SnapshotError`` and imports nothing. The memories are stored
         in one transaction while the model embeds them in batches (``engram.bulk``);
         ``progress(done, total)`` follows the embedding."""
-        memories = snapshot.load(document, max_content_chars=self.max_content_chars, default_scope=Scope(self.scope.agent))
-        # Agent-scoped memories join this agent (sessions kept under it); global stays global.
-        memories = [m if m.scope.agent is None else replace(m, scope=Scope(self.scope.agent, m.scope.session))
-                    for m in memories]
+        # Agent-scoped memories join this agent (sessions kept under it); global stays global. Ids
+        # another agent holds are not this agent's: such a memory gets an id of its own.
+        memories = snapshot.load_into(document, self.scope.agent, self._holders, max_content_chars=self.max_content_chars)
         return store_and_embed(self, memories, progress=progress)
+
+    def _holders(self, ids: Sequence[str]) -> dict[str, str | None]:
+        """The agent holding each of ``ids`` that is stored (None for a global memory)."""
+        return {m.id: m.scope.agent for m in self.store.get_many(list(ids))} if ids else {}
 
     def import_from(
         self,
@@ -827,27 +831,51 @@ class Engram:
         operator_notes: bool = True,
         progress: Callable[[str, int, int], None] | None = None,
     ) -> ImportSummary:
-        """Import another memory system's data (``engram.importers.KINDS``): a path, a document's
-        text, or a folder as ``{relative path: text}``; ``kind`` is detected when omitted.
+        """Import another memory system's data, or engram's own snapshot or memory folder
+        (``engram.importers.KINDS``), as ``engram import`` does. ``source`` is a ``Path`` to a file
+        or folder, a document's text (a ``str`` is text, never a path), or a folder as
+        ``{relative path: text}``; ``kind`` is detected when omitted.
 
         Source users/agents become engram agents unless ``keep_agents=False`` (all join this
-        agent). Idempotent: what an earlier import brought is skipped. Malformed input raises
-        ``SnapshotError`` naming the line or record, and nothing is imported.
+        agent). Idempotent per agent: what an earlier import by the same agent brought is skipped.
+        Malformed input raises ``SnapshotError`` naming the line or record, and nothing is
+        imported; a ``source`` of another type, or a ``str`` that is a path rather than a document,
+        raises ``ValidationError`` naming ``source``. An engram memory folder (kind ``folder``) is
+        imported as ``engram import FOLDER`` does: its ``imported`` counts memories kept with their
+        ids and new ones, its ``warnings`` the files or entries it could not read.
         """
         from engram import importers
         from engram.importers.apply import ImportSummary
 
+        importers.check_source(source)
         if kind is None:
             if isinstance(source, Path):
                 kind = importers.detect(source)
             else:
                 kind = importers.detect_files(source) if isinstance(source, Mapping) else importers.detect_document(source)
-        if kind == "snapshot" and not isinstance(source, Mapping):
+        importers.check_kind(kind)
+        if kind == "folder":
+            return self._import_folder(source)
+        if kind == "snapshot":
+            if isinstance(source, Mapping):
+                raise ValidationError("source", "a snapshot is one document, not a folder", "a path or the document's text")
             result = self.import_snapshot(importers.read_text(source) if isinstance(source, Path) else source)
             return ImportSummary("snapshot", result.imported, result.skipped)
         plan = importers.read_plan(kind, source)
         return importers.apply_plan(self, plan, keep_agents=keep_agents, operator_notes=operator_notes,
                                     progress=progress)
+
+    def _import_folder(self, source: str | Path | Mapping[str, str]) -> ImportSummary:
+        """engram's own memory folder, read from disk as ``engram import FOLDER`` reads it."""
+        from engram.files.export import import_folder
+        from engram.importers.apply import ImportSummary
+
+        if not isinstance(source, Path):
+            raise ValidationError("source", "an engram memory folder is read from disk", "a Path to the folder")
+        limit = {} if self.settings is None else {"max_file_bytes": self.settings.files.max_file_bytes}
+        summary = import_folder(self, source, **limit)
+        return ImportSummary("folder", summary.imported + summary.created, summary.skipped,
+                             warnings=tuple(str(problem) for problem in summary.problems))
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Drop every stored vector and embed all memories again with the current embedder

@@ -5,6 +5,7 @@ UUIDv7 sorts by creation time, so ids double as a stable insertion order across 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -56,3 +57,13 @@ def key_from_content(content: str, max_words: int = 6) -> str:
         words = _WORD.findall(content.lower())
     slug = "-".join(words[:max_words])[:60].strip("-")
     return slug or "memory"
+
+
+def derived_id(parts: tuple[str, ...], created_at: float | None) -> str:
+    """A UUIDv7-shaped id fixed by ``parts`` (what identifies the record: its source, the agent it
+    is imported into, its id there): the same parts always give the same id, so a second import
+    finds it, ordered by ``created_at`` when known."""
+    digest = int.from_bytes(hashlib.sha256("\0".join(parts).encode()).digest()[:10], "big")
+    ms = int((created_at or 0) * 1000) & ((1 << 48) - 1)
+    value = ms << 80 | 0x7 << 76 | (digest >> 68 & 0xFFF) << 64 | 0b10 << 62 | (digest & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from engram.errors import SnapshotError, ValidationError
-from engram.ids import key_from_content, new_id
+from engram.ids import derived_id, key_from_content, new_id
 from engram.model import (
     Memory,
     Scope,
@@ -35,6 +36,8 @@ from engram.model import (
 )
 from engram.temporal.instants import parse_time, parse_validity
 
+Holders = Callable[[Sequence[str]], Mapping[str, str | None]]  # stored id -> its agent (None: global)
+
 FORMAT = "engram-snapshot"
 VERSION = 1
 
@@ -49,16 +52,64 @@ def dump(memories: Iterable[Memory]) -> str:
 
 
 def load(document: str | bytes, *, max_content_chars: int, default_scope: Scope = Scope()) -> list[Memory]:
-    """Parse and validate a snapshot (engram's or PtrClaw's); raises ``SnapshotError``."""
+    """Parse and validate a snapshot (engram's or PtrClaw's); raises ``SnapshotError``. A leading
+    UTF-8 byte-order mark (as Windows tools write) is ignored."""
+    return parse(_json(document), max_content_chars=max_content_chars, default_scope=default_scope)
+
+
+def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max_content_chars: int) -> list[Memory]:
+    """A snapshot parsed (as ``load``) for import into ``agent``: agent-scoped memories join it
+    (their sessions kept under it), global ones stay global. A memory keeps its id when it was
+    this agent's (or global) in the snapshot and no other agent holds that id; otherwise it gets an
+    id derived from the agent and its snapshot id, so another agent importing the same snapshot
+    gets its own copy and the same agent importing it again finds what it imported (links and
+    ``superseded_by`` follow). ``holders(ids)`` tells the agent holding each stored id (None for
+    global). A ``superseded_by`` naming an id neither in the snapshot nor stored for this agent
+    (or global) is refused, as the memory would be hidden for good, unless the entry also has the
+    ``superseded_at`` engram records with it (its successor was forgotten in the exporting store).
+    Raises ``SnapshotError``."""
+    parsed = _parse(_json(document), max_content_chars=max_content_chars, default_scope=Scope(agent))
+    held = holders([m.id for m, _ in parsed])
+    ids: dict[str, str] = {}
+    placed: list[tuple[Memory, str]] = []
+    for memory, where in parsed:
+        scope = memory.scope if memory.scope.agent is None else Scope(agent, memory.scope.session)
+        mine = memory.scope.agent == scope.agent and held.get(memory.id, scope.agent) == scope.agent
+        ids.setdefault(memory.id, memory.id if mine else derived_id(("snapshot", scope.agent or "", memory.id),
+                                                                       memory.created_at))
+        placed.append((replace(memory, scope=scope), where))
+    outside = [m.superseded_by for m, _ in placed if m.superseded_by is not None and m.superseded_by not in ids]
+    readable = {ref for ref, owner in holders(list(dict.fromkeys(outside))).items() if owner in (None, agent)}
+    out = []
+    for memory, where in placed:
+        successor = memory.superseded_by
+        # engram writes superseded_at with every superseded_by, and keeps both when the successor
+        # is forgotten later: such a record is restored as it was, not refused.
+        dangling = successor is not None and successor not in ids and successor not in readable
+        if dangling and memory.superseded_at is None:
+            raise SnapshotError(f"{where}.superseded_by", f"{successor!r} is neither in this snapshot nor a stored "
+                                "memory of this agent", "the id of a memory in the snapshot or already stored")
+        out.append(replace(memory, id=ids[memory.id], links=tuple(ids[link] for link in memory.links),
+                           superseded_by=ids.get(successor, successor) if successor is not None else None))
+    return out
+
+
+def _json(document: str | bytes) -> Any:
+    if isinstance(document, str) and document.startswith("\ufeff"):
+        document = document[1:]
     try:
-        data = json.loads(document)
+        return json.loads(document)
     except json.JSONDecodeError as exc:
         raise SnapshotError("snapshot", f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                             "an engram snapshot or a PtrClaw memory file") from None
-    return parse(data, max_content_chars=max_content_chars, default_scope=default_scope)
 
 
 def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) -> list[Memory]:
+    return [memory for memory, _ in _parse(data, max_content_chars=max_content_chars, default_scope=default_scope)]
+
+
+def _parse(data: Any, *, max_content_chars: int, default_scope: Scope) -> list[tuple[Memory, str]]:
+    """Each entry's memory with its place in the document (``memories[3]``)."""
     if isinstance(data, list):
         entries, where = data, "entries"
     elif isinstance(data, Mapping) and isinstance(data.get("memories"), list):
@@ -68,13 +119,48 @@ def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) 
     else:
         raise SnapshotError("snapshot", "no list of memories found",
                             '{"memories": [...]}, {"entries": [...]} or a JSON array')
-    memories = [_entry(entry, f"{where}[{i}]", max_content_chars, default_scope) for i, entry in enumerate(entries)]
-    return _resolve_links(memories, entries)
+    places = [f"{where}[{i}]" for i in range(len(entries))]
+    memories = [_entry(entry, place, max_content_chars, default_scope) for entry, place in zip(entries, places, strict=True)]
+    return list(zip(_resolve_links(memories), places, strict=True))
+
+
+# The JSON type each text or list field of an entry must have when present (null is absent).
+_TEXT = ("id", "key", "content", "category", "type", "layer", "scope", "source", "related_entity", "superseded_by",
+         "session_id", "search_context")
+_TEXT_LISTS = {"links": "a list of ids or keys", "tags": "a list of tags, or one comma-separated text"}
+
+
+def _check_types(entry: Mapping[str, Any], where: str) -> None:
+    """Refuse a field of the wrong JSON type by name, before it reaches a parser or the store."""
+    for name in _TEXT:
+        value = entry.get(name)
+        if value is not None and not isinstance(value, str):
+            raise SnapshotError(f"{where}.{name}", f"got {_json_type(value)}", "text")
+    for name, allowed in _TEXT_LISTS.items():
+        value = entry.get(name)
+        if value is None or (name == "tags" and isinstance(value, str)):
+            continue
+        if not isinstance(value, list):
+            raise SnapshotError(f"{where}.{name}", f"got {_json_type(value)}", allowed)
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise SnapshotError(f"{where}.{name}[{i}]", f"got {_json_type(item)}", "text")
+    if entry.get("metadata") is not None and not isinstance(entry["metadata"], Mapping):
+        raise SnapshotError(f"{where}.metadata", f"got {_json_type(entry['metadata'])}", "a JSON object")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, int | float):
+        return f"{value!r} (a number)"
+    return {dict: "an object", list: "a list", str: "text"}.get(type(value), type(value).__name__)
 
 
 def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memory:
     if not isinstance(entry, Mapping):
         raise SnapshotError(where, f"got {type(entry).__name__}", "a JSON object per memory")
+    _check_types(entry, where)
     try:
         content = parse_content(entry.get("content", ""), max_chars)
         category = parse_category(entry.get("category", "knowledge"))
@@ -84,7 +170,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
         metadata = parse_metadata(entry.get("metadata"))
         scope = Scope.parse(entry["scope"]) if entry.get("scope") else default_scope
         if entry.get("session_id") and not entry.get("scope"):
-            metadata.setdefault("session_id", str(entry["session_id"]))  # PtrClaw's session scoping
+            metadata.setdefault("session_id", entry["session_id"])  # PtrClaw's session scoping
         return Memory(
             id=str(entry.get("id") or new_id()),
             key=parse_key(entry.get("key") or key_from_content(content)),
@@ -102,7 +188,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
             updated_at=_number(entry.get("updated_at"), "updated_at", created),
             last_accessed=_number(entry.get("last_accessed"), "last_accessed", None) or None,
             recall_count=int(_number(entry.get("recall_count"), "recall_count", 0)),
-            links=tuple(str(link) for link in entry.get("links") or ()),
+            links=tuple(entry.get("links") or ()),
             superseded_by=entry.get("superseded_by"),
             search_context=parse_search_context(entry.get("search_context"), max_chars),
             **parse_validity(entry.get("valid_from"), entry.get("valid_until")),
@@ -122,7 +208,7 @@ def _number(value: Any, field: str, default: Any) -> Any:
     return float(value)
 
 
-def _resolve_links(memories: list[Memory], entries: list[Any]) -> list[Memory]:
+def _resolve_links(memories: list[Memory]) -> list[Memory]:
     """Links may name ids (engram) or keys (PtrClaw): turn keys into ids where they resolve."""
     by_id = {m.id for m in memories}
     by_key = {m.key: m.id for m in memories}
@@ -131,11 +217,5 @@ def _resolve_links(memories: list[Memory], entries: list[Any]) -> list[Memory]:
         links = tuple(dict.fromkeys(
             link if link in by_id else by_key[link] for link in memory.links if link in by_id or link in by_key
         ))
-        resolved.append(memory if links == memory.links else _with_links(memory, links))
+        resolved.append(memory if links == memory.links else replace(memory, links=links))
     return resolved
-
-
-def _with_links(memory: Memory, links: tuple[str, ...]) -> Memory:
-    from dataclasses import replace
-
-    return replace(memory, links=links)

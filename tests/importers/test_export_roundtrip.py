@@ -1,5 +1,7 @@
 """``engram export --format mem0|basic-memory`` writes what mem0 and basic-memory read, and what
-``engram import`` reads back: contents, tags, times and links survive the round trip."""
+``engram import`` reads back: contents, tags, times and links survive the round trip, engram's own
+fields (key, category, type, importance) too, and an export imported back into its own store is
+already present."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
+from engram.interfaces.cli.app import app
 from tests.importers.test_import_cli import as_json, run
 
 
@@ -49,3 +53,49 @@ def test_basic_memory_export_is_notes_and_imports_back_with_links(tmp_path: Path
     assert (summary["kind"], summary["imported"]) == ("basic-memory", 2)
     assert {m["key"] for m in as_json(tmp_path / "c", "neighbours", "python-version")} == {"prefers-python"}
     assert as_json(tmp_path / "c", "get", "prefers-python")["tags"] == ["prefs", "lang"]
+
+
+def _seed_fields(home: Path) -> None:
+    run(home, "remember", "The user prefers Python for scripting", "--key", "prefers-python", "--category", "core",
+        "--importance", "0.9", "--tags", "prefs")
+    run(home, "remember", "The project pins Python 3.12", "--key", "python-version", "--type", "decision",
+        "--link", "prefers-python")
+
+
+def _fields(home: Path) -> dict[str, tuple]:
+    listed = as_json(home, "list")
+    keys = {m["id"]: m["key"] for m in listed}
+    return {m["key"]: (m["content"], m["category"], m["type"], m["importance"], sorted(keys[i] for i in m["links"]))
+            for m in listed}
+
+
+def test_mem0_export_restores_engrams_own_fields_in_an_empty_home(tmp_path: Path) -> None:
+    _seed_fields(tmp_path / "a")
+    out = tmp_path / "mem0.json"
+    run(tmp_path / "a", "export", str(out), "--format", "mem0")
+    as_json(tmp_path / "b", "import", str(out))
+    assert _fields(tmp_path / "b") == _fields(tmp_path / "a")
+    assert "engram" not in as_json(tmp_path / "b", "get", "prefers-python")["metadata"]
+
+
+@pytest.mark.parametrize("fmt", ["mem0", "basic-memory"])
+def test_an_export_imported_back_into_the_same_store_is_already_present(tmp_path: Path, fmt: str) -> None:
+    home = tmp_path / "a"
+    _seed_fields(home)
+    out = tmp_path / ("mem0.json" if fmt == "mem0" else "vault")
+    run(home, "export", str(out), "--format", fmt)
+    summary = as_json(home, "import", str(out))
+    assert (summary["imported"], summary["skipped"]) == (0, 2), summary
+    assert as_json(home, "count") == {"count": 2}
+    # Another agent holds none of those ids: it gets its own copy, engram's fields restored.
+    other = as_json(home, "--agent", "other", "import", str(out), "--into-agent")
+    assert (other["imported"], other["skipped"]) == (2, 0)
+    assert as_json(home, "--agent", "other", "get", "prefers-python")["category"] == "core"
+
+
+def test_a_malformed_engram_field_in_a_mem0_document_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps({"results": [{"id": "a", "memory": "x",
+                                             "metadata": {"engram": {"importance": "high"}}}]}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["--home", str(tmp_path / "h"), "import", str(path)])
+    assert str(result.exception).startswith("results[0].metadata.engram.importance: got 'high'"), result.exception

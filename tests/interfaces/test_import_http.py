@@ -40,3 +40,17 @@ def test_malformed_source_is_a_problem_naming_the_line_and_stores_nothing(served
         assert alice.post("/api/v1/import/zep", json={"text": "{}"}).status_code == 422
         assert alice.post("/api/v1/import/mem0", json={}).status_code == 422
         assert alice.get("/api/v1/stats").json()["memories"] == 0
+
+
+def test_http_callers_import_the_same_source_each_into_their_own_agent(served: Served) -> None:
+    mem0 = (FIXTURES / "mem0.json").read_text()
+    snapshot = {"memories": [{"content": "A shared fact", "key": "shared"}]}
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        assert alice.post("/api/v1/import/mem0", json={"text": mem0}).json()["imported"] == 3
+        assert alice.post("/api/v1/import", json=snapshot).json()["imported"] == 1
+        first = bob.post("/api/v1/import/mem0", json={"text": mem0}).json()
+        assert (first["imported"], first["skipped"]) == (3, 0), first
+        assert bob.post("/api/v1/import/mem0", json={"text": mem0}).json()["skipped"] == 3
+        assert bob.post("/api/v1/import", json=snapshot).json()["imported"] == 1
+        assert {m["scope"] for m in bob.get("/api/v1/memory").json()["memories"]} == {"agent:bob"}
+        assert bob.get("/api/v1/stats").json()["memories"] == 4

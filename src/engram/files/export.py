@@ -181,7 +181,8 @@ def import_folder(
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ImportSummary:
     """Import every memory file under ``src`` (markdown, YAML, or per-type JSON files).
-    Raises ``ValidationError`` when ``src`` is not a folder."""
+    Raises ``ValidationError`` naming ``src`` when it is not a folder or holds no memory file
+    (an empty or mistyped folder)."""
     if not src.is_dir():
         raise ValidationError("path", f"{src} is not a folder", "a memory folder (global/, agents/, sessions/ or <type>/)")
     folder = Folder(src, max_file_bytes=max_file_bytes)
@@ -203,6 +204,10 @@ def import_folder(
             summary.files += 1
             for scope, entry in read:
                 by_scope[scope].append(entry)
+    if not summary.files:
+        raise ValidationError("path", f"{src} holds no memory files engram can read",
+                              "a memory folder (global/, agents/, sessions/ or <type>/ files), "
+                              "or another system's data with --from KIND")
     _store(engram, by_scope, summary)
     return summary
 

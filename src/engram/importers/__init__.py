@@ -17,14 +17,37 @@ from typing import Any
 from engram.errors import SnapshotError, ValidationError
 from engram.importers import basic_memory, clawless, mcp_memory, mcp_memory_service, mem0, openclaw
 from engram.importers.apply import ImportSummary, apply_plan
-from engram.importers.base import Files, Plan, read_folder
+from engram.importers.base import Files, Plan, read_folder, without_bom
 
-__all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "detect", "detect_document", "read_plan"]
+__all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "detect", "detect_document", "read_plan"]
 
 # Readers of one document (text) and of a folder (files by relative path).
 _TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read}
 _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
 KINDS = ("snapshot", "folder", *_TEXT_READERS, *_FOLDER_READERS)
+
+
+def check_source(source: object) -> None:
+    """Raise ``ValidationError`` naming ``source`` unless it is a ``Path``, a document's text or a
+    folder's ``{relative path: text}``; a ``str`` that is no JSON document but one line naming a
+    file is a path handed over as text, refused rather than read as a malformed snapshot."""
+    allowed = "a Path to a file or folder, a document's text (str), or a folder as {relative path: text}"
+    if isinstance(source, Mapping):
+        bad = next((k for k, v in source.items() if not isinstance(k, str) or not isinstance(v, str)), None)
+        if bad is not None:
+            raise ValidationError("source", f"the folder entry {bad!r} is not text under a relative path", allowed)
+        return
+    if isinstance(source, Path):
+        return
+    if not isinstance(source, str):
+        raise ValidationError("source", f"got {type(source).__name__}", allowed)
+    line = without_bom(source).strip()
+    if line and "\n" not in line and line[0] not in "{[" and len(line) < 4096:
+        try:
+            json.loads(line)
+        except json.JSONDecodeError:
+            raise ValidationError("source", f"{line[:200]!r} is not a document: a str is the document's text",
+                                  f"Path({line[:200]!r}) to import a file or folder, or the document's text") from None
 
 
 def check_kind(kind: str) -> str:
@@ -36,6 +59,7 @@ def check_kind(kind: str) -> str:
 def detect_document(text: str) -> str:
     """The kind of a JSON or JSON-lines document: mem0, mcp-memory, mcp-memory-service,
     clawless (its conversation history) or, failing those, ``snapshot``."""
+    text = without_bom(text)
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError:
@@ -83,7 +107,7 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
-        text = read_text(source) if isinstance(source, Path) else source
+        text = read_text(source) if isinstance(source, Path) else without_bom(source)
         return _TEXT_READERS[kind](text)
     if isinstance(source, Path):
         if source.is_dir():
@@ -93,17 +117,18 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
         else:
             raise ValidationError("path", f"{source} is not a folder", f"the {kind} folder")
     elif isinstance(source, Mapping):
-        files = dict(source)
+        files = {rel: without_bom(text) for rel, text in source.items()}
     elif kind == "clawless":
-        files = {clawless.HISTORY: source}
+        files = {clawless.HISTORY: without_bom(source)}
     else:
         raise ValidationError("source", f"{kind} is a folder", "a path, or {relative path: text} of its files")
     return _FOLDER_READERS[kind](files)
 
 
 def read_text(path: Path) -> str:
-    """A source file's text; raises ``SnapshotError`` naming the path when it cannot be read."""
+    """A source file's text (a leading byte-order mark, as Windows tools write, dropped); raises
+    ``SnapshotError`` naming the path when it cannot be read."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None

@@ -3,8 +3,9 @@ conversation messages, then operator notes.
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
-Ids come from the records' source identities: a memory already imported is skipped by id, which
-makes a second run a no-op. A key another memory already holds in the same scope gets a ``-2``,
+Ids come from the records' source identities and the agent each joins: a memory that agent already
+imported is skipped by id, which makes a second run a no-op, and another agent importing the same
+source gets its own copy. A key another memory already holds in the same scope gets a ``-2``,
 ``-3``… suffix rather than being dropped. With ``keep_agents`` the source's users/agents become
 engram agents; without it (an HTTP caller, or ``--into-agent``) everything joins the importing agent.
 """
@@ -64,38 +65,76 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     imported = result.imported if result else 0
     added, present = _append_history(engram, messages, report)
     notes = _operator_notes(engram, plan, operator_notes)
-    return ImportSummary(plan.kind, imported, len(memories) - imported, added, present, notes, tuple(warnings))
+    # Every record read is imported or skipped (a copy repeated in the source is skipped).
+    return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, notes, tuple(warnings))
+
+
+def _agent(record: Record, own: str, keep_agents: bool) -> str:
+    return record.agent if keep_agents and record.agent else own
+
+
+def _ids(engram: Engram, plan: Plan, agents: dict[str, str]) -> dict[str, str]:
+    """Each record's memory id, by its source id: derived from the source identity and the agent
+    it joins, so only that agent's earlier import of it is found (another agent's import of the
+    same source neither hides it nor is revealed by it). A stored id that very agent holds is used
+    instead when it is the record's own: the engram id engram's exports carry (the record is that
+    memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them."""
+    ids: dict[str, str] = {}
+    known: dict[str, list[str]] = {}
+    for record in plan.records:
+        agent = agents[record.source_id]
+        ids[record.source_id] = record_id(plan.kind, record.source_id, record.created_at, agent)
+        legacy = record_id(plan.kind, record.source_id, record.created_at)
+        known[record.source_id] = [i for i in (record.engram_id, legacy) if i]
+    held = {m.id: m.scope.agent for m in engram.store.get_many(list({i for ii in known.values() for i in ii}))}
+    for source_id, candidates in known.items():
+        ids[source_id] = next((i for i in candidates if i in held and held[i] == agents[source_id]), ids[source_id])
+    return ids
 
 
 def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tuple[list[Memory], list[str]]:
     own = engram.scope.agent or "default"
-    ids = {r.source_id: record_id(plan.kind, r.source_id, r.created_at) for r in plan.records}
+    agents = {r.source_id: _agent(r, own, keep_agents) for r in plan.records}
+    ids = _ids(engram, plan, agents)
     links: dict[str, list[str]] = {}
     for a, b in plan.links:
         if a in ids and b in ids and ids[a] != ids[b]:
             links.setdefault(ids[a], []).append(ids[b])
     out: dict[str, Memory] = {}
+    first: dict[str, Record] = {}
     warnings: list[str] = []
     for record in plan.records:
         memory_id = ids[record.source_id]
         if memory_id in out:  # the same fact twice in one source: one memory
+            _same_record(first[memory_id], record)
             continue
-        memory, found = _memory(engram, record, memory_id, plan.source, own, keep_agents, now)
+        first[memory_id] = record
+        memory, found = _memory(engram, record, memory_id, plan.source, agents[record.source_id], keep_agents, now)
         warnings += [f"{record.where}: {w}" for w in found]
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
     return list(out.values()), warnings
 
 
-def _memory(engram: Engram, record: Record, memory_id: str, source: str, own: str, keep_agents: bool,
+def _same_record(first: Record, again: Record) -> None:
+    """A source id the source gave twice must name the same record both times: two different
+    records under one id would otherwise lose one of them silently."""
+    if again.id_field is None or replace(again, where=first.where) == first:
+        return
+    shown = "" if again.id_field == "content" else f"{again.source_id!r} "
+    raise SnapshotError(f"{again.where}.{again.id_field}", f"{shown}repeats {first.where}, which differs",
+                        f"a {again.id_field} of its own, or an identical copy of that record")
+
+
+def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: str, keep_agents: bool,
             now: float) -> tuple[Memory, list[str]]:
     try:
         content, found = engram.privacy.screen(record.content)
         content = parse_content(content, engram.max_content_chars)
-        agent = record.agent if keep_agents and record.agent else own
         scope = make_scope(agent, record.session if keep_agents and record.agent else None)
         key = parse_key(record.key or key_from_content(content))
     except ValidationError as exc:
-        raise SnapshotError(f"{record.where}.{exc.field}", exc.problem, exc.allowed) from None
+        raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
+                            exc.allowed) from None
     created = record.created_at if record.created_at is not None else now
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,

@@ -6,8 +6,9 @@ conversation messages and operator notes. ``apply.py`` writes a plan; importers 
 store. Every check happens while building records, so a malformed source raises ``SnapshotError``
 naming the place before anything is stored: an import is all or nothing.
 
-Records get ids derived from their source identity (``source_id``): importing the same source
-twice finds the same ids and skips them, which is what makes a second run a no-op.
+Records get ids derived from their source identity (``source_id``) and the agent they are imported
+into: the same agent importing the same source twice finds the same ids and skips them, which is
+what makes a second run a no-op, while another agent importing it gets its own copy.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import hashlib
 import json
 import math
 import re
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import SnapshotError, ValidationError
-from engram.model import Category, parse_metadata, parse_tags, parse_type
+from engram.ids import derived_id
+from engram.model import (
+    Category,
+    make_scope,
+    parse_category,
+    parse_importance,
+    parse_metadata,
+    parse_tags,
+    parse_type,
+)
 from engram.temporal.instants import instant
 
 _AGENT_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]+")
@@ -49,6 +58,17 @@ class Record:
     updated_at: float | None = None
     agent: str | None = None  # the source's user/agent; None means the importing agent
     session: str | None = None
+    # The source field ``source_id`` comes from when the source gives it (mem0's ``id``): a second
+    # record with the same one must be an identical copy. None: it is derived from the content, so a
+    # repeat is the same fact again.
+    id_field: str | None = None
+    # Where in the record each engram field comes from, appended to ``where`` in an error:
+    # ``{"content": ".memory"}`` names mem0's field; "" names the record's place alone (a markdown
+    # line). A field not listed is named as engram's (``.content``).
+    fields: Mapping[str, str] = field(default_factory=dict)
+    # The id the record had in the engram store it was exported from (engram's own mem0 and
+    # basic-memory exports carry it): held by the same agent, the record is that memory, skipped.
+    engram_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +95,13 @@ class Plan:
     operator_notes: str | None = None
 
 
-def record_id(kind: str, source_id: str, created_at: float | None) -> str:
-    """A UUIDv7-shaped id fixed by the record's source identity: the same source record always
-    gets the same id (so a second import skips it), ordered by its creation time when known."""
-    digest = int.from_bytes(hashlib.sha256(f"{kind}\0{source_id}".encode()).digest()[:10], "big")
-    ms = int((created_at or 0) * 1000) & ((1 << 48) - 1)
-    value = ms << 80 | 0x7 << 76 | (digest >> 68 & 0xFFF) << 64 | 0b10 << 62 | (digest & ((1 << 62) - 1))
-    return str(uuid.UUID(int=value))
+def record_id(kind: str, source_id: str, created_at: float | None, agent: str | None = None) -> str:
+    """A UUIDv7-shaped id fixed by the record's source identity and the agent it is imported into:
+    the same source record imported by the same agent always gets the same id (so a second import
+    skips it), another agent gets another id (so it imports its own copy), ordered by the record's
+    creation time when known. Without ``agent``: the id imports before 2026-11 gave (every agent
+    alike), looked up so that what they brought is still skipped."""
+    return derived_id((kind, source_id) if agent is None else (kind, agent, source_id), created_at)
 
 
 def fail(where: str, problem: str, allowed: str | None = None) -> SnapshotError:
@@ -170,6 +190,37 @@ def metadata(value: Any, where: str) -> dict[str, Any]:
         raise fail(where, exc.problem, exc.allowed) from None
 
 
+def engram_fields(value: Any, where: str) -> dict[str, Any]:
+    """What engram's own exports carry of a memory beside the source's fields (mem0's
+    ``metadata.engram``, a basic-memory note's front matter), checked: ``id``, ``key``,
+    ``category``, ``type``, ``importance`` and ``links`` (ids), those present."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise fail(where, f"got {type(value).__name__}", "engram's fields as an object")
+    out: dict[str, Any] = {}
+    for name in ("id", "key", "type"):
+        if value.get(name) is not None:
+            out[name] = optional_text(value[name], f"{where}.{name}")
+    links = value.get("links")
+    if links is not None:
+        if not isinstance(links, list) or not all(isinstance(link, str) for link in links):
+            raise fail(f"{where}.links", f"got {links!r}"[:200], "a list of engram ids")
+        out["links"] = links
+    try:
+        if value.get("category") is not None:
+            out["category"] = parse_category(value["category"])
+        if value.get("importance") is not None:
+            if isinstance(value["importance"], bool) or not isinstance(value["importance"], int | float):
+                raise ValidationError("importance", f"got {value['importance']!r}", "a number from 0 to 1")
+            out["importance"] = parse_importance(value["importance"])
+        if out.get("type"):
+            out["type"] = parse_type(out["type"])
+    except ValidationError as exc:
+        raise fail(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
+    return out
+
+
 def type_word(value: Any, default: str) -> str:
     """A source's type as an engram type word, or ``default`` when it cannot be one."""
     if not isinstance(value, str):
@@ -180,15 +231,28 @@ def type_word(value: Any, default: str) -> str:
         return default
 
 
-def agent_name(value: Any, where: str) -> str | None:
-    """A source's user or agent id as an engram agent name (unusable characters become ``-``)."""
+def agent_name(value: Any, where: str, fallback: str = "user") -> str | None:
+    """A source's user, agent or run id as an engram agent (or session) name, one name per id:
+    an id that already is a valid name is kept as it is; any other gets its usable characters
+    (others become ``-``) and 8 hex digits of the SHA-256 of the whole id (``José`` becomes
+    ``Jos-…``, ``user 1`` ``user-1-…``, apart from a source's ``user-1``), or ``fallback`` and
+    the digits when none is usable (``张伟`` becomes ``user-…``). The same id always maps to the
+    same name, so a re-import finds what the first one stored."""
     text = optional_text(value, where)
     if text is None:
         return None
-    name = _AGENT_UNSAFE.sub("-", text).strip("-.:@")[:128]
-    if not name:
-        raise fail(where, f"{value!r} has no usable characters", "letters, digits and . _ : @ -")
-    return name
+    try:
+        return make_scope(text, None).agent
+    except ValidationError:
+        pass
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    usable = re.sub(r"^[^A-Za-z0-9]+", "", _AGENT_UNSAFE.sub("-", text)).rstrip("-.:@")[:100]
+    return f"{usable or fallback}-{digest}"
+
+
+def without_bom(text: str) -> str:
+    """``text`` without the byte-order mark Windows tools put before a UTF-8 document."""
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def slug(text: str) -> str:
@@ -210,7 +274,7 @@ def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> 
         if not path.is_file() or path.suffix not in suffixes or any(p.startswith(".") for p in rel.parts):
             continue
         try:
-            files[rel.as_posix()] = path.read_text(encoding="utf-8")
+            files[rel.as_posix()] = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise fail(rel.as_posix(), f"cannot read: {exc}", "a UTF-8 text file") from None
     return files

@@ -8,7 +8,9 @@ the other front-matter fields in ``metadata["basic_memory"]``; each observation 
 its own (the category as its type and first tag, its ``#tags`` as tags, the context in metadata)
 linked to its note; each relation and wiki-link links the two notes (the relation's type is kept in
 ``metadata["relations"]``). A link to a note the folder does not hold is kept in metadata only.
-Task checkboxes (``- [ ]``, ``- [x]``) are prose, as basic-memory treats them.
+Task checkboxes (``- [ ]``, ``- [x]``) are prose, as basic-memory treats them. A note engram
+exported (``engram_id`` in its front matter) gets its category and importance back, and is skipped
+when the importing agent holds that id (it is that memory).
 """
 
 from __future__ import annotations
@@ -19,7 +21,19 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from engram.errors import MissingDependencyError
-from engram.importers.base import Files, Plan, Record, fail, metadata, slug, tags, timestamp, type_word
+from engram.importers.base import (
+    Files,
+    Plan,
+    Record,
+    engram_fields,
+    fail,
+    metadata,
+    slug,
+    tags,
+    timestamp,
+    type_word,
+)
+from engram.model import Category
 
 KIND = "basic-memory"
 _OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\s][^\]]*)\]\s+(.+?)\s*$")
@@ -58,7 +72,9 @@ def read(files: Files) -> Plan:
         plan.records.append(Record(
             source_id=note["rel"], where=note["rel"], content=note["body"] or note["title"], key=note["permalink"],
             type=note["type"], tags=note["tags"], metadata=meta, related_entity=note["title"],
-            created_at=note["created"], updated_at=note["updated"],
+            created_at=note["created"], updated_at=note["updated"], engram_id=note["engram"].get("id"),
+            category=note["engram"].get("category", Category.KNOWLEDGE), importance=note["engram"].get("importance", 0.5),
+            fields={"content": "", "key": " front matter permalink"},
         ))
         for obs in note["observations"]:
             plan.records.append(obs)
@@ -73,10 +89,14 @@ def _note(text: str, rel: str) -> dict[str, Any]:
     created = _time(front.get("created") or front.get("date"), f"{rel} front matter created")
     updated = _time(front.get("modified") or front.get("updated"), f"{rel} front matter modified")
     extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
+    # engram's own export: its id, category and importance are engram's fields, not the note's.
+    carried = engram_fields({"id": extra.pop("engram_id"), "category": extra.pop("category", None),
+                             "importance": extra.pop("importance", None)}, f"{rel} front matter") \
+        if "engram_id" in extra else {}
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
         "type": type_word(front.get("type"), "note"), "tags": tags(_tag_list(front.get("tags")), f"{rel} front matter tags"),
-        "links": [], "observations": [], "relations": [],
+        "links": [], "observations": [], "relations": [], "engram": carried,
     }
     prose: list[str] = []
     lines = text.splitlines()
@@ -115,6 +135,7 @@ def _observation(category: str, text: str, rel: str, line: int, where: str, crea
         metadata={"basic_memory": {"file": rel, "line": line, "category": category,
                                    **({"context": context} if context else {})}},
         created_at=created,
+        fields={"content": "", "key": ""},  # where names the file and line of the observation
     )
 
 

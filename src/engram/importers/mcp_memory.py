@@ -64,5 +64,6 @@ def read(text: str) -> Plan:
             key=slug(name),
             tags=tags([slug(entity_type)] if entity_type else [], f"{entity['where']}.entityType"),
             metadata=meta, related_entity=name,
+            fields={"content": ".observations", "key": ".name"},  # named at the entity's first line
         ))
     return plan

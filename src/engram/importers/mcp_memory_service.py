@@ -57,6 +57,8 @@ def read(text: str) -> Plan:
             metadata={**metadata(item.get("metadata"), f"{where}.metadata"),
                       "mcp_memory_service": {k: v for k, v in kept.items() if v is not None}},
             created_at=created, updated_at=updated,
-            agent=agent_name(item.get("agent_id"), f"{where}.agent_id"),
+            agent=agent_name(item.get("agent_id"), f"{where}.agent_id", "agent"),
+            id_field="content_hash" if item.get("content_hash") else "content",
+            fields={"key": ".content"},  # the key is made from the text
         ))
     return plan

@@ -7,7 +7,9 @@ Accepted shapes: ``{"results": [...]}`` (mem0 ≥ 0.1, optionally with ``relatio
 user and run are kept under ``metadata["mem0"]``; ``agent_id`` (else ``user_id``) names the engram
 agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
 ``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
-mention both ends by name.
+mention both ends by name. engram's own mem0 export carries engram's fields under
+``metadata["engram"]``: its key, category, type, importance and links are restored, and a memory
+whose engram id the importing agent holds is that memory (skipped, not copied).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from engram.importers.base import (
     Plan,
     Record,
     agent_name,
+    engram_fields,
     fail,
     metadata,
     optional_text,
@@ -27,6 +30,7 @@ from engram.importers.base import (
     tags,
     timestamp,
 )
+from engram.model import Category
 
 KIND = "mem0"
 
@@ -52,37 +56,53 @@ def read(text: str) -> Plan:
     else:
         raise fail("document", "no list of memories", '{"results": [...]} or a JSON array of mem0 memories')
     plan = Plan(KIND, "mem0")
+    engram_links: list[tuple[str, list[str]]] = []
     for i, item in enumerate(items):
-        plan.records.append(_record(item, f"{where}[{i}]"))
+        record, links = _record(item, f"{where}[{i}]")
+        plan.records.append(record)
+        engram_links.append((record.source_id, links))
+    # engram's own export names links by engram id: they link the records exported with those ids.
+    by_engram_id = {r.engram_id: r.source_id for r in plan.records if r.engram_id}
+    plan.links += [(a, by_engram_id[b]) for a, links in engram_links for b in links if b in by_engram_id]
     relations = data.get("relations") if isinstance(data, Mapping) else None
     if isinstance(relations, list):
         _link_relations(plan, relations)
     return plan
 
 
-def _record(item: Any, where: str) -> Record:
+def _record(item: Any, where: str) -> tuple[Record, list[str]]:
+    """The item's record and the engram ids it links to (from engram's own export)."""
     if not isinstance(item, Mapping):
         raise fail(where, f"got {type(item).__name__}", "a JSON object per memory")
     source_id = optional_text(item.get("id"), f"{where}.id")
     if source_id is None:
         raise fail(f"{where}.id", "is missing", "mem0's memory id")
     user = agent_name(item.get("user_id"), f"{where}.user_id")
-    agent = agent_name(item.get("agent_id"), f"{where}.agent_id")
-    run = agent_name(item.get("run_id"), f"{where}.run_id")
+    agent = agent_name(item.get("agent_id"), f"{where}.agent_id", "agent")
+    run = agent_name(item.get("run_id"), f"{where}.run_id", "run")
     own = metadata(item.get("metadata"), f"{where}.metadata")
+    # engram's mem0 export keeps engram's own fields here: restored, not kept as metadata.
+    carried = engram_fields(own.pop("engram", None), f"{where}.metadata.engram")
     kept = {k: item[k] for k in ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role")
             if item.get(k) not in (None, "")}
     return Record(
         source_id=source_id,
         where=where,
         content=require_text(item.get("memory"), f"{where}.memory"),
+        key=carried.get("key"),
+        category=carried.get("category", Category.KNOWLEDGE),
+        type=carried.get("type") or "learned",
+        importance=carried.get("importance", 0.5),
+        engram_id=carried.get("id"),
         tags=tags(item.get("categories"), f"{where}.categories"),
         metadata={**own, "mem0": kept},
         created_at=timestamp(item.get("created_at"), f"{where}.created_at"),
         updated_at=timestamp(item.get("updated_at"), f"{where}.updated_at"),
         agent=agent or user,
         session=run if (agent or user) else None,
-    )
+        id_field="id",
+        fields={"content": ".memory", "key": ".metadata.engram.key" if carried.get("key") else ".memory"},
+    ), carried.get("links", [])
 
 
 def _link_relations(plan: Plan, relations: list[Any]) -> None:

@@ -48,6 +48,7 @@ def read(files: Files) -> Plan:
                 tags=tags([slug(h)[:64] for h in block.headings if h.strip()] + (["daily"] if day else []), where),
                 metadata={"openclaw": {"file": rel, "line": block.line, "headings": list(block.headings)}},
                 created_at=day,
+                fields={"content": "", "key": ""},  # where names the file and line of the fact
             ))
     return plan
 

@@ -356,7 +356,7 @@ def _read(path: Path) -> str:
     from engram.errors import ValidationError
 
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the document
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None
 

@@ -1,0 +1,65 @@
+"""``Engram.import_from`` takes what ``engram import`` takes: engram's own memory folder and
+snapshots as well as other systems' data; a source of another type, or a path handed over as a
+``str``, is a ``ValidationError`` naming ``source``; an empty or mistyped folder names its path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.errors import ValidationError
+from engram.files.export import export_folder
+from engram.store.sqlite import SqliteMemoryStore
+from tests.importers.test_import_cli import ENGRAM, FIXTURES
+
+
+def test_an_engram_memory_folder_imports_from_the_library(tmp_path: Path) -> None:
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="default") as source:
+        source.remember("The user prefers tea", key="tea")
+        source.remember("The user lives in Lisbon", key="home")
+        export_folder(source.list(), tmp_path / "folder", format="markdown")
+    with Engram(SqliteMemoryStore(tmp_path / "b.db"), agent="default") as mem:
+        summary = mem.import_from(tmp_path / "folder")
+        assert (summary.kind, summary.imported, summary.skipped) == ("folder", 2, 0)
+        assert mem.get("tea").content == "The user prefers tea"
+        assert mem.import_from(tmp_path / "folder", "folder").skipped == 2
+
+
+def test_a_snapshot_document_imports_from_the_library_by_kind(tmp_path: Path) -> None:
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem:
+        summary = mem.import_from(json.dumps({"memories": [{"content": "x", "key": "k"}]}), "snapshot")
+        assert (summary.kind, summary.imported) == ("snapshot", 1)
+
+
+@pytest.mark.parametrize(("source", "problem"), [
+    (123, "source: got int"),
+    (b"{}", "source: got bytes"),
+    ({"MEMORY.md": 5}, "source: the folder entry 'MEMORY.md' is not text"),
+    (str(FIXTURES / "mem0.json"), "source: '"),
+    ("mem0.json", "source: 'mem0.json' is not a document: a str is the document's text"),
+])
+def test_a_source_of_another_type_is_named(tmp_path: Path, source: object, problem: str) -> None:
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem:
+        with pytest.raises(ValidationError) as raised:
+            mem.import_from(source, "mem0")  # type: ignore[arg-type]
+        assert str(raised.value).startswith(problem) and "Path" in str(raised.value), str(raised.value)
+        if isinstance(source, str):
+            with pytest.raises(ValidationError, match="is not a document"):
+                mem.import_from(source)  # detected: not read as a malformed snapshot
+
+
+@pytest.mark.parametrize("contents", [{}, {"notes.txt": "nothing engram reads"}])
+def test_an_empty_or_mistyped_folder_is_an_error_naming_it(tmp_path: Path, contents: dict[str, str]) -> None:
+    folder = tmp_path / "emptydir"
+    folder.mkdir()
+    for name, text in contents.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    done = subprocess.run([ENGRAM, "--home", str(tmp_path / "home"), "import", str(folder)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and f"{folder} holds no memory files" in done.stderr, (done.returncode, done.stderr)
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem, pytest.raises(ValidationError):
+        mem.import_from(folder)

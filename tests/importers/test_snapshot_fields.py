@@ -1,0 +1,41 @@
+"""A snapshot entry's fields of the wrong JSON type are refused by name (``memories[0].source``)
+with what is allowed, before anything is stored: never an internal error from the database, never
+a number silently stored as text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engram.errors import SnapshotError
+from engram.interfaces.cli.app import app
+from tests.importers.test_import_cli import as_json
+
+BAD = [
+    ({"source": ["a"], "superseded_by": {"a": 1}}, "memories[1].source: got a list (allowed: text)"),
+    ({"superseded_by": {"a": 1}}, "memories[1].superseded_by: got an object (allowed: text)"),
+    ({"related_entity": 123}, "memories[1].related_entity: got 123 (a number) (allowed: text)"),
+    ({"id": 7}, "memories[1].id: got 7 (a number)"),
+    ({"key": ["k"]}, "memories[1].key: got a list"),
+    ({"links": "other"}, "memories[1].links: got text (allowed: a list of ids or keys)"),
+    ({"links": ["ok", 3]}, "memories[1].links[1]: got 3 (a number)"),
+    ({"tags": [True]}, "memories[1].tags[0]: got true (a boolean)"),
+    ({"metadata": ["x"]}, "memories[1].metadata: got a list (allowed: a JSON object)"),
+    ({"type": 5}, "memories[1].type: got 5 (a number)"),
+]
+
+
+@pytest.mark.parametrize(("fields", "message"), BAD)
+def test_a_field_of_the_wrong_type_is_named_and_nothing_is_imported(tmp_path: Path, fields: dict,
+                                                                     message: str) -> None:
+    home = tmp_path / "home"
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps({"memories": [{"content": "fine", "key": "k3"},
+                                             {"content": "x", "key": "k4", **fields}]}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["--home", str(home), "import", str(path)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception).startswith(message), str(result.exception)
+    assert as_json(home, "count") == {"count": 0}
