@@ -199,6 +199,27 @@ def linked_memories(store: MemoryStore, memory_id: str, filt: MemoryFilter, limi
     return store.get_many(newest_first(links, store.matching_ids(links, filt))[:limit])
 
 
+def import_links(memories: Sequence[Memory], agent_of: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The links an import may store, each way: ``memories``' links whose ends are both stored
+    (``agent_of``: id -> stored agent, "" for global) and stay within one agent. An end stored under
+    another agent than the one its import entry names is not this import's memory (its id was
+    taken); a linked memory outside the import must be the same agent's or global, so an import
+    never adds a link to another agent's memory."""
+    own = {m.id: m.scope.agent or "" for m in memories}
+    pairs: list[tuple[str, str]] = []
+    for memory in memories:
+        agent = own[memory.id]
+        if agent_of.get(memory.id) != agent:
+            continue
+        for other in memory.links:
+            stored = agent_of.get(other)
+            if other == memory.id or stored is None:
+                continue
+            if (other in own and stored == own[other]) or stored in ("", agent):
+                pairs += [(memory.id, other), (other, memory.id)]
+    return pairs
+
+
 def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: str | None) -> WriteResult:
     """One ``BatchWrite`` through a store's single-write methods (in the caller's transaction,
     when the store joins nested ones)."""

@@ -18,7 +18,7 @@ from engram import text
 from engram.errors import DimensionError, EngramError
 from engram.ids import new_id
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
-from engram.store.base import BatchWrite, ImportResult, StoreStats, linked_memories, write_each
+from engram.store.base import BatchWrite, ImportResult, StoreStats, import_links, linked_memories, write_each
 from engram.store.vectors import VectorMatrix, parse_identity_dims
 
 _ScopeKey = tuple[str | None, str | None]
@@ -212,11 +212,10 @@ class InMemoryMemoryStore:
                     continue
                 self._add(replace(memory, links=()))
                 imported += 1
-            for memory in memories:
-                for other in memory.links:
-                    if other in self._rows and memory.id in self._rows and other != memory.id:
-                        self._links.setdefault(memory.id, set()).add(other)
-                        self._links.setdefault(other, set()).add(memory.id)
+            ends = {m.id for m in memories} | {o for m in memories for o in m.links}
+            agent_of = {i: self._rows[i].scope.agent or "" for i in ends if i in self._rows}
+            for a_id, b_id in import_links(memories, agent_of):
+                self._links.setdefault(a_id, set()).add(b_id)
             self._changed()
         return ImportResult(imported, skipped)
 

@@ -52,7 +52,7 @@ from engram.model import (
     draft_changes,
 )
 from engram.store import pg_candidates, pg_text
-from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, linked_memories
+from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, import_links, linked_memories
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
@@ -432,15 +432,13 @@ class PostgresMemoryStore:
                     imported += len(cur.fetchall())
                     if not cur.nextset():
                         break
-                pairs = [(m.id, other) for m in memories for other in m.links if other != m.id]
-                both_ways = [p for a, b in pairs for p in ((a, b), (b, a))]
-                if both_ways:
-                    cur.executemany(
-                        "INSERT INTO memory_links (from_id, to_id) SELECT %s, %s"
-                        " WHERE EXISTS (SELECT 1 FROM memories WHERE id = %s)"
-                        " AND EXISTS (SELECT 1 FROM memories WHERE id = %s) ON CONFLICT DO NOTHING",
-                        [(a, b, a, b) for a, b in both_ways],
-                    )
+                ends = sorted({m.id for m in memories if m.links} | {o for m in memories for o in m.links})
+                if ends:
+                    agent_of = dict(conn.execute("SELECT id, agent FROM memories WHERE id = ANY(%s)", (ends,)).fetchall())
+                    both_ways = import_links(memories, agent_of)
+                    if both_ways:
+                        cur.executemany("INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                                        both_ways)
             return ImportResult(imported, len(memories) - imported)
 
         return self.db.transact(work)

@@ -47,7 +47,7 @@ from engram.model import (
     WriteResult,
     draft_changes,
 )
-from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, linked_memories
+from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, import_links, linked_memories
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_text import SqliteTextIndex
@@ -401,14 +401,14 @@ class SqliteMemoryStore:
                     ),
                 )
                 imported += 1
-            pairs = [(m.id, other) for m in memories for other in m.links]
-            for a_id, b_id in pairs:
-                both = conn.execute("SELECT COUNT(*) FROM memories WHERE id IN (?, ?)", (a_id, b_id)).fetchone()[0]
-                if both == 2 and a_id != b_id:
-                    conn.executemany(
-                        "INSERT OR IGNORE INTO memory_links (from_id, to_id) VALUES (?, ?)",
-                        [(a_id, b_id), (b_id, a_id)],
-                    )
+            ends = sorted({m.id for m in memories if m.links} | {o for m in memories for o in m.links})
+            agent_of: dict[str, str] = {}
+            for start in range(0, len(ends), 500):
+                chunk = ends[start:start + 500]
+                agent_of.update(conn.execute(
+                    f"SELECT id, agent FROM memories WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+            conn.executemany("INSERT OR IGNORE INTO memory_links (from_id, to_id) VALUES (?, ?)",
+                             import_links(memories, agent_of))
             self._own_writes += 1
         return ImportResult(imported, skipped)
 

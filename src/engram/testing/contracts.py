@@ -16,7 +16,7 @@ import pytest
 from engram.engine import Engram, Filters
 from engram.errors import DimensionError, NotFoundError, SnapshotError, ValidationError
 from engram.ids import key_from_content
-from engram.model import Category, Layer, MemoryFilter, Scope, make_draft
+from engram.model import Category, Layer, Memory, MemoryFilter, Scope, make_draft
 from engram.store.base import BatchWrite, MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
@@ -415,6 +415,22 @@ class MemoryStoreContract(TemporalContract):
         again = fresh.import_snapshot(document)
         assert (again.imported, again.skipped) == (0, 3)
         fresh_store.close()
+
+    def test_an_import_never_links_to_another_agents_memory(self, store: MemoryStore, clock: FakeClock) -> None:
+        alice, bob = Engram(store, agent="alice", clock=clock), Engram(store, agent="bob", clock=clock)
+        private = alice.remember("alice's own note", key="a").memory
+        shared = alice.remember("a note for everyone", key="g", scope="global").memory
+        earlier = bob.remember("bob's earlier note", key="b0").memory
+        new = Memory(id="bob-new", key="bob-new", content="bob's new note", scope=Scope("bob"),
+                     links=(private.id, shared.id, earlier.id), created_at=clock.now, updated_at=clock.now)
+        also_global = Memory(id="g-new", key="g-new", content="another note for everyone", scope=Scope(),
+                             links=(private.id,), created_at=clock.now, updated_at=clock.now)
+        store.import_memories([new, also_global])
+        links = {m.id: set(m.links) for m in store.get_many([private.id, shared.id, earlier.id, "bob-new", "g-new"])}
+        assert links["bob-new"] == {shared.id, earlier.id}
+        assert links[private.id] == set()  # nothing written into alice's memory
+        assert links["g-new"] == set()
+        assert "bob-new" in links[shared.id] and "bob-new" in links[earlier.id]
 
     def test_import_is_all_or_nothing(self, mem: Engram) -> None:
         mem.remember("existing", key="existing")
