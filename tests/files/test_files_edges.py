@@ -82,6 +82,24 @@ def test_a_vanished_file_is_a_conflict_not_deletions(engram: Engram, syncer: Fil
     assert sorted(m.content for m in engram.list()) == ["three", "two"]
 
 
+def test_a_file_left_with_zero_bytes_is_taken_as_vanished_not_deletions(engram: Engram, syncer: FileSync,
+                                                                         folder: Path) -> None:
+    engram.remember("one", tags="doomed")
+    engram.remember("two", tags="doomed")
+    (folder / "agents/default/doomed.md").write_bytes(b"")  # an editor that crashed mid-save
+
+    report = syncer.sync()
+
+    from engram.files import conflicts
+
+    assert report.db_forgotten == 0 and len(report.conflicts) == 2
+    kept = conflicts.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=8000)
+    assert {c.kind for c in kept} == {"file-vanished"}
+    assert sorted(m.content for m in engram.list()) == ["one", "two"]
+    restored = (folder / "agents/default/doomed.md").read_text(encoding="utf-8")
+    assert "- one (" in restored and "- two (" in restored
+
+
 def test_emptying_a_file_backs_up_first_and_says_so(engram: Engram, syncer: FileSync, folder: Path,
                                                     tmp_path: Path) -> None:
     engram.remember("first doomed memory", tags="doomed")

@@ -3,7 +3,8 @@
 A sync pass collects, per scope, the entries removed from their files while unchanged in the
 database since the last sync, and settles them together:
 
-- entries whose file vanished entirely (an editor crash, a ``git checkout``) are not deletions:
+- entries whose file vanished entirely or was left with zero bytes (an editor crash, a ``git
+  checkout``) are not deletions:
   the sync writes the file again from the database and keeps each entry as a ``file-vanished``
   conflict, which a person confirms one by one (``engram conflicts resolve ID --take file``);
 - when the rest would forget every memory a file held, or more than ``files.max_forget_share`` of

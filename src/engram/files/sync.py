@@ -100,6 +100,7 @@ class _ScopeFiles:
     docs: dict[str, Document] = field(default_factory=dict)
     originals: dict[str, str] = field(default_factory=dict)
     unreadable: set[str] = field(default_factory=set)
+    emptied: set[str] = field(default_factory=set)  # files left with zero bytes where memories were
     dirty: set[str] = field(default_factory=set)
     # ``_stat`` of each file as read (before reading) or as written: what the quick pass keeps.
     seen: dict[str, tuple[int, int, int]] = field(default_factory=dict)
@@ -502,13 +503,16 @@ class FileSync:
     ) -> None:
         scope_dir = self.layout.scope_dir(scope)
         files = _ScopeFiles()
+        held: dict[str, int] = {}  # memories the last pass left in each file
+        for entry_state in st.entries.values():
+            held[entry_state.path] = held.get(entry_state.path, 0) + 1
         for rel in rels:
-            self._load(rel, files, report)
+            self._load(rel, files, report, held.get(rel, 0))
         # Entries the state places in this scope whose file has vanished or cannot be read.
         for entry_state in st.entries.values():
             if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
                 if entry_state.path not in files.unreadable and self._exists(entry_state.path):
-                    self._load(entry_state.path, files, report)
+                    self._load(entry_state.path, files, report, held.get(entry_state.path, 0))
 
         in_files: dict[str, tuple[str, Entry]] = {}
         new: list[tuple[str, Entry]] = []
@@ -539,7 +543,7 @@ class FileSync:
         self._add_new(scope, new, st, files, report)
         self._write(files, st, report)
 
-    def _load(self, rel: str, files: _ScopeFiles, report: SyncReport) -> None:
+    def _load(self, rel: str, files: _ScopeFiles, report: SyncReport, held: int = 0) -> None:
         try:
             text = self.folder.read_text(rel)
         except FileNotFoundError:
@@ -548,6 +552,10 @@ class FileSync:
             report.problems.append(Problem(rel, 0, f"not read: {exc}"))
             files.unreadable.add(rel)
             return
+        if held and not text:
+            # Zero bytes where memories were: an editor or disk that failed mid-save, far likelier
+            # than a deliberate wipe (which leaves the heading). Taken as a vanished file.
+            files.emptied.add(rel)
         doc = self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
         report.problems.extend(doc.parsed.problems)
         if doc.parsed.broken:
@@ -644,7 +652,7 @@ class FileSync:
                         files: _ScopeFiles, report: SyncReport) -> None:
         """Forget what was removed from files, except from vanished files (put back as conflicts),
         backing up first when it is a whole file or a large share (see ``removals``)."""
-        gone = [r for r in removed if not self._exists(r.file)]
+        gone = [r for r in removed if r.file in files.emptied or not self._exists(r.file)]
         for removal in gone:
             doc = self._doc_for(removal.file, files)
             if doc is None:
