@@ -68,8 +68,8 @@ metadata = metadata_with(st.floats(allow_nan=False, allow_infinity=False))
 
 
 def expected(content: str, tag_list: list[str], meta: dict[str, Any]) -> tuple[str, tuple[str, ...], Any]:
-    """What a stored memory must read back as: content trimmed, tags normalised, metadata as JSON."""
-    return content.strip(), parse_tags(tag_list), json.loads(json.dumps(meta))
+    """What a stored memory must read back as: content as given, tags normalised, metadata as JSON."""
+    return content, parse_tags(tag_list), json.loads(json.dumps(meta))
 
 
 def store_and_check(engram: Engram, content: str, key: str, tag_list: list[str], meta: dict[str, Any]) -> str:

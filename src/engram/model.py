@@ -536,10 +536,12 @@ def parse_key(value: str) -> str:
 
 
 def parse_content(value: str, max_chars: int) -> str:
+    """The content as given, byte for byte (whitespace at either end included): only refused,
+    never changed. Raises ``ValidationError``."""
     if not isinstance(value, str):
         raise ValidationError("content", f"got {type(value).__name__}", "text")
-    content = usable_text("content", value).strip()
-    if not content:
+    content = usable_text("content", value)
+    if not content.strip():
         raise ValidationError("content", "must not be empty", f"1-{max_chars} characters")
     if len(content) > max_chars:
         raise ValidationError(

@@ -22,6 +22,11 @@ HOSTILE_CONTENT = [
     "terminal \x1b[31mred\x1b[0m and bell \x07 and \x7f delete",
     "# heading-like first line\n\n\nthree blank lines above",
     "unicode \u2028 line separator \u0085 next line \ufeff bom",
+    "  padded at both ends  ",
+    "\ttab first, newlines last\n\n",
+    "\n\nnewlines first",
+    "\u00a0no-break and ideographic spaces\u3000",
+    "- looks like a bullet\n  ",
 ]
 
 

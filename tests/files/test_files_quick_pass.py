@@ -189,9 +189,9 @@ def test_stores_into_a_full_file_go_to_its_continuation_files_without_a_full_pas
     monkeypatch.setattr(syncer, "sync", lambda scopes=None: full_passes.append(scopes) or sync(scopes))
     syncer.attach()
     try:
-        stored = [engram.remember(f"memory {i:02d} " + "padding words " * 6, tags="notes").memory for i in range(30)]
+        stored = [engram.remember(f"memory {i:02d} " + "padding words " * 5 + "padding words", tags="notes").memory for i in range(30)]
         stored += [r.memory for r in engram.remember_many(
-            [{"content": f"batched {i:02d} " + "padding words " * 6, "tags": ["notes"]} for i in range(12)])]
+            [{"content": f"batched {i:02d} " + "padding words " * 5 + "padding words", "tags": ["notes"]} for i in range(12)])]
         assert full_passes == []
         files = sorted(p for p in (folder / "agents/default").iterdir() if not p.name.startswith("."))
         assert len(files) >= 4 and all(p.stat().st_size <= 2048 for p in files), [(p.name, p.stat().st_size)
@@ -217,10 +217,10 @@ def test_a_store_beside_a_full_file_hashes_only_the_file_it_changed(
     syncer.attach()
     try:
         for i in range(30):
-            engram.remember(f"memory {i:02d} " + "padding words " * 6, tags="notes")
+            engram.remember(f"memory {i:02d} " + "padding words " * 5 + "padding words", tags="notes")
         hashed: list[str] = []
         monkeypatch.setattr(sync_module, "text_hash", lambda text: hashed.append(text) or paths.text_hash(text))
-        added = engram.remember("one more beside the full files " + "padding words " * 6, tags="notes").memory
+        added = engram.remember("one more beside the full files " + "padding words " * 5 + "padding words", tags="notes").memory
         scope_dir = folder / "agents/default"
         holding = [p for p in scope_dir.iterdir() if added.id in p.read_text(encoding="utf-8")]
         assert len(holding) == 1

@@ -31,7 +31,7 @@ def test_http_corpus(served: Served) -> None:
             stored = client.post("/api/v1/memory", content=body, headers={"Content-Type": "application/json"})
             assert stored.status_code < 500, (name, stored.text)
             if stored.status_code == 201:
-                assert client.get(f"/api/v1/memory/k-{name}").json()["content"] == text.strip()
+                assert client.get(f"/api/v1/memory/k-{name}").json()["content"] == text
             else:
                 assert stored.headers["content-type"].startswith("application/problem+json"), name
             raw = quote(text[:500].encode("utf-8", "surrogatepass"), safe="")  # bytes as a client may send them
@@ -55,7 +55,7 @@ def test_mcp_corpus(served: Served) -> None:
                 stored = await client.call_tool("memory_store", {"key": f"m-{name}", "content": text})
                 if not stored.is_error:
                     got = _data(await client.call_tool("get", {"memory_id": f"m-{name}"}))
-                    assert got["content"] == text.strip(), name
+                    assert got["content"] == text, name
                 found = await client.call_tool("recall", {"query": text[:500]})
                 assert found.is_error or "results" in _data(found), name
 
@@ -74,7 +74,7 @@ def test_cli_corpus(tmp_path: Path, name: str) -> None:
 
     assert cli("remember", text, "--key", "hostile").returncode == 0
     shown = json.loads(cli("--json", "get", "hostile").stdout)
-    assert shown["content"] == text.strip()
+    assert shown["content"] == text
     found = cli("recall", text)
     assert found.returncode == 0 and "Traceback" not in found.stderr
     assert cli("get", text).returncode in (0, 3)  # looked up as a key: found or not found, never a crash

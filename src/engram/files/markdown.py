@@ -306,7 +306,7 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
     if date:
         raw["date"] = date.group(1).strip()
         joined = joined.rstrip()[: date.start()]
-    raw["content"] = _unescape(joined)
+    raw["content"] = _unescape(joined.strip())  # (the content's own whitespace at its ends is escaped)
     where = _problem_line(block, line_no, problem)
     try:
         if problem:
@@ -395,7 +395,7 @@ def _lines(entry: Entry) -> list[str]:
 
 def render_entry(entry: Entry) -> str:
     """The markdown text of one entry (no trailing newline)."""
-    content = _escape_text(entry.content).split("\n")
+    content = _escape_ends(_escape_text(entry.content)).split("\n")
     lines = [f"- {content[0]}"] + [("  " + _escape(line)) if line else "" for line in content[1:]]
     tail = []
     if entry.created_at is not None:
@@ -411,6 +411,17 @@ def render_entry(entry: Entry) -> str:
 
 def _escape_text(text: str) -> str:
     return _UNSAFE.sub(lambda m: f"&#{ord(m.group())};", text)
+
+
+def _escape_ends(text: str) -> str:
+    """Whitespace opening or closing the content as references (``&#32;``, ``&#10;``): reading
+    trims what a person typed around a bullet's text, and these are the content's own."""
+    body = text.strip()
+    if not body:
+        return text
+    start, end = text.index(body[0]), len(text.rstrip())
+    ref = lambda part: "".join(f"&#{ord(c)};" for c in part)  # noqa: E731
+    return ref(text[:start]) + text[start:end] + ref(text[end:])
 
 
 def _unescape(text: str) -> str:
