@@ -737,7 +737,10 @@ class Engram:
         elif query is not None:
             targets = self.store.find_matching_all(parse_query(query), self._filter(base))
         elif tag is not None:
-            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *parse_tags(tag)))))
+            wanted = parse_tags(tag)
+            if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"
+                raise ValidationError("tag", f"{tag!r} names no tag", "a tag (non-empty text)")
+            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))
         else:
             if older_than_s is None or older_than_s < 0:
                 raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")

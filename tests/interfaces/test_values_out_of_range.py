@@ -148,3 +148,20 @@ def test_agent_and_session_names_of_the_wrong_type_name_their_field(mem: Engram)
         with pytest.raises(ValidationError) as raised:
             call()
         assert raised.value.field == field
+
+
+@pytest.mark.parametrize("tag", ["", " ", ",", [""]])
+def test_forget_by_an_empty_tag_is_refused_and_forgets_nothing(mem: Engram, tag) -> None:  # noqa: ANN001
+    mem.remember("tagged", tags=["keep"])
+    with pytest.raises(ValidationError) as raised:
+        mem.forget(tag=tag)
+    assert raised.value.field == "tag"
+    assert sorted(m.content for m in mem.list()) == ["already stored", "tagged"]
+
+
+def test_http_forget_by_an_empty_tag_is_a_422(served: Served) -> None:
+    with served.client(served.alice) as http:
+        assert http.post("/api/v1/memory", json={"content": "kept"}).status_code == 201
+        answer = http.post("/api/v1/memory/forget", json={"tag": ""})
+        assert answer.status_code == 422 and "tag" in answer.text
+        assert len(http.get("/api/v1/memory").json()["memories"]) == 1
