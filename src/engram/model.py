@@ -495,6 +495,24 @@ def parse_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(tags)
 
 
+# Deeper metadata was stored and then failed every read that serialised it (the HTTP answer, the
+# audit trail: "maximum serialization depth exceeded"); no real metadata comes near it.
+MAX_METADATA_DEPTH = 32
+
+
+def _nesting(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (1 for a flat object), counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_METADATA_DEPTH:
+            return deepest
+        children = item.values() if isinstance(item, Mapping) else item if isinstance(item, list | tuple) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, Mapping | list | tuple))
+    return deepest
+
+
 def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
     """Metadata as a JSON object (a dict, or its JSON text)."""
     if value is None:
@@ -506,6 +524,9 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
             raise ValidationError("metadata", f"malformed JSON ({exc.msg} at char {exc.pos})", "a JSON object") from None
     if not isinstance(value, Mapping):
         raise ValidationError("metadata", f"got {type(value).__name__}", "a JSON object")
+    if (depth := _nesting(value)) > MAX_METADATA_DEPTH:
+        raise ValidationError("metadata", f"is nested {depth} levels deep",
+                              f"a JSON object nested at most {MAX_METADATA_DEPTH} levels")
     _usable_json("metadata", value)
     try:  # (NaN and infinities are not JSON: an export holding them would not parse)
         return json.loads(json.dumps(dict(value), allow_nan=False))

@@ -165,3 +165,24 @@ def test_http_forget_by_an_empty_tag_is_a_422(served: Served) -> None:
         answer = http.post("/api/v1/memory/forget", json={"tag": ""})
         assert answer.status_code == 422 and "tag" in answer.text
         assert len(http.get("/api/v1/memory").json()["memories"]) == 1
+
+
+def _nested(depth: int) -> dict:
+    value: dict = {"leaf": 1}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+def test_metadata_nested_too_deep_is_refused_and_every_read_keeps_working(served: Served) -> None:
+    with served.client(served.alice) as http, served.client(served.bob) as bob:
+        assert http.post("/api/v1/memory", json={"content": "fine", "metadata": _nested(32)}).status_code == 201
+        refused = http.post("/api/v1/memory", json={"content": "poison", "key": "poison", "scope": "global",
+                                                    "metadata": _nested(300)})
+        assert refused.status_code == 422 and "metadata" in refused.text
+        snapshot = {"format": "engram-snapshot", "version": 1,
+                    "memories": [{"content": "poison again", "metadata": _nested(900)}]}
+        assert http.post("/api/v1/import", json=snapshot).status_code in (400, 422)
+        assert bob.get("/api/v1/memory").status_code == 200
+        assert bob.get("/api/v1/audit").status_code == 200
+        assert [m["content"] for m in http.get("/api/v1/memory").json()["memories"]] == ["fine"]
