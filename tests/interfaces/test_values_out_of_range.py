@@ -186,3 +186,14 @@ def test_metadata_nested_too_deep_is_refused_and_every_read_keeps_working(served
         assert bob.get("/api/v1/memory").status_code == 200
         assert bob.get("/api/v1/audit").status_code == 200
         assert [m["content"] for m in http.get("/api/v1/memory").json()["memories"]] == ["fine"]
+
+
+def test_dates_at_the_calendars_end_in_queries_are_words_or_a_422_never_a_500(served: Served) -> None:
+    with served.client(served.alice) as http:
+        assert http.post("/api/v1/memory", json={"content": "launch happened"}).status_code == 201
+        for query in ("what happened on 9999-12-31", "things in December 9999", "on 31 December 9999 launch"):
+            assert http.get("/api/v1/memory/search", params={"q": query}).status_code == 200, query
+            assert http.get("/api/v1/graph", params={"q": query}).status_code == 200, query
+        for when in ("after 9999-12-31", "since 9999-12-31", "on 9999-12-31"):
+            answer = http.get("/api/v1/memory/search", params={"q": "launch", "when": when})
+            assert answer.status_code == 422 and "when" in answer.text, (when, answer.text)

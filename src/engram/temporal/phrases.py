@@ -71,7 +71,10 @@ def find(query: str, now: float, zone: ZoneInfo, week_start: int = 0) -> tuple[T
     best: tuple[int, int, TimeRange] | None = None
     for name, pattern in _PATTERNS:
         for match in pattern.finditer(lowered):
-            found = _read(name, match, now, zone, week_start)
+            try:
+                found = _read(name, match, now, zone, week_start)
+            except (ValueError, OverflowError):  # a day past the calendar's end (9999-12-31 + 1 day)
+                found = None
             if found is None:
                 continue
             end, time_range = found
