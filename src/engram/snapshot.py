@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import SnapshotError, ValidationError
 from engram.ids import derived_id, key_from_content, new_id
 from engram.model import (
@@ -98,7 +99,7 @@ def _json(document: str | bytes) -> Any:
     if isinstance(document, str) and document.startswith("\ufeff"):
         document = document[1:]
     try:
-        return json.loads(document)
+        return jsondoc.loads(document)
     except json.JSONDecodeError as exc:
         raise SnapshotError("snapshot", f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                             "an engram snapshot or a PtrClaw memory file") from None

@@ -197,3 +197,17 @@ def test_dates_at_the_calendars_end_in_queries_are_words_or_a_422_never_a_500(se
         for when in ("after 9999-12-31", "since 9999-12-31", "on 9999-12-31"):
             answer = http.get("/api/v1/memory/search", params={"q": "launch", "when": when})
             assert answer.status_code == 422 and "when" in answer.text, (when, answer.text)
+
+
+@pytest.mark.parametrize("kind", ["mem0", "auto", "mcp-memory", "mcp-memory-service", "clawless", "snapshot"])
+def test_an_import_nested_past_the_recursion_limit_is_a_422(served: Served, kind: str) -> None:
+    deep = "[" * 5000 + "]" * 5000
+    with served.client(served.alice) as http:
+        answer = http.post(f"/api/v1/import/{kind}", json={"text": deep})
+        assert answer.status_code in (400, 422), (kind, answer.status_code, answer.text)
+        assert "nested too deeply" in answer.text or "malformed" in answer.text, answer.text
+
+
+def test_a_snapshot_nested_past_the_recursion_limit_is_a_snapshot_error(mem: Engram) -> None:
+    with pytest.raises(SnapshotError, match="nested too deeply"):
+        mem.import_snapshot('{"memories": ' + "[" * 5000 + "]" * 5000 + "}")

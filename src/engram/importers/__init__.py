@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import SnapshotError, ValidationError
 from engram.importers import basic_memory, clawless, mcp_memory, mcp_memory_service, mem0, openclaw
 from engram.importers.apply import ImportSummary, apply_plan
@@ -44,7 +45,7 @@ def check_source(source: object) -> None:
     line = without_bom(source).strip()
     if line and "\n" not in line and line[0] not in "{[" and len(line) < 4096:
         try:
-            json.loads(line)
+            jsondoc.loads(line)
         except json.JSONDecodeError:
             raise ValidationError("source", f"{line[:200]!r} is not a document: a str is the document's text",
                                   f"Path({line[:200]!r}) to import a file or folder, or the document's text") from None
@@ -61,11 +62,11 @@ def detect_document(text: str) -> str:
     clawless (its conversation history) or, failing those, ``snapshot``."""
     text = without_bom(text)
     try:
-        data: Any = json.loads(text)
+        data: Any = jsondoc.loads(text)
     except json.JSONDecodeError:
         first = next((line for line in text.splitlines() if line.strip()), "")
         try:
-            data = json.loads(first)
+            data = jsondoc.loads(first)
         except json.JSONDecodeError:
             return "snapshot"  # its own reader names the malformed place
         if mcp_memory.looks_like(data):

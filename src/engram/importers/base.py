@@ -23,6 +23,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import SnapshotError, ValidationError
 from engram.ids import derived_id
 from engram.model import (
@@ -116,7 +117,7 @@ def json_lines(text: str, prefix: str = "") -> Iterator[tuple[int, str, Mapping[
             continue
         where = f"{prefix} line {n}".strip()
         try:
-            item = json.loads(line)
+            item = jsondoc.loads(line)
         except json.JSONDecodeError as exc:
             raise fail(where, f"malformed JSON: {exc.msg} (column {exc.colno})", "one JSON object per line") from None
         if not isinstance(item, Mapping):

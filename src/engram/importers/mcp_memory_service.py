@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from engram import jsondoc
 from engram.importers.base import Plan, Record, agent_name, fail, metadata, require_text, tags, timestamp, type_word
 
 KIND = "mcp-memory-service"
@@ -27,7 +28,7 @@ def looks_like(data: Any) -> bool:
 
 def read(text: str) -> Plan:
     try:
-        data = json.loads(text)
+        data = jsondoc.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})",
                    "an mcp-memory-service export") from None

@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from engram import jsondoc
 from engram.importers.base import (
     Plan,
     Record,
@@ -44,7 +45,7 @@ def looks_like(data: Any) -> bool:
 
 def read(text: str) -> Plan:
     try:
-        data = json.loads(text)
+        data = jsondoc.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})", "mem0 get_all JSON") from None
     if isinstance(data, list):
