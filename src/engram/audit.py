@@ -60,6 +60,8 @@ class AuditQuery:
     since: float | None = None
     until: float | None = None
     limit: int = 100
+    # Only entries about memories of these scopes (``str(Scope)``): what one agent may read.
+    scopes: tuple[str, ...] | None = None
 
 
 def entries_for(event: MemoryEvent) -> list[AuditEntry]:
@@ -250,6 +252,9 @@ def _where(query: AuditQuery, mark: str) -> tuple[str, list[Any]]:
     if query.until is not None:
         clauses.append(f"at <= {mark}")
         params.append(query.until)
+    if query.scopes is not None:
+        clauses.append(f"memory_scope IN ({', '.join([mark] * len(query.scopes))})" if query.scopes else "1 = 0")
+        params.extend(query.scopes)
     return " AND ".join(clauses), params
 
 
@@ -321,6 +326,7 @@ class MemoryAuditLog:
             and (query.memory is None or query.memory in (r.memory_id, r.memory_key))
             and (query.since is None or r.at >= query.since)
             and (query.until is None or r.at <= query.until)
+            and (query.scopes is None or r.memory_scope in query.scopes)
         ]
         return list(reversed(picked))[: query.limit]
 

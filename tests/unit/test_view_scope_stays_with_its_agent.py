@@ -42,3 +42,38 @@ def test_own_sessions_and_global_stay_reachable(root: Engram) -> None:
     alice.remember("for everyone", scope=Scope())
     assert alice.count(scope=Scope("alice", "s1")) == 1
     assert root.for_agent("bob").count(scope=Scope()) == 1
+
+
+def test_an_agents_audit_trail_holds_its_own_entries_however_busy_others_are(tmp_path: Path) -> None:
+    from engram.interfaces import seams
+
+    with Engram.from_settings(home=tmp_path, agent="alice", embeddings={"provider": "none"},
+                              files={"enabled": False}) as alice:
+        alice.remember("alice note one")
+        bob = alice.for_agent("bob")
+        for i in range(120):
+            bob.remember(f"bob filler {i} topic {i * 7}")
+        recent = seams.audit(alice).recent(limit=5)
+        assert [e["memory_scope"] for e in recent] == ["agent:alice"]
+        assert all(e["memory_scope"] == "agent:bob" for e in seams.audit(bob).recent(limit=200))
+
+
+def test_cli_audit_shows_only_the_agents_own_entries(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
+                              timeout=120)
+
+    assert cli("-a", "bob", "remember", "Bob secret: launch code 1234").returncode == 0
+    assert cli("-a", "alice", "remember", "alice's own note").returncode == 0
+    shown = cli("-a", "alice", "--json", "audit")
+    assert shown.returncode == 0, shown.stderr
+    rows = json.loads(shown.stdout)
+    assert rows and {r["memory_scope"] for r in rows} == {"agent:alice"}
+    assert "launch code" not in shown.stdout

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from engram.audit import AuditEntry
 from engram.engine import Engram, Filters
 from engram.history.keys import parse_conversation_key
 from engram.history.service import History
@@ -59,17 +60,20 @@ class AgentAudit:
 
     engram: Engram
 
+    def entries(self, limit: int = 50, *, action: str | None = None, origin: str | None = None,
+                since: float | None = None, until: float | None = None, memory: str | None = None) -> list[AuditEntry]:
+        """Newest first; ``action``, ``origin``, ``since``/``until`` (epoch seconds) and ``memory``
+        (id or key) narrow it. Raises ``ValidationError`` for an unknown action."""
+        from engram.audit import AuditQuery
+
+        visible = tuple(str(scope) for scope in self.engram.scope.visible())
+        return self.engram.backend.audit_log().query(AuditQuery(
+            action=action, origin=origin, since=since, until=until, memory=memory, limit=limit, scopes=visible))
+
     def recent(self, limit: int = 50, *, action: str | None = None, since: float | None = None,
                until: float | None = None, memory: str | None = None) -> list[dict[str, Any]]:
-        """Newest first; ``action``, ``since``/``until`` (epoch seconds) and ``memory`` (id or key)
-        narrow it. Raises ``ValidationError`` for an unknown action."""
-        from engram.audit import AuditQuery, validate_query
-
-        visible = {str(scope) for scope in self.engram.scope.visible()}
-        query = validate_query(AuditQuery(action=action, since=since, until=until, memory=memory,
-                                          limit=max(limit * 5, 100)))
-        entries = self.engram.backend.audit_log().query(query)
-        mine = [e for e in entries if e.memory_scope in visible][:limit]
+        """``entries`` as the HTTP API shows them."""
+        mine = self.entries(limit, action=action, since=since, until=until, memory=memory)
         return [
             {"at": e.at, "action": e.action, "origin": e.origin, "reason": e.reason, "memory_id": e.memory_id,
              "memory_key": e.memory_key, "memory_scope": e.memory_scope, "detail": e.detail}

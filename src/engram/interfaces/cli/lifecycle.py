@@ -23,14 +23,14 @@ def audit(
     until: str | None = typer.Option(None, "--until", help="At or before."),
     limit: int = typer.Option(50, "--limit", "-n"),
 ) -> None:
-    """Show the audit trail, newest first (forgotten entries show what was removed)."""
-    from engram.audit import AuditQuery
+    """Show the audit trail of this agent's memories (and global ones), newest first (forgotten
+    entries show what was removed)."""
+    from engram.interfaces import seams
 
     st = state(ctx)
-    rows = st.engram().backend.audit_log().query(AuditQuery(
-        action=action, memory=memory, origin=origin, since=parsing.timestamp(since, "--since"),
-        until=parsing.timestamp(until, "--until"), limit=limit,
-    ))
+    rows = seams.audit(st.engram()).entries(
+        limit, action=action, memory=memory, origin=origin, since=parsing.timestamp(since, "--since"),
+        until=parsing.timestamp(until, "--until"))
     if st.as_json:
         render.emit_json(rows)
         return
