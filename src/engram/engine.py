@@ -521,6 +521,11 @@ class Engram:
         old, new = self.get(old_ref), self.get(new_ref)
         if old.id == new.id:
             raise ValidationError("supersede", "a memory cannot supersede itself", "two different memories")
+        if new.scope not in old.scope.visible():
+            # Everyone who sees the old fact must be able to follow it to the new one: an agent's
+            # memory cannot retire a global one for every other agent.
+            raise ValidationError("supersede", f"{new.key} ({new.scope}) is not visible to everyone who sees"
+                                  f" {old.key} ({old.scope})", f"a successor in {' or '.join(map(str, old.scope.visible()))}")
         now = self.clock()
         self.store.set_superseded(old.id, new.id, now=now, valid_until=new.valid_from if new.valid_from is not None else now)
         closed = self.store.get(old.id, self._filter()) or old

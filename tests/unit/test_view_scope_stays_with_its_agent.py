@@ -77,3 +77,15 @@ def test_cli_audit_shows_only_the_agents_own_entries(tmp_path: Path) -> None:
     rows = json.loads(shown.stdout)
     assert rows and {r["memory_scope"] for r in rows} == {"agent:alice"}
     assert "launch code" not in shown.stdout
+
+
+def test_an_agents_memory_cannot_supersede_a_global_one(root: Engram) -> None:
+    root.remember("company policy is remote-first", key="policy", scope="global")
+    s = root.for_agent("s")
+    s.remember("company is office-first now", key="x")
+    with pytest.raises(ValidationError) as raised:
+        s.supersede("policy", "x")
+    assert raised.value.field == "supersede" and "global" in str(raised.value)
+    assert root.for_agent("other").get("policy").superseded_by is None
+    s.remember("company is office-first, for everyone", key="y", scope="global")
+    assert s.supersede("policy", "y").superseded_by is not None  # a global successor may

@@ -164,7 +164,8 @@ def _apply(engram: Engram, note: Note, source: str, keyed: dict[str, Memory]) ->
     superseded: list[str] = []
     for ref in note.supersedes:
         old = engram.find(ref)
-        if old is not None and old.id != memory.id and old.superseded_by is None and old.category is not Category.CORE:
+        if (old is not None and old.id != memory.id and old.superseded_by is None and old.category is not Category.CORE
+                and memory.scope in old.scope.visible()):  # (an agent's note never retires a global fact)
             engram.supersede(old.id, memory.id)  # closes its valid time, keeps it stored
             superseded.append(old.key)
     outcome: Outcome = {"created": "created", "updated": "updated"}.get(result.action, "same")  # type: ignore[assignment]
