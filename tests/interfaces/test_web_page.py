@@ -87,6 +87,31 @@ def test_find_edit_forget_on_the_page(served: Served, browser) -> None:  # noqa:
         assert api.get(f"/api/v1/memory/{other['memory_id']}").json()["links"] == []
 
 
+def test_saving_one_field_on_the_page_leaves_the_others_byte_for_byte(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    content = "line1\r\nline2\rline3  "  # a textarea shows these line ends as \n
+    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {served.alice}"}) as api:
+        mid = api.post("/api/v1/memory", json={"content": content, "key": "x-crlf", "importance": 0.7}).json()["memory_id"]
+    wait = WebDriverWait(browser, 20)
+    browser.get(f"{served.url}/?token={served.alice}")
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, f'tr.mem-row[data-id="{mid}"]'))).click()
+    tags = wait.until(ec.visibility_of_element_located((By.ID, "edit-tags")))
+    tags.send_keys("kept")
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "saved"))
+    importance = browser.find_element(By.ID, "edit-importance")
+    importance.clear()
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "importance"))
+    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {served.alice}"}) as api:
+        got = api.get(f"/api/v1/memory/{mid}").json()
+        assert (got["content"], got["tags"], got["importance"]) == (content, ["kept"], 0.7)
+        assert api.get(f"/api/v1/memory/{mid}/versions").json()["versions"] == []
+
+
 def test_page_without_a_token_asks_for_one(served: Served, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec

@@ -73,6 +73,8 @@ export async function show(id) {
     $("#d-meta").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", k), el("dd", v)]));
     $("#edit-content").value = m.content; $("#edit-tags").value = m.tags.join(", ");
     $("#edit-category").value = m.category; $("#edit-type").value = m.type; $("#edit-importance").value = m.importance;
+    // The form as shown: a textarea turns \r\n into \n, so only a field the user changed is sent.
+    state.shown = formValues();
     $("#d-links").replaceChildren(...data.neighbours.map((n) => {
       const li = el("li"); const a = el("a", n.key, "link"); a.href = "#"; a.dataset.id = n.id;
       a.addEventListener("click", (ev) => { ev.preventDefault(); show(n.id); });
@@ -89,12 +91,23 @@ export async function show(id) {
 }
 nav.showMemory = async (id) => { await nav.showTab("memories"); await show(id); };
 
+function formValues() {
+  return { content: $("#edit-content").value, tags: $("#edit-tags").value, category: $("#edit-category").value,
+    type: $("#edit-type").value, importance: $("#edit-importance").value };
+}
+
 async function save(ev) {
   ev.preventDefault();
   const m = state.current;
   try {
-    const body = { content: $("#edit-content").value, tags: $("#edit-tags").value.split(",").map((t) => t.trim()).filter(Boolean),
-      category: $("#edit-category").value, type: $("#edit-type").value, importance: Number($("#edit-importance").value) };
+    const now = formValues(); const body = {};
+    for (const name of Object.keys(now)) if (now[name] !== state.shown[name]) body[name] = now[name];
+    if ("tags" in body) body.tags = body.tags.split(",").map((t) => t.trim()).filter(Boolean);
+    if ("importance" in body) {
+      if (body.importance.trim() === "") throw new Error("importance: give a number from 0 to 1");
+      body.importance = Number(body.importance);
+    }
+    if (!Object.keys(body).length) { status("nothing changed"); return; }
     const res = await api("PATCH", "/api/v1/memory/" + enc(m.id), body);
     await load(); await show(m.id); status(`saved (${res.action})`);
   } catch (e) { status(e.message, true); }
