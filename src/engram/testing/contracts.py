@@ -388,6 +388,18 @@ class MemoryStoreContract(TemporalContract):
         # Recall of stopwords ranks the memories holding them as words: none that merely contain them.
         assert [h.memory.content for h in mem.recall("the a of")] == ["He got the job at noon"]
 
+    def test_dotted_numbers_are_searched_as_their_words(self, mem: Engram) -> None:
+        # "3.12" is the words "3" and "12", in the query as in the memory, on every backend.
+        mem.remember("Upgraded the build to python 3.12 today")
+        mem.remember("python 3.13 is out")
+        result = mem.recall("python 3.12")
+        assert result.hits[0].memory.content == "Upgraded the build to python 3.12 today"
+        assert result.hits[0].parts.text == pytest.approx(1.0, abs=0.35)
+        assert [m.content for m in mem.forget(query="python 3.12", dry_run=True)] == [
+            "Upgraded the build to python 3.12 today"]
+        assert [m.content for m in mem.forget(query="build.python", dry_run=True)] == [
+            "Upgraded the build to python 3.12 today"]
+
     # --- links ---------------------------------------------------------------------------
     def test_links_are_bidirectional_and_cleaned_on_forget(self, mem: Engram) -> None:
         mem.remember("A", key="a")
