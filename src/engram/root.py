@@ -100,10 +100,22 @@ def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStor
     return TokenStore.open(settings.home / "auth.db", busy_timeout_ms=settings.busy_timeout_ms)
 
 
-def sidecar(backend: Backend, suffix: str) -> Path | None:
-    """A file beside the backend's data (metrics, maintenance state), or None without one."""
+def sidecar(backend: Backend, suffix: str, settings: Settings | None = None) -> Path | None:
+    """A file beside the backend's data (metrics, maintenance state). A database with no file
+    (PostgreSQL) has one in the engram home named after its URL (a digest: no password in a file
+    name), ``home/state/<backend>-<digest><suffix>``; else None. Without it every ``engram
+    maintain`` ran every job and latency stats were always empty."""
     path = backend.path
-    return None if path is None else path.with_name(path.name + suffix)
+    if path is not None:
+        return path.with_name(path.name + suffix)
+    if settings is None or not settings.database_url:
+        return None
+    import hashlib
+
+    from engram.db.postgres import redact_dsn
+
+    digest = hashlib.sha256(redact_dsn(settings.database_url).encode("utf-8")).hexdigest()[:16]
+    return settings.home / "state" / f"{backend.name}-{digest}{suffix}"
 
 
 def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:
@@ -129,7 +141,7 @@ def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:
     return {
         "strengthen": life.strengthen,
         "privacy": PiiPolicy.from_settings(settings.privacy),
-        "metrics": Metrics(sidecar(backend, ".metrics.json"), samples=life.metric_samples),
+        "metrics": Metrics(sidecar(backend, ".metrics.json", settings), samples=life.metric_samples),
         "events": events,
         "guard": guard,
     }
@@ -196,7 +208,7 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
     from engram.lifecycle.scheduler import Maintenance
 
     return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
-                       state_path=sidecar(engram.backend, ".maintenance.json"), summarizer=summarizer)
+                       state_path=sidecar(engram.backend, ".maintenance.json", settings), summarizer=summarizer)
 
 
 def compact_conversation(engram: Engram, settings: Settings, key: str, *, force: bool = False) -> CompactionResult:

@@ -242,8 +242,8 @@ class QueryStatistics:
 def lexeme_weights(terms: Sequence[str], lexemes: Sequence[Sequence[str]], freqs: Sequence[float],
                    corpus: Corpus) -> tuple[list[str], list[float]]:
     """Each query lexeme with the summed IDF of the terms giving it (two terms with one stem count
-    twice, as FTS5 counts each phrase). A term PostgreSQL reads as several lexemes (``e-mail``)
-    scores each of them with the term's IDF."""
+    twice, as FTS5 counts each phrase). A term PostgreSQL reads as several lexemes scores each of
+    them with the term's IDF (documents are split at punctuation first, migration 0011, so few do)."""
     weights: dict[str, float] = {}
     for lex, freq in zip(lexemes, freqs, strict=True):
         weight = idf(corpus.rows, freq)

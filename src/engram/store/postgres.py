@@ -16,8 +16,10 @@ Full text: a generated ``tsvector`` (key weighted A, content B, search context C
 index, ranked by BM25 as SQLite's FTS5 ranks (``store/pg_text.py``; on large tables only some rows
 are ranked: ``store/pg_candidates.py``). The query is built from
 ``engram.text.query_terms`` word tokens, each passed as a parameter to ``plainto_tsquery`` and
-OR-ed (AND-ed for forget-by-query), so no user string is ever parsed as tsquery syntax. When
-nothing matches, an ILIKE scan over the same words answers.
+OR-ed (AND-ed for forget-by-query), so no user string is ever parsed as tsquery syntax. Words
+PostgreSQL's english configuration drops as stopwords, which no ``tsvector`` holds, are matched as
+whole words by a regular expression (a query of nothing else: ``recall "the a of"``, ``forget
+--query he``). When nothing matches, an ILIKE scan over the same words answers (recall only).
 
 Vectors: pgvector with an HNSW cosine index on ``embedding::vector(dims)``, created when the
 first embedding identity is recorded; ``search_vector`` applies the filter in the same SQL with
@@ -148,6 +150,15 @@ def _tsquery_any_of(sets: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
 
 def _like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _word_pattern(term: str) -> str:
+    """A regular expression (for ``~*``) matching ``term`` as a whole word, as FTS5's unicode61
+    tokenizer splits words: between letters or digits on neither side (an underscore separates).
+    For the words PostgreSQL's english configuration drops (its stopwords, ASCII), which its
+    ``tsvector`` cannot match; a substring match would take "he" in "mother"."""
+    escaped = "".join(ch if ch.isalnum() else "\\" + ch for ch in term)
+    return f"(^|[^[:alnum:]]){escaped}([^[:alnum:]]|$)"
 
 
 def _refuse_nul(draft_or_memory: MemoryDraft | Memory) -> None:
@@ -488,6 +499,11 @@ class PostgresMemoryStore:
         with self.db.read(statements_alone=True) as conn:
             stats = self._term_stats.get(conn)
             lexemes, freqs = self._queries.get(conn, terms, stats)
+            if not any(lexemes):
+                # Only words PostgreSQL's english configuration drops ("the a of"): matched as whole
+                # words, as FTS5 matches them; substrings only when no word matched (as on SQLite).
+                return (self._search_like(conn, terms, where, params, limit, whole_words=True)
+                        or self._search_like(conn, terms, where, params, limit))
             weights = self._weights(conn, terms, lexemes, freqs)
             selective = self._selective_terms(terms, lexemes, stats)
             # Rows holding two of the terms (large tables: store/pg_candidates.py), when far fewer.
@@ -614,11 +630,15 @@ class PostgresMemoryStore:
         return ceiling if ceiling > 0 else None
 
     def _search_like(
-        self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
+        self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int, *, whole_words: bool = False
     ) -> list[tuple[Memory, float]]:
-        """PtrClaw's fallback: substring matches, scored by how many terms they contain."""
-        patterns = ["%" + _like_escape(term) + "%" for term in terms]
-        hits_expr = " + ".join("(m.content ILIKE %s OR m.key ILIKE %s)::int" for _ in patterns)
+        """PtrClaw's fallback: substring matches, scored by how many terms they contain; with
+        ``whole_words``, matches of whole words (``_word_pattern``) scored alike."""
+        if whole_words:
+            patterns, test = [_word_pattern(term) for term in terms], "(m.content ~* %s OR m.key ~* %s)"
+        else:
+            patterns, test = ["%" + _like_escape(term) + "%" for term in terms], "(m.content ILIKE %s OR m.key ILIKE %s)"
+        hits_expr = " + ".join(f"{test}::int" for _ in patterns)
         pattern_params = [p for p in patterns for _ in range(2)]
         rows = conn.execute(
             f"SELECT {_COLUMNS}, ({hits_expr}) AS hits FROM memories m WHERE {where} AND ({hits_expr}) > 0"
@@ -632,15 +652,19 @@ class PostgresMemoryStore:
         if not terms:
             return []
         where, params = filter_sql(filt)
-        # When PostgreSQL's own stopword list empties the query, every word must appear as text.
-        like_all = " AND ".join("(m.content ILIKE %s OR m.key ILIKE %s)" for _ in terms)
-        like_params = ["%" + _like_escape(t) + "%" for t in terms for _ in range(2)]
         with self.db.read() as conn:
+            # A word PostgreSQL's stopword list drops ("he", "at") has no lexeme for ``search`` to
+            # hold: it must appear as a whole word of the key or content (never as a substring:
+            # "he" is not in "mother"). The other words are matched through the index.
+            lexemes = pg_text.lexemes_of(conn, terms)
+            indexed = [term for term, lex in zip(terms, lexemes, strict=True) if lex]
+            dropped = [term for term, lex in zip(terms, lexemes, strict=True) if not lex]
+            tests = [f"m.search @@ ({_tsquery(indexed, '&&')})"] if indexed else []
+            tests += ["(m.content ~* %s OR m.key ~* %s)"] * len(dropped)
+            word_params = [_word_pattern(term) for term in dropped for _ in range(2)]
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM memories m, (SELECT {_tsquery(terms, '&&')} AS query) q"
-                f" WHERE ((numnode(q.query) > 0 AND m.search @@ q.query) OR (numnode(q.query) = 0 AND {like_all}))"
-                f" AND {where} ORDER BY m.seq",
-                [*terms, *like_params, *params],
+                f"SELECT {_COLUMNS} FROM memories m WHERE {' AND '.join(tests)} AND {where} ORDER BY m.seq",
+                [*indexed, *word_params, *params],
             ).fetchall()
         return [self._memory(row) for row in rows]
 

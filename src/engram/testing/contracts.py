@@ -374,6 +374,32 @@ class MemoryStoreContract(TemporalContract):
         with pytest.raises(ValidationError):
             mem.forget("x", tag="y")
 
+    def test_a_query_of_stopwords_matches_them_as_whole_words(self, mem: Engram) -> None:
+        # "he" is a word of "He said yes" and of none of the others, though "mother" and "theory"
+        # hold it: forget selects memories holding every query word, never a substring of one.
+        for content in ("My mother called", "Category theory notes", "He said yes", "He got the job at noon"):
+            mem.remember(content)
+        assert sorted(m.content for m in mem.forget(query="he", dry_run=True)) == [
+            "He got the job at noon", "He said yes"]
+        assert [m.content for m in mem.forget(query="he at", dry_run=True)] == ["He got the job at noon"]
+        assert [m.content for m in mem.forget(query="he got", dry_run=True)] == ["He got the job at noon"]
+        assert mem.forget(query="of", dry_run=True) == []
+        assert mem.count() == 4
+        # Recall of stopwords ranks the memories holding them as words: none that merely contain them.
+        assert [h.memory.content for h in mem.recall("the a of")] == ["He got the job at noon"]
+
+    def test_dotted_numbers_are_searched_as_their_words(self, mem: Engram) -> None:
+        # "3.12" is the words "3" and "12", in the query as in the memory, on every backend.
+        mem.remember("Upgraded the build to python 3.12 today")
+        mem.remember("python 3.13 is out")
+        result = mem.recall("python 3.12")
+        assert result.hits[0].memory.content == "Upgraded the build to python 3.12 today"
+        assert result.hits[0].parts.text == pytest.approx(1.0, abs=0.35)
+        assert [m.content for m in mem.forget(query="python 3.12", dry_run=True)] == [
+            "Upgraded the build to python 3.12 today"]
+        assert [m.content for m in mem.forget(query="build.python", dry_run=True)] == [
+            "Upgraded the build to python 3.12 today"]
+
     # --- links ---------------------------------------------------------------------------
     def test_links_are_bidirectional_and_cleaned_on_forget(self, mem: Engram) -> None:
         mem.remember("A", key="a")
