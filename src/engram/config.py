@@ -294,8 +294,9 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        given = getattr(init_settings, "init_kwargs", {})
         return (init_settings, env_settings, _ForeignEnvSource(settings_cls), _ConfigFileSource(
-            settings_cls, config_path(), getattr(init_settings, "init_kwargs", {}).get("agent")))
+            settings_cls, config_path(given.get("home")), given.get("agent")))
 
     def database_path(self, agent: str | None = None) -> Path:
         """Where the file backends keep their data for ``agent`` (shared file unless per-agent)."""
@@ -310,13 +311,14 @@ class Settings(BaseSettings):
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
 
 
-def config_path() -> Path:
-    """The config file: ``$ENGRAM_CONFIG``, else the first of ``CONFIG_NAMES`` in the home that
-    exists, else ``config.toml`` there (may not exist)."""
+def config_path(home: str | Path | None = None) -> Path:
+    """The config file: ``$ENGRAM_CONFIG``, else the first of ``CONFIG_NAMES`` in the home (``home``
+    when given, as ``--home`` gives it, else ``default_home()``) that exists, else ``config.toml``
+    there (may not exist)."""
     explicit = os.environ.get("ENGRAM_CONFIG")
     if explicit:
         return Path(explicit).expanduser()
-    home = default_home()
+    home = default_home() if home is None else Path(home).expanduser()
     return next((home / name for name in CONFIG_NAMES if (home / name).is_file()), home / "config.toml")
 
 
@@ -330,4 +332,4 @@ def load_settings(**overrides: Any) -> Settings:
         )
         raise ConfigError(f"invalid settings ({problems})") from None
     except (OSError, ValueError) as exc:  # unreadable or malformed TOML, YAML or JSON
-        raise ConfigError(f"cannot read config file {config_path()}: {exc}") from None
+        raise ConfigError(f"cannot read config file {config_path(overrides.get('home'))}: {exc}") from None

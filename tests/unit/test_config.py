@@ -58,3 +58,22 @@ def test_unknown_backend_lists_the_known_ones() -> None:
     with pytest.raises(ConfigError) as err:
         Engram.from_settings(backend="cassandra")
     assert "sqlite" in str(err.value) and "cassandra" in str(err.value)
+
+
+def test_home_given_as_an_argument_reads_that_homes_config_file(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    import subprocess
+    import sys
+
+    from engram.config import load_settings
+
+    monkeypatch.delenv("ENGRAM_CONFIG", raising=False)
+    monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "elsewhere"))
+    home = tmp_path / "h"
+    home.mkdir()
+    custom = tmp_path / "custom.db"
+    (home / "config.toml").write_text(f'agent = "zed"\npath = "{custom}"\n', encoding="utf-8")
+    assert load_settings(home=home).agent == "zed"
+    shown = subprocess.run([sys.executable, "-m", "engram", "--home", str(home), "--json", "stats"],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert str(custom) in shown.stdout
