@@ -279,9 +279,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _backend_from_url(self) -> Settings:
-        # ENGRAM_DATABASE_URL=postgresql://... alone is enough to switch to PostgreSQL.
+        # ENGRAM_DATABASE_URL=postgresql://... alone is enough to switch to PostgreSQL; a backend
+        # chosen anywhere (--backend sqlite, its variable, the config file) is kept.
         if self.database_url and self.database_url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
-            if self.backend == "sqlite":
+            if self.backend == "sqlite" and "backend" not in self.model_fields_set:
                 self.backend = "postgres"
         return self
 

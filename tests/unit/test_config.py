@@ -77,3 +77,12 @@ def test_home_given_as_an_argument_reads_that_homes_config_file(tmp_path, monkey
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert str(custom) in shown.stdout
+
+
+def test_a_backend_chosen_explicitly_wins_over_a_postgresql_url(monkeypatch) -> None:  # noqa: ANN001
+    from engram.config import load_settings
+
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", "postgresql://someone@localhost/db")
+    monkeypatch.delenv("ENGRAM_BACKEND", raising=False)
+    assert load_settings().backend == "postgres"  # the URL alone switches
+    assert load_settings(backend="sqlite").backend == "sqlite"  # --backend sqlite is kept
