@@ -184,3 +184,26 @@ def test_migrate_copies_history_audit_and_tokens_and_resumes(pg_url: str, tmp_pa
         assert trail.query(AuditQuery(memory="door"))[0].detail["content"] == "temporary door code 4411"
     finally:
         db.close()
+
+
+def test_migrate_into_a_database_holding_another_stores_memories_writes_nothing(pg_url: str, tmp_path: Path) -> None:
+    from engram.errors import ValidationError
+
+    other = PostgresMemoryStore(PgDatabase.connect(pg_url))
+    Engram(other, agent="alice").remember("Python 3.11 on the old laptop", key="python-version")
+    other.close()
+    sqlite_path = tmp_path / "memory.db"
+    store = SqliteMemoryStore(sqlite_path)
+    mine = Engram(store, agent="alice")
+    a = mine.remember("Python 3.12 on this one", key="python-version").memory
+    b = mine.remember("Deploys on Fridays", key="deploy-day").memory
+    mine.link(a.id, b.id)
+    store.close()
+    with pytest.raises(ValidationError) as raised:
+        copy_sqlite_to_postgres(sqlite_path, pg_url)
+    assert raised.value.field == "to" and "python-version" in str(raised.value)
+    target = PostgresMemoryStore(PgDatabase.connect(pg_url))
+    try:
+        assert [m.content for m in Engram(target, agent="alice").list()] == ["Python 3.11 on the old laptop"]
+    finally:
+        target.close()

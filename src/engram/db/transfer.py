@@ -30,7 +30,7 @@ from engram import text
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn
 from engram.db.sqlite import Database
-from engram.errors import DimensionError, IntegrityError, NotFoundError
+from engram.errors import DimensionError, IntegrityError, NotFoundError, ValidationError
 from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
 
@@ -256,6 +256,7 @@ def copy_sqlite_to_postgres(
             t for t in present
             if t not in KNOWN_TABLES and t not in _IGNORED and not t.startswith("memories_fts")
         ]
+        _require_target_from_source(source, target, report.target)
         with source.read() as conn:
             row = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
         report.embedding_identity = row[0] if row else None
@@ -277,6 +278,24 @@ def copy_sqlite_to_postgres(
         source.close()
         target.close()
     return report
+
+
+def _require_target_from_source(source: Database, target: PgDatabase, shown: str) -> None:
+    """Refuse, before anything is written, a target holding memories this store does not: a copy
+    resumes into an earlier copy of the same store, never merges two stores (a memory of the target
+    under one of the source's keys made the copy drop the source's and then fail on its links)."""
+    with target.read() as conn:
+        if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
+            return
+        held = conn.execute("SELECT id, key FROM memories").fetchall()
+    with source.read() as conn:
+        ours = {row[0] for row in conn.execute("SELECT id FROM memories")}
+    foreign = [key for memory_id, key in held if memory_id not in ours]
+    if foreign:
+        raise ValidationError("to", f"{shown} already holds {len(foreign)} memories this store does not"
+                              f" (key {foreign[0]!r}, ...): a migration copies one store into an empty"
+                              " database, or resumes its own earlier copy",
+                              "an empty database; to merge stores, `engram export` one and `engram import` it")
 
 
 def _claim_identity(target: PgDatabase, identity: str) -> None:
