@@ -60,5 +60,22 @@ def test_chat_reports_an_unreachable_provider_and_goes_on(tmp_path):
         url = server.base_url
     env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__BASE_URL": url, "ENGRAM_LLM__MAX_RETRIES": "0"}
     done = run_chat(tmp_path, ["hello", "/quit"], env)
-    assert done.returncode == 0
+    assert done.returncode == 1  # piped input is a script: the failure shows in the exit code
     assert "error:" in done.stderr and "cannot reach" in done.stderr
+
+
+def test_scripted_chat_exits_with_the_failures_code(tmp_path):
+    # QA: `engram chat -m` exited 0 after a provider HTTP 500, an unreachable provider and bad input.
+    with OpenAICompatServer(Reply.fail(500), Reply.say("still here")) as server:
+        env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__BASE_URL": server.base_url,
+               "ENGRAM_LLM__API_KEY": "sk-local", "ENGRAM_LLM__MAX_RETRIES": "0"}
+        done = run_chat(tmp_path, [], env, "-m", "hello", "-m", "again")
+    assert done.returncode == 1, done.stderr
+    assert "error:" in done.stderr and "still here" in done.stdout  # reported, and the chat went on
+    with OpenAICompatServer() as server:
+        url = server.base_url
+    unreachable = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__BASE_URL": url, "ENGRAM_LLM__MAX_RETRIES": "0"}
+    assert run_chat(tmp_path, [], unreachable, "-m", "hello").returncode == 1
+    bad = run_chat(tmp_path, [], None, "-m", "\udcff")  # the byte 0xff on the command line
+    assert bad.returncode == 2 and "surrogate" in bad.stderr
+    assert run_chat(tmp_path, [], None, "-m", "My name is Ada").returncode == 0
