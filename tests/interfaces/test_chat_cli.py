@@ -79,3 +79,15 @@ def test_scripted_chat_exits_with_the_failures_code(tmp_path):
     bad = run_chat(tmp_path, [], None, "-m", "\udcff")  # the byte 0xff on the command line
     assert bad.returncode == 2 and "surrogate" in bad.stderr
     assert run_chat(tmp_path, [], None, "-m", "My name is Ada").returncode == 0
+
+
+def test_an_unknown_command_is_refused_not_sent_to_the_model(tmp_path):
+    # QA: "/bogus" went to the model as a message.
+    with OpenAICompatServer(Reply.say("a path"), Reply.say("slashes")) as server:
+        env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__BASE_URL": server.base_url,
+               "ENGRAM_LLM__API_KEY": "sk-local"}
+        done = run_chat(tmp_path, ["/bogus", "/usr/bin is where it lives", "//bogus is literal", "/quit"], env)
+        sent = [r.body["messages"][-1]["content"] for r in server.requests]
+    assert "unknown command '/bogus'" in done.stderr and "/compact" in done.stderr
+    assert done.returncode == 2  # piped input: the refused line shows in the exit code
+    assert len(sent) == 2 and sent[0].endswith("/usr/bin is where it lives") and sent[1].endswith("/bogus is literal")

@@ -3,7 +3,8 @@
 With no LLM configured it still works: plain first-person statements are stored (rule-based
 extraction) and relevant memories are recalled; it says clearly that synthesis is off.
 Lines starting with ``/`` are commands: ``/quit``, ``/start`` (hatch if the agent has no identity
-yet, PtrClaw's first interaction), ``/hatch``, ``/compact``, ``/help``.
+yet, PtrClaw's first interaction), ``/hatch``, ``/compact``, ``/help``; an unknown ``/word`` is
+refused (never sent to the model as a message) and ``//text`` sends ``/text``.
 
 A message that fails (provider unreachable or failing, bad input) is reported and the chat goes
 on; when the messages came from ``-m`` or piped standard input, the exit code then tells a script
@@ -12,6 +13,7 @@ the first failure (docs/cli.md: 1 provider or storage, 2 bad input). An interact
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -25,7 +27,10 @@ if TYPE_CHECKING:  # the agent (and its providers) load only when `engram chat` 
     from engram.agent.loop import MemoryAgent
 
 HELP = ("/quit ends the chat, /start hatches an agent with no identity yet, /hatch (re)builds the agent's identity,"
-        " /compact compacts the history now.")
+        " /compact compacts the history now; //text sends /text as a message.")
+COMMANDS = ("/quit", "/exit", "/help", "/start", "/hatch", "/compact")
+# "/word" is a command; a path ("/usr/bin is ...") is a message.
+_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(?=\s|$)")
 
 
 def chat(
@@ -35,7 +40,6 @@ def chat(
 ) -> None:
     """Chat with the memory agent (reads lines from standard input when it is not a terminal)."""
     from engram.agent.loop import MemoryAgent
-
     from engram.interfaces.cli.app import exit_code
 
     st = state(ctx)
@@ -118,6 +122,13 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError]) -> bool:
         render.console.print(f"compacted: {len(result.discarded)} messages summarised" if result.compacted
                              else "nothing to compact")
         return True
+    if _COMMAND.match(line):  # an unknown command is never sent to the model as a message
+        exc = ValidationError("command", f"unknown command {line.split()[0]!r}", COMMANDS)
+        render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
+        failures.append(exc)
+        return True
+    if line.startswith("//"):
+        line = line[1:]
     try:
         result = agent.process(line)
     except (ProviderError, ValidationError) as exc:
