@@ -86,3 +86,44 @@ def test_rule_extractor_several_facts_and_same_slot_changes():
 ])
 def test_rule_extractor_one_fact_per_statement_and_stated_names(text, expected):
     assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Don't remember that my PIN is 1234",
+    "Please don't remember that my PIN is 1234.",
+    "Do not remember this: I live in Mordor",
+    "Never store that my name is Mallory",
+    "don’t save that I work at Acme",
+])
+def test_a_negated_remember_stores_nothing_from_its_sentence(text):
+    # QA: "Don't remember that my PIN is 1234" stored the PIN.
+    assert RuleExtractor().extract(text) == []
+
+
+def test_a_negated_remember_leaves_other_sentences_alone():
+    facts = RuleExtractor().extract("My name is Ada. Don't remember that my PIN is 1234.")
+    assert [f.key for f in facts] == ["user-name"]
+    # A statement about the user's memory is not a request.
+    facts = RuleExtractor().extract("I don't remember the address but I live in Oslo")
+    assert [f.key for f in facts] == ["user-location"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # QA: stored both "I live in Oslo." and "The user lives in Oslo."
+    ("Please remember that I live in Oslo", [("user-location", "The user lives in Oslo.")]),
+    ("Remember that my favourite editor is vim.", [("user-favourite-editor", "The user's favourite editor is vim.")]),
+    ("Remember that the deploy server is atlas", [(None, "The deploy server is atlas.")]),
+    ("Remember my name is Ada and I work at Acme",
+     [("user-name", "The user's name is Ada."), ("user-workplace", "The user works at Acme.")]),
+])
+def test_a_remember_request_holding_a_specific_fact_stores_that_fact_only(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "My name is not important", "My name is unimportant.", "My name is irrelevant",
+    "My name is none of your business", "Call me nobody", "My name is a secret",
+])
+def test_refusals_are_not_names(text):
+    # QA: "My name is not important" stored the name "Not Important".
+    assert [f for f in RuleExtractor().extract(text) if f.key == "user-name"] == []

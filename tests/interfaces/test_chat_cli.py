@@ -60,5 +60,34 @@ def test_chat_reports_an_unreachable_provider_and_goes_on(tmp_path):
         url = server.base_url
     env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__BASE_URL": url, "ENGRAM_LLM__MAX_RETRIES": "0"}
     done = run_chat(tmp_path, ["hello", "/quit"], env)
-    assert done.returncode == 0
+    assert done.returncode == 1  # piped input is a script: the failure shows in the exit code
     assert "error:" in done.stderr and "cannot reach" in done.stderr
+
+
+def test_scripted_chat_exits_with_the_failures_code(tmp_path):
+    # QA: `engram chat -m` exited 0 after a provider HTTP 500, an unreachable provider and bad input.
+    with OpenAICompatServer(Reply.fail(500), Reply.say("still here")) as server:
+        env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__BASE_URL": server.base_url,
+               "ENGRAM_LLM__API_KEY": "sk-local", "ENGRAM_LLM__MAX_RETRIES": "0"}
+        done = run_chat(tmp_path, [], env, "-m", "hello", "-m", "again")
+    assert done.returncode == 1, done.stderr
+    assert "error:" in done.stderr and "still here" in done.stdout  # reported, and the chat went on
+    with OpenAICompatServer() as server:
+        url = server.base_url
+    unreachable = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__BASE_URL": url, "ENGRAM_LLM__MAX_RETRIES": "0"}
+    assert run_chat(tmp_path, [], unreachable, "-m", "hello").returncode == 1
+    bad = run_chat(tmp_path, [], None, "-m", "\udcff")  # the byte 0xff on the command line
+    assert bad.returncode == 2 and "surrogate" in bad.stderr
+    assert run_chat(tmp_path, [], None, "-m", "My name is Ada").returncode == 0
+
+
+def test_an_unknown_command_is_refused_not_sent_to_the_model(tmp_path):
+    # QA: "/bogus" went to the model as a message.
+    with OpenAICompatServer(Reply.say("a path"), Reply.say("slashes")) as server:
+        env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__BASE_URL": server.base_url,
+               "ENGRAM_LLM__API_KEY": "sk-local"}
+        done = run_chat(tmp_path, ["/bogus", "/usr/bin is where it lives", "//bogus is literal", "/quit"], env)
+        sent = [r.body["messages"][-1]["content"] for r in server.requests]
+    assert "unknown command '/bogus'" in done.stderr and "/compact" in done.stderr
+    assert done.returncode == 2  # piped input: the refused line shows in the exit code
+    assert len(sent) == 2 and sent[0].endswith("/usr/bin is where it lives") and sent[1].endswith("/bogus is literal")

@@ -11,6 +11,10 @@
 3. prepend a ``[Memory context]`` block; nothing relevant means no block at all.
 
 ``strip_memory_context`` removes such blocks again, so synthesis never learns its own context.
+A stored memory is data, not structure: a block marker inside an entry (any case or spacing) is
+written with parentheses instead of brackets, so no memory can end the block early and have the
+text after it read as the user's words. Stripping also only takes the markers as whole lines,
+the way ``format_block`` writes them, so a block from before this escaping is still removed whole.
 """
 
 from __future__ import annotations
@@ -21,7 +25,16 @@ from engram.engine import Engram, Filters
 from engram.model import MAX_RECALL_LIMIT, Category, Memory
 
 OPEN, CLOSE = "[Memory context]", "[/Memory context]"
-_BLOCK = re.compile(re.escape(OPEN) + r".*?" + re.escape(CLOSE) + r"\n*", re.DOTALL)
+# The block as ``format_block`` writes it: each marker alone on its line.
+_BLOCK = re.compile(r"^" + re.escape(OPEN) + r"\n.*?^" + re.escape(CLOSE) + r"$\n*", re.DOTALL | re.MULTILINE)
+# A marker look-alike inside an entry, as a model might read it: any case, any spacing.
+_MARKER = re.compile(r"\[(\s*/?\s*memory\s+context\s*)\]", re.IGNORECASE)
+
+
+def neutralise_markers(text: str) -> str:
+    """``text`` with every ``[Memory context]`` / ``[/Memory context]`` look-alike written in
+    parentheses, so it cannot open or close a context block."""
+    return _MARKER.sub(r"(\1)", text)
 
 
 def enrichment_entries(engram: Engram, message: str, recall_limit: int, enrich_depth: int = 1) -> list[Memory]:
@@ -41,10 +54,10 @@ def format_block(engram: Engram, entries: list[Memory]) -> str:
     keys = {m.id: m.key for m in engram.store.get_many(sorted(linked_ids))}
     lines = [OPEN]
     for memory in entries:
-        line = f"- {memory.key}: {memory.content}"
+        line = f"- {neutralise_markers(memory.key)}: {neutralise_markers(memory.content)}"
         link_keys = [keys[i] for i in memory.links if i in keys]
         if link_keys:
-            line += f" [links: {', '.join(link_keys)}]"
+            line += f" [links: {neutralise_markers(', '.join(link_keys))}]"
         lines.append(line)
     lines.append(CLOSE)
     return "\n".join(lines)

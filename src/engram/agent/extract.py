@@ -108,15 +108,39 @@ def _clean(value: str) -> str:
 class _Rule:
     pattern: re.Pattern[str]
     build: Any  # (match) -> (key, content, type) | None
+    # A catch-all ("remember that ..."): stored as said only when no specific rule found a fact
+    # inside its value ("remember that I live in Oslo" is the location, once).
+    generic: bool = False
 
 
-def _rule(pattern: str, build: Any) -> _Rule:
-    return _Rule(re.compile(pattern, re.IGNORECASE), build)
+def _rule(pattern: str, build: Any, *, generic: bool = False) -> _Rule:
+    return _Rule(re.compile(pattern, re.IGNORECASE), build, generic)
+
+
+# "Don't remember that my PIN is 1234": the user asks for the opposite; nothing in that sentence
+# is stored.
+_NEGATED_REMEMBER = re.compile(
+    r"\b(?:don't|don’t|dont|do not|never|no need to)\s+(?:ever\s+)?"
+    r"(?:remember|store|save|record|note|memori[sz]e|write down)\b", re.IGNORECASE)
+_SUBJECT_BEFORE = re.compile(r"\b(?:i|we|they|he|she)\s*$", re.IGNORECASE)
+
+
+def _negated_remember(sentence: str) -> bool:
+    """A request not to keep something ("don't remember that ..."), not a statement about one's
+    memory ("I don't remember her name")."""
+    return any(not _SUBJECT_BEFORE.search(sentence[: m.start()]) for m in _NEGATED_REMEMBER.finditer(sentence))
+
+
+# "My name is not important", "call me nobody": a refusal to give a name, not a name.
+_REFUSALS = frozenset("not no none nobody nothing never unimportant irrelevant secret private confidential unknown "
+                      "withheld anonymous a an the".split())
 
 
 def _name(m: re.Match[str]) -> tuple[str, str, str] | None:
     value = _clean(m["value"])
     if not re.match(r"^[A-Za-z][\w' -]{0,40}$", value) or len(value.split()) > 3:
+        return None
+    if value.split()[0].lower() in _REFUSALS:
         return None
     value = " ".join(w[:1].upper() + w[1:] for w in value.split())
     return "user-name", f"The user's name is {value}.", "social"
@@ -194,7 +218,14 @@ def _decided(m: re.Match[str]) -> tuple[str, str, str] | None:
     return f"decision-{_slug(value)}", f"The user decided to {value}.", "decision"
 
 
+# "I don't remember the address", "you remember that trip": someone's memory, not a request.
+_RECALLER_BEFORE = re.compile(r"\b(?:i|we|they|he|she|you)\s+(?:(?:do not|don't|don’t|can't|cannot|could not|couldn't|"
+                              r"never|still|also|always|do|did)\s+)?$", re.IGNORECASE)
+
+
 def _remember(m: re.Match[str]) -> tuple[str, str, str] | None:
+    if _RECALLER_BEFORE.search(m.string[: m.start()]):
+        return None
     value = _clean(m["value"])
     content = value[:1].upper() + value[1:]
     return None if len(value) < 3 else ("", content if content.endswith(".") else content + ".", "learned")
@@ -216,7 +247,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(r"\bi(?:\s+work as|\s+am|'m|’m)\s+(?P<art>an?\s+)?(?P<value>(?:software |data |web )?" + _JOBS
           + r"[^.!?;\n]{0,40}?)" + _END, _job),
     _rule(r"\bi(?:'ve| have)?\s+decided\s+to\s+" + _VALUE + _END, _decided),
-    _rule(r"\b(?:please\s+)?remember\s+(?:that\s+)?" + _VALUE + _END, _remember),
+    _rule(r"\b(?:please\s+)?remember\s+(?:that\s+)?" + _VALUE + _END, _remember, generic=True),
 )
 
 
@@ -229,14 +260,16 @@ class RuleExtractor:
         seen: set[str] = set()
         now = time.time()
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-            if sentence.strip().endswith("?"):
+            if sentence.strip().endswith("?") or _negated_remember(sentence):
                 continue
             # Facts in the order they were said, whichever rule found them.
-            found = sorted(((m.start(), i, rule, m) for i, rule in enumerate(_RULES) for m in rule.pattern.finditer(sentence)),
+            found = sorted(((m.start(), i, rule, m, built) for i, rule in enumerate(_RULES)
+                            for m in rule.pattern.finditer(sentence) if (built := rule.build(m)) is not None),
                            key=lambda item: item[:2])
-            for _, _, rule, match in found:
-                built = rule.build(match)
-                if built is None:
+            specific = [m.span() for _, _, rule, m, _ in found if not rule.generic]
+            for _, _, rule, match, built in found:
+                if rule.generic and any(start < match.end("value") and end > match.start("value")
+                                        for start, end in specific):
                     continue
                 key, content, kind = built
                 if (key or content) in seen:

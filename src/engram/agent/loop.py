@@ -19,6 +19,7 @@ The session's working history is in memory; every message is also written behind
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -188,18 +189,19 @@ class MemoryAgent:
         )
         system = self.system_prompt(message)
         model = self.provider.model if self.provider is not None else ""
+        self.user_turns += 1
+        self._record(user_message(enriched))
+        # The cache key is the whole call the model would get (system prompt, summary, history and
+        # this message) plus who asks: another agent or another conversation never shares an answer.
+        call = self._context(system)
         if self.cache is not None and self.provider is not None and not hatching:
-            hit = self.cache.get(model, system, enriched)
+            hit = self.cache.get(model, self.cache_scope, call)
             if hit is not None:
-                self.user_turns += 1
-                self._record(user_message(enriched))
                 self._record(assistant_message(hit))
                 self._auto_save(message, hit, turn)
                 compaction = self.compact()
                 return TurnResult(hit, cached=True, compaction=compaction if compaction.compacted else None,
                                   notes=tuple(turn.notes))
-        self.user_turns += 1
-        self._record(user_message(enriched))
         if self.provider is None:
             reply = self._answer_without_llm(message, turn)
             self._record(assistant_message(reply))
@@ -216,7 +218,7 @@ class MemoryAgent:
         if self.cache is not None and self.provider is not None and not hatching and not turn.tool_calls:
             # Turns that called tools had side effects a cache hit would skip: never cached.
             try:
-                self.cache.put(model, system, enriched, reply)
+                self.cache.put(model, self.cache_scope, call, reply)
             except StorageError as exc:
                 log.warning("response not cached (%s)", exc)
         self._auto_save(message, reply, turn)
@@ -225,6 +227,13 @@ class MemoryAgent:
             synthesized=turn.synthesized, compaction=compaction if compaction.compacted else None, hatched=hatched,
             usage=Usage(turn.prompt_tokens, turn.completion_tokens), notes=tuple(turn.notes),
         )
+
+    @property
+    def cache_scope(self) -> str:
+        """Who is asking, for the response cache: the memory's agent and session and this
+        conversation (JSON, so no choice of names can make two scopes equal)."""
+        scope = self.engram.scope
+        return json.dumps([scope.agent, scope.session, self.conversation])
 
     def _context(self, system: str) -> list[Message]:
         head = [system_message(system)]

@@ -1,7 +1,12 @@
 """PtrClaw's ``ResponseCache``: skip the provider when the same call was answered recently.
 
-Key: FNV-1a 64 over ``model``, ``system_prompt`` and ``user_message`` with a separator byte
-between the fields (so ``("ab", "c")`` and ``("a", "bc")`` differ). Eviction on ``put``: first a
+Key: FNV-1a 64 over ``model``, the caller's ``scope`` (agent, session and conversation) and the
+whole message list sent to the model - system prompt, summary and history included - with a
+separator byte between the fields (so ``("ab", "c")`` and ``("a", "bc")`` differ) and each message
+as canonical JSON of its role, content, tool calls and tool call id (never its timestamp). Only a
+truly identical call by the same agent and session reuses an answer: the same question asked by
+another agent, or after a different conversation, is a miss. Each entry also keeps its ``scope``
+and a ``get`` from another scope is a miss even on a hash collision. Eviction on ``put``: first a
 TTL pass drops entries older than ``ttl_s``; then, if still over ``max_entries``, an LRU pass
 removes the least recently accessed with an O(n) selection (``numpy.argpartition``, the
 counterpart of ``nth_element``). The cache is a JSON array written atomically (temp file +
@@ -16,13 +21,14 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from engram.errors import StorageError
+from engram.model import Message
 
 log = logging.getLogger("engram.agent.cache")
 
@@ -40,8 +46,16 @@ def fnv1a64(data: bytes) -> int:
     return h
 
 
-def cache_key(model: str, system_prompt: str, user_message: str) -> str:
-    data = SEPARATOR.join(part.encode("utf-8") for part in (model, system_prompt, user_message))
+def _canonical(message: Message) -> str:
+    data = {"role": message.role.value, "content": message.content,
+            "tool_calls": [call.to_dict() for call in message.tool_calls], "tool_call_id": message.tool_call_id}
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+def cache_key(model: str, scope: str, messages: Sequence[Message]) -> str:
+    """The key of one provider call: ``model``, ``scope`` and every message sent, in order."""
+    parts = [model, scope, *(_canonical(m) for m in messages)]
+    data = SEPARATOR.join(part.encode("utf-8", "surrogatepass") for part in parts)
     return f"{fnv1a64(data):016x}"
 
 
@@ -51,6 +65,7 @@ class CacheEntry:
     response: str
     timestamp: float
     last_access: float
+    scope: str = ""
 
 
 class ResponseCache:
@@ -78,7 +93,7 @@ class ResponseCache:
             try:
                 for item in json.loads(path.read_text(encoding="utf-8")):
                     entry = CacheEntry(str(item["key"]), str(item["response"]), float(item["timestamp"]),
-                                       float(item.get("last_access", item["timestamp"])))
+                                       float(item.get("last_access", item["timestamp"])), str(item.get("scope", "")))
                     cache._entries[entry.key] = entry
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("response cache %s is unreadable (%s); starting empty", path, exc)
@@ -89,24 +104,26 @@ class ResponseCache:
         with self._lock:
             return len(self._entries)
 
-    def get(self, model: str, system_prompt: str, user_message: str) -> str | None:
-        key = cache_key(model, system_prompt, user_message)
+    def get(self, model: str, scope: str, messages: Sequence[Message]) -> str | None:
+        """The cached answer to exactly this call by this ``scope``, or None."""
+        key = cache_key(model, scope, messages)
         now = self.clock()
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None:
+            if entry is None or entry.scope != scope:
                 return None
             if now - entry.timestamp > self.ttl_s:
                 return None
             entry.last_access = now
             return entry.response
 
-    def put(self, model: str, system_prompt: str, user_message: str, response: str) -> None:
-        """Cache a response, evict, and persist; raises ``StorageError`` when the file cannot be written."""
-        key = cache_key(model, system_prompt, user_message)
+    def put(self, model: str, scope: str, messages: Sequence[Message], response: str) -> None:
+        """Cache the answer to this call by this ``scope``, evict, and persist; raises
+        ``StorageError`` when the file cannot be written."""
+        key = cache_key(model, scope, messages)
         now = self.clock()
         with self._lock:
-            self._entries[key] = CacheEntry(key, response, now, now)
+            self._entries[key] = CacheEntry(key, response, now, now, scope)
             self._evict(now)
             self._save()
 

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from engram.model import MAX_RECALL_LIMIT
+
 
 class ChatSettings(BaseModel):
     # Enrichment: entries recalled per user message, and link hops followed from them.
@@ -32,7 +34,7 @@ class ChatSettings(BaseModel):
     # Extra system-prompt section of relevant memories (sclaw InjectMemory / PHP toPromptContext).
     injection: Literal["none", "relevant_memory", "prompt_context"] = "none"
     inject_max_tokens: int = Field(2000, ge=1)
-    inject_max_facts: int = Field(10, ge=1)
+    inject_max_facts: int = Field(10, ge=1, le=MAX_RECALL_LIMIT)  # it is a recall limit
     # Tool loop: provider round trips allowed per user message.
     max_tool_iterations: int = Field(8, ge=1, le=50)
     # Hygiene after compaction: conversation memories older than this are purged (7 days).

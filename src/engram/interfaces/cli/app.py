@@ -69,6 +69,12 @@ _EXIT_CODES: list[tuple[type[EngramError], int]] = [
 ]
 
 
+def exit_code(exc: EngramError) -> int:
+    """The exit code for an engram error (docs/cli.md): 2 bad input, 3 not found, 4 configuration,
+    1 anything else (storage, provider)."""
+    return next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1)
+
+
 def main() -> None:
     """Entry point: run the app (usage errors are the parser's: exit 2 with usage), turning engram
     errors into a message and an exit code, and anything unexpected into one line, not a traceback."""
@@ -76,7 +82,7 @@ def main() -> None:
         app(args=hoist_json(sys.argv[1:]), prog_name="engram")
     except EngramError as exc:
         render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
-        sys.exit(next((code for kind, code in _EXIT_CODES if isinstance(exc, kind)), 1))
+        sys.exit(exit_code(exc))
     except Exception as exc:  # the edge: anything unexpected is reported, not dumped
         render.errors.print(f"[red]internal error:[/red] {type(exc).__name__}: {render.markup_safe(exc)}", highlight=False)
         sys.exit(1)

@@ -3,17 +3,23 @@
 With no LLM configured it still works: plain first-person statements are stored (rule-based
 extraction) and relevant memories are recalled; it says clearly that synthesis is off.
 Lines starting with ``/`` are commands: ``/quit``, ``/start`` (hatch if the agent has no identity
-yet, PtrClaw's first interaction), ``/hatch``, ``/compact``, ``/help``.
+yet, PtrClaw's first interaction), ``/hatch``, ``/compact``, ``/help``; an unknown ``/word`` is
+refused (never sent to the model as a message) and ``//text`` sends ``/text``.
+
+A message that fails (provider unreachable or failing, bad input) is reported and the chat goes
+on; when the messages came from ``-m`` or piped standard input, the exit code then tells a script
+the first failure (docs/cli.md: 1 provider or storage, 2 bad input). An interactive chat ends 0.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING
 
 import typer
 
-from engram.errors import ProviderError, ValidationError
+from engram.errors import EngramError, ProviderError, ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 
@@ -21,7 +27,10 @@ if TYPE_CHECKING:  # the agent (and its providers) load only when `engram chat` 
     from engram.agent.loop import MemoryAgent
 
 HELP = ("/quit ends the chat, /start hatches an agent with no identity yet, /hatch (re)builds the agent's identity,"
-        " /compact compacts the history now.")
+        " /compact compacts the history now; //text sends /text as a message.")
+COMMANDS = ("/quit", "/exit", "/help", "/start", "/hatch", "/compact")
+# "/word" is a command; a path ("/usr/bin is ...") is a message.
+_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(?=\s|$)")
 
 
 def chat(
@@ -31,19 +40,24 @@ def chat(
 ) -> None:
     """Chat with the memory agent (reads lines from standard input when it is not a terminal)."""
     from engram.agent.loop import MemoryAgent
+    from engram.interfaces.cli.app import exit_code
 
     st = state(ctx)
     agent = MemoryAgent.from_settings(st.settings(), st.engram())
+    failures: list[EngramError] = []
     try:
         _banner(agent)
         if hatch:
             _hatch(agent)
         lines = message if message else _lines()
         for line in lines:
-            if not _handle(agent, line.strip()):
+            if not _handle(agent, line.strip(), failures):
                 break
     finally:
         agent.close()
+    scripted = bool(message) or not sys.stdin.isatty()
+    if failures and scripted:
+        raise typer.Exit(exit_code(failures[0]))
 
 
 def _banner(agent: MemoryAgent) -> None:
@@ -87,8 +101,9 @@ def _start(agent: MemoryAgent) -> None:
         render.errors.print("the agent already has an identity; /hatch rebuilds it.")
 
 
-def _handle(agent: MemoryAgent, line: str) -> bool:
-    """One input line; False ends the chat."""
+def _handle(agent: MemoryAgent, line: str, failures: list[EngramError]) -> bool:
+    """One input line; False ends the chat. A message that fails is reported and added to
+    ``failures``."""
     if not line:
         return True
     if line in ("/quit", "/exit"):
@@ -107,10 +122,18 @@ def _handle(agent: MemoryAgent, line: str) -> bool:
         render.console.print(f"compacted: {len(result.discarded)} messages summarised" if result.compacted
                              else "nothing to compact")
         return True
+    if _COMMAND.match(line):  # an unknown command is never sent to the model as a message
+        exc = ValidationError("command", f"unknown command {line.split()[0]!r}", COMMANDS)
+        render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
+        failures.append(exc)
+        return True
+    if line.startswith("//"):
+        line = line[1:]
     try:
         result = agent.process(line)
     except (ProviderError, ValidationError) as exc:
         render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
+        failures.append(exc)
         return True
     render.console.print(result.reply, highlight=False, markup=False)
     if result.hatched:
