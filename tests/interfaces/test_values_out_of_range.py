@@ -211,3 +211,11 @@ def test_an_import_nested_past_the_recursion_limit_is_a_422(served: Served, kind
 def test_a_snapshot_nested_past_the_recursion_limit_is_a_snapshot_error(mem: Engram) -> None:
     with pytest.raises(SnapshotError, match="nested too deeply"):
         mem.import_snapshot('{"memories": ' + "[" * 5000 + "]" * 5000 + "}")
+
+
+@pytest.mark.parametrize("field", ["importance", "valid_from", "valid_until"])
+def test_http_refuses_true_for_a_number_or_time(served: Served, field: str) -> None:
+    with served.client(served.alice) as http:
+        answer = http.post("/api/v1/memory", json={"content": "x", field: True})
+        assert answer.status_code == 422 and field in answer.text
+        assert http.post("/api/v1/memory", json={"content": "y", "importance": 1}).status_code == 201  # an int is a number

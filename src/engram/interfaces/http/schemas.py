@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 
 ScopeName = Literal["agent", "session", "global"]
 
@@ -18,7 +18,7 @@ class MemoryIn(BaseModel):
     layer: Literal["episodic", "semantic", "procedural"] | None = None
     tags: list[str] | None = Field(None, description="Replace the tags (omitted: an update by key keeps them).")
     metadata: dict[str, Any] | None = Field(None, description="Replace the metadata (omitted: an update keeps it).")
-    importance: float = Field(0.5, ge=0.0, le=1.0)
+    importance: StrictFloat = Field(0.5, ge=0.0, le=1.0)
     related_entity: str | None = None
     source: str | None = None
     scope: ScopeName = "agent"
@@ -26,10 +26,10 @@ class MemoryIn(BaseModel):
     search_context: str | None = Field(
         None, description="Text that helps find this memory without being part of it (e.g. the turns around it)."
     )
-    valid_from: float | str | None = Field(
+    valid_from: StrictFloat | str | None = Field(
         None, description="When the fact began to hold: ISO 8601 or epoch seconds (default: a date the content states)."
     )
-    valid_until: float | str | None = Field(None, description="When the fact stopped holding: ISO 8601 or epoch seconds.")
+    valid_until: StrictFloat | str | None = Field(None, description="When the fact stopped holding: ISO 8601 or epoch seconds.")
 
 
 class MemoryPatch(BaseModel):
@@ -40,11 +40,11 @@ class MemoryPatch(BaseModel):
     layer: Literal["episodic", "semantic", "procedural"] | None = None
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
     related_entity: str | None = None
     source: str | None = None
-    valid_from: float | str | None = None
-    valid_until: float | str | None = None
+    valid_from: StrictFloat | str | None = None
+    valid_until: StrictFloat | str | None = None
 
 
 class SupersedeIn(BaseModel):
