@@ -167,7 +167,7 @@ def test_files_are_split_before_the_size_limit_and_read_back(engram: Engram, syn
     small = FileSync(engram, root, format=fmt, max_file_bytes=2048)
     small.attach()
     for i in range(30):
-        engram.remember(f"memory {i:02d} " + "padding words " * 12, tags="notes")
+        engram.remember(f"memory {i:02d} " + "padding words " * 11 + "padding words", tags="notes")
     files = sorted(p for p in (root / "agents/default").iterdir() if not p.name.startswith("."))
     assert len(files) > 1 and all(p.stat().st_size <= 2048 for p in files), [(p.name, p.stat().st_size) for p in files]
     again = small.sync()
@@ -201,7 +201,7 @@ def test_export_splits_files_at_the_limit_and_imports_back(engram: Engram, tmp_p
     from engram.files.export import export_folder, import_folder
 
     for i in range(20):
-        engram.remember(f"exported memory {i:02d} " + "filler text " * 15, tags="bulk")
+        engram.remember(f"exported memory {i:02d} " + "filler text " * 14 + "filler text", tags="bulk")
     export_folder(engram.store.iter_all(), tmp_path / "out", format="markdown", max_file_bytes=2048)
     written = list((tmp_path / "out").rglob("*.md"))
     assert len(written) > 1 and all(p.stat().st_size <= 2048 for p in written)
