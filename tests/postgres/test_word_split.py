@@ -31,6 +31,7 @@ def test_a_store_from_before_the_step_is_searchable_by_dotted_words(new_database
     mem.remember("Upgraded the build to python 3.12 today")
     mem.close()
     with psycopg.connect(url, autocommit=True) as conn:  # the step's columns gone, its record too
+        conn.execute("DROP FUNCTION engram_search_all(text, text, text, double precision) CASCADE")
         conn.execute("DROP FUNCTION engram_words(text) CASCADE")
         conn.execute("DELETE FROM schema_migrations WHERE version = 11")
     mem = Engram(PostgresMemoryStore(PgDatabase.connect(url)), agent="alice", clock=FakeClock())

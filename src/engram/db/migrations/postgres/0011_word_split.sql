@@ -9,6 +9,21 @@
 CREATE FUNCTION engram_words(t TEXT) RETURNS TEXT LANGUAGE SQL IMMUTABLE PARALLEL SAFE AS $$
     SELECT translate(t, E'!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', repeat(' ', 32))
 $$;
+-- What search_all indexes (the key, the content, the search context and the date it was stored,
+-- in words), once for the two columns built from it.
+CREATE FUNCTION engram_search_all(key TEXT, content TEXT, search_context TEXT, created_at DOUBLE PRECISION)
+RETURNS TSVECTOR LANGUAGE SQL IMMUTABLE PARALLEL SAFE AS $$
+    SELECT setweight(to_tsvector('english', engram_words(key)), 'A')
+        || setweight(to_tsvector('english', engram_words(content)), 'B')
+        || setweight(to_tsvector('english', engram_words(coalesce(search_context, ''))), 'C')
+        || setweight(to_tsvector('english',
+            CASE extract(month FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int
+                WHEN 1 THEN 'January' WHEN 2 THEN 'February' WHEN 3 THEN 'March' WHEN 4 THEN 'April'
+                WHEN 5 THEN 'May' WHEN 6 THEN 'June' WHEN 7 THEN 'July' WHEN 8 THEN 'August'
+                WHEN 9 THEN 'September' WHEN 10 THEN 'October' WHEN 11 THEN 'November' ELSE 'December' END
+            || ' ' || extract(day FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int::text
+            || ' ' || extract(year FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int::text), 'B')
+$$;
 DROP INDEX IF EXISTS memories_search;
 DROP INDEX IF EXISTS memories_search_all;
 ALTER TABLE memories
@@ -20,30 +35,12 @@ ALTER TABLE memories
         || setweight(to_tsvector('english', engram_words(content)), 'B')
     ) STORED,
     ADD COLUMN search_all TSVECTOR GENERATED ALWAYS AS (
-        setweight(to_tsvector('english', engram_words(key)), 'A')
-        || setweight(to_tsvector('english', engram_words(content)), 'B')
-        || setweight(to_tsvector('english', engram_words(coalesce(search_context, ''))), 'C')
-        || setweight(to_tsvector('english',
-            CASE extract(month FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int
-                WHEN 1 THEN 'January' WHEN 2 THEN 'February' WHEN 3 THEN 'March' WHEN 4 THEN 'April'
-                WHEN 5 THEN 'May' WHEN 6 THEN 'June' WHEN 7 THEN 'July' WHEN 8 THEN 'August'
-                WHEN 9 THEN 'September' WHEN 10 THEN 'October' WHEN 11 THEN 'November' ELSE 'December' END
-            || ' ' || extract(day FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int::text
-            || ' ' || extract(year FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int::text), 'B')
+        engram_search_all(key, content, search_context, created_at)
     ) STORED,
-    -- A generated column cannot read another one: search_all's expression again (step 0010).
-    ADD COLUMN search_counts JSONB GENERATED ALWAYS AS (engram_term_counts(
-        setweight(to_tsvector('english', engram_words(key)), 'A')
-        || setweight(to_tsvector('english', engram_words(content)), 'B')
-        || setweight(to_tsvector('english', engram_words(coalesce(search_context, ''))), 'C')
-        || setweight(to_tsvector('english',
-            CASE extract(month FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int
-                WHEN 1 THEN 'January' WHEN 2 THEN 'February' WHEN 3 THEN 'March' WHEN 4 THEN 'April'
-                WHEN 5 THEN 'May' WHEN 6 THEN 'June' WHEN 7 THEN 'July' WHEN 8 THEN 'August'
-                WHEN 9 THEN 'September' WHEN 10 THEN 'October' WHEN 11 THEN 'November' ELSE 'December' END
-            || ' ' || extract(day FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int::text
-            || ' ' || extract(year FROM to_timestamp(created_at) AT TIME ZONE 'UTC')::int::text), 'B')
-    )) STORED;
+    -- A generated column cannot read another one: search_all's function again (step 0010).
+    ADD COLUMN search_counts JSONB GENERATED ALWAYS AS (
+        engram_term_counts(engram_search_all(key, content, search_context, created_at))
+    ) STORED;
 CREATE INDEX memories_search ON memories USING GIN (search);
 CREATE INDEX memories_search_all ON memories USING GIN (search_all);
 -- The new column has no statistics yet: store/pg_text.py reads its most common lexemes.
