@@ -46,11 +46,19 @@ async def _forget_names_its_own_arguments(client: Client) -> None:
     assert _data(await client.call_tool("forget", {"older_than_days": 0, "dry_run": True}))["dry_run"]
 
 
+async def _true_is_no_importance(client: Client) -> None:
+    # As at the HTTP door and in the library: true is not read as 1.0.
+    text = _error_text(await client.call_tool("remember", {"content": "an odd importance", "importance": True}))
+    assert "importance" in text, text
+    assert _data(await client.call_tool("remember", {"content": "an int importance", "importance": 1}))
+
+
 def test_arguments_over_stdio(tmp_path: Path) -> None:
     async def run() -> None:
         async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
             await _recall_filters_are_checked(client)
             await _forget_names_its_own_arguments(client)
+            await _true_is_no_importance(client)
 
     asyncio.run(run())
 
@@ -60,5 +68,6 @@ def test_arguments_over_http(served: Served) -> None:
         async with Client(_http(served, served.alice)) as client:
             await _recall_filters_are_checked(client)
             await _forget_names_its_own_arguments(client)
+            await _true_is_no_importance(client)
 
     asyncio.run(run())

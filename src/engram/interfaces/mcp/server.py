@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from engram.about import __version__
 from engram.engine import Engram, Filters, one_selector
@@ -148,7 +148,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
                         "conversation: short-lived notes.")] = "knowledge",
         type: Annotated[str | None, Field(
             description="experience, conversation, learned, social, decision, achievement, or another word.")] = None,
-        importance: Annotated[float, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = 0.5,
+        importance: Annotated[StrictFloat, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = 0.5,
         links: Annotated[list[str] | None, Field(description="Keys or ids of related memories to link to.")] = None,
         scope: Annotated[Literal["agent", "session", "global"], Field(
             description="agent (default): yours across sessions; session: this session only; "
@@ -257,7 +257,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         memory_id: Annotated[str, Field(description="memory_id or key of the memory to change.")],
         content: Annotated[str | None, Field(description="The corrected memory, as a complete sentence.")] = None,
         tags: Tags = None,
-        importance: Annotated[float | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
+        importance: Annotated[StrictFloat | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
         category: Literal["core", "knowledge", "conversation"] | None = None,
         type: Annotated[str | None, Field(description="experience, learned, decision, ... or another word.")] = None,
     ) -> dict[str, Any]:
