@@ -420,8 +420,11 @@ def _escape_ends(text: str) -> str:
     if not body:
         return text
     start, end = text.index(body[0]), len(text.rstrip())
-    ref = lambda part: "".join(f"&#{ord(c)};" for c in part)  # noqa: E731
-    return ref(text[:start]) + text[start:end] + ref(text[end:])
+    return _references(text[:start]) + text[start:end] + _references(text[end:])
+
+
+def _references(part: str) -> str:
+    return "".join(f"&#{ord(c)};" for c in part)
 
 
 def _unescape(text: str) -> str:
