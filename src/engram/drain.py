@@ -32,6 +32,8 @@ R = TypeVar("R")
 LEADER_THREADS = 64
 _leaders: ThreadPoolExecutor | None = None
 _leaders_lock = threading.Lock()
+# The drains whose batch this thread is running (a batch's listener may submit to another drain).
+_inside = threading.local()
 
 
 def _leader_pool() -> ThreadPoolExecutor:
@@ -74,14 +76,26 @@ class Drain(Generic[T, R]):
         self._max_weight = max_weight
         self._weight = weight
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)  # notified when the last batch in progress ends
         self._pending: list[_Pending[T, R]] = []
         self._leading = False  # invariant: no leader means nothing is pending
+        self._running = 0  # batches taken and not yet answered (several overlap with early hand-off)
 
     @property
     def waiting(self) -> int:
         """How many submitted items are not yet in a batch (for tests and metrics)."""
         with self._lock:
             return len(self._pending)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until every item submitted so far is answered: nothing pending, no batch in
+        progress (what closing the store behind the drain needs). Returns False on ``timeout``,
+        and at once when called from inside one of this drain's batches (a listener of a write
+        closing its engine), which would otherwise wait for itself."""
+        if self in getattr(_inside, "drains", ()):
+            return False
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._pending and not self._leading and not self._running, timeout)
 
     def submit(self, item: T) -> R:
         """Run ``item`` in the next batch and return its answer; raises the exception it got."""
@@ -127,6 +141,7 @@ class Drain(Generic[T, R]):
                 request = self._pending.pop(0)
                 if request.future is None or request.future.set_running_or_notify_cancel():
                     group.append(request)  # (a future cancelled while queued is left out)
+            self._running += 1
         handed = False
 
         def hand_off() -> None:
@@ -137,6 +152,7 @@ class Drain(Generic[T, R]):
             with self._lock:
                 if not self._pending:
                     self._leading = False
+                    self._idle.notify_all()
                     return
                 successor = self._pending[0]
                 if successor.future is None:
@@ -146,8 +162,11 @@ class Drain(Generic[T, R]):
             self._start_leader()  # its caller is not waiting on a thread: one is started to lead
 
         if not group:  # every item taken was cancelled
+            self._finished()
             hand_off()
             return
+        inside = _inside.__dict__.setdefault("drains", [])
+        inside.append(self)
         try:
             items = [r.item for r in group]
             answers = self._run(items, hand_off) if self._early_handoff else self._run(items)
@@ -161,6 +180,8 @@ class Drain(Generic[T, R]):
         except BaseException as exc:  # every caller of this batch gets the failure, as if alone
             for r in group:
                 r.error = exc
+        finally:
+            inside.remove(self)
         with self._lock:
             for r in group:
                 r.done = True
@@ -171,4 +192,10 @@ class Drain(Generic[T, R]):
                     r.future.set_exception(r.error)
                 else:
                     r.future.set_result(r.result)  # type: ignore[arg-type]
+        self._finished()
         hand_off()
+
+    def _finished(self) -> None:
+        with self._lock:
+            self._running -= 1
+            self._idle.notify_all()

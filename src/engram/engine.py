@@ -9,6 +9,7 @@ give views on the same store for other agents or sessions.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -70,6 +71,11 @@ if TYPE_CHECKING:
     from engram.backends.base import Backend
     from engram.history.service import History
     from engram.importers.apply import ImportSummary
+
+log = logging.getLogger("engram.engine")
+
+# How long closing waits for the writes already queued (a stuck embedding provider must not hang exit).
+CLOSE_WAIT_S = 60.0
 
 ScopeChoice = Literal["global", "agent", "session"] | Scope
 
@@ -274,6 +280,11 @@ class Engram:
         self.close()
 
     def close(self) -> None:
+        """Close the store (and conversation history), once the writes already accepted are
+        committed: a ``remember_soon`` whose future nobody awaited is still stored, not failed."""
+        if not self.writes.flush(CLOSE_WAIT_S):
+            log.warning("closing before every queued write was committed (waited up to %.0f s, or closed "
+                        "from a listener of a write in progress): the writes left fail", CLOSE_WAIT_S)
         if self._history_root is not None:  # a view: its history is its engine's, closed there
             self._history = None
         with self._agent_histories_lock:

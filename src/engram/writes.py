@@ -150,6 +150,11 @@ class WriteQueue:
         error the store gave this write alone (or the batch's, when the commit itself failed)."""
         return self._drain.submit(pending)
 
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every write queued so far is committed and answered; False on ``timeout``
+        (or when called from a listener of a batch in progress, which cannot wait for itself)."""
+        return self._drain.wait_idle(timeout)
+
     def write_soon(self, pending: PendingWrite) -> Future[WriteResult]:
         """``write`` without waiting: the future is answered after the commit (see ``Drain.submit_soon``)."""
         return self._drain.submit_soon(pending)

@@ -143,3 +143,56 @@ def test_a_future_gets_the_error_of_a_batch_that_failed(tmp_path: Path) -> None:
         failed.result(20)
     assert drain.submit_soon("fine").result(20) == "FINE"
     assert drain.submit("again") == "AGAIN"
+
+
+def test_closing_waits_for_the_writes_already_queued(tmp_path: Path) -> None:
+    # A caller that queued writes and closed without awaiting them (an asyncio app shutting
+    # down) gets them stored: close used to close the file under the batch, failing most of them.
+    model = HeldModel()
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"), embedder=Embedder(model, batch_size=64))
+    first = mem.remember_soon("the first write holds the model")
+    assert model.first_call.wait(20)
+    queued = [mem.remember_soon(f"queued fact number {i}") for i in range(40)]
+    closing = threading.Thread(target=mem.close)
+    closing.start()
+    closing.join(0.3)
+    assert closing.is_alive(), "close returned while writes were still queued"
+    model.release.set()
+    closing.join(20)
+    assert not closing.is_alive()
+    assert [f.result(0).action for f in [first, *queued]] == ["created"] * 41
+    reopened = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+    try:
+        assert reopened.count() == 41
+    finally:
+        reopened.close()
+
+
+def test_a_listener_closing_its_engine_does_not_wait_for_its_own_batch(tmp_path: Path) -> None:
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+    closed = threading.Event()
+
+    def close_on_store(event: object) -> None:
+        mem.close()
+        closed.set()
+
+    mem.subscribe(close_on_store)
+    mem.remember_soon("stored, then the listener closes the engine").result(20)
+    assert closed.is_set()
+
+
+def test_a_drain_is_idle_only_once_every_batch_is_answered() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def run(items: list[int]) -> list[int]:
+        started.set()
+        assert release.wait(20)
+        return [i * 2 for i in items]
+
+    drain: Drain[int, int] = Drain(run, max_weight=8)
+    futures = [drain.submit_soon(i) for i in range(3)]
+    assert started.wait(20)
+    assert not drain.wait_idle(0.05)
+    release.set()
+    assert drain.wait_idle(20)
+    assert [f.result(0) for f in futures] == [0, 2, 4]
