@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-all}"
 python="${PYTHON:-python3}"
-stamp=".venv/.engram-installed-$(cat pyproject.toml requirements/lock.txt | sha256sum | cut -c1-16)-${extras//,/_}"
+digest="$(cat pyproject.toml requirements/lock.txt | sha256sum | cut -c1-16)"
+stamp=".venv/.engram-installed-$digest-${extras//,/_}"
 if [ -f "$stamp" ]; then
     exit 0
 fi
@@ -21,5 +22,8 @@ echo "engram: installing engram-recall[$extras] into .venv (first run only)" >&2
 # it would still answer importlib.metadata and pip as a second installed copy.
 rm -rf src/engram.egg-info
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -c requirements/lock.txt -e ".[$extras]" >&2
-rm -f .venv/.engram-installed-*
+# Stamps of other versions are stale; another extras set of this version stays installed (pip
+# never uninstalls extras), so its stamp is kept: ./engram and scripts/test.sh alternate without
+# reinstalling each time.
+find .venv -maxdepth 1 -name '.engram-installed-*' ! -name ".engram-installed-$digest-*" -delete
 touch "$stamp"
