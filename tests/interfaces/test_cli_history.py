@@ -114,3 +114,15 @@ def test_transcripts_are_per_agent_and_never_shared_between_keys(tmp_path: Path)
     assert "bob is planning" in bob.read_text() and "alice" not in bob.read_text()
     assert "**User**: one" in one.read_text() and "two" not in one.read_text()
     assert "**User**: two" in two.read_text() and "one" not in two.read_text()
+
+
+def test_compacting_one_message_says_so_in_the_singular(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli.app import app
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["--home", str(tmp_path), "history", "append", "telegram:42", "hello"]).exit_code == 0
+    result = runner.invoke(app, ["--home", str(tmp_path), "history", "compact", "telegram:42", "--force"])
+    assert result.exit_code == 0, result.output
+    assert "only 1 message," in " ".join(result.output.split())

@@ -123,3 +123,11 @@ def test_maintenance_heals_memories_left_without_a_vector(make_engram, embedder,
     assert any(r.job == "vectors" and "3" in r.line() for r in report.ran)
     hit = engram.recall("cat windowsill", mode="vector").hits[0]  # found by its vector alone
     assert hit.memory.content.startswith("the cat")
+
+
+def test_summaries_make_says_why_nothing_was_made_today(tmp_path):
+    # Only ended periods are summarised: telling a user who just ran --make to run --make was no help.
+    run_cli(tmp_path, "remember", "stored today, summarised once the day ends")
+    out = " ".join(run_cli(tmp_path, "summaries", "--make", "--period", "daily").split())
+    assert "no ended period holds memories" in out
+    assert "summaries --make" not in out

@@ -140,7 +140,8 @@ def compact_messages(
     else:
         cut = cut_point(messages, settings.keep_recent, head=head)
     if cut <= head:
-        why = (f"only {len(messages) - head} messages, the last {settings.keep_recent} are always kept"
+        count = len(messages) - head
+        why = (f"only {count} message{'s' * (count != 1)}, the last {settings.keep_recent} are always kept"
                if len(messages) - head <= settings.keep_recent
                else "nothing can be discarded without splitting a tool call from its result")
         return CompactionResult(False, kept=tuple(messages), tokens_before=tokens, notes=(why,))

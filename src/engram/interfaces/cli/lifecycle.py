@@ -161,7 +161,10 @@ def summaries(
         meta = m.metadata
         render.console.print(f"[bold]{m.key}[/bold] ({meta.get('source_memory_count')} memories, {meta.get('method')})")
         render.console.print(m.content)
-    if not found:
+    if not found and make:
+        # Only ended periods are summarised: memories stored today wait for the day to end.
+        render.console.print("no summaries yet: no ended period holds memories (the current one is summarised once it ends)")
+    elif not found:
         render.console.print("no summaries yet (run `engram maintain` or `engram summaries --make`)")
 
 
