@@ -51,6 +51,8 @@ def test_history_audit_tokens_and_backups_work_on_an_encrypted_store(isolated_ho
     assert not database.read_bytes()[:16].startswith(b"SQLite format 3")
     refused = engram(home, "history", "show", "telegram:42", key=None)
     assert refused.returncode != 0 and "encrypt" in (refused.stdout + refused.stderr).lower()
+    # The hint names both settings (the docs recommend the key file).
+    assert "privacy.encryption_key_file" in " ".join((refused.stdout + refused.stderr).split())
     # With the key it all reads back: the memory, the conversation.
     found = json.loads(ok(engram(home, "--json", "recall", "staging server")))
     assert found["hits"][0]["memory"]["content"] == "The staging server is called kestrel"
