@@ -203,12 +203,22 @@ def preload_model(settings: Settings) -> threading.Thread | None:
     return None if embedder is None else embedder.warm_up_in_background()
 
 
-def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer | None = None) -> Maintenance:
-    """The lifecycle scheduler over an engine, with its backend's file care (backups, VACUUM)."""
+def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer | None = None, *,
+                    store_wide: bool | None = None) -> Maintenance:
+    """The lifecycle scheduler over an engine, with its backend's file care (backups, VACUUM).
+
+    It maintains ``engram``'s agent's memories alone, or the whole store (every agent and global)
+    when ``store_wide`` is true: an operator's run, which ``engram serve`` makes. Left at None,
+    the run is store-wide only when the settings chose no agent (no ``--agent``, ``ENGRAM_AGENT``
+    or ``agent`` in the config file: the operator's cron ``engram maintain``), so that a process
+    acting as an agent never forgets or merges another agent's memories."""
     from engram.lifecycle.scheduler import Maintenance
 
+    if store_wide is None:
+        store_wide = "agent" not in settings.model_fields_set
     return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
-                       state_path=sidecar(engram.backend, ".maintenance.json", settings), summarizer=summarizer)
+                       state_path=sidecar(engram.backend, ".maintenance.json", settings), summarizer=summarizer,
+                       agent=None if store_wide else engram.scope.agent or "default")
 
 
 def compact_conversation(engram: Engram, settings: Settings, key: str, *, force: bool = False) -> CompactionResult:

@@ -3,6 +3,7 @@ only, all or nothing, and a second post imports nothing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.interfaces.conftest import Served
@@ -54,3 +55,17 @@ def test_http_callers_import_the_same_source_each_into_their_own_agent(served: S
         assert bob.post("/api/v1/import", json=snapshot).json()["imported"] == 1
         assert {m["scope"] for m in bob.get("/api/v1/memory").json()["memories"]} == {"agent:bob"}
         assert bob.get("/api/v1/stats").json()["memories"] == 4
+
+
+def test_a_snapshot_repeating_an_id_with_other_content_is_refused_naming_it(served: Served) -> None:
+    # QA: the second entry under a repeated id was dropped, reported as "skipped, already present".
+    same = "0190a1b2-0000-7000-8000-000000000001"
+    document = {"memories": [{"id": same, "key": "a", "content": "first"}, {"id": same, "key": "b", "content": "second"}]}
+    with served.client(served.alice) as alice:
+        for response in (alice.post("/api/v1/import", json=document),
+                         alice.post("/api/v1/import/snapshot", json={"text": json.dumps(document)})):
+            assert response.status_code == 422, response.text
+            assert f"memories[1].id: {same!r} repeats memories[0], which differs" in response.text
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
+        copy = {"memories": [document["memories"][0], dict(document["memories"][0])]}
+        assert alice.post("/api/v1/import", json=copy).json() == {"imported": 1, "skipped": 1}

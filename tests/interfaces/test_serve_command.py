@@ -65,6 +65,27 @@ def test_serve_prints_a_working_address_and_runs_maintenance(isolated_home: Path
             pass
 
 
+def test_serves_upkeep_is_store_wide_whichever_agent_it_serves(isolated_home: Path) -> None:
+    # Maintenance run as an agent keeps to that agent's memories; the server serves every agent, so
+    # its background upkeep is the store-wide pass even when started as alice.
+    with Engram.from_settings(load_settings(agent="bob", embeddings={"provider": "none"})) as bob:
+        old = bob.remember("bob's old chat line", category="conversation", created_at=time.time() - 21 * 86400)
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_SERVER__MAINTENANCE_INTERVAL_S": "1",
+           "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "-a", "alice", "serve", "--port", "0"], env=env,
+                            stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        def purged() -> bool:
+            assert proc.poll() is None, "serve exited early"
+            with Engram.from_settings(load_settings(embeddings={"provider": "none"})) as engram:
+                return engram.store.get_many([old.memory.id]) == []
+
+        _wait_for(purged)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+
+
 def test_the_socket_answers_while_the_app_starts_then_the_app_takes_it_over() -> None:
     from engram.interfaces.http.serve import address, bind, make_server
     from engram.interfaces.http.starting import StartingResponder

@@ -6,6 +6,10 @@ nothing, bullet and number markers are stripped, and each fact gets a unique id
 names, "my X is Y", where the user lives or works, likes and dislikes, preferences, decisions -
 and gives each a *slot* key (``user-name``, ``user-favourite-editor``, ``user-opinion-python``)
 so that saying the same thing again, or changing it, lands on the same entry.
+
+Both honour a request not to keep something ("Don't remember that my PIN is 1234") through the
+one rule in ``engram.agent.withhold``: neither reads the sentence that asks it, and a proposed
+fact carrying a word the user said only there is dropped (the LLM may meet it in the reply).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any, Protocol
 
 from engram.agent import prompts
 from engram.agent.enrich import strip_memory_context
+from engram.agent.withhold import Withheld, sentences, shown, withholds
 from engram.llm.base import ChatProvider, user_message
 
 _seq = itertools.count(1)
@@ -80,10 +85,13 @@ class LLMExtractor:
         self.temperature = temperature
 
     def extract(self, user: str, assistant: str = "", *, source: str = "") -> list[Fact]:
-        """Facts from the exchange; raises ``ProviderError`` when the provider fails."""
-        prompt = prompts.render("extract", user=strip_memory_context(user), assistant=assistant)
+        """Facts from the exchange, without what the user asked not to keep (``withhold``);
+        raises ``ProviderError`` when the provider fails."""
+        user = strip_memory_context(user)
+        prompt = prompts.render("extract", user=shown(user), assistant=assistant)
         reply = self.provider.chat([user_message(prompt)], temperature=self.temperature)
-        return parse_fact_lines(reply.text, source=source)
+        withheld = Withheld.said_in(user)
+        return [f for f in parse_fact_lines(reply.text, source=source) if withheld.allows(f.content)]
 
 
 # --- rule-based ---------------------------------------------------------------------------------
@@ -115,20 +123,6 @@ class _Rule:
 
 def _rule(pattern: str, build: Any, *, generic: bool = False) -> _Rule:
     return _Rule(re.compile(pattern, re.IGNORECASE), build, generic)
-
-
-# "Don't remember that my PIN is 1234": the user asks for the opposite; nothing in that sentence
-# is stored.
-_NEGATED_REMEMBER = re.compile(
-    r"\b(?:don't|don’t|dont|do not|never|no need to)\s+(?:ever\s+)?"
-    r"(?:remember|store|save|record|note|memori[sz]e|write down)\b", re.IGNORECASE)
-_SUBJECT_BEFORE = re.compile(r"\b(?:i|we|they|he|she)\s*$", re.IGNORECASE)
-
-
-def _negated_remember(sentence: str) -> bool:
-    """A request not to keep something ("don't remember that ..."), not a statement about one's
-    memory ("I don't remember her name")."""
-    return any(not _SUBJECT_BEFORE.search(sentence[: m.start()]) for m in _NEGATED_REMEMBER.finditer(sentence))
 
 
 # "My name is not important", "call me nobody": a refusal to give a name, not a name.
@@ -259,8 +253,9 @@ class RuleExtractor:
         facts: list[Fact] = []
         seen: set[str] = set()
         now = time.time()
-        for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-            if sentence.strip().endswith("?") or _negated_remember(sentence):
+        withheld = Withheld.said_in(text)
+        for sentence in sentences(text):
+            if sentence.strip().endswith("?") or withholds(sentence):
                 continue
             # Facts in the order they were said, whichever rule found them.
             found = sorted(((m.start(), i, rule, m, built) for i, rule in enumerate(_RULES)
@@ -272,7 +267,7 @@ class RuleExtractor:
                                         for start, end in specific):
                     continue
                 key, content, kind = built
-                if (key or content) in seen:
+                if (key or content) in seen or not withheld.allows(content):
                     continue
                 seen.add(key or content)
                 facts.append(Fact(_fact_id(len(facts)), content, source, key=key or None, type=kind, created_at=now))

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from engram.agent import prompts
 from engram.agent.enrich import strip_memory_context
 from engram.agent.extract import Fact
+from engram.agent.withhold import Withheld, shown
 from engram.engine import Engram
 from engram.errors import EngramError, NotFoundError
 from engram.llm.base import ChatProvider, user_message
@@ -88,15 +89,20 @@ class Synthesizer:
         self.temperature = temperature
 
     def propose(self, messages: Sequence[Message]) -> list[Note]:
-        """The model's notes for the recent conversation; raises ``ProviderError``."""
+        """The model's notes for the recent conversation, without what the user asked not to keep
+        (``engram.agent.withhold``, as the extractors); raises ``ProviderError``."""
         window = conversation_window(messages)
         if not window:
             return []
-        conversation = "\n".join(f"{m.role.value}: {m.content}" for m in window)
-        existing = _related(self.engram, " ".join(m.content for m in window if m.role is Role.USER))
+        said = [m.content for m in window if m.role is Role.USER]
+        conversation = "\n".join(f"{m.role.value}: {shown(m.content) if m.role is Role.USER else m.content}"
+                                 for m in window)
+        existing = _related(self.engram, " ".join(shown(text) for text in said))
         listing = "\n".join(f"- {m.key}: {m.content}" for m in existing) or "(none)"
         prompt = prompts.render("synthesis", existing=listing, conversation=conversation)
-        return complete_json(self.provider, [user_message(prompt)], list[Note], temperature=self.temperature)
+        notes = complete_json(self.provider, [user_message(prompt)], list[Note], temperature=self.temperature)
+        withheld = Withheld.said_in(*said)
+        return [note for note in notes if withheld.allows(note.content)]
 
     def run(self, messages: Sequence[Message], *, source: str = "synthesis") -> SynthesisReport:
         """Propose notes and reconcile them with memory; raises ``ProviderError``."""

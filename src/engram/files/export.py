@@ -188,7 +188,7 @@ def import_folder(
     folder = Folder(src, max_file_bytes=max_file_bytes)
     summary = ImportSummary()
     candidates = [(rel, link) for rel, link in folder.walk()]
-    by_scope: dict[Scope, list[Entry]] = defaultdict(list)
+    by_scope: dict[Scope, list[tuple[str, Entry]]] = defaultdict(list)
     for n, (rel, is_link) in enumerate(candidates, start=1):
         if progress:
             progress(n, len(candidates), rel)
@@ -203,7 +203,7 @@ def import_folder(
         if read is not None:
             summary.files += 1
             for scope, entry in read:
-                by_scope[scope].append(entry)
+                by_scope[scope].append((rel, entry))
     if not summary.files:
         raise ValidationError("path", f"{src} holds no memory files engram can read",
                               "a memory folder (global/, agents/, sessions/ or <type>/ files), "
@@ -250,26 +250,40 @@ def _read_type_json(folder: Folder, rel: str, engram: Engram, summary: ImportSum
         return []
 
 
-def _store(engram: Engram, by_scope: dict[Scope, list[Entry]], summary: ImportSummary) -> None:
+def _store(engram: Engram, by_scope: dict[Scope, list[tuple[str, Entry]]], summary: ImportSummary) -> None:
     """Entries with ids are imported (one all-or-nothing snapshot per agent, so links between them
-    hold); entries without are remembered."""
+    hold); entries without are remembered. An entry repeating an earlier one's id (or its key in
+    its scope) is not imported: an identical copy counts as skipped, one that differs is reported
+    with both places (the store keeps one memory per id, and dropped the other unsaid)."""
     now = engram.clock()
-    per_agent: dict[str | None, list[Memory]] = defaultdict(list)
+    per_agent: dict[str | None, list[tuple[str, Entry, Memory]]] = defaultdict(list)
     for scope, entries in by_scope.items():
-        for entry in entries:
+        for rel, entry in entries:
             if entry.id:
-                per_agent[scope.agent].append(entry.to_memory(scope, now))
+                per_agent[scope.agent].append((rel, entry, entry.to_memory(scope, now)))
     globals_ = per_agent.pop(None, [])
     groups = list(per_agent.items()) or [(engram.scope.agent, [])]
     groups[0] = (groups[0][0], globals_ + groups[0][1])
-    for agent, memories in groups:
+    for agent, placed in groups:
+        memories = [memory for _, _, memory in placed]
+        repeated = snapshot.repeats(memories)
+        for i, earlier in repeated.items():
+            if memories[i] == memories[earlier]:
+                summary.skipped += 1
+                continue
+            rel, entry, memory = placed[i]
+            first_rel, first_entry, _ = placed[earlier]
+            what = f"id {memory.id}" if memory.id == memories[earlier].id else f"key {memory.key!r} in {memory.scope}"
+            summary.problems.append(Problem(rel, entry.line, f"entry not imported: its {what} repeats "
+                                            f"{first_rel}:{first_entry.line}, which differs"))
+        memories = [memory for i, memory in enumerate(memories) if i not in repeated]
         if memories:
             result = engram.for_agent(agent or "default").import_snapshot(snapshot.dump(memories))
             summary.imported += result.imported
             summary.skipped += result.skipped
     for scope, entries in by_scope.items():
         view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
-        for entry in entries:
+        for rel, entry in entries:
             if entry.id:
                 continue
             try:
@@ -280,7 +294,7 @@ def _store(engram: Engram, by_scope: dict[Scope, list[Entry]], summary: ImportSu
                     valid_from=entry.valid_from, valid_until=entry.valid_until,
                 )
             except EngramError as exc:
-                summary.problems.append(Problem("", entry.line, f"entry not imported: {exc}"))
+                summary.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
                 continue
             if result.action == "created":
                 summary.created += 1

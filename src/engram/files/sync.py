@@ -707,7 +707,9 @@ class FileSync:
         now = self.engram.clock()
         memories = [entry.to_memory(scope, now) for _, entry in found]
         view = self._view(scope)
-        view.import_snapshot(snapshot.dump(memories))
+        # An id (or key) repeated in the folder: the store keeps the first, as it always did here.
+        repeated = snapshot.repeats(memories)
+        view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated))
         present = {m.id: m for m in self.engram.store.get_many([m.id for m in memories])}
         for (rel, entry), memory in zip(found, memories, strict=True):
             stored = present.get(memory.id)

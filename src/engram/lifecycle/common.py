@@ -1,7 +1,10 @@
 """What every lifecycle job shares: its report, the walk over the store, the forget with an event.
 
-Jobs act on the whole store behind an ``Engram`` (every scope), take ``now`` and a random source
-from the caller so tests are exact, and report what they did; removals go through
+Jobs act on the memories of one agent (``agent="alice"``: its own scope and its sessions) or,
+when no agent is given, on the whole store behind an ``Engram`` (every agent and global: an
+operator's run). An agent's run never touches global memories: other agents see them, so one
+agent's upkeep must not delete or merge them. Jobs take ``now`` and a random source from the
+caller so tests are exact, and report what they did; removals go through
 ``forget_as_maintenance`` so the audit trail records each one with the job's reason.
 """
 
@@ -37,10 +40,12 @@ class JobReport:
         return parts[0] + " " + ", ".join(parts[1:])
 
 
-def every_memory(engram: Engram, categories: Iterable[Category] = ()) -> list[Memory]:
-    """Every memory in the store (all scopes, superseded included), optionally by category."""
+def every_memory(engram: Engram, categories: Iterable[Category] = (), *, agent: str | None = None) -> list[Memory]:
+    """Every memory a job may change, superseded included, optionally by category: ``agent``'s own
+    (its scope and its sessions), or with ``agent=None`` every memory in the store (all scopes)."""
     wanted = set(categories)
-    return [m for m in engram.store.iter_all() if not wanted or m.category in wanted]
+    return [m for m in engram.store.iter_all()
+            if (not wanted or m.category in wanted) and (agent is None or m.scope.agent == agent)]
 
 
 def forget_as_maintenance(engram: Engram, memories: Sequence[Memory], reason: str, now: float) -> tuple[Memory, ...]:

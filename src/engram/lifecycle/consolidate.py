@@ -29,7 +29,7 @@ import numpy as np
 
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
-from engram.lifecycle.common import JobReport, forget_as_maintenance
+from engram.lifecycle.common import JobReport, every_memory, forget_as_maintenance
 from engram.lifecycle.settings import ConsolidationSettings
 from engram.model import Category, Memory, MemoryDraft
 
@@ -116,10 +116,11 @@ def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, t
     return updated, removed
 
 
-def run(engram: Engram, settings: ConsolidationSettings, *, now: float) -> JobReport:
-    """Merge every group of near-duplicates in every scope and category."""
+def run(engram: Engram, settings: ConsolidationSettings, *, now: float, agent: str | None = None) -> JobReport:
+    """Merge every group of near-duplicates in each scope and category: ``agent``'s scopes, or
+    with ``agent=None`` every scope in the store."""
     by_slot: dict[tuple[str, ...], list[Memory]] = defaultdict(list)
-    for memory in engram.store.iter_all():
+    for memory in every_memory(engram, agent=agent):
         if memory.category is Category.CORE or memory.type == "summary" or memory.superseded_by:
             continue
         by_slot[_slot(memory)].append(memory)

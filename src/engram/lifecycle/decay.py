@@ -35,9 +35,9 @@ def decays(memory: Memory, settings: DecaySettings, now: float) -> bool:
     )
 
 
-def run(engram: Engram, settings: DecaySettings, *, now: float) -> JobReport:
-    """Remove every memory the decay rule selects."""
-    doomed = [m for m in every_memory(engram) if decays(m, settings, now)]
+def run(engram: Engram, settings: DecaySettings, *, now: float, agent: str | None = None) -> JobReport:
+    """Remove every memory the decay rule selects: ``agent``'s own, or with ``agent=None`` the whole store's."""
+    doomed = [m for m in every_memory(engram, agent=agent) if decays(m, settings, now)]
     reason = (f"decay: importance < {settings.max_importance:g}, older than {settings.min_age_days:g} days,"
               " never recalled")
     return JobReport("decay", forget_as_maintenance(engram, doomed, reason, now))

@@ -28,9 +28,11 @@ def idle_since(memory: Memory) -> float:
     return memory.last_accessed or memory.updated_at or memory.created_at
 
 
-def run(engram: Engram, settings: HygieneSettings, *, now: float, rng: random.Random) -> JobReport:
-    """Purge old conversation entries and idle knowledge (see module docstring)."""
-    memories = every_memory(engram, (Category.CONVERSATION, Category.KNOWLEDGE))
+def run(engram: Engram, settings: HygieneSettings, *, now: float, rng: random.Random,
+        agent: str | None = None) -> JobReport:
+    """Purge old conversation entries and idle knowledge (see module docstring): ``agent``'s own,
+    or with ``agent=None`` the whole store's."""
+    memories = every_memory(engram, (Category.CONVERSATION, Category.KNOWLEDGE), agent=agent)
     expired: list[Memory] = []
     idle: list[Memory] = []
     survivors: list[str] = []

@@ -31,11 +31,13 @@ def expired(memory: Memory, settings: RetentionSettings, now: float) -> bool:
     return now - since > days * DAY
 
 
-def run(engram: Engram, settings: RetentionSettings, *, now: float) -> JobReport:
-    """Remove memories past their scope's retention."""
+def run(engram: Engram, settings: RetentionSettings, *, now: float, agent: str | None = None) -> JobReport:
+    """Remove memories past their scope's retention: ``agent``'s own (its sessions and its
+    scope), or with ``agent=None`` the whole store's (global included)."""
     removed: tuple[Memory, ...] = ()
+    memories = every_memory(engram, agent=agent)
     for kind in ("session", "agent", "global"):
-        doomed = [m for m in every_memory(engram) if m.scope.kind == kind and expired(m, settings, now)]
+        doomed = [m for m in memories if m.scope.kind == kind and expired(m, settings, now)]
         if doomed:
             days = limit_days(doomed[0], settings)
             removed += forget_as_maintenance(engram, doomed, f"retention: {kind} memories kept {days:g} days", now)

@@ -7,6 +7,17 @@ are kept in a small JSON state file beside the database (in memory for the in-me
 Every job is idempotent - running it twice in a row changes nothing the second time - and logs
 what it did. When a deleting job is due and no backup ran in this pass, one automatic backup is
 taken first (``lifecycle.backup.before_risky``).
+
+A pass acts for one agent or for the whole store. ``Maintenance(engram, ..., agent="alice")``
+runs hygiene, decay, retention, consolidation and summaries over alice's memories only (her
+scope and her sessions): another agent's memories, and global ones that every agent sees, are
+left as they are, since one agent never changes or deletes what another agent reads.
+``agent=None`` is the store-wide pass (every agent and global), an operator's action:
+``engram maintain`` with no agent chosen, ``engram maintain --all-agents``, ``engram serve``'s
+background upkeep. ``backup`` and ``vacuum`` work on the database file, so they are store-wide
+whoever runs them (they change no memory), as is the repair that embeds memories stored without
+a vector. Each agent's pass keeps its own schedule in the state file (``agents.<name>``); the
+store-wide jobs and the store-wide pass keep theirs at the top.
 """
 
 from __future__ import annotations
@@ -33,16 +44,19 @@ log = logging.getLogger("engram.lifecycle")
 
 JOBS: tuple[str, ...] = ("backup", "hygiene", "decay", "retention", "consolidate", "summaries", "vacuum")
 _DELETING = ("hygiene", "decay", "retention", "consolidate")
+STORE_WIDE_JOBS: tuple[str, ...] = ("backup", "vacuum")  # the database file's, whoever runs the pass
 
 
 @dataclass
 class MaintenanceReport:
+    agent: str | None = None  # whose memories the pass maintained; None: the whole store
     ran: list[JobReport] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # job -> why (not due, disabled, n/a)
 
 
 class Maintenance:
-    """Runs lifecycle jobs over one ``Engram``'s store (see module docstring)."""
+    """Runs lifecycle jobs over one ``Engram``'s store: ``agent``'s memories, or with
+    ``agent=None`` every memory in it (see module docstring)."""
 
     def __init__(
         self,
@@ -53,8 +67,10 @@ class Maintenance:
         state_path: Path | None = None,
         summarizer: summaries.Summarizer | None = None,
         rng: random.Random | None = None,
+        agent: str | None = None,
     ) -> None:
         self.engram = engram
+        self.agent = agent
         self.settings = settings
         self.care = care  # backups and VACUUM of the database file, when it has one
         self.state_path = state_path
@@ -80,8 +96,28 @@ class Maintenance:
 
         atomic_write(self.state_path, json.dumps(state, indent=1))
 
+    def _record(self, state: dict[str, Any], job: str) -> dict[str, Any]:
+        """Where ``job``'s last run is kept: the top of the state for the store-wide pass and the
+        store-wide jobs, else under this agent (its pass must not make another's look done)."""
+        if self.agent is None or job in STORE_WIDE_JOBS:
+            return state
+        agents = state.get("agents")
+        if not isinstance(agents, dict):
+            agents = state["agents"] = {}
+        own = agents.get(self.agent)
+        if not isinstance(own, dict):
+            own = agents[self.agent] = {}
+        return own
+
     def last_runs(self) -> dict[str, float]:
-        return dict(self.state().get("last_run", {}))
+        """When each job last ran for this pass (this agent's, or the store-wide one)."""
+        state = self.state()
+        out: dict[str, float] = {}
+        for job in JOBS:
+            when = self._record(state, job).get("last_run", {}).get(job)
+            if isinstance(when, int | float):
+                out[job] = float(when)
+        return out
 
     # --- what is due -------------------------------------------------------------------------
     def _enabled(self, job: str) -> str | None:
@@ -110,7 +146,7 @@ class Maintenance:
         now = self.engram.clock() if now is None else now
         wanted = [j for j in JOBS if not only or j in only]
         due = set(self.due(now))
-        report = MaintenanceReport()
+        report = MaintenanceReport(agent=self.agent)
         healed = self._heal_vectors()
         if healed is not None:
             report.ran.append(healed)
@@ -131,8 +167,9 @@ class Maintenance:
             backed_up = backed_up or job == "backup"
             log.info("maintenance %s", result.line())
             report.ran.append(result)
-            state.setdefault("last_run", {})[job] = now
-            state.setdefault("last_result", {})[job] = result.line()
+            record = self._record(state, job)
+            record.setdefault("last_run", {})[job] = now
+            record.setdefault("last_result", {})[job] = result.line()
             self._save(state)
         self.engram.metrics.save()
         return report
@@ -149,23 +186,24 @@ class Maintenance:
         return JobReport("vectors", changed=done, notes=(f"embedded {done} memories stored without a vector",))
 
     def _run_job(self, job: str, now: float) -> JobReport:
-        s, engram = self.settings, self.engram
+        s, engram, agent = self.settings, self.engram, self.agent
         if job == "hygiene":
-            return hygiene.run(engram, s.hygiene, now=now, rng=self.rng)
+            return hygiene.run(engram, s.hygiene, now=now, rng=self.rng, agent=agent)
         if job == "decay":
-            return decay.run(engram, s.decay, now=now)
+            return decay.run(engram, s.decay, now=now, agent=agent)
         if job == "retention":
-            return retention.run(engram, s.retention, now=now)
+            return retention.run(engram, s.retention, now=now, agent=agent)
         if job == "consolidate":
-            return consolidate.run(engram, s.consolidation, now=now)
+            return consolidate.run(engram, s.consolidation, now=now, agent=agent)
         if job == "summaries":
-            return summaries.run(engram, s.summaries, now=now, summarizer=self.summarizer)
+            return summaries.run(engram, s.summaries, now=now, summarizer=self.summarizer,
+                                 agents=None if agent is None else [agent])
         assert self.care is not None  # checked by _enabled
         if job == "backup":
             info = self.care.backup("scheduled")
-            return JobReport("backup", notes=(f"wrote {info.path.name}",))
+            return JobReport("backup", notes=(f"wrote {info.path.name} (the whole store)",))
         before, after = self.care.vacuum()
-        return JobReport("vacuum", notes=(f"size {before} -> {after} bytes",))
+        return JobReport("vacuum", notes=(f"size {before} -> {after} bytes (the whole file)",))
 
 
 def run_periodically(
@@ -189,4 +227,4 @@ def run_periodically(
     return thread
 
 
-__all__ = ["JOBS", "Maintenance", "MaintenanceReport", "run_periodically"]
+__all__ = ["JOBS", "STORE_WIDE_JOBS", "Maintenance", "MaintenanceReport", "run_periodically"]

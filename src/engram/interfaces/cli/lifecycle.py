@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from engram.errors import ConfigError
+from engram.errors import ConfigError, ValidationError
 from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.state import state
 
@@ -121,18 +121,34 @@ def maintain(
     ctx: typer.Context,
     job: list[str] | None = typer.Option(None, "--job", "-j", help="Only this job (repeatable)."),
     force: bool = typer.Option(False, "--force", help="Run the jobs even when they are not due."),
+    all_agents: bool = typer.Option(
+        False, "--all-agents", help="Maintain the whole store (every agent and global), even when an agent is "
+                                    "set in ENGRAM_AGENT or the config file."),
 ) -> None:
-    """Run every due lifecycle job once: backup, hygiene, decay, retention, consolidate, summaries, vacuum."""
+    """Run every due lifecycle job once: backup, hygiene, decay, retention, consolidate, summaries, vacuum.
+    With --agent, only that agent's memories are maintained (global ones and other agents' are left
+    alone); with no agent chosen, or with --all-agents, the whole store. Backup and vacuum always
+    work on the whole database file."""
     from engram.root import maintenance_for
 
     st = state(ctx)
+    if all_agents and st.agent is not None:
+        raise ValidationError("--all-agents", f"maintains every agent, but --agent {st.agent} chose one",
+                              "--agent NAME (that agent's memories) or --all-agents (the whole store), not both")
     engram = st.engram()
     engram.origin = "maintenance"
-    report = maintenance_for(engram, st.settings()).run(only=job or None, force=force)
+    report = maintenance_for(engram, st.settings(), store_wide=True if all_agents else None).run(
+        only=job or None, force=force)
     if st.as_json:
-        render.emit_json({"ran": [{"job": r.job, "removed": [m.to_dict() for m in r.removed], "changed": r.changed,
+        render.emit_json({"agent": report.agent, "store_wide": report.agent is None,
+                          "ran": [{"job": r.job, "removed": [m.to_dict() for m in r.removed], "changed": r.changed,
                                    "notes": list(r.notes)} for r in report.ran], "skipped": report.skipped})
         return
+    if report.agent is None:
+        render.console.print("[dim]maintaining the whole store: every agent and global[/dim]")
+    else:
+        render.console.print(f"[dim]maintaining agent {report.agent}'s memories (global and other agents' "
+                             "are left alone)[/dim]")
     for r in report.ran:
         render.console.print(r.line())
     for name, why in report.skipped.items():

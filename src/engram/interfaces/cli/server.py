@@ -94,7 +94,8 @@ def serve(
 
 def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float, stop: threading.Event) -> None:
     """Once uvicorn serves: load the embedding model, then run due maintenance (hygiene, decay,
-    retention, summaries, backups...) every ``interval_s``; nothing of it delays the first answer."""
+    retention, summaries, backups...) over the whole store every ``interval_s``; nothing of it
+    delays the first answer."""
     from engram.interfaces.seams import warm_up_in_background
 
     while not server.started:
@@ -105,7 +106,8 @@ def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float,
         from engram.lifecycle.scheduler import run_periodically
         from engram.root import maintenance_for
 
-        run_periodically(maintenance_for(engram, settings), interval_s, stop)
+        # The server serves every agent: its upkeep is the store-wide pass, whoever's page it opens.
+        run_periodically(maintenance_for(engram, settings, store_wide=True), interval_s, stop)
 
 
 @token_app.command("create")
