@@ -402,7 +402,8 @@ class Engram:
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
             related_entity=related_entity, source=source, created_at=created_at, search_context=search_context,
-            valid_from=self._valid_from(valid_from, content, derive_valid_from), valid_until=self.time.instant(valid_until, "valid_until"),
+            valid_from=self._valid_from(valid_from, content, derive_valid_from),
+            valid_until=self.time.instant(valid_until, "valid_until"),
         )
         keeps = (tags is None, metadata is None) if key is not None else (False, False)
         refs = tuple(links)
