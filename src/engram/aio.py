@@ -164,6 +164,7 @@ class AsyncEngram:
     # --- writes: the single writer thread (``remember``, above: the write queue) -----------------
     remember_many = _offload(Engram.remember_many, "write")
     update = _offload(Engram.update, "write")
+    replace = _offload(Engram.replace, "write")
     forget = _offload(Engram.forget, "write")
     link = _offload(Engram.link, "write")
     unlink = _offload(Engram.unlink, "write")
@@ -176,6 +177,7 @@ class AsyncEngram:
     recall = _offload(Engram.recall, "read")
     find = _offload(Engram.find, "read")
     get = _offload(Engram.get, "read")
+    get_by_key = _offload(Engram.get_by_key, "read")
     list = _offload(Engram.list, "read")
     count = _offload(Engram.count, "read")
     most_important = _offload(Engram.most_important, "read")

@@ -31,6 +31,7 @@ from engram.model import (
     MAX_RECALL_LIMIT,
     MAX_RECALL_WINDOW,
     ORDERS,
+    UPSERT_FIELDS,
     Category,
     Hit,
     Layer,
@@ -45,6 +46,7 @@ from engram.model import (
     make_draft,
     make_filter,
     make_scope,
+    parse_clear,
     parse_limit,
     parse_offset,
     parse_query,
@@ -398,9 +400,11 @@ class Engram:
         search_context: str | None = None,
         valid_from: float | str | None = None,
         valid_until: float | str | None = None,
+        derive_valid_from: bool = True,
     ) -> PendingWrite:
         """``remember``'s arguments checked and made a write for the queue, without reading the
-        store: the reads it needs are its ``settle``, made by the writer."""
+        store: the reads it needs are its ``settle``, made by the writer. ``derive_valid_from=False``
+        leaves ``valid_from`` empty when it is not given (an update that clears it)."""
         content, pii_warnings = self.privacy.screen(content)
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
             search_context, context_warnings = self.privacy.screen(search_context)
@@ -409,7 +413,8 @@ class Engram:
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
             related_entity=related_entity, source=source, created_at=created_at, search_context=search_context,
-            valid_from=self._valid_from(valid_from, content), valid_until=self.time.instant(valid_until, "valid_until"),
+            valid_from=self._valid_from(valid_from, content, derive_valid_from),
+            valid_until=self.time.instant(valid_until, "valid_until"),
         )
         keeps = (tags is None, metadata is None) if key is not None else (False, False)
         refs = tuple(links)
@@ -497,31 +502,68 @@ class Engram:
         search_context: str | None = None,
         valid_from: float | str | None = None,
         valid_until: float | str | None = None,
+        clear: str | Iterable[str] = (),
     ) -> WriteResult:
         """Change the given fields of an existing memory (by id or key) and keep the others.
 
-        The previous content goes to the memory's versions. A new ``type`` without a ``layer``
-        re-routes the layer. Raises ``NotFoundError`` or ``ValidationError`` (nothing changed).
+        A field left at None is kept; ``clear`` names fields to empty instead (any of
+        ``CLEARABLE_FIELDS``: tags, metadata, related_entity, source, search_context, valid_from,
+        valid_until). The previous content goes to the memory's versions. A new ``type`` without
+        a ``layer`` re-routes the layer. Raises ``NotFoundError``, or ``ValidationError`` naming a
+        field that cannot be cleared (content, category, type, layer, importance) or that is both
+        given and cleared (nothing changed either way).
+        """
+        given = {name: value for name, value in (
+            ("content", content), ("category", category), ("type", type), ("layer", layer), ("tags", tags),
+            ("metadata", metadata), ("importance", importance), ("related_entity", related_entity),
+            ("source", source), ("search_context", search_context), ("valid_from", valid_from),
+            ("valid_until", valid_until)) if value is not None}
+        cleared = parse_clear(clear, given)
+        old = self.get(ref)
+        fields: dict[str, Any] = {name: getattr(old, name) for name in UPSERT_FIELDS}
+        if "type" in given:
+            fields["layer"] = None  # routed from the new type unless a layer is given too
+        fields.update(given)
+        # Empty tags and metadata are given as empty: None would keep the stored ones.
+        fields.update({name: {"tags": (), "metadata": {}}.get(name) for name in cleared})
+        return self.writes.write(self._pending_write(
+            fields.pop("content"), key=old.key, scope=old.scope, derive_valid_from="valid_from" not in cleared,
+            **fields))
+
+    def replace(
+        self,
+        ref: str,
+        content: str,
+        *,
+        category: str | Category = Category.KNOWLEDGE,
+        type: str | None = None,
+        layer: str | Layer | None = None,
+        tags: str | Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
+        importance: float = 0.5,
+        related_entity: str | None = None,
+        source: str | None = None,
+        search_context: str | None = None,
+        valid_from: float | str | None = None,
+        valid_until: float | str | None = None,
+    ) -> WriteResult:
+        """Replace every field a user sets on an existing memory (by id or key): the ones not given
+        get the values a fresh ``remember`` would give them (no tags, no metadata, importance 0.5,
+        ``valid_from`` from a date the content states, ...), unlike ``update``, which keeps them.
+
+        The memory keeps its id, key, scope, creation time, use counts and links; the previous
+        content goes to its versions. Raises ``NotFoundError`` or ``ValidationError`` (nothing changed).
         """
         old = self.get(ref)
         return self.remember(
-            old.content if content is None else content, key=old.key, scope=old.scope,
-            category=old.category if category is None else category,
-            type=old.type if type is None else type,
-            layer=(old.layer if type is None else None) if layer is None else layer,
-            tags=old.tags if tags is None else tags,
-            metadata=old.metadata if metadata is None else metadata,
-            importance=old.importance if importance is None else importance,
-            related_entity=old.related_entity if related_entity is None else related_entity,
-            source=old.source if source is None else source,
-            search_context=old.search_context if search_context is None else search_context,
-            valid_from=old.valid_from if valid_from is None else valid_from,
-            valid_until=old.valid_until if valid_until is None else valid_until,
-        )
+            content, key=old.key, scope=old.scope, category=category, type=type, layer=layer,
+            tags=() if tags is None else tags, metadata={} if metadata is None else metadata,
+            importance=importance, related_entity=related_entity, source=source, search_context=search_context,
+            valid_from=valid_from, valid_until=valid_until)
 
-    def _valid_from(self, given: float | str | None, content: Any) -> float | str | None:
-        """An explicit valid_from wins; otherwise the date the content states, if any."""
-        if given is not None or not isinstance(content, str):
+    def _valid_from(self, given: float | str | None, content: Any, derive: bool = True) -> float | str | None:
+        """An explicit valid_from wins; otherwise the date the content states, if any (when ``derive``)."""
+        if given is not None or not derive or not isinstance(content, str):
             return self.time.instant(given, "valid_from")
         return self.time.stated(content)
 
@@ -573,6 +615,21 @@ class Engram:
         if memory is None:
             raise NotFoundError("memory", ref)
         return memory
+
+    def get_by_key(self, key: str) -> Memory:
+        """The memory with this key in the visible scopes (most specific first), whatever the key
+        holds: unlike ``get``, a key that is also another memory's id still finds the key's own.
+        Raises ``NotFoundError``."""
+        key = parse_ref(key, "key")
+        memory = self.store.get(key, self._filter())
+        if memory is not None and memory.key != key:
+            # ``key`` is another memory's id (ids are looked up first): only a scan finds the key.
+            every = replace(self._filter(), include_superseded=True)
+            memory = next((m for scope in self.scope.visible() for m in self._all(replace(every, scopes=(scope,)))
+                           if m.key == key), None)
+        if memory is None:
+            raise NotFoundError("memory", key)
+        return self._shown([memory])[0]
 
     def list(
         self,

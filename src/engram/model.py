@@ -224,6 +224,26 @@ UPSERT_FIELDS = (
 )
 
 
+# The fields an update may clear: each has an empty value (no tags, no metadata, none). The other
+# upsert fields always hold one (content, category, type, layer, importance), so they can only change.
+CLEARABLE_FIELDS = ("tags", "metadata", "related_entity", "source", "search_context", "valid_from", "valid_until")
+
+
+def parse_clear(names: str | Iterable[str], given: Iterable[str] = ()) -> frozenset[str]:
+    """The field names an update is asked to clear; raises ``ValidationError`` naming a field that
+    cannot be empty, one also given a new value, or a name that is not a field."""
+    chosen = (names,) if isinstance(names, str) else tuple(names)
+    given = set(given)
+    for name in chosen:
+        if not isinstance(name, str) or name not in UPSERT_FIELDS:
+            raise ValidationError("clear", f"{name!r} is not a field of a memory", CLEARABLE_FIELDS)
+        if name not in CLEARABLE_FIELDS:
+            raise ValidationError(name, "cannot be cleared: every memory has one", f"a new {name}")
+        if name in given:
+            raise ValidationError(name, "is both given a value and cleared", "a value or clear, not both")
+    return frozenset(chosen)
+
+
 def draft_changes(old: Memory, draft: MemoryDraft) -> bool:
     """Whether upserting ``draft`` over ``old`` would change anything (every backend asks this)."""
     return any(

@@ -102,7 +102,8 @@ def test_memory_crud_search_links_versions(served: Served) -> None:
         assert after["importance"] == pytest.approx(0.8 + 0.05 * after["recall_count"])  # recall strengthens
         versions = c.get(f"/api/v1/memory/{mid}/versions").json()["versions"]
         assert [v["content"] for v in versions] == ["The user prefers Python for scripting"]
-        assert c.put(f"/api/v1/memory/{mid}", json={"importance": 0.9}).json()["memory"]["importance"] == 0.9
+        replaced = c.put(f"/api/v1/memory/{mid}", json={"content": "The user prefers Rust", "importance": 0.9})
+        assert replaced.json()["memory"]["importance"] == 0.9 and replaced.json()["memory"]["tags"] == []
 
         links = c.get(f"/api/v1/memory/{mid}/links").json()
         assert [n["id"] for n in links["neighbours"]] == [second["memory_id"]]

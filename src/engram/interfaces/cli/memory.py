@@ -1,4 +1,4 @@
-"""Memory commands: remember, recall, get, list, forget, link, unlink, neighbours, count,
+"""Memory commands: remember, update, recall, get, list, forget, link, unlink, neighbours, count,
 export, import, stats."""
 
 from __future__ import annotations
@@ -74,6 +74,39 @@ def remember(
         return
     verb = {"created": "stored", "updated": "updated", "unchanged": "unchanged", "duplicate": "already stored"}
     render.console.print(f"{verb[result.action]}: [bold]{result.memory.key}[/bold] ({result.memory.id})")
+    for warning in result.warnings:
+        render.errors.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def update(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="Key or id."),
+    content: str | None = typer.Option(None, "--content", help="The new content."),
+    category: str | None = typer.Option(None, "--category", "-c", help="core, knowledge or conversation."),
+    type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (re-routes the layer)."),
+    layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural."),
+    tags: str | None = typer.Option(None, "--tags", help="Comma-separated tags (replace the stored ones)."),
+    metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object (replaces)."),
+    importance: float | None = typer.Option(None, "--importance", "-i", help="0.0 to 1.0."),
+    entity: str | None = typer.Option(None, "--entity", help="Related person or thing."),
+    source: str | None = typer.Option(None, "--source", help="Where this came from."),
+    search_context: str | None = typer.Option(None, "--search-context", help="Text that helps find it."),
+    valid_from: str | None = typer.Option(None, "--valid-from", help="When the fact began to hold (ISO 8601)."),
+    valid_until: str | None = typer.Option(None, "--valid-until", help="When the fact stopped holding (ISO 8601)."),
+    clear: list[str] | None = typer.Option(
+        None, "--clear", help="Empty this optional field (repeatable), e.g. valid_until or related_entity."),
+) -> None:
+    """Change the given fields of a memory (by key or id) and keep the rest; --clear empties a field."""
+    st = state(ctx)
+    result = st.engram().update(
+        ref, content=content, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
+        importance=importance, related_entity=entity, source=source, search_context=search_context,
+        valid_from=valid_from, valid_until=valid_until, clear=clear or (),
+    )
+    if st.as_json:
+        render.emit_json(result)
+        return
+    render.console.print(f"{result.action}: [bold]{result.memory.key}[/bold] ({result.memory.id})")
     for warning in result.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}")
 
@@ -401,7 +434,7 @@ def reindex(ctx: typer.Context) -> None:
 
 def register(app: typer.Typer) -> None:
     for fn, name in (
-        (remember, "remember"), (recall, "recall"), (get, "get"), (list_, "list"), (forget, "forget"),
+        (remember, "remember"), (update, "update"), (recall, "recall"), (get, "get"), (list_, "list"), (forget, "forget"),
         (link, "link"), (unlink, "unlink"), (supersede, "supersede"), (neighbours, "neighbours"), (count, "count"),
         (export, "export"),
         (import_, "import"), (stats, "stats"), (reindex, "reindex"),

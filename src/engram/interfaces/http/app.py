@@ -26,6 +26,8 @@ from engram.interfaces.http import problems
 from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth
 from engram.interfaces.http.limits import BodyLimit
 from engram.interfaces.http.metrics import Metrics, MetricsMiddleware
+from engram.interfaces.http.refs import EncodedRefs
+from engram.interfaces.http.routes_by_key import router as by_key_router
 from engram.interfaces.http.routes_import import router as import_router
 from engram.interfaces.http.routes_memory import router as memory_router
 from engram.interfaces.http.routes_other import compat, public
@@ -92,6 +94,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     app.state.metrics = Metrics(engram)
     problems.install(app)
     app.include_router(public)
+    app.include_router(by_key_router)  # before /api/v1/memory/{ref}, which would take "by-key" for a key
     app.include_router(memory_router)
     app.include_router(other_router)
     app.include_router(import_router)
@@ -114,6 +117,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
                                    swagger_js_url="/static/swagger-ui-bundle.js",
                                    swagger_css_url="/static/swagger-ui.css", swagger_favicon_url="/static/favicon.svg")
 
+    app.add_middleware(EncodedRefs)
     # Added last = outermost: the size limit refuses a body before anything reads it.
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

@@ -9,9 +9,11 @@ from fastapi import Depends, Query
 
 from engram.engine import Engram, Filters, one_selector
 from engram.interfaces import present
+from engram.interfaces.http import refs  # noqa: F401 - registers the ``ref`` path converter
 from engram.interfaces.http.auth import agent_engine
 from engram.interfaces.http.routing import Router
-from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, SupersedeIn
+from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, MemoryReplace, SupersedeIn
+from engram.model import Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
 DAY_S = 86_400.0
@@ -29,6 +31,8 @@ Order = Literal["recent", "oldest", "importance", "accessed"]
 AsOf = Annotated[str | None, Query(max_length=64, description="Only facts valid at this time.")]
 When = Annotated[str | None, Query(max_length=200, description="yesterday, last week, in March, since Monday, ...")]
 KnownAt = Annotated[str | None, Query(max_length=64, description="As recorded at this time, with the contents of then.")]
+Reason = Annotated[str | None, Query(max_length=500, description="Why, kept in the audit trail.")]
+LinkLimit = Annotated[int, Query(ge=1, le=200)]
 
 
 def _filters(category: str | None, type_: str | None, layer: str | None, tag: list[str] | None,
@@ -115,51 +119,79 @@ def forget_many(eng: Eng, body: ForgetIn) -> dict[str, Any]:
     return {"forgotten": [present.memory_dict(m) for m in removed], "count": len(removed), "dry_run": body.dry_run}
 
 
-@router.get("/{ref}", summary="One memory by id or key")
+# ``{ref:ref}``: one path segment, percent-encoded (``notes%2Ftoday``), see ``refs``; every route
+# here has a twin under ``/by-key?key=`` (``routes_by_key``) that reaches any key.
+@router.get("/{ref:ref}", summary="One memory by id or key (percent-encoded; any key: /by-key?key=)")
 def read(eng: Eng, ref: str) -> dict[str, Any]:
     return present.memory_dict(eng.get(ref))
 
 
-@router.patch("/{ref}", summary="Change some fields of a memory; the old content is kept in its versions")
-def patch(eng: Eng, ref: str, body: MemoryPatch) -> dict[str, Any]:
-    result = eng.update(ref, **body.model_dump(exclude_unset=True))
+def patch_memory(eng: Engram, ref: str, body: MemoryPatch) -> dict[str, Any]:
+    """JSON null clears a field (RFC 7396's merge patch); a field not sent is kept."""
+    sent = body.model_dump(exclude_unset=True)
+    result = eng.update(ref, **{name: value for name, value in sent.items() if value is not None},
+                        clear=[name for name, value in sent.items() if value is None])
     return present.write_dict(result)
 
 
-@router.put("/{ref}", summary="Replace a memory's fields")
-def replace(eng: Eng, ref: str, body: MemoryPatch) -> dict[str, Any]:
-    return patch(eng, ref, body)
+def replace_memory(eng: Engram, ref: str, body: MemoryReplace) -> dict[str, Any]:
+    return present.write_dict(eng.replace(ref, **body.model_dump()))
 
 
-@router.delete("/{ref}", summary="Forget one memory, with a reason")
-def delete(eng: Eng, ref: str, reason: Annotated[str | None, Query(max_length=500)] = None) -> dict[str, Any]:
+def forget_one(eng: Engram, ref: str, reason: str | None) -> dict[str, Any]:
     removed = eng.forget(ref, reason=reason)
     return {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
 
 
-@router.post("/{ref}/supersede", summary="Mark a memory superseded (kept; its valid time closed where the new one begins)")
-def supersede(eng: Eng, ref: str, body: SupersedeIn) -> dict[str, Any]:
-    return present.memory_dict(eng.supersede(ref, body.by))
-
-
-@router.get("/{ref}/versions", summary="Earlier contents of a memory, oldest first")
-def versions(eng: Eng, ref: str) -> dict[str, Any]:
+def versions_of(eng: Engram, ref: str) -> dict[str, Any]:
     return {"versions": [{"content": v.content, "replaced_at": v.replaced_at} for v in eng.versions(ref)]}
 
 
-@router.get("/{ref}/links", summary="The memory and its linked neighbours")
-def links(eng: Eng, ref: str, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> dict[str, Any]:
-    memory = eng.get(ref)
+def links_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
     return {"memory": present.memory_dict(memory),
             "neighbours": [present.memory_dict(m) for m in eng.neighbours(memory.id, limit=limit)]}
 
 
-@router.post("/{ref}/links", status_code=201, summary="Link two memories (both ways)")
+def link_to(eng: Engram, ref: str, to: str) -> dict[str, Any]:
+    eng.link(ref, to)
+    return {"linked": [eng.get(ref).id, eng.get(to).id]}
+
+
+@router.patch("/{ref:ref}", summary="Change the fields sent (null clears one); the old content is kept in its versions")
+def patch(eng: Eng, ref: str, body: MemoryPatch) -> dict[str, Any]:
+    return patch_memory(eng, ref, body)
+
+
+@router.put("/{ref:ref}", summary="Replace a memory: fields not sent return to their defaults (content required)")
+def replace(eng: Eng, ref: str, body: MemoryReplace) -> dict[str, Any]:
+    return replace_memory(eng, ref, body)
+
+
+@router.delete("/{ref:ref}", summary="Forget one memory, with a reason")
+def delete(eng: Eng, ref: str, reason: Reason = None) -> dict[str, Any]:
+    return forget_one(eng, ref, reason)
+
+
+@router.post("/{ref:ref}/supersede", summary="Mark a memory superseded (kept; its valid time closed where the new one begins)")
+def supersede(eng: Eng, ref: str, body: SupersedeIn) -> dict[str, Any]:
+    return present.memory_dict(eng.supersede(ref, body.by))
+
+
+@router.get("/{ref:ref}/versions", summary="Earlier contents of a memory, oldest first")
+def versions(eng: Eng, ref: str) -> dict[str, Any]:
+    return versions_of(eng, ref)
+
+
+@router.get("/{ref:ref}/links", summary="The memory and its linked neighbours")
+def links(eng: Eng, ref: str, limit: LinkLimit = 50) -> dict[str, Any]:
+    return links_of(eng, eng.get(ref), limit)
+
+
+@router.post("/{ref:ref}/links", status_code=201, summary="Link two memories (both ways)")
 def add_link(eng: Eng, ref: str, body: LinkIn) -> dict[str, Any]:
-    eng.link(ref, body.to)
-    return {"linked": [eng.get(ref).id, eng.get(body.to).id]}
+    return link_to(eng, ref, body.to)
 
 
-@router.delete("/{ref}/links/{other}", summary="Remove the link between two memories")
+@router.delete("/{ref:ref}/links/{other:ref}", summary="Remove the link between two memories")
 def remove_link(eng: Eng, ref: str, other: str) -> dict[str, Any]:
     return {"unlinked": eng.unlink(ref, other)}

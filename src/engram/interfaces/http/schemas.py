@@ -33,6 +33,10 @@ class MemoryIn(BaseModel):
 
 
 class MemoryPatch(BaseModel):
+    """PATCH: the fields sent change, the others are kept; null clears an optional field (tags,
+    metadata, related_entity, source, search_context, valid_from, valid_until) and is refused,
+    naming the field, for one every memory has (content, category, type, layer, importance)."""
+
     model_config = ConfigDict(extra="forbid")
     content: str | None = None
     category: Literal["core", "knowledge", "conversation"] | None = None
@@ -43,7 +47,29 @@ class MemoryPatch(BaseModel):
     importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
     related_entity: str | None = None
     source: str | None = None
+    search_context: str | None = None
     valid_from: StrictFloat | str | None = None
+    valid_until: StrictFloat | str | None = None
+
+
+class MemoryReplace(BaseModel):
+    """PUT: the memory's fields become these; one not sent gets the value a new memory would
+    (``Engram.replace``). Id, key, scope, creation time and links stay."""
+
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(..., description="The memory itself.")
+    category: Literal["core", "knowledge", "conversation"] = "knowledge"
+    type: str | None = Field(None, description="Default: learned (conversation for that category).")
+    layer: Literal["episodic", "semantic", "procedural"] | None = Field(None, description="Default: routed from the type.")
+    tags: list[str] | None = Field(None, description="Default: none.")
+    metadata: dict[str, Any] | None = Field(None, description="Default: none.")
+    importance: StrictFloat = Field(0.5, ge=0.0, le=1.0)
+    related_entity: str | None = None
+    source: str | None = None
+    search_context: str | None = None
+    valid_from: StrictFloat | str | None = Field(
+        None, description="ISO 8601 or epoch seconds (default: a date the content states)."
+    )
     valid_until: StrictFloat | str | None = None
 
 

@@ -29,6 +29,7 @@ from engram.interfaces import present, seams
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import tool_errors
+from engram.model import CLEARABLE_FIELDS
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
 # authenticated Starlette request over HTTP.
@@ -129,6 +130,7 @@ def _link(engram: Engram, a: str, b: str, action: str) -> dict[str, Any]:
     return {"action": "link", "from": a, "to": b, "changed": True}
 
 
+CLEAR_HELP = f"Fields to empty, e.g. [\"valid_until\"]: any of {', '.join(CLEARABLE_FIELDS)}."
 Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.g. [\"preferences\", \"python\"].")]
 
 
@@ -251,8 +253,9 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             return {"memories": [present.list_item(m) for m in items], "count": len(items), "offset": offset}
 
     @server.tool(title="Update a memory", annotations=WRITE, description=(
-        "Change an existing memory by memory_id (or key): give only the fields to change. The previous content "
-        "is kept in the memory's history. Use it to correct a memory instead of forgetting and re-adding it."))
+        "Change an existing memory by memory_id (or key): give only the fields to change (null or left out: kept), "
+        "and name in `clear` the ones to empty. The previous content is kept in the memory's history. Use it to "
+        "correct a memory instead of forgetting and re-adding it."))
     def update(
         memory_id: Annotated[str, Field(description="memory_id or key of the memory to change.")],
         content: Annotated[str | None, Field(description="The corrected memory, as a complete sentence.")] = None,
@@ -260,10 +263,12 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         importance: Annotated[StrictFloat | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
         category: Literal["core", "knowledge", "conversation"] | None = None,
         type: Annotated[str | None, Field(description="experience, learned, decision, ... or another word.")] = None,
+        # A list of names, not null, clears: a model often sends null for what it means to leave alone.
+        clear: Annotated[list[str] | None, Field(description=CLEAR_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
             result = resolve().update(memory_id, content=content, tags=tags, importance=importance,
-                                      category=category, type=type)
+                                      category=category, type=type, clear=clear or ())
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
 

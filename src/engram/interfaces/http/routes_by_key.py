@@ -1,0 +1,70 @@
+"""``/api/v1/memory/by-key?key=``: the single-memory routes with the key in the query string.
+
+A key may hold anything (slashes, ``%``, spaces, a fixed route's name such as ``search``), and a
+query parameter carries any text unambiguously, so these always reach the memory with that key,
+looked up by key alone (``Engram.get_by_key``: never a memory whose id the key happens to equal).
+Each route finds the memory, then does what its ``/{ref}`` twin in ``routes_memory`` does with its id.
+Registered before ``routes_memory``, whose ``/{ref}`` would otherwise take ``by-key`` for a key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Query
+
+from engram.interfaces import present
+from engram.interfaces.http import routes_memory as by_ref
+from engram.interfaces.http.routes_memory import Eng, LinkLimit, Reason
+from engram.interfaces.http.routing import Router
+from engram.interfaces.http.schemas import LinkIn, MemoryPatch, MemoryReplace, SupersedeIn
+
+router = Router(prefix="/api/v1/memory/by-key", tags=["memory"])
+Key = Annotated[str, Query(min_length=1, max_length=1000, description="The memory's key, exactly as stored.")]
+
+
+@router.get("", summary="One memory by key (any key)")
+def read(eng: Eng, key: Key) -> dict[str, Any]:
+    return present.memory_dict(eng.get_by_key(key))
+
+
+@router.patch("", summary="Change the fields sent of the memory with this key (null clears one)")
+def patch(eng: Eng, key: Key, body: MemoryPatch) -> dict[str, Any]:
+    return by_ref.patch_memory(eng, eng.get_by_key(key).id, body)
+
+
+@router.put("", summary="Replace the memory with this key: fields not sent return to their defaults")
+def replace(eng: Eng, key: Key, body: MemoryReplace) -> dict[str, Any]:
+    return by_ref.replace_memory(eng, eng.get_by_key(key).id, body)
+
+
+@router.delete("", summary="Forget the memory with this key, with a reason")
+def delete(eng: Eng, key: Key, reason: Reason = None) -> dict[str, Any]:
+    return by_ref.forget_one(eng, eng.get_by_key(key).id, reason)
+
+
+@router.post("/supersede", summary="Mark the memory with this key superseded")
+def supersede(eng: Eng, key: Key, body: SupersedeIn) -> dict[str, Any]:
+    return present.memory_dict(eng.supersede(eng.get_by_key(key).id, body.by))
+
+
+@router.get("/versions", summary="Earlier contents of the memory with this key, oldest first")
+def versions(eng: Eng, key: Key) -> dict[str, Any]:
+    return by_ref.versions_of(eng, eng.get_by_key(key).id)
+
+
+@router.get("/links", summary="The memory with this key and its linked neighbours")
+def links(eng: Eng, key: Key, limit: LinkLimit = 50) -> dict[str, Any]:
+    return by_ref.links_of(eng, eng.get_by_key(key), limit)
+
+
+@router.post("/links", status_code=201, summary="Link the memory with this key to another (both ways)")
+def add_link(eng: Eng, key: Key, body: LinkIn) -> dict[str, Any]:
+    return by_ref.link_to(eng, eng.get_by_key(key).id, body.to)
+
+
+@router.delete("/links", summary="Remove the link between the memory with this key and another")
+def remove_link(
+    eng: Eng, key: Key, other: Annotated[str, Query(min_length=1, max_length=1000, description="Id or key.")]
+) -> dict[str, Any]:
+    return {"unlinked": eng.unlink(eng.get_by_key(key).id, other)}

@@ -1,0 +1,153 @@
+"""Every memory is reachable by its key over HTTP (a real server, a real client), whatever the key
+holds; PUT replaces a memory's fields; PATCH with null clears an optional one."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from tests.interfaces.conftest import Served
+
+# A slash, a fixed route's name, a percent sign, unicode with a space, an escape written out, and
+# a key whose end looks like a sub-route.
+KEYS = ["a/b", "search", "100%", "ключ ✓ 日本", "a%2Fb", "x/links/y", "by-key"]
+# A key equal to a fixed route (or folded away as a dot segment) is reached through /by-key only.
+ROUTE_NAMES = {"search", "by-key"}
+
+
+def _path(key: str) -> str:
+    return "/api/v1/memory/" + quote(key, safe="")
+
+
+def _by_key(c: httpx.Client, method: str, key: str, sub: str = "", **kw: object) -> httpx.Response:
+    params = {"key": key, **kw.pop("params", {})}  # type: ignore[dict-item]
+    return c.request(method, f"/api/v1/memory/by-key{sub}", params=params, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("form", ["path", "by-key"])
+def test_each_key_is_read_edited_replaced_linked_and_forgotten_by_key(served: Served, form: str) -> None:
+    with served.client(served.alice) as c:
+        other = c.post("/api/v1/memory", json={"content": "the neighbour", "key": "neighbour"}).json()["memory_id"]
+        for key in KEYS:
+            if form == "path" and key in ROUTE_NAMES:
+                continue
+            made = c.post("/api/v1/memory", json={"content": f"first of {key}", "key": key})
+            assert made.status_code == 201, made.text
+            mid = made.json()["memory_id"]
+
+            def call(method: str, sub: str = "", key: str = key, **kw: object) -> httpx.Response:
+                if form == "path":
+                    return c.request(method, _path(key) + sub, **kw)  # type: ignore[arg-type]
+                return _by_key(c, method, key, sub, **kw)
+
+            got = call("GET")
+            assert got.status_code == 200 and got.json()["id"] == mid and got.json()["key"] == key, (key, got.text)
+            patched = call("PATCH", json={"content": f"second of {key}", "tags": ["t"]}).json()["memory"]
+            assert patched["id"] == mid and patched["content"] == f"second of {key}" and patched["tags"] == ["t"]
+            replaced = call("PUT", json={"content": f"third of {key}"}).json()["memory"]
+            assert replaced["id"] == mid and replaced["tags"] == []
+            assert [v["content"] for v in call("GET", "/versions").json()["versions"]] == [
+                f"first of {key}", f"second of {key}"]
+            assert call("POST", "/links", json={"to": other}).status_code == 201
+            assert [m["id"] for m in call("GET", "/links").json()["neighbours"]] == [other]
+            unlink = (c.delete(_path(key) + "/links/neighbour") if form == "path"
+                      else _by_key(c, "DELETE", key, "/links", params={"other": "neighbour"}))
+            assert unlink.json() == {"unlinked": True}
+            assert call("GET", "/links").json()["neighbours"] == []
+            gone = call("DELETE", params={"reason": "done"}).json()
+            assert gone["forgotten"] == [mid], (key, gone)
+            assert call("GET").status_code == 404
+        # Only the memories asked for went: the neighbour was never mistaken for one of them.
+        assert c.get(f"/api/v1/memory/{other}").status_code == 200
+
+
+def test_the_path_form_keeps_a_slash_key_apart_from_sub_routes(served: Served) -> None:
+    with served.client(served.alice) as c:
+        x = c.post("/api/v1/memory", json={"content": "x itself", "key": "x"}).json()["memory_id"]
+        y = c.post("/api/v1/memory", json={"content": "y itself", "key": "y"}).json()["memory_id"]
+        c.post("/api/v1/memory/x/links", json={"to": "y"})
+        odd = c.post("/api/v1/memory", json={"content": "a key like a route", "key": "x/links/y"}).json()["memory_id"]
+        # Encoded, the slashes are the key's; bare, they separate the route's segments.
+        assert c.delete(_path("x/links/y")).json()["forgotten"] == [odd]
+        assert c.get("/api/v1/memory/x/links").json()["neighbours"][0]["id"] == y
+        assert c.delete("/api/v1/memory/x/links/y").json() == {"unlinked": True}
+        assert c.get(f"/api/v1/memory/{x}").status_code == 200
+
+
+def test_by_key_finds_a_key_that_is_another_memorys_id(served: Served) -> None:
+    with served.client(served.alice) as c:
+        first = c.post("/api/v1/memory", json={"content": "the first", "key": "first"}).json()["memory_id"]
+        shadow = c.post("/api/v1/memory", json={"content": "named after an id", "key": first}).json()["memory_id"]
+        assert c.get(f"/api/v1/memory/{first}").json()["id"] == first  # a ref is an id first
+        assert _by_key(c, "GET", first).json()["id"] == shadow
+        assert _by_key(c, "DELETE", first).json()["forgotten"] == [shadow]
+        assert c.get(f"/api/v1/memory/{first}").json()["content"] == "the first"
+
+
+def test_by_key_never_reaches_another_agents_memory(served: Served) -> None:
+    with served.client(served.alice) as a, served.client(served.bob) as b:
+        for key in ("plan/secret", "search"):
+            a.post("/api/v1/memory", json={"content": f"alice's {key} involves tulips", "key": key})
+            assert _by_key(b, "GET", key).status_code == 404
+            assert _by_key(b, "PATCH", key, json={"content": "hijacked"}).status_code == 404
+            assert _by_key(b, "PUT", key, json={"content": "hijacked"}).status_code == 404
+            assert _by_key(b, "GET", key, "/versions").status_code == 404
+            assert _by_key(b, "GET", key, "/links").status_code == 404
+            assert _by_key(b, "POST", key, "/links", json={"to": key}).status_code == 404
+            assert _by_key(b, "POST", key, "/supersede", json={"by": key}).status_code == 404
+            assert _by_key(b, "DELETE", key).status_code == 404
+            assert b.get(_path(key)).status_code in (404, 422)
+            assert _by_key(a, "GET", key).json()["content"] == f"alice's {key} involves tulips"
+        # Bob's own memory under the same key is his, and alice's stays hers.
+        b.post("/api/v1/memory", json={"content": "bob's plan", "key": "plan/secret"})
+        assert _by_key(b, "GET", "plan/secret").json()["content"] == "bob's plan"
+        assert _by_key(a, "GET", "plan/secret").json()["content"] == "alice's plan/secret involves tulips"
+
+
+def test_put_replaces_every_field_and_needs_content(served: Served) -> None:
+    with served.client(served.alice) as c:
+        full = {"content": "On 2026-04-12 the migration failed", "key": "mig", "category": "core", "type": "decision",
+                "tags": ["ops"], "metadata": {"team": "db"}, "importance": 0.9, "related_entity": "postgres",
+                "source": "pager", "search_context": "the night shift", "valid_until": "2026-05-01"}
+        mid = c.post("/api/v1/memory", json=full).json()["memory_id"]
+        missing = c.put("/api/v1/memory/mig", json={"importance": 0.3})
+        assert missing.status_code == 422 and missing.json()["field"] == "content"
+        assert c.get("/api/v1/memory/mig").json()["content"] == full["content"]  # nothing changed
+        put = c.put("/api/v1/memory/mig", json={"content": "The migration was retried", "tags": ["retry"]})
+        assert put.status_code == 200 and put.json()["action"] == "updated"
+        got = c.get("/api/v1/memory/mig").json()
+        assert got["id"] == mid and got["key"] == "mig" and got["scope"] == "agent:alice"
+        assert got["tags"] == ["retry"]
+        # The rest as a fresh remember sets them.
+        assert (got["category"], got["type"], got["layer"], got["importance"]) == ("knowledge", "learned", "semantic", 0.5)
+        assert got["metadata"] == {} and got["related_entity"] is None and got["source"] is None
+        assert got["search_context"] is None and got["valid_from"] is None and got["valid_until"] is None
+        assert [v["content"] for v in c.get("/api/v1/memory/mig/versions").json()["versions"]] == [full["content"]]
+        # A stated date is read as a fresh remember reads it.
+        dated = c.put("/api/v1/memory/mig", json={"content": "On 2026-04-13 the retry worked"}).json()["memory"]
+        assert dated["valid_from"] is not None
+
+
+def test_patch_null_clears_optional_fields_and_refuses_required_ones(served: Served) -> None:
+    with served.client(served.alice) as c:
+        c.post("/api/v1/memory", json={
+            "content": "Deploys run on Fridays", "key": "deploy", "tags": ["ops"], "metadata": {"team": "infra"},
+            "importance": 0.8, "related_entity": "ci", "source": "wiki", "search_context": "release talk",
+            "valid_from": "2026-01-01", "valid_until": "2026-06-01"})
+        cleared = c.patch("/api/v1/memory/deploy", json={"valid_until": None, "related_entity": None})
+        assert cleared.status_code == 200, cleared.text
+        got = c.get("/api/v1/memory/deploy").json()
+        assert got["valid_until"] is None and got["related_entity"] is None
+        assert got["source"] == "wiki" and got["tags"] == ["ops"] and got["valid_from"] is not None  # kept
+        c.patch("/api/v1/memory/deploy", json={"tags": None, "metadata": None, "source": None,
+                                               "search_context": None, "valid_from": None})
+        got = c.get("/api/v1/memory/deploy").json()
+        assert (got["tags"], got["metadata"], got["source"], got["search_context"], got["valid_from"]) == (
+            [], {}, None, None, None)
+        assert got["importance"] == 0.8 and got["content"] == "Deploys run on Fridays"
+        for field in ("content", "category", "type", "layer", "importance"):
+            refused = c.patch("/api/v1/memory/deploy", json={field: None, "source": "kept out"})
+            assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
+        assert c.get("/api/v1/memory/deploy").json()["source"] is None  # nothing of a refused patch was stored
