@@ -40,8 +40,8 @@ def routed_path(scope: Scope) -> str | None:
     """The path to route a memory request on (``%2F`` and ``%25`` kept encoded), or None to
     leave the request as the server decoded it."""
     raw = scope.get("raw_path")
-    if not isinstance(raw, bytes):
-        return None
+    if not isinstance(raw, bytes) or b"%" not in raw:
+        return None  # (nothing encoded, nothing to keep: most requests, stores included, stop here)
     sent = raw.decode("latin-1")
     decoded, path = unquote(sent), scope["path"]
     # The server's decoding of the path as sent (after any root path), else leave it alone.
