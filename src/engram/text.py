@@ -33,6 +33,61 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def fold(text: str) -> str:
+    """``text`` with its letters as SQLite FTS5's ``unicode61`` tokenizer compares them (its
+    default ``remove_diacritics=1``): a Latin letter with one diacritic is its base letter
+    (``é`` is ``e``, ``Ñ`` is ``n``), a combining diacritic alone is dropped (``e\\u0301`` is ``e``).
+    Letters that are not a base letter plus one mark stay as they are, as FTS5 keeps them: ``æ``,
+    ``ø``, ``ß``, ``ł``, and letters with two marks (Vietnamese ``ấ``). The PostgreSQL schema step
+    ``0012_fold_diacritics`` holds the same table; ``tests/postgres/test_fold_diacritics.py`` pins
+    both to SQLite's tokenizer, code point by code point."""
+    return text.translate(_FOLD)
+
+
+# Each base letter and the letters FTS5 folds to it (found by tokenizing every code point).
+_FOLDED = {
+    "a": "ÀÁÂÃÄÅàáâãäåĀāĂăĄąǍǎȀȁȂȃȦȧḀḁẠạẢảÅ",
+    "b": "ḂḃḄḅḆḇ",
+    "c": "ÇçĆćĈĉĊċČč",
+    "d": "ĎďḊḋḌḍḎḏḐḑḒḓ",
+    "e": "ÈÉÊËèéêëĒēĔĕĖėĘęĚěȄȅȆȇȨȩḘḙḚḛẸẹẺẻẼẽ",
+    "f": "Ḟḟ",
+    "g": "ĜĝĞğĠġĢģǦǧǴǵḠḡ",
+    "h": "ĤĥȞȟḢḣḤḥḦḧḨḩḪḫẖ",
+    "i": "ÌÍÎÏìíîïĨĩĪīĬĭĮįİǏǐȈȉȊȋḬḭỈỉỊị",
+    "j": "Ĵĵǰ",
+    "k": "ĶķǨǩḰḱḲḳḴḵ",
+    "l": "ĹĺĻļĽľḶḷḺḻḼḽ",
+    "m": "ḾḿṀṁṂṃ",
+    "n": "ÑñŃńŅņŇňǸǹṄṅṆṇṈṉṊṋ",
+    "o": "ÒÓÔÕÖòóôõöŌōŎŏŐőƠơǑǒǪǫȌȍȎȏȮȯỌọỎỏ",
+    "p": "ṔṕṖṗ",
+    "r": "ŔŕŖŗŘřȐȑȒȓṘṙṚṛṞṟ",
+    "s": "ŚśŜŝŞşŠšſȘșṠṡṢṣẛ",
+    "t": "ŢţŤťȚțṪṫṬṭṮṯṰṱẗ",
+    "u": "ÙÚÛÜùúûüŨũŪūŬŭŮůŰűŲųƯưǓǔȔȕȖȗṲṳṴṵṶṷỤụỦủ",
+    "v": "ṼṽṾṿ",
+    "w": "ŴŵẀẁẂẃẄẅẆẇẈẉẘ",
+    "x": "ẊẋẌẍ",
+    "y": "ÝýÿŶŷŸȲȳẎẏẙỲỳỴỵỶỷỸỹ",
+    "z": "ŹźŻżŽžẐẑẒẓẔẕ",
+    # Greek letter variants unicode61 case-folds and str.lower() keeps
+    "β": "ϐ", "ε": "ϵ", "θ": "ϑ", "ι": "\u1fbe", "κ": "ϰ",
+    "μ": "µ", "π": "ϖ", "ρ": "ϱ", "σ": "ς", "φ": "ϕ",
+}
+_COMBINING_MARKS = (  # U+0300-0331, those FTS5 drops
+    "\u0300\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u0309\u030a\u030b\u030c\u030f"
+    "\u0311\u031b\u0323\u0324\u0325\u0326\u0327\u0328\u032d\u032e\u0330\u0331"
+)
+_FOLD = str.maketrans({ch: base for base, chars in _FOLDED.items() for ch in chars}
+                     | dict.fromkeys(_COMBINING_MARKS))
+
+
+def search_words(text: str) -> list[str]:
+    """The word tokens full text compares: ``words`` of the folded text."""
+    return words(fold(text))
+
+
 def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     """The distinct searchable terms of a query: 2+ characters, stopwords dropped unless the
     query is nothing but stopwords, at most ``max_terms`` (a cap keeps ranked ORs cheap)."""

@@ -203,6 +203,8 @@ def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
         return ran
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        # The steps are sent as UTF-8 (some hold letters: 0012), whatever the connection's encoding.
+        conn.execute("SET LOCAL client_encoding = 'UTF8'")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"

@@ -1,8 +1,9 @@
 """The in-memory store: everything in dicts, for tests and ephemeral agents.
 
 It is also the engine of the JSON file backend, which persists this state after each write.
-Full-text scoring follows PtrClaw's JsonMemory: word-boundary tokens, a key hit weighs twice a
-content hit (and a search_context hit 0.3 of one); with no word hit, a substring match answers (as SQLite's LIKE fallback does).
+Full-text scoring follows PtrClaw's JsonMemory: word-boundary tokens (their diacritics folded as
+SQLite's FTS5 folds them: ``text.fold``), a key hit weighs twice a content hit (and a search_context
+hit 0.3 of one); with no word hit, a substring match answers (as SQLite's LIKE fallback does).
 """
 
 from __future__ import annotations
@@ -246,9 +247,9 @@ class InMemoryMemoryStore:
             return sum(1 for _ in self._visible(filt))
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
-        terms = text.query_terms(query)
+        terms = text.query_terms(text.fold(query))
         # One-letter tokens only (``recall b``) go straight to the substring fallback (PtrClaw).
-        chars = [] if terms else text.single_char_terms(query)
+        chars = [] if terms else text.single_char_terms(text.fold(query))
         if not terms and not chars:
             return []
         scored: list[tuple[float, float, Memory]] = []
@@ -260,7 +261,7 @@ class InMemoryMemoryStore:
                     scored.append((score, memory.created_at, memory))
             if not scored:  # substring fallback
                 for memory in self._visible(filt):
-                    haystack = (memory.key + " " + memory.content).lower()
+                    haystack = text.fold(memory.key + " " + memory.content).lower()
                     score = float(sum(t in haystack for t in terms or chars))
                     if score:
                         scored.append((score, memory.created_at, memory))
@@ -268,7 +269,7 @@ class InMemoryMemoryStore:
             return [(self._out(m), s) for s, _, m in scored[:limit]]
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        terms = text.query_terms(query)
+        terms = text.query_terms(text.fold(query))
         with self._lock:
             weights = self._idf(terms)
             found = {memory_id: self._rows[memory_id] for memory_id in ids if memory_id in self._rows}
@@ -277,7 +278,7 @@ class InMemoryMemoryStore:
 
     def text_score_ceiling(self, query: str) -> float | None:
         # Each word found once in the content scores its IDF (a key hit twice that, a context hit 0.3).
-        terms = text.query_terms(query)
+        terms = text.query_terms(text.fold(query))
         if not terms:
             return None
         with self._lock:
@@ -294,14 +295,14 @@ class InMemoryMemoryStore:
         return {t: max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) for t, n in freq.items()}
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
-        terms = text.query_terms(query)
+        terms = text.query_terms(text.fold(query))
         if not terms:
             return []
         with self._lock:
             return [
                 self._out(m)
                 for m in self._visible(filt)
-                if set(terms).issubset(set(text.words(m.key)) | set(text.words(m.content)))
+                if set(terms).issubset(set(text.search_words(m.key)) | set(text.search_words(m.content)))
             ]
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
@@ -398,15 +399,15 @@ class InMemoryMemoryStore:
 
 
 def _words_of(memory: Memory) -> set[str]:
-    return (set(text.words(memory.key)) | set(text.words(memory.content)) | set(text.words(memory.search_context or ""))
-            | set(text.words(text.time_words(memory.created_at))))
+    return (set(text.search_words(memory.key)) | set(text.search_words(memory.content))
+            | set(text.search_words(memory.search_context or "")) | set(text.search_words(text.time_words(memory.created_at))))
 
 
 def _word_score(memory: Memory, terms: list[str], weights: dict[str, float]) -> float:
     """Query words found in the key (2.0 each), the content (1.0), the search context (0.3) and the
     memory's time as words (1.0), each times the word's IDF."""
-    key_words, content_words = set(text.words(memory.key)), set(text.words(memory.content))
-    context_words = set(text.words(memory.search_context or ""))
-    time_words = set(text.words(text.time_words(memory.created_at)))
+    key_words, content_words = set(text.search_words(memory.key)), set(text.search_words(memory.content))
+    context_words = set(text.search_words(memory.search_context or ""))
+    time_words = set(text.search_words(text.time_words(memory.created_at)))
     return sum(weights[t] * (2.0 * (t in key_words) + 1.0 * (t in content_words) + 0.3 * (t in context_words)
                              + 1.0 * (t in time_words)) for t in terms)

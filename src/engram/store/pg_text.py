@@ -87,11 +87,12 @@ class TermStatistics:
 
 
 def lexemes_of(conn: Any, terms: Sequence[str]) -> list[list[str]]:
-    """Each term's lexemes as ``plainto_tsquery('english', term)`` searches them (none for a stopword)."""
+    """Each term's lexemes as ``plainto_tsquery('english', engram_words(term))`` searches them
+    (none for a stopword)."""
     rows = conn.execute(
         "SELECT t.nth, COALESCE(array_agg(l.lexeme) FILTER (WHERE l.lexeme IS NOT NULL), '{}')"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, nth)"
-        " LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector('english', t.term))) AS l(lexeme) ON true"
+        " LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector('english', engram_words(t.term)))) AS l(lexeme) ON true"
         " GROUP BY t.nth ORDER BY t.nth",
         [list(terms)],
     ).fetchall()
@@ -201,7 +202,7 @@ def doc_freqs(conn: Any, terms: Sequence[str], lexemes: Sequence[Sequence[str]],
     if rare:
         counted = dict(conn.execute(
             "SELECT t.term, (SELECT count(*) FROM (SELECT 1 FROM memories m"
-            " WHERE m.search_all @@ plainto_tsquery('english', t.term) LIMIT %s) c)"
+            " WHERE m.search_all @@ plainto_tsquery('english', engram_words(t.term)) LIMIT %s) c)"
             " FROM unnest(%s::text[]) t(term)", [_COUNT_CAP, rare],
         ).fetchall())
         counts = [counted[term] if count is None else count for term, count in zip(terms, counts, strict=True)]

@@ -15,7 +15,8 @@ how they stay true with concurrent writers in other processes:
 Full text: a generated ``tsvector`` (key weighted A, content B, search context C) with a GIN
 index, ranked by BM25 as SQLite's FTS5 ranks (``store/pg_text.py``; on large tables only some rows
 are ranked: ``store/pg_candidates.py``). The query is built from
-``engram.text.query_terms`` word tokens, each passed as a parameter to ``plainto_tsquery`` and
+``engram.text.query_terms`` word tokens, each passed as a parameter to ``plainto_tsquery`` (through
+``engram_words``, which folds diacritics as FTS5 does: ``cafe`` finds "café" and back) and
 OR-ed (AND-ed for forget-by-query), so no user string is ever parsed as tsquery syntax. Words
 PostgreSQL's english configuration drops as stopwords, which no ``tsvector`` holds, are matched as
 whole words by a regular expression (a query of nothing else: ``recall "the a of"``, ``forget
@@ -139,8 +140,9 @@ def _as_json(value: str) -> Jsonb | None:
 
 
 def _tsquery(terms: Sequence[str], joiner: str) -> str:
-    """SQL for a tsquery built from parameters only: ``plainto_tsquery`` never fails on input."""
-    return f" {joiner} ".join(["plainto_tsquery('english', %s)"] * len(terms))
+    """SQL for a tsquery built from parameters only: ``plainto_tsquery`` never fails on input.
+    Each term goes through ``engram_words`` as indexed text does (its diacritics folded: step 0012)."""
+    return f" {joiner} ".join(["plainto_tsquery('english', engram_words(%s))"] * len(terms))
 
 
 def _tsquery_any_of(sets: Sequence[Sequence[str]]) -> tuple[str, list[str]]:

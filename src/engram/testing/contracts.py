@@ -400,6 +400,28 @@ class MemoryStoreContract(TemporalContract):
         assert [m.content for m in mem.forget(query="build.python", dry_run=True)] == [
             "Upgraded the build to python 3.12 today"]
 
+    def test_diacritics_are_folded_as_fts5_folds_them(self, mem: Engram) -> None:
+        # SQLite's FTS5 (unicode61) reads a Latin letter with one diacritic as its base letter, in
+        # the memory as in the query, and keeps letters that are not one (æ, ø): every backend too.
+        mem.remember("Met José at the café on Tuesday", key="cafe-meeting")
+        mem.remember("Jose prefers tea to coffee")
+        mem.remember("A naïve plan for the ferry to Ærø")
+        mem.remember("Cafe\u0301 au lait")  # decomposed: e and a combining acute accent
+        assert sorted(h.memory.content for h in mem.recall("cafe")) == [
+            "Cafe\u0301 au lait", "Met José at the café on Tuesday"]
+        assert sorted(h.memory.content for h in mem.recall("CAFÉ")) == [
+            "Cafe\u0301 au lait", "Met José at the café on Tuesday"]
+        assert sorted(h.memory.content for h in mem.recall("José")) == [
+            "Jose prefers tea to coffee", "Met José at the café on Tuesday"]
+        assert [h.memory.content for h in mem.recall("naive")] == ["A naïve plan for the ferry to Ærø"]
+        assert [h.memory.content for h in mem.recall("NAÏVE")] == ["A naïve plan for the ferry to Ærø"]
+        assert [h.memory.content for h in mem.recall("ærø")] == ["A naïve plan for the ferry to Ærø"]
+        assert mem.forget(query="aero", dry_run=True) == []  # Æ and ø are letters of their own, as on FTS5
+        assert [m.content for m in mem.forget(query="jose cafe", dry_run=True)] == ["Met José at the café on Tuesday"]
+        assert sorted(m.content for m in mem.forget(query="josé", dry_run=True)) == [
+            "Jose prefers tea to coffee", "Met José at the café on Tuesday"]
+        assert mem.count() == 4
+
     # --- links ---------------------------------------------------------------------------
     def test_links_are_bidirectional_and_cleaned_on_forget(self, mem: Engram) -> None:
         mem.remember("A", key="a")
