@@ -67,6 +67,7 @@ from engram.writes import (
 )
 
 if TYPE_CHECKING:
+    from engram.agent_stats import AgentStats
     from engram.backends.base import Backend
     from engram.history.service import History
     from engram.importers.apply import ImportSummary
@@ -911,7 +912,16 @@ class Engram:
         return done
 
     def stats(self) -> StoreStats:
+        """The whole store's figures, every agent's memories included: the operator's view (an
+        agent's door shows ``visible_stats``)."""
         return self.store.stats()
+
+    def visible_stats(self) -> AgentStats:
+        """The figures of what this view may read: its memories by category, type and scope, the
+        links among them and their vectors; never another agent's (see ``engram.agent_stats``)."""
+        from engram import agent_stats
+
+        return agent_stats.gather(self, self._filter())
 
 
 def _later(a: float | None, b: float | None) -> float | None:

@@ -53,16 +53,36 @@ def test_dashboard_counts_latency_and_coverage(served: Served) -> None:
         c.post("/api/v1/memory", json={"content": "Met Ana at the meetup", "type": "social"})
         c.post("/api/v1/memory", json={"content": "A global rule", "scope": "global"})
         c.get("/api/v1/memory/search", params={"q": "postgres", "touch": "false"})
-        with served.client(served.bob) as b:
-            b.post("/api/v1/memory", json={"content": "Bob's private note"})
         d = c.get("/api/v1/dashboard").json()
-    assert d["agent"] == "alice" and d["memories"] == 3
+    assert d["view"] == "agent" and d["agent"] == "alice" and d["memories"] == 3
     assert d["by_category"] == {"core": 1, "knowledge": 2, "conversation": 0}
     assert d["by_type"] == {"decision": 1, "social": 1, "learned": 1}
-    assert d["by_scope"] == {"agent:alice": 2, "global": 1}  # bob's scope is not shown to alice
-    assert d["store"]["memories"] == 4 and d["store"]["size_bytes"] > 0
-    assert d["store"]["embedding_coverage"] == 1.0 and d["store"]["embedding"]
+    assert d["by_scope"] == {"agent:alice": 2, "global": 1}
+    assert d["embedding_coverage"] == 1.0 and d["vectors"] == 3 and d["embedding"]
     assert d["latency"]["recall"]["count"] >= 1 and d["latency"]["recall"]["p95_ms"] > 0
+
+
+def test_stats_and_dashboard_show_each_agent_only_what_it_sees(served: Served) -> None:
+    """Counts are data too: alice's figures never move when bob stores, links or embeds."""
+    with served.client(served.alice) as a, served.client(served.bob) as b:
+        a.post("/api/v1/memory", json={"content": "Alice's tea note", "key": "tea"})
+        a.post("/api/v1/memory", json={"content": "Alice's cup note", "key": "cup", "links": ["tea"]})
+        a.post("/api/v1/memory", json={"content": "Everyone's rule", "key": "rule", "scope": "global"})
+        before = {path: a.get(path).json() for path in ("/api/v1/stats", "/api/v1/dashboard")}
+        for n in range(5):
+            b.post("/api/v1/memory", json={"content": f"Bob's private note {n}", "key": f"bob-{n}",
+                                           "links": [f"bob-{n - 1}"] if n else [], "category": "core"})
+        b.post("/api/v1/memory/bob-0/links", json={"to": "rule"})  # a link from bob's memory to a global one
+        for path in ("/api/v1/stats", "/api/v1/dashboard"):
+            seen = a.get(path).json()
+            seen.pop("latency", None), before[path].pop("latency", None)
+            assert seen == before[path], path
+            assert seen["memories"] == 3 and seen["links"] == 1 and seen["vectors"] == 3
+            assert seen["by_scope"] == {"agent:alice": 2, "global": 1} and "bob" not in str(seen)
+            assert "size_bytes" not in str(seen) and "store" not in seen
+        bobs = b.get("/api/v1/stats").json()
+        assert (bobs["agent"], bobs["memories"], bobs["links"]) == ("bob", 6, 5)  # 4 chain links + the global one
+        assert bobs["by_category"]["core"] == 5 and bobs["by_scope"] == {"agent:bob": 5, "global": 1}
 
 
 def test_audit_filters_and_conversation_list(served: Served) -> None:

@@ -80,6 +80,21 @@ def test_full_command_set(isolated_home: Path, tmp_path: Path) -> None:
     assert stats["memories"] == 1 and stats["backend"] == "sqlite"
 
 
+def test_stats_show_what_the_agent_sees_and_all_agents_only_when_asked(isolated_home: Path) -> None:
+    engram(isolated_home, "--agent", "alice", "remember", "Alice's tea note", "--key", "tea")
+    engram(isolated_home, "--agent", "alice", "remember", "Everyone's rule", "--key", "rule", "--scope", "global")
+    for n in range(3):
+        engram(isolated_home, "--agent", "bob", "remember", f"Bob's private note {n}", "--key", f"bob-{n}")
+    mine = json.loads(engram(isolated_home, "--agent", "alice", "--json", "stats").stdout)
+    assert (mine["view"], mine["agent"], mine["memories"]) == ("agent", "alice", 2)
+    assert mine["by_scope"] == {"agent:alice": 1, "global": 1} and "bob" not in json.dumps(mine)
+    human = engram(isolated_home, "--agent", "alice", "stats").stdout
+    assert "2 visible to agent alice" in human and "agent:bob" not in human and "all agents" not in human
+    whole = json.loads(engram(isolated_home, "--agent", "alice", "--json", "stats", "--all-agents").stdout)
+    assert (whole["view"], whole["memories"]) == ("store", 5) and whole["by_scope"]["agent:bob"] == 3
+    assert "5 in the whole store (all agents)" in engram(isolated_home, "stats", "--all-agents").stdout
+
+
 def test_malformed_import_changes_nothing(isolated_home: Path, tmp_path: Path) -> None:
     engram(isolated_home, "remember", "keep me")
     bad = tmp_path / "bad.json"

@@ -8,12 +8,10 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Body, Query, Request, Response
 
-from engram.engine import Filters
-from engram.interfaces import seams
+from engram.interfaces import present, seams
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import MessageIn, SemanticRecallIn
-from engram.model import Category
 
 public = Router(tags=["service"])
 router = Router(prefix="/api/v1", tags=["service"])
@@ -30,11 +28,9 @@ def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
 
 
-@router.get("/stats", summary="How many memories this agent sees, by category")
+@router.get("/stats", summary="What this agent sees: its memories by category, type and scope, their links and vectors")
 def stats(eng: Eng) -> dict[str, Any]:
-    return {"agent": eng.scope.agent, "session": eng.scope.session, "backend": eng.backend.name,
-            "memories": eng.count(),
-            "by_category": {c.value: eng.count(Filters(category=c)) for c in Category}}
+    return present.agent_stats_dict(eng.visible_stats())
 
 
 @router.get("/export", summary="Snapshot of every memory this agent sees (no embeddings)")
