@@ -104,6 +104,29 @@ def test_audit_filters_and_conversation_list(served: Served) -> None:
         assert b.get("/api/v1/history").json() == {"conversations": []}
 
 
+def test_audit_window_takes_dates_and_phrases_and_names_a_bad_bound(served: Served) -> None:
+    import datetime as dt
+
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        c.post("/api/v1/memory", json={"content": "noted today", "key": "today"})
+        b.post("/api/v1/memory", json={"content": "bob's, also today", "key": "bobs"})
+        today = dt.datetime.now().astimezone().date().isoformat()  # the server reads dates in its zone
+
+        def keys(**window: str) -> list[str]:
+            answer = c.get("/api/v1/audit", params=window)
+            assert answer.status_code == 200, answer.text
+            return [e["memory_key"] for e in answer.json()["entries"]]
+
+        assert keys(since="today") == keys(since=today) == keys(until="today") == ["today"]
+        assert keys(since="last week", until="today") == ["today"]
+        assert keys(until="yesterday") == keys(until="2 days ago") == keys(since="4000000000") == []
+        for window, field in (({"since": "whenever"}, "since"), ({"until": "2026-02-30"}, "until"),
+                              ({"since": "today", "until": "yesterday"}, "until")):
+            bad = c.get("/api/v1/audit", params=window)
+            assert bad.status_code == 422 and bad.json()["field"] == field, bad.text
+            assert "yesterday" in bad.text or "since" in bad.text
+
+
 def test_api_docs_use_only_local_assets(served: Served) -> None:
     with served.client() as c:
         docs = c.get("/docs")

@@ -71,13 +71,16 @@ def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
 
 
 # --- audit trail -----------------------------------------------------------------------------
+_TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phrase: yesterday, last week, 2 days ago"
+
+
 @router.get("/audit", summary="Recent audit entries of this agent, newest first, optionally narrowed")
 def audit(
     eng: Eng,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     action: Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported"] | None = None,
-    since: Annotated[float | None, Query(ge=0, description="epoch seconds")] = None,
-    until: Annotated[float | None, Query(ge=0, description="epoch seconds")] = None,
+    since: Annotated[str | None, Query(max_length=200, description=_TIME)] = None,
+    until: Annotated[str | None, Query(max_length=200, description=_TIME)] = None,
     memory: Annotated[str | None, Query(max_length=300, description="id or key")] = None,
 ) -> dict[str, Any]:
     entries = seams.audit(eng).recent(limit=limit, action=action, since=since, until=until, memory=memory)
