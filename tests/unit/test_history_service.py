@@ -120,6 +120,15 @@ def test_exchanges_are_indexed_and_recalled_by_chat_in_order(store: SqliteHistor
     assert everywhere.exchanges[0].conversation == "slack:C1:"
 
 
+@pytest.mark.parametrize("semantic", [True, False])
+def test_semantic_recall_refuses_a_query_no_store_can_hold(store: SqliteHistoryStore, semantic: bool) -> None:
+    history = History(store, semantic=ExchangeIndex(store.db, HashedBagOfWords(), max_entries=10) if semantic else None)
+    for query, problem in (("my c\x00at", "NUL"), ("  ", "empty"), ("\ud800", "surrogate")):
+        with pytest.raises(ValidationError) as err:
+            history.semantic_recall(query)
+        assert err.value.field == "query" and problem in str(err.value)
+
+
 def test_semantic_store_is_capped_fifo_and_truncates_what_it_embeds(store: SqliteHistoryStore) -> None:
     seen: list[str] = []
 

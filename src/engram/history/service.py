@@ -23,7 +23,7 @@ from engram.history.keys import normal_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
-from engram.model import Message, Role, make_message
+from engram.model import Message, Role, make_message, parse_query
 
 log = logging.getLogger("engram.history")
 
@@ -190,7 +190,9 @@ class History:
 
     def semantic_recall(self, query: str, *, key: str | None = None, top_k: int | None = None) -> SemanticRecall:
         """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block.
-        Without a semantic store (no embedder) the answer is empty."""
+        Without a semantic store (no embedder) the answer is empty. Raises ``ValidationError`` for
+        an empty query or one no store can hold (NUL, a lone surrogate)."""
+        query = parse_query(query, "query")
         if self.semantic is None:
             return SemanticRecall((), "")
         return self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k)
