@@ -99,7 +99,7 @@ def test_audit_filters_and_conversation_list(served: Served) -> None:
 
         c.post("/api/v1/history/web:chat-1", json={"role": "user", "content": "hello"})
         c.post("/api/v1/history/web:chat-1", json={"role": "assistant", "content": "hi"})
-        assert c.get("/api/v1/history").json() == {"conversations": [{"conversation": "web:chat-1:", "messages": 2}]}
+        assert c.get("/api/v1/history").json() == {"conversations": [{"conversation": "web:chat-1", "messages": 2}]}
     with served.client(served.bob) as b:  # another agent's conversations are not listed
         assert b.get("/api/v1/history").json() == {"conversations": []}
 
@@ -125,6 +125,23 @@ def test_audit_window_takes_dates_and_phrases_and_names_a_bad_bound(served: Serv
             bad = c.get("/api/v1/audit", params=window)
             assert bad.status_code == 422 and bad.json()["field"] == field, bad.text
             assert "yesterday" in bad.text or "since" in bad.text
+
+
+def test_conversations_are_listed_as_written_and_each_listed_key_reads_and_deletes_it(served: Served) -> None:
+    written = {"web:chat-1": "web:chat-1", "web:chat-2:": "web:chat-2", "slack:C1:T7": "slack:C1:T7"}  # as given: listed
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        for given in written:  # the second is written with its empty thread
+            c.post(f"/api/v1/history/{given}", json={"role": "user", "content": f"said in {given}"})
+        b.post("/api/v1/history/web:bobs-chat", json={"role": "user", "content": "bob's"})
+        listed = c.get("/api/v1/history").json()["conversations"]
+        assert listed == [{"conversation": key, "messages": 1} for key in sorted(written.values())]
+        for given, shown in written.items():  # a listed key reads its conversation back
+            assert [m["content"] for m in c.get(f"/api/v1/history/{shown}").json()["messages"]] == [f"said in {given}"]
+        assert c.delete("/api/v1/history/web:chat-2").status_code == 200
+        assert [x["conversation"] for x in c.get("/api/v1/history").json()["conversations"]] == ["slack:C1:T7",
+                                                                                                 "web:chat-1"]
+        assert c.get("/api/v1/history/web:chat-2:").json()["messages"] == []
+        assert [x["conversation"] for x in b.get("/api/v1/history").json()["conversations"]] == ["web:bobs-chat"]
 
 
 def test_api_docs_use_only_local_assets(served: Served) -> None:
