@@ -186,3 +186,4 @@ class AsyncEngram:
     neighbours = _offload(Engram.neighbours, "read")
     export_snapshot = _offload(Engram.export_snapshot, "read")
     stats = _offload(Engram.stats, "read")
+    visible_stats = _offload(Engram.visible_stats, "read")

@@ -70,6 +70,8 @@ from engram.writes import (
 )
 
 if TYPE_CHECKING:
+    from engram.agent_stats import AgentStats
+    from engram.audit import AuditEntry
     from engram.backends.base import Backend
     from engram.history.service import History
     from engram.importers.apply import ImportSummary
@@ -979,7 +981,37 @@ class Engram:
         return done
 
     def stats(self) -> StoreStats:
+        """The whole store's figures, every agent's memories included: the operator's view (an
+        agent's door shows ``visible_stats``)."""
         return self.store.stats()
+
+    def audit_trail(
+        self, limit: int = 50, *, action: str | None = None, origin: str | None = None,
+        since: float | str | None = None, until: float | str | None = None, memory: str | None = None,
+    ) -> list[AuditEntry]:
+        """The audit entries about memories this view reads (its scopes and global), newest first.
+        ``since``/``until`` bound the time at both ends, inclusive: epoch seconds, ISO 8601 (a time
+        without an offset in ``time.zone``) or a phrase as ``recall(when=...)`` reads it
+        ("yesterday", "last week": ``since`` takes its start, ``until`` its end). ``action``,
+        ``origin`` and ``memory`` (id or key) narrow it. Raises ``ValidationError`` naming the
+        field (an unknown action, an unreadable time, ``until`` before ``since``)."""
+        from engram.audit import AuditQuery
+
+        now = self.clock()
+        start = self.time.bound(since, "since", now=now)
+        end = self.time.bound(until, "until", now=now, end=True)
+        if start is not None and end is not None and end < start:
+            raise ValidationError("until", f"{until!r} is before since ({since!r})", "a time at or after since")
+        scopes = tuple(str(scope) for scope in self.scope.visible())
+        return self.backend.audit_log().query(AuditQuery(
+            action=action, origin=origin, since=start, until=end, memory=memory, limit=limit, scopes=scopes))
+
+    def visible_stats(self) -> AgentStats:
+        """The figures of what this view may read: its memories by category, type and scope, the
+        links among them and their vectors; never another agent's (see ``engram.agent_stats``)."""
+        from engram import agent_stats
+
+        return agent_stats.gather(self, self._filter())
 
 
 def _later(a: float | None, b: float | None) -> float | None:

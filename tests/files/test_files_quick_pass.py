@@ -189,9 +189,11 @@ def test_stores_into_a_full_file_go_to_its_continuation_files_without_a_full_pas
     monkeypatch.setattr(syncer, "sync", lambda scopes=None: full_passes.append(scopes) or sync(scopes))
     syncer.attach()
     try:
-        stored = [engram.remember(f"memory {i:02d} " + "padding words " * 5 + "padding words", tags="notes").memory for i in range(30)]
-        stored += [r.memory for r in engram.remember_many(
-            [{"content": f"batched {i:02d} " + "padding words " * 5 + "padding words", "tags": ["notes"]} for i in range(12)])]
+        padding = "padding words " * 5 + "padding words"
+        stored = [engram.remember(f"memory {i:02d} " + padding, tags="notes").memory for i in range(30)]
+        batched = [{"content": f"batched {i:02d} " + "padding words " * 5 + "padding words", "tags": ["notes"]}
+                   for i in range(12)]
+        stored += [r.memory for r in engram.remember_many(batched)]
         assert full_passes == []
         files = sorted(p for p in (folder / "agents/default").iterdir() if not p.name.startswith("."))
         assert len(files) >= 4 and all(p.stat().st_size <= 2048 for p in files), [(p.name, p.stat().st_size)

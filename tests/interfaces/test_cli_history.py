@@ -44,6 +44,25 @@ def test_history_commands_end_to_end(tmp_path: Path) -> None:
     assert after["count"] == 0 and after["summary"] == ""
 
 
+def test_history_list_shows_keys_as_written_and_each_one_is_taken_back(tmp_path: Path) -> None:
+    for agent, key in (("default", "telegram:42"), ("default", "web:chat-1:"), ("default", "slack:C1:T7"),
+                       ("bob", "web:bobs")):
+        assert run(tmp_path, "--agent", agent, "history", "append", key, f"said in {key}").returncode == 0
+    listed = json.loads(run(tmp_path, "--json", "history", "list").stdout)
+    assert listed == [{"key": k, "messages": 1} for k in ("slack:C1:T7", "telegram:42", "web:chat-1")]
+    human = run(tmp_path, "history", "list").stdout
+    assert "web:chat-1  (1 messages)" in human and "web:chat-1:" not in human and "bobs" not in human
+    for item in listed:  # a listed key shows and purges its conversation
+        shown = json.loads(run(tmp_path, "--json", "history", "show", item["key"]).stdout)
+        assert [m["content"] for m in shown["messages"]] == [f"said in {item['key']}" + (":" if item["key"] ==
+                                                                                           "web:chat-1" else "")]
+    assert run(tmp_path, "history", "purge", "web:chat-1", "--yes").returncode == 0
+    assert [i["key"] for i in json.loads(run(tmp_path, "--json", "history", "list").stdout)] == ["slack:C1:T7",
+                                                                                                "telegram:42"]
+    assert json.loads(run(tmp_path, "--agent", "bob", "--json", "history", "list").stdout) == [
+        {"key": "web:bobs", "messages": 1}]
+
+
 def test_jsonl_backend_from_settings(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('[history]\nbackend = "jsonl"\nmax_entries = 2\n')
     with Engram.from_settings(home=tmp_path, history={"backend": "jsonl", "max_entries": 2}) as engram:

@@ -261,6 +261,27 @@ def test_semantic_recall_clawless_shape(served: Served) -> None:
         assert c.post("/api/memory/semantic-recall", json={"input": "x"}).status_code == 401
 
 
+@pytest.mark.parametrize(("body", "field"), [
+    ({"input": "dog", "bogus": 1}, "bogus"),
+    ({"input": "dog", "chatid": "42"}, "chatid"),  # a misspelt field is not silently ignored
+    ({"input": "my d\x00og"}, "input"),
+    ({"input": "dog", "chatId": "web:4\x002"}, "chatId"),
+    ({"input": "   "}, "input"),
+    ({"input": "dog", "topK": True}, "topK"),
+    ({"input": "dog", "topK": "3"}, "topK"),
+    ({"input": "dog", "topK": 0}, "topK"),
+])
+def test_semantic_recall_refuses_what_engrams_own_bodies_refuse(served: Served, body: dict, field: str) -> None:
+    with served.client(served.alice) as c:
+        c.post("/api/v1/history/web:42", json={"role": "user", "content": "My dog is called Biscuit"})
+        c.post("/api/v1/history/web:42", json={"role": "assistant", "content": "Noted."})
+        r = c.post("/api/memory/semantic-recall", json=body)
+        assert r.status_code == 422 and r.headers["content-type"].startswith(PROBLEM), r.text
+        assert r.json()["field"] == field and field in r.json()["detail"], r.text
+        ok = c.post("/api/memory/semantic-recall", json={"input": "dog", "chatId": "42", "topK": 1})
+        assert [e["userMessage"] for e in ok.json()["entries"]] == ["My dog is called Biscuit"]
+
+
 def test_audit_shows_this_agents_changes(served: Served) -> None:
     with served.client(served.alice) as c:
         stored = _store(c, "Audit me please", key="audited")

@@ -69,3 +69,20 @@ def test_a_snapshot_repeating_an_id_with_other_content_is_refused_naming_it(serv
         assert alice.get("/api/v1/stats").json()["memories"] == 0
         copy = {"memories": [document["memories"][0], dict(document["memories"][0])]}
         assert alice.post("/api/v1/import", json=copy).json() == {"imported": 1, "skipped": 1}
+
+
+def test_an_import_body_refuses_unknown_fields_and_nul_naming_the_field(served: Served) -> None:
+    mem0 = (FIXTURES / "mem0.json").read_text()
+    claw = _files(FIXTURES / "clawless")
+    name = next(iter(claw))
+    with served.client(served.alice) as alice:
+        for body, field in (({"text": mem0, "dry_run": True}, "dry_run"),
+                            ({"text": mem0.replace("}", "}\x00", 1)}, "text"),
+                            ({"files": {**claw, name: claw[name] + "\x00"}}, f"files.{name}"),
+                            ({"files": {**claw, "memory/x\x00.md": "hi"}}, "files"),
+                            ({"files": {**claw}, "text": mem0}, "body")):
+            r = alice.post("/api/v1/import/auto", json=body)
+            assert r.status_code == 422 and r.json()["field"].startswith(field), (field, r.text)
+            assert field.split(".")[0] in r.json()["detail"] or field == "body", r.text
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
+        assert alice.get("/api/v1/history").json()["conversations"] == []

@@ -53,16 +53,36 @@ def test_dashboard_counts_latency_and_coverage(served: Served) -> None:
         c.post("/api/v1/memory", json={"content": "Met Ana at the meetup", "type": "social"})
         c.post("/api/v1/memory", json={"content": "A global rule", "scope": "global"})
         c.get("/api/v1/memory/search", params={"q": "postgres", "touch": "false"})
-        with served.client(served.bob) as b:
-            b.post("/api/v1/memory", json={"content": "Bob's private note"})
         d = c.get("/api/v1/dashboard").json()
-    assert d["agent"] == "alice" and d["memories"] == 3
+    assert d["view"] == "agent" and d["agent"] == "alice" and d["memories"] == 3
     assert d["by_category"] == {"core": 1, "knowledge": 2, "conversation": 0}
     assert d["by_type"] == {"decision": 1, "social": 1, "learned": 1}
-    assert d["by_scope"] == {"agent:alice": 2, "global": 1}  # bob's scope is not shown to alice
-    assert d["store"]["memories"] == 4 and d["store"]["size_bytes"] > 0
-    assert d["store"]["embedding_coverage"] == 1.0 and d["store"]["embedding"]
+    assert d["by_scope"] == {"agent:alice": 2, "global": 1}
+    assert d["embedding_coverage"] == 1.0 and d["vectors"] == 3 and d["embedding"]
     assert d["latency"]["recall"]["count"] >= 1 and d["latency"]["recall"]["p95_ms"] > 0
+
+
+def test_stats_and_dashboard_show_each_agent_only_what_it_sees(served: Served) -> None:
+    """Counts are data too: alice's figures never move when bob stores, links or embeds."""
+    with served.client(served.alice) as a, served.client(served.bob) as b:
+        a.post("/api/v1/memory", json={"content": "Alice's tea note", "key": "tea"})
+        a.post("/api/v1/memory", json={"content": "Alice's cup note", "key": "cup", "links": ["tea"]})
+        a.post("/api/v1/memory", json={"content": "Everyone's rule", "key": "rule", "scope": "global"})
+        before = {path: a.get(path).json() for path in ("/api/v1/stats", "/api/v1/dashboard")}
+        for n in range(5):
+            b.post("/api/v1/memory", json={"content": f"Bob's private note {n}", "key": f"bob-{n}",
+                                           "links": [f"bob-{n - 1}"] if n else [], "category": "core"})
+        b.post("/api/v1/memory/bob-0/links", json={"to": "rule"})  # a link from bob's memory to a global one
+        for path in ("/api/v1/stats", "/api/v1/dashboard"):
+            seen = a.get(path).json()
+            seen.pop("latency", None), before[path].pop("latency", None)
+            assert seen == before[path], path
+            assert seen["memories"] == 3 and seen["links"] == 1 and seen["vectors"] == 3
+            assert seen["by_scope"] == {"agent:alice": 2, "global": 1} and "bob" not in str(seen)
+            assert "size_bytes" not in str(seen) and "store" not in seen
+        bobs = b.get("/api/v1/stats").json()
+        assert (bobs["agent"], bobs["memories"], bobs["links"]) == ("bob", 6, 5)  # 4 chain links + the global one
+        assert bobs["by_category"]["core"] == 5 and bobs["by_scope"] == {"agent:bob": 5, "global": 1}
 
 
 def test_audit_filters_and_conversation_list(served: Served) -> None:
@@ -79,9 +99,49 @@ def test_audit_filters_and_conversation_list(served: Served) -> None:
 
         c.post("/api/v1/history/web:chat-1", json={"role": "user", "content": "hello"})
         c.post("/api/v1/history/web:chat-1", json={"role": "assistant", "content": "hi"})
-        assert c.get("/api/v1/history").json() == {"conversations": [{"conversation": "web:chat-1:", "messages": 2}]}
+        assert c.get("/api/v1/history").json() == {"conversations": [{"conversation": "web:chat-1", "messages": 2}]}
     with served.client(served.bob) as b:  # another agent's conversations are not listed
         assert b.get("/api/v1/history").json() == {"conversations": []}
+
+
+def test_audit_window_takes_dates_and_phrases_and_names_a_bad_bound(served: Served) -> None:
+    import datetime as dt
+
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        c.post("/api/v1/memory", json={"content": "noted today", "key": "today"})
+        b.post("/api/v1/memory", json={"content": "bob's, also today", "key": "bobs"})
+        today = dt.datetime.now().astimezone().date().isoformat()  # the server reads dates in its zone
+
+        def keys(**window: str) -> list[str]:
+            answer = c.get("/api/v1/audit", params=window)
+            assert answer.status_code == 200, answer.text
+            return [e["memory_key"] for e in answer.json()["entries"]]
+
+        assert keys(since="today") == keys(since=today) == keys(until="today") == ["today"]
+        assert keys(since="last week", until="today") == ["today"]
+        assert keys(until="yesterday") == keys(until="2 days ago") == keys(since="4000000000") == []
+        for window, field in (({"since": "whenever"}, "since"), ({"until": "2026-02-30"}, "until"),
+                              ({"since": "today", "until": "yesterday"}, "until")):
+            bad = c.get("/api/v1/audit", params=window)
+            assert bad.status_code == 422 and bad.json()["field"] == field, bad.text
+            assert "yesterday" in bad.text or "since" in bad.text
+
+
+def test_conversations_are_listed_as_written_and_each_listed_key_reads_and_deletes_it(served: Served) -> None:
+    written = {"web:chat-1": "web:chat-1", "web:chat-2:": "web:chat-2", "slack:C1:T7": "slack:C1:T7"}  # as given: listed
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        for given in written:  # the second is written with its empty thread
+            c.post(f"/api/v1/history/{given}", json={"role": "user", "content": f"said in {given}"})
+        b.post("/api/v1/history/web:bobs-chat", json={"role": "user", "content": "bob's"})
+        listed = c.get("/api/v1/history").json()["conversations"]
+        assert listed == [{"conversation": key, "messages": 1} for key in sorted(written.values())]
+        for given, shown in written.items():  # a listed key reads its conversation back
+            assert [m["content"] for m in c.get(f"/api/v1/history/{shown}").json()["messages"]] == [f"said in {given}"]
+        assert c.delete("/api/v1/history/web:chat-2").status_code == 200
+        assert [x["conversation"] for x in c.get("/api/v1/history").json()["conversations"]] == ["slack:C1:T7",
+                                                                                                 "web:chat-1"]
+        assert c.get("/api/v1/history/web:chat-2:").json()["messages"] == []
+        assert [x["conversation"] for x in b.get("/api/v1/history").json()["conversations"]] == ["web:bobs-chat"]
 
 
 def test_api_docs_use_only_local_assets(served: Served) -> None:

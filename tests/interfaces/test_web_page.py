@@ -158,6 +158,7 @@ def test_page_through_500_memories_sort_and_read_the_stats(served: Served, brows
     from selenium.webdriver.support import expected_conditions as ec
 
     alice = _seed(served)
+    served.engram.for_agent("bob").remember_many({"content": f"Bob's note {i}"} for i in range(7))
     wait = _open(browser, served)
     wait.until(ec.text_to_be_present_in_element((By.ID, "page-info"), "1–50 of 500"))
     seen: list[str] = []
@@ -181,7 +182,8 @@ def test_page_through_500_memories_sort_and_read_the_stats(served: Served, brows
     browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="stats"]').click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "stat-memories"), "500"))
     store = browser.find_element(By.ID, "stat-store").text
-    assert "sqlite" in store and "100.0% (500 of 500)" in store
+    assert "sqlite" in store and "100.0% (500 of 500)" in store and "what alice sees" in store
+    assert "507" not in browser.find_element(By.ID, "stats").text  # bob's 7 are not alice's to count
     assert "learned" in browser.find_element(By.ID, "stat-types").text
     assert "agent:alice" in browser.find_element(By.ID, "stat-scopes").text
     browser.save_screenshot(str(ARTIFACTS / "web-stats.png"))

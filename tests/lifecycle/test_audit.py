@@ -11,6 +11,7 @@ from engram.audit import AuditEntry, AuditQuery, MemoryAuditLog
 from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
+from tests.lifecycle.conftest import DAY
 
 
 def test_every_change_is_recorded_with_origin_reason_and_what_was_forgotten(backend, make_engram, clock):
@@ -156,3 +157,43 @@ def test_a_failed_shared_insert_reaches_every_caller_of_its_transaction(make_eng
         log.insert([bad])
     log.insert([AuditEntry(2.0, "stored", "http", None, "agent:a", "id2", "k2", "agent:a")])
     assert [r.memory_key for r in log.query(AuditQuery())] == ["k2"]
+
+
+def test_an_agents_trail_takes_times_as_every_time_field_does(backend, make_engram, clock):
+    """``since``/``until``: epoch seconds, ISO 8601 in the user's zone, or a phrase as ``when``
+    reads it (a day or period counts whole); a bad one names its field and changes nothing."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from engram.temporal.reader import TimeReader
+
+    zone = ZoneInfo("Europe/Berlin")
+    clock.t = datetime(2027, 1, 15, 12, 0, tzinfo=zone).timestamp()  # a Friday, noon in Berlin
+    alice = make_engram(backend, time_reader=TimeReader(zone))
+    alice.remember("three days back", key="old")
+    clock.advance(2 * DAY)
+    alice.remember("yesterday's note", key="yesterday")
+    clock.advance(DAY)
+    alice.remember("today's note", key="today")
+    alice.for_agent("bob").remember("bob's note today", key="bob")
+
+    def keys(**window: object) -> list[str]:
+        return [e.memory_key for e in alice.audit_trail(**window)]
+
+    assert keys() == ["today", "yesterday", "old"]  # bob's entry is not alice's to read
+    assert keys(since="yesterday") == ["today", "yesterday"]
+    assert keys(until="yesterday") == ["yesterday", "old"]  # all of yesterday, to its last instant
+    assert keys(since="yesterday", until="yesterday") == ["yesterday"]
+    assert keys(since="2027-01-17", until="2027-01-17T23:59") == ["yesterday"]  # ISO, read in Berlin
+    assert keys(since="2027-01-18T00:00+01:00") == ["today"]
+    assert keys(since=clock.t - 1) == keys(since=str(clock.t - 1)) == ["today"]  # epoch seconds
+    assert keys(since="3 days ago", until="3 days ago") == ["old"]
+    assert keys(since="last week") == ["today", "yesterday", "old"]
+    for field, window, allowed in (("since", {"since": "soonish"}, "yesterday"),
+                                   ("until", {"until": "2027-13-45"}, "ISO 8601"),
+                                   ("since", {"since": "1e30"}, "9998"),
+                                   ("until", {"since": "today", "until": "yesterday"}, "at or after since")):
+        with pytest.raises(ValidationError) as err:
+            alice.audit_trail(**window)
+        assert err.value.field == field and allowed in str(err.value), window
+    assert keys() == ["today", "yesterday", "old"]

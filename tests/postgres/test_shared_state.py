@@ -34,7 +34,7 @@ def test_database_url_puts_history_in_postgres(pg_url: str, tmp_path: Path) -> N
         first.history.set_summary("telegram:7", "talked about the cat")
         assert [m.content for m in second.history.all("telegram:7:")] == ["my cat is called Miso", "Noted: Miso."]
         assert second.history.summary("telegram:7") == "talked about the cat"
-        assert second.history.conversations() == ["telegram:7:"]
+        assert second.history.conversations() == ["telegram:7"]  # as written; stored as telegram:7:
         assert not (tmp_path / "host-a" / "memory.db").exists()  # nothing went to a local file
     finally:
         first.close()

@@ -80,6 +80,42 @@ def test_full_command_set(isolated_home: Path, tmp_path: Path) -> None:
     assert stats["memories"] == 1 and stats["backend"] == "sqlite"
 
 
+def test_stats_show_what_the_agent_sees_and_all_agents_only_when_asked(isolated_home: Path) -> None:
+    engram(isolated_home, "--agent", "alice", "remember", "Alice's tea note", "--key", "tea")
+    engram(isolated_home, "--agent", "alice", "remember", "Everyone's rule", "--key", "rule", "--scope", "global")
+    for n in range(3):
+        engram(isolated_home, "--agent", "bob", "remember", f"Bob's private note {n}", "--key", f"bob-{n}")
+    mine = json.loads(engram(isolated_home, "--agent", "alice", "--json", "stats").stdout)
+    assert (mine["view"], mine["agent"], mine["memories"]) == ("agent", "alice", 2)
+    assert mine["by_scope"] == {"agent:alice": 1, "global": 1} and "bob" not in json.dumps(mine)
+    human = engram(isolated_home, "--agent", "alice", "stats").stdout
+    assert "2 visible to agent alice" in human and "agent:bob" not in human and "all agents" not in human
+    whole = json.loads(engram(isolated_home, "--agent", "alice", "--json", "stats", "--all-agents").stdout)
+    assert (whole["view"], whole["memories"]) == ("store", 5) and whole["by_scope"]["agent:bob"] == 3
+    assert "5 in the whole store (all agents)" in engram(isolated_home, "stats", "--all-agents").stdout
+
+
+def test_audit_window_takes_dates_and_phrases(isolated_home: Path) -> None:
+    import datetime as dt
+
+    engram(isolated_home, "remember", "noted today", "--key", "today")
+    engram(isolated_home, "--agent", "bob", "remember", "bob's note", "--key", "bobs")
+
+    def keys(*window: str) -> list[str]:
+        shown = engram(isolated_home, "--json", "audit", *window)
+        assert shown.returncode == 0, shown.stderr
+        return [e["memory_key"] for e in json.loads(shown.stdout)]
+
+    today = dt.date.today().isoformat()
+    assert keys("--since", "today") == keys("--since", today) == keys("--until", "today") == ["today"]
+    assert keys("--since", "last week", "--until", today) == ["today"]
+    assert keys("--until", "yesterday") == keys("--since", "4000000000") == []
+    for window, field in ((("--since", "whenever"), "since"), (("--until", "13/02/2026"), "until"),
+                          (("--since", "today", "--until", "yesterday"), "until")):
+        bad = engram(isolated_home, "audit", *window)
+        assert bad.returncode == 2 and f"{field}:" in bad.stderr, bad.stderr
+
+
 def test_malformed_import_changes_nothing(isolated_home: Path, tmp_path: Path) -> None:
     engram(isolated_home, "remember", "keep me")
     bad = tmp_path / "bad.json"

@@ -92,6 +92,18 @@ def test_max_history_len_trims_after_each_append_without_orphans(store: SqliteHi
     assert [m.content for m in store.get_all(KEY)] == ["done", "next", "after"]
 
 
+def test_conversations_are_listed_as_written_and_taken_back(store: SqliteHistoryStore) -> None:
+    history = History(store)
+    for key in ("telegram:42", "web:chat-1:", "slack:C1:T7"):
+        history.append(key, "user", f"said in {key}")
+    assert store.conversations() == ["slack:C1:T7", "telegram:42:", "web:chat-1:"]  # stored in canonical form
+    assert history.conversations() == ["slack:C1:T7", "telegram:42", "web:chat-1"]
+    for key in history.conversations():
+        assert history.count(key) == 1 and history.recent(key)[0].content.startswith(f"said in {key}")
+    history.purge("web:chat-1")
+    assert history.conversations() == ["slack:C1:T7", "telegram:42"]
+
+
 def test_restore_drops_leading_orphan_tool_results(store: SqliteHistoryStore) -> None:
     store.append(KEY, make_message("assistant", "", tool_calls=[{"id": "c", "name": "f"}]))
     store.append(KEY, make_message("tool", "r", tool_call_id="c"))
@@ -118,6 +130,15 @@ def test_exchanges_are_indexed_and_recalled_by_chat_in_order(store: SqliteHistor
     assert found.recap.startswith("[Conversation recap]") and "Miso" in found.recap
     everywhere = history.semantic_recall("cat", top_k=1)
     assert everywhere.exchanges[0].conversation == "slack:C1:"
+
+
+@pytest.mark.parametrize("semantic", [True, False])
+def test_semantic_recall_refuses_a_query_no_store_can_hold(store: SqliteHistoryStore, semantic: bool) -> None:
+    history = History(store, semantic=ExchangeIndex(store.db, HashedBagOfWords(), max_entries=10) if semantic else None)
+    for query, problem in (("my c\x00at", "NUL"), ("  ", "empty"), ("\ud800", "surrogate")):
+        with pytest.raises(ValidationError) as err:
+            history.semantic_recall(query)
+        assert err.value.field == "query" and problem in str(err.value)
 
 
 def test_semantic_store_is_capped_fifo_and_truncates_what_it_embeds(store: SqliteHistoryStore) -> None:

@@ -74,7 +74,8 @@ def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0) -> An
         return conn
     except db_errors() as exc:
         if "not a database" in str(exc) or "malformed" in str(exc):
-            hint = " (or the encryption key is wrong)" if key else " (encrypted? set privacy.encryption_key_file or privacy.encryption_key)"
+            hint = (" (or the encryption key is wrong)" if key
+                    else " (encrypted? set privacy.encryption_key_file or privacy.encryption_key)")
             raise IntegrityError(f"{path} is not a readable SQLite database{hint}: {exc}") from exc
         raise StorageError(f"cannot open SQLite database {path}: {exc}") from exc
 

@@ -3,6 +3,9 @@
 The key names where a conversation happens, not which session object holds it, so history
 survives session-id rotation: a recreated session with the same channel, chat and thread finds
 its messages again. The thread part may be empty (``telegram:42:``). Parts cannot contain ``:``.
+Stores keep the canonical form (``str``, always three parts, so ``telegram:42`` and
+``telegram:42:`` are one conversation); what users are shown is the form they write
+(``shown``), which every door takes back.
 """
 
 from __future__ import annotations
@@ -24,6 +27,12 @@ class ConversationKey:
 
     def __str__(self) -> str:
         return f"{self.channel}:{self.chat}:{self.thread}"
+
+    @property
+    def shown(self) -> str:
+        """The key as a user writes it: ``telegram:42`` for no thread (the stored form ends in
+        ``:``), ``slack:C1:T7`` with one. Either form names the same conversation."""
+        return f"{self.channel}:{self.chat}" if not self.thread else str(self)
 
 
 def conversation_key(channel: str, chat: str, thread: str | None = None) -> str:
@@ -53,6 +62,11 @@ def parse_conversation_key(text: str) -> ConversationKey:
 def normal_key(text: str) -> str:
     """The canonical string form of a key (``a:b`` becomes ``a:b:``); raises ``ValidationError``."""
     return str(parse_conversation_key(text))
+
+
+def shown_key(text: str) -> str:
+    """``ConversationKey.shown`` of a key in any form (``telegram:42:`` -> ``telegram:42``)."""
+    return parse_conversation_key(text).shown
 
 
 def key_or_chat(text: str) -> tuple[str | None, str | None]:

@@ -19,11 +19,11 @@ from typing import Any
 from engram.errors import EngramError, ValidationError
 from engram.history.base import HistoryStore
 from engram.history.compaction import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
-from engram.history.keys import normal_key
+from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
-from engram.model import Message, Role, make_message
+from engram.model import Message, Role, make_message, parse_query
 
 log = logging.getLogger("engram.history")
 
@@ -166,7 +166,9 @@ class History:
         return self.store.get_summary(normal_key(key))
 
     def conversations(self) -> list[str]:
-        return self.store.conversations()
+        """This agent's conversation keys as users write them (``telegram:42``, ``slack:C1:T7``),
+        sorted; each is taken back by every method here."""
+        return sorted(shown_key(key) for key in self.store.conversations())
 
     def restore(self, key: str) -> list[Message]:
         """What a recreated session starts with: the last ``max_history_len`` messages, never
@@ -190,7 +192,9 @@ class History:
 
     def semantic_recall(self, query: str, *, key: str | None = None, top_k: int | None = None) -> SemanticRecall:
         """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block.
-        Without a semantic store (no embedder) the answer is empty."""
+        Without a semantic store (no embedder) the answer is empty. Raises ``ValidationError`` for
+        an empty query or one no store can hold (NUL, a lone surrogate)."""
+        query = parse_query(query, "query")
         if self.semantic is None:
             return SemanticRecall((), "")
         return self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k)

@@ -1,4 +1,5 @@
-"""How memories and hits look on the wire, shared by MCP and HTTP so both say the same thing.
+"""How memories, hits and stats look on the wire, shared by MCP, HTTP and the CLI's ``--json`` so
+all say the same thing.
 
 ``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
 recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect.
@@ -10,6 +11,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
+from engram.agent_stats import AgentStats
 from engram.model import Hit, Memory, RecallResult, WriteResult
 
 
@@ -67,3 +69,12 @@ def list_item(memory: Memory) -> dict[str, Any]:
     return {"memory_id": memory.id, "key": memory.key, "content": memory.content, "tags": list(memory.tags),
             "category": memory.category.value, "type": memory.type, "importance": memory.importance,
             "created_at": memory.created_at, "updated_at": memory.updated_at}
+
+
+def agent_stats_dict(stats: AgentStats) -> dict[str, Any]:
+    """One agent's figures (``Engram.visible_stats``), labelled ``"view": "agent"``: every count
+    is of what that agent sees (its memories, its sessions' and global ones), never the store's."""
+    return {"view": "agent", "agent": stats.agent, "session": stats.session, "backend": stats.backend,
+            "memories": stats.memories, "by_category": stats.by_category, "by_type": stats.by_type,
+            "by_scope": stats.by_scope, "links": stats.links, "vectors": stats.vectors,
+            "embedding": stats.embedding_identity, "embedding_coverage": stats.embedding_coverage}

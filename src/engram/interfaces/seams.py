@@ -61,17 +61,14 @@ class AgentAudit:
     engram: Engram
 
     def entries(self, limit: int = 50, *, action: str | None = None, origin: str | None = None,
-                since: float | None = None, until: float | None = None, memory: str | None = None) -> list[AuditEntry]:
-        """Newest first; ``action``, ``origin``, ``since``/``until`` (epoch seconds) and ``memory``
-        (id or key) narrow it. Raises ``ValidationError`` for an unknown action."""
-        from engram.audit import AuditQuery
+                since: float | str | None = None, until: float | str | None = None,
+                memory: str | None = None) -> list[AuditEntry]:
+        """``Engram.audit_trail``: newest first, narrowed by ``action``, ``origin``, ``since``/``until``
+        (epoch seconds, ISO 8601 or a time phrase) and ``memory`` (id or key)."""
+        return self.engram.audit_trail(limit, action=action, origin=origin, since=since, until=until, memory=memory)
 
-        visible = tuple(str(scope) for scope in self.engram.scope.visible())
-        return self.engram.backend.audit_log().query(AuditQuery(
-            action=action, origin=origin, since=since, until=until, memory=memory, limit=limit, scopes=visible))
-
-    def recent(self, limit: int = 50, *, action: str | None = None, since: float | None = None,
-               until: float | None = None, memory: str | None = None) -> list[dict[str, Any]]:
+    def recent(self, limit: int = 50, *, action: str | None = None, since: float | str | None = None,
+               until: float | str | None = None, memory: str | None = None) -> list[dict[str, Any]]:
         """``entries`` as the HTTP API shows them."""
         mine = self.entries(limit, action=action, since=since, until=until, memory=memory)
         return [

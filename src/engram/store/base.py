@@ -87,6 +87,14 @@ class MemoryStore(Protocol):
 
     def count(self, filt: MemoryFilter) -> int: ...
 
+    def count_links(self, filt: MemoryFilter) -> int:
+        """Links (each once) whose two memories ``filt`` both lets through."""
+        ...
+
+    def count_vectors(self, filt: MemoryFilter) -> int:
+        """Stored vectors of the memories ``filt`` lets through."""
+        ...
+
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         """Full-text matches, best first, with a raw relevance (> 0, higher is better)."""
         ...

@@ -41,6 +41,12 @@ class DisabledMemoryStore:
     def count(self, filt: MemoryFilter) -> int:
         return 0
 
+    def count_links(self, filt: MemoryFilter) -> int:
+        return 0
+
+    def count_vectors(self, filt: MemoryFilter) -> int:
+        return 0
+
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         return []
 

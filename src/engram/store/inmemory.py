@@ -246,6 +246,15 @@ class InMemoryMemoryStore:
         with self._lock:
             return sum(1 for _ in self._visible(filt))
 
+    def count_links(self, filt: MemoryFilter) -> int:
+        with self._lock:
+            ids = {m.id for m in self._visible(filt)}
+            return sum(1 for a in ids for b in self._links.get(a, ()) if a < b and b in ids)
+
+    def count_vectors(self, filt: MemoryFilter) -> int:
+        with self._lock:
+            return sum(1 for m in self._visible(filt) if m.id in self._vectors)
+
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(text.fold(query))
         # One-letter tokens only (``recall b``) go straight to the substring fallback (PtrClaw).

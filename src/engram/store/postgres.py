@@ -487,6 +487,21 @@ class PostgresMemoryStore:
         with self.db.read() as conn:
             return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
 
+    def count_links(self, filt: MemoryFilter) -> int:
+        where, params = filter_sql(filt)
+        visible = f"SELECT m.id FROM memories m WHERE {where}"
+        with self.db.read() as conn:  # a link is stored both ways: count the half with from_id < to_id
+            return int(conn.execute(
+                f"SELECT COUNT(*) FROM memory_links WHERE from_id < to_id AND from_id IN ({visible}) AND to_id IN ({visible})",
+                [*params, *params]).fetchone()[0])
+
+    def count_vectors(self, filt: MemoryFilter) -> int:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            return int(conn.execute(
+                f"SELECT COUNT(*) FROM memory_vectors v JOIN memories m ON m.id = v.memory_id WHERE {where}",
+                params).fetchone()[0])
+
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(query)
         if not terms:

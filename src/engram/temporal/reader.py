@@ -17,10 +17,11 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engram import text
-from engram.errors import ConfigError
+from engram.errors import ConfigError, ValidationError
 from engram.model import Memory, MemoryVersion
 from engram.temporal import phrases
 from engram.temporal.content import stated_time
+from engram.temporal.instants import instant as in_range
 from engram.temporal.instants import parse_time
 from engram.temporal.settings import TimeSettings
 
@@ -37,6 +38,9 @@ class QueryTime:
     anchor: tuple[str, str] | None = None
 
 
+_BOUND_FORMS = ("epoch seconds, an ISO 8601 date/time (2026-04-12, 2026-04-12T09:30+02:00) or a time phrase: "
+                "yesterday, today, N days/weeks ago, last/this week|month|year, in March [2026], since Monday, "
+                "the past N days")
 _ANCHOR = re.compile(r"^(before|after|since)\s+(.*\w.*)$", re.IGNORECASE)
 
 
@@ -93,6 +97,25 @@ class TimeReader:
             return parsed.timestamp()
         return parse_time(value, field)
 
+    def bound(self, value: Any, field: str, *, now: float, end: bool = False) -> float | None:
+        """One end of a time window a user gave: epoch seconds, ISO 8601 (as ``instant``), or a
+        phrase as ``when`` reads it ("yesterday", "last week", "2 days ago", "since Monday", a bare
+        date), which stands for its range: its start, or with ``end`` the last instant inside it
+        (so "until yesterday" keeps all of yesterday, and a window's ends both count as inside;
+        "since Monday" ends now). Raises ``ValidationError`` naming ``field`` when the value is
+        none of these, or a time no door can show as a date."""
+        if not isinstance(value, str) or _is_number(value):
+            return parse_time(value, field)  # epoch seconds, with their own range error
+        try:
+            found = phrases.parse(value, now, self.zone, self.week_start, field=field)
+        except ValidationError:
+            try:
+                return self.instant(value, field)
+            except ValidationError:
+                raise ValidationError(field, f"cannot read {value!r} as a time", _BOUND_FORMS) from None
+        at = found.start if not end else None if found.end is None else math.nextafter(found.end, -math.inf)
+        return None if at is None else in_range(at, value, field)
+
     def stated(self, content: str) -> float | None:
         return stated_time(content, self.zone)
 
@@ -107,6 +130,14 @@ def as_known(memory: Memory, versions: Sequence[MemoryVersion], known_at: float)
         if version.replaced_at > known_at:
             return replace(memory, content=version.content)
     return memory
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _local_zone() -> ZoneInfo:

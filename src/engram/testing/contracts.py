@@ -129,6 +129,26 @@ class MemoryStoreContract(TemporalContract):
         gone = bob.forget(shared.id)
         assert [m.id for m in gone] == [shared.id] and gone[0].links == (bobs.id,)
 
+    def test_visible_stats_count_only_what_the_view_reads(self, store: MemoryStore, clock: FakeClock) -> None:
+        mem = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder())
+        mem.remember("alice tea note", key="tea")
+        mem.remember("alice cup note", key="cup", links=["tea"], type="decision", category="core")
+        mem.remember("a rule for everyone", key="rule", scope="global", links=["tea"])
+        mem.for_session("s1").remember("alice scratch", key="scratch", scope="session")
+        bob = mem.for_agent("bob")
+        bob.remember("bob note one", key="b1", links=["rule"])
+        bob.remember("bob note two", key="b2", links=["b1"])
+        seen = mem.visible_stats()
+        assert (seen.agent, seen.memories, seen.links, seen.vectors) == ("alice", 3, 2, 3)
+        assert seen.by_category == {"core": 1, "knowledge": 2, "conversation": 0}
+        assert seen.by_type == {"decision": 1, "learned": 2}
+        assert seen.by_scope == {"agent:alice": 2, "global": 1, "session:alice/s1": 1}
+        assert seen.embedding_coverage == 1.0 and seen.embedding_identity == "test:hashing:64"
+        bobs = bob.visible_stats()
+        assert (bobs.memories, bobs.links, bobs.vectors) == (3, 2, 3)  # rule-tea is half alice's: not bob's to count
+        assert bobs.by_scope == {"agent:bob": 2, "global": 1}
+        assert store.stats().memories == 6 and store.stats().links == 4  # the operator's view holds all
+
     def test_recall_finds_own_memory_under_many_better_matches_of_others(self, mem: Engram) -> None:
         bob = mem.for_agent("bob")
         bob.remember_many({"content": f"apple apple apple note {i}"} for i in range(300))
@@ -693,5 +713,7 @@ class DisabledStoreContract:
         assert mem_disabled.import_snapshot('[{"content": "x"}]').imported == 0
         assert json.loads(mem_disabled.export_snapshot())["memories"] == []
         assert mem_disabled.stats().memories == 0
+        seen = mem_disabled.visible_stats()
+        assert (seen.memories, seen.links, seen.vectors, seen.by_scope) == (0, 0, 0, {})
         assert mem_disabled.embed_missing() == 0
         assert Scope().kind == "global"

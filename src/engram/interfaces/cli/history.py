@@ -1,4 +1,4 @@
-"""History commands: ``engram history show|append|summary|purge|compact KEY``.
+"""History commands: ``engram history list`` and ``engram history show|append|summary|purge|compact KEY``.
 
 KEY is a conversation key, ``channel:chat`` or ``channel:chat:thread`` (e.g. ``telegram:42``).
 """
@@ -13,6 +13,22 @@ from engram.interfaces.cli.state import state
 group = typer.Typer(name="history", help="Conversation history per channel:chat:thread key.", no_args_is_help=True)
 
 KeyArg = typer.Argument(..., help="Conversation key: channel:chat or channel:chat:thread.")
+
+
+@group.command("list")
+def list_(ctx: typer.Context) -> None:
+    """This agent's conversations, each key as it is written (pass it back to show or purge it),
+    with how many messages it holds."""
+    st = state(ctx)
+    history = st.engram().history
+    listed = [{"key": key, "messages": history.count(key)} for key in history.conversations()]
+    if st.as_json:
+        render.emit_json(listed)
+        return
+    for item in listed:
+        render.console.print(f"{item['key']}  ({item['messages']} messages)", markup=False, highlight=False)
+    if not listed:
+        render.console.print("[dim](no conversations)[/dim]")
 
 
 @group.command("show")

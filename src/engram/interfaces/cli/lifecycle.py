@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from engram.errors import ConfigError, ValidationError
-from engram.interfaces.cli import parsing, render
+from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 
 # The lifecycle modules are imported inside each command: `engram --help` needs none of them.
@@ -19,8 +19,10 @@ def audit(
     action: str | None = typer.Option(None, "--action", help="stored, updated, forgotten, linked, unlinked or imported."),
     memory: str | None = typer.Option(None, "--memory", "-m", help="Only entries about this memory (id or key)."),
     origin: str | None = typer.Option(None, "--origin", help="Only from this interface: library, cli, mcp, maintenance..."),
-    since: str | None = typer.Option(None, "--since", help="At or after (YYYY-MM-DD or epoch seconds)."),
-    until: str | None = typer.Option(None, "--until", help="At or before."),
+    since: str | None = typer.Option(
+        None, "--since", help="At or after: a date or ISO time, epoch seconds, or a phrase (yesterday, last week)."),
+    until: str | None = typer.Option(
+        None, "--until", help="At or before: as --since (a day or a phrase counts whole: --until yesterday)."),
     limit: int = typer.Option(50, "--limit", "-n"),
 ) -> None:
     """Show the audit trail of this agent's memories (and global ones), newest first (forgotten
@@ -29,8 +31,7 @@ def audit(
 
     st = state(ctx)
     rows = seams.audit(st.engram()).entries(
-        limit, action=action, memory=memory, origin=origin, since=parsing.timestamp(since, "--since"),
-        until=parsing.timestamp(until, "--until"))
+        limit, action=action, memory=memory, origin=origin, since=since, until=until)
     if st.as_json:
         render.emit_json(rows)
         return

@@ -1,5 +1,5 @@
 """Memory commands: remember, update, recall, get, list, forget, link, unlink, neighbours, count,
-export, import, stats."""
+export, import, stats (what the agent sees; ``--all-agents`` for the operator's whole-store view)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from engram.interfaces.cli.state import state
 
 if TYPE_CHECKING:
     from engram.engine import Filters
+    from engram.metrics import LatencySummary
+    from engram.store.base import StoreStats
 
 CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or conversation.")
 TypeOpt = typer.Option(None, "--type", "-t", help="experience, conversation, learned, social, decision, achievement, ...")
@@ -394,23 +396,55 @@ def _read(path: Path) -> str:
         raise ValidationError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None
 
 
-def stats(ctx: typer.Context) -> None:
-    """Counts by category and scope, links, vectors, storage size, recall/embedding latency percentiles."""
+def stats(
+    ctx: typer.Context,
+    all_agents: bool = typer.Option(False, "--all-agents",
+                                    help="The whole store (every agent's memories, the file's size): the operator's view."),
+) -> None:
+    """What this agent sees (its memories, its sessions' and global ones) by category, type and scope,
+    their links and vectors; recall/embedding latency percentiles. --all-agents: the whole store."""
     st = state(ctx)
-    data = st.engram().stats()
     latency = st.engram().metrics.summary()
-    if st.as_json:
-        render.emit_json({**render._plain(data), "latency": latency})
+    if all_agents:
+        _store_stats(st.engram().stats(), latency, st.as_json)
         return
+    data = st.engram().visible_stats()
+    if st.as_json:
+        from engram.interfaces import present
+
+        render.emit_json({**present.agent_stats_dict(data), "location": data.location, "latency": latency})
+        return
+    where = data.agent if data.session is None else f"{data.agent}/{data.session}"
     render.console.print(f"backend      {data.backend} ({data.location})")
-    render.console.print(f"memories     {data.memories}")
+    render.console.print(f"memories     {data.memories} visible to agent {where} (its own and global ones)")
     for name, n in sorted(data.by_category.items()):
+        render.console.print(f"  {name:<20} {n}")
+    for name, n in sorted(data.by_type.items()):
         render.console.print(f"  {name:<20} {n}")
     for name, n in sorted(data.by_scope.items()):
         render.console.print(f"  {name:<20} {n}")
     render.console.print(f"links        {data.links}")
     render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'})")
+    _latency(latency)
+
+
+def _store_stats(data: StoreStats, latency: list[LatencySummary], as_json: bool) -> None:
+    if as_json:
+        render.emit_json({"view": "store", **render._plain(data), "latency": latency})
+        return
+    render.console.print(f"backend      {data.backend} ({data.location})")
+    render.console.print(f"memories     {data.memories} in the whole store (all agents)")
+    for name, n in sorted(data.by_category.items()):
+        render.console.print(f"  {name:<20} {n}")
+    for name, n in sorted(data.by_scope.items()):
+        render.console.print(f"  {name:<20} {n}")
+    render.console.print(f"links        {data.links} (all agents)")
+    render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'}, all agents)")
     render.console.print(f"size         {data.size_bytes / 1024:.1f} KiB")
+    _latency(latency)
+
+
+def _latency(latency: list[LatencySummary]) -> None:
     for item in latency:
         render.console.print(f"{item.name:<12} p50 {item.p50_ms:.2f} ms  p95 {item.p95_ms:.2f} ms  "
                              f"p99 {item.p99_ms:.2f} ms  (n={item.count})")

@@ -8,12 +8,10 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Body, Query, Request, Response
 
-from engram.engine import Filters
-from engram.interfaces import seams
+from engram.interfaces import present, seams
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import MessageIn, SemanticRecallIn
-from engram.model import Category
 
 public = Router(tags=["service"])
 router = Router(prefix="/api/v1", tags=["service"])
@@ -30,11 +28,9 @@ def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
 
 
-@router.get("/stats", summary="How many memories this agent sees, by category")
+@router.get("/stats", summary="What this agent sees: its memories by category, type and scope, their links and vectors")
 def stats(eng: Eng) -> dict[str, Any]:
-    return {"agent": eng.scope.agent, "session": eng.scope.session, "backend": eng.backend.name,
-            "memories": eng.count(),
-            "by_category": {c.value: eng.count(Filters(category=c)) for c in Category}}
+    return present.agent_stats_dict(eng.visible_stats())
 
 
 @router.get("/export", summary="Snapshot of every memory this agent sees (no embeddings)")
@@ -75,13 +71,16 @@ def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
 
 
 # --- audit trail -----------------------------------------------------------------------------
+_TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phrase: yesterday, last week, 2 days ago"
+
+
 @router.get("/audit", summary="Recent audit entries of this agent, newest first, optionally narrowed")
 def audit(
     eng: Eng,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     action: Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported"] | None = None,
-    since: Annotated[float | None, Query(ge=0, description="epoch seconds")] = None,
-    until: Annotated[float | None, Query(ge=0, description="epoch seconds")] = None,
+    since: Annotated[str | None, Query(max_length=200, description=_TIME)] = None,
+    until: Annotated[str | None, Query(max_length=200, description=_TIME)] = None,
     memory: Annotated[str | None, Query(max_length=300, description="id or key")] = None,
 ) -> dict[str, Any]:
     entries = seams.audit(eng).recent(limit=limit, action=action, since=since, until=until, memory=memory)

@@ -8,11 +8,10 @@ from typing import Annotated, Any
 
 from fastapi import Query
 
-from engram.engine import Engram, Filters
-from engram.interfaces import seams
+from engram.interfaces import present, seams
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
-from engram.model import KNOWN_TYPES, MAX_LIST_LIMIT, Category, Memory
+from engram.model import MAX_LIST_LIMIT, Memory
 
 router = Router(prefix="/api/v1", tags=["page"])
 
@@ -58,29 +57,11 @@ def graph(
     return _graph(memories, total=len(found), hits={h.memory.id: h.score for h in result.hits if h.via is None})
 
 
-def _visible_scope(scope: str, eng: Engram) -> bool:
-    agent = eng.scope.agent
-    return scope in ("global", f"agent:{agent}") or scope.startswith(f"session:{agent}/")
-
-
-@router.get("/dashboard", summary="Counts by category, type and scope, store size, recall latency, embedding coverage")
+@router.get("/dashboard", summary="This agent's figures (as /stats) with recall and embedding latency")
 def dashboard(eng: Eng) -> dict[str, Any]:
-    total = eng.count()
-    by_type = {t: eng.count(Filters(type=t)) for t in KNOWN_TYPES}
-    by_type["other"] = max(total - sum(by_type.values()), 0)
-    store = eng.stats()
     latency = {s.name: {"count": s.count, "p50_ms": s.p50_ms, "p95_ms": s.p95_ms, "p99_ms": s.p99_ms,
                         "max_ms": s.max_ms} for s in eng.metrics.summary()}
-    return {
-        "agent": eng.scope.agent, "memories": total,
-        "by_category": {c.value: eng.count(Filters(category=c)) for c in Category},
-        "by_type": {t: n for t, n in by_type.items() if n},
-        "by_scope": {s: n for s, n in sorted(store.by_scope.items()) if _visible_scope(s, eng)},
-        "store": {"backend": store.backend, "size_bytes": store.size_bytes, "memories": store.memories,
-                  "links": store.links, "vectors": store.vectors, "embedding": store.embedding_identity,
-                  "embedding_coverage": round(store.vectors / store.memories, 4) if store.memories else None},
-        "latency": latency,
-    }
+    return {**present.agent_stats_dict(eng.visible_stats()), "latency": latency}
 
 
 @router.get("/history", summary="The conversations this agent may browse, with how many messages each holds")

@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic_core import PydanticCustomError
+
+from engram.errors import ValidationError
+from engram.model import usable_text
 
 ScopeName = Literal["agent", "session", "global"]
+
+
+def _usable(value: str) -> str:
+    """``model.usable_text``'s rule (no NUL, no lone surrogate) for a body that reaches no engram
+    validation under its own wire name: the problem then names the body's field, not the engine's."""
+    try:
+        return usable_text("", value)
+    except ValidationError as exc:
+        raise PydanticCustomError("unusable_text", "{problem} (allowed: {allowed})",
+                                  {"problem": exc.problem, "allowed": exc.allowed}) from None
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "must not be empty or only spaces (allowed: some text)")
+    return value
+
+
+UsableText = Annotated[str, AfterValidator(_usable)]
+SearchText = Annotated[UsableText, AfterValidator(_not_blank)]
 
 
 class MemoryIn(BaseModel):
@@ -93,11 +117,13 @@ class LinkIn(BaseModel):
 
 
 class SemanticRecallIn(BaseModel):
-    """Clawless's request: ``{"input": "current question", "chatId": "optional", "topK": 3}``."""
+    """Clawless's request: ``{"input": "current question", "chatId": "optional", "topK": 3}``;
+    anything else is refused, as engram's own bodies are."""
 
-    input: str = Field(..., min_length=1)
-    chatId: str | None = None  # noqa: N815 - the wire name
-    topK: int = Field(3, ge=1, le=50)  # noqa: N815
+    model_config = ConfigDict(extra="forbid")
+    input: SearchText = Field(..., description="The current question.")
+    chatId: UsableText | None = None  # noqa: N815 - the wire name
+    topK: StrictInt = Field(3, ge=1, le=50)  # noqa: N815
 
 
 class ToolCallIn(BaseModel):
