@@ -7,7 +7,10 @@ happened (``engram-conflict id=… file=… kind=… at=…``), so it stays read
 Kinds: ``both-changed``; ``deleted-in-file`` (the file removed an entry the database changed:
 the entry is put back); ``deleted-in-database`` (the database forgot an entry the file changed);
 ``file-vanished`` (the entry's whole file disappeared, as after an editor crash or a checkout: the
-file is written again from the database; taking the file side forgets the entry).
+file is written again from the database; taking the file side forgets the entry);
+``repeated-id`` (a copy of an entry, with the same id but other fields, elsewhere in the folder:
+the copy is taken out of its file, ``file=`` names it, and the note names the entry that stays
+the memory; taking the file side applies the copy to the memory, see ``repeats``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from .paths import Folder
 if TYPE_CHECKING:
     from engram.engine import Engram
 
-Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished"]
+Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished", "repeated-id"]
 SUFFIX = ".conflict"
 _HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
 
@@ -45,14 +48,18 @@ class Conflict:
     entries: tuple[Entry, ...]  # the losing file version (empty when the file had deleted it)
 
 
-def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, losing: Sequence[Entry]) -> str:
-    """Write the losing side beside ``file``; returns the ``.conflict`` path (never overwrites one)."""
+def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, losing: Sequence[Entry],
+         also: str = "") -> str:
+    """Write the losing side beside ``file``; returns the ``.conflict`` path (never overwrites one).
+    ``also``: for ``repeated-id``, where the entry that stays the memory is (``file:line``)."""
     at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     explain = {
         "both-changed": "changed in both the database and the file; the database version was kept",
         "deleted-in-file": "deleted from the file but changed in the database; the database version was put back",
         "deleted-in-database": "forgotten in the database but changed in the file; it stays forgotten",
         "file-vanished": "in a file that vanished; the file was written again from the database",
+        "repeated-id": f"a copy, with other fields, of the entry at {also}, which stays the memory;"
+                       " the copy was taken out of its file",
     }[kind]
     note = (f"engram-conflict id={entry_id} file={file} kind={kind} at={at}\n"
             f"This entry was {explain}. Below is the file's version. Resolve with: engram conflicts resolve {entry_id}")

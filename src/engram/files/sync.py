@@ -15,6 +15,7 @@ files are parsed, its memories listed, and every entry id is settled against the
 | only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
 | only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
 | only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
+| in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
 
 Entries that are present but invalid, and files that cannot be read, are never taken as
 deletions: their ids are left alone until the file is fixed. Only files whose text changed are
@@ -48,7 +49,7 @@ from engram.errors import EngramError, ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope, make_filter
 
-from . import conflicts, layout, removals, split
+from . import conflicts, layout, removals, repeats, split
 from . import state as sync_state
 from .document import Document, get_format
 from .entry import Entry, Problem, from_memory, memory_digest
@@ -514,7 +515,7 @@ class FileSync:
                 if entry_state.path not in files.unreadable and self._exists(entry_state.path):
                     self._load(entry_state.path, files, report, held.get(entry_state.path, 0))
 
-        in_files: dict[str, tuple[str, Entry]] = {}
+        copies: dict[str, list[tuple[str, Entry]]] = defaultdict(list)
         new: list[tuple[str, Entry]] = []
         untouchable: set[str] = set()
         for rel, doc in files.docs.items():
@@ -522,16 +523,12 @@ class FileSync:
             for entry in doc.parsed.entries:
                 if entry.id is None:
                     new.append((rel, entry))
-                elif entry.id in in_files:
-                    first = in_files[entry.id]
-                    report.problems.append(Problem(rel, entry.line, f"id {entry.id} is also at {first[0]}:{first[1].line};"
-                                                   " this copy is treated as a new entry"))
-                    new.append((rel, _without_id(entry)))
                 else:
-                    in_files[entry.id] = (rel, entry)
+                    copies[entry.id].append((rel, entry))
         for i, entry_state in st.entries.items():
             if entry_state.path in files.unreadable:
                 untouchable.add(i)
+        in_files = self._part_repeats(scope_dir, copies, db, st, files, report, untouchable)
 
         ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
         unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
@@ -542,6 +539,63 @@ class FileSync:
         self._import_with_ids(scope, unknown, st, files, report, new)
         self._add_new(scope, new, st, files, report)
         self._write(files, st, report)
+
+    def _part_repeats(
+        self,
+        scope_dir: str,
+        copies: dict[str, list[tuple[str, Entry]]],
+        db: dict[str, Memory],
+        st: sync_state.SyncState,
+        files: _ScopeFiles,
+        report: SyncReport,
+        untouchable: set[str],
+    ) -> dict[str, tuple[str, Entry]]:
+        """Each id's one entry in this scope's files: of copies of an entry, the others are taken
+        out of their files (``repeats``). So is a copy of an entry of another scope's folder
+        (where the state records it and its file still holds it), leaving nothing to settle here;
+        an entry there no longer is was moved here, and is settled as before."""
+        in_files: dict[str, tuple[str, Entry]] = {}
+        elsewhere: dict[str, Document | None] = {}  # other scopes' files read for this, parsed
+        for entry_id, found in copies.items():
+            prev, memory = st.entries.get(entry_id), db.get(entry_id)
+            if entry_id in untouchable:
+                in_files[entry_id] = found[0]  # a copy is invalid: all are left as they are until it is fixed
+                continue
+            kept: tuple[str, Entry] | None = None
+            others: list[tuple[str, Entry]] = []
+            if memory is None and prev is not None and not layout.directly_in(prev.path, scope_dir):
+                original = self._entry_in(prev.path, entry_id, elsewhere)
+                stored = self.engram.store.get_many([entry_id]) if original is not None else []
+                if stored:
+                    kept, others, memory = (prev.path, original), found, stored[0]
+            if kept is None:
+                if len(found) == 1:
+                    in_files[entry_id] = found[0]
+                    continue
+                i = repeats.holder(found, prev)
+                kept, others = found[i], found[:i] + found[i + 1:]
+                in_files[entry_id] = kept
+            unchanged = {kept[1].digest()} | ({prev.digest} if prev else set()) | (
+                {memory_digest(memory)} if memory else set())
+            parted = repeats.part(self.folder, self.fmt, entry_id, kept, others, files.docs, unchanged)
+            files.dirty |= parted.files
+            report.files_removed += parted.removed
+            report.conflicts += parted.conflicts
+            report.problems += parted.problems
+        return in_files
+
+    def _entry_in(self, rel: str, entry_id: str, read: dict[str, Document | None]) -> Entry | None:
+        """The valid entry ``entry_id`` in the file ``rel`` of another scope this database syncs
+        (parsed once a pass into ``read``), or None."""
+        if rel not in read:
+            read[rel] = None
+            try:
+                if self.owns(self.layout.scope_of_dir(rel.rsplit("/", 1)[0])):
+                    read[rel] = self.fmt.parse(self.folder.read_text(rel), rel, max_content_chars=self.max_content_chars)
+            except (ValidationError, PathRefused, OSError):
+                pass  # no such scope folder, or the file is gone or unreadable: nothing to compare with
+        doc = read[rel]
+        return None if doc is None else next((e for e in doc.parsed.entries if e.id == entry_id), None)
 
     def _load(self, rel: str, files: _ScopeFiles, report: SyncReport, held: int = 0) -> None:
         try:

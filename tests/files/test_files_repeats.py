@@ -1,0 +1,310 @@
+"""An id repeated in the memory folder (an entry copied within its file, into another file or into
+another scope's folder, then perhaps edited): one copy stays the memory, an identical copy is
+dropped, and a differing copy is kept as a ``repeated-id`` conflict, reported with both places.
+
+QA: the sync kept the first copy by file order and made the other a new memory without its key;
+a copy whose content was unchanged (other tags, importance...) was taken for a duplicate and
+dropped, so the edit was lost; a copy in another scope's folder was kept as a conflict that said
+the memory had been forgotten in the database.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engram.engine import Engram
+from engram.files import conflicts
+from engram.files.sync import FileSync, SyncReport
+from engram.interfaces.cli.app import app
+
+# Content that must come back byte for byte: a raw marker opening, a typed reference, a tab.
+CONTENT = "Uses <!-- in HTML & &#38; café\ttab"
+EDITED = CONTENT.replace("café", "crème")
+runner = CliRunner()
+
+
+def _suffix(fmt: str) -> str:
+    return "md" if fmt == "markdown" else "yaml"
+
+
+def _block(text: str, entry_id: str) -> list[str]:
+    """The lines of the entry ``entry_id`` (a markdown bullet or a YAML list item)."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("- ") and entry_id in line)
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return lines[start:end]
+
+
+def _with_copy(text: str, copy: list[str]) -> str:
+    """``text`` with ``copy`` added as its last entry."""
+    return text.rstrip("\n") + "\n" + "\n".join(copy) + "\n"
+
+
+def _new_file(fmt: str, copy: list[str]) -> str:
+    return ("# Copies\n\n" if fmt == "markdown" else "memories:\n") + "\n".join(copy) + "\n"
+
+
+def _texts(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.name.startswith(".engram")}
+
+
+def _conflicts(syncer: FileSync) -> list[conflicts.Conflict]:
+    return conflicts.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=8000)
+
+
+def _quiet(report: SyncReport) -> bool:
+    return not report.changed and not report.problems and not report.files_removed
+
+
+@pytest.fixture
+def mirror(engram: Engram, folder: Path, fmt: str) -> FileSync:
+    sync = FileSync(engram, folder, format=fmt)
+    sync.attach()
+    yield sync
+    sync.detach()
+
+
+@pytest.mark.parametrize("where", ["same file", "other file"])
+def test_an_identical_copy_is_dropped_with_only_the_summary_saying_so(
+    engram: Engram, mirror: FileSync, folder: Path, fmt: str, where: str
+) -> None:
+    memory = engram.remember(CONTENT, tags="notes").memory
+    engram.remember("another fact", tags="notes")
+    notes = folder / f"agents/default/notes.{_suffix(fmt)}"
+    synced = notes.read_text(encoding="utf-8")
+    copy = _block(synced, memory.id)
+    if where == "same file":
+        notes.write_text(_with_copy(synced, copy), encoding="utf-8")
+    else:
+        (folder / f"agents/default/a-copy.{_suffix(fmt)}").write_text(_new_file(fmt, copy), encoding="utf-8")
+
+    report = mirror.sync()
+
+    assert (report.db_created, report.db_updated, report.db_forgotten, report.files_removed) == (0, 0, 0, 1)
+    assert report.conflicts == [] and report.problems == []
+    assert notes.read_text(encoding="utf-8") == synced  # the entry as it was, once
+    assert [(m.id, m.content) for m in engram.list(order="oldest")][0] == (memory.id, CONTENT)
+    assert engram.count() == 2 and _conflicts(mirror) == []
+    texts = _texts(folder)
+    assert _quiet(mirror.sync()) and _texts(folder) == texts
+
+
+@pytest.mark.parametrize("where", ["same file", "other file"])
+def test_an_edited_copy_becomes_a_conflict_naming_both_places_and_can_be_taken(
+    engram: Engram, mirror: FileSync, folder: Path, fmt: str, where: str
+) -> None:
+    memory = engram.remember(CONTENT, tags="notes").memory
+    engram.remember("another fact", tags="notes")
+    rel = f"agents/default/notes.{_suffix(fmt)}"
+    synced = (folder / rel).read_text(encoding="utf-8")
+    copy = [line.replace("café", "crème") for line in _block(synced, memory.id)]
+    if where == "same file":
+        copy_rel = rel
+        (folder / rel).write_text(_with_copy(synced, copy), encoding="utf-8")
+    else:  # a file read before the entry's own: the entry the state recorded still stays the memory
+        copy_rel = f"agents/default/a-copy.{_suffix(fmt)}"
+        (folder / copy_rel).write_text(_new_file(fmt, copy), encoding="utf-8")
+    lines = (folder / copy_rel).read_text(encoding="utf-8").split("\n")
+    copy_line = max(i for i, line in enumerate(lines) if line == copy[0]) + 1  # the copy is the last one
+    kept_line = synced.split("\n").index(_block(synced, memory.id)[0]) + 1
+
+    report = mirror.sync()
+
+    assert (report.db_created, report.db_updated, report.db_forgotten, report.files_removed) == (0, 0, 0, 1)
+    assert engram.count() == 2 and engram.get(memory.id).content == CONTENT  # nothing decided for the person
+    assert (folder / rel).read_text(encoding="utf-8") == synced
+    assert "crème" not in (folder / copy_rel).read_text(encoding="utf-8")
+    [kept] = _conflicts(mirror)
+    assert (kept.entry_id, kept.kind, kept.file, kept.path) == (memory.id, "repeated-id", copy_rel, report.conflicts[0])
+    assert kept.entries[0].content == EDITED  # byte for byte
+    [problem] = report.problems
+    assert (problem.path, problem.line) == (copy_rel, copy_line)
+    assert f"also at {rel}:{kept_line}" in problem.message and kept.path in problem.message
+    texts = _texts(folder)
+    assert _quiet(mirror.sync()) and _texts(folder) == texts  # no new conflict, no rewrite
+
+    conflicts.resolve(engram, mirror.folder, kept, "file")
+    mirror.sync()
+    assert engram.get(memory.id).content == EDITED and engram.count() == 2
+    assert "crème" in (folder / rel).read_text(encoding="utf-8") and _conflicts(mirror) == []
+    texts = _texts(folder)
+    assert _quiet(mirror.sync()) and _texts(folder) == texts
+
+
+def test_a_copy_differing_only_in_tags_is_kept_not_taken_for_a_duplicate(
+    engram: Engram, mirror: FileSync, folder: Path, fmt: str
+) -> None:
+    memory = engram.remember(CONTENT, tags="notes", importance=0.5).memory
+    rel = f"agents/default/notes.{_suffix(fmt)}"
+    copy = _block((folder / rel).read_text(encoding="utf-8"), memory.id)
+    copy = [line.replace("- notes", "- notes\n  - urgent") if fmt == "yaml" else line.replace(
+        "tags: notes", "tags: notes, urgent") for line in copy]
+    (folder / f"agents/default/urgent.{_suffix(fmt)}").write_text(_new_file(fmt, copy), encoding="utf-8")
+    report = mirror.sync()
+    [kept] = _conflicts(mirror)
+    assert kept.entries[0].tags == ("notes", "urgent") and kept.entries[0].content == CONTENT
+    assert report.problems[0].path == f"agents/default/urgent.{_suffix(fmt)}"
+    assert engram.get(memory.id).tags == ("notes",)
+
+
+def test_the_copy_as_last_synced_holds_the_id_so_no_edit_is_applied_silently(
+    engram: Engram, syncer: FileSync, folder: Path
+) -> None:
+    """The original edited where it is and an unedited copy below it: which of the two is the memory
+    is the person's to say, so the edit waits in a conflict instead of winning by file order."""
+    memory = engram.remember(CONTENT, tags="notes").memory
+    rel = "agents/default/notes.md"
+    synced = (folder / rel).read_text(encoding="utf-8")
+    original = _block(synced, memory.id)
+    edited = synced.replace(original[0], original[0].replace("café", "crème"))
+    (folder / rel).write_text(_with_copy(edited, original), encoding="utf-8")
+    report = syncer.sync()
+    assert engram.get(memory.id).content == CONTENT and report.db_updated == 0
+    [kept] = _conflicts(syncer)
+    assert kept.entries[0].content == EDITED
+    [problem] = report.problems
+    assert problem.line == 3 and f"is also at {rel}:5," in problem.message
+    assert "crème" not in (folder / rel).read_text(encoding="utf-8")
+    assert _quiet(syncer.sync())
+
+
+def test_without_a_record_the_first_copy_is_stored_and_the_other_kept(tmp_path: Path, fmt: str) -> None:
+    """A folder brought to a new database (no sync state): the first copy by file order is imported."""
+    with Engram.from_settings(home=tmp_path / "old", files={"enabled": False}) as old:
+        FileSync(old, tmp_path / "old/memory", format=fmt).attach()
+        memory = old.remember(CONTENT, tags="notes").memory
+    rel = f"agents/default/notes.{_suffix(fmt)}"
+    synced = (tmp_path / "old/memory" / rel).read_text(encoding="utf-8")
+    copy = [line.replace("café", "crème") for line in _block(synced, memory.id)]
+    folder = tmp_path / "new/memory"
+    (folder / "agents/default").mkdir(parents=True)
+    (folder / rel).write_text(_with_copy(synced, copy), encoding="utf-8")
+    with Engram.from_settings(home=tmp_path / "new", files={"enabled": False}) as new:
+        syncer = FileSync(new, folder, format=fmt)
+        report = syncer.sync()
+        assert report.db_created == 1 and new.count() == 1 and new.get(memory.id).content == CONTENT
+        assert [(c.kind, c.entries[0].content) for c in _conflicts(syncer)] == [("repeated-id", EDITED)]
+        assert (folder / rel).read_text(encoding="utf-8") == synced
+        assert _quiet(syncer.sync())
+
+
+@pytest.mark.parametrize("edited", [True, False])
+def test_a_copy_in_another_scope_folder_stays_out_of_that_scope(
+    engram: Engram, mirror: FileSync, folder: Path, fmt: str, edited: bool
+) -> None:
+    memory = engram.remember(CONTENT, tags="notes").memory
+    synced = (folder / f"agents/default/notes.{_suffix(fmt)}").read_text(encoding="utf-8")
+    copy = [line.replace("café", "crème") if edited else line for line in _block(synced, memory.id)]
+    (folder / "global").mkdir()
+    copy_rel = f"global/notes.{_suffix(fmt)}"
+    (folder / copy_rel).write_text(_new_file(fmt, copy), encoding="utf-8")
+    report = mirror.sync()
+    assert engram.list(scope="global") == [] and engram.get(memory.id).content == CONTENT
+    assert memory.id not in (folder / copy_rel).read_text(encoding="utf-8")
+    assert report.files_removed == 1 and report.db_forgotten == 0
+    kept = _conflicts(mirror)
+    if edited:
+        assert [(c.kind, c.file, c.entries[0].content) for c in kept] == [("repeated-id", copy_rel, EDITED)]
+        assert report.problems[0].path == copy_rel and "also at agents/default/notes" in report.problems[0].message
+    else:
+        assert kept == [] and report.problems == []
+    assert _quiet(mirror.sync())
+
+
+def test_an_entry_moved_to_another_scope_folder_is_still_moved(engram: Engram, syncer: FileSync, folder: Path) -> None:
+    memory = engram.remember(CONTENT, tags="notes").memory
+    rel = "agents/default/notes.md"
+    synced = (folder / rel).read_text(encoding="utf-8")
+    block = _block(synced, memory.id)
+    (folder / rel).write_text(synced.replace("\n".join(block) + "\n", ""), encoding="utf-8")
+    (folder / "global").mkdir()
+    (folder / "global/notes.md").write_text(_new_file("markdown", block), encoding="utf-8")
+    syncer.sync()
+    assert [m.content for m in engram.list(scope="global")] == [CONTENT] and _conflicts(syncer) == []
+
+
+def test_a_copy_of_one_agents_entry_in_anothers_folder_gives_that_agent_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, agent="alice", files={"enabled": False}) as alice:
+        syncer = FileSync(alice, home / "memory")
+        syncer.attach()
+        memory = alice.remember(CONTENT, tags="notes").memory
+        copy = [line.replace("café", "crème") for line in
+                _block((home / "memory/agents/alice/notes.md").read_text(encoding="utf-8"), memory.id)]
+        (home / "memory/agents/bob").mkdir(parents=True)
+        (home / "memory/agents/bob/notes.md").write_text(_new_file("markdown", copy), encoding="utf-8")
+        syncer.sync()
+        assert alice.for_agent("bob").list() == [] and alice.get(memory.id).content == CONTENT
+        assert [(c.kind, c.file) for c in _conflicts(syncer)] == [("repeated-id", "agents/bob/notes.md")]
+
+
+def test_per_agent_databases_leave_another_agents_copy_to_that_agent(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    home = tmp_path / "home"
+    _cli(home, "--agent", "alice", "remember", CONTENT, "--key", "k", "--tags", "notes")
+    memory_id = json.loads(_cli(home, "--agent", "alice", "--json", "get", "k"))["id"]
+    bob_notes = home / "memory/agents/bob/notes.md"
+    bob_notes.parent.mkdir(parents=True)
+    copy = _block((home / "memory/agents/alice/notes.md").read_text(encoding="utf-8"), memory_id)
+    bob_notes.write_text(_new_file("markdown", [line.replace("café", "crème") for line in copy]), encoding="utf-8")
+    before = bob_notes.read_text(encoding="utf-8")
+    out = json.loads(_cli(home, "--agent", "alice", "--json", "sync"))
+    assert out["conflicts"] == [] and out["problems"] == [] and bob_notes.read_text(encoding="utf-8") == before
+    assert not list(home.glob("memory/**/*.conflict"))
+
+
+def _cli(home: Path, *args: str) -> str:
+    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_cli_sync_names_the_copy_and_the_entry_it_repeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    monkeypatch.setenv("COLUMNS", "400")  # one problem a line
+    home = tmp_path / "home"
+    _cli(home, "remember", CONTENT, "--key", "k", "--tags", "notes")
+    memory_id = json.loads(_cli(home, "--json", "get", "k"))["id"]
+    notes = home / "memory/agents/default/notes.md"
+    copy = [line.replace("café", "crème") for line in _block(notes.read_text(encoding="utf-8"), memory_id)]
+    notes.write_text(_with_copy(notes.read_text(encoding="utf-8"), copy), encoding="utf-8")
+
+    out = _cli(home, "sync")
+
+    kept = f"agents/default/notes.md.{memory_id}.conflict"
+    assert f"agents/default/notes.md:5: id {memory_id} is also at agents/default/notes.md:3" in out
+    assert kept in out and f"engram conflicts resolve {memory_id} --take file" in out
+    assert "0 created, 0 updated, 0 forgotten" in out and "1 removed" in out
+    listed = json.loads(_cli(home, "--json", "conflicts"))
+    assert [(c["kind"], c["file_version"]) for c in listed] == [("repeated-id", [EDITED])]
+    again = json.loads(_cli(home, "--json", "sync"))
+    assert again["conflicts"] == again["problems"] == [] and again["to_files"]["files_written"] == []
+    _cli(home, "conflicts", "resolve", memory_id, "--take", "file")
+    assert json.loads(_cli(home, "--json", "get", "k"))["content"] == EDITED
+    assert json.loads(_cli(home, "--json", "conflicts")) == []
+
+
+def test_the_watcher_keeps_an_edited_copy_once_and_settles(engram: Engram, syncer: FileSync, folder: Path) -> None:
+    from engram.files.sync import wait_for
+    from engram.files.watcher import Watcher
+
+    memory = engram.remember(CONTENT, tags="notes").memory
+    notes = folder / "agents/default/notes.md"
+    synced = notes.read_text(encoding="utf-8")
+    copy = [line.replace("café", "crème") for line in _block(synced, memory.id)]
+    reports: list[SyncReport] = []
+    with Watcher(syncer, debounce_s=0.05, poll_interval_s=0.2, on_report=reports.append) as watcher:
+        notes.write_text(_with_copy(synced, copy), encoding="utf-8")
+        assert wait_for(lambda: len(_conflicts(syncer)) == 1)
+        settled = watcher.passes
+        assert wait_for(lambda: watcher.passes >= settled + 2)  # polls after it: nothing more to do
+    assert notes.read_text(encoding="utf-8") == synced and engram.get(memory.id).content == CONTENT
+    assert [c.entries[0].content for c in _conflicts(syncer)] == [EDITED]
+    assert sum(len(r.conflicts) for r in reports) == 1 and sum(len(r.problems) for r in reports) == 1
