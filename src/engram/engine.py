@@ -57,6 +57,7 @@ from engram.privacy import PiiPolicy
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import ImportResult, MemoryStore, StoreStats
+from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import narrow_links
 from engram.writes import (
@@ -107,11 +108,14 @@ class Filters:
     tags: str | Iterable[str] | None = None
     related_entity: str | None = None
     metadata: Mapping[str, Any] | None = None
-    since: float | None = None
-    until: float | None = None
+    # Created in [since, until]: epoch seconds, ISO 8601 (no offset: in ``time.zone``) or a time
+    # phrase as the audit trail reads them ("yesterday", "last week"; ``until`` keeps its whole day).
+    since: float | str | None = None
+    until: float | str | None = None
     include_superseded: bool = False
     # Time (engram.temporal): event time in [happened_from, happened_before); facts valid at
-    # ``as_of``; memories as they were recorded at ``known_at``. Epoch seconds or ISO 8601 text.
+    # ``as_of``; memories as they were recorded at ``known_at``. Epoch seconds, ISO 8601 text or a
+    # phrase, which stands for its start (``as_of="yesterday"``: yesterday at midnight).
     happened_from: float | str | None = None
     happened_before: float | str | None = None
     as_of: float | str | None = None
@@ -322,14 +326,19 @@ class Engram:
     def _filter(self, filters: Filters | None = None, *, scope: ScopeChoice | None = None) -> MemoryFilter:
         filters = filters or Filters()
         scopes = self.scope.visible() if scope is None else (self._write_scope(scope),)
+        now = self.clock()
+        # Read as the audit trail's window is: epoch, ISO 8601 in the user's zone, or a phrase
+        # (an end counts its whole day or phrase; an instant, as_of and known_at, is its start).
+        since, until = self.time.window(filters.since, filters.until, now=now)
         return make_filter(
             scopes,
             category=filters.category, type=filters.type, layer=filters.layer, tags=filters.tags,
-            related_entity=filters.related_entity, metadata=filters.metadata, since=filters.since,
-            until=filters.until, include_superseded=filters.include_superseded,
+            related_entity=filters.related_entity, metadata=filters.metadata, since=since,
+            until=until, include_superseded=filters.include_superseded,
             happened_from=self.time.instant(filters.happened_from, "happened_from"),
             happened_before=self.time.instant(filters.happened_before, "happened_before"),
-            valid_at=self.time.instant(filters.as_of, "as_of"), known_at=self.time.instant(filters.known_at, "known_at"),
+            valid_at=self.time.bound(filters.as_of, "as_of", now=now),
+            known_at=self.time.bound(filters.known_at, "known_at", now=now),
         )
 
     # --- writing ---------------------------------------------------------------------------
@@ -817,9 +826,9 @@ class Engram:
                 raise ValidationError("tag", f"{tag!r} names no tag", "a tag (non-empty text)")
             targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))
         else:
-            if older_than_s is None or older_than_s < 0:
+            if older_than_s is None or not older_than_s >= 0:  # (NaN too)
                 raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")
-            cutoff = self.clock() - older_than_s
+            cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
             targets = self._all(self._filter(replace(base, until=cutoff)))
         return self._delete(targets, bulk=ref is None, dry_run=dry_run, reason=reason)
 
@@ -844,7 +853,7 @@ class Engram:
         own = tuple(scope for scope in self.scope.visible() if scope.agent is not None)
         if not own:
             return 0
-        older = Filters(category=Category.CONVERSATION, until=self.clock() - max_age_s)
+        older = Filters(category=Category.CONVERSATION, until=max(self.clock() - max_age_s, EARLIEST))
         targets = self._all(replace(self._filter(older), scopes=own))
         return len(self._delete(targets, bulk=True, reason="conversation compaction"))
 
@@ -997,11 +1006,7 @@ class Engram:
         field (an unknown action, an unreadable time, ``until`` before ``since``)."""
         from engram.audit import AuditQuery
 
-        now = self.clock()
-        start = self.time.bound(since, "since", now=now)
-        end = self.time.bound(until, "until", now=now, end=True)
-        if start is not None and end is not None and end < start:
-            raise ValidationError("until", f"{until!r} is before since ({since!r})", "a time at or after since")
+        start, end = self.time.window(since, until, now=self.clock())
         scopes = tuple(str(scope) for scope in self.scope.visible())
         return self.backend.audit_log().query(AuditQuery(
             action=action, origin=origin, since=start, until=end, memory=memory, limit=limit, scopes=scopes))

@@ -114,3 +114,34 @@ def test_mcp_valid_time_supersede_and_time_in_recall(served: Served) -> None:
             assert bad.is_error and "when" in bad.content[0].text
 
     asyncio.run(run())
+
+
+def test_list_and_recall_read_times_as_the_audit_trail_does(isolated_home: Path, served: Served) -> None:
+    """``--since``/``--until``, ``--as-of`` and ``--known-at`` take what ``audit`` takes (epoch, ISO
+    8601, a phrase), through the engine's one reader: ``--until`` a day keeps that whole day."""
+    def keys(*args: str) -> list[str]:
+        done = _cli(isolated_home, "--json", *args)
+        assert done.returncode == 0, (args, done.stderr)
+        shown = json.loads(done.stdout)
+        if isinstance(shown, dict):  # a recall
+            return [h["memory"]["key"] for h in shown["hits"]]
+        return [m.get("key") or m["memory_key"] for m in shown]  # memories, or audit entries
+
+    assert _cli(isolated_home, "remember", "noted today", "--key", "today").returncode == 0
+    today = datetime.now(UTC).date().isoformat()
+    assert keys("list", "--since", "today") == keys("list", "--since", today) == ["today"]
+    assert keys("list", "--until", today) == keys("list", "--until", "today") == ["today"]
+    assert keys("list", "--since", "last week", "--until", today) == keys("audit", "--since", "last week") == ["today"]
+    assert keys("list", "--until", "yesterday") == keys("list", "--since", "4000000000") == []
+    assert keys("recall", "noted", "--known-at", "yesterday") == []  # recorded since
+    assert keys("recall", "noted", "--known-at", str(datetime.now(UTC).timestamp() + 60)) == ["today"]
+    for args, field in ((("list", "--since", "whenever"), "since:"), (("recall", "x", "--as-of", "someday"), "as_of:"),
+                        (("list", "--since", "today", "--until", "yesterday"), "until:")):
+        bad = _cli(isolated_home, *args)
+        assert bad.returncode == 2 and field in bad.stderr, (args, bad.stderr)
+    with served.client(served.alice) as c:
+        assert c.post("/api/v1/memory", json={"content": "noted over HTTP", "key": "http"}).status_code == 201
+        for params in ({"known_at": "yesterday"}, {"as_of": "last week"}):
+            r = c.get("/api/v1/memory/search", params={"q": "noted", **params})
+            assert r.status_code == 200 and r.json()["hits"] == [], r.text
+        assert c.get("/api/v1/memory/search", params={"q": "noted", "known_at": "soonish"}).json()["field"] == "known_at"

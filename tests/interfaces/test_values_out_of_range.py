@@ -133,7 +133,8 @@ def test_forget_selector_errors_name_each_doors_own_parameters(served: Served, i
 
 @pytest.mark.parametrize(("filters", "field"), [
     ({"category": 7}, "category"), ({"type": 5}, "type"), ({"layer": 3}, "layer"), ({"tags": 5}, "tags"),
-    ({"related_entity": 4}, "related_entity"),
+    ({"related_entity": 4}, "related_entity"), ({"since": "whenever"}, "since"), ({"until": float("nan")}, "until"),
+    ({"since": True}, "since"), ({"since": "today", "until": "yesterday"}, "until"), ({"as_of": "someday"}, "as_of"),
 ])
 def test_library_filters_of_the_wrong_type_name_their_field(mem: Engram, filters: dict, field: str) -> None:
     from engram.engine import Filters
@@ -148,6 +149,14 @@ def test_agent_and_session_names_of_the_wrong_type_name_their_field(mem: Engram)
         with pytest.raises(ValidationError) as raised:
             call()
         assert raised.value.field == field
+
+
+def test_forget_older_than_any_date_forgets_nothing_and_nan_is_refused(mem: Engram) -> None:
+    assert mem.forget(older_than_s=1e15) == []  # before the earliest date engram reads: none is older
+    with pytest.raises(ValidationError) as raised:
+        mem.forget(older_than_s=float("nan"))
+    assert raised.value.field == "older_than_s"
+    assert [m.content for m in mem.list()] == ["already stored"]
 
 
 @pytest.mark.parametrize("tag", ["", " ", ",", [""]])

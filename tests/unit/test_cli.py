@@ -43,7 +43,7 @@ def test_remember_then_recall_finds_it(isolated_home: Path) -> None:
         (("forget", "nothing-here"), 3, "not found"),
         (("link", "a", "b"), 3, "not found"),
         (("forget", "--older-than", "soon"), 2, "--older-than"),
-        (("list", "--since", "yesterday-ish"), 2, "--since"),
+        (("list", "--since", "yesterday-ish"), 2, "since:"),
         (("--backend", "nope", "count"), 4, "unknown memory backend"),
         (("count", "--bogus"), 2, "No such option"),
     ],

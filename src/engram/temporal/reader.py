@@ -116,6 +116,15 @@ class TimeReader:
         at = found.start if not end else None if found.end is None else math.nextafter(found.end, -math.inf)
         return None if at is None else in_range(at, value, field)
 
+    def window(self, since: Any, until: Any, *, now: float) -> tuple[float | None, float | None]:
+        """A ``since``/``until`` pair read as ``bound`` reads each end (``until`` as an end);
+        raises ``ValidationError`` naming the field, or ``until`` when it is before ``since``."""
+        start = self.bound(since, "since", now=now)
+        end = self.bound(until, "until", now=now, end=True)
+        if start is not None and end is not None and end < start:
+            raise ValidationError("until", f"{until!r} is before since ({since!r})", "a time at or after since")
+        return start, end
+
     def stated(self, content: str) -> float | None:
         return stated_time(content, self.zone)
 

@@ -23,11 +23,14 @@ LayerOpt = typer.Option(None, "--layer", help="episodic, semantic or procedural.
 TagOpt = typer.Option(None, "--tag", help="Only memories with this tag (repeatable: all must match).")
 EntityOpt = typer.Option(None, "--entity", help="Only memories about this related entity.")
 MetaOpt = typer.Option(None, "--meta", help="Only memories whose metadata has key=value (repeatable).")
-SinceOpt = typer.Option(None, "--since", help="Created at or after (YYYY-MM-DD or epoch seconds).")
-UntilOpt = typer.Option(None, "--until", help="Created at or before (YYYY-MM-DD or epoch seconds).")
-AsOfOpt = typer.Option(None, "--as-of", help="Only facts valid at this time (ISO 8601 or epoch seconds).")
+SinceOpt = typer.Option(
+    None, "--since", help="Created at or after: a date or ISO time, epoch seconds, or a phrase (yesterday, last week).")
+UntilOpt = typer.Option(
+    None, "--until", help="Created at or before: as --since (a day or a phrase counts whole: --until yesterday).")
+AsOfOpt = typer.Option(
+    None, "--as-of", help="Only facts valid at this time: ISO 8601, epoch seconds, or a phrase (its start).")
 KnownAtOpt = typer.Option(
-    None, "--known-at", help="As recorded at this time, with the contents of then (ISO 8601 or epoch seconds)."
+    None, "--known-at", help="As recorded at this time, with the contents of then: as --as-of."
 )
 
 
@@ -37,7 +40,7 @@ def _filters(category, type_, layer, tags, entity, meta, since, until, as_of=Non
     return Filters(
         category=category, type=type_, layer=layer, tags=tags, related_entity=entity,
         metadata=parsing.pairs(meta, "--meta") or None,
-        since=parsing.timestamp(since, "--since"), until=parsing.timestamp(until, "--until"),
+        since=since, until=until,
         as_of=as_of, known_at=known_at,
     )
 

@@ -1,8 +1,8 @@
-"""Turning command-line text into engine arguments (times, durations, key=value pairs)."""
+"""Turning command-line text into engine arguments (durations, key=value pairs); times are the engine's
+to read (``TimeReader``), so every door reads them alike."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 
 from engram.errors import ValidationError
@@ -19,20 +19,6 @@ def duration(text: str | None, field: str) -> float | None:
     if not match:
         raise ValidationError(field, f"{text!r} is not a duration", "a number with s, m, h, d or w, e.g. 7d")
     return float(match.group(1)) * _UNITS[match.group(2)]
-
-
-def timestamp(text: str | None, field: str) -> float | None:
-    """An ISO date or date-time (local time when no zone is given), or epoch seconds."""
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        return dt.datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        raise ValidationError(field, f"{text!r} is not a date", "YYYY-MM-DD, YYYY-MM-DDTHH:MM or epoch seconds") from None
 
 
 def pairs(items: list[str] | None, field: str) -> dict[str, str]:
