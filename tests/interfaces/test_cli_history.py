@@ -51,7 +51,7 @@ def test_history_list_shows_keys_as_written_and_each_one_is_taken_back(tmp_path:
     listed = json.loads(run(tmp_path, "--json", "history", "list").stdout)
     assert listed == [{"key": k, "messages": 1} for k in ("slack:C1:T7", "telegram:42", "web:chat-1")]
     human = run(tmp_path, "history", "list").stdout
-    assert "web:chat-1  (1 messages)" in human and "web:chat-1:" not in human and "bobs" not in human
+    assert "web:chat-1  (1 message)" in human and "web:chat-1:" not in human and "bobs" not in human
     for item in listed:  # a listed key shows and purges its conversation
         shown = json.loads(run(tmp_path, "--json", "history", "show", item["key"]).stdout)
         assert [m["content"] for m in shown["messages"]] == [f"said in {item['key']}" + (":" if item["key"] ==
@@ -61,6 +61,18 @@ def test_history_list_shows_keys_as_written_and_each_one_is_taken_back(tmp_path:
                                                                                                 "telegram:42"]
     assert json.loads(run(tmp_path, "--agent", "bob", "--json", "history", "list").stdout) == [
         {"key": "web:bobs", "messages": 1}]
+
+
+def test_keys_and_summaries_are_printed_as_written_not_as_emoji_or_markup(tmp_path: Path) -> None:
+    # rich read "a:b:c" as the emoji code :b: (printing a🅱c) and "[red]" in a key or summary as markup.
+    assert run(tmp_path, "remember", "kept", "--key", "x:b:[red]k").stdout.startswith("stored: x:b:[red]k (")
+    for key in ("a:b:c", "web:[red]x"):
+        assert run(tmp_path, "history", "append", key, "hi").stdout.strip() == f"appended user message to {key}"
+    assert run(tmp_path, "history", "list").stdout.splitlines() == ["a:b:c  (1 message)", "web:[red]x  (1 message)"]
+    assert "[red]sum :b:" in run(tmp_path, "history", "summary", "a:b:c", "--set", "[red]sum :b:").stdout
+    shown = run(tmp_path, "history", "show", "a:b:c").stdout
+    assert "summary: [red]sum :b:" in shown and "a:b:c (1 message)" in shown
+    assert run(tmp_path, "history", "purge", "web:[red]x", "-y").stdout.strip() == "purged 1 message from web:[red]x"
 
 
 def test_jsonl_backend_from_settings(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def list_(ctx: typer.Context) -> None:
         render.emit_json(listed)
         return
     for item in listed:
-        render.console.print(f"{item['key']}  ({item['messages']} messages)", markup=False, highlight=False)
+        render.console.print(f"{item['key']}  ({_messages(item['messages'])})", markup=False, highlight=False)
     if not listed:
         render.console.print("[dim](no conversations)[/dim]")
 
@@ -47,8 +47,8 @@ def show(
                           "messages": [m.to_dict() for m in messages]})
         return
     if summary:
-        render.console.print(f"[bold]summary:[/bold] {summary}", highlight=False)
-    render.messages_table(messages, title=f"{key} ({history.count(key)} messages)")
+        render.console.print(f"[bold]summary:[/bold] {render.markup_safe(summary)}", highlight=False)
+    render.messages_table(messages, title=f"{render.markup_safe(key)} ({_messages(history.count(key))})")
 
 
 @group.command("append")
@@ -68,7 +68,7 @@ def append(
     if st.as_json:
         render.emit_json(message.to_dict())
     else:
-        render.console.print(f"appended {message.role.value} message to {key}")
+        render.console.print(f"appended {message.role.value} message to {key}", markup=False, highlight=False)
 
 
 @group.command("summary")
@@ -86,7 +86,7 @@ def summary(
     if st.as_json:
         render.emit_json({"key": key, "summary": text})
     else:
-        render.console.print(text or "[dim](no summary)[/dim]", highlight=False)
+        render.console.print(render.markup_safe(text) if text else "[dim](no summary)[/dim]", highlight=False)
 
 
 @group.command("purge")
@@ -105,7 +105,7 @@ def purge(
     if st.as_json:
         render.emit_json({"key": key, "purged": count})
     else:
-        render.console.print(f"purged {count} messages from {key}")
+        render.console.print(f"purged {_messages(count)} from {key}", markup=False, highlight=False)
 
 
 @group.command("compact")
@@ -157,3 +157,7 @@ def transcript(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(group)
+
+
+def _messages(count: int) -> str:
+    return f"{count} message{'s' * (count != 1)}"

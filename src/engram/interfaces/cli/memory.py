@@ -78,7 +78,7 @@ def remember(
         render.emit_json(result)
         return
     verb = {"created": "stored", "updated": "updated", "unchanged": "unchanged", "duplicate": "already stored"}
-    render.console.print(f"{verb[result.action]}: [bold]{result.memory.key}[/bold] ({result.memory.id})")
+    render.console.print(f"{verb[result.action]}: [bold]{render.markup_safe(result.memory.key)}[/bold] ({result.memory.id})")
     for warning in result.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}")
 
@@ -111,7 +111,7 @@ def update(
     if st.as_json:
         render.emit_json(result)
         return
-    render.console.print(f"{result.action}: [bold]{result.memory.key}[/bold] ({result.memory.id})")
+    render.console.print(f"{result.action}: [bold]{render.markup_safe(result.memory.key)}[/bold] ({result.memory.id})")
     for warning in result.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}")
 
@@ -232,7 +232,7 @@ def link(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
     if st.as_json:
         render.emit_json({"linked": [a, b]})
     else:
-        render.console.print(f"linked {a} <-> {b}")
+        render.console.print(f"linked {a} <-> {b}", markup=False, highlight=False)
 
 
 def supersede(ctx: typer.Context, old: str = KeyArg, new: str = KeyArg) -> None:
@@ -242,7 +242,8 @@ def supersede(ctx: typer.Context, old: str = KeyArg, new: str = KeyArg) -> None:
     if st.as_json:
         render.emit_json(closed)
     else:
-        render.console.print(f"superseded {closed.key} by {new}; valid until {render.when(closed.valid_until)}")
+        render.console.print(f"superseded {closed.key} by {new}; valid until {render.when(closed.valid_until)}",
+                             markup=False, highlight=False)
 
 
 def unlink(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
@@ -252,7 +253,8 @@ def unlink(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
     if st.as_json:
         render.emit_json({"unlinked": removed})
     else:
-        render.console.print(f"unlinked {a} <-> {b}" if removed else f"{a} and {b} were not linked")
+        render.console.print(f"unlinked {a} <-> {b}" if removed else f"{a} and {b} were not linked",
+                             markup=False, highlight=False)
 
 
 def neighbours(

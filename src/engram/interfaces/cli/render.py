@@ -39,7 +39,8 @@ def cell(value: object) -> Text:
 
 
 def markup_safe(value: object) -> str:
-    """Stored text for a message that also holds markup: escaped, control characters visible."""
+    """Stored text (a key, a summary) for a message that also holds markup: escaped, control
+    characters visible."""
     from rich.markup import escape
 
     return escape(clean(str(value)))
@@ -55,7 +56,8 @@ def _clean_console(**options: Any) -> Console:
         def print(self, *objects: Any, **kwargs: Any) -> None:
             super().print(*(clean(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
-    return _CleanConsole(**options)
+    # No emoji codes: engram writes none, and rich would turn a key such as a:b:c (":b:") into one.
+    return _CleanConsole(emoji=False, **options)
 
 
 _consoles: dict[str, Console] = {}
