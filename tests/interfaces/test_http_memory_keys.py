@@ -151,3 +151,21 @@ def test_patch_null_clears_optional_fields_and_refuses_required_ones(served: Ser
             refused = c.patch("/api/v1/memory/deploy", json={field: None, "source": "kept out"})
             assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
         assert c.get("/api/v1/memory/deploy").json()["source"] is None  # nothing of a refused patch was stored
+
+
+def test_a_conversation_key_holding_a_slash_or_percent_is_reached_percent_encoded(served: Served) -> None:
+    # A key's parts may hold '/': the listing showed such a key, and every route under it answered 404.
+    with served.client(served.alice) as c:
+        for key in ("web:a/b", "tg:1:th/2", "web:50%"):
+            path = "/api/v1/history/" + quote(key, safe="")
+            made = c.post(path, json={"role": "user", "content": f"said in {key}"})
+            assert made.status_code == 201 and made.json()["conversation"] == key, made.text
+            assert [m["content"] for m in c.get(path).json()["messages"]] == [f"said in {key}"]
+            assert c.get(path + "/summary").json() == {"conversation": key, "summary": ""}
+        assert {i["conversation"] for i in c.get("/api/v1/history").json()["conversations"]} == {
+            "web:a/b", "tg:1:th/2", "web:50%"}
+        assert c.delete("/api/v1/history/" + quote("web:a/b", safe="")).status_code == 200
+        assert c.get("/api/v1/history/" + quote("web:a/b", safe="")).json()["messages"] == []
+        assert c.get("/api/v1/history/web:a/b").status_code == 404  # a literal slash still separates segments
+    with served.client(served.bob) as c:  # another agent's conversation of the same key is its own
+        assert c.get("/api/v1/history/" + quote("tg:1:th/2", safe="")).json()["messages"] == []

@@ -1,7 +1,8 @@
-"""A memory's id or key as one URL path segment, percent-encoded: ``/api/v1/memory/notes%2Ftoday``.
+"""A memory's id or key as one URL path segment, percent-encoded: ``/api/v1/memory/notes%2Ftoday``;
+a conversation key the same way (``/api/v1/history/web:a%2Fb``: a key's parts may hold ``/``).
 
 A server decodes the whole path before routing, so ``notes%2Ftoday`` would arrive as two segments
-and never reach ``/{ref}``. For paths under ``/api/v1/memory/``, ``EncodedRefs`` routes on the
+and never reach ``/{ref}``. For paths under ``ENCODED_PATHS``, ``EncodedRefs`` routes on the
 path as sent with only ``%2F`` and ``%25`` left encoded (every other escape decoded as usual), and
 the ``ref`` converter decodes those two inside the one segment it matched. A literal ``/`` still
 separates segments, so ``/{ref}/versions`` and ``/{ref}/links/{other}`` stay unambiguous, and
@@ -17,7 +18,7 @@ from urllib.parse import unquote
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-MEMORY_PATHS = "/api/v1/memory/"
+ENCODED_PATHS = ("/api/v1/memory/", "/api/v1/history/")
 _KEPT = re.compile(r"(%2[Ff]|%25)")
 
 
@@ -37,7 +38,7 @@ register_url_convertor("ref", RefConvertor())
 
 
 def routed_path(scope: Scope) -> str | None:
-    """The path to route a memory request on (``%2F`` and ``%25`` kept encoded), or None to
+    """The path to route a memory or history request on (``%2F`` and ``%25`` kept encoded), or None to
     leave the request as the server decoded it."""
     raw = scope.get("raw_path")
     if not isinstance(raw, bytes) or b"%" not in raw:
@@ -50,11 +51,11 @@ def routed_path(scope: Scope) -> str | None:
     kept = "".join(part.upper() if _KEPT.fullmatch(part) else unquote(part) for part in _KEPT.split(sent))
     routed = path[: len(path) - len(decoded)] + kept
     route = routed[len(scope.get("root_path", "")):] if routed.startswith(scope.get("root_path", "")) else routed
-    return routed if route.startswith(MEMORY_PATHS) else None
+    return routed if route.startswith(ENCODED_PATHS) else None
 
 
 class EncodedRefs:
-    """ASGI middleware: memory requests are routed with encoded slashes and percents kept."""
+    """ASGI middleware: memory and history requests are routed with encoded slashes and percents kept."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

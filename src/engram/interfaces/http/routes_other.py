@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Body, Query, Request, Response
 
 from engram.interfaces import present, seams
+from engram.interfaces.http import refs  # noqa: F401 - registers the ``ref`` path converter
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import MessageIn, SemanticRecallIn
@@ -45,13 +46,14 @@ def import_(eng: Eng, document: Annotated[dict[str, Any] | list[Any], Body(...)]
 
 
 # --- history (the conversation history store) -----------------------------------------------
-@router.get("/history/{conversation}", summary="Recent messages of a conversation")
+# ``{conversation:ref}``: the key as one percent-encoded segment (``web:a%2Fb``), see ``refs``.
+@router.get("/history/{conversation:ref}", summary="Recent messages of a conversation")
 def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> dict[str, Any]:
     store = seams.history(eng)
     return {"conversation": conversation, "messages": [_plain(m) for m in store.recent(conversation, limit)]}
 
 
-@router.post("/history/{conversation}", status_code=201, summary="Append a message to a conversation")
+@router.post("/history/{conversation:ref}", status_code=201, summary="Append a message to a conversation")
 def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
     store = seams.history(eng)
     calls = None if body.tool_calls is None else [call.model_dump() for call in body.tool_calls]
@@ -60,12 +62,12 @@ def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, An
     return {"conversation": conversation, "appended": _plain(message)}
 
 
-@router.get("/history/{conversation}/summary", summary="The summary that replaced compacted messages")
+@router.get("/history/{conversation:ref}/summary", summary="The summary that replaced compacted messages")
 def history_summary(eng: Eng, conversation: str) -> dict[str, Any]:
     return {"conversation": conversation, "summary": seams.history(eng).summary(conversation)}
 
 
-@router.delete("/history/{conversation}", summary="Delete a conversation's history")
+@router.delete("/history/{conversation:ref}", summary="Delete a conversation's history")
 def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
     return {"conversation": conversation, "purged": _plain(seams.history(eng).purge(conversation))}
 
