@@ -290,7 +290,7 @@ class Engram:
     def close(self) -> None:
         """Close the store (and conversation history), once the writes already accepted are
         committed: a ``remember_soon`` whose future nobody awaited is still stored, not failed."""
-        if not self.writes.flush(CLOSE_WAIT_S):
+        if not self.writes.close(CLOSE_WAIT_S):
             log.warning("closing before every queued write was committed (waited up to %.0f s, or closed "
                         "from a listener of a write in progress): the writes left fail", CLOSE_WAIT_S)
         if self._history_root is not None:  # a view: its history is its engine's, closed there

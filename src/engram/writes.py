@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engram.drain import Drain
-from engram.errors import DimensionError, EngramError
+from engram.errors import DimensionError, EngramError, StorageError
 from engram.events import EventBus, MemoryEvent
 from engram.model import Memory, MemoryDraft, MemoryFilter, Scope, WriteResult
 from engram.search import TextEmbedder
@@ -139,6 +139,7 @@ class WriteQueue:
         self._committed.set()
         # The last identity look-up: (embedder identity, its warning or None, monotonic time).
         self._identity_seen: tuple[str, str | None, float] | None = None
+        self._closed = False
 
     @property
     def waiting(self) -> int:
@@ -147,17 +148,27 @@ class WriteQueue:
 
     def write(self, pending: PendingWrite) -> WriteResult:
         """Store ``pending`` in the next batch; returns after the commit that holds it. Raises the
-        error the store gave this write alone (or the batch's, when the commit itself failed)."""
+        error the store gave this write alone (or the batch's, when the commit itself failed);
+        ``StorageError`` at once after ``close``."""
+        self._refuse_when_closed()
         return self._drain.submit(pending)
 
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every write queued so far is committed and answered; False on ``timeout``
-        (or when called from a listener of a batch in progress, which cannot wait for itself)."""
+    def close(self, timeout: float | None = None) -> bool:
+        """Refuse new writes, then wait until every write queued so far is committed and answered;
+        False on ``timeout`` (or when called from a listener of a batch in progress, which cannot
+        wait for itself)."""
+        self._closed = True
         return self._drain.wait_idle(timeout)
 
     def write_soon(self, pending: PendingWrite) -> Future[WriteResult]:
         """``write`` without waiting: the future is answered after the commit (see ``Drain.submit_soon``)."""
+        self._refuse_when_closed()
         return self._drain.submit_soon(pending)
+
+    def _refuse_when_closed(self) -> None:
+        if self._closed:
+            # Clearer than the database's own "Cannot operate on a closed database" from a batch.
+            raise StorageError("this engram is closed: open a new one to write")
 
     def _run(self, batch: list[PendingWrite], hand_off: Callable[[], None]) -> list[WriteResult | Exception]:
         """Each write settled (an error there answers that write alone), the settled ones stored

@@ -196,3 +196,19 @@ def test_a_drain_is_idle_only_once_every_batch_is_answered() -> None:
     release.set()
     assert drain.wait_idle(20)
     assert [f.result(0) for f in futures] == [0, 2, 4]
+
+
+def test_writing_after_close_is_refused_at_once_saying_so(tmp_path: Path) -> None:
+    from engram.errors import StorageError
+
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+    mem.remember("stored before closing")
+    mem.close()
+    for write in (lambda: mem.remember("too late"), lambda: mem.remember_soon("too late")):
+        with pytest.raises(StorageError, match="closed"):
+            write()
+    reopened = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+    try:
+        assert [m.content for m in reopened.list()] == ["stored before closing"]
+    finally:
+        reopened.close()
