@@ -145,3 +145,29 @@ def test_list_and_recall_read_times_as_the_audit_trail_does(isolated_home: Path,
             r = c.get("/api/v1/memory/search", params={"q": "noted", **params})
             assert r.status_code == 200 and r.json()["hits"] == [], r.text
         assert c.get("/api/v1/memory/search", params={"q": "noted", "known_at": "soonish"}).json()["field"] == "known_at"
+
+
+def test_http_list_and_search_take_since_until_and_entity_as_the_cli_does(served: Served) -> None:
+    today = datetime.now(UTC).date().isoformat()
+    with served.client(served.alice) as c:
+        assert c.post("/api/v1/memory", json={"content": "met Ada at the bakery", "key": "ada",
+                                              "related_entity": "Ada"}).status_code == 201
+        assert c.post("/api/v1/memory", json={"content": "met Bo at the bakery", "key": "bo"}).status_code == 201
+
+        def listed(**params: str) -> list[str]:
+            r = c.get("/api/v1/memory", params=params)
+            assert r.status_code == 200, r.text
+            return sorted(m["key"] for m in r.json()["memories"])
+
+        def found(**params: str) -> list[str]:
+            r = c.get("/api/v1/memory/search", params={"q": "bakery", **params})
+            assert r.status_code == 200, r.text
+            return sorted(h["memory"]["key"] for h in r.json()["hits"])
+
+        assert listed(since="today") == listed(until=today) == found(since="last week") == ["ada", "bo"]
+        assert listed(until="yesterday") == found(since="4000000000") == []
+        assert found(entity="Ada") == ["ada"]
+        for path, params in (("/api/v1/memory", {"since": "whenever"}),
+                             ("/api/v1/memory/search", {"q": "bakery", "until": "someday"})):
+            bad = c.get(path, params=params)
+            assert bad.status_code == 422 and bad.json()["field"] in ("since", "until"), bad.text

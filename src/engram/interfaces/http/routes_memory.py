@@ -31,14 +31,19 @@ Order = Literal["recent", "oldest", "importance", "accessed"]
 AsOf = Annotated[str | None, Query(max_length=64, description="Only facts valid at this time.")]
 When = Annotated[str | None, Query(max_length=200, description="yesterday, last week, in March, since Monday, ...")]
 KnownAt = Annotated[str | None, Query(max_length=64, description="As recorded at this time, with the contents of then.")]
+Since = Annotated[str | None, Query(max_length=200, description="Created at or after: ISO 8601, epoch seconds or a "
+                                                               "phrase (yesterday, last week).")]
+Until = Annotated[str | None, Query(max_length=200, description="Created at or before: as since (a day or a phrase "
+                                                               "counts whole).")]
 Reason = Annotated[str | None, Query(max_length=500, description="Why, kept in the audit trail.")]
 LinkLimit = Annotated[int, Query(ge=1, le=200)]
 
 
 def _filters(category: str | None, type_: str | None, layer: str | None, tag: list[str] | None,
-             entity: str | None = None, as_of: str | None = None, known_at: str | None = None) -> Filters:
+             entity: str | None = None, as_of: str | None = None, known_at: str | None = None,
+             since: str | None = None, until: str | None = None) -> Filters:
     return Filters(category=category, type=type_, layer=layer, tags=tag, related_entity=entity, as_of=as_of,
-                   known_at=known_at)
+                   known_at=known_at, since=since, until=until)
 
 
 @router.get("", summary="List memories (PHP: GET /api/v1/memory?type=&limit=)")
@@ -55,8 +60,10 @@ def list_memories(
     offset: Offset = 0,
     as_of: AsOf = None,
     known_at: KnownAt = None,
+    since: Since = None,
+    until: Until = None,
 ) -> dict[str, Any]:
-    filters = _filters(category, type, layer, tag, entity, as_of, known_at)
+    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until)
     items = eng.list(filters, order=order, limit=limit, offset=offset, scope=scope)
     return {"memories": [present.memory_dict(m) for m in items], "total": eng.count(filters, scope=scope),
             "limit": limit, "offset": offset}
@@ -71,6 +78,7 @@ def search(
     category: str | None = None,
     layer: str | None = None,
     tag: Annotated[list[str] | None, Query()] = None,
+    entity: str | None = None,
     min_relevance: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
     depth: Annotated[int, Query(ge=0, le=3, description="Link hops to follow; each adds at most `limit` linked memories.")] = 0,
     mode: Literal["auto", "hybrid", "text", "vector"] = "auto",
@@ -79,8 +87,11 @@ def search(
     when: When = None,
     as_of: AsOf = None,
     known_at: KnownAt = None,
+    since: Since = None,
+    until: Until = None,
 ) -> dict[str, Any]:
-    result = eng.recall(q, limit=limit, filters=_filters(category, type, layer, tag, None, as_of, known_at),
+    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until)
+    result = eng.recall(q, limit=limit, filters=filters,
                         min_relevance=min_relevance, depth=depth, mode=mode, touch=touch, when=when)
     return present.recall_dict(result)
 
