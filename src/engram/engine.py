@@ -290,9 +290,7 @@ class Engram:
     def close(self) -> None:
         """Close the store (and conversation history), once the writes already accepted are
         committed: a ``remember_soon`` whose future nobody awaited is still stored, not failed."""
-        if not self.writes.close(CLOSE_WAIT_S):
-            log.warning("closing before every queued write was committed (waited up to %.0f s, or closed "
-                        "from a listener of a write in progress): the writes left fail", CLOSE_WAIT_S)
+        # Histories first: closing one finishes its transcript indexing, which still writes memories.
         if self._history_root is not None:  # a view: its history is its engine's, closed there
             self._history = None
         with self._agent_histories_lock:
@@ -302,6 +300,9 @@ class Engram:
         if self._history is not None:
             self._history.close()
             self._history = None
+        if not self.writes.close(CLOSE_WAIT_S):
+            log.warning("closing before every queued write was committed (waited up to %.0f s, or closed "
+                        "from a listener of a write in progress): the writes left fail", CLOSE_WAIT_S)
         self.metrics.save()
         self.backend.close()
 
