@@ -171,3 +171,18 @@ def test_http_list_and_search_take_since_until_and_entity_as_the_cli_does(served
                              ("/api/v1/memory/search", {"q": "bakery", "until": "someday"})):
             bad = c.get(path, params=params)
             assert bad.status_code == 422 and bad.json()["field"] in ("since", "until"), bad.text
+
+
+def test_an_api_route_refuses_a_query_parameter_it_does_not_take_naming_it(served: Served) -> None:
+    # FastAPI ignores an unknown query parameter: a misspelt filter answered for everything.
+    with served.client(served.alice) as c:
+        assert c.post("/api/v1/memory", json={"content": "tagged work", "tags": ["work"]}).status_code == 201
+        for path, params, wrong in (("/api/v1/memory", {"tags": "home"}, "tags"),
+                                    ("/api/v1/memory/search", {"q": "work", "sinse": "today"}, "sinse"),
+                                    ("/api/v1/stats", {"all": "1"}, "all")):
+            r = c.get(path, params=params)
+            assert r.status_code == 422, r.text
+            assert r.json()["field"] == wrong, r.text
+        allowed = c.get("/api/v1/memory", params={"tags": "home"}).json()["allowed"]
+        assert "tag" in allowed and "limit" in allowed
+        assert [m["content"] for m in c.get("/api/v1/memory", params={"tag": "work"}).json()["memories"]] == ["tagged work"]

@@ -6,6 +6,10 @@ checked on the event loop): two hand-offs per request where one will do. Here a 
 registered as an ``async def`` one that runs it on a worker thread (the engine's calls block:
 they must stay off the event loop), so its answer is checked and serialized (pydantic, in Rust)
 on the loop. Signature, dependencies and response model are the route's own (``functools.wraps``).
+
+API routes also refuse a query parameter they do not take, naming it (422), as their bodies refuse
+an unknown field: FastAPI ignores one, so a misspelt filter (``?tags=`` for ``?tag=``,
+``?sinse=``) silently answered for everything.
 """
 
 from __future__ import annotations
@@ -15,8 +19,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends, Request
+from fastapi.dependencies.models import Dependant
 from starlette.concurrency import run_in_threadpool
+
+from engram.errors import ValidationError
+
+API_PREFIX = "/api/"
 
 
 def on_worker_thread(route: Callable[..., Any]) -> Callable[..., Any]:
@@ -31,6 +40,36 @@ def on_worker_thread(route: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def query_names(dependant: Dependant) -> frozenset[str]:
+    """The query parameters a route takes, its dependencies' included."""
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= query_names(sub)
+    return frozenset(names)
+
+
+_taken: dict[int, frozenset[str]] = {}  # route -> its query parameters, worked out on its first request
+
+
+async def refuse_unknown_query(request: Request) -> None:
+    """A dependency of every API route: a query parameter the route does not take is an error."""
+    if not request.scope.get("query_string"):
+        return  # (most requests: nothing to check)
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    taken = _taken.get(id(route))
+    if taken is None:
+        taken = _taken[id(route)] = query_names(dependant)
+    for name in request.query_params:
+        if name not in taken:
+            raise ValidationError(name, "is not a query parameter of this request",
+                                  sorted(taken) or "no query parameters")
+
+
 class Router(APIRouter):
     def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        if (self.prefix + path).startswith(API_PREFIX):
+            kwargs["dependencies"] = [*(kwargs.get("dependencies") or ()), Depends(refuse_unknown_query)]
         super().add_api_route(path, on_worker_thread(endpoint), **kwargs)
