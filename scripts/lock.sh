@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Re-resolve requirements/lock.txt from pyproject.toml: the exact versions that CI and
+# Re-resolve the two locks from pyproject.toml: the exact versions that CI and
 # scripts/bootstrap.sh install (as pip constraints, so users of the package still resolve freely).
-# Run it after changing a dependency range, then run the tests and commit both files.
-# The resolver is uv, itself pinned here so the lock is reproducible; it runs from a throwaway venv.
+#   requirements/lock.txt         direct dependencies at their LOWEST allowed version: the lower
+#                                 bounds pyproject.toml promises (the full suite runs on it);
+#   requirements/lock-newest.txt  everything at the NEWEST allowed version: what a user's
+#                                 `pip install 'engram-recall[all]'` gets today (scripts/test.sh
+#                                 runs a subset of the suite on it).
+# Run it after changing a dependency range (and now and then, to pick up new releases within the
+# ranges), then run scripts/test.sh and commit the three files.
+# The resolver is uv, itself pinned here so the locks are reproducible; it runs from a throwaway venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 uv_version="0.13.8"
@@ -10,10 +16,14 @@ tool="$(mktemp -d)"
 trap 'rm -rf "$tool"' EXIT
 "${PYTHON:-python3}" -m venv "$tool"
 "$tool/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$uv_version"
-# Direct dependencies at their lowest allowed version: CI tests the lower bounds pyproject.toml
-# promises (users get newer ones); indirect ones at the newest. Every extra the dev install and the optional token counter use,
-# resolved for the machine CI runs on (Linux x86-64 with the python3 here); another platform
-# installs from the ranges without it.
-"$tool/bin/uv" pip compile pyproject.toml --extra dev --extra tokens --resolution lowest-direct \
-    --no-header --quiet --output-file requirements/lock.txt
-sed -i '1i # Exact versions CI and scripts/bootstrap.sh install (pip -c). Regenerate with scripts/lock.sh.' requirements/lock.txt
+# Every extra the dev install and the optional token counter use, resolved for the machine CI runs
+# on (Linux x86-64 with the python3 here); another platform installs from the ranges without it.
+# In the lowest lock, indirect dependencies are at their newest (uv's lowest-direct).
+compile() {  # compile RESOLUTION FILE HEADER
+    "$tool/bin/uv" pip compile pyproject.toml --extra dev --extra tokens --resolution "$1" \
+        --no-header --quiet --output-file "$2"
+    sed -i "1i # $3 Regenerate with scripts/lock.sh." "$2"
+}
+compile lowest-direct requirements/lock.txt "Exact versions CI and scripts/bootstrap.sh install (pip -c)."
+compile highest requirements/lock-newest.txt \
+    "Newest versions within pyproject.toml's ranges, which scripts/test.sh's second pass installs (pip -c)."

@@ -3,16 +3,78 @@
 # engram with its dev extras in .venv, and Debian's chromium for the browser test (when apt is
 # available; without it that one test skips and says why), and the MCP Inspector from npm. PostgreSQL
 # comes from a wheel.
+#
+# Two passes. The main one runs pytest with the given arguments (default: the whole suite) in .venv,
+# built from requirements/lock.txt: the lower bounds of pyproject.toml's ranges. The newest pass
+# runs NEWEST_TESTS below in .venv-newest, built from requirements/lock-newest.txt: the newest
+# versions inside the ranges, what `pip install engram-recall` gets today. Either failing fails the
+# script. ENGRAM_TEST_NEWEST chooses the passes:
+#   auto (default)  the newest pass too when no pytest arguments are given (a full run, as CI does);
+#                   a run with arguments is a targeted one, on .venv only
+#   1               the newest pass too, always (the arguments still apply to the main pass only)
+#   0               the main pass only
+#   only            the newest pass only, with the given pytest arguments instead of NEWEST_TESTS
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh "dev"
-if command -v apt-get >/dev/null 2>&1; then
-    scripts/install-browser.sh >&2 || echo "engram: could not install chromium; the browser test will skip" >&2
+newest="${ENGRAM_TEST_NEWEST:-auto}"
+unset ENGRAM_TEST_NEWEST  # a setting of this script, not of engram under test
+case "$newest" in
+    auto) if [ "$#" -eq 0 ]; then run_main=1 run_newest=1; else run_main=1 run_newest=0; fi ;;
+    1) run_main=1 run_newest=1 ;;
+    0) run_main=1 run_newest=0 ;;
+    only) run_main=0 run_newest=1 ;;
+    *) echo "engram: ENGRAM_TEST_NEWEST is auto, 1, 0 or only, not '$newest'" >&2; exit 2 ;;
+esac
+# The newest pass: every door (library, CLI, HTTP, MCP), the stores' contract on SQLite, the other
+# backends and PostgreSQL, the embedders, memory files, the framework adapters, so a new FastAPI,
+# Starlette, uvicorn, MCP SDK, pydantic, typer, rich, onnxruntime, tokenizers, psycopg, numpy,
+# PyYAML, watchdog, tantivy, usearch, sqlcipher3, LangChain, LangGraph or OpenAI Agents release
+# that breaks engram fails here. Left out, to keep it to a few minutes: the benchmarks, the
+# reference behaviours, the browser and MCP Inspector tests (their clients are not engram's
+# dependencies), the OpenAPI fuzz, the rest of the PostgreSQL suite, unit tests whose subject is
+# engram's own timing, durability or layering, and slow subprocess tests whose dependencies the
+# kept ones already drive (typer: tests/unit/test_cli.py; the MCP SDK's stdio and HTTP clients:
+# test_mcp.py, test_startup.py; SQLCipher: test_encrypted_cli.py).
+NEWEST_TESTS=(
+    tests/contract tests/unit tests/interfaces tests/embed tests/files tests/integrations
+    tests/llm tests/agent tests/importers tests/lifecycle tests/test_public_api.py
+    tests/postgres/test_memory_contract.py tests/postgres/test_history_contract.py
+    tests/postgres/test_config_and_errors.py
+    --ignore=tests/interfaces/test_web_page.py --ignore=tests/interfaces/test_mcp_inspector.py
+    --ignore=tests/interfaces/test_openapi_fuzz.py
+    --ignore=tests/unit/test_write_soon.py --ignore=tests/unit/test_sqlite_durability.py
+    --ignore=tests/unit/test_sqlite_open_together.py --ignore=tests/unit/test_architecture.py
+    --ignore=tests/unit/test_postgres_suite_never_skips.py
+    --ignore=tests/interfaces/test_cli_history.py --ignore=tests/interfaces/test_mcp_install.py
+    --ignore=tests/interfaces/test_time_doors.py --ignore=tests/lifecycle/test_backup.py
+)
+if [ "$run_main" = 1 ]; then
+    scripts/bootstrap.sh "dev"
+    if command -v apt-get >/dev/null 2>&1; then
+        scripts/install-browser.sh >&2 || echo "engram: could not install chromium; the browser test will skip" >&2
+    fi
+    # The MCP Inspector (npm), an MCP client nobody here wrote, for tests/interfaces/test_mcp_inspector.py;
+    # versions pinned by tests/js/package-lock.json. Without npm that test skips and says why.
+    if command -v npm >/dev/null 2>&1; then
+        [ -x tests/js/node_modules/.bin/mcp-inspector ] || npm ci --prefix tests/js --no-audit --no-fund >&2 \
+            || echo "engram: could not install the MCP Inspector; its test will skip" >&2
+    fi
 fi
-# The MCP Inspector (npm), an MCP client nobody here wrote, for tests/interfaces/test_mcp_inspector.py;
-# versions pinned by tests/js/package-lock.json. Without npm that test skips and says why.
-if command -v npm >/dev/null 2>&1; then
-    [ -x tests/js/node_modules/.bin/mcp-inspector ] || npm ci --prefix tests/js --no-audit --no-fund >&2 \
-        || echo "engram: could not install the MCP Inspector; its test will skip" >&2
+if [ "$run_newest" = 1 ]; then
+    scripts/bootstrap.sh "dev" newest
 fi
-exec .venv/bin/python -m pytest "$@"
+failed=()
+if [ "$run_main" = 1 ]; then
+    .venv/bin/python -m pytest "$@" || failed+=("the main pass (requirements/lock.txt, .venv)")
+fi
+if [ "$run_newest" = 1 ]; then
+    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then set -- "${NEWEST_TESTS[@]}"; fi
+    echo "engram: the newest pass (requirements/lock-newest.txt, .venv-newest): pytest $*" >&2
+    # No cache provider: --lf and --ff keep following the main pass.
+    .venv-newest/bin/python -m pytest -p no:cacheprovider "$@" \
+        || failed+=("the newest pass (requirements/lock-newest.txt, .venv-newest)")
+fi
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf 'engram: failed: %s\n' "${failed[@]}" >&2
+    exit 1
+fi
