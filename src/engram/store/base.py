@@ -53,6 +53,10 @@ class BatchWrite:
 
 @dataclass(frozen=True, slots=True)
 class StoreStats:
+    """The whole store in figures (the operator's view). ``by_category`` and ``by_scope`` are in
+    name order whatever order a backend counted them in (PostgreSQL's GROUP BY answers in hash
+    order), so every backend shows them alike."""
+
     backend: str
     location: str
     memories: int
@@ -62,6 +66,10 @@ class StoreStats:
     vectors: int
     size_bytes: int
     embedding_identity: str | None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_category", dict(sorted(self.by_category.items())))
+        object.__setattr__(self, "by_scope", dict(sorted(self.by_scope.items())))
 
 
 @runtime_checkable

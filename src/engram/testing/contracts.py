@@ -149,6 +149,20 @@ class MemoryStoreContract(TemporalContract):
         assert bobs.by_scope == {"agent:bob": 2, "global": 1}
         assert store.stats().memories == 6 and store.stats().links == 4  # the operator's view holds all
 
+    def test_store_stats_name_scopes_and_categories_in_order(self, store: MemoryStore, clock: FakeClock) -> None:
+        # The operator's view (engram stats --all-agents) lists them the same way on every backend;
+        # PostgreSQL's GROUP BY answered in hash order, the in-memory stores in order of storing.
+        mem = Engram(store, agent="zed", clock=clock)
+        mem.remember("a note", key="n", category="knowledge")
+        mem.for_agent("bob").remember("a chat line", key="c", category="conversation")
+        mem.for_session("s1").remember("a scratch", key="s", scope="session", category="core")
+        mem.remember("a rule", key="r", scope="global")
+        mem.for_agent("alice").remember("another note", key="n")
+        whole = store.stats()
+        assert list(whole.by_scope.items()) == [
+            ("agent:alice", 1), ("agent:bob", 1), ("agent:zed", 1), ("global", 1), ("session:zed/s1", 1)]
+        assert list(whole.by_category.items()) == [("conversation", 1), ("core", 1), ("knowledge", 3)]
+
     def test_recall_finds_own_memory_under_many_better_matches_of_others(self, mem: Engram) -> None:
         bob = mem.for_agent("bob")
         bob.remember_many({"content": f"apple apple apple note {i}"} for i in range(300))
