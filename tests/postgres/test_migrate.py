@@ -207,3 +207,42 @@ def test_migrate_into_a_database_holding_another_stores_memories_writes_nothing(
         assert [m.content for m in Engram(target, agent="alice").list()] == ["Python 3.11 on the old laptop"]
     finally:
         target.close()
+
+
+def test_migrate_keeps_cleared_fields_slash_keys_and_accents_byte_for_byte(pg_url: str, tmp_path: Path) -> None:
+    from engram.config import Settings, load_settings
+
+    def settings(**more: str) -> Settings:
+        return load_settings(home=tmp_path / "home", agent="alice", embeddings={"provider": "none"}, **more)
+
+    source = Engram.from_settings(settings())
+    source.remember("Café  notes\t kept\r\n", key="notes/today", tags=["a"], metadata={"f": 1.0, "s": "ü"},
+                    related_entity="Zoë", source="chat", search_context="ctx é", valid_until="2030-01-01")
+    source.update("notes/today", clear=["tags", "metadata", "related_entity", "source", "valid_until"])
+    source.replace("notes/today", "Cafe\u0301 au lait, José's 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ")  # a decomposed é, an astral letter
+    other = source.remember("100% done", key="100%/a%2Fb").memory
+    source.remember("first", key=other.id)  # a key spelled as another memory's id
+    source.history.append("web:a/b", "user", "hello Zoë  ", metadata={"x": 1.5})
+    expected = {m.key: (m, source.versions(m.id)) for m in source.list(limit=100)}
+    expected_stats = source.visible_stats()
+    source.close()
+
+    report = copy_sqlite_to_postgres(tmp_path / "home" / "memory.db", pg_url)
+    assert report.verified, {n: t for n, t in report.tables.items() if not t.verified}
+
+    moved = Engram.from_settings(settings(database_url=pg_url))
+    try:
+        assert moved.store.name == "postgres"
+        for key, (memory, versions) in expected.items():
+            assert moved.get_by_key(key) == memory and moved.versions(memory.id) == versions
+        assert moved.get_by_key("notes/today").content == "Cafe\u0301 au lait, José's 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 "
+        assert moved.get_by_key(other.id).content == "first"
+        assert [h.memory.key for h in moved.recall("cafe jose", touch=False)] == ["notes/today"]  # folded there too
+        assert moved.history.conversations() == ["web:a/b"]
+        [message] = moved.history.all("web:a/b")
+        assert (message.content, message.metadata) == ("hello Zoë  ", {"x": 1.5})
+        seen = moved.visible_stats()
+        assert (seen.memories, seen.by_category, seen.by_scope, seen.links) == (
+            expected_stats.memories, expected_stats.by_category, expected_stats.by_scope, expected_stats.links)
+    finally:
+        moved.close()
