@@ -75,6 +75,14 @@ def test_keys_and_summaries_are_printed_as_written_not_as_emoji_or_markup(tmp_pa
     assert run(tmp_path, "history", "purge", "web:[red]x", "-y").stdout.strip() == "purged 1 message from web:[red]x"
 
 
+def test_transcript_reports_its_file_and_count_as_written(tmp_path: Path) -> None:
+    folder = tmp_path / "notes [red]"  # a path rich would read as markup
+    (tmp_path / "config.toml").write_text(f'[history]\ntranscripts_dir = "{folder}"\n')
+    assert run(tmp_path, "history", "append", "telegram:42", "hello").returncode == 0
+    wrote = run(tmp_path, "history", "transcript", "telegram:42").stdout.strip()
+    assert wrote == f"wrote {folder / 'default' / 'telegram_42.md'} (1 message)"
+
+
 def test_jsonl_backend_from_settings(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('[history]\nbackend = "jsonl"\nmax_entries = 2\n')
     with Engram.from_settings(home=tmp_path, history={"backend": "jsonl", "max_entries": 2}) as engram:

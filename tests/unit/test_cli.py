@@ -172,3 +172,13 @@ def test_links_to_another_agents_memory_are_not_shown(isolated_home: Path, tmp_p
     snapshot = tmp_path / "bob.json"
     assert engram(isolated_home, "--agent", "bob", "export", str(snapshot)).returncode == 0
     assert secret not in snapshot.read_text()
+
+
+def test_get_shows_importance_as_a_person_reads_it(isolated_home: Path) -> None:
+    assert engram(isolated_home, "remember", "Project uses Python 3.12", "--key", "py").returncode == 0
+    for _ in range(2):  # each recall strengthens it by lifecycle.strengthen.importance_boost (0.05)
+        assert engram(isolated_home, "recall", "python version").returncode == 0
+    stored = json.loads(engram(isolated_home, "--json", "get", "py").stdout)["importance"]
+    assert round(stored, 9) == 0.6  # kept as 0.6000000000000001
+    row = next(line for line in engram(isolated_home, "get", "py").stdout.splitlines() if "importance" in line)
+    assert row.split("│")[2].strip() == "0.6"

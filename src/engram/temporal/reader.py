@@ -72,8 +72,11 @@ class TimeReader:
     def read(self, query: str, when: str | None, now: float) -> QueryTime:
         """An explicit ``when`` (``ValidationError`` if unreadable), else a phrase in the query."""
         if when is not None:
-            anchored = _ANCHOR.match(" ".join(str(when).split()))
-            if anchored and phrases.find(anchored.group(2), now, self.zone, self.week_start)[0] is None:
+            spoken = " ".join(str(when).split())
+            anchored = _ANCHOR.match(spoken)
+            # "since Monday" and "since March" are phrases whole, though "Monday" alone is not one.
+            if (anchored and not self._is_phrase(spoken, now)
+                    and phrases.find(anchored.group(2), now, self.zone, self.week_start)[0] is None):
                 return QueryTime(None, query, False, (anchored.group(1).lower(), anchored.group(2)))
             return QueryTime(phrases.parse(when, now, self.zone, self.week_start), query, False)
         if not self.read_queries:
@@ -83,6 +86,10 @@ class TimeReader:
             return QueryTime(None, query, False)
         # Searching the phrase's own words ("last", "week") would only add noise.
         return QueryTime(found, rest if text.query_terms(rest) else "", True)
+
+    def _is_phrase(self, words: str, now: float) -> bool:
+        found, rest = phrases.find(words, now, self.zone, self.week_start)
+        return found is not None and not text.query_terms(rest)
 
     def instant(self, value: Any, field: str) -> float | None:
         """A time a user gave (epoch seconds or ISO 8601), a date or time without an offset read

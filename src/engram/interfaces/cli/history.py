@@ -152,7 +152,8 @@ def transcript(
     if st.as_json:
         render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})
     else:
-        render.console.print(f"wrote {path} ({len(messages)} messages{', indexed' if index else ''})")
+        render.console.print(f"wrote {path} ({_messages(len(messages))}{', indexed' if index else ''})",
+                             markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -153,9 +153,10 @@ def token_list(
         return
     from rich.table import Table
 
-    table = Table("id", "agent", "name", "created", "revoked")
+    table = Table("id", "agent", "name", "created", "last used", "revoked")
     for t in infos:
-        table.add_row(t.id, t.agent, t.name, render.when(t.created_at), render.when(t.revoked_at))
+        table.add_row(t.id, t.agent, t.name, render.when(t.created_at), render.when(t.last_used_at),
+                      render.when(t.revoked_at))
     render.console.print(table)
 
 
