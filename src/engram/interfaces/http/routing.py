@@ -48,7 +48,9 @@ def query_names(dependant: Dependant) -> frozenset[str]:
     return frozenset(names)
 
 
-_taken: dict[int, frozenset[str]] = {}  # route -> its query parameters, worked out on its first request
+# The attribute a route keeps its query parameters in, worked out on its first request (on the
+# route itself: routes compare by value, so they cannot key a dict, and an id could be reused).
+_TAKEN = "_engram_query_names"
 
 
 async def refuse_unknown_query(request: Request) -> None:
@@ -59,9 +61,10 @@ async def refuse_unknown_query(request: Request) -> None:
     dependant = getattr(route, "dependant", None)
     if dependant is None:
         return
-    taken = _taken.get(id(route))
+    taken = getattr(route, _TAKEN, None)
     if taken is None:
-        taken = _taken[id(route)] = query_names(dependant)
+        taken = query_names(dependant)
+        setattr(route, _TAKEN, taken)
     for name in request.query_params:
         if name not in taken:
             raise ValidationError(name, "is not a query parameter of this request",
