@@ -15,6 +15,7 @@ from engram.interfaces.cli.state import state
 if TYPE_CHECKING:
     from engram.engine import Filters
     from engram.metrics import LatencySummary
+    from engram.model import WriteResult
     from engram.store.base import StoreStats
 
 CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or conversation.")
@@ -74,11 +75,18 @@ def remember(
         importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
         search_context=search_context, valid_from=valid_from, valid_until=valid_until,
     )
-    if st.as_json:
+    _show_write(result, as_json=st.as_json)
+
+
+_DONE = {"created": "stored", "updated": "updated", "unchanged": "unchanged", "duplicate": "already stored"}
+
+
+def _show_write(result: WriteResult, *, as_json: bool) -> None:
+    """What ``remember`` and ``update`` print: the result as JSON, or one line and its warnings."""
+    if as_json:
         render.emit_json(result)
         return
-    verb = {"created": "stored", "updated": "updated", "unchanged": "unchanged", "duplicate": "already stored"}
-    render.console.print(f"{verb[result.action]}: [bold]{render.markup_safe(result.memory.key)}[/bold] ({result.memory.id})")
+    render.console.print(f"{_DONE[result.action]}: [bold]{render.markup_safe(result.memory.key)}[/bold] ({result.memory.id})")
     for warning in result.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}")
 
@@ -108,12 +116,7 @@ def update(
         importance=importance, related_entity=entity, source=source, search_context=search_context,
         valid_from=valid_from, valid_until=valid_until, clear=clear or (),
     )
-    if st.as_json:
-        render.emit_json(result)
-        return
-    render.console.print(f"{result.action}: [bold]{render.markup_safe(result.memory.key)}[/bold] ({result.memory.id})")
-    for warning in result.warnings:
-        render.errors.print(f"[yellow]warning:[/yellow] {warning}")
+    _show_write(result, as_json=st.as_json)
 
 
 def recall(
