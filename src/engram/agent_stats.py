@@ -46,18 +46,19 @@ class AgentStats:
 
 def gather(engram: Engram, visible: MemoryFilter) -> AgentStats:
     """``engram``'s view in figures (see ``AgentStats``); ``visible`` is the filter of what it reads."""
-    from engram.engine import Filters
-
     agent = engram.scope.agent
-    total = engram.count()
-    by_type = {t: engram.count(Filters(type=t)) for t in KNOWN_TYPES}
-    by_type["other"] = max(total - sum(by_type.values()), 0)
+    kinds = engram.store.count_by_kind(visible)  # one pass for the total, categories and types
+    by_category = dict.fromkeys((c.value for c in Category), 0)
+    by_type = dict.fromkeys((*KNOWN_TYPES, "other"), 0)
+    for (category, type_), n in kinds.items():
+        by_category[category] = by_category.get(category, 0) + n
+        by_type[type_ if type_ in KNOWN_TYPES else "other"] += n
     whole = engram.store.stats()  # read for its scope labels and the store's address only
     by_scope = {label: engram.count(scope=Scope.parse(label)) for label in sorted(whole.by_scope)
                 if _own(label, agent)}
     return AgentStats(
         agent=agent, session=engram.scope.session, backend=whole.backend, location=whole.location,
-        memories=total, by_category={c.value: engram.count(Filters(category=c)) for c in Category},
+        memories=sum(kinds.values()), by_category=by_category,
         by_type={t: n for t, n in by_type.items() if n}, by_scope={s: n for s, n in by_scope.items() if n},
         links=engram.store.count_links(visible), vectors=engram.store.count_vectors(visible),
         embedding_identity=whole.embedding_identity,

@@ -95,6 +95,11 @@ class MemoryStore(Protocol):
 
     def count(self, filt: MemoryFilter) -> int: ...
 
+    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
+        """How many memories ``filt`` lets through, by ``(category, type)``, in one pass (an
+        agent's stats, which counting by each category and type in turn made a scan apiece)."""
+        ...
+
     def count_links(self, filt: MemoryFilter) -> int:
         """Links (each once) whose two memories ``filt`` both lets through."""
         ...
@@ -213,6 +218,13 @@ def linked_memories(store: MemoryStore, memory_id: str, filt: MemoryFilter, limi
         return []
     links = found[0].links
     return store.get_many(newest_first(links, store.matching_ids(links, filt))[:limit])
+
+
+def links_among_sql(visible: str) -> str:
+    """The SQL counting links (each once) between two memories of ``visible`` (a subquery of
+    ``memories.id``, used twice): links are stored both ways, so the half with ``from_id < to_id``."""
+    return (f"SELECT COUNT(*) FROM memory_links WHERE from_id < to_id AND from_id IN ({visible})"
+            f" AND to_id IN ({visible})")
 
 
 def import_links(memories: Sequence[Memory], agent_of: Mapping[str, str]) -> list[tuple[str, str]]:

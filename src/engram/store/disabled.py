@@ -41,6 +41,9 @@ class DisabledMemoryStore:
     def count(self, filt: MemoryFilter) -> int:
         return 0
 
+    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
+        return {}
+
     def count_links(self, filt: MemoryFilter) -> int:
         return 0
 

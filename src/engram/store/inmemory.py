@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -245,6 +246,10 @@ class InMemoryMemoryStore:
     def count(self, filt: MemoryFilter) -> int:
         with self._lock:
             return sum(1 for _ in self._visible(filt))
+
+    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
+        with self._lock:
+            return dict(Counter((m.category.value, m.type) for m in self._visible(filt)))
 
     def count_links(self, filt: MemoryFilter) -> int:
         with self._lock:

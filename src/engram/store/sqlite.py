@@ -47,7 +47,15 @@ from engram.model import (
     WriteResult,
     draft_changes,
 )
-from engram.store.base import BatchWrite, ImportResult, StoreStats, apply_write, import_links, linked_memories
+from engram.store.base import (
+    BatchWrite,
+    ImportResult,
+    StoreStats,
+    apply_write,
+    import_links,
+    linked_memories,
+    links_among_sql,
+)
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_text import SqliteTextIndex
@@ -447,13 +455,17 @@ class SqliteMemoryStore:
         with self.db.read() as conn:
             return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
 
+    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
+        where, params = filter_sql(filt)
+        with self.db.read() as conn:
+            rows = conn.execute(f"SELECT m.category, m.type, COUNT(*) FROM memories m WHERE {where} GROUP BY 1, 2", params)
+            return {(category, type_): int(n) for category, type_, n in rows.fetchall()}
+
     def count_links(self, filt: MemoryFilter) -> int:
         where, params = filter_sql(filt)
-        visible = f"SELECT m.id FROM memories m WHERE {where}"
-        with self.db.read() as conn:  # a link is stored both ways: count the half with from_id < to_id
-            return int(conn.execute(
-                f"SELECT COUNT(*) FROM memory_links WHERE from_id < to_id AND from_id IN ({visible}) AND to_id IN ({visible})",
-                [*params, *params]).fetchone()[0])
+        with self.db.read() as conn:
+            sql = links_among_sql(f"SELECT m.id FROM memories m WHERE {where}")
+            return int(conn.execute(sql, [*params, *params]).fetchone()[0])
 
     def count_vectors(self, filt: MemoryFilter) -> int:
         where, params = filter_sql(filt)

@@ -148,6 +148,9 @@ class MemoryStoreContract(TemporalContract):
         assert (bobs.memories, bobs.links, bobs.vectors) == (3, 2, 3)  # rule-tea is half alice's: not bob's to count
         assert bobs.by_scope == {"agent:bob": 2, "global": 1}
         assert store.stats().memories == 6 and store.stats().links == 4  # the operator's view holds all
+        # The one pass those figures come from: by (category, type), for exactly the filter's scopes.
+        assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice"),))) == {("knowledge", "learned"): 1,
+                                                                              ("core", "decision"): 1}
 
     def test_store_stats_name_scopes_and_categories_in_order(self, store: MemoryStore, clock: FakeClock) -> None:
         # The operator's view (engram stats --all-agents) lists them the same way on every backend;
