@@ -14,7 +14,7 @@ from pathlib import Path
 from mcp import Client
 
 from tests.interfaces.conftest import Served
-from tests.interfaces.test_mcp import _data, _http
+from tests.interfaces.test_mcp import _data, _error_text, _http
 
 
 def _at(text: str) -> float:
@@ -186,3 +186,46 @@ def test_an_api_route_refuses_a_query_parameter_it_does_not_take_naming_it(serve
         allowed = c.get("/api/v1/memory", params={"tags": "home"}).json()["allowed"]
         assert "tag" in allowed and "limit" in allowed
         assert [m["content"] for m in c.get("/api/v1/memory", params={"tag": "work"}).json()["memories"]] == ["tagged work"]
+
+
+def test_mcp_recall_and_list_take_since_and_until_as_the_other_doors_do(served: Served) -> None:
+    """``since``/``until`` on MCP's recall and list: read by the engine as the library, CLI and HTTP
+    read them (epoch, ISO 8601 or a phrase), refused with the library's own words; bob sees nothing of alice's."""
+    from engram.engine import Filters
+    from engram.errors import ValidationError
+
+    today = datetime.now(UTC).date().isoformat()
+    library = served.engram.for_agent("alice")
+    try:
+        library.list(Filters(since="whenever"))
+    except ValidationError as exc:
+        unreadable = exc.problem
+    else:
+        raise AssertionError("the library read 'whenever' as a time")
+
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            _data(await alice.call_tool("remember", {"content": "met Ada at the bakery", "key": "ada"}))
+
+            async def recalled(**times: str) -> list[str]:
+                found = _data(await alice.call_tool("recall", {"query": "bakery", **times}))
+                return [r["context"]["key"] for r in found["results"]]
+
+            async def listed(**times: str) -> list[str]:
+                return [m["key"] for m in _data(await alice.call_tool("list", times))["memories"]]
+
+            assert await recalled(since="today") == await recalled(until=today) == ["ada"]
+            assert await listed(since="last week", until=today) == await listed(since=today) == ["ada"]
+            assert await recalled(until="yesterday") == await recalled(since="4000000000") == []
+            assert await listed(until="yesterday") == []
+            for tool, args, field in (("recall", {"query": "bakery", "since": "whenever"}, "since"),
+                                      ("list", {"until": "someday"}, "until"),
+                                      ("list", {"since": "today", "until": "yesterday"}, "until")):
+                refused = _error_text(await alice.call_tool(tool, args))
+                assert f"invalid {field}:" in refused, refused
+            assert unreadable in _error_text(await alice.call_tool("list", {"since": "whenever"}))
+        async with Client(_http(served, served.bob)) as bob:
+            assert _data(await bob.call_tool("recall", {"query": "bakery", "since": "last week"}))["results"] == []
+            assert _data(await bob.call_tool("list", {"since": "last week"}))["memories"] == []
+
+    asyncio.run(run())

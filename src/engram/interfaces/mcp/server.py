@@ -98,13 +98,15 @@ class RecallFilters(BaseModel):
 
 
 def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None, filters: RecallFilters,
-            depth: int, when: str | None = None, as_of: str | None = None,
-            known_at: str | None = None) -> dict[str, Any]:
+            depth: int, *, when: str | None = None, since: str | None = None, until: str | None = None,
+            as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
+    # The times go to the engine as given: it reads each (epoch seconds, ISO 8601 or a phrase) and
+    # names the one it cannot read, in the words every other door gives.
     session_id = filters.session_id
     view = engram if session_id is None else engram.for_session(session_id)
     result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
                          filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
-                                         as_of=as_of, known_at=known_at))
+                                         since=since, until=until, as_of=as_of, known_at=known_at))
     hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
     out: dict[str, Any] = {"results": [present.clawcode_result(h) for h in hits]}
     if result.notes:
@@ -130,6 +132,12 @@ def _link(engram: Engram, a: str, b: str, action: str) -> dict[str, Any]:
     return {"action": "link", "from": a, "to": b, "changed": True}
 
 
+# The engine's TimeReader reads these (as ``engram list --since`` and the HTTP API's ``since`` do).
+Since = Annotated[str | None, Field(description=(
+    "Only memories created at or after this: ISO 8601 (2026-04-12), epoch seconds, or a phrase "
+    "(yesterday, last week: its start)."))]
+Until = Annotated[str | None, Field(description=(
+    "Only memories created at or before this: as since (a day or a phrase counts whole: yesterday ends at midnight)."))]
 CLEAR_HELP = f"Fields to empty, e.g. [\"valid_until\"]: any of {', '.join(CLEARABLE_FIELDS)}."
 Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.g. [\"preferences\", \"python\"].")]
 
@@ -188,10 +196,12 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             description="Only facts that held at this time (ISO 8601), superseded ones included.")] = None,
         known_at: Annotated[str | None, Field(
             description="Memory as it was recorded at this time (ISO 8601), with the contents of then.")] = None,
+        since: Since = None,
+        until: Until = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            return _recall(resolve(), query, limit, min_relevance, filters or RecallFilters(), depth, when, as_of,
-                           known_at)
+            return _recall(resolve(), query, limit, min_relevance, filters or RecallFilters(), depth,
+                           when=when, since=since, until=until, as_of=as_of, known_at=known_at)
 
     @server.tool(title="Forget memories", annotations=DELETE, description=(
         "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "
@@ -246,10 +256,12 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         category: Literal["core", "knowledge", "conversation"] | None = None,
         type: Annotated[str | None, Field(description="Only this type, e.g. decision.")] = None,
         offset: Annotated[int, Field(ge=0, description="Skip this many (for the next page).")] = 0,
+        since: Since = None,
+        until: Until = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            items = resolve().list(Filters(tags=tags, category=category, type=type), order=order, limit=limit,
-                                   offset=offset)
+            items = resolve().list(Filters(tags=tags, category=category, type=type, since=since, until=until),
+                                   order=order, limit=limit, offset=offset)
             return {"memories": [present.list_item(m) for m in items], "count": len(items), "offset": offset}
 
     @server.tool(title="Update a memory", annotations=WRITE, description=(
