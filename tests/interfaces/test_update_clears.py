@@ -70,3 +70,42 @@ def test_cli_update_changes_given_fields_and_clears_named_ones(isolated_home: Pa
     refused = engram(isolated_home, "update", "deploy", "--clear", "content")
     assert refused.returncode != 0 and "content" in refused.stderr and "cannot be cleared" in refused.stderr
     assert json.loads(engram(isolated_home, "--json", "get", "deploy").stdout)["content"] == FULL["content"]
+
+
+def test_mcp_update_sets_entity_source_and_valid_times_as_the_library_does(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            _data(await alice.call_tool("remember", {"content": FULL["content"], "key": "deploy"}))
+            _data(await alice.call_tool("update", {
+                "memory_id": "deploy", "related_entity": "ci", "source": "wiki", "valid_from": "2026-01-01",
+                "valid_until": "2026-06-01T00:00:00Z"}))
+            got = _data(await alice.call_tool("get", {"memory_id": "deploy"}))
+            assert (got["related_entity"], got["source"]) == ("ci", "wiki")
+            assert got["valid_from"] < got["valid_until"] == served.engram.time.instant("2026-06-01T00:00:00Z", "x")
+            for args, field in (({"valid_from": "2026-13-45"}, "valid_from"),
+                                ({"valid_until": "2025-01-01"}, "valid_until"),  # before valid_from
+                                ({"related_entity": "x" * 201}, "related_entity"),
+                                ({"source": "wiki", "clear": ["source"]}, "source")):
+                refused = _error_text(await alice.call_tool("update", {"memory_id": "deploy", **args}))
+                assert f"invalid {field}:" in refused, (args, refused)
+            assert _data(await alice.call_tool("get", {"memory_id": "deploy"})) == got  # nothing half-changed
+            async with Client(_http(served, served.bob)) as bob:
+                assert "not found" in _error_text(
+                    await bob.call_tool("update", {"memory_id": "deploy", "related_entity": "bob"}))
+
+    asyncio.run(run())
+    assert served.engram.for_agent("alice").get("deploy").related_entity == "ci"
+
+
+def test_cli_update_sets_entity_source_and_valid_times_naming_a_bad_one(isolated_home: Path) -> None:
+    assert engram(isolated_home, "remember", FULL["content"], "--key", "deploy").returncode == 0
+    changed = engram(isolated_home, "update", "deploy", "--entity", "ci", "--source", "wiki",
+                     "--valid-from", "2026-01-01", "--valid-until", "2026-06-01")
+    assert changed.returncode == 0, changed.stderr
+    got = json.loads(engram(isolated_home, "--json", "get", "deploy").stdout)
+    assert (got["related_entity"], got["source"]) == ("ci", "wiki") and got["valid_from"] < got["valid_until"]
+    for args, field in ((("--valid-from", "2026-13-45"), "valid_from"), (("--valid-until", "2025-01-01"), "valid_until"),
+                        (("--entity", "x" * 201), "related_entity")):
+        refused = engram(isolated_home, "update", "deploy", *args)
+        assert refused.returncode == 2 and field in refused.stderr, (args, refused.stderr)
+    assert json.loads(engram(isolated_home, "--json", "get", "deploy").stdout) == got

@@ -275,12 +275,18 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         importance: Annotated[StrictFloat | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
         category: Literal["core", "knowledge", "conversation"] | None = None,
         type: Annotated[str | None, Field(description="experience, learned, decision, ... or another word.")] = None,
+        related_entity: Annotated[str | None, Field(
+            description="The person or thing the memory is about, e.g. \"Ada\" (up to 200 characters).")] = None,
+        source: Annotated[str | None, Field(description="Where it came from, e.g. \"chat\" or a URL.")] = None,
+        valid_from: Annotated[str | None, Field(description="When the fact began to hold, ISO 8601.")] = None,
+        valid_until: Annotated[str | None, Field(description="When the fact stopped holding, ISO 8601.")] = None,
         # A list of names, not null, clears: a model often sends null for what it means to leave alone.
         clear: Annotated[list[str] | None, Field(description=CLEAR_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
             result = resolve().update(memory_id, content=content, tags=tags, importance=importance,
-                                      category=category, type=type, clear=clear or ())
+                                      category=category, type=type, related_entity=related_entity, source=source,
+                                      valid_from=valid_from, valid_until=valid_until, clear=clear or ())
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
 
