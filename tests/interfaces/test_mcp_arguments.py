@@ -41,7 +41,7 @@ async def _forget_names_its_own_arguments(client: Client) -> None:
     for args, got in (({}, "got no selector"), ({"memory_id": "lang", "query": "python"}, "got memory_id, query"),
                       ({"tag": "x", "older_than_days": 3}, "got tag, older_than_days")):
         text = _error_text(await client.call_tool("forget", args))
-        assert got in text and "exactly one of memory_id, query, tag, older_than_days" in text, text
+        assert got in text and "exactly one of memory_id, key, query, tag, older_than_days" in text, text
         assert "ref" not in text and "older_than_s" not in text, text
     assert _data(await client.call_tool("forget", {"older_than_days": 0, "dry_run": True}))["dry_run"]
 

@@ -13,7 +13,7 @@ from engram.interfaces.cli import files, parsing, render
 from engram.interfaces.cli.state import state
 
 if TYPE_CHECKING:
-    from engram.engine import Filters
+    from engram.engine import Engram, Filters
     from engram.metrics import LatencySummary
     from engram.model import WriteResult
     from engram.store.base import StoreStats
@@ -33,6 +33,17 @@ AsOfOpt = typer.Option(
 KnownAtOpt = typer.Option(
     None, "--known-at", help="As recorded at this time, with the contents of then: as --as-of."
 )
+# The bare REF is read as an id first, then as a key; --key is always a key (for one equal to an id).
+ByKeyOpt = typer.Option(None, "--key", help="The memory with this key, even one that is also another memory's id.")
+
+
+def _one_memory(engram: Engram, command: str, ref: str | None, key: str | None) -> str:
+    """What the engine is given for the memory named by REF or --key (exactly one): REF as given,
+    or the id of the memory whose key is --key (``Engram.get_by_key``)."""
+    from engram.engine import one_selector
+
+    one_selector(command, {"ref": ref, "--key": key})
+    return engram.get_by_key(key).id if key is not None else str(ref)
 
 
 def _filters(category, type_, layer, tags, entity, meta, since, until, as_of=None, known_at=None) -> Filters:  # noqa: ANN001
@@ -93,7 +104,8 @@ def _show_write(result: WriteResult, *, as_json: bool) -> None:
 
 def update(
     ctx: typer.Context,
-    ref: str = typer.Argument(..., help="Key or id."),
+    ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
+    key: str | None = ByKeyOpt,
     content: str | None = typer.Option(None, "--content", help="The new content."),
     category: str | None = typer.Option(None, "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (re-routes the layer)."),
@@ -109,11 +121,12 @@ def update(
     clear: list[str] | None = typer.Option(
         None, "--clear", help="Empty this optional field (repeatable), e.g. valid_until or related_entity."),
 ) -> None:
-    """Change the given fields of a memory (by key or id) and keep the rest; --clear empties a field."""
+    """Change the given fields of a memory (by key or id, or --key) and keep the rest; --clear empties a field."""
     st = state(ctx)
-    result = st.engram().update(
-        ref, content=content, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
-        importance=importance, related_entity=entity, source=source, search_context=search_context,
+    engram = st.engram()
+    result = engram.update(
+        _one_memory(engram, "update", ref, key), content=content, category=category, type=type_, layer=layer,
+        tags=tags, metadata=metadata, importance=importance, related_entity=entity, source=source, search_context=search_context,
         valid_from=valid_from, valid_until=valid_until, clear=clear or (),
     )
     _show_write(result, as_json=st.as_json)
@@ -155,11 +168,15 @@ def recall(
         render.hits_table(result)
 
 
-def get(ctx: typer.Context, ref: str = typer.Argument(..., help="Key or id.")) -> None:
-    """Show one memory by key or id."""
+def get(
+    ctx: typer.Context,
+    ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
+    key: str | None = ByKeyOpt,
+) -> None:
+    """Show one memory by key or id, or by --key."""
     st = state(ctx)
     engram = st.engram()
-    memory = engram.get(ref)
+    memory = engram.get(_one_memory(engram, "get", ref, key))
     if st.as_json:
         render.emit_json({**memory.to_dict(), "versions": engram.versions(memory.id)})
         return
@@ -200,6 +217,7 @@ def list_(
 def forget(
     ctx: typer.Context,
     ref: str | None = typer.Argument(None, help="Key or id of the memory to forget."),
+    key: str | None = ByKeyOpt,
     query: str | None = typer.Option(None, "--query", "-q", help="Forget every memory containing all these words."),
     tag: str | None = typer.Option(None, "--tag", help="Forget every memory with this tag."),
     older_than: str | None = typer.Option(None, "--older-than", help="Forget memories older than this (e.g. 30d)."),
@@ -207,13 +225,15 @@ def forget(
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would be forgotten."),
     reason: str | None = typer.Option(None, "--reason", help="Why, kept in the audit trail."),
 ) -> None:
-    """Forget by key/id, by query, by tag or by age; prints what was removed."""
+    """Forget by key/id (or --key), by query, by tag or by age; prints what was removed."""
     from engram.engine import Filters, one_selector
 
-    one_selector("forget", {"ref": ref, "--query": query, "--tag": tag, "--older-than": older_than})
+    one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
-    removed = st.engram().forget(
-        ref, query=query, tag=tag, older_than_s=parsing.duration(older_than, "--older-than"),
+    engram = st.engram()
+    removed = engram.forget(
+        ref if key is None else engram.get_by_key(key).id, query=query, tag=tag,
+        older_than_s=parsing.duration(older_than, "--older-than"),
         filters=Filters(category=category), dry_run=dry_run, reason=reason,
     )
     if st.as_json:

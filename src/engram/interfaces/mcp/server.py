@@ -114,11 +114,18 @@ def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None,
     return out
 
 
-def _forget(engram: Engram, memory_id: str | None, query: str | None, tag: str | None,
+def _one_memory(engram: Engram, memory_id: str | None, key: str | None) -> str | None:
+    """What the engine is given for ``memory_id`` or ``key``: the id or key as given (the engine
+    looks an id up first), or the id of the memory with that key, whatever the key holds."""
+    return memory_id if key is None else engram.get_by_key(key).id
+
+
+def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,
             older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
     # The engine checks its own selectors too, but by its names (ref, older_than_s).
-    one_selector("forget", {"memory_id": memory_id, "query": query, "tag": tag, "older_than_days": older_than_days})
-    removed = engram.forget(memory_id, query=query, tag=tag,
+    one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
+                            "older_than_days": older_than_days})
+    removed = engram.forget(_one_memory(engram, memory_id, key), query=query, tag=tag,
                             older_than_s=None if older_than_days is None else older_than_days * DAY_S,
                             reason=reason, dry_run=dry_run)
     return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
@@ -138,6 +145,7 @@ Since = Annotated[str | None, Field(description=(
     "(yesterday, last week: its start)."))]
 Until = Annotated[str | None, Field(description=(
     "Only memories created at or before this: as since (a day or a phrase counts whole: yesterday ends at midnight)."))]
+KEY_HELP = "The memory's key, always read as a key (memory_id reads an id first): for a key that is also an id."
 CLEAR_HELP = f"Fields to empty, e.g. [\"valid_until\"]: any of {', '.join(CLEARABLE_FIELDS)}."
 Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.g. [\"preferences\", \"python\"].")]
 
@@ -205,10 +213,12 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
 
     @server.tool(title="Forget memories", annotations=DELETE, description=(
         "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "
-        "memory_id (one memory, from recall), query (every memory containing all of these words), tag, or "
-        "older_than_days. Always say why in `reason`. Use dry_run to see what would be removed first."))
+        "memory_id (one memory, from recall), key (the memory with this key), query (every memory containing all "
+        "of these words), tag, or older_than_days. Always say why in `reason`. Use dry_run to see what would be "
+        "removed first."))
     def forget(
         memory_id: Annotated[str | None, Field(description="Id (or key) of one memory.")] = None,
+        key: Annotated[str | None, Field(description=KEY_HELP)] = None,
         query: Annotated[str | None, Field(description="Forget every memory containing all these words.")] = None,
         tag: Annotated[str | None, Field(description="Forget every memory with this tag.")] = None,
         older_than_days: Annotated[float | None, Field(ge=0, description="Forget memories older than this.")] = None,
@@ -216,7 +226,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         dry_run: Annotated[bool, Field(description="Only list what would be forgotten.")] = False,
     ) -> dict[str, Any]:
         with tool_errors():
-            return _forget(resolve(), memory_id, query, tag, older_than_days, reason, dry_run)
+            return _forget(resolve(), memory_id, key, query, tag, older_than_days, reason, dry_run)
 
     @server.tool(title="Link two memories", annotations=LINK, description=(
         "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "
@@ -239,11 +249,16 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         with tool_errors():
             return present.memory_dict(resolve().supersede(old, new))
 
-    @server.tool(title="Read a memory", annotations=READ,
-                 description="Read one memory in full (content, tags, links, importance, times) by memory_id or key.")
-    def get(memory_id: Annotated[str, Field(description="memory_id or key.")]) -> dict[str, Any]:
+    @server.tool(title="Read a memory", annotations=READ, description=(
+        "Read one memory in full (content, tags, links, importance, times) by memory_id (or key), or by key."))
+    def get(
+        memory_id: Annotated[str | None, Field(description="memory_id or key.")] = None,
+        key: Annotated[str | None, Field(description=KEY_HELP)] = None,
+    ) -> dict[str, Any]:
         with tool_errors():
-            return present.memory_dict(resolve().get(memory_id))
+            one_selector("get", {"memory_id": memory_id, "key": key})
+            engram = resolve()
+            return present.memory_dict(engram.get(memory_id) if key is None else engram.get_by_key(key))
 
     @server.tool(name="list", title="List recent memories", annotations=READ, description=(
         "List stored memories without a question: the most recent first (what was learned lately), or the "
@@ -265,11 +280,12 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             return {"memories": [present.list_item(m) for m in items], "count": len(items), "offset": offset}
 
     @server.tool(title="Update a memory", annotations=WRITE, description=(
-        "Change an existing memory by memory_id (or key): give only the fields to change (null or left out: kept), "
-        "and name in `clear` the ones to empty. The previous content is kept in the memory's history. Use it to "
-        "correct a memory instead of forgetting and re-adding it."))
+        "Change an existing memory by memory_id (or key), or by key: give only the fields to change (null or left "
+        "out: kept), and name in `clear` the ones to empty. The previous content is kept in the memory's history. "
+        "Use it to correct a memory instead of forgetting and re-adding it."))
     def update(
-        memory_id: Annotated[str, Field(description="memory_id or key of the memory to change.")],
+        memory_id: Annotated[str | None, Field(description="memory_id or key of the memory to change.")] = None,
+        key: Annotated[str | None, Field(description=KEY_HELP)] = None,
         content: Annotated[str | None, Field(description="The corrected memory, as a complete sentence.")] = None,
         tags: Tags = None,
         importance: Annotated[StrictFloat | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
@@ -284,9 +300,13 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         clear: Annotated[list[str] | None, Field(description=CLEAR_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            result = resolve().update(memory_id, content=content, tags=tags, importance=importance,
-                                      category=category, type=type, related_entity=related_entity, source=source,
-                                      valid_from=valid_from, valid_until=valid_until, clear=clear or ())
+            one_selector("update", {"memory_id": memory_id, "key": key})
+            engram = resolve()
+            ref = _one_memory(engram, memory_id, key)
+            assert ref is not None  # (one_selector: one of the two was given)
+            result = engram.update(ref, content=content, tags=tags, importance=importance, category=category,
+                                   type=type, related_entity=related_entity, source=source, valid_from=valid_from,
+                                   valid_until=valid_until, clear=clear or ())
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
 
