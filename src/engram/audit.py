@@ -29,6 +29,7 @@ from engram.db.sqlite import Database
 from engram.drain import Drain
 from engram.errors import StorageError, ValidationError
 from engram.events import MemoryEvent, ReadEvent
+from engram.model import Memory, changed_fields
 
 CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
 AUDITED = (*CHANGES, "recalled")  # recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents
@@ -75,10 +76,28 @@ def entries_for(event: MemoryEvent) -> list[AuditEntry]:
         elif event.kind in ("linked", "unlinked"):  # a link event holds its two ends, never a bulk
             detail = {"with": [o.key for o in event.memories if o.id != memory.id]}
         else:
-            detail = {"content": memory.content, "importance": memory.importance}
+            detail = _written(memory, event.before(memory) if event.kind == "updated" else None)
         rows.append(AuditEntry(event.at, event.kind, event.origin, event.reason, str(event.scope), memory.id,
                                memory.key, str(memory.scope), detail))
     return rows
+
+
+# The values a store or update row keeps, as it always has; the other fields an update changes are
+# named, not copied (the row stays small; their values are the memory's, and a forget keeps it whole).
+VALUED = ("content", "importance")
+
+
+def _written(memory: Memory, before: Memory | None) -> dict[str, Any]:
+    """A store's or update's detail: the content and importance written; for an update whose
+    previous state is known, ``changed`` (the names of the fields that differ, ``changed_fields``)
+    and ``previous`` (the earlier content and importance, those of them that changed). The values
+    are the ones stored, so with ``privacy.pii = "redact"`` they are already redacted."""
+    detail: dict[str, Any] = {"content": memory.content, "importance": memory.importance}
+    if before is not None:
+        changed = changed_fields(before, memory)
+        detail["changed"] = list(changed)
+        detail["previous"] = {name: getattr(before, name) for name in VALUED if name in changed}
+    return detail
 
 
 def read_entry(event: ReadEvent) -> AuditEntry:

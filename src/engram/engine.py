@@ -271,12 +271,15 @@ class Engram:
         """Call ``listener`` with a ``MemoryEvent`` after every change; returns an unsubscribe function."""
         return self.events.subscribe(listener)
 
-    def _event(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None) -> MemoryEvent:
-        return MemoryEvent(kind, tuple(memories), self.scope, self.origin, reason, self.clock())
+    def _event(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None,
+               previous: Iterable[Memory | None] = ()) -> MemoryEvent:
+        before = tuple(m for m in previous if m is not None)
+        return MemoryEvent(kind, tuple(memories), self.scope, self.origin, reason, self.clock(), before)
 
-    def _emit(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None) -> None:
+    def _emit(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None,
+              previous: Iterable[Memory | None] = ()) -> None:
         if memories:
-            self.events.emit(self._event(kind, memories, reason))
+            self.events.emit(self._event(kind, memories, reason, previous))
 
     def for_session(self, session: str | None) -> Engram:
         return self.for_agent(self.scope.agent or "default", session)
@@ -444,14 +447,15 @@ class Engram:
         def events(result: WriteResult) -> list[MemoryEvent]:
             made = []
             if result.action in ("created", "updated"):
-                made.append(self._event("stored" if result.action == "created" else "updated", [result.memory]))
+                made.append(self._event("stored" if result.action == "created" else "updated", [result.memory],
+                                        previous=[result.previous]))
             if link_targets:
                 made.append(self._event("linked", [result.memory, *link_targets]))
             return made
 
         def answer(result: WriteResult) -> WriteResult:
             # Listeners (file sync, audit) are the operator's; the caller sees what it may read.
-            return WriteResult(self._shown([result.memory])[0], result.action, (*result.warnings, *pii_warnings))
+            return self._shown_results([result], [(*result.warnings, *pii_warnings)])[0]
 
         return PendingWrite(draft, key_from_content(draft.content), (), self.clock(), Announce(self.events, events),
                             settle=settle if refs or any(keeps) else None, answer=answer)
@@ -493,10 +497,19 @@ class Engram:
         changed = [r.memory for r in results if r.action in ("created", "updated") and r.memory.id]
         warnings = tuple(self._embed(changed))
         for kind in ("created", "updated"):
-            self._emit("stored" if kind == "created" else "updated", [r.memory for r in results if r.action == kind])
-        shown = self._shown([r.memory for r in results])
-        return [WriteResult(m, r.action, r.warnings + pii + warnings)
-                for m, r, pii in zip(shown, results, pii_warnings, strict=True)]
+            self._emit("stored" if kind == "created" else "updated", [r.memory for r in results if r.action == kind],
+                       previous=[r.previous for r in results if r.action == kind])
+        return self._shown_results(results, [r.warnings + pii + warnings for r, pii in zip(results, pii_warnings, strict=True)])
+
+    def _shown_results(self, results: Sequence[WriteResult], warnings: Sequence[tuple[str, ...]]) -> list[WriteResult]:
+        """``results`` as this view may see them (``_shown``, in one pass: links narrowed, the
+        memory before an update too), each with its ``warnings``."""
+        shown = iter(self._shown([m for r in results for m in (r.memory, r.previous) if m is not None]))
+        out = []
+        for result, notes in zip(results, warnings, strict=True):
+            memory = next(shown)
+            out.append(WriteResult(memory, result.action, notes, None if result.previous is None else next(shown)))
+        return out
 
     def update(
         self,
@@ -594,7 +607,7 @@ class Engram:
         now = self.clock()
         self.store.set_superseded(old.id, new.id, now=now, valid_until=new.valid_from if new.valid_from is not None else now)
         closed = self.store.get(old.id, self._filter()) or old
-        self._emit("updated", [closed], f"superseded by {new.key}")
+        self._emit("updated", [closed], f"superseded by {new.key}", previous=[old])
         return self._shown([closed])[0]
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:

@@ -30,6 +30,13 @@ class MemoryEvent:
     origin: str  # which interface: library, cli, mcp, http, agent, sync, maintenance
     reason: str | None = None
     at: float = 0.0
+    # For ``updated``: the memories as they were before the change, where known (matched by id),
+    # so a listener can tell what changed (the audit trail names the fields).
+    previous: tuple[Memory, ...] = ()
+
+    def before(self, memory: Memory) -> Memory | None:
+        """``memory`` as it was before this change, or None when not known."""
+        return next((old for old in self.previous if old.id == memory.id), None)
 
 
 @dataclass(frozen=True, slots=True)

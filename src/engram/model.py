@@ -244,13 +244,25 @@ def parse_clear(names: str | Iterable[str], given: Iterable[str] = ()) -> frozen
     return frozenset(chosen)
 
 
+def _differs(name: str, old: Memory, new: Memory | MemoryDraft) -> bool:
+    if name == "metadata":  # a mapping of another type holding the same pairs is the same
+        return dict(getattr(old, name)) != dict(getattr(new, name))
+    return bool(getattr(old, name) != getattr(new, name))
+
+
 def draft_changes(old: Memory, draft: MemoryDraft) -> bool:
     """Whether upserting ``draft`` over ``old`` would change anything (every backend asks this)."""
-    return any(
-        (dict(getattr(old, name)) != dict(getattr(draft, name))) if name == "metadata"
-        else getattr(old, name) != getattr(draft, name)
-        for name in UPSERT_FIELDS
-    )
+    return any(_differs(name, old, draft) for name in UPSERT_FIELDS)
+
+
+# What a change to a memory can touch, in the order the audit trail names them: the upsert fields
+# and, when a newer memory supersedes it, ``superseded_by``.
+CHANGEABLE_FIELDS = (*UPSERT_FIELDS, "superseded_by")
+
+
+def changed_fields(old: Memory, new: Memory) -> tuple[str, ...]:
+    """The names of the fields that differ between two states of one memory (``CHANGEABLE_FIELDS``)."""
+    return tuple(name for name in CHANGEABLE_FIELDS if _differs(name, old, new))
 
 
 WriteAction = Literal["created", "updated", "unchanged", "duplicate"]
@@ -259,11 +271,14 @@ WriteAction = Literal["created", "updated", "unchanged", "duplicate"]
 @dataclass(frozen=True, slots=True)
 class WriteResult:
     """What a store did: created a memory, updated one by key, found nothing to change, or
-    found identical content already stored in the scope (``duplicate``: nothing written)."""
+    found identical content already stored in the scope (``duplicate``: nothing written).
+    ``previous`` is the memory as it was before an ``updated`` write (None otherwise), so what
+    changed can be said (``changed_fields``)."""
 
     memory: Memory
     action: WriteAction
     warnings: tuple[str, ...] = ()
+    previous: Memory | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -228,7 +228,7 @@ class WriteQueue:
         for i, result in enumerate(results):
             note = notes[i]
             if note is not None and i in changed and isinstance(result, WriteResult):
-                result = WriteResult(result.memory, result.action, (*result.warnings, note))
+                result = dataclasses.replace(result, warnings=(*result.warnings, note))
             out.append(result)
         _announce(batch, out)
         return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engram.privacy import PiiPolicy, detect, iban_valid, luhn_valid, redact
@@ -97,3 +99,16 @@ def test_redact_mode_redacts_before_store_index_embedding_and_audit(make_engram,
 def test_off_mode_does_nothing(make_engram):
     result = make_engram("inmemory", privacy=PiiPolicy("off")).remember("ops@example.com")
     assert result.warnings == ()
+
+
+def test_redact_mode_keeps_an_updates_audit_entry_redacted_old_and_new(make_engram):
+    from engram.audit import AuditQuery
+
+    engram = make_engram("sqlite", privacy=PiiPolicy("redact"))
+    engram.remember("the admin is ops@example.com", key="admin")
+    engram.update("admin", content="the new admin is dev@example.com", search_context="mail root@example.com")
+    (entry,) = engram.backend.audit_log().query(AuditQuery(action="updated"))
+    assert entry.detail["changed"] == ["content", "search_context"]  # the context is named, never copied
+    assert entry.detail["content"] == "the new admin is [REDACTED:email]"
+    assert entry.detail["previous"] == {"content": "the admin is [REDACTED:email]"}
+    assert "example.com" not in json.dumps(entry.detail)

@@ -112,7 +112,7 @@ def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, t
     removed = forget_as_maintenance(engram, others, f"consolidated into {survivor.key} ({survivor.id})", now)
     updated = engram.store.get_many([survivor.id])[0]
     engram.events.emit(MemoryEvent("updated", (updated,), engram.scope, "maintenance",
-                                   f"consolidated {len(removed)} near-duplicates", now))
+                                   f"consolidated {len(removed)} near-duplicates", now, previous=(survivor,)))
     return updated, removed
 
 

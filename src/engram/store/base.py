@@ -24,7 +24,7 @@ Rules every backend keeps:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -258,7 +258,7 @@ def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: 
     if any(linked):
         fresh = store.get_many([result.memory.id])
         if fresh:
-            result = WriteResult(fresh[0], result.action, result.warnings)
+            result = replace(result, memory=fresh[0])
     return result
 
 

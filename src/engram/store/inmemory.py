@@ -134,7 +134,7 @@ class InMemoryMemoryStore:
         self._drop_hash(old)
         self._add(replace(old, **fields, updated_at=now, last_accessed=now))
         self._changed()
-        return WriteResult(self._out(self._rows[old.id]), "updated")
+        return WriteResult(self._out(self._rows[old.id]), "updated", previous=self._out(old))
 
     def delete(self, ids: Sequence[str]) -> list[Memory]:
         removed = []

@@ -324,7 +324,7 @@ class PostgresMemoryStore:
                 draft.search_context, draft.valid_from, draft.valid_until, old.id,
             ),
         )
-        return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "updated")
+        return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "updated", previous=old)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:

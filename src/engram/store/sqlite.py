@@ -292,7 +292,7 @@ class SqliteMemoryStore:
             # Neither a version nor (without an embedder) a new vector shows this change to the text index.
             (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (old.id,)).fetchone()
             self._text_index.note_changed(int(rowid))
-        return WriteResult(updated, "updated")
+        return WriteResult(updated, "updated", previous=old)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:

@@ -15,8 +15,9 @@ import pytest
 
 from engram.engine import Engram, Filters
 from engram.errors import DimensionError, NotFoundError, SnapshotError, ValidationError
+from engram.events import MemoryEvent
 from engram.ids import key_from_content
-from engram.model import Category, Layer, Memory, MemoryFilter, Scope, make_draft
+from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
 from engram.store.base import BatchWrite, MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
@@ -81,6 +82,23 @@ class MemoryStoreContract(TemporalContract):
         same = mem.remember("Project uses Python 3.12", key="python-version", importance=0.9)
         assert same.action == "unchanged"
         assert mem.count() == 1
+
+    def test_an_update_answers_with_the_memory_as_it_was(self, mem: Engram, clock: FakeClock) -> None:
+        # The audit trail names what an update changed from this (``changed_fields``).
+        events: list[MemoryEvent] = []
+        mem.subscribe(events.append)
+        assert mem.remember("Deploys run on Fridays", key="deploy", tags=["ops", "ci"],
+                            related_entity="ci").previous is None
+        clock.advance(60)
+        result = mem.update("deploy", tags=["ops"], related_entity="jenkins")
+        assert result.action == "updated" and result.previous is not None
+        assert (result.previous.tags, result.previous.related_entity) == (("ops", "ci"), "ci")
+        assert changed_fields(result.previous, result.memory) == ("tags", "related_entity")
+        assert events[-1].kind == "updated" and events[-1].before(result.memory) == result.previous
+        [many] = mem.remember_many([{"content": "Deploys run on Mondays", "key": "deploy", "importance": 0.9}])
+        assert many.previous is not None and many.previous.content == "Deploys run on Fridays"
+        assert {"content", "importance"} <= set(changed_fields(many.previous, many.memory))
+        assert mem.update("deploy", importance=0.9).previous is None  # unchanged
 
     def test_type_routes_layer_unless_given(self, mem: Engram) -> None:
         assert mem.remember("I fetched the weather", type="experience").memory.layer is Layer.EPISODIC

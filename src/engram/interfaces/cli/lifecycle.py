@@ -45,8 +45,11 @@ def audit(
         if r.action == "recalled" and r.detail:  # the query, then what came back
             found = ", ".join(f"{hit['key']} {hit['score']:.2f}" for hit in r.detail.get("results", []))
             detail = f"{r.detail.get('query')!r} -> {found or 'nothing'}"
-        table.add_row(render.when(r.at), r.action, r.origin, r.memory_key or r.memory_id or "", r.memory_scope or "",
-                      r.reason or "", str(detail)[:200])
+        elif r.detail and r.detail.get("changed") is not None:  # an update: what changed, then the content
+            detail = f"changed {', '.join(r.detail['changed']) or 'nothing'}: {detail}"
+        # Stored text (keys, reasons, contents) as it is: no markup read.
+        table.add_row(render.when(r.at), r.action, r.origin, render.cell(r.memory_key or r.memory_id or ""),
+                      r.memory_scope or "", render.cell(r.reason or ""), render.cell(str(detail)[:200]))
     render.console.print(table)
 
 
