@@ -73,7 +73,7 @@ def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
 
 
 # --- audit trail -----------------------------------------------------------------------------
-_TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phrase: yesterday, last week, 2 days ago"
+_TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phrase: yesterday, last week, 2 days ago, 3 hours ago"
 
 
 @router.get("/audit", summary="Recent audit entries of this agent, newest first, optionally narrowed")
