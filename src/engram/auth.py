@@ -117,6 +117,10 @@ class TokenStore:
     def list(self, agent: str | None = None, *, include_revoked: bool = False) -> list[TokenInfo]:
         return [TokenInfo(*row) for row in self._rows(agent, include_revoked)]
 
+    def has_live_tokens(self) -> bool:
+        """Whether any token is not revoked (a server with none serves no agent over HTTP)."""
+        return self._any_live()
+
     def revoke(self, token_id: str) -> TokenInfo:
         """Revoke the token with this id (or the full token); raises ``NotFoundError``."""
         if token_id.startswith(_PREFIX):
@@ -167,10 +171,15 @@ class TokenStore:
         with self.db.write() as conn:
             return conn.execute(_REVOKE.replace("%s", "?"), (now, token_id)).rowcount > 0
 
+    def _any_live(self) -> bool:  # (no parameters: the same SQL on every backend)
+        with self.db.read() as conn:
+            return conn.execute(_ANY_LIVE).fetchone() is not None
+
 
 _FIND = ("SELECT id, agent, name, created_at, last_used_at, revoked_at, token_hash FROM api_tokens "
          "WHERE token_hash = %s")
 _REVOKE = "UPDATE api_tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL"
+_ANY_LIVE = "SELECT 1 FROM api_tokens WHERE revoked_at IS NULL LIMIT 1"
 
 
 def _list_sql(agent: str | None, include_revoked: bool) -> tuple[str, list[str]]:

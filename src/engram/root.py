@@ -22,6 +22,7 @@ from engram.registry import resolve
 
 if TYPE_CHECKING:
     from engram.auth import TokenStore
+    from engram.db.transfer import Progress, TransferReport
     from engram.engine import Engram
     from engram.history.compaction import CompactionResult, Purger
     from engram.history.semantic import ExchangeEmbedder
@@ -110,12 +111,40 @@ def sidecar(backend: Backend, suffix: str, settings: Settings | None = None) -> 
         return path.with_name(path.name + suffix)
     if settings is None or not settings.database_url:
         return None
+    return database_sidecar(settings.home, backend.name, settings.database_url, suffix)
+
+
+def database_sidecar(home: Path, backend_name: str, database_url: str, suffix: str) -> Path:
+    """Where ``sidecar`` keeps the file of the database at ``database_url`` (no file of its own)."""
     import hashlib
 
     from engram.db.postgres import redact_dsn
 
-    digest = hashlib.sha256(redact_dsn(settings.database_url).encode("utf-8")).hexdigest()[:16]
-    return settings.home / "state" / f"{backend.name}-{digest}{suffix}"
+    digest = hashlib.sha256(redact_dsn(database_url).encode("utf-8")).hexdigest()[:16]
+    return home / "state" / f"{backend_name}-{digest}{suffix}"
+
+
+MAINTENANCE_STATE = ".maintenance.json"
+
+
+def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str,
+                        progress: Progress | None = None) -> TransferReport:
+    """``engram migrate``: copy the SQLite store at ``sqlite_path`` into PostgreSQL
+    (``copy_sqlite_to_postgres``) and, once the copy verifies, carry its maintenance schedule to
+    the place a store on ``database_url`` reads it from (``home/state``, see ``sidecar``), so the
+    first ``engram maintain`` there runs only the jobs that are due. Raises what the copy raises,
+    and ``StorageError`` when the schedule cannot be written."""
+    from engram.backends.postgres import PostgresBackend
+    from engram.db.transfer import copy_sqlite_to_postgres
+    from engram.lifecycle.scheduler import carry_schedule
+
+    report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress)
+    if report.verified:
+        target = database_sidecar(settings.home, PostgresBackend.name, database_url, MAINTENANCE_STATE)
+        source = Path(sqlite_path).with_name(Path(sqlite_path).name + MAINTENANCE_STATE)
+        if carry_schedule(source, target):
+            report.schedule = str(target)
+    return report
 
 
 def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:
@@ -217,7 +246,7 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
     if store_wide is None:
         store_wide = "agent" not in settings.model_fields_set
     return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
-                       state_path=sidecar(engram.backend, ".maintenance.json", settings), summarizer=summarizer,
+                       state_path=sidecar(engram.backend, MAINTENANCE_STATE, settings), summarizer=summarizer,
                        agent=None if store_wide else engram.scope.agent or "default")
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
 
 from engram.auth import VERIFIED_RECHECK_S, TokenStore
+from engram.engine import Engram
+from engram.interfaces.http.app import create_app
+from engram.interfaces.http.serve import BackgroundServer
 from tests.interfaces.conftest import Served
 
 PROBLEM = "application/problem+json"
@@ -298,10 +302,40 @@ def test_metrics_count_requests(served: Served) -> None:
     with served.client(served.alice) as c:
         c.get("/api/v1/memory")
         c.get("/api/v1/memory")
-    with served.client() as c:
+    with served.client(served.bob) as c:  # any agent's live token reads the server's figures
         text = c.get("/metrics").text
     assert 'engram_http_requests_total{method="GET",route="/api/v1/memory",status="200"} 2.0' in text
     assert "engram_memories 0.0" in text
+
+
+def test_metrics_need_a_live_token_while_the_server_has_tokens(tmp_path: Path) -> None:
+    db_path = tmp_path / "memory.db"
+    engram = Engram.from_settings(home=tmp_path, path=db_path)
+    tokens = TokenStore.open(db_path)
+    server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as anonymous:
+            # No token at all: nobody can use the API, and /metrics stays open as it was.
+            assert anonymous.get("/metrics").status_code == 200
+            scraper, info = tokens.create("metrics", "prometheus")
+            engram.for_agent("alice").remember("a private note of alice")
+            refused = anonymous.get("/metrics")
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+            assert "engram_memories" not in refused.text and "token" in refused.json()["detail"]
+            wrong = anonymous.get("/metrics", headers={"Authorization": "Bearer eg_00000000_not-a-token"})
+            assert wrong.status_code == 401
+            scraped = anonymous.get("/metrics", headers={"Authorization": f"Bearer {scraper}"})
+            assert scraped.status_code == 200 and "engram_memories 1.0" in scraped.text
+            assert anonymous.get("/healthz").status_code == 200  # liveness stays open
+            tokens.revoke(info.id)
+            revoked = anonymous.get("/metrics", headers={"Authorization": f"Bearer {scraper}"})
+            assert revoked.status_code == 200  # no live token left: open again, as with none
+            tokens.create("alice", "app")
+            assert anonymous.get("/metrics", headers={"Authorization": f"Bearer {scraper}"}).status_code == 401
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()
 
 
 def test_agents_never_see_or_delete_each_others_conversations_over_http(served: Served) -> None:

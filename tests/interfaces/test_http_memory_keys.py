@@ -169,3 +169,39 @@ def test_a_conversation_key_holding_a_slash_or_percent_is_reached_percent_encode
         assert c.get("/api/v1/history/web:a/b").status_code == 404  # a literal slash still separates segments
     with served.client(served.bob) as c:  # another agent's conversation of the same key is its own
         assert c.get("/api/v1/history/" + quote("tg:1:th/2", safe="")).json()["messages"] == []
+
+
+def test_a_path_or_query_that_is_not_utf8_is_refused_naming_it_and_changes_nothing(served: Served) -> None:
+    # The server decodes %FF%FE as U+FFFD U+FFFD: a key nobody sent. A memory really keyed so must stay
+    # out of reach of the malformed path, and a conversation must not be started under it.
+    with served.client(served.alice) as c:
+        mid = c.post("/api/v1/memory", json={"content": "keyed with replacement characters",
+                                             "key": "\ufffd\ufffd"}).json()["memory_id"]
+        assert c.post("/api/v1/history/web:ok", json={"role": "user", "content": "hello"}).status_code == 201
+        refused = [
+            ("GET", "/api/v1/memory/%FF%FE", "ref"), ("PATCH", "/api/v1/memory/%FF%FE", "ref"),
+            ("PUT", "/api/v1/memory/%FF%FE", "ref"), ("DELETE", "/api/v1/memory/%FF%FE", "ref"),
+            ("GET", "/api/v1/memory/%FF%FE/versions", "ref"), ("POST", "/api/v1/memory/%C3/links", "ref"),
+            ("DELETE", f"/api/v1/memory/{mid}/links/%FF", "other"),
+            ("GET", "/api/v1/history/web:%FF", "conversation"), ("POST", "/api/v1/history/web:%FF", "conversation"),
+            ("DELETE", "/api/v1/history/web:%FF", "conversation"),
+            ("GET", "/api/v1/history/web:%FF/summary", "conversation"),
+            ("GET", "/api/v1/memory/by-key?key=%FF%FE", "key"), ("DELETE", "/api/v1/memory/by-key?key=%FF", "key"),
+            ("PUT", "/api/v1/memory/by-key?key=%E2%82", "key"), ("GET", "/api/v1/memory/search?q=caf%E9", "q"),
+        ]
+        for method, path, field in refused:
+            body = {"content": "overwritten", "role": "user", "to": mid} if method in ("PATCH", "PUT", "POST") else None
+            r = c.request(method, path, json=body)
+            assert r.status_code == 422, (method, path, r.text)
+            problem = r.json()
+            assert problem["field"] == field and "UTF-8" in problem["detail"], (method, path, problem)
+        kept = c.get("/api/v1/memory/by-key", params={"key": "\ufffd\ufffd"}).json()
+        assert kept["id"] == mid and kept["content"] == "keyed with replacement characters"
+        assert c.get(f"/api/v1/memory/{mid}/versions").json()["versions"] == []
+        assert c.get("/api/v1/memory/" + quote("\ufffd\ufffd")).json()["id"] == mid  # sent as UTF-8: found
+        assert c.get("/api/v1/history/web:" + quote("\ufffd")).json()["messages"] == []
+        assert len(c.get("/api/v1/history/web:ok").json()["messages"]) == 1
+        assert c.get("/api/v1/stats").json()["memories"] == 1
+    with served.client() as anonymous:  # no token: refused as malformed before anything is read, as an unknown
+        assert anonymous.get("/api/v1/memory/%FF").json()["field"] == "ref"  # query parameter is
+        assert anonymous.get("/api/v1/memory/x").status_code == 401

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -229,3 +230,26 @@ def test_mcp_recall_and_list_take_since_and_until_as_the_other_doors_do(served: 
             assert _data(await bob.call_tool("list", {"since": "last week"}))["memories"] == []
 
     asyncio.run(run())
+
+
+
+def test_cli_reads_hour_and_minute_phrases(isolated_home: Path) -> None:
+    now = time.time()
+    if 3600 - now % 3600 < 90:  # the phrases read clock hours: keep the whole test inside one hour
+        time.sleep(3600 - now % 3600 + 1)
+        now = time.time()
+    two_hours_back = now - now % 3600 - 2 * 3600 + 1800  # the middle of the clock hour 2 hours back (UTC)
+
+    def ok(*args: str) -> object:
+        done = _cli(isolated_home, "--json", *args)
+        assert done.returncode == 0, (args, done.stderr)
+        return json.loads(done.stdout)
+
+    ok("remember", "deployed the parser", "--key", "deploy", "--valid-from", str(two_hours_back))
+    found = ok("recall", "parser", "--when", "2 hours ago")
+    assert [h["memory"]["key"] for h in found["hits"]] == ["deploy"], found
+    assert ok("recall", "parser", "--when", "an hour ago")["hits"] == []
+    assert [m["key"] for m in ok("list", "--since", "90 minutes ago")] == ["deploy"]  # created just now
+    assert ok("list", "--until", "an hour ago") == []
+    bad = _cli(isolated_home, "recall", "parser", "--when", "2 fortnights ago")
+    assert bad.returncode == 2 and "when" in bad.stderr and "hours" in bad.stderr, bad.stderr

@@ -131,3 +131,27 @@ def test_summaries_make_says_why_nothing_was_made_today(tmp_path):
     out = " ".join(run_cli(tmp_path, "summaries", "--make", "--period", "daily").split())
     assert "no ended period holds memories" in out
     assert "summaries --make" not in out
+
+
+def test_a_carried_schedule_keeps_each_jobs_later_run_store_wide_and_per_agent(make_engram, tmp_path):
+    from engram.lifecycle.scheduler import carry_schedule
+
+    source, target = tmp_path / "memory.db.maintenance.json", tmp_path / "state" / "postgres-x.maintenance.json"
+    assert carry_schedule(source, target) is False and not target.exists()  # nothing to carry
+    source.write_text(json.dumps({
+        "last_run": {"hygiene": 100.0, "decay": 100.0, "defrag": 5.0}, "last_result": {"hygiene": "hygiene: ok"},
+        "agents": {"alice": {"last_run": {"hygiene": 300.0}}, "bob": "not a record"},
+    }))
+    target.parent.mkdir()
+    target.write_text(json.dumps({"last_run": {"decay": 200.0}, "last_result": {"decay": "decay: newer"},
+                                  "agents": {"alice": {"last_run": {"hygiene": 250.0, "decay": 250.0}}}}))
+    assert carry_schedule(source, target) is True
+    assert carry_schedule(source, target) is True  # twice: nothing moves back
+    merged = json.loads(target.read_text())
+    assert merged["last_run"] == {"hygiene": 100.0, "decay": 200.0}  # an unknown job is not carried
+    assert merged["last_result"] == {"hygiene": "hygiene: ok", "decay": "decay: newer"}
+    assert merged["agents"] == {"alice": {"last_run": {"hygiene": 300.0, "decay": 250.0}}}
+    # The scheduler reads the carried file as its own.
+    engram = make_engram("inmemory")
+    alice = Maintenance(engram.for_agent("alice"), LifecycleSettings(), state_path=target, agent="alice")
+    assert alice.last_runs() == {"hygiene": 300.0, "decay": 250.0}

@@ -246,3 +246,41 @@ def test_migrate_keeps_cleared_fields_slash_keys_and_accents_byte_for_byte(pg_ur
             expected_stats.memories, expected_stats.by_category, expected_stats.by_scope, expected_stats.links)
     finally:
         moved.close()
+
+
+def test_migrate_carries_the_maintenance_schedule_so_nothing_reruns_early(pg_url: str, tmp_path: Path) -> None:
+    from engram.config import load_settings
+    from engram.root import maintenance_for
+
+    home = tmp_path / "home"
+
+    def settings(**more: str):  # noqa: ANN202 - a Settings
+        return load_settings(home=home, embeddings={"provider": "none"}, **more)
+
+    source = Engram.from_settings(settings())
+    source.for_agent("alice").remember("alice keeps notes", key="notes")
+    store_wide = maintenance_for(source, settings()).run()
+    alices = maintenance_for(source.for_agent("alice"), settings(agent="alice")).run()
+    assert {r.job for r in store_wide.ran} >= {"hygiene", "decay"} and {r.job for r in alices.ran} >= {"hygiene"}
+    source.close()
+
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
+    run = subprocess.run([*ENGRAM, "--json", "migrate", "--to", pg_url], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["verified"] is True and report["schedule"] is not None
+    assert Path(report["schedule"]).parent == home / "state"
+
+    moved = Engram.from_settings(settings(database_url=pg_url))
+    try:
+        assert moved.store.name == "postgres"
+        # The first passes on PostgreSQL find nothing due: the schedule came along (it ran every job).
+        again = maintenance_for(moved, settings(database_url=pg_url)).run()
+        assert again.ran == [] and set(again.skipped.values()) <= {"not due", "disabled", "not a SQLite store"}
+        alice_again = maintenance_for(moved.for_agent("alice"), settings(database_url=pg_url, agent="alice")).run()
+        assert alice_again.ran == [], [r.job for r in alice_again.ran]
+        # Another agent never ran a pass, on either store: its jobs are due.
+        assert maintenance_for(moved.for_agent("bob"), settings(database_url=pg_url, agent="bob")).due(moved.clock())
+    finally:
+        moved.close()

@@ -128,7 +128,9 @@ def test_tokens_live_in_postgres_and_work_from_another_process(pg_url: str, tmp_
     one, two = open_tokens(settings), open_tokens(settings)
     try:
         assert isinstance(one, PostgresTokenStore)
+        assert not two.has_live_tokens()  # /metrics is open on a server with none
         token, info = one.create("alice", "laptop")
+        assert two.has_live_tokens()
         seen = two.verify(token)
         assert seen is not None and (seen.id, seen.agent, seen.name) == (info.id, "alice", "laptop")
         assert two.verify(token[:-1] + ("x" if token[-1] != "x" else "y")) is None
@@ -136,7 +138,7 @@ def test_tokens_live_in_postgres_and_work_from_another_process(pg_url: str, tmp_
         with pytest.raises(ValidationError):
             one.create("not a valid agent!")
         two.revoke(token)
-        assert one.verify(token) is None and one.list() == []
+        assert one.verify(token) is None and one.list() == [] and not one.has_live_tokens()
         assert one.list(include_revoked=True)[0].revoked_at is not None
         with pytest.raises(NotFoundError):
             one.revoke(info.id)

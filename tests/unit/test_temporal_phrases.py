@@ -127,3 +127,29 @@ def test_a_stated_date_in_content_is_when_it_happened() -> None:
     assert stated_time("Released on April 2, 2024", BERLIN) == local("2024-04-02T00:00")
     assert stated_time("The deadline is 2026-05-01", BERLIN) is None  # a date, but not when it happened
     assert stated_time("on May 3 we shipped", BERLIN) is None  # no year
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("what did I say 2 hours ago", ("2026-04-15 08:00", "2026-04-15 09:00")),  # the clock hour, whole
+    ("an hour ago", ("2026-04-15 09:00", "2026-04-15 10:00")),
+    ("1 hour ago", ("2026-04-15 09:00", "2026-04-15 10:00")),
+    ("90 minutes ago", ("2026-04-15 08:30", "2026-04-15 08:31")),  # the clock minute, whole
+    ("half an hour ago", ("2026-04-15 09:30", "2026-04-15 09:31")),
+    ("5 mins ago", ("2026-04-15 09:55", "2026-04-15 09:56")),
+    ("the past 3 hours", ("2026-04-15 07:00", "2026-04-15 10:00")),
+    ("in the last 10 minutes", ("2026-04-15 09:50", "2026-04-15 10:00")),
+    ("since 2 hours ago", ("2026-04-15 08:00", "2026-04-15 10:00")),
+])
+def test_hours_and_minutes_are_clock_hours_and_minutes(query: str, expected: tuple[str, str]) -> None:
+    assert span(query, WEDNESDAY) == expected
+
+
+def test_hours_count_back_in_elapsed_time_and_in_the_zones_clock() -> None:
+    # 03:30 CEST on the morning clocks went forward (02:00 CET -> 03:00 CEST): two real hours back is 00:30 CET.
+    assert span("2 hours ago", "2026-03-29T03:30") == ("2026-03-29 00:00", "2026-03-29 01:00")
+    kolkata = ZoneInfo("Asia/Kolkata")  # +05:30: its clock hours start at half past in UTC
+    found = phrases.find("an hour ago", local("2026-04-15T10:10", kolkata), kolkata)[0]
+    assert found is not None
+    assert (found.start, found.end) == (local("2026-04-15T09:00", kolkata), local("2026-04-15T10:00", kolkata))
+    assert datetime.fromtimestamp(found.start, ZoneInfo("UTC")).minute == 30
+    assert phrases.parse("3 hours ago", local(WEDNESDAY), BERLIN).start == local("2026-04-15T07:00")

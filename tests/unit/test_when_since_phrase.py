@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engram import Engram
+from engram import Engram, Filters
 from engram.errors import ValidationError
 from engram.store.sqlite import SqliteMemoryStore
 from engram.temporal.reader import TimeReader
@@ -49,3 +49,33 @@ def test_since_words_of_a_memory_still_anchor_on_it(mem: Engram) -> None:
     assert any("the time of" in note for note in result.notes)
     with pytest.raises(ValidationError, match="when"):
         mem.recall("decided", when="since the coronation")
+
+
+def test_hour_and_minute_phrases_count_whole_clock_hours_and_minutes(tmp_path: Path) -> None:
+    """``until="2 hours ago"`` keeps the whole clock hour 2 hours back, as ``until="2 days ago"``
+    keeps that whole day; ``when`` and ``since`` read the same phrases."""
+    now = [_at("2026-04-15T08:20:30")]
+    engine = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="alice", clock=lambda: now[0],
+                    time_reader=TimeReader("UTC"))
+    try:
+        engine.remember("early note about the parser", key="early")
+        now[0] = _at("2026-04-15T09:45:10")
+        engine.remember("later note about the parser", key="later")
+        now[0] = _at("2026-04-15T10:00:05")
+
+        def keys(**window: str) -> list[str]:
+            return sorted(m.key for m in engine.list(Filters(**window)))
+
+        assert keys(until="2 hours ago") == ["early"]  # 08:00-09:00, all of it
+        assert keys(until="an hour ago") == keys(since="2 hours ago") == ["early", "later"]
+        assert keys(since="an hour ago") == keys(since="15 minutes ago") == ["later"]
+        assert keys(until="15 minutes ago") == ["early", "later"]  # 09:45:00-09:46:00, whole minute
+        assert keys(until="16 minutes ago") == ["early"]
+        assert keys(since="half an hour ago") == ["later"] and keys(since="10 minutes ago") == []
+        found = engine.recall("parser", when="2 hours ago")
+        assert [h.memory.key for h in found.hits] == ["early"], found.notes
+        assert [h.memory.key for h in engine.recall("note about the parser an hour ago").hits] == ["later"]
+        with pytest.raises(ValidationError, match="until"):
+            engine.list(Filters(since="an hour ago", until="2 hours ago"))
+    finally:
+        engine.close()

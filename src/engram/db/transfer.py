@@ -64,6 +64,8 @@ class TransferReport:
     tables: dict[str, TableReport] = field(default_factory=dict)
     unknown_tables: list[str] = field(default_factory=list)
     embedding_identity: str | None = None
+    # Where the source's maintenance schedule was carried (``root.migrate_to_postgres``), or None.
+    schedule: str | None = None
 
     @property
     def verified(self) -> bool:

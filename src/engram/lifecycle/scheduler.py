@@ -82,11 +82,7 @@ class Maintenance:
     def state(self) -> dict[str, Any]:
         if self.state_path is None:
             return self._memory_state
-        try:
-            data = json.loads(self.state_path.read_text("utf-8"))
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            return {}
+        return _read_state(self.state_path)
 
     def _save(self, state: dict[str, Any]) -> None:
         if self.state_path is None:
@@ -206,6 +202,57 @@ class Maintenance:
         return JobReport("vacuum", notes=(f"size {before} -> {after} bytes (the whole file)",))
 
 
+def _read_state(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}  # none yet, or damaged: every job is due, as on a new store
+
+
+def _dict_at(holder: dict[str, Any], name: str) -> dict[str, Any]:
+    """``holder[name]``, made an empty dict when it is missing or not one."""
+    if not isinstance(holder.get(name), dict):
+        holder[name] = {}
+    return holder[name]
+
+
+def _merge_runs(into: dict[str, Any], record: dict[str, Any]) -> None:
+    """Take each job's last run (and its result) from ``record`` where it is later than ``into``'s."""
+    runs, results = record.get("last_run"), record.get("last_result")
+    if not isinstance(runs, dict):
+        return
+    for job, when in runs.items():
+        if job not in JOBS or not isinstance(when, int | float):
+            continue
+        kept = _dict_at(into, "last_run")
+        if not isinstance(kept.get(job), int | float) or kept[job] < when:
+            kept[job] = when
+            if isinstance(results, dict) and isinstance(results.get(job), str):
+                _dict_at(into, "last_result")[job] = results[job]
+
+
+def carry_schedule(source: Path, target: Path) -> bool:
+    """Carry the schedule kept at ``source`` (last runs, store-wide and per agent) into the state
+    file at ``target``, for a store copied to another database: without it the first pass there
+    runs every job again. Per job the later run wins, so carrying twice, or onto a store already
+    maintained there, moves nothing back. False when ``source`` holds no schedule; raises
+    ``StorageError`` when ``target`` cannot be written."""
+    carried = _read_state(source)
+    if not carried:
+        return False
+    merged = _read_state(target)
+    _merge_runs(merged, carried)
+    agents = carried.get("agents")
+    for agent, record in (agents.items() if isinstance(agents, dict) else ()):
+        if isinstance(record, dict):
+            _merge_runs(_dict_at(_dict_at(merged, "agents"), agent), record)
+    from engram.store.jsonfile import atomic_write
+
+    atomic_write(target, json.dumps(merged, indent=1))
+    return True
+
+
 def run_periodically(
     maintenance: Maintenance, interval_s: float, stop: threading.Event,
     on_error: Callable[[BaseException], None] | None = None,
@@ -227,4 +274,4 @@ def run_periodically(
     return thread
 
 
-__all__ = ["JOBS", "STORE_WIDE_JOBS", "Maintenance", "MaintenanceReport", "run_periodically"]
+__all__ = ["JOBS", "STORE_WIDE_JOBS", "Maintenance", "MaintenanceReport", "carry_schedule", "run_periodically"]

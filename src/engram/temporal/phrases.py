@@ -1,12 +1,15 @@
 """Time phrases of a query read as ranges: "yesterday", "last week", "in March", "since Monday",
-"two days ago", "on 2026-04-12". Offline and deterministic given ``now`` and a time zone.
+"two days ago", "2 hours ago", "on 2026-04-12". Offline and deterministic given ``now`` and a time zone.
 
 A small grammar rather than a library: dateparser (measured) answers a point, not a range ("last
 week" is "now minus 7 days", "in March" is March 15), reads "we" and "may we" in a question as
 dates, does not read "since Monday", and its first search in a sentence takes seconds to load its
 language data. Periods here are calendar periods in the user's zone: a day runs midnight to
 midnight (23 or 25 hours across a DST change), weeks start on ``week_start`` (0 = Monday), months
-and years are calendar months and years. Ranges are half-open ``[start, end)``; "since X" ends now.
+and years are calendar months and years. Hours and minutes are clock hours and minutes in the zone
+("2 hours ago" at 14:37 is 12:00 to 13:00), counted back in elapsed time, so across a DST change
+"2 hours ago" is two real hours back, not two steps of the wall clock. Ranges are half-open
+``[start, end)``; "since X" ends now.
 "before X" is not read here: it needs a memory that names X (``TimeReader`` and the engine).
 """
 
@@ -26,12 +29,15 @@ _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "su
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
 _UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
-          "year": "year", "years": "year"}
+          "year": "year", "years": "year", "hour": "hour", "hours": "hour", "minute": "minute", "minutes": "minute",
+          "min": "minute", "mins": "minute"}
+# Units shorter than a day: clock periods of this many seconds, counted back from ``now`` in elapsed time.
+_CLOCK_SECONDS = {"hour": 3600, "minute": 60}
 
 _MONTH = r"(?P<month>" + "|".join([*_MONTHS, "sept", *(m[:3] for m in _MONTHS)]) + r")\.?"
 _DAY = r"(?P<weekday>" + "|".join(_DAYS) + r")"
 _NUM = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
-_UNIT = r"(?P<unit>days?|weeks?|months?|years?)"
+_UNIT = r"(?P<unit>days?|weeks?|months?|years?|hours?|minutes?|mins?)"
 _ISO = r"(?P<iso>\d{4}-\d{2}-\d{2})"
 _DMY = r"(?P<d1>\d{1,2})(?:st|nd|rd|th)? " + _MONTH.replace("month>", "month1>") + r",? (?P<y1>\d{4})"
 _MDY = _MONTH.replace("month>", "month2>") + r" (?P<d2>\d{1,2})(?:st|nd|rd|th)?(?:,? (?P<y2>\d{4}))?"
@@ -39,7 +45,7 @@ _MDY = _MONTH.replace("month>", "month2>") + r" (?P<d2>\d{1,2})(?:st|nd|rd|th)?(
 # One alternative per phrase family; the first match in the query wins (longest at a position).
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(r"\b" + rx + r"\b")) for name, rx in (
     ("since", r"since (?P<rest>.+)"),
-    ("ago", _NUM + " " + _UNIT + " ago"),
+    ("ago", r"(?:" + _NUM + " " + _UNIT + r"|(?P<half>half an hour)) ago"),
     ("past", r"(?:in )?the (?:past|last) " + _NUM + " " + _UNIT),
     ("day_word", r"(?P<word>the day before yesterday|yesterday|today|tonight|this morning)"),
     ("period", r"(?P<which>last|this|next) (?P<unit>week|month|year|weekend)"),
@@ -95,8 +101,8 @@ def parse(phrase: str, now: float, zone: ZoneInfo, week_start: int = 0, field: s
     if found is None or rest:
         raise ValidationError(
             field, f"cannot read {phrase!r} as a time",
-            "yesterday, today, N days/weeks ago, last/this week|month|year, in March [2026], "
-            "since Monday, on 2026-04-12, the past N days; before/after/since words a memory contains",
+            "yesterday, today, N days/weeks/hours/minutes ago, an hour ago, last/this week|month|year, "
+            "in March [2026], since Monday, on 2026-04-12, the past N days; before/after/since words a memory contains",
         )
     return found
 
@@ -123,11 +129,17 @@ def _read(name: str, m: re.Match[str], now: float, zone: ZoneInfo, week_start: i
                 return None
             span, end_at = (inner[1].start, now), m.start("rest") + inner[0]
     elif name == "ago":
-        n, unit = _number(m.group("n")), _UNITS[m.group("unit")]
-        span = _period(_shift(today, unit, -n), unit, zone, week_start)
+        n, unit = (30, "minute") if m.group("half") else (_number(m.group("n")), _UNITS[m.group("unit")])
+        if unit in _CLOCK_SECONDS:
+            span = _clock_period(now - n * _CLOCK_SECONDS[unit], unit, zone)
+        else:
+            span = _period(_shift(today, unit, -n), unit, zone, week_start)
     elif name == "past":
         n, unit = _number(m.group("n")), _UNITS[m.group("unit")]
-        span = (_midnight(_shift(today, unit, -n), zone), now)
+        if unit in _CLOCK_SECONDS:  # "the past 2 hours": from the start of the clock hour 2 hours back
+            span = (_clock_period(now - n * _CLOCK_SECONDS[unit], unit, zone)[0], now)
+        else:
+            span = (_midnight(_shift(today, unit, -n), zone), now)
     elif name == "day_word":
         back = {"the day before yesterday": 2, "yesterday": 1}.get(m.group("word"), 0)
         span = _period(today - timedelta(days=back), "day", zone, week_start)
@@ -233,6 +245,15 @@ def _period(day: date, unit: str, zone: ZoneInfo, week_start: int) -> tuple[floa
     else:
         first, after = date(day.year, 1, 1), date(day.year + 1, 1, 1)
     return _midnight(first, zone), _midnight(after, zone)
+
+
+def _clock_period(at: float, unit: str, zone: ZoneInfo) -> tuple[float, float]:
+    """The clock hour or minute holding instant ``at`` as ``zone`` shows it (a +05:30 zone's hours
+    start at :30 UTC)."""
+    shown = datetime.fromtimestamp(at, zone)
+    into = shown.second + shown.microsecond / 1e6 + (shown.minute * 60 if unit == "hour" else 0)
+    start = at - into
+    return start, start + _CLOCK_SECONDS[unit]
 
 
 def _previous_weekday(today: date, weekday: int, *, include_today: bool) -> date:

@@ -39,7 +39,7 @@ class QueryTime:
 
 
 _BOUND_FORMS = ("epoch seconds, an ISO 8601 date/time (2026-04-12, 2026-04-12T09:30+02:00) or a time phrase: "
-                "yesterday, today, N days/weeks ago, last/this week|month|year, in March [2026], since Monday, "
+                "yesterday, today, N days/weeks/hours/minutes ago, last/this week|month|year, in March [2026], since Monday, "
                 "the past N days")
 _ANCHOR = re.compile(r"^(before|after|since)\s+(.*\w.*)$", re.IGNORECASE)
 

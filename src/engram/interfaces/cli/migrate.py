@@ -1,4 +1,5 @@
-"""``engram migrate --to postgresql://…``: copy the SQLite store (memories, history, audit, tokens) into PostgreSQL."""
+"""``engram migrate --to postgresql://…``: copy the SQLite store (memories, history, audit, tokens) into
+PostgreSQL, and its maintenance schedule to where a store on that database keeps it."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ def migrate(
     to: str = typer.Option(..., "--to", help="PostgreSQL URL (postgresql://user:password@host/db)."),
     source: Path | None = typer.Option(None, "--from", help="SQLite file (default: the configured store)."),
 ) -> None:
-    """Copy memories, links, versions, vectors, history, audit trail and API tokens into PostgreSQL; verify; re-run to resume."""
+    """Copy memories, links, versions, vectors, history, audit trail, tokens and the maintenance schedule into
+    PostgreSQL; verify; re-run to resume."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from engram.db.transfer import copy_sqlite_to_postgres, require_verified
+    from engram.db.transfer import require_verified
+    from engram.root import migrate_to_postgres
 
     cli = state(ctx)
     settings = cli.settings()
@@ -36,11 +39,12 @@ def migrate(
                 tasks[table] = bar.add_task(table, total=total)
             bar.update(tasks[table], completed=done)
 
-        report = copy_sqlite_to_postgres(path, to, settings=settings.postgres, progress=progress)
+        report = migrate_to_postgres(settings, path, to, progress=progress)
     if cli.as_json:
         emit_json({
             "source": report.source, "target": report.target, "verified": report.verified,
             "unknown_tables": report.unknown_tables, "embedding_identity": report.embedding_identity,
+            "schedule": report.schedule,
             "tables": {name: {**t.__dict__, "verified": t.verified} for name, t in report.tables.items()},
         })
     else:
@@ -51,6 +55,8 @@ def migrate(
         render.console.print(table)
         if report.unknown_tables:
             render.console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
+        if report.schedule:
+            render.console.print(f"maintenance schedule carried to {report.schedule}", highlight=False)
     require_verified(report)
 
 

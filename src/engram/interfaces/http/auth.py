@@ -2,7 +2,8 @@
 
 ``Authorization: Bearer <token>`` on every request but ``/healthz`` and the static page; the
 optional ``X-Engram-Session`` header narrows the agent to one of its sessions. The same check
-guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools.
+guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools, and
+``/metrics`` (``metrics_access``) whenever the server has any live token.
 """
 
 from __future__ import annotations
@@ -63,6 +64,24 @@ async def agent_engine(
         raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
     base: Engram = request.app.state.engram
     return base.for_agent(found.agent, found.session, origin="http")
+
+
+async def metrics_access(
+    request: Request,
+    authorization: str | None = Header(None, description="Bearer <token>: any live token, whichever agent."),
+) -> None:
+    """FastAPI dependency of ``/metrics``: a live token of any agent, or 401 problem details.
+
+    Tokens are bound to agents and there is no operator token, so any agent's token reads the
+    server's figures (request counts, latencies, the store-wide memory count); a Prometheus
+    scraper gets a token of its own (``engram token create --agent metrics``). A server that has
+    no live token at all serves no agent over HTTP, and ``/metrics`` stays open there as before."""
+    tokens: TokenStore = request.app.state.tokens
+    if await authenticate(tokens, authorization, None) is not None:
+        return
+    if await run_in_threadpool(tokens.has_live_tokens):
+        raise HTTPException(401, "a valid bearer token is required for /metrics while the server has tokens "
+                                 "(any agent's; create one with `engram token create --agent metrics`)")
 
 
 class McpAuth:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import Body, Query, Request, Response
+from fastapi import Body, Depends, Query, Request, Response
 
 from engram.interfaces import present, seams
 from engram.interfaces.http import refs  # noqa: F401 - registers the ``ref`` path converter
+from engram.interfaces.http.auth import metrics_access
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import MessageIn, SemanticRecallIn
@@ -24,7 +25,8 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@public.get("/metrics", summary="Prometheus metrics", response_class=Response)
+@public.get("/metrics", summary="Prometheus metrics (any live token, when the server has one)",
+            response_class=Response, dependencies=[Depends(metrics_access)])
 def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
 
@@ -73,7 +75,7 @@ def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
 
 
 # --- audit trail -----------------------------------------------------------------------------
-_TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phrase: yesterday, last week, 2 days ago"
+_TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phrase: yesterday, last week, 2 days ago, 3 hours ago"
 
 
 @router.get("/audit", summary="Recent audit entries of this agent, newest first, optionally narrowed")

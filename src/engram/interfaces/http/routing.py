@@ -9,7 +9,8 @@ on the loop. Signature, dependencies and response model are the route's own (``f
 
 API routes also refuse a query parameter they do not take, naming it (422), as their bodies refuse
 an unknown field: FastAPI ignores one, so a misspelt filter (``?tags=`` for ``?tag=``,
-``?sinse=``) silently answered for everything.
+``?sinse=``) silently answered for everything. And they refuse a path segment or query value whose
+percent-escapes are not UTF-8 (``utf8``), which the server would otherwise read as other text.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from fastapi.dependencies.models import Dependant
 from starlette.concurrency import run_in_threadpool
 
 from engram.errors import ValidationError
+from engram.interfaces.http.utf8 import refuse_undecodable
 
 API_PREFIX = "/api/"
 
@@ -74,5 +76,6 @@ async def refuse_unknown_query(request: Request) -> None:
 class Router(APIRouter):
     def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         if (self.prefix + path).startswith(API_PREFIX):
-            kwargs["dependencies"] = [*(kwargs.get("dependencies") or ()), Depends(refuse_unknown_query)]
+            kwargs["dependencies"] = [*(kwargs.get("dependencies") or ()), Depends(refuse_undecodable),
+                                      Depends(refuse_unknown_query)]
         super().add_api_route(path, on_worker_thread(endpoint), **kwargs)

@@ -198,7 +198,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             "1 also returns memories linked to the matches (at most `limit` more); 2-3 follow links further, "
             "each hop adding at most `limit`."))] = 0,
         when: Annotated[str | None, Field(
-            description="Only what happened then: yesterday, last week, in March, since Monday, two days ago. "
+            description="Only what happened then: yesterday, last week, in March, since Monday, two days ago, an hour ago. "
                         "A phrase like that inside the query works too.")] = None,
         as_of: Annotated[str | None, Field(
             description="Only facts that held at this time (ISO 8601), superseded ones included.")] = None,
