@@ -36,6 +36,7 @@ from engram.model import (
     Hit,
     Layer,
     Memory,
+    MemoryDraft,
     MemoryFilter,
     MemoryVersion,
     Order,
@@ -463,7 +464,8 @@ class Engram:
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None
     ) -> list[WriteResult]:
-        """Store many memories (each item: ``remember``'s keyword arguments); embeddings are
+        """Store many memories (each item: ``remember``'s keyword arguments, with its meaning: a
+        keyed item keeps the stored tags and metadata it does not give); embeddings are
         computed in batches. Every item is validated before anything is stored, so one bad item
         stores nothing (``ValidationError`` names it as ``items[i].field``)."""
         items = list(items)
@@ -490,7 +492,8 @@ class Engram:
             except TypeError as exc:
                 raise ValidationError(f"items[{i}]", str(exc), "remember()'s keyword arguments") from None
         results = []
-        for n, draft in enumerate(drafts, 1):
+        for n, (draft, item) in enumerate(zip(drafts, items, strict=True), 1):
+            draft = _keeping_unsent(draft, item, self.store)
             results.append(self.store.upsert(draft, proposed_key=key_from_content(draft.content), now=self.clock()))
             if progress and (n % 100 == 0 or n == len(drafts)):
                 progress(n, len(drafts))
@@ -1039,3 +1042,17 @@ def _later(a: float | None, b: float | None) -> float | None:
 
 def _earlier(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def _keeping_unsent(draft: MemoryDraft, item: Mapping[str, Any], store: MemoryStore) -> MemoryDraft:
+    """A keyed bulk item as ``remember`` would store it: an update by key keeps the tags and
+    metadata the item does not give (given ones, even empty, replace them). Read per item, so a
+    later item with the same key keeps what an earlier one of the same call stored."""
+    keep_tags, keep_metadata = item.get("tags") is None, item.get("metadata") is None
+    if draft.key is None or not (keep_tags or keep_metadata):
+        return draft
+    stored = KeptByKey(store)(draft)
+    if stored is None:
+        return draft
+    return replace(draft, tags=stored.tags if keep_tags else draft.tags,
+                   metadata=stored.metadata if keep_metadata else draft.metadata)

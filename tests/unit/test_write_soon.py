@@ -101,6 +101,22 @@ def test_a_keyed_update_keeps_the_stored_tags_and_metadata_it_was_not_given(
     assert replaced.memory.tags == () and replaced.memory.metadata == {"owner": "ana"}
 
 
+def test_remember_many_keeps_what_a_keyed_item_does_not_give_as_remember_does(tmp_path: Path) -> None:
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+    try:
+        mem.remember("first wording", key="plan", tags=["work"], metadata={"owner": "ana"})
+        (kept,) = mem.remember_many([{"content": "second wording", "key": "plan"}])
+        assert kept.action == "updated"
+        assert mem.get("plan").tags == ("work",) and mem.get("plan").metadata == {"owner": "ana"}
+        # Given ones replace (even empty), and a later item of the same call keeps what an earlier stored.
+        mem.remember_many([{"content": "third", "key": "plan", "tags": []},
+                           {"content": "fourth", "key": "plan", "metadata": {"owner": "bo"}}])
+        stored = mem.get("plan")
+        assert (stored.content, stored.tags, stored.metadata) == ("fourth", (), {"owner": "bo"})
+    finally:
+        mem.close()
+
+
 def test_a_future_cancelled_while_queued_is_not_stored(held: tuple[Engram, HeldModel]) -> None:
     mem, model = held
     blocker = mem.remember_soon("the first write holds the model")
