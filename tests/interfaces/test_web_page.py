@@ -110,6 +110,10 @@ def test_saving_one_field_on_the_page_leaves_the_others_byte_for_byte(served: Se
         got = api.get(f"/api/v1/memory/{mid}").json()
         assert (got["content"], got["tags"], got["importance"]) == (content, ["kept"], 0.7)
         assert api.get(f"/api/v1/memory/{mid}/versions").json()["versions"] == []
+    # The audit tab says which field the save changed.
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+    entry = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#audit li.event.updated")))
+    assert "changed tags" in entry.text and "x-crlf" in entry.text
 
 
 def test_page_without_a_token_asks_for_one(served: Served, browser) -> None:  # noqa: ANN001

@@ -13,7 +13,17 @@ export async function load() {
       const li = el("li", undefined, "event " + e.action);
       li.append(el("time", when(e.at)), el("span", e.action, "badge"), el("code", e.memory_key || e.memory_id || ""),
         el("span", `by ${e.origin}` + (e.reason ? ` — “${e.reason}”` : ""), "muted"));
-      if (e.detail && e.detail.content) { const d = el("details"); d.append(el("summary", "content"), el("p", e.detail.content)); li.append(d); }
+      const detail = e.detail || {};
+      // An update names the fields it changed, and keeps the content and importance they replaced.
+      if (detail.changed && detail.changed.length) li.append(el("span", "changed " + detail.changed.join(", "), "changed"));
+      if (detail.content) {
+        const d = el("details");
+        d.append(el("summary", "content"), el("p", detail.content));
+        const before = detail.previous || {};
+        if ("content" in before) d.append(el("p", "before: " + before.content, "muted"));
+        if ("importance" in before) d.append(el("p", `importance before: ${before.importance}`, "muted"));
+        li.append(d);
+      }
       return li;
     }));
     if (!data.entries.length) list.replaceChildren(el("li", "no changes recorded for this filter", "muted"));
