@@ -82,6 +82,15 @@ def test_agent_stats_bench_counts_one_agents_view_beside_a_whole_table_read() ->
     assert all(label in ("global", "agent:a") or label.startswith("session:a/") for label in row["by_scope"])
 
 
+def test_files_remember_bench_appends_where_it_used_to_rewrite() -> None:
+    result = run_bench("files_remember.py", "--sizes", "20,300", "--remembers", "5")
+    for fmt in ("markdown", "yaml"):
+        rows = result["formats"][fmt]
+        assert rows["20"]["ratio_to_smallest"] == 1.0 and rows["300"]["median_ms"] > 0
+        assert rows["300"]["file_bytes"] > rows["20"]["file_bytes"]
+        assert rows["300"]["whole_rewrites"] == 0 and rows["300"]["bytes_written_per_call"] < 1000
+
+
 def test_startup_bench_times_each_door_beside_its_baseline(tmp_path: Path) -> None:
     store = tmp_path / "large" / "memory.db"
     built = run_bench("startup.py", "--build", "300", "--store", str(store))
