@@ -72,6 +72,25 @@ def test_links_bench_compares_each_depth_with_depth_zero() -> None:
     assert result["links"] == 300
 
 
+def test_agent_stats_bench_counts_one_agents_view_beside_a_whole_table_read() -> None:
+    result = run_bench("agent_stats.py", "--size", "3000", "--repeat", "1")
+    row = result["backends"]["sqlite"]
+    assert row["stats_ms"] > 0 and row["scan_ms"] > 0 and row["ratio_to_scan"] > 0
+    # Agent a reads its own ~45% and the ~10% global: about half the store, never all of it.
+    assert 1000 < row["memories_seen"] < 2000 and 0 < row["vectors"] < row["memories_seen"] and row["links"] > 0
+    assert "global" in row["by_scope"] and "agent:a" in row["by_scope"]
+    assert all(label in ("global", "agent:a") or label.startswith("session:a/") for label in row["by_scope"])
+
+
+def test_files_remember_bench_appends_where_it_used_to_rewrite() -> None:
+    result = run_bench("files_remember.py", "--sizes", "20,300", "--remembers", "5")
+    for fmt in ("markdown", "yaml"):
+        rows = result["formats"][fmt]
+        assert rows["20"]["ratio_to_smallest"] == 1.0 and rows["300"]["median_ms"] > 0
+        assert rows["300"]["file_bytes"] > rows["20"]["file_bytes"]
+        assert rows["300"]["whole_rewrites"] == 0 and rows["300"]["bytes_written_per_call"] < 1000
+
+
 def test_startup_bench_times_each_door_beside_its_baseline(tmp_path: Path) -> None:
     store = tmp_path / "large" / "memory.db"
     built = run_bench("startup.py", "--build", "300", "--store", str(store))

@@ -10,7 +10,7 @@ door that shows stats shows the same numbers under the same name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from engram.model import KNOWN_TYPES, Category, MemoryFilter, Scope
@@ -45,28 +45,33 @@ class AgentStats:
 
 
 def gather(engram: Engram, visible: MemoryFilter) -> AgentStats:
-    """``engram``'s view in figures (see ``AgentStats``); ``visible`` is the filter of what it reads."""
+    """``engram``'s view in figures (see ``AgentStats``); ``visible`` is the filter of what it reads.
+
+    Two passes, each over this agent's and global memories only: one count (``count_by_kind``)
+    over every scope ``by_scope`` names (its other sessions too, ``sessions_of``), whose visible
+    scopes' rows give the total, categories, types and vectors; and the links. A count per
+    figure (and the store's whole ``stats`` for its scope names) took ~15 queries, several of them
+    over every agent's memories."""
+    store = engram.store
     agent = engram.scope.agent
-    kinds = engram.store.count_by_kind(visible)  # one pass for the total, categories and types
+    own = () if agent is None else (Scope(agent), *(Scope(agent, s) for s in store.sessions_of(agent)))
+    counted = replace(visible, scopes=tuple(dict.fromkeys((*visible.scopes, Scope(), *own))))
+    seen = set(visible.scopes)
+    memories = vectors = 0
     by_category = dict.fromkeys((c.value for c in Category), 0)
     by_type = dict.fromkeys((*KNOWN_TYPES, "other"), 0)
-    for (category, type_), n in kinds.items():
-        by_category[category] = by_category.get(category, 0) + n
-        by_type[type_ if type_ in KNOWN_TYPES else "other"] += n
-    whole = engram.store.stats()  # read for its scope labels and the store's address only
-    by_scope = {label: engram.count(scope=Scope.parse(label)) for label in sorted(whole.by_scope)
-                if _own(label, agent)}
+    by_scope: dict[str, int] = {}
+    for kind in store.count_by_kind(counted):
+        label = str(kind.scope)
+        by_scope[label] = by_scope.get(label, 0) + kind.memories
+        if kind.scope in seen:
+            memories += kind.memories
+            vectors += kind.vectors
+            by_category[kind.category] = by_category.get(kind.category, 0) + kind.memories
+            by_type[kind.type if kind.type in KNOWN_TYPES else "other"] += kind.memories
     return AgentStats(
-        agent=agent, session=engram.scope.session, backend=whole.backend, location=whole.location,
-        memories=sum(kinds.values()), by_category=by_category,
-        by_type={t: n for t, n in by_type.items() if n}, by_scope={s: n for s, n in by_scope.items() if n},
-        links=engram.store.count_links(visible), vectors=engram.store.count_vectors(visible),
-        embedding_identity=whole.embedding_identity,
+        agent=agent, session=engram.scope.session, backend=store.name, location=store.location(),
+        memories=memories, by_category=by_category, by_type={t: n for t, n in by_type.items() if n},
+        by_scope=dict(sorted(by_scope.items())), links=store.count_links(visible), vectors=vectors,
+        embedding_identity=store.vector_identity(),
     )
-
-
-def _own(label: str, agent: str | None) -> bool:
-    """Whether a scope label is global or one of ``agent``'s scopes."""
-    if agent is None:
-        return label == "global"
-    return label in ("global", f"agent:{agent}") or label.startswith(f"session:{agent}/")

@@ -213,20 +213,24 @@ def test_a_store_beside_a_full_file_hashes_only_the_file_it_changed(
     # (~2.5 ms a store for a 5 MB file). A file it left as the last pass did keeps its recorded
     # hash: the state must still name each file's text, so a later hand edit is still seen.
     from engram.files import paths
-    from engram.files import sync as sync_module
 
     syncer = FileSync(engram, folder, format=fmt, max_file_bytes=2048)
     syncer.attach()
     try:
         for i in range(30):
             engram.remember(f"memory {i:02d} " + "padding words " * 5 + "padding words", tags="notes")
-        hashed: list[str] = []
-        monkeypatch.setattr(sync_module, "text_hash", lambda text: hashed.append(text) or paths.text_hash(text))
+        hashed: list[str] = []  # the text each hash read, whole or only what was added to it
+        init, grown = paths.RunningHash.__init__, paths.RunningHash.grown
+        monkeypatch.setattr(paths.RunningHash, "__init__", lambda self, text: init(self, text) or hashed.append(text))
+        monkeypatch.setattr(paths.RunningHash, "grown", lambda self, tail: hashed.append(tail) or grown(self, tail))
         added = engram.remember("one more beside the full files " + "padding words " * 5 + "padding words", tags="notes").memory
         scope_dir = folder / "agents/default"
         holding = [p for p in scope_dir.iterdir() if added.id in p.read_text(encoding="utf-8")]
         assert len(holding) == 1
-        assert hashed == [holding[0].read_text(encoding="utf-8")]  # only the file the entry went to
+        # Only the file the entry went to: the text it got, or its whole text when it was made.
+        hashed = [text for text in hashed if text]  # (a grown hash starts from an empty one)
+        assert len(hashed) == 1 and added.id in hashed[0]
+        assert holding[0].read_text(encoding="utf-8").endswith(hashed[0])
         st = sync_state.load(syncer.folder, syncer.fmt.name, syncer._database_identity())
         for path in sorted(p for p in scope_dir.iterdir() if not p.name.startswith(".")):
             rel = path.relative_to(folder).as_posix()

@@ -114,21 +114,75 @@ class Folder:
             raise
         return written
 
-    def append_text(self, rel: str, text: str) -> os.stat_result:
-        """Add ``text`` at the end of the file (made when missing; never through a symlink), without
-        waiting for the disk; returns the file's ``stat`` after the write. Not atomic as
-        ``write_text`` is: a crash may leave part of it, which a reader must tell from a whole one."""
+    def append_text(self, rel: str, text: str, *, durable: bool = False) -> os.stat_result:
+        """Add ``text`` at the end of the file (made when missing; never through a symlink), waiting
+        for the disk only when ``durable``; returns the file's ``stat`` after the write. Not atomic
+        as ``write_text`` is: a crash may leave part of it, which a reader must tell from a whole one."""
+        with self._open_append(rel, os.O_CREAT) as fd:
+            _write_all(fd, text)
+            if durable:
+                os.fsync(fd)
+            return os.fstat(fd)
+
+    def append_to(self, rel: str, text: str, expected: tuple[int, int, int]) -> os.stat_result | None:
+        """Add ``text`` at the end of the file when it is still the one ``expected`` describes
+        (inode, size, modification time), and wait for the disk; returns the file's ``stat`` after
+        it, or None, writing nothing, when the file is another (changed, replaced, gone). A write
+        that fails part-way is cut back off. A crash may still leave part of it: the sync state
+        records where the file ended first (``state.intend_appends``) and the next pass cuts a
+        partial end off (``undo_append``)."""
+        try:
+            opened = self._open_append(rel, 0)
+        except FileNotFoundError:
+            return None
+        with opened as fd:
+            before = os.fstat(fd)
+            if (before.st_ino, before.st_size, before.st_mtime_ns) != expected:
+                return None
+            try:
+                _write_all(fd, text)
+                os.fsync(fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, before.st_size)
+                raise
+            return os.fstat(fd)
+
+    def undo_append(self, rel: str, size: int, added: int, before: str, after: str) -> bool:
+        """Cut the file back to its first ``size`` bytes when it is what an append of ``added``
+        bytes cut short left after text of hash ``before`` (``text_hash``); whether it did. A
+        whole append (the text of hash ``after``) stays, and a file edited since (its start
+        changed, or more added after) is left as it is."""
+        try:
+            opened = self._open_append(rel, 0)
+        except FileNotFoundError:
+            return False
+        with opened as fd:
+            length = os.fstat(fd).st_size
+            if not size < length <= size + added:
+                return False
+            data = os.pread(fd, length, 0)
+            if (length == size + added and _bytes_hash(data) == after) or _bytes_hash(data[:size]) != before:
+                return False
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+            return True
+
+    @contextlib.contextmanager
+    def _open_append(self, rel: str, flags: int) -> Iterator[int]:
         path = self.resolve(rel)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | flags | _NOFOLLOW, 0o600)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise PathRefused(rel, "is a symlink; symlinks are never followed") from None
             raise
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            return os.fstat(handle.fileno())
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise PathRefused(rel, "is not a regular file")
+            yield fd
+        finally:
+            os.close(fd)
 
     def remove(self, rel: str) -> bool:
         """Delete the file if it is there; returns whether it was."""
@@ -163,6 +217,39 @@ class Folder:
         yield from sorted(found)
 
 
+def _write_all(fd: int, text: str) -> None:
+    data = memoryview(text.encode("utf-8"))
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _bytes_hash(data: bytes) -> str | None:
+    """``text_hash`` of UTF-8 ``data``; None when it is not UTF-8 (a write cut inside a character)."""
+    try:
+        return text_hash(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
 def text_hash(text: str) -> str:
     """A short content hash used by the sync state."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+class RunningHash:
+    """``text_hash`` of a text that grows at its end, kept so the grown text's hash costs what was
+    added, not the whole text again (~1 ms a store into a file of 5,000 entries)."""
+
+    def __init__(self, text: str) -> None:
+        self._sha = hashlib.sha256(text.encode("utf-8"))
+
+    def grown(self, tail: str) -> RunningHash:
+        """The hash of the text followed by ``tail`` (this one is left as it is)."""
+        grown = RunningHash("")
+        grown._sha = self._sha.copy()
+        grown._sha.update(tail.encode("utf-8"))
+        return grown
+
+    @property
+    def digest(self) -> str:
+        return self._sha.hexdigest()[:20]

@@ -15,7 +15,10 @@ per memory, so rewriting it cost every store time in proportion to the memories 
 at 10,000). The journal names the state it continues (a token in both), so a journal left behind
 by a state written since is ignored, and once it has grown as large as the state it is folded in
 (``save`` writes both afresh): each change costs its own line plus, on average, about as much
-again of the next full write.
+again of the next full write. Before a quick pass appends entries to a memory file, a line
+announcing the append (each file's size and hash before, and its hash after) goes to the journal
+and to the disk (``intend_appends``); ``read`` cuts back off an append a crash left part-way
+(the pass's own line after it marks it done).
 """
 
 from __future__ import annotations
@@ -142,9 +145,13 @@ def read(folder: Folder, fmt: str, database: str,
         return fresh, None
     entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
     state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where)
-    if state.journal and _replay(folder, state) and found is not None:
-        return state, found
-    return state, None
+    appending: dict[str, tuple[int, int, str, str]] = {}
+    whole = bool(state.journal) and _replay(folder, state, appending)
+    for rel, (size, added, before, after) in appending.items():
+        if folder.undo_append(rel, size, added, before, after):
+            log.warning("%s: cut back to before an append that a crash interrupted; its entries are"
+                        " written again by the next sync", rel)
+    return (state, found) if whole and found is not None else (state, None)
 
 
 def _stats(folder: Folder, where: StateFiles) -> Written | None:
@@ -154,10 +161,11 @@ def _stats(folder: Folder, where: StateFiles) -> Written | None:
         return None
 
 
-def _replay(folder: Folder, state: SyncState) -> bool:
+def _replay(folder: Folder, state: SyncState, appending: dict[str, tuple[int, int, str, str]]) -> bool:
     """The changes the journal adds to ``state``, when it is ``state``'s journal; whether it is,
     and whole (so more may be appended). A line a crash cut short ends it (what came before
-    stands: an older state, which ``save`` explains is safe)."""
+    stands: an older state, which ``save`` explains is safe). ``appending`` gets the appends
+    its last pass announced (``intend_appends``) and did not record as done."""
     try:
         text = folder.read_text(state.where.journal, max_bytes=_STATE_MAX_BYTES)
     except FileNotFoundError:
@@ -175,9 +183,16 @@ def _replay(folder: Folder, state: SyncState) -> bool:
     for line in lines[:-1]:  # the last is what follows the final newline: empty when whole
         try:
             change = json.loads(line)
+            if "a" in change:
+                announced = {str(rel): (int(size), int(added), str(before), str(after))
+                             for rel, (size, added, before, after) in change["a"].items()}
+                appending.clear()
+                appending.update(announced)
+                continue
             entries, files = change["e"], change["f"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, AttributeError):
             return False  # a line a crash cut short
+        appending.clear()  # the pass that announced them recorded its changes: the appends are done
         for entry_id, entry in entries.items():
             if entry is None:
                 state.entries.pop(entry_id, None)
@@ -225,6 +240,20 @@ def append(folder: Folder, state: SyncState, last: Written, entry_ids: Iterable[
     if last.journal.st_size + len(line) > max(JOURNAL_MIN_BYTES, last.state.st_size):
         return save(folder, state)
     return Written(last.state, folder.append_text(state.where.journal, line))
+
+
+def intend_appends(folder: Folder, state: SyncState, last: Written,
+                   appends: dict[str, tuple[int, int, str]]) -> Written:
+    """Announce, on disk before anything is added, appends about to be made to memory files
+    (``appends``: file -> its size now, the bytes to be added, all UTF-8, and the hash its text will
+    have; its hash now is the one in ``state.files``). A crash part-way through an append leaves a
+    partial entry at the file's end, which the next ``read`` cuts back off (``Folder.undo_append``)
+    rather than a sync importing it as an entry added by hand. The pass's own ``append`` line,
+    after the files are written, marks them done. ``last`` is what this syncer wrote last, as for
+    ``append``; returns what the journal holds now."""
+    line = json.dumps({"a": {rel: [size, added, state.files[rel], after] for rel, (size, added, after) in appends.items()}},
+                      separators=(",", ":")) + "\n"
+    return Written(last.state, folder.append_text(state.where.journal, line, durable=True))
 
 
 def session_owner(folder: Folder, agent: str) -> str:

@@ -24,7 +24,9 @@ written, each atomically. Database→files runs on every engine event (except th
 while a pass runs (concurrent stores of a server) are reflected together by the next pass, one
 pass for all of them (``engram.drain``), and each caller returns after a pass that began after its
 change. That pass is a quick one (``FileSync._reflect_quickly``) when the files it touches are as
-the last pass left them: only the changed entries are written, into files kept parsed. Otherwise,
+the last pass left them: only the changed entries are written, into files kept parsed, and a file
+that only grew at its end is appended to (announced in the state's journal first, see
+``_append_where_possible``), not rewritten. Otherwise,
 and for ``sync``, a full pass reads the scope whole; on every event that made each store cost
 time in proportion to the memories already in its scope (~0.06 ms each here). The quick pass
 does not pick up hand edits of other files or writes of processes without the mirror: the
@@ -53,7 +55,7 @@ from . import conflicts, layout, removals, repeats, split
 from . import state as sync_state
 from .document import Document, get_format
 from .entry import Entry, Problem, from_memory, memory_digest
-from .paths import Folder, PathRefused, text_hash
+from .paths import Folder, PathRefused, RunningHash
 from .settings import FilesSettings
 
 if TYPE_CHECKING:
@@ -108,6 +110,8 @@ class _ScopeFiles:
     written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     # Bytes each file may have reached with the entries this pass added (``_add_where_it_fits``).
     sizes: dict[str, int] = field(default_factory=dict)
+    # The hash of each file's text in ``originals``, where the quick pass has it (``_write``).
+    hashes: dict[str, RunningHash] = field(default_factory=dict)
 
 
 @dataclass
@@ -117,6 +121,7 @@ class _Parsed:
     stat: tuple[int, int, int]
     text: str
     doc: Document
+    hash: RunningHash | None
 
 
 class FileSync:
@@ -220,17 +225,18 @@ class FileSync:
             with sync_state.locked(self.folder):
                 self._read_layout()
                 st, written = self._load_state()
+                journal = _Journal(written)
                 full: set[Scope] = set()
                 changed_files: set[str] = set()
                 for scope, ids in ids_by_scope.items():
-                    touched = self._reflect_quickly(scope, ids, st)
+                    touched = self._reflect_quickly(scope, ids, st, journal)
                     if touched is None:
                         full.add(scope)
                     else:
                         changed_files |= touched
                 if len(full) < len(ids_by_scope):
                     changed = [i for scope, ids in ids_by_scope.items() if scope not in full for i in ids]
-                    self._save_state(st, written, changed, changed_files)
+                    self._save_state(st, journal.written, changed, changed_files)
             if full:
                 self.sync(full)  # logs the problems it meets
         if self.type_json:
@@ -243,7 +249,9 @@ class FileSync:
             export.remove_type_files(self.folder, [m for m in memories if m.id not in alive])
         return [None] * len(batches)
 
-    def _reflect_quickly(self, scope: Scope, ids: set[str], st: sync_state.SyncState) -> set[str] | None:
+    def _reflect_quickly(
+        self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: _Journal | None = None
+    ) -> set[str] | None:
         """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
         file they touch is as the last pass left it (so the database is the side that changed, and
         only at these ids). A full pass reads the scope whole, files and database; this one reads
@@ -290,11 +298,11 @@ class FileSync:
         if any(split.size(files.docs[rel]) > self.folder.max_file_bytes for rel in files.dirty):
             return _put_back(st, before)  # splitting into continuation files needs the scope's other files
         report = SyncReport()
-        self._write(files, st, report, all_read=False)
+        self._write(files, st, report, journal=journal or _Journal(None))
         for rel, doc in files.docs.items():
             found = files.written.get(rel, files.seen.get(rel))
             if found is not None:
-                self._parsed[rel] = _Parsed(found, files.originals[rel], doc)
+                self._parsed[rel] = _Parsed(found, files.originals[rel], doc, files.hashes.get(rel))
         return set(files.docs)
 
     def _add_where_it_fits(self, rel: str, entry: Entry, st: sync_state.SyncState, files: _ScopeFiles) -> str | None:
@@ -340,13 +348,14 @@ class FileSync:
         if found is None:
             return None if rel in st.files else self._doc_for(rel, files)
         if kept is not None and kept.stat == found:
-            doc, text = kept.doc, kept.text
+            doc, text, hashed = kept.doc, kept.text, kept.hash
         else:
             try:
                 text = self.folder.read_text(rel)
             except (PathRefused, OSError):
                 return None
-            if text_hash(text) != st.files.get(rel):
+            hashed = RunningHash(text)
+            if hashed.digest != st.files.get(rel):
                 return None
             doc = self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
             if doc.parsed.broken or doc.parsed.problems or doc.parsed.invalid_ids:
@@ -354,6 +363,8 @@ class FileSync:
         files.docs[rel] = doc
         files.originals[rel] = text
         files.seen[rel] = found
+        if hashed is not None:
+            files.hashes[rel] = hashed
         return doc
 
     def _load_state(self) -> tuple[sync_state.SyncState, sync_state.Written | None]:
@@ -809,28 +820,83 @@ class FileSync:
             files.dirty.add(rel)
 
     def _write(self, files: _ScopeFiles, st: sync_state.SyncState, report: SyncReport, *,
-               all_read: bool = True) -> None:
-        """The changed files written, and the hash of each file's text recorded in ``st``. With
-        ``all_read`` False (the quick pass), a file not changed here is as the last pass left it
+               journal: _Journal | None = None) -> None:
+        """The changed files written, and the hash of each file's text recorded in ``st``. Given the
+        ``journal`` (the quick pass), a file not changed here is as the last pass left it
         (``_unchanged_doc`` checked), so its recorded hash stands: hashing it again cost ~2.5 ms a
-        pass for a full 5 MB file beside the continuation file a new entry went to."""
+        pass for a full 5 MB file beside the continuation file a new entry went to. And a file
+        whose new text only adds to the end of what it holds gets just that added
+        (``_append_where_possible``)."""
         for rel in sorted(files.dirty):  # nothing is written that reading would refuse
             if rel in files.docs:
                 files.dirty |= split.fit(rel, files.docs, lambda target: self._doc_for(target, files), self.fmt,
                                          limit=self.folder.max_file_bytes, max_content_chars=self.max_content_chars,
                                          st=st, problems=report.problems)
+        texts: dict[str, str] = {}
         for rel, doc in files.docs.items():
-            if not all_read and rel not in files.dirty and rel in st.files:
+            if journal is not None and rel not in files.dirty and rel in st.files:
                 continue
-            text = doc.text()
+            text = texts[rel] = doc.text()
             if rel in files.dirty and text != files.originals.get(rel):
                 has_entries = bool(doc.parsed.entries) or any(e.path == rel for e in st.entries.values())
                 if not has_entries and not files.originals.get(rel):
-                    continue  # never create a file only to leave it empty
+                    del texts[rel]  # never create a file only to leave it empty
+                    continue
+        tails = {rel: text[len(old):] for rel, text in texts.items()
+                 if (old := files.originals.get(rel)) and len(text) > len(old) and text.startswith(old)}
+        hashes = {rel: files.hashes[rel].grown(tails[rel]) if rel in tails and rel in files.hashes
+                  else RunningHash(text) for rel, text in texts.items()}
+        appended = {} if journal is None else self._append_where_possible(files, st, tails, hashes, journal)
+        for rel, text in texts.items():
+            if rel in appended:
+                files.written[rel] = _identity(appended[rel])
+                report.files_written.append(rel)
+            elif rel in files.dirty and text != files.originals.get(rel):
                 files.written[rel] = _identity(self.folder.write_text(rel, text))
                 report.files_written.append(rel)
-            st.files[rel] = text_hash(text)
+            st.files[rel] = hashes[rel].digest
             files.originals[rel] = text  # what the file now holds
+            files.hashes[rel] = hashes[rel]
+
+    def _append_where_possible(self, files: _ScopeFiles, st: sync_state.SyncState, tails: dict[str, str],
+                               hashes: dict[str, RunningHash], journal: _Journal) -> dict[str, os.stat_result]:
+        """Of the quick pass's changed files, those whose new text is their old text with more at
+        the end (``tails``: a new entry at the end of its file, the usual store), written by adding
+        just that: rewriting the whole file cost every store time in proportion to the entries
+        already in it (~2.5 ms of 4.7 for one of 5,000 entries). Returns each one's ``stat`` after
+        it. The file ends up byte for byte as the whole rewrite leaves it. The appends are announced
+        in the sync state's journal first (``sync_state.intend_appends``), so one that a crash cuts
+        short is cut back off rather than read as a hand-written entry; that needs a journal to
+        write in, so a pass without one (the first after loading a state) rewrites whole. A file
+        not as this pass read it, or starting with a byte order mark (which a rewrite drops), is
+        rewritten whole."""
+        plan: dict[str, tuple[int, str]] = {}
+        for rel, tail in tails.items():
+            old, seen = files.originals[rel], files.seen.get(rel)
+            if rel not in files.dirty or seen is None or rel not in st.files:
+                continue
+            size = len(old) if old.isascii() else len(old.encode("utf-8"))
+            if size == seen[1]:  # the bytes on disk are the text read (no byte order mark before it)
+                plan[rel] = (size, tail)
+        if not plan or journal.written is None:
+            return {}
+        journal.written = sync_state.intend_appends(
+            self.folder, st, journal.written,
+            {rel: (size, len(tail.encode("utf-8")), hashes[rel].digest) for rel, (size, tail) in plan.items()})
+        done: dict[str, os.stat_result] = {}
+        for rel, (_, tail) in plan.items():
+            found = self.folder.append_to(rel, tail, files.seen[rel])
+            if found is not None:
+                done[rel] = found
+        return done
+
+
+@dataclass
+class _Journal:
+    """What the sync state's files held when this pass last wrote them (``sync_state.Written``),
+    None when there is no journal to add to: the quick pass announces appends there."""
+
+    written: sync_state.Written | None
 
 
 def _put_back(st: sync_state.SyncState, before: dict[str, sync_state.EntryState | None]) -> None:

@@ -30,7 +30,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from engram.errors import EngramError
-from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,18 @@ class BatchWrite:
     proposed_key: str
     vector: np.ndarray | None = None
     links: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class KindCount:
+    """How many memories of one scope, category and type a filter lets through (``count_by_kind``),
+    and how many of those have a vector."""
+
+    scope: Scope
+    category: str
+    type: str
+    memories: int
+    vectors: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,17 +107,18 @@ class MemoryStore(Protocol):
 
     def count(self, filt: MemoryFilter) -> int: ...
 
-    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
-        """How many memories ``filt`` lets through, by ``(category, type)``, in one pass (an
-        agent's stats, which counting by each category and type in turn made a scan apiece)."""
+    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
+        """How many memories ``filt`` lets through, and how many of them have a vector, by scope,
+        category and type (one ``KindCount`` each, in no particular order; none with zero
+        memories), in one pass: an agent's stats, which once took a scan per figure."""
+        ...
+
+    def sessions_of(self, agent: str) -> list[str]:
+        """The sessions of ``agent`` that hold a memory (superseded or not), in name order."""
         ...
 
     def count_links(self, filt: MemoryFilter) -> int:
         """Links (each once) whose two memories ``filt`` both lets through."""
-        ...
-
-    def count_vectors(self, filt: MemoryFilter) -> int:
-        """Stored vectors of the memories ``filt`` lets through."""
         ...
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
@@ -179,6 +192,10 @@ class MemoryStore(Protocol):
 
     def stats(self) -> StoreStats: ...
 
+    def location(self) -> str:
+        """Where the data is kept (``stats().location``), without counting anything."""
+        ...
+
     # --- vectors -------------------------------------------------------------------------
     def vector_identity(self) -> str | None:
         """``provider:model:dims`` of the stored vectors, or None when none were stored."""
@@ -220,11 +237,14 @@ def linked_memories(store: MemoryStore, memory_id: str, filt: MemoryFilter, limi
     return store.get_many(newest_first(links, store.matching_ids(links, filt))[:limit])
 
 
-def links_among_sql(visible: str) -> str:
-    """The SQL counting links (each once) between two memories of ``visible`` (a subquery of
-    ``memories.id``, used twice): links are stored both ways, so the half with ``from_id < to_id``."""
-    return (f"SELECT COUNT(*) FROM memory_links WHERE from_id < to_id AND from_id IN ({visible})"
-            f" AND to_id IN ({visible})")
+def links_among_sql(where_from: str, where_to: str) -> str:
+    """The SQL counting links (each once) between two memories that a filter lets through:
+    ``where_from`` and ``where_to`` are its WHERE clause over the aliases ``a`` and ``b`` (parameters
+    in that order). Links are stored both ways, so the half with ``from_id < to_id``. Each link
+    looks its two ends up by id: ``from_id IN (SELECT id ...)`` built a list of every visible id
+    twice, ~10x slower at 50,000 visible memories."""
+    return ("SELECT COUNT(*) FROM memory_links l JOIN memories a ON a.id = l.from_id"
+            f" JOIN memories b ON b.id = l.to_id WHERE l.from_id < l.to_id AND {where_from} AND {where_to}")
 
 
 def import_links(memories: Sequence[Memory], agent_of: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from engram.errors import EngramError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
-from engram.store.base import BatchWrite, ImportResult, StoreStats, write_each
+from engram.store.base import BatchWrite, ImportResult, KindCount, StoreStats, write_each
 
 
 class DisabledMemoryStore:
@@ -41,13 +41,13 @@ class DisabledMemoryStore:
     def count(self, filt: MemoryFilter) -> int:
         return 0
 
-    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
-        return {}
+    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
+        return []
+
+    def sessions_of(self, agent: str) -> list[str]:
+        return []
 
     def count_links(self, filt: MemoryFilter) -> int:
-        return 0
-
-    def count_vectors(self, filt: MemoryFilter) -> int:
         return 0
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
@@ -101,7 +101,10 @@ class DisabledMemoryStore:
         return iter(())
 
     def stats(self) -> StoreStats:
-        return StoreStats(self.name, "", 0, {}, {}, 0, 0, 0, None)
+        return StoreStats(self.name, self.location(), 0, {}, {}, 0, 0, 0, None)
+
+    def location(self) -> str:
+        return ""
 
     def vector_identity(self) -> str | None:
         return None

@@ -20,7 +20,15 @@ from engram import text
 from engram.errors import DimensionError, EngramError
 from engram.ids import new_id
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
-from engram.store.base import BatchWrite, ImportResult, StoreStats, import_links, linked_memories, write_each
+from engram.store.base import (
+    BatchWrite,
+    ImportResult,
+    KindCount,
+    StoreStats,
+    import_links,
+    linked_memories,
+    write_each,
+)
 from engram.store.vectors import VectorMatrix, parse_identity_dims
 
 _ScopeKey = tuple[str | None, str | None]
@@ -247,18 +255,24 @@ class InMemoryMemoryStore:
         with self._lock:
             return sum(1 for _ in self._visible(filt))
 
-    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
+    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
         with self._lock:
-            return dict(Counter((m.category.value, m.type) for m in self._visible(filt)))
+            memories: Counter[tuple[Scope, str, str]] = Counter()
+            vectors: Counter[tuple[Scope, str, str]] = Counter()
+            for m in self._visible(filt):
+                kind = (m.scope, m.category.value, m.type)
+                memories[kind] += 1
+                vectors[kind] += m.id in self._vectors
+        return [KindCount(*kind, n, vectors[kind]) for kind, n in memories.items()]
+
+    def sessions_of(self, agent: str) -> list[str]:
+        with self._lock:
+            return sorted({m.scope.session for m in self._rows.values() if m.scope.agent == agent and m.scope.session})
 
     def count_links(self, filt: MemoryFilter) -> int:
         with self._lock:
             ids = {m.id for m in self._visible(filt)}
             return sum(1 for a in ids for b in self._links.get(a, ()) if a < b and b in ids)
-
-    def count_vectors(self, filt: MemoryFilter) -> int:
-        with self._lock:
-            return sum(1 for m in self._visible(filt) if m.id in self._vectors)
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(text.fold(query))
@@ -343,12 +357,12 @@ class InMemoryMemoryStore:
                 by_category[memory.category.value] = by_category.get(memory.category.value, 0) + 1
                 by_scope[str(memory.scope)] = by_scope.get(str(memory.scope), 0) + 1
             return StoreStats(
-                backend=self.name, location=self._location(), memories=len(self._rows), by_category=by_category,
+                backend=self.name, location=self.location(), memories=len(self._rows), by_category=by_category,
                 by_scope=by_scope, links=sum(len(v) for v in self._links.values()) // 2,
                 vectors=len(self._vectors), size_bytes=self._size(), embedding_identity=self._identity,
             )
 
-    def _location(self) -> str:
+    def location(self) -> str:
         return "memory"
 
     def _size(self) -> int:

@@ -78,7 +78,7 @@ class JsonFileMemoryStore(InMemoryMemoryStore):
             document["embeddings"] = {i: [round(float(x), 7) for x in v] for i, v in self._vectors.items()}
         atomic_write(self.path, json.dumps(document, ensure_ascii=False))
 
-    def _location(self) -> str:
+    def location(self) -> str:
         return str(self.path)
 
     def _size(self) -> int:

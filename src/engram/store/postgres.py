@@ -58,6 +58,7 @@ from engram.store import pg_candidates, pg_text
 from engram.store.base import (
     BatchWrite,
     ImportResult,
+    KindCount,
     StoreStats,
     apply_write,
     import_links,
@@ -495,24 +496,27 @@ class PostgresMemoryStore:
         with self.db.read() as conn:
             return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
 
-    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
+    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            rows = conn.execute(f"SELECT m.category, m.type, COUNT(*) FROM memories m WHERE {where} GROUP BY 1, 2", params)
-            return {(category, type_): int(n) for category, type_, n in rows.fetchall()}
+            rows = conn.execute(
+                f"SELECT m.agent, m.session, m.category, m.type, COUNT(*), COUNT(v.memory_id) FROM memories m"
+                f" LEFT JOIN memory_vectors v ON v.memory_id = m.id WHERE {where} GROUP BY 1, 2, 3, 4", params).fetchall()
+        return [KindCount(Scope(agent or None, session or None), category, type_, int(n), int(vectors))
+                for agent, session, category, type_, n, vectors in rows]
+
+    def sessions_of(self, agent: str) -> list[str]:
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT session FROM memories WHERE agent = %s AND session <> '' ORDER BY 1", [agent])
+            return [session for (session,) in rows.fetchall()]
 
     def count_links(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
+        where_from, params_from = filter_sql(filt, "a")
+        where_to, params_to = filter_sql(filt, "b")
         with self.db.read() as conn:
-            sql = links_among_sql(f"SELECT m.id FROM memories m WHERE {where}")
-            return int(conn.execute(sql, [*params, *params]).fetchone()[0])
-
-    def count_vectors(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return int(conn.execute(
-                f"SELECT COUNT(*) FROM memory_vectors v JOIN memories m ON m.id = v.memory_id WHERE {where}",
-                params).fetchone()[0])
+            sql = links_among_sql(where_from, where_to)
+            return int(conn.execute(sql, [*params_from, *params_to]).fetchone()[0])
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(query)
@@ -750,9 +754,12 @@ class PostgresMemoryStore:
             ).fetchone()[0]
             identity = self._identity(conn)
         return StoreStats(
-            backend=self.name, location=self.db.where, memories=total, by_category=by_category, by_scope=by_scope,
+            backend=self.name, location=self.location(), memories=total, by_category=by_category, by_scope=by_scope,
             links=links, vectors=vectors, size_bytes=int(size or 0), embedding_identity=identity,
         )
+
+    def location(self) -> str:
+        return self.db.where
 
     # --- vectors ---------------------------------------------------------------------------
     @staticmethod

@@ -50,6 +50,7 @@ from engram.model import (
 from engram.store.base import (
     BatchWrite,
     ImportResult,
+    KindCount,
     StoreStats,
     apply_write,
     import_links,
@@ -455,24 +456,27 @@ class SqliteMemoryStore:
         with self.db.read() as conn:
             return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
 
-    def count_by_kind(self, filt: MemoryFilter) -> dict[tuple[str, str], int]:
+    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            rows = conn.execute(f"SELECT m.category, m.type, COUNT(*) FROM memories m WHERE {where} GROUP BY 1, 2", params)
-            return {(category, type_): int(n) for category, type_, n in rows.fetchall()}
+            rows = conn.execute(
+                f"SELECT m.agent, m.session, m.category, m.type, COUNT(*), COUNT(v.memory_rowid) FROM memories m"
+                f" LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid WHERE {where} GROUP BY 1, 2, 3, 4", params).fetchall()
+        return [KindCount(Scope(agent or None, session or None), category, type_, int(n), int(vectors))
+                for agent, session, category, type_, n, vectors in rows]
+
+    def sessions_of(self, agent: str) -> list[str]:
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT session FROM memories WHERE agent = ? AND session <> '' ORDER BY 1", [agent])
+            return [session for (session,) in rows.fetchall()]
 
     def count_links(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
+        where_from, params_from = filter_sql(filt, "a")
+        where_to, params_to = filter_sql(filt, "b")
         with self.db.read() as conn:
-            sql = links_among_sql(f"SELECT m.id FROM memories m WHERE {where}")
-            return int(conn.execute(sql, [*params, *params]).fetchone()[0])
-
-    def count_vectors(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return int(conn.execute(
-                f"SELECT COUNT(*) FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid WHERE {where}",
-                params).fetchone()[0])
+            sql = links_among_sql(where_from, where_to)
+            return int(conn.execute(sql, [*params_from, *params_to]).fetchone()[0])
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         if self._narrow_time_range(filt) == "":
@@ -685,10 +689,13 @@ class SqliteMemoryStore:
             vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
         size = sum(os.path.getsize(p) for p in _db_files(self.path) if os.path.exists(p))
         return StoreStats(
-            backend=self.name, location=str(self.path), memories=total, by_category=by_category,
+            backend=self.name, location=self.location(), memories=total, by_category=by_category,
             by_scope=by_scope, links=links, vectors=vectors, size_bytes=size,
             embedding_identity=self.vector_identity(),
         )
+
+    def location(self) -> str:
+        return str(self.path)
 
     # --- vectors ---------------------------------------------------------------------------
     def vector_identity(self) -> str | None:

@@ -18,7 +18,7 @@ from engram.errors import DimensionError, NotFoundError, SnapshotError, Validati
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
-from engram.store.base import BatchWrite, MemoryStore
+from engram.store.base import BatchWrite, KindCount, MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
 
@@ -166,9 +166,42 @@ class MemoryStoreContract(TemporalContract):
         assert (bobs.memories, bobs.links, bobs.vectors) == (3, 2, 3)  # rule-tea is half alice's: not bob's to count
         assert bobs.by_scope == {"agent:bob": 2, "global": 1}
         assert store.stats().memories == 6 and store.stats().links == 4  # the operator's view holds all
-        # The one pass those figures come from: by (category, type), for exactly the filter's scopes.
-        assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice"),))) == {("knowledge", "learned"): 1,
-                                                                              ("core", "decision"): 1}
+        # The one pass those figures come from: by scope, category and type, with the vectors,
+        # for exactly the filter's scopes; and the sessions that pass is asked about.
+        counted = store.count_by_kind(MemoryFilter(scopes=(Scope("alice"), Scope("alice", "s1"))))
+        assert sorted(counted, key=str) == sorted([
+            KindCount(Scope("alice"), "knowledge", "learned", 1, 1), KindCount(Scope("alice"), "core", "decision", 1, 1),
+            KindCount(Scope("alice", "s1"), "knowledge", "learned", 1, 1)], key=str)
+        assert store.sessions_of("alice") == ["s1"] and store.sessions_of("bob") == [] and store.sessions_of("zed") == []
+        assert store.location() == store.stats().location
+
+    def test_visible_stats_leave_out_superseded_and_count_vectors_present(
+        self, store: MemoryStore, clock: FakeClock
+    ) -> None:
+        embedder = HashingEmbedder()
+        mem = Engram(store, agent="alice", clock=clock, embedder=embedder)
+        old = mem.remember("the office is on floor two", key="office").memory
+        new = mem.remember("the office moved to floor five", key="office-now").memory
+        store.set_superseded(old.id, new.id, now=clock())
+        embedder.fail = True  # stored without a vector (the embedder is down)
+        mem.remember("a plan kept without a vector", key="plan", type="recipe")
+        embedder.fail = False
+        s2 = mem.for_session("s2")
+        s2.remember("scratch in s2", key="x2", scope="session", links=["office-now"])
+        s2.remember("gone from s2", key="y2", scope="session")
+        store.set_superseded(s2.get("y2").id, new.id, now=clock())
+        mem.for_session("s3").remember("only superseded in s3", key="z3", scope="session")
+        store.set_superseded(mem.for_session("s3").get("z3").id, new.id, now=clock())
+        seen = mem.visible_stats()
+        assert (seen.memories, seen.vectors, seen.links) == (2, 1, 0)
+        assert seen.by_type == {"learned": 1, "other": 1} and seen.by_scope == {"agent:alice": 2, "session:alice/s2": 1}
+        in_s2 = s2.visible_stats()
+        assert (in_s2.memories, in_s2.vectors, in_s2.links) == (3, 2, 1)
+        assert in_s2.by_scope == seen.by_scope and in_s2.session == "s2"
+        assert store.sessions_of("alice") == ["s2", "s3"]  # s3 holds a superseded memory only
+        counted = store.count_by_kind(MemoryFilter(scopes=(Scope("alice", "s3"),), include_superseded=True))
+        assert counted == [KindCount(Scope("alice", "s3"), "knowledge", "learned", 1, 1)]
+        assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice", "s3"),))) == []
 
     def test_store_stats_name_scopes_and_categories_in_order(self, store: MemoryStore, clock: FakeClock) -> None:
         # The operator's view (engram stats --all-agents) lists them the same way on every backend;
@@ -750,5 +783,7 @@ class DisabledStoreContract:
         assert mem_disabled.stats().memories == 0
         seen = mem_disabled.visible_stats()
         assert (seen.memories, seen.links, seen.vectors, seen.by_scope) == (0, 0, 0, {})
+        store = mem_disabled.store
+        assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice"),))) == [] and store.sessions_of("alice") == []
         assert mem_disabled.embed_missing() == 0
         assert Scope().kind == "global"
