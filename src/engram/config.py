@@ -218,7 +218,9 @@ class _ForeignEnvSource(PydanticBaseSettingsSource):
 class RecallSettings(BaseModel):
     """How recall ranks: weighted fusion of text and vector scores (PtrClaw), or RRF."""
 
-    limit: int = Field(10, ge=1, le=1000)
+    # What a recall returns when its caller names no limit; a caller may ask for at most 100
+    # (model.MAX_RECALL_LIMIT), so a larger default would refuse every such recall.
+    limit: int = Field(10, ge=1, le=100)
     fusion: Literal["weighted", "rrf"] = "weighted"
     text_weight: float = Field(0.5, ge=0.0, le=1.0)
     vector_weight: float = Field(0.5, ge=0.0, le=1.0)

@@ -903,6 +903,15 @@ class Engram:
         """The memories linked to ``ref`` that this view may read, newest first."""
         return self._shown(self.store.neighbours(self.get(ref).id, self._filter(), limit=limit))
 
+    def link_keys(self, memories: Sequence[Memory]) -> list[list[str]]:
+        """For each of ``memories``, the keys of the memories it links to that this view may read,
+        in link order: how PtrClaw shows links (``links: keys of bidirectionally linked entries``)
+        to a model, which writes keys, not ids. A link to a memory this view may not read is left
+        out, whoever handed the memories in."""
+        shown = self._shown(memories)
+        keys = {m.id: m.key for m in self.store.get_many(sorted({i for m in shown for i in m.links}))}
+        return [[keys[i] for i in m.links if i in keys] for m in shown]
+
     # --- snapshots -------------------------------------------------------------------------
     def export_snapshot(self, *, scope: ScopeChoice | None = None) -> str:
         """All visible memories (or one scope's) as a JSON snapshot; embeddings are never included."""

@@ -111,6 +111,21 @@ def test_transcript_command_writes_and_indexes(tmp_path: Path) -> None:
     assert any("Pixel" in hit["memory"]["content"] for hit in found["hits"])
 
 
+def test_a_bare_session_id_is_refused_with_how_to_write_it_and_transcripts_go_where_the_docs_say(
+        tmp_path: Path) -> None:
+    bare = run(tmp_path, "history", "append", "sess_123", "hello")
+    assert bare.returncode == 2 and "'sess_123' names no channel" in bare.stderr and "'cli:sess_123'" in bare.stderr
+    assert run(tmp_path, "history", "append", "cli:sess_123", "Which database should the project use?").returncode == 0
+    written = run(tmp_path, "--json", "history", "transcript", "cli:sess_123")
+    path = Path(json.loads(written.stdout)["path"])
+    # docs/history.md: <transcripts_dir>/<agent>/<name>.md, a part with "_" named with a digest.
+    assert path.parent == tmp_path / "transcripts" / "default" and path.name.startswith("cli_sess_123__"), path
+    assert path.read_text().startswith("# Session Transcript: cli:sess_123\nStarted: 20")
+    empty = Path(json.loads(run(tmp_path, "--json", "history", "transcript", "cli:nothing-yet").stdout)["path"])
+    assert empty.read_text() == "# Session Transcript: cli:nothing-yet\n"  # not "Started: 1970-01-01..."
+    assert empty == tmp_path / "transcripts" / "default" / "cli_nothing-yet.md"
+
+
 def test_history_compact_uses_the_configured_llm_summariser(tmp_path: Path) -> None:
     """`engram history compact` goes through the agent's compaction path (History.compact) with the
     configured summariser: the LLM's summary replaces the count summary it used to write."""

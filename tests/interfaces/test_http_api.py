@@ -372,3 +372,31 @@ def test_tool_calls_and_results_append_over_http(served: Served) -> None:
         assert 400 <= orphan.status_code < 500 and "tool_call_id" in orphan.text
         messages = client.get("/api/v1/history/web:tools").json()["messages"]
         assert messages[0]["tool_calls"][0]["id"] == "call_1" and messages[1]["tool_call_id"] == "call_1"
+
+
+def test_search_without_limit_uses_the_recall_limit_setting(tmp_path, served: Served) -> None:
+    from engram.engine import Engram
+    from engram.interfaces.http.app import create_app
+    from engram.interfaces.http.serve import BackgroundServer
+    from engram.interfaces.settings import ServerSettings
+
+    facts = [f"Walnut tree number {n} grows by the north fence" for n in range(12)]
+    home = tmp_path / "configured"  # ClawCode's search.max_results is this setting
+    engram = Engram.from_settings(home=home, path=home / "memory.db", recall={"limit": 3})
+    tokens = TokenStore.open(home / "memory.db")
+    token, _ = tokens.create("alice", "test")
+    server = BackgroundServer(create_app(engram, tokens, ServerSettings())).start()
+    try:
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
+            for fact in facts:
+                _store(c, fact)
+            assert len(c.get("/api/v1/memory/search", params={"q": "walnut tree"}).json()["hits"]) == 3
+            assert len(c.get("/api/v1/memory/search", params={"q": "walnut tree", "limit": 7}).json()["hits"]) == 7
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()
+    with served.client(served.alice) as c:  # unset, the setting's default: 10, as before
+        for fact in facts:
+            _store(c, fact)
+        assert len(c.get("/api/v1/memory/search", params={"q": "walnut tree"}).json()["hits"]) == 10

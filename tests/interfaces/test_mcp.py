@@ -56,7 +56,7 @@ async def _exercise_tools(client: Client) -> None:
     assert CLAWCODE | PTRCLAW <= names
     stored = _data(await client.call_tool("remember", {
         "content": "The user prefers Python for scripting tasks", "tags": ["preferences", "programming"],
-        "context": {"session_id": "sess_123"}}))
+        "context": {"source": "chat"}}))  # a session_id would make it that session's (test_mcp_clawcode_compat)
     assert stored["action"] == "created"
     mid = stored["memory_id"]
     other = _data(await client.call_tool("memory_store", {"key": "project-setup", "content": "The project uses Python 3.12"}))
@@ -68,6 +68,7 @@ async def _exercise_tools(client: Client) -> None:
     top = found["results"][0]
     assert top["memory_id"] == mid and set(top) == {"memory_id", "content", "relevance", "tags", "timestamp", "context"}
     assert top["tags"] == ["preferences", "programming"] and 0 < top["relevance"] <= 1 and top["timestamp"].endswith("Z")
+    assert top["context"]["source"] == "chat"
     high = _data(await client.call_tool("recall", {"query": "Python", "min_relevance": 1.0}))
     assert all(r["relevance"] >= 1.0 for r in high["results"])
 

@@ -46,6 +46,14 @@ def test_bad_settings_name_the_setting(monkeypatch: pytest.MonkeyPatch, isolated
     assert "recall.text_weight" in str(err.value)
 
 
+def test_a_recall_limit_no_recall_accepts_is_refused_at_start_up(isolated_home: Path) -> None:
+    # A recall asks for at most 100; a larger default used to fail every recall left without a limit.
+    with pytest.raises(ConfigError) as err:
+        load_settings(recall={"limit": 500})
+    assert "recall.limit" in str(err.value) and "100" in str(err.value)
+    assert load_settings(recall={"limit": 100}).recall.limit == 100
+
+
 def test_malformed_config_file_is_reported(isolated_home: Path) -> None:
     isolated_home.mkdir(parents=True)
     (isolated_home / "config.toml").write_text("backend = [unclosed")

@@ -102,3 +102,8 @@ def test_indexing_writes_the_transcript_of_the_engrams_agent(tmp_path: Path) -> 
     assert [m.key for m in alice.list(scope="agent")] == ["transcript:sess_123:2"]
     assert engram.list(scope="agent") == []
     engram.close()
+
+
+def test_an_empty_conversation_states_no_start() -> None:
+    # It used to say "Started: 1970-01-01T00:00:00Z": the epoch stood in for the missing first message.
+    assert transcripts.render("sess_123", []) == "# Session Transcript: sess_123\n"

@@ -50,12 +50,9 @@ def format_block(engram: Engram, entries: list[Memory]) -> str:
     """``[Memory context]`` lines ``- key: content [links: k1, k2]``; empty when no entries."""
     if not entries:
         return ""
-    linked_ids = {i for m in entries for i in m.links}
-    keys = {m.id: m.key for m in engram.store.get_many(sorted(linked_ids))}
     lines = [OPEN]
-    for memory in entries:
+    for memory, link_keys in zip(entries, engram.link_keys(entries), strict=True):
         line = f"- {neutralise_markers(memory.key)}: {neutralise_markers(memory.content)}"
-        link_keys = [keys[i] for i in memory.links if i in keys]
         if link_keys:
             line += f" [links: {neutralise_markers(', '.join(link_keys))}]"
         lines.append(line)

@@ -91,12 +91,9 @@ def _optional_int(args: Mapping[str, Any], name: str, default: int, low: int, hi
 
 
 def format_entries(engram: Engram, memories: list[Memory]) -> str:
-    ids = sorted({i for m in memories for i in m.links})
-    keys = {m.id: m.key for m in engram.store.get_many(ids)}
     lines = []
-    for m in memories:
+    for m, linked in zip(memories, engram.link_keys(memories), strict=True):
         line = f"- {m.key} ({m.category.value}): {m.content}"
-        linked = [keys[i] for i in m.links if i in keys]
         if linked:
             line += f" [links: {', '.join(linked)}]"
         lines.append(line)

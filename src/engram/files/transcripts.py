@@ -122,8 +122,10 @@ def _iso(ts: float) -> str:
 def render(session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None) -> str:
     """The transcript markdown; ``indexed`` maps turn numbers to their ``[Indexed: …]`` labels."""
     all_turns = turns(messages)
-    started = messages[0].created_at if messages else 0.0
-    out = [f"# Session Transcript: {session}", f"Started: {_iso(started)}", ""]
+    out = [f"# Session Transcript: {session}"]
+    if messages:  # a conversation with no messages (yet, or compacted away) has no start to state
+        out.append(f"Started: {_iso(messages[0].created_at)}")
+    out.append("")
     for turn in all_turns:
         clock = dt.datetime.fromtimestamp(turn.at, dt.UTC).strftime("%H:%M:%S")
         out += [f"## Turn {turn.number} ({clock})", f"**User**: {turn.user}", ""]

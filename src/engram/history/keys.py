@@ -50,6 +50,11 @@ def parse_conversation_key(text: str) -> ConversationKey:
     if not isinstance(text, str):
         raise ValidationError("key", f"got {type(text).__name__}", _ALLOWED)
     parts = text.split(":")
+    if len(parts) == 1 and _PART.match(text):
+        # A bare session id (ClawCode's sess_123) is not read in some default channel: a bare id
+        # already means "that chat on any channel" where a door takes one (key_or_chat).
+        raise ValidationError("key", f"{text!r} names no channel: write where the conversation happens first, "
+                                     f"e.g. 'cli:{text}'", _ALLOWED)
     if len(parts) == 2:
         parts.append("")
     if len(parts) != 3:

@@ -37,9 +37,12 @@ def recall_dict(result: RecallResult) -> dict[str, Any]:
 
 
 def clawcode_result(hit: Hit) -> dict[str, Any]:
-    """ClawCode's recall result: relevance is the hit's score (0..1)."""
+    """ClawCode's recall result: relevance is the hit's score (0..1). ``context`` gives back the
+    memory's metadata (what ``remember``'s ``context`` held besides session_id and timestamp) with
+    engram's own fields, which win over a metadata key of the same name."""
     m = hit.memory
-    context: dict[str, Any] = {"scope": str(m.scope), "key": m.key, "category": m.category.value, "type": m.type}
+    context: dict[str, Any] = {**m.metadata, "scope": str(m.scope), "key": m.key, "category": m.category.value,
+                               "type": m.type}
     if m.scope.session is not None:
         context["session_id"] = m.scope.session
     if m.links:

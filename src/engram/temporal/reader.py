@@ -101,7 +101,8 @@ class TimeReader:
                 return parse_time(value, field)  # epoch seconds as text, or a clear error
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=self.zone)
-            return parsed.timestamp()
+            # Checked here, not only by the draft later, so the error names this field.
+            return in_range(parsed.timestamp(), value, field)
         return parse_time(value, field)
 
     def bound(self, value: Any, field: str, *, now: float, end: bool = False) -> float | None:

@@ -73,7 +73,7 @@ def list_memories(
 def search(
     eng: Eng,
     q: Annotated[str, Query(min_length=1, max_length=2000)],
-    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    limit: Annotated[int | None, Query(ge=1, le=100, description="default: the recall.limit setting")] = None,
     type: str | None = None,
     category: str | None = None,
     layer: str | None = None,

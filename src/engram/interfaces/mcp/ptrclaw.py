@@ -42,10 +42,12 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         depth: Annotated[int, Field(ge=0, le=3)] = 0,
     ) -> dict[str, Any]:
         with tool_errors():
-            result = resolve().recall(query, limit=limit, depth=depth, filters=Filters(category=category))
+            engram = resolve()
+            result = engram.recall(query, limit=limit, depth=depth, filters=Filters(category=category))
+            links = engram.link_keys([h.memory for h in result.hits])
             return {"entries": [{"key": h.memory.key, "content": h.memory.content,
                                  "category": h.memory.category.value, "score": round(h.score, 4),
-                                 "links": list(h.memory.links), "id": h.memory.id} for h in result.hits]}
+                                 "links": keys, "id": h.memory.id} for h, keys in zip(result.hits, links, strict=True)]}
 
     @server.tool(title="Delete a memory entry", annotations=DELETE, description="Delete the memory entry with this key.")
     def memory_forget(key: str) -> dict[str, Any]:

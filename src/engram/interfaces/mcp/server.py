@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 from engram.about import __version__
 from engram.engine import Engram, Filters, one_selector
 from engram.interfaces import present, seams
+from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import tool_errors
@@ -97,7 +98,7 @@ class RecallFilters(BaseModel):
         return data
 
 
-def _recall(engram: Engram, query: str, limit: int, min_relevance: float | None, filters: RecallFilters,
+def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float | None, filters: RecallFilters,
             depth: int, *, when: str | None = None, since: str | None = None, until: str | None = None,
             as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
     # The times go to the engine as given: it reads each (epoch seconds, ISO 8601 or a phrase) and
@@ -159,7 +160,9 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         content: Annotated[str, Field(description="The memory itself, as a complete sentence.")],
         tags: Tags = None,
         context: Annotated[dict[str, Any] | None, Field(
-            description="Optional extra context kept with the memory (e.g. {\"source\": \"chat\"}).")] = None,
+            description="Optional, as ClawCode's: session_id stores it in that session (recall finds it with "
+                        "filters.session_id), timestamp (ISO 8601 or epoch seconds) is when it was learned; other "
+                        "keys (e.g. {\"source\": \"chat\"}) are kept with it and come back in recall's context.")] = None,
         key: Annotated[str | None, Field(description="Stable name; storing the same key again updates it.")] = None,
         category: Annotated[Literal["core", "knowledge", "conversation"], Field(
             description="core: permanent identity facts; knowledge: things learned (default); "
@@ -168,18 +171,19 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             description="experience, conversation, learned, social, decision, achievement, or another word.")] = None,
         importance: Annotated[StrictFloat, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = 0.5,
         links: Annotated[list[str] | None, Field(description="Keys or ids of related memories to link to.")] = None,
-        scope: Annotated[Literal["agent", "session", "global"], Field(
-            description="agent (default): yours across sessions; session: this session only; "
-                        "global: shared with every agent.")] = "agent",
+        scope: Annotated[Literal["agent", "session", "global"] | None, Field(
+            description="agent (default): yours across sessions; session: this session only (default when "
+                        "context.session_id is given); global: shared with every agent.")] = None,
         valid_from: Annotated[str | None, Field(
             description="When the fact began to hold, ISO 8601 (e.g. 2026-04-12); default: a date the content "
                         "states (\"On 2026-04-12 ...\").")] = None,
         valid_until: Annotated[str | None, Field(description="When the fact stopped holding, ISO 8601.")] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            result = resolve().remember(
+            placed = mcp_context.place(resolve(), context, scope)
+            result = placed.engram.remember(
                 content, key=key, category=category, type=type, tags=tags, importance=importance,
-                metadata={"context": context} if context else None, links=links or (), scope=scope,
+                metadata=placed.metadata, links=links or (), scope=placed.scope, created_at=placed.created_at,
                 valid_from=valid_from, valid_until=valid_until)
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
@@ -189,7 +193,8 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         "use min_relevance (e.g. 0.3) to drop weak matches. An empty list means nothing relevant is stored."))
     def recall(
         query: Annotated[str, Field(description="What you want to know, in plain words.")],
-        limit: Annotated[int, Field(ge=1, le=100, description="Most results to return.")] = 5,
+        limit: Annotated[int | None, Field(ge=1, le=100, description=(
+            "Most results to return; default: the recall.limit setting (10 unless set)."))] = None,
         min_relevance: Annotated[float | None, Field(ge=0.0, le=1.0, description="Drop results below this.")] = None,
         filters: Annotated[RecallFilters | None, Field(
             description="Optional: {\"tags\": [...] (all must match), \"session_id\": \"...\", "

@@ -1,0 +1,53 @@
+"""ClawCode's ``remember`` ``context`` read as engram's own fields.
+
+ClawCode sends ``"context": {"session_id": "sess_123", "timestamp": "2026-02-09T10:30:00Z"}``
+with a memory and later recalls it with ``filters.session_id``. In engram a session is a scope,
+so ``session_id`` places the memory in that session of the connection's agent (the recall filter
+reads the same session); ``timestamp`` is when the memory was made (its ``created_at``, which
+recall shows as ``timestamp``); every other key is kept flat in the memory's metadata, which the
+recall result's ``context`` shows again. Errors name the key as the client wrote it
+(``context.timestamp``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from engram.engine import Engram
+from engram.errors import ValidationError
+
+ScopeName = Literal["agent", "session", "global"]
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """Where and as what a ``remember`` with a ``context`` is stored: through ``engram`` (a session
+    view when the context names one), in ``scope``, made at ``created_at`` (None: now), with
+    ``metadata`` (None: none given, so an update by key keeps what is stored)."""
+
+    engram: Engram
+    scope: ScopeName
+    created_at: float | None
+    metadata: dict[str, Any] | None
+
+
+def place(engram: Engram, context: Mapping[str, Any] | None, scope: ScopeName | None) -> Placed:
+    """``remember``'s ``context`` and ``scope`` as a ``Placed``; raises ``ValidationError`` naming
+    ``context.session_id`` or ``context.timestamp`` for a value that cannot be read, and a
+    session with a scope that is not a session's."""
+    rest = dict(context or {})
+    session_id, timestamp = rest.pop("session_id", None), rest.pop("timestamp", None)
+    created_at = engram.time.instant(timestamp, "context.timestamp")
+    if session_id is None:
+        return Placed(engram, scope or "agent", created_at, rest or None)
+    if scope not in (None, "session"):
+        raise ValidationError("context.session_id", f"names a session, but scope is {scope!r}",
+                              "scope 'session' or left out with a session_id; no session_id with scope "
+                              f"{scope!r}")
+    try:
+        view = engram.for_session(session_id)
+    except ValidationError as exc:  # the view checks the name as a scope's, under its own field name
+        raise ValidationError("context.session_id", exc.problem, exc.allowed) from None
+    return Placed(view, "session", created_at, rest or None)
