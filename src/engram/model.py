@@ -582,12 +582,15 @@ def parse_importance(value: float | int | str) -> float:
     return number
 
 
+MAX_KEY_CHARS = 200
+
+
 def parse_key(value: str) -> str:
     key = usable_text("key", str(value)).strip()
     if not key:
-        raise ValidationError("key", "must not be empty", "1-200 characters")
-    if len(key) > 200 or _NOT_PRINTABLE.search(key):
-        raise ValidationError("key", "too long or has control characters", "1-200 printable characters")
+        raise ValidationError("key", "must not be empty", f"1-{MAX_KEY_CHARS} characters")
+    if len(key) > MAX_KEY_CHARS or _NOT_PRINTABLE.search(key):
+        raise ValidationError("key", "too long or has control characters", f"1-{MAX_KEY_CHARS} printable characters")
     return key
 
 

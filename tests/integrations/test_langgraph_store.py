@@ -125,3 +125,35 @@ def test_search_pages_beyond_one_recall(engram: Engram) -> None:
         store.put(("notes",), f"n{i}", {"text": f"kayak trip number {i}"})
     page = store.search(("notes",), query="kayak trip", limit=10, offset=25)
     assert len(page) == 10 and len({i.key for i in page}) == 10
+
+
+def test_filters_match_nested_fields_as_langgraph_stores_do(engram: Engram) -> None:
+    # LangGraph's own stores (InMemoryStore, PostgresStore's jsonb @>) match a nested object by the
+    # fields the filter names, not by the whole object
+    store = EngramStore(engram)
+    store.put(("docs",), "a", {"text": "apples", "meta": {"lang": "en", "rev": 2, "by": {"name": "ana", "id": 7}}})
+    store.put(("docs",), "b", {"text": "bananas", "meta": {"lang": "fr", "rev": 2}})
+    assert [i.key for i in store.search(("docs",), filter={"meta": {"lang": "en"}})] == ["a"]
+    assert [i.key for i in store.search(("docs",), filter={"meta": {"by": {"name": "ana"}}})] == ["a"]
+    assert [i.key for i in store.search(("docs",), filter={"meta": {"rev": {"$gte": 2}, "lang": "fr"}})] == ["b"]
+    assert store.search(("docs",), filter={"text": {"lang": "en"}}) == []  # not an object there: no match
+    with pytest.raises(ValidationError) as err:
+        store.search(("docs",), filter={"meta": {"rev": {"$near": 2}}})
+    assert err.value.field == "filter.meta.rev"
+
+
+def test_any_key_length_and_a_value_that_is_not_a_dict(engram: Engram) -> None:
+    store = EngramStore(engram, agent_from_namespace=1)
+    long_key = "conversation-summary/" + "x" * 300  # LangGraph bounds neither keys nor namespaces
+    namespace = ("memories", "alice", "y" * 150)
+    store.put(namespace, long_key, {"text": "a long-keyed item"})
+    store.put(namespace, long_key, {"text": "a long-keyed item, updated"})
+    assert store.get(namespace, long_key).value == {"text": "a long-keyed item, updated"}
+    assert [(i.namespace, i.key) for i in store.search(("memories", "alice"))] == [(namespace, long_key)]
+    assert store.get(("memories", "bob", "y" * 150), long_key) is None  # another user: nothing
+    store.delete(namespace, long_key)
+    assert store.get(namespace, long_key) is None
+    with pytest.raises(ValidationError) as err:
+        store.put(("memories", "alice"), "k", ["not", "a", "dict"])  # type: ignore[arg-type]
+    assert err.value.field == "value"
+    assert engram.for_agent("alice").count() == 0

@@ -115,3 +115,28 @@ def test_trimmed_history_never_returns_a_tool_output_without_its_call(isolated_h
     with Engram.from_settings(agent="support", embeddings={"provider": "none"}) as mem:
         assert mem.history.max_history_len == 3
         asyncio.run(run(mem))
+
+
+def test_session_settings_limit_the_history_as_the_sdk_sessions_do(engram: Engram) -> None:
+    # SQLiteSession("id", session_settings=SessionSettings(limit=...)): the Runner reads the
+    # session's own settings, and get_items() without a limit honours them
+    from agents.memory import SessionSettings
+
+    model = ScriptedModel()
+    agent = Agent(name="support", instructions="Be brief.", model=model)
+    config = RunConfig(tracing_disabled=True)
+
+    async def chat() -> list[dict]:
+        session = EngramSession("limited", engram, session_settings=SessionSettings(limit=1))
+        await Runner.run(agent, "My name is Ana", session=session, run_config=config)
+        second = await Runner.run(agent, "What is my name?", session=session, run_config=config)
+        assert second.final_output == "I have seen 1 message(s) from you: What is my name?"
+        assert len(await session.get_items(limit=10)) == 4  # an explicit limit wins
+        return await session.get_items()
+
+    last = asyncio.run(chat())
+    assert len(last) == 1 and last[0]["type"] == "message"  # the latest item only: the second answer
+    assert len(asyncio.run(EngramSession("limited", engram, session_settings={"limit": 2}).get_items())) == 2
+    with pytest.raises(ValidationError) as err:
+        EngramSession("limited", engram, session_settings=5)  # type: ignore[arg-type]
+    assert err.value.field == "session_settings"

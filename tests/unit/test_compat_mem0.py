@@ -32,22 +32,28 @@ def test_mem0_python_quickstart(m: Memory) -> None:
     result = m.add(messages, user_id="alice", metadata={"category": "movie_recommendations"})
     assert result == {"results": [{"id": result["results"][0]["id"], "memory": "The user loves sci-fi movies.",
                                    "event": "ADD", "metadata": {"category": "movie_recommendations"}}]}
-    # Store memories with agent and run context (the 0.x quickstart): the same fact, now with more ids
+    # Store memories with agent and run context (the 0.x quickstart): the same fact under more ids is
+    # a memory of its own, as in mem0 (whose filters keep the two apart)
     result = m.add(messages, user_id="alice", agent_id="movie-assistant", run_id="session-001",
                    metadata={"category": "movie_recommendations"})
-    assert [r["event"] for r in result["results"]] == ["UPDATE"]
+    assert [r["event"] for r in result["results"]] == ["ADD"]
+    # saying it again with the same ids updates that memory, not the first one
+    again = m.add(messages, user_id="alice", agent_id="movie-assistant", run_id="session-001",
+                  metadata={"category": "movie_recommendations", "said": "again"})
+    assert [(r["id"], r["event"]) for r in again["results"]] == [(result["results"][0]["id"], "UPDATE")]
     # Store raw messages without inference
     raw = m.add(messages, user_id="alice", metadata={"category": "movie_recommendations"}, infer=False)
     assert [r["memory"] for r in raw["results"]] == [msg["content"] for msg in messages]
 
     # Get all memories
     all_memories = m.get_all(user_id="alice")
-    assert len(all_memories["results"]) == 5
+    assert len(all_memories["results"]) == 6
     for item in all_memories["results"]:
         assert ITEM_KEYS <= set(item) and item["user_id"] == "alice"
-        assert item["metadata"] == {"category": "movie_recommendations"}
+        assert item["metadata"] in ({"category": "movie_recommendations"},
+                                    {"category": "movie_recommendations", "said": "again"})
         assert item["created_at"].endswith("+00:00") and len(item["hash"]) == 32
-    fact_id = next(i["id"] for i in all_memories["results"] if i["memory"] == "The user loves sci-fi movies.")
+    fact_id = next(i["id"] for i in all_memories["results"] if i.get("run_id") == "session-001")
 
     # Get a single memory by ID
     specific_memory = m.get(fact_id)
@@ -66,7 +72,7 @@ def test_mem0_python_quickstart(m: Memory) -> None:
     result = m.update(memory_id=fact_id, data="I love India, it is my favorite country.")
     assert result == {"message": "Memory updated successfully!"}
     assert m.get(fact_id)["memory"] == "I love India, it is my favorite country."
-    assert m.get(fact_id)["metadata"] == {"category": "movie_recommendations"}
+    assert m.get(fact_id)["metadata"] == {"category": "movie_recommendations", "said": "again"}
 
     # Memory history
     history = m.history(memory_id=fact_id)
@@ -156,3 +162,87 @@ def test_mem0_async_quickstart(isolated_home: Path) -> None:
         assert threads and threading.main_thread().name not in threads  # the work ran off the loop's thread
 
     asyncio.run(main())
+
+
+def test_a_user_and_an_agent_or_run_of_the_same_name_never_share_memories(m: Memory) -> None:
+    # user_id, agent_id and run_id are separate namespaces in mem0: "x" the user is not "x" the agent
+    mine = m.add("I like tea", user_id="x", infer=False)["results"]
+    theirs = m.add("I like tea", agent_id="x", infer=False)["results"]
+    assert [r["event"] for r in theirs] == ["ADD"] and theirs[0]["id"] != mine[0]["id"]
+    m.add("I love sci-fi movies", user_id="x")
+    assert [r["event"] for r in m.add("I love sci-fi movies", run_id="x")["results"]] == ["ADD"]
+    assert sorted(r["memory"] for r in m.get_all(user_id="x")["results"]) == ["I like tea", "The user loves sci-fi movies."]
+    assert [r["memory"] for r in m.get_all(agent_id="x")["results"]] == ["I like tea"]
+    m.delete_all(agent_id="x")
+    m.delete_all(run_id="x")
+    assert len(m.get_all(user_id="x")["results"]) == 2
+    assert [a for a in m.engram.stats().by_scope] == ["agent:x"]  # the user's agent: its id as it is
+    with pytest.raises(ValidationError) as err:
+        m.add("x", user_id="agent:x")  # would be the agent's scope
+    assert err.value.field == "user_id"
+
+
+def test_each_combination_of_ids_keeps_its_own_memories(m: Memory) -> None:
+    # mem0 keeps what run r1 said apart from what run r2 said (its filters match every id given):
+    # a second run saying the same thing must not be folded into the first run's memory
+    first = m.add("I like tea", user_id="alice", run_id="r1", infer=False)["results"]
+    second = m.add("I like tea", user_id="alice", run_id="r2", infer=False)["results"]
+    assert [r["event"] for r in second] == ["ADD"] and second[0]["id"] != first[0]["id"]
+    assert m.add("I like tea", user_id="alice", run_id="r2", infer=False) == {"results": []}  # stored once
+    m.add("I love sci-fi movies", user_id="alice", agent_id="coach")
+    m.add("I love sci-fi movies", user_id="alice", agent_id="planner")
+    assert [r["agent_id"] for r in m.search("sci-fi", user_id="alice", agent_id="coach")["results"]] == ["coach"]
+
+    m.delete_all(user_id="alice", run_id="r1")  # ending run r1 forgets only what r1 said
+    assert [r["run_id"] for r in m.get_all(user_id="alice", run_id="r2")["results"]] == ["r2"]
+    assert [r["agent_id"] for r in m.get_all(user_id="alice", agent_id="planner")["results"]] == ["planner"]
+
+    # a memory changed by update is never overwritten by the same message said again
+    m.update(second[0]["id"], "I like green tea")
+    again = m.add("I like tea", user_id="alice", run_id="r2", infer=False)["results"]
+    assert [r["event"] for r in again] == ["ADD"] and again[0]["id"] != second[0]["id"]
+    assert m.get(second[0]["id"])["memory"] == "I like green tea"
+
+
+def test_ids_come_from_the_arguments_never_the_metadata(m: Memory) -> None:
+    with pytest.raises(ValidationError) as err:
+        m.add("Bob's secret", user_id="bob", metadata={"user_id": "alice"}, infer=False)
+    assert err.value.field == "metadata.user_id"
+    kept = m.add("Bob's note", user_id="bob", infer=False)["results"][0]["id"]
+    with pytest.raises(ValidationError) as err:
+        m.update(kept, "Bob's note, moved", metadata={"user_id": "alice"})
+    assert err.value.field == "metadata.user_id"
+    assert m.get(kept)["memory"] == "Bob's note" and m.get_all(user_id="alice") == {"results": []}
+
+
+def test_ids_reach_only_memories_the_facade_made(m: Memory) -> None:
+    # an engram agent's own memory is not the mem0 application's to read, change or delete
+    native = m.engram.for_agent("alice").remember("Alice's agent keeps this to itself").memory
+    assert m.get(native.id) is None and m.history(native.id) == []
+    for call in (lambda: m.update(native.id, "overwritten"), lambda: m.delete(native.id)):
+        with pytest.raises(NotFoundError):
+            call()
+    m.reset()
+    assert m.engram.for_agent("alice").get(native.id).content == "Alice's agent keeps this to itself"
+
+
+def test_mem0_2x_arguments(m: Memory) -> None:
+    added = m.add([{"role": "user", "content": "Dinner is at eight", "name": "bob"}], user_id="alice", infer=False)
+    assert added["results"][0] | {"id": None} == {"id": None, "memory": "Dinner is at eight", "event": "ADD",
+                                                  "actor_id": "bob", "role": "user"}
+    found = m.search("dinner", filters={"user_id": "alice"}, top_k=5, threshold=0.1, rerank=True, explain=True)
+    assert found["results"][0]["actor_id"] == "bob"
+    assert set(found["results"][0]["score_details"]) == {"text", "vector", "fused", "recency", "importance", "link"}
+    assert m.search("dinner", filters={"user_id": "alice"}, top_k=0) == {"results": []}
+    assert m.get_all(filters={"user_id": "alice"}, top_k=0) == {"results": []}
+    cases = [
+        (lambda: m.search("dinner", filters={"user_id": "alice"}, top_k=-1), "top_k"),
+        (lambda: m.get_all(user_id="alice", limit=5000), "limit"),
+        (lambda: m.search("dinner", filters={"user_id": "alice"}, reference_date="2026-01-01"), "reference_date"),
+        (lambda: m.add("x", user_id="alice", timestamp=1700000000), "timestamp"),
+        (lambda: m.search("dinner", filters={"user_id": "alice", "run_id": "*"}), "run_id"),
+    ]
+    for call, field in cases:
+        with pytest.raises(ValueError) as err:  # mem0 raises ValueError for each
+            call()
+        assert isinstance(err.value, ValidationError) and err.value.field == field

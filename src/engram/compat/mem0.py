@@ -3,10 +3,14 @@
 Same method names, arguments and result shapes as mem0's open-source ``Memory`` (add, search,
 get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map:
 the *owner* of a memory is its ``user_id``, else its ``agent_id``, else its ``run_id``; the owner
-is the engram agent scope it is stored in, so owners never see each other's memories. All three
-ids are kept in the memory's metadata and narrow every read, as mem0's filters do. The facade is
-the application (as a mem0 ``Memory`` is): ``get``/``update``/``delete``/``history`` take a bare
-memory id, whichever owner holds it.
+is the engram agent scope it is stored in (``alice`` for a user, ``agent:coach`` and ``run:r1``
+for the others, so a user and an agent or run of the same name stay apart), and owners never see
+each other's memories. All three ids are kept in the memory's metadata and narrow every read, as
+mem0's filters do. Within an owner, each combination of ids keeps its own memories (its keys
+carry a digest of the ids beyond the owner): a run never updates, hides or deletes what another
+run or agent of the same user said. The facade is the application (as a mem0 ``Memory`` is):
+``get``/``update``/``delete``/``history`` take a bare memory id, of any owner, but reach only
+memories the facade made.
 
 Differences (docs/integrations.md lists them for users): ``infer=True`` extracts facts with
 engram's rule-based extractor unless an ``extractor`` (e.g. ``LLMExtractor``) is given; identical
@@ -19,6 +23,7 @@ engram's scores (``threshold`` is engram's ``min_relevance``); a missing memory 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -27,11 +32,15 @@ from typing import Any
 from engram.agent.extract import FactExtractor, RuleExtractor
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
+from engram.ids import key_from_content, new_id
 from engram.model import MAX_LIST_LIMIT, Scope
 from engram.model import Memory as EngramMemory
 
 IDS = ("user_id", "agent_id", "run_id")
-_RESERVED = (*IDS, "role")
+_RESERVED = (*IDS, "actor_id", "role")  # promoted to the top of a result item, as mem0 does
+# The engram agent an owner's memories live in: a user's id as it is (so ``alice`` is the same
+# agent everywhere in engram), an agent's or run's under a prefix no user id may start with.
+_OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
 
 
 def _iso(ts: float | None) -> str | None:
@@ -47,13 +56,59 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
             continue
         if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
             raise ValidationError(name, f"{value!r} is not an id", "a non-empty string without spaces")
+        if value.strip() == "*":
+            raise ValidationError(name, "wildcards are not supported", "the id itself")
+        if name == "user_id" and value.strip().startswith(("agent:", "run:")):
+            raise ValidationError(name, f"{value!r} starts with a prefix kept for agent_id and run_id owners",
+                                  "an id not starting with agent: or run:")
         ids[name] = value.strip()
     if not ids:
         raise ValidationError(where, "no user_id, agent_id or run_id given", "at least one of user_id, agent_id, run_id")
     return ids
 
 
-def _item(memory: EngramMemory, score: float | None = None) -> dict[str, Any]:
+def _owner(ids: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the id's name, the engram agent) owning a memory with these ids, or None without ids."""
+    name = next((k for k in IDS if isinstance(ids.get(k), str)), None)
+    return None if name is None else (name, _OWNER_PREFIX[name] + ids[name])
+
+
+def _unit_key(base: str, ids: Mapping[str, str]) -> str:
+    """``base`` for this combination of ids: the ids beyond the owner, when any, add their digest,
+    so each combination within an owner keeps its own memories (as mem0's filters separate them)."""
+    owner = _owner(ids)
+    extra = [f"{k}={ids[k]}" for k in IDS if k in ids and owner and k != owner[0]]
+    if not extra:
+        return base
+    return f"{base[:150]}~{hashlib.sha256(chr(31).join(extra).encode()).hexdigest()[:12]}"
+
+
+def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The caller's metadata; the ids are the arguments' to set, never the metadata's."""
+    given = dict(metadata or {})
+    for name in IDS:
+        if name in given:
+            raise ValidationError(f"metadata.{name}", "ids are set by the arguments",
+                                  f"pass {name}= to the call instead")
+    return given
+
+
+def _made_here(memory: EngramMemory) -> bool:
+    """Whether the facade stored this memory: it sits in the agent scope its ids name."""
+    owner = _owner(memory.metadata)
+    return memory.scope.kind == "agent" and owner is not None and memory.scope.agent == owner[1]
+
+
+def _count(top_k: int | None, limit: int) -> tuple[str, int]:
+    """The result count asked for and the argument that asked (for errors): mem0's 2.x ``top_k``
+    wins over 1.x's ``limit``; 0 asks for nothing (as in mem0)."""
+    name, value = ("top_k", top_k) if top_k is not None else ("limit", limit)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValidationError(name, f"{value!r} is not a count", "an integer >= 0")
+    return name, value
+
+
+def _item(memory: EngramMemory, score: float | None = None, details: Any = None) -> dict[str, Any]:
     """A memory in mem0's result shape: ids promoted to the top, other metadata under ``metadata``."""
     extra = {k: v for k, v in memory.metadata.items() if k not in _RESERVED}
     item: dict[str, Any] = {
@@ -66,6 +121,8 @@ def _item(memory: EngramMemory, score: float | None = None) -> dict[str, Any]:
     }
     if score is not None:
         item["score"] = score
+    if details is not None:
+        item["score_details"] = dataclasses.asdict(details)
     item.update({k: memory.metadata[k] for k in _RESERVED if k in memory.metadata})
     return item
 
@@ -90,18 +147,18 @@ class Memory:
 
     # --- scopes ---------------------------------------------------------------------------------
     def _view(self, ids: Mapping[str, str]) -> Engram:
-        owner = ids.get("user_id") or ids.get("agent_id") or ids["run_id"]
+        name, agent = _owner(ids)  # type: ignore[misc]  # _entity_ids made sure there is one
         try:
-            return self.engram.for_agent(owner, origin="mem0")
+            return self.engram.for_agent(agent, origin="mem0")
         except ValidationError as exc:
-            name = next(k for k in IDS if k in ids)
             raise ValidationError(name, exc.problem, exc.allowed) from None
 
     def _find(self, memory_id: str) -> tuple[EngramMemory, Engram]:
-        """The memory with this id, whoever owns it, and a view of its owner."""
+        """The memory with this id, whichever owner holds it, and a view of its owner; only memories
+        the facade made (never an engram agent's own)."""
         if not isinstance(memory_id, str) or not memory_id:
             raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
-        found = [m for m in self.engram.store.get_many([memory_id]) if m.scope.kind == "agent"]
+        found = [m for m in self.engram.store.get_many([memory_id]) if _made_here(m)]
         if not found:
             raise NotFoundError("memory", memory_id)
         return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
@@ -111,8 +168,8 @@ class Memory:
         for key, value in (filters or {}).items():
             if key in IDS:
                 continue
-            if isinstance(value, Mapping | list) or key in ("AND", "OR", "NOT"):
-                raise ValidationError(f"filters.{key}", "operators are not supported", "key: value equality")
+            if isinstance(value, Mapping | list) or key in ("AND", "OR", "NOT") or value == "*":
+                raise ValidationError(f"filters.{key}", "operators and wildcards are not supported", "key: value equality")
             wanted[key] = value
         return Filters(metadata=wanted)
 
@@ -134,40 +191,62 @@ class Memory:
         infer: bool = True,
         memory_type: str | None = None,
         prompt: str | None = None,
+        timestamp: Any = None,
     ) -> dict[str, list[dict[str, Any]]]:
         """Store memories from a message, or a conversation (``[{"role", "content"}, ...]``).
 
         ``infer=True`` stores the facts the extractor finds in the user's messages (saying the same
-        thing again, or changing it, updates the fact: event ``UPDATE``); ``infer=False`` stores each
-        non-system message as it is. Returns ``{"results": [{"id", "memory", "event"}, ...]}``."""
+        thing again, or changing it, with the same ids updates the fact: event ``UPDATE``);
+        ``infer=False`` stores each non-system message as it is, with its ``role`` (and its
+        ``name`` as ``actor_id``). Returns ``{"results": [{"id", "memory", "event"}, ...]}``."""
         ids = _entity_ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, "add")
-        if memory_type is not None or prompt is not None:
-            raise ValidationError("memory_type" if memory_type is not None else "prompt",
-                                  "procedural memories and custom prompts need mem0's LLM pipeline", "leave it unset")
+        for name, value in (("memory_type", memory_type), ("prompt", prompt)):
+            if value is not None:
+                raise ValidationError(name, "procedural memories and custom prompts need mem0's LLM pipeline",
+                                      "leave it unset")
+        if timestamp is not None:
+            raise ValidationError("timestamp", "is a mem0 Platform feature (mem0's open-source Memory refuses it too)",
+                                  "leave it unset")
         conversation = _messages(messages)
-        base = {**dict(metadata or {}), **ids}
+        base = {**_check_metadata(metadata), **ids}
         view = self._view(ids)
         results = []
         for i, message in enumerate(conversation):
             role = message["role"]
-            if role == "system":
+            if role == "system" or (infer and role != "user"):
                 continue
             if not infer:
-                outcome = [(view.remember(message["content"], metadata={**base, "role": role}), None)]
-            elif role == "user":
-                reply = next((m["content"] for m in conversation[i + 1:] if m["role"] == "assistant"), "")
-                outcome = [(view.remember(fact.content, key=fact.key, type=fact.type, metadata=base), fact)
-                           for fact in self.extractor.extract(message["content"], reply, source="mem0")]
+                extra = {"role": role} | ({"actor_id": message["name"]} if "name" in message else {})
+                written = [self._store_message(view, message["content"], ids, {**base, **extra})]
             else:
-                continue
-            for written, _ in outcome:
-                if written.action in ("created", "updated"):
-                    event = "ADD" if written.action == "created" else "UPDATE"
-                    entry = {"id": written.memory.id, "memory": written.memory.content, "event": event}
-                    if metadata:
-                        entry["metadata"] = dict(metadata)
-                    results.append(entry)
+                reply = next((m["content"] for m in conversation[i + 1:] if m["role"] == "assistant"), "")
+                written = [view.remember(fact.content, key=_unit_key(fact.key or key_from_content(fact.content), ids),
+                                         type=fact.type, metadata=base)
+                           for fact in self.extractor.extract(message["content"], reply, source="mem0")]
+            for result in written:
+                if result.action not in ("created", "updated"):
+                    continue
+                entry = {"id": result.memory.id, "memory": result.memory.content,
+                         "event": "ADD" if result.action == "created" else "UPDATE"}
+                if not infer:
+                    entry |= {"actor_id": result.memory.metadata.get("actor_id"), "role": role}
+                if metadata:
+                    entry["metadata"] = dict(metadata)
+                results.append(entry)
         return {"results": results}
+
+    @staticmethod
+    def _store_message(view: Engram, content: str, ids: Mapping[str, str], metadata: dict[str, Any]) -> Any:
+        """A message stored as it is, once per combination of ids: the owner alone relies on
+        engram's own duplicate check; a combination keys the content, and takes a fresh key when
+        the memory under it was since changed by ``update`` (so it is never overwritten)."""
+        if _unit_key("", ids) == "":
+            return view.remember(content, metadata=metadata)
+        key = _unit_key(f"{key_from_content(content)}-{hashlib.sha256(content.encode()).hexdigest()[:10]}", ids)
+        stored = view.find(key)
+        if stored is not None and stored.content != content:
+            key = f"{key}-{new_id()[-12:]}"
+        return view.remember(content, key=key, metadata=metadata)
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """One memory by id, or None."""
@@ -189,8 +268,14 @@ class Memory:
     ) -> dict[str, list[dict[str, Any]]]:
         """The owner's memories, newest first; ids as arguments (mem0 1.x) or in ``filters`` (2.x)."""
         ids = self._ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters, "get_all")
-        limit = top_k if top_k is not None else limit
-        memories = self._view(ids).list(self._narrow(ids, filters), limit=limit, scope="agent")
+        name, count = _count(top_k, limit)
+        narrow = self._narrow(ids, filters)
+        if not count:
+            return {"results": []}
+        try:
+            memories = self._view(ids).list(narrow, limit=count, scope="agent")
+        except ValidationError as exc:
+            raise ValidationError(name, exc.problem, exc.allowed) if exc.field == "limit" else exc from None
         return {"results": [_item(m) for m in memories]}
 
     def search(
@@ -204,19 +289,32 @@ class Memory:
         limit: int = 100,
         top_k: int | None = None,
         threshold: float | None = None,
+        rerank: bool = False,
+        explain: bool = False,
+        reference_date: Any = None,
     ) -> dict[str, list[dict[str, Any]]]:
-        """The owner's memories most relevant to ``query``, best first, each with its ``score``."""
+        """The owner's memories most relevant to ``query``, best first, each with its ``score``
+        (and, with ``explain=True``, ``score_details``: the parts of engram's score). ``rerank``
+        changes nothing: engram's recall is the ranking (as mem0 without a configured reranker)."""
         ids = self._ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters, "search")
-        limit = top_k if top_k is not None else limit
-        result = self._view(ids).recall(query, limit=limit, filters=self._narrow(ids, filters),
-                                        min_relevance=threshold)
-        return {"results": [_item(hit.memory, hit.score) for hit in result]}
+        if reference_date is not None:
+            raise ValidationError("reference_date", "is a mem0 Platform feature (mem0's open-source Memory refuses it too)",
+                                  "leave it unset")
+        name, count = _count(top_k, limit)
+        narrow = self._narrow(ids, filters)
+        if not count:
+            return {"results": []}
+        try:
+            result = self._view(ids).recall(query, limit=count, filters=narrow, min_relevance=threshold)
+        except ValidationError as exc:
+            raise ValidationError(name, exc.problem, exc.allowed) if exc.field == "limit" else exc from None
+        return {"results": [_item(hit.memory, hit.score, hit.parts if explain else None) for hit in result]}
 
     def update(self, memory_id: str, data: str, metadata: Mapping[str, Any] | None = None) -> dict[str, str]:
         """Replace a memory's text (the old text goes to its history); ``metadata`` is merged in."""
+        extra = _check_metadata(metadata)
         memory, view = self._find(memory_id)
-        merged = {**memory.metadata, **{k: v for k, v in (metadata or {}).items() if k not in IDS}}
-        view.update(memory.id, content=data, metadata=merged)
+        view.update(memory.id, content=data, metadata={**memory.metadata, **extra})
         return {"message": "Memory updated successfully!"}
 
     def delete(self, memory_id: str) -> dict[str, str]:
@@ -249,7 +347,7 @@ class Memory:
                 "old_memory": contents[n - 1] if n else None, "new_memory": content,
                 "event": "UPDATE" if n else "ADD",
                 "created_at": _iso(memory.created_at), "updated_at": _iso(times[n]) if n else None,
-                "is_deleted": False, "actor_id": None, "role": memory.metadata.get("role"),
+                "is_deleted": False, "actor_id": memory.metadata.get("actor_id"), "role": memory.metadata.get("role"),
             })
         return entries
 
@@ -261,7 +359,7 @@ class Memory:
                 continue
             view = self.engram.for_agent(scope.agent, origin="mem0")
             for memory in _every(view):
-                if any(k in memory.metadata for k in IDS):
+                if _made_here(memory):
                     view.forget(memory.id, reason="mem0 reset")
 
     def close(self) -> None:
@@ -269,7 +367,8 @@ class Memory:
 
 
 def _messages(messages: Any) -> list[dict[str, str]]:
-    """mem0's accepted shapes: a string (one user message), one message dict, or a list of them."""
+    """mem0's accepted shapes: a string (one user message), one message dict, or a list of them;
+    a message's ``name`` (who spoke) is kept."""
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
     elif isinstance(messages, Mapping):
@@ -283,7 +382,10 @@ def _messages(messages: Any) -> list[dict[str, str]]:
         role = message.get("role", "user")
         if role not in ("user", "assistant", "system"):
             raise ValidationError(f"messages[{i}].role", f"unknown role {role!r}", ["user", "assistant", "system"])
-        out.append({"role": role, "content": message["content"]})
+        name = message.get("name")
+        if name is not None and not isinstance(name, str):
+            raise ValidationError(f"messages[{i}].name", f"got {type(name).__name__}", "the speaker's name, a string")
+        out.append({"role": role, "content": message["content"]} | ({"name": name} if name else {}))
     return out
 
 

@@ -4,18 +4,20 @@ Items become memories. Each namespace lives in an engram agent scope: the store'
 with ``agent_from_namespace=i``, the agent named by the namespace's i-th label (``("memories",
 user_id)`` with ``i=1`` gives every user their own scope, so users never see each other's items).
 The full namespace, its labels and the item's key and value are kept in the memory's metadata;
-the memory's key is ``lg:`` + the percent-escaped namespace and key, so an item is one memory.
+the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest when longer than a
+memory key may be), so an item is one memory.
 
 ``search`` with a ``query`` is engram's recall (full text and vectors, ``SearchItem.score`` is
 engram's score); without one, the items newest first. ``filter`` matches value fields by equality
-or with ``$eq $ne $gt $gte $lt $lte``. What is indexed for recall is the value's text at the
-store's ``index_fields`` (or the put's ``index``), else the whole value as JSON; ``index=False``
-indexes only the key. TTLs are not supported (``supports_ttl`` is False).
+or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names. What is indexed
+for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
+whole value as JSON; ``index=False`` indexes only the key. TTLs are not supported (``supports_ttl`` is False).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -25,7 +27,7 @@ from urllib.parse import quote
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.integrations import missing
-from engram.model import MAX_RECALL_LIMIT, Memory, Scope
+from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope
 
 try:
     from langgraph.store.base import (
@@ -52,18 +54,23 @@ def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
 
-def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
+def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None, where: str = "filter") -> bool:
+    """Whether ``value`` has what ``wanted`` asks, as LangGraph's own stores read a filter: a nested
+    object matches the fields it names (containment, as Postgres' jsonb ``@>``), not the whole object."""
     for field, condition in (wanted or {}).items():
         have = value.get(field)
         if isinstance(condition, Mapping) and condition and all(k.startswith("$") for k in condition):
             for op, operand in condition.items():
                 if op not in _OPS:
-                    raise ValidationError(f"filter.{field}", f"unknown operator {op!r}", sorted(_OPS))
+                    raise ValidationError(f"{where}.{field}", f"unknown operator {op!r}", sorted(_OPS))
                 try:
                     if not _OPS[op](have, operand):
                         return False
                 except TypeError:  # e.g. None > 3: not a match
                     return False
+        elif isinstance(condition, Mapping) and condition:
+            if not isinstance(have, Mapping) or not _matches(have, condition, f"{where}.{field}"):
+                return False
         elif have != condition:
             return False
     return True
@@ -109,7 +116,12 @@ class EngramStore(BaseStore):
 
     @staticmethod
     def _ref(namespace: tuple[str, ...], key: str) -> str:
-        return "lg:" + "/".join(quote(part, safe="") for part in (*namespace, key))
+        """The memory key of an item; one past engram's key length is its digest instead (LangGraph
+        puts no bound on keys; the item's own namespace and key stay in its metadata)."""
+        ref = "lg:" + "/".join(quote(part, safe="") for part in (*namespace, key))
+        if len(ref) <= MAX_KEY_CHARS:
+            return ref
+        return "lg#" + hashlib.sha256(ref.encode()).hexdigest()
 
     @staticmethod
     def _prefix_filter(prefix: tuple[str, ...]) -> Filters:
@@ -134,6 +146,8 @@ class EngramStore(BaseStore):
             if view.find(ref) is not None:
                 view.forget(ref, reason="langgraph delete")
             return
+        if not isinstance(op.value, Mapping):
+            raise ValidationError("value", f"got {type(op.value).__name__}", "a dict (None deletes the item)")
         value = dict(op.value)
         fields = self.index_fields if op.index is None else op.index
         if fields is False:

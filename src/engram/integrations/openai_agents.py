@@ -29,6 +29,7 @@ from engram.integrations import missing
 
 try:
     from agents.memory.session import SessionABC
+    from agents.memory.session_settings import SessionSettings
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("openai-agents", "openai-agents") from exc
 
@@ -69,13 +70,22 @@ def _message(item: Any) -> tuple[str, str]:
 class EngramSession(SessionABC):
     """A conversation of the Agents SDK, stored in engram's history."""
 
-    def __init__(self, session_id: str, engram: Engram) -> None:
+    def __init__(self, session_id: str, engram: Engram, *,
+                 session_settings: SessionSettings | dict[str, Any] | None = None) -> None:
+        """``session_settings`` as the SDK's own sessions take it: its ``limit`` is how many of the
+        latest items ``get_items()`` returns when called without one (None: all)."""
         try:
             self.key = conversation_key(CHANNEL, session_id)
         except ValidationError as exc:
             raise ValidationError("session_id", exc.problem, exc.allowed) from None
+        if isinstance(session_settings, dict):
+            session_settings = SessionSettings(**session_settings)
+        elif session_settings is not None and not isinstance(session_settings, SessionSettings):
+            raise ValidationError("session_settings", f"got {type(session_settings).__name__}",
+                                  "SessionSettings, a dict of its fields, or None")
         self.session_id = session_id
         self.engram = engram
+        self.session_settings = session_settings
 
     def _get(self, limit: int | None) -> list[Any]:
         history = self.engram.history
@@ -98,8 +108,11 @@ class EngramSession(SessionABC):
         return last.metadata.get("item")
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The session's items, oldest first (the latest ``limit`` when given), without a tool output
-        whose call was trimmed or is older than the latest ``limit`` (fewer items then)."""
+        """The session's items, oldest first (the latest ``limit`` when given, else the latest
+        ``session_settings.limit``), without a tool output whose call was trimmed or is older than
+        the latest ``limit`` (fewer items then)."""
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
         if limit is not None and limit < 0:
             raise ValidationError("limit", f"{limit} is negative", "a count >= 0, or None for all")
         if limit == 0:
