@@ -960,8 +960,9 @@ class Engram:
 
         if not isinstance(source, Path):
             raise ValidationError("source", "an engram memory folder is read from disk", "a Path to the folder")
-        limit = {} if self.settings is None else {"max_file_bytes": self.settings.files.max_file_bytes}
-        summary = import_folder(self, source, **limit)
+        files = {} if self.settings is None else {"max_file_bytes": self.settings.files.max_file_bytes,
+                                                  "session_folders": self.settings.files.session_folders}
+        summary = import_folder(self, source, **files)
         return ImportSummary("folder", summary.imported + summary.created, summary.skipped,
                              warnings=tuple(str(problem) for problem in summary.problems))
 
