@@ -244,3 +244,40 @@ def test_import_reports_the_session_folders_it_does_not_read(isolated_home: Path
     with Engram.from_settings(home=tmp_path / "lib", embeddings={"provider": "none"}) as mem:
         result = mem.import_from(source)  # the library door reports it too
     assert result.kind == "folder" and any("sessions/sess_123/notes.md" in w for w in result.warnings)
+
+
+STANDUP = ("# Standup\n\n"
+           "- Ship the importer this week (2026-02-09)\n  - metadata: from standup\n  - tags: planning, team\n"
+           "- The demo is on Friday (2026-02-10)\n  - project: engram\n")
+
+
+def _by_content(home: Path) -> dict[str, dict]:
+    listed = json.loads(engram(home, "--json", "list", "--scope", "global").stdout)
+    return {m["content"]: m for m in listed}
+
+
+def test_hand_written_clawcode_fields_sync_and_import(isolated_home: Path, tmp_path: Path, monkeypatch) -> None:
+    # ClawCode's "File Format Specification": "  - metadata: value" and "  - tags: tag1, tag2".
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    standup = isolated_home / "memory" / "global" / "standup.md"
+    standup.parent.mkdir(parents=True)
+    standup.write_text(STANDUP, encoding="utf-8")
+    synced = engram(isolated_home, "--json", "sync")
+    assert synced.returncode == 0 and json.loads(synced.stdout)["problems"] == [], synced.stdout
+    stored = _by_content(isolated_home)
+    assert stored["Ship the importer this week"]["metadata"] == {"metadata": "from standup"}
+    assert stored["Ship the importer this week"]["tags"] == ["planning", "team"]
+    assert stored["The demo is on Friday"]["metadata"] == {"project": "engram"}
+    # The file engram rewrote (ids given) holds the same memories at the next sync.
+    assert json.loads(engram(isolated_home, "--json", "sync").stdout)["problems"] == []
+    assert _by_content(isolated_home) == stored
+
+    source = tmp_path / "clawcode" / "global" / "standup.md"
+    source.parent.mkdir(parents=True)
+    source.write_text(STANDUP, encoding="utf-8")
+    other = tmp_path / "other-home"
+    done = engram(other, "--json", "import", str(source.parent.parent))
+    assert done.returncode == 0 and json.loads(done.stdout)["problems"] == [], done.stdout
+    imported = _by_content(other)
+    assert imported["The demo is on Friday"]["metadata"] == {"project": "engram"}
+    assert imported["Ship the importer this week"]["metadata"] == {"metadata": "from standup"}
