@@ -935,7 +935,7 @@ class Engram:
         from engram import importers
         from engram.importers.apply import ImportSummary
 
-        importers.check_source(source)
+        importers.check_source(source, kind)
         if kind is None:
             if isinstance(source, Path):
                 kind = importers.detect(source)
