@@ -157,7 +157,7 @@ def test_sclaw_memory_db_facts_history_and_summaries(tmp_path: Path, kind: str |
     first = as_json(home, *args)
     assert (first["kind"], first["imported"], first["messages_imported"], first["summaries_imported"]) == (
         "sclaw", 2, 5, 1), first
-    assert first["warnings"] == ["messages row 5: the tool result for 'gone' has no call before it in sclaw:a1b2c3: "
+    assert first["warnings"] == ["messages row 5: the tool result for 'gone' has no call before it in sclaw:a1b2c3 "
                                  "(sclaw trimmed it); not imported"]
     again = as_json(home, *args)
     assert (again["imported"], again["skipped"], again["messages_imported"], again["messages_skipped"],

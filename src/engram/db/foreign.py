@@ -38,11 +38,11 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
-def columns_by_table(conn: Any, only: set[str] | None = None) -> dict[str, set[str]]:
-    """Every table (of ``only``, when given) of the connection's main database and its column names."""
+def columns_by_table(conn: Any) -> dict[str, set[str]]:
+    """Every table of the connection's main database and its column names."""
     names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     return {name: {row[1] for row in conn.execute(f'PRAGMA table_info("{name.replace(chr(34), chr(34) * 2)}")')}
-            for name in names if only is None or name in only}
+            for name in names}
 
 
 def schema_kind(tables: dict[str, set[str]]) -> str | None:
@@ -58,10 +58,12 @@ def schema_kind(tables: dict[str, set[str]]) -> str | None:
 
 def refuse_foreign(conn: Any, path: str) -> None:
     """Raise ``ConfigError`` when the database at ``path`` is PtrClaw's or sclaw's: engram would
-    otherwise migrate it into its own shape (or fail half-way). Called on every open, so it reads
-    the columns of only the tables that could tell (none once engram has migrated the file)."""
-    telling = {"schema_migrations"} | {table for signature in _SIGNATURES.values() for table in signature}
-    kind = schema_kind(columns_by_table(conn, telling))
+    otherwise migrate it into its own shape (or fail half-way). Called on every open: one query of
+    table names settles engram's own and new databases."""
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "schema_migrations" in names or not names & {t for signature in _SIGNATURES.values() for t in signature}:
+        return  # engram's own database, a new one, or one that is no other system's
+    kind = schema_kind(columns_by_table(conn))
     if kind is None:
         return
     tables = ", ".join(_SIGNATURES[kind])

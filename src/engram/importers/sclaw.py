@@ -22,7 +22,7 @@ from typing import Any
 from engram import jsondoc
 from engram.db.foreign import SCLAW
 from engram.errors import ValidationError
-from engram.history.keys import conversation_key, normal_key
+from engram.history.keys import conversation_key, normal_key, shown_key
 from engram.importers.base import HistoryEntry, HistorySummary, Plan, Record, fail, metadata, tags, timestamp
 from engram.importers.sqlite_source import open_readonly, optional_text, rows, text
 from engram.model import parse_tool_calls
@@ -77,7 +77,7 @@ def _history(messages: list[tuple[str, dict[str, Any]]], warnings: list[str]) ->
             raise fail(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
         answers = optional_text(row.get("tool_id"), f"{where}.tool_id") or None
         if role == "tool" and answers is not None and answers not in calls.get(key, set()):
-            warnings.append(f"{where}: the tool result for {answers!r} has no call before it in {key} "
+            warnings.append(f"{where}: the tool result for {answers!r} has no call before it in {shown_key(key)} "
                             "(sclaw trimmed it); not imported")
             continue
         calls.setdefault(key, set()).update(call.id for call in made)
