@@ -960,7 +960,7 @@ class Engram:
         from engram import importers
         from engram.importers.apply import ImportSummary
 
-        importers.check_source(source)
+        importers.check_source(source, kind)
         if kind is None:
             if isinstance(source, Path):
                 kind = importers.detect(source)
@@ -985,8 +985,9 @@ class Engram:
 
         if not isinstance(source, Path):
             raise ValidationError("source", "an engram memory folder is read from disk", "a Path to the folder")
-        limit = {} if self.settings is None else {"max_file_bytes": self.settings.files.max_file_bytes}
-        summary = import_folder(self, source, **limit)
+        files = {} if self.settings is None else {"max_file_bytes": self.settings.files.max_file_bytes,
+                                                  "session_folders": self.settings.files.session_folders}
+        summary = import_folder(self, source, **files)
         return ImportSummary("folder", summary.imported + summary.created, summary.skipped,
                              warnings=tuple(str(problem) for problem in summary.problems))
 

@@ -72,6 +72,51 @@ def test_hand_written_clawcode_file_reads() -> None:
     assert entries[2].created_at == 1770546600.0
 
 
+CLAWCODE_FIELDS = (
+    "# Standup\n\n"
+    "- Ship the importer this week (2026-02-09)\n"
+    "  - metadata: from standup\n"
+    "  - tags: planning, team\n"
+    "- The demo is on Friday (2026-02-10)\n"
+    "  - project: engram\n"
+    "  - Owner: Hendrik Virtanen\n"
+    "- Metadata as JSON and a field of its own (2026-02-11)\n"
+    "  - metadata: {\"confidence\": \"high\"}\n"
+    "  - project: engram\n"
+)
+
+
+def test_clawcode_sub_bullets_and_free_text_metadata_read_as_metadata() -> None:
+    # ClawCode's "File Format Specification": "- Memory content here (timestamp)" with
+    # "  - metadata: value" and "  - tags: tag1, tag2" sub-bullets; other "name: value" sub-bullets too.
+    f = get_format("markdown")
+    doc = f.parse(CLAWCODE_FIELDS, "global/standup.md", max_content_chars=8000)
+    assert doc.parsed.problems == []
+    standup, demo, both = doc.parsed.entries
+    assert (standup.metadata, standup.tags) == ({"metadata": "from standup"}, ("planning", "team"))
+    assert demo.metadata == {"project": "engram", "Owner": "Hendrik Virtanen"}
+    assert both.metadata == {"confidence": "high", "project": "engram"}
+    # engram writes them inside its metadata line, which reads back the same entry.
+    out = f.new("Standup")
+    for entry in doc.parsed.entries:
+        out.add(replace(entry, id=f"id-{entry.line}"))
+    again = f.parse(out.text(), "global/standup.md", max_content_chars=8000)
+    assert again.parsed.problems == []
+    assert [(e.content, e.metadata, e.tags) for e in again.parsed.entries] == [
+        (e.content, e.metadata, e.tags) for e in doc.parsed.entries]
+    assert '  - metadata: {"metadata": "from standup"}\n' in out.text()
+    assert f.parse(out.text(), "global/standup.md", max_content_chars=8000).text() == out.text()
+
+
+@pytest.mark.parametrize(("sub_bullets", "named"), [
+    ("  - metadata: {\"project\": \"a\"}\n  - project: b\n", "'project' is given twice"),
+    ("  - metadata: {oops\n", "malformed JSON"),  # an object meant as JSON stays an error, never text
+])
+def test_clawcode_metadata_that_would_lose_a_value_is_refused(sub_bullets: str, named: str) -> None:
+    doc = get_format("markdown").parse("- a memory\n" + sub_bullets, "global/a.md", max_content_chars=100)
+    assert doc.parsed.entries == [] and named in doc.parsed.problems[0].message
+
+
 BAD_MARKDOWN = (
     "# Notes\n"                                   # 1
     "- good one (2026-02-09)\n"                   # 2
@@ -80,11 +125,12 @@ BAD_MARKDOWN = (
     "  - category: feelings\n"                    # 5
     "- broken metadata\n"                         # 6
     "  - metadata: {oops\n"                       # 7
-    "- unknown field\n"                           # 8
+    "- field given twice\n"                       # 8
     "  - colour: blue\n"                          # 9
-    "stray paragraph\n"                           # 10
-    "- another good one <!-- id:keep-me -->\n"    # 11
-    "- invalid with id (2026-02-30) <!-- id:bad-id -->\n"  # 12
+    "  - colour: red\n"                           # 10
+    "stray paragraph\n"                           # 11
+    "- another good one <!-- id:keep-me -->\n"    # 12
+    "- invalid with id (2026-02-30) <!-- id:bad-id -->\n"  # 13
 )
 
 
@@ -92,9 +138,9 @@ def test_bad_markdown_is_reported_with_line_and_the_rest_still_reads() -> None:
     doc = get_format("markdown").parse(BAD_MARKDOWN, "global/notes.md", max_content_chars=8000)
     assert [e.content for e in doc.parsed.entries] == ["good one", "another good one"]
     problems = {p.line: p.message for p in doc.parsed.problems}
-    assert set(problems) == {3, 4, 6, 9, 10, 12}
+    assert set(problems) == {3, 4, 6, 10, 11, 13}
     assert "date" in problems[3] and "category" in problems[4] and "feelings" in problems[4]
-    assert "metadata" in problems[6] and "colour" in problems[9]
+    assert "metadata" in problems[6] and "'colour' is given twice" in problems[10]
     assert all(p.path == "global/notes.md" for p in doc.parsed.problems)
     # An invalid entry that has an id is known, so sync never takes it as deleted.
     assert doc.parsed.invalid_ids == {"bad-id"}

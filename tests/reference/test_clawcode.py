@@ -196,3 +196,88 @@ def test_views_share_one_history_per_agent_and_its_queued_turns_are_indexed_at_c
 
     assert "invoice exporter" in transcript_path(tmp_path / "transcripts", key, agent="alice").read_text()
     assert not transcript_path(tmp_path / "transcripts", key, agent="default").exists()
+
+
+def _clawcode_folder(root: Path) -> Path:
+    """A ClawCode memory folder: global/, agents/<agent>/ and sessions/<session_id>/ files."""
+    for rel, text in {
+        "global/facts.md": "# Facts\n\n- The office is in Helsinki (2026-02-01)\n",
+        "agents/default/preferences.md": "# Preferences\n\n- User prefers Python for scripting tasks (2026-02-09)\n",
+        "sessions/sess_123/notes.md": "# Notes\n\n- The user is refactoring the billing service (2026-02-09)\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_import_of_a_clawcode_folder_reads_its_session_folders(isolated_home: Path, tmp_path: Path,
+                                                               monkeypatch) -> None:
+    # ClawCode's sessions/[session_id]/ under files.session_folders = "session": imported into that
+    # session of the importing agent, as sync reads it (the import used to drop them unsaid).
+    monkeypatch.setenv("ENGRAM_FILES__SESSION_FOLDERS", "session")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    source = _clawcode_folder(tmp_path / "clawcode")
+    done = engram(isolated_home, "--json", "import", str(source))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["files"], summary["created"], summary["problems"]) == (3, 3, []), summary
+    inside = json.loads(engram(isolated_home, "--json", "--session", "sess_123", "list", "--scope", "session").stdout)
+    assert [(m["content"], m["scope"]) for m in inside] == [
+        ("The user is refactoring the billing service", "session:default/sess_123")]
+    assert not (source / ".engram-sessions.json").exists()  # the source folder is only read
+
+
+def test_import_reports_the_session_folders_it_does_not_read(isolated_home: Path, tmp_path: Path,
+                                                             monkeypatch) -> None:
+    # Without the setting, sessions/<session_id>/notes.md is not a scope folder: named, with the fix.
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    source = _clawcode_folder(tmp_path / "clawcode")
+    done = engram(isolated_home, "--json", "import", str(source))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["files"], summary["created"]) == (2, 2), summary
+    [problem] = summary["problems"]
+    assert problem.startswith("sessions/sess_123/notes.md: not read:") and 'files.session_folders = "session"' in problem
+
+    from engram.engine import Engram
+
+    with Engram.from_settings(home=tmp_path / "lib", embeddings={"provider": "none"}) as mem:
+        result = mem.import_from(source)  # the library door reports it too
+    assert result.kind == "folder" and any("sessions/sess_123/notes.md" in w for w in result.warnings)
+
+
+STANDUP = ("# Standup\n\n"
+           "- Ship the importer this week (2026-02-09)\n  - metadata: from standup\n  - tags: planning, team\n"
+           "- The demo is on Friday (2026-02-10)\n  - project: engram\n")
+
+
+def _by_content(home: Path) -> dict[str, dict]:
+    listed = json.loads(engram(home, "--json", "list", "--scope", "global").stdout)
+    return {m["content"]: m for m in listed}
+
+
+def test_hand_written_clawcode_fields_sync_and_import(isolated_home: Path, tmp_path: Path, monkeypatch) -> None:
+    # ClawCode's "File Format Specification": "  - metadata: value" and "  - tags: tag1, tag2".
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    standup = isolated_home / "memory" / "global" / "standup.md"
+    standup.parent.mkdir(parents=True)
+    standup.write_text(STANDUP, encoding="utf-8")
+    synced = engram(isolated_home, "--json", "sync")
+    assert synced.returncode == 0 and json.loads(synced.stdout)["problems"] == [], synced.stdout
+    stored = _by_content(isolated_home)
+    assert stored["Ship the importer this week"]["metadata"] == {"metadata": "from standup"}
+    assert stored["Ship the importer this week"]["tags"] == ["planning", "team"]
+    assert stored["The demo is on Friday"]["metadata"] == {"project": "engram"}
+    # The file engram rewrote (ids given) holds the same memories at the next sync.
+    assert json.loads(engram(isolated_home, "--json", "sync").stdout)["problems"] == []
+    assert _by_content(isolated_home) == stored
+
+    source = tmp_path / "clawcode" / "global" / "standup.md"
+    source.parent.mkdir(parents=True)
+    source.write_text(STANDUP, encoding="utf-8")
+    other = tmp_path / "other-home"
+    done = engram(other, "--json", "import", str(source.parent.parent))
+    assert done.returncode == 0 and json.loads(done.stdout)["problems"] == [], done.stdout
+    imported = _by_content(other)
+    assert imported["The demo is on Friday"]["metadata"] == {"project": "engram"}
+    assert imported["Ship the importer this week"]["metadata"] == {"metadata": "from standup"}

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from engram.db.foreign import refuse_foreign
 from engram.errors import IntegrityError, StorageError
 
 
@@ -121,6 +122,12 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.conn = connect(self.path, key=key, timeout_s=busy_timeout_ms / 1000)
+        try:
+            # Before any pragma or migration changes it: another system's database is not opened.
+            refuse_foreign(self.conn, self.path)
+        except BaseException:
+            self.conn.close()
+            raise
         try:
             self.has_vec = _load_vec(self.conn)
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")

@@ -29,7 +29,7 @@ from . import layout, split
 from .document import Document, get_format
 from .entry import Entry, Problem, build_entry, from_memory, utc
 from .paths import Folder, PathRefused
-from .state import SyncState
+from .state import SyncState, recorded_session_owner
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -178,15 +178,22 @@ def import_folder(
     src: Path,
     *,
     max_file_bytes: int = 5_000_000,
+    session_folders: layout.SessionFolders = "agent/session",
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ImportSummary:
-    """Import every memory file under ``src`` (markdown, YAML, or per-type JSON files).
-    Raises ``ValidationError`` naming ``src`` when it is not a folder or holds no memory file
-    (an empty or mistyped folder)."""
+    """Import every memory file under ``src`` (markdown, YAML, or per-type JSON files), its
+    sessions laid out as ``session_folders`` says (``files.session_folders``: ClawCode's
+    ``sessions/<session>/`` belong to the agent the folder records, else the importing one). A
+    memory-looking file that is not read (at another level, in a folder of no scope) is reported
+    in ``problems`` with the reason. Raises ``ValidationError`` naming ``src`` when it is not a
+    folder or holds no memory file (an empty or mistyped folder)."""
     if not src.is_dir():
         raise ValidationError("path", f"{src} is not a folder", "a memory folder (global/, agents/, sessions/ or <type>/)")
     folder = Folder(src, max_file_bytes=max_file_bytes)
     summary = ImportSummary()
+    # Read, never recorded: an import leaves the source folder as it found it.
+    owner = recorded_session_owner(folder) or engram.scope.agent or "default"
+    where = layout.Layout(session_folders, owner)
     candidates = [(rel, link) for rel, link in folder.walk()]
     by_scope: dict[Scope, list[tuple[str, Entry]]] = defaultdict(list)
     for n, (rel, is_link) in enumerate(candidates, start=1):
@@ -196,7 +203,7 @@ def import_folder(
             summary.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
             continue
         try:
-            read = _read_file(folder, rel, engram, summary)
+            read = _read_file(folder, rel, engram, summary, where)
         except (PathRefused, ValidationError, OSError) as exc:
             summary.problems.append(Problem(rel, 0, f"not read: {exc}"))
             continue
@@ -212,14 +219,19 @@ def import_folder(
     return summary
 
 
-def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary) -> list[tuple[Scope, Entry]] | None:
+def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary,
+               scopes: layout.Layout) -> list[tuple[Scope, Entry]] | None:
     name = rel.rsplit("/", 1)[-1]
     if name.upper() == layout.OPERATOR_FILE.upper() or rel.endswith(".conflict"):
         return None
     for fmt_name, suffixes in (("markdown", (".md",)), ("yaml", (".yaml", ".yml"))):
         if name.endswith(suffixes):
-            where = layout.Layout().locate(rel, "." + name.rsplit(".", 1)[-1])
+            suffix = "." + name.rsplit(".", 1)[-1]
+            where = scopes.locate(rel, suffix)
             if where is None:
+                why = scopes.misplaced(rel, suffix)
+                if why:
+                    summary.problems.append(Problem(rel, 0, f"not read: {why}"))
                 return None
             doc = get_format(fmt_name).parse(folder.read_text(rel), rel, max_content_chars=engram.max_content_chars)
             summary.problems.extend(doc.parsed.problems)

@@ -11,7 +11,10 @@ A bullet is a memory: its content, then its date in parentheses, then an HTML co
 (invisible when rendered) carrying the id and the bookkeeping a person does not edit (key, exact
 times, access count, links). Sub-bullets ``tags``, ``metadata`` (a JSON object), ``category``,
 ``type``, ``layer``, ``importance``, ``entity`` and ``source`` hold the rest; absent means the
-default. A ``##`` subheading becomes the ``section`` metadata of the bullets under it. Content may
+default. ClawCode's hand-written sub-bullets read as metadata: another ``name: value`` is the
+metadata entry ``name`` (text), and a ``metadata`` that is not a JSON object is
+``{"metadata": text}``; engram writes both back inside its ``metadata`` JSON line, which reads
+back the same. A ``##`` subheading becomes the ``section`` metadata of the bullets under it. Content may
 span lines: continuation lines are indented two spaces (a line starting with ``-`` or ``\\`` is
 escaped with ``\\``). A bullet without a marker is new: it gets an id at the next sync.
 
@@ -272,12 +275,15 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
     raw: dict[str, Any] = {}
     content_lines = [_BULLET.match(block.lines[0]).group(1)]  # type: ignore[union-attr]
     problem: str | None = None
+    extra: dict[str, tuple[int, str]] = {}  # ClawCode's own ``- name: value`` sub-bullets, by name
     for offset, line in enumerate(block.lines[1:], start=1):
         found = _FIELD.match(line)
         if found:
             name, value = found.group(1).lower(), (found.group(2) or "").strip()
             if name not in _FIELDS:
-                problem = problem or f"line {line_no + offset}: unknown field {name!r} (known: {', '.join(_FIELDS)})"
+                if found.group(1) in extra:
+                    problem = problem or f"line {line_no + offset}: {found.group(1)!r} is given twice"
+                extra[found.group(1)] = (line_no + offset, value)
                 continue
             if name == "search_context" and value.startswith('"'):
                 try:  # written as a JSON string so line breaks survive the round trip
@@ -311,8 +317,8 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
     try:
         if problem:
             raise ValidationError("entry", problem.split(": ", 1)[-1])
-        if "metadata" in raw:
-            raw["metadata"] = _metadata(raw["metadata"])
+        if "metadata" in raw or extra:
+            raw["metadata"] = _with_fields(_metadata(raw.get("metadata", "")), extra)
         if block.section is not None:
             raw["metadata"] = {**(raw.get("metadata") or {}), SECTION_KEY: block.section}
         entry = build_entry(raw, max_content_chars=max_chars, line=line_no, text="\n".join(block.lines))
@@ -357,6 +363,13 @@ def _unindent(line: str) -> str:
 
 
 def _metadata(value: str) -> dict[str, Any]:
+    """A ``metadata`` sub-bullet: a JSON object (what engram writes), or ClawCode's free text
+    (``- metadata: from standup``), kept as ``{"metadata": text}``. Text opening with ``{`` is
+    meant as JSON, so a malformed object is refused rather than kept as text."""
+    if not value:
+        return {}
+    if not value.startswith("{"):
+        return {"metadata": value}
     try:
         data = json.loads(value)
     except json.JSONDecodeError as exc:
@@ -364,6 +377,18 @@ def _metadata(value: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValidationError("metadata", f"got {type(data).__name__}", "a JSON object")
     return data
+
+
+def _with_fields(metadata: dict[str, Any], extra: dict[str, tuple[int, str]]) -> dict[str, Any]:
+    """``metadata`` with ClawCode's other sub-bullets (``- project: engram``) as text entries; engram
+    writes them back inside the ``metadata`` line, which reads back the same. A name that the
+    ``metadata`` line holds too is refused: one of the two values would be lost."""
+    for name, (line, value) in extra.items():
+        if name in metadata:
+            raise ValidationError("entry", f"line {line}: {name!r} is given twice (here and in metadata)",
+                                  "each metadata name once")
+        metadata[name] = value
+    return metadata
 
 
 def _marker_fields(text: str) -> dict[str, Any]:

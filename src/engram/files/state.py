@@ -262,18 +262,31 @@ def session_owner(folder: Folder, agent: str) -> str:
     is read alike whoever syncs it: taken from each syncer's own agent, ``sessions/s1/`` was
     alice's for a sync run as alice and the default agent's for one run as it, and each moved
     the other's memories to its own agent. Call it under the folder lock."""
-    from engram.model import make_scope
-
     try:
-        owner = json.loads(folder.read_text(SESSIONS_FILE, max_bytes=4096))["owner"]
-        make_scope(owner, None)  # a valid agent name
-        return str(owner)
+        return _read_session_owner(folder)
     except FileNotFoundError:
         folder.write_text(SESSIONS_FILE, json.dumps({"owner": agent}) + "\n")
         return agent
     except (ValueError, OSError, KeyError, TypeError, ValidationError) as exc:
         log.warning("%s unreadable (%s); this pass reads sessions/<session>/ as %s's", SESSIONS_FILE, exc, agent)
         return agent
+
+
+def recorded_session_owner(folder: Folder) -> str | None:
+    """The agent ``SESSIONS_FILE`` records as the owner of ``sessions/<session>/``, or None when
+    the folder records none (or it cannot be read); never writes."""
+    try:
+        return _read_session_owner(folder)
+    except (ValueError, OSError, KeyError, TypeError, ValidationError):
+        return None
+
+
+def _read_session_owner(folder: Folder) -> str:
+    from engram.model import make_scope
+
+    owner = json.loads(folder.read_text(SESSIONS_FILE, max_bytes=4096))["owner"]
+    make_scope(owner, None)  # a valid agent name
+    return str(owner)
 
 
 @contextlib.contextmanager

@@ -2,7 +2,8 @@
 
 One small module per source reads its format into a ``Plan`` (``base.py``); ``apply.py`` writes
 a plan through the engine. ``KINDS`` names them; ``detect`` guesses the kind of a path from its
-shape (a JSON document, JSON lines, or a folder), and ``read_plan`` reads a source of a given kind.
+shape (a JSON document, JSON lines, a folder, or a SQLite database by its tables), and
+``read_plan`` reads a source of a given kind.
 engram's own snapshots and memory folders keep their importers (``snapshot.py``, ``files/``): the
 kinds ``snapshot`` and ``folder`` name them here so ``--from`` covers every door.
 """
@@ -15,8 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from engram import jsondoc
+from engram.db.foreign import is_sqlite_file
 from engram.errors import SnapshotError, ValidationError
-from engram.importers import basic_memory, clawless, mcp_memory, mcp_memory_service, mem0, openclaw
+from engram.importers import (
+    basic_memory,
+    clawless,
+    mcp_memory,
+    mcp_memory_service,
+    mem0,
+    openclaw,
+    ptrclaw_sqlite,
+    sclaw,
+    sqlite_source,
+)
 from engram.importers.apply import ImportSummary, apply_plan
 from engram.importers.base import Files, Plan, read_folder, without_bom
 
@@ -25,13 +37,19 @@ __all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "dete
 # Readers of one document (text) and of a folder (files by relative path).
 _TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read}
 _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
-KINDS = ("snapshot", "folder", *_TEXT_READERS, *_FOLDER_READERS)
+# Readers of another system's SQLite database file, opened read-only.
+_DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
+KINDS = ("snapshot", "folder", *_TEXT_READERS, *_FOLDER_READERS, *_DATABASE_READERS)
 
 
-def check_source(source: object) -> None:
+def check_source(source: object, kind: str | None = None) -> None:
     """Raise ``ValidationError`` naming ``source`` unless it is a ``Path``, a document's text or a
-    folder's ``{relative path: text}``; a ``str`` that is no JSON document but one line naming a
-    file is a path handed over as text, refused rather than read as a malformed snapshot."""
+    folder's ``{relative path: text}`` (for a SQLite database ``kind``, a ``Path`` alone); a
+    ``str`` that is no JSON document but one line naming a file is a path handed over as text,
+    refused rather than read as a malformed snapshot."""
+    if kind in _DATABASE_READERS and not isinstance(source, Path):
+        raise ValidationError("source", f"{kind} is a SQLite database file, read from disk",
+                              "a Path to the file (engram import FILE, or Engram.import_from(Path(...)))")
     allowed = "a Path to a file or folder, a document's text (str), or a folder as {relative path: text}"
     if isinstance(source, Mapping):
         bad = next((k for k, v in source.items() if not isinstance(k, str) or not isinstance(v, str)), None)
@@ -94,6 +112,13 @@ def detect_files(files: Files) -> str:
 def detect(path: Path) -> str:
     if path.is_dir():
         return detect_files(read_folder(path))
+    if is_sqlite_file(path):
+        found = sqlite_source.detect(path)
+        if found is None:
+            raise SnapshotError("path", f"{path} is a SQLite database of no system engram imports from (engram's "
+                                "own database is copied or exported, not imported)",
+                                f"a PtrClaw or sclaw memory.db ({', '.join(_DATABASE_READERS)})")
+        return found
     if path.name == clawless.HISTORY:
         return "clawless"
     return detect_document(read_text(path))
@@ -104,7 +129,12 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     ``SnapshotError`` naming the line or record of malformed input and ``ValidationError``."""
     check_kind(kind)
     if kind in ("snapshot", "folder"):
-        raise ValidationError("from", f"{kind} is imported by engram's own importer", [*_TEXT_READERS, *_FOLDER_READERS])
+        raise ValidationError("from", f"{kind} is imported by engram's own importer",
+                              [*_TEXT_READERS, *_FOLDER_READERS, *_DATABASE_READERS])
+    if kind in _DATABASE_READERS:
+        check_source(source, kind)
+        assert isinstance(source, Path)  # (check_source refuses any other)
+        return _DATABASE_READERS[kind](source)
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
@@ -129,6 +159,9 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
 def read_text(path: Path) -> str:
     """A source file's text (a leading byte-order mark, as Windows tools write, dropped); raises
     ``SnapshotError`` naming the path when it cannot be read."""
+    if is_sqlite_file(path):  # named rather than failing to decode it as text
+        raise SnapshotError("path", f"{path} is a SQLite database, not a document",
+                            f"--from {' or '.join(_DATABASE_READERS)} for a PtrClaw or sclaw memory.db")
     try:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:

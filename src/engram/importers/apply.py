@@ -1,5 +1,5 @@
 """Write a ``Plan`` through an ``Engram``: memories in one all-or-nothing store import, then
-conversation messages, then operator notes.
+conversation messages and summaries, then operator notes.
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 
 from engram.bulk import store_and_embed
 from engram.errors import SnapshotError, ValidationError
+from engram.history.base import check_summary
+from engram.history.keys import normal_key, shown_key
 from engram.ids import key_from_content
-from engram.importers.base import Plan, Record, record_id
+from engram.importers.base import HistorySummary, Plan, Record, record_id
 from engram.model import (
     Memory,
     Message,
@@ -45,6 +47,8 @@ class ImportSummary:
     skipped: int
     messages_imported: int = 0
     messages_skipped: int = 0
+    summaries_imported: int = 0
+    summaries_skipped: int = 0  # the conversation already had it, or a summary of its own
     operator_notes: str = "none"  # none | added | present | skipped
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
@@ -55,6 +59,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     now = engram.clock()
     memories, warnings = _memories(engram, plan, keep_agents, now)
     messages = _messages(plan)  # validated before the first write
+    summaries = _summaries(plan)
     existing = {m.id for m in engram.store.get_many([m.id for m in memories])} if memories else set()
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
@@ -64,9 +69,11 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                              stored=lambda: report("storing", len(fresh), len(fresh))) if fresh else None
     imported = result.imported if result else 0
     added, present = _append_history(engram, messages, report)
+    summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported or skipped (a copy repeated in the source is skipped).
-    return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, notes, tuple(warnings))
+    return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, summaries_set,
+                         summaries_kept, notes, tuple([*plan.warnings, *warnings]))
 
 
 def _agent(record: Record, own: str, keep_agents: bool) -> str:
@@ -141,6 +148,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: 
         layer=layer_for_type(record.type), tags=record.tags, metadata=dict(record.metadata),
         importance=record.importance, related_entity=record.related_entity, source=source, scope=scope,
         created_at=created, updated_at=record.updated_at if record.updated_at is not None else created,
+        last_accessed=record.last_accessed,
         valid_from=engram.time.stated(content),  # "On 2025-03-10 ..." says when it happened, as in remember
     ), found
 
@@ -168,7 +176,9 @@ def _messages(plan: Plan) -> list[tuple[str, Message]]:
     out = []
     for entry in plan.history:
         try:
-            message = make_message(entry.role, entry.content, metadata=dict(entry.metadata), created_at=entry.created_at)
+            message = make_message(entry.role, entry.content, tool_calls=entry.tool_calls,
+                                   tool_call_id=entry.tool_call_id, metadata=dict(entry.metadata),
+                                   created_at=entry.created_at)
         except ValidationError as exc:
             raise SnapshotError(f"{entry.where}.{exc.field}", exc.problem, exc.allowed) from None
         out.append((entry.conversation, message))
@@ -198,6 +208,33 @@ def _append_history(engram: Engram, messages: list[tuple[str, Message]], report:
             added += 1
         report("history", n, len(messages))
     return added, present
+
+
+def _summaries(plan: Plan) -> list[HistorySummary]:
+    out = []
+    for summary in plan.summaries:
+        try:
+            out.append(replace(summary, conversation=normal_key(summary.conversation), text=check_summary(summary.text)))
+        except ValidationError as exc:
+            raise SnapshotError(f"{summary.where}.{exc.field}", exc.problem, exc.allowed) from None
+    return out
+
+
+def _set_summaries(engram: Engram, summaries: list[HistorySummary], warnings: list[str]) -> tuple[int, int]:
+    """Set each conversation's summary when it has none; one it already holds is kept, never
+    replaced (it may be engram's own compaction since): a different one is reported."""
+    done = kept = 0
+    for summary in summaries:
+        held = engram.history.summary(summary.conversation)
+        if not held:
+            engram.history.set_summary(summary.conversation, summary.text)
+            done += 1
+            continue
+        kept += 1
+        if held != summary.text:
+            warnings.append(f"{summary.where}: {shown_key(summary.conversation)} already has another summary in "
+                            "engram, kept (engram history summary KEY shows it)")
+    return done, kept
 
 
 def _operator_notes(engram: Engram, plan: Plan, allowed: bool) -> str:

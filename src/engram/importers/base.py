@@ -57,6 +57,7 @@ class Record:
     related_entity: str | None = None
     created_at: float | None = None
     updated_at: float | None = None
+    last_accessed: float | None = None
     agent: str | None = None  # the source's user/agent; None means the importing agent
     session: str | None = None
     # The source field ``source_id`` comes from when the source gives it (mem0's ``id``): a second
@@ -74,7 +75,7 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """A conversation message to append to engram's history (Clawless transcripts)."""
+    """A conversation message to append to engram's history (Clawless transcripts, sclaw)."""
 
     where: str
     conversation: str
@@ -82,6 +83,17 @@ class HistoryEntry:
     content: str
     created_at: float
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    tool_calls: Any = None  # as ``make_message`` takes them (a list, or its JSON text)
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistorySummary:
+    """A conversation's compaction summary (sclaw's ``summaries``), set when it has none."""
+
+    where: str
+    conversation: str
+    text: str
 
 
 @dataclass(slots=True)
@@ -93,7 +105,9 @@ class Plan:
     records: list[Record] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)
     history: list[HistoryEntry] = field(default_factory=list)
+    summaries: list[HistorySummary] = field(default_factory=list)
     operator_notes: str | None = None
+    warnings: list[str] = field(default_factory=list)  # what the source holds that is not imported, and why
 
 
 def record_id(kind: str, source_id: str, created_at: float | None, agent: str | None = None) -> str:

@@ -174,7 +174,9 @@ def import_dir(ctx: typer.Context, path: Path) -> None:
         def progress(done: int, total: int, rel: str) -> None:
             bar.update(task, completed=done, total=total, description=rel)
 
-        summary = import_folder(engram, path, max_file_bytes=st.settings().files.max_file_bytes, progress=progress)
+        files = st.settings().files
+        summary = import_folder(engram, path, max_file_bytes=files.max_file_bytes,
+                                session_folders=files.session_folders, progress=progress)
     if st.as_json:
         render.emit_json({"files": summary.files, "imported": summary.imported, "created": summary.created,
                           "skipped": summary.skipped, "problems": [str(p) for p in summary.problems]})

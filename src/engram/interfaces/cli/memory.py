@@ -358,15 +358,15 @@ def import_(
     ctx: typer.Context,
     path: Path = typer.Argument(..., help="A file or folder to import, or - for a document on stdin."),
     kind: str | None = typer.Option(
-        None, "--from", help="snapshot, folder, mem0, mcp-memory, mcp-memory-service, openclaw, basic-memory or "
-        "clawless (detected when omitted)."),
+        None, "--from", help="snapshot, folder, mem0, mcp-memory, mcp-memory-service, openclaw, basic-memory, "
+        "clawless, ptrclaw-sqlite or sclaw (detected when omitted)."),
     into_agent: bool = typer.Option(
         False, "--into-agent", help="Import everything into this agent instead of the source's users/agents."),
 ) -> None:
-    """Import memories: engram snapshots and memory folders, PtrClaw files, mem0, the MCP memory server,
-    mcp-memory-service, OpenClaw, basic-memory/Obsidian and Clawless. Malformed input imports nothing and
-    names the line or record; what an earlier import brought is skipped."""
-    from engram.importers import check_kind, detect, detect_document
+    """Import memories: engram snapshots and memory folders, PtrClaw files and memory.db, sclaw's memory.db,
+    mem0, the MCP memory server, mcp-memory-service, OpenClaw, basic-memory/Obsidian and Clawless. Malformed
+    input imports nothing and names the line, record or row; what an earlier import brought is skipped."""
+    from engram.importers import check_kind, detect, detect_document, read_text
 
     if kind is not None:
         check_kind(kind)
@@ -382,7 +382,7 @@ def import_(
         files.import_dir(ctx, path)
         return
     if kind == "snapshot":
-        document = source if isinstance(source, str) else _read(path)
+        document = source if isinstance(source, str) else read_text(path)
         result = importing.import_snapshot_with_progress(st.engram(), document, quiet=st.as_json)
         if st.as_json:
             render.emit_json(result)
@@ -398,6 +398,9 @@ def import_(
     if summary.messages_imported or summary.messages_skipped:
         render.console.print(f"history: {summary.messages_imported} messages added, "
                              f"{summary.messages_skipped} already present")
+    if summary.summaries_imported or summary.summaries_skipped:
+        render.console.print(f"history summaries: {summary.summaries_imported} set, "
+                             f"{summary.summaries_skipped} kept as they were")
     if summary.operator_notes != "none":
         render.console.print(f"operator notes (MEMORY.md): {summary.operator_notes}")
     for warning in summary.warnings:
@@ -413,15 +416,6 @@ def _write(path: Path, document: str) -> None:
         path.write_text(document, encoding="utf-8")
     except OSError as exc:
         raise ValidationError("path", f"cannot write {path}: {exc.strerror or exc}", "a writable file path") from None
-
-
-def _read(path: Path) -> str:
-    from engram.errors import ValidationError
-
-    try:
-        return path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the document
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None
 
 
 def stats(

@@ -1,0 +1,259 @@
+"""PtrClaw's and sclaw's SQLite ``memory.db`` through ``engram import`` (CLI, real SQLite files):
+databases built in the test with each reference's schema (PtrClaw 000 "SqliteMemory", sclaw 001
+"Database Schema"), detected by their tables, imported with their fields, links, history and
+summaries; a second run imports nothing; a malformed row imports nothing and is named; and engram
+refuses to open either as its own database."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engram.engine import Engram
+from engram.errors import ConfigError, SnapshotError, ValidationError
+from engram.interfaces.cli.app import app
+
+runner = CliRunner()
+
+PTRCLAW_SCHEMA = """
+CREATE TABLE memories (
+    id TEXT PRIMARY KEY,
+    key TEXT UNIQUE NOT NULL,
+    content TEXT NOT NULL,
+    category TEXT NOT NULL,
+    timestamp INTEGER NOT NULL,
+    session_id TEXT NOT NULL,
+    embedding BLOB,
+    last_accessed INTEGER
+);
+CREATE VIRTUAL TABLE memories_fts USING fts5(key, content, content=memories, content_rowid=rowid);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, key, content) VALUES (new.rowid, new.key, new.content);
+END;
+CREATE TABLE memory_links (
+    from_key TEXT NOT NULL,
+    to_key TEXT NOT NULL,
+    PRIMARY KEY (from_key, to_key)
+);
+"""
+PTRCLAW_ROWS = """
+INSERT INTO memories VALUES ('e1', 'user-prefers-python', 'User prefers Python for scripting', 'core',
+                             1770631800, '', NULL, NULL);
+INSERT INTO memories VALUES ('e2', 'project-uses-python', 'The billing project is written in Python 3.11',
+                             'knowledge', 1770631900, 'sess_7', x'00000000', 1770700000);
+INSERT INTO memories VALUES ('e3', 'lunch-talk', '  we talked about lunch  ', 'conversation', 1770632000, '', NULL, 0);
+INSERT INTO memory_links VALUES ('user-prefers-python', 'project-uses-python');
+INSERT INTO memory_links VALUES ('project-uses-python', 'user-prefers-python');
+INSERT INTO memory_links VALUES ('lunch-talk', 'forgotten-key');
+"""
+SCLAW_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER PRIMARY KEY);
+CREATE TABLE messages (
+    session_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '',
+    name TEXT NOT NULL DEFAULT '', tool_id TEXT NOT NULL DEFAULT '', tool_calls TEXT NOT NULL DEFAULT '[]',
+    is_error INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE summaries (
+    session_id TEXT PRIMARY KEY, summary TEXT NOT NULL,
+    updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+);
+CREATE TABLE facts (
+    id TEXT PRIMARY KEY, content TEXT NOT NULL, source TEXT NOT NULL DEFAULT '', tags TEXT NOT NULL DEFAULT '[]',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+);
+CREATE VIRTUAL TABLE facts_fts USING fts5(content, content=facts, content_rowid=rowid);
+INSERT INTO schema_version VALUES (1);
+"""
+SCLAW_ROWS = """
+INSERT INTO facts VALUES ('1770631800000000000-0-1', 'User prefers dark mode', 'telegram:42:', '["preferences"]',
+                          '{"kind": "preference"}', '2026-02-09T10:30:00.123456789Z');
+INSERT INTO facts VALUES ('1770631800000000000-1-2', 'User''s name is Alice', '', '[]', '{}', '2026-02-09T10:31:00Z');
+INSERT INTO messages VALUES ('telegram:42:', 1, 'user', 'What is the weather in Oslo?', '', '', '[]', 0,
+                             '2026-02-09T10:30:00.100Z');
+INSERT INTO messages VALUES ('telegram:42:', 2, 'assistant', '', '', '',
+                             '[{"id": "c1", "name": "weather", "arguments": "{\\"city\\": \\"Oslo\\"}"}]', 0,
+                             '2026-02-09T10:30:01Z');
+INSERT INTO messages VALUES ('telegram:42:', 3, 'tool', 'sunny, 4 degrees', 'weather', 'c1', '[]', 0,
+                             '2026-02-09T10:30:02Z');
+INSERT INTO messages VALUES ('telegram:42:', 4, 'assistant', 'It is sunny in Oslo.', '', '', '[]', 0,
+                             '2026-02-09T10:30:03Z');
+INSERT INTO messages VALUES ('a1b2c3', 1, 'tool', 'a result whose call was trimmed', '', 'gone', '[]', 0,
+                             '2026-02-09T09:00:00Z');
+INSERT INTO messages VALUES ('a1b2c3', 2, 'user', 'Hello again', '', '', '[]', 0, '2026-02-09T09:00:01Z');
+INSERT INTO summaries VALUES ('telegram:42:', 'Earlier the user asked about flights to Oslo.', '2026-02-09T10:29:00Z');
+"""
+
+
+def database(path: Path, schema: str, rows: str = "") -> Path:
+    conn = sqlite3.connect(path)
+    conn.executescript(schema + rows)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def run(home: Path, *args: str, code: int = 0) -> str:
+    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def as_json(home: Path, *args: str) -> object:
+    return json.loads(run(home, "--json", *args))
+
+
+@pytest.fixture(autouse=True)
+def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("kind", [None, "ptrclaw-sqlite"])
+def test_ptrclaw_memory_db_keys_categories_times_and_links(tmp_path: Path, kind: str | None) -> None:
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", PTRCLAW_SCHEMA, PTRCLAW_ROWS)
+    before = digest(db)
+    args = ["import", str(db), *(["--from", kind] if kind else [])]
+    first = as_json(home, *args)
+    assert (first["kind"], first["imported"], first["skipped"]) == ("ptrclaw-sqlite", 3, 0), first
+    assert first["warnings"] == ["memory_links row 3: no memory has the key 'forgotten-key'; link not imported"]
+    again = as_json(home, *args)
+    assert (again["imported"], again["skipped"]) == (0, 3), again
+    assert digest(db) == before  # read-only: the file is as it was
+
+    by_key = {m["key"]: m for m in as_json(home, "list")}
+    assert set(by_key) == {"user-prefers-python", "project-uses-python", "lunch-talk"}
+    core, project, lunch = by_key["user-prefers-python"], by_key["project-uses-python"], by_key["lunch-talk"]
+    assert (core["category"], core["type"], core["created_at"], core["source"]) == ("core", "learned", 1770631800.0,
+                                                                                   "ptrclaw")
+    assert (project["category"], project["last_accessed"]) == ("knowledge", 1770700000.0)
+    assert project["metadata"] == {"session_id": "sess_7", "ptrclaw": {"id": "e2"}}
+    assert (lunch["category"], lunch["type"], lunch["last_accessed"]) == ("conversation", "conversation", None)
+    assert lunch["content"] == "  we talked about lunch  "  # byte for byte
+    assert {m["key"] for m in as_json(home, "neighbours", "user-prefers-python")} == {"project-uses-python"}
+    hits = as_json(home, "recall", "which language is the billing project written in")["hits"]
+    assert hits[0]["memory"]["key"] == "project-uses-python"
+
+
+@pytest.mark.parametrize("kind", [None, "sclaw"])
+def test_sclaw_memory_db_facts_history_and_summaries(tmp_path: Path, kind: str | None) -> None:
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, SCLAW_ROWS)
+    args = ["import", str(db), *(["--from", kind] if kind else [])]
+    first = as_json(home, *args)
+    assert (first["kind"], first["imported"], first["messages_imported"], first["summaries_imported"]) == (
+        "sclaw", 2, 5, 1), first
+    assert first["warnings"] == ["messages row 5: the tool result for 'gone' has no call before it in sclaw:a1b2c3 "
+                                 "(sclaw trimmed it); not imported"]
+    again = as_json(home, *args)
+    assert (again["imported"], again["skipped"], again["messages_imported"], again["messages_skipped"],
+            again["summaries_imported"], again["summaries_skipped"]) == (0, 2, 0, 5, 0, 1), again
+
+    [dark] = as_json(home, "list", "--meta", "kind=preference")  # sclaw's SearchByMetadata
+    assert (dark["content"], dark["tags"], dark["source"]) == ("User prefers dark mode", ["preferences"], "sclaw")
+    assert dark["metadata"]["sclaw"] == {"id": "1770631800000000000-0-1", "source": "telegram:42:"}
+    assert dark["created_at"] == pytest.approx(1770633000.123457)
+    shown = as_json(home, "history", "show", "telegram:42")
+    assert [(m["role"], m["content"]) for m in shown["messages"]] == [
+        ("user", "What is the weather in Oslo?"), ("assistant", ""), ("tool", "sunny, 4 degrees"),
+        ("assistant", "It is sunny in Oslo.")]
+    assert shown["messages"][1]["tool_calls"][0]["name"] == "weather"
+    assert shown["messages"][2]["tool_call_id"] == "c1" and shown["messages"][0]["created_at"] == 1770633000.1
+    assert shown["summary"] == "Earlier the user asked about flights to Oslo."
+    # A session id that is no channel:chat key is the chat sclaw:<id>.
+    assert [m["content"] for m in as_json(home, "history", "show", "sclaw:a1b2c3")["messages"]] == ["Hello again"]
+
+
+def test_a_summary_engram_already_holds_is_kept_and_named(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, SCLAW_ROWS)
+    run(home, "history", "summary", "telegram:42", "--set", "engram's own compaction")
+    summary = as_json(home, "import", str(db))
+    assert (summary["summaries_imported"], summary["summaries_skipped"]) == (0, 1)
+    assert any(w.startswith("summaries row 1: telegram:42 already has another summary") for w in summary["warnings"])
+    assert as_json(home, "history", "show", "telegram:42")["summary"] == "engram's own compaction"
+
+
+MALFORMED = [
+    ("ptrclaw", "UPDATE memories SET category = 'feelings' WHERE key = 'lunch-talk'", "memories row 3.category"),
+    ("ptrclaw", "UPDATE memories SET content = '   ' WHERE key = 'lunch-talk'", "memories row 3.content"),
+    ("ptrclaw", "UPDATE memories SET timestamp = 'yesterday' WHERE key = 'user-prefers-python'",
+     "memories row 1.timestamp"),
+    ("ptrclaw", "UPDATE memories SET content = x'00ff' WHERE key = 'project-uses-python'", "memories row 2.content"),
+    ("sclaw", "UPDATE facts SET tags = '[\"unclosed' WHERE rowid = 2", "facts row 2.tags"),
+    ("sclaw", "UPDATE facts SET metadata = '[1, 2]' WHERE rowid = 1", "facts row 1.metadata"),
+    ("sclaw", "UPDATE messages SET created_at = 'soon' WHERE seq = 4", "messages row 4.created_at"),
+    ("sclaw", "UPDATE messages SET role = 'narrator' WHERE seq = 1 AND session_id = 'telegram:42:'",
+     "messages row 1.role"),
+    ("sclaw", "UPDATE messages SET session_id = 'a b' WHERE session_id = 'a1b2c3'", "messages row 5.session_id"),
+]
+
+
+@pytest.mark.parametrize(("system", "change", "named"), MALFORMED)
+def test_a_malformed_row_imports_nothing_and_is_named(tmp_path: Path, system: str, change: str, named: str) -> None:
+    home = tmp_path / "home"
+    schema, rows = (PTRCLAW_SCHEMA, PTRCLAW_ROWS) if system == "ptrclaw" else (SCLAW_SCHEMA, SCLAW_ROWS)
+    db = database(tmp_path / "memory.db", schema, rows + change + ";")
+    result = runner.invoke(app, ["--home", str(home), "import", str(db)])
+    assert isinstance(result.exception, SnapshotError) and named in str(result.exception), result.exception
+    assert as_json(home, "count") == {"count": 0}
+    assert as_json(home, "history", "list") == []
+
+
+def test_a_table_without_its_columns_is_named(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA.replace("CREATE TABLE summaries (\n    session_id TEXT PRIMARY KEY"
+                                                               ", summary TEXT NOT NULL",
+                                                               "CREATE TABLE summaries (\n    session_id TEXT PRIMARY KEY"
+                                                               ", text TEXT NOT NULL"))
+    result = runner.invoke(app, ["--home", str(home), "import", str(db), "--from", "sclaw"])
+    assert isinstance(result.exception, SnapshotError)
+    assert str(result.exception).startswith("summaries: has no column summary"), result.exception
+
+
+def test_other_sqlite_files_and_other_doors(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    other = database(tmp_path / "other.db", "CREATE TABLE notes (body TEXT);")
+    result = runner.invoke(app, ["--home", str(home), "import", str(other)])
+    assert isinstance(result.exception, SnapshotError) and "ptrclaw-sqlite, sclaw" in str(result.exception)
+    ptr = database(tmp_path / "ptr.db", PTRCLAW_SCHEMA, PTRCLAW_ROWS)
+    # Read as a document by mistake: named as a database, not a UTF-8 decoding error.
+    wrong = runner.invoke(app, ["--home", str(home), "import", str(ptr), "--from", "snapshot"])
+    assert isinstance(wrong.exception, SnapshotError) and "is a SQLite database" in str(wrong.exception)
+    with Engram.from_settings(home=tmp_path / "lib") as mem:
+        assert mem.import_from(ptr).imported == 3  # the library door, detected from the Path
+        with pytest.raises(ValidationError) as refused:
+            mem.import_from("[]", "sclaw")  # a database is a file, never text
+        assert refused.value.field == "source"
+
+
+@pytest.mark.parametrize("system", ["ptrclaw", "sclaw"])
+def test_engram_refuses_another_systems_database_as_its_own(tmp_path: Path, system: str) -> None:
+    schema, rows = (PTRCLAW_SCHEMA, PTRCLAW_ROWS) if system == "ptrclaw" else (SCLAW_SCHEMA, SCLAW_ROWS)
+    db = database(tmp_path / "memory.db", schema, rows)
+    before = digest(db)
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_PATH": str(db), "COLUMNS": "400"}
+    done = subprocess.run([sys.executable, "-m", "engram", "list"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    name = {"ptrclaw": "PtrClaw", "sclaw": "sclaw"}[system]
+    assert done.returncode == 4, done.stderr
+    assert f"is a {name} database" in done.stderr and f"engram import {db}" in done.stderr, done.stderr
+    assert "already exists" not in done.stderr
+    assert digest(db) == before  # no engram table was added to it
+    with pytest.raises(ConfigError):
+        Engram.from_settings(home=tmp_path / "lib", path=db)  # the library door
+    assert digest(db) == before
