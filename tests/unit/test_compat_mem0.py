@@ -246,3 +246,40 @@ def test_mem0_2x_arguments(m: Memory) -> None:
         with pytest.raises(ValueError) as err:  # mem0 raises ValueError for each
             call()
         assert isinstance(err.value, ValidationError) and err.value.field == field
+
+
+def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
+    export = (Path(__file__).resolve().parents[1] / "fixtures" / "import" / "mem0.json").read_text(encoding="utf-8")
+    assert m.import_mem0(export) == {"imported": 3, "skipped": 0}
+    assert m.import_mem0(export) == {"imported": 0, "skipped": 3}  # the same export again stores nothing
+    alex = m.get_all(user_id="alex")["results"]
+    assert sorted(r["memory"] for r in alex) == ["Deploys the billing service every Tuesday",
+                                                 "Is travelling to Paris in June", "Prefers vegetarian restaurants"]
+    paris = next(r for r in alex if r["memory"].startswith("Is travelling"))
+    assert paris["user_id"] == "alex" and paris["created_at"].startswith("2024-02-26T06:57:00")
+    assert paris["metadata"] == {"source": "chat", "mem0": {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7",
+                                                            "hash": "62bc074f56d1f909f1b4c2b639f56f6a"}}
+    # Its ids narrow reads as the facade's own memories' do, and mem0's id reaches nothing else.
+    deploys = m.get_all(user_id="alex", agent_id="ops-bot", run_id="run-42")["results"]
+    assert [(r["memory"], r["agent_id"], r["run_id"]) for r in deploys] == [
+        ("Deploys the billing service every Tuesday", "ops-bot", "run-42")]
+    assert m.search("vegetarian food", user_id="alex")["results"][0]["memory"] == "Prefers vegetarian restaurants"
+    assert m.get_all(user_id="ops-bot")["results"] == [] and m.get_all(agent_id="ops-bot")["results"] == []
+    # The facade changes and deletes imported memories as its own.
+    m.update(paris["id"], "Is travelling to Paris in July")
+    assert [e["event"] for e in m.history(paris["id"])] == ["ADD", "UPDATE"]
+    m.delete_all(user_id="alex", run_id="run-42")
+    assert len(m.get_all(user_id="alex")["results"]) == 2
+
+
+def test_a_bad_mem0_export_names_the_item_and_stores_nothing(m: Memory) -> None:
+    good = {"id": "a", "memory": "Likes tea", "user_id": "alex"}
+    for bad, field in (({"id": "b", "memory": "no owner"}, "results[1].user_id"),
+                       ({"id": "b", "memory": "spaced", "user_id": "a b"}, "results[1].user_id"),
+                       ({"id": "b", "memory": "", "user_id": "alex"}, "results[1].memory"),
+                       ({"id": "b", "memory": "x", "user_id": "alex", "metadata": {"run_id": "r"}},
+                        "results[1].metadata.run_id")):
+        with pytest.raises(ValidationError) as refused:
+            m.import_mem0({"results": [good, bad]})
+        assert refused.value.field == field, (bad, refused.value)
+    assert m.get_all(user_id="alex")["results"] == []

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -350,6 +351,37 @@ class Memory:
                 "is_deleted": False, "actor_id": memory.metadata.get("actor_id"), "role": memory.metadata.get("role"),
             })
         return entries
+
+    def import_mem0(self, document: str | Mapping[str, Any] | Sequence[Any]) -> dict[str, int]:
+        """Bring memories exported from mem0 (``get_all``'s JSON, a bare list, or the platform's
+        ``{"memories": [...]}``) into this facade, each where ``add`` would have put it: its owner's
+        agent, its ids in its metadata, keyed for its combination of ids; its times and categories
+        (as tags) are kept, mem0's id and hash under ``metadata["mem0"]``. Not a mem0 method: the way
+        a mem0 application keeps its memories when switching (``engram import`` maps them for
+        engram's own agents and sessions instead). Every item is checked before any is stored;
+        importing the same export again stores nothing. Returns ``{"imported", "skipped"}``."""
+        from engram.importers import mem0 as mem0_export
+
+        text = document if isinstance(document, str) else json.dumps(document)
+        plan = mem0_export.read(text)  # malformed input: ValidationError naming the item's field
+        writes = []
+        for record in plan.records:
+            kept = dict(record.metadata.get("mem0") or {})
+            own = {k: v for k, v in record.metadata.items() if k != "mem0"}
+            try:
+                ids = _entity_ids({name: kept.get(name) for name in IDS}, "user_id")
+                view = self._view(ids)
+                metadata = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept},
+                            "mem0": {k: kept[k] for k in ("id", "hash") if k in kept}}
+            except ValidationError as exc:
+                raise ValidationError(f"{record.where}.{exc.field}", exc.problem, exc.allowed) from None
+            writes.append((view, record, _unit_key(key_from_content(record.content), ids), metadata))
+        imported = 0
+        for view, record, key, metadata in writes:
+            result = view.remember(record.content, key=key, tags=record.tags, metadata=metadata,
+                                   created_at=record.created_at)
+            imported += result.action in ("created", "updated")
+        return {"imported": imported, "skipped": len(writes) - imported}
 
     def reset(self) -> None:
         """Forget every memory made through this facade, of every owner in the store."""

@@ -50,4 +50,5 @@ class AsyncMemory:
     delete_all = _in_thread(Memory.delete_all)
     history = _in_thread(Memory.history)
     reset = _in_thread(Memory.reset)
+    import_mem0 = _in_thread(Memory.import_mem0)
     close = _in_thread(Memory.close)
