@@ -97,6 +97,20 @@ def test_mcp_update_sets_entity_source_and_valid_times_as_the_library_does(serve
     assert served.engram.for_agent("alice").get("deploy").related_entity == "ci"
 
 
+def test_mcp_remember_sets_entity_and_source_as_update_does(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            _data(await alice.call_tool("remember", {"content": FULL["content"], "key": "deploy",
+                                                     "related_entity": "ci", "source": "wiki"}))
+            got = _data(await alice.call_tool("get", {"key": "deploy"}))
+            assert (got["related_entity"], got["source"]) == ("ci", "wiki")
+            refused = _error_text(await alice.call_tool("remember", {"content": "x", "related_entity": "x" * 201}))
+            assert "invalid related_entity:" in refused, refused
+
+    asyncio.run(run())
+    assert [m.key for m in served.engram.for_agent("alice").list(limit=10)] == ["deploy"]  # the refused one stored nothing
+
+
 def test_cli_update_sets_entity_source_and_valid_times_naming_a_bad_one(isolated_home: Path) -> None:
     assert engram(isolated_home, "remember", FULL["content"], "--key", "deploy").returncode == 0
     changed = engram(isolated_home, "update", "deploy", "--entity", "ci", "--source", "wiki",

@@ -149,6 +149,9 @@ Until = Annotated[str | None, Field(description=(
 KEY_HELP = "The memory's key, always read as a key (memory_id reads an id first): for a key that is also an id."
 CLEAR_HELP = f"Fields to empty, e.g. [\"valid_until\"]: any of {', '.join(CLEARABLE_FIELDS)}."
 Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.g. [\"preferences\", \"python\"].")]
+RelatedEntity = Annotated[str | None, Field(
+    description="The person or thing the memory is about, e.g. \"Ada\" (up to 200 characters).")]
+Source = Annotated[str | None, Field(description="Where it came from, e.g. \"chat\" or a URL.")]
 
 
 def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
@@ -178,13 +181,15 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             description="When the fact began to hold, ISO 8601 (e.g. 2026-04-12); default: a date the content "
                         "states (\"On 2026-04-12 ...\").")] = None,
         valid_until: Annotated[str | None, Field(description="When the fact stopped holding, ISO 8601.")] = None,
+        related_entity: RelatedEntity = None,
+        source: Source = None,
     ) -> dict[str, Any]:
         with tool_errors():
             placed = mcp_context.place(resolve(), context, scope)
             result = placed.engram.remember(
                 content, key=key, category=category, type=type, tags=tags, importance=importance,
                 metadata=placed.metadata, links=links or (), scope=placed.scope, created_at=placed.created_at,
-                valid_from=valid_from, valid_until=valid_until)
+                valid_from=valid_from, valid_until=valid_until, related_entity=related_entity, source=source)
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
     @server.tool(title="Recall memories", annotations=READ, description=(
@@ -296,9 +301,8 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         importance: Annotated[StrictFloat | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
         category: Literal["core", "knowledge", "conversation"] | None = None,
         type: Annotated[str | None, Field(description="experience, learned, decision, ... or another word.")] = None,
-        related_entity: Annotated[str | None, Field(
-            description="The person or thing the memory is about, e.g. \"Ada\" (up to 200 characters).")] = None,
-        source: Annotated[str | None, Field(description="Where it came from, e.g. \"chat\" or a URL.")] = None,
+        related_entity: RelatedEntity = None,
+        source: Source = None,
         valid_from: Annotated[str | None, Field(description="When the fact began to hold, ISO 8601.")] = None,
         valid_until: Annotated[str | None, Field(description="When the fact stopped holding, ISO 8601.")] = None,
         # A list of names, not null, clears: a model often sends null for what it means to leave alone.
