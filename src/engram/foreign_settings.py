@@ -153,6 +153,7 @@ def _wal(value: Any, name: str) -> Any:
 # --- the tables ----------------------------------------------------------------------------------
 # Clawless's names (environment variables and config.json keys) -> engram's settings.
 FOREIGN_CLAWLESS: dict[str, Rule] = {
+    "CONVERSATION_HISTORY_ENABLED": to("history", "enabled"),
     "CONVERSATION_HISTORY_MAX_ENTRIES": to("history", "max_entries"),
     "CONVERSATION_HISTORY_MAX_CHARS_PER_ENTRY": to("history", "max_chars_per_entry"),
     "CONVERSATION_HISTORY_MAX_TOTAL_CHARS": to("history", "max_total_chars"),
