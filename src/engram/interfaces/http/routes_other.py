@@ -53,8 +53,8 @@ def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1
     return {"conversation": conversation, "messages": [_plain(m) for m in store.recent(conversation, limit)]}
 
 
-@router.post("/history/{conversation:ref}", status_code=201, summary="Append a message to a conversation "
-             "(``stored``: false when history.enabled is off)")
+@router.post("/history/{conversation:ref}", status_code=201,
+             summary="Append a message to a conversation (stored: false when history.enabled is off)")
 def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
     store = seams.history(eng)
     calls = None if body.tool_calls is None else [call.model_dump() for call in body.tool_calls]
