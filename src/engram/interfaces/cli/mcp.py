@@ -74,7 +74,7 @@ def install(
     st = state(ctx)
     settings = st.settings()
     server = clients.entry(client, agent=settings.agent, home=settings.home, kind=launcher,  # type: ignore[arg-type]
-                           tools=tools)
+                           tools=tools, config=st.config)
     if print_only:
         sys.stdout.write(clients.snippet(client, name, server) + "\n")
         return
