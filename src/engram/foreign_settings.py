@@ -24,6 +24,7 @@ it is logged once per process, naming the key. A value that cannot be converted 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -64,14 +65,14 @@ _DURATION_ALLOWED = "a number of seconds, or numbers with ms, s, m, h, d or w: 5
 
 
 def _number(value: Any) -> float | None:
+    """A finite number written as one (``5``, ``"2.5"``), else None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return float(value)
     try:
-        return float(str(value).strip())
-    except ValueError:
+        number = float(value) if isinstance(value, int | float) else float(str(value).strip())
+    except (ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
 
 
 def duration_s(value: Any, name: str) -> float:
