@@ -6,17 +6,17 @@ and ``config.json`` in ``$ENGRAM_HOME``; TOML, YAML or JSON by its suffix; keys 
 names (``backend = "sqlite"``, ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings``
 and the interfaces' start-up call ``load_settings``; everything else receives values.
 
-An existing deployment's settings carry over (``FOREIGN_*`` below): Clawless's variables
-(``CONVERSATION_HISTORY_MAX_ENTRIES``, ``AGENT_BRIDGE_HOME``...) and its ``config.json`` keys of
-the same names, sclaw's YAML (``modules: memory.sqlite: path``, ``agents: <name>: memory:
-enabled``), and the ``memory`` block of PtrClaw's ``config.json`` and ClawCode's YAML are mapped
-onto engram's settings. Their variables rank
-below ``ENGRAM_*`` ones and above the config file; inside a file, engram's own keys win.
+An existing deployment's settings carry over: PtrClaw's, sclaw's, ClawCode's and Clawless's
+variables and config files are mapped onto engram's settings by ``foreign_settings`` (which
+names each key). Their variables rank below ``ENGRAM_*`` ones and above the config file; inside a
+file, engram's own keys win. ``--config PATH`` (``load_settings(config=...)``) names the config
+file, before ``$ENGRAM_CONFIG``.
 """
 
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +33,13 @@ from engram.db.pg_settings import PostgresSettings
 from engram.embed.settings import EmbeddingSettings
 from engram.errors import ConfigError
 from engram.files.settings import FilesSettings
+from engram.foreign_settings import (
+    FOREIGN_CLAWLESS,
+    FOREIGN_ENV,
+    map_memory_block,
+    map_sclaw,
+    map_variables,
+)
 from engram.history.settings import HistorySettings
 from engram.interfaces.settings import ServerSettings
 from engram.lifecycle.settings import LifecycleSettings
@@ -46,110 +53,6 @@ def default_home() -> Path:
     """``$ENGRAM_HOME``, else Clawless's ``$AGENT_BRIDGE_HOME``, else ``~/.engram``."""
     return Path(os.environ.get("ENGRAM_HOME") or os.environ.get("AGENT_BRIDGE_HOME")
                 or Path.home() / ".engram").expanduser()
-
-
-# Clawless's names (environment variables and config.json keys) -> engram's settings (path, converter).
-FOREIGN_CLAWLESS: dict[str, tuple[tuple[str, ...], Any]] = {
-    "CONVERSATION_HISTORY_MAX_ENTRIES": (("history", "max_entries"), None),
-    "CONVERSATION_HISTORY_MAX_CHARS_PER_ENTRY": (("history", "max_chars_per_entry"), None),
-    "CONVERSATION_HISTORY_MAX_TOTAL_CHARS": (("history", "max_total_chars"), None),
-    "CONVERSATION_HISTORY_RECAP_TOP_K": (("history", "recap_top_k"), None),
-    "CONVERSATION_SEMANTIC_RECALL_ENABLED": (("history", "semantic"), None),
-    "CONVERSATION_SEMANTIC_MAX_ENTRIES": (("history", "semantic_max_entries"), None),
-    "CONVERSATION_SEMANTIC_MAX_CHARS_PER_ENTRY": (("history", "semantic_max_chars_per_entry"), None),
-    "CONVERSATION_SEMANTIC_TIMEOUT_MS": (("embeddings", "timeout_s"), lambda ms: float(ms) / 1000.0),
-    "MEMORY_MAX_CHARS": (("chat", "memory_max_chars"), None),
-}
-
-
-def _days(value: Any) -> float | None:
-    """ClawCode's durations (``30d``, ``24h``, ``unlimited``) as days."""
-    text = str(value).strip().lower()
-    if text in ("unlimited", "none", "never", ""):
-        return None
-    units = {"d": 1.0, "h": 1 / 24, "w": 7.0}
-    return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text)
-
-
-# The ``memory`` block of PtrClaw's config.json and of ClawCode's YAML -> engram's settings.
-FOREIGN_MEMORY_BLOCK: dict[tuple[str, ...], tuple[tuple[str, ...], Any]] = {
-    # PtrClaw (~/.ptrclaw/config.json)
-    ("backend",): (("backend",), lambda v: {"json": "jsonfile", "none": "disabled"}.get(v, v)),
-    ("path",): (("path",), None),
-    ("auto_save",): (("chat", "auto_save"), None),
-    ("recall_limit",): (("chat", "recall_limit"), None),
-    ("enrich_depth",): (("chat", "enrich_depth"), None),
-    ("synthesis",): (("chat", "synthesis"), None),
-    ("synthesis_interval",): (("chat", "synthesis_interval"), None),
-    ("response_cache",): (("chat", "response_cache"), None),
-    ("cache_ttl",): (("chat", "cache_ttl_s"), None),
-    ("cache_max_entries",): (("chat", "cache_max_entries"), None),
-    ("hygiene_max_age",): (("lifecycle", "hygiene", "max_age_s"), None),
-    ("recency_half_life",): (("recall", "recency_half_life_s"), None),
-    ("knowledge_max_idle_days",): (("lifecycle", "hygiene", "knowledge_max_idle_days"), None),
-    ("knowledge_survival_chance",): (("lifecycle", "hygiene", "knowledge_survival_chance"), None),
-    ("embeddings", "provider"): (("embeddings", "provider"), lambda v: v or "none"),
-    ("embeddings", "model"): (("embeddings", "model"), lambda v: v or None),
-    ("embeddings", "base_url"): (("embeddings", "base_url"), lambda v: v or None),
-    ("embeddings", "text_weight"): (("recall", "text_weight"), None),
-    ("embeddings", "vector_weight"): (("recall", "vector_weight"), None),
-    # ClawCode (memory: in its YAML)
-    ("embedding_provider",): (("embeddings", "provider"), None),
-    ("database", "path"): (("path",), None),
-    ("database", "backup_enabled"): (("lifecycle", "backup", "enabled"), None),
-    ("search", "vector_weight"): (("recall", "vector_weight"), None),
-    ("search", "fts_weight"): (("recall", "text_weight"), None),
-    ("search", "min_relevance"): (("recall", "min_relevance"), None),
-    ("search", "max_results"): (("recall", "limit"), None),
-    ("file_sync", "enabled"): (("files", "enabled"), None),
-    ("file_sync", "directory"): (("files", "dir"), None),
-    ("file_sync", "format"): (("files", "format"), None),
-    ("transcript", "auto_index"): (("history", "transcript_auto_index"), None),
-    ("transcript", "importance_threshold"): (("history", "transcript_importance_threshold"), None),
-    ("retention", "session_memories"): (("lifecycle", "retention", "session_days"), _days),
-    ("retention", "agent_memories"): (("lifecycle", "retention", "agent_days"), _days),
-    ("retention", "global_memories"): (("lifecycle", "retention", "global_days"), _days),
-}
-
-
-def _memory_block(block: Any, into: dict[str, Any]) -> None:
-    if not isinstance(block, dict):
-        return
-    for source, (target, convert) in FOREIGN_MEMORY_BLOCK.items():
-        value: Any = block
-        for part in source:
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is not None and not isinstance(value, dict):
-            _put(into, target, convert(value) if convert else value)
-
-
-def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
-    for part in path[:-1]:
-        tree = tree.setdefault(part, {})
-    tree.setdefault(path[-1], value)  # what is already there (engram's own key) wins
-
-
-def _clawless(values: dict[str, Any], into: dict[str, Any]) -> None:
-    for name, (path, convert) in FOREIGN_CLAWLESS.items():
-        if name in values and values[name] not in (None, ""):
-            _put(into, path, convert(values[name]) if convert else values[name])
-
-
-def _sclaw(document: dict[str, Any], into: dict[str, Any], agent: str) -> None:
-    """sclaw's YAML: ``modules: {memory.sqlite: {path, busy_timeout}}``, ``data_dir`` and
-    ``agents: {<agent>: {memory: {enabled}}}`` (memory off for this agent: the disabled backend)."""
-    module = (document.get("modules") or {}).get("memory.sqlite") or {}
-    if isinstance(module, dict):
-        if module.get("path"):
-            _put(into, ("path",), module["path"])
-        if module.get("busy_timeout") is not None:
-            _put(into, ("busy_timeout_ms",), module["busy_timeout"])
-    if document.get("data_dir"):
-        _put(into, ("home",), document["data_dir"])
-    agents = document.get("agents") or {}
-    memory = (agents.get(agent) or {}).get("memory") if isinstance(agents, dict) else None
-    if isinstance(memory, dict) and memory.get("enabled") is False:
-        _put(into, ("backend",), "disabled")
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
@@ -183,35 +86,42 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 class _ConfigFileSource(PydanticBaseSettingsSource):
-    """engram's keys from the config file, with Clawless's and sclaw's names mapped beside them."""
+    """engram's keys from the config file, with the other systems' keys mapped beside them."""
 
-    def __init__(self, settings_cls: type[BaseSettings], path: Path, agent: str | None) -> None:
+    def __init__(self, settings_cls: type[BaseSettings], path: Path, agent: str | None, *, required: bool) -> None:
         super().__init__(settings_cls)
         self.path = path
         self.agent = agent  # given as an argument (--agent), for sclaw's per-agent switch
+        self.required = required  # named on the command line: a missing file is an error
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
+        if self.required and not self.path.is_file():
+            raise ConfigError(f"config file {self.path} does not exist")
         document = _read_config_file(self.path)
         values = {k: v for k, v in document.items() if k in self.settings_cls.model_fields}
         agent = self.agent or os.environ.get("ENGRAM_AGENT") or str(document.get("agent") or "default")
-        _clawless(document, values)
-        _sclaw(document, values, agent)
-        _memory_block(document.get("memory"), values)
+        env = dict(os.environ)  # for the ${VAR} a foreign file may hold
+        try:
+            map_variables(document, values, env=env)
+            map_sclaw(document, values, agent, env)
+            map_memory_block(document, values, env)
+        except ConfigError as exc:
+            raise ConfigError(f"config file {self.path}: {exc}") from None
         return values
 
 
 class _ForeignEnvSource(PydanticBaseSettingsSource):
-    """Clawless's environment variables, below ``ENGRAM_*`` ones."""
+    """The other systems' environment variables (Clawless's, PtrClaw's, ClawCode's), below ``ENGRAM_*`` ones."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
         values: dict[str, Any] = {}
-        _clawless(dict(os.environ), values)
+        map_variables(dict(os.environ), values, tables=(FOREIGN_CLAWLESS, FOREIGN_ENV))
         return values
 
 
@@ -298,8 +208,9 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         given = getattr(init_settings, "init_kwargs", {})
+        named = _CONFIG_FILE.get()
         return (init_settings, env_settings, _ForeignEnvSource(settings_cls), _ConfigFileSource(
-            settings_cls, config_path(given.get("home")), given.get("agent")))
+            settings_cls, config_path(given.get("home"), named), given.get("agent"), required=named is not None))
 
     def database_path(self, agent: str | None = None) -> Path:
         """Where the file backends keep their data for ``agent`` (shared file unless per-agent)."""
@@ -312,21 +223,25 @@ class Settings(BaseSettings):
 
 
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
+# The file ``load_settings(config=...)`` names (``--config``), for the sources built inside Settings().
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("engram_config_file", default=None)
 
 
-def config_path(home: str | Path | None = None) -> Path:
-    """The config file: ``$ENGRAM_CONFIG``, else the first of ``CONFIG_NAMES`` in the home (``home``
-    when given, as ``--home`` gives it, else ``default_home()``) that exists, else ``config.toml``
-    there (may not exist)."""
-    explicit = os.environ.get("ENGRAM_CONFIG")
+def config_path(home: str | Path | None = None, named: str | Path | None = None) -> Path:
+    """The config file: ``named`` (``--config``), else ``$ENGRAM_CONFIG``, else the first of
+    ``CONFIG_NAMES`` in the home (``home`` when given, as ``--home`` gives it, else
+    ``default_home()``) that exists, else ``config.toml`` there (may not exist)."""
+    explicit = named or os.environ.get("ENGRAM_CONFIG")
     if explicit:
         return Path(explicit).expanduser()
     home = default_home() if home is None else Path(home).expanduser()
     return next((home / name for name in CONFIG_NAMES if (home / name).is_file()), home / "config.toml")
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Read settings; raises ``ConfigError`` naming the setting at fault."""
+def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Settings:
+    """Read settings; ``config`` names the config file (``--config``; ``~`` expanded), which must
+    exist. Raises ``ConfigError`` naming the setting at fault."""
+    named = _CONFIG_FILE.set(None if config is None else Path(config).expanduser())
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except PydanticValidationError as exc:
@@ -335,4 +250,6 @@ def load_settings(**overrides: Any) -> Settings:
         )
         raise ConfigError(f"invalid settings ({problems})") from None
     except (OSError, ValueError) as exc:  # unreadable or malformed TOML, YAML or JSON
-        raise ConfigError(f"cannot read config file {config_path(overrides.get('home'))}: {exc}") from None
+        raise ConfigError(f"cannot read config file {config_path(overrides.get('home'), config)}: {exc}") from None
+    finally:
+        _CONFIG_FILE.reset(named)

@@ -79,7 +79,8 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
         if semantic is not None and warm:
             semantic.warm(store)
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
-                   purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close)
+                   purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close,
+                   enabled=h.enabled)
 
 
 def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStore:

@@ -118,3 +118,17 @@ def test_the_printed_command_is_the_written_one(tmp_path: Path) -> None:
     assert entry["command"] == "uvx" and entry["args"][1].endswith("[local,server]")
     printed = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("uvx")]
     assert [shlex.split(line) for line in printed] == [[entry["command"], *entry["args"]]]
+
+
+def test_a_config_file_given_with_config_is_pinned_in_the_entry(tmp_path: Path) -> None:
+    # `engram --config FILE mcp install`: the client launches engram with the same file.
+    home, client_file, elsewhere = tmp_path / "home", tmp_path / "claude_desktop_config.json", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    settings = tmp_path / "settings" / "engram.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"server": {"mcp_tools": "ptrclaw"}}))
+    engram(home, "--config", str(settings), "--agent", "assistant", "mcp", "install", "--client", "claude-desktop",
+           "--config", str(client_file), cwd=tmp_path)
+    entry = json.loads(client_file.read_text())["mcpServers"]["engram"]
+    assert entry["args"][-5:] == ["--config", str(settings.resolve()), "--agent", "assistant", "mcp"]
+    assert tools_from(entry, elsewhere) == {"memory_store", "memory_recall", "memory_forget", "memory_link"}

@@ -281,3 +281,189 @@ def test_hand_written_clawcode_fields_sync_and_import(isolated_home: Path, tmp_p
     imported = _by_content(other)
     assert imported["The demo is on Friday"]["metadata"] == {"project": "engram"}
     assert imported["Ship the importer this week"]["metadata"] == {"metadata": "from standup"}
+
+
+def _clawcode_config(tmp_path: Path, text: str, monkeypatch) -> Path:
+    config = tmp_path / "clawcode.yaml"
+    config.write_text(text)
+    monkeypatch.setenv("ENGRAM_CONFIG", str(config))
+    return config
+
+
+def test_clawcode_embedding_sub_block_of_the_chosen_provider_with_its_variable(tmp_path: Path, monkeypatch) -> None:
+    # ClawCode: "embedding_provider: openai / openai: model: text-embedding-3-small / api_key:
+    # ${OPENAI_API_KEY}"; the other providers' sub-blocks may sit beside it. The model and key reach
+    # the provider: the OpenAI wire format, served locally.
+    from engram.config import load_settings
+    from engram.embed import create_embedder
+    from engram.testing.provider_servers import ProviderServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("UNSET_GEMINI_KEY", raising=False)
+    monkeypatch.setenv("CLAWCODE_OPENAI_KEY", "sk-clawcode")
+    with ProviderServer(api_key="sk-clawcode") as server:
+        _clawcode_config(tmp_path, f"""
+embeddings:
+  base_url: {server.url}/v1   # engram's own key, beside ClawCode's block
+memory:
+  embedding_provider: openai
+  openai:
+    model: text-embedding-3-large
+    api_key: ${{CLAWCODE_OPENAI_KEY}}
+  gemini:
+    model: text-embedding-004
+    api_key: ${{UNSET_GEMINI_KEY}}   # not the chosen provider: neither read nor an error
+""", monkeypatch)
+        settings = load_settings()
+        assert (settings.embeddings.provider, settings.embeddings.model) == ("openai", "text-embedding-3-large")
+        assert settings.embeddings.api_key.get_secret_value() == "sk-clawcode"
+        assert create_embedder(settings.embeddings).embed(["the deploy server is atlas"]).shape == (1, 3072)
+        request = server.requests[-1]
+        assert request.status == 200 and request.body["model"] == "text-embedding-3-large"
+        assert request.headers["authorization"] == "Bearer sk-clawcode"
+
+    _clawcode_config(tmp_path, """
+memory:
+  embedding_provider: gemini
+  openai: {model: text-embedding-3-large}
+  gemini:
+    model: text-embedding-004
+    api_key: gm-literal-$key
+""", monkeypatch)
+    embeddings = load_settings().embeddings
+    assert (embeddings.provider, embeddings.model) == ("gemini", "text-embedding-004")
+    assert embeddings.api_key.get_secret_value() == "gm-literal-$key"  # a bare $ is kept as written
+
+
+def test_an_unset_variable_in_a_clawcode_file_is_an_error_naming_the_key(tmp_path: Path, monkeypatch) -> None:
+    import pytest
+
+    from engram.config import load_settings
+    from engram.errors import ConfigError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = _clawcode_config(tmp_path, """
+memory:
+  embedding_provider: openai
+  openai:
+    api_key: ${OPENAI_API_KEY}
+""", monkeypatch)
+    with pytest.raises(ConfigError, match=r"memory\.openai\.api_key: \$\{OPENAI_API_KEY\} names an environment "
+                       "variable that is not set"):
+        load_settings()
+    shown = engram(tmp_path / "home", "--config", str(config), "stats")  # the same at the command line
+    assert shown.returncode == 4 and "memory.openai.api_key" in shown.stderr and "OPENAI_API_KEY" in shown.stderr
+
+
+def test_clawcode_local_model_path_and_device_are_reported_when_engram_cannot_follow_them(
+        tmp_path: Path, monkeypatch, caplog) -> None:
+    # ClawCode: "local: model_path: ./models/all-MiniLM-L6-v2 / device: cpu  # or 'cuda' for GPU".
+    # engram's local provider runs the all-MiniLM-L6-v2 it is installed with, on the CPU.
+    import logging
+
+    from engram import foreign_settings
+    from engram.config import load_settings
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="engram.config")
+    _clawcode_config(tmp_path, """
+memory:
+  embedding_provider: local
+  local:
+    model_path: ./models/all-MiniLM-L6-v2
+    device: cpu
+""", monkeypatch)
+    assert load_settings().embeddings.provider == "local" and caplog.records == []  # the model engram ships
+
+    _clawcode_config(tmp_path, """
+memory:
+  embedding_provider: local
+  local:
+    model_path: ./models/bge-small-en
+    device: cuda
+""", monkeypatch)
+    settings = load_settings()
+    load_settings()  # read twice, reported once
+    assert settings.embeddings.provider == "local" and settings.embeddings.model is None
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2
+    assert messages[0].startswith("memory.local.model_path: './models/bge-small-en' is not loaded")
+    assert messages[1].startswith("memory.local.device: 'cuda' is not used")
+
+
+def test_clawcode_intervals_and_the_transcript_switch(tmp_path: Path, monkeypatch) -> None:
+    # ClawCode's "Example Configuration": database.backup_interval: 24h, file_sync.watch_interval: 5s,
+    # transcript: enabled / auto_index.
+    import pytest
+
+    from engram.config import load_settings
+    from engram.errors import ConfigError
+
+    text = """
+memory:
+  database: {{backup_interval: {backup}}}
+  file_sync: {{watch_interval: {watch}}}
+  transcript: {{enabled: {enabled}, auto_index: true}}
+"""
+    _clawcode_config(tmp_path, text.format(backup="24h", watch="5s", enabled="true"), monkeypatch)
+    settings = load_settings()
+    assert settings.lifecycle.schedule.backup_s == 86400 and settings.files.poll_interval_s == 5
+    assert settings.history.transcript_auto_index is True
+    _clawcode_config(tmp_path, text.format(backup="1h30m", watch="2.5", enabled="false"), monkeypatch)
+    settings = load_settings()
+    assert settings.lifecycle.schedule.backup_s == 5400 and settings.files.poll_interval_s == 2.5
+    assert settings.history.transcript_auto_index is False  # transcripts off: nothing indexed either
+    _clawcode_config(tmp_path, text.format(backup="daily", watch="5s", enabled="true"), monkeypatch)
+    with pytest.raises(ConfigError, match=r"memory\.database\.backup_interval: 'daily' is not a duration "
+                       r"\(allowed: .*24h"):
+        load_settings()
+    _clawcode_config(tmp_path, text.format(backup="24h", watch="5s", enabled="true").replace(
+        "memory:", "memory:\n  retention: {session_memories: 30 days}"), monkeypatch)
+    with pytest.raises(ConfigError, match=r"memory\.retention\.session_memories: '30 days' is not a duration"):
+        load_settings()
+
+
+def _mcp_launch(tmp_path: Path, args: list[str], env: dict[str, str]) -> set[str]:
+    """ClawCode's MCP launch entry with engram as the command: remember one memory over stdio."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.interfaces.test_mcp import _data
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "MEMORY_"))}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-c", "from engram.interfaces.cli.app import main; main()", *args],
+        env={**clean, "HOME": str(tmp_path), "ENGRAM_HOME": str(tmp_path / "engram-home"),
+             "ENGRAM_EMBEDDINGS__PROVIDER": "none", **env})
+
+    async def run() -> set[str]:
+        async with Client(params) as client:
+            _data(await client.call_tool("remember", {"content": "The user prefers Python", "key": "lang"}))
+            found = _data(await client.call_tool("recall", {"query": "python"}))
+            return {r["content"] for r in found["results"]}
+
+    return asyncio.run(run())
+
+
+def test_clawcode_mcp_launch_entry_with_config_and_memory_db_path(tmp_path: Path) -> None:
+    # ClawCode: "args": ["--config", "~/.clawcode/config.yaml"], "env": {"MEMORY_DB_PATH": "~/.clawcode/memory/db"}.
+    clawcode = tmp_path / ".clawcode"
+    clawcode.mkdir()
+    (clawcode / "config.yaml").write_text(f"memory:\n  database:\n    path: {tmp_path / 'from-config.db'}\n")
+    assert _mcp_launch(tmp_path, ["mcp", "--config", "~/.clawcode/config.yaml"], {}) == {"The user prefers Python"}
+    assert (tmp_path / "from-config.db").is_file()  # the file named by --config was read (~ expanded)
+
+    # The global option before the command, and MEMORY_DB_PATH (a variable beats the file).
+    found = _mcp_launch(tmp_path, ["--config", "~/.clawcode/config.yaml", "mcp"],
+                        {"MEMORY_DB_PATH": "~/.clawcode/memory/db"})
+    assert found == {"The user prefers Python"} and (clawcode / "memory" / "db").is_file()
+    listed = engram(tmp_path / "engram-home", "--json", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []  # nothing went to engram's default file
+
+    missing = engram(tmp_path / "engram-home", "--config", str(tmp_path / "nowhere.yaml"), "stats")
+    assert missing.returncode == 4 and "nowhere.yaml does not exist" in missing.stderr

@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from engram.config import load_settings
 from engram.errors import ConfigError
 from tests.interfaces.conftest import Served
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
 
 
 def test_semantic_recall_takes_a_plain_chat_id_and_echoes_it_back(served: Served) -> None:
@@ -67,3 +70,57 @@ def test_a_clawless_home_config_json_and_variables_carry_over(tmp_path: Path, mo
     monkeypatch.setenv("CONVERSATION_HISTORY_MAX_ENTRIES", "lots")
     with pytest.raises(ConfigError, match="max_entries"):
         load_settings()
+
+
+def test_conversation_history_enabled_false_stores_no_appends(tmp_path: Path, monkeypatch) -> None:
+    # Clawless: "If conversation history is enabled: Ensures conversation-history.jsonl file exists";
+    # "Confirm append path is enabled (CONVERSATION_HISTORY_ENABLED=true)": off, nothing is appended.
+    home = tmp_path / "home"
+    first = _run({"ENGRAM_HOME": str(home)}, "history", "append", "telegram:42", "kept from before")
+    assert first.returncode == 0, first.stderr
+    off = {"ENGRAM_HOME": str(home), "CONVERSATION_HISTORY_ENABLED": "false", "COLUMNS": "200"}
+    said = _run(off, "history", "append", "telegram:42", "hello while off")
+    assert said.returncode == 0, said.stderr
+    assert "not appended to telegram:42: conversation history is off (history.enabled = false)" in said.stdout
+    assert json.loads(_run(off, "--json", "history", "append", "telegram:42", "again").stdout)["stored"] is False
+    shown = json.loads(_run(off, "--json", "history", "show", "telegram:42").stdout)
+    assert [m["content"] for m in shown["messages"]] == ["kept from before"]  # what was stored stays readable
+
+    monkeypatch.setenv("CONVERSATION_HISTORY_ENABLED", "false")
+    assert load_settings().history.enabled is False
+    monkeypatch.setenv("ENGRAM_HISTORY__ENABLED", "true")  # ENGRAM_* beats Clawless's name
+    assert load_settings().history.enabled is True
+    monkeypatch.delenv("ENGRAM_HISTORY__ENABLED")
+    monkeypatch.delenv("CONVERSATION_HISTORY_ENABLED")
+    (tmp_path / "config.json").write_text(json.dumps({"CONVERSATION_HISTORY_ENABLED": False}))
+    monkeypatch.setenv("ENGRAM_CONFIG", str(tmp_path / "config.json"))  # its config.json key too
+    assert load_settings().history.enabled is False
+
+
+def test_history_off_over_http_and_in_an_import(tmp_path: Path, monkeypatch) -> None:
+    from engram.auth import TokenStore
+    from engram.engine import Engram
+    from engram.interfaces.http.app import create_app
+    from engram.interfaces.http.serve import BackgroundServer
+
+    monkeypatch.setenv("CONVERSATION_HISTORY_ENABLED", "false")
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db, embeddings={"provider": "none"}) as engram:
+        tokens = TokenStore.open(db)
+        token, _ = tokens.create("default", "test")
+        server = BackgroundServer(create_app(engram, tokens)).start()
+        try:
+            with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}) as client:
+                answer = client.post("/api/v1/history/telegram:42", json={"role": "user", "content": "hello"})
+                assert answer.status_code == 201 and answer.json()["stored"] is False
+                assert answer.json()["appended"]["content"] == "hello"
+                assert client.get("/api/v1/history/telegram:42").json()["messages"] == []
+                bad = client.post("/api/v1/history/telegram:42", json={"role": "wizard", "content": "x"})
+                assert bad.status_code == 422  # still checked: bad input is refused, on or off
+        finally:
+            server.stop()
+            tokens.close()
+        imported = engram.import_from(FIXTURES / "clawless", kind="clawless")
+        assert imported.messages_imported == 0 and imported.messages_skipped == 6
+        assert any("6 conversation messages and 0 summaries not imported: conversation history is off" in w for w in imported.warnings)
+        assert engram.history.conversations() == []

@@ -48,3 +48,84 @@ def test_ptrclaw_config_json_memory_block_carries_over(tmp_path, monkeypatch) ->
     stats = run_cli(home, "--json", "stats")  # a real process reads the same file
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["backend"] == "jsonfile"
+
+
+def _ptrclaw_home(tmp_path, document) -> object:
+    import json
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps(document))
+    return home
+
+
+def test_ptrclaw_embedding_key_falls_back_to_the_openai_provider_key(tmp_path, monkeypatch) -> None:
+    # PtrClaw: "`embeddings.api_key` ... API key for OpenAI embeddings. Empty falls back to
+    # `providers.openai.api_key`." The key reaches the provider: the OpenAI wire format, served locally.
+    from engram.config import load_settings
+    from engram.embed import create_embedder
+    from engram.testing.provider_servers import ProviderServer
+
+    with ProviderServer(api_key="sk-providers-key") as server:
+        home = _ptrclaw_home(tmp_path, {
+            "providers": {"openai": {"api_key": "sk-providers-key"}},
+            "memory": {"embeddings": {"provider": "openai", "model": "text-embedding-3-large", "api_key": "",
+                                      "base_url": server.url + "/v1"}}})
+        monkeypatch.setenv("ENGRAM_HOME", str(home))
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        settings = load_settings()
+        assert settings.embeddings.api_key.get_secret_value() == "sk-providers-key"
+        embedder = create_embedder(settings.embeddings)
+        assert embedder.embed(["the deploy server is atlas"]).shape == (1, 3072)
+        request = server.requests[-1]
+        assert request.status == 200 and request.body["model"] == "text-embedding-3-large"
+        assert request.headers["authorization"] == "Bearer sk-providers-key"
+
+    # Its own key, when given, comes first; for another provider the OpenAI key is not taken.
+    _ptrclaw_home(tmp_path, {"providers": {"openai": {"api_key": "sk-providers-key"}},
+                             "memory": {"embeddings": {"provider": "openai", "api_key": "sk-memory-key"}}})
+    assert load_settings().embeddings.api_key.get_secret_value() == "sk-memory-key"
+    _ptrclaw_home(tmp_path, {"providers": {"openai": {"api_key": "sk-providers-key"}},
+                             "memory": {"embeddings": {"provider": "ollama"}}})
+    assert load_settings().embeddings.api_key is None
+
+
+def test_ptrclaw_environment_variables_carry_over(tmp_path, monkeypatch) -> None:
+    # PtrClaw: "Environment variable: `MEMORY_RECENCY_HALF_LIFE`" (seconds, as recency_half_life);
+    # "Environment variables: `EMBEDDING_PROVIDER`, `EMBEDDING_MODEL`, `EMBEDDING_API_KEY`".
+    from engram.config import load_settings
+
+    home = _ptrclaw_home(tmp_path, {"memory": {"recency_half_life": 3600, "embeddings": {"model": "in-the-file"}}})
+    monkeypatch.setenv("ENGRAM_HOME", str(home))
+    monkeypatch.setenv("MEMORY_RECENCY_HALF_LIFE", "259200")
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "ollama")
+    monkeypatch.setenv("EMBEDDING_MODEL", "nomic-embed-text")
+    monkeypatch.setenv("EMBEDDING_API_KEY", "sk-from-env")
+    settings = load_settings()
+    assert settings.recall.recency_half_life_s == 259200  # a variable beats the file
+    assert (settings.embeddings.provider, settings.embeddings.model) == ("ollama", "nomic-embed-text")
+    assert settings.embeddings.api_key.get_secret_value() == "sk-from-env"
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__MODEL", "all-minilm")  # ENGRAM_* beats PtrClaw's names
+    monkeypatch.setenv("ENGRAM_RECALL__RECENCY_HALF_LIFE_S", "60")
+    settings = load_settings()
+    assert settings.embeddings.model == "all-minilm" and settings.recall.recency_half_life_s == 60
+
+
+def test_ptrclaw_hygiene_max_age_also_purges_after_a_compaction(tmp_path) -> None:
+    # PtrClaw's history compaction, step 5: "Run hygiene purge - delete Conversation memory entries
+    # older than `hygiene_max_age`": one key for the hygiene job and for compaction.
+    from engram.engine import Engram
+
+    home = _ptrclaw_home(tmp_path, {"memory": {"hygiene_max_age": 3600, "embeddings": {"provider": ""}}})
+    with Engram.from_settings(home=home) as engram:
+        settings = engram.settings
+        assert settings.lifecycle.hygiene.max_age_s == 3600
+        assert settings.history.compaction.conversation_max_age_s == 3600
+        now = engram.clock()
+        engram.remember("we talked about the weather two hours ago", category="conversation", created_at=now - 7200)
+        engram.remember("we talked about tulips ten minutes ago", category="conversation", created_at=now - 600)
+        for n in range(7):
+            engram.history.append("telegram:1", "user", f"question {n}")
+            engram.history.append("telegram:1", "assistant", f"answer {n}")
+        assert engram.history.compact("telegram:1", force=True).purged == 1
+        assert [m.content for m in engram.list(limit=10)] == ["we talked about tulips ten minutes ago"]

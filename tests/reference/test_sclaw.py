@@ -72,3 +72,40 @@ def test_sclaw_yaml_config_carries_over(tmp_path: Path) -> None:
         assert load_settings().busy_timeout_ms == 5000
     finally:
         del os.environ["ENGRAM_CONFIG"]
+
+
+def test_sclaw_wal_false_is_reported_once_and_wal_kept(tmp_path: Path, monkeypatch, caplog) -> None:
+    # sclaw: "`wal` | `*bool` | `true` | Enable WAL journal mode for concurrent reads". engram always
+    # keeps WAL (several processes write one file): `wal: false` is said, not silently dropped.
+    import logging
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from engram import foreign_settings
+    from engram.config import load_settings
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="engram.config")
+    monkeypatch.setenv("SCLAW_DATA", str(tmp_path / "data"))
+    config = tmp_path / "sclaw.yaml"
+    config.write_text("modules:\n  memory.sqlite:\n    path: ${SCLAW_DATA}/memory.db\n    wal: true\n")
+    monkeypatch.setenv("ENGRAM_CONFIG", str(config))
+    assert load_settings().path == tmp_path / "data" / "memory.db" and caplog.records == []
+
+    config.write_text("modules:\n  memory.sqlite:\n    path: ${SCLAW_DATA}/memory.db\n    wal: false\n")
+    load_settings()
+    load_settings()
+    assert [r.getMessage() for r in caplog.records] == [
+        "modules.memory.sqlite.wal: false is not followed: engram keeps SQLite in WAL mode, so readers never wait "
+        "for the writer and several processes can write one file without 'database is locked'"]
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")},
+           "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_CONFIG": str(config), "COLUMNS": "200"}
+    stored = subprocess.run([sys.executable, "-m", "engram", "remember", "Tickets close after 7 days"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert stored.returncode == 0, stored.stderr
+    assert "modules.memory.sqlite.wal: false is not followed" in stored.stderr  # the command line shows it
+    with sqlite3.connect(tmp_path / "data" / "memory.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -7,6 +7,9 @@ its call), indexes each completed exchange in the semantic store when there is o
 assembles what a recreated session restores: the summary first, then the recent messages.
 Semantic indexing is best effort: a failing embedder is logged, the append has already happened.
 A ``History`` acts for its store's agent; ``for_agent`` gives another agent's on the same storage.
+Switched off (``history.enabled = false``, Clawless's ``CONVERSATION_HISTORY_ENABLED=false``),
+an append is validated and answered but neither stored nor indexed, as Clawless skips its append
+path; what was stored before stays readable. ``enabled`` lets each door say so.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from engram.model import Message, Role, make_message, parse_query
 log = logging.getLogger("engram.history")
 
 SUMMARY_HEADING = "[Conversation summary]"
+# What a door says when an append was not stored, in the setting's own words.
+HISTORY_OFF = "conversation history is off (history.enabled = false)"
 
 
 def summary_message(summary: str) -> Message:
@@ -55,11 +60,14 @@ class History:
         recap_top_k: int = 3,
         clock: Callable[[], float] = time.time,
         on_close: Callable[[], None] | None = None,
+        enabled: bool = True,
     ) -> None:
-        """``on_close`` runs after the store closes (a history backend opened for this history)."""
+        """``on_close`` runs after the store closes (a history backend opened for this history);
+        ``enabled`` False: appends are not stored (see the module doc)."""
         if max_history_len < 2:
             raise ValidationError("max_history_len", f"{max_history_len} is too small", "2 or more")
         self.store = store
+        self.enabled = enabled
         self.max_history_len = max_history_len
         self.compaction = compaction or CompactionSettings()
         self.semantic = semantic
@@ -82,7 +90,7 @@ class History:
         open. ``purge`` is that agent's compaction hook. Raises ``ValidationError``."""
         return History(self.store.for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
                        semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
-                       recap_top_k=self.recap_top_k, clock=self.clock)
+                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled)
 
     # --- writing -------------------------------------------------------------------------
     def append(
@@ -97,6 +105,7 @@ class History:
         created_at: float | None = None,
     ) -> Message:
         """Validate and append a message, trim to ``max_history_len``, index a finished exchange.
+        With history off the message is validated and returned, not stored (``enabled``).
 
         Raises ``ValidationError`` (bad role or field, or a tool result whose call is not in the
         conversation: nothing is written) and ``StorageError``.
@@ -109,6 +118,8 @@ class History:
     def add(self, key: str, message: Message) -> Message:
         """Append an already built ``Message`` (see ``append``)."""
         key = normal_key(key)
+        if not self.enabled:
+            return message
         recent = self.store.get_recent(key, self.max_history_len)
         if message.role is Role.TOOL:
             calls = {call.id for m in recent for call in m.tool_calls}

@@ -31,6 +31,9 @@ class CompactionSettings(BaseModel):
 
 
 class HistorySettings(BaseModel):
+    # Clawless's CONVERSATION_HISTORY_ENABLED: off, appends are accepted but not stored (nor
+    # indexed); what is already stored stays readable.
+    enabled: bool = True
     # sqlite | jsonl | inmemory | postgres; left unset it follows a PostgreSQL memory backend.
     backend: str = "sqlite"
     # sqlite: the memory database unless set; jsonl: home/conversation-history.jsonl unless set.

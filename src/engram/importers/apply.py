@@ -68,8 +68,16 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                              progress=lambda done, total: report("embedding", done, total),
                              stored=lambda: report("storing", len(fresh), len(fresh))) if fresh else None
     imported = result.imported if result else 0
-    added, present = _append_history(engram, messages, report)
-    summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
+    if (messages or summaries) and not engram.history.enabled:
+        from engram.history.service import HISTORY_OFF
+
+        warnings.append(f"{len(messages)} conversation messages and {len(summaries)} summaries not imported: "
+                        f"{HISTORY_OFF}")
+        added, present = 0, len(messages)
+        summaries_set, summaries_kept = 0, len(summaries)
+    else:
+        added, present = _append_history(engram, messages, report)
+        summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported or skipped (a copy repeated in the source is skipped).
     return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, summaries_set,

@@ -34,6 +34,8 @@ def _print_version(value: bool) -> None:
 def _global_options(
     ctx: typer.Context,
     home: Path | None = typer.Option(None, "--home", envvar="ENGRAM_HOME", help="Data folder (default ~/.engram)."),
+    config: Path | None = typer.Option(None, "--config", help="Config file, as ENGRAM_CONFIG (default: config.toml, "
+                                       ".yaml, .yml or .json in the data folder); engram's keys or another system's."),
     agent: str | None = typer.Option(None, "--agent", "-a", help="Agent whose memory to use (default: default)."),
     session: str | None = typer.Option(None, "--session", "-s", help="Session of the agent (sees session + agent + global)."),
     backend: str | None = typer.Option(None, "--backend", help="sqlite (default), jsonfile, inmemory or disabled."),
@@ -41,7 +43,7 @@ def _global_options(
     _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                   help="Print the version and exit."),
 ) -> None:
-    ctx.obj = CliState(home=home, agent=agent, session=session, backend=backend, as_json=as_json)
+    ctx.obj = CliState(home=home, config=config, agent=agent, session=session, backend=backend, as_json=as_json)
     ctx.call_on_close(ctx.obj.close)
 
 

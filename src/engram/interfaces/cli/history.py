@@ -63,12 +63,16 @@ def append(
 ) -> None:
     """Append a message to a conversation (trimmed to max_history_len afterwards)."""
     st = state(ctx)
-    message = st.engram().history.append(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id,
-                                         metadata=metadata)
+    history = st.engram().history
+    message = history.append(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id, metadata=metadata)
     if st.as_json:
-        render.emit_json(message.to_dict())
-    else:
+        render.emit_json({**message.to_dict(), "stored": history.enabled})
+    elif history.enabled:
         render.console.print(f"appended {message.role.value} message to {key}", markup=False, highlight=False)
+    else:
+        from engram.history.service import HISTORY_OFF
+
+        render.console.print(f"not appended to {key}: {HISTORY_OFF}", markup=False, highlight=False)
 
 
 @group.command("summary")

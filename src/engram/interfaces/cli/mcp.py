@@ -17,8 +17,14 @@ mcp_app = typer.Typer(help="The MCP server on stdin/stdout (what a desktop agent
 
 
 @mcp_app.callback()
-def mcp(ctx: typer.Context) -> None:
+def mcp(
+    ctx: typer.Context,
+    config: Path | None = typer.Option(None, "--config", help="The config file, as the global --config "
+                                       "(for launch entries that pass it after the command, as ClawCode's does)."),
+) -> None:
     """Run the MCP server on stdin/stdout for --agent/--session (what a desktop agent launches)."""
+    if config is not None:
+        state(ctx).config = config
     if ctx.invoked_subcommand is not None:
         return
     from engram.interfaces.cli.server import _need_server_extra
@@ -68,7 +74,7 @@ def install(
     st = state(ctx)
     settings = st.settings()
     server = clients.entry(client, agent=settings.agent, home=settings.home, kind=launcher,  # type: ignore[arg-type]
-                           tools=tools)
+                           tools=tools, config=st.config)
     if print_only:
         sys.stdout.write(clients.snippet(client, name, server) + "\n")
         return

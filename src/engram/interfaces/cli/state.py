@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # imported when a command first needs them: `engram --help` n
 @dataclass
 class CliState:
     home: Path | None = None
+    config: Path | None = None  # --config: the config file (before ENGRAM_CONFIG)
     agent: str | None = None
     session: str | None = None
     backend: str | None = None
@@ -29,7 +30,8 @@ class CliState:
         if self._settings is None:
             from engram.root import load_settings
 
-            self._settings = load_settings(home=self.home, agent=self.agent, session=self.session, backend=self.backend)
+            self._settings = load_settings(config=self.config, home=self.home, agent=self.agent, session=self.session,
+                                           backend=self.backend)
         return self._settings
 
     def engram(self, *, warm: bool = False, mirror: bool = True) -> Engram:

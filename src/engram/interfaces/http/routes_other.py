@@ -55,13 +55,14 @@ def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1
     return {"conversation": conversation, "messages": [_plain(m) for m in store.recent(conversation, limit)]}
 
 
-@router.post("/history/{conversation:ref}", status_code=201, summary="Append a message to a conversation")
+@router.post("/history/{conversation:ref}", status_code=201,
+             summary="Append a message to a conversation (stored: false when history.enabled is off)")
 def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
     store = seams.history(eng)
     calls = None if body.tool_calls is None else [call.model_dump() for call in body.tool_calls]
     message = store.append(conversation, body.role, body.content, tool_calls=calls, tool_call_id=body.tool_call_id,
                            metadata=body.metadata)
-    return {"conversation": conversation, "appended": _plain(message)}
+    return {"conversation": conversation, "appended": _plain(message), "stored": store.enabled}
 
 
 @router.get("/history/{conversation:ref}/summary", summary="The summary that replaced compacted messages")

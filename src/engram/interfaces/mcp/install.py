@@ -93,13 +93,16 @@ def launcher(kind: Launcher = "command") -> tuple[str, list[str]]:
 
 
 def entry(client: str, *, agent: str, home: Path, kind: Launcher = "command",
-          tools: str | None = None) -> dict[str, Any]:
+          tools: str | None = None, config: Path | None = None) -> dict[str, Any]:
+    """The server entry; ``config``: engram's config file (``--config``), pinned as an absolute
+    path so the client reads the same file from any directory."""
     command, lead = launcher(kind)
     env = {"ENGRAM_HOME": str(home.expanduser().resolve())}
     if tools:
         env["ENGRAM_SERVER__MCP_TOOLS"] = tools
+    pinned = [] if config is None else ["--config", str(config.expanduser().resolve())]
     out: dict[str, Any] = {"type": "stdio"} if _client(client).stdio_type else {}
-    out.update(command=command, args=[*lead, "--agent", agent, "mcp"], env=env)
+    out.update(command=command, args=[*lead, *pinned, "--agent", agent, "mcp"], env=env)
     return out
 
 

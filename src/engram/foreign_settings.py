@@ -1,0 +1,328 @@
+"""The settings of the systems engram replaces, mapped onto engram's, so an old config carries over.
+
+``config.py`` hands over what it read: a config file's parsed document, or the environment. This
+module maps; it never reads the environment itself (``env`` is passed in), so config.py stays the
+one reader.
+
+- Clawless: its variables and its ``config.json`` keys of the same names (``FOREIGN_CLAWLESS``).
+- PtrClaw's variables (``MEMORY_RECENCY_HALF_LIFE``, ``EMBEDDING_*``) and ``MEMORY_DB_PATH`` of
+  ClawCode's MCP launch entry: environment only (``FOREIGN_ENV``).
+- sclaw's YAML: ``modules: {memory.sqlite: {path, wal, busy_timeout}}``, ``data_dir`` and
+  ``agents: {<agent>: {memory: {enabled}}}``.
+- the ``memory`` block of PtrClaw's ``config.json`` and of ClawCode's YAML
+  (``FOREIGN_MEMORY_BLOCK``); PtrClaw's ``providers.openai.api_key`` is its embedding key's
+  fallback, as PtrClaw has it.
+
+A mapped value never replaces one already there (engram's own key in the same file, or a source
+of higher rank), see ``_put``. A string in a foreign file may name an environment variable as
+``${VAR}`` (ClawCode writes ``api_key: ${OPENAI_API_KEY}``); a bare ``$VAR`` is kept as written,
+because a key or a path may hold a ``$``. A key engram cannot honour is never dropped silently:
+it is logged once per process, naming the key. A value that cannot be converted raises
+``ConfigError`` naming the foreign key (or variable) and what is allowed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from engram.errors import ConfigError
+
+log = logging.getLogger("engram.config")
+
+KeyPath = tuple[str, ...]  # a nested key, outermost first: ("lifecycle", "hygiene", "max_age_s")
+# (value as read, the foreign name for messages) -> engram's value, or SKIP to map nothing.
+Convert = Callable[[Any, str], Any]
+SKIP: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Where one foreign key goes: engram's settings at ``targets``, through ``convert``."""
+
+    targets: tuple[KeyPath, ...]
+    convert: Convert | None = None
+    # ClawCode's per-provider sub-blocks (``openai:``, ``gemini:``, ``local:``) count only for
+    # the provider its ``embedding_provider`` names.
+    provider: str | None = None
+
+
+def to(*target: str, convert: Convert | None = None, provider: str | None = None) -> Rule:
+    """A rule for one target: ``to("recall", "limit")``."""
+    return Rule((target,), convert, provider)
+
+
+# --- conversions ---------------------------------------------------------------------------------
+_UNITS_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_DURATION_ALLOWED = "a number of seconds, or numbers with ms, s, m, h, d or w: 5s, 30m, 24h, 1h30m, 7d"
+
+
+def _number(value: Any) -> float | None:
+    """A finite number written as one (``5``, ``"2.5"``), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value) if isinstance(value, int | float) else float(str(value).strip())
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def duration_s(value: Any, name: str) -> float:
+    """``24h``, ``5s``, ``30m``, ``1h30m``, ``7d``, ``500ms`` or a plain number of seconds, as seconds.
+
+    Raises ``ConfigError`` naming ``name`` for anything else (a negative value included)."""
+    number = _number(value)
+    text = str(value).strip().lower().replace(" ", "")
+    if number is None and not isinstance(value, bool) and _DURATION.fullmatch(text):
+        number = sum(float(amount) * _UNITS_S[unit] for amount, unit in _DURATION_PART.findall(text))
+    if number is None or number < 0:
+        raise ConfigError(f"{name}: {value!r} is not a duration (allowed: {_DURATION_ALLOWED})")
+    return number
+
+
+def _days(value: Any, name: str) -> float | None:
+    """ClawCode's retention (``30d``, ``24h``, ``unlimited``; a plain number is days), in days."""
+    if str(value).strip().lower() in ("unlimited", "none", "never", ""):
+        return None
+    number = _number(value)
+    return number if number is not None and number >= 0 else duration_s(value, name) / 86400
+
+
+def _ms_as_s(value: Any, name: str) -> float:
+    number = _number(value)
+    if number is None or number < 0:
+        raise ConfigError(f"{name}: {value!r} is not a number of milliseconds")
+    return number / 1000.0
+
+
+def _text_or_skip(value: Any, name: str) -> Any:
+    """PtrClaw's ``""`` means "not set": the default (or a fallback) applies."""
+    return value if value != "" else SKIP
+
+
+_warned: set[str] = set()
+
+
+def warn_once(name: str, message: str) -> None:
+    """Log ``name: message`` the first time this process meets it (settings are read several times)."""
+    if name not in _warned:
+        _warned.add(name)
+        log.warning("%s: %s", name, message)
+
+
+# The model the local provider bundles (engram.embed.local.RUNTIMES; named here, not imported, so
+# reading settings never imports numpy).
+_LOCAL_MODELS = ("all-minilm-l6-v2", "all-minilm-l6-v2-int8")
+
+
+def _local_model_path(value: Any, name: str) -> Any:
+    """ClawCode's ``local.model_path``: engram runs the copy of all-MiniLM-L6-v2 it is installed
+    with, never a model from a folder; a path to that same model needs nothing, any other is reported."""
+    if PurePath(str(value)).name.lower() not in _LOCAL_MODELS:
+        warn_once(name, f"{value!r} is not loaded: engram's local provider runs only the all-MiniLM-L6-v2 it "
+                  "is installed with (or set embeddings.provider to openai, gemini or ollama)")
+    return SKIP
+
+
+def _local_device(value: Any, name: str) -> Any:
+    if str(value).strip().lower() != "cpu":
+        warn_once(name, f"{value!r} is not used: engram's local model runs on the CPU")
+    return SKIP
+
+
+def _transcripts_off(value: Any, name: str) -> Any:
+    """ClawCode's ``transcript.enabled: false`` turns its automatic transcripts (and their indexing)
+    off, whatever ``auto_index`` says; ``true`` leaves ``auto_index`` to decide."""
+    return False if value is False else SKIP
+
+
+def _wal(value: Any, name: str) -> Any:
+    if value is False:
+        warn_once(name, "false is not followed: engram keeps SQLite in WAL mode, so readers never wait for "
+                  "the writer and several processes can write one file without 'database is locked'")
+    return SKIP
+
+
+# --- the tables ----------------------------------------------------------------------------------
+# Clawless's names (environment variables and config.json keys) -> engram's settings.
+FOREIGN_CLAWLESS: dict[str, Rule] = {
+    "CONVERSATION_HISTORY_ENABLED": to("history", "enabled"),
+    "CONVERSATION_HISTORY_MAX_ENTRIES": to("history", "max_entries"),
+    "CONVERSATION_HISTORY_MAX_CHARS_PER_ENTRY": to("history", "max_chars_per_entry"),
+    "CONVERSATION_HISTORY_MAX_TOTAL_CHARS": to("history", "max_total_chars"),
+    "CONVERSATION_HISTORY_RECAP_TOP_K": to("history", "recap_top_k"),
+    "CONVERSATION_SEMANTIC_RECALL_ENABLED": to("history", "semantic"),
+    "CONVERSATION_SEMANTIC_MAX_ENTRIES": to("history", "semantic_max_entries"),
+    "CONVERSATION_SEMANTIC_MAX_CHARS_PER_ENTRY": to("history", "semantic_max_chars_per_entry"),
+    "CONVERSATION_SEMANTIC_TIMEOUT_MS": to("embeddings", "timeout_s", convert=_ms_as_s),
+    "MEMORY_MAX_CHARS": to("chat", "memory_max_chars"),
+}
+
+# Environment variables of PtrClaw and ClawCode (their config files are mapped below).
+FOREIGN_ENV: dict[str, Rule] = {
+    # PtrClaw: seconds, as its memory.recency_half_life.
+    "MEMORY_RECENCY_HALF_LIFE": to("recall", "recency_half_life_s"),
+    "EMBEDDING_PROVIDER": to("embeddings", "provider"),
+    "EMBEDDING_MODEL": to("embeddings", "model"),
+    "EMBEDDING_API_KEY": to("embeddings", "api_key"),
+    # ClawCode's MCP launch entry ("env": {"MEMORY_DB_PATH": ...}): the database file.
+    "MEMORY_DB_PATH": to("path"),
+}
+
+# The ``memory`` block of PtrClaw's config.json and of ClawCode's YAML -> engram's settings.
+FOREIGN_MEMORY_BLOCK: dict[KeyPath, Rule] = {
+    # PtrClaw (~/.ptrclaw/config.json)
+    ("backend",): to("backend", convert=lambda v, _: {"json": "jsonfile", "none": "disabled"}.get(v, v)),
+    ("path",): to("path"),
+    ("auto_save",): to("chat", "auto_save"),
+    ("recall_limit",): to("chat", "recall_limit"),
+    ("enrich_depth",): to("chat", "enrich_depth"),
+    ("synthesis",): to("chat", "synthesis"),
+    ("synthesis_interval",): to("chat", "synthesis_interval"),
+    ("response_cache",): to("chat", "response_cache"),
+    ("cache_ttl",): to("chat", "cache_ttl_s"),
+    ("cache_max_entries",): to("chat", "cache_max_entries"),
+    # PtrClaw purges old conversation entries in its hygiene pass and after a history compaction.
+    ("hygiene_max_age",): Rule((("lifecycle", "hygiene", "max_age_s"),
+                                ("history", "compaction", "conversation_max_age_s"))),
+    ("recency_half_life",): to("recall", "recency_half_life_s"),
+    ("knowledge_max_idle_days",): to("lifecycle", "hygiene", "knowledge_max_idle_days"),
+    ("knowledge_survival_chance",): to("lifecycle", "hygiene", "knowledge_survival_chance"),
+    ("embeddings", "provider"): to("embeddings", "provider", convert=lambda v, _: v or "none"),
+    ("embeddings", "model"): to("embeddings", "model", convert=lambda v, _: v or None),
+    ("embeddings", "base_url"): to("embeddings", "base_url", convert=lambda v, _: v or None),
+    ("embeddings", "api_key"): to("embeddings", "api_key", convert=_text_or_skip),
+    ("embeddings", "text_weight"): to("recall", "text_weight"),
+    ("embeddings", "vector_weight"): to("recall", "vector_weight"),
+    # ClawCode (memory: in its YAML)
+    ("embedding_provider",): to("embeddings", "provider"),
+    ("openai", "model"): to("embeddings", "model", provider="openai"),
+    ("openai", "api_key"): to("embeddings", "api_key", convert=_text_or_skip, provider="openai"),
+    ("gemini", "model"): to("embeddings", "model", provider="gemini"),
+    ("gemini", "api_key"): to("embeddings", "api_key", convert=_text_or_skip, provider="gemini"),
+    ("local", "model_path"): Rule((), _local_model_path, provider="local"),
+    ("local", "device"): Rule((), _local_device, provider="local"),
+    ("database", "path"): to("path"),
+    ("database", "backup_enabled"): to("lifecycle", "backup", "enabled"),
+    ("database", "backup_interval"): to("lifecycle", "schedule", "backup_s", convert=duration_s),
+    ("search", "vector_weight"): to("recall", "vector_weight"),
+    ("search", "fts_weight"): to("recall", "text_weight"),
+    ("search", "min_relevance"): to("recall", "min_relevance"),
+    ("search", "max_results"): to("recall", "limit"),
+    ("file_sync", "enabled"): to("files", "enabled"),
+    ("file_sync", "directory"): to("files", "dir"),
+    ("file_sync", "format"): to("files", "format"),
+    ("file_sync", "watch_interval"): to("files", "poll_interval_s", convert=duration_s),
+    # Before auto_index: transcripts off wins over auto_index on (the first value put stays).
+    ("transcript", "enabled"): to("history", "transcript_auto_index", convert=_transcripts_off),
+    ("transcript", "auto_index"): to("history", "transcript_auto_index"),
+    ("transcript", "importance_threshold"): to("history", "transcript_importance_threshold"),
+    ("retention", "session_memories"): to("lifecycle", "retention", "session_days", convert=_days),
+    ("retention", "agent_memories"): to("lifecycle", "retention", "agent_days", convert=_days),
+    ("retention", "global_memories"): to("lifecycle", "retention", "global_days", convert=_days),
+}
+
+# sclaw's ``modules: memory.sqlite:`` block -> engram's settings.
+FOREIGN_SCLAW_SQLITE: dict[str, Rule] = {
+    "path": to("path"),
+    "busy_timeout": to("busy_timeout_ms"),
+    "wal": Rule((), _wal),
+}
+
+
+# --- mapping -------------------------------------------------------------------------------------
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand(value: Any, name: str, env: Mapping[str, str]) -> Any:
+    """``value`` with each ``${VAR}`` replaced by the variable's value (strings only).
+
+    Raises ``ConfigError`` naming ``name`` when a variable is not set."""
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def one(match: re.Match[str]) -> str:
+        variable = match.group(1)
+        if variable not in env:
+            raise ConfigError(f"{name}: {match.group(0)} names an environment variable that is not set "
+                              f"(set {variable}, or write the value itself)")
+        return env[variable]
+
+    return _VARIABLE.sub(one, value)
+
+
+def _put(tree: dict[str, Any], path: KeyPath, value: Any) -> None:
+    for part in path[:-1]:
+        tree = tree.setdefault(part, {})
+    tree.setdefault(path[-1], value)  # what is already there (engram's own key) wins
+
+
+def _apply(rule: Rule, value: Any, name: str, into: dict[str, Any], env: Mapping[str, str] | None) -> None:
+    """Map one foreign value; ``env`` given: it came from a file, so ``${VAR}`` is expanded."""
+    if env is not None:
+        value = expand(value, name, env)
+    if rule.convert is not None:
+        value = rule.convert(value, name)
+    if value is SKIP:
+        return
+    for target in rule.targets:
+        _put(into, target, value)
+
+
+def _at(tree: Any, path: KeyPath) -> Any:
+    for part in path:
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return tree
+
+
+def map_variables(values: Mapping[str, Any], into: dict[str, Any], *, env: Mapping[str, str] | None = None,
+                  tables: tuple[dict[str, Rule], ...] = (FOREIGN_CLAWLESS,)) -> None:
+    """Names of ``tables`` found in ``values`` (the environment, or a file's top level when
+    ``env`` is given for ``${VAR}``) mapped into ``into``; empty values count as unset."""
+    for table in tables:
+        for name, rule in table.items():
+            if name in values and values[name] not in (None, ""):
+                _apply(rule, values[name], name, into, env)
+
+
+def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: Mapping[str, str]) -> None:
+    """sclaw's YAML: ``modules: {memory.sqlite: {...}}``, ``data_dir`` and ``agents: {<agent>:
+    {memory: {enabled}}}`` (memory off for this agent: the disabled backend)."""
+    modules = document.get("modules")
+    module = modules.get("memory.sqlite") if isinstance(modules, dict) else None
+    if isinstance(module, dict):
+        for key, rule in FOREIGN_SCLAW_SQLITE.items():
+            if module.get(key) not in (None, ""):
+                _apply(rule, module[key], f"modules.memory.sqlite.{key}", into, env)
+    if document.get("data_dir"):
+        _apply(to("home"), document["data_dir"], "data_dir", into, env)
+    agents = document.get("agents") or {}
+    memory = (agents.get(agent) or {}).get("memory") if isinstance(agents, dict) else None
+    if isinstance(memory, dict) and memory.get("enabled") is False:
+        _put(into, ("backend",), "disabled")
+
+
+def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mapping[str, str]) -> None:
+    """The ``memory`` block (PtrClaw's or ClawCode's), then PtrClaw's OpenAI key fallback."""
+    block = document.get("memory")
+    if not isinstance(block, dict):
+        return
+    provider = str(block.get("embedding_provider") or "").strip().lower()
+    for source, rule in FOREIGN_MEMORY_BLOCK.items():
+        value = _at(block, source)
+        if value is None or isinstance(value, dict) or rule.provider not in (None, provider):
+            continue
+        _apply(rule, value, "memory." + ".".join(source), into, env)
+    # PtrClaw: "embeddings.api_key ... Empty falls back to providers.openai.api_key".
+    if str(_at(block, ("embeddings", "provider")) or "").strip().lower() == "openai":
+        key = _at(document, ("providers", "openai", "api_key"))
+        if key is not None:
+            _apply(to("embeddings", "api_key", convert=_text_or_skip), key, "providers.openai.api_key", into, env)
