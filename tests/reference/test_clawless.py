@@ -122,5 +122,6 @@ def test_history_off_over_http_and_in_an_import(tmp_path: Path, monkeypatch) -> 
             tokens.close()
         imported = engram.import_from(FIXTURES / "clawless", kind="clawless")
         assert imported.messages_imported == 0 and imported.messages_skipped == 6
-        assert any("6 conversation messages and 0 summaries not imported: conversation history is off" in w for w in imported.warnings)
+        off = "6 conversation messages and 0 summaries not imported: conversation history is off"
+        assert any(off in w for w in imported.warnings)
         assert engram.history.conversations() == []
