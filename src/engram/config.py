@@ -99,7 +99,7 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         if self.required and not self.path.is_file():
-            raise ConfigError(f"config file {self.path} does not exist")
+            raise ConfigError(f"config file {self.path} does not exist (named by --config or ENGRAM_CONFIG)")
         document = _read_config_file(self.path)
         values = {k: v for k, v in document.items() if k in self.settings_cls.model_fields}
         agent = self.agent or os.environ.get("ENGRAM_AGENT") or str(document.get("agent") or "default")
@@ -209,8 +209,10 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         given = getattr(init_settings, "init_kwargs", {})
         named = _CONFIG_FILE.get()
+        # A file named (--config, $ENGRAM_CONFIG) must exist: a mistyped name would run on defaults unsaid.
+        required = named is not None or bool(os.environ.get("ENGRAM_CONFIG"))
         return (init_settings, env_settings, _ForeignEnvSource(settings_cls), _ConfigFileSource(
-            settings_cls, config_path(given.get("home"), named), given.get("agent"), required=named is not None))
+            settings_cls, config_path(given.get("home"), named), given.get("agent"), required=required))
 
     def database_path(self, agent: str | None = None) -> Path:
         """Where the file backends keep their data for ``agent`` (shared file unless per-agent)."""

@@ -94,3 +94,13 @@ def test_a_backend_chosen_explicitly_wins_over_a_postgresql_url(monkeypatch) -> 
     monkeypatch.delenv("ENGRAM_BACKEND", raising=False)
     assert load_settings().backend == "postgres"  # the URL alone switches
     assert load_settings(backend="sqlite").backend == "sqlite"  # --backend sqlite is kept
+
+
+def test_a_config_file_named_by_engram_config_must_exist(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A mistyped ENGRAM_CONFIG used to run on the defaults without a word.
+    monkeypatch.setenv("ENGRAM_CONFIG", str(isolated_home / "confg.toml"))
+    with pytest.raises(ConfigError, match=r"confg\.toml does not exist \(named by --config or ENGRAM_CONFIG\)"):
+        load_settings()
+    (isolated_home / "confg.toml").parent.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "confg.toml").write_text('backend = "jsonfile"\n')
+    assert load_settings().backend == "jsonfile"
