@@ -477,6 +477,14 @@ def parse_limit(value: Any, maximum: int, field_name: str = "limit") -> int:
     return value
 
 
+def parse_relevance(value: Any, field_name: str = "min_relevance") -> float:
+    """A relevance cut from 0 to 1, the range of recall's scores (a cut above 1 would silently
+    drop everything); raises ``ValidationError``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValidationError(field_name, f"{value!r} is out of range", "a number from 0 to 1")
+    return float(value)
+
+
 def parse_offset(value: Any, maximum: int | None = None, field_name: str = "offset") -> int:
     """A page start from 0 (to ``maximum`` when given); raises ``ValidationError``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (maximum is not None and value > maximum):

@@ -234,6 +234,8 @@ def test_mem0_2x_arguments(m: Memory) -> None:
     assert found["results"][0]["actor_id"] == "bob"
     assert set(found["results"][0]["score_details"]) == {"text", "vector", "fused", "recency", "importance", "link"}
     assert m.search("dinner", filters={"user_id": "alice"}, top_k=0) == {"results": []}
+    assert m.search("dinner", filters={"user_id": "alice"}, threshold=0)["results"]  # the range's ends are in it
+    assert m.search("dinner", filters={"user_id": "alice"}, threshold=1) == {"results": []}
     assert m.get_all(filters={"user_id": "alice"}, top_k=0) == {"results": []}
     cases = [
         (lambda: m.search("dinner", filters={"user_id": "alice"}, top_k=-1), "top_k"),
@@ -241,6 +243,9 @@ def test_mem0_2x_arguments(m: Memory) -> None:
         (lambda: m.search("dinner", filters={"user_id": "alice"}, reference_date="2026-01-01"), "reference_date"),
         (lambda: m.add("x", user_id="alice", timestamp=1700000000), "timestamp"),
         (lambda: m.search("dinner", filters={"user_id": "alice", "run_id": "*"}), "run_id"),
+        (lambda: m.search("dinner", filters={"user_id": "alice"}, threshold=1.5), "threshold"),  # mem0: 0 to 1
+        (lambda: m.search("dinner", filters={"user_id": "alice"}, threshold=-0.1), "threshold"),
+        (lambda: m.search("dinner", filters={"user_id": "alice"}, threshold=float("nan")), "threshold"),
     ]
     for call, field in cases:
         with pytest.raises(ValueError) as err:  # mem0 raises ValueError for each

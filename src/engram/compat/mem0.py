@@ -34,7 +34,7 @@ from engram.agent.extract import FactExtractor, RuleExtractor
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.ids import key_from_content, new_id
-from engram.model import MAX_LIST_LIMIT, Scope
+from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
 from engram.model import Memory as EngramMemory
 
 IDS = ("user_id", "agent_id", "run_id")
@@ -302,6 +302,8 @@ class Memory:
             raise ValidationError("reference_date", "is a mem0 Platform feature (mem0's open-source Memory refuses it too)",
                                   "leave it unset")
         name, count = _count(top_k, limit)
+        if threshold is not None:
+            threshold = parse_relevance(threshold, "threshold")  # as mem0, which refuses one outside 0-1
         narrow = self._narrow(ids, filters)
         if not count:
             return {"results": []}
