@@ -83,13 +83,39 @@ def test_session_operations(engram: Engram) -> None:
         await session.clear_session()
         assert await session.get_items() == [] and await session.pop_item() is None
         assert [i["content"] for i in await other.get_items()] == ["elsewhere"]
-        with pytest.raises(ValidationError):
-            await session.get_items(limit=-1)
+        with pytest.raises(ValidationError) as err:
+            await session.get_items(limit="2")  # type: ignore[arg-type]
+        assert err.value.field == "limit"
 
     asyncio.run(run())
     with pytest.raises(ValidationError) as err:
         EngramSession("has:colon", engram)
     assert err.value.field == "session_id"
+
+
+def test_limits_read_as_the_sdks_sqlite_session_reads_them(engram: Engram) -> None:
+    # SQLiteSession hands the limit to SQLite's LIMIT: a negative one (or None) is every item, 0 none
+    from agents import SQLiteSession
+    from agents.memory import SessionSettings
+
+    items = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
+             {"role": "user", "content": "three"}]
+
+    async def both(limit: int | None, settings: SessionSettings | None = None) -> tuple[list, list]:
+        ours = EngramSession("limits", engram, session_settings=settings)
+        theirs = SQLiteSession("limits", session_settings=settings)  # an in-memory SQLite database
+        await theirs.add_items(items)
+        try:
+            return await ours.get_items(limit), await theirs.get_items(limit)
+        finally:
+            theirs.close()
+
+    asyncio.run(EngramSession("limits", engram).add_items(items))
+    for limit, settings in [(-1, None), (-5, None), (None, SessionSettings(limit=-1)), (None, SessionSettings(limit=0)),
+                            (0, None), (2, None), (None, None), (-1, SessionSettings(limit=1))]:
+        ours, theirs = asyncio.run(both(limit, settings))
+        assert ours == theirs, (limit, settings)
+    assert len(asyncio.run(both(-1))[0]) == 3
 
 
 def test_trimmed_history_never_returns_a_tool_output_without_its_call(isolated_home: Path,

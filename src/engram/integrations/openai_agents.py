@@ -109,15 +109,17 @@ class EngramSession(SessionABC):
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The session's items, oldest first (the latest ``limit`` when given, else the latest
-        ``session_settings.limit``), without a tool output whose call was trimmed or is older than
-        the latest ``limit`` (fewer items then)."""
+        ``session_settings.limit``; all of them when that is None or negative, as ``SQLiteSession``
+        reads it), without a tool output whose call was trimmed or is older than the latest
+        ``limit`` (fewer items then)."""
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
-        if limit is not None and limit < 0:
-            raise ValidationError("limit", f"{limit} is negative", "a count >= 0, or None for all")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ValidationError("limit", f"got {type(limit).__name__}", "a count, or None (or a negative count) for all")
         if limit == 0:
             return []
-        return await asyncio.to_thread(self._get, limit)
+        # The SDK's SQLiteSession passes the limit to SQLite's LIMIT, where a negative one is no limit.
+        return await asyncio.to_thread(self._get, None if limit is None or limit < 0 else limit)
 
     async def add_items(self, items: list[Any]) -> None:
         await asyncio.to_thread(self._add, list(items))
