@@ -57,3 +57,35 @@ def test_filters_limit_and_touch(engram: Engram) -> None:
     assert len(EngramRetriever(engram=engram, k=1).invoke("user dog bakery")) == 1
     EngramRetriever(engram=engram, touch=True).invoke("dog")
     assert engram.get(engram.list(Filters(category="core"))[0].id).recall_count == 1
+
+
+def test_search_options_per_call_as_vector_store_retrievers_take_them(engram: Engram) -> None:
+    # VectorStoreRetriever reads invoke(query, k=1) as its search_kwargs for that call
+    retriever = EngramRetriever(engram=engram, k=3)
+    assert len(retriever.invoke("user dog bakery Thursdays")) == 3
+    assert len(retriever.invoke("user dog bakery Thursdays", k=1)) == 1
+    assert len(asyncio.run(retriever.ainvoke("user dog bakery Thursdays", k=2))) == 2
+    assert [d.page_content for d in retriever.invoke("user", filters=Filters(tags=["pets"]))] == [
+        "The user's dog is called Biscuit"]
+    assert retriever.invoke("user dog bakery", min_relevance=1) == []
+    assert len(retriever.invoke("user dog bakery Thursdays", verbose=True)) == 3  # LangChain's own keyword
+    retriever.invoke("dog", k=1, touch=True)
+    assert engram.get(engram.list(Filters(category="core"))[0].id).recall_count == 1
+    assert len(retriever.invoke("user dog bakery Thursdays")) == 3  # a call's options do not stay
+
+
+@pytest.mark.parametrize(("made", "per_call", "field"), [
+    ({}, {"k": 0}, "k"), ({}, {"k": 101}, "k"), ({}, {"k": "2"}, "k"), ({}, {"min_relevance": 1.5}, "min_relevance"),
+    ({}, {"top_k": 2}, "top_k"), ({}, {"filter": {"tags": ["work"]}}, "filter"), ({}, {"filters": {"tags": []}}, "filters"),
+    ({"k": 0}, None, "k"), ({"min_relevance": -1}, None, "min_relevance"),
+])
+def test_a_bad_search_option_names_itself(engram: Engram, made: dict, per_call: dict | None, field: str) -> None:
+    from engram.errors import ValidationError
+
+    with pytest.raises(ValidationError) as err:
+        EngramRetriever(engram=engram, **made).invoke("dog", **(per_call or {}))
+    assert err.value.field == field
+    if per_call is not None:
+        with pytest.raises(ValidationError) as err:
+            asyncio.run(EngramRetriever(engram=engram, **made).ainvoke("dog", **per_call))
+        assert err.value.field == field

@@ -6,6 +6,10 @@ recall (category, type, tags, ...). ``touch`` (default False) decides whether re
 a use of the memories (access mark and strengthening, see ``Engram.recall``): a chain that reads
 context on every turn would otherwise strengthen whatever it happens to read. The async path runs
 recall in a worker thread, so it never blocks the event loop.
+
+As LangChain's vector-store retrievers take search kwargs per call, each field but ``engram`` can
+be given per call and wins for that call: ``retriever.invoke(query, k=1)``. Any other keyword is
+refused, naming it (a mistyped ``top_k`` or a vector store's ``filter`` would otherwise be ignored).
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ import asyncio
 from typing import Any
 
 from engram.engine import Engram, Filters
+from engram.errors import ValidationError
 from engram.integrations import missing
-from engram.model import Hit
+from engram.model import MAX_RECALL_LIMIT, Hit, parse_limit, parse_relevance
 
 try:
     from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -45,15 +50,39 @@ class EngramRetriever(BaseRetriever):
     depth: int = 0
     touch: bool = False
 
-    def _recall(self, query: str) -> list[Document]:
-        result = self.engram.recall(query, limit=self.k, filters=self.filters, min_relevance=self.min_relevance,
-                                    depth=self.depth, touch=self.touch)
+    def __init__(self, **fields: Any) -> None:
+        super().__init__(**fields)
+        # A bad k or min_relevance is refused when the retriever is made, as engram's own error
+        # naming it (pydantic would wrap one raised by a validator or model_post_init).
+        self._search_options({})
+
+    def _search_options(self, per_call: dict[str, Any]) -> dict[str, Any]:
+        """Recall's arguments: the retriever's fields, with this call's keywords in their place."""
+        unknown = sorted(set(per_call) - set(_SEARCH_OPTIONS) - _LANGCHAIN_OWN)
+        if unknown:
+            raise ValidationError(unknown[0], "is not a search option of EngramRetriever", list(_SEARCH_OPTIONS))
+        options = {name: per_call.get(name, getattr(self, name)) for name in _SEARCH_OPTIONS}
+        options["limit"] = parse_limit(options.pop("k"), MAX_RECALL_LIMIT, "k")
+        if options["min_relevance"] is not None:
+            options["min_relevance"] = parse_relevance(options["min_relevance"])
+        if options["filters"] is not None and not isinstance(options["filters"], Filters):
+            raise ValidationError("filters", f"got {type(options['filters']).__name__}", "an engram Filters, or None")
+        return options
+
+    def _recall(self, query: str, per_call: dict[str, Any]) -> list[Document]:
+        result = self.engram.recall(query, **self._search_options(per_call))
         return [_document(hit) for hit in result]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 **kwargs: Any) -> list[Document]:
-        return self._recall(query)
+        return self._recall(query, kwargs)
 
     async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
                                        **kwargs: Any) -> list[Document]:
-        return await asyncio.to_thread(self._recall, query)
+        return await asyncio.to_thread(self._recall, query, kwargs)
+
+
+# Each may be given per call, as a vector-store retriever's search kwargs are.
+_SEARCH_OPTIONS = ("k", "filters", "min_relevance", "depth", "touch")
+# BaseRetriever.invoke hands its own ``verbose`` on with the caller's keywords: not a search option.
+_LANGCHAIN_OWN = frozenset({"verbose"})
