@@ -436,17 +436,17 @@ def usable_text(field_name: str, value: str) -> str:
     return value
 
 
-def _usable_json(field_name: str, value: Any) -> None:
+def usable_json(field_name: str, value: Any) -> None:
     """Every key and string inside a JSON value passes ``usable_text``."""
     if isinstance(value, str):
         usable_text(field_name, value)
     elif isinstance(value, Mapping):
         for k, v in value.items():
             usable_text(field_name, str(k))
-            _usable_json(field_name, v)
+            usable_json(field_name, v)
     elif isinstance(value, list | tuple):
         for item in value:
-            _usable_json(field_name, item)
+            usable_json(field_name, item)
 
 
 def parse_query(value: Any, field_name: str = "query") -> str:
@@ -570,7 +570,7 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
     if (depth := _nesting(value)) > MAX_METADATA_DEPTH:
         raise ValidationError("metadata", f"is nested {depth} levels deep",
                               f"a JSON object nested at most {MAX_METADATA_DEPTH} levels")
-    _usable_json("metadata", value)
+    usable_json("metadata", value)
     try:  # (NaN and infinities are not JSON: an export holding them would not parse)
         return json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError) as exc:
@@ -815,7 +815,7 @@ def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
         call_id, name, arguments = item.get("id"), function.get("name"), function.get("arguments", "{}")
         if not isinstance(call_id, str) or not call_id.strip():
             raise ValidationError("tool_calls.id", "every tool call needs a non-empty id", "a string")
-        _usable_json("tool_calls", [call_id, name, arguments])
+        usable_json("tool_calls", [call_id, name, arguments])
         if not isinstance(name, str) or not name.strip():
             raise ValidationError("tool_calls.name", f"tool call {call_id!r} has no name", "a string")
         if not isinstance(arguments, str):

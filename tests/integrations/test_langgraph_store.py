@@ -157,3 +157,38 @@ def test_any_key_length_and_a_value_that_is_not_a_dict(engram: Engram) -> None:
         store.put(("memories", "alice"), "k", ["not", "a", "dict"])  # type: ignore[arg-type]
     assert err.value.field == "value"
     assert engram.for_agent("alice").count() == 0
+
+
+def test_order_filters_compare_numbers_as_langgraphs_in_memory_store_does(engram: Engram) -> None:
+    # InMemoryStore compares $gt/$gte/$lt/$lte as float(value): a number stored as a string counts
+    from langgraph.store.memory import InMemoryStore
+
+    ours, theirs = EngramStore(engram), InMemoryStore()
+    values = {"a": {"n": "10", "m": 2.5}, "b": {"n": 9, "m": "2.5"}, "c": {"n": "100", "m": True},
+              "d": {"n": "12345678901234567890", "m": "-1"}}
+    for store in (ours, theirs):
+        for key, value in values.items():
+            store.put(("docs",), key, value)
+    filters = [{"n": {"$gt": 9}}, {"n": {"$gte": "10"}}, {"n": {"$lt": 50}}, {"n": {"$lte": "9"}},
+               {"m": {"$gt": 1}}, {"m": {"$lte": 0}}, {"m": {"$gte": 2.5, "$lt": "3"}},
+               {"n": {"$gt": "99", "$lt": 1000}}, {"n": {"$eq": "10"}}, {"n": {"$ne": 9}}]
+    for wanted in filters:
+        assert sorted(i.key for i in ours.search(("docs",), filter=wanted)) == sorted(
+            i.key for i in theirs.search(("docs",), filter=wanted)), wanted
+    assert [i.key for i in ours.search(("docs",), filter={"n": {"$gt": "12345678901234567889"}})] == ["d"]
+    # where InMemoryStore raises (float("x")), two strings compare as text and anything else is no match
+    ours.put(("docs",), "e", {"n": "2024-05-01"})
+    assert [i.key for i in ours.search(("docs",), filter={"n": {"$gte": "2024-01-01"}})] == ["e"]
+    assert [i.key for i in ours.search(("docs",), filter={"missing": {"$gt": 1}})] == []
+
+
+def test_a_nul_in_an_item_is_refused_naming_where_it_is(engram: Engram) -> None:
+    store = EngramStore(engram)
+    for namespace, key, value, field in [(("docs",), "k", {"text": "a\x00b"}, "value"),
+                                         (("docs",), "k", {"deep": [{"x\x00": 1}]}, "value"),
+                                         (("docs",), "k\x00", {"text": "ok"}, "key"),
+                                         (("do\x00cs",), "k", {"text": "ok"}, "namespace")]:
+        with pytest.raises(ValidationError) as err:
+            store.put(namespace, key, value)
+        assert err.value.field == field
+    assert engram.count() == 0

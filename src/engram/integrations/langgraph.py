@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -27,7 +28,7 @@ from urllib.parse import quote
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.integrations import missing
-from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope
+from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, usable_json, usable_text
 
 try:
     from langgraph.store.base import (
@@ -46,8 +47,39 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("langgraph", "langgraph") from exc
 
-_OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
-        "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+
+def _number(value: Any) -> float | int | None:
+    """``value`` as the number LangGraph's InMemoryStore compares it as (``float(value)``): a
+    number, a boolean or a numeric string (``"10"``); None for anything else."""
+    if isinstance(value, int | float):
+        return value
+    if isinstance(value, str):
+        for kind in (int, float):  # int first: a long integer string keeps every digit
+            try:
+                return kind(value)
+            except ValueError:
+                pass
+    return None
+
+
+def _ordered(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """An order operator as InMemoryStore's: numbers (numeric strings included) compare as numbers.
+    Two other strings compare as text (ISO dates order so), where InMemoryStore raises; anything
+    else (a missing field, a list) is no match."""
+    def holds(have: Any, operand: Any) -> bool:
+        a, b = _number(have), _number(operand)
+        if a is not None and b is not None:
+            return compare(a, b)
+        try:
+            return compare(have, operand) if isinstance(have, str) and isinstance(operand, str) else False
+        except TypeError:
+            return False
+    return holds
+
+
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "$eq": operator.eq, "$ne": operator.ne, "$gt": _ordered(operator.gt), "$gte": _ordered(operator.ge),
+    "$lt": _ordered(operator.lt), "$lte": _ordered(operator.le)}
 
 
 def _when(ts: float) -> datetime:
@@ -63,10 +95,7 @@ def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None, where: 
             for op, operand in condition.items():
                 if op not in _OPS:
                     raise ValidationError(f"{where}.{field}", f"unknown operator {op!r}", sorted(_OPS))
-                try:
-                    if not _OPS[op](have, operand):
-                        return False
-                except TypeError:  # e.g. None > 3: not a match
+                if not _OPS[op](have, operand):
                     return False
         elif isinstance(condition, Mapping) and condition:
             if not isinstance(have, Mapping) or not _matches(have, condition, f"{where}.{field}"):
@@ -149,6 +178,11 @@ class EngramStore(BaseStore):
         if not isinstance(op.value, Mapping):
             raise ValidationError("value", f"got {type(op.value).__name__}", "a dict (None deletes the item)")
         value = dict(op.value)
+        # Checked here so the error names LangGraph's argument, not the metadata that carries it.
+        usable_json("value", value)
+        usable_text("key", op.key)
+        for label in op.namespace:
+            usable_text("namespace", label)
         fields = self.index_fields if op.index is None else op.index
         if fields is False:
             text = op.key
