@@ -63,7 +63,7 @@ def test_a_real_graph_remembers_per_user(engram: Engram) -> None:
     out = asyncio.run(graph.ainvoke({"user": "bob", "message": "coffee or tea?", "recalled": []}))
     assert out["recalled"] == ["I prefer black coffee"]
     # namespaces map to engram agent scopes: each user's items are that agent's memories
-    assert [m.content for m in engram.for_agent("alice").list()] == ["I prefer green tea in the morning"]
+    assert [m.content for m in engram.for_agent("lg:alice").list()] == ["I prefer green tea in the morning"]
     assert engram.list() == []
 
 
@@ -113,6 +113,7 @@ def test_agent_from_namespace_needs_the_label(engram: Engram) -> None:
     assert err.value.field == "namespace"
     with pytest.raises(ValidationError) as err:
         store.put(("memories", "not a name!"), "k", {"text": "x"})
+    assert err.value.field == "namespace"
     store.put(("memories", "carol"), "k", {"text": "carol's"})
     store.put(("memories", "dave"), "k", {"text": "dave's"})
     assert store.list_namespaces() == [("memories", "carol"), ("memories", "dave")]
@@ -156,7 +157,7 @@ def test_any_key_length_and_a_value_that_is_not_a_dict(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         store.put(("memories", "alice"), "k", ["not", "a", "dict"])  # type: ignore[arg-type]
     assert err.value.field == "value"
-    assert engram.for_agent("alice").count() == 0
+    assert engram.for_agent("lg:alice").count() == 0
 
 
 def test_order_filters_compare_numbers_as_langgraphs_in_memory_store_does(engram: Engram) -> None:
@@ -192,3 +193,54 @@ def test_a_nul_in_an_item_is_refused_naming_where_it_is(engram: Engram) -> None:
             store.put(namespace, key, value)
         assert err.value.field == field
     assert engram.count() == 0
+
+
+def test_a_user_named_as_the_app_agent_stays_out_of_the_apps_memories(engram: Engram) -> None:
+    # The app stores its own memories as agent "app"; a LangGraph user called "app" is another agent
+    langchain = pytest.importorskip("engram.integrations.langchain")
+    engram.remember("The deploy window is Tuesday morning")
+    store = EngramStore(engram, agent_from_namespace=1, index_fields=["text"])
+    for user in ("app", "default"):
+        store.put(("memories", user), "secret", {"text": f"{user}'s deploy password is hunter2"})
+    assert [m.content for m in engram.list()] == ["The deploy window is Tuesday morning"]
+    assert [h.memory.content for h in engram.recall("deploy password")] == ["The deploy window is Tuesday morning"]
+    assert engram.for_agent("default").count() == 0
+    retriever = langchain.EngramRetriever(engram=engram, k=5)
+    assert [d.page_content for d in retriever.invoke("deploy password hunter2")] == [
+        "The deploy window is Tuesday morning"]
+    assert [i.value["text"] for i in store.search(("memories", "app"), query="deploy password")] == [
+        "app's deploy password is hunter2"]
+    assert store.list_namespaces() == [("memories", "app"), ("memories", "default")]
+
+
+def test_bare_labels_of_earlier_stores_stay_reachable_and_move(engram: Engram) -> None:
+    bare = EngramStore(engram, agent_from_namespace=1, agent_prefix="")  # the layout before agent_prefix
+    bare.put(("memories", "carol"), "tea", {"text": "carol likes tea"})
+    bare.put(("memories", "carol", "work"), "desk", {"text": "carol sits by the window"})
+    assert engram.for_agent("carol").count() == 2
+    with pytest.raises(ValidationError) as err:  # the app's own agent is no user's, whatever the prefix
+        bare.put(("memories", "app"), "k", {"text": "x"})
+    assert err.value.field == "namespace"
+    with pytest.raises(ValidationError) as err:
+        bare.search(("memories", "app"))
+    assert err.value.field == "namespace_prefix"
+    assert engram.list() == []
+
+    store = EngramStore(engram, agent_from_namespace=1, index_fields=["text"])
+    assert store.get(("memories", "carol"), "tea") is None  # a bare label is not read by a prefixed store
+    for namespace in bare.list_namespaces(limit=10_000):  # the move docs/integrations.md shows
+        for item in bare.search(namespace, limit=1_000_000):
+            if item.namespace == namespace:
+                store.put(namespace, item.key, item.value)
+                bare.delete(namespace, item.key)
+    assert store.get(("memories", "carol"), "tea").value == {"text": "carol likes tea"}
+    assert store.get(("memories", "carol", "work"), "desk").value == {"text": "carol sits by the window"}
+    assert engram.for_agent("carol").count() == 0
+    assert store.list_namespaces() == [("memories", "carol"), ("memories", "carol", "work")]
+
+
+@pytest.mark.parametrize("prefix", ["-x", "lg/", 3, None])
+def test_an_agent_prefix_that_cannot_start_a_name_is_refused(engram: Engram, prefix: object) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramStore(engram, agent_from_namespace=1, agent_prefix=prefix)  # type: ignore[arg-type]
+    assert err.value.field == "agent_prefix"

@@ -1,8 +1,13 @@
 """A LangGraph ``BaseStore`` over engram: ``graph.compile(store=EngramStore(engram))``.
 
 Items become memories. Each namespace lives in an engram agent scope: the store's own agent, or,
-with ``agent_from_namespace=i``, the agent named by the namespace's i-th label (``("memories",
-user_id)`` with ``i=1`` gives every user their own scope, so users never see each other's items).
+with ``agent_from_namespace=i``, the agent named by ``agent_prefix`` (``lg:``) + the namespace's
+i-th label (``("memories", user_id)`` with ``i=1`` gives every user their own scope, so users never
+see each other's items). The prefix keeps a user's agent apart from the application's own: a user
+called ``assistant`` is agent ``lg:assistant``, never the app's ``assistant``, whose recall (and a
+LangChain retriever over it) would otherwise read that user's items. ``agent_prefix=""`` reads
+the bare labels stores made before the prefix used; a label naming the store's own agent is then
+refused.
 The full namespace, its labels and the item's key and value are kept in the memory's metadata;
 the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest when longer than a
 memory key may be), so an item is one memory.
@@ -28,7 +33,7 @@ from urllib.parse import quote
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.integrations import missing
-from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, usable_json, usable_text
+from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
 
 try:
     from langgraph.store.base import (
@@ -46,6 +51,18 @@ try:
     from langgraph.store.base.embed import get_text_at_path
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("langgraph", "langgraph") from exc
+
+# What goes before a namespace label to name its agent, so that a label (a user's id, data) never
+# names one of the application's own agents (plain names such as ``assistant`` or ``default``).
+DEFAULT_AGENT_PREFIX = "lg:"
+
+
+def _is_agent_name(name: str) -> bool:
+    try:
+        make_scope(name, None)
+    except ValidationError:
+        return False
+    return True
 
 
 def _number(value: Any) -> float | int | None:
@@ -118,12 +135,18 @@ class EngramStore(BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, engram: Engram, *, agent_from_namespace: int | None = None,
+    def __init__(self, engram: Engram, *, agent_from_namespace: int | None = None, agent_prefix: str = DEFAULT_AGENT_PREFIX,
                  index_fields: list[str] | None = None) -> None:
+        """``agent_prefix`` goes before the label ``agent_from_namespace`` picks to name its agent;
+        ``""`` is the layout of stores made before it existed (see the module docstring)."""
         if agent_from_namespace is not None and agent_from_namespace < 0:
             raise ValidationError("agent_from_namespace", f"{agent_from_namespace} is negative", "a label index >= 0")
+        if not isinstance(agent_prefix, str) or (agent_prefix and not _is_agent_name(agent_prefix + "x")):
+            raise ValidationError("agent_prefix", f"{agent_prefix!r} cannot start an agent name",
+                                  'a letter or digit, then letters, digits and . _ : @ - (e.g. "lg:"), or "" for bare labels')
         self.engram = engram
         self.agent_from_namespace = agent_from_namespace
+        self.agent_prefix = agent_prefix
         self.index_fields = index_fields
 
     # --- scopes -------------------------------------------------------------------------------
@@ -134,14 +157,24 @@ class EngramStore(BaseStore):
         if len(namespace) <= i:
             raise ValidationError(field, f"{namespace!r} does not reach label {i}, which names the agent",
                                   f"a namespace of at least {i + 1} labels")
-        return self.engram.for_agent(namespace[i], origin="langgraph")
+        agent = self.agent_prefix + namespace[i]
+        if not _is_agent_name(agent):
+            raise ValidationError(field, f"label {i} ({namespace[i]!r}) cannot name an engram agent",
+                                  "letters, digits and . _ : @ -, starting with a letter or digit")
+        if agent == self.engram.scope.agent:
+            # Its items would be the application's own memories, read by its recall and retrievers.
+            raise ValidationError(field, f"label {i} ({namespace[i]!r}) names this store's own engram agent",
+                                  f'another label; a store with agent_prefix (default "{DEFAULT_AGENT_PREFIX}") keeps '
+                                  "every label apart from the application's agents")
+        return self.engram.for_agent(agent, origin="langgraph")
 
     def _views(self) -> list[Engram]:
-        """Every agent that may hold items: for namespace listing across agents."""
+        """Every agent that may hold this store's items: for namespace listing across agents."""
         if self.agent_from_namespace is None:
             return [self.engram]
         agents = {Scope.parse(s).agent for s in self.engram.stats().by_scope if s.startswith("agent:")}
-        return [self.engram.for_agent(a, origin="langgraph") for a in sorted(a for a in agents if a)]
+        mine = sorted(a for a in agents if a and a.startswith(self.agent_prefix) and a != self.engram.scope.agent)
+        return [self.engram.for_agent(a, origin="langgraph") for a in mine]
 
     @staticmethod
     def _ref(namespace: tuple[str, ...], key: str) -> str:
