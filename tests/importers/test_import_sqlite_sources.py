@@ -257,3 +257,46 @@ def test_engram_refuses_another_systems_database_as_its_own(tmp_path: Path, syst
     with pytest.raises(ConfigError):
         Engram.from_settings(home=tmp_path / "lib", path=db)  # the library door
     assert digest(db) == before
+
+
+def test_identical_messages_of_one_instant_are_each_imported(tmp_path: Path) -> None:
+    # Two parallel tool calls answered "ok" in the same millisecond: two messages, each answering its call.
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, """
+INSERT INTO messages VALUES ('telegram:1:', 1, 'user', 'turn both lights off', '', '', '[]', 0, '2026-02-09T10:30:00Z');
+INSERT INTO messages VALUES ('telegram:1:', 2, 'assistant', '', '', '',
+    '[{"id": "c1", "name": "off", "arguments": "{}"}, {"id": "c2", "name": "off", "arguments": "{}"}]', 0,
+    '2026-02-09T10:30:01Z');
+INSERT INTO messages VALUES ('telegram:1:', 3, 'tool', 'ok', 'off', 'c1', '[]', 0, '2026-02-09T10:30:02.000Z');
+INSERT INTO messages VALUES ('telegram:1:', 4, 'tool', 'ok', 'off', 'c2', '[]', 0, '2026-02-09T10:30:02.000Z');
+INSERT INTO messages VALUES ('telegram:1:', 5, 'user', 'yes', '', '', '[]', 0, '2026-02-09T10:30:03Z');
+INSERT INTO messages VALUES ('telegram:1:', 6, 'user', 'yes', '', '', '[]', 0, '2026-02-09T10:30:03Z');
+""")
+    first = as_json(home, "import", str(db))
+    assert (first["messages_imported"], first["messages_skipped"]) == (6, 0), first
+    shown = as_json(home, "history", "show", "telegram:1")["messages"]
+    assert [(m["role"], m["content"], m.get("tool_call_id")) for m in shown[2:]] == [
+        ("tool", "ok", "c1"), ("tool", "ok", "c2"), ("user", "yes", None), ("user", "yes", None)]
+    again = as_json(home, "import", str(db))
+    assert (again["messages_imported"], again["messages_skipped"]) == (0, 6), again
+    assert len(as_json(home, "history", "show", "telegram:1")["messages"]) == 6
+
+
+def test_messages_the_history_limit_trims_away_are_reported_not_counted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    rows = "".join(f"INSERT INTO messages VALUES ('telegram:7:', {i}, '{'user' if i % 2 else 'assistant'}', "
+                   f"'message {i}', '', '', '[]', 0, '2026-02-09T10:{i // 60:02d}:{i % 60:02d}Z');\n"
+                   for i in range(1, 31))
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, rows)
+    summary = as_json(home, "--config", str(_config(tmp_path, "history:\n  max_history_len: 20\n")), "import", str(db))
+    assert summary["messages_imported"] == 20, summary
+    assert summary["warnings"] == ["telegram:7: 10 older messages not kept: a conversation holds at most "
+                                   "history.max_history_len (20) messages"]
+    shown = as_json(home, "history", "show", "telegram:7")["messages"]
+    assert [m["content"] for m in shown] == [f"message {i}" for i in range(11, 31)]
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "engram.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
