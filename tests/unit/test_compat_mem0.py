@@ -278,8 +278,11 @@ def test_a_bad_mem0_export_names_the_item_and_stores_nothing(m: Memory) -> None:
                        ({"id": "b", "memory": "spaced", "user_id": "a b"}, "results[1].user_id"),
                        ({"id": "b", "memory": "", "user_id": "alex"}, "results[1].memory"),
                        ({"id": "b", "memory": "x", "user_id": "alex", "metadata": {"run_id": "r"}},
-                        "results[1].metadata.run_id")):
+                        "results[1].metadata.run_id"),
+                       # what remember refuses is found before the first item is stored, too
+                       ({"id": "b", "memory": "x" * 8001, "user_id": "alex"}, "results[1].memory"),
+                       ({"id": "b", "memory": "a\x00b", "user_id": "bob"}, "results[1].memory")):
         with pytest.raises(ValidationError) as refused:
             m.import_mem0({"results": [good, bad]})
         assert refused.value.field == field, (bad, refused.value)
-    assert m.get_all(user_id="alex")["results"] == []
+    assert m.get_all(user_id="alex")["results"] == [] and m.get_all(user_id="bob")["results"] == []

@@ -373,13 +373,17 @@ class Memory:
                 view = self._view(ids)
                 metadata = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept},
                             "mem0": {k: kept[k] for k in ("id", "hash") if k in kept}}
+                # Checked as remember checks it (content, key, tags, metadata, time) before the first
+                # item is stored: an item remember would refuse stores nothing of the export.
+                pending = view._pending_write(record.content, key=_unit_key(key_from_content(record.content), ids),
+                                              tags=record.tags, metadata=metadata, created_at=record.created_at)
             except ValidationError as exc:
-                raise ValidationError(f"{record.where}.{exc.field}", exc.problem, exc.allowed) from None
-            writes.append((view, record, _unit_key(key_from_content(record.content), ids), metadata))
+                raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
+                                      exc.allowed) from None
+            writes.append((view, pending))
         imported = 0
-        for view, record, key, metadata in writes:
-            result = view.remember(record.content, key=key, tags=record.tags, metadata=metadata,
-                                   created_at=record.created_at)
+        for view, pending in writes:
+            result = view.writes.write(pending)
             imported += result.action in ("created", "updated")
         return {"imported": imported, "skipped": len(writes) - imported}
 
