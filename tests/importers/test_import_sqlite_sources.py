@@ -194,6 +194,10 @@ MALFORMED = [
     ("ptrclaw", "UPDATE memories SET timestamp = 'yesterday' WHERE key = 'user-prefers-python'",
      "memories row 1.timestamp"),
     ("ptrclaw", "UPDATE memories SET content = x'00ff' WHERE key = 'project-uses-python'", "memories row 2.content"),
+    # SQLite keeps the bytes a program gives it: text that is not UTF-8 is named by row and column.
+    ("ptrclaw", "UPDATE memories SET content = CAST(x'41ff42' AS TEXT) WHERE key = 'lunch-talk'",
+     "memories row 3.content: is not UTF-8 text"),
+    ("sclaw", "UPDATE messages SET content = CAST(x'41ff42' AS TEXT) WHERE seq = 4", "messages row 4.content"),
     ("sclaw", "UPDATE facts SET tags = '[\"unclosed' WHERE rowid = 2", "facts row 2.tags"),
     ("sclaw", "UPDATE facts SET metadata = '[1, 2]' WHERE rowid = 1", "facts row 1.metadata"),
     ("sclaw", "UPDATE messages SET created_at = 'soon' WHERE seq = 4", "messages row 4.created_at"),
