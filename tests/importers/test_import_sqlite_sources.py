@@ -234,6 +234,13 @@ def test_other_sqlite_files_and_other_doors(tmp_path: Path) -> None:
     other = database(tmp_path / "other.db", "CREATE TABLE notes (body TEXT);")
     result = runner.invoke(app, ["--home", str(home), "import", str(other)])
     assert isinstance(result.exception, SnapshotError) and "ptrclaw-sqlite, sclaw" in str(result.exception)
+    # A .db file without SQLite's header (empty, encrypted, truncated at birth) is named as that,
+    # not as a malformed JSON snapshot.
+    for name, data in (("empty.db", b""), ("encrypted.sqlite", bytes(range(256)) * 8)):
+        (tmp_path / name).write_bytes(data)
+        refused = runner.invoke(app, ["--home", str(home), "import", str(tmp_path / name)])
+        assert isinstance(refused.exception, SnapshotError), refused.output
+        assert "is not a SQLite database: it does not start with SQLite's header" in str(refused.exception)
     ptr = database(tmp_path / "ptr.db", PTRCLAW_SCHEMA, PTRCLAW_ROWS)
     # Read as a document by mistake: named as a database, not a UTF-8 decoding error.
     wrong = runner.invoke(app, ["--home", str(home), "import", str(ptr), "--from", "snapshot"])
