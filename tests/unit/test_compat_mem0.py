@@ -268,6 +268,9 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
     # The facade changes and deletes imported memories as its own.
     m.update(paris["id"], "Is travelling to Paris in July")
     assert [e["event"] for e in m.history(paris["id"])] == ["ADD", "UPDATE"]
+    # The same export again does not undo that change (it put June back, counted as imported).
+    assert m.import_mem0(export) == {"imported": 0, "skipped": 3}
+    assert m.get(paris["id"])["memory"] == "Is travelling to Paris in July"
     m.delete_all(user_id="alex", run_id="run-42")
     assert len(m.get_all(user_id="alex")["results"]) == 2
 
