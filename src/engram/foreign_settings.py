@@ -304,8 +304,11 @@ def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: M
                 _apply(rule, module[key], f"modules.memory.sqlite.{key}", into, env)
     if document.get("data_dir"):
         _apply(to("home"), document["data_dir"], "data_dir", into, env)
-    agents = document.get("agents") or {}
-    memory = (agents.get(agent) or {}).get("memory") if isinstance(agents, dict) else None
+    # Each level is read only when it is a mapping, as ``modules`` is: another system's file may use
+    # ``agents`` for something else, and must not stop engram from starting.
+    agents = document.get("agents")
+    entry = agents.get(agent) if isinstance(agents, dict) else None
+    memory = entry.get("memory") if isinstance(entry, dict) else None
     if isinstance(memory, dict) and memory.get("enabled") is False:
         _put(into, ("backend",), "disabled")
 

@@ -200,7 +200,11 @@ def test_history_trimmed_to_its_cap_is_not_refilled_by_a_second_import(tmp_path:
     home = tmp_path / "home"
     monkeypatch.setenv("ENGRAM_HISTORY__MAX_HISTORY_LEN", "2")
     history = FIXTURES / "clawless" / "conversation-history.jsonl"
-    assert as_json(home, "import", str(history))["messages_imported"] == 6
+    first = as_json(home, "import", str(history))
+    # Only what the conversation keeps counts as added; the rest is named.
+    assert first["messages_imported"] == 4, first  # of 6: two conversations, each kept to its last 2
+    assert first["warnings"] == ["telegram:12345: 2 older messages not kept: a conversation holds at most "
+                                 "history.max_history_len (2) messages"]
     again = as_json(home, "import", str(history))
     assert (again["messages_imported"], again["messages_skipped"]) == (0, 6)
     kept = [m["content"] for m in as_json(home, "history", "show", "telegram:12345")["messages"]]

@@ -194,6 +194,10 @@ MALFORMED = [
     ("ptrclaw", "UPDATE memories SET timestamp = 'yesterday' WHERE key = 'user-prefers-python'",
      "memories row 1.timestamp"),
     ("ptrclaw", "UPDATE memories SET content = x'00ff' WHERE key = 'project-uses-python'", "memories row 2.content"),
+    # SQLite keeps the bytes a program gives it: text that is not UTF-8 is named by row and column.
+    ("ptrclaw", "UPDATE memories SET content = CAST(x'41ff42' AS TEXT) WHERE key = 'lunch-talk'",
+     "memories row 3.content: is not UTF-8 text"),
+    ("sclaw", "UPDATE messages SET content = CAST(x'41ff42' AS TEXT) WHERE seq = 4", "messages row 4.content"),
     ("sclaw", "UPDATE facts SET tags = '[\"unclosed' WHERE rowid = 2", "facts row 2.tags"),
     ("sclaw", "UPDATE facts SET metadata = '[1, 2]' WHERE rowid = 1", "facts row 1.metadata"),
     ("sclaw", "UPDATE messages SET created_at = 'soon' WHERE seq = 4", "messages row 4.created_at"),
@@ -230,6 +234,13 @@ def test_other_sqlite_files_and_other_doors(tmp_path: Path) -> None:
     other = database(tmp_path / "other.db", "CREATE TABLE notes (body TEXT);")
     result = runner.invoke(app, ["--home", str(home), "import", str(other)])
     assert isinstance(result.exception, SnapshotError) and "ptrclaw-sqlite, sclaw" in str(result.exception)
+    # A .db file without SQLite's header (empty, encrypted, truncated at birth) is named as that,
+    # not as a malformed JSON snapshot.
+    for name, data in (("empty.db", b""), ("encrypted.sqlite", bytes(range(256)) * 8)):
+        (tmp_path / name).write_bytes(data)
+        refused = runner.invoke(app, ["--home", str(home), "import", str(tmp_path / name)])
+        assert isinstance(refused.exception, SnapshotError), refused.output
+        assert "is not a SQLite database: it does not start with SQLite's header" in str(refused.exception)
     ptr = database(tmp_path / "ptr.db", PTRCLAW_SCHEMA, PTRCLAW_ROWS)
     # Read as a document by mistake: named as a database, not a UTF-8 decoding error.
     wrong = runner.invoke(app, ["--home", str(home), "import", str(ptr), "--from", "snapshot"])
@@ -257,3 +268,46 @@ def test_engram_refuses_another_systems_database_as_its_own(tmp_path: Path, syst
     with pytest.raises(ConfigError):
         Engram.from_settings(home=tmp_path / "lib", path=db)  # the library door
     assert digest(db) == before
+
+
+def test_identical_messages_of_one_instant_are_each_imported(tmp_path: Path) -> None:
+    # Two parallel tool calls answered "ok" in the same millisecond: two messages, each answering its call.
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, """
+INSERT INTO messages VALUES ('telegram:1:', 1, 'user', 'turn both lights off', '', '', '[]', 0, '2026-02-09T10:30:00Z');
+INSERT INTO messages VALUES ('telegram:1:', 2, 'assistant', '', '', '',
+    '[{"id": "c1", "name": "off", "arguments": "{}"}, {"id": "c2", "name": "off", "arguments": "{}"}]', 0,
+    '2026-02-09T10:30:01Z');
+INSERT INTO messages VALUES ('telegram:1:', 3, 'tool', 'ok', 'off', 'c1', '[]', 0, '2026-02-09T10:30:02.000Z');
+INSERT INTO messages VALUES ('telegram:1:', 4, 'tool', 'ok', 'off', 'c2', '[]', 0, '2026-02-09T10:30:02.000Z');
+INSERT INTO messages VALUES ('telegram:1:', 5, 'user', 'yes', '', '', '[]', 0, '2026-02-09T10:30:03Z');
+INSERT INTO messages VALUES ('telegram:1:', 6, 'user', 'yes', '', '', '[]', 0, '2026-02-09T10:30:03Z');
+""")
+    first = as_json(home, "import", str(db))
+    assert (first["messages_imported"], first["messages_skipped"]) == (6, 0), first
+    shown = as_json(home, "history", "show", "telegram:1")["messages"]
+    assert [(m["role"], m["content"], m.get("tool_call_id")) for m in shown[2:]] == [
+        ("tool", "ok", "c1"), ("tool", "ok", "c2"), ("user", "yes", None), ("user", "yes", None)]
+    again = as_json(home, "import", str(db))
+    assert (again["messages_imported"], again["messages_skipped"]) == (0, 6), again
+    assert len(as_json(home, "history", "show", "telegram:1")["messages"]) == 6
+
+
+def test_messages_the_history_limit_trims_away_are_reported_not_counted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    rows = "".join(f"INSERT INTO messages VALUES ('telegram:7:', {i}, '{'user' if i % 2 else 'assistant'}', "
+                   f"'message {i}', '', '', '[]', 0, '2026-02-09T10:{i // 60:02d}:{i % 60:02d}Z');\n"
+                   for i in range(1, 31))
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, rows)
+    summary = as_json(home, "--config", str(_config(tmp_path, "history:\n  max_history_len: 20\n")), "import", str(db))
+    assert summary["messages_imported"] == 20, summary
+    assert summary["warnings"] == ["telegram:7: 10 older messages not kept: a conversation holds at most "
+                                   "history.max_history_len (20) messages"]
+    shown = as_json(home, "history", "show", "telegram:7")["messages"]
+    assert [m["content"] for m in shown] == [f"message {i}" for i in range(11, 31)]
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "engram.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from engram.history.service import History
 from engram.history.sqlite import SqliteHistoryStore
 from engram.model import Role
@@ -109,3 +111,19 @@ def test_sclaw_wal_false_is_reported_once_and_wal_kept(tmp_path: Path, monkeypat
     assert "modules.memory.sqlite.wal: false is not followed" in stored.stderr  # the command line shows it
     with sqlite3.connect(tmp_path / "data" / "memory.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize("agents", ['agents:\n  assistant: "yes"\n', "agents: [assistant]\n",
+                                    "agents:\n  assistant:\n    memory: off\n"])
+def test_an_agents_block_of_another_shape_is_not_sclaws_and_starts(tmp_path: Path, agents: str) -> None:
+    # A file whose `agents` is not sclaw's {<agent>: {memory: {enabled}}} is read for the rest (it crashed
+    # with "internal error: AttributeError" before any command ran).
+    import subprocess
+    import sys
+
+    config = tmp_path / "other.yaml"
+    config.write_text(agents + "modules:\n  memory.sqlite:\n    busy_timeout: 5000\n")
+    done = subprocess.run([sys.executable, "-m", "engram", "--home", str(tmp_path / "home"), "--config", str(config),
+                           "--agent", "assistant", "--json", "stats"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["backend"] == "sqlite"

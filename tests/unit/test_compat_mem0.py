@@ -273,6 +273,9 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
     # The facade changes and deletes imported memories as its own.
     m.update(paris["id"], "Is travelling to Paris in July")
     assert [e["event"] for e in m.history(paris["id"])] == ["ADD", "UPDATE"]
+    # The same export again does not undo that change (it put June back, counted as imported).
+    assert m.import_mem0(export) == {"imported": 0, "skipped": 3}
+    assert m.get(paris["id"])["memory"] == "Is travelling to Paris in July"
     m.delete_all(user_id="alex", run_id="run-42")
     assert len(m.get_all(user_id="alex")["results"]) == 2
 
@@ -283,8 +286,11 @@ def test_a_bad_mem0_export_names_the_item_and_stores_nothing(m: Memory) -> None:
                        ({"id": "b", "memory": "spaced", "user_id": "a b"}, "results[1].user_id"),
                        ({"id": "b", "memory": "", "user_id": "alex"}, "results[1].memory"),
                        ({"id": "b", "memory": "x", "user_id": "alex", "metadata": {"run_id": "r"}},
-                        "results[1].metadata.run_id")):
+                        "results[1].metadata.run_id"),
+                       # what remember refuses is found before the first item is stored, too
+                       ({"id": "b", "memory": "x" * 8001, "user_id": "alex"}, "results[1].memory"),
+                       ({"id": "b", "memory": "a\x00b", "user_id": "bob"}, "results[1].memory")):
         with pytest.raises(ValidationError) as refused:
             m.import_mem0({"results": [good, bad]})
         assert refused.value.field == field, (bad, refused.value)
-    assert m.get_all(user_id="alex")["results"] == []
+    assert m.get_all(user_id="alex")["results"] == [] and m.get_all(user_id="bob")["results"] == []

@@ -100,6 +100,18 @@ def _made_here(memory: EngramMemory) -> bool:
     return memory.scope.kind == "agent" and owner is not None and memory.scope.agent == owner[1]
 
 
+def _held_newer(view: Engram, key: str, written_at: float | None) -> bool:
+    """Whether the facade already holds the memory an exported item keys to, as recent as the
+    item's own time or more (or the item gives none): importing an export again must not undo an
+    ``update`` made through the facade since (the item's key comes from its content, which the
+    update changed, so storing it by key would put the old content back)."""
+    try:
+        held = view.get_by_key(key)
+    except NotFoundError:
+        return False
+    return written_at is None or written_at <= held.updated_at
+
+
 def _count(top_k: int | None, limit: int) -> tuple[str, int]:
     """The result count asked for and the argument that asked (for errors): mem0's 2.x ``top_k``
     wins over 1.x's ``limit``; 0 asks for nothing (as in mem0)."""
@@ -375,15 +387,21 @@ class Memory:
                 view = self._view(ids)
                 metadata = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept},
                             "mem0": {k: kept[k] for k in ("id", "hash") if k in kept}}
+                key = _unit_key(key_from_content(record.content), ids)
+                # Checked as remember checks it (content, key, tags, metadata, time) before the first
+                # item is stored: an item remember would refuse stores nothing of the export.
+                pending = view._pending_write(record.content, key=key, tags=record.tags, metadata=metadata,
+                                              created_at=record.created_at)
             except ValidationError as exc:
-                raise ValidationError(f"{record.where}.{exc.field}", exc.problem, exc.allowed) from None
-            writes.append((view, record, _unit_key(key_from_content(record.content), ids), metadata))
+                raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
+                                      exc.allowed) from None
+            if not _held_newer(view, key, record.updated_at or record.created_at):
+                writes.append((view, pending))
         imported = 0
-        for view, record, key, metadata in writes:
-            result = view.remember(record.content, key=key, tags=record.tags, metadata=metadata,
-                                   created_at=record.created_at)
+        for view, pending in writes:
+            result = view.writes.write(pending)
             imported += result.action in ("created", "updated")
-        return {"imported": imported, "skipped": len(writes) - imported}
+        return {"imported": imported, "skipped": len(plan.records) - imported}
 
     def reset(self) -> None:
         """Forget every memory made through this facade, of every owner in the store."""

@@ -40,6 +40,7 @@ _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read,
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
 KINDS = ("snapshot", "folder", *_TEXT_READERS, *_FOLDER_READERS, *_DATABASE_READERS)
+_DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
 
 
 def check_source(source: object, kind: str | None = None) -> None:
@@ -121,6 +122,12 @@ def detect(path: Path) -> str:
         return found
     if path.name == clawless.HISTORY:
         return "clawless"
+    if path.suffix.lower() in _DATABASE_SUFFIXES and path.is_file():
+        # Named as what it claims to be, not read as a malformed JSON snapshot.
+        raise SnapshotError("path", f"{path} is not a SQLite database: it does not start with SQLite's header "
+                            "(an empty file, an encrypted database or another format)",
+                            f"a PtrClaw or sclaw memory.db ({', '.join(_DATABASE_READERS)}), or --from KIND "
+                            "for a document with this name")
     return detect_document(read_text(path))
 
 

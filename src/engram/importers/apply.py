@@ -12,6 +12,7 @@ engram agents; without it (an HTTP caller, or ``--into-agent``) everything joins
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -76,7 +77,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         added, present = 0, len(messages)
         summaries_set, summaries_kept = 0, len(summaries)
     else:
-        added, present = _append_history(engram, messages, report)
+        added, present = _append_history(engram, messages, report, warnings)
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported or skipped (a copy repeated in the source is skipped).
@@ -193,28 +194,53 @@ def _messages(plan: Plan) -> list[tuple[str, Message]]:
     return out
 
 
-def _append_history(engram: Engram, messages: list[tuple[str, Message]], report: Progress) -> tuple[int, int]:
+def _mark(message: Message) -> tuple[str, str, float, str | None]:
+    # The tool call a result answers is part of it: two parallel calls' results often have the
+    # same text at the same instant ("ok"), and are two messages.
+    return message.role.value, message.content, message.created_at, message.tool_call_id
+
+
+def _append_history(engram: Engram, messages: list[tuple[str, Message]], report: Progress,
+                    warnings: list[str]) -> tuple[int, int]:
+    """Append the messages a conversation does not hold yet; returns (added and kept, present).
+    A message the source repeats (the same text, role and time) is appended as often as the
+    source has it, and a second import finds each copy. What the conversation's length limit
+    trimmed away again at once is not counted as added, and is reported."""
     if not messages:
         return 0, 0
     history = engram.history
-    seen: dict[str, set[tuple[str, str, float]]] = {}
+    held: dict[str, Counter[tuple[str, str, float, str | None]]] = {}
     newest: dict[str, float] = {}
-    added = present = 0
+    appended: dict[str, Counter[tuple[str, str, float, str | None]]] = {}
+    present = 0
     for n, (key, message) in enumerate(messages, 1):
-        if key not in seen:
+        if key not in held:
             kept = history.all(key)
-            seen[key] = {(m.role.value, m.content, m.created_at) for m in kept}
+            held[key] = Counter(_mark(m) for m in kept)
             newest[key] = max((m.created_at for m in kept), default=float("-inf"))
-        mark = (message.role.value, message.content, message.created_at)
+            appended[key] = Counter()
+        mark = _mark(message)
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
-        if mark in seen[key] or message.created_at < newest[key]:
+        if held[key][mark] > 0:
+            held[key][mark] -= 1  # each copy the conversation holds stands for one the source has
+            present += 1
+        elif message.created_at < newest[key]:
             present += 1
         else:
             history.add(key, message)
-            seen[key].add(mark)
-            added += 1
+            appended[key][mark] += 1
         report("history", n, len(messages))
+    added = 0
+    for key, marks in appended.items():
+        if not marks:
+            continue
+        kept_now = Counter(_mark(m) for m in history.all(key))
+        kept = sum(min(count, kept_now[mark]) for mark, count in marks.items())
+        added += kept
+        if kept < marks.total():
+            warnings.append(f"{shown_key(key)}: {marks.total() - kept} older messages not kept: a conversation holds "
+                            f"at most history.max_history_len ({history.max_history_len}) messages")
     return added, present
 
 

@@ -31,6 +31,7 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     except sqlite3.Error as exc:
         raise fail("path", f"cannot open {path}: {exc}", "a readable SQLite database file") from None
     conn.row_factory = sqlite3.Row
+    conn.text_factory = _decoded
     try:
         yield conn
     except sqlite3.Error as exc:
@@ -63,8 +64,23 @@ def rows(conn: sqlite3.Connection, table: str, needed: tuple[str, ...], optional
         yield f"{table} row {row['rowid']}", {c: row[c] for c in wanted}
 
 
+class _Undecodable(bytes):
+    """A TEXT value whose bytes are not UTF-8 (SQLite stores what a program gives it), kept so the
+    row and column that hold it are named, as any other bad value is."""
+
+
+def _decoded(raw: bytes) -> str | _Undecodable:
+    # sqlite3 would otherwise fail the whole query, naming neither the table nor the row.
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _Undecodable(raw[max(exc.start - 20, 0):exc.start + 20])
+
+
 def text(value: Any, where: str, *, empty: bool = True) -> str:
     """A TEXT column's value as it is (never stripped: content round-trips byte for byte)."""
+    if isinstance(value, _Undecodable):
+        raise fail(where, f"is not UTF-8 text (near {bytes(value)!r})", "UTF-8 text")
     if not isinstance(value, str):
         raise fail(where, f"got {_sql_type(value)}", "text")
     if not empty and not value.strip():
