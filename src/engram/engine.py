@@ -389,6 +389,11 @@ class Engram:
             importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
             created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until))
 
+    def check_remember(self, content: str, **fields: Any) -> None:
+        """Raise the ``ValidationError`` ``remember`` (same arguments) would raise, storing nothing:
+        for callers that store several memories all or nothing (an import checks every item first)."""
+        self._pending_write(content, **fields)
+
     def remember_soon(self, content: str, **fields: Any) -> Future[WriteResult]:
         """``remember`` (same arguments) without waiting for the store, for code that must not
         block, such as an asyncio event loop (``await asyncio.wrap_future(engram.remember_soon(...))``).

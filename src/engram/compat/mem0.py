@@ -390,17 +390,16 @@ class Memory:
                 key = _unit_key(key_from_content(record.content), ids)
                 # Checked as remember checks it (content, key, tags, metadata, time) before the first
                 # item is stored: an item remember would refuse stores nothing of the export.
-                pending = view._pending_write(record.content, key=key, tags=record.tags, metadata=metadata,
-                                              created_at=record.created_at)
+                fields = {"key": key, "tags": record.tags, "metadata": metadata, "created_at": record.created_at}
+                view.check_remember(record.content, **fields)
             except ValidationError as exc:
                 raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                                       exc.allowed) from None
             if not _held_newer(view, key, record.updated_at or record.created_at):
-                writes.append((view, pending))
+                writes.append((view, record.content, fields))
         imported = 0
-        for view, pending in writes:
-            result = view.writes.write(pending)
-            imported += result.action in ("created", "updated")
+        for view, content, fields in writes:
+            imported += view.remember(content, **fields).action in ("created", "updated")
         return {"imported": imported, "skipped": len(plan.records) - imported}
 
     def reset(self) -> None:
