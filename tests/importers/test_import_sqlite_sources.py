@@ -204,6 +204,7 @@ MALFORMED = [
     ("sclaw", "UPDATE messages SET role = 'narrator' WHERE seq = 1 AND session_id = 'telegram:42:'",
      "messages row 1.role"),
     ("sclaw", "UPDATE messages SET session_id = 'a b' WHERE session_id = 'a1b2c3'", "messages row 5.session_id"),
+    ("sclaw", "UPDATE messages SET is_error = 'maybe' WHERE seq = 3", "messages row 3.is_error"),
 ]
 
 
@@ -311,3 +312,18 @@ def _config(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "engram.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_a_tool_results_error_flag_written_as_text_is_read_as_it_says(tmp_path: Path) -> None:
+    # SQLite keeps 'false' as text in sclaw's INTEGER is_error column: it must not read as an error.
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, SCLAW_ROWS + """
+UPDATE messages SET is_error = 'false' WHERE seq = 3 AND session_id = 'telegram:42:';
+INSERT INTO messages VALUES ('telegram:42:', 5, 'assistant', '', '', '',
+    '[{"id": "c2", "name": "weather", "arguments": "{}"}]', 0, '2026-02-09T10:30:04Z');
+INSERT INTO messages VALUES ('telegram:42:', 6, 'tool', 'timeout', 'weather', 'c2', '[]', 'true', '2026-02-09T10:30:05Z');
+""")
+    as_json(home, "import", str(db))
+    tools = [m for m in as_json(home, "history", "show", "telegram:42")["messages"] if m["role"] == "tool"]
+    assert [(m["content"], m["metadata"]["sclaw"].get("is_error")) for m in tools] == [
+        ("sunny, 4 degrees", None), ("timeout", True)]

@@ -86,11 +86,22 @@ def _history(messages: list[tuple[str, dict[str, Any]]], warnings: list[str]) ->
             raise fail(f"{where}.created_at", "is missing", "an RFC 3339 time")
         name = optional_text(row.get("name"), f"{where}.name")
         kept = {"session_id": row["session_id"], "seq": row["seq"], **({"name": name} if name else {}),
-                **({"is_error": True} if row.get("is_error") else {})}
+                **({"is_error": True} if _flag(row.get("is_error"), f"{where}.is_error") else {})}
         entries.append(HistoryEntry(where, key, role, text(row["content"], f"{where}.content"), at,
                                     {"sclaw": kept}, tool_calls=list(made) or None,
                                     tool_call_id=answers if role == "tool" else None))
     return entries
+
+
+def _flag(value: Any, where: str) -> bool:
+    """sclaw's INTEGER 0/1 flag; text a program wrote there instead ('true', 'false', '1') read as
+    what it says, since SQLite keeps text an INTEGER column cannot convert (and 'false' is truthy)."""
+    if value is None or isinstance(value, int):
+        return bool(value)
+    words = {"0": False, "1": True, "false": False, "true": True}
+    if isinstance(value, str) and value.strip().lower() in words:
+        return words[value.strip().lower()]
+    raise fail(where, f"{value!r} is not a flag", "0 or 1 (or the text true / false)")
 
 
 def _conversation(session: Any, where: str) -> str:
