@@ -126,3 +126,17 @@ def test_a_session_folder_sync_does_not_read_is_never_taken_as_deletions(tmp_pat
     assert out["to_database"]["forgotten"] == 0
     assert len(out["problems"]) == 1 and out["problems"][0].startswith("sessions/default/s1/notes.md")
     assert _count(home, "--session", "s1") == 1
+
+
+def test_a_file_too_deep_in_an_agent_folder_is_not_named_a_session_folder(session_folders: Path) -> None:
+    # agents/default/deep/ has three parts and names the default agent, as sessions/default/s1/
+    # does: only the latter is a session folder in the other layout.
+    home = session_folders
+    _run(home, "remember", "a note", "--key", "anote")
+    deep = home / "memory" / "agents" / "default" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "x.md").write_text("- stray note\n")
+    out = json.loads(_run(home, "--json", "sync"))
+    assert len(out["problems"]) == 1, out["problems"]
+    assert out["problems"][0].startswith("agents/default/deep/x.md")
+    assert "at another level" in out["problems"][0] and "move this folder" not in out["problems"][0]

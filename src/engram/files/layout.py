@@ -77,7 +77,7 @@ class Layout:
 
     def _owner_nested(self, parts: list[str]) -> bool:
         """``sessions/<owner>/<session>``, which the ``"session"`` layout keeps at ``sessions/<session>``."""
-        return self.sessions == "session" and len(parts) == 3 and parts[1] == self.owner
+        return self.sessions == "session" and len(parts) == 3 and parts[0] == "sessions" and parts[1] == self.owner
 
     def locate(self, rel: str, suffix: str) -> tuple[Scope, str] | None:
         """``(scope, scope folder)`` of a memory file at ``rel``, or None when ``rel`` is not one
