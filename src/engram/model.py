@@ -470,10 +470,12 @@ MAX_RECALL_WINDOW = 1000
 MAX_LIST_LIMIT = 1000
 
 
-def parse_limit(value: Any, maximum: int, field_name: str = "limit") -> int:
-    """A page size from 1 to ``maximum``; raises ``ValidationError`` naming the range."""
+def parse_limit(value: Any, maximum: int, field_name: str = "limit", *, paged: bool = True) -> int:
+    """A page size from 1 to ``maximum``; raises ``ValidationError`` naming the range, and the
+    offset that pages for more where the caller has one (``paged``)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise ValidationError(field_name, f"{value!r} is out of range", f"1 to {maximum} (page with offset for more)")
+        allowed = f"1 to {maximum} (page with offset for more)" if paged else f"1 to {maximum}"
+        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
     return value
 
 

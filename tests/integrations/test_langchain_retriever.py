@@ -89,3 +89,14 @@ def test_a_bad_search_option_names_itself(engram: Engram, made: dict, per_call: 
         with pytest.raises(ValidationError) as err:
             asyncio.run(EngramRetriever(engram=engram, **made).ainvoke("dog", **per_call))
         assert err.value.field == field
+
+
+@pytest.mark.parametrize(("made", "per_call"), [({"k": 0}, None), ({}, {"k": 101})])
+def test_a_bad_k_says_what_the_retriever_allows(engram: Engram, made: dict, per_call: dict | None) -> None:
+    # The retriever has no offset: its error must not send the caller to page with one.
+    from engram.errors import ValidationError
+
+    with pytest.raises(ValidationError) as err:
+        EngramRetriever(engram=engram, **made).invoke("dog", **(per_call or {}))
+    assert (err.value.field, err.value.allowed) == ("k", "1 to 100")
+    assert str(err.value).endswith("(allowed: 1 to 100)") and "offset" not in str(err.value)

@@ -62,7 +62,7 @@ class EngramRetriever(BaseRetriever):
         if unknown:
             raise ValidationError(unknown[0], "is not a search option of EngramRetriever", list(_SEARCH_OPTIONS))
         options = {name: per_call.get(name, getattr(self, name)) for name in _SEARCH_OPTIONS}
-        options["limit"] = parse_limit(options.pop("k"), MAX_RECALL_LIMIT, "k")
+        options["limit"] = parse_limit(options.pop("k"), MAX_RECALL_LIMIT, "k", paged=False)  # no offset here
         if options["min_relevance"] is not None:
             options["min_relevance"] = parse_relevance(options["min_relevance"])
         if options["filters"] is not None and not isinstance(options["filters"], Filters):
