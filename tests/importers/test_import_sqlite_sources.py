@@ -178,6 +178,23 @@ def test_sclaw_memory_db_facts_history_and_summaries(tmp_path: Path, kind: str |
     assert [m["content"] for m in as_json(home, "history", "show", "sclaw:a1b2c3")["messages"]] == ["Hello again"]
 
 
+def test_a_facts_own_sclaw_metadata_is_kept_beside_engrams_provenance(tmp_path: Path) -> None:
+    # sclaw's metadata is the user's JSON: its own "sclaw" entry must not be overwritten by where
+    # engram records the fact came from.
+    home = tmp_path / "home"
+    own = {"channel": "telegram", "note": "caf\u00e9 \u2615"}
+    db = database(tmp_path / "memory.db", SCLAW_SCHEMA, SCLAW_ROWS + (
+        "UPDATE facts SET metadata = '" + json.dumps({"kind": "name", "sclaw": own}) + "' WHERE rowid = 2;"))
+    first = as_json(home, "import", str(db))
+    assert first["imported"] == 2, first
+    assert "facts row 2.metadata.sclaw: kept as metadata.sclaw.own (metadata.sclaw holds where the record came " \
+           "from in sclaw)" in first["warnings"]
+    [alice] = as_json(home, "list", "--meta", "kind=name")
+    assert alice["metadata"] == {"kind": "name", "sclaw": {"id": "1770631800000000000-1-2", "own": own}}
+    [dark] = as_json(home, "list", "--meta", "kind=preference")  # no own "sclaw": as before, no "own"
+    assert dark["metadata"]["sclaw"] == {"id": "1770631800000000000-0-1", "source": "telegram:42:"}
+
+
 def test_a_summary_engram_already_holds_is_kept_and_named(tmp_path: Path) -> None:
     home = tmp_path / "home"
     db = database(tmp_path / "memory.db", SCLAW_SCHEMA, SCLAW_ROWS)

@@ -205,6 +205,21 @@ def metadata(value: Any, where: str) -> dict[str, Any]:
         raise fail(where, exc.problem, exc.allowed) from None
 
 
+def with_provenance(own: Mapping[str, Any], kind: str, provenance: Mapping[str, Any], where: str,
+                    warnings: list[str]) -> dict[str, Any]:
+    """The source's own metadata with engram's provenance at ``metadata[kind]``, where importers
+    keep what identifies a record in its source (``metadata["sclaw"]["id"]``). A value the source
+    itself holds at that key is kept inside it, as ``metadata[kind]["own"]``, and named in a
+    warning: never overwritten."""
+    out = dict(own)
+    if kind in out:
+        provenance = {**provenance, "own": out[kind]}
+        warnings.append(f"{where}.metadata.{kind}: kept as metadata.{kind}.own (metadata.{kind} holds where "
+                        f"the record came from in {kind})")
+    out[kind] = dict(provenance)
+    return out
+
+
 def engram_fields(value: Any, where: str) -> dict[str, Any]:
     """What engram's own exports carry of a memory beside the source's fields (mem0's
     ``metadata.engram``, a basic-memory note's front matter), checked: ``id``, ``key``,

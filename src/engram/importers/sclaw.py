@@ -5,7 +5,8 @@ it was extracted in, ``tags`` and ``metadata`` as JSON, ``created_at`` RFC 3339)
 (``session_id``, ``seq``, ``role``, ``content``, ``name``, ``tool_id``, ``tool_calls`` JSON,
 ``is_error``, ``created_at``) and ``summaries`` (``session_id``, ``summary``, ``updated_at``).
 Mapping: each fact is one memory (its tags and metadata kept, so ``list --meta key=value`` finds
-what ``SearchByMetadata`` did; its id and source session under ``metadata["sclaw"]``). Messages go
+what ``SearchByMetadata`` did; its id and source session under ``metadata["sclaw"]``, and a fact's
+own ``sclaw`` metadata under ``metadata["sclaw"]["own"]``, with a warning). Messages go
 to engram's conversation history under their ``session_id``, which is already sclaw's persistence
 key ``channel:chatID:threadID`` (a session id that is not one becomes ``sclaw:<id>``), in ``seq``
 order at their times; a tool message answers its ``tool_id``. Each summary becomes that
@@ -23,7 +24,17 @@ from engram import jsondoc
 from engram.db.foreign import SCLAW
 from engram.errors import ValidationError
 from engram.history.keys import conversation_key, normal_key, shown_key
-from engram.importers.base import HistoryEntry, HistorySummary, Plan, Record, fail, metadata, tags, timestamp
+from engram.importers.base import (
+    HistoryEntry,
+    HistorySummary,
+    Plan,
+    Record,
+    fail,
+    metadata,
+    tags,
+    timestamp,
+    with_provenance,
+)
 from engram.importers.sqlite_source import open_readonly, optional_text, rows, text
 from engram.model import parse_tool_calls
 
@@ -37,7 +48,7 @@ def read(path: Path) -> Plan:
     with open_readonly(path) as conn:
         for where, row in rows(conn, "facts", ("id", "content"), ("source", "tags", "metadata", "created_at"),
                                kind=KIND):
-            plan.records.append(_fact(where, row))
+            plan.records.append(_fact(where, row, plan.warnings))
         messages = list(rows(conn, "messages", ("session_id", "seq", "role", "content"),
                              ("name", "tool_id", "tool_calls", "is_error", "created_at"), kind=KIND))
         plan.history = _history(messages, plan.warnings)
@@ -48,7 +59,7 @@ def read(path: Path) -> Plan:
     return plan
 
 
-def _fact(where: str, row: dict[str, Any]) -> Record:
+def _fact(where: str, row: dict[str, Any], warnings: list[str]) -> Record:
     fact_id = text(row["id"], f"{where}.id", empty=False)
     own = metadata(_json(row.get("metadata"), f"{where}.metadata", "a JSON object"), f"{where}.metadata")
     source = optional_text(row.get("source"), f"{where}.source")
@@ -58,7 +69,8 @@ def _fact(where: str, row: dict[str, Any]) -> Record:
         where=where,
         content=text(row["content"], f"{where}.content"),
         tags=tags(_tag_list(row.get("tags"), f"{where}.tags"), f"{where}.tags"),
-        metadata={**own, "sclaw": {"id": fact_id, **({"source": source} if source else {})}},
+        metadata=with_provenance(own, "sclaw", {"id": fact_id, **({"source": source} if source else {})}, where,
+                                 warnings),
         created_at=at,
         updated_at=at,
         id_field="id",
