@@ -11,6 +11,7 @@ lifecycle scheduler; the memory-folder mirror. Settings are read here and in ``c
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from pathlib import Path
@@ -104,9 +105,9 @@ def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStor
 
 def sidecar(backend: Backend, suffix: str, settings: Settings | None = None) -> Path | None:
     """A file beside the backend's data (metrics, maintenance state). A database with no file
-    (PostgreSQL) has one in the engram home named after its URL (a digest: no password in a file
-    name), ``home/state/<backend>-<digest><suffix>``; else None. Without it every ``engram
-    maintain`` ran every job and latency stats were always empty."""
+    (PostgreSQL) has one in the engram home named after the database its URL reaches (a digest: no
+    password in a file name; see ``database_sidecar``), ``home/state/<backend>-<digest><suffix>``;
+    else None. Without it every ``engram maintain`` ran every job and latency stats were always empty."""
     path = backend.path
     if path is not None:
         return path.with_name(path.name + suffix)
@@ -116,13 +117,25 @@ def sidecar(backend: Backend, suffix: str, settings: Settings | None = None) -> 
 
 
 def database_sidecar(home: Path, backend_name: str, database_url: str, suffix: str) -> Path:
-    """Where ``sidecar`` keeps the file of the database at ``database_url`` (no file of its own)."""
+    """Where ``sidecar`` keeps the file of the database at ``database_url`` (no file of its own):
+    named after the database, not the URL's spelling (``database_identity``), so ``migrate --to
+    postgres://db.host/x`` and ``ENGRAM_DATABASE_URL=postgresql://db.host:5432/x?sslmode=require``
+    find one file. A file named after the spelling, as earlier versions named it, is renamed to it
+    once (found, not left behind)."""
+    from engram.db.postgres import database_identity, redact_dsn
+
+    path = home / "state" / f"{backend_name}-{_digest(database_identity(database_url))}{suffix}"
+    spelled = path.with_name(f"{backend_name}-{_digest(redact_dsn(database_url))}{suffix}")
+    if spelled != path and spelled.is_file() and not path.exists():
+        with contextlib.suppress(FileNotFoundError):  # another process renamed it first
+            spelled.rename(path)
+    return path
+
+
+def _digest(text: str) -> str:
     import hashlib
 
-    from engram.db.postgres import redact_dsn
-
-    digest = hashlib.sha256(redact_dsn(database_url).encode("utf-8")).hexdigest()[:16]
-    return home / "state" / f"{backend_name}-{digest}{suffix}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 MAINTENANCE_STATE = ".maintenance.json"

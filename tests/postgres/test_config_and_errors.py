@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from engram.config import load_settings
-from engram.db.postgres import PgDatabase, redact_dsn
+from engram.db.postgres import PgDatabase, database_identity, redact_dsn
 from engram.engine import Engram
 from engram.errors import ConfigError, StorageError, ValidationError
 
@@ -38,6 +38,31 @@ def test_postgres_backend_without_url_is_a_config_error() -> None:
 def test_redact_dsn(dsn: str, redacted: str) -> None:
     assert redact_dsn(dsn) == redacted
     assert "s3cret" not in redact_dsn(dsn)
+
+
+SAME_DATABASE = [
+    "postgresql://bob:s3cret@db.example:5432/engram",
+    "postgres://bob@db.example/engram",
+    "postgresql://bob:other@db.example:5432/engram?sslmode=require&application_name=x&connect_timeout=5",
+    "host=db.example user=bob password=s3cret dbname=engram",
+    "host=db.example port=5432 user=bob dbname=engram sslmode=disable",
+]
+OTHER_DATABASES = [
+    "postgresql://bob@db.example:5433/engram", "postgresql://bob@db.example/engram2",
+    "postgresql://alice@db.example/engram", "postgresql://bob@other.example/engram",
+    "postgresql://bob@db.example/engram/",  # libpq reads the database "engram/"
+    "postgresql://bob@db.example/engram?options=-csearch_path%3Dother",
+]
+
+
+def test_database_identity_is_one_per_database_and_keeps_no_password() -> None:
+    # Files kept for a PostgreSQL database (its maintenance schedule) are named after it: every
+    # spelling of one database must give one name, and another database another.
+    assert len({database_identity(dsn) for dsn in SAME_DATABASE}) == 1
+    assert "s3cret" not in database_identity(SAME_DATABASE[0]) and "other" not in database_identity(SAME_DATABASE[2])
+    names = {database_identity(dsn) for dsn in OTHER_DATABASES}
+    assert len(names) == len(OTHER_DATABASES) and database_identity(SAME_DATABASE[0]) not in names
+    assert database_identity("postgresql://bob@db.example/") == database_identity("postgresql://bob@db.example")
 
 
 def test_unreachable_server_is_a_storage_error_without_the_password(caplog: pytest.LogCaptureFixture) -> None:

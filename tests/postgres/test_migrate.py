@@ -284,3 +284,27 @@ def test_migrate_carries_the_maintenance_schedule_so_nothing_reruns_early(pg_url
         assert maintenance_for(moved.for_agent("bob"), settings(database_url=pg_url, agent="bob")).due(moved.clock())
     finally:
         moved.close()
+
+
+def test_the_carried_schedule_is_found_under_another_spelling_of_the_database(pg_url: str, tmp_path: Path) -> None:
+    # migrate --to and the later ENGRAM_DATABASE_URL name one database in two spellings (scheme alias,
+    # parameters that choose no database): maintain must find the schedule migrate carried.
+    from engram.config import load_settings
+    from engram.root import maintenance_for
+
+    home = tmp_path / "home"
+    source = Engram.from_settings(load_settings(home=home, embeddings={"provider": "none"}))
+    source.remember("a fact to maintain", key="fact")
+    assert maintenance_for(source, load_settings(home=home, embeddings={"provider": "none"})).run().ran
+    source.close()
+    spelled = pg_url.replace("postgresql://", "postgres://") + "?application_name=engram-migrate&connect_timeout=10"
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
+    run = subprocess.run([*ENGRAM, "--json", "migrate", "--to", spelled], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["schedule"] is not None
+
+    maintained = subprocess.run([*ENGRAM, "--json", "maintain"], env={**env, "ENGRAM_DATABASE_URL": pg_url},
+                                capture_output=True, text=True, timeout=600)
+    assert maintained.returncode == 0, maintained.stderr
+    assert json.loads(maintained.stdout)["ran"] == []  # nothing due: the schedule was found

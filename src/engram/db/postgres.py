@@ -59,6 +59,35 @@ def redact_dsn(dsn: str) -> str:
     return _KV_PASSWORD.sub(r"\1***", dsn)
 
 
+# Connection parameters that change how a connection is made, never which database it reaches.
+_NOT_THE_DATABASE = frozenset({
+    "password", "passfile", "application_name", "fallback_application_name", "connect_timeout",
+    "client_encoding", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+    "tcp_user_timeout", "sslmode", "sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslpassword",
+    "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requiressl", "channel_binding",
+    "require_auth", "gssencmode", "gsslib", "gssdelegation", "krbsrvname",
+})
+_DEFAULT_PORT = "5432"
+
+
+def database_identity(dsn: str) -> str:
+    """The database ``dsn`` reaches, in one spelling and without its password: what names files
+    kept for it (``root.database_sidecar``). Parsed by libpq's rules (``conninfo_to_dict``), so
+    the spellings of one database agree: ``postgres://`` or ``postgresql://``, URL or
+    ``key=value`` form, the default port 5432 given or omitted, a trailing ``/`` after the host,
+    and parameters that do not choose the database (``sslmode``, ``application_name``,
+    ``connect_timeout``, ...). What might reach another database (host, port, dbname, user,
+    ``options``, several hosts) is kept as written. A DSN libpq cannot parse is its redacted text."""
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return redact_dsn(dsn)
+    kept = {k: str(v) for k, v in params.items() if k not in _NOT_THE_DATABASE and v not in (None, "")}
+    if "," not in kept.get("host", "") + kept.get("hostaddr", ""):  # one server: its port is 5432 unless named
+        kept.setdefault("port", _DEFAULT_PORT)
+    return " ".join(f"{k}={v!r}" for k, v in sorted(kept.items()))
+
+
 @contextlib.contextmanager
 def translate_errors(where: str) -> Iterator[None]:
     """psycopg and pool exceptions become engram's errors, naming the (redacted) database."""
