@@ -1,16 +1,18 @@
 """Settings, read in one place: explicit arguments > environment > config file > defaults.
 
 Environment variables are ``ENGRAM_<NAME>``, nested with ``__`` (``ENGRAM_RECALL__TEXT_WEIGHT``).
-The config file is ``$ENGRAM_CONFIG``, or the first of ``config.toml``, ``config.yaml``, ``config.yml``
-and ``config.json`` in ``$ENGRAM_HOME``; TOML, YAML or JSON by its suffix; keys mirror the field
-names (``backend = "sqlite"``, ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings``
-and the interfaces' start-up call ``load_settings``; everything else receives values.
+The config file is the one ``--config PATH`` names (``load_settings(config=...)``), else
+``$ENGRAM_CONFIG``, else the first of ``config.toml``, ``config.yaml``, ``config.yml`` and
+``config.json`` in the home (``--home``, else ``default_home()``); a file named either way must
+exist. TOML, YAML or JSON by its suffix; keys mirror the field names (``backend = "sqlite"``,
+``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings`` and the interfaces' start-up
+call ``load_settings``; everything else receives values.
 
 An existing deployment's settings carry over: PtrClaw's, sclaw's, ClawCode's and Clawless's
 variables and config files are mapped onto engram's settings by ``foreign_settings`` (which
 names each key). Their variables rank below ``ENGRAM_*`` ones and above the config file; inside a
-file, engram's own keys win. ``--config PATH`` (``load_settings(config=...)``) names the config
-file, before ``$ENGRAM_CONFIG``.
+file, engram's own keys win. A mapped value engram refuses is named by the key (or variable) it
+was written as, beside engram's setting: ``memory.search.max_results (recall.limit): ...``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from engram.files.settings import FilesSettings
 from engram.foreign_settings import (
     FOREIGN_CLAWLESS,
     FOREIGN_ENV,
+    KeyPath,
+    Origins,
     map_memory_block,
     map_sclaw,
     map_variables,
@@ -93,6 +97,8 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
         self.path = path
         self.agent = agent  # given as an argument (--agent), for sclaw's per-agent switch
         self.required = required  # named on the command line: a missing file is an error
+        self.values: dict[str, Any] = {}
+        self.origins: Origins = {}  # the settings its foreign keys gave, to name a refused one
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
         return None, field_name, False
@@ -105,23 +111,30 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
         agent = self.agent or os.environ.get("ENGRAM_AGENT") or str(document.get("agent") or "default")
         env = dict(os.environ)  # for the ${VAR} a foreign file may hold
         try:
-            map_variables(document, values, env=env)
-            map_sclaw(document, values, agent, env)
-            map_memory_block(document, values, env)
+            map_variables(document, values, env=env, origins=self.origins)
+            map_sclaw(document, values, agent, env, self.origins)
+            map_memory_block(document, values, env, self.origins)
         except ConfigError as exc:
             raise ConfigError(f"config file {self.path}: {exc}") from None
+        self.values = values
         return values
 
 
 class _ForeignEnvSource(PydanticBaseSettingsSource):
     """The other systems' environment variables (Clawless's, PtrClaw's, ClawCode's), below ``ENGRAM_*`` ones."""
 
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        super().__init__(settings_cls)
+        self.values: dict[str, Any] = {}
+        self.origins: Origins = {}  # every value here is mapped: the variable it came from
+
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
         values: dict[str, Any] = {}
-        map_variables(dict(os.environ), values, tables=(FOREIGN_CLAWLESS, FOREIGN_ENV))
+        map_variables(dict(os.environ), values, tables=(FOREIGN_CLAWLESS, FOREIGN_ENV), origins=self.origins)
+        self.values = values
         return values
 
 
@@ -211,8 +224,10 @@ class Settings(BaseSettings):
         named = _CONFIG_FILE.get()
         # A file named (--config, $ENGRAM_CONFIG) must exist: a mistyped name would run on defaults unsaid.
         required = named is not None or bool(os.environ.get("ENGRAM_CONFIG"))
-        return (init_settings, env_settings, _ForeignEnvSource(settings_cls), _ConfigFileSource(
+        sources = (init_settings, env_settings, _ForeignEnvSource(settings_cls), _ConfigFileSource(
             settings_cls, config_path(given.get("home"), named), given.get("agent"), required=required))
+        _SOURCES.set(sources)
+        return sources
 
     def database_path(self, agent: str | None = None) -> Path:
         """Where the file backends keep their data for ``agent`` (shared file unless per-agent)."""
@@ -227,6 +242,42 @@ class Settings(BaseSettings):
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
 # The file ``load_settings(config=...)`` names (``--config``), for the sources built inside Settings().
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("engram_config_file", default=None)
+# The sources the last Settings() read, highest rank first: a refused value is named by its origin.
+_SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, ...]] = ContextVar("engram_setting_sources", default=())
+
+
+def _holds(tree: Any, path: KeyPath) -> bool:
+    for part in path:
+        if not isinstance(tree, dict) or part not in tree:
+            return False
+        tree = tree[part]
+    return True
+
+
+def _foreign_origin(loc: tuple[str | int, ...]) -> str | None:
+    """The other system's key (or variable) whose value pydantic refused at ``loc``: the one mapped
+    onto that setting, unless a source of higher rank (an argument, ``ENGRAM_*``, engram's own key
+    in the file) gave the value; None when no foreign key did."""
+    sources = _SOURCES.get()
+    mapped = [getattr(source, "origins", {}) for source in sources]
+    path = tuple(str(part) for part in loc)
+    # The setting a foreign key gave: loc may go deeper (pydantic names a union's member).
+    target = next((path[:n] for n in range(len(path), 0, -1) if any(path[:n] in m for m in mapped)), None)
+    if target is None:
+        return None
+    for source, origins in zip(sources, mapped, strict=True):
+        if target in origins:
+            return origins[target]
+        if _holds(getattr(source, "values", None) if hasattr(source, "origins") else source(), target):
+            return None  # engram's own name gave it
+    return None
+
+
+def _problem(error: Any) -> str:
+    """One refused value for ``ConfigError``: engram's setting, after the foreign key it was written as."""
+    setting = ".".join(str(p) for p in error["loc"])
+    origin = _foreign_origin(error["loc"])
+    return f"{origin} ({setting}): {error['msg']}" if origin else f"{setting}: {error['msg']}"
 
 
 def config_path(home: str | Path | None = None, named: str | Path | None = None) -> Path:
@@ -244,14 +295,14 @@ def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Sett
     """Read settings; ``config`` names the config file (``--config``; ``~`` expanded), which must
     exist. Raises ``ConfigError`` naming the setting at fault."""
     named = _CONFIG_FILE.set(None if config is None else Path(config).expanduser())
+    sources = _SOURCES.set(())
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except PydanticValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(_problem(err) for err in exc.errors())
         raise ConfigError(f"invalid settings ({problems})") from None
     except (OSError, ValueError) as exc:  # unreadable or malformed TOML, YAML or JSON
         raise ConfigError(f"cannot read config file {config_path(overrides.get('home'), config)}: {exc}") from None
     finally:
         _CONFIG_FILE.reset(named)
+        _SOURCES.reset(sources)

@@ -14,7 +14,8 @@ one reader.
   fallback, as PtrClaw has it.
 
 A mapped value never replaces one already there (engram's own key in the same file, or a source
-of higher rank), see ``_put``. A string in a foreign file may name an environment variable as
+of higher rank), see ``_put``; each one put is recorded in ``origins`` (engram's setting -> the
+foreign key or variable), so a value engram then refuses is named as the user wrote it. A string in a foreign file may name an environment variable as
 ``${VAR}`` (ClawCode writes ``api_key: ${OPENAI_API_KEY}``); a bare ``$VAR`` is kept as written,
 because a key or a path may hold a ``$``. A key engram cannot honour is never dropped silently:
 it is logged once per process, naming the key. A value that cannot be converted raises
@@ -259,13 +260,20 @@ def expand(value: Any, name: str, env: Mapping[str, str]) -> Any:
     return _VARIABLE.sub(one, value)
 
 
-def _put(tree: dict[str, Any], path: KeyPath, value: Any) -> None:
+Origins = dict[KeyPath, str]  # engram's setting -> the foreign key (or variable) its value came from
+
+
+def _put(tree: dict[str, Any], path: KeyPath, value: Any, name: str, origins: Origins | None) -> None:
     for part in path[:-1]:
         tree = tree.setdefault(part, {})
-    tree.setdefault(path[-1], value)  # what is already there (engram's own key) wins
+    if path[-1] not in tree:  # what is already there (engram's own key) wins
+        tree[path[-1]] = value
+        if origins is not None:
+            origins[path] = name
 
 
-def _apply(rule: Rule, value: Any, name: str, into: dict[str, Any], env: Mapping[str, str] | None) -> None:
+def _apply(rule: Rule, value: Any, name: str, into: dict[str, Any], env: Mapping[str, str] | None,
+           origins: Origins | None = None) -> None:
     """Map one foreign value; ``env`` given: it came from a file, so ``${VAR}`` is expanded."""
     if env is not None:
         value = expand(value, name, env)
@@ -274,7 +282,7 @@ def _apply(rule: Rule, value: Any, name: str, into: dict[str, Any], env: Mapping
     if value is SKIP:
         return
     for target in rule.targets:
-        _put(into, target, value)
+        _put(into, target, value, name, origins)
 
 
 def _at(tree: Any, path: KeyPath) -> Any:
@@ -284,16 +292,17 @@ def _at(tree: Any, path: KeyPath) -> Any:
 
 
 def map_variables(values: Mapping[str, Any], into: dict[str, Any], *, env: Mapping[str, str] | None = None,
-                  tables: tuple[dict[str, Rule], ...] = (FOREIGN_CLAWLESS,)) -> None:
+                  tables: tuple[dict[str, Rule], ...] = (FOREIGN_CLAWLESS,), origins: Origins | None = None) -> None:
     """Names of ``tables`` found in ``values`` (the environment, or a file's top level when
     ``env`` is given for ``${VAR}``) mapped into ``into``; empty values count as unset."""
     for table in tables:
         for name, rule in table.items():
             if name in values and values[name] not in (None, ""):
-                _apply(rule, values[name], name, into, env)
+                _apply(rule, values[name], name, into, env, origins)
 
 
-def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: Mapping[str, str]) -> None:
+def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: Mapping[str, str],
+              origins: Origins | None = None) -> None:
     """sclaw's YAML: ``modules: {memory.sqlite: {...}}``, ``data_dir`` and ``agents: {<agent>:
     {memory: {enabled}}}`` (memory off for this agent: the disabled backend)."""
     modules = document.get("modules")
@@ -301,19 +310,20 @@ def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: M
     if isinstance(module, dict):
         for key, rule in FOREIGN_SCLAW_SQLITE.items():
             if module.get(key) not in (None, ""):
-                _apply(rule, module[key], f"modules.memory.sqlite.{key}", into, env)
+                _apply(rule, module[key], f"modules.memory.sqlite.{key}", into, env, origins)
     if document.get("data_dir"):
-        _apply(to("home"), document["data_dir"], "data_dir", into, env)
+        _apply(to("home"), document["data_dir"], "data_dir", into, env, origins)
     # Each level is read only when it is a mapping, as ``modules`` is: another system's file may use
     # ``agents`` for something else, and must not stop engram from starting.
     agents = document.get("agents")
     entry = agents.get(agent) if isinstance(agents, dict) else None
     memory = entry.get("memory") if isinstance(entry, dict) else None
     if isinstance(memory, dict) and memory.get("enabled") is False:
-        _put(into, ("backend",), "disabled")
+        _put(into, ("backend",), "disabled", f"agents.{agent}.memory.enabled", origins)
 
 
-def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mapping[str, str]) -> None:
+def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mapping[str, str],
+                     origins: Origins | None = None) -> None:
     """The ``memory`` block (PtrClaw's or ClawCode's), then PtrClaw's OpenAI key fallback."""
     block = document.get("memory")
     if not isinstance(block, dict):
@@ -323,9 +333,10 @@ def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mappin
         value = _at(block, source)
         if value is None or isinstance(value, dict) or rule.provider not in (None, provider):
             continue
-        _apply(rule, value, "memory." + ".".join(source), into, env)
+        _apply(rule, value, "memory." + ".".join(source), into, env, origins)
     # PtrClaw: "embeddings.api_key ... Empty falls back to providers.openai.api_key".
     if str(_at(block, ("embeddings", "provider")) or "").strip().lower() == "openai":
         key = _at(document, ("providers", "openai", "api_key"))
         if key is not None:
-            _apply(to("embeddings", "api_key", convert=_text_or_skip), key, "providers.openai.api_key", into, env)
+            _apply(to("embeddings", "api_key", convert=_text_or_skip), key, "providers.openai.api_key", into, env,
+                   origins)

@@ -104,3 +104,39 @@ def test_a_config_file_named_by_engram_config_must_exist(isolated_home: Path, mo
     (isolated_home / "confg.toml").parent.mkdir(parents=True, exist_ok=True)
     (isolated_home / "confg.toml").write_text('backend = "jsonfile"\n')
     assert load_settings().backend == "jsonfile"
+
+
+@pytest.mark.parametrize(("text", "env", "named"), [
+    # ClawCode's YAML and sclaw's: the key the user wrote comes first, engram's setting after it.
+    ("memory:\n  search:\n    max_results: ten\n", {}, "memory.search.max_results (recall.limit): "),
+    ("modules:\n  memory.sqlite:\n    busy_timeout: 5s\n", {}, "modules.memory.sqlite.busy_timeout (busy_timeout_ms): "),
+    # Clawless's variable, which ranks above the file's own key.
+    ("recall:\n  limit: 5\n", {"CONVERSATION_HISTORY_MAX_ENTRIES": "many"},
+     "CONVERSATION_HISTORY_MAX_ENTRIES (history.max_entries): "),
+    # A source above the mapped key gave the refused value: engram's own name is the one to fix.
+    ("memory:\n  search:\n    max_results: 5\n", {"ENGRAM_RECALL__LIMIT": "eleven"}, "(recall.limit: "),
+    ("recall:\n  limit: zz\nmemory:\n  search:\n    max_results: 5\n", {}, "(recall.limit: "),
+])
+def test_a_refused_value_is_named_by_the_key_it_was_written_as(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, env: dict[str, str], named: str) -> None:
+    config = tmp_path / "their.yaml"
+    config.write_text(text, encoding="utf-8")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as err:
+        load_settings(config=config)
+    assert named in str(err.value), str(err.value)
+
+
+def test_the_command_line_names_the_foreign_key_and_exits_4(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "sclaw.yaml"
+    config.write_text("modules:\n  memory.sqlite:\n    busy_timeout: 5s\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    done = subprocess.run([sys.executable, "-m", "engram", "--home", str(tmp_path / "home"), "--config", str(config),
+                           "stats"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 4, done.stderr
+    assert "modules.memory.sqlite.busy_timeout (busy_timeout_ms): Input should be a valid integer" in done.stderr
