@@ -15,11 +15,12 @@ one reader.
 
 A mapped value never replaces one already there (engram's own key in the same file, or a source
 of higher rank), see ``_put``; each one put is recorded in ``origins`` (engram's setting -> the
-foreign key or variable), so a value engram then refuses is named as the user wrote it. A string in a foreign file may name an environment variable as
-``${VAR}`` (ClawCode writes ``api_key: ${OPENAI_API_KEY}``); a bare ``$VAR`` is kept as written,
-because a key or a path may hold a ``$``. A key engram cannot honour is never dropped silently:
-it is logged once per process, naming the key. A value that cannot be converted raises
-``ConfigError`` naming the foreign key (or variable) and what is allowed.
+foreign key or variable), so a value engram then refuses is named as the user wrote it. A string
+in a foreign file may name an environment variable as ``${VAR}`` (ClawCode writes ``api_key:
+${OPENAI_API_KEY}``); a bare ``$VAR`` is kept as written, because a key or a path may hold a ``$``.
+A key engram cannot honour is never dropped silently: it is logged once per process, naming the
+key. A value that cannot be converted raises ``ConfigError`` naming the foreign key (or variable)
+and what is allowed.
 """
 
 from __future__ import annotations
