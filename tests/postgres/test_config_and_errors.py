@@ -65,6 +65,15 @@ def test_database_identity_is_one_per_database_and_keeps_no_password() -> None:
     assert database_identity("postgresql://bob@db.example/") == database_identity("postgresql://bob@db.example")
 
 
+def test_an_omitted_port_is_the_one_libpq_would_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With PGPORT set, a DSN without a port reaches that port: not the database on 5432.
+    monkeypatch.setenv("PGPORT", "5433")
+    assert database_identity("postgresql://bob@db.example/engram") == database_identity(
+        "postgresql://bob@db.example:5433/engram")
+    assert database_identity("postgresql://bob@db.example/engram") != database_identity(
+        "postgresql://bob@db.example:5432/engram")
+
+
 def test_unreachable_server_is_a_storage_error_without_the_password(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     with pytest.raises(StorageError) as err:

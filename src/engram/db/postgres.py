@@ -67,14 +67,22 @@ _NOT_THE_DATABASE = frozenset({
     "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requiressl", "channel_binding",
     "require_auth", "gssencmode", "gsslib", "gssdelegation", "krbsrvname",
 })
-_DEFAULT_PORT = "5432"
+
+
+def _default_port() -> str:
+    """The port libpq connects to when a DSN names none: ``PGPORT`` when set, else its built-in
+    5432 (libpq's own defaults, so an omitted port means here what it means to the connection)."""
+    for option in psycopg.pq.Conninfo.get_defaults():
+        if option.keyword == b"port" and option.val:
+            return option.val.decode()
+    return "5432"
 
 
 def database_identity(dsn: str) -> str:
     """The database ``dsn`` reaches, in one spelling and without its password: what names files
     kept for it (``root.database_sidecar``). Parsed by libpq's rules (``conninfo_to_dict``), so
     the spellings of one database agree: ``postgres://`` or ``postgresql://``, URL or
-    ``key=value`` form, the default port 5432 given or omitted, a trailing ``/`` after the host,
+    ``key=value`` form, the port libpq would use (``PGPORT``, else 5432) given or omitted, a trailing ``/`` after the host,
     and parameters that do not choose the database (``sslmode``, ``application_name``,
     ``connect_timeout``, ...). What might reach another database (host, port, dbname, user,
     ``options``, several hosts) is kept as written. A DSN libpq cannot parse is its redacted text."""
@@ -83,8 +91,8 @@ def database_identity(dsn: str) -> str:
     except psycopg.Error:
         return redact_dsn(dsn)
     kept = {k: str(v) for k, v in params.items() if k not in _NOT_THE_DATABASE and v not in (None, "")}
-    if "," not in kept.get("host", "") + kept.get("hostaddr", ""):  # one server: its port is 5432 unless named
-        kept.setdefault("port", _DEFAULT_PORT)
+    if "," not in kept.get("host", "") + kept.get("hostaddr", ""):  # one server: the port libpq would use
+        kept.setdefault("port", _default_port())
     return " ".join(f"{k}={v!r}" for k, v in sorted(kept.items()))
 
 
