@@ -130,3 +130,41 @@ def test_a_hybrid_recall_counts_its_terms_rows_once(pg_url: str, monkeypatch: py
         assert counted == [["bravo", "charlie", "zulu"]]
     finally:
         store.close()
+
+
+# Stopwords of PostgreSQL's english list in keys, contents and contexts (FTS5 counts them in a
+# row's length, a tsvector leaves them out), numbers read as words, accents, repeated words.
+_PARITY_ROWS = [
+    ("We upgraded the service to Python 3.11 last week, and it is faster", None, None),
+    ("The café on the corner serves José a coffee every morning", "cafe", None),
+    ("Python python PYTHON: the python release notes for 3.12 and 3.11", None, "what we said about it"),
+    ("Deploy notes: run the migrations, then restart the workers", "deploy notes", None),
+    ("Bob's e-mail is bob@example.com and he answers within a day", None, "he is the one to ask"),
+    ("She said that it was what they would have done if they could", None, None),
+    ("coffee tea water juice", "drinks", None),
+    ("It is what it is, and that is all there is to it", None, None),
+    ("Café crème at the Hôtel de Ville with José and Zoë", None, "it was in the spring"),
+    ("release release release of the new python, then another release", "release", None),
+]
+
+
+def test_a_text_score_is_the_same_on_both_backends(pg_url: str, tmp_path: Path) -> None:
+    # BM25 weighs a row's length against the mean: PostgreSQL counts them as FTS5 does, stopwords
+    # included (schema step 0014), so each score is FTS5's to the float's rounding, not "close".
+    memories = [_memory(i, content, key=key, context=context) for i, (content, key, context) in enumerate(_PARITY_ROWS)]
+    pg = _pg(pg_url, memories)
+    lite = SqliteMemoryStore(tmp_path / "m.db")
+    lite.import_memories(memories)
+    try:
+        for query in ("3.11", "python", "the python", "café", "cafe jose", "José Zoë", "python python release",
+                      "release notes", "coffee", "he answers"):
+            on_pg = {m.id: s for m, s in pg.search_text(query, FILT, limit=20)}
+            on_lite = {m.id: s for m, s in lite.search_text(query, FILT, limit=20)}
+            assert on_pg and on_pg.keys() == on_lite.keys(), query
+            assert on_pg == pytest.approx(on_lite, rel=1e-6), query
+            ids = list(on_lite)
+            assert pg.text_scores(query, ids) == pytest.approx(lite.text_scores(query, ids), rel=1e-6), query
+            assert pg.text_score_ceiling(query) == pytest.approx(lite.text_score_ceiling(query), rel=1e-6)
+    finally:
+        pg.close()
+        lite.close()

@@ -1,7 +1,7 @@
 """BM25 on PostgreSQL reads term frequencies and row lengths from ``search_counts`` (migration
 0010), not by unnesting each row's tsvector (store/pg_text.py). The column must say exactly what
 the tsvector says, on insert, update and for stores migrated from before it, and the scores must
-be those the tsvector gives, to the bit."""
+be those the tsvector's frequencies give (with the row length FTS5 counts, step 0014), to the bit."""
 
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def test_scores_are_the_ones_the_tsvector_gives(pg_url: str) -> None:
             rows = conn.execute(
                 "SELECT m.id, sum(w.idf * u.f * %s / (u.f + %s * (%s + %s * d.dl / %s)))"
                 " FROM memories m,"
-                " LATERAL (SELECT sum(cardinality(x.positions)) AS dl FROM unnest(m.search_all) x) d,"
+                # The row's length is FTS5's count, stopwords included (step 0014): not the tsvector's.
+                " LATERAL (SELECT engram_row_length(m.key, m.content, m.search_context) AS dl) d,"
                 " LATERAL (" + _FROM_TSVECTOR.replace("FROM memories m, unnest(m.search_all) u",
                                                       "FROM unnest(m.search_all) u")
                 .replace("SELECT m.id, u.lexeme, cardinality(u.positions),", "SELECT u.lexeme,") + ") u(lexeme, f),"

@@ -11,9 +11,9 @@ inverse document frequency: it ranked first the rows repeating a query's commone
 - term frequency: from the row's ``search_all`` tsvector, each position counted with its
   column's weight (key A, content and time words B, search_context C), precomputed per row in
   the ``search_counts`` column (migration 0010; ``bm25_sql``);
-- row length: the row's positions in that tsvector (PostgreSQL drops its stopwords, FTS5 counts
-  them: both the row's length and the mean leave them out, so their ratio is close), kept there
-  too;
+- row length: the row's words as FTS5 counts them, stopwords included (``search_length``,
+  migration 0014; the tsvector's positions, ``search_counts``' length, leave PostgreSQL's
+  stopwords out, so rows without one keep that);
 - row count and mean length: exact on small tables, from ANALYZE's row estimate and a fixed page
   sample on large ones (an exact pass reads every row's tsvector);
 - document frequency: counted through the GIN index for terms outside ANALYZE's most common
@@ -107,8 +107,9 @@ _EXACT_ROWS = 5_000
 _SAMPLE_ROWS = 10_000
 # A rare term's rows are counted up to this many; more means the statistics' floor was wrong.
 _COUNT_CAP = 20_000
-# A row's length (its tsvector's positions), as migration 0010 keeps it.
-_ROW_LENGTH = "(m.search_counts -> '')::float8"
+# A row's length in words as FTS5 counts them: migration 0014's column, or where it is NULL (a row
+# from before it without a stopword) the tsvector's positions, the same count (migration 0010).
+_ROW_LENGTH = "COALESCE(m.search_length, (m.search_counts -> '')::float8)"
 
 
 def bm25_sql(lexemes: int) -> str:
@@ -118,9 +119,9 @@ def bm25_sql(lexemes: int) -> str:
     lexeme found in the row.
 
     Whether the row holds a lexeme is read from its ``search_all`` tsvector (``@@``, a binary
-    search in C); its weighted frequency (1 unless ``search_counts`` says otherwise) and the row's
-    length from ``search_counts`` (migration 0010), a JSONB lookup by key. Unnesting the tsvector
-    for them, as before, cost ~5 us a row; this ~1 us. The values are those the tsvector gives
+    search in C); its weighted frequency (1 unless ``search_counts`` says otherwise) from
+    ``search_counts`` (migration 0010), a JSONB lookup by key, and the row's length (``_ROW_LENGTH``).
+    Unnesting the tsvector for them, as before, cost ~5 us a row; this ~1 us. The values are those the tsvector gives
     (numeric sums cast to float8 alike) and the terms are added in ``q.lexemes``' order, which
     ``lexeme_weights`` makes bytewise, so scores are the same to the bit."""
     if lexemes <= 0:
@@ -131,7 +132,7 @@ def bm25_sql(lexemes: int) -> str:
     counts = ", ".join(f"CASE WHEN m.search_all @@ q.probes[{i}]"
                        f" THEN COALESCE((m.search_counts -> q.lexemes[{i}])::float8, 1.0) END AS f{i}"
                        for i in range(1, lexemes + 1))
-    return f"SELECT {parts} AS score FROM (SELECT (m.search_counts -> '')::float8 AS dl, {counts}) a"
+    return f"SELECT {parts} AS score FROM (SELECT {_ROW_LENGTH} AS dl, {counts}) a"
 
 
 # The query's BM25 parameters as columns of ``q`` (lexemes, idfs, avgdl, probes): the four values
@@ -152,7 +153,7 @@ def _tsquery_literal(lexeme: str) -> str:
 
 @dataclass(frozen=True)
 class Corpus:
-    """The table's row count and mean row length (tsvector positions), as BM25 reads them."""
+    """The table's row count and mean row length (``_ROW_LENGTH``), as BM25 reads them."""
 
     rows: float
     avgdl: float
