@@ -52,6 +52,7 @@ from engram.model import (
     parse_offset,
     parse_query,
     parse_ref,
+    parse_relevance,
     parse_tags,
 )
 from engram.privacy import PiiPolicy
@@ -733,6 +734,8 @@ class Engram:
             raise ValidationError("depth", f"{depth} is out of range", "0 to 3")
         limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)
         offset = parse_offset(offset, MAX_RECALL_WINDOW - limit)
+        if min_relevance is not None:  # scores run 0-1: a cut outside drops everything, or nothing, unsaid
+            min_relevance = parse_relevance(min_relevance)
         filters = filters or Filters()
         if as_of is not None or known_at is not None:
             filters = replace(filters, as_of=filters.as_of if as_of is None else as_of,

@@ -314,7 +314,11 @@ class MemoryStoreContract(TemporalContract):
         assert {h.memory.category for h in mem.recall("python tip", filters=Filters(category="knowledge"))} == {
             Category.KNOWLEDGE
         }
-        assert len(mem.recall("python tip", min_relevance=1.01)) == 0
+        assert all(h.score >= 0.9 for h in mem.recall("python tip", min_relevance=0.9))
+        for cut in (1.01, -0.1, float("nan"), "0.5"):  # scores run 0-1: a cut outside is refused, not empty
+            with pytest.raises(ValidationError) as refused:
+                mem.recall("python tip", min_relevance=cut)  # type: ignore[arg-type]
+            assert refused.value.field == "min_relevance"
 
     def test_recall_cache_never_serves_stale_results(self, mem: Engram, store: MemoryStore) -> None:
         mem.remember("Tea is best with milk", key="tea")
