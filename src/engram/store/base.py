@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -245,6 +245,21 @@ def links_among_sql(where_from: str, where_to: str) -> str:
     twice, ~10x slower at 50,000 visible memories."""
     return ("SELECT COUNT(*) FROM memory_links l JOIN memories a ON a.id = l.from_id"
             f" JOIN memories b ON b.id = l.to_id WHERE l.from_id < l.to_id AND {where_from} AND {where_to}")
+
+
+def kind_counts_sql(where: str, vector_key: str, memory_key: str) -> str:
+    """``count_by_kind``'s query over the memories ``where`` lets through (alias ``m``), grouped by
+    scope, category and type, with how many have a vector: a row of ``memory_vectors v`` belongs
+    to the memory whose ``memory_key`` equals its ``vector_key`` (each backend keys vectors its own
+    way: ``v.memory_rowid`` / ``m.rowid`` on SQLite, ``v.memory_id`` / ``m.id`` on PostgreSQL)."""
+    return (f"SELECT m.agent, m.session, m.category, m.type, COUNT(*), COUNT({vector_key}) FROM memories m"
+            f" LEFT JOIN memory_vectors v ON {vector_key} = {memory_key} WHERE {where} GROUP BY 1, 2, 3, 4")
+
+
+def kind_counts(rows: Iterable[Sequence[Any]]) -> list[KindCount]:
+    """The rows of ``kind_counts_sql`` as ``KindCount`` (an empty agent or session is none)."""
+    return [KindCount(Scope(agent or None, session or None), category, type_, int(n), int(vectors))
+            for agent, session, category, type_, n, vectors in rows]
 
 
 def import_links(memories: Sequence[Memory], agent_of: Mapping[str, str]) -> list[tuple[str, str]]:

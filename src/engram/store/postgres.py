@@ -62,6 +62,8 @@ from engram.store.base import (
     StoreStats,
     apply_write,
     import_links,
+    kind_counts,
+    kind_counts_sql,
     linked_memories,
     links_among_sql,
 )
@@ -499,11 +501,7 @@ class PostgresMemoryStore:
     def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT m.agent, m.session, m.category, m.type, COUNT(*), COUNT(v.memory_id) FROM memories m"
-                f" LEFT JOIN memory_vectors v ON v.memory_id = m.id WHERE {where} GROUP BY 1, 2, 3, 4", params).fetchall()
-        return [KindCount(Scope(agent or None, session or None), category, type_, int(n), int(vectors))
-                for agent, session, category, type_, n, vectors in rows]
+            return kind_counts(conn.execute(kind_counts_sql(where, "v.memory_id", "m.id"), params).fetchall())
 
     def sessions_of(self, agent: str) -> list[str]:
         with self.db.read() as conn:

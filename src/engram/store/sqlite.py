@@ -54,6 +54,8 @@ from engram.store.base import (
     StoreStats,
     apply_write,
     import_links,
+    kind_counts,
+    kind_counts_sql,
     linked_memories,
     links_among_sql,
 )
@@ -459,11 +461,7 @@ class SqliteMemoryStore:
     def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
         where, params = filter_sql(filt)
         with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT m.agent, m.session, m.category, m.type, COUNT(*), COUNT(v.memory_rowid) FROM memories m"
-                f" LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid WHERE {where} GROUP BY 1, 2, 3, 4", params).fetchall()
-        return [KindCount(Scope(agent or None, session or None), category, type_, int(n), int(vectors))
-                for agent, session, category, type_, n, vectors in rows]
+            return kind_counts(conn.execute(kind_counts_sql(where, "v.memory_rowid", "m.rowid"), params).fetchall())
 
     def sessions_of(self, agent: str) -> list[str]:
         with self.db.read() as conn:
