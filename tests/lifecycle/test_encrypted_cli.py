@@ -56,3 +56,21 @@ def test_history_audit_tokens_and_backups_work_on_an_encrypted_store(isolated_ho
     # With the key it all reads back: the memory, the conversation.
     found = json.loads(ok(engram(home, "--json", "recall", "staging server")))
     assert found["hits"][0]["memory"]["content"] == "The staging server is called kestrel"
+
+
+def _files_holding(home: Path, needle: bytes) -> list[Path]:
+    return [p for p in home.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_an_encrypted_store_leaves_no_plain_copy_unless_the_memory_folder_is_asked_for(
+        isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The memory folder is plain markdown by design: with a key set and the folder not asked for,
+    # nothing on disk holds the memory in clear (it used to be mirrored to memory/…/knowledge.md).
+    secret = b"the vault combination is 4-8-15"
+    ok(engram(isolated_home, "remember", secret.decode(), "--key", "vault"))
+    assert _files_holding(isolated_home, b"vault combination") == []
+    # Asked for explicitly, the folder is written as before (and the docs say it is plain text).
+    monkeypatch.setenv("ENGRAM_FILES__ENABLED", "true")
+    home = tmp_path / "asked"
+    ok(engram(home, "remember", secret.decode(), "--key", "vault"))
+    assert [p.name for p in _files_holding(home, secret)] == ["knowledge.md"]
