@@ -215,9 +215,7 @@ class Settings(BaseSettings):
     def _no_plain_copies_of_an_encrypted_store(self) -> Settings:
         # Someone who sets an encryption key expects no readable copy of their memories on disk:
         # the memory folder (plain markdown/YAML by design) is then off unless they switch it on.
-        key = self.privacy.encryption_key
-        encrypted = bool(key and key.get_secret_value()) or self.privacy.encryption_key_file is not None
-        if encrypted and "enabled" not in self.files.model_fields_set:
+        if self.privacy.encrypted and "enabled" not in self.files.model_fields_set:
             self.files.enabled = False
         return self
 

@@ -39,6 +39,11 @@ class PrivacySettings(BaseModel):
     # Or read the key from this file (first line), so it stays out of the config file.
     encryption_key_file: Path | None = None
 
+    @property
+    def encrypted(self) -> bool:
+        """Whether a key is configured (a key file counts before it is read)."""
+        return bool(self.encryption_key and self.encryption_key.get_secret_value()) or self.encryption_key_file is not None
+
     def key(self) -> str | None:
         """The configured encryption key, if any; raises ``ConfigError`` for an unreadable key file."""
         if self.encryption_key is not None:

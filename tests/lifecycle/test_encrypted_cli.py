@@ -74,3 +74,22 @@ def test_an_encrypted_store_leaves_no_plain_copy_unless_the_memory_folder_is_ask
     home = tmp_path / "asked"
     ok(engram(home, "remember", secret.decode(), "--key", "vault"))
     assert [p.name for p in _files_holding(home, secret)] == ["knowledge.md"]
+
+
+def test_a_memory_folder_written_before_the_key_was_set_is_pointed_out(isolated_home: Path) -> None:
+    # Written in clear first (no key yet: SQLCipher cannot encrypt that file in place, so the key
+    # comes with a new home), then the same folder found beside an encrypted store.
+    plain_home = isolated_home / "plain"
+    ok(engram(plain_home, "remember", "the vault combination is 4-8-15", key=None))
+    folder = plain_home / "memory"
+    assert _files_holding(folder, b"vault combination"), "the folder should have been written in clear"
+    encrypted_home = isolated_home / "encrypted"
+    encrypted_home.mkdir()
+    (folder).rename(encrypted_home / "memory")
+    run = engram(encrypted_home, "remember", "the server is kestrel")
+    ok(run)
+    said = " ".join(run.stderr.split())
+    assert "plain-text copies" in said and str(encrypted_home / "memory") in said
+    # Left in place (it may be the user's own copy), and not written to.
+    assert _files_holding(encrypted_home / "memory", b"kestrel") == []
+    assert _files_holding(encrypted_home / "memory", b"vault combination")

@@ -930,10 +930,25 @@ def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
     """What an interface calls at start-up: attach the folder writer when ``files.enabled``
     (and the backend persists anything). Returns the syncer, or None."""
     if not settings.files.enabled or settings.backend == "disabled":
+        if settings.privacy.encrypted:
+            _warn_of_plain_copies(settings.files.folder(settings.home))
         return None
     syncer = FileSync.from_settings(engram, settings)
     syncer.attach()
     return syncer
+
+
+def _warn_of_plain_copies(folder: Path) -> None:
+    """An encrypted store's memory folder is off (see ``Settings``), but one written before the key
+    was set still holds every memory in clear: engram neither updates nor deletes it (it may be
+    the user's own copy), so it says so."""
+    try:
+        stale = folder.is_dir() and any(path.is_file() for path in folder.rglob("*"))
+    except OSError:
+        return
+    if stale:
+        log.warning("the memory folder %s holds plain-text copies of memories written before encryption was "
+                    "set; engram no longer updates it: delete it, or set files.enabled to keep it in step", folder)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> bool:
