@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -262,8 +264,10 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
                                                  "Is travelling to Paris in June", "Prefers vegetarian restaurants"]
     paris = next(r for r in alex if r["memory"].startswith("Is travelling"))
     assert paris["user_id"] == "alex" and paris["created_at"].startswith("2024-02-26T06:57:00")
-    assert paris["metadata"] == {"source": "chat", "mem0": {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7",
-                                                            "hash": "62bc074f56d1f909f1b4c2b639f56f6a"}}
+    # The item's metadata as mem0 had it; engram keeps mem0's id and hash beside it, as engram import does.
+    assert paris["metadata"] == {"source": "chat"}
+    assert m.engram.for_agent("alex").get(paris["id"]).metadata["mem0"] == {
+        "id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "hash": "62bc074f56d1f909f1b4c2b639f56f6a"}
     # Its ids narrow reads as the facade's own memories' do, and mem0's id reaches nothing else.
     deploys = m.get_all(user_id="alex", agent_id="ops-bot", run_id="run-42")["results"]
     assert [(r["memory"], r["agent_id"], r["run_id"]) for r in deploys] == [
@@ -294,3 +298,33 @@ def test_a_bad_mem0_export_names_the_item_and_stores_nothing(m: Memory) -> None:
             m.import_mem0({"results": [good, bad]})
         assert refused.value.field == field, (bad, refused.value)
     assert m.get_all(user_id="alex")["results"] == [] and m.get_all(user_id="bob")["results"] == []
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+
+def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.LogCaptureFixture) -> None:
+    # mem0 -> the facade -> mem0: each item's metadata, its own "mem0" entry included, comes back
+    # unchanged; engram keeps mem0's id and hash beside it (as engram import does) and says so.
+    source = (FIXTURES / "mem0-own-metadata.json").read_text(encoding="utf-8")
+    original = {item["memory"]: item["metadata"] for item in json.loads(source)["results"]}
+    with caplog.at_level(logging.WARNING, logger="engram.compat.mem0"):
+        assert m.import_mem0(source) == {"imported": 4, "skipped": 0}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"mem0 import: results[{i}].metadata.mem0: kept as metadata.mem0.own (metadata.mem0 holds where the record "
+        "came from in mem0)" for i in (0, 1)]
+    items = {item["memory"]: item for item in m.get_all(user_id="alex")["results"]}
+    assert {content: item["metadata"] for content, item in items.items()} == original
+    coffee = items["Orders a flat white every morning"]
+    assert m.get(coffee["id"])["metadata"]["mem0"]["note"] == "cafe\u0301 \u2615  "
+    assert m.engram.for_agent("alex").get(coffee["id"]).metadata["mem0"] == {
+        "id": "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d", "hash": "0c2f4e6a8b1d3f5e7a9c0b2d4f6e8a1c",
+        "own": {"id": "crm-7731", "note": "cafe\u0301 \u2615  "}}
+    # Changing the user's own "mem0" entry changes that entry, not what engram keeps of the origin.
+    m.update(coffee["id"], "Orders an oat flat white every morning", metadata={"mem0": "changed"})
+    assert m.get(coffee["id"])["metadata"] == {"source": "chat", "mem0": "changed"}
+    assert m.engram.for_agent("alex").get(coffee["id"]).metadata["mem0"]["id"] == "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d"
+    # A memory added with a "mem0" entry of its own gives it back too.
+    added = m.add("Walks the dog at noon", user_id="alex", metadata={"mem0": {"id": "mine"}}, infer=False)
+    assert m.get(added["results"][0]["id"])["metadata"] == {"mem0": {"id": "mine"}}
+
