@@ -10,6 +10,7 @@ import pytest
 
 from engram.compat.mem0 import Memory
 from engram.errors import NotFoundError, ValidationError
+from engram.integrations import DEFAULT_AGENT_PREFIX
 
 MESSAGES = [  # mem0's python quickstart conversation, verbatim
     {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
@@ -328,3 +329,24 @@ def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.L
     added = m.add("Walks the dog at noon", user_id="alex", metadata={"mem0": {"id": "mine"}}, infer=False)
     assert m.get(added["results"][0]["id"])["metadata"] == {"mem0": {"id": "mine"}}
 
+
+def test_a_user_id_naming_a_langgraph_agent_is_refused(m: Memory) -> None:
+    # The facade keeps a user's memories in the engram agent named by the user id; engram's LangGraph
+    # store keeps each namespace's items in an agent named DEFAULT_AGENT_PREFIX + label: such a user
+    # id would read, change and delete those items.
+    user = f"{DEFAULT_AGENT_PREFIX}u-7"
+    calls = [lambda: m.add("Likes tea", user_id=user), lambda: m.get_all(user_id=user),
+             lambda: m.search("tea", user_id=user), lambda: m.get_all(filters={"user_id": user}),
+             lambda: m.delete_all(user_id=user)]
+    for call in calls:
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == "user_id"
+        assert str(refused.value).startswith(f"user_id: {user!r} starts with {DEFAULT_AGENT_PREFIX!r}")
+        assert "LangGraph" in str(refused.value)
+    with pytest.raises(ValidationError) as refused:
+        m.import_mem0({"results": [{"id": "a", "memory": "Likes tea", "user_id": user}]})
+    assert refused.value.field == "results[0].user_id"
+    # An agent or run of that name is the facade's own agent:lg:... / run:lg:..., no LangGraph agent.
+    assert [r["event"] for r in m.add("Likes tea", agent_id=user, infer=False)["results"]] == ["ADD"]
+    assert m.engram.stats().by_scope.get(f"agent:{user}") is None and m.engram.stats().by_scope[f"agent:agent:{user}"] == 1

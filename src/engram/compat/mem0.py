@@ -4,8 +4,9 @@ Same method names, arguments and result shapes as mem0's open-source ``Memory`` 
 get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map:
 the *owner* of a memory is its ``user_id``, else its ``agent_id``, else its ``run_id``; the owner
 is the engram agent scope it is stored in (``alice`` for a user, ``agent:coach`` and ``run:r1``
-for the others, so a user and an agent or run of the same name stay apart), and owners never see
-each other's memories. All three ids are kept in the memory's metadata and narrow every read, as
+for the others, so a user and an agent or run of the same name stay apart; a user id starting
+with ``lg:``, which would name the agent of a LangGraph ``EngramStore`` namespace, is refused), and
+owners never see each other's memories. All three ids are kept in the memory's metadata and narrow every read, as
 mem0's filters do. Within an owner, each combination of ids keeps its own memories (its keys
 carry a digest of the ids beyond the owner): a run never updates, hides or deletes what another
 run or agent of the same user said. The facade is the application (as a mem0 ``Memory`` is):
@@ -37,6 +38,7 @@ from engram.errors import NotFoundError, ValidationError
 from engram.ids import key_from_content, new_id
 from engram.importers.base import split_provenance, with_provenance
 from engram.importers.mem0 import KIND, mem0_metadata
+from engram.integrations import DEFAULT_AGENT_PREFIX
 from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
 from engram.model import Memory as EngramMemory
 
@@ -67,6 +69,12 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
         if name == "user_id" and value.strip().startswith(("agent:", "run:")):
             raise ValidationError(name, f"{value!r} starts with a prefix kept for agent_id and run_id owners",
                                   "an id not starting with agent: or run:")
+        if name == "user_id" and value.strip().startswith(DEFAULT_AGENT_PREFIX):
+            # A user's memories live in the engram agent named by the id: this one is the agent of a
+            # LangGraph namespace (EngramStore), whose items it would read, change and delete.
+            raise ValidationError(name, f"{value!r} starts with {DEFAULT_AGENT_PREFIX!r}, the prefix of the engram "
+                                  "agents engram's LangGraph store keeps its namespaces' items in",
+                                  f"an id not starting with {DEFAULT_AGENT_PREFIX}")
         ids[name] = value.strip()
     if not ids:
         raise ValidationError(where, "no user_id, agent_id or run_id given", "at least one of user_id, agent_id, run_id")
