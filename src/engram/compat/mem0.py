@@ -6,8 +6,8 @@ the *owner* of a memory is its ``user_id``, else its ``agent_id``, else its ``ru
 is the engram agent scope it is stored in (``alice`` for a user, ``agent:coach`` and ``run:r1``
 for the others, so a user and an agent or run of the same name stay apart; a user id starting
 with ``lg:``, which would name the agent of a LangGraph ``EngramStore`` namespace, is refused), and
-owners never see each other's memories. All three ids are kept in the memory's metadata and narrow every read, as
-mem0's filters do. Within an owner, each combination of ids keeps its own memories (its keys
+owners never see each other's memories. All three ids are kept in the memory's metadata and
+narrow every read, as mem0's filters do. Within an owner, each combination of ids keeps its own memories (its keys
 carry a digest of the ids beyond the owner): a run never updates, hides or deletes what another
 run or agent of the same user said. The facade is the application (as a mem0 ``Memory`` is):
 ``get``/``update``/``delete``/``history`` take a bare memory id, of any owner, but reach only
