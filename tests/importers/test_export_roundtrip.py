@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from engram.interfaces.cli.app import app
-from tests.importers.test_import_cli import as_json, run
+from tests.importers.test_import_cli import FIXTURES, as_json, run
 
 
 def _seed(home: Path) -> dict:
@@ -99,3 +99,28 @@ def test_a_malformed_engram_field_in_a_mem0_document_is_named(tmp_path: Path) ->
                                              "metadata": {"engram": {"importance": "high"}}}]}), encoding="utf-8")
     result = CliRunner().invoke(app, ["--home", str(tmp_path / "h"), "import", str(path)])
     assert str(result.exception).startswith("results[0].metadata.engram.importance: got 'high'"), result.exception
+
+
+def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> None:
+    # A mem0 item's metadata is the user's own JSON, a "mem0" entry included: the import keeps it
+    # beside where engram records the item came from (with a warning), and the export gives every
+    # item's metadata back unchanged (engram's own fields aside), strings to the last code point.
+    source = FIXTURES / "mem0-own-metadata.json"
+    original = json.loads(source.read_text(encoding="utf-8"))["results"]
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(source))
+    assert summary["imported"] == 4, summary
+    assert [w for w in summary["warnings"] if "metadata.mem0" in w] == [
+        f"results[{i}].metadata.mem0: kept as metadata.mem0.own (metadata.mem0 holds where the record came from "
+        "in mem0)" for i in (0, 1)]
+    stored = as_json(home, "--agent", "alex", "list", "--meta", "source=chat")[0]["metadata"]
+    assert stored == {"source": "chat", "mem0": {"id": original[0]["id"], "hash": original[0]["hash"],
+                                                 "user_id": "alex", "own": original[0]["metadata"]["mem0"]}}
+    out = tmp_path / "mem0.json"
+    run(home, "--agent", "alex", "export", str(out), "--format", "mem0")
+    exported = {item["memory"]: item for item in json.loads(out.read_text(encoding="utf-8"))["results"]}
+    for item in original:
+        back = exported[item["memory"]]
+        assert (back["id"], back["user_id"]) == (item["id"], item["user_id"])
+        assert {k: v for k, v in back["metadata"].items() if k != "engram"} == (item["metadata"] or {})
+    assert exported["Orders a flat white every morning"]["metadata"]["mem0"]["note"] == "cafe\u0301 \u2615  "

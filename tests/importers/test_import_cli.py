@@ -95,6 +95,27 @@ def test_mcp_memory_service_export(tmp_path: Path) -> None:
     assert listed[0]["created_at"] == 1736499600.0  # from created_at_iso
 
 
+def test_an_mcp_memory_service_memorys_own_provenance_key_is_kept(tmp_path: Path) -> None:
+    # The service's metadata is the user's: its own "mcp_memory_service" entry is kept inside the
+    # one engram writes there (as "own"), and named in a warning, never overwritten.
+    export = json.loads((FIXTURES / "mcp-memory-service.json").read_text(encoding="utf-8"))
+    own = {"synced_from": "desktop", "note": "r\u00e9sum\u00e9 \u2603 "}
+    export["memories"][0]["metadata"] = {"project": "atlas", "mcp_memory_service": own}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    summary = as_json(tmp_path / "home", "import", str(path))
+    assert summary["imported"] == 2 and summary["warnings"] == [
+        "memories[0].metadata.mcp_memory_service: kept as metadata.mcp_memory_service.own (metadata.mcp_memory_service "
+        "holds where the record came from in mcp_memory_service)"], summary
+    [memory] = as_json(tmp_path / "home", "list", "--meta", "project=atlas")
+    assert memory["metadata"]["mcp_memory_service"] == {
+        "content_hash": export["memories"][0]["content_hash"], "memory_type": "note", "source_machine": "laptop-1",
+        "own": own}
+    # One without such an entry has engram's alone, as before.
+    [other] = as_json(tmp_path / "home", "list", "--tag", "decision")
+    assert "own" not in other["metadata"]["mcp_memory_service"]
+
+
 def test_openclaw_workspace(tmp_path: Path) -> None:
     home = tmp_path / "home"
     import_twice(home, "openclaw", None, 6)

@@ -215,6 +215,22 @@ def test_a_user_named_as_the_app_agent_stays_out_of_the_apps_memories(engram: En
     assert store.list_namespaces() == [("memories", "app"), ("memories", "default")]
 
 
+def test_the_mem0_facade_cannot_reach_a_langgraph_users_items(engram: Engram) -> None:
+    # The mem0 facade keeps a user's memories in the agent its user_id names; the store keeps user
+    # u-7's items in agent "lg:u-7". A facade user_id "lg:u-7" would list, change and delete them.
+    from engram.compat.mem0 import Memory
+
+    store = EngramStore(engram, agent_from_namespace=1, index_fields=["text"])
+    store.put(("memories", "u-7"), "card", {"text": "u-7's card ends in 4242"})
+    facade = Memory(engram)
+    for call in (lambda: facade.get_all(user_id="lg:u-7"), lambda: facade.delete_all(user_id="lg:u-7"),
+                 lambda: facade.add("u-7's card ends in 0000", user_id="lg:u-7", infer=False)):
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == "user_id" and "LangGraph" in str(refused.value)
+    assert [i.value["text"] for i in store.search(("memories", "u-7"))] == ["u-7's card ends in 4242"]
+
+
 def test_bare_labels_of_earlier_stores_stay_reachable_and_move(engram: Engram) -> None:
     bare = EngramStore(engram, agent_from_namespace=1, agent_prefix="")  # the layout before agent_prefix
     bare.put(("memories", "carol"), "tea", {"text": "carol likes tea"})

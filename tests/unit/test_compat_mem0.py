@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 
 import pytest
 
 from engram.compat.mem0 import Memory
 from engram.errors import NotFoundError, ValidationError
+from engram.integrations import DEFAULT_AGENT_PREFIX
 
 MESSAGES = [  # mem0's python quickstart conversation, verbatim
     {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
@@ -262,8 +265,10 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
                                                  "Is travelling to Paris in June", "Prefers vegetarian restaurants"]
     paris = next(r for r in alex if r["memory"].startswith("Is travelling"))
     assert paris["user_id"] == "alex" and paris["created_at"].startswith("2024-02-26T06:57:00")
-    assert paris["metadata"] == {"source": "chat", "mem0": {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7",
-                                                            "hash": "62bc074f56d1f909f1b4c2b639f56f6a"}}
+    # The item's metadata as mem0 had it; engram keeps mem0's id and hash beside it, as engram import does.
+    assert paris["metadata"] == {"source": "chat"}
+    assert m.engram.for_agent("alex").get(paris["id"]).metadata["mem0"] == {
+        "id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "hash": "62bc074f56d1f909f1b4c2b639f56f6a"}
     # Its ids narrow reads as the facade's own memories' do, and mem0's id reaches nothing else.
     deploys = m.get_all(user_id="alex", agent_id="ops-bot", run_id="run-42")["results"]
     assert [(r["memory"], r["agent_id"], r["run_id"]) for r in deploys] == [
@@ -294,3 +299,54 @@ def test_a_bad_mem0_export_names_the_item_and_stores_nothing(m: Memory) -> None:
             m.import_mem0({"results": [good, bad]})
         assert refused.value.field == field, (bad, refused.value)
     assert m.get_all(user_id="alex")["results"] == [] and m.get_all(user_id="bob")["results"] == []
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+
+def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.LogCaptureFixture) -> None:
+    # mem0 -> the facade -> mem0: each item's metadata, its own "mem0" entry included, comes back
+    # unchanged; engram keeps mem0's id and hash beside it (as engram import does) and says so.
+    source = (FIXTURES / "mem0-own-metadata.json").read_text(encoding="utf-8")
+    original = {item["memory"]: item["metadata"] for item in json.loads(source)["results"]}
+    with caplog.at_level(logging.WARNING, logger="engram.compat.mem0"):
+        assert m.import_mem0(source) == {"imported": 4, "skipped": 0}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"mem0 import: results[{i}].metadata.mem0: kept as metadata.mem0.own (metadata.mem0 holds where the record "
+        "came from in mem0)" for i in (0, 1)]
+    items = {item["memory"]: item for item in m.get_all(user_id="alex")["results"]}
+    assert {content: item["metadata"] for content, item in items.items()} == original
+    coffee = items["Orders a flat white every morning"]
+    assert m.get(coffee["id"])["metadata"]["mem0"]["note"] == "cafe\u0301 \u2615  "
+    assert m.engram.for_agent("alex").get(coffee["id"]).metadata["mem0"] == {
+        "id": "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d", "hash": "0c2f4e6a8b1d3f5e7a9c0b2d4f6e8a1c",
+        "own": {"id": "crm-7731", "note": "cafe\u0301 \u2615  "}}
+    # Changing the user's own "mem0" entry changes that entry, not what engram keeps of the origin.
+    m.update(coffee["id"], "Orders an oat flat white every morning", metadata={"mem0": "changed"})
+    assert m.get(coffee["id"])["metadata"] == {"source": "chat", "mem0": "changed"}
+    assert m.engram.for_agent("alex").get(coffee["id"]).metadata["mem0"]["id"] == "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d"
+    # A memory added with a "mem0" entry of its own gives it back too.
+    added = m.add("Walks the dog at noon", user_id="alex", metadata={"mem0": {"id": "mine"}}, infer=False)
+    assert m.get(added["results"][0]["id"])["metadata"] == {"mem0": {"id": "mine"}}
+
+
+def test_a_user_id_naming_a_langgraph_agent_is_refused(m: Memory) -> None:
+    # The facade keeps a user's memories in the engram agent named by the user id; engram's LangGraph
+    # store keeps each namespace's items in an agent named DEFAULT_AGENT_PREFIX + label: such a user
+    # id would read, change and delete those items.
+    user = f"{DEFAULT_AGENT_PREFIX}u-7"
+    calls = [lambda: m.add("Likes tea", user_id=user), lambda: m.get_all(user_id=user),
+             lambda: m.search("tea", user_id=user), lambda: m.get_all(filters={"user_id": user}),
+             lambda: m.delete_all(user_id=user)]
+    for call in calls:
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == "user_id"
+        assert str(refused.value).startswith(f"user_id: {user!r} starts with {DEFAULT_AGENT_PREFIX!r}")
+        assert "LangGraph" in str(refused.value)
+    with pytest.raises(ValidationError) as refused:
+        m.import_mem0({"results": [{"id": "a", "memory": "Likes tea", "user_id": user}]})
+    assert refused.value.field == "results[0].user_id"
+    # An agent or run of that name is the facade's own agent:lg:... / run:lg:..., no LangGraph agent.
+    assert [r["event"] for r in m.add("Likes tea", agent_id=user, infer=False)["results"]] == ["ADD"]
+    assert m.engram.stats().by_scope.get(f"agent:{user}") is None and m.engram.stats().by_scope[f"agent:agent:{user}"] == 1

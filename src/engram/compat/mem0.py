@@ -4,9 +4,10 @@ Same method names, arguments and result shapes as mem0's open-source ``Memory`` 
 get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map:
 the *owner* of a memory is its ``user_id``, else its ``agent_id``, else its ``run_id``; the owner
 is the engram agent scope it is stored in (``alice`` for a user, ``agent:coach`` and ``run:r1``
-for the others, so a user and an agent or run of the same name stay apart), and owners never see
-each other's memories. All three ids are kept in the memory's metadata and narrow every read, as
-mem0's filters do. Within an owner, each combination of ids keeps its own memories (its keys
+for the others, so a user and an agent or run of the same name stay apart; a user id starting
+with ``lg:``, which would name the agent of a LangGraph ``EngramStore`` namespace, is refused), and
+owners never see each other's memories. All three ids are kept in the memory's metadata and
+narrow every read, as mem0's filters do. Within an owner, each combination of ids keeps its own memories (its keys
 carry a digest of the ids beyond the owner): a run never updates, hides or deletes what another
 run or agent of the same user said. The facade is the application (as a mem0 ``Memory`` is):
 ``get``/``update``/``delete``/``history`` take a bare memory id, of any owner, but reach only
@@ -26,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -34,8 +36,13 @@ from engram.agent.extract import FactExtractor, RuleExtractor
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.ids import key_from_content, new_id
+from engram.importers.base import split_provenance, with_provenance
+from engram.importers.mem0 import KIND, mem0_metadata
+from engram.integrations import DEFAULT_AGENT_PREFIX
 from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
 from engram.model import Memory as EngramMemory
+
+log = logging.getLogger("engram.compat.mem0")
 
 IDS = ("user_id", "agent_id", "run_id")
 _RESERVED = (*IDS, "actor_id", "role")  # promoted to the top of a result item, as mem0 does
@@ -62,6 +69,12 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
         if name == "user_id" and value.strip().startswith(("agent:", "run:")):
             raise ValidationError(name, f"{value!r} starts with a prefix kept for agent_id and run_id owners",
                                   "an id not starting with agent: or run:")
+        if name == "user_id" and value.strip().startswith(DEFAULT_AGENT_PREFIX):
+            # A user's memories live in the engram agent named by the id: this one is the agent of a
+            # LangGraph namespace (EngramStore), whose items it would read, change and delete.
+            raise ValidationError(name, f"{value!r} starts with {DEFAULT_AGENT_PREFIX!r}, the prefix of the engram "
+                                  "agents engram's LangGraph store keeps its namespaces' items in",
+                                  f"an id not starting with {DEFAULT_AGENT_PREFIX}")
         ids[name] = value.strip()
     if not ids:
         raise ValidationError(where, "no user_id, agent_id or run_id given", "at least one of user_id, agent_id, run_id")
@@ -94,6 +107,17 @@ def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     return given
 
 
+def _stored(own: Mapping[str, Any], origin: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata to store for a memory the caller gave ``own`` (ids included) and that came from
+    mem0 with ``origin`` (its mem0 id and hash; empty when made here), as ``engram import`` keeps a
+    mem0 item's: engram's entry at ``metadata["mem0"]``, the caller's own ``mem0`` value inside it
+    as ``["own"]``, so ``_item`` gives back exactly what was given (``mem0_metadata``)."""
+    out = with_provenance(own, KIND, origin, "metadata", [])  # the caller's own mem0 key is no mistake here
+    if not out[KIND]:
+        del out[KIND]
+    return out
+
+
 def _made_here(memory: EngramMemory) -> bool:
     """Whether the facade stored this memory: it sits in the agent scope its ids name."""
     owner = _owner(memory.metadata)
@@ -122,8 +146,9 @@ def _count(top_k: int | None, limit: int) -> tuple[str, int]:
 
 
 def _item(memory: EngramMemory, score: float | None = None, details: Any = None) -> dict[str, Any]:
-    """A memory in mem0's result shape: ids promoted to the top, other metadata under ``metadata``."""
-    extra = {k: v for k, v in memory.metadata.items() if k not in _RESERVED}
+    """A memory in mem0's result shape: ids promoted to the top, other metadata under ``metadata``
+    as it was given (what engram keeps of a memory's mem0 origin left out)."""
+    extra = {k: v for k, v in mem0_metadata(memory)[0].items() if k not in _RESERVED}
     item: dict[str, Any] = {
         "id": memory.id,
         "memory": memory.content,
@@ -230,11 +255,11 @@ class Memory:
                 continue
             if not infer:
                 extra = {"role": role} | ({"actor_id": message["name"]} if "name" in message else {})
-                written = [self._store_message(view, message["content"], ids, {**base, **extra})]
+                written = [self._store_message(view, message["content"], ids, _stored({**base, **extra}, {}))]
             else:
                 reply = next((m["content"] for m in conversation[i + 1:] if m["role"] == "assistant"), "")
                 written = [view.remember(fact.content, key=_unit_key(fact.key or key_from_content(fact.content), ids),
-                                         type=fact.type, metadata=base)
+                                         type=fact.type, metadata=_stored(base, {}), source=KIND)
                            for fact in self.extractor.extract(message["content"], reply, source="mem0")]
             for result in written:
                 if result.action not in ("created", "updated"):
@@ -254,12 +279,12 @@ class Memory:
         engram's own duplicate check; a combination keys the content, and takes a fresh key when
         the memory under it was since changed by ``update`` (so it is never overwritten)."""
         if _unit_key("", ids) == "":
-            return view.remember(content, metadata=metadata)
+            return view.remember(content, metadata=metadata, source=KIND)
         key = _unit_key(f"{key_from_content(content)}-{hashlib.sha256(content.encode()).hexdigest()[:10]}", ids)
         stored = view.find(key)
         if stored is not None and stored.content != content:
             key = f"{key}-{new_id()[-12:]}"
-        return view.remember(content, key=key, metadata=metadata)
+        return view.remember(content, key=key, metadata=metadata, source=KIND)
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """One memory by id, or None."""
@@ -329,7 +354,9 @@ class Memory:
         """Replace a memory's text (the old text goes to its history); ``metadata`` is merged in."""
         extra = _check_metadata(metadata)
         memory, view = self._find(memory_id)
-        view.update(memory.id, content=data, metadata={**memory.metadata, **extra})
+        own, origin = mem0_metadata(memory)
+        view.update(memory.id, content=data, metadata=_stored({**own, **extra}, origin) if memory.source == KIND
+                    else {**memory.metadata, **extra})
         return {"message": "Memory updated successfully!"}
 
     def delete(self, memory_id: str) -> dict[str, str]:
@@ -370,7 +397,9 @@ class Memory:
         """Bring memories exported from mem0 (``get_all``'s JSON, a bare list, or the platform's
         ``{"memories": [...]}``) into this facade, each where ``add`` would have put it: its owner's
         agent, its ids in its metadata, keyed for its combination of ids; its times and categories
-        (as tags) are kept, mem0's id and hash under ``metadata["mem0"]``. Not a mem0 method: the way
+        (as tags) are kept, mem0's id and hash under ``metadata["mem0"]`` (as ``engram import``
+        keeps them: an item's own ``metadata["mem0"]`` is kept inside, as ``["own"]``, with a
+        warning logged; results give the item's metadata back as it was). Not a mem0 method: the way
         a mem0 application keeps its memories when switching (``engram import`` maps them for
         engram's own agents and sessions instead). Every item is checked before any is stored;
         importing the same export again stores nothing. Returns ``{"imported", "skipped"}``."""
@@ -380,23 +409,25 @@ class Memory:
         plan = mem0_export.read(text)  # malformed input: ValidationError naming the item's field
         writes = []
         for record in plan.records:
-            kept = dict(record.metadata.get("mem0") or {})
-            own = {k: v for k, v in record.metadata.items() if k != "mem0"}
+            own, kept = split_provenance(record.metadata, KIND)  # as the item had it; what the import kept
             try:
                 ids = _entity_ids({name: kept.get(name) for name in IDS}, "user_id")
                 view = self._view(ids)
-                metadata = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept},
-                            "mem0": {k: kept[k] for k in ("id", "hash") if k in kept}}
+                given = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept}}
+                metadata = _stored(given, {k: kept[k] for k in ("id", "hash") if k in kept})
                 key = _unit_key(key_from_content(record.content), ids)
                 # Checked as remember checks it (content, key, tags, metadata, time) before the first
                 # item is stored: an item remember would refuse stores nothing of the export.
-                fields = {"key": key, "tags": record.tags, "metadata": metadata, "created_at": record.created_at}
+                fields = {"key": key, "tags": record.tags, "metadata": metadata, "created_at": record.created_at,
+                          "source": KIND}
                 view.check_remember(record.content, **fields)
             except ValidationError as exc:
                 raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                                       exc.allowed) from None
             if not _held_newer(view, key, record.updated_at or record.created_at):
                 writes.append((view, record.content, fields))
+        for warning in plan.warnings:  # an item's own metadata.mem0, kept as metadata.mem0.own
+            log.warning("mem0 import: %s", warning)
         imported = 0
         for view, content, fields in writes:
             imported += view.remember(content, **fields).action in ("created", "updated")

@@ -1,10 +1,13 @@
 """engram -> mem0: the ``{"results": [...]}`` document mem0's ``get_all()`` returns.
 
 Each memory becomes ``{id, memory, hash, metadata, categories, created_at, updated_at, user_id,
-run_id}``: the id mem0 gave it when it came from mem0 (``metadata["mem0"]``), else engram's; the
-hash is the MD5 of the text, as mem0 computes it; tags are categories; the agent is the user (and
-``agent_id`` when the memory came with one), the session the run; engram's own fields (key,
-category, type, importance, links) travel in ``metadata["engram"]`` so nothing is lost.
+run_id}``: the id mem0 gave it when it came from mem0 (its source is ``mem0``: what the import
+kept in ``metadata["mem0"]``), else engram's; the metadata is the memory's own as mem0 had it (the
+import's provenance left out, an own ``metadata["mem0"]`` put back), so mem0 -> engram -> mem0
+gives it back unchanged but for ``metadata["engram"]``; the hash is the MD5 of the text, as mem0
+computes it; tags are categories; the agent is the user (and ``agent_id`` when the memory came with
+one), the session the run; engram's own fields (key, category, type, importance, links) travel in
+``metadata["engram"]`` so nothing is lost.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from engram.engine import Engram
 from engram.exporters import visible
+from engram.importers.mem0 import mem0_metadata
 from engram.model import Memory
 
 
@@ -24,8 +28,7 @@ def dump(engram: Engram) -> str:
 
 
 def _item(memory: Memory) -> dict[str, Any]:
-    metadata = {k: v for k, v in memory.metadata.items() if k != "mem0"}
-    origin = memory.metadata.get("mem0") if isinstance(memory.metadata.get("mem0"), dict) else {}
+    metadata, origin = mem0_metadata(memory)
     metadata["engram"] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
                           "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}
     item: dict[str, Any] = {

@@ -220,6 +220,20 @@ def with_provenance(own: Mapping[str, Any], kind: str, provenance: Mapping[str, 
     return out
 
 
+def split_provenance(stored: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The inverse of ``with_provenance``: (the source's own metadata as it had it, engram's
+    provenance). Its own value at ``kind`` comes back from ``metadata[kind]["own"]``, so an
+    exporter gives the source's metadata back unchanged. The caller knows the memory came from
+    ``kind`` (its ``source``): a memory of another origin may hold ``metadata[kind]`` of its own."""
+    own = {k: v for k, v in stored.items() if k != kind}
+    provenance = dict(stored[kind]) if isinstance(stored.get(kind), Mapping) else {}
+    if "own" in provenance:
+        own[kind] = provenance.pop("own")
+    elif kind in stored and not isinstance(stored[kind], Mapping):
+        own[kind] = stored[kind]  # not engram's (provenance is always an object): the source's own
+    return own, provenance
+
+
 def engram_fields(value: Any, where: str) -> dict[str, Any]:
     """What engram's own exports carry of a memory beside the source's fields (mem0's
     ``metadata.engram``, a basic-memory note's front matter), checked: ``id``, ``key``,

@@ -3,9 +3,11 @@
 ``{"export_metadata": {"source_machine", "export_timestamp", ...}, "memories": [{"content",
 "content_hash", "tags", "memory_type", "metadata", "created_at", "updated_at", "created_at_iso",
 "updated_at_iso"}, ...]}``. The content hash is the source identity (the service deduplicates by
-it too) and is kept, with the source machine, under ``metadata["mcp_memory_service"]``; tags (a
-list, or its comma-separated text) and the memory type carry over; the float times are kept (the
-ISO ones are used when the floats are missing). An ``agent_id`` names the engram agent.
+it too) and is kept, with the source machine, under ``metadata["mcp_memory_service"]`` (a memory's
+own ``mcp_memory_service`` metadata is kept there as ``metadata["mcp_memory_service"]["own"]``, with
+a warning); tags (a list, or its comma-separated text) and the memory type carry over; the float
+times are kept (the ISO ones are used when the floats are missing). An ``agent_id`` names the
+engram agent.
 """
 
 from __future__ import annotations
@@ -16,7 +18,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram import jsondoc
-from engram.importers.base import Plan, Record, agent_name, fail, metadata, require_text, tags, timestamp, type_word
+from engram.importers.base import (
+    Plan,
+    Record,
+    agent_name,
+    fail,
+    metadata,
+    require_text,
+    tags,
+    timestamp,
+    type_word,
+    with_provenance,
+)
 
 KIND = "mcp-memory-service"
 
@@ -55,8 +68,8 @@ def read(text: str) -> Plan:
             source_id=content_hash, where=where, content=content,
             type=type_word(item.get("memory_type"), "learned"),
             tags=tags(item.get("tags"), f"{where}.tags"),
-            metadata={**metadata(item.get("metadata"), f"{where}.metadata"),
-                      "mcp_memory_service": {k: v for k, v in kept.items() if v is not None}},
+            metadata=with_provenance(metadata(item.get("metadata"), f"{where}.metadata"), "mcp_memory_service",
+                                     {k: v for k, v in kept.items() if v is not None}, where, plan.warnings),
             created_at=created, updated_at=updated,
             agent=agent_name(item.get("agent_id"), f"{where}.agent_id", "agent"),
             id_field="content_hash" if item.get("content_hash") else "content",

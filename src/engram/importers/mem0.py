@@ -3,8 +3,10 @@
 Accepted shapes: ``{"results": [...]}`` (mem0 ≥ 0.1, optionally with ``relations``), a bare list
 (v1 output), and the platform's ``{"memories": [...]}``. Each item: ``id``, ``memory`` (the text),
 ``hash``, ``metadata``, ``categories``, ``created_at`` / ``updated_at`` (ISO 8601),
-``user_id`` / ``agent_id`` / ``run_id``. Mapping: the text is the content; the mem0 id, hash,
-user and run are kept under ``metadata["mem0"]``; ``agent_id`` (else ``user_id``) names the engram
+``user_id`` / ``agent_id`` / ``run_id``. Mapping: the text is the content; the item's metadata is
+kept; the mem0 id, hash, user and run are kept under ``metadata["mem0"]`` (an item's own
+``metadata["mem0"]`` is kept there as ``metadata["mem0"]["own"]``, with a warning, and the mem0
+exporter and facade give it back where it was); ``agent_id`` (else ``user_id``) names the engram
 agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
 ``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
 mention both ends by name. engram's own mem0 export carries engram's fields under
@@ -28,12 +30,25 @@ from engram.importers.base import (
     metadata,
     optional_text,
     require_text,
+    split_provenance,
     tags,
     timestamp,
+    with_provenance,
 )
-from engram.model import Category
+from engram.model import Category, Memory
 
 KIND = "mem0"
+
+
+def mem0_metadata(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A memory's metadata as mem0 had it (or as the mem0 facade was given it), and what engram
+    keeps of its mem0 origin (id, hash, user, ...; empty for none). Only a memory whose source is
+    ``mem0`` (imported from mem0, or made through the facade) holds engram's entry at
+    ``metadata["mem0"]``, the user's own value inside it as ``["own"]``; any other memory's
+    ``metadata["mem0"]`` is its own, given as it is."""
+    if memory.source != KIND:
+        return dict(memory.metadata), {}
+    return split_provenance(memory.metadata, KIND)
 
 
 def looks_like(data: Any) -> bool:
@@ -59,7 +74,7 @@ def read(text: str) -> Plan:
     plan = Plan(KIND, "mem0")
     engram_links: list[tuple[str, list[str]]] = []
     for i, item in enumerate(items):
-        record, links = _record(item, f"{where}[{i}]")
+        record, links = _record(item, f"{where}[{i}]", plan.warnings)
         plan.records.append(record)
         engram_links.append((record.source_id, links))
     # engram's own export names links by engram id: they link the records exported with those ids.
@@ -71,7 +86,7 @@ def read(text: str) -> Plan:
     return plan
 
 
-def _record(item: Any, where: str) -> tuple[Record, list[str]]:
+def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[str]]:
     """The item's record and the engram ids it links to (from engram's own export)."""
     if not isinstance(item, Mapping):
         raise fail(where, f"got {type(item).__name__}", "a JSON object per memory")
@@ -96,7 +111,7 @@ def _record(item: Any, where: str) -> tuple[Record, list[str]]:
         importance=carried.get("importance", 0.5),
         engram_id=carried.get("id"),
         tags=tags(item.get("categories"), f"{where}.categories"),
-        metadata={**own, "mem0": kept},
+        metadata=with_provenance(own, KIND, kept, where, warnings),
         created_at=timestamp(item.get("created_at"), f"{where}.created_at"),
         updated_at=timestamp(item.get("updated_at"), f"{where}.updated_at"),
         agent=agent or user,

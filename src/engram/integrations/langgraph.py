@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
-from engram.integrations import missing
+from engram.integrations import DEFAULT_AGENT_PREFIX, missing
 from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
 
 try:
@@ -51,10 +51,6 @@ try:
     from langgraph.store.base.embed import get_text_at_path
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("langgraph", "langgraph") from exc
-
-# What goes before a namespace label to name its agent, so that a label (a user's id, data) never
-# names one of the application's own agents (plain names such as ``assistant`` or ``default``).
-DEFAULT_AGENT_PREFIX = "lg:"
 
 
 def _is_agent_name(name: str) -> bool:
