@@ -8,7 +8,9 @@ one reader.
 - PtrClaw's variables (``MEMORY_RECENCY_HALF_LIFE``, ``EMBEDDING_*``) and ``MEMORY_DB_PATH`` of
   ClawCode's MCP launch entry: environment only (``FOREIGN_ENV``).
 - sclaw's YAML: ``modules: {memory.sqlite: {path, wal, busy_timeout}}``, ``data_dir`` and
-  ``agents: {<agent>: {memory: {enabled}}}``.
+  ``agents: {<agent>: {memory: {enabled}}}``. sclaw's files are never engram's: its ``data_dir``
+  gives engram's home as the folder ``engram`` inside it (``SCLAW_HOME``), and the database its
+  ``path`` names is not taken as engram's (a warning says to import it).
 - the ``memory`` block of PtrClaw's ``config.json`` and of ClawCode's YAML
   (``FOREIGN_MEMORY_BLOCK``); PtrClaw's ``providers.openai.api_key`` is its embedding key's
   fallback, as PtrClaw has it.
@@ -146,6 +148,32 @@ def _transcripts_off(value: Any, name: str) -> Any:
     return False if value is False else SKIP
 
 
+# engram's home inside sclaw's ``data_dir``: engram's files (its database, the memory folder, the
+# embedding cache, tokens, backups, transcripts) in a folder of their own, where sclaw's layout
+# (``memory.db`` with its ``-wal``/``-shm``, ``agents/<agent>/memory.db``) has nothing, and on the
+# same volume as the deployment's data, so what backs up or mounts ``data_dir`` carries them too.
+SCLAW_HOME = "engram"
+
+
+def _sclaw_database(value: Any, name: str) -> Any:
+    """sclaw's ``memory.sqlite.path`` names sclaw's own database: engram keeps its own elsewhere.
+
+    Taking it as engram's ``path`` either stopped every command (the file is sclaw's, refused by
+    ``db.foreign.refuse_foreign``) or, before sclaw first ran, created engram's database where sclaw
+    then opens its own."""
+    warn_once(name, f"{value!r} is sclaw's database and is not opened as engram's: engram keeps its own (`path`, "
+              f"else memory.db in its home, data_dir/{SCLAW_HOME} by default) and never changes sclaw's; "
+              f"`engram import {value}` brings its facts and messages over")
+    return SKIP
+
+
+def _sclaw_home(value: Any, name: str) -> Any:
+    """sclaw's ``data_dir`` -> engram's home, the folder ``SCLAW_HOME`` inside it; empty: none
+    (sclaw then keeps no history, and engram its usual home)."""
+    text = str(value).strip()
+    return str(PurePath(text) / SCLAW_HOME) if text else SKIP
+
+
 def _wal(value: Any, name: str) -> Any:
     if value is False:
         warn_once(name, "false is not followed: engram keeps SQLite in WAL mode, so readers never wait for "
@@ -234,7 +262,7 @@ FOREIGN_MEMORY_BLOCK: dict[KeyPath, Rule] = {
 
 # sclaw's ``modules: memory.sqlite:`` block -> engram's settings.
 FOREIGN_SCLAW_SQLITE: dict[str, Rule] = {
-    "path": to("path"),
+    "path": Rule((), _sclaw_database),
     "busy_timeout": to("busy_timeout_ms"),
     "wal": Rule((), _wal),
 }
@@ -304,8 +332,9 @@ def map_variables(values: Mapping[str, Any], into: dict[str, Any], *, env: Mappi
 
 def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: Mapping[str, str],
               origins: Origins | None = None) -> None:
-    """sclaw's YAML: ``modules: {memory.sqlite: {...}}``, ``data_dir`` and ``agents: {<agent>:
-    {memory: {enabled}}}`` (memory off for this agent: the disabled backend)."""
+    """sclaw's YAML: ``modules: {memory.sqlite: {...}}``, ``data_dir`` (engram's home is its
+    ``SCLAW_HOME`` folder) and ``agents: {<agent>: {memory: {enabled}}}`` (memory off for this
+    agent: the disabled backend)."""
     modules = document.get("modules")
     module = modules.get("memory.sqlite") if isinstance(modules, dict) else None
     if isinstance(module, dict):
@@ -313,7 +342,7 @@ def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: M
             if module.get(key) not in (None, ""):
                 _apply(rule, module[key], f"modules.memory.sqlite.{key}", into, env, origins)
     if document.get("data_dir"):
-        _apply(to("home"), document["data_dir"], "data_dir", into, env, origins)
+        _apply(to("home", convert=_sclaw_home), document["data_dir"], "data_dir", into, env, origins)
     # Each level is read only when it is a mapping, as ``modules`` is: another system's file may use
     # ``agents`` for something else, and must not stop engram from starting.
     agents = document.get("agents")

@@ -178,6 +178,19 @@ def test_sclaw_memory_db_facts_history_and_summaries(tmp_path: Path, kind: str |
     assert [m["content"] for m in as_json(home, "history", "show", "sclaw:a1b2c3")["messages"]] == ["Hello again"]
 
 
+@pytest.mark.parametrize("system", ["ptrclaw", "sclaw"])
+def test_a_wal_database_is_imported_without_a_file_left_beside_it(tmp_path: Path, system: str) -> None:
+    # Both systems keep their memory.db in WAL mode. Opened read-only, SQLite made its -wal and -shm
+    # files and could not remove them: an import left two files among the other system's.
+    schema, rows = (PTRCLAW_SCHEMA, PTRCLAW_ROWS) if system == "ptrclaw" else (SCLAW_SCHEMA, SCLAW_ROWS)
+    source = tmp_path / "source"
+    source.mkdir()
+    db = database(source / "memory.db", "PRAGMA journal_mode = WAL;" + schema, rows)
+    before = digest(db)
+    assert as_json(tmp_path / "home", "import", str(db))["imported"] >= 2
+    assert sorted(p.name for p in source.iterdir()) == ["memory.db"] and digest(db) == before
+
+
 def test_a_facts_own_sclaw_metadata_is_kept_beside_engrams_provenance(tmp_path: Path) -> None:
     # sclaw's metadata is the user's JSON: its own "sclaw" entry must not be overwritten by where
     # engram records the fact came from.

@@ -2,8 +2,9 @@
 its tables' rows by name, each value checked for the type the source's schema gives it.
 
 The file is opened with Python's ``sqlite3`` through a ``file:…?mode=ro`` URI, so an import never
-writes to it. Each row is named by its table and SQLite ``rowid`` (``memories row 3``), the place an
-error points at, as a line number does for a text source.
+writes to it, nor leaves a file beside it (see ``open_readonly``). Each row is named by its table
+and SQLite ``rowid`` (``memories row 3``), the place an error points at, as a line number does for
+a text source.
 """
 
 from __future__ import annotations
@@ -26,8 +27,14 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     when it is not a readable SQLite file."""
     if not path.is_file() or not is_sqlite_file(path):
         raise fail("path", f"{path} is not a SQLite database file", "a PtrClaw or sclaw memory.db")
+    # A WAL database, even opened read-only, gets its -wal and -shm files made when they are
+    # missing, and a read-only connection cannot remove them on close: they were left beside the
+    # other system's database. With no -wal file the database is whole in its own file and no
+    # process has it open (one that has keeps the -wal), so it is read as immutable, creating
+    # nothing; with one (the system running, or stopped uncleanly) it is read through it.
+    quiet = "&immutable=1" if _wal_mode(path) and not Path(f"{path}-wal").exists() else ""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{quiet}", uri=True)
     except sqlite3.Error as exc:
         raise fail("path", f"cannot open {path}: {exc}", "a readable SQLite database file") from None
     conn.row_factory = sqlite3.Row
@@ -38,6 +45,13 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         raise fail("path", f"cannot read {path}: {exc}", "a readable SQLite database file") from None
     finally:
         conn.close()
+
+
+def _wal_mode(path: Path) -> bool:
+    """Whether the database file's header marks it WAL mode (read and write versions 2)."""
+    with path.open("rb") as handle:
+        header = handle.read(20)
+    return header[18:20] == b"\x02\x02"
 
 
 def detect(path: Path) -> str | None:
