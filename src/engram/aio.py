@@ -178,6 +178,7 @@ class AsyncEngram:
     find = _offload(Engram.find, "read")
     get = _offload(Engram.get, "read")
     get_by_key = _offload(Engram.get_by_key, "read")
+    named = _offload(Engram.named, "read")
     list = _offload(Engram.list, "read")
     count = _offload(Engram.count, "read")
     most_important = _offload(Engram.most_important, "read")

@@ -601,11 +601,15 @@ class Engram:
             return self.time.instant(given, "valid_from")
         return self.time.stated(content)
 
-    def supersede(self, old_ref: str, new_ref: str) -> Memory:
-        """Mark ``old_ref`` superseded by ``new_ref`` (keys or ids): it stays stored, drops out of
-        recall, and its valid time closes where the new fact's begins (its ``valid_from``, else
-        now) unless it already had an end. Returns the superseded memory."""
-        old, new = self.get(old_ref), self.get(new_ref)
+    def supersede(self, old_ref: str | None = None, new_ref: str | None = None, *, old_key: str | None = None,
+                  new_key: str | None = None) -> Memory:
+        """Mark the old memory superseded by the new one, each named as ``named`` reads it: by
+        ``old_ref``/``new_ref`` (an id, else a key) or by ``old_key``/``new_key`` (a key only). The
+        old one stays stored, drops out of recall, and its valid time closes where the new fact's
+        begins (its ``valid_from``, else now) unless it already had an end. Returns the superseded
+        memory. Raises ``ValidationError`` or ``NotFoundError`` naming the end (nothing changed)."""
+        old = self.named(old_ref, old_key, field="supersede", names=("old_ref", "old_key"))
+        new = self.named(new_ref, new_key, field="supersede", names=("new_ref", "new_key"))
         if old.id == new.id:
             raise ValidationError("supersede", "a memory cannot supersede itself", "two different memories")
         if new.scope not in old.scope.visible():
@@ -664,6 +668,23 @@ class Engram:
         if memory is None:
             raise NotFoundError("memory", key)
         return self._shown([memory])[0]
+
+    def named(self, ref: str | None = None, key: str | None = None, *, field: str = "memory",
+              names: tuple[str, str] = ("ref", "key")) -> Memory:
+        """The memory named by exactly one of ``ref`` (an id, else a key: ``get``) or ``key`` (always
+        a key, even one equal to another memory's id: ``get_by_key``), in the scopes this view may
+        read (another agent's key never resolves). Every method and door that takes one memory
+        "by id or by key" resolves it here, so all read a reference alike. ``names`` are what the
+        caller calls the two (``--key``, ``memory_id``, ``to_key``) and ``field`` what it is doing,
+        so an error reads in the caller's words. Raises ``ValidationError`` on ``field`` when both
+        or neither is given (or on the one given when it is empty), ``NotFoundError`` naming the
+        one given when nothing answers to it."""
+        chosen = one_selector(field, {names[0]: ref, names[1]: key})
+        value = parse_ref(ref if key is None else key, chosen)
+        try:
+            return self.get(value) if key is None else self.get_by_key(value)
+        except NotFoundError:
+            raise NotFoundError(f"memory named by {chosen}", value) from None
 
     def list(
         self,
@@ -891,25 +912,39 @@ class Engram:
                 return out
 
     # --- links -----------------------------------------------------------------------------
-    def link(self, a: str, b: str) -> None:
-        """Link two memories both ways (by key or id); ``NotFoundError`` when either is missing."""
-        first, second = self.get(a), self.get(b)
+    def link(self, a: str | None = None, b: str | None = None, *, a_key: str | None = None,
+             b_key: str | None = None) -> None:
+        """Link two memories both ways, each end named as ``named`` reads it: ``a``/``b`` (an id,
+        else a key) or ``a_key``/``b_key`` (a key only). Raises ``ValidationError`` or
+        ``NotFoundError`` naming the end (nothing linked)."""
+        first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
             raise ValidationError("link", "a memory cannot link to itself", "two different memories")
         if not self.store.link(first.id, second.id):
-            raise NotFoundError("memory", b)
+            raise NotFoundError("memory", second.id)
         self._emit("linked", [first, second])
 
-    def unlink(self, a: str, b: str) -> bool:
-        first, second = self.get(a), self.get(b)
+    def unlink(self, a: str | None = None, b: str | None = None, *, a_key: str | None = None,
+               b_key: str | None = None) -> bool:
+        """Remove the link between two memories (named as ``link`` names them); False when they
+        were not linked."""
+        first, second = self._ends("unlink", a, a_key, b, b_key)
         removed = self.store.unlink(first.id, second.id)
         if removed:
             self._emit("unlinked", [first, second])
         return removed
 
-    def neighbours(self, ref: str, limit: int = 20) -> list[Memory]:
-        """The memories linked to ``ref`` that this view may read, newest first."""
-        return self._shown(self.store.neighbours(self.get(ref).id, self._filter(), limit=limit))
+    def _ends(self, field: str, a: str | None, a_key: str | None, b: str | None,
+              b_key: str | None) -> tuple[Memory, Memory]:
+        """The two memories a link names, the first resolved before the second."""
+        return (self.named(a, a_key, field=field, names=("a", "a_key")),
+                self.named(b, b_key, field=field, names=("b", "b_key")))
+
+    def neighbours(self, ref: str | None = None, limit: int = 20, *, key: str | None = None) -> list[Memory]:
+        """The memories linked to the one named by ``ref`` (an id, else a key) or ``key`` (a key
+        only) that this view may read, newest first."""
+        memory = self.named(ref, key, field="neighbours")
+        return self._shown(self.store.neighbours(memory.id, self._filter(), limit=limit))
 
     def link_keys(self, memories: Sequence[Memory]) -> list[list[str]]:
         """For each of ``memories``, the keys of the memories it links to that this view may read,

@@ -205,3 +205,47 @@ def test_a_path_or_query_that_is_not_utf8_is_refused_naming_it_and_changes_nothi
     with served.client() as anonymous:  # no token: refused as malformed before anything is read, as an unknown
         assert anonymous.get("/api/v1/memory/%FF").json()["field"] == "ref"  # query parameter is
         assert anonymous.get("/api/v1/memory/x").status_code == 401
+
+
+def test_the_other_end_of_a_link_or_supersede_may_be_named_by_key(served: Served) -> None:
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        first = c.post("/api/v1/memory", json={"content": "the first", "key": "first"}).json()["memory_id"]
+        shadow = c.post("/api/v1/memory", json={"content": "named after an id", "key": first}).json()["memory_id"]
+        other = c.post("/api/v1/memory", json={"content": "the other", "key": "other"}).json()["memory_id"]
+        bobs = b.post("/api/v1/memory", json={"content": "bob's own other", "key": "other"}).json()["memory_id"]
+
+        made = c.post("/api/v1/memory/other/links", json={"to_key": first})
+        assert made.status_code == 201 and made.json() == {"linked": [other, shadow]}, made.text
+        assert [m["id"] for m in _by_key(c, "GET", first, "/links").json()["neighbours"]] == [other]
+        assert c.get(f"/api/v1/memory/{first}/links").json()["neighbours"] == []  # a ref is an id first
+        gone = _by_key(c, "DELETE", "other", "/links", params={"other_key": first})
+        assert gone.json() == {"unlinked": True}
+        both = _by_key(c, "POST", first, "/links", json={"to_key": "other"})  # both ends by key
+        assert both.status_code == 201 and both.json() == {"linked": [shadow, other]}
+        assert _by_key(c, "DELETE", first, "/links", params={"other_key": "other"}).json() == {"unlinked": True}
+        closed = _by_key(c, "POST", first, "/supersede", json={"by_key": "other"})
+        assert closed.status_code == 200 and closed.json()["id"] == shadow, closed.text
+        assert closed.json()["superseded_by"] == other
+
+        # Bad input: a problem naming the fields, and nothing changed.
+        for method, path, kw, status, said in (
+            ("POST", "/api/v1/memory/other/links", {"json": {"to": first, "to_key": first}}, 422, "to, to_key"),
+            ("POST", "/api/v1/memory/other/links", {"json": {}}, 422, "to, to_key"),
+            ("POST", "/api/v1/memory/other/supersede", {"json": {"by": first, "by_key": first}}, 422, "by, by_key"),
+            ("POST", "/api/v1/memory/other/supersede", {"json": {}}, 422, "by, by_key"),
+            ("DELETE", "/api/v1/memory/by-key/links", {"params": {"key": "other"}}, 422, "other, other_key"),
+            ("DELETE", "/api/v1/memory/by-key/links", {"params": {"key": "other", "other": first, "other_key": first}},
+             422, "other, other_key"),
+            ("POST", "/api/v1/memory/other/links", {"json": {"to_key": "no-such-key"}}, 404, "to_key"),
+            ("POST", f"/api/v1/memory/{first}/supersede", {"json": {"by_key": "no-such-key"}}, 404, "by_key"),
+        ):
+            r = c.request(method, path, **kw)  # type: ignore[arg-type]
+            assert r.status_code == status and said in r.json()["detail"], (path, kw, r.text)
+        assert c.get("/api/v1/memory/other").json()["links"] == []
+        assert c.get(f"/api/v1/memory/{first}").json()["superseded_by"] is None
+        # bob resolves none of alice's keys, only his own.
+        assert b.post("/api/v1/memory/other/links", json={"to_key": first}).status_code == 404
+        assert _by_key(b, "DELETE", "other", "/links", params={"other_key": first}).status_code == 404
+        assert b.post("/api/v1/memory/other/supersede", json={"by_key": first}).status_code == 404
+        kept = b.get("/api/v1/memory/other").json()
+        assert kept["id"] == bobs and kept["links"] == [] and kept["superseded_by"] is None

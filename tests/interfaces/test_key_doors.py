@@ -71,3 +71,89 @@ def test_mcp_key_argument_always_reads_a_key(served: Served) -> None:
 
     asyncio.run(run())
     assert served.engram.for_agent("alice").get_by_key("first").content == "the first"
+
+
+def _ids(memories: list[dict]) -> list[str]:
+    return [m["id"] for m in memories]
+
+
+def test_cli_link_unlink_supersede_and_neighbours_take_either_end_by_key(isolated_home: Path) -> None:
+    first = _json(isolated_home, "remember", "the first", "--key", "first")["memory"]["id"]
+    shadow = _json(isolated_home, "remember", "named after an id", "--key", first)["memory"]["id"]
+    other = _json(isolated_home, "remember", "the other", "--key", "other")["memory"]["id"]
+    bobs = _json(isolated_home, "remember", "bob's own other", "--key", "other", agent="bob")["memory"]["id"]
+
+    assert _json(isolated_home, "link", "--key", first, "--to-key", "other") == {"linked": [first, "other"]}
+    assert _ids(_json(isolated_home, "neighbours", "--key", first)) == [other]
+    assert _json(isolated_home, "neighbours", first) == []  # a bare ref is an id first: the first has no link
+    assert _json(isolated_home, "unlink", "other", "--to-key", first) == {"unlinked": True}
+    # A REF fills the end not named by key: here the second.
+    assert _json(isolated_home, "link", "--key", first, first) == {"linked": [first, first]}
+    assert _ids(_json(isolated_home, "neighbours", "--key", first)) == [first]
+    closed = _json(isolated_home, "supersede", "--key", first, "--by-key", "other")
+    assert closed["id"] == shadow and closed["superseded_by"] == other
+
+    # Bad input names the option and changes nothing.
+    for args, code, said in (
+        (("link", "other", first, "--key", "other"), 2, "--key"),  # three memories for two ends
+        (("link", "other"), 2, "exactly one of ref, --to-key"),
+        (("unlink", "--to-key", "other"), 2, "exactly one of ref, --key"),
+        (("supersede", "other"), 2, "exactly one of ref, --by-key"),
+        (("neighbours",), 2, "exactly one of ref, --key"),
+        (("link", "--key", "no-such-key", "other"), 3, "--key"),
+        (("supersede", "other", "--by-key", "no-such-key"), 3, "--by-key"),
+    ):
+        done = engram(isolated_home, "--agent", "alice", *args)
+        assert done.returncode == code and said in done.stderr, (args, done.stderr)
+    assert _json(isolated_home, "get", "other")["superseded_by"] is None
+    # bob never resolves alice's keys, only his own.
+    for args in (("link", "--key", first, "--to-key", "other"), ("unlink", "other", "--to-key", first),
+                 ("supersede", "--key", "other", "--by-key", first), ("neighbours", "--key", first)):
+        done = engram(isolated_home, "--agent", "bob", *args)
+        assert done.returncode == 3 and first in done.stderr, (args, done.stderr)
+    kept = _json(isolated_home, "get", "--key", "other", agent="bob")
+    assert kept["id"] == bobs and kept["links"] == [] and kept["superseded_by"] is None
+    assert _ids(_json(isolated_home, "neighbours", "--key", first)) == [first]  # alice's link stays
+
+
+def test_mcp_link_and_supersede_take_either_end_by_key(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice, Client(_http(served, served.bob)) as bob:
+            first = _data(await alice.call_tool("remember", {"content": "the first", "key": "first"}))["memory_id"]
+            shadow = _data(await alice.call_tool("remember", {"content": "named after an id", "key": first}))["memory_id"]
+            other = _data(await alice.call_tool("remember", {"content": "the other", "key": "other"}))["memory_id"]
+            bobs = _data(await bob.call_tool("remember", {"content": "bob's own other", "key": "other"}))["memory_id"]
+
+            linked = _data(await alice.call_tool("link", {"source_key": first, "target_key": "other"}))
+            assert linked == {"action": "link", "from": first, "to": "other", "changed": True}
+            assert _data(await alice.call_tool("get", {"key": first}))["links"] == [other]
+            assert _data(await alice.call_tool("get", {"memory_id": first}))["links"] == []  # an id first
+            unlinked = _data(await alice.call_tool("link", {"source": "other", "target_key": first,
+                                                           "action": "unlink"}))
+            assert unlinked["changed"] and _data(await alice.call_tool("get", {"key": first}))["links"] == []
+            closed = _data(await alice.call_tool("supersede", {"old_key": first, "new": "other"}))
+            assert closed["id"] == shadow and closed["superseded_by"] == other
+
+            # Bad input names the tool's own arguments and changes nothing.
+            for tool, args, said in (
+                ("link", {"source": "other", "source_key": "other", "target": first}, "exactly one of source, source_key"),
+                ("link", {"source": "other"}, "exactly one of target, target_key"),
+                ("link", {"target": "other", "action": "unlink"}, "exactly one of source, source_key"),
+                ("supersede", {"old": "other", "new": first, "new_key": first}, "exactly one of new, new_key"),
+                ("supersede", {"new": "other"}, "exactly one of old, old_key"),
+                ("link", {"source": "other", "target_key": "no-such-key"}, "target_key"),
+                ("supersede", {"old_key": "no-such-key", "new": first}, "old_key"),
+            ):
+                text = _error_text(await alice.call_tool(tool, args))
+                assert said in text, (tool, args, text)
+            assert _data(await alice.call_tool("get", {"key": "other"}))["links"] == []
+            assert _data(await alice.call_tool("get", {"memory_id": first}))["superseded_by"] is None
+            # bob resolves none of alice's keys, only his own.
+            for tool, args in (("link", {"source_key": first, "target_key": "other"}),
+                               ("link", {"source_key": "other", "target_key": first, "action": "unlink"}),
+                               ("supersede", {"old_key": "other", "new_key": first})):
+                assert "not found" in _error_text(await bob.call_tool(tool, args)), (tool, args)
+            kept = _data(await bob.call_tool("get", {"key": "other"}))
+            assert kept["id"] == bobs and kept["links"] == [] and kept["superseded_by"] is None
+
+    asyncio.run(run())

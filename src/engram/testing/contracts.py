@@ -537,6 +537,43 @@ class MemoryStoreContract(TemporalContract):
             mem.remember("D", key="d", links=["nowhere"])
         assert mem.find("d") is None
 
+    def test_link_unlink_supersede_and_neighbours_take_either_end_by_key(self, mem: Engram) -> None:
+        # A key equal to another memory's id: a bare ref reads the id first, an explicit key the key.
+        first = mem.remember("the first", key="first").memory
+        shadow = mem.remember("named after an id", key=first.id).memory
+        other = mem.remember("the other", key="other").memory
+        mem.link(a_key=first.id, b_key="other")
+        assert [m.id for m in mem.neighbours(key=first.id)] == [other.id]
+        assert mem.neighbours(first.id) == [] and [m.id for m in mem.neighbours("other")] == [shadow.id]
+        assert mem.unlink(other.id, b_key=first.id) is True and mem.neighbours(key="other") == []
+        mem.link(first.id, b_key=first.id)  # the id's memory and the key's: two different ones
+        assert [m.id for m in mem.neighbours(first.id)] == [shadow.id]
+        closed = mem.supersede(old_key=first.id, new_key="other")
+        assert closed.id == shadow.id and closed.superseded_by == other.id
+        assert mem.get(first.id).superseded_by is None
+        # Bad input names the end and changes nothing; another agent resolves none of alice's keys.
+        for call, field, named in (
+            (lambda: mem.link("other", b_key="other", b="first"), "link", "b, b_key"),
+            (lambda: mem.unlink("other"), "unlink", "b, b_key"),
+            (lambda: mem.supersede(new_key="other"), "supersede", "old_ref, old_key"),
+            (lambda: mem.neighbours(), "neighbours", "ref, key"),
+            (lambda: mem.link(a_key="", b="other"), "a_key", "a memory id or key"),
+        ):
+            with pytest.raises(ValidationError) as err:
+                call()
+            assert err.value.field == field and named in str(err.value), str(err.value)
+        with pytest.raises(NotFoundError) as missing:
+            mem.link(a="other", b_key="no-such-key")
+        assert "b_key" in str(missing.value) and "no-such-key" in str(missing.value)
+        bob = mem.for_agent("bob")
+        bob.remember("bob's own", key="bobs")
+        for call in (lambda: bob.link(a_key="other", b="bobs"), lambda: bob.unlink("bobs", b_key=first.id),
+                     lambda: bob.supersede(old_key="other", new_ref="bobs"), lambda: bob.neighbours(key="other")):
+            with pytest.raises(NotFoundError):
+                call()
+        assert mem.find("bobs") is None and bob.get("bobs").links == () and bob.get("bobs").superseded_by is None
+        assert mem.get("other").links == () and mem.get("other").superseded_by is None
+
     # --- snapshots -----------------------------------------------------------------------
     def test_export_import_round_trip(self, mem: Engram, make_store: Callable[[], MemoryStore], tmp_path) -> None:
         mem.remember("core value", category="core", key="soul:identity", importance=0.9)

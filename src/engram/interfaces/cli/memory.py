@@ -15,7 +15,7 @@ from engram.interfaces.cli.state import state
 if TYPE_CHECKING:
     from engram.engine import Engram, Filters
     from engram.metrics import LatencySummary
-    from engram.model import WriteResult
+    from engram.model import Memory, WriteResult
     from engram.store.base import StoreStats
 
 CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or conversation.")
@@ -37,13 +37,38 @@ KnownAtOpt = typer.Option(
 ByKeyOpt = typer.Option(None, "--key", help="The memory with this key, even one that is also another memory's id.")
 
 
-def _one_memory(engram: Engram, command: str, ref: str | None, key: str | None) -> str:
-    """What the engine is given for the memory named by REF or --key (exactly one): REF as given,
-    or the id of the memory whose key is --key (``Engram.get_by_key``)."""
-    from engram.engine import one_selector
+def _one_memory(engram: Engram, command: str, ref: str | None, key: str | None) -> Memory:
+    """The memory named by REF or --key (exactly one), as the engine resolves it (``Engram.named``)."""
+    return engram.named(ref, key, field=command, names=("ref", "--key"))
 
-    one_selector(command, {"ref": ref, "--key": key})
-    return engram.get_by_key(key).id if key is not None else str(ref)
+
+End = tuple[str | None, str | None, str]  # (ref, key, the key option's name) of one end
+
+
+def _ends(command: str, refs: tuple[str | None, str | None], keys: tuple[tuple[str, str | None], ...]) -> list[End]:
+    """Which words name each end of a link or supersede: an end given by its key option (``keys``:
+    each end's option name and value) is named by that key, and the positional REFs fill the other
+    ends in order, so ``engram link --key a B`` names ``a`` by key and B by id or key. Raises
+    ``ValidationError`` on ``command`` when more memories are named than there are ends."""
+    from engram.errors import ValidationError
+
+    given = [ref for ref in refs if ref is not None]
+    options = [name for name, key in keys if key is not None]
+    if len(given) + len(options) > len(keys):
+        raise ValidationError(command, f"{len(given)} ref(s) and {', '.join(options)} name more than {len(keys)} memories",
+                              f"each end a ref or its option ({', '.join(name for name, _ in keys)})")
+    return [(given.pop(0) if key is None and given else None, key, name) for name, key in keys]
+
+
+def _two_memories(engram: Engram, command: str, ends: list[End]) -> tuple[Memory, Memory]:
+    """The memories ``ends`` name, each resolved as the engine resolves one (``Engram.named``)."""
+    first, second = (engram.named(ref, key, field=command, names=("ref", name)) for ref, key, name in ends)
+    return first, second
+
+
+def _said(ref: str | None, key: str | None, *_: str) -> str:
+    """How the user named a memory (its REF or its key), for the line a command prints."""
+    return str(key if ref is None else ref)
 
 
 def _filters(category, type_, layer, tags, entity, meta, since, until, as_of=None, known_at=None) -> Filters:  # noqa: ANN001
@@ -125,7 +150,7 @@ def update(
     st = state(ctx)
     engram = st.engram()
     result = engram.update(
-        _one_memory(engram, "update", ref, key), content=content, category=category, type=type_, layer=layer,
+        _one_memory(engram, "update", ref, key).id, content=content, category=category, type=type_, layer=layer,
         tags=tags, metadata=metadata, importance=importance, related_entity=entity, source=source, search_context=search_context,
         valid_from=valid_from, valid_until=valid_until, clear=clear or (),
     )
@@ -176,7 +201,7 @@ def get(
     """Show one memory by key or id, or by --key."""
     st = state(ctx)
     engram = st.engram()
-    memory = engram.get(_one_memory(engram, "get", ref, key))
+    memory = _one_memory(engram, "get", ref, key)
     if st.as_json:
         render.emit_json({**memory.to_dict(), "versions": engram.versions(memory.id)})
         return
@@ -231,8 +256,9 @@ def forget(
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
     engram = st.engram()
+    one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key).id
     removed = engram.forget(
-        ref if key is None else engram.get_by_key(key).id, query=query, tag=tag,
+        one, query=query, tag=tag,
         older_than_s=parsing.duration(older_than, "--older-than"),
         filters=Filters(category=category), dry_run=dry_run, reason=reason,
     )
@@ -245,53 +271,77 @@ def forget(
         render.console.print("nothing to forget")
 
 
-KeyArg = typer.Argument(..., help="Key or id.")
+EndArg = typer.Argument(None, help="Id or key (or name this end by its key option).")
+# Either end of a link or supersede may be named by key alone, as --key names the memory of get.
+FirstKeyOpt = typer.Option(None, "--key", help="The first memory by this key, even one that is also another's id.")
+ToKeyOpt = typer.Option(None, "--to-key", help="The other memory by this key, even one that is also another's id.")
 
 
-def link(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
-    """Link two memories both ways."""
+def link(ctx: typer.Context, a: str | None = EndArg, b: str | None = EndArg, key: str | None = FirstKeyOpt,
+         to_key: str | None = ToKeyOpt) -> None:
+    """Link two memories both ways (each by id or key, or by --key / --to-key)."""
     st = state(ctx)
-    st.engram().link(a, b)
+    engram = st.engram()
+    ends = _ends("link", (a, b), (("--key", key), ("--to-key", to_key)))
+    first, second = _two_memories(engram, "link", ends)
+    engram.link(first.id, second.id)
+    said = [_said(*end) for end in ends]
     if st.as_json:
-        render.emit_json({"linked": [a, b]})
+        render.emit_json({"linked": said})
     else:
-        render.console.print(f"linked {a} <-> {b}", markup=False, highlight=False)
+        render.console.print(f"linked {said[0]} <-> {said[1]}", markup=False, highlight=False)
 
 
-def supersede(ctx: typer.Context, old: str = KeyArg, new: str = KeyArg) -> None:
+def supersede(
+    ctx: typer.Context,
+    old: str | None = typer.Argument(None, help="Id or key of the memory that no longer holds (or give --key)."),
+    new: str | None = typer.Argument(None, help="Id or key of the memory that replaces it (or give --by-key)."),
+    key: str | None = typer.Option(None, "--key", help="The old memory by this key, even one that is also another's id."),
+    by_key: str | None = typer.Option(None, "--by-key", help="The new memory by this key, even one that is also another's id."),
+) -> None:
     """Mark OLD superseded by NEW: kept, out of recall, its valid time closed where NEW begins."""
     st = state(ctx)
-    closed = st.engram().supersede(old, new)
+    engram = st.engram()
+    ends = _ends("supersede", (old, new), (("--key", key), ("--by-key", by_key)))
+    older, newer = _two_memories(engram, "supersede", ends)
+    closed = engram.supersede(older.id, newer.id)
     if st.as_json:
         render.emit_json(closed)
     else:
-        render.console.print(f"superseded {closed.key} by {new}; valid until {render.when(closed.valid_until)}",
+        render.console.print(f"superseded {closed.key} by {_said(*ends[1])}; valid until {render.when(closed.valid_until)}",
                              markup=False, highlight=False)
 
 
-def unlink(ctx: typer.Context, a: str = KeyArg, b: str = KeyArg) -> None:
-    """Remove the link between two memories."""
+def unlink(ctx: typer.Context, a: str | None = EndArg, b: str | None = EndArg, key: str | None = FirstKeyOpt,
+           to_key: str | None = ToKeyOpt) -> None:
+    """Remove the link between two memories (each by id or key, or by --key / --to-key)."""
     st = state(ctx)
-    removed = st.engram().unlink(a, b)
+    engram = st.engram()
+    ends = _ends("unlink", (a, b), (("--key", key), ("--to-key", to_key)))
+    first, second = _two_memories(engram, "unlink", ends)
+    removed = engram.unlink(first.id, second.id)
+    said = [_said(*end) for end in ends]
     if st.as_json:
         render.emit_json({"unlinked": removed})
     else:
-        render.console.print(f"unlinked {a} <-> {b}" if removed else f"{a} and {b} were not linked",
+        render.console.print(f"unlinked {said[0]} <-> {said[1]}" if removed else f"{said[0]} and {said[1]} were not linked",
                              markup=False, highlight=False)
 
 
 def neighbours(
     ctx: typer.Context,
-    ref: str = typer.Argument(..., help="Key or id."),
+    ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
+    key: str | None = ByKeyOpt,
     limit: int = typer.Option(20, "--limit", "-n"),
 ) -> None:
-    """Memories linked to a memory."""
+    """Memories linked to a memory (by id or key, or by --key)."""
     st = state(ctx)
-    found = st.engram().neighbours(ref, limit=limit)
+    engram = st.engram()
+    found = engram.neighbours(_one_memory(engram, "neighbours", ref, key).id, limit=limit)
     if st.as_json:
         render.emit_json(found)
     else:
-        render.memories_table(found, title=f"linked to {ref}")
+        render.memories_table(found, title=f"linked to {_said(ref, key)}")
 
 
 def count(

@@ -45,7 +45,7 @@ def delete(eng: Eng, key: Key, reason: Reason = None) -> dict[str, Any]:
 
 @router.post("/supersede", summary="Mark the memory with this key superseded")
 def supersede(eng: Eng, key: Key, body: SupersedeIn) -> dict[str, Any]:
-    return present.memory_dict(eng.supersede(eng.get_by_key(key).id, body.by))
+    return by_ref.supersede_by(eng, eng.get_by_key(key), body)
 
 
 @router.get("/versions", summary="Earlier contents of the memory with this key, oldest first")
@@ -60,11 +60,15 @@ def links(eng: Eng, key: Key, limit: LinkLimit = 50) -> dict[str, Any]:
 
 @router.post("/links", status_code=201, summary="Link the memory with this key to another (both ways)")
 def add_link(eng: Eng, key: Key, body: LinkIn) -> dict[str, Any]:
-    return by_ref.link_to(eng, eng.get_by_key(key).id, body.to)
+    return by_ref.link_to(eng, eng.get_by_key(key), body)
 
 
-@router.delete("/links", summary="Remove the link between the memory with this key and another")
+@router.delete("/links", summary="Remove the link between the memory with this key and another (other or other_key)")
 def remove_link(
-    eng: Eng, key: Key, other: Annotated[str, Query(min_length=1, max_length=1000, description="Id or key.")]
+    eng: Eng, key: Key,
+    other: Annotated[str | None, Query(min_length=1, max_length=1000, description="Id or key of the other memory.")] = None,
+    other_key: Annotated[str | None, Query(min_length=1, max_length=1000, description=(
+        "The other memory's key, always read as a key (for a key that is also another memory's id)."))] = None,
 ) -> dict[str, Any]:
-    return {"unlinked": eng.unlink(eng.get_by_key(key).id, other)}
+    memory = eng.get_by_key(key)
+    return {"unlinked": eng.unlink(memory.id, eng.named(other, other_key, field="unlink", names=("other", "other_key")).id)}

@@ -163,9 +163,15 @@ def links_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
             "neighbours": [present.memory_dict(m) for m in eng.neighbours(memory.id, limit=limit)]}
 
 
-def link_to(eng: Engram, ref: str, to: str) -> dict[str, Any]:
-    eng.link(ref, to)
-    return {"linked": [eng.get(ref).id, eng.get(to).id]}
+def link_to(eng: Engram, memory: Memory, body: LinkIn) -> dict[str, Any]:
+    other = eng.named(body.to, body.to_key, field="link", names=("to", "to_key"))
+    eng.link(memory.id, other.id)
+    return {"linked": [memory.id, other.id]}
+
+
+def supersede_by(eng: Engram, memory: Memory, body: SupersedeIn) -> dict[str, Any]:
+    successor = eng.named(body.by, body.by_key, field="supersede", names=("by", "by_key"))
+    return present.memory_dict(eng.supersede(memory.id, successor.id))
 
 
 @router.patch("/{ref:ref}", summary="Change the fields sent (null clears one); the old content is kept in its versions")
@@ -185,7 +191,7 @@ def delete(eng: Eng, ref: str, reason: Reason = None) -> dict[str, Any]:
 
 @router.post("/{ref:ref}/supersede", summary="Mark a memory superseded (kept; its valid time closed where the new one begins)")
 def supersede(eng: Eng, ref: str, body: SupersedeIn) -> dict[str, Any]:
-    return present.memory_dict(eng.supersede(ref, body.by))
+    return supersede_by(eng, eng.get(ref), body)
 
 
 @router.get("/{ref:ref}/versions", summary="Earlier contents of a memory, oldest first")
@@ -200,7 +206,7 @@ def links(eng: Eng, ref: str, limit: LinkLimit = 50) -> dict[str, Any]:
 
 @router.post("/{ref:ref}/links", status_code=201, summary="Link two memories (both ways)")
 def add_link(eng: Eng, ref: str, body: LinkIn) -> dict[str, Any]:
-    return link_to(eng, ref, body.to)
+    return link_to(eng, eng.get(ref), body)
 
 
 @router.delete("/{ref:ref}/links/{other:ref}", summary="Remove the link between two memories")

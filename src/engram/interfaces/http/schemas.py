@@ -97,9 +97,14 @@ class MemoryReplace(BaseModel):
     valid_until: StrictFloat | str | None = None
 
 
+# The other end of a supersede or link is named as the route's own memory is: ``by``/``to`` by id
+# or key (an id first), ``by_key``/``to_key`` by key alone; exactly one, checked by the engine
+# (``Engram.named``), which names them.
 class SupersedeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    by: str = Field(..., description="Key or id of the memory that supersedes this one.")
+    by: str | None = Field(None, description="Id or key of the memory that supersedes this one (or give by_key).")
+    by_key: str | None = Field(None, description="The key of the memory that supersedes this one, always read as a "
+                                                 "key (for a key that is also another memory's id).")
 
 
 class ForgetIn(BaseModel):
@@ -113,7 +118,9 @@ class ForgetIn(BaseModel):
 
 class LinkIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    to: str = Field(..., description="Key or id of the memory to link to.")
+    to: str | None = Field(None, description="Id or key of the memory to link to (or give to_key).")
+    to_key: str | None = Field(None, description="The key of the memory to link to, always read as a key (for a key "
+                                                 "that is also another memory's id).")
 
 
 class SemanticRecallIn(BaseModel):

@@ -30,7 +30,7 @@ from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import tool_errors
-from engram.model import CLEARABLE_FIELDS
+from engram.model import CLEARABLE_FIELDS, Memory
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
 # authenticated Starlette request over HTTP.
@@ -115,10 +115,10 @@ def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float 
     return out
 
 
-def _one_memory(engram: Engram, memory_id: str | None, key: str | None) -> str | None:
-    """What the engine is given for ``memory_id`` or ``key``: the id or key as given (the engine
-    looks an id up first), or the id of the memory with that key, whatever the key holds."""
-    return memory_id if key is None else engram.get_by_key(key).id
+def _one_memory(engram: Engram, tool: str, memory_id: str | None, key: str | None) -> Memory:
+    """The memory named by ``memory_id`` (an id, else a key) or ``key`` (a key only), as the engine
+    resolves one (``Engram.named``), with errors naming the tool's own arguments."""
+    return engram.named(memory_id, key, field=tool, names=("memory_id", "key"))
 
 
 def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,
@@ -126,18 +126,24 @@ def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str |
     # The engine checks its own selectors too, but by its names (ref, older_than_s).
     one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
                             "older_than_days": older_than_days})
-    removed = engram.forget(_one_memory(engram, memory_id, key), query=query, tag=tag,
+    one = None if memory_id is None and key is None else _one_memory(engram, "forget", memory_id, key).id
+    removed = engram.forget(one, query=query, tag=tag,
                             older_than_s=None if older_than_days is None else older_than_days * DAY_S,
                             reason=reason, dry_run=dry_run)
     return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
             "dry_run": dry_run, "reason": reason}
 
 
-def _link(engram: Engram, a: str, b: str, action: str) -> dict[str, Any]:
+def _link(engram: Engram, source: str | None, target: str | None, source_key: str | None, target_key: str | None,
+          action: str) -> dict[str, Any]:
+    first = engram.named(source, source_key, field=action, names=("source", "source_key"))
+    second = engram.named(target, target_key, field=action, names=("target", "target_key"))
+    # "from" and "to" echo each end as the call named it (its memory_id, key or key argument).
+    said = {"from": source if source_key is None else source_key, "to": target if target_key is None else target_key}
     if action == "unlink":
-        return {"action": "unlink", "from": a, "to": b, "changed": engram.unlink(a, b)}
-    engram.link(a, b)
-    return {"action": "link", "from": a, "to": b, "changed": True}
+        return {"action": "unlink", **said, "changed": engram.unlink(first.id, second.id)}
+    engram.link(first.id, second.id)
+    return {"action": "link", **said, "changed": True}
 
 
 # The engine's TimeReader reads these (as ``engram list --since`` and the HTTP API's ``since`` do).
@@ -147,6 +153,13 @@ Since = Annotated[str | None, Field(description=(
 Until = Annotated[str | None, Field(description=(
     "Only memories created at or before this: as since (a day or a phrase counts whole: yesterday ends at midnight)."))]
 KEY_HELP = "The memory's key, always read as a key (memory_id reads an id first): for a key that is also an id."
+
+
+def _key_instead_of(argument: str) -> str:
+    """The description of an end's ``*_key`` argument, given instead of ``argument``."""
+    return (f"Instead of {argument}: the memory's key, always read as a key ({argument} reads an id first): "
+            "for a key that is also an id.")
+
 CLEAR_HELP = f"Fields to empty, e.g. [\"valid_until\"]: any of {', '.join(CLEARABLE_FIELDS)}."
 Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.g. [\"preferences\", \"python\"].")]
 RelatedEntity = Annotated[str | None, Field(
@@ -240,24 +253,34 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
 
     @server.tool(title="Link two memories", annotations=LINK, description=(
         "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "
-        "recalling one can bring the other (recall with depth=1). action=unlink removes the connection."))
+        "recalling one can bring the other (recall with depth=1). action=unlink removes the connection. Name each "
+        "end by memory_id or key (source, target) or by key alone (source_key, target_key)."))
     def link(
-        source: Annotated[str, Field(description="memory_id or key of one memory.")],
-        target: Annotated[str, Field(description="memory_id or key of the other memory.")],
+        source: Annotated[str | None, Field(description="memory_id or key of one memory (or give source_key).")] = None,
+        target: Annotated[str | None, Field(description="memory_id or key of the other memory (or give target_key).")] = None,
         action: Literal["link", "unlink"] = "link",
+        source_key: Annotated[str | None, Field(description=_key_instead_of("source"))] = None,
+        target_key: Annotated[str | None, Field(description=_key_instead_of("target"))] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            return _link(resolve(), source, target, action)
+            return _link(resolve(), source, target, source_key, target_key, action)
 
     @server.tool(title="Supersede a memory", annotations=WRITE, description=(
         "A fact changed (the user moved, a decision was reversed): mark the old memory superseded by the new one. "
         "The old one is kept, leaves ordinary recall, and its valid time ends where the new one's begins."))
     def supersede(
-        old: Annotated[str, Field(description="memory_id or key of the memory that no longer holds.")],
-        new: Annotated[str, Field(description="memory_id or key of the memory that replaces it.")],
+        old: Annotated[str | None, Field(description="memory_id or key of the memory that no longer holds (or give "
+                                                     "old_key).")] = None,
+        new: Annotated[str | None, Field(description="memory_id or key of the memory that replaces it (or give "
+                                                     "new_key).")] = None,
+        old_key: Annotated[str | None, Field(description=_key_instead_of("old"))] = None,
+        new_key: Annotated[str | None, Field(description=_key_instead_of("new"))] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            return present.memory_dict(resolve().supersede(old, new))
+            engram = resolve()
+            older = engram.named(old, old_key, field="supersede", names=("old", "old_key"))
+            newer = engram.named(new, new_key, field="supersede", names=("new", "new_key"))
+            return present.memory_dict(engram.supersede(older.id, newer.id))
 
     @server.tool(title="Read a memory", annotations=READ, description=(
         "Read one memory in full (content, tags, links, importance, times) by memory_id (or key), or by key."))
@@ -266,9 +289,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         key: Annotated[str | None, Field(description=KEY_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            one_selector("get", {"memory_id": memory_id, "key": key})
-            engram = resolve()
-            return present.memory_dict(engram.get(memory_id) if key is None else engram.get_by_key(key))
+            return present.memory_dict(_one_memory(resolve(), "get", memory_id, key))
 
     @server.tool(name="list", title="List recent memories", annotations=READ, description=(
         "List stored memories without a question: the most recent first (what was learned lately), or the "
@@ -309,13 +330,10 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         clear: Annotated[list[str] | None, Field(description=CLEAR_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            one_selector("update", {"memory_id": memory_id, "key": key})
             engram = resolve()
-            ref = _one_memory(engram, memory_id, key)
-            assert ref is not None  # (one_selector: one of the two was given)
-            result = engram.update(ref, content=content, tags=tags, importance=importance, category=category,
-                                   type=type, related_entity=related_entity, source=source, valid_from=valid_from,
-                                   valid_until=valid_until, clear=clear or ())
+            result = engram.update(_one_memory(engram, "update", memory_id, key).id, content=content, tags=tags,
+                                   importance=importance, category=category, type=type, related_entity=related_entity,
+                                   source=source, valid_from=valid_from, valid_until=valid_until, clear=clear or ())
             return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
 
 
