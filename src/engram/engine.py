@@ -677,12 +677,14 @@ class Engram:
         "by id or by key" resolves it here, so all read a reference alike. ``names`` are what the
         caller calls the two (``--key``, ``memory_id``, ``to_key``) and ``field`` what it is doing,
         so an error reads in the caller's words. Raises ``ValidationError`` on ``field`` when both
-        or neither is given (or on the one given when it is empty), ``NotFoundError`` naming the
-        one given when nothing answers to it."""
+        or neither is given (or on the one given when it is empty), ``NotFoundError`` when nothing
+        answers (naming the key's name when it was a key)."""
         chosen = one_selector(field, {names[0]: ref, names[1]: key})
         value = parse_ref(ref if key is None else key, chosen)
+        if key is None:
+            return self.get(value)  # "memory not found: 'x'", as every door said before keys could be named
         try:
-            return self.get(value) if key is None else self.get_by_key(value)
+            return self.get_by_key(value)
         except NotFoundError:
             raise NotFoundError(f"memory named by {chosen}", value) from None
 
