@@ -167,6 +167,17 @@ def _sclaw_database(value: Any, name: str) -> Any:
     return SKIP
 
 
+def _ptrclaw_database(value: Any, name: str) -> Any:
+    """PtrClaw's ``memory.path`` with its SQLite backend names PtrClaw's own database (its schema,
+    not engram's): as sclaw's, it is not taken as engram's ``path``. Taken, it stopped every command
+    once PtrClaw had made the file (``db.foreign.refuse_foreign``) and, before, made engram's database
+    where PtrClaw then opens its own. With ``"backend": "json"`` the file is shared as it is."""
+    warn_once(name, f"{value!r} is PtrClaw's SQLite database and is not opened as engram's: engram keeps its own "
+              f"(`path`, else memory.db in its home) and never changes PtrClaw's; `engram import {value}` brings "
+              "its entries and links over")
+    return SKIP
+
+
 def _sclaw_home(value: Any, name: str) -> Any:
     """sclaw's ``data_dir`` -> engram's home, the folder ``SCLAW_HOME`` inside it; empty: none
     (sclaw then keeps no history, and engram its usual home)."""
@@ -359,10 +370,14 @@ def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mappin
     if not isinstance(block, dict):
         return
     provider = str(block.get("embedding_provider") or "").strip().lower()
+    # PtrClaw's backend when the block names none is SQLite ("sqlite if compiled with SQLite support").
+    ptrclaw_sqlite = str(block.get("backend") or "sqlite").strip().lower() != "json"
     for source, rule in FOREIGN_MEMORY_BLOCK.items():
         value = _at(block, source)
         if value is None or isinstance(value, dict) or rule.provider not in (None, provider):
             continue
+        if source == ("path",) and ptrclaw_sqlite:
+            rule = to("path", convert=_ptrclaw_database)
         _apply(rule, value, "memory." + ".".join(source), into, env, origins)
     # PtrClaw: "embeddings.api_key ... Empty falls back to providers.openai.api_key".
     if str(_at(block, ("embeddings", "provider")) or "").strip().lower() == "openai":

@@ -129,3 +129,35 @@ def test_ptrclaw_hygiene_max_age_also_purges_after_a_compaction(tmp_path) -> Non
             engram.history.append("telegram:1", "assistant", f"answer {n}")
         assert engram.history.compact("telegram:1", force=True).purged == 1
         assert [m.content for m in engram.list(limit=10)] == ["we talked about tulips ten minutes ago"]
+
+
+def test_ptrclaw_config_with_its_sqlite_path_runs_beside_ptrclaws_database_without_touching_it(tmp_path) -> None:
+    # PtrClaw's sample config: {"memory": {"backend": "sqlite", "path": "~/.ptrclaw/memory.db"}}. That
+    # file has PtrClaw's schema, not engram's: it used to stop every command ("is a PtrClaw
+    # database"), and before PtrClaw first ran engram made its own database there.
+    import json
+    import sqlite3
+
+    from tests.importers.test_import_sqlite_sources import PTRCLAW_ROWS, PTRCLAW_SCHEMA, database
+
+    ptrclaw = tmp_path / "ptrclaw"
+    ptrclaw.mkdir()
+    theirs = database(ptrclaw / "memory.db", PTRCLAW_SCHEMA, PTRCLAW_ROWS)
+    before = theirs.read_bytes()
+    not_yet = ptrclaw / "second.db"  # a PtrClaw that has not run yet
+    for path in (theirs, not_yet):
+        home = tmp_path / f"home-{path.stem}"
+        home.mkdir()
+        (home / "config.json").write_text(json.dumps({"memory": {"backend": "sqlite", "path": str(path)}}))
+        stored = run_cli(home, "remember", "The deploy window is Tuesday")
+        assert stored.returncode == 0, stored.stderr
+        said = " ".join(stored.stderr.split())
+        assert "is PtrClaw's SQLite database and is not opened as engram's" in said and "engram import" in said
+        found = run_cli(home, "--json", "recall", "deploy window")
+        assert found.returncode == 0, found.stderr
+        assert [h["memory"]["content"] for h in json.loads(found.stdout)["hits"]] == ["The deploy window is Tuesday"]
+        assert (home / "memory.db").is_file()  # engram's own, in its home
+    assert theirs.read_bytes() == before and not not_yet.exists()
+    assert sorted(p.name for p in ptrclaw.iterdir()) == ["memory.db"]
+    with sqlite3.connect(theirs) as conn:  # still PtrClaw's, nothing of engram's added
+        assert "schema_migrations" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
