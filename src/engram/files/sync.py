@@ -56,6 +56,7 @@ from . import state as sync_state
 from .document import Document, get_format
 from .entry import Entry, Problem, from_memory, memory_digest
 from .paths import Folder, PathRefused, RunningHash
+from .report import SyncReport
 from .settings import FilesSettings
 
 if TYPE_CHECKING:
@@ -66,34 +67,6 @@ log = logging.getLogger("engram.files")
 # Engine events one database→files pass reflects at most (a bulk event counts as one; a write
 # batch's events, announced together, are never split).
 MAX_EVENTS_PER_PASS = 256
-
-
-@dataclass
-class SyncReport:
-    """What one sync pass did, in each direction."""
-
-    db_created: int = 0
-    db_updated: int = 0
-    db_forgotten: int = 0
-    files_added: int = 0  # entries written into files
-    files_updated: int = 0
-    files_removed: int = 0
-    files_written: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)  # .conflict files written
-    problems: list[Problem] = field(default_factory=list)
-    backup: str | None = None  # the backup taken before forgetting many memories, said in a sentence
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.db_created or self.db_updated or self.db_forgotten or self.files_written or self.conflicts)
-
-    def merge(self, other: SyncReport) -> None:
-        for name in ("db_created", "db_updated", "db_forgotten", "files_added", "files_updated", "files_removed"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.files_written += other.files_written
-        self.conflicts += other.conflicts
-        self.problems += other.problems
-        self.backup = self.backup or other.backup
 
 
 @dataclass
