@@ -26,7 +26,7 @@ pass for all of them (``engram.drain``), and each caller returns after a pass th
 change. That pass is a quick one (``FileSync._reflect_quickly``) when the files it touches are as
 the last pass left them: only the changed entries are written, into files kept parsed, and a file
 that only grew at its end is appended to (announced in the state's journal first, see
-``_append_where_possible``), not rewritten. Otherwise,
+``write``), not rewritten. Otherwise,
 and for ``sync``, a full pass reads the scope whole; on every event that made each store cost
 time in proportion to the memories already in its scope (~0.06 ms each here). The quick pass
 does not pick up hand edits of other files or writes of processes without the mirror: the
@@ -41,7 +41,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +58,7 @@ from .entry import Entry, Problem, from_memory, memory_digest
 from .paths import Folder, PathRefused, RunningHash
 from .report import SyncReport
 from .settings import FilesSettings
+from .write import Journal, ScopeFiles, doc_for, exists, identity, stat_of, write_files
 
 if TYPE_CHECKING:
     from engram.config import Settings
@@ -70,26 +71,8 @@ MAX_EVENTS_PER_PASS = 256
 
 
 @dataclass
-class _ScopeFiles:
-    """One scope folder's files, parsed."""
-
-    docs: dict[str, Document] = field(default_factory=dict)
-    originals: dict[str, str] = field(default_factory=dict)
-    unreadable: set[str] = field(default_factory=set)
-    emptied: set[str] = field(default_factory=set)  # files left with zero bytes where memories were
-    dirty: set[str] = field(default_factory=set)
-    # ``_stat`` of each file as read (before reading) or as written: what the quick pass keeps.
-    seen: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    # Bytes each file may have reached with the entries this pass added (``_add_where_it_fits``).
-    sizes: dict[str, int] = field(default_factory=dict)
-    # The hash of each file's text in ``originals``, where the quick pass has it (``_write``).
-    hashes: dict[str, RunningHash] = field(default_factory=dict)
-
-
-@dataclass
 class _Parsed:
-    """A file as the quick pass left it: its ``_stat`` then, and the document it holds."""
+    """A file as the quick pass left it: its ``stat_of`` then, and the document it holds."""
 
     stat: tuple[int, int, int]
     text: str
@@ -198,7 +181,7 @@ class FileSync:
             with sync_state.locked(self.folder):
                 self._read_layout()
                 st, written = self._load_state()
-                journal = _Journal(written)
+                journal = Journal(written)
                 full: set[Scope] = set()
                 changed_files: set[str] = set()
                 for scope, ids in ids_by_scope.items():
@@ -223,7 +206,7 @@ class FileSync:
         return [None] * len(batches)
 
     def _reflect_quickly(
-        self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: _Journal | None = None
+        self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: Journal | None = None
     ) -> set[str] | None:
         """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
         file they touch is as the last pass left it (so the database is the side that changed, and
@@ -236,7 +219,7 @@ class FileSync:
         of it would cost every pass time in proportion to the memories stored)."""
         memories = {m.id: m for m in self.engram.store.get_many(sorted(ids)) if m.scope == scope}
         before: dict[str, sync_state.EntryState | None] = {}  # what the entries changed here were
-        files = _ScopeFiles()
+        files = ScopeFiles()
         scope_dir = self.layout.scope_dir(scope)
         for entry_id in sorted(ids):
             memory, prev = memories.get(entry_id), st.entries.get(entry_id)
@@ -271,14 +254,15 @@ class FileSync:
         if any(split.size(files.docs[rel]) > self.folder.max_file_bytes for rel in files.dirty):
             return _put_back(st, before)  # splitting into continuation files needs the scope's other files
         report = SyncReport()
-        self._write(files, st, report, journal=journal or _Journal(None))
+        write_files(self.folder, self.fmt, files, st, report, max_content_chars=self.max_content_chars,
+                    journal=journal or Journal(None))
         for rel, doc in files.docs.items():
             found = files.written.get(rel, files.seen.get(rel))
             if found is not None:
                 self._parsed[rel] = _Parsed(found, files.originals[rel], doc, files.hashes.get(rel))
         return set(files.docs)
 
-    def _add_where_it_fits(self, rel: str, entry: Entry, st: sync_state.SyncState, files: _ScopeFiles) -> str | None:
+    def _add_where_it_fits(self, rel: str, entry: Entry, st: sync_state.SyncState, files: ScopeFiles) -> str | None:
         """Add a new entry to ``rel``, or, when that file is full (``files.max_file_bytes``), to the
         first of its continuation files with room (``notes-2.md``, ``notes-3.md``…, one made when
         none has room), where a full pass's split puts an entry added at a file's end; returns the
@@ -311,15 +295,15 @@ class FileSync:
             return target
         return None
 
-    def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: _ScopeFiles) -> Document | None:
+    def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: ScopeFiles) -> Document | None:
         """The file ``rel`` parsed (or a new one when it never existed), or None when it is not as
         the last pass left it (edited, gone, unreadable, holding invalid entries)."""
         if rel in files.docs:
             return files.docs[rel]
-        found = self._stat(rel)
+        found = stat_of(self.folder, rel)
         kept = self._parsed.pop(rel, None)  # taken out while it changes: a failed pass leaves no stale copy
         if found is None:
-            return None if rel in st.files else self._doc_for(rel, files)
+            return None if rel in st.files else doc_for(self.folder, self.fmt, rel, files)
         if kept is not None and kept.stat == found:
             doc, text, hashed = kept.doc, kept.text, kept.hash
         else:
@@ -346,8 +330,8 @@ class FileSync:
         the disk holds when changes may be appended to it (``sync_state.read``). Taken out of the
         cache while a pass changes it: a pass that fails leaves no half-changed copy."""
         kept, self._state = self._state, None
-        if kept is not None and (_identity(kept[0].state), _identity(kept[0].journal)) == (
-                self._stat(self._state_files.state), self._stat(self._state_files.journal)):
+        if kept is not None and (identity(kept[0].state), identity(kept[0].journal)) == (
+                stat_of(self.folder, self._state_files.state), stat_of(self.folder, self._state_files.journal)):
             return kept[1], kept[0]
         return sync_state.read(self.folder, self.fmt.name, self._database_identity(), self._state_files)
 
@@ -360,13 +344,6 @@ class FileSync:
         else:
             written = sync_state.append(self.folder, st, last, entry_ids, files)
         self._state = (written, st)
-
-    def _stat(self, rel: str) -> tuple[int, int, int] | None:
-        """What tells a file we parsed from a changed one: inode, size and modification time."""
-        try:
-            return _identity(os.stat(self.folder.resolve(rel), follow_symlinks=False))
-        except (OSError, PathRefused):
-            return None
 
     def _database_identity(self) -> str:
         """Which database the state was recorded against: backend, location and, for a file, its
@@ -487,7 +464,7 @@ class FileSync:
         imports: list[tuple[Scope, str, Entry, Document]],
     ) -> None:
         scope_dir = self.layout.scope_dir(scope)
-        files = _ScopeFiles()
+        files = ScopeFiles()
         held: dict[str, int] = {}  # memories the last pass left in each file
         for entry_state in st.entries.values():
             held[entry_state.path] = held.get(entry_state.path, 0) + 1
@@ -496,7 +473,7 @@ class FileSync:
         # Entries the state places in this scope whose file has vanished or cannot be read.
         for entry_state in st.entries.values():
             if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
-                if entry_state.path not in files.unreadable and self._exists(entry_state.path):
+                if entry_state.path not in files.unreadable and exists(self.folder, entry_state.path):
                     self._load(entry_state.path, files, report, held.get(entry_state.path, 0))
 
         copies: dict[str, list[tuple[str, Entry]]] = defaultdict(list)
@@ -522,7 +499,7 @@ class FileSync:
         self._forget_removed(scope, removed, st, files, report)
         self._import_with_ids(scope, unknown, st, files, report, new)
         self._add_new(scope, new, st, files, report)
-        self._write(files, st, report)
+        write_files(self.folder, self.fmt, files, st, report, max_content_chars=self.max_content_chars)
 
     def _part_repeats(
         self,
@@ -530,7 +507,7 @@ class FileSync:
         copies: dict[str, list[tuple[str, Entry]]],
         db: dict[str, Memory],
         st: sync_state.SyncState,
-        files: _ScopeFiles,
+        files: ScopeFiles,
         report: SyncReport,
         untouchable: set[str],
     ) -> dict[str, tuple[str, Entry]]:
@@ -581,7 +558,7 @@ class FileSync:
         doc = read[rel]
         return None if doc is None else next((e for e in doc.parsed.entries if e.id == entry_id), None)
 
-    def _load(self, rel: str, files: _ScopeFiles, report: SyncReport, held: int = 0) -> None:
+    def _load(self, rel: str, files: ScopeFiles, report: SyncReport, held: int = 0) -> None:
         try:
             text = self.folder.read_text(rel)
         except FileNotFoundError:
@@ -602,23 +579,6 @@ class FileSync:
         files.docs[rel] = doc
         files.originals[rel] = text
 
-    def _exists(self, rel: str) -> bool:
-        try:
-            return self.folder.exists(rel)
-        except PathRefused:
-            return False
-
-    def _doc_for(self, rel: str, files: _ScopeFiles) -> Document | None:
-        """The parsed file ``rel``, or a new one; None when it exists but cannot be written safely."""
-        if rel in files.unreadable:
-            return None
-        if rel not in files.docs:
-            if self._exists(rel):
-                return None  # a file of another format or unparsed: leave it
-            files.docs[rel] = self.fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
-            files.originals[rel] = ""
-        return files.docs[rel]
-
     def _settle(
         self,
         entry_id: str,
@@ -626,7 +586,7 @@ class FileSync:
         memory: Memory | None,
         found: tuple[str, Entry] | None,
         st: sync_state.SyncState,
-        files: _ScopeFiles,
+        files: ScopeFiles,
         report: SyncReport,
         removed: list[removals.Removal],
     ) -> None:
@@ -657,13 +617,13 @@ class FileSync:
         elif memory is not None:
             db_hash = memory_digest(memory)
             if prev is not None and db_hash == prev.digest:
-                if prev.path not in files.docs and self._exists(prev.path):
+                if prev.path not in files.docs and exists(self.folder, prev.path):
                     return  # its file is there but was not read (reported): no deletion seen
                 removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
                 return
             rel = prev.path if prev is not None and prev.path in files.docs else self.layout.file_for(
                 memory, self.group_by, self.fmt.suffix)
-            doc = self._doc_for(rel, files)
+            doc = doc_for(self.folder, self.fmt, rel, files)
             if doc is None:
                 report.problems.append(Problem(rel, 0, f"cannot write entry {entry_id} until this file is fixed"))
                 return
@@ -687,12 +647,12 @@ class FileSync:
             del st.entries[entry_id]  # gone on both sides
 
     def _forget_removed(self, scope: Scope, removed: list[removals.Removal], st: sync_state.SyncState,
-                        files: _ScopeFiles, report: SyncReport) -> None:
+                        files: ScopeFiles, report: SyncReport) -> None:
         """Forget what was removed from files, except from vanished files (put back as conflicts),
         backing up first when it is a whole file or a large share (see ``removals``)."""
-        gone = [r for r in removed if r.file in files.emptied or not self._exists(r.file)]
+        gone = [r for r in removed if r.file in files.emptied or not exists(self.folder, r.file)]
         for removal in gone:
-            doc = self._doc_for(removal.file, files)
+            doc = doc_for(self.folder, self.fmt, removal.file, files)
             if doc is None:
                 continue
             doc.add(from_memory(removal.memory))
@@ -734,7 +694,7 @@ class FileSync:
         scope: Scope,
         found: list[tuple[str, Entry]],
         st: sync_state.SyncState,
-        files: _ScopeFiles,
+        files: ScopeFiles,
         report: SyncReport,
         new: list[tuple[str, Entry]],
     ) -> None:
@@ -764,7 +724,7 @@ class FileSync:
             report.db_created += 1
 
     def _add_new(
-        self, scope: Scope, new: list[tuple[str, Entry]], st: sync_state.SyncState, files: _ScopeFiles,
+        self, scope: Scope, new: list[tuple[str, Entry]], st: sync_state.SyncState, files: ScopeFiles,
         report: SyncReport,
     ) -> None:
         """Entries added by hand: stored through the engine, then given their id marker."""
@@ -791,87 +751,6 @@ class FileSync:
                 if result.action == "created":
                     report.db_created += 1
             files.dirty.add(rel)
-
-    def _write(self, files: _ScopeFiles, st: sync_state.SyncState, report: SyncReport, *,
-               journal: _Journal | None = None) -> None:
-        """The changed files written, and the hash of each file's text recorded in ``st``. Given the
-        ``journal`` (the quick pass), a file not changed here is as the last pass left it
-        (``_unchanged_doc`` checked), so its recorded hash stands: hashing it again cost ~2.5 ms a
-        pass for a full 5 MB file beside the continuation file a new entry went to. And a file
-        whose new text only adds to the end of what it holds gets just that added
-        (``_append_where_possible``)."""
-        for rel in sorted(files.dirty):  # nothing is written that reading would refuse
-            if rel in files.docs:
-                files.dirty |= split.fit(rel, files.docs, lambda target: self._doc_for(target, files), self.fmt,
-                                         limit=self.folder.max_file_bytes, max_content_chars=self.max_content_chars,
-                                         st=st, problems=report.problems)
-        texts: dict[str, str] = {}
-        for rel, doc in files.docs.items():
-            if journal is not None and rel not in files.dirty and rel in st.files:
-                continue
-            text = texts[rel] = doc.text()
-            if rel in files.dirty and text != files.originals.get(rel):
-                has_entries = bool(doc.parsed.entries) or any(e.path == rel for e in st.entries.values())
-                if not has_entries and not files.originals.get(rel):
-                    del texts[rel]  # never create a file only to leave it empty
-                    continue
-        tails = {rel: text[len(old):] for rel, text in texts.items()
-                 if (old := files.originals.get(rel)) and len(text) > len(old) and text.startswith(old)}
-        hashes = {rel: files.hashes[rel].grown(tails[rel]) if rel in tails and rel in files.hashes
-                  else RunningHash(text) for rel, text in texts.items()}
-        appended = {} if journal is None else self._append_where_possible(files, st, tails, hashes, journal)
-        for rel, text in texts.items():
-            if rel in appended:
-                files.written[rel] = _identity(appended[rel])
-                report.files_written.append(rel)
-            elif rel in files.dirty and text != files.originals.get(rel):
-                files.written[rel] = _identity(self.folder.write_text(rel, text))
-                report.files_written.append(rel)
-            st.files[rel] = hashes[rel].digest
-            files.originals[rel] = text  # what the file now holds
-            files.hashes[rel] = hashes[rel]
-
-    def _append_where_possible(self, files: _ScopeFiles, st: sync_state.SyncState, tails: dict[str, str],
-                               hashes: dict[str, RunningHash], journal: _Journal) -> dict[str, os.stat_result]:
-        """Of the quick pass's changed files, those whose new text is their old text with more at
-        the end (``tails``: a new entry at the end of its file, the usual store), written by adding
-        just that: rewriting the whole file cost every store time in proportion to the entries
-        already in it (~2.5 ms of 4.7 for one of 5,000 entries). Returns each one's ``stat`` after
-        it. The file ends up byte for byte as the whole rewrite leaves it. The appends are announced
-        in the sync state's journal first (``sync_state.intend_appends``), so one that a crash cuts
-        short is cut back off rather than read as a hand-written entry; that needs a journal to
-        write in, so a pass without one (the first after loading a state) rewrites whole. A file
-        not as this pass read it, or starting with a byte order mark (which a rewrite drops), is
-        rewritten whole."""
-        plan: dict[str, tuple[int, str]] = {}
-        for rel, tail in tails.items():
-            old, seen = files.originals[rel], files.seen.get(rel)
-            if rel not in files.dirty or seen is None or rel not in st.files:
-                continue
-            size = len(old) if old.isascii() else len(old.encode("utf-8"))
-            if size == seen[1]:  # the bytes on disk are the text read (no byte order mark before it)
-                plan[rel] = (size, tail)
-        if not plan or journal.written is None:
-            return {}
-        journal.written = sync_state.intend_appends(
-            self.folder, st, journal.written,
-            {rel: (size, len(tail.encode("utf-8")), hashes[rel].digest) for rel, (size, tail) in plan.items()})
-        done: dict[str, os.stat_result] = {}
-        for rel, (_, tail) in plan.items():
-            found = self.folder.append_to(rel, tail, files.seen[rel])
-            if found is not None:
-                done[rel] = found
-        return done
-
-
-@dataclass
-class _Journal:
-    """What the sync state's files held when this pass last wrote them (``sync_state.Written``),
-    None when there is no journal to add to: the quick pass announces appends there."""
-
-    written: sync_state.Written | None
-
-
 def _put_back(st: sync_state.SyncState, before: dict[str, sync_state.EntryState | None]) -> None:
     """``st``'s entries as they were ``before`` a quick pass that gives up (returns its None)."""
     for entry_id, entry in before.items():
@@ -879,10 +758,6 @@ def _put_back(st: sync_state.SyncState, before: dict[str, sync_state.EntryState 
             st.entries.pop(entry_id, None)
         else:
             st.entries[entry_id] = entry
-
-
-def _identity(info: os.stat_result) -> tuple[int, int, int]:
-    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _without_id(entry: Entry) -> Entry:
