@@ -8,13 +8,9 @@ Database→files runs on every engine event (except the sync's own, ``origin == 
 files→database on demand (``sync``) or from the watcher. Events that arrive while a pass runs
 (concurrent stores of a server) are reflected together by the next pass, one pass for all of them
 (``engram.drain``), and each caller returns after a pass that began after its change. That pass is
-a quick one (``FileSync._reflect_quickly``) when the files it touches are as the last pass left
-them: only the changed entries are written, into files kept parsed, and a file that only grew at
-its end is appended to (announced in the state's journal first, see ``write``), not rewritten.
-Otherwise, and for ``sync``, a full pass reads the scope whole; on every event that made each
-store cost time in proportion to the memories already in its scope (~0.06 ms each here). The quick
-pass does not pick up hand edits of other files or writes of processes without the mirror: the
-watcher's passes and ``engram sync`` do.
+a quick one (``mirror``) when the files it touches are as the last pass left them: only the
+changed entries are written, into files kept parsed. Otherwise, and for ``sync``, a full pass
+reads the scope whole (``reconcile``).
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,15 +29,16 @@ from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope, make_filter
 
-from . import conflicts, layout, split
+from . import conflicts, layout
 from . import state as sync_state
 from .document import Document, get_format
-from .entry import Entry, Problem, from_memory, memory_digest
-from .paths import Folder, PathRefused, RunningHash
+from .entry import Entry, Problem
+from .mirror import QuickPass
+from .paths import Folder
 from .reconcile import reconcile
 from .report import SyncReport
 from .settings import FilesSettings
-from .write import Journal, ScopeFiles, doc_for, identity, stat_of, write_files
+from .write import Journal, identity, stat_of
 
 if TYPE_CHECKING:
     from engram.config import Settings
@@ -52,16 +48,6 @@ log = logging.getLogger("engram.files")
 # Engine events one database→files pass reflects at most (a bulk event counts as one; a write
 # batch's events, announced together, are never split).
 MAX_EVENTS_PER_PASS = 256
-
-
-@dataclass
-class _Parsed:
-    """A file as the quick pass left it: its ``stat_of`` then, and the document it holds."""
-
-    stat: tuple[int, int, int]
-    text: str
-    doc: Document
-    hash: RunningHash | None
 
 
 class FileSync:
@@ -102,9 +88,9 @@ class FileSync:
         self._identity: str | None = None
         # Event batches announced at once (by concurrent callers) reflected in one pass.
         self._events: Drain[list[MemoryEvent], None] = Drain(self._reflect, MAX_EVENTS_PER_PASS, len)
-        # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``); the state
-        # as this syncer last saved it, with what that left on disk (its two files' ``stat``).
-        self._parsed: dict[str, _Parsed] = {}
+        # The quick pass, with the files it keeps parsed (``mirror``); the state as this syncer
+        # last saved it, with what that left on disk (its two files' ``stat``).
+        self._quick = QuickPass(self)
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
         self._state_files = sync_state.files_for(database_agent)
 
@@ -192,121 +178,9 @@ class FileSync:
     def _reflect_quickly(
         self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: Journal | None = None
     ) -> set[str] | None:
-        """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
-        file they touch is as the last pass left it (so the database is the side that changed, and
-        only at these ids). A full pass reads the scope whole, files and database; this one reads
-        only the changed memories and the files they touch, kept parsed from the last pass while
-        their size, inode and time are unchanged. Returns the files whose record changed; None
-        (nothing written, ``st`` as it was) sends the scope to the full pass: a file edited by hand
-        or gone, an entry not where the state puts it, a file that would outgrow
-        ``files.max_file_bytes``. ``st`` is changed in place and put back on the way out (a copy
-        of it would cost every pass time in proportion to the memories stored)."""
-        memories = {m.id: m for m in self.engram.store.get_many(sorted(ids)) if m.scope == scope}
-        before: dict[str, sync_state.EntryState | None] = {}  # what the entries changed here were
-        files = ScopeFiles()
-        scope_dir = self.layout.scope_dir(scope)
-        for entry_id in sorted(ids):
-            memory, prev = memories.get(entry_id), st.entries.get(entry_id)
-            if prev is not None:
-                if not layout.directly_in(prev.path, scope_dir):
-                    return _put_back(st, before)  # recorded outside its scope's folder: the full pass sorts it out
-                rel = prev.path
-            elif memory is not None:
-                found = self._add_where_it_fits(self.layout.file_for(memory, self.group_by, self.fmt.suffix),
-                                                from_memory(memory), st, files)
-                if found is None:
-                    return _put_back(st, before)
-                before.setdefault(entry_id, prev)
-                st.entries[entry_id] = sync_state.EntryState(found, memory_digest(memory))
-                files.dirty.add(found)
-                continue
-            else:
-                continue  # in neither the database nor the files
-            doc = self._unchanged_doc(rel, st, files)
-            if doc is None:
-                return _put_back(st, before)
-            before.setdefault(entry_id, prev)
-            if memory is None:
-                if not doc.remove(entry_id):  # type: ignore[union-attr]
-                    return _put_back(st, before)
-                del st.entries[entry_id]
-            elif not doc.replace(entry_id, from_memory(memory)):
-                return _put_back(st, before)
-            if memory is not None:
-                st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
-            files.dirty.add(rel)
-        if any(split.size(files.docs[rel]) > self.folder.max_file_bytes for rel in files.dirty):
-            return _put_back(st, before)  # splitting into continuation files needs the scope's other files
-        report = SyncReport()
-        write_files(self.folder, self.fmt, files, st, report, max_content_chars=self.max_content_chars,
-                    journal=journal or Journal(None))
-        for rel, doc in files.docs.items():
-            found = files.written.get(rel, files.seen.get(rel))
-            if found is not None:
-                self._parsed[rel] = _Parsed(found, files.originals[rel], doc, files.hashes.get(rel))
-        return set(files.docs)
-
-    def _add_where_it_fits(self, rel: str, entry: Entry, st: sync_state.SyncState, files: ScopeFiles) -> str | None:
-        """Add a new entry to ``rel``, or, when that file is full (``files.max_file_bytes``), to the
-        first of its continuation files with room (``notes-2.md``, ``notes-3.md``…, one made when
-        none has room), where a full pass's split puts an entry added at a file's end; returns the
-        file it went to. None (nothing added) when a file on the way is not as the last pass left
-        it, or the entry is too large for any file (the full pass decides and reports). Once
-        a file is full, every store used to take the full pass: at 21,000 memories in one file,
-        ~0.18 s of CPU a store."""
-        # What the entry adds to a file: measured in an empty one (in a file that has its section
-        # already, a few bytes less), so a file it does not fit in is passed over unchanged. A
-        # file's size is measured once a pass and grown by that much per entry added: measuring
-        # it again would render its text whole per entry. The pass checks the real sizes before
-        # it writes (and gives up past the limit).
-        probe = self.fmt.new("")
-        empty = split.size(probe)
-        probe.add(entry)
-        needs = split.size(probe) - empty
-        if split.size(probe) > self.folder.max_file_bytes:
-            return None  # too large for a file of its own: the full pass reports it
-        for part in range(1, split.MAX_PARTS + 1):
-            target = split.part_path(rel, part)
-            doc = self._unchanged_doc(target, st, files)
-            if doc is None:
-                return None
-            size = files.sizes[target] if target in files.sizes else split.size(doc)
-            files.sizes[target] = size
-            if size + needs > self.folder.max_file_bytes:
-                continue
-            doc.add(entry)
-            files.sizes[target] = size + needs
-            return target
-        return None
-
-    def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: ScopeFiles) -> Document | None:
-        """The file ``rel`` parsed (or a new one when it never existed), or None when it is not as
-        the last pass left it (edited, gone, unreadable, holding invalid entries)."""
-        if rel in files.docs:
-            return files.docs[rel]
-        found = stat_of(self.folder, rel)
-        kept = self._parsed.pop(rel, None)  # taken out while it changes: a failed pass leaves no stale copy
-        if found is None:
-            return None if rel in st.files else doc_for(self.folder, self.fmt, rel, files)
-        if kept is not None and kept.stat == found:
-            doc, text, hashed = kept.doc, kept.text, kept.hash
-        else:
-            try:
-                text = self.folder.read_text(rel)
-            except (PathRefused, OSError):
-                return None
-            hashed = RunningHash(text)
-            if hashed.digest != st.files.get(rel):
-                return None
-            doc = self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
-            if doc.parsed.broken or doc.parsed.problems or doc.parsed.invalid_ids:
-                return None
-        files.docs[rel] = doc
-        files.originals[rel] = text
-        files.seen[rel] = found
-        if hashed is not None:
-            files.hashes[rel] = hashed
-        return doc
+        """The quick pass over ``ids`` of ``scope`` (``mirror.QuickPass.run``); None sends the scope to the
+        full pass."""
+        return self._quick.run(scope, ids, st, journal)
 
     def _load_state(self) -> tuple[sync_state.SyncState, sync_state.Written | None]:
         """The sync state (under the folder lock): the one this syncer saved last while its files
@@ -437,15 +311,6 @@ class FileSync:
                 if misplaced:
                     report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
         return found
-
-
-def _put_back(st: sync_state.SyncState, before: dict[str, sync_state.EntryState | None]) -> None:
-    """``st``'s entries as they were ``before`` a quick pass that gives up (returns its None)."""
-    for entry_id, entry in before.items():
-        if entry is None:
-            st.entries.pop(entry_id, None)
-        else:
-            st.entries[entry_id] = entry
 
 
 def database_agent(engram: Engram, settings: Settings) -> str | None:
