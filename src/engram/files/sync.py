@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 from engram.drain import Drain
 from engram.errors import ValidationError
 from engram.events import MemoryEvent
-from engram.model import Memory, Scope, make_filter
+from engram.model import Memory, Scope
 
-from . import conflicts, layout
+from . import layout
 from . import state as sync_state
 from .document import Document, get_format
 from .entry import Entry, Problem
@@ -37,6 +37,7 @@ from .mirror import QuickPass
 from .paths import Folder
 from .reconcile import reconcile
 from .report import SyncReport
+from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
 from .write import Journal, identity, stat_of
 
@@ -230,17 +231,17 @@ class FileSync:
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()
             st, _ = self._load_state()
-            files_by_scope = self._scan(report)
+            files_by_scope = scan(self, report)
             wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
             if wanted is None:
                 for memory in self.engram.store.iter_all():
                     if self.owns(memory.scope):
                         db_by_scope[memory.scope][memory.id] = memory
-                all_scopes = set(db_by_scope) | set(files_by_scope) | self._state_scopes(st)
+                all_scopes = set(db_by_scope) | set(files_by_scope) | state_scopes(self, st)
             else:
                 for scope in wanted:
-                    db_by_scope[scope] = {m.id: m for m in self._list_scope(scope)}
+                    db_by_scope[scope] = {m.id: m for m in list_scope(self, scope)}
                 all_scopes = wanted
             imports: list[tuple[Scope, str, Entry, Document]] = []
             for scope in sorted(all_scopes, key=str):
@@ -267,50 +268,6 @@ class FileSync:
         if scopes:
             report.merge(self.sync(scopes))
         return report
-
-    def _list_scope(self, scope: Scope) -> list[Memory]:
-        filt = make_filter([scope], include_superseded=True)
-        out: list[Memory] = []
-        while True:
-            page = self.engram.store.list(filt, order="oldest", limit=1000, offset=len(out))
-            out.extend(page)
-            if len(page) < 1000:
-                return out
-
-    def _state_scopes(self, st: sync_state.SyncState) -> set[Scope]:
-        scopes = set()
-        for entry in st.entries.values():
-            try:
-                scope = self.layout.scope_of_dir(entry.path.rsplit("/", 1)[0])
-            except ValidationError:
-                continue
-            if self.owns(scope):
-                scopes.add(scope)
-        return scopes
-
-    def _scan(self, report: SyncReport) -> dict[Scope, list[str]]:
-        """Memory files by scope; symlinks and misplaced names are reported, never read."""
-        found: dict[Scope, list[str]] = defaultdict(list)
-        for rel, is_link in self.folder.walk():
-            if rel.endswith(conflicts.SUFFIX) or rel.startswith(f"{layout.TYPES_DIR}/"):
-                continue
-            if is_link:
-                if rel.split("/")[0] in ("global", "agents", "sessions"):
-                    report.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
-                continue
-            try:
-                where = self.layout.locate(rel, self.fmt.suffix)
-            except ValidationError as exc:
-                report.problems.append(Problem(rel, 0, f"not read: {exc}"))
-                continue
-            if where is not None:
-                if self.owns(where[0]):  # another agent's folder is its own database's to sync
-                    found[where[0]].append(rel)
-            else:
-                misplaced = self.layout.misplaced(rel, self.fmt.suffix)
-                if misplaced:
-                    report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
-        return found
 
 
 def database_agent(engram: Engram, settings: Settings) -> str | None:
