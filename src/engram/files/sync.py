@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ from .reconcile import reconcile
 from .report import SyncReport
 from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
+from .wiring import attach_from_settings, database_agent, wait_for
 from .write import Journal, identity, stat_of
 
 if TYPE_CHECKING:
@@ -270,44 +270,5 @@ class FileSync:
         return report
 
 
-def database_agent(engram: Engram, settings: Settings) -> str | None:
-    """The agent whose own database ``engram``'s is (``per_agent_databases``, a backend keeping a
-    file per agent), else None: a database of every agent."""
-    if not settings.per_agent_databases or engram.backend.path is None:
-        return None
-    return settings.agent if engram.backend.path == settings.database_path(settings.agent) else None
-
-
-def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
-    """What an interface calls at start-up: attach the folder writer when ``files.enabled``
-    (and the backend persists anything). Returns the syncer, or None."""
-    if not settings.files.enabled or settings.backend == "disabled":
-        if settings.privacy.encrypted:
-            _warn_of_plain_copies(settings.files.folder(settings.home))
-        return None
-    syncer = FileSync.from_settings(engram, settings)
-    syncer.attach()
-    return syncer
-
-
-def _warn_of_plain_copies(folder: Path) -> None:
-    """An encrypted store's memory folder is off (see ``Settings``), but one written before the key
-    was set still holds every memory in clear: engram neither updates nor deletes it (it may be
-    the user's own copy), so it says so."""
-    try:
-        stale = folder.is_dir() and any(path.is_file() for path in folder.rglob("*"))
-    except OSError:
-        return
-    if stale:
-        log.warning("the memory folder %s holds plain-text copies of memories written before encryption was "
-                    "set; engram no longer updates it: delete it, or set files.enabled to keep it in step", folder)
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout`` passes (used by callers of the watcher)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
+# What other modules import from here: the syncer, its report, and the start-up wiring.
+__all__ = ["MAX_EVENTS_PER_PASS", "FileSync", "SyncReport", "attach_from_settings", "database_agent", "wait_for"]
