@@ -1,16 +1,20 @@
-"""Two-way sync between the database and the memory folder.
-
-The unit of work is a scope folder (``global/``, ``agents/<a>/``, ``sessions/<a>/<s>/``), settled
-entry by entry against the sync state (``state``) by ``reconcile``, whose docstring has the table
-of what each difference means; the changed files are then written (``write``).
+"""Two-way sync between the database and the memory folder: ``FileSync`` and how its passes run.
 
 Database→files runs on every engine event (except the sync's own, ``origin == "sync"``),
 files→database on demand (``sync``) or from the watcher. Events that arrive while a pass runs
 (concurrent stores of a server) are reflected together by the next pass, one pass for all of them
 (``engram.drain``), and each caller returns after a pass that began after its change. That pass is
-a quick one (``mirror``) when the files it touches are as the last pass left them: only the
-changed entries are written, into files kept parsed. Otherwise, and for ``sync``, a full pass
-reads the scope whole (``reconcile``).
+a quick one when the files it touches are as the last pass left them; otherwise, and for
+``sync``, a full pass reads the scope whole. ``FileSync`` holds what every pass shares (the folder
+and its format, the layout, the folder lock, the sync state as last saved, the engine's views)
+and decides which pass runs; the passes live beside it:
+
+- ``mirror``: the quick pass, only the changed entries written, into files kept parsed.
+- ``scan``: what a full pass covers (memory files by scope, each scope's memories).
+- ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
+  docstring has the table of what each difference means.
+- ``write``: a pass's changed files written back (atomically, split, or appended to).
+- ``report``: ``SyncReport``, what a pass did; ``wiring``: ``attach_from_settings`` at start-up.
 """
 
 from __future__ import annotations
