@@ -4,8 +4,10 @@
   ``sessions/<agent>/<session>/``; one file per tag, category or type).
 - ``markdown`` / ``yaml_format``: the two file formats (ClawCode's), parsed into ``Entry`` records
   with schema validation and rendered back; bullets keep an unobtrusive ``<!-- id:... -->`` marker.
-- ``sync``: two-way sync with a sync-state record (``state``) so conflicts are detected;
-  ``conflicts`` keeps the losing file text in ``.conflict`` files; ``watcher`` runs it continuously.
+- ``sync``: two-way sync (``FileSync``) with a sync-state record (``state``) so conflicts are
+  detected: ``mirror`` writes engine changes into files, ``scan`` and ``reconcile`` read the folder
+  back, ``write`` writes a pass's files, ``wiring`` attaches it at start-up; ``conflicts`` keeps
+  the losing file text in ``.conflict`` files; ``watcher`` runs it continuously.
 - ``export``: per-type JSON files (PHP entity), folder export and import.
 - ``paths``: nothing outside the memory folder is ever read or written.
 

@@ -212,7 +212,7 @@ def save(folder: Folder, state: SyncState) -> Written:
     Without waiting for the disk (no fsync): a sync pass writes the memory files it changed first,
     each on disk before it is renamed into place, then this record, so a power loss can only bring
     back an older record beside newer files, never the reverse. Read against an older record an
-    entry that files and database both hold alike is in sync whatever the record says (``_settle``
+    entry that files and database both hold alike is in sync whatever the record says (``reconcile._settle``
     compares the two sides first), so the next pass finds nothing to do, except for an entry the
     database changed again after its file was written: that reads as changed on both sides, the
     database version is kept and the file's (engram's own earlier copy) is set aside as a

@@ -1,36 +1,20 @@
-"""Two-way sync between the database and the memory folder.
+"""Two-way sync between the database and the memory folder: ``FileSync`` and how its passes run.
 
-The unit of work is a scope folder (``global/``, ``agents/<a>/``, ``sessions/<a>/<s>/``): its
-files are parsed, its memories listed, and every entry id is settled against the sync state
-(``state``), which holds each entry's hash at the last sync:
+Database→files runs on every engine event (except the sync's own, ``origin == "sync"``),
+files→database on demand (``sync``) or from the watcher. Events that arrive while a pass runs
+(concurrent stores of a server) are reflected together by the next pass, one pass for all of them
+(``engram.drain``), and each caller returns after a pass that began after its change. That pass is
+a quick one when the files it touches are as the last pass left them; otherwise, and for
+``sync``, a full pass reads the scope whole. ``FileSync`` holds what every pass shares (the folder
+and its format, the layout, the folder lock, the sync state as last saved, the engine's views)
+and decides which pass runs; the passes live beside it:
 
-| database vs file          | what happened           | action                                          |
-|---------------------------|-------------------------|-------------------------------------------------|
-| equal                     | nothing                 | record                                          |
-| file == last              | database changed        | rewrite the entry in its file                   |
-| database == last          | file changed            | ``Engram.remember`` (origin ``sync``)           |
-| both differ from last     | both changed            | database wins; file text kept in ``.conflict``  |
-| only in database, new     | written in the database | add to the file of its group                    |
-| only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict) |
-| only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
-| only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
-| only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
-| in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
-
-Entries that are present but invalid, and files that cannot be read, are never taken as
-deletions: their ids are left alone until the file is fixed. Only files whose text changed are
-written, each atomically. Database→files runs on every engine event (except the sync's own,
-``origin == "sync"``), files→database on demand (``sync``) or from the watcher. Events that arrive
-while a pass runs (concurrent stores of a server) are reflected together by the next pass, one
-pass for all of them (``engram.drain``), and each caller returns after a pass that began after its
-change. That pass is a quick one (``FileSync._reflect_quickly``) when the files it touches are as
-the last pass left them: only the changed entries are written, into files kept parsed, and a file
-that only grew at its end is appended to (announced in the state's journal first, see
-``_append_where_possible``), not rewritten. Otherwise,
-and for ``sync``, a full pass reads the scope whole; on every event that made each store cost
-time in proportion to the memories already in its scope (~0.06 ms each here). The quick pass
-does not pick up hand edits of other files or writes of processes without the mirror: the
-watcher's passes and ``engram sync`` do.
+- ``mirror``: the quick pass, only the changed entries written, into files kept parsed.
+- ``scan``: what a full pass covers (memory files by scope, each scope's memories).
+- ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
+  docstring has the table of what each difference means.
+- ``write``: a pass's changed files written back (atomically, split, or appended to).
+- ``report``: ``SyncReport``, what a pass did; ``wiring``: ``attach_from_settings`` at start-up.
 """
 
 from __future__ import annotations
@@ -38,25 +22,28 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engram import snapshot
 from engram.drain import Drain
-from engram.errors import EngramError, ValidationError
+from engram.errors import ValidationError
 from engram.events import MemoryEvent
-from engram.model import Memory, Scope, make_filter
+from engram.model import Memory, Scope
 
-from . import conflicts, layout, removals, repeats, split
+from . import layout
 from . import state as sync_state
 from .document import Document, get_format
-from .entry import Entry, Problem, from_memory, memory_digest
-from .paths import Folder, PathRefused, RunningHash
+from .entry import Entry, Problem
+from .mirror import QuickPass
+from .paths import Folder
+from .reconcile import reconcile
+from .report import SyncReport
+from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
+from .wiring import attach_from_settings, database_agent, wait_for
+from .write import Journal, identity, stat_of
 
 if TYPE_CHECKING:
     from engram.config import Settings
@@ -66,62 +53,6 @@ log = logging.getLogger("engram.files")
 # Engine events one database→files pass reflects at most (a bulk event counts as one; a write
 # batch's events, announced together, are never split).
 MAX_EVENTS_PER_PASS = 256
-
-
-@dataclass
-class SyncReport:
-    """What one sync pass did, in each direction."""
-
-    db_created: int = 0
-    db_updated: int = 0
-    db_forgotten: int = 0
-    files_added: int = 0  # entries written into files
-    files_updated: int = 0
-    files_removed: int = 0
-    files_written: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)  # .conflict files written
-    problems: list[Problem] = field(default_factory=list)
-    backup: str | None = None  # the backup taken before forgetting many memories, said in a sentence
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.db_created or self.db_updated or self.db_forgotten or self.files_written or self.conflicts)
-
-    def merge(self, other: SyncReport) -> None:
-        for name in ("db_created", "db_updated", "db_forgotten", "files_added", "files_updated", "files_removed"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.files_written += other.files_written
-        self.conflicts += other.conflicts
-        self.problems += other.problems
-        self.backup = self.backup or other.backup
-
-
-@dataclass
-class _ScopeFiles:
-    """One scope folder's files, parsed."""
-
-    docs: dict[str, Document] = field(default_factory=dict)
-    originals: dict[str, str] = field(default_factory=dict)
-    unreadable: set[str] = field(default_factory=set)
-    emptied: set[str] = field(default_factory=set)  # files left with zero bytes where memories were
-    dirty: set[str] = field(default_factory=set)
-    # ``_stat`` of each file as read (before reading) or as written: what the quick pass keeps.
-    seen: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    # Bytes each file may have reached with the entries this pass added (``_add_where_it_fits``).
-    sizes: dict[str, int] = field(default_factory=dict)
-    # The hash of each file's text in ``originals``, where the quick pass has it (``_write``).
-    hashes: dict[str, RunningHash] = field(default_factory=dict)
-
-
-@dataclass
-class _Parsed:
-    """A file as the quick pass left it: its ``_stat`` then, and the document it holds."""
-
-    stat: tuple[int, int, int]
-    text: str
-    doc: Document
-    hash: RunningHash | None
 
 
 class FileSync:
@@ -162,9 +93,9 @@ class FileSync:
         self._identity: str | None = None
         # Event batches announced at once (by concurrent callers) reflected in one pass.
         self._events: Drain[list[MemoryEvent], None] = Drain(self._reflect, MAX_EVENTS_PER_PASS, len)
-        # Files the quick pass wrote or read, parsed, by path (see ``_reflect_quickly``); the state
-        # as this syncer last saved it, with what that left on disk (its two files' ``stat``).
-        self._parsed: dict[str, _Parsed] = {}
+        # The quick pass, with the files it keeps parsed (``mirror``); the state as this syncer
+        # last saved it, with what that left on disk (its two files' ``stat``).
+        self._quick = QuickPass(self)
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
         self._state_files = sync_state.files_for(database_agent)
 
@@ -225,7 +156,7 @@ class FileSync:
             with sync_state.locked(self.folder):
                 self._read_layout()
                 st, written = self._load_state()
-                journal = _Journal(written)
+                journal = Journal(written)
                 full: set[Scope] = set()
                 changed_files: set[str] = set()
                 for scope, ids in ids_by_scope.items():
@@ -250,122 +181,11 @@ class FileSync:
         return [None] * len(batches)
 
     def _reflect_quickly(
-        self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: _Journal | None = None
+        self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: Journal | None = None
     ) -> set[str] | None:
-        """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
-        file they touch is as the last pass left it (so the database is the side that changed, and
-        only at these ids). A full pass reads the scope whole, files and database; this one reads
-        only the changed memories and the files they touch, kept parsed from the last pass while
-        their size, inode and time are unchanged. Returns the files whose record changed; None
-        (nothing written, ``st`` as it was) sends the scope to the full pass: a file edited by hand
-        or gone, an entry not where the state puts it, a file that would outgrow
-        ``files.max_file_bytes``. ``st`` is changed in place and put back on the way out (a copy
-        of it would cost every pass time in proportion to the memories stored)."""
-        memories = {m.id: m for m in self.engram.store.get_many(sorted(ids)) if m.scope == scope}
-        before: dict[str, sync_state.EntryState | None] = {}  # what the entries changed here were
-        files = _ScopeFiles()
-        scope_dir = self.layout.scope_dir(scope)
-        for entry_id in sorted(ids):
-            memory, prev = memories.get(entry_id), st.entries.get(entry_id)
-            if prev is not None:
-                if not layout.directly_in(prev.path, scope_dir):
-                    return _put_back(st, before)  # recorded outside its scope's folder: the full pass sorts it out
-                rel = prev.path
-            elif memory is not None:
-                found = self._add_where_it_fits(self.layout.file_for(memory, self.group_by, self.fmt.suffix),
-                                                from_memory(memory), st, files)
-                if found is None:
-                    return _put_back(st, before)
-                before.setdefault(entry_id, prev)
-                st.entries[entry_id] = sync_state.EntryState(found, memory_digest(memory))
-                files.dirty.add(found)
-                continue
-            else:
-                continue  # in neither the database nor the files
-            doc = self._unchanged_doc(rel, st, files)
-            if doc is None:
-                return _put_back(st, before)
-            before.setdefault(entry_id, prev)
-            if memory is None:
-                if not doc.remove(entry_id):  # type: ignore[union-attr]
-                    return _put_back(st, before)
-                del st.entries[entry_id]
-            elif not doc.replace(entry_id, from_memory(memory)):
-                return _put_back(st, before)
-            if memory is not None:
-                st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
-            files.dirty.add(rel)
-        if any(split.size(files.docs[rel]) > self.folder.max_file_bytes for rel in files.dirty):
-            return _put_back(st, before)  # splitting into continuation files needs the scope's other files
-        report = SyncReport()
-        self._write(files, st, report, journal=journal or _Journal(None))
-        for rel, doc in files.docs.items():
-            found = files.written.get(rel, files.seen.get(rel))
-            if found is not None:
-                self._parsed[rel] = _Parsed(found, files.originals[rel], doc, files.hashes.get(rel))
-        return set(files.docs)
-
-    def _add_where_it_fits(self, rel: str, entry: Entry, st: sync_state.SyncState, files: _ScopeFiles) -> str | None:
-        """Add a new entry to ``rel``, or, when that file is full (``files.max_file_bytes``), to the
-        first of its continuation files with room (``notes-2.md``, ``notes-3.md``…, one made when
-        none has room), where a full pass's split puts an entry added at a file's end; returns the
-        file it went to. None (nothing added) when a file on the way is not as the last pass left
-        it, or the entry is too large for any file (the full pass decides and reports). Once
-        a file is full, every store used to take the full pass: at 21,000 memories in one file,
-        ~0.18 s of CPU a store."""
-        # What the entry adds to a file: measured in an empty one (in a file that has its section
-        # already, a few bytes less), so a file it does not fit in is passed over unchanged. A
-        # file's size is measured once a pass and grown by that much per entry added: measuring
-        # it again would render its text whole per entry. The pass checks the real sizes before
-        # it writes (and gives up past the limit).
-        probe = self.fmt.new("")
-        empty = split.size(probe)
-        probe.add(entry)
-        needs = split.size(probe) - empty
-        if split.size(probe) > self.folder.max_file_bytes:
-            return None  # too large for a file of its own: the full pass reports it
-        for part in range(1, split.MAX_PARTS + 1):
-            target = split.part_path(rel, part)
-            doc = self._unchanged_doc(target, st, files)
-            if doc is None:
-                return None
-            size = files.sizes[target] if target in files.sizes else split.size(doc)
-            files.sizes[target] = size
-            if size + needs > self.folder.max_file_bytes:
-                continue
-            doc.add(entry)
-            files.sizes[target] = size + needs
-            return target
-        return None
-
-    def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: _ScopeFiles) -> Document | None:
-        """The file ``rel`` parsed (or a new one when it never existed), or None when it is not as
-        the last pass left it (edited, gone, unreadable, holding invalid entries)."""
-        if rel in files.docs:
-            return files.docs[rel]
-        found = self._stat(rel)
-        kept = self._parsed.pop(rel, None)  # taken out while it changes: a failed pass leaves no stale copy
-        if found is None:
-            return None if rel in st.files else self._doc_for(rel, files)
-        if kept is not None and kept.stat == found:
-            doc, text, hashed = kept.doc, kept.text, kept.hash
-        else:
-            try:
-                text = self.folder.read_text(rel)
-            except (PathRefused, OSError):
-                return None
-            hashed = RunningHash(text)
-            if hashed.digest != st.files.get(rel):
-                return None
-            doc = self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
-            if doc.parsed.broken or doc.parsed.problems or doc.parsed.invalid_ids:
-                return None
-        files.docs[rel] = doc
-        files.originals[rel] = text
-        files.seen[rel] = found
-        if hashed is not None:
-            files.hashes[rel] = hashed
-        return doc
+        """The quick pass over ``ids`` of ``scope`` (``mirror.QuickPass.run``); None sends the scope to the
+        full pass."""
+        return self._quick.run(scope, ids, st, journal)
 
     def _load_state(self) -> tuple[sync_state.SyncState, sync_state.Written | None]:
         """The sync state (under the folder lock): the one this syncer saved last while its files
@@ -373,8 +193,8 @@ class FileSync:
         the disk holds when changes may be appended to it (``sync_state.read``). Taken out of the
         cache while a pass changes it: a pass that fails leaves no half-changed copy."""
         kept, self._state = self._state, None
-        if kept is not None and (_identity(kept[0].state), _identity(kept[0].journal)) == (
-                self._stat(self._state_files.state), self._stat(self._state_files.journal)):
+        if kept is not None and (identity(kept[0].state), identity(kept[0].journal)) == (
+                stat_of(self.folder, self._state_files.state), stat_of(self.folder, self._state_files.journal)):
             return kept[1], kept[0]
         return sync_state.read(self.folder, self.fmt.name, self._database_identity(), self._state_files)
 
@@ -387,13 +207,6 @@ class FileSync:
         else:
             written = sync_state.append(self.folder, st, last, entry_ids, files)
         self._state = (written, st)
-
-    def _stat(self, rel: str) -> tuple[int, int, int] | None:
-        """What tells a file we parsed from a changed one: inode, size and modification time."""
-        try:
-            return _identity(os.stat(self.folder.resolve(rel), follow_symlinks=False))
-        except (OSError, PathRefused):
-            return None
 
     def _database_identity(self) -> str:
         """Which database the state was recorded against: backend, location and, for a file, its
@@ -408,7 +221,8 @@ class FileSync:
             self._identity = f"{stats.backend}:{stats.location}:{inode}"
         return self._identity
 
-    def _view(self, scope: Scope) -> Engram:
+    def view(self, scope: Scope) -> Engram:
+        """The engine as ``scope`` sees it, its writes marked ``origin="sync"`` (not reflected back)."""
         if scope not in self._views:
             agent = scope.agent or self.engram.scope.agent or "default"
             self._views[scope] = self.engram.for_agent(agent, scope.session, origin="sync")
@@ -421,21 +235,21 @@ class FileSync:
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()
             st, _ = self._load_state()
-            files_by_scope = self._scan(report)
+            files_by_scope = scan(self, report)
             wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
             if wanted is None:
                 for memory in self.engram.store.iter_all():
                     if self.owns(memory.scope):
                         db_by_scope[memory.scope][memory.id] = memory
-                all_scopes = set(db_by_scope) | set(files_by_scope) | self._state_scopes(st)
+                all_scopes = set(db_by_scope) | set(files_by_scope) | state_scopes(self, st)
             else:
                 for scope in wanted:
-                    db_by_scope[scope] = {m.id: m for m in self._list_scope(scope)}
+                    db_by_scope[scope] = {m.id: m for m in list_scope(self, scope)}
                 all_scopes = wanted
             imports: list[tuple[Scope, str, Entry, Document]] = []
             for scope in sorted(all_scopes, key=str):
-                self._reconcile(scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report, imports)
+                reconcile(self, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report, imports)
             self._save_state(st)
             if wanted is None and self.type_json:
                 from . import export
@@ -459,503 +273,6 @@ class FileSync:
             report.merge(self.sync(scopes))
         return report
 
-    def _list_scope(self, scope: Scope) -> list[Memory]:
-        filt = make_filter([scope], include_superseded=True)
-        out: list[Memory] = []
-        while True:
-            page = self.engram.store.list(filt, order="oldest", limit=1000, offset=len(out))
-            out.extend(page)
-            if len(page) < 1000:
-                return out
 
-    def _state_scopes(self, st: sync_state.SyncState) -> set[Scope]:
-        scopes = set()
-        for entry in st.entries.values():
-            try:
-                scope = self.layout.scope_of_dir(entry.path.rsplit("/", 1)[0])
-            except ValidationError:
-                continue
-            if self.owns(scope):
-                scopes.add(scope)
-        return scopes
-
-    def _scan(self, report: SyncReport) -> dict[Scope, list[str]]:
-        """Memory files by scope; symlinks and misplaced names are reported, never read."""
-        found: dict[Scope, list[str]] = defaultdict(list)
-        for rel, is_link in self.folder.walk():
-            if rel.endswith(conflicts.SUFFIX) or rel.startswith(f"{layout.TYPES_DIR}/"):
-                continue
-            if is_link:
-                if rel.split("/")[0] in ("global", "agents", "sessions"):
-                    report.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
-                continue
-            try:
-                where = self.layout.locate(rel, self.fmt.suffix)
-            except ValidationError as exc:
-                report.problems.append(Problem(rel, 0, f"not read: {exc}"))
-                continue
-            if where is not None:
-                if self.owns(where[0]):  # another agent's folder is its own database's to sync
-                    found[where[0]].append(rel)
-            else:
-                misplaced = self.layout.misplaced(rel, self.fmt.suffix)
-                if misplaced:
-                    report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
-        return found
-
-    # --- one scope -------------------------------------------------------------------------
-    def _reconcile(
-        self,
-        scope: Scope,
-        db: dict[str, Memory],
-        rels: list[str],
-        st: sync_state.SyncState,
-        report: SyncReport,
-        imports: list[tuple[Scope, str, Entry, Document]],
-    ) -> None:
-        scope_dir = self.layout.scope_dir(scope)
-        files = _ScopeFiles()
-        held: dict[str, int] = {}  # memories the last pass left in each file
-        for entry_state in st.entries.values():
-            held[entry_state.path] = held.get(entry_state.path, 0) + 1
-        for rel in rels:
-            self._load(rel, files, report, held.get(rel, 0))
-        # Entries the state places in this scope whose file has vanished or cannot be read.
-        for entry_state in st.entries.values():
-            if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
-                if entry_state.path not in files.unreadable and self._exists(entry_state.path):
-                    self._load(entry_state.path, files, report, held.get(entry_state.path, 0))
-
-        copies: dict[str, list[tuple[str, Entry]]] = defaultdict(list)
-        new: list[tuple[str, Entry]] = []
-        untouchable: set[str] = set()
-        for rel, doc in files.docs.items():
-            untouchable |= doc.parsed.invalid_ids
-            for entry in doc.parsed.entries:
-                if entry.id is None:
-                    new.append((rel, entry))
-                else:
-                    copies[entry.id].append((rel, entry))
-        for i, entry_state in st.entries.items():
-            if entry_state.path in files.unreadable:
-                untouchable.add(i)
-        in_files = self._part_repeats(scope_dir, copies, db, st, files, report, untouchable)
-
-        ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
-        unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
-        removed: list[removals.Removal] = []
-        for entry_id in sorted(ids - untouchable):
-            self._settle(entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
-        self._forget_removed(scope, removed, st, files, report)
-        self._import_with_ids(scope, unknown, st, files, report, new)
-        self._add_new(scope, new, st, files, report)
-        self._write(files, st, report)
-
-    def _part_repeats(
-        self,
-        scope_dir: str,
-        copies: dict[str, list[tuple[str, Entry]]],
-        db: dict[str, Memory],
-        st: sync_state.SyncState,
-        files: _ScopeFiles,
-        report: SyncReport,
-        untouchable: set[str],
-    ) -> dict[str, tuple[str, Entry]]:
-        """Each id's one entry in this scope's files: of copies of an entry, the others are taken
-        out of their files (``repeats``). So is a copy of an entry of another scope's folder
-        (where the state records it and its file still holds it), leaving nothing to settle here;
-        an entry there no longer is was moved here, and is settled as before."""
-        in_files: dict[str, tuple[str, Entry]] = {}
-        elsewhere: dict[str, Document | None] = {}  # other scopes' files read for this, parsed
-        for entry_id, found in copies.items():
-            prev, memory = st.entries.get(entry_id), db.get(entry_id)
-            if entry_id in untouchable:
-                in_files[entry_id] = found[0]  # a copy is invalid: all are left as they are until it is fixed
-                continue
-            kept: tuple[str, Entry] | None = None
-            others: list[tuple[str, Entry]] = []
-            if memory is None and prev is not None and not layout.directly_in(prev.path, scope_dir):
-                original = self._entry_in(prev.path, entry_id, elsewhere)
-                stored = self.engram.store.get_many([entry_id]) if original is not None else []
-                if stored:
-                    kept, others, memory = (prev.path, original), found, stored[0]
-            if kept is None:
-                if len(found) == 1:
-                    in_files[entry_id] = found[0]
-                    continue
-                i = repeats.holder(found, prev)
-                kept, others = found[i], found[:i] + found[i + 1:]
-                in_files[entry_id] = kept
-            unchanged = {kept[1].digest()} | ({prev.digest} if prev else set()) | (
-                {memory_digest(memory)} if memory else set())
-            parted = repeats.part(self.folder, self.fmt, entry_id, kept, others, files.docs, unchanged)
-            files.dirty |= parted.files
-            report.files_removed += parted.removed
-            report.conflicts += parted.conflicts
-            report.problems += parted.problems
-        return in_files
-
-    def _entry_in(self, rel: str, entry_id: str, read: dict[str, Document | None]) -> Entry | None:
-        """The valid entry ``entry_id`` in the file ``rel`` of another scope this database syncs
-        (parsed once a pass into ``read``), or None."""
-        if rel not in read:
-            read[rel] = None
-            try:
-                if self.owns(self.layout.scope_of_dir(rel.rsplit("/", 1)[0])):
-                    read[rel] = self.fmt.parse(self.folder.read_text(rel), rel, max_content_chars=self.max_content_chars)
-            except (ValidationError, PathRefused, OSError):
-                pass  # no such scope folder, or the file is gone or unreadable: nothing to compare with
-        doc = read[rel]
-        return None if doc is None else next((e for e in doc.parsed.entries if e.id == entry_id), None)
-
-    def _load(self, rel: str, files: _ScopeFiles, report: SyncReport, held: int = 0) -> None:
-        try:
-            text = self.folder.read_text(rel)
-        except FileNotFoundError:
-            return
-        except (PathRefused, OSError) as exc:
-            report.problems.append(Problem(rel, 0, f"not read: {exc}"))
-            files.unreadable.add(rel)
-            return
-        if held and not text:
-            # Zero bytes where memories were: an editor or disk that failed mid-save, far likelier
-            # than a deliberate wipe (which leaves the heading). Taken as a vanished file.
-            files.emptied.add(rel)
-        doc = self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
-        report.problems.extend(doc.parsed.problems)
-        if doc.parsed.broken:
-            files.unreadable.add(rel)
-            return
-        files.docs[rel] = doc
-        files.originals[rel] = text
-
-    def _exists(self, rel: str) -> bool:
-        try:
-            return self.folder.exists(rel)
-        except PathRefused:
-            return False
-
-    def _doc_for(self, rel: str, files: _ScopeFiles) -> Document | None:
-        """The parsed file ``rel``, or a new one; None when it exists but cannot be written safely."""
-        if rel in files.unreadable:
-            return None
-        if rel not in files.docs:
-            if self._exists(rel):
-                return None  # a file of another format or unparsed: leave it
-            files.docs[rel] = self.fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
-            files.originals[rel] = ""
-        return files.docs[rel]
-
-    def _settle(
-        self,
-        entry_id: str,
-        scope: Scope,
-        memory: Memory | None,
-        found: tuple[str, Entry] | None,
-        st: sync_state.SyncState,
-        files: _ScopeFiles,
-        report: SyncReport,
-        removed: list[removals.Removal],
-    ) -> None:
-        prev = st.entries.get(entry_id)
-        if memory is not None and found is not None:
-            rel, entry = found
-            db_hash, file_hash = memory_digest(memory), entry.digest()
-            if db_hash == file_hash:
-                if (entry.links, entry.superseded_by, entry.superseded_at) != (
-                    memory.links, memory.superseded_by, memory.superseded_at
-                ):
-                    files.docs[rel].replace(entry_id, from_memory(memory))
-                    files.dirty.add(rel)
-            elif prev is not None and file_hash == prev.digest:
-                files.docs[rel].replace(entry_id, from_memory(memory))
-                files.dirty.add(rel)
-                report.files_updated += 1
-            elif prev is not None and db_hash == prev.digest:
-                memory = self._apply(memory, entry, report)
-                db_hash = memory_digest(memory)
-            else:
-                report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=entry_id, file=rel,
-                                                       kind="both-changed", losing=[entry]))
-                files.docs[rel].replace(entry_id, from_memory(memory))
-                files.dirty.add(rel)
-                report.files_updated += 1
-            st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
-        elif memory is not None:
-            db_hash = memory_digest(memory)
-            if prev is not None and db_hash == prev.digest:
-                if prev.path not in files.docs and self._exists(prev.path):
-                    return  # its file is there but was not read (reported): no deletion seen
-                removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
-                return
-            rel = prev.path if prev is not None and prev.path in files.docs else self.layout.file_for(
-                memory, self.group_by, self.fmt.suffix)
-            doc = self._doc_for(rel, files)
-            if doc is None:
-                report.problems.append(Problem(rel, 0, f"cannot write entry {entry_id} until this file is fixed"))
-                return
-            if prev is not None:
-                report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=entry_id, file=rel,
-                                                       kind="deleted-in-file", losing=[]))
-            doc.add(from_memory(memory))
-            files.dirty.add(rel)
-            report.files_added += 1
-            st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
-        elif found is not None and prev is not None:
-            rel, entry = found
-            if entry.digest() != prev.digest:
-                report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=entry_id, file=rel,
-                                                       kind="deleted-in-database", losing=[entry]))
-            files.docs[rel].remove(entry_id)
-            files.dirty.add(rel)
-            report.files_removed += 1
-            del st.entries[entry_id]
-        elif found is None and prev is not None:
-            del st.entries[entry_id]  # gone on both sides
-
-    def _forget_removed(self, scope: Scope, removed: list[removals.Removal], st: sync_state.SyncState,
-                        files: _ScopeFiles, report: SyncReport) -> None:
-        """Forget what was removed from files, except from vanished files (put back as conflicts),
-        backing up first when it is a whole file or a large share (see ``removals``)."""
-        gone = [r for r in removed if r.file in files.emptied or not self._exists(r.file)]
-        for removal in gone:
-            doc = self._doc_for(removal.file, files)
-            if doc is None:
-                continue
-            doc.add(from_memory(removal.memory))
-            files.dirty.add(removal.file)
-            report.files_added += 1
-            report.conflicts.append(conflicts.keep(self.folder, self.fmt, entry_id=removal.entry_id,
-                                                   file=removal.file, kind="file-vanished", losing=[]))
-        rest = [r for r in removed if r not in gone]
-        scope_dir = self.layout.scope_dir(scope)
-        if rest and report.backup is None and removals.needs_backup(rest, st, scope_dir, self.max_forget_share):
-            try:
-                report.backup = removals.back_up(self.engram, self.folder, rest)
-            except (EngramError, OSError) as exc:
-                report.problems.append(Problem(scope_dir + "/", 0, f"{len(rest)} removed entries not forgotten:"
-                                                          f" the backup before forgetting them failed: {exc}"))
-                return
-        for removal in rest:
-            self._view(scope).forget(removal.entry_id, reason="removed from its memory file")
-            report.db_forgotten += 1
-            del st.entries[removal.entry_id]
-
-    def _apply(self, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
-        """A file edit of an existing memory, through the engine; scope and key stay the database's."""
-        try:
-            result = self._view(memory.scope).remember(
-                entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
-                tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
-                related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
-                search_context=entry.search_context, valid_from=entry.valid_from, valid_until=entry.valid_until,
-            )
-        except EngramError as exc:
-            report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))
-            return memory
-        report.db_updated += 1
-        return result.memory
-
-    def _import_with_ids(
-        self,
-        scope: Scope,
-        found: list[tuple[str, Entry]],
-        st: sync_state.SyncState,
-        files: _ScopeFiles,
-        report: SyncReport,
-        new: list[tuple[str, Entry]],
-    ) -> None:
-        """Entries with ids the database has never seen (a copied or restored folder): import them
-        keeping ids, keys and times; those that clash with an existing key become new entries."""
-        if not found:
-            return
-        now = self.engram.clock()
-        memories = [entry.to_memory(scope, now) for _, entry in found]
-        view = self._view(scope)
-        # An id (or key) repeated in the folder: the store keeps the first, as it always did here.
-        repeated = snapshot.repeats(memories)
-        view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated))
-        present = {m.id: m for m in self.engram.store.get_many([m.id for m in memories])}
-        for (rel, entry), memory in zip(found, memories, strict=True):
-            stored = present.get(memory.id)
-            if stored is None:
-                new.append((rel, _without_id(entry)))
-                continue
-            for link in entry.links:
-                if link not in stored.links:
-                    try:
-                        view.link(stored.id, link)
-                    except EngramError:
-                        pass  # the other end is not (yet) there or not visible from this scope
-            st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored))
-            report.db_created += 1
-
-    def _add_new(
-        self, scope: Scope, new: list[tuple[str, Entry]], st: sync_state.SyncState, files: _ScopeFiles,
-        report: SyncReport,
-    ) -> None:
-        """Entries added by hand: stored through the engine, then given their id marker."""
-        placed = {i for i, e in st.entries.items()}
-        for rel, entry in new:
-            try:
-                result = self._view(scope).remember(
-                    entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
-                    metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
-                    source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
-                    valid_from=entry.valid_from, valid_until=entry.valid_until,
-                )
-            except EngramError as exc:
-                report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
-                continue
-            memory = result.memory
-            doc = files.docs[rel]
-            if result.action == "duplicate" and memory.id in placed:
-                doc.set_at(entry.line, None)  # the same text is already an entry of this scope
-            else:
-                doc.set_at(entry.line, from_memory(memory))
-                st.entries[memory.id] = sync_state.EntryState(rel, memory_digest(memory))
-                placed.add(memory.id)
-                if result.action == "created":
-                    report.db_created += 1
-            files.dirty.add(rel)
-
-    def _write(self, files: _ScopeFiles, st: sync_state.SyncState, report: SyncReport, *,
-               journal: _Journal | None = None) -> None:
-        """The changed files written, and the hash of each file's text recorded in ``st``. Given the
-        ``journal`` (the quick pass), a file not changed here is as the last pass left it
-        (``_unchanged_doc`` checked), so its recorded hash stands: hashing it again cost ~2.5 ms a
-        pass for a full 5 MB file beside the continuation file a new entry went to. And a file
-        whose new text only adds to the end of what it holds gets just that added
-        (``_append_where_possible``)."""
-        for rel in sorted(files.dirty):  # nothing is written that reading would refuse
-            if rel in files.docs:
-                files.dirty |= split.fit(rel, files.docs, lambda target: self._doc_for(target, files), self.fmt,
-                                         limit=self.folder.max_file_bytes, max_content_chars=self.max_content_chars,
-                                         st=st, problems=report.problems)
-        texts: dict[str, str] = {}
-        for rel, doc in files.docs.items():
-            if journal is not None and rel not in files.dirty and rel in st.files:
-                continue
-            text = texts[rel] = doc.text()
-            if rel in files.dirty and text != files.originals.get(rel):
-                has_entries = bool(doc.parsed.entries) or any(e.path == rel for e in st.entries.values())
-                if not has_entries and not files.originals.get(rel):
-                    del texts[rel]  # never create a file only to leave it empty
-                    continue
-        tails = {rel: text[len(old):] for rel, text in texts.items()
-                 if (old := files.originals.get(rel)) and len(text) > len(old) and text.startswith(old)}
-        hashes = {rel: files.hashes[rel].grown(tails[rel]) if rel in tails and rel in files.hashes
-                  else RunningHash(text) for rel, text in texts.items()}
-        appended = {} if journal is None else self._append_where_possible(files, st, tails, hashes, journal)
-        for rel, text in texts.items():
-            if rel in appended:
-                files.written[rel] = _identity(appended[rel])
-                report.files_written.append(rel)
-            elif rel in files.dirty and text != files.originals.get(rel):
-                files.written[rel] = _identity(self.folder.write_text(rel, text))
-                report.files_written.append(rel)
-            st.files[rel] = hashes[rel].digest
-            files.originals[rel] = text  # what the file now holds
-            files.hashes[rel] = hashes[rel]
-
-    def _append_where_possible(self, files: _ScopeFiles, st: sync_state.SyncState, tails: dict[str, str],
-                               hashes: dict[str, RunningHash], journal: _Journal) -> dict[str, os.stat_result]:
-        """Of the quick pass's changed files, those whose new text is their old text with more at
-        the end (``tails``: a new entry at the end of its file, the usual store), written by adding
-        just that: rewriting the whole file cost every store time in proportion to the entries
-        already in it (~2.5 ms of 4.7 for one of 5,000 entries). Returns each one's ``stat`` after
-        it. The file ends up byte for byte as the whole rewrite leaves it. The appends are announced
-        in the sync state's journal first (``sync_state.intend_appends``), so one that a crash cuts
-        short is cut back off rather than read as a hand-written entry; that needs a journal to
-        write in, so a pass without one (the first after loading a state) rewrites whole. A file
-        not as this pass read it, or starting with a byte order mark (which a rewrite drops), is
-        rewritten whole."""
-        plan: dict[str, tuple[int, str]] = {}
-        for rel, tail in tails.items():
-            old, seen = files.originals[rel], files.seen.get(rel)
-            if rel not in files.dirty or seen is None or rel not in st.files:
-                continue
-            size = len(old) if old.isascii() else len(old.encode("utf-8"))
-            if size == seen[1]:  # the bytes on disk are the text read (no byte order mark before it)
-                plan[rel] = (size, tail)
-        if not plan or journal.written is None:
-            return {}
-        journal.written = sync_state.intend_appends(
-            self.folder, st, journal.written,
-            {rel: (size, len(tail.encode("utf-8")), hashes[rel].digest) for rel, (size, tail) in plan.items()})
-        done: dict[str, os.stat_result] = {}
-        for rel, (_, tail) in plan.items():
-            found = self.folder.append_to(rel, tail, files.seen[rel])
-            if found is not None:
-                done[rel] = found
-        return done
-
-
-@dataclass
-class _Journal:
-    """What the sync state's files held when this pass last wrote them (``sync_state.Written``),
-    None when there is no journal to add to: the quick pass announces appends there."""
-
-    written: sync_state.Written | None
-
-
-def _put_back(st: sync_state.SyncState, before: dict[str, sync_state.EntryState | None]) -> None:
-    """``st``'s entries as they were ``before`` a quick pass that gives up (returns its None)."""
-    for entry_id, entry in before.items():
-        if entry is None:
-            st.entries.pop(entry_id, None)
-        else:
-            st.entries[entry_id] = entry
-
-
-def _identity(info: os.stat_result) -> tuple[int, int, int]:
-    return info.st_ino, info.st_size, info.st_mtime_ns
-
-
-def _without_id(entry: Entry) -> Entry:
-    from dataclasses import replace
-
-    return replace(entry, id=None, key=None, links=())
-
-
-def database_agent(engram: Engram, settings: Settings) -> str | None:
-    """The agent whose own database ``engram``'s is (``per_agent_databases``, a backend keeping a
-    file per agent), else None: a database of every agent."""
-    if not settings.per_agent_databases or engram.backend.path is None:
-        return None
-    return settings.agent if engram.backend.path == settings.database_path(settings.agent) else None
-
-
-def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
-    """What an interface calls at start-up: attach the folder writer when ``files.enabled``
-    (and the backend persists anything). Returns the syncer, or None."""
-    if not settings.files.enabled or settings.backend == "disabled":
-        if settings.privacy.encrypted:
-            _warn_of_plain_copies(settings.files.folder(settings.home))
-        return None
-    syncer = FileSync.from_settings(engram, settings)
-    syncer.attach()
-    return syncer
-
-
-def _warn_of_plain_copies(folder: Path) -> None:
-    """An encrypted store's memory folder is off (see ``Settings``), but one written before the key
-    was set still holds every memory in clear: engram neither updates nor deletes it (it may be
-    the user's own copy), so it says so."""
-    try:
-        stale = folder.is_dir() and any(path.is_file() for path in folder.rglob("*"))
-    except OSError:
-        return
-    if stale:
-        log.warning("the memory folder %s holds plain-text copies of memories written before encryption was "
-                    "set; engram no longer updates it: delete it, or set files.enabled to keep it in step", folder)
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout`` passes (used by callers of the watcher)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
+# What other modules import from here: the syncer, its report, and the start-up wiring.
+__all__ = ["MAX_EVENTS_PER_PASS", "FileSync", "SyncReport", "attach_from_settings", "database_agent", "wait_for"]

@@ -1,0 +1,350 @@
+"""One scope folder settled against the database: the full pass's unit of work (``reconcile``).
+
+A scope folder (``global/``, ``agents/<a>/``, ``sessions/<a>/<s>/``) has its files parsed and its
+memories listed, and every entry id is settled against the sync state (``state``), which holds
+each entry's hash at the last sync:
+
+| database vs file          | what happened           | action                                          |
+|---------------------------|-------------------------|-------------------------------------------------|
+| equal                     | nothing                 | record                                          |
+| file == last              | database changed        | rewrite the entry in its file                   |
+| database == last          | file changed            | ``Engram.remember`` (origin ``sync``)           |
+| both differ from last     | both changed            | database wins; file text kept in ``.conflict``  |
+| only in database, new     | written in the database | add to the file of its group                    |
+| only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict) |
+| only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
+| only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
+| only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
+| in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
+
+Entries that are present but invalid, and files that cannot be read, are never taken as
+deletions: their ids are left alone until the file is fixed. The changed files are then written
+(``write``). Which scopes and files a pass covers, and the lock and state around it, are
+``FileSync.sync``'s (with ``scan``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from engram import snapshot
+from engram.errors import EngramError, ValidationError
+from engram.model import Memory, Scope
+
+from . import conflicts, layout, removals, repeats
+from . import state as sync_state
+from .document import Document
+from .entry import Entry, Problem, from_memory, memory_digest
+from .paths import PathRefused
+from .report import SyncReport
+from .write import ScopeFiles, doc_for, exists, write_files
+
+if TYPE_CHECKING:
+    from .sync import FileSync
+
+
+def reconcile(
+    syncer: FileSync,
+    scope: Scope,
+    db: dict[str, Memory],
+    rels: list[str],
+    st: sync_state.SyncState,
+    report: SyncReport,
+    imports: list[tuple[Scope, str, Entry, Document]],
+) -> None:
+    scope_dir = syncer.layout.scope_dir(scope)
+    files = ScopeFiles()
+    held: dict[str, int] = {}  # memories the last pass left in each file
+    for entry_state in st.entries.values():
+        held[entry_state.path] = held.get(entry_state.path, 0) + 1
+    for rel in rels:
+        _load(syncer, rel, files, report, held.get(rel, 0))
+    # Entries the state places in this scope whose file has vanished or cannot be read.
+    for entry_state in st.entries.values():
+        if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
+            if entry_state.path not in files.unreadable and exists(syncer.folder, entry_state.path):
+                _load(syncer, entry_state.path, files, report, held.get(entry_state.path, 0))
+
+    copies: dict[str, list[tuple[str, Entry]]] = defaultdict(list)
+    new: list[tuple[str, Entry]] = []
+    untouchable: set[str] = set()
+    for rel, doc in files.docs.items():
+        untouchable |= doc.parsed.invalid_ids
+        for entry in doc.parsed.entries:
+            if entry.id is None:
+                new.append((rel, entry))
+            else:
+                copies[entry.id].append((rel, entry))
+    for i, entry_state in st.entries.items():
+        if entry_state.path in files.unreadable:
+            untouchable.add(i)
+    in_files = _part_repeats(syncer, scope_dir, copies, db, st, files, report, untouchable)
+
+    ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
+    unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
+    removed: list[removals.Removal] = []
+    for entry_id in sorted(ids - untouchable):
+        _settle(syncer, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
+    _forget_removed(syncer, scope, removed, st, files, report)
+    _import_with_ids(syncer, scope, unknown, st, files, report, new)
+    _add_new(syncer, scope, new, st, files, report)
+    write_files(syncer.folder, syncer.fmt, files, st, report, max_content_chars=syncer.max_content_chars)
+
+def _part_repeats(
+    syncer: FileSync,
+    scope_dir: str,
+    copies: dict[str, list[tuple[str, Entry]]],
+    db: dict[str, Memory],
+    st: sync_state.SyncState,
+    files: ScopeFiles,
+    report: SyncReport,
+    untouchable: set[str],
+) -> dict[str, tuple[str, Entry]]:
+    """Each id's one entry in this scope's files: of copies of an entry, the others are taken
+    out of their files (``repeats``). So is a copy of an entry of another scope's folder
+    (where the state records it and its file still holds it), leaving nothing to settle here;
+    an entry there no longer is was moved here, and is settled as before."""
+    in_files: dict[str, tuple[str, Entry]] = {}
+    elsewhere: dict[str, Document | None] = {}  # other scopes' files read for this, parsed
+    for entry_id, found in copies.items():
+        prev, memory = st.entries.get(entry_id), db.get(entry_id)
+        if entry_id in untouchable:
+            in_files[entry_id] = found[0]  # a copy is invalid: all are left as they are until it is fixed
+            continue
+        kept: tuple[str, Entry] | None = None
+        others: list[tuple[str, Entry]] = []
+        if memory is None and prev is not None and not layout.directly_in(prev.path, scope_dir):
+            original = _entry_in(syncer, prev.path, entry_id, elsewhere)
+            stored = syncer.engram.store.get_many([entry_id]) if original is not None else []
+            if stored:
+                kept, others, memory = (prev.path, original), found, stored[0]
+        if kept is None:
+            if len(found) == 1:
+                in_files[entry_id] = found[0]
+                continue
+            i = repeats.holder(found, prev)
+            kept, others = found[i], found[:i] + found[i + 1:]
+            in_files[entry_id] = kept
+        unchanged = {kept[1].digest()} | ({prev.digest} if prev else set()) | (
+            {memory_digest(memory)} if memory else set())
+        parted = repeats.part(syncer.folder, syncer.fmt, entry_id, kept, others, files.docs, unchanged)
+        files.dirty |= parted.files
+        report.files_removed += parted.removed
+        report.conflicts += parted.conflicts
+        report.problems += parted.problems
+    return in_files
+
+def _entry_in(syncer: FileSync, rel: str, entry_id: str, read: dict[str, Document | None]) -> Entry | None:
+    """The valid entry ``entry_id`` in the file ``rel`` of another scope this database syncs
+    (parsed once a pass into ``read``), or None."""
+    if rel not in read:
+        read[rel] = None
+        try:
+            if syncer.owns(syncer.layout.scope_of_dir(rel.rsplit("/", 1)[0])):
+                read[rel] = syncer.fmt.parse(syncer.folder.read_text(rel), rel, max_content_chars=syncer.max_content_chars)
+        except (ValidationError, PathRefused, OSError):
+            pass  # no such scope folder, or the file is gone or unreadable: nothing to compare with
+    doc = read[rel]
+    return None if doc is None else next((e for e in doc.parsed.entries if e.id == entry_id), None)
+
+def _load(syncer: FileSync, rel: str, files: ScopeFiles, report: SyncReport, held: int = 0) -> None:
+    try:
+        text = syncer.folder.read_text(rel)
+    except FileNotFoundError:
+        return
+    except (PathRefused, OSError) as exc:
+        report.problems.append(Problem(rel, 0, f"not read: {exc}"))
+        files.unreadable.add(rel)
+        return
+    if held and not text:
+        # Zero bytes where memories were: an editor or disk that failed mid-save, far likelier
+        # than a deliberate wipe (which leaves the heading). Taken as a vanished file.
+        files.emptied.add(rel)
+    doc = syncer.fmt.parse(text, rel, max_content_chars=syncer.max_content_chars)
+    report.problems.extend(doc.parsed.problems)
+    if doc.parsed.broken:
+        files.unreadable.add(rel)
+        return
+    files.docs[rel] = doc
+    files.originals[rel] = text
+
+def _settle(
+    syncer: FileSync,
+    entry_id: str,
+    scope: Scope,
+    memory: Memory | None,
+    found: tuple[str, Entry] | None,
+    st: sync_state.SyncState,
+    files: ScopeFiles,
+    report: SyncReport,
+    removed: list[removals.Removal],
+) -> None:
+    prev = st.entries.get(entry_id)
+    if memory is not None and found is not None:
+        rel, entry = found
+        db_hash, file_hash = memory_digest(memory), entry.digest()
+        if db_hash == file_hash:
+            if (entry.links, entry.superseded_by, entry.superseded_at) != (
+                memory.links, memory.superseded_by, memory.superseded_at
+            ):
+                files.docs[rel].replace(entry_id, from_memory(memory))
+                files.dirty.add(rel)
+        elif prev is not None and file_hash == prev.digest:
+            files.docs[rel].replace(entry_id, from_memory(memory))
+            files.dirty.add(rel)
+            report.files_updated += 1
+        elif prev is not None and db_hash == prev.digest:
+            memory = _apply(syncer, memory, entry, report)
+            db_hash = memory_digest(memory)
+        else:
+            report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=entry_id, file=rel,
+                                                   kind="both-changed", losing=[entry]))
+            files.docs[rel].replace(entry_id, from_memory(memory))
+            files.dirty.add(rel)
+            report.files_updated += 1
+        st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
+    elif memory is not None:
+        db_hash = memory_digest(memory)
+        if prev is not None and db_hash == prev.digest:
+            if prev.path not in files.docs and exists(syncer.folder, prev.path):
+                return  # its file is there but was not read (reported): no deletion seen
+            removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
+            return
+        rel = prev.path if prev is not None and prev.path in files.docs else syncer.layout.file_for(
+            memory, syncer.group_by, syncer.fmt.suffix)
+        doc = doc_for(syncer.folder, syncer.fmt, rel, files)
+        if doc is None:
+            report.problems.append(Problem(rel, 0, f"cannot write entry {entry_id} until this file is fixed"))
+            return
+        if prev is not None:
+            report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=entry_id, file=rel,
+                                                   kind="deleted-in-file", losing=[]))
+        doc.add(from_memory(memory))
+        files.dirty.add(rel)
+        report.files_added += 1
+        st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
+    elif found is not None and prev is not None:
+        rel, entry = found
+        if entry.digest() != prev.digest:
+            report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=entry_id, file=rel,
+                                                   kind="deleted-in-database", losing=[entry]))
+        files.docs[rel].remove(entry_id)
+        files.dirty.add(rel)
+        report.files_removed += 1
+        del st.entries[entry_id]
+    elif found is None and prev is not None:
+        del st.entries[entry_id]  # gone on both sides
+
+def _forget_removed(syncer: FileSync, scope: Scope, removed: list[removals.Removal], st: sync_state.SyncState,
+                    files: ScopeFiles, report: SyncReport) -> None:
+    """Forget what was removed from files, except from vanished files (put back as conflicts),
+    backing up first when it is a whole file or a large share (see ``removals``)."""
+    gone = [r for r in removed if r.file in files.emptied or not exists(syncer.folder, r.file)]
+    for removal in gone:
+        doc = doc_for(syncer.folder, syncer.fmt, removal.file, files)
+        if doc is None:
+            continue
+        doc.add(from_memory(removal.memory))
+        files.dirty.add(removal.file)
+        report.files_added += 1
+        report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=removal.entry_id,
+                                               file=removal.file, kind="file-vanished", losing=[]))
+    rest = [r for r in removed if r not in gone]
+    scope_dir = syncer.layout.scope_dir(scope)
+    if rest and report.backup is None and removals.needs_backup(rest, st, scope_dir, syncer.max_forget_share):
+        try:
+            report.backup = removals.back_up(syncer.engram, syncer.folder, rest)
+        except (EngramError, OSError) as exc:
+            report.problems.append(Problem(scope_dir + "/", 0, f"{len(rest)} removed entries not forgotten:"
+                                                      f" the backup before forgetting them failed: {exc}"))
+            return
+    for removal in rest:
+        syncer.view(scope).forget(removal.entry_id, reason="removed from its memory file")
+        report.db_forgotten += 1
+        del st.entries[removal.entry_id]
+
+def _apply(syncer: FileSync, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
+    """A file edit of an existing memory, through the engine; scope and key stay the database's."""
+    try:
+        result = syncer.view(memory.scope).remember(
+            entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
+            tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
+            related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
+            search_context=entry.search_context, valid_from=entry.valid_from, valid_until=entry.valid_until,
+        )
+    except EngramError as exc:
+        report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))
+        return memory
+    report.db_updated += 1
+    return result.memory
+
+def _import_with_ids(
+    syncer: FileSync,
+    scope: Scope,
+    found: list[tuple[str, Entry]],
+    st: sync_state.SyncState,
+    files: ScopeFiles,
+    report: SyncReport,
+    new: list[tuple[str, Entry]],
+) -> None:
+    """Entries with ids the database has never seen (a copied or restored folder): import them
+    keeping ids, keys and times; those that clash with an existing key become new entries."""
+    if not found:
+        return
+    now = syncer.engram.clock()
+    memories = [entry.to_memory(scope, now) for _, entry in found]
+    view = syncer.view(scope)
+    # An id (or key) repeated in the folder: the store keeps the first, as it always did here.
+    repeated = snapshot.repeats(memories)
+    view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated))
+    present = {m.id: m for m in syncer.engram.store.get_many([m.id for m in memories])}
+    for (rel, entry), memory in zip(found, memories, strict=True):
+        stored = present.get(memory.id)
+        if stored is None:
+            new.append((rel, _without_id(entry)))
+            continue
+        for link in entry.links:
+            if link not in stored.links:
+                try:
+                    view.link(stored.id, link)
+                except EngramError:
+                    pass  # the other end is not (yet) there or not visible from this scope
+        st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored))
+        report.db_created += 1
+
+def _add_new(
+    syncer: FileSync, scope: Scope, new: list[tuple[str, Entry]], st: sync_state.SyncState, files: ScopeFiles,
+    report: SyncReport,
+) -> None:
+    """Entries added by hand: stored through the engine, then given their id marker."""
+    placed = {i for i, e in st.entries.items()}
+    for rel, entry in new:
+        try:
+            result = syncer.view(scope).remember(
+                entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
+                metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
+                source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
+                valid_from=entry.valid_from, valid_until=entry.valid_until,
+            )
+        except EngramError as exc:
+            report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
+            continue
+        memory = result.memory
+        doc = files.docs[rel]
+        if result.action == "duplicate" and memory.id in placed:
+            doc.set_at(entry.line, None)  # the same text is already an entry of this scope
+        else:
+            doc.set_at(entry.line, from_memory(memory))
+            st.entries[memory.id] = sync_state.EntryState(rel, memory_digest(memory))
+            placed.add(memory.id)
+            if result.action == "created":
+                report.db_created += 1
+        files.dirty.add(rel)
+
+
+def _without_id(entry: Entry) -> Entry:
+    from dataclasses import replace
+
+    return replace(entry, id=None, key=None, links=())
+
