@@ -51,7 +51,6 @@ def reconcile(
     rels: list[str],
     st: sync_state.SyncState,
     report: SyncReport,
-    imports: list[tuple[Scope, str, Entry, Document]],
 ) -> None:
     scope_dir = syncer.layout.scope_dir(scope)
     files = ScopeFiles()

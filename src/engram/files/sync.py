@@ -34,8 +34,8 @@ from engram.model import Memory, Scope
 
 from . import layout
 from . import state as sync_state
-from .document import Document, get_format
-from .entry import Entry, Problem
+from .document import get_format
+from .entry import Problem
 from .mirror import QuickPass
 from .paths import Folder
 from .reconcile import reconcile
@@ -247,9 +247,8 @@ class FileSync:
                 for scope in wanted:
                     db_by_scope[scope] = {m.id: m for m in list_scope(self, scope)}
                 all_scopes = wanted
-            imports: list[tuple[Scope, str, Entry, Document]] = []
             for scope in sorted(all_scopes, key=str):
-                reconcile(self, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report, imports)
+                reconcile(self, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report)
             self._save_state(st)
             if wanted is None and self.type_json:
                 from . import export
