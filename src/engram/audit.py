@@ -221,10 +221,11 @@ class PostgresAuditLog(_SharedInserts):
         self.db = db  # an ``engram.db.postgres.PgDatabase``
 
     def _insert_now(self, rows: list[AuditEntry]) -> None:
-        from psycopg.types.json import Jsonb
+        from psycopg.types.json import Json
 
+        # JSON, not JSONB (migration postgres/0016): the detail comes back as it was written.
         params = [(r.at, r.action, r.origin, r.reason, r.actor_scope, r.memory_id, r.memory_key, r.memory_scope,
-                   None if r.detail is None else Jsonb(r.detail)) for r in rows]
+                   None if r.detail is None else Json(r.detail)) for r in rows]
 
         def work(conn: Any) -> None:
             with conn.cursor() as cur:

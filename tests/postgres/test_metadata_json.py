@@ -59,3 +59,22 @@ def test_rows_written_before_the_migration_are_kept(new_database: Callable[[], s
         assert [m.id for m in mem.list(Filters(metadata={"source": "notes"}))] == ["old"]
     finally:
         store.close()
+
+
+def test_the_audit_record_of_a_forget_keeps_the_metadata_as_written(new_database: Callable[[], str],
+                                                                     tmp_path) -> None:
+    # A forget's audit row holds the memory whole, so an operator can restore it by hand: on JSONB
+    # its metadata's keys came back reordered and its large floats as integers.
+    from engram.config import load_settings
+
+    written = {"zeta": 1, "alpha": FLOATS["big"], "nested": FLOATS["nested"]}
+    settings = load_settings(home=tmp_path, database_url=new_database(), embeddings={"provider": "none"})
+    mem = Engram.from_settings(settings, agent="alice")
+    try:
+        stored = mem.remember("the vault moved to the north wing", key="vault", metadata=written).memory
+        mem.forget(stored.id, reason="moved again")
+        forgotten = mem.audit_trail(action="forgotten")[0]
+        assert json.dumps(forgotten.detail["metadata"]) == json.dumps(written)  # same keys, same order, floats
+        assert isinstance(forgotten.detail["metadata"]["alpha"], float)
+    finally:
+        mem.close()

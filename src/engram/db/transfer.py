@@ -83,11 +83,11 @@ _MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_a
 _EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector, agent"
 _AUDIT_COLUMNS = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
 _TOKEN_COLUMNS = "id, agent, name, token_hash, created_at, last_used_at, revoked_at"
-# Columns holding JSON: text on SQLite, JSONB on PostgreSQL (compared parsed).
 # Columns holding JSON text in SQLite, by position, and how PostgreSQL takes each: JSONB, or JSON
-# where the text must come back as written (metadata: PostgreSQL migration 0009).
+# where the text must come back as written (metadata: PostgreSQL migration 0009; the audit
+# trail's detail: 0016).
 _JSON_COLUMNS: dict[str, dict[int, type[Json] | type[Jsonb]]] = {
-    "history_messages": {5: Jsonb, 7: Json}, "audit_log": {9: Jsonb}}
+    "history_messages": {5: Jsonb, 7: Json}, "audit_log": {9: Json}}
 _QUERIES: dict[str, tuple[str, str]] = {
     "memories": (
         f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY id",
