@@ -112,7 +112,36 @@ _COUNT_CAP = 20_000
 _ROW_LENGTH = "COALESCE(m.search_length, (m.search_counts -> '')::float8)"
 
 
-def bm25_sql(lexemes: int) -> str:
+# --- words without a lexeme ------------------------------------------------------------------
+
+# A query word PostgreSQL's english configuration drops (its stopwords: "he", "the", "we") has no
+# lexeme in any tsvector, while FTS5 indexes it as any other word. engram keeps stopwords only in a
+# query made of nothing else ("he also", "the a of": ``text.query_terms``), so such a query's
+# dropped words are found and counted in each row's words as ``engram_words`` splits them (FTS5's
+# words), lower case, whole (``engram_spaced``, schema step 0015): a scan of the table, for those
+# queries only. A word made only of characters PostgreSQL's parser drops (circled numbers,
+# fractions: "①②") has no lexeme either, and is found the same way.
+
+# The row's words, each between two spaces (key, content, search context), computed once a row
+# (OFFSET 0 keeps the planner from copying the calls into each expression reading them).
+_SPACED = ("(SELECT engram_spaced(m.key) AS k, engram_spaced(m.content) AS c,"
+           " engram_spaced(coalesce(m.search_context, '')) AS x OFFSET 0) w")
+# Weights as search_counts weighs a lexeme's (step 0010): key 2.0, content 1.0, search context 0.3.
+_SPACED_WEIGHTS = (("w.k", 2.0), ("w.c", 1.0), ("w.x", 0.3))
+
+
+def _word_freq_sql(word: str) -> str:
+    """SQL for the weighted count of a word in ``_SPACED``'s texts (``word`` is SQL giving ' word ')."""
+    return " + ".join(f"{weight}::float8 * ((octet_length({text}) - octet_length(replace({text}, {word}, '')))"
+                      f" / octet_length({word}))" for text, weight in _SPACED_WEIGHTS)
+
+
+def spaced_words(words: Sequence[str]) -> list[str]:
+    """Each word as ``_SPACED``'s texts hold it: lower case, between spaces."""
+    return [f" {word.lower()} " for word in words]
+
+
+def bm25_sql(lexemes: int, words: int = 0) -> str:
     """The score of row ``m`` for the query's ``lexemes`` lexemes ``q.lexemes`` (text[]) with
     weights ``q.idfs`` (float8[], their summed IDFs), mean row length ``q.avgdl`` and one
     single-lexeme tsquery each ``q.probes`` (``bm25_params``): FTS5's formula, one term per
@@ -123,26 +152,41 @@ def bm25_sql(lexemes: int) -> str:
     ``search_counts`` (migration 0010), a JSONB lookup by key, and the row's length (``_ROW_LENGTH``).
     Unnesting the tsvector for them, as before, cost ~5 us a row; this ~1 us. The values are those the tsvector gives
     (numeric sums cast to float8 alike) and the terms are added in ``q.lexemes``' order, which
-    ``lexeme_weights`` makes bytewise, so scores are the same to the bit."""
-    if lexemes <= 0:
+    ``lexeme_weights`` makes bytewise, so scores are the same to the bit.
+
+    ``words``: as many words without a lexeme (``q.words``, as ``spaced_words`` gives them; their
+    IDFs after the lexemes' in ``q.idfs``), counted in the row's words (``_SPACED``)."""
+    if lexemes + words <= 0:
         return "SELECT 0::float8 AS score"
     norm = f"{bm25.K1} * ({1 - bm25.B} + {bm25.B} * a.dl / q.avgdl)"
     parts = " + ".join(f"COALESCE(q.idfs[{i}] * a.f{i} * {bm25.K1 + 1} / (a.f{i} + {norm}), 0)"
-                       for i in range(1, lexemes + 1))
-    counts = ", ".join(f"CASE WHEN m.search_all @@ q.probes[{i}]"
-                       f" THEN COALESCE((m.search_counts -> q.lexemes[{i}])::float8, 1.0) END AS f{i}"
-                       for i in range(1, lexemes + 1))
-    return f"SELECT {parts} AS score FROM (SELECT {_ROW_LENGTH} AS dl, {counts}) a"
+                       for i in range(1, lexemes + words + 1))
+    # search_counts_full: the counts of a row whose tsvector reached its limits (schema step 0015).
+    counts = [f"CASE WHEN m.search_all @@ q.probes[{i}]"
+              f" THEN COALESCE((COALESCE(m.search_counts_full, m.search_counts) -> q.lexemes[{i}])::float8, 1.0)"
+              f" END AS f{i}" for i in range(1, lexemes + 1)]
+    counts += [f"NULLIF(({_word_freq_sql(f'q.words[{j}]')})::float8, 0) AS f{lexemes + j}"
+               for j in range(1, words + 1)]
+    if not words:
+        return f"SELECT {parts} AS score FROM (SELECT {_ROW_LENGTH} AS dl, {', '.join(counts)}) a"
+    # Each count and the score computed once a row (OFFSET 0: not copied into each expression
+    # reading them, as the planner would; a count here costs more than a JSONB look-up).
+    return (f"SELECT {parts} AS score FROM (SELECT {_ROW_LENGTH} AS dl, {', '.join(counts)}"
+            f" FROM {_SPACED} OFFSET 0) a OFFSET 0")
 
 
-# The query's BM25 parameters as columns of ``q`` (lexemes, idfs, avgdl, probes): the four values
-# ``bm25_params`` gives.
-BM25_PARAMS_SQL = "%s::text[] AS lexemes, %s::float8[] AS idfs, %s::float8 AS avgdl, %s::tsquery[] AS probes"
+# The query's BM25 parameters as columns of ``q`` (lexemes, idfs, avgdl, probes, words): the
+# five values ``bm25_params`` gives.
+BM25_PARAMS_SQL = ("%s::text[] AS lexemes, %s::float8[] AS idfs, %s::float8 AS avgdl, %s::tsquery[] AS probes,"
+                   " %s::text[] AS words")
 
 
-def bm25_params(lexemes: Sequence[str], idfs: Sequence[float], avgdl: float) -> list[Any]:
-    """The parameters of ``BM25_PARAMS_SQL``: each lexeme also as a tsquery matching it alone."""
-    return [list(lexemes), list(idfs), avgdl, [_tsquery_literal(lexeme) for lexeme in lexemes]]
+def bm25_params(lexemes: Sequence[str], idfs: Sequence[float], avgdl: float,
+                words: Sequence[str] = ()) -> list[Any]:
+    """The parameters of ``BM25_PARAMS_SQL``: each lexeme also as a tsquery matching it alone;
+    ``words`` without a lexeme (their IDFs follow the lexemes' in ``idfs``)."""
+    return [list(lexemes), list(idfs), avgdl, [_tsquery_literal(lexeme) for lexeme in lexemes],
+            spaced_words(words)]
 
 
 def _tsquery_literal(lexeme: str) -> str:
@@ -194,11 +238,29 @@ class CorpusStatistics:
 
 def doc_freqs(conn: Any, terms: Sequence[str], lexemes: Sequence[Sequence[str]], stats: TermStats | None) -> list[float]:
     """Rows holding each term: ANALYZE's estimate for a term whose lexemes are all among the most
-    common ones, else counted through the GIN index (capped at ``_COUNT_CAP``)."""
+    common ones, else counted through the GIN index (capped at ``_COUNT_CAP``); a term without a
+    lexeme (``_SPACED``) counted in the rows' words, one pass for all of them (a sample of a
+    large table's)."""
     counts: list[float | None] = [
         stats.rows_holding(lex) if stats is not None and lex and all(x in stats.shares for x in lex) else None
         for lex in lexemes
     ]
+    words = [term for term, lex in zip(terms, lexemes, strict=True) if not lex]
+    if words:
+        holds = [" OR ".join(f"strpos({text}, q.words[{j}]) > 0" for text, _ in _SPACED_WEIGHTS)
+                 for j in range(1, len(words) + 1)]
+        tests = ", ".join(f"count(*) FILTER (WHERE {test})" for test in holds)
+        # Every row of a small table; on a large one a fixed sample of pages, scaled to the rows
+        # (these words are common: a share is what ANALYZE would give for a common lexeme).
+        estimate = float(conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass").fetchone()[0])
+        share = 100.0 if estimate <= _EXACT_ROWS else min(100.0, 100.0 * _SAMPLE_ROWS / estimate)
+        sample = "" if share >= 100.0 else f" TABLESAMPLE SYSTEM ({share}) REPEATABLE (0)"
+        found = conn.execute(f"SELECT count(*), {tests} FROM memories m{sample}, (SELECT %s::text[] AS words) q,"
+                             f" LATERAL {_SPACED}", [spaced_words(words)]).fetchone()
+        scale = estimate / found[0] if sample and found[0] else 1.0
+        counted_words = {word: count * scale for word, count in zip(words, found[1:], strict=True)}
+        counts = [counted_words[term] if not lex else count
+                  for term, lex, count in zip(terms, lexemes, counts, strict=True)]
     rare = [term for term, count in zip(terms, counts, strict=True) if count is None]
     if rare:
         counted = dict(conn.execute(
@@ -266,5 +328,6 @@ def idf(rows: float, doc_count: float) -> float:
 
 def ceiling(lexemes: Sequence[Sequence[str]], freqs: Sequence[float], corpus: Corpus) -> float:
     """The score of a row of mean length holding each term once in its content: the sum of the
-    terms' IDFs, as on SQLite (``store/fts.py``). A PostgreSQL stopword is never matched: not counted."""
-    return sum(idf(corpus.rows, freq) for lex, freq in zip(lexemes, freqs, strict=True) if lex)
+    terms' IDFs, as on SQLite (``store/fts.py``), a word without a lexeme included (it is matched
+    in the rows' words: ``_SPACED``)."""
+    return sum(idf(corpus.rows, freq) for _, freq in zip(lexemes, freqs, strict=True))

@@ -18,9 +18,10 @@ are ranked: ``store/pg_candidates.py``). The query is built from
 ``engram.text.query_terms`` word tokens, each passed as a parameter to ``plainto_tsquery`` (through
 ``engram_words``, which folds diacritics as FTS5 does: ``cafe`` finds "café" and back) and
 OR-ed (AND-ed for forget-by-query), so no user string is ever parsed as tsquery syntax. Words
-PostgreSQL's english configuration drops as stopwords, which no ``tsvector`` holds, are matched as
-whole words by a regular expression (a query of nothing else: ``recall "the a of"``, ``forget
---query he``). When nothing matches, an ILIKE scan over the same words answers (recall only).
+PostgreSQL's english configuration drops as stopwords, which no ``tsvector`` holds, are found
+among each row's words and scored by BM25 as FTS5 scores them (``store/pg_text.py``; engram keeps
+stopwords only in a query of nothing else: ``recall "he also"``, ``forget --query he``). When
+nothing matches, an ILIKE scan over the same words answers (recall only).
 
 Vectors: pgvector with an HNSW cosine index on ``embedding::vector(dims)``, created when the
 first embedding identity is recorded; ``search_vector`` applies the filter in the same SQL with
@@ -163,15 +164,6 @@ def _tsquery_any_of(sets: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
 
 def _like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _word_pattern(term: str) -> str:
-    """A regular expression (for ``~*``) matching ``term`` as a whole word, as FTS5's unicode61
-    tokenizer splits words: between letters or digits on neither side (an underscore separates).
-    For the words PostgreSQL's english configuration drops (its stopwords, ASCII), which its
-    ``tsvector`` cannot match; a substring match would take "he" in "mother"."""
-    escaped = "".join(ch if ch.isalnum() else "\\" + ch for ch in term)
-    return f"(^|[^[:alnum:]]){escaped}([^[:alnum:]]|$)"
 
 
 def _refuse_nul(draft_or_memory: MemoryDraft | Memory) -> None:
@@ -530,11 +522,13 @@ class PostgresMemoryStore:
         with self.db.read(statements_alone=True) as conn:
             stats = self._term_stats.get(conn)
             lexemes, freqs = self._queries.get(conn, terms, stats)
-            if not any(lexemes):
-                # Only words PostgreSQL's english configuration drops ("the a of"): matched as whole
-                # words, as FTS5 matches them; substrings only when no word matched (as on SQLite).
-                return (self._search_like(conn, terms, where, params, limit, whole_words=True)
-                        or self._search_like(conn, terms, where, params, limit))
+            if not all(lexemes):
+                # Words PostgreSQL's english configuration drops ("he also", "the a of": engram keeps
+                # stopwords only in a query of nothing else): every word ranked by BM25 as FTS5 ranks
+                # it, those found in the rows' words (store/pg_text.py); substrings only when
+                # no word matched (as on SQLite).
+                rows = self._ranked_with_words(conn, terms, lexemes, freqs, where, params, limit)
+                return self._hits(rows) if rows else self._search_like(conn, terms, where, params, limit)
             weights = self._weights(conn, terms, lexemes, freqs)
             selective = self._selective_terms(terms, lexemes, stats)
             # Rows holding two of the terms (large tables: store/pg_candidates.py), when far fewer.
@@ -636,12 +630,37 @@ class PostgresMemoryStore:
             [*ranked_params, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
         ).fetchall()
 
+    def _ranked_with_words(self, conn: Any, terms: list[str], lexemes: list[list[str]], freqs: list[float],
+                           where: str, params: list[Any], limit: int, ids: Sequence[str] | None = None) -> list[Any]:
+        """Rows holding any term that pass the filter (or, with ``ids``, those of these rows holding
+        one), best first by BM25, for a query some of whose ``terms`` have no lexeme: those are
+        searched in each row's words (``store/pg_text.py``), a scan of the filtered rows."""
+        indexed = [(term, lex, freq) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if lex]
+        words = [(term, freq) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if not lex]
+        corpus = self._corpus.get(conn)
+        lexeme_list, idfs = pg_text.lexeme_weights([t for t, _, _ in indexed], [lex for _, lex, _ in indexed],
+                                                   [f for _, _, f in indexed], corpus)
+        idfs += [pg_text.idf(corpus.rows, freq) for _, freq in words]
+        chosen, chosen_params = ("m.id = ANY(%s)", [list(ids)]) if ids is not None else (where, params)
+        # A row holding none of the terms scores 0 (each term's part is 0 without it); one holding
+        # one scores above 0 (IDFs are floored above 0).
+        return conn.execute(
+            f"SELECT {_COLUMNS}, s.score FROM memories m, (SELECT {pg_text.BM25_PARAMS_SQL}) q,"
+            f" LATERAL ({pg_text.bm25_sql(len(lexeme_list), len(words))}) s"
+            f" WHERE {chosen} AND s.score > 0 ORDER BY s.score DESC, m.seq LIMIT %s",
+            [*pg_text.bm25_params(lexeme_list, idfs, max(corpus.avgdl, 1.0), [t for t, _ in words]),
+             *chosen_params, len(ids) if ids is not None else limit],
+        ).fetchall()
+
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
         terms = text.query_terms(query)
         if not terms or not ids:
             return {}
         with self.db.read(statements_alone=True) as conn:
             lexemes, freqs = self._queries.get(conn, terms, self._term_stats.get(conn))
+            if not all(lexemes):
+                rows = self._ranked_with_words(conn, terms, lexemes, freqs, "", [], 0, ids=ids)
+                return {str(row[1]): max(float(row[-1]), 1e-9) for row in rows}  # row[1]: m.id
             lexeme_list, idfs, avgdl = self._weights(conn, terms, lexemes, freqs)
             rows = conn.execute(
                 f"SELECT m.id, s.score FROM memories m,"
@@ -661,14 +680,10 @@ class PostgresMemoryStore:
         return ceiling if ceiling > 0 else None
 
     def _search_like(
-        self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int, *, whole_words: bool = False
+        self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
     ) -> list[tuple[Memory, float]]:
-        """PtrClaw's fallback: substring matches, scored by how many terms they contain; with
-        ``whole_words``, matches of whole words (``_word_pattern``) scored alike."""
-        if whole_words:
-            patterns, test = [_word_pattern(term) for term in terms], "(m.content ~* %s OR m.key ~* %s)"
-        else:
-            patterns, test = ["%" + _like_escape(term) + "%" for term in terms], "(m.content ILIKE %s OR m.key ILIKE %s)"
+        """PtrClaw's fallback: substring matches, scored by how many terms they contain."""
+        patterns, test = ["%" + _like_escape(term) + "%" for term in terms], "(m.content ILIKE %s OR m.key ILIKE %s)"
         hits_expr = " + ".join(f"{test}::int" for _ in patterns)
         pattern_params = [p for p in patterns for _ in range(2)]
         rows = conn.execute(
@@ -691,8 +706,8 @@ class PostgresMemoryStore:
             indexed = [term for term, lex in zip(terms, lexemes, strict=True) if lex]
             dropped = [term for term, lex in zip(terms, lexemes, strict=True) if not lex]
             tests = [f"m.search @@ ({_tsquery(indexed, '&&')})"] if indexed else []
-            tests += ["(m.content ~* %s OR m.key ~* %s)"] * len(dropped)
-            word_params = [_word_pattern(term) for term in dropped for _ in range(2)]
+            tests += ["(strpos(engram_spaced(m.content), %s) > 0 OR strpos(engram_spaced(m.key), %s) > 0)"] * len(dropped)
+            word_params = [word for word in pg_text.spaced_words(dropped) for _ in range(2)]
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM memories m WHERE {' AND '.join(tests)} AND {where} ORDER BY m.seq",
                 [*indexed, *word_params, *params],

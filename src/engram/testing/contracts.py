@@ -514,6 +514,69 @@ class MemoryStoreContract(TemporalContract):
             "Jose prefers tea to coffee", "Met José at the café on Tuesday"]
         assert mem.count() == 4
 
+    def test_a_query_of_common_words_finds_every_memory_holding_one(self, mem: Engram, store: MemoryStore) -> None:
+        # A query of nothing but common words keeps them all ("he also", "we got"), and each is
+        # searched, whether or not a backend's own stopword list would drop it ("he" and "we" are
+        # PostgreSQL stopwords, "also" and "got" are not). The rarer word weighs more, as in BM25.
+        for content in ("He said yes", "He also came", "we got it done", "the cat sat", "My mother called"):
+            mem.remember(content)
+        assert sorted(h.memory.content for h in mem.recall("he also")) == ["He also came", "He said yes"]
+        assert mem.recall("he also").hits[0].memory.content == "He also came"
+        assert sorted(h.memory.content for h in mem.recall("he got")) == [
+            "He also came", "He said yes", "we got it done"]
+        assert mem.recall("he got").hits[0].memory.content == "we got it done"
+        ranked = store.search_text("the he", mem._filter(), limit=10)
+        assert [m.content for m, _ in ranked][0] == "the cat sat"  # "the" is in one memory, "he" in two
+        assert ranked[0][1] > ranked[1][1]
+        assert store.text_score_ceiling("the he") is not None
+        assert [m.content for m in mem.forget(query="he also", dry_run=True)] == ["He also came"]
+
+    def test_a_word_repeated_hundreds_of_times_is_counted_in_full(self, store: MemoryStore, clock: FakeClock) -> None:
+        # PostgreSQL's tsvector keeps at most 255 positions of a word and none past position 16383;
+        # FTS5 counts every occurrence. Two memories of the same length, one saying the word more
+        # often, the other stored first: the more frequent one ranks first (a backend counting only
+        # up to a cap would tie them, and a tie goes to the first stored).
+        mem = Engram(store, agent="alice", clock=clock, max_content_chars=200_000)
+        for n in range(8):
+            mem.remember(f"unrelated note {n}")
+        fewer = " ".join(["zebra"] * 300 + [f"w{n}" for n in range(100)])
+        more = " ".join(["zebra"] * 400)
+        far = " ".join([f"w{n}" for n in range(17_000)] + ["okapi"])
+        farther = " ".join([f"w{n}" for n in range(16_991)] + ["okapi"] * 10)
+        for key, content in (("fewer", fewer), ("more", more), ("far", far), ("farther", farther)):
+            clock.advance(1)
+            mem.remember(content, key=key)  # a generated key would repeat the word a different number of times
+        assert [m.content for m, _ in store.search_text("zebra", mem._filter(), limit=10)] == [more, fewer]
+        assert [m.content for m, _ in store.search_text("okapi", mem._filter(), limit=10)] == [farther, far]
+        assert [m.content for m in mem.forget(query="okapi", dry_run=True)] == [far, farther]
+        assert {m.content for m in mem.list(limit=20)} >= {fewer, more, far, farther}
+
+    RARE_CHARACTERS = (
+        ("We need more co\u00adoperation between teams", "operation"),  # soft hyphen
+        ("The hello\u200dworld build", "world"),  # zero-width joiner
+        ("zero\u200bwidth\u200cnon\u2060joiner space", "width"),  # zero-width space, non-joiner, word joiner
+        ("Keep the under\u0332line style", "line"),  # a combining mark FTS5 does not fold: a break
+        ("s\u0336trike the old plan", "trike"),
+        ("\uff21\uff23\uff2d\uff25 quarterly report", "\uff41\uff43\uff4d\uff45"),  # full-width letters
+        ("party\U0001f389time with the team \U0001f468\u200d\U0001f469\u200d\U0001f467", "time"),  # emoji, ZWJ family
+        ("the rose\u2764\ufe0fgarden opens", "garden"),  # emoji with a variation selector
+        ("E equals mc\u00b2 said the note", "equals"),  # superscript digit
+    )
+
+    def test_rare_characters_split_words_as_fts5_and_round_trip(self, mem: Engram) -> None:
+        # Each memory is found by the same word on every backend, as SQLite's FTS5 (unicode61)
+        # splits its words: soft hyphens, zero-width characters, combining marks it does not fold
+        # and emoji are breaks between words. Content comes back as stored, character for character.
+        # (Keys are given: a generated key spells the content's words apart, and keys are searched.)
+        ids = {content: mem.remember(content, key=f"rare-{n}").memory.id
+               for n, (content, _) in enumerate(self.RARE_CHARACTERS)}
+        for content, word in self.RARE_CHARACTERS:
+            assert mem.get(ids[content]).content == content
+            assert [m.content for m in mem.forget(query=word, dry_run=True)] == [content], word
+            assert mem.recall(word).hits[0].memory.content == content, word
+        assert [h.memory.content for h in mem.recall("\uff21\uff23\uff2d\uff25")] == [self.RARE_CHARACTERS[5][0]]
+        assert mem.count() == len(self.RARE_CHARACTERS)
+
     # --- links ---------------------------------------------------------------------------
     def test_links_are_bidirectional_and_cleaned_on_forget(self, mem: Engram) -> None:
         mem.remember("A", key="a")
