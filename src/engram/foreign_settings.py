@@ -13,7 +13,8 @@ one reader.
   ``path`` names is not taken as engram's (a warning says to import it).
 - the ``memory`` block of PtrClaw's ``config.json`` and of ClawCode's YAML
   (``FOREIGN_MEMORY_BLOCK``); PtrClaw's ``providers.openai.api_key`` is its embedding key's
-  fallback, as PtrClaw has it.
+  fallback, as PtrClaw has it. PtrClaw's ``path`` is engram's only with its JSON backend (the file
+  is shared as it is); with SQLite it names PtrClaw's own database, not taken (a warning says so).
 
 A mapped value never replaces one already there (engram's own key in the same file, or a source
 of higher rank), see ``_put``; each one put is recorded in ``origins`` (engram's setting -> the
@@ -377,7 +378,7 @@ def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mappin
         if value is None or isinstance(value, dict) or rule.provider not in (None, provider):
             continue
         if source == ("path",) and ptrclaw_sqlite:
-            rule = to("path", convert=_ptrclaw_database)
+            rule = Rule((), _ptrclaw_database)
         _apply(rule, value, "memory." + ".".join(source), into, env, origins)
     # PtrClaw: "embeddings.api_key ... Empty falls back to providers.openai.api_key".
     if str(_at(block, ("embeddings", "provider")) or "").strip().lower() == "openai":
