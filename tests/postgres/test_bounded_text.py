@@ -84,3 +84,25 @@ def test_the_backend_passes_its_search_settings_to_the_store(pg_url: str) -> Non
         assert backend.memory.full_text.max_ranked_rows == 77
     finally:
         backend.close()
+
+
+def test_a_query_of_stopwords_alone_ranks_the_newest_rows_of_a_large_table(pg_url: str) -> None:
+    # No index lists PostgreSQL's stopwords, so such a query reads rows one by one: past the budget,
+    # the newest rows its filter passes, each with the score ranking every row gives it.
+    store = PostgresMemoryStore(PgDatabase.connect(pg_url))
+    store.import_memories([
+        Memory(id=f"s{i:03d}", key=f"s{i}", content=f"he was on shelf{i}" + (" and he was late" if i % 3 == 0 else ""),
+               scope=Scope("a"), created_at=1.7e9 + i, updated_at=1.7e9 + i) for i in range(300)
+    ] + [Memory(id=f"t{i:03d}", key=f"t{i}", content="he was here", scope=Scope("b"), created_at=1.8e9,
+                updated_at=1.8e9) for i in range(20)])  # another agent's, newest of all: never counted
+    store.delete(["s299"])
+    store.db.transact(lambda conn: conn.execute("ANALYZE memories"))
+    store.close()
+    exact = dict(_search(pg_url, 0, "he was"))
+    bounded = _search(pg_url, 40, "he was")
+    newest = {f"s{i:03d}" for i in range(259, 299)}  # the 40 newest rows agent a sees (s299 deleted)
+    assert len(exact) == 50 and not set(exact) <= newest  # (limit 50) older rows rank too when all are read
+    assert {i for i, _ in bounded} == newest
+    assert all(abs(score - exact[i]) < 1e-9 for i, score in bounded if i in exact)  # the same BM25
+    twice = {i for i in newest if int(i[1:]) % 3 == 0}  # "he was" twice: the best 13 of the 40
+    assert {i for i, _ in bounded[: len(twice)]} == twice

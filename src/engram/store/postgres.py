@@ -527,7 +527,8 @@ class PostgresMemoryStore:
                 # stopwords only in a query of nothing else): every word ranked by BM25 as FTS5 ranks
                 # it, those found in the rows' words (store/pg_text.py); substrings only when
                 # no word matched (as on SQLite).
-                rows = self._ranked_with_words(conn, terms, lexemes, freqs, where, params, limit)
+                rows = self._ranked_with_words(conn, terms, lexemes, freqs, where, params, limit,
+                                               newest=self._words_budget(stats))
                 return self._hits(rows) if rows else self._search_like(conn, terms, where, params, limit)
             weights = self._weights(conn, terms, lexemes, freqs)
             selective = self._selective_terms(terms, lexemes, stats)
@@ -630,11 +631,24 @@ class PostgresMemoryStore:
             [*ranked_params, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
         ).fetchall()
 
+    def _words_budget(self, stats: pg_text.TermStats | None) -> int | None:
+        """How many of the newest rows a query with words PostgreSQL's index lacks may read, on a
+        table larger than the ranking budget (None: every row). Those words are stopwords, which
+        most rows hold, and no index lists them: ranking them all would read the whole table
+        (seconds at 1M rows) for the query that says least. The newest rows are the ones recall's
+        recency already favours."""
+        budget = self.full_text.max_ranked_rows
+        if budget <= 0 or stats is None or stats.rows <= budget:
+            return None
+        return budget
+
     def _ranked_with_words(self, conn: Any, terms: list[str], lexemes: list[list[str]], freqs: list[float],
-                           where: str, params: list[Any], limit: int, ids: Sequence[str] | None = None) -> list[Any]:
+                           where: str, params: list[Any], limit: int, ids: Sequence[str] | None = None,
+                           newest: int | None = None) -> list[Any]:
         """Rows holding any term that pass the filter (or, with ``ids``, those of these rows holding
         one), best first by BM25, for a query some of whose ``terms`` have no lexeme: those are
-        searched in each row's words (``store/pg_text.py``), a scan of the filtered rows."""
+        searched in each row's words (``store/pg_text.py``), a scan of the filtered rows, or of the
+        ``newest`` of them when given (``_words_budget``)."""
         indexed = [(term, lex, freq) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if lex]
         words = [(term, freq) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if not lex]
         corpus = self._corpus.get(conn)
@@ -642,13 +656,18 @@ class PostgresMemoryStore:
                                                    [f for _, _, f in indexed], corpus)
         idfs += [pg_text.idf(corpus.rows, freq) for _, freq in words]
         chosen, chosen_params = ("m.id = ANY(%s)", [list(ids)]) if ids is not None else (where, params)
+        source, source_params = "memories m", []
+        if ids is None and newest is not None:
+            source, source_params = f"(SELECT * FROM memories m WHERE {chosen} ORDER BY m.seq DESC LIMIT %s) m", \
+                [*chosen_params, newest]
+            chosen, chosen_params = "TRUE", []
         # A row holding none of the terms scores 0 (each term's part is 0 without it); one holding
         # one scores above 0 (IDFs are floored above 0).
         return conn.execute(
-            f"SELECT {_COLUMNS}, s.score FROM memories m, (SELECT {pg_text.BM25_PARAMS_SQL}) q,"
+            f"SELECT {_COLUMNS}, s.score FROM {source}, (SELECT {pg_text.BM25_PARAMS_SQL}) q,"
             f" LATERAL ({pg_text.bm25_sql(len(lexeme_list), len(words))}) s"
             f" WHERE {chosen} AND s.score > 0 ORDER BY s.score DESC, m.seq LIMIT %s",
-            [*pg_text.bm25_params(lexeme_list, idfs, max(corpus.avgdl, 1.0), [t for t, _ in words]),
+            [*source_params, *pg_text.bm25_params(lexeme_list, idfs, max(corpus.avgdl, 1.0), [t for t, _ in words]),
              *chosen_params, len(ids) if ids is not None else limit],
         ).fetchall()
 
