@@ -91,7 +91,7 @@ def test_a_query_of_stopwords_alone_ranks_the_newest_rows_of_a_large_table(pg_ur
     # the newest rows its filter passes, each with the score ranking every row gives it.
     store = PostgresMemoryStore(PgDatabase.connect(pg_url))
     store.import_memories([
-        Memory(id=f"s{i:03d}", key=f"s{i}", content=f"he was on shelf{i}" + (" and he was late" if i % 3 == 0 else ""),
+        Memory(id=f"s{i:03d}", key=f"s{i}", content=f"he was on shelf{i}, also" + (" and he was late" if i % 3 == 0 else ""),
                scope=Scope("a"), created_at=1.7e9 + i, updated_at=1.7e9 + i) for i in range(300)
     ] + [Memory(id=f"t{i:03d}", key=f"t{i}", content="he was here", scope=Scope("b"), created_at=1.8e9,
                 updated_at=1.8e9) for i in range(20)])  # another agent's, newest of all: never counted
@@ -106,3 +106,6 @@ def test_a_query_of_stopwords_alone_ranks_the_newest_rows_of_a_large_table(pg_ur
     assert all(abs(score - exact[i]) < 1e-9 for i, score in bounded if i in exact)  # the same BM25
     twice = {i for i in newest if int(i[1:]) % 3 == 0}  # "he was" twice: the best 13 of the 40
     assert {i for i, _ in bounded[: len(twice)]} == twice
+    # "also" is a stopword of engram's, not of PostgreSQL's (it has a lexeme): the query is still
+    # one of stopwords alone, bounded the same way.
+    assert {i for i, _ in _search(pg_url, 40, "he also")} == {f"s{i:03d}" for i in range(259, 299)}

@@ -527,8 +527,12 @@ class PostgresMemoryStore:
                 # stopwords only in a query of nothing else): every word ranked by BM25 as FTS5 ranks
                 # it, those found in the rows' words (store/pg_text.py); substrings only when
                 # no word matched (as on SQLite).
+                # A query of stopwords alone (engram's list, which holds PostgreSQL's and more, as
+                # "also") reads at most the budget's newest rows; one with another word without a
+                # lexeme (circled numbers) reads every row, so no row holding that word is missed.
+                only_stopwords = all(term in text.STOPWORDS for term in terms)
                 rows = self._ranked_with_words(conn, terms, lexemes, freqs, where, params, limit,
-                                               newest=self._words_budget(stats))
+                                               newest=self._words_budget(stats) if only_stopwords else None)
                 return self._hits(rows) if rows else self._search_like(conn, terms, where, params, limit)
             weights = self._weights(conn, terms, lexemes, freqs)
             selective = self._selective_terms(terms, lexemes, stats)
