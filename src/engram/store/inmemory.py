@@ -293,7 +293,7 @@ class InMemoryMemoryStore:
                     score = float(sum(t in haystack for t in terms or chars))
                     if score:
                         scored.append((score, memory.created_at, memory))
-            scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+            scored.sort(key=lambda item: (item[0], item[1], item[2].id), reverse=True)  # ties: as SQLite orders them
             return [(self._out(m), s) for s, _, m in scored[:limit]]
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:

@@ -711,7 +711,7 @@ class PostgresMemoryStore:
         pattern_params = [p for p in patterns for _ in range(2)]
         rows = conn.execute(
             f"SELECT {_COLUMNS}, ({hits_expr}) AS hits FROM memories m WHERE {where} AND ({hits_expr}) > 0"
-            f" ORDER BY hits DESC, m.created_at DESC LIMIT %s",
+            f' ORDER BY hits DESC, m.created_at DESC, m.id COLLATE "C" DESC LIMIT %s',  # (ties: as SQLite)
             [*pattern_params, *params, *pattern_params, limit],
         ).fetchall()
         return [(self._memory(row), float(row[-1])) for row in rows]

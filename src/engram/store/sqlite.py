@@ -611,7 +611,7 @@ class SqliteMemoryStore:
         pattern_params = [p for p in patterns for _ in range(2)]
         rows = conn.execute(
             f"SELECT {_COLUMNS}, ({hits_expr}) AS hits FROM memories m WHERE {where} AND ({hits_expr}) > 0"
-            f" ORDER BY hits DESC, m.created_at DESC LIMIT ?",
+            f" ORDER BY hits DESC, m.created_at DESC, m.id DESC LIMIT ?",  # (ties: every backend alike)
             [*pattern_params, *params, *pattern_params, limit],
         ).fetchall()
         memories = self._memories(conn, [row[:-1] for row in rows])

@@ -301,6 +301,12 @@ class MemoryStoreContract(TemporalContract):
         assert [h.memory.content for h in mem.recall("x")] == ["x y z axes of the plot"]
         assert len(mem.recall("q")) == 0
 
+    def test_substring_matches_that_tie_come_back_in_one_order_on_every_backend(self, mem: Engram) -> None:
+        # Same substring hits and the same time: the newer id first (SQLite and PostgreSQL left
+        # such ties to each engine's whim).
+        stored = [mem.remember(f"plan {name} for b", created_at=1.7e9).memory.id for name in ("one", "two", "three")]
+        assert [h.memory.id for h in mem.recall("b")] == sorted(stored, reverse=True)
+
     def test_recall_says_when_nothing_is_relevant(self, mem: Engram) -> None:
         mem.remember("Cats sleep a lot")
         result = mem.recall("quantum chromodynamics")
