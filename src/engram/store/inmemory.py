@@ -287,13 +287,15 @@ class InMemoryMemoryStore:
                 score = _word_score(memory, terms, weights)
                 if score:
                     scored.append((score, memory.created_at, memory))
-            if not scored:  # substring fallback
+            if scored:
+                scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+            else:  # substring fallback, its ties ordered as SQLite's LIKE query orders them (newest id first)
                 for memory in self._visible(filt):
                     haystack = text.fold(memory.key + " " + memory.content).lower()
                     score = float(sum(t in haystack for t in terms or chars))
                     if score:
                         scored.append((score, memory.created_at, memory))
-            scored.sort(key=lambda item: (item[0], item[1], item[2].id), reverse=True)  # ties: as SQLite orders them
+                scored.sort(key=lambda item: (item[0], item[1], item[2].id), reverse=True)
             return [(self._out(m), s) for s, _, m in scored[:limit]]
 
     def text_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
