@@ -17,7 +17,7 @@ import datetime as dt
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import ValidationError
 from engram.ids import key_from_content, new_id
@@ -38,6 +38,10 @@ from engram.model import (
     parse_type,
 )
 from engram.temporal.instants import instant, parse_validity
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+    from engram.model import WriteResult
 
 from .paths import text_hash
 
@@ -116,6 +120,17 @@ def from_memory(memory: Memory) -> Entry:
         updated_at=memory.updated_at, last_accessed=memory.last_accessed, recall_count=memory.recall_count,
         links=memory.links, superseded_by=memory.superseded_by, search_context=memory.search_context,
         valid_from=memory.valid_from, valid_until=memory.valid_until, superseded_at=memory.superseded_at,
+    )
+
+
+def store_entry(view: Engram, entry: Entry, scope: Scope) -> WriteResult:
+    """An entry written by hand (no id yet) stored through the engine in ``scope``, with every field
+    the file gives it; raises what ``Engram.remember`` raises."""
+    return view.remember(
+        entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
+        metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
+        source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
+        valid_from=entry.valid_from, valid_until=entry.valid_until,
     )
 
 

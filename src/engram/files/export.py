@@ -27,7 +27,7 @@ from engram.model import Memory, Scope
 
 from . import layout, split
 from .document import Document, get_format
-from .entry import Entry, Problem, build_entry, from_memory, utc
+from .entry import Entry, Problem, build_entry, from_memory, store_entry, utc
 from .paths import Folder, PathRefused
 from .state import SyncState, recorded_session_owner
 
@@ -299,12 +299,7 @@ def _store(engram: Engram, by_scope: dict[Scope, list[tuple[str, Entry]]], summa
             if entry.id:
                 continue
             try:
-                result = view.remember(
-                    entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
-                    metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
-                    source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
-                    valid_from=entry.valid_from, valid_until=entry.valid_until,
-                )
+                result = store_entry(view, entry, scope)
             except EngramError as exc:
                 summary.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
                 continue

@@ -35,7 +35,7 @@ from engram.model import Memory, Scope
 from . import conflicts, layout, removals, repeats
 from . import state as sync_state
 from .document import Document
-from .entry import Entry, Problem, from_memory, memory_digest
+from .entry import Entry, Problem, from_memory, memory_digest, store_entry
 from .paths import PathRefused
 from .report import SyncReport
 from .write import ScopeFiles, doc_for, exists, write_files
@@ -320,12 +320,7 @@ def _add_new(
     placed = {i for i, e in st.entries.items()}
     for rel, entry in new:
         try:
-            result = syncer.view(scope).remember(
-                entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
-                metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
-                source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
-                valid_from=entry.valid_from, valid_until=entry.valid_until,
-            )
+            result = store_entry(syncer.view(scope), entry, scope)
         except EngramError as exc:
             report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
             continue
