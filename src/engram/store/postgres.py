@@ -528,11 +528,14 @@ class PostgresMemoryStore:
                 # it, those found in the rows' words (store/pg_text.py); substrings only when
                 # no word matched (as on SQLite).
                 # A query of stopwords alone (engram's list, which holds PostgreSQL's and more, as
-                # "also") reads at most the budget's newest rows; one with another word without a
-                # lexeme (circled numbers) reads every row, so no row holding that word is missed.
+                # "also") reads at most the budget's newest rows on a large table: most rows hold
+                # those words and no index lists them, so ranking them all read the whole table
+                # (seconds at 1M rows) for the query that says least; the newest are the rows
+                # recall's recency favours. One with another word without a lexeme (circled
+                # numbers) reads every row, so no row holding that word is missed.
                 only_stopwords = all(term in text.STOPWORDS for term in terms)
                 rows = self._ranked_with_words(conn, terms, lexemes, freqs, where, params, limit,
-                                               newest=self._words_budget(stats) if only_stopwords else None)
+                                               newest=self._bounding(stats) if only_stopwords else None)
                 return self._hits(rows) if rows else self._search_like(conn, terms, where, params, limit)
             weights = self._weights(conn, terms, lexemes, freqs)
             selective = self._selective_terms(terms, lexemes, stats)
@@ -585,8 +588,8 @@ class PostgresMemoryStore:
                          stats: pg_text.TermStats | None) -> list[str] | None:
         """The terms whose rows are ranked when ranking every match would exceed the budget
         (``store/pg_candidates.py``), or None to rank every match."""
-        budget = self.full_text.max_ranked_rows
-        if budget <= 0 or stats is None or stats.rows <= budget:
+        budget = self._bounding(stats)
+        if budget is None or stats is None:
             return None
         counts = [stats.rows_holding(lex) for lex in lexemes]
         return pg_candidates.selective_terms(terms, counts, budget)
@@ -597,8 +600,8 @@ class PostgresMemoryStore:
         the term sets a row holds all of one of; none for other queries. The terms' rows are the
         counts their IDFs come from (``freqs``), so "rarest" means "weightiest in the score":
         ANALYZE's sampled shares can order two mid-frequency words the other way."""
-        budget = self.full_text.max_ranked_rows
-        if budget <= 0 or stats is None or stats.rows <= budget:
+        budget = self._bounding(stats)
+        if budget is None or stats is None:
             return []
         return pg_candidates.conjunctions(terms, [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)],
                                           stats.rows, budget)
@@ -608,8 +611,7 @@ class PostgresMemoryStore:
                     limit: int) -> list[tuple[list[list[str]], float]]:
         """On a table larger than the budget, ``pg_candidates.pair_tiers`` against the rows the ranking
         would read otherwise (the ``selective`` terms' rows, or every match); else none."""
-        budget = self.full_text.max_ranked_rows
-        if budget <= 0 or stats is None or stats.rows <= budget:
+        if self._bounding(stats) is None or stats is None:
             return []
         counts = [freq if lex else 0.0 for lex, freq in zip(lexemes, freqs, strict=True)]
         planned = sum(count for term, count in zip(terms, counts, strict=True) if selective is None or term in selective)
@@ -635,12 +637,9 @@ class PostgresMemoryStore:
             [*ranked_params, *pg_text.bm25_params(lexemes, idfs, avgdl), *params, limit],
         ).fetchall()
 
-    def _words_budget(self, stats: pg_text.TermStats | None) -> int | None:
-        """How many of the newest rows a query with words PostgreSQL's index lacks may read, on a
-        table larger than the ranking budget (None: every row). Those words are stopwords, which
-        most rows hold, and no index lists them: ranking them all would read the whole table
-        (seconds at 1M rows) for the query that says least. The newest rows are the ones recall's
-        recency already favours."""
+    def _bounding(self, stats: pg_text.TermStats | None) -> int | None:
+        """The ranking budget (``full_text.max_ranked_rows``) when ranking is bounded: a table
+        ANALYZE has counted and found larger than it. None: rank every match."""
         budget = self.full_text.max_ranked_rows
         if budget <= 0 or stats is None or stats.rows <= budget:
             return None
@@ -652,7 +651,7 @@ class PostgresMemoryStore:
         """Rows holding any term that pass the filter (or, with ``ids``, those of these rows holding
         one), best first by BM25, for a query some of whose ``terms`` have no lexeme: those are
         searched in each row's words (``store/pg_text.py``), a scan of the filtered rows, or of the
-        ``newest`` of them when given (``_words_budget``)."""
+        ``newest`` of them when given."""
         indexed = [(term, lex, freq) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if lex]
         words = [(term, freq) for term, lex, freq in zip(terms, lexemes, freqs, strict=True) if not lex]
         corpus = self._corpus.get(conn)
