@@ -29,13 +29,25 @@ _SIGNATURES: dict[str, dict[str, set[str]]] = {
 }
 
 
-def is_sqlite_file(path: Path) -> bool:
-    """Whether ``path`` is a file starting with SQLite's header (read without opening a database)."""
+def _header(path: Path) -> bytes:
+    """The first bytes of SQLite's file header (the magic string to the read/write versions), or
+    fewer when the file is shorter or unreadable."""
     try:
         with path.open("rb") as handle:
-            return handle.read(len(_HEADER)) == _HEADER
+            return handle.read(20)
     except OSError:
-        return False
+        return b""
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` is a file starting with SQLite's header (read without opening a database)."""
+    return _header(path).startswith(_HEADER)
+
+
+def is_wal_mode(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` is in WAL mode (its header's read and write versions are 2)."""
+    header = _header(path)
+    return header.startswith(_HEADER) and header[18:20] == b"\x02\x02"
 
 
 def columns_by_table(conn: Any) -> dict[str, set[str]]:

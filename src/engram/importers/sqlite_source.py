@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from engram.db.foreign import NAMES, columns_by_table, is_sqlite_file, schema_kind
+from engram.db.foreign import NAMES, columns_by_table, is_sqlite_file, is_wal_mode, schema_kind
 from engram.importers.base import fail
 
 Row = Mapping[str, Any]
@@ -32,7 +32,7 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     # other system's database. With no -wal file the database is whole in its own file and no
     # process has it open (one that has keeps the -wal), so it is read as immutable, creating
     # nothing; with one (the system running, or stopped uncleanly) it is read through it.
-    quiet = "&immutable=1" if _wal_mode(path) and not Path(f"{path}-wal").exists() else ""
+    quiet = "&immutable=1" if is_wal_mode(path) and not Path(f"{path}-wal").exists() else ""
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{quiet}", uri=True)
     except sqlite3.Error as exc:
@@ -45,13 +45,6 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         raise fail("path", f"cannot read {path}: {exc}", "a readable SQLite database file") from None
     finally:
         conn.close()
-
-
-def _wal_mode(path: Path) -> bool:
-    """Whether the database file's header marks it WAL mode (read and write versions 2)."""
-    with path.open("rb") as handle:
-        header = handle.read(20)
-    return header[18:20] == b"\x02\x02"
 
 
 def detect(path: Path) -> str | None:
