@@ -101,6 +101,9 @@ def test_cli_link_unlink_supersede_and_neighbours_take_either_end_by_key(isolate
         (("supersede", "other"), 2, "exactly one of ref, --by-key"),
         (("neighbours",), 2, "exactly one of ref, --key"),
         (("link", "--key", "no-such-key", "other"), 3, "--key"),
+        # A REF no memory answers to reads as it always did: no option of the user's to name.
+        (("link", "other", "no-such"), 3, "memory not found: 'no-such'"),
+        (("get", "no-such"), 3, "memory not found: 'no-such'"),
         (("supersede", "other", "--by-key", "no-such-key"), 3, "--by-key"),
     ):
         done = engram(isolated_home, "--agent", "alice", *args)
