@@ -17,6 +17,7 @@ was written as, beside engram's setting: ``memory.search.max_results (recall.lim
 
 from __future__ import annotations
 
+import difflib
 import os
 from contextvars import ContextVar
 from pathlib import Path
@@ -43,6 +44,7 @@ from engram.foreign_settings import (
     map_memory_block,
     map_sclaw,
     map_variables,
+    warn_once,
 )
 from engram.history.settings import HistorySettings
 from engram.interfaces.settings import ServerSettings
@@ -89,6 +91,34 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return document
 
 
+def unknown_keys(document: dict[str, Any], model: type[BaseModel], *, top_level: bool = True) -> list[tuple[str, list[str]]]:
+    """The keys of ``document`` that name no setting of ``model`` (``top_level=False``: only inside
+    its sections), as dotted names, each with the known names of its table (for a suggestion)."""
+    found: list[tuple[str, list[str]]] = []
+    known = [name for field_name, info in model.model_fields.items() for name in (field_name, info.alias) if name]
+    for key, value in document.items():
+        info = model.model_fields.get(key)
+        if info is None:
+            if top_level:
+                found.append((str(key), known))
+            continue
+        section = info.annotation
+        if (isinstance(section, type) and issubclass(section, BaseModel) and isinstance(value, dict)
+                and section.model_config.get("extra") != "forbid"):  # (that one refuses an unknown key itself)
+            found += [(f"{key}.{name}", names) for name, names in unknown_keys(value, section)]
+    return found
+
+
+def _warn_of_unknown_keys(path: Path, document: dict[str, Any], *, foreign: bool) -> None:
+    """A mistyped setting is otherwise ignored unsaid. In a file that also holds another system's
+    keys, only engram's own sections are checked: the other system's top-level keys are its own."""
+    for name, known in unknown_keys(document, Settings, top_level=not foreign):
+        last = name.rsplit(".", 1)[-1]
+        close = difflib.get_close_matches(last, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        warn_once(f"{path}: {name}", f"not a setting engram knows, ignored{hint}")
+
+
 class _ConfigFileSource(PydanticBaseSettingsSource):
     """engram's keys from the config file, with the other systems' keys mapped beside them."""
 
@@ -116,6 +146,9 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
             map_memory_block(document, values, env, self.origins)
         except ConfigError as exc:
             raise ConfigError(f"config file {self.path}: {exc}") from None
+        # Another system's file: one it gave settings from, or one holding none of engram's keys.
+        foreign = bool(self.origins) or not any(k in self.settings_cls.model_fields for k in document)
+        _warn_of_unknown_keys(self.path, document, foreign=foreign)
         self.values = values
         return values
 
@@ -167,8 +200,11 @@ class RecallSettings(BaseModel):
 
 
 class Settings(BaseSettings):
+    # An empty variable counts as unset (``ENGRAM_HOME=`` is ``~/.engram``, not the current folder), as
+    # for the foreign systems' variables: a compose file or script passing on a variable it does not
+    # have gives an empty one, and that must not move the store or change a setting.
     model_config = SettingsConfigDict(
-        env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", validate_default=True
+        env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", validate_default=True, env_ignore_empty=True
     )
 
     home: Path = Field(default_factory=default_home)
@@ -285,7 +321,9 @@ def _problem(error: Any) -> str:
     """One refused value for ``ConfigError``: engram's setting, after the foreign key it was written as."""
     setting = ".".join(str(p) for p in error["loc"])
     origin = _foreign_origin(error["loc"])
-    return f"{origin} ({setting}): {error['msg']}" if origin else f"{setting}: {error['msg']}"
+    # A validator's own ValueError reads as its text, without pydantic's "Value error, " in front.
+    message = str(error["ctx"]["error"]) if error["type"] == "value_error" and "error" in error.get("ctx", {}) else error["msg"]
+    return f"{origin} ({setting}): {message}" if origin else f"{setting}: {message}"
 
 
 def config_path(home: str | Path | None = None, named: str | Path | None = None) -> Path:

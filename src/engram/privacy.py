@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 PiiKind = Literal["email", "phone", "card", "api_key", "iban"]
 PII_KINDS: tuple[str, ...] = ("email", "phone", "card", "api_key", "iban")
@@ -39,15 +39,24 @@ class PrivacySettings(BaseModel):
     # Or read the key from this file (first line), so it stays out of the config file.
     encryption_key_file: Path | None = None
 
+    @field_validator("encryption_key")
+    @classmethod
+    def _key_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+        # A blank key would open the file in clear while the setting reads as set (and hide a key
+        # file): refused, as an empty key file is. An empty environment variable counts as unset.
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is empty: give a key, or leave it unset for a file in clear")
+        return value
+
     @property
     def encrypted(self) -> bool:
         """Whether a key is configured (a key file counts before it is read)."""
-        return bool(self.encryption_key and self.encryption_key.get_secret_value()) or self.encryption_key_file is not None
+        return self.encryption_key is not None or self.encryption_key_file is not None
 
     def key(self) -> str | None:
         """The configured encryption key, if any; raises ``ConfigError`` for an unreadable key file."""
         if self.encryption_key is not None:
-            return self.encryption_key.get_secret_value() or None
+            return self.encryption_key.get_secret_value()
         if self.encryption_key_file is not None:
             from engram.errors import ConfigError
 

@@ -140,3 +140,80 @@ def test_the_command_line_names_the_foreign_key_and_exits_4(tmp_path: Path) -> N
                            "stats"], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 4, done.stderr
     assert "modules.memory.sqlite.busy_timeout (busy_timeout_ms): Input should be a valid integer" in done.stderr
+
+
+def test_an_empty_engram_home_is_the_default_home_not_the_current_folder(tmp_path: Path) -> None:
+    # A compose file or script passing on a variable it does not have gives ENGRAM_HOME= : that
+    # used to put memory.db in whatever folder the command ran in (the CLI and the library alike).
+    import os
+    import subprocess
+    import sys
+
+    here = tmp_path / "cwd"
+    here.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(HOME=str(tmp_path / "user"), ENGRAM_HOME="", ENGRAM_PATH="", ENGRAM_FILES__DIR="")
+    done = subprocess.run([sys.executable, "-m", "engram", "--json", "stats"], capture_output=True, text=True,
+                          env=env, cwd=here, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f'"location": "{tmp_path / "user" / ".engram" / "memory.db"}"' in done.stdout
+    assert list(here.iterdir()) == []
+
+
+def test_an_empty_variable_counts_as_unset(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated_home.mkdir(parents=True)
+    key_file = isolated_home / "key"
+    key_file.write_text("from the file\n")
+    (isolated_home / "config.toml").write_text(f'backend = "jsonfile"\n[privacy]\nencryption_key_file = "{key_file}"\n')
+    monkeypatch.setenv("ENGRAM_BACKEND", "")
+    monkeypatch.setenv("ENGRAM_PRIVACY__ENCRYPTION_KEY", "")  # did hide the key file: the store opened in clear
+    settings = load_settings()
+    assert settings.backend == "jsonfile"
+    assert settings.privacy.key() == "from the file"
+
+
+@pytest.mark.parametrize("blank", ['""', '"   "'])
+def test_a_blank_encryption_key_is_refused_naming_it(isolated_home: Path, blank: str) -> None:
+    # It used to open the file in clear while the memory folder was turned off as for a key.
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text(f"[privacy]\nencryption_key = {blank}\n")
+    with pytest.raises(ConfigError, match=r"privacy\.encryption_key: is empty: give a key, or leave it unset"):
+        load_settings()
+
+
+def test_a_mistyped_setting_is_named_with_a_suggestion(isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from engram import foreign_settings
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="engram.config")
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    config.write_text('backend = "sqlite"\n[recal]\nlimit = 5\n[recall]\nfuzion = "rrf"\ntext_weight = 0.3\n'
+                      '[history]\nenabeld = true\n')
+    settings = load_settings()
+    assert settings.recall.text_weight == 0.3 and settings.recall.fusion == "weighted"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{config}: recal: not a setting engram knows, ignored (did you mean 'recall'?)",
+        f"{config}: recall.fuzion: not a setting engram knows, ignored (did you mean 'fusion'?)",
+        f"{config}: history.enabeld: not a setting engram knows, ignored (did you mean 'enabled'?)",
+    ]
+
+
+def test_another_systems_own_keys_are_not_called_mistyped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from engram import foreign_settings
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="engram.config")
+    config = tmp_path / "sclaw.yaml"
+    config.write_text("name: bot\nchannels:\n  telegram: {}\nmodules:\n  memory.sqlite:\n    busy_timeout: 5000\n")
+    assert load_settings(config=config, home=tmp_path / "home").busy_timeout_ms == 5000
+    other = tmp_path / "other.json"
+    other.write_text('{"provider": "anthropic", "channels": {}}')
+    load_settings(config=other, home=tmp_path / "home")
+    assert caplog.records == []

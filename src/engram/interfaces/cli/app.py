@@ -33,7 +33,7 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _global_options(
     ctx: typer.Context,
-    home: Path | None = typer.Option(None, "--home", envvar="ENGRAM_HOME", help="Data folder (default ~/.engram)."),
+    home: Path | None = typer.Option(None, "--home", help="Data folder (default $ENGRAM_HOME, else ~/.engram)."),
     config: Path | None = typer.Option(None, "--config", help="Config file, as ENGRAM_CONFIG (default: config.toml, "
                                        ".yaml, .yml or .json in the data folder); engram's keys or another system's."),
     agent: str | None = typer.Option(None, "--agent", "-a", help="Agent whose memory to use (default: default)."),
