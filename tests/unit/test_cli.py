@@ -182,3 +182,15 @@ def test_get_shows_importance_as_a_person_reads_it(isolated_home: Path) -> None:
     assert round(stored, 9) == 0.6  # kept as 0.6000000000000001
     row = next(line for line in engram(isolated_home, "get", "py").stdout.splitlines() if "importance" in line)
     assert row.split("│")[2].strip() == "0.6"
+
+
+def test_a_message_line_is_not_folded_at_the_terminal_width(isolated_home: Path) -> None:
+    # Printed to a pipe, rich folded "stored: KEY (ID)" at 80 columns, so a script reading the
+    # line got half of it. Tables still fit the width; a message line is printed whole.
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "COLUMNS": "40"}
+    done = subprocess.run([sys.executable, "-m", "engram", "remember", "The deploy target is a Raspberry Pi 4 running "
+                           "Debian bookworm", "--key", "deploy-target-raspberry-pi-4-running-debian"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    line, = done.stdout.splitlines()
+    assert line.startswith("stored: deploy-target-raspberry-pi-4-running-debian (") and line.endswith(")")

@@ -65,7 +65,9 @@ _consoles: dict[str, Console] = {}
 
 def _console(name: str) -> Console:
     if name not in _consoles:
-        _consoles[name] = _clean_console() if name == "console" else _clean_console(stderr=True, soft_wrap=True)
+        # Soft wrap: a message line is printed whole (a script reads it as one line; the terminal
+        # folds it anyway). Tables are laid out to the width all the same.
+        _consoles[name] = _clean_console(soft_wrap=True, stderr=name == "errors")
     return _consoles[name]
 
 
