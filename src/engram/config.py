@@ -246,6 +246,10 @@ class Settings(BaseSettings):
             return self.home / "agents" / (agent or self.agent) / f"memory.{suffix}"
         return self.home / f"memory.{suffix}"
 
+    def transcripts_folder(self) -> Path:
+        """Where transcripts are written: ``history.transcripts_dir``, else ``home/transcripts``."""
+        return self.history.transcripts_dir or self.home / "transcripts"
+
 
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
 # The file ``load_settings(config=...)`` names (``--config``), for the sources built inside Settings().

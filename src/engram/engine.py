@@ -250,7 +250,7 @@ class Engram:
             return
         from engram.files.transcripts import TurnIndexer
 
-        indexer = TurnIndexer(self, history, h.transcripts_dir or self.settings.home / "transcripts",  # type: ignore[union-attr]
+        indexer = TurnIndexer(self, history, self.settings.transcripts_folder(),  # type: ignore[union-attr]
                               h.transcript_importance_threshold)
         history.turn_hook = indexer.turn_ended
         history.on_close(indexer.close)
