@@ -282,6 +282,20 @@ class Settings(BaseSettings):
             return self.home / "agents" / (agent or self.agent) / f"memory.{suffix}"
         return self.home / f"memory.{suffix}"
 
+    def transcripts_folder(self) -> Path:
+        """Where transcripts are written: ``history.transcripts_dir``, else ``home/transcripts``."""
+        return self.history.transcripts_dir or self.home / "transcripts"
+
+    def automatic_transcripts_folder(self) -> Path | None:
+        """Where turn indexing (``history.transcript_auto_index``) rewrites transcripts, or None to
+        index the turns without writing any. Someone who sets an encryption key expects no readable
+        copy of their conversations on disk, as of their memories (the memory folder is off too):
+        transcripts are plain markdown, so with a key they are written only to a folder the user
+        named in ``history.transcripts_dir``."""
+        if self.privacy.encrypted and self.history.transcripts_dir is None:
+            return None
+        return self.transcripts_folder()
+
 
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
 # The file ``load_settings(config=...)`` names (``--config``), for the sources built inside Settings().

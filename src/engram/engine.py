@@ -244,13 +244,14 @@ class Engram:
 
     def _index_turns(self, history: History) -> None:
         """ClawCode's automatic transcript indexing (``history.transcript_auto_index``): each ended
-        turn of this agent's conversations is indexed in the background into this agent's memory."""
+        turn of this agent's conversations is indexed in the background into this agent's memory,
+        and its transcript rewritten where ``Settings.automatic_transcripts_folder`` says."""
         h = self.settings.history if self.settings is not None else None
         if h is None or not h.transcript_auto_index:
             return
         from engram.files.transcripts import TurnIndexer
 
-        indexer = TurnIndexer(self, history, h.transcripts_dir or self.settings.home / "transcripts",  # type: ignore[union-attr]
+        indexer = TurnIndexer(self, history, self.settings.automatic_transcripts_folder(),  # type: ignore[union-attr]
                               h.transcript_importance_threshold)
         history.turn_hook = indexer.turn_ended
         history.on_close(indexer.close)

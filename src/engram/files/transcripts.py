@@ -226,10 +226,11 @@ def agent_of(engram: Engram) -> str:
 class TurnIndexer:
     """ClawCode's automatic indexing: "Trigger: End of each turn in conversation", in the
     background ("Index transcripts asynchronously"). ``turn_ended`` only queues the conversation;
-    one worker thread indexes its latest turn (above ``threshold``) and rewrites its transcript.
-    ``close`` finishes what is queued. Failures are logged: the history is already stored."""
+    one worker thread indexes its latest turn (above ``threshold``) and rewrites its transcript in
+    ``folder`` (None: no transcript is written, as for an encrypted store, whose memories keep the
+    turns). ``close`` finishes what is queued. Failures are logged: the history is already stored."""
 
-    def __init__(self, engram: Engram, history: Any, folder: Path, threshold: float) -> None:
+    def __init__(self, engram: Engram, history: Any, folder: Path | None, threshold: float) -> None:
         self.engram, self.history, self.folder, self.threshold = engram, history, folder, threshold
         self._queue: queue.Queue[tuple[str, int] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="engram-transcripts", daemon=True)
@@ -245,6 +246,8 @@ class TurnIndexer:
             try:
                 messages = self.history.all(key)
                 index(self.engram, key, messages[:count], threshold=self.threshold, last_only=True)
+                if self.folder is None:
+                    continue
                 marked = {t.number: label(t) for t in turns(messages)
                           if is_substantive(t) and importance(t) >= self.threshold}
                 write(self.folder, key, messages, marked, agent=self.history.agent)

@@ -49,6 +49,8 @@ class HistorySettings(BaseModel):
     semantic_max_entries: int = Field(1000, ge=1)
     semantic_max_chars_per_entry: int = Field(4000, ge=10)
     recap_top_k: int = Field(3, ge=1, le=100)
+    # Unset: home/transcripts (``Settings.transcripts_folder``). With an encryption key, turn
+    # indexing writes transcripts only when this is set (``Settings.automatic_transcripts_folder``).
     transcripts_dir: Path | None = None
     # ClawCode: index each turn as it ends, in the background (the latest turn of the conversation
     # becomes a memory and its transcript is rewritten), when its importance reaches the threshold.

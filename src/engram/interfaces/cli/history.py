@@ -148,7 +148,7 @@ def transcript(
     st = state(ctx)
     engram = st.engram()
     settings = st.settings()
-    folder = settings.history.transcripts_dir or settings.home / "transcripts"
+    folder = settings.transcripts_folder()  # asked for: written even for an encrypted store
     messages = engram.history.all(key)
     threshold = settings.history.transcript_importance_threshold
     path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold) if index
