@@ -31,7 +31,8 @@ def test_mem0_export_is_mem0_shaped_and_imports_back(tmp_path: Path) -> None:
     item = next(i for i in document["results"] if i["memory"] == "The user prefers Python for scripting")
     assert item["hash"] == hashlib.md5(b"The user prefers Python for scripting").hexdigest()  # mem0's hash
     assert item["categories"] == ["prefs", "lang"] and item["user_id"] == "default"
-    assert item["metadata"]["engram"]["key"] == "prefers-python" and item["created_at"].endswith("+00:00")
+    assert item["engram"]["key"] == "prefers-python" and item["created_at"].endswith("+00:00")
+    assert item["metadata"] == {}  # the memory's own: engram's fields sit beside it, in "engram"
     summary = as_json(tmp_path / "b", "import", str(out))
     assert (summary["kind"], summary["imported"]) == ("mem0", 2)
     back = {m["content"]: m for m in as_json(tmp_path / "b", "list")}
@@ -95,16 +96,16 @@ def test_an_export_imported_back_into_the_same_store_is_already_present(tmp_path
 
 def test_a_malformed_engram_field_in_a_mem0_document_is_named(tmp_path: Path) -> None:
     path = tmp_path / "mem0.json"
-    path.write_text(json.dumps({"results": [{"id": "a", "memory": "x",
-                                             "metadata": {"engram": {"importance": "high"}}}]}), encoding="utf-8")
+    path.write_text(json.dumps({"results": [{"id": "a", "memory": "x", "engram": {"importance": "high"}}]}),
+                    encoding="utf-8")
     result = CliRunner().invoke(app, ["--home", str(tmp_path / "h"), "import", str(path)])
-    assert str(result.exception).startswith("results[0].metadata.engram.importance: got 'high'"), result.exception
+    assert str(result.exception).startswith("results[0].engram.importance: got 'high'"), result.exception
 
 
 def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> None:
     # A mem0 item's metadata is the user's own JSON, a "mem0" entry included: the import keeps it
     # beside where engram records the item came from (with a warning), and the export gives every
-    # item's metadata back unchanged (engram's own fields aside), strings to the last code point.
+    # item's metadata back unchanged, strings to the last code point.
     source = FIXTURES / "mem0-own-metadata.json"
     original = json.loads(source.read_text(encoding="utf-8"))["results"]
     home = tmp_path / "home"
@@ -122,5 +123,66 @@ def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> 
     for item in original:
         back = exported[item["memory"]]
         assert (back["id"], back["user_id"]) == (item["id"], item["user_id"])
-        assert {k: v for k, v in back["metadata"].items() if k != "engram"} == (item["metadata"] or {})
+        assert back["metadata"] == (item["metadata"] or {})
     assert exported["Orders a flat white every morning"]["metadata"]["mem0"]["note"] == "cafe\u0301 \u2615  "
+
+
+def _exact(value: object) -> str:
+    """A JSON value as text, its keys in their order: equal texts are the same value byte for byte."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def test_a_mem0_items_own_engram_metadata_comes_back_byte_for_byte(tmp_path: Path) -> None:
+    # In a mem0 document, "metadata" is the user's: an "engram" entry there is the user's own value
+    # (text, null, a list, a dict holding "own", even one shaped like engram's fields) and comes back
+    # unchanged, never read as engram's fields nor replaced by them.
+    source = FIXTURES / "mem0-own-engram.json"
+    original = json.loads(source.read_text(encoding="utf-8"))["results"]
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(source))
+    assert (summary["imported"], summary["skipped"]) == (6, 0), summary
+    held = as_json(home, "--agent", "alex", "list", "--meta", "topic=habits")[0]
+    assert _exact(held["metadata"]["engram"]) == _exact(original[1]["metadata"]["engram"])  # kept, as it was
+    shaped = next(m for m in as_json(home, "--agent", "alex", "list") if m["content"] == original[0]["memory"])
+    assert (shaped["key"], shaped["category"], shaped["type"], shaped["importance"]) != ("work-hours", "core",
+                                                                                           "decision", 0.9)
+    out = tmp_path / "mem0.json"
+    run(home, "--agent", "alex", "export", str(out), "--format", "mem0")
+    exported = {item["memory"]: item for item in json.loads(out.read_text(encoding="utf-8"))["results"]}
+    for item in original:
+        assert _exact(exported[item["memory"]]["metadata"]) == _exact(item["metadata"]), item["memory"]
+
+
+def test_an_engram_memorys_own_engram_metadata_survives_export_and_import(tmp_path: Path) -> None:
+    # engram -> mem0 -> engram: a memory whose metadata holds "engram" of its own keeps it, byte for
+    # byte, and engram's fields (key, category, type, importance, links) still come back with it.
+    own = {"links": ["not-an-id"], "key": "theirs", "note": "na\u00efve \u2028", "category": "bogus"}
+    home = tmp_path / "a"
+    run(home, "remember", "The user prefers Python for scripting", "--key", "prefers-python", "--category", "core",
+        "--importance", "0.9", "--metadata", json.dumps({"engram": own, "team": "data"}))
+    run(home, "remember", "The project pins Python 3.12", "--key", "python-version", "--type", "decision",
+        "--link", "prefers-python", "--metadata", json.dumps({"engram": "v1"}))
+    out = tmp_path / "mem0.json"
+    run(home, "export", str(out), "--format", "mem0")
+    item = next(i for i in json.loads(out.read_text())["results"] if i["memory"].startswith("The user prefers"))
+    assert _exact(item["metadata"]) == _exact({"engram": own, "team": "data"})
+    as_json(tmp_path / "b", "import", str(out))
+    assert _fields(tmp_path / "b") == _fields(home)
+    copy = as_json(tmp_path / "b", "get", "prefers-python")["metadata"]  # beside it: where it came from, "mem0"
+    assert (_exact(copy["engram"]), copy["team"]) == (_exact(own), "data")
+    assert as_json(tmp_path / "b", "get", "python-version")["metadata"]["engram"] == "v1"
+    # Imported back into its own store, each is the memory it was exported from.
+    assert as_json(home, "import", str(out))["skipped"] == 2
+
+
+def test_an_items_own_engram_id_does_not_make_it_a_held_memory(tmp_path: Path) -> None:
+    # An "id" inside a mem0 item's metadata.engram is the user's data: an item whose metadata names
+    # a memory the agent holds is still imported (it was skipped as that memory, and lost).
+    home = tmp_path / "home"
+    held = as_json(home, "--agent", "alex", "remember", "Some held fact", "--key", "held")
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps({"results": [{"id": "m1", "memory": "A different fact", "user_id": "alex",
+                                             "metadata": {"engram": {"id": held["memory"]["id"], "key": "held"}}}]}))
+    summary = as_json(home, "import", str(path))
+    assert (summary["imported"], summary["skipped"]) == (1, 0), summary
+    assert as_json(home, "--agent", "alex", "get", "held")["content"] == "Some held fact"

@@ -350,3 +350,15 @@ def test_a_user_id_naming_a_langgraph_agent_is_refused(m: Memory) -> None:
     # An agent or run of that name is the facade's own agent:lg:... / run:lg:..., no LangGraph agent.
     assert [r["event"] for r in m.add("Likes tea", agent_id=user, infer=False)["results"]] == ["ADD"]
     assert m.engram.stats().by_scope.get(f"agent:{user}") is None and m.engram.stats().by_scope[f"agent:agent:{user}"] == 1
+
+
+def test_an_imported_items_own_engram_metadata_comes_back_byte_for_byte(m: Memory) -> None:
+    # mem0 -> the facade -> mem0: "engram" in an item's metadata is the user's (text, null, a list,
+    # a dict shaped like engram's fields); results give it back unchanged, keys in their order.
+    source = (FIXTURES / "mem0-own-engram.json").read_text(encoding="utf-8")
+    original = {item["memory"]: item["metadata"] for item in json.loads(source)["results"]}
+    assert m.import_mem0(source) == {"imported": 6, "skipped": 0}
+    items = {item["memory"]: item for item in m.get_all(user_id="alex")["results"]}
+    for content, metadata in original.items():
+        assert json.dumps(items[content]["metadata"], ensure_ascii=False) == json.dumps(metadata, ensure_ascii=False)
+        assert m.get(items[content]["id"])["metadata"] == metadata

@@ -399,7 +399,8 @@ class Memory:
         agent, its ids in its metadata, keyed for its combination of ids; its times and categories
         (as tags) are kept, mem0's id and hash under ``metadata["mem0"]`` (as ``engram import``
         keeps them: an item's own ``metadata["mem0"]`` is kept inside, as ``["own"]``, with a
-        warning logged; results give the item's metadata back as it was). Not a mem0 method: the way
+        warning logged; results give the item's metadata back as it was, an ``engram`` entry in it
+        included: ``engram.importers.mem0`` states that rule). Not a mem0 method: the way
         a mem0 application keeps its memories when switching (``engram import`` maps them for
         engram's own agents and sessions instead). Every item is checked before any is stored;
         importing the same export again stores nothing. Returns ``{"imported", "skipped"}``."""

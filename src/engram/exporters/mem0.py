@@ -1,13 +1,14 @@
 """engram -> mem0: the ``{"results": [...]}`` document mem0's ``get_all()`` returns.
 
 Each memory becomes ``{id, memory, hash, metadata, categories, created_at, updated_at, user_id,
-run_id}``: the id mem0 gave it when it came from mem0 (its source is ``mem0``: what the import
-kept in ``metadata["mem0"]``), else engram's; the metadata is the memory's own as mem0 had it (the
-import's provenance left out, an own ``metadata["mem0"]`` put back), so mem0 -> engram -> mem0
-gives it back unchanged but for ``metadata["engram"]``; the hash is the MD5 of the text, as mem0
-computes it; tags are categories; the agent is the user (and ``agent_id`` when the memory came with
-one), the session the run; engram's own fields (key, category, type, importance, links) travel in
-``metadata["engram"]`` so nothing is lost.
+run_id, engram}``: the id mem0 gave it when it came from mem0 (its source is ``mem0``: what the
+import kept in ``metadata["mem0"]``), else engram's; the metadata is the memory's own, all of it,
+as mem0 had it (the import's provenance left out, an own ``metadata["mem0"]`` put back; an own
+``metadata["engram"]`` is the memory's like any other key), so mem0 -> engram -> mem0 gives it back
+unchanged; the hash is the MD5 of the text, as mem0 computes it; tags are categories; the agent is
+the user (and ``agent_id`` when the memory came with one), the session the run; engram's own fields
+(key, category, type, importance, links) travel in the item's ``engram`` entry, outside the
+user's metadata, so nothing is lost and nothing of the user's is overwritten.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from engram.engine import Engram
 from engram.exporters import visible
-from engram.importers.mem0 import mem0_metadata
+from engram.importers.mem0 import ENGRAM_ENTRY, mem0_metadata
 from engram.model import Memory
 
 
@@ -29,8 +30,6 @@ def dump(engram: Engram) -> str:
 
 def _item(memory: Memory) -> dict[str, Any]:
     metadata, origin = mem0_metadata(memory)
-    metadata["engram"] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
-                          "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}
     item: dict[str, Any] = {
         "id": origin.get("id") or memory.id,
         "memory": memory.content,
@@ -45,6 +44,8 @@ def _item(memory: Memory) -> dict[str, Any]:
         item["agent_id"] = origin["agent_id"]
     if memory.scope.session:
         item["run_id"] = memory.scope.session
+    item[ENGRAM_ENTRY] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
+                          "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}
     return item
 
 

@@ -236,7 +236,7 @@ def split_provenance(stored: Mapping[str, Any], kind: str) -> tuple[dict[str, An
 
 def engram_fields(value: Any, where: str) -> dict[str, Any]:
     """What engram's own exports carry of a memory beside the source's fields (mem0's
-    ``metadata.engram``, a basic-memory note's front matter), checked: ``id``, ``key``,
+    item entry ``engram``, a basic-memory note's front matter), checked: ``id``, ``key``,
     ``category``, ``type``, ``importance`` and ``links`` (ids), those present."""
     if value is None:
         return {}

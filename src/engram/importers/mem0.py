@@ -9,9 +9,15 @@ kept; the mem0 id, hash, user and run are kept under ``metadata["mem0"]`` (an it
 exporter and facade give it back where it was); ``agent_id`` (else ``user_id``) names the engram
 agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
 ``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
-mention both ends by name. engram's own mem0 export carries engram's fields under
-``metadata["engram"]``: its key, category, type, importance and links are restored, and a memory
-whose engram id the importing agent holds is that memory (skipped, not copied).
+mention both ends by name. engram's own mem0 export carries engram's fields in the item's
+``engram`` entry, beside mem0's fields: its key, category, type, importance and links are restored,
+and a memory whose engram id the importing agent holds is that memory (skipped, not copied).
+
+The rule for ``engram`` in an item's ``metadata``: the metadata is the user's, all of it, so
+``metadata["engram"]`` is the item's own value (whatever it holds, even a copy of engram's fields),
+kept as it is and given back by the exporter and the facade; engram's fields are read from the
+item's own ``engram`` entry alone (mem0 puts nothing there). Exports written before that rule (by
+unreleased builds) carried engram's fields in ``metadata["engram"]``: they come back as metadata.
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ from engram.importers.base import (
 from engram.model import Category, Memory
 
 KIND = "mem0"
+# The item's entry where engram's own mem0 export carries engram's fields of a memory (key,
+# category, ...): beside mem0's fields, never in the metadata, which is the user's (see above).
+ENGRAM_ENTRY = "engram"
 
 
 def mem0_metadata(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -96,9 +105,8 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     user = agent_name(item.get("user_id"), f"{where}.user_id")
     agent = agent_name(item.get("agent_id"), f"{where}.agent_id", "agent")
     run = agent_name(item.get("run_id"), f"{where}.run_id", "run")
-    own = metadata(item.get("metadata"), f"{where}.metadata")
-    # engram's mem0 export keeps engram's own fields here: restored, not kept as metadata.
-    carried = engram_fields(own.pop("engram", None), f"{where}.metadata.engram")
+    own = metadata(item.get("metadata"), f"{where}.metadata")  # the user's, an "engram" entry included
+    carried = engram_fields(item.get(ENGRAM_ENTRY), f"{where}.{ENGRAM_ENTRY}")
     kept = {k: item[k] for k in ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role")
             if item.get(k) not in (None, "")}
     return Record(
@@ -117,7 +125,7 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         agent=agent or user,
         session=run if (agent or user) else None,
         id_field="id",
-        fields={"content": ".memory", "key": ".metadata.engram.key" if carried.get("key") else ".memory"},
+        fields={"content": ".memory", "key": f".{ENGRAM_ENTRY}.key" if carried.get("key") else ".memory"},
     ), carried.get("links", [])
 
 
