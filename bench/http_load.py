@@ -246,6 +246,12 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
     store_cpu = server_cpu / max(1, len(latencies))
     p50, p95, p99 = _percentiles(latencies)
     rate = len(latencies) / elapsed
+    # The two levers of the rate ratio: the CPU a store costs (server and clients share the cores)
+    # sets the ratio reachable with every core busy; the share of the cores in use gives the rest.
+    client_cpu_per_store = client_cpu / max(1, len(latencies))
+    cores = len(os.sched_getaffinity(0))
+    ceiling = model_cpu / (store_cpu + client_cpu_per_store) if store_cpu else None
+    core_use = (server_cpu + client_cpu) / (elapsed * cores)
     # Each client waits for the model to embed every client's text at least: the latency floor.
     floor = clients / batch_rate
     return {"engine": engine, "preloaded": preload, "memories_after": stored_after, "clients": clients,
@@ -254,7 +260,8 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
             "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
             "model_floor_ms": floor * 1000, "server_cpu_ms_per_store": store_cpu * 1000,
             "model_cpu_ms_per_text": model_cpu * 1000, "cpu_ratio": model_cpu / store_cpu if store_cpu else None,
-            "client_cpu_ms_per_store": client_cpu / max(1, len(latencies)) * 1000, "load_average": os.getloadavg()[0],
+            "client_cpu_ms_per_store": client_cpu_per_store * 1000, "load_average": os.getloadavg()[0],
+            "ratio_ceiling_all_cores_busy": ceiling, "core_use": core_use, "cores": cores,
             "model_busy_share": model_busy, "model_texts_per_s_while_busy": model_rate_while_busy,
             "model_mean_batch": clock.texts / max(1, len(clock.intervals))}
 
@@ -322,6 +329,9 @@ def main() -> None:
                       f"store, the model alone {row['model_cpu_ms_per_text']:.1f} ms per text: "
                       f"{row['cpu_ratio']:.2f} x the model's efficiency; the clients (same cores) "
                       f"{row['client_cpu_ms_per_store']:.2f} ms per store")
+                print(f"  so with all {row['cores']} cores busy this CPU per store allows at most "
+                      f"{row['ratio_ceiling_all_cores_busy']:.2f} x the model's rate; server and clients kept "
+                      f"{row['core_use']:.0%} of the cores busy")
                 print(f"  the model was embedding {row['model_busy_share']:.0%} of the time from its first batch to "
                       f"its last, at {row['model_texts_per_s_while_busy']:.0f} texts/s while it did "
                       f"({row['model_texts_per_s_while_busy'] / row['embedder_batch64_per_s']:.2f} x its batch-64 rate "

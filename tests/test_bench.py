@@ -126,6 +126,7 @@ def test_http_load_bench_measures_recall_and_concurrent_stores() -> None:
     assert stores["p50_ms"] <= stores["p99_ms"] and stores["ratio_to_embedder"] > 0
     assert stores["server_cpu_ms_per_store"] > 0 and stores["model_cpu_ms_per_text"] > 0
     assert 0 < stores["model_busy_share"] <= 1 and stores["model_texts_per_s_while_busy"] > 0
+    assert 0 < stores["ratio_ceiling_all_cores_busy"] < 2 and 0 < stores["core_use"] <= 1.05
     from_tasks = result["async_stores"]
     assert from_tasks["tasks"] == 16 and from_tasks["stores"] == 16  # at least one store per task
     assert from_tasks["ratio_to_embedder"] > 0 and from_tasks["p50_ms"] <= from_tasks["p99_ms"]
