@@ -42,6 +42,7 @@ from .reconcile import reconcile
 from .report import SyncReport
 from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
+from .sides import FolderSide, belongs
 from .wiring import attach_from_settings, database_agent, wait_for
 from .write import Journal, identity, stat_of
 
@@ -136,7 +137,12 @@ class FileSync:
 
     def owns(self, scope: Scope) -> bool:
         """Whether ``scope``'s folder is this database's to sync (see ``database_agent``)."""
-        return self.database_agent is None or scope.agent is None or scope.agent == self.database_agent
+        return belongs(self.database_agent, scope)
+
+    def _folder_side(self) -> FolderSide:
+        """The folder as a pass is handed it (``sides``): built per pass, from the layout as read."""
+        return FolderSide(self.folder, self.fmt, self.layout, self.group_by, self.max_content_chars,
+                          self.database_agent)
 
     def _on_events(self, events: Sequence[MemoryEvent]) -> None:
         # The sync's own writes are already in the files.
@@ -235,17 +241,18 @@ class FileSync:
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()
             st, _ = self._load_state()
-            files_by_scope = scan(self, report)
+            side = self._folder_side()
+            files_by_scope = scan(side, report)
             wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
             if wanted is None:
                 for memory in self.engram.store.iter_all():
                     if self.owns(memory.scope):
                         db_by_scope[memory.scope][memory.id] = memory
-                all_scopes = set(db_by_scope) | set(files_by_scope) | state_scopes(self, st)
+                all_scopes = set(db_by_scope) | set(files_by_scope) | state_scopes(side, st)
             else:
                 for scope in wanted:
-                    db_by_scope[scope] = {m.id: m for m in list_scope(self, scope)}
+                    db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 all_scopes = wanted
             for scope in sorted(all_scopes, key=str):
                 reconcile(self, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report)
