@@ -96,7 +96,7 @@ class FileSync:
         self._events: Drain[list[MemoryEvent], None] = Drain(self._reflect, MAX_EVENTS_PER_PASS, len)
         # The quick pass, with the files it keeps parsed (``mirror``); the state as this syncer
         # last saved it, with what that left on disk (its two files' ``stat``).
-        self._quick = QuickPass(self)
+        self._quick = QuickPass()
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
         self._state_files = sync_state.files_for(database_agent)
 
@@ -191,7 +191,7 @@ class FileSync:
     ) -> set[str] | None:
         """The quick pass over ``ids`` of ``scope`` (``mirror.QuickPass.run``); None sends the scope to the
         full pass."""
-        return self._quick.run(scope, ids, st, journal)
+        return self._quick.run(self._folder_side(), self.engram.store, scope, ids, st, journal)
 
     def _load_state(self) -> tuple[sync_state.SyncState, sync_state.Written | None]:
         """The sync state (under the folder lock): the one this syncer saved last while its files
