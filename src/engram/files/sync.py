@@ -42,7 +42,7 @@ from .reconcile import reconcile
 from .report import SyncReport
 from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
-from .sides import FolderSide, belongs
+from .sides import DatabaseSide, FolderSide, belongs
 from .wiring import attach_from_settings, database_agent, wait_for
 from .write import Journal, identity, stat_of
 
@@ -144,6 +144,11 @@ class FileSync:
         return FolderSide(self.folder, self.fmt, self.layout, self.group_by, self.max_content_chars,
                           self.database_agent)
 
+    def _database_side(self) -> DatabaseSide:
+        """The engine as a pass is handed it (``sides``): its store, clock and backup guard, with
+        this syncer's views (``view``) for the writes."""
+        return DatabaseSide(self.engram.store, self.view, self.engram.clock, self.engram.guard)
+
     def _on_events(self, events: Sequence[MemoryEvent]) -> None:
         # The sync's own writes are already in the files.
         outside = [event for event in events if event.origin != "sync"]
@@ -241,7 +246,7 @@ class FileSync:
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()
             st, _ = self._load_state()
-            side = self._folder_side()
+            side, database = self._folder_side(), self._database_side()
             files_by_scope = scan(side, report)
             wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
@@ -255,7 +260,8 @@ class FileSync:
                     db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 all_scopes = wanted
             for scope in sorted(all_scopes, key=str):
-                reconcile(self, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report)
+                reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report,
+                          max_forget_share=self.max_forget_share)
             self._save_state(st)
             if wanted is None and self.type_json:
                 from . import export
