@@ -7,13 +7,16 @@ files→database on demand (``sync``) or from the watcher. Events that arrive wh
 a quick one when the files it touches are as the last pass left them; otherwise, and for
 ``sync``, a full pass reads the scope whole. ``FileSync`` holds what every pass shares (the folder
 and its format, the layout, the folder lock, the sync state as last saved, the engine's views)
-and decides which pass runs; the passes live beside it:
+and decides which pass runs. It is the one composition point: each pass is handed what it uses,
+the folder and the engine as two frozen records (``sides``), with the sync state and its report,
+and none reads the syncer itself. The passes live beside it:
 
 - ``mirror``: the quick pass, only the changed entries written, into files kept parsed.
 - ``scan``: what a full pass covers (memory files by scope, each scope's memories).
 - ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
   docstring has the table of what each difference means.
 - ``write``: a pass's changed files written back (atomically, split, or appended to).
+- ``sides``: ``FolderSide`` and ``DatabaseSide``, what a pass is handed of each side.
 - ``report``: ``SyncReport``, what a pass did; ``wiring``: ``attach_from_settings`` at start-up.
 """
 
