@@ -25,10 +25,11 @@ from .document import Document
 from .entry import Entry, from_memory, memory_digest
 from .paths import PathRefused, RunningHash
 from .report import SyncReport
+from .sides import FolderSide
 from .write import Journal, ScopeFiles, doc_for, stat_of, write_files
 
 if TYPE_CHECKING:
-    from .sync import FileSync
+    from engram.store.base import MemoryStore
 
 
 @dataclass
@@ -42,15 +43,17 @@ class _Parsed:
 
 
 class QuickPass:
-    """``syncer``'s quick pass, with the files it keeps parsed between passes."""
+    """One syncer's quick pass, with the files it keeps parsed between passes. The folder and the
+    store come with each ``run`` (``FileSync`` builds them per pass); only the parsed files are
+    kept here."""
 
-    def __init__(self, syncer: FileSync) -> None:
-        self.syncer = syncer
+    def __init__(self) -> None:
         # Files the quick pass wrote or read, parsed, by path (see ``run``).
         self.parsed: dict[str, _Parsed] = {}
 
     def run(
-        self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: Journal | None = None
+        self, side: FolderSide, store: MemoryStore, scope: Scope, ids: set[str], st: sync_state.SyncState,
+        journal: Journal | None = None,
     ) -> set[str] | None:
         """The quick pass: ``ids``' entries rewritten, added or removed in their files, when every
         file they touch is as the last pass left it (so the database is the side that changed, and
@@ -61,10 +64,10 @@ class QuickPass:
         or gone, an entry not where the state puts it, a file that would outgrow
         ``files.max_file_bytes``. ``st`` is changed in place and put back on the way out (a copy
         of it would cost every pass time in proportion to the memories stored)."""
-        memories = {m.id: m for m in self.syncer.engram.store.get_many(sorted(ids)) if m.scope == scope}
+        memories = {m.id: m for m in store.get_many(sorted(ids)) if m.scope == scope}
         before: dict[str, sync_state.EntryState | None] = {}  # what the entries changed here were
         files = ScopeFiles()
-        scope_dir = self.syncer.layout.scope_dir(scope)
+        scope_dir = side.layout.scope_dir(scope)
         for entry_id in sorted(ids):
             memory, prev = memories.get(entry_id), st.entries.get(entry_id)
             if prev is not None:
@@ -72,9 +75,7 @@ class QuickPass:
                     return _put_back(st, before)  # recorded outside its scope's folder: the full pass sorts it out
                 rel = prev.path
             elif memory is not None:
-                found = self._add_where_it_fits(
-                    self.syncer.layout.file_for(memory, self.syncer.group_by, self.syncer.fmt.suffix),
-                    from_memory(memory), st, files)
+                found = self._add_where_it_fits(side, side.file_for(memory), from_memory(memory), st, files)
                 if found is None:
                     return _put_back(st, before)
                 before.setdefault(entry_id, prev)
@@ -83,7 +84,7 @@ class QuickPass:
                 continue
             else:
                 continue  # in neither the database nor the files
-            doc = self._unchanged_doc(rel, st, files)
+            doc = self._unchanged_doc(side, rel, st, files)
             if doc is None:
                 return _put_back(st, before)
             before.setdefault(entry_id, prev)
@@ -96,18 +97,20 @@ class QuickPass:
             if memory is not None:
                 st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
             files.dirty.add(rel)
-        if any(split.size(files.docs[rel]) > self.syncer.folder.max_file_bytes for rel in files.dirty):
+        if any(split.size(files.docs[rel]) > side.folder.max_file_bytes for rel in files.dirty):
             return _put_back(st, before)  # splitting into continuation files needs the scope's other files
         report = SyncReport()
-        write_files(self.syncer.folder, self.syncer.fmt, files, st, report,
-                    max_content_chars=self.syncer.max_content_chars, journal=journal or Journal(None))
+        write_files(side.folder, side.fmt, files, st, report,
+                    max_content_chars=side.max_content_chars, journal=journal or Journal(None))
         for rel, doc in files.docs.items():
             found = files.written.get(rel, files.seen.get(rel))
             if found is not None:
                 self.parsed[rel] = _Parsed(found, files.originals[rel], doc, files.hashes.get(rel))
         return set(files.docs)
 
-    def _add_where_it_fits(self, rel: str, entry: Entry, st: sync_state.SyncState, files: ScopeFiles) -> str | None:
+    def _add_where_it_fits(
+        self, side: FolderSide, rel: str, entry: Entry, st: sync_state.SyncState, files: ScopeFiles
+    ) -> str | None:
         """Add a new entry to ``rel``, or, when that file is full (``files.max_file_bytes``), to the
         first of its continuation files with room (``notes-2.md``, ``notes-3.md``…, one made when
         none has room), where a full pass's split puts an entry added at a file's end; returns the
@@ -120,46 +123,48 @@ class QuickPass:
         # file's size is measured once a pass and grown by that much per entry added: measuring
         # it again would render its text whole per entry. The pass checks the real sizes before
         # it writes (and gives up past the limit).
-        probe = self.syncer.fmt.new("")
+        probe = side.fmt.new("")
         empty = split.size(probe)
         probe.add(entry)
         needs = split.size(probe) - empty
-        if split.size(probe) > self.syncer.folder.max_file_bytes:
+        if split.size(probe) > side.folder.max_file_bytes:
             return None  # too large for a file of its own: the full pass reports it
         for part in range(1, split.MAX_PARTS + 1):
             target = split.part_path(rel, part)
-            doc = self._unchanged_doc(target, st, files)
+            doc = self._unchanged_doc(side, target, st, files)
             if doc is None:
                 return None
             size = files.sizes[target] if target in files.sizes else split.size(doc)
             files.sizes[target] = size
-            if size + needs > self.syncer.folder.max_file_bytes:
+            if size + needs > side.folder.max_file_bytes:
                 continue
             doc.add(entry)
             files.sizes[target] = size + needs
             return target
         return None
 
-    def _unchanged_doc(self, rel: str, st: sync_state.SyncState, files: ScopeFiles) -> Document | None:
+    def _unchanged_doc(
+        self, side: FolderSide, rel: str, st: sync_state.SyncState, files: ScopeFiles
+    ) -> Document | None:
         """The file ``rel`` parsed (or a new one when it never existed), or None when it is not as
         the last pass left it (edited, gone, unreadable, holding invalid entries)."""
         if rel in files.docs:
             return files.docs[rel]
-        found = stat_of(self.syncer.folder, rel)
+        found = stat_of(side.folder, rel)
         kept = self.parsed.pop(rel, None)  # taken out while it changes: a failed pass leaves no stale copy
         if found is None:
-            return None if rel in st.files else doc_for(self.syncer.folder, self.syncer.fmt, rel, files)
+            return None if rel in st.files else doc_for(side.folder, side.fmt, rel, files)
         if kept is not None and kept.stat == found:
             doc, text, hashed = kept.doc, kept.text, kept.hash
         else:
             try:
-                text = self.syncer.folder.read_text(rel)
+                text = side.folder.read_text(rel)
             except (PathRefused, OSError):
                 return None
             hashed = RunningHash(text)
             if hashed.digest != st.files.get(rel):
                 return None
-            doc = self.syncer.fmt.parse(text, rel, max_content_chars=self.syncer.max_content_chars)
+            doc = side.parse(text, rel)
             if doc.parsed.broken or doc.parsed.problems or doc.parsed.invalid_ids:
                 return None
         files.docs[rel] = doc

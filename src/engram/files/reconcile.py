@@ -20,7 +20,8 @@ each entry's hash at the last sync:
 Entries that are present but invalid, and files that cannot be read, are never taken as
 deletions: their ids are left alone until the file is fixed. The changed files are then written
 (``write``). Which scopes and files a pass covers, and the lock and state around it, are
-``FileSync.sync``'s (with ``scan``).
+``FileSync.sync``'s (with ``scan``); it hands each scope the two sides it settles (``sides``): the
+folder (``side``) and the engine (``database``).
 """
 
 from __future__ import annotations
@@ -38,32 +39,38 @@ from .document import Document
 from .entry import Entry, Problem, from_memory, memory_digest, store_entry
 from .paths import PathRefused
 from .report import SyncReport
+from .sides import DatabaseSide, FolderSide
 from .write import ScopeFiles, doc_for, exists, write_files
 
 if TYPE_CHECKING:
-    from .sync import FileSync
+    from engram.store.base import MemoryStore
 
 
 def reconcile(
-    syncer: FileSync,
+    side: FolderSide,
+    database: DatabaseSide,
     scope: Scope,
     db: dict[str, Memory],
     rels: list[str],
     st: sync_state.SyncState,
     report: SyncReport,
+    *,
+    max_forget_share: float,
 ) -> None:
-    scope_dir = syncer.layout.scope_dir(scope)
+    """Settle ``scope``'s folder, its files ``rels`` against its memories ``db``, as the table
+    above says; ``st`` and ``report`` are changed in place. ``max_forget_share``: see ``removals``."""
+    scope_dir = side.layout.scope_dir(scope)
     files = ScopeFiles()
     held: dict[str, int] = {}  # memories the last pass left in each file
     for entry_state in st.entries.values():
         held[entry_state.path] = held.get(entry_state.path, 0) + 1
     for rel in rels:
-        _load(syncer, rel, files, report, held.get(rel, 0))
+        _load(side, rel, files, report, held.get(rel, 0))
     # Entries the state places in this scope whose file has vanished or cannot be read.
     for entry_state in st.entries.values():
         if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
-            if entry_state.path not in files.unreadable and exists(syncer.folder, entry_state.path):
-                _load(syncer, entry_state.path, files, report, held.get(entry_state.path, 0))
+            if entry_state.path not in files.unreadable and exists(side.folder, entry_state.path):
+                _load(side, entry_state.path, files, report, held.get(entry_state.path, 0))
 
     copies: dict[str, list[tuple[str, Entry]]] = defaultdict(list)
     new: list[tuple[str, Entry]] = []
@@ -78,20 +85,21 @@ def reconcile(
     for i, entry_state in st.entries.items():
         if entry_state.path in files.unreadable:
             untouchable.add(i)
-    in_files = _part_repeats(syncer, scope_dir, copies, db, st, files, report, untouchable)
+    in_files = _part_repeats(side, database.store, scope_dir, copies, db, st, files, report, untouchable)
 
     ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
     unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
     removed: list[removals.Removal] = []
     for entry_id in sorted(ids - untouchable):
-        _settle(syncer, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
-    _forget_removed(syncer, scope, removed, st, files, report)
-    _import_with_ids(syncer, scope, unknown, st, files, report, new)
-    _add_new(syncer, scope, new, st, files, report)
-    write_files(syncer.folder, syncer.fmt, files, st, report, max_content_chars=syncer.max_content_chars)
+        _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
+    _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
+    _import_with_ids(database, scope, unknown, st, files, report, new)
+    _add_new(database, scope, new, st, files, report)
+    write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
 
 def _part_repeats(
-    syncer: FileSync,
+    side: FolderSide,
+    store: MemoryStore,
     scope_dir: str,
     copies: dict[str, list[tuple[str, Entry]]],
     db: dict[str, Memory],
@@ -114,8 +122,8 @@ def _part_repeats(
         kept: tuple[str, Entry] | None = None
         others: list[tuple[str, Entry]] = []
         if memory is None and prev is not None and not layout.directly_in(prev.path, scope_dir):
-            original = _entry_in(syncer, prev.path, entry_id, elsewhere)
-            stored = syncer.engram.store.get_many([entry_id]) if original is not None else []
+            original = _entry_in(side, prev.path, entry_id, elsewhere)
+            stored = store.get_many([entry_id]) if original is not None else []
             if stored:
                 kept, others, memory = (prev.path, original), found, stored[0]
         if kept is None:
@@ -127,29 +135,29 @@ def _part_repeats(
             in_files[entry_id] = kept
         unchanged = {kept[1].digest()} | ({prev.digest} if prev else set()) | (
             {memory_digest(memory)} if memory else set())
-        parted = repeats.part(syncer.folder, syncer.fmt, entry_id, kept, others, files.docs, unchanged)
+        parted = repeats.part(side.folder, side.fmt, entry_id, kept, others, files.docs, unchanged)
         files.dirty |= parted.files
         report.files_removed += parted.removed
         report.conflicts += parted.conflicts
         report.problems += parted.problems
     return in_files
 
-def _entry_in(syncer: FileSync, rel: str, entry_id: str, read: dict[str, Document | None]) -> Entry | None:
+def _entry_in(side: FolderSide, rel: str, entry_id: str, read: dict[str, Document | None]) -> Entry | None:
     """The valid entry ``entry_id`` in the file ``rel`` of another scope this database syncs
     (parsed once a pass into ``read``), or None."""
     if rel not in read:
         read[rel] = None
         try:
-            if syncer.owns(syncer.layout.scope_of_dir(rel.rsplit("/", 1)[0])):
-                read[rel] = syncer.fmt.parse(syncer.folder.read_text(rel), rel, max_content_chars=syncer.max_content_chars)
+            if side.owns(side.layout.scope_of_dir(rel.rsplit("/", 1)[0])):
+                read[rel] = side.parse(side.folder.read_text(rel), rel)
         except (ValidationError, PathRefused, OSError):
             pass  # no such scope folder, or the file is gone or unreadable: nothing to compare with
     doc = read[rel]
     return None if doc is None else next((e for e in doc.parsed.entries if e.id == entry_id), None)
 
-def _load(syncer: FileSync, rel: str, files: ScopeFiles, report: SyncReport, held: int = 0) -> None:
+def _load(side: FolderSide, rel: str, files: ScopeFiles, report: SyncReport, held: int = 0) -> None:
     try:
-        text = syncer.folder.read_text(rel)
+        text = side.folder.read_text(rel)
     except FileNotFoundError:
         return
     except (PathRefused, OSError) as exc:
@@ -160,7 +168,7 @@ def _load(syncer: FileSync, rel: str, files: ScopeFiles, report: SyncReport, hel
         # Zero bytes where memories were: an editor or disk that failed mid-save, far likelier
         # than a deliberate wipe (which leaves the heading). Taken as a vanished file.
         files.emptied.add(rel)
-    doc = syncer.fmt.parse(text, rel, max_content_chars=syncer.max_content_chars)
+    doc = side.parse(text, rel)
     report.problems.extend(doc.parsed.problems)
     if doc.parsed.broken:
         files.unreadable.add(rel)
@@ -169,7 +177,8 @@ def _load(syncer: FileSync, rel: str, files: ScopeFiles, report: SyncReport, hel
     files.originals[rel] = text
 
 def _settle(
-    syncer: FileSync,
+    side: FolderSide,
+    database: DatabaseSide,
     entry_id: str,
     scope: Scope,
     memory: Memory | None,
@@ -194,10 +203,10 @@ def _settle(
             files.dirty.add(rel)
             report.files_updated += 1
         elif prev is not None and db_hash == prev.digest:
-            memory = _apply(syncer, memory, entry, report)
+            memory = _apply(database, memory, entry, report)
             db_hash = memory_digest(memory)
         else:
-            report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=entry_id, file=rel,
+            report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
                                                    kind="both-changed", losing=[entry]))
             files.docs[rel].replace(entry_id, from_memory(memory))
             files.dirty.add(rel)
@@ -206,18 +215,17 @@ def _settle(
     elif memory is not None:
         db_hash = memory_digest(memory)
         if prev is not None and db_hash == prev.digest:
-            if prev.path not in files.docs and exists(syncer.folder, prev.path):
+            if prev.path not in files.docs and exists(side.folder, prev.path):
                 return  # its file is there but was not read (reported): no deletion seen
             removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
             return
-        rel = prev.path if prev is not None and prev.path in files.docs else syncer.layout.file_for(
-            memory, syncer.group_by, syncer.fmt.suffix)
-        doc = doc_for(syncer.folder, syncer.fmt, rel, files)
+        rel = prev.path if prev is not None and prev.path in files.docs else side.file_for(memory)
+        doc = doc_for(side.folder, side.fmt, rel, files)
         if doc is None:
             report.problems.append(Problem(rel, 0, f"cannot write entry {entry_id} until this file is fixed"))
             return
         if prev is not None:
-            report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=entry_id, file=rel,
+            report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
                                                    kind="deleted-in-file", losing=[]))
         doc.add(from_memory(memory))
         files.dirty.add(rel)
@@ -226,7 +234,7 @@ def _settle(
     elif found is not None and prev is not None:
         rel, entry = found
         if entry.digest() != prev.digest:
-            report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=entry_id, file=rel,
+            report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
                                                    kind="deleted-in-database", losing=[entry]))
         files.docs[rel].remove(entry_id)
         files.dirty.add(rel)
@@ -235,38 +243,38 @@ def _settle(
     elif found is None and prev is not None:
         del st.entries[entry_id]  # gone on both sides
 
-def _forget_removed(syncer: FileSync, scope: Scope, removed: list[removals.Removal], st: sync_state.SyncState,
-                    files: ScopeFiles, report: SyncReport) -> None:
+def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, removed: list[removals.Removal],
+                    st: sync_state.SyncState, files: ScopeFiles, report: SyncReport, max_forget_share: float) -> None:
     """Forget what was removed from files, except from vanished files (put back as conflicts),
     backing up first when it is a whole file or a large share (see ``removals``)."""
-    gone = [r for r in removed if r.file in files.emptied or not exists(syncer.folder, r.file)]
+    gone = [r for r in removed if r.file in files.emptied or not exists(side.folder, r.file)]
     for removal in gone:
-        doc = doc_for(syncer.folder, syncer.fmt, removal.file, files)
+        doc = doc_for(side.folder, side.fmt, removal.file, files)
         if doc is None:
             continue
         doc.add(from_memory(removal.memory))
         files.dirty.add(removal.file)
         report.files_added += 1
-        report.conflicts.append(conflicts.keep(syncer.folder, syncer.fmt, entry_id=removal.entry_id,
+        report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=removal.entry_id,
                                                file=removal.file, kind="file-vanished", losing=[]))
     rest = [r for r in removed if r not in gone]
-    scope_dir = syncer.layout.scope_dir(scope)
-    if rest and report.backup is None and removals.needs_backup(rest, st, scope_dir, syncer.max_forget_share):
+    scope_dir = side.layout.scope_dir(scope)
+    if rest and report.backup is None and removals.needs_backup(rest, st, scope_dir, max_forget_share):
         try:
-            report.backup = removals.back_up(syncer.engram, syncer.folder, rest)
+            report.backup = removals.back_up(database.guard, side.folder, rest)
         except (EngramError, OSError) as exc:
             report.problems.append(Problem(scope_dir + "/", 0, f"{len(rest)} removed entries not forgotten:"
                                                       f" the backup before forgetting them failed: {exc}"))
             return
     for removal in rest:
-        syncer.view(scope).forget(removal.entry_id, reason="removed from its memory file")
+        database.view(scope).forget(removal.entry_id, reason="removed from its memory file")
         report.db_forgotten += 1
         del st.entries[removal.entry_id]
 
-def _apply(syncer: FileSync, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
+def _apply(database: DatabaseSide, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
     """A file edit of an existing memory, through the engine; scope and key stay the database's."""
     try:
-        result = syncer.view(memory.scope).remember(
+        result = database.view(memory.scope).remember(
             entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
             tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
             related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
@@ -279,7 +287,7 @@ def _apply(syncer: FileSync, memory: Memory, entry: Entry, report: SyncReport) -
     return result.memory
 
 def _import_with_ids(
-    syncer: FileSync,
+    database: DatabaseSide,
     scope: Scope,
     found: list[tuple[str, Entry]],
     st: sync_state.SyncState,
@@ -291,13 +299,13 @@ def _import_with_ids(
     keeping ids, keys and times; those that clash with an existing key become new entries."""
     if not found:
         return
-    now = syncer.engram.clock()
+    now = database.clock()
     memories = [entry.to_memory(scope, now) for _, entry in found]
-    view = syncer.view(scope)
+    view = database.view(scope)
     # An id (or key) repeated in the folder: the store keeps the first, as it always did here.
     repeated = snapshot.repeats(memories)
     view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated))
-    present = {m.id: m for m in syncer.engram.store.get_many([m.id for m in memories])}
+    present = {m.id: m for m in database.store.get_many([m.id for m in memories])}
     for (rel, entry), memory in zip(found, memories, strict=True):
         stored = present.get(memory.id)
         if stored is None:
@@ -313,14 +321,14 @@ def _import_with_ids(
         report.db_created += 1
 
 def _add_new(
-    syncer: FileSync, scope: Scope, new: list[tuple[str, Entry]], st: sync_state.SyncState, files: ScopeFiles,
+    database: DatabaseSide, scope: Scope, new: list[tuple[str, Entry]], st: sync_state.SyncState, files: ScopeFiles,
     report: SyncReport,
 ) -> None:
     """Entries added by hand: stored through the engine, then given their id marker."""
     placed = {i for i, e in st.entries.items()}
     for rel, entry in new:
         try:
-            result = store_entry(syncer.view(scope), entry, scope)
+            result = store_entry(database.view(scope), entry, scope)
         except EngramError as exc:
             report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
             continue

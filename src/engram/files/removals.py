@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from engram import snapshot
 from engram.model import Memory
@@ -28,9 +27,6 @@ from engram.model import Memory
 from .layout import directly_in
 from .paths import Folder
 from .state import SyncState
-
-if TYPE_CHECKING:
-    from engram.engine import Engram
 
 # Inside the memory folder; dot-folders are never read as memory files.
 SNAPSHOT_DIR = ".engram-backups"
@@ -56,11 +52,12 @@ def needs_backup(removals: Sequence[Removal], st: SyncState, scope_dir: str, sha
     return len(removals) > share * max(tracked, 1)
 
 
-def back_up(engram: Engram, folder: Folder, removals: Sequence[Removal]) -> str:
-    """Take the backup; returns the sentence the sync report shows. Raises what the backup raises."""
+def back_up(guard: Callable[[str], None] | None, folder: Folder, removals: Sequence[Removal]) -> str:
+    """Take the backup: the engine's ``guard`` (its automatic backup), or without one a snapshot
+    in the folder; returns the sentence the sync report shows. Raises what the backup raises."""
     count = f"{len(removals)} {'memory' if len(removals) == 1 else 'memories'}"
-    if engram.guard is not None:
-        engram.guard("sync-forget")
+    if guard is not None:
+        guard("sync-forget")
         return f"backed up the database before forgetting {count} removed from memory files (engram backup --list)"
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     rel = f"{SNAPSHOT_DIR}/forgotten-{stamp}.json"

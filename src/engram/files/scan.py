@@ -1,6 +1,6 @@
 """What a full pass covers: the memory files found in the folder, by scope (``scan``), and the
 memories and recorded entries of each scope (``list_scope``, ``state_scopes``). Only the scopes
-this database syncs are taken (``FileSync.owns``); symlinks, and names that hold no scope's
+this database syncs are taken (``FolderSide.owns``); symlinks, and names that hold no scope's
 memories, are reported and never read. Each scope is then settled by ``reconcile``.
 """
 
@@ -16,40 +16,41 @@ from . import conflicts, layout
 from . import state as sync_state
 from .entry import Problem
 from .report import SyncReport
+from .sides import FolderSide
 
 if TYPE_CHECKING:
-    from .sync import FileSync
+    from engram.store.base import MemoryStore
 
 
-def list_scope(syncer: FileSync, scope: Scope) -> list[Memory]:
+def list_scope(store: MemoryStore, scope: Scope) -> list[Memory]:
     """Every memory of ``scope``, superseded ones too, oldest first (read a page at a time)."""
     filt = make_filter([scope], include_superseded=True)
     out: list[Memory] = []
     while True:
-        page = syncer.engram.store.list(filt, order="oldest", limit=1000, offset=len(out))
+        page = store.list(filt, order="oldest", limit=1000, offset=len(out))
         out.extend(page)
         if len(page) < 1000:
             return out
 
 
-def state_scopes(syncer: FileSync, st: sync_state.SyncState) -> set[Scope]:
+def state_scopes(side: FolderSide, st: sync_state.SyncState) -> set[Scope]:
     """The scopes this database syncs that ``st`` records entries in: one whose files and memories
     are all gone is still settled."""
     scopes = set()
     for entry in st.entries.values():
         try:
-            scope = syncer.layout.scope_of_dir(entry.path.rsplit("/", 1)[0])
+            scope = side.layout.scope_of_dir(entry.path.rsplit("/", 1)[0])
         except ValidationError:
             continue
-        if syncer.owns(scope):
+        if side.owns(scope):
             scopes.add(scope)
     return scopes
 
 
-def scan(syncer: FileSync, report: SyncReport) -> dict[Scope, list[str]]:
+def scan(side: FolderSide, report: SyncReport) -> dict[Scope, list[str]]:
     """Memory files by scope; symlinks and misplaced names are reported, never read."""
     found: dict[Scope, list[str]] = defaultdict(list)
-    for rel, is_link in syncer.folder.walk():
+    for rel, is_link in side.folder.walk():
         if rel.endswith(conflicts.SUFFIX) or rel.startswith(f"{layout.TYPES_DIR}/"):
             continue
         if is_link:
@@ -57,15 +58,15 @@ def scan(syncer: FileSync, report: SyncReport) -> dict[Scope, list[str]]:
                 report.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
             continue
         try:
-            where = syncer.layout.locate(rel, syncer.fmt.suffix)
+            where = side.layout.locate(rel, side.fmt.suffix)
         except ValidationError as exc:
             report.problems.append(Problem(rel, 0, f"not read: {exc}"))
             continue
         if where is not None:
-            if syncer.owns(where[0]):  # another agent's folder is its own database's to sync
+            if side.owns(where[0]):  # another agent's folder is its own database's to sync
                 found[where[0]].append(rel)
         else:
-            misplaced = syncer.layout.misplaced(rel, syncer.fmt.suffix)
+            misplaced = side.layout.misplaced(rel, side.fmt.suffix)
             if misplaced:
                 report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
     return found

@@ -7,13 +7,16 @@ files→database on demand (``sync``) or from the watcher. Events that arrive wh
 a quick one when the files it touches are as the last pass left them; otherwise, and for
 ``sync``, a full pass reads the scope whole. ``FileSync`` holds what every pass shares (the folder
 and its format, the layout, the folder lock, the sync state as last saved, the engine's views)
-and decides which pass runs; the passes live beside it:
+and decides which pass runs. It is the one composition point: each pass is handed what it uses,
+the folder and the engine as two frozen records (``sides``), with the sync state and its report,
+and none reads the syncer itself. The passes live beside it:
 
 - ``mirror``: the quick pass, only the changed entries written, into files kept parsed.
 - ``scan``: what a full pass covers (memory files by scope, each scope's memories).
 - ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
   docstring has the table of what each difference means.
 - ``write``: a pass's changed files written back (atomically, split, or appended to).
+- ``sides``: ``FolderSide`` and ``DatabaseSide``, what a pass is handed of each side.
 - ``report``: ``SyncReport``, what a pass did; ``wiring``: ``attach_from_settings`` at start-up.
 """
 
@@ -42,6 +45,7 @@ from .reconcile import reconcile
 from .report import SyncReport
 from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
+from .sides import DatabaseSide, FolderSide, belongs
 from .wiring import attach_from_settings, database_agent, wait_for
 from .write import Journal, identity, stat_of
 
@@ -95,7 +99,7 @@ class FileSync:
         self._events: Drain[list[MemoryEvent], None] = Drain(self._reflect, MAX_EVENTS_PER_PASS, len)
         # The quick pass, with the files it keeps parsed (``mirror``); the state as this syncer
         # last saved it, with what that left on disk (its two files' ``stat``).
-        self._quick = QuickPass(self)
+        self._quick = QuickPass()
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
         self._state_files = sync_state.files_for(database_agent)
 
@@ -136,7 +140,17 @@ class FileSync:
 
     def owns(self, scope: Scope) -> bool:
         """Whether ``scope``'s folder is this database's to sync (see ``database_agent``)."""
-        return self.database_agent is None or scope.agent is None or scope.agent == self.database_agent
+        return belongs(self.database_agent, scope)
+
+    def _folder_side(self) -> FolderSide:
+        """The folder as a pass is handed it (``sides``): built per pass, from the layout as read."""
+        return FolderSide(self.folder, self.fmt, self.layout, self.group_by, self.max_content_chars,
+                          self.database_agent)
+
+    def _database_side(self) -> DatabaseSide:
+        """The engine as a pass is handed it (``sides``): its store, clock and backup guard, with
+        this syncer's views (``view``) for the writes."""
+        return DatabaseSide(self.engram.store, self.view, self.engram.clock, self.engram.guard)
 
     def _on_events(self, events: Sequence[MemoryEvent]) -> None:
         # The sync's own writes are already in the files.
@@ -185,7 +199,7 @@ class FileSync:
     ) -> set[str] | None:
         """The quick pass over ``ids`` of ``scope`` (``mirror.QuickPass.run``); None sends the scope to the
         full pass."""
-        return self._quick.run(scope, ids, st, journal)
+        return self._quick.run(self._folder_side(), self.engram.store, scope, ids, st, journal)
 
     def _load_state(self) -> tuple[sync_state.SyncState, sync_state.Written | None]:
         """The sync state (under the folder lock): the one this syncer saved last while its files
@@ -235,20 +249,22 @@ class FileSync:
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()
             st, _ = self._load_state()
-            files_by_scope = scan(self, report)
+            side, database = self._folder_side(), self._database_side()
+            files_by_scope = scan(side, report)
             wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
             if wanted is None:
                 for memory in self.engram.store.iter_all():
                     if self.owns(memory.scope):
                         db_by_scope[memory.scope][memory.id] = memory
-                all_scopes = set(db_by_scope) | set(files_by_scope) | state_scopes(self, st)
+                all_scopes = set(db_by_scope) | set(files_by_scope) | state_scopes(side, st)
             else:
                 for scope in wanted:
-                    db_by_scope[scope] = {m.id: m for m in list_scope(self, scope)}
+                    db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 all_scopes = wanted
             for scope in sorted(all_scopes, key=str):
-                reconcile(self, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report)
+                reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report,
+                          max_forget_share=self.max_forget_share)
             self._save_state(st)
             if wanted is None and self.type_json:
                 from . import export

@@ -1,0 +1,76 @@
+"""What a sync pass is handed of the two sides it keeps in agreement: ``FolderSide``, the memory
+folder as the pass reads and writes it, and ``DatabaseSide``, the engine as the pass reads and
+writes it.
+
+``FileSync`` is the one place that composes a pass: it builds both records at the start of each
+pass (under the folder lock, once the layout is read from the folder) and hands them, with the
+sync state and the report, to the passes (``mirror``, ``scan``, ``reconcile``). So what a pass may
+touch is what it is given; the syncer's lock, its cached state and the views it keeps stay its own.
+The records are built per pass rather than kept because the layout is settled only at the first
+pass, and building one costs about a microsecond.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engram.model import Memory, Scope
+
+from .document import Document, Format
+from .layout import GroupBy, Layout
+from .paths import Folder
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+    from engram.store.base import MemoryStore
+
+
+def belongs(database_agent: str | None, scope: Scope) -> bool:
+    """Whether ``scope``'s folder is synced by the database of ``database_agent`` (None: a
+    database of every agent, which syncs the whole folder). An agent's own database
+    (``per_agent_databases``) syncs ``global/`` and that agent's folders; other agents' folders
+    belong to their own databases."""
+    return database_agent is None or scope.agent is None or scope.agent == database_agent
+
+
+@dataclass(frozen=True, slots=True)
+class FolderSide:
+    """The memory folder as one pass sees it: where it is and in which format, which folder holds
+    which scope (``layout``, as recorded in the folder), which file a new entry goes to
+    (``group_by``), and which part of it is this database's (``database_agent``)."""
+
+    folder: Folder
+    fmt: Format
+    layout: Layout
+    group_by: GroupBy
+    # The engine's limit: a file entry longer than the engine would store is reported when parsed.
+    max_content_chars: int
+    database_agent: str | None
+
+    def owns(self, scope: Scope) -> bool:
+        """Whether ``scope``'s folder is this database's to sync (``belongs``)."""
+        return belongs(self.database_agent, scope)
+
+    def parse(self, text: str, rel: str) -> Document:
+        """The text of the file ``rel`` parsed in the folder's format."""
+        return self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)
+
+    def file_for(self, memory: Memory) -> str:
+        """The file a new entry for ``memory`` goes to: its group's, in its scope's folder."""
+        return self.layout.file_for(memory, self.group_by, self.fmt.suffix)
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseSide:
+    """The engine as one pass uses it: reads go to its ``store``, writes through ``view(scope)``,
+    the engine as that scope sees it with its writes marked ``origin="sync"`` (so they are not
+    reflected back into the folder; ``FileSync.view`` keeps one per scope).
+    ``clock`` times what a pass imports; ``guard`` is the engine's backup before a bulk forget
+    (None: the backend keeps no database backups, see ``removals.back_up``)."""
+
+    store: MemoryStore
+    view: Callable[[Scope], Engram]
+    clock: Callable[[], float]
+    guard: Callable[[str], None] | None
