@@ -93,7 +93,7 @@ def reconcile(
     for entry_id in sorted(ids - untouchable):
         _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
     _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
-    _import_with_ids(database, scope, unknown, st, files, report, new)
+    _import_with_ids(database, scope, unknown, st, report, new)
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
 
@@ -286,12 +286,12 @@ def _apply(database: DatabaseSide, memory: Memory, entry: Entry, report: SyncRep
     report.db_updated += 1
     return result.memory
 
+
 def _import_with_ids(
     database: DatabaseSide,
     scope: Scope,
     found: list[tuple[str, Entry]],
     st: sync_state.SyncState,
-    files: ScopeFiles,
     report: SyncReport,
     new: list[tuple[str, Entry]],
 ) -> None:
