@@ -164,3 +164,35 @@ def test_a_killed_runs_token_is_expired_by_the_next_start(isolated_home: Path) -
         again.send_signal(signal.SIGTERM)
         again.wait(timeout=60)
     assert not _token_works(isolated_home, fresh)
+
+
+def test_the_servers_log_is_one_plain_line_per_event(isolated_home: Path) -> None:
+    # The MCP SDK used to install a rich handler on the root logger: each change's operations line
+    # (JSON) came out folded over many lines with a time column, and every library's INFO showed.
+    import json
+
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_SERVER__MAINTENANCE_INTERVAL_S": "0",
+           "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "60"}
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "-a", "alice", "serve", "--port", "0"], env=env,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert proc.stderr is not None
+    printed = ""
+    try:
+        while "web page:" not in printed:
+            line = proc.stderr.readline()
+            assert line, f"serve exited early: {printed}"
+            printed += line
+        base, token = re.search(r"web page:\s+(\S+)", printed).group(1).split("/?token=")
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60) as api:
+            stored = api.post("/api/v1/memory", json={"content": "Alice likes green tea, " + "strongly " * 20})
+            assert stored.status_code == 201, stored.text
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+    lines = (printed + rest).splitlines()
+    operations = [json.loads(line.removeprefix("INFO:").strip()) for line in lines
+                  if line.startswith("INFO:") and line.removeprefix("INFO:").strip().startswith("{")]
+    assert [(o["event"], o["scope"], o["memories"][0]["key"]) for o in operations] == [
+        ("stored", "agent:alice", stored.json()["key"])], printed + rest
+    assert not [line for line in lines if re.match(r"\s*\[\d\d/\d\d/\d\d", line)], printed + rest
+    assert "StreamableHTTP session manager" not in printed + rest  # the SDK's INFO chatter stays out

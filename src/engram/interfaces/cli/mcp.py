@@ -30,8 +30,10 @@ def mcp(
     from engram.interfaces.cli.server import _need_server_extra
 
     _need_server_extra("engram mcp")
+    from engram.interfaces.logs import show_server_logs
     from engram.interfaces.mcp.stdio import BackgroundOpen, run_stdio
 
+    show_server_logs()
     st = state(ctx)
 
     def open_engram():  # type: ignore[no-untyped-def]

@@ -38,6 +38,9 @@ def serve(
     from engram.interfaces.http.serve import address, bind
     from engram.interfaces.http.starting import StartingResponder
 
+    from engram.interfaces.logs import show_server_logs
+
+    show_server_logs()
     st = state(ctx)
     settings = st.settings()
     server_settings = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v is not None})
