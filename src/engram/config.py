@@ -91,7 +91,7 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     return document
 
 
-def unknown_keys(document: dict[str, Any], model: type[BaseModel], *, top_level: bool = True) -> list[tuple[str, list[str]]]:
+def _unknown_keys(document: dict[str, Any], model: type[BaseModel], *, top_level: bool = True) -> list[tuple[str, list[str]]]:
     """The keys of ``document`` that name no setting of ``model`` (``top_level=False``: only inside
     its sections), as dotted names, each with the known names of its table (for a suggestion)."""
     found: list[tuple[str, list[str]]] = []
@@ -105,14 +105,14 @@ def unknown_keys(document: dict[str, Any], model: type[BaseModel], *, top_level:
         section = info.annotation
         if (isinstance(section, type) and issubclass(section, BaseModel) and isinstance(value, dict)
                 and section.model_config.get("extra") != "forbid"):  # (that one refuses an unknown key itself)
-            found += [(f"{key}.{name}", names) for name, names in unknown_keys(value, section)]
+            found += [(f"{key}.{name}", names) for name, names in _unknown_keys(value, section)]
     return found
 
 
 def _warn_of_unknown_keys(path: Path, document: dict[str, Any], *, foreign: bool) -> None:
     """A mistyped setting is otherwise ignored unsaid. In a file that also holds another system's
     keys, only engram's own sections are checked: the other system's top-level keys are its own."""
-    for name, known in unknown_keys(document, Settings, top_level=not foreign):
+    for name, known in _unknown_keys(document, Settings, top_level=not foreign):
         last = name.rsplit(".", 1)[-1]
         close = difflib.get_close_matches(last, known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
