@@ -601,10 +601,11 @@ class Engram:
             return self.time.instant(given, "valid_from")
         return self.time.stated(content)
 
-    def supersede(self, old_ref: str | None = None, new_ref: str | None = None, *, old_key: str | None = None,
-                  new_key: str | None = None) -> Memory:
+    def supersede(self, old_ref: str | Memory | None = None, new_ref: str | Memory | None = None, *,
+                  old_key: str | None = None, new_key: str | None = None) -> Memory:
         """Mark the old memory superseded by the new one, each named as ``named`` reads it: by
-        ``old_ref``/``new_ref`` (an id, else a key) or by ``old_key``/``new_key`` (a key only). The
+        ``old_ref``/``new_ref`` (an id, else a key, or a ``Memory`` this view gave) or by
+        ``old_key``/``new_key`` (a key only). The
         old one stays stored, drops out of recall, and its valid time closes where the new fact's
         begins (its ``valid_from``, else now) unless it already had an end. Returns the superseded
         memory. Raises ``ValidationError`` or ``NotFoundError`` naming the end (nothing changed)."""
@@ -669,7 +670,7 @@ class Engram:
             raise NotFoundError("memory", key)
         return self._shown([memory])[0]
 
-    def named(self, ref: str | None = None, key: str | None = None, *, field: str = "memory",
+    def named(self, ref: str | Memory | None = None, key: str | None = None, *, field: str = "memory",
               names: tuple[str, str] = ("ref", "key")) -> Memory:
         """The memory named by exactly one of ``ref`` (an id, else a key: ``get``) or ``key`` (always
         a key, even one equal to another memory's id: ``get_by_key``), in the scopes this view may
@@ -678,8 +679,18 @@ class Engram:
         caller calls the two (``--key``, ``memory_id``, ``to_key``) and ``field`` what it is doing,
         so an error reads in the caller's words. Raises ``ValidationError`` on ``field`` when both
         or neither is given (or on the one given when it is empty), ``NotFoundError`` when nothing
-        answers (naming the key's name when it was a key)."""
+        answers (naming the key's name when it was a key).
+
+        ``ref`` may be a ``Memory`` this view handed out: a door resolves each end itself, so its
+        errors name its own arguments, and passes the memory on to ``link``, ``supersede``, ...,
+        which take it as it is instead of reading it again. One this view may not read (another
+        agent's, another session's) is not found, as its id would be."""
         chosen = one_selector(field, {names[0]: ref, names[1]: key})
+        if isinstance(ref, Memory):
+            # No read: the view's own rule of what it may read (``_readable``), on the memory given.
+            if not self._readable.matches(ref):
+                raise NotFoundError("memory", ref.id)
+            return ref
         value = parse_ref(ref if key is None else key, chosen)
         if key is None:
             return self.get(value)  # "memory not found: 'x'", as every door said before keys could be named
@@ -846,7 +857,7 @@ class Engram:
     # --- forgetting ------------------------------------------------------------------------
     def forget(
         self,
-        ref: str | None = None,
+        ref: str | Memory | None = None,
         *,
         query: str | None = None,
         tag: str | None = None,
@@ -857,15 +868,16 @@ class Engram:
     ) -> list[Memory]:
         """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
 
-        Exactly one selector: ``ref`` (an id or key), ``query`` (memories containing all of its
-        words), ``tag``, or ``older_than_s`` (created more than that many seconds ago);
+        Exactly one selector: ``ref`` (an id or key, or a ``Memory`` as ``named`` takes one),
+        ``query`` (memories containing all of its words), ``tag``, or ``older_than_s`` (created
+        more than that many seconds ago);
         ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
         Raises ``NotFoundError`` for an unknown ``ref``.
         """
         one_selector("forget", {"ref": ref, "query": query, "tag": tag, "older_than_s": older_than_s})
         base = filters or Filters()
         if ref is not None:
-            targets = [self.get(ref)]
+            targets = [self.named(ref, field="forget")]
         elif query is not None:
             targets = self.store.find_matching_all(parse_query(query), self._filter(base))
         elif tag is not None:
@@ -914,10 +926,11 @@ class Engram:
                 return out
 
     # --- links -----------------------------------------------------------------------------
-    def link(self, a: str | None = None, b: str | None = None, *, a_key: str | None = None,
+    def link(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
              b_key: str | None = None) -> None:
         """Link two memories both ways, each end named as ``named`` reads it: ``a``/``b`` (an id,
-        else a key) or ``a_key``/``b_key`` (a key only). Raises ``ValidationError`` or
+        else a key, or a ``Memory`` this view gave, not read again) or ``a_key``/``b_key`` (a key
+        only). Raises ``ValidationError`` or
         ``NotFoundError`` naming the end (nothing linked)."""
         first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
@@ -926,7 +939,7 @@ class Engram:
             raise NotFoundError("memory", second.id)
         self._emit("linked", [first, second])
 
-    def unlink(self, a: str | None = None, b: str | None = None, *, a_key: str | None = None,
+    def unlink(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
                b_key: str | None = None) -> bool:
         """Remove the link between two memories (named as ``link`` names them); False when they
         were not linked."""
@@ -936,15 +949,15 @@ class Engram:
             self._emit("unlinked", [first, second])
         return removed
 
-    def _ends(self, field: str, a: str | None, a_key: str | None, b: str | None,
+    def _ends(self, field: str, a: str | Memory | None, a_key: str | None, b: str | Memory | None,
               b_key: str | None) -> tuple[Memory, Memory]:
         """The two memories a link names, the first resolved before the second."""
         return (self.named(a, a_key, field=field, names=("a", "a_key")),
                 self.named(b, b_key, field=field, names=("b", "b_key")))
 
-    def neighbours(self, ref: str | None = None, limit: int = 20, *, key: str | None = None) -> list[Memory]:
-        """The memories linked to the one named by ``ref`` (an id, else a key) or ``key`` (a key
-        only) that this view may read, newest first."""
+    def neighbours(self, ref: str | Memory | None = None, limit: int = 20, *, key: str | None = None) -> list[Memory]:
+        """The memories linked to the one named by ``ref`` (an id, else a key, or a ``Memory`` this
+        view gave, not read again) or ``key`` (a key only) that this view may read, newest first."""
         memory = self.named(ref, key, field="neighbours")
         return self._shown(self.store.neighbours(memory.id, self._filter(), limit=limit))
 

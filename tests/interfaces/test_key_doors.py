@@ -9,6 +9,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from mcp import Client
 
 from tests.interfaces.conftest import Served
@@ -160,3 +161,67 @@ def test_mcp_link_and_supersede_take_either_end_by_key(served: Served) -> None:
             assert kept["id"] == bobs and kept["links"] == [] and kept["superseded_by"] is None
 
     asyncio.run(run())
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch, store: object) -> list[str]:
+    """The refs ``store.get`` (a primary-key or key read) is called with from now on."""
+    reads: list[str] = []
+    stored_get = store.get  # type: ignore[attr-defined]
+    monkeypatch.setattr(store, "get", lambda ref, filt: reads.append(ref) or stored_get(ref, filt))
+    return reads
+
+
+def test_http_and_mcp_read_each_end_once(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each door resolves the ends itself (its errors name its own fields) and the engine takes them
+    # as found: one read per end, where there were two.
+    with served.client(served.alice) as c:
+        a, b, c_, d = (c.post("/api/v1/memory", json={"content": f"memory {n}", "key": n}).json()["memory_id"]
+                       for n in ("a", "b", "c", "d"))
+        reads = _counting_reads(monkeypatch, served.engram.store)
+        assert c.post(f"/api/v1/memory/{a}/links", json={"to": b}).status_code == 201
+        assert reads == [a, b]
+        reads.clear()
+        assert [m["id"] for m in c.get(f"/api/v1/memory/{a}/links").json()["neighbours"]] == [b]
+        assert reads == [a]
+        reads.clear()
+        assert c.request("DELETE", "/api/v1/memory/by-key/links", params={"key": "a", "other_key": "b"}).json() == {
+            "unlinked": True}
+        assert reads == ["a", "b"]
+        reads.clear()
+        closed = c.post("/api/v1/memory/by-key/supersede", params={"key": "a"}, json={"by": c_}).json()
+        assert closed["superseded_by"] == c_ and reads == ["a", c_, a]  # a read again after the write, to return it
+        reads.clear()
+
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            assert _data(await alice.call_tool("link", {"source": b, "target_key": "c"}))["changed"]
+            assert reads == [b, "c"]
+            reads.clear()
+            assert _data(await alice.call_tool("supersede", {"old": b, "new": d}))["superseded_by"] == d
+            assert reads == [b, d, b]
+
+    asyncio.run(run())
+
+
+def test_cli_reads_each_end_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli.app import app
+    from engram.store.sqlite import SqliteMemoryStore
+
+    runner = CliRunner()
+
+    def run(*args: str) -> object:
+        done = runner.invoke(app, ["--home", str(tmp_path), "--agent", "alice", "--json", *args])
+        assert done.exit_code == 0, (args, done.output)
+        return json.loads(done.stdout)
+
+    a, b, c = (run("remember", f"memory {n}", "--key", n)["memory"]["id"] for n in ("a", "b", "c"))  # type: ignore[index]
+    reads: list[str] = []
+    stored_get = SqliteMemoryStore.get
+    monkeypatch.setattr(SqliteMemoryStore, "get", lambda self, ref, filt: reads.append(ref) or stored_get(self, ref, filt))
+    for args, read in ((("link", a, "--to-key", "b"), [a, "b"]), (("neighbours", "a"), ["a"]),
+                       (("unlink", "--key", "a", b), ["a", b]), (("supersede", a, c), [a, c, a])):
+        reads.clear()
+        run(*args)
+        assert reads == read, (args, reads)

@@ -61,7 +61,8 @@ def _ends(command: str, refs: tuple[str | None, str | None], keys: tuple[tuple[s
 
 
 def _two_memories(engram: Engram, command: str, ends: list[End]) -> tuple[Memory, Memory]:
-    """The memories ``ends`` name, each resolved as the engine resolves one (``Engram.named``)."""
+    """The memories ``ends`` name, each resolved as the engine resolves one (``Engram.named``),
+    once: the command hands them to the engine as they are."""
     first, second = (engram.named(ref, key, field=command, names=("ref", name)) for ref, key, name in ends)
     return first, second
 
@@ -205,7 +206,7 @@ def get(
     if st.as_json:
         render.emit_json({**memory.to_dict(), "versions": engram.versions(memory.id)})
         return
-    neighbours = engram.neighbours(memory.id, limit=100)
+    neighbours = engram.neighbours(memory, limit=100)
     render.memory_detail(memory, [m.key for m in neighbours])
 
 
@@ -256,7 +257,7 @@ def forget(
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
     engram = st.engram()
-    one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key).id
+    one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
     removed = engram.forget(
         one, query=query, tag=tag,
         older_than_s=parsing.duration(older_than, "--older-than"),
@@ -284,7 +285,7 @@ def link(ctx: typer.Context, a: str | None = EndArg, b: str | None = EndArg, key
     engram = st.engram()
     ends = _ends("link", (a, b), (("--key", key), ("--to-key", to_key)))
     first, second = _two_memories(engram, "link", ends)
-    engram.link(first.id, second.id)
+    engram.link(first, second)
     said = [_said(*end) for end in ends]
     if st.as_json:
         render.emit_json({"linked": said})
@@ -304,7 +305,7 @@ def supersede(
     engram = st.engram()
     ends = _ends("supersede", (old, new), (("--key", key), ("--by-key", by_key)))
     older, newer = _two_memories(engram, "supersede", ends)
-    closed = engram.supersede(older.id, newer.id)
+    closed = engram.supersede(older, newer)
     if st.as_json:
         render.emit_json(closed)
     else:
@@ -319,7 +320,7 @@ def unlink(ctx: typer.Context, a: str | None = EndArg, b: str | None = EndArg, k
     engram = st.engram()
     ends = _ends("unlink", (a, b), (("--key", key), ("--to-key", to_key)))
     first, second = _two_memories(engram, "unlink", ends)
-    removed = engram.unlink(first.id, second.id)
+    removed = engram.unlink(first, second)
     said = [_said(*end) for end in ends]
     if st.as_json:
         render.emit_json({"unlinked": removed})
@@ -337,7 +338,7 @@ def neighbours(
     """Memories linked to a memory (by id or key, or by --key)."""
     st = state(ctx)
     engram = st.engram()
-    found = engram.neighbours(_one_memory(engram, "neighbours", ref, key).id, limit=limit)
+    found = engram.neighbours(_one_memory(engram, "neighbours", ref, key), limit=limit)
     if st.as_json:
         render.emit_json(found)
     else:
