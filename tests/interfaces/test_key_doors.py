@@ -94,13 +94,17 @@ def test_cli_link_unlink_supersede_and_neighbours_take_either_end_by_key(isolate
     closed = _json(isolated_home, "supersede", "--key", first, "--by-key", "other")
     assert closed["id"] == shadow and closed["superseded_by"] == other
 
-    # Bad input names the option and changes nothing.
+    # Bad input names the argument (as --help names it: a, b, old, new, ref) or the option, and changes nothing.
     for args, code, said in (
-        (("link", "other", first, "--key", "other"), 2, "--key"),  # three memories for two ends
-        (("link", "other"), 2, "exactly one of ref, --to-key"),
-        (("unlink", "--to-key", "other"), 2, "exactly one of ref, --key"),
-        (("supersede", "other"), 2, "exactly one of ref, --by-key"),
+        (("link", "other", first, "--key", "other"), 2, "a or --key, b or --to-key"),  # three memories for two ends
+        (("link", "other"), 2, "exactly one of b, --to-key"),
+        (("unlink", "--to-key", "other"), 2, "exactly one of a, --key"),
+        (("supersede", "other"), 2, "exactly one of new, --by-key"),
+        (("supersede", "--by-key", "other"), 2, "exactly one of old, --key"),
         (("neighbours",), 2, "exactly one of ref, --key"),
+        (("link", "", "other"), 2, "a: must not be empty"),
+        (("link", "--key", "other", " "), 2, "b: must not be empty"),  # the REF fills the second end
+        (("supersede", "other", ""), 2, "new: must not be empty"),
         (("link", "--key", "no-such-key", "other"), 3, "--key"),
         # A REF no memory answers to reads as it always did: no option of the user's to name.
         (("link", "other", "no-such"), 3, "memory not found: 'no-such'"),
