@@ -662,16 +662,30 @@ class Engram:
         key = parse_ref(key, "key")
         memory = self.store.get(key, self._filter())
         if memory is not None and memory.key != key:
-            # ``key`` is another memory's id (ids are looked up first): only a scan finds the key.
-            every = replace(self._filter(), include_superseded=True)
-            memory = next((m for scope in self.scope.visible() for m in self._all(replace(every, scopes=(scope,)))
-                           if m.key == key), None)
+            memory = self._holding_key(key)
         if memory is None:
             raise NotFoundError("memory", key)
         return self._shown([memory])[0]
 
+    def _holding_key(self, key: str) -> Memory | None:
+        """The visible memory with this key (most specific scope first), when ``key`` is also
+        another memory's id: the store looks ids up first, so only a scan finds the key."""
+        every = replace(self._filter(), include_superseded=True)
+        return next((m for scope in self.scope.visible() for m in self._all(replace(every, scopes=(scope,)))
+                     if m.key == key), None)
+
+    def _key_or_id(self, value: str) -> Memory:
+        """The visible memory whose key is ``value``, else the one whose id it is (``named``'s
+        ``or_id``): one read when ``value`` is a key or nothing, a scan only when it is an id."""
+        memory = self.store.get(value, self._filter())  # (the store reads an id first, then a key)
+        if memory is not None and memory.key != value:
+            memory = self._holding_key(value) or memory
+        if memory is None:
+            raise NotFoundError("memory", value)
+        return self._shown([memory])[0]
+
     def named(self, ref: str | Memory | None = None, key: str | None = None, *, field: str = "memory",
-              names: tuple[str, str] = ("ref", "key")) -> Memory:
+              names: tuple[str, str] = ("ref", "key"), or_id: bool = False) -> Memory:
         """The memory named by exactly one of ``ref`` (an id, else a key: ``get``) or ``key`` (always
         a key, even one equal to another memory's id: ``get_by_key``), in the scopes this view may
         read (another agent's key never resolves). Every method and door that takes one memory
@@ -684,7 +698,10 @@ class Engram:
         ``ref`` may be a ``Memory`` this view handed out: a door resolves each end itself, so its
         errors name its own arguments, and passes the memory on to ``link``, ``supersede``, ...,
         which take it as it is instead of reading it again. One this view may not read (another
-        agent's, another session's) is not found, as its id would be."""
+        agent's, another session's) is not found, as its id would be.
+
+        ``or_id`` reads ``key`` as an id when no memory this view may read has that key: PtrClaw's
+        tools take keys, and an engram id (which their results also show) may stand in for one."""
         chosen = one_selector(field, {names[0]: ref, names[1]: key})
         if isinstance(ref, Memory):
             # No read: the view's own rule of what it may read (``_readable``), on the memory given.
@@ -695,7 +712,7 @@ class Engram:
         if key is None:
             return self.get(value)  # "memory not found: 'x'", as every door said before keys could be named
         try:
-            return self.get_by_key(value)
+            return self._key_or_id(value) if or_id else self.get_by_key(value)
         except NotFoundError:
             raise NotFoundError(f"memory named by {chosen}", value) from None
 

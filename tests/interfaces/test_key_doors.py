@@ -229,3 +229,47 @@ def test_cli_reads_each_end_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         reads.clear()
         run(*args)
         assert reads == read, (args, reads)
+
+
+def test_ptrclaw_tools_read_a_key_first_then_an_id(served: Served) -> None:
+    # PtrClaw's memory_forget and memory_link take keys: a key equal to another memory's id names
+    # the key's memory; a value that is no key is still read as an id.
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice, Client(_http(served, served.bob)) as bob:
+            def store(key: str, content: str) -> object:
+                return alice.call_tool("memory_store", {"key": key, "content": content})
+
+            first = _data(await store("first", "the first"))["memory_id"]
+            shadow = _data(await store(first, "named after an id"))["memory_id"]
+            other = _data(await store("other", "the other"))["memory_id"]
+
+            linked = _data(await alice.call_tool("memory_link", {"action": "link", "from": first, "to": "other"}))
+            assert linked == {"action": "link", "from": first, "to": "other", "changed": True}
+            assert _data(await alice.call_tool("get", {"key": first}))["links"] == [other]
+            assert _data(await alice.call_tool("get", {"memory_id": first}))["links"] == []
+            unlinked = await alice.call_tool("memory_link", {"action": "unlink", "from": "other", "to": first})
+            assert _data(unlinked)["changed"] is True
+            # An id no key equals still names its memory, as it did.
+            assert _data(await alice.call_tool("memory_link", {"action": "link", "from": other, "to": "first"}))["changed"]
+            assert _data(await alice.call_tool("get", {"key": "first"}))["links"] == [other]
+
+            for args, said in (({"action": "link", "from": "", "to": "other"}, "from: must not be empty"),
+                               ({"action": "link", "from": "other", "to": "no-such"}, "memory named by to not found")):
+                assert said in _error_text(await alice.call_tool("memory_link", args)), args
+            assert "memory named by key not found: 'no-such'" in _error_text(
+                await alice.call_tool("memory_forget", {"key": "no-such"}))
+            # bob holds no key of alice's, and her ids are no ids of his.
+            assert "not found" in _error_text(await bob.call_tool("memory_forget", {"key": first}))
+            assert "not found" in _error_text(await bob.call_tool("memory_link", {"action": "link", "from": other,
+                                                                                   "to": first}))
+
+            forgot = _data(await alice.call_tool("memory_forget", {"key": first}))
+            assert forgot == {"forgotten": [first], "count": 1}  # the key's memory (its key is the id's text)
+            assert _data(await alice.call_tool("get", {"memory_id": first}))["id"] == first
+            assert "not found" in _error_text(await alice.call_tool("get", {"memory_id": shadow}))
+            assert _data(await alice.call_tool("memory_forget", {"key": other}))["forgotten"] == ["other"]
+
+            tools = {t.name: t.description or "" for t in (await alice.list_tools()).tools}
+            assert all("read as a key first" in tools[name] for name in ("memory_forget", "memory_link"))
+
+    asyncio.run(run())
