@@ -602,10 +602,11 @@ class Engram:
             return self.time.instant(given, "valid_from")
         return self.time.stated(content)
 
-    def supersede(self, old_ref: str | None = None, new_ref: str | None = None, *, old_key: str | None = None,
-                  new_key: str | None = None) -> Memory:
+    def supersede(self, old_ref: str | Memory | None = None, new_ref: str | Memory | None = None, *,
+                  old_key: str | None = None, new_key: str | None = None) -> Memory:
         """Mark the old memory superseded by the new one, each named as ``named`` reads it: by
-        ``old_ref``/``new_ref`` (an id, else a key) or by ``old_key``/``new_key`` (a key only). The
+        ``old_ref``/``new_ref`` (an id, else a key, or a ``Memory`` this view gave) or by
+        ``old_key``/``new_key`` (a key only). The
         old one stays stored, drops out of recall, and its valid time closes where the new fact's
         begins (its ``valid_from``, else now) unless it already had an end. Returns the superseded
         memory. Raises ``ValidationError`` or ``NotFoundError`` naming the end (nothing changed)."""
@@ -662,16 +663,30 @@ class Engram:
         key = parse_ref(key, "key")
         memory = self.store.get(key, self._filter())
         if memory is not None and memory.key != key:
-            # ``key`` is another memory's id (ids are looked up first): only a scan finds the key.
-            every = replace(self._filter(), include_superseded=True)
-            memory = next((m for scope in self.scope.visible() for m in self._all(replace(every, scopes=(scope,)))
-                           if m.key == key), None)
+            memory = self._holding_key(key)
         if memory is None:
             raise NotFoundError("memory", key)
         return self._shown([memory])[0]
 
-    def named(self, ref: str | None = None, key: str | None = None, *, field: str = "memory",
-              names: tuple[str, str] = ("ref", "key")) -> Memory:
+    def _holding_key(self, key: str) -> Memory | None:
+        """The visible memory with this key (most specific scope first), when ``key`` is also
+        another memory's id: the store looks ids up first, so only a scan finds the key."""
+        every = replace(self._filter(), include_superseded=True)
+        return next((m for scope in self.scope.visible() for m in self._all(replace(every, scopes=(scope,)))
+                     if m.key == key), None)
+
+    def _key_or_id(self, value: str) -> Memory:
+        """The visible memory whose key is ``value``, else the one whose id it is (``named``'s
+        ``or_id``): one read when ``value`` is a key or nothing, a scan only when it is an id."""
+        memory = self.store.get(value, self._filter())  # (the store reads an id first, then a key)
+        if memory is not None and memory.key != value:
+            memory = self._holding_key(value) or memory
+        if memory is None:
+            raise NotFoundError("memory", value)
+        return self._shown([memory])[0]
+
+    def named(self, ref: str | Memory | None = None, key: str | None = None, *, field: str = "memory",
+              names: tuple[str, str] = ("ref", "key"), or_id: bool = False) -> Memory:
         """The memory named by exactly one of ``ref`` (an id, else a key: ``get``) or ``key`` (always
         a key, even one equal to another memory's id: ``get_by_key``), in the scopes this view may
         read (another agent's key never resolves). Every method and door that takes one memory
@@ -679,13 +694,26 @@ class Engram:
         caller calls the two (``--key``, ``memory_id``, ``to_key``) and ``field`` what it is doing,
         so an error reads in the caller's words. Raises ``ValidationError`` on ``field`` when both
         or neither is given (or on the one given when it is empty), ``NotFoundError`` when nothing
-        answers (naming the key's name when it was a key)."""
+        answers (naming the key's name when it was a key).
+
+        ``ref`` may be a ``Memory`` this view handed out: a door resolves each end itself, so its
+        errors name its own arguments, and passes the memory on to ``link``, ``supersede``, ...,
+        which take it as it is instead of reading it again. One this view may not read (another
+        agent's, another session's) is not found, as its id would be.
+
+        ``or_id`` reads ``key`` as an id when no memory this view may read has that key: PtrClaw's
+        tools take keys, and an engram id (which their results also show) may stand in for one."""
         chosen = one_selector(field, {names[0]: ref, names[1]: key})
+        if isinstance(ref, Memory):
+            # No read: the view's own rule of what it may read (``_readable``), on the memory given.
+            if not self._readable.matches(ref):
+                raise NotFoundError("memory", ref.id)
+            return ref
         value = parse_ref(ref if key is None else key, chosen)
         if key is None:
             return self.get(value)  # "memory not found: 'x'", as every door said before keys could be named
         try:
-            return self.get_by_key(value)
+            return self._key_or_id(value) if or_id else self.get_by_key(value)
         except NotFoundError:
             raise NotFoundError(f"memory named by {chosen}", value) from None
 
@@ -847,7 +875,7 @@ class Engram:
     # --- forgetting ------------------------------------------------------------------------
     def forget(
         self,
-        ref: str | None = None,
+        ref: str | Memory | None = None,
         *,
         query: str | None = None,
         tag: str | None = None,
@@ -858,15 +886,16 @@ class Engram:
     ) -> list[Memory]:
         """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
 
-        Exactly one selector: ``ref`` (an id or key), ``query`` (memories containing all of its
-        words), ``tag``, or ``older_than_s`` (created more than that many seconds ago);
+        Exactly one selector: ``ref`` (an id or key, or a ``Memory`` as ``named`` takes one),
+        ``query`` (memories containing all of its words), ``tag``, or ``older_than_s`` (created
+        more than that many seconds ago);
         ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
         Raises ``NotFoundError`` for an unknown ``ref``.
         """
         one_selector("forget", {"ref": ref, "query": query, "tag": tag, "older_than_s": older_than_s})
         base = filters or Filters()
         if ref is not None:
-            targets = [self.get(ref)]
+            targets = [self.named(ref, field="forget")]
         elif query is not None:
             targets = self.store.find_matching_all(parse_query(query), self._filter(base))
         elif tag is not None:
@@ -915,10 +944,11 @@ class Engram:
                 return out
 
     # --- links -----------------------------------------------------------------------------
-    def link(self, a: str | None = None, b: str | None = None, *, a_key: str | None = None,
+    def link(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
              b_key: str | None = None) -> None:
         """Link two memories both ways, each end named as ``named`` reads it: ``a``/``b`` (an id,
-        else a key) or ``a_key``/``b_key`` (a key only). Raises ``ValidationError`` or
+        else a key, or a ``Memory`` this view gave, not read again) or ``a_key``/``b_key`` (a key
+        only). Raises ``ValidationError`` or
         ``NotFoundError`` naming the end (nothing linked)."""
         first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
@@ -927,7 +957,7 @@ class Engram:
             raise NotFoundError("memory", second.id)
         self._emit("linked", [first, second])
 
-    def unlink(self, a: str | None = None, b: str | None = None, *, a_key: str | None = None,
+    def unlink(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
                b_key: str | None = None) -> bool:
         """Remove the link between two memories (named as ``link`` names them); False when they
         were not linked."""
@@ -937,15 +967,15 @@ class Engram:
             self._emit("unlinked", [first, second])
         return removed
 
-    def _ends(self, field: str, a: str | None, a_key: str | None, b: str | None,
+    def _ends(self, field: str, a: str | Memory | None, a_key: str | None, b: str | Memory | None,
               b_key: str | None) -> tuple[Memory, Memory]:
         """The two memories a link names, the first resolved before the second."""
         return (self.named(a, a_key, field=field, names=("a", "a_key")),
                 self.named(b, b_key, field=field, names=("b", "b_key")))
 
-    def neighbours(self, ref: str | None = None, limit: int = 20, *, key: str | None = None) -> list[Memory]:
-        """The memories linked to the one named by ``ref`` (an id, else a key) or ``key`` (a key
-        only) that this view may read, newest first."""
+    def neighbours(self, ref: str | Memory | None = None, limit: int = 20, *, key: str | None = None) -> list[Memory]:
+        """The memories linked to the one named by ``ref`` (an id, else a key, or a ``Memory`` this
+        view gave, not read again) or ``key`` (a key only) that this view may read, newest first."""
         memory = self.named(ref, key, field="neighbours")
         return self._shown(self.store.neighbours(memory.id, self._filter(), limit=limit))
 

@@ -9,6 +9,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from mcp import Client
 
 from tests.interfaces.conftest import Served
@@ -93,13 +94,17 @@ def test_cli_link_unlink_supersede_and_neighbours_take_either_end_by_key(isolate
     closed = _json(isolated_home, "supersede", "--key", first, "--by-key", "other")
     assert closed["id"] == shadow and closed["superseded_by"] == other
 
-    # Bad input names the option and changes nothing.
+    # Bad input names the argument (as --help names it: a, b, old, new, ref) or the option, and changes nothing.
     for args, code, said in (
-        (("link", "other", first, "--key", "other"), 2, "--key"),  # three memories for two ends
-        (("link", "other"), 2, "exactly one of ref, --to-key"),
-        (("unlink", "--to-key", "other"), 2, "exactly one of ref, --key"),
-        (("supersede", "other"), 2, "exactly one of ref, --by-key"),
+        (("link", "other", first, "--key", "other"), 2, "a or --key, b or --to-key"),  # three memories for two ends
+        (("link", "other"), 2, "exactly one of b, --to-key"),
+        (("unlink", "--to-key", "other"), 2, "exactly one of a, --key"),
+        (("supersede", "other"), 2, "exactly one of new, --by-key"),
+        (("supersede", "--by-key", "other"), 2, "exactly one of old, --key"),
         (("neighbours",), 2, "exactly one of ref, --key"),
+        (("link", "", "other"), 2, "a: must not be empty"),
+        (("link", "--key", "other", " "), 2, "b: must not be empty"),  # the REF fills the second end
+        (("supersede", "other", ""), 2, "new: must not be empty"),
         (("link", "--key", "no-such-key", "other"), 3, "--key"),
         # A REF no memory answers to reads as it always did: no option of the user's to name.
         (("link", "other", "no-such"), 3, "memory not found: 'no-such'"),
@@ -158,5 +163,113 @@ def test_mcp_link_and_supersede_take_either_end_by_key(served: Served) -> None:
                 assert "not found" in _error_text(await bob.call_tool(tool, args)), (tool, args)
             kept = _data(await bob.call_tool("get", {"key": "other"}))
             assert kept["id"] == bobs and kept["links"] == [] and kept["superseded_by"] is None
+
+    asyncio.run(run())
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch, store: object) -> list[str]:
+    """The refs ``store.get`` (a primary-key or key read) is called with from now on."""
+    reads: list[str] = []
+    stored_get = store.get  # type: ignore[attr-defined]
+    monkeypatch.setattr(store, "get", lambda ref, filt: reads.append(ref) or stored_get(ref, filt))
+    return reads
+
+
+def test_http_and_mcp_read_each_end_once(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each door resolves the ends itself (its errors name its own fields) and the engine takes them
+    # as found: one read per end, where there were two.
+    with served.client(served.alice) as c:
+        a, b, c_, d = (c.post("/api/v1/memory", json={"content": f"memory {n}", "key": n}).json()["memory_id"]
+                       for n in ("a", "b", "c", "d"))
+        reads = _counting_reads(monkeypatch, served.engram.store)
+        assert c.post(f"/api/v1/memory/{a}/links", json={"to": b}).status_code == 201
+        assert reads == [a, b]
+        reads.clear()
+        assert [m["id"] for m in c.get(f"/api/v1/memory/{a}/links").json()["neighbours"]] == [b]
+        assert reads == [a]
+        reads.clear()
+        assert c.request("DELETE", "/api/v1/memory/by-key/links", params={"key": "a", "other_key": "b"}).json() == {
+            "unlinked": True}
+        assert reads == ["a", "b"]
+        reads.clear()
+        closed = c.post("/api/v1/memory/by-key/supersede", params={"key": "a"}, json={"by": c_}).json()
+        assert closed["superseded_by"] == c_ and reads == ["a", c_, a]  # a read again after the write, to return it
+        reads.clear()
+
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            assert _data(await alice.call_tool("link", {"source": b, "target_key": "c"}))["changed"]
+            assert reads == [b, "c"]
+            reads.clear()
+            assert _data(await alice.call_tool("supersede", {"old": b, "new": d}))["superseded_by"] == d
+            assert reads == [b, d, b]
+
+    asyncio.run(run())
+
+
+def test_cli_reads_each_end_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli.app import app
+    from engram.store.sqlite import SqliteMemoryStore
+
+    runner = CliRunner()
+
+    def run(*args: str) -> object:
+        done = runner.invoke(app, ["--home", str(tmp_path), "--agent", "alice", "--json", *args])
+        assert done.exit_code == 0, (args, done.output)
+        return json.loads(done.stdout)
+
+    a, b, c = (run("remember", f"memory {n}", "--key", n)["memory"]["id"] for n in ("a", "b", "c"))  # type: ignore[index]
+    reads: list[str] = []
+    stored_get = SqliteMemoryStore.get
+    monkeypatch.setattr(SqliteMemoryStore, "get", lambda self, ref, filt: reads.append(ref) or stored_get(self, ref, filt))
+    for args, read in ((("link", a, "--to-key", "b"), [a, "b"]), (("neighbours", "a"), ["a"]),
+                       (("unlink", "--key", "a", b), ["a", b]), (("supersede", a, c), [a, c, a])):
+        reads.clear()
+        run(*args)
+        assert reads == read, (args, reads)
+
+
+def test_ptrclaw_tools_read_a_key_first_then_an_id(served: Served) -> None:
+    # PtrClaw's memory_forget and memory_link take keys: a key equal to another memory's id names
+    # the key's memory; a value that is no key is still read as an id.
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice, Client(_http(served, served.bob)) as bob:
+            def store(key: str, content: str) -> object:
+                return alice.call_tool("memory_store", {"key": key, "content": content})
+
+            first = _data(await store("first", "the first"))["memory_id"]
+            shadow = _data(await store(first, "named after an id"))["memory_id"]
+            other = _data(await store("other", "the other"))["memory_id"]
+
+            linked = _data(await alice.call_tool("memory_link", {"action": "link", "from": first, "to": "other"}))
+            assert linked == {"action": "link", "from": first, "to": "other", "changed": True}
+            assert _data(await alice.call_tool("get", {"key": first}))["links"] == [other]
+            assert _data(await alice.call_tool("get", {"memory_id": first}))["links"] == []
+            unlinked = await alice.call_tool("memory_link", {"action": "unlink", "from": "other", "to": first})
+            assert _data(unlinked)["changed"] is True
+            # An id no key equals still names its memory, as it did.
+            assert _data(await alice.call_tool("memory_link", {"action": "link", "from": other, "to": "first"}))["changed"]
+            assert _data(await alice.call_tool("get", {"key": "first"}))["links"] == [other]
+
+            for args, said in (({"action": "link", "from": "", "to": "other"}, "from: must not be empty"),
+                               ({"action": "link", "from": "other", "to": "no-such"}, "memory named by to not found")):
+                assert said in _error_text(await alice.call_tool("memory_link", args)), args
+            assert "memory named by key not found: 'no-such'" in _error_text(
+                await alice.call_tool("memory_forget", {"key": "no-such"}))
+            # bob holds no key of alice's, and her ids are no ids of his.
+            assert "not found" in _error_text(await bob.call_tool("memory_forget", {"key": first}))
+            assert "not found" in _error_text(await bob.call_tool("memory_link", {"action": "link", "from": other,
+                                                                                   "to": first}))
+
+            forgot = _data(await alice.call_tool("memory_forget", {"key": first}))
+            assert forgot == {"forgotten": [first], "count": 1}  # the key's memory (its key is the id's text)
+            assert _data(await alice.call_tool("get", {"memory_id": first}))["id"] == first
+            assert "not found" in _error_text(await alice.call_tool("get", {"memory_id": shadow}))
+            assert _data(await alice.call_tool("memory_forget", {"key": other}))["forgotten"] == ["other"]
+
+            tools = {t.name: t.description or "" for t in (await alice.list_tools()).tools}
+            assert all("read as a key first" in tools[name] for name in ("memory_forget", "memory_link"))
 
     asyncio.run(run())

@@ -643,6 +643,37 @@ class MemoryStoreContract(TemporalContract):
         assert mem.find("bobs") is None and bob.get("bobs").links == () and bob.get("bobs").superseded_by is None
         assert mem.get("other").links == () and mem.get("other").superseded_by is None
 
+    def test_memories_a_view_gave_are_taken_as_found_and_only_its_own(self, mem: Engram,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+        # A door resolves each end (its errors name its own arguments) and passes the memory on:
+        # link, unlink, neighbours, supersede and forget do not look it up again.
+        tea, coffee, milk, sugar = (mem.remember(f"{word} in the cupboard", key=word).memory
+                                    for word in ("tea", "coffee", "milk", "sugar"))
+        reads: list[str] = []
+        stored_get = mem.store.get
+        monkeypatch.setattr(mem.store, "get", lambda ref, filt: reads.append(ref) or stored_get(ref, filt))
+        mem.link(tea, coffee)
+        assert [m.id for m in mem.neighbours(tea)] == [coffee.id]
+        assert mem.unlink(tea, coffee) is True
+        assert [m.id for m in mem.forget(sugar)] == [sugar.id]
+        assert reads == []
+        closed = mem.supersede(tea, milk)
+        assert closed.superseded_by == milk.id and reads == [tea.id]  # the superseded one, read after the write
+        # One another view may not read is not found, as its id would be: another agent's, another session's.
+        bobs = mem.for_agent("bob").remember("bob's tea", key="tea").memory
+        sessions = mem.for_session("s1").remember("this chat's tea", key="tea", scope="session").memory
+        for theirs in (bobs, sessions):
+            for call in (lambda m: mem.link(coffee, m), lambda m: mem.unlink(m, coffee),
+                         lambda m: mem.supersede(m, coffee), lambda m: mem.supersede(coffee, m),
+                         lambda m: mem.neighbours(m), lambda m: mem.forget(m)):
+                with pytest.raises(NotFoundError) as missing:
+                    call(theirs)
+                assert f"memory not found: {theirs.id!r}" == str(missing.value)
+        with pytest.raises(ValidationError):
+            mem.link(coffee, coffee)
+        assert mem.for_agent("bob").get(bobs.id) == bobs and mem.get(coffee.id).links == ()
+        assert mem.for_session("s1").get(sessions.id).links == () and mem.get(coffee.id).superseded_by is None
+
     # --- snapshots -----------------------------------------------------------------------
     def test_export_import_round_trip(self, mem: Engram, make_store: Callable[[], MemoryStore], tmp_path) -> None:
         mem.remember("core value", category="core", key="soul:identity", importance=0.9)

@@ -42,31 +42,37 @@ def _one_memory(engram: Engram, command: str, ref: str | None, key: str | None) 
     return engram.named(ref, key, field=command, names=("ref", "--key"))
 
 
-End = tuple[str | None, str | None, str]  # (ref, key, the key option's name) of one end
+# One end of a link or supersede: (ref, key, (the end's argument name as --help shows it, its key option)).
+End = tuple[str | None, str | None, tuple[str, str]]
 
 
-def _ends(command: str, refs: tuple[str | None, str | None], keys: tuple[tuple[str, str | None], ...]) -> list[End]:
+def _ends(command: str, refs: tuple[tuple[str, str | None], ...], keys: tuple[tuple[str, str | None], ...]) -> list[End]:
     """Which words name each end of a link or supersede: an end given by its key option (``keys``:
-    each end's option name and value) is named by that key, and the positional REFs fill the other
-    ends in order, so ``engram link --key a B`` names ``a`` by key and B by id or key. Raises
-    ``ValidationError`` on ``command`` when more memories are named than there are ends."""
+    each end's option name and value) is named by that key, and the positional arguments (``refs``:
+    each one's name and value) fill the other ends in order, so ``engram link --key a B`` names
+    ``a`` by key and B by id or key. Each end is called by the argument --help shows for it (``a``,
+    ``new``) and its option. Raises ``ValidationError`` on ``command`` when more memories are named
+    than there are ends."""
     from engram.errors import ValidationError
 
-    given = [ref for ref in refs if ref is not None]
+    given = [ref for _, ref in refs if ref is not None]
     options = [name for name, key in keys if key is not None]
     if len(given) + len(options) > len(keys):
-        raise ValidationError(command, f"{len(given)} ref(s) and {', '.join(options)} name more than {len(keys)} memories",
-                              f"each end a ref or its option ({', '.join(name for name, _ in keys)})")
-    return [(given.pop(0) if key is None and given else None, key, name) for name, key in keys]
+        raise ValidationError(command, f"{len(given)} argument(s) and {', '.join(options)} name more than {len(keys)}"
+                              " memories", "each end by its argument or its option: "
+                              + ", ".join(f"{arg} or {opt}" for (arg, _), (opt, _) in zip(refs, keys, strict=True)))
+    return [(given.pop(0) if key is None and given else None, key, (arg, name))
+            for (arg, _), (name, key) in zip(refs, keys, strict=True)]
 
 
 def _two_memories(engram: Engram, command: str, ends: list[End]) -> tuple[Memory, Memory]:
-    """The memories ``ends`` name, each resolved as the engine resolves one (``Engram.named``)."""
-    first, second = (engram.named(ref, key, field=command, names=("ref", name)) for ref, key, name in ends)
+    """The memories ``ends`` name, each resolved as the engine resolves one (``Engram.named``),
+    once: the command hands them to the engine as they are."""
+    first, second = (engram.named(ref, key, field=command, names=names) for ref, key, names in ends)
     return first, second
 
 
-def _said(ref: str | None, key: str | None, *_: str) -> str:
+def _said(ref: str | None, key: str | None, *_: object) -> str:
     """How the user named a memory (its REF or its key), for the line a command prints."""
     return str(key if ref is None else ref)
 
@@ -205,7 +211,7 @@ def get(
     if st.as_json:
         render.emit_json({**memory.to_dict(), "versions": engram.versions(memory.id)})
         return
-    neighbours = engram.neighbours(memory.id, limit=100)
+    neighbours = engram.neighbours(memory, limit=100)
     render.memory_detail(memory, [m.key for m in neighbours])
 
 
@@ -256,7 +262,7 @@ def forget(
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
     engram = st.engram()
-    one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key).id
+    one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
     removed = engram.forget(
         one, query=query, tag=tag,
         older_than_s=parsing.duration(older_than, "--older-than"),
@@ -282,9 +288,9 @@ def link(ctx: typer.Context, a: str | None = EndArg, b: str | None = EndArg, key
     """Link two memories both ways (each by id or key, or by --key / --to-key)."""
     st = state(ctx)
     engram = st.engram()
-    ends = _ends("link", (a, b), (("--key", key), ("--to-key", to_key)))
+    ends = _ends("link", (("a", a), ("b", b)), (("--key", key), ("--to-key", to_key)))
     first, second = _two_memories(engram, "link", ends)
-    engram.link(first.id, second.id)
+    engram.link(first, second)
     said = [_said(*end) for end in ends]
     if st.as_json:
         render.emit_json({"linked": said})
@@ -302,9 +308,9 @@ def supersede(
     """Mark OLD superseded by NEW: kept, out of recall, its valid time closed where NEW begins."""
     st = state(ctx)
     engram = st.engram()
-    ends = _ends("supersede", (old, new), (("--key", key), ("--by-key", by_key)))
+    ends = _ends("supersede", (("old", old), ("new", new)), (("--key", key), ("--by-key", by_key)))
     older, newer = _two_memories(engram, "supersede", ends)
-    closed = engram.supersede(older.id, newer.id)
+    closed = engram.supersede(older, newer)
     if st.as_json:
         render.emit_json(closed)
     else:
@@ -317,9 +323,9 @@ def unlink(ctx: typer.Context, a: str | None = EndArg, b: str | None = EndArg, k
     """Remove the link between two memories (each by id or key, or by --key / --to-key)."""
     st = state(ctx)
     engram = st.engram()
-    ends = _ends("unlink", (a, b), (("--key", key), ("--to-key", to_key)))
+    ends = _ends("unlink", (("a", a), ("b", b)), (("--key", key), ("--to-key", to_key)))
     first, second = _two_memories(engram, "unlink", ends)
-    removed = engram.unlink(first.id, second.id)
+    removed = engram.unlink(first, second)
     said = [_said(*end) for end in ends]
     if st.as_json:
         render.emit_json({"unlinked": removed})
@@ -337,7 +343,7 @@ def neighbours(
     """Memories linked to a memory (by id or key, or by --key)."""
     st = state(ctx)
     engram = st.engram()
-    found = engram.neighbours(_one_memory(engram, "neighbours", ref, key).id, limit=limit)
+    found = engram.neighbours(_one_memory(engram, "neighbours", ref, key), limit=limit)
     if st.as_json:
         render.emit_json(found)
     else:

@@ -3,7 +3,8 @@
 A key may hold anything (slashes, ``%``, spaces, a fixed route's name such as ``search``), and a
 query parameter carries any text unambiguously, so these always reach the memory with that key,
 looked up by key alone (``Engram.get_by_key``: never a memory whose id the key happens to equal).
-Each route finds the memory, then does what its ``/{ref}`` twin in ``routes_memory`` does with its id.
+Each route finds the memory, then does what its ``/{ref}`` twin in ``routes_memory`` does with its id
+(or with the memory itself, where the engine takes one as found: link, supersede, neighbours).
 Registered before ``routes_memory``, whose ``/{ref}`` would otherwise take ``by-key`` for a key.
 """
 
@@ -40,7 +41,7 @@ def replace(eng: Eng, key: Key, body: MemoryReplace) -> dict[str, Any]:
 
 @router.delete("", summary="Forget the memory with this key, with a reason")
 def delete(eng: Eng, key: Key, reason: Reason = None) -> dict[str, Any]:
-    return by_ref.forget_one(eng, eng.get_by_key(key).id, reason)
+    return by_ref.forget_one(eng, eng.get_by_key(key), reason)
 
 
 @router.post("/supersede", summary="Mark the memory with this key superseded")
@@ -71,4 +72,4 @@ def remove_link(
         "The other memory's key, always read as a key (for a key that is also another memory's id)."))] = None,
 ) -> dict[str, Any]:
     memory = eng.get_by_key(key)
-    return {"unlinked": eng.unlink(memory.id, eng.named(other, other_key, field="unlink", names=("other", "other_key")).id)}
+    return {"unlinked": eng.unlink(memory, eng.named(other, other_key, field="unlink", names=("other", "other_key")))}

@@ -149,7 +149,7 @@ def replace_memory(eng: Engram, ref: str, body: MemoryReplace) -> dict[str, Any]
     return present.write_dict(eng.replace(ref, **body.model_dump()))
 
 
-def forget_one(eng: Engram, ref: str, reason: str | None) -> dict[str, Any]:
+def forget_one(eng: Engram, ref: str | Memory, reason: str | None) -> dict[str, Any]:
     removed = eng.forget(ref, reason=reason)
     return {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
 
@@ -160,18 +160,18 @@ def versions_of(eng: Engram, ref: str) -> dict[str, Any]:
 
 def links_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
     return {"memory": present.memory_dict(memory),
-            "neighbours": [present.memory_dict(m) for m in eng.neighbours(memory.id, limit=limit)]}
+            "neighbours": [present.memory_dict(m) for m in eng.neighbours(memory, limit=limit)]}
 
 
 def link_to(eng: Engram, memory: Memory, body: LinkIn) -> dict[str, Any]:
     other = eng.named(body.to, body.to_key, field="link", names=("to", "to_key"))
-    eng.link(memory.id, other.id)
+    eng.link(memory, other)
     return {"linked": [memory.id, other.id]}
 
 
 def supersede_by(eng: Engram, memory: Memory, body: SupersedeIn) -> dict[str, Any]:
     successor = eng.named(body.by, body.by_key, field="supersede", names=("by", "by_key"))
-    return present.memory_dict(eng.supersede(memory.id, successor.id))
+    return present.memory_dict(eng.supersede(memory, successor))
 
 
 @router.patch("/{ref:ref}", summary="Change the fields sent (null clears one); the old content is kept in its versions")

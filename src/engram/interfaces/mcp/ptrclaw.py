@@ -1,6 +1,11 @@
 """PtrClaw's agent-tool names over MCP (``memory_store`` / ``memory_recall`` / ``memory_forget`` /
 ``memory_link``), offered when ``server.mcp_tools`` is ``ptrclaw`` or ``both``. They call the same
-engine as the default family; only names, arguments and result shapes follow PtrClaw."""
+engine as the default family; only names, arguments and result shapes follow PtrClaw.
+
+PtrClaw's ``memory_forget`` and ``memory_link`` take keys, so their arguments are read as keys
+first, even one equal to another memory's id; only a value no memory of the agent has as its key
+is read as an id (``Engram.named``'s ``or_id``), since ``memory_store`` and ``memory_recall``
+give ids too. Where PtrClaw would find the key, engram finds the same memory."""
 
 from __future__ import annotations
 
@@ -16,6 +21,11 @@ from engram.engine import Engram, Filters
 from engram.interfaces import present
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import tool_errors
+from engram.model import Memory
+
+# How memory_forget and memory_link read their arguments, said in their descriptions.
+KEY_RULE = ("A value is read as a key first, even one that looks like an id; only a value that is no entry's key "
+            "is read as an entry's id.")
 
 
 def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
@@ -49,27 +59,36 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
                                  "category": h.memory.category.value, "score": round(h.score, 4),
                                  "links": keys, "id": h.memory.id} for h, keys in zip(result.hits, links, strict=True)]}
 
-    @server.tool(title="Delete a memory entry", annotations=DELETE, description="Delete the memory entry with this key.")
-    def memory_forget(key: str) -> dict[str, Any]:
+    @server.tool(title="Delete a memory entry", annotations=DELETE, description=(
+        "Delete the memory entry with this key. " + KEY_RULE))
+    def memory_forget(key: Annotated[str, Field(description="Key of the entry (or its id).")]) -> dict[str, Any]:
         with tool_errors():
-            removed = resolve().forget(key)
+            engram = resolve()
+            removed = engram.forget(_entry(engram, key, "key", "forget"))
             return {"forgotten": [m.key for m in removed], "count": len(removed)}
 
     def memory_link(
         action: Literal["link", "unlink"],
-        from_: Annotated[str, Field(alias="from", description="Key of one entry.")],
-        to: Annotated[str, Field(description="Key of the other entry.")],
+        from_: Annotated[str, Field(alias="from", description="Key of one entry (or its id).")],
+        to: Annotated[str, Field(description="Key of the other entry (or its id).")],
     ) -> dict[str, Any]:
         with tool_errors():
             engram = resolve()
+            first, second = _entry(engram, from_, "from", action), _entry(engram, to, "to", action)
             if action == "unlink":
-                return {"action": "unlink", "from": from_, "to": to, "changed": engram.unlink(from_, to)}
-            engram.link(from_, to)
+                return {"action": "unlink", "from": from_, "to": to, "changed": engram.unlink(first, second)}
+            engram.link(first, second)
             return {"action": "link", "from": from_, "to": to, "changed": True}
 
     server.add_tool(_keyword_alias(memory_link, "from", "from_"), name="memory_link", title="Link two entries",
                     annotations=LINK,
-                    description="Create (action=link) or remove (action=unlink) a bidirectional link between two keys.")
+                    description="Create (action=link) or remove (action=unlink) a bidirectional link between two "
+                                "keys. " + KEY_RULE)
+
+
+def _entry(engram: Engram, value: str, argument: str, field: str) -> Memory:
+    """The entry a PtrClaw argument names: its key first, else its id (errors name ``argument``)."""
+    return engram.named(key=value, field=field, names=("ref", argument), or_id=True)
 
 
 def _keyword_alias(fn: Callable[..., Any], wire: str, param: str) -> Callable[..., Any]:

@@ -126,7 +126,7 @@ def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str |
     # The engine checks its own selectors too, but by its names (ref, older_than_s).
     one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
                             "older_than_days": older_than_days})
-    one = None if memory_id is None and key is None else _one_memory(engram, "forget", memory_id, key).id
+    one = None if memory_id is None and key is None else _one_memory(engram, "forget", memory_id, key)
     removed = engram.forget(one, query=query, tag=tag,
                             older_than_s=None if older_than_days is None else older_than_days * DAY_S,
                             reason=reason, dry_run=dry_run)
@@ -136,13 +136,14 @@ def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str |
 
 def _link(engram: Engram, source: str | None, target: str | None, source_key: str | None, target_key: str | None,
           action: str) -> dict[str, Any]:
+    # Resolved here so an error names this tool's arguments; the engine takes the memories as found.
     first = engram.named(source, source_key, field=action, names=("source", "source_key"))
     second = engram.named(target, target_key, field=action, names=("target", "target_key"))
     # "from" and "to" echo each end as the call named it (its memory_id, key or key argument).
     said = {"from": source if source_key is None else source_key, "to": target if target_key is None else target_key}
     if action == "unlink":
-        return {"action": "unlink", **said, "changed": engram.unlink(first.id, second.id)}
-    engram.link(first.id, second.id)
+        return {"action": "unlink", **said, "changed": engram.unlink(first, second)}
+    engram.link(first, second)
     return {"action": "link", **said, "changed": True}
 
 
@@ -280,7 +281,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             engram = resolve()
             older = engram.named(old, old_key, field="supersede", names=("old", "old_key"))
             newer = engram.named(new, new_key, field="supersede", names=("new", "new_key"))
-            return present.memory_dict(engram.supersede(older.id, newer.id))
+            return present.memory_dict(engram.supersede(older, newer))
 
     @server.tool(title="Read a memory", annotations=READ, description=(
         "Read one memory in full (content, tags, links, importance, times) by memory_id (or key), or by key."))
