@@ -86,6 +86,23 @@ def test_store_recall_link_forget(engram):
     assert engram.get("project-setup").links == ()
 
 
+def test_forget_and_link_read_a_key_first_as_the_mcp_tools_do(engram):
+    # PtrClaw's tools take keys: a key equal to another memory's id names the keyed memory (the
+    # chat tools read an id first, so forgot the other one), and an id still works where no key is.
+    tools = MemoryTools(engram)
+    plain = engram.remember("A plain memory", key="plain")
+    other = engram.remember("The other memory", key="other")
+    keyed = engram.remember("Keyed by an id", key=plain.memory.id)
+    assert call(tools, "memory_link", action="link", **{"from": plain.memory.id, "to": "other"}).content \
+        == f"Linked {plain.memory.id} <-> other"
+    assert engram.get(keyed.memory.id).links == (other.memory.id,) and engram.get("plain").links == ()
+    assert call(tools, "memory_link", action="unlink", **{"from": other.memory.id, "to": plain.memory.id}).content \
+        == f"Unlinked {other.memory.id} <-> {plain.memory.id}"
+    assert call(tools, "memory_forget", key=plain.memory.id).content == f"Forgot: {plain.memory.id}"
+    assert engram.find(keyed.memory.id) is None and engram.get("plain").content == "A plain memory"
+    assert call(tools, "memory_forget", key=other.memory.id).content == "Forgot: other"
+
+
 @pytest.mark.parametrize("name, args, problem", [
     ("memory_store", {"content": "x"}, "key: is required"),
     ("memory_store", {"key": "k", "content": "x", "category": "weird"}, "unknown category"),

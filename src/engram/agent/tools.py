@@ -160,16 +160,21 @@ class MemoryTools:
         return format_entries(self.engram, result.memories)
 
     def _forget(self, args: Mapping[str, Any]) -> str:
-        key = require_string(args, "key")
-        removed = self.engram.forget(key, reason="agent tool memory_forget")
+        removed = self.engram.forget(self._entry(args, "key", "forget"), reason="agent tool memory_forget")
         return f"Forgot: {removed[0].key}"
 
     def _link(self, args: Mapping[str, Any]) -> str:
         action = require_string(args, "action")
+        if action not in ("link", "unlink"):
+            raise ValidationError("action", f"unknown action {action!r}", ["link", "unlink"])
         a, b = require_string(args, "from"), require_string(args, "to")
+        first, second = self._entry(args, "from", action), self._entry(args, "to", action)
         if action == "link":
-            self.engram.link(a, b)
+            self.engram.link(first, second)
             return f"Linked {a} <-> {b}"
-        if action == "unlink":
-            return f"Unlinked {a} <-> {b}" if self.engram.unlink(a, b) else f"{a} and {b} were not linked"
-        raise ValidationError("action", f"unknown action {action!r}", ["link", "unlink"])
+        return f"Unlinked {a} <-> {b}" if self.engram.unlink(first, second) else f"{a} and {b} were not linked"
+
+    def _entry(self, args: Mapping[str, Any], argument: str, field: str) -> Memory:
+        """The entry a PtrClaw argument names, read as the MCP tools of the same names read it: its
+        key first, else its id (``Engram.named``'s ``or_id``)."""
+        return self.engram.named(key=require_string(args, argument), field=field, names=("ref", argument), or_id=True)
