@@ -169,6 +169,17 @@ def test_a_conversation_saved_loads_as_it_was_and_the_next_run_sees_it(engram: E
     assert store.messages("user-42") == [] and store.messages("someone-else") == []
 
 
+def test_a_window_that_cuts_a_tool_call_from_its_return_still_runs(engram: Engram) -> None:
+    store = EngramMessageStore(engram)
+    first = run(with_tools(AsyncEngram(engram), ("recall", {"query": "anything"})), "Look it up")
+    store.save("c", first.new_messages())
+    window = store.messages("c", limit=2)  # the tool's return and the answer, without the call
+    assert isinstance(window[0].parts[0], ToolReturnPart)
+    model, seen = calls_then_answers()
+    assert run(Agent(model), "And now?", message_history=window).output == "And now?"
+    assert not any(isinstance(p, ToolReturnPart) for m in seen[0] for p in m.parts)  # Pydantic AI dropped it
+
+
 def test_one_agent_never_sees_another_agents_memories_or_conversations(engram: Engram) -> None:
     alice, bob = AsyncEngram(engram.for_agent("alice")), AsyncEngram(engram.for_agent("bob"))
     stored = returned(run(with_tools(alice, ("remember", {"content": "Alice's locker code is 4512"})), "Keep it"),

@@ -20,9 +20,9 @@ Each message is kept whole in its history message's metadata, as Pydantic AI's o
 saved list loads equal to what was saved. The history message's text is the message's text (a
 user prompt, a response's text) when it has some, else the message as JSON, so the conversation
 reads naturally in ``engram history`` and on the page. History settings apply:
-``history.max_history_len`` trims the oldest messages, which can cut a tool call from its return;
-Pydantic AI sends such a history as it is, so keep the limit well above a conversation's length
-or load the recent part with ``limit`` at a user prompt.
+``history.max_history_len`` trims the oldest messages, and ``messages(limit=)`` reads the latest,
+either of which can cut a tool call from its return: Pydantic AI repairs a history before each
+request (it drops a return whose call is missing), so the pairing is left to it.
 """
 
 from __future__ import annotations
