@@ -134,15 +134,16 @@ def test_relative_links_point_at_files(page: str) -> None:
 
 INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
 # What an example in docs/integrations.md needs beyond engram: the module it imports from the extra.
-_EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langchain_core", "from agents": "agents"}
+_EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langchain_core", "from agents": "agents",
+                  "from pydantic_ai": "pydantic_ai"}
 
 
 @pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", INTEGRATIONS))))
 def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Each Python example in docs/integrations.md runs as a script on its own: everything it uses
-    is imported or defined in it. The OpenAI Agents example talks to a scripted model instead of
-    OpenAI (the only thing replaced)."""
+    is imported or defined in it. The OpenAI Agents and Pydantic AI examples talk to a scripted
+    model instead of OpenAI (the only thing replaced)."""
     block = re.findall(r"```python\n(.*?)```", INTEGRATIONS, re.S)[index]
     for marker, module in _EXTRA_MODULES.items():
         if marker in block:
@@ -154,5 +155,11 @@ def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, mo
 
         monkeypatch.setattr(MultiProvider, "get_model", lambda self, name: ScriptedModel())
         monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    if "from pydantic_ai" in block:
+        from pydantic_ai import models
+        from pydantic_ai.models.test import TestModel
+
+        # Pydantic AI's offline model, calling the memory tools it is given (forget needs one selector).
+        monkeypatch.setattr(models, "infer_model", lambda name, *a, **k: TestModel(call_tools=["remember", "recall"]))
     exec(compile(block, f"docs/integrations.md example {index + 1}", "exec"), {"__name__": "__main__"})
     assert capsys.readouterr().out.strip() or "print(" not in block

@@ -2,7 +2,8 @@
 all say the same thing.
 
 ``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
-recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect.
+recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect;
+``error_text`` is an engram error as a tool error a model reads.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram.agent_stats import AgentStats
+from engram.errors import ConfigError, NotFoundError, ValidationError
 from engram.model import Hit, Memory, RecallResult, WriteResult
 
 
@@ -20,6 +22,20 @@ def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def error_text(exc: Exception) -> str:
+    """An engram error as a tool's error text, for a model to read and act on (MCP's tool errors,
+    the Pydantic AI tools' retry prompts): which field was wrong and what is allowed, or what was
+    not found."""
+    if isinstance(exc, ValidationError):
+        text = f"invalid {exc.field}: {exc.problem}"
+        return text + (f" (allowed: {exc.allowed})" if exc.allowed else "")
+    if isinstance(exc, NotFoundError):
+        return f"{exc.what} not found: {exc.ref!r}; recall first to find the right memory_id or key"
+    if isinstance(exc, ConfigError):
+        return f"engram is misconfigured: {exc}"
+    return f"memory storage failed: {exc}"
 
 
 def memory_dict(memory: Memory) -> dict[str, Any]:

@@ -8,21 +8,10 @@ from typing import TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
+from engram.errors import EngramError
+from engram.interfaces.present import error_text
 
 T = TypeVar("T")
-
-
-def message(exc: Exception) -> str:
-    """What the model reads: which field was wrong and what is allowed, or what was not found."""
-    if isinstance(exc, ValidationError):
-        text = f"invalid {exc.field}: {exc.problem}"
-        return text + (f" (allowed: {exc.allowed})" if exc.allowed else "")
-    if isinstance(exc, NotFoundError):
-        return f"{exc.what} not found: {exc.ref!r}; recall first to find the right memory_id or key"
-    if isinstance(exc, ConfigError):
-        return f"engram is misconfigured: {exc}"
-    return f"memory storage failed: {exc}"
 
 
 @contextmanager
@@ -31,7 +20,7 @@ def tool_errors() -> Iterator[None]:
     try:
         yield
     except EngramError as exc:
-        raise ToolError(message(exc)) from exc
+        raise ToolError(error_text(exc)) from exc
 
 
 def guarded(fn: Callable[[], T]) -> T:

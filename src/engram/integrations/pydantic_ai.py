@@ -1,0 +1,214 @@
+"""Pydantic AI with engram: memory tools for an agent, and its message history kept in engram.
+
+``Agent(model, toolsets=[EngramToolset(mem)])`` gives the agent ``remember``, ``recall`` and
+``forget`` tools acting on ``mem``'s agent (an ``AsyncEngram``; ``mem.for_agent("alice")`` for
+another agent), never on another agent's memories. A bad argument is the engine's own error,
+sent back to the model as a retry prompt naming the field and what is allowed (the text engram's
+MCP tools give); a memory that is not there is a failed tool result telling the model to recall
+first. Any other engram error (the store failed, settings unusable) is raised from the run: the
+application, not the model, has to act on it.
+
+``EngramMessageStore(engram)`` keeps a conversation's ``ModelMessage`` list in the history of the
+engine's agent, conversation ``pydantic-ai:<conversation_id>``::
+
+    history = store.messages("user-42")
+    result = await agent.run(prompt, message_history=history)
+    store.save("user-42", result.new_messages())
+
+Each message is kept whole in its history message's metadata, as Pydantic AI's own
+``ModelMessagesTypeAdapter`` writes it to JSON, and read back through the same adapter, so a
+saved list loads equal to what was saved. The history message's text is the message's text (a
+user prompt, a response's text) when it has some, else the message as JSON, so the conversation
+reads naturally in ``engram history`` and on the page. History settings apply:
+``history.max_history_len`` trims the oldest messages, and ``messages(limit=)`` reads the latest,
+either of which can cut a tool call from its return: Pydantic AI repairs a history before each
+request (it drops a return whose call is missing), so the pairing is left to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from engram.aio import AsyncEngram
+from engram.engine import Engram, Filters, one_selector
+from engram.errors import NotFoundError, ValidationError
+from engram.history.keys import conversation_key
+from engram.integrations import missing
+from engram.interfaces.present import clawcode_result, error_text, write_dict
+
+try:
+    from pydantic_ai import FunctionToolset
+    from pydantic_ai.exceptions import ModelRetry, ToolFailed
+    from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise missing("pydantic-ai", "pydantic-ai-slim") from exc
+
+CHANNEL = "pydantic-ai"
+DAY_S = 86_400.0
+
+
+@contextmanager
+def _for_the_model() -> Iterator[None]:
+    """Engram's errors that the model caused, as Pydantic AI tool results the model reads."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ModelRetry(error_text(exc)) from exc  # fix the argument and call again
+    except NotFoundError as exc:
+        raise ToolFailed(error_text(exc)) from exc  # the same call would fail again
+
+
+class EngramToolset(FunctionToolset[Any]):
+    """``remember``, ``recall`` and ``forget`` tools over one engram agent's memory."""
+
+    def __init__(self, engram: AsyncEngram, *, id: str | None = "engram", max_retries: int | None = None) -> None:  # noqa: A002
+        """``engram``: the ``AsyncEngram`` (view) whose agent the tools act for. ``id`` names the
+        toolset among an agent's toolsets; ``max_retries`` is how often the model may retry a
+        call whose arguments were refused (None: the agent's default)."""
+        if not isinstance(engram, AsyncEngram):
+            raise ValidationError("engram", f"got {type(engram).__name__}",
+                                  "an AsyncEngram (AsyncEngram(engram) wraps an Engram)")
+        self.engram = engram
+        super().__init__([self.remember, self.recall, self.forget], id=id, max_retries=max_retries,
+                         docstring_format="google", require_parameter_descriptions=True)
+
+    async def remember(self, content: str, key: str | None = None, tags: list[str] | None = None,
+                       category: str = "knowledge", type: str | None = None,  # noqa: A002
+                       importance: float = 0.5) -> dict[str, Any]:
+        """Store one fact, preference, decision or event in long-term memory so it can be recalled in later
+        conversations. Write it self-contained ("The user prefers Python for scripting"), one fact per call.
+        Give a key to update that memory later instead of adding a new one. Returns the memory_id.
+
+        Args:
+            content: The memory itself, as a complete sentence.
+            key: Stable name; storing the same key again updates that memory.
+            tags: Short lowercase labels, e.g. ["preferences", "python"].
+            category: core (permanent identity facts), knowledge (things learned, the default) or
+                conversation (short-lived notes).
+            type: experience, conversation, learned, social, decision, achievement, or another word.
+            importance: 0 trivial .. 1 essential.
+        """
+        with _for_the_model():
+            result = await self.engram.remember(content, key=key, tags=tags, category=category, type=type,
+                                                importance=importance)
+        return {k: v for k, v in write_dict(result).items() if k != "memory"}
+
+    async def recall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
+                     tags: list[str] | None = None) -> dict[str, Any]:
+        """Search long-term memory for what is relevant to a question. Returns the best matches first, each
+        with memory_id, content, relevance (0..1), tags, timestamp and context. Ask short, specific
+        questions. An empty list means nothing relevant is stored.
+
+        Args:
+            query: What you want to know, in plain words.
+            limit: Most results to return (1 to 100); default 10 unless engram is set otherwise.
+            min_relevance: Drop results below this relevance (0 to 1), e.g. 0.3.
+            tags: Only memories with all of these tags.
+        """
+        with _for_the_model():
+            result = await self.engram.recall(query, limit=limit, min_relevance=min_relevance,
+                                              filters=None if tags is None else Filters(tags=tags))
+        out: dict[str, Any] = {"results": [clawcode_result(hit) for hit in result.hits]}
+        if result.notes:
+            out["notes"] = list(result.notes)
+        return out
+
+    async def forget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
+                     tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
+                     dry_run: bool = False) -> dict[str, Any]:
+        """Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one
+        of memory_id, key, query, tag or older_than_days. Always say why in reason. Use dry_run to see
+        what would be removed first.
+
+        Args:
+            memory_id: Id (or key) of one memory, from recall.
+            key: The memory's key, always read as a key (for a key that is also an id).
+            query: Forget every memory containing all these words.
+            tag: Forget every memory with this tag.
+            older_than_days: Forget memories created more than this many days ago.
+            reason: Why, kept in the audit trail.
+            dry_run: Only list what would be forgotten.
+        """
+        with _for_the_model():
+            # Checked in the tool's own argument names first: the engine names its own (ref, older_than_s).
+            one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
+                                    "older_than_days": older_than_days})
+            one = None
+            if memory_id is not None or key is not None:
+                one = (await self.engram.named(memory_id, key, field="forget", names=("memory_id", "key"))).id
+            removed = await self.engram.forget(
+                one, query=query, tag=tag, reason=reason, dry_run=dry_run,
+                older_than_s=None if older_than_days is None else older_than_days * DAY_S)
+        return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
+                "dry_run": dry_run, "reason": reason}
+
+
+def _text(message: ModelMessage) -> str:
+    """The text a person reads of ``message``: its user prompts' or response's text parts."""
+    kind = "user-prompt" if isinstance(message, ModelRequest) else "text"
+    return "\n".join(p.content for p in message.parts if p.part_kind == kind and isinstance(p.content, str))
+
+
+class EngramMessageStore:
+    """Pydantic AI conversations (``ModelMessage`` lists) kept in an engram agent's history."""
+
+    def __init__(self, engram: Engram | AsyncEngram) -> None:
+        """``engram``: the engine (or view) whose agent's history holds the conversations."""
+        if isinstance(engram, AsyncEngram):
+            engram = engram.engram
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
+        self.engram = engram
+
+    @staticmethod
+    def key(conversation_id: str) -> str:
+        """The engram history key of a conversation (``pydantic-ai:<conversation_id>``)."""
+        try:
+            return conversation_key(CHANNEL, conversation_id)
+        except ValidationError as exc:
+            raise ValidationError("conversation_id", exc.problem, exc.allowed) from None
+
+    def messages(self, conversation_id: str, *, limit: int | None = None) -> list[ModelMessage]:
+        """The conversation's messages, oldest first (the latest ``limit`` when given); empty when
+        nothing was saved: what ``agent.run(..., message_history=...)`` takes."""
+        key = self.key(conversation_id)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValidationError("limit", f"{limit!r} is not a count", "a count >= 0, or None for all")
+        history = self.engram.history
+        stored = history.all(key) if limit is None else history.recent(key, limit) if limit else []
+        kept = [m.metadata["message"] for m in stored if "message" in m.metadata]
+        return ModelMessagesTypeAdapter.validate_json(json.dumps(kept))
+
+    def save(self, conversation_id: str, messages: Sequence[ModelMessage]) -> None:
+        """Append ``messages`` (a run's ``result.new_messages()``) to the conversation."""
+        key = self.key(conversation_id)
+        messages = list(messages)
+        for i, message in enumerate(messages):
+            # The adapter writes anything else as it can, with a warning: it would load as nothing.
+            if not isinstance(message, ModelRequest | ModelResponse):
+                raise ValidationError(f"messages[{i}]", f"got {type(message).__name__}",
+                                      "Pydantic AI messages: ModelRequest or ModelResponse")
+        whole = json.loads(ModelMessagesTypeAdapter.dump_json(messages))
+        history = self.engram.history
+        for message, item in zip(messages, whole, strict=True):
+            role = "user" if isinstance(message, ModelRequest) else "assistant"
+            text = _text(message).strip() or json.dumps(item, ensure_ascii=False)
+            history.append(key, role, text, metadata={"message": item})
+
+    def clear(self, conversation_id: str) -> None:
+        """Delete the conversation's messages."""
+        self.engram.history.purge(self.key(conversation_id))
+
+    # The same, off the event loop, for async code.
+    async def amessages(self, conversation_id: str, *, limit: int | None = None) -> list[ModelMessage]:
+        return await asyncio.to_thread(self.messages, conversation_id, limit=limit)
+
+    async def asave(self, conversation_id: str, messages: Sequence[ModelMessage]) -> None:
+        await asyncio.to_thread(self.save, conversation_id, list(messages))
+
+    async def aclear(self, conversation_id: str) -> None:
+        await asyncio.to_thread(self.clear, conversation_id)

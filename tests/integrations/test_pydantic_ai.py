@@ -1,0 +1,209 @@
+"""EngramToolset and EngramMessageStore driven by a real Pydantic AI Agent (FunctionModel, Pydantic
+AI's own offline model, stands in for a provider) over a real SQLite engram store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra is not installed: pip install 'engram-recall[pydantic-ai]'")
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+
+from engram.aio import AsyncEngram  # noqa: E402
+from engram.engine import Engram  # noqa: E402
+from engram.errors import ValidationError  # noqa: E402
+from engram.integrations.pydantic_ai import EngramMessageStore, EngramToolset  # noqa: E402
+
+
+@pytest.fixture
+def engram(isolated_home: Path) -> Engram:
+    # The configured SQLite store and SQLite history under the test's own ENGRAM_HOME.
+    mem = Engram.from_settings(agent="assistant", embeddings={"provider": "none"})
+    yield mem
+    mem.close()
+
+
+def calls_then_answers(*calls: tuple[str, dict[str, Any]]) -> tuple[FunctionModel, list[list[ModelMessage]]]:
+    """A model that makes ``calls`` (one tool call per response), then answers with what the last
+    tool call got back (its return, or the error text it was sent); and every history it was shown."""
+    seen: list[list[ModelMessage]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        step = sum(isinstance(m, ModelResponse) for m in _this_run(messages))  # one call per response
+        if step < len(calls):
+            name, args = calls[step]
+            return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call-{step}")])
+        last = messages[-1].parts[-1]
+        text = last.content if isinstance(last.content, str) else json.dumps(last.content)
+        return ModelResponse(parts=[TextPart(text)])
+
+    return FunctionModel(respond), seen
+
+
+def _this_run(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """The messages since the run's own prompt (a loaded history comes before it)."""
+    starts = [i for i, m in enumerate(messages)
+              if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)]
+    return messages[starts[-1]:]
+
+
+def returned(result: Any, tool: str) -> Any:
+    """What ``tool`` gave the model in this run (its return, or its retry prompt's text)."""
+    for message in result.new_messages():
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name == tool:
+                return part.content
+    raise AssertionError(f"{tool} was not called")
+
+
+def run(agent: Agent, prompt: str, **kwargs: Any) -> Any:
+    return asyncio.run(agent.run(prompt, **kwargs))
+
+
+def with_tools(mem: AsyncEngram, *calls: tuple[str, dict[str, Any]]) -> Agent:
+    model, _ = calls_then_answers(*calls)
+    return Agent(model, toolsets=[EngramToolset(mem)])
+
+
+def test_a_fact_remembered_in_one_run_is_recalled_in_a_later_one(engram: Engram) -> None:
+    mem = AsyncEngram(engram)
+    first = run(with_tools(mem, ("remember", {"content": "The user's favourite colour is teal",
+                                               "tags": ["preferences"], "importance": 0.8})),
+                "Remember that my favourite colour is teal")
+    stored = returned(first, "remember")
+    assert stored["action"] == "created" and stored["memory_id"]
+    memory = engram.get(stored["memory_id"])
+    assert memory.scope.agent == "assistant" and memory.tags == ("preferences",) and memory.importance == 0.8
+
+    # A later run, with a new agent and toolset: only the store connects the two.
+    second = run(with_tools(AsyncEngram(engram), ("recall", {"query": "favourite colour"})),
+                 "What is my favourite colour?")
+    hits = returned(second, "recall")["results"]
+    assert [h["content"] for h in hits] == ["The user's favourite colour is teal"]
+    assert hits[0]["memory_id"] == stored["memory_id"] and hits[0]["tags"] == ["preferences"]
+    assert "teal" in second.output  # the model was shown the recalled memory
+
+    third = run(with_tools(mem, ("forget", {"memory_id": stored["memory_id"], "reason": "asked to"})), "Forget it")
+    assert returned(third, "forget")["count"] == 1 and engram.count() == 0
+
+
+def test_the_tools_tell_the_model_their_arguments(engram: Engram) -> None:
+    tools: dict[str, Any] = {}
+
+    def look(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        tools.update({t.name: t for t in info.function_tools})
+        return ModelResponse(parts=[TextPart("ok")])
+
+    run(Agent(FunctionModel(look), toolsets=[EngramToolset(AsyncEngram(engram))]), "hi")
+    assert set(tools) == {"remember", "recall", "forget"}
+    remember = tools["remember"]
+    assert remember.description.startswith("Store one fact") and remember.parameters_json_schema["required"] == ["content"]
+    # every argument is described to the model (the toolset refuses a tool with an undescribed one)
+    assert all(p.get("description") for t in tools.values() for p in t.parameters_json_schema["properties"].values())
+
+
+@pytest.mark.parametrize(("tool", "args", "expected"), [
+    ("remember", {"content": "The sky is green", "importance": 7.0}, "invalid importance"),
+    ("remember", {"content": "   "}, "invalid content"),
+    ("remember", {"content": "Fact", "category": "forever"}, "invalid category"),
+    ("recall", {"query": "anything", "limit": 500}, "invalid limit"),
+    ("forget", {"query": "sky", "tag": "colours"}, "invalid forget: got query, tag (allowed: exactly one of memory_id, key"),
+])
+def test_a_bad_argument_comes_back_to_the_model_naming_the_field(engram: Engram, tool: str, args: dict[str, Any],
+                                                                 expected: str) -> None:
+    result = run(with_tools(AsyncEngram(engram), (tool, args)), "Do it")
+    told = returned(result, tool)
+    assert isinstance(told, str) and told.startswith(expected), told
+    assert expected in result.output  # the model read it, and could answer (or retry) from it
+    assert engram.count() == 0  # nothing was stored
+
+
+def test_a_memory_that_is_not_there_is_a_failed_call_not_a_retry(engram: Engram) -> None:
+    result = run(with_tools(AsyncEngram(engram), ("forget", {"memory_id": "no-such-memory"})), "Forget it")
+    part = next(p for m in result.new_messages() for p in m.parts if isinstance(p, ToolReturnPart))
+    assert part.outcome == "failed"
+    assert part.content == "memory not found: 'no-such-memory'; recall first to find the right memory_id or key"
+
+
+def test_a_conversation_saved_loads_as_it_was_and_the_next_run_sees_it(engram: Engram) -> None:
+    store = EngramMessageStore(engram)
+    model, seen = calls_then_answers(("remember", {"content": "The user's name is Ana"}))
+    agent = Agent(model, toolsets=[EngramToolset(AsyncEngram(engram))])
+
+    first = run(agent, "My name is Ana", message_history=store.messages("user-42"))
+    store.save("user-42", first.new_messages())
+    loaded = store.messages("user-42")
+    assert loaded == first.all_messages() and len(loaded) == 4  # prompt, tool call, tool return, answer
+
+    second = run(agent, "What is my name?", message_history=loaded)
+    assert seen[-1][:4] == first.all_messages()  # the model was shown the first run
+    asyncio.run(store.asave("user-42", second.new_messages()))
+    assert asyncio.run(store.amessages("user-42")) == second.all_messages()
+    assert store.messages("user-42", limit=2) == second.all_messages()[-2:]
+
+    # engram's own history reads it as a conversation; the whole message rides in the metadata
+    history = engram.history.all("pydantic-ai:user-42")
+    assert [(m.role.value, m.content) for m in history][:1] == [("user", "My name is Ana")]
+    assert history[3].content == first.output and history[1].role.value == "assistant"
+    assert json.loads(history[1].content)["parts"][0]["tool_name"] == "remember"  # no text: the message as JSON
+
+    store.clear("user-42")
+    assert store.messages("user-42") == [] and store.messages("someone-else") == []
+
+
+def test_a_window_that_cuts_a_tool_call_from_its_return_still_runs(engram: Engram) -> None:
+    store = EngramMessageStore(engram)
+    first = run(with_tools(AsyncEngram(engram), ("recall", {"query": "anything"})), "Look it up")
+    store.save("c", first.new_messages())
+    window = store.messages("c", limit=2)  # the tool's return and the answer, without the call
+    assert isinstance(window[0].parts[0], ToolReturnPart)
+    model, seen = calls_then_answers()
+    assert run(Agent(model), "And now?", message_history=window).output == "And now?"
+    assert not any(isinstance(p, ToolReturnPart) for m in seen[0] for p in m.parts)  # Pydantic AI dropped it
+
+
+def test_one_agent_never_sees_another_agents_memories_or_conversations(engram: Engram) -> None:
+    alice, bob = AsyncEngram(engram.for_agent("alice")), AsyncEngram(engram.for_agent("bob"))
+    stored = returned(run(with_tools(alice, ("remember", {"content": "Alice's locker code is 4512"})), "Keep it"),
+                      "remember")
+    assert returned(run(with_tools(bob, ("recall", {"query": "locker code"})), "Code?"), "recall")["results"] == []
+    assert returned(run(with_tools(alice, ("recall", {"query": "locker code"})), "Code?"), "recall")["results"]
+    refused = run(with_tools(bob, ("forget", {"memory_id": stored["memory_id"]})), "Forget it")
+    assert returned(refused, "forget").startswith("memory not found")
+    assert engram.for_agent("alice").count() == 1
+
+    saved = run(with_tools(alice), "A secret between us")
+    EngramMessageStore(alice).save("c1", saved.new_messages())
+    assert EngramMessageStore(bob).messages("c1") == []
+    assert EngramMessageStore(engram.for_agent("alice")).messages("c1") == saved.all_messages()
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda e: EngramToolset(e), "engram"),  # a sync Engram: the tools are async
+    (lambda e: EngramMessageStore("not an engine"), "engram"),
+    (lambda e: EngramMessageStore(e).messages("has:colon"), "conversation_id"),
+    (lambda e: EngramMessageStore(e).messages("ok", limit=-1), "limit"),
+    (lambda e: EngramMessageStore(e).save("ok", [ModelRequest.user_text_prompt("hi"), {"role": "user"}]), "messages[1]"),
+])
+def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], Any], field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert err.value.field == field
