@@ -135,7 +135,8 @@ def test_relative_links_point_at_files(page: str) -> None:
 INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
 # What an example in docs/integrations.md needs beyond engram: the module it imports from the extra.
 _EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langchain_core", "from agents": "agents",
-                  "from pydantic_ai": "pydantic_ai"}
+                  "from pydantic_ai": "pydantic_ai",
+                  "from llama_index": "llama_index.core"}
 
 
 @pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", INTEGRATIONS))))

@@ -1,0 +1,211 @@
+"""EngramMemoryBlock in a real LlamaIndex ``Memory`` (and a chat engine driven by LlamaIndex's
+MockLLM), over a real SQLite store and the local embedding model."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("llama_index.core", reason="the llamaindex extra is not installed: pip install 'engram-recall[llamaindex]'")
+
+from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
+from llama_index.core.chat_engine import SimpleChatEngine  # noqa: E402
+from llama_index.core.llms import MockLLM  # noqa: E402
+from llama_index.core.memory import Memory  # noqa: E402
+
+from engram.embed import Embedder  # noqa: E402
+from engram.engine import Engram, Filters  # noqa: E402
+from engram.errors import ValidationError  # noqa: E402
+from engram.integrations.llamaindex import EngramMemoryBlock, message_key  # noqa: E402
+from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
+
+ALICE = [("user", "My dog is called Biscuit"), ("assistant", "Biscuit is a lovely name for a dog."),
+         ("user", "I work at a bakery in Porto"), ("assistant", "Porto's bakeries are famous for pastel de nata."),
+         ("user", "I prefer green tea to coffee"), ("assistant", "Noted: green tea."),
+         ("user", "Tell me a joke"), ("assistant", "Why did the chicken cross the road?")]
+BOB = [("user", "My dog is called Rex"), ("assistant", "Rex is a strong name."),
+       ("user", "I live in Oslo"), ("assistant", "Oslo is cold in winter."),
+       ("user", "Tell me a joke"), ("assistant", "Knock knock.")]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    from engram.embed.local import LocalProvider, available_runtime
+
+    if available_runtime() is None:
+        pytest.skip("no local embedding runtime installed (pip install 'engram-recall[local]')")
+    provider = LocalProvider()
+    provider.warm_up()
+    return Embedder(provider)
+
+
+@pytest.fixture
+def engram(tmp_path: Path, embedder: Embedder) -> Engram:
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="alice", embedder=embedder)
+    yield mem
+    mem.close()
+
+
+def _memory(engram: Engram, session: str, **block: object) -> Memory:
+    # A small token limit, so that a few turns flush the oldest messages to the block.
+    return Memory.from_defaults(session_id=session, token_limit=60, chat_history_token_ratio=0.5, token_flush_size=20,
+                                memory_blocks=[EngramMemoryBlock(engram=engram, **block)])
+
+
+def _chat(memory: Memory, turns: list[tuple[str, str]]) -> None:
+    for role, text in turns:
+        memory.put(ChatMessage(role=role, content=text))
+
+
+def _memory_text(messages: list[ChatMessage]) -> str:
+    system = [m for m in messages if m.role == "system"]
+    return system[0].content if system else ""
+
+
+def test_flushed_messages_are_recalled_for_the_latest_message_and_agents_stay_apart(engram: Engram) -> None:
+    alice = _memory(engram, "alice-1")
+    bob = _memory(engram.for_agent("bob"), "bob-1")
+    _chat(alice, ALICE)
+    _chat(bob, BOB)
+
+    stored = engram.list()
+    assert {m.content for m in stored} >= {"My dog is called Biscuit", "Biscuit is a lovely name for a dog."}
+    assert len(alice.get_all()) == len(ALICE) and len(alice.get()) < len(ALICE)  # flushed from short-term memory
+    first = next(m for m in stored if m.content == "My dog is called Biscuit")
+    assert (first.category.value, first.type, first.key) == ("conversation", "conversation",
+                                                            message_key("user", "My dog is called Biscuit"))
+    assert set(first.tags) == {"llamaindex", "user"} and first.source == "llamaindex:alice-1"
+    assert not {m.content for m in stored} & {text for _, text in BOB}
+
+    recalled = _memory_text(alice.get(input="What is my dog's name?"))
+    assert "<engram>" in recalled and "user: My dog is called Biscuit" in recalled
+    assert "Rex" not in recalled and "Oslo" not in recalled
+    assert "Rex" in _memory_text(bob.get(input="What is my dog's name?"))
+    assert all(m.recall_count == 0 for m in engram.list())  # injecting context is not a use (touch=False)
+
+
+def test_the_same_messages_put_again_store_nothing_twice(engram: Engram) -> None:
+    memory = _memory(engram, "s1")
+    _chat(memory, ALICE)
+    before = {(m.key, m.content, m.updated_at) for m in engram.list()}
+    assert before
+    # The history set again (a restarted app) flushes the same messages once more, and so does
+    # a block given them directly.
+    again = Memory.from_defaults(session_id="s1", chat_history=[ChatMessage(role=r, content=t) for r, t in ALICE],
+                                 token_limit=60, chat_history_token_ratio=0.5, token_flush_size=20,
+                                 memory_blocks=[EngramMemoryBlock(engram=engram)])
+    again.put(ChatMessage(role="user", content="And one more thing"))
+    asyncio.run(EngramMemoryBlock(engram=engram).aput([ChatMessage(role=r, content=t) for r, t in ALICE]))
+    after = {(m.key, m.content, m.updated_at) for m in engram.list()}
+    assert {k for k, _, _ in after} == {message_key(r, t) for r, t in ALICE}
+    assert before < after and len(after) == len(ALICE)  # nothing twice, nothing stored changed
+    assert all(engram.versions(m.id) == [] for m in engram.list())
+
+
+def test_what_is_stored_and_what_is_not(engram: Engram) -> None:
+    block = EngramMemoryBlock(engram=engram)
+    call = ChatMessage(role="assistant", content=None, additional_kwargs={"tool_calls": [{"id": "c1"}]})
+    asyncio.run(block.aput([
+        ChatMessage(role="system", content="You are a helpful assistant."),
+        ChatMessage(role="user", content="What's the weather in Porto?"), call,
+        ChatMessage(role="tool", content="sunny, 24C"),
+        ChatMessage(role="assistant", content="  It is sunny in Porto.  "),
+        ChatMessage(role="user", content="x" * (engram.max_content_chars + 50)),
+    ]))
+    stored = {m.content: m for m in engram.list()}
+    assert set(stored) == {"What's the weather in Porto?", "It is sunny in Porto.", "x" * engram.max_content_chars}
+    assert stored["It is sunny in Porto."].search_context == "What's the weather in Porto?"  # found by its question
+
+
+def test_what_get_returns_is_bounded(engram: Engram) -> None:
+    engram.remember_many([{"content": f"Fact {i} about the user's garden: it has {i} apple trees"} for i in range(20)])
+    block = EngramMemoryBlock(engram=engram, k=20, max_chars=150)
+    text = asyncio.run(block.aget([ChatMessage(role="user", content="how many apple trees are in the garden?")]))
+    assert 0 < len(text) <= 150 and text.count("\n") == len(text.splitlines()) - 1
+    assert all(line.startswith("- Fact ") for line in text.splitlines())
+    assert len(asyncio.run(EngramMemoryBlock(engram=engram, k=2).aget(
+        [ChatMessage(role="user", content="apple trees in the garden")])).splitlines()) == 2
+    tiny = asyncio.run(EngramMemoryBlock(engram=engram, max_chars=10).aget([ChatMessage(role="user", content="garden")]))
+    assert len(tiny) == 10 and tiny.endswith("…")  # the best memory's start rather than nothing
+    assert asyncio.run(block.aget([])) == "" and asyncio.run(block.aget([ChatMessage(role="user", content="  ")])) == ""
+    # Memory asks a block with a priority to shrink when the chat does not fit: the least relevant lines go first
+    lines = text.splitlines()
+    assert asyncio.run(block.atruncate(text, 1)) == "\n".join(lines[:-1])
+    assert asyncio.run(block.atruncate(text, 10_000)) is None
+
+
+def test_filters_narrow_recall(engram: Engram) -> None:
+    engram.remember("The user's garden has three apple trees", tags=["garden"])
+    asyncio.run(EngramMemoryBlock(engram=engram).aput([ChatMessage(role="user", content="My apple trees need pruning")]))
+    query = [ChatMessage(role="user", content="apple trees")]
+    everything = asyncio.run(EngramMemoryBlock(engram=engram).aget(query))
+    assert "three apple trees" in everything and "need pruning" in everything
+    garden = asyncio.run(EngramMemoryBlock(engram=engram, filters=Filters(tags=["garden"])).aget(query))
+    assert garden == "- The user's garden has three apple trees"
+
+
+def test_a_real_chat_engine_sends_the_recalled_memories_to_the_model(engram: Engram) -> None:
+    # MockLLM answers with the prompt it was sent, so its answer shows what reached the model.
+    engine = SimpleChatEngine.from_defaults(llm=MockLLM(), memory=_memory(engram, "chat"))
+    engine.chat("My dog is called Biscuit")
+    engine.chat("I work at a bakery in Porto")
+    assert "My dog is called Biscuit" in {m.content for m in engram.list()}  # flushed by the engine's own puts
+    answer = engine.chat("What is my dog's name?").response
+    assert "<engram>" in answer and "user: My dog is called Biscuit" in answer
+    answer = asyncio.run(engine.achat("And my dog's name again?")).response
+    assert "user: My dog is called Biscuit" in answer
+
+
+@pytest.mark.parametrize(("fields", "field"), [
+    ({"k": 0}, "k"), ({"k": 101}, "k"), ({"max_chars": 0}, "max_chars"), ({"max_chars": True}, "max_chars"),
+    ({"k": "2"}, "k"), ({"min_relevance": 2}, "min_relevance"), ({"filters": {"tags": ["x"]}}, "filters"),
+    ({"engram": None}, "engram"),
+])
+def test_a_bad_field_names_itself(engram: Engram, fields: dict, field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryBlock(**{"engram": engram, **fields})
+    assert err.value.field == field
+
+
+def test_a_bad_message_is_named_by_its_place_and_nothing_is_stored(engram: Engram) -> None:
+    block = EngramMemoryBlock(engram=engram)
+    with pytest.raises(ValidationError) as err:
+        asyncio.run(block.aput([ChatMessage(role="user", content="fine"), ChatMessage(role="tool", content="skipped"),
+                                ChatMessage(role="assistant", content="bad\x00text")]))
+    assert err.value.field == "messages[2].content"
+    assert engram.count() == 0
+
+
+def test_memory_works_without_network(tmp_path: Path) -> None:
+    # LlamaIndex counts tokens with tiktoken and may use nltk; both load data they could download.
+    # The data ships in llama-index-core's wheel: with every connection refused, Memory still works.
+    script = f"""
+import socket
+def refuse(*args, **kwargs):
+    raise OSError("network disabled by the test")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.memory import Memory
+from llama_index.core.utils import globals_helper
+from engram.engine import Engram
+from engram.store.sqlite import SqliteMemoryStore
+from engram.integrations.llamaindex import EngramMemoryBlock
+mem = Engram(SqliteMemoryStore({str(tmp_path / "offline.db")!r}), agent="a")
+memory = Memory.from_defaults(session_id="s", token_limit=40, chat_history_token_ratio=0.5, token_flush_size=10,
+                              memory_blocks=[EngramMemoryBlock(engram=mem)])
+for i in range(6):
+    memory.put(ChatMessage(role="user" if i % 2 == 0 else "assistant", content=f"message {{i}} about the red bicycle"))
+assert mem.count() > 0
+assert "red bicycle" in memory.get(input="the red bicycle")[0].content
+assert globals_helper.stopwords and globals_helper.punkt_tokenizer
+print("ok")
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "NLTK_DATA")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
