@@ -158,3 +158,26 @@ def test_a_tool_result_without_its_call_is_reported_not_imported(tmp_path: Path)
             in summary.warnings
         with pytest.raises(SnapshotError, match=r"^document: no Letta agent"):
             mem.import_from('{"agents": "none", "blocks": []}', "letta")
+
+
+def test_archival_passages_and_parallel_tool_returns(tmp_path: Path) -> None:
+    # The format does not carry archival passages yet: a file that does, with Letta's passage fields.
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    agent = document["agents"][0]
+    agent["passages"] = [{"id": "passage-0", "text": "Chad's boat is a 22-foot sloop called Yak ⛵",
+                          "created_at": "2025-10-30T09:00:00+00:00", "tags": ["boats"], "metadata": {"source": "chat"}}]
+    second = {**agent["messages"][2]["tool_calls"][0], "id": "call_R8"}
+    agent["messages"][2]["tool_calls"].append(second)
+    agent["messages"][3]["content"] = []  # Letta v1 keeps parallel results in tool_returns
+    agent["messages"][3]["tool_returns"].append({"tool_call_id": "call_R8", "status": "success", "func_response": "ok"})
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        summary = mem.import_from(json.dumps(document))
+        assert (summary.imported, summary.messages_imported) == (3, 5), summary
+        sam = mem.for_agent("memgpt_agent")
+        [boat] = [m for m in sam.list() if m.category.value == "knowledge"]
+        assert (boat.content, boat.tags, boat.created_at) == ("Chad's boat is a 22-foot sloop called Yak ⛵", ("boats",),
+                                                             1761814800.0)
+        assert boat.metadata == {"source": "chat", "letta": {"agent": "memgpt_agent", "passage": "passage-0"}}
+        results = [(m.tool_call_id, m.content) for m in sam.history.all("letta:memgpt_agent") if m.role.value == "tool"]
+        assert results[1] == ("call_R8", "ok") and results[0][0] == "call_Q7pA9"
+        assert mem.import_from(json.dumps(document)).skipped == 3
