@@ -96,3 +96,22 @@ def test_a_sqlite_database_kind_is_refused_as_text_naming_the_source(served: Ser
             assert r.status_code == 422 and r.json()["field"] == "source", r.text
             assert "SQLite database file" in r.json()["detail"], r.text
         assert alice.get("/api/v1/stats").json()["memories"] == 0
+
+
+def test_a_letta_agent_file_joins_the_callers_agent_and_history(served: Served) -> None:
+    agent_file = (FIXTURES / "letta.af").read_text(encoding="utf-8")
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        first = alice.post("/api/v1/import/auto", json={"text": agent_file})
+        assert first.status_code == 200, first.text
+        assert (first.json()["kind"], first.json()["imported"], first.json()["messages_imported"]) == ("letta", 2, 4)
+        again = alice.post("/api/v1/import/letta", json={"text": agent_file}).json()
+        assert (again["skipped"], again["messages_skipped"]) == (2, 4), again
+        # The Letta agent does not become another engram agent over HTTP: its blocks and history are alice's.
+        items = alice.get("/api/v1/memory").json()["memories"]
+        assert {(m["key"], m["scope"]) for m in items} == {("letta-human", "agent:alice"), ("letta-persona", "agent:alice")}
+        messages = alice.get("/api/v1/history/letta:memgpt_agent").json()["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+        assert bob.get("/api/v1/stats").json()["memories"] == 0
+        assert bob.get("/api/v1/history").json()["conversations"] == []
+        bad = alice.post("/api/v1/import/letta", json={"text": agent_file.replace('"role": "tool"', '"role": "robot"')})
+        assert bad.status_code == 422 and "agents[0].messages[3].role" in bad.text, bad.text

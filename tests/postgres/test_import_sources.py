@@ -35,3 +35,16 @@ def test_import_from_on_postgres(pg_url: str, tmp_path: Path) -> None:
             engram.import_from('{"results": [{"id": "1", "memory": "fine"}, {"id": "2", "memory": "x", '
                                '"created_at": "yesterday"}]}')
         assert engram.count() == before
+
+
+def test_a_letta_agent_file_joins_its_agents_history_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, database_url=pg_url, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as engram:
+        summary = engram.import_from(FIXTURES / "letta.af")
+        assert (summary.kind, summary.imported, summary.messages_imported) == ("letta", 2, 4)
+        sam = engram.for_agent("memgpt_agent")
+        assert [m.role.value for m in sam.history.all("letta:memgpt_agent")] == ["user", "assistant", "tool", "assistant"]
+        assert sam.get("letta-persona").content.startswith("\nThe following is a starter persona")
+        assert engram.history.all("letta:memgpt_agent") == [] and engram.list() == []
+        again = engram.import_from(FIXTURES / "letta.af")
+        assert (again.skipped, again.messages_skipped) == (2, 4)

@@ -21,6 +21,7 @@ from engram.errors import SnapshotError, ValidationError
 from engram.importers import (
     basic_memory,
     clawless,
+    letta,
     mcp_memory,
     mcp_memory_service,
     mem0,
@@ -35,7 +36,8 @@ from engram.importers.base import Files, Plan, read_folder, without_bom
 __all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "detect", "detect_document", "read_plan"]
 
 # Readers of one document (text) and of a folder (files by relative path).
-_TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read}
+_TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read,
+                 letta.KIND: letta.read}
 _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
@@ -77,8 +79,8 @@ def check_kind(kind: str) -> str:
 
 
 def detect_document(text: str) -> str:
-    """The kind of a JSON or JSON-lines document: mem0, mcp-memory, mcp-memory-service,
-    clawless (its conversation history) or, failing those, ``snapshot``."""
+    """The kind of a JSON or JSON-lines document: mem0, mcp-memory, mcp-memory-service, letta
+    (an Agent File), clawless (its conversation history) or, failing those, ``snapshot``."""
     text = without_bom(text)
     try:
         data: Any = jsondoc.loads(text)
@@ -97,6 +99,8 @@ def detect_document(text: str) -> str:
         return "clawless"
     if mcp_memory_service.looks_like(data):
         return "mcp-memory-service"
+    if letta.looks_like(data):
+        return letta.KIND
     return "mem0" if mem0.looks_like(data) else "snapshot"
 
 
@@ -122,6 +126,8 @@ def detect(path: Path) -> str:
         return found
     if path.name == clawless.HISTORY:
         return "clawless"
+    if path.suffix.lower() == letta.SUFFIX and path.is_file():
+        return letta.KIND  # Letta's Agent File: its reader names what is wrong in one that is malformed
     if path.suffix.lower() in _DATABASE_SUFFIXES and path.is_file():
         # Named as what it claims to be, not read as a malformed JSON snapshot.
         raise SnapshotError("path", f"{path} is not a SQLite database: it does not start with SQLite's header "

@@ -37,6 +37,7 @@ from engram.model import (
 
 if TYPE_CHECKING:
     from engram.engine import Engram
+    from engram.history.service import History
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -59,7 +60,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     report = progress or (lambda phase, done, total: None)
     now = engram.clock()
     memories, warnings = _memories(engram, plan, keep_agents, now)
-    messages = _messages(plan)  # validated before the first write
+    messages = _messages(plan, engram.scope.agent or "default", keep_agents)  # validated before the first write
     summaries = _summaries(plan)
     existing = {m.id for m in engram.store.get_many([m.id for m in memories])} if memories else set()
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
@@ -181,7 +182,12 @@ def _stored_key(engram: Engram, scope: Scope, key: str) -> bool:
     return engram.store.get(key, make_filter((scope,), include_superseded=True)) is not None
 
 
-def _messages(plan: Plan) -> list[tuple[str, Message]]:
+Conversation = tuple[str, str]  # (agent, key): history is per agent
+
+
+def _messages(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversation, Message]]:
+    """Each message with the conversation it joins: the source agent's (Letta's agent) when it names
+    one and ``keep_agents``, else the importing agent's."""
     out = []
     for entry in plan.history:
         try:
@@ -190,7 +196,8 @@ def _messages(plan: Plan) -> list[tuple[str, Message]]:
                                    created_at=entry.created_at)
         except ValidationError as exc:
             raise SnapshotError(f"{entry.where}.{exc.field}", exc.problem, exc.allowed) from None
-        out.append((entry.conversation, message))
+        agent = entry.agent if keep_agents and entry.agent else own
+        out.append(((agent, entry.conversation), message))
     return out
 
 
@@ -200,7 +207,7 @@ def _mark(message: Message) -> tuple[str, str, float, str | None]:
     return message.role.value, message.content, message.created_at, message.tool_call_id
 
 
-def _append_history(engram: Engram, messages: list[tuple[str, Message]], report: Progress,
+def _append_history(engram: Engram, messages: list[tuple[Conversation, Message]], report: Progress,
                     warnings: list[str]) -> tuple[int, int]:
     """Append the messages a conversation does not hold yet; returns (added and kept, present).
     A message the source repeats (the same text, role and time) is appended as often as the
@@ -208,39 +215,50 @@ def _append_history(engram: Engram, messages: list[tuple[str, Message]], report:
     trimmed away again at once is not counted as added, and is reported."""
     if not messages:
         return 0, 0
-    history = engram.history
-    held: dict[str, Counter[tuple[str, str, float, str | None]]] = {}
-    newest: dict[str, float] = {}
-    appended: dict[str, Counter[tuple[str, str, float, str | None]]] = {}
+    own = engram.scope.agent or "default"
+    histories: dict[str, History] = {}
+
+    def history_of(agent: str) -> History:
+        if agent not in histories:
+            histories[agent] = engram.history if agent == own else engram.for_agent(agent).history
+        return histories[agent]
+
+    held: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
+    newest: dict[Conversation, float] = {}
+    appended: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
     present = 0
-    for n, (key, message) in enumerate(messages, 1):
-        if key not in held:
+    for n, (conversation, message) in enumerate(messages, 1):
+        history = history_of(conversation[0])
+        key = conversation[1]
+        if conversation not in held:
             kept = history.all(key)
-            held[key] = Counter(_mark(m) for m in kept)
-            newest[key] = max((m.created_at for m in kept), default=float("-inf"))
-            appended[key] = Counter()
+            held[conversation] = Counter(_mark(m) for m in kept)
+            newest[conversation] = max((m.created_at for m in kept), default=float("-inf"))
+            appended[conversation] = Counter()
         mark = _mark(message)
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
-        if held[key][mark] > 0:
-            held[key][mark] -= 1  # each copy the conversation holds stands for one the source has
+        if held[conversation][mark] > 0:
+            held[conversation][mark] -= 1  # each copy the conversation holds stands for one the source has
             present += 1
-        elif message.created_at < newest[key]:
+        elif message.created_at < newest[conversation]:
             present += 1
         else:
             history.add(key, message)
-            appended[key][mark] += 1
+            appended[conversation][mark] += 1
         report("history", n, len(messages))
     added = 0
-    for key, marks in appended.items():
+    for (agent, key), marks in appended.items():
         if not marks:
             continue
+        history = history_of(agent)
         kept_now = Counter(_mark(m) for m in history.all(key))
         kept = sum(min(count, kept_now[mark]) for mark, count in marks.items())
         added += kept
         if kept < marks.total():
-            warnings.append(f"{shown_key(key)}: {marks.total() - kept} older messages not kept: a conversation holds "
-                            f"at most history.max_history_len ({history.max_history_len}) messages")
+            whose = "" if agent == own else f" (agent {agent})"
+            warnings.append(f"{shown_key(key)}{whose}: {marks.total() - kept} older messages not kept: a conversation "
+                            f"holds at most history.max_history_len ({history.max_history_len}) messages")
     return added, present
 
 

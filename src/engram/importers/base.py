@@ -75,7 +75,7 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """A conversation message to append to engram's history (Clawless transcripts, sclaw)."""
+    """A conversation message to append to engram's history (Clawless transcripts, sclaw, Letta)."""
 
     where: str
     conversation: str
@@ -85,6 +85,7 @@ class HistoryEntry:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     tool_calls: Any = None  # as ``make_message`` takes them (a list, or its JSON text)
     tool_call_id: str | None = None
+    agent: str | None = None  # the source's agent whose history it joins; None means the importing agent
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,183 @@
+"""Letta's Agent File (``.af``) through every door that imports: the installed ``engram import``
+command and ``Engram.import_from`` on a real SQLite home. Fixtures are Letta's own example agent
+(letta-ai/agent-file's ``memgpt_agent``) reduced by hand, in the current shape (``agents`` /
+``blocks`` lists) and the first one (Letta 0.6: ``core_memory`` and ``messages`` at the top).
+Checked: blocks arrive as core memories byte for byte, the conversation joins the Letta agent's
+history in order with its tool calls, a second run imports nothing, agents stay apart, and a
+malformed file names its JSON path and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.errors import SnapshotError
+from engram.importers.base import agent_name
+from tests.importers.test_import_cli import ENGRAM, FIXTURES
+
+AGENT_FILE = FIXTURES / "letta.af"
+FIRST_SHAPE = FIXTURES / "letta-0.6.af"
+
+
+def engram(home: Path, *args: str, code: int = 0) -> Any:
+    done = subprocess.run([ENGRAM, "--home", str(home), "--json", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": "none"})
+    assert done.returncode == code, done.stderr
+    return json.loads(done.stdout) if code == 0 else done.stderr
+
+
+def blocks_of(path: Path) -> dict[str, str]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    found = document["blocks"] if "blocks" in document else document["core_memory"]
+    return {b["label"]: b["value"] for b in found}
+
+
+@pytest.mark.parametrize("kind", [None, "letta"])
+def test_an_agent_file_becomes_the_agents_core_memories_and_history(tmp_path: Path, kind: str | None) -> None:
+    home = tmp_path / "home"
+    args = ["import", str(AGENT_FILE), *(["--from", kind] if kind else [])]
+    first = engram(home, *args)
+    assert (first["kind"], first["imported"], first["messages_imported"]) == ("letta", 2, 4), first
+    # The compiled system message, the system prompt, tools and model settings are named as left out.
+    assert any("system messages (1)" in w for w in first["warnings"]), first["warnings"]
+    assert any("system prompt, 1 tools, llm_config not imported" in w for w in first["warnings"]), first["warnings"]
+    again = engram(home, *args)
+    assert (again["imported"], again["skipped"], again["messages_imported"], again["messages_skipped"]) == (0, 2, 0, 4)
+    # The Letta agent's name is the engram agent: nothing joins the importing one.
+    assert engram(home, "list") == [] and engram(home, "history", "list") == []
+    memories = {m["key"]: m for m in engram(home, "-a", "memgpt_agent", "list")}
+    assert set(memories) == {"letta-human", "letta-persona"}
+    human = memories["letta-human"]
+    assert human["content"] == blocks_of(AGENT_FILE)["human"]  # byte for byte, leading newline included
+    assert (human["category"], human["tags"], human["source"], human["scope"]) == (
+        "core", ["human"], "letta", "agent:memgpt_agent")
+    assert human["metadata"]["letta"] == {
+        "agent": "memgpt_agent", "label": "human", "block": "block-0", "limit": 20000,
+        "description": "The human block: Stores key details about the person you are conversing with, allowing for "
+                       "more personalized and friend-like conversation."}
+    shown = engram(home, "-a", "memgpt_agent", "history", "show", "letta:memgpt_agent")["messages"]
+    assert [m["role"] for m in shown] == ["user", "assistant", "tool", "assistant"]
+    assert shown[0]["content"] == "Hi Sam! I went sailing on the Bay again — Sundays are my sailing days. 🌊"
+    assert shown[0]["created_at"] == pytest.approx(1761951430.12)  # 2025-10-31T22:57:10.12+00:00
+    assert shown[1]["tool_calls"] == [{"id": "call_Q7pA9", "name": "core_memory_append",
+                                       "arguments": '{"label": "human", "content": "Sails on the Bay on Sundays"}'}]
+    assert shown[2]["tool_call_id"] == "call_Q7pA9" and shown[2]["metadata"]["letta"]["name"] == "core_memory_append"
+    assert shown[3]["metadata"] == {"letta": {"id": "message-4"}}
+
+
+def test_the_first_agent_file_shape_with_its_blocks_inline(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first = engram(home, "import", str(FIRST_SHAPE))
+    assert (first["kind"], first["imported"], first["messages_imported"]) == ("letta", 2, 3), first
+    human = engram(home, "-a", "memgpt_agent", "get", "letta-human")
+    assert human["content"] == "First name: Ana Lucía\nLanguage: español\n"
+    assert (human["created_at"], human["updated_at"]) == (1743479239.0, 1743479282.0)  # 03:47:19 and 03:48:02 UTC
+    assert human["metadata"]["letta"] == {"agent": "memgpt_agent", "label": "human", "limit": 5000}
+    shown = engram(home, "-a", "memgpt_agent", "history", "show", "letta:memgpt_agent")["messages"]
+    assert [m["role"] for m in shown] == ["user", "assistant", "tool"]
+    # MemGPT's packed user message and its send_message call arrive as Letta held them.
+    assert json.loads(shown[0]["content"])["message"] == "hola, soy Ana"
+    assert json.loads(shown[1]["tool_calls"][0]["arguments"]) == {"message": "Hola Ana, ¡bienvenida! ¿En qué te ayudo hoy?"}
+    assert engram(home, "import", str(FIRST_SHAPE))["skipped"] == 2
+
+
+def test_into_agent_and_each_agent_its_own_copy(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for agent in ("alice", "bob"):
+        done = engram(home, "-a", agent, "import", str(AGENT_FILE), "--into-agent")
+        assert (done["imported"], done["messages_imported"]) == (2, 4), done
+    assert engram(home, "-a", "alice", "import", str(AGENT_FILE), "--into-agent")["skipped"] == 2
+    for agent in ("alice", "bob"):
+        assert {m["scope"] for m in engram(home, "-a", agent, "list")} == {f"agent:{agent}"}
+        assert len(engram(home, "-a", agent, "history", "show", "letta:memgpt_agent")["messages"]) == 4
+    assert engram(home, "-a", "memgpt_agent", "list") == []
+
+
+LONG = ("Ünïcödé 🧠 — 漢字テキスト, RTL עברית, e\u0301 combining, tab\tand CRLF\r\n" * 120)[:7990] + "  \n"
+
+
+def test_library_import_round_trips_contents_byte_for_byte(tmp_path: Path) -> None:
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    document["blocks"][0]["value"] = LONG
+    document["agents"][0]["messages"][1]["content"][0]["text"] = LONG * 3
+    document["agents"][0]["name"] = "Sam the Agent"  # not an engram name: usable characters plus a digest
+    text = json.dumps(document, ensure_ascii=False)
+    settings = load_settings(home=tmp_path, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as mem:
+        # Some exports hold the document once more as a JSON string: read the same.
+        summary = mem.import_from(json.dumps(text))
+        assert (summary.kind, summary.imported, summary.messages_imported) == ("letta", 2, 4), summary
+        assert mem.import_from(text, "letta").skipped == 2
+        agent = agent_name("Sam the Agent", "name")
+        assert agent is not None and agent.startswith("Sam-the-Agent-")
+        sam = mem.for_agent(agent)
+        assert sam.get("letta-human").content == LONG
+        assert sam.history.all(f"letta:{agent}")[0].content == LONG * 3
+        assert mem.list() == []
+
+
+MALFORMED = [
+    (AGENT_FILE, lambda d: d["agents"][0]["messages"][3].update(role="robot"),
+     "agents[0].messages[3].role: 'robot' is not a Letta message role"),
+    (AGENT_FILE, lambda d: d["agents"][0]["messages"][4].update(created_at="soon"), "agents[0].messages[4].created_at"),
+    (AGENT_FILE, lambda d: d["blocks"][1].update(value=5), "blocks[1].value: got int"),
+    (AGENT_FILE, lambda d: d["agents"][0]["block_ids"].append("block-9"), "agents[0].block_ids[2]: 'block-9' names no block"),
+    (AGENT_FILE, lambda d: d["agents"][0]["messages"][2]["tool_calls"][0].pop("id"), "agents[0].messages[2].tool_calls.id"),
+    (FIRST_SHAPE, lambda d: d["messages"][1]["content"][0].update(text=None), "messages[1].content[0].text"),
+    (FIRST_SHAPE, lambda d: d["core_memory"][0].update(value="x" * 9000), "core_memory[0].value: is 9000 characters"),
+]
+
+
+@pytest.mark.parametrize(("source", "change", "named"), MALFORMED)
+def test_a_malformed_agent_file_names_the_json_path_and_writes_nothing(tmp_path: Path, source: Path, change: Any,
+                                                                      named: str) -> None:
+    document = json.loads(source.read_text(encoding="utf-8"))
+    change(document)
+    path = tmp_path / "agent.af"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    home = tmp_path / "home"
+    assert named in engram(home, "import", str(path), code=2)
+    assert engram(home, "-a", "memgpt_agent", "list") == []
+    assert engram(home, "-a", "memgpt_agent", "history", "list") == []
+
+
+def test_a_tool_result_without_its_call_is_reported_not_imported(tmp_path: Path) -> None:
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    del document["agents"][0]["messages"][2]  # Letta's export starts after the call (its 50 newest messages)
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        summary = mem.import_from(json.dumps(document))
+        assert summary.messages_imported == 2
+        assert "agents[0].messages[2]: the tool result for 'call_Q7pA9' has no call before it; not imported" \
+            in summary.warnings
+        with pytest.raises(SnapshotError, match=r"^document: no Letta agent"):
+            mem.import_from('{"agents": "none", "blocks": []}', "letta")
+
+
+def test_archival_passages_and_parallel_tool_returns(tmp_path: Path) -> None:
+    # The format does not carry archival passages yet: a file that does, with Letta's passage fields.
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    agent = document["agents"][0]
+    agent["passages"] = [{"id": "passage-0", "text": "Chad's boat is a 22-foot sloop called Yak ⛵",
+                          "created_at": "2025-10-30T09:00:00+00:00", "tags": ["boats"], "metadata": {"source": "chat"}}]
+    second = {**agent["messages"][2]["tool_calls"][0], "id": "call_R8"}
+    agent["messages"][2]["tool_calls"].append(second)
+    agent["messages"][3]["content"] = []  # Letta v1 keeps parallel results in tool_returns
+    agent["messages"][3]["tool_returns"].append({"tool_call_id": "call_R8", "status": "success", "func_response": "ok"})
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        summary = mem.import_from(json.dumps(document))
+        assert (summary.imported, summary.messages_imported) == (3, 5), summary
+        sam = mem.for_agent("memgpt_agent")
+        [boat] = [m for m in sam.list() if m.category.value == "knowledge"]
+        assert (boat.content, boat.tags, boat.created_at) == ("Chad's boat is a 22-foot sloop called Yak ⛵", ("boats",),
+                                                             1761814800.0)
+        assert boat.metadata == {"source": "chat", "letta": {"agent": "memgpt_agent", "passage": "passage-0"}}
+        results = [(m.tool_call_id, m.content) for m in sam.history.all("letta:memgpt_agent") if m.role.value == "tool"]
+        assert results[1] == ("call_R8", "ok") and results[0][0] == "call_Q7pA9"
+        assert mem.import_from(json.dumps(document)).skipped == 3
