@@ -37,7 +37,6 @@ def serve(
     _need_server_extra("engram serve")
     from engram.interfaces.http.serve import address, bind
     from engram.interfaces.http.starting import StartingResponder
-
     from engram.interfaces.logs import show_server_logs
 
     show_server_logs()
