@@ -207,6 +207,20 @@ def test_a_taken_key_gets_a_suffix_instead_of_being_dropped(tmp_path: Path) -> N
     assert as_json(home, "get", "john-smith-2")["related_entity"] == "John_Smith"
 
 
+def test_the_import_names_the_agents_it_filled(tmp_path: Path) -> None:
+    # The source's users became engram agents the importing one does not see: "imported 3" and an
+    # empty `engram list` left the user looking for them.
+    home = tmp_path / "home"
+    out = run(home, "import", str(FIXTURES / "mem0.json"))
+    assert "imported 3 from mem0" in out
+    assert "into agents alex, ops-bot (engram -a alex list; --into-agent keeps all in this one)" in out
+    assert as_json(home, "import", str(FIXTURES / "mem0.json"))["agents"] == ["alex", "ops-bot"]
+    kept = run(tmp_path / "other", "-a", "alex", "import", str(FIXTURES / "mem0.json"), "--into-agent")
+    assert "into agent" not in kept
+    assert as_json(tmp_path / "other", "-a", "alex", "import", str(FIXTURES / "mem0.json"), "--into-agent")["agents"] \
+        == ["alex"]
+
+
 def test_into_agent_and_unknown_kind(tmp_path: Path) -> None:
     home = tmp_path / "home"
     as_json(home, "import", str(FIXTURES / "mem0.json"), "--into-agent")

@@ -53,6 +53,9 @@ class ImportSummary:
     summaries_skipped: int = 0  # the conversation already had it, or a summary of its own
     operator_notes: str = "none"  # none | added | present | skipped
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # The engram agents whose memories or conversations the records are in (new or already there):
+    # a source's own users and agents become engram agents, which the importing one does not see.
+    agents: tuple[str, ...] = ()
 
 
 def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator_notes: bool = True,
@@ -82,8 +85,9 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported or skipped (a copy repeated in the source is skipped).
+    agents = {m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _ in messages}
     return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, summaries_set,
-                         summaries_kept, notes, tuple([*plan.warnings, *warnings]))
+                         summaries_kept, notes, tuple([*plan.warnings, *warnings]), tuple(sorted(agents)))
 
 
 def _agent(record: Record, own: str, keep_agents: bool) -> str:

@@ -452,6 +452,12 @@ def import_(
         render.emit_json(summary)
         return
     render.console.print(f"imported {summary.imported} from {kind}, skipped {summary.skipped} already present")
+    elsewhere = [a for a in summary.agents if a != st.engram().scope.agent]
+    if elsewhere:  # the source's own users or agents: this agent does not see them
+        shown = ", ".join(render.markup_safe(a) for a in elsewhere[:10]) + (
+            f" and {len(elsewhere) - 10} more" if len(elsewhere) > 10 else "")
+        render.console.print(f"into agent{'s' if len(elsewhere) > 1 else ''} {shown} "
+                             f"(engram -a {render.markup_safe(elsewhere[0])} list; --into-agent keeps all in this one)")
     if summary.messages_imported or summary.messages_skipped:
         render.console.print(f"history: {summary.messages_imported} messages added, "
                              f"{summary.messages_skipped} already present")
