@@ -4,13 +4,16 @@ command and ``Engram.import_from`` on a real SQLite home. Fixtures are Letta's o
 ``blocks`` lists) and the first one (Letta 0.6: ``core_memory`` and ``messages`` at the top).
 Checked: blocks arrive as core memories byte for byte, the conversation joins the Letta agent's
 history in order with its tool calls, a second run imports nothing, agents stay apart, and a
-malformed file names its JSON path and writes nothing."""
+malformed file names its JSON path and writes nothing. A MemGPT-style agent's packed conversation
+arrives unpacked (plain user and reply texts, events reported, what Letta stored kept in metadata)
+and is recalled by its exchanges."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +27,15 @@ from tests.importers.test_import_cli import ENGRAM, FIXTURES
 
 AGENT_FILE = FIXTURES / "letta.af"
 FIRST_SHAPE = FIXTURES / "letta-0.6.af"
+# Letta 0.6.47's export of the classic memgpt_agent (agent-file's memgpt_agent/agent2.af: its boot
+# sequence and login event), reduced, with a conversation packed as Letta packs it: user messages
+# and events as JSON, replies through send_message, a memory edit asking for a heartbeat.
+MEMGPT = FIXTURES / "letta-memgpt.af"
 
 
-def engram(home: Path, *args: str, code: int = 0) -> Any:
+def engram(home: Path, *args: str, code: int = 0, embeddings: str = "none") -> Any:
     done = subprocess.run([ENGRAM, "--home", str(home), "--json", *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": "none"})
+                          env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": embeddings})
     assert done.returncode == code, done.stderr
     return json.loads(done.stdout) if code == 0 else done.stderr
 
@@ -75,16 +82,15 @@ def test_an_agent_file_becomes_the_agents_core_memories_and_history(tmp_path: Pa
 def test_the_first_agent_file_shape_with_its_blocks_inline(tmp_path: Path) -> None:
     home = tmp_path / "home"
     first = engram(home, "import", str(FIRST_SHAPE))
-    assert (first["kind"], first["imported"], first["messages_imported"]) == ("letta", 2, 3), first
+    assert (first["kind"], first["imported"], first["messages_imported"]) == ("letta", 2, 2), first
     human = engram(home, "-a", "memgpt_agent", "get", "letta-human")
     assert human["content"] == "First name: Ana Lucía\nLanguage: español\n"
     assert (human["created_at"], human["updated_at"]) == (1743479239.0, 1743479282.0)  # 03:47:19 and 03:48:02 UTC
     assert human["metadata"]["letta"] == {"agent": "memgpt_agent", "label": "human", "limit": 5000}
     shown = engram(home, "-a", "memgpt_agent", "history", "show", "letta:memgpt_agent")["messages"]
-    assert [m["role"] for m in shown] == ["user", "assistant", "tool"]
-    # MemGPT's packed user message and its send_message call arrive as Letta held them.
-    assert json.loads(shown[0]["content"])["message"] == "hola, soy Ana"
-    assert json.loads(shown[1]["tool_calls"][0]["arguments"]) == {"message": "Hola Ana, ¡bienvenida! ¿En qué te ayudo hoy?"}
+    # MemGPT's packed user message and its send_message reply arrive unpacked (see the MemGPT tests below).
+    assert [(m["role"], m["content"]) for m in shown] == [
+        ("user", "hola, soy Ana"), ("assistant", "Hola Ana, ¡bienvenida! ¿En qué te ayudo hoy?")]
     assert engram(home, "import", str(FIRST_SHAPE))["skipped"] == 2
 
 
@@ -181,3 +187,110 @@ def test_archival_passages_and_parallel_tool_returns(tmp_path: Path) -> None:
         results = [(m.tool_call_id, m.content) for m in sam.history.all("letta:memgpt_agent") if m.role.value == "tool"]
         assert results[1] == ("call_R8", "ok") and results[0][0] == "call_Q7pA9"
         assert mem.import_from(json.dumps(document)).skipped == 3
+
+
+def packed_text(message: dict[str, Any]) -> str:
+    return message["content"][0]["text"]
+
+
+def test_a_memgpt_agent_arrives_as_the_conversation_it_had(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    source = json.loads(MEMGPT.read_text(encoding="utf-8"))["messages"]
+    first = engram(home, "import", str(MEMGPT))
+    assert (first["imported"], first["messages_imported"]) == (2, 7), first
+    # Heartbeats, the login event and the system alert are MemGPT's events to the agent: counted, not imported.
+    assert any("system messages (1), login events (1), heartbeats (2), system alerts (1)" in w
+               for w in first["warnings"]), first["warnings"]
+    shown = engram(home, "-a", "memgpt_agent", "history", "show", "letta:memgpt_agent")["messages"]
+    assert [(m["role"], m["content"]) for m in shown] == [
+        ("assistant", "More human than human is our motto."),
+        ("user", "Hi Sam, I'm Chad. I sail on the Bay most Sundays ⛵"),
+        ("assistant", "Chad sails on Sundays. Worth remembering."),  # a memory edit stays a tool call
+        ("tool", packed_text(source[6])),
+        ("assistant", "Nice to meet you, Chad! Sundays on the Bay sound wonderful. What do you sail?"),
+        ("user", "A 22-foot sloop called Yak. Dinner at Taste of the Himalayas after, always."),
+        ("assistant", "A sloop named Yak, I love that. Dal after a day on the water sounds perfect.")]
+    assert [m["created_at"] for m in shown][1] == pytest.approx(1743479285.112)  # the message's time, 03:48:05.112 UTC
+    assert [c["name"] for c in shown[2]["tool_calls"]] == ["core_memory_append"] and shown[3]["tool_call_id"]
+    assert not shown[4].get("tool_calls")
+    # What Letta stored is kept: the packed text; the monologue, the call and the folded result.
+    assert shown[1]["metadata"]["letta"] == {"raw": packed_text(source[4])}
+    call = source[8]["tool_calls"][0]
+    assert shown[4]["metadata"]["letta"] == {
+        "reasoning": ["Saved. Now greet him warmly."],
+        "raw": {"content": "Saved. Now greet him warmly.",
+                "tool_calls": [{"id": call["id"], "name": "send_message", "arguments": call["function"]["arguments"]}],
+                "results": [{"name": "send_message", "tool_call_id": call["id"], "content": packed_text(source[9]),
+                             "created_at": "2025-04-01T03:48:09.131000"}]}}
+    assert json.loads(call["function"]["arguments"])["request_heartbeat"] is False
+    again = engram(home, "import", str(MEMGPT))
+    assert (again["imported"], again["messages_imported"], again["messages_skipped"]) == (0, 0, 7), again
+
+
+def test_recall_finds_an_exchange_of_an_imported_memgpt_conversation(tmp_path: Path) -> None:
+    # History indexes an exchange when an assistant message without tool calls answers a user
+    # message; imports append through it, so with embeddings on the imported exchanges are recalled.
+    home = tmp_path / "home"
+    assert engram(home, "import", str(MEMGPT), embeddings="local")["messages_imported"] == 7
+    settings = load_settings(home=home, embeddings={"provider": "local"})
+    with Engram.from_settings(settings) as mem:
+        history = mem.for_agent("memgpt_agent").history
+        # Both exchanges, in plain text: the user's words and the reply sent, heartbeat and tool traffic aside.
+        indexed = history.semantic_recall("sailing", key="letta:memgpt_agent", top_k=5).exchanges
+        assert [(e.user, e.assistant) for e in indexed] == [
+            ("Hi Sam, I'm Chad. I sail on the Bay most Sundays ⛵",
+             "Nice to meet you, Chad! Sundays on the Bay sound wonderful. What do you sail?"),
+            ("A 22-foot sloop called Yak. Dinner at Taste of the Himalayas after, always.",
+             "A sloop named Yak, I love that. Dal after a day on the water sounds perfect.")]
+        found = history.semantic_recall("which restaurant after a day on the water", key="letta:memgpt_agent", top_k=1)
+        assert [e.user for e in found.exchanges] == [indexed[1].user]
+
+
+def test_only_an_unambiguous_packing_is_unpacked(tmp_path: Path) -> None:
+    document = json.loads(MEMGPT.read_text(encoding="utf-8"))
+    messages = document["messages"]
+    unknown = '{\n  "type": "user_liked_message",\n  "message": "👍",\n  "time": "2025-03-31 08:48:05 PM PDT-0700"\n}'
+    messages[4]["content"][0]["text"] = unknown  # a type Letta does not pack: verbatim
+    messages[7]["content"][0]["text"] = '{"type": "heartbeat", "reason": "no time"}'  # not Letta's shape: verbatim
+    broken = '{"type": "user_message", "message": "A 22-foot sloop'
+    messages[10]["content"][0]["text"] = broken  # not JSON: verbatim
+    messages[11]["tool_calls"][0]["function"]["arguments"] = '["A sloop named Yak"]'  # not an object: the call stays
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        summary = mem.import_from(json.dumps(document))
+        shown = [(m.role.value, m.content) for m in mem.for_agent("memgpt_agent").history.all("letta:memgpt_agent")]
+    assert shown == [
+        ("assistant", "More human than human is our motto."),
+        ("user", unknown),
+        ("assistant", "Chad sails on Sundays. Worth remembering."),
+        ("tool", packed_text(messages[6])),
+        ("user", '{"type": "heartbeat", "reason": "no time"}'),
+        ("assistant", "Nice to meet you, Chad! Sundays on the Bay sound wonderful. What do you sail?"),
+        ("user", broken),
+        ("assistant", "His boat is Yak. Lovely ritual."),
+        ("tool", packed_text(messages[12]))]
+    assert any("login events (1), system alerts (1), heartbeats (1)" in w for w in summary.warnings), summary.warnings
+
+
+def test_a_conversation_imported_raw_before_is_left_alone_and_purging_brings_the_unpacked_one(tmp_path: Path) -> None:
+    # Before unpacking, the importer appended each message as Letta held it (system messages aside).
+    document = json.loads(MEMGPT.read_text(encoding="utf-8"))
+    key = "letta:memgpt_agent"
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        history = mem.for_agent("memgpt_agent").history
+        for m in document["messages"][1:]:
+            calls = [{"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                     for c in m["tool_calls"]]
+            history.append(key, m["role"], packed_text(m), tool_calls=calls or None, tool_call_id=m["tool_call_id"],
+                           created_at=datetime.fromisoformat(m["created_at"]).replace(tzinfo=UTC).timestamp())
+        raw = history.all(key)
+        # Importing again adds nothing beside the raw messages: history is append-only in time, and
+        # each unpacked message is older than the conversation's newest.
+        again = mem.import_from(MEMGPT)
+        assert (again.messages_imported, again.messages_skipped) == (0, 7), again
+        assert history.all(key) == raw
+        history.purge(key)
+        fresh = mem.import_from(MEMGPT)
+        assert (fresh.messages_imported, fresh.messages_skipped) == (7, 0)
+        assert [m.content for m in history.all(key) if m.role.value == "user"] == [
+            "Hi Sam, I'm Chad. I sail on the Bay most Sundays ⛵",
+            "A 22-foot sloop called Yak. Dinner at Taste of the Himalayas after, always."]

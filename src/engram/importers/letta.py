@@ -22,6 +22,21 @@ message's ``metadata["letta"]["reasoning"]``. System messages are Letta's compil
 reported, as are the system prompt, tools, tool rules, model settings and attached files, which
 are the agent's configuration, not its memory. The agent's name is the engram agent (the naming
 rule of every importer).
+
+MemGPT-style agents (``memgpt_agent`` and Letta agents before its newer message types) store the
+conversation packed; it is unpacked as Letta itself shows it (``Message.to_letta_messages``), so
+engram's history holds the conversation the person had and pairs its exchanges for recall:
+a user message holding ``{"type": "user_message", "message": ...}`` becomes a user message with
+that text; an assistant message whose one tool call is ``send_message`` becomes an assistant
+message with the call's ``message`` argument, its text (the agent's inner monologue) moving to
+``["reasoning"]``, and the bookkeeping result answering the call (``{"status": "OK", ...}``) is
+folded into it rather than imported as a message. Heartbeats, login events and system alerts
+(packed user messages too) are events to the agent, not conversation: left out and reported with
+their counts; kept, a heartbeat would stand as the user's turn between a question and its answer.
+What an unpacked message held in Letta is kept in ``metadata["letta"]["raw"]`` (the packed text;
+or the monologue, the call and the results), so an exporter can restore it. Only an unambiguous
+shape is unpacked (a JSON object of a known ``type`` with its text; one ``send_message`` call
+whose arguments are an object with a ``message`` text); anything else arrives verbatim.
 """
 
 from __future__ import annotations
@@ -30,6 +45,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from engram import jsondoc
@@ -49,7 +65,7 @@ from engram.importers.base import (
     timestamp,
     with_provenance,
 )
-from engram.model import Category, parse_tool_calls
+from engram.model import Category, ToolCall, parse_tool_calls
 
 KIND = "letta"
 SUFFIX = ".af"
@@ -57,6 +73,9 @@ _ROLES = ("system", "user", "assistant", "tool", "function", "approval", "summar
 _SHAPE = ('a Letta Agent File: {"agents": [...], "blocks": [...], ...}, or an older one with one agent\'s '
           '"core_memory" and "messages" at the top')
 _KEY_UNSAFE = re.compile(r"[\s:\x00-\x1f\x7f]+")
+# MemGPT's packed events to the agent that are not the conversation, and what the report calls them.
+_EVENTS = {"heartbeat": "heartbeats", "login": "login events", "system_alert": "system alerts"}
+_REPLY_TOOL = "send_message"  # MemGPT's tool for speaking to the user (Letta's DEFAULT_MESSAGE_TOOL)
 
 
 def looks_like(data: Any) -> bool:
@@ -254,7 +273,12 @@ def _content(value: Any, where: str) -> tuple[str, list[str], int]:
 
 def _messages(plan: Plan, messages: list[Any], where: str, key: str, agent: str | None) -> None:
     calls: set[str] = set()  # the tool calls this conversation made so far
+    replies: dict[str, int] = {}  # a send_message call's id -> the place in plan.history of the reply it became
     left_out: dict[str, int] = {}
+
+    def leave_out(what: str, n: int = 1) -> None:
+        left_out[what] = left_out.get(what, 0) + n
+
     for i, message in enumerate(messages):
         at_ = f"{where}[{i}]"
         if not isinstance(message, Mapping):
@@ -267,35 +291,100 @@ def _messages(plan: Plan, messages: list[Any], where: str, key: str, agent: str 
             raise fail(f"{at_}.created_at", "is missing", "an ISO 8601 time")
         text, reasoning, other = _content(message.get("content"), f"{at_}.content")
         if other:
-            left_out["parts other than text (images, redacted reasoning)"] = \
-                left_out.get("parts other than text (images, redacted reasoning)", 0) + other
+            leave_out("parts other than text (images, redacted reasoning)", other)
         if role in ("system", "approval", "summary"):
-            left_out[f"{role} messages"] = left_out.get(f"{role} messages", 0) + 1
+            leave_out(f"{role} messages")
             continue
         kept: dict[str, Any] = {k: message[k] for k in ("id", "name") if isinstance(message.get(k), str)}
         if reasoning:
             kept["reasoning"] = reasoning
-        meta = {KIND: kept} if kept else {}
         if role in ("tool", "function"):
+            meta = {KIND: kept} if kept else {}
             for answers, result, place in _results(message, text, at_):
-                if answers not in calls:
+                if answers in replies:  # send_message's "OK": bookkeeping, kept with the reply it answers
+                    _fold(plan, replies[answers], {**kept, "tool_call_id": answers, "content": result,
+                                                   "created_at": message.get("created_at")})
+                elif answers not in calls:
                     plan.warnings.append(f"{place}: the tool result for {answers!r} has no call before it; not imported")
-                    continue
-                plan.history.append(HistoryEntry(place, key, "tool", result, at, meta, tool_call_id=answers,
-                                                 agent=agent))
+                else:
+                    plan.history.append(HistoryEntry(place, key, "tool", result, at, meta, tool_call_id=answers,
+                                                     agent=agent))
             continue
         try:
             made = parse_tool_calls(message.get("tool_calls")) if role == "assistant" else ()
         except ValidationError as exc:
             raise fail(f"{at_}.{exc.field}", exc.problem, exc.allowed) from None
+        packed = _packed(text) if role == "user" else None
+        reply = _reply(made) if role == "assistant" else None
+        if packed is not None and packed["type"] in _EVENTS:
+            leave_out(_EVENTS[packed["type"]])
+            continue
+        if packed is not None:
+            kept["raw"] = text  # the packed text, as Letta stored it
+            text = packed["message"]
+        elif reply is not None:
+            # The message's text is the agent's inner monologue (Letta shows it as reasoning); what
+            # the person read is the call's argument.
+            kept["raw"] = {"content": text, "tool_calls": [call.to_dict() for call in made]}
+            if text.strip():
+                kept["reasoning"] = [*kept.get("reasoning", []), text]
+            replies[made[0].id] = len(plan.history)
+            text, made = reply, ()
         if not text.strip() and not made:
-            left_out[f"empty {role} messages"] = left_out.get(f"empty {role} messages", 0) + 1
+            leave_out(f"empty {role} messages")
             continue
         calls.update(call.id for call in made)
-        plan.history.append(HistoryEntry(at_, key, role, text, at, meta, tool_calls=list(made) or None, agent=agent))
+        plan.history.append(HistoryEntry(at_, key, role, text, at, {KIND: kept} if kept else {},
+                                         tool_calls=list(made) or None, agent=agent))
     if left_out:
+        why = [w for w, shown in (
+            ("system messages are Letta's compiled prompt: its blocks are imported as memories",
+             "system messages" in left_out),
+            ("heartbeats, login events and system alerts are MemGPT's events to the agent, not the conversation",
+             any(what in left_out for what in _EVENTS.values()))) if shown]
         plan.warnings.append(f"{where}: not imported: " + ", ".join(f"{what} ({n})" for what, n in left_out.items())
-                             + " (system messages are Letta's compiled prompt: its blocks are imported as memories)")
+                             + (f" ({'; '.join(why)})" if why else ""))
+
+
+def _packed(text: str) -> Mapping[str, Any] | None:
+    """What a MemGPT-style packed user message holds, when the text is one unambiguously: a JSON
+    object with a ``time`` whose ``type`` is a user message with its ``message`` text or one of the
+    events in ``_EVENTS`` (the shapes of Letta's ``package_user_message``, ``get_heartbeat``,
+    ``get_login_event`` and ``package_system_message``). None for anything else."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = jsondoc.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("time"), str):
+        return None
+    if value.get("type") in _EVENTS:
+        return value
+    said = value.get("message")
+    return value if value.get("type") == "user_message" and isinstance(said, str) and said.strip() else None
+
+
+def _reply(made: tuple[ToolCall, ...]) -> str | None:
+    """The text MemGPT sent the user, when the message's one tool call is ``send_message`` with
+    an object of arguments holding a ``message`` text (``request_heartbeat`` or others beside it
+    stay in the raw call). None for anything else."""
+    if len(made) != 1 or made[0].name != _REPLY_TOOL:
+        return None
+    try:
+        arguments = jsondoc.loads(made[0].arguments)
+    except json.JSONDecodeError:
+        return None
+    said = arguments.get("message") if isinstance(arguments, dict) else None
+    return said if isinstance(said, str) and said.strip() else None
+
+
+def _fold(plan: Plan, n: int, result: Mapping[str, Any]) -> None:
+    """Keep a send_message result in the raw record of the reply at ``plan.history[n]``."""
+    entry = plan.history[n]
+    letta = dict(entry.metadata[KIND])
+    letta["raw"] = {**letta["raw"], "results": [*letta["raw"].get("results", []), dict(result)]}
+    plan.history[n] = replace(entry, metadata={**entry.metadata, KIND: letta})
 
 
 def _results(message: Mapping[str, Any], text: str, where: str) -> list[tuple[str, str, str]]:
