@@ -65,9 +65,11 @@ _consoles: dict[str, Console] = {}
 
 def _console(name: str) -> Console:
     if name not in _consoles:
-        # Soft wrap: a message line is printed whole (a script reads it as one line; the terminal
-        # folds it anyway). Tables are laid out to the width all the same.
-        _consoles[name] = _clean_console(soft_wrap=True, stderr=name == "errors")
+        console = _clean_console(stderr=name == "errors")
+        # Not to a terminal, a message line is printed whole: a script reads it as one line (rich
+        # folded it at 80 columns). Tables are laid out to the width either way.
+        console.soft_wrap = name == "errors" or not console.is_terminal
+        _consoles[name] = console
     return _consoles[name]
 
 
