@@ -908,7 +908,10 @@ class Engram:
                 raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
             targets = self._all(self._filter(replace(base, until=cutoff)))
-        return self._delete(targets, bulk=ref is None, dry_run=dry_run, reason=reason)
+        removed = self._delete(targets, bulk=ref is None, dry_run=dry_run, reason=reason)
+        if ref is not None and not removed:  # a Memory given was already gone (read before): as its id would be
+            raise NotFoundError("memory", targets[0].id)
+        return removed
 
     def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
                 reason: str | None = None) -> list[Memory]:
@@ -953,8 +956,9 @@ class Engram:
         first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
             raise ValidationError("link", "a memory cannot link to itself", "two different memories")
-        if not self.store.link(first.id, second.id):
-            raise NotFoundError("memory", second.id)
+        if not self.store.link(first.id, second.id):  # an end was forgotten since it was read: name that one
+            gone = first if not self.store.get_many([first.id]) else second
+            raise NotFoundError("memory", gone.id)
         self._emit("linked", [first, second])
 
     def unlink(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,

@@ -657,6 +657,10 @@ class MemoryStoreContract(TemporalContract):
         assert mem.unlink(tea, coffee) is True
         assert [m.id for m in mem.forget(sugar)] == [sugar.id]
         assert reads == []
+        with pytest.raises(NotFoundError, match=repr(sugar.id)):  # gone since it was read: as its id would be
+            mem.forget(sugar)
+        with pytest.raises(NotFoundError, match=repr(sugar.id)):
+            mem.link(sugar, coffee)
         closed = mem.supersede(tea, milk)
         assert closed.superseded_by == milk.id and reads == [tea.id]  # the superseded one, read after the write
         # One another view may not read is not found, as its id would be: another agent's, another session's.
