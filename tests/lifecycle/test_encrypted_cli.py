@@ -17,11 +17,14 @@ pytest.importorskip("sqlcipher3", reason="encryption at rest needs the lifecycle
 KEY = "correct horse battery staple"
 
 
-def engram(home: Path, *args: str, key: str | None = KEY) -> subprocess.CompletedProcess:
+def engram(home: Path, *args: str, key: str | None = KEY, **settings: str) -> subprocess.CompletedProcess:
+    """The CLI as a process on ``home`` with ``key`` (None: none); ``settings`` are ``ENGRAM_*``
+    variables, set when given and cleared otherwise where the environment had them."""
     env = {**os.environ, "ENGRAM_HOME": str(home), "COLUMNS": "200"}
     env.pop("ENGRAM_PRIVACY__ENCRYPTION_KEY", None)
     if key is not None:
         env["ENGRAM_PRIVACY__ENCRYPTION_KEY"] = key
+    env.update(settings)
     return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
                           timeout=180)
 

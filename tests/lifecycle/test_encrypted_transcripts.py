@@ -6,9 +6,7 @@ memory folder is off unless ``files.enabled`` is set. Transcripts used to be wri
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ pytest.importorskip("sqlcipher3", reason="encryption at rest needs the lifecycle
 
 from engram.engine import Engram  # noqa: E402
 from engram.files.transcripts import transcript_path  # noqa: E402
+from tests.lifecycle import test_encrypted_cli as encrypted_cli  # noqa: E402
 
 KEY = "correct horse battery staple"
 CONVERSATION = "cli:sess_1"
@@ -93,16 +92,11 @@ def test_transcripts_written_before_the_key_was_set_are_pointed_out(
 
 
 def engram(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ENGRAM_HOME": str(home), "COLUMNS": "200", "ENGRAM_PRIVACY__ENCRYPTION_KEY": KEY,
-           "ENGRAM_HISTORY__TRANSCRIPT_AUTO_INDEX": "true", "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
-    env.pop("ENGRAM_HISTORY__TRANSCRIPTS_DIR", None)
-    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
-                          timeout=180)
+    return encrypted_cli.engram(home, *args, key=KEY, ENGRAM_HISTORY__TRANSCRIPT_AUTO_INDEX="true",
+                                ENGRAM_EMBEDDINGS__PROVIDER="none", ENGRAM_HISTORY__TRANSCRIPTS_DIR="")
 
 
-def ok(run: subprocess.CompletedProcess) -> str:
-    assert run.returncode == 0, run.stdout + run.stderr
-    return run.stdout
+ok = encrypted_cli.ok
 
 
 def test_the_cli_writes_a_transcript_only_when_asked_for_one(isolated_home: Path) -> None:
