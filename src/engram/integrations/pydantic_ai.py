@@ -137,9 +137,9 @@ class EngramToolset(FunctionToolset[Any]):
             # Checked in the tool's own argument names first: the engine names its own (ref, older_than_s).
             one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
                                     "older_than_days": older_than_days})
-            one = None
+            one: Memory | None = None
             if memory_id is not None or key is not None:
-                one = (await self.engram.named(memory_id, key, field="forget", names=("memory_id", "key"))).id
+                one = await self.engram.named(memory_id, key, field="forget", names=("memory_id", "key"))
             removed = await self.engram.forget(
                 one, query=query, tag=tag, reason=reason, dry_run=dry_run,
                 older_than_s=None if older_than_days is None else older_than_days * DAY_S)
