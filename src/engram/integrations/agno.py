@@ -1,0 +1,259 @@
+"""Agno with engram: ``Agent(model=..., tools=[EngramTools(mem)])``.
+
+``EngramTools`` is an Agno ``Toolkit`` giving the agent ``remember``, ``recall`` and ``forget``
+tools over one engram agent's memory: the agent of the engine (view) it is given,
+``mem.for_agent("support-bot")`` for another, which never sees this one's memories. Their
+docstrings and parameters are what the model is shown; results are JSON text, the shapes
+engram's MCP tools return.
+
+Given an ``Engram``, the tools are synchronous: ``agent.run`` calls them, and ``agent.arun`` runs
+them in a worker thread (Agno does so for any sync tool). Given an ``AsyncEngram``, the toolkit
+also registers async variants under the same names, which ``agent.arun`` prefers: they go through
+the ``AsyncEngram``'s writer and reader threads (remembers awaited together share one batch).
+
+Errors. Agno hands whatever a tool raises to the model as the tool's result text, so there is
+no way to raise out of a run from a tool. An argument engram refuses, or a memory that is not
+there, raises Agno's ``RetryAgentRun`` with engram's MCP tool text (``invalid importance: ...``,
+``memory not found: ...; recall first ...``): the model reads it as a failed call it can correct,
+and Agno logs it at debug level only. Any other engram error (the store failed, settings
+unusable) is left to Agno, which logs it as a warning with its traceback for the application
+and shows the model its message.
+
+Per user. With ``per_user=True`` each run's ``user_id`` (``agent.run(..., user_id="u-42")``,
+Agno's own key for user memories) picks the engram agent ``agno:u-42``: users never read each
+other's memories, and the prefix keeps a user called ``assistant`` apart from an application
+agent of that name (as LangGraph's ``lg:``). Agno injects the run's context into the tools
+itself and never lets the model set it, so the model cannot name another user. A run without a
+``user_id`` is refused (a failed call naming ``user_id``) rather than written to a shared agent.
+Agno's ``session_id`` is not mapped: engram's session scope would hide a memory from the user's
+next session, which is what long-term memory is for. Agno's agent id is not mapped either: one
+toolkit is one engram agent, chosen where it is built.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from engram.aio import AsyncEngram
+from engram.engine import Engram, Filters, one_selector
+from engram.errors import NotFoundError, ValidationError
+from engram.integrations import missing
+from engram.interfaces.present import clawcode_result, error_text, write_dict
+from engram.model import Memory, RecallResult, WriteResult, make_scope
+
+try:
+    from agno.exceptions import RetryAgentRun
+    from agno.run import RunContext
+    from agno.tools import Toolkit
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise missing("agno", "agno") from exc
+
+ORIGIN = "agno"
+DEFAULT_USER_PREFIX = "agno:"
+DAY_S = 86_400.0
+
+
+@contextmanager
+def _for_the_model() -> Iterator[None]:
+    """Engram's errors that the model caused, as a failed tool call whose text it reads."""
+    try:
+        yield
+    except (ValidationError, NotFoundError) as exc:
+        raise RetryAgentRun(error_text(exc)) from exc
+
+
+def _json(value: dict[str, Any]) -> str:
+    # Agno sends a tool's result to the model as str(result): JSON, not a Python repr.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _remembered(result: WriteResult) -> str:
+    return _json({k: v for k, v in write_dict(result).items() if k != "memory"})
+
+
+def _recalled(result: RecallResult) -> str:
+    out: dict[str, Any] = {"results": [clawcode_result(hit) for hit in result.hits]}
+    if result.notes:
+        out["notes"] = list(result.notes)
+    return _json(out)
+
+
+def _forgotten(removed: list[Memory], dry_run: bool, reason: str | None) -> str:
+    return _json({"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
+                  "dry_run": dry_run, "reason": reason})
+
+
+def _forget_selector(memory_id: str | None, key: str | None, query: str | None, tag: str | None,
+                     older_than_days: float | None) -> None:
+    # Checked in the tool's own argument names: the engine names its own (ref, older_than_s).
+    one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
+                            "older_than_days": older_than_days})
+
+
+def _older_than_s(older_than_days: float | None) -> float | None:
+    return None if older_than_days is None else older_than_days * DAY_S
+
+
+class EngramTools(Toolkit):
+    """``remember``, ``recall`` and ``forget`` tools over one engram agent's memory (or, with
+    ``per_user``, over the memory of the run's user)."""
+
+    def __init__(self, engram: Engram | AsyncEngram, *, per_user: bool = False,
+                 user_prefix: str = DEFAULT_USER_PREFIX, name: str = "engram", **toolkit: Any) -> None:
+        """``engram``: the ``Engram`` or ``AsyncEngram`` (view) whose agent the tools act for; an
+        ``AsyncEngram`` adds async variants for ``agent.arun``. ``per_user``: act instead for the
+        agent ``user_prefix`` + the run's ``user_id``. Other keywords go to Agno's ``Toolkit``
+        (``include_tools``, ``requires_confirmation_tools``, ``instructions``, ...). Raises
+        ``ValidationError`` naming ``engram`` or ``user_prefix``."""
+        if isinstance(engram, AsyncEngram):
+            self.aengram: AsyncEngram | None = engram
+            self.engram: Engram = engram.engram
+        elif isinstance(engram, Engram):
+            self.aengram, self.engram = None, engram
+        else:
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
+        if not isinstance(user_prefix, str):
+            raise ValidationError("user_prefix", f"got {type(user_prefix).__name__}", "a string such as 'agno:'")
+        if user_prefix:
+            try:
+                make_scope(user_prefix + "x", None)
+            except ValidationError as exc:
+                raise ValidationError("user_prefix", f"{user_prefix!r} cannot start an agent name", exc.allowed) from None
+        self.per_user = per_user
+        self.user_prefix = user_prefix
+        async_tools = None
+        if self.aengram is not None:
+            async_tools = [(self.aremember, "remember"), (self.arecall, "recall"), (self.aforget, "forget")]
+        super().__init__(name=name, tools=[self.remember, self.recall, self.forget], async_tools=async_tools,
+                         **toolkit)
+
+    # --- whose memory -------------------------------------------------------------------------
+    def _agent(self, run_context: RunContext | None) -> str | None:
+        """The engram agent a call acts for: None for the toolkit's own, else the run's user's.
+        Raises ``ValidationError`` on ``user_id`` (the application's to fix, not the model's)."""
+        if not self.per_user:
+            return None
+        user_id = run_context.user_id if run_context is not None else None
+        if not user_id:
+            raise ValidationError("user_id", "the run has none, and these tools keep memories per user",
+                                  "agent.run(..., user_id=...), or EngramTools(..., per_user=False)")
+        agent = self.user_prefix + user_id
+        try:
+            make_scope(agent, None)
+        except ValidationError as exc:
+            raise ValidationError("user_id", f"{user_id!r} cannot name an engram agent ({agent!r})",
+                                  exc.allowed) from None
+        return agent
+
+    def _sync(self, run_context: RunContext | None) -> Engram:
+        agent = self._agent(run_context)
+        return self.engram if agent is None else self.engram.for_agent(agent, origin=ORIGIN)
+
+    def _async(self, run_context: RunContext | None) -> AsyncEngram:
+        assert self.aengram is not None  # registered only with one
+        agent = self._agent(run_context)
+        return self.aengram if agent is None else self.aengram.for_agent(agent, origin=ORIGIN)
+
+    # --- the tools (docstrings and parameters are what the model is shown) ----------------------
+    def remember(self, content: str, key: str | None = None, tags: list[str] | None = None,
+                 category: str = "knowledge", type: str | None = None,  # noqa: A002
+                 importance: float = 0.5, run_context: RunContext | None = None) -> str:
+        """Store one fact, preference, decision or event in long-term memory so it can be recalled in later
+        conversations. Write it self-contained ("The user prefers Python for scripting"), one fact per call.
+        Give a key to update that memory later instead of adding a new one. Returns the memory_id.
+
+        Args:
+            content: The memory itself, as a complete sentence.
+            key: Stable name; storing the same key again updates that memory.
+            tags: Short lowercase labels, e.g. ["preferences", "python"].
+            category: core (permanent identity facts), knowledge (things learned, the default) or
+                conversation (short-lived notes).
+            type: experience, conversation, learned, social, decision, achievement, or another word.
+            importance: 0 trivial .. 1 essential.
+        """
+        mem = self._sync(run_context)
+        with _for_the_model():
+            result = mem.remember(content, key=key, tags=tags, category=category, type=type, importance=importance)
+        return _remembered(result)
+
+    def recall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
+               tags: list[str] | None = None, run_context: RunContext | None = None) -> str:
+        """Search long-term memory for what is relevant to a question. Returns the best matches first, each
+        with memory_id, content, relevance (0..1), tags, timestamp and context. Ask short, specific
+        questions. An empty list means nothing relevant is stored.
+
+        Args:
+            query: What you want to know, in plain words.
+            limit: Most results to return (1 to 100); default 10 unless engram is set otherwise.
+            min_relevance: Drop results below this relevance (0 to 1), e.g. 0.3.
+            tags: Only memories with all of these tags.
+        """
+        mem = self._sync(run_context)
+        with _for_the_model():
+            result = mem.recall(query, limit=limit, min_relevance=min_relevance,
+                                filters=None if tags is None else Filters(tags=tags))
+        return _recalled(result)
+
+    def forget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
+               tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
+               dry_run: bool = False, run_context: RunContext | None = None) -> str:
+        """Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one
+        of memory_id, key, query, tag or older_than_days. Always say why in reason. Use dry_run to see
+        what would be removed first.
+
+        Args:
+            memory_id: Id (or key) of one memory, from recall.
+            key: The memory's key, always read as a key (for a key that is also an id).
+            query: Forget every memory containing all these words.
+            tag: Forget every memory with this tag.
+            older_than_days: Forget memories created more than this many days ago.
+            reason: Why, kept in the audit trail.
+            dry_run: Only list what would be forgotten.
+        """
+        mem = self._sync(run_context)
+        with _for_the_model():
+            _forget_selector(memory_id, key, query, tag, older_than_days)
+            one: Memory | None = None
+            if memory_id is not None or key is not None:
+                one = mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
+            removed = mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
+                                 older_than_s=_older_than_s(older_than_days))
+        return _forgotten(removed, dry_run, reason)
+
+    # --- the same, awaited (``agent.arun``); the model is shown the sync tools' docstrings ------
+    async def aremember(self, content: str, key: str | None = None, tags: list[str] | None = None,
+                        category: str = "knowledge", type: str | None = None,  # noqa: A002
+                        importance: float = 0.5, run_context: RunContext | None = None) -> str:
+        mem = self._async(run_context)
+        with _for_the_model():
+            result = await mem.remember(content, key=key, tags=tags, category=category, type=type,
+                                        importance=importance)
+        return _remembered(result)
+
+    async def arecall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
+                      tags: list[str] | None = None, run_context: RunContext | None = None) -> str:
+        mem = self._async(run_context)
+        with _for_the_model():
+            result = await mem.recall(query, limit=limit, min_relevance=min_relevance,
+                                      filters=None if tags is None else Filters(tags=tags))
+        return _recalled(result)
+
+    async def aforget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
+                      tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
+                      dry_run: bool = False, run_context: RunContext | None = None) -> str:
+        mem = self._async(run_context)
+        with _for_the_model():
+            _forget_selector(memory_id, key, query, tag, older_than_days)
+            one: Memory | None = None
+            if memory_id is not None or key is not None:
+                one = await mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
+            removed = await mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
+                                       older_than_s=_older_than_s(older_than_days))
+        return _forgotten(removed, dry_run, reason)
+
+    aremember.__doc__ = remember.__doc__
+    arecall.__doc__ = recall.__doc__
+    aforget.__doc__ = forget.__doc__

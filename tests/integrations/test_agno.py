@@ -1,0 +1,232 @@
+"""EngramTools driven by a real Agno Agent over a real SQLite engram store. The model is Agno's own
+OpenAI chat model talking to a local server that speaks the chat-completions wire format and
+plays a scripted model (one tool call per reply, then an answer repeating what the last call got),
+so Agno's real request building, tool dispatch and error handling run; nothing leaves 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("agno", reason="the agno extra is not installed: pip install 'engram-recall[agno]'")
+pytest.importorskip("openai", reason="Agno's OpenAI model needs the openai package (installed by the dev extra)")
+
+from agno.agent import Agent  # noqa: E402
+from agno.exceptions import RetryAgentRun  # noqa: E402
+from agno.models.openai import OpenAIChat  # noqa: E402
+from agno.run import RunContext  # noqa: E402
+
+from engram.aio import AsyncEngram  # noqa: E402
+from engram.engine import Engram  # noqa: E402
+from engram.errors import ValidationError  # noqa: E402
+from engram.integrations.agno import EngramTools  # noqa: E402
+from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def no_telemetry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGNO_TELEMETRY", "false")  # Agno would otherwise post each run to its API
+
+
+@pytest.fixture
+def engram(isolated_home: Path) -> Iterator[Engram]:
+    # The configured SQLite store under the test's own ENGRAM_HOME.
+    mem = Engram.from_settings(agent="assistant", embeddings={"provider": "none"})
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAICompatServer]:
+    with OpenAICompatServer() as s:
+        yield s
+
+
+def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return messages[max(i for i, m in enumerate(messages) if m["role"] == "user"):]
+
+
+def scripted(*calls: tuple[str, dict[str, Any]]) -> Callable[[RecordedRequest], Reply]:
+    """A model that makes ``calls`` (one per reply), then answers with the last tool message."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        turn = _this_turn(request.body["messages"])
+        step = sum(m["role"] == "assistant" for m in turn)
+        if step < len(calls):
+            return Reply.tools(calls[step])
+        return Reply.say(turn[-1]["content"] if turn[-1]["role"] == "tool" else "nothing to do")
+
+    return respond
+
+
+def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]]) -> Agent:
+    server.responder = scripted(*calls)
+    model = OpenAIChat(id="scripted", api_key="test-key", base_url=server.base_url)
+    return Agent(model=model, tools=[tools], telemetry=False)
+
+
+def told(run: Any, tool: str) -> tuple[str, bool]:
+    """What ``tool`` sent back to the model in ``run`` (its text) and whether the call failed."""
+    done = [t for t in run.tools or [] if t.tool_name == tool]
+    assert done, f"{tool} was not called"
+    return done[-1].result, bool(done[-1].tool_call_error)
+
+
+def test_a_fact_remembered_in_one_run_is_recalled_in_a_later_one(engram: Engram, server: OpenAICompatServer) -> None:
+    first = agent(server, EngramTools(engram), ("remember", {"content": "The user's favourite colour is teal",
+                                                             "key": "colour", "tags": ["preferences"], "importance": 0.8}))
+    text, failed = told(first.run("Remember that my favourite colour is teal"), "remember")
+    stored = json.loads(text)
+    assert not failed and stored["action"] == "created" and stored["key"] == "colour"
+
+    # In the SQLite file: another engine opened on it reads the memory.
+    with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as reopened:
+        memory = reopened.get(stored["memory_id"])
+    assert memory.scope.agent == "assistant" and memory.tags == ("preferences",) and memory.importance == 0.8
+
+    # A later run, with a new agent and toolkit: only the store connects the two.
+    second = agent(server, EngramTools(engram), ("recall", {"query": "favourite colour"})).run("My favourite colour?")
+    hits = json.loads(told(second, "recall")[0])["results"]
+    assert [(h["memory_id"], h["content"], h["tags"]) for h in hits] == [
+        (stored["memory_id"], "The user's favourite colour is teal", ["preferences"])]
+    assert "teal" in second.content  # the model was shown the recalled memory
+
+    # memory_id takes a key as well (resolved as every door resolves "id or key").
+    third = agent(server, EngramTools(engram), ("forget", {"memory_id": "colour", "reason": "asked to"})).run("Forget it")
+    forgotten = json.loads(told(third, "forget")[0])
+    assert forgotten["forgotten"] == [stored["memory_id"]] and forgotten["reason"] == "asked to"
+    assert engram.count() == 0
+
+
+def test_async_runs_use_the_async_engine(engram: Engram, server: OpenAICompatServer) -> None:
+    mem = AsyncEngram(engram)
+    tools = EngramTools(mem)
+    assert all(asyncio.iscoroutinefunction(f.entrypoint) for f in tools.async_functions.values())
+    assert set(tools.async_functions) == {"remember", "recall", "forget"}
+
+    run = asyncio.run(agent(server, tools, ("remember", {"content": "Ana takes the 7:40 train"}),
+                            ("recall", {"query": "train"})).arun("Remember my train"))
+    memory_id = json.loads(told(run, "remember")[0])["memory_id"]
+    assert [h["memory_id"] for h in json.loads(told(run, "recall")[0])["results"]] == [memory_id]
+    assert engram.get(memory_id).content == "Ana takes the 7:40 train"
+
+    refused = asyncio.run(agent(server, tools, ("remember", {"content": "Fact", "importance": 3})).arun("Keep it"))
+    assert told(refused, "remember") == ("invalid importance: 3.0 is out of range (allowed: 0.0 to 1.0)", True)
+    assert engram.count() == 1
+
+
+def test_the_tools_tell_the_model_their_arguments(engram: Engram, server: OpenAICompatServer) -> None:
+    agent(server, EngramTools(engram)).run("hi")
+    tools = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
+    assert set(tools) == {"remember", "recall", "forget"}
+    assert tools["remember"]["description"].startswith("Store one fact")
+    assert tools["remember"]["parameters"]["required"] == ["content"]
+    assert tools["recall"]["parameters"]["required"] == ["query"] and tools["forget"]["parameters"]["required"] == []
+    properties = [(name, p) for t in tools.values() for name, p in t["parameters"]["properties"].items()]
+    assert all(p.get("description") for _, p in properties)  # every argument is described
+    assert "run_context" not in {name for name, _ in properties}  # Agno's to fill, never the model's
+
+
+@pytest.mark.parametrize(("tool", "args", "expected"), [
+    ("remember", {"content": "The sky is green", "importance": 7.0}, "invalid importance: 7.0 is out of range"),
+    ("remember", {"content": "   "}, "invalid content"),
+    ("remember", {"content": "Fact", "category": "forever"}, "invalid category"),
+    ("recall", {"query": "anything", "limit": 500}, "invalid limit"),
+    ("forget", {"query": "sky", "tag": "colours"}, "invalid forget: got query, tag (allowed: exactly one of memory_id, key"),
+    ("forget", {"memory_id": "no-such-memory"},
+     "memory not found: 'no-such-memory'; recall first to find the right memory_id or key"),
+])
+def test_a_bad_argument_comes_back_to_the_model_naming_the_field(engram: Engram, server: OpenAICompatServer, tool: str,
+                                                                 args: dict[str, Any], expected: str) -> None:
+    run = agent(server, EngramTools(engram), (tool, args)).run("Do it")
+    text, failed = told(run, tool)
+    assert failed and text.startswith(expected), text
+    tool_messages = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert tool_messages[-1]["content"] == text and run.content == text  # the model read it, and answered from it
+    assert engram.count() == 0  # nothing was stored
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize(("tool", "args", "field"), [
+    ("remember", {"content": ""}, "content"),
+    ("remember", {"content": "Fact", "tags": ["ok", "x" * 200]}, "tags"),
+    ("remember", {"content": "Fact", "key": "k" * 500}, "key"),
+    ("recall", {"query": "x", "min_relevance": 2.0}, "min_relevance"),
+    ("forget", {}, "forget"),
+    ("forget", {"memory_id": "a", "key": "b"}, "forget"),
+    ("forget", {"older_than_days": -1.0}, "older_than"),
+])
+def test_a_direct_call_with_bad_input_names_the_field_and_stores_nothing(
+        engram: Engram, tool: str, args: dict[str, Any], field: str, asynchronous: bool) -> None:
+    engram.remember("A memory already there", key="there")
+    tools = EngramTools(AsyncEngram(engram))
+    with pytest.raises(RetryAgentRun) as err:
+        if asynchronous:
+            asyncio.run(getattr(tools, "a" + tool)(**args))
+        else:
+            getattr(tools, tool)(**args)
+    assert str(err.value).startswith(f"invalid {field}"), str(err.value)
+    assert isinstance(err.value.__cause__, ValidationError)
+    assert [m.key for m in engram.list()] == ["there"]
+
+
+def test_one_agent_never_sees_another_agents_memories(engram: Engram, server: OpenAICompatServer) -> None:
+    alice, bob = EngramTools(engram.for_agent("alice")), EngramTools(engram.for_agent("bob"))
+    stored = json.loads(told(agent(server, alice, ("remember", {"content": "Alice's locker code is 4512"})).run("Keep it"),
+                             "remember")[0])
+    assert json.loads(told(agent(server, bob, ("recall", {"query": "locker code"})).run("Code?"), "recall")[0])[
+        "results"] == []
+    assert json.loads(told(agent(server, alice, ("recall", {"query": "locker code"})).run("Code?"), "recall")[0])["results"]
+    text, failed = told(agent(server, bob, ("forget", {"memory_id": stored["memory_id"]})).run("Forget it"), "forget")
+    assert failed and text.startswith("memory not found")
+    assert json.loads(bob.forget(query="locker code"))["count"] == 0  # a query reaches only bob's own
+    assert engram.for_agent("alice").count() == 1 and engram.for_agent("bob").count() == 0
+
+
+def test_per_user_keeps_each_runs_user_apart(engram: Engram, server: OpenAICompatServer) -> None:
+    tools = EngramTools(engram, per_user=True)
+    run = agent(server, tools, ("remember", {"content": "Ana is allergic to peanuts"})).run("Note it", user_id="ana")
+    memory = engram.for_agent("agno:ana").get(json.loads(told(run, "remember")[0])["memory_id"])
+    assert memory.scope.agent == "agno:ana" and engram.count() == 0  # not the toolkit's own agent
+
+    for user, found in (("ana", 1), ("ben", 0)):
+        run = agent(server, tools, ("recall", {"query": "allergic peanuts"})).run("Allergies?", user_id=user)
+        assert len(json.loads(told(run, "recall")[0])["results"]) == found, user
+    # The run's context is Agno's to fill: a model naming another user is ignored.
+    sneaky = {"query": "allergic peanuts", "run_context": {"user_id": "ana", "run_id": "r", "session_id": "s"}}
+    run = agent(server, tools, ("recall", sneaky)).run("Allergies?", user_id="ben")
+    assert json.loads(told(run, "recall")[0])["results"] == []
+
+
+@pytest.mark.parametrize(("user_id", "expected"), [
+    (None, "user_id: the run has none"),
+    ("has a space", "user_id: 'has a space' cannot name an engram agent ('agno:has a space')"),
+])
+def test_per_user_refuses_a_run_without_a_usable_user_id(engram: Engram, server: OpenAICompatServer,
+                                                        user_id: str | None, expected: str) -> None:
+    run = agent(server, EngramTools(engram, per_user=True), ("remember", {"content": "Kept for whom?"})).run(
+        "Note it", user_id=user_id)
+    text, failed = told(run, "remember")
+    assert failed and text.startswith(expected), text
+    assert engram.list(limit=100) == [] and engram.stats().memories == 0  # nothing stored anywhere
+
+    direct = EngramTools(AsyncEngram(engram), per_user=True)
+    with pytest.raises(ValidationError) as err:
+        asyncio.run(direct.aremember("Kept for whom?", run_context=RunContext(run_id="r", session_id="s", user_id=user_id)))
+    assert err.value.field == "user_id"
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda e: EngramTools("not an engine"), "engram"),
+    (lambda e: EngramTools(e, user_prefix="no spaces "), "user_prefix"),
+    (lambda e: EngramTools(e, user_prefix=None), "user_prefix"),
+])
+def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], Any], field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert err.value.field == field
