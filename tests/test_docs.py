@@ -136,14 +136,14 @@ INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
 # What an example in docs/integrations.md needs beyond engram: the module it imports from the extra.
 _EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langchain_core", "from agents": "agents",
                   "from pydantic_ai": "pydantic_ai",
-                  "from llama_index": "llama_index.core"}
+                  "from llama_index": "llama_index.core", "from agno": "agno"}
 
 
 @pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", INTEGRATIONS))))
 def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+                                             capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
     """Each Python example in docs/integrations.md runs as a script on its own: everything it uses
-    is imported or defined in it. The OpenAI Agents and Pydantic AI examples talk to a scripted
+    is imported or defined in it. The OpenAI Agents, Pydantic AI and Agno examples talk to a scripted
     model instead of OpenAI (the only thing replaced)."""
     block = re.findall(r"```python\n(.*?)```", INTEGRATIONS, re.S)[index]
     for marker, module in _EXTRA_MODULES.items():
@@ -162,5 +162,15 @@ def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, mo
 
         # Pydantic AI's offline model, calling the memory tools it is given (forget needs one selector).
         monkeypatch.setattr(models, "infer_model", lambda name, *a, **k: TestModel(call_tools=["remember", "recall"]))
+    if "from agno" in block:
+        from engram.testing.llm_servers import OpenAICompatServer
+        from tests.integrations.test_agno import remembers_then_recalls
+
+        # Agno's OpenAI model against the local chat-completions server (OpenAI's client reads the URL).
+        server = OpenAICompatServer(responder=remembers_then_recalls).start()
+        request.addfinalizer(server.stop)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("AGNO_TELEMETRY", "false")
     exec(compile(block, f"docs/integrations.md example {index + 1}", "exec"), {"__name__": "__main__"})
     assert capsys.readouterr().out.strip() or "print(" not in block

@@ -64,6 +64,16 @@ def scripted(*calls: tuple[str, dict[str, Any]]) -> Callable[[RecordedRequest], 
     return respond
 
 
+def remembers_then_recalls(request: RecordedRequest) -> Reply:
+    """A model that remembers what the user says, recalls for a question, and answers with what
+    the tool gave back (the docs' example runs on it)."""
+    turn = _this_turn(request.body["messages"])
+    if turn[-1]["role"] == "tool":
+        return Reply.say(turn[-1]["content"])
+    said = turn[0]["content"]
+    return Reply.tools(("recall", {"query": said}) if said.endswith("?") else ("remember", {"content": said}))
+
+
 def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]]) -> Agent:
     server.responder = scripted(*calls)
     model = OpenAIChat(id="scripted", api_key="test-key", base_url=server.base_url)
