@@ -41,7 +41,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters, one_selector
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import missing
-from engram.interfaces.present import clawcode_result, error_text, write_dict
+from engram.interfaces.present import error_text, tool_forget, tool_recall, tool_write
 from engram.model import Memory, RecallResult, WriteResult, make_scope
 
 try:
@@ -71,19 +71,15 @@ def _json(value: dict[str, Any]) -> str:
 
 
 def _remembered(result: WriteResult) -> str:
-    return _json({k: v for k, v in write_dict(result).items() if k != "memory"})
+    return _json(tool_write(result))
 
 
 def _recalled(result: RecallResult) -> str:
-    out: dict[str, Any] = {"results": [clawcode_result(hit) for hit in result.hits]}
-    if result.notes:
-        out["notes"] = list(result.notes)
-    return _json(out)
+    return _json(tool_recall(result.hits, result.notes))
 
 
 def _forgotten(removed: list[Memory], dry_run: bool, reason: str | None) -> str:
-    return _json({"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
-                  "dry_run": dry_run, "reason": reason})
+    return _json(tool_forget(removed, dry_run, reason))
 
 
 def _forget_selector(memory_id: str | None, key: str | None, query: str | None, tag: str | None,

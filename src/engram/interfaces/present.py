@@ -3,11 +3,14 @@ all say the same thing.
 
 ``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
 recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect;
-``error_text`` is an engram error as a tool error a model reads.
+``error_text`` is an engram error as a tool error a model reads; ``tool_write``, ``tool_recall`` and
+``tool_forget`` are what an agent's remember, recall and forget tools answer, at every door that
+gives a model those tools (MCP, the Pydantic AI and Agno toolsets).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
@@ -81,6 +84,27 @@ def clawcode_result(hit: Hit) -> dict[str, Any]:
 def write_dict(result: WriteResult) -> dict[str, Any]:
     return {"memory_id": result.memory.id, "key": result.memory.key, "action": result.action,
             "warnings": list(result.warnings), "memory": memory_dict(result.memory)}
+
+
+def tool_write(result: WriteResult) -> dict[str, Any]:
+    """A write as an agent's remember tool answers it (MCP, Pydantic AI, Agno): the memory's id, key,
+    what happened and any warnings; not the whole memory, which the model just wrote."""
+    return {k: v for k, v in write_dict(result).items() if k != "memory"}
+
+
+def tool_recall(hits: Sequence[Hit], notes: Sequence[str]) -> dict[str, Any]:
+    """A recall as an agent's recall tool answers it: ClawCode's result shape, and the notes (why
+    nothing was found, the time range read) when there are any."""
+    out: dict[str, Any] = {"results": [clawcode_result(hit) for hit in hits]}
+    if notes:
+        out["notes"] = list(notes)
+    return out
+
+
+def tool_forget(removed: Sequence[Memory], dry_run: bool, reason: str | None) -> dict[str, Any]:
+    """A forget as an agent's forget tool answers it: the ids and keys removed (or that would be)."""
+    return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
+            "dry_run": dry_run, "reason": reason}
 
 
 def list_item(memory: Memory) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
     ) -> dict[str, Any]:
         with tool_errors():
             result = resolve().remember(content, key=key, category=category, links=links or ())
-            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
+            return present.tool_write(result)
 
     @server.tool(title="Search memory entries", annotations=READ, description=(
         "Search memory entries by query, best first. depth=1 also includes entries linked to the matches "

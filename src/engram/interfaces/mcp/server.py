@@ -109,10 +109,7 @@ def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float 
                          filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
                                          since=since, until=until, as_of=as_of, known_at=known_at))
     hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
-    out: dict[str, Any] = {"results": [present.clawcode_result(h) for h in hits]}
-    if result.notes:
-        out["notes"] = list(result.notes)
-    return out
+    return present.tool_recall(hits, result.notes)
 
 
 def _one_memory(engram: Engram, tool: str, memory_id: str | None, key: str | None) -> Memory:
@@ -130,8 +127,7 @@ def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str |
     removed = engram.forget(one, query=query, tag=tag,
                             older_than_s=None if older_than_days is None else older_than_days * DAY_S,
                             reason=reason, dry_run=dry_run)
-    return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
-            "dry_run": dry_run, "reason": reason}
+    return present.tool_forget(removed, dry_run, reason)
 
 
 def _link(engram: Engram, source: str | None, target: str | None, source_key: str | None, target_key: str | None,
@@ -204,7 +200,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
                 content, key=key, category=category, type=type, tags=tags, importance=importance,
                 metadata=placed.metadata, links=links or (), scope=placed.scope, created_at=placed.created_at,
                 valid_from=valid_from, valid_until=valid_until, related_entity=related_entity, source=source)
-            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
+            return present.tool_write(result)
 
     @server.tool(title="Recall memories", annotations=READ, description=(
         "Search long-term memory for what is relevant to a question. Returns the best matches first, each with "
@@ -335,7 +331,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             result = engram.update(_one_memory(engram, "update", memory_id, key).id, content=content, tags=tags,
                                    importance=importance, category=category, type=type, related_entity=related_entity,
                                    source=source, valid_from=valid_from, valid_until=valid_until, clear=clear or ())
-            return {k: v for k, v in present.write_dict(result).items() if k != "memory"}
+            return present.tool_write(result)
 
 
 def _resources(server: MCPServer, resolve: Callable[[], Engram]) -> None:
