@@ -38,7 +38,8 @@ from engram.engine import Engram, Filters, one_selector
 from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import conversation_key
 from engram.integrations import missing
-from engram.interfaces.present import clawcode_result, error_text, write_dict
+from engram.interfaces.present import error_text, tool_forget, tool_recall, tool_write
+from engram.model import Memory
 
 try:
     from pydantic_ai import FunctionToolset
@@ -95,7 +96,7 @@ class EngramToolset(FunctionToolset[Any]):
         with _for_the_model():
             result = await self.engram.remember(content, key=key, tags=tags, category=category, type=type,
                                                 importance=importance)
-        return {k: v for k, v in write_dict(result).items() if k != "memory"}
+        return tool_write(result)
 
     async def recall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
                      tags: list[str] | None = None) -> dict[str, Any]:
@@ -112,10 +113,7 @@ class EngramToolset(FunctionToolset[Any]):
         with _for_the_model():
             result = await self.engram.recall(query, limit=limit, min_relevance=min_relevance,
                                               filters=None if tags is None else Filters(tags=tags))
-        out: dict[str, Any] = {"results": [clawcode_result(hit) for hit in result.hits]}
-        if result.notes:
-            out["notes"] = list(result.notes)
-        return out
+        return tool_recall(result.hits, result.notes)
 
     async def forget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
                      tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
@@ -143,8 +141,7 @@ class EngramToolset(FunctionToolset[Any]):
             removed = await self.engram.forget(
                 one, query=query, tag=tag, reason=reason, dry_run=dry_run,
                 older_than_s=None if older_than_days is None else older_than_days * DAY_S)
-        return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
-                "dry_run": dry_run, "reason": reason}
+        return tool_forget(removed, dry_run, reason)
 
 
 def _text(message: ModelMessage) -> str:
