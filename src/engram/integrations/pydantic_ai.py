@@ -39,6 +39,7 @@ from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import conversation_key
 from engram.integrations import missing
 from engram.interfaces.present import clawcode_result, error_text, write_dict
+from engram.model import Memory
 
 try:
     from pydantic_ai import FunctionToolset
