@@ -424,10 +424,13 @@ class Engram:
         valid_from: float | str | None = None,
         valid_until: float | str | None = None,
         derive_valid_from: bool = True,
+        updating: Memory | None = None,
     ) -> PendingWrite:
         """``remember``'s arguments checked and made a write for the queue, without reading the
         store: the reads it needs are its ``settle``, made by the writer. ``derive_valid_from=False``
-        leaves ``valid_from`` empty when it is not given (an update that clears it)."""
+        leaves ``valid_from`` empty when it is not given (an update that clears it). ``updating`` is
+        the memory an update or replace changes (same key and scope): the write is refused, with
+        ``NotFoundError`` naming it, unless it is still stored there (``_still_stored``)."""
         content, pii_warnings = self.privacy.screen(content)
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
             search_context, context_warnings = self.privacy.screen(search_context)
@@ -444,6 +447,8 @@ class Engram:
         link_targets: list[Memory] = []
 
         def settle(pending: PendingWrite, stored_under: KeptByKey) -> PendingWrite:
+            if updating is not None:  # (the row read here is the one the writer's vector check reads)
+                self._still_stored(updating, stored_under(pending.draft))
             link_targets[:] = [self.get(ref) for ref in refs]  # unknown targets refuse the write
             draft = pending.draft
             # An update by key keeps the tags and metadata it was not given; given ones replace.
@@ -466,7 +471,7 @@ class Engram:
             return self._shown_results([result], [(*result.warnings, *pii_warnings)])[0]
 
         return PendingWrite(draft, key_from_content(draft.content), (), self.clock(), Announce(self.events, events),
-                            settle=settle if refs or any(keeps) else None, answer=answer)
+                            settle=settle if refs or any(keeps) or updating is not None else None, answer=answer)
 
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None
@@ -523,7 +528,7 @@ class Engram:
 
     def update(
         self,
-        ref: str,
+        ref: str | Memory,
         *,
         content: str | None = None,
         category: str | Category | None = None,
@@ -539,7 +544,8 @@ class Engram:
         valid_until: float | str | None = None,
         clear: str | Iterable[str] = (),
     ) -> WriteResult:
-        """Change the given fields of an existing memory (by id or key) and keep the others.
+        """Change the given fields of an existing memory (by id or key, or a ``Memory`` this view
+        handed out, taken as it is: ``named``) and keep the others.
 
         A field left at None is kept; ``clear`` names fields to empty instead (any of
         ``CLEARABLE_FIELDS``: tags, metadata, related_entity, source, search_context, valid_from,
@@ -554,7 +560,7 @@ class Engram:
             ("source", source), ("search_context", search_context), ("valid_from", valid_from),
             ("valid_until", valid_until)) if value is not None}
         cleared = parse_clear(clear, given)
-        old = self.get(ref)
+        old = self._held(ref, "update")
         fields: dict[str, Any] = {name: getattr(old, name) for name in UPSERT_FIELDS}
         if "type" in given:
             fields["layer"] = None  # routed from the new type unless a layer is given too
@@ -563,11 +569,11 @@ class Engram:
         fields.update({name: {"tags": (), "metadata": {}}.get(name) for name in cleared})
         return self.writes.write(self._pending_write(
             fields.pop("content"), key=old.key, scope=old.scope, derive_valid_from="valid_from" not in cleared,
-            **fields))
+            updating=old, **fields))
 
     def replace(
         self,
-        ref: str,
+        ref: str | Memory,
         content: str,
         *,
         category: str | Category = Category.KNOWLEDGE,
@@ -582,19 +588,40 @@ class Engram:
         valid_from: float | str | None = None,
         valid_until: float | str | None = None,
     ) -> WriteResult:
-        """Replace every field a user sets on an existing memory (by id or key): the ones not given
+        """Replace every field a user sets on an existing memory (by id or key, or a ``Memory`` as
+        ``update`` takes one): the ones not given
         get the values a fresh ``remember`` would give them (no tags, no metadata, importance 0.5,
         ``valid_from`` from a date the content states, ...), unlike ``update``, which keeps them.
 
         The memory keeps its id, key, scope, creation time, use counts and links; the previous
-        content goes to its versions. Raises ``NotFoundError`` or ``ValidationError`` (nothing changed).
+        content goes to its versions. Raises ``NotFoundError`` (also naming a memory forgotten since
+        it was read, which is not stored again) or ``ValidationError`` (nothing changed).
         """
-        old = self.get(ref)
-        return self.remember(
+        old = self._held(ref, "replace")
+        return self.writes.write(self._pending_write(
             content, key=old.key, scope=old.scope, category=category, type=type, layer=layer,
             tags=() if tags is None else tags, metadata={} if metadata is None else metadata,
             importance=importance, related_entity=related_entity, source=source, search_context=search_context,
-            valid_from=valid_from, valid_until=valid_until)
+            valid_from=valid_from, valid_until=valid_until, updating=old))
+
+    def _held(self, ref: str | Memory, field: str) -> Memory:
+        """The one memory ``ref`` names for ``update``, ``replace`` and ``versions``: a ``Memory`` this
+        view handed out as it is (``named``: no read), else the memory with that id or key (``get``)."""
+        return self.named(ref, field=field) if isinstance(ref, Memory) else self.get(ref)
+
+    def _still_stored(self, memory: Memory, under_key: Memory | None) -> None:
+        """Raise ``NotFoundError`` naming ``memory`` unless it is still the one stored under its key.
+        ``under_key`` is what the writer read there (``KeptByKey``) just before an update by key:
+        without this, an update of a memory forgotten since it was read would store it again, under
+        a new id (or change another memory that took its key meanwhile)."""
+        if under_key is not None:
+            if under_key.id != memory.id:
+                raise NotFoundError("memory", memory.id)
+            return
+        # KeptByKey reads an id first, so a key that is also another memory's id finds nothing
+        # there: ask by id (keys do not change), loading no row.
+        if not self.store.matching_ids([memory.id], self._readable):
+            raise NotFoundError("memory", memory.id)
 
     def _valid_from(self, given: float | str | None, content: Any, derive: bool = True) -> float | str | None:
         """An explicit valid_from wins; otherwise the date the content states, if any (when ``derive``)."""
@@ -740,9 +767,17 @@ class Engram:
     def count(self, filters: Filters | None = None, *, scope: ScopeChoice | None = None) -> int:
         return self.store.count(self._filter(filters, scope=scope))
 
-    def versions(self, ref: str) -> list[MemoryVersion]:
-        """Earlier contents of a memory, oldest first."""
-        return self.store.versions(self.get(ref).id)
+    def versions(self, ref: str | Memory) -> list[MemoryVersion]:
+        """Earlier contents of a memory (by id or key, or a ``Memory`` as ``update`` takes one),
+        oldest first. Raises ``NotFoundError``, also naming a ``Memory`` forgotten since it was read."""
+        if not isinstance(ref, Memory):
+            return self.store.versions(self.get(ref).id)
+        memory = self.named(ref, field="versions")
+        found = self.store.versions(memory.id)
+        # Versions go with their memory, so only none needs asking whether it is still there (no row loaded).
+        if not found and not self.store.matching_ids([memory.id], self._readable):
+            raise NotFoundError("memory", memory.id)
+        return found
 
     def recall(
         self,

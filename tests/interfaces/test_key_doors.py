@@ -273,3 +273,70 @@ def test_ptrclaw_tools_read_a_key_first_then_an_id(served: Served) -> None:
             assert all("read as a key first" in tools[name] for name in ("memory_forget", "memory_link"))
 
     asyncio.run(run())
+
+
+def test_http_and_mcp_update_replace_and_versions_read_the_memory_once(served: Served,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # The by-key routes and the MCP tool resolve the memory (errors in their own words) and pass it
+    # on: the engine reads it again by id no more. What an update reads besides is the writer's
+    # look under the memory's key, that it is still stored there (which its vector check reads too).
+    with served.client(served.alice) as c:
+        a = c.post("/api/v1/memory", json={"content": "memory a", "key": "a", "tags": ["x"]}).json()["memory_id"]
+        reads = _counting_reads(monkeypatch, served.engram.store)
+        patched = c.patch("/api/v1/memory/by-key", params={"key": "a"}, json={"content": "memory a, changed"})
+        assert patched.status_code == 200 and patched.json()["memory"]["tags"] == ["x"]
+        assert reads == ["a", "a"]
+        reads.clear()
+        put = c.put("/api/v1/memory/by-key", params={"key": "a"}, json={"content": "memory a, replaced"})
+        assert put.status_code == 200 and put.json()["memory"]["tags"] == []
+        assert reads == ["a", "a"]
+        reads.clear()
+        versions = c.get("/api/v1/memory/by-key/versions", params={"key": "a"}).json()["versions"]
+        assert [v["content"] for v in versions] == ["memory a", "memory a, changed"] and reads == ["a"]
+        reads.clear()
+        # A field refused is named, and nothing changes.
+        refused = c.patch("/api/v1/memory/by-key", params={"key": "a"}, json={"importance": 2})
+        assert refused.status_code == 422 and "importance" in refused.text, refused.text
+        refused = c.put("/api/v1/memory/by-key", params={"key": "a"}, json={"content": ""})
+        assert refused.status_code == 422 and "content" in refused.text, refused.text
+        assert c.get("/api/v1/memory/by-key", params={"key": "a"}).json()["content"] == "memory a, replaced"
+        reads.clear()
+
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as alice:
+            assert _data(await alice.call_tool("update", {"key": "a", "importance": 0.9}))["memory_id"] == a
+            assert reads == ["a", "a"]
+            text = _error_text(await alice.call_tool("update", {"key": "a", "category": "nonsense"}))
+            assert "category" in text, text
+
+    asyncio.run(run())
+    assert served.engram.for_agent("alice").get(a).importance == 0.9
+
+
+def test_cli_update_and_get_read_the_memory_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli.app import app
+    from engram.store.sqlite import SqliteMemoryStore
+
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        done = runner.invoke(app, ["--home", str(tmp_path), "--agent", "alice", "--json", *args])
+        assert done.exit_code == 0, (args, done.output)
+        return done.output
+
+    a = json.loads(run("remember", "memory a", "--key", "a"))["memory"]["id"]
+    reads: list[str] = []
+    stored_get = SqliteMemoryStore.get
+    monkeypatch.setattr(SqliteMemoryStore, "get", lambda self, ref, filt: reads.append(ref) or stored_get(self, ref, filt))
+    # update: the command's look-up, then the writer's under the key; get: the look-up alone (its
+    # versions come from the memory it found).
+    for args, read in ((("update", "--key", "a", "--content", "memory a, changed"), ["a", "a"]),
+                       (("update", a, "--importance", "0.9"), [a, "a"]), (("get", "--key", "a"), ["a"])):
+        reads.clear()
+        out = json.loads(run(*args))
+        assert reads == read, (args, reads)
+    assert [v["content"] for v in out["versions"]] == ["memory a"] and out["importance"] == 0.9
+    refused = engram(tmp_path, "--agent", "alice", "update", "--key", "a", "--importance", "2")  # the real process
+    assert refused.returncode == 2 and "importance" in refused.stderr, refused.stderr

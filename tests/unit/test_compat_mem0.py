@@ -362,3 +362,17 @@ def test_an_imported_items_own_engram_metadata_comes_back_byte_for_byte(m: Memor
     for content, metadata in original.items():
         assert json.dumps(items[content]["metadata"], ensure_ascii=False) == json.dumps(metadata, ensure_ascii=False)
         assert m.get(items[content]["id"])["metadata"] == metadata
+
+
+def test_update_and_history_read_the_memory_once(m: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The facade finds the memory by id (whichever owner holds it) and hands it on as it found it.
+    added = m.add("I like tea", user_id="alice", infer=False)["results"][0]["id"]
+    store, calls = m.engram.store, []
+    for name in ("get", "versions"):
+        real = getattr(store, name)
+        monkeypatch.setattr(store, name, lambda *args, _real=real, _name=name: calls.append(_name) or _real(*args))
+    m.update(added, "I like green tea")
+    assert calls == ["get"]  # the writer's look under its key, that it is still stored (not a read by id)
+    calls.clear()
+    assert [h["new_memory"] for h in m.history(added)] == ["I like tea", "I like green tea"]
+    assert calls == ["versions"]

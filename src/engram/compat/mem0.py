@@ -355,7 +355,7 @@ class Memory:
         extra = _check_metadata(metadata)
         memory, view = self._find(memory_id)
         own, origin = mem0_metadata(memory)
-        view.update(memory.id, content=data, metadata=_stored({**own, **extra}, origin) if memory.source == KIND
+        view.update(memory, content=data, metadata=_stored({**own, **extra}, origin) if memory.source == KIND
                     else {**memory.metadata, **extra})
         return {"message": "Memory updated successfully!"}
 
@@ -380,8 +380,9 @@ class Memory:
             memory, view = self._find(memory_id)
         except NotFoundError:
             return []
-        contents = [v.content for v in view.versions(memory.id)] + [memory.content]
-        times = [memory.created_at] + [v.replaced_at for v in view.versions(memory.id)]
+        earlier = view.versions(memory)
+        contents = [v.content for v in earlier] + [memory.content]
+        times = [memory.created_at] + [v.replaced_at for v in earlier]
         entries = []
         for n, content in enumerate(contents):
             entries.append({

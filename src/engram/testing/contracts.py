@@ -678,6 +678,56 @@ class MemoryStoreContract(TemporalContract):
         assert mem.for_agent("bob").get(bobs.id) == bobs and mem.get(coffee.id).links == ()
         assert mem.for_session("s1").get(sessions.id).links == () and mem.get(coffee.id).superseded_by is None
 
+    def test_update_replace_and_versions_take_a_memory_a_view_gave(self, mem: Engram,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+        # As link and forget: a door resolves the memory under its own argument names and passes it
+        # on. The engine does not read it again by id; an update's one read is the writer's, under
+        # the memory's key, that it is still the one stored there.
+        tea, coffee = (mem.remember(f"{word} in the cupboard", key=word, tags=[word]).memory
+                       for word in ("tea", "coffee"))
+        shadow = mem.remember("a key that is also an id", key=coffee.id).memory
+        reads: list[str] = []
+        stored_get = mem.store.get
+        monkeypatch.setattr(mem.store, "get", lambda ref, filt: reads.append(ref) or stored_get(ref, filt))
+        changed = mem.update(tea, content="green tea in the cupboard")
+        assert (changed.action, changed.memory.id, changed.memory.tags) == ("updated", tea.id, ("tea",))
+        assert reads == ["tea"]
+        assert [v.content for v in mem.versions(tea)] == ["tea in the cupboard"] and reads == ["tea"]
+        replaced = mem.replace(changed.memory, "black tea in the cupboard")
+        assert (replaced.action, replaced.memory.id, replaced.memory.tags) == ("updated", tea.id, ())
+        assert mem.versions(coffee) == [] and reads == ["tea", "tea"]
+        # A key equal to another memory's id: the look under the key finds that id's memory first.
+        assert mem.update(shadow, importance=0.9).memory.id == shadow.id and mem.get(coffee.id).importance == 0.5
+        # Forgotten since it was read: not found, naming it, and not stored again under its key;
+        # nor is another memory changed that took its key since.
+        mem.forget(tea.id)
+        calls = (lambda m: mem.update(m, importance=0.9), lambda m: mem.replace(m, "tea again"),
+                 lambda m: mem.versions(m))
+        for call in calls:
+            with pytest.raises(NotFoundError) as missing:
+                call(tea)
+            assert str(missing.value) == f"memory not found: {tea.id!r}"
+        assert mem.find("tea") is None
+        rooibos = mem.remember("rooibos in the cupboard", key="tea").memory
+        for call in calls:
+            with pytest.raises(NotFoundError, match=repr(tea.id)):
+                call(tea)
+        assert mem.get("tea") == rooibos
+        # One another view may not read is not found, as its id would be, and is left as it was.
+        bobs = mem.for_agent("bob").remember("bob's tea", key="tea").memory
+        sessions = mem.for_session("s1").remember("this chat's tea", key="tea", scope="session").memory
+        for theirs in (bobs, sessions):
+            for call in calls:
+                with pytest.raises(NotFoundError) as missing:
+                    call(theirs)
+                assert str(missing.value) == f"memory not found: {theirs.id!r}"
+        assert mem.for_agent("bob").get(bobs.id) == bobs and mem.for_session("s1").get(sessions.id) == sessions
+        # A field refused names the field, before anything is read or written.
+        reads.clear()
+        with pytest.raises(ValidationError) as refused:
+            mem.update(coffee, importance=2.0)
+        assert refused.value.field == "importance" and reads == [] and mem.get(coffee.id) == coffee
+
     # --- snapshots -----------------------------------------------------------------------
     def test_export_import_round_trip(self, mem: Engram, make_store: Callable[[], MemoryStore], tmp_path) -> None:
         mem.remember("core value", category="core", key="soul:identity", importance=0.9)

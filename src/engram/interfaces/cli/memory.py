@@ -156,7 +156,7 @@ def update(
     st = state(ctx)
     engram = st.engram()
     result = engram.update(
-        _one_memory(engram, "update", ref, key).id, content=content, category=category, type=type_, layer=layer,
+        _one_memory(engram, "update", ref, key), content=content, category=category, type=type_, layer=layer,
         tags=tags, metadata=metadata, importance=importance, related_entity=entity, source=source, search_context=search_context,
         valid_from=valid_from, valid_until=valid_until, clear=clear or (),
     )
@@ -209,7 +209,7 @@ def get(
     engram = st.engram()
     memory = _one_memory(engram, "get", ref, key)
     if st.as_json:
-        render.emit_json({**memory.to_dict(), "versions": engram.versions(memory.id)})
+        render.emit_json({**memory.to_dict(), "versions": engram.versions(memory)})
         return
     neighbours = engram.neighbours(memory, limit=100)
     render.memory_detail(memory, [m.key for m in neighbours])

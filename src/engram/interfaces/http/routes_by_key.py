@@ -3,8 +3,8 @@
 A key may hold anything (slashes, ``%``, spaces, a fixed route's name such as ``search``), and a
 query parameter carries any text unambiguously, so these always reach the memory with that key,
 looked up by key alone (``Engram.get_by_key``: never a memory whose id the key happens to equal).
-Each route finds the memory, then does what its ``/{ref}`` twin in ``routes_memory`` does with its id
-(or with the memory itself, where the engine takes one as found: link, supersede, neighbours).
+Each route finds the memory, then does what its ``/{ref}`` twin in ``routes_memory`` does with its id,
+passing the memory itself, which the engine takes as found instead of reading it again.
 Registered before ``routes_memory``, whose ``/{ref}`` would otherwise take ``by-key`` for a key.
 """
 
@@ -31,12 +31,12 @@ def read(eng: Eng, key: Key) -> dict[str, Any]:
 
 @router.patch("", summary="Change the fields sent of the memory with this key (null clears one)")
 def patch(eng: Eng, key: Key, body: MemoryPatch) -> dict[str, Any]:
-    return by_ref.patch_memory(eng, eng.get_by_key(key).id, body)
+    return by_ref.patch_memory(eng, eng.get_by_key(key), body)
 
 
 @router.put("", summary="Replace the memory with this key: fields not sent return to their defaults")
 def replace(eng: Eng, key: Key, body: MemoryReplace) -> dict[str, Any]:
-    return by_ref.replace_memory(eng, eng.get_by_key(key).id, body)
+    return by_ref.replace_memory(eng, eng.get_by_key(key), body)
 
 
 @router.delete("", summary="Forget the memory with this key, with a reason")
@@ -51,7 +51,7 @@ def supersede(eng: Eng, key: Key, body: SupersedeIn) -> dict[str, Any]:
 
 @router.get("/versions", summary="Earlier contents of the memory with this key, oldest first")
 def versions(eng: Eng, key: Key) -> dict[str, Any]:
-    return by_ref.versions_of(eng, eng.get_by_key(key).id)
+    return by_ref.versions_of(eng, eng.get_by_key(key))
 
 
 @router.get("/links", summary="The memory with this key and its linked neighbours")

@@ -137,7 +137,7 @@ def read(eng: Eng, ref: str) -> dict[str, Any]:
     return present.memory_dict(eng.get(ref))
 
 
-def patch_memory(eng: Engram, ref: str, body: MemoryPatch) -> dict[str, Any]:
+def patch_memory(eng: Engram, ref: str | Memory, body: MemoryPatch) -> dict[str, Any]:
     """JSON null clears a field (RFC 7396's merge patch); a field not sent is kept."""
     sent = body.model_dump(exclude_unset=True)
     result = eng.update(ref, **{name: value for name, value in sent.items() if value is not None},
@@ -145,7 +145,7 @@ def patch_memory(eng: Engram, ref: str, body: MemoryPatch) -> dict[str, Any]:
     return present.write_dict(result)
 
 
-def replace_memory(eng: Engram, ref: str, body: MemoryReplace) -> dict[str, Any]:
+def replace_memory(eng: Engram, ref: str | Memory, body: MemoryReplace) -> dict[str, Any]:
     return present.write_dict(eng.replace(ref, **body.model_dump()))
 
 
@@ -154,7 +154,7 @@ def forget_one(eng: Engram, ref: str | Memory, reason: str | None) -> dict[str, 
     return {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
 
 
-def versions_of(eng: Engram, ref: str) -> dict[str, Any]:
+def versions_of(eng: Engram, ref: str | Memory) -> dict[str, Any]:
     return {"versions": [{"content": v.content, "replaced_at": v.replaced_at} for v in eng.versions(ref)]}
 
 

@@ -328,7 +328,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
     ) -> dict[str, Any]:
         with tool_errors():
             engram = resolve()
-            result = engram.update(_one_memory(engram, "update", memory_id, key).id, content=content, tags=tags,
+            result = engram.update(_one_memory(engram, "update", memory_id, key), content=content, tags=tags,
                                    importance=importance, category=category, type=type, related_entity=related_entity,
                                    source=source, valid_from=valid_from, valid_until=valid_until, clear=clear or ())
             return present.tool_write(result)
