@@ -647,7 +647,10 @@ class Engram:
             raise ValidationError("supersede", f"{new.key} ({new.scope}) is not visible to everyone who sees"
                                   f" {old.key} ({old.scope})", f"a successor in {' or '.join(map(str, old.scope.visible()))}")
         now = self.clock()
-        self.store.set_superseded(old.id, new.id, now=now, valid_until=new.valid_from if new.valid_from is not None else now)
+        if not self.store.set_superseded(old.id, new.id, now=now,
+                                         valid_until=new.valid_from if new.valid_from is not None else now):
+            # An end was forgotten since it was read (the store checks both in its write): name it.
+            raise NotFoundError("memory", self._gone(old, new).id)
         closed = self.store.get(old.id, self._filter()) or old
         self._emit("updated", [closed], f"superseded by {new.key}", previous=[old])
         return self._shown([closed])[0]
@@ -992,8 +995,7 @@ class Engram:
         if first.id == second.id:
             raise ValidationError("link", "a memory cannot link to itself", "two different memories")
         if not self.store.link(first.id, second.id):  # an end was forgotten since it was read: name that one
-            gone = first if not self.store.get_many([first.id]) else second
-            raise NotFoundError("memory", gone.id)
+            raise NotFoundError("memory", self._gone(first, second).id)
         self._emit("linked", [first, second])
 
     def unlink(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
@@ -1004,7 +1006,15 @@ class Engram:
         removed = self.store.unlink(first.id, second.id)
         if removed:
             self._emit("unlinked", [first, second])
+        elif len(self.store.matching_ids([first.id, second.id], self._readable)) < len({first.id, second.id}):
+            # Not "were not linked": an end was forgotten since it was read.
+            raise NotFoundError("memory", self._gone(first, second).id)
         return removed
+
+    def _gone(self, first: Memory, second: Memory) -> Memory:
+        """Which of two memories read earlier is no longer stored (the second when both are gone
+        is never asked: the first is named)."""
+        return first if not self.store.matching_ids([first.id], self._readable) else second
 
     def _ends(self, field: str, a: str | Memory | None, a_key: str | None, b: str | Memory | None,
               b_key: str | None) -> tuple[Memory, Memory]:
@@ -1016,7 +1026,11 @@ class Engram:
         """The memories linked to the one named by ``ref`` (an id, else a key, or a ``Memory`` this
         view gave, not read again) or ``key`` (a key only) that this view may read, newest first."""
         memory = self.named(ref, key, field="neighbours")
-        return self._shown(self.store.neighbours(memory.id, self._filter(), limit=limit))
+        found = self.store.neighbours(memory.id, self._filter(), limit=limit)
+        # None found may mean the memory itself was forgotten since it was read: say so.
+        if not found and isinstance(ref, Memory) and not self.store.matching_ids([memory.id], self._readable):
+            raise NotFoundError("memory", memory.id)
+        return self._shown(found)
 
     def link_keys(self, memories: Sequence[Memory]) -> list[list[str]]:
         """For each of ``memories``, the keys of the memories it links to that this view may read,

@@ -173,7 +173,9 @@ class MemoryStore(Protocol):
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:
         """Mark a memory superseded by ``successor_id`` at record time ``now``, closing its valid
-        time at ``valid_until`` unless it already has one; ``successor_id`` None clears both marks."""
+        time at ``valid_until`` unless it already has one; ``successor_id`` None clears both marks.
+        False (nothing changed) when the memory is not stored, or the successor is not: checked in
+        the same write, so a successor forgotten meanwhile never leaves a memory pointing at nothing."""
         ...
 
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...

@@ -201,9 +201,9 @@ class InMemoryMemoryStore:
     ) -> bool:
         with self._lock:
             memory = self._rows.get(memory_id)
-            if memory is None:
-                return False
             superseding = successor_id is not None
+            if memory is None or (superseding and successor_id not in self._rows):
+                return False
             self._rows[memory_id] = replace(
                 memory, superseded_by=successor_id, superseded_at=now if superseding else None,
                 # An explicit valid_until already stored wins over the one superseding closes with.

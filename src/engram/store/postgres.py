@@ -416,6 +416,10 @@ class PostgresMemoryStore:
 
         def work(conn: Any) -> bool:
             # An explicit valid_until already stored wins over the one superseding closes with.
+            # (FOR SHARE holds the successor's row until commit: a concurrent forget waits.)
+            if superseding and conn.execute("SELECT 1 FROM memories WHERE id = %s FOR SHARE",
+                                            (successor_id,)).fetchone() is None:
+                return False
             cursor = conn.execute(
                 "UPDATE memories SET superseded_by = %s, superseded_at = %s,"
                 " valid_until = COALESCE(valid_until, %s) WHERE id = %s",

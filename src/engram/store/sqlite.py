@@ -378,9 +378,10 @@ class SqliteMemoryStore:
             # An explicit valid_until already stored wins over the one superseding closes with.
             cursor = conn.execute(
                 "UPDATE memories SET superseded_by = ?, superseded_at = ?,"
-                " valid_until = COALESCE(valid_until, ?) WHERE id = ?",
+                " valid_until = COALESCE(valid_until, ?) WHERE id = ?"
+                " AND (? IS NULL OR EXISTS (SELECT 1 FROM memories WHERE id = ?))",
                 (successor_id, now if successor_id is not None else None,
-                 valid_until if successor_id is not None else None, memory_id),
+                 valid_until if successor_id is not None else None, memory_id, successor_id, successor_id),
             )
             self._own_writes += 1
             return cursor.rowcount > 0

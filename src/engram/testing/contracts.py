@@ -678,6 +678,27 @@ class MemoryStoreContract(TemporalContract):
         assert mem.for_agent("bob").get(bobs.id) == bobs and mem.get(coffee.id).links == ()
         assert mem.for_session("s1").get(sessions.id).links == () and mem.get(coffee.id).superseded_by is None
 
+    def test_a_memory_forgotten_since_it_was_read_is_not_found_by_every_link_command(self, mem: Engram) -> None:
+        # Held by a caller across a forget (another door, another process): each command names the
+        # gone end, as its id would be named, and changes nothing; none reports "not linked" or
+        # "no neighbours", and supersede never points a memory at a successor that is gone.
+        tea, coffee, gone = (mem.remember(f"{word} in the cupboard", key=word).memory
+                             for word in ("tea", "coffee", "gone"))
+        mem.link(tea, gone)
+        assert [m.id for m in mem.forget(mem.get("gone"))] == [gone.id]
+        for call in (lambda: mem.supersede(tea, gone), lambda: mem.supersede(gone, tea),
+                     lambda: mem.unlink(gone, coffee), lambda: mem.unlink(coffee, gone),
+                     lambda: mem.neighbours(gone)):
+            with pytest.raises(NotFoundError) as missing:
+                call()
+            assert str(missing.value) == f"memory not found: {gone.id!r}"
+        assert mem.get(tea.id).superseded_by is None and mem.get(tea.id).valid_until is None
+        assert mem.unlink(tea, coffee) is False  # both stored, not linked: as before
+        assert mem.unlink(tea, tea) is False
+        assert mem.neighbours(coffee) == []
+        assert mem.store.set_superseded(tea.id, gone.id, now=1.0) is False  # the store checks it in its write
+        assert mem.get(tea.id).superseded_by is None
+
     def test_update_replace_and_versions_take_a_memory_a_view_gave(self, mem: Engram,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
         # As link and forget: a door resolves the memory under its own argument names and passes it
