@@ -119,6 +119,9 @@ class FailingHistoryStore(InMemoryHistoryStore):
     def append(self, key, message):
         raise StorageError("disk full")
 
+    def append_many(self, key, messages):  # the path History takes, for one message too
+        raise StorageError("disk full")
+
 
 def test_history_write_failure_never_fails_the_turn(engram, server):
     agent = make_agent(engram, server, history=History(FailingHistoryStore()), settings=ChatSettings(synthesis=False))

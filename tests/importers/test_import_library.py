@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engram.engine import Engram
-from engram.errors import ValidationError
+from engram.errors import StorageError, ValidationError
 from engram.files.export import export_folder
 from engram.store.sqlite import SqliteMemoryStore
 from tests.importers.test_import_cli import ENGRAM, FIXTURES
@@ -63,3 +63,20 @@ def test_an_empty_or_mistyped_folder_is_an_error_naming_it(tmp_path: Path, conte
     assert done.returncode == 2 and f"{folder} holds no memory files" in done.stderr, (done.returncode, done.stderr)
     with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem, pytest.raises(ValidationError):
         mem.import_from(folder)
+
+
+def test_a_conversation_whose_history_write_fails_imports_none_of_its_messages(isolated_home: Path) -> None:
+    with Engram.from_settings(embeddings={"provider": "none"}) as mem:
+        # The database refuses the conversation's fourth message, after its first three went in.
+        with mem.history.store.db.write() as conn:
+            conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON history_messages WHEN NEW.content = "
+                         "'You decided to repaint the garage door green in April.' "
+                         "BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        with pytest.raises(StorageError, match="refused"):
+            mem.import_from(FIXTURES / "clawless")
+        assert mem.history.all("telegram:12345") == []
+        with mem.history.store.db.write() as conn:
+            conn.execute("DROP TRIGGER refuse")
+        summary = mem.import_from(FIXTURES / "clawless")
+        assert (summary.messages_imported, summary.messages_skipped) == (6, 0)
+        assert mem.history.count("telegram:12345") == 4

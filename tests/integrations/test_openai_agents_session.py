@@ -166,3 +166,13 @@ def test_session_settings_limit_the_history_as_the_sdk_sessions_do(engram: Engra
     with pytest.raises(ValidationError) as err:
         EngramSession("limited", engram, session_settings=5)  # type: ignore[arg-type]
     assert err.value.field == "session_settings"
+
+
+def test_items_engram_refuses_add_none_of_them(engram: Engram) -> None:
+    session = EngramSession("batch", engram)
+    items = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
+             {"role": "user", "content": "a NUL \x00 no store can hold"}]
+    with pytest.raises(ValidationError) as err:
+        asyncio.run(session.add_items(items))
+    assert asyncio.run(session.get_items()) == []  # not "one", "two"
+    assert err.value.field == "messages[2].content"

@@ -28,7 +28,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 
 from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
-from engram.errors import ValidationError  # noqa: E402
+from engram.errors import StorageError, ValidationError  # noqa: E402
 from engram.integrations.pydantic_ai import EngramMessageStore, EngramToolset  # noqa: E402
 
 
@@ -194,6 +194,29 @@ def test_one_agent_never_sees_another_agents_memories_or_conversations(engram: E
     EngramMessageStore(alice).save("c1", saved.new_messages())
     assert EngramMessageStore(bob).messages("c1") == []
     assert EngramMessageStore(engram.for_agent("alice")).messages("c1") == saved.all_messages()
+
+
+def test_a_run_with_a_message_engram_refuses_saves_none_of_it(engram: Engram) -> None:
+    store = EngramMessageStore(engram)
+    store.save("c", [ModelRequest.user_text_prompt("kept from before")])
+    run_messages = [ModelRequest.user_text_prompt("first"), ModelResponse(parts=[TextPart("second")]),
+                    ModelRequest.user_text_prompt("a NUL \x00 no store can hold"), ModelResponse(parts=[TextPart("fourth")])]
+    with pytest.raises(ValidationError) as err:
+        store.save("c", run_messages)
+    assert [m.parts[0].content for m in store.messages("c")] == ["kept from before"]  # not "first", "second"
+    assert err.value.field == "messages[2].content"
+
+
+def test_a_run_whose_write_fails_half_way_saves_none_of_it(engram: Engram) -> None:
+    store = EngramMessageStore(engram)
+    with engram.history.store.db.write() as conn:  # the database refuses the third row, after two went in
+        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON history_messages WHEN NEW.content = 'boom' "
+                     "BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    run_messages = [ModelRequest.user_text_prompt("first"), ModelResponse(parts=[TextPart("second")]),
+                    ModelRequest.user_text_prompt("boom"), ModelResponse(parts=[TextPart("fourth")])]
+    with pytest.raises(StorageError, match="refused"):
+        store.save("c", run_messages)
+    assert store.messages("c") == []
 
 
 @pytest.mark.parametrize(("make", "field"), [

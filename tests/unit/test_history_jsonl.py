@@ -158,6 +158,60 @@ def test_a_crash_during_rotation_leaves_the_old_file_whole(tmp_path: Path, monke
     assert [r["userMessage"] for r in lines(path)] == ["question 1", "question 2", "question 4"]
 
 
+BATCHES = {
+    # One new exchange: appended to the file in one write.
+    "one exchange": [make_message("user", "q", created_at=10.0), make_message("assistant", "a", created_at=11.0)],
+    # Several exchanges: a whole new file renamed over the old one.
+    "several exchanges": [make_message("user", "q1", created_at=10.0), make_message("assistant", "a1", created_at=11.0),
+                          make_message("user", "q2", created_at=12.0), make_message("assistant", "a2", created_at=13.0)],
+}
+
+
+@pytest.mark.parametrize("shape", list(BATCHES))
+def test_a_batch_whose_write_fails_part_way_leaves_the_file_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    from engram.errors import StorageError
+    from engram.history import jsonl
+
+    path = tmp_path / "h.jsonl"
+    store = JsonlHistoryStore(path)
+    exchange(store, KEY, 1)
+    before = path.read_bytes()
+
+    def disk_full(fd: int, data: bytes) -> None:
+        os.write(fd, data[: len(data) // 2])  # half of it reaches the file, then the disk is full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(jsonl, "_write_all", disk_full)
+    with pytest.raises(StorageError, match="No space left"):
+        store.append_many(KEY, BATCHES[shape])
+    assert path.read_bytes() == before  # the half written was cut back off, or never renamed in
+    assert not list(tmp_path.glob(".h.jsonl.*.tmp"))
+    monkeypatch.undo()
+    store.append_many(KEY, BATCHES[shape])
+    assert store.get_all(KEY)[2:] == BATCHES[shape]
+
+
+def test_a_batch_of_several_exchanges_is_never_appended_piecewise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A crash half-way through appending several lines would leave the first ones whole, a part
+    # of the batch; so such a batch is one rename: a crash before it leaves the old file whole.
+    path = tmp_path / "h.jsonl"
+    store = JsonlHistoryStore(path)
+    exchange(store, KEY, 1)
+    before = path.read_bytes()
+
+    def crash(*_: object) -> None:
+        raise OSError("power lost")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(Exception, match="power lost"):
+        store.append_many(KEY, BATCHES["several exchanges"])
+    assert path.read_bytes() == before
+
+
 def test_summaries_live_beside_the_file(tmp_path: Path) -> None:
     store = JsonlHistoryStore(tmp_path / "h.jsonl")
     store.set_summary(KEY, "we talked about trains")

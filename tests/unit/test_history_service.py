@@ -1,4 +1,5 @@
-"""The History pipeline on a real SQLite file: validation, max_history_len, restore, semantic exchanges."""
+"""The History pipeline on a real SQLite file (batches also on JSONL): validation, max_history_len, restore,
+semantic exchanges, all-or-nothing batches."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.errors import EmbeddingError, ValidationError
+from engram.errors import EmbeddingError, StorageError, ValidationError
+from engram.history.jsonl import JsonlHistoryStore
 from engram.history.keys import conversation_key, parse_conversation_key
 from engram.history.semantic import ExchangeIndex
 from engram.history.service import History
@@ -208,3 +210,122 @@ def test_semantic_recall_ranks_in_sqlite_with_sqlite_vec_like_numpy(store: Sqlit
         assert len(sql.hits) == 5 and [e.at for e, _ in sql.hits] == sorted(e.at for e, _ in sql.hits)
         assert sorted(round(s, 4) for _, s in sql.hits) == sorted(round(s, 4) for _, s in exact.hits)
     assert {e.conversation for e, _ in in_sql[1].hits} == {conversation_key("telegram", "1")}
+
+
+# --- batches: append_many -------------------------------------------------------------------
+@pytest.fixture(params=["sqlite", "jsonl"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path):
+    s = SqliteHistoryStore.open(tmp_path / "memory.db") if request.param == "sqlite" else JsonlHistoryStore(
+        tmp_path / "history.jsonl")
+    yield s
+    s.close()
+
+
+CALL = {"id": "call_1", "name": "weather", "arguments": "{}"}
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ({"role": "user", "content": ""}, "messages[2].content"),
+        ({"role": "user", "content": "nul \x00 inside"}, "messages[2].content"),
+        ({"role": "wizard", "content": "x"}, "messages[2].role"),
+        ({"role": "user", "content": "x", "colour": "red"}, "messages[2].colour"),
+        ({"role": "user", "content": "x", "metadata": "{oops"}, "messages[2].metadata"),
+        ("just text", "messages[2]"),
+        ({"role": "tool", "content": "sunny", "tool_call_id": "call_9"}, "messages[2].tool_call_id"),
+    ],
+)
+def test_append_many_refuses_a_bad_message_anywhere_and_stores_none(any_store, bad, field: str) -> None:
+    history = History(any_store)
+    history.append(KEY, "user", "kept", created_at=1.0)
+    batch = [{"role": "user", "content": "weather?"}, {"role": "assistant", "content": "", "tool_calls": [CALL]},
+             bad, {"role": "assistant", "content": "after"}]
+    with pytest.raises(ValidationError) as info:
+        history.append_many(KEY, batch)
+    assert info.value.field == field
+    assert [m.content for m in any_store.get_all(KEY)] == ["kept"]
+
+
+def test_append_many_stores_the_batch_in_order_and_pairs_tool_results_within_it(any_store) -> None:
+    history = History(any_store, clock=lambda: 42.0)
+    batch = [
+        {"role": "user", "content": "weather in Oslo?  \n"},
+        make_message("assistant", "", tool_calls=[CALL], created_at=7.0),
+        {"role": "tool", "content": '{"temp": 4}', "tool_call_id": "call_1", "metadata": {"ms": 12}},
+        {"role": "assistant", "content": "It is 4 °C. ☃"},
+    ]
+    stored = history.append_many(KEY, batch)
+    assert any_store.get_all(KEY) == stored
+    assert [(m.role, m.content, m.created_at) for m in stored] == [
+        (Role.USER, "weather in Oslo?  \n", 42.0), (Role.ASSISTANT, "", 7.0), (Role.TOOL, '{"temp": 4}', 42.0),
+        (Role.ASSISTANT, "It is 4 °C. ☃", 42.0)]
+    assert stored[2].metadata == {"ms": 12} and stored[1].tool_calls[0].id == "call_1"
+    assert history.append_many(KEY, []) == [] and any_store.count(KEY) == 4
+    with pytest.raises(ValidationError) as info:
+        history.append_many(KEY, {"role": "user", "content": "one dict, not a list"})  # type: ignore[arg-type]
+    assert info.value.field == "messages"
+
+
+def test_append_many_trims_indexes_and_reports_turns_as_appending_one_by_one(tmp_path: Path) -> None:
+    talk = [("user", "my cat is called Miso"), ("assistant", "a lovely name"), ("user", "and my dog?"),
+            ("assistant", "", [CALL]), ("tool", "Rex", "call_1"), ("assistant", "your dog is Rex"),
+            ("user", "thanks")]
+
+    def fields(t: int, turn: tuple) -> dict:
+        role, content, *rest = turn
+        out = {"role": role, "content": content, "created_at": 100.0 + t}
+        if role == "assistant" and rest:
+            out["tool_calls"] = rest[0]
+        if role == "tool":
+            out["tool_call_id"] = rest[0]
+        return out
+
+    outcomes = []
+    for batched in (False, True):
+        store = SqliteHistoryStore.open(tmp_path / f"{batched}.db")
+        index = ExchangeIndex(store.db, HashedBagOfWords())
+        history = History(store, max_history_len=6, semantic=index)
+        turns: list[tuple[str, int]] = []
+        history.turn_hook = lambda key, count: turns.append((key, count))  # noqa: B023
+        history.append(KEY, "user", "before", created_at=1.0)
+        if batched:
+            history.append_many(KEY, [fields(t, turn) for t, turn in enumerate(talk)])
+        else:
+            for t, turn in enumerate(talk):
+                history.append(KEY, **fields(t, turn))
+        stored = [m.content for m in store.get_all(KEY)]
+        exchanges = [(e.user, e.assistant) for e in history.semantic_recall("cat dog", top_k=10).exchanges]
+        outcomes.append((stored, exchanges, turns))
+        store.close()
+    one_by_one, batch = outcomes
+    kept = ["a lovely name", "and my dog?", "", "Rex", "your dog is Rex", "thanks"]  # the last 6
+    assert batch[0] == one_by_one[0] == kept
+    assert batch[1] == one_by_one[1] == [("my cat is called Miso", "a lovely name"), ("and my dog?", "your dog is Rex")]
+    # Each ended turn is reported once, by its last message's position in the conversation as
+    # stored after the append (the batch's is trimmed once, at its end; one by one, at each step).
+    assert [kept[count - 1] for _, count in batch[2]] == ["a lovely name", "your dog is Rex"]
+    assert [key for key, _ in batch[2]] == [KEY, KEY] and len(one_by_one[2]) == 2
+
+
+def test_append_many_with_history_off_validates_and_stores_nothing(store: SqliteHistoryStore) -> None:
+    history = History(store, enabled=False)
+    with pytest.raises(ValidationError) as info:
+        history.append_many(KEY, [{"role": "user", "content": "fine"}, {"role": "user", "content": ""}])
+    assert info.value.field == "messages[1].content"
+    assert [m.content for m in history.append_many(KEY, [{"role": "user", "content": "fine"}])] == ["fine"]
+    assert store.count(KEY) == 0
+
+
+def test_a_batch_the_database_refuses_half_way_leaves_nothing_indexed_or_reported(store: SqliteHistoryStore) -> None:
+    index = ExchangeIndex(store.db, HashedBagOfWords())
+    history = History(store, semantic=index)
+    turns: list[tuple[str, int]] = []
+    history.turn_hook = lambda key, count: turns.append((key, count))
+    with store.db.write() as conn:  # the third row fails inside the transaction, after two went in
+        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON history_messages WHEN NEW.content = 'boom' "
+                     "BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    with pytest.raises(StorageError, match="refused"):
+        history.append_many(KEY, [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+                                  {"role": "user", "content": "boom"}])
+    assert store.count(KEY) == 0 and index.count() == 0 and turns == []

@@ -12,14 +12,20 @@ hands out another agent's store on the same storage (connection, pool or file).
 
 Positions are counted from the oldest message (0-based), so ``discard(key, start, stop)`` keeps
 meaning the same messages while other writers append at the end.
+
+``append_many`` is all or nothing: the batch is checked whole first, then written at once (one
+transaction, one file write or rename), so a bad message or a failed write leaves none of it.
+A store checks what it must to hold a message (a ``Message`` record, text it can encode); the
+message's own rules (roles, tool calls, sizes) are ``model.make_message``'s, applied by ``History``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from engram.errors import ValidationError
-from engram.model import MAX_MESSAGE_CHARS, Message, make_scope
+from engram.model import MAX_MESSAGE_CHARS, Message, make_scope, usable_text
 
 DEFAULT_AGENT = "default"
 
@@ -36,7 +42,16 @@ class HistoryStore(Protocol):
 
     def append(self, key: str, message: Message) -> None:
         """Add ``message`` at the end of the conversation. Raises ``ValidationError`` for a bad
-        key, ``StorageError`` when the write failed (then nothing was written)."""
+        key or a message the store cannot hold (``check_message``), ``StorageError`` when the
+        write failed (then nothing was written)."""
+        ...
+
+    def append_many(self, key: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, in order, all or none: every message
+        is checked before anything is written, and the write is one transaction (or one file
+        write), so readers see the whole batch or none of it. Raises ``ValidationError`` naming
+        the message (``messages[2].content``; nothing is written) and ``StorageError`` (nothing
+        was written)."""
         ...
 
     def get_recent(self, key: str, n: int) -> list[Message]:
@@ -79,6 +94,27 @@ def check_agent(agent: str) -> str:
     """Validate an agent name (as ``Scope`` does); raises ``ValidationError``."""
     make_scope(agent, None)
     return agent
+
+
+def check_message(message: Message, where: str = "message") -> Message:
+    """``message`` if a store can hold it: a ``Message`` whose text every backend can encode
+    (``usable_text``: no NUL, no lone surrogate). Raises ``ValidationError`` naming ``where``
+    (``content``, ``tool_call_id``, or ``where`` itself for something that is not a Message)."""
+    if not isinstance(message, Message):
+        raise ValidationError(where, f"got {type(message).__name__}", "a Message (engram.model.make_message builds one)")
+    prefix = "" if where == "message" else f"{where}."
+    usable_text(f"{prefix}content", message.content)
+    if message.tool_call_id is not None:
+        usable_text(f"{prefix}tool_call_id", message.tool_call_id)
+    return message
+
+
+def check_messages(messages: Sequence[Message]) -> list[Message]:
+    """``append_many``'s batch, every message checked (``check_message``) before any is written;
+    raises ``ValidationError`` naming the first bad one (``messages[2]``, ``messages[2].content``)."""
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise ValidationError("messages", f"got {type(messages).__name__}", "a list of Message records")
+    return [check_message(message, f"messages[{i}]") for i, message in enumerate(messages)]
 
 
 def check_recent(n: int) -> int:

@@ -7,8 +7,17 @@ Every agent's conversations live in one ``_Shelves`` object, keyed by (agent, co
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
-from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
+from engram.history.base import (
+    DEFAULT_AGENT,
+    check_agent,
+    check_message,
+    check_messages,
+    check_range,
+    check_recent,
+    check_summary,
+)
 from engram.history.keys import normal_key
 from engram.model import Message
 
@@ -38,8 +47,16 @@ class InMemoryHistoryStore:
 
     def append(self, key: str, message: Message) -> None:
         ident = self._id(key)
+        message = check_message(message)
         with self._lock:
             self._shelves.messages.setdefault(ident, []).append(message)
+
+    def append_many(self, key: str, messages: Sequence[Message]) -> None:
+        """Append ``messages`` under the lock, after checking them all: all or none."""
+        ident, batch = self._id(key), check_messages(messages)
+        if batch:
+            with self._lock:
+                self._shelves.messages.setdefault(ident, []).extend(batch)
 
     def get_recent(self, key: str, n: int) -> list[Message]:
         ident, n = self._id(key), check_recent(n)

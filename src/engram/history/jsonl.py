@@ -20,9 +20,10 @@ each message capped at ``max_chars_per_entry`` characters, and ``recap`` output 
 
 Safety: every read-modify-write holds an exclusive ``fcntl.flock`` on ``<name>.lock`` (a side
 file, because a rename swaps the data file's inode under any lock held on it) plus a thread
-lock. A new exchange that needs no rotation is appended and fsynced; everything else (rotation,
-a changed exchange, discard, purge) writes a temporary file and renames it over the old one, so
-a crash leaves the old file or the new one, never a mix. A line that cannot be read is skipped
+lock. A new exchange that needs no rotation is appended in one write and fsynced (a failed write
+is cut back off); everything else (rotation, a changed exchange, a batch of several exchanges,
+discard, purge) writes a temporary file and renames it over the old one, so a crash leaves the
+old file or the new one, never a mix (``append_many`` says why a batch is not appended). A line that cannot be read is skipped
 with a warning and kept as it is, so the rest of the file stays readable and nothing is dropped.
 """
 
@@ -36,13 +37,21 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from engram.errors import StorageError, ValidationError
-from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
+from engram.history.base import (
+    DEFAULT_AGENT,
+    check_agent,
+    check_message,
+    check_messages,
+    check_range,
+    check_recent,
+    check_summary,
+)
 from engram.history.keys import normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
 from engram.model import Message, Role, message_from_dict
@@ -164,13 +173,24 @@ class JsonlHistoryStore:
         _atomic_write(self.path, "".join(line.raw + "\n" for line in kept))
 
     def _append_line(self, line: _Line, ends_with_newline: bool) -> None:
+        """Append ``line`` in one write and fsync it; on an error, cut the file back to its old
+        size (the lock is held, so nobody else wrote since) and raise ``StorageError``."""
+        data = (("" if ends_with_newline else "\n") + line.raw + "\n").encode("utf-8")
         try:
-            with open(self.path, "a", encoding="utf-8") as handle:
-                handle.write(("" if ends_with_newline else "\n") + line.raw + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         except OSError as exc:
             raise StorageError(f"cannot append to {self.path}: {exc}") from exc
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise StorageError(f"cannot append to {self.path}: {exc}") from exc
+        finally:
+            os.close(fd)
 
     def _read_summaries(self) -> dict[tuple[str, str], str]:
         """Every agent's summaries, keyed by (agent, conversation)."""
@@ -196,21 +216,48 @@ class JsonlHistoryStore:
 
     # --- the contract ----------------------------------------------------------------------------
     def append(self, key: str, message: Message) -> None:
-        key = normal_key(key)
-        message = self._capped(message)
+        self._append(normal_key(key), [check_message(message)])
+
+    def append_many(self, key: str, messages: Sequence[Message]) -> None:
+        """Append ``messages`` in order, all or none, in one write.
+
+        A batch that only adds one new line (a user message and what follows it) is appended
+        to the file in one ``write`` and fsynced; one that adds several lines, changes the
+        conversation's latest line or rotates is written as a whole new file renamed over the
+        old one. Why not every batch appended: a crash (power lost, the process killed) during
+        a write can leave a prefix of it in the file. A prefix of one line is not a readable
+        line, so it is skipped (and kept, with a warning) and none of the batch is seen; a prefix
+        of several lines would hold the batch's first lines whole, a part of the batch. After a
+        rename the file is the old one or the new one. A write that fails with an error (a full
+        disk) is taken back before the error is raised: nothing of the batch stays."""
+        self._append(normal_key(key), check_messages(messages))
+
+    def _append(self, key: str, messages: list[Message]) -> None:
+        if not messages:
+            return
+        messages = [self._capped(m) for m in messages]
         with self._locked():
             lines, ends_with_newline = self._read()
             latest = self._last_index(lines, key)
-            if message.role is Role.USER or latest is None:
-                line = _serialise(key, self.agent, [message], {})
-                if sum(map(self._owned, lines)) + 1 <= self.max_entries:
-                    self._append_line(line, ends_with_newline)
+            # A user message starts a new exchange; any other joins the latest one (this batch's,
+            # else the conversation's latest line).
+            joined: list[Message] = []
+            fresh: list[list[Message]] = []
+            for message in messages:
+                if message.role is Role.USER or (latest is None and not fresh):
+                    fresh.append([message])
+                elif fresh:
+                    fresh[-1].append(message)
                 else:
-                    self._rewrite([*lines, line])
+                    joined.append(message)
+            new = [_serialise(key, self.agent, group, {}) for group in fresh]
+            if not joined and len(new) == 1 and sum(map(self._owned, lines)) + 1 <= self.max_entries:
+                self._append_line(new[0], ends_with_newline)
                 return
-            old = lines[latest]
-            lines[latest] = _serialise(key, self.agent, [*old.messages, message], old.extra)
-            self._rewrite(lines)
+            if joined:
+                old = lines[latest]  # type: ignore[index]  # joined is empty when there is no latest line
+                lines[latest] = _serialise(key, self.agent, [*old.messages, *joined], old.extra)  # type: ignore[index]
+            self._rewrite([*lines, *new])
 
     def get_recent(self, key: str, n: int) -> list[Message]:
         n = check_recent(n)
@@ -365,16 +412,24 @@ def _parse_line(text: str) -> _Line:
         return _Line(text)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than it was given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a fsynced temporary file and a rename."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
+            try:
+                _write_all(fd, text.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.replace(temp, path)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -3,10 +3,10 @@
 Messages are keyed by (agent, conversation, seq) as on SQLite (migrations ``postgres/0003_history``
 and ``0006_history_agent``); a store acts for one agent and ``for_agent`` gives another's on the
 same pool.
-``append`` takes a transaction-scoped advisory lock on the conversation before reading
-``MAX(seq)``, so two processes can never take the same number and numbers follow commit order:
-a reader never sees message 7 before message 6 has committed, and positions (``discard``) stay
-meaningful while others append. Each call is one short transaction from the pool of
+An append (one message, or a batch in one transaction) takes a transaction-scoped advisory lock
+on the conversation before reading ``MAX(seq)``, so two processes can never take the same number
+and numbers follow commit order: a reader never sees message 7 before message 6 has committed,
+and positions (``discard``) stay meaningful while others append. Each call is one short transaction from the pool of
 ``db/postgres.py``; tool calls are JSONB, metadata JSON (kept as written).
 """
 
@@ -21,7 +21,15 @@ from psycopg.types.json import Json, Jsonb
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase
 from engram.errors import ValidationError
-from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
+from engram.history.base import (
+    DEFAULT_AGENT,
+    check_agent,
+    check_message,
+    check_messages,
+    check_range,
+    check_recent,
+    check_summary,
+)
 from engram.history.keys import normal_key
 from engram.model import Message, Role, ToolCall
 
@@ -64,11 +72,13 @@ class PostgresHistoryStore:
         return PostgresHistoryStore(self.db, agent=agent, owns_db=False)
 
     def append(self, key: str, message: Message) -> None:
-        self.append_many(key, [message])
+        self._insert(normal_key(key), [check_message(message)])
 
     def append_many(self, key: str, messages: Sequence[Message]) -> None:
-        """Append several messages in one transaction (bulk loads, migration, benchmarks)."""
-        key = normal_key(key)
+        """Append ``messages`` in one transaction: all of them or, on any error, none."""
+        self._insert(normal_key(key), check_messages(messages))
+
+    def _insert(self, key: str, messages: list[Message]) -> None:
         rows = [_row(m) for m in messages]
         if not rows:
             return
@@ -171,7 +181,7 @@ def _refuse_nul(field: str, value: str) -> None:
 
 
 def _row(message: Message) -> tuple[Any, ...]:
-    _refuse_nul("content", message.content)
+    # NUL, which PostgreSQL text cannot hold, was refused by check_message.
     return (
         message.role.value,
         message.content,

@@ -5,6 +5,8 @@ tool result answers a tool call still in the conversation. After each append it 
 conversation to ``max_history_len`` messages (oldest first, never leaving a tool result without
 its call), indexes each completed exchange in the semantic store when there is one, and
 assembles what a recreated session restores: the summary first, then the recent messages.
+``append_many`` appends a batch all or nothing (validated whole, then one store write); a single
+append is a batch of one, so both take the same path (``_add``).
 Semantic indexing is best effort: a failing embedder is logged, the append has already happened.
 A ``History`` acts for its store's agent; ``for_agent`` gives another agent's on the same storage.
 Switched off (``history.enabled = false``, Clawless's ``CONVERSATION_HISTORY_ENABLED=false``),
@@ -16,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engram.errors import EngramError, ValidationError
-from engram.history.base import HistoryStore
+from engram.history.base import HistoryStore, check_message
 from engram.history.compaction import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
 from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
@@ -33,6 +35,8 @@ log = logging.getLogger("engram.history")
 SUMMARY_HEADING = "[Conversation summary]"
 # What a door says when an append was not stored, in the setting's own words.
 HISTORY_OFF = "conversation history is off (history.enabled = false)"
+# What a message given to ``append_many`` as a mapping may hold: ``append``'s arguments.
+_MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
 
 
 def summary_message(summary: str) -> Message:
@@ -116,26 +120,90 @@ class History:
         return self.add(key, message)
 
     def add(self, key: str, message: Message) -> Message:
-        """Append an already built ``Message`` (see ``append``)."""
+        """Append an already built ``Message`` (see ``append``): a batch of one (``append_many``),
+        its fields named without the batch's ``messages[0].``."""
         key = normal_key(key)
-        if not self.enabled:
-            return message
+        if self.enabled:
+            check_message(message)
+        return self._add(key, [message], lambda i, name: name)[0]
+
+    def append_many(self, key: str, messages: Sequence[Message | Mapping[str, Any]], *,
+                    names: Sequence[str] | None = None) -> list[Message]:
+        """Validate every message, then append them all in order in one write (one transaction):
+        a bad message or a failed write leaves none of them stored. Each is a ``Message`` or a
+        mapping of ``append``'s arguments (``role``, ``content``, and optionally ``tool_calls``,
+        ``tool_call_id``, ``metadata``, ``created_at``, which defaults to now); a tool result may
+        answer a call made earlier in the batch. Trimming, semantic indexing and the turn hook
+        run once for the batch, as ``append`` runs them for one message. With history off the
+        messages are validated and returned, not stored. Returns the messages as stored.
+        ``names`` (one per message) is how errors name each message, for a caller whose messages
+        have places of their own (an import's ``chats[3].messages[7]``); by default ``messages[i]``.
+
+        Raises ``ValidationError`` naming the message and field (``messages[2].content``; nothing
+        is written) and ``StorageError`` (nothing is written).
+        """
+        key = normal_key(key)
+        if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+            raise ValidationError("messages", f"got {type(messages).__name__}", "a list of messages")
+        if names is None:
+            names = [f"messages[{i}]" for i in range(len(messages))]
+        elif len(names) != len(messages):
+            raise ValidationError("names", f"{len(names)} names for {len(messages)} messages", "one name per message")
+        now = self.clock()
+        batch = [self._built(where, item, now) for where, item in zip(names, messages, strict=True)]
+        return self._add(key, batch, lambda i, field: f"{names[i]}.{field}")
+
+    @staticmethod
+    def _built(where: str, item: Message | Mapping[str, Any], now: float) -> Message:
+        """``item`` validated as ``make_message`` validates ``append``'s arguments."""
+        if isinstance(item, Message):
+            fields: dict[str, Any] = {"role": item.role, "content": item.content, "tool_calls": item.tool_calls,
+                                      "tool_call_id": item.tool_call_id, "metadata": item.metadata,
+                                      "created_at": item.created_at}
+        elif isinstance(item, Mapping):
+            fields = dict(item)
+            unknown = sorted(str(name) for name in fields if name not in _MESSAGE_FIELDS)
+            if unknown:
+                raise ValidationError(f"{where}.{unknown[0]}", "is not a message field", _MESSAGE_FIELDS)
+        else:
+            raise ValidationError(where, f"got {type(item).__name__}", "a Message, or a mapping with role and content")
+        if fields.get("created_at") is None:
+            fields["created_at"] = now
+        try:
+            return make_message(fields.pop("role", None), fields.pop("content", None), **fields)
+        except ValidationError as exc:
+            raise ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
+
+    def _add(self, key: str, batch: list[Message], name: Callable[[int, str], str]) -> list[Message]:
+        """The one append path (``add`` is a batch of one): pair tool results with their calls,
+        write the batch at once, trim, index the exchanges it ended and report its ended turns.
+        ``name`` names a field of the batch's i-th message in an error."""
+        if not self.enabled or not batch:
+            return batch
         recent = self.store.get_recent(key, self.max_history_len)
-        if message.role is Role.TOOL:
-            calls = {call.id for m in recent for call in m.tool_calls}
-            if message.tool_call_id not in calls:
-                raise ValidationError("tool_call_id", f"no tool call {message.tool_call_id!r} in this conversation",
-                                      "the id of a tool call made by an earlier assistant message")
-        self.store.append(key, message)
-        window = [*recent, message]
+        calls = {call.id for m in recent for call in m.tool_calls}
+        for i, message in enumerate(batch):
+            if message.role is Role.TOOL and message.tool_call_id not in calls:
+                raise ValidationError(name(i, "tool_call_id"), f"no tool call {message.tool_call_id!r} in this "
+                                      "conversation", "the id of a tool call made by an earlier assistant message")
+            calls.update(call.id for call in message.tool_calls)
+        self.store.append_many(key, batch)
+        window = [*recent, *batch]
         if len(window) > self.max_history_len:
             self._trim(key)
-        if message.role is Role.ASSISTANT and not message.tool_calls:
+        # An assistant answer that calls no tool ends a turn.
+        ends = [i for i, m in enumerate(batch) if m.role is Role.ASSISTANT and not m.tool_calls]
+        if ends:
             if self.semantic is not None:
-                self._index(key, window)
+                self._index(key, recent, window)
             if self.turn_hook is not None:
-                self.turn_hook(key, self.store.count(key))
-        return message
+                total = self.store.count(key)
+                for i in ends:
+                    # The turn's last message is the count-th (after trimming); a turn trimmed away is skipped.
+                    count = total - (len(batch) - 1 - i)
+                    if count > 0:
+                        self.turn_hook(key, count)
+        return batch
 
     def _trim(self, key: str) -> None:
         total = self.store.count(key)
@@ -144,12 +212,15 @@ class History:
         kept = without_orphans(self.store.get_recent(key, self.max_history_len))
         self.store.discard(key, 0, total - len(kept))
 
-    def _index(self, key: str, window: Sequence[Message]) -> None:
-        exchanges = pair_exchanges(key, window)
+    def _index(self, key: str, before: Sequence[Message], window: Sequence[Message]) -> None:
+        """Index the exchanges the appended messages completed or changed (``window`` is
+        ``before`` plus them), in one embedding call."""
+        known = set(pair_exchanges(key, before))
+        exchanges = [e for e in pair_exchanges(key, window) if e not in known]
         if not exchanges:
             return
         try:
-            self.semantic.add(exchanges[-1:])  # type: ignore[union-attr]
+            self.semantic.add(exchanges)  # type: ignore[union-attr]
         except EngramError as exc:
             log.warning("exchange not indexed for semantic recall (%s); history is stored", exc)
 

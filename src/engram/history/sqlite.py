@@ -20,7 +20,15 @@ from typing import Any
 
 from engram.db.migrate import migrate
 from engram.db.sqlite import Database
-from engram.history.base import DEFAULT_AGENT, check_agent, check_range, check_recent, check_summary
+from engram.history.base import (
+    DEFAULT_AGENT,
+    check_agent,
+    check_message,
+    check_messages,
+    check_range,
+    check_recent,
+    check_summary,
+)
 from engram.history.keys import normal_key
 from engram.model import Message, Role, ToolCall
 
@@ -70,25 +78,25 @@ class SqliteHistoryStore:
         return int(moved)
 
     def append(self, key: str, message: Message) -> None:
-        key = normal_key(key)
-        row = _row(message)
-        with self.db.write() as conn:
-            conn.execute(
-                f"INSERT INTO history_messages (agent, conversation, seq, {_COLUMNS}) VALUES (?, ?, (SELECT "
-                "COALESCE(MAX(seq), 0) + 1 FROM history_messages WHERE agent = ? AND conversation = ?), ?, ?, ?, ?, ?, ?)",
-                (self.agent, key, self.agent, key, *row),
-            )
+        self._insert(normal_key(key), [check_message(message)])
 
     def append_many(self, key: str, messages: Sequence[Message]) -> None:
-        """Append several messages in one transaction (bulk loads, benchmarks)."""
-        key = normal_key(key)
+        """Append ``messages`` in one transaction: all of them or, on any error, none."""
+        self._insert(normal_key(key), check_messages(messages))
+
+    def _insert(self, key: str, messages: list[Message]) -> None:
+        if not messages:
+            return
+        rows = [_row(m) for m in messages]  # encoded before the transaction opens
+        # BEGIN IMMEDIATE holds the write lock from the MAX(seq) read to the commit, so the numbers
+        # taken here are still free when the rows go in.
         with self.db.write() as conn:
             (last,) = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE agent = ? AND conversation = ?", (self.agent, key)
             ).fetchone()
             conn.executemany(
                 f"INSERT INTO history_messages (agent, conversation, seq, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(self.agent, key, last + i + 1, *_row(m)) for i, m in enumerate(messages)],
+                [(self.agent, key, last + i + 1, *row) for i, row in enumerate(rows)],
             )
 
     def get_recent(self, key: str, n: int) -> list[Message]:

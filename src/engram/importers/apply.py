@@ -85,7 +85,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported or skipped (a copy repeated in the source is skipped).
-    agents = {m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _ in messages}
+    agents = {m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
     return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, summaries_set,
                          summaries_kept, notes, tuple([*plan.warnings, *warnings]), tuple(sorted(agents)))
 
@@ -189,9 +189,9 @@ def _stored_key(engram: Engram, scope: Scope, key: str) -> bool:
 Conversation = tuple[str, str]  # (agent, key): history is per agent
 
 
-def _messages(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversation, Message]]:
-    """Each message with the conversation it joins: the source agent's (Letta's agent) when it names
-    one and ``keep_agents``, else the importing agent's."""
+def _messages(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversation, Message, str]]:
+    """Each message with the conversation it joins (the source agent's, Letta's agent, when it
+    names one and ``keep_agents``, else the importing agent's) and its place in the source."""
     out = []
     for entry in plan.history:
         try:
@@ -201,7 +201,7 @@ def _messages(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversatio
         except ValidationError as exc:
             raise SnapshotError(f"{entry.where}.{exc.field}", exc.problem, exc.allowed) from None
         agent = entry.agent if keep_agents and entry.agent else own
-        out.append(((agent, entry.conversation), message))
+        out.append(((agent, entry.conversation), message, entry.where))
     return out
 
 
@@ -211,12 +211,15 @@ def _mark(message: Message) -> tuple[str, str, float, str | None]:
     return message.role.value, message.content, message.created_at, message.tool_call_id
 
 
-def _append_history(engram: Engram, messages: list[tuple[Conversation, Message]], report: Progress,
+def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, str]], report: Progress,
                     warnings: list[str]) -> tuple[int, int]:
     """Append the messages a conversation does not hold yet; returns (added and kept, present).
-    A message the source repeats (the same text, role and time) is appended as often as the
-    source has it, and a second import finds each copy. What the conversation's length limit
-    trimmed away again at once is not counted as added, and is reported."""
+    Each conversation's new messages are appended in one batch (``History.append_many``): a
+    message it refuses (a tool result whose call is in neither the conversation nor the import)
+    or a failed write leaves none of that conversation's new messages, and names the message's
+    place in the source. A message the source repeats (the same text, role and time) is appended
+    as often as the source has it, and a second import finds each copy. What the conversation's
+    length limit trimmed away again at once is not counted as added, and is reported."""
     if not messages:
         return 0, 0
     own = engram.scope.agent or "default"
@@ -229,16 +232,14 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message]]
 
     held: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
     newest: dict[Conversation, float] = {}
-    appended: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
+    batches: dict[Conversation, list[tuple[Message, str]]] = {}
     present = 0
-    for n, (conversation, message) in enumerate(messages, 1):
-        history = history_of(conversation[0])
-        key = conversation[1]
+    for conversation, message, where in messages:
         if conversation not in held:
-            kept = history.all(key)
+            kept = history_of(conversation[0]).all(conversation[1])
             held[conversation] = Counter(_mark(m) for m in kept)
             newest[conversation] = max((m.created_at for m in kept), default=float("-inf"))
-            appended[conversation] = Counter()
+            batches[conversation] = []
         mark = _mark(message)
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
@@ -248,14 +249,18 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message]]
         elif message.created_at < newest[conversation]:
             present += 1
         else:
-            history.add(key, message)
-            appended[conversation][mark] += 1
-        report("history", n, len(messages))
+            batches[conversation].append((message, where))
+    done = present
+    report("history", done, len(messages))
     added = 0
-    for (agent, key), marks in appended.items():
-        if not marks:
+    for (agent, key), batch in batches.items():
+        if not batch:
             continue
         history = history_of(agent)
+        history.append_many(key, [m for m, _ in batch], names=[where for _, where in batch])
+        done += len(batch)
+        report("history", done, len(messages))
+        marks = Counter(_mark(m) for m, _ in batch)
         kept_now = Counter(_mark(m) for m in history.all(key))
         kept = sum(min(count, kept_now[mark]) for mark, count in marks.items())
         added += kept

@@ -5,8 +5,10 @@ The SDK's session protocol (``get_items``, ``add_items``, ``pop_item``, ``clear_
 onto the history of the engine's agent, conversation ``openai-agents:<session_id>``. Each item is
 kept whole in its message's metadata (so it comes back exactly as given); the message text is the
 item's text when it has one, else the item as JSON, so the history reads naturally in
-``engram history`` and on the page. History settings apply: ``history.max_history_len`` trims the
-oldest items. Every call runs in a worker thread, never blocking the event loop.
+``engram history`` and on the page. ``add_items`` is all or nothing: the items are validated
+together and appended in one write, so an item engram refuses (``ValidationError`` naming it,
+``messages[2].content``) or a failed write adds none of them. History settings apply:
+``history.max_history_len`` trims the oldest items. Every call runs in a worker thread, never blocking the event loop.
 
 The trim counts items, blind to the SDK's pairs of a tool call and its output (both are stored as
 assistant messages, so the history's own rule, no tool result without its call, does not see
@@ -93,10 +95,11 @@ class EngramSession(SessionABC):
         return without_orphaned_outputs([m.metadata["item"] for m in messages if "item" in m.metadata])
 
     def _add(self, items: list[Any]) -> None:
-        history = self.engram.history
+        batch = []
         for item in items:
             role, text = _message(item)
-            history.append(self.key, role, text, metadata={"item": item})
+            batch.append({"role": role, "content": text, "metadata": {"item": item}})
+        self.engram.history.append_many(self.key, batch)
 
     def _pop(self) -> Any | None:
         history = self.engram.history

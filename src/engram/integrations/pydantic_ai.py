@@ -19,7 +19,9 @@ Each message is kept whole in its history message's metadata, as Pydantic AI's o
 ``ModelMessagesTypeAdapter`` writes it to JSON, and read back through the same adapter, so a
 saved list loads equal to what was saved. The history message's text is the message's text (a
 user prompt, a response's text) when it has some, else the message as JSON, so the conversation
-reads naturally in ``engram history`` and on the page. History settings apply:
+reads naturally in ``engram history`` and on the page. ``save`` is all or nothing: the run's
+messages are validated together and appended in one write (``History.append_many``), so a
+refused message or a failed write leaves none of the run saved. History settings apply:
 ``history.max_history_len`` trims the oldest messages, and ``messages(limit=)`` reads the latest,
 either of which can cut a tool call from its return: Pydantic AI repairs a history before each
 request (it drops a return whose call is missing), so the pairing is left to it.
@@ -181,7 +183,9 @@ class EngramMessageStore:
         return ModelMessagesTypeAdapter.validate_json(json.dumps(kept))
 
     def save(self, conversation_id: str, messages: Sequence[ModelMessage]) -> None:
-        """Append ``messages`` (a run's ``result.new_messages()``) to the conversation."""
+        """Append ``messages`` (a run's ``result.new_messages()``) to the conversation, all or none:
+        one that engram refuses (its text holds a NUL, say) raises ``ValidationError`` naming it
+        (``messages[2].content``) and none of them is saved; so does a failed write."""
         key = self.key(conversation_id)
         messages = list(messages)
         for i, message in enumerate(messages):
@@ -190,11 +194,12 @@ class EngramMessageStore:
                 raise ValidationError(f"messages[{i}]", f"got {type(message).__name__}",
                                       "Pydantic AI messages: ModelRequest or ModelResponse")
         whole = json.loads(ModelMessagesTypeAdapter.dump_json(messages))
-        history = self.engram.history
-        for message, item in zip(messages, whole, strict=True):
-            role = "user" if isinstance(message, ModelRequest) else "assistant"
-            text = _text(message).strip() or json.dumps(item, ensure_ascii=False)
-            history.append(key, role, text, metadata={"message": item})
+        # One batch: a message refused (``messages[2].content``) or a failed write saves none of the run.
+        self.engram.history.append_many(key, [
+            {"role": "user" if isinstance(message, ModelRequest) else "assistant",
+             "content": _text(message).strip() or json.dumps(item, ensure_ascii=False), "metadata": {"message": item}}
+            for message, item in zip(messages, whole, strict=True)
+        ])
 
     def clear(self, conversation_id: str) -> None:
         """Delete the conversation's messages."""

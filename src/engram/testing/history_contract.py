@@ -17,7 +17,10 @@ The fixture yields a fresh, empty storage per test. ``open`` gives a new handle 
 storage, acting for the default agent (``for_agent`` reaches the others); ``target`` +
 ``kwargs`` (JSON-serialisable) let another process open it too, which the multi-process test
 needs (a backend without them skips that test). ``persistent`` says whether a second handle
-sees the first one's writes.
+sees the first one's writes. ``failing(text)`` is a context in which the storage itself fails
+to write a message whose content is ``text`` (a database trigger raising, a disk filling up
+part-way through a file write), so the contract can check that a batch failing half-way leaves
+nothing; a backend without it skips that test.
 
 Run as ``python -m engram.testing.history_contract TARGET KWARGS KEY WORKER COUNT`` it is the
 worker process of the multi-process test: it appends COUNT messages and exits.
@@ -32,12 +35,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from engram.errors import ValidationError
+from engram.errors import StorageError, ValidationError
 from engram.history.base import HistoryStore
 from engram.model import Message, Role, ToolCall, make_message
 
@@ -52,6 +56,7 @@ class HistoryBackend:
     target: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     persistent: bool = True
+    failing: Callable[[str], AbstractContextManager[None]] | None = None
 
 
 def user(text: str, at: float = 0.0) -> Message:
@@ -138,6 +143,67 @@ class HistoryStoreContract:
         assert info.value.field.startswith("key")
         assert store.conversations() == [KEY]
         assert store.get_all(KEY) == [user("kept")]
+
+    # --- batches ------------------------------------------------------------------------------
+    def test_append_many_stores_the_batch_whole_and_in_order(self, history_backend: HistoryBackend) -> None:
+        call = ToolCall("call_1", "weather", '{"city": "Oslo"}')
+        before = user("already there", 0.5)
+        batch = [
+            make_message("system", "You are helpful.", created_at=1.0),
+            user("What's the weather in Oslo?\r\n  ", 2.0),
+            assistant("", 3.0, calls=[call]),
+            make_message("tool", '{"temp": 4}', tool_call_id="call_1", created_at=4.0, metadata={"ms": 12}),
+            assistant("It is 4 °C in Oslo. ☃ 🌧\ttab", 5.0),
+            user("and tomorrow?", 6.0),
+            assistant("Snow.", 7.0),
+        ]
+        store = history_backend.open()
+        try:
+            store.append(KEY, before)
+            store.append_many(KEY, batch)
+            store.append_many(KEY, [])  # nothing to write is fine
+            store.append(KEY, user("after", 8.0))
+            assert store.get_all(KEY) == [before, *batch, user("after", 8.0)]
+            assert store.get_recent(KEY, 3) == [batch[-2], batch[-1], user("after", 8.0)]
+        finally:
+            store.close()
+        if history_backend.persistent:
+            again = history_backend.open()
+            try:
+                assert again.get_all(KEY) == [before, *batch, user("after", 8.0)]
+            finally:
+                again.close()
+
+    @pytest.mark.parametrize(("bad", "field"), [
+        ({"role": "user", "content": "a dict, not a Message"}, "messages[2]"),
+        (Message(Role.USER, "lone \ud800 surrogate"), "messages[2].content"),
+        (Message(Role.USER, "NUL \x00 inside"), "messages[2].content"),
+    ])
+    def test_append_many_refuses_a_bad_message_and_writes_nothing(self, store: HistoryStore, bad: Any,
+                                                                   field: str) -> None:
+        store.append(KEY, user("kept", 1.0))
+        with pytest.raises(ValidationError) as info:
+            store.append_many(KEY, [user("first", 2.0), assistant("second", 3.0), bad, user("fourth", 4.0)])
+        assert info.value.field == field
+        assert store.get_all(KEY) == [user("kept", 1.0)]
+        assert store.conversations() == [KEY]
+
+    @pytest.mark.parametrize("shape", ["several exchanges", "one exchange"])
+    def test_append_many_failing_half_way_writes_nothing(self, history_backend: HistoryBackend, shape: str) -> None:
+        if history_backend.failing is None:
+            pytest.skip(f"{history_backend.name} cannot be made to fail a write")
+        batch = {"several exchanges": [user("one", 2.0), assistant("two", 3.0), user("boom", 4.0), assistant("four", 5.0)],
+                 "one exchange": [user("one", 2.0), assistant("two", 3.0), assistant("boom", 4.0)]}[shape]
+        store = history_backend.open()
+        try:
+            store.append(KEY, user("kept", 1.0))
+            with history_backend.failing("boom"), pytest.raises(StorageError):
+                store.append_many(KEY, batch)
+            assert store.get_all(KEY) == [user("kept", 1.0)] and store.count(KEY) == 1
+            store.append_many(KEY, batch)  # the storage works again: the same batch goes in whole
+            assert store.get_all(KEY) == [user("kept", 1.0), *batch]
+        finally:
+            store.close()
 
     # --- summaries, discard, purge --------------------------------------------------------
     def test_summary_replaces_the_previous_one(self, store: HistoryStore) -> None:
