@@ -90,11 +90,13 @@ class HistoryEntry:
 
 @dataclass(frozen=True, slots=True)
 class HistorySummary:
-    """A conversation's compaction summary (sclaw's ``summaries``), set when it has none."""
+    """A conversation's compaction summary (sclaw's ``summaries``, Letta's summary messages), set
+    when it has none."""
 
     where: str
     conversation: str
     text: str
+    agent: str | None = None  # the source's agent whose conversation it is; None means the importing agent
 
 
 @dataclass(slots=True)

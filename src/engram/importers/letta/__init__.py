@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram import jsondoc
-from engram.history.keys import conversation_key
+from engram.history.keys import conversation_key, shown_key
 from engram.importers.base import Plan, agent_name, fail, optional_text
 from engram.importers.letta.blocks import read_block, read_blocks, read_passage
 from engram.importers.letta.common import KIND, as_list, at
@@ -92,23 +92,62 @@ def read(text: str) -> Plan:
     plan = Plan(KIND, "letta")
     if isinstance(data, Mapping) and isinstance(data.get("agents"), list):
         blocks = read_blocks(data.get("blocks"))
-        for i, agent in enumerate(data["agents"]):
-            _agent(plan, agent, f"agents[{i}]", blocks)
+        agents = [(f"agents[{i}]", agent) for i, agent in enumerate(data["agents"])]
+        for (where, agent), engram_agent in zip(agents, _engram_agents(plan, agents), strict=True):
+            _agent(plan, agent, where, blocks, engram_agent)
         _not_imported(plan, data, "", ("groups", "files", "sources", "mcp_servers"))
     elif isinstance(data, Mapping) and isinstance(data.get("core_memory"), list):
-        _agent(plan, data, "", {})
+        _agent(plan, data, "", {}, _engram_agents(plan, [("", data)])[0])
     else:
         raise fail("document", "no Letta agent", _SHAPE)
     return plan
 
 
+def _engram_agents(plan: Plan, agents: list[tuple[str, Any]]) -> list[str | None]:
+    """Each agent's engram agent: its name (the naming rule of every importer), and for an agent
+    whose name an earlier agent of the file has too, ``<name>-2`` (``-3``...: the first such name
+    that no agent of the file holds). Two agents with one name are two agents with their own
+    blocks and conversations; merged, one's blocks would sit beside the other's as ``letta-human-2``
+    and their messages interleave in one conversation. File order decides, so a re-import of the
+    same file maps each agent to the same engram agent and finds what the first import stored.
+    Letta's export carries no id that outlives the file (``agent-0`` is the file's first agent), so
+    across files the name is the identity: a later export of an agent joins what its first import
+    made."""
+    names: list[str | None] = []
+    for where, agent in agents:
+        if not isinstance(agent, Mapping):
+            raise fail(where or "document", f"got {type(agent).__name__}", "an agent object")
+        names.append(agent_name(optional_text(agent.get("name"), at(where, "name")), at(where, "name"), "agent"))
+    taken = {name for name in names if name}
+    first: dict[str, str] = {}  # an engram agent -> the place of the agent that has it
+    out: list[str | None] = []
+    for (where, _), name in zip(agents, names, strict=True):
+        if name is None or name not in first:
+            if name is not None:
+                first[name] = where
+            out.append(name)
+            continue
+        n = 2
+        while f"{name[:120]}-{n}" in taken:
+            n += 1
+        apart = f"{name[:120]}-{n}"
+        taken.add(apart)
+        out.append(apart)
+        plan.warnings.append(f"{where} ({name}): {first[name]} has that name too; kept apart as agent "
+                             f"{apart!r} (its memories and conversation {shown_key(_conversation(apart))}); by order "
+                             "in the file, so "
+                             "importing this file again maps it the same way")
+    return out
 
 
-def _agent(plan: Plan, agent: Any, where: str, blocks: Mapping[str, tuple[str, Mapping[str, Any]]]) -> None:
-    if not isinstance(agent, Mapping):
-        raise fail(where or "document", f"got {type(agent).__name__}", "an agent object")
+def _conversation(engram_agent: str | None) -> str:
+    """The conversation an agent's messages join: ``letta:<agent>``."""
+    return conversation_key("letta", _KEY_UNSAFE.sub("-", engram_agent or "agent")[:128])
+
+
+def _agent(plan: Plan, agent: Mapping[str, Any], where: str, blocks: Mapping[str, tuple[str, Mapping[str, Any]]],
+           engram_agent: str | None) -> None:
     name = optional_text(agent.get("name"), at(where, "name"))
-    engram_agent = agent_name(name, at(where, "name"), "agent")
     shown = name or optional_text(agent.get("id"), at(where, "id")) or "agent"
     # Blocks: the current format names shared blocks by id; the first one holds them inline.
     mine: list[tuple[str, Any]] = []
@@ -125,9 +164,8 @@ def _agent(plan: Plan, agent: Any, where: str, blocks: Mapping[str, tuple[str, M
             plan.records.append(record)
     for k, passage in enumerate(as_list(agent.get("passages"), at(where, "passages"))):
         plan.records.append(read_passage(passage, f"{at(where, 'passages')}[{k}]", shown, engram_agent, plan.warnings))
-    chat = _KEY_UNSAFE.sub("-", engram_agent or "agent")[:128]
     read_messages(plan, as_list(agent.get("messages"), at(where, "messages")), at(where, "messages"),
-              conversation_key("letta", chat), engram_agent)
+                  _conversation(engram_agent), engram_agent)
     config = [what for what, present in (
         ("its system prompt", isinstance(agent.get("system"), str) and agent["system"].strip()),
         (f"{len(agent.get('tool_ids') or agent.get('tools') or [])} tools", agent.get("tool_ids") or agent.get("tools")),

@@ -12,6 +12,7 @@ from engram import jsondoc
 from engram.errors import ValidationError
 from engram.importers.base import HistoryEntry, Plan, fail, optional_text, timestamp
 from engram.importers.letta.common import KIND, as_list
+from engram.importers.letta.summaries import Summary, add_summary, in_alert, in_summary_message
 from engram.model import ToolCall, parse_tool_calls
 
 _ROLES = ("system", "user", "assistant", "tool", "function", "approval", "summary")
@@ -50,6 +51,7 @@ def read_messages(plan: Plan, messages: list[Any], where: str, key: str, agent: 
     calls: set[str] = set()  # the tool calls this conversation made so far
     replies: dict[str, int] = {}  # a send_message call's id -> the place in plan.history of the reply it became
     left_out: dict[str, int] = {}
+    summaries: list[Summary] = []
 
     def leave_out(what: str, n: int = 1) -> None:
         left_out[what] = left_out.get(what, 0) + n
@@ -67,8 +69,11 @@ def read_messages(plan: Plan, messages: list[Any], where: str, key: str, agent: 
         text, reasoning, other = _content(message.get("content"), f"{at_}.content")
         if other:
             leave_out("parts other than text (images, redacted reasoning)", other)
+        if role == "summary" and (said := in_summary_message(text)) is not None:
+            summaries.append(Summary(at_, at, said))
+            continue
         if role in ("system", "approval", "summary"):
-            leave_out(f"{role} messages")
+            leave_out(f"{role} messages" if role != "summary" else "empty summary messages")
             continue
         kept: dict[str, Any] = {k: message[k] for k in ("id", "name") if isinstance(message.get(k), str)}
         if reasoning:
@@ -91,6 +96,9 @@ def read_messages(plan: Plan, messages: list[Any], where: str, key: str, agent: 
             raise fail(f"{at_}.{exc.field}", exc.problem, exc.allowed) from None
         packed = _packed(text) if role == "user" else None
         reply = _reply(made) if role == "assistant" else None
+        if packed is not None and packed["type"] == "system_alert" and (said := in_alert(packed.get("message"))):
+            summaries.append(Summary(at_, at, said))  # MemGPT's summary: a system alert in a user message
+            continue
         if packed is not None and packed["type"] in _EVENTS:
             leave_out(_EVENTS[packed["type"]])
             continue
@@ -111,6 +119,8 @@ def read_messages(plan: Plan, messages: list[Any], where: str, key: str, agent: 
         calls.update(call.id for call in made)
         plan.history.append(HistoryEntry(at_, key, role, text, at, {KIND: kept} if kept else {},
                                          tool_calls=list(made) or None, agent=agent))
+    if summaries:
+        add_summary(plan, summaries, key, agent)
     if left_out:
         why = [w for w, shown in (
             ("system messages are Letta's compiled prompt: its blocks are imported as memories",
