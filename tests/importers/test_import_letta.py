@@ -33,9 +33,9 @@ FIRST_SHAPE = FIXTURES / "letta-0.6.af"
 MEMGPT = FIXTURES / "letta-memgpt.af"
 
 
-def engram(home: Path, *args: str, code: int = 0, embeddings: str = "none") -> Any:
+def engram(home: Path, *args: str, code: int = 0, embeddings: str = "none", **env: str) -> Any:
     done = subprocess.run([ENGRAM, "--home", str(home), "--json", *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": embeddings})
+                          env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": embeddings, **env})
     assert done.returncode == code, done.stderr
     return json.loads(done.stdout) if code == 0 else done.stderr
 
@@ -137,7 +137,8 @@ MALFORMED = [
     (AGENT_FILE, lambda d: d["agents"][0]["block_ids"].append("block-9"), "agents[0].block_ids[2]: 'block-9' names no block"),
     (AGENT_FILE, lambda d: d["agents"][0]["messages"][2]["tool_calls"][0].pop("id"), "agents[0].messages[2].tool_calls.id"),
     (FIRST_SHAPE, lambda d: d["messages"][1]["content"][0].update(text=None), "messages[1].content[0].text"),
-    (FIRST_SHAPE, lambda d: d["core_memory"][0].update(value="x" * 9000), "core_memory[0].value: is 9000 characters"),
+    (FIRST_SHAPE, lambda d: d["core_memory"][0].update(value="x" * 9000),
+     "core_memory[0].value: the 'persona' block of memgpt_agent is 9000 characters; the maximum is 8000"),
 ]
 
 
@@ -377,3 +378,25 @@ def test_the_latest_memgpt_summary_becomes_the_conversations_summary(tmp_path: P
     assert any("letta:memgpt_agent (agent memgpt_agent) already has another summary in engram, kept" in w
                for w in third["warnings"]), third["warnings"]
     assert engram(home, "-a", "memgpt_agent", "history", "summary", "letta:memgpt_agent")["summary"] == "engram's own"
+
+
+def test_blocks_longer_than_max_content_chars_are_all_named_with_the_setting_to_raise(tmp_path: Path) -> None:
+    # Letta's blocks hold up to their limit (20000 here); engram's memories 8000 characters by default.
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    human, persona = ("Chad " * 2400)[:12000], "I am Sam. " * 900
+    document["blocks"][0]["value"], document["blocks"][1]["value"] = human, persona
+    path = tmp_path / "agent.af"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    home = tmp_path / "home"
+    error = engram(home, "import", str(path), code=2)
+    assert ("blocks[0].value: the 'human' block of memgpt_agent is 12000 characters; the maximum is 8000; 1 more too "
+            "long: blocks[1].value (the 'persona' block of memgpt_agent, 9000 characters) (allowed: raise "
+            "max_content_chars to 12000 or more (ENGRAM_MAX_CONTENT_CHARS=12000, or max_content_chars = 12000 in "
+            "engram's config file) and import again; nothing was imported)") in " ".join(error.split()), error
+    assert engram(home, "-a", "memgpt_agent", "list") == []
+    assert engram(home, "-a", "memgpt_agent", "history", "list") == []
+    # Raised as the error says, the import brings both blocks whole.
+    done = engram(home, "import", str(path), ENGRAM_MAX_CONTENT_CHARS="12000")
+    assert (done["imported"], done["messages_imported"]) == (2, 4), done
+    got = engram(home, "-a", "memgpt_agent", "get", "letta-human", ENGRAM_MAX_CONTENT_CHARS="12000")["content"]
+    assert got == human

@@ -140,3 +140,15 @@ def test_letta_agents_named_alike_keep_their_conversations_and_a_summary_message
         assert alice.get("/api/v1/history/letta:memgpt_agent/summary").json()["summary"] == ""
         again = alice.post("/api/v1/import/letta", json={"text": text}).json()
         assert (again["imported"], again["messages_imported"], again["summaries_imported"]) == (0, 0, 0), again
+
+
+def test_a_letta_block_longer_than_max_content_chars_is_a_problem_naming_it_and_the_setting(served: Served) -> None:
+    document = json.loads((FIXTURES / "letta.af").read_text(encoding="utf-8"))
+    document["blocks"][1]["value"] = "I am Sam. " * 1000
+    with served.client(served.alice) as alice:
+        r = alice.post("/api/v1/import/letta", json={"text": json.dumps(document)})
+        assert r.status_code == 422 and r.json()["field"] == "blocks[1].value", r.text
+        assert "the 'persona' block of memgpt_agent is 10000 characters; the maximum is 8000" in r.json()["detail"]
+        assert "ENGRAM_MAX_CONTENT_CHARS=10000" in r.text, r.text
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
+        assert alice.get("/api/v1/history").json()["conversations"] == []

@@ -146,6 +146,7 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tupl
     first: dict[str, Record] = {}  # by memory id
     by_source: dict[str, Record] = {}  # an id the source gives is one record, whichever agent has it
     warnings: list[str] = []
+    too_long: list[tuple[Record, int]] = []
     for record in plan.records:
         if by_source.setdefault(record.source_id, record) is not record:
             _same_record(by_source[record.source_id], record)
@@ -154,10 +155,41 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tupl
             _same_record(first[memory_id], record)
             continue
         first[memory_id] = record
-        memory, found = _memory(engram, record, memory_id, plan.source, agents[id(record)], keep_agents, now)
+        try:
+            memory, found = _memory(engram, record, memory_id, plan.source, agents[id(record)], keep_agents, now)
+        except _TooLong as exc:
+            too_long.append((record, exc.length))
+            continue
         warnings += [f"{record.where}: {w}" for w in found]
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
+    if too_long:
+        raise _too_long(too_long, engram.max_content_chars)
     return list(out.values()), warnings
+
+
+class _TooLong(Exception):
+    def __init__(self, length: int) -> None:
+        super().__init__(length)
+        self.length = length
+
+
+def _too_long(found: list[tuple[Record, int]], limit: int) -> SnapshotError:
+    """One error naming every record longer than ``max_content_chars`` and the value that admits
+    them all: what a migrating user needs to fix it in one step (a Letta block may hold 20000
+    characters, engram's default is 8000). Refusing keeps the import all or nothing; cutting the
+    text would lose what the source held, splitting it would invent boundaries."""
+
+    def named(record: Record) -> str:
+        return record.where + record.fields.get("content", ".content")
+
+    record, length = found[0]
+    others = [f"{named(r)} ({f'{r.what}, ' if r.what else ''}{n} characters)" for r, n in found[1:6]]
+    more = f"; {len(found) - 1} more too long: {', '.join(others)}{', ...' if len(found) > 6 else ''}" if others else ""
+    need = max(n for _, n in found)
+    return SnapshotError(named(record), f"{f'{record.what} ' if record.what else ''}is {length} characters; the maximum "
+                         f"is {limit}{more}",
+                         f"raise max_content_chars to {need} or more (ENGRAM_MAX_CONTENT_CHARS={need}, or "
+                         f"max_content_chars = {need} in engram's config file) and import again; nothing was imported")
 
 
 def _same_record(first: Record, again: Record) -> None:
@@ -174,6 +206,8 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: 
             now: float) -> tuple[Memory, list[str]]:
     try:
         content, found = engram.privacy.screen(record.content)
+        if len(content) > engram.max_content_chars:
+            raise _TooLong(len(content))
         content = parse_content(content, engram.max_content_chars)
         scope = make_scope(agent, record.session if keep_agents and record.agent else None)
         key = parse_key(record.key or key_from_content(content))

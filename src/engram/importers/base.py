@@ -71,6 +71,8 @@ class Record:
     # The id the record had in the engram store it was exported from (engram's own mem0 and
     # basic-memory exports carry it): held by the same agent, the record is that memory, skipped.
     engram_id: str | None = None
+    # How an error names the record to a person beside its place (``the 'human' block of sam``).
+    what: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

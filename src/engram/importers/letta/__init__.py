@@ -20,8 +20,14 @@ calls and the tool results answering them; an assistant's reasoning parts are ke
 message's ``metadata["letta"]["reasoning"]``. System messages are Letta's compiled system prompt
 (instructions plus a rendering of the blocks, imported as memories already): not imported, and
 reported, as are the system prompt, tools, tool rules, model settings and attached files, which
-are the agent's configuration, not its memory. The agent's name is the engram agent (the naming
-rule of every importer).
+are the agent's configuration, not its memory. Letta's summary messages are not messages: the
+latest of a conversation becomes its summary (``summaries.py``). The agent's name is the engram
+agent (the naming rule of every importer); a later agent of the file with the same name is
+``<name>-2`` (``_engram_agents``). A block longer than ``max_content_chars`` refuses the import
+(``apply.py`` names every such record and the setting to raise), never cut nor split.
+
+Modules: ``blocks`` (blocks and passages), ``messages`` (the conversation, unpacked),
+``summaries``, ``common``; this one reads the document and its agents.
 
 MemGPT-style agents (``memgpt_agent`` and Letta agents before its newer message types) store the
 conversation packed; it is unpacked as Letta itself shows it (``Message.to_letta_messages``), so

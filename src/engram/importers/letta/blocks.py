@@ -61,6 +61,7 @@ def read_block(block: Any, where: str, agent: str, engram_agent: str | None, war
         updated_at=timestamp(block.get("updated_at"), f"{where}.updated_at") or created,
         agent=engram_agent,
         fields={"content": ".value", "key": ".label"},
+        what=f"the {label!r} block of {agent}",
     )
 
 
