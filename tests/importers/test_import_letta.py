@@ -33,9 +33,9 @@ FIRST_SHAPE = FIXTURES / "letta-0.6.af"
 MEMGPT = FIXTURES / "letta-memgpt.af"
 
 
-def engram(home: Path, *args: str, code: int = 0, embeddings: str = "none") -> Any:
+def engram(home: Path, *args: str, code: int = 0, embeddings: str = "none", **env: str) -> Any:
     done = subprocess.run([ENGRAM, "--home", str(home), "--json", *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": embeddings})
+                          env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": embeddings, **env})
     assert done.returncode == code, done.stderr
     return json.loads(done.stdout) if code == 0 else done.stderr
 
@@ -137,7 +137,8 @@ MALFORMED = [
     (AGENT_FILE, lambda d: d["agents"][0]["block_ids"].append("block-9"), "agents[0].block_ids[2]: 'block-9' names no block"),
     (AGENT_FILE, lambda d: d["agents"][0]["messages"][2]["tool_calls"][0].pop("id"), "agents[0].messages[2].tool_calls.id"),
     (FIRST_SHAPE, lambda d: d["messages"][1]["content"][0].update(text=None), "messages[1].content[0].text"),
-    (FIRST_SHAPE, lambda d: d["core_memory"][0].update(value="x" * 9000), "core_memory[0].value: is 9000 characters"),
+    (FIRST_SHAPE, lambda d: d["core_memory"][0].update(value="x" * 9000),
+     "core_memory[0].value: the 'persona' block of memgpt_agent is 9000 characters; the maximum is 8000"),
 ]
 
 
@@ -294,3 +295,108 @@ def test_a_conversation_imported_raw_before_is_left_alone_and_purging_brings_the
         assert [m.content for m in history.all(key) if m.role.value == "user"] == [
             "Hi Sam, I'm Chad. I sail on the Bay most Sundays ⛵",
             "A 22-foot sloop called Yak. Dinner at Taste of the Himalayas after, always."]
+
+
+def two_agents_named_alike() -> dict[str, Any]:
+    """letta.af with a second agent named like the first (``memgpt_agent``): its own human block and
+    one exchange of its own."""
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    first = document["agents"][0]
+    document["blocks"].append({**document["blocks"][0], "id": "block-2", "value": "First name: Dana\nSails: never\n"})
+    user, reply = (json.loads(json.dumps(first["messages"][i])) for i in (1, 4))
+    user["content"][0]["text"], user["id"] = "Hello, I'm Dana. I prefer hiking to sailing.", "message-5"
+    reply["content"][0]["text"], reply["id"] = "Hiking it is, Dana.", "message-6"
+    document["agents"].append({**first, "id": "agent-1", "block_ids": ["block-2", "block-1"],
+                               "messages": [first["messages"][0], user, reply]})
+    return document
+
+
+def test_two_agents_with_one_name_stay_apart_and_a_reimport_maps_them_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "agents.af"
+    path.write_text(json.dumps(two_agents_named_alike()), encoding="utf-8")
+    home = tmp_path / "home"
+    first = engram(home, "import", str(path))
+    assert (first["imported"], first["messages_imported"], first["agents"]) == (
+        4, 6, ["memgpt_agent", "memgpt_agent-2"]), first
+    assert ("agents[1] (memgpt_agent): agents[0] has that name too; kept apart as agent 'memgpt_agent-2' (its "
+            "memories and conversation letta:memgpt_agent-2); by order in the file, so importing this file again "
+            "maps it the same way") in first["warnings"], first["warnings"]
+    # Each its own blocks (the persona block both name is a memory of each) and its own conversation.
+    for agent, who, said in (("memgpt_agent", "Chad", "Hi Sam!"), ("memgpt_agent-2", "Dana", "I'm Dana")):
+        assert {m["key"] for m in engram(home, "-a", agent, "list")} == {"letta-human", "letta-persona"}
+        assert f"First name: {who}" in engram(home, "-a", agent, "get", "letta-human")["content"]
+        shown = engram(home, "-a", agent, "history", "show", f"letta:{agent}")["messages"]
+        assert said in shown[0]["content"] and len(shown) == (4 if who == "Chad" else 2), shown
+    again = engram(home, "import", str(path))
+    assert (again["imported"], again["skipped"], again["messages_imported"], again["messages_skipped"],
+            again["agents"]) == (0, 4, 0, 6, ["memgpt_agent", "memgpt_agent-2"]), again
+    assert engram(home, "-a", "memgpt_agent-3", "list") == []
+
+
+def summary_alert(text: str, time: str, counts: bool = True) -> dict[str, Any]:
+    """A user message holding MemGPT's packed summary (Letta's package_summarize_message, or its
+    ``_no_counts`` form), as Letta stores it after summarising the messages it moved out of context."""
+    hidden = "prior messages (6 of 15 total messages) have" if counts else "prior messages have"
+    previous = "the previous 6 messages" if counts else "the previous messages"
+    packed = {"type": "system_alert", "time": "2025-03-31 08:55:00 PM PDT-0700",
+              "message": f"Note: {hidden} been hidden from view due to conversation memory constraints.\n"
+                         f"The following is a summary of {previous}:\n {text}"}
+    return {"role": "user", "content": [{"type": "text", "text": json.dumps(packed, indent=2)}], "tool_calls": [],
+            "tool_call_id": None, "created_at": time}
+
+
+OLDER = "Sam booted and greeted Chad."
+NEWER = "Chad, a PhD student at Berkeley, sails a 22-foot sloop called Yak on the Bay on Sundays ⛵"
+
+
+def test_the_latest_memgpt_summary_becomes_the_conversations_summary(tmp_path: Path) -> None:
+    document = json.loads(MEMGPT.read_text(encoding="utf-8"))
+    # An older summary early on, the newer one after the conversation (beside the alert that hid
+    # messages without summarising them, which stays a system alert).
+    document["messages"][4:4] = [summary_alert(OLDER, "2025-04-01T03:47:30")]
+    document["messages"].append(summary_alert(NEWER, "2025-04-01T04:50:00", counts=False))
+    path = tmp_path / "agent.af"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    home = tmp_path / "home"
+    first = engram(home, "import", str(path))
+    assert (first["messages_imported"], first["summaries_imported"]) == (7, 1), first
+    assert ("messages[16]: Letta's summary of the messages before it is imported as the summary of "
+            "letta:memgpt_agent (engram history summary letta:memgpt_agent), not as a message; the 1 older summary "
+            "is left out, as the latest covers them; the messages the file holds are imported as they are"
+            ) in first["warnings"], first["warnings"]
+    assert any("system messages (1), login events (1), heartbeats (2), system alerts (1)" in w
+               for w in first["warnings"]), first["warnings"]
+    assert engram(home, "-a", "memgpt_agent", "history", "summary", "letta:memgpt_agent")["summary"] == NEWER
+    shown = engram(home, "-a", "memgpt_agent", "history", "show", "letta:memgpt_agent")["messages"]
+    assert len(shown) == 7 and not any("summary" in m["content"] for m in shown)
+    again = engram(home, "import", str(path))
+    assert (again["summaries_imported"], again["summaries_skipped"], again["messages_imported"]) == (0, 1, 0), again
+    assert not any("already has another summary" in w for w in again["warnings"]), again["warnings"]
+    # A summary engram holds already (its own compaction since, say) is kept, and the import says so.
+    engram(home, "-a", "memgpt_agent", "history", "summary", "letta:memgpt_agent", "--set", "engram's own")
+    third = engram(home, "import", str(path))
+    assert any("letta:memgpt_agent (agent memgpt_agent) already has another summary in engram, kept" in w
+               for w in third["warnings"]), third["warnings"]
+    assert engram(home, "-a", "memgpt_agent", "history", "summary", "letta:memgpt_agent")["summary"] == "engram's own"
+
+
+def test_blocks_longer_than_max_content_chars_are_all_named_with_the_setting_to_raise(tmp_path: Path) -> None:
+    # Letta's blocks hold up to their limit (20000 here); engram's memories 8000 characters by default.
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    human, persona = ("Chad " * 2400)[:12000], "I am Sam. " * 900
+    document["blocks"][0]["value"], document["blocks"][1]["value"] = human, persona
+    path = tmp_path / "agent.af"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    home = tmp_path / "home"
+    error = engram(home, "import", str(path), code=2)
+    assert ("blocks[0].value: the 'human' block of memgpt_agent is 12000 characters; the maximum is 8000; 1 more too "
+            "long: blocks[1].value (the 'persona' block of memgpt_agent, 9000 characters) (allowed: raise "
+            "max_content_chars to 12000 or more (ENGRAM_MAX_CONTENT_CHARS=12000, or max_content_chars = 12000 in "
+            "engram's config file) and import again; nothing was imported)") in " ".join(error.split()), error
+    assert engram(home, "-a", "memgpt_agent", "list") == []
+    assert engram(home, "-a", "memgpt_agent", "history", "list") == []
+    # Raised as the error says, the import brings both blocks whole.
+    done = engram(home, "import", str(path), ENGRAM_MAX_CONTENT_CHARS="12000")
+    assert (done["imported"], done["messages_imported"]) == (2, 4), done
+    got = engram(home, "-a", "memgpt_agent", "get", "letta-human", ENGRAM_MAX_CONTENT_CHARS="12000")["content"]
+    assert got == human

@@ -115,3 +115,40 @@ def test_a_letta_agent_file_joins_the_callers_agent_and_history(served: Served) 
         assert bob.get("/api/v1/history").json()["conversations"] == []
         bad = alice.post("/api/v1/import/letta", json={"text": agent_file.replace('"role": "tool"', '"role": "robot"')})
         assert bad.status_code == 422 and "agents[0].messages[3].role" in bad.text, bad.text
+
+
+def test_letta_agents_named_alike_keep_their_conversations_and_a_summary_message_its_summary(served: Served) -> None:
+    from tests.importers.test_import_letta import two_agents_named_alike
+
+    document = two_agents_named_alike()
+    packed = {"type": "system_alert", "time": "2025-11-01 09:00:00 AM UTC+0000",
+              "message": "Note: prior messages have been hidden from view due to conversation memory constraints.\n"
+                         "The following is a summary of the previous messages:\n Dana prefers hiking to sailing."}
+    # Letta's newer message types keep a summary as a message of its own role.
+    document["agents"][1]["messages"].append({"type": "message", "role": "summary", "created_at": "2025-11-01T09:00:00Z",
+                                              "content": [{"type": "text", "text": json.dumps(packed)}]})
+    text = json.dumps(document)
+    with served.client(served.alice) as alice:
+        first = alice.post("/api/v1/import/letta", json={"text": text}).json()
+        assert (first["imported"], first["messages_imported"], first["summaries_imported"]) == (3, 6, 1), first
+        # Over HTTP both join alice, each its own conversation: the second agent's is letta:memgpt_agent-2.
+        assert [m["content"] for m in alice.get("/api/v1/history/letta:memgpt_agent-2").json()["messages"]] == [
+            "Hello, I'm Dana. I prefer hiking to sailing.", "Hiking it is, Dana."]
+        assert len(alice.get("/api/v1/history/letta:memgpt_agent").json()["messages"]) == 4
+        assert alice.get("/api/v1/history/letta:memgpt_agent-2/summary").json()["summary"] == \
+            "Dana prefers hiking to sailing."
+        assert alice.get("/api/v1/history/letta:memgpt_agent/summary").json()["summary"] == ""
+        again = alice.post("/api/v1/import/letta", json={"text": text}).json()
+        assert (again["imported"], again["messages_imported"], again["summaries_imported"]) == (0, 0, 0), again
+
+
+def test_a_letta_block_longer_than_max_content_chars_is_a_problem_naming_it_and_the_setting(served: Served) -> None:
+    document = json.loads((FIXTURES / "letta.af").read_text(encoding="utf-8"))
+    document["blocks"][1]["value"] = "I am Sam. " * 1000
+    with served.client(served.alice) as alice:
+        r = alice.post("/api/v1/import/letta", json={"text": json.dumps(document)})
+        assert r.status_code == 422 and r.json()["field"] == "blocks[1].value", r.text
+        assert "the 'persona' block of memgpt_agent is 10000 characters; the maximum is 8000" in r.json()["detail"]
+        assert "ENGRAM_MAX_CONTENT_CHARS=10000" in r.text, r.text
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
+        assert alice.get("/api/v1/history").json()["conversations"] == []

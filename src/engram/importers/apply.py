@@ -64,7 +64,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     now = engram.clock()
     memories, warnings = _memories(engram, plan, keep_agents, now)
     messages = _messages(plan, engram.scope.agent or "default", keep_agents)  # validated before the first write
-    summaries = _summaries(plan)
+    summaries = _summaries(plan, engram.scope.agent or "default", keep_agents)
     existing = {m.id for m in engram.store.get_many([m.id for m in memories])} if memories else set()
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
@@ -85,7 +85,8 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported or skipped (a copy repeated in the source is skipped).
-    agents = {m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
+    agents = ({m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
+              | {agent for (agent, _), _ in summaries})
     return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, summaries_set,
                          summaries_kept, notes, tuple([*plan.warnings, *warnings]), tuple(sorted(agents)))
 
@@ -94,46 +95,102 @@ def _agent(record: Record, own: str, keep_agents: bool) -> str:
     return record.agent if keep_agents and record.agent else own
 
 
-def _ids(engram: Engram, plan: Plan, agents: dict[str, str]) -> dict[str, str]:
-    """Each record's memory id, by its source id: derived from the source identity and the agent
-    it joins, so only that agent's earlier import of it is found (another agent's import of the
-    same source neither hides it nor is revealed by it). A stored id that very agent holds is used
+RecordKey = tuple[str, str]  # (source id, the engram agent it joins): one source record may join several agents
+
+
+def _key(record: Record, agents: dict[int, str]) -> RecordKey:
+    return record.source_id, agents[id(record)]
+
+
+def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> dict[RecordKey, str]:
+    """Each record's memory id, by its source id and agent: derived from the source identity and
+    the agent it joins, so only that agent's earlier import of it is found (another agent's import
+    of the same source neither hides it nor is revealed by it), and a record two agents share (a
+    Letta block several agents name) is a memory of each. A stored id that very agent holds is used
     instead when it is the record's own: the engram id engram's exports carry (the record is that
     memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them."""
-    ids: dict[str, str] = {}
-    known: dict[str, list[str]] = {}
+    ids: dict[RecordKey, str] = {}
+    known: dict[RecordKey, list[str]] = {}
     for record in plan.records:
-        agent = agents[record.source_id]
-        ids[record.source_id] = record_id(plan.kind, record.source_id, record.created_at, agent)
+        key = _key(record, agents)
+        ids[key] = record_id(plan.kind, record.source_id, record.created_at, key[1])
         legacy = record_id(plan.kind, record.source_id, record.created_at)
-        known[record.source_id] = [i for i in (record.engram_id, legacy) if i]
+        known[key] = [i for i in (record.engram_id, legacy) if i]
     held = {m.id: m.scope.agent for m in engram.store.get_many(list({i for ii in known.values() for i in ii}))}
-    for source_id, candidates in known.items():
-        ids[source_id] = next((i for i in candidates if i in held and held[i] == agents[source_id]), ids[source_id])
+    for key, candidates in known.items():
+        ids[key] = next((i for i in candidates if i in held and held[i] == key[1]), ids[key])
     return ids
+
+
+def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
+    """The links between memories: a link of two source records joins each memory of the first to
+    the second's memory in the same agent, or else to the second's memory wherever it is."""
+    found: dict[str, dict[str, str]] = {}  # source id -> agent -> memory id
+    for (source_id, agent), memory_id in ids.items():
+        found.setdefault(source_id, {})[agent] = memory_id
+    links: dict[str, list[str]] = {}
+    for a, b in plan.links:
+        others = found.get(b, {})
+        for agent, one in found.get(a, {}).items():
+            other = others.get(agent, next(iter(others.values()), None))
+            if other is not None and other != one:
+                links.setdefault(one, []).append(other)
+    return links
 
 
 def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tuple[list[Memory], list[str]]:
     own = engram.scope.agent or "default"
-    agents = {r.source_id: _agent(r, own, keep_agents) for r in plan.records}
+    agents = {id(r): _agent(r, own, keep_agents) for r in plan.records}
     ids = _ids(engram, plan, agents)
-    links: dict[str, list[str]] = {}
-    for a, b in plan.links:
-        if a in ids and b in ids and ids[a] != ids[b]:
-            links.setdefault(ids[a], []).append(ids[b])
+    links = _links(plan, ids)
     out: dict[str, Memory] = {}
-    first: dict[str, Record] = {}
+    first: dict[str, Record] = {}  # by memory id
+    by_source: dict[str, Record] = {}  # an id the source gives is one record, whichever agent has it
     warnings: list[str] = []
+    too_long: list[tuple[Record, int]] = []
     for record in plan.records:
-        memory_id = ids[record.source_id]
+        if by_source.setdefault(record.source_id, record) is not record:
+            _same_record(by_source[record.source_id], record)
+        memory_id = ids[_key(record, agents)]
         if memory_id in out:  # the same fact twice in one source: one memory
             _same_record(first[memory_id], record)
             continue
         first[memory_id] = record
-        memory, found = _memory(engram, record, memory_id, plan.source, agents[record.source_id], keep_agents, now)
+        try:
+            memory, found = _memory(engram, record, memory_id, plan.source, agents[id(record)], keep_agents, now)
+        except _TooLong as exc:
+            too_long.append((record, exc.length))
+            continue
         warnings += [f"{record.where}: {w}" for w in found]
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
+    if too_long:
+        raise _too_long(too_long, engram.max_content_chars)
     return list(out.values()), warnings
+
+
+class _TooLong(Exception):
+    def __init__(self, length: int) -> None:
+        super().__init__(length)
+        self.length = length
+
+
+def _too_long(found: list[tuple[Record, int]], limit: int) -> SnapshotError:
+    """One error naming every record longer than ``max_content_chars`` and the value that admits
+    them all: what a migrating user needs to fix it in one step (a Letta block may hold 20000
+    characters, engram's default is 8000). Refusing keeps the import all or nothing; cutting the
+    text would lose what the source held, splitting it would invent boundaries."""
+
+    def named(record: Record) -> str:
+        return record.where + record.fields.get("content", ".content")
+
+    record, length = found[0]
+    others = [f"{named(r)} ({f'{r.what}, ' if r.what else ''}{n} characters)" for r, n in found[1:6]]
+    more = f"; {len(found) - 1} more too long: {', '.join(others)}{', ...' if len(found) > 6 else ''}" if others else ""
+    need = max(n for _, n in found)
+    return SnapshotError(named(record), f"{f'{record.what} ' if record.what else ''}is {length} characters; the maximum "
+                         f"is {limit}{more}",
+                         f"raise max_content_chars to {need} or more (ENGRAM_MAX_CONTENT_CHARS={need}, or "
+                         f"max_content_chars = {need} in engram's config file) and import again; nothing was imported")
 
 
 def _same_record(first: Record, again: Record) -> None:
@@ -150,6 +207,8 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: 
             now: float) -> tuple[Memory, list[str]]:
     try:
         content, found = engram.privacy.screen(record.content)
+        if len(content) > engram.max_content_chars:
+            raise _TooLong(len(content))
         content = parse_content(content, engram.max_content_chars)
         scope = make_scope(agent, record.session if keep_agents and record.agent else None)
         key = parse_key(record.key or key_from_content(content))
@@ -223,13 +282,7 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
     if not messages:
         return 0, 0
     own = engram.scope.agent or "default"
-    histories: dict[str, History] = {}
-
-    def history_of(agent: str) -> History:
-        if agent not in histories:
-            histories[agent] = engram.history if agent == own else engram.for_agent(agent).history
-        return histories[agent]
-
+    history_of = _histories(engram)
     held: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
     newest: dict[Conversation, float] = {}
     batches: dict[Conversation, list[tuple[Message, str]]] = {}
@@ -271,30 +324,51 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
     return added, present
 
 
-def _summaries(plan: Plan) -> list[HistorySummary]:
+def _histories(engram: Engram) -> Callable[[str], History]:
+    """The history of an agent by its name, each opened once."""
+    own = engram.scope.agent or "default"
+    histories: dict[str, History] = {}
+
+    def history_of(agent: str) -> History:
+        if agent not in histories:
+            histories[agent] = engram.history if agent == own else engram.for_agent(agent).history
+        return histories[agent]
+
+    return history_of
+
+
+def _summaries(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversation, HistorySummary]]:
+    """Each summary, checked, with the conversation it belongs to: the source agent's (a Letta
+    agent's) when it names one and ``keep_agents``, else the importing agent's."""
     out = []
     for summary in plan.summaries:
         try:
-            out.append(replace(summary, conversation=normal_key(summary.conversation), text=check_summary(summary.text)))
+            checked = replace(summary, conversation=normal_key(summary.conversation), text=check_summary(summary.text))
         except ValidationError as exc:
             raise SnapshotError(f"{summary.where}.{exc.field}", exc.problem, exc.allowed) from None
+        out.append(((summary.agent if keep_agents and summary.agent else own, checked.conversation), checked))
     return out
 
 
-def _set_summaries(engram: Engram, summaries: list[HistorySummary], warnings: list[str]) -> tuple[int, int]:
+def _set_summaries(engram: Engram, summaries: list[tuple[Conversation, HistorySummary]],
+                   warnings: list[str]) -> tuple[int, int]:
     """Set each conversation's summary when it has none; one it already holds is kept, never
     replaced (it may be engram's own compaction since): a different one is reported."""
     done = kept = 0
-    for summary in summaries:
-        held = engram.history.summary(summary.conversation)
+    own = engram.scope.agent or "default"
+    history_of = _histories(engram)
+    for (agent, key), summary in summaries:
+        history = history_of(agent)
+        held = history.summary(key)
         if not held:
-            engram.history.set_summary(summary.conversation, summary.text)
+            history.set_summary(key, summary.text)
             done += 1
             continue
         kept += 1
         if held != summary.text:
-            warnings.append(f"{summary.where}: {shown_key(summary.conversation)} already has another summary in "
-                            "engram, kept (engram history summary KEY shows it)")
+            whose = "" if agent == own else f" (agent {agent})"
+            warnings.append(f"{summary.where}: {shown_key(key)}{whose} already has another summary in engram, kept "
+                            "(engram history summary KEY shows it)")
     return done, kept
 
 

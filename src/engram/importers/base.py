@@ -71,6 +71,8 @@ class Record:
     # The id the record had in the engram store it was exported from (engram's own mem0 and
     # basic-memory exports carry it): held by the same agent, the record is that memory, skipped.
     engram_id: str | None = None
+    # How an error names the record to a person beside its place (``the 'human' block of sam``).
+    what: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +92,13 @@ class HistoryEntry:
 
 @dataclass(frozen=True, slots=True)
 class HistorySummary:
-    """A conversation's compaction summary (sclaw's ``summaries``), set when it has none."""
+    """A conversation's compaction summary (sclaw's ``summaries``, Letta's summary messages), set
+    when it has none."""
 
     where: str
     conversation: str
     text: str
+    agent: str | None = None  # the source's agent whose conversation it is; None means the importing agent
 
 
 @dataclass(slots=True)
