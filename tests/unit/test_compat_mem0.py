@@ -364,7 +364,7 @@ def test_an_imported_items_own_engram_metadata_comes_back_byte_for_byte(m: Memor
         assert m.get(items[content]["id"])["metadata"] == metadata
 
 
-def test_update_and_history_read_the_memory_once(m: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_update_history_and_delete_read_the_memory_once(m: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     # The facade finds the memory by id (whichever owner holds it) and hands it on as it found it.
     added = m.add("I like tea", user_id="alice", infer=False)["results"][0]["id"]
     store, calls = m.engram.store, []
@@ -376,3 +376,6 @@ def test_update_and_history_read_the_memory_once(m: Memory, monkeypatch: pytest.
     calls.clear()
     assert [h["new_memory"] for h in m.history(added)] == ["I like tea", "I like green tea"]
     assert calls == ["versions"]
+    calls.clear()
+    assert m.delete(added) == {"message": "Memory deleted successfully!"}
+    assert calls == [] and m.engram.find(added) is None  # found by the facade, deleted as found

@@ -361,7 +361,7 @@ class Memory:
 
     def delete(self, memory_id: str) -> dict[str, str]:
         memory, view = self._find(memory_id)
-        view.forget(memory.id, reason="mem0 delete")
+        view.forget(memory, reason="mem0 delete")
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(
@@ -371,7 +371,7 @@ class Memory:
         ids = _entity_ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, "delete_all")
         view = self._view(ids)
         for memory in _every(view, self._narrow(ids, None)):
-            view.forget(memory.id, reason="mem0 delete_all")
+            view.forget(memory, reason="mem0 delete_all")
         return {"message": "Memories deleted successfully!"}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
@@ -444,7 +444,7 @@ class Memory:
             view = self.engram.for_agent(scope.agent, origin="mem0")
             for memory in _every(view):
                 if _made_here(memory):
-                    view.forget(memory.id, reason="mem0 reset")
+                    view.forget(memory, reason="mem0 reset")
 
     def close(self) -> None:
         self.engram.close()
