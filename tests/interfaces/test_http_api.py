@@ -247,6 +247,28 @@ def test_history_endpoints(served: Served) -> None:
         assert c.delete(f"/api/v1/history/{conv}").status_code == 200
         assert c.get(f"/api/v1/history/{conv}").json()["messages"] == []
 
+        # Several at once, all or none: a run's turn with its tool call and result.
+        turn = [{"role": "user", "content": "What's the weather in Lisbon?"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "weather",
+                                                                     "arguments": {"city": "Lisbon"}}]},
+                {"role": "tool", "content": "sunny, 24\u00b0C", "tool_call_id": "c1"},
+                {"role": "assistant", "content": "Sunny and 24\u00b0C in Lisbon.\r\n"}]
+        r = c.post(f"/api/v1/history/{conv}/messages", json={"messages": turn})
+        assert r.status_code == 201 and r.json()["stored"] is True
+        assert [m["content"] for m in r.json()["appended"]] == [m["content"] for m in turn]
+        stored = c.get(f"/api/v1/history/{conv}").json()["messages"]
+        assert [(m["role"], m["content"]) for m in stored] == [(m["role"], m["content"]) for m in turn]
+        assert stored[1]["tool_calls"][0]["id"] == "c1" and stored[2]["tool_call_id"] == "c1"
+        # One refused message (engram's rule: a tool result answers a call) stores none of them.
+        orphan = [{"role": "user", "content": "and tomorrow?"}, {"role": "tool", "content": "rain", "tool_call_id": "c9"}]
+        bad = c.post(f"/api/v1/history/{conv}/messages", json={"messages": orphan})
+        assert bad.status_code == 422 and bad.json()["field"] == "messages[1].tool_call_id", bad.json()
+        bad = c.post(f"/api/v1/history/{conv}/messages", json={"messages": [{"role": "user", "content": "x"},
+                                                                           {"role": "wizard", "content": "y"}]})
+        assert bad.status_code == 422 and "messages" in bad.json()["field"] and "role" in bad.json()["field"]
+        assert c.post(f"/api/v1/history/{conv}/messages", json={"messages": []}).status_code == 422
+        assert len(c.get(f"/api/v1/history/{conv}").json()["messages"]) == len(turn)
+
 
 def test_semantic_recall_clawless_shape(served: Served) -> None:
     with served.client(served.alice) as c:

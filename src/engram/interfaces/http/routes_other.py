@@ -13,7 +13,7 @@ from engram.interfaces.http import refs  # noqa: F401 - registers the ``ref`` pa
 from engram.interfaces.http.auth import metrics_access
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
-from engram.interfaces.http.schemas import MessageIn, SemanticRecallIn
+from engram.interfaces.http.schemas import MessageIn, MessagesIn, SemanticRecallIn
 
 public = Router(tags=["service"])
 router = Router(prefix="/api/v1", tags=["service"])
@@ -63,6 +63,14 @@ def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, An
     message = store.append(conversation, body.role, body.content, tool_calls=calls, tool_call_id=body.tool_call_id,
                            metadata=body.metadata)
     return {"conversation": conversation, "appended": _plain(message), "stored": store.enabled}
+
+
+@router.post("/history/{conversation:ref}/messages", status_code=201,
+             summary="Append several messages to a conversation, all or none (stored: false when history.enabled is off)")
+def history_append_many(eng: Eng, conversation: str, body: MessagesIn) -> dict[str, Any]:
+    store = seams.history(eng)
+    messages = store.append_many(conversation, [m.model_dump(exclude_none=True) for m in body.messages])
+    return {"conversation": conversation, "appended": [_plain(m) for m in messages], "stored": store.enabled}
 
 
 @router.get("/history/{conversation:ref}/summary", summary="The summary that replaced compacted messages")

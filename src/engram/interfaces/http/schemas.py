@@ -149,3 +149,11 @@ class MessageIn(BaseModel):
     tool_calls: list[ToolCallIn] | None = None
     tool_call_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class MessagesIn(BaseModel):
+    """Messages to append together, all or none (a run's turn: the user's words, the tool calls
+    and their results, the answer); a tool result may answer a call made earlier in the list."""
+
+    model_config = ConfigDict(extra="forbid")
+    messages: list[MessageIn] = Field(..., min_length=1, max_length=1000)
