@@ -180,3 +180,33 @@ def test_compacting_one_message_says_so_in_the_singular(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--home", str(tmp_path), "history", "compact", "telegram:42", "--force"])
     assert result.exit_code == 0, result.output
     assert "only 1 message," in " ".join(result.output.split())
+
+
+def test_append_messages_from_a_file_or_stdin_all_or_none(tmp_path: Path) -> None:
+    turn = [{"role": "user", "content": "What's the weather in Lisbon?"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "name": "weather", "arguments": {"city": "Lisbon"}}]},
+            {"role": "tool", "content": "sunny, 24\u00b0C", "tool_call_id": "c1"},
+            {"role": "assistant", "content": "Sunny and 24\u00b0C.\r\n  "}]
+    source = tmp_path / "turn.json"
+    source.write_text(json.dumps(turn), encoding="utf-8")
+    done = run(tmp_path, "history", "append", "cli:lisbon", "--messages", str(source))
+    assert done.returncode == 0 and "appended 4 messages to cli:lisbon" in done.stdout, done.stderr
+    shown = json.loads(run(tmp_path, "--json", "history", "show", "cli:lisbon", "-n", "0").stdout)
+    assert [(m["role"], m["content"]) for m in shown["messages"]] == [(m["role"], m.get("content", "")) for m in turn]
+    # A refused message anywhere stores none of the list, and is named by its place.
+    orphan = json.dumps([{"role": "user", "content": "and tomorrow?"},
+                         {"role": "tool", "content": "rain", "tool_call_id": "c9"}])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {"ENGRAM_HOME": str(tmp_path)}
+    refused = subprocess.run([sys.executable, "-c", "from engram.interfaces.cli.app import main; main()",
+                              "history", "append", "cli:lisbon", "--messages", "-"],
+                             input=orphan, capture_output=True, text=True, env=env, timeout=60)
+    assert refused.returncode == 2 and "messages[1].tool_call_id" in refused.stderr, refused.stderr
+    for args, named in ((("--messages", str(tmp_path / "missing.json")), "cannot read"),
+                        (("--messages", str(tmp_path / "memory.db")), "messages"),
+                        (("some text", "--messages", str(source)), "either --messages FILE")):
+        bad = run(tmp_path, "history", "append", "cli:lisbon", *args)
+        assert bad.returncode == 2 and "messages" in bad.stderr and named in bad.stderr, bad.stderr
+    source.write_text('{"role": "user", "content": "one, not a list"}', encoding="utf-8")
+    bad = run(tmp_path, "history", "append", "cli:lisbon", "--messages", str(source))
+    assert bad.returncode == 2 and "a list of messages" in bad.stderr, bad.stderr
+    assert json.loads(run(tmp_path, "--json", "history", "show", "cli:lisbon").stdout)["count"] == len(turn)

@@ -170,7 +170,8 @@ class History:
         if fields.get("created_at") is None:
             fields["created_at"] = now
         try:
-            return make_message(fields.pop("role", None), fields.pop("content", None), **fields)
+            # A message without content is an empty text, as append's default (an assistant message that only calls tools).
+            return make_message(fields.pop("role", None), fields.pop("content", ""), **fields)
         except ValidationError as exc:
             raise ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
 

@@ -5,8 +5,15 @@ KEY is a conversation key, ``channel:chat`` or ``channel:chat:thread`` (e.g. ``t
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
 import typer
 
+from engram import jsondoc
+from engram.errors import ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 
@@ -60,19 +67,46 @@ def append(
     tool_call_id: str | None = typer.Option(None, "--tool-call-id", help="For a tool message: the call it answers."),
     tool_calls: str | None = typer.Option(None, "--tool-calls", help="For an assistant message: JSON list of calls."),
     metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object."),
+    messages: str | None = typer.Option(
+        None, "--messages", help="A file holding a JSON list of messages (role, content, tool_calls, tool_call_id, "
+        "metadata), or - for stdin: appended all or none, instead of CONTENT."),
 ) -> None:
-    """Append a message to a conversation (trimmed to max_history_len afterwards)."""
+    """Append a message to a conversation (trimmed to max_history_len afterwards), or with
+    --messages a list of them, all or none."""
     st = state(ctx)
     history = st.engram().history
-    message = history.append(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id, metadata=metadata)
+    if messages is not None:
+        if content or role != "user" or tool_call_id or tool_calls or metadata:
+            raise ValidationError("messages", "given with CONTENT or a message option",
+                                  "either --messages FILE, or CONTENT with --role/--tool-call-id/--tool-calls/--metadata")
+        appended = history.append_many(key, _message_list(messages))
+    else:
+        appended = [history.append(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id,
+                                   metadata=metadata)]
     if st.as_json:
-        render.emit_json({**message.to_dict(), "stored": history.enabled})
+        shown = [{**m.to_dict(), "stored": history.enabled} for m in appended]
+        render.emit_json(shown if messages is not None else shown[0])
     elif history.enabled:
-        render.console.print(f"appended {message.role.value} message to {key}", markup=False, highlight=False)
+        what = (f"{appended[0].role.value} message" if messages is None
+                else f"{len(appended)} message{'s' if len(appended) != 1 else ''}")
+        render.console.print(f"appended {what} to {key}", markup=False, highlight=False)
     else:
         from engram.history.service import HISTORY_OFF
 
         render.console.print(f"not appended to {key}: {HISTORY_OFF}", markup=False, highlight=False)
+
+
+def _message_list(source: str) -> Any:
+    """The JSON document ``--messages`` names (a file, or - for stdin), parsed; its shape is the
+    history's to check (``append_many`` names what it refuses)."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError("messages", f"cannot read {source!r}: {exc}", "a readable UTF-8 file, or -") from None
+    try:
+        return jsondoc.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError("messages", f"{source!r} is not JSON ({exc})", "a JSON list of messages") from None
 
 
 @group.command("summary")
