@@ -700,14 +700,16 @@ class Engram:
 
     def _holding_key(self, key: str) -> Memory | None:
         """The visible memory with this key (most specific scope first), when ``key`` is also
-        another memory's id: the store looks ids up first, so only a scan finds the key."""
-        every = replace(self._filter(), include_superseded=True)
-        return next((m for scope in self.scope.visible() for m in self._all(replace(every, scopes=(scope,)))
-                     if m.key == key), None)
+        another memory's id: the store's ``get`` looks ids up first, so the key is asked for by a
+        filter on it (one indexed query; a key is unique within its scope)."""
+        visible = self.scope.visible()
+        found = {m.scope: m for m in self.store.list(replace(self._filter(), include_superseded=True, key=key),
+                                                     limit=len(visible))}
+        return next((found[scope] for scope in visible if scope in found), None)
 
     def _key_or_id(self, value: str) -> Memory:
         """The visible memory whose key is ``value``, else the one whose id it is (``named``'s
-        ``or_id``): one read when ``value`` is a key or nothing, a scan only when it is an id."""
+        ``or_id``): one read when ``value`` is a key or nothing, two when it is an id."""
         memory = self.store.get(value, self._filter())  # (the store reads an id first, then a key)
         if memory is not None and memory.key != value:
             memory = self._holding_key(value) or memory

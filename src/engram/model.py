@@ -335,7 +335,8 @@ ORDERS: tuple[str, ...] = ("recent", "oldest", "importance", "accessed")
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
     """Which memories an operation may see. ``scopes`` are the visible scopes; the other fields
-    narrow further (``tags``: every listed tag must be present; ``metadata``: key = value).
+    narrow further (``tags``: every listed tag must be present; ``metadata``: key = value;
+    ``key``: the memory's key, exactly).
 
     Time (``engram.temporal``): ``since``/``until`` bound the record time (created_at);
     ``happened_from``/``happened_before`` bound the event time (valid_from, else created_at),
@@ -358,6 +359,7 @@ class MemoryFilter:
     happened_before: float | None = None
     valid_at: float | None = None
     known_at: float | None = None
+    key: str | None = None
 
     def matches(self, memory: Memory) -> bool:
         """The reference semantics of a filter; SQL backends translate the same rules."""
@@ -372,6 +374,8 @@ class MemoryFilter:
         if self.tags and not set(self.tags).issubset(memory.tags):
             return False
         if self.related_entity is not None and memory.related_entity != self.related_entity:
+            return False
+        if self.key is not None and memory.key != self.key:
             return False
         for k, v in self.metadata.items():
             if k not in memory.metadata or _metadata_text(memory.metadata[k]) != v:

@@ -118,6 +118,9 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if filt.related_entity is not None:
         clauses.append(f"{alias}.related_entity = %s")
         params.append(filt.related_entity)
+    if filt.key is not None:
+        clauses.append(f"{alias}.key = %s")
+        params.append(filt.key)
     for key, value in filt.metadata.items():
         # Strings compare as text; other JSON values by their JSON text (jsonb's canonical form on
         # both sides, so 1 and 1.0 stay different as they are in the reference). The column is

@@ -111,6 +111,9 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if filt.related_entity is not None:
         clauses.append(f"{alias}.related_entity = ?")
         params.append(filt.related_entity)
+    if filt.key is not None:
+        clauses.append(f"{alias}.key = ?")
+        params.append(filt.key)
     for key, value in filt.metadata.items():
         # Strings compare as text; other JSON values by their canonical JSON text.
         clauses.append(

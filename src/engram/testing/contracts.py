@@ -606,6 +606,30 @@ class MemoryStoreContract(TemporalContract):
             mem.remember("D", key="d", links=["nowhere"])
         assert mem.find("d") is None
 
+    def test_a_key_equal_to_another_memorys_id_is_found_by_one_query_on_the_key(
+            self, mem: Engram, monkeypatch: pytest.MonkeyPatch) -> None:
+        # The store's get reads an id first; the key's own memory is then asked for by a filter on
+        # the key (indexed), not found by reading every visible memory.
+        for n in range(30):
+            mem.remember(f"filler fact number {n}", key=f"filler-{n}")
+        first = mem.remember("the first", key="first").memory
+        session = mem.for_session("s1")
+        shadow = session.remember("named after an id, in the session", key=first.id, scope="session").memory
+        agent_shadow = mem.remember("named after an id, for the agent", key=first.id).memory
+        listed: list[MemoryFilter] = []
+        real = mem.store.list
+        monkeypatch.setattr(mem.store, "list", lambda filt, **kw: listed.append(filt) or real(filt, **kw))
+        assert session.get_by_key(first.id).id == shadow.id  # the most specific scope first
+        assert mem.get_by_key(first.id).id == agent_shadow.id and mem.get(first.id).id == first.id
+        assert listed and all(f.key == first.id for f in listed)
+        assert mem.for_agent("bob").find(first.id) is None
+        with pytest.raises(NotFoundError):
+            mem.for_agent("bob").get_by_key(first.id)
+        scopes = (mem.scope, *session.scope.visible())
+        assert mem.store.count(MemoryFilter(scopes=scopes, key=first.id)) == 2
+        assert mem.store.count(MemoryFilter(scopes=scopes, key="filler-3")) == 1
+        assert mem.store.count(MemoryFilter(scopes=scopes, key="nothing")) == 0
+
     def test_link_unlink_supersede_and_neighbours_take_either_end_by_key(self, mem: Engram) -> None:
         # A key equal to another memory's id: a bare ref reads the id first, an explicit key the key.
         first = mem.remember("the first", key="first").memory
