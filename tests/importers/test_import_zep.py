@@ -141,11 +141,12 @@ def test_contents_round_trip_byte_for_byte_and_the_plain_pieces_are_read(tmp_pat
         assert mem.list() == []
 
 
-def test_an_outdated_fact_without_invalid_at_closes_at_expired_at_and_odd_thread_ids_get_keys(tmp_path: Path) -> None:
+def test_an_outdated_fact_closes_at_expired_at_and_a_thread_is_in_time_order_under_its_key(tmp_path: Path) -> None:
     data = document()
     alice = data["users"][0]
     del alice["edges"][0]["invalid_at"]
     alice["threads"][0]["thread_id"] = "slack:C042 general"  # no key part: usable characters and a digest
+    alice["threads"][0]["messages"].reverse()  # listed newest first: the thread is still in time order
     with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
         summary = mem.import_from(json.dumps(data))
         mine = mem.for_agent("alice")
@@ -153,7 +154,8 @@ def test_an_outdated_fact_without_invalid_at_closes_at_expired_at_and_odd_thread
         assert acme.valid_until == at("2025-06-03T18:20:11Z")
         digest = hashlib.sha256(b"slack:C042 general").hexdigest()[:8]
         assert mine.history.conversations() == [f"zep:slack-C042-general-{digest}", "zep:career-2025-06"][::-1]
-        assert len(mine.history.all(f"zep:slack-C042-general-{digest}")) == 4
+        assert [m.content for m in mine.history.all(f"zep:slack-C042-general-{digest}")][::3] == [
+            "Hi! I just moved to Lisbon and started at Acme Corp as a data engineer.", "Ha! Try Manteigaria in Chiado."]
         assert "users[0].threads[0] (slack:C042 general)" in " ".join(summary.warnings)
 
 

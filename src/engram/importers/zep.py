@@ -29,7 +29,7 @@ else the edge's ``source_node_name``); Zep's ids and times in ``metadata["zep"]`
 with a summary is a ``knowledge`` memory of that summary keyed by the entity's name, its labels
 (``Entity`` aside) as tags, linked to the facts whose ends it is: the facts about Alice are Alice's
 summary's neighbours. A node without a summary only names its facts' entity. Each thread's messages
-join the user's conversation ``zep:<thread_id>`` in order at their times: user, assistant and
+join the user's conversation ``zep:<thread_id>`` in time order at their times: user, assistant and
 system messages as they are, the sender's ``name`` and Zep's ``uuid`` in ``metadata["zep"]``; tool
 and function messages (Zep keeps a tool's output as text, without the call it answers, which an
 engram tool message needs) and ``norole`` messages (no speaker) are counted in the warnings, not
@@ -274,6 +274,7 @@ class _User:
             raise fail(f"{where}.thread_id", "is missing", "the Zep thread's thread_id")
         key = _conversation(thread_id)
         left_out: dict[str, int] = {}
+        said: list[HistoryEntry] = []
         for n, item in enumerate(_list(thread.get("messages"), f"{where}.messages")):
             place = f"{where}.messages[{n}]"
             message = _object(item, place, "a Zep Message object")
@@ -292,7 +293,10 @@ class _User:
             uuid = optional_text(message.get("uuid", message.get("uuid_")), f"{place}.uuid")
             provenance = {k: v for k, v in (("uuid", uuid), ("name", name)) if v}
             meta = with_provenance(own, KIND, provenance, place, self.plan.warnings) if provenance else own
-            self.plan.history.append(HistoryEntry(place, key, role, content, at, meta, agent=self.agent))
+            said.append(HistoryEntry(place, key, role, content, at, meta, agent=self.agent))
+        # A thread is its messages in time order; how the dump listed them (newest first, pages
+        # joined) does not change it. Messages of the same instant keep the dump's order.
+        self.plan.history += sorted(said, key=lambda entry: entry.created_at)
         if left_out:
             why = [w for w, shown in (
                 ("Zep keeps a tool's output as text without the call it answers, which an engram tool message needs",
