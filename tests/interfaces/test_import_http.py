@@ -152,3 +152,25 @@ def test_a_letta_block_longer_than_max_content_chars_is_a_problem_naming_it_and_
         assert "ENGRAM_MAX_CONTENT_CHARS=10000" in r.text, r.text
         assert alice.get("/api/v1/stats").json()["memories"] == 0
         assert alice.get("/api/v1/history").json()["conversations"] == []
+
+
+def test_a_zep_dump_joins_the_callers_agent_with_its_valid_times_and_threads(served: Served) -> None:
+    dump = (FIXTURES / "zep.json").read_text(encoding="utf-8")
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        first = alice.post("/api/v1/import/auto", json={"text": dump})
+        assert first.status_code == 200, first.text
+        assert (first.json()["kind"], first.json()["imported"], first.json()["messages_imported"]) == ("zep", 9, 8)
+        again = alice.post("/api/v1/import/zep", json={"text": dump}).json()
+        assert (again["skipped"], again["messages_skipped"]) == (9, 8), again
+        # Zep's users do not become other engram agents over HTTP: their facts and threads are alice's.
+        items = alice.get("/api/v1/memory", params={"limit": 50}).json()["memories"]
+        assert len(items) == 9 and {m["scope"] for m in items} == {"agent:alice"}
+        [acme] = [m for m in items if m["content"] == "Alice works at Acme Corp as a data engineer."]
+        assert (acme["valid_from"], acme["valid_until"], acme["superseded_by"]) == (1736121600.0, 1748217600.0, None)
+        messages = alice.get("/api/v1/history/zep:support-42").json()["messages"]
+        assert [m["content"] for m in messages] == ["My espresso machine keeps tripping the breaker.",
+                                                    "Let's check the heating element first."]
+        assert bob.get("/api/v1/stats").json()["memories"] == 0
+        bad = alice.post("/api/v1/import/zep", json={"text": dump.replace('"fact": "Alice works at Globex."',
+                                                                         '"fact": 42')})
+        assert bad.status_code == 422 and bad.json()["field"] == "users[0].edges[1].fact", bad.text

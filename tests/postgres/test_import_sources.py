@@ -48,3 +48,23 @@ def test_a_letta_agent_file_joins_its_agents_history_on_postgres(pg_url: str, tm
         assert engram.history.all("letta:memgpt_agent") == [] and engram.list() == []
         again = engram.import_from(FIXTURES / "letta.af")
         assert (again.skipped, again.messages_skipped) == (2, 4)
+
+
+def test_a_zep_dump_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, database_url=pg_url, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as engram:
+        summary = engram.import_from(FIXTURES / "zep.json")
+        assert (summary.kind, summary.imported, summary.messages_imported, summary.agents) == (
+            "zep", 9, 8, ("alice", "bob"))
+        alice = engram.for_agent("alice")
+        assert [m.role.value for m in alice.history.all("zep:onboarding-2025-01")] == [
+            "user", "assistant", "user", "assistant"]
+        # Zep's valid time: as of March 2025 Alice worked at Acme, as of July at Globex.
+        for when, fact in (("2025-03-01", "Alice works at Acme Corp as a data engineer."),
+                           ("2025-07-01", "Alice works at Globex.")):
+            hits = alice.recall("Alice works at", as_of=when).hits
+            assert [h.memory.content for h in hits if h.memory.tags == ("works_at",)] == [fact]
+        assert {m.content for m in alice.neighbours("lisbon")} == {"Alice lives in Lisbon."}
+        assert engram.list() == []
+        again = engram.import_from(FIXTURES / "zep.json")
+        assert (again.skipped, again.messages_skipped) == (9, 8)

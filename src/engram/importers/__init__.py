@@ -29,6 +29,7 @@ from engram.importers import (
     ptrclaw_sqlite,
     sclaw,
     sqlite_source,
+    zep,
 )
 from engram.importers.apply import ImportSummary, apply_plan
 from engram.importers.base import Files, Plan, read_folder, without_bom
@@ -37,7 +38,7 @@ __all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "dete
 
 # Readers of one document (text) and of a folder (files by relative path).
 _TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read,
-                 letta.KIND: letta.read}
+                 letta.KIND: letta.read, zep.KIND: zep.read}
 _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
@@ -80,7 +81,8 @@ def check_kind(kind: str) -> str:
 
 def detect_document(text: str) -> str:
     """The kind of a JSON or JSON-lines document: mem0, mcp-memory, mcp-memory-service, letta
-    (an Agent File), clawless (its conversation history) or, failing those, ``snapshot``."""
+    (an Agent File), zep (its users as the SDK dumps them), clawless (its conversation history)
+    or, failing those, ``snapshot``."""
     text = without_bom(text)
     try:
         data: Any = jsondoc.loads(text)
@@ -101,6 +103,8 @@ def detect_document(text: str) -> str:
         return "mcp-memory-service"
     if letta.looks_like(data):
         return letta.KIND
+    if zep.looks_like(data):
+        return zep.KIND
     return "mem0" if mem0.looks_like(data) else "snapshot"
 
 

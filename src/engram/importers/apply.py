@@ -216,13 +216,19 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: 
         raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                             exc.allowed) from None
     created = record.created_at if record.created_at is not None else now
+    # The source's own valid time wins; else "On 2025-03-10 ..." says when it happened, as in
+    # remember, unless that falls after the end the source gives (a date the text mentions).
+    valid_from = record.valid_from
+    if valid_from is None:
+        stated = engram.time.stated(content)
+        valid_from = stated if stated is None or record.valid_until is None or stated <= record.valid_until else None
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=dict(record.metadata),
         importance=record.importance, related_entity=record.related_entity, source=source, scope=scope,
         created_at=created, updated_at=record.updated_at if record.updated_at is not None else created,
         last_accessed=record.last_accessed,
-        valid_from=engram.time.stated(content),  # "On 2025-03-10 ..." says when it happened, as in remember
+        valid_from=valid_from, valid_until=record.valid_until,
     ), found
 
 

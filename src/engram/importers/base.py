@@ -73,6 +73,11 @@ class Record:
     engram_id: str | None = None
     # How an error names the record to a person beside its place (``the 'human' block of sam``).
     what: str | None = None
+    # Valid time as the source states it (Zep's ``valid_at`` / ``invalid_at``): when the fact began
+    # and stopped holding in the world. None: read from the content as ``remember`` reads it, and
+    # open at the end.
+    valid_from: float | None = None
+    valid_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

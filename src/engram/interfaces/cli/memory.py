@@ -414,15 +414,15 @@ def import_(
     ctx: typer.Context,
     path: Path = typer.Argument(..., help="A file or folder to import, or - for a document on stdin."),
     kind: str | None = typer.Option(
-        None, "--from", help="snapshot, folder, mem0, mcp-memory, mcp-memory-service, letta, openclaw, basic-memory, "
-        "clawless, ptrclaw-sqlite or sclaw (detected when omitted)."),
+        None, "--from", help="snapshot, folder, mem0, mcp-memory, mcp-memory-service, letta, zep, openclaw, "
+        "basic-memory, clawless, ptrclaw-sqlite or sclaw (detected when omitted)."),
     into_agent: bool = typer.Option(
         False, "--into-agent", help="Import everything into this agent instead of the source's users/agents."),
 ) -> None:
     """Import memories: engram snapshots and memory folders, PtrClaw files and memory.db, sclaw's memory.db,
-    mem0, the MCP memory server, mcp-memory-service, Letta's Agent File (.af), OpenClaw, basic-memory/Obsidian
-    and Clawless. Malformed input imports nothing and names the line, record or row; what an earlier import
-    brought is skipped."""
+    mem0, the MCP memory server, mcp-memory-service, Letta's Agent File (.af), Zep (its users dumped with its
+    SDK), OpenClaw, basic-memory/Obsidian and Clawless. Malformed input imports nothing and names the line,
+    record or row; what an earlier import brought is skipped."""
     from engram.importers import check_kind, detect, detect_document, read_text
 
     if kind is not None:

@@ -1,0 +1,321 @@
+"""Zep: its users' threads and knowledge graphs, as the user's own code dumps them with Zep's SDK.
+
+Zep has no export: its data is read through its API. A few lines of the user's code (the script in
+docs/coming-from/zep.md; engram never calls Zep) write one JSON document of the objects Zep's API
+returns, as the SDK dumps them::
+
+    {"users": [{"user_id": "alice", "first_name": ..., "email": ..., "metadata": ...,
+                "threads": [{"thread_id": "t1", "messages": [<Message>, ...]}],
+                "edges": [<EntityEdge>, ...], "nodes": [<EntityNode>, ...]}]}
+
+or one such user object alone. Field names are Zep's (zep-cloud 3.x): a Message has ``uuid``,
+``role`` (its role type: user, assistant, system, tool, function, norole), ``name``, ``content``,
+``created_at``, ``metadata`` (Zep v2's messages carry the role type in ``role_type`` and the
+sender's name in ``role``: read too); an EntityEdge ``uuid``, ``name`` (the relation, ``WORKS_AT``),
+``fact``, ``source_node_uuid``, ``target_node_uuid``, ``created_at``, ``valid_at``, ``invalid_at``,
+``expired_at``, ``episodes``, ``attributes``; an EntityNode ``uuid``, ``name``, ``summary``,
+``labels``, ``created_at``, ``attributes``. The SDK's ``model_dump()`` names the id ``uuid_``
+(its Python field) where the API's JSON says ``uuid``: either is read. Other fields (``score``,
+``processed``, a thread's ``row_count``) are ignored.
+
+Mapping: each user is an engram agent (its ``user_id``, by the naming rule of every importer).
+Each fact edge is a ``knowledge`` memory whose content is the fact, byte for byte; its valid time
+is Zep's: ``valid_from`` from ``valid_at``, ``valid_until`` from ``invalid_at``. An edge Zep marked
+outdated (``expired_at``) is imported with its validity closed (``valid_until`` = ``invalid_at``,
+else ``expired_at``), not superseded: Zep does not record which fact replaced it, and engram's
+supersede needs the successor; recall ``as_of`` a time after its end (``--as-of``) leaves it out. The relation
+name, lowercased, is its tag; the source node's name its ``related_entity`` (from the file's nodes,
+else the edge's ``source_node_name``); Zep's ids and times in ``metadata["zep"]``. Each entity node
+with a summary is a ``knowledge`` memory of that summary keyed by the entity's name, its labels
+(``Entity`` aside) as tags, linked to the facts whose ends it is: the facts about Alice are Alice's
+summary's neighbours. A node without a summary only names its facts' entity. Each thread's messages
+join the user's conversation ``zep:<thread_id>`` in time order at their times: user, assistant and
+system messages as they are, the sender's ``name`` and Zep's ``uuid`` in ``metadata["zep"]``; tool
+and function messages (Zep keeps a tool's output as text, without the call it answers, which an
+engram tool message needs) and ``norole`` messages (no speaker) are counted in the warnings, not
+imported. The user's name, email and metadata are Zep's account record, not memory: reported.
+
+Ids come from Zep's uuids, so importing the same file again adds nothing; an edge's uuid repeated
+with another fact is refused. A fact imported before Zep invalidated it keeps its first validity on
+a re-import (the memory is skipped, not changed): ``engram update KEY --valid-until`` closes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram import jsondoc
+from engram.history.keys import conversation_key
+from engram.importers.base import (
+    HistoryEntry,
+    Plan,
+    Record,
+    agent_name,
+    fail,
+    metadata,
+    optional_text,
+    slug,
+    tags,
+    timestamp,
+    with_provenance,
+)
+
+KIND = "zep"
+_SHAPE = ('{"users": [{"user_id", "threads": [{"thread_id", "messages": [...]}], "edges": [...], '
+          '"nodes": [...]}]} as Zep\'s SDK dumps them, or one such user object')
+_ROLE_TYPES = ("user", "assistant", "system", "tool", "function", "norole")
+_IMPORTED_ROLES = ("user", "assistant", "system")
+_PART = re.compile(r"^[^\s:\x00-\x1f\x7f]{1,128}$")  # a conversation key's part (history/keys.py)
+_UNSAFE = re.compile(r"[\s:\x00-\x1f\x7f]+")
+_PARTS = ("threads", "edges", "nodes")
+
+
+def looks_like(data: Any) -> bool:
+    """A dump of Zep users: ``{"users": [...]}`` whose users carry a ``user_id`` and threads,
+    edges or nodes, or one such user."""
+    if not isinstance(data, Mapping):
+        return False
+    users = data.get("users")
+    if isinstance(users, list):
+        return bool(users) and all(_is_user(u) for u in users[:5])
+    return _is_user(data)
+
+
+def _is_user(value: Any) -> bool:
+    return isinstance(value, Mapping) and "user_id" in value and any(isinstance(value.get(p), list) for p in _PARTS)
+
+
+def read(text: str) -> Plan:
+    """The plan of a Zep dump; raises ``SnapshotError`` naming the JSON path of what is malformed
+    (``users[0].edges[3].fact``), before anything is imported."""
+    try:
+        data = jsondoc.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})", _SHAPE) from None
+    if isinstance(data, Mapping) and "users" in data:
+        users = _list(data.get("users"), "users")
+        places = [(f"users[{i}]", user) for i, user in enumerate(users)]
+    elif isinstance(data, Mapping) and "user_id" in data:
+        places = [("", data)]
+    else:
+        raise fail("document", "no Zep user", _SHAPE)
+    plan = Plan(KIND, "zep")
+    for where, user in places:
+        _User(plan, where, user).read()
+    return plan
+
+
+def _at(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(where, f"got {type(value).__name__}", "a list")
+    return value
+
+
+def _object(value: Any, where: str, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise fail(where, f"got {type(value).__name__}", what)
+    return value
+
+
+def _uuid(item: Mapping[str, Any], where: str) -> str:
+    """Zep's id of an object: ``uuid`` in the API's JSON, ``uuid_`` in the SDK's ``model_dump()``."""
+    name = "uuid" if "uuid" in item or "uuid_" not in item else "uuid_"
+    found = optional_text(item.get(name), _at(where, name))
+    if found is None:
+        raise fail(_at(where, "uuid"), "is missing", "Zep's uuid of the object")
+    return found
+
+
+def _text(item: Mapping[str, Any], name: str, where: str, what: str) -> str:
+    """A text field kept byte for byte (not stripped): present and not blank."""
+    value = item.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise fail(_at(where, name), f"got {value!r}"[:200], what)
+    return value
+
+
+def _conversation(thread_id: str) -> str:
+    """``zep:<thread_id>``; a thread id that cannot be a key's part (a ``:``, spaces, over 128
+    characters) keeps its usable characters and 8 hex digits of its SHA-256, one key per id."""
+    if _PART.match(thread_id):
+        return conversation_key(KIND, thread_id)
+    digest = hashlib.sha256(thread_id.encode()).hexdigest()[:8]
+    return conversation_key(KIND, f"{_UNSAFE.sub('-', thread_id).strip('-')[:110] or 'thread'}-{digest}")
+
+
+@dataclass
+class _Node:
+    name: str
+    record: str | None  # the source id of its summary's record, when it has one
+
+
+@dataclass
+class _User:
+    """One Zep user's threads and graph read into ``plan``."""
+
+    plan: Plan
+    where: str
+    user: Any
+    nodes: dict[str, _Node] = field(default_factory=dict)
+    user_id: str = ""
+    agent: str | None = None
+    shown: str = ""  # how warnings name the user: ``users[0] (alice)``
+
+    def read(self) -> None:
+        user = _object(self.user, self.where or "document", "a Zep user object")
+        user_id = optional_text(user.get("user_id"), _at(self.where, "user_id"))
+        if user_id is None:
+            raise fail(_at(self.where, "user_id"), "is missing", "the Zep user's user_id")
+        self.user_id = user_id
+        self.agent = agent_name(self.user_id, _at(self.where, "user_id"))
+        self.shown = f"{self.where or 'document'} ({self.user_id})"
+        for i, node in enumerate(_list(user.get("nodes"), _at(self.where, "nodes"))):
+            self._node(node, f"{_at(self.where, 'nodes')}[{i}]")
+        expired = 0
+        for i, edge in enumerate(_list(user.get("edges"), _at(self.where, "edges"))):
+            expired += self._edge(edge, f"{_at(self.where, 'edges')}[{i}]")
+        if expired:
+            self.plan.warnings.append(
+                f"{self.shown}: facts Zep marked outdated (expired_at) ({expired}) imported with their validity closed "
+                "(valid_until = invalid_at, else expired_at), not superseded: Zep does not say which fact replaced "
+                "them (engram supersede OLD NEW does)")
+        without = sum(1 for node in self.nodes.values() if node.record is None)
+        if without:
+            self.plan.warnings.append(f"{self.shown}: entity nodes without a summary ({without}) not imported as "
+                                      "memories; their names are the related entity of their facts")
+        for i, thread in enumerate(_list(user.get("threads"), _at(self.where, "threads"))):
+            self._thread(thread, f"{_at(self.where, 'threads')}[{i}]")
+        profile = [name for name in ("first_name", "last_name", "email", "metadata") if user.get(name)]
+        if profile:
+            self.plan.warnings.append(f"{self.shown}: {', '.join(profile)} not imported (Zep's record of the user, "
+                                      "not memory; the user's node summary holds what Zep learned of them)")
+
+    def _node(self, value: Any, where: str) -> None:
+        node = _object(value, where, "a Zep EntityNode object")
+        uuid = _uuid(node, where)
+        name = _text(node, "name", where, "the entity's name")
+        if uuid in self.nodes:
+            raise fail(f"{where}.uuid", f"{uuid!r} repeats an earlier node", "a uuid of its own")
+        summary = node.get("summary")
+        if summary is not None and not isinstance(summary, str):
+            raise fail(f"{where}.summary", f"got {type(summary).__name__}", "the entity's summary text")
+        labels = _list(node.get("labels"), f"{where}.labels")
+        if not all(isinstance(label, str) for label in labels):
+            raise fail(f"{where}.labels", f"got {labels!r}"[:200], "a list of label names")
+        if not summary or not summary.strip():
+            self.nodes[uuid] = _Node(name, None)
+            return
+        attributes = metadata(node.get("attributes"), f"{where}.attributes")
+        provenance = {k: v for k, v in (("node", uuid), ("user_id", self.user_id), ("name", name),
+                                        ("labels", labels or None), ("attributes", attributes or None)) if v}
+        source_id = uuid  # Zep's uuids are unique across nodes and edges
+        created = timestamp(node.get("created_at"), f"{where}.created_at")
+        self.plan.records.append(Record(
+            source_id=source_id, where=where, content=summary, key=slug(name),
+            tags=tags([label for label in labels if label.lower() != "entity"], f"{where}.labels"),
+            metadata={KIND: provenance}, related_entity=name, created_at=created, agent=self.agent,
+            id_field="uuid", fields={"content": ".summary", "key": ".name"},
+            what=f"the summary of {name!r}"))
+        self.nodes[uuid] = _Node(name, source_id)
+
+    def _edge(self, value: Any, where: str) -> int:
+        """Read one fact edge; returns 1 when Zep marked it outdated."""
+        edge = _object(value, where, "a Zep EntityEdge object")
+        uuid = _uuid(edge, where)
+        fact = _text(edge, "fact", where, "the fact's text")
+        relation = _text(edge, "name", where, "the relation's name (WORKS_AT)")
+        ends = {side: optional_text(edge.get(f"{side}_node_uuid"), f"{where}.{side}_node_uuid")
+                for side in ("source", "target")}
+        names = {side: self.nodes[ends[side]].name if ends[side] in self.nodes else
+                 optional_text(edge.get(f"{side}_node_name"), f"{where}.{side}_node_name") for side in ends}
+        valid_from = timestamp(edge.get("valid_at"), f"{where}.valid_at")
+        invalid = timestamp(edge.get("invalid_at"), f"{where}.invalid_at")
+        expired = timestamp(edge.get("expired_at"), f"{where}.expired_at")
+        valid_until, end = (invalid, "invalid_at") if invalid is not None else (expired, "expired_at")
+        if valid_from is not None and valid_until is not None and valid_until < valid_from:
+            raise fail(f"{where}.{end}", f"{edge.get(end)!r} is before valid_at {edge.get('valid_at')!r}",
+                       "a time at or after valid_at")
+        episodes = _list(edge.get("episodes"), f"{where}.episodes")
+        attributes = metadata(edge.get("attributes"), f"{where}.attributes")
+        provenance = {k: v for k, v in (
+            ("edge", uuid), ("user_id", self.user_id), ("name", relation),
+            ("source_node_uuid", ends["source"]), ("target_node_uuid", ends["target"]),
+            ("source", names["source"]), ("target", names["target"]),
+            ("valid_at", edge.get("valid_at")), ("invalid_at", edge.get("invalid_at")),
+            ("expired_at", edge.get("expired_at")), ("episodes", episodes or None),
+            ("attributes", attributes or None)) if v}
+        source_id = uuid
+        self.plan.records.append(Record(
+            source_id=source_id, where=where, content=fact, tags=tags([relation.lower()], f"{where}.name"),
+            metadata={KIND: provenance}, related_entity=names["source"],
+            created_at=timestamp(edge.get("created_at"), f"{where}.created_at"), agent=self.agent,
+            id_field="uuid", fields={"content": ".fact"}, valid_from=valid_from, valid_until=valid_until))
+        for side in ("source", "target"):
+            node = self.nodes.get(ends[side] or "")
+            if node is not None and node.record is not None:
+                self.plan.links.append((source_id, node.record))
+        return 1 if expired is not None else 0
+
+    def _thread(self, value: Any, where: str) -> None:
+        thread = _object(value, where, "a thread object with thread_id and messages")
+        thread_id = optional_text(thread.get("thread_id"), f"{where}.thread_id")
+        if thread_id is None:
+            raise fail(f"{where}.thread_id", "is missing", "the Zep thread's thread_id")
+        key = _conversation(thread_id)
+        left_out: dict[str, int] = {}
+        said: list[HistoryEntry] = []
+        for n, item in enumerate(_list(thread.get("messages"), f"{where}.messages")):
+            place = f"{where}.messages[{n}]"
+            message = _object(item, place, "a Zep Message object")
+            role, name = _role(message, place)
+            content = message.get("content")
+            if not isinstance(content, str):
+                raise fail(f"{place}.content", f"got {type(content).__name__}", "the message's text")
+            at = timestamp(message.get("created_at"), f"{place}.created_at")
+            if at is None:
+                raise fail(f"{place}.created_at", "is missing", "an ISO 8601 time")
+            own = metadata(message.get("metadata"), f"{place}.metadata")
+            if role not in _IMPORTED_ROLES or not content.strip():
+                what = f"{role} messages" if role not in _IMPORTED_ROLES else "empty messages"
+                left_out[what] = left_out.get(what, 0) + 1
+                continue
+            uuid = optional_text(message.get("uuid", message.get("uuid_")), f"{place}.uuid")
+            provenance = {k: v for k, v in (("uuid", uuid), ("name", name)) if v}
+            meta = with_provenance(own, KIND, provenance, place, self.plan.warnings) if provenance else own
+            said.append(HistoryEntry(place, key, role, content, at, meta, agent=self.agent))
+        # A thread is its messages in time order; how the dump listed them (newest first, pages
+        # joined) does not change it. Messages of the same instant keep the dump's order.
+        self.plan.history += sorted(said, key=lambda entry: entry.created_at)
+        if left_out:
+            why = [w for w, shown in (
+                ("Zep keeps a tool's output as text without the call it answers, which an engram tool message needs",
+                 "tool messages" in left_out or "function messages" in left_out),
+                ("a norole message has no speaker", "norole messages" in left_out)) if shown]
+            self.plan.warnings.append(f"{where} ({thread_id}): not imported: "
+                                      + ", ".join(f"{what} ({n})" for what, n in left_out.items())
+                                      + (f" ({'; '.join(why)})" if why else ""))
+
+
+def _role(message: Mapping[str, Any], where: str) -> tuple[str, str | None]:
+    """(role type, sender's name): Zep v3 gives the type in ``role`` and the name in ``name``; v2
+    gave the type in ``role_type`` and a free name in ``role``."""
+    if message.get("role_type") is not None:
+        field, name = "role_type", optional_text(message.get("role"), f"{where}.role")
+    else:
+        field, name = "role", optional_text(message.get("name"), f"{where}.name")
+    role = message.get(field)
+    if not isinstance(role, str) or role.strip().lower() not in _ROLE_TYPES:
+        raise fail(f"{where}.{field}", f"{role!r} is not a Zep role type"[:200],
+                   f"{', '.join(_ROLE_TYPES)} (in role, or in role_type as Zep v2 wrote it beside a sender's name)")
+    return role.strip().lower(), name

@@ -1,0 +1,220 @@
+"""Zep's users, as the user's own code dumps them with Zep's SDK, through ``engram import`` (the CLI
+runner on a real SQLite home) and ``Engram.import_from``. The fixture is written from zep-cloud's
+types (Message, EntityEdge, EntityNode as ``GET`` returns them; one user as ``model_dump()`` gives
+them, with ``uuid_``). Checked: each user becomes an agent with its facts (Zep's valid time kept, an
+outdated one closed, not superseded), its entity summaries linked to their facts and its threads'
+conversations in order; a second run imports nothing; contents arrive byte for byte; a malformed
+dump names its JSON path and writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.errors import SnapshotError
+from engram.interfaces.cli.app import app
+from engram.temporal.instants import parse_time
+from tests.importers.test_import_cli import ENGRAM, FIXTURES, as_json, runner
+
+DUMP = FIXTURES / "zep.json"
+
+
+def at(text: str) -> float | None:
+    return parse_time(text, "t")
+
+
+def document() -> dict[str, Any]:
+    return json.loads(DUMP.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("kind", [None, "zep"])
+def test_each_user_becomes_an_agent_with_its_facts_summaries_and_threads(tmp_path: Path, kind: str | None) -> None:
+    home = tmp_path / "home"
+    args = ["import", str(DUMP), *(["--from", kind] if kind else [])]
+    first = as_json(home, *args)
+    assert (first["kind"], first["imported"], first["messages_imported"], first["agents"]) == (
+        "zep", 9, 8, ["alice", "bob"]), first
+    warnings = "\n".join(first["warnings"])
+    assert "users[0] (alice): facts Zep marked outdated (expired_at) (1) imported with their validity closed" in warnings
+    assert "users[0] (alice): entity nodes without a summary (1)" in warnings
+    assert "users[0].threads[0] (onboarding-2025-01): not imported: tool messages (1)" in warnings
+    assert "users[0] (alice): first_name, last_name, email, metadata not imported" in warnings
+    again = as_json(home, *args)
+    assert (again["imported"], again["skipped"], again["messages_imported"], again["messages_skipped"]) == (0, 9, 0, 8)
+    assert as_json(home, "list") == []  # the users are their own agents, not the importing one
+
+    facts = {m["content"]: m for m in as_json(home, "-a", "alice", "list", "--tag", "works_at")}
+    old, new = facts["Alice works at Acme Corp as a data engineer."], facts["Alice works at Globex."]
+    assert (old["valid_from"], old["valid_until"]) == (at("2025-01-06T00:00:00Z"), at("2025-05-26T00:00:00Z"))
+    assert (new["valid_from"], new["valid_until"], new["superseded_by"]) == (at("2025-05-26T00:00:00Z"), None, None)
+    assert old["superseded_by"] is None  # Zep names no successor: closed, not superseded
+    assert (old["category"], old["source"], old["related_entity"], old["scope"]) == (
+        "knowledge", "zep", "Alice", "agent:alice")
+    assert old["created_at"] == at("2025-01-10T09:01:21Z")
+    assert old["metadata"] == {"zep": {
+        "edge": "e7b2c4d6-2222-4ccc-8ddd-000000000001", "user_id": "alice", "name": "WORKS_AT",
+        "source_node_uuid": "9e1f0c3a-1111-4aaa-8bbb-000000000001",
+        "target_node_uuid": "9e1f0c3a-1111-4aaa-8bbb-000000000002", "source": "Alice", "target": "Acme Corp",
+        "valid_at": "2025-01-06T00:00:00Z", "invalid_at": "2025-05-26T00:00:00Z",
+        "expired_at": "2025-06-03T18:20:11Z", "episodes": ["c3a1e5f7-3333-4eee-8fff-000000000001"]}}
+    # As of a time, the fact that held then: Acme in March, Globex in July.
+    for when, holds in (("2025-03-01", "Acme"), ("2025-07-01", "Globex")):
+        hits = as_json(home, "-a", "alice", "recall", "Alice works at", "--as-of", when)["hits"]
+        assert [h["memory"]["content"] for h in hits if h["memory"]["tags"] == ["works_at"]] == [
+            f"Alice works at {'Acme Corp as a data engineer' if holds == 'Acme' else 'Globex'}."]
+
+    summary = as_json(home, "-a", "alice", "get", "acme-corp")
+    assert (summary["content"], summary["tags"], summary["related_entity"]) == (
+        "Acme Corp employed Alice as a data engineer until May 2025.", ["organization"], "Acme Corp")
+    assert summary["metadata"]["zep"]["attributes"] == {"industry": "logistics"}
+    # An entity's summary links the facts whose ends it is; a node without a summary names its entity.
+    assert {m["content"] for m in as_json(home, "-a", "alice", "neighbours", "alice")} == {
+        "Alice works at Acme Corp as a data engineer.", "Alice works at Globex.", "Alice lives in Lisbon.",
+        "Alice enjoys pastéis de nata."}
+    assert as_json(home, "-a", "alice", "list", "--tag", "likes")[0]["metadata"]["zep"]["target"] == "pastéis de nata"
+
+    shown = as_json(home, "-a", "alice", "history", "show", "zep:onboarding-2025-01")["messages"]
+    assert [(m["role"], m["content"]) for m in shown] == [
+        ("user", "Hi! I just moved to Lisbon and started at Acme Corp as a data engineer."),
+        ("assistant", "Welcome to Lisbon, Alice! How are you finding Acme so far?"),
+        ("user", "Loving it — the pastéis de nata are dangerous 🥐"),
+        ("assistant", "Ha! Try Manteigaria in Chiado.")]
+    assert shown[0]["created_at"] == pytest.approx(at("2025-01-10T09:01:12.123456Z"))
+    assert shown[0]["metadata"] == {"channel": "web", "zep": {"uuid": "a1d4e0b2-0001-4000-8000-000000000001",
+                                                              "name": "Alice"}}
+    assert len(as_json(home, "-a", "alice", "history", "show", "zep:career-2025-06")["messages"]) == 2
+    # bob's objects as the SDK's model_dump() gives them: the id under uuid_.
+    bob = as_json(home, "-a", "bob", "list")
+    assert {m["content"] for m in bob} == {"Bob owns an espresso machine.",
+                                           "Bob owns an espresso machine that trips the breaker."}
+    assert [m["metadata"]["zep"].get("edge") for m in bob if m["tags"] == ["owns"]] == [
+        "b0b00000-2222-4ccc-8ddd-000000000001"]
+    messages = as_json(home, "-a", "bob", "history", "show", "zep:support-42")["messages"]
+    assert messages[1]["metadata"] == {"zep": {"uuid": "b0b00000-0001-4000-8000-000000000002"}}
+
+
+def test_into_agent_keeps_every_user_in_the_importing_one(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = as_json(home, "-a", "me", "import", str(DUMP), "--into-agent")
+    assert (done["imported"], done["messages_imported"], done["agents"]) == (9, 8, ["me"]), done
+    assert len(as_json(home, "-a", "me", "list")) == 9
+    assert len(as_json(home, "-a", "me", "history", "show", "zep:support-42")["messages"]) == 2
+    assert as_json(home, "-a", "alice", "list") == []
+    assert as_json(home, "-a", "me", "import", str(DUMP), "--into-agent")["skipped"] == 9
+
+
+LONG = ("Ünïcödé 🧠 — 漢字テキスト, RTL עברית, e\u0301 combining, tab\tand CRLF\r\n" * 120)[:7990] + "  \n"
+
+
+def test_contents_round_trip_byte_for_byte_and_the_plain_pieces_are_read(tmp_path: Path) -> None:
+    data = document()
+    alice = data["users"][0]
+    alice["edges"][2]["fact"] = "  " + LONG
+    alice["nodes"][3]["summary"] = LONG + "\n"
+    alice["threads"][1]["messages"][0]["content"] = LONG * 3
+    # Zep v2's messages: the role type in role_type, the sender's name in role.
+    alice["threads"][1]["messages"][1] = {"uuid": "v2", "role": "Concierge", "role_type": "assistant",
+                                          "content": "Congratulations!", "created_at": "2025-06-03T18:20:03Z"}
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        summary = mem.import_from(json.dumps({"users": [alice]}, ensure_ascii=False))
+        assert (summary.kind, summary.imported, summary.messages_imported) == ("zep", 7, 6), summary
+        mine = mem.for_agent("alice")
+        contents = {m.content for m in mine.list(limit=50)}
+        assert {"  " + LONG, LONG + "\n"} <= contents
+        said = mine.history.all("zep:career-2025-06")
+        assert said[0].content == LONG * 3
+        assert (said[1].role.value, said[1].content, dict(said[1].metadata)) == (
+            "assistant", "Congratulations!", {"zep": {"uuid": "v2", "name": "Concierge"}})
+        # One user object alone (its threads, edges or nodes) is read the same: already there.
+        bob = data["users"][1]
+        # zep-cloud 3.30's model_dump() writes every field of its types, null when unset.
+        bob.update(dict.fromkeys(("created_at", "email", "first_name", "last_name", "metadata", "uuid_"), None))
+        bob["threads"][0]["messages"][1].update(name=None, metadata=None, processed=None)
+        bob["edges"][0].update(dict.fromkeys(("attributes", "episodes", "hyperedge_uuid", "relevance", "scope", "score",
+                                              "source_node_labels", "source_node_name", "target_node_name"), None))
+        bob["nodes"][0].update(dict.fromkeys(("attributes", "degree", "episodes", "episodes_truncated", "score"), None))
+        assert mem.import_from(json.dumps({"users": [alice]}, ensure_ascii=False), "zep").skipped == 7
+        alone = mem.import_from(json.dumps(bob))
+        assert (alone.kind, alone.imported, alone.messages_imported) == ("zep", 2, 2), alone
+        assert mem.list() == []
+
+
+def test_an_outdated_fact_closes_at_expired_at_and_a_thread_is_in_time_order_under_its_key(tmp_path: Path) -> None:
+    data = document()
+    alice = data["users"][0]
+    del alice["edges"][0]["invalid_at"]
+    alice["threads"][0]["thread_id"] = "slack:C042 general"  # no key part: usable characters and a digest
+    alice["threads"][0]["messages"].reverse()  # listed newest first: the thread is still in time order
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        summary = mem.import_from(json.dumps(data))
+        mine = mem.for_agent("alice")
+        [acme] = [m for m in mine.list(limit=50) if m.content.startswith("Alice works at Acme")]
+        assert acme.valid_until == at("2025-06-03T18:20:11Z")
+        digest = hashlib.sha256(b"slack:C042 general").hexdigest()[:8]
+        assert mine.history.conversations() == [f"zep:slack-C042-general-{digest}", "zep:career-2025-06"][::-1]
+        assert [m.content for m in mine.history.all(f"zep:slack-C042-general-{digest}")][::3] == [
+            "Hi! I just moved to Lisbon and started at Acme Corp as a data engineer.", "Ha! Try Manteigaria in Chiado."]
+        assert "users[0].threads[0] (slack:C042 general)" in " ".join(summary.warnings)
+
+
+MALFORMED = [
+    (lambda d: d["users"][0]["edges"][3].update(fact=""), "users[0].edges[3].fact: got ''"),
+    (lambda d: d["users"][0]["edges"][1].pop("uuid"), "users[0].edges[1].uuid: is missing"),
+    (lambda d: d["users"][0]["edges"][0].update(valid_at="2025-07-01T00:00:00Z"),
+     "users[0].edges[0].invalid_at: '2025-05-26T00:00:00Z' is before valid_at"),
+    (lambda d: d["users"][0]["edges"][2].update(valid_at="last spring"), "users[0].edges[2].valid_at"),
+    (lambda d: d["users"][0]["nodes"][1].update(summary=5), "users[0].nodes[1].summary: got int"),
+    (lambda d: d["users"][0]["threads"][0]["messages"][1].update(role="robot"),
+     "users[0].threads[0].messages[1].role: 'robot' is not a Zep role type"),
+    (lambda d: d["users"][0]["threads"][0]["messages"][3].pop("created_at"),
+     "users[0].threads[0].messages[3].created_at: is missing"),
+    (lambda d: d["users"][1]["threads"][0].pop("thread_id"), "users[1].threads[0].thread_id: is missing"),
+    (lambda d: d["users"][1].update(user_id=None), "users[1].user_id: is missing"),
+    (lambda d: d["users"][1]["edges"].append({**d["users"][0]["edges"][2], "fact": "Alice lives in Porto."}),
+     "users[1].edges[1].uuid: 'e7b2c4d6-2222-4ccc-8ddd-000000000003' repeats users[0].edges[2], which differs"),
+    (lambda d: d["users"][0]["nodes"][0].update(summary="x" * 9000),
+     "users[0].nodes[0].summary: the summary of 'Alice' is 9000 characters; the maximum is 8000"),
+]
+
+
+@pytest.mark.parametrize(("change", "named"), MALFORMED)
+def test_a_malformed_dump_names_the_json_path_and_writes_nothing(tmp_path: Path, change: Any, named: str) -> None:
+    data = document()
+    change(data)
+    path = tmp_path / "zep.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    home = tmp_path / "home"
+    result = runner.invoke(app, ["--home", str(home), "import", str(path), "--from", "zep"])
+    assert isinstance(result.exception, SnapshotError) and named in str(result.exception), result.exception
+    for agent in ("alice", "bob"):
+        assert as_json(home, "-a", agent, "list") == []
+        assert as_json(home, "-a", agent, "history", "list") == []
+
+
+def test_the_installed_command_names_the_place_and_exits_2(tmp_path: Path) -> None:
+    data = document()
+    data["users"][0]["threads"][0]["messages"][1]["role"] = "robot"
+    path = tmp_path / "zep.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    done = subprocess.run([ENGRAM, "--home", str(tmp_path / "home"), "import", str(path)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": "none"})
+    assert done.returncode == 2, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "users[0].threads[0].messages[1].role: 'robot' is not a Zep role type" in said, said
+    assert "user, assistant, system, tool, function, norole" in said
+
+
+def test_a_document_without_users_is_refused_naming_the_shape(tmp_path: Path) -> None:
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        with pytest.raises(SnapshotError, match=r"^document: no Zep user"):
+            mem.import_from("{}", "zep")
+        with pytest.raises(SnapshotError, match=r"^users: got dict"):
+            mem.import_from('{"users": {"alice": {}}}', "zep")
