@@ -10,12 +10,14 @@ Stores keep the canonical form (``str``, always three parts, so ``telegram:42`` 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
 from engram.errors import ValidationError
 
 _PART = re.compile(r"^[^\s:\x00-\x1f\x7f]{1,128}$")
+_NOT_IN_A_PART = re.compile(r"[\s:\x00-\x1f\x7f]+")
 _ALLOWED = "channel:chat or channel:chat:thread, each part 1-128 characters without ':' or spaces"
 
 
@@ -33,6 +35,16 @@ class ConversationKey:
         """The key as a user writes it: ``telegram:42`` for no thread (the stored form ends in
         ``:``), ``slack:C1:T7`` with one. Either form names the same conversation."""
         return f"{self.channel}:{self.chat}" if not self.thread else str(self)
+
+
+def usable_part(text: str) -> str:
+    """``text`` as a key's part: itself when it is one, else its usable characters (runs of
+    spaces, ``:`` and control characters as ``-``, at most 110) and 8 hex digits of its SHA-256,
+    so two texts never share a part. For ids from other systems (an import's thread ids)."""
+    if _PART.match(text):
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{_NOT_IN_A_PART.sub('-', text).strip('-')[:110] or 'part'}-{digest}"
 
 
 def conversation_key(channel: str, chat: str, thread: str | None = None) -> str:

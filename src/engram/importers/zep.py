@@ -42,15 +42,13 @@ a re-import (the memory is skipped, not changed): ``engram update KEY --valid-un
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from engram import jsondoc
-from engram.history.keys import conversation_key
+from engram.history.keys import conversation_key, usable_part
 from engram.importers.base import (
     HistoryEntry,
     Plan,
@@ -70,8 +68,6 @@ _SHAPE = ('{"users": [{"user_id", "threads": [{"thread_id", "messages": [...]}],
           '"nodes": [...]}]} as Zep\'s SDK dumps them, or one such user object')
 _ROLE_TYPES = ("user", "assistant", "system", "tool", "function", "norole")
 _IMPORTED_ROLES = ("user", "assistant", "system")
-_PART = re.compile(r"^[^\s:\x00-\x1f\x7f]{1,128}$")  # a conversation key's part (history/keys.py)
-_UNSAFE = re.compile(r"[\s:\x00-\x1f\x7f]+")
 _PARTS = ("threads", "edges", "nodes")
 
 
@@ -148,10 +144,7 @@ def _text(item: Mapping[str, Any], name: str, where: str, what: str) -> str:
 def _conversation(thread_id: str) -> str:
     """``zep:<thread_id>``; a thread id that cannot be a key's part (a ``:``, spaces, over 128
     characters) keeps its usable characters and 8 hex digits of its SHA-256, one key per id."""
-    if _PART.match(thread_id):
-        return conversation_key(KIND, thread_id)
-    digest = hashlib.sha256(thread_id.encode()).hexdigest()[:8]
-    return conversation_key(KIND, f"{_UNSAFE.sub('-', thread_id).strip('-')[:110] or 'thread'}-{digest}")
+    return conversation_key(KIND, usable_part(thread_id))
 
 
 @dataclass
