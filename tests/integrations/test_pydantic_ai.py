@@ -164,6 +164,9 @@ def test_a_conversation_saved_loads_as_it_was_and_the_next_run_sees_it(engram: E
     assert [(m.role.value, m.content) for m in history][:1] == [("user", "My name is Ana")]
     assert history[3].content == first.output and history[1].role.value == "assistant"
     assert json.loads(history[1].content)["parts"][0]["tool_name"] == "remember"  # no text: the message as JSON
+    # each at the time Pydantic AI gave it, not the time it was saved
+    stamped = [(m.created_at, message.timestamp) for m, message in zip(history, first.all_messages(), strict=False)]
+    assert all(message_time is not None and created == message_time.timestamp() for created, message_time in stamped)
 
     store.clear("user-42")
     assert store.messages("user-42") == [] and store.messages("someone-else") == []

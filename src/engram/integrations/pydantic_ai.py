@@ -195,9 +195,11 @@ class EngramMessageStore:
                                       "Pydantic AI messages: ModelRequest or ModelResponse")
         whole = json.loads(ModelMessagesTypeAdapter.dump_json(messages))
         # One batch: a message refused (``messages[2].content``) or a failed write saves none of the run.
+        # Each at its own time (transcripts and the history's age show when it was said), else now.
         self.engram.history.append_many(key, [
             {"role": "user" if isinstance(message, ModelRequest) else "assistant",
-             "content": _text(message).strip() or json.dumps(item, ensure_ascii=False), "metadata": {"message": item}}
+             "content": _text(message).strip() or json.dumps(item, ensure_ascii=False), "metadata": {"message": item},
+             "created_at": None if message.timestamp is None else message.timestamp.timestamp()}
             for message, item in zip(messages, whole, strict=True)
         ])
 
