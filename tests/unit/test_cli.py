@@ -32,6 +32,18 @@ def test_remember_then_recall_finds_it(isolated_home: Path) -> None:
     assert "User prefers Python for scripting" in human.stdout
 
 
+def test_recall_shows_when_a_fact_with_an_end_held(isolated_home: Path) -> None:
+    # An ended fact stays in ordinary recall (only superseding takes one out): the table says when it held.
+    engram(isolated_home, "remember", "Alice works at Acme Corp", "--valid-from", "2024-02-01",
+           "--valid-until", "2025-05-01")
+    engram(isolated_home, "remember", "Alice works at Globex", "--valid-from", "2025-05-01")
+    engram(isolated_home, "remember", "Alice works remotely on Fridays", "--valid-until", "2027-01-01")
+    shown = engram(isolated_home, "recall", "where does alice work")
+    assert shown.returncode == 0, shown.stderr
+    assert "held 2024-02-01 to 2025-05-01" in shown.stdout and "held until 2027-01-01" in shown.stdout
+    assert shown.stdout.count("held") == 2  # an open fact says nothing more
+
+
 @pytest.mark.parametrize(
     ("args", "code", "words"),
     [

@@ -141,11 +141,25 @@ def hits_table(result: RecallResult) -> None:
             why = f"text {p.text:.2f} vec {p.vector:.2f}"
             if p.recency != 1.0 or p.importance != 1.0:
                 why += f" x rec {p.recency:.2f} x imp {p.importance:.2f}"
-        table.add_row(f"{hit.score:.3f}", cell(hit.memory.key), cell(hit.memory.content), why)
+        content = cell(hit.memory.content)
+        held = _held(hit.memory)
+        if held:
+            content.append(f"\n{held}", style="dim")
+        table.add_row(f"{hit.score:.3f}", cell(hit.memory.key), content, why)
     if result.hits:
         _console("console").print(table)
     for note in result.notes:
         _console("errors").print(f"[yellow]{markup_safe(note)}[/yellow]")
+
+
+def _held(memory: Memory) -> str:
+    """When a fact with an end held ("held 2025-01-10 to 2025-05-01"), under its content: a fact that
+    ended (a Zep fact invalidated, a `--valid-until` given) stays in ordinary recall, which only
+    superseding takes it out of, and would otherwise read as if it still held. Empty without an end."""
+    if memory.valid_until is None:
+        return ""
+    end = when(memory.valid_until)[:10]
+    return f"held {when(memory.valid_from)[:10]} to {end}" if memory.valid_from is not None else f"held until {end}"
 
 
 def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
