@@ -40,7 +40,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters, one_selector
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import missing
+from engram.integrations import missing, tool_docs
 from engram.interfaces.present import error_text, tool_forget, tool_recall, tool_write
 from engram.model import Memory, RecallResult, WriteResult, make_scope
 
@@ -157,19 +157,6 @@ class EngramTools(Toolkit):
     def remember(self, content: str, key: str | None = None, tags: list[str] | None = None,
                  category: str = "knowledge", type: str | None = None,  # noqa: A002
                  importance: float = 0.5, run_context: RunContext | None = None) -> str:
-        """Store one fact, preference, decision or event in long-term memory so it can be recalled in later
-        conversations. Write it self-contained ("The user prefers Python for scripting"), one fact per call.
-        Give a key to update that memory later instead of adding a new one. Returns the memory_id.
-
-        Args:
-            content: The memory itself, as a complete sentence.
-            key: Stable name; storing the same key again updates that memory.
-            tags: Short lowercase labels, e.g. ["preferences", "python"].
-            category: core (permanent identity facts), knowledge (things learned, the default) or
-                conversation (short-lived notes).
-            type: experience, conversation, learned, social, decision, achievement, or another word.
-            importance: 0 trivial .. 1 essential.
-        """
         mem = self._sync(run_context)
         with _for_the_model():
             result = mem.remember(content, key=key, tags=tags, category=category, type=type, importance=importance)
@@ -177,16 +164,6 @@ class EngramTools(Toolkit):
 
     def recall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
                tags: list[str] | None = None, run_context: RunContext | None = None) -> str:
-        """Search long-term memory for what is relevant to a question. Returns the best matches first, each
-        with memory_id, content, relevance (0..1), tags, timestamp and context. Ask short, specific
-        questions. An empty list means nothing relevant is stored.
-
-        Args:
-            query: What you want to know, in plain words.
-            limit: Most results to return (1 to 100); default 10 unless engram is set otherwise.
-            min_relevance: Drop results below this relevance (0 to 1), e.g. 0.3.
-            tags: Only memories with all of these tags.
-        """
         mem = self._sync(run_context)
         with _for_the_model():
             result = mem.recall(query, limit=limit, min_relevance=min_relevance,
@@ -196,19 +173,6 @@ class EngramTools(Toolkit):
     def forget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
                tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
                dry_run: bool = False, run_context: RunContext | None = None) -> str:
-        """Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one
-        of memory_id, key, query, tag or older_than_days. Always say why in reason. Use dry_run to see
-        what would be removed first.
-
-        Args:
-            memory_id: Id (or key) of one memory, from recall.
-            key: The memory's key, always read as a key (for a key that is also an id).
-            query: Forget every memory containing all these words.
-            tag: Forget every memory with this tag.
-            older_than_days: Forget memories created more than this many days ago.
-            reason: Why, kept in the audit trail.
-            dry_run: Only list what would be forgotten.
-        """
         mem = self._sync(run_context)
         with _for_the_model():
             _forget_selector(memory_id, key, query, tag, older_than_days)
@@ -219,7 +183,7 @@ class EngramTools(Toolkit):
                                  older_than_s=_older_than_s(older_than_days))
         return _forgotten(removed, dry_run, reason)
 
-    # --- the same, awaited (``agent.arun``); the model is shown the sync tools' docstrings ------
+    # --- the same, awaited (``agent.arun``); shown the model the same docstrings (below) -------
     async def aremember(self, content: str, key: str | None = None, tags: list[str] | None = None,
                         category: str = "knowledge", type: str | None = None,  # noqa: A002
                         importance: float = 0.5, run_context: RunContext | None = None) -> str:
@@ -250,6 +214,7 @@ class EngramTools(Toolkit):
                                        older_than_s=_older_than_s(older_than_days))
         return _forgotten(removed, dry_run, reason)
 
-    aremember.__doc__ = remember.__doc__
-    arecall.__doc__ = recall.__doc__
-    aforget.__doc__ = forget.__doc__
+    # What the model is shown, one text for both variants (and for Pydantic AI's toolset).
+    remember.__doc__ = aremember.__doc__ = tool_docs.REMEMBER
+    recall.__doc__ = arecall.__doc__ = tool_docs.RECALL
+    forget.__doc__ = aforget.__doc__ = tool_docs.FORGET

@@ -39,7 +39,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters, one_selector
 from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import conversation_key
-from engram.integrations import missing
+from engram.integrations import missing, tool_docs
 from engram.interfaces.present import error_text, tool_forget, tool_recall, tool_write
 from engram.model import Memory
 
@@ -82,19 +82,6 @@ class EngramToolset(FunctionToolset[Any]):
     async def remember(self, content: str, key: str | None = None, tags: list[str] | None = None,
                        category: str = "knowledge", type: str | None = None,  # noqa: A002
                        importance: float = 0.5) -> dict[str, Any]:
-        """Store one fact, preference, decision or event in long-term memory so it can be recalled in later
-        conversations. Write it self-contained ("The user prefers Python for scripting"), one fact per call.
-        Give a key to update that memory later instead of adding a new one. Returns the memory_id.
-
-        Args:
-            content: The memory itself, as a complete sentence.
-            key: Stable name; storing the same key again updates that memory.
-            tags: Short lowercase labels, e.g. ["preferences", "python"].
-            category: core (permanent identity facts), knowledge (things learned, the default) or
-                conversation (short-lived notes).
-            type: experience, conversation, learned, social, decision, achievement, or another word.
-            importance: 0 trivial .. 1 essential.
-        """
         with _for_the_model():
             result = await self.engram.remember(content, key=key, tags=tags, category=category, type=type,
                                                 importance=importance)
@@ -102,16 +89,6 @@ class EngramToolset(FunctionToolset[Any]):
 
     async def recall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
                      tags: list[str] | None = None) -> dict[str, Any]:
-        """Search long-term memory for what is relevant to a question. Returns the best matches first, each
-        with memory_id, content, relevance (0..1), tags, timestamp and context. Ask short, specific
-        questions. An empty list means nothing relevant is stored.
-
-        Args:
-            query: What you want to know, in plain words.
-            limit: Most results to return (1 to 100); default 10 unless engram is set otherwise.
-            min_relevance: Drop results below this relevance (0 to 1), e.g. 0.3.
-            tags: Only memories with all of these tags.
-        """
         with _for_the_model():
             result = await self.engram.recall(query, limit=limit, min_relevance=min_relevance,
                                               filters=None if tags is None else Filters(tags=tags))
@@ -120,19 +97,6 @@ class EngramToolset(FunctionToolset[Any]):
     async def forget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
                      tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
                      dry_run: bool = False) -> dict[str, Any]:
-        """Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one
-        of memory_id, key, query, tag or older_than_days. Always say why in reason. Use dry_run to see
-        what would be removed first.
-
-        Args:
-            memory_id: Id (or key) of one memory, from recall.
-            key: The memory's key, always read as a key (for a key that is also an id).
-            query: Forget every memory containing all these words.
-            tag: Forget every memory with this tag.
-            older_than_days: Forget memories created more than this many days ago.
-            reason: Why, kept in the audit trail.
-            dry_run: Only list what would be forgotten.
-        """
         with _for_the_model():
             # Checked in the tool's own argument names first: the engine names its own (ref, older_than_s).
             one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
@@ -144,6 +108,9 @@ class EngramToolset(FunctionToolset[Any]):
                 one, query=query, tag=tag, reason=reason, dry_run=dry_run,
                 older_than_s=None if older_than_days is None else older_than_days * DAY_S)
         return tool_forget(removed, dry_run, reason)
+
+    # What the model is shown (the same text as Agno's toolset).
+    remember.__doc__, recall.__doc__, forget.__doc__ = tool_docs.REMEMBER, tool_docs.RECALL, tool_docs.FORGET
 
 
 def _text(message: ModelMessage) -> str:
