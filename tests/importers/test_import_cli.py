@@ -245,3 +245,13 @@ def test_history_trimmed_to_its_cap_is_not_refilled_by_a_second_import(tmp_path:
     kept = [m["content"] for m in as_json(home, "history", "show", "telegram:12345")["messages"]]
     assert kept == ["Remind me what we decided about the garage",
                     "You decided to repaint the garage door green in April."]
+
+
+def test_a_path_that_does_not_exist_is_named_as_missing(tmp_path: Path) -> None:
+    # Not "cannot read ... (allowed: a readable UTF-8 file)": the path may be a folder's, which is allowed too.
+    home = tmp_path / "home"
+    for source in (tmp_path / "no-such-workspace", tmp_path / "no-such-export.json"):
+        result = runner.invoke(app, ["--home", str(home), "import", str(source)])
+        assert isinstance(result.exception, SnapshotError), result.exception
+        assert str(result.exception) == f"path: {source} does not exist (allowed: an existing file or folder to import)"
+    assert as_json(home, "count") == {"count": 0}

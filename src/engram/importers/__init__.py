@@ -176,6 +176,8 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
 def read_text(path: Path) -> str:
     """A source file's text (a leading byte-order mark, as Windows tools write, dropped); raises
     ``SnapshotError`` naming the path when it cannot be read."""
+    if not path.exists():  # (a folder is read elsewhere: it would exist)
+        raise SnapshotError("path", f"{path} does not exist", "an existing file or folder to import")
     if is_sqlite_file(path):  # named rather than failing to decode it as text
         raise SnapshotError("path", f"{path} is a SQLite database, not a document",
                             f"--from {' or '.join(_DATABASE_READERS)} for a PtrClaw or sclaw memory.db")
