@@ -174,3 +174,28 @@ def test_a_zep_dump_joins_the_callers_agent_with_its_valid_times_and_threads(ser
         bad = alice.post("/api/v1/import/zep", json={"text": dump.replace('"fact": "Alice works at Globex."',
                                                                          '"fact": 42')})
         assert bad.status_code == 422 and bad.json()["field"] == "users[0].edges[1].fact", bad.text
+
+
+def test_chatgpt_and_claude_exports_join_the_callers_history_with_their_titles(served: Served) -> None:
+    chatgpt = (FIXTURES / "chatgpt-export" / "conversations.json").read_text(encoding="utf-8")
+    claude = {p.name: p.read_text(encoding="utf-8") for p in (FIXTURES / "claude-export").iterdir()}
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        first = alice.post("/api/v1/import/auto", json={"text": chatgpt})
+        assert first.status_code == 200, first.text
+        assert (first.json()["kind"], first.json()["messages_imported"], first.json()["agents"]) == (
+            "chatgpt", 9, ["alice"])
+        assert [(c["title"], c["messages_added"]) for c in first.json()["conversations"]] == [
+            ("Trip to Lisbon", 5), ("Sourdough starter", 4)]
+        again = alice.post("/api/v1/import/chatgpt", json={"text": chatgpt}).json()
+        assert (again["messages_imported"], again["messages_skipped"]) == (0, 9), again
+        messages = alice.get("/api/v1/history/chatgpt:6740c5b2-0a1c-8000-9f2e-1a2b3c4d5e6f").json()["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "assistant"]
+        assert messages[-1]["content"] == "  That's the Elevador de Santa Justa.\r\nIt opened in 1902."
+        # The unzipped Claude.ai export as a folder's files.
+        folder = alice.post("/api/v1/import/auto", json={"files": claude}).json()
+        assert (folder["kind"], folder["messages_imported"]) == ("claude", 6), folder
+        assert "not imported: projects.json, users.json" in " ".join(folder["warnings"])
+        assert bob.get("/api/v1/history").json()["conversations"] == []
+        bad = alice.post("/api/v1/import/claude", json={"text": claude["conversations.json"].replace(
+            '"sender": "human"', '"sender": null', 1)})
+        assert bad.status_code == 422 and bad.json()["field"] == "[0].chat_messages[0].sender", bad.text

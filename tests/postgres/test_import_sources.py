@@ -68,3 +68,19 @@ def test_a_zep_dump_on_postgres(pg_url: str, tmp_path: Path) -> None:
         assert engram.list() == []
         again = engram.import_from(FIXTURES / "zep.json")
         assert (again.skipped, again.messages_skipped) == (9, 8)
+
+
+def test_a_chatgpt_export_zip_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    from tests.importers.test_import_chat_exports import CHATGPT, LISBON, LISBON_SHOWN, zipped
+
+    settings = load_settings(home=tmp_path, database_url=pg_url, embeddings={"provider": "none"})
+    source = zipped(CHATGPT, tmp_path / "chatgpt-export.zip")
+    with Engram.from_settings(settings) as engram:
+        phases: list[tuple[str, int, int]] = []
+        summary = engram.import_from(source, progress=lambda *p: phases.append(p))
+        assert (summary.kind, summary.messages_imported, summary.agents) == ("chatgpt", 9, ("default",))
+        assert ("history", 9, 9) in phases
+        assert [(m.role.value, m.content) for m in engram.history.all(LISBON)] == LISBON_SHOWN
+        again = engram.import_from(source)
+        assert (again.messages_imported, again.messages_skipped) == (0, 9)
+        assert engram.list() == []

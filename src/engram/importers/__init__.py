@@ -3,7 +3,8 @@
 One small module per source reads its format into a ``Plan`` (``base.py``); ``apply.py`` writes
 a plan through the engine. ``KINDS`` names them; ``detect`` guesses the kind of a path from its
 shape (a JSON document, JSON lines, a folder, or a SQLite database by its tables), and
-``read_plan`` reads a source of a given kind.
+``read_plan`` reads a source of a given kind. ChatGPT's and Claude.ai's exports (``chat_exports/``)
+are read from their ZIP, its folder or its ``conversations.json``.
 engram's own snapshots and memory folders keep their importers (``snapshot.py``, ``files/``): the
 kinds ``snapshot`` and ``folder`` name them here so ``--from`` covers every door.
 """
@@ -20,6 +21,7 @@ from engram.db.foreign import is_sqlite_file
 from engram.errors import SnapshotError, ValidationError
 from engram.importers import (
     basic_memory,
+    chat_exports,
     clawless,
     letta,
     mcp_memory,
@@ -42,7 +44,9 @@ _TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-s
 _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
-KINDS = ("snapshot", "folder", *_TEXT_READERS, *_FOLDER_READERS, *_DATABASE_READERS)
+# Readers of a chat service's export: its conversations.json, from the ZIP, its folder or the file.
+_EXPORT_READERS = chat_exports.READERS
+KINDS = ("snapshot", "folder", *_TEXT_READERS, *_EXPORT_READERS, *_FOLDER_READERS, *_DATABASE_READERS)
 _DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
 
 
@@ -81,8 +85,8 @@ def check_kind(kind: str) -> str:
 
 def detect_document(text: str) -> str:
     """The kind of a JSON or JSON-lines document: mem0, mcp-memory, mcp-memory-service, letta
-    (an Agent File), zep (its users as the SDK dumps them), clawless (its conversation history)
-    or, failing those, ``snapshot``."""
+    (an Agent File), zep (its users as the SDK dumps them), chatgpt or claude (their
+    conversations.json), clawless (its conversation history) or, failing those, ``snapshot``."""
     text = without_bom(text)
     try:
         data: Any = jsondoc.loads(text)
@@ -105,12 +109,20 @@ def detect_document(text: str) -> str:
         return letta.KIND
     if zep.looks_like(data):
         return zep.KIND
+    if chat_exports.chatgpt.looks_like(data):
+        return chat_exports.chatgpt.KIND
+    if chat_exports.claude.looks_like(data):
+        return chat_exports.claude.KIND
     return "mem0" if mem0.looks_like(data) else "snapshot"
 
 
 def detect_files(files: Files) -> str:
-    """The kind of a folder: Clawless (its history file), OpenClaw (MEMORY.md, memory/*.md),
-    basic-memory (notes with front matter, observations or wiki-links), else engram's own folder."""
+    """The kind of a folder: a ChatGPT or Claude.ai export (its conversations.json), Clawless (its
+    history file), OpenClaw (MEMORY.md, memory/*.md), basic-memory (notes with front matter,
+    observations or wiki-links), else engram's own folder."""
+    export = chat_exports.detect_files(files)
+    if export is not None:
+        return export
     if clawless.looks_like_folder(files):
         return "clawless"
     if openclaw.looks_like(files):
@@ -119,6 +131,9 @@ def detect_files(files: Files) -> str:
 
 
 def detect(path: Path) -> str:
+    export = chat_exports.detect_path(path)  # a ZIP, a folder or a conversations.json, read in part
+    if export is not None:
+        return export
     if path.is_dir():
         return detect_files(read_folder(path))
     if is_sqlite_file(path):
@@ -147,11 +162,13 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     check_kind(kind)
     if kind in ("snapshot", "folder"):
         raise ValidationError("from", f"{kind} is imported by engram's own importer",
-                              [*_TEXT_READERS, *_FOLDER_READERS, *_DATABASE_READERS])
+                              [*_TEXT_READERS, *_EXPORT_READERS, *_FOLDER_READERS, *_DATABASE_READERS])
     if kind in _DATABASE_READERS:
         check_source(source, kind)
         assert isinstance(source, Path)  # (check_source refuses any other)
         return _DATABASE_READERS[kind](source)
+    if kind in _EXPORT_READERS:
+        return _read_export(kind, source)
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
@@ -171,6 +188,29 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     else:
         raise ValidationError("source", f"{kind} is a folder", "a path, or {relative path: text} of its files")
     return _FOLDER_READERS[kind](files)
+
+
+def _read_export(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
+    """A chat service's export: its ZIP or folder (``conversations.json`` inside, the other files
+    named in a warning), the file itself, its text, or a folder's files holding it."""
+    others: list[str] = []
+    if isinstance(source, Mapping):
+        if chat_exports.CONVERSATIONS not in source:
+            raise ValidationError("source", f"the folder holds no {chat_exports.CONVERSATIONS}",
+                                  f"the {kind} export's files, {chat_exports.CONVERSATIONS} among them")
+        text = without_bom(source[chat_exports.CONVERSATIONS])
+        others = sorted(name for name in source if name != chat_exports.CONVERSATIONS)
+    elif isinstance(source, Path) and (source.is_dir() or chat_exports.is_zip(source)):
+        text, others = chat_exports.read_export(source)
+    elif isinstance(source, Path):
+        text = read_text(source)
+    else:
+        text = without_bom(source)
+    plan = _EXPORT_READERS[kind](text)
+    note = chat_exports.others_warning(others)
+    if note:
+        plan.warnings.append(note)
+    return plan
 
 
 def read_text(path: Path) -> str:

@@ -43,6 +43,15 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 @dataclass(frozen=True, slots=True)
+class ImportedConversation:
+    """A conversation the source titles (ChatGPT's, Claude.ai's), as the import left it."""
+
+    key: str  # as users write it: chatgpt:6740c5b2-…
+    title: str
+    messages_added: int
+
+
+@dataclass(frozen=True, slots=True)
 class ImportSummary:
     kind: str
     imported: int
@@ -56,6 +65,8 @@ class ImportSummary:
     # The engram agents whose memories or conversations the records are in (new or already there):
     # a source's own users and agents become engram agents, which the importing one does not see.
     agents: tuple[str, ...] = ()
+    # The source's titled conversations in its order, each with the messages this import added.
+    conversations: tuple[ImportedConversation, ...] = ()
 
 
 def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator_notes: bool = True,
@@ -78,17 +89,20 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
 
         warnings.append(f"{len(messages)} conversation messages and {len(summaries)} summaries not imported: "
                         f"{HISTORY_OFF}")
-        added, present = 0, len(messages)
+        added, present, gained = 0, len(messages), {}
         summaries_set, summaries_kept = 0, len(summaries)
     else:
-        added, present = _append_history(engram, messages, report, warnings)
+        added, present, gained = _append_history(engram, messages, report, warnings)
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported or skipped (a copy repeated in the source is skipped).
     agents = ({m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
               | {agent for (agent, _), _ in summaries})
+    own = engram.scope.agent or "default"
+    titled = tuple(ImportedConversation(shown_key(key), title, gained.get((own, key), 0))
+                   for key, title in plan.titles.items())
     return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, summaries_set,
-                         summaries_kept, notes, tuple([*plan.warnings, *warnings]), tuple(sorted(agents)))
+                         summaries_kept, notes, tuple([*plan.warnings, *warnings]), tuple(sorted(agents)), titled)
 
 
 def _agent(record: Record, own: str, keep_agents: bool) -> str:
@@ -277,8 +291,9 @@ def _mark(message: Message) -> tuple[str, str, float, str | None]:
 
 
 def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, str]], report: Progress,
-                    warnings: list[str]) -> tuple[int, int]:
-    """Append the messages a conversation does not hold yet; returns (added and kept, present).
+                    warnings: list[str]) -> tuple[int, int, dict[Conversation, int]]:
+    """Append the messages a conversation does not hold yet; returns (added and kept, present,
+    added and kept per conversation).
     Each conversation's new messages are appended in one batch (``History.append_many``): a
     message it refuses (a tool result whose call is in neither the conversation nor the import)
     or a failed write leaves none of that conversation's new messages, and names the message's
@@ -286,7 +301,7 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
     as often as the source has it, and a second import finds each copy. What the conversation's
     length limit trimmed away again at once is not counted as added, and is reported."""
     if not messages:
-        return 0, 0
+        return 0, 0, {}
     own = engram.scope.agent or "default"
     history_of = _histories(engram)
     held: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
@@ -312,6 +327,7 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
     done = present
     report("history", done, len(messages))
     added = 0
+    gained: dict[Conversation, int] = {}
     for (agent, key), batch in batches.items():
         if not batch:
             continue
@@ -323,11 +339,12 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
         kept_now = Counter(_mark(m) for m in history.all(key))
         kept = sum(min(count, kept_now[mark]) for mark, count in marks.items())
         added += kept
+        gained[(agent, key)] = kept
         if kept < marks.total():
             whose = "" if agent == own else f" (agent {agent})"
             warnings.append(f"{shown_key(key)}{whose}: {marks.total() - kept} older messages not kept: a conversation "
                             f"holds at most history.max_history_len ({history.max_history_len}) messages")
-    return added, present
+    return added, present, gained
 
 
 def _histories(engram: Engram) -> Callable[[str], History]:

@@ -118,6 +118,9 @@ class Plan:
     summaries: list[HistorySummary] = field(default_factory=list)
     operator_notes: str | None = None
     warnings: list[str] = field(default_factory=list)  # what the source holds that is not imported, and why
+    # Conversation key -> the title the source gives it (ChatGPT's and Claude.ai's conversations),
+    # listed in the import's summary with what each gained.
+    titles: dict[str, str] = field(default_factory=dict)
 
 
 def record_id(kind: str, source_id: str, created_at: float | None, agent: str | None = None) -> str:

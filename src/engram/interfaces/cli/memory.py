@@ -14,6 +14,7 @@ from engram.interfaces.cli.state import state
 
 if TYPE_CHECKING:
     from engram.engine import Engram, Filters
+    from engram.importers.apply import ImportedConversation
     from engram.metrics import LatencySummary
     from engram.model import Memory, WriteResult
     from engram.store.base import StoreStats
@@ -412,17 +413,18 @@ def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
 
 def import_(
     ctx: typer.Context,
-    path: Path = typer.Argument(..., help="A file or folder to import, or - for a document on stdin."),
+    path: Path = typer.Argument(..., help="A file, folder or export ZIP to import, or - for a document on stdin."),
     kind: str | None = typer.Option(
-        None, "--from", help="snapshot, folder, mem0, mcp-memory, mcp-memory-service, letta, zep, openclaw, "
-        "basic-memory, clawless, ptrclaw-sqlite or sclaw (detected when omitted)."),
+        None, "--from", help="snapshot, folder, mem0, mcp-memory, mcp-memory-service, letta, zep, chatgpt, claude, "
+        "openclaw, basic-memory, clawless, ptrclaw-sqlite or sclaw (detected when omitted)."),
     into_agent: bool = typer.Option(
         False, "--into-agent", help="Import everything into this agent instead of the source's users/agents."),
 ) -> None:
     """Import memories: engram snapshots and memory folders, PtrClaw files and memory.db, sclaw's memory.db,
     mem0, the MCP memory server, mcp-memory-service, Letta's Agent File (.af), Zep (its users dumped with its
-    SDK), OpenClaw, basic-memory/Obsidian and Clawless. Malformed input imports nothing and names the line,
-    record or row; what an earlier import brought is skipped."""
+    SDK), ChatGPT's and Claude.ai's data exports (the ZIP, its folder or conversations.json), OpenClaw,
+    basic-memory/Obsidian and Clawless. Malformed input imports nothing and names the line, record or row;
+    what an earlier import brought is skipped."""
     from engram.importers import check_kind, detect, detect_document, read_text
 
     if kind is not None:
@@ -461,6 +463,7 @@ def import_(
     if summary.messages_imported or summary.messages_skipped:
         render.console.print(f"history: {summary.messages_imported} messages added, "
                              f"{summary.messages_skipped} already present")
+    _titled(summary.conversations)
     if summary.summaries_imported or summary.summaries_skipped:
         render.console.print(f"history summaries: {summary.summaries_imported} set, "
                              f"{summary.summaries_skipped} kept as they were")
@@ -468,6 +471,19 @@ def import_(
         render.console.print(f"operator notes (MEMORY.md): {summary.operator_notes}")
     for warning in summary.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+
+
+def _titled(conversations: tuple[ImportedConversation, ...]) -> None:
+    """The titled conversations that gained messages (a chat export's), the first ten by name."""
+    gained = [c for c in conversations if c.messages_added]
+    if not conversations:
+        return
+    render.console.print(f"conversations: {len(gained)} of {len(conversations)} gained messages")
+    for c in gained[:10]:
+        render.console.print(f"  {render.markup_safe(c.key)}  {render.markup_safe(c.title or '(untitled)')} "
+                             f"(+{c.messages_added})", highlight=False)
+    if len(gained) > 10:
+        render.console.print(f"  and {len(gained) - 10} more (engram history list)")
 
 
 def _write(path: Path, document: str) -> None:

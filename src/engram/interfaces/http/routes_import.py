@@ -1,9 +1,9 @@
 """``POST /api/v1/import/{kind}``: another memory system's data into the caller's agent.
 
 The body carries the source as a document's text (``{"text": ...}``: mem0 or mcp-memory-service
-JSON, a Letta Agent File, a Zep dump, the MCP memory server's JSONL, Clawless's conversation history) or a
-folder's files (``{"files": {"MEMORY.md": ..., "memory/2026-03-02.md": ...}}``: OpenClaw, basic-memory,
-Clawless).
+JSON, a Letta Agent File, a Zep dump, ChatGPT's or Claude.ai's conversations.json, the MCP memory
+server's JSONL, Clawless's conversation history) or a folder's files (``{"files": {"MEMORY.md":
+..., "memory/2026-03-02.md": ...}}``: OpenClaw, basic-memory, Clawless, an unzipped chat export).
 Everything joins the calling agent (a caller never writes into another agent), and the server's
 operator ``MEMORY.md`` is not touched over HTTP. Engine errors map to problems in one place.
 """
@@ -35,8 +35,9 @@ class ImportIn(BaseModel):
         return self
 
 
-@router.post("/import/{kind}", summary="Import mem0, MCP memory, mcp-memory-service, Letta, Zep, OpenClaw, "
-             "basic-memory or Clawless data (kind 'auto' detects it); all or nothing, idempotent")
+@router.post("/import/{kind}", summary="Import mem0, MCP memory, mcp-memory-service, Letta, Zep, ChatGPT, "
+             "Claude.ai, OpenClaw, basic-memory or Clawless data (kind 'auto' detects it); all or nothing, "
+             "idempotent")
 def import_source(eng: Eng, kind: str, body: ImportIn) -> dict[str, Any]:
     source: str | dict[str, str] = body.text if body.text is not None else dict(body.files or {})
     if kind == "auto":

@@ -1,0 +1,190 @@
+"""ChatGPT's data export (Settings > Data controls > Export data): its ``conversations.json``.
+
+The file is a JSON array of conversations (``id`` or ``conversation_id``, ``title``,
+``create_time``, ``mapping``, ``current_node``). A conversation is a tree: ``mapping`` holds every
+node by id (``{id, message, parent, children}``), and regenerating an answer or editing a question
+adds a branch beside the old one. ``current_node`` is the last message of the branch the person
+last saw, so the conversation as shown is the path from it back to the root; only that path is
+imported, and the messages of other branches are counted.
+
+On the path, each message (``author.role``, ``create_time``, ``content.content_type`` and
+``parts``, ``metadata``, ``recipient``) that the person saw as theirs or ChatGPT's answer joins
+``chatgpt:<id>``: ``user`` and ``assistant`` messages of content type ``text`` or
+``multimodal_text``, their text parts joined by a line break, byte for byte (a voice message's
+``audio_transcription`` part is its text). Counted, not imported: messages hidden from the
+conversation (``metadata.is_visually_hidden_from_conversation``: custom instructions, context
+ChatGPT adds), ``system`` and ``tool`` messages (search results, code output, generated images),
+assistant messages addressed to a tool (``recipient`` other than ``all``: code it ran, searches,
+image prompts), other content types (``code``, ``thoughts``, ``reasoning_recap``, ...), messages
+holding only images or files, and empty ones. Images beside text leave the text, their kinds named
+in the message's ``metadata["chatgpt"]["parts_left_out"]``; the assistant's ``model_slug`` is kept
+as ``metadata["chatgpt"]["model"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engram.importers.base import Plan, fail, optional_text, timestamp
+from engram.importers.chat_exports.common import (
+    Conversations,
+    a_list,
+    an_object,
+    conversations,
+    member,
+    title_of,
+)
+
+KIND = "chatgpt"
+SHAPE = ('ChatGPT\'s conversations.json: [{"id", "title", "create_time", "mapping": {node id: {"message": '
+         '{"author": {"role"}, "create_time", "content": {"content_type", "parts"}}, "parent"}}, "current_node"}]')
+ROLES = ("user", "assistant", "system", "tool")
+_TEXT_TYPES = ("text", "multimodal_text")
+_BRANCHES = "messages on other branches"
+_BESIDE_TEXT = "images, files or audio beside a message's text"
+NOTES = {
+    _BESIDE_TEXT: "the text is imported, their kinds named in its metadata.chatgpt.parts_left_out",
+    _BRANCHES: "answers regenerated and questions edited, which the conversation no longer shows",
+    "hidden messages": "custom instructions and context ChatGPT added, not shown in the conversation",
+    "tool messages": "search results, code output, generated images",
+    "assistant messages to a tool": "code ChatGPT ran, searches, image prompts",
+    "messages with only images or files": "no text to keep",
+}
+
+
+def looks_like(data: Any) -> bool:
+    """ChatGPT's ``conversations.json``: a list of objects with a ``mapping`` of message nodes."""
+    return (isinstance(data, list) and bool(data)
+            and all(isinstance(c, Mapping) and isinstance(c.get("mapping"), Mapping) for c in data[:5]))
+
+
+def read(text: str) -> Plan:
+    """The plan of ChatGPT's ``conversations.json``; raises ``SnapshotError`` naming the JSON path
+    of what is malformed (``[3].mapping.abc.message.content.parts[0]``), before anything is imported."""
+    plan = Plan(KIND, KIND)
+    found = Conversations(plan, KIND)
+    for i, item in enumerate(conversations(text, SHAPE)):
+        _conversation(found, item, f"[{i}]")
+    found.finish(NOTES)
+    return plan
+
+
+def _conversation(found: Conversations, item: Any, where: str) -> None:
+    conversation = an_object(item, where, "a ChatGPT conversation object")
+    if "mapping" not in conversation and "chat_messages" in conversation:
+        raise fail(where, "holds chat_messages: a Claude.ai export, not ChatGPT's", "--from claude")
+    id_field = "id" if conversation.get("id") is not None else "conversation_id"
+    conversation_id = optional_text(conversation.get(id_field), f"{where}.{id_field}")
+    if conversation_id is None:
+        raise fail(f"{where}.id", "is missing", "the conversation's id (id or conversation_id)")
+    title = title_of(conversation.get("title"), f"{where}.title")
+    mapping = an_object(conversation.get("mapping"), f"{where}.mapping", "the conversation's message nodes by id")
+    started = timestamp(conversation.get("create_time"), f"{where}.create_time")
+    if not found.start(conversation, where, conversation_id, id_field, title, started):
+        return
+    path = _shown_path(conversation, mapping, where)
+    on_path = set(path)
+    # The other branches' messages: counted, not read (they are not what the person sees).
+    found.skip(_BRANCHES, sum(1 for node_id, node in mapping.items()
+                              if node_id not in on_path and isinstance(node, Mapping) and node.get("message")))
+    for node_id in path:
+        node_where = member(f"{where}.mapping", node_id)
+        message = mapping[node_id].get("message")
+        if message is None:
+            continue  # the root placeholder a conversation starts from
+        _message(found, an_object(message, f"{node_where}.message", "a ChatGPT message object"),
+                 f"{node_where}.message")
+    found.end()
+
+
+def _shown_path(conversation: Mapping[str, Any], mapping: Mapping[str, Any], where: str) -> list[str]:
+    """The node ids from the root to ``current_node``: the branch the person last saw."""
+    if not mapping:
+        return []
+    current = optional_text(conversation.get("current_node"), f"{where}.current_node")
+    if current is None:
+        raise fail(f"{where}.current_node", "is missing", "the id of the conversation's last node in mapping")
+    if current not in mapping:
+        raise fail(f"{where}.current_node", f"{current!r} is no node of mapping", "the id of a node in mapping")
+    path: list[str] = []
+    seen: set[str] = set()
+    node_id: str | None = current
+    while node_id is not None:
+        node_where = member(f"{where}.mapping", node_id)
+        node = an_object(mapping[node_id], node_where, "a node object {id, message, parent, children}")
+        seen.add(node_id)
+        path.append(node_id)
+        parent = optional_text(node.get("parent"), f"{node_where}.parent")
+        if parent is not None and parent not in mapping:
+            raise fail(f"{node_where}.parent", f"{parent!r} is no node of mapping", "the id of a node in mapping, or null")
+        if parent in seen:
+            raise fail(f"{node_where}.parent", f"{parent!r} leads back to this node (a cycle)",
+                       "the id of the node before it")
+        node_id = parent
+    return path[::-1]
+
+
+def _message(found: Conversations, message: Mapping[str, Any], where: str) -> None:
+    author = an_object(message.get("author"), f"{where}.author", "the author object {role, name, metadata}")
+    role = author.get("role")
+    if not isinstance(role, str) or not role:
+        raise fail(f"{where}.author.role", f"got {role!r}"[:200], ", ".join(ROLES))
+    content = an_object(message.get("content"), f"{where}.content", "the content object {content_type, parts}")
+    content_type = content.get("content_type")
+    if not isinstance(content_type, str) or not content_type:
+        raise fail(f"{where}.content.content_type", f"got {content_type!r}"[:200], "text, multimodal_text, code, ...")
+    own = message.get("metadata")
+    if own is not None and not isinstance(own, Mapping):
+        raise fail(f"{where}.metadata", f"got {type(own).__name__}", "an object")
+    recipient = message.get("recipient")
+    if recipient is not None and not isinstance(recipient, str):
+        raise fail(f"{where}.recipient", f"got {type(recipient).__name__}", "the name the message is addressed to (all)")
+    # The time is read for every message on the path: a skipped one still dates those after it.
+    at = found.time(message.get("create_time"), f"{where}.create_time")
+    if own and own.get("is_visually_hidden_from_conversation"):
+        found.skip("hidden messages")
+        return
+    if role in ("system", "tool"):
+        found.skip(f"{role} messages")
+        return
+    if role not in ("user", "assistant"):
+        found.skip(f"messages by {role}")
+        return
+    if role == "assistant" and recipient not in (None, "all"):
+        found.skip("assistant messages to a tool")
+        return
+    if content_type not in _TEXT_TYPES:
+        found.skip(f"{content_type} messages")
+        return
+    texts, others = _parts(content.get("parts"), f"{where}.content.parts")
+    text = "\n".join(texts)
+    if not text.strip():
+        found.skip("messages with only images or files" if others else "empty messages")
+        return
+    provenance: dict[str, Any] = {"message": optional_text(message.get("id"), f"{where}.id")}
+    if others:
+        provenance["parts_left_out"] = others
+        found.skip(_BESIDE_TEXT)
+    model = own.get("model_slug") if own else None
+    if role == "assistant" and isinstance(model, str) and model:
+        provenance["model"] = model
+    found.add(where, role, text, at, "create_time", {k: v for k, v in provenance.items() if v is not None})
+
+
+def _parts(value: Any, where: str) -> tuple[list[str], list[str]]:
+    """(the text parts, the content types of the others: images, files, audio)."""
+    texts: list[str] = []
+    others: list[str] = []
+    for k, part in enumerate(a_list(value, where, "a list of text parts (and objects for images)")):
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping):
+            kind = part.get("content_type")
+            if kind == "audio_transcription" and isinstance(part.get("text"), str):
+                texts.append(part["text"])  # what was said in a voice conversation, as ChatGPT shows it
+            else:
+                others.append(kind if isinstance(kind, str) and kind else "object")
+        else:
+            raise fail(f"{where}[{k}]", f"got {type(part).__name__}", "text, or an object (an image, a file)")
+    return texts, others
