@@ -31,8 +31,9 @@ from engram.importers.chat_exports.common import (
     Conversations,
     a_list,
     an_object,
-    conversations,
+    lists_of,
     member,
+    read_export,
     title_of,
 )
 
@@ -55,19 +56,13 @@ NOTES = {
 
 def looks_like(data: Any) -> bool:
     """ChatGPT's ``conversations.json``: a list of objects with a ``mapping`` of message nodes."""
-    return (isinstance(data, list) and bool(data)
-            and all(isinstance(c, Mapping) and isinstance(c.get("mapping"), Mapping) for c in data[:5]))
+    return lists_of(data, "mapping", Mapping)
 
 
 def read(text: str) -> Plan:
     """The plan of ChatGPT's ``conversations.json``; raises ``SnapshotError`` naming the JSON path
     of what is malformed (``[3].mapping.abc.message.content.parts[0]``), before anything is imported."""
-    plan = Plan(KIND, KIND)
-    found = Conversations(plan, KIND)
-    for i, item in enumerate(conversations(text, SHAPE)):
-        _conversation(found, item, f"[{i}]")
-    found.finish(NOTES)
-    return plan
+    return read_export(text, KIND, SHAPE, NOTES, _conversation)
 
 
 def _conversation(found: Conversations, item: Any, where: str) -> None:

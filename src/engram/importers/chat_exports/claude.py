@@ -27,7 +27,8 @@ from engram.importers.chat_exports.common import (
     Conversations,
     a_list,
     an_object,
-    conversations,
+    lists_of,
+    read_export,
     title_of,
 )
 
@@ -45,19 +46,13 @@ NOTES = {
 
 def looks_like(data: Any) -> bool:
     """Claude.ai's ``conversations.json``: a list of objects with a ``chat_messages`` list."""
-    return (isinstance(data, list) and bool(data)
-            and all(isinstance(c, Mapping) and isinstance(c.get("chat_messages"), list) for c in data[:5]))
+    return lists_of(data, "chat_messages", list)
 
 
 def read(text: str) -> Plan:
     """The plan of Claude.ai's ``conversations.json``; raises ``SnapshotError`` naming the JSON path
     of what is malformed (``[2].chat_messages[5].sender``), before anything is imported."""
-    plan = Plan(KIND, KIND)
-    found = Conversations(plan, KIND)
-    for i, item in enumerate(conversations(text, SHAPE)):
-        _conversation(found, item, f"[{i}]")
-    found.finish(NOTES)
-    return plan
+    return read_export(text, KIND, SHAPE, NOTES, _conversation)
 
 
 def _conversation(found: Conversations, item: Any, where: str) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,3 +148,23 @@ class Conversations:
         parts = [f"{reason} ({n})" + (f": {notes[reason]}" if reason in notes else "")
                  for reason, n in self.left_out.most_common()]
         self.plan.warnings.append(f"{self.count} conversations read; not imported: " + "; ".join(parts))
+
+
+def lists_of(data: Any, key: str, kind: type) -> bool:
+    """Whether ``data`` is a non-empty list whose first conversations each hold ``key`` as a
+    ``kind`` (ChatGPT's ``mapping``, Claude.ai's ``chat_messages``): whose export it is."""
+    return (isinstance(data, list) and bool(data)
+            and all(isinstance(c, Mapping) and isinstance(c.get(key), kind) for c in data[:5]))
+
+
+def read_export(text: str, kind: str, shape: str, notes: Mapping[str, str],
+                one: Callable[[Conversations, Any, str], None]) -> Plan:
+    """The plan of one service's ``conversations.json``: ``one`` reads each conversation (at its
+    place ``[i]``) into the shared ``Conversations``, then the counts of what was left out become
+    warnings, each with its ``notes``. Raises ``SnapshotError`` (nothing imported)."""
+    plan = Plan(kind, kind)
+    found = Conversations(plan, kind)
+    for i, item in enumerate(conversations(text, shape)):
+        one(found, item, f"[{i}]")
+    found.finish(notes)
+    return plan
