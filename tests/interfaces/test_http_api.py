@@ -265,7 +265,7 @@ def test_history_endpoints(served: Served) -> None:
         assert bad.status_code == 422 and bad.json()["field"] == "messages[1].tool_call_id", bad.json()
         bad = c.post(f"/api/v1/history/{conv}/messages", json={"messages": [{"role": "user", "content": "x"},
                                                                            {"role": "wizard", "content": "y"}]})
-        assert bad.status_code == 422 and "messages" in bad.json()["field"] and "role" in bad.json()["field"]
+        assert bad.status_code == 422 and bad.json()["field"] == "messages[1].role", bad.json()  # as the engine names it
         assert c.post(f"/api/v1/history/{conv}/messages", json={"messages": []}).status_code == 422
         assert len(c.get(f"/api/v1/history/{conv}").json()["messages"]) == len(turn)
 

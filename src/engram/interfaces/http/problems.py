@@ -63,8 +63,14 @@ def from_exception(exc: Exception) -> JSONResponse:
 
 
 def _field(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
+    """pydantic's location of an error as engram names fields at every door: ``messages[1].role``,
+    ``tags[0]`` (a list item by its index in brackets), not ``messages.1.role``."""
+    named = ""
+    for part in loc:
+        if part in ("body", "query", "path", "header"):
+            continue
+        named += f"[{part}]" if isinstance(part, int) else (f".{part}" if named else str(part))
+    return named or "body"
 
 
 def install(app: FastAPI) -> None:
