@@ -38,10 +38,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from engram.aio import AsyncEngram
-from engram.engine import Engram, Filters, one_selector
+from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import missing, tool_docs
-from engram.interfaces.present import error_text, tool_forget, tool_recall, tool_write
+from engram.interfaces.present import error_text, forget_tool_selection, tool_forget, tool_recall, tool_write
 from engram.model import Memory, RecallResult, WriteResult, make_scope
 
 try:
@@ -53,7 +53,6 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
 
 ORIGIN = "agno"
 DEFAULT_USER_PREFIX = "agno:"
-DAY_S = 86_400.0
 
 
 @contextmanager
@@ -80,17 +79,6 @@ def _recalled(result: RecallResult) -> str:
 
 def _forgotten(removed: list[Memory], dry_run: bool, reason: str | None) -> str:
     return _json(tool_forget(removed, dry_run, reason))
-
-
-def _forget_selector(memory_id: str | None, key: str | None, query: str | None, tag: str | None,
-                     older_than_days: float | None) -> None:
-    # Checked in the tool's own argument names: the engine names its own (ref, older_than_s).
-    one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
-                            "older_than_days": older_than_days})
-
-
-def _older_than_s(older_than_days: float | None) -> float | None:
-    return None if older_than_days is None else older_than_days * DAY_S
 
 
 class EngramTools(Toolkit):
@@ -175,12 +163,12 @@ class EngramTools(Toolkit):
                dry_run: bool = False, run_context: RunContext | None = None) -> str:
         mem = self._sync(run_context)
         with _for_the_model():
-            _forget_selector(memory_id, key, query, tag, older_than_days)
+            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
             one: Memory | None = None
             if memory_id is not None or key is not None:
                 one = mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
             removed = mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
-                                 older_than_s=_older_than_s(older_than_days))
+                                 older_than_s=older_than_s)
         return _forgotten(removed, dry_run, reason)
 
     # --- the same, awaited (``agent.arun``); shown the model the same docstrings (below) -------
@@ -206,12 +194,12 @@ class EngramTools(Toolkit):
                       dry_run: bool = False, run_context: RunContext | None = None) -> str:
         mem = self._async(run_context)
         with _for_the_model():
-            _forget_selector(memory_id, key, query, tag, older_than_days)
+            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
             one: Memory | None = None
             if memory_id is not None or key is not None:
                 one = await mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
             removed = await mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
-                                       older_than_s=_older_than_s(older_than_days))
+                                       older_than_s=older_than_s)
         return _forgotten(removed, dry_run, reason)
 
     # What the model is shown, one text for both variants (and for Pydantic AI's toolset).

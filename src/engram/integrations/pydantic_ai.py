@@ -36,11 +36,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from engram.aio import AsyncEngram
-from engram.engine import Engram, Filters, one_selector
+from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import conversation_key
 from engram.integrations import missing, tool_docs
-from engram.interfaces.present import error_text, tool_forget, tool_recall, tool_write
+from engram.interfaces.present import error_text, forget_tool_selection, tool_forget, tool_recall, tool_write
 from engram.model import Memory
 
 try:
@@ -51,7 +51,6 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
     raise missing("pydantic-ai", "pydantic-ai-slim") from exc
 
 CHANNEL = "pydantic-ai"
-DAY_S = 86_400.0
 
 
 @contextmanager
@@ -98,15 +97,12 @@ class EngramToolset(FunctionToolset[Any]):
                      tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
                      dry_run: bool = False) -> dict[str, Any]:
         with _for_the_model():
-            # Checked in the tool's own argument names first: the engine names its own (ref, older_than_s).
-            one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
-                                    "older_than_days": older_than_days})
+            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
             one: Memory | None = None
             if memory_id is not None or key is not None:
                 one = await self.engram.named(memory_id, key, field="forget", names=("memory_id", "key"))
-            removed = await self.engram.forget(
-                one, query=query, tag=tag, reason=reason, dry_run=dry_run,
-                older_than_s=None if older_than_days is None else older_than_days * DAY_S)
+            removed = await self.engram.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
+                                               older_than_s=older_than_s)
         return tool_forget(removed, dry_run, reason)
 
     # What the model is shown (the same text as Agno's toolset).

@@ -101,6 +101,22 @@ def tool_recall(hits: Sequence[Hit], notes: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+# ``older_than_days`` (the tools' and HTTP's unit) in the engine's seconds.
+DAY_S = 86_400.0
+
+
+def forget_tool_selection(memory_id: str | None, key: str | None, query: str | None, tag: str | None,
+                          older_than_days: float | None) -> float | None:
+    """A forget tool's selectors checked in its own argument names (exactly one of memory_id, key,
+    query, tag, older_than_days; the engine would name its own, ``ref`` and ``older_than_s``), and
+    ``older_than_days`` as the engine's ``older_than_s``. Raises ``ValidationError`` on ``forget``."""
+    from engram.engine import one_selector
+
+    one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
+                            "older_than_days": older_than_days})
+    return None if older_than_days is None else older_than_days * DAY_S
+
+
 def tool_forget(removed: Sequence[Memory], dry_run: bool, reason: str | None) -> dict[str, Any]:
     """A forget as an agent's forget tool answers it: the ids and keys removed (or that would be)."""
     return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),

@@ -16,7 +16,6 @@ from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPat
 from engram.model import Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
-DAY_S = 86_400.0
 
 # PHP entity's routes name types in the plural.
 TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations": "conversation",
@@ -125,7 +124,7 @@ async def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
 def forget_many(eng: Eng, body: ForgetIn) -> dict[str, Any]:
     one_selector("forget", {"query": body.query, "tag": body.tag, "older_than_days": body.older_than_days})
     removed = eng.forget(query=body.query, tag=body.tag,
-                         older_than_s=None if body.older_than_days is None else body.older_than_days * DAY_S,
+                         older_than_s=None if body.older_than_days is None else body.older_than_days * present.DAY_S,
                          reason=body.reason, dry_run=body.dry_run)
     return {"forgotten": [present.memory_dict(m) for m in removed], "count": len(removed), "dry_run": body.dry_run}
 

@@ -24,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from engram.about import __version__
-from engram.engine import Engram, Filters, one_selector
+from engram.engine import Engram, Filters
 from engram.interfaces import present, seams
 from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import ptrclaw
@@ -53,8 +53,6 @@ preferences, earlier decisions, project facts), call `recall` with a short quest
 something worth keeping beyond this conversation, call `remember` with one self-contained fact per
 call. Use `forget` when the user asks you to, or when a memory is wrong; always give a reason.
 """
-
-DAY_S = 86_400.0
 
 
 def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> MCPServer:
@@ -120,13 +118,9 @@ def _one_memory(engram: Engram, tool: str, memory_id: str | None, key: str | Non
 
 def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,
             older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
-    # The engine checks its own selectors too, but by its names (ref, older_than_s).
-    one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
-                            "older_than_days": older_than_days})
+    older_than_s = present.forget_tool_selection(memory_id, key, query, tag, older_than_days)
     one = None if memory_id is None and key is None else _one_memory(engram, "forget", memory_id, key)
-    removed = engram.forget(one, query=query, tag=tag,
-                            older_than_s=None if older_than_days is None else older_than_days * DAY_S,
-                            reason=reason, dry_run=dry_run)
+    removed = engram.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason, dry_run=dry_run)
     return present.tool_forget(removed, dry_run, reason)
 
 
