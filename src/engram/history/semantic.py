@@ -114,6 +114,8 @@ class ExchangeIndex:
             return 0
         known = self._known(list(fresh))
         todo = [(f, e) for f, e in fresh.items() if f not in known]
+        if not todo:
+            return 0
         # What the prune after the insert would delete at once is not embedded: beyond the newest
         # ``max_entries`` of the batch, or older than every row a full index keeps (an import of a
         # long history, its newest conversations first, embeds what stays, not all it adds).
