@@ -38,6 +38,8 @@ from engram.model import (
 from engram.temporal.instants import instant
 
 _AGENT_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]+")
+# An object member named so is shown as ``.name`` in a JSON path; any other as ``["name"]``.
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,31 @@ def json_lines(text: str, prefix: str = "") -> Iterator[tuple[int, str, Mapping[
         if not isinstance(item, Mapping):
             raise fail(where, f"got {type(item).__name__}", "a JSON object per line")
         yield n, where, item
+
+
+def member(where: str, name: str) -> str:
+    """The JSON path of the object member ``name`` inside ``where`` (``name`` alone at the top):
+    ``[3].mapping.abc`` for a plain name, ``[3].mapping["a.b c"]`` for one that would read as a
+    path of its own."""
+    if not _PLAIN_NAME.match(name):
+        return f"{where}[{json.dumps(name, ensure_ascii=False)}]"
+    return f"{where}.{name}" if where else name
+
+
+def a_list(value: Any, where: str, what: str = "a list") -> list[Any]:
+    """``value`` when it is a list (None: an empty one); raises ``SnapshotError`` naming ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(where, f"got {type(value).__name__}", what)
+    return value
+
+
+def an_object(value: Any, where: str, what: str) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object; raises ``SnapshotError`` naming ``where`` and ``what``."""
+    if not isinstance(value, Mapping):
+        raise fail(where, f"got {type(value).__name__}", what)
+    return value
 
 
 def require_text(value: Any, where: str) -> str:

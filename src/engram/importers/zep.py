@@ -53,8 +53,11 @@ from engram.importers.base import (
     HistoryEntry,
     Plan,
     Record,
+    a_list,
     agent_name,
+    an_object,
     fail,
+    member,
     metadata,
     optional_text,
     slug,
@@ -94,7 +97,7 @@ def read(text: str) -> Plan:
     except json.JSONDecodeError as exc:
         raise fail(f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})", _SHAPE) from None
     if isinstance(data, Mapping) and "users" in data:
-        users = _list(data.get("users"), "users")
+        users = a_list(data.get("users"), "users")
         places = [(f"users[{i}]", user) for i, user in enumerate(users)]
     elif isinstance(data, Mapping) and "user_id" in data:
         places = [("", data)]
@@ -106,30 +109,12 @@ def read(text: str) -> Plan:
     return plan
 
 
-def _at(where: str, name: str) -> str:
-    return f"{where}.{name}" if where else name
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise fail(where, f"got {type(value).__name__}", "a list")
-    return value
-
-
-def _object(value: Any, where: str, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise fail(where, f"got {type(value).__name__}", what)
-    return value
-
-
 def _uuid(item: Mapping[str, Any], where: str) -> str:
     """Zep's id of an object: ``uuid`` in the API's JSON, ``uuid_`` in the SDK's ``model_dump()``."""
     name = "uuid" if "uuid" in item or "uuid_" not in item else "uuid_"
-    found = optional_text(item.get(name), _at(where, name))
+    found = optional_text(item.get(name), member(where, name))
     if found is None:
-        raise fail(_at(where, "uuid"), "is missing", "Zep's uuid of the object")
+        raise fail(member(where, "uuid"), "is missing", "Zep's uuid of the object")
     return found
 
 
@@ -137,7 +122,7 @@ def _text(item: Mapping[str, Any], name: str, where: str, what: str) -> str:
     """A text field kept byte for byte (not stripped): present and not blank."""
     value = item.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise fail(_at(where, name), f"got {value!r}"[:200], what)
+        raise fail(member(where, name), f"got {value!r}"[:200], what)
     return value
 
 
@@ -166,18 +151,18 @@ class _User:
     shown: str = ""  # how warnings name the user: ``users[0] (alice)``
 
     def read(self) -> None:
-        user = _object(self.user, self.where or "document", "a Zep user object")
-        user_id = optional_text(user.get("user_id"), _at(self.where, "user_id"))
+        user = an_object(self.user, self.where or "document", "a Zep user object")
+        user_id = optional_text(user.get("user_id"), member(self.where, "user_id"))
         if user_id is None:
-            raise fail(_at(self.where, "user_id"), "is missing", "the Zep user's user_id")
+            raise fail(member(self.where, "user_id"), "is missing", "the Zep user's user_id")
         self.user_id = user_id
-        self.agent = agent_name(self.user_id, _at(self.where, "user_id"))
+        self.agent = agent_name(self.user_id, member(self.where, "user_id"))
         self.shown = f"{self.where or 'document'} ({self.user_id})"
-        for i, node in enumerate(_list(user.get("nodes"), _at(self.where, "nodes"))):
-            self._node(node, f"{_at(self.where, 'nodes')}[{i}]")
+        for i, node in enumerate(a_list(user.get("nodes"), member(self.where, "nodes"))):
+            self._node(node, f"{member(self.where, 'nodes')}[{i}]")
         expired = 0
-        for i, edge in enumerate(_list(user.get("edges"), _at(self.where, "edges"))):
-            expired += self._edge(edge, f"{_at(self.where, 'edges')}[{i}]")
+        for i, edge in enumerate(a_list(user.get("edges"), member(self.where, "edges"))):
+            expired += self._edge(edge, f"{member(self.where, 'edges')}[{i}]")
         if expired:
             self.plan.warnings.append(
                 f"{self.shown}: facts Zep marked outdated (expired_at) ({expired}) imported with their validity closed "
@@ -187,15 +172,15 @@ class _User:
         if without:
             self.plan.warnings.append(f"{self.shown}: entity nodes without a summary ({without}) not imported as "
                                       "memories; their names are the related entity of their facts")
-        for i, thread in enumerate(_list(user.get("threads"), _at(self.where, "threads"))):
-            self._thread(thread, f"{_at(self.where, 'threads')}[{i}]")
+        for i, thread in enumerate(a_list(user.get("threads"), member(self.where, "threads"))):
+            self._thread(thread, f"{member(self.where, 'threads')}[{i}]")
         profile = [name for name in ("first_name", "last_name", "email", "metadata") if user.get(name)]
         if profile:
             self.plan.warnings.append(f"{self.shown}: {', '.join(profile)} not imported (Zep's record of the user, "
                                       "not memory; the user's node summary holds what Zep learned of them)")
 
     def _node(self, value: Any, where: str) -> None:
-        node = _object(value, where, "a Zep EntityNode object")
+        node = an_object(value, where, "a Zep EntityNode object")
         uuid = _uuid(node, where)
         name = _text(node, "name", where, "the entity's name")
         if uuid in self.nodes:
@@ -203,7 +188,7 @@ class _User:
         summary = node.get("summary")
         if summary is not None and not isinstance(summary, str):
             raise fail(f"{where}.summary", f"got {type(summary).__name__}", "the entity's summary text")
-        labels = _list(node.get("labels"), f"{where}.labels")
+        labels = a_list(node.get("labels"), f"{where}.labels")
         if not all(isinstance(label, str) for label in labels):
             raise fail(f"{where}.labels", f"got {labels!r}"[:200], "a list of label names")
         if not summary or not summary.strip():
@@ -224,7 +209,7 @@ class _User:
 
     def _edge(self, value: Any, where: str) -> int:
         """Read one fact edge; returns 1 when Zep marked it outdated."""
-        edge = _object(value, where, "a Zep EntityEdge object")
+        edge = an_object(value, where, "a Zep EntityEdge object")
         uuid = _uuid(edge, where)
         fact = _text(edge, "fact", where, "the fact's text")
         relation = _text(edge, "name", where, "the relation's name (WORKS_AT)")
@@ -239,7 +224,7 @@ class _User:
         if valid_from is not None and valid_until is not None and valid_until < valid_from:
             raise fail(f"{where}.{end}", f"{edge.get(end)!r} is before valid_at {edge.get('valid_at')!r}",
                        "a time at or after valid_at")
-        episodes = _list(edge.get("episodes"), f"{where}.episodes")
+        episodes = a_list(edge.get("episodes"), f"{where}.episodes")
         attributes = metadata(edge.get("attributes"), f"{where}.attributes")
         provenance = {k: v for k, v in (
             ("edge", uuid), ("user_id", self.user_id), ("name", relation),
@@ -261,16 +246,16 @@ class _User:
         return 1 if expired is not None else 0
 
     def _thread(self, value: Any, where: str) -> None:
-        thread = _object(value, where, "a thread object with thread_id and messages")
+        thread = an_object(value, where, "a thread object with thread_id and messages")
         thread_id = optional_text(thread.get("thread_id"), f"{where}.thread_id")
         if thread_id is None:
             raise fail(f"{where}.thread_id", "is missing", "the Zep thread's thread_id")
         key = _conversation(thread_id)
         left_out: dict[str, int] = {}
         said: list[HistoryEntry] = []
-        for n, item in enumerate(_list(thread.get("messages"), f"{where}.messages")):
+        for n, item in enumerate(a_list(thread.get("messages"), f"{where}.messages")):
             place = f"{where}.messages[{n}]"
-            message = _object(item, place, "a Zep Message object")
+            message = an_object(item, place, "a Zep Message object")
             role, name = _role(message, place)
             content = message.get("content")
             if not isinstance(content, str):

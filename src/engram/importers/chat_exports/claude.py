@@ -22,11 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engram.importers.base import Plan, fail, optional_text, timestamp
+from engram.importers.base import Plan, a_list, an_object, fail, optional_text, timestamp
 from engram.importers.chat_exports.common import (
     Conversations,
-    a_list,
-    an_object,
     lists_of,
     read_export,
     title_of,

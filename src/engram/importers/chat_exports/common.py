@@ -15,7 +15,6 @@ thousands of conversations, and a line per conversation would bury the few that 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,14 +23,6 @@ from typing import Any
 from engram import jsondoc
 from engram.history.keys import conversation_key, usable_part
 from engram.importers.base import HistoryEntry, Plan, fail, timestamp
-
-_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def member(where: str, name: str) -> str:
-    """The JSON path of the object member ``name`` inside ``where``: ``[3].mapping.abc`` for a
-    plain name, ``[3].mapping["a.b c"]`` for one that would read as a path of its own."""
-    return f"{where}.{name}" if _NAME.match(name) else f"{where}[{json.dumps(name, ensure_ascii=False)}]"
 
 
 def conversations(text: str, shape: str) -> list[Any]:
@@ -44,20 +35,6 @@ def conversations(text: str, shape: str) -> list[Any]:
     if not isinstance(data, list):
         raise fail("document", f"got {type(data).__name__}", shape)
     return data
-
-
-def an_object(value: Any, where: str, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise fail(where, f"got {type(value).__name__}", what)
-    return value
-
-
-def a_list(value: Any, where: str, what: str = "a list") -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise fail(where, f"got {type(value).__name__}", what)
-    return value
 
 
 def title_of(value: Any, where: str) -> str:

@@ -54,9 +54,9 @@ from typing import Any
 
 from engram import jsondoc
 from engram.history.keys import conversation_key, shown_key
-from engram.importers.base import Plan, agent_name, fail, optional_text
+from engram.importers.base import Plan, a_list, agent_name, fail, member, optional_text
 from engram.importers.letta.blocks import read_block, read_blocks, read_passage
-from engram.importers.letta.common import KIND, as_list, at
+from engram.importers.letta.common import KIND
 from engram.importers.letta.messages import read_messages
 
 SUFFIX = ".af"
@@ -123,7 +123,7 @@ def _engram_agents(plan: Plan, agents: list[tuple[str, Any]]) -> list[str | None
     for where, agent in agents:
         if not isinstance(agent, Mapping):
             raise fail(where or "document", f"got {type(agent).__name__}", "an agent object")
-        names.append(agent_name(optional_text(agent.get("name"), at(where, "name")), at(where, "name"), "agent"))
+        names.append(agent_name(optional_text(agent.get("name"), member(where, "name")), member(where, "name"), "agent"))
     taken = {name for name in names if name}
     first: dict[str, str] = {}  # an engram agent -> the place of the agent that has it
     out: list[str | None] = []
@@ -153,24 +153,24 @@ def _conversation(engram_agent: str | None) -> str:
 
 def _agent(plan: Plan, agent: Mapping[str, Any], where: str, blocks: Mapping[str, tuple[str, Mapping[str, Any]]],
            engram_agent: str | None) -> None:
-    name = optional_text(agent.get("name"), at(where, "name"))
-    shown = name or optional_text(agent.get("id"), at(where, "id")) or "agent"
+    name = optional_text(agent.get("name"), member(where, "name"))
+    shown = name or optional_text(agent.get("id"), member(where, "id")) or "agent"
     # Blocks: the current format names shared blocks by id; the first one holds them inline.
     mine: list[tuple[str, Any]] = []
-    for k, block_id in enumerate(as_list(agent.get("block_ids"), at(where, "block_ids"))):
+    for k, block_id in enumerate(a_list(agent.get("block_ids"), member(where, "block_ids"))):
         if not isinstance(block_id, str) or block_id not in blocks:
-            raise fail(f"{at(where, 'block_ids')}[{k}]", f"{block_id!r} names no block in blocks",
+            raise fail(f"{member(where, 'block_ids')}[{k}]", f"{block_id!r} names no block in blocks",
                        "the id of one of the file's blocks")
         mine.append(blocks[block_id])
     for field in ("memory_blocks", "core_memory"):
-        mine += [(f"{at(where, field)}[{k}]", b) for k, b in enumerate(as_list(agent.get(field), at(where, field)))]
+        mine += [(f"{member(where, field)}[{k}]", b) for k, b in enumerate(a_list(agent.get(field), member(where, field)))]
     for block_where, block in mine:
         record = read_block(block, block_where, shown, engram_agent, plan.warnings)
         if record is not None:
             plan.records.append(record)
-    for k, passage in enumerate(as_list(agent.get("passages"), at(where, "passages"))):
-        plan.records.append(read_passage(passage, f"{at(where, 'passages')}[{k}]", shown, engram_agent, plan.warnings))
-    read_messages(plan, as_list(agent.get("messages"), at(where, "messages")), at(where, "messages"),
+    for k, passage in enumerate(a_list(agent.get("passages"), member(where, "passages"))):
+        plan.records.append(read_passage(passage, f"{member(where, 'passages')}[{k}]", shown, engram_agent, plan.warnings))
+    read_messages(plan, a_list(agent.get("messages"), member(where, "messages")), member(where, "messages"),
                   _conversation(engram_agent), engram_agent)
     config = [what for what, present in (
         ("its system prompt", isinstance(agent.get("system"), str) and agent["system"].strip()),

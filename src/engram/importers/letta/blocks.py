@@ -8,8 +8,19 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from engram.importers.base import Record, fail, metadata, optional_text, require_text, slug, tags, timestamp, with_provenance
-from engram.importers.letta.common import KIND, as_list
+from engram.importers.base import (
+    Record,
+    a_list,
+    fail,
+    metadata,
+    optional_text,
+    require_text,
+    slug,
+    tags,
+    timestamp,
+    with_provenance,
+)
+from engram.importers.letta.common import KIND
 from engram.model import Category
 
 
@@ -17,7 +28,7 @@ def read_blocks(value: Any) -> dict[str, tuple[str, Mapping[str, Any]]]:
     """The file's ``blocks`` by their id, each with its place (``blocks[1]``): agents name theirs
     in ``block_ids``."""
     found: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for j, block in enumerate(as_list(value, "blocks")):
+    for j, block in enumerate(a_list(value, "blocks")):
         where = f"blocks[{j}]"
         if not isinstance(block, Mapping):
             raise fail(where, f"got {type(block).__name__}", "a memory block object")

@@ -10,8 +10,8 @@ from typing import Any
 
 from engram import jsondoc
 from engram.errors import ValidationError
-from engram.importers.base import HistoryEntry, Plan, fail, optional_text, timestamp
-from engram.importers.letta.common import KIND, as_list
+from engram.importers.base import HistoryEntry, Plan, a_list, fail, optional_text, timestamp
+from engram.importers.letta.common import KIND
 from engram.importers.letta.summaries import Summary, add_summary, in_alert, in_summary_message
 from engram.model import ToolCall, parse_tool_calls
 
@@ -31,7 +31,7 @@ def _content(value: Any, where: str) -> tuple[str, list[str], int]:
     texts: list[str] = []
     reasoning: list[str] = []
     other = 0
-    for n, part in enumerate(as_list(value, where)):
+    for n, part in enumerate(a_list(value, where)):
         if not isinstance(part, Mapping):
             raise fail(f"{where}[{n}]", f"got {type(part).__name__}", "a content part object")
         kind = part.get("type")
@@ -177,7 +177,7 @@ def _results(message: Mapping[str, Any], text: str, where: str) -> list[tuple[st
     ``tool_returns`` when they name their calls (parallel calls share one message), else its
     ``tool_call_id`` and text."""
     out: list[tuple[str, str, str]] = []
-    returns = as_list(message.get("tool_returns"), f"{where}.tool_returns")
+    returns = a_list(message.get("tool_returns"), f"{where}.tool_returns")
     if len(returns) > 1 or (returns and not text.strip()):
         for n, ret in enumerate(returns):
             place = f"{where}.tool_returns[{n}]"
