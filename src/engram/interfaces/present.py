@@ -3,7 +3,8 @@ all say the same thing.
 
 ``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
 recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect;
-``error_text`` is an engram error as a tool error a model reads; ``tool_write``, ``tool_recall`` and
+``error_text`` is an engram error as a tool error a model reads (``field_name`` names a field the
+way every door does); ``tool_write``, ``tool_recall`` and
 ``tool_forget`` are what an agent's remember, recall and forget tools answer, at every door that
 gives a model those tools (MCP, the Pydantic AI and Agno toolsets).
 """
@@ -25,6 +26,18 @@ def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def field_name(loc: Sequence[Any]) -> str:
+    """pydantic's location of an error as engram names fields at every door: ``messages[1].role``,
+    ``filters.tags[0]`` (a list item by its index in brackets), not ``messages.1.role``. FastAPI's
+    leading ``body``/``query``/``path``/``header`` says where the field came from, not its name."""
+    named = ""
+    for part in loc:
+        if part in ("body", "query", "path", "header") and not named:
+            continue
+        named += f"[{part}]" if isinstance(part, int) else (f".{part}" if named else str(part))
+    return named or "body"
 
 
 def error_text(exc: Exception) -> str:

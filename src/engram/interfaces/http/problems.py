@@ -25,6 +25,7 @@ from engram.errors import (
     ValidationError,
 )
 from engram.interfaces.http.limits import BodyTooLarge
+from engram.interfaces.present import field_name
 
 log = logging.getLogger("engram.http")
 MEDIA_TYPE = "application/problem+json"
@@ -62,17 +63,6 @@ def from_exception(exc: Exception) -> JSONResponse:
     return problem(500, "internal", "Internal error", f"{type(exc).__name__}")
 
 
-def _field(loc: tuple[Any, ...] | list[Any]) -> str:
-    """pydantic's location of an error as engram names fields at every door: ``messages[1].role``,
-    ``tags[0]`` (a list item by its index in brackets), not ``messages.1.role``."""
-    named = ""
-    for part in loc:
-        if part in ("body", "query", "path", "header"):
-            continue
-        named += f"[{part}]" if isinstance(part, int) else (f".{part}" if named else str(part))
-    return named or "body"
-
-
 def install(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
@@ -91,9 +81,9 @@ def install(app: FastAPI) -> None:
         if first.get("type") == "json_invalid":
             return problem(400, "malformed-json", "Malformed JSON", f"the body is not valid JSON: {first.get('msg')}",
                            field="body")
-        details = [{"field": _field(e.get("loc", ())), "problem": e.get("msg", "")} for e in errors]
-        return problem(422, "invalid-input", "Invalid input", f"{_field(first['loc'])}: {first['msg']}",
-                       field=_field(first["loc"]), errors=details)
+        details = [{"field": field_name(e.get("loc", ())), "problem": e.get("msg", "")} for e in errors]
+        return problem(422, "invalid-input", "Invalid input", f"{field_name(first['loc'])}: {first['msg']}",
+                       field=field_name(first["loc"]), errors=details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
