@@ -29,7 +29,7 @@ from engram.interfaces import present, seams
 from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
-from engram.interfaces.mcp.errors import tool_errors
+from engram.interfaces.mcp.errors import EngramMCPServer, tool_errors
 from engram.model import CLEARABLE_FIELDS, Memory
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
@@ -55,9 +55,9 @@ call. Use `forget` when the user asks you to, or when a memory is wrong; always 
 """
 
 
-def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> MCPServer:
+def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> EngramMCPServer:
     """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call)."""
-    server = MCPServer("engram", instructions=INSTRUCTIONS, version=__version__, middleware=[_remember_request])
+    server = EngramMCPServer("engram", instructions=INSTRUCTIONS, version=__version__, middleware=[_remember_request])
     plain = resolve
     resolve = lambda: plain(_request.get())  # noqa: E731
     if tools in ("both", "clawcode"):
