@@ -6,7 +6,6 @@ KEY is a conversation key, ``channel:chat`` or ``channel:chat:thread`` (e.g. ``t
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import typer
 
 from engram import jsondoc
 from engram.errors import ValidationError
-from engram.interfaces.cli import render
+from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.state import state
 
 group = typer.Typer(name="history", help="Conversation history per channel:chat:thread key.", no_args_is_help=True)
@@ -100,7 +99,10 @@ def _message_list(source: str) -> Any:
     """The JSON document ``--messages`` names (a file, or - for stdin), parsed; its shape is the
     history's to check (``append_many`` names what it refuses)."""
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if source == parsing.STDIN:
+            text = parsing.stdin_text("messages", "a JSON list of messages in UTF-8 on standard input")
+        else:
+            text = Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError("messages", f"cannot read {source!r}: {exc}", "a readable UTF-8 file, or -") from None
     try:

@@ -91,7 +91,7 @@ def _filters(category, type_, layer, tags, entity, meta, since, until, as_of=Non
 
 def remember(
     ctx: typer.Context,
-    content: str = typer.Argument(..., help="What to remember."),
+    content: str = typer.Argument(..., help="What to remember, or - to read it from standard input (as sent)."),
     key: str | None = typer.Option(None, "--key", "-k", help="Upsert by this key (default: made from the content)."),
     category: str = typer.Option("knowledge", "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (routes the layer)."),
@@ -113,6 +113,8 @@ def remember(
 ) -> None:
     """Store a memory (or update the one with --key)."""
     st = state(ctx)
+    if content == parsing.STDIN:
+        content = parsing.stdin_text("content", "UTF-8 text on standard input")
     result = st.engram().remember(
         content, key=key, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
         importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
@@ -138,7 +140,7 @@ def update(
     ctx: typer.Context,
     ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
     key: str | None = ByKeyOpt,
-    content: str | None = typer.Option(None, "--content", help="The new content."),
+    content: str | None = typer.Option(None, "--content", help="The new content, or - to read it from standard input."),
     category: str | None = typer.Option(None, "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (re-routes the layer)."),
     layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural."),
@@ -155,6 +157,8 @@ def update(
 ) -> None:
     """Change the given fields of a memory (by key or id, or --key) and keep the rest; --clear empties a field."""
     st = state(ctx)
+    if content == parsing.STDIN:
+        content = parsing.stdin_text("content", "UTF-8 text on standard input")
     engram = st.engram()
     result = engram.update(
         _one_memory(engram, "update", ref, key), content=content, category=category, type=type_, layer=layer,
@@ -434,7 +438,8 @@ def import_(
     st.preload_model()
     from engram.interfaces.cli import importing
 
-    source: str | Path = sys.stdin.read() if str(path) == "-" else path
+    source: str | Path = (parsing.stdin_text("path", "a UTF-8 document on standard input")
+                          if str(path) == parsing.STDIN else path)
     if kind is None:
         kind = detect_document(source) if isinstance(source, str) else detect(path)
     if kind == "folder":

@@ -1,9 +1,11 @@
-"""Turning command-line text into engine arguments (durations, key=value pairs); times are the engine's
-to read (``TimeReader``), so every door reads them alike."""
+"""Turning command-line text into engine arguments (durations, key=value pairs, ``-`` for what
+standard input holds); times are the engine's to read (``TimeReader``), so every door reads them
+alike."""
 
 from __future__ import annotations
 
 import re
+import sys
 
 from engram.errors import ValidationError
 
@@ -29,3 +31,17 @@ def pairs(items: list[str] | None, field: str) -> dict[str, str]:
             raise ValidationError(field, f"{item!r} is not key=value", "key=value")
         out[key.strip()] = value
     return out
+
+
+STDIN = "-"
+
+
+def stdin_text(field: str, allowed: str) -> str:
+    """Everything on standard input, as the UTF-8 text it is: read as bytes, so line endings
+    (``\r\n``) and every other character come through as sent, which text-mode reading does not
+    promise. Not UTF-8: ``ValidationError`` naming ``field``."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(field, f"standard input is not UTF-8 text (byte {exc.start})", allowed) from None
