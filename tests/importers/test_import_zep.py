@@ -22,7 +22,7 @@ from engram.engine import Engram
 from engram.errors import SnapshotError
 from engram.interfaces.cli.app import app
 from engram.temporal.instants import parse_time
-from tests.importers.test_import_cli import ENGRAM, FIXTURES, as_json, runner
+from tests.importers.test_import_cli import ENGRAM, FIXTURES, as_json, run, runner
 
 DUMP = FIXTURES / "zep.json"
 
@@ -163,6 +163,135 @@ def test_an_outdated_fact_closes_at_expired_at_and_a_thread_is_in_time_order_und
         assert [m.content for m in mine.history.all(f"zep:slack-C042-general-{digest}")][::3] == [
             "Hi! I just moved to Lisbon and started at Acme Corp as a data engineer.", "Ha! Try Manteigaria in Chiado."]
         assert "users[0].threads[0] (slack:C042 general)" in " ".join(summary.warnings)
+
+
+LISBON = "e7b2c4d6-2222-4ccc-8ddd-000000000003"
+PORTO = {"uuid": "e7b2c4d6-2222-4ccc-8ddd-000000000005", "name": "LIVES_IN", "fact": "Alice lives in Porto.",
+         "source_node_uuid": "9e1f0c3a-1111-4aaa-8bbb-000000000001", "target_node_name": "Porto",
+         "created_at": "2025-09-02T10:00:00Z", "valid_at": "2025-09-01T00:00:00Z"}
+
+
+def newer(path: Path, change: Any) -> Path:
+    """A later dump of the fixture's users: ``change`` applied to it, written to ``path``."""
+    data = document()
+    change(data)
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def lives_in(home: Path, when: str) -> list[str]:
+    hits = as_json(home, "-a", "alice", "recall", "where does Alice live", "--as-of", when)["hits"]
+    return [h["memory"]["content"] for h in hits if h["memory"]["tags"] == ["lives_in"]]
+
+
+def as_imported(home: Path, agent: str) -> dict[str, dict[str, Any]]:
+    """Each memory of ``agent`` by Zep's uuid, with what an import sets or a re-import may change."""
+    fields = ("id", "key", "content", "tags", "metadata", "valid_from", "valid_until", "updated_at", "superseded_by")
+    return {(m["metadata"]["zep"].get("edge") or m["metadata"]["zep"]["node"]): {f: m[f] for f in fields}
+            for m in as_json(home, "-a", agent, "list", "--limit", "50")}
+
+
+@pytest.mark.parametrize(("gained", "ends"), [
+    ({"invalid_at": "2025-09-01T00:00:00Z", "expired_at": "2025-09-02T10:00:00Z"}, "2025-09-01T00:00:00Z"),
+    ({"expired_at": "2025-09-02T10:00:00Z"}, "2025-09-02T10:00:00Z")])
+def test_a_newer_dump_closes_a_fact_zep_invalidated_since(tmp_path: Path, gained: dict[str, str], ends: str) -> None:
+    home = tmp_path / "home"
+    as_json(home, "import", str(DUMP))
+    before = {agent: as_imported(home, agent) for agent in ("alice", "bob")}
+    assert lives_in(home, "2025-10-01") == ["Alice lives in Lisbon."]
+
+    def moved(data: dict[str, Any]) -> None:  # Zep learned that Alice moved to Porto
+        data["users"][0]["edges"][2].update(gained)
+        data["users"][0]["edges"].append(PORTO)
+
+    done = as_json(home, "import", str(newer(tmp_path / "zep-later.json", moved)))
+    assert (done["imported"], done["updated"], done["skipped"]) == (1, 1, 8), done
+    after = {agent: as_imported(home, agent) for agent in ("alice", "bob")}
+    lisbon = after["alice"].pop(LISBON)
+    was = before["alice"].pop(LISBON)
+    assert (lisbon["id"], lisbon["key"], lisbon["content"], lisbon["valid_from"]) == (
+        was["id"], was["key"], "Alice lives in Lisbon.", at("2025-01-10T09:01:12Z"))
+    assert (lisbon["valid_until"], lisbon["superseded_by"]) == (at(ends), None)  # closed, not superseded
+    assert lisbon["metadata"]["zep"] == {**was["metadata"]["zep"], **gained}
+    assert after["alice"].pop(PORTO["uuid"])["valid_from"] == at("2025-09-01T00:00:00Z")
+    assert after == before  # nothing else changed, bob's facts included
+    # As of August Alice lived in Lisbon; as of October, in Porto.
+    assert lives_in(home, "2025-08-01") == ["Alice lives in Lisbon."]
+    assert lives_in(home, "2025-10-01") == ["Alice lives in Porto."]
+    said = run(home, "import", str(tmp_path / "zep-later.json"))
+    assert "imported 0 from zep, skipped 10 already present" in said, said  # the same dump again: nothing changed
+    gained_more = newer(tmp_path / "zep-latest.json", lambda d: (moved(d), d["users"][0]["edges"][2].update(
+        episodes=["c3a1e5f7-3333-4eee-8fff-000000000001", "c3a1e5f7-3333-4eee-8fff-000000000009"])))
+    said = run(home, "import", str(gained_more))
+    assert "imported 0 from zep, updated 1 changed in zep since, skipped 9 already present" in said, said
+
+
+def test_a_newer_dump_brings_zeps_new_text_but_keeps_what_engram_changed(tmp_path: Path) -> None:
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        mem.import_from(DUMP)
+        alice = mem.for_agent("alice")
+        by_uuid = {(m.metadata["zep"].get("edge") or m.metadata["zep"]["node"]): m for m in alice.list(limit=50)}
+        # Changed in engram since: a fact's text, and Globex's end (Zep still gives it none).
+        likes = alice.update(by_uuid["e7b2c4d6-2222-4ccc-8ddd-000000000004"], content="Alice loves pastéis de nata.")
+        globex = alice.update(by_uuid["e7b2c4d6-2222-4ccc-8ddd-000000000002"],
+                              valid_until="2025-12-31T00:00:00Z").memory
+
+        def rewritten(data: dict[str, Any]) -> None:  # Zep rewrote a fact and a summary in place
+            alice_data = data["users"][0]
+            alice_data["edges"][2]["fact"] = "Alice lives in Lisbon, in Alfama."
+            alice_data["edges"][3]["fact"] = "Alice enjoys pastéis de nata from Manteigaria."
+            alice_data["edges"][1]["episodes"].append("c3a1e5f7-3333-4eee-8fff-000000000003")
+            alice_data["nodes"][3]["summary"] = "Lisbon is the city Alice moved to; she lives in Alfama."
+
+        summary = mem.import_from(newer(tmp_path / "zep-later.json", rewritten).read_text(encoding="utf-8"))
+        assert (summary.imported, summary.updated, summary.skipped) == (0, 3, 6), summary
+        now = {(m.metadata["zep"].get("edge") or m.metadata["zep"]["node"]): m for m in alice.list(limit=50)}
+        lisbon = now[LISBON]
+        assert (lisbon.id, lisbon.content) == (by_uuid[LISBON].id, "Alice lives in Lisbon, in Alfama.")
+        assert [v.content for v in alice.versions(lisbon)] == ["Alice lives in Lisbon."]
+        assert now["9e1f0c3a-1111-4aaa-8bbb-000000000004"].content == (
+            "Lisbon is the city Alice moved to; she lives in Alfama.")
+        # engram's own edits stay: the text changed in engram (named in a warning), and an end Zep
+        # does not give, though Zep changed that fact's episodes.
+        assert now["e7b2c4d6-2222-4ccc-8ddd-000000000004"].content == likes.memory.content
+        assert ("users[0].edges[3]: the source's new text not brought over: memory alice-enjoys-past-de-nata's was "
+                "changed in engram since it was imported, and is kept (engram versions alice-enjoys-past-de-nata "
+                "lists its earlier texts)") in summary.warnings, summary.warnings
+        assert now["e7b2c4d6-2222-4ccc-8ddd-000000000002"].valid_until == globex.valid_until == at("2025-12-31")
+        assert now["e7b2c4d6-2222-4ccc-8ddd-000000000002"].metadata["zep"]["episodes"] == [
+            "c3a1e5f7-3333-4eee-8fff-000000000002", "c3a1e5f7-3333-4eee-8fff-000000000003"]
+        assert alice.recall("Alfama").hits[0].memory.id == lisbon.id  # the new text is searchable
+
+
+def test_a_fact_superseded_in_engram_takes_the_end_zep_gives_it_later(tmp_path: Path) -> None:
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        mem.import_from(DUMP)
+        alice = mem.for_agent("alice")
+        porto = alice.remember("Alice lives in Porto.", valid_from="2025-09-03T00:00:00Z").memory
+        lisbon = alice.supersede([m for m in alice.list(limit=50) if m.content == "Alice lives in Lisbon."][0], porto)
+        assert lisbon.valid_until == at("2025-09-03T00:00:00Z")
+        later = newer(tmp_path / "zep-later.json",
+                      lambda d: d["users"][0]["edges"][2].update(invalid_at="2025-09-01T00:00:00Z"))
+        assert mem.import_from(later).updated == 1
+        now = alice.get(lisbon.id)
+        assert (now.valid_until, now.superseded_by) == (at("2025-09-01T00:00:00Z"), porto.id)
+
+
+def test_a_newer_end_before_a_start_set_in_engram_names_the_fact_and_changes_nothing(tmp_path: Path) -> None:
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        mem.import_from(DUMP)
+        alice = mem.for_agent("alice")
+        [likes] = [m for m in alice.list(limit=50) if m.tags == ("likes",)]
+        alice.update(likes, valid_from="2025-08-01T00:00:00Z")
+        later = newer(tmp_path / "zep-later.json", lambda d: (
+            d["users"][0]["edges"][3].update(invalid_at="2025-07-01T00:00:00Z"),
+            d["users"][0]["edges"][2].update(invalid_at="2025-09-01T00:00:00Z"),
+            d["users"][0]["edges"].append(PORTO)))
+        with pytest.raises(SnapshotError, match=r"^users\[0\]\.edges\[3\]\.invalid_at: ends before "
+                                                r"the valid_from of memory alice-enjoys-past-de-nata in engram"):
+            mem.import_from(later)
+        assert alice.get(likes.id).valid_until is None
+        assert [m.valid_until for m in alice.list(limit=50) if m.tags == ("lives_in",)] == [None]
 
 
 MALFORMED = [

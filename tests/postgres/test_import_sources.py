@@ -3,6 +3,7 @@ history and idempotency as on SQLite, a progress report per phase, and nothing w
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,25 @@ def test_a_zep_dump_on_postgres(pg_url: str, tmp_path: Path) -> None:
         assert engram.list() == []
         again = engram.import_from(FIXTURES / "zep.json")
         assert (again.skipped, again.messages_skipped) == (9, 8)
+        # A newer dump: Zep invalidated the Lisbon fact since (expired_at only), and rewrote its text.
+        # The memory is brought up to date, not doubled; nothing else changes.
+        data = json.loads((FIXTURES / "zep.json").read_text(encoding="utf-8"))
+        data["users"][0]["edges"][2].update(expired_at="2025-09-02T10:00:00Z", fact="Alice lived in Lisbon.")
+        before = {m.id: m for m in alice.list(limit=50)}
+        later = engram.import_from(json.dumps(data), "zep")
+        assert (later.imported, later.updated, later.skipped) == (0, 1, 8), later
+        after = {m.id: m for m in alice.list(limit=50)}
+        [changed] = [i for i in after if after[i] != before[i]]
+        lisbon = after.pop(changed)
+        assert (lisbon.content, lisbon.valid_until, lisbon.superseded_by) == (
+            "Alice lived in Lisbon.", 1756807200.0, None)
+        assert lisbon.metadata["zep"]["expired_at"] == "2025-09-02T10:00:00Z"
+        assert [v.content for v in alice.versions(lisbon)] == ["Alice lives in Lisbon."]
+        assert {i: (m.content, m.valid_until, m.metadata) for i, m in after.items()} == {
+            i: (m.content, m.valid_until, m.metadata) for i, m in before.items() if i != changed}
+        for when, found in (("2025-08-01", ["Alice lived in Lisbon."]), ("2025-10-01", [])):
+            hits = alice.recall("where does Alice live", as_of=when).hits
+            assert [h.memory.content for h in hits if h.memory.tags == ("lives_in",)] == found
 
 
 def test_a_chatgpt_export_zip_on_postgres(pg_url: str, tmp_path: Path) -> None:

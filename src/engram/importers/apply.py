@@ -1,13 +1,15 @@
-"""Write a ``Plan`` through an ``Engram``: memories in one all-or-nothing store import, then
-conversation messages and summaries, then operator notes.
+"""Write a ``Plan`` through an ``Engram``: memories in one all-or-nothing store import, then the
+changes to memories earlier imports made, then conversation messages and summaries, then operator notes.
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
 Ids come from the records' source identities and the agent each joins: a memory that agent already
 imported is skipped by id, which makes a second run a no-op, and another agent importing the same
-source gets its own copy. A key another memory already holds in the same scope gets a ``-2``,
-``-3``… suffix rather than being dropped. With ``keep_agents`` the source's users/agents become
-engram agents; without it (an HTTP caller, or ``--into-agent``) everything joins the importing agent.
+source gets its own copy. A record marked ``refresh`` (Zep's facts, which Zep closes and rewrites
+in place) updates the memory it finds with what the source changed since (``_changes``). A key
+another memory already holds in the same scope gets a ``-2``, ``-3``… suffix rather than being
+dropped. With ``keep_agents`` the source's users/agents become engram agents; without it (an HTTP
+caller, or ``--into-agent``) everything joins the importing agent.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engram.bulk import store_and_embed
 from engram.errors import SnapshotError, ValidationError
@@ -55,7 +57,9 @@ class ImportedConversation:
 class ImportSummary:
     kind: str
     imported: int
-    skipped: int
+    skipped: int  # already there, unchanged (or a copy the source repeats)
+    # Already there and brought up to date with what the source changed since (``Record.refresh``).
+    updated: int = 0
     messages_imported: int = 0
     messages_skipped: int = 0
     summaries_imported: int = 0
@@ -73,10 +77,11 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                progress: Progress | None = None) -> ImportSummary:
     report = progress or (lambda phase, done, total: None)
     now = engram.clock()
-    memories, warnings = _memories(engram, plan, keep_agents, now)
+    memories, records, warnings = _memories(engram, plan, keep_agents, now)
     messages = _messages(plan, engram.scope.agent or "default", keep_agents)  # validated before the first write
     summaries = _summaries(plan, engram.scope.agent or "default", keep_agents)
-    existing = {m.id for m in engram.store.get_many([m.id for m in memories])} if memories else set()
+    existing = {m.id: m for m in engram.store.get_many([m.id for m in memories])} if memories else {}
+    changes = _changes(engram, memories, records, existing, warnings)
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
     # The rows are written and announced on another thread while the model embeds them.
@@ -84,6 +89,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                              progress=lambda done, total: report("embedding", done, total),
                              stored=lambda: report("storing", len(fresh), len(fresh))) if fresh else None
     imported = result.imported if result else 0
+    updated = _refresh(engram, changes)
     if (messages or summaries) and not engram.history.enabled:
         from engram.history.service import HISTORY_OFF
 
@@ -95,14 +101,17 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         added, present, gained = _append_history(engram, messages, report, warnings)
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
-    # Every record read is imported or skipped (a copy repeated in the source is skipped).
+    # Every record read is imported, updated or skipped (a copy repeated in the source is skipped).
     agents = ({m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
               | {agent for (agent, _), _ in summaries})
     own = engram.scope.agent or "default"
     titled = tuple(ImportedConversation(shown_key(key), title, gained.get((own, key), 0))
                    for key, title in plan.titles.items())
-    return ImportSummary(plan.kind, imported, len(plan.records) - imported, added, present, summaries_set,
-                         summaries_kept, notes, tuple([*plan.warnings, *warnings]), tuple(sorted(agents)), titled)
+    return ImportSummary(plan.kind, imported, len(plan.records) - imported - updated, updated=updated,
+                         messages_imported=added, messages_skipped=present, summaries_imported=summaries_set,
+                         summaries_skipped=summaries_kept, operator_notes=notes,
+                         warnings=tuple([*plan.warnings, *warnings]), agents=tuple(sorted(agents)),
+                         conversations=titled)
 
 
 def _agent(record: Record, own: str, keep_agents: bool) -> str:
@@ -152,7 +161,10 @@ def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
     return links
 
 
-def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tuple[list[Memory], list[str]]:
+def _memories(engram: Engram, plan: Plan, keep_agents: bool,
+              now: float) -> tuple[list[Memory], dict[str, Record], list[str]]:
+    """Each record's memory, as a first import would store it; the record each memory comes from
+    (by memory id); warnings."""
     own = engram.scope.agent or "default"
     agents = {id(r): _agent(r, own, keep_agents) for r in plan.records}
     ids = _ids(engram, plan, agents)
@@ -179,7 +191,7 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool, now: float) -> tupl
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
     if too_long:
         raise _too_long(too_long, engram.max_content_chars)
-    return list(out.values()), warnings
+    return list(out.values()), first, warnings
 
 
 class _TooLong(Exception):
@@ -244,6 +256,65 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: 
         last_accessed=record.last_accessed,
         valid_from=valid_from, valid_until=record.valid_until,
     ), found
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """What a re-import brings to a memory an earlier import made: ``update``'s keyword arguments."""
+
+    memory: Memory  # as stored
+    fields: dict[str, Any]
+
+
+def _changes(engram: Engram, memories: list[Memory], records: dict[str, Record], existing: dict[str, Memory],
+             warnings: list[str]) -> list[_Change]:
+    """What each ``refresh`` record the store already holds brings over, checked before anything is
+    written. The record's metadata is the source's own record of it (Zep's ids and times at
+    ``metadata["zep"]``): when it differs from the memory's at those keys, the source changed the
+    record since, and its metadata there and the valid time it gives (a start or end it no longer
+    gives is kept, never cleared) are brought over. Otherwise the valid time is left as it stands,
+    so an end set in engram (``update --valid-until``, ``supersede``) survives a newer dump that
+    changed nothing. The text follows the source's when engram holds no earlier version of the
+    memory (its text is still the import's); one engram changed since is kept, and named in a warning."""
+    out = []
+    for memory in memories:
+        record, held = records[memory.id], existing.get(memory.id)
+        if held is None or not record.refresh:
+            continue
+        fields: dict[str, Any] = {}
+        metadata = {**held.metadata, **memory.metadata}
+        if metadata != held.metadata:
+            fields["metadata"] = metadata
+            for name, given in (("valid_from", record.valid_from), ("valid_until", record.valid_until)):
+                if given is not None and getattr(memory, name) != getattr(held, name):
+                    fields[name] = getattr(memory, name)
+        if memory.content != held.content:
+            if engram.store.versions(held.id):
+                warnings.append(f"{record.where}: the source's new text not brought over: memory {held.key}'s was "
+                                f"changed in engram since it was imported, and is kept (engram versions {held.key} "
+                                "lists its earlier texts)")
+            else:
+                fields["content"] = memory.content
+        start, end = fields.get("valid_from", held.valid_from), fields.get("valid_until", held.valid_until)
+        if start is not None and end is not None and end < start:
+            raise SnapshotError(record.where + record.fields.get("valid_until", ".valid_until"),
+                                f"ends before the valid_from of memory {held.key} in engram",
+                                f"an end at or after it, or engram update {held.key} --valid-from, and import "
+                                "again; nothing was imported")
+        if fields:
+            out.append(_Change(held, fields))
+    return out
+
+
+def _refresh(engram: Engram, changes: list[_Change]) -> int:
+    """Apply ``changes`` through ``update`` (versions kept, events announced, a new text embedded)
+    in the view of the memory's own agent; returns how many memories changed."""
+    own = engram.scope
+    for change in changes:
+        scope = change.memory.scope
+        view = engram if scope == own or scope.agent is None else engram.for_agent(scope.agent, scope.session)
+        view.update(change.memory, **change.fields)
+    return len(changes)
 
 
 def _unique_keys(engram: Engram, memories: list[Memory]) -> list[Memory]:

@@ -8,7 +8,9 @@ naming the place before anything is stored: an import is all or nothing.
 
 Records get ids derived from their source identity (``source_id``) and the agent they are imported
 into: the same agent importing the same source twice finds the same ids and skips them, which is
-what makes a second run a no-op, while another agent importing it gets its own copy.
+what makes a second run a no-op, while another agent importing it gets its own copy. A record
+marked ``refresh`` (a source that changes its records in place: Zep) brings what changed to the
+memory it finds instead of skipping it.
 """
 
 from __future__ import annotations
@@ -80,6 +82,11 @@ class Record:
     # open at the end.
     valid_from: float | None = None
     valid_until: float | None = None
+    # A re-import brings the source's later changes of this record to the memory an earlier import
+    # made (Zep's edges, which Zep invalidates and rewrites in place under the same uuid). False
+    # (every other importer): that memory is skipped as it stands, since engram may have changed it.
+    # What is brought over, and when, is ``apply._refresh``'s rule.
+    refresh: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,12 @@ engram tool message needs) and ``norole`` messages (no speaker) are counted in t
 imported. The user's name, email and metadata are Zep's account record, not memory: reported.
 
 Ids come from Zep's uuids, so importing the same file again adds nothing; an edge's uuid repeated
-with another fact is refused. A fact imported before Zep invalidated it keeps its first validity on
-a re-import (the memory is skipped, not changed): ``engram update KEY --valid-until`` closes it.
+with another fact is refused. Zep changes its facts and summaries in place, under the same uuid (it
+closes a fact it learns is outdated, appends episodes, rewrites a summary), so every record is
+marked ``refresh``: a newer dump brings over to the memory an earlier import made Zep's changed
+``metadata["zep"]`` with the valid time it gives (a fact Zep invalidated since gets its end), and
+Zep's new text unless the memory's text was changed in engram (``apply._changes``). Still not
+superseded: Zep does not say which fact replaced it.
 """
 
 from __future__ import annotations
@@ -204,7 +208,7 @@ class _User:
             tags=tags([label for label in labels if label.lower() != "entity"], f"{where}.labels"),
             metadata={KIND: provenance}, related_entity=name, created_at=created, agent=self.agent,
             id_field="uuid", fields={"content": ".summary", "key": ".name"},
-            what=f"the summary of {name!r}"))
+            what=f"the summary of {name!r}", refresh=True))
         self.nodes[uuid] = _Node(name, source_id)
 
     def _edge(self, value: Any, where: str) -> int:
@@ -238,7 +242,8 @@ class _User:
             source_id=source_id, where=where, content=fact, tags=tags([relation.lower()], f"{where}.name"),
             metadata={KIND: provenance}, related_entity=names["source"],
             created_at=timestamp(edge.get("created_at"), f"{where}.created_at"), agent=self.agent,
-            id_field="uuid", fields={"content": ".fact"}, valid_from=valid_from, valid_until=valid_until))
+            id_field="uuid", fields={"content": ".fact", "valid_from": ".valid_at", "valid_until": f".{end}"},
+            valid_from=valid_from, valid_until=valid_until, refresh=True))
         for side in ("source", "target"):
             node = self.nodes.get(ends[side] or "")
             if node is not None and node.record is not None:

@@ -458,7 +458,8 @@ def import_(
     if st.as_json:
         render.emit_json(summary)
         return
-    render.console.print(f"imported {summary.imported} from {kind}, skipped {summary.skipped} already present")
+    changed = f"updated {summary.updated} changed in {kind} since, " if summary.updated else ""
+    render.console.print(f"imported {summary.imported} from {kind}, {changed}skipped {summary.skipped} already present")
     elsewhere = [a for a in summary.agents if a != st.engram().scope.agent]
     if elsewhere:  # the source's own users or agents: this agent does not see them
         shown = ", ".join(render.markup_safe(a) for a in elsewhere[:10]) + (
