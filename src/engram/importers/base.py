@@ -85,7 +85,7 @@ class Record:
     # A re-import brings the source's later changes of this record to the memory an earlier import
     # made (Zep's edges, which Zep invalidates and rewrites in place under the same uuid). False
     # (every other importer): that memory is skipped as it stands, since engram may have changed it.
-    # What is brought over, and when, is ``apply._refresh``'s rule.
+    # What is brought over, and when, is ``apply._changes``'s rule.
     refresh: bool = False
 
 

@@ -428,7 +428,7 @@ def import_(
     mem0, the MCP memory server, mcp-memory-service, Letta's Agent File (.af), Zep (its users dumped with its
     SDK), ChatGPT's and Claude.ai's data exports (the ZIP, its folder or conversations.json), OpenClaw,
     basic-memory/Obsidian and Clawless. Malformed input imports nothing and names the line, record or row;
-    what an earlier import brought is skipped."""
+    what an earlier import brought is skipped (Zep's facts and summaries take what Zep changed since)."""
     from engram.importers import check_kind, detect, detect_document, read_text
 
     if kind is not None:
