@@ -13,6 +13,10 @@ in the same file (migration 0004, included in backups), on PostgreSQL the ``audi
 shared database (every process writes one trail); other backends keep it in process
 (in-memory) or in a JSON-lines file beside the JSON store. Which one is the backend's to say
 (``Backend.audit_log``, ``engram.backends``).
+
+Change rows are never pruned, so the trail is also engram's record of what was forgotten:
+``AuditLog.forgotten`` answers, for a batch of memory ids in one indexed query, which of them a
+forget removed (``Engram.forgotten`` asks it, and an import skips those rather than bring them back).
 """
 
 from __future__ import annotations
@@ -140,6 +144,11 @@ class AuditLog(Protocol):
 
     def query(self, query: AuditQuery) -> list[AuditEntry]: ...
 
+    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
+        """``(memory id, memory scope)`` of every ``forgotten`` row about one of ``ids``, and no
+        other row: which of them a forget removed, and from which scope."""
+        ...
+
 
 class ReadTrail:
     """Writes a row per recall to an audit log and keeps at most ``max_entries`` of them."""
@@ -211,6 +220,19 @@ class SqliteAuditLog(_SharedInserts):
             ).fetchall()
         return [_entry(r, json.loads(r[9]) if r[9] else None) for r in rows]
 
+    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
+        if not ids:
+            return set()
+        # One statement, one parameter however many ids (an import may ask about thousands): the
+        # ids drive the join (CROSS JOIN keeps that order), each one a lookup in the (memory_id, at) index.
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT a.memory_id, a.memory_scope FROM json_each(?) j"
+                " CROSS JOIN audit_log a ON a.memory_id = j.value WHERE a.action = 'forgotten'",
+                (json.dumps(list(ids)),),
+            ).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
 
 class PostgresAuditLog(_SharedInserts):
     """The ``audit_log`` table of the shared PostgreSQL database (migration ``postgres/0004_audit``):
@@ -246,6 +268,17 @@ class PostgresAuditLog(_SharedInserts):
                 f"SELECT {_SELECT} FROM audit_log WHERE {where} ORDER BY seq DESC LIMIT %s", [*params, query.limit]
             ).fetchall()
         return [_entry(r, r[9]) for r in rows]
+
+    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
+        if not ids:
+            return set()
+        # One array parameter however many ids, each looked up in the (memory_id, at) index.
+        with self.db.read(statements_alone=True) as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT memory_id, memory_scope FROM audit_log WHERE memory_id = ANY(%s)"
+                " AND action = 'forgotten'", (list(ids),),
+            ).fetchall()
+        return {(r[0], r[1]) for r in rows}
 
 
 _SELECT = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
@@ -349,6 +382,15 @@ class MemoryAuditLog:
             and (query.scopes is None or r.memory_scope in query.scopes)
         ]
         return list(reversed(picked))[: query.limit]
+
+    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
+        wanted = set(ids)
+        if not wanted:
+            return set()
+        with self._lock:
+            rows = self._all()
+        return {(r.memory_id, r.memory_scope) for r in rows
+                if r.action == "forgotten" and r.memory_id is not None and r.memory_id in wanted}
 
 
 def _row_dict(row: AuditEntry) -> dict[str, Any]:

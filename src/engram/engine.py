@@ -1081,7 +1081,8 @@ class Engram:
         ``{relative path: text}``; ``kind`` is detected when omitted.
 
         Source users/agents become engram agents unless ``keep_agents=False`` (all join this
-        agent). Idempotent per agent: what an earlier import by the same agent brought is skipped.
+        agent). Idempotent per agent: what an earlier import by the same agent brought is skipped,
+        and what that agent forgot since (``forgotten``) is not brought back (``ImportSummary.forgotten``).
         Malformed input raises ``SnapshotError`` naming the line or record, and nothing is
         imported; a ``source`` of another type, or a ``str`` that is a path rather than a document,
         raises ``ValidationError`` naming ``source``. An engram memory folder (kind ``folder``) is
@@ -1168,6 +1169,20 @@ class Engram:
         scopes = tuple(str(scope) for scope in self.scope.visible())
         return self.backend.audit_log().query(AuditQuery(
             action=action, origin=origin, since=start, until=end, memory=memory, limit=limit, scopes=scopes))
+
+    def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
+        """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs
+        the audit trail records as forgotten from that agent (its agent scope or one of its
+        sessions; global for None), whether or not a memory with that id is stored again since.
+        One query for the whole batch; rows about other ids, or the same id forgotten from another
+        agent, are not seen by the caller. A forget made while ``lifecycle.audit`` was off left no
+        record, so it is not among them. Raises ``StorageError`` when the trail cannot be read."""
+        asked = set(ids)
+        if not asked:
+            return set()
+        found = self.backend.audit_log().forgotten(sorted({memory_id for memory_id, _ in asked}))
+        agents_of = {(memory_id, None if scope is None else Scope.parse(scope).agent) for memory_id, scope in found}
+        return asked & agents_of
 
     def visible_stats(self) -> AgentStats:
         """The figures of what this view may read: its memories by category, type and scope, the
