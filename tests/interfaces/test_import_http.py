@@ -199,3 +199,18 @@ def test_chatgpt_and_claude_exports_join_the_callers_history_with_their_titles(s
         bad = alice.post("/api/v1/import/claude", json={"text": claude["conversations.json"].replace(
             '"sender": "human"', '"sender": null', 1)})
         assert bad.status_code == 422 and bad.json()["field"] == "[0].chat_messages[0].sender", bad.text
+
+
+def test_a_memory_the_caller_forgot_is_not_imported_again_and_is_counted(served: Served) -> None:
+    mem0 = (FIXTURES / "mem0.json").read_text()
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        assert alice.post("/api/v1/import/mem0", json={"text": mem0}).json()["imported"] == 3
+        key = alice.get("/api/v1/memory").json()["memories"][0]["key"]
+        assert alice.delete("/api/v1/memory/by-key", params={"key": key, "reason": "wrong"}).status_code == 200
+        again = alice.post("/api/v1/import/mem0", json={"text": mem0}).json()
+        assert (again["imported"], again["skipped"], again["forgotten"]) == (0, 2, 1), again
+        assert "engram audit --action forgotten" in again["warnings"][0]
+        assert key not in {m["key"] for m in alice.get("/api/v1/memory").json()["memories"]}
+        # Alice's forget is hers: bob's import of the same source brings his own copy of it.
+        first = bob.post("/api/v1/import/mem0", json={"text": mem0}).json()
+        assert (first["imported"], first["forgotten"]) == (3, 0), first

@@ -104,3 +104,24 @@ def test_a_chatgpt_export_zip_on_postgres(pg_url: str, tmp_path: Path) -> None:
         again = engram.import_from(source)
         assert (again.messages_imported, again.messages_skipped) == (0, 9)
         assert engram.list() == []
+
+
+def test_a_forgotten_memory_stays_forgotten_on_reimport_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    source = json.dumps({"results": [{"id": "a1", "memory": "Likes tea", "user_id": "u1"},
+                                     {"id": "a2", "memory": "Lives in Oslo", "user_id": "u1"}]})
+    settings = load_settings(home=tmp_path, database_url=pg_url, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as engram:
+        assert engram.import_from(source, "mem0").imported == 2
+        u1 = engram.for_agent("u1")
+        [gone] = u1.forget("likes-tea", reason="wrong")
+        again = engram.import_from(source, "mem0")
+        assert (again.imported, again.skipped, again.forgotten) == (0, 1, 1), again
+        assert "engram -a u1 audit --action forgotten" in again.warnings[0]
+        assert [m.key for m in u1.list()] == ["lives-oslo"]
+        # The shared trail answers for the agent asked only; another agent's import gets its copy.
+        assert engram.forgotten([(gone.id, "u1"), (gone.id, "u2")]) == {(gone.id, "u1")}
+        other = engram.for_agent("u2").import_from(source, "mem0", keep_agents=False)
+        assert (other.imported, other.forgotten) == (2, 0)
+    # Another process on the same database reads the same record.
+    with Engram.from_settings(settings) as later:
+        assert later.import_from(source, "mem0").forgotten == 1

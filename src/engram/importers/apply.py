@@ -5,8 +5,11 @@ Every record is turned into a ``Memory`` (validated, PII screened as ``remember`
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
 Ids come from the records' source identities and the agent each joins: a memory that agent already
 imported is skipped by id, which makes a second run a no-op, and another agent importing the same
-source gets its own copy. A record marked ``refresh`` (Zep's facts, which Zep closes and rewrites
-in place) updates the memory it finds with what the source changed since (``_changes``). A key
+source gets its own copy. A memory that agent forgot since (``Engram.forgotten``: the audit trail's
+record) is not stored again: a forget is on purpose, and a re-import of a newer export must not
+undo it (with ``lifecycle.audit`` off there is no record, and it comes back). A record marked
+``refresh`` (Zep's facts, which Zep closes and rewrites in place) updates the memory it finds with
+what the source changed since (``_changes``); a forgotten one is left out all the same. A key
 another memory already holds in the same scope gets a ``-2``, ``-3``… suffix rather than being
 dropped. With ``keep_agents`` the source's users/agents become engram agents; without it (an HTTP
 caller, or ``--into-agent``) everything joins the importing agent.
@@ -60,6 +63,8 @@ class ImportSummary:
     skipped: int  # already there, unchanged (or a copy the source repeats)
     # Already there and brought up to date with what the source changed since (``Record.refresh``).
     updated: int = 0
+    # Not imported: forgotten in engram since an earlier import (the audit trail records it).
+    forgotten: int = 0
     messages_imported: int = 0
     messages_skipped: int = 0
     summaries_imported: int = 0
@@ -77,10 +82,14 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                progress: Progress | None = None) -> ImportSummary:
     report = progress or (lambda phase, done, total: None)
     now = engram.clock()
-    memories, records, warnings = _memories(engram, plan, keep_agents, now)
+    memories, records, gone, warnings = _memories(engram, plan, keep_agents, now)
     messages = _messages(plan, engram.scope.agent or "default", keep_agents)  # validated before the first write
     summaries = _summaries(plan, engram.scope.agent or "default", keep_agents)
     existing = {m.id: m for m in engram.store.get_many([m.id for m in memories])} if memories else {}
+    forgotten = [m for m in memories if m.id in gone and m.id not in existing]
+    if forgotten:
+        warnings.append(_forgotten_warning(forgotten, engram.scope.agent or "default"))
+        memories = [m for m in memories if m.id not in gone or m.id in existing]
     changes = _changes(engram, memories, records, existing, warnings)
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
@@ -101,13 +110,14 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         added, present, gained = _append_history(engram, messages, report, warnings)
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
-    # Every record read is imported, updated or skipped (a copy repeated in the source is skipped).
+    # Every record read is imported, updated, forgotten or skipped (a copy repeated in the source is skipped).
     agents = ({m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
               | {agent for (agent, _), _ in summaries})
     own = engram.scope.agent or "default"
     titled = tuple(ImportedConversation(shown_key(key), title, gained.get((own, key), 0))
                    for key, title in plan.titles.items())
-    return ImportSummary(plan.kind, imported, len(plan.records) - imported - updated, updated=updated,
+    return ImportSummary(plan.kind, imported, len(plan.records) - imported - updated - len(forgotten),
+                         updated=updated, forgotten=len(forgotten),
                          messages_imported=added, messages_skipped=present, summaries_imported=summaries_set,
                          summaries_skipped=summaries_kept, operator_notes=notes,
                          warnings=tuple([*plan.warnings, *warnings]), agents=tuple(sorted(agents)),
@@ -125,13 +135,17 @@ def _key(record: Record, agents: dict[int, str]) -> RecordKey:
     return record.source_id, agents[id(record)]
 
 
-def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> dict[RecordKey, str]:
-    """Each record's memory id, by its source id and agent: derived from the source identity and
-    the agent it joins, so only that agent's earlier import of it is found (another agent's import
-    of the same source neither hides it nor is revealed by it), and a record two agents share (a
-    Letta block several agents name) is a memory of each. A stored id that very agent holds is used
+def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[RecordKey, str], set[str]]:
+    """Each record's memory id, by its source id and agent, and the ids of those that agent forgot.
+    The id is derived from the source identity and the agent it joins, so only that agent's earlier
+    import of it is found (another agent's import of the same source neither hides it nor is
+    revealed by it), and a record two agents share (a Letta block several agents name) is a memory
+    of each. A stored id that very agent holds is used
     instead when it is the record's own: the engram id engram's exports carry (the record is that
-    memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them."""
+    memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them.
+    When none of these is that agent's now and it forgot one of them, or the derived id
+    (``Engram.forgotten``, asked once for the whole plan), the record's id is among the forgotten:
+    a forget of a memory an old import or an engram export made counts too."""
     ids: dict[RecordKey, str] = {}
     known: dict[RecordKey, list[str]] = {}
     for record in plan.records:
@@ -139,10 +153,20 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> dict[RecordKey, 
         ids[key] = record_id(plan.kind, record.source_id, record.created_at, key[1])
         legacy = record_id(plan.kind, record.source_id, record.created_at)
         known[key] = [i for i in (record.engram_id, legacy) if i]
-    held = {m.id: m.scope.agent for m in engram.store.get_many(list({i for ii in known.values() for i in ii}))}
+    asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
+    held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}
+    # Only what is not that agent's now can have been forgotten by it (a stored id is present).
+    lost = engram.forgotten({(i, key[1]) for key, candidates in known.items() for i in (*candidates, ids[key])
+                             if i not in held or held[i] != key[1]})
+    forgotten: set[str] = set()
     for key, candidates in known.items():
-        ids[key] = next((i for i in candidates if i in held and held[i] == key[1]), ids[key])
-    return ids
+        kept = next((i for i in (*candidates, ids[key]) if i in held and held[i] == key[1]), None)
+        if kept is not None:
+            ids[key] = kept
+        elif any((i, key[1]) in lost for i in (*candidates, ids[key])):
+            # The record keeps its derived id (stored nowhere): an old id may be another agent's now.
+            forgotten.add(ids[key])
+    return ids, forgotten
 
 
 def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
@@ -162,12 +186,13 @@ def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
 
 
 def _memories(engram: Engram, plan: Plan, keep_agents: bool,
-              now: float) -> tuple[list[Memory], dict[str, Record], list[str]]:
-    """Each record's memory, as a first import would store it; the record each memory comes from
-    (by memory id); warnings."""
+              now: float) -> tuple[list[Memory], dict[str, Record], set[str], list[str]]:
+    """Each record's memory, as a first import would store it (a forgotten one too: every record
+    is checked); the record each memory comes from (by memory id); the ids of those their agent
+    forgot since an earlier import; warnings."""
     own = engram.scope.agent or "default"
     agents = {id(r): _agent(r, own, keep_agents) for r in plan.records}
-    ids = _ids(engram, plan, agents)
+    ids, forgotten = _ids(engram, plan, agents)
     links = _links(plan, ids)
     out: dict[str, Memory] = {}
     first: dict[str, Record] = {}  # by memory id
@@ -191,7 +216,20 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool,
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
     if too_long:
         raise _too_long(too_long, engram.max_content_chars)
-    return list(out.values()), first, warnings
+    return list(out.values()), first, forgotten, warnings
+
+
+def _forgotten_warning(memories: list[Memory], own: str) -> str:
+    """How many records were not imported as forgotten, where the trail lists them, and the way back."""
+    agents = sorted({m.scope.agent or own for m in memories})
+    where = "" if agents == [own] else f"-a {agents[0]} "
+    more = f" (and agent{'s' if len(agents) > 2 else ''} {', '.join(agents[1:4])}{', ...' if len(agents) > 4 else ''})" \
+        if len(agents) > 1 else ""
+    n = len(memories)
+    return (f"{n} {'memory was' if n == 1 else 'memories were'} forgotten in engram since an earlier import and "
+            f"{'is' if n == 1 else 'are'} not imported again: engram {where}audit --action forgotten lists "
+            f"{'it' if n == 1 else 'them'} with {'its' if n == 1 else 'their'} content{more}; "
+            "engram remember brings one back")
 
 
 class _TooLong(Exception):

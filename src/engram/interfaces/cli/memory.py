@@ -428,7 +428,8 @@ def import_(
     mem0, the MCP memory server, mcp-memory-service, Letta's Agent File (.af), Zep (its users dumped with its
     SDK), ChatGPT's and Claude.ai's data exports (the ZIP, its folder or conversations.json), OpenClaw,
     basic-memory/Obsidian and Clawless. Malformed input imports nothing and names the line, record or row;
-    what an earlier import brought is skipped (Zep's facts and summaries take what Zep changed since)."""
+    what an earlier import brought is skipped (Zep's facts and summaries take what Zep changed since), and
+    what was forgotten since is not brought back."""
     from engram.importers import check_kind, detect, detect_document, read_text
 
     if kind is not None:
@@ -459,7 +460,9 @@ def import_(
         render.emit_json(summary)
         return
     changed = f"updated {summary.updated} changed in {kind} since, " if summary.updated else ""
-    render.console.print(f"imported {summary.imported} from {kind}, {changed}skipped {summary.skipped} already present")
+    forgotten = f", left out {summary.forgotten} forgotten since" if summary.forgotten else ""
+    render.console.print(f"imported {summary.imported} from {kind}, {changed}skipped {summary.skipped} already present"
+                         f"{forgotten}")
     elsewhere = [a for a in summary.agents if a != st.engram().scope.agent]
     if elsewhere:  # the source's own users or agents: this agent does not see them
         shown = ", ".join(render.markup_safe(a) for a in elsewhere[:10]) + (
