@@ -951,6 +951,30 @@ class MemoryStoreContract(TemporalContract):
             store.set_vectors("test:other:4", [(memory.id, np.ones(4))])
         assert store.vectors_for([memory.id])[memory.id].shape == (4,)
 
+    def test_write_batch_all_or_nothing_keeps_nothing_when_a_write_is_refused(
+            self, mem: Engram, store: MemoryStore) -> None:
+        # A write the store refuses after the ones before it were applied (its row written, then
+        # its vector refused): the whole batch is undone, the update before it included.
+        kept = mem.remember("kept before the batch", key="kept", tags=["old"]).memory
+        store.set_vectors("test:batch:4", [(kept.id, np.ones(4, dtype=np.float32))])
+        everyone = MemoryFilter(scopes=(Scope("alice"), Scope("bob")), include_superseded=True)
+        before = store.list(everyone, limit=100)
+        good, bad = np.ones(4, dtype=np.float32), np.ones(5, dtype=np.float32)
+        drafts = [make_draft("batch first", max_content_chars=500, scope=Scope("alice")),
+                  make_draft("kept, changed", max_content_chars=500, scope=Scope("alice"), key="kept", tags=["new"]),
+                  make_draft("batch in bob's scope", max_content_chars=500, scope=Scope("bob")),
+                  make_draft("refused by its vector", max_content_chars=500, scope=Scope("alice")),
+                  make_draft("batch last", max_content_chars=500, scope=Scope("alice"))]
+        writes = [BatchWrite(d, key_from_content(d.content), bad if i == 3 else good) for i, d in enumerate(drafts)]
+        with pytest.raises(DimensionError):
+            store.write_batch(writes, now=1000.0, identity="test:batch:4", all_or_nothing=True)
+        assert store.list(everyone, limit=100) == before
+        assert store.versions(kept.id) == [] and list(store.vectors_for([kept.id])) == [kept.id]
+        writes[3] = BatchWrite(drafts[3], "refused-by-its-vector", good)
+        results = store.write_batch(writes, now=1001.0, identity="test:batch:4", all_or_nothing=True)
+        assert [r.action for r in results] == ["created", "updated", "created", "created", "created"]  # type: ignore[union-attr]
+        assert mem.get("kept").content == "kept, changed" and store.count(everyone) == 5
+
     def test_write_batch_answers_each_write_in_its_place(self, mem: Engram, store: MemoryStore) -> None:
         target = mem.remember("the link target").memory
         bob = mem.for_agent("bob")
