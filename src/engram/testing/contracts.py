@@ -2,19 +2,22 @@
 
 Subclass ``MemoryStoreContract`` and provide a ``make_store`` fixture returning a callable that
 opens a fresh, empty store (called again it must reopen the same data where the backend persists).
-The tests go through ``Engram``, as users do, so they pin what users see.
+The tests go through ``Engram``, as users do, so they pin what users see. A backend whose storage
+can be made to fail for real (a trigger, a full disk) also provides ``failing`` (see the fixture),
+which runs the test that ``remember_many`` failing half-way leaves the store as it was.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import numpy as np
 import pytest
 
 from engram.engine import Engram, Filters
-from engram.errors import DimensionError, NotFoundError, SnapshotError, ValidationError
+from engram.errors import DimensionError, NotFoundError, SnapshotError, StorageError, ValidationError
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
@@ -22,11 +25,21 @@ from engram.store.base import BatchWrite, KindCount, MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
 
+# ``failing(store, content)``: a context in which ``store``'s storage itself fails to write the
+# memory holding ``content`` (or the write that holds it), raising ``StorageError`` from the store.
+Failing = Callable[[MemoryStore, str], AbstractContextManager[None]]
+
 
 class MemoryStoreContract(TemporalContract):
     @pytest.fixture
     def make_store(self) -> Callable[[], MemoryStore]:  # pragma: no cover - subclasses provide it
         raise NotImplementedError
+
+    @pytest.fixture
+    def failing(self) -> Failing | None:
+        """None: this backend cannot be made to fail a write (the tests needing it skip). A backend
+        that can provides it (a trigger in the database, a file that cannot be written)."""
+        return None
 
     @pytest.fixture
     def store(self, make_store: Callable[[], MemoryStore]) -> MemoryStore:
@@ -974,6 +987,40 @@ class MemoryStoreContract(TemporalContract):
         results = store.write_batch(writes, now=1001.0, identity="test:batch:4", all_or_nothing=True)
         assert [r.action for r in results] == ["created", "updated", "created", "created", "created"]  # type: ignore[union-attr]
         assert mem.get("kept").content == "kept, changed" and store.count(everyone) == 5
+
+    def test_remember_many_failing_half_way_stores_nothing(self, store: MemoryStore, clock: FakeClock,
+                                                           make_store: Callable[[], MemoryStore],
+                                                           failing: Failing | None) -> None:
+        if failing is None:
+            pytest.skip("this backend cannot be made to fail a write")
+        mem = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder(), max_content_chars=500)
+        plan = mem.remember("the plan before the batch", key="plan", tags=["work"], metadata={"owner": "ana"}).memory
+        mem.remember("another memory before the batch")
+        everyone = MemoryFilter(scopes=(Scope("alice"), Scope(None)), include_superseded=True)
+        before = store.list(everyone, limit=100)
+        vectors = store.vectors_for([m.id for m in before])
+        events: list[MemoryEvent] = []
+        mem.subscribe(events.append)
+        batch = [{"content": "first of the batch"}, {"content": "the plan, changed", "key": "plan"},
+                 {"content": "a global one", "scope": "global"}, {"content": "boom: the storage fails here"},
+                 {"content": "after the failure"}]
+        clock.advance(60)
+        with failing(store, "boom: the storage fails here"), pytest.raises(StorageError):
+            mem.remember_many(batch)
+        after = store.list(everyone, limit=100)
+        assert after == before and store.versions(plan.id) == []
+        assert {i: v.tolist() for i, v in store.vectors_for([m.id for m in before]).items()} == \
+            {i: v.tolist() for i, v in vectors.items()}
+        assert events == [] and mem.count() == 2
+        reopened = make_store()  # what is kept (the file, the database) is as it was too
+        try:
+            assert reopened.list(everyone, limit=100) == before
+        finally:
+            reopened.close()
+        results = mem.remember_many(batch)  # the storage works again: the same batch goes in whole
+        assert [r.action for r in results] == ["created", "updated", "created", "created", "created"]
+        assert mem.get("plan").tags == ("work",) and mem.get("plan").metadata == {"owner": "ana"}
+        assert not store.missing_vectors() and store.count(everyone) == 6
 
     def test_write_batch_answers_each_write_in_its_place(self, mem: Engram, store: MemoryStore) -> None:
         target = mem.remember("the link target").memory
