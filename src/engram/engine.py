@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engram import snapshot
 from engram.bulk import store_and_embed
 from engram.config import RecallSettings, Settings
-from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
+from engram.errors import ConfigError, DimensionError, EngramError, NotFoundError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent, ReadEvent
 from engram.ids import key_from_content
 from engram.lifecycle.settings import StrengthenSettings
@@ -58,7 +58,7 @@ from engram.model import (
 from engram.privacy import PiiPolicy
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
-from engram.store.base import ImportResult, MemoryStore, StoreStats
+from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import narrow_links
@@ -67,9 +67,11 @@ from engram.writes import (
     KeptByKey,
     PendingWrite,
     WriteQueue,
+    bulk_vectors,
     embed_texts,
     identity_warning,
     not_embedded,
+    settle_bulk,
 )
 
 if TYPE_CHECKING:
@@ -476,12 +478,57 @@ class Engram:
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None
     ) -> list[WriteResult]:
-        """Store many memories (each item: ``remember``'s keyword arguments, with its meaning: a
-        keyed item keeps the stored tags and metadata it does not give); embeddings are
-        computed in batches. Every item is validated before anything is stored, so one bad item
-        stores nothing (``ValidationError`` names it as ``items[i].field``)."""
+        """Store many memories, all or none (each item: ``remember``'s keyword arguments, with its
+        meaning: a keyed item keeps the stored tags and metadata it does not give, or those an
+        earlier item of the call with its key gives). Every item is validated before anything is
+        stored, so one bad item stores nothing (``ValidationError`` names it as ``items[i].field``).
+
+        The texts are embedded first, 100 items a model call, with ``progress(done, total)`` after
+        each 100 and ``(total, total)`` once all is stored; then every row, vector and event is
+        written as one batch (``store.write_batch``, all or nothing: one transaction on SQLite and
+        PostgreSQL). When the store fails part-way (a full disk, a constraint, a lost connection)
+        its error is raised (``StorageError``) and nothing of the call is stored, vectors included:
+        the store is as it was. When the model fails, the memories are stored all the same and each
+        one left without its vector says so in its warnings (full text finds it; ``embed_missing``
+        embeds it later), as ``remember`` does."""
         items = list(items)
-        drafts = []
+        drafts, keeps, pii_warnings = self._bulk_drafts(items)
+        drafts, fresh = settle_bulk(drafts, keeps, self.store, embedding=self.embedder is not None)
+        vectors, warning = bulk_vectors(self.embedder, self.store, drafts, fresh, progress)
+        writes = [BatchWrite(d, key_from_content(d.content), vectors.get(i)) for i, d in enumerate(drafts)]
+        now, identity = self.clock(), None if self.embedder is None else str(self.embedder.identity)
+        try:
+            stored = self.store.write_batch(writes, now=now, identity=identity, all_or_nothing=True)
+        except DimensionError:
+            # Another process switched models since the identity was looked up (the store refused
+            # every vector): the batch goes in without them, with the warning the look-up would give.
+            switched = None if self.embedder is None else identity_warning(self.store, self.embedder)
+            if switched is None or not vectors:
+                raise
+            vectors, warning = {}, switched
+            stored = self.store.write_batch([replace(w, vector=None) for w in writes], now=now, identity=None,
+                                            all_or_nothing=True)
+        results = [r for r in stored if isinstance(r, WriteResult)]
+        if len(results) != len(writes):  # (a store keeping to the contract never answers so)
+            raise next(r for r in stored if not isinstance(r, WriteResult))
+        if progress and items:
+            progress(len(items), len(items))
+        for kind in ("created", "updated"):
+            self._emit("stored" if kind == "created" else "updated", [r.memory for r in results if r.action == kind],
+                       previous=[r.previous for r in results if r.action == kind])
+        unembedded = () if warning is None else (warning,)
+        return self._shown_results(results, [
+            r.warnings + pii + (unembedded if fresh[i] and i not in vectors and r.action in ("created", "updated")
+                                and r.memory.id else ())
+            for i, (r, pii) in enumerate(zip(results, pii_warnings, strict=True))])
+
+    def _bulk_drafts(self, items: Sequence[Mapping[str, Any]]) -> tuple[
+            list[MemoryDraft], list[tuple[bool, bool]], list[tuple[str, ...]]]:
+        """``remember_many``'s items checked, each screened for PII and made a draft; for each,
+        whether it leaves tags and metadata to keep (a keyed update keeps the stored ones) and
+        its PII warnings. Raises ``ValidationError`` naming ``items[i].field``, before any write."""
+        drafts: list[MemoryDraft] = []
+        keeps: list[tuple[bool, bool]] = []
         pii_warnings: list[tuple[str, ...]] = []
         for i, item in enumerate(items):
             fields = dict(item)
@@ -503,18 +550,8 @@ class Engram:
                 raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None
             except TypeError as exc:
                 raise ValidationError(f"items[{i}]", str(exc), "remember()'s keyword arguments") from None
-        results = []
-        for n, (draft, item) in enumerate(zip(drafts, items, strict=True), 1):
-            draft = _keeping_unsent(draft, item, self.store)
-            results.append(self.store.upsert(draft, proposed_key=key_from_content(draft.content), now=self.clock()))
-            if progress and (n % 100 == 0 or n == len(drafts)):
-                progress(n, len(drafts))
-        changed = [r.memory for r in results if r.action in ("created", "updated") and r.memory.id]
-        warnings = tuple(self._embed(changed))
-        for kind in ("created", "updated"):
-            self._emit("stored" if kind == "created" else "updated", [r.memory for r in results if r.action == kind],
-                       previous=[r.previous for r in results if r.action == kind])
-        return self._shown_results(results, [r.warnings + pii + warnings for r, pii in zip(results, pii_warnings, strict=True)])
+            keeps.append((item.get("tags") is None, item.get("metadata") is None))
+        return drafts, keeps, pii_warnings
 
     def _shown_results(self, results: Sequence[WriteResult], warnings: Sequence[tuple[str, ...]]) -> list[WriteResult]:
         """``results`` as this view may see them (``_shown``, in one pass: links narrowed, the
@@ -1198,17 +1235,3 @@ def _later(a: float | None, b: float | None) -> float | None:
 
 def _earlier(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
-
-
-def _keeping_unsent(draft: MemoryDraft, item: Mapping[str, Any], store: MemoryStore) -> MemoryDraft:
-    """A keyed bulk item as ``remember`` would store it: an update by key keeps the tags and
-    metadata the item does not give (given ones, even empty, replace them). Read per item, so a
-    later item with the same key keeps what an earlier one of the same call stored."""
-    keep_tags, keep_metadata = item.get("tags") is None, item.get("metadata") is None
-    if draft.key is None or not (keep_tags or keep_metadata):
-        return draft
-    stored = KeptByKey(store)(draft)
-    if stored is None:
-        return draft
-    return replace(draft, tags=stored.tags if keep_tags else draft.tags,
-                   metadata=stored.metadata if keep_metadata else draft.metadata)

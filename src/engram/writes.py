@@ -84,7 +84,7 @@ class PendingWrite:
 class KeptByKey:
     """The memory stored under a keyed draft's key in its scope (None: none, or no key), read at
     most once a batch: a keyed update's ``settle`` (the tags it keeps) and the writer's check
-    whether its text changed (``WriteQueue._needs_vector``) ask for the same row."""
+    whether its text changed (``needs_vector``) ask for the same row."""
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -98,6 +98,14 @@ class KeptByKey:
             kept = self._store.get(draft.key, MemoryFilter(scopes=(draft.scope,), include_superseded=True))
             self._found[where] = kept if kept is not None and kept.key == draft.key else None
         return self._found[where]
+
+
+def needs_vector(draft: MemoryDraft, kept: Memory | MemoryDraft | None) -> bool:
+    """False when ``kept``, what is stored under this draft's key when it is written, already says
+    the same (its vector stays): an unchanged upsert by key is common (agents re-storing what they
+    know). A new text without a key is embedded even when it may turn out a duplicate: finding
+    that out costs a look-up per write, and a repeated text is rare."""
+    return kept is None or (kept.content, kept.search_context) != (draft.content, draft.search_context)
 
 
 def embed_texts(embedder: TextEmbedder, items: Sequence[tuple[str, str | None]]) -> np.ndarray:
@@ -125,6 +133,60 @@ def identity_warning(store: MemoryStore, embedder: TextEmbedder) -> str | None:
 
 def not_embedded(exc: EngramError) -> str:
     return f"not embedded ({exc}); full-text recall still finds it"
+
+
+# Items of a bulk write (``Engram.remember_many``) embedded per model call, progress told after each.
+BULK_CHUNK = 100
+
+
+def settle_bulk(drafts: Sequence[MemoryDraft], keeps: Sequence[tuple[bool, bool]], store: MemoryStore,
+                embedding: bool) -> tuple[list[MemoryDraft], list[bool]]:
+    """A bulk write's drafts as they will be stored, and whether each one's text is new where it
+    goes (it needs a vector). A keyed draft keeps the tags and metadata it was not given (``keeps``:
+    tags, metadata) from the memory stored under its key, or from the draft before it in the
+    batch with that key (written before it, so that is what it finds); its text is new unless
+    that memory or draft says the same (``needs_vector``). The store is read only for what is
+    asked: nothing to keep and no ``embedding`` reads nothing."""
+    kept = KeptByKey(store)
+    earlier: dict[tuple[Scope, str], MemoryDraft] = {}
+    settled, fresh = [], []
+    for draft, (keep_tags, keep_metadata) in zip(drafts, keeps, strict=True):
+        before: Memory | MemoryDraft | None = None
+        if draft.key is not None:
+            before = earlier.get((draft.scope, draft.key))
+            if before is None and (keep_tags or keep_metadata or embedding):
+                before = kept(draft)
+            if before is not None and (keep_tags or keep_metadata):
+                draft = dataclasses.replace(draft, tags=before.tags if keep_tags else draft.tags,
+                                            metadata=before.metadata if keep_metadata else draft.metadata)
+            earlier[(draft.scope, draft.key)] = draft
+        settled.append(draft)
+        fresh.append(needs_vector(draft, before))
+    return settled, fresh
+
+
+def bulk_vectors(embedder: TextEmbedder | None, store: MemoryStore, drafts: Sequence[MemoryDraft],
+                 fresh: Sequence[bool], progress: Callable[[int, int], None] | None = None,
+                 ) -> tuple[dict[int, np.ndarray], str | None]:
+    """Vectors, by position, for the drafts whose text is new (``fresh``), ``BULK_CHUNK`` drafts a
+    model call, with ``progress(done, total)`` after each chunk but the last (its caller tells the
+    end once the batch is stored); and the warning of the writes left without the vector they
+    need: the store holds another model's vectors, or the model failed (it is not called again,
+    and the vectors already made are kept)."""
+    total = len(drafts)
+    warning = None if embedder is None else identity_warning(store, embedder)
+    vectors: dict[int, np.ndarray] = {}
+    for start in range(0, total, BULK_CHUNK):
+        wanted = [i for i in range(start, min(total, start + BULK_CHUNK)) if fresh[i]]
+        if embedder is not None and warning is None and wanted:
+            try:
+                rows = embed_texts(embedder, [(drafts[i].content, drafts[i].search_context) for i in wanted])
+                vectors.update(zip(wanted, rows, strict=True))
+            except EngramError as exc:
+                warning = not_embedded(exc)
+        if progress is not None and start + BULK_CHUNK < total:
+            progress(start + BULK_CHUNK, total)
+    return vectors, warning
 
 
 class WriteQueue:
@@ -278,7 +340,7 @@ class WriteQueue:
             return {}, [], warning
         wanted, skipped = [], []
         for i, p in enumerate(batch):
-            (wanted if self._needs_vector(p.draft, kept(p.draft)) else skipped).append(i)
+            (wanted if needs_vector(p.draft, kept(p.draft)) else skipped).append(i)
         if not wanted:
             return {}, skipped, None
         try:
@@ -286,14 +348,6 @@ class WriteQueue:
         except EngramError as exc:
             return {}, [], not_embedded(exc)
         return dict(zip(wanted, rows, strict=True)), skipped, None
-
-    @staticmethod
-    def _needs_vector(draft: MemoryDraft, kept: Memory | None) -> bool:
-        """False when ``kept``, the memory stored under this draft's key, already says the same
-        (its vector stays): an unchanged upsert by key is common (agents re-storing what they
-        know). A new text without a key is embedded even when it may turn out a duplicate: finding
-        that out costs a look-up per write, and a repeated text is rare."""
-        return kept is None or (kept.content, kept.search_context) != (draft.content, draft.search_context)
 
     def _embed_late(self, memories: list[Memory]) -> str | None:
         """Vectors for memories the look-up said were unchanged that have none after the write (a

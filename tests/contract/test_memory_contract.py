@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from engram.engine import Engram
+from engram.store.base import MemoryStore
 from engram.store.disabled import DisabledMemoryStore
 from engram.store.inmemory import InMemoryMemoryStore
 from engram.store.jsonfile import JsonFileMemoryStore
 from engram.store.sqlite import SqliteMemoryStore
-from engram.testing.contracts import DisabledStoreContract, MemoryStoreContract
+from engram.testing.contracts import DisabledStoreContract, Failing, MemoryStoreContract
 
 BACKENDS = {
     "sqlite": lambda folder: SqliteMemoryStore(folder / "memory.db"),
@@ -18,11 +24,51 @@ BACKENDS = {
 }
 
 
+@contextlib.contextmanager
+def _sqlite_failing(store: MemoryStore, content: str) -> Iterator[None]:
+    # A trigger in the file itself: the rows before the failing one are already written in the
+    # transaction when SQLite aborts it.
+    quoted = content.replace("'", "''")
+    with contextlib.closing(sqlite3.connect(store.location())) as conn:
+        conn.execute(f"CREATE TRIGGER contract_failing BEFORE INSERT ON memories WHEN NEW.content = '{quoted}' "
+                     "BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.execute("DROP TRIGGER contract_failing")
+            conn.commit()
+
+
+@contextlib.contextmanager
+def _jsonfile_failing(store: MemoryStore, content: str) -> Iterator[None]:
+    # The file cannot be replaced (a folder holding a file stands at its path), so the write that
+    # would hold ``content`` fails as a full disk does: the store writes a batch in one go.
+    path = Path(store.location())
+    aside = path.with_name(path.name + ".aside")
+    path.rename(aside)
+    (path / "occupied").mkdir(parents=True)
+    try:
+        yield
+    finally:
+        (path / "occupied").rmdir()
+        path.rmdir()
+        aside.rename(path)
+
+
 class TestMemoryStoreContract(MemoryStoreContract):
     @pytest.fixture(params=sorted(BACKENDS))
-    def make_store(self, request, tmp_path):
-        opener = BACKENDS[request.param]
+    def backend(self, request: pytest.FixtureRequest) -> str:
+        return request.param
+
+    @pytest.fixture
+    def make_store(self, backend, tmp_path):
+        opener = BACKENDS[backend]
         return lambda path=None: opener(path or tmp_path)
+
+    @pytest.fixture
+    def failing(self, backend: str) -> Failing | None:
+        return {"sqlite": _sqlite_failing, "jsonfile": _jsonfile_failing}.get(backend)
 
 
 class TestDisabledStore(DisabledStoreContract):

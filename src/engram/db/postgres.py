@@ -201,7 +201,11 @@ class PgDatabase:
                 return work(joined)
         for attempt in range(_RETRIES):
             try:
-                with translate_errors(self.where), self.pool.connection() as conn:
+                # BEGIN here, not at ``work``'s first statement: psycopg makes a ``transaction()``
+                # entered on an idle connection a transaction of its own (BEGIN ... COMMIT), so a
+                # ``work`` that starts with a joined call (``write_batch``: a savepoint per write)
+                # committed each of them apart, and a failure after one left it stored.
+                with translate_errors(self.where), self.pool.connection() as conn, conn.transaction():
                     self._current.conn = conn
                     try:
                         return work(conn)

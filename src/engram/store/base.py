@@ -17,6 +17,8 @@ Rules every backend keeps:
 - ``search_text`` never raises on odd query text: operators and quotes are searched as words.
 - ``write_batch`` stores several upserts, their vectors and links in one transaction where the
   backend has them; each write that fails is undone alone and its error returned in its place.
+  With ``all_or_nothing`` a write that fails undoes the whole batch instead, and its error is
+  raised: a caller storing a batch as one (``Engram.remember_many``) gets all of it or none.
 - vectors: ``set_vectors`` refuses a vector whose size differs from the store's identity before
   writing anything; memories without a vector simply do not appear in ``search_vector``.
 """
@@ -91,12 +93,16 @@ class MemoryStore(Protocol):
     def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult: ...
 
     def write_batch(
-        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
     ) -> list[WriteResult | EngramError]:
         """Each write's ``upsert``, with its vector (of ``identity``) when it was created or its
         content changed, and its links, all committed together before this returns (SQLite and
         PostgreSQL: one transaction). A write that fails is undone alone and its error stands in
-        its place; the others are kept. ``write_each`` is the one-at-a-time version."""
+        its place; the others are kept. ``write_each`` is the one-at-a-time version.
+
+        ``all_or_nothing``: a write that fails (or a failing commit) undoes every write of the
+        batch, and its error is raised; the list returned then holds no error. Nothing of the
+        batch is kept, whatever the backend (in-memory and JSON file ones restore their state)."""
         ...
 
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None: ...

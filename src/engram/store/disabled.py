@@ -25,8 +25,9 @@ class DisabledMemoryStore:
         return WriteResult(memory, "unchanged", ("memory is disabled: nothing was stored",))
 
     def write_batch(
-        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
     ) -> list[WriteResult | EngramError]:
+        # All or nothing holds as it is: nothing is kept, and no write fails.
         return write_each(self, writes, now=now, identity=identity)
 
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None:

@@ -12,7 +12,7 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from engram.store.base import (
     ImportResult,
     KindCount,
     StoreStats,
+    apply_write,
     import_links,
     linked_memories,
     write_each,
@@ -36,6 +37,19 @@ _ScopeKey = tuple[str | None, str | None]
 
 def _scope_key(scope: Scope) -> _ScopeKey:
     return scope.agent, scope.session
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    """What an all-or-nothing ``write_batch`` puts back when one of its writes fails."""
+
+    rows: dict[str, Memory]
+    by_key: dict[tuple[_ScopeKey, str], str]
+    by_hash: dict[tuple[_ScopeKey, str], str]
+    links: dict[str, set[str]]
+    versions: dict[str, list[MemoryVersion]]
+    vectors: dict[str, np.ndarray]
+    identity: str | None
 
 
 _SORT = {
@@ -61,6 +75,7 @@ class InMemoryMemoryStore:
         self._matrix = VectorMatrix()
         self._matrix_stale = True
         self._generation = 0
+        self._in_batch = False  # applying an all-or-nothing ``write_batch``: persisted once, at its end
 
     # Subclasses persist after every change; ``content=False`` is a recorded recall only.
     def _changed(self, content: bool = True) -> None:
@@ -109,9 +124,43 @@ class InMemoryMemoryStore:
             return WriteResult(self._out(memory), "created")
 
     def write_batch(
-        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
     ) -> list[WriteResult | EngramError]:
-        return write_each(self, writes, now=now, identity=identity)
+        if not all_or_nothing:
+            return write_each(self, writes, now=now, identity=identity)
+        # All or nothing without a transaction: the state is copied first and put back when a
+        # write fails, all under the lock (no reader sees half a batch). A subclass that persists
+        # does so once, for the whole batch (``_batch_written``); if that fails, the state goes back too.
+        with self._lock:
+            saved = self._copy_state()
+            self._in_batch = True
+            try:
+                out: list[WriteResult | EngramError] = [apply_write(self, w, now=now, identity=identity) for w in writes]
+                self._in_batch = False
+                self._batch_written()
+            except BaseException:
+                self._in_batch = False
+                self._restore_state(saved)
+                raise
+        return out
+
+    def _batch_written(self) -> None:
+        """An all-or-nothing batch has changed the state (a subclass persists it here, raising
+        ``StorageError`` when it cannot)."""
+        self._changed()
+
+    def _copy_state(self) -> _State:
+        # Memories and vectors are replaced, never changed in place: copying the containers is enough.
+        return _State(dict(self._rows), dict(self._by_key), dict(self._by_hash),
+                      {i: set(linked) for i, linked in self._links.items()},
+                      {i: list(versions) for i, versions in self._versions.items()}, dict(self._vectors), self._identity)
+
+    def _restore_state(self, saved: _State) -> None:
+        self._rows, self._by_key, self._by_hash = saved.rows, saved.by_key, saved.by_hash
+        self._links, self._versions, self._vectors, self._identity = saved.links, saved.versions, saved.vectors, saved.identity
+        # A new generation, not the old one: a cache filled while the batch was applied is stale.
+        self._matrix_stale = True
+        self._generation += 1
 
     def _add(self, memory: Memory) -> None:
         scope = _scope_key(memory.scope)

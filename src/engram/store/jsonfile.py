@@ -60,7 +60,7 @@ class JsonFileMemoryStore(InMemoryMemoryStore):
 
     def _changed(self, content: bool = True) -> None:
         super()._changed(content)
-        if not self._loading:
+        if not (self._loading or self._in_batch):
             self._persist()
 
     def _persist(self) -> None:

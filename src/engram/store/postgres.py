@@ -277,18 +277,23 @@ class PostgresMemoryStore:
         return self.db.transact(work)
 
     def write_batch(
-        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
     ) -> list[WriteResult | EngramError]:
         # One transaction (one commit) for the batch: upsert, set_vectors, link and get_many join it
         # (PgDatabase.transact), and each write runs in its own savepoint, undone alone when it is
         # refused. Writes go scope by scope in one fixed order, so two processes' batches take
         # the scopes' advisory locks in the same order and cannot deadlock on them; within a
         # scope the callers' order is kept (it decides which of two equal texts is the duplicate).
+        # All or nothing, a refused write's error leaves ``work``, which rolls the whole batch back
+        # (no savepoint per write then: nothing is kept after a failure anyway).
         order = sorted(range(len(writes)), key=lambda i: _scope_lock_key(*_scope_columns(writes[i].draft.scope)))
 
         def work(conn: Any) -> list[WriteResult | EngramError]:
             out: dict[int, WriteResult | EngramError] = {}
             for i in order:
+                if all_or_nothing:
+                    out[i] = apply_write(self, writes[i], now=now, identity=identity)
+                    continue
                 try:
                     with conn.transaction():
                         out[i] = apply_write(self, writes[i], now=now, identity=identity)

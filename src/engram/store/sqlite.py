@@ -252,13 +252,17 @@ class SqliteMemoryStore:
             return WriteResult(self._select(conn, "m.id = ?", (memory_id,))[0], "created")
 
     def write_batch(
-        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+        self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
     ) -> list[WriteResult | EngramError]:
         # One BEGIN IMMEDIATE ... COMMIT for the batch; a savepoint per write undoes a failing one
-        # alone (the nested upsert/set_vectors/link calls join this transaction).
+        # alone (the nested upsert/set_vectors/link calls join this transaction). All or nothing,
+        # a failing write's error leaves the block instead, which rolls the whole batch back.
         out: list[WriteResult | EngramError] = []
         with self.db.write() as conn:
             for write in writes:
+                if all_or_nothing:
+                    out.append(apply_write(self, write, now=now, identity=identity))
+                    continue
                 conn.execute("SAVEPOINT engram_write")
                 try:
                     out.append(apply_write(self, write, now=now, identity=identity))

@@ -2,19 +2,22 @@
 
 Subclass ``MemoryStoreContract`` and provide a ``make_store`` fixture returning a callable that
 opens a fresh, empty store (called again it must reopen the same data where the backend persists).
-The tests go through ``Engram``, as users do, so they pin what users see.
+The tests go through ``Engram``, as users do, so they pin what users see. A backend whose storage
+can be made to fail for real (a trigger, a full disk) also provides ``failing`` (see the fixture),
+which runs the test that ``remember_many`` failing half-way leaves the store as it was.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import numpy as np
 import pytest
 
 from engram.engine import Engram, Filters
-from engram.errors import DimensionError, NotFoundError, SnapshotError, ValidationError
+from engram.errors import DimensionError, NotFoundError, SnapshotError, StorageError, ValidationError
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
@@ -22,11 +25,21 @@ from engram.store.base import BatchWrite, KindCount, MemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
 
+# ``failing(store, content)``: a context in which ``store``'s storage itself fails to write the
+# memory holding ``content`` (or the write that holds it), raising ``StorageError`` from the store.
+Failing = Callable[[MemoryStore, str], AbstractContextManager[None]]
+
 
 class MemoryStoreContract(TemporalContract):
     @pytest.fixture
     def make_store(self) -> Callable[[], MemoryStore]:  # pragma: no cover - subclasses provide it
         raise NotImplementedError
+
+    @pytest.fixture
+    def failing(self) -> Failing | None:
+        """None: this backend cannot be made to fail a write (the tests needing it skip). A backend
+        that can provides it (a trigger in the database, a file that cannot be written)."""
+        return None
 
     @pytest.fixture
     def store(self, make_store: Callable[[], MemoryStore]) -> MemoryStore:
@@ -950,6 +963,64 @@ class MemoryStoreContract(TemporalContract):
         with pytest.raises(DimensionError):
             store.set_vectors("test:other:4", [(memory.id, np.ones(4))])
         assert store.vectors_for([memory.id])[memory.id].shape == (4,)
+
+    def test_write_batch_all_or_nothing_keeps_nothing_when_a_write_is_refused(
+            self, mem: Engram, store: MemoryStore) -> None:
+        # A write the store refuses after the ones before it were applied (its row written, then
+        # its vector refused): the whole batch is undone, the update before it included.
+        kept = mem.remember("kept before the batch", key="kept", tags=["old"]).memory
+        store.set_vectors("test:batch:4", [(kept.id, np.ones(4, dtype=np.float32))])
+        everyone = MemoryFilter(scopes=(Scope("alice"), Scope("bob")), include_superseded=True)
+        before = store.list(everyone, limit=100)
+        good, bad = np.ones(4, dtype=np.float32), np.ones(5, dtype=np.float32)
+        drafts = [make_draft("batch first", max_content_chars=500, scope=Scope("alice")),
+                  make_draft("kept, changed", max_content_chars=500, scope=Scope("alice"), key="kept", tags=["new"]),
+                  make_draft("batch in bob's scope", max_content_chars=500, scope=Scope("bob")),
+                  make_draft("refused by its vector", max_content_chars=500, scope=Scope("alice")),
+                  make_draft("batch last", max_content_chars=500, scope=Scope("alice"))]
+        writes = [BatchWrite(d, key_from_content(d.content), bad if i == 3 else good) for i, d in enumerate(drafts)]
+        with pytest.raises(DimensionError):
+            store.write_batch(writes, now=1000.0, identity="test:batch:4", all_or_nothing=True)
+        assert store.list(everyone, limit=100) == before
+        assert store.versions(kept.id) == [] and list(store.vectors_for([kept.id])) == [kept.id]
+        writes[3] = BatchWrite(drafts[3], "refused-by-its-vector", good)
+        results = store.write_batch(writes, now=1001.0, identity="test:batch:4", all_or_nothing=True)
+        assert [r.action for r in results] == ["created", "updated", "created", "created", "created"]  # type: ignore[union-attr]
+        assert mem.get("kept").content == "kept, changed" and store.count(everyone) == 5
+
+    def test_remember_many_failing_half_way_stores_nothing(self, store: MemoryStore, clock: FakeClock,
+                                                           make_store: Callable[[], MemoryStore],
+                                                           failing: Failing | None) -> None:
+        if failing is None:
+            pytest.skip("this backend cannot be made to fail a write")
+        mem = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder(), max_content_chars=500)
+        plan = mem.remember("the plan before the batch", key="plan", tags=["work"], metadata={"owner": "ana"}).memory
+        mem.remember("another memory before the batch")
+        everyone = MemoryFilter(scopes=(Scope("alice"), Scope(None)), include_superseded=True)
+        before = store.list(everyone, limit=100)
+        vectors = store.vectors_for([m.id for m in before])
+        events: list[MemoryEvent] = []
+        mem.subscribe(events.append)
+        batch = [{"content": "first of the batch"}, {"content": "the plan, changed", "key": "plan"},
+                 {"content": "a global one", "scope": "global"}, {"content": "boom: the storage fails here"},
+                 {"content": "after the failure"}]
+        clock.advance(60)
+        with failing(store, "boom: the storage fails here"), pytest.raises(StorageError):
+            mem.remember_many(batch)
+        after = store.list(everyone, limit=100)
+        assert after == before and store.versions(plan.id) == []
+        assert {i: v.tolist() for i, v in store.vectors_for([m.id for m in before]).items()} == \
+            {i: v.tolist() for i, v in vectors.items()}
+        assert events == [] and mem.count() == 2
+        reopened = make_store()  # what is kept (the file, the database) is as it was too
+        try:
+            assert reopened.list(everyone, limit=100) == before
+        finally:
+            reopened.close()
+        results = mem.remember_many(batch)  # the storage works again: the same batch goes in whole
+        assert [r.action for r in results] == ["created", "updated", "created", "created", "created"]
+        assert mem.get("plan").tags == ("work",) and mem.get("plan").metadata == {"owner": "ana"}
+        assert not store.missing_vectors() and store.count(everyone) == 6
 
     def test_write_batch_answers_each_write_in_its_place(self, mem: Engram, store: MemoryStore) -> None:
         target = mem.remember("the link target").memory
