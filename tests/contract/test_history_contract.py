@@ -9,7 +9,6 @@ import contextlib
 import errno
 import json
 import os
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
@@ -21,25 +20,14 @@ from engram.history.inmemory import InMemoryHistoryStore
 from engram.history.jsonl import JsonlHistoryStore
 from engram.history.sqlite import SqliteHistoryStore
 from engram.testing.history_contract import HistoryBackend, HistoryStoreContract
+from tests.failing_writes import sqlite_insert_fails
 
 
 def _sqlite(tmp_path: Path) -> HistoryBackend:
     path = str(tmp_path / "memory.db")
 
-    @contextlib.contextmanager
-    def failing(text: str) -> Iterator[None]:
-        # A trigger in the file itself: the rows before the failing one are already inserted in
-        # the transaction when SQLite aborts it.
-        quoted = text.replace("'", "''")
-        with contextlib.closing(sqlite3.connect(path)) as conn:
-            conn.execute(f"CREATE TRIGGER contract_failing BEFORE INSERT ON history_messages WHEN NEW.content = "
-                         f"'{quoted}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
-            conn.commit()
-            try:
-                yield
-            finally:
-                conn.execute("DROP TRIGGER contract_failing")
-                conn.commit()
+    def failing(text: str) -> contextlib.AbstractContextManager[None]:
+        return sqlite_insert_fails(path, "history_messages", text)
 
     return HistoryBackend("sqlite", lambda: SqliteHistoryStore.open(path),
                           target="engram.history.sqlite:SqliteHistoryStore.open", kwargs={"path": path},

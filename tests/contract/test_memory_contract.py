@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from engram.store.inmemory import InMemoryMemoryStore
 from engram.store.jsonfile import JsonFileMemoryStore
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.contracts import DisabledStoreContract, Failing, MemoryStoreContract
+from tests.failing_writes import sqlite_insert_fails
 
 BACKENDS = {
     "sqlite": lambda folder: SqliteMemoryStore(folder / "memory.db"),
@@ -24,20 +24,8 @@ BACKENDS = {
 }
 
 
-@contextlib.contextmanager
-def _sqlite_failing(store: MemoryStore, content: str) -> Iterator[None]:
-    # A trigger in the file itself: the rows before the failing one are already written in the
-    # transaction when SQLite aborts it.
-    quoted = content.replace("'", "''")
-    with contextlib.closing(sqlite3.connect(store.location())) as conn:
-        conn.execute(f"CREATE TRIGGER contract_failing BEFORE INSERT ON memories WHEN NEW.content = '{quoted}' "
-                     "BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
-        conn.commit()
-        try:
-            yield
-        finally:
-            conn.execute("DROP TRIGGER contract_failing")
-            conn.commit()
+def _sqlite_failing(store: MemoryStore, content: str) -> contextlib.AbstractContextManager[None]:
+    return sqlite_insert_fails(store.location(), "memories", content)
 
 
 @contextlib.contextmanager

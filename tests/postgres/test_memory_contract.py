@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg import sql
 
 from engram.store.base import MemoryStore
 from engram.testing.contracts import Failing, MemoryStoreContract
+from tests.failing_writes import postgres_insert_fails
 
 
 class TestPostgresMemoryContract(MemoryStoreContract):
@@ -26,19 +25,7 @@ class TestPostgresMemoryContract(MemoryStoreContract):
     def failing(self, database_for_path: Callable[[Path | None], str]) -> Failing:
         url = database_for_path(None)  # the database ``store`` opened
 
-        @contextlib.contextmanager
-        def fail(store: MemoryStore, content: str) -> Iterator[None]:
-            # A row trigger in the database: the rows before the failing one are already written
-            # in the transaction when PostgreSQL aborts it.
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute("CREATE FUNCTION contract_failing() RETURNS trigger LANGUAGE plpgsql AS "
-                             "$$ BEGIN RAISE EXCEPTION 'injected failure'; END $$")
-                conn.execute("CREATE TRIGGER contract_failing BEFORE INSERT ON memories FOR EACH ROW WHEN "
-                             f"(NEW.content = {sql.quote(content)}) EXECUTE FUNCTION contract_failing()")
-                try:
-                    yield
-                finally:
-                    conn.execute("DROP TRIGGER contract_failing ON memories")
-                    conn.execute("DROP FUNCTION contract_failing()")
+        def fail(store: MemoryStore, content: str) -> contextlib.AbstractContextManager[None]:
+            return postgres_insert_fails(url, "memories", content)
 
         return fail

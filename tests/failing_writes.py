@@ -1,0 +1,44 @@
+"""Real write failures for the contracts' "a storage failure part-way" cases: a trigger in the
+database itself that aborts the insert of one row, after the rows before it were written in the
+same transaction (what a full disk or a constraint does), not a mock of engram's code."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+
+@contextlib.contextmanager
+def sqlite_insert_fails(path: str | Path, table: str, content: str) -> Iterator[None]:
+    """While inside, inserting a row of ``table`` whose ``content`` is ``content`` aborts."""
+    quoted = content.replace("'", "''")
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute(f"CREATE TRIGGER contract_failing BEFORE INSERT ON {table} WHEN NEW.content = '{quoted}' "
+                     "BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.execute("DROP TRIGGER contract_failing")
+            conn.commit()
+
+
+@contextlib.contextmanager
+def postgres_insert_fails(url: str, table: str, content: str) -> Iterator[None]:
+    """``sqlite_insert_fails`` on the PostgreSQL database at ``url``."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION contract_failing() RETURNS trigger LANGUAGE plpgsql AS "
+                     "$$ BEGIN RAISE EXCEPTION 'injected failure'; END $$")
+        conn.execute(sql.SQL("CREATE TRIGGER contract_failing BEFORE INSERT ON {} FOR EACH ROW WHEN "
+                             "(NEW.content = {}) EXECUTE FUNCTION contract_failing()").format(
+                                 sql.Identifier(table), sql.Literal(content)))
+        try:
+            yield
+        finally:
+            conn.execute(sql.SQL("DROP TRIGGER contract_failing ON {}").format(sql.Identifier(table)))
+            conn.execute("DROP FUNCTION contract_failing()")
