@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import operator
+import threading
+import time
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -12,18 +15,38 @@ import pytest
 pytest.importorskip("langgraph", reason="the langgraph extra is not installed: pip install 'engram-recall[langgraph]'")
 
 from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore  # noqa: E402
+from langgraph.store.base import BaseStore, PutOp  # noqa: E402
 
+from engram.backends.sqlite import SqliteBackend  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
+from engram.events import EventBus  # noqa: E402
 from engram.integrations.langgraph import EngramStore  # noqa: E402
 from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
-from engram.testing.fakes import HashingEmbedder  # noqa: E402
+from engram.testing.fakes import FakeClock, HashingEmbedder  # noqa: E402
 
 
 @pytest.fixture
 def engram(tmp_path: Path) -> Engram:
     mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="app", embedder=HashingEmbedder())
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def timed(tmp_path: Path, clock: FakeClock) -> Engram:
+    """A SQLite engram on a clock the test moves, with its audit trail in the same file (as
+    ``Engram.from_settings`` opens it)."""
+    store = SqliteMemoryStore(tmp_path / "memory.db")
+    backend = SqliteBackend(store)
+    events = EventBus()
+    events.subscribe(backend.audit_log())
+    mem = Engram(store, agent="app", embedder=HashingEmbedder(), clock=clock, events=events, backend=backend)
     yield mem
     mem.close()
 
@@ -262,3 +285,195 @@ def test_an_agent_prefix_that_cannot_start_a_name_is_refused(engram: Engram, pre
     with pytest.raises(ValidationError) as err:
         EngramStore(engram, agent_from_namespace=1, agent_prefix=prefix)  # type: ignore[arg-type]
     assert err.value.field == "agent_prefix"
+
+
+# --- TTLs ---------------------------------------------------------------------------------------
+MINUTE = 60.0
+
+
+def test_an_item_put_with_a_ttl_is_gone_after_it(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed, ttl={"refresh_on_read": False})
+    store.put(("docs",), "short", {"text": "gone soon"}, ttl=10)
+    store.put(("docs",), "forever", {"text": "no ttl"})
+    store.put(("docs",), "again", {"text": "put again"}, ttl=10)
+    put_at = clock.now
+    clock.advance(9 * MINUTE)
+    assert store.get(("docs",), "short").value == {"text": "gone soon"}
+    store.put(("docs",), "again", {"text": "put again, later"}, ttl=10)  # a put again resets the expiry
+    clock.advance(2 * MINUTE)
+    assert store.get(("docs",), "short") is None  # past its expiry, before any sweep
+    assert store.get(("docs",), "forever").value == {"text": "no ttl"}
+    assert store.get(("docs",), "again").value == {"text": "put again, later"}
+    assert timed.count() == 3  # nothing was forgotten yet: expired items are hidden, the sweep removes them
+    clock.advance(10 * MINUTE)
+    assert store.get(("docs",), "again") is None
+    store.put(("docs",), "again", {"text": "now for good"}, ttl=None)  # a put without a ttl: no expiry
+    clock.advance(10_000 * MINUTE)
+    assert store.get(("docs",), "again").value == {"text": "now for good"}
+    assert store.get(("docs",), "again").updated_at.timestamp() > put_at
+
+
+def test_search_and_list_namespaces_hide_expired_items(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed, index_fields=["text"])
+    store.put(("docs", "a"), "tea", {"text": "green tea in the morning"}, ttl=5)
+    store.put(("docs", "b"), "coffee", {"text": "black coffee at noon"}, ttl=60)
+    store.put(("docs", "c"), "water", {"text": "water all day"})
+    assert store.list_namespaces() == [("docs", "a"), ("docs", "b"), ("docs", "c")]
+    clock.advance(6 * MINUTE)
+    assert sorted(i.key for i in store.search(("docs",))) == ["coffee", "water"]
+    assert "tea" not in [i.key for i in store.search(("docs",), query="green tea morning")]
+    assert [i.key for i in store.search(("docs",), query="black coffee")][:1] == ["coffee"]
+    assert store.list_namespaces() == [("docs", "b"), ("docs", "c")]
+    assert store.list_namespaces(prefix=("docs", "a")) == []
+
+
+def test_a_read_refreshes_the_ttl_unless_told_not_to(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed)  # no TTLConfig: reads refresh, as LangGraph's default
+    store.put(("docs",), "read", {"text": "read often"}, ttl=10)
+    store.put(("docs",), "unread", {"text": "never read"}, ttl=10)
+    store.put(("docs",), "plain", {"text": "no ttl"})
+    ref = EngramStore._ref(("docs",), "read")
+    before = timed.get(ref).updated_at
+    for _ in range(3):  # 24 minutes in all, each read within the ttl of the one before
+        clock.advance(8 * MINUTE)
+        assert store.get(("docs",), "read").updated_at.timestamp() == before  # a refresh is no update
+    assert store.get(("docs",), "unread") is None
+    clock.advance(8 * MINUTE)
+    assert [i.key for i in store.search(("docs",), filter={"text": "read often"})] == ["read"]  # search refreshes
+    clock.advance(8 * MINUTE)
+    assert store.get(("docs",), "read", refresh_ttl=False) is not None
+    clock.advance(3 * MINUTE)  # 11 minutes after the last refresh; the read without one moved nothing
+    assert store.get(("docs",), "read") is None
+    # an item without a ttl is not written by a read
+    plain = timed.get(EngramStore._ref(("docs",), "plain"))
+    store.get(("docs",), "plain")
+    store.search(("docs",))
+    assert timed.get(plain.id).updated_at == plain.updated_at
+
+    quiet = EngramStore(timed, ttl={"refresh_on_read": False})
+    quiet.put(("docs",), "quiet", {"text": "read without refresh"}, ttl=10)
+    clock.advance(8 * MINUTE)
+    assert quiet.get(("docs",), "quiet") is not None and quiet.search(("docs",), filter={"text": "read without refresh"})
+    clock.advance(3 * MINUTE)
+    assert quiet.get(("docs",), "quiet") is None
+    quiet.put(("docs",), "quiet", {"text": "read with refresh"}, ttl=10)
+    clock.advance(8 * MINUTE)
+    assert quiet.get(("docs",), "quiet", refresh_ttl=True) is not None  # asked for: refreshed
+    clock.advance(8 * MINUTE)
+    assert quiet.get(("docs",), "quiet") is not None
+
+
+def test_the_default_ttl_applies_to_puts_that_give_none(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed, ttl={"default_ttl": 30, "refresh_on_read": False})
+    assert store.supports_ttl and store.ttl_config == {"default_ttl": 30, "refresh_on_read": False}
+    store.put(("docs",), "default", {"text": "default ttl"})
+    store.put(("docs",), "own", {"text": "own ttl"}, ttl=60)
+    store.put(("docs",), "none", {"text": "no ttl"}, ttl=None)
+    clock.advance(31 * MINUTE)
+    assert store.get(("docs",), "default") is None
+    assert store.get(("docs",), "own") is not None and store.get(("docs",), "none") is not None
+    clock.advance(30 * MINUTE)
+    assert store.get(("docs",), "own") is None and store.get(("docs",), "none") is not None
+
+
+def test_sweep_ttl_forgets_expired_items_into_the_audit_trail(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed, agent_from_namespace=1)
+    store.put(("memories", "alice"), "a", {"text": "alice's short"}, ttl=5)
+    store.put(("memories", "alice"), "b", {"text": "alice's long"}, ttl=50)
+    store.put(("memories", "bob"), "a", {"text": "bob's short"}, ttl=5)
+    store.put(("memories", "bob"), "c", {"text": "bob's forever"})
+    assert store.sweep_ttl() == 0
+    clock.advance(6 * MINUTE)
+    assert store.sweep_ttl() == 2
+    assert store.sweep_ttl() == 0
+    assert [m.metadata["lg_key"] for m in timed.for_agent("lg:alice").list()] == ["b"]
+    assert [m.metadata["lg_key"] for m in timed.for_agent("lg:bob").list()] == ["c"]
+    [gone] = timed.for_agent("lg:bob").audit_trail(action="forgotten")
+    assert (gone.reason, gone.origin, gone.memory_key) == ("langgraph ttl", "langgraph",
+                                                           EngramStore._ref(("memories", "bob"), "a"))
+
+
+def test_a_sweep_touches_only_its_own_stores_agents(timed: Engram, clock: FakeClock) -> None:
+    users = EngramStore(timed, agent_from_namespace=1)  # agents lg:<user>
+    tenants = EngramStore(timed, agent_from_namespace=1, agent_prefix="t:")  # agents t:<tenant>
+    app = EngramStore(timed)  # the app's own agent
+    for store in (users, tenants, app):
+        store.put(("memories", "x"), "k", {"text": "expiring"}, ttl=1)
+    clock.advance(2 * MINUTE)
+    assert users.sweep_ttl() == 1
+    assert timed.for_agent("lg:x").count() == 0
+    assert timed.for_agent("t:x").count() == 1 and timed.count() == 1
+    assert app.sweep_ttl() == 1
+    assert timed.for_agent("t:x").count() == 1 and timed.count() == 0
+    assert tenants.sweep_ttl() == 1 and timed.for_agent("t:x").count() == 0
+
+
+def _sweeper_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "engram-langgraph-ttl-sweeper" and t.is_alive()]
+
+
+def test_the_sweeper_thread_sweeps_until_stopped(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed, ttl={"sweep_interval_minutes": 1})
+    store.put(("docs",), "k", {"text": "expiring"}, ttl=1)
+    clock.advance(2 * MINUTE)
+    assert store.stop_ttl_sweeper() is True  # not running: nothing to stop
+    done = store.start_ttl_sweeper(sweep_interval_minutes=0.001)  # 60 ms of real time
+    deadline = time.monotonic() + 10
+    while timed.count() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert timed.count() == 0
+    assert store.stop_ttl_sweeper(timeout=5) is True
+    done.result(timeout=5)
+    store.put(("docs",), "k2", {"text": "expiring"}, ttl=1)
+    clock.advance(2 * MINUTE)
+    time.sleep(0.2)  # stopped: nothing sweeps any more
+    assert timed.count() == 1
+    cancelled = store.start_ttl_sweeper(sweep_interval_minutes=60)
+    assert cancelled.cancel()  # cancelling the future stops the thread, as with LangGraph's stores
+    deadline = time.monotonic() + 10
+    while _sweeper_threads() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _sweeper_threads() and store.stop_ttl_sweeper() is True and timed.count() == 1
+    with pytest.raises(ValidationError) as err:
+        store.start_ttl_sweeper(sweep_interval_minutes=-1)
+    assert err.value.field == "sweep_interval_minutes"
+
+
+@pytest.mark.parametrize("ttl", [-1, 0, math.nan, math.inf, "10", True, [5]])
+def test_a_bad_ttl_is_refused_and_stores_nothing(timed: Engram, ttl: object) -> None:
+    store = EngramStore(timed)
+    with pytest.raises(ValidationError) as err:
+        store.put(("docs",), "k", {"text": "x"}, ttl=ttl)  # type: ignore[arg-type]
+    assert err.value.field == "ttl" and "minutes" in str(err.value)
+    with pytest.raises(ValidationError) as err:
+        store.batch([PutOp(("docs",), "k", {"text": "x"}, ttl=ttl)])  # type: ignore[arg-type]
+    assert err.value.field == "ttl"
+    assert timed.count() == 0
+    with pytest.raises(ValidationError) as err:
+        EngramStore(timed, ttl={"default_ttl": ttl})  # type: ignore[typeddict-item]
+    assert err.value.field == "ttl.default_ttl"
+
+
+@pytest.mark.parametrize(("config", "field"), [({"sweep_interval_minutes": -5}, "ttl.sweep_interval_minutes"),
+                                               ({"refresh_on_read": "yes"}, "ttl.refresh_on_read"),
+                                               ({"default_tl": 5}, "ttl"), (60, "ttl")])
+def test_a_bad_ttl_config_is_refused(timed: Engram, config: object, field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramStore(timed, ttl=config)  # type: ignore[arg-type]
+    assert err.value.field == field
+
+
+def test_a_real_graph_with_a_ttl_store(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed, agent_from_namespace=1, index_fields=["text"],
+                        ttl={"default_ttl": 60, "refresh_on_read": True})
+    graph = _graph(store)
+    graph.invoke({"user": "alice", "message": "remember: I prefer green tea in the morning", "recalled": []})
+    clock.advance(45 * MINUTE)
+    out = graph.invoke({"user": "alice", "message": "what do I prefer? tea", "recalled": []})
+    assert out["recalled"] == ["I prefer green tea in the morning"]  # and the read refreshed it
+    clock.advance(45 * MINUTE)
+    out = asyncio.run(graph.ainvoke({"user": "alice", "message": "tea?", "recalled": []}))
+    assert out["recalled"] == ["I prefer green tea in the morning"]
+    clock.advance(61 * MINUTE)
+    assert graph.invoke({"user": "alice", "message": "tea?", "recalled": []})["recalled"] == []
+    assert store.sweep_ttl() == 1 and timed.for_agent("lg:alice").count() == 0

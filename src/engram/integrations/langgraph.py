@@ -16,22 +16,35 @@ memory key may be), so an item is one memory.
 engram's score); without one, the items newest first. ``filter`` matches value fields by equality
 or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names. What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
-whole value as JSON; ``index=False`` indexes only the key. TTLs are not supported (``supports_ttl`` is False).
+whole value as JSON; ``index=False`` indexes only the key.
+
+TTLs as LangGraph's own stores keep them (``TTLConfig``, ``put(..., ttl=minutes)``): an item put with a
+ttl keeps it and its expiry (the engine's clock + ttl) in its metadata (``lg_ttl``, ``lg_expires_at``);
+a put again sets both anew, one without a ttl has none. An item past its expiry is gone for ``get``,
+``search`` and ``list_namespaces`` at once; ``sweep_ttl`` (or the ``start_ttl_sweeper`` thread)
+forgets it, with the reason ``langgraph ttl`` in the audit trail. A read with ``refresh_ttl``
+(``refresh_on_read``, default True) moves the expiry of each item it returns that has a ttl: one
+metadata update per such item, none for the others. ``lg_updated_at`` keeps the put's time for
+``Item.updated_at``, which a refresh (an engram update) would otherwise move.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
+import logging
+import math
 import operator
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 from engram.engine import Engram, Filters
-from engram.errors import ValidationError
+from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, missing
 from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
 
@@ -47,10 +60,44 @@ try:
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
     )
     from langgraph.store.base.embed import get_text_at_path
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("langgraph", "langgraph") from exc
+
+log = logging.getLogger(__name__)
+TTL_REASON = "langgraph ttl"
+# LangGraph's SqliteStore and PostgresStore sweep every 5 minutes when no interval is configured.
+DEFAULT_SWEEP_MINUTES = 5.0
+_TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
+
+
+def _minutes(value: Any, field: str, *, allow_none: bool = True) -> float | None:
+    """``value`` as a positive, finite number of minutes (None when allowed); else ``ValidationError``
+    naming ``field``. A bool is not a number here, as ``ttl=True`` is a mistake, not one minute."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 < value < math.inf):
+        raise ValidationError(field, f"{value!r} is not a number of minutes",
+                              "a finite number of minutes > 0" + (", or None for no expiry" if allow_none else ""))
+    return float(value)
+
+
+def _ttl_config(ttl: Any) -> TTLConfig | None:
+    """The store's ``TTLConfig`` checked once, so a bad one fails at construction, not at a put."""
+    if ttl is None:
+        return None
+    if not isinstance(ttl, Mapping):
+        raise ValidationError("ttl", f"got {type(ttl).__name__}", "a TTLConfig (dict) or None")
+    unknown = sorted(set(ttl) - set(_TTL_KEYS))
+    if unknown:
+        raise ValidationError("ttl", f"unknown keys {unknown}", list(_TTL_KEYS))
+    if "refresh_on_read" in ttl and not isinstance(ttl["refresh_on_read"], bool):
+        raise ValidationError("ttl.refresh_on_read", f"{ttl['refresh_on_read']!r} is not a bool", "True or False")
+    _minutes(ttl.get("default_ttl"), "ttl.default_ttl")
+    _minutes(ttl.get("sweep_interval_minutes"), "ttl.sweep_interval_minutes")
+    return TTLConfig(**ttl)  # type: ignore[typeddict-item]
 
 
 def _is_agent_name(name: str) -> bool:
@@ -99,6 +146,11 @@ def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
 
+def _expired(memory: Memory, now: float) -> bool:
+    expires = memory.metadata.get("lg_expires_at")
+    return isinstance(expires, int | float) and expires <= now
+
+
 def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None, where: str = "filter") -> bool:
     """Whether ``value`` has what ``wanted`` asks, as LangGraph's own stores read a filter: a nested
     object matches the fields it names (containment, as Postgres' jsonb ``@>``), not the whole object."""
@@ -129,12 +181,15 @@ def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) ->
 class EngramStore(BaseStore):
     """LangGraph's store interface, kept in engram (see the module docstring)."""
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(self, engram: Engram, *, agent_from_namespace: int | None = None, agent_prefix: str = DEFAULT_AGENT_PREFIX,
-                 index_fields: list[str] | None = None) -> None:
+                 index_fields: list[str] | None = None, ttl: TTLConfig | None = None) -> None:
         """``agent_prefix`` goes before the label ``agent_from_namespace`` picks to name its agent;
-        ``""`` is the layout of stores made before it existed (see the module docstring)."""
+        ``""`` is the layout of stores made before it existed (see the module docstring). ``ttl`` is
+        LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that give none,
+        ``refresh_on_read`` (default True), ``sweep_interval_minutes`` for ``start_ttl_sweeper``.
+        Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...)."""
         if agent_from_namespace is not None and agent_from_namespace < 0:
             raise ValidationError("agent_from_namespace", f"{agent_from_namespace} is negative", "a label index >= 0")
         if not isinstance(agent_prefix, str) or (agent_prefix and not _is_agent_name(agent_prefix + "x")):
@@ -144,6 +199,9 @@ class EngramStore(BaseStore):
         self.agent_from_namespace = agent_from_namespace
         self.agent_prefix = agent_prefix
         self.index_fields = index_fields
+        self.ttl_config = _ttl_config(ttl)
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
 
     # --- scopes -------------------------------------------------------------------------------
     def _view(self, namespace: tuple[str, ...], field: str = "namespace") -> Engram:
@@ -189,18 +247,38 @@ class EngramStore(BaseStore):
     def _item(memory: Memory, score: float | None = None, *, ranked: bool = False) -> Item:
         meta = memory.metadata
         fields = {"namespace": tuple(meta["lg_namespace"]), "key": meta["lg_key"], "value": dict(meta["lg_value"]),
-                  "created_at": _when(memory.created_at), "updated_at": _when(memory.updated_at)}
+                  "created_at": _when(memory.created_at),
+                  "updated_at": _when(meta.get("lg_updated_at", memory.updated_at))}
         return SearchItem(**fields, score=score) if ranked else Item(**fields)
 
     # --- the operations -----------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
-        memory = self._view(op.namespace).find(self._ref(op.namespace, op.key))
-        return None if memory is None else self._item(memory)
+        view = self._view(op.namespace)
+        memory = view.find(self._ref(op.namespace, op.key))
+        if memory is None or _expired(memory, view.clock()):
+            return None
+        if op.refresh_ttl:
+            self._refresh(view, [memory])
+        return self._item(memory)
+
+    def _refresh(self, view: Engram, memories: Iterable[Memory]) -> None:
+        """Move the expiry of each of ``memories`` that has a ttl to now + its ttl (LangGraph's
+        refresh on read): one metadata update each, nothing for items without a ttl."""
+        now = view.clock()
+        for memory in memories:
+            ttl = memory.metadata.get("lg_ttl")
+            if not isinstance(ttl, int | float):
+                continue
+            metadata = {**memory.metadata, "lg_expires_at": now + ttl * 60}
+            try:
+                view.update(memory, metadata=metadata)
+            except NotFoundError:
+                pass  # deleted (or swept) since it was read: nothing left to keep alive
 
     def _put(self, op: PutOp) -> None:
         view = self._view(op.namespace)
         ref = self._ref(op.namespace, op.key)
-        if op.value is None:
+        if op.value is None:  # a delete: its ttl (LangGraph passes the default one) means nothing
             if view.find(ref) is not None:
                 view.forget(ref, reason="langgraph delete")
             return
@@ -209,6 +287,7 @@ class EngramStore(BaseStore):
         value = dict(op.value)
         # Checked here so the error names LangGraph's argument, not the metadata that carries it.
         usable_json("value", value)
+        ttl = _minutes(op.ttl, "ttl")
         usable_text("key", op.key)
         for label in op.namespace:
             usable_text("namespace", label)
@@ -221,40 +300,124 @@ class EngramStore(BaseStore):
             text = json.dumps(value, ensure_ascii=False, default=str)
         metadata = {"lg_item": "1", "lg_namespace": list(op.namespace), "lg_key": op.key, "lg_value": value,
                     **{f"lg_ns{i}": label for i, label in enumerate(op.namespace)}}
+        if ttl is not None:
+            now = view.clock()
+            metadata |= {"lg_ttl": ttl, "lg_expires_at": now + ttl * 60, "lg_updated_at": now}
         view.remember(text, key=ref, metadata=metadata, source="langgraph")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         view = self._view(op.namespace_prefix, "namespace_prefix")
         filters = self._prefix_filter(op.namespace_prefix)
         wanted = op.offset + op.limit
+        now = view.clock()
+
+        def kept(memory: Memory) -> bool:
+            return not _expired(memory, now) and _matches(memory.metadata["lg_value"], op.filter)
+
         if op.query:
-            # Over-fetch: the value filter is applied after ranking.
+            # Over-fetch: the value filter (and expiry) is applied after ranking.
             hits = view.recall(op.query, limit=min(max(wanted * 4, 20), MAX_RECALL_LIMIT), filters=filters)
-            found = [(h.memory, h.score) for h in hits if _matches(h.memory.metadata["lg_value"], op.filter)]
+            found = [(h.memory, h.score) for h in hits if kept(h.memory)]
         else:
             found, offset = [], 0
             while len(found) < wanted:
                 page = view.list(filters, limit=500, offset=offset)
-                found += [(m, None) for m in page if _matches(m.metadata["lg_value"], op.filter)]
+                found += [(m, None) for m in page if kept(m)]
                 offset += len(page)
                 if len(page) < 500:
                     break
-        return [self._item(m, s, ranked=True) for m, s in found[op.offset:wanted]]  # type: ignore[misc]
+        returned = found[op.offset:wanted]
+        if op.refresh_ttl:
+            self._refresh(view, [m for m, _ in returned])
+        return [self._item(m, s, ranked=True) for m, s in returned]  # type: ignore[misc]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         seen: set[tuple[str, ...]] = set()
+        now = self.engram.clock()
         for view in self._views():
-            offset = 0
-            while True:
-                page = view.list(Filters(metadata={"lg_item": "1"}), limit=1000, offset=offset, scope="agent")
-                seen.update(tuple(m.metadata["lg_namespace"]) for m in page)
-                offset += len(page)
-                if len(page) < 1000:
-                    break
+            seen.update(tuple(m.metadata["lg_namespace"]) for m in self._items_of(view) if not _expired(m, now))
         found = [ns for ns in seen if all(_namespace_matches(ns, c) for c in op.match_conditions or ())]
         if op.max_depth is not None:
             found = list({ns[: op.max_depth] for ns in found})
         return sorted(found)[op.offset: op.offset + op.limit]
+
+    @staticmethod
+    def _items_of(view: Engram) -> list[Memory]:
+        """Every item in ``view``'s own agent scope."""
+        items: list[Memory] = []
+        while True:
+            page = view.list(Filters(metadata={"lg_item": "1"}), limit=1000, offset=len(items), scope="agent")
+            items += page
+            if len(page) < 1000:
+                return items
+
+    # --- TTL sweeping -------------------------------------------------------------------------
+    def sweep_ttl(self) -> int:
+        """Forget every expired item of every agent this store covers (``_views``), with the reason
+        ``langgraph ttl``; returns how many. Reads already skip them: this frees the space."""
+        swept = 0
+        for view in self._views():
+            now = view.clock()
+            for memory in self._items_of(view):
+                if not _expired(memory, now):
+                    continue
+                # Read again: a put or a refresh since the listing keeps the item.
+                current = view.find(memory.id)
+                if current is None or not _expired(current, view.clock()):
+                    continue
+                try:
+                    view.forget(current, reason=TTL_REASON)
+                except NotFoundError:
+                    continue  # deleted meanwhile
+                swept += 1
+        return swept
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Run ``sweep_ttl`` every ``sweep_interval_minutes`` (else the config's
+        ``sweep_interval_minutes``, else 5, as LangGraph's stores) in a daemon thread, first after
+        one interval; a failed sweep is logged and the next one runs. Returns a future that is done
+        when the sweeper stops (cancelling it stops it); a sweeper already running is kept.
+        Raises ``ValidationError`` naming ``sweep_interval_minutes``."""
+        if sweep_interval_minutes is None:
+            sweep_interval_minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or DEFAULT_SWEEP_MINUTES
+        seconds = 60 * (_minutes(sweep_interval_minutes, "sweep_interval_minutes", allow_none=False) or 0.0)
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        future.add_done_callback(lambda f: self._sweeper_stop.set() if f.cancelled() else None)
+        if self._sweeper is not None and self._sweeper.is_alive():
+            log.info("the LangGraph TTL sweeper is already running")
+            return future
+        self._sweeper_stop.clear()
+
+        def loop() -> None:
+            while not self._sweeper_stop.wait(seconds):
+                try:
+                    swept = self.sweep_ttl()
+                except Exception:  # the thread's edge: one failed sweep must not end the sweeper
+                    log.exception("LangGraph TTL sweep failed")
+                else:
+                    if swept:
+                        log.info("LangGraph TTL sweep forgot %d expired items", swept)
+            try:
+                future.set_result(None)
+            except concurrent.futures.InvalidStateError:
+                pass  # cancelled: how it was stopped
+
+        self._sweeper = threading.Thread(target=loop, name="engram-langgraph-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread, waiting up to ``timeout`` seconds (None: until it stops); True
+        when it is stopped or was not running, False when the timeout came first."""
+        thread = self._sweeper
+        if thread is None or not thread.is_alive():
+            return True
+        self._sweeper_stop.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        self._sweeper = None
+        return True
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         results: list[Result] = []
