@@ -363,6 +363,20 @@ def test_a_read_refreshes_the_ttl_unless_told_not_to(timed: Engram, clock: FakeC
     assert quiet.get(("docs",), "quiet") is not None
 
 
+def test_a_refresh_keeps_a_value_put_since_the_read(timed: Engram, clock: FakeClock) -> None:
+    # The interleaving a concurrent put makes, in order: a read lists the item, another writer puts
+    # a new value, then the read's refresh writes the expiry.
+    store = EngramStore(timed)
+    store.put(("docs",), "k", {"text": "first"}, ttl=10)
+    listed = timed.get(EngramStore._ref(("docs",), "k"))
+    store.put(("docs",), "k", {"text": "second"}, ttl=20)
+    clock.advance(5 * MINUTE)
+    store._refresh(timed, [listed])
+    assert store.get(("docs",), "k", refresh_ttl=False).value == {"text": "second"}
+    clock.advance(19 * MINUTE)  # 24 minutes after the second put, 19 after the refresh: its own ttl (20) counted
+    assert store.get(("docs",), "k", refresh_ttl=False).value == {"text": "second"}
+
+
 def test_the_default_ttl_applies_to_puts_that_give_none(timed: Engram, clock: FakeClock) -> None:
     store = EngramStore(timed, ttl={"default_ttl": 30, "refresh_on_read": False})
     assert store.supports_ttl and store.ttl_config == {"default_ttl": 30, "refresh_on_read": False}

@@ -266,12 +266,16 @@ class EngramStore(BaseStore):
         refresh on read): one metadata update each, nothing for items without a ttl."""
         now = view.clock()
         for memory in memories:
-            ttl = memory.metadata.get("lg_ttl")
-            if not isinstance(ttl, int | float):
+            if not isinstance(memory.metadata.get("lg_ttl"), int | float):
                 continue
-            metadata = {**memory.metadata, "lg_expires_at": now + ttl * 60}
+            # Read again, just before the write: a put since this read's listing (another thread or
+            # process) must keep its value, so only the expiry of what is stored now is moved.
+            current = view.find(memory.id)
+            ttl = None if current is None else current.metadata.get("lg_ttl")
+            if current is None or not isinstance(ttl, int | float):
+                continue  # deleted, or put again without a ttl, since it was read
             try:
-                view.update(memory, metadata=metadata)
+                view.update(current, metadata={**current.metadata, "lg_expires_at": now + ttl * 60})
             except NotFoundError:
                 pass  # deleted (or swept) since it was read: nothing left to keep alive
 
