@@ -432,6 +432,7 @@ def test_the_sweeper_thread_sweeps_until_stopped(timed: Engram, clock: FakeClock
     clock.advance(2 * MINUTE)
     assert store.stop_ttl_sweeper() is True  # not running: nothing to stop
     done = store.start_ttl_sweeper(sweep_interval_minutes=0.001)  # 60 ms of real time
+    assert store.start_ttl_sweeper() is done and len(_sweeper_threads()) == 1  # one sweeper, its future
     deadline = time.monotonic() + 10
     while timed.count() and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -201,6 +201,7 @@ class EngramStore(BaseStore):
         self.index_fields = index_fields
         self.ttl_config = _ttl_config(ttl)
         self._sweeper: threading.Thread | None = None
+        self._sweeper_future: concurrent.futures.Future[None] | None = None
         self._sweeper_stop = threading.Event()
 
     # --- scopes -------------------------------------------------------------------------------
@@ -385,11 +386,12 @@ class EngramStore(BaseStore):
         if sweep_interval_minutes is None:
             sweep_interval_minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or DEFAULT_SWEEP_MINUTES
         seconds = 60 * (_minutes(sweep_interval_minutes, "sweep_interval_minutes", allow_none=False) or 0.0)
+        if self._sweeper is not None and self._sweeper.is_alive() and self._sweeper_future is not None:
+            log.info("the LangGraph TTL sweeper is already running")
+            return self._sweeper_future  # the running one's: done when it stops, cancelling stops it
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
         future.add_done_callback(lambda f: self._sweeper_stop.set() if f.cancelled() else None)
-        if self._sweeper is not None and self._sweeper.is_alive():
-            log.info("the LangGraph TTL sweeper is already running")
-            return future
+        self._sweeper_future = future
         self._sweeper_stop.clear()
 
         def loop() -> None:
