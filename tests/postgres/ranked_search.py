@@ -1,5 +1,6 @@
 """The PostgreSQL store's full-text answer with a given ranking budget, recording which row sets
-it ranked: shared by the tests of the large-table candidate paths (``store/pg_candidates.py``)."""
+it ranked: shared by the tests of the large-table candidate paths (``store/pg_candidates.py``), with the
+ANALYZE that holds their statistics still (``analyze_and_hold``)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,12 @@ def search_text(url: str, max_ranked_rows: int, query: str, filt: MemoryFilter, 
         return [(m.id, score) for m, score in store.search_text(query, filt, limit=limit)]
     finally:
         store.close()
+
+
+def analyze_and_hold(store: PostgresMemoryStore) -> None:
+    """ANALYZE ``store``'s table and keep autovacuum off it, so the statistics BM25 reads (the row
+    estimate, the common lexemes' shares) stay what this ANALYZE made while a test compares two
+    searches: an autovacuum landing between them (the bulk import passes its insert threshold)
+    moved ``reltuples`` and with it every IDF, and the two answers differed in the fourth digit."""
+    store.db.transact(lambda conn: (conn.execute("ALTER TABLE memories SET (autovacuum_enabled = false)"),
+                                    conn.execute("ANALYZE memories")))

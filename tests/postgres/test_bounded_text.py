@@ -9,6 +9,7 @@ from engram.db.postgres import PgDatabase
 from engram.model import Memory, MemoryFilter, Scope
 from engram.store.index_settings import FullTextSettings
 from engram.store.postgres import PostgresMemoryStore
+from tests.postgres.ranked_search import analyze_and_hold
 
 FILT = MemoryFilter(scopes=(Scope(), Scope("a")))
 
@@ -30,7 +31,7 @@ def _load(url: str) -> None:
                         created_at=1.7e9 + i, updated_at=1.7e9 + i) for i in range(5)]
     store.import_memories(memories)
     store.delete(["a200"])
-    store.db.transact(lambda conn: conn.execute("ANALYZE memories"))
+    analyze_and_hold(store)
     store.close()
 
 
@@ -96,7 +97,7 @@ def test_a_query_of_stopwords_alone_ranks_the_newest_rows_of_a_large_table(pg_ur
     ] + [Memory(id=f"t{i:03d}", key=f"t{i}", content="he was here", scope=Scope("b"), created_at=1.8e9,
                 updated_at=1.8e9) for i in range(20)])  # another agent's, newest of all: never counted
     store.delete(["s299"])
-    store.db.transact(lambda conn: conn.execute("ANALYZE memories"))
+    analyze_and_hold(store)
     store.close()
     exact = dict(_search(pg_url, 0, "he was"))
     bounded = _search(pg_url, 40, "he was")

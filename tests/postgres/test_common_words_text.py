@@ -9,7 +9,7 @@ from engram.db.postgres import PgDatabase
 from engram.model import Memory, MemoryDraft, MemoryFilter, Scope
 from engram.store.pg_candidates import conjunctions
 from engram.store.postgres import PostgresMemoryStore
-from tests.postgres.ranked_search import search_text
+from tests.postgres.ranked_search import analyze_and_hold, search_text
 
 FILT = MemoryFilter(scopes=(Scope(), Scope("a")))
 QUERY = "apples pears plums"
@@ -27,7 +27,7 @@ def _load(url: str) -> None:
     memories += [Memory(id=f"b{i:03d}", key=f"k{i}", content="apples pears plums plums pears secret",
                         scope=Scope("b"), created_at=1.7e9 + i, updated_at=1.7e9 + i) for i in range(20)]
     store.import_memories(memories)
-    store.db.transact(lambda conn: conn.execute("ANALYZE memories"))
+    analyze_and_hold(store)
     store.close()
 
 
