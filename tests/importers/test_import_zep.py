@@ -64,7 +64,9 @@ def test_each_user_becomes_an_agent_with_its_facts_summaries_and_threads(tmp_pat
         "source_node_uuid": "9e1f0c3a-1111-4aaa-8bbb-000000000001",
         "target_node_uuid": "9e1f0c3a-1111-4aaa-8bbb-000000000002", "source": "Alice", "target": "Acme Corp",
         "valid_at": "2025-01-06T00:00:00Z", "invalid_at": "2025-05-26T00:00:00Z",
-        "expired_at": "2025-06-03T18:20:11Z", "episodes": ["c3a1e5f7-3333-4eee-8fff-000000000001"]}}
+        "expired_at": "2025-06-03T18:20:11Z", "episodes": ["c3a1e5f7-3333-4eee-8fff-000000000001"],
+        # the text this import brought, for a later one to tell from an edit in engram
+        "imported_text_sha256": hashlib.sha256(old["content"].encode()).hexdigest()}}
     # As of a time, the fact that held then: Acme in March, Globex in July.
     for when, holds in (("2025-03-01", "Acme"), ("2025-07-01", "Globex")):
         hits = as_json(home, "-a", "alice", "recall", "Alice works at", "--as-of", when)["hits"]
@@ -261,6 +263,58 @@ def test_a_newer_dump_brings_zeps_new_text_but_keeps_what_engram_changed(tmp_pat
         assert now["e7b2c4d6-2222-4ccc-8ddd-000000000002"].metadata["zep"]["episodes"] == [
             "c3a1e5f7-3333-4eee-8fff-000000000002", "c3a1e5f7-3333-4eee-8fff-000000000003"]
         assert alice.recall("Alfama").hits[0].memory.id == lisbon.id  # the new text is searchable
+
+
+def lives(text: str) -> Any:
+    """A later dump in which Zep rewrote Alice's fact of where she lives to ``text``."""
+    return lambda data: data["users"][0]["edges"][2].update(fact=text)
+
+
+HELD_BACK = ("users[0].edges[2]: the source's new text not brought over: memory alice-lives-lisbon's was changed "
+             "in engram since it was imported, and is kept (engram versions alice-lives-lisbon lists its earlier "
+             "texts)")
+
+
+def test_every_later_rewrite_by_zep_follows_while_engram_has_not_changed_the_text(tmp_path: Path) -> None:
+    # The first rewrite a re-import brings makes a version of the memory; that is no edit of engram's,
+    # so Zep's next rewrite follows too, and a dump that changed nothing changes nothing.
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        mem.import_from(DUMP)
+        alice = mem.for_agent("alice")
+        for n, text in enumerate(("Alice lives in Lisbon, in Alfama.", "Alice lives in Lisbon, in Graça."), 2):
+            summary = mem.import_from(newer(tmp_path / f"zep-v{n}.json", lives(text)))
+            assert (summary.imported, summary.updated) == (0, 1)
+            assert HELD_BACK not in summary.warnings, summary.warnings
+            assert alice.get("alice-lives-lisbon").content == text
+        assert [v.content for v in alice.versions("alice-lives-lisbon")] == [
+            "Alice lives in Lisbon.", "Alice lives in Lisbon, in Alfama."]
+        again = mem.import_from(tmp_path / "zep-v3.json")
+        assert (again.updated, HELD_BACK in again.warnings) == (0, False)
+        assert alice.recall("Graça").hits[0].memory.key == "alice-lives-lisbon"  # the newest text is searchable
+
+
+def test_a_text_engram_changed_after_a_rewrite_was_brought_is_kept_from_the_next(tmp_path: Path) -> None:
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        mem.import_from(DUMP)
+        alice = mem.for_agent("alice")
+        v2 = newer(tmp_path / "zep-v2.json", lives("Alice lives in Lisbon, in Alfama."))
+        assert mem.import_from(v2).updated == 1
+        alice.update("alice-lives-lisbon", content="Alice lives in Alfama, near the castle.")
+        # The dump the text came from, again: Zep changed nothing, so nothing is held back or said.
+        same = mem.import_from(v2)
+        assert (same.updated, HELD_BACK in same.warnings) == (0, False)
+        v3 = mem.import_from(newer(tmp_path / "zep-v3.json", lives("Alice lives in Lisbon, in Graça.")))
+        assert HELD_BACK in v3.warnings, v3.warnings
+        held = alice.get("alice-lives-lisbon")
+        assert held.content == "Alice lives in Alfama, near the castle."
+        assert [v.content for v in alice.versions(held)] == ["Alice lives in Lisbon.", "Alice lives in Lisbon, in Alfama."]
+        # Zep's later changes of the fact's record still arrive, the text still held back.
+        v4 = mem.import_from(newer(tmp_path / "zep-v4.json", lambda d: (
+            lives("Alice lives in Lisbon, in Graça.")(d), d["users"][0]["edges"][2].update(
+                invalid_at="2025-09-01T00:00:00Z"))))
+        assert (v4.updated, HELD_BACK in v4.warnings) == (1, True)
+        held = alice.get(held.id)
+        assert (held.content, held.valid_until) == ("Alice lives in Alfama, near the castle.", at("2025-09-01T00:00:00Z"))
 
 
 def test_a_fact_superseded_in_engram_takes_the_end_zep_gives_it_later(tmp_path: Path) -> None:

@@ -17,8 +17,9 @@ caller, or ``--into-agent``) everything joins the importing agent.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +91,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     if forgotten:
         warnings.append(_forgotten_warning(forgotten, engram.scope.agent or "default"))
         memories = [m for m in memories if m.id not in gone or m.id in existing]
-    changes = _changes(engram, memories, records, existing, warnings)
+    changes = _changes(engram, plan.kind, memories, records, existing, warnings)
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
     # The rows are written and announced on another thread while the model embeds them.
@@ -208,7 +209,7 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool,
             continue
         first[memory_id] = record
         try:
-            memory, found = _memory(engram, record, memory_id, plan.source, agents[id(record)], keep_agents, now)
+            memory, found = _memory(engram, record, memory_id, plan, agents[id(record)], keep_agents, now)
         except _TooLong as exc:
             too_long.append((record, exc.length))
             continue
@@ -267,7 +268,7 @@ def _same_record(first: Record, again: Record) -> None:
                         f"a {again.id_field} of its own, or an identical copy of that record")
 
 
-def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: str, keep_agents: bool,
+def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: str, keep_agents: bool,
             now: float) -> tuple[Memory, list[str]]:
     try:
         content, found = engram.privacy.screen(record.content)
@@ -286,10 +287,13 @@ def _memory(engram: Engram, record: Record, memory_id: str, source: str, agent: 
     if valid_from is None:
         stated = engram.time.stated(content)
         valid_from = stated if stated is None or record.valid_until is None or stated <= record.valid_until else None
+    metadata = dict(record.metadata)
+    if record.refresh:  # what this import brings, for the next one to tell it from an edit in engram (_changes)
+        metadata = _with_text(metadata, plan.kind, _digest(content))
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
-        layer=layer_for_type(record.type), tags=record.tags, metadata=dict(record.metadata),
-        importance=record.importance, related_entity=record.related_entity, source=source, scope=scope,
+        layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
+        importance=record.importance, related_entity=record.related_entity, source=plan.source, scope=scope,
         created_at=created, updated_at=record.updated_at if record.updated_at is not None else created,
         last_accessed=record.last_accessed,
         valid_from=valid_from, valid_until=record.valid_until,
@@ -304,35 +308,77 @@ class _Change:
     fields: dict[str, Any]
 
 
-def _changes(engram: Engram, memories: list[Memory], records: dict[str, Record], existing: dict[str, Memory],
-             warnings: list[str]) -> list[_Change]:
+# Where a ``refresh`` record's memory keeps, inside the source's own entry (``metadata[kind]``: Zep's
+# ``metadata["zep"]``), the SHA-256 of the text the last import brought to it. A digest, not the
+# text: the content can be thousands of characters, and only equality is asked.
+IMPORTED_TEXT = "imported_text_sha256"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _with_text(metadata: Mapping[str, Any], kind: str, digest: str | None) -> dict[str, Any]:
+    """``metadata`` whose source entry records ``digest`` as the text an import brought (None: none)."""
+    entry = {k: v for k, v in dict(metadata.get(kind) or {}).items() if k != IMPORTED_TEXT}
+    return {**metadata, kind: entry if digest is None else {**entry, IMPORTED_TEXT: digest}}
+
+
+def _imported_text(memory: Memory, kind: str) -> str | None:
+    entry = memory.metadata.get(kind)
+    found = entry.get(IMPORTED_TEXT) if isinstance(entry, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
+def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[str, Record],
+             existing: dict[str, Memory], warnings: list[str]) -> list[_Change]:
     """What each ``refresh`` record the store already holds brings over, checked before anything is
-    written. The record's metadata is the source's own record of it (Zep's ids and times at
-    ``metadata["zep"]``): when it differs from the memory's at those keys, the source changed the
-    record since, and its metadata there and the valid time it gives (a start or end it no longer
-    gives is kept, never cleared) are brought over. Otherwise the valid time is left as it stands,
-    so an end set in engram (``update --valid-until``, ``supersede``) survives a newer dump that
-    changed nothing. The text follows the source's when engram holds no earlier version of the
-    memory (its text is still the import's); one engram changed since is kept, and named in a warning."""
+    written.
+
+    The text follows the source's when the memory's text is still the one the last import brought:
+    its SHA-256 is the one the memory keeps at ``metadata[kind][IMPORTED_TEXT]`` (set by every
+    import that brings a text). That digest, rather than "the memory has no earlier versions", is
+    the rule because a re-import that brought the source's rewrite made a version itself, and a
+    second rewrite must follow as the first did; and rather than the versions' times or the audit
+    trail, because it needs no trail (``lifecycle.audit`` may be off) and says exactly what is
+    asked: whether engram holds what the source last gave. A text changed in engram since is kept
+    and named in a warning when the source changed its text too (the digest then stays the one of
+    the text the memory took from an import). A memory an import made before the digest was kept
+    holds the import's text while it has no earlier version.
+
+    The record's metadata is the source's own record of it (Zep's ids and times at
+    ``metadata["zep"]``, the digest included): when it differs from the memory's at those keys, the
+    source changed the record since, and its metadata there and the valid time it gives (a start or
+    end it no longer gives is kept, never cleared) are brought over. Otherwise the valid time is
+    left as it stands, so an end set in engram (``update --valid-until``, ``supersede``) survives a
+    newer dump that changed nothing."""
     out = []
     for memory in memories:
         record, held = records[memory.id], existing.get(memory.id)
         if held is None or not record.refresh:
             continue
         fields: dict[str, Any] = {}
-        metadata = {**held.metadata, **memory.metadata}
+        theirs: Mapping[str, Any] = memory.metadata
+        if memory.content != held.content:
+            brought = _imported_text(held, kind)
+            if brought is None:  # imported before the digest was kept
+                imports = not engram.store.versions(held.id)
+            else:
+                imports = _digest(held.content) == brought
+            if imports:
+                fields["content"] = memory.content
+            else:
+                theirs = _with_text(theirs, kind, brought)  # the memory's text is still not an import's
+                if brought is None or _digest(memory.content) != brought:  # the source rewrote it since
+                    warnings.append(f"{record.where}: the source's new text not brought over: memory {held.key}'s "
+                                    "was changed in engram since it was imported, and is kept (engram versions "
+                                    f"{held.key} lists its earlier texts)")
+        metadata = {**held.metadata, **theirs}
         if metadata != held.metadata:
             fields["metadata"] = metadata
             for name, given in (("valid_from", record.valid_from), ("valid_until", record.valid_until)):
                 if given is not None and getattr(memory, name) != getattr(held, name):
                     fields[name] = getattr(memory, name)
-        if memory.content != held.content:
-            if engram.store.versions(held.id):
-                warnings.append(f"{record.where}: the source's new text not brought over: memory {held.key}'s was "
-                                f"changed in engram since it was imported, and is kept (engram versions {held.key} "
-                                "lists its earlier texts)")
-            else:
-                fields["content"] = memory.content
         start, end = fields.get("valid_from", held.valid_from), fields.get("valid_until", held.valid_until)
         if start is not None and end is not None and end < start:
             raise SnapshotError(record.where + record.fields.get("valid_until", ".valid_until"),
