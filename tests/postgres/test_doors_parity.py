@@ -232,11 +232,11 @@ def test_mem0_import_and_remember_many_keep_fields_on_postgres(new_database: Cal
                             "embeddings": {"provider": "none"}})
     try:
         export = (FIXTURES / "mem0.json").read_text(encoding="utf-8")
-        assert m.import_mem0(export) == {"imported": 3, "skipped": 0}
+        assert m.import_mem0(export) == {"imported": 3, "skipped": 0, "forgotten": 0}
         paris = next(r for r in m.get_all(user_id="alex")["results"] if r["memory"].startswith("Is travelling"))
         assert paris["created_at"].startswith("2024-02-26T06:57:00")
         m.update(paris["id"], "Is travelling to Paris in July")
-        assert m.import_mem0(export) == {"imported": 0, "skipped": 3}
+        assert m.import_mem0(export) == {"imported": 0, "skipped": 3, "forgotten": 0}
         assert m.get(paris["id"])["memory"] == "Is travelling to Paris in July"
     finally:
         m.close()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -258,8 +260,8 @@ def test_mem0_2x_arguments(m: Memory) -> None:
 
 def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
     export = (Path(__file__).resolve().parents[1] / "fixtures" / "import" / "mem0.json").read_text(encoding="utf-8")
-    assert m.import_mem0(export) == {"imported": 3, "skipped": 0}
-    assert m.import_mem0(export) == {"imported": 0, "skipped": 3}  # the same export again stores nothing
+    assert m.import_mem0(export) == {"imported": 3, "skipped": 0, "forgotten": 0}
+    assert m.import_mem0(export) == {"imported": 0, "skipped": 3, "forgotten": 0}  # the same export again stores nothing
     alex = m.get_all(user_id="alex")["results"]
     assert sorted(r["memory"] for r in alex) == ["Deploys the billing service every Tuesday",
                                                  "Is travelling to Paris in June", "Prefers vegetarian restaurants"]
@@ -279,7 +281,7 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
     m.update(paris["id"], "Is travelling to Paris in July")
     assert [e["event"] for e in m.history(paris["id"])] == ["ADD", "UPDATE"]
     # The same export again does not undo that change (it put June back, counted as imported).
-    assert m.import_mem0(export) == {"imported": 0, "skipped": 3}
+    assert m.import_mem0(export) == {"imported": 0, "skipped": 3, "forgotten": 0}
     assert m.get(paris["id"])["memory"] == "Is travelling to Paris in July"
     m.delete_all(user_id="alex", run_id="run-42")
     assert len(m.get_all(user_id="alex")["results"]) == 2
@@ -304,13 +306,44 @@ def test_a_bad_mem0_export_names_the_item_and_stores_nothing(m: Memory) -> None:
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 
 
+@pytest.mark.parametrize("facade", ["Memory", "AsyncMemory"])
+def test_a_memory_deleted_since_an_import_is_not_brought_back_by_the_export_again(
+        isolated_home: Path, caplog: pytest.LogCaptureFixture, facade: str) -> None:
+    # As engram import leaves out what was forgotten since (the audit trail's record), so does the
+    # facade's import: a delete through mem0's API is on purpose, and the same or a newer export
+    # must not undo it.
+    from engram.compat.mem0 import AsyncMemory
+
+    mem = Memory() if facade == "Memory" else AsyncMemory()
+
+    def call(name: str, *args: Any, **kwargs: Any) -> Any:
+        made = getattr(mem, name)(*args, **kwargs)
+        return asyncio.run(made) if facade == "AsyncMemory" else made
+
+    export = (FIXTURES / "mem0.json").read_text(encoding="utf-8")
+    try:
+        assert call("import_mem0", export) == {"imported": 3, "skipped": 0, "forgotten": 0}
+        paris = next(r for r in call("get_all", user_id="alex")["results"] if r["memory"].startswith("Is travelling"))
+        call("delete", paris["id"])
+        call("delete_all", user_id="alex", run_id="run-42")
+        with caplog.at_level(logging.WARNING, logger="engram.compat.mem0"):
+            assert call("import_mem0", export) == {"imported": 0, "skipped": 1, "forgotten": 2}
+        assert [r["memory"] for r in call("get_all", user_id="alex")["results"]] == ["Prefers vegetarian restaurants"]
+        assert any("2 memories were forgotten in engram since an earlier import and are not imported again"
+                   in r.getMessage() for r in caplog.records), caplog.records
+        # Added again through the facade, it is the facade's own memory once more.
+        assert call("add", "Is travelling to Paris in June", user_id="alex", infer=False)["results"][0]["event"] == "ADD"
+    finally:
+        call("close")
+
+
 def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.LogCaptureFixture) -> None:
     # mem0 -> the facade -> mem0: each item's metadata, its own "mem0" entry included, comes back
     # unchanged; engram keeps mem0's id and hash beside it (as engram import does) and says so.
     source = (FIXTURES / "mem0-own-metadata.json").read_text(encoding="utf-8")
     original = {item["memory"]: item["metadata"] for item in json.loads(source)["results"]}
     with caplog.at_level(logging.WARNING, logger="engram.compat.mem0"):
-        assert m.import_mem0(source) == {"imported": 4, "skipped": 0}
+        assert m.import_mem0(source) == {"imported": 4, "skipped": 0, "forgotten": 0}
     assert [r.getMessage() for r in caplog.records] == [
         f"mem0 import: results[{i}].metadata.mem0: kept as metadata.mem0.own (metadata.mem0 holds where the record "
         "came from in mem0)" for i in (0, 1)]
@@ -357,7 +390,7 @@ def test_an_imported_items_own_engram_metadata_comes_back_byte_for_byte(m: Memor
     # a dict shaped like engram's fields); results give it back unchanged, keys in their order.
     source = (FIXTURES / "mem0-own-engram.json").read_text(encoding="utf-8")
     original = {item["memory"]: item["metadata"] for item in json.loads(source)["results"]}
-    assert m.import_mem0(source) == {"imported": 6, "skipped": 0}
+    assert m.import_mem0(source) == {"imported": 6, "skipped": 0, "forgotten": 0}
     items = {item["memory"]: item for item in m.get_all(user_id="alex")["results"]}
     for content, metadata in original.items():
         assert json.dumps(items[content]["metadata"], ensure_ascii=False) == json.dumps(metadata, ensure_ascii=False)

@@ -124,15 +124,18 @@ def _made_here(memory: EngramMemory) -> bool:
     return memory.scope.kind == "agent" and owner is not None and memory.scope.agent == owner[1]
 
 
-def _held_newer(view: Engram, key: str, written_at: float | None) -> bool:
-    """Whether the facade already holds the memory an exported item keys to, as recent as the
-    item's own time or more (or the item gives none): importing an export again must not undo an
+def _held(view: Engram, key: str) -> EngramMemory | None:
+    try:
+        return view.get_by_key(key)
+    except NotFoundError:
+        return None
+
+
+def _is_newer(held: EngramMemory, written_at: float | None) -> bool:
+    """Whether the memory the facade holds under an exported item's key is as recent as the item's
+    own time or more (or the item gives none): importing an export again must not undo an
     ``update`` made through the facade since (the item's key comes from its content, which the
     update changed, so storing it by key would put the old content back)."""
-    try:
-        held = view.get_by_key(key)
-    except NotFoundError:
-        return False
     return written_at is None or written_at <= held.updated_at
 
 
@@ -404,12 +407,24 @@ class Memory:
         included: ``engram.importers.mem0`` states that rule). Not a mem0 method: the way
         a mem0 application keeps its memories when switching (``engram import`` maps them for
         engram's own agents and sessions instead). Every item is checked before any is stored;
-        importing the same export again stores nothing. Returns ``{"imported", "skipped"}``."""
+        importing the same export again stores nothing.
+
+        An item whose key the facade holds updates that memory by key, unless the memory is as
+        recent as the item (``_held_newer``). The others are stored through the shared import code
+        (``engram.importers.apply``), all or nothing, each with the id derived from mem0's id and
+        its owner: so a memory deleted or forgotten since an earlier import (the audit trail's
+        record, ``Engram.forgotten``) is not brought back, as ``engram import`` leaves it out; a
+        warning is logged. Returns ``{"imported", "skipped", "forgotten"}``."""
         from engram.importers import mem0 as mem0_export
+        from engram.importers.apply import apply_plan
+        from engram.importers.base import Plan
 
         text = document if isinstance(document, str) else json.dumps(document)
         plan = mem0_export.read(text)  # malformed input: ValidationError naming the item's field
         writes = []
+        # New to the facade, by owner agent and key: a later item of the export with the same key
+        # is the one kept, as storing them in turn by key would leave it.
+        fresh: dict[tuple[str, str], Any] = {}
         for record in plan.records:
             own, kept = split_provenance(record.metadata, KIND)  # as the item had it; what the import kept
             try:
@@ -426,14 +441,24 @@ class Memory:
             except ValidationError as exc:
                 raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                                       exc.allowed) from None
-            if not _held_newer(view, key, record.updated_at or record.created_at):
+            held = _held(view, key)
+            if held is None:
+                agent = view.scope.agent or "default"
+                fresh[(agent, key)] = dataclasses.replace(record, key=key, metadata=metadata, agent=agent,
+                                                          session=None)
+            elif not _is_newer(held, record.updated_at or record.created_at):
                 writes.append((view, record.content, fields))
-        for warning in plan.warnings:  # an item's own metadata.mem0, kept as metadata.mem0.own
+        # In the facade's places: the records its own items would be, mem0's links left aside (as add does).
+        placed = Plan(KIND, KIND, records=list(fresh.values()))
+        importer = self.engram.for_agent(self.engram.scope.agent or "default", origin=KIND)
+        summary = apply_plan(importer, placed, keep_agents=True, operator_notes=False)
+        for warning in (*plan.warnings, *summary.warnings):  # an item's own metadata.mem0; forgotten ones
             log.warning("mem0 import: %s", warning)
-        imported = 0
+        imported = summary.imported
         for view, content, fields in writes:
             imported += view.remember(content, **fields).action in ("created", "updated")
-        return {"imported": imported, "skipped": len(plan.records) - imported}
+        return {"imported": imported, "skipped": len(plan.records) - imported - summary.forgotten,
+                "forgotten": summary.forgotten}
 
     def reset(self) -> None:
         """Forget every memory made through this facade, of every owner in the store."""
