@@ -295,6 +295,13 @@ class Engram:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def closed(self) -> bool:
+        """True once this engine (or any view of it, or the engine it came from) was closed: its
+        store is then shut and every call that reads or writes it fails. Background work holding
+        an engine (a LangGraph TTL sweeper) asks this to stop by itself."""
+        return self.writes.closed
+
     def close(self) -> None:
         """Close the store (and conversation history), once the writes already accepted are
         committed: a ``remember_soon`` whose future nobody awaited is still stored, not failed."""

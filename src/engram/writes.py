@@ -204,6 +204,12 @@ class WriteQueue:
         self._closed = False
 
     @property
+    def closed(self) -> bool:
+        """True once ``close`` was called: every view of the engine shares this queue, so it is
+        the one record of the engine being closed."""
+        return self._closed
+
+    @property
     def waiting(self) -> int:
         """Writes queued behind the batch in progress."""
         return self._drain.waiting
