@@ -57,7 +57,7 @@ def store_and_embed(engram: Engram, memories: Sequence[Memory], *, reason: str |
     todo = _to_embed(engram, memories)
     writer = _Writer(engram, memories, reason)
     writer.start()
-    done, failed, embedder = 0, False, engram.embedder
+    done, failed, embedder = 0, False, engram.writes.embedder  # None when the store keeps nothing
     try:
         for start in range(0, len(todo), BATCH):
             if writer.error is not None:
@@ -98,7 +98,8 @@ def _to_embed(engram: Engram, memories: Sequence[Memory]) -> list[Memory]:
     """The memories worth embedding before their rows are written: none without an embedder or
     when the store holds another model's vectors (``embed_missing`` says so as before); else those
     whose id has no vector yet (a second run of an import embeds nothing)."""
-    if engram.embedder is None or not memories or identity_warning(engram.store, engram.embedder) is not None:
+    embedder = engram.writes.embedder  # the writer's: None when the store keeps nothing
+    if embedder is None or not memories or identity_warning(engram.store, embedder) is not None:
         return []
     have = engram.store.vectors_for([m.id for m in memories])
     return [m for m in memories if m.id not in have]

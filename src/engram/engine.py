@@ -295,6 +295,13 @@ class Engram:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def closed(self) -> bool:
+        """True once this engine (or any view of it, or the engine it came from) was closed: its
+        store is then shut and every call that reads or writes it fails. Background work holding
+        an engine (a LangGraph TTL sweeper) asks this to stop by itself."""
+        return self.writes.closed
+
     def close(self) -> None:
         """Close the store (and conversation history), once the writes already accepted are
         committed: a ``remember_soon`` whose future nobody awaited is still stored, not failed."""
@@ -493,16 +500,17 @@ class Engram:
         embeds it later), as ``remember`` does."""
         items = list(items)
         drafts, keeps, pii_warnings = self._bulk_drafts(items)
-        drafts, fresh = settle_bulk(drafts, keeps, self.store, embedding=self.embedder is not None)
-        vectors, warning = bulk_vectors(self.embedder, self.store, drafts, fresh, progress)
+        embedder = self.writes.embedder  # the writer's: None when the store keeps nothing
+        drafts, fresh = settle_bulk(drafts, keeps, self.store, embedding=embedder is not None)
+        vectors, warning = bulk_vectors(embedder, self.store, drafts, fresh, progress)
         writes = [BatchWrite(d, key_from_content(d.content), vectors.get(i)) for i, d in enumerate(drafts)]
-        now, identity = self.clock(), None if self.embedder is None else str(self.embedder.identity)
+        now, identity = self.clock(), None if embedder is None else str(embedder.identity)
         try:
             stored = self.store.write_batch(writes, now=now, identity=identity, all_or_nothing=True)
         except DimensionError:
             # Another process switched models since the identity was looked up (the store refused
             # every vector): the batch goes in without them, with the warning the look-up would give.
-            switched = None if self.embedder is None else identity_warning(self.store, self.embedder)
+            switched = None if embedder is None else identity_warning(self.store, embedder)
             if switched is None or not vectors:
                 raise
             vectors, warning = {}, switched
@@ -694,16 +702,17 @@ class Engram:
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
-        if self.embedder is None or not memories:
+        embedder = self.writes.embedder  # the writer's: None when the store keeps nothing
+        if embedder is None or not memories:
             return []
-        warning = identity_warning(self.store, self.embedder)
+        warning = identity_warning(self.store, embedder)
         if warning is not None:
             return [warning]
         try:
-            vectors = embed_texts(self.embedder, [(m.content, m.search_context) for m in memories])
+            vectors = embed_texts(embedder, [(m.content, m.search_context) for m in memories])
         except EngramError as exc:
             return [not_embedded(exc)]
-        self.store.set_vectors(str(self.embedder.identity), list(zip([m.id for m in memories], vectors, strict=True)))
+        self.store.set_vectors(str(embedder.identity), list(zip([m.id for m in memories], vectors, strict=True)))
         return []
 
     # --- reading ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from engram.errors import DimensionError, EngramError, StorageError
 from engram.events import EventBus, MemoryEvent
 from engram.model import Memory, MemoryDraft, MemoryFilter, Scope, WriteResult
 from engram.search import TextEmbedder
-from engram.store.base import BatchWrite, MemoryStore, write_each
+from engram.store.base import BatchWrite, MemoryStore, keeps_nothing, write_each
 
 log = logging.getLogger("engram.writes")
 
@@ -194,6 +194,7 @@ class WriteQueue:
 
     def __init__(self, store: MemoryStore, embedder: TextEmbedder | None, max_batch: int = MAX_BATCH) -> None:
         self.store = store
+        self._embedder: TextEmbedder | None = None
         self.embedder = embedder
         self._drain: Drain[PendingWrite, WriteResult] = Drain(self._run, max_batch, early_handoff=True)
         # Set once the batch in progress has committed (a new one per batch; set when idle).
@@ -202,6 +203,24 @@ class WriteQueue:
         # The last identity look-up: (embedder identity, its warning or None, monotonic time).
         self._identity_seen: tuple[str, str | None, float] | None = None
         self._closed = False
+
+    @property
+    def embedder(self) -> TextEmbedder | None:
+        """The model writes are embedded with: the engine's, or None when the store keeps nothing
+        (``keeps_nothing``: memory turned off), so no write runs the model for a vector that is
+        dropped. Every write path (``remember``, ``update``, ``remember_many``, ``embed_missing``)
+        embeds with this one."""
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, embedder: TextEmbedder | None) -> None:
+        self._embedder = None if keeps_nothing(self.store) else embedder
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close`` was called: every view of the engine shares this queue, so it is
+        the one record of the engine being closed."""
+        return self._closed
 
     @property
     def waiting(self) -> int:

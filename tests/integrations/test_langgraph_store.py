@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import math
 import operator
+import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -452,6 +456,54 @@ def test_the_sweeper_thread_sweeps_until_stopped(timed: Engram, clock: FakeClock
     with pytest.raises(ValidationError) as err:
         store.start_ttl_sweeper(sweep_interval_minutes=-1)
     assert err.value.field == "sweep_interval_minutes"
+
+
+def _wait_until(done: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_the_sweeper_stops_by_itself_once_its_engram_is_closed(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="app", embedder=HashingEmbedder())
+    store = EngramStore(mem)
+    store.put(("docs",), "k", {"text": "kept"})
+    caplog.set_level(logging.DEBUG, logger="engram")
+    done = store.start_ttl_sweeper(sweep_interval_minutes=0.001)  # 60 ms of real time
+    time.sleep(0.2)  # a few sweeps while open: nothing to forget, nothing logged as failed
+    assert not done.done()
+    mem.close()
+    assert mem.closed
+    done.result(timeout=10)  # stopped by itself, without stop_ttl_sweeper
+    _wait_until(lambda: not _sweeper_threads())
+    assert not _sweeper_threads()
+    time.sleep(0.2)  # were it still running, a failed sweep would be logged every 60 ms
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    stopped = [r for r in caplog.records if "engram was closed" in r.getMessage()]
+    assert len(stopped) == 1 and stopped[0].levelno == logging.INFO
+    assert store.stop_ttl_sweeper() is True
+
+
+def test_a_sweep_failing_for_another_reason_is_logged_and_the_sweeper_keeps_running(
+        timed: Engram, clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = EngramStore(timed)
+    store.put(("docs",), "k", {"text": "expiring"}, ttl=1)
+    clock.advance(2 * MINUTE)
+    caplog.set_level(logging.INFO, logger="engram")
+    with contextlib.closing(sqlite3.connect(tmp_path / "memory.db")) as conn:  # the database refuses deletes
+        conn.execute("CREATE TRIGGER no_forget BEFORE DELETE ON memories BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        conn.commit()
+        done = store.start_ttl_sweeper(sweep_interval_minutes=0.001)
+        _wait_until(lambda: len([r for r in caplog.records if r.getMessage() == "LangGraph TTL sweep failed"]) >= 2)
+        assert len([r for r in caplog.records if r.getMessage() == "LangGraph TTL sweep failed"]) >= 2
+        assert not done.done() and timed.count() == 1 and not timed.closed
+        conn.execute("DROP TRIGGER no_forget")
+        conn.commit()
+    _wait_until(lambda: timed.count() == 0)
+    assert timed.count() == 0  # the sweeper kept running, and sweeps once the database allows it
+    assert store.stop_ttl_sweeper(timeout=5) is True
+    done.result(timeout=5)
 
 
 @pytest.mark.parametrize("ttl", [-1, 0, math.nan, math.inf, "10", True, [5]])

@@ -96,3 +96,21 @@ def test_a_memory_folder_written_before_the_key_was_set_is_pointed_out(isolated_
     # Left in place (it may be the user's own copy), and not written to.
     assert _files_holding(encrypted_home / "memory", b"kestrel") == []
     assert _files_holding(encrypted_home / "memory", b"vault combination")
+
+
+def test_a_memory_folder_synced_on_request_is_not_pointed_out(isolated_home: Path) -> None:
+    # files.enabled is off with a key, but `engram sync` writes the folder when asked: that folder
+    # is the user's choice, not a copy left from before the key, so later starts say nothing.
+    home = isolated_home
+    ok(engram(home, "remember", "the server is kestrel"))
+    ok(engram(home, "sync"))
+    assert _files_holding(home / "memory", b"kestrel")
+    run = engram(home, "remember", "the printer is in room 4")
+    ok(run)
+    assert "plain-text copies" not in " ".join(run.stderr.split())
+    # A file put there afterwards by anything else is counted again.
+    (home / "memory" / "notes.md").write_text("copied in\n", encoding="utf-8")
+    run = engram(home, "remember", "the printer is in room 4")
+    ok(run)
+    said = " ".join(run.stderr.split())
+    assert "plain-text copies" in said and str(home / "memory") in said

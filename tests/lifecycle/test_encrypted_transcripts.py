@@ -6,6 +6,7 @@ memory folder is off unless ``files.enabled`` is set. Transcripts used to be wri
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -105,11 +106,32 @@ def test_the_cli_writes_a_transcript_only_when_asked_for_one(isolated_home: Path
     ok(engram(home, "history", "append", CONVERSATION, ANSWER, "--role", "assistant"))
     assert _files_holding(home, b"payroll archive") == []  # automatic indexing wrote no transcript
     assert "door seven" in ok(engram(home, "recall", "payroll archive vault"))
-    # `engram history transcript KEY` asks for the file by name: it is written, and from then on
-    # each start names the folder as holding conversations in clear.
+    # `engram history transcript KEY` asks for the file by name: it is written, and, asked for, it
+    # is not named at each start as a plain copy left from before the key (it used to be, forever).
     ok(engram(home, "history", "transcript", CONVERSATION))
     path = transcript_path(home / "transcripts", CONVERSATION, agent="default")
     assert "door seven" in path.read_text(encoding="utf-8")
+    run = engram(home, "history", "list")
+    ok(run)
+    assert "plain-text copies" not in " ".join(run.stderr.split())
+    # Changed since (here: written over by something else), it is no longer the file asked for.
+    path.write_text(path.read_text(encoding="utf-8") + "\nedited elsewhere\n", encoding="utf-8")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    run = engram(home, "history", "list")
+    ok(run)
+    said = " ".join(run.stderr.split())
+    assert "plain-text copies of conversations" in said and str(home / "transcripts") in said
+
+
+def test_a_transcript_asked_for_does_not_hide_one_written_before_the_key(
+        isolated_home: Path, tmp_path: Path) -> None:
+    plain_home = tmp_path / "plain"
+    _talk(plain_home, key=None)  # an automatic transcript, in clear, before any key
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (plain_home / "transcripts").rename(isolated_home / "transcripts")
+    home = isolated_home
+    ok(engram(home, "history", "append", "cli:other", QUESTION))
+    ok(engram(home, "history", "transcript", "cli:other"))
     run = engram(home, "history", "list")
     ok(run)
     said = " ".join(run.stderr.split())

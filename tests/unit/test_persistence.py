@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engram.engine import Engram
-from engram.errors import SnapshotError
+from engram.errors import DimensionError, SnapshotError, StorageError
+from engram.ids import key_from_content
+from engram.model import MemoryFilter, Scope, make_draft
+from engram.store.base import BatchWrite
 from engram.store.jsonfile import JsonFileMemoryStore
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing import HashingEmbedder
@@ -103,3 +108,64 @@ def test_snapshot_import_embeds_in_batches_and_reports_progress(tmp_path: Path) 
     assert [total for _, total in calls] == [600] * len(calls)
     assert [done for done, _ in calls] == sorted(done for done, _ in calls) and calls[-1] == (600, 600)
     assert len(calls) == 3  # batches of 256: 256, 512, 600
+
+
+def _replacements_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every ``os.replace`` onto ``path`` from now on (the call still happens: this only watches)."""
+    seen: list[str] = []
+    real = os.replace
+
+    def watched(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        if Path(dst) == path:
+            seen.append(str(src))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", watched)
+    return seen
+
+
+def test_jsonfile_writes_a_batch_once_answering_each_write_in_its_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The write queue coalesces concurrent ``remember`` calls into one write_batch; the file used
+    # to be rewritten whole after each change of each write (row, vector, link) of it.
+    path = tmp_path / "memory.json"
+    store = JsonFileMemoryStore(path)
+    target = Engram(store, agent="alice").remember("the link target").memory
+    replaced = _replacements_of(path, monkeypatch)
+    good, bad = np.ones(4, dtype=np.float32), np.ones(5, dtype=np.float32)
+    drafts = [make_draft(f"batch write {i}", max_content_chars=500, scope=Scope("alice")) for i in range(5)]
+    writes = [BatchWrite(d, key_from_content(d.content), bad if i == 2 else good, links=(target.id,))
+              for i, d in enumerate(drafts)]
+    results = store.write_batch(writes, now=1000.0, identity="test:batch:4")
+    assert len(replaced) == 1
+    assert isinstance(results[2], DimensionError)  # its vector refused: its own error, the others kept
+    assert [r.action for i, r in enumerate(results) if i != 2] == ["created"] * 4  # type: ignore[union-attr]
+    # What write_batch acknowledged is on disk when it returns: a fresh store reads it back.
+    reopened = JsonFileMemoryStore(path)
+    everyone = MemoryFilter(scopes=(Scope("alice"),))
+    assert {m.content for m in reopened.list(everyone, limit=100)} == \
+        {m.content for m in store.list(everyone, limit=100)} >= {f"batch write {i}" for i in (0, 1, 3, 4)}
+    kept = [r.memory.id for i, r in enumerate(results) if i != 2]  # type: ignore[union-attr]
+    assert set(reopened.vectors_for(kept)) == set(kept)
+    assert set(reopened.get_many([target.id])[0].links) >= set(kept)
+
+
+def test_jsonfile_batch_that_cannot_be_written_keeps_none_of_it(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    store = JsonFileMemoryStore(path)
+    Engram(store, agent="alice").remember("before the batch")
+    before = path.read_bytes()
+    drafts = [make_draft(f"batch write {i}", max_content_chars=500, scope=Scope("alice")) for i in range(3)]
+    aside = path.with_name("memory.json.aside")
+    path.rename(aside)
+    (path / "occupied").mkdir(parents=True)  # the file cannot be replaced, as on a full disk
+    try:
+        results = store.write_batch([BatchWrite(d, key_from_content(d.content)) for d in drafts],
+                                    now=1000.0, identity=None)
+    finally:
+        (path / "occupied").rmdir()
+        path.rmdir()
+        aside.rename(path)
+    assert all(isinstance(r, StorageError) for r in results)
+    assert store.count(MemoryFilter(scopes=(Scope("alice"),))) == 1  # not kept in memory either
+    assert path.read_bytes() == before

@@ -2,18 +2,24 @@
 
 ``attach_from_settings`` is what an interface calls at start-up (``engram.root``): the folder
 writer is attached when ``files.enabled`` (and the backend persists anything). On an encrypted
-store, a folder engram no longer writes (the memory folder when off, the transcripts folder when
-``history.transcripts_dir`` is unset) but which still holds files is named as holding them in
-clear: written before the key was set, or on request (``engram history transcript``).
+store, a folder engram no longer writes on its own (the memory folder when off, the transcripts
+folder when ``history.transcripts_dir`` is unset) but which still holds files written before the
+key was set, or automatically, is named as holding them in clear. Files written there on request
+while the key is set (``engram history transcript``, ``engram sync``) are the user's choice, not
+a leftover: ``note_written_on_request`` records them and the warning leaves them out.
 ``database_agent`` says whose database the engine's is (``per_agent_databases``), which decides
 the part of the folder it syncs. ``wait_for`` polls for what the watcher does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import os
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,11 +53,75 @@ def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
     return syncer
 
 
+# Kept at the top of the memory folder and of the transcripts folder: each file engram wrote there
+# on request while an encryption key was set, by its path in the folder, with its modification
+# time (ns) just after. The warning about plain copies leaves out a file that is listed with its
+# time unchanged: written since the key was set because the user asked for it. A file not listed
+# (written before the key was set, or automatically while a folder was switched on) or changed
+# since (copied over, rewritten by something else) is counted. Names and times only: no content.
+REQUESTED_FILE = ".engram-requested.json"
+
+
+def _watched_folders(settings: Settings) -> list[Path]:
+    """The folders the plain-copies warning looks at (whether or not it warns about them now)."""
+    return [settings.files.folder(settings.home), settings.transcripts_folder()]
+
+
+def note_written_on_request(settings: Settings, paths: Iterable[Path]) -> None:
+    """Record ``paths``, just written on the user's request, as asked for (``REQUESTED_FILE``), so
+    the plain-copies warning does not name them at every start. Only with an encryption key set
+    (before it, every plain file is a copy the key came too late for) and only files inside the
+    memory or transcripts folder; other paths are ignored. A record that cannot be written is
+    logged, not raised: the file itself was written, and the cost is a warning at the next start."""
+    if not settings.privacy.encrypted:
+        return
+    paths = list(paths)
+    for folder in _watched_folders(settings):
+        root = folder.resolve()
+        found: dict[str, int] = {}
+        for path in paths:
+            try:
+                resolved = path.resolve()
+                if resolved.is_file() and resolved.is_relative_to(root) and resolved.name != REQUESTED_FILE:
+                    found[resolved.relative_to(root).as_posix()] = resolved.stat().st_mtime_ns
+            except OSError:
+                continue
+        if found:
+            try:
+                _save_requested(root, {**_requested(root), **found})
+            except OSError as exc:
+                log.warning("could not record the files written on request in %s: %s", folder, exc)
+
+
+def _requested(folder: Path) -> dict[str, int]:
+    """``REQUESTED_FILE``'s record; empty when missing or unreadable (every file then counts)."""
+    try:
+        data = json.loads((folder / REQUESTED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _save_requested(folder: Path, record: dict[str, int]) -> None:
+    fd, temp = tempfile.mkstemp(prefix=f"{REQUESTED_FILE}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(record, handle, indent=1, sort_keys=True)
+        os.replace(temp, folder / REQUESTED_FILE)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
 def _warn_of_plain_copies(settings: Settings) -> None:
     """An encrypted store's memory folder is off unless asked for, and so are automatic
     transcripts (see ``Settings``), but a folder written before the key was set still holds those
     memories or conversations in clear: engram neither updates nor deletes it (it may be the
-    user's own copy), so it says so."""
+    user's own copy), so it says so. Files written there on request since the key was set
+    (``note_written_on_request``) are not counted."""
     if not settings.privacy.encrypted:
         return
     if not settings.files.enabled or settings.backend == "disabled":
@@ -66,13 +136,23 @@ def _warn_of_plain_copies(settings: Settings) -> None:
 
 
 def _warn_if_holding_files(folder: Path, message: str) -> None:
-    """Log ``message`` (``%s``: the folder) when ``folder`` holds any file."""
+    """Log ``message`` (``%s``: the folder) when ``folder`` holds a file not written there on
+    request since the key was set (``REQUESTED_FILE``)."""
     try:
-        stale = folder.is_dir() and any(path.is_file() for path in folder.rglob("*"))
+        if not folder.is_dir():
+            return
+        requested = _requested(folder)
+        stale = any(_plain_copy(folder, path, requested) for path in folder.rglob("*"))
     except OSError:
         return
     if stale:
         log.warning(message, folder)
+
+
+def _plain_copy(folder: Path, path: Path, requested: dict[str, int]) -> bool:
+    if not path.is_file() or path == folder / REQUESTED_FILE:
+        return False
+    return requested.get(path.relative_to(folder).as_posix()) != path.stat().st_mtime_ns
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> bool:

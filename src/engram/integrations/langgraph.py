@@ -380,8 +380,9 @@ class EngramStore(BaseStore):
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
         """Run ``sweep_ttl`` every ``sweep_interval_minutes`` (else the config's
         ``sweep_interval_minutes``, else 5, as LangGraph's stores) in a daemon thread, first after
-        one interval; a failed sweep is logged and the next one runs. Returns a future that is done
-        when the sweeper stops (cancelling it stops it); a sweeper already running is kept.
+        one interval; a failed sweep is logged and the next one runs. It stops by itself (one info
+        line in the log) once the engram is closed. Returns a future that is done when the sweeper
+        stops (cancelling it stops it); a sweeper already running is kept.
         Raises ``ValidationError`` naming ``sweep_interval_minutes``."""
         if sweep_interval_minutes is None:
             sweep_interval_minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or DEFAULT_SWEEP_MINUTES
@@ -396,9 +397,15 @@ class EngramStore(BaseStore):
 
         def loop() -> None:
             while not self._sweeper_stop.wait(seconds):
+                if self.engram.closed:
+                    log.info("the LangGraph TTL sweeper stops: its engram was closed")
+                    break
                 try:
                     swept = self.sweep_ttl()
                 except Exception:  # the thread's edge: one failed sweep must not end the sweeper
+                    if self.engram.closed:  # closed during this sweep: that is why it failed
+                        log.info("the LangGraph TTL sweeper stops: its engram was closed")
+                        break
                     log.exception("LangGraph TTL sweep failed")
                 else:
                     if swept:

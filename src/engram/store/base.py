@@ -305,6 +305,13 @@ def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: 
     return result
 
 
+def keeps_nothing(store: MemoryStore) -> bool:
+    """True for a store that keeps nothing it is given (``disabled``: memory turned off), which
+    says so with a ``keeps_nothing = True`` attribute; a store without it keeps what it is given.
+    Writers ask this before embedding: a vector for a store that drops it is wasted work."""
+    return getattr(store, "keeps_nothing", False) is True
+
+
 def write_each(
     store: MemoryStore, writes: Sequence[BatchWrite], *, now: float, identity: str | None
 ) -> list[WriteResult | EngramError]:

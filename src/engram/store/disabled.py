@@ -14,6 +14,8 @@ from engram.store.base import BatchWrite, ImportResult, KindCount, StoreStats, w
 
 class DisabledMemoryStore:
     name = "disabled"
+    # Nothing is kept: writers do not run the embedding model for it (``store.base.keeps_nothing``).
+    keeps_nothing = True
 
     def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
         # Nothing is stored: the record exists only in the answer.

@@ -75,7 +75,7 @@ class InMemoryMemoryStore:
         self._matrix = VectorMatrix()
         self._matrix_stale = True
         self._generation = 0
-        self._in_batch = False  # applying an all-or-nothing ``write_batch``: persisted once, at its end
+        self._in_batch = False  # applying a ``write_batch``: persisted once, at its end
 
     # Subclasses persist after every change; ``content=False`` is a recorded recall only.
     def _changed(self, content: bool = True) -> None:
@@ -127,7 +127,7 @@ class InMemoryMemoryStore:
         self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
     ) -> list[WriteResult | EngramError]:
         if not all_or_nothing:
-            return write_each(self, writes, now=now, identity=identity)
+            return self._write_each_once(writes, now=now, identity=identity)
         # All or nothing without a transaction: the state is copied first and put back when a
         # write fails, all under the lock (no reader sees half a batch). A subclass that persists
         # does so once, for the whole batch (``_batch_written``); if that fails, the state goes back too.
@@ -144,9 +144,36 @@ class InMemoryMemoryStore:
                 raise
         return out
 
+    def _write_each_once(self, writes: Sequence[BatchWrite], *, now: float,
+                         identity: str | None) -> list[WriteResult | EngramError]:
+        """``write_each`` (a write's own error stands in its place, the others are kept) with the
+        state persisted once, at the end (``_batch_written``), not after every change: the write
+        queue's batches coalesce concurrent ``remember`` calls, and the JSON file store rewrote its
+        whole file for each of them. If that one persist fails, no write of the batch is kept: the
+        state goes back to before it and each write that had succeeded answers with the error, so
+        what is acknowledged is what is persisted."""
+        with self._lock:
+            saved, generation = self._copy_state(), self._generation
+            self._in_batch = True
+            try:
+                out = write_each(self, writes, now=now, identity=identity)
+            except BaseException:
+                self._restore_state(saved)
+                raise
+            finally:
+                self._in_batch = False
+            if self._generation == generation:
+                return out  # nothing changed (every write failed before changing anything)
+            try:
+                self._batch_written()
+            except EngramError as exc:
+                self._restore_state(saved)
+                return [exc if isinstance(result, WriteResult) else result for result in out]
+        return out
+
     def _batch_written(self) -> None:
-        """An all-or-nothing batch has changed the state (a subclass persists it here, raising
-        ``StorageError`` when it cannot)."""
+        """A batch has changed the state (a subclass persists it here, raising ``StorageError``
+        when it cannot)."""
         self._changed()
 
     def _copy_state(self) -> _State:

@@ -2,7 +2,9 @@
 
 State lives in ``InMemoryMemoryStore`` (O(1) key lookup) and is written after every change with
 an atomic replace (temp file + fsync + rename), so a crash leaves the old or the new file, never
-half of one. Reads PtrClaw's legacy array format and its object format; writes
+half of one; a ``write_batch`` (the write queue's coalesced ``remember`` calls) is written once,
+at its end, before it answers, and none of it is kept when that write fails. Reads PtrClaw's
+legacy array format and its object format; writes
 ``{"format": "engram-jsonfile", "entries": [...], "embedding_identity": ..., "embeddings": {id: [...]}}``.
 This backend suits small-to-medium stores and one writing process.
 """

@@ -26,6 +26,13 @@ def _syncer(st: CliState) -> FileSync:
     return FileSync.from_settings(st.engram(), st.settings())
 
 
+def _note_folder_asked_for(st: CliState, syncer: FileSync) -> None:
+    """The folder as this sync left it was asked for: not plain copies to warn about at each start."""
+    from engram.files.wiring import note_written_on_request
+
+    note_written_on_request(st.settings(), syncer.folder.root.rglob("*"))
+
+
 def _print_report(report: SyncReport, as_json: bool) -> None:
     if as_json:
         render.emit_json({
@@ -52,7 +59,10 @@ def _print_report(report: SyncReport, as_json: bool) -> None:
 def sync(ctx: typer.Context) -> None:
     """One two-way pass between the database and the memory folder, with a summary of each direction."""
     st = state(ctx)
-    _print_report(_syncer(st).sync(), st.as_json)
+    syncer = _syncer(st)
+    report = syncer.sync()
+    _note_folder_asked_for(st, syncer)
+    _print_report(report, st.as_json)
 
 
 def watch(
@@ -81,6 +91,7 @@ def watch(
         except KeyboardInterrupt:
             pass
     syncer.detach()
+    _note_folder_asked_for(st, syncer)
 
 
 @conflicts_app.callback()

@@ -180,6 +180,7 @@ def transcript(
 ) -> None:
     """Write this agent's conversation as a markdown transcript (ClawCode's format), optionally indexing its turns."""
     from engram.files import transcripts
+    from engram.files.wiring import note_written_on_request
 
     st = state(ctx)
     engram = st.engram()
@@ -189,6 +190,7 @@ def transcript(
     threshold = settings.history.transcript_importance_threshold
     path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold) if index
             else transcripts.write(folder, key, messages, agent=engram.history.agent))
+    note_written_on_request(settings, [path])  # asked for: not a plain copy to warn about at each start
     if st.as_json:
         render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})
     else:
