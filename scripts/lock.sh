@@ -16,14 +16,15 @@ tool="$(mktemp -d)"
 trap 'rm -rf "$tool"' EXIT
 "${PYTHON:-python3}" -m venv "$tool"
 "$tool/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$uv_version"
-# Every extra the dev install and the optional token counter use, resolved for the machine CI runs
+# The dev extras (dev for the lowest lock; dev-uncapped for the newest: see pyproject.toml) and the
+# optional token counter, resolved for the machine CI runs
 # on (Linux x86-64 with the python3 here); another platform installs from the ranges without it.
 # In the lowest lock, indirect dependencies are at their newest (uv's lowest-direct).
-compile() {  # compile RESOLUTION FILE HEADER
-    "$tool/bin/uv" pip compile pyproject.toml --extra dev --extra tokens --resolution "$1" \
-        --no-header --quiet --output-file "$2"
-    sed -i "1i # $3 Regenerate with scripts/lock.sh." "$2"
+compile() {  # compile RESOLUTION FILE EXTRA HEADER
+    "$tool/bin/uv" pip compile pyproject.toml --extra "$3" --extra tokens --resolution "$1" \
+        --upgrade --no-header --quiet --output-file "$2"
+    sed -i "1i # $4 Regenerate with scripts/lock.sh." "$2"
 }
-compile lowest-direct requirements/lock.txt "Exact versions CI and scripts/bootstrap.sh install (pip -c)."
-compile highest requirements/lock-newest.txt \
+compile lowest-direct requirements/lock.txt dev "Exact versions CI and scripts/bootstrap.sh install (pip -c)."
+compile highest requirements/lock-newest.txt dev-uncapped \
     "Newest versions within pyproject.toml's ranges, which scripts/test.sh's second pass installs (pip -c)."

@@ -1,0 +1,304 @@
+"""Google ADK with engram: ``Runner(agent=..., memory_service=EngramMemoryService(mem), ...)``.
+
+``EngramMemoryService`` is an ADK ``BaseMemoryService``: what ADK's ``load_memory`` and
+``preload_memory`` tools search, and what ``add_session_to_memory`` (``tool_context``'s, a
+callback's, or ``adk api_server``'s) fills. Memory in ADK is per user of an app, so each
+``(app_name, user_id)`` is its own engram agent, ``adk:<app_name>:<user_id>``: users never read or
+delete each other's memories, and the prefix keeps them apart from the application's own agents.
+An id that cannot name an agent as it is (spaces, other scripts, over 128 characters) gets its
+usable characters and 8 hex digits of its SHA-256, one name per id, as importers name a source's users.
+
+What is stored. Each event of a session with text becomes one memory (its text parts, thoughts
+left out, joined by a line break; category ``knowledge``, type ``conversation``; the event's time
+as its time); events with no text (function calls and responses alone) and streaming fragments
+(``partial``) are left out, as ADK's own SQLite service leaves them. The event's ``Content`` is kept
+whole in ``metadata["adk"]`` with its author, session and event id, so a search hands back exactly
+what was added. Writing goes through engram's import path: the events of one call are stored and
+embedded together, all or none; an event already added (ADK adds the whole session again after
+every turn) is skipped by its id, and one ``delete_memory`` removed is not added back (the audit
+trail's record). ``add_memory`` stores explicit ``MemoryEntry`` items the same way (type
+``learned``). An event engram cannot store (longer than ``max_content_chars``, or holding a NUL)
+is left out with a warning in the log rather than failing the agent's turn; an explicit item
+engram refuses raises ``ValidationError`` naming it (``memories[1].content.parts``), storing none.
+
+Why ``knowledge``: a past session is what a user expects the agent to remember, and engram's
+hygiene expires ``conversation`` memories after seven days; ``knowledge`` stays while it is
+recalled (idle for 30 days, it may decay). ``category="conversation"`` chooses the other.
+
+``search_memory`` is engram's hybrid recall over that user's memories (``limit`` results, 10 by
+default); a blank query finds nothing, as in ADK's services. Each ``MemoryEntry`` carries the
+memory's id, which ``delete_memory`` takes.
+
+ADK's service registry (``services.yaml`` beside the agents) can build it from a URI:
+``engram://`` opens the configured store (``ENGRAM_HOME``, ``~/.engram``), ``engram:///path/to/home``
+another data folder; ``adk web --memory_service_uri=engram://``.
+
+Every call runs in a worker thread, never blocking the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from engram.aio import AsyncEngram
+from engram.engine import Engram
+from engram.errors import NotFoundError, ValidationError
+from engram.importers.apply import apply_plan
+from engram.importers.base import Plan, Record, agent_name
+from engram.integrations import missing
+from engram.model import Category, Memory, make_scope, parse_content
+
+try:
+    from google.adk.memory import BaseMemoryService
+    from google.adk.memory.base_memory_service import SearchMemoryResponse
+    from google.adk.memory.memory_entry import MemoryEntry
+    from google.genai import types
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise missing("google-adk", "google-adk") from exc
+
+if TYPE_CHECKING:
+    from google.adk.events.event import Event
+    from google.adk.sessions.session import Session
+
+log = logging.getLogger(__name__)
+
+KIND = "google-adk"
+DEFAULT_AGENT_PREFIX = "adk:"
+_UNKNOWN_SESSION = "__unknown_session_id__"  # ADK's own services' name for events added without one
+
+
+class EngramMemoryService(BaseMemoryService):
+    """ADK's memory service over engram: one engram agent per ``(app_name, user_id)``."""
+
+    def __init__(self, engram: Engram | AsyncEngram | None = None, *, uri: str | None = None,
+                 agent_prefix: str = DEFAULT_AGENT_PREFIX, limit: int = 10,
+                 category: str = Category.KNOWLEDGE.value, **_adk: Any) -> None:
+        """``engram``: the ``Engram`` or ``AsyncEngram`` whose store holds the memories (its own
+        agent is not used: each user of each app gets ``agent_prefix`` + ``app_name:user_id``).
+        Without one, ``uri`` (``engram://`` or ``engram:///path/to/home``, what ADK's service
+        registry passes) opens the configured store, which ``close()`` closes. ``limit``: how many
+        memories a search returns. ``category``: of the memories events become. Other keywords
+        (ADK's ``agents_dir``) are ignored. Raises ``ValidationError`` naming the argument."""
+        if engram is None:
+            self.engram, self._owned = _open(uri), True
+        elif isinstance(engram, AsyncEngram):
+            self.engram, self._owned = engram.engram, False
+        elif isinstance(engram, Engram):
+            self.engram, self._owned = engram, False
+        else:
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
+        if not isinstance(agent_prefix, str):
+            raise ValidationError("agent_prefix", f"got {type(agent_prefix).__name__}", "a string such as 'adk:'")
+        if agent_prefix:
+            try:
+                make_scope(agent_prefix + "x", None)
+            except ValidationError as exc:
+                raise ValidationError("agent_prefix", f"{agent_prefix!r} cannot start an agent name",
+                                      exc.allowed) from None
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise ValidationError("limit", f"got {limit!r}", "a whole number from 1 to 100")
+        try:
+            self.category = Category(category)
+        except ValueError:
+            raise ValidationError("category", f"got {category!r}",
+                                  ", ".join(c.value for c in Category)) from None
+        self.agent_prefix = agent_prefix
+        self.limit = limit
+        # One write at a time: ADK may add the same session from two callbacks at once, and the
+        # import path decides what is new by reading first.
+        self._writing = threading.Lock()
+
+    # --- whose memory -------------------------------------------------------------------------
+    def agent_for(self, app_name: str, user_id: str) -> str:
+        """The engram agent holding ``user_id``'s memories in ``app_name``. Raises
+        ``ValidationError`` naming ``app_name`` or ``user_id`` when one is not a non-empty string."""
+        for name, value in (("app_name", app_name), ("user_id", user_id)):
+            if not isinstance(value, str) or not value.strip():
+                raise ValidationError(name, f"got {value!r}", "a non-empty string")
+        whole = f"{self.agent_prefix}{app_name}:{user_id}"
+        try:
+            return make_scope(whole, None).agent or whole
+        except ValidationError:
+            pass
+        # The source-id naming rule importers use, kept within 128 characters with the prefix.
+        named = agent_name(f"{app_name}:{user_id}", "user_id") or "user"
+        if len(self.agent_prefix) + len(named) > 128:
+            digest = hashlib.sha256(f"{app_name}:{user_id}".encode()).hexdigest()[:8]
+            named = f"{named[:118 - len(self.agent_prefix)].rstrip('-.:@')}-{digest}"
+        return self.agent_prefix + named
+
+    def _view(self, app_name: str, user_id: str) -> Engram:
+        return self.engram.for_agent(self.agent_for(app_name, user_id), origin=KIND)
+
+    # --- ADK's memory service ------------------------------------------------------------------
+    async def add_session_to_memory(self, session: Session) -> None:
+        await self.add_events_to_memory(app_name=session.app_name, user_id=session.user_id,
+                                        events=session.events, session_id=session.id)
+
+    async def add_events_to_memory(self, *, app_name: str, user_id: str, events: Sequence[Event],
+                                   session_id: str | None = None,
+                                   custom_metadata: Mapping[str, object] | None = None) -> None:
+        agent = self.agent_for(app_name, user_id)
+        _check_metadata(custom_metadata)
+        records = [record for i, event in enumerate(events)
+                   if (record := self._event_record(event, i, agent, app_name, session_id, custom_metadata))]
+        await asyncio.to_thread(self._store, records)
+
+    async def add_memory(self, *, app_name: str, user_id: str, memories: Sequence[MemoryEntry],
+                         custom_metadata: Mapping[str, object] | None = None) -> None:
+        agent = self.agent_for(app_name, user_id)
+        _check_metadata(custom_metadata)
+        records = [record for i, entry in enumerate(memories)
+                   if (record := self._entry_record(entry, i, agent, app_name, custom_metadata))]
+        await asyncio.to_thread(self._store, records)
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        view = self._view(app_name, user_id)
+        if not isinstance(query, str):
+            raise ValidationError("query", f"got {type(query).__name__}", "a string")
+        if not query.strip():
+            return SearchMemoryResponse()
+        result = await asyncio.to_thread(view.recall, query, limit=self.limit)
+        return SearchMemoryResponse(memories=[_entry(hit.memory) for hit in result.hits])
+
+    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
+        view = self._view(app_name, user_id)
+        if not memory_id:
+            return
+        await asyncio.to_thread(self._delete, view, memory_id)
+
+    def close(self) -> None:
+        """Close the store when this service opened it (from a URI); one it was given stays open."""
+        if self._owned:
+            self.engram.close()
+
+    # --- records -------------------------------------------------------------------------------
+    def _event_record(self, event: Event, i: int, agent: str, app_name: str, session_id: str | None,
+                      custom_metadata: Mapping[str, object] | None) -> Record | None:
+        if event.partial or event.content is None:
+            return None
+        text = _text(event.content)
+        if not text:
+            return None
+        session = session_id or _UNKNOWN_SESSION
+        # ADK's own services key an event without an id by its author, time and content alike.
+        content_json = event.content.model_dump(mode="json", exclude_none=True)
+        event_id = event.id or hashlib.sha256(
+            f"{event.author}:{event.timestamp}:{event.content.model_dump_json(exclude_none=True)}".encode()
+        ).hexdigest()[:32]
+        adk: dict[str, Any] = {"app_name": app_name, "session_id": session, "event_id": event_id,
+                               "author": event.author, "content": content_json}
+        if custom_metadata:
+            adk["custom_metadata"] = dict(custom_metadata)
+        return self._record(f"events[{i}]", f"{session}/{event_id}", text, agent, adk, event.timestamp,
+                            self.category, "conversation", id_field="id", lenient=True)
+
+    def _entry_record(self, entry: MemoryEntry, i: int, agent: str, app_name: str,
+                      custom_metadata: Mapping[str, object] | None) -> Record | None:
+        text = _text(entry.content)
+        if not text:
+            raise ValidationError(f"memories[{i}].content", "has no text part", "a Content with a text part")
+        adk: dict[str, Any] = {"app_name": app_name, "author": entry.author,
+                               "content": entry.content.model_dump(mode="json", exclude_none=True)}
+        merged = {**(custom_metadata or {}), **entry.custom_metadata}
+        if merged:
+            adk["custom_metadata"] = merged
+        when = _parse_time(entry.timestamp, f"memories[{i}].timestamp")
+        # An entry with its own id is that memory again when added again; one without is its text.
+        source_id = f"memory/{entry.id}" if entry.id else f"memory-text/{hashlib.sha256(text.encode()).hexdigest()}"
+        return self._record(f"memories[{i}]", source_id, text, agent, adk, when, Category.KNOWLEDGE, "learned",
+                            id_field="id" if entry.id else None)
+
+    def _record(self, where: str, source_id: str, text: str, agent: str, adk: dict[str, Any],
+                when: float | None, category: Category, type_: str, *, id_field: str | None,
+                lenient: bool = False) -> Record | None:
+        if lenient:
+            # An event ADK adds on its own: one engram cannot store must not fail the agent's turn.
+            try:
+                parse_content(text, self.engram.max_content_chars)
+            except ValidationError as exc:
+                log.warning("google-adk: %s (%s) left out of memory: its text %s (allowed: %s; a longer limit: "
+                            "ENGRAM_MAX_CONTENT_CHARS)", where, source_id, exc.problem, exc.allowed)
+                return None
+        return Record(source_id=source_id, where=where, content=text, category=category, type=type_,
+                      metadata={"adk": adk}, created_at=when, updated_at=when, agent=agent,
+                      id_field=id_field, fields={"content": ".content.parts", "metadata": ".custom_metadata"})
+
+    # --- in the worker thread ------------------------------------------------------------------
+    def _store(self, records: list[Record]) -> None:
+        if not records:
+            return
+        with self._writing:
+            summary = apply_plan(self.engram, Plan(kind=KIND, source=KIND, records=records),
+                                 keep_agents=True, operator_notes=False)
+        for warning in summary.warnings:
+            log.debug("google-adk: %s", warning)
+
+    @staticmethod
+    def _delete(view: Engram, memory_id: str) -> None:
+        try:
+            memory = view.named(memory_id, field="memory_id", names=("memory_id", "key"))
+        except NotFoundError:
+            return  # as ADK's own services: an id this user does not hold deletes nothing
+        view.forget(memory, reason="google-adk delete_memory")
+
+
+def _open(uri: str | None) -> Engram:
+    if uri is None:
+        raise ValidationError("engram", "neither an engram nor a uri was given",
+                              "EngramMemoryService(Engram.from_settings()) or uri='engram://'")
+    parsed = urlparse(uri) if isinstance(uri, str) else None
+    if parsed is None or parsed.scheme != "engram" or parsed.netloc or parsed.query or parsed.fragment:
+        raise ValidationError("uri", f"got {uri!r}", "engram:// (the configured store) or engram:///path/to/home")
+    home = unquote(parsed.path)
+    return Engram.from_settings(home=home) if home not in ("", "/") else Engram.from_settings()
+
+
+def _check_metadata(custom_metadata: Mapping[str, object] | None) -> None:
+    """The call's ``custom_metadata`` is kept with each memory, so it must be JSON."""
+    if custom_metadata is None:
+        return
+    if not isinstance(custom_metadata, Mapping):
+        raise ValidationError("custom_metadata", f"got {type(custom_metadata).__name__}", "a mapping of JSON values")
+    try:
+        json.dumps(dict(custom_metadata), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("custom_metadata", f"is not JSON ({exc})", "a mapping of JSON values") from None
+
+
+def _text(content: types.Content | None) -> str:
+    """A content's text parts, thoughts left out, joined by line breaks (each kept as it is)."""
+    if content is None or not content.parts:
+        return ""
+    return "\n".join(part.text for part in content.parts if part.text and not part.thought)
+
+
+def _parse_time(value: str | None, field: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise ValidationError(field, f"got {value!r}", "an ISO 8601 time such as 2026-05-04T10:00:00+00:00") from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def _entry(memory: Memory) -> MemoryEntry:
+    """A memory as ADK's ``MemoryEntry``: the content as it was added (``metadata["adk"]``), or
+    the memory's text as a user's for one stored otherwise."""
+    adk = memory.metadata.get("adk") if isinstance(memory.metadata.get("adk"), Mapping) else {}
+    stored = adk.get("content")
+    content = (types.Content.model_validate(stored) if isinstance(stored, Mapping)
+               else types.Content(role="user", parts=[types.Part(text=memory.content)]))
+    custom = adk.get("custom_metadata")
+    return MemoryEntry(content=content, id=memory.id, author=adk.get("author"),
+                       custom_metadata=dict(custom) if isinstance(custom, Mapping) else {},
+                       timestamp=datetime.fromtimestamp(memory.created_at, UTC).isoformat())

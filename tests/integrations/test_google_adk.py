@@ -1,0 +1,246 @@
+"""EngramMemoryService driven by a real Google ADK Runner over a real SQLite engram store. The
+model is ADK's own Gemini class talking to a local server that speaks the Gemini API's wire format
+and plays a scripted model, so ADK's real request building, ``load_memory`` tool and callbacks
+run; nothing leaves 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("google.adk", reason="the google-adk extra is not installed: pip install 'engram-recall[google-adk]'")
+
+from google.adk.agents import LlmAgent  # noqa: E402
+from google.adk.agents.callback_context import CallbackContext  # noqa: E402
+from google.adk.cli.service_registry import get_service_registry, load_services_module  # noqa: E402
+from google.adk.events.event import Event  # noqa: E402
+from google.adk.memory.memory_entry import MemoryEntry  # noqa: E402
+from google.adk.models.google_llm import Gemini  # noqa: E402
+from google.adk.runners import Runner  # noqa: E402
+from google.adk.sessions import InMemorySessionService, Session  # noqa: E402
+from google.adk.tools import load_memory  # noqa: E402
+from google.genai import types  # noqa: E402
+
+from engram.aio import AsyncEngram  # noqa: E402
+from engram.engine import Engram  # noqa: E402
+from engram.errors import ValidationError  # noqa: E402
+from engram.integrations.google_adk import EngramMemoryService  # noqa: E402
+from engram.testing.llm_servers import GeminiServer, RecordedRequest, Reply  # noqa: E402
+
+APP = "shop"
+# google-genai's own aiohttp client subclasses aiohttp's ClientSession, which aiohttp warns about.
+pytestmark = pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+
+
+@pytest.fixture
+def engram(isolated_home: Path) -> Iterator[Engram]:
+    mem = Engram.from_settings(embeddings={"provider": "none"})
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiServer]:
+    monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+    with GeminiServer() as s:
+        s.responder = _model
+        yield s
+
+
+def _model(request: RecordedRequest) -> Reply:
+    """A model that searches memory for a question, answers with what the search gave back, and
+    says "Noted" to anything else."""
+    last = request.body["contents"][-1]["parts"]
+    answered = [p["functionResponse"] for p in last if "functionResponse" in p]
+    if answered:
+        return Reply.say(json.dumps(answered[0]["response"], ensure_ascii=False))
+    said = "".join(p.get("text", "") for p in last)
+    return Reply.tools(("load_memory", {"query": said})) if said.endswith("?") else Reply.say("Noted")
+
+
+async def _remember_session(callback_context: CallbackContext) -> None:
+    # How an ADK app files a finished turn into memory: the context's own call, to the Runner's service.
+    await callback_context.add_session_to_memory()
+
+
+def _runner(server: GeminiServer, service: EngramMemoryService) -> Runner:
+    agent = LlmAgent(name="helper", model=Gemini(model="scripted", base_url=server.base_url),
+                     instruction="Answer from memory.", tools=[load_memory], after_agent_callback=_remember_session)
+    return Runner(app_name=APP, agent=agent, session_service=InMemorySessionService(), memory_service=service)
+
+
+async def _say(runner: Runner, user: str, text: str, session: Session | None = None) -> tuple[Session, str]:
+    session = session or await runner.session_service.create_session(app_name=runner.app_name, user_id=user)
+    reply = ""
+    async for event in runner.run_async(user_id=user, session_id=session.id,
+                                        new_message=types.Content(role="user", parts=[types.Part(text=text)])):
+        if event.content and event.content.parts and event.content.parts[0].text:
+            reply = event.content.parts[0].text
+    return session, reply
+
+
+def test_what_a_user_said_in_one_session_is_found_by_load_memory_in_the_next(
+        engram: Engram, server: GeminiServer) -> None:
+    service = EngramMemoryService(engram)
+
+    async def scenario() -> tuple[str, str, str]:
+        runner = _runner(server, service)
+        await _say(runner, "alice", "My favourite colour is teal")
+        _, later = await _say(runner, "alice", "What is my favourite colour?")
+        _, other_user = await _say(runner, "bob", "What is my favourite colour?")
+        _, other_app = await _say(Runner(app_name="other-app", agent=runner.agent, session_service=InMemorySessionService(),
+                                         memory_service=service), "alice", "What is my favourite colour?")
+        return later, other_user, other_app
+
+    later, other_user, other_app = asyncio.run(scenario())
+    # The model was shown the earlier session's turn, through ADK's load_memory tool.
+    found = json.loads(later)["result"]["memories"]
+    assert [(m["author"], m["content"]["parts"][0]["text"]) for m in found if "teal" in json.dumps(m)] == [
+        ("user", "My favourite colour is teal")]
+    # Another user of the app, and the same user of another app, find nothing of alice's.
+    assert json.loads(other_user)["result"]["memories"] == [] and json.loads(other_app)["result"]["memories"] == []
+
+    # In the SQLite file: another engine opened on it reads alice's memories, in her own agent.
+    with Engram.from_settings(embeddings={"provider": "none"}) as reopened:
+        alice = reopened.for_agent("adk:shop:alice")
+        contents = sorted(m.content for m in alice.list(limit=50))
+        assert reopened.count() == 0  # the engine's own agent holds none of them
+    # Each turn once, although the callback added the whole session after every turn.
+    assert contents.count("My favourite colour is teal") == 1 and "Noted" in contents
+    assert "What is my favourite colour?" in contents
+
+
+def test_content_comes_back_exactly_as_added(engram: Engram) -> None:
+    service = EngramMemoryService(AsyncEngram(engram))
+    text = "Café ☃ 𝄞 naïve\r\nline two\ttab  \u200b end\n"
+    content = types.Content(role="user", parts=[types.Part(text=text), types.Part(text="second part")])
+    event = Event(author="user", content=content, timestamp=1_700_000_000.25)
+
+    async def scenario() -> list[MemoryEntry]:
+        await service.add_events_to_memory(app_name=APP, user_id="alice", events=[event], session_id="s1",
+                                           custom_metadata={"ttl": "30d"})
+        return (await service.search_memory(app_name=APP, user_id="alice", query="naïve café")).memories
+
+    [entry] = asyncio.run(scenario())
+    assert entry.content.model_dump(exclude_none=True) == content.model_dump(exclude_none=True)
+    assert entry.author == "user" and entry.custom_metadata == {"ttl": "30d"}
+    assert entry.timestamp == "2023-11-14T22:13:20.250000+00:00"
+    stored = engram.for_agent("adk:shop:alice").get(entry.id)
+    assert stored.content == text + "\nsecond part"
+    assert stored.created_at == 1_700_000_000.25 and stored.metadata["adk"]["session_id"] == "s1"
+
+
+def test_delete_memory_is_per_user_and_the_deleted_event_is_not_added_back(engram: Engram) -> None:
+    service = EngramMemoryService(engram)
+    events = [Event(author="user", content=types.Content(role="user", parts=[types.Part(text=t)]))
+              for t in ("I live in Lisbon", "I work as a nurse", "")]
+    session = Session(id="s1", app_name=APP, user_id="alice", events=events)
+
+    async def scenario() -> tuple[list[str], list[str], int]:
+        await service.add_session_to_memory(session)
+        [lisbon] = (await service.search_memory(app_name=APP, user_id="alice", query="Lisbon")).memories
+        assert lisbon.id
+        await service.delete_memory(app_name=APP, user_id="bob", memory_id=lisbon.id)  # not bob's: nothing
+        kept = (await service.search_memory(app_name=APP, user_id="alice", query="Lisbon")).memories
+        await service.delete_memory(app_name=APP, user_id="alice", memory_id=lisbon.id)
+        await service.delete_memory(app_name=APP, user_id="alice", memory_id="no-such-id")  # as ADK's: nothing
+        await service.add_session_to_memory(session)  # the whole session again, as ADK adds it
+        gone = (await service.search_memory(app_name=APP, user_id="alice", query="Lisbon")).memories
+        return [m.id for m in kept], [m.id for m in gone], engram.for_agent("adk:shop:alice").count()
+
+    kept, gone, count = asyncio.run(scenario())
+    assert len(kept) == 1 and gone == [] and count == 1  # the nurse is still there, once; the empty event never was
+
+
+def test_explicit_memories_and_blank_queries(engram: Engram) -> None:
+    service = EngramMemoryService(engram, limit=1)
+    entries = [MemoryEntry(content=types.Content(parts=[types.Part(text="Prefers window seats")]), id="pref-1",
+                           author="planner", timestamp="2026-01-02T03:04:05+00:00"),
+               MemoryEntry(content=types.Content(parts=[types.Part(text="Allergic to peanuts")]))]
+
+    async def scenario() -> tuple[list[MemoryEntry], list[MemoryEntry], list[MemoryEntry]]:
+        await service.add_memory(app_name=APP, user_id="alice", memories=entries)
+        await service.add_memory(app_name=APP, user_id="alice", memories=entries)  # the same again: no copies
+        seats = (await service.search_memory(app_name=APP, user_id="alice", query="window seats")).memories
+        blank = (await service.search_memory(app_name=APP, user_id="alice", query="  ")).memories
+        nuts = (await service.search_memory(app_name=APP, user_id="alice", query="peanuts allergy")).memories
+        return seats, blank, nuts
+
+    seats, blank, nuts = asyncio.run(scenario())
+    assert [(m.content.parts[0].text, m.author, m.timestamp) for m in seats] == [
+        ("Prefers window seats", "planner", "2026-01-02T03:04:05+00:00")]
+    assert blank == [] and [m.content.parts[0].text for m in nuts] == ["Allergic to peanuts"]
+    assert engram.for_agent("adk:shop:alice").count() == 2
+
+
+def test_bad_input_names_its_field_and_stores_nothing(engram: Engram) -> None:
+    service = EngramMemoryService(engram)
+    event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="kept?")]))
+
+    def refused(call: Any) -> ValidationError:
+        with pytest.raises(ValidationError) as err:
+            asyncio.run(call)
+        return err.value
+
+    assert refused(service.add_events_to_memory(app_name="", user_id="alice", events=[event])).field == "app_name"
+    assert refused(service.search_memory(app_name=APP, user_id="  ", query="x")).field == "user_id"
+    err = refused(service.add_events_to_memory(app_name=APP, user_id="alice", events=[event],
+                                               custom_metadata={"when": object()}))
+    assert err.field == "custom_metadata"
+    no_text = MemoryEntry(content=types.Content(parts=[types.Part(function_call=types.FunctionCall(name="f"))]))
+    with_text = MemoryEntry(content=types.Content(parts=[types.Part(text="kept?")]))
+    err = refused(service.add_memory(app_name=APP, user_id="alice", memories=[with_text, no_text]))
+    assert err.field == "memories[1].content"
+    bad_time = MemoryEntry(content=types.Content(parts=[types.Part(text="kept?")]), timestamp="last Tuesday")
+    assert refused(service.add_memory(app_name=APP, user_id="alice", memories=[bad_time])).field == "memories[0].timestamp"
+    assert engram.for_agent("adk:shop:alice").count() == 0
+
+    for kwargs, field in (({"limit": 0}, "limit"), ({"category": "forever"}, "category"),
+                          ({"agent_prefix": "!"}, "agent_prefix")):
+        with pytest.raises(ValidationError) as err_info:
+            EngramMemoryService(engram, **kwargs)
+        assert err_info.value.field == field
+    with pytest.raises(ValidationError) as err_info:
+        EngramMemoryService(uri="sqlite:///x.db")
+    assert err_info.value.field == "uri"
+
+
+def test_an_event_engram_cannot_store_is_left_out_with_a_warning(engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    """A turn over ``max_content_chars``, or holding a NUL, would fail the agent's turn if it
+    stopped the whole session: it is left out, named in the log, and the rest is stored."""
+    service = EngramMemoryService(engram)
+    long = "word " * (engram.max_content_chars // 5 + 1)
+    events = [Event(author="user", content=types.Content(role="user", parts=[types.Part(text=t)]))
+              for t in (long, "a NUL \x00 here", "short and kept")]
+    with caplog.at_level(logging.WARNING, logger="engram.integrations.google_adk"):
+        asyncio.run(service.add_events_to_memory(app_name=APP, user_id="alice", events=events, session_id="s"))
+    assert [m.content for m in engram.for_agent("adk:shop:alice").list()] == ["short and kept"]
+    assert "events[0]" in caplog.text and "maximum is 8000" in caplog.text and "ENGRAM_MAX_CONTENT_CHARS" in caplog.text
+    assert "events[1]" in caplog.text and "NUL" in caplog.text
+
+
+def test_adk_builds_the_service_from_a_uri_in_services_yaml(isolated_home: Path, tmp_path: Path) -> None:
+    """``adk web --memory_service_uri=engram:///...``: ADK's registry reads the agents folder's
+    services.yaml and builds the service with ``uri=`` (and ``agents_dir=``)."""
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "services.yaml").write_text(
+        "services:\n  - scheme: engram\n    type: memory\n"
+        "    class: engram.integrations.google_adk.EngramMemoryService\n")
+    load_services_module(str(agents))
+    home = tmp_path / "adk-home"
+    service = get_service_registry().create_memory_service(f"engram://{home}", agents_dir=str(agents))
+    assert isinstance(service, EngramMemoryService)
+    try:
+        event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="Call me Al")]))
+        asyncio.run(service.add_events_to_memory(app_name=APP, user_id="alice", events=[event]))
+    finally:
+        service.close()
+    with Engram.from_settings(home=home, embeddings={"provider": "none"}) as reopened:
+        assert [m.content for m in reopened.for_agent("adk:shop:alice").list()] == ["Call me Al"]
