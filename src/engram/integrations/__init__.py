@@ -1,5 +1,5 @@
 """Adapters for agent frameworks, each behind its own extra (``langgraph``, ``langchain``,
-``openai-agents``, ``pydantic-ai``, ``llamaindex``, ``agno``). Importing one without its extra
+``openai-agents``, ``pydantic-ai``, ``llamaindex``, ``agno``, ``strands``). Importing one without its extra
 raises an ``ImportError`` naming the ``pip install`` that fixes it."""
 
 from engram.about import install_hint
