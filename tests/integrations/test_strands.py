@@ -78,11 +78,12 @@ def remembers_then_recalls(request: RecordedRequest) -> Reply:
     return Reply.tools(("recall", {"query": said}) if said.endswith("?") else ("remember", {"content": said}))
 
 
-def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]]) -> Agent:
+def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]],
+          stream: bool = True) -> Agent:
     server.responder = scripted(*calls)
-    # stream=False: the scripted server answers whole chat completions, not server-sent events.
+    # Streamed by default, as Strands' OpenAIModel asks for the reply.
     model = OpenAIModel(client_args={"api_key": "test-key", "base_url": server.base_url}, model_id="scripted",
-                        stream=False)
+                        stream=stream)
     return Agent(model=model, tools=[tools], callback_handler=None)
 
 
@@ -96,9 +97,11 @@ def told(run: Agent, tool: str) -> tuple[str, str]:
     return results[-1]["content"][0]["text"], results[-1]["status"]
 
 
-def test_a_fact_remembered_in_one_run_is_recalled_in_a_later_one(engram: Engram, server: OpenAICompatServer) -> None:
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_fact_remembered_in_one_run_is_recalled_in_a_later_one(engram: Engram, server: OpenAICompatServer,
+                                                                 stream: bool) -> None:
     first = agent(server, EngramTools(engram), ("remember", {"content": TRICKY, "key": "coffee",
-                                                             "tags": ["preferences"], "importance": 0.8}))
+                                                             "tags": ["preferences"], "importance": 0.8}), stream=stream)
     first("Remember how I take my coffee")
     text, status = told(first, "remember")
     stored = json.loads(text)
@@ -111,8 +114,9 @@ def test_a_fact_remembered_in_one_run_is_recalled_in_a_later_one(engram: Engram,
     assert memory.scope.agent == "assistant" and memory.tags == ("preferences",) and memory.importance == 0.8
 
     # A later run, with a new agent and toolkit: only the store connects the two.
-    second = agent(server, EngramTools(engram), ("recall", {"query": "coffee flat white"}))
+    second = agent(server, EngramTools(engram), ("recall", {"query": "coffee flat white"}), stream=stream)
     answer = second("How do I take my coffee?")
+    assert server.requests[-1].body["stream"] is stream
     hits = json.loads(told(second, "recall")[0])["results"]
     assert [(h["memory_id"], h["content"], h["tags"]) for h in hits] == [(stored["memory_id"], TRICKY, ["preferences"])]
     # The model was shown it, whole: the tool message on the wire, and its answer from it.
