@@ -7,6 +7,7 @@ leaves 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -135,8 +136,9 @@ def test_a_fact_remembered_in_one_run_is_recalled_in_a_later_one(engram: Engram,
 def test_async_engine_gives_async_tools(engram: Engram, server: OpenAICompatServer) -> None:
     tools = EngramTools(AsyncEngram(engram))
     assert [t.tool_name for t in tools.tools] == ["remember", "recall", "forget"]
-    assert all(asyncio.iscoroutinefunction(t._tool_func) for t in tools.tools)  # awaited, not run in a thread
-    assert not any(asyncio.iscoroutinefunction(t._tool_func) for t in EngramTools(engram).tools)
+    # @tool keeps the function it wraps (functools.wraps): awaited, not run in a worker thread
+    assert all(inspect.iscoroutinefunction(t.__wrapped__) for t in tools.tools)
+    assert not any(inspect.iscoroutinefunction(t.__wrapped__) for t in EngramTools(engram).tools)
 
     run = agent(server, tools, ("remember", {"content": TRICKY}), ("recall", {"query": "flat white"}))
     asyncio.run(run.invoke_async("Remember my coffee"))
