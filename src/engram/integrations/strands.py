@@ -10,8 +10,8 @@ the model is shown; results are JSON text, the shapes engram's MCP tools return.
 Given an ``Engram`` the tools are synchronous, and Strands runs them in a worker thread (it does
 so for any sync tool); given an ``AsyncEngram`` they are coroutines, awaited on the agent's loop,
 going through the ``AsyncEngram``'s writer and reader threads (remembers made together share one
-batch). Strands drives every invocation (``agent(...)``, ``invoke_async``, ``stream_async``)
-through the same async loop, so one kind per toolkit is enough.
+batch). Strands runs ``agent(...)`` and ``invoke_async`` through the same async tool executor, so
+one kind per toolkit serves both.
 
 Errors. A Strands function tool answers with a result whose ``status`` is ``success`` or
 ``error``. An argument engram refuses, or a memory that is not there, is returned as an
@@ -26,6 +26,10 @@ model cannot set (``invocation_state`` is a free dict of the application's, with
 So nothing is mapped: one toolkit is one engram agent, chosen where it is built
 (``EngramTools(mem.for_agent(f"strands:{user_id}"))``, beside the per-user ``Agent`` that holds
 that user's conversation anyway).
+
+Strands' sessions (``RepositorySessionManager`` over a ``SessionRepository``) are not kept in
+engram: a repository updates its records in place (the agent's state on every sync, a message a
+guardrail redacts), and engram's conversation history only appends.
 """
 
 from __future__ import annotations
