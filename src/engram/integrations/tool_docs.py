@@ -1,5 +1,5 @@
 """What the model reads about engram's remember, recall and forget tools in the framework toolsets
-(Pydantic AI's ``EngramToolset``, Agno's ``EngramTools``): their tools take the same arguments, so
+(Pydantic AI's ``EngramToolset``, Agno's and Strands Agents' ``EngramTools``): their tools take the same arguments, so
 one text describes both (Google style: the frameworks read each argument's line into the tool's
 schema). The MCP server's tools take more arguments and describe their own."""
 

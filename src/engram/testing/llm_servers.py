@@ -3,7 +3,8 @@
 The real provider code (httpx, request building, reply parsing, retries) runs against them over
 a real socket on 127.0.0.1. A test queues ``Reply`` values (text, tool calls, errors, a 429 with
 ``Retry-After``, a stall for timeouts) or installs a ``responder`` function that decides each
-reply from the request it received - a scripted model. Every request is recorded.
+reply from the request it received - a scripted model. Every request is recorded. The OpenAI
+server also streams a reply (server-sent chunks) to a request that asks with ``"stream": true``.
 
     with OpenAICompatServer() as server:
         server.enqueue(Reply.tool("memory_store", key="k", content="v"), Reply.text("done"))
@@ -109,6 +110,11 @@ class ScriptedLLMServer:
     def render_error(self, reply: Reply) -> dict[str, Any]:
         raise NotImplementedError
 
+    def render_stream(self, reply: Reply, request: RecordedRequest) -> list[dict[str, Any]] | None:
+        """The reply as server-sent events when the request asked to stream, or None to answer
+        whole (a wire format without streaming here)."""
+        return None
+
     @property
     def base_url(self) -> str:
         return self.root_url
@@ -146,16 +152,20 @@ class ScriptedLLMServer:
                     self._send_raw(reply.status, reply.raw_body.encode(), dict(reply.headers))
                 elif reply.status >= 400:
                     self._send(reply.status, owner.render_error(reply), dict(reply.headers))
+                elif (events := owner.render_stream(reply, request)) is not None:
+                    data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+                    self._send_raw(200, data.encode(), dict(reply.headers), "text/event-stream")
                 else:
                     self._send(200, owner.render(reply, request), dict(reply.headers))
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
                 self._send_raw(status, json.dumps(payload).encode(), headers)
 
-            def _send_raw(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+            def _send_raw(self, status: int, data: bytes, headers: dict[str, str],
+                          content_type: str = "application/json") -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(data)))
                     for name, value in headers.items():
                         self.send_header(name, value)
@@ -214,6 +224,24 @@ class OpenAICompatServer(ScriptedLLMServer):
                 "total_tokens": reply.prompt_tokens + reply.completion_tokens,
             },
         }
+
+    def render_stream(self, reply: Reply, request: RecordedRequest) -> list[dict[str, Any]] | None:
+        """With ``"stream": true``, the same reply as ``chat.completion.chunk`` events: the text and
+        each whole tool call in one delta, then the finish reason, then the usage when
+        ``stream_options.include_usage`` asks for it (as OpenAI sends it, in a chunk of no choices)."""
+        if request.body.get("stream") is not True:
+            return None
+        whole = self.render(reply, request)
+        message, finish = whole["choices"][0]["message"], whole["choices"][0]["finish_reason"]
+        delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
+        if "tool_calls" in message:
+            delta["tool_calls"] = [dict(call, index=i) for i, call in enumerate(message["tool_calls"])]
+        chunk = {"id": whole["id"], "object": "chat.completion.chunk", "created": 0, "model": whole["model"]}
+        events = [dict(chunk, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+                  dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": finish}])]
+        if (request.body.get("stream_options") or {}).get("include_usage"):
+            events.append(dict(chunk, choices=[], usage=whole["usage"]))
+        return events
 
     def render_error(self, reply: Reply) -> dict[str, Any]:
         return {"error": {"message": reply.error, "type": "scripted_error", "code": reply.status}}
