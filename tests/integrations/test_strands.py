@@ -20,12 +20,13 @@ pytest.importorskip("openai", reason="Strands' OpenAI model needs the openai pac
 
 from strands import Agent  # noqa: E402
 from strands.hooks import AfterToolCallEvent  # noqa: E402
+from strands.memory import AggregateMemoryError, InvocationTrigger, MemoryManager  # noqa: E402
 from strands.models.openai import OpenAIModel  # noqa: E402
 
 from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import StorageError, ValidationError  # noqa: E402
-from engram.integrations.strands import EngramTools  # noqa: E402
+from engram.integrations.strands import EngramMemoryStore, EngramTools  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
 
 # Kept byte for byte: accents, an emoji, a tab, \n and \r\n line ends, quotes JSON escapes.
@@ -51,9 +52,10 @@ def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _said(message: dict[str, Any]) -> str:
-    # Strands sends a user message's content as a list of parts.
+    # Strands sends a user message's content as a list of parts: what was said is the first (memory
+    # injection appends another).
     content = message["content"]
-    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+    return content if isinstance(content, str) else content[0].get("text", "")
 
 
 def scripted(*calls: tuple[str, dict[str, Any]]) -> Callable[[RecordedRequest], Reply]:
@@ -76,6 +78,8 @@ def remembers_then_recalls(request: RecordedRequest) -> Reply:
     if turn[-1]["role"] == "tool":
         return Reply.say(turn[-1]["content"])
     said = _said(turn[0])
+    if "add_memory" in {t["function"]["name"] for t in request.body.get("tools", [])}:  # Strands' MemoryManager
+        return Reply.tools(("search_memory", {"query": said}) if said.endswith("?") else ("add_memory", {"entries": [said]}))
     return Reply.tools(("recall", {"query": said}) if said.endswith("?") else ("remember", {"content": said}))
 
 
@@ -247,3 +251,170 @@ def test_wrong_setup_names_the_field(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         EngramTools("not an engine")  # type: ignore[arg-type]
     assert err.value.field == "engram"
+
+
+# --- EngramMemoryStore: Strands' own MemoryManager (its search_memory / add_memory tools, injection,
+# extraction) over engram ------------------------------------------------------------------------
+
+def managed(server: OpenAICompatServer, *stores: EngramMemoryStore, calls: tuple[tuple[str, dict[str, Any]], ...] = (),
+            **manager: Any) -> Agent:
+    """An agent with Strands' MemoryManager over ``stores`` (its add tool on), the model making ``calls``."""
+    server.responder = scripted(*calls)
+    model = OpenAIModel(client_args={"api_key": "test-key", "base_url": server.base_url}, model_id="scripted")
+    return Agent(model=model, memory_manager=MemoryManager(stores=list(stores), **{"add_tool_config": True, **manager}),
+                 callback_handler=None)
+
+
+def injected(request: RecordedRequest) -> list[str]:
+    """The texts Strands' injection folded into the latest user message of a request the model got."""
+    user = [m for m in request.body["messages"] if m["role"] == "user"][-1]
+    return [p["text"] for p in user["content"][1:]]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_memory_manager_add_memory_stores_and_a_later_run_finds_it(engram: Engram, server: OpenAICompatServer,
+                                                                   asynchronous: bool) -> None:
+    store = EngramMemoryStore(AsyncEngram(engram) if asynchronous else engram)
+    first = managed(server, store, calls=(("add_memory", {"entries": [TRICKY]}),))
+    first("Remember my coffee order") if not asynchronous else asyncio.run(first.invoke_async("Remember my coffee order"))
+    assert told(first, "add_memory") == ('{"stored": 1}', "success")
+
+    # In the SQLite file, byte for byte, as the engine's agent's: another engine opened on it reads it.
+    with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as reopened:
+        [memory] = reopened.list()
+    assert memory.content.encode() == TRICKY.encode() and memory.source == "strands"
+    assert memory.scope.agent == "assistant"
+
+    # A later run, a new agent and manager: Strands folds what the store finds into the user's turn...
+    second = managed(server, EngramMemoryStore(engram), calls=(("search_memory", {"query": "flat white"}),))
+    second("What is my order?")
+    assert injected(server.requests[-2]) == [f'\n\n<memory>\n<entry source="engram">{TRICKY}</entry>\n</memory>']
+    assert all("<memory>" not in _said(m) for m in second.messages if m["role"] == "user")  # for that call only
+    # ...and the model's search_memory call gets it, whole, with engram's id, key, score and time.
+    [entry] = json.loads([m for m in server.requests[-1].body["messages"] if m["role"] == "tool"][-1]["content"])
+    assert entry["content"] == TRICKY and entry["store_name"] == "engram"
+    assert entry["metadata"]["id"] == memory.id and entry["metadata"]["key"] == memory.key
+    assert entry["metadata"]["tags"] == [] and entry["metadata"]["created_at"].endswith("Z")
+    assert 0 < entry["metadata"]["score"] <= 1 and "metadata" not in entry["metadata"]  # it was added with none
+
+
+def test_memory_manager_keeps_two_engram_agents_apart(engram: Engram, server: OpenAICompatServer) -> None:
+    alice, bob = EngramMemoryStore(engram.for_agent("alice")), EngramMemoryStore(engram.for_agent("bob"))
+    managed(server, alice, calls=(("add_memory", {"entries": ["Alice's locker code is 4512"]}),))("Keep it")
+
+    def found(store: EngramMemoryStore) -> tuple[list[dict[str, Any]], list[str]]:
+        run = managed(server, store, calls=(("search_memory", {"query": "locker code"}),))
+        run("What is my locker code?")
+        return json.loads(told(run, "search_memory")[0]), injected(server.requests[-2])
+
+    assert found(bob) == ([], [])  # neither the tool nor the injection sees alice's
+    entries, shown = found(alice)
+    assert [e["content"] for e in entries] == ["Alice's locker code is 4512"] and "4512" in shown[0]
+    assert engram.for_agent("alice").count() == 1 and engram.for_agent("bob").count() == 0
+
+
+def test_a_repeated_add_stores_one_memory(engram: Engram, server: OpenAICompatServer) -> None:
+    # Strands' extraction writes are at-least-once: engram keeps identical content once per agent.
+    run = managed(server, EngramMemoryStore(engram), calls=(("add_memory", {"entries": [TRICKY, TRICKY]}),))
+    run("Remember it twice")
+    assert told(run, "add_memory") == ('{"stored": 2}', "success")
+    assert [m.content for m in engram.list()] == [TRICKY]
+    again = asyncio.run(EngramMemoryStore(engram).add(TRICKY, {"from": "a retried batch"}))
+    assert again.action == "duplicate" and again.memory.metadata == {} and engram.count() == 1
+
+
+def test_extraction_distils_facts_through_add(engram: Engram, server: OpenAICompatServer) -> None:
+    """With only ``add`` (no ``add_messages``), Strands' extraction runs its ModelExtractor (a model
+    call) and stores each fact through ``add``, metadata kept; the same facts again store nothing."""
+    fact = {"content": "Ana takes her coffee black", "metadata": {"confidence": 0.9, "topics": ["coffee"]}}
+
+    def model(request: RecordedRequest) -> Reply:
+        system = [m for m in request.body["messages"] if m["role"] == "system"]
+        if system and "You extract durable facts" in _said(system[0]):
+            return Reply.say(json.dumps([fact]))
+        return Reply.say("Noted.")
+
+    store = EngramMemoryStore(engram, extraction={"trigger": [InvocationTrigger()]})
+    for said in ("I take my coffee black", "Black, no milk, remember?"):
+        run = managed(server, store, add_tool_config=False)
+        server.responder = model
+        run(said)  # the synchronous call waits for extraction (MemoryManager.flush)
+    [memory] = engram.list()
+    assert memory.content == fact["content"] and dict(memory.metadata) == fact["metadata"]
+    entries = asyncio.run(store.search("coffee"))
+    assert [(e.content, e.metadata["metadata"]) for e in entries] == [(fact["content"], fact["metadata"])]
+
+
+@pytest.mark.parametrize("metadata", [{"when": object()}, {"ratio": float("nan")}, '{"a": 1}', ["a"]])
+def test_bad_metadata_is_refused_naming_it(engram: Engram, metadata: Any) -> None:
+    manager = MemoryManager(stores=[EngramMemoryStore(engram)])
+    with pytest.raises(AggregateMemoryError) as err:  # Strands' manager holds each store's error
+        asyncio.run(manager.add("Fact", {"metadata": metadata}))
+    [reason] = err.value.errors
+    assert isinstance(reason, ValidationError) and reason.field == "metadata", reason
+    assert engram.count() == 0
+
+
+def test_what_the_model_sees_when_engram_refuses_an_entry(engram: Engram, server: OpenAICompatServer) -> None:
+    run = managed(server, EngramMemoryStore(engram), calls=(("add_memory", {"entries": ["   "]}),))
+    run("Remember nothing")
+    text, status = told(run, "add_memory")
+    assert status == "error" and text == ("Error: AggregateMemoryError - MemoryManager: failed to add 1 of 1 entries: "
+                                          "content: must not be empty (allowed: 1-8000 characters)")
+    assert [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"][-1]["content"] == text
+    assert engram.count() == 0
+
+
+def test_search_caps_and_blank_queries(engram: Engram, server: OpenAICompatServer) -> None:
+    for i in range(12):
+        engram.remember(f"Note {i} about the garden")
+    store, five = EngramMemoryStore(engram), EngramMemoryStore(engram, max_search_results=5)
+
+    def search(s: EngramMemoryStore, query: str = "garden", **options: Any) -> int:
+        return len(asyncio.run(s.search(query, options or None)))
+
+    assert search(store) == 10 and search(five) == 5 and search(five, max_search_results=3) == 3
+    assert search(store, max_search_results=500) == 12  # "at most 500": engram's page of 100 holds them all
+    assert search(store, "   ") == 0 and search(store, "") == 0
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValidationError) as err:
+            search(store, max_search_results=bad)
+        assert err.value.field == "max_search_results"
+    run = managed(server, store, calls=(("search_memory", {"query": "garden", "max_search_results": 2}),))
+    run("Garden?")
+    assert len(json.loads(told(run, "search_memory")[0])) == 2
+    # A search is not a use of what it finds unless the store is made with touch=True.
+    assert all(m.recall_count == 0 for m in engram.list())
+    search(EngramMemoryStore(engram, touch=True), max_search_results=1)
+    assert sorted(m.recall_count for m in engram.list())[-1] == 1
+
+
+@pytest.mark.parametrize(("arguments", "field"), [
+    ({"engram": "not an engine"}, "engram"),
+    ({"name": ""}, "name"),
+    ({"name": None}, "name"),
+    ({"description": 3}, "description"),
+    ({"max_search_results": 0}, "max_search_results"),
+    ({"max_search_results": 101}, "max_search_results"),
+    ({"writable": "yes"}, "writable"),
+    ({"touch": 1}, "touch"),
+    ({"extraction": "always"}, "extraction"),
+])
+def test_memory_store_setup_names_the_field(engram: Engram, arguments: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryStore(**{"engram": engram, **arguments})
+    assert err.value.field == field
+
+
+def test_store_settings_reach_strands(engram: Engram, server: OpenAICompatServer) -> None:
+    store = EngramMemoryStore(engram, name="facts", description="What the user told us", writable=False)
+    assert (store.name, store.description, store.max_search_results, store.writable, store.extraction) == (
+        "facts", "What the user told us", 10, False, None)
+    managed(server, store, add_tool_config=False)("hi")
+    [search] = [t["function"] for t in server.requests[0].body["tools"] if t["function"]["name"] == "search_memory"]
+    assert "- facts: What the user told us" in search["description"]
+    with pytest.raises(ValueError, match="no writable stores"):  # Strands' own check
+        MemoryManager(stores=[store], add_tool_config=True)
+    with pytest.raises(ValidationError) as err:
+        asyncio.run(store.add("Fact"))
+    assert err.value.field == "writable" and engram.count() == 0

@@ -30,6 +30,10 @@ that user's conversation anyway).
 Strands' sessions (``RepositorySessionManager`` over a ``SessionRepository``) are not kept in
 engram: a repository updates its records in place (the agent's state on every sync, a message a
 guardrail redacts), and engram's conversation history only appends.
+
+Strands' own memory (``strands.memory``: ``MemoryManager`` with its ``search_memory`` and
+``add_memory`` tools, injection and extraction) takes ``EngramMemoryStore`` instead, importable
+from here and kept in ``strands_memory.py``.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import missing, tool_docs
+from engram.integrations.strands_memory import EngramMemoryStore  # Strands' own memory, in its own module
 from engram.interfaces.present import error_text, forget_tool_selection, tool_forget, tool_recall, tool_write
 from engram.model import Memory
 
@@ -50,6 +55,8 @@ try:
     from strands.types.tools import AgentTool
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("strands", "strands-agents") from exc
+
+__all__ = ["EngramMemoryStore", "EngramTools"]
 
 NAMES = ("remember", "recall", "forget")
 # What the model caused and can correct: returned to it, never raised.
