@@ -41,8 +41,9 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import missing, tool_docs
-from engram.interfaces.present import error_text, forget_tool_selection, tool_forget, tool_recall, tool_write
-from engram.model import Memory, RecallResult, WriteResult, make_scope
+from engram.interfaces import tool_calls
+from engram.interfaces.present import error_text, tool_recall, tool_write
+from engram.model import RecallResult, WriteResult, make_scope
 
 try:
     from agno.exceptions import RetryAgentRun
@@ -75,10 +76,6 @@ def _remembered(result: WriteResult) -> str:
 
 def _recalled(result: RecallResult) -> str:
     return _json(tool_recall(result.hits, result.notes))
-
-
-def _forgotten(removed: list[Memory], dry_run: bool, reason: str | None) -> str:
-    return _json(tool_forget(removed, dry_run, reason))
 
 
 class EngramTools(Toolkit):
@@ -163,13 +160,7 @@ class EngramTools(Toolkit):
                dry_run: bool = False, run_context: RunContext | None = None) -> str:
         mem = self._sync(run_context)
         with _for_the_model():
-            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
-            one: Memory | None = None
-            if memory_id is not None or key is not None:
-                one = mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
-            removed = mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
-                                 older_than_s=older_than_s)
-        return _forgotten(removed, dry_run, reason)
+            return _json(tool_calls.forget(mem, memory_id, key, query, tag, older_than_days, reason, dry_run))
 
     # --- the same, awaited (``agent.arun``); shown the model the same docstrings (below) -------
     async def aremember(self, content: str, key: str | None = None, tags: list[str] | None = None,
@@ -194,13 +185,7 @@ class EngramTools(Toolkit):
                       dry_run: bool = False, run_context: RunContext | None = None) -> str:
         mem = self._async(run_context)
         with _for_the_model():
-            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
-            one: Memory | None = None
-            if memory_id is not None or key is not None:
-                one = await mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
-            removed = await mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
-                                       older_than_s=older_than_s)
-        return _forgotten(removed, dry_run, reason)
+            return _json(await tool_calls.aforget(mem, memory_id, key, query, tag, older_than_days, reason, dry_run))
 
     # What the model is shown, one text for both variants (and for Pydantic AI's toolset).
     remember.__doc__ = aremember.__doc__ = tool_docs.REMEMBER

@@ -40,8 +40,8 @@ from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import conversation_key
 from engram.integrations import missing, tool_docs
-from engram.interfaces.present import error_text, forget_tool_selection, tool_forget, tool_recall, tool_write
-from engram.model import Memory
+from engram.interfaces import tool_calls
+from engram.interfaces.present import error_text, tool_recall, tool_write
 
 try:
     from pydantic_ai import FunctionToolset
@@ -97,13 +97,7 @@ class EngramToolset(FunctionToolset[Any]):
                      tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
                      dry_run: bool = False) -> dict[str, Any]:
         with _for_the_model():
-            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
-            one: Memory | None = None
-            if memory_id is not None or key is not None:
-                one = await self.engram.named(memory_id, key, field="forget", names=("memory_id", "key"))
-            removed = await self.engram.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
-                                               older_than_s=older_than_s)
-        return tool_forget(removed, dry_run, reason)
+            return await tool_calls.aforget(self.engram, memory_id, key, query, tag, older_than_days, reason, dry_run)
 
     # What the model is shown (the same text as Agno's toolset).
     remember.__doc__, recall.__doc__, forget.__doc__ = tool_docs.REMEMBER, tool_docs.RECALL, tool_docs.FORGET

@@ -47,8 +47,8 @@ from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import missing, tool_docs
 from engram.integrations.strands_memory import EngramMemoryStore  # Strands' own memory, in its own module
-from engram.interfaces.present import error_text, forget_tool_selection, tool_forget, tool_recall, tool_write
-from engram.model import Memory
+from engram.interfaces import tool_calls
+from engram.interfaces.present import error_text, tool_recall, tool_write
 
 try:
     from strands.tools import ToolProvider, tool
@@ -131,16 +131,10 @@ class EngramTools(ToolProvider):
     def forget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
                tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
                dry_run: bool = False) -> str | dict[str, Any]:
-        mem = self._sync()
         try:
-            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
-            one: Memory | None = None
-            if memory_id is not None or key is not None:
-                one = mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
-            removed = mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run, older_than_s=older_than_s)
+            return _json(tool_calls.forget(self._sync(), memory_id, key, query, tag, older_than_days, reason, dry_run))
         except _REFUSED as exc:
             return _refused(exc)
-        return _json(tool_forget(removed, dry_run, reason))
 
     # --- the same, awaited (an AsyncEngram's); shown the model the same docstrings (below) -----
     async def aremember(self, content: str, key: str | None = None, tags: list[str] | None = None,
@@ -165,17 +159,11 @@ class EngramTools(ToolProvider):
     async def aforget(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
                       tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
                       dry_run: bool = False) -> str | dict[str, Any]:
-        mem = self._async()
         try:
-            older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
-            one: Memory | None = None
-            if memory_id is not None or key is not None:
-                one = await mem.named(memory_id, key, field="forget", names=("memory_id", "key"))
-            removed = await mem.forget(one, query=query, tag=tag, reason=reason, dry_run=dry_run,
-                                       older_than_s=older_than_s)
+            return _json(await tool_calls.aforget(self._async(), memory_id, key, query, tag, older_than_days,
+                                                  reason, dry_run))
         except _REFUSED as exc:
             return _refused(exc)
-        return _json(tool_forget(removed, dry_run, reason))
 
     # What the model is shown, one text for both variants (and for the other frameworks' toolsets).
     remember.__doc__ = aremember.__doc__ = tool_docs.REMEMBER

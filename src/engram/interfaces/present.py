@@ -6,7 +6,8 @@ recall result (memory_id, content, relevance, tags, timestamp, context) that MCP
 ``error_text`` is an engram error as a tool error a model reads (``field_name`` names a field the
 way every door does); ``tool_write``, ``tool_recall`` and
 ``tool_forget`` are what an agent's remember, recall and forget tools answer, at every door that
-gives a model those tools (MCP, the Pydantic AI and Agno toolsets).
+gives a model those tools (MCP, the Pydantic AI, Agno and Strands toolsets; ``tool_calls`` runs
+the forget itself).
 """
 
 from __future__ import annotations

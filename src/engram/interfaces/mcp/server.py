@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from engram.about import __version__
 from engram.engine import Engram, Filters
-from engram.interfaces import present, seams
+from engram.interfaces import present, seams, tool_calls
 from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
@@ -114,14 +114,6 @@ def _one_memory(engram: Engram, tool: str, memory_id: str | None, key: str | Non
     """The memory named by ``memory_id`` (an id, else a key) or ``key`` (a key only), as the engine
     resolves one (``Engram.named``), with errors naming the tool's own arguments."""
     return engram.named(memory_id, key, field=tool, names=("memory_id", "key"))
-
-
-def _forget(engram: Engram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,
-            older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
-    older_than_s = present.forget_tool_selection(memory_id, key, query, tag, older_than_days)
-    one = None if memory_id is None and key is None else _one_memory(engram, "forget", memory_id, key)
-    removed = engram.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason, dry_run=dry_run)
-    return present.tool_forget(removed, dry_run, reason)
 
 
 def _link(engram: Engram, source: str | None, target: str | None, source_key: str | None, target_key: str | None,
@@ -240,7 +232,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         dry_run: Annotated[bool, Field(description="Only list what would be forgotten.")] = False,
     ) -> dict[str, Any]:
         with tool_errors():
-            return _forget(resolve(), memory_id, key, query, tag, older_than_days, reason, dry_run)
+            return tool_calls.forget(resolve(), memory_id, key, query, tag, older_than_days, reason, dry_run)
 
     @server.tool(title="Link two memories", annotations=LINK, description=(
         "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "
