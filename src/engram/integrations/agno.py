@@ -40,7 +40,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import missing, tool_docs
+from engram.integrations import checked_prefix, missing, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
 from engram.model import RecallResult, WriteResult, make_scope
@@ -96,15 +96,8 @@ class EngramTools(Toolkit):
             self.aengram, self.engram = None, engram
         else:
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
-        if not isinstance(user_prefix, str):
-            raise ValidationError("user_prefix", f"got {type(user_prefix).__name__}", "a string such as 'agno:'")
-        if user_prefix:
-            try:
-                make_scope(user_prefix + "x", None)
-            except ValidationError as exc:
-                raise ValidationError("user_prefix", f"{user_prefix!r} cannot start an agent name", exc.allowed) from None
         self.per_user = per_user
-        self.user_prefix = user_prefix
+        self.user_prefix = checked_prefix("user_prefix", user_prefix, DEFAULT_USER_PREFIX)
         async_tools = None
         if self.aengram is not None:
             async_tools = [(self.aremember, "remember"), (self.arecall, "recall"), (self.aforget, "forget")]

@@ -53,7 +53,7 @@ from engram.engine import Engram
 from engram.errors import NotFoundError, ValidationError
 from engram.importers.apply import apply_plan
 from engram.importers.base import Plan, Record, agent_name
-from engram.integrations import missing
+from engram.integrations import checked_prefix, missing
 from engram.model import Category, Memory, make_scope, parse_content
 
 try:
@@ -95,14 +95,6 @@ class EngramMemoryService(BaseMemoryService):
             self.engram, self._owned = engram, False
         else:
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
-        if not isinstance(agent_prefix, str):
-            raise ValidationError("agent_prefix", f"got {type(agent_prefix).__name__}", "a string such as 'adk:'")
-        if agent_prefix:
-            try:
-                make_scope(agent_prefix + "x", None)
-            except ValidationError as exc:
-                raise ValidationError("agent_prefix", f"{agent_prefix!r} cannot start an agent name",
-                                      exc.allowed) from None
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise ValidationError("limit", f"got {limit!r}", "a whole number from 1 to 100")
         try:
@@ -110,7 +102,7 @@ class EngramMemoryService(BaseMemoryService):
         except ValueError:
             raise ValidationError("category", f"got {category!r}",
                                   ", ".join(c.value for c in Category)) from None
-        self.agent_prefix = agent_prefix
+        self.agent_prefix = checked_prefix("agent_prefix", agent_prefix, DEFAULT_AGENT_PREFIX)
         self.limit = limit
         # One write at a time: ADK may add the same session from two callbacks at once, and the
         # import path decides what is new by reading first.

@@ -45,7 +45,7 @@ from urllib.parse import quote
 
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import DEFAULT_AGENT_PREFIX, missing
+from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
 from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
 
 try:
@@ -192,12 +192,9 @@ class EngramStore(BaseStore):
         Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...)."""
         if agent_from_namespace is not None and agent_from_namespace < 0:
             raise ValidationError("agent_from_namespace", f"{agent_from_namespace} is negative", "a label index >= 0")
-        if not isinstance(agent_prefix, str) or (agent_prefix and not _is_agent_name(agent_prefix + "x")):
-            raise ValidationError("agent_prefix", f"{agent_prefix!r} cannot start an agent name",
-                                  'a letter or digit, then letters, digits and . _ : @ - (e.g. "lg:"), or "" for bare labels')
         self.engram = engram
         self.agent_from_namespace = agent_from_namespace
-        self.agent_prefix = agent_prefix
+        self.agent_prefix = checked_prefix("agent_prefix", agent_prefix, DEFAULT_AGENT_PREFIX)
         self.index_fields = index_fields
         self.ttl_config = _ttl_config(ttl)
         self._sweeper: threading.Thread | None = None
