@@ -9,6 +9,7 @@ import re
 import shlex
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -136,15 +137,16 @@ INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
 # What an example in docs/integrations.md needs beyond engram: the module it imports from the extra.
 _EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langchain_core", "from agents": "agents",
                   "from pydantic_ai": "pydantic_ai",
-                  "from llama_index": "llama_index.core", "from agno": "agno", "from strands": "strands"}
+                  "from llama_index": "llama_index.core", "from agno": "agno", "from strands": "strands",
+                  "from autogen_agentchat": "autogen_agentchat", "from autogen_ext.models.openai": "autogen_ext.models.openai"}
 
 
 @pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", INTEGRATIONS))))
 def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
     """Each Python example in docs/integrations.md runs as a script on its own: everything it uses
-    is imported or defined in it. The OpenAI Agents, Pydantic AI, Agno and Strands examples talk to a
-    scripted model instead of OpenAI (the only thing replaced)."""
+    is imported or defined in it. The OpenAI Agents, Pydantic AI, Agno, Strands and AutoGen examples
+    talk to a scripted model instead of OpenAI (the only thing replaced)."""
     block = re.findall(r"```python\n(.*?)```", INTEGRATIONS, re.S)[index]
     for marker, module in _EXTRA_MODULES.items():
         if marker in block:
@@ -181,5 +183,16 @@ def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, mo
         request.addfinalizer(server.stop)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    if "from autogen_agentchat" in block:
+        from engram.testing.llm_servers import OpenAICompatServer
+        from tests.integrations.test_autogen import _echo_memory as autogen_model
+
+        # AutoGen's OpenAI client against the local chat-completions server (OpenAI's client reads the URL).
+        server = OpenAICompatServer(responder=autogen_model).start()
+        request.addfinalizer(server.stop)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        # The scripted server answers with the model name asked for, not OpenAI's dated one.
+        warnings.filterwarnings("ignore", "Resolved model mismatch", UserWarning)
     exec(compile(block, f"docs/integrations.md example {index + 1}", "exec"), {"__name__": "__main__"})
     assert capsys.readouterr().out.strip() or "print(" not in block
