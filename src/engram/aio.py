@@ -166,6 +166,7 @@ class AsyncEngram:
     update = _offload(Engram.update, "write")
     replace = _offload(Engram.replace, "write")
     forget = _offload(Engram.forget, "write")
+    forget_own = _offload(Engram.forget_own, "write")
     link = _offload(Engram.link, "write")
     unlink = _offload(Engram.unlink, "write")
     supersede = _offload(Engram.supersede, "write")

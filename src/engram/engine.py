@@ -1012,17 +1012,25 @@ class Engram:
         gone = {m.id for m in removed}
         return [m for m in shown if m.id in gone]
 
-    def _forget_old_conversations(self, max_age_s: float) -> int:
-        """Compaction's purge: forget this agent's own ``conversation`` memories (its agent scope
-        and this view's session) created more than ``max_age_s`` ago; returns how many. Global
-        ones belong to every agent and another agent's are not this one's, so neither is touched,
-        unlike ``forget``, which removes whatever this view can see."""
+    def forget_own(self, *, filters: Filters | None = None, dry_run: bool = False,
+                   reason: str | None = None) -> list[Memory]:
+        """Forget every memory this view owns: its agent's scope and its session's, narrowed by
+        ``filters`` (``Filters(include_superseded=True)`` for superseded ones too). What clearing a
+        framework's memory means. Global memories belong to every agent and another agent's are
+        not this one's, so neither is touched, unlike ``forget``, which removes whatever this view
+        can see. A bulk forget: the backup is taken first, each memory goes to the audit trail
+        with ``reason``. Returns what was (or, dry run, would be) removed."""
         own = tuple(scope for scope in self.scope.visible() if scope.agent is not None)
         if not own:
-            return 0
+            return []
+        targets = self._all(replace(self._filter(filters or Filters()), scopes=own))
+        return self._delete(targets, bulk=True, dry_run=dry_run, reason=reason)
+
+    def _forget_old_conversations(self, max_age_s: float) -> int:
+        """Compaction's purge: forget this agent's own ``conversation`` memories created more than
+        ``max_age_s`` ago (``forget_own``); returns how many."""
         older = Filters(category=Category.CONVERSATION, until=max(self.clock() - max_age_s, EARLIEST))
-        targets = self._all(replace(self._filter(older), scopes=own))
-        return len(self._delete(targets, bulk=True, reason="conversation compaction"))
+        return len(self.forget_own(filters=older, reason="conversation compaction"))
 
     def _all(self, filt: MemoryFilter) -> list[Memory]:
         out: list[Memory] = []

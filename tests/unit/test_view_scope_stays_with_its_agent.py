@@ -89,3 +89,30 @@ def test_an_agents_memory_cannot_supersede_a_global_one(root: Engram) -> None:
     assert root.for_agent("other").get("policy").superseded_by is None
     s.remember("company is office-first, for everyone", key="y", scope="global")
     assert s.supersede("policy", "y").superseded_by is not None  # a global successor may
+
+
+def test_forget_own_clears_the_views_own_scopes_and_nothing_else(root: Engram) -> None:
+    """``forget_own`` (what a framework's ``clear`` calls): the agent's scope and the view's
+    session, narrowed by the filters, each forget in the audit trail with its reason; global
+    memories, another agent's and another session's stay."""
+    from engram.engine import Filters
+    from engram.interfaces import seams
+
+    alice = root.for_agent("alice", "s1")
+    alice.remember("alice agent-wide", scope=Scope("alice"))
+    alice.remember("alice in s1")
+    alice.remember("alice in s2", scope=Scope("alice", "s2"))
+    alice.remember("alice core fact", category="core", scope=Scope("alice"))
+    alice.remember("for everyone", scope=Scope())
+    old = alice.remember("alice old plan", scope=Scope("alice")).memory
+    alice.supersede(old, alice.remember("alice new plan", scope=Scope("alice")).memory)
+
+    assert [m.content for m in alice.forget_own(filters=Filters(category="core"), dry_run=True)] == ["alice core fact"]
+    removed = alice.forget_own(reason="clear for a test")
+    assert sorted(m.content for m in removed) == ["alice agent-wide", "alice core fact", "alice in s1", "alice new plan"]
+    left = root.for_agent("alice", "s2").list(filters=Filters(include_superseded=True))
+    assert sorted(m.content for m in left) == ["alice in s2", "alice old plan", "for everyone"]
+    assert alice.forget_own(filters=Filters(include_superseded=True))[0].content == "alice old plan"
+    assert sorted(m.content for m in root.for_agent("bob").list()) == ["bob's private note", "for everyone"]
+    reasons = [e["reason"] for e in seams.audit(alice).recent(limit=50) if e["action"] == "forgotten"]
+    assert reasons.count("clear for a test") == 4

@@ -56,7 +56,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import StorageError, ValidationError
 from engram.integrations import missing
-from engram.model import MAX_LIST_LIMIT, MAX_RECALL_LIMIT, Hit, Memory, make_scope, parse_limit
+from engram.model import MAX_RECALL_LIMIT, Hit, make_scope, parse_limit
 
 try:
     from autogen_core import CancellationToken, Component
@@ -209,15 +209,7 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
         return self._engine().recall(text, limit=k, touch=False).hits
 
     def _clear(self) -> None:
-        mem = self._engine()
-        scopes = ("agent", "session") if mem.scope.session is not None else ("agent",)
-        # Read whole first: forgetting as we go would shift the later pages.
-        every = Filters(include_superseded=True)
-        targets = [m for scope in scopes for m in _every(mem, every, scope)]
-        if targets and mem.guard is not None:
-            mem.guard("bulk-forget")  # the backup a bulk forget takes first (lifecycle.backup.before_risky)
-        for memory in targets:
-            mem.forget(memory, reason="autogen clear")
+        self._engine().forget_own(filters=Filters(include_superseded=True), reason="autogen clear")
 
     # --- declarative config ---------------------------------------------------------------------
     def _to_config(self) -> EngramMemoryConfig:
@@ -234,16 +226,6 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
     @classmethod
     def _from_config(cls, config: EngramMemoryConfig) -> Self:
         return cls(k=config.k, home=config.home, agent=config.agent, session=config.session)
-
-
-def _every(mem: Engram, filters: Filters, scope: str) -> list[Memory]:
-    """Every memory of one of the view's own scopes, read page by page."""
-    out: list[Memory] = []
-    while True:
-        page = mem.list(filters, limit=MAX_LIST_LIMIT, offset=len(out), scope=scope)
-        out.extend(page)
-        if len(page) < MAX_LIST_LIMIT:
-            return out
 
 
 def _mime(content: MemoryContent, field: str) -> MemoryMimeType:
