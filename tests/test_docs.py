@@ -166,7 +166,7 @@ def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, mo
         monkeypatch.setattr(models, "infer_model", lambda name, *a, **k: TestModel(call_tools=["remember", "recall"]))
     if "from agno" in block:
         from engram.testing.llm_servers import OpenAICompatServer
-        from tests.integrations.test_agno import remembers_then_recalls
+        from tests.integrations.scripted_chat import remembers_then_recalls
 
         # Agno's OpenAI model against the local chat-completions server (OpenAI's client reads the URL).
         server = OpenAICompatServer(responder=remembers_then_recalls).start()
@@ -176,7 +176,7 @@ def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, mo
         monkeypatch.setenv("AGNO_TELEMETRY", "false")
     if "from strands" in block:
         from engram.testing.llm_servers import OpenAICompatServer
-        from tests.integrations.test_strands import remembers_then_recalls as strands_model
+        from tests.integrations.scripted_chat import remembers_then_recalls as strands_model
 
         # Strands' OpenAI model against the local chat-completions server (OpenAI's client reads the URL).
         server = OpenAICompatServer(responder=strands_model).start()

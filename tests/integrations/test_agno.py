@@ -25,7 +25,8 @@ from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.integrations.agno import EngramTools  # noqa: E402
-from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
+from engram.testing.llm_servers import OpenAICompatServer  # noqa: E402
+from tests.integrations.scripted_chat import scripted  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -45,33 +46,6 @@ def engram(isolated_home: Path) -> Iterator[Engram]:
 def server() -> Iterator[OpenAICompatServer]:
     with OpenAICompatServer() as s:
         yield s
-
-
-def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return messages[max(i for i, m in enumerate(messages) if m["role"] == "user"):]
-
-
-def scripted(*calls: tuple[str, dict[str, Any]]) -> Callable[[RecordedRequest], Reply]:
-    """A model that makes ``calls`` (one per reply), then answers with the last tool message."""
-
-    def respond(request: RecordedRequest) -> Reply:
-        turn = _this_turn(request.body["messages"])
-        step = sum(m["role"] == "assistant" for m in turn)
-        if step < len(calls):
-            return Reply.tools(calls[step])
-        return Reply.say(turn[-1]["content"] if turn[-1]["role"] == "tool" else "nothing to do")
-
-    return respond
-
-
-def remembers_then_recalls(request: RecordedRequest) -> Reply:
-    """A model that remembers what the user says, recalls for a question, and answers with what
-    the tool gave back (the docs' example runs on it)."""
-    turn = _this_turn(request.body["messages"])
-    if turn[-1]["role"] == "tool":
-        return Reply.say(turn[-1]["content"])
-    said = turn[0]["content"]
-    return Reply.tools(("recall", {"query": said}) if said.endswith("?") else ("remember", {"content": said}))
 
 
 def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]]) -> Agent:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from engram.engine import Engram  # noqa: E402
 from engram.errors import StorageError, ValidationError  # noqa: E402
 from engram.integrations.strands import EngramMemoryStore, EngramTools  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
+from tests.integrations.scripted_chat import said, scripted  # noqa: E402
 
 # Kept byte for byte: accents, an emoji, a tab, \n and \r\n line ends, quotes JSON escapes.
 TRICKY = 'Ana\'s "café" ☕ order:\n\tflat white\r\nno sugar — ever'
@@ -45,42 +46,6 @@ def engram(isolated_home: Path) -> Iterator[Engram]:
 def server() -> Iterator[OpenAICompatServer]:
     with OpenAICompatServer() as s:
         yield s
-
-
-def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return messages[max(i for i, m in enumerate(messages) if m["role"] == "user"):]
-
-
-def _said(message: dict[str, Any]) -> str:
-    # Strands sends a user message's content as a list of parts: what was said is the first (memory
-    # injection appends another).
-    content = message["content"]
-    return content if isinstance(content, str) else content[0].get("text", "")
-
-
-def scripted(*calls: tuple[str, dict[str, Any]]) -> Callable[[RecordedRequest], Reply]:
-    """A model that makes ``calls`` (one per reply), then answers with the last tool message."""
-
-    def respond(request: RecordedRequest) -> Reply:
-        turn = _this_turn(request.body["messages"])
-        step = sum(m["role"] == "assistant" for m in turn)
-        if step < len(calls):
-            return Reply.tools(calls[step])
-        return Reply.say(turn[-1]["content"] if turn[-1]["role"] == "tool" else "nothing to do")
-
-    return respond
-
-
-def remembers_then_recalls(request: RecordedRequest) -> Reply:
-    """A model that remembers what the user says, recalls for a question, and answers with what
-    the tool gave back (the docs' example runs on it)."""
-    turn = _this_turn(request.body["messages"])
-    if turn[-1]["role"] == "tool":
-        return Reply.say(turn[-1]["content"])
-    said = _said(turn[0])
-    if "add_memory" in {t["function"]["name"] for t in request.body.get("tools", [])}:  # Strands' MemoryManager
-        return Reply.tools(("search_memory", {"query": said}) if said.endswith("?") else ("add_memory", {"entries": [said]}))
-    return Reply.tools(("recall", {"query": said}) if said.endswith("?") else ("remember", {"content": said}))
 
 
 def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]],
@@ -289,7 +254,7 @@ def test_memory_manager_add_memory_stores_and_a_later_run_finds_it(engram: Engra
     second = managed(server, EngramMemoryStore(engram), calls=(("search_memory", {"query": "flat white"}),))
     second("What is my order?")
     assert injected(server.requests[-2]) == [f'\n\n<memory>\n<entry source="engram">{TRICKY}</entry>\n</memory>']
-    assert all("<memory>" not in _said(m) for m in second.messages if m["role"] == "user")  # for that call only
+    assert all("<memory>" not in said(m) for m in second.messages if m["role"] == "user")  # for that call only
     # ...and the model's search_memory call gets it, whole, with engram's id, key, score and time.
     [entry] = json.loads([m for m in server.requests[-1].body["messages"] if m["role"] == "tool"][-1]["content"])
     assert entry["content"] == TRICKY and entry["store_name"] == "engram"
@@ -330,15 +295,15 @@ def test_extraction_distils_facts_through_add(engram: Engram, server: OpenAIComp
 
     def model(request: RecordedRequest) -> Reply:
         system = [m for m in request.body["messages"] if m["role"] == "system"]
-        if system and "You extract durable facts" in _said(system[0]):
+        if system and "You extract durable facts" in said(system[0]):
             return Reply.say(json.dumps([fact]))
         return Reply.say("Noted.")
 
     store = EngramMemoryStore(engram, extraction={"trigger": [InvocationTrigger()]})
-    for said in ("I take my coffee black", "Black, no milk, remember?"):
+    for text in ("I take my coffee black", "Black, no milk, remember?"):
         run = managed(server, store, add_tool_config=False)
         server.responder = model
-        run(said)  # the synchronous call waits for extraction (MemoryManager.flush)
+        run(text)  # the synchronous call waits for extraction (MemoryManager.flush)
     [memory] = engram.list()
     assert memory.content == fact["content"] and dict(memory.metadata) == fact["metadata"]
     entries = asyncio.run(store.search("coffee"))
