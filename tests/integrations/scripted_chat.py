@@ -1,6 +1,7 @@
 """Scripted models for the framework adapters' tests, answering on ``OpenAICompatServer`` (the
 chat-completions wire format): one tool call per reply, then an answer repeating what the last
-call gave back. Shared by the Agno and Strands tests and the docs' examples that run on them."""
+call gave back. Shared by the Agno and Strands tests and the docs' examples that run on them,
+with the bad tool calls both toolsets must refuse in engram's words."""
 
 from __future__ import annotations
 
@@ -46,3 +47,25 @@ def remembers_then_recalls(request: RecordedRequest) -> Reply:
     if "add_memory" in {t["function"]["name"] for t in request.body.get("tools", [])}:
         return Reply.tools(("search_memory", {"query": text}) if text.endswith("?") else ("add_memory", {"entries": [text]}))
     return Reply.tools(("recall", {"query": text}) if text.endswith("?") else ("remember", {"content": text}))
+
+
+# A bad argument the model sends, and the start of what its failed call must say.
+REFUSED_BY_THE_TOOLS = [
+    ("remember", {"content": "The sky is green", "importance": 7.0}, "invalid importance: 7.0 is out of range"),
+    ("remember", {"content": "   "}, "invalid content"),
+    ("remember", {"content": "Fact", "category": "forever"}, "invalid category"),
+    ("recall", {"query": "anything", "limit": 500}, "invalid limit"),
+    ("forget", {"query": "sky", "tag": "colours"}, "invalid forget: got query, tag (allowed: exactly one of memory_id, key"),
+    ("forget", {"memory_id": "no-such-memory"},
+     "memory not found: 'no-such-memory'; recall first to find the right memory_id or key"),
+]
+# A bad argument an application passes calling a tool directly, and the field it must name.
+REFUSED_IN_DIRECT_CALLS = [
+    ("remember", {"content": ""}, "content"),
+    ("remember", {"content": "Fact", "tags": ["ok", "x" * 200]}, "tags"),
+    ("remember", {"content": "Fact", "key": "k" * 500}, "key"),
+    ("recall", {"query": "x", "min_relevance": 2.0}, "min_relevance"),
+    ("forget", {}, "forget"),
+    ("forget", {"memory_id": "a", "key": "b"}, "forget"),
+    ("forget", {"older_than_days": -1.0}, "older_than"),
+]

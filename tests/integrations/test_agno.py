@@ -26,7 +26,7 @@ from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.integrations.agno import EngramTools  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer  # noqa: E402
-from tests.integrations.scripted_chat import scripted  # noqa: E402
+from tests.integrations.scripted_chat import REFUSED_BY_THE_TOOLS, REFUSED_IN_DIRECT_CALLS, scripted  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -116,15 +116,7 @@ def test_the_tools_tell_the_model_their_arguments(engram: Engram, server: OpenAI
     assert "run_context" not in {name for name, _ in properties}  # Agno's to fill, never the model's
 
 
-@pytest.mark.parametrize(("tool", "args", "expected"), [
-    ("remember", {"content": "The sky is green", "importance": 7.0}, "invalid importance: 7.0 is out of range"),
-    ("remember", {"content": "   "}, "invalid content"),
-    ("remember", {"content": "Fact", "category": "forever"}, "invalid category"),
-    ("recall", {"query": "anything", "limit": 500}, "invalid limit"),
-    ("forget", {"query": "sky", "tag": "colours"}, "invalid forget: got query, tag (allowed: exactly one of memory_id, key"),
-    ("forget", {"memory_id": "no-such-memory"},
-     "memory not found: 'no-such-memory'; recall first to find the right memory_id or key"),
-])
+@pytest.mark.parametrize(("tool", "args", "expected"), REFUSED_BY_THE_TOOLS)
 def test_a_bad_argument_comes_back_to_the_model_naming_the_field(engram: Engram, server: OpenAICompatServer, tool: str,
                                                                  args: dict[str, Any], expected: str) -> None:
     run = agent(server, EngramTools(engram), (tool, args)).run("Do it")
@@ -136,15 +128,7 @@ def test_a_bad_argument_comes_back_to_the_model_naming_the_field(engram: Engram,
 
 
 @pytest.mark.parametrize("asynchronous", [False, True])
-@pytest.mark.parametrize(("tool", "args", "field"), [
-    ("remember", {"content": ""}, "content"),
-    ("remember", {"content": "Fact", "tags": ["ok", "x" * 200]}, "tags"),
-    ("remember", {"content": "Fact", "key": "k" * 500}, "key"),
-    ("recall", {"query": "x", "min_relevance": 2.0}, "min_relevance"),
-    ("forget", {}, "forget"),
-    ("forget", {"memory_id": "a", "key": "b"}, "forget"),
-    ("forget", {"older_than_days": -1.0}, "older_than"),
-])
+@pytest.mark.parametrize(("tool", "args", "field"), REFUSED_IN_DIRECT_CALLS)
 def test_a_direct_call_with_bad_input_names_the_field_and_stores_nothing(
         engram: Engram, tool: str, args: dict[str, Any], field: str, asynchronous: bool) -> None:
     engram.remember("A memory already there", key="there")
