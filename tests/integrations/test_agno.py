@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,20 +31,6 @@ from tests.integrations.scripted_chat import REFUSED_BY_THE_TOOLS, REFUSED_IN_DI
 @pytest.fixture(autouse=True)
 def no_telemetry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGNO_TELEMETRY", "false")  # Agno would otherwise post each run to its API
-
-
-@pytest.fixture
-def engram(isolated_home: Path) -> Iterator[Engram]:
-    # The configured SQLite store under the test's own ENGRAM_HOME.
-    mem = Engram.from_settings(agent="assistant", embeddings={"provider": "none"})
-    yield mem
-    mem.close()
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAICompatServer]:
-    with OpenAICompatServer() as s:
-        yield s
 
 
 def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]]) -> Agent:

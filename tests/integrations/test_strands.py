@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +31,6 @@ from tests.integrations.scripted_chat import REFUSED_BY_THE_TOOLS, REFUSED_IN_DI
 
 # Kept byte for byte: accents, an emoji, a tab, \n and \r\n line ends, quotes JSON escapes.
 TRICKY = 'Ana\'s "café" ☕ order:\n\tflat white\r\nno sugar — ever'
-
-
-@pytest.fixture
-def engram(isolated_home: Path) -> Iterator[Engram]:
-    # The configured SQLite store under the test's own ENGRAM_HOME.
-    mem = Engram.from_settings(agent="assistant", embeddings={"provider": "none"})
-    yield mem
-    mem.close()
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAICompatServer]:
-    with OpenAICompatServer() as s:
-        yield s
 
 
 def agent(server: OpenAICompatServer, tools: EngramTools, *calls: tuple[str, dict[str, Any]],
