@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -54,7 +53,7 @@ from engram.errors import NotFoundError, ValidationError
 from engram.importers.apply import apply_plan
 from engram.importers.base import Plan, Record, agent_name
 from engram.integrations import checked_prefix, missing
-from engram.model import Category, Memory, make_scope, parse_content
+from engram.model import Category, Memory, make_scope, parse_content, parse_metadata
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -255,15 +254,12 @@ def _open(uri: str | None) -> Engram:
 
 
 def _check_metadata(custom_metadata: Mapping[str, object] | None) -> None:
-    """The call's ``custom_metadata`` is kept with each memory, so it must be JSON."""
-    if custom_metadata is None:
-        return
-    if not isinstance(custom_metadata, Mapping):
-        raise ValidationError("custom_metadata", f"got {type(custom_metadata).__name__}", "a mapping of JSON values")
+    """The call's ``custom_metadata`` is kept with each memory, so it is refused here, naming it,
+    by the rule every memory's metadata follows (``parse_metadata``)."""
     try:
-        json.dumps(dict(custom_metadata), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError("custom_metadata", f"is not JSON ({exc})", "a mapping of JSON values") from None
+        parse_metadata(custom_metadata)
+    except ValidationError as exc:
+        raise ValidationError("custom_metadata", exc.problem, exc.allowed) from None
 
 
 def _text(content: types.Content | None) -> str:
