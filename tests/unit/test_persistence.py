@@ -169,3 +169,19 @@ def test_jsonfile_batch_that_cannot_be_written_keeps_none_of_it(tmp_path: Path) 
     assert all(isinstance(r, StorageError) for r in results)
     assert store.count(MemoryFilter(scopes=(Scope("alice"),))) == 1  # not kept in memory either
     assert path.read_bytes() == before
+
+
+def test_a_store_in_memory_alone_does_not_copy_its_state_for_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Writing a batch once is the JSON file's need; it costs a copy of the whole state (to put back
+    # when the one write fails). A store that writes nothing anywhere must not pay O(its size) per
+    # batch of the write queue.
+    from engram.store.inmemory import InMemoryMemoryStore
+
+    store = InMemoryMemoryStore()
+    copies: list[int] = []
+    real = InMemoryMemoryStore._copy_state
+    monkeypatch.setattr(InMemoryMemoryStore, "_copy_state", lambda self: copies.append(1) or real(self))
+    drafts = [make_draft(f"batch write {i}", max_content_chars=500, scope=Scope("alice")) for i in range(3)]
+    results = store.write_batch([BatchWrite(d, key_from_content(d.content)) for d in drafts], now=1000.0, identity=None)
+    assert [r.action for r in results] == ["created"] * 3  # type: ignore[union-attr]
+    assert copies == []

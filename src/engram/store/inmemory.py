@@ -77,6 +77,11 @@ class InMemoryMemoryStore:
         self._generation = 0
         self._in_batch = False  # applying a ``write_batch``: persisted once, at its end
 
+    # A subclass that writes its state somewhere (the JSON file store) says so: the write queue's
+    # batches are then persisted once each, which costs a copy of the state to put back on failure
+    # (``_write_each_once``); a store in memory alone skips that copy, O(its size) per batch.
+    persists = False
+
     # Subclasses persist after every change; ``content=False`` is a recorded recall only.
     def _changed(self, content: bool = True) -> None:
         self._matrix_stale = True
@@ -127,6 +132,8 @@ class InMemoryMemoryStore:
         self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
     ) -> list[WriteResult | EngramError]:
         if not all_or_nothing:
+            if not self.persists:  # nothing to write once: no copy of the state either
+                return write_each(self, writes, now=now, identity=identity)
             return self._write_each_once(writes, now=now, identity=identity)
         # All or nothing without a transaction: the state is copied first and put back when a
         # write fails, all under the lock (no reader sees half a batch). A subclass that persists

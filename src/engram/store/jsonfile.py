@@ -26,6 +26,7 @@ from engram.store.inmemory import InMemoryMemoryStore
 
 class JsonFileMemoryStore(InMemoryMemoryStore):
     name = "jsonfile"
+    persists = True  # its write_batch writes the file once per batch (InMemoryMemoryStore._write_each_once)
 
     def __init__(self, path: Path | str, *, max_content_chars: int = 1_000_000) -> None:
         super().__init__()
