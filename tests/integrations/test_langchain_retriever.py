@@ -16,7 +16,11 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough  # noqa
 
 from engram.engine import Engram, Filters  # noqa: E402
 from engram.integrations.langchain import EngramRetriever  # noqa: E402
+from engram.lifecycle import decay  # noqa: E402
+from engram.lifecycle.common import DAY  # noqa: E402
+from engram.lifecycle.settings import DecaySettings  # noqa: E402
 from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
+from engram.testing.fakes import FakeClock  # noqa: E402
 
 
 @pytest.fixture
@@ -47,7 +51,9 @@ def test_a_real_chain_answers_from_retrieved_memories(engram: Engram) -> None:
     docs = asyncio.run(retriever.ainvoke("where does the user work"))
     assert docs[0].page_content == "The user works at a bakery in Porto"
     assert docs[0].metadata["key"] and docs[0].metadata["score"] > 0 and docs[0].metadata["tags"] == ["work"]
-    assert all(m.recall_count == 0 for m in engram.list())  # retrieval is not a use unless touch=True
+    # What a chain reads into its context is used: marked as recalled, so the lifecycle jobs keep it.
+    counts = {m.content: m.recall_count for m in engram.list()}
+    assert counts["The user's dog is called Biscuit"] >= 1 and counts["The user works at a bakery in Porto"] >= 1
 
 
 def test_filters_limit_and_touch(engram: Engram) -> None:
@@ -55,8 +61,12 @@ def test_filters_limit_and_touch(engram: Engram) -> None:
     assert {d.page_content for d in work.invoke("user")} <= {"The user works at a bakery in Porto",
                                                               "Deploys happen on Thursdays"}
     assert len(EngramRetriever(engram=engram, k=1).invoke("user dog bakery")) == 1
-    EngramRetriever(engram=engram, touch=True).invoke("dog")
-    assert engram.get(engram.list(Filters(category="core"))[0].id).recall_count == 1
+    counts = {m.id: m.recall_count for m in engram.list()}
+    EngramRetriever(engram=engram, touch=False).invoke("dog")  # a look, not a use
+    assert {m.id: m.recall_count for m in engram.list()} == counts
+    EngramRetriever(engram=engram).invoke("dog")
+    dog = engram.list(Filters(category="core"))[0]
+    assert engram.get(dog.id).recall_count == counts[dog.id] + 1
 
 
 def test_search_options_per_call_as_vector_store_retrievers_take_them(engram: Engram) -> None:
@@ -69,8 +79,9 @@ def test_search_options_per_call_as_vector_store_retrievers_take_them(engram: En
         "The user's dog is called Biscuit"]
     assert retriever.invoke("user dog bakery", min_relevance=1) == []
     assert len(retriever.invoke("user dog bakery Thursdays", verbose=True)) == 3  # LangChain's own keyword
-    retriever.invoke("dog", k=1, touch=True)
-    assert engram.get(engram.list(Filters(category="core"))[0].id).recall_count == 1
+    counts = {m.id: m.recall_count for m in engram.list()}
+    retriever.invoke("dog", k=1, touch=False)
+    assert {m.id: m.recall_count for m in engram.list()} == counts
     assert len(retriever.invoke("user dog bakery Thursdays")) == 3  # a call's options do not stay
 
 
@@ -100,3 +111,20 @@ def test_a_bad_k_says_what_the_retriever_allows(engram: Engram, made: dict, per_
         EngramRetriever(engram=engram, **made).invoke("dog", **(per_call or {}))
     assert (err.value.field, err.value.allowed) == ("k", "1 to 100")
     assert str(err.value).endswith("(allowed: 1 to 100)") and "offset" not in str(err.value)
+
+
+def test_what_a_chain_reads_is_kept_by_decay_and_what_it_never_reads_is_not(tmp_path: Path) -> None:
+    # Why retrieval is a use: decay removes old low-importance memories nobody recalled, and a
+    # memory a chain reads into its context every day is recalled.
+    clock = FakeClock()
+    mem = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="assistant", clock=clock)
+    try:
+        read = mem.remember("The user's bike is a green Brompton", importance=0.1).memory
+        unread = mem.remember("Deploys happen on Thursdays", importance=0.1).memory
+        assert [d.page_content for d in EngramRetriever(engram=mem, k=1).invoke("bike")] == [read.content]
+        clock.advance(31 * DAY)
+        report = decay.run(mem, DecaySettings(), now=clock())
+        assert [m.id for m in report.removed] == [unread.id]
+        assert mem.get(read.id).content == read.content
+    finally:
+        mem.close()

@@ -85,7 +85,12 @@ def test_flushed_messages_are_recalled_for_the_latest_message_and_agents_stay_ap
     assert "<engram>" in recalled and "user: My dog is called Biscuit" in recalled
     assert "Rex" not in recalled and "Oslo" not in recalled
     assert "Rex" in _memory_text(bob.get(input="What is my dog's name?"))
-    assert all(m.recall_count == 0 for m in engram.list())  # injecting context is not a use (touch=False)
+    # Memories put in the chat are used (marked recalled, so the lifecycle jobs keep them); a look is not.
+    counts = {m.id: m.recall_count for m in engram.list()}
+    assert counts[first.id] >= 1
+    looked = Memory.from_defaults(session_id="alice-1", memory_blocks=[EngramMemoryBlock(engram=engram, touch=False)])
+    assert "Biscuit" in _memory_text(looked.get(input="What is my dog's name?"))
+    assert {m.id: m.recall_count for m in engram.list()} == counts
 
 
 def test_the_same_messages_put_again_store_nothing_twice(engram: Engram) -> None:

@@ -19,9 +19,9 @@ never sees this one's memories.
   plus ``score`` and ``id`` (the engram memory id), the two keys AutoGen's ChromaDB memory sets,
   which win over the content's keys of those names. A memory stored another way (the CLI, MCP)
   comes back as ``text/plain``. The query is a string or a text/markdown/JSON ``MemoryContent``;
-  a blank one finds nothing. Reading is not a use of the memories (``touch=False``, as
-  ``EngramRetriever``): AutoGen reads memory before every model call, which would otherwise
-  strengthen whatever it happens to read.
+  a blank one finds nothing. Reading is a use of the memories (``recall.touch_on_recall``), as
+  every adapter's automatic read and engram's own injection: what AutoGen puts before the model
+  is what the agent uses, and the lifecycle jobs purge memories that stay unused.
 - **update_context**: as AutoGen's own memories do, the latest user message's text is the
   query, and the memories found are added to the model context as one ``SystemMessage``
   ("Relevant memory content:" and a numbered list, JSON as its text); nothing is added when
@@ -206,7 +206,7 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
             raise ValidationError(_CONTENT_FIELDS.get(exc.field, exc.field), exc.problem, exc.allowed) from None
 
     def _recall(self, text: str, k: int) -> tuple[Hit, ...]:
-        return self._engine().recall(text, limit=k, touch=False).hits
+        return self._engine().recall(text, limit=k).hits
 
     def _clear(self) -> None:
         self._engine().forget_own(filters=Filters(include_superseded=True), reason="autogen clear")

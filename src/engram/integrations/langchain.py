@@ -2,9 +2,11 @@
 
 Each hit becomes a ``Document``: its content is the memory's content, its metadata the memory's
 id, key, scope, category, type, tags, importance and the hit's ``score``. ``filters`` narrows
-recall (category, type, tags, ...). ``touch`` (default False) decides whether retrieval counts as
-a use of the memories (access mark and strengthening, see ``Engram.recall``): a chain that reads
-context on every turn would otherwise strengthen whatever it happens to read. The async path runs
+recall (category, type, tags, ...). ``touch`` decides whether retrieval counts as a use of the
+memories (access mark and strengthening, see ``Engram.recall``); by default it does, as engram's
+own context injection does (``recall.touch_on_recall``): what a chain reads into its context is
+what the agent uses, and the lifecycle jobs purge memories that stay unused (hygiene's idle
+knowledge, decay's never-recalled ones). ``touch=False`` makes a read a look. The async path runs
 recall in a worker thread, so it never blocks the event loop.
 
 As LangChain's vector-store retrievers take search kwargs per call, each field but ``engram`` can
@@ -48,7 +50,7 @@ class EngramRetriever(BaseRetriever):
     filters: Filters | None = None
     min_relevance: float | None = None
     depth: int = 0
-    touch: bool = False
+    touch: bool | None = None  # None: the engine's recall.touch_on_recall
 
     def __init__(self, **fields: Any) -> None:
         super().__init__(**fields)

@@ -17,7 +17,9 @@ put before the chat. This block is that long-term memory:
 - **get**: engram's recall over the latest user message (the ``input`` of ``Memory.get`` when
   given), ``k`` memories at most, as lines of text no longer than ``max_chars`` in all. Recall
   reads all of the agent's memories, not only those this block stored (``filters`` narrows it),
-  and by default does not count as a use of them (``touch``), as ``EngramRetriever``.
+  and by default counts as a use of them (``touch``; ``recall.touch_on_recall``), as every
+  adapter's automatic read and engram's own injection do: memories the chat is given are used,
+  and the lifecycle jobs purge the unused ones. ``touch=False`` makes it a look.
 
 Agents are kept apart as the engine keeps them: the block reads and writes the scope of the
 ``Engram`` it is given (``mem.for_agent("support")``). Every engine call runs in a worker thread,
@@ -78,7 +80,7 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
     max_chars: int = 2000
     filters: Filters | None = None
     min_relevance: float | None = None
-    touch: bool = False
+    touch: bool | None = None  # None: the engine's recall.touch_on_recall
 
     def __init__(self, **fields: Any) -> None:
         # The values given are checked before pydantic sees them, as engram's own errors naming the

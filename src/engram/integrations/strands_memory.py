@@ -13,8 +13,10 @@ Strands' ``ModelExtractor`` distils facts from the conversation and stores each 
   engram's 100 gets 100, which is still "at most"). Each hit is a ``MemoryEntry`` whose content is
   the memory's, byte for byte, with ``metadata`` holding its ``id``, ``key``, ``score``, ``tags``,
   ``created_at`` (ISO 8601, UTC) and, when it has any, the ``metadata`` it was added with. A blank
-  query finds nothing. By default a search is not a use of the memories (``touch``): the manager
-  searches before every user turn, which would otherwise strengthen whatever it happens to read.
+  query finds nothing. By default a search is a use of the memories it finds (``touch``;
+  ``recall.touch_on_recall``), as every adapter's automatic read and engram's own injection: what
+  the manager injects is what the agent uses, and the lifecycle jobs purge memories that stay
+  unused. ``touch=False`` makes it a look.
 - ``add``: engram's ``remember`` (source ``strands``), content kept byte for byte, ``metadata``
   kept with it (a JSON object, else ``ValidationError`` naming ``metadata``). Extraction writes
   are at-least-once (a failed batch is extracted and added again), so a second ``add`` of content
@@ -73,22 +75,24 @@ class EngramMemoryStore(MemoryStore):
 
     def __init__(self, engram: Engram | AsyncEngram, *, name: str = "engram", description: str | None = None,
                  max_search_results: int = DEFAULT_MAX_SEARCH_RESULTS, writable: bool = True,
-                 extraction: ExtractionConfig | bool | None = None, touch: bool = False) -> None:
+                 extraction: ExtractionConfig | bool | None = None, touch: bool | None = None) -> None:
         """``engram``: the ``Engram`` or ``AsyncEngram`` whose agent the store reads and writes.
         ``name`` targets the store in Strands' tools; ``description`` is shown in them;
         ``max_search_results`` (1 to 100) caps a search that names no cap; ``writable`` lets
         Strands write (``add``); ``extraction`` is Strands' own setting (``True``, an
-        ``ExtractionConfig``, or None/False for off); ``touch`` makes a search count as a use of
-        the memories it finds. Raises ``ValidationError`` naming the argument."""
+        ``ExtractionConfig``, or None/False for off); ``touch`` False makes a search a look, not a use
+        of the memories it finds (None: the engine's ``recall.touch_on_recall``). Raises
+        ``ValidationError`` naming the argument."""
         if not isinstance(engram, Engram | AsyncEngram):
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         if not isinstance(name, str) or not name.strip():
             raise ValidationError("name", f"got {name!r}", "a non-empty store name")
         if description is not None and not isinstance(description, str):
             raise ValidationError("description", f"got {type(description).__name__}", "text, or None")
-        for flag, value in (("writable", writable), ("touch", touch)):
-            if not isinstance(value, bool):
-                raise ValidationError(flag, f"got {value!r}", "True or False")
+        if not isinstance(writable, bool):
+            raise ValidationError("writable", f"got {writable!r}", "True or False")
+        if touch is not None and not isinstance(touch, bool):
+            raise ValidationError("touch", f"got {touch!r}", "True, False, or None (recall.touch_on_recall)")
         if extraction is not None and not isinstance(extraction, bool | Mapping):
             raise ValidationError("extraction", f"got {type(extraction).__name__}",
                                   "True, False, None, or a strands.memory.ExtractionConfig")
