@@ -168,7 +168,7 @@ def test_a_real_chat_engine_sends_the_recalled_memories_to_the_model(engram: Eng
 @pytest.mark.parametrize(("fields", "field"), [
     ({"k": 0}, "k"), ({"k": 101}, "k"), ({"max_chars": 0}, "max_chars"), ({"max_chars": True}, "max_chars"),
     ({"k": "2"}, "k"), ({"min_relevance": 2}, "min_relevance"), ({"filters": {"tags": ["x"]}}, "filters"),
-    ({"engram": None}, "engram"),
+    ({"engram": None}, "engram"), ({"category": "episodic"}, "category"),
 ])
 def test_a_bad_field_names_itself(engram: Engram, fields: dict, field: str) -> None:
     with pytest.raises(ValidationError) as err:
@@ -214,3 +214,11 @@ print("ok")
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "NLTK_DATA")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_category_chooses_what_flushed_turns_become(engram: Engram) -> None:
+    # knowledge: kept past hygiene's seven days for conversation memories
+    block = EngramMemoryBlock(engram=engram, category="knowledge")
+    asyncio.run(block.aput([ChatMessage(role="user", content="My dog is called Biscuit")]))
+    [stored] = engram.list()
+    assert (stored.category.value, stored.type) == ("knowledge", "conversation")

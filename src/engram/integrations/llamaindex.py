@@ -5,7 +5,8 @@ token limit, flushes the oldest to its memory blocks; on every ``get`` it asks e
 put before the chat. This block is that long-term memory:
 
 - **put** (messages flushed from short-term memory): each user and assistant message with text
-  becomes one memory of the engine's agent, category ``conversation``, type ``conversation``,
+  becomes one memory of the engine's agent, category ``conversation`` (``category=`` chooses;
+  ``knowledge`` keeps turns past hygiene's seven days, as Google ADK's service does), type ``conversation``,
   tagged with its role. Its key is a digest of the role and the text, and a message whose key is
   already stored is left as it is, so the same messages put again (a chat history set once more,
   a second ``Memory`` on the same session) store and change nothing; the same sentence said in
@@ -81,6 +82,7 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
     filters: Filters | None = None
     min_relevance: float | None = None
     touch: bool | None = None  # None: the engine's recall.touch_on_recall
+    category: Category = Category.CONVERSATION  # of the memories flushed messages become
 
     def __init__(self, **fields: Any) -> None:
         # The values given are checked before pydantic sees them, as engram's own errors naming the
@@ -95,6 +97,12 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
                 raise ValidationError("max_chars", f"{chars!r} is out of range", "a positive number of characters")
         if fields.get("min_relevance") is not None:
             fields["min_relevance"] = parse_relevance(fields["min_relevance"])
+        if "category" in fields:
+            try:
+                fields["category"] = Category(fields["category"])
+            except ValueError:
+                raise ValidationError("category", f"got {fields['category']!r}",
+                                      ", ".join(c.value for c in Category)) from None
         if fields.get("filters") is not None and not isinstance(fields["filters"], Filters):
             raise ValidationError("filters", f"got {type(fields['filters']).__name__}", "an engram Filters, or None")
         super().__init__(**fields)
@@ -113,7 +121,7 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
             text = text[:limit]
             session = message.additional_kwargs.get("session_id")
             item: dict[str, Any] = {
-                "content": text, "key": message_key(role, text), "category": Category.CONVERSATION,
+                "content": text, "key": message_key(role, text), "category": self.category,
                 "type": "conversation", "tags": ("llamaindex", role),
                 "metadata": {"llamaindex": {"role": role}},
                 "source": f"llamaindex:{session}" if isinstance(session, str) and session else "llamaindex",
