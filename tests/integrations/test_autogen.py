@@ -157,6 +157,20 @@ def test_add_and_query_keep_text_byte_for_byte(engram: Engram) -> None:
     assert [(m.content, m.mime_type) for m in markdown] == [(texts[1], MemoryMimeType.MARKDOWN)]
 
 
+def test_the_contents_own_score_and_id_are_kept_and_engrams_go_beside_them(engram: Engram) -> None:
+    # The content's own metadata is the user's data: a "score" or "id" of theirs comes back as it
+    # was added, and engram's (AutoGen's ChromaDB memory's keys) go under engram_score / engram_id.
+    memory = EngramMemory(engram)
+    run(memory.add(_text("the ferry leaves at nine", score="A+", id="ticket-7", source="chat")))
+    run(memory.add(_text("the ferry is late on sundays")))
+    results = {m.content: m.metadata for m in run(memory.query("ferry")).results}
+    own = results["the ferry leaves at nine"]
+    assert own["score"] == "A+" and own["id"] == "ticket-7" and own["source"] == "chat"
+    assert isinstance(own["engram_score"], float) and engram.get(own["engram_id"]).content == "the ferry leaves at nine"
+    plain = results["the ferry is late on sundays"]  # no clash: the keys AutoGen's ChromaDB memory sets
+    assert set(plain) == {"score", "id"} and engram.get(plain["id"]).content == "the ferry is late on sundays"
+
+
 def test_json_content_comes_back_as_it_was_added(engram: Engram) -> None:
     memory = EngramMemory(engram)
     preferences = {"diet": "végétarien", "allergies": ["peanuts"], "spice": 3, "nested": {"ok": True, "none": None}}

@@ -16,8 +16,10 @@ never sees this one's memories.
 - **query**: engram's hybrid recall over the agent's memories (its own, its session's when the
   view has one, and global ones, as every engram recall), ``k`` results best first (5 by
   default; ``query(..., k=10)`` for one call). Each result's ``metadata`` is the content's own
-  plus ``score`` and ``id`` (the engram memory id), the two keys AutoGen's ChromaDB memory sets,
-  which win over the content's keys of those names. A memory stored another way (the CLI, MCP)
+  plus ``score`` and ``id`` (the engram memory id), the two keys AutoGen's ChromaDB memory sets.
+  The content's own metadata is never overwritten: when it has a ``score`` or ``id`` of its own,
+  that is kept and engram's goes under ``engram_score`` / ``engram_id`` (and is left out if the
+  content has that key too). A memory stored another way (the CLI, MCP)
   comes back as ``text/plain``. The query is a string or a text/markdown/JSON ``MemoryContent``;
   a blank one finds nothing. Reading is not a use of the memories (``touch=False``, as
   ``EngramRetriever``): AutoGen reads memory before every model call, which would otherwise
@@ -283,7 +285,14 @@ def _content(hit: Hit) -> MemoryContent:
     mine = memory.metadata.get("autogen")
     mine = mine if isinstance(mine, Mapping) else {}
     own = mine.get("metadata")
-    metadata = {**(own if isinstance(own, Mapping) else {}), "score": hit.score, "id": memory.id}
+    metadata = dict(own) if isinstance(own, Mapping) else {}
+    # AutoGen's ChromaDB memory sets "score" and "id"; the content's own keys of those names are
+    # the user's data and are kept, engram's then going beside them (never over them).
+    for name, value in (("score", hit.score), ("id", memory.id)):
+        for slot in (name, f"engram_{name}"):
+            if slot not in metadata:
+                metadata[slot] = value
+                break
     if mine.get("mime_type") == MemoryMimeType.JSON.value:
         try:
             value = json.loads(memory.content)
