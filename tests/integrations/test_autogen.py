@@ -304,6 +304,25 @@ def test_a_memory_built_from_config_opens_its_store_on_first_use(tmp_path: Path,
         EngramMemory.load_component({"provider": "engram.integrations.autogen.EngramMemory", "config": {"limit": 3}})
 
 
+def test_a_store_chosen_in_code_by_path_reopens_from_its_config(tmp_path: Path, isolated_home: Path) -> None:
+    # Engram.from_settings(path=..., backend=...) names a file outside the home: the config carries
+    # it, so the memory loaded from that config opens the same store, not the home's memory.db.
+    chosen = tmp_path / "elsewhere" / "notes.json"
+    with Engram.from_settings(agent="dana", backend="jsonfile", path=chosen,
+                              embeddings={"provider": "none"}) as mem:
+        run(EngramMemory(mem).add(_text("dana's boat is called Yak")))
+        config = EngramMemory(mem).dump_component().config
+    assert config == {"home": str(isolated_home), "backend": "jsonfile", "path": str(chosen), "agent": "dana", "k": 5}
+    loaded = EngramMemory.load_component({"provider": "engram.integrations.autogen.EngramMemory", "config": config})
+    found = run(loaded.query("boat"))
+    run(loaded.close())
+    assert [m.content for m in found.results] == ["dana's boat is called Yak"]
+    assert loaded.dump_component().config == config
+    with pytest.raises(ValidationError) as err:
+        EngramMemory(Engram(InMemoryMemoryStore()), path=str(chosen))
+    assert err.value.field == "path"
+
+
 def test_an_engine_built_by_hand_cannot_be_named_in_a_config() -> None:
     memory = EngramMemory(Engram(InMemoryMemoryStore()))
     with pytest.raises(ValidationError) as err:

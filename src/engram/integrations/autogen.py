@@ -35,8 +35,10 @@ never sees this one's memories.
 - **close** closes the store when this memory opened it (from a config); one it was given stays open.
 
 Declarative configs (AutoGen Studio, ``dump_component`` / ``load_component``): the config holds
-the engram home, agent, session and ``k``. Built from a config, the memory opens that store
-(``Engram.from_settings(home=..., agent=...)``: the home's config file and ``ENGRAM_*``
+the engram home, agent, session and ``k``, and the backend and its file (``path``) when they are
+not the defaults, so a store chosen in code (``Engram.from_settings(path=...)``) reopens as the
+same store; never a PostgreSQL URL (it may hold a password). Built from a config, the memory opens
+that store (``Engram.from_settings(home=..., agent=...)``: the home's config file and ``ENGRAM_*``
 variables apply) on first use, in a worker thread, and closes it in ``close()``; without a
 ``home``, the configured one (``ENGRAM_HOME``, ``~/.engram``). A memory given an engine dumps
 that engine's home, so it needs one opened from settings (``Engram.from_settings``); a store
@@ -82,11 +84,15 @@ T = TypeVar("T")
 
 class EngramMemoryConfig(BaseModel):
     """What ``EngramMemory.load_component`` reopens: the engram home (None: the configured one),
-    the agent (None: the configured one) and session, and how many memories a query returns."""
+    the backend and its file when not the configured ones (a store chosen in code:
+    ``Engram.from_settings(path=..., backend=...)``), the agent (None: the configured one) and
+    session, and how many memories a query returns."""
 
     model_config = ConfigDict(extra="forbid")  # a mistyped key ("limit") is refused, not ignored
 
     home: str | None = None
+    backend: str | None = None
+    path: str | None = None
     agent: str | None = None
     session: str | None = None
     k: int = DEFAULT_K
@@ -102,31 +108,33 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
     component_description = "Long-term memory kept in engram: what the agent adds, recalled before each model call."
 
     def __init__(self, engram: Engram | AsyncEngram | None = None, *, k: int = DEFAULT_K,
-                 home: str | None = None, agent: str | None = None, session: str | None = None) -> None:
+                 home: str | None = None, agent: str | None = None, session: str | None = None,
+                 backend: str | None = None, path: str | None = None) -> None:
         """``engram``: the ``Engram`` or ``AsyncEngram`` (view) whose agent this memory is. Without
-        one, ``home``, ``agent`` and ``session`` say which store to open (``Engram.from_settings``,
-        on first use; ``close()`` closes it); they are refused beside an engine. ``k``: how many
-        memories a query returns (1 to 100). Raises ``ValidationError`` naming the argument."""
+        one, ``home``, ``agent``, ``session``, ``backend`` and ``path`` (the store's file) say which
+        store to open (``Engram.from_settings``, on first use; ``close()`` closes it); they are
+        refused beside an engine. ``k``: how many memories a query returns (1 to 100). Raises
+        ``ValidationError`` naming the argument."""
         self.k = parse_limit(k, MAX_RECALL_LIMIT, "k", paged=False)
         self._opening: dict[str, str] = {}
         self._engram: Engram | None = None
         self._owned = engram is None
         self._closed = False
         self._lock = threading.Lock()
+        opening = (("home", home), ("agent", agent), ("session", session), ("backend", backend), ("path", path))
         if engram is None:
-            for name, value in (("home", home), ("agent", agent), ("session", session)):
+            for name, value in opening:
                 if value is not None and not isinstance(value, str):
                     raise ValidationError(name, f"got {type(value).__name__}", "a string, or None")
             if agent is not None or session is not None:
                 make_scope(agent or "default", session)  # a bad name is refused now, not on first use
-            self._opening = {name: value for name, value in (("home", home), ("agent", agent), ("session", session))
-                             if value is not None}
+            self._opening = {name: value for name, value in opening if value is not None}
             return
-        given = next((name for name, value in (("home", home), ("agent", agent), ("session", session))
-                      if value is not None), None)
+        given = next((name for name, value in opening if value is not None), None)
         if given is not None:
             raise ValidationError(given, "opens a store, and an engine was given",
-                                  "an engine (its view names the agent: mem.for_agent(...)), or home/agent/session alone")
+                                  "an engine (its view names the agent: mem.for_agent(...)), or "
+                                  "home/agent/session/backend/path alone")
         if isinstance(engram, AsyncEngram):
             engram = engram.engram
         if not isinstance(engram, Engram):
@@ -221,13 +229,20 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
             if settings is None:
                 raise ValidationError("engram", "was not opened from settings, so a config cannot name its store",
                                       "an engine from Engram.from_settings(...), or EngramMemory(home=...)")
-            return EngramMemoryConfig(home=str(settings.home), agent=self._engram.scope.agent,
-                                      session=self._engram.scope.session, k=self.k)
+            # The store as its settings chose it: the home, and the backend and its file when not
+            # the defaults (a file chosen in code, ``path=``, would otherwise reopen as the home's
+            # ``memory.db``). Never ``database_url``: it may hold a password; PostgreSQL's comes
+            # from the environment or the config file again.
+            return EngramMemoryConfig(home=str(settings.home),
+                                      backend=None if settings.backend == "sqlite" else settings.backend,
+                                      path=None if settings.path is None else str(settings.path),
+                                      agent=self._engram.scope.agent, session=self._engram.scope.session, k=self.k)
         return EngramMemoryConfig(**self._opening, k=self.k)
 
     @classmethod
     def _from_config(cls, config: EngramMemoryConfig) -> Self:
-        return cls(k=config.k, home=config.home, agent=config.agent, session=config.session)
+        return cls(k=config.k, home=config.home, agent=config.agent, session=config.session,
+                   backend=config.backend, path=config.path)
 
 
 def _mime(content: MemoryContent, field: str) -> MemoryMimeType:
