@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -714,6 +715,28 @@ class MemoryStoreContract(TemporalContract):
             mem.link(coffee, coffee)
         assert mem.for_agent("bob").get(bobs.id) == bobs and mem.get(coffee.id).links == ()
         assert mem.for_session("s1").get(sessions.id).links == () and mem.get(coffee.id).superseded_by is None
+
+    def test_a_memory_built_by_a_caller_is_taken_where_it_is_stored(self, mem: Engram) -> None:
+        # A Memory built by hand says global unless told otherwise, and global memories are every
+        # agent's to read: naming another agent's id in one must not reach that memory. What is
+        # stored under the id decides, not the scope the Memory says.
+        bobs = mem.for_agent("bob").remember("bob's tea", key="tea").memory
+        coffee = mem.remember("coffee in the cupboard", key="coffee").memory
+        planted = Memory(id=bobs.id, key="tea", content="bob's tea")
+        for call in (lambda: mem.forget(planted), lambda: mem.link(coffee, planted),
+                     lambda: mem.supersede(planted, coffee), lambda: mem.neighbours(planted)):
+            with pytest.raises(NotFoundError) as missing:
+                call()
+            assert f"memory not found: {bobs.id!r}" == str(missing.value)
+        assert mem.for_agent("bob").get(bobs.id) == bobs
+        # One of this view's own, said to be elsewhere, names the field; no scope at all too.
+        for wrong in (replace(coffee, scope=Scope()), replace(coffee, scope=None)):
+            with pytest.raises(ValidationError) as refused:
+                mem.forget(wrong)  # type: ignore[arg-type]
+            assert refused.value.field == "ref.scope"
+        assert mem.get(coffee.id) == coffee
+        shared = mem.remember("the office wifi is kestrel", scope="global").memory
+        assert [m.id for m in mem.forget(Memory(id=shared.id, key=shared.key, content=shared.content))] == [shared.id]
 
     def test_a_memory_forgotten_since_it_was_read_is_not_found_by_every_link_command(self, mem: Engram) -> None:
         # Held by a caller across a forget (another door, another process): each command names the
