@@ -777,16 +777,17 @@ class Engram:
         ``ref`` may be a ``Memory`` this view handed out: a door resolves each end itself, so its
         errors name its own arguments, and passes the memory on to ``link``, ``supersede``, ...,
         which take it as it is instead of reading it again. One this view may not read (another
-        agent's, another session's) is not found, as its id would be.
+        agent's, another session's) is not found, as its id would be. What decides is where the
+        memory with that id is stored, not the scope the ``Memory`` says (one built by a caller
+        says global by default): one id look-up, no row read. A scope that is not a ``Scope``
+        raises ``ValidationError`` on ``<names[0]>.scope``, as does one other than the stored
+        memory's when this view may read that memory.
 
         ``or_id`` reads ``key`` as an id when no memory this view may read has that key: PtrClaw's
         tools take keys, and an engram id (which their results also show) may stand in for one."""
         chosen = one_selector(field, {names[0]: ref, names[1]: key})
         if isinstance(ref, Memory):
-            # No read: the view's own rule of what it may read (``_readable``), on the memory given.
-            if not self._readable.matches(ref):
-                raise NotFoundError("memory", ref.id)
-            return ref
+            return self._as_stored(ref, f"{names[0]}.scope")
         value = parse_ref(ref if key is None else key, chosen)
         if key is None:
             return self.get(value)  # "memory not found: 'x'", as every door said before keys could be named
@@ -794,6 +795,23 @@ class Engram:
             return self._key_or_id(value) if or_id else self.get_by_key(value)
         except NotFoundError:
             raise NotFoundError(f"memory named by {chosen}", value) from None
+
+    def _as_stored(self, memory: Memory, field: str) -> Memory:
+        """``memory`` (given, not read) when it is stored where it says and this view may read it
+        there (``named``). Its own scope is not enough: a ``Memory`` built by a caller says global
+        unless told otherwise, and global memories are readable by every agent, so an agent
+        naming another's id in one would reach that memory. The store is asked by id, in the
+        scope the memory says (one look-up, loading no row)."""
+        if not isinstance(memory.scope, Scope):
+            raise ValidationError(field, f"got {type(memory.scope).__name__}",
+                                  "a Scope: the memory as this view handed it out")
+        if self._readable.matches(memory) and self.store.matching_ids(
+                [memory.id], replace(self._readable, scopes=(memory.scope,))):
+            return memory
+        if self.store.matching_ids([memory.id], self._readable):
+            raise ValidationError(field, f"{memory.id} is not stored in {memory.scope}",
+                                  "the memory as this view handed it out (or its id)")
+        raise NotFoundError("memory", memory.id)  # gone, or not this view's to read: as its id would be
 
     def list(
         self,

@@ -129,6 +129,25 @@ def test_library_import_round_trips_contents_byte_for_byte(tmp_path: Path) -> No
         assert mem.list() == []
 
 
+def test_a_nameless_agent_is_its_own_engram_agent_named_by_its_letta_id(tmp_path: Path) -> None:
+    # Letta always names an agent; a file edited by hand may not. Such an agent does not join the
+    # importing one: its Letta id names it, by the naming rule of every importer.
+    document = json.loads(AGENT_FILE.read_text(encoding="utf-8"))
+    del document["agents"][0]["name"]
+    document["agents"][0]["id"] = "agent 0"  # not an engram name: usable characters plus a digest
+    settings = load_settings(home=tmp_path, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as mem:
+        summary = mem.import_from(json.dumps(document), "letta")
+        agent = agent_name("agent 0", "id")
+        assert agent is not None and agent.startswith("agent-0-")
+        assert any(f"imported as agent {agent!r}" in w for w in summary.warnings), summary.warnings
+        assert mem.list() == [] and mem.history.conversations() == []
+        theirs = mem.for_agent(agent)
+        assert theirs.get("letta-human").content == blocks_of(AGENT_FILE)["human"]
+        assert theirs.history.all(f"letta:{agent}")
+        assert mem.import_from(json.dumps(document), "letta").skipped == 2  # the same agent again
+
+
 MALFORMED = [
     (AGENT_FILE, lambda d: d["agents"][0]["messages"][3].update(role="robot"),
      "agents[0].messages[3].role: 'robot' is not a Letta message role"),

@@ -158,6 +158,20 @@ def test_add_and_query_keep_text_byte_for_byte(engram: Engram) -> None:
     assert [(m.content, m.mime_type) for m in markdown] == [(texts[1], MemoryMimeType.MARKDOWN)]
 
 
+def test_the_contents_own_score_and_id_are_kept_and_engrams_go_beside_them(engram: Engram) -> None:
+    # The content's own metadata is the user's data: a "score" or "id" of theirs comes back as it
+    # was added, and engram's (AutoGen's ChromaDB memory's keys) go under engram_score / engram_id.
+    memory = EngramMemory(engram)
+    run(memory.add(_text("the ferry leaves at nine", score="A+", id="ticket-7", source="chat")))
+    run(memory.add(_text("the ferry is late on sundays")))
+    results = {m.content: m.metadata for m in run(memory.query("ferry")).results}
+    own = results["the ferry leaves at nine"]
+    assert own["score"] == "A+" and own["id"] == "ticket-7" and own["source"] == "chat"
+    assert isinstance(own["engram_score"], float) and engram.get(own["engram_id"]).content == "the ferry leaves at nine"
+    plain = results["the ferry is late on sundays"]  # no clash: the keys AutoGen's ChromaDB memory sets
+    assert set(plain) == {"score", "id"} and engram.get(plain["id"]).content == "the ferry is late on sundays"
+
+
 def test_json_content_comes_back_as_it_was_added(engram: Engram) -> None:
     memory = EngramMemory(engram)
     preferences = {"diet": "végétarien", "allergies": ["peanuts"], "spice": 3, "nested": {"ok": True, "none": None}}
@@ -289,6 +303,25 @@ def test_a_memory_built_from_config_opens_its_store_on_first_use(tmp_path: Path,
 
     with pytest.raises(Exception, match="limit"):  # a mistyped key is refused, not ignored
         EngramMemory.load_component({"provider": "engram.integrations.autogen.EngramMemory", "config": {"limit": 3}})
+
+
+def test_a_store_chosen_in_code_by_path_reopens_from_its_config(tmp_path: Path, isolated_home: Path) -> None:
+    # Engram.from_settings(path=..., backend=...) names a file outside the home: the config carries
+    # it, so the memory loaded from that config opens the same store, not the home's memory.db.
+    chosen = tmp_path / "elsewhere" / "notes.json"
+    with Engram.from_settings(agent="dana", backend="jsonfile", path=chosen,
+                              embeddings={"provider": "none"}) as mem:
+        run(EngramMemory(mem).add(_text("dana's boat is called Yak")))
+        config = EngramMemory(mem).dump_component().config
+    assert config == {"home": str(isolated_home), "backend": "jsonfile", "path": str(chosen), "agent": "dana", "k": 5}
+    loaded = EngramMemory.load_component({"provider": "engram.integrations.autogen.EngramMemory", "config": config})
+    found = run(loaded.query("boat"))
+    run(loaded.close())
+    assert [m.content for m in found.results] == ["dana's boat is called Yak"]
+    assert loaded.dump_component().config == config
+    with pytest.raises(ValidationError) as err:
+        EngramMemory(Engram(InMemoryMemoryStore()), path=str(chosen))
+    assert err.value.field == "path"
 
 
 def test_an_engine_built_by_hand_cannot_be_named_in_a_config() -> None:

@@ -114,3 +114,40 @@ def test_a_memory_folder_synced_on_request_is_not_pointed_out(isolated_home: Pat
     ok(run)
     said = " ".join(run.stderr.split())
     assert "plain-text copies" in said and str(home / "memory") in said
+
+
+def test_a_memory_folder_exported_on_request_is_not_pointed_out(isolated_home: Path) -> None:
+    # `engram export --format markdown` into the memory folder is asked for as `engram sync` is:
+    # the files it wrote are not counted, and one it did not write still is.
+    home = isolated_home
+    ok(engram(home, "remember", "the server is kestrel"))
+    (home / "memory").mkdir()
+    (home / "memory" / "notes.md").write_text("left from before\n", encoding="utf-8")
+    ok(engram(home, "export", "--format", "markdown", str(home / "memory")))
+    assert _files_holding(home / "memory", b"kestrel")
+    run = engram(home, "remember", "the printer is in room 4")
+    ok(run)
+    said = " ".join(run.stderr.split())
+    assert "plain-text copies" in said and str(home / "memory") in said  # notes.md: not the export's
+    (home / "memory" / "notes.md").unlink()
+    run = engram(home, "remember", "the printer is in room 4")
+    ok(run)
+    assert "plain-text copies" not in " ".join(run.stderr.split())
+
+
+def test_a_memory_folder_rewritten_by_conflicts_resolve_is_not_pointed_out(isolated_home: Path) -> None:
+    # A conflict settled on request rewrites the folder (its sync pass): asked for, as `engram sync` is.
+    home = isolated_home
+    ok(engram(home, "remember", "original", "--key", "k", "--tags", "notes"))
+    ok(engram(home, "sync"))
+    notes = home / "memory" / "agents" / "default" / "notes.md"
+    notes.write_text(notes.read_text(encoding="utf-8").replace("- original (", "- file side ("), encoding="utf-8")
+    ok(engram(home, "remember", "database side", "--key", "k", "--tags", "notes"))
+    ok(engram(home, "sync"))  # both changed: a conflict, the database version kept
+    listed = json.loads(ok(engram(home, "--json", "conflicts")))
+    assert [c["kind"] for c in listed] == ["both-changed"]
+    ok(engram(home, "conflicts", "resolve", listed[0]["id"], "--take", "merge", "--content", "merged text"))
+    assert b"merged text" in notes.read_bytes()
+    run = engram(home, "remember", "the printer is in room 4")
+    ok(run)
+    assert "plain-text copies" not in " ".join(run.stderr.split())

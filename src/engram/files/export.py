@@ -131,16 +131,27 @@ def _scope_owned(folder: Folder, rel: str, owns: Callable[[Scope], bool]) -> boo
 
 
 # --- whole folders ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FolderExport:
+    """What ``export_folder`` did: how many memories it wrote, and the files that hold them (each
+    one the export left as it wants it, rewritten or already holding that text)."""
+
+    memories: int
+    files: tuple[Path, ...]
+
+
 def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_by: layout.GroupBy = "tag",
-                  max_file_bytes: int = 5_000_000) -> int:
+                  max_file_bytes: int = 5_000_000) -> FolderExport:
     """Write ``memories`` into ``dest`` as a memory folder, no file over ``max_file_bytes`` (split
-    into ``-2``, ``-3``… files as sync does); returns how many were written. Raises ``PathRefused``
-    when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory cannot fit any file."""
+    into ``-2``, ``-3``… files as sync does); returns how many were written and their files (what
+    a caller records as written on request: ``wiring.note_written_on_request``). Raises
+    ``PathRefused`` when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory
+    cannot fit any file."""
     folder = Folder(dest, max_file_bytes=max_file_bytes)
     memories = list(memories)
     if format == "json":
         write_type_files(folder, memories, base="")
-        return len(memories)
+        return FolderExport(len(memories), tuple(folder.resolve(type_file(m, "")) for m in memories))
     fmt = get_format(format)
     docs: dict[str, Document] = {}
     for memory in sorted(memories, key=lambda m: (m.created_at, m.id)):
@@ -157,11 +168,13 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
                   max_content_chars=1 << 30, st=SyncState(fmt.name, ""), problems=problems)
     if problems:
         raise ValidationError("max_file_bytes", "; ".join(p.message for p in problems), "a limit every memory fits")
+    files: list[Path] = []
     for rel, doc in docs.items():
         if doc.text() == new_doc(rel).text():
             continue  # a continuation file that took nothing
         folder.write_text(rel, doc.text())
-    return len(memories)
+        files.append(folder.resolve(rel))
+    return FolderExport(len(memories), tuple(files))
 
 
 @dataclass

@@ -5,8 +5,9 @@ writer is attached when ``files.enabled`` (and the backend persists anything). O
 store, a folder engram no longer writes on its own (the memory folder when off, the transcripts
 folder when ``history.transcripts_dir`` is unset) but which still holds files written before the
 key was set, or automatically, is named as holding them in clear. Files written there on request
-while the key is set (``engram history transcript``, ``engram sync``) are the user's choice, not
-a leftover: ``note_written_on_request`` records them and the warning leaves them out.
+while the key is set (``engram history transcript``, ``engram sync`` / ``watch`` / ``conflicts
+resolve``, ``engram export`` into the folder) are the user's choice, not a leftover:
+``note_written_on_request`` records them and the warning leaves them out.
 ``database_agent`` says whose database the engine's is (``per_agent_databases``), which decides
 the part of the folder it syncs. ``wait_for`` polls for what the watcher does.
 """

@@ -16,8 +16,10 @@ never sees this one's memories.
 - **query**: engram's hybrid recall over the agent's memories (its own, its session's when the
   view has one, and global ones, as every engram recall), ``k`` results best first (5 by
   default; ``query(..., k=10)`` for one call). Each result's ``metadata`` is the content's own
-  plus ``score`` and ``id`` (the engram memory id), the two keys AutoGen's ChromaDB memory sets,
-  which win over the content's keys of those names. A memory stored another way (the CLI, MCP)
+  plus ``score`` and ``id`` (the engram memory id), the two keys AutoGen's ChromaDB memory sets.
+  The content's own metadata is never overwritten: when it has a ``score`` or ``id`` of its own,
+  that is kept and engram's goes under ``engram_score`` / ``engram_id`` (and is left out if the
+  content has that key too). A memory stored another way (the CLI, MCP)
   comes back as ``text/plain``. The query is a string or a text/markdown/JSON ``MemoryContent``;
   a blank one finds nothing. Reading is a use of the memories (``recall.touch_on_recall``), as
   every adapter's automatic read and engram's own injection: what AutoGen puts before the model
@@ -33,8 +35,10 @@ never sees this one's memories.
 - **close** closes the store when this memory opened it (from a config); one it was given stays open.
 
 Declarative configs (AutoGen Studio, ``dump_component`` / ``load_component``): the config holds
-the engram home, agent, session and ``k``. Built from a config, the memory opens that store
-(``Engram.from_settings(home=..., agent=...)``: the home's config file and ``ENGRAM_*``
+the engram home, agent, session and ``k``, and the backend and its file (``path``) when they are
+not the defaults, so a store chosen in code (``Engram.from_settings(path=...)``) reopens as the
+same store; never a PostgreSQL URL (it may hold a password). Built from a config, the memory opens
+that store (``Engram.from_settings(home=..., agent=...)``: the home's config file and ``ENGRAM_*``
 variables apply) on first use, in a worker thread, and closes it in ``close()``; without a
 ``home``, the configured one (``ENGRAM_HOME``, ``~/.engram``). A memory given an engine dumps
 that engine's home, so it needs one opened from settings (``Engram.from_settings``); a store
@@ -80,11 +84,15 @@ T = TypeVar("T")
 
 class EngramMemoryConfig(BaseModel):
     """What ``EngramMemory.load_component`` reopens: the engram home (None: the configured one),
-    the agent (None: the configured one) and session, and how many memories a query returns."""
+    the backend and its file when not the configured ones (a store chosen in code:
+    ``Engram.from_settings(path=..., backend=...)``), the agent (None: the configured one) and
+    session, and how many memories a query returns."""
 
     model_config = ConfigDict(extra="forbid")  # a mistyped key ("limit") is refused, not ignored
 
     home: str | None = None
+    backend: str | None = None
+    path: str | None = None
     agent: str | None = None
     session: str | None = None
     k: int = DEFAULT_K
@@ -100,31 +108,33 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
     component_description = "Long-term memory kept in engram: what the agent adds, recalled before each model call."
 
     def __init__(self, engram: Engram | AsyncEngram | None = None, *, k: int = DEFAULT_K,
-                 home: str | None = None, agent: str | None = None, session: str | None = None) -> None:
+                 home: str | None = None, agent: str | None = None, session: str | None = None,
+                 backend: str | None = None, path: str | None = None) -> None:
         """``engram``: the ``Engram`` or ``AsyncEngram`` (view) whose agent this memory is. Without
-        one, ``home``, ``agent`` and ``session`` say which store to open (``Engram.from_settings``,
-        on first use; ``close()`` closes it); they are refused beside an engine. ``k``: how many
-        memories a query returns (1 to 100). Raises ``ValidationError`` naming the argument."""
+        one, ``home``, ``agent``, ``session``, ``backend`` and ``path`` (the store's file) say which
+        store to open (``Engram.from_settings``, on first use; ``close()`` closes it); they are
+        refused beside an engine. ``k``: how many memories a query returns (1 to 100). Raises
+        ``ValidationError`` naming the argument."""
         self.k = parse_limit(k, MAX_RECALL_LIMIT, "k", paged=False)
         self._opening: dict[str, str] = {}
         self._engram: Engram | None = None
         self._owned = engram is None
         self._closed = False
         self._lock = threading.Lock()
+        opening = (("home", home), ("agent", agent), ("session", session), ("backend", backend), ("path", path))
         if engram is None:
-            for name, value in (("home", home), ("agent", agent), ("session", session)):
+            for name, value in opening:
                 if value is not None and not isinstance(value, str):
                     raise ValidationError(name, f"got {type(value).__name__}", "a string, or None")
             if agent is not None or session is not None:
                 make_scope(agent or "default", session)  # a bad name is refused now, not on first use
-            self._opening = {name: value for name, value in (("home", home), ("agent", agent), ("session", session))
-                             if value is not None}
+            self._opening = {name: value for name, value in opening if value is not None}
             return
-        given = next((name for name, value in (("home", home), ("agent", agent), ("session", session))
-                      if value is not None), None)
+        given = next((name for name, value in opening if value is not None), None)
         if given is not None:
             raise ValidationError(given, "opens a store, and an engine was given",
-                                  "an engine (its view names the agent: mem.for_agent(...)), or home/agent/session alone")
+                                  "an engine (its view names the agent: mem.for_agent(...)), or "
+                                  "home/agent/session/backend/path alone")
         if isinstance(engram, AsyncEngram):
             engram = engram.engram
         if not isinstance(engram, Engram):
@@ -219,13 +229,20 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
             if settings is None:
                 raise ValidationError("engram", "was not opened from settings, so a config cannot name its store",
                                       "an engine from Engram.from_settings(...), or EngramMemory(home=...)")
-            return EngramMemoryConfig(home=str(settings.home), agent=self._engram.scope.agent,
-                                      session=self._engram.scope.session, k=self.k)
+            # The store as its settings chose it: the home, and the backend and its file when not
+            # the defaults (a file chosen in code, ``path=``, would otherwise reopen as the home's
+            # ``memory.db``). Never ``database_url``: it may hold a password; PostgreSQL's comes
+            # from the environment or the config file again.
+            return EngramMemoryConfig(home=str(settings.home),
+                                      backend=None if settings.backend == "sqlite" else settings.backend,
+                                      path=None if settings.path is None else str(settings.path),
+                                      agent=self._engram.scope.agent, session=self._engram.scope.session, k=self.k)
         return EngramMemoryConfig(**self._opening, k=self.k)
 
     @classmethod
     def _from_config(cls, config: EngramMemoryConfig) -> Self:
-        return cls(k=config.k, home=config.home, agent=config.agent, session=config.session)
+        return cls(k=config.k, home=config.home, agent=config.agent, session=config.session,
+                   backend=config.backend, path=config.path)
 
 
 def _mime(content: MemoryContent, field: str) -> MemoryMimeType:
@@ -283,7 +300,14 @@ def _content(hit: Hit) -> MemoryContent:
     mine = memory.metadata.get("autogen")
     mine = mine if isinstance(mine, Mapping) else {}
     own = mine.get("metadata")
-    metadata = {**(own if isinstance(own, Mapping) else {}), "score": hit.score, "id": memory.id}
+    metadata = dict(own) if isinstance(own, Mapping) else {}
+    # AutoGen's ChromaDB memory sets "score" and "id"; the content's own keys of those names are
+    # the user's data and are kept, engram's then going beside them (never over them).
+    for name, value in (("score", hit.score), ("id", memory.id)):
+        for slot in (name, f"engram_{name}"):
+            if slot not in metadata:
+                metadata[slot] = value
+                break
     if mine.get("mime_type") == MemoryMimeType.JSON.value:
         try:
             value = json.loads(memory.content)

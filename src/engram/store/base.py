@@ -25,7 +25,7 @@ Rules every backend keeps:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -313,14 +313,17 @@ def keeps_nothing(store: MemoryStore) -> bool:
 
 
 def write_each(
-    store: MemoryStore, writes: Sequence[BatchWrite], *, now: float, identity: str | None
+    store: MemoryStore, writes: Sequence[BatchWrite], *, now: float, identity: str | None,
+    apply: Callable[..., WriteResult] = apply_write,
 ) -> list[WriteResult | EngramError]:
     """``write_batch`` one write at a time, each in its own transactions: for backends with no
-    shared transaction to offer (in memory, JSON file, disabled)."""
+    shared transaction to offer (in memory, JSON file, disabled). ``apply`` writes one
+    (``apply(store, write, now=..., identity=...)``): a store that can undo a write failing half
+    way (its row put, its vector refused) passes its own."""
     out: list[WriteResult | EngramError] = []
     for write in writes:
         try:
-            out.append(apply_write(store, write, now=now, identity=identity))
+            out.append(apply(store, write, now=now, identity=identity))
         except EngramError as exc:
             out.append(exc)
     return out

@@ -52,6 +52,17 @@ class _State:
     identity: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """What one write may change of the memory it updates (``_write_one``), to put back."""
+
+    memory: Memory | None  # None: the write makes a new memory
+    vector: np.ndarray | None
+    versions: list[MemoryVersion] | None
+    links: set[str]
+    identity: str | None
+
+
 _SORT = {
     "recent": (lambda m: (m.created_at, m.id), True),
     "oldest": (lambda m: (m.created_at, m.id), False),
@@ -133,7 +144,7 @@ class InMemoryMemoryStore:
     ) -> list[WriteResult | EngramError]:
         if not all_or_nothing:
             if not self.persists:  # nothing to write once: no copy of the state either
-                return write_each(self, writes, now=now, identity=identity)
+                return write_each(self, writes, now=now, identity=identity, apply=type(self)._write_one)
             return self._write_each_once(writes, now=now, identity=identity)
         # All or nothing without a transaction: the state is copied first and put back when a
         # write fails, all under the lock (no reader sees half a batch). A subclass that persists
@@ -163,7 +174,7 @@ class InMemoryMemoryStore:
             saved, generation = self._copy_state(), self._generation
             self._in_batch = True
             try:
-                out = write_each(self, writes, now=now, identity=identity)
+                out = write_each(self, writes, now=now, identity=identity, apply=type(self)._write_one)
             except BaseException:
                 self._restore_state(saved)
                 raise
@@ -177,6 +188,60 @@ class InMemoryMemoryStore:
                 self._restore_state(saved)
                 return [exc if isinstance(result, WriteResult) else result for result in out]
         return out
+
+    def _write_one(self, write: BatchWrite, *, now: float, identity: str | None) -> WriteResult:
+        """``apply_write`` all or nothing, as SQL backends make it with a savepoint: when a step
+        after the row is put fails (its vector refused: another dimension, another model), the one
+        memory the write made or changed is put back as it was and the error raised, so a batch's
+        write that answers with an error leaves nothing of itself. Only that memory is saved
+        first (O(1), not a copy of the state): a write changes no other (an update is by key)."""
+        with self._lock:
+            draft = write.draft
+            target = self._by_key.get((_scope_key(draft.scope), draft.key)) if draft.key is not None else None
+            held = _Held(
+                self._rows.get(target) if target else None, self._vectors.get(target) if target else None,
+                list(self._versions[target]) if target in self._versions else None,
+                set(self._links.get(target, ())) if target else set(), self._identity)
+            newest = next(reversed(self._rows), None)
+            try:
+                return apply_write(self, write, now=now, identity=identity)
+            except BaseException:
+                # A new memory is the last row added (dicts keep their order); an update's is ``target``.
+                made = next(reversed(self._rows), None)
+                changed = target if target is not None else (made if made != newest else None)
+                if changed is not None:
+                    self._put_back(changed, held)
+                raise
+
+    def _put_back(self, memory_id: str, held: _Held) -> None:
+        """Undo what one write did to ``memory_id`` (``_write_one``): the row, its indexes, its
+        vector, versions and links as ``held`` says they were, or gone if it was new."""
+        current = self._rows.get(memory_id)
+        if current is not None:
+            slot = (_scope_key(current.scope), current.key)
+            if self._by_key.get(slot) == memory_id:
+                del self._by_key[slot]
+            self._drop_hash(current)
+        for other in self._links.pop(memory_id, set()) - held.links:
+            self._links.get(other, set()).discard(memory_id)
+        if held.memory is None:
+            self._rows.pop(memory_id, None)
+            self._vectors.pop(memory_id, None)
+            self._versions.pop(memory_id, None)
+        else:
+            self._add(held.memory)
+            if held.links:
+                self._links[memory_id] = set(held.links)
+            if held.vector is None:
+                self._vectors.pop(memory_id, None)
+            else:
+                self._vectors[memory_id] = held.vector
+            if held.versions is None:
+                self._versions.pop(memory_id, None)
+            else:
+                self._versions[memory_id] = held.versions
+        self._identity = held.identity
+        self._changed()
 
     def _batch_written(self) -> None:
         """A batch has changed the state (a subclass persists it here, raising ``StorageError``

@@ -3,7 +3,8 @@
 State lives in ``InMemoryMemoryStore`` (O(1) key lookup) and is written after every change with
 an atomic replace (temp file + fsync + rename), so a crash leaves the old or the new file, never
 half of one; a ``write_batch`` (the write queue's coalesced ``remember`` calls) is written once,
-at its end, before it answers, and none of it is kept when that write fails. Reads PtrClaw's
+at its end, before it answers, and none of it is kept when that write fails; a write of it whose
+vector is refused after its row was put keeps nothing of itself either (``_write_one``). Reads PtrClaw's
 legacy array format and its object format; writes
 ``{"format": "engram-jsonfile", "entries": [...], "embedding_identity": ..., "embeddings": {id: [...]}}``.
 This backend suits small-to-medium stores and one writing process.

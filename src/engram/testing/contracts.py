@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from engram.engine import Engram, Filters
-from engram.errors import DimensionError, NotFoundError, SnapshotError, StorageError, ValidationError
+from engram.errors import DimensionError, EngramError, NotFoundError, SnapshotError, StorageError, ValidationError
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
@@ -715,6 +716,28 @@ class MemoryStoreContract(TemporalContract):
         assert mem.for_agent("bob").get(bobs.id) == bobs and mem.get(coffee.id).links == ()
         assert mem.for_session("s1").get(sessions.id).links == () and mem.get(coffee.id).superseded_by is None
 
+    def test_a_memory_built_by_a_caller_is_taken_where_it_is_stored(self, mem: Engram) -> None:
+        # A Memory built by hand says global unless told otherwise, and global memories are every
+        # agent's to read: naming another agent's id in one must not reach that memory. What is
+        # stored under the id decides, not the scope the Memory says.
+        bobs = mem.for_agent("bob").remember("bob's tea", key="tea").memory
+        coffee = mem.remember("coffee in the cupboard", key="coffee").memory
+        planted = Memory(id=bobs.id, key="tea", content="bob's tea")
+        for call in (lambda: mem.forget(planted), lambda: mem.link(coffee, planted),
+                     lambda: mem.supersede(planted, coffee), lambda: mem.neighbours(planted)):
+            with pytest.raises(NotFoundError) as missing:
+                call()
+            assert f"memory not found: {bobs.id!r}" == str(missing.value)
+        assert mem.for_agent("bob").get(bobs.id) == bobs
+        # One of this view's own, said to be elsewhere, names the field; no scope at all too.
+        for wrong in (replace(coffee, scope=Scope()), replace(coffee, scope=None)):
+            with pytest.raises(ValidationError) as refused:
+                mem.forget(wrong)  # type: ignore[arg-type]
+            assert refused.value.field == "ref.scope"
+        assert mem.get(coffee.id) == coffee
+        shared = mem.remember("the office wifi is kestrel", scope="global").memory
+        assert [m.id for m in mem.forget(Memory(id=shared.id, key=shared.key, content=shared.content))] == [shared.id]
+
     def test_a_memory_forgotten_since_it_was_read_is_not_found_by_every_link_command(self, mem: Engram) -> None:
         # Held by a caller across a forget (another door, another process): each command names the
         # gone end, as its id would be named, and changes nothing; none reports "not linked" or
@@ -987,6 +1010,37 @@ class MemoryStoreContract(TemporalContract):
         results = store.write_batch(writes, now=1001.0, identity="test:batch:4", all_or_nothing=True)
         assert [r.action for r in results] == ["created", "updated", "created", "created", "created"]  # type: ignore[union-attr]
         assert mem.get("kept").content == "kept, changed" and store.count(everyone) == 5
+
+    def test_write_batch_keeps_nothing_of_a_write_refused_for_its_vector(
+            self, mem: Engram, store: MemoryStore, make_store: Callable[[], MemoryStore]) -> None:
+        # Each write of a batch that is not all or nothing stands alone: one whose row is put and
+        # whose vector is then refused answers with the error and leaves nothing of itself (no new
+        # row, no change to the memory it would update), while the writes around it are kept.
+        kept = mem.remember("kept before the batch", key="kept", tags=["old"]).memory
+        store.set_vectors("test:batch:4", [(kept.id, np.ones(4, dtype=np.float32))])
+        everyone = MemoryFilter(scopes=(Scope("alice"),), include_superseded=True)
+        good, bad = np.ones(4, dtype=np.float32), np.ones(5, dtype=np.float32)
+        drafts = [make_draft("batch first", max_content_chars=500, scope=Scope("alice")),
+                  make_draft("kept, changed", max_content_chars=500, scope=Scope("alice"), key="kept", tags=["new"]),
+                  make_draft("refused by its vector", max_content_chars=500, scope=Scope("alice")),
+                  make_draft("batch last", max_content_chars=500, scope=Scope("alice"))]
+        writes = [BatchWrite(d, key_from_content(d.content), bad if i in (1, 2) else good) for i, d in enumerate(drafts)]
+        results = store.write_batch(writes, now=1000.0, identity="test:batch:4")
+        assert [type(r).__name__ if isinstance(r, EngramError) else r.action for r in results] == [
+            "created", "DimensionError", "DimensionError", "created"]
+        reopened = make_store()  # what is kept (the file, the database) too; a store in memory opens empty
+        try:
+            for seen in (store, reopened) if reopened.count(everyone) else (store,):
+                assert {m.content for m in seen.list(everyone, limit=100)} == {
+                    "kept before the batch", "batch first", "batch last"}
+                assert seen.get_many([kept.id])[0].tags == ("old",) and seen.versions(kept.id) == []
+                assert list(seen.vectors_for([kept.id])) == [kept.id]
+        finally:
+            reopened.close()
+        # The refused text is not there as a duplicate: written again with a good vector, it is new.
+        again = store.write_batch([BatchWrite(drafts[2], key_from_content(drafts[2].content), good)], now=1001.0,
+                                  identity="test:batch:4")
+        assert again[0].action == "created"  # type: ignore[union-attr]
 
     def test_remember_many_failing_half_way_stores_nothing(self, store: MemoryStore, clock: FakeClock,
                                                            make_store: Callable[[], MemoryStore],

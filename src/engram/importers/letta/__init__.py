@@ -22,8 +22,8 @@ message's ``metadata["letta"]["reasoning"]``. System messages are Letta's compil
 reported, as are the system prompt, tools, tool rules, model settings and attached files, which
 are the agent's configuration, not its memory. Letta's summary messages are not messages: the
 latest of a conversation becomes its summary (``summaries.py``). The agent's name is the engram
-agent (the naming rule of every importer); a later agent of the file with the same name is
-``<name>-2`` (``_engram_agents``). A block longer than ``max_content_chars`` refuses the import
+agent (the naming rule of every importer), its Letta id when it has no name; a later agent of the
+file with the same name is ``<name>-2`` (``_engram_agents``). A block longer than ``max_content_chars`` refuses the import
 (``apply.py`` names every such record and the setting to raise), never cut nor split.
 
 Modules: ``blocks`` (blocks and passages), ``messages`` (the conversation, unpacked),
@@ -118,12 +118,23 @@ def _engram_agents(plan: Plan, agents: list[tuple[str, Any]]) -> list[str | None
     same file maps each agent to the same engram agent and finds what the first import stored.
     Letta's export carries no id that outlives the file (``agent-0`` is the file's first agent), so
     across files the name is the identity: a later export of an agent joins what its first import
-    made."""
+    made. An agent with no name is named by its Letta id by the same rule (``agent-0``: within a
+    file, apart from the others; across files, the file-local id is all there is), with a
+    warning; only one with neither joins the importing agent."""
     names: list[str | None] = []
     for where, agent in agents:
         if not isinstance(agent, Mapping):
             raise fail(where or "document", f"got {type(agent).__name__}", "an agent object")
-        names.append(agent_name(optional_text(agent.get("name"), member(where, "name")), member(where, "name"), "agent"))
+        name = agent_name(optional_text(agent.get("name"), member(where, "name")), member(where, "name"), "agent")
+        if name is None:
+            # A nameless agent (Letta always names one; a hand-edited file may not) is its own
+            # engram agent too, named by its Letta id, rather than joining the importing agent
+            # (its blocks beside that agent's own, as letta-human-2). With no id either, it does join it.
+            name = agent_name(optional_text(agent.get("id"), member(where, "id")), member(where, "id"), "agent")
+            if name is not None:
+                plan.warnings.append(f"{where or 'document'}: an agent with no name; imported as agent {name!r}, "
+                                     "named by its Letta id")
+        names.append(name)
     taken = {name for name in names if name}
     first: dict[str, str] = {}  # an engram agent -> the place of the agent that has it
     out: list[str | None] = []

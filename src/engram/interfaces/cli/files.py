@@ -145,6 +145,7 @@ def resolve(
         content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
     done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content, syncer.layout)  # type: ignore[arg-type]
     syncer.sync()  # reflect the outcome in the files even when no writer is attached
+    _note_folder_asked_for(st, syncer)
     if st.as_json:
         render.emit_json({"resolved": conflict.entry_id, "done": done})
     else:
@@ -160,13 +161,15 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
     st = state(ctx)
     files = st.settings().files
     from engram.files.export import export_folder
+    from engram.files.wiring import note_written_on_request
 
-    n = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=files.group_by,
-                      max_file_bytes=files.max_file_bytes)
+    done = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=files.group_by,
+                         max_file_bytes=files.max_file_bytes)
+    note_written_on_request(st.settings(), done.files)  # asked for: not plain copies to warn about at each start
     if st.as_json:
-        render.emit_json({"exported": n, "format": fmt, "path": str(path)})
+        render.emit_json({"exported": done.memories, "format": fmt, "path": str(path)})
     else:
-        render.errors.print(f"exported {n} memories to {path} as {fmt}")
+        render.errors.print(f"exported {done.memories} memories to {path} as {fmt}")
 
 
 def import_dir(ctx: typer.Context, path: Path) -> None:
