@@ -14,6 +14,8 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -25,16 +27,18 @@ if importlib.util.find_spec("crewai") is None:
     pytest.skip("the crewai extra is not installed: scripts/test.sh runs this file in .venv-crewai",
                 allow_module_level=True)
 
-# CrewAI's opt-outs, which an application sets the same way (docs/integrations.md): no anonymous
-# telemetry, no tracing upload, no PyPI version check, no first-run tracing prompt. Set before the
+# CrewAI's opt-outs, as docs/integrations.md tells an application to set them.
+OPT_OUTS = {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", "CREWAI_TRACING_ENABLED": "false",
+            "CREWAI_DISABLE_VERSION_CHECK": "true"}
+# Those, and no first-run tracing prompt, for every test here: no anonymous telemetry, no tracing
+# upload, no PyPI version check. Set before the
 # import, process-wide (this file runs in a pass of its own): importing CrewAI already writes to
 # the user's home (its data folder under XDG_DATA_HOME, a key file under ~/.local/share/crewai),
 # kept here in a throwaway one.
 _home = tempfile.mkdtemp(prefix="engram-crewai-test-")
 atexit.register(shutil.rmtree, _home, True)
-os.environ.update({"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", "CREWAI_TRACING_ENABLED": "false",
-                   "CREWAI_DISABLE_VERSION_CHECK": "true", "CREWAI_TESTING": "true",
-                   "HOME": _home, "XDG_DATA_HOME": os.path.join(_home, ".local", "share")})
+os.environ.update({**OPT_OUTS, "CREWAI_TESTING": "true", "HOME": _home,
+                   "XDG_DATA_HOME": os.path.join(_home, ".local", "share")})
 
 from crewai import LLM, Agent, Crew, Task  # noqa: E402
 from crewai.crews.crew_output import CrewOutput  # noqa: E402
@@ -230,3 +234,36 @@ def test_crewai_options_reach_the_tools(engram: Engram, server: OpenAICompatServ
     assert [t.name for t in tools] == ["recall"] and tools[0].engram is engram
     assert json.loads(output.raw)["results"][0]["content"] == "The deploy window is Tuesday"
     assert len(server.requests) == 1  # the tool's result ended the task: no further model call
+
+
+# A crew process, from import to exit, recording every host it looks up or connects to.
+_WATCHED_CREW = """
+import atexit, os, socket, sys
+reached = set()
+atexit.register(lambda: print("REACHED", sorted(reached - {"127.0.0.1"})))  # runs last: after CrewAI's flush
+connect, lookup = socket.socket.connect, socket.getaddrinfo
+socket.socket.connect = lambda self, address: (reached.add(str(address[0])), connect(self, address))[1]
+socket.getaddrinfo = lambda host, *a, **k: (reached.add(str(host)), lookup(host, *a, **k))[1]
+from crewai import LLM, Agent, Crew, Task
+from engram import Engram
+from engram.integrations.crewai import engram_tools
+with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as mem:
+    llm = LLM(model="openai/scripted", base_url=os.environ["SCRIPTED_URL"], api_key="test-key")
+    agent = Agent(role="assistant", goal="Help", backstory="Remembers", llm=llm, tools=engram_tools(mem), verbose=True)
+    Crew(agents=[agent], tasks=[Task(description="Keep it", expected_output="Done", agent=agent)]).kickoff()
+"""
+
+
+def test_with_the_documented_opt_outs_a_crew_reaches_only_its_model(tmp_path: Path, isolated_home: Path,
+                                                                    server: OpenAICompatServer) -> None:
+    # Without them CrewAI 1.15 looks up telemetry.crewai.com when the process exits (measured by
+    # hand; not run here, as it would try to reach the network). With them, nothing but loopback.
+    server.responder = scripted(("remember", {"content": "The user likes tea"}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREWAI_", "OTEL_"))}
+    env.update({**OPT_OUTS, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
+                "SCRIPTED_URL": server.base_url, "PYTHONPATH": os.pathsep.join(sys.path)})
+    run = subprocess.run([sys.executable, "-c", _WATCHED_CREW], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "REACHED []" in run.stdout.splitlines(), run.stdout[-2000:]
+    with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as mem:
+        assert [m.content for m in mem.list()] == ["The user likes tea"]  # the crew did run, on engram
