@@ -4,15 +4,18 @@
 # scripts/lock.sh re-resolves both locks from pyproject.toml's ranges:
 #   lowest  requirements/lock.txt into .venv: the lower bounds (./engram and the full test suite);
 #   newest  requirements/lock-newest.txt into .venv-newest: the newest versions within the ranges,
-#           what `pip install engram-recall` gets today (scripts/test.sh's second pass).
-# Usage: scripts/bootstrap.sh [extras] [lowest|newest]   (defaults: all, lowest)
+#           what `pip install engram-recall` gets today (scripts/test.sh's second pass);
+#   crewai  requirements/lock-crewai.txt into .venv-crewai: the CrewAI adapter and its test (scripts/test.sh's
+#           third pass; CrewAI's MCP SDK cap keeps it out of the other two).
+# Usage: scripts/bootstrap.sh [extras] [lowest|newest|crewai]   (defaults: all, lowest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-all}"
 case "${2:-lowest}" in
     lowest) lock="requirements/lock.txt" venv=".venv" ;;
     newest) lock="requirements/lock-newest.txt" venv=".venv-newest" ;;
-    *) echo "engram: bootstrap.sh: the second argument is lowest or newest, not '$2'" >&2; exit 2 ;;
+    crewai) lock="requirements/lock-crewai.txt" venv=".venv-crewai" ;;
+    *) echo "engram: bootstrap.sh: the second argument is lowest, newest or crewai, not '$2'" >&2; exit 2 ;;
 esac
 python="${PYTHON:-python3}"
 digest="$(cat pyproject.toml "$lock" | sha256sum | cut -c1-16)"

@@ -5,9 +5,12 @@
 #                                 bounds pyproject.toml promises (the full suite runs on it);
 #   requirements/lock-newest.txt  everything at the NEWEST allowed version: what a user's
 #                                 `pip install 'engram-recall[all]'` gets today (scripts/test.sh
-#                                 runs a subset of the suite on it).
+#                                 runs a subset of the suite on it);
+#   requirements/lock-crewai.txt  the CrewAI adapter's test set (dev-crewai) at its LOWEST allowed
+#                                 versions, as lock.txt: CrewAI holds the MCP SDK below 2, which
+#                                 dev's server extra cannot take, so it has a venv and pass of its own.
 # Run it after changing a dependency range (and now and then, to pick up new releases within the
-# ranges), then run scripts/test.sh and commit the three files.
+# ranges), then run scripts/test.sh and commit the four files.
 # The resolver is uv, itself pinned here so the locks are reproducible; it runs from a throwaway venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +19,7 @@ tool="$(mktemp -d)"
 trap 'rm -rf "$tool"' EXIT
 "${PYTHON:-python3}" -m venv "$tool"
 "$tool/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$uv_version"
-# The dev extras (dev for the lowest lock; dev-uncapped for the newest: see pyproject.toml) and the
+# The dev extras (dev for the lowest lock; dev-uncapped for the newest; dev-crewai for the CrewAI one: see pyproject.toml) and the
 # optional token counter, resolved for the machine CI runs
 # on (Linux x86-64 with the python3 here); another platform installs from the ranges without it.
 # In the lowest lock, indirect dependencies are at their newest (uv's lowest-direct).
@@ -28,3 +31,5 @@ compile() {  # compile RESOLUTION FILE EXTRA HEADER
 compile lowest-direct requirements/lock.txt dev "Exact versions CI and scripts/bootstrap.sh install (pip -c)."
 compile highest requirements/lock-newest.txt dev-uncapped \
     "Newest versions within pyproject.toml's ranges, which scripts/test.sh's second pass installs (pip -c)."
+compile lowest-direct requirements/lock-crewai.txt dev-crewai \
+    "Exact versions scripts/test.sh's CrewAI pass installs (pip -c): pyproject.toml's dev-crewai at its lower bounds."

@@ -4,26 +4,32 @@
 # available; without it that one test skips and says why), and the MCP Inspector from npm. PostgreSQL
 # comes from a wheel.
 #
-# Two passes. The main one runs pytest with the given arguments (default: the whole suite) in .venv,
+# Three passes. The main one runs pytest with the given arguments (default: the whole suite) in .venv,
 # built from requirements/lock.txt: the lower bounds of pyproject.toml's ranges. The newest pass
 # runs NEWEST_TESTS below in .venv-newest, built from requirements/lock-newest.txt: the newest
-# versions inside the ranges, what `pip install engram-recall` gets today. Either failing fails the
-# script. ENGRAM_TEST_NEWEST chooses the passes:
-#   auto (default)  the newest pass too when no pytest arguments are given (a full run, as CI does);
-#                   a run with arguments is a targeted one, on .venv only
-#   1               the newest pass too, always (the arguments still apply to the main pass only)
+# versions inside the ranges, what `pip install engram-recall` gets today. The CrewAI pass runs
+# CREWAI_TESTS in .venv-crewai, built from requirements/lock-crewai.txt (pyproject.toml's dev-crewai
+# at its lower bounds): CrewAI holds the MCP SDK below 2, which the server extra in the other two
+# cannot take, so its adapter is tested on its own (about 10 s once the venv exists). Any failing
+# fails the script. ENGRAM_TEST_NEWEST chooses the passes:
+#   auto (default)  the newest and CrewAI passes too when no pytest arguments are given (a full run,
+#                   as CI does); a run with arguments is a targeted one, on .venv only
+#   1               the newest and CrewAI passes too, always (the arguments still apply to the main
+#                   pass only)
 #   0               the main pass only
 #   only            the newest pass only, with the given pytest arguments instead of NEWEST_TESTS
+#   crewai          the CrewAI pass only, with the given pytest arguments instead of CREWAI_TESTS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 newest="${ENGRAM_TEST_NEWEST:-auto}"
 unset ENGRAM_TEST_NEWEST  # a setting of this script, not of engram under test
 case "$newest" in
-    auto) if [ "$#" -eq 0 ]; then run_main=1 run_newest=1; else run_main=1 run_newest=0; fi ;;
-    1) run_main=1 run_newest=1 ;;
-    0) run_main=1 run_newest=0 ;;
-    only) run_main=0 run_newest=1 ;;
-    *) echo "engram: ENGRAM_TEST_NEWEST is auto, 1, 0 or only, not '$newest'" >&2; exit 2 ;;
+    auto) if [ "$#" -eq 0 ]; then run_main=1 run_newest=1 run_crewai=1; else run_main=1 run_newest=0 run_crewai=0; fi ;;
+    1) run_main=1 run_newest=1 run_crewai=1 ;;
+    0) run_main=1 run_newest=0 run_crewai=0 ;;
+    only) run_main=0 run_newest=1 run_crewai=0 ;;
+    crewai) run_main=0 run_newest=0 run_crewai=1 ;;
+    *) echo "engram: ENGRAM_TEST_NEWEST is auto, 1, 0, only or crewai, not '$newest'" >&2; exit 2 ;;
 esac
 # The newest pass: every door (library, CLI, HTTP, MCP), the stores' contract on SQLite, the other
 # backends and PostgreSQL, the embedders, memory files, the framework adapters, so a new FastAPI,
@@ -50,7 +56,12 @@ NEWEST_TESTS=(
     # Not installed there (pyproject.toml's dev-uncapped): their frameworks cap watchdog, the MCP SDK, protobuf.
     --ignore=tests/integrations/test_google_adk.py --ignore=tests/integrations/test_strands.py
     --ignore=tests/integrations/test_autogen.py
+    # Not installed there either: CrewAI holds the MCP SDK below 2. Tested in the CrewAI pass.
+    --ignore=tests/integrations/test_crewai.py
 )
+# The CrewAI pass: the adapter in real crews, and the CrewAI example of docs/integrations.md (its test
+# id names the framework it needs).
+CREWAI_TESTS=(tests/integrations/test_crewai.py tests/test_docs.py -k crewai)
 if [ "$run_main" = 1 ]; then
     scripts/bootstrap.sh "dev"
     if command -v apt-get >/dev/null 2>&1; then
@@ -66,16 +77,30 @@ fi
 if [ "$run_newest" = 1 ]; then
     scripts/bootstrap.sh "dev-uncapped" newest
 fi
+if [ "$run_crewai" = 1 ]; then
+    scripts/bootstrap.sh "dev-crewai" crewai
+fi
 failed=()
 if [ "$run_main" = 1 ]; then
-    .venv/bin/python -m pytest "$@" || failed+=("the main pass (requirements/lock.txt, .venv)")
+    # A full run leaves out the CrewAI tests (CrewAI is not installed in .venv; the CrewAI pass runs them).
+    main_args=("$@")
+    if [ "$#" -eq 0 ]; then main_args=(--ignore=tests/integrations/test_crewai.py); fi
+    .venv/bin/python -m pytest "${main_args[@]}" || failed+=("the main pass (requirements/lock.txt, .venv)")
 fi
 if [ "$run_newest" = 1 ]; then
-    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then set -- "${NEWEST_TESTS[@]}"; fi
-    echo "engram: the newest pass (requirements/lock-newest.txt, .venv-newest): pytest $*" >&2
+    newest_args=("$@")
+    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then newest_args=("${NEWEST_TESTS[@]}"); fi
+    echo "engram: the newest pass (requirements/lock-newest.txt, .venv-newest): pytest ${newest_args[*]}" >&2
     # No cache provider: --lf and --ff keep following the main pass.
-    .venv-newest/bin/python -m pytest -p no:cacheprovider "$@" \
+    .venv-newest/bin/python -m pytest -p no:cacheprovider "${newest_args[@]}" \
         || failed+=("the newest pass (requirements/lock-newest.txt, .venv-newest)")
+fi
+if [ "$run_crewai" = 1 ]; then
+    crewai_args=("$@")
+    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then crewai_args=("${CREWAI_TESTS[@]}"); fi
+    echo "engram: the CrewAI pass (requirements/lock-crewai.txt, .venv-crewai): pytest ${crewai_args[*]}" >&2
+    .venv-crewai/bin/python -m pytest -p no:cacheprovider "${crewai_args[@]}" \
+        || failed+=("the CrewAI pass (requirements/lock-crewai.txt, .venv-crewai)")
 fi
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'engram: failed: %s\n' "${failed[@]}" >&2

@@ -138,16 +138,35 @@ INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
 _EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langchain_core", "from agents": "agents",
                   "from pydantic_ai": "pydantic_ai",
                   "from llama_index": "llama_index.core", "from agno": "agno", "from strands": "strands",
-                  "from autogen_agentchat": "autogen_agentchat", "from autogen_ext.models.openai": "autogen_ext.models.openai"}
+                  "from autogen_agentchat": "autogen_agentchat", "from autogen_ext.models.openai": "autogen_ext.models.openai",
+                  "from crewai": "crewai"}
 
 
-@pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", INTEGRATIONS))))
+_EXAMPLES = re.findall(r"```python\n(.*?)```", INTEGRATIONS, re.S)
+
+
+def _example_id(index: int) -> str:
+    """The example's number, and the framework it needs (``7-crewai``): scripts/test.sh's CrewAI pass
+    selects the CrewAI one by it."""
+    needs = next((module for marker, module in _EXTRA_MODULES.items() if marker in _EXAMPLES[index]), None)
+    return f"{index}-{needs}" if needs else str(index)
+
+
+@pytest.mark.parametrize("index", range(len(_EXAMPLES)), ids=_example_id)
 def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
     """Each Python example in docs/integrations.md runs as a script on its own: everything it uses
-    is imported or defined in it. The OpenAI Agents, Pydantic AI, Agno, Strands and AutoGen examples
+    is imported or defined in it. The OpenAI Agents, Pydantic AI, Agno, Strands, AutoGen and CrewAI examples
     talk to a scripted model instead of OpenAI (the only thing replaced)."""
-    block = re.findall(r"```python\n(.*?)```", INTEGRATIONS, re.S)[index]
+    block = _EXAMPLES[index]
+    if "from crewai" in block:
+        # CrewAI's telemetry, tracing and version check off, as the example's notes tell a user; set
+        # before CrewAI is imported, which writes to the user's home (kept in the test's own).
+        for name, value in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true",
+                            "CREWAI_TRACING_ENABLED": "false", "CREWAI_DISABLE_VERSION_CHECK": "true",
+                            "CREWAI_TESTING": "true", "HOME": str(isolated_home / "user"),
+                            "XDG_DATA_HOME": str(isolated_home / "user" / ".local" / "share")}.items():
+            monkeypatch.setenv(name, value)
     for marker, module in _EXTRA_MODULES.items():
         if marker in block:
             pytest.importorskip(module, reason=f"the example needs {module} (its engram extra)")
@@ -194,5 +213,14 @@ def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, mo
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
         # The scripted server answers with the model name asked for, not OpenAI's dated one.
         warnings.filterwarnings("ignore", "Resolved model mismatch", UserWarning)
+    if "from crewai" in block:
+        from engram.testing.llm_servers import OpenAICompatServer
+        from tests.integrations.scripted_chat import remembers_then_recalls as crewai_model
+
+        # CrewAI's OpenAI provider against the local chat-completions server (it reads the URL).
+        server = OpenAICompatServer(responder=crewai_model).start()
+        request.addfinalizer(server.stop)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     exec(compile(block, f"docs/integrations.md example {index + 1}", "exec"), {"__name__": "__main__"})
     assert capsys.readouterr().out.strip() or "print(" not in block

@@ -37,13 +37,16 @@ def scripted(*calls: tuple[str, dict[str, Any]]) -> Callable[[RecordedRequest], 
 
 
 def remembers_then_recalls(request: RecordedRequest) -> Reply:
-    """A model that remembers what the user says, recalls for a question, and answers with what
-    the tool gave back (the docs' examples run on it): engram's own tools, or Strands'
-    MemoryManager tools (``add_memory`` / ``search_memory``) when those are what it is offered."""
+    """A model that remembers what the user says (a CrewAI task's description), recalls for a
+    question, and answers with what the tool gave back (the docs' examples run on it): engram's own
+    tools, or Strands' MemoryManager tools (``add_memory`` / ``search_memory``) when those are what
+    it is offered."""
     turn = this_turn(request.body["messages"])
     if turn[-1]["role"] == "tool":
         return Reply.say(turn[-1]["content"])
     text = said(turn[0])
+    if "\nCurrent Task: " in text:  # CrewAI's task prompt: what the user said is the task's description
+        text = text.split("\nCurrent Task: ", 1)[1].split("\n", 1)[0]
     if "add_memory" in {t["function"]["name"] for t in request.body.get("tools", [])}:
         return Reply.tools(("search_memory", {"query": text}) if text.endswith("?") else ("add_memory", {"entries": [text]}))
     return Reply.tools(("recall", {"query": text}) if text.endswith("?") else ("remember", {"content": text}))

@@ -21,6 +21,7 @@ from engram.about import install_hint
     ("engram.integrations.strands", "strands.tools", "strands"),
     ("engram.integrations.strands_memory", "strands.memory", "strands"),
     ("engram.integrations.autogen", "autogen_core.memory", "autogen"),
+    ("engram.integrations.crewai", "crewai.tools", "crewai"),
 ])
 def test_missing_extra_names_the_install(module: str, blocked: str, extra: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, module, raising=False)

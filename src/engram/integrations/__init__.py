@@ -1,6 +1,6 @@
 """Adapters for agent frameworks, each behind its own extra (``langgraph``, ``langchain``,
 ``openai-agents``, ``pydantic-ai``, ``llamaindex``, ``agno``, ``google-adk``, ``strands``,
-``autogen``).
+``autogen``, ``crewai``).
 Importing one without its extra raises an ``ImportError`` naming the ``pip install`` that fixes it."""
 
 from engram.about import install_hint

@@ -1,7 +1,10 @@
 """What the model reads about engram's remember, recall and forget tools in the framework toolsets
-(Pydantic AI's ``EngramToolset``, Agno's and Strands Agents' ``EngramTools``): their tools take the same arguments, so
-one text describes both (Google style: the frameworks read each argument's line into the tool's
-schema). The MCP server's tools take more arguments and describe their own."""
+(Pydantic AI's ``EngramToolset``, Agno's and Strands Agents' ``EngramTools``, CrewAI's tools): their tools take the
+same arguments, so one text describes both (Google style: the frameworks read each argument's line into the tool's
+schema; ``split`` does it for a framework that does not, CrewAI). The MCP server's tools take more arguments and
+describe their own."""
+
+from __future__ import annotations
 
 REMEMBER = """Store one fact, preference, decision or event in long-term memory so it can be recalled in later
 conversations. Write it self-contained ("The user prefers Python for scripting"), one fact per call.
@@ -41,3 +44,18 @@ Args:
     reason: Why, kept in the audit trail.
     dry_run: Only list what would be forgotten.
 """
+
+
+def split(doc: str) -> tuple[str, dict[str, str]]:
+    """``doc`` (one of the texts above) as what the tool does and each argument's description, in
+    order: what a framework that takes a description and per-argument descriptions is given."""
+    summary, _, args = doc.partition("\nArgs:\n")
+    described: dict[str, str] = {}
+    name = ""
+    for line in args.splitlines():
+        if line.startswith("    ") and not line.startswith("        "):
+            name, _, text = line.strip().partition(": ")
+            described[name] = text
+        elif line.strip():  # an argument's description continued on the next line
+            described[name] += " " + line.strip()
+    return summary.strip(), described

@@ -1,0 +1,197 @@
+"""CrewAI with engram: ``Agent(role=..., tools=engram_tools(mem))``.
+
+``engram_tools(mem)`` gives a CrewAI agent ``remember``, ``recall`` and ``forget`` tools over one
+engram agent's memory: the agent of the engine (view) it is given, ``mem.for_agent("researcher")``
+for another, which never sees this one's memories. Each is a CrewAI ``BaseTool`` subclass
+(``RememberTool``, ``RecallTool``, ``ForgetTool``), to take one alone (``tools=[RecallTool(mem)]``);
+their descriptions and argument schemas are ``tool_docs``' texts, what engram's other toolsets
+show the model, and their results are JSON text, the shapes engram's MCP tools return.
+
+CrewAI runs a tool's synchronous ``_run`` (through ``BaseTool.run``, or its structured-tool
+wrapper in a text-format run; 1.15 never awaits ``_arun``), so the tools are synchronous: given
+an ``AsyncEngram``, they use the engine inside it (``AsyncEngram.engram``, the same store and agent).
+
+Errors. An argument engram refuses, or a memory that is not there, is returned as a CrewAI
+``ToolFailure`` in engram's MCP tool words (``invalid importance: ...``, ``memory not found:
+...; recall first ...``), with nothing stored: the model reads it as the call's result and can
+correct it, and CrewAI records the failure (``TaskOutput.tool_failures``, a
+``ToolFailureDetectedEvent``) under its ``tool_failure_policy`` (by default it goes on; ``raise``
+stops the task). An argument of the wrong type is refused by CrewAI before the tool runs
+(``Tool 'remember' arguments validation failed: ...``, naming the argument). Any other engram
+error (the store failed) is raised, and CrewAI shows the model ``Error executing tool: ...`` and
+emits ``ToolUsageErrorEvent``.
+
+Never cached. A crew or agent that opts into CrewAI's tool-result cache (``Crew(cache=True)``)
+keeps a tool's result by its arguments for the rest of the run unless the tool's ``cache_function``
+says no: a second identical ``recall`` would read the first answer, not what was remembered since,
+and a repeated ``remember`` would store nothing. These tools' ``cache_function`` always says no.
+
+Per user. CrewAI has no user of its own: ``kickoff(inputs=...)`` is the application's free dict,
+interpolated into prompts. One tool set is one engram agent, chosen where it is built
+(``engram_tools(mem.for_agent(f"crewai:{user_id}"))`` for the crew run for that user).
+
+CrewAI's own memory (``crewai.memory.Memory``: ``Crew(memory=...)``, its ``Search memory`` and
+``Save to memory`` tools) is not kept in engram. Its storage contract (``StorageBackend``) is a
+vector store: ``search`` receives CrewAI's own query embedding (``query_embedding``), never the
+query text; ``Memory`` itself embeds, analyses with its LLM, scores and filters. engram's recall
+(full text, vectors from its own embedder, and its ranking) could not stand behind it, only a copy
+of CrewAI's vectors, so no ``StorageBackend`` is provided: give a crew these tools instead.
+
+Telemetry. CrewAI sends anonymous usage telemetry to its servers unless ``CREWAI_DISABLE_TELEMETRY``
+(or ``OTEL_SDK_DISABLED``) is set, and checks PyPI for a newer release in verbose runs unless
+``CREWAI_DISABLE_VERSION_CHECK`` is; engram sends nothing and sets neither (they are the
+application's settings, read by CrewAI from the environment): see docs/integrations.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field, PrivateAttr, create_model
+
+from engram.aio import AsyncEngram
+from engram.engine import Engram, Filters
+from engram.errors import NotFoundError, ValidationError
+from engram.integrations import missing, tool_docs
+from engram.interfaces import tool_calls
+from engram.interfaces.present import error_text, tool_recall, tool_write
+
+try:
+    from crewai.tools import BaseTool
+    from crewai.tools.tool_failure import ToolFailure
+except ImportError as exc:  # pragma: no cover - the crewai pass installs it
+    raise missing("crewai", "crewai") from exc
+
+__all__ = ["ForgetTool", "RecallTool", "RememberTool", "engram_tools"]
+
+# What the model caused and can correct: returned to it, never raised.
+_REFUSED = (ValidationError, NotFoundError)
+
+
+def _arguments(name: str, doc: str, **types: Any) -> tuple[str, type[BaseModel]]:
+    """The tool's description and its argument schema: ``types`` (each ``(annotation, default)``,
+    ``...`` for required), each described by its line in ``doc``. An optional argument is nullable
+    so that a model in OpenAI's strict mode (CrewAI sends every schema strict, every argument
+    required) can leave it to engram's default by sending null."""
+    summary, described = tool_docs.split(doc)
+    assert list(described) == list(types), f"tool_docs describes {list(described)}, {name} takes {list(types)}"
+    fields = {arg: (annotation, Field(default, description=described[arg])) for arg, (annotation, default) in types.items()}
+    return summary, create_model(f"{name.title()}Arguments", **fields)
+
+
+def _never_cached(_arguments: Any = None, _result: Any = None) -> bool:
+    # A memory tool's answer depends on what was stored since: CrewAI must call it every time.
+    return False
+
+
+def _refused(exc: ValidationError | NotFoundError) -> ToolFailure:
+    """CrewAI's declared tool failure, in engram's MCP tool words (the model reads the message)."""
+    return ToolFailure(message=error_text(exc), details={"field": exc.field} if isinstance(exc, ValidationError) else {})
+
+
+def _json(value: dict[str, Any]) -> str:
+    # CrewAI sends a tool's string result to the model as it is: JSON, the MCP tools' shapes.
+    return json.dumps(value, ensure_ascii=False)
+
+
+class _EngramTool(BaseTool):
+    """What the three tools share: the engine they act for, and no result cache."""
+
+    # The engine is the application's, not data to dump into a CrewAI checkpoint or copy.
+    _engram: Engram = PrivateAttr()
+
+    def __init__(self, engram: Engram | AsyncEngram, **options: Any) -> None:
+        """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) whose agent the
+        tool acts for; ``options`` are CrewAI's ``BaseTool`` fields (``result_as_answer``,
+        ``max_usage_count``, ``tool_failure_policy``, ...). Raises ``ValidationError`` naming ``engram``."""
+        if isinstance(engram, AsyncEngram):
+            engram = engram.engram
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
+        super().__init__(**{"cache_function": _never_cached, **options})
+        self._engram = engram
+
+    @property
+    def engram(self) -> Engram:
+        """The engine (view) whose agent this tool acts for."""
+        return self._engram
+
+
+_REMEMBER, _REMEMBER_ARGUMENTS = _arguments(
+    "remember", tool_docs.REMEMBER, content=(str, ...), key=(str | None, None), tags=(list[str] | None, None),
+    category=(str | None, None), type=(str | None, None), importance=(float | None, None))
+_RECALL, _RECALL_ARGUMENTS = _arguments(
+    "recall", tool_docs.RECALL, query=(str, ...), limit=(int | None, None), min_relevance=(float | None, None),
+    tags=(list[str] | None, None))
+_FORGET, _FORGET_ARGUMENTS = _arguments(
+    "forget", tool_docs.FORGET, memory_id=(str | None, None), key=(str | None, None), query=(str | None, None),
+    tag=(str | None, None), older_than_days=(float | None, None), reason=(str | None, None),
+    dry_run=(bool | None, None))
+
+
+class RememberTool(_EngramTool):
+    """engram's ``remember``: stores one memory of the engine's agent."""
+
+    name: str = "remember"
+    description: str = _REMEMBER
+    args_schema: type[BaseModel] = _REMEMBER_ARGUMENTS
+
+    def _run(self, content: str, key: str | None = None, tags: list[str] | None = None, category: str | None = None,
+             type: str | None = None, importance: float | None = None) -> str | ToolFailure:  # noqa: A002
+        # Null (a strict-mode model's "not given") leaves engram's own default.
+        given = {"category": category, "importance": importance}
+        try:
+            result = self._engram.remember(content, key=key, tags=tags, type=type,
+                                           **{k: v for k, v in given.items() if v is not None})
+        except _REFUSED as exc:
+            return _refused(exc)
+        return _json(tool_write(result))
+
+
+class RecallTool(_EngramTool):
+    """engram's ``recall``: hybrid recall over the memories the engine's agent sees."""
+
+    name: str = "recall"
+    description: str = _RECALL
+    args_schema: type[BaseModel] = _RECALL_ARGUMENTS
+
+    def _run(self, query: str, limit: int | None = None, min_relevance: float | None = None,
+             tags: list[str] | None = None) -> str | ToolFailure:
+        try:
+            result = self._engram.recall(query, limit=limit, min_relevance=min_relevance,
+                                         filters=None if tags is None else Filters(tags=tags))
+        except _REFUSED as exc:
+            return _refused(exc)
+        return _json(tool_recall(result.hits, result.notes))
+
+
+class ForgetTool(_EngramTool):
+    """engram's ``forget``: removes memories of the engine's agent, each with its audit record."""
+
+    name: str = "forget"
+    description: str = _FORGET
+    args_schema: type[BaseModel] = _FORGET_ARGUMENTS
+
+    def _run(self, memory_id: str | None = None, key: str | None = None, query: str | None = None,
+             tag: str | None = None, older_than_days: float | None = None, reason: str | None = None,
+             dry_run: bool | None = None) -> str | ToolFailure:
+        try:
+            return _json(tool_calls.forget(self._engram, memory_id, key, query, tag, older_than_days, reason,
+                                           bool(dry_run)))
+        except _REFUSED as exc:
+            return _refused(exc)
+
+
+TOOLS: tuple[type[_EngramTool], ...] = (RememberTool, RecallTool, ForgetTool)
+
+
+def engram_tools(engram: Engram | AsyncEngram, *, include: tuple[str, ...] = ("remember", "recall", "forget"),
+                 **options: Any) -> list[BaseTool]:
+    """The ``remember``, ``recall`` and ``forget`` tools over ``engram``'s agent, for an agent's
+    ``tools=[...]``; ``include`` picks some (``("recall",)`` for a read-only agent), ``options``
+    go to each (CrewAI's ``BaseTool`` fields). Raises ``ValidationError`` naming ``engram`` or ``include``."""
+    by_name = {tool.model_fields["name"].default: tool for tool in TOOLS}
+    if isinstance(include, str) or not all(isinstance(n, str) and n in by_name for n in include) or not include:
+        raise ValidationError("include", f"got {include!r}", "a non-empty tuple of remember, recall, forget")
+    return [by_name[name](engram, **options) for name in dict.fromkeys(include)]

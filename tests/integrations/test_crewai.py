@@ -1,0 +1,269 @@
+"""engram's CrewAI tools driven by real CrewAI crews (``Agent`` + ``Task`` + ``Crew.kickoff``) over a
+real SQLite engram store. The crews' LLM is CrewAI's own native OpenAI provider talking to a local
+server that speaks the chat-completions wire format and plays a scripted model (one tool call per
+reply, then an answer repeating what the last call got), so CrewAI's real prompt building, tool
+schemas, argument validation, result cache and tool execution run; nothing leaves 127.0.0.1.
+
+CrewAI is installed only in scripts/test.sh's CrewAI pass (.venv-crewai): it holds the MCP SDK
+below 2, which engram's server extra cannot use."""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+if importlib.util.find_spec("crewai") is None:
+    pytest.skip("the crewai extra is not installed: scripts/test.sh runs this file in .venv-crewai",
+                allow_module_level=True)
+
+# CrewAI's opt-outs, as docs/integrations.md tells an application to set them.
+OPT_OUTS = {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", "CREWAI_TRACING_ENABLED": "false",
+            "CREWAI_DISABLE_VERSION_CHECK": "true"}
+# Those, and no first-run tracing prompt, for every test here: no anonymous telemetry, no tracing
+# upload, no PyPI version check. Set before the
+# import, process-wide (this file runs in a pass of its own): importing CrewAI already writes to
+# the user's home (its data folder under XDG_DATA_HOME, a key file under ~/.local/share/crewai),
+# kept here in a throwaway one.
+_home = tempfile.mkdtemp(prefix="engram-crewai-test-")
+atexit.register(shutil.rmtree, _home, True)
+os.environ.update({**OPT_OUTS, "CREWAI_TESTING": "true", "HOME": _home,
+                   "XDG_DATA_HOME": os.path.join(_home, ".local", "share")})
+
+from crewai import LLM, Agent, Crew, Task  # noqa: E402
+from crewai.crews.crew_output import CrewOutput  # noqa: E402
+from crewai.tools.tool_failure import ToolFailure, ToolFailureReason  # noqa: E402
+
+from engram.aio import AsyncEngram  # noqa: E402
+from engram.engine import Engram  # noqa: E402
+from engram.errors import ValidationError  # noqa: E402
+from engram.integrations.crewai import ForgetTool, RecallTool, RememberTool, engram_tools  # noqa: E402
+from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
+from tests.integrations.scripted_chat import REFUSED_BY_THE_TOOLS, REFUSED_IN_DIRECT_CALLS, scripted  # noqa: E402
+
+# CrewAI's own deprecations (function_calling_llm, ...), raised by its code on every kickoff.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crewai")
+
+# Kept byte for byte: accents, an emoji, a tab, \n and \r\n line ends, quotes JSON escapes.
+TRICKY = 'Ana\'s "café" ☕ order:\n\tflat white\r\nno sugar — ever'
+
+
+def crew_agent(server: OpenAICompatServer, tools: list[Any], role: str = "assistant") -> Agent:
+    """A CrewAI agent on CrewAI's native OpenAI provider, pointed at the scripted server."""
+    llm = LLM(model="openai/scripted", base_url=server.base_url, api_key="test-key")
+    return Agent(role=role, goal="Help the user", backstory="Keeps what matters in long-term memory.", llm=llm,
+                 tools=tools)
+
+
+def kickoff(server: OpenAICompatServer, tools: list[Any], *calls: tuple[str, dict[str, Any]],
+            **crew: Any) -> CrewOutput:
+    """One crew (one agent, one task) whose model makes ``calls``, then answers with the last result."""
+    server.responder = scripted(*calls)
+    agent = crew_agent(server, tools)
+    task = Task(description="Do what the user asks", expected_output="The answer", agent=agent)
+    return Crew(agents=[agent], tasks=[task], **crew).kickoff()
+
+
+def told(server: OpenAICompatServer) -> list[dict[str, Any]]:
+    """The tool messages the model was sent in its latest request, in order."""
+    return [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize("given", [Engram, AsyncEngram])
+def test_a_fact_remembered_in_one_crew_is_recalled_by_a_later_one(engram: Engram, server: OpenAICompatServer,
+                                                                  given: Callable[[Engram], Any]) -> None:
+    mem = engram if given is Engram else AsyncEngram(engram)
+    first = kickoff(server, engram_tools(mem), ("remember", {"content": TRICKY, "key": "coffee", "tags": ["preferences"],
+                                                             "importance": 0.8}))
+    stored = json.loads(first.raw)  # the model answered with what the tool gave it
+    assert stored["action"] == "created" and stored["key"] == "coffee"
+    assert first.tasks_output[0].tool_failures == []
+
+    # In the SQLite file, byte for byte: another engine opened on it reads the memory.
+    with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as reopened:
+        memory = reopened.get(stored["memory_id"])
+    assert memory.content.encode() == TRICKY.encode()
+    assert memory.scope.agent == "assistant" and memory.tags == ("preferences",) and memory.importance == 0.8
+
+    # A later crew, with new tools: only the store connects the two.
+    second = kickoff(server, engram_tools(mem), ("recall", {"query": "coffee flat white"}))
+    [shown] = told(server)
+    hits = json.loads(shown["content"])["results"]
+    assert [(h["memory_id"], h["content"], h["tags"]) for h in hits] == [(stored["memory_id"], TRICKY, ["preferences"])]
+    assert json.loads(second.raw)["results"][0]["content"] == TRICKY
+
+    # memory_id takes a key as well (resolved as every door resolves "id or key").
+    third = kickoff(server, engram_tools(mem), ("forget", {"memory_id": "coffee", "reason": "asked to"}))
+    forgotten = json.loads(third.raw)
+    assert forgotten["forgotten"] == [stored["memory_id"]] and forgotten["reason"] == "asked to"
+    assert engram.count() == 0
+
+
+def test_the_tools_tell_the_model_their_arguments(engram: Engram, server: OpenAICompatServer) -> None:
+    kickoff(server, engram_tools(engram))
+    tools = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
+    assert set(tools) == {"remember", "recall", "forget"}
+    assert tools["remember"]["description"].startswith("Store one fact")
+    assert "Args:" not in tools["remember"]["description"]  # the arguments are described one by one instead
+    assert set(tools["forget"]["parameters"]["properties"]) == {"memory_id", "key", "query", "tag", "older_than_days",
+                                                                "reason", "dry_run"}
+    properties = {name: p for t in tools.values() for name, p in t["parameters"]["properties"].items()}
+    assert all(p.get("description") for p in properties.values())  # every argument is described
+    assert properties["importance"]["description"] == "0 trivial .. 1 essential."
+    # CrewAI sends strict schemas (every argument listed as required): the optional ones take null.
+    assert {"type": "null"} in properties["importance"]["anyOf"] and properties["content"]["type"] == "string"
+
+
+def test_a_strict_models_nulls_leave_engrams_defaults(engram: Engram, server: OpenAICompatServer) -> None:
+    nulls = {"key": None, "tags": None, "category": None, "type": None, "importance": None}
+    kickoff(server, engram_tools(engram), ("remember", {"content": "The user likes tea", **nulls}),
+            ("forget", {"memory_id": None, "key": None, "query": "coffee", "tag": None, "older_than_days": None,
+                        "reason": None, "dry_run": None}))
+    [memory] = engram.list()
+    assert (memory.category.value, memory.importance) == ("knowledge", 0.5)
+    assert json.loads(told(server)[-1]["content"])["count"] == 0
+
+
+@pytest.mark.parametrize(("tool", "args", "expected"), REFUSED_BY_THE_TOOLS)
+def test_a_bad_argument_comes_back_to_the_model_naming_the_field(engram: Engram, server: OpenAICompatServer, tool: str,
+                                                                 args: dict[str, Any], expected: str) -> None:
+    output = kickoff(server, engram_tools(engram), (tool, args))
+    [message] = told(server)
+    assert message["name"] == tool and message["content"].startswith(expected), message
+    assert output.raw == message["content"]  # the model read it, and answered
+    # CrewAI knows the call failed (a declared failure, not text it has to guess from).
+    [record] = output.tasks_output[0].tool_failures
+    assert record.tool_name == tool and record.failure.message == message["content"]
+    assert record.failure.reason is ToolFailureReason.TOOL_REPORTED
+    assert engram.count() == 0  # nothing was stored
+
+
+def test_an_argument_of_the_wrong_type_is_refused_by_crewai_naming_it(engram: Engram, server: OpenAICompatServer) -> None:
+    output = kickoff(server, engram_tools(engram), ("remember", {"content": "The sky is green", "importance": "high"}))
+    [message] = told(server)
+    assert message["content"].startswith("Error executing tool: Tool 'remember' arguments validation failed")
+    assert "importance" in message["content"] and output.tasks_output[0].tool_failures
+    assert engram.count() == 0
+
+
+@pytest.mark.parametrize(("tool", "args", "field"), REFUSED_IN_DIRECT_CALLS)
+def test_a_direct_call_with_bad_input_names_the_field_and_stores_nothing(engram: Engram, tool: str,
+                                                                        args: dict[str, Any], field: str) -> None:
+    engram.remember("A memory already there", key="there")
+    [crew_tool] = engram_tools(engram, include=(tool,))
+    result = crew_tool.run(**args)  # CrewAI's own entry point: its argument validation, then the tool
+    assert isinstance(result, ToolFailure) and result.message.startswith(f"invalid {field}"), result
+    assert [m.key for m in engram.list()] == ["there"]
+
+
+def test_results_are_never_cached(engram: Engram, server: OpenAICompatServer) -> None:
+    # A crew that opts into CrewAI's tool-result cache keeps a result by its arguments for the
+    # run: the second recall, the same call, must still see what was remembered in between.
+    kickoff(server, engram_tools(engram), ("recall", {"query": "favourite colour"}),
+            ("remember", {"content": "The user's favourite colour is teal"}), ("recall", {"query": "favourite colour"}),
+            cache=True)
+    before, _, after = (json.loads(m["content"]) for m in told(server))
+    assert before["results"] == [] and [h["content"] for h in after["results"]] == ["The user's favourite colour is teal"]
+
+
+def test_a_storage_failure_is_left_to_crewai(isolated_home: Path, server: OpenAICompatServer) -> None:
+    # Not the model's to correct: CrewAI shows it its own error text and records the exception.
+    mem = Engram.from_settings(agent="assistant", embeddings={"provider": "none"})
+    mem.close()
+    output = kickoff(server, engram_tools(mem), ("recall", {"query": "anything"}))
+    [message] = told(server)
+    assert message["content"].startswith("Error executing tool: ")
+    [record] = output.tasks_output[0].tool_failures
+    assert record.failure.reason is ToolFailureReason.EXCEPTION and record.failure.code == "StorageError"
+
+
+def test_one_crew_agent_never_sees_another_agents_memories(engram: Engram, server: OpenAICompatServer) -> None:
+    # One crew, two CrewAI agents, each with tools over its own engram agent.
+    scripts = {"alice": scripted(("remember", {"content": "Alice's locker code is 4512"})),
+               "bob": scripted(("recall", {"query": "locker code"}), ("forget", {"query": "locker code"}))}
+
+    def model(request: RecordedRequest) -> Reply:  # each CrewAI agent's system prompt names its role
+        system = request.body["messages"][0]["content"]
+        return next(script(request) for role, script in scripts.items() if system.startswith(f"You are {role}."))
+
+    server.responder = model
+    alice = crew_agent(server, engram_tools(engram.for_agent("alice")), role="alice")
+    bob = crew_agent(server, engram_tools(engram.for_agent("bob")), role="bob")
+    Crew(agents=[alice, bob], tasks=[Task(description="Keep the locker code", expected_output="Done", agent=alice),
+                                     Task(description="Find the locker code", expected_output="It", agent=bob)]
+         ).kickoff()
+    recalled, forgotten = (json.loads(m["content"]) for m in told(server))
+    assert recalled["results"] == [] and forgotten["count"] == 0  # bob's tools reach only bob's memories
+    [memory] = engram.for_agent("alice").list()
+    assert memory.content == "Alice's locker code is 4512" and engram.for_agent("bob").count() == 0
+
+    # And the other way: a memory id of alice's is not found through bob's forget.
+    result = ForgetTool(engram.for_agent("bob")).run(memory_id=memory.id)
+    assert isinstance(result, ToolFailure) and result.message.startswith("memory not found")
+    assert engram.for_agent("alice").count() == 1
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda mem: RememberTool("not an engine"), "engram"),
+    (lambda mem: RecallTool(None), "engram"),
+    (lambda mem: engram_tools(mem, include=("remember", "search")), "include"),
+    (lambda mem: engram_tools(mem, include="recall"), "include"),
+    (lambda mem: engram_tools(mem, include=()), "include"),
+])
+def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], Any], field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert err.value.field == field
+
+
+def test_crewai_options_reach_the_tools(engram: Engram, server: OpenAICompatServer) -> None:
+    # CrewAI's own BaseTool fields pass through: here the recall result is the agent's final answer.
+    engram.remember("The deploy window is Tuesday")
+    tools = engram_tools(engram, include=("recall",), result_as_answer=True)
+    output = kickoff(server, tools, ("recall", {"query": "deploy window"}))
+    assert [t.name for t in tools] == ["recall"] and tools[0].engram is engram
+    assert json.loads(output.raw)["results"][0]["content"] == "The deploy window is Tuesday"
+    assert len(server.requests) == 1  # the tool's result ended the task: no further model call
+
+
+# A crew process, from import to exit, recording every host it looks up or connects to.
+_WATCHED_CREW = """
+import atexit, os, socket, sys
+reached = set()
+atexit.register(lambda: print("REACHED", sorted(reached - {"127.0.0.1"})))  # runs last: after CrewAI's flush
+connect, lookup = socket.socket.connect, socket.getaddrinfo
+socket.socket.connect = lambda self, address: (reached.add(str(address[0])), connect(self, address))[1]
+socket.getaddrinfo = lambda host, *a, **k: (reached.add(str(host)), lookup(host, *a, **k))[1]
+from crewai import LLM, Agent, Crew, Task
+from engram import Engram
+from engram.integrations.crewai import engram_tools
+with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as mem:
+    llm = LLM(model="openai/scripted", base_url=os.environ["SCRIPTED_URL"], api_key="test-key")
+    agent = Agent(role="assistant", goal="Help", backstory="Remembers", llm=llm, tools=engram_tools(mem), verbose=True)
+    Crew(agents=[agent], tasks=[Task(description="Keep it", expected_output="Done", agent=agent)]).kickoff()
+"""
+
+
+def test_with_the_documented_opt_outs_a_crew_reaches_only_its_model(tmp_path: Path, isolated_home: Path,
+                                                                    server: OpenAICompatServer) -> None:
+    # Without them CrewAI 1.15 looks up telemetry.crewai.com when the process exits (measured by
+    # hand; not run here, as it would try to reach the network). With them, nothing but loopback.
+    server.responder = scripted(("remember", {"content": "The user likes tea"}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREWAI_", "OTEL_"))}
+    env.update({**OPT_OUTS, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
+                "SCRIPTED_URL": server.base_url, "PYTHONPATH": os.pathsep.join(sys.path)})
+    run = subprocess.run([sys.executable, "-c", _WATCHED_CREW], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "REACHED []" in run.stdout.splitlines(), run.stdout[-2000:]
+    with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as mem:
+        assert [m.content for m in mem.list()] == ["The user likes tea"]  # the crew did run, on engram
