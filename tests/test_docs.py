@@ -139,7 +139,8 @@ _EXTRA_MODULES = {"from langgraph": "langgraph", "from langchain_core": "langcha
                   "from pydantic_ai": "pydantic_ai",
                   "from llama_index": "llama_index.core", "from agno": "agno", "from strands": "strands",
                   "from autogen_agentchat": "autogen_agentchat", "from autogen_ext.models.openai": "autogen_ext.models.openai",
-                  "from crewai": "crewai"}
+                  "from crewai": "crewai", "from engram.integrations.langgraph": "langgraph",
+                  "from google.adk": "google.adk"}
 
 
 _EXAMPLES = re.findall(r"```python\n(.*?)```", INTEGRATIONS, re.S)
