@@ -78,7 +78,11 @@ def entries_for(event: MemoryEvent) -> list[AuditEntry]:
         if event.kind == "forgotten":
             detail: dict[str, Any] | None = memory.to_dict()
         elif event.kind in ("linked", "unlinked"):  # a link event holds its two ends, never a bulk
-            detail = {"with": [o.key for o in event.memories if o.id != memory.id]}
+            # The row is read by whoever reads this memory's scope (every agent, for a global one):
+            # it names the other end only when they may read it too. An agent linking its memory
+            # to a global one is recorded whole on its own memory's row.
+            detail = {"with": [o.key for o in event.memories
+                               if o.id != memory.id and o.scope in memory.scope.visible()]}
         else:
             detail = _written(memory, event.before(memory) if event.kind == "updated" else None)
         rows.append(AuditEntry(event.at, event.kind, event.origin, event.reason, str(event.scope), memory.id,

@@ -116,3 +116,21 @@ def test_forget_own_clears_the_views_own_scopes_and_nothing_else(root: Engram) -
     assert sorted(m.content for m in root.for_agent("bob").list()) == ["bob's private note", "for everyone"]
     reasons = [e["reason"] for e in seams.audit(alice).recent(limit=50) if e["action"] == "forgotten"]
     assert reasons.count("clear for a test") == 4
+
+
+def test_a_link_row_on_a_global_memory_names_no_other_agents_memory(root: Engram) -> None:
+    """Linking its memory to a global one writes an audit row on each end; the global end's row
+    is read by every agent, so it must not name the linking agent's memory (its key)."""
+    from engram.interfaces import seams
+
+    alice, bob = root.for_agent("alice"), root.for_agent("bob")
+    shared = bob.remember("the office opens at nine", key="office-hours", scope="global").memory
+    alice.remember("alice plans to resign in May", key="alice-resigns-in-may")
+    alice.link("alice-resigns-in-may", shared)
+    alice.unlink("alice-resigns-in-may", shared)
+    shown = seams.audit(bob).recent(limit=50)
+    assert {e["action"] for e in shown} >= {"linked", "unlinked"}
+    assert "alice-resigns-in-may" not in str(shown)
+    # alice's own row still names the global end it was linked to
+    own = [e for e in seams.audit(alice).recent(limit=50, memory="alice-resigns-in-may") if e["action"] == "linked"]
+    assert [e["detail"] for e in own] == [{"with": ["office-hours"]}]
