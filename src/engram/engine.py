@@ -61,7 +61,7 @@ from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
-from engram.visibility import narrow_links
+from engram.visibility import narrow_audit, narrow_links
 from engram.writes import (
     Announce,
     KeptByKey,
@@ -1233,14 +1233,17 @@ class Engram:
         ``since``/``until`` bound the time at both ends, inclusive: epoch seconds, ISO 8601 (a time
         without an offset in ``time.zone``) or a phrase as ``recall(when=...)`` reads it
         ("yesterday", "last week": ``since`` takes its start, ``until`` its end). ``action``,
-        ``origin`` and ``memory`` (id or key) narrow it. Raises ``ValidationError`` naming the
+        ``origin`` and ``memory`` (id or key) narrow it. A ``forgotten`` entry keeps the memory
+        whole, its links kept to memories this view may read (``visibility.narrow_audit``). Raises ``ValidationError`` naming the
         field (an unknown action, an unreadable time, ``until`` before ``since``)."""
         from engram.audit import AuditQuery
 
         start, end = self.time.window(since, until, now=self.clock())
         scopes = tuple(str(scope) for scope in self.scope.visible())
-        return self.backend.audit_log().query(AuditQuery(
+        entries = self.backend.audit_log().query(AuditQuery(
             action=action, origin=origin, since=start, until=end, memory=memory, limit=limit, scopes=scopes))
+        # A forget keeps the memory whole, links to other agents' memories too: shown as its links are.
+        return narrow_audit(self.store, entries, self._readable)
 
     def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs

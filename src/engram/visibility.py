@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engram.model import Hit, Memory, MemoryFilter
 from engram.store.base import MemoryStore
+
+if TYPE_CHECKING:
+    from engram.audit import AuditEntry
 
 
 def narrow_links(
@@ -42,3 +46,18 @@ def narrow_hits(
     """Recall's hits with their memories' links narrowed as ``narrow_links`` does."""
     memories = narrow_links(store, [hit.memory for hit in hits], readable, known)
     return [hit if m is hit.memory else replace(hit, memory=m) for m, hit in zip(memories, hits, strict=True)]
+
+
+def narrow_audit(store: MemoryStore, entries: Sequence[AuditEntry], readable: MemoryFilter) -> list[AuditEntry]:
+    """Audit entries with the links a ``forgotten`` row keeps (the memory whole, as the store gave
+    it) narrowed to memories ``readable`` lets through, as the memory's own links were while it was
+    stored: a global memory's row is read by every agent, and its links may name any agent's
+    memories. The trail itself stays whole (the operator's record); one ``matching_ids`` query."""
+    links = {n: e.detail["links"] for n, e in enumerate(entries) if e.action == "forgotten"
+             and isinstance(e.detail, dict) and isinstance(e.detail.get("links"), list) and e.detail["links"]}
+    if not links:
+        return list(entries)
+    allowed = store.matching_ids(sorted({str(i) for ids in links.values() for i in ids}), readable)
+    return [e if n not in links or allowed.keys() >= set(links[n])
+            else replace(e, detail={**(e.detail or {}), "links": [i for i in links[n] if i in allowed]})
+            for n, e in enumerate(entries)]

@@ -134,3 +134,26 @@ def test_a_link_row_on_a_global_memory_names_no_other_agents_memory(root: Engram
     # alice's own row still names the global end it was linked to
     own = [e for e in seams.audit(alice).recent(limit=50, memory="alice-resigns-in-may") if e["action"] == "linked"]
     assert [e["detail"] for e in own] == [{"with": ["office-hours"]}]
+
+
+def test_a_forgotten_global_memorys_audit_row_shows_only_links_its_reader_may_read(root: Engram) -> None:
+    """A forget keeps the memory whole in the trail, its links too; a global memory's row is read
+    by every agent, so its links are shown as the memory's own are: to memories the reader may read."""
+    from engram.interfaces import seams
+
+    alice, bob = root.for_agent("alice"), root.for_agent("bob")
+    shared = bob.remember("the office opens at nine", key="office-hours", scope="global").memory
+    own = bob.remember("bob starts at ten", key="bob-starts").memory
+    secret = alice.remember("alice plans to resign in May", key="alice-resigns").memory
+    alice.link(secret, shared)
+    bob.link(own, shared)
+    bob.forget(shared.id)
+    (row,) = [e for e in seams.audit(bob).recent(limit=50) if e["action"] == "forgotten"]
+    assert row["detail"]["links"] == [own.id]
+    assert secret.id not in str(seams.audit(bob).recent(limit=50))
+    (seen,) = [e for e in alice.audit_trail(50, action="forgotten")]
+    assert seen.detail is not None and seen.detail["links"] == [secret.id]
+    # the trail itself (the operator's) keeps the memory whole
+    from engram.audit import AuditQuery
+    (kept,) = root.backend.audit_log().query(AuditQuery(action="forgotten"))
+    assert kept.detail is not None and sorted(kept.detail["links"]) == sorted([own.id, secret.id])
