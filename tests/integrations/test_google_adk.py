@@ -179,6 +179,32 @@ def test_explicit_memories_and_blank_queries(engram: Engram) -> None:
     assert engram.for_agent("adk:shop:alice").count() == 2
 
 
+def test_no_user_id_an_application_lets_users_choose_reaches_another_users_memory(engram: Engram) -> None:
+    # Ids a user could pick to land on someone else's agent if ids were only made valid: the
+    # written form of another id, a digest-suffixed look-alike, a colon moving the app/user split,
+    # and ids long enough to be cut.
+    service = EngramMemoryService(engram)
+    long_id = "u" * 200
+    pairs = [(APP, "José"), (APP, "Jos@c3@a9"), (APP, "Jos-fe201568"), (APP, "ana@example.com"), (APP, "ana"),
+             ("a", "b:c"), ("a:b", "c"), (APP, long_id), (APP, long_id + "x"), (APP, "user 1"), (APP, "user-1")]
+    agents = [service.agent_for(app, user) for app, user in pairs]
+    assert len(set(agents)) == len(pairs) and all(len(agent) <= 128 for agent in agents)
+    assert agents[:4] == ["adk:shop:Jos@c3@a9", "adk:shop:Jos@40c3@40a9", "adk:shop:Jos-fe201568",
+                          "adk:shop:ana@40example.com"]
+    secret = MemoryEntry(content=types.Content(parts=[types.Part(text="José's door code is 4471")]))
+
+    async def scenario() -> list[list[MemoryEntry]]:
+        await service.add_memory(app_name=APP, user_id="José", memories=[secret])
+        return [(await service.search_memory(app_name=app, user_id=user, query="door code")).memories
+                for app, user in pairs]
+
+    found = asyncio.run(scenario())
+    assert [len(memories) for memories in found] == [1] + [0] * (len(pairs) - 1)
+    with pytest.raises(ValidationError) as err:  # no prefix: the name would start with the app's "-"
+        EngramMemoryService(engram, agent_prefix="").agent_for("-shop", "alice")
+    assert err.value.field == "app_name"
+
+
 def test_bad_input_names_its_field_and_stores_nothing(engram: Engram) -> None:
     service = EngramMemoryService(engram)
     event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="kept?")]))
