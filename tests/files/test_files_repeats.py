@@ -308,3 +308,28 @@ def test_the_watcher_keeps_an_edited_copy_once_and_settles(engram: Engram, synce
     assert notes.read_text(encoding="utf-8") == synced and engram.get(memory.id).content == CONTENT
     assert [c.entries[0].content for c in _conflicts(syncer)] == [EDITED]
     assert sum(len(r.conflicts) for r in reports) == 1 and sum(len(r.problems) for r in reports) == 1
+
+
+def test_another_agents_id_in_an_agents_file_becomes_that_agents_own_copy(tmp_path: Path) -> None:
+    # alice's memory is not in the folder yet (written with files off); aaa's file carries its id
+    # with other text. aaa's scope comes first in a pass: its copy gets an id of its own, and the
+    # entry in aaa's file must carry that id. The sync recorded alice's id at aaa's file instead
+    # (looking the id up in the whole store), so alice's entry was not written to her folder, and
+    # the next pass kept aaa's text as a conflict saying it "was forgotten in the database".
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, agent="alice", files={"enabled": False}) as alice:
+        memory = alice.remember("the vault code is 4242", key="vault", tags="notes").memory
+        syncer = FileSync(alice, home / "memory")
+        aaa_notes = home / "memory/agents/aaa/notes.md"
+        aaa_notes.parent.mkdir(parents=True)
+        aaa_notes.write_text(f"# Notes\n\n- the vault code is 0000 <!-- id:{memory.id} key:vault -->\n", encoding="utf-8")
+        first = syncer.sync()
+        second = syncer.sync()
+        [copy] = alice.for_agent("aaa").list()
+        assert copy.id != memory.id and copy.content == "the vault code is 0000"
+        assert alice.get(memory.id).content == "the vault code is 4242"
+        assert copy.id in aaa_notes.read_text(encoding="utf-8") and memory.id not in aaa_notes.read_text(encoding="utf-8")
+        assert memory.id in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+        assert first.conflicts == second.conflicts == [] and _conflicts(syncer) == []
+        assert _quiet(second)
+

@@ -295,8 +295,18 @@ def _import_with_ids(
     report: SyncReport,
     new: list[tuple[str, Entry]],
 ) -> None:
-    """Entries with ids the database has never seen (a copied or restored folder): import them
-    keeping ids, keys and times; those that clash with an existing key become new entries."""
+    """Entries with ids this scope has never seen (a copied or restored folder): import them
+    keeping ids, keys and times; those that clash with an existing key become new entries. So do
+    those whose id another scope holds (an entry copied from another agent's folder before that
+    agent's entries were written there): not that memory, so a new one of this scope, the bullet
+    given its id as a hand-written one is (the engine's import would give the copy an id of its
+    own, which the file would never learn; its id was recorded as this file's instead)."""
+    if not found:
+        return
+    elsewhere = {m.id for m in database.store.get_many([entry.id for _, entry in found if entry.id])
+                 if m.scope != scope}
+    new.extend((rel, _without_id(entry)) for rel, entry in found if entry.id in elsewhere)
+    found = [(rel, entry) for rel, entry in found if entry.id not in elsewhere]
     if not found:
         return
     now = database.clock()
@@ -305,7 +315,7 @@ def _import_with_ids(
     # An id (or key) repeated in the folder: the store keeps the first, as it always did here.
     repeated = snapshot.repeats(memories)
     view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated))
-    present = {m.id: m for m in database.store.get_many([m.id for m in memories])}
+    present = {m.id: m for m in database.store.get_many([m.id for m in memories]) if m.scope == scope}
     for (rel, entry), memory in zip(found, memories, strict=True):
         stored = present.get(memory.id)
         if stored is None:
