@@ -333,3 +333,45 @@ def test_another_agents_id_in_an_agents_file_becomes_that_agents_own_copy(tmp_pa
         assert first.conflicts == second.conflicts == [] and _conflicts(syncer) == []
         assert _quiet(second)
 
+
+def test_a_conflict_on_another_agents_id_says_it_is_no_memory_of_that_folder_and_never_reaches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A folder synced by earlier builds can hold a sync state recording alice's id at aaa's file
+    # (see the test above). The pass then kept aaa's text as a conflict saying the entry "was
+    # forgotten in the database", and `engram conflicts` showed alice's memory as its database
+    # side, which `--take file` overwrote with aaa's text. The note must say what is true without
+    # telling that the id is alice's (the same words as for an id nobody holds), and resolving it
+    # must stay in aaa's folder.
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    monkeypatch.setenv("COLUMNS", "400")
+    home = tmp_path / "home"
+    _cli(home, "--agent", "alice", "remember", "the vault code is 4242", "--key", "vault", "--tags", "notes")
+    alice_id = json.loads(_cli(home, "--agent", "alice", "--json", "get", "vault"))["id"]
+    nobody_id = alice_id[:-4] + ("0000" if not alice_id.endswith("0000") else "1111")
+    aaa_notes = home / "memory/agents/aaa/notes.md"
+    aaa_notes.parent.mkdir(parents=True)
+    aaa_notes.write_text(f"# Notes\n\n- the vault code is 0000 <!-- id:{alice_id} key:vault -->\n"
+                         f"- a note of nobody's <!-- id:{nobody_id} key:nobody -->\n", encoding="utf-8")
+    state_path = home / "memory/.engram-sync.json"
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    state["entries"].update({alice_id: ["agents/aaa/notes.md", "0" * 20], nobody_id: ["agents/aaa/notes.md", "0" * 20]})
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    (home / "memory/.engram-sync.journal").unlink(missing_ok=True)
+
+    _cli(home, "--agent", "aaa", "sync")
+
+    kept = {c["id"]: c for c in json.loads(_cli(home, "--json", "conflicts"))}
+    assert set(kept) == {alice_id, nobody_id} and {c["kind"] for c in kept.values()} == {"deleted-in-database"}
+    notes = {i: (home / "memory" / kept[i]["path"]).read_text(encoding="utf-8").split("\n")[0] for i in kept}
+    said = notes[alice_id].split("This entry was ", 1)[1]
+    assert said == notes[nobody_id].split("This entry was ", 1)[1].replace(nobody_id, alice_id)
+    assert said.startswith("changed in the file, but it is not a memory of agents/aaa/ in the database")
+    assert "forgotten in the database" not in said and "alice" not in said
+    listed = _cli(home, "conflicts")
+    assert "4242" not in listed and listed.count("database: (forgotten)") == 2
+
+    _cli(home, "conflicts", "resolve", alice_id, "--take", "file")
+    assert json.loads(_cli(home, "--agent", "alice", "--json", "get", "vault"))["content"] == "the vault code is 4242"
+    restored = json.loads(_cli(home, "--agent", "aaa", "--json", "list"))
+    assert [m["content"] for m in restored] == ["the vault code is 0000"] and restored[0]["id"] != alice_id

@@ -5,7 +5,9 @@ resolves it: take the database side (drop the kept text), take the file side (ap
 A conflict file is a small memory file of the same format whose first comment line records what
 happened (``engram-conflict id=… file=… kind=… at=…``), so it stays readable by hand and by ``parse``.
 Kinds: ``both-changed``; ``deleted-in-file`` (the file removed an entry the database changed:
-the entry is put back); ``deleted-in-database`` (the database forgot an entry the file changed);
+the entry is put back); ``deleted-in-database`` (the file changed an entry that is not, or no
+longer, a memory of its folder's scope: forgotten, or never one; the note says so in the same
+words either way, never whether another scope holds the id);
 ``file-vanished`` (the entry's whole file disappeared, as after an editor crash or a checkout: the
 file is written again from the database; taking the file side forgets the entry);
 ``repeated-id`` (a copy of an entry, with the same id but other fields, elsewhere in the folder:
@@ -56,7 +58,10 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
     explain = {
         "both-changed": "changed in both the database and the file; the database version was kept",
         "deleted-in-file": "deleted from the file but changed in the database; the database version was put back",
-        "deleted-in-database": "forgotten in the database but changed in the file; it stays forgotten",
+        # The same words whether the id is another scope's memory or nobody's: a note in one
+        # agent's folder never tells that another agent holds the id.
+        "deleted-in-database": f"changed in the file, but it is not a memory of {_scope_dir(file)}/ in the"
+                               " database (forgotten, or never one of its memories); it was taken out of the file",
         "file-vanished": "in a file that vanished; the file was written again from the database",
         "repeated-id": f"a copy, with other fields, of the entry at {also}, which stays the memory;"
                        " the copy was taken out of its file",
@@ -105,8 +110,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
         return "kept the database version"
     if take == "merge" and not (merged_content or "").strip():
         raise ValidationError("content", "a merge needs the merged text", "the content to keep")
-    current = engram.store.get_many([conflict.entry_id])
-    memory = current[0] if current else None
+    memory = database_side(engram, conflict, layout)
     entry = conflict.entries[0] if conflict.entries else None
     if take == "file" and entry is None:
         if memory is not None:
@@ -130,6 +134,30 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
         )
     folder.remove(conflict.path)
     return "applied the file version" if take == "file" else "applied the merge"
+
+
+def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = None) -> Memory | None:
+    """The memory a conflict's file version competes with: the one stored under its id in the
+    scope of the folder its file is in, or None. A ``repeated-id`` copy competes with the memory
+    wherever it is (the note names its place; taking the file side applies the copy to it). Any
+    other kind is about that folder's own memory: an id another scope holds is not it (a
+    ``deleted-in-database`` entry in one agent's folder carrying another agent's id, or a
+    ``.conflict`` written by hand), so taking the file side restores the entry in the folder's
+    scope, never changing or forgetting the other scope's memory."""
+    current = engram.store.get_many([conflict.entry_id])
+    memory = current[0] if current else None
+    if memory is None or conflict.kind == "repeated-id":
+        return memory
+    try:
+        scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))
+    except ValidationError:
+        return None  # not in a scope folder: no memory of its own
+    return memory if memory.scope == scope else None
+
+
+def _scope_dir(file: str) -> str:
+    """The scope folder (``agents/alice``) a memory file (``agents/alice/notes.md``) is in."""
+    return file.rsplit("/", 1)[0] if "/" in file else ""
 
 
 def _entry_of(memory: Memory | None) -> Entry:

@@ -111,9 +111,8 @@ def conflicts(ctx: typer.Context) -> None:
     if not found:
         render.console.print("no conflicts")
         return
-    current = {m.id: m for m in st.engram().store.get_many([c.entry_id for c in found])}
     for c in found:
-        db = current.get(c.entry_id)
+        db = conflict_files.database_side(st.engram(), c, syncer.layout)
         render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind} in {c.file} ({c.at})", highlight=False)
         render.console.print(f"  database: {db.content if db else '(forgotten)'}", highlight=False)
         render.console.print(f"  file:     {c.entries[0].content if c.entries else '(deleted)'}", highlight=False)
@@ -138,8 +137,8 @@ def resolve(
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
     conflict = conflict_files.find(found, ref)
     if take == "merge" and content is None and edit:
-        db = st.engram().store.get_many([conflict.entry_id])
-        both = (f"{db[0].content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
+        db = conflict_files.database_side(st.engram(), conflict, syncer.layout)
+        both = (f"{db.content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
                 + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
         edited = typer.edit(both)
         content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
