@@ -375,7 +375,7 @@ def test_a_user_id_naming_a_langgraph_agent_is_refused(m: Memory) -> None:
         with pytest.raises(ValidationError) as refused:
             call()
         assert refused.value.field == "user_id"
-        assert str(refused.value).startswith(f"user_id: {user!r} starts with {DEFAULT_AGENT_PREFIX!r}")
+        assert str(refused.value).startswith(f"user_id: {user!r} holds ':'")
         assert "LangGraph" in str(refused.value)
     with pytest.raises(ValidationError) as refused:
         m.import_mem0({"results": [{"id": "a", "memory": "Likes tea", "user_id": user}]})
@@ -383,6 +383,30 @@ def test_a_user_id_naming_a_langgraph_agent_is_refused(m: Memory) -> None:
     # An agent or run of that name is the facade's own agent:lg:... / run:lg:..., no LangGraph agent.
     assert [r["event"] for r in m.add("Likes tea", agent_id=user, infer=False)["results"]] == ["ADD"]
     assert m.engram.stats().by_scope.get(f"agent:{user}") is None and m.engram.stats().by_scope[f"agent:agent:{user}"] == 1
+
+
+def test_a_user_id_with_a_colon_is_refused_whatever_agents_it_would_name(m: Memory) -> None:
+    # A user's memories live in the engram agent named by the user id as it is; the agents other
+    # doors name for their users all have a prefix ending in ':' (Google ADK's adk:app:user, Agno's
+    # agno:user, the strands:user and crewai:user the docs suggest, any application's). Refusing
+    # only agent:, run: and lg: let user_id="adk:app:u-7" store memories in ADK user u-7's agent
+    # (recalled into u-7's turns) and update one of its memories by key.
+    adk_user = m.engram.for_agent("adk:app:u-7")
+    adk_user.remember("u-7's card ends in 4242", key="card")
+    for user in ("adk:app:u-7", "agno:u-7", "strands:u-7", "crewai:u-7", "tenant:alice"):
+        for method, args, kwargs in (("add", ("my card ends in 0000",), {"user_id": user, "infer": False}),
+                                     ("get_all", (), {"user_id": user}), ("search", ("card",), {"user_id": user}),
+                                     ("delete_all", (), {"user_id": user}), ("get_all", (), {"filters": {"user_id": user}})):
+            with pytest.raises(ValidationError) as refused:
+                getattr(m, method)(*args, **kwargs)
+            assert refused.value.field == "user_id" and str(refused.value).startswith(f"user_id: {user!r} holds ':'")
+    with pytest.raises(ValidationError) as refused:
+        m.import_mem0({"results": [{"id": "a", "memory": "my card ends in 0000", "user_id": "adk:app:u-7"}]})
+    assert refused.value.field == "results[0].user_id"
+    assert [(x.key, x.content) for x in adk_user.list()] == [("card", "u-7's card ends in 4242")]
+    # An agent or run id may hold one: it is the facade's own agent:... / run:... agent.
+    assert [r["event"] for r in m.add("Likes tea", agent_id="adk:app:u-7", infer=False)["results"]] == ["ADD"]
+    assert m.engram.stats().by_scope["agent:adk:app:u-7"] == 1
 
 
 def test_an_imported_items_own_engram_metadata_comes_back_byte_for_byte(m: Memory) -> None:

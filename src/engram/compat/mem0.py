@@ -4,8 +4,9 @@ Same method names, arguments and result shapes as mem0's open-source ``Memory`` 
 get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map:
 the *owner* of a memory is its ``user_id``, else its ``agent_id``, else its ``run_id``; the owner
 is the engram agent scope it is stored in (``alice`` for a user, ``agent:coach`` and ``run:r1``
-for the others, so a user and an agent or run of the same name stay apart; a user id starting
-with ``lg:``, which would name the agent of a LangGraph ``EngramStore`` namespace, is refused), and
+for the others, so a user and an agent or run of the same name stay apart; a user id holding
+``:`` is refused, as the agents other doors name all have a prefix ending in one: ``lg:`` for a
+LangGraph ``EngramStore`` namespace, ``adk:`` and ``agno:`` for those adapters' users), and
 owners never see each other's memories. All three ids are kept in the memory's metadata and
 narrow every read, as mem0's filters do. Within an owner, each combination of ids keeps its own memories (its keys
 carry a digest of the ids beyond the owner): a run never updates, hides or deletes what another
@@ -47,7 +48,7 @@ log = logging.getLogger("engram.compat.mem0")
 IDS = ("user_id", "agent_id", "run_id")
 _RESERVED = (*IDS, "actor_id", "role")  # promoted to the top of a result item, as mem0 does
 # The engram agent an owner's memories live in: a user's id as it is (so ``alice`` is the same
-# agent everywhere in engram), an agent's or run's under a prefix no user id may start with.
+# agent everywhere in engram), an agent's or run's under a prefix (a user id holds no ':').
 _OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
 
 
@@ -66,15 +67,16 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
             raise ValidationError(name, f"{value!r} is not an id", "a non-empty string without spaces")
         if value.strip() == "*":
             raise ValidationError(name, "wildcards are not supported", "the id itself")
-        if name == "user_id" and value.strip().startswith(("agent:", "run:")):
-            raise ValidationError(name, f"{value!r} starts with a prefix kept for agent_id and run_id owners",
-                                  "an id not starting with agent: or run:")
-        if name == "user_id" and value.strip().startswith(DEFAULT_AGENT_PREFIX):
-            # A user's memories live in the engram agent named by the id: this one is the agent of a
-            # LangGraph namespace (EngramStore), whose items it would read, change and delete.
-            raise ValidationError(name, f"{value!r} starts with {DEFAULT_AGENT_PREFIX!r}, the prefix of the engram "
-                                  "agents engram's LangGraph store keeps its namespaces' items in",
-                                  f"an id not starting with {DEFAULT_AGENT_PREFIX}")
+        if name == "user_id" and ":" in value:
+            # A user's memories live in the engram agent named by the id as it is. Every agent another
+            # door names for its own users or owners is a prefix ending in ':' and an id (this facade's
+            # agent: and run:, LangGraph's lg:, Google ADK's adk:, Agno's agno:, the strands: and
+            # crewai: the docs suggest): a user id holding one could name such an agent, and add to or
+            # change its memories. Refusing them all keeps every user clear of every such agent.
+            raise ValidationError(name, f"{value!r} holds ':', kept for the engram agents doors name with a "
+                                  f"prefix (agent_id's agent:, run_id's run:, LangGraph's {DEFAULT_AGENT_PREFIX}, "
+                                  "Google ADK's adk:, Agno's agno:, an application's)",
+                                  "a user id without ':'")
         ids[name] = value.strip()
     if not ids:
         raise ValidationError(where, "no user_id, agent_id or run_id given", "at least one of user_id, agent_id, run_id")
