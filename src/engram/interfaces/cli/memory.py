@@ -562,13 +562,10 @@ def _latency(latency: list[LatencySummary]) -> None:
 
 def reindex(ctx: typer.Context) -> None:
     """Re-embed every memory with the configured embedding model (after a model change)."""
-    from rich.progress import Progress
-
     st = state(ctx)
     engram = st.engram()
-    with Progress(transient=True, console=render.errors) as bar:
-        task = bar.add_task("embedding", total=None)
-        done = engram.reindex(lambda n, total: bar.update(task, completed=n, total=total))
+    with render.progress("embedding") as report:
+        done = engram.reindex(lambda n, total: report("embedding", n, total))
     identity = engram.store.vector_identity() or "none"
     if st.as_json:
         render.emit_json({"embedded": done, "embedding_identity": identity})

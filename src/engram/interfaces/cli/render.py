@@ -12,7 +12,8 @@ import datetime as dt
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +80,30 @@ def __getattr__(name: str) -> Console:
     if name not in ("console", "errors"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return _console(name)
+
+
+@contextmanager
+def progress(first: str, *, quiet: bool = False) -> Iterator[Callable[[str, int, int], None]]:
+    """The one progress bar of long commands: on stderr (stdout keeps the command's output, and
+    ``--json`` stays clean JSON), transient, off when ``quiet``. Yields ``report(phase, done,
+    total)``, the shape the engine's phase-aware callbacks have; a ``total`` of 0 is not known
+    (yet), shown as a pulsing bar under the phase's name. ``first`` names the work until the
+    first report."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=_console("errors"), transient=True, disable=quiet) as bar:
+        task, shown = bar.add_task(first, total=None), first
+
+        def report(phase: str, done: int, total: int) -> None:
+            nonlocal task, shown
+            if phase != shown:  # a phase of its own: its count, total and time (rich keeps a total once set)
+                bar.remove_task(task)
+                task, shown = bar.add_task(phase, total=total or None, completed=done), phase
+            else:
+                bar.update(task, completed=done, total=total or None)
+
+        yield report
 
 
 def when(ts: float | None) -> str:
