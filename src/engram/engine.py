@@ -1208,16 +1208,21 @@ class Engram:
         return done
 
     def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed every memory that has no vector yet; returns how many were embedded."""
+        """Embed every memory that has no vector yet; returns how many were embedded.
+        ``progress(done, total)`` is called after each batch of 256."""
         if self.embedder is None:
             return 0
+        total = 0
+        if progress:  # each memory holds at most one vector: the store's figures tell how many lack one
+            figures = self.store.stats()
+            total = max(figures.memories - figures.vectors, 0)
         done = 0
         while batch := self.store.missing_vectors(limit=256):
             if self._embed(batch):
                 break
             done += len(batch)
             if progress:
-                progress(done, done + len(self.store.missing_vectors(limit=1)))
+                progress(done, max(total, done))  # a memory stored meanwhile is embedded too
         return done
 
     def stats(self) -> StoreStats:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,8 +38,14 @@ if TYPE_CHECKING:
     from engram.engine import Engram
 
 
-def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: float) -> list[list[Memory]]:
-    """Groups (size >= 2) of memories whose vectors are connected by similarity >= ``threshold``."""
+# Rows of the similarity matrix computed at a time; progress is told after each block.
+_BLOCK = 512
+
+
+def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: float,
+           progress: Callable[[int], None] | None = None) -> list[list[Memory]]:
+    """Groups (size >= 2) of memories whose vectors are connected by similarity >= ``threshold``;
+    ``progress(rows)`` after each block of rows compared with all the others."""
     have = [m for m in memories if m.id in vectors]
     if len(have) < 2:
         return []
@@ -53,13 +60,15 @@ def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: fl
         return i
 
     # Blocks of rows keep the similarity matrix small for large scopes.
-    for start in range(0, len(have), 512):
-        sims = matrix[start:start + 512] @ matrix.T
+    for start in range(0, len(have), _BLOCK):
+        sims = matrix[start:start + _BLOCK] @ matrix.T
         rows, cols = np.nonzero(sims >= threshold - 1e-6)
         for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
             a, b = root(start + r), root(c)
             if a != b:
                 parent[max(a, b)] = min(a, b)
+        if progress:
+            progress(min(start + _BLOCK, len(have)))
     found: dict[int, list[Memory]] = defaultdict(list)
     for i, memory in enumerate(have):
         found[root(i)].append(memory)
@@ -116,21 +125,37 @@ def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, t
     return updated, removed
 
 
-def run(engram: Engram, settings: ConsolidationSettings, *, now: float, agent: str | None = None) -> JobReport:
+def run(engram: Engram, settings: ConsolidationSettings, *, now: float, agent: str | None = None,
+        progress: Callable[[str, int, int], None] | None = None) -> JobReport:
     """Merge every group of near-duplicates in each scope and category: ``agent``'s scopes, or
-    with ``agent=None`` every scope in the store."""
+    with ``agent=None`` every scope in the store. ``progress(phase, done, total)`` follows the
+    two phases: ``comparing`` (memories compared) and ``merging`` (groups merged)."""
+    tell = progress or (lambda phase, done, total: None)
     by_slot: dict[tuple[str, ...], list[Memory]] = defaultdict(list)
     for memory in every_memory(engram, agent=agent):
         if memory.category is Category.CORE or memory.type == "summary" or memory.superseded_by:
             continue
         by_slot[_slot(memory)].append(memory)
-    removed: tuple[Memory, ...] = ()
-    merged = 0
+    # Every slot is compared before any is merged (the slots share no memory, so the groups are
+    # the same), which lets the merging be counted too.
+    total = sum(len(memories) for memories in by_slot.values())
+    found: list[list[Memory]] = []
+    compared = told = 0
+    tell("comparing", 0, total)
     for memories in by_slot.values():
         vectors = engram.store.vectors_for([m.id for m in memories])
-        for group in groups(memories, vectors, settings.threshold):
-            done = merge(engram, group, now=now)
-            if done is not None:
-                removed += done[1]
-                merged += 1
+        within = (lambda rows, base=compared: tell("comparing", base + rows, total)) if len(memories) > _BLOCK else None
+        found += groups(memories, vectors, settings.threshold, progress=within)
+        compared += len(memories)
+        if compared - told >= _BLOCK or compared == total:  # many small slots: told every block's worth
+            tell("comparing", compared, total)
+            told = compared
+    removed: tuple[Memory, ...] = ()
+    merged = 0
+    for n, group in enumerate(found, 1):
+        done = merge(engram, group, now=now)
+        if done is not None:
+            removed += done[1]
+            merged += 1
+        tell("merging", n, len(found))
     return JobReport("consolidate", removed, merged, (f"merged groups {merged}",) if merged else ())

@@ -42,6 +42,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("engram.lifecycle")
 
+# (phase, done, total): a pass tells which job runs (``consolidate: comparing`` for a job's own
+# phase) and how far it is; a total of 0 is not known, as for the single-step backup and VACUUM.
+Progress = Callable[[str, int, int], None]
+
+
+def _silent(phase: str, done: int, total: int) -> None:
+    pass
+
 JOBS: tuple[str, ...] = ("backup", "hygiene", "decay", "retention", "consolidate", "summaries", "vacuum")
 _DELETING = ("hygiene", "decay", "retention", "consolidate")
 STORE_WIDE_JOBS: tuple[str, ...] = ("backup", "vacuum")  # the database file's, whoever runs the pass
@@ -134,8 +142,12 @@ class Maintenance:
         return [job for job in JOBS if self._enabled(job) is None and now - last.get(job, float("-inf")) >= interval[job]]
 
     # --- running -----------------------------------------------------------------------------
-    def run(self, *, now: float | None = None, only: Sequence[str] | None = None, force: bool = False) -> MaintenanceReport:
-        """Run every due job once (``only`` narrows the jobs; ``force`` ignores the schedule)."""
+    def run(self, *, now: float | None = None, only: Sequence[str] | None = None, force: bool = False,
+            progress: Progress | None = None) -> MaintenanceReport:
+        """Run every due job once (``only`` narrows the jobs; ``force`` ignores the schedule).
+        ``progress(phase, done, total)`` follows the pass: each job's name as it starts, and the
+        counts of the ones that go through memories (embedding, consolidation, summaries)."""
+        tell = progress or _silent
         for job in only or ():
             if job not in JOBS:
                 raise ValidationError("job", f"unknown job {job!r}", JOBS)
@@ -143,7 +155,7 @@ class Maintenance:
         wanted = [j for j in JOBS if not only or j in only]
         due = set(self.due(now))
         report = MaintenanceReport(agent=self.agent)
-        healed = self._heal_vectors()
+        healed = self._heal_vectors(tell)
         if healed is not None:
             report.ran.append(healed)
         state = self.state()
@@ -157,9 +169,11 @@ class Maintenance:
                 continue
             if job in _DELETING and not backed_up and self.care is not None \
                     and self.settings.backup.before_risky and self._enabled("backup") is None:
+                tell("backup", 0, 0)
                 self.care.backup("pre-maintenance")
                 backed_up = True
-            result = self._run_job(job, now)
+            tell(job, 0, 0)
+            result = self._run_job(job, now, tell)
             backed_up = backed_up or job == "backup"
             log.info("maintenance %s", result.line())
             report.ran.append(result)
@@ -170,18 +184,19 @@ class Maintenance:
         self.engram.metrics.save()
         return report
 
-    def _heal_vectors(self) -> JobReport | None:
+    def _heal_vectors(self, tell: Progress) -> JobReport | None:
         """Embed memories stored without a vector (a crash between the write and its embedding,
         or an embedder that was down): part of every pass, cheap when there are none."""
         if self.engram.embedder is None or not self.engram.store.missing_vectors(limit=1):
             return None
         try:
-            done = self.engram.embed_missing()
+            tell("vectors", 0, 0)
+            done = self.engram.embed_missing(lambda n, total: tell("vectors", n, total))
         except EngramError as exc:  # the embedder is down: recall falls back to text; try next pass
             return JobReport("vectors", notes=(f"not embedded now: {exc}",))
         return JobReport("vectors", changed=done, notes=(f"embedded {done} memories stored without a vector",))
 
-    def _run_job(self, job: str, now: float) -> JobReport:
+    def _run_job(self, job: str, now: float, tell: Progress) -> JobReport:
         s, engram, agent = self.settings, self.engram, self.agent
         if job == "hygiene":
             return hygiene.run(engram, s.hygiene, now=now, rng=self.rng, agent=agent)
@@ -190,10 +205,12 @@ class Maintenance:
         if job == "retention":
             return retention.run(engram, s.retention, now=now, agent=agent)
         if job == "consolidate":
-            return consolidate.run(engram, s.consolidation, now=now, agent=agent)
+            return consolidate.run(engram, s.consolidation, now=now, agent=agent,
+                                   progress=lambda phase, n, total: tell(f"consolidate: {phase}", n, total))
         if job == "summaries":
             return summaries.run(engram, s.summaries, now=now, summarizer=self.summarizer,
-                                 agents=None if agent is None else [agent])
+                                 agents=None if agent is None else [agent],
+                                 progress=lambda n, total: tell("summaries", n, total))
         assert self.care is not None  # checked by _enabled
         if job == "backup":
             info = self.care.backup("scheduled")
@@ -274,4 +291,5 @@ def run_periodically(
     return thread
 
 
-__all__ = ["JOBS", "STORE_WIDE_JOBS", "Maintenance", "MaintenanceReport", "carry_schedule", "run_periodically"]
+__all__ = ["JOBS", "STORE_WIDE_JOBS", "Maintenance", "MaintenanceReport", "Progress", "carry_schedule",
+           "run_periodically"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -145,17 +145,21 @@ def run(
     now: float,
     summarizer: Summarizer | None = None,
     agents: Sequence[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> JobReport:
-    """Summarise every ended day/week in the lookback that has memories and no summary yet."""
+    """Summarise every ended day/week in the lookback that has memories and no summary yet;
+    ``progress(done, total)`` counts the periods looked at (each agent's days and weeks)."""
     if agents is None:
         agents = sorted({m.scope.agent for m in engram.store.iter_all() if m.scope.agent is not None})
     kinds: list[PeriodType] = [k for k, on in (("daily", settings.daily), ("weekly", settings.weekly)) if on]
+    work = [(agent, period) for agent in agents for kind in kinds
+            for period in periods_ending_by(now, kind, settings.lookback_days)]
     made = 0
-    for agent in agents:
-        for kind in kinds:
-            for period in periods_ending_by(now, kind, settings.lookback_days):
-                if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now):
-                    made += 1
+    for done, (agent, period) in enumerate(work, 1):
+        if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now):
+            made += 1
+        if progress:  # a period reads the agent's memories: one report each costs nothing beside it
+            progress(done, len(work))
     return JobReport("summaries", changed=made, notes=(f"created {made}",))
 
 

@@ -141,8 +141,9 @@ def maintain(
                               "--agent NAME (that agent's memories) or --all-agents (the whole store), not both")
     engram = st.engram()
     engram.origin = "maintenance"
-    report = maintenance_for(engram, st.settings(), store_wide=True if all_agents else None).run(
-        only=job or None, force=force)
+    with render.progress("maintaining", quiet=st.as_json) as progress:
+        report = maintenance_for(engram, st.settings(), store_wide=True if all_agents else None).run(
+            only=job or None, force=force, progress=progress)
     if st.as_json:
         render.emit_json({"agent": report.agent, "store_wide": report.agent is None,
                           "ran": [{"job": r.job, "removed": [m.to_dict() for m in r.removed], "changed": r.changed,
