@@ -78,12 +78,18 @@ def _isdir(folder: Folder, rel: str) -> bool:
         return False
 
 
-def write_type_files(folder: Folder, memories: Iterable[Memory], base: str = layout.TYPES_DIR,
-                     existing: dict[str, list[str]] | None = None) -> int:
-    """Write (or move, when the type changed) each memory's JSON file; returns how many were written."""
+# Memories per progress report of a per-type JSON export (one file each).
+_REPORT_EVERY = 200
+
+
+def write_type_files(folder: Folder, memories: Sequence[Memory], base: str = layout.TYPES_DIR,
+                     existing: dict[str, list[str]] | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> int:
+    """Write (or move, when the type changed) each memory's JSON file; returns how many were
+    written. ``progress(done, total)`` every 200 memories and at the end."""
     existing = _type_files_by_id(folder, base) if existing is None else existing
     written = 0
-    for memory in memories:
+    for n, memory in enumerate(memories, 1):
         rel = type_file(memory, base)
         for old in existing.get(memory.id, []):
             if old != rel:
@@ -96,6 +102,8 @@ def write_type_files(folder: Folder, memories: Iterable[Memory], base: str = lay
         if not same:
             folder.write_text(rel, text)
             written += 1
+        if progress and (n % _REPORT_EVERY == 0 or n == len(memories)):
+            progress(n, len(memories))
     return written
 
 
@@ -141,16 +149,19 @@ class FolderExport:
 
 
 def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_by: layout.GroupBy = "tag",
-                  max_file_bytes: int = 5_000_000) -> FolderExport:
+                  max_file_bytes: int = 5_000_000,
+                  progress: Callable[[int, int], None] | None = None) -> FolderExport:
     """Write ``memories`` into ``dest`` as a memory folder, no file over ``max_file_bytes`` (split
     into ``-2``, ``-3``… files as sync does); returns how many were written and their files (what
-    a caller records as written on request: ``wiring.note_written_on_request``). Raises
+    a caller records as written on request: ``wiring.note_written_on_request``).
+    ``progress(done, total)`` counts the memories written as per-type JSON, a file each (markdown
+    and YAML put them in a few files, written at once). Raises
     ``PathRefused`` when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory
     cannot fit any file."""
     folder = Folder(dest, max_file_bytes=max_file_bytes)
     memories = list(memories)
     if format == "json":
-        write_type_files(folder, memories, base="")
+        write_type_files(folder, memories, base="", progress=progress)
         return FolderExport(len(memories), tuple(folder.resolve(type_file(m, "")) for m in memories))
     fmt = get_format(format)
     docs: dict[str, Document] = {}

@@ -27,6 +27,7 @@ folder (``side``) and the engine (``database``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from engram import snapshot
@@ -56,9 +57,12 @@ def reconcile(
     report: SyncReport,
     *,
     max_forget_share: float,
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Settle ``scope``'s folder, its files ``rels`` against its memories ``db``, as the table
-    above says; ``st`` and ``report`` are changed in place. ``max_forget_share``: see ``removals``."""
+    above says; ``st`` and ``report`` are changed in place. ``max_forget_share``: see ``removals``.
+    ``progress(done, total)`` follows the embedding of the entries imported with their ids (a
+    copied or restored folder: the bulk of a first pass)."""
     scope_dir = side.layout.scope_dir(scope)
     files = ScopeFiles()
     held: dict[str, int] = {}  # memories the last pass left in each file
@@ -93,7 +97,7 @@ def reconcile(
     for entry_id in sorted(ids - untouchable):
         _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
     _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
-    _import_with_ids(database, scope, unknown, st, report, new)
+    _import_with_ids(database, scope, unknown, st, report, new, progress)
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
 
@@ -294,6 +298,7 @@ def _import_with_ids(
     st: sync_state.SyncState,
     report: SyncReport,
     new: list[tuple[str, Entry]],
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Entries with ids this scope has never seen (a copied or restored folder): import them
     keeping ids, keys and times; those that clash with an existing key become new entries. So do
@@ -314,7 +319,7 @@ def _import_with_ids(
     view = database.view(scope)
     # An id (or key) repeated in the folder: the store keeps the first, as it always did here.
     repeated = snapshot.repeats(memories)
-    view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated))
+    view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated), progress=progress)
     present = {m.id: m for m in database.store.get_many([m.id for m in memories]) if m.scope == scope}
     for (rel, entry), memory in zip(found, memories, strict=True):
         stored = present.get(memory.id)

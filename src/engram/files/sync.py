@@ -243,8 +243,11 @@ class FileSync:
         return self._views[scope]
 
     # --- passes ----------------------------------------------------------------------------
-    def sync(self, scopes: Iterable[Scope] | None = None) -> SyncReport:
-        """One two-way pass over ``scopes`` (default: every scope in the database or the folder)."""
+    def sync(self, scopes: Iterable[Scope] | None = None,
+             progress: Callable[[str, int, int], None] | None = None) -> SyncReport:
+        """One two-way pass over ``scopes`` (default: every scope in the database or the folder).
+        ``progress(phase, done, total)`` counts the scope folders settled (``syncing``), and the
+        entries a folder brings that the database lacks as they are embedded (``embedding``)."""
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()
@@ -262,9 +265,15 @@ class FileSync:
                 for scope in wanted:
                     db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 all_scopes = wanted
-            for scope in sorted(all_scopes, key=str):
+            ordered = sorted(all_scopes, key=str)
+            for n, scope in enumerate(ordered):
+                if progress:
+                    progress("syncing", n, len(ordered))
                 reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report,
-                          max_forget_share=self.max_forget_share)
+                          max_forget_share=self.max_forget_share,
+                          progress=None if progress is None else lambda done, total: progress("embedding", done, total))
+            if progress:
+                progress("syncing", len(ordered), len(ordered))
             self._save_state(st)
             if wanted is None and self.type_json:
                 from . import export

@@ -60,7 +60,8 @@ def sync(ctx: typer.Context) -> None:
     """One two-way pass between the database and the memory folder, with a summary of each direction."""
     st = state(ctx)
     syncer = _syncer(st)
-    report = syncer.sync()
+    with render.progress("syncing", quiet=st.as_json) as progress:
+        report = syncer.sync(progress=progress)
     _note_folder_asked_for(st, syncer)
     _print_report(report, st.as_json)
 
@@ -76,7 +77,9 @@ def watch(
     settings = st.settings().files
     syncer = _syncer(st)
     syncer.attach()
-    _print_report(syncer.sync(), st.as_json)
+    with render.progress("syncing", quiet=st.as_json) as progress:  # the first pass takes in a whole folder
+        first = syncer.sync(progress=progress)
+    _print_report(first, st.as_json)
     render.errors.print(f"watching {syncer.folder.root} (Ctrl-C to stop)")
 
     def report(rep: SyncReport) -> None:
@@ -162,8 +165,10 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
     from engram.files.export import export_folder
     from engram.files.wiring import note_written_on_request
 
-    done = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=files.group_by,
-                         max_file_bytes=files.max_file_bytes)
+    with render.progress(f"exporting as {fmt}", quiet=st.as_json) as report:
+        done = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=files.group_by,
+                             max_file_bytes=files.max_file_bytes,
+                             progress=lambda n, total: report(f"exporting as {fmt}", n, total))
     note_written_on_request(st.settings(), done.files)  # asked for: not plain copies to warn about at each start
     if st.as_json:
         render.emit_json({"exported": done.memories, "format": fmt, "path": str(path)})
@@ -173,23 +178,16 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
 
 def import_dir(ctx: typer.Context, path: Path) -> None:
     """``engram import DIR``: memory files (markdown, YAML or per-type JSON) with a progress bar."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from engram.files.export import import_folder
 
     st = state(ctx)
     engram = st.engram()
-    with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=render.errors, transient=True,
-                  disable=st.as_json) as bar:
-        task = bar.add_task("", total=None)
-
-        def progress(done: int, total: int, rel: str) -> None:
-            bar.update(task, completed=done, total=total, description=rel)
-
+    with render.progress("importing", quiet=st.as_json) as report:
         files = st.settings().files
         summary = import_folder(engram, path, max_file_bytes=files.max_file_bytes,
-                                session_folders=files.session_folders, progress=progress)
+                                session_folders=files.session_folders,
+                                progress=lambda done, total, rel: report(f"importing {render.markup_safe(rel)}",
+                                                                         done, total))
     if st.as_json:
         render.emit_json({"files": summary.files, "imported": summary.imported, "created": summary.created,
                           "skipped": summary.skipped, "problems": [str(p) for p in summary.problems]})

@@ -1,0 +1,94 @@
+"""A per-type JSON export (a file per memory) and a sync's first pass over a whole folder show how
+far they are: the work reports counts, the CLI draws them on stderr and leaves stdout as it was."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engram.backends.sqlite import SqliteBackend
+from engram.engine import Engram
+from engram.files.export import export_folder
+from engram.files.sync import FileSync
+from engram.interfaces.cli import render
+from engram.interfaces.cli.app import app
+from engram.store.sqlite import SqliteMemoryStore
+from engram.testing.fakes import HashingEmbedder
+
+
+def _rising_to(reports: list[tuple[int, int]], total: int) -> None:
+    dones = [done for done, _ in reports]
+    assert dones == sorted(dones) and len(dones) > 1
+    assert {t for _, t in reports} == {total} and dones[-1] == total
+
+
+def test_a_json_export_reports_the_memories_written(engram: Engram, tmp_path: Path):
+    engram.remember_many([{"content": f"note {i} about the garden"} for i in range(450)])
+    calls: list[tuple[int, int]] = []
+    done = export_folder(engram.store.iter_all(), tmp_path / "out", format="json",
+                         progress=lambda *call: calls.append(call))
+    assert done.memories == 450
+    _rising_to(calls, 450)
+
+
+def _engram(path: Path) -> Engram:
+    store = SqliteMemoryStore(path)
+    return Engram(store, embedder=HashingEmbedder(), backend=SqliteBackend(store))
+
+
+def test_a_first_pass_over_a_copied_folder_reports_its_embedding(tmp_path: Path):
+    folder = tmp_path / "memory"
+    first = _engram(tmp_path / "first.db")
+    first.remember_many([{"content": f"note {i} about the garden"} for i in range(600)])  # over a batch
+    FileSync(first, folder).sync()
+    first.close()
+    copied = tmp_path / "copied"
+    shutil.copytree(folder, copied)
+    (copied / ".engram-sync.journal").unlink(missing_ok=True)  # a folder restored elsewhere
+    second = _engram(tmp_path / "second.db")
+    calls: list[tuple[str, int, int]] = []
+    report = FileSync(second, copied).sync(progress=lambda *call: calls.append(call))
+    second.close()
+    assert report.db_created == 600
+    phases: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for phase, done, total in calls:
+        phases[phase].append((done, total))
+    _rising_to(phases["embedding"], 600)
+    assert phases["syncing"][0] == (0, 1) and phases["syncing"][-1] == (1, 1)
+
+
+@pytest.fixture
+def stderr_is_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rich draws a bar only on a terminal: stderr's console made one (stdout's left as it is)."""
+    monkeypatch.setitem(render._consoles, "errors", render._clean_console(stderr=True, force_terminal=True))
+
+
+def _run(*args: str):  # noqa: ANN202
+    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_the_cli_draws_a_json_export_and_a_sync_on_stderr(tmp_path: Path, stderr_is_a_terminal):
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, embeddings={"provider": "none"}, files={"enabled": False}) as engram:
+        engram.remember_many([{"content": f"note {i} about the garden"} for i in range(250)])
+    exported = _run("--home", str(home), "export", "-f", "json", str(tmp_path / "out"))
+    assert "exporting as json" in exported.stderr and "250/250" in exported.stderr
+    assert exported.stdout == ""
+    as_json = _run("--home", str(home), "--json", "export", "-f", "json", str(tmp_path / "again"))
+    assert json.loads(as_json.stdout)["exported"] == 250
+    assert "exporting" not in as_json.stderr
+
+    synced = _run("--home", str(home), "sync")
+    assert "syncing" in synced.stderr and "1/1" in synced.stderr
+    assert synced.stdout.splitlines()[1].startswith("database -> files: 250 added")
+    assert "━" not in synced.stdout
+    quiet = _run("--home", str(home), "--json", "sync")
+    assert json.loads(quiet.stdout)["to_files"]["added"] == 0
+    assert "syncing" not in quiet.stderr
