@@ -308,3 +308,22 @@ def test_the_carried_schedule_is_found_under_another_spelling_of_the_database(pg
                                 capture_output=True, text=True, timeout=600)
     assert maintained.returncode == 0, maintained.stderr
     assert json.loads(maintained.stdout)["ran"] == []  # nothing due: the schedule was found
+
+
+def test_the_cli_draws_the_copy_on_stderr_and_keeps_stdout_for_the_report(
+        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli import render
+    from engram.interfaces.cli.app import app
+
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, embeddings={"provider": "none"}) as source:
+        source.remember_many([{"content": f"note {i} about the garden"} for i in range(40)])
+    # Rich draws bars only on a terminal: stderr's console made one, stdout's left as it is.
+    monkeypatch.setitem(render._consoles, "errors", render._clean_console(stderr=True, force_terminal=True))
+    result = CliRunner().invoke(app, ["--home", str(home), "migrate", "--to", pg_url], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "40/40" in result.stderr and "━" in result.stderr  # the memories table's bar
+    assert "40/40" not in result.stdout  # (the report's table draws its own rules)
+    assert "memories" in result.stdout and "differs" not in result.stdout  # the report's table

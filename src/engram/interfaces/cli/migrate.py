@@ -30,7 +30,7 @@ def migrate(
     path = source or settings.database_path(settings.agent)
     with Progress(
         TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=render.console, disable=cli.as_json,
+        console=render.errors, disable=cli.as_json,  # stderr: stdout holds the report (and --json's JSON)
     ) as bar:
         tasks: dict[str, int] = {}
 
