@@ -53,6 +53,27 @@ def test_daily_summary_extractive_stored_listed_recallable_and_idempotent(backen
     assert summary.id in [h.memory.id for h in hits]
 
 
+def test_a_run_reads_the_store_once_for_every_agent_and_period(make_engram, clock, monkeypatch):
+    # Each period of each agent used to read the whole store: agents x ~17 periods full passes, a
+    # job that grows with the number of users (one agent per user in the adapters) times the store.
+    engram = make_engram("sqlite")
+    yesterday, two_days_ago = day_start(clock.t) - DAY, day_start(clock.t) - 2 * DAY
+    for agent in ("alice", "bob", "carol"):
+        view = engram.for_agent(agent)
+        view.remember(f"{agent} planted tomatoes", created_at=yesterday + 60)
+        view.remember(f"{agent} bought seeds", created_at=two_days_ago + 60)
+    engram.for_agent("dave").remember("dave's old note", created_at=day_start(clock.t) - 40 * DAY)
+    passes = []
+    iter_all = engram.store.iter_all
+    monkeypatch.setattr(engram.store, "iter_all", lambda *a, **k: passes.append(1) or iter_all(*a, **k))
+    report = summaries.run(engram, SummarySettings(weekly=False), now=clock.t)
+    assert len(passes) == 1
+    assert report.changed == 6  # two days for each of three agents; dave's is past the lookback
+    made = {(m.scope.agent, m.metadata["period_start"], m.metadata["source_memory_count"])
+            for agent in ("alice", "bob", "carol", "dave") for m in summaries.list_summaries(engram.for_agent(agent))}
+    assert made == {(a, day, 1) for a in ("alice", "bob", "carol") for day in (yesterday, two_days_ago)}
+
+
 def test_llm_summarizer_is_used_and_failure_falls_back(make_engram, clock):
     engram = make_engram("sqlite")
     start = day_start(clock.t) - DAY

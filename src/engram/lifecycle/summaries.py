@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -87,11 +88,31 @@ def extractive(memories: Sequence[Memory], *, items: int, max_chars: int) -> str
 
 def sources(engram: Engram, agent: str, period: Period) -> list[Memory]:
     """The agent's memories (its scope and its sessions) created in the period, summaries excluded."""
-    return sorted(
-        (m for m in engram.store.iter_all()
-         if m.scope.agent == agent and m.type != SUMMARY_TYPE and period.start <= m.created_at < period.end),
-        key=lambda m: m.created_at,
-    )
+    return _recent(engram, [agent], period.start, period.end)[agent]
+
+
+def _recent(engram: Engram, agents: Sequence[str] | None, since: float, until: float) -> dict[str, list[Memory]]:
+    """Each agent's memories (every agent's with memories when ``agents`` is None) created in
+    ``[since, until)``, summaries excluded, oldest first: one pass over the store for a whole run,
+    whose periods then take their slices (``_in``), instead of one pass per agent and period."""
+    wanted = None if agents is None else set(agents)
+    found: dict[str, list[Memory]] = {agent: [] for agent in agents or ()}
+    for m in engram.store.iter_all():
+        agent = m.scope.agent
+        if agent is None or (wanted is not None and agent not in wanted):
+            continue
+        mine = found.setdefault(agent, [])
+        if m.type != SUMMARY_TYPE and since <= m.created_at < until:
+            mine.append(m)
+    for memories in found.values():
+        memories.sort(key=lambda m: m.created_at)
+    return found
+
+
+def _in(memories: list[Memory], period: Period) -> list[Memory]:
+    """Of ``memories`` (oldest first), those created in ``period``."""
+    return memories[bisect_left(memories, period.start, key=lambda m: m.created_at):
+                    bisect_left(memories, period.end, key=lambda m: m.created_at)]
 
 
 def summarize_period(
@@ -102,12 +123,16 @@ def summarize_period(
     *,
     summarizer: Summarizer | None,
     now: float,
+    found: Sequence[Memory] | None = None,
 ) -> Memory | None:
-    """Store the summary of one period (None when it has no memories or already has a summary)."""
+    """Store the summary of one period (None when it has no memories or already has a summary);
+    ``found``: its ``sources`` when the caller has read them already."""
+    if found is not None and not found:
+        return None  # nothing to summarise: no need to look for a summary
     scope = Scope(agent)
     if engram.store.get(period.key, make_filter([scope])) is not None:
         return None
-    found = sources(engram, agent, period)
+    found = sources(engram, agent, period) if found is None else list(found)
     if not found:
         return None
     text, method = "", "extractive"
@@ -149,16 +174,16 @@ def run(
 ) -> JobReport:
     """Summarise every ended day/week in the lookback that has memories and no summary yet;
     ``progress(done, total)`` counts the periods looked at (each agent's days and weeks)."""
-    if agents is None:
-        agents = sorted({m.scope.agent for m in engram.store.iter_all() if m.scope.agent is not None})
     kinds: list[PeriodType] = [k for k, on in (("daily", settings.daily), ("weekly", settings.weekly)) if on]
-    work = [(agent, period) for agent in agents for kind in kinds
-            for period in periods_ending_by(now, kind, settings.lookback_days)]
+    periods = [period for kind in kinds for period in periods_ending_by(now, kind, settings.lookback_days)]
+    recent = _recent(engram, agents, min(p.start for p in periods), max(p.end for p in periods)) if periods else {}
+    work = [(agent, period) for agent in (sorted(recent) if agents is None else agents) for period in periods]
     made = 0
     for done, (agent, period) in enumerate(work, 1):
-        if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now):
+        if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now,
+                            found=_in(recent.get(agent, []), period)):
             made += 1
-        if progress:  # a period reads the agent's memories: one report each costs nothing beside it
+        if progress:
             progress(done, len(work))
     return JobReport("summaries", changed=made, notes=(f"created {made}",))
 
