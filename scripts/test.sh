@@ -87,21 +87,19 @@ if [ "$run_main" = 1 ]; then
     if [ "$#" -eq 0 ]; then main_args=(--ignore=tests/integrations/test_crewai.py); fi
     .venv/bin/python -m pytest "${main_args[@]}" || failed+=("the main pass (requirements/lock.txt, .venv)")
 fi
-if [ "$run_newest" = 1 ]; then
-    newest_args=("$@")
-    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then newest_args=("${NEWEST_TESTS[@]}"); fi
-    echo "engram: the newest pass (requirements/lock-newest.txt, .venv-newest): pytest ${newest_args[*]}" >&2
+# A pass in a venv of its own: its list of tests, or, run alone, the arguments given instead.
+side_pass() {  # side_pass LABEL VENV LOCK TESTS_ARRAY_NAME [pytest arguments]
+    local label="$1" venv="$2" lock="$3"
+    local -n tests="$4"
+    shift 4
+    local args=("$@")
+    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then args=("${tests[@]}"); fi
+    echo "engram: the $label pass ($lock, $venv): pytest ${args[*]}" >&2
     # No cache provider: --lf and --ff keep following the main pass.
-    .venv-newest/bin/python -m pytest -p no:cacheprovider "${newest_args[@]}" \
-        || failed+=("the newest pass (requirements/lock-newest.txt, .venv-newest)")
-fi
-if [ "$run_crewai" = 1 ]; then
-    crewai_args=("$@")
-    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then crewai_args=("${CREWAI_TESTS[@]}"); fi
-    echo "engram: the CrewAI pass (requirements/lock-crewai.txt, .venv-crewai): pytest ${crewai_args[*]}" >&2
-    .venv-crewai/bin/python -m pytest -p no:cacheprovider "${crewai_args[@]}" \
-        || failed+=("the CrewAI pass (requirements/lock-crewai.txt, .venv-crewai)")
-fi
+    "$venv/bin/python" -m pytest -p no:cacheprovider "${args[@]}" || failed+=("the $label pass ($lock, $venv)")
+}
+if [ "$run_newest" = 1 ]; then side_pass newest .venv-newest requirements/lock-newest.txt NEWEST_TESTS "$@"; fi
+if [ "$run_crewai" = 1 ]; then side_pass CrewAI .venv-crewai requirements/lock-crewai.txt CREWAI_TESTS "$@"; fi
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'engram: failed: %s\n' "${failed[@]}" >&2
     exit 1
