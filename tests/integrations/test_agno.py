@@ -156,9 +156,24 @@ def test_per_user_keeps_each_runs_user_apart(engram: Engram, server: OpenAICompa
     assert json.loads(told(run, "recall")[0])["results"] == []
 
 
+def test_per_user_takes_any_user_id_and_none_lands_on_another_users_agent(engram: Engram,
+                                                                          server: OpenAICompatServer) -> None:
+    # Ids an application may let its users choose: an accent, a space, an email, and the written
+    # form of another user's id; each is its own agent.
+    tools = EngramTools(engram, per_user=True)
+    users = {"José": "agno:Jos@c3@a9", "Jos@c3@a9": "agno:Jos@40c3@40a9", "has a space": "agno:has@20a@20space",
+             "ana@example.com": "agno:ana@40example.com"}
+    for user in users:
+        run = agent(server, tools, ("remember", {"content": f"{user} keeps a key under the mat"})).run(
+            "Note it", user_id=user)
+        assert not told(run, "remember")[1], user
+    for user, name in users.items():
+        assert [m.content for m in engram.for_agent(name).list()] == [f"{user} keeps a key under the mat"]
+
+
 @pytest.mark.parametrize(("user_id", "expected"), [
     (None, "user_id: the run has none"),
-    ("has a space", "user_id: 'has a space' cannot name an engram agent ('agno:has a space')"),
+    ("", "user_id: the run has none"),
 ])
 def test_per_user_refuses_a_run_without_a_usable_user_id(engram: Engram, server: OpenAICompatServer,
                                                         user_id: str | None, expected: str) -> None:

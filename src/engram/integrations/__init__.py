@@ -3,6 +3,10 @@
 ``autogen``, ``crewai``).
 Importing one without its extra raises an ``ImportError`` naming the ``pip install`` that fixes it."""
 
+import hashlib
+import json
+import string
+
 from engram.about import install_hint
 from engram.errors import ValidationError
 from engram.model import make_scope
@@ -30,3 +34,40 @@ def checked_prefix(field: str, value: object, example: str) -> str:
         except ValidationError as exc:
             raise ValidationError(field, f"{value!r} cannot start an agent name", exc.allowed) from None
     return value
+
+
+# Kept as they are when an application's id becomes part of an agent name; every other character
+# (":", "@", a space, another script) is written "@" and two hex digits per UTF-8 byte.
+_KEPT = frozenset(string.ascii_letters + string.digits + "._-")
+
+
+def agent_part(text: str) -> str:
+    """``text`` as a part of an agent name (``José`` is ``Jos@c3@a9``, ``ana@example.com`` is
+    ``ana@40example.com``). "@" never stands for itself, so two texts never give the same part,
+    and ":" never appears in one, so parts joined by ":" split one way only."""
+    return "".join(ch if ch in _KEPT else "".join(f"@{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
+                   for ch in text)
+
+
+def agent_for_ids(prefix: str, **ids: str) -> str:
+    """The engram agent an application's ids name under ``prefix``: each id written by
+    ``agent_part``, in the order given, joined by ":" (``agent_for_ids("crewai:", user_id="José")``
+    is ``crewai:Jos@c3@a9``). Past 128 characters, an agent name's limit, the name is cut and ends
+    with "@@" (in no written part) and 32 hex digits of the ids' SHA-256. So different ids never
+    share an agent, whatever they hold: a user cannot pick an id that lands on another's memories.
+    Google ADK's service and Agno's per-user tools name their users' agents so. Raises
+    ``ValidationError`` naming an id that is not a non-empty string, or the first id when, with an
+    empty ``prefix``, the name would not start with a letter or digit."""
+    for name, value in ids.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ValidationError(name, f"got {value!r}", "a non-empty string")
+    whole = prefix + ":".join(agent_part(value) for value in ids.values())
+    if len(whole) > 128:
+        digest = hashlib.sha256(json.dumps(list(ids.values())).encode()).hexdigest()[:32]
+        whole = f"{whole[:128 - 34]}@@{digest}"
+    try:
+        return make_scope(whole, None).agent or whole
+    except ValidationError:
+        first = next(iter(ids))
+        raise ValidationError(first, f"{ids[first]!r} cannot start an agent name",
+                              "an id starting with a letter or digit, or a prefix before it") from None

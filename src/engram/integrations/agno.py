@@ -22,9 +22,11 @@ and shows the model its message.
 Per user. With ``per_user=True`` each run's ``user_id`` (``agent.run(..., user_id="u-42")``,
 Agno's own key for user memories) picks the engram agent ``agno:u-42``: users never read each
 other's memories, and the prefix keeps a user called ``assistant`` apart from an application
-agent of that name (as LangGraph's ``lg:``). Agno injects the run's context into the tools
-itself and never lets the model set it, so the model cannot name another user. A run without a
-``user_id`` is refused (a failed call naming ``user_id``) rather than written to a shared agent.
+agent of that name (as LangGraph's ``lg:``). The id is written by ``integrations.agent_for_ids``
+(``José`` is ``agno:Jos@c3@a9``), so no id a user could choose names another user's agent.
+Agno injects the run's context into the tools itself and never lets the model set it, so the
+model cannot name another user. A run without a ``user_id`` is refused (a failed call naming
+``user_id``) rather than written to a shared agent.
 Agno's ``session_id`` is not mapped: engram's session scope would hide a memory from the user's
 next session, which is what long-term memory is for. Agno's agent id is not mapped either: one
 toolkit is one engram agent, chosen where it is built.
@@ -40,10 +42,10 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import checked_prefix, missing, tool_docs
+from engram.integrations import agent_for_ids, checked_prefix, missing, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
-from engram.model import RecallResult, WriteResult, make_scope
+from engram.model import RecallResult, WriteResult
 
 try:
     from agno.exceptions import RetryAgentRun
@@ -114,13 +116,8 @@ class EngramTools(Toolkit):
         if not user_id:
             raise ValidationError("user_id", "the run has none, and these tools keep memories per user",
                                   "agent.run(..., user_id=...), or EngramTools(..., per_user=False)")
-        agent = self.user_prefix + user_id
-        try:
-            make_scope(agent, None)
-        except ValidationError as exc:
-            raise ValidationError("user_id", f"{user_id!r} cannot name an engram agent ({agent!r})",
-                                  exc.allowed) from None
-        return agent
+        # Whatever the id holds (an accent, a space, "@"), one agent per user, never another's.
+        return agent_for_ids(self.user_prefix, user_id=user_id)
 
     def _sync(self, run_context: RunContext | None) -> Engram:
         agent = self._agent(run_context)

@@ -28,7 +28,8 @@ and a repeated ``remember`` would store nothing. These tools' ``cache_function``
 
 Per user. CrewAI has no user of its own: ``kickoff(inputs=...)`` is the application's free dict,
 interpolated into prompts. One tool set is one engram agent, chosen where it is built
-(``engram_tools(mem.for_agent(f"crewai:{user_id}"))`` for the crew run for that user).
+(``engram_tools(mem.for_agent(agent_for_ids("crewai:", user_id=user_id)))`` for the crew run for
+that user: ``integrations.agent_for_ids`` gives one agent per id, whatever it holds).
 
 CrewAI's own memory (``crewai.memory.Memory``: ``Crew(memory=...)``, its ``Search memory`` and
 ``Save to memory`` tools) is not kept in engram. Its storage contract (``StorageBackend``) is a

@@ -54,8 +54,8 @@ from engram.engine import Engram
 from engram.errors import NotFoundError, ValidationError
 from engram.importers.apply import apply_plan
 from engram.importers.base import Plan, Record
-from engram.integrations import checked_prefix, missing
-from engram.model import Category, Memory, make_scope, parse_content, parse_metadata
+from engram.integrations import agent_for_ids, checked_prefix, missing
+from engram.model import Category, Memory, parse_content, parse_metadata
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -112,21 +112,10 @@ class EngramMemoryService(BaseMemoryService):
     # --- whose memory -------------------------------------------------------------------------
     def agent_for(self, app_name: str, user_id: str) -> str:
         """The engram agent holding ``user_id``'s memories in ``app_name``: ``<prefix><app>:<user>``,
-        each part written by ``_agent_part``, so two different pairs never share an agent. Raises
-        ``ValidationError`` naming ``app_name`` or ``user_id`` when one is not a non-empty string,
-        and ``app_name`` when, with an empty prefix, it does not start with a letter or digit."""
-        for name, value in (("app_name", app_name), ("user_id", user_id)):
-            if not isinstance(value, str) or not value.strip():
-                raise ValidationError(name, f"got {value!r}", "a non-empty string")
-        whole = f"{self.agent_prefix}{_agent_part(app_name)}:{_agent_part(user_id)}"
-        if len(whole) > 128:  # an agent name's limit: a part kept, then "@@" (never in a written part) and a digest
-            digest = hashlib.sha256(f"{app_name}\0{user_id}".encode()).hexdigest()[:32]
-            whole = f"{whole[:128 - 34]}@@{digest}"
-        try:
-            return make_scope(whole, None).agent or whole
-        except ValidationError:  # only an empty prefix before an app name starting otherwise can fail
-            raise ValidationError("app_name", f"{app_name!r} cannot start an agent name",
-                                  "a name starting with a letter or digit, or an agent_prefix") from None
+        written by ``integrations.agent_for_ids``, so two different pairs never share an agent.
+        Raises ``ValidationError`` naming ``app_name`` or ``user_id`` when one is not a non-empty
+        string, and ``app_name`` when, with an empty prefix, it does not start with a letter or digit."""
+        return agent_for_ids(self.agent_prefix, app_name=app_name, user_id=user_id)
 
     def _view(self, app_name: str, user_id: str) -> Engram:
         return self.engram.for_agent(self.agent_for(app_name, user_id), origin=KIND)
@@ -253,18 +242,6 @@ def _open(uri: str | None) -> Engram:
         raise ValidationError("uri", f"got {uri!r}", "engram:// (the configured store) or engram:///path/to/home")
     home = unquote(parsed.path)
     return Engram.from_settings(home=home) if home not in ("", "/") else Engram.from_settings()
-
-
-# Kept as they are in an app's or user's part of an agent name; every other character (":", "@",
-# a space, another script) is written "@" and two hex digits per UTF-8 byte. "@" never stands for
-# itself, so no id written out can look like another's ("José" is "Jos@c3@a9", and a user who
-# calls themselves "Jos@c3@a9" is "Jos@40c3@40a9"), and ":" between app and user is never part of
-# either: one agent per (app, user), whatever ids an application lets its users choose.
-_KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
-def _agent_part(text: str) -> str:
-    return "".join(ch if ch in _KEPT else "".join(f"@{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass")) for ch in text)
 
 
 def _check_metadata(custom_metadata: Mapping[str, object] | None) -> None:

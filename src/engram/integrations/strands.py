@@ -24,8 +24,8 @@ the exception to the application's ``AfterToolCallEvent`` hooks (``event.excepti
 Per user. Strands has no user of its own: no run carries a user id that Strands fills and the
 model cannot set (``invocation_state`` is a free dict of the application's, with no user key).
 So nothing is mapped: one toolkit is one engram agent, chosen where it is built
-(``EngramTools(mem.for_agent(f"strands:{user_id}"))``, beside the per-user ``Agent`` that holds
-that user's conversation anyway).
+(``EngramTools(mem.for_agent(agent_for_ids("strands:", user_id=user_id)))``, one agent per id
+whatever it holds, beside the per-user ``Agent`` that holds that user's conversation anyway).
 
 Strands' sessions (``RepositorySessionManager`` over a ``SessionRepository``) are not kept in
 engram: a repository updates its records in place (the agent's state on every sync, a message a
