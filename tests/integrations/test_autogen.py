@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +40,15 @@ MODEL_INFO: Any = {"vision": False, "function_calling": True, "json_output": Fal
 
 
 @pytest.fixture
-def engram(isolated_home: Path) -> Iterator[Engram]:
-    # The configured SQLite store under the test's own ENGRAM_HOME; full text recall (no model).
-    mem = Engram.from_settings(agent="alice", embeddings={"provider": "none"})
-    yield mem
-    mem.close()
+def engram(engram: Engram) -> Engram:
+    # The shared store (tests/integrations/conftest.py), as alice's agent.
+    return engram.for_agent("alice")
 
 
 @pytest.fixture
-def server() -> Iterator[OpenAICompatServer]:
-    with OpenAICompatServer(responder=_echo_memory) as s:
-        yield s
+def server(server: OpenAICompatServer) -> OpenAICompatServer:
+    server.responder = _echo_memory
+    return server
 
 
 def _echo_memory(request: RecordedRequest) -> Reply:
