@@ -33,6 +33,7 @@ from pydantic_settings import (
 
 from engram.agent.settings import ChatSettings
 from engram.db.pg_settings import PostgresSettings
+from engram.disk_names import portable
 from engram.embed.settings import EmbeddingSettings
 from engram.errors import ConfigError
 from engram.files.settings import FilesSettings
@@ -211,7 +212,7 @@ class Settings(BaseSettings):
     backend: str = "sqlite"
     # File of the sqlite/jsonfile backends; empty means ``home/memory.db`` or ``home/memory.json``.
     path: Path | None = None
-    # One database per agent under ``home/agents/<agent>/`` instead of one shared file.
+    # One database per agent under ``home/agents/<agent>/`` instead of one shared file (``agent_folder``).
     per_agent_databases: bool = False
     agent: str = "default"
     session: str | None = None
@@ -279,8 +280,16 @@ class Settings(BaseSettings):
         if self.path is not None and not self.per_agent_databases:
             return self.path
         if self.per_agent_databases:
-            return self.home / "agents" / (agent or self.agent) / f"memory.{suffix}"
+            return self.agent_folder(agent) / f"memory.{suffix}"
         return self.home / f"memory.{suffix}"
+
+    def agent_folder(self, agent: str | None = None) -> Path:
+        """``home/agents/<agent>/``, the folder of ``agent``'s own database (``per_agent_databases``),
+        the agent's name written by ``disk_names.portable`` (``Alice`` is ``!alice``, ``adk:app:u1``
+        is ``adk+app+u1``) so that no two agents share a folder on any file system. Only says where:
+        ``root.settle_agent_folder`` moves a folder an earlier version named as is. Raises
+        ``ValidationError`` (field ``agent``) for a bad name."""
+        return self.home / "agents" / portable(agent or self.agent)
 
     def transcripts_folder(self) -> Path:
         """Where transcripts are written: ``history.transcripts_dir``, else ``home/transcripts``."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,8 +39,32 @@ def open_backend(settings: Settings, agent: str | None = None) -> Backend:
     Raises ``ConfigError``/``StorageError``/``IntegrityError``."""
     from engram.backends.simple import StoreBackend
 
+    settle_agent_folder(settings, agent or settings.agent)
     made = resolve("backend", settings.backend)(settings, agent or settings.agent)
     return made if isinstance(made, Backend) else StoreBackend(made)
+
+
+def settle_agent_folder(settings: Settings, agent: str) -> Path | None:
+    """``agent``'s own folder (``Settings.agent_folder``, ``per_agent_databases``), after moving
+    there the folder an earlier version named with the agent's name as it is (``agents/Claude/``
+    is now ``agents/!claude/``), so an upgraded home keeps every memory and conversation; None
+    without per-agent databases. Called before anything opens a file in it (``open_backend``,
+    ``open_history``, the backup commands). Raises ``StorageError`` when the folder cannot be
+    moved (on Windows, while a process of an earlier version has a file in it open)."""
+    from engram.disk_names import settle
+    from engram.errors import StorageError
+
+    if not settings.per_agent_databases:
+        return None
+    folder = settings.agent_folder(agent)
+    if os.name == "nt" and ":" in agent:
+        return folder  # no earlier version could make that folder there (and "a:b" would name a drive)
+    earlier = folder.parent / agent
+    try:
+        return settle(earlier, folder)
+    except OSError as exc:
+        raise StorageError(f"cannot move agent {agent!r}'s folder {earlier} to {folder} (its name on every file "
+                           f"system): {exc}; stop what has it open (an earlier version of engram) and try again") from exc
 
 
 def history_backend_name(settings: Settings) -> str:
@@ -70,6 +95,8 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
         return history
     h = settings.history
     name = history_backend_name(settings)
+    if backend.history_name != name:
+        settle_agent_folder(settings, agent)
     home: Backend = backend if backend.history_name == name else resolve("history", name)(settings, agent)
     store = home.history_store(agent)
     semantic = None

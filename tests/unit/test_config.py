@@ -34,6 +34,9 @@ def test_environment_beats_file_beats_defaults(isolated_home: Path, monkeypatch:
 def test_per_agent_databases(isolated_home: Path) -> None:
     settings = load_settings(per_agent_databases=True)
     assert settings.database_path("bob") == isolated_home / "agents" / "bob" / "memory.db"
+    # One folder per agent on every file system: capitals as !x, ':' as '+' (engram.disk_names).
+    assert settings.database_path("Bob") == isolated_home / "agents" / "!bob" / "memory.db"
+    assert settings.database_path("adk:app:u1") == isolated_home / "agents" / "adk+app+u1" / "memory.db"
     with Engram.from_settings(settings) as mem:
         mem.remember("hello")
     assert (isolated_home / "agents" / "default" / "memory.db").exists()

@@ -151,7 +151,7 @@ class JsonlHistoryBackend(StoreBackend):
     def open(cls, settings: Settings, agent: str) -> JsonlHistoryBackend:
         h = settings.history
         own_file = settings.per_agent_databases and h.path is None
-        folder = settings.home / "agents" / agent if settings.per_agent_databases else settings.home
+        folder = settings.agent_folder(agent) if settings.per_agent_databases else settings.home
         path = Path(h.path) if h.path is not None else folder / "conversation-history.jsonl"
         options = {"max_entries": h.max_entries, "max_chars_per_entry": h.max_chars_per_entry,
                    "max_total_chars": h.max_total_chars}

@@ -23,10 +23,12 @@ def migrate(
     from rich.table import Table
 
     from engram.db.transfer import require_verified
-    from engram.root import migrate_to_postgres
+    from engram.root import migrate_to_postgres, settle_agent_folder
 
     cli = state(ctx)
     settings = cli.settings()
+    if source is None:
+        settle_agent_folder(settings, settings.agent)
     path = source or settings.database_path(settings.agent)
     with Progress(
         TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
