@@ -59,6 +59,13 @@ def portable(name: str, field: str = "agent") -> str:
     return text
 
 
+def windows_refuses(file_name: str) -> bool:
+    """Whether Windows refuses ``file_name`` for a device's, whatever its case and extension
+    (``con``, ``NUL.x.md``), or drops its last character (a ``.`` or a space). For names made
+    otherwise than by ``portable`` (which never makes such a name), e.g. transcripts' files."""
+    return file_name.partition(".")[0].lower() in _DEVICES or file_name.endswith((".", " "))
+
+
 def name_of(text: str) -> str | None:
     """The agent or session name the file or folder name ``text`` stands for: its ``portable``
     form, or the name as it is; None when it is neither."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,7 @@ def test_file_names_are_one_per_conversation() -> None:
     the two spellings of one key do share it."""
     name = transcripts.file_name
     assert name("telegram:42") == name("telegram:42:") == "telegram_42"
-    assert name("slack:C1:T7") == "slack_C1_T7"
+    assert name("slack:C1:T7").startswith("slack_C1_T7__")  # a capital: see the case-insensitive test below
     assert name("web:a/b") != name("web:a_b")
     assert (name("web:a/b"), name("web:a_b")) == ("web_a_b__60222680ed14", "web_a_b__8c44408a6d5e")  # stable: docs/history.md
     # A plain key shaped like another key's digested name still gets a name of its own.
@@ -81,6 +82,42 @@ def test_file_names_are_one_per_conversation() -> None:
     names = [name(key) for key in keys]
     assert len(set(names)) == len(keys), names
     assert all(0 < len(n) <= transcripts.MAX_PLAIN_NAME and not n.startswith(".") and "/" not in n for n in names)
+
+
+def test_no_two_transcript_names_meet_on_a_case_insensitive_file_system() -> None:
+    # macOS's and Windows' default file systems take web_Abc.md and web_abc.md for one file.
+    name = transcripts.file_name
+    keys = ["web:Abc", "web:abc", "web:ABC", "slack:C1:T7", "slack:c1:t7", "Sess-1", "sess-1", "web:a_B", "web:a_b",
+            "telegram:42", "con", "CON", "web:a.", "nul.x"]
+    folded = [name(key).casefold() for key in keys]
+    assert len(set(folded)) == len(keys), dict(zip(keys, folded, strict=True))
+    # Names Windows refuses (a device name, with any extension) are digested too.
+    assert all(n.split(".")[0] not in ("con", "nul") for n in folded)
+
+
+def test_agents_differing_in_case_or_holding_colons_keep_their_own_transcripts(tmp_path: Path) -> None:
+    folder = tmp_path / "transcripts"
+    written = {}
+    for agent, key in [("Alice", "web:Abc"), ("Alice", "web:abc"), ("alice", "web:Abc"), ("alice", "web:abc"),
+                       ("adk:app:u1", "web:abc")]:
+        written[agent, key] = transcripts.write(folder, key, [make_message("user", f"{agent} on {key}", created_at=T0)],
+                                                agent=agent)
+    on_disk = [p.relative_to(folder) for p in sorted(folder.rglob("*.md"))]
+    assert len({str(p).casefold() for p in on_disk}) == len(written) == len(on_disk)
+    for (agent, key), path in written.items():
+        assert path.read_text("utf-8").count(f"{agent} on {key}") == 1
+    assert written["adk:app:u1", "web:abc"].parent.name == "adk+app+u1"
+    assert all(":" not in str(p) for p in on_disk)
+
+
+def test_an_agents_transcripts_folder_as_an_earlier_version_named_it_is_moved(tmp_path: Path) -> None:
+    folder = tmp_path / "transcripts"
+    (folder / "Alice").mkdir(parents=True)
+    (folder / "Alice" / "telegram_42.md").write_text("# Session Transcript: telegram:42\n", "utf-8")
+    path = transcripts.write(folder, "telegram:7", [make_message("user", "hello there", created_at=T0)], agent="Alice")
+    assert path == folder / "!alice" / "telegram_7.md"
+    assert sorted(os.listdir(folder)) == ["!alice"]
+    assert (folder / "!alice" / "telegram_42.md").read_text("utf-8").startswith("# Session Transcript: telegram:42")
 
 
 def test_two_agents_with_one_key_keep_separate_transcripts(tmp_path: Path) -> None:

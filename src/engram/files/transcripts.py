@@ -20,13 +20,25 @@ Indexing stores each substantive turn, and not greetings or acknowledgements, as
 
 Transcripts belong to an agent, like the conversations they show: agent ``alice``'s transcript of
 ``telegram:42`` is ``<transcripts_dir>/alice/telegram_42.md``, so two agents using the same key
-never overwrite each other's. The file name is injective in the conversation: a key (or a
-session id) whose parts are plain (letters, digits, ``.`` and ``-``, starting with a letter or
-digit) is named by its parts joined with ``_`` (an empty thread left out, so ``telegram:42`` and
-``telegram:42:`` are one file); anything else is named by its sanitised text, ``__`` and 12 hex
-digits of the SHA-256 of the exact key (``web:a/b`` and ``web:a_b`` are ``web_a_b__….md`` with
-two different digests). A plain name never holds ``__``, so the two kinds never meet. Transcripts
-written by earlier versions at the top of the folder (shared by every agent) are left as they are.
+never overwrite each other's. The agent's folder is its name as ``disk_names.portable`` writes it
+(``Alice``'s is ``!alice/``, ``adk:app:u1``'s ``adk+app+u1/``), so no two agents share one on a
+case-insensitive file system and Windows takes every one; a folder an earlier version named as
+it is (``Alice/``) is moved there when the agent's next transcript is written.
+
+The file name is injective in the conversation, and no two are one name on a case-insensitive
+file system: a key (or a session id) whose parts are plain (lowercase letters, digits, ``.`` and
+``-``, starting with a letter or digit) is named by its parts joined with ``_`` (an empty thread
+left out, so ``telegram:42`` and ``telegram:42:`` are one file), unless Windows keeps that name
+for a device (``con``, ``nul.x``); anything else, a capital included, is named by
+its sanitised text, ``__`` and 12 hex digits of the SHA-256 of the exact key (``web:a/b`` and
+``web:a_b`` are ``web_a_b__….md`` with two different digests, ``web:Abc`` is ``web_Abc__….md``
+beside ``web:abc``'s ``web_abc.md``). A plain name never holds ``__``, so the two kinds never meet.
+
+Transcripts written by earlier versions where this one names them otherwise are left as they are
+and no longer rewritten: those at the top of the folder (shared by every agent), and those of a
+key with a capital, once named by its parts (``web_Abc.md``, now ``web_Abc__….md``). Each is the
+conversation as it was when last written; ``engram history transcript`` writes it again under
+its current name from the stored history.
 """
 
 from __future__ import annotations
@@ -45,8 +57,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram import text
+from engram.disk_names import portable, settle, windows_refuses
 from engram.errors import StorageError, ValidationError
-from engram.history.base import DEFAULT_AGENT, check_agent
+from engram.history.base import DEFAULT_AGENT
 from engram.history.keys import parse_conversation_key
 from engram.model import Message, Role
 
@@ -148,26 +161,35 @@ def file_name(session: str) -> str:
         exact = str(key)
         parts = [part for part in (key.channel, key.chat, key.thread) if part]
     plain = "_".join(parts)
-    if all(_PLAIN.match(part) for part in parts) and len(plain) <= MAX_PLAIN_NAME:
+    # No capital in a plain name: ``web_Abc`` and ``web_abc`` would be one file on a
+    # case-insensitive file system. The digest, of the exact key, tells such keys apart.
+    if (all(_PLAIN.match(part) for part in parts) and len(plain) <= MAX_PLAIN_NAME and plain == plain.lower()
+            and not windows_refuses(f"{plain}.md")):
         return plain
     digest = hashlib.sha256(exact.encode("utf-8")).hexdigest()[:DIGEST_CHARS]
     readable = _SAFE.sub("_", exact)[:80].strip("._") or "session"
+    if windows_refuses(f"{readable}__{digest}.md"):
+        readable = f"_{readable}"  # a plain name never starts with "_"; the digest keeps it apart
     return f"{readable}__{digest}"
 
 
 def transcript_path(folder: Path, session: str, *, agent: str) -> Path:
-    """``folder/<agent>/<name>.md``: ``agent``'s transcript of the conversation ``session``
-    (``file_name``). Raises ``ValidationError`` for a bad agent name."""
-    return folder / check_agent(agent) / f"{file_name(session)}.md"
+    """``folder/<agent>/<name>.md``: ``agent``'s transcript of the conversation ``session``, the
+    agent's name as ``disk_names.portable`` writes it and the file's ``file_name``. Raises
+    ``ValidationError`` for a bad agent name."""
+    return folder / portable(agent) / f"{file_name(session)}.md"
 
 
 def write(
     folder: Path, session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None, *, agent: str
 ) -> Path:
-    """Write (atomically replace) ``agent``'s transcript of the session; returns its path.
+    """Write (atomically replace) ``agent``'s transcript of the session, after moving the agent's
+    folder as an earlier version named it (``disk_names.settle``); returns its path.
     Raises ``StorageError`` and ``ValidationError`` (a bad agent name)."""
     path = transcript_path(folder, session, agent=agent)
     try:
+        if os.name != "nt" or ":" not in agent:  # no earlier version could make such a folder there
+            settle(folder / agent, path.parent)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
