@@ -8,7 +8,7 @@ import string
 
 import pytest
 
-from engram.disk_names import name_of, portable, settle
+from engram.disk_names import name_of, portable, settle, windows_refuses
 from engram.errors import ValidationError
 
 _FIRST = string.ascii_letters + string.digits
@@ -90,3 +90,11 @@ def test_settle_moves_only_a_name_listed_exactly(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr("engram.disk_names.os.rename", moved)
     assert settle(tmp_path / "Claude", tmp_path / "!claude") == tmp_path / "!claude"
     assert (tmp_path / "claude").is_dir()
+
+
+@pytest.mark.parametrize(("file_name", "refused"), [
+    ("con", True), ("CON.md", True), ("nul.x__abc.md", True), ("a.", True), ("a ", True), ("com1.txt", True),
+    ("console.md", False), ("_nul.x__abc.md", False), ("web_abc.md", False), ("con!.md", False),
+])
+def test_windows_refuses_device_names_whatever_their_case_and_extension(file_name: str, refused: bool) -> None:
+    assert windows_refuses(file_name) is refused
