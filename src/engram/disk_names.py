@@ -88,7 +88,10 @@ def settle(written_as_is: Path, portable_path: Path) -> Path:
     version named it, with the name as it is. It is moved only when a file or folder of exactly
     that name is there (on a case-insensitive file system ``Claude`` also finds ``claude``, which
     is another agent's) and nothing is at ``portable_path`` yet; a process moving it at the same
-    time is no failure."""
+    time is no failure. On Windows a name holding ``:`` cannot have been written (and ``a:b`` would
+    name a drive), so none is looked for."""
+    if os.name == "nt" and ":" in written_as_is.name:
+        return portable_path
     if written_as_is == portable_path or portable_path.exists():
         return portable_path
     try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,8 +56,6 @@ def settle_agent_folder(settings: Settings, agent: str) -> Path | None:
     if not settings.per_agent_databases:
         return None
     folder = settings.agent_folder(agent)
-    if os.name == "nt" and ":" in agent:
-        return folder  # no earlier version could make that folder there (and "a:b" would name a drive)
     earlier = folder.parent / agent
     try:
         return settle(earlier, folder)

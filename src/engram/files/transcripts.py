@@ -188,8 +188,7 @@ def write(
     Raises ``StorageError`` and ``ValidationError`` (a bad agent name)."""
     path = transcript_path(folder, session, agent=agent)
     try:
-        if os.name != "nt" or ":" not in agent:  # no earlier version could make such a folder there
-            settle(folder / agent, path.parent)
+        settle(folder / agent, path.parent)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
