@@ -206,8 +206,9 @@ def _replay(folder: Folder, state: SyncState, appending: dict[str, tuple[int, in
     return lines[-1] == ""
 
 
-def save(folder: Folder, state: SyncState) -> Written:
-    """Write the state whole, with an empty journal of its own (a new token).
+def save(folder: Folder, state: SyncState, *, durable: bool = False) -> Written:
+    """Write the state whole, with an empty journal of its own (a new token); ``durable``: wait for
+    the disk, for a state that must be there before what follows it (``folder_names``).
 
     Without waiting for the disk (no fsync): a sync pass writes the memory files it changed first,
     each on disk before it is renamed into place, then this record, so a power loss can only bring
@@ -221,10 +222,10 @@ def save(folder: Folder, state: SyncState) -> Written:
     quick pass several milliseconds of waiting on this project's disks, with every store through
     the server waiting for that pass."""
     state.journal = secrets.token_hex(8)
-    written = folder.write_text(state.where.state, state.to_json(), durable=False)
+    written = folder.write_text(state.where.state, state.to_json(), durable=durable)
     # After the state: a crash between the two leaves the new state beside the old journal, whose
     # token no longer matches, so nothing is replayed twice or onto the wrong state.
-    header = folder.write_text(state.where.journal, json.dumps({"journal": state.journal}) + "\n", durable=False)
+    header = folder.write_text(state.where.journal, json.dumps({"journal": state.journal}) + "\n", durable=durable)
     return Written(written, header)
 
 
