@@ -6,6 +6,7 @@ repeated or set in conflict."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,33 @@ def test_a_folder_that_cannot_be_renamed_is_left_out_and_reported(engram: Engram
     assert not report.conflicts and not report.problems and report.db_forgotten == 0
     assert "meanwhile" in (folder / "agents/!claude/style.md").read_text()
     assert set(before) <= set(_memories(engram))
+
+
+def test_per_agent_state_files_are_named_portably_and_moved_from_the_old_names(engram: Engram, folder: Path) -> None:
+    claude = FileSync(engram, folder, database_agent="Claude")
+    claude.attach()
+    try:
+        engram.for_agent("Claude").remember("Claude prefers tabs", tags="style")
+        gone = engram.for_agent("Claude").remember("Claude once liked vim", tags="style").memory
+        claude.sync()
+    finally:
+        claude.detach()
+    adk = FileSync(engram, folder, database_agent="adk:app:u1")
+    adk.sync()
+    dot_files = {p.name for p in folder.iterdir() if p.name.startswith(".engram-sync.")}
+    assert {".engram-sync.!claude.json", ".engram-sync.!claude.journal",
+            ".engram-sync.adk+app+u1.json", ".engram-sync.adk+app+u1.journal"} <= dot_files
+    # As an earlier version named them.
+    for kind in ("json", "journal"):
+        os.rename(folder / f".engram-sync.!claude.{kind}", folder / f".engram-sync.Claude.{kind}")
+    _drop(folder / "agents/!claude/style.md", "Claude once liked vim")
+    report = FileSync(engram, folder, database_agent="Claude").sync()
+    # Forgotten, not put back: the state recorded it, so its removal from the file is one.
+    assert report.db_forgotten == 1 and not report.conflicts
+    assert engram.store.get_many([gone.id]) == []
+    names = {p.name for p in folder.iterdir() if p.name.startswith(".engram-sync.")}
+    assert ".engram-sync.!claude.json" in names and ".engram-sync.Claude.json" not in names
+    assert ".engram-sync.Claude.journal" not in names
 
 
 def test_clawcode_session_folders_of_an_agent_named_with_capitals(engram: Engram, folder: Path) -> None:
