@@ -1,7 +1,9 @@
 """Memory as files: the memory folder people read, edit, grep and version with ordinary tools.
 
 - ``layout``: where each memory's file is (``global/``, ``agents/<agent>/``,
-  ``sessions/<agent>/<session>/``; one file per tag, category or type).
+  ``sessions/<agent>/<session>/``, the names written as ``disk_names.portable`` folder names;
+  one file per tag, category or type); ``folder_names`` renames folders an earlier version named
+  with the names as they are.
 - ``markdown`` / ``yaml_format``: the two file formats (ClawCode's), parsed into ``Entry`` records
   with schema validation and rendered back; bullets keep an unobtrusive ``<!-- id:... -->`` marker.
 - ``sync``: two-way sync (``FileSync``) with a sync-state record (``state``) so conflicts are

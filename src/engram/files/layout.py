@@ -9,8 +9,15 @@
       types/<type>/…json              per-type JSON copies (optional, PHP entity)
 
 A session folder is nested under its agent because session names are only unique within an
-agent. A new memory goes to the file of its group (first tag, category or type as configured);
-the sync state remembers where each entry is, so an entry a person moved stays where it was put.
+agent. Agent and session names are written as ``disk_names.portable`` file names (``Claude`` is
+``agents/!claude``, ``adk:app:u1`` is ``agents/adk+app+u1``), so two agents whose names differ only
+in case never share a folder on a case-insensitive file system and Windows can hold every name;
+a folder name is read back with ``disk_names.name_of``, which also reads a name as it is (as
+earlier versions wrote folders, and as a person may make one: ``agents/Claude``).
+``folder_names`` renames such folders to their portable names.
+
+A new memory goes to the file of its group (first tag, category or type as configured); the sync
+state remembers where each entry is, so an entry a person moved stays where it was put.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from engram.disk_names import name_of, portable
 from engram.errors import ValidationError
 from engram.model import Memory, Scope, make_scope
 
@@ -43,26 +51,32 @@ class Layout:
     sessions: SessionFolders = "agent/session"
     owner: str = "default"
 
-    def scope_dir(self, scope: Scope) -> str:
+    def scope_dir(self, scope: Scope, *, as_is: bool = False) -> str:
+        """The folder of ``scope``'s memories, its names written ``portable``; ``as_is``: with the
+        names as they are, as earlier versions named it (``folder_names`` looks for it)."""
         if scope.agent is None:
             return "global"
+        agent = scope.agent if as_is else portable(scope.agent)
         if scope.session is None:
-            return f"agents/{scope.agent}"
+            return f"agents/{agent}"
+        session = scope.session if as_is else portable(scope.session, "session")
         if self.sessions == "session" and scope.agent == self.owner:
-            return f"sessions/{scope.session}"
-        return f"sessions/{scope.agent}/{scope.session}"
+            return f"sessions/{session}"
+        return f"sessions/{agent}/{session}"
 
     def scope_of_dir(self, rel_dir: str) -> Scope:
-        """Inverse of ``scope_dir``; raises ``ValidationError``."""
+        """The scope whose folder ``rel_dir`` is, its names read with ``name_of`` (written
+        ``portable`` or as they are: ``agents/!claude`` and ``agents/Claude`` are both Claude's);
+        raises ``ValidationError`` for a path that is no scope folder or a name that is neither."""
         parts = rel_dir.split("/")
         if parts == ["global"]:
             return Scope()
         if len(parts) == 2 and parts[0] == "agents":
-            return make_scope(parts[1], None)
+            return make_scope(_name(parts[1]), None)
         if len(parts) == 3 and parts[0] == "sessions" and not self._owner_nested(parts):
-            return make_scope(parts[1], parts[2])
+            return make_scope(_name(parts[1]), _name(parts[2]))
         if len(parts) == 2 and parts[0] == "sessions" and self.sessions == "session":
-            return make_scope(self.owner, parts[1])
+            return make_scope(self.owner, _name(parts[1]))
         raise ValidationError("path", f"{rel_dir!r} is not a scope folder", self._folders())
 
     def dir_of(self, rel: str) -> str | None:
@@ -77,7 +91,8 @@ class Layout:
 
     def _owner_nested(self, parts: list[str]) -> bool:
         """``sessions/<owner>/<session>``, which the ``"session"`` layout keeps at ``sessions/<session>``."""
-        return self.sessions == "session" and len(parts) == 3 and parts[0] == "sessions" and parts[1] == self.owner
+        # By the name the folder stands for: ``sessions/!claude/`` and ``sessions/Claude/`` are both Claude's.
+        return self.sessions == "session" and len(parts) == 3 and parts[0] == "sessions" and name_of(parts[1]) == self.owner
 
     def locate(self, rel: str, suffix: str) -> tuple[Scope, str] | None:
         """``(scope, scope folder)`` of a memory file at ``rel``, or None when ``rel`` is not one
@@ -111,6 +126,12 @@ class Layout:
     def _folders(self) -> str:
         own = "sessions/<session>/ (this agent's), " if self.sessions == "session" else ""
         return f"global/, agents/<agent>/, {own}sessions/<agent>/<session>/"
+
+
+def _name(text: str) -> str:
+    """The name a folder name ``text`` stands for (``name_of``); a text that stands for none is
+    returned as it is, for ``make_scope`` to refuse naming what is allowed."""
+    return name_of(text) or text
 
 
 def directly_in(path: str, rel_dir: str) -> bool:

@@ -1,7 +1,8 @@
 """What a full pass covers: the memory files found in the folder, by scope (``scan``), and the
 memories and recorded entries of each scope (``list_scope``, ``state_scopes``). Only the scopes
 this database syncs are taken (``FolderSide.owns``); symlinks, and names that hold no scope's
-memories, are reported and never read. Each scope is then settled by ``reconcile``.
+memories, are reported and never read; so are the files of a folder named as an earlier version
+named it, left beside its scope's folder as named now (``folder_names``). Each scope is then settled by ``reconcile``.
 """
 
 from __future__ import annotations
@@ -63,10 +64,26 @@ def scan(side: FolderSide, report: SyncReport) -> dict[Scope, list[str]]:
             report.problems.append(Problem(rel, 0, f"not read: {exc}"))
             continue
         if where is not None:
-            if side.owns(where[0]):  # another agent's folder is its own database's to sync
-                found[where[0]].append(rel)
+            scope, rel_dir = where
+            if not side.owns(scope):
+                continue  # another agent's folder is its own database's to sync
+            named = side.layout.scope_dir(scope)
+            if rel_dir != named:
+                # Named as an earlier version named it, beside its folder as named now (else the pass
+                # renamed it, ``folder_names``): one scope is settled against one folder.
+                both = side.folder.resolve(named).is_dir()
+                report.problems.append(Problem(rel, 0, f"not read: {rel_dir}/ is {_whose(scope)} folder as an"
+                                               f" earlier version named it; engram names it {named}/ now" + (
+                                                   f", which is there too: move this folder's files into {named}/"
+                                                   if both else "")))
+                continue
+            found[scope].append(rel)
         else:
             misplaced = side.layout.misplaced(rel, side.fmt.suffix)
             if misplaced:
                 report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
     return found
+
+
+def _whose(scope: Scope) -> str:
+    return f"agent {scope.agent!r}'s" if scope.session is None else f"agent {scope.agent!r}'s session {scope.session!r}"

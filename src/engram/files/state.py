@@ -7,7 +7,8 @@ this record tells which side changed, so a change on both sides is a conflict ra
 silent overwrite. Several processes (``engram watch`` and a CLI writing) may sync the same
 folder, so every change takes an exclusive lock on ``.engram-sync.lock`` and re-reads the state.
 With ``per_agent_databases`` each agent's database keeps a state of its own
-(``.engram-sync.<agent>.json``, ``files_for``) beside the others, under the same lock.
+(``.engram-sync.<agent>.json``, the agent's name written ``disk_names.portable``, ``files_for``)
+beside the others, under the same lock.
 
 A pass that changed a few entries (the quick pass after a store) appends what it changed to
 ``.engram-sync.journal`` instead of rewriting the state whole (``append``): the state holds a line
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from engram.disk_names import name_of, portable, settle
 from engram.errors import ValidationError
 
 from .paths import Folder
@@ -71,7 +73,18 @@ def files_for(database_agent: str | None) -> StateFiles:
     recorded against whichever synced last, and every other one would start afresh each time)."""
     if database_agent is None:
         return SHARED
-    return StateFiles(f".engram-sync.{database_agent}.json", f".engram-sync.{database_agent}.journal")
+    name = portable(database_agent)  # one file per agent on every file system, as its folders
+    return StateFiles(f".engram-sync.{name}.json", f".engram-sync.{name}.journal")
+
+
+def _as_is(where: StateFiles) -> StateFiles | None:
+    """The files an earlier version kept ``where``'s state in (the agent's name as it is), or None
+    when they are the same (``SHARED``, or a name that is its own portable form)."""
+    if where == SHARED:
+        return None
+    name = name_of(where.state[len(".engram-sync."):-len(".json")])
+    earlier = StateFiles(f".engram-sync.{name}.json", f".engram-sync.{name}.journal")
+    return None if name is None or earlier == where else earlier
 
 
 class EntryState(NamedTuple):
@@ -129,7 +142,13 @@ def load(folder: Folder, fmt: str, database: str, where: StateFiles = SHARED) ->
 def read(folder: Folder, fmt: str, database: str,
          where: StateFiles = SHARED) -> tuple[SyncState, Written | None]:
     """``load``, with what the disk holds (the two files' ``stat``) when a change may be appended
-    to it: the state and its own journal, whole. Call it under the folder lock."""
+    to it: the state and its own journal, whole. Call it under the folder lock. A state an
+    earlier version kept under the agent's name as it is is moved to where it is kept now first."""
+    earlier = _as_is(where)
+    if earlier is not None:
+        # The journal first: a crash between the two leaves the state to move, which a read moves.
+        for old, new in zip(earlier[::-1], where[::-1], strict=True):
+            settle(folder.resolve(old), folder.resolve(new))
     found = _stats(folder, where)
     fresh = SyncState(fmt, database, where=where)
     try:
@@ -206,8 +225,9 @@ def _replay(folder: Folder, state: SyncState, appending: dict[str, tuple[int, in
     return lines[-1] == ""
 
 
-def save(folder: Folder, state: SyncState) -> Written:
-    """Write the state whole, with an empty journal of its own (a new token).
+def save(folder: Folder, state: SyncState, *, durable: bool = False) -> Written:
+    """Write the state whole, with an empty journal of its own (a new token); ``durable``: wait for
+    the disk, for a state that must be there before what follows it (``folder_names``).
 
     Without waiting for the disk (no fsync): a sync pass writes the memory files it changed first,
     each on disk before it is renamed into place, then this record, so a power loss can only bring
@@ -221,10 +241,10 @@ def save(folder: Folder, state: SyncState) -> Written:
     quick pass several milliseconds of waiting on this project's disks, with every store through
     the server waiting for that pass."""
     state.journal = secrets.token_hex(8)
-    written = folder.write_text(state.where.state, state.to_json(), durable=False)
+    written = folder.write_text(state.where.state, state.to_json(), durable=durable)
     # After the state: a crash between the two leaves the new state beside the old journal, whose
     # token no longer matches, so nothing is replayed twice or onto the wrong state.
-    header = folder.write_text(state.where.journal, json.dumps({"journal": state.journal}) + "\n", durable=False)
+    header = folder.write_text(state.where.journal, json.dumps({"journal": state.journal}) + "\n", durable=durable)
     return Written(written, header)
 
 

@@ -12,6 +12,7 @@ the folder and the engine as two frozen records (``sides``), with the sync state
 and none reads the syncer itself. The passes live beside it:
 
 - ``mirror``: the quick pass, only the changed entries written, into files kept parsed.
+- ``folder_names``: folders named as earlier versions named them, renamed first by a full pass.
 - ``scan``: what a full pass covers (memory files by scope, each scope's memories).
 - ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
   docstring has the table of what each difference means.
@@ -35,7 +36,7 @@ from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
 
-from . import layout
+from . import folder_names, layout
 from . import state as sync_state
 from .document import get_format
 from .entry import Problem
@@ -173,8 +174,12 @@ class FileSync:
                 journal = Journal(written)
                 full: set[Scope] = set()
                 changed_files: set[str] = set()
+                side = self._folder_side()
                 for scope, ids in ids_by_scope.items():
-                    touched = self._reflect_quickly(scope, ids, st, journal)
+                    # A folder of an earlier version's name is renamed by the full pass first: a
+                    # file written for its scope now would make a second folder of the scope.
+                    touched = None if folder_names.named_as_is(side, scope) else self._reflect_quickly(
+                        scope, ids, st, journal)
                     if touched is None:
                         full.add(scope)
                     else:
@@ -222,6 +227,10 @@ class FileSync:
             written = sync_state.append(self.folder, st, last, entry_ids, files)
         self._state = (written, st)
 
+    def _save_durably(self, st: sync_state.SyncState) -> None:
+        """Write ``st`` whole and wait for the disk (before folders are renamed, ``folder_names``)."""
+        self._state = (sync_state.save(self.folder, st, durable=True), st)
+
     def _database_identity(self) -> str:
         """Which database the state was recorded against: backend, location and, for a file, its
         inode, so a new database file in the same place is not mistaken for the old one (which
@@ -253,6 +262,9 @@ class FileSync:
             self._read_layout()
             st, _ = self._load_state()
             side, database = self._folder_side(), self._database_side()
+            renamed, held = folder_names.settle_folders(side, st, report, self._save_durably)
+            if renamed:
+                self._quick.parsed.clear()  # kept by the paths the files had
             files_by_scope = scan(side, report)
             wanted = None if scopes is None else {scope for scope in scopes if self.owns(scope)}
             db_by_scope: dict[Scope, dict[str, Memory]] = defaultdict(dict)
@@ -265,7 +277,7 @@ class FileSync:
                 for scope in wanted:
                     db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 all_scopes = wanted
-            ordered = sorted(all_scopes, key=str)
+            ordered = sorted(all_scopes - held, key=str)
             for n, scope in enumerate(ordered):
                 if progress:
                     progress("syncing", n, len(ordered))
