@@ -265,3 +265,60 @@ def test_clawcode_session_folders_of_an_agent_named_with_capitals(engram: Engram
     [problem] = report.problems
     assert problem.path == "sessions/!claude/s2/notes.md" and "sessions/<session>/" in problem.message
     assert [content for _, content in _memories(engram).values()] == ["Talked about parsers"]
+
+
+def test_an_upgraded_home_with_per_agent_databases_syncs_without_conflicts(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """All three moves at once, as an upgrade meets them: the agent's database folder, its sync
+    state files and its memory folder. The state was recorded against the database where it was;
+    the same file in its renamed folder is still that database, so a change on the database side
+    since is an update of the file, not a conflict with it."""
+    from engram.config import Settings, load_settings
+    from engram.files.wiring import attach_from_settings
+
+    def opened() -> tuple[Engram, FileSync]:
+        engram = Engram.from_settings(load_settings(home=tmp_path, agent="Claude", per_agent_databases=True), mirror=False)
+        syncer = attach_from_settings(engram, engram.settings)
+        assert syncer is not None
+        return engram, syncer
+
+    with monkeypatch.context() as earlier:  # the names as they are, as earlier versions wrote them
+        earlier.setattr(Settings, "agent_folder", lambda self, agent=None: self.home / "agents" / (agent or self.agent))
+        _names_as_is(earlier)
+        engram, syncer = opened()
+        kept = engram.remember("Claude keeps bees on the roof", tags="bees").memory
+        syncer.sync()
+        syncer.detach()
+        engram.close()
+    memory = tmp_path / "memory"
+    for kind in ("json", "journal"):
+        os.rename(memory / f".engram-sync.!claude.{kind}", memory / f".engram-sync.Claude.{kind}")
+    assert (tmp_path / "agents/Claude/memory.db").is_file() and (memory / "agents/Claude/bees.md").is_file()
+
+    engram, syncer = opened()
+    try:
+        engram.update(kept.id, importance=0.9)  # the database side changes; the file does not
+        report = syncer.sync()
+    finally:
+        syncer.detach()
+        engram.close()
+    assert not report.conflicts and not report.problems, (report.conflicts, report.problems)
+    assert sorted(os.listdir(tmp_path / "agents")) == ["!claude"]
+    assert os.listdir(memory / "agents") == ["!claude"]
+    assert not list(memory.rglob("*.conflict"))
+    assert "importance: 0.9" in (memory / "agents/!claude/bees.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("recorded", "current", "same"), [
+    ("sqlite:/h/memory.db:41", "sqlite:/h/memory.db:41", True),
+    ("sqlite:/h/agents/Claude/memory.db:41", "sqlite:/h/agents/!claude/memory.db:41", True),  # the folder renamed
+    ("sqlite:/h/agents/adk:app:u1/memory.db:41", "sqlite:/h/agents/adk+app+u1/memory.db:41", True),
+    ("sqlite:/h/memory.db:41", "sqlite:/h/memory.db:42", False),  # a new file in the same place
+    ("jsonfile:/h/memory.json:41", "sqlite:/h/memory.db:41", False),
+    ("postgres:db@host/a:", "postgres:db@host/b:", False),  # no inode: the location decides
+    ("", "sqlite:/h/memory.db:41", False),
+])
+def test_the_state_follows_its_database_file_when_moved_not_when_replaced(recorded: str, current: str, same: bool) -> None:
+    from engram.files.state import same_database
+
+    assert same_database(recorded, current) is same

@@ -132,6 +132,20 @@ class SyncState:
 _STATE_MAX_BYTES = 1 << 31
 
 
+def same_database(recorded: str, current: str) -> bool:
+    """Whether the state recorded against the database ``recorded`` (``FileSync``'s identity:
+    ``backend:location:inode``) is about ``current``: the same identity, or the same file moved (same
+    backend and inode, another location), as an agent's own database is when its folder is renamed
+    to its portable name (``root.settle_agent_folder``). A file replaced in the same place has
+    another inode, so it still starts afresh."""
+    if recorded == current:
+        return True
+    backend, _, rest = recorded.partition(":")
+    now_backend, _, now_rest = current.partition(":")
+    inode, now_inode = rest.rpartition(":")[2], now_rest.rpartition(":")[2]
+    return backend == now_backend and inode == now_inode and inode.isdigit()
+
+
 def load(folder: Folder, fmt: str, database: str, where: StateFiles = SHARED) -> SyncState:
     """The stored state; an unreadable state, or one recorded for another format or another
     database (a fresh or replaced database file), starts afresh: every entry then counts as
@@ -160,7 +174,7 @@ def read(folder: Folder, fmt: str, database: str,
     except (ValueError, OSError) as exc:
         log.warning("sync state %s unreadable (%s); starting afresh", where.state, exc)
         return fresh, None
-    if data.get("format") != fmt or data.get("database") != database:
+    if data.get("format") != fmt or not same_database(str(data.get("database")), database):
         return fresh, None
     entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
     state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where)
