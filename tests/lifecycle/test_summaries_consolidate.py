@@ -175,3 +175,50 @@ def test_consolidation_below_threshold_and_without_vectors_does_nothing(make_eng
     with_vectors.remember("apples and pears")
     with_vectors.remember("apples and plums")
     assert consolidate.run(with_vectors, ConsolidationSettings(threshold=0.99), now=clock.t).removed == ()
+
+
+def test_consolidation_announces_its_merges_together_and_the_folder_follows(make_engram, clock, embedder, tmp_path):
+    """Every 200 merges' events go to the listeners in one batch (the memory folder then writes
+    each file once for them, not once per merge), and what was merged is in the folder and the
+    audit trail as if each merge had been told on its own."""
+    from engram.files.sync import FileSync
+
+    engram = make_engram("sqlite", embedder=type(embedder)(dims=4096))
+    syncer = FileSync(engram, tmp_path / "memory")
+    syncer.attach()
+    batches: list[int] = []
+    engram.events.subscribe_batches(lambda events: batches.append(len(events)))
+    copies = engram.remember_many([{"content": f"note g{n} item{n}" + "!" * copy} for n in range(450) for copy in (0, 1)])
+    batches.clear()
+    report = consolidate.run(engram, ConsolidationSettings(threshold=0.99), now=clock.t)
+    assert report.changed == 450 and len(report.removed) == 450
+    assert batches == [400, 400, 100]  # two events (forgotten, updated) a merge
+    syncer.detach()
+    assert not syncer.sync().changed  # the folder already said what the database does
+    text = (tmp_path / "memory" / "agents" / "default" / "knowledge.md").read_text(encoding="utf-8")
+    kept = {m.id for m in engram.store.iter_all()}
+    assert len(kept) == 450 and all(f"id:{i}" in text for i in kept)
+    assert not any(f"id:{m.id}" in text for m in report.removed)
+    removed_ids = sorted(m.id for m in report.removed)
+    assert {i for i, _ in engram.backend.audit_log().forgotten(removed_ids)} == set(removed_ids)
+    assert {c.memory.id for c in copies} == kept | {m.id for m in report.removed}
+
+
+def test_merges_made_before_one_fails_are_still_announced(make_engram, clock, embedder, monkeypatch):
+    engram = make_engram("sqlite", embedder=type(embedder)(dims=4096))
+    engram.remember_many([{"content": f"note g{n} item{n}" + "!" * copy} for n in range(3) for copy in (0, 1)])
+    told: list[str] = []
+    engram.events.subscribe_batches(lambda events: told.extend(e.kind for e in events))
+    merge, calls = consolidate.merge, []
+
+    def failing_third(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError("disk gone")
+        return merge(*args, **kwargs)
+
+    monkeypatch.setattr(consolidate, "merge", failing_third)
+    with pytest.raises(OSError):
+        consolidate.run(engram, ConsolidationSettings(threshold=0.99), now=clock.t)
+    assert told == ["forgotten", "updated", "forgotten", "updated"]
+    assert len(list(engram.store.iter_all())) == 4

@@ -10,7 +10,7 @@ caller so tests are exact, and report what they did; removals go through
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,11 +48,13 @@ def every_memory(engram: Engram, categories: Iterable[Category] = (), *, agent: 
             if (not wanted or m.category in wanted) and (agent is None or m.scope.agent == agent)]
 
 
-def forget_as_maintenance(engram: Engram, memories: Sequence[Memory], reason: str, now: float) -> tuple[Memory, ...]:
-    """Delete ``memories`` and emit one ``forgotten`` event from origin ``maintenance``."""
+def forget_as_maintenance(engram: Engram, memories: Sequence[Memory], reason: str, now: float,
+                          announce: Callable[[MemoryEvent], None] | None = None) -> tuple[Memory, ...]:
+    """Delete ``memories`` and emit one ``forgotten`` event from origin ``maintenance`` (or hand
+    it to ``announce``, for a job that announces its changes together: ``consolidate``)."""
     if not memories:
         return ()
     removed = engram.store.delete([m.id for m in memories])
     if removed:
-        engram.events.emit(MemoryEvent("forgotten", tuple(removed), engram.scope, "maintenance", reason, now))
+        (announce or engram.events.emit)(MemoryEvent("forgotten", tuple(removed), engram.scope, "maintenance", reason, now))
     return tuple(removed)

@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 
 # Rows of the similarity matrix computed at a time; progress is told after each block.
 _BLOCK = 512
+# Merges whose events are announced together: the file mirror then writes each file once for them
+# all, not once per merge (a whole file rewritten per merge was most of a run's time with the memory
+# folder on). Bounded, so a process killed part-way has told the audit trail of all but the last few.
+_ANNOUNCED_TOGETHER = 200
 
 
 def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: float,
@@ -92,9 +96,11 @@ def named(memory: Memory) -> bool:
     return memory.key != derived and re.fullmatch(re.escape(derived) + r"-\d+", memory.key) is None
 
 
-def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, tuple[Memory, ...]] | None:
+def merge(engram: Engram, group: list[Memory], *, now: float,
+          announce: Callable[[MemoryEvent], None] | None = None) -> tuple[Memory, tuple[Memory, ...]] | None:
     """Merge ``group`` into its survivor; returns the updated survivor and the removed memories,
-    or None when every member but the survivor is named (nothing may be removed)."""
+    or None when every member but the survivor is named (nothing may be removed). Its two events
+    (the others forgotten, the survivor updated) are emitted, or handed to ``announce``."""
     ordered = sorted(group, key=lambda m: (not named(m), -m.importance, -m.recall_count, m.created_at, m.id))
     survivor, others = ordered[0], [m for m in ordered[1:] if not named(m)]
     if not others:
@@ -118,10 +124,11 @@ def merge(engram: Engram, group: list[Memory], *, now: float) -> tuple[Memory, t
         for linked in other.links:
             if linked != survivor.id and linked not in {o.id for o in others}:
                 engram.store.link(survivor.id, linked)
-    removed = forget_as_maintenance(engram, others, f"consolidated into {survivor.key} ({survivor.id})", now)
+    announce = announce or engram.events.emit
+    removed = forget_as_maintenance(engram, others, f"consolidated into {survivor.key} ({survivor.id})", now, announce)
     updated = engram.store.get_many([survivor.id])[0]
-    engram.events.emit(MemoryEvent("updated", (updated,), engram.scope, "maintenance",
-                                   f"consolidated {len(removed)} near-duplicates", now, previous=(survivor,)))
+    announce(MemoryEvent("updated", (updated,), engram.scope, "maintenance",
+                         f"consolidated {len(removed)} near-duplicates", now, previous=(survivor,)))
     return updated, removed
 
 
@@ -152,10 +159,17 @@ def run(engram: Engram, settings: ConsolidationSettings, *, now: float, agent: s
             told = compared
     removed: tuple[Memory, ...] = ()
     merged = 0
-    for n, group in enumerate(found, 1):
-        done = merge(engram, group, now=now)
-        if done is not None:
-            removed += done[1]
-            merged += 1
-        tell("merging", n, len(found))
+    held: list[MemoryEvent] = []
+    try:
+        for n, group in enumerate(found, 1):
+            done = merge(engram, group, now=now, announce=held.append)
+            if done is not None:
+                removed += done[1]
+                merged += 1
+                if merged % _ANNOUNCED_TOGETHER == 0:
+                    engram.events.emit_all(tuple(held))
+                    held.clear()
+            tell("merging", n, len(found))
+    finally:  # what was merged is stored: it is announced even when a later merge fails
+        engram.events.emit_all(tuple(held))
     return JobReport("consolidate", removed, merged, (f"merged groups {merged}",) if merged else ())
