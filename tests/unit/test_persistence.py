@@ -185,3 +185,48 @@ def test_a_store_in_memory_alone_does_not_copy_its_state_for_each_batch(monkeypa
     results = store.write_batch([BatchWrite(d, key_from_content(d.content)) for d in drafts], now=1000.0, identity=None)
     assert [r.action for r in results] == ["created"] * 3  # type: ignore[union-attr]
     assert copies == []
+
+
+def _operations() -> dict[str, object]:
+    def update(engram, kept, _other):  # noqa: ANN001, ANN202
+        engram.remember("the kettle is in the attic now", key=kept.key)
+
+    return {
+        "store": lambda engram, _kept, _other: engram.remember("a fact the disk never took"),
+        "update": update,
+        "forget": lambda engram, kept, _other: engram.forget(kept.id),
+        "link": lambda engram, kept, other: engram.link(kept.id, other.id),
+        "recorded recall": lambda engram, kept, _other: engram.store.touch([kept.id], 2_000_000_000.0),
+    }
+
+
+@pytest.mark.parametrize("operation", list(_operations()))
+def test_jsonfile_a_change_whose_save_failed_is_not_written_by_the_next_save(tmp_path: Path, monkeypatch, operation: str) -> None:
+    """Outside a write batch (a job's update, a link, a forget, a recorded recall) a change whose
+    file save failed was kept in memory, so the next save wrote what its caller was told had failed."""
+    from engram.engine import Engram
+    from engram.errors import StorageError
+    from engram.store import jsonfile
+
+    path = tmp_path / "memory.json"
+    engram = Engram(JsonFileMemoryStore(path))
+    kept = engram.remember("the kettle is in the cupboard", key="kettle").memory
+    other = engram.remember("the teapot is blue").memory
+    before = path.read_text(encoding="utf-8")
+    written = jsonfile.atomic_write
+
+    def full_disk(target: Path, content: str) -> None:
+        raise StorageError(f"cannot write {target}: [Errno 28] No space left on device")
+
+    monkeypatch.setattr(jsonfile, "atomic_write", full_disk)
+    with pytest.raises(StorageError, match="No space left"):
+        _operations()[operation](engram, kept, other)
+    assert path.read_text(encoding="utf-8") == before
+    monkeypatch.setattr(jsonfile, "atomic_write", written)
+    later = engram.remember("a later fact").memory  # the next save
+    engram.close()
+    reopened = JsonFileMemoryStore(path)
+    stored = {m.id: m for m in reopened.iter_all()}
+    assert set(stored) == {kept.id, other.id, later.id}
+    assert stored[kept.id].content == "the kettle is in the cupboard"
+    assert stored[kept.id].links == () and stored[kept.id].recall_count == 0

@@ -4,7 +4,8 @@ State lives in ``InMemoryMemoryStore`` (O(1) key lookup) and is written after ev
 an atomic replace (temp file + fsync + rename), so a crash leaves the old or the new file, never
 half of one; a ``write_batch`` (the write queue's coalesced ``remember`` calls) is written once,
 at its end, before it answers, and none of it is kept when that write fails; a write of it whose
-vector is refused after its row was put keeps nothing of itself either (``_write_one``). Reads PtrClaw's
+vector is refused after its row was put keeps nothing of itself either (``_write_one``), and any
+other change whose save fails is dropped by reading the file back (``_back_to_the_file``). Reads PtrClaw's
 legacy array format and its object format; writes
 ``{"format": "engram-jsonfile", "entries": [...], "embedding_identity": ..., "embeddings": {id: [...]}}``.
 This backend suits small-to-medium stores and one writing process.
@@ -13,6 +14,7 @@ This backend suits small-to-medium stores and one writing process.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -23,6 +25,8 @@ from engram import snapshot
 from engram.errors import SnapshotError, StorageError
 from engram.model import MemoryVersion
 from engram.store.inmemory import InMemoryMemoryStore
+
+log = logging.getLogger("engram.store")
 
 
 class JsonFileMemoryStore(InMemoryMemoryStore):
@@ -65,7 +69,24 @@ class JsonFileMemoryStore(InMemoryMemoryStore):
     def _changed(self, content: bool = True) -> None:
         super()._changed(content)
         if not (self._loading or self._in_batch):
-            self._persist()
+            try:
+                self._persist()
+            except StorageError:
+                self._back_to_the_file()
+                raise
+
+    def _back_to_the_file(self) -> None:
+        """After a failed save, the state the file still holds (the write is atomic: the old file
+        is whole), so a change its caller was told failed is not written by the next save. Each
+        kind of change (a store, a link, a recorded recall, a job's update) would otherwise need its
+        own undo; reading the file back costs O(store) only when the disk has failed."""
+        try:
+            kept = JsonFileMemoryStore(self.path)
+        except (StorageError, SnapshotError):
+            log.exception("%s: could not be read back after a failed save; the failed change stays in memory",
+                          self.path)
+            return
+        self._restore_state(kept._copy_state())
 
     def _persist(self) -> None:
         document = {
