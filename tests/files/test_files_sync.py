@@ -89,6 +89,58 @@ def test_conflict_database_wins_and_file_version_is_kept(engram: Engram, syncer:
     assert conflicts.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=8000) == []
 
 
+def test_an_edit_and_the_engines_own_importance_change_are_both_kept(engram: Engram, syncer: FileSync,
+                                                                      folder: Path) -> None:
+    """The engine changes importance by itself (recalls strengthen, decay lowers): that and a
+    person's edit of the same memory since the last sync are no conflict, whichever side changed
+    only the importance."""
+    edited = engram.remember("User prefers Python", tags="preferences").memory
+    rated = engram.remember("User likes tea", tags="preferences").memory
+    _edit(folder, PREFS, "User prefers Python (", "User prefers Python 3.13 (")
+    text = _read(folder, PREFS)
+    tea = text.index("User likes tea")  # its importance, 0.5, is the default: not written until changed
+    (folder / PREFS).write_text(text[:tea] + text[tea:].replace("  - tags: preferences\n",
+                                                                "  - tags: preferences\n  - importance: 0.2\n", 1),
+                                encoding="utf-8")
+    syncer.detach()  # the database changes while nobody writes the file
+    engram.update(edited.id, importance=0.9)
+    engram.remember("User likes green tea", key=rated.key, tags="preferences")
+    report = syncer.sync()
+    assert not report.conflicts and not list(folder.rglob("*.conflict"))
+    now_edited, now_rated = engram.get(edited.id), engram.get(rated.id)
+    assert (now_edited.content, now_edited.importance) == ("User prefers Python 3.13", 0.9)
+    assert (now_rated.content, now_rated.importance) == ("User likes green tea", 0.2)
+    text = _read(folder, PREFS)
+    assert "User prefers Python 3.13" in text and "importance: 0.9" in text
+    assert "User likes green tea" in text and "importance: 0.2" in text
+    assert not syncer.sync().changed
+
+
+def test_a_hand_edit_survives_the_recalls_that_strengthen_the_memory(engram: Engram, syncer: FileSync,
+                                                                      folder: Path) -> None:
+    """What the rule is for: an agent keeps recalling a memory (each recall strengthens it) while a
+    person edits it in its file, with no watcher to sync the edit at once."""
+    memory = engram.remember("User prefers Python for scripts", tags="preferences").memory
+    _edit(folder, PREFS, "User prefers Python for scripts (", "User prefers Python 3.13 for scripts (")
+    for _ in range(3):
+        assert engram.recall("python scripts")[0].memory.id == memory.id
+    strengthened = engram.get(memory.id).importance
+    assert strengthened > memory.importance  # the database side changed: its importance
+    report = syncer.sync()
+    assert not report.conflicts
+    assert (engram.get(memory.id).content, engram.get(memory.id).importance) == (
+        "User prefers Python 3.13 for scripts", strengthened)
+
+
+def test_importance_changed_on_both_sides_is_a_conflict(engram: Engram, syncer: FileSync, folder: Path) -> None:
+    memory = engram.remember("User prefers Python", tags="preferences", importance=0.6).memory
+    _edit(folder, PREFS, "importance: 0.6", "importance: 0.1")
+    syncer.detach()
+    engram.update(memory.id, importance=0.9)
+    report = syncer.sync()
+    assert len(report.conflicts) == 1 and engram.get(memory.id).importance == 0.9
+
+
 def test_conflict_when_the_event_arrives_before_the_watcher(engram: Engram, syncer: FileSync, folder: Path) -> None:
     """A pending hand edit of the same entry: the event's pass sees both changed."""
     memory = engram.remember("draft", tags="notes").memory

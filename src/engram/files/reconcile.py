@@ -10,6 +10,7 @@ each entry's hash at the last sync:
 | file == last              | database changed        | rewrite the entry in its file                   |
 | database == last          | file changed            | ``Engram.remember`` (origin ``sync``)           |
 | both differ from last     | both changed            | database wins; file text kept in ``.conflict``  |
+| both, one only importance | engine and person      | both kept (``_one_side_only_importance``)       |
 | only in database, new     | written in the database | add to the file of its group                    |
 | only in database, synced  | removed from the file   | ``Engram.forget`` (database changed it too: put back + conflict) |
 | only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram import snapshot
@@ -209,6 +211,12 @@ def _settle(
         elif prev is not None and db_hash == prev.digest:
             memory = _apply(database, memory, entry, report)
             db_hash = memory_digest(memory)
+        elif (merged := _one_side_only_importance(memory, entry, prev)) is not None:
+            memory = _apply(database, memory, merged, report)
+            db_hash = memory_digest(memory)
+            files.docs[rel].replace(entry_id, from_memory(memory))
+            files.dirty.add(rel)
+            report.files_updated += 1
         else:
             report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
                                                    kind="both-changed", losing=[entry]))
@@ -274,6 +282,24 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
         database.view(scope).forget(removal.entry_id, reason="removed from its memory file")
         report.db_forgotten += 1
         del st.entries[removal.entry_id]
+
+def _one_side_only_importance(memory: Memory, entry: Entry, prev: sync_state.EntryState | None) -> Entry | None:
+    """For an entry changed on both sides since the last sync, where one side changed only its
+    importance: the entry with both changes, else None (a conflict). The engine changes importance
+    on its own (a recall strengthens a memory, decay lowers it, consolidation raises a survivor's),
+    so a person's edit of a memory in use would otherwise conflict with every recall of it. Which
+    side changed what is read from the state's hash: the database side with the file's importance
+    hashing as the last sync did means the database changed only importance (and the file did not
+    touch it); the file side with the database's importance, that the file changed only importance."""
+    if prev is None:
+        return None
+    in_database = from_memory(memory)
+    if replace(in_database, importance=entry.importance).digest() == prev.digest:
+        return replace(entry, importance=memory.importance)
+    if replace(entry, importance=memory.importance).digest() == prev.digest:
+        return replace(in_database, importance=entry.importance)
+    return None
+
 
 def _apply(database: DatabaseSide, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
     """A file edit of an existing memory, through the engine; scope and key stay the database's."""
