@@ -55,6 +55,7 @@ from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Repl
 from tests.integrations.scripted_chat import (  # noqa: E402
     REFUSED_BY_THE_TOOLS,
     REFUSED_IN_DIRECT_CALLS,
+    remembers_then_recalls,
     scripted,
 )
 
@@ -375,3 +376,97 @@ def test_a_model_refusing_native_tools_is_moved_to_the_text_format(engram: Engra
     assert json.loads(seen)["memory_id"] == memory.id and memory.content == "The user likes tea"
     assert output.raw == seen
 
+
+def checkpointed_crew(server: OpenAICompatServer, mem: Engram) -> Crew:
+    """A crew of two tasks for the researcher: the first keeps a fact, the second looks for it."""
+    agent = crew_agent(server, engram_tools(mem), role="researcher")
+    return Crew(agents=[agent], tasks=[Task(description="The launch code is 7-4-1", expected_output="Done", agent=agent),
+                                       Task(description="What is the launch code?", expected_output="It", agent=agent)])
+
+
+def fails_after_the_first_task(server: OpenAICompatServer, mem: Engram, folder: Path) -> Path:
+    """Runs the crew, whose model fails on the second task, then writes its checkpoint (CrewAI's
+    ``RuntimeState.checkpoint``, what ``Crew(checkpoint=...)`` calls on its events) and returns it.
+    Written once the crew stopped: CrewAI 1.15's automatic checkpoints are written from its event
+    threads while the crew goes on, and a write sometimes fails there ("dictionary changed size
+    during iteration") and is lost."""
+    def model(request: RecordedRequest) -> Reply:
+        if "Current Task: What is the launch code?" in request.body["messages"][1]["content"]:
+            return Reply.fail(400, "scripted outage")
+        return remembers_then_recalls(request)
+
+    server.responder = model
+    crew = checkpointed_crew(server, mem)
+    with pytest.raises(Exception, match="scripted outage"):
+        crew.kickoff()
+    written = Path(RuntimeState(root=[crew]).checkpoint(str(folder)))
+    server.responder = remembers_then_recalls  # the outage is over
+    return written
+
+
+def test_a_crew_restored_from_a_checkpoint_keeps_its_engine(engram: Engram, server: OpenAICompatServer,
+                                                            tmp_path: Path) -> None:
+    # CrewAI writes the tools into the checkpoint as data; restored, they act for the same engine
+    # (not a copy), and the resumed crew runs its second task on it.
+    researcher = engram.for_agent("researcher")
+    first = fails_after_the_first_task(server, researcher, tmp_path / "checkpoints")
+    [crew] = json.loads(first.read_text())["entities"]
+    kept = [(t["tool_type"], t["engram_scope"]) for t in crew["agents"][0]["tools"]]  # what it keeps of the engine
+    assert kept == [(f"engram.integrations.crewai.{name}", "agent:researcher")
+                    for name in ("RememberTool", "RecallTool", "ForgetTool")]
+    restored = Crew.from_checkpoint(CheckpointConfig(restore_from=str(first)))
+    assert all(tool.engram is researcher for tool in restored.agents[0].tools)
+    before = len(server.requests)
+    output = restored.kickoff()
+    assert len(server.requests) - before == 2  # only the second task ran again: recall, then the answer
+    assert [h["content"] for h in json.loads(output.raw)["results"]] == ["The launch code is 7-4-1"]
+    assert [m.content for m in researcher.list()] == ["The launch code is 7-4-1"]  # stored once
+
+
+# Another process resuming a checkpoint: first without building engram tools, then as documented.
+_RESUMED_CREW = """
+import json, os, sys
+from crewai import LLM, Agent, Crew, Task
+from crewai.state.checkpoint_config import CheckpointConfig
+from engram import Engram
+from engram.integrations.crewai import engram_tools
+config = CheckpointConfig(restore_from=sys.argv[1])
+try:
+    Crew.from_checkpoint(config)
+except Exception as exc:
+    print("REFUSED", json.dumps(str(exc)))
+with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as mem:
+    llm = LLM(model="openai/scripted", base_url=os.environ["SCRIPTED_URL"], api_key="test-key")
+    agent = Agent(role="researcher", goal="Help", backstory="Remembers", llm=llm,
+                  tools=engram_tools(mem.for_agent("researcher")))
+    crew = Crew(agents=[agent], tasks=[Task(description="The launch code is 7-4-1", expected_output="Done", agent=agent),
+                                       Task(description="What is the launch code?", expected_output="It", agent=agent)])
+    print("ANSWER", crew.kickoff(from_checkpoint=config).raw)
+"""
+
+
+def test_a_checkpoint_resumed_in_another_process_needs_the_tools_built_there(
+        engram: Engram, server: OpenAICompatServer, tmp_path: Path) -> None:
+    first = fails_after_the_first_task(server, engram.for_agent("researcher"), tmp_path / "checkpoints")
+    env = {**os.environ, "SCRIPTED_URL": server.base_url, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run([sys.executable, "-c", _RESUMED_CREW, str(first)], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    said = dict(line.split(" ", 1) for line in run.stdout.splitlines() if line.startswith(("REFUSED", "ANSWER")))
+    # No engine given for the scope in that process: refused before anything runs, naming engram
+    # (CrewAI's pydantic restore reports it once per place the tool appears).
+    refused = json.loads(said["REFUSED"])
+    assert "engram: a CrewAI checkpoint holds the tools' scope ('agent:researcher'), not their engine" in refused
+    assert "build the crew with engram_tools(mem) for that agent first" in refused
+    # With the crew built there and resumed from the checkpoint: the second task, on engram.
+    assert [h["content"] for h in json.loads(said["ANSWER"])["results"]] == ["The launch code is 7-4-1"]
+    assert [m.content for m in engram.for_agent("researcher").list()] == ["The launch code is 7-4-1"]
+
+
+def test_kickoff_for_each_shares_the_tools_engine(engram: Engram, server: OpenAICompatServer) -> None:
+    # kickoff_for_each runs a copy of the crew per input; the copies keep the same tools and engine.
+    server.responder = remembers_then_recalls
+    agent = crew_agent(server, engram_tools(engram))
+    crew = Crew(agents=[agent], tasks=[Task(description="{fact}", expected_output="Done", agent=agent)])
+    crew.kickoff_for_each([{"fact": "The user likes tea"}, {"fact": "The user lives in Lisbon"}])
+    assert sorted(m.content for m in engram.list()) == ["The user likes tea", "The user lives in Lisbon"]
