@@ -449,8 +449,9 @@ def test_a_checkpoint_resumed_in_another_process_needs_the_tools_built_there(
         engram: Engram, server: OpenAICompatServer, tmp_path: Path) -> None:
     first = fails_after_the_first_task(server, engram.for_agent("researcher"), tmp_path / "checkpoints")
     env = {**os.environ, "SCRIPTED_URL": server.base_url, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # In tmp_path: a resumed kickoff goes on checkpointing, to CrewAI's default ./.checkpoints.
     run = subprocess.run([sys.executable, "-c", _RESUMED_CREW, str(first)], env=env, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     said = dict(line.split(" ", 1) for line in run.stdout.splitlines() if line.startswith(("REFUSED", "ANSWER")))
     # No engine given for the scope in that process: refused before anything runs, naming engram
