@@ -42,6 +42,9 @@ os.environ.update({**OPT_OUTS, "CREWAI_TESTING": "true", "HOME": _home,
 
 from crewai import LLM, Agent, Crew, Task  # noqa: E402
 from crewai.crews.crew_output import CrewOutput  # noqa: E402
+from crewai.llms.providers.openai.completion import OpenAICompletion  # noqa: E402
+from crewai.state.checkpoint_config import CheckpointConfig  # noqa: E402
+from crewai.state.runtime import RuntimeState  # noqa: E402
 from crewai.tools.tool_failure import ToolFailure, ToolFailureReason  # noqa: E402
 
 from engram.aio import AsyncEngram  # noqa: E402
@@ -49,7 +52,12 @@ from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.integrations.crewai import ForgetTool, RecallTool, RememberTool, engram_tools  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
-from tests.integrations.scripted_chat import REFUSED_BY_THE_TOOLS, REFUSED_IN_DIRECT_CALLS, scripted  # noqa: E402
+from tests.integrations.scripted_chat import (  # noqa: E402
+    REFUSED_BY_THE_TOOLS,
+    REFUSED_IN_DIRECT_CALLS,
+    remembers_then_recalls,
+    scripted,
+)
 
 # CrewAI's own deprecations (function_calling_llm, ...), raised by its code on every kickoff.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crewai")
@@ -77,6 +85,49 @@ def kickoff(server: OpenAICompatServer, tools: list[Any], *calls: tuple[str, dic
 def told(server: OpenAICompatServer) -> list[dict[str, Any]]:
     """The tool messages the model was sent in its latest request, in order."""
     return [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+
+
+class TextFormatLLM(OpenAICompletion):
+    """CrewAI's own OpenAI provider for a model it drives in its text format (ReAct): CrewAI asks a
+    model that does not support function calling for ``Action:`` / ``Action Input:`` lines, and
+    parses the tool's arguments from the text."""
+
+    def supports_function_calling(self) -> bool:
+        return False
+
+
+def react(*calls: tuple[str, dict[str, Any]]) -> Callable[[RecordedRequest], Reply]:
+    """A model answering in CrewAI's text format: one ``Action`` per reply, then a ``Final Answer``
+    repeating the last ``Observation`` it was given."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        step = sum(m["role"] == "assistant" for m in request.body["messages"])
+        if step < len(calls):
+            tool, args = calls[step]
+            return Reply.say(f"Thought: I should use {tool}\nAction: {tool}\n"
+                             f"Action Input: {json.dumps(args, ensure_ascii=False)}")
+        seen = observations(request)
+        return Reply.say(f"Thought: I now know the final answer\nFinal Answer: {seen[-1] if seen else 'nothing'}")
+
+    return respond
+
+
+def observations(request: RecordedRequest) -> list[str]:
+    """What CrewAI wrote after each of the model's actions (``Observation: ...``), in order."""
+    return [m["content"].split("\nObservation: ", 1)[1] for m in request.body["messages"]
+            if m["role"] == "assistant" and "\nObservation: " in m["content"]]
+
+
+def react_kickoff(server: OpenAICompatServer, tools: list[Any], *calls: tuple[str, dict[str, Any]]) -> CrewOutput:
+    """``kickoff`` for a model on CrewAI's text format: the crew's LLM reports no function calling."""
+    server.responder = react(*calls)
+    llm = TextFormatLLM(model="scripted", base_url=server.base_url, api_key="test-key")
+    agent = Agent(role="assistant", goal="Help the user", backstory="Keeps what matters in long-term memory.",
+                  llm=llm, tools=tools)
+    output = Crew(agents=[agent], tasks=[Task(description="Do what the user asks", expected_output="The answer",
+                                              agent=agent)]).kickoff()
+    assert all("tools" not in r.body for r in server.requests)  # never offered as native tools
+    return output
 
 
 @pytest.mark.parametrize("given", [Engram, AsyncEngram])
@@ -267,3 +318,156 @@ def test_with_the_documented_opt_outs_a_crew_reaches_only_its_model(tmp_path: Pa
     assert "REACHED []" in run.stdout.splitlines(), run.stdout[-2000:]
     with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as mem:
         assert [m.content for m in mem.list()] == ["The user likes tea"]  # the crew did run, on engram
+
+
+def test_a_text_format_model_remembers_recalls_and_forgets(engram: Engram, server: OpenAICompatServer) -> None:
+    # The model writes its arguments as JSON text (accents, emoji, escaped tab and line ends);
+    # CrewAI parses them and runs the tools; the Observation it is sent is engram's output.
+    first = react_kickoff(server, engram_tools(engram), ("remember", {"content": TRICKY, "key": "coffee",
+                                                                      "tags": ["preferences"]}))
+    [seen] = observations(server.requests[-1])
+    stored = json.loads(seen)
+    assert stored["action"] == "created" and stored["key"] == "coffee" and first.raw == seen
+    assert "Tool Name: remember" in server.requests[0].body["messages"][0]["content"]  # described in the prompt
+    with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as reopened:  # in the SQLite file
+        memory = reopened.get(stored["memory_id"])
+    assert memory.content.encode() == TRICKY.encode() and memory.tags == ("preferences",)
+
+    react_kickoff(server, engram_tools(engram), ("recall", {"query": "coffee flat white"}))
+    [seen] = observations(server.requests[-1])
+    assert [(h["memory_id"], h["content"]) for h in json.loads(seen)["results"]] == [(stored["memory_id"], TRICKY)]
+
+    react_kickoff(server, engram_tools(engram), ("forget", {"memory_id": "coffee", "reason": "asked to"}))
+    [seen] = observations(server.requests[-1])
+    assert json.loads(seen)["forgotten"] == [stored["memory_id"]] and engram.count() == 0
+
+
+@pytest.mark.parametrize(("tool", "args", "expected"), REFUSED_BY_THE_TOOLS)
+def test_a_text_format_models_bad_argument_comes_back_naming_the_field(engram: Engram, server: OpenAICompatServer,
+                                                                       tool: str, args: dict[str, Any],
+                                                                       expected: str) -> None:
+    output = react_kickoff(server, engram_tools(engram), (tool, args))
+    [seen] = observations(server.requests[-1])
+    assert seen.startswith(expected), seen
+    [record] = output.tasks_output[0].tool_failures
+    assert record.tool_name == tool and record.failure.message == seen
+    assert record.failure.reason is ToolFailureReason.TOOL_REPORTED
+    assert engram.count() == 0
+
+
+def test_a_model_refusing_native_tools_is_moved_to_the_text_format(engram: Engram, server: OpenAICompatServer) -> None:
+    # An Ollama model without tool support answers a request with tools 400 "... does not support
+    # tools"; CrewAI then goes on in its text format, and the tools work there.
+    calls = react(("remember", {"content": "The user likes tea"}))
+
+    def model(request: RecordedRequest) -> Reply:
+        if "tools" in request.body:
+            return Reply.fail(400, "registry.ollama.ai/library/scripted does not support tools")
+        return calls(request)
+
+    server.responder = model
+    agent = Agent(role="assistant", goal="Help", backstory="Remembers", llm=LLM(model="ollama/scripted",
+                                                                               base_url=server.base_url),
+                  tools=engram_tools(engram))
+    output = Crew(agents=[agent], tasks=[Task(description="Keep it", expected_output="Done", agent=agent)]).kickoff()
+    assert "tools" in server.requests[0].body and "tools" not in server.requests[-1].body
+    [seen] = observations(server.requests[-1])
+    [memory] = engram.list()
+    assert json.loads(seen)["memory_id"] == memory.id and memory.content == "The user likes tea"
+    assert output.raw == seen
+
+
+def checkpointed_crew(server: OpenAICompatServer, mem: Engram) -> Crew:
+    """A crew of two tasks for the researcher: the first keeps a fact, the second looks for it."""
+    agent = crew_agent(server, engram_tools(mem), role="researcher")
+    return Crew(agents=[agent], tasks=[Task(description="The launch code is 7-4-1", expected_output="Done", agent=agent),
+                                       Task(description="What is the launch code?", expected_output="It", agent=agent)])
+
+
+def fails_after_the_first_task(server: OpenAICompatServer, mem: Engram, folder: Path) -> Path:
+    """Runs the crew, whose model fails on the second task, then writes its checkpoint (CrewAI's
+    ``RuntimeState.checkpoint``, what ``Crew(checkpoint=...)`` calls on its events) and returns it.
+    Written once the crew stopped: CrewAI 1.15's automatic checkpoints are written from its event
+    threads while the crew goes on, and a write sometimes fails there ("dictionary changed size
+    during iteration") and is lost."""
+    def model(request: RecordedRequest) -> Reply:
+        if "Current Task: What is the launch code?" in request.body["messages"][1]["content"]:
+            return Reply.fail(400, "scripted outage")
+        return remembers_then_recalls(request)
+
+    server.responder = model
+    crew = checkpointed_crew(server, mem)
+    with pytest.raises(Exception, match="scripted outage"):
+        crew.kickoff()
+    written = Path(RuntimeState(root=[crew]).checkpoint(str(folder)))
+    server.responder = remembers_then_recalls  # the outage is over
+    return written
+
+
+def test_a_crew_restored_from_a_checkpoint_keeps_its_engine(engram: Engram, server: OpenAICompatServer,
+                                                            tmp_path: Path) -> None:
+    # CrewAI writes the tools into the checkpoint as data; restored, they act for the same engine
+    # (not a copy), and the resumed crew runs its second task on it.
+    researcher = engram.for_agent("researcher")
+    first = fails_after_the_first_task(server, researcher, tmp_path / "checkpoints")
+    [crew] = json.loads(first.read_text())["entities"]
+    kept = [(t["tool_type"], t["engram_scope"]) for t in crew["agents"][0]["tools"]]  # what it keeps of the engine
+    assert kept == [(f"engram.integrations.crewai.{name}", "agent:researcher")
+                    for name in ("RememberTool", "RecallTool", "ForgetTool")]
+    restored = Crew.from_checkpoint(CheckpointConfig(restore_from=str(first)))
+    assert all(tool.engram is researcher for tool in restored.agents[0].tools)
+    before = len(server.requests)
+    output = restored.kickoff()
+    assert len(server.requests) - before == 2  # only the second task ran again: recall, then the answer
+    assert [h["content"] for h in json.loads(output.raw)["results"]] == ["The launch code is 7-4-1"]
+    assert [m.content for m in researcher.list()] == ["The launch code is 7-4-1"]  # stored once
+
+
+# Another process resuming a checkpoint: first without building engram tools, then as documented.
+_RESUMED_CREW = """
+import json, os, sys
+from crewai import LLM, Agent, Crew, Task
+from crewai.state.checkpoint_config import CheckpointConfig
+from engram import Engram
+from engram.integrations.crewai import engram_tools
+config = CheckpointConfig(restore_from=sys.argv[1])
+try:
+    Crew.from_checkpoint(config)
+except Exception as exc:
+    print("REFUSED", json.dumps(str(exc)))
+with Engram.from_settings(agent="assistant", embeddings={"provider": "none"}) as mem:
+    llm = LLM(model="openai/scripted", base_url=os.environ["SCRIPTED_URL"], api_key="test-key")
+    agent = Agent(role="researcher", goal="Help", backstory="Remembers", llm=llm,
+                  tools=engram_tools(mem.for_agent("researcher")))
+    crew = Crew(agents=[agent], tasks=[Task(description="The launch code is 7-4-1", expected_output="Done", agent=agent),
+                                       Task(description="What is the launch code?", expected_output="It", agent=agent)])
+    print("ANSWER", crew.kickoff(from_checkpoint=config).raw)
+"""
+
+
+def test_a_checkpoint_resumed_in_another_process_needs_the_tools_built_there(
+        engram: Engram, server: OpenAICompatServer, tmp_path: Path) -> None:
+    first = fails_after_the_first_task(server, engram.for_agent("researcher"), tmp_path / "checkpoints")
+    env = {**os.environ, "SCRIPTED_URL": server.base_url, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # In tmp_path: a resumed kickoff goes on checkpointing, to CrewAI's default ./.checkpoints.
+    run = subprocess.run([sys.executable, "-c", _RESUMED_CREW, str(first)], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    said = dict(line.split(" ", 1) for line in run.stdout.splitlines() if line.startswith(("REFUSED", "ANSWER")))
+    # No engine given for the scope in that process: refused before anything runs, naming engram
+    # (CrewAI's pydantic restore reports it once per place the tool appears).
+    refused = json.loads(said["REFUSED"])
+    assert "engram: a CrewAI checkpoint holds the tools' scope ('agent:researcher'), not their engine" in refused
+    assert "build the crew with engram_tools(mem) for that agent first" in refused
+    # With the crew built there and resumed from the checkpoint: the second task, on engram.
+    assert [h["content"] for h in json.loads(said["ANSWER"])["results"]] == ["The launch code is 7-4-1"]
+    assert [m.content for m in engram.for_agent("researcher").list()] == ["The launch code is 7-4-1"]
+
+
+def test_kickoff_for_each_shares_the_tools_engine(engram: Engram, server: OpenAICompatServer) -> None:
+    # kickoff_for_each runs a copy of the crew per input; the copies keep the same tools and engine.
+    server.responder = remembers_then_recalls
+    agent = crew_agent(server, engram_tools(engram))
+    crew = Crew(agents=[agent], tasks=[Task(description="{fact}", expected_output="Done", agent=agent)])
+    crew.kickoff_for_each([{"fact": "The user likes tea"}, {"fact": "The user lives in Lisbon"}])
+    assert sorted(m.content for m in engram.list()) == ["The user likes tea", "The user lives in Lisbon"]

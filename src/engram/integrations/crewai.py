@@ -21,6 +21,15 @@ stops the task). An argument of the wrong type is refused by CrewAI before the t
 error (the store failed) is raised, and CrewAI shows the model ``Error executing tool: ...`` and
 emits ``ToolUsageErrorEvent``.
 
+Checkpoints. A crew with CrewAI checkpointing (``Crew(checkpoint=...)``) writes its agents'
+tools into the checkpoint as data, and ``Crew.from_checkpoint`` / ``kickoff(from_checkpoint=...)``
+rebuild them from it. The engine cannot be written there (it is a live store), so a tool's dump
+holds the scope it acts for (``engram_scope``: ``agent:researcher``) and the restored tool takes
+the engine most recently given to engram tools for that scope in this process: the same engine,
+shared, never a copy. In a new process, build the crew with its tools first (``engram_tools(mem)``)
+and resume with ``crew.kickoff(from_checkpoint=...)``; restoring with no engine given for the scope
+is refused with a ``ValidationError`` naming ``engram``, before anything runs.
+
 Never cached. A crew or agent that opts into CrewAI's tool-result cache (``Crew(cache=True)``)
 keeps a tool's result by its arguments for the rest of the run unless the tool's ``cache_function``
 says no: a second identical ``recall`` would read the first answer, not what was remembered since,
@@ -47,9 +56,10 @@ application's settings, read by CrewAI from the environment): see docs/integrati
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, create_model
+from pydantic import BaseModel, Field, PrivateAttr, computed_field, create_model
 
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
@@ -96,11 +106,44 @@ def _json(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+# The engine most recently given to a tool, by the scope it acts for: where a tool rebuilt from a
+# CrewAI checkpoint (which holds only the scope) finds its engine. Weak, so it keeps no engine open.
+_GIVEN: dict[str, weakref.ref[Engram]] = {}
+
+
+def _given(scope: Any) -> Engram:
+    """The engine for a tool restored from a checkpoint; raises ``ValidationError`` naming ``engram``."""
+    ref = _GIVEN.get(scope) if isinstance(scope, str) else None
+    engine = ref() if ref is not None else None
+    if engine is None:
+        raise ValidationError(
+            "engram", f"a CrewAI checkpoint holds the tools' scope ({scope!r}), not their engine, and no engram "
+            "tools were built for it in this process",
+            "build the crew with engram_tools(mem) for that agent first, then crew.kickoff(from_checkpoint=...)")
+    return engine
+
+
 class _EngramTool(BaseTool):
     """What the three tools share: the engine they act for, and no result cache."""
 
     # The engine is the application's, not data to dump into a CrewAI checkpoint or copy.
     _engram: Engram = PrivateAttr()
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
+        """A tool rebuilt from its dump (CrewAI's checkpoint restore): its engine is the one given for
+        its ``engram_scope`` in this process (raises ``ValidationError`` naming ``engram`` if none);
+        its schemas are the class's own, its CrewAI options (usage count, ...) the dump's."""
+        if not isinstance(obj, dict):
+            return super().model_validate(obj, **kwargs)
+        dumped = {k: v for k, v in obj.items() if k not in {"engram_scope", "tool_type", "args_schema", "result_schema"}}
+        return cls(_given(obj.get("engram_scope")), **dumped)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def engram_scope(self) -> str:
+        """The scope the tool acts for (``agent:assistant``): what a CrewAI checkpoint keeps of its engine."""
+        return str(self._engram.scope)
 
     def __init__(self, engram: Engram | AsyncEngram, **options: Any) -> None:
         """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) whose agent the
@@ -112,6 +155,7 @@ class _EngramTool(BaseTool):
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         super().__init__(**{"cache_function": _never_cached, **options})
         self._engram = engram
+        _GIVEN[str(engram.scope)] = weakref.ref(engram)
 
     @property
     def engram(self) -> Engram:
