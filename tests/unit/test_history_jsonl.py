@@ -225,3 +225,31 @@ def test_caps_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         JsonlHistoryStore(tmp_path / "h.jsonl", max_entries=0)
     assert info.value.field == "max_entries"
+
+
+def test_without_flock_as_on_windows_it_imports_and_threads_still_take_turns(tmp_path: Path) -> None:
+    """Windows has no ``fcntl``: the store must still import (it did not) and keep one process's
+    threads from interleaving their rewrites."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import sys, threading
+        sys.modules["fcntl"] = None  # as on Windows: importing it fails
+        from engram.history.jsonl import JsonlHistoryStore
+        from engram.model import make_message
+        store = JsonlHistoryStore({str(tmp_path / "history.jsonl")!r})
+        def talk(n):
+            for i in range(20):
+                store.append(f"cli:t{{n}}", make_message("user", f"question {{n}}.{{i}}"))
+                store.append(f"cli:t{{n}}", make_message("assistant", f"answer {{n}}.{{i}}"))
+        threads = [threading.Thread(target=talk, args=(n,)) for n in range(4)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print(sorted(store.count(f"cli:t{{n}}") for n in range(4)))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[40, 40, 40, 40]"
+    assert not (tmp_path / "history.jsonl.lock").exists()

@@ -20,7 +20,8 @@ each message capped at ``max_chars_per_entry`` characters, and ``recap`` output 
 
 Safety: every read-modify-write holds an exclusive ``fcntl.flock`` on ``<name>.lock`` (a side
 file, because a rename swaps the data file's inode under any lock held on it) plus a thread
-lock. A new exchange that needs no rotation is appended in one write and fsynced (a failed write
+lock (Windows has no ``flock``: there, as for the memory folder's sync lock, one process per
+file). A new exchange that needs no rotation is appended in one write and fsynced (a failed write
 is cut back off); everything else (rotation, a changed exchange, a batch of several exchanges,
 discard, purge) writes a temporary file and renames it over the old one, so a crash leaves the
 old file or the new one, never a mix (``append_many`` says why a batch is not appended). A line that cannot be read is skipped
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
 import json
 import logging
 import os
@@ -55,6 +55,11 @@ from engram.history.base import (
 from engram.history.keys import normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
 from engram.model import Message, Role, message_from_dict
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; one process per file (the thread lock still holds within it)
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger("engram.history.jsonl")
 
@@ -118,6 +123,9 @@ class JsonlHistoryStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         with self._thread_lock:
+            if fcntl is None:
+                yield
+                return
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 handle = open(self.lock_path, "a+b")  # noqa: SIM115 - held for the whole block
