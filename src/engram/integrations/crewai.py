@@ -107,14 +107,15 @@ def _json(value: dict[str, Any]) -> str:
 
 
 # The engine most recently given to a tool, by the scope it acts for: where a tool rebuilt from a
-# CrewAI checkpoint (which holds only the scope) finds its engine. Weak, so it keeps no engine open.
-_GIVEN: dict[str, weakref.ref[Engram]] = {}
+# CrewAI checkpoint (which holds only the scope) finds its engine. Weak, so it keeps no engine open,
+# and an entry goes with its engine (a server building tools per user would otherwise keep a key
+# for every user it ever served).
+_GIVEN: weakref.WeakValueDictionary[str, Engram] = weakref.WeakValueDictionary()
 
 
 def _given(scope: Any) -> Engram:
     """The engine for a tool restored from a checkpoint; raises ``ValidationError`` naming ``engram``."""
-    ref = _GIVEN.get(scope) if isinstance(scope, str) else None
-    engine = ref() if ref is not None else None
+    engine = _GIVEN.get(scope) if isinstance(scope, str) else None
     if engine is None:
         raise ValidationError(
             "engram", f"a CrewAI checkpoint holds the tools' scope ({scope!r}), not their engine, and no engram "
@@ -155,7 +156,7 @@ class _EngramTool(BaseTool):
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         super().__init__(**{"cache_function": _never_cached, **options})
         self._engram = engram
-        _GIVEN[str(engram.scope)] = weakref.ref(engram)
+        _GIVEN[str(engram.scope)] = engram
 
     @property
     def engram(self) -> Engram:
