@@ -48,7 +48,7 @@ def settle_agent_folder(settings: Settings, agent: str) -> Path | None:
     there the folder an earlier version named with the agent's name as it is (``agents/Claude/``
     is now ``agents/!claude/``), so an upgraded home keeps every memory and conversation; None
     without per-agent databases. Called before anything opens a file in it (``open_backend``,
-    ``open_history``, the backup commands). Raises ``StorageError`` when the folder cannot be
+    ``open_history``, ``agent_database_path``). Raises ``StorageError`` when the folder cannot be
     moved (on Windows, while a process of an earlier version has a file in it open)."""
     from engram.disk_names import settle
     from engram.errors import StorageError
@@ -62,6 +62,14 @@ def settle_agent_folder(settings: Settings, agent: str) -> Path | None:
     except OSError as exc:
         raise StorageError(f"cannot move agent {agent!r}'s folder {earlier} to {folder} (its name on every file "
                            f"system): {exc}; stop what has it open (an earlier version of engram) and try again") from exc
+
+
+def agent_database_path(settings: Settings, agent: str | None = None) -> Path:
+    """``Settings.database_path`` of ``agent`` (the settings' own by default), after
+    ``settle_agent_folder``: for the commands that open the file themselves, not through
+    ``open_backend`` (backups, restore, migrate), so an upgraded home's file is found."""
+    settle_agent_folder(settings, agent or settings.agent)
+    return settings.database_path(agent or settings.agent)
 
 
 def history_backend_name(settings: Settings) -> str:

@@ -55,14 +55,13 @@ def audit(
 
 def _backups(ctx: typer.Context):  # noqa: ANN202
     from engram.backends.sqlite import backups_for
-    from engram.root import settle_agent_folder
+    from engram.root import agent_database_path
 
     st = state(ctx)
     settings = st.settings()
     if settings.backend != "sqlite":
         raise ConfigError(f"backups need the sqlite backend (this one is {settings.backend!r})")
-    settle_agent_folder(settings, settings.agent)  # an upgraded home's backups are in the agent's folder
-    return st, backups_for(settings, settings.database_path(settings.agent))
+    return st, backups_for(settings, agent_database_path(settings))
 
 
 def backup(

@@ -23,13 +23,11 @@ def migrate(
     from rich.table import Table
 
     from engram.db.transfer import require_verified
-    from engram.root import migrate_to_postgres, settle_agent_folder
+    from engram.root import agent_database_path, migrate_to_postgres
 
     cli = state(ctx)
     settings = cli.settings()
-    if source is None:
-        settle_agent_folder(settings, settings.agent)
-    path = source or settings.database_path(settings.agent)
+    path = source or agent_database_path(settings)
     with Progress(
         TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=render.errors, disable=cli.as_json,  # stderr: stdout holds the report (and --json's JSON)
