@@ -91,6 +91,13 @@ def test_files_remember_bench_appends_where_it_used_to_rewrite() -> None:
         assert rows["300"]["whole_rewrites"] == 0 and rows["300"]["bytes_written_per_call"] < 1000
 
 
+def test_consolidate_bench_runs_with_the_folder_and_without() -> None:
+    result = run_bench("consolidate.py", "--memories", "200", "--duplicates", "20")
+    off, on = result["runs"]["folder off"], result["runs"]["folder on"]
+    assert off["groups_merged"] == on["groups_merged"] >= 15  # reworded copies are merged back
+    assert off["removed"] == on["removed"] and on["cpu_s"] > 0 and result["folder_cpu_ratio"] > 0
+
+
 def test_startup_bench_times_each_door_beside_its_baseline(tmp_path: Path) -> None:
     store = tmp_path / "large" / "memory.db"
     built = run_bench("startup.py", "--build", "300", "--store", str(store))
