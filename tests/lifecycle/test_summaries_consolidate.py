@@ -74,6 +74,47 @@ def test_a_run_reads_the_store_once_for_every_agent_and_period(make_engram, cloc
     assert made == {(a, day, 1) for a in ("alice", "bob", "carol") for day in (yesterday, two_days_ago)}
 
 
+def test_a_run_announces_its_summaries_together(make_engram, clock, monkeypatch):
+    """One batch of events for the run's summaries (the memory folder settles each agent's file
+    once for them), every 200 at most, and those stored before a period that fails still told."""
+    engram = make_engram("sqlite")
+    yesterday, two_days_ago = day_start(clock.t) - DAY, day_start(clock.t) - 2 * DAY
+    for agent in ("alice", "bob", "carol"):
+        view = engram.for_agent(agent)
+        view.remember(f"{agent} planted tomatoes", created_at=yesterday + 60)
+        view.remember(f"{agent} bought seeds", created_at=two_days_ago + 60)
+    batches: list[list[str]] = []
+    engram.events.subscribe_batches(lambda events: batches.append([e.kind for e in events]))
+    report = summaries.run(engram, SummarySettings(weekly=False), now=clock.t)
+    assert report.changed == 6 and batches == [["stored"] * 6]
+
+    def new_agents(*names: str) -> list[str]:
+        for agent in names:
+            engram.for_agent(agent).remember(f"{agent} fixed the fence", created_at=yesterday + 60)
+        return list(names)
+
+    with monkeypatch.context() as bounded:  # at most 2 a batch
+        bounded.setattr(summaries, "ANNOUNCED_TOGETHER", 2)
+        agents = new_agents("dave", "erin", "fay")
+        batches.clear()
+        summaries.run(engram, SummarySettings(weekly=False), now=clock.t, agents=agents)
+        assert batches == [["stored", "stored"], ["stored"]]
+
+    made = summaries.summarize_period
+
+    def failing_for_ivy(engram, agent, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if agent == "ivy":
+            raise OSError("disk gone")
+        return made(engram, agent, *args, **kwargs)
+
+    monkeypatch.setattr(summaries, "summarize_period", failing_for_ivy)
+    agents = new_agents("gus", "hal", "ivy")
+    batches.clear()
+    with pytest.raises(OSError):
+        summaries.run(engram, SummarySettings(weekly=False), now=clock.t, agents=agents)
+    assert batches == [["stored", "stored"]]  # gus's and hal's, stored before ivy's failed
+
+
 def test_llm_summarizer_is_used_and_failure_falls_back(make_engram, clock):
     engram = make_engram("sqlite")
     start = day_start(clock.t) - DAY

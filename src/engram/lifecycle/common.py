@@ -40,6 +40,13 @@ class JobReport:
         return parts[0] + " " + ", ".join(parts[1:])
 
 
+# Changes a job announces together (``EventBus.emit_all``): the memory folder then settles each file
+# once for them all, not once per change (consolidation's whole file settled per merge took 584 s at
+# 10,000 memories, ``bench/consolidate.py``). Bounded, so a process killed part-way has told the
+# audit trail of all but the last few.
+ANNOUNCED_TOGETHER = 200
+
+
 def every_memory(engram: Engram, categories: Iterable[Category] = (), *, agent: str | None = None) -> list[Memory]:
     """Every memory a job may change, superseded included, optionally by category: ``agent``'s own
     (its scope and its sessions), or with ``agent=None`` every memory in the store (all scopes)."""

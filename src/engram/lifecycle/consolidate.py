@@ -30,7 +30,7 @@ import numpy as np
 
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
-from engram.lifecycle.common import JobReport, every_memory, forget_as_maintenance
+from engram.lifecycle.common import ANNOUNCED_TOGETHER, JobReport, every_memory, forget_as_maintenance
 from engram.lifecycle.settings import ConsolidationSettings
 from engram.model import Category, Memory, MemoryDraft
 
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
 
 # Rows of the similarity matrix computed at a time; progress is told after each block.
 _BLOCK = 512
-# Merges whose events are announced together: the file mirror then writes each file once for them
-# all, not once per merge (a whole file rewritten per merge was most of a run's time with the memory
-# folder on). Bounded, so a process killed part-way has told the audit trail of all but the last few.
-_ANNOUNCED_TOGETHER = 200
 
 
 def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: float,
@@ -166,7 +162,7 @@ def run(engram: Engram, settings: ConsolidationSettings, *, now: float, agent: s
             if done is not None:
                 removed += done[1]
                 merged += 1
-                if merged % _ANNOUNCED_TOGETHER == 0:
+                if merged % ANNOUNCED_TOGETHER == 0:
                     engram.events.emit_all(tuple(held))
                     held.clear()
             tell("merging", n, len(found))

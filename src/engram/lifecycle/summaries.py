@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from engram.errors import EngramError, ValidationError
-from engram.lifecycle.common import DAY, JobReport
+from engram.events import MemoryEvent
+from engram.lifecycle.common import ANNOUNCED_TOGETHER, DAY, JobReport
 from engram.lifecycle.settings import SummarySettings
 from engram.model import Category, Memory, MemoryDraft, Scope, make_filter
 
@@ -124,9 +125,11 @@ def summarize_period(
     summarizer: Summarizer | None,
     now: float,
     found: Sequence[Memory] | None = None,
+    announce: Callable[[MemoryEvent], None] | None = None,
 ) -> Memory | None:
     """Store the summary of one period (None when it has no memories or already has a summary);
-    ``found``: its ``sources`` when the caller has read them already."""
+    ``found``: its ``sources`` when the caller has read them already. Its ``stored`` event is
+    emitted, or handed to ``announce`` (``run`` announces a run's summaries together)."""
     if found is not None and not found:
         return None  # nothing to summarise: no need to look for a summary
     scope = Scope(agent)
@@ -156,10 +159,8 @@ def summarize_period(
     result = engram.store.upsert(draft, proposed_key=period.key, now=now)
     if result.action == "created":
         engram._embed([result.memory])
-        from engram.events import MemoryEvent
-
-        engram.events.emit(MemoryEvent("stored", (result.memory,), engram.scope, "maintenance",
-                                       f"{period.type} summary", now))
+        (announce or engram.events.emit)(MemoryEvent("stored", (result.memory,), engram.scope, "maintenance",
+                                                     f"{period.type} summary", now))
     return result.memory
 
 
@@ -179,12 +180,19 @@ def run(
     recent = _recent(engram, agents, min(p.start for p in periods), max(p.end for p in periods)) if periods else {}
     work = [(agent, period) for agent in (sorted(recent) if agents is None else agents) for period in periods]
     made = 0
-    for done, (agent, period) in enumerate(work, 1):
-        if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now,
-                            found=_in(recent.get(agent, []), period)):
-            made += 1
-        if progress:
-            progress(done, len(work))
+    held: list[MemoryEvent] = []
+    try:
+        for done, (agent, period) in enumerate(work, 1):
+            if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now,
+                                found=_in(recent.get(agent, []), period), announce=held.append):
+                made += 1
+                if made % ANNOUNCED_TOGETHER == 0:
+                    engram.events.emit_all(tuple(held))
+                    held.clear()
+            if progress:
+                progress(done, len(work))
+    finally:  # what was stored is announced even when a later period fails
+        engram.events.emit_all(tuple(held))
     return JobReport("summaries", changed=made, notes=(f"created {made}",))
 
 
