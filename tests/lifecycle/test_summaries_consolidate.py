@@ -53,15 +53,21 @@ def test_daily_summary_extractive_stored_listed_recallable_and_idempotent(backen
     assert summary.id in [h.memory.id for h in hits]
 
 
-def test_a_run_reads_the_store_once_for_every_agent_and_period(make_engram, clock, monkeypatch):
-    # Each period of each agent used to read the whole store: agents x ~17 periods full passes, a
-    # job that grows with the number of users (one agent per user in the adapters) times the store.
-    engram = make_engram("sqlite")
+def _two_days_of_three_agents(engram, clock) -> tuple[float, float]:  # noqa: ANN001
+    """alice, bob and carol each remember something yesterday and two days ago; returns those days."""
     yesterday, two_days_ago = day_start(clock.t) - DAY, day_start(clock.t) - 2 * DAY
     for agent in ("alice", "bob", "carol"):
         view = engram.for_agent(agent)
         view.remember(f"{agent} planted tomatoes", created_at=yesterday + 60)
         view.remember(f"{agent} bought seeds", created_at=two_days_ago + 60)
+    return yesterday, two_days_ago
+
+
+def test_a_run_reads_the_store_once_for_every_agent_and_period(make_engram, clock, monkeypatch):
+    # Each period of each agent used to read the whole store: agents x ~17 periods full passes, a
+    # job that grows with the number of users (one agent per user in the adapters) times the store.
+    engram = make_engram("sqlite")
+    yesterday, two_days_ago = _two_days_of_three_agents(engram, clock)
     engram.for_agent("dave").remember("dave's old note", created_at=day_start(clock.t) - 40 * DAY)
     passes = []
     iter_all = engram.store.iter_all
@@ -78,11 +84,7 @@ def test_a_run_announces_its_summaries_together(make_engram, clock, monkeypatch)
     """One batch of events for the run's summaries (the memory folder settles each agent's file
     once for them), every 200 at most, and those stored before a period that fails still told."""
     engram = make_engram("sqlite")
-    yesterday, two_days_ago = day_start(clock.t) - DAY, day_start(clock.t) - 2 * DAY
-    for agent in ("alice", "bob", "carol"):
-        view = engram.for_agent(agent)
-        view.remember(f"{agent} planted tomatoes", created_at=yesterday + 60)
-        view.remember(f"{agent} bought seeds", created_at=two_days_ago + 60)
+    yesterday, two_days_ago = _two_days_of_three_agents(engram, clock)
     batches: list[list[str]] = []
     engram.events.subscribe_batches(lambda events: batches.append([e.kind for e in events]))
     report = summaries.run(engram, SummarySettings(weekly=False), now=clock.t)
