@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from engram.errors import ProviderError
-from engram.lifecycle import consolidate, summaries
+from engram.lifecycle import common, consolidate, summaries
 from engram.lifecycle.settings import ConsolidationSettings, SummarySettings
 
 DAY = 86400.0
@@ -96,7 +96,7 @@ def test_a_run_announces_its_summaries_together(make_engram, clock, monkeypatch)
         return list(names)
 
     with monkeypatch.context() as bounded:  # at most 2 a batch
-        bounded.setattr(summaries, "ANNOUNCED_TOGETHER", 2)
+        bounded.setattr(common, "ANNOUNCED_TOGETHER", 2)
         agents = new_agents("dave", "erin", "fay")
         batches.clear()
         summaries.run(engram, SummarySettings(weekly=False), now=clock.t, agents=agents)

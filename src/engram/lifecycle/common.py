@@ -10,7 +10,8 @@ caller so tests are exact, and report what they did; removals go through
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,11 +41,34 @@ class JobReport:
         return parts[0] + " " + ", ".join(parts[1:])
 
 
-# Changes a job announces together (``EventBus.emit_all``): the memory folder then settles each file
+# Events a job announces together (``announced_together``): the memory folder then settles each file
 # once for them all, not once per change (consolidation's whole file settled per merge took 584 s at
 # 10,000 memories, ``bench/consolidate.py``). Bounded, so a process killed part-way has told the
-# audit trail of all but the last few.
-ANNOUNCED_TOGETHER = 200
+# audit trail of all but the last few; 400 is 200 merges (two events each) or 400 summaries.
+ANNOUNCED_TOGETHER = 400
+
+
+@contextlib.contextmanager
+def announced_together(engram: Engram) -> Iterator[Callable[[MemoryEvent], None]]:
+    """A function a job hands each event of its changes to, instead of emitting it: the events go to
+    the listeners ``ANNOUNCED_TOGETHER`` at a time, in one ``emit_all`` each, and what is held when the
+    block ends is announced then, also when it raises (those changes are stored)."""
+    held: list[MemoryEvent] = []
+
+    def tell() -> None:
+        batch = tuple(held)
+        held.clear()
+        engram.events.emit_all(batch)
+
+    def announce(event: MemoryEvent) -> None:
+        held.append(event)
+        if len(held) >= ANNOUNCED_TOGETHER:
+            tell()
+
+    try:
+        yield announce
+    finally:
+        tell()
 
 
 def every_memory(engram: Engram, categories: Iterable[Category] = (), *, agent: str | None = None) -> list[Memory]:

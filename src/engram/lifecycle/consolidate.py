@@ -30,7 +30,7 @@ import numpy as np
 
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
-from engram.lifecycle.common import ANNOUNCED_TOGETHER, JobReport, every_memory, forget_as_maintenance
+from engram.lifecycle.common import JobReport, announced_together, every_memory, forget_as_maintenance
 from engram.lifecycle.settings import ConsolidationSettings
 from engram.model import Category, Memory, MemoryDraft
 
@@ -155,17 +155,11 @@ def run(engram: Engram, settings: ConsolidationSettings, *, now: float, agent: s
             told = compared
     removed: tuple[Memory, ...] = ()
     merged = 0
-    held: list[MemoryEvent] = []
-    try:
+    with announced_together(engram) as announce:
         for n, group in enumerate(found, 1):
-            done = merge(engram, group, now=now, announce=held.append)
+            done = merge(engram, group, now=now, announce=announce)
             if done is not None:
                 removed += done[1]
                 merged += 1
-                if merged % ANNOUNCED_TOGETHER == 0:
-                    engram.events.emit_all(tuple(held))
-                    held.clear()
             tell("merging", n, len(found))
-    finally:  # what was merged is stored: it is announced even when a later merge fails
-        engram.events.emit_all(tuple(held))
     return JobReport("consolidate", removed, merged, (f"merged groups {merged}",) if merged else ())

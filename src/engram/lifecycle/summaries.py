@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from engram.errors import EngramError, ValidationError
 from engram.events import MemoryEvent
-from engram.lifecycle.common import ANNOUNCED_TOGETHER, DAY, JobReport
+from engram.lifecycle.common import DAY, JobReport, announced_together
 from engram.lifecycle.settings import SummarySettings
 from engram.model import Category, Memory, MemoryDraft, Scope, make_filter
 
@@ -180,19 +180,13 @@ def run(
     recent = _recent(engram, agents, min(p.start for p in periods), max(p.end for p in periods)) if periods else {}
     work = [(agent, period) for agent in (sorted(recent) if agents is None else agents) for period in periods]
     made = 0
-    held: list[MemoryEvent] = []
-    try:
+    with announced_together(engram) as announce:
         for done, (agent, period) in enumerate(work, 1):
             if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now,
-                                found=_in(recent.get(agent, []), period), announce=held.append):
+                                found=_in(recent.get(agent, []), period), announce=announce):
                 made += 1
-                if made % ANNOUNCED_TOGETHER == 0:
-                    engram.events.emit_all(tuple(held))
-                    held.clear()
             if progress:
                 progress(done, len(work))
-    finally:  # what was stored is announced even when a later period fails
-        engram.events.emit_all(tuple(held))
     return JobReport("summaries", changed=made, notes=(f"created {made}",))
 
 
