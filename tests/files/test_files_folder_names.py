@@ -322,3 +322,19 @@ def test_the_state_follows_its_database_file_when_moved_not_when_replaced(record
     from engram.files.state import same_database
 
     assert same_database(recorded, current) is same
+
+
+def test_an_agent_whose_name_cannot_be_a_folder_is_left_out_not_every_agent(engram: Engram, syncer: FileSync,
+                                                                           folder: Path) -> None:
+    """A valid name of 128 capitals is 256 characters written portably, past a file name's 255: that
+    agent's memories stay in the database, reported, and every other agent's folder syncs."""
+    long_name = "A" * 128
+    kept = engram.for_agent(long_name).remember("a fact of the long-named agent").memory
+    engram.remember("a fact of the default agent", tags="facts")
+    report = syncer.sync()
+    assert [p.message for p in report.problems] == [
+        f"agent:{long_name} is not mirrored in the memory folder: agent: {long_name!r} is too long to name a "
+        "folder once each capital is written as !x (allowed: at most 255 characters so written)"]
+    assert os.listdir(folder / "agents") == ["default"]
+    assert "a fact of the default agent" in (folder / "agents/default/facts.md").read_text(encoding="utf-8")
+    assert engram.store.get_many([kept.id])[0].content == "a fact of the long-named agent"

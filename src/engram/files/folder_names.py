@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engram.disk_names import name_of, portable
@@ -71,6 +71,19 @@ def settle_folders(side: FolderSide, st: sync_state.SyncState, report: SyncRepor
     if failed:
         save(st)
     return len(failed) < len(moves), held
+
+
+def unnamable(side: FolderSide, scopes: Iterable[Scope]) -> dict[Scope, str]:
+    """Of ``scopes``, those whose folder cannot be named, with why: a valid name longer than a file
+    name may be once written ``portable`` (more than 126 capitals). Passes leave them out and say
+    so; their memories stay in the database, and every other scope is synced as usual."""
+    why: dict[Scope, str] = {}
+    for scope in scopes:
+        try:
+            side.layout.scope_dir(scope)
+        except ValidationError as exc:
+            why[scope] = f"{scope} is not mirrored in the memory folder: {exc}"
+    return why
 
 
 def named_as_is(side: FolderSide, scope: Scope) -> bool:

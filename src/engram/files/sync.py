@@ -175,6 +175,9 @@ class FileSync:
                 full: set[Scope] = set()
                 changed_files: set[str] = set()
                 side = self._folder_side()
+                for scope, why in folder_names.unnamable(side, ids_by_scope).items():
+                    log.warning("%s", why)
+                    del ids_by_scope[scope]
                 for scope, ids in ids_by_scope.items():
                     # A folder of an earlier version's name is renamed by the full pass first: a
                     # file written for its scope now would make a second folder of the scope.
@@ -277,7 +280,9 @@ class FileSync:
                 for scope in wanted:
                     db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 all_scopes = wanted
-            ordered = sorted(all_scopes - held, key=str)
+            unnamed = folder_names.unnamable(side, all_scopes - held)
+            report.problems += [Problem("sessions/" if scope.session else "agents/", 0, why) for scope, why in unnamed.items()]
+            ordered = sorted(all_scopes - held - set(unnamed), key=str)
             for n, scope in enumerate(ordered):
                 if progress:
                     progress("syncing", n, len(ordered))
