@@ -34,7 +34,7 @@ from engram.importers import (
     zep,
 )
 from engram.importers.apply import ImportSummary, apply_plan
-from engram.importers.base import Files, Plan, read_folder, without_bom
+from engram.importers.base import Files, Plan, modified_times, read_folder, without_bom
 
 __all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "detect", "detect_document", "read_plan"]
 
@@ -177,6 +177,8 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     if isinstance(source, Path):
         if source.is_dir():
             files = read_folder(source)
+            if kind == "basic-memory":  # notes without dates are dated by their files, as basic-memory does
+                return basic_memory.read(files, modified_times(source, files))
         elif kind == "clawless":  # its history file on its own
             files = {clawless.HISTORY: read_text(source)}
         else:
