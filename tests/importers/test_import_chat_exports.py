@@ -296,3 +296,49 @@ def test_the_installed_command_imports_the_zip_and_names_a_malformed_place(tmp_p
                          capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 2, bad.stderr
     assert f"{NODE}3.message.author.role: got ['user']" in " ".join(bad.stderr.split())
+
+
+SPLIT = FIXTURES / "chatgpt-export-split"
+
+
+@pytest.mark.parametrize("form", ["zip", "folder", "files"])
+def test_a_chatgpt_export_split_into_numbered_files_brings_every_conversation(tmp_path: Path, form: str) -> None:
+    """ChatGPT's exports since early 2026 hold conversations-000.json, conversations-001.json, ...
+    (each a JSON array of conversations) instead of one conversations.json: all are read, in order,
+    as one export."""
+    home = tmp_path / "home"
+    if form == "files":  # a folder's files, as an HTTP client or the library sends them
+        files = {p.name: p.read_text(encoding="utf-8") for p in SPLIT.iterdir()}
+        with Engram.from_settings(load_settings(home=home, embeddings={"provider": "none"})) as mem:
+            summary = mem.import_from(files)
+            first = {"kind": summary.kind, "messages_imported": summary.messages_imported, "warnings": summary.warnings}
+    else:
+        source = zipped(SPLIT, tmp_path / "chatgpt-export.zip", inside="export/") if form == "zip" else SPLIT
+        first = as_json(home, "import", str(source))
+    assert (first["kind"], first["messages_imported"]) == ("chatgpt", 9), first
+    warnings = "\n".join(first["warnings"])
+    assert "3 conversations read" in warnings and "messages on other branches (3)" in warnings, warnings
+    assert "only conversations-000.json to conversations-001.json (2 files) are read" in warnings, warnings
+    assert "not imported: chat.html, user.json" in warnings, warnings
+    assert [(m["role"], m["content"]) for m in shown(home, LISBON)] == LISBON_SHOWN
+    assert [(m["role"], m["content"]) for m in shown(home, DOUGH)][2:] == [
+        ("user", "How often should I feed it?"), ("assistant", "Twice a day while it's warm.")]
+    if form != "files":
+        again = as_json(home, "import", str(source))
+        assert (again["messages_imported"], again["messages_skipped"]) == (0, 9), again
+
+
+def test_a_malformed_shard_of_a_split_chatgpt_export_is_named_by_its_file(tmp_path: Path) -> None:
+    shard = json.loads((SPLIT / "conversations-001.json").read_text(encoding="utf-8"))
+    shard[0]["mapping"][shard[0]["current_node"]]["message"]["author"]["role"] = 5
+    folder = tmp_path / "export"
+    folder.mkdir()
+    for path in SPLIT.iterdir():
+        (folder / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "conversations-001.json").write_text(json.dumps(shard), encoding="utf-8")
+    home = tmp_path / "home"
+    result = runner.invoke(app, ["--home", str(home), "import", str(folder)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception).startswith("conversations-001.json [0].mapping."), result.exception
+    assert "author.role: got 5" in str(result.exception)
+    assert as_json(home, "history", "list") == []  # the first shard, though sound, is not imported either

@@ -5,6 +5,8 @@ relations, what the metadata keeps, and that a second run imports nothing."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -255,3 +257,35 @@ def test_a_path_that_does_not_exist_is_named_as_missing(tmp_path: Path) -> None:
         assert isinstance(result.exception, SnapshotError), result.exception
         assert str(result.exception) == f"path: {source} does not exist (allowed: an existing file or folder to import)"
     assert as_json(home, "count") == {"count": 0}
+
+
+def test_basic_memory_notes_without_dates_are_dated_by_their_files(tmp_path: Path) -> None:
+    """basic-memory writes no dates in a note's front matter (it dates a note by its file): such a
+    note and its observations get the file's modification time, not the moment of the import, and
+    an edit of the note afterwards (which moves that time) still finds what the first import stored."""
+    folder = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "basic-memory", folder)
+    origins = folder / "projects" / "coffee-bean-origins.md"
+    written = 1709632800.0  # 2024-03-05 10:00 UTC
+    for path in folder.rglob("*.md"):
+        os.utime(path, (written, written))
+    edited = 1740000000.0  # 2025-02-19, after the created: its front matter gives (2025-02-01 09:00)
+    os.utime(folder / "coffee-brewing-methods.md", (edited, edited))
+    home = tmp_path / "home"
+    assert as_json(home, "import", str(folder))["imported"] == 6
+    note = as_json(home, "get", "coffee-bean-origins")
+    assert (note["created_at"], note["updated_at"]) == (written, written)
+    fact = as_json(home, "list", "--tag", "fact")[0]
+    assert fact["content"] == "Ethiopian beans have bright citrus notes" and fact["created_at"] == written
+    # A date its front matter gives is kept; the file's time is the note's last change.
+    brewing = as_json(home, "get", "coffee-brewing-methods")
+    assert (brewing["created_at"], brewing["updated_at"]) == (1738400400.0, edited)
+
+    origins.write_text(origins.read_text(encoding="utf-8") + "- [fact] Kenyan beans taste of blackcurrant\n",
+                       encoding="utf-8")
+    os.utime(origins, (written + 86400, written + 86400))
+    again = as_json(home, "import", str(folder))
+    assert (again["imported"], again["skipped"]) == (1, 6), again
+    facts = as_json(home, "list", "--tag", "fact")
+    assert sorted(m["created_at"] for m in facts) == [written, written + 86400]
+    assert len(as_json(home, "list", "--limit", "50")) == 7  # no second copy of the edited note

@@ -34,7 +34,7 @@ from engram.importers import (
     zep,
 )
 from engram.importers.apply import ImportSummary, apply_plan
-from engram.importers.base import Files, Plan, read_folder, without_bom
+from engram.importers.base import Files, Plan, modified_times, read_folder, without_bom
 
 __all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "detect", "detect_document", "read_plan"]
 
@@ -177,6 +177,8 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     if isinstance(source, Path):
         if source.is_dir():
             files = read_folder(source)
+            if kind == "basic-memory":  # notes without dates are dated by their files, as basic-memory does
+                return basic_memory.read(files, modified_times(source, files))
         elif kind == "clawless":  # its history file on its own
             files = {clawless.HISTORY: read_text(source)}
         else:
@@ -191,23 +193,27 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
 
 
 def _read_export(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
-    """A chat service's export: its ZIP or folder (``conversations.json`` inside, the other files
-    named in a warning), the file itself, its text, or a folder's files holding it."""
+    """A chat service's export: its ZIP or folder (``conversations.json``, or ChatGPT's shards of
+    it, inside; the other files named in a warning), one such file, its text, or a folder's files
+    holding them."""
     others: list[str] = []
+    documents: list[tuple[str, str]]
     if isinstance(source, Mapping):
-        if chat_exports.CONVERSATIONS not in source:
-            raise ValidationError("source", f"the folder holds no {chat_exports.CONVERSATIONS}",
+        inside = chat_exports.conversation_files(source)
+        if not inside:
+            raise ValidationError("source", f"the folder holds no {chat_exports.CONVERSATIONS} "
+                                  "(nor conversations-000.json, ...)",
                                   f"the {kind} export's files, {chat_exports.CONVERSATIONS} among them")
-        text = without_bom(source[chat_exports.CONVERSATIONS])
-        others = sorted(name for name in source if name != chat_exports.CONVERSATIONS)
+        documents = [(name, without_bom(source[name])) for name in inside]
+        others = sorted(name for name in source if name not in inside)
     elif isinstance(source, Path) and (source.is_dir() or chat_exports.is_zip(source)):
-        text, others = chat_exports.read_export(source)
+        documents, others = chat_exports.read_export(source)
     elif isinstance(source, Path):
-        text = read_text(source)
+        documents = [("", read_text(source))]
     else:
-        text = without_bom(source)
-    plan = _EXPORT_READERS[kind](text)
-    note = chat_exports.others_warning(others)
+        documents = [("", without_bom(source))]
+    plan = _EXPORT_READERS[kind](documents)
+    note = chat_exports.others_warning(others, [name for name, _ in documents if name])
     if note:
         plan.warnings.append(note)
     return plan

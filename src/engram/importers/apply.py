@@ -151,8 +151,9 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
     known: dict[RecordKey, list[str]] = {}
     for record in plan.records:
         key = _key(record, agents)
-        ids[key] = record_id(plan.kind, record.source_id, record.created_at, key[1])
-        legacy = record_id(plan.kind, record.source_id, record.created_at)
+        in_id = record.created_at if record.time_in_id else None
+        ids[key] = record_id(plan.kind, record.source_id, in_id, key[1])
+        legacy = record_id(plan.kind, record.source_id, in_id)
         known[key] = [i for i in (record.engram_id, legacy) if i]
     asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
     held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}

@@ -87,6 +87,10 @@ class Record:
     # (every other importer): that memory is skipped as it stands, since engram may have changed it.
     # What is brought over, and when, is ``apply._changes``'s rule.
     refresh: bool = False
+    # False when ``created_at`` is a file's modification time (a basic-memory note without dates in
+    # its front matter): an edit of the file moves it, so the record's id is fixed by its source
+    # identity alone, and a re-import of the edited note still finds what the first one stored.
+    time_in_id: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +357,18 @@ def slug(text: str) -> str:
 Files = dict[str, str]
 """A folder source as ``{relative/posix/path: text}``: read from disk by the CLI and library, sent
 as JSON by an HTTP client, so the folder importers never touch the file system themselves."""
+
+
+def modified_times(folder: Path, files: Files) -> dict[str, float]:
+    """The modification time of each file of ``files`` read from ``folder``: the only date a
+    markdown note without dates in its front matter carries (basic-memory dates its notes so)."""
+    times: dict[str, float] = {}
+    for rel in files:
+        try:
+            times[rel] = (folder / rel).stat().st_mtime
+        except OSError:
+            continue  # (read a moment ago: gone since, it is dated by the import)
+    return times
 
 
 def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> Files:

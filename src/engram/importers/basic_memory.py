@@ -3,19 +3,23 @@
 A note: YAML front matter (``title``, ``type``, ``tags``, ``permalink``, any other field), prose,
 observations ``- [category] text #tag (context)`` and relations ``- relation_type [[Target]]``;
 ``[[Target]]`` anywhere in the prose is a wiki-link. Mapping: each note is one memory (its prose,
-or its title when it has none), keyed by its permalink, tagged with its front-matter tags, with
-the other front-matter fields in ``metadata["basic_memory"]``; each observation is one memory of
-its own (the category as its type and first tag, its ``#tags`` as tags, the context in metadata)
-linked to its note; each relation and wiki-link links the two notes (the relation's type is kept in
-``metadata["relations"]``). A link to a note the folder does not hold is kept in metadata only.
-Task checkboxes (``- [ ]``, ``- [x]``) are prose, as basic-memory treats them. A note engram
-exported (``engram_id`` in its front matter) gets its category and importance back, and is skipped
-when the importing agent holds that id (it is that memory).
+or its title when it has none), keyed by its permalink, tagged with its front-matter tags, with the
+other front-matter fields in ``metadata["basic_memory"]``; each observation is one memory of its
+own (the category as its type and first tag, its ``#tags`` as tags, the context in metadata) linked
+to its note; each relation and wiki-link links the two notes (the relation's type is kept in
+``metadata["relations"]``). basic-memory writes no dates in a note (it dates a note by its file): a
+note without ``created``/``date`` (``modified``/``updated``) in its front matter is dated by its
+file's modification time when the folder is read from disk, its observations with it. A link to a
+note the folder does not hold is kept in metadata only. Task checkboxes (``- [ ]``, ``- [x]``) are
+prose, as basic-memory treats them. A note engram exported (``engram_id`` in its front matter) gets
+its category and importance back, and is skipped when the importing agent holds that id (it is that
+memory).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import Any
@@ -49,8 +53,10 @@ def looks_like(files: Files) -> bool:
                for rel, text in list(files.items())[:50] if rel.endswith(".md"))
 
 
-def read(files: Files) -> Plan:
-    notes = [_note(text, rel) for rel, text in sorted(files.items()) if rel.endswith(".md")]
+def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
+    """The plan of a folder's notes; ``modified`` (each file's modification time, when the folder
+    is read from disk) dates the notes whose front matter has no dates."""
+    notes = [_note(text, rel, (modified or {}).get(rel)) for rel, text in sorted(files.items()) if rel.endswith(".md")]
     if not notes:
         raise fail("path", "no markdown notes", "a basic-memory project or Obsidian vault folder of .md notes")
     by_name: dict[str, str] = {}
@@ -74,7 +80,7 @@ def read(files: Files) -> Plan:
             type=note["type"], tags=note["tags"], metadata=meta, related_entity=note["title"],
             created_at=note["created"], updated_at=note["updated"], engram_id=note["engram"].get("id"),
             category=note["engram"].get("category", Category.KNOWLEDGE), importance=note["engram"].get("importance", 0.5),
-            fields={"content": "", "key": " front matter permalink"},
+            fields={"content": "", "key": " front matter permalink"}, time_in_id=not note["dated_by_file"],
         ))
         for obs in note["observations"]:
             plan.records.append(obs)
@@ -82,12 +88,17 @@ def read(files: Files) -> Plan:
     return plan
 
 
-def _note(text: str, rel: str) -> dict[str, Any]:
+def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     front, body_start = _front_matter(text, rel)
     title = str(front.get("title") or PurePosixPath(rel).stem).strip()
     permalink = str(front.get("permalink") or slug(rel.removesuffix(".md")))
     created = _time(front.get("created") or front.get("date"), f"{rel} front matter created")
     updated = _time(front.get("modified") or front.get("updated"), f"{rel} front matter modified")
+    dated_by_file = created is None and modified is not None
+    if dated_by_file:
+        created = modified
+    if updated is None and modified is not None and created is not None and modified >= created:
+        updated = modified  # the file was last written then: the note's last change
     extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
     # engram's own export: its id, category and importance are engram's fields, not the note's.
     carried = engram_fields({"id": extra.pop("engram_id"), "category": extra.pop("category", None),
@@ -96,7 +107,7 @@ def _note(text: str, rel: str) -> dict[str, Any]:
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
         "type": type_word(front.get("type"), "note"), "tags": tags(_tag_list(front.get("tags")), f"{rel} front matter tags"),
-        "links": [], "observations": [], "relations": [], "engram": carried,
+        "links": [], "observations": [], "relations": [], "engram": carried, "dated_by_file": dated_by_file,
     }
     prose: list[str] = []
     lines = text.splitlines()
@@ -105,7 +116,8 @@ def _note(text: str, rel: str) -> dict[str, Any]:
         obs = _OBSERVATION.match(line)
         rel_match = _RELATION.match(line)
         if obs and not _TASK.match(obs.group(1)):
-            note["observations"].append(_observation(obs.group(1), obs.group(2), rel, n, where, created))
+            note["observations"].append(_observation(obs.group(1), obs.group(2), rel, n, where, created,
+                                                     dated_by_file))
             note["links"] += [(t.strip(), "mentions") for t in _WIKI.findall(obs.group(2))]
         elif rel_match:
             relation, target = rel_match.group(1).strip(), rel_match.group(2).split("|")[0].strip()
@@ -123,7 +135,8 @@ def _note(text: str, rel: str) -> dict[str, Any]:
     return note
 
 
-def _observation(category: str, text: str, rel: str, line: int, where: str, created: float | None) -> Record:
+def _observation(category: str, text: str, rel: str, line: int, where: str, created: float | None,
+                 dated_by_file: bool = False) -> Record:
     context_match = _CONTEXT.search(text)
     context = context_match.group(1) if context_match else None
     content = text[: context_match.start()] if context_match else text
@@ -134,7 +147,7 @@ def _observation(category: str, text: str, rel: str, line: int, where: str, crea
         type=type_word(category, "learned"), tags=tags([category, *hashtags], where),
         metadata={"basic_memory": {"file": rel, "line": line, "category": category,
                                    **({"context": context} if context else {})}},
-        created_at=created,
+        created_at=created, time_in_id=not dated_by_file,
         fields={"content": "", "key": ""},  # where names the file and line of the observation
     )
 

@@ -29,6 +29,7 @@ from typing import Any
 from engram.importers.base import Plan, a_list, an_object, fail, member, optional_text, timestamp
 from engram.importers.chat_exports.common import (
     Conversations,
+    Documents,
     lists_of,
     read_export,
     title_of,
@@ -59,7 +60,13 @@ def looks_like(data: Any) -> bool:
 def read(text: str) -> Plan:
     """The plan of ChatGPT's ``conversations.json``; raises ``SnapshotError`` naming the JSON path
     of what is malformed (``[3].mapping.abc.message.content.parts[0]``), before anything is imported."""
-    return read_export(text, KIND, SHAPE, NOTES, _conversation)
+    return read_documents([("", text)])
+
+
+def read_documents(documents: Documents) -> Plan:
+    """The plan of the export's conversation files, ``(file name, text)`` in order (its
+    ``conversations.json``, or the shards a larger export is split into)."""
+    return read_export(documents, KIND, SHAPE, NOTES, _conversation)
 
 
 def _conversation(found: Conversations, item: Any, where: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 from engram.importers.base import Plan, a_list, an_object, fail, optional_text, timestamp
 from engram.importers.chat_exports.common import (
     Conversations,
+    Documents,
     lists_of,
     read_export,
     title_of,
@@ -50,7 +51,13 @@ def looks_like(data: Any) -> bool:
 def read(text: str) -> Plan:
     """The plan of Claude.ai's ``conversations.json``; raises ``SnapshotError`` naming the JSON path
     of what is malformed (``[2].chat_messages[5].sender``), before anything is imported."""
-    return read_export(text, KIND, SHAPE, NOTES, _conversation)
+    return read_documents([("", text)])
+
+
+def read_documents(documents: Documents) -> Plan:
+    """The plan of the export's conversation files, ``(file name, text)`` in order (its
+    ``conversations.json``, or the shards a larger export is split into)."""
+    return read_export(documents, KIND, SHAPE, NOTES, _conversation)
 
 
 def _conversation(found: Conversations, item: Any, where: str) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,16 +24,22 @@ from engram import jsondoc
 from engram.history.keys import conversation_key, usable_part
 from engram.importers.base import HistoryEntry, Plan, fail, timestamp
 
+Documents = Sequence[tuple[str, str]]
+"""The export's files of conversations as ``(file name, text)``: its one ``conversations.json``,
+or the shards a larger ChatGPT export splits it into (``conversations-000.json``, ...), in order.
+A name of ``""`` is a document given alone (its text), whose places need no file name."""
 
-def conversations(text: str, shape: str) -> list[Any]:
-    """The export's JSON array of conversations; raises ``SnapshotError`` naming the line of
-    malformed JSON, or the document when it is no array."""
+
+def conversations(text: str, shape: str, name: str = "") -> list[Any]:
+    """The document's JSON array of conversations; raises ``SnapshotError`` naming the line of
+    malformed JSON (in the file ``name``, when given), or the document when it is no array."""
     try:
         data = jsondoc.loads(text)
     except json.JSONDecodeError as exc:
-        raise fail(f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})", shape) from None
+        raise fail(f"{name} line {exc.lineno}".strip(), f"malformed JSON: {exc.msg} (column {exc.colno})",
+                   shape) from None
     if not isinstance(data, list):
-        raise fail("document", f"got {type(data).__name__}", shape)
+        raise fail(name or "document", f"got {type(data).__name__}", shape)
     return data
 
 
@@ -134,14 +140,18 @@ def lists_of(data: Any, key: str, kind: type) -> bool:
             and all(isinstance(c, Mapping) and isinstance(c.get(key), kind) for c in data[:5]))
 
 
-def read_export(text: str, kind: str, shape: str, notes: Mapping[str, str],
+def read_export(documents: Documents, kind: str, shape: str, notes: Mapping[str, str],
                 one: Callable[[Conversations, Any, str], None]) -> Plan:
-    """The plan of one service's ``conversations.json``: ``one`` reads each conversation (at its
-    place ``[i]``) into the shared ``Conversations``, then the counts of what was left out become
+    """The plan of one service's conversations, from every document of the export in order:
+    ``one`` reads each conversation (at its place ``[i]``, after its file's name when the export
+    has several files: ``conversations-001.json [3]``) into the shared ``Conversations``, so a
+    conversation repeated across files is read once; then the counts of what was left out become
     warnings, each with its ``notes``. Raises ``SnapshotError`` (nothing imported)."""
     plan = Plan(kind, kind)
     found = Conversations(plan, kind)
-    for i, item in enumerate(conversations(text, shape)):
-        one(found, item, f"[{i}]")
+    for name, text in documents:
+        name = name if len(documents) > 1 else ""  # one file: its places alone, as ever
+        for i, item in enumerate(conversations(text, shape, name)):
+            one(found, item, f"{name} [{i}]" if name else f"[{i}]")
     found.finish(notes)
     return plan
