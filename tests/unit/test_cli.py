@@ -56,7 +56,7 @@ def test_recall_shows_when_a_fact_with_an_end_held(isolated_home: Path) -> None:
         (("link", "a", "b"), 3, "not found"),
         (("forget", "--older-than", "soon"), 2, "--older-than"),
         (("list", "--since", "yesterday-ish"), 2, "since:"),
-        (("--backend", "nope", "count"), 4, "unknown memory backend"),
+        (("--backend", "nope", "count"), 4, "backend: unknown memory backend 'nope' (allowed: "),
         (("count", "--bogus"), 2, "No such option"),
     ],
 )
