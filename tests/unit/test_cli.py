@@ -147,6 +147,15 @@ def test_every_command_has_help(isolated_home: Path) -> None:
         assert command in top.stdout
 
 
+def test_backend_help_names_every_built_in_backend(isolated_home: Path) -> None:
+    from engram import registry
+
+    shown = engram(isolated_home, "--help").stdout
+    line = next(line for line in shown.splitlines() if "--backend" in line)
+    missing = [name for name in registry.names("backend") if name not in line]
+    assert not missing, f"--backend's help leaves out {missing}: {line}"  # postgres was left out
+
+
 def test_disabled_backend_answers_without_error(isolated_home: Path) -> None:
     result = engram(isolated_home, "--backend", "disabled", "remember", "anything")
     assert result.returncode == 0
