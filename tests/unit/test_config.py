@@ -234,3 +234,12 @@ def test_a_mistyped_argument_is_refused_naming_it_with_a_suggestion(isolated_hom
     with pytest.raises(ConfigError, match=r"backnd: not a setting engram knows \(did you mean 'backend'\?\)"):
         Memory.from_config({"backnd": "inmemory"})
     assert load_settings(agent="alice", recall={"limit": 3}).agent == "alice"
+
+
+def test_keyword_settings_beside_a_settings_object_are_refused(isolated_home: Path) -> None:
+    # Dropped, from_settings(settings, agent="bob") opened the settings' agent ("default").
+    settings = load_settings()
+    with pytest.raises(ConfigError, match=r"^invalid settings \(agent: given beside a Settings object"):
+        Engram.from_settings(settings, agent="bob")
+    with Engram.from_settings(settings, agent=None) as mem:  # None is "not given", as for load_settings
+        assert mem.settings.agent == "default"
