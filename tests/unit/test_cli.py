@@ -156,6 +156,16 @@ def test_backend_help_names_every_built_in_backend(isolated_home: Path) -> None:
     assert not missing, f"--backend's help leaves out {missing}: {line}"  # postgres was left out
 
 
+def test_long_commands_leave_stderr_empty_when_it_is_not_a_terminal(isolated_home: Path, tmp_path: Path) -> None:
+    # rich's progress printed an empty line on stop to a pipe or a log, with --json too.
+    assert engram(isolated_home, "remember", "Prefers Python", "--key", "py").returncode == 0
+    snapshot = tmp_path / "snapshot.json"
+    assert engram(isolated_home, "export", str(snapshot)).returncode == 0
+    for args in (("import", str(snapshot)), ("--json", "import", str(snapshot)), ("maintain",), ("sync",)):
+        result = engram(isolated_home, *args)
+        assert result.returncode == 0 and result.stderr == "", (args, result.stderr)
+
+
 def test_disabled_backend_answers_without_error(isolated_home: Path) -> None:
     result = engram(isolated_home, "--backend", "disabled", "remember", "anything")
     assert result.returncode == 0
