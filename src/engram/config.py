@@ -110,14 +110,16 @@ def _unknown_keys(document: dict[str, Any], model: type[BaseModel], *, top_level
     return found
 
 
+def _suggestion(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name.rsplit(".", 1)[-1], known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _warn_of_unknown_keys(path: Path, document: dict[str, Any], *, foreign: bool) -> None:
     """A mistyped setting is otherwise ignored unsaid. In a file that also holds another system's
     keys, only engram's own sections are checked: the other system's top-level keys are its own."""
     for name, known in _unknown_keys(document, Settings, top_level=not foreign):
-        last = name.rsplit(".", 1)[-1]
-        close = difflib.get_close_matches(last, known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        warn_once(f"{path}: {name}", f"not a setting engram knows, ignored{hint}")
+        warn_once(f"{path}: {name}", f"not a setting engram knows, ignored{_suggestion(name, known)}")
 
 
 class _ConfigFileSource(PydanticBaseSettingsSource):
@@ -363,6 +365,13 @@ def config_path(home: str | Path | None = None, named: str | Path | None = None)
 def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Settings:
     """Read settings; ``config`` names the config file (``--config``; ``~`` expanded), which must
     exist. Raises ``ConfigError`` naming the setting at fault."""
+    # An argument is written for engram alone (no other system's keys share it, as a config file's
+    # may), so a misspelt one is refused: ignored, Engram.from_settings(agnet="alice") wrote to the
+    # default agent.
+    unknown = _unknown_keys({k: v for k, v in overrides.items() if v is not None}, Settings)
+    if unknown:
+        raise ConfigError("invalid settings (" + "; ".join(
+            f"{name}: not a setting engram knows{_suggestion(name, known)}" for name, known in unknown) + ")")
     named = _CONFIG_FILE.set(None if config is None else Path(config).expanduser())
     sources = _SOURCES.set(())
     try:

@@ -458,7 +458,7 @@ class Engram:
         def settle(pending: PendingWrite, stored_under: KeptByKey) -> PendingWrite:
             if updating is not None:  # (the row read here is the one the writer's vector check reads)
                 self._still_stored(updating, stored_under(pending.draft))
-            link_targets[:] = [self.get(ref) for ref in refs]  # unknown targets refuse the write
+            link_targets[:] = [self._link_target(i, ref) for i, ref in enumerate(refs)]  # unknown ones refuse it
             draft = pending.draft
             # An update by key keeps the tags and metadata it was not given; given ones replace.
             if any(keeps) and (kept := stored_under(draft)) is not None:
@@ -730,6 +730,14 @@ class Engram:
         memory = self.find(ref)
         if memory is None:
             raise NotFoundError("memory", ref)
+        return memory
+
+    def _link_target(self, index: int, ref: str) -> Memory:
+        """The memory a write's ``links[index]`` names (an id, else a key); ``NotFoundError`` names
+        the link, so a missing one is not read as the memory being stored."""
+        memory = self.find(ref)
+        if memory is None:
+            raise NotFoundError(f"memory named by links[{index}]", ref)
         return memory
 
     def get_by_key(self, key: str) -> Memory:

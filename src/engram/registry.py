@@ -57,12 +57,19 @@ def names(kind: str) -> list[str]:
     return sorted(_TARGETS.get(kind, {}))
 
 
+# The setting that chooses each kind and what a name of it is, so a refusal names the key a user
+# set (``backend = "mongo"`` in the config file, ``--backend``, ``ENGRAM_HISTORY__BACKEND``).
+_CHOSEN_BY = {"backend": ("backend", "memory backend"), "history": ("history.backend", "history backend"),
+              "embedding": ("embeddings.provider", "embedding provider"), "llm": ("llm.provider", "llm provider")}
+
+
 def resolve(kind: str, name: str) -> Any:
-    """The factory registered as ``name`` for ``kind``; ``ConfigError`` lists what exists."""
+    """The factory registered as ``name`` for ``kind``; ``ConfigError`` names the setting and
+    lists what exists."""
     target = _TARGETS.get(kind, {}).get(name)
     if target is None:
-        label = {"backend": "memory"}.get(kind, kind)
-        raise ConfigError(f"unknown {label} backend {name!r} (available: {', '.join(names(kind))})")
+        setting, label = _CHOSEN_BY.get(kind, (kind, kind))
+        raise ConfigError(f"{setting}: unknown {label} {name!r} (allowed: {', '.join(names(kind))})")
     module_name, _, path = target.partition(":")
     found: Any = importlib.import_module(module_name)
     for attribute in path.split("."):

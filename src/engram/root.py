@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.backends.base import Backend
 from engram.config import Settings, load_settings
+from engram.errors import ConfigError
 from engram.registry import resolve
 
 if TYPE_CHECKING:
@@ -234,6 +235,11 @@ def build_engram(settings: Settings | None = None, *, origin: str = "library", m
     from engram.engine import Engram
     from engram.temporal.reader import TimeReader
 
+    if settings is not None and any(value is not None for value in overrides.values()):
+        # Dropped, from_settings(settings, agent="bob") opened the settings' agent, not bob's.
+        given = ", ".join(name for name, value in overrides.items() if value is not None)
+        raise ConfigError(f"invalid settings ({given}: given beside a Settings object, which holds every"
+                          " setting; allowed: the Settings alone, or keyword settings alone)")
     settings = settings or load_settings(**overrides)
     embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db",
                                cache_key=settings.privacy.key())  # encrypted like the store

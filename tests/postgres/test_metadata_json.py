@@ -68,8 +68,9 @@ def test_the_audit_record_of_a_forget_keeps_the_metadata_as_written(new_database
     from engram.config import load_settings
 
     written = {"zeta": 1, "alpha": FLOATS["big"], "nested": FLOATS["nested"]}
-    settings = load_settings(home=tmp_path, database_url=new_database(), embeddings={"provider": "none"})
-    mem = Engram.from_settings(settings, agent="alice")
+    settings = load_settings(home=tmp_path, database_url=new_database(), embeddings={"provider": "none"},
+                             agent="alice")
+    mem = Engram.from_settings(settings)
     try:
         stored = mem.remember("the vault moved to the north wing", key="vault", metadata=written).memory
         mem.forget(stored.id, reason="moved again")

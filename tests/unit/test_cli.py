@@ -54,9 +54,10 @@ def test_recall_shows_when_a_fact_with_an_end_held(isolated_home: Path) -> None:
         (("get", "nothing-here"), 3, "not found"),
         (("forget", "nothing-here"), 3, "not found"),
         (("link", "a", "b"), 3, "not found"),
+        (("remember", "x", "--link", "no-such"), 3, "memory named by links[0] not found: 'no-such'"),
         (("forget", "--older-than", "soon"), 2, "--older-than"),
         (("list", "--since", "yesterday-ish"), 2, "since:"),
-        (("--backend", "nope", "count"), 4, "unknown memory backend"),
+        (("--backend", "nope", "count"), 4, "backend: unknown memory backend 'nope' (allowed: "),
         (("count", "--bogus"), 2, "No such option"),
     ],
 )
@@ -145,6 +146,25 @@ def test_every_command_has_help(isolated_home: Path) -> None:
         result = engram(isolated_home, command, "--help")
         assert result.returncode == 0 and "Usage" in result.stdout, command
         assert command in top.stdout
+
+
+def test_backend_help_names_every_built_in_backend(isolated_home: Path) -> None:
+    from engram import registry
+
+    shown = engram(isolated_home, "--help").stdout
+    line = next(line for line in shown.splitlines() if "--backend" in line)
+    missing = [name for name in registry.names("backend") if name not in line]
+    assert not missing, f"--backend's help leaves out {missing}: {line}"  # postgres was left out
+
+
+def test_long_commands_leave_stderr_empty_when_it_is_not_a_terminal(isolated_home: Path, tmp_path: Path) -> None:
+    # rich's progress printed an empty line on stop to a pipe or a log, with --json too.
+    assert engram(isolated_home, "remember", "Prefers Python", "--key", "py").returncode == 0
+    snapshot = tmp_path / "snapshot.json"
+    assert engram(isolated_home, "export", str(snapshot)).returncode == 0
+    for args in (("import", str(snapshot)), ("--json", "import", str(snapshot)), ("maintain",), ("sync",)):
+        result = engram(isolated_home, *args)
+        assert result.returncode == 0 and result.stderr == "", (args, result.stderr)
 
 
 def test_disabled_backend_answers_without_error(isolated_home: Path) -> None:

@@ -220,3 +220,26 @@ def test_another_systems_own_keys_are_not_called_mistyped(tmp_path: Path, monkey
     other.write_text('{"provider": "anthropic", "channels": {}}')
     load_settings(config=other, home=tmp_path / "home")
     assert caplog.records == []
+
+
+def test_a_mistyped_argument_is_refused_naming_it_with_a_suggestion(isolated_home: Path) -> None:
+    # An argument is engram's alone: ignored, from_settings(agnet="alice") stored in agent "default".
+    with pytest.raises(ConfigError) as err:
+        Engram.from_settings(agnet="alice", recall={"limt": 3, "fusion": "rrf"})
+    assert str(err.value) == ("invalid settings (agnet: not a setting engram knows (did you mean 'agent'?);"
+                              " recall.limt: not a setting engram knows (did you mean 'limit'?))")
+    assert not (isolated_home / "memory.db").exists()  # refused before anything was opened
+    from engram.compat.mem0 import Memory
+
+    with pytest.raises(ConfigError, match=r"backnd: not a setting engram knows \(did you mean 'backend'\?\)"):
+        Memory.from_config({"backnd": "inmemory"})
+    assert load_settings(agent="alice", recall={"limit": 3}).agent == "alice"
+
+
+def test_keyword_settings_beside_a_settings_object_are_refused(isolated_home: Path) -> None:
+    # Dropped, from_settings(settings, agent="bob") opened the settings' agent ("default").
+    settings = load_settings()
+    with pytest.raises(ConfigError, match=r"^invalid settings \(agent: given beside a Settings object"):
+        Engram.from_settings(settings, agent="bob")
+    with Engram.from_settings(settings, agent=None) as mem:  # None is "not given", as for load_settings
+        assert mem.settings.agent == "default"

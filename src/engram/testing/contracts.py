@@ -616,8 +616,9 @@ class MemoryStoreContract(TemporalContract):
             mem.link("b", "nowhere")
         with pytest.raises(ValidationError):
             mem.link("b", "b")
-        with pytest.raises(NotFoundError):
-            mem.remember("D", key="d", links=["nowhere"])
+        with pytest.raises(NotFoundError) as missing:  # named as a link: not the memory being stored
+            mem.remember("D", key="d", links=["b", "nowhere"])
+        assert str(missing.value) == "memory named by links[1] not found: 'nowhere'"
         assert mem.find("d") is None
 
     def test_a_key_equal_to_another_memorys_id_is_found_by_one_query_on_the_key(

@@ -38,7 +38,8 @@ def _global_options(
                                        ".yaml, .yml or .json in the data folder); engram's keys or another system's."),
     agent: str | None = typer.Option(None, "--agent", "-a", help="Agent whose memory to use (default: default)."),
     session: str | None = typer.Option(None, "--session", "-s", help="Session of the agent (sees session + agent + global)."),
-    backend: str | None = typer.Option(None, "--backend", help="sqlite (default), jsonfile, inmemory or disabled."),
+    backend: str | None = typer.Option(
+        None, "--backend", help="sqlite (default), jsonfile, inmemory, disabled or postgres (with database_url)."),
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                   help="Print the version and exit."),

@@ -85,14 +85,20 @@ def __getattr__(name: str) -> Console:
 @contextmanager
 def progress(first: str, *, quiet: bool = False) -> Iterator[Callable[[str, int, int], None]]:
     """The one progress bar of long commands: on stderr (stdout keeps the command's output, and
-    ``--json`` stays clean JSON), transient, off when ``quiet``. Yields ``report(phase, done,
-    total)``, the shape the engine's phase-aware callbacks have; a ``total`` of 0 is not known
-    (yet), shown as a pulsing bar under the phase's name. ``first`` names the work until the
-    first report."""
+    ``--json`` stays clean JSON), transient, off when ``quiet`` or stderr is not a terminal.
+    Yields ``report(phase, done, total)``, the shape the engine's phase-aware callbacks have; a
+    ``total`` of 0 is not known (yet), shown as a pulsing bar under the phase's name. ``first``
+    names the work until the first report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    errors = _console("errors")
+    if quiet or not errors.is_terminal:
+        # No Progress at all: not to a terminal, rich draws no bar but its stop() still prints an
+        # empty line (disabled or not), a blank line on stderr for each import, sync or maintain.
+        yield lambda phase, done, total: None
+        return
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=_console("errors"), transient=True, disable=quiet) as bar:
+                  console=errors, transient=True) as bar:
         task, shown = bar.add_task(first, total=None), first
 
         def report(phase: str, done: int, total: int) -> None:
