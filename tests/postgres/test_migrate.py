@@ -310,6 +310,19 @@ def test_the_carried_schedule_is_found_under_another_spelling_of_the_database(pg
     assert json.loads(maintained.stdout)["ran"] == []  # nothing due: the schedule was found
 
 
+def test_the_cli_leaves_stderr_empty_off_a_terminal(pg_url: str, tmp_path: Path) -> None:
+    # rich's Progress printed an empty line on stop to a pipe or log, with --json too.
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, embeddings={"provider": "none"}) as source:
+        source.remember_many([{"content": f"note {i} about the garden"} for i in range(5)])
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
+    for args in (("migrate", "--to", pg_url), ("--json", "migrate", "--to", pg_url)):
+        run = subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        assert run.stderr == "", (args, run.stderr)
+        assert "memories" in run.stdout
+
+
 def test_the_cli_draws_the_copy_on_stderr_and_keeps_stdout_for_the_report(
         pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner

@@ -28,18 +28,23 @@ def migrate(
     cli = state(ctx)
     settings = cli.settings()
     path = source or agent_database_path(settings)
-    with Progress(
-        TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=render.errors, disable=cli.as_json,  # stderr: stdout holds the report (and --json's JSON)
-    ) as bar:
-        tasks: dict[str, int] = {}
+    if cli.as_json or not render.errors.is_terminal:
+        # No Progress at all: off a terminal rich draws no bar, but its stop() still prints an
+        # empty line to stderr (as render.progress says).
+        report = migrate_to_postgres(settings, path, to)
+    else:
+        with Progress(
+            TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=render.errors,  # stderr: stdout holds the report
+        ) as bar:
+            tasks: dict[str, int] = {}
 
-        def progress(table: str, done: int, total: int) -> None:
-            if table not in tasks:
-                tasks[table] = bar.add_task(table, total=total)
-            bar.update(tasks[table], completed=done)
+            def progress(table: str, done: int, total: int) -> None:
+                if table not in tasks:
+                    tasks[table] = bar.add_task(table, total=total)
+                bar.update(tasks[table], completed=done)
 
-        report = migrate_to_postgres(settings, path, to, progress=progress)
+            report = migrate_to_postgres(settings, path, to, progress=progress)
     if cli.as_json:
         emit_json({
             "source": report.source, "target": report.target, "verified": report.verified,
