@@ -1106,7 +1106,10 @@ class Engram:
 
     def neighbours(self, ref: str | Memory | None = None, limit: int = 20, *, key: str | None = None) -> list[Memory]:
         """The memories linked to the one named by ``ref`` (an id, else a key, or a ``Memory`` this
-        view gave, not read again) or ``key`` (a key only) that this view may read, newest first."""
+        view gave, not read again) or ``key`` (a key only) that this view may read, newest first.
+        Raises ``ValidationError`` for a ``limit`` that is not 1 to 1000."""
+        # Checked here: the stores slice by it, so -1 dropped the last neighbour and 0 returned none.
+        limit = parse_limit(limit, MAX_LIST_LIMIT, paged=False)
         memory = self.named(ref, key, field="neighbours")
         found = self.store.neighbours(memory.id, self._filter(), limit=limit)
         # None found may mean the memory itself was forgotten since it was read: say so.

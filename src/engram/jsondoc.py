@@ -1,16 +1,45 @@
-"""``json.loads`` for documents users hand in (imports, snapshots): one nested past Python's
-recursion limit (``[[[[...`` 5,000 deep) is malformed JSON, reported like any other, not a
-``RecursionError`` that reached HTTP clients as a 500."""
+"""``json.loads`` for documents users hand in (request bodies, metadata text, imports, snapshots):
+whatever is wrong with one is a ``json.JSONDecodeError`` saying what, never another exception.
+
+Python's parser fails three ways besides ``JSONDecodeError``: a document nested past the recursion
+limit (``[[[[...`` 5,000 deep) raises ``RecursionError``, a number of more than 4,300 digits
+``ValueError`` (the interpreter's guard against slow integer conversion), and bytes that are not
+UTF-8 ``UnicodeDecodeError``. Each reached HTTP clients as a 500, or as a 400 that named nothing,
+and library callers as an exception outside engram's tree. ``unique_names`` also refuses an object
+that gives one name twice (``{"content": "a", "content": "b"}``): the parser keeps the last and
+drops the first without a word, so where the document is a request the sender's first value would
+be lost; imports of other tools' files keep the lenient reading.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 
-def loads(document: str | bytes) -> Any:
-    """``json.loads(document)``; raises ``json.JSONDecodeError`` for a document nested too deeply."""
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            # (the hook is not told where the object is: position 0)
+            raise json.JSONDecodeError(f"the name {name!r} is given twice in one object", "", 0)
+        found[name] = value
+    return found
+
+
+def loads(document: str | bytes, *, unique_names: bool = False) -> Any:
+    """``json.loads(document)``; raises ``json.JSONDecodeError`` for a document nested too deeply,
+    with a number too long to read, in bytes that are not UTF-8, or (``unique_names``) with an
+    object giving one name twice."""
+    text = document if isinstance(document, str) else ""
     try:
-        return json.loads(document)
+        return json.loads(document, object_pairs_hook=_unique if unique_names else None)
     except RecursionError:
-        raise json.JSONDecodeError("nested too deeply", document if isinstance(document, str) else "", 0) from None
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    except UnicodeDecodeError as exc:
+        raise json.JSONDecodeError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x})", text, exc.start) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # the int conversion guard, the only other ValueError json.loads raises
+        raise json.JSONDecodeError(f"a number longer than {sys.get_int_max_str_digits()} digits", text, 0) from None

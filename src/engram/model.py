@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.temporal.instants import parse_time, parse_validity
 
@@ -567,10 +568,11 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
     if value is None:
         return {}
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
+        try:  # (a name given twice is refused: json.loads would keep only the last value)
+            value = jsondoc.loads(value, unique_names=True)
         except json.JSONDecodeError as exc:
-            raise ValidationError("metadata", f"malformed JSON ({exc.msg} at char {exc.pos})", "a JSON object") from None
+            where = f" at char {exc.pos}" if exc.pos else ""
+            raise ValidationError("metadata", f"malformed JSON ({exc.msg}{where})", "a JSON object") from None
     if not isinstance(value, Mapping):
         raise ValidationError("metadata", f"got {type(value).__name__}", "a JSON object")
     if (depth := _nesting(value)) > MAX_METADATA_DEPTH:
@@ -805,7 +807,7 @@ def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
         return ()
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsondoc.loads(value)
         except json.JSONDecodeError as exc:
             raise ValidationError("tool_calls", f"malformed JSON ({exc.msg})", "a JSON list of tool calls") from None
     if not isinstance(value, list | tuple):

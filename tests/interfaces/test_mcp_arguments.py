@@ -53,12 +53,24 @@ async def _true_is_no_importance(client: Client) -> None:
     assert _data(await client.call_tool("remember", {"content": "an int importance", "importance": 1}))
 
 
+async def _unknown_arguments_are_refused(client: Client) -> None:
+    # The SDK dropped them: metadata sent to remember was lost while the call said "created".
+    text = _error_text(await client.call_tool("remember", {"content": "kept with its metadata?",
+                                                           "metadata": {"source": "chat"}}))
+    assert "invalid metadata: is not an argument of remember" in text and "context" in text, text
+    text = _error_text(await client.call_tool("recall", {"query": "metadata", "tag": "x"}))
+    assert "invalid tag: is not an argument of recall" in text and "filters" in text, text
+    listed = _data(await client.call_tool("list", {"limit": 100}))["memories"]
+    assert all(m["content"] != "kept with its metadata?" for m in listed), listed
+
+
 def test_arguments_over_stdio(tmp_path: Path) -> None:
     async def run() -> None:
         async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
             await _recall_filters_are_checked(client)
             await _forget_names_its_own_arguments(client)
             await _true_is_no_importance(client)
+            await _unknown_arguments_are_refused(client)
 
     asyncio.run(run())
 
@@ -69,5 +81,6 @@ def test_arguments_over_http(served: Served) -> None:
             await _recall_filters_are_checked(client)
             await _forget_names_its_own_arguments(client)
             await _true_is_no_importance(client)
+            await _unknown_arguments_are_refused(client)
 
     asyncio.run(run())

@@ -228,3 +228,22 @@ def test_http_refuses_true_for_a_number_or_time(served: Served, field: str) -> N
         answer = http.post("/api/v1/memory", json={"content": "x", field: True})
         assert answer.status_code == 422 and field in answer.text
         assert http.post("/api/v1/memory", json={"content": "y", "importance": 1}).status_code == 201  # an int is a number
+
+
+@pytest.mark.parametrize("limit", [-1, 0, 1001, "3", 2.0, True])
+def test_neighbours_limit_out_of_range_is_refused_naming_it(mem: Engram, limit) -> None:  # noqa: ANN001
+    # The stores slice by it: -1 dropped the last neighbour, 0 returned none, "3" was a TypeError.
+    for n in range(3):
+        mem.remember(f"spoke {n}", key=f"spoke-{n}", links=["kept"])
+    with pytest.raises(ValidationError) as refused:
+        mem.neighbours(key="kept", limit=limit)
+    assert refused.value.field == "limit" and "1 to 1000" in str(refused.value)
+    assert len(mem.neighbours(key="kept", limit=1000)) == 3
+
+
+def test_cli_neighbours_refuses_a_negative_limit(isolated_home: Path) -> None:
+    assert _cli(isolated_home, "remember", "the hub", "--key", "hub").returncode == 0
+    assert _cli(isolated_home, "remember", "a spoke", "--key", "spoke", "--link", "hub").returncode == 0
+    refused = _cli(isolated_home, "--json", "neighbours", "hub", "--limit", "-1")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "limit" in refused.stderr and "1 to 1000" in refused.stderr

@@ -29,6 +29,7 @@ from engram.interfaces.present import field_name
 
 log = logging.getLogger("engram.http")
 MEDIA_TYPE = "application/problem+json"
+JSON_BODY = "a JSON object in UTF-8, each name given once"
 
 # Most specific first.
 _STATUS: list[tuple[type[Exception], int, str]] = [
@@ -79,8 +80,13 @@ def install(app: FastAPI) -> None:
         errors = exc.errors()
         first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request", "type": ""}
         if first.get("type") == "json_invalid":
-            return problem(400, "malformed-json", "Malformed JSON", f"the body is not valid JSON: {first.get('msg')}",
-                           field="body")
+            # The parser's reason is in ctx (msg is FastAPI's constant "JSON decode error").
+            reason = (first.get("ctx") or {}).get("error") or first.get("msg")
+            loc = first.get("loc", ())
+            if len(loc) > 1 and isinstance(loc[1], int) and loc[1] > 0:
+                reason = f"{reason} at character {loc[1]}"
+            return problem(400, "malformed-json", "Malformed JSON", f"the body is not valid JSON: {reason}",
+                           field="body", allowed=JSON_BODY)
         details = [{"field": field_name(e.get("loc", ())), "problem": e.get("msg", "")} for e in errors]
         return problem(422, "invalid-input", "Invalid input", f"{field_name(first['loc'])}: {first['msg']}",
                        field=field_name(first["loc"]), errors=details)

@@ -11,6 +11,11 @@ API routes also refuse a query parameter they do not take, naming it (422), as t
 an unknown field: FastAPI ignores one, so a misspelt filter (``?tags=`` for ``?tag=``,
 ``?sinse=``) silently answered for everything. And they refuse a path segment or query value whose
 percent-escapes are not UTF-8 (``utf8``), which the server would otherwise read as other text.
+
+Their JSON bodies are read by ``jsondoc.loads`` with ``unique_names``: a body that is not UTF-8,
+nested too deeply or holding a number too long to read got FastAPI's bare "There was an error
+parsing the body" (no field, no reason), and one naming a field twice was read as its last value.
+Each is now malformed JSON, answered 400 saying what is wrong (``problems``).
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.interfaces.http.utf8 import refuse_undecodable
 
@@ -73,7 +80,31 @@ async def refuse_unknown_query(request: Request) -> None:
                                   sorted(taken) or "no query parameters")
 
 
+class _JSONRequest(Request):
+    """A request whose JSON body is read by ``jsondoc.loads`` (FastAPI turns the
+    ``JSONDecodeError`` it raises into a ``json_invalid`` error, with its reason)."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = jsondoc.loads(await self.body(), unique_names=True)
+        return self._json
+
+
+class _JSONRoute(APIRoute):
+    def get_route_handler(self) -> Callable[[Request], Any]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            return await handler(_JSONRequest(request.scope, request.receive))  # type: ignore[no-any-return]
+
+        return handle
+
+
 class Router(APIRouter):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("route_class", _JSONRoute)
+        super().__init__(**kwargs)
+
     def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         if (self.prefix + path).startswith(API_PREFIX):
             kwargs["dependencies"] = [*(kwargs.get("dependencies") or ()), Depends(refuse_undecodable),

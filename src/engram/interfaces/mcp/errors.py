@@ -41,9 +41,29 @@ def arguments_text(exc: pydantic.ValidationError) -> str:
 
 
 class EngramMCPServer(MCPServer):
-    """The SDK's server, with argument errors reworded (``arguments_text``); nothing else differs."""
+    """The SDK's server, with argument errors reworded (``arguments_text``) and arguments a tool
+    does not take refused (``unknown_arguments``); nothing else differs."""
+
+    _taken: dict[str, frozenset[str]] | None = None
+
+    async def unknown_arguments(self, name: str, arguments: dict[str, Any]) -> None:
+        """Raise ``ToolError`` naming the first argument that tool ``name`` does not take, with the
+        ones it does. The SDK drops such an argument without a word, so a misspelt or invented one
+        (``metadata`` to ``remember``, ``tag`` for ``tags``) was lost while the call reported
+        success; the HTTP API refuses an unknown field the same way."""
+        if self._taken is None:  # (every tool is registered before the server serves)
+            self._taken = {tool.name: frozenset(tool.input_schema.get("properties", {}))
+                           for tool in await self.list_tools()}
+        taken = self._taken.get(name)
+        if taken is None:
+            return  # an unknown tool: the SDK says so
+        for argument in arguments:
+            if argument not in taken:
+                raise ToolError(f"Error executing tool {name}: invalid {argument}: is not an argument of {name} "
+                                f"(allowed: {', '.join(sorted(taken))})")
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        await self.unknown_arguments(name, arguments or {})
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
