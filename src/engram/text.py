@@ -127,3 +127,19 @@ def normalise(content: str) -> str:
 def content_hash(content: str) -> str:
     """Fingerprint for de-duplication: identical text up to whitespace."""
     return hashlib.sha256(normalise(content).encode("utf-8")).hexdigest()
+
+
+# The ``[Memory context]`` block an agent prepends to a user message (``engram.agent.enrich``
+# writes it): context the agent was shown, not what the user said. Whatever turns conversation
+# text into memories or index entries strips it, so no block is learnt, nested or recalled again.
+MEMORY_CONTEXT_OPEN, MEMORY_CONTEXT_CLOSE = "[Memory context]", "[/Memory context]"
+# The block as the agent writes it: each marker alone on its line.
+_MEMORY_CONTEXT_BLOCK = re.compile(
+    r"^" + re.escape(MEMORY_CONTEXT_OPEN) + r"\n.*?^" + re.escape(MEMORY_CONTEXT_CLOSE) + r"$\n*",
+    re.DOTALL | re.MULTILINE,
+)
+
+
+def strip_memory_context(text: str) -> str:
+    """``text`` without any ``[Memory context]…[/Memory context]`` block."""
+    return _MEMORY_CONTEXT_BLOCK.sub("", text).strip()

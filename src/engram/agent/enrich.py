@@ -23,10 +23,10 @@ import re
 
 from engram.engine import Engram, Filters
 from engram.model import MAX_RECALL_LIMIT, Category, Memory
+from engram.text import MEMORY_CONTEXT_CLOSE as CLOSE
+from engram.text import MEMORY_CONTEXT_OPEN as OPEN
+from engram.text import strip_memory_context
 
-OPEN, CLOSE = "[Memory context]", "[/Memory context]"
-# The block as ``format_block`` writes it: each marker alone on its line.
-_BLOCK = re.compile(r"^" + re.escape(OPEN) + r"\n.*?^" + re.escape(CLOSE) + r"$\n*", re.DOTALL | re.MULTILINE)
 # A marker look-alike inside an entry, as a model might read it: any case, any spacing.
 _MARKER = re.compile(r"\[(\s*/?\s*memory\s+context\s*)\]", re.IGNORECASE)
 
@@ -69,6 +69,5 @@ def memory_enrich(engram: Engram | None, message: str, recall_limit: int = 5, en
     return f"{block}\n\n{message}" if block else message
 
 
-def strip_memory_context(text: str) -> str:
-    """``text`` without any ``[Memory context]…[/Memory context]`` block."""
-    return _BLOCK.sub("", text).strip()
+__all__ = ["CLOSE", "OPEN", "enrichment_entries", "format_block", "memory_enrich", "neutralise_markers",
+           "strip_memory_context"]

@@ -16,7 +16,10 @@ A turn is a user message and the assistant text that answered it (tool traffic i
 Indexing stores each substantive turn, and not greetings or acknowledgements, as a
 ``conversation`` memory through ``Engram.remember``, tagged ``transcript`` and
 ``session:<id>``, with the session and the turn's time in its metadata. Its key is
-``transcript:<session>:<turn>``, so indexing the same transcript twice changes nothing.
+``transcript:<session>:<turn>``, so indexing the same transcript twice changes nothing; a turn
+already indexed keeps its number after compaction or trimming discarded the turns before it, and
+a new turn is numbered past every turn already indexed, so it never overwrites another's memory.
+A ``[Memory context]`` block an agent prepended to a user message is left out of the turn.
 
 Transcripts belong to an agent, like the conversations they show: agent ``alice``'s transcript of
 ``telegram:42`` is ``<transcripts_dir>/alice/telegram_42.md``, so two agents using the same key
@@ -58,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram import text
 from engram.disk_names import portable, settle, windows_refuses
-from engram.errors import StorageError, ValidationError
+from engram.errors import EngramError, StorageError, ValidationError
 from engram.history.base import DEFAULT_AGENT
 from engram.history.keys import parse_conversation_key
 from engram.model import Message, Role
@@ -92,14 +95,17 @@ class Turn:
 
 
 def turns(messages: Sequence[Message]) -> list[Turn]:
-    """The turns of a conversation, numbered from 1; an unanswered last question is a turn too."""
+    """The turns of a conversation, numbered from 1; an unanswered last question is a turn too.
+    The user's side is their words, without a ``[Memory context]`` block an agent prepended."""
     out: list[Turn] = []
     user: Message | None = None
     answers: list[str] = []
     for message in [*messages, None]:
         if message is None or message.role is Role.USER:
             if user is not None:
-                out.append(Turn(len(out) + 1, user.content, "\n\n".join(answers), user.created_at))
+                # What the user said: a [Memory context] block the agent prepended is not theirs.
+                out.append(Turn(len(out) + 1, text.strip_memory_context(user.content), "\n\n".join(answers),
+                                user.created_at))
             user, answers = message, []
         elif message.role is Role.ASSISTANT and message.content.strip() and user is not None:
             answers.append(message.content.strip())
@@ -205,23 +211,28 @@ def index(
     engram: Engram, session: str, messages: Sequence[Message], *, threshold: float = 0.0, last_only: bool = False
 ) -> dict[int, str]:
     """Store each substantive turn whose ``importance`` reaches ``threshold`` as a conversation
-    memory (``last_only``: just the latest turn); returns {turn number: label}.
+    memory (``last_only``: just the latest turn); returns {turn number in ``messages``: label}.
+    The memory's turn number is the one ``_TurnNumbers`` gives: a turn already indexed keeps its
+    memory, so indexing again changes nothing, even after compaction or trimming discarded the
+    turns before it.
 
     Raises ``ValidationError`` from ``remember`` (e.g. a session id unusable in a key).
     """
     indexed: dict[int, str] = {}
     all_turns = turns(messages)
+    numbers = _TurnNumbers(engram, session)
     for turn in all_turns[-1:] if last_only else all_turns:
         if not is_substantive(turn) or importance(turn) < threshold:
             continue
         content = f"User: {turn.user}\nAgent: {turn.agent}" if turn.agent else f"User: {turn.user}"
+        number = numbers.of(turn)
         engram.remember(
             content[: engram.max_content_chars],
-            key=f"transcript:{session}:{turn.number}",
+            key=f"transcript:{session}:{number}",
             category="conversation",
             type="conversation",
             tags=["transcript", f"session:{session}"[:64]],
-            metadata={"session": session, "turn": turn.number, "time": _iso(turn.at)},
+            metadata={"session": session, "turn": number, "time": _iso(turn.at)},
             source=f"transcript:{session}"[:200],
             created_at=turn.at or None,
             importance=round(importance(turn), 3),
@@ -239,6 +250,44 @@ def index_and_write(
     return write(folder, session, messages, indexed, agent=agent_of(engram))
 
 
+class _TurnNumbers:
+    """The number each turn of one conversation is indexed under (its memory's key and ``turn``).
+
+    A turn's number in ``messages`` is its place in what the history holds now; once compaction
+    or trimming discarded earlier turns, that place is another turn's number already, and keying
+    by it would overwrite that turn's memory. So a turn already indexed (this session's transcript
+    memory created at the turn's time) keeps its number, and a new one gets its place or, when
+    that is not past every number already used, the next number after them."""
+
+    def __init__(self, engram: Engram, session: str) -> None:
+        from engram.engine import Filters
+
+        self._by_time: dict[float, int] = {}
+        self._highest = 0
+        offset = 0
+        while True:  # the agent's own scope, where ``remember`` puts them (and keys are unique)
+            page = engram.list(Filters(tags="transcript", metadata={"session": session}, include_superseded=True),
+                               scope="agent", order="recent", limit=500, offset=offset)
+            for memory in page:
+                number = memory.metadata.get("turn")
+                if isinstance(number, int) and not isinstance(number, bool):
+                    self._by_time.setdefault(memory.created_at, number)
+                    self._highest = max(self._highest, number)
+            if len(page) < 500:
+                break
+            offset += len(page)
+
+    def of(self, turn: Turn) -> int:
+        if not turn.at:  # no time to know the turn by: its place, as before
+            return turn.number
+        number = self._by_time.get(turn.at)
+        if number is None:
+            number = max(turn.number, self._highest + 1)
+            self._by_time[turn.at] = number
+            self._highest = max(self._highest, number)
+        return number
+
+
 def agent_of(engram: Engram) -> str:
     """The agent whose conversations ``engram`` holds (as ``Engram.history`` names it)."""
     return engram.scope.agent or DEFAULT_AGENT
@@ -253,22 +302,30 @@ class TurnIndexer:
 
     def __init__(self, engram: Engram, history: Any, folder: Path | None, threshold: float) -> None:
         self.engram, self.history, self.folder, self.threshold = engram, history, folder, threshold
-        self._queue: queue.Queue[tuple[str, int] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, list[Message]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="engram-transcripts", daemon=True)
         self._thread.start()
 
     def turn_ended(self, key: str, count: int) -> None:
-        """The turn that ended with the conversation's ``count``-th message (queued, not waited for)."""
-        self._queue.put((key, count))
+        """The turn that ended with the conversation's ``count``-th message (queued, not waited for).
+
+        The conversation up to that message is read now, not by the worker: by then trimming or
+        compaction may have discarded the turn, and the ``count``-th message would be another's."""
+        try:
+            upto = self.history.all(key)[:count]
+        except EngramError as exc:  # the append is stored already: log and go on
+            log.warning("turn of %s not indexed (%s)", key, exc)
+            return
+        self._queue.put((key, upto))
 
     def _run(self) -> None:
         while (item := self._queue.get()) is not None:
-            key, count = item
+            key, upto = item
             try:
-                messages = self.history.all(key)
-                index(self.engram, key, messages[:count], threshold=self.threshold, last_only=True)
+                index(self.engram, key, upto, threshold=self.threshold, last_only=True)
                 if self.folder is None:
                     continue
+                messages = self.history.all(key)
                 marked = {t.number: label(t) for t in turns(messages)
                           if is_substantive(t) and importance(t) >= self.threshold}
                 write(self.folder, key, messages, marked, agent=self.history.agent)

@@ -11,6 +11,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from engram.model import Exchange, Message, Role
+from engram.text import strip_memory_context
 
 RECAP_OPEN = "[Conversation recap]"
 RECAP_CLOSE = "[/Conversation recap]"
@@ -18,14 +19,16 @@ RECAP_CLOSE = "[/Conversation recap]"
 
 def pair_exchanges(conversation: str, messages: Sequence[Message]) -> list[Exchange]:
     """The completed exchanges in ``messages``: each user message with the last assistant text
-    that answered it before the next user message. A user message with no answer is left out."""
+    that answered it before the next user message. A user message with no answer is left out; a
+    ``[Memory context]`` block an agent prepended to one is not part of the exchange."""
     out: list[Exchange] = []
     user: Message | None = None
     answer = ""
     for message in [*messages, None]:
         if message is None or message.role is Role.USER:
             if user is not None and answer:
-                out.append(Exchange(conversation, user.content, answer, user.created_at))
+                # The user's words: a [Memory context] block an agent prepended is not embedded nor recapped.
+                out.append(Exchange(conversation, strip_memory_context(user.content), answer, user.created_at))
             user, answer = message, ""
         elif message.role is Role.ASSISTANT and message.content.strip() and user is not None:
             answer = message.content

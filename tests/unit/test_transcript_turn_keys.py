@@ -1,0 +1,95 @@
+"""Automatic turn indexing over a conversation that is trimmed or compacted, and turns whose user
+message carries the agent's ``[Memory context]`` block: every indexed turn keeps its own memory,
+and what is indexed (turn memories, exchange recaps, the transcript) is what the user said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engram.engine import Engram
+from engram.files import transcripts
+from engram.history.semantic import ExchangeIndex
+from engram.history.service import History
+from engram.history.sqlite import SqliteHistoryStore
+from engram.model import make_message
+from engram.store.sqlite import SqliteMemoryStore
+
+from .fakes import HashedBagOfWords
+
+QUESTIONS = [
+    "Which database should the billing service use for invoices?",
+    "Which queue should carry the payment events between services?",
+    "Which region should host the reporting warehouse for finance?",
+    "Which library should render the invoice documents as portable files?",
+]
+
+
+def test_a_trimmed_conversation_never_overwrites_an_earlier_turns_memory(tmp_path: Path) -> None:
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"},
+                               history={"transcript_auto_index": True, "max_history_len": 4})
+    key = "cli:billing"
+    for n, question in enumerate(QUESTIONS):
+        mem.history.append(key, "user", question)
+        mem.history.append(key, "assistant", f"Answer {n}: the first option, documented in the runbook.")
+    mem.close()  # finishes the background queue
+
+    reopened = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    try:
+        indexed = sorted((m for m in reopened.list(limit=50) if m.key.startswith("transcript:")),
+                         key=lambda m: m.created_at)
+        # Only the last two turns are left in the history (4 messages), yet each of the four
+        # turns is its own memory: none was overwritten by a later turn at the same position.
+        assert [m.content.splitlines()[0] for m in indexed] == [f"User: {q}" for q in QUESTIONS]
+        assert len({m.key for m in indexed}) == 4
+        assert [m.metadata["turn"] for m in indexed] == [1, 2, 3, 4]
+    finally:
+        reopened.close()
+
+
+def test_indexing_a_compacted_conversation_again_changes_nothing(tmp_path: Path) -> None:
+    engram = Engram(SqliteMemoryStore(tmp_path / "memory.db"))
+    messages = []
+    for n, question in enumerate(QUESTIONS):
+        messages += [make_message("user", question, created_at=1_770_000_000.0 + 10 * n),
+                     make_message("assistant", f"Answer {n}: the first option.", created_at=1_770_000_001.0 + 10 * n)]
+    transcripts.index(engram, "cli:b", messages)
+    assert engram.count() == 4
+    # After compaction only the last two turns remain, numbered 1 and 2 in what is left.
+    transcripts.index(engram, "cli:b", messages[4:])
+    transcripts.index(engram, "cli:b", messages[4:])
+    stored = {m.key: m.content for m in engram.list(limit=10)}
+    assert len(stored) == 4
+    assert stored["transcript:cli:b:1"].startswith(f"User: {QUESTIONS[0]}")
+    assert stored["transcript:cli:b:3"].startswith(f"User: {QUESTIONS[2]}")
+    engram.close()
+
+
+def test_the_memory_context_block_is_not_indexed_nor_shown(tmp_path: Path) -> None:
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"},
+                               history={"transcript_auto_index": True})
+    enriched = ("[Memory context]\n- user-passport: The user's passport number is ZX991122.\n[/Memory context]\n\n"
+                + QUESTIONS[0])
+    mem.history.append("cli:b", "user", enriched)
+    mem.history.append("cli:b", "assistant", "PostgreSQL, with invoices kept immutable.")
+    mem.close()
+
+    reopened = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    try:
+        [turn] = [m for m in reopened.list() if m.key.startswith("transcript:")]
+        assert turn.content == f"User: {QUESTIONS[0]}\nAgent: PostgreSQL, with invoices kept immutable."
+        written = transcripts.write(tmp_path / "t", "cli:b", reopened.history.all("cli:b"), agent="default")
+        assert "Memory context" not in written.read_text("utf-8") and "ZX991122" not in written.read_text("utf-8")
+    finally:
+        reopened.close()
+
+
+def test_the_exchange_recap_holds_the_users_words_without_the_context_block(tmp_path: Path) -> None:
+    store = SqliteHistoryStore.open(tmp_path / "history.db")
+    history = History(store, semantic=ExchangeIndex(store.db, HashedBagOfWords()))
+    enriched = "[Memory context]\n- user-passport: The user's passport is ZX991122.\n[/Memory context]\n\n" + QUESTIONS[0]
+    history.append("cli:b", "user", enriched)
+    history.append("cli:b", "assistant", "PostgreSQL, with invoices kept immutable.")
+    found = history.semantic_recall("passport billing database invoices")
+    assert [e.user for e in found.exchanges] == [QUESTIONS[0]]
+    assert "Memory context" not in found.recap and "ZX991122" not in found.recap
+    history.close()
