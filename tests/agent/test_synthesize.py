@@ -133,3 +133,21 @@ def test_rule_based_facts_reconcile_the_same_way(engram):
     assert report.applied[0].outcome == "updated"
     assert engram.get("user-favourite-editor").content == "The user's favourite editor is emacs now."
     assert [v.content for v in engram.versions("user-favourite-editor")] == ["The user's favourite editor is vim."]
+
+
+def test_an_agents_note_never_rewrites_a_global_memory_under_its_key(engram):
+    # A global memory every agent reads; this agent's conversation says otherwise under its key.
+    engram.remember("The team's favourite editor is vim.", key="user-favourite-editor", scope="global")
+    report = reconcile(engram, notes_from_facts(RuleExtractor().extract("My favourite editor is emacs now")))
+    assert report.applied[0].outcome == "created"
+    mine = report.applied[0].memory
+    assert mine.scope.agent == engram.scope.agent and mine.content == "The user's favourite editor is emacs now."
+    # The global memory, and what another agent reads, are as they were: nothing of this
+    # agent's conversation reaches them.
+    other = engram.for_agent("bob")
+    assert [m.content for m in other.recall("favourite editor").memories] == ["The team's favourite editor is vim."]
+    assert engram.versions(engram.list(scope="global")[0]) == []
+    # Said again, it updates this agent's own entry, not the global one.
+    reconcile(engram, notes_from_facts(RuleExtractor().extract("My favourite editor is helix")))
+    assert engram.find("user-favourite-editor").content == "The user's favourite editor is helix."
+    assert engram.list(scope="global")[0].content == "The team's favourite editor is vim."

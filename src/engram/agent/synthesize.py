@@ -10,7 +10,8 @@ copies:
 - the same fact again (same key and content, or the same words under another key) is not a
   second entry (``unchanged`` / ``same``);
 - a changed fact (an existing key, new content) updates that entry; the store keeps the old
-  content in its ``versions``;
+  content in its ``versions``; a global memory under that key is left as it is (every agent
+  reads it) and the note is stored as the agent's own entry under the key;
 - a contradicted fact (``supersedes`` names it) stays stored but is marked superseded by the
   new note via ``Engram.supersede`` (its valid time closed) - never silently deleted.
 """
@@ -151,6 +152,13 @@ def _apply(engram: Engram, note: Note, source: str, keyed: dict[str, Memory]) ->
     if existing is not None and existing.category is Category.CORE:
         # Identity lives in core entries that only hatching writes.
         return Applied(note, "skipped", problem=f"{note.key} is a core entry")
+    if existing is not None and existing.scope.agent != engram.scope.agent:
+        # A global memory under the note's key: every agent reads it, so one agent's conversation
+        # never rewrites it (as it never retires one); the note becomes this agent's own entry.
+        if normalise(existing.content) == normalise(content):
+            keyed[existing.key] = existing
+            return Applied(note, "unchanged", existing)
+        existing = None
     if existing is None:
         twin = next((m for m in _related(engram, content, limit=5) if _same_words(m.content, content)), None)
         if twin is not None:
