@@ -67,3 +67,17 @@ def test_humanize_age():
     assert humanize_age(86_400 * 3) == "3 days ago"
     assert humanize_age(86_400 * 14) == "2 weeks ago"
     assert humanize_age(31_536_000 * 2) == "2 years ago"
+
+
+def test_prompt_context_injection_keeps_its_rendered_lines_within_the_budget(engram):
+    for i in range(6):
+        engram.remember(f"Sailing fact {i}: the boat number {i} sails on the lake at dawn", type="experience")
+    for budget in (30, 45, 60, 120):
+        out = inject_memory(engram, "sailing boat lake", max_tokens=budget, style="prompt_context")
+        lines = out.splitlines()
+        # Each line carries its type and age beside the content; the whole of it fits the budget.
+        assert lines and all(line.startswith("- [experience] Sailing fact") for line in lines)
+        assert estimate_tokens(out) <= budget
+        if len(lines) < 6:  # and the next line would not have fitted
+            nxt = inject_memory(engram, "sailing boat lake", max_tokens=10_000, style="prompt_context").splitlines()
+            assert estimate_tokens("\n".join(nxt[: len(lines) + 1])) > budget

@@ -44,23 +44,32 @@ def render_relevant_memory(facts: Sequence[str]) -> str:
     return "## Relevant Memory\n\n" + "\n".join(f"- {fact}" for fact in facts)
 
 
+def _prompt_context_lines(memories: Sequence[Memory], now: float | None) -> list[str]:
+    now = time.time() if now is None else now
+    return [f"- [{m.type}] {m.content} ({humanize_age(now - m.created_at)})" for m in memories]
+
+
 def render_prompt_context(memories: Sequence[Memory], *, now: float | None = None) -> str:
     """PHP ``toPromptContext``: one ``- [type] content (age)`` line per memory."""
-    now = time.time() if now is None else now
-    return "\n".join(f"- [{m.type}] {m.content} ({humanize_age(now - m.created_at)})" for m in memories)
+    return "\n".join(_prompt_context_lines(memories, now))
+
+
+def _fitting(lines: Sequence[str], max_tokens: int, estimator: TokenEstimator, used: int = 0) -> int:
+    """How many of ``lines``, first to last, fit ``max_tokens`` after ``used`` tokens: the first
+    that does not fit ends the count (rank order is never reshuffled to pack more)."""
+    fitted = 0
+    for line in lines:
+        used += estimator(line)
+        if used > max_tokens:
+            break
+        fitted += 1
+    return fitted
 
 
 def select_within_budget(contents: Sequence[str], max_tokens: int, estimator: TokenEstimator = estimate_tokens) -> list[str]:
     """The longest prefix of ``contents`` whose rendered lines fit ``max_tokens``."""
-    chosen: list[str] = []
-    used = estimator("## Relevant Memory")
-    for content in contents:
-        cost = estimator(f"- {content}")
-        if used + cost > max_tokens:
-            break
-        chosen.append(content)
-        used += cost
-    return chosen
+    fitted = _fitting([f"- {content}" for content in contents], max_tokens, estimator, estimator("## Relevant Memory"))
+    return list(contents[:fitted])
 
 
 def inject_memory(
@@ -78,12 +87,11 @@ def inject_memory(
     if engram is None or not query_terms(query):
         return ""
     hits = [m for m in engram.recall(query, limit=max_facts).memories if m.category is not Category.CORE]
-    kept = select_within_budget([m.content for m in hits], max_tokens, estimator)
-    if not kept:
-        return ""
     if style == "prompt_context":
-        return render_prompt_context(hits[: len(kept)], now=now)
-    return render_relevant_memory(kept)
+        # Budgeted as rendered: the type and age make each line longer than its content.
+        lines = _prompt_context_lines(hits, now)
+        return "\n".join(lines[: _fitting(lines, max_tokens, estimator)])
+    return render_relevant_memory(select_within_budget([m.content for m in hits], max_tokens, estimator))
 
 
 def to_prompt_context(engram: Engram, limit: int = 5, *, now: float | None = None) -> str:
