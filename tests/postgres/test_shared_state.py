@@ -119,11 +119,11 @@ def test_semantic_index_embeds_only_what_its_bound_keeps(pg_url: str, tmp_path: 
 
 
 def test_audit_trail_is_shared_and_persists(pg_url: str, tmp_path: Path) -> None:
-    first = Engram.from_settings(_settings(pg_url, tmp_path / "a"), agent="alice")
+    first = Engram.from_settings(_settings(pg_url, tmp_path / "a", agent="alice"))
     memory = first.remember("the deploy key rotates on Mondays", key="deploy-key").memory
     first.forget(memory.id, reason="rotated")
     first.close()
-    second = Engram.from_settings(_settings(pg_url, tmp_path / "b"), agent="alice")
+    second = Engram.from_settings(_settings(pg_url, tmp_path / "b", agent="alice"))
     try:
         trail = second.backend.audit_log()
         assert isinstance(trail, PostgresAuditLog)
@@ -179,7 +179,7 @@ def test_sqlite_backend_keeps_tokens_in_its_file(tmp_path: Path) -> None:
 def test_recalls_are_in_the_shared_trail_and_bounded(pg_url: str, tmp_path: Path) -> None:
     from engram.audit import ReadTrail
 
-    engram = Engram.from_settings(_settings(pg_url, tmp_path / "r"), agent="reader")
+    engram = Engram.from_settings(_settings(pg_url, tmp_path / "r", agent="reader"))
     try:
         trail = engram.backend.audit_log()
         engram.remember("the boiler is serviced in October", key="boiler")
