@@ -25,14 +25,14 @@ def test_due_jobs_run_once_and_again_when_their_interval_passes(make_engram, clo
     engram.remember("old chat", key="c", category="conversation", created_at=clock.t - 8 * DAY)
     maintenance = Maintenance(engram, LifecycleSettings(), rng=random.Random(1))
     first = maintenance.run()
-    assert [r.job for r in first.ran] == ["hygiene", "decay", "retention", "consolidate", "summaries"]
+    assert [r.job for r in first.ran] == ["summaries", "hygiene", "decay", "retention", "consolidate"]
     assert first.skipped == {"backup": "not a SQLite store", "vacuum": "not a SQLite store"}
-    assert [m.key for m in first.ran[0].removed] == ["c"]
+    assert [m.key for m in first.ran[1].removed] == ["c"]
     second = maintenance.run()
     assert second.ran == [] and set(second.skipped.values()) <= {"not due", "not a SQLite store"}
     clock.advance(DAY)
     third = maintenance.run()
-    assert [r.job for r in third.ran] == ["hygiene", "decay", "retention", "summaries"]  # consolidate is weekly
+    assert [r.job for r in third.ran] == ["summaries", "hygiene", "decay", "retention"]  # consolidate is weekly
     assert maintenance.last_runs()["hygiene"] == clock.t
 
 
@@ -155,3 +155,16 @@ def test_a_carried_schedule_keeps_each_jobs_later_run_store_wide_and_per_agent(m
     engram = make_engram("inmemory")
     alice = Maintenance(engram.for_agent("alice"), LifecycleSettings(), state_path=target, agent="alice")
     assert alice.last_runs() == {"hygiene": 300.0, "decay": 250.0}
+
+
+def test_summaries_run_before_hygiene_so_a_period_keeps_the_conversation_it_expires(make_engram, clock):
+    # Hygiene ran first and expired week-old conversation entries before the summary of their day
+    # was made: a pass after a few days away summarised nothing of them.
+    engram = make_engram("sqlite")
+    day = (clock.t // DAY) * DAY - 8 * DAY
+    engram.remember("we agreed the launch moves to june", category="conversation", created_at=day + 60)
+    report = Maintenance(engram, LifecycleSettings(), rng=random.Random(1)).run()
+    assert [m.content for r in report.ran if r.job == "hygiene" for m in r.removed] == [
+        "we agreed the launch moves to june"]
+    (summary,) = [m for m in engram.list() if m.type == "summary" and m.metadata["period_type"] == "daily"]
+    assert "launch moves to june" in summary.content and summary.metadata["source_memory_count"] == 1

@@ -104,10 +104,10 @@ def test_a_run_announces_its_summaries_together(make_engram, clock, monkeypatch)
 
     made = summaries.summarize_period
 
-    def failing_for_ivy(engram, agent, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-        if agent == "ivy":
+    def failing_for_ivy(engram, scope, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if scope.agent == "ivy":
             raise OSError("disk gone")
-        return made(engram, agent, *args, **kwargs)
+        return made(engram, scope, *args, **kwargs)
 
     monkeypatch.setattr(summaries, "summarize_period", failing_for_ivy)
     agents = new_agents("gus", "hal", "ivy")
@@ -265,3 +265,24 @@ def test_merges_made_before_one_fails_are_still_announced(make_engram, clock, em
         consolidate.run(engram, ConsolidationSettings(threshold=0.99), now=clock.t)
     assert told == ["forgotten", "updated", "forgotten", "updated"]
     assert len(list(engram.store.iter_all())) == 4
+
+
+def test_a_sessions_memories_are_summarised_in_that_session_never_shown_to_its_siblings(make_engram, clock):
+    # The agent's summary held its sessions' memories: one session's content, stored in the agent's
+    # scope, was recalled and listed by every other session of that agent.
+    engram = make_engram("sqlite")
+    yesterday = day_start(clock.t) - DAY
+    alice = engram.for_agent("alice")
+    alice.remember("alice waters the roses", created_at=yesterday + 60)
+    alice.for_session("s1").remember("the surprise party is on friday", scope="session", created_at=yesterday + 120)
+    alice.for_session("s2").remember("s2 asked about the weather", scope="session", created_at=yesterday + 180)
+    assert summaries.run(engram, SummarySettings(weekly=False), now=clock.t).changed == 3
+    made = {(str(m.scope), m.metadata["source_memory_count"])
+            for m in summaries.list_summaries(engram.for_agent("alice", "s1"))}
+    assert made == {("agent:alice", 1), ("session:alice/s1", 1)}
+    s2 = engram.for_agent("alice", "s2")
+    for summary in summaries.list_summaries(s2):
+        assert "surprise party" not in summary.content
+    assert not [h for h in s2.recall("surprise party friday") if "surprise party" in h.memory.content]
+    (own,) = [m for m in summaries.list_summaries(s2) if m.scope.session == "s2"]
+    assert "weather" in own.content

@@ -1,7 +1,8 @@
 """The scheduler: ``engram maintain`` runs every due job once; a server runs it periodically.
 
-Jobs, in order: ``backup`` (before anything deletes), ``hygiene``, ``decay``, ``retention``,
-``consolidate``, ``summaries``, ``vacuum``. Each is due when its interval
+Jobs, in order: ``backup`` (before anything deletes), ``summaries`` (before anything deletes too:
+a period's summary covers the conversation entries hygiene then expires), ``hygiene``, ``decay``,
+``retention``, ``consolidate``, ``vacuum``. Each is due when its interval
 (``lifecycle.schedule``) has passed since its last run; the last-run times and one-line results
 are kept in a small JSON state file beside the database (in memory for the in-memory store).
 Every job is idempotent - running it twice in a row changes nothing the second time - and logs
@@ -50,7 +51,7 @@ Progress = Callable[[str, int, int], None]
 def _silent(phase: str, done: int, total: int) -> None:
     pass
 
-JOBS: tuple[str, ...] = ("backup", "hygiene", "decay", "retention", "consolidate", "summaries", "vacuum")
+JOBS: tuple[str, ...] = ("backup", "summaries", "hygiene", "decay", "retention", "consolidate", "vacuum")
 _DELETING = ("hygiene", "decay", "retention", "consolidate")
 STORE_WIDE_JOBS: tuple[str, ...] = ("backup", "vacuum")  # the database file's, whoever runs the pass
 

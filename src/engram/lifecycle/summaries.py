@@ -1,8 +1,11 @@
 """Daily and weekly summaries of an agent's memories (the PHP entity's ``memory_summaries``).
 
-A summary is stored as a memory of type ``summary`` in the agent's scope, keyed
+A summary is stored as a memory of type ``summary`` in the scope its sources live in, keyed
 ``summary:<daily|weekly>:<period start date>`` and carrying ``period_start``, ``period_end``,
-``period_type`` and ``source_memory_count`` in its metadata. Storing them as memories (rather than
+``period_type`` and ``source_memory_count`` in its metadata. An agent's own memories make its
+summary in the agent's scope; a session's memories make their own in that session's scope, since
+a summary in the agent's scope would show one session's content to every other session of the
+agent (a session sees its own memories, its agent's and global ones, never a sibling's). Storing them as memories (rather than
 in a table of their own) makes them recallable through the same pipeline (full text, vectors,
 scopes), exported in snapshots, audited, and available on every backend with no new store
 contract; the deterministic key makes the job idempotent (a period already summarised is skipped).
@@ -87,24 +90,25 @@ def extractive(memories: Sequence[Memory], *, items: int, max_chars: int) -> str
     return "\n".join(lines)
 
 
-def sources(engram: Engram, agent: str, period: Period) -> list[Memory]:
-    """The agent's memories (its scope and its sessions) created in the period, summaries excluded."""
-    return _recent(engram, [agent], period.start, period.end)[agent]
+def sources(engram: Engram, scope: Scope, period: Period) -> list[Memory]:
+    """The memories of ``scope`` (an agent's own, or one session's) created in the period,
+    summaries excluded."""
+    return _recent(engram, [scope.agent] if scope.agent else [], period.start, period.end).get(scope, [])
 
 
-def _recent(engram: Engram, agents: Sequence[str] | None, since: float, until: float) -> dict[str, list[Memory]]:
-    """Each agent's memories (every agent's with memories when ``agents`` is None) created in
-    ``[since, until)``, summaries excluded, oldest first: one pass over the store for a whole run,
-    whose periods then take their slices (``_in``), instead of one pass per agent and period."""
+def _recent(engram: Engram, agents: Sequence[str] | None, since: float, until: float) -> dict[Scope, list[Memory]]:
+    """The memories of each scope of the ``agents`` (every agent's when None: their own scopes and
+    their sessions) created in ``[since, until)``, summaries excluded, oldest first: one pass over
+    the store for a whole run, whose periods then take their slices (``_in``), instead of one pass
+    per scope and period."""
     wanted = None if agents is None else set(agents)
-    found: dict[str, list[Memory]] = {agent: [] for agent in agents or ()}
+    found: dict[Scope, list[Memory]] = {}
     for m in engram.store.iter_all():
         agent = m.scope.agent
         if agent is None or (wanted is not None and agent not in wanted):
             continue
-        mine = found.setdefault(agent, [])
         if m.type != SUMMARY_TYPE and since <= m.created_at < until:
-            mine.append(m)
+            found.setdefault(m.scope, []).append(m)
     for memories in found.values():
         memories.sort(key=lambda m: m.created_at)
     return found
@@ -118,7 +122,7 @@ def _in(memories: list[Memory], period: Period) -> list[Memory]:
 
 def summarize_period(
     engram: Engram,
-    agent: str,
+    scope: Scope,
     period: Period,
     settings: SummarySettings,
     *,
@@ -127,15 +131,15 @@ def summarize_period(
     found: Sequence[Memory] | None = None,
     announce: Callable[[MemoryEvent], None] | None = None,
 ) -> Memory | None:
-    """Store the summary of one period (None when it has no memories or already has a summary);
-    ``found``: its ``sources`` when the caller has read them already. Its ``stored`` event is
-    emitted, or handed to ``announce`` (``run`` announces a run's summaries together)."""
+    """Store the summary of one period of ``scope`` (an agent's or a session's; None when it has
+    no memories or already has a summary); ``found``: its ``sources`` when the caller has read
+    them already. Its ``stored`` event is emitted, or handed to ``announce`` (``run`` announces a
+    run's summaries together)."""
     if found is not None and not found:
         return None  # nothing to summarise: no need to look for a summary
-    scope = Scope(agent)
     if engram.store.get(period.key, make_filter([scope])) is not None:
         return None
-    found = sources(engram, agent, period) if found is None else list(found)
+    found = sources(engram, scope, period) if found is None else list(found)
     if not found:
         return None
     text, method = "", "extractive"
@@ -173,17 +177,21 @@ def run(
     agents: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> JobReport:
-    """Summarise every ended day/week in the lookback that has memories and no summary yet;
-    ``progress(done, total)`` counts the periods looked at (each agent's days and weeks)."""
+    """Summarise every ended day/week in the lookback that has memories and no summary yet, in
+    each scope of the ``agents`` (every agent's when None) that has memories then;
+    ``progress(done, total)`` counts the periods looked at (each scope's days and weeks)."""
     kinds: list[PeriodType] = [k for k, on in (("daily", settings.daily), ("weekly", settings.weekly)) if on]
     periods = [period for kind in kinds for period in periods_ending_by(now, kind, settings.lookback_days)]
     recent = _recent(engram, agents, min(p.start for p in periods), max(p.end for p in periods)) if periods else {}
-    work = [(agent, period) for agent in (sorted(recent) if agents is None else agents) for period in periods]
+    # Agents in the order given (or by name), each one's own scope before its sessions.
+    rank = {agent: n for n, agent in enumerate(agents or ())}
+    scopes = sorted(recent, key=lambda s: (rank.get(s.agent or "", 0), s.agent or "", s.session or ""))
+    work = [(scope, period) for scope in scopes for period in periods]
     made = 0
     with announced_together(engram) as announce:
-        for done, (agent, period) in enumerate(work, 1):
-            if summarize_period(engram, agent, period, settings, summarizer=summarizer, now=now,
-                                found=_in(recent.get(agent, []), period), announce=announce):
+        for done, (scope, period) in enumerate(work, 1):
+            if summarize_period(engram, scope, period, settings, summarizer=summarizer, now=now,
+                                found=_in(recent[scope], period), announce=announce):
                 made += 1
             if progress:
                 progress(done, len(work))
