@@ -191,9 +191,22 @@ def an_object(value: Any, where: str, what: str) -> Mapping[str, Any]:
 
 
 def require_text(value: Any, where: str) -> str:
+    """A name, id or type the source gives (an entity's name, a relation's end), without the
+    whitespace around it. Never a record's text: that is ``content_text``."""
     if not isinstance(value, str) or not value.strip():
         raise fail(where, f"got {value!r}", "non-empty text")
     return value.strip()
+
+
+def content_text(value: Any, where: str) -> str:
+    """A record's or message's text as the source has it, byte for byte (whitespace at either end
+    included), as ``remember`` keeps it; text that is empty or whitespace only is refused, as
+    ``remember`` refuses it, naming ``where`` (the record and its field)."""
+    if not isinstance(value, str):
+        raise fail(where, "is missing" if value is None else f"got {type(value).__name__}", "text")
+    if not value.strip():
+        raise fail(where, f"must not be empty (got {value[:40]!r})", "text that is not only whitespace")
+    return value
 
 
 def optional_text(value: Any, where: str) -> str | None:

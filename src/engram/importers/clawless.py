@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from engram.errors import ValidationError
 from engram.files.memory_md import operator_notes
 from engram.history.keys import conversation_key
-from engram.importers.base import Files, HistoryEntry, Plan, fail, json_lines, optional_text, require_text, timestamp
+from engram.importers.base import Files, HistoryEntry, Plan, content_text, fail, json_lines, optional_text, timestamp
 
 KIND = "clawless"
 HISTORY = "conversation-history.jsonl"
@@ -55,8 +55,8 @@ def _history(text: str, name: str) -> list[HistoryEntry]:
         if at is None:
             raise fail(f"{where}.timestamp", "is missing", "an ISO 8601 time or epoch milliseconds")
         meta = {"clawless": {"chatId": chat, "platform": platform, "line": n}}
-        entries.append(HistoryEntry(where, key, "user", require_text(item.get("userMessage"), f"{where}.userMessage"),
+        entries.append(HistoryEntry(where, key, "user", content_text(item.get("userMessage"), f"{where}.userMessage"),
                                     at, meta))
         entries.append(HistoryEntry(where, key, "assistant",
-                                    require_text(item.get("botResponse"), f"{where}.botResponse"), at, meta))
+                                    content_text(item.get("botResponse"), f"{where}.botResponse"), at, meta))
     return entries
