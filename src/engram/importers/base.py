@@ -385,7 +385,9 @@ def modified_times(folder: Path, files: Files) -> dict[str, float]:
 
 
 def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> Files:
-    """Every text file with one of ``suffixes`` under ``folder`` (hidden folders skipped)."""
+    """Every text file with one of ``suffixes`` under ``folder`` (hidden folders skipped), as its
+    bytes say: a Windows file's ``\r\n`` line endings are kept (read as text, Python would turn
+    them into ``\n`` before any importer saw them); a leading byte-order mark is dropped."""
     if not folder.is_dir():
         raise fail("path", f"{folder} is not a folder", "a folder")
     files: Files = {}
@@ -394,7 +396,7 @@ def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> 
         if not path.is_file() or path.suffix not in suffixes or any(p.startswith(".") for p in rel.parts):
             continue
         try:
-            files[rel.as_posix()] = path.read_text(encoding="utf-8-sig")
+            files[rel.as_posix()] = path.read_bytes().decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise fail(rel.as_posix(), f"cannot read: {exc}", "a UTF-8 text file") from None
     return files

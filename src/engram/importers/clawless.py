@@ -34,7 +34,10 @@ def read(files: Files) -> Plan:
     """``files``: the home folder's ``conversation-history.jsonl`` and/or ``MEMORY.md``."""
     plan = Plan(KIND, "clawless")
     if "MEMORY.md" in files:
-        plan.operator_notes = operator_notes(files["MEMORY.md"]) or None
+        # Lines joining engram's own MEMORY.md, whose line endings are \n (it is read back as text,
+        # which a re-import's "already there" check compares with): a Windows file's \r\n too.
+        notes = files["MEMORY.md"].replace("\r\n", "\n").replace("\r", "\n")
+        plan.operator_notes = operator_notes(notes) or None
     if HISTORY in files:
         plan.history = _history(files[HISTORY], HISTORY)
     if not plan.history and plan.operator_notes is None:
