@@ -120,12 +120,14 @@ def test_a_claude_export_brings_its_conversations_and_only_the_current_branch(tm
         {"key": HAIKU, "title": "Birthday haiku", "messages_added": 3}]
     warnings = "\n".join(first["warnings"])
     for counted in ("2 conversations read; not imported: ", "messages on other branches (1)",
-                    "messages without text (1)", "attachments and files (1)",
+                    "messages without text (1)",
                     "not imported: projects.json, users.json"):
         assert counted in warnings, warnings
     metrics = shown(home, METRICS)
     assert [(m["role"], m["content"]) for m in metrics] == [
-        ("user", "Which should I use for time-series metrics? Schema attached."),
+        # The attachment's text follows what was typed, as a block naming it.
+        ("user", "Which should I use for time-series metrics? Schema attached.\n\n[attachment: schema.sql]\n```\n"
+                 "CREATE TABLE metrics (ts timestamptz, name text, value double precision);\n```"),
         # Text blocks around a tool use: a blank line where it stood; adjacent ones (a citation) run on.
         ("assistant", "Let me check the current docs.\n\nPostgreSQL with TimescaleDB fits best: your schema is already "
                       "relational."),

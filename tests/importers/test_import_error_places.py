@@ -17,10 +17,10 @@ LONG = "word " * 40_000  # 200,000 characters: past the default content limit
 
 CASES = [
     ("mem0.json", json.dumps({"results": [{"id": "a", "memory": "fine"}, {"id": "b", "memory": LONG}]}),
-     "results[1].memory: is 1"),
+     "results[1].memory: is 200000 characters"),  # the text's final space included: kept as mem0 has it
     ("mem0.json", json.dumps({"results": [{"id": "a", "memory": "nul \u0000 here"}]}), "results[0].memory: contains"),
     ("memory.jsonl", json.dumps({"type": "entity", "name": "A", "entityType": "x", "observations": [LONG]}),
-     "line 1.observations: is 200007"),
+     "line 1.observations: is 200008"),
     ("export.json", json.dumps({"export_metadata": {}, "memories": [{"content": "nul \u0000 here"}]}),
      "memories[0].content: contains"),
     ("MEMORY.md", f"# Notes\n\n- fine\n- {LONG}\n", "MEMORY.md line 4: is 1"),

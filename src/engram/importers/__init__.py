@@ -220,14 +220,14 @@ def _read_export(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
 
 
 def read_text(path: Path) -> str:
-    """A source file's text (a leading byte-order mark, as Windows tools write, dropped); raises
-    ``SnapshotError`` naming the path when it cannot be read."""
+    """A source file's text as its bytes say (``\r\n`` kept; a leading byte-order mark, as Windows
+    tools write, dropped); raises ``SnapshotError`` naming the path when it cannot be read."""
     if not path.exists():  # (a folder is read elsewhere: it would exist)
         raise SnapshotError("path", f"{path} does not exist", "an existing file or folder to import")
     if is_sqlite_file(path):  # named rather than failing to decode it as text
         raise SnapshotError("path", f"{path} is a SQLite database, not a document",
                             f"--from {' or '.join(_DATABASE_READERS)} for a PtrClaw or sclaw memory.db")
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError("path", f"cannot read {path}: {exc}", "a readable UTF-8 file") from None

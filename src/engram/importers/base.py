@@ -191,9 +191,22 @@ def an_object(value: Any, where: str, what: str) -> Mapping[str, Any]:
 
 
 def require_text(value: Any, where: str) -> str:
+    """A name, id or type the source gives (an entity's name, a relation's end), without the
+    whitespace around it. Never a record's text: that is ``content_text``."""
     if not isinstance(value, str) or not value.strip():
         raise fail(where, f"got {value!r}", "non-empty text")
     return value.strip()
+
+
+def content_text(value: Any, where: str) -> str:
+    """A record's or message's text as the source has it, byte for byte (whitespace at either end
+    included), as ``remember`` keeps it; text that is empty or whitespace only is refused, as
+    ``remember`` refuses it, naming ``where`` (the record and its field)."""
+    if not isinstance(value, str):
+        raise fail(where, "is missing" if value is None else f"got {type(value).__name__}", "text")
+    if not value.strip():
+        raise fail(where, f"must not be empty (got {value[:40]!r})", "text that is not only whitespace")
+    return value
 
 
 def optional_text(value: Any, where: str) -> str | None:
@@ -372,7 +385,9 @@ def modified_times(folder: Path, files: Files) -> dict[str, float]:
 
 
 def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> Files:
-    """Every text file with one of ``suffixes`` under ``folder`` (hidden folders skipped)."""
+    """Every text file with one of ``suffixes`` under ``folder`` (hidden folders skipped), as its
+    bytes say: a Windows file's ``\r\n`` line endings are kept (read as text, Python would turn
+    them into ``\n`` before any importer saw them); a leading byte-order mark is dropped."""
     if not folder.is_dir():
         raise fail("path", f"{folder} is not a folder", "a folder")
     files: Files = {}
@@ -381,7 +396,7 @@ def read_folder(folder: Path, suffixes: tuple[str, ...] = (".md", ".jsonl")) -> 
         if not path.is_file() or path.suffix not in suffixes or any(p.startswith(".") for p in rel.parts):
             continue
         try:
-            files[rel.as_posix()] = path.read_text(encoding="utf-8-sig")
+            files[rel.as_posix()] = path.read_bytes().decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise fail(rel.as_posix(), f"cannot read: {exc}", "a UTF-8 text file") from None
     return files

@@ -46,6 +46,10 @@ _WIKI = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
 _HASHTAG = re.compile(r"(?:^|\s)#([\w/-]+)")
 _CONTEXT = re.compile(r"\s*\(([^()]*)\)\s*$")
 _TASK = re.compile(r"^[ xX-]$")
+_SECTION = re.compile(r"^#+\s*(Observations|Relations)\s*$")  # basic-memory's headings of its lists
+_BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # one line ending: a \r\n is one, never a \r and a \n
+_BLANK_RUN = re.compile(rf"({_BREAK})({_BREAK}){_BREAK}+")
+_LEADING_BLANK_LINES = re.compile(rf"^(?:[ \t]*{_BREAK})+")
 
 
 def looks_like(files: Files) -> bool:
@@ -109,9 +113,10 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
         "type": type_word(front.get("type"), "note"), "tags": tags(_tag_list(front.get("tags")), f"{rel} front matter tags"),
         "links": [], "observations": [], "relations": [], "engram": carried, "dated_by_file": dated_by_file,
     }
-    prose: list[str] = []
-    lines = text.splitlines()
-    for n, line in enumerate(lines[body_start:], body_start + 1):
+    prose: list[str] = []  # the note's own lines, each with its line ending as the file has it
+    lines = text.splitlines(keepends=True)
+    for n, raw in enumerate(lines[body_start:], body_start + 1):
+        line = raw.splitlines()[0]  # (keepends splits where splitlines does: the same lines)
         where = f"{rel} line {n}"
         obs = _OBSERVATION.match(line)
         rel_match = _RELATION.match(line)
@@ -124,11 +129,14 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
             note["links"].append((target, relation))
             note["relations"].append({"type": relation, "to": target})
         else:
-            if not (line.startswith("#") and line.lstrip("#").strip() == title):  # the title heading repeats it
-                prose.append(line)
+            # The title heading repeats the title, and the lists' headings head what is read apart.
+            if not (line.startswith("#") and line.lstrip("#").strip() == title) and not _SECTION.match(line):
+                prose.append(raw)
             note["links"] += [(t.strip(), "links_to") for t in _WIKI.findall(line)]
-    body = re.sub(r"^#+\s*(Observations|Relations)\s*$", "", "\n".join(prose), flags=re.M)
-    note["body"] = re.sub(r"\n{3,}", "\n\n", body).strip()
+    # The prose as the file has it (its line endings, \r\n included, and the first line's
+    # indentation), without the blank lines around it; where observations left a gap, two breaks.
+    body = _BLANK_RUN.sub(r"\1\2", "".join(prose))
+    note["body"] = _LEADING_BLANK_LINES.sub("", body).rstrip()
     note["meta"] = metadata({"basic_memory": {"file": rel, "title": title, "permalink": permalink, **extra},
                              **({"relations": note["relations"]} if note["relations"] else {})},
                             f"{rel} front matter")

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from engram.errors import ValidationError
 from engram.files.memory_md import operator_notes
 from engram.history.keys import conversation_key
-from engram.importers.base import Files, HistoryEntry, Plan, fail, json_lines, optional_text, require_text, timestamp
+from engram.importers.base import Files, HistoryEntry, Plan, content_text, fail, json_lines, optional_text, timestamp
 
 KIND = "clawless"
 HISTORY = "conversation-history.jsonl"
@@ -34,7 +34,10 @@ def read(files: Files) -> Plan:
     """``files``: the home folder's ``conversation-history.jsonl`` and/or ``MEMORY.md``."""
     plan = Plan(KIND, "clawless")
     if "MEMORY.md" in files:
-        plan.operator_notes = operator_notes(files["MEMORY.md"]) or None
+        # Lines joining engram's own MEMORY.md, whose line endings are \n (it is read back as text,
+        # which a re-import's "already there" check compares with): a Windows file's \r\n too.
+        notes = files["MEMORY.md"].replace("\r\n", "\n").replace("\r", "\n")
+        plan.operator_notes = operator_notes(notes) or None
     if HISTORY in files:
         plan.history = _history(files[HISTORY], HISTORY)
     if not plan.history and plan.operator_notes is None:
@@ -55,8 +58,8 @@ def _history(text: str, name: str) -> list[HistoryEntry]:
         if at is None:
             raise fail(f"{where}.timestamp", "is missing", "an ISO 8601 time or epoch milliseconds")
         meta = {"clawless": {"chatId": chat, "platform": platform, "line": n}}
-        entries.append(HistoryEntry(where, key, "user", require_text(item.get("userMessage"), f"{where}.userMessage"),
+        entries.append(HistoryEntry(where, key, "user", content_text(item.get("userMessage"), f"{where}.userMessage"),
                                     at, meta))
         entries.append(HistoryEntry(where, key, "assistant",
-                                    require_text(item.get("botResponse"), f"{where}.botResponse"), at, meta))
+                                    content_text(item.get("botResponse"), f"{where}.botResponse"), at, meta))
     return entries

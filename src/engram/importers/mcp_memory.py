@@ -35,7 +35,8 @@ def read(text: str) -> Plan:
                 raise fail(f"{where}.observations", "is not a list of texts", "a JSON array of strings")
             entity = entities.setdefault(name, {"where": where, "type": None, "observations": []})
             entity["type"] = entity["type"] or item.get("entityType")
-            entity["observations"] += [o.strip() for o in observations if o.strip()]
+            # Each observation as the file has it (a blank one says nothing and is left out).
+            entity["observations"] += [o for o in observations if o.strip()]
         elif item.get("type") == "relation":
             ends = [require_text(item.get(side), f"{where}.{side}") for side in ("from", "to")]
             relations.append((where, ends[0], ends[1], require_text(item.get("relationType"), f"{where}.relationType")))

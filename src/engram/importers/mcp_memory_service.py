@@ -22,9 +22,9 @@ from engram.importers.base import (
     Plan,
     Record,
     agent_name,
+    content_text,
     fail,
     metadata,
-    require_text,
     tags,
     timestamp,
     type_word,
@@ -53,8 +53,11 @@ def read(text: str) -> Plan:
         where = f"memories[{i}]"
         if not isinstance(item, Mapping):
             raise fail(where, f"got {type(item).__name__}", "a JSON object per memory")
-        content = require_text(item.get("content"), f"{where}.content")
-        content_hash = item.get("content_hash") or hashlib.sha256(content.encode()).hexdigest()
+        content = content_text(item.get("content"), f"{where}.content")
+        # Without the service's hash, the text's stands in for it: of the text without the
+        # whitespace around it (as the service hashes it, and as imports before the content
+        # was kept byte for byte made it), so a re-import finds what an earlier one stored.
+        content_hash = item.get("content_hash") or hashlib.sha256(content.strip().encode()).hexdigest()
         if not isinstance(content_hash, str):
             raise fail(f"{where}.content_hash", f"got {type(content_hash).__name__}", "text")
         created = timestamp(item.get("created_at"), f"{where}.created_at")

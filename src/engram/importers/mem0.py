@@ -31,6 +31,7 @@ from engram.importers.base import (
     Plan,
     Record,
     agent_name,
+    content_text,
     engram_fields,
     fail,
     metadata,
@@ -112,7 +113,7 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     return Record(
         source_id=source_id,
         where=where,
-        content=require_text(item.get("memory"), f"{where}.memory"),
+        content=content_text(item.get("memory"), f"{where}.memory"),
         key=carried.get("key"),
         category=carried.get("category", Category.KNOWLEDGE),
         type=carried.get("type") or "learned",

@@ -42,7 +42,9 @@ def read(files: Files) -> Plan:
         for block in split_blocks(files[rel]):
             where = f"{rel} line {block.line}"
             plan.records.append(Record(
-                source_id=f"{rel}\0{block.text}", where=where, content=block.text,
+                # Known by its text with \n line endings, as imports that turned \r\n into \n made
+                # it: a re-import of a Windows file finds the facts an earlier one stored.
+                source_id=f"{rel}\0{_lf(block.text)}", where=where, content=block.text,
                 category=Category.CORE if rel == "MEMORY.md" else Category.KNOWLEDGE,
                 type="experience" if day else "learned",
                 tags=tags([slug(h)[:64] for h in block.headings if h.strip()] + (["daily"] if day else []), where),
@@ -51,6 +53,10 @@ def read(files: Files) -> Plan:
                 fields={"content": "", "key": ""},  # where names the file and line of the fact
             ))
     return plan
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
 
 
 def _day(text: str, rel: str) -> float:

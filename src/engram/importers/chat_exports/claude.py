@@ -13,15 +13,29 @@ When the conversation names its ``current_leaf_message_uuid`` and the messages t
 ``parent_message_uuid`` (as Claude.ai's API gives them), only the path from that leaf back to the
 first message is the conversation shown; messages of other branches (a retried answer, an edited
 question) are counted, not imported. Also counted: messages by other senders, ones with no text
-(only a tool use, or only attachments) and empty ones. Attachments and files are named (their
-``file_name``) in the message's ``metadata["claude"]``; their contents are not imported.
+(only a tool use, or only files) and empty ones.
+
+Text pasted into a message (Claude.ai turns a long paste into an attachment) and a document's text
+are in an attachment's ``extracted_content``: often the real content of the message. Each such
+text follows what was typed, after a blank line, as a block a reader tells apart from the typing:
+a line naming the attachment (``[attachment: notes.txt]``, ``[attachment]`` without a file name)
+and the text, byte for byte, between two fences of backticks, one more than the longest run of
+backticks in it (at least three), so that markdown inside cannot close it. A message with no typed
+text (or only whitespace) is its attachments' blocks alone. Counted, not imported: attachments
+without text (images, a document Claude.ai read nothing from), ``files`` (the export names them
+and holds nothing else), and an attachment's text that would take its message past
+``MAX_MESSAGE_CHARS`` or that no store can hold (a NUL character). Every attachment and file is
+named (its ``file_name``) in the message's ``metadata["claude"]["attachments"]``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from engram.errors import ValidationError
 from engram.importers.base import Plan, a_list, an_object, fail, optional_text, timestamp
 from engram.importers.chat_exports.common import (
     Conversations,
@@ -30,17 +44,38 @@ from engram.importers.chat_exports.common import (
     read_export,
     title_of,
 )
+from engram.model import MAX_MESSAGE_CHARS, usable_text
 
 KIND = "claude"
 SHAPE = ('Claude.ai\'s conversations.json: [{"uuid", "name", "created_at", "chat_messages": [{"uuid", "sender", '
          '"text", "content": [{"type", "text"}], "created_at"}]}]')
 _SENDERS = {"human": "user", "assistant": "assistant"}
 _BRANCHES = "messages on other branches"
+_NO_TEXT = "attachments without text"
+_FILES = "files"
+_TOO_LONG = "attachments' text too long for their message"
+_UNUSABLE = "attachments' text engram cannot hold"
 NOTES = {
     _BRANCHES: "answers retried and questions edited, which the conversation no longer shows",
-    "messages without text": "only a tool use, thinking or attachments",
-    "attachments and files": "their names are in the message's metadata.claude; their contents are not imported",
+    "messages without text": "only a tool use, thinking, or files and attachments without text",
+    _NO_TEXT: "no extracted_content in the export (an image, a document Claude.ai read nothing from); "
+              "named in the message's metadata.claude",
+    _FILES: "images and uploads the export names and does not hold; named in the message's metadata.claude",
+    _TOO_LONG: f"a message holds at most {MAX_MESSAGE_CHARS:,} characters; named in the message's metadata.claude",
+    _UNUSABLE: "a NUL character or invalid Unicode; named in the message's metadata.claude",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Attached:
+    """One attachment or file of a message: its name for the metadata (``file_name``, else
+    ``attachment`` / ``file``), the name its text's block shows (None: it has none), its text
+    (None: the export holds none; a file never has one)."""
+
+    name: str
+    shown: str | None
+    text: str | None
+    file: bool
 
 
 def looks_like(data: Any) -> bool:
@@ -110,19 +145,21 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
         raise fail(f"{where}.sender", f"got {sender!r}"[:200], "human or assistant")
     at = found.time(message.get("created_at"), f"{where}.created_at")
     text = _text(message, where)
-    names = _file_names(message, where)
+    attached = _attached(message, where)
     role = _SENDERS.get(sender)
     if role is None:
         found.skip(f"messages by {sender}")
         return
-    if not text.strip():
-        found.skip("messages without text" if names or message.get("content") else "empty messages")
+    content, left_out = _with_attachments(text, attached)
+    if content is None:
+        found.skip("messages without text" if attached or message.get("content") else "empty messages")
         return
+    for reason in left_out:
+        found.skip(reason)
     provenance: dict[str, Any] = {"message": optional_text(message.get("uuid"), f"{where}.uuid")}
-    if names:
-        provenance["attachments"] = names
-        found.skip("attachments and files", len(names))
-    found.add(where, role, text, at, "created_at", {k: v for k, v in provenance.items() if v is not None})
+    if attached:
+        provenance["attachments"] = [a.name for a in attached]
+    found.add(where, role, content, at, "created_at", {k: v for k, v in provenance.items() if v is not None})
 
 
 def _text(message: Mapping[str, Any], where: str) -> str:
@@ -155,12 +192,53 @@ def _text(message: Mapping[str, Any], where: str) -> str:
     return "\n\n".join(run for run in runs if run.strip())
 
 
-def _file_names(message: Mapping[str, Any], where: str) -> list[str]:
-    """The names of the message's attachments (pasted or uploaded documents) and files (images)."""
-    names: list[str] = []
+def _attached(message: Mapping[str, Any], where: str) -> list[_Attached]:
+    """The message's attachments (pasted text, uploaded documents: their ``extracted_content``) and
+    files (images, uploads: a name alone), in that order."""
+    found: list[_Attached] = []
     for name in ("attachments", "files"):
         for k, value in enumerate(a_list(message.get(name), f"{where}.{name}")):
-            item = an_object(value, f"{where}.{name}[{k}]", "an object with its file_name")
+            place = f"{where}.{name}[{k}]"
+            item = an_object(value, place, "an object with its file_name")
             file_name = item.get("file_name")
-            names.append(file_name if isinstance(file_name, str) and file_name else name[:-1])
-    return names
+            named = file_name if isinstance(file_name, str) and file_name else None
+            text = item.get("extracted_content") if name == "attachments" else None
+            if text is not None and not isinstance(text, str):
+                raise fail(f"{place}.extracted_content", f"got {type(text).__name__}", "the attachment's text")
+            found.append(_Attached(named or name[:-1], named, text or None, name == "files"))
+    return found
+
+
+def _with_attachments(text: str, attached: list[_Attached]) -> tuple[str | None, list[str]]:
+    """What was typed, then each attachment's text as a block of its own (see the module's
+    docstring), or None when neither holds any text; and why each of the others is left out: an
+    attachment without text, a file, or a text the message cannot hold (too long, or text no store
+    can keep)."""
+    parts = [text] if text.strip() else []
+    size = len(text) if parts else 0
+    left_out: list[str] = []
+    for item in attached:
+        if item.text is None or not item.text.strip():
+            left_out.append(_FILES if item.file else _NO_TEXT)
+            continue
+        try:
+            usable_text("extracted_content", item.text)
+        except ValidationError:
+            left_out.append(_UNUSABLE)
+            continue
+        block = _block(item.shown, item.text)
+        added = len(block) + (2 if parts else 0)
+        if size + added > MAX_MESSAGE_CHARS:
+            left_out.append(_TOO_LONG)
+            continue
+        parts.append(block)
+        size += added
+    return ("\n\n".join(parts) if parts else None), left_out
+
+
+def _block(name: str | None, text: str) -> str:
+    """An attachment's text between fences no line of it can close, under a line naming it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    label = f"[attachment: {' '.join(name.split())}]" if name else "[attachment]"
+    return f"{label}\n{fence}\n{text}\n{fence}"
