@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from engram import jsondoc
 from engram.db.sqlite import Database
 from engram.drain import Drain
 from engram.errors import StorageError, ValidationError
@@ -365,7 +366,7 @@ class MemoryAuditLog:
         if self.path is None or not self.path.exists():
             return list(self._rows)
         out = []
-        for n, line in enumerate(self.path.read_text("utf-8").splitlines(), start=1):
+        for n, line in enumerate(jsondoc.lines(self.path.read_text("utf-8")), start=1):
             try:
                 out.append(AuditEntry(**{**json.loads(line), "seq": n}))
             except (ValueError, TypeError):

@@ -43,3 +43,12 @@ def loads(document: str | bytes, *, unique_names: bool = False) -> Any:
         raise
     except ValueError:  # the int conversion guard, the only other ValueError json.loads raises
         raise json.JSONDecodeError(f"a number longer than {sys.get_int_max_str_digits()} digits", text, 0) from None
+
+
+def lines(text: str) -> list[str]:
+    """The lines of a JSON Lines document: split at ``\\n`` only (a ``\\r`` before it is JSON
+    whitespace, left for the parser). ``str.splitlines`` also splits at U+2028, U+2029, U+0085 and
+    other separators that may stand unescaped inside a JSON string (``json.dumps`` with
+    ``ensure_ascii=False`` writes them so, as Node's ``JSON.stringify`` does), which cut such a
+    record in two: a message holding one was unreadable, and skipped."""
+    return text.split("\n")

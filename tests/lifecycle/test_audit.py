@@ -74,6 +74,16 @@ def test_jsonl_trail_survives_reopening_and_skips_a_torn_line(tmp_path):
     assert [(r.action, r.memory_key, r.at) for r in rows] == [("stored", "k", 5.0)]
 
 
+def test_jsonl_trail_reads_back_a_key_holding_a_line_separator(tmp_path):
+    # The row is written with the separator raw (ensure_ascii=False); reading split it in two and
+    # skipped the row as torn.
+    path = tmp_path / "memory.json.audit.jsonl"
+    memory = Memory(id="1", key="notes\u2028draft\u0085two", content="c")
+    MemoryAuditLog(path)(MemoryEvent("stored", (memory,), Scope("a"), "library", "why\u2029not", 5.0))
+    rows = MemoryAuditLog(path).query(AuditQuery())
+    assert [(r.memory_key, r.reason) for r in rows] == [("notes\u2028draft\u0085two", "why\u2029not")]
+
+
 def test_recall_events_and_unknown_kinds_are_not_audited():
     log = MemoryAuditLog()
     log(MemoryEvent("recalled", (Memory(id="1", key="k", content="c"),), Scope(), "library"))

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import StorageError, ValidationError
 from engram.history.base import (
     DEFAULT_AGENT,
@@ -156,7 +157,7 @@ class JsonlHistoryStore:
             return list(self._cache[1]), self._cache[2]
         signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
         lines = []
-        for number, text in enumerate(raw.splitlines(), start=1):
+        for number, text in enumerate(jsondoc.lines(raw), start=1):
             if not text.strip():
                 continue
             line = _parse_line(text)

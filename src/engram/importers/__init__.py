@@ -91,7 +91,7 @@ def detect_document(text: str) -> str:
     try:
         data: Any = jsondoc.loads(text)
     except json.JSONDecodeError:
-        first = next((line for line in text.splitlines() if line.strip()), "")
+        first = next((line for line in jsondoc.lines(text) if line.strip()), "")
         try:
             data = jsondoc.loads(first)
         except json.JSONDecodeError:

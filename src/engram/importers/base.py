@@ -152,7 +152,7 @@ def fail(where: str, problem: str, allowed: str | None = None) -> SnapshotError:
 def json_lines(text: str, prefix: str = "") -> Iterator[tuple[int, str, Mapping[str, Any]]]:
     """Each non-blank line of a JSONL source as ``(line number, where, object)``; ``where`` names
     the line (``"<prefix> line N"``) for errors. A line that is not one JSON object raises."""
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(jsondoc.lines(text), 1):
         if not line.strip():
             continue
         where = f"{prefix} line {n}".strip()

@@ -300,6 +300,24 @@ class HistoryStoreContract:
         finally:
             second.close()
 
+    def test_line_and_paragraph_separators_in_a_message_survive_a_new_handle(self, history_backend: HistoryBackend) -> None:
+        # U+2028, U+2029 and U+0085 stand unescaped in JSON text; the JSON-lines file was split at
+        # them on reading, so such a message (and the one after it) was skipped as unreadable.
+        if not history_backend.persistent:
+            pytest.skip(f"{history_backend.name} keeps nothing between handles")
+        texts = ["one\u2028two", "para\u2029graph", "next\u0085line", "vt\x0bff\x0cfs\x1cgs\x1drs\x1e", "after"]
+        first = history_backend.open()
+        for n, text in enumerate(texts, 1):
+            first.append(KEY, user(text, float(n)))
+        first.set_summary(KEY, "sum\u2028mary")
+        first.close()
+        second = history_backend.open()
+        try:
+            assert [m.content for m in second.get_all(KEY)] == texts
+            assert second.get_summary(KEY) == "sum\u2028mary"
+        finally:
+            second.close()
+
     def test_concurrent_appends_from_threads_lose_nothing(self, store: HistoryStore) -> None:
         def worker(n: int) -> None:
             for i in range(25):
