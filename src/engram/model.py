@@ -379,7 +379,7 @@ class MemoryFilter:
         if self.key is not None and memory.key != self.key:
             return False
         for k, v in self.metadata.items():
-            if k not in memory.metadata or _metadata_text(memory.metadata[k]) != v:
+            if k not in memory.metadata or metadata_text(memory.metadata[k]) != v:
                 return False
         if self.since is not None and memory.created_at < self.since:
             return False
@@ -412,11 +412,25 @@ class MemoryFilter:
         return self.include_superseded or not superseded_then
 
 
-def _metadata_text(value: Any) -> str:
-    """How a metadata value compares with a filter's string (sclaw's SearchByMetadata)."""
+def metadata_text(value: Any) -> str:
+    """How a metadata value compares with a filter's string (sclaw's SearchByMetadata): the
+    reference every store's metadata filter follows."""
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True)
+
+
+def metadata_json(value: str) -> tuple[bool, Any]:
+    """``(True, the value)`` when a filter's ``value`` is the canonical JSON text of a value other
+    than a string (``true``, ``null``, ``[1, 2]``): only then can it equal such a value's
+    ``metadata_text``, so a store compares it with non-string values at all."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return False, None
+    if isinstance(parsed, str) or json.dumps(parsed, sort_keys=True) != value:
+        return False, None
+    return True, parsed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -704,7 +718,7 @@ def make_filter(
         layers=tuple(parse_layer(v) for v in _as_list(layer)),
         tags=parse_tags(tags),
         related_entity=_optional_text("related_entity", related_entity),
-        metadata={usable_text("metadata", str(k)): usable_text("metadata", _metadata_text(v))
+        metadata={usable_text("metadata", str(k)): usable_text("metadata", metadata_text(v))
                   for k, v in (metadata or {}).items()},
         since=since,
         until=until,

@@ -30,7 +30,6 @@ pgvector's iterative index scan, so a narrow filter still returns ``limit`` hits
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +53,7 @@ from engram.model import (
     Scope,
     WriteResult,
     draft_changes,
+    metadata_json,
 )
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
@@ -145,13 +145,8 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
 
 def _as_json(value: str) -> Jsonb | None:
     """The filter's value as JSON when it is the canonical JSON text of a non-string value."""
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return None
-    if isinstance(parsed, str) or json.dumps(parsed, sort_keys=True) != value:
-        return None
-    return Jsonb(parsed)
+    found, parsed = metadata_json(value)
+    return Jsonb(parsed) if found else None
 
 
 def _tsquery(terms: Sequence[str], joiner: str) -> str:

@@ -46,6 +46,8 @@ from engram.model import (
     Scope,
     WriteResult,
     draft_changes,
+    metadata_json,
+    metadata_text,
 )
 from engram.store.base import (
     BatchWrite,
@@ -83,13 +85,30 @@ _MIN_PREFIX = 3
 _ORDER_SQL = {
     "recent": "m.created_at DESC, m.rowid DESC",
     "oldest": "m.created_at ASC, m.rowid ASC",
-    "importance": "m.importance DESC, m.created_at DESC",
-    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC",
+    # Ties: the later stored first, as on PostgreSQL (its `seq`); without one they came in whatever
+    # order SQLite's plan gave.
+    "importance": "m.importance DESC, m.created_at DESC, m.rowid DESC",
+    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.rowid DESC",
 }
 
 
 def _scope_columns(scope: Scope) -> tuple[str, str]:
     return scope.agent or "", scope.session or ""
+
+
+_METADATA_TEXT = "engram_metadata_text"
+
+
+def _stored_metadata_text(document: str | None, key: str) -> str | None:
+    """``metadata_text`` of the value under ``key`` in a row's metadata JSON (NULL when absent):
+    the SQL function ``filter_sql`` compares non-string filters with."""
+    try:
+        data = json.loads(document) if document else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or key not in data:
+        return None
+    return metadata_text(data[key])
 
 
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -115,13 +134,21 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
         clauses.append(f"{alias}.key = ?")
         params.append(filt.key)
     for key, value in filt.metadata.items():
-        # Strings compare as text; other JSON values by their canonical JSON text.
-        clauses.append(
-            f"(CASE json_type({alias}.metadata, ?) WHEN 'text' THEN json_extract({alias}.metadata, ?) "
-            f"ELSE json(json_extract({alias}.metadata, ?)) END) = ?"
-        )
+        # Strings compare as text. A filter that is the canonical JSON text of another value
+        # (`true`, `null`, `[1, 2]`) compares with the stored value's, written by the reference
+        # (model.metadata_text) through the store's SQL function: SQLite's json() wrote `[1,2]`,
+        # kept an object's key order, and json_extract read `true` as 1 and `null` as NULL, so
+        # such filters matched other memories than on every other backend.
         path = "$." + json.dumps(key)
-        params.extend([path, path, path, value])
+        if metadata_json(value)[0]:
+            clauses.append(
+                f"(CASE json_type({alias}.metadata, ?) WHEN 'text' THEN json_extract({alias}.metadata, ?) "
+                f"ELSE {_METADATA_TEXT}({alias}.metadata, ?) END) = ?"
+            )
+            params.extend([path, path, key, value])
+        else:
+            clauses.append(f"(json_type({alias}.metadata, ?) = 'text' AND json_extract({alias}.metadata, ?) = ?)")
+            params.extend([path, path, value])
     if filt.since is not None:
         clauses.append(f"{alias}.created_at >= ?")
         params.append(filt.since)
@@ -153,6 +180,7 @@ class SqliteMemoryStore:
         self.path = Path(path)
         self._after_close = after_close  # e.g. the clean-close stamp (lifecycle.clean_close)
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
+        self.db.conn.create_function(_METADATA_TEXT, 2, _stored_metadata_text)
         # An existing database about to change shape is backed up first (lifecycle.backup).
         if before_migrate is not None and applied(self.db) and pending(self.db):
             before_migrate(self.db)
@@ -337,7 +365,9 @@ class SqliteMemoryStore:
                 conn.execute(f"DELETE FROM memory_versions WHERE memory_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
             self._own_writes += 1
-        return removed
+        # In the order asked for, as PostgreSQL answers (a forget's or a job's report lists them so).
+        order = {memory_id: i for i, memory_id in enumerate(ids)}
+        return sorted(removed, key=lambda m: order.get(m.id, 0))
 
     def link(self, a_id: str, b_id: str) -> bool:
         if a_id == b_id:
