@@ -226,3 +226,19 @@ def test_a_message_line_is_not_folded_at_the_terminal_width(isolated_home: Path)
     assert done.returncode == 0, done.stderr
     line, = done.stdout.splitlines()
     assert line.startswith("stored: deploy-target-raspberry-pi-4-running-debian (") and line.endswith(")")
+
+
+def test_token_commands_take_the_global_agent_and_never_default_to_one(isolated_home: Path) -> None:
+    # `engram -a alice token create` failed asking for --agent, the one command where the global
+    # option did not choose the agent.
+    made = engram(isolated_home, "--json", "-a", "alice", "token", "create", "--name", "laptop")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["agent"] == "alice"
+    assert engram(isolated_home, "token", "create", "--agent", "bob").returncode == 0
+    mine = engram(isolated_home, "--json", "-a", "alice", "token", "list")
+    assert [t["agent"] for t in json.loads(mine.stdout)] == ["alice"]
+    every = engram(isolated_home, "--json", "token", "list")
+    assert sorted(t["agent"] for t in json.loads(every.stdout)) == ["alice", "bob"]
+    unnamed = engram(isolated_home, "token", "create")
+    assert unnamed.returncode != 0 and "agent" in unnamed.stderr and "-a NAME" in unnamed.stderr
+    assert len(json.loads(engram(isolated_home, "--json", "token", "list").stdout)) == 2  # nothing made

@@ -115,13 +115,19 @@ def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float,
 @token_app.command("create")
 def token_create(
     ctx: typer.Context,
-    agent: str = typer.Option(..., "--agent", "-a", help="The agent this token acts for."),
+    agent: str | None = typer.Option(None, "--agent", "-a", show_default=False,
+                                     help="The agent this token acts for (default: the global --agent)."),
     name: str = typer.Option("", "--name", help="A note to recognise it by."),
 ) -> None:
     """Create a token and print it (it is shown only once)."""
+    from engram.errors import ValidationError
     from engram.root import open_tokens
 
     st = state(ctx)
+    # Never the default agent unasked: a token acts for its agent with full rights over HTTP and MCP.
+    agent = agent or st.agent
+    if not agent:
+        raise ValidationError("agent", "not given", "--agent NAME after the command, or -a NAME before it")
     store = open_tokens(st.settings())
     try:
         token, info = store.create(agent, name)
@@ -137,7 +143,7 @@ def token_create(
 @token_app.command("list")
 def token_list(
     ctx: typer.Context,
-    agent: str | None = typer.Option(None, "--agent", "-a", help="Only this agent's tokens."),
+    agent: str | None = typer.Option(None, "--agent", "-a", help="Only this agent's tokens (default: the global --agent, else every agent's)."),
     all_: bool = typer.Option(False, "--all", help="Include revoked tokens."),
 ) -> None:
     """List tokens (ids and agents; never the tokens themselves)."""
@@ -146,7 +152,7 @@ def token_list(
     st = state(ctx)
     store = open_tokens(st.settings())
     try:
-        infos = store.list(agent, include_revoked=all_)
+        infos = store.list(agent or st.agent, include_revoked=all_)
     finally:
         store.close()
     if st.as_json:
