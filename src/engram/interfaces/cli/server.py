@@ -143,7 +143,8 @@ def token_create(
 @token_app.command("list")
 def token_list(
     ctx: typer.Context,
-    agent: str | None = typer.Option(None, "--agent", "-a", help="Only this agent's tokens (default: the global --agent, else every agent's)."),
+    agent: str | None = typer.Option(
+        None, "--agent", "-a", help="Only this agent's tokens (default: the global --agent, else every agent's)."),
     all_: bool = typer.Option(False, "--all", help="Include revoked tokens."),
 ) -> None:
     """List tokens (ids and agents; never the tokens themselves)."""
