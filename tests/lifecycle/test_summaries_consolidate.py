@@ -209,6 +209,22 @@ def test_consolidation_keeps_the_same_words_with_other_attributes_apart(backend,
         in ([twin.id], [monday.id])
 
 
+def test_consolidation_keeps_the_same_words_with_other_numbers_apart(backend, make_engram, clock, embedder):
+    # Texts that differ only in a number were merged: the embedding barely sees the digits, so
+    # "room 214" and "room 241" were near-duplicates and one fact dropped out of recall.
+    engram = make_engram(backend, embedder=embedder)
+    words = "The design review with the platform team moved to room {} on the third floor"
+    first = engram.remember(words.format(214)).memory
+    second = engram.remember(words.format(241)).memory
+    assert consolidate.run(engram, ConsolidationSettings(threshold=0.5), now=clock.t).removed == ()
+    assert len(engram.store.get_many([first.id, second.id])) == 2
+    # A reworded copy keeps its numbers (leading zeros aside), and merges as before.
+    copy = engram.remember("the design review with the platform team moved to room 0214, on the third floor!").memory
+    merged = consolidate.run(engram, ConsolidationSettings(threshold=0.5), now=clock.t).removed
+    assert [m.id for m in merged] in ([copy.id], [first.id])
+    assert len(engram.store.get_many([second.id])) == 1
+
+
 def test_consolidation_below_threshold_and_without_vectors_does_nothing(make_engram, clock, embedder):
     engram = make_engram("sqlite")  # no embedder: no vectors, nothing compared
     engram.remember("same words here")

@@ -3,8 +3,10 @@
 Two memories are near-duplicates when the cosine similarity of their stored vectors is at or
 above ``threshold``; groups are the connected components of that relation (union-find) within a
 slot: one scope and category, and the same attributes beside the text (type, related entity,
-metadata other than this job's own). The same words with another day or person in the metadata
-are another fact (a LangGraph item per day, say). Core memories and summaries are left alone;
+metadata other than this job's own) and the same numbers in the text. The same words with another
+day or person in the metadata are another fact (a LangGraph item per day, say), and so are the same
+words with another number: a sentence embedding barely tells "room 214" from "room 241" or "3 pm"
+from "4 pm", so such pairs pass any useful threshold, while a reworded copy keeps its numbers. Core memories and summaries are left alone;
 memories without a vector are not compared (run ``engram reindex`` first).
 
 A memory whose key its writer chose (not the key engram derives from its text) is never merged
@@ -79,10 +81,18 @@ def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: fl
 _OWN_METADATA = frozenset({"merged_from", "merged_recall_count"})
 
 
+_NUMBER = re.compile(r"\d+")
+
+
+def _numbers(text: str) -> str:
+    """The numbers a text holds, in order of value's text (leading zeros dropped: "07" is "7")."""
+    return " ".join(sorted(n.lstrip("0") or "0" for n in _NUMBER.findall(text)))
+
+
 def _slot(memory: Memory) -> tuple[str, ...]:
     attributes = {k: v for k, v in memory.metadata.items() if k not in _OWN_METADATA}
     return (str(memory.scope), memory.category.value, memory.type, memory.related_entity or "",
-            json.dumps(attributes, sort_keys=True))
+            json.dumps(attributes, sort_keys=True), _numbers(memory.content))
 
 
 def named(memory: Memory) -> bool:
