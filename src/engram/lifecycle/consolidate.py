@@ -6,8 +6,9 @@ slot: one scope and category, and the same attributes beside the text (type, rel
 metadata other than this job's own) and the same numbers in the text. The same words with another
 day or person in the metadata are another fact (a LangGraph item per day, say), and so are the same
 words with another number: a sentence embedding barely tells "room 214" from "room 241" or "3 pm"
-from "4 pm", so such pairs pass any useful threshold, while a reworded copy keeps its numbers. Core memories and summaries are left alone;
-memories without a vector are not compared (run ``engram reindex`` first).
+from "4 pm", so such pairs pass any useful threshold, while a reworded copy keeps its numbers.
+Core memories and summaries are left alone; memories without a vector are not compared (run
+``engram reindex`` first).
 
 A memory whose key its writer chose (not the key engram derives from its text) is never merged
 away: callers get and update it by that key. It may survive a group and absorb the others; a
