@@ -30,23 +30,19 @@ def _contents(mem: Engram) -> list[str]:
     return sorted(m.content for m in mem.list())
 
 
-def test_mem0_memories_keep_their_whitespace(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("source", "kind", "agent", "contents"), [
+    ("mem0.json", "mem0", "alex", ["\tPrefers window seats", "  Keeps a packing list:\n  - passport\n  - charger\n"]),
+    # One memory has no content_hash: it is known by its text's, so a second import skips it too.
+    ("mcp-memory-service.json", "mcp-memory-service", None,
+     ["    def rotate():\n        return vault.rotate('staging')\n", " Decided to keep the index local \r\n"]),
+])
+def test_memories_keep_their_whitespace(tmp_path: Path, source: str, kind: str, agent: str | None,
+                                        contents: list[str]) -> None:
     with _engram(tmp_path) as mem:
-        summary = mem.import_from(HERE / "mem0.json")
-        assert (summary.kind, summary.imported) == ("mem0", 2), summary
-        assert _contents(mem.for_agent("alex")) == ["\tPrefers window seats",
-                                                    "  Keeps a packing list:\n  - passport\n  - charger\n"]
-        assert mem.import_from(HERE / "mem0.json").skipped == 2
-
-
-def test_mcp_memory_service_memories_keep_their_whitespace(tmp_path: Path) -> None:
-    with _engram(tmp_path) as mem:
-        summary = mem.import_from(HERE / "mcp-memory-service.json")
-        assert (summary.kind, summary.imported) == ("mcp-memory-service", 2), summary
-        assert _contents(mem) == ["    def rotate():\n        return vault.rotate('staging')\n",
-                                  " Decided to keep the index local \r\n"]
-        # The memory without the service's hash is known by its text's: a second import skips it.
-        assert mem.import_from(HERE / "mcp-memory-service.json").skipped == 2
+        summary = mem.import_from(HERE / source)
+        assert (summary.kind, summary.imported) == (kind, 2), summary
+        assert _contents(mem.for_agent(agent) if agent else mem) == contents
+        assert mem.import_from(HERE / source).skipped == 2
 
 
 def test_clawless_messages_keep_their_whitespace(tmp_path: Path) -> None:
