@@ -7,6 +7,7 @@ import contextlib
 import logging
 import math
 import operator
+import random
 import sqlite3
 import threading
 import time
@@ -26,6 +27,8 @@ from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.events import EventBus  # noqa: E402
 from engram.integrations.langgraph import EngramStore  # noqa: E402
+from engram.lifecycle import hygiene  # noqa: E402
+from engram.lifecycle.settings import HygieneSettings  # noqa: E402
 from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
 from engram.testing.fakes import FakeClock, HashingEmbedder  # noqa: E402
 
@@ -544,3 +547,24 @@ def test_a_real_graph_with_a_ttl_store(timed: Engram, clock: FakeClock) -> None:
     clock.advance(61 * MINUTE)
     assert graph.invoke({"user": "alice", "message": "tea?", "recalled": []})["recalled"] == []
     assert store.sweep_ttl() == 1 and timed.for_agent("lg:alice").count() == 0
+
+
+def test_a_get_and_a_search_without_a_query_count_as_uses_so_hygiene_keeps_what_a_graph_reads(
+        timed: Engram, clock: FakeClock) -> None:
+    # A graph reads a user's profile by key, or lists a namespace, far more often than it searches
+    # with a query: those reads are uses too, or hygiene purges knowledge the graph reads every day.
+    store = EngramStore(timed, agent_from_namespace=1)
+    ns = ("memories", "ana")
+    store.put(ns, "profile", {"name": "Ana"})
+    store.put(ns, "listed", {"text": "read by a search without a query"})
+    store.put(ns, "unread", {"text": "never read"})
+    put = store.get(ns, "profile").updated_at
+    clock.advance(20 * 86400)
+    assert store.get(ns, "profile").value == {"name": "Ana"}
+    assert [i.key for i in store.search(ns, filter={"text": "read by a search without a query"})] == ["listed"]
+    clock.advance(15 * 86400)  # 35 days after the puts, 15 after the reads: hygiene's limit is 30 idle days
+    hygiene.run(timed, HygieneSettings(knowledge_survival_chance=0.0), now=clock(), rng=random.Random(1))
+    assert sorted(i.key for i in store.search(ns)) == ["listed", "profile"]
+    profile = timed.for_agent("lg:ana").get(EngramStore._ref(ns, "profile"))
+    assert profile.recall_count == 3  # the two gets and the listing just now
+    assert store.get(ns, "profile").updated_at == put  # a use is not a write: Item.updated_at stays the put's

@@ -26,6 +26,10 @@ forgets it, with the reason ``langgraph ttl`` in the audit trail. A read with ``
 (``refresh_on_read``, default True) moves the expiry of each item it returns that has a ttl: one
 metadata update per such item, none for the others. ``lg_updated_at`` keeps the put's time for
 ``Item.updated_at``, which a refresh (an engram update) would otherwise move.
+
+Every read that returns items (``get``, ``search`` with or without a query) is a use of them
+(``recall.touch_on_recall``), as every adapter's automatic read: engram's lifecycle jobs purge
+knowledge that looks unused, and a graph reads by key or lists far more than it searches.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from urllib.parse import quote
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
+from engram.lifecycle.decay import strengthen
 from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
 
 try:
@@ -255,9 +260,19 @@ class EngramStore(BaseStore):
         memory = view.find(self._ref(op.namespace, op.key))
         if memory is None or _expired(memory, view.clock()):
             return None
+        self._use(view, [memory])
         if op.refresh_ttl:
             self._refresh(view, [memory])
         return self._item(memory)
+
+    @staticmethod
+    def _use(view: Engram, memories: list[Memory]) -> None:
+        """Count a read that is not a recall (a ``get``, a ``search`` without a query) as a use of
+        the items it returns, as recall counts one (``recall.touch_on_recall``): a graph reads a
+        user's items by key or lists them far more often than it searches with a query, and
+        hygiene and decay purge knowledge that looks unused. ``Item.updated_at`` does not move."""
+        if memories and view.recall_settings.touch_on_recall:
+            strengthen(view, memories, view.strengthen, now=view.clock())
 
     def _refresh(self, view: Engram, memories: Iterable[Memory]) -> None:
         """Move the expiry of each of ``memories`` that has a ttl to now + its ttl (LangGraph's
@@ -329,6 +344,8 @@ class EngramStore(BaseStore):
                 if len(page) < 500:
                     break
         returned = found[op.offset:wanted]
+        if not op.query:  # a recall has counted its own hits already
+            self._use(view, [m for m, _ in returned])
         if op.refresh_ttl:
             self._refresh(view, [m for m, _ in returned])
         return [self._item(m, s, ranked=True) for m, s in returned]  # type: ignore[misc]
