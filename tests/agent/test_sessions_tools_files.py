@@ -142,3 +142,14 @@ def test_memory_md_created_and_read_within_limit(tmp_path):
     assert "atlas" in path.read_text()
     path.write_text("plain notes without the template")
     assert read_memory_md(home, 100) == "plain notes without the template"
+
+
+def test_memory_md_saved_with_a_byte_order_mark_keeps_the_template_out(tmp_path):
+    # Windows editors save "UTF-8 with BOM": the notes below the template's line are what is
+    # injected, not the template's instructions with a U+FEFF in front of them.
+    home = tmp_path / "home"
+    path = ensure_memory_md(home)
+    path.write_bytes(b"\xef\xbb\xbf" + (TEMPLATE + "The server is called atlas.\n").replace("\n", "\r\n").encode())
+    assert read_memory_md(home, 1000) == "The server is called atlas."
+    path.write_bytes(b"\xef\xbb\xbfplain notes")
+    assert read_memory_md(home, 1000) == "plain notes"

@@ -266,3 +266,16 @@ def test_a_byte_order_mark_opening_a_file_is_not_text(engram: Engram, folder: Pa
         assert syncer.sync().problems == []
     finally:
         syncer.detach()
+
+
+def test_a_memory_md_in_a_scope_folder_is_reported_for_what_it_is(engram: Engram, syncer: FileSync,
+                                                                  folder: Path) -> None:
+    # A curated MEMORY.md (OpenClaw's, Clawless's) put in an agent's folder sits at the right level:
+    # the report said it was "at another level or in another folder", which sent people looking.
+    engram.remember("placed right", tags="notes")
+    (folder / "agents/default/MEMORY.md").write_text("- curated by hand\n", encoding="utf-8")
+    [problem] = syncer.sync().problems
+    assert problem.path == "agents/default/MEMORY.md"
+    assert "another level" not in problem.message
+    assert "MEMORY.md" in problem.message and "rename" in problem.message
+    assert [m.content for m in engram.list()] == ["placed right"]

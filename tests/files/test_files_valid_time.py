@@ -3,6 +3,8 @@ valid_until and superseded_at, and an edit of valid_from in a file reaches the d
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,31 @@ def test_a_bullet_added_by_hand_keeps_its_valid_time(engram: Engram, syncer: Fil
     assert report.problems == [] and report.db_created == 1
     [added] = engram.list(limit=10, filters=None)[:1]
     assert added.content == "Moved the server to Frankfurt" and added.valid_from == 1_706_745_600.0
+
+
+
+def test_editing_an_entrys_date_is_reported_and_put_back(engram: Engram, folder: Path, fmt: str) -> None:
+    # The date shown is when the memory was stored, which a file cannot change (``known_at`` reads
+    # it): the edit used to be dropped without a word, the file showing a date the database lacked.
+    syncer = FileSync(engram, folder, format=fmt)
+    syncer.attach()
+    try:
+        memory = engram.remember("Met Carol at the conference", key="carol", tags=["events"]).memory
+        engram.remember("Carol works on compilers", key="carol-work", tags=["events"])
+        syncer.sync()
+        [path] = folder.rglob("events.*")
+        text = path.read_text()
+        day = dt.datetime.fromtimestamp(memory.created_at, dt.UTC).date().isoformat()
+        shown = re.compile(rf"\({day}\)" if fmt == "markdown" else rf"timestamp: '{day}T[^']*'")
+        assert len(shown.findall(text)) == 2
+        edited = "(2026-03-01)" if fmt == "markdown" else "timestamp: '2026-03-01T09:00:00Z'"
+        path.write_text(shown.sub(edited, text, count=1))
+        report = syncer.sync()
+        assert engram.get("carol").created_at == memory.created_at
+        [problem] = report.problems
+        assert problem.path == path.relative_to(folder).as_posix() and problem.line > 0
+        assert "2026-03-01" in problem.message and day in problem.message and "valid_from" in problem.message
+        assert path.read_text() == text  # put back: the file and the database agree again
+        assert syncer.sync().problems == []
+    finally:
+        syncer.detach()

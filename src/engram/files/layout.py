@@ -111,6 +111,11 @@ class Layout:
         name = rel.rsplit("/", 1)[-1]
         if not name.lower().endswith(_MEMORY_SUFFIXES) or name.startswith(".") or rel.upper() == OPERATOR_FILE.upper():
             return None
+        if name.upper() == OPERATOR_FILE.upper():
+            # A curated MEMORY.md (OpenClaw's, Clawless's) dropped into a scope folder: at the right
+            # level, but the name ``locate`` keeps for the operator's notes, never read as memories.
+            return (f"{OPERATOR_FILE} is the name of the operator's notes (ENGRAM_HOME/{OPERATOR_FILE},"
+                    " put into the agent's prompt), never read as memories; rename it (notes.md) to sync its entries")
         if not name.endswith(suffix):
             return f"files.format reads {suffix} files; this one is not in that format"
         if self._owner_nested(rel.split("/")[:-1]):

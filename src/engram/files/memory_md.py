@@ -55,7 +55,9 @@ def read_memory_md(home: Path, max_chars: int) -> str:
     if max_chars <= 0 or not path.exists():
         return ""
     try:
-        notes = operator_notes(path.read_text(encoding="utf-8", errors="replace"))
+        # "utf-8-sig": a byte order mark (Windows editors' "UTF-8 with BOM") is read past, else
+        # the template was not recognised and went into the prompt with the notes.
+        notes = operator_notes(path.read_text(encoding="utf-8-sig", errors="replace"))
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc}") from exc
     if len(notes) <= max_chars:

@@ -27,6 +27,7 @@ folder (``side``) and the engine (``database``).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
@@ -39,7 +40,7 @@ from engram.model import Memory, Scope
 from . import conflicts, layout, removals, repeats
 from . import state as sync_state
 from .document import Document
-from .entry import Entry, Problem, from_memory, memory_digest, store_entry
+from .entry import Entry, Problem, from_memory, iso, memory_digest, store_entry, utc
 from .paths import PathRefused
 from .report import SyncReport
 from .sides import DatabaseSide, FolderSide
@@ -197,6 +198,7 @@ def _settle(
     prev = st.entries.get(entry_id)
     if memory is not None and found is not None:
         rel, entry = found
+        redated = _date_edited(entry, memory)
         db_hash, file_hash = memory_digest(memory), entry.digest()
         if db_hash == file_hash:
             if (entry.links, entry.superseded_by, entry.superseded_at) != (
@@ -223,6 +225,10 @@ def _settle(
             files.docs[rel].replace(entry_id, from_memory(memory))
             files.dirty.add(rel)
             report.files_updated += 1
+        if redated is not None:
+            report.problems.append(Problem(rel, entry.line, redated))
+            files.docs[rel].replace(entry_id, from_memory(memory))
+            files.dirty.add(rel)
         st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
     elif memory is not None:
         db_hash = memory_digest(memory)
@@ -282,6 +288,23 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
         database.view(scope).forget(removal.entry_id, reason="removed from its memory file")
         report.db_forgotten += 1
         del st.entries[removal.entry_id]
+
+def _date_edited(entry: Entry, memory: Memory) -> str | None:
+    """Why the entry's date, edited in its file, is put back (None when it shows the memory's).
+    The date shown is when the memory was stored: the database's record of when it learned the
+    fact (``known_at`` reads it), which no edit changes; a date-only edit resolves to midnight of
+    that day (``entry.resolve_date``), a marker without its exact time too, so only another day,
+    or another time than midnight (a YAML timestamp), is an edit."""
+    if entry.created_at is None or entry.created_at == memory.created_at:
+        return None
+    shown, stored = utc(entry.created_at), utc(memory.created_at)
+    midnight = shown.time() == dt.time(0)
+    if shown.date() == stored.date() and midnight:
+        return None
+    edited = shown.date().isoformat() if midnight else iso(entry.created_at)
+    return (f"entry {memory.id}: its date {edited} is put back to {stored.date().isoformat()}, when the memory"
+            f" was stored, which a file does not change; to date the fact itself, add valid_from: {edited}")
+
 
 def _one_side_only_importance(memory: Memory, entry: Entry, prev: sync_state.EntryState | None) -> Entry | None:
     """For an entry changed on both sides since the last sync, where one side changed only its
