@@ -28,7 +28,8 @@ from engram.errors import ValidationError  # noqa: E402
 from engram.events import EventBus  # noqa: E402
 from engram.integrations.langgraph import EngramStore  # noqa: E402
 from engram.lifecycle import hygiene  # noqa: E402
-from engram.lifecycle.settings import HygieneSettings  # noqa: E402
+from engram.lifecycle.scheduler import Maintenance  # noqa: E402
+from engram.lifecycle.settings import HygieneSettings, LifecycleSettings  # noqa: E402
 from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
 from engram.testing.fakes import FakeClock, HashingEmbedder  # noqa: E402
 
@@ -563,8 +564,26 @@ def test_a_get_and_a_search_without_a_query_count_as_uses_so_hygiene_keeps_what_
     assert store.get(ns, "profile").value == {"name": "Ana"}
     assert [i.key for i in store.search(ns, filter={"text": "read by a search without a query"})] == ["listed"]
     clock.advance(15 * 86400)  # 35 days after the puts, 15 after the reads: hygiene's limit is 30 idle days
-    hygiene.run(timed, HygieneSettings(knowledge_survival_chance=0.0), now=clock(), rng=random.Random(1))
+    # (items are protected by default; here the operator lets them age like other memories)
+    hygiene.run(timed, HygieneSettings(knowledge_survival_chance=0.0, protected_types=["summary"]), now=clock(),
+                rng=random.Random(1))
     assert sorted(i.key for i in store.search(ns)) == ["listed", "profile"]
     profile = timed.for_agent("lg:ana").get(EngramStore._ref(ns, "profile"))
     assert profile.recall_count == 3  # the two gets and the listing just now
     assert store.get(ns, "profile").updated_at == put  # a use is not a write: Item.updated_at stays the put's
+
+
+def test_an_item_without_a_ttl_outlives_the_lifecycle_jobs_as_in_langgraphs_own_stores(
+        timed: Engram, clock: FakeClock) -> None:
+    # LangGraph keeps an item until it is deleted or its ttl ends; as engram memories, items nobody
+    # read for 30 days were purged by hygiene, and all of them 90 days after their put by retention.
+    store = EngramStore(timed, agent_from_namespace=1)
+    ns = ("memories", "ana")
+    store.put(ns, "profile", {"name": "Ana"})
+    timed.for_agent("lg:ana").remember("a note the agent learned, never recalled", importance=0.2)
+    clock.advance(200 * 86400)
+    report = Maintenance(timed, LifecycleSettings(), rng=random.Random(1)).run()
+    removed = [m.content for r in report.ran for m in r.removed]
+    assert removed == ["a note the agent learned, never recalled"]  # the job ran: it took the note
+    assert store.get(ns, "profile").value == {"name": "Ana"}
+    assert timed.for_agent("lg:ana").get(EngramStore._ref(ns, "profile")).type == "item"

@@ -320,7 +320,9 @@ class EngramStore(BaseStore):
         if ttl is not None:
             now = view.clock()
             metadata |= {"lg_ttl": ttl, "lg_expires_at": now + ttl * 60, "lg_updated_at": now}
-        view.remember(text, key=ref, metadata=metadata, source="langgraph")
+        # Type ``item``: the lifecycle jobs leave it alone by default (lifecycle.settings.PROTECTED_TYPES),
+        # as LangGraph keeps an item until it is deleted or its ttl ends.
+        view.remember(text, key=ref, metadata=metadata, source="langgraph", type="item")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         view = self._view(op.namespace_prefix, "namespace_prefix")

@@ -11,6 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+# Types no deleting job touches by default. ``summary``: the condensed past, kept on purpose.
+# ``item``: a framework store's data (LangGraph's ``BaseStore`` items), which that framework keeps
+# until it is deleted or its own TTL ends; hygiene's 30 idle days would drop an app's records.
+PROTECTED_TYPES = ("summary", "item")
+
 
 class StrengthenSettings(BaseModel):
     """What a (non-background) recall does to the memories it returns."""
@@ -27,8 +32,8 @@ class HygieneSettings(BaseModel):
     # Knowledge entries idle longer than this are purged unless they win the survival roll. 0 disables.
     knowledge_max_idle_days: float = Field(30, ge=0)
     knowledge_survival_chance: float = Field(0.05, ge=0.0, le=1.0)
-    # Types never decayed by hygiene (summaries are the condensed past, kept on purpose).
-    protected_types: list[str] = Field(default_factory=lambda: ["summary"])
+    # Types never decayed by hygiene (PROTECTED_TYPES).
+    protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
 
 
 class DecaySettings(BaseModel):
@@ -38,7 +43,7 @@ class DecaySettings(BaseModel):
     enabled: bool = True
     max_importance: float = Field(0.3, ge=0.0, le=1.0)
     min_age_days: float = Field(30, ge=0)
-    protected_types: list[str] = Field(default_factory=lambda: ["summary"])
+    protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
 
 
 class RetentionSettings(BaseModel):
@@ -50,7 +55,7 @@ class RetentionSettings(BaseModel):
     agent_days: float | None = Field(90, ge=0)
     global_days: float | None = Field(None, ge=0)
     basis: Literal["updated", "accessed"] = "updated"
-    protected_types: list[str] = Field(default_factory=lambda: ["summary"])
+    protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
 
 
 class SummarySettings(BaseModel):
