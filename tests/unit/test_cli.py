@@ -242,3 +242,14 @@ def test_token_commands_take_the_global_agent_and_never_default_to_one(isolated_
     unnamed = engram(isolated_home, "token", "create")
     assert unnamed.returncode != 0 and "agent" in unnamed.stderr and "-a NAME" in unnamed.stderr
     assert len(json.loads(engram(isolated_home, "--json", "token", "list").stdout)) == 2  # nothing made
+
+
+def test_sync_shows_each_problem_once(isolated_home: Path) -> None:
+    # The pass logged each problem and the command printed the report's: every one appeared twice.
+    assert engram(isolated_home, "remember", "alpha fact").returncode == 0
+    assert engram(isolated_home, "sync").returncode == 0
+    (knowledge,) = (isolated_home / "memory").rglob("knowledge.md")
+    knowledge.write_text(knowledge.read_text() + "stray text outside any bullet\n")
+    result = engram(isolated_home, "sync")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("text outside a bullet") == 1, result.stderr

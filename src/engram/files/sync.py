@@ -82,6 +82,9 @@ class FileSync:
         own (``state.files_for``): other agents' folders belong to their databases."""
         self.engram = engram
         self.database_agent = database_agent
+        # Each pass's problems go to the log for a server or mirror, where no one reads its report;
+        # False when the caller shows every report itself (the CLI), which printed each one twice.
+        self.log_problems = True
         # With ClawCode's session folders, whose sessions sit in sessions/<session>/ is the
         # folder's to say (``sync_state.session_owner``), read at the first pass.
         self._layout = layout.Layout(session_folders, engram.scope.agent or "default")
@@ -176,7 +179,7 @@ class FileSync:
                 changed_files: set[str] = set()
                 side = self._folder_side()
                 for scope, why in folder_names.unnamable(side, ids_by_scope).items():
-                    log.warning("%s", why)
+                    log.warning("%s", why)  # (the mirror's pass: no report for anyone to show)
                     del ids_by_scope[scope]
                 for scope, ids in ids_by_scope.items():
                     # A folder of an earlier version's name is renamed by the full pass first: a
@@ -191,7 +194,10 @@ class FileSync:
                     changed = [i for scope, ids in ids_by_scope.items() if scope not in full for i in ids]
                     self._save_state(st, journal.written, changed, changed_files)
             if full:
-                self.sync(full)  # logs the problems it meets
+                report = self.sync(full)
+                if not self.log_problems:  # left to a caller showing reports; this pass's has none
+                    for problem in report.problems:
+                        log.warning("%s", problem)
         if self.type_json:
             from . import export
 
@@ -297,8 +303,9 @@ class FileSync:
 
                 export.sync_type_dir(self.folder, [m for mems in db_by_scope.values() for m in mems.values()],
                                      owns=None if self.database_agent is None else self.owns)
-        for problem in report.problems:
-            log.warning("%s", problem)
+        if self.log_problems:
+            for problem in report.problems:
+                log.warning("%s", problem)
         return report
 
     def sync_dirs(self, rel_dirs: Iterable[str]) -> SyncReport:

@@ -23,7 +23,9 @@ conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing fi
 def _syncer(st: CliState) -> FileSync:
     from engram.files.sync import FileSync
 
-    return FileSync.from_settings(st.engram(), st.settings())
+    syncer = FileSync.from_settings(st.engram(), st.settings())
+    syncer.log_problems = False  # every report is printed (_print_report)
+    return syncer
 
 
 def _note_folder_asked_for(st: CliState, syncer: FileSync) -> None:
