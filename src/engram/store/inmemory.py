@@ -63,11 +63,13 @@ class _Held:
     identity: str | None
 
 
+# Each order's key before its last tie-break, the order of storing (the later first; for "oldest"
+# the earlier), as SQLite's rowid and PostgreSQL's seq break ties.
 _SORT = {
-    "recent": (lambda m: (m.created_at, m.id), True),
-    "oldest": (lambda m: (m.created_at, m.id), False),
+    "recent": (lambda m: (m.created_at,), True),
+    "oldest": (lambda m: (m.created_at,), False),
     "importance": (lambda m: (m.importance, m.created_at), True),
-    "accessed": (lambda m: (m.last_accessed or m.created_at, m.id), True),
+    "accessed": (lambda m: (m.last_accessed or m.created_at,), True),
 }
 
 
@@ -396,8 +398,9 @@ class InMemoryMemoryStore:
     def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
         key, reverse = _SORT[order]
         with self._lock:
-            chosen = sorted(self._visible(filt), key=key, reverse=reverse)[offset : offset + limit]
-            return [self._out(m) for m in chosen]
+            # _visible yields in the order of storing (dicts keep it; an update keeps its place).
+            ranked = sorted(enumerate(self._visible(filt)), key=lambda pair: (*key(pair[1]), pair[0]), reverse=reverse)
+            return [self._out(m) for _, m in ranked[offset : offset + limit]]
 
     def count(self, filt: MemoryFilter) -> int:
         with self._lock:

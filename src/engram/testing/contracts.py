@@ -284,6 +284,14 @@ class MemoryStoreContract(TemporalContract):
         assert mem.most_recent(1)[0].content == "chat line"
         assert mem.count(Filters(category="conversation")) == 1
 
+    def test_list_ties_come_newest_stored_first_in_every_order(self, mem: Engram) -> None:
+        # Same time, importance and access: each order's last tie-break is the order of storing, the
+        # later first (oldest: the earlier), as SQLite's rowid and PostgreSQL's seq give it.
+        stored = [mem.remember(f"tied memory {word}", importance=0.5).memory.id for word in ("one", "two", "three")]
+        for order in ("recent", "importance", "accessed"):
+            assert [m.id for m in mem.list(order=order)] == stored[::-1], order
+        assert [m.id for m in mem.list(order="oldest")] == stored
+
     # --- recall --------------------------------------------------------------------------
     def test_recall_finds_by_words_and_explains(self, mem: Engram) -> None:
         mem.remember("User prefers Python for scripting", tags=["preferences"])
