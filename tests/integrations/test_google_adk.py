@@ -270,3 +270,84 @@ def test_adk_builds_the_service_from_a_uri_in_services_yaml(isolated_home: Path,
         service.close()
     with Engram.from_settings(home=home, embeddings={"provider": "none"}) as reopened:
         assert [m.content for m in reopened.for_agent("adk:shop:alice").list()] == ["Call me Al"]
+
+
+def _note(text: str, **fields: Any) -> MemoryEntry:
+    return MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=text)]), **fields)
+
+
+def test_an_entry_with_its_own_id_added_again_is_that_memory_brought_up_to_date(engram: Engram) -> None:
+    """As ADK's SQLite service upserts an event it holds by id, an entry with an id is one memory
+    per (app, user, id): added again, with another time or text, it takes the new text, author,
+    metadata and time; the earlier text stays among the memory's versions."""
+    service = EngramMemoryService(engram)
+
+    async def scenario() -> tuple[list[MemoryEntry], list[MemoryEntry], list[MemoryEntry]]:
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat", author="planner", timestamp="2026-01-02T03:04:05+00:00",
+                  custom_metadata={"source": "form"})])
+        # The same id at another time, then with a new text and no time: one memory each time.
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat", author="planner", timestamp="2026-03-01T09:00:00+00:00",
+                  custom_metadata={"source": "form"})])
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers aisle seats on long flights", id="seat", author="concierge",
+                  custom_metadata={"source": "call"})], custom_metadata={"channel": "phone"})
+        await service.add_memory(app_name=APP, user_id="bob", memories=[_note("Prefers the front row", id="seat")])
+        aisle = (await service.search_memory(app_name=APP, user_id="alice", query="aisle seats")).memories
+        # The old text is no second memory (the key, ``prefers-window-seats``, stays the memory's name).
+        window = (await service.search_memory(app_name=APP, user_id="alice", query="window seats")).memories
+        bob = (await service.search_memory(app_name=APP, user_id="bob", query="seats front row")).memories
+        return aisle, window, bob
+
+    aisle, window, bob = asyncio.run(scenario())
+    assert [(m.content.parts[0].text, m.author, m.custom_metadata) for m in aisle] == [
+        ("Prefers aisle seats on long flights", "concierge", {"channel": "phone", "source": "call"})]
+    assert [m.content.parts[0].text for m in window] == ["Prefers aisle seats on long flights"]
+    assert [m.content.parts[0].text for m in bob] == ["Prefers the front row"]
+    with Engram.from_settings(embeddings={"provider": "none"}) as reopened:  # in the SQLite file
+        alice = reopened.for_agent("adk:shop:alice")
+        [memory] = alice.list(limit=10)
+        assert memory.content == "Prefers aisle seats on long flights"
+        assert [v.content for v in alice.versions(memory)] == ["Prefers window seats"]
+        assert reopened.for_agent("adk:shop:bob").count() == 1
+
+
+def test_an_entry_added_again_at_another_time_carries_the_new_time(engram: Engram) -> None:
+    service = EngramMemoryService(engram)
+
+    async def scenario() -> list[MemoryEntry]:
+        for when in ("2026-01-02T03:04:05+00:00", "2026-03-01T09:00:00+01:00"):
+            await service.add_memory(app_name=APP, user_id="alice",
+                                     memories=[_note("Prefers window seats", id="seat", timestamp=when)])
+        return (await service.search_memory(app_name=APP, user_id="alice", query="window seats")).memories
+
+    assert [m.timestamp for m in asyncio.run(scenario())] == ["2026-03-01T08:00:00+00:00"]
+    assert engram.for_agent("adk:shop:alice").count() == 1
+
+
+
+def test_an_entry_changed_or_forgotten_in_engram_since_stays_so_and_the_log_says_why(
+        engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    """engram's rule for a source that rewrites its records (``Record.refresh``): a text edited in
+    engram since is kept, and a memory forgotten is not brought back; an explicit ``add_memory``
+    says so in the log rather than dropping the caller's write silently."""
+    service = EngramMemoryService(engram)
+    alice = engram.for_agent("adk:shop:alice")
+
+    async def scenario() -> list[MemoryEntry]:
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat"), _note("Allergic to peanuts", id="food")])
+        [seat] = [m for m in alice.list() if "seats" in m.content]
+        alice.update(seat, content="Prefers window seats, never row 13")  # a correction made in engram
+        alice.forget(next(m for m in alice.list() if "peanuts" in m.content))
+        with caplog.at_level(logging.WARNING, logger="engram.integrations.google_adk"):
+            await service.add_memory(app_name=APP, user_id="alice", memories=[
+                _note("Prefers aisle seats", id="seat"), _note("Allergic to peanuts and shellfish", id="food")])
+        return (await service.search_memory(app_name=APP, user_id="alice", query="seats")).memories
+
+    [seat] = asyncio.run(scenario())
+    assert [m.content for m in alice.list()] == ["Prefers window seats, never row 13"]
+    assert seat.content.parts[0].text == "Prefers window seats, never row 13"  # what engram holds, not the stale Content
+    assert "memories[0]: the source's new text not brought over" in caplog.text
+    assert "1 memory was forgotten in engram" in caplog.text

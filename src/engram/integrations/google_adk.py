@@ -19,7 +19,12 @@ what was added. Writing goes through engram's import path: the events of one cal
 embedded together, all or none; an event already added (ADK adds the whole session again after
 every turn) is skipped by its id, and one ``delete_memory`` removed is not added back (the audit
 trail's record). ``add_memory`` stores explicit ``MemoryEntry`` items the same way (type
-``learned``). An event engram cannot store (longer than ``max_content_chars``, or holding a NUL)
+``learned``). One with its own ``id`` is one memory per user and id: added again (another time,
+text, author or metadata), it brings what changed to that memory (``Record.refresh``, the rule
+Zep's rewritten facts follow; the text's digest kept at ``metadata["google-adk"]``), as ADK's
+SQLite service upserts an event it holds; a text changed in engram since is kept, and one
+``delete_memory`` removed is not added back, each said in a warning in the log. One without an
+id is its text (and time). An event engram cannot store (longer than ``max_content_chars``, or holding a NUL)
 is left out with a warning in the log rather than failing the agent's turn; an explicit item
 engram refuses raises ``ValidationError`` naming it (``memories[1].content.parts``), storing none.
 
@@ -45,6 +50,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -140,7 +146,9 @@ class EngramMemoryService(BaseMemoryService):
         _check_metadata(custom_metadata)
         records = [record for i, entry in enumerate(memories)
                    if (record := self._entry_record(entry, i, agent, app_name, custom_metadata))]
-        await asyncio.to_thread(self._store, records)
+        # What an explicit write leaves out (an id delete_memory removed, a new text engram's own
+        # edit keeps) is the caller's to know; a session added again leaves out deleted turns daily.
+        await asyncio.to_thread(self._store, records, logging.WARNING)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         view = self._view(app_name, user_id)
@@ -194,10 +202,18 @@ class EngramMemoryService(BaseMemoryService):
         if merged:
             adk["custom_metadata"] = merged
         when = _parse_time(entry.timestamp, f"memories[{i}].timestamp")
-        # An entry with its own id is that memory again when added again; one without is its text.
-        source_id = f"memory/{entry.id}" if entry.id else f"memory-text/{hashlib.sha256(text.encode()).hexdigest()}"
-        return self._record(f"memories[{i}]", source_id, text, agent, adk, when, Category.KNOWLEDGE, "learned",
-                            id_field="id" if entry.id else None)
+        if not entry.id:  # the same text again (at the same time) is the same memory
+            return self._record(f"memories[{i}]", f"memory-text/{hashlib.sha256(text.encode()).hexdigest()}", text,
+                                agent, adk, when, Category.KNOWLEDGE, "learned", id_field=None)
+        # An entry with its own id is that memory, whenever it is added again: its id is fixed by
+        # the user's agent and the entry's id alone, not its time, and added again it brings its new
+        # text, author, metadata and time (``refresh``), as ADK's SQLite service upserts an event it
+        # holds. The time is kept here as given, since the memory's ``created_at`` is where it began.
+        if when is not None:
+            adk["timestamp"] = _iso(when)
+        record = self._record(f"memories[{i}]", f"memory/{entry.id}", text, agent, adk, when, Category.KNOWLEDGE,
+                              "learned", id_field="id")
+        return replace(record, refresh=True, time_in_id=False) if record else None
 
     def _record(self, where: str, source_id: str, text: str, agent: str, adk: dict[str, Any],
                 when: float | None, category: Category, type_: str, *, id_field: str | None,
@@ -215,14 +231,14 @@ class EngramMemoryService(BaseMemoryService):
                       id_field=id_field, fields={"content": ".content.parts", "metadata": ".custom_metadata"})
 
     # --- in the worker thread ------------------------------------------------------------------
-    def _store(self, records: list[Record]) -> None:
+    def _store(self, records: list[Record], level: int = logging.DEBUG) -> None:
         if not records:
             return
         with self._writing:
             summary = apply_plan(self.engram, Plan(kind=KIND, source=KIND, records=records),
                                  keep_agents=True, operator_notes=False)
         for warning in summary.warnings:
-            log.debug("google-adk: %s", warning)
+            log.log(level, "google-adk: %s", warning)
 
     @staticmethod
     def _delete(view: Engram, memory_id: str) -> None:
@@ -271,13 +287,21 @@ def _parse_time(value: str | None, field: str) -> float | None:
 
 
 def _entry(memory: Memory) -> MemoryEntry:
-    """A memory as ADK's ``MemoryEntry``: the content as it was added (``metadata["adk"]``), or
-    the memory's text as a user's for one stored otherwise."""
+    """A memory as ADK's ``MemoryEntry``: the content as it was added (``metadata["adk"]``) while
+    the memory holds its text, else the memory's text (as a user's for one stored otherwise)."""
     adk = memory.metadata.get("adk") if isinstance(memory.metadata.get("adk"), Mapping) else {}
     stored = adk.get("content")
-    content = (types.Content.model_validate(stored) if isinstance(stored, Mapping)
-               else types.Content(role="user", parts=[types.Part(text=memory.content)]))
+    content = types.Content.model_validate(stored) if isinstance(stored, Mapping) else None
+    if content is None or _text(content) != memory.content:
+        # Changed in engram since (``engram update``; a rewrite added again keeps that edit): the
+        # agent is shown what engram holds, not the text it replaced.
+        content = types.Content(role=content.role if content else "user", parts=[types.Part(text=memory.content)])
     custom = adk.get("custom_metadata")
+    when = adk.get("timestamp")
     return MemoryEntry(content=content, id=memory.id, author=adk.get("author"),
                        custom_metadata=dict(custom) if isinstance(custom, Mapping) else {},
-                       timestamp=datetime.fromtimestamp(memory.created_at, UTC).isoformat())
+                       timestamp=when if isinstance(when, str) else _iso(memory.created_at))
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).isoformat()
