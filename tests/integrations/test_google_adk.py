@@ -225,6 +225,7 @@ def test_bad_input_names_its_field_and_stores_nothing(engram: Engram) -> None:
     assert err.field == "memories[1].content"
     bad_time = MemoryEntry(content=types.Content(parts=[types.Part(text="kept?")]), timestamp="last Tuesday")
     assert refused(service.add_memory(app_name=APP, user_id="alice", memories=[bad_time])).field == "memories[0].timestamp"
+    assert refused(service.delete_memory(app_name=APP, user_id="alice", memory_id=7)).field == "memory_id"  # type: ignore[arg-type]
     assert engram.for_agent("adk:shop:alice").count() == 0
 
     for kwargs, field in (({"limit": 0}, "limit"), ({"category": "forever"}, "category"),
@@ -301,10 +302,10 @@ def test_an_entry_with_its_own_id_added_again_is_that_memory_brought_up_to_date(
         return aisle, window, bob
 
     aisle, window, bob = asyncio.run(scenario())
-    assert [(m.content.parts[0].text, m.author, m.custom_metadata) for m in aisle] == [
-        ("Prefers aisle seats on long flights", "concierge", {"channel": "phone", "source": "call"})]
+    assert [(m.id, m.content.parts[0].text, m.author, m.custom_metadata) for m in aisle] == [
+        ("seat", "Prefers aisle seats on long flights", "concierge", {"channel": "phone", "source": "call"})]
     assert [m.content.parts[0].text for m in window] == ["Prefers aisle seats on long flights"]
-    assert [m.content.parts[0].text for m in bob] == ["Prefers the front row"]
+    assert [(m.id, m.content.parts[0].text) for m in bob] == [("seat", "Prefers the front row")]
     with Engram.from_settings(embeddings={"provider": "none"}) as reopened:  # in the SQLite file
         alice = reopened.for_agent("adk:shop:alice")
         [memory] = alice.list(limit=10)
@@ -322,7 +323,7 @@ def test_an_entry_added_again_at_another_time_carries_the_new_time(engram: Engra
                                      memories=[_note("Prefers window seats", id="seat", timestamp=when)])
         return (await service.search_memory(app_name=APP, user_id="alice", query="window seats")).memories
 
-    assert [m.timestamp for m in asyncio.run(scenario())] == ["2026-03-01T08:00:00+00:00"]
+    assert [(m.id, m.timestamp) for m in asyncio.run(scenario())] == [("seat", "2026-03-01T08:00:00+00:00")]
     assert engram.for_agent("adk:shop:alice").count() == 1
 
 
@@ -351,3 +352,56 @@ def test_an_entry_changed_or_forgotten_in_engram_since_stays_so_and_the_log_says
     assert seat.content.parts[0].text == "Prefers window seats, never row 13"  # what engram holds, not the stale Content
     assert "memories[0]: the source's new text not brought over" in caplog.text
     assert "1 memory was forgotten in engram" in caplog.text
+
+
+def test_delete_memory_takes_the_callers_id_of_that_user_or_the_engram_id(engram: Engram) -> None:
+    service = EngramMemoryService(engram)
+    alice = engram.for_agent("adk:shop:alice")
+    shared = engram.remember("The shop opens at nine")  # a global memory: no ADK user's to delete
+
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat"), _note("Allergic to peanuts", id="food"), _note("Has a dog")])
+        await service.add_memory(app_name=APP, user_id="bob", memories=[_note("Prefers window seats", id="seat")])
+        found = (await service.search_memory(app_name=APP, user_id="alice", query="window seats peanuts dog")).memories
+        await service.delete_memory(app_name=APP, user_id="alice", memory_id="seat")  # the caller's id
+        food = next(m for m in alice.list() if m.content == "Allergic to peanuts")
+        await service.delete_memory(app_name=APP, user_id="alice", memory_id=food.id)  # an engram id still works
+        dog = next(m.id for m in found if m.content.parts[0].text == "Has a dog")
+        await service.delete_memory(app_name=APP, user_id="bob", memory_id=dog)  # alice's id: not bob's
+        for ref in (shared.memory.id, shared.memory.key, "no\x00such id"):  # nor is a global memory any user's
+            await service.delete_memory(app_name=APP, user_id="alice", memory_id=ref)
+        bob = (await service.search_memory(app_name=APP, user_id="bob", query="window seats")).memories
+        return sorted(m.id for m in found), [m.content for m in alice.list()], [m.id for m in bob]
+
+    found, left, bob = asyncio.run(scenario())
+    own = [i for i in found if i in ("food", "seat")]
+    assert own == ["food", "seat"] and len(found) == 3  # the entry without an id: its engram id
+    assert left == ["Has a dog"] and bob == ["seat"]
+    assert engram.get(shared.memory.id).content == "The shop opens at nine"
+
+
+def test_the_id_a_search_gave_names_that_memory_when_added_again(engram: Engram) -> None:
+    """An engram id (what a search returns for an event, or for an entry added without an id) is
+    the memory itself when an entry carries it: added again, it updates that memory of that user;
+    another user carrying it adds a memory of their own."""
+    service = EngramMemoryService(engram)
+    event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="I live in Lisbon")]))
+
+    async def scenario() -> tuple[list[MemoryEntry], list[MemoryEntry]]:
+        await service.add_events_to_memory(app_name=APP, user_id="alice", events=[event], session_id="s1")
+        [lisbon] = (await service.search_memory(app_name=APP, user_id="alice", query="Lisbon")).memories
+        moved = _note("I live in Porto since May", id=lisbon.id, author="user")
+        await service.add_memory(app_name=APP, user_id="alice", memories=[moved])
+        await service.add_memory(app_name=APP, user_id="bob", memories=[moved])
+        alice = (await service.search_memory(app_name=APP, user_id="alice", query="Porto")).memories
+        bob = (await service.search_memory(app_name=APP, user_id="bob", query="Porto")).memories
+        assert [m.id for m in alice] == [lisbon.id] == [m.id for m in bob]
+        return alice, bob
+
+    alice, bob = asyncio.run(scenario())
+    assert [m.content.parts[0].text for m in alice] == ["I live in Porto since May"]
+    assert [m.content for m in engram.for_agent("adk:shop:alice").list()] == ["I live in Porto since May"]
+    # bob's copy is his own memory, under another engram id: alice's is not his to change or delete.
+    [bobs] = engram.for_agent("adk:shop:bob").list()
+    assert bobs.id != alice[0].id and bobs.content == "I live in Porto since May"

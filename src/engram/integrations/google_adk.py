@@ -33,8 +33,11 @@ hygiene expires ``conversation`` memories after seven days; ``knowledge`` stays 
 recalled (idle for 30 days, it may decay). ``category="conversation"`` chooses the other.
 
 ``search_memory`` is engram's hybrid recall over that user's memories (``limit`` results, 10 by
-default); a blank query finds nothing, as in ADK's services. Each ``MemoryEntry`` carries the
-memory's id, which ``delete_memory`` takes.
+default); a blank query finds nothing, as in ADK's services. Each ``MemoryEntry`` carries an id
+``delete_memory`` takes: the entry's own for one added with an id (kept in ``metadata["adk"]``),
+else the memory's engram id, which still names it too. Ids are per user: another user's, a key, a
+global memory's never match. Added again as an entry's id, an engram id the user holds names that
+memory (``Record.engram_id``).
 
 ADK's service registry (``services.yaml`` beside the agents) can build it from a URI:
 ``engram://`` opens the configured store (``ENGRAM_HOME``, ``~/.engram``), ``engram:///path/to/home``
@@ -57,9 +60,9 @@ from urllib.parse import unquote, urlparse
 
 from engram.aio import AsyncEngram
 from engram.engine import Engram
-from engram.errors import NotFoundError, ValidationError
+from engram.errors import ValidationError
 from engram.importers.apply import apply_plan
-from engram.importers.base import Plan, Record
+from engram.importers.base import Plan, Record, record_id
 from engram.integrations import agent_for_ids, checked_prefix, missing
 from engram.model import Category, Memory, parse_content, parse_metadata
 
@@ -163,6 +166,8 @@ class EngramMemoryService(BaseMemoryService):
         view = self._view(app_name, user_id)
         if not memory_id:
             return
+        if not isinstance(memory_id, str):
+            raise ValidationError("memory_id", f"got {type(memory_id).__name__}", "a memory's id, as search_memory gives it")
         await asyncio.to_thread(self._delete, view, memory_id)
 
     def close(self) -> None:
@@ -211,9 +216,13 @@ class EngramMemoryService(BaseMemoryService):
         # holds. The time is kept here as given, since the memory's ``created_at`` is where it began.
         if when is not None:
             adk["timestamp"] = _iso(when)
-        record = self._record(f"memories[{i}]", f"memory/{entry.id}", text, agent, adk, when, Category.KNOWLEDGE,
+        # The id is the caller's, so a search returns it and delete_memory takes it; the id a
+        # search gave (an engram id this user holds, of an event or an entry without one) names
+        # that memory (``engram_id``).
+        adk["id"] = entry.id
+        record = self._record(f"memories[{i}]", _entry_source(entry.id), text, agent, adk, when, Category.KNOWLEDGE,
                               "learned", id_field="id")
-        return replace(record, refresh=True, time_in_id=False) if record else None
+        return replace(record, refresh=True, time_in_id=False, engram_id=entry.id) if record else None
 
     def _record(self, where: str, source_id: str, text: str, agent: str, adk: dict[str, Any],
                 when: float | None, category: Category, type_: str, *, id_field: str | None,
@@ -242,11 +251,24 @@ class EngramMemoryService(BaseMemoryService):
 
     @staticmethod
     def _delete(view: Engram, memory_id: str) -> None:
-        try:
-            memory = view.named(memory_id, field="memory_id", names=("memory_id", "key"))
-        except NotFoundError:
-            return  # as ADK's own services: an id this user does not hold deletes nothing
-        view.forget(memory, reason="google-adk delete_memory")
+        """Forget the memory of this user that ``memory_id`` names: an entry's own id (its memory's
+        id is derived from it and the user's agent, as ``add_memory`` stored it), else an engram id.
+        Never a key, a global memory or another user's: as ADK's own services, an id this user
+        does not hold deletes nothing."""
+        agent = view.scope.agent
+        for ref in (record_id(KIND, _entry_source(memory_id), None, agent), memory_id):
+            try:
+                memory = view.find(ref)
+            except ValidationError:
+                continue  # not an id engram could hold (a NUL, only spaces): the caller's own
+            if memory is not None and memory.id == ref and memory.scope.agent == agent:
+                view.forget(memory, reason="google-adk delete_memory")
+                return
+
+
+def _entry_source(entry_id: str) -> str:
+    """The source id of a ``MemoryEntry`` with its own id: with the user's agent, its memory's id."""
+    return f"memory/{entry_id}"
 
 
 def _open(uri: str | None) -> Engram:
@@ -297,8 +319,8 @@ def _entry(memory: Memory) -> MemoryEntry:
         # agent is shown what engram holds, not the text it replaced.
         content = types.Content(role=content.role if content else "user", parts=[types.Part(text=memory.content)])
     custom = adk.get("custom_metadata")
-    when = adk.get("timestamp")
-    return MemoryEntry(content=content, id=memory.id, author=adk.get("author"),
+    when, own_id = adk.get("timestamp"), adk.get("id")
+    return MemoryEntry(content=content, id=own_id if isinstance(own_id, str) else memory.id, author=adk.get("author"),
                        custom_metadata=dict(custom) if isinstance(custom, Mapping) else {},
                        timestamp=when if isinstance(when, str) else _iso(memory.created_at))
 
