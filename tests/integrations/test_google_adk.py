@@ -225,6 +225,7 @@ def test_bad_input_names_its_field_and_stores_nothing(engram: Engram) -> None:
     assert err.field == "memories[1].content"
     bad_time = MemoryEntry(content=types.Content(parts=[types.Part(text="kept?")]), timestamp="last Tuesday")
     assert refused(service.add_memory(app_name=APP, user_id="alice", memories=[bad_time])).field == "memories[0].timestamp"
+    assert refused(service.delete_memory(app_name=APP, user_id="alice", memory_id=7)).field == "memory_id"  # type: ignore[arg-type]
     assert engram.for_agent("adk:shop:alice").count() == 0
 
     for kwargs, field in (({"limit": 0}, "limit"), ({"category": "forever"}, "category"),
@@ -270,3 +271,137 @@ def test_adk_builds_the_service_from_a_uri_in_services_yaml(isolated_home: Path,
         service.close()
     with Engram.from_settings(home=home, embeddings={"provider": "none"}) as reopened:
         assert [m.content for m in reopened.for_agent("adk:shop:alice").list()] == ["Call me Al"]
+
+
+def _note(text: str, **fields: Any) -> MemoryEntry:
+    return MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=text)]), **fields)
+
+
+def test_an_entry_with_its_own_id_added_again_is_that_memory_brought_up_to_date(engram: Engram) -> None:
+    """As ADK's SQLite service upserts an event it holds by id, an entry with an id is one memory
+    per (app, user, id): added again, with another time or text, it takes the new text, author,
+    metadata and time; the earlier text stays among the memory's versions."""
+    service = EngramMemoryService(engram)
+
+    async def scenario() -> tuple[list[MemoryEntry], list[MemoryEntry], list[MemoryEntry]]:
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat", author="planner", timestamp="2026-01-02T03:04:05+00:00",
+                  custom_metadata={"source": "form"})])
+        # The same id at another time, then with a new text and no time: one memory each time.
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat", author="planner", timestamp="2026-03-01T09:00:00+00:00",
+                  custom_metadata={"source": "form"})])
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers aisle seats on long flights", id="seat", author="concierge",
+                  custom_metadata={"source": "call"})], custom_metadata={"channel": "phone"})
+        await service.add_memory(app_name=APP, user_id="bob", memories=[_note("Prefers the front row", id="seat")])
+        aisle = (await service.search_memory(app_name=APP, user_id="alice", query="aisle seats")).memories
+        # The old text is no second memory (the key, ``prefers-window-seats``, stays the memory's name).
+        window = (await service.search_memory(app_name=APP, user_id="alice", query="window seats")).memories
+        bob = (await service.search_memory(app_name=APP, user_id="bob", query="seats front row")).memories
+        return aisle, window, bob
+
+    aisle, window, bob = asyncio.run(scenario())
+    assert [(m.id, m.content.parts[0].text, m.author, m.custom_metadata) for m in aisle] == [
+        ("seat", "Prefers aisle seats on long flights", "concierge", {"channel": "phone", "source": "call"})]
+    assert [m.content.parts[0].text for m in window] == ["Prefers aisle seats on long flights"]
+    assert [(m.id, m.content.parts[0].text) for m in bob] == [("seat", "Prefers the front row")]
+    with Engram.from_settings(embeddings={"provider": "none"}) as reopened:  # in the SQLite file
+        alice = reopened.for_agent("adk:shop:alice")
+        [memory] = alice.list(limit=10)
+        assert memory.content == "Prefers aisle seats on long flights"
+        assert [v.content for v in alice.versions(memory)] == ["Prefers window seats"]
+        assert reopened.for_agent("adk:shop:bob").count() == 1
+
+
+def test_an_entry_added_again_at_another_time_carries_the_new_time(engram: Engram) -> None:
+    service = EngramMemoryService(engram)
+
+    async def scenario() -> list[MemoryEntry]:
+        for when in ("2026-01-02T03:04:05+00:00", "2026-03-01T09:00:00+01:00"):
+            await service.add_memory(app_name=APP, user_id="alice",
+                                     memories=[_note("Prefers window seats", id="seat", timestamp=when)])
+        return (await service.search_memory(app_name=APP, user_id="alice", query="window seats")).memories
+
+    assert [(m.id, m.timestamp) for m in asyncio.run(scenario())] == [("seat", "2026-03-01T08:00:00+00:00")]
+    assert engram.for_agent("adk:shop:alice").count() == 1
+
+
+
+def test_an_entry_changed_or_forgotten_in_engram_since_stays_so_and_the_log_says_why(
+        engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    """engram's rule for a source that rewrites its records (``Record.refresh``): a text edited in
+    engram since is kept, and a memory forgotten is not brought back; an explicit ``add_memory``
+    says so in the log rather than dropping the caller's write silently."""
+    service = EngramMemoryService(engram)
+    alice = engram.for_agent("adk:shop:alice")
+
+    async def scenario() -> list[MemoryEntry]:
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat"), _note("Allergic to peanuts", id="food")])
+        [seat] = [m for m in alice.list() if "seats" in m.content]
+        alice.update(seat, content="Prefers window seats, never row 13")  # a correction made in engram
+        alice.forget(next(m for m in alice.list() if "peanuts" in m.content))
+        with caplog.at_level(logging.WARNING, logger="engram.integrations.google_adk"):
+            await service.add_memory(app_name=APP, user_id="alice", memories=[
+                _note("Prefers aisle seats", id="seat"), _note("Allergic to peanuts and shellfish", id="food")])
+        return (await service.search_memory(app_name=APP, user_id="alice", query="seats")).memories
+
+    [seat] = asyncio.run(scenario())
+    assert [m.content for m in alice.list()] == ["Prefers window seats, never row 13"]
+    assert seat.content.parts[0].text == "Prefers window seats, never row 13"  # what engram holds, not the stale Content
+    assert "memories[0]: the source's new text not brought over" in caplog.text
+    assert "1 memory was forgotten in engram" in caplog.text
+
+
+def test_delete_memory_takes_the_callers_id_of_that_user_or_the_engram_id(engram: Engram) -> None:
+    service = EngramMemoryService(engram)
+    alice = engram.for_agent("adk:shop:alice")
+    shared = engram.remember("The shop opens at nine")  # a global memory: no ADK user's to delete
+
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        await service.add_memory(app_name=APP, user_id="alice", memories=[
+            _note("Prefers window seats", id="seat"), _note("Allergic to peanuts", id="food"), _note("Has a dog")])
+        await service.add_memory(app_name=APP, user_id="bob", memories=[_note("Prefers window seats", id="seat")])
+        found = (await service.search_memory(app_name=APP, user_id="alice", query="window seats peanuts dog")).memories
+        await service.delete_memory(app_name=APP, user_id="alice", memory_id="seat")  # the caller's id
+        food = next(m for m in alice.list() if m.content == "Allergic to peanuts")
+        await service.delete_memory(app_name=APP, user_id="alice", memory_id=food.id)  # an engram id still works
+        dog = next(m.id for m in found if m.content.parts[0].text == "Has a dog")
+        await service.delete_memory(app_name=APP, user_id="bob", memory_id=dog)  # alice's id: not bob's
+        for ref in (shared.memory.id, shared.memory.key, "no\x00such id"):  # nor is a global memory any user's
+            await service.delete_memory(app_name=APP, user_id="alice", memory_id=ref)
+        bob = (await service.search_memory(app_name=APP, user_id="bob", query="window seats")).memories
+        return sorted(m.id for m in found), [m.content for m in alice.list()], [m.id for m in bob]
+
+    found, left, bob = asyncio.run(scenario())
+    own = [i for i in found if i in ("food", "seat")]
+    assert own == ["food", "seat"] and len(found) == 3  # the entry without an id: its engram id
+    assert left == ["Has a dog"] and bob == ["seat"]
+    assert engram.get(shared.memory.id).content == "The shop opens at nine"
+
+
+def test_the_id_a_search_gave_names_that_memory_when_added_again(engram: Engram) -> None:
+    """An engram id (what a search returns for an event, or for an entry added without an id) is
+    the memory itself when an entry carries it: added again, it updates that memory of that user;
+    another user carrying it adds a memory of their own."""
+    service = EngramMemoryService(engram)
+    event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="I live in Lisbon")]))
+
+    async def scenario() -> tuple[list[MemoryEntry], list[MemoryEntry]]:
+        await service.add_events_to_memory(app_name=APP, user_id="alice", events=[event], session_id="s1")
+        [lisbon] = (await service.search_memory(app_name=APP, user_id="alice", query="Lisbon")).memories
+        moved = _note("I live in Porto since May", id=lisbon.id, author="user")
+        await service.add_memory(app_name=APP, user_id="alice", memories=[moved])
+        await service.add_memory(app_name=APP, user_id="bob", memories=[moved])
+        alice = (await service.search_memory(app_name=APP, user_id="alice", query="Porto")).memories
+        bob = (await service.search_memory(app_name=APP, user_id="bob", query="Porto")).memories
+        assert [m.id for m in alice] == [lisbon.id] == [m.id for m in bob]
+        return alice, bob
+
+    alice, bob = asyncio.run(scenario())
+    assert [m.content.parts[0].text for m in alice] == ["I live in Porto since May"]
+    assert [m.content for m in engram.for_agent("adk:shop:alice").list()] == ["I live in Porto since May"]
+    # bob's copy is his own memory, under another engram id: alice's is not his to change or delete.
+    [bobs] = engram.for_agent("adk:shop:bob").list()
+    assert bobs.id != alice[0].id and bobs.content == "I live in Porto since May"

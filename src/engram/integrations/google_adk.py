@@ -19,7 +19,12 @@ what was added. Writing goes through engram's import path: the events of one cal
 embedded together, all or none; an event already added (ADK adds the whole session again after
 every turn) is skipped by its id, and one ``delete_memory`` removed is not added back (the audit
 trail's record). ``add_memory`` stores explicit ``MemoryEntry`` items the same way (type
-``learned``). An event engram cannot store (longer than ``max_content_chars``, or holding a NUL)
+``learned``). One with its own ``id`` is one memory per user and id: added again (another time,
+text, author or metadata), it brings what changed to that memory (``Record.refresh``, the rule
+Zep's rewritten facts follow; the text's digest kept at ``metadata["google-adk"]``), as ADK's
+SQLite service upserts an event it holds; a text changed in engram since is kept, and one
+``delete_memory`` removed is not added back, each said in a warning in the log. One without an
+id is its text (and time). An event engram cannot store (longer than ``max_content_chars``, or holding a NUL)
 is left out with a warning in the log rather than failing the agent's turn; an explicit item
 engram refuses raises ``ValidationError`` naming it (``memories[1].content.parts``), storing none.
 
@@ -28,8 +33,11 @@ hygiene expires ``conversation`` memories after seven days; ``knowledge`` stays 
 recalled (idle for 30 days, it may decay). ``category="conversation"`` chooses the other.
 
 ``search_memory`` is engram's hybrid recall over that user's memories (``limit`` results, 10 by
-default); a blank query finds nothing, as in ADK's services. Each ``MemoryEntry`` carries the
-memory's id, which ``delete_memory`` takes.
+default); a blank query finds nothing, as in ADK's services. Each ``MemoryEntry`` carries an id
+``delete_memory`` takes: the entry's own for one added with an id (kept in ``metadata["adk"]``),
+else the memory's engram id, which still names it too. Ids are per user: another user's, a key, a
+global memory's never match. Added again as an entry's id, an engram id the user holds names that
+memory (``Record.engram_id``).
 
 ADK's service registry (``services.yaml`` beside the agents) can build it from a URI:
 ``engram://`` opens the configured store (``ENGRAM_HOME``, ``~/.engram``), ``engram:///path/to/home``
@@ -45,15 +53,16 @@ import hashlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from engram.aio import AsyncEngram
 from engram.engine import Engram
-from engram.errors import NotFoundError, ValidationError
+from engram.errors import ValidationError
 from engram.importers.apply import apply_plan
-from engram.importers.base import Plan, Record
+from engram.importers.base import Plan, Record, record_id
 from engram.integrations import agent_for_ids, checked_prefix, missing
 from engram.model import Category, Memory, parse_content, parse_metadata
 
@@ -140,7 +149,9 @@ class EngramMemoryService(BaseMemoryService):
         _check_metadata(custom_metadata)
         records = [record for i, entry in enumerate(memories)
                    if (record := self._entry_record(entry, i, agent, app_name, custom_metadata))]
-        await asyncio.to_thread(self._store, records)
+        # What an explicit write leaves out (an id delete_memory removed, a new text engram's own
+        # edit keeps) is the caller's to know; a session added again leaves out deleted turns daily.
+        await asyncio.to_thread(self._store, records, logging.WARNING)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         view = self._view(app_name, user_id)
@@ -155,6 +166,8 @@ class EngramMemoryService(BaseMemoryService):
         view = self._view(app_name, user_id)
         if not memory_id:
             return
+        if not isinstance(memory_id, str):
+            raise ValidationError("memory_id", f"got {type(memory_id).__name__}", "a memory's id, as search_memory gives it")
         await asyncio.to_thread(self._delete, view, memory_id)
 
     def close(self) -> None:
@@ -194,10 +207,22 @@ class EngramMemoryService(BaseMemoryService):
         if merged:
             adk["custom_metadata"] = merged
         when = _parse_time(entry.timestamp, f"memories[{i}].timestamp")
-        # An entry with its own id is that memory again when added again; one without is its text.
-        source_id = f"memory/{entry.id}" if entry.id else f"memory-text/{hashlib.sha256(text.encode()).hexdigest()}"
-        return self._record(f"memories[{i}]", source_id, text, agent, adk, when, Category.KNOWLEDGE, "learned",
-                            id_field="id" if entry.id else None)
+        if not entry.id:  # the same text again (at the same time) is the same memory
+            return self._record(f"memories[{i}]", f"memory-text/{hashlib.sha256(text.encode()).hexdigest()}", text,
+                                agent, adk, when, Category.KNOWLEDGE, "learned", id_field=None)
+        # An entry with its own id is that memory, whenever it is added again: its id is fixed by
+        # the user's agent and the entry's id alone, not its time, and added again it brings its new
+        # text, author, metadata and time (``refresh``), as ADK's SQLite service upserts an event it
+        # holds. The time is kept here as given, since the memory's ``created_at`` is where it began.
+        if when is not None:
+            adk["timestamp"] = _iso(when)
+        # The id is the caller's, so a search returns it and delete_memory takes it; the id a
+        # search gave (an engram id this user holds, of an event or an entry without one) names
+        # that memory (``engram_id``).
+        adk["id"] = entry.id
+        record = self._record(f"memories[{i}]", _entry_source(entry.id), text, agent, adk, when, Category.KNOWLEDGE,
+                              "learned", id_field="id")
+        return replace(record, refresh=True, time_in_id=False, engram_id=entry.id) if record else None
 
     def _record(self, where: str, source_id: str, text: str, agent: str, adk: dict[str, Any],
                 when: float | None, category: Category, type_: str, *, id_field: str | None,
@@ -215,22 +240,35 @@ class EngramMemoryService(BaseMemoryService):
                       id_field=id_field, fields={"content": ".content.parts", "metadata": ".custom_metadata"})
 
     # --- in the worker thread ------------------------------------------------------------------
-    def _store(self, records: list[Record]) -> None:
+    def _store(self, records: list[Record], level: int = logging.DEBUG) -> None:
         if not records:
             return
         with self._writing:
             summary = apply_plan(self.engram, Plan(kind=KIND, source=KIND, records=records),
                                  keep_agents=True, operator_notes=False)
         for warning in summary.warnings:
-            log.debug("google-adk: %s", warning)
+            log.log(level, "google-adk: %s", warning)
 
     @staticmethod
     def _delete(view: Engram, memory_id: str) -> None:
-        try:
-            memory = view.named(memory_id, field="memory_id", names=("memory_id", "key"))
-        except NotFoundError:
-            return  # as ADK's own services: an id this user does not hold deletes nothing
-        view.forget(memory, reason="google-adk delete_memory")
+        """Forget the memory of this user that ``memory_id`` names: an entry's own id (its memory's
+        id is derived from it and the user's agent, as ``add_memory`` stored it), else an engram id.
+        Never a key, a global memory or another user's: as ADK's own services, an id this user
+        does not hold deletes nothing."""
+        agent = view.scope.agent
+        for ref in (record_id(KIND, _entry_source(memory_id), None, agent), memory_id):
+            try:
+                memory = view.find(ref)
+            except ValidationError:
+                continue  # not an id engram could hold (a NUL, only spaces): the caller's own
+            if memory is not None and memory.id == ref and memory.scope.agent == agent:
+                view.forget(memory, reason="google-adk delete_memory")
+                return
+
+
+def _entry_source(entry_id: str) -> str:
+    """The source id of a ``MemoryEntry`` with its own id: with the user's agent, its memory's id."""
+    return f"memory/{entry_id}"
 
 
 def _open(uri: str | None) -> Engram:
@@ -271,13 +309,21 @@ def _parse_time(value: str | None, field: str) -> float | None:
 
 
 def _entry(memory: Memory) -> MemoryEntry:
-    """A memory as ADK's ``MemoryEntry``: the content as it was added (``metadata["adk"]``), or
-    the memory's text as a user's for one stored otherwise."""
+    """A memory as ADK's ``MemoryEntry``: the content as it was added (``metadata["adk"]``) while
+    the memory holds its text, else the memory's text (as a user's for one stored otherwise)."""
     adk = memory.metadata.get("adk") if isinstance(memory.metadata.get("adk"), Mapping) else {}
     stored = adk.get("content")
-    content = (types.Content.model_validate(stored) if isinstance(stored, Mapping)
-               else types.Content(role="user", parts=[types.Part(text=memory.content)]))
+    content = types.Content.model_validate(stored) if isinstance(stored, Mapping) else None
+    if content is None or _text(content) != memory.content:
+        # Changed in engram since (``engram update``; a rewrite added again keeps that edit): the
+        # agent is shown what engram holds, not the text it replaced.
+        content = types.Content(role=content.role if content else "user", parts=[types.Part(text=memory.content)])
     custom = adk.get("custom_metadata")
-    return MemoryEntry(content=content, id=memory.id, author=adk.get("author"),
+    when, own_id = adk.get("timestamp"), adk.get("id")
+    return MemoryEntry(content=content, id=own_id if isinstance(own_id, str) else memory.id, author=adk.get("author"),
                        custom_metadata=dict(custom) if isinstance(custom, Mapping) else {},
-                       timestamp=datetime.fromtimestamp(memory.created_at, UTC).isoformat())
+                       timestamp=when if isinstance(when, str) else _iso(memory.created_at))
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).isoformat()
