@@ -49,6 +49,7 @@ from engram.model import (
     make_scope,
     parse_clear,
     parse_limit,
+    parse_metadata,
     parse_offset,
     parse_query,
     parse_ref,
@@ -444,6 +445,10 @@ class Engram:
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
             search_context, context_warnings = self.privacy.screen(search_context)
             pii_warnings = [*pii_warnings, *(w for w in context_warnings if w not in pii_warnings)]
+        if metadata is not None and self.privacy.mode != "off":
+            # Read first when given as JSON text, so its values are screened too (errors name metadata).
+            metadata, metadata_warnings = self.privacy.screen_metadata(parse_metadata(metadata))
+            pii_warnings = [*pii_warnings, *metadata_warnings]
         draft = make_draft(
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
@@ -545,6 +550,12 @@ class Engram:
                 if isinstance(fields.get(name), str):
                     fields[name], more = self.privacy.screen(fields[name])
                     found += [w for w in more if w not in found]
+            if fields.get("metadata") is not None and self.privacy.mode != "off":
+                try:
+                    fields["metadata"], more = self.privacy.screen_metadata(parse_metadata(fields["metadata"]))
+                except ValidationError as exc:
+                    raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None
+                found += more
             pii_warnings.append(tuple(found))
             if fields.get("links"):
                 raise ValidationError(f"items[{i}].links", "links are not taken in bulk", "link() afterwards")

@@ -16,10 +16,10 @@ the embedder nor the audit log ever sees it; ``off`` does nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 
@@ -191,13 +191,41 @@ class PiiPolicy:
         """The content to store and the warnings to report (kinds found, never the values)."""
         if self.mode == "off" or not isinstance(content, str):
             return content, []
-        findings = detect(content, self.kinds)
-        if not findings:
-            return content, []
         counts: dict[str, int] = {}
+        return self._screened(content, counts), self._warnings(counts)
+
+    def screen_metadata(self, metadata: Any) -> tuple[Any, list[str]]:
+        """Metadata with every string value (in nested objects and lists too) screened as content
+        is, and the warnings to report. A memory's metadata is stored, exported and handed back
+        beside its text, and adapters keep a raw copy of that text there (LangGraph's item value,
+        ADK's ``Content``): screening the text alone kept in metadata what ``redact`` masked."""
+        if self.mode == "off":
+            return metadata, []
+        counts: dict[str, int] = {}
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                return self._screened(value, counts)
+            if isinstance(value, Mapping):
+                return {name: walk(item) for name, item in value.items()}
+            if isinstance(value, list | tuple):
+                return [walk(item) for item in value]
+            return value
+
+        screened = walk(metadata)
+        return screened, [f"in metadata: {w}" for w in self._warnings(counts)]
+
+    def _screened(self, text: str, counts: dict[str, int]) -> str:
+        """``text`` as stored (redacted when ``redact``); the kinds found are added to ``counts``."""
+        findings = detect(text, self.kinds)
         for finding in findings:
             counts[finding.kind] = counts.get(finding.kind, 0) + 1
+        return redact(text, findings) if findings and self.mode == "redact" else text
+
+    def _warnings(self, counts: Mapping[str, int]) -> list[str]:
+        if not counts:
+            return []
         listed = ", ".join(f"{_LABELS[k]} ({n})" for k, n in counts.items())
         if self.mode == "redact":
-            return redact(content, findings), [f"redacted possible PII before storing: {listed}"]
-        return content, [f"possible PII stored: {listed}; set privacy.pii = \"redact\" to mask it"]
+            return [f"redacted possible PII before storing: {listed}"]
+        return [f"possible PII stored: {listed}; set privacy.pii = \"redact\" to mask it"]

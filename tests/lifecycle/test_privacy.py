@@ -112,3 +112,26 @@ def test_redact_mode_keeps_an_updates_audit_entry_redacted_old_and_new(make_engr
     assert entry.detail["content"] == "the new admin is [REDACTED:email]"
     assert entry.detail["previous"] == {"content": "the admin is [REDACTED:email]"}
     assert "example.com" not in json.dumps(entry.detail)
+
+
+def test_redact_mode_screens_metadata_at_every_write_path(make_engram, tmp_path):
+    # Only the text was screened: metadata kept what redact masked, and adapters keep a raw copy of
+    # the text there (a LangGraph item's value came back with the address in it).
+    engram = make_engram("sqlite", privacy=PiiPolicy("redact"))
+    result = engram.remember("see the note", metadata={"owner": "ops@example.com", "calls": ["+44 20 7946 0958", 3]})
+    assert result.memory.metadata == {"owner": "[REDACTED:email]", "calls": ["[REDACTED:phone]", 3]}
+    assert any(w.startswith("in metadata: redacted") for w in result.warnings)
+    updated = engram.update(result.memory, metadata='{"owner": "dev@example.com"}')  # JSON text too
+    assert updated.memory.metadata == {"owner": "[REDACTED:email]"}
+    (many,) = engram.remember_many([{"content": "bulk", "metadata": {"to": "root@example.com"}}])
+    assert many.memory.metadata == {"to": "[REDACTED:email]"}
+    source = tmp_path / "mem0.json"
+    source.write_text(json.dumps({"results": [{"id": "m1", "memory": "likes tea", "user_id": "alex",
+                                               "metadata": {"mail": "alex@example.com"}}]}))
+    engram.import_from(source)
+    (imported,) = engram.for_agent("alex").list()
+    assert "example.com" not in json.dumps(imported.metadata)
+    raw = open(engram.store.path, "rb").read() + open(str(engram.store.path) + "-wal", "rb").read()
+    assert b"example.com" not in raw and b"7946" not in raw
+    warned = make_engram("inmemory").remember("x", metadata={"owner": "ops@example.com"})
+    assert warned.memory.metadata == {"owner": "ops@example.com"} and "in metadata: possible PII" in warned.warnings[0]

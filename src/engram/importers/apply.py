@@ -288,7 +288,8 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
     if valid_from is None:
         stated = engram.time.stated(content)
         valid_from = stated if stated is None or record.valid_until is None or stated <= record.valid_until else None
-    metadata = dict(record.metadata)
+    metadata, in_metadata = engram.privacy.screen_metadata(dict(record.metadata))
+    found = [*found, *in_metadata]
     if record.refresh:  # what this import brings, for the next one to tell it from an edit in engram (_changes)
         metadata = _with_text(metadata, plan.kind, _digest(content))
     return Memory(
