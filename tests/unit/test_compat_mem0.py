@@ -436,3 +436,19 @@ def test_update_history_and_delete_read_the_memory_once(m: Memory, monkeypatch: 
     calls.clear()
     assert m.delete(added) == {"message": "Memory deleted successfully!"}
     assert calls == [] and m.engram.find(added) is None  # found by the facade, deleted as found
+
+
+def test_an_unknown_id_raises_the_value_error_mem0_code_catches(m: Memory) -> None:
+    # mem0's update and delete raise ValueError("Memory with id ... not found"): an application
+    # written for mem0 catches that one, and must keep working after the changed import.
+    kept = m.add("I like tea", user_id="alice", infer=False)["results"][0]["id"]
+    m.delete(kept)
+    for call in (lambda: m.delete(kept), lambda: m.update(kept, "I like coffee"),
+                 lambda: m.update("0190e2b2-0000-7000-8000-000000000000", "x")):
+        try:
+            call()
+        except ValueError as exc:  # as a mem0 application writes it
+            assert isinstance(exc, NotFoundError) and exc.ref in (kept, "0190e2b2-0000-7000-8000-000000000000")
+        else:
+            pytest.fail("no error for an unknown memory id")
+    assert m.get(kept) is None and m.history(kept) == []

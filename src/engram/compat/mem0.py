@@ -20,7 +20,8 @@ content for the same owner is stored once; ``history`` is rebuilt from engram's 
 deleted memory has none; ``reset`` forgets the memories made through this facade (owners found in
 the store), not the whole database; filters take ``key: value`` equality only; search scores are
 engram's scores (``threshold`` is engram's ``min_relevance``); a missing memory raises
-``NotFoundError`` (a ``LookupError``), bad input ``ValidationError`` (a ``ValueError``, as mem0's).
+``MemoryNotFoundError`` from ``update``/``delete`` (engram's ``NotFoundError`` and, as mem0's, a
+``ValueError``), bad input ``ValidationError`` (a ``ValueError``, as mem0's).
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ _RESERVED = (*IDS, "actor_id", "role")  # promoted to the top of a result item, 
 # The engram agent an owner's memories live in: a user's id as it is (so ``alice`` is the same
 # agent everywhere in engram), an agent's or run's under a prefix (a user id holds no ':').
 _OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
+
+
+class MemoryNotFoundError(NotFoundError, ValueError):
+    """No memory made through the facade has this id. mem0's ``update`` and ``delete`` raise a
+    ``ValueError`` for an unknown id, so a mem0 application catches that: this is one too, and
+    engram's ``NotFoundError`` (a ``LookupError``) for code written against engram."""
 
 
 def _iso(ts: float | None) -> str | None:
@@ -203,7 +210,7 @@ class Memory:
             raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
         found = [m for m in self.engram.store.get_many([memory_id]) if _made_here(m)]
         if not found:
-            raise NotFoundError("memory", memory_id)
+            raise MemoryNotFoundError("memory", memory_id)
         return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
 
     def _narrow(self, ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> Filters:
