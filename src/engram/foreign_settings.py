@@ -15,6 +15,8 @@ one reader.
   (``FOREIGN_MEMORY_BLOCK``); PtrClaw's ``providers.openai.api_key`` is its embedding key's
   fallback, as PtrClaw has it. PtrClaw's ``path`` is engram's only with its JSON backend (the file
   is shared as it is); with SQLite it names PtrClaw's own database, not taken (a warning says so).
+- mem0's ``MemoryConfig`` dict, as ``engram.compat.mem0.Memory.from_config`` is given it
+  (``map_mem0_config``): its ``embedder`` and ``llm`` sections, its store sections left aside.
 
 A mapped value never replaces one already there (engram's own key in the same file, or a source
 of higher rank), see ``_put``; each one put is recorded in ``origins`` (engram's setting -> the
@@ -386,3 +388,114 @@ def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mappin
         if key is not None:
             _apply(to("embeddings", "api_key", convert=_text_or_skip), key, "providers.openai.api_key", into, env,
                    origins)
+
+
+# --- mem0's Memory.from_config -------------------------------------------------------------------
+# The sections of mem0's ``MemoryConfig`` that have nothing to map onto: engram keeps its memories,
+# vectors and versions in its own store. Each is named in a warning (once) and left aside, so a
+# mem0 application's config works after the changed import.
+MEM0_IGNORED: dict[str, str] = {
+    "vector_store": "engram keeps memories and their vectors in its own store (set `backend`, `path` or "
+                    "`database_url` beside it)",
+    "graph_store": "engram links memories in its own store; no graph database is used",
+    "history_db_path": "engram keeps each memory's versions in its own store (`history` reads them)",
+    "reranker": "engram's recall is the ranking (`rerank=True` changes nothing)",
+    "version": "the facade answers in mem0's v1.1 shape ({\"results\": [...]})",
+    "custom_fact_extraction_prompt": "engram's extractors use their own prompt",
+    "custom_update_memory_prompt": "engram's extractors use their own prompt",
+    "custom_instructions": "engram's extractors use their own prompt",
+}
+# mem0's embedder providers engram has one for (mem0's ``huggingface`` runs a local
+# sentence-transformers model: engram's local provider, its bundled all-MiniLM-L6-v2).
+MEM0_EMBEDDERS = {"openai": "openai", "ollama": "ollama", "gemini": "gemini", "huggingface": "local"}
+MEM0_LLMS = {"openai": "openai", "ollama": "ollama", "anthropic": "anthropic", "gemini": "gemini", "vllm": "vllm"}
+# A provider section's ``config`` keys -> engram's (in ``embeddings`` / ``llm``); the others are named
+# in a warning as not used. mem0 names each provider's address after it (``ollama_base_url``...).
+_MEM0_EMBEDDER_KEYS = {"model": "model", "api_key": "api_key", "embedding_dims": "dims",
+                       "output_dimensionality": "dims", "openai_base_url": "base_url", "ollama_base_url": "base_url"}
+_MEM0_LLM_KEYS = {"model": "model", "api_key": "api_key", "temperature": "temperature", "max_tokens": "max_tokens",
+                  "openai_base_url": "base_url", "ollama_base_url": "base_url", "vllm_base_url": "base_url"}
+
+# What applies instead of a section naming a provider engram has not.
+_MEM0_FALLBACK = {"embeddings": "engram's own `embeddings` settings apply",
+                  "llm": "the facade's add(infer=True) extracts facts with engram's rules"}
+
+
+def _mem0_section(config: Mapping[str, Any], name: str) -> tuple[str, dict[str, Any]] | None:
+    """(provider, its config) of mem0's ``embedder`` or ``llm`` section; None when it is engram's own
+    ``llm`` setting (provider, model... at its top, no ``config``)."""
+    section = config[name]
+    if not isinstance(section, Mapping) or not set(section) <= {"provider", "config"}:
+        if name == "llm" and isinstance(section, Mapping):
+            return None
+        raise ConfigError(f"{name}: {section!r} is not a mem0 {name} section "
+                          f"(allowed: {{\"provider\": \"openai\", \"config\": {{\"model\": ...}}}})")
+    given = section.get("config") or {}
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"{name}.config: {given!r} is not a mapping (allowed: the provider's settings, "
+                          "{\"model\": ..., \"api_key\": ...})")
+    provider = section.get("provider") or "openai"  # mem0's default for both
+    return str(provider).strip().lower(), dict(given)
+
+
+def _mem0_provider(config: Mapping[str, Any], name: str, providers: Mapping[str, str], keys: Mapping[str, str],
+                   into: dict[str, Any], target: str) -> bool:
+    """Map mem0's ``name`` section onto engram's ``target`` settings; whether it was mapped."""
+    found = _mem0_section(config, name)
+    if found is None:
+        return False
+    provider, given = found
+    if target in into:
+        warn_once(name, f"mem0's section is not used: the config's own `{target}` setting is")
+        return False
+    if provider not in providers:
+        warn_once(f"{name}.provider", f"{provider!r} is not used: engram has no such provider (it has "
+                  f"{', '.join(sorted(providers))}); " + _MEM0_FALLBACK[target])
+        return False
+    mapped: dict[str, Any] = {"provider": providers[provider]}
+    for key, value in given.items():
+        if key in keys and value is not None:
+            mapped.setdefault(keys[key], value)
+        elif value is not None:
+            warn_once(f"{name}.config.{key}", "is not used by engram")
+    if provider == "huggingface":
+        model = mapped.pop("model", None)
+        if model is not None:
+            _local_model_path(model, f"{name}.config.model")
+        for key in ("base_url", "dims"):
+            mapped.pop(key, None)
+    if target == "llm" and provider == "ollama" and mapped.get("base_url"):
+        # mem0 names Ollama's root (http://localhost:11434); engram speaks its OpenAI-compatible /v1 API.
+        url = str(mapped["base_url"]).rstrip("/")
+        mapped["base_url"] = url if url.endswith("/v1") else url + "/v1"
+    for key, value in mapped.items():
+        _put(into, (target, key), value, f"{name}.config.{key}", None)
+    return True
+
+
+def map_mem0_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """mem0's ``Memory.from_config`` dict as engram settings, and whether it names an LLM (the
+    facade then extracts facts with it, as mem0 does on every ``add``).
+
+    ``embedder`` -> ``embeddings`` and ``llm`` -> ``llm`` for the providers engram has (openai,
+    ollama, gemini, huggingface as engram's local model; openai, anthropic, gemini, ollama, vllm);
+    ``vector_store``, ``graph_store``, ``history_db_path`` and the others of ``MEM0_IGNORED`` are left
+    aside with a warning naming each. Other keys are engram's settings, passed on as they are
+    (``path``, ``backend``...), and win over a mapped value. Only what the config names is mapped:
+    without an ``embedder`` or ``llm`` section engram's own settings apply, so nothing leaves the
+    machine unless the config asks for it."""
+    # Copied a level down: a mapped value goes into engram's own sections, never the caller's dicts.
+    out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in config.items()
+           if k not in MEM0_IGNORED and k != "embedder"}
+    for key in MEM0_IGNORED:
+        if key in config:
+            warn_once(key, f"mem0's setting is not used: {MEM0_IGNORED[key]}")
+    if "embedder" in config:
+        _mem0_provider(config, "embedder", MEM0_EMBEDDERS, _MEM0_EMBEDDER_KEYS, out, "embeddings")
+    uses_llm = False
+    if "llm" in config:
+        engram_llm = _mem0_section(config, "llm") is None
+        if not engram_llm:
+            del out["llm"]  # mem0's shape: mapped below
+        uses_llm = engram_llm or _mem0_provider(config, "llm", MEM0_LLMS, _MEM0_LLM_KEYS, out, "llm")
+    return out, uses_llm

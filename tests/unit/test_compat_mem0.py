@@ -133,7 +133,6 @@ def test_bad_input_names_the_field_and_stores_nothing(m: Memory) -> None:
         (lambda: m.search("x"), "search"),
         (lambda: m.delete_all(), "delete_all"),
         (lambda: m.add("x", user_id="a/b"), "user_id"),
-        (lambda: Memory.from_config({"vector_store": {"provider": "qdrant"}}), "config.vector_store"),
     ]
     for call, field in cases:
         with pytest.raises(ValidationError) as err:
@@ -452,3 +451,71 @@ def test_an_unknown_id_raises_the_value_error_mem0_code_catches(m: Memory) -> No
         else:
             pytest.fail("no error for an unknown memory id")
     assert m.get(kept) is None and m.history(kept) == []
+
+
+def test_a_mem0_config_opens_engram_with_its_embedder_and_llm(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # mem0's docs: Memory.from_config(config) with vector_store/llm/embedder sections. Changing the
+    # import only, the same dict opens engram: embedder and llm are engram's providers (Ollama
+    # here, over a real socket), the sections engram has no use for are left aside, each named.
+    from engram import foreign_settings
+    from engram.testing.llm_servers import OpenAICompatServer, Reply
+    from engram.testing.provider_servers import ProviderServer
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    facts = (Reply.say("NONE"), Reply.say("- The user loves sci-fi movies"))  # one reply per user message
+    with ProviderServer(api_key=None) as embeddings, OpenAICompatServer(*facts) as llm:
+        config = {
+            "vector_store": {"provider": "qdrant", "config": {"collection_name": "test", "host": "localhost", "port": 6333}},
+            "llm": {"provider": "ollama", "config": {"model": "llama3.1:latest", "temperature": 0,
+                                                     "max_tokens": 2000, "ollama_base_url": llm.root_url}},
+            "embedder": {"provider": "ollama", "config": {"model": "nomic-embed-text:latest",
+                                                          "ollama_base_url": embeddings.url}},
+            "graph_store": {"provider": "neo4j", "config": {"url": "neo4j://localhost:7687"}},
+            "history_db_path": "/tmp/history.db",
+            "version": "v1.1",
+        }
+        with caplog.at_level(logging.WARNING, logger="engram.config"):
+            m = Memory.from_config(config)
+        try:
+            assert sorted(r.getMessage().split(":")[0] for r in caplog.records) == [
+                "graph_store", "history_db_path", "vector_store", "version"]
+            assert m.engram.settings.home == isolated_home  # engram's store, not qdrant's nor history_db_path
+            added = m.add(MESSAGES, user_id="alice")["results"]
+            assert [(r["memory"], r["event"]) for r in added] == [("The user loves sci-fi movies", "ADD")]
+            assert [r.body["model"] for r in llm.requests] == ["llama3.1:latest"] * 2  # one call per user message
+            assert {r.body["model"] for r in embeddings.requests} == {"nomic-embed-text:latest"}
+            assert m.search("sci-fi", filters={"user_id": "alice"})["results"][0]["id"] == added[0]["id"]
+            assert config["llm"]["config"]["ollama_base_url"] == llm.root_url  # the caller's dict left as it was
+        finally:
+            m.close()
+
+
+def test_a_mem0_config_names_what_engram_cannot_honour(isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    from engram import foreign_settings
+    from engram.errors import ConfigError
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    # A provider engram has not: its own settings apply (no LLM: the rule extractor), said once.
+    with caplog.at_level(logging.WARNING, logger="engram.config"):
+        m = Memory.from_config({"llm": {"provider": "groq", "config": {"model": "llama3-70b"}},
+                                "embedder": {"provider": "huggingface", "config": {"model": "multi-qa-MiniLM-L6-cos-v1"}},
+                                "path": str(isolated_home / "mine.db")})
+    try:
+        messages = sorted(r.getMessage() for r in caplog.records)
+        assert messages[0].startswith("embedder.config.model: 'multi-qa-MiniLM-L6-cos-v1' is not loaded")
+        assert messages[1].startswith("llm.provider: 'groq' is not used: engram has no such provider")
+        assert messages[1].endswith("extracts facts with engram's rules") and len(messages) == 2
+        assert m.engram.settings.embeddings.provider == "local" and m.engram.settings.path == isolated_home / "mine.db"
+        assert [r["memory"] for r in m.add("I love sci-fi movies", user_id="alice")["results"]] == [
+            "The user loves sci-fi movies."]  # engram's rule extractor, no network
+    finally:
+        m.close()
+    for bad, named in (({"embedder": "openai"}, "embedder:"), ({"llm": {"provider": "openai", "config": "gpt-4"}}, "llm.config:"),
+                       ({"vector_store": {}, "verison": "v1.1"}, "verison: not a setting")):
+        with pytest.raises(ConfigError, match=named):
+            Memory.from_config(bad)
+    with pytest.raises(ValidationError) as err:
+        Memory.from_config([("llm", {})])
+    assert err.value.field == "config"

@@ -34,13 +34,15 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from engram.agent.extract import FactExtractor, RuleExtractor
+from engram.agent.extract import FactExtractor, LLMExtractor, RuleExtractor
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
+from engram.foreign_settings import map_mem0_config
 from engram.ids import key_from_content, new_id
 from engram.importers.base import split_provenance, with_provenance
 from engram.importers.mem0 import KIND, mem0_metadata
 from engram.integrations import DEFAULT_AGENT_PREFIX
+from engram.llm import create_provider
 from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
 from engram.model import Memory as EngramMemory
 
@@ -187,13 +189,28 @@ class Memory:
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> Memory:
-        """Open engram with these settings (engram's names: ``path``, ``backend``, ``embeddings``...);
-        mem0's provider sections have no meaning here and are refused by name."""
-        foreign = [k for k in ("vector_store", "llm", "embedder", "graph_store", "history_db_path") if k in config_dict]
-        if foreign:
-            raise ValidationError(f"config.{foreign[0]}", "is a mem0 provider setting",
-                                  "engram settings (backend, path, database_url, embeddings, ...)")
-        return cls(Engram.from_settings(**dict(config_dict)))
+        """Open engram from a mem0 config, as mem0's ``Memory.from_config`` takes it: ``embedder``
+        and ``llm`` become engram's ``embeddings`` and ``llm`` where engram has the provider (the
+        LLM then extracts the facts of ``add(infer=True)``, as in mem0); ``vector_store``,
+        ``graph_store``, ``history_db_path`` and mem0's other settings are left aside with a
+        warning naming each (``foreign_settings.map_mem0_config``). Other keys are engram's
+        settings (``path``, ``backend``, ``database_url``, ``embeddings``...). Nothing is called
+        over the network that the config does not name."""
+        if not isinstance(config_dict, Mapping):
+            raise ValidationError("config", f"got {type(config_dict).__name__}", "a dict of mem0 or engram settings")
+        settings, uses_llm = map_mem0_config(config_dict)
+        engram = Engram.from_settings(**settings)
+        if not uses_llm:
+            return cls(engram)
+        try:
+            provider = create_provider(engram.settings.llm) if engram.settings is not None else None
+        except BaseException:
+            engram.close()
+            raise
+        if provider is None:  # an llm section saying provider "none"
+            return cls(engram)
+        temperature = engram.settings.llm.temperature  # type: ignore[union-attr]
+        return cls(engram, extractor=LLMExtractor(provider, temperature=0.0 if temperature is None else temperature))
 
     # --- scopes ---------------------------------------------------------------------------------
     def _view(self, ids: Mapping[str, str]) -> Engram:
