@@ -92,10 +92,11 @@ class Backups:
         return backups[0] if backups else None
 
     # --- taking ----------------------------------------------------------------------------
-    def create(self, reason: str = "manual", *, source: Database | None = None) -> BackupInfo:
+    def create(self, reason: str = "manual", *, source: Database | None = None, prune: bool = True) -> BackupInfo:
         """Take a backup now (writers may keep running); raises ``StorageError`` when it fails its check.
 
-        ``source`` reuses an open ``Database`` (its lock is held only for the copy)."""
+        ``source`` reuses an open ``Database`` (its lock is held only for the copy). ``prune=False``
+        leaves the rotation to the caller (a restore must not lose the backup it is about to read)."""
         reason = re.sub(r"[^a-z0-9-]+", "-", reason.lower()).strip("-") or "manual"
         self.folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -123,7 +124,8 @@ class Backups:
             tmp.unlink(missing_ok=True)
             raise StorageError(f"backup of {self.db_path} failed its integrity check: {verdict}")
         os.replace(tmp, final)
-        self.prune()
+        if prune:
+            self.prune()
         info = BackupInfo(final, dt.datetime.strptime(stamp, "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC).timestamp(),
                           reason, final.stat().st_size)
         log.info("backup %s (%s, %d bytes)", final, reason, info.size_bytes)
@@ -232,8 +234,10 @@ class Backups:
                     os.replace(part, Path(str(aside) + suffix))
             log.warning("moved damaged database aside to %s", aside)
         elif live_ok:
-            self.create("pre-restore")
-        source = connect(str(chosen.path), key=self.key)
+            # Rotation waits until the copy is in: with ``keep`` backups already there, pruning now
+            # deleted the oldest, the very one chosen, and an empty database was restored in its place.
+            self.create("pre-restore", prune=False)
+        source = connect(str(chosen.path), key=self.key, readonly=True)
         target = connect(str(self.db_path), key=self.key)
         try:
             source.backup(target)
@@ -243,6 +247,7 @@ class Backups:
         finally:
             source.close()
             target.close()
+        self.prune()
         return chosen
 
 
