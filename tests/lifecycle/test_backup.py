@@ -135,6 +135,42 @@ def test_a_restore_source_that_is_gone_is_an_error_not_a_new_empty_database(tmp_
     assert not (tmp_path / "gone.db").exists()
 
 
+FULL_DISK = textwrap.dedent("""
+    import resource
+    import sys
+    from pathlib import Path
+    from engram.db.sqlite import Database
+    from engram.errors import StorageError
+    from engram.lifecycle.backup import Backups
+
+    live = Database(sys.argv[1])  # the store's own connection, as engram backup and maintain use it
+    # Files may not grow past 64 KiB: the backup copy runs out of room as on a full disk.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+    try:
+        Backups(Path(sys.argv[1]), Path(sys.argv[2])).create("manual", source=live)
+    except StorageError as exc:
+        print(exc)
+    else:
+        print("no error")
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_backup_that_runs_out_of_room_leaves_no_partial_file_and_says_so(tmp_path):
+    db = tmp_path / "memory.db"
+    engram = Engram(SqliteMemoryStore(db))
+    engram.remember_many([{"content": f"note {i} " + os.urandom(300).hex()} for i in range(300)])
+    engram.close()
+    assert db.stat().st_size > 4 * 65536
+    before = sha(db)
+    run = subprocess.run([sys.executable, "-c", FULL_DISK, str(db), str(tmp_path / "backups")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert list((tmp_path / "backups").iterdir()) == []  # no .partial left holding the space
+    assert run.stdout.startswith(f"backup of {db} into {tmp_path / 'backups'} failed"), run.stdout
+    assert sha(db) == before and check_file(db) == "ok"
+
+
 def corrupt(path: Path, offset: int, length: int) -> None:
     with path.open("r+b") as handle:
         handle.seek(offset)
