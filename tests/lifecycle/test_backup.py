@@ -17,8 +17,8 @@ import pytest
 
 from engram.backends.sqlite import SqliteBackend, backups_for
 from engram.config import load_settings
-from engram.engine import Engram
 from engram.db.sqlite import connect
+from engram.engine import Engram
 from engram.errors import IntegrityError, MissingDependencyError, StorageError
 from engram.lifecycle import clean_close
 from engram.lifecycle.backup import Backups, check_file, vacuum
