@@ -185,7 +185,8 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
     from engram.db.transfer import copy_sqlite_to_postgres
     from engram.lifecycle.scheduler import carry_schedule
 
-    report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress)
+    report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress,
+                                     key=settings.privacy.key())
     if report.verified:
         target = database_sidecar(settings.home, PostgresBackend.name, database_url, MAINTENANCE_STATE)
         source = Path(sqlite_path).with_name(Path(sqlite_path).name + MAINTENANCE_STATE)

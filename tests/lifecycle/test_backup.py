@@ -17,8 +17,9 @@ import pytest
 
 from engram.backends.sqlite import SqliteBackend, backups_for
 from engram.config import load_settings
+from engram.db.sqlite import connect
 from engram.engine import Engram
-from engram.errors import IntegrityError, MissingDependencyError
+from engram.errors import IntegrityError, MissingDependencyError, StorageError
 from engram.lifecycle import clean_close
 from engram.lifecycle.backup import Backups, check_file, vacuum
 from engram.store.sqlite import SqliteMemoryStore
@@ -102,6 +103,72 @@ def test_restore_brings_back_the_backup_and_backs_up_the_current(tmp_path):
     assert {m.key for m in store.iter_all()} == {"a"}
     store.close()
     assert any(b.reason == "pre-restore" for b in backups.list())
+
+
+def test_restoring_the_oldest_backup_when_rotation_is_full_restores_it(tmp_path):
+    # keep=2 and two backups: the pre-restore backup once pruned the oldest, the one chosen,
+    # before it was read, and an empty database was restored in its place, reported as done.
+    db = tmp_path / "memory.db"
+    engram = Engram(SqliteMemoryStore(db))
+    engram.remember("the first fact", key="a")
+    backups = Backups(db, tmp_path / "b", keep=2)
+    oldest = backups.create()
+    engram.remember("the second fact", key="b")
+    backups.create()
+    engram.remember("the third fact", key="c")
+    engram.close()
+    assert backups.restore(oldest.path).path == oldest.path
+    store = SqliteMemoryStore(db)
+    assert {m.key for m in store.iter_all()} == {"a"}
+    store.close()
+    kept = backups.list()
+    assert len(kept) == 2 and kept[0].reason == "pre-restore"
+    store = SqliteMemoryStore(kept[0].path)  # what the restore replaced is in the pre-restore backup
+    assert {m.key for m in store.iter_all()} == {"a", "b", "c"}
+    store.close()
+
+
+def test_a_restore_source_that_is_gone_is_an_error_not_a_new_empty_database(tmp_path):
+    # restore reads its backup read-only: a file gone by then is never created empty and copied in.
+    with pytest.raises(StorageError):
+        connect(str(tmp_path / "gone.db"), readonly=True)
+    assert not (tmp_path / "gone.db").exists()
+
+
+FULL_DISK = textwrap.dedent("""
+    import resource
+    import sys
+    from pathlib import Path
+    from engram.db.sqlite import Database
+    from engram.errors import StorageError
+    from engram.lifecycle.backup import Backups
+
+    live = Database(sys.argv[1])  # the store's own connection, as engram backup and maintain use it
+    # Files may not grow past 64 KiB: the backup copy runs out of room as on a full disk.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+    try:
+        Backups(Path(sys.argv[1]), Path(sys.argv[2])).create("manual", source=live)
+    except StorageError as exc:
+        print(exc)
+    else:
+        print("no error")
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_backup_that_runs_out_of_room_leaves_no_partial_file_and_says_so(tmp_path):
+    db = tmp_path / "memory.db"
+    engram = Engram(SqliteMemoryStore(db))
+    engram.remember_many([{"content": f"note {i} " + os.urandom(300).hex()} for i in range(300)])
+    engram.close()
+    assert db.stat().st_size > 4 * 65536
+    before = sha(db)
+    run = subprocess.run([sys.executable, "-c", FULL_DISK, str(db), str(tmp_path / "backups")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert list((tmp_path / "backups").iterdir()) == []  # no .partial left holding the space
+    assert run.stdout.startswith(f"backup of {db} into {tmp_path / 'backups'} failed"), run.stdout
+    assert sha(db) == before and check_file(db) == "ok"
 
 
 def corrupt(path: Path, offset: int, length: int) -> None:

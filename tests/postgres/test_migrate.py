@@ -340,3 +340,25 @@ def test_the_cli_draws_the_copy_on_stderr_and_keeps_stdout_for_the_report(
     assert "40/40" in result.stderr and "━" in result.stderr  # the memories table's bar
     assert "40/40" not in result.stdout  # (the report's table draws its own rules)
     assert "memories" in result.stdout and "differs" not in result.stdout  # the report's table
+
+
+def test_an_encrypted_store_migrates_with_its_key(pg_url: str, tmp_path: Path) -> None:
+    # The copy opened the SQLite file without the configured key: an encrypted home could not move.
+    pytest.importorskip("sqlcipher3")
+    home = tmp_path / "home"
+    key_file = tmp_path / "key"
+    key_file.write_bytes(b"correct horse battery\r\n")
+    with Engram.from_settings(home=home, embeddings={"provider": "none"},
+                              privacy={"encryption_key_file": str(key_file)}) as source:
+        source.remember("the vault code is in the blue book", key="vault")
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none",
+           "ENGRAM_PRIVACY__ENCRYPTION_KEY_FILE": str(key_file), "COLUMNS": "200"}
+    run = subprocess.run([*ENGRAM, "--json", "migrate", "--to", pg_url], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["verified"] is True
+    target = PostgresMemoryStore(PgDatabase.connect(pg_url))
+    try:
+        assert [m.content for m in target.iter_all()] == ["the vault code is in the blue book"]
+    finally:
+        target.close()

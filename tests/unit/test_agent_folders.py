@@ -113,3 +113,32 @@ def test_the_backup_list_finds_an_earlier_versions_backups(tmp_path: Path, monke
     listed = json.loads(engram("--json", "backup", "--list"))
     assert os.listdir(tmp_path / "agents") == ["!claude"]
     assert [Path(b["path"]).parent for b in listed] == [tmp_path / "agents" / "!claude" / "backups"]
+
+
+def test_switching_per_agent_databases_on_says_where_the_memories_went(tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    # Turned on for a home in use, each agent opened an empty database of its own and the shared
+    # file's memories were out of sight without a word. The warning names the file and the way over,
+    # and stops once they are brought over (an export and import keep the ids).
+    shared = load_settings(home=tmp_path, agent="Alice:x", files={"enabled": False}, embeddings={"provider": "none"})
+    with Engram.from_settings(shared, mirror=False) as engram:
+        engram.remember("the spare key is under the mat", key="spare")
+        engram.remember("the office closes at six", key="office", scope="global")
+        engram.history.append("telegram:42", "user", "hello")
+        engram.history.close()
+        snapshot = engram.export_snapshot()
+    switched = shared.model_copy(update={"per_agent_databases": True})
+    with caplog.at_level("WARNING", logger="engram.backends.sqlite"):
+        with Engram.from_settings(switched, mirror=False) as engram:
+            assert engram.count() == 0
+        warned = [r.getMessage() for r in caplog.records if "per_agent_databases is on" in r.getMessage()]
+        assert len(warned) == 1
+        assert str(tmp_path / "memory.db") in warned[0] and "2 memories of agent 'Alice:x'" in warned[0]
+        assert "1 conversations are there too" in warned[0] and "export" in warned[0]
+        with Engram.from_settings(switched, mirror=False) as engram:
+            engram.import_snapshot(snapshot)
+            assert engram.count() == 2
+        caplog.clear()
+        with Engram.from_settings(switched, mirror=False) as engram:
+            pass
+    assert not [r for r in caplog.records if "per_agent_databases is on" in r.getMessage()]

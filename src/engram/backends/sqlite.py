@@ -8,11 +8,14 @@ Opening checks the file's integrity first and backs it up before a migration cha
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.backends.base import FileCare
-from engram.errors import ConfigError
+from engram.errors import ConfigError, IntegrityError, StorageError
+
+log = logging.getLogger("engram.backends.sqlite")
 
 if TYPE_CHECKING:
     from engram.audit import AuditLog
@@ -40,6 +43,47 @@ def history_path(settings: Settings, agent: str) -> Path:
         return Path(settings.history.path)
     memory_db = settings.model_copy(update={"backend": "sqlite"}).database_path(agent)
     return memory_db if memory_db.suffix == ".db" else settings.home / "memory.db"
+
+
+def warn_left_in_shared_file(settings: Settings, agent: str, memory: SqliteMemoryStore) -> int:
+    """Warn (and return how many) when the shared database holds ``agent``'s memories, or global
+    ones, that its own database (``per_agent_databases``) does not: switching the setting on for a
+    home in use made them vanish from sight without a word (nothing is moved or deleted). Said at
+    each start until they are brought over (ids are kept by an export and import), or the shared
+    file is moved away. A shared file that cannot be read is not this warning's business."""
+    from engram.db.sqlite import connect, db_errors
+
+    shared = settings.path or settings.home / "memory.db"
+    if memory.path is None or not shared.is_file() or shared.resolve() == Path(memory.path).resolve():
+        return 0
+    try:
+        conn = connect(str(shared), key=settings.privacy.key(), readonly=True)
+    except (IntegrityError, StorageError):
+        return 0
+    try:
+        rows = conn.execute("SELECT id FROM memories WHERE agent IN (?, '')", (agent,)).fetchall()
+        conversations = conn.execute("SELECT count(DISTINCT conversation) FROM history_messages WHERE agent = ?",
+                                     (agent,)).fetchone()[0]
+    except db_errors():  # not (yet) an engram store of this shape
+        return 0
+    finally:
+        conn.close()
+    if not rows:
+        return 0
+    with memory.db.read() as own:
+        held = {row[0] for row in own.execute("SELECT id FROM memories WHERE agent IN (?, '')", (agent,))}
+    missing = sum(1 for (memory_id,) in rows if memory_id not in held)
+    if missing:
+        history_there = settings.history.path is not None and Path(settings.history.path).resolve() == shared.resolve()
+        talk = ("" if history_there or not conversations else
+                f"; its {conversations} conversations are there too: history.path = {shared} keeps using them")
+        log.warning(
+            "per_agent_databases is on, but %s (the database every agent shared while it was off) holds %d %s"
+            " of agent %r or global ones that its own database %s does not: not lost, out of sight. Bring them over"
+            " with `ENGRAM_PER_AGENT_DATABASES=false engram -a %s export FILE.json`, then `engram -a %s import"
+            " FILE.json`, or move %s away to silence this%s",
+            shared, missing, "memory" if missing == 1 else "memories", agent, memory.path, agent, agent, shared, talk)
+    return missing
 
 
 class SqliteBackend:
@@ -76,6 +120,8 @@ class SqliteBackend:
         memory = SqliteMemoryStore(path, busy_timeout_ms=settings.busy_timeout_ms, key=settings.privacy.key(),
                                    before_migrate=before, vector_index=settings.vector_index,
                                    full_text=settings.full_text, after_close=backups.closed_cleanly)
+        if settings.per_agent_databases:
+            warn_left_in_shared_file(settings, agent, memory)
         history_here = settings.history.path is None or Path(settings.history.path) == path
         return cls(memory, backups=backups, history_name="sqlite" if history_here else None,
                    keeps_tokens=not settings.per_agent_databases,

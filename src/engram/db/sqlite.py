@@ -62,13 +62,18 @@ def db_errors() -> tuple[type[Exception], ...]:
     return tuple(_DB_ERRORS)
 
 
-def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0) -> Any:
+def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0, readonly: bool = False) -> Any:
     """A raw connection to ``path``: SQLCipher with ``PRAGMA key`` first when a key is given.
 
-    A wrong key (or a file that is not a database) raises ``IntegrityError`` naming the file."""
+    ``readonly`` opens an existing file without the right to write or create it (a missing file
+    is an error, never a new empty database). A wrong key (or a file that is not a database)
+    raises ``IntegrityError`` naming the file."""
     module = cipher_driver() if key else driver
+    target, uri = path, False
+    if readonly:
+        target, uri = Path(path).absolute().as_uri() + "?mode=ro", True
     try:
-        conn = module.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
+        conn = module.connect(target, isolation_level=None, check_same_thread=False, timeout=timeout_s, uri=uri)
         if key:
             conn.execute("PRAGMA key = '" + key.replace("'", "''") + "'")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()

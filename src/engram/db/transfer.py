@@ -239,8 +239,11 @@ def copy_sqlite_to_postgres(
     *,
     settings: PostgresSettings | None = None,
     progress: Progress | None = None,
+    key: str | None = None,
 ) -> TransferReport:
     """Copy every known table of an SQLite store into PostgreSQL, then verify counts and checksums.
+
+    ``key`` opens an encrypted (SQLCipher) store: ``privacy.encryption_key``.
 
     Safe to run again after an interruption (copied rows are skipped). Raises NotFoundError when
     the SQLite file does not exist, DimensionError when the target already holds vectors of
@@ -249,7 +252,7 @@ def copy_sqlite_to_postgres(
     path = Path(sqlite_path)
     if not path.exists():
         raise NotFoundError("SQLite store", str(path))
-    source = Database(path)
+    source = Database(path, key=key)
     target = PgDatabase.connect(database_url, settings)
     report = TransferReport(source=str(path), target=redact_dsn(database_url))
     try:

@@ -92,16 +92,48 @@ class Backups:
         return backups[0] if backups else None
 
     # --- taking ----------------------------------------------------------------------------
-    def create(self, reason: str = "manual", *, source: Database | None = None) -> BackupInfo:
+    def create(self, reason: str = "manual", *, source: Database | None = None, prune: bool = True) -> BackupInfo:
         """Take a backup now (writers may keep running); raises ``StorageError`` when it fails its check.
 
-        ``source`` reuses an open ``Database`` (its lock is held only for the copy)."""
+        ``source`` reuses an open ``Database`` (its lock is held only for the copy). ``prune=False``
+        leaves the rotation to the caller (a restore must not lose the backup it is about to read)."""
         reason = re.sub(r"[^a-z0-9-]+", "-", reason.lower()).strip("-") or "manual"
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"backup of {self.db_path} failed: cannot create {self.folder}: {exc}") from exc
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
         final = self.folder / f"{self.db_path.stem}-{stamp}-{reason}.db"
         tmp = final.with_name(final.name + ".partial")
-        target = connect(str(tmp), key=self.key)
+        try:
+            self._copy_to(tmp, source)
+            verdict = check_file(tmp, key=self.key, full=True)
+        except BaseException:
+            # A partial copy is never a backup (nothing lists it, nothing prunes it): left behind by
+            # a full disk it held space the next attempt needed, one more file each attempt.
+            tmp.unlink(missing_ok=True)
+            raise
+        if verdict != "ok":
+            tmp.unlink(missing_ok=True)
+            raise StorageError(f"backup of {self.db_path} failed its integrity check: {verdict}")
+        os.replace(tmp, final)
+        if prune:
+            self.prune()
+        info = BackupInfo(final, dt.datetime.strptime(stamp, "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC).timestamp(),
+                          reason, final.stat().st_size)
+        log.info("backup %s (%s, %d bytes)", final, reason, info.size_bytes)
+        return info
+
+    def _copy_to(self, tmp: Path, source: Database | None) -> None:
+        """Copy the live database into ``tmp`` as one self-contained file; ``StorageError`` naming
+        both files when it fails (a full disk, a read-only folder), ``IntegrityError`` when the live
+        file turns out damaged."""
+        try:
+            target = connect(str(tmp), key=self.key)
+        except IntegrityError:
+            raise
+        except StorageError as exc:
+            raise StorageError(f"backup of {self.db_path} into {self.folder} failed: {exc}") from exc
         try:
             if source is not None:
                 with source.read() as conn:
@@ -113,21 +145,14 @@ class Backups:
                 finally:
                     src.close()
             target.execute("PRAGMA journal_mode = DELETE")  # a backup is one self-contained file
-        except db_errors() as exc:
+        except IntegrityError:
+            raise
+        except (StorageError, *db_errors()) as exc:
+            # The copy's own failures surfaced as the live file's ("SQLite error on memory.db:
+            # database or disk is full"), as if the store itself had failed.
+            raise StorageError(f"backup of {self.db_path} into {self.folder} failed: {exc}") from exc
+        finally:
             target.close()
-            tmp.unlink(missing_ok=True)
-            raise StorageError(f"backup of {self.db_path} failed: {exc}") from exc
-        target.close()
-        verdict = check_file(tmp, key=self.key, full=True)
-        if verdict != "ok":
-            tmp.unlink(missing_ok=True)
-            raise StorageError(f"backup of {self.db_path} failed its integrity check: {verdict}")
-        os.replace(tmp, final)
-        self.prune()
-        info = BackupInfo(final, dt.datetime.strptime(stamp, "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC).timestamp(),
-                          reason, final.stat().st_size)
-        log.info("backup %s (%s, %d bytes)", final, reason, info.size_bytes)
-        return info
 
     def prune(self) -> list[Path]:
         """Delete all but the newest ``keep`` backups; returns what was deleted."""
@@ -232,8 +257,10 @@ class Backups:
                     os.replace(part, Path(str(aside) + suffix))
             log.warning("moved damaged database aside to %s", aside)
         elif live_ok:
-            self.create("pre-restore")
-        source = connect(str(chosen.path), key=self.key)
+            # Rotation waits until the copy is in: with ``keep`` backups already there, pruning now
+            # deleted the oldest, the very one chosen, and an empty database was restored in its place.
+            self.create("pre-restore", prune=False)
+        source = connect(str(chosen.path), key=self.key, readonly=True)
         target = connect(str(self.db_path), key=self.key)
         try:
             source.backup(target)
@@ -243,6 +270,7 @@ class Backups:
         finally:
             source.close()
             target.close()
+        self.prune()
         return chosen
 
 
