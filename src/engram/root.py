@@ -39,9 +39,19 @@ def open_backend(settings: Settings, agent: str | None = None) -> Backend:
     Raises ``ConfigError``/``StorageError``/``IntegrityError``."""
     from engram.backends.simple import StoreBackend
 
+    make_home(settings.home)
     settle_agent_folder(settings, agent or settings.agent)
     made = resolve("backend", settings.backend)(settings, agent or settings.agent)
     return made if isinstance(made, Backend) else StoreBackend(made)
+
+
+def make_home(home: Path) -> None:
+    """Create the engram home, readable by its owner only (0700), when it does not exist yet: it
+    holds every memory, conversation, backup and token, and under the usual umask a folder made
+    with the defaults is readable by every local user. An existing folder keeps the mode its
+    owner gave it."""
+    if not home.exists():
+        home.mkdir(parents=True, mode=0o700, exist_ok=True)
 
 
 def settle_agent_folder(settings: Settings, agent: str) -> Path | None:

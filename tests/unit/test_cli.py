@@ -253,3 +253,17 @@ def test_sync_shows_each_problem_once(isolated_home: Path) -> None:
     result = engram(isolated_home, "sync")
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("text outside a bullet") == 1, result.stderr
+
+
+def test_a_home_engram_creates_is_its_owners_alone_and_an_existing_one_keeps_its_mode(tmp_path: Path) -> None:
+    # Made with the defaults, the home holding every memory, backup and token was readable by every
+    # local user (0755 under the usual umask).
+    fresh = tmp_path / "fresh" / "engram-home"
+    assert engram(fresh, "remember", "the vault code is in the drawer").returncode == 0
+    assert fresh.stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "fresh").stat().st_mode & 0o077  # its parents are made as any folder
+    existing = tmp_path / "shared-home"
+    existing.mkdir(mode=0o755)
+    existing.chmod(0o755)
+    assert engram(existing, "remember", "a note").returncode == 0
+    assert existing.stat().st_mode & 0o777 == 0o755
