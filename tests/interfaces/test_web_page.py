@@ -291,3 +291,30 @@ def test_another_token_leaves_nothing_of_the_previous_agent_on_the_page(served: 
     browser.find_element(By.CSS_SELECTOR, "#token-form button").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "valid API token"))
     assert "cello" not in shown() and "not signed in" in browser.find_element(By.ID, "who").text
+
+
+def test_linking_on_the_page_says_what_happened(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    diary = alice.remember("Alice keeps a diary", key="diary").memory
+    alice.remember("Alice hikes in the Alps", key="hiking")
+    served.engram.for_agent("bob").remember("Bob plays the cello", key="cello")
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{diary.id}"]'))).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "diary"))
+
+    def link(to: str) -> None:
+        box = browser.find_element(By.ID, "link-to")
+        box.clear()
+        box.send_keys(to)
+        browser.find_element(By.CSS_SELECTOR, "#link-form button").click()
+
+    link("cello")  # bob's key: not alice's to link
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "memory not found: 'cello'"))
+    assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
+    link("hiking")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "linked diary and hiking"))
+    assert browser.find_element(By.ID, "status").get_attribute("class") != "error"  # the refusal is not left in red
+    assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["hiking"]
