@@ -692,7 +692,8 @@ class Engram:
         ``old_key``/``new_key`` (a key only). The
         old one stays stored, drops out of recall, and its valid time closes where the new fact's
         begins (its ``valid_from``, else now) unless it already had an end. Returns the superseded
-        memory. Raises ``ValidationError`` or ``NotFoundError`` naming the end (nothing changed)."""
+        memory. Raises ``ValidationError`` or ``NotFoundError`` naming the end (nothing changed), and
+        ``ValidationError`` when the new one is already superseded by the old (a cycle)."""
         old = self.named(old_ref, old_key, field="supersede", names=("old_ref", "old_key"))
         new = self.named(new_ref, new_key, field="supersede", names=("new_ref", "new_key"))
         if old.id == new.id:
@@ -702,6 +703,10 @@ class Engram:
             # memory cannot retire a global one for every other agent.
             raise ValidationError("supersede", f"{new.key} ({new.scope}) is not visible to everyone who sees"
                                   f" {old.key} ({old.scope})", f"a successor in {' or '.join(map(str, old.scope.visible()))}")
+        if self._superseded_through(new, old.id):
+            # A cycle would take both out of recall, each retired by the other: nothing would hold.
+            raise ValidationError("supersede", f"{new.key} is itself superseded by {old.key} (directly or through"
+                                  " others): both would leave recall", f"a successor that {old.key} does not supersede")
         now = self.clock()
         if not self.store.set_superseded(old.id, new.id, now=now,
                                          valid_until=new.valid_from if new.valid_from is not None else now):
@@ -710,6 +715,19 @@ class Engram:
         closed = self.store.get(old.id, self._filter()) or old
         self._emit("updated", [closed], f"superseded by {new.key}", previous=[old])
         return self._shown([closed])[0]
+
+    def _superseded_through(self, memory: Memory, target_id: str) -> bool:
+        """Whether ``target_id`` is on ``memory``'s chain of successors (its ``superseded_by``,
+        that one's, and so on); a chain that loops already stops the walk."""
+        seen: set[str] = set()
+        successor = memory.superseded_by
+        while successor is not None and successor not in seen:
+            if successor == target_id:
+                return True
+            seen.add(successor)
+            following = self.store.get(successor, self._readable)
+            successor = None if following is None else following.superseded_by
+        return False
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""

@@ -84,3 +84,16 @@ def test_arguments_over_http(served: Served) -> None:
             await _unknown_arguments_are_refused(client)
 
     asyncio.run(run())
+
+
+def test_every_argument_of_every_tool_is_described(tmp_path: Path) -> None:
+    # A model reads only the schema: an argument without a description (memory_recall's depth,
+    # link's action) left it guessing what a value does or what the default is.
+    async def run() -> dict[str, list[str]]:
+        async with Client(_stdio(tmp_path, "alice", tools="both")) as client:
+            return {tool.name: [name for name, spec in tool.input_schema["properties"].items()
+                                if not spec.get("description")]
+                    for tool in (await client.list_tools()).tools}
+
+    bare = asyncio.run(run())
+    assert len(bare) == 12 and not any(bare.values()), bare

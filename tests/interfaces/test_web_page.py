@@ -262,3 +262,59 @@ def test_browsing_and_searching_change_no_memory(served: Served, browser) -> Non
     trail = seams.audit(alice).recent(limit=500)
     assert [e for e in trail if e["action"] != "recalled"] == audit_before
     assert {"gardening", "note about sailing", "chess"} <= {e["detail"]["query"] for e in trail if e["action"] == "recalled"}
+
+
+def test_another_token_leaves_nothing_of_the_previous_agent_on_the_page(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    secret = alice.remember("Alice's safe code is 4711", key="safe-code").memory
+    alice.update(secret, content="Alice's safe code is 9922")  # an earlier version in the detail too
+    served.engram.for_agent("bob").remember("Bob plays the cello", key="cello")
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{secret.id}"]'))).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "versions"), "4711"))
+
+    def shown() -> str:  # what a person sees, and what the form fields hold
+        fields = browser.execute_script("return [...document.querySelectorAll('input, textarea')].map((e) => e.value)")
+        return browser.find_element(By.TAG_NAME, "body").text + "\n".join(fields)
+
+    browser.find_element(By.ID, "token").send_keys(served.bob)
+    browser.find_element(By.CSS_SELECTOR, "#token-form button").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "who"), "agent bob"))
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "tr.mem-row")))
+    assert "cello" in shown() and "safe code" not in shown() and "4711" not in shown()
+    assert not browser.find_element(By.ID, "detail").is_displayed()
+
+    browser.find_element(By.ID, "token").send_keys("eg_00000000_wrong")  # a refused token shows no one's
+    browser.find_element(By.CSS_SELECTOR, "#token-form button").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "valid API token"))
+    assert "cello" not in shown() and "not signed in" in browser.find_element(By.ID, "who").text
+
+
+def test_linking_on_the_page_says_what_happened(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    diary = alice.remember("Alice keeps a diary", key="diary").memory
+    alice.remember("Alice hikes in the Alps", key="hiking")
+    served.engram.for_agent("bob").remember("Bob plays the cello", key="cello")
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{diary.id}"]'))).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "diary"))
+
+    def link(to: str) -> None:
+        box = browser.find_element(By.ID, "link-to")
+        box.clear()
+        box.send_keys(to)
+        browser.find_element(By.CSS_SELECTOR, "#link-form button").click()
+
+    link("cello")  # bob's key: not alice's to link
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "memory not found: 'cello'"))
+    assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
+    link("hiking")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "linked diary and hiking"))
+    assert browser.find_element(By.ID, "status").get_attribute("class") != "error"  # the refusal is not left in red
+    assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["hiking"]

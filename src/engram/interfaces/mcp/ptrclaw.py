@@ -35,7 +35,9 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
     def memory_store(
         key: Annotated[str, Field(description="Unique, upsertable name of the entry.")],
         content: Annotated[str, Field(description="The entry text.")],
-        category: Literal["core", "knowledge", "conversation"] = "knowledge",
+        category: Annotated[Literal["core", "knowledge", "conversation"], Field(
+            description="core: permanent identity facts; knowledge: things learned (default); "
+                        "conversation: short-lived notes.")] = "knowledge",
         links: Annotated[list[str] | None, Field(description="Keys to link to after storing.")] = None,
     ) -> dict[str, Any]:
         with tool_errors():
@@ -46,10 +48,12 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         "Search memory entries by query, best first. depth=1 also includes entries linked to the matches "
         "(at most `limit` more; each further hop adds at most `limit` too)."))
     def memory_recall(
-        query: str,
-        limit: Annotated[int, Field(ge=1, le=100)] = 5,
-        category: Literal["core", "knowledge", "conversation"] | None = None,
-        depth: Annotated[int, Field(ge=0, le=3)] = 0,
+        query: Annotated[str, Field(description="What to look for, in plain words.")],
+        limit: Annotated[int, Field(ge=1, le=100, description="Most entries to return (default 5).")] = 5,
+        category: Annotated[Literal["core", "knowledge", "conversation"] | None, Field(
+            description="Only entries of this category.")] = None,
+        depth: Annotated[int, Field(ge=0, le=3, description=(
+            "0: the matches only; 1 also their linked entries; 2-3 follow links further."))] = 0,
     ) -> dict[str, Any]:
         with tool_errors():
             engram = resolve()
@@ -68,7 +72,7 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             return {"forgotten": [m.key for m in removed], "count": len(removed)}
 
     def memory_link(
-        action: Literal["link", "unlink"],
+        action: Annotated[Literal["link", "unlink"], Field(description="link creates the link; unlink removes it.")],
         from_: Annotated[str, Field(alias="from", description="Key of one entry (or its id).")],
         to: Annotated[str, Field(description="Key of the other entry (or its id).")],
     ) -> dict[str, Any]:

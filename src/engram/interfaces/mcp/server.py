@@ -148,6 +148,9 @@ Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.
 RelatedEntity = Annotated[str | None, Field(
     description="The person or thing the memory is about, e.g. \"Ada\" (up to 200 characters).")]
 Source = Annotated[str | None, Field(description="Where it came from, e.g. \"chat\" or a URL.")]
+CategoryFilter = Annotated[Category | None, Field(description="Only this category: core, knowledge or conversation.")]
+CategoryChange = Annotated[Category | None, Field(description=(
+    "core: permanent identity facts; knowledge: things learned; conversation: short-lived notes."))]
 
 
 def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
@@ -241,7 +244,8 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
     def link(
         source: Annotated[str | None, Field(description="memory_id or key of one memory (or give source_key).")] = None,
         target: Annotated[str | None, Field(description="memory_id or key of the other memory (or give target_key).")] = None,
-        action: Literal["link", "unlink"] = "link",
+        action: Annotated[Literal["link", "unlink"], Field(
+            description="link (default) connects them; unlink removes the connection.")] = "link",
         source_key: Annotated[str | None, Field(description=_key_instead_of("source"))] = None,
         target_key: Annotated[str | None, Field(description=_key_instead_of("target"))] = None,
     ) -> dict[str, Any]:
@@ -281,8 +285,8 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         limit: Annotated[int, Field(ge=1, le=100, description="Most memories to return.")] = 20,
         order: Annotated[Literal["recent", "oldest", "importance", "accessed"], Field(
             description="recent (default): newest first; accessed: most recently recalled first.")] = "recent",
-        tags: Tags = None,
-        category: Literal["core", "knowledge", "conversation"] | None = None,
+        tags: Annotated[list[str] | None, Field(description="Only memories with all of these tags.")] = None,
+        category: CategoryFilter = None,
         type: Annotated[str | None, Field(description="Only this type, e.g. decision.")] = None,
         offset: Annotated[int, Field(ge=0, description="Skip this many (for the next page).")] = 0,
         since: Since = None,
@@ -303,7 +307,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         content: Annotated[str | None, Field(description="The corrected memory, as a complete sentence.")] = None,
         tags: Tags = None,
         importance: Annotated[StrictFloat | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
-        category: Literal["core", "knowledge", "conversation"] | None = None,
+        category: CategoryChange = None,
         type: Annotated[str | None, Field(description="experience, learned, decision, ... or another word.")] = None,
         related_entity: RelatedEntity = None,
         source: Source = None,

@@ -36,9 +36,11 @@ async function whoami() {
 }
 
 for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
-$("#token-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault(); setToken($("#token").value.trim()); $("#token").value = "";
-  if (await whoami()) await showTab(active);
+// Another token starts the page afresh: every tab (a memory's detail and versions, the graph, the
+// stats, the audit, the conversations) held the previous agent's memories, and a token that is
+// refused must not leave them on screen either.
+$("#token-form").addEventListener("submit", (ev) => {
+  ev.preventDefault(); setToken($("#token").value.trim()); $("#token").value = ""; location.reload();
 });
 memories.init(); graph.init(); audit.init(); conversations.init();
 (async () => { if (session.token && await whoami()) await showTab(active); })();

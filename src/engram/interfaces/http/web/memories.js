@@ -126,8 +126,10 @@ async function forget(ev) {
 async function addLink(ev) {
   ev.preventDefault();
   try {
-    await api("POST", "/api/v1/memory/" + enc(state.current.id) + "/links", { to: $("#link-to").value });
-    $("#link-to").value = ""; await show(state.current.id);
+    const to = $("#link-to").value;
+    await api("POST", "/api/v1/memory/" + enc(state.current.id) + "/links", { to });
+    // Said as every other action says it: the red error of a refused attempt must not stay.
+    $("#link-to").value = ""; await show(state.current.id); status(`linked ${state.current.key} and ${to}`);
   } catch (e) { status(e.message, true); }
 }
 
