@@ -151,3 +151,14 @@ def test_a_memory_folder_rewritten_by_conflicts_resolve_is_not_pointed_out(isola
     run = engram(home, "remember", "the printer is in room 4")
     ok(run)
     assert "plain-text copies" not in " ".join(run.stderr.split())
+
+
+def test_a_wrong_key_is_named_in_one_line_without_sqlciphers_own_log(isolated_home: Path) -> None:
+    # SQLCipher printed three "ERROR CORE sqlcipher_page_cipher: hmac check failed ..." lines of its
+    # own before engram's error.
+    ok(engram(isolated_home, "remember", "The staging server is called kestrel"))
+    wrong = engram(isolated_home, "list", key="not the key")
+    assert wrong.returncode != 0
+    assert "encryption key is wrong" in wrong.stderr
+    assert "sqlcipher" not in wrong.stderr.lower() and "ERROR CORE" not in wrong.stderr, wrong.stderr
+    assert "kestrel" in ok(engram(isolated_home, "list"))  # nothing was changed

@@ -75,6 +75,9 @@ def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0, reado
     try:
         conn = module.connect(target, isolation_level=None, check_same_thread=False, timeout=timeout_s, uri=uri)
         if key:
+            # SQLCipher logs its own lines to stderr at WARN ("ERROR CORE sqlcipher_page_cipher: hmac
+            # check failed ...") before a wrong key's error, which engram names itself (below).
+            conn.execute("PRAGMA cipher_log_level = NONE")
             conn.execute("PRAGMA key = '" + key.replace("'", "''") + "'")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
