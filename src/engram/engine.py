@@ -24,6 +24,7 @@ from engram.config import RecallSettings, Settings
 from engram.errors import ConfigError, DimensionError, EngramError, NotFoundError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent, ReadEvent
 from engram.ids import key_from_content
+from engram.lifecycle.decay import strengthen
 from engram.lifecycle.settings import StrengthenSettings
 from engram.metrics import Metrics, TimedEmbedder
 from engram.model import (
@@ -729,6 +730,14 @@ class Engram:
             successor = None if following is None else following.superseded_by
         return False
 
+    def mark_used(self, memories: Sequence[Memory]) -> None:
+        """Count a read that is not a recall (an adapter's ``get`` by key, a listing it hands an
+        agent) as a use of ``memories``, as recall counts its hits: marked accessed and strengthened
+        (``lifecycle.strengthen``), following ``recall.touch_on_recall``. The lifecycle jobs purge
+        knowledge that looks unused, so what an agent is given must not look so."""
+        if memories and self.recall_settings.touch_on_recall:
+            strengthen(self, memories, self.strengthen, now=self.clock())
+
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
         embedder = self.writes.embedder  # the writer's: None when the store keeps nothing
@@ -951,9 +960,7 @@ class Engram:
                 self.scope, self.origin, self.clock()))
         wanted = self.recall_settings.touch_on_recall if touch is None else touch
         if wanted and not background and result.hits:
-            boost = self.strengthen.importance_boost if self.strengthen.enabled else 0.0
-            self.store.touch([hit.memory.id for hit in result.hits], self.clock(), importance_boost=boost,
-                             importance_cap=self.strengthen.importance_cap)
+            strengthen(self, [hit.memory for hit in result.hits], self.strengthen, now=self.clock())
         if self.embedding_note and mode != "text":
             result = replace(result, notes=(self.embedding_note, *result.notes))
         return result

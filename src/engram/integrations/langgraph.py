@@ -50,7 +50,6 @@ from urllib.parse import quote
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
-from engram.lifecycle.decay import strengthen
 from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
 
 try:
@@ -260,19 +259,10 @@ class EngramStore(BaseStore):
         memory = view.find(self._ref(op.namespace, op.key))
         if memory is None or _expired(memory, view.clock()):
             return None
-        self._use(view, [memory])
+        view.mark_used([memory])
         if op.refresh_ttl:
             self._refresh(view, [memory])
         return self._item(memory)
-
-    @staticmethod
-    def _use(view: Engram, memories: list[Memory]) -> None:
-        """Count a read that is not a recall (a ``get``, a ``search`` without a query) as a use of
-        the items it returns, as recall counts one (``recall.touch_on_recall``): a graph reads a
-        user's items by key or lists them far more often than it searches with a query, and
-        hygiene and decay purge knowledge that looks unused. ``Item.updated_at`` does not move."""
-        if memories and view.recall_settings.touch_on_recall:
-            strengthen(view, memories, view.strengthen, now=view.clock())
 
     def _refresh(self, view: Engram, memories: Iterable[Memory]) -> None:
         """Move the expiry of each of ``memories`` that has a ttl to now + its ttl (LangGraph's
@@ -347,7 +337,7 @@ class EngramStore(BaseStore):
                     break
         returned = found[op.offset:wanted]
         if not op.query:  # a recall has counted its own hits already
-            self._use(view, [m for m, _ in returned])
+            view.mark_used([m for m, _ in returned])
         if op.refresh_ttl:
             self._refresh(view, [m for m, _ in returned])
         return [self._item(m, s, ranked=True) for m, s in returned]  # type: ignore[misc]
