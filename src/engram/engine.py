@@ -114,6 +114,9 @@ class Filters:
     tags: str | Iterable[str] | None = None
     related_entity: str | None = None
     metadata: Mapping[str, Any] | None = None
+    # Conditions on the metadata beyond key = value: comparisons, lists, substrings, AND/OR/NOT
+    # (``engram.where`` states the language, mem0's).
+    where: Mapping[str, Any] | None = None
     # Created in [since, until]: epoch seconds, ISO 8601 (no offset: in ``time.zone``) or a time
     # phrase as the audit trail reads them ("yesterday", "last week"; ``until`` keeps its whole day).
     since: float | str | None = None
@@ -357,6 +360,7 @@ class Engram:
             happened_before=self.time.instant(filters.happened_before, "happened_before"),
             valid_at=self.time.bound(filters.as_of, "as_of", now=now),
             known_at=self.time.bound(filters.known_at, "known_at", now=now),
+            where=filters.where,
         )
 
     # --- writing ---------------------------------------------------------------------------

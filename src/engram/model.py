@@ -18,6 +18,7 @@ from typing import Any, Literal
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.temporal.instants import parse_time, parse_validity
+from engram.where import Condition, parse_where
 
 
 class Category(StrEnum):
@@ -337,7 +338,7 @@ ORDERS: tuple[str, ...] = ("recent", "oldest", "importance", "accessed")
 class MemoryFilter:
     """Which memories an operation may see. ``scopes`` are the visible scopes; the other fields
     narrow further (``tags``: every listed tag must be present; ``metadata``: key = value;
-    ``key``: the memory's key, exactly).
+    ``where``: a condition on the metadata, ``engram.where``; ``key``: the memory's key, exactly).
 
     Time (``engram.temporal``): ``since``/``until`` bound the record time (created_at);
     ``happened_from``/``happened_before`` bound the event time (valid_from, else created_at),
@@ -361,6 +362,7 @@ class MemoryFilter:
     valid_at: float | None = None
     known_at: float | None = None
     key: str | None = None
+    where: Condition | None = None
 
     def matches(self, memory: Memory) -> bool:
         """The reference semantics of a filter; SQL backends translate the same rules."""
@@ -381,6 +383,8 @@ class MemoryFilter:
         for k, v in self.metadata.items():
             if k not in memory.metadata or metadata_text(memory.metadata[k]) != v:
                 return False
+        if self.where is not None and not self.where.matches(memory.metadata):
+            return False
         if self.since is not None and memory.created_at < self.since:
             return False
         if self.until is not None and memory.created_at > self.until:
@@ -709,6 +713,7 @@ def make_filter(
     happened_before: float | None = None,
     valid_at: Any = None,
     known_at: Any = None,
+    where: Mapping[str, Any] | None = None,
 ) -> MemoryFilter:
     """Validate list/recall filters; raises ``ValidationError`` naming the filter."""
     return MemoryFilter(
@@ -727,6 +732,7 @@ def make_filter(
         happened_before=parse_time(happened_before, "happened_before"),
         valid_at=parse_time(valid_at, "as_of"),
         known_at=parse_time(known_at, "known_at"),
+        where=parse_where(where),
     )
 
 

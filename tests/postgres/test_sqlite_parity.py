@@ -87,3 +87,30 @@ def test_a_delete_reports_what_it_removed_in_the_order_asked(stores: dict[str, M
     for name, store in sql.items():
         first, second, third = ids[name]
         assert [m.id for m in store.delete([third, first, second])] == [third, first, second], name
+
+
+ROWS = {"m": VALUES, "o": {"n": 2, "s": "Straße", "list": ["a", 1, None, ["b"]], "e": -0.5},
+        "p": {"s": "", "f": 1e-7, "n": -3, "pair": [2, 1], "list": "a, b"}, "q": {}}
+CONDITIONS = [
+    {"n": {"gte": 1}}, {"n": {"gt": 1.5}}, {"f": {"lte": 1}}, {"e": {"gt": 1e19}}, {"big": {"gt": 1e19}},
+    {"e": {"lt": 0}}, {"yes": {"gte": 0}}, {"s": {"gt": "S"}}, {"s": {"lt": "str"}}, {"word": {"lte": "true"}},
+    {"s": {"contains": ""}}, {"s": {"contains": "ß"}}, {"s": {"icontains": "STR"}}, {"list": {"contains": "a"}},
+    {"list": {"contains": "b"}}, {"list": {"icontains": "A"}}, {"none": None}, {"none": "*"}, {"s": "*"},
+    {"pair": [1, 2]}, {"pair": {"in": [[2, 1], [1, 2]]}}, {"doc": {"eq": {"x": 2, "y": 1}}},
+    {"n": {"in": [1, 2, "1"]}}, {"n": {"nin": [1]}}, {"s": {"ne": ""}}, {"word": True}, {"word": "true"},
+    {"OR": [{"n": {"lt": 0}}, {"s": {"icontains": "straSSE"}}]}, {"NOT": [{"n": "*"}]},
+    {"AND": [{"n": {"gte": -5}}, {"NOT": [{"n": {"in": [2]}}]}]},
+]
+
+
+def test_metadata_conditions_match_alike(stores: dict[str, MemoryStore]) -> None:
+    # Filters(where=...) (engram.where): each condition answers the same on SQLite, on PostgreSQL
+    # and in the reference, for values of every JSON kind, a missing key, and the edges of each test.
+    for key, metadata in ROWS.items():
+        _each(stores, lambda mem, key=key, metadata=metadata: mem.remember(f"row {key}", key=key, metadata=metadata))
+    matched = []
+    for where in CONDITIONS:
+        found = _each(stores, lambda mem, where=where: sorted(m.key for m in mem.list(Filters(where=where))))
+        assert found["sqlite"] == found["postgres"] == found["reference"], where
+        matched.append(found["reference"])
+    assert all(matched[:3]) and [] in matched  # the conditions both match and miss

@@ -70,6 +70,7 @@ from engram.store.base import (
 )
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
+from engram.store.where_sql import postgres_where
 from engram.temporal.sql import time_clauses
 
 _COLUMNS = (
@@ -131,6 +132,8 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
             f" ELSE ({alias}.metadata::jsonb -> %s::text)::text = (%s::jsonb)::text END)"
         )
         params.extend([key, key, value, key, _as_json(value)])
+    if filt.where is not None:
+        clauses.append(postgres_where(filt.where, alias, params))
     if filt.since is not None:
         clauses.append(f"{alias}.created_at >= %s")
         params.append(filt.since)

@@ -66,7 +66,9 @@ from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import parse_identity_dims
+from engram.store.where_sql import SQLITE_ASCII_LOWER, SQLITE_METADATA_TEXT, sqlite_where
 from engram.temporal.sql import time_clauses
+from engram.where import ascii_lower
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +98,7 @@ def _scope_columns(scope: Scope) -> tuple[str, str]:
     return scope.agent or "", scope.session or ""
 
 
-_METADATA_TEXT = "engram_metadata_text"
+_METADATA_TEXT = SQLITE_METADATA_TEXT
 
 
 def _stored_metadata_text(document: str | None, key: str) -> str | None:
@@ -109,6 +111,11 @@ def _stored_metadata_text(document: str | None, key: str) -> str | None:
     if not isinstance(data, dict) or key not in data:
         return None
     return metadata_text(data[key])
+
+
+def _ascii_lower(text: Any) -> Any:
+    """``icontains``'s case rule (``engram.where.ascii_lower``) for SQL; other values as they are."""
+    return ascii_lower(text) if isinstance(text, str) else text
 
 
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -149,6 +156,8 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
         else:
             clauses.append(f"(json_type({alias}.metadata, ?) = 'text' AND json_extract({alias}.metadata, ?) = ?)")
             params.extend([path, path, value])
+    if filt.where is not None:
+        clauses.append(sqlite_where(filt.where, alias, params))
     if filt.since is not None:
         clauses.append(f"{alias}.created_at >= ?")
         params.append(filt.since)
@@ -181,6 +190,7 @@ class SqliteMemoryStore:
         self._after_close = after_close  # e.g. the clean-close stamp (lifecycle.clean_close)
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
         self.db.conn.create_function(_METADATA_TEXT, 2, _stored_metadata_text)
+        self.db.conn.create_function(SQLITE_ASCII_LOWER, 1, _ascii_lower)
         # An existing database about to change shape is backed up first (lifecycle.backup).
         if before_migrate is not None and applied(self.db) and pending(self.db):
             before_migrate(self.db)

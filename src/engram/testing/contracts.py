@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -258,6 +259,74 @@ class MemoryStoreContract(TemporalContract):
         assert mem.for_agent("bob").get("k").content == "global value"
 
     # --- listing -------------------------------------------------------------------------
+    def test_metadata_conditions(self, mem: Engram) -> None:
+        # Filters(where=...): mem0's operators and logic on the metadata (engram.where), the same
+        # answers on every backend as the reference (MemoryFilter.matches).
+        rows = {
+            "a": {"category": "work", "priority": 7, "status": "open", "title": "Weekly Meeting notes",
+                  "tags": ["urgent", "Q3"], "due": "2024-03-01"},
+            "b": {"category": "personal", "priority": 9.5, "status": "archived", "title": "gym",
+                  "tags": ["health"], "due": "2024-01-15"},
+            "c": {"category": "work", "priority": "high", "status": None, "title": "Ärger im BÜRO"},
+            "d": {"category": "travel", "priority": True, "flag": 1},
+            "e": {},
+        }
+        for key, metadata in rows.items():
+            mem.remember(f"memory {key}", key=key, metadata=metadata)
+
+        def keys(where: dict[str, Any]) -> list[str]:
+            listed = sorted(m.key for m in mem.list(Filters(where=where)))
+            assert mem.count(Filters(where=where)) == len(listed)
+            return listed
+
+        assert keys({"category": "work"}) == ["a", "c"]
+        assert keys({"category": "*"}) == ["a", "b", "c", "d"]  # present, whatever the value
+        assert keys({"status": "*"}) == ["a", "b", "c"]  # null is a value
+        assert keys({"status": None}) == ["c"]
+        assert keys({"category": {"eq": "work"}, "status": {"ne": "open"}}) == ["c"]
+        assert keys({"status": {"ne": "archived"}}) == ["a", "c", "d", "e"]  # a missing key is not equal
+        assert keys({"category": {"in": ["work", "travel"]}}) == ["a", "c", "d"]
+        assert keys({"category": {"nin": ["work", "travel"]}}) == ["b", "e"]
+        assert keys({"priority": {"gte": 7}}) == ["a", "b"]  # numbers only: not "high", not true
+        assert keys({"priority": {"gt": 7, "lte": 9.5}}) == ["b"]
+        assert keys({"priority": {"lt": 7.5}}) == ["a"]
+        assert keys({"priority": {"in": [7, True]}}) == ["a", "d"]
+        assert keys({"flag": True}) == [] and keys({"flag": 1}) == ["d"]  # true is not 1
+        assert keys({"priority": 7.0}) == []  # equality is the JSON value's: 7 is not 7.0
+        assert keys({"due": {"gte": "2024-02-01"}}) == ["a"]  # strings by code point
+        assert keys({"priority": {"gt": "a"}}) == ["c"]
+        assert keys({"title": {"contains": "Meeting"}}) == ["a"]
+        assert keys({"title": {"contains": "meeting"}}) == []
+        assert keys({"title": {"icontains": "meeting"}}) == ["a"]
+        assert keys({"title": {"icontains": "büro"}}) == []  # ASCII letters only, on every backend
+        assert keys({"title": {"icontains": "Ärger IM"}}) == ["c"]
+        assert keys({"tags": {"contains": "urgent"}}) == ["a"]  # a list holding it
+        assert keys({"tags": {"contains": "urg"}}) == []
+        assert keys({"tags": {"icontains": "q3"}}) == ["a"]
+        assert keys({"tags": ["urgent", "Q3"]}) == ["a"]
+        assert keys({"AND": [{"category": "work"}, {"priority": {"gte": 5}}, {"status": {"ne": "done"}}]}) == ["a"]
+        assert keys({"OR": [{"category": "travel"}, {"priority": {"gte": 9}}]}) == ["b", "d"]
+        assert keys({"NOT": [{"category": "work"}, {"status": "archived"}]}) == ["d", "e"]
+        assert keys({"AND": [{"OR": [{"category": "work"}, {"category": "personal"}]},
+                             {"NOT": [{"status": "archived"}]}]}) == ["a", "c"]
+        assert keys({"category": "work", "OR": [{"title": {"icontains": "notes"}}, {"status": None}]}) == ["a", "c"]
+        # Beside the other filters, and in a recall as in a list.
+        assert [m.key for m in mem.list(Filters(metadata={"status": "open"}, where={"priority": {"gt": 1}}))] == ["a"]
+        assert [h.memory.key for h in mem.recall("memory", filters=Filters(where={"priority": {"gte": 9}}))] == ["b"]
+        for where, field in [({"priority": {"like": 1}}, "where.priority"),
+                             ({"AND": []}, "where.AND"),
+                             ({"OR": [{"a": 1}, "b"]}, "where.OR[1]"),
+                             ({"priority": {"gt": True}}, "where.priority.gt"),
+                             ({"priority": {"in": "abc"}}, "where.priority.in"),
+                             ({"title": {"contains": 3}}, "where.title.contains"),
+                             ({"x": float("nan")}, "where.x")]:
+            with pytest.raises(ValidationError) as err:
+                mem.list(Filters(where=where))
+            assert err.value.field == field, where
+        with pytest.raises(ValidationError) as err:
+            mem.list(Filters(where={"priority": {"like": 1}}))
+        assert "'like'" in str(err.value) and "icontains" in str(err.value)  # names it and what is allowed
+
     def test_list_filters_and_pagination(self, mem: Engram, clock: FakeClock) -> None:
         mem.remember("core identity", category="core", importance=0.9)
         clock.advance(10)

@@ -1,0 +1,103 @@
+"""A metadata condition (``engram.where``) as SQL, for SQLite and for PostgreSQL.
+
+``Condition.matches`` is the reference; each test here computes the same answer in the database,
+so a filtered list or recall reads only the rows that match. Every test yields true or false,
+never NULL (a missing key is false), so ``NOT`` is the reference's "none of them" on every row.
+Types are checked before a value is read as one (``CASE``: PostgreSQL does not promise the order
+in which ``AND`` evaluates, and ``'abc'::float8`` would fail the query). Numbers compare as
+doubles and strings by code point (UTF-8 bytes: SQLite's BINARY, PostgreSQL's "C" collation), as
+the reference does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engram.where import RANGES, Compare, Condition, ascii_lower, is_number, json_text
+
+_SQL_OP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+# SQLite's registered functions (``SqliteMemoryStore`` registers them on its connection).
+SQLITE_METADATA_TEXT = "engram_metadata_text"  # the stored value's canonical JSON text
+SQLITE_ASCII_LOWER = "engram_ascii_lower"  # built-in lower() follows ICU where SQLite was built with it
+
+
+def _logic(op: str, parts: list[str]) -> str:
+    if op == "and":
+        return "(" + " AND ".join(parts) + ")"
+    joined = "(" + " OR ".join(parts) + ")"
+    return joined if op == "or" else f"(NOT {joined})"
+
+
+def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
+    """SQLite SQL for ``cond`` on ``{alias}.metadata`` (JSON text); appends its parameters."""
+    if not isinstance(cond, Compare):
+        return _logic(cond.op, [sqlite_where(part, alias, params) for part in cond.parts])
+    doc, path = f"{alias}.metadata", "$." + json.dumps(cond.key)
+    kind, value = f"json_type({doc}, ?)", f"json_extract({doc}, ?)"
+    if cond.op == "exists":
+        params.append(path)
+        return f"({kind} IS NOT NULL)"
+    if cond.op in ("eq", "in"):
+        values = cond.value if cond.op == "in" else (cond.value,)
+        tests = []
+        for v in values:
+            if isinstance(v, str):
+                tests.append(f"COALESCE({kind} = 'text' AND {value} = ?, 0)")
+                params.extend([path, path, v])
+            else:
+                tests.append(f"COALESCE({kind} <> 'text' AND {SQLITE_METADATA_TEXT}({doc}, ?) = ?, 0)")
+                params.extend([path, cond.key, json_text(v)])
+        return "(" + (" OR ".join(tests) or "0") + ")"
+    if cond.op in RANGES:
+        if is_number(cond.value):
+            params.extend([path, path, float(cond.value)])
+            return (f"(CASE WHEN {kind} IN ('integer', 'real') THEN CAST({value} AS REAL) {_SQL_OP[cond.op]} ? "
+                    "ELSE 0 END)")
+        params.extend([path, path, cond.value])
+        return f"(CASE WHEN {kind} = 'text' THEN {value} {_SQL_OP[cond.op]} ? ELSE 0 END)"
+    fold = (lambda sql: f"{SQLITE_ASCII_LOWER}({sql})") if cond.op == "icontains" else (lambda sql: sql)
+    needle = ascii_lower(cond.value) if cond.op == "icontains" else cond.value
+    params.extend([path, path, needle, path, needle])
+    return (f"(CASE {kind} WHEN 'text' THEN instr({fold(value)}, ?) > 0"
+            f" WHEN 'array' THEN EXISTS (SELECT 1 FROM json_each({doc}, ?) AS e"
+            f" WHERE e.type = 'text' AND {fold('e.value')} = ?) ELSE 0 END)")
+
+
+def postgres_where(cond: Condition, alias: str, params: list[Any]) -> str:
+    """PostgreSQL SQL for ``cond`` on ``{alias}.metadata`` (a JSON column); appends its parameters."""
+    if not isinstance(cond, Compare):
+        return _logic(cond.op, [postgres_where(part, alias, params) for part in cond.parts])
+    doc = f"{alias}.metadata::jsonb"
+    node, text, kind = f"({doc} -> %s::text)", f"({doc} ->> %s::text)", f"jsonb_typeof({doc} -> %s::text)"
+    if cond.op == "exists":
+        params.append(cond.key)
+        return f"({doc} ? %s::text)"
+    if cond.op in ("eq", "in"):
+        values = cond.value if cond.op == "in" else (cond.value,)
+        tests = []
+        for v in values:
+            if isinstance(v, str):
+                tests.append(f"COALESCE({kind} = 'string' AND {text} = %s, FALSE)")
+                params.extend([cond.key, cond.key, v])
+            else:  # by the JSON text of both sides as JSONB prints it (the reference's canonical text)
+                tests.append(f"COALESCE({kind} <> 'string' AND {node}::text = (%s::jsonb)::text, FALSE)")
+                params.extend([cond.key, cond.key, json_text(v)])
+        return "(" + (" OR ".join(tests) or "FALSE") + ")"
+    if cond.op in RANGES:
+        if is_number(cond.value):
+            params.extend([cond.key, cond.key, float(cond.value)])
+            return (f"(CASE WHEN {kind} = 'number' THEN {text}::float8 {_SQL_OP[cond.op]} %s::float8"
+                    " ELSE FALSE END)")
+        params.extend([cond.key, cond.key, cond.value])
+        return f"(CASE WHEN {kind} = 'string' THEN {text} COLLATE \"C\" {_SQL_OP[cond.op]} %s::text ELSE FALSE END)"
+    if cond.op == "contains":
+        params.extend([cond.key, cond.key, cond.value, cond.key, cond.value])
+        return (f"(CASE {kind} WHEN 'string' THEN strpos({text}, %s::text) > 0"
+                f" WHEN 'array' THEN {node} @> jsonb_build_array(%s::text) ELSE FALSE END)")
+    needle = ascii_lower(cond.value)
+    params.extend([cond.key, cond.key, needle, cond.key, needle])
+    return (f"(CASE {kind} WHEN 'string' THEN strpos(lower({text} COLLATE \"C\"), %s::text) > 0"
+            f" WHEN 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements({node}) AS e(v)"
+            f" WHERE jsonb_typeof(e.v) = 'string' AND lower((e.v #>> '{{}}') COLLATE \"C\") = %s::text)"
+            " ELSE FALSE END)")

@@ -1,0 +1,224 @@
+"""Conditions on a memory's metadata beyond ``key = value``: comparisons, lists, substrings,
+presence, and ``AND``/``OR``/``NOT`` trees (``Filters(where=...)``).
+
+The language is the one mem0 documents for its metadata filters, so its facade
+(``engram.compat.mem0``) passes a mem0 filter through as it is:
+
+- ``{"key": value}`` equal; ``{"key": "*"}`` the key is present, whatever its value;
+- ``{"key": {"op": value, ...}}`` with ``eq``, ``ne``, ``gt``, ``gte``, ``lt``, ``lte``, ``in``,
+  ``nin``, ``contains``, ``icontains`` (several operators on one key must all hold);
+- ``{"AND": [cond, ...]}``, ``{"OR": [cond, ...]}``, ``{"NOT": [cond, ...]}`` (none of them holds);
+  several keys in one mapping must all hold.
+
+This module owns the language: ``parse_where`` checks it once (a ``ValidationError`` names the
+place, e.g. ``where.AND[1].priority``, and what is allowed) and ``Condition.matches`` is the
+reference semantics, which the in-memory and JSON stores use directly and the SQL stores translate
+(``store/where_sql.py``), pinned alike by the contract suite and ``tests/postgres``. The rules:
+
+- Equality is engram's ``key = value`` equality with the value's type kept: a string equals the
+  same string only, another value equals a stored value of the same JSON text (``true`` is not
+  ``1``, ``2`` is not ``2.0``, objects compare whatever their key order).
+- ``gt``/``gte``/``lt``/``lte`` compare a number with stored numbers (as doubles, never booleans)
+  and a string with stored strings (by code point); a stored value of another kind never matches.
+- ``contains`` holds for a stored string holding the text, or a stored list holding it as an
+  element; ``icontains`` the same ignoring the case of ASCII letters (A-Z), the same on every
+  backend (PostgreSQL's and SQLite's own case rules differ beyond ASCII).
+- A missing key fails every comparison, so ``ne``, ``nin`` and ``NOT`` let it through.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engram.errors import ValidationError
+
+OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains")
+LOGICAL = ("AND", "OR", "NOT")
+WILDCARD = "*"
+ALLOWED = [*OPERATORS, *LOGICAL, WILDCARD]
+RANGES = ("gt", "gte", "lt", "lte")
+# Bounds that keep a condition cheap to check and to turn into SQL (a filter is a request, not data).
+MAX_DEPTH = 8
+MAX_TERMS = 1000
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(text: str) -> str:
+    """``text`` with A-Z lowered and nothing else changed: ``icontains``'s case rule."""
+    return text.translate(_ASCII_LOWER)
+
+
+def json_text(value: Any) -> str:
+    """A non-string value's canonical JSON text, what equality compares (``model.metadata_text``)."""
+    return json.dumps(value, sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """One test of the value under ``key``: ``op`` is ``eq``, ``in`` (``value`` a tuple),
+    ``gt``/``gte``/``lt``/``lte``, ``contains``, ``icontains`` or ``exists``."""
+
+    key: str
+    op: str
+    value: Any = None
+
+    def matches(self, metadata: Mapping[str, Any]) -> bool:
+        if self.key not in metadata:
+            return False
+        stored = metadata[self.key]
+        if self.op == "exists":
+            return True
+        if self.op == "eq":
+            return equal(stored, self.value)
+        if self.op == "in":
+            return any(equal(stored, v) for v in self.value)
+        if self.op in RANGES:
+            return _ordered(stored, self.op, self.value)
+        fold = ascii_lower if self.op == "icontains" else (lambda text: text)
+        if isinstance(stored, str):
+            return fold(self.value) in fold(stored)
+        return isinstance(stored, list) and any(isinstance(e, str) and fold(e) == fold(self.value) for e in stored)
+
+
+@dataclass(frozen=True, slots=True)
+class Logic:
+    """``and``: every part holds; ``or``: one does; ``not``: none does."""
+
+    op: str
+    parts: tuple[Condition, ...]
+
+    def matches(self, metadata: Mapping[str, Any]) -> bool:
+        if self.op == "and":
+            return all(p.matches(metadata) for p in self.parts)
+        found = any(p.matches(metadata) for p in self.parts)
+        return found if self.op == "or" else not found
+
+
+Condition = Compare | Logic
+
+
+def equal(stored: Any, value: Any) -> bool:
+    if isinstance(value, str) or isinstance(stored, str):
+        return isinstance(value, str) and isinstance(stored, str) and stored == value
+    return json_text(stored) == json_text(value)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _ordered(stored: Any, op: str, value: Any) -> bool:
+    if is_number(value):
+        if not is_number(stored):
+            return False
+        a, b = float(stored), float(value)  # as doubles, as the SQL stores compare them
+    elif isinstance(stored, str):
+        a, b = stored, value
+    else:
+        return False
+    return a > b if op == "gt" else a >= b if op == "gte" else a < b if op == "lt" else a <= b
+
+
+def parse_where(where: Mapping[str, Any] | None, field: str = "where") -> Condition | None:
+    """The condition ``where`` states, or None for none; raises ``ValidationError`` naming the
+    place (``where.AND[0].priority``) and what is allowed there."""
+    if where is None:
+        return None
+    if not isinstance(where, Mapping):
+        raise ValidationError(field, f"got {type(where).__name__}", "a mapping of metadata keys to values or operators")
+    if not where:
+        return None
+    terms = [0]
+    return _mapping(where, field, 1, terms)
+
+
+def _mapping(where: Mapping[str, Any], path: str, depth: int, terms: list[int]) -> Condition:
+    if depth > MAX_DEPTH:
+        raise ValidationError(path, f"nests conditions more than {MAX_DEPTH} deep", f"at most {MAX_DEPTH} levels")
+    parts: list[Condition] = []
+    for key, value in where.items():
+        if key in LOGICAL:
+            parts.append(_logic(key, value, f"{path}.{key}", depth, terms))
+            continue
+        if not isinstance(key, str) or not key:
+            raise ValidationError(path, f"{key!r} is not a metadata key", "a non-empty string key, or AND, OR, NOT")
+        name = _text(key, path)
+        where_key = f"{path}.{key}"
+        if isinstance(value, Mapping):
+            if not value:
+                raise ValidationError(where_key, "names no operator", ALLOWED[:len(OPERATORS)])
+            parts.extend(_operator(name, str(op), arg, where_key, terms) for op, arg in value.items())
+        elif isinstance(value, str) and value == WILDCARD:
+            parts.append(_count(Compare(name, "exists"), terms, where_key))
+        else:
+            parts.append(_count(Compare(name, "eq", _value(value, where_key)), terms, where_key))
+    return parts[0] if len(parts) == 1 else Logic("and", tuple(parts))
+
+
+def _logic(name: str, value: Any, path: str, depth: int, terms: list[int]) -> Condition:
+    if isinstance(value, Mapping):  # one condition given without its list
+        value = [value]
+    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+        raise ValidationError(path, f"got {value!r}", f"a non-empty list of conditions ({name}: [{{...}}, ...])")
+    parts = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping) or not item:
+            raise ValidationError(f"{path}[{i}]", f"got {item!r}", "a non-empty mapping of conditions")
+        parts.append(_mapping(item, f"{path}[{i}]", depth + 1, terms))
+    return Logic(name.lower(), tuple(parts))
+
+
+def _operator(key: str, op: str, arg: Any, path: str, terms: list[int]) -> Condition:
+    if op not in OPERATORS:
+        raise ValidationError(path, f"unknown operator {op!r}", list(OPERATORS))
+    where = f"{path}.{op}"
+    if op in ("eq", "ne"):
+        found: Condition = Compare(key, "eq", _value(arg, where))
+    elif op in ("in", "nin"):
+        if not isinstance(arg, Sequence) or isinstance(arg, str):
+            raise ValidationError(where, f"got {arg!r}", "a list of values")
+        if len(arg) > MAX_TERMS:
+            raise ValidationError(where, f"lists {len(arg)} values", f"at most {MAX_TERMS}")
+        found = Compare(key, "in", tuple(_value(v, f"{where}[{i}]") for i, v in enumerate(arg)))
+    elif op in RANGES:
+        if not (is_number(arg) or isinstance(arg, str)):
+            raise ValidationError(where, f"got {arg!r}", "a number or a string")
+        found = Compare(key, op, _value(arg, where))
+    else:
+        if not isinstance(arg, str):
+            raise ValidationError(where, f"got {arg!r}", "a string")
+        found = Compare(key, op, _text(arg, where))
+    if op in ("ne", "nin"):
+        found = Logic("not", (found,))
+    return _count(found, terms, path)
+
+
+def _count(found: Condition, terms: list[int], path: str) -> Condition:
+    terms[0] += len(found.value) if isinstance(found, Compare) and found.op == "in" else 1
+    if terms[0] > MAX_TERMS:
+        raise ValidationError(path, f"the filter holds more than {MAX_TERMS} tests", f"at most {MAX_TERMS}")
+    return found
+
+
+def _text(value: str, path: str) -> str:
+    from engram.model import usable_text
+
+    return usable_text(path, value)
+
+
+def _value(value: Any, path: str) -> Any:
+    """A JSON value a stored value can equal; refuses what JSON cannot hold (NaN, sets...)."""
+    if isinstance(value, str):
+        return _text(value, path)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValidationError(path, f"{value!r} is not a JSON number", "a finite number")
+    try:
+        text = json.dumps(value, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(path, f"not a JSON value: {exc}", "a string, number, boolean, null, list or object") from None
+    _text(text, path)
+    return value
