@@ -106,7 +106,9 @@ def one_selector(field: str, selectors: Mapping[str, object]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """List/recall filters as a user passes them (validated into a ``MemoryFilter``)."""
+    """List/recall filters as a user passes them (validated into a ``MemoryFilter``): ``metadata``
+    keeps values equal to the ones given; ``where`` states conditions on the metadata in mem0's
+    filter language (``engram.where``: comparisons, lists, substrings, ``*``, ``AND``/``OR``/``NOT``)."""
 
     category: str | Category | Sequence[str | Category] | None = None
     type: str | Sequence[str] | None = None

@@ -253,3 +253,22 @@ def test_mem0_import_and_remember_many_keep_fields_on_postgres(new_database: Cal
         assert (stored.content, stored.tags, stored.metadata) == ("fourth", (), {"owner": "bo"})
     finally:
         mem.close()
+
+
+def test_mem0_filters_and_a_deleted_memorys_history_on_postgres(new_database: Callable[[], str], tmp_path: Path) -> None:
+    # The facade's operators reach PostgreSQL's SQL (store/where_sql.py), and a deleted memory's
+    # history comes from the shared database's audit trail.
+    m = Memory.from_config({"database_url": new_database(), "home": str(tmp_path / "mem0"),
+                            "embeddings": {"provider": "none"}})
+    try:
+        for text, priority in (("Ship the alpha release", 9), ("Write the beta docs", 5), ("Plan the offsite", 2)):
+            m.add(text, user_id="pm", metadata={"priority": priority, "title": text.upper()}, infer=False)
+        found = m.get_all(filters={"user_id": "pm", "OR": [{"priority": {"gte": 9}}, {"title": {"icontains": "beta"}}]})
+        assert sorted(r["memory"] for r in found["results"]) == ["Ship the alpha release", "Write the beta docs"]
+        offsite = m.get_all(filters={"user_id": "pm", "priority": {"lt": 3}})["results"][0]["id"]
+        m.update(offsite, "Plan the offsite in May")
+        m.delete(offsite)
+        assert [(h["event"], h["new_memory"]) for h in m.history(offsite)] == [
+            ("ADD", "Plan the offsite"), ("UPDATE", "Plan the offsite in May"), ("DELETE", None)]
+    finally:
+        m.close()

@@ -88,7 +88,16 @@ def test_mem0_python_quickstart(m: Memory) -> None:
 
     # Delete a memory by id
     assert m.delete(memory_id=fact_id) == {"message": "Memory deleted successfully!"}
-    assert m.get(fact_id) is None and m.history(fact_id) == []
+    assert m.get(fact_id) is None
+    # mem0 keeps a deleted memory's history, its DELETE included
+    gone = m.history(fact_id)
+    assert [(h["event"], h["old_memory"], h["new_memory"], h["is_deleted"]) for h in gone] == [
+        ("ADD", None, "The user loves sci-fi movies.", False),
+        ("UPDATE", "The user loves sci-fi movies.", "I love India, it is my favorite country.", False),
+        ("DELETE", "I love India, it is my favorite country.", None, True),
+    ]
+    assert [h["id"] for h in gone[:2]] == [h["id"] for h in history]  # what it said before the delete
+    assert {h["created_at"] for h in gone} == {history[0]["created_at"]} and gone[2]["updated_at"] >= gone[1]["updated_at"]
     # Delete all memories for a user
     assert m.delete_all(user_id="alice") == {"message": "Memories deleted successfully!"}
     assert m.get_all(user_id="alice") == {"results": []}
@@ -129,7 +138,7 @@ def test_bad_input_names_the_field_and_stores_nothing(m: Memory) -> None:
         (lambda: m.add(42, user_id="alice"), "messages"),
         (lambda: m.add([{"role": "robot", "content": "x"}], user_id="alice"), "messages[0].role"),
         (lambda: m.add("x", user_id="alice", memory_type="procedural_memory"), "memory_type"),
-        (lambda: m.get_all(filters={"user_id": "alice", "category": {"in": ["a"]}}), "filters.category"),
+        (lambda: m.get_all(filters={"user_id": "alice", "category": {"like": "a"}}), "filters.category"),
         (lambda: m.search("x"), "search"),
         (lambda: m.delete_all(), "delete_all"),
         (lambda: m.add("x", user_id="a/b"), "user_id"),
@@ -450,7 +459,8 @@ def test_an_unknown_id_raises_the_value_error_mem0_code_catches(m: Memory) -> No
             assert isinstance(exc, NotFoundError) and exc.ref in (kept, "0190e2b2-0000-7000-8000-000000000000")
         else:
             pytest.fail("no error for an unknown memory id")
-    assert m.get(kept) is None and m.history(kept) == []
+    assert m.get(kept) is None and [h["event"] for h in m.history(kept)] == ["ADD", "DELETE"]
+    assert m.history("0190e2b2-0000-7000-8000-000000000000") == []  # never stored: nothing, as mem0
 
 
 def test_a_mem0_config_opens_engram_with_its_embedder_and_llm(
@@ -519,3 +529,94 @@ def test_a_mem0_config_names_what_engram_cannot_honour(isolated_home: Path, monk
     with pytest.raises(ValidationError) as err:
         Memory.from_config([("llm", {})])
     assert err.value.field == "config"
+
+
+def _tasks(m: Memory, user: str = "pm") -> None:
+    for text, metadata in [
+        ("Ship the alpha release", {"project": "alpha", "priority": 9, "status": "open", "assignee": "alice"}),
+        ("Write the beta docs", {"project": "beta", "priority": 5, "status": "completed", "assignee": "bob"}),
+        ("Fix the alpha login bug", {"project": "alpha", "priority": 8, "status": "open", "assignee": "carol",
+                                     "title": "URGENT: Login"}),
+        ("Plan the offsite", {"category": "spam", "priority": 2}),
+    ]:
+        m.add(text, user_id=user, metadata=metadata, infer=False)
+
+
+def test_mem0_metadata_filter_operators(m: Memory) -> None:
+    # mem0's documented filters (docs.mem0.ai, open-source metadata filtering), with the ids in them
+    _tasks(m)
+
+    def found(**kwargs: Any) -> list[str]:
+        return sorted(r["memory"] for r in m.get_all(**kwargs)["results"])
+
+    assert found(filters={"user_id": "pm", "priority": {"gte": 8}}) == ["Fix the alpha login bug", "Ship the alpha release"]
+    assert found(filters={"user_id": "pm", "status": {"nin": ["completed", "archived"]}, "project": {"in": ["alpha"]}}) == [
+        "Fix the alpha login bug", "Ship the alpha release"]
+    assert found(filters={"user_id": "pm", "title": {"icontains": "urgent"}}) == ["Fix the alpha login bug"]
+    assert found(filters={"user_id": "pm", "category": "*"}) == ["Plan the offsite"]
+    assert found(filters={"user_id": "pm", "AND": [
+        {"project": {"in": ["alpha", ""]}}, {"priority": {"gte": 8}}, {"status": {"ne": "completed"}},
+        {"OR": [{"assignee": "alice"}, {"assignee": "bob"}]}]}) == ["Ship the alpha release"]
+    assert found(filters={"user_id": "pm", "NOT": [{"category": "spam"}, {"status": "completed"}]}) == [
+        "Fix the alpha login bug", "Ship the alpha release"]
+    # top-level ids (mem0 1.x) take the same filters; search applies them too
+    assert found(user_id="pm", filters={"priority": {"lt": 3}}) == ["Plan the offsite"]
+    hits = m.search("alpha", filters={"user_id": "pm", "assignee": {"ne": "alice"}})["results"]
+    assert hits[0]["memory"] == "Fix the alpha login bug" and "Ship the alpha release" not in [h["memory"] for h in hits]
+    assert m.get_all(filters={"user_id": "other", "priority": {"gte": 0}}) == {"results": []}  # owners stay apart
+
+    # an unknown operator is refused, naming it and the operators there are (mem0: ValueError)
+    with pytest.raises(ValueError) as err:
+        m.search("alpha", filters={"user_id": "pm", "priority": {"between": [1, 5]}})
+    assert isinstance(err.value, ValidationError) and err.value.field == "filters.priority"
+    assert "'between'" in str(err.value) and all(op in str(err.value) for op in ("in", "nin", "gte", "icontains"))
+    with pytest.raises(ValidationError) as err:
+        m.get_all(filters={"user_id": "pm", "OR": [{"priority": {"gte": 1}}, {"x": {"regex": "a"}}]})
+    assert err.value.field == "filters.OR[1].x"
+
+
+def test_search_and_get_all_return_20_unless_asked(m: Memory) -> None:
+    # mem0's top_k defaults to 20 for search and get_all; 1.x's limit still asks for a count
+    for i in range(25):
+        m.add(f"note number {i} about the garden", user_id="alice", infer=False)
+    assert len(m.get_all(filters={"user_id": "alice"})["results"]) == 20
+    assert len(m.get_all(filters={"user_id": "alice"}, top_k=25)["results"]) == 25
+    assert len(m.get_all(user_id="alice", limit=22)["results"]) == 22
+    assert len(m.search("garden note", filters={"user_id": "alice"})["results"]) == 20
+    assert len(m.search("garden note", filters={"user_id": "alice"}, top_k=3, limit=7)["results"]) == 3  # top_k wins
+    assert len(m.search("garden note", user_id="alice", limit=24)["results"]) == 24
+
+
+def test_history_keeps_a_deleted_memorys_events_as_mem0_does(m: Memory) -> None:
+    added = m.add([{"role": "user", "content": "I like tea", "name": "ann"}], user_id="alice", infer=False)
+    tea = added["results"][0]["id"]
+    m.update(tea, "I like green tea")
+    m.update(tea, "I like green tea", metadata={"cups": 2})  # the same text: no UPDATE, as before the delete
+    before = m.history(tea)
+    m.delete(tea)
+    after = m.history(tea)
+    assert [(h["event"], h["old_memory"], h["new_memory"], h["is_deleted"]) for h in after] == [
+        ("ADD", None, "I like tea", False), ("UPDATE", "I like tea", "I like green tea", False),
+        ("DELETE", "I like green tea", None, True)]
+    assert [{k: h[k] for k in ("id", "event", "created_at", "actor_id", "role")} for h in after[:2]] == [
+        {k: h[k] for k in ("id", "event", "created_at", "actor_id", "role")} for h in before]
+    assert (after[2]["actor_id"], after[2]["role"], after[2]["memory_id"]) == ("ann", "user", tea)
+    # delete_all keeps them too; reset drops the history with the memories, as mem0's reset does
+    coffee = m.add("I like coffee", user_id="alice", infer=False)["results"][0]["id"]
+    m.delete_all(user_id="alice")
+    assert [h["event"] for h in m.history(coffee)] == ["ADD", "DELETE"]
+    juice = m.add("I like juice", user_id="alice", infer=False)["results"][0]["id"]
+    m.reset()
+    assert m.history(juice) == [] and [h["event"] for h in m.history(coffee)] == ["ADD", "DELETE"]
+    # only memories the facade made: an engram agent's own forgotten memory stays out of reach
+    native = m.engram.for_agent("alice").remember("Alice's agent keeps this to itself").memory
+    m.engram.for_agent("alice").forget(native.id)
+    assert m.history(native.id) == []
+
+
+def test_get_gives_every_field_of_mem0s_item(m: Memory) -> None:
+    kept = m.add("I like tea", user_id="alice", metadata={"mood": "calm"}, infer=False)["results"][0]["id"]
+    item = m.get(kept)
+    assert set(item) == {"id", "memory", "hash", "metadata", "score", "created_at", "updated_at", "user_id", "role"}
+    assert item["score"] is None and item["metadata"] == {"mood": "calm"}
+    assert "score" not in m.get_all(filters={"user_id": "alice"})["results"][0]  # get_all's items have none

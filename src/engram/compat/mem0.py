@@ -16,9 +16,12 @@ memories the facade made.
 
 Differences (docs/integrations.md lists them for users): ``infer=True`` extracts facts with
 engram's rule-based extractor unless an ``extractor`` (e.g. ``LLMExtractor``) is given; identical
-content for the same owner is stored once; ``history`` is rebuilt from engram's versions, so a
-deleted memory has none; ``reset`` forgets the memories made through this facade (owners found in
-the store), not the whole database; filters take ``key: value`` equality only; search scores are
+content for the same owner is stored once; ``history`` is rebuilt from engram's versions, and a
+deleted memory's from the audit trail (its ``DELETE`` included, as mem0 keeps it); ``reset``
+forgets the memories made through this facade (owners found in the store), not the whole
+database; ``filters`` beside the ids are engram's metadata conditions (``engram.where``: mem0's
+operators, ``AND``/``OR``/``NOT`` and ``*``); search and get_all return 20 unless ``top_k`` (or
+1.x's ``limit``) asks otherwise, as mem0; search scores are
 engram's scores (``threshold`` is engram's ``min_relevance``); a missing memory raises
 ``MemoryNotFoundError`` from ``update``/``delete`` (engram's ``NotFoundError`` and, as mem0's, a
 ``ValueError``), bad input ``ValidationError`` (a ``ValueError``, as mem0's).
@@ -45,14 +48,20 @@ from engram.integrations import DEFAULT_AGENT_PREFIX
 from engram.llm import create_provider
 from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
 from engram.model import Memory as EngramMemory
+from engram.where import parse_where
 
 log = logging.getLogger("engram.compat.mem0")
 
 IDS = ("user_id", "agent_id", "run_id")
+# What search and get_all return without top_k (or 1.x's limit): mem0's default for both since
+# its 2.x releases (1.x returned 100).
+DEFAULT_TOP_K = 20
 _RESERVED = (*IDS, "actor_id", "role")  # promoted to the top of a result item, as mem0 does
 # The engram agent an owner's memories live in: a user's id as it is (so ``alice`` is the same
 # agent everywhere in engram), an agent's or run's under a prefix (a user id holds no ':').
 _OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
+# The audit trail's reason for what ``reset`` forgot: mem0's reset drops the history too.
+_RESET = "mem0 reset"
 
 
 class MemoryNotFoundError(NotFoundError, ValueError):
@@ -131,8 +140,23 @@ def _stored(own: Mapping[str, Any], origin: Mapping[str, Any]) -> dict[str, Any]
 
 def _made_here(memory: EngramMemory) -> bool:
     """Whether the facade stored this memory: it sits in the agent scope its ids name."""
-    owner = _owner(memory.metadata)
-    return memory.scope.kind == "agent" and owner is not None and memory.scope.agent == owner[1]
+    return _owned(memory.scope, memory.metadata)
+
+
+def _owned(scope: Scope, metadata: Mapping[str, Any]) -> bool:
+    owner = _owner(metadata)
+    return scope.kind == "agent" and owner is not None and scope.agent == owner[1]
+
+
+def _event(memory_id: str, n: int, old: str | None, new: str | None, at: float | None, created: float,
+           metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """One entry of ``history`` in mem0's shape: each entry's ``created_at`` is the memory's, its
+    ``updated_at`` the time of the change (none for the ``ADD``)."""
+    return {
+        "id": f"{memory_id}:{n}", "memory_id": memory_id, "old_memory": old, "new_memory": new,
+        "event": "UPDATE" if n else "ADD", "created_at": _iso(created), "updated_at": _iso(at),
+        "is_deleted": False, "actor_id": metadata.get("actor_id"), "role": metadata.get("role"),
+    }
 
 
 def _held(view: Engram, key: str) -> EngramMemory | None:
@@ -150,10 +174,11 @@ def _is_newer(held: EngramMemory, written_at: float | None) -> bool:
     return written_at is None or written_at <= held.updated_at
 
 
-def _count(top_k: int | None, limit: int) -> tuple[str, int]:
-    """The result count asked for and the argument that asked (for errors): mem0's 2.x ``top_k``
-    wins over 1.x's ``limit``; 0 asks for nothing (as in mem0)."""
-    name, value = ("top_k", top_k) if top_k is not None else ("limit", limit)
+def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
+    """The result count asked for and the argument that asked (for errors): mem0's ``top_k``
+    wins over 1.x's ``limit``, and without either mem0's default (``DEFAULT_TOP_K``); 0 asks for
+    nothing (as in mem0)."""
+    name, value = ("top_k", top_k) if top_k is not None else ("limit", DEFAULT_TOP_K if limit is None else limit)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationError(name, f"{value!r} is not a count", "an integer >= 0")
     return name, value
@@ -230,15 +255,13 @@ class Memory:
             raise MemoryNotFoundError("memory", memory_id)
         return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
 
-    def _narrow(self, ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> Filters:
-        wanted: dict[str, Any] = dict(ids)
-        for key, value in (filters or {}).items():
-            if key in IDS:
-                continue
-            if isinstance(value, Mapping | list) or key in ("AND", "OR", "NOT") or value == "*":
-                raise ValidationError(f"filters.{key}", "operators and wildcards are not supported", "key: value equality")
-            wanted[key] = value
-        return Filters(metadata=wanted)
+    @staticmethod
+    def _narrow(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> Filters:
+        """The ids as equality, the rest of mem0's ``filters`` as engram's metadata condition: the
+        same language (``engram.where``), checked here so an error names ``filters...``."""
+        rest = {key: value for key, value in (filters or {}).items() if key not in IDS}
+        parse_where(rest, "filters")
+        return Filters(metadata=dict(ids), where=rest or None)
 
     @staticmethod
     def _ids(given: Mapping[str, Any], filters: Mapping[str, Any] | None, where: str) -> dict[str, str]:
@@ -321,7 +344,7 @@ class Memory:
             memory, _ = self._find(memory_id)
         except NotFoundError:
             return None
-        return _item(memory)
+        return _item(memory) | {"score": None}  # mem0's get gives its item's every field, score too
 
     def get_all(
         self,
@@ -330,10 +353,12 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
+        limit: int | None = None,
         top_k: int | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
-        """The owner's memories, newest first; ids as arguments (mem0 1.x) or in ``filters`` (2.x)."""
+        """The owner's memories, newest first, ``top_k`` of them (default 20, as mem0); ids as
+        arguments (mem0 1.x) or in ``filters`` (mem0's way now), with metadata conditions beside
+        them (``engram.where``: mem0's operators)."""
         ids = self._ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters, "get_all")
         name, count = _count(top_k, limit)
         narrow = self._narrow(ids, filters)
@@ -353,15 +378,16 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
+        limit: int | None = None,
         top_k: int | None = None,
         threshold: float | None = None,
         rerank: bool = False,
         explain: bool = False,
         reference_date: Any = None,
     ) -> dict[str, list[dict[str, Any]]]:
-        """The owner's memories most relevant to ``query``, best first, each with its ``score``
-        (and, with ``explain=True``, ``score_details``: the parts of engram's score). ``rerank``
+        """The owner's ``top_k`` memories (default 20, as mem0) most relevant to ``query``, best
+        first, each with its ``score`` (and, with ``explain=True``, ``score_details``: the parts of
+        engram's score); ``filters`` as ``get_all`` takes them. ``rerank``
         changes nothing: engram's recall is the ranking (as mem0 without a configured reranker)."""
         ids = self._ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters, "search")
         if reference_date is not None:
@@ -404,24 +430,47 @@ class Memory:
         return {"message": "Memories deleted successfully!"}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """The memory's changes, oldest first, in mem0's shape (``old_memory``, ``new_memory``, ``event``)."""
+        """The memory's changes, oldest first, in mem0's shape (``old_memory``, ``new_memory``,
+        ``event``): ``ADD``, an ``UPDATE`` per change of its text, and, once it is deleted, a
+        ``DELETE`` (``is_deleted``), as mem0 keeps them. A stored memory's come from its versions;
+        a deleted one's from the audit trail, engram's record of what was forgotten (none when
+        ``lifecycle.audit`` was off, or when ``reset`` forgot it: mem0's reset drops its history)."""
         try:
             memory, view = self._find(memory_id)
         except NotFoundError:
-            return []
+            return self._history_of_deleted(memory_id)
         earlier = view.versions(memory)
         contents = [v.content for v in earlier] + [memory.content]
         times = [memory.created_at] + [v.replaced_at for v in earlier]
-        entries = []
-        for n, content in enumerate(contents):
-            entries.append({
-                "id": f"{memory.id}:{n}", "memory_id": memory.id,
-                "old_memory": contents[n - 1] if n else None, "new_memory": content,
-                "event": "UPDATE" if n else "ADD",
-                "created_at": _iso(memory.created_at), "updated_at": _iso(times[n]) if n else None,
-                "is_deleted": False, "actor_id": memory.metadata.get("actor_id"), "role": memory.metadata.get("role"),
-            })
-        return entries
+        return [_event(memory.id, n, contents[n - 1] if n else None, content, times[n] if n else None,
+                       memory.created_at, memory.metadata)
+                for n, content in enumerate(contents)]
+
+    def _history_of_deleted(self, memory_id: str) -> list[dict[str, Any]]:
+        """The events of a memory the facade made and that is gone, from the audit rows about it
+        (every owner's: the facade is the application, as for ``get``)."""
+        if not isinstance(memory_id, str) or not memory_id:
+            return []
+        from engram.audit import AuditQuery
+
+        rows = [row for row in self.engram.backend.audit_log().query(AuditQuery(memory=memory_id, limit=100_000))
+                if row.memory_id == memory_id]
+        rows.sort(key=lambda row: (row.at, row.seq))
+        gone = next((row for row in reversed(rows) if row.action == "forgotten" and row.detail), None)
+        if gone is None or gone.reason == _RESET or not _owned(Scope.parse(gone.detail["scope"]), gone.detail["metadata"]):
+            return []
+        created, metadata = gone.detail["created_at"], gone.detail["metadata"]
+        entries: list[dict[str, Any]] = []
+        content: str | None = None
+        for row in rows:
+            if row.action in ("stored", "imported") and not entries and row.detail:
+                content = row.detail["content"]
+                entries.append(_event(memory_id, 0, None, content, None, created, metadata))
+            elif row.action == "updated" and row.detail and row.detail["content"] != content:
+                entries.append(_event(memory_id, len(entries), content, row.detail["content"], row.at, created, metadata))
+                content = row.detail["content"]
+        last = _event(memory_id, len(entries), gone.detail["content"], None, gone.at, created, metadata)
+        return [*entries, last | {"event": "DELETE", "is_deleted": True}]
 
     def import_mem0(self, document: str | Mapping[str, Any] | Sequence[Any]) -> dict[str, int]:
         """Bring memories exported from mem0 (``get_all``'s JSON, a bare list, or the platform's
@@ -495,7 +544,7 @@ class Memory:
             view = self.engram.for_agent(scope.agent, origin="mem0")
             for memory in _every(view):
                 if _made_here(memory):
-                    view.forget(memory, reason="mem0 reset")
+                    view.forget(memory, reason=_RESET)
 
     def close(self) -> None:
         self.engram.close()
