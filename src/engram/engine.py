@@ -1299,17 +1299,17 @@ class Engram:
 
     def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs
-        the audit trail records as forgotten from that agent (its agent scope or one of its
-        sessions; global for None), whether or not a memory with that id is stored again since.
-        One query for the whole batch; rows about other ids, or the same id forgotten from another
-        agent, are not seen by the caller. A forget made while ``lifecycle.audit`` was off left no
-        record, so it is not among them. Raises ``StorageError`` when the trail cannot be read."""
-        asked = set(ids)
-        if not asked:
-            return set()
-        found = self.backend.audit_log().forgotten(sorted({memory_id for memory_id, _ in asked}))
-        agents_of = {(memory_id, None if scope is None else Scope.parse(scope).agent) for memory_id, scope in found}
-        return asked & agents_of
+        the audit trail records as forgotten from a scope this view may read (its own and global,
+        as recall reads them), whether or not a memory with that id is stored again since. It
+        answers for this view's agent and global only: a pair naming another agent, or an id
+        forgotten from a scope this view does not read, is never in the answer, so one agent learns
+        nothing of another's memories. One query for the whole batch. A forget made while
+        ``lifecycle.audit`` was off left no record, so it is not among them. Raises
+        ``StorageError`` when the trail cannot be read."""
+        from engram.audit import forgotten_from
+
+        mine = [(memory_id, agent) for memory_id, agent in ids if agent is None or agent == self.scope.agent]
+        return forgotten_from(self.backend.audit_log(), mine, scopes={str(scope) for scope in self.scope.visible()})
 
     def visible_stats(self) -> AgentStats:
         """The figures of what this view may read: its memories by category, type and scope, the

@@ -5,7 +5,7 @@ Every record is turned into a ``Memory`` (validated, PII screened as ``remember`
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
 Ids come from the records' source identities and the agent each joins: a memory that agent already
 imported is skipped by id, which makes a second run a no-op, and another agent importing the same
-source gets its own copy. A memory that agent forgot since (``Engram.forgotten``: the audit trail's
+source gets its own copy. A memory that agent forgot since (``audit.forgotten_from``: the audit trail's
 record) is not stored again: a forget is on purpose, and a re-import of a newer export must not
 undo it (with ``lifecycle.audit`` off there is no record, and it comes back). A record marked
 ``refresh`` (Zep's facts, which Zep closes and rewrites in place) updates the memory it finds with
@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from engram.audit import forgotten_from
 from engram.bulk import store_and_embed
 from engram.errors import SnapshotError, ValidationError
 from engram.history.base import check_summary
@@ -145,7 +146,7 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
     instead when it is the record's own: the engram id engram's exports carry (the record is that
     memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them.
     When none of these is that agent's now and it forgot one of them, or the derived id
-    (``Engram.forgotten``, asked once for the whole plan), the record's id is among the forgotten:
+    (``audit.forgotten_from``, asked once for the whole plan), the record's id is among the forgotten:
     a forget of a memory an old import or an engram export made counts too."""
     ids: dict[RecordKey, str] = {}
     known: dict[RecordKey, list[str]] = {}
@@ -158,8 +159,11 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
     asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
     held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}
     # Only what is not that agent's now can have been forgotten by it (a stored id is present).
-    lost = engram.forgotten({(i, key[1]) for key, candidates in known.items() for i in (*candidates, ids[key])
-                             if i not in held or held[i] != key[1]})
+    # Asked of the trail itself, not ``Engram.forgotten`` (this view's agent only): the import
+    # writes into every agent its records join (``keep_agents``), so it asks about each of them.
+    lost = forgotten_from(engram.backend.audit_log(), {
+        (i, key[1]) for key, candidates in known.items() for i in (*candidates, ids[key])
+        if i not in held or held[i] != key[1]})
     forgotten: set[str] = set()
     for key, candidates in known.items():
         kept = next((i for i in (*candidates, ids[key]) if i in held and held[i] == key[1]), None)
