@@ -60,7 +60,7 @@ from engram.model import (
 from engram.privacy import PiiPolicy
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
-from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats
+from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import narrow_audit, narrow_links
@@ -704,31 +704,22 @@ class Engram:
             # memory cannot retire a global one for every other agent.
             raise ValidationError("supersede", f"{new.key} ({new.scope}) is not visible to everyone who sees"
                                   f" {old.key} ({old.scope})", f"a successor in {' or '.join(map(str, old.scope.visible()))}")
-        if self._superseded_through(new, old.id):
+        now = self.clock()
+        try:
+            # The store refuses a cycle in the write itself, so two supersedes racing the opposite
+            # ways (two threads, processes or hosts) cannot both pass a check made before it.
+            done = self.store.set_superseded(old.id, new.id, now=now,
+                                             valid_until=new.valid_from if new.valid_from is not None else now)
+        except SupersedeCycle as exc:
             # A cycle would take both out of recall, each retired by the other: nothing would hold.
             raise ValidationError("supersede", f"{new.key} is itself superseded by {old.key} (directly or through"
-                                  " others): both would leave recall", f"a successor that {old.key} does not supersede")
-        now = self.clock()
-        if not self.store.set_superseded(old.id, new.id, now=now,
-                                         valid_until=new.valid_from if new.valid_from is not None else now):
+                                  " others): both would leave recall", f"a successor that {old.key} does not supersede") from exc
+        if not done:
             # An end was forgotten since it was read (the store checks both in its write): name it.
             raise NotFoundError("memory", self._gone(old, new).id)
         closed = self.store.get(old.id, self._filter()) or old
         self._emit("updated", [closed], f"superseded by {new.key}", previous=[old])
         return self._shown([closed])[0]
-
-    def _superseded_through(self, memory: Memory, target_id: str) -> bool:
-        """Whether ``target_id`` is on ``memory``'s chain of successors (its ``superseded_by``,
-        that one's, and so on); a chain that loops already stops the walk."""
-        seen: set[str] = set()
-        successor = memory.superseded_by
-        while successor is not None and successor not in seen:
-            if successor == target_id:
-                return True
-            seen.add(successor)
-            following = self.store.get(successor, self._readable)
-            successor = None if following is None else following.superseded_by
-        return False
 
     def mark_used(self, memories: Sequence[Memory]) -> None:
         """Count a read that is not a recall (an adapter's ``get`` by key, a listing it hands an

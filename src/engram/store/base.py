@@ -11,6 +11,9 @@ Rules every backend keeps:
 - ``get`` resolves an id, or a key in the visible scopes, the most specific scope winning.
 - ``delete`` removes the memories and every link that pointed at them, returning what it removed.
 - ``link`` is bidirectional and fails (returns False) when either end is missing.
+- ``set_superseded`` checks, in the same transaction as its write, that both ends are stored and
+  that the successor is not already superseded by the memory (directly or through others): two
+  racing supersedes, in two threads, processes or hosts, never leave a cycle.
 - a ``Memory``'s ``links`` from a store hold every linked id, whatever its scope: the store is the
   operator's view (file sync, exports, migration). ``Engram`` narrows them to what its reader
   may see before any door shows them (``matching_ids``).
@@ -31,8 +34,31 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from engram.errors import EngramError
+from engram.errors import EngramError, ValidationError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
+
+
+class SupersedeCycle(ValidationError):
+    """``set_superseded``'s refusal, raised from inside its write (nothing changed): ``successor_id``
+    is already superseded by ``memory_id``, directly or through others, so each would retire the
+    other and both would leave recall. ``Engram.supersede`` names the two by key."""
+
+    def __init__(self, memory_id: str, successor_id: str) -> None:
+        self.memory_id = memory_id
+        self.successor_id = successor_id
+        super().__init__("supersede", f"{successor_id} is itself superseded by {memory_id} (directly or through"
+                         " others): both would leave recall", f"a successor that {memory_id} does not supersede")
+
+
+# Whether the second parameter (the memory to supersede) is on the chain of successors of the first
+# (its would-be successor: that one's ``superseded_by``, that one's, and so on): SQL both SQLite and
+# PostgreSQL read, with the driver's placeholder filled in. UNION (not UNION ALL) drops an id
+# already walked, so a chain that already loops ends the walk.
+SUCCESSOR_CHAIN_SQL = (
+    "WITH RECURSIVE chain(id) AS (SELECT superseded_by FROM memories WHERE id = {mark}"
+    " UNION SELECT m.superseded_by FROM memories m JOIN chain c ON m.id = c.id WHERE m.superseded_by IS NOT NULL)"
+    " SELECT 1 FROM chain WHERE id = {mark} LIMIT 1"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +207,10 @@ class MemoryStore(Protocol):
         """Mark a memory superseded by ``successor_id`` at record time ``now``, closing its valid
         time at ``valid_until`` unless it already has one; ``successor_id`` None clears both marks.
         False (nothing changed) when the memory is not stored, or the successor is not: checked in
-        the same write, so a successor forgotten meanwhile never leaves a memory pointing at nothing."""
+        the same write, so a successor forgotten meanwhile never leaves a memory pointing at nothing.
+        Raises ``SupersedeCycle`` (nothing changed) when the successor is already superseded by the
+        memory, directly or through others: checked in the same write too, so two supersedes racing
+        the opposite ways cannot both pass."""
         ...
 
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...

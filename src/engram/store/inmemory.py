@@ -25,6 +25,7 @@ from engram.store.base import (
     ImportResult,
     KindCount,
     StoreStats,
+    SupersedeCycle,
     apply_write,
     import_links,
     linked_memories,
@@ -354,6 +355,8 @@ class InMemoryMemoryStore:
             superseding = successor_id is not None
             if memory is None or (superseding and successor_id not in self._rows):
                 return False
+            if successor_id is not None and self._superseded_through(successor_id, memory_id):
+                raise SupersedeCycle(memory_id, successor_id)
             self._rows[memory_id] = replace(
                 memory, superseded_by=successor_id, superseded_at=now if superseding else None,
                 # An explicit valid_until already stored wins over the one superseding closes with.
@@ -361,6 +364,18 @@ class InMemoryMemoryStore:
             )
             self._changed()
             return True
+
+    def _superseded_through(self, start: str, target: str) -> bool:
+        """Whether ``target`` is ``start`` or on its chain of successors (called under the lock)."""
+        seen: set[str] = set()
+        current: str | None = start
+        while current is not None and current not in seen:
+            if current == target:
+                return True
+            seen.add(current)
+            found = self._rows.get(current)
+            current = None if found is None else found.superseded_by
+        return False
 
     def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
         imported = skipped = 0

@@ -57,10 +57,12 @@ from engram.model import (
 )
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
+    SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
     KindCount,
     StoreStats,
+    SupersedeCycle,
     apply_write,
     import_links,
     kind_counts,
@@ -72,6 +74,7 @@ from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
 from engram.temporal.sql import time_clauses
 
+_SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="%s")
 _COLUMNS = (
     "m.seq, m.id, m.agent, m.session, m.key, m.content, m.category, m.type, m.layer, m.tags, m.metadata,"
     " m.importance, m.related_entity, m.source, m.created_at, m.updated_at, m.last_accessed, m.recall_count,"
@@ -85,6 +88,7 @@ _ORDER_SQL = {
     "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.seq DESC",
 }
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
+_SUPERSEDE_LOCK = 0x656E67726173  # advisory lock a supersede holds while it checks for a cycle and writes
 _IDENTITY = "embedding_identity"
 # Threads a store begins vector searches on (``start_vector_search``); a search finding them all
 # busy runs on its caller's thread instead of waiting in line.
@@ -418,11 +422,18 @@ class PostgresMemoryStore:
         superseding = successor_id is not None
 
         def work(conn: Any) -> bool:
+            if superseding:
+                # Supersedes take their turn, on every host: the chain below is read after the lock,
+                # in a statement of its own (READ COMMITTED), so it holds every supersede committed
+                # before, and one racing the other way round waits and then sees the cycle.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SUPERSEDE_LOCK,))
+                # (FOR SHARE holds the successor's row until commit: a concurrent forget waits.)
+                if conn.execute("SELECT 1 FROM memories WHERE id = %s FOR SHARE", (successor_id,)).fetchone() is None:
+                    return False
+                if successor_id == memory_id or conn.execute(
+                        _SUCCESSOR_CHAIN, (successor_id, memory_id)).fetchone() is not None:
+                    raise SupersedeCycle(memory_id, successor_id)
             # An explicit valid_until already stored wins over the one superseding closes with.
-            # (FOR SHARE holds the successor's row until commit: a concurrent forget waits.)
-            if superseding and conn.execute("SELECT 1 FROM memories WHERE id = %s FOR SHARE",
-                                            (successor_id,)).fetchone() is None:
-                return False
             cursor = conn.execute(
                 "UPDATE memories SET superseded_by = %s, superseded_at = %s,"
                 " valid_until = COALESCE(valid_until, %s) WHERE id = %s",

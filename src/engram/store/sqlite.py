@@ -50,10 +50,12 @@ from engram.model import (
     metadata_text,
 )
 from engram.store.base import (
+    SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
     KindCount,
     StoreStats,
+    SupersedeCycle,
     apply_write,
     import_links,
     kind_counts,
@@ -70,6 +72,7 @@ from engram.temporal.sql import time_clauses
 
 log = logging.getLogger(__name__)
 
+_SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="?")
 _COLUMNS = (
     "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
     "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
@@ -412,6 +415,11 @@ class SqliteMemoryStore:
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:
         with self.db.write() as conn:
+            # In the write (BEGIN IMMEDIATE: one writer at a time, every process on the file), so a
+            # supersede the other way round committed a moment ago is seen, and one racing waits.
+            if successor_id is not None and (successor_id == memory_id or conn.execute(
+                    _SUCCESSOR_CHAIN, (successor_id, memory_id)).fetchone() is not None):
+                raise SupersedeCycle(memory_id, successor_id)
             # An explicit valid_until already stored wins over the one superseding closes with.
             cursor = conn.execute(
                 "UPDATE memories SET superseded_by = ?, superseded_at = ?,"

@@ -22,7 +22,7 @@ from engram.errors import DimensionError, EngramError, NotFoundError, SnapshotEr
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
-from engram.store.base import BatchWrite, KindCount, MemoryStore
+from engram.store.base import BatchWrite, KindCount, MemoryStore, SupersedeCycle
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
 
@@ -469,6 +469,19 @@ class MemoryStoreContract(TemporalContract):
         assert [h.memory.id for h in mem.recall("where does the user live")] == [new.id]
         assert len(mem.list(Filters(include_superseded=True))) == 2
         assert mem.get(old.id).superseded_by == new.id
+
+    def test_the_store_refuses_a_supersede_cycle_in_its_write(self, mem: Engram, store: MemoryStore) -> None:
+        # The check is the store's, in the write's transaction: a cycle two racing supersedes would
+        # close past a check made before the write (tests/unit/test_supersede_race.py races them).
+        a, b, c = (mem.remember(f"The office opens at {hour}").memory for hour in ("eight", "nine", "ten"))
+        assert store.set_superseded(a.id, b.id, now=1.0) and store.set_superseded(b.id, c.id, now=1.0)
+        for old, new in ((b.id, a.id), (c.id, a.id), (c.id, c.id)):
+            with pytest.raises(SupersedeCycle) as cycle:
+                store.set_superseded(old, new, now=2.0)
+            assert cycle.value.field == "supersede" and (cycle.value.memory_id, cycle.value.successor_id) == (old, new)
+        assert [mem.get(m.id).superseded_by for m in (a, b, c)] == [b.id, c.id, None]
+        assert mem.get(c.id).valid_until is None  # nothing changed
+        assert store.set_superseded(a.id, c.id, now=2.0)  # a successor further down the chain is no cycle
 
     # --- forgetting ----------------------------------------------------------------------
     def test_forget_by_key_id_query_tag_and_age(self, mem: Engram, clock: FakeClock) -> None:
