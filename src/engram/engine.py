@@ -617,16 +617,22 @@ class Engram:
             ("source", source), ("search_context", search_context), ("valid_from", valid_from),
             ("valid_until", valid_until)) if value is not None}
         cleared = parse_clear(clear, given)
-        old = self._held(ref, "update")
+        return self.writes.write(self._updating(self._held(ref, "update"), given, cleared))
+
+    def _updating(self, old: Memory, given: Mapping[str, Any], cleared: Iterable[str] = ()) -> PendingWrite:
+        """``update``'s write of ``given`` (and ``cleared``) over ``old``, checked and made as
+        ``_pending_write`` makes it; an import makes its updates of a re-import with it too, and
+        writes their drafts in its own transaction (``importers.apply``)."""
+        cleared = tuple(cleared)
         fields: dict[str, Any] = {name: getattr(old, name) for name in UPSERT_FIELDS}
         if "type" in given:
             fields["layer"] = None  # routed from the new type unless a layer is given too
         fields.update(given)
         # Empty tags and metadata are given as empty: None would keep the stored ones.
         fields.update({name: {"tags": (), "metadata": {}}.get(name) for name in cleared})
-        return self.writes.write(self._pending_write(
+        return self._pending_write(
             fields.pop("content"), key=old.key, scope=old.scope, derive_valid_from="valid_from" not in cleared,
-            updating=old, **fields))
+            updating=old, **fields)
 
     def replace(
         self,

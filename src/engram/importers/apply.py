@@ -1,5 +1,5 @@
-"""Write a ``Plan`` through an ``Engram``: memories in one all-or-nothing store import, then the
-changes to memories earlier imports made, then conversation messages and summaries, then operator notes.
+"""Write a ``Plan`` through an ``Engram``: memories, and the changes to memories earlier imports
+made, in one all-or-nothing store import; then conversation messages and summaries, then operator notes.
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
@@ -34,6 +34,7 @@ from engram.model import (
     Memory,
     Message,
     Scope,
+    WriteResult,
     layer_for_type,
     make_filter,
     make_message,
@@ -41,6 +42,8 @@ from engram.model import (
     parse_content,
     parse_key,
 )
+from engram.store.base import ImportUpdate
+from engram.writes import PendingWrite, announce
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -92,15 +95,19 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     if forgotten:
         warnings.append(_forgotten_warning(forgotten, engram.scope.agent or "default"))
         memories = [m for m in memories if m.id not in gone or m.id in existing]
-    changes = _changes(engram, plan.kind, memories, records, existing, warnings)
+    changes = _refreshing(engram, _changes(engram, plan.kind, memories, records, existing, warnings))
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
-    # The rows are written and announced on another thread while the model embeds them.
+    # The rows are written (the changes too, in the same transaction: all or nothing) and
+    # announced on another thread while the model embeds them.
     result = store_and_embed(engram, fresh, reason=f"import from {plan.kind}",
                              progress=lambda done, total: report("embedding", done, total),
-                             stored=lambda: report("storing", len(fresh), len(fresh))) if fresh else None
+                             stored=lambda: report("storing", len(fresh), len(fresh)),
+                             updates=[ImportUpdate(held.id, write.draft, write.now) for held, write in changes],
+                             ) if fresh or changes else None
     imported = result.imported if result else 0
-    updated = _refresh(engram, changes)
+    _announce_updates(engram, changes)
+    updated = len(changes)
     if (messages or summaries) and not engram.history.enabled:
         from engram.history.service import HISTORY_OFF
 
@@ -396,15 +403,27 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     return out
 
 
-def _refresh(engram: Engram, changes: list[_Change]) -> int:
-    """Apply ``changes`` through ``update`` (versions kept, events announced, a new text embedded)
-    in the view of the memory's own agent; returns how many memories changed."""
+def _refreshing(engram: Engram, changes: list[_Change]) -> list[tuple[Memory, PendingWrite]]:
+    """Each of ``changes`` made the write ``update`` makes (versions kept, events announced once
+    committed, a new text embedded after), in the view of the memory's own agent, checked before
+    anything is written; the import writes them in its own transaction (``ImportUpdate``)."""
     own = engram.scope
+    out = []
     for change in changes:
         scope = change.memory.scope
         view = engram if scope == own or scope.agent is None else engram.for_agent(scope.agent, scope.session)
-        view.update(change.memory, **change.fields)
-    return len(changes)
+        out.append((change.memory, view._updating(change.memory, change.fields)))
+    return out
+
+
+def _announce_updates(engram: Engram, changes: list[tuple[Memory, PendingWrite]]) -> None:
+    """The committed updates' events, as ``update`` announces them (each memory as it was read and
+    as it is now); one read for them all."""
+    if not changes:
+        return
+    now = {m.id: m for m in engram.store.get_many([held.id for held, _ in changes])}
+    done = [(write, WriteResult(now[held.id], "updated", previous=held)) for held, write in changes if held.id in now]
+    announce([write for write, _ in done], [result for _, result in done])
 
 
 def _unique_keys(engram: Engram, memories: list[Memory]) -> list[Memory]:

@@ -34,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from engram.errors import EngramError, ValidationError
+from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
 
 
@@ -65,6 +65,17 @@ SUCCESSOR_CHAIN_SQL = (
 class ImportResult:
     imported: int
     skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportUpdate:
+    """A change an import brings to a memory an earlier import made (a re-import of a source that
+    rewrites its records in place, as Zep does): ``draft`` (the memory's key and scope) written
+    over memory ``memory_id`` at time ``at`` as ``upsert`` writes it, its old text kept in versions."""
+
+    memory_id: str
+    draft: MemoryDraft
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +231,12 @@ class MemoryStore(Protocol):
         need not change it); None when the store cannot tell cheaply. Recall caching keys on it."""
         ...
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         """All-or-nothing import keeping ids and times; skips ids or (scope, key) already present.
-        ``links`` of each memory are restored where both ends exist afterwards."""
+        ``links`` of each memory are restored where both ends exist afterwards. ``updates`` are
+        written in the same transaction, after the memories (``apply_updates``): a failure in any
+        of them, or a memory to update that is no longer stored under its key (``NotFoundError``),
+        leaves the store as it was, the new memories included."""
         ...
 
     def iter_all(self) -> Iterator[Memory]: ...
@@ -332,6 +346,17 @@ def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: 
         if fresh:
             result = replace(result, memory=fresh[0])
     return result
+
+
+def apply_updates(store: MemoryStore, updates: Sequence[ImportUpdate]) -> None:
+    """An import's ``updates`` through the store's ``upsert``, in the caller's transaction (the
+    store's ``import_memories``). Raises ``NotFoundError`` naming a memory no longer stored under
+    its key (forgotten since the import read it: the upsert would have made a new one), so the
+    caller's transaction undoes the whole import rather than bring it back."""
+    for update in updates:
+        result = store.upsert(update.draft, proposed_key=update.draft.key or "", now=update.at)
+        if result.memory.id != update.memory_id:
+            raise NotFoundError("memory", update.memory_id)
 
 
 def keeps_nothing(store: MemoryStore) -> bool:

@@ -60,9 +60,11 @@ from engram.store.base import (
     SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
+    ImportUpdate,
     KindCount,
     StoreStats,
     SupersedeCycle,
+    apply_updates,
     apply_write,
     import_links,
     kind_counts,
@@ -443,10 +445,12 @@ class PostgresMemoryStore:
 
         return self.db.transact(work)
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         for memory in memories:
             _refuse_nul(memory)
-        scopes = sorted({_scope_lock_key(*_scope_columns(m.scope)) for m in memories})
+        # The updates' scopes too: their upserts take those locks again (held already, no wait).
+        scopes = sorted({_scope_lock_key(*_scope_columns(m.scope)) for m in memories}
+                        | {_scope_lock_key(*_scope_columns(u.draft.scope)) for u in updates})
 
         def work(conn: Any) -> ImportResult:
             for scope_key in scopes:  # sorted: two importers never wait on each other in a cycle
@@ -473,6 +477,8 @@ class PostgresMemoryStore:
                     if both_ways:
                         cur.executemany("INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                                         both_ways)
+            # Each upsert joins this transaction (a savepoint): its failure undoes the import whole.
+            apply_updates(self, updates)
             return ImportResult(imported, len(memories) - imported)
 
         return self.db.transact(work)

@@ -53,9 +53,11 @@ from engram.store.base import (
     SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
+    ImportUpdate,
     KindCount,
     StoreStats,
     SupersedeCycle,
+    apply_updates,
     apply_write,
     import_links,
     kind_counts,
@@ -431,7 +433,7 @@ class SqliteMemoryStore:
             self._own_writes += 1
             return cursor.rowcount > 0
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         imported, skipped = 0, 0
         with self.db.write() as conn:
             for memory in memories:
@@ -467,6 +469,7 @@ class SqliteMemoryStore:
             conn.executemany("INSERT OR IGNORE INTO memory_links (from_id, to_id) VALUES (?, ?)",
                              import_links(memories, agent_of))
             self._own_writes += 1
+            apply_updates(self, updates)  # each upsert joins this transaction
         return ImportResult(imported, skipped)
 
     # --- reads -----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from engram.errors import DimensionError, EngramError, NotFoundError, SnapshotEr
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
-from engram.store.base import BatchWrite, KindCount, MemoryStore, SupersedeCycle
+from engram.store.base import BatchWrite, ImportResult, ImportUpdate, KindCount, MemoryStore, SupersedeCycle
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
 
@@ -865,6 +865,35 @@ class MemoryStoreContract(TemporalContract):
         assert links[private.id] == set()  # nothing written into alice's memory
         assert links["g-new"] == set()
         assert "bob-new" in links[shared.id] and "bob-new" in links[earlier.id]
+
+    def test_an_imports_updates_are_in_its_transaction(self, store: MemoryStore, clock: FakeClock,
+                                                       make_store: Callable[[], MemoryStore]) -> None:
+        # A re-import's changes to memories an earlier import made are written with its new
+        # memories, all or nothing: one that fails part-way (its memory forgotten meanwhile, so the
+        # upsert by key would have made a new one) undoes the rest.
+        mem = Engram(store, agent="alice", clock=clock)
+        kept, gone = (mem.remember(f"Alice lives in {city}", key=f"lives-{city}").memory for city in ("Lisbon", "Porto"))
+        fresh = Memory(id="zep-new", key="works-globex", content="Alice works at Globex", scope=Scope("alice"),
+                       created_at=clock.now, updated_at=clock.now)
+        updates = [ImportUpdate(m.id, make_draft(f"{m.content}, in Alfama", max_content_chars=500, key=m.key,
+                                                 scope=m.scope), clock.now + 1) for m in (kept, gone)]
+        mem.forget(gone)
+        everyone = MemoryFilter(scopes=(Scope("alice"),), include_superseded=True)
+        before = store.list(everyone, limit=50)
+        with pytest.raises(NotFoundError) as missing:
+            store.import_memories([fresh], updates)
+        assert missing.value.ref == gone.id
+        assert store.list(everyone, limit=50) == before and store.versions(kept.id) == []
+        if getattr(store, "persists", True):  # what is kept (the file, the database) is as it was too
+            reopened = make_store()
+            try:
+                assert reopened.list(everyone, limit=50) == before
+            finally:
+                reopened.close()
+        assert store.import_memories([fresh], updates[:1]) == ImportResult(1, 0)
+        assert store.get_many([kept.id])[0].content == "Alice lives in Lisbon, in Alfama"
+        assert [v.content for v in store.versions(kept.id)] == ["Alice lives in Lisbon"]
+        assert store.get_many(["zep-new"])[0].content == "Alice works at Globex"
 
     def test_import_is_all_or_nothing(self, mem: Engram) -> None:
         mem.remember("existing", key="existing")
