@@ -456,27 +456,28 @@ class PostgresMemoryStore:
             for scope_key in scopes:  # sorted: two importers never wait on each other in a cycle
                 conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_key,))
             imported = 0
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                    " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                    " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at) VALUES"
-                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT DO NOTHING RETURNING id",
-                    [_import_row(memory) for memory in memories],
-                    returning=True,
-                )
-                while True:
-                    imported += len(cur.fetchall())
-                    if not cur.nextset():
-                        break
-                ends = sorted({m.id for m in memories if m.links} | {o for m in memories for o in m.links})
-                if ends:
-                    agent_of = dict(conn.execute("SELECT id, agent FROM memories WHERE id = ANY(%s)", (ends,)).fetchall())
-                    both_ways = import_links(memories, agent_of)
-                    if both_ways:
-                        cur.executemany("INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                                        both_ways)
+            if memories:  # (executemany of no rows gives no result to fetch: only updates)
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+                        " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+                        " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at) VALUES"
+                        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        " ON CONFLICT DO NOTHING RETURNING id",
+                        [_import_row(memory) for memory in memories],
+                        returning=True,
+                    )
+                    while True:
+                        imported += len(cur.fetchall())
+                        if not cur.nextset():
+                            break
+                    ends = sorted({m.id for m in memories if m.links} | {o for m in memories for o in m.links})
+                    if ends:
+                        agent_of = dict(conn.execute("SELECT id, agent FROM memories WHERE id = ANY(%s)", (ends,)).fetchall())
+                        both_ways = import_links(memories, agent_of)
+                        if both_ways:
+                            cur.executemany("INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                                            both_ways)
             # Each upsert joins this transaction (a savepoint): its failure undoes the import whole.
             apply_updates(self, updates)
             return ImportResult(imported, len(memories) - imported)

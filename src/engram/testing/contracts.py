@@ -894,6 +894,11 @@ class MemoryStoreContract(TemporalContract):
         assert store.get_many([kept.id])[0].content == "Alice lives in Lisbon, in Alfama"
         assert [v.content for v in store.versions(kept.id)] == ["Alice lives in Lisbon"]
         assert store.get_many(["zep-new"])[0].content == "Alice works at Globex"
+        # A re-import that only changes what it made before: no new memory to add.
+        again = ImportUpdate(kept.id, make_draft("Alice lives in Porto", max_content_chars=500, key=kept.key,
+                                                 scope=kept.scope), clock.now + 2)
+        assert store.import_memories([], [again]) == ImportResult(0, 0)
+        assert store.get_many([kept.id])[0].content == "Alice lives in Porto"
 
     def test_import_is_all_or_nothing(self, mem: Engram) -> None:
         mem.remember("existing", key="existing")
