@@ -16,7 +16,9 @@ shared database (every process writes one trail); other backends keep it in proc
 
 Change rows are never pruned, so the trail is also engram's record of what was forgotten:
 ``AuditLog.forgotten`` answers, for a batch of memory ids in one indexed query, which of them a
-forget removed (``Engram.forgotten`` asks it, and an import skips those rather than bring them back).
+forget removed; ``forgotten_from`` reads its answer per agent. ``Engram.forgotten`` asks it only
+about what its own agent may see (another agent's forgets are that agent's business), and an
+import asks about the agents its records join (and skips those rather than bring them back).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,7 +36,7 @@ from engram.db.sqlite import Database
 from engram.drain import Drain
 from engram.errors import StorageError, ValidationError
 from engram.events import MemoryEvent, ReadEvent
-from engram.model import Memory, changed_fields
+from engram.model import Memory, Scope, changed_fields
 
 CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
 AUDITED = (*CHANGES, "recalled")  # recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents
@@ -153,6 +155,21 @@ class AuditLog(Protocol):
         """``(memory id, memory scope)`` of every ``forgotten`` row about one of ``ids``, and no
         other row: which of them a forget removed, and from which scope."""
         ...
+
+
+def forgotten_from(log: AuditLog, ids: Iterable[tuple[str, str | None]], *,
+                   scopes: Collection[str] | None = None) -> set[tuple[str, str | None]]:
+    """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs ``log``
+    records as forgotten from that agent (its agent scope or one of its sessions; global for None),
+    counting only forgets from ``scopes`` (``str(Scope)``) when given. One query for the batch; a
+    row about the same id forgotten from another agent answers nothing."""
+    asked = set(ids)
+    if not asked:
+        return set()
+    found = log.forgotten(sorted({memory_id for memory_id, _ in asked}))
+    agents_of = {(memory_id, None if scope is None else Scope.parse(scope).agent) for memory_id, scope in found
+                 if scopes is None or scope in scopes}
+    return asked & agents_of
 
 
 class ReadTrail:

@@ -30,7 +30,7 @@ import numpy as np
 
 from engram.errors import EngramError
 from engram.model import Memory
-from engram.store.base import ImportResult
+from engram.store.base import ImportResult, ImportUpdate
 from engram.writes import embed_texts, identity_warning
 
 if TYPE_CHECKING:
@@ -43,19 +43,21 @@ Progress = Callable[[int, int], None]  # (embedded, total)
 
 
 def store_and_embed(engram: Engram, memories: Sequence[Memory], *, reason: str | None = None,
-                    progress: Progress | None = None, stored: Callable[[], None] | None = None) -> ImportResult:
-    """Store ``memories`` in one transaction (``store.import_memories``, after the engine's
-    ``guard``), emit ``imported`` for them with ``reason``, and embed them, overlapped as the
-    module says. ``progress(done, total)`` is called after each batch of vectors, and ``stored()``
-    once the rows are committed (first seen between two batches, else at the end); both on the
-    caller's thread.
+                    progress: Progress | None = None, stored: Callable[[], None] | None = None,
+                    updates: Sequence[ImportUpdate] = ()) -> ImportResult:
+    """Store ``memories`` and make ``updates`` in one transaction (``store.import_memories``, after
+    the engine's ``guard``), emit ``imported`` for the new ones with ``reason`` (the caller
+    announces the updates), and embed them, overlapped as the module
+    says; an updated text is embedded after, with what else lacks a vector. ``progress(done,
+    total)`` is called after each batch of vectors, and ``stored()`` once the rows are committed
+    (first seen between two batches, else at the end); both on the caller's thread.
 
     Raises what ``store.import_memories`` or the guard raises (nothing is embedded then); an
     embedding failure is not raised: the rows are kept and full text finds them, as in
     ``Engram.embed_missing``.
     """
     todo = _to_embed(engram, memories)
-    writer = _Writer(engram, memories, reason)
+    writer = _Writer(engram, memories, reason, updates)
     writer.start()
     done, failed, embedder = 0, False, engram.writes.embedder  # None when the store keeps nothing
     try:
@@ -108,10 +110,12 @@ def _to_embed(engram: Engram, memories: Sequence[Memory]) -> list[Memory]:
 class _Writer(threading.Thread):
     """Stores the rows, emits ``imported``, then stores the vectors handed to it, in that order."""
 
-    def __init__(self, engram: Engram, memories: Sequence[Memory], reason: str | None) -> None:
+    def __init__(self, engram: Engram, memories: Sequence[Memory], reason: str | None,
+                 updates: Sequence[ImportUpdate]) -> None:
         super().__init__(name="engram-import-writer", daemon=True)
         self.engram = engram
         self.memories = memories
+        self.updates = updates
         self.reason = reason
         self.result = ImportResult(0, 0)
         self.error: BaseException | None = None
@@ -132,9 +136,10 @@ class _Writer(threading.Thread):
     def run(self) -> None:
         engram = self.engram
         try:
-            if self.memories and engram.guard is not None:
+            if (self.memories or self.updates) and engram.guard is not None:
                 engram.guard("import")
-            self.result = engram.store.import_memories(self.memories) if self.memories else ImportResult(0, 0)
+            self.result = (engram.store.import_memories(self.memories, self.updates)
+                           if self.memories or self.updates else ImportResult(0, 0))
             self.stored.set()
             if not self.result.imported:
                 return

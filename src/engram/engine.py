@@ -60,7 +60,7 @@ from engram.model import (
 from engram.privacy import PiiPolicy
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
-from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats
+from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import narrow_audit, narrow_links
@@ -623,16 +623,22 @@ class Engram:
             ("source", source), ("search_context", search_context), ("valid_from", valid_from),
             ("valid_until", valid_until)) if value is not None}
         cleared = parse_clear(clear, given)
-        old = self._held(ref, "update")
+        return self.writes.write(self._updating(self._held(ref, "update"), given, cleared))
+
+    def _updating(self, old: Memory, given: Mapping[str, Any], cleared: Iterable[str] = ()) -> PendingWrite:
+        """``update``'s write of ``given`` (and ``cleared``) over ``old``, checked and made as
+        ``_pending_write`` makes it; an import makes its updates of a re-import with it too, and
+        writes their drafts in its own transaction (``importers.apply``)."""
+        cleared = tuple(cleared)
         fields: dict[str, Any] = {name: getattr(old, name) for name in UPSERT_FIELDS}
         if "type" in given:
             fields["layer"] = None  # routed from the new type unless a layer is given too
         fields.update(given)
         # Empty tags and metadata are given as empty: None would keep the stored ones.
         fields.update({name: {"tags": (), "metadata": {}}.get(name) for name in cleared})
-        return self.writes.write(self._pending_write(
+        return self._pending_write(
             fields.pop("content"), key=old.key, scope=old.scope, derive_valid_from="valid_from" not in cleared,
-            updating=old, **fields))
+            updating=old, **fields)
 
     def replace(
         self,
@@ -710,31 +716,22 @@ class Engram:
             # memory cannot retire a global one for every other agent.
             raise ValidationError("supersede", f"{new.key} ({new.scope}) is not visible to everyone who sees"
                                   f" {old.key} ({old.scope})", f"a successor in {' or '.join(map(str, old.scope.visible()))}")
-        if self._superseded_through(new, old.id):
+        now = self.clock()
+        try:
+            # The store refuses a cycle in the write itself, so two supersedes racing the opposite
+            # ways (two threads, processes or hosts) cannot both pass a check made before it.
+            done = self.store.set_superseded(old.id, new.id, now=now,
+                                             valid_until=new.valid_from if new.valid_from is not None else now)
+        except SupersedeCycle as exc:
             # A cycle would take both out of recall, each retired by the other: nothing would hold.
             raise ValidationError("supersede", f"{new.key} is itself superseded by {old.key} (directly or through"
-                                  " others): both would leave recall", f"a successor that {old.key} does not supersede")
-        now = self.clock()
-        if not self.store.set_superseded(old.id, new.id, now=now,
-                                         valid_until=new.valid_from if new.valid_from is not None else now):
+                                  " others): both would leave recall", f"a successor that {old.key} does not supersede") from exc
+        if not done:
             # An end was forgotten since it was read (the store checks both in its write): name it.
             raise NotFoundError("memory", self._gone(old, new).id)
         closed = self.store.get(old.id, self._filter()) or old
         self._emit("updated", [closed], f"superseded by {new.key}", previous=[old])
         return self._shown([closed])[0]
-
-    def _superseded_through(self, memory: Memory, target_id: str) -> bool:
-        """Whether ``target_id`` is on ``memory``'s chain of successors (its ``superseded_by``,
-        that one's, and so on); a chain that loops already stops the walk."""
-        seen: set[str] = set()
-        successor = memory.superseded_by
-        while successor is not None and successor not in seen:
-            if successor == target_id:
-                return True
-            seen.add(successor)
-            following = self.store.get(successor, self._readable)
-            successor = None if following is None else following.superseded_by
-        return False
 
     def mark_used(self, memories: Sequence[Memory]) -> None:
         """Count a read that is not a recall (an adapter's ``get`` by key, a listing it hands an
@@ -1305,17 +1302,17 @@ class Engram:
 
     def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs
-        the audit trail records as forgotten from that agent (its agent scope or one of its
-        sessions; global for None), whether or not a memory with that id is stored again since.
-        One query for the whole batch; rows about other ids, or the same id forgotten from another
-        agent, are not seen by the caller. A forget made while ``lifecycle.audit`` was off left no
-        record, so it is not among them. Raises ``StorageError`` when the trail cannot be read."""
-        asked = set(ids)
-        if not asked:
-            return set()
-        found = self.backend.audit_log().forgotten(sorted({memory_id for memory_id, _ in asked}))
-        agents_of = {(memory_id, None if scope is None else Scope.parse(scope).agent) for memory_id, scope in found}
-        return asked & agents_of
+        the audit trail records as forgotten from a scope this view may read (its own and global,
+        as recall reads them), whether or not a memory with that id is stored again since. It
+        answers for this view's agent and global only: a pair naming another agent, or an id
+        forgotten from a scope this view does not read, is never in the answer, so one agent learns
+        nothing of another's memories. One query for the whole batch. A forget made while
+        ``lifecycle.audit`` was off left no record, so it is not among them. Raises
+        ``StorageError`` when the trail cannot be read."""
+        from engram.audit import forgotten_from
+
+        mine = [(memory_id, agent) for memory_id, agent in ids if agent is None or agent == self.scope.agent]
+        return forgotten_from(self.backend.audit_log(), mine, scopes={str(scope) for scope in self.scope.visible()})
 
     def visible_stats(self) -> AgentStats:
         """The figures of what this view may read: its memories by category, type and scope, the

@@ -311,7 +311,7 @@ class WriteQueue:
             if note is not None and i in changed and isinstance(result, WriteResult):
                 result = dataclasses.replace(result, warnings=(*result.warnings, note))
             out.append(result)
-        _announce(batch, out)
+        announce(batch, out)
         return out
 
     def _write(self, writes: list[BatchWrite], now: float, identity: str | None) -> list[WriteResult | EngramError]:
@@ -384,7 +384,7 @@ class WriteQueue:
         return None
 
 
-def _announce(batch: Sequence[PendingWrite], results: Sequence[WriteResult | EngramError]) -> None:
+def announce(batch: Sequence[PendingWrite], results: Sequence[WriteResult | EngramError]) -> None:
     """The committed batch's events, each bus told once with all of its own, in the batch's order.
     Never raises: the writes are stored whatever a listener or an event maker does."""
     by_bus: dict[int, tuple[EventBus, list[MemoryEvent]]] = {}

@@ -97,9 +97,9 @@ def test_one_agents_forget_does_not_keep_another_agents_copy_out(tmp_path: Path)
         assert contents(bob) == {"Likes tea", "Lives in Oslo"}
         again = alice.import_from(SOURCE, "mem0", keep_agents=False)
         assert (again.imported, again.forgotten) == (0, 1)
-        # The engine answers only for the agent each id is asked with.
+        # Alice's view answers only for the agent each id is asked with.
         [forgotten_id] = [e.memory_id for e in alice.audit_trail(action="forgotten")]
-        assert engram.forgotten([(forgotten_id, "alice"), (forgotten_id, "bob"), ("no-such-id", "alice")]) == {
+        assert alice.forgotten([(forgotten_id, "alice"), (forgotten_id, "bob"), ("no-such-id", "alice")]) == {
             (forgotten_id, "alice")}
 
 
@@ -120,6 +120,26 @@ def test_a_memory_from_an_import_made_before_ids_were_per_agent_stays_forgotten(
         # Alice's forget is neither bob's memory nor a reason to leave bob's record out.
         assert bob.get(old_id).scope == Scope("bob")
         assert bob.import_from(SOURCE, "mem0", keep_agents=False).forgotten == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "jsonfile", "inmemory"])
+def test_a_view_answers_only_for_what_its_agent_may_see(tmp_path: Path, backend: str) -> None:
+    with opened(tmp_path, backend=backend) as engram:
+        alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+        secret = bob.remember("Bob's diary: the surprise party is on Friday").memory
+        shared = engram.remember("The office is closed on Mondays", scope="global").memory
+        note = alice.for_session("s1").remember("Alice's note for this chat only", scope="session").memory
+        bob.forget(secret.id)
+        engram.forget(shared.id)
+        alice.for_session("s1").forget(note.id)
+        asked = [(secret.id, "bob"), (shared.id, None), (note.id, "alice")]
+        # Bob's forget is his own: alice (or the default agent) learns nothing of it, asked either way.
+        assert alice.forgotten(asked) == {(shared.id, None)}
+        assert alice.forgotten([(secret.id, "alice")]) == set()
+        assert engram.forgotten(asked) == {(shared.id, None)}
+        assert bob.forgotten(asked) == {(secret.id, "bob"), (shared.id, None)}
+        # As recall reads: the session's view sees its session's forget, the agent's view does not.
+        assert alice.for_session("s1").forgotten(asked) == {(shared.id, None), (note.id, "alice")}
 
 
 @pytest.mark.parametrize("backend", ["jsonfile", "inmemory"])

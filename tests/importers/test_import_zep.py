@@ -19,9 +19,10 @@ import pytest
 
 from engram.config import load_settings
 from engram.engine import Engram
-from engram.errors import SnapshotError
+from engram.errors import SnapshotError, StorageError
 from engram.interfaces.cli.app import app
 from engram.temporal.instants import parse_time
+from tests.failing_writes import sqlite_insert_fails
 from tests.importers.test_import_cli import ENGRAM, FIXTURES, as_json, run, runner
 
 DUMP = FIXTURES / "zep.json"
@@ -401,3 +402,39 @@ def test_a_document_without_users_is_refused_naming_the_shape(tmp_path: Path) ->
             mem.import_from("{}", "zep")
         with pytest.raises(SnapshotError, match=r"^users: got dict"):
             mem.import_from('{"users": {"alice": {}}}', "zep")
+
+
+def rewrites_two_facts_and_adds_porto(data: dict[str, Any]) -> None:
+    edges = data["users"][0]["edges"]
+    edges[2]["fact"] = "Alice lives in Lisbon, in Alfama."
+    edges[3]["fact"] = "Alice enjoys pastéis de nata from Manteigaria."
+    edges.append(PORTO)
+
+
+def stored_state(mem: Engram) -> dict[str, Any]:
+    """Every memory of alice's, its versions, and the audit trail: what a failed import must not change."""
+    alice = mem.for_agent("alice")
+    return {"memories": {m.id: m for m in alice.list(limit=50)},
+            "versions": {m.id: alice.versions(m) for m in alice.list(limit=50)},
+            "audit": [(e.action, e.memory_id) for e in alice.audit_trail(limit=1000)]}
+
+
+def test_a_reimport_failing_part_way_changes_nothing_and_runs_whole_later(tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as mem:
+        mem.import_from(DUMP)
+        before = stored_state(mem)
+        later = newer(tmp_path / "zep-later.json", rewrites_two_facts_and_adds_porto)
+        # The second fact's update fails in the database (its old text kept as a version is
+        # refused), after the new fact and the first fact's update were written.
+        with sqlite_insert_fails(settings.database_path(), "memory_versions", "Alice enjoys pastéis de nata."), \
+                pytest.raises(StorageError, match="injected failure"):
+            mem.import_from(later)
+        assert stored_state(mem) == before
+        summary = mem.import_from(later)
+        assert (summary.imported, summary.updated) == (1, 2), summary
+        alice = mem.for_agent("alice")
+        assert alice.get("alice-lives-lisbon").content == "Alice lives in Lisbon, in Alfama."
+        assert [v.content for v in alice.versions("alice-enjoys-past-de-nata")] == ["Alice enjoys pastéis de nata."]
+        assert {e.memory_key for e in alice.audit_trail(action="updated")} == {"alice-lives-lisbon",
+                                                                             "alice-enjoys-past-de-nata"}

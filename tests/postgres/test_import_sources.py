@@ -118,8 +118,10 @@ def test_a_forgotten_memory_stays_forgotten_on_reimport_on_postgres(pg_url: str,
         assert (again.imported, again.skipped, again.forgotten) == (0, 1, 1), again
         assert "engram -a u1 audit --action forgotten" in again.warnings[0]
         assert [m.key for m in u1.list()] == ["lives-oslo"]
-        # The shared trail answers for the agent asked only; another agent's import gets its copy.
-        assert engram.forgotten([(gone.id, "u1"), (gone.id, "u2")]) == {(gone.id, "u1")}
+        # The shared trail answers for the agent asked only, and to that agent's view only;
+        # another agent's import gets its copy.
+        assert u1.forgotten([(gone.id, "u1"), (gone.id, "u2")]) == {(gone.id, "u1")}
+        assert engram.forgotten([(gone.id, "u1")]) == engram.for_agent("u2").forgotten([(gone.id, "u1")]) == set()
         other = engram.for_agent("u2").import_from(source, "mem0", keep_agents=False)
         assert (other.imported, other.forgotten) == (2, 0)
     # Another process on the same database reads the same record.

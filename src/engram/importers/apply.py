@@ -1,11 +1,11 @@
-"""Write a ``Plan`` through an ``Engram``: memories in one all-or-nothing store import, then the
-changes to memories earlier imports made, then conversation messages and summaries, then operator notes.
+"""Write a ``Plan`` through an ``Engram``: memories, and the changes to memories earlier imports
+made, in one all-or-nothing store import; then conversation messages and summaries, then operator notes.
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
 Ids come from the records' source identities and the agent each joins: a memory that agent already
 imported is skipped by id, which makes a second run a no-op, and another agent importing the same
-source gets its own copy. A memory that agent forgot since (``Engram.forgotten``: the audit trail's
+source gets its own copy. A memory that agent forgot since (``audit.forgotten_from``: the audit trail's
 record) is not stored again: a forget is on purpose, and a re-import of a newer export must not
 undo it (with ``lifecycle.audit`` off there is no record, and it comes back). A record marked
 ``refresh`` (Zep's facts, which Zep closes and rewrites in place) updates the memory it finds with
@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from engram.audit import forgotten_from
 from engram.bulk import store_and_embed
 from engram.errors import SnapshotError, ValidationError
 from engram.history.base import check_summary
@@ -33,6 +34,7 @@ from engram.model import (
     Memory,
     Message,
     Scope,
+    WriteResult,
     layer_for_type,
     make_filter,
     make_message,
@@ -40,6 +42,8 @@ from engram.model import (
     parse_content,
     parse_key,
 )
+from engram.store.base import ImportUpdate
+from engram.writes import PendingWrite, announce
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -91,15 +95,19 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     if forgotten:
         warnings.append(_forgotten_warning(forgotten, engram.scope.agent or "default"))
         memories = [m for m in memories if m.id not in gone or m.id in existing]
-    changes = _changes(engram, plan.kind, memories, records, existing, warnings)
+    changes = _refreshing(engram, _changes(engram, plan.kind, memories, records, existing, warnings))
     fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
     report("storing", 0, len(fresh))
-    # The rows are written and announced on another thread while the model embeds them.
+    # The rows are written (the changes too, in the same transaction: all or nothing) and
+    # announced on another thread while the model embeds them.
     result = store_and_embed(engram, fresh, reason=f"import from {plan.kind}",
                              progress=lambda done, total: report("embedding", done, total),
-                             stored=lambda: report("storing", len(fresh), len(fresh))) if fresh else None
+                             stored=lambda: report("storing", len(fresh), len(fresh)),
+                             updates=[ImportUpdate(held.id, write.draft, write.now) for held, write in changes],
+                             ) if fresh or changes else None
     imported = result.imported if result else 0
-    updated = _refresh(engram, changes)
+    _announce_updates(engram, changes)
+    updated = len(changes)
     if (messages or summaries) and not engram.history.enabled:
         from engram.history.service import HISTORY_OFF
 
@@ -145,7 +153,7 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
     instead when it is the record's own: the engram id engram's exports carry (the record is that
     memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them.
     When none of these is that agent's now and it forgot one of them, or the derived id
-    (``Engram.forgotten``, asked once for the whole plan), the record's id is among the forgotten:
+    (``audit.forgotten_from``, asked once for the whole plan), the record's id is among the forgotten:
     a forget of a memory an old import or an engram export made counts too."""
     ids: dict[RecordKey, str] = {}
     known: dict[RecordKey, list[str]] = {}
@@ -158,8 +166,11 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
     asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
     held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}
     # Only what is not that agent's now can have been forgotten by it (a stored id is present).
-    lost = engram.forgotten({(i, key[1]) for key, candidates in known.items() for i in (*candidates, ids[key])
-                             if i not in held or held[i] != key[1]})
+    # Asked of the trail itself, not ``Engram.forgotten`` (this view's agent only): the import
+    # writes into every agent its records join (``keep_agents``), so it asks about each of them.
+    lost = forgotten_from(engram.backend.audit_log(), {
+        (i, key[1]) for key, candidates in known.items() for i in (*candidates, ids[key])
+        if i not in held or held[i] != key[1]})
     forgotten: set[str] = set()
     for key, candidates in known.items():
         kept = next((i for i in (*candidates, ids[key]) if i in held and held[i] == key[1]), None)
@@ -392,15 +403,27 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     return out
 
 
-def _refresh(engram: Engram, changes: list[_Change]) -> int:
-    """Apply ``changes`` through ``update`` (versions kept, events announced, a new text embedded)
-    in the view of the memory's own agent; returns how many memories changed."""
+def _refreshing(engram: Engram, changes: list[_Change]) -> list[tuple[Memory, PendingWrite]]:
+    """Each of ``changes`` made the write ``update`` makes (versions kept, events announced once
+    committed, a new text embedded after), in the view of the memory's own agent, checked before
+    anything is written; the import writes them in its own transaction (``ImportUpdate``)."""
     own = engram.scope
+    out = []
     for change in changes:
         scope = change.memory.scope
         view = engram if scope == own or scope.agent is None else engram.for_agent(scope.agent, scope.session)
-        view.update(change.memory, **change.fields)
-    return len(changes)
+        out.append((change.memory, view._updating(change.memory, change.fields)))
+    return out
+
+
+def _announce_updates(engram: Engram, changes: list[tuple[Memory, PendingWrite]]) -> None:
+    """The committed updates' events, as ``update`` announces them (each memory as it was read and
+    as it is now); one read for them all."""
+    if not changes:
+        return
+    now = {m.id: m for m in engram.store.get_many([held.id for held, _ in changes])}
+    done = [(write, WriteResult(now[held.id], "updated", previous=held)) for held, write in changes if held.id in now]
+    announce([write for write, _ in done], [result for _, result in done])
 
 
 def _unique_keys(engram: Engram, memories: list[Memory]) -> list[Memory]:

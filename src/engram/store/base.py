@@ -11,6 +11,9 @@ Rules every backend keeps:
 - ``get`` resolves an id, or a key in the visible scopes, the most specific scope winning.
 - ``delete`` removes the memories and every link that pointed at them, returning what it removed.
 - ``link`` is bidirectional and fails (returns False) when either end is missing.
+- ``set_superseded`` checks, in the same transaction as its write, that both ends are stored and
+  that the successor is not already superseded by the memory (directly or through others): two
+  racing supersedes, in two threads, processes or hosts, never leave a cycle.
 - a ``Memory``'s ``links`` from a store hold every linked id, whatever its scope: the store is the
   operator's view (file sync, exports, migration). ``Engram`` narrows them to what its reader
   may see before any door shows them (``matching_ids``).
@@ -31,14 +34,48 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from engram.errors import EngramError
+from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
+
+
+class SupersedeCycle(ValidationError):
+    """``set_superseded``'s refusal, raised from inside its write (nothing changed): ``successor_id``
+    is already superseded by ``memory_id``, directly or through others, so each would retire the
+    other and both would leave recall. ``Engram.supersede`` names the two by key."""
+
+    def __init__(self, memory_id: str, successor_id: str) -> None:
+        self.memory_id = memory_id
+        self.successor_id = successor_id
+        super().__init__("supersede", f"{successor_id} is itself superseded by {memory_id} (directly or through"
+                         " others): both would leave recall", f"a successor that {memory_id} does not supersede")
+
+
+# Whether the second parameter (the memory to supersede) is on the chain of successors of the first
+# (its would-be successor: that one's ``superseded_by``, that one's, and so on): SQL both SQLite and
+# PostgreSQL read, with the driver's placeholder filled in. UNION (not UNION ALL) drops an id
+# already walked, so a chain that already loops ends the walk.
+SUCCESSOR_CHAIN_SQL = (
+    "WITH RECURSIVE chain(id) AS (SELECT superseded_by FROM memories WHERE id = {mark}"
+    " UNION SELECT m.superseded_by FROM memories m JOIN chain c ON m.id = c.id WHERE m.superseded_by IS NOT NULL)"
+    " SELECT 1 FROM chain WHERE id = {mark} LIMIT 1"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     imported: int
     skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportUpdate:
+    """A change an import brings to a memory an earlier import made (a re-import of a source that
+    rewrites its records in place, as Zep does): ``draft`` (the memory's key and scope) written
+    over memory ``memory_id`` at time ``at`` as ``upsert`` writes it, its old text kept in versions."""
+
+    memory_id: str
+    draft: MemoryDraft
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +218,10 @@ class MemoryStore(Protocol):
         """Mark a memory superseded by ``successor_id`` at record time ``now``, closing its valid
         time at ``valid_until`` unless it already has one; ``successor_id`` None clears both marks.
         False (nothing changed) when the memory is not stored, or the successor is not: checked in
-        the same write, so a successor forgotten meanwhile never leaves a memory pointing at nothing."""
+        the same write, so a successor forgotten meanwhile never leaves a memory pointing at nothing.
+        Raises ``SupersedeCycle`` (nothing changed) when the successor is already superseded by the
+        memory, directly or through others: checked in the same write too, so two supersedes racing
+        the opposite ways cannot both pass."""
         ...
 
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...
@@ -191,9 +231,12 @@ class MemoryStore(Protocol):
         need not change it); None when the store cannot tell cheaply. Recall caching keys on it."""
         ...
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         """All-or-nothing import keeping ids and times; skips ids or (scope, key) already present.
-        ``links`` of each memory are restored where both ends exist afterwards."""
+        ``links`` of each memory are restored where both ends exist afterwards. ``updates`` are
+        written in the same transaction, after the memories (``apply_updates``): a failure in any
+        of them, or a memory to update that is no longer stored under its key (``NotFoundError``),
+        leaves the store as it was, the new memories included."""
         ...
 
     def iter_all(self) -> Iterator[Memory]: ...
@@ -303,6 +346,17 @@ def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: 
         if fresh:
             result = replace(result, memory=fresh[0])
     return result
+
+
+def apply_updates(store: MemoryStore, updates: Sequence[ImportUpdate]) -> None:
+    """An import's ``updates`` through the store's ``upsert``, in the caller's transaction (the
+    store's ``import_memories``). Raises ``NotFoundError`` naming a memory no longer stored under
+    its key (forgotten since the import read it: the upsert would have made a new one), so the
+    caller's transaction undoes the whole import rather than bring it back."""
+    for update in updates:
+        result = store.upsert(update.draft, proposed_key=update.draft.key or "", now=update.at)
+        if result.memory.id != update.memory_id:
+            raise NotFoundError("memory", update.memory_id)
 
 
 def keeps_nothing(store: MemoryStore) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 
 from engram.errors import EngramError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
-from engram.store.base import BatchWrite, ImportResult, KindCount, StoreStats, write_each
+from engram.store.base import BatchWrite, ImportResult, ImportUpdate, KindCount, StoreStats, write_each
 
 
 class DisabledMemoryStore:
@@ -97,7 +97,7 @@ class DisabledMemoryStore:
     def versions(self, memory_id: str) -> list[MemoryVersion]:
         return []
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         return ImportResult(0, len(memories))
 
     def iter_all(self) -> Iterator[Memory]:

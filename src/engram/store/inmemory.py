@@ -23,8 +23,11 @@ from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order
 from engram.store.base import (
     BatchWrite,
     ImportResult,
+    ImportUpdate,
     KindCount,
     StoreStats,
+    SupersedeCycle,
+    apply_updates,
     apply_write,
     import_links,
     linked_memories,
@@ -354,6 +357,8 @@ class InMemoryMemoryStore:
             superseding = successor_id is not None
             if memory is None or (superseding and successor_id not in self._rows):
                 return False
+            if successor_id is not None and self._superseded_through(successor_id, memory_id):
+                raise SupersedeCycle(memory_id, successor_id)
             self._rows[memory_id] = replace(
                 memory, superseded_by=successor_id, superseded_at=now if superseding else None,
                 # An explicit valid_until already stored wins over the one superseding closes with.
@@ -362,21 +367,45 @@ class InMemoryMemoryStore:
             self._changed()
             return True
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def _superseded_through(self, start: str, target: str) -> bool:
+        """Whether ``target`` is ``start`` or on its chain of successors (called under the lock)."""
+        seen: set[str] = set()
+        current: str | None = start
+        while current is not None and current not in seen:
+            if current == target:
+                return True
+            seen.add(current)
+            found = self._rows.get(current)
+            current = None if found is None else found.superseded_by
+        return False
+
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         imported = skipped = 0
         with self._lock:
-            for memory in memories:
-                slot = (_scope_key(memory.scope), memory.key)
-                if memory.id in self._rows or slot in self._by_key:
-                    skipped += 1
-                    continue
-                self._add(replace(memory, links=()))
-                imported += 1
-            ends = {m.id for m in memories} | {o for m in memories for o in m.links}
-            agent_of = {i: self._rows[i].scope.agent or "" for i in ends if i in self._rows}
-            for a_id, b_id in import_links(memories, agent_of):
-                self._links.setdefault(a_id, set()).add(b_id)
-            self._changed()
+            # All or nothing without a transaction, as ``write_batch``'s: an update failing after
+            # the rows were added puts the state copied first back (persisted once, at the end).
+            saved = self._copy_state() if updates else None
+            self._in_batch = True
+            try:
+                for memory in memories:
+                    slot = (_scope_key(memory.scope), memory.key)
+                    if memory.id in self._rows or slot in self._by_key:
+                        skipped += 1
+                        continue
+                    self._add(replace(memory, links=()))
+                    imported += 1
+                ends = {m.id for m in memories} | {o for m in memories for o in m.links}
+                agent_of = {i: self._rows[i].scope.agent or "" for i in ends if i in self._rows}
+                for a_id, b_id in import_links(memories, agent_of):
+                    self._links.setdefault(a_id, set()).add(b_id)
+                apply_updates(self, updates)
+                self._in_batch = False
+                self._batch_written()
+            except BaseException:
+                self._in_batch = False
+                if saved is not None:
+                    self._restore_state(saved)
+                raise
         return ImportResult(imported, skipped)
 
     # --- reads -----------------------------------------------------------------------------

@@ -57,10 +57,14 @@ from engram.model import (
 )
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
+    SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
+    ImportUpdate,
     KindCount,
     StoreStats,
+    SupersedeCycle,
+    apply_updates,
     apply_write,
     import_links,
     kind_counts,
@@ -73,6 +77,7 @@ from engram.store.vectors import parse_identity_dims
 from engram.store.where_sql import postgres_where
 from engram.temporal.sql import time_clauses
 
+_SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="%s")
 _COLUMNS = (
     "m.seq, m.id, m.agent, m.session, m.key, m.content, m.category, m.type, m.layer, m.tags, m.metadata,"
     " m.importance, m.related_entity, m.source, m.created_at, m.updated_at, m.last_accessed, m.recall_count,"
@@ -86,6 +91,7 @@ _ORDER_SQL = {
     "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.seq DESC",
 }
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
+_SUPERSEDE_LOCK = 0x656E67726173  # advisory lock a supersede holds while it checks for a cycle and writes
 _IDENTITY = "embedding_identity"
 # Threads a store begins vector searches on (``start_vector_search``); a search finding them all
 # busy runs on its caller's thread instead of waiting in line.
@@ -421,11 +427,18 @@ class PostgresMemoryStore:
         superseding = successor_id is not None
 
         def work(conn: Any) -> bool:
+            if superseding:
+                # Supersedes take their turn, on every host: the chain below is read after the lock,
+                # in a statement of its own (READ COMMITTED), so it holds every supersede committed
+                # before, and one racing the other way round waits and then sees the cycle.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SUPERSEDE_LOCK,))
+                # (FOR SHARE holds the successor's row until commit: a concurrent forget waits.)
+                if conn.execute("SELECT 1 FROM memories WHERE id = %s FOR SHARE", (successor_id,)).fetchone() is None:
+                    return False
+                if successor_id == memory_id or conn.execute(
+                        _SUCCESSOR_CHAIN, (successor_id, memory_id)).fetchone() is not None:
+                    raise SupersedeCycle(memory_id, successor_id)
             # An explicit valid_until already stored wins over the one superseding closes with.
-            # (FOR SHARE holds the successor's row until commit: a concurrent forget waits.)
-            if superseding and conn.execute("SELECT 1 FROM memories WHERE id = %s FOR SHARE",
-                                            (successor_id,)).fetchone() is None:
-                return False
             cursor = conn.execute(
                 "UPDATE memories SET superseded_by = %s, superseded_at = %s,"
                 " valid_until = COALESCE(valid_until, %s) WHERE id = %s",
@@ -435,36 +448,41 @@ class PostgresMemoryStore:
 
         return self.db.transact(work)
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         for memory in memories:
             _refuse_nul(memory)
-        scopes = sorted({_scope_lock_key(*_scope_columns(m.scope)) for m in memories})
+        # The updates' scopes too: their upserts take those locks again (held already, no wait).
+        scopes = sorted({_scope_lock_key(*_scope_columns(m.scope)) for m in memories}
+                        | {_scope_lock_key(*_scope_columns(u.draft.scope)) for u in updates})
 
         def work(conn: Any) -> ImportResult:
             for scope_key in scopes:  # sorted: two importers never wait on each other in a cycle
                 conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_key,))
             imported = 0
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                    " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                    " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at) VALUES"
-                    " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT DO NOTHING RETURNING id",
-                    [_import_row(memory) for memory in memories],
-                    returning=True,
-                )
-                while True:
-                    imported += len(cur.fetchall())
-                    if not cur.nextset():
-                        break
-                ends = sorted({m.id for m in memories if m.links} | {o for m in memories for o in m.links})
-                if ends:
-                    agent_of = dict(conn.execute("SELECT id, agent FROM memories WHERE id = ANY(%s)", (ends,)).fetchall())
-                    both_ways = import_links(memories, agent_of)
-                    if both_ways:
-                        cur.executemany("INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                                        both_ways)
+            if memories:  # (executemany of no rows gives no result to fetch: only updates)
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+                        " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+                        " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at) VALUES"
+                        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        " ON CONFLICT DO NOTHING RETURNING id",
+                        [_import_row(memory) for memory in memories],
+                        returning=True,
+                    )
+                    while True:
+                        imported += len(cur.fetchall())
+                        if not cur.nextset():
+                            break
+                    ends = sorted({m.id for m in memories if m.links} | {o for m in memories for o in m.links})
+                    if ends:
+                        agent_of = dict(conn.execute("SELECT id, agent FROM memories WHERE id = ANY(%s)", (ends,)).fetchall())
+                        both_ways = import_links(memories, agent_of)
+                        if both_ways:
+                            cur.executemany("INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                                            both_ways)
+            # Each upsert joins this transaction (a savepoint): its failure undoes the import whole.
+            apply_updates(self, updates)
             return ImportResult(imported, len(memories) - imported)
 
         return self.db.transact(work)

@@ -50,10 +50,14 @@ from engram.model import (
     metadata_text,
 )
 from engram.store.base import (
+    SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
+    ImportUpdate,
     KindCount,
     StoreStats,
+    SupersedeCycle,
+    apply_updates,
     apply_write,
     import_links,
     kind_counts,
@@ -72,6 +76,7 @@ from engram.where import ascii_lower
 
 log = logging.getLogger(__name__)
 
+_SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="?")
 _COLUMNS = (
     "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
     "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
@@ -422,6 +427,11 @@ class SqliteMemoryStore:
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:
         with self.db.write() as conn:
+            # In the write (BEGIN IMMEDIATE: one writer at a time, every process on the file), so a
+            # supersede the other way round committed a moment ago is seen, and one racing waits.
+            if successor_id is not None and (successor_id == memory_id or conn.execute(
+                    _SUCCESSOR_CHAIN, (successor_id, memory_id)).fetchone() is not None):
+                raise SupersedeCycle(memory_id, successor_id)
             # An explicit valid_until already stored wins over the one superseding closes with.
             cursor = conn.execute(
                 "UPDATE memories SET superseded_by = ?, superseded_at = ?,"
@@ -433,7 +443,7 @@ class SqliteMemoryStore:
             self._own_writes += 1
             return cursor.rowcount > 0
 
-    def import_memories(self, memories: Sequence[Memory]) -> ImportResult:
+    def import_memories(self, memories: Sequence[Memory], updates: Sequence[ImportUpdate] = ()) -> ImportResult:
         imported, skipped = 0, 0
         with self.db.write() as conn:
             for memory in memories:
@@ -469,6 +479,7 @@ class SqliteMemoryStore:
             conn.executemany("INSERT OR IGNORE INTO memory_links (from_id, to_id) VALUES (?, ?)",
                              import_links(memories, agent_of))
             self._own_writes += 1
+            apply_updates(self, updates)  # each upsert joins this transaction
         return ImportResult(imported, skipped)
 
     # --- reads -----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from engram.errors import DimensionError, EngramError, NotFoundError, SnapshotEr
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_fields, make_draft
-from engram.store.base import BatchWrite, KindCount, MemoryStore
+from engram.store.base import BatchWrite, ImportResult, ImportUpdate, KindCount, MemoryStore, SupersedeCycle
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
 
@@ -539,6 +539,19 @@ class MemoryStoreContract(TemporalContract):
         assert len(mem.list(Filters(include_superseded=True))) == 2
         assert mem.get(old.id).superseded_by == new.id
 
+    def test_the_store_refuses_a_supersede_cycle_in_its_write(self, mem: Engram, store: MemoryStore) -> None:
+        # The check is the store's, in the write's transaction: a cycle two racing supersedes would
+        # close past a check made before the write (tests/unit/test_supersede_race.py races them).
+        a, b, c = (mem.remember(f"The office opens at {hour}").memory for hour in ("eight", "nine", "ten"))
+        assert store.set_superseded(a.id, b.id, now=1.0) and store.set_superseded(b.id, c.id, now=1.0)
+        for old, new in ((b.id, a.id), (c.id, a.id), (c.id, c.id)):
+            with pytest.raises(SupersedeCycle) as cycle:
+                store.set_superseded(old, new, now=2.0)
+            assert cycle.value.field == "supersede" and (cycle.value.memory_id, cycle.value.successor_id) == (old, new)
+        assert [mem.get(m.id).superseded_by for m in (a, b, c)] == [b.id, c.id, None]
+        assert mem.get(c.id).valid_until is None  # nothing changed
+        assert store.set_superseded(a.id, c.id, now=2.0)  # a successor further down the chain is no cycle
+
     # --- forgetting ----------------------------------------------------------------------
     def test_forget_by_key_id_query_tag_and_age(self, mem: Engram, clock: FakeClock) -> None:
         a = mem.remember("old note about gardening").memory
@@ -921,6 +934,40 @@ class MemoryStoreContract(TemporalContract):
         assert links[private.id] == set()  # nothing written into alice's memory
         assert links["g-new"] == set()
         assert "bob-new" in links[shared.id] and "bob-new" in links[earlier.id]
+
+    def test_an_imports_updates_are_in_its_transaction(self, store: MemoryStore, clock: FakeClock,
+                                                       make_store: Callable[[], MemoryStore]) -> None:
+        # A re-import's changes to memories an earlier import made are written with its new
+        # memories, all or nothing: one that fails part-way (its memory forgotten meanwhile, so the
+        # upsert by key would have made a new one) undoes the rest.
+        mem = Engram(store, agent="alice", clock=clock)
+        kept, gone = (mem.remember(f"Alice lives in {city}", key=f"lives-{city}").memory for city in ("Lisbon", "Porto"))
+        fresh = Memory(id="zep-new", key="works-globex", content="Alice works at Globex", scope=Scope("alice"),
+                       created_at=clock.now, updated_at=clock.now)
+        updates = [ImportUpdate(m.id, make_draft(f"{m.content}, in Alfama", max_content_chars=500, key=m.key,
+                                                 scope=m.scope), clock.now + 1) for m in (kept, gone)]
+        mem.forget(gone)
+        everyone = MemoryFilter(scopes=(Scope("alice"),), include_superseded=True)
+        before = store.list(everyone, limit=50)
+        with pytest.raises(NotFoundError) as missing:
+            store.import_memories([fresh], updates)
+        assert missing.value.ref == gone.id
+        assert store.list(everyone, limit=50) == before and store.versions(kept.id) == []
+        if getattr(store, "persists", True):  # what is kept (the file, the database) is as it was too
+            reopened = make_store()
+            try:
+                assert reopened.list(everyone, limit=50) == before
+            finally:
+                reopened.close()
+        assert store.import_memories([fresh], updates[:1]) == ImportResult(1, 0)
+        assert store.get_many([kept.id])[0].content == "Alice lives in Lisbon, in Alfama"
+        assert [v.content for v in store.versions(kept.id)] == ["Alice lives in Lisbon"]
+        assert store.get_many(["zep-new"])[0].content == "Alice works at Globex"
+        # A re-import that only changes what it made before: no new memory to add.
+        again = ImportUpdate(kept.id, make_draft("Alice lives in Porto", max_content_chars=500, key=kept.key,
+                                                 scope=kept.scope), clock.now + 2)
+        assert store.import_memories([], [again]) == ImportResult(0, 0)
+        assert store.get_many([kept.id])[0].content == "Alice lives in Porto"
 
     def test_import_is_all_or_nothing(self, mem: Engram) -> None:
         mem.remember("existing", key="existing")
