@@ -1,6 +1,11 @@
 """What the two file formats have in common: a parsed file (``Document``) that can be patched one
 entry at a time, so a change to one memory rewrites only that entry's text and keeps everything
 else in the file (hand formatting, invalid entries waiting to be fixed, unsynced edits) as it was.
+
+That includes its line endings (``line_ending``): a document's ``text`` is the file's bytes to be,
+so a file its owner keeps with CRLF (saved on Windows, or converted) is rewritten and appended to
+with CRLF, and the sync state, which hashes and measures that text, follows what is on disk. Parsing
+reads either ending; what reaches a memory's content is a line feed.
 """
 
 from __future__ import annotations
@@ -23,8 +28,18 @@ class Parsed:
     broken: bool = False
 
 
+def line_ending(text: str) -> str:
+    """The line ending a file's ``text`` is written with: ``"\\r\\n"`` when its first line ends so,
+    else ``"\\n"`` (what engram writes in a file it creates). One per file: a file with both is
+    written with the one its first line has."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
 class Document(Protocol):
     parsed: Parsed
+    # The line ending ``text`` writes (``line_ending`` of the text parsed; "\n" for a new file).
+    newline: str
 
     def replace(self, entry_id: str, entry: Entry) -> bool:
         """Put ``entry`` where the entry with ``entry_id`` is; False when there is none."""
@@ -38,7 +53,9 @@ class Document(Protocol):
 
     def add(self, entry: Entry) -> None: ...
 
-    def text(self) -> str: ...
+    def text(self) -> str:
+        """The file's text as it is to be written, in its own line endings (``newline``)."""
+        ...
 
 
 class Format(Protocol):

@@ -16,7 +16,8 @@ metadata entry ``name`` (text), and a ``metadata`` that is not a JSON object is
 ``{"metadata": text}``; engram writes both back inside its ``metadata`` JSON line, which reads
 back the same. A ``##`` subheading becomes the ``section`` metadata of the bullets under it. Content may
 span lines: continuation lines are indented two spaces (a line starting with ``-`` or ``\\`` is
-escaped with ``\\``). A bullet without a marker is new: it gets an id at the next sync.
+escaped with ``\\``). A bullet without a marker is new: it gets an id at the next sync. A file is
+read with either line ending and written with its own (``document.line_ending``).
 
 Content round-trips byte for byte whatever it holds: what could be mistaken for file structure or
 must not reach a file raw is written as an HTML character reference, which a markdown viewer shows
@@ -39,7 +40,7 @@ from urllib.parse import quote, unquote
 from engram.errors import ValidationError
 from engram.model import Category, layer_for_type
 
-from .document import Parsed
+from .document import Parsed, line_ending
 from .entry import SECTION_KEY, Entry, Problem, build_entry, default_type, show_instant, utc
 
 _BULLET = re.compile(r"^[-*] (.*)$")
@@ -82,6 +83,8 @@ class _Block:
 class MarkdownDocument:
     blocks: list[_Block]
     parsed: Parsed = field(default_factory=Parsed)
+    # The file's own line ending (``document.line_ending``): ``text`` writes every line with it.
+    newline: str = "\n"
     # Indices of the heading blocks, kept while entries are added (an import adds thousands, and
     # finding the headings again for each made it quadratic); None after any other change.
     _headings: list[int] | None = field(default=None, repr=False, compare=False)
@@ -165,7 +168,7 @@ class MarkdownDocument:
             # Added after the last line the text shows: the text grows by the entry's lines, as
             # rendering every block again would give, without the walk over every entry (a
             # store into a file of 10,000 entries spent ~4 ms of its ~12 here).
-            rendered.append("\n".join(block.lines).rstrip("\n") + "\n")
+            rendered.append("\n".join(block.lines).rstrip("\n").replace("\n", self.newline) + self.newline)
             self._text = rendered
 
     def _last_written(self, i: int) -> bool:
@@ -195,7 +198,7 @@ class MarkdownDocument:
             previous_blank = blank
         while lines and lines[-1] == "":
             lines.pop()
-        text = "\n".join(lines) + "\n"
+        text = self.newline.join(lines) + self.newline
         self._text = [text]
         return text
 
@@ -225,7 +228,7 @@ MARKDOWN = MarkdownFormat()
 
 def parse(text: str, path: str, *, max_content_chars: int) -> MarkdownDocument:
     """Parse a markdown memory file; problems are collected with their line, never raised."""
-    doc = MarkdownDocument([])
+    doc = MarkdownDocument([], newline=line_ending(text))
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -23,7 +23,7 @@ from typing import Any
 from engram.errors import MissingDependencyError, ValidationError
 from engram.model import Category, layer_for_type
 
-from .document import Parsed
+from .document import Parsed, line_ending
 from .entry import Entry, Problem, build_entry, default_type, iso, show_instant
 
 try:
@@ -79,6 +79,8 @@ class YamlDocument:
     items: list[Any]
     parsed: Parsed = field(default_factory=Parsed)
     original: str | None = None
+    # The file's own line ending (``document.line_ending``): PyYAML dumps with "\n", turned into it.
+    newline: str = "\n"
     lines: list[int] = field(default_factory=list)  # start line of each item (0 when added since)
     # Each item as dumped alone (None until asked for), in step with ``items``: the file's text is
     # their concatenation (the same text as dumping the list whole), so a change dumps only the
@@ -133,7 +135,7 @@ class YamlDocument:
         self._dumped.append(None)
         if rendered is not None:
             self._dumped[-1] = piece = _dump([self.items[-1]])
-            rendered.append(piece)
+            rendered.append(self._ended(piece))
             self._text = rendered
 
     def _in_step(self) -> None:
@@ -152,7 +154,7 @@ class YamlDocument:
         if self.parsed.broken and self.original is not None:
             return self.original
         if not self.items:
-            return f"# {self.title}\n" + _dump({"memories": []})
+            return self._ended(f"# {self.title}\n" + _dump({"memories": []}))
         if self._text is not None:
             if len(self._text) > 1:
                 self._text = ["".join(self._text)]
@@ -162,9 +164,15 @@ class YamlDocument:
         for i, item in enumerate(self.items):
             if dumped[i] is None:
                 dumped[i] = _dump([item])
-        text = f"# {self.title}\nmemories:\n" + "".join(dumped)  # type: ignore[arg-type]
+        text = self._ended(f"# {self.title}\nmemories:\n" + "".join(dumped))  # type: ignore[arg-type]
         self._text = [text]
         return text
+
+    def _ended(self, dumped: str) -> str:
+        """``dumped`` (PyYAML's, every line ended by "\\n") in the file's own line endings: a line
+        break in a dumped value is one of the file's lines too (a literal block's), and reading
+        YAML turns either ending back into "\\n"."""
+        return dumped if self.newline == "\n" else dumped.replace("\n", self.newline)
 
 
 def _dump(data: Any) -> str:
@@ -196,7 +204,7 @@ def parse(text: str, path: str, *, max_content_chars: int) -> YamlDocument:
     """Parse a YAML memory file; problems are collected with their line, never raised."""
     lib = _require()
     title = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ").title()
-    doc = YamlDocument(title, [], original=text)
+    doc = YamlDocument(title, [], original=text, newline=line_ending(text))
     try:
         loader = _loader()(text)  # one parse gives both the nodes (for line numbers) and the data
         try:
