@@ -13,6 +13,8 @@
 - ``export``: per-type JSON files (PHP entity), folder export and import.
 - ``paths``: nothing outside the memory folder is ever read or written.
 
-The operator ``MEMORY.md`` (``memory_md``) lives in the same folder; sync never reads it as
-memories and never writes it.
+The operator's ``MEMORY.md`` (``memory_md``) is not in the memory folder: it is
+``ENGRAM_HOME/MEMORY.md``, in the home folder above it (``home/memory`` by default), put into the
+agent's prompt. Sync never reads or writes it; a ``MEMORY.md`` inside the memory folder is reported
+by sync and import (``layout.Layout.misplaced``), never read.
 """

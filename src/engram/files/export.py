@@ -236,7 +236,9 @@ def import_folder(
             for scope, entry in read:
                 by_scope[scope].append((rel, entry))
     if not summary.files:
-        raise ValidationError("path", f"{src} holds no memory files engram can read",
+        # With the files it did not read and why (a MEMORY.md in an agent's folder), else unsaid.
+        why = "".join(f"; {p}" for p in summary.problems[:5]) + ("; ..." if len(summary.problems) > 5 else "")
+        raise ValidationError("path", f"{src} holds no memory files engram can read{why}",
                               "a memory folder (global/, agents/, sessions/ or <type>/ files), "
                               "or another system's data with --from KIND")
     _store(engram, by_scope, summary)
@@ -246,8 +248,10 @@ def import_folder(
 def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary,
                scopes: layout.Layout) -> list[tuple[Scope, Entry]] | None:
     name = rel.rsplit("/", 1)[-1]
-    if name.upper() == layout.OPERATOR_FILE.upper() or rel.endswith(".conflict"):
+    if rel.endswith(".conflict"):
         return None
+    # A MEMORY.md goes on to ``locate``, which reads none, and ``misplaced``, which says why: skipped
+    # unsaid, its facts were missing from the import with no word of it.
     for fmt_name, suffixes in (("markdown", (".md",)), ("yaml", (".yaml", ".yml"))):
         if name.endswith(suffixes):
             suffix = "." + name.rsplit(".", 1)[-1]

@@ -1,12 +1,17 @@
 """Where memories live in the memory folder (ClawCode's layout)::
 
     memory/
-      MEMORY.md                       operator memory (never read or written by sync)
       global/facts.md                 global scope
       agents/<agent>/preferences.md   an agent's scope
       sessions/<agent>/<session>/notes.md   a session's scope (or ClawCode's sessions/<session>/:
                                             ``files.session_folders``)
       types/<type>/…json              per-type JSON copies (optional, PHP entity)
+
+The operator's ``MEMORY.md`` (``memory_md``) is not in it: it is ``ENGRAM_HOME/MEMORY.md``, in the
+home folder that holds the memory folder (``home/memory`` by default), as Clawless keeps it in its
+home folder and OpenClaw keeps its curated ``MEMORY.md`` beside its ``memory/`` folder. A file of
+that name in the memory folder, at its top or in a scope folder, is neither memories nor the
+operator's notes: sync and import report it (``misplaced``) and never read or write it.
 
 A session folder is nested under its agent because session names are only unique within an
 agent. Agent and session names are written as ``disk_names.portable`` file names (``Claude`` is
@@ -106,16 +111,13 @@ class Layout:
 
     def misplaced(self, rel: str, suffix: str) -> str | None:
         """Why a file that looks like a memory file is not one (``locate`` gave None), or None for
-        files that are not meant to be (the operator's ``MEMORY.md``, other kinds of files), so a
-        file put one level too deep or in the wrong format is reported instead of silently skipped."""
+        files that are not meant to be (other kinds of files), so a file put one level too deep, in
+        the wrong format or named ``MEMORY.md`` is reported instead of silently skipped."""
         name = rel.rsplit("/", 1)[-1]
-        if not name.lower().endswith(_MEMORY_SUFFIXES) or name.startswith(".") or rel.upper() == OPERATOR_FILE.upper():
+        if not name.lower().endswith(_MEMORY_SUFFIXES) or name.startswith("."):
             return None
         if name.upper() == OPERATOR_FILE.upper():
-            # A curated MEMORY.md (OpenClaw's, Clawless's) dropped into a scope folder: at the right
-            # level, but the name ``locate`` keeps for the operator's notes, never read as memories.
-            return (f"{OPERATOR_FILE} is the name of the operator's notes (ENGRAM_HOME/{OPERATOR_FILE},"
-                    " put into the agent's prompt), never read as memories; rename it (notes.md) to sync its entries")
+            return _operator_file_here(rel)
         if not name.endswith(suffix):
             return f"files.format reads {suffix} files; this one is not in that format"
         if self._owner_nested(rel.split("/")[:-1]):
@@ -131,6 +133,27 @@ class Layout:
     def _folders(self) -> str:
         own = "sessions/<session>/ (this agent's), " if self.sessions == "session" else ""
         return f"global/, agents/<agent>/, {own}sessions/<agent>/<session>/"
+
+
+def _operator_file_here(rel: str) -> str:
+    """Why a ``MEMORY.md`` in the memory folder is not read: the operator's notes engram puts into
+    the prompt are ``ENGRAM_HOME/MEMORY.md``, in the home folder (where Clawless keeps its own, and
+    where OpenClaw's curated ``MEMORY.md`` sits beside its ``memory/`` folder), and the name is kept
+    for them (engram never writes a memory file of that name: ``slug``)."""
+    home = (f"ENGRAM_HOME/{OPERATOR_FILE}, in the home folder (which holds the memory folder by default),"
+            " not this file")
+    if "/" not in rel:
+        # Where the docs of earlier versions put the operator's notes, or an OpenClaw workspace's
+        # MEMORY.md copied in whole: read by nothing, so said.
+        return (f"the operator's notes engram puts into the agent's prompt are {home}, and it is no memory"
+                " file either; move it there for the prompt, or into a scope folder under another name"
+                " (global/notes.md) to read its bullets as memories")
+    # A curated MEMORY.md (OpenClaw's, Clawless's) dropped into a scope folder: at the right level,
+    # but the name ``locate`` keeps for the operator's notes, never read as memories.
+    return (f"{OPERATOR_FILE} is the name kept for the operator's notes, which engram puts into the agent's"
+            f" prompt from {home}; never read as memories: rename it (notes.md) to read its bullets as"
+            f" memories, or import OpenClaw's free-form {OPERATOR_FILE} with"
+            " engram -a AGENT import --from openclaw FOLDER")
 
 
 def _name(text: str) -> str:

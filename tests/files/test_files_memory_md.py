@@ -1,0 +1,79 @@
+"""A ``MEMORY.md`` in a memory folder is neither memories nor the operator's notes (those are
+``ENGRAM_HOME/MEMORY.md``, in the home folder above it): sync and import say so, once, with
+where the file belongs, instead of passing over it in silence."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.errors import ValidationError
+from engram.files.export import import_folder
+from engram.files.sync import FileSync
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "300"}
+    for name in ("ENGRAM_CONFIG", "ENGRAM_BACKEND", "ENGRAM_PATH", "ENGRAM_AGENT", "ENGRAM_DATABASE_URL"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_sync_reports_a_memory_md_at_the_top_of_the_memory_folder(engram: Engram, syncer: FileSync,
+                                                                  folder: Path) -> None:
+    engram.remember("placed right", tags="notes")
+    curated = "# Notes for the agent\n\n- always answer in French\n"
+    (folder / "MEMORY.md").write_text(curated, encoding="utf-8")
+    [problem] = syncer.sync().problems
+    assert problem.path == "MEMORY.md"
+    assert "ENGRAM_HOME/MEMORY.md" in problem.message and "prompt" in problem.message
+    assert [m.content for m in engram.list()] == ["placed right"]
+    assert (folder / "MEMORY.md").read_text(encoding="utf-8") == curated  # never written either
+
+
+def test_import_reports_a_memory_md_in_an_agent_folder(engram: Engram, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "agents/alice").mkdir(parents=True)
+    (src / "agents/alice/notes.md").write_text("- alice likes tea\n", encoding="utf-8")
+    (src / "agents/alice/MEMORY.md").write_text("# Curated\n\n- alice is a pilot\n", encoding="utf-8")
+    summary = import_folder(engram, src)
+    [problem] = summary.problems
+    assert problem.path == "agents/alice/MEMORY.md"
+    assert "ENGRAM_HOME/MEMORY.md" in problem.message and "rename" in problem.message
+    assert [m.content for m in engram.for_agent("alice").list()] == ["alice likes tea"]
+    # The library's door says it too, among the import's warnings.
+    (src / "agents/alice/notes.md").write_text("- alice likes tea\n- and coffee\n", encoding="utf-8")
+    result = engram.import_from(src)
+    assert result.kind == "folder" and any(w.startswith("agents/alice/MEMORY.md: ") for w in result.warnings)
+
+
+def test_an_import_of_only_a_memory_md_says_why_nothing_was_read(engram: Engram, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "agents/alice").mkdir(parents=True)
+    (src / "agents/alice/MEMORY.md").write_text("- alice is a pilot\n", encoding="utf-8")
+    with pytest.raises(ValidationError, match=r"agents/alice/MEMORY\.md: not read: .*ENGRAM_HOME/MEMORY\.md"):
+        import_folder(engram, src)
+
+
+def test_cli_prints_each_skipped_memory_md_once(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _cli(home, "remember", "placed right", "--tags", "notes")
+    (home / "memory/MEMORY.md").write_text("- not a memory\n", encoding="utf-8")
+    synced = _cli(home, "sync")
+    assert synced.stderr.count("MEMORY.md: not read:") == 1, synced.stderr
+    assert "ENGRAM_HOME/MEMORY.md" in synced.stderr
+    src = tmp_path / "src"
+    (src / "agents/alice").mkdir(parents=True)
+    (src / "agents/alice/notes.md").write_text("- alice likes tea\n", encoding="utf-8")
+    (src / "agents/alice/MEMORY.md").write_text("- alice is a pilot\n", encoding="utf-8")
+    imported = _cli(home, "import", str(src))
+    assert "created 1 new" in imported.stdout
+    assert imported.stderr.count("agents/alice/MEMORY.md: not read:") == 1, imported.stderr
