@@ -77,3 +77,18 @@ def test_cli_prints_each_skipped_memory_md_once(tmp_path: Path) -> None:
     imported = _cli(home, "import", str(src))
     assert "created 1 new" in imported.stdout
     assert imported.stderr.count("agents/alice/MEMORY.md: not read:") == 1, imported.stderr
+
+
+def test_an_engram_folder_read_as_an_openclaw_workspace_names_the_files_it_passes_over(
+        engram: Engram, tmp_path: Path) -> None:
+    # A MEMORY.md at its top makes the folder an OpenClaw workspace (its curated memory, imported
+    # as such); the engram memory files beside it were left out with no word of it.
+    src = tmp_path / "src"
+    (src / "global").mkdir(parents=True)
+    (src / "global/facts.md").write_text("- the sky is blue\n", encoding="utf-8")
+    (src / "MEMORY.md").write_text("- alice is a pilot\n", encoding="utf-8")
+    summary = engram.import_from(src)
+    assert summary.kind == "openclaw" and summary.imported == 1
+    [warning] = summary.warnings
+    assert "global/facts.md" in warning and "--from folder" in warning
+    assert engram.import_from(src, "folder").imported == 1  # as the warning says

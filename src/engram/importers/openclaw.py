@@ -20,6 +20,9 @@ from engram.importers.markdown_blocks import split_blocks
 from engram.model import Category
 
 KIND = "openclaw"
+# Where an engram memory folder keeps its files (``files.layout``), never an OpenClaw workspace.
+_ENGRAM_FOLDERS = ("global", "agents", "sessions")
+_ENGRAM_SUFFIXES = (".md", ".yaml", ".yml")
 _DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-.+)?\.md$")
 
 
@@ -36,6 +39,13 @@ def read(files: Files) -> Plan:
     chosen = (["MEMORY.md"] if "MEMORY.md" in files else []) + sorted(r for r in files if _is_memory_file(r))
     if not chosen:
         raise fail("path", "no MEMORY.md or memory/*.md", "an OpenClaw workspace folder (MEMORY.md, memory/)")
+    engram_files = sorted(r for r in files if r.split("/", 1)[0] in _ENGRAM_FOLDERS and r.endswith(_ENGRAM_SUFFIXES))
+    if engram_files:
+        # An engram memory folder with a MEMORY.md at its top is detected as a workspace: its own
+        # files were passed over unsaid.
+        shown = ", ".join(engram_files[:5]) + (f" and {len(engram_files) - 5} more" if len(engram_files) > 5 else "")
+        plan.warnings.append(f"not read: {shown}: engram memory files, which an OpenClaw workspace (MEMORY.md,"
+                             " memory/) does not hold; import them with --from folder")
     for rel in chosen:
         daily = _DAILY.match(rel.rsplit("/", 1)[-1]) if rel != "MEMORY.md" else None
         day = _day(daily.group(1), rel) if daily else None
