@@ -1104,17 +1104,24 @@ class Engram:
 
     # --- links -----------------------------------------------------------------------------
     def link(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
-             b_key: str | None = None) -> None:
+             b_key: str | None = None) -> bool:
         """Link two memories both ways, each end named as ``named`` reads it: ``a``/``b`` (an id,
         else a key, or a ``Memory`` this view gave, not read again) or ``a_key``/``b_key`` (a key
-        only). Raises ``ValidationError`` or
-        ``NotFoundError`` naming the end (nothing linked)."""
+        only). True when the link was made, False when the two were already linked (nothing
+        changed, nothing audited), as ``unlink`` says False for two that were not. Raises
+        ``ValidationError`` or ``NotFoundError`` naming the end (nothing linked)."""
         first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
             raise ValidationError("link", "a memory cannot link to itself", "two different memories")
+        # The stored links, not the ones a Memory handed in carries: it may have been read before an
+        # earlier link. (The store's link answers only whether both ends exist.)
+        stored = self.store.get_many([first.id])
+        if stored and second.id in stored[0].links:
+            return False
         if not self.store.link(first.id, second.id):  # an end was forgotten since it was read: name that one
             raise NotFoundError("memory", self._gone(first, second).id)
         self._emit("linked", [first, second])
+        return True
 
     def unlink(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
                b_key: str | None = None) -> bool:
