@@ -49,8 +49,11 @@ from engram.model import (
     make_filter,
     make_scope,
     parse_clear,
+    parse_flag,
+    parse_integer,
     parse_limit,
     parse_metadata,
+    parse_number,
     parse_offset,
     parse_query,
     parse_ref,
@@ -932,8 +935,7 @@ class Engram:
         query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
             raise ValidationError("mode", f"unknown mode {mode!r}", ["auto", "hybrid", "text", "vector"])
-        if depth < 0 or depth > 3:
-            raise ValidationError("depth", f"{depth} is out of range", "0 to 3")
+        depth = parse_integer(depth, "depth", 0, 3)
         limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)
         offset = parse_offset(offset, MAX_RECALL_WINDOW - limit)
         if min_relevance is not None:  # scores run 0-1: a cut outside drops everything, or nothing, unsaid
@@ -1052,8 +1054,7 @@ class Engram:
                 raise ValidationError("tag", f"{tag!r} names no tag", "a tag (non-empty text)")
             targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))
         else:
-            if older_than_s is None or not older_than_s >= 0:  # (NaN too)
-                raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")
+            older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
             targets = self._all(self._filter(replace(base, until=cutoff)))
         removed = self._delete(targets, bulk=ref is None, dry_run=dry_run, reason=reason)
@@ -1064,6 +1065,7 @@ class Engram:
     def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
                 reason: str | None = None) -> list[Memory]:
         """``forget``'s removal of ``targets`` (a bulk one after the backup guard)."""
+        dry_run = parse_flag(dry_run, "dry_run")  # ("no" was a dry run, 0 a real one: checked before either)
         shown = self._shown(targets)  # before the links go with them
         if dry_run or not targets:
             return shown
