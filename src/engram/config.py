@@ -323,32 +323,54 @@ def _holds(tree: Any, path: KeyPath) -> bool:
     return True
 
 
-def _foreign_origin(loc: tuple[str | int, ...]) -> str | None:
-    """The other system's key (or variable) whose value pydantic refused at ``loc``: the one mapped
-    onto that setting, unless a source of higher rank (an argument, ``ENGRAM_*``, engram's own key
-    in the file) gave the value; None when no foreign key did."""
+def _origin(loc: tuple[str | int, ...]) -> tuple[str | None, str | None]:
+    """Where the value pydantic refused at ``loc`` was given: the other system's key (or variable)
+    it was written as, None when engram's own name gave it; and the place, for the user to find
+    it (``from ENGRAM_RECALL__LIMIT``, ``from config file PATH``, ``from an argument``), None when
+    it came from no source (a default). The source of highest rank holding the setting gave it."""
     sources = _SOURCES.get()
-    mapped = [getattr(source, "origins", {}) for source in sources]
     path = tuple(str(part) for part in loc)
-    # The setting a foreign key gave: loc may go deeper (pydantic names a union's member).
-    target = next((path[:n] for n in range(len(path), 0, -1) if any(path[:n] in m for m in mapped)), None)
-    if target is None:
-        return None
-    for source, origins in zip(sources, mapped, strict=True):
-        if target in origins:
-            return origins[target]
-        if _holds(getattr(source, "values", None) if hasattr(source, "origins") else source(), target):
-            return None  # engram's own name gave it
-    return None
+    # loc may go deeper than a source's key (pydantic names a union's member): the longest prefix
+    # any source holds is the setting; among the sources holding it, the highest rank gave it.
+    for n in range(len(path), 0, -1):
+        target = path[:n]
+        for rank, source in enumerate(sources):
+            origins: Origins | None = getattr(source, "origins", None)
+            if origins is not None and target in origins:
+                return origins[target], _place(source, rank, target)
+            if _holds(getattr(source, "values", None) if origins is not None else source(), target):
+                return None, _place(source, rank, target)
+    return None, None
+
+
+def _place(source: PydanticBaseSettingsSource, rank: int, target: KeyPath) -> str | None:
+    """The words naming where ``source`` (at ``rank`` in ``Settings.settings_customise_sources``)
+    gave the setting ``target``."""
+    if isinstance(source, _ConfigFileSource):
+        return f"from config file {source.path}"
+    if isinstance(source, _ForeignEnvSource):
+        return None  # the variable's own name says it
+    if rank == 0:
+        return "from an argument"
+    # ENGRAM_RECALL__LIMIT, or a section's variable holding JSON (ENGRAM_RECALL='{"limit": ...}');
+    # pydantic-settings reads names without regard to case.
+    names = {name.upper(): name for name in os.environ}
+    for n in range(len(target), 0, -1):
+        name = "ENGRAM_" + "__".join(target[:n]).upper()
+        if name in names:
+            return f"from {names[name]}"
+    return "from the environment"
 
 
 def _problem(error: Any) -> str:
-    """One refused value for ``ConfigError``: engram's setting, after the foreign key it was written as."""
+    """One refused value for ``ConfigError``: engram's setting, after the foreign key it was
+    written as, and where it was given."""
     setting = ".".join(str(p) for p in error["loc"])
-    origin = _foreign_origin(error["loc"])
+    origin, place = _origin(error["loc"])
     # A validator's own ValueError reads as its text, without pydantic's "Value error, " in front.
     message = str(error["ctx"]["error"]) if error["type"] == "value_error" and "error" in error.get("ctx", {}) else error["msg"]
-    return f"{origin} ({setting}): {message}" if origin else f"{setting}: {message}"
+    where = f" ({place})" if place else ""
+    return f"{origin} ({setting}): {message}{where}" if origin else f"{setting}: {message}{where}"
 
 
 def config_path(home: str | Path | None = None, named: str | Path | None = None) -> Path:

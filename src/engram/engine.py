@@ -49,8 +49,11 @@ from engram.model import (
     make_filter,
     make_scope,
     parse_clear,
+    parse_flag,
+    parse_integer,
     parse_limit,
     parse_metadata,
+    parse_number,
     parse_offset,
     parse_query,
     parse_ref,
@@ -935,8 +938,7 @@ class Engram:
         query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
             raise ValidationError("mode", f"unknown mode {mode!r}", ["auto", "hybrid", "text", "vector"])
-        if depth < 0 or depth > 3:
-            raise ValidationError("depth", f"{depth} is out of range", "0 to 3")
+        depth = parse_integer(depth, "depth", 0, 3)
         limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)
         offset = parse_offset(offset, MAX_RECALL_WINDOW - limit)
         if min_relevance is not None:  # scores run 0-1: a cut outside drops everything, or nothing, unsaid
@@ -1055,8 +1057,7 @@ class Engram:
                 raise ValidationError("tag", f"{tag!r} names no tag", "a tag (non-empty text)")
             targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))
         else:
-            if older_than_s is None or not older_than_s >= 0:  # (NaN too)
-                raise ValidationError("older_than_s", f"{older_than_s!r} is not a duration", "seconds >= 0")
+            older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
             targets = self._all(self._filter(replace(base, until=cutoff)))
         removed = self._delete(targets, bulk=ref is None, dry_run=dry_run, reason=reason)
@@ -1067,6 +1068,7 @@ class Engram:
     def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
                 reason: str | None = None) -> list[Memory]:
         """``forget``'s removal of ``targets`` (a bulk one after the backup guard)."""
+        dry_run = parse_flag(dry_run, "dry_run")  # ("no" was a dry run, 0 a real one: checked before either)
         shown = self._shown(targets)  # before the links go with them
         if dry_run or not targets:
             return shown
@@ -1107,17 +1109,24 @@ class Engram:
 
     # --- links -----------------------------------------------------------------------------
     def link(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
-             b_key: str | None = None) -> None:
+             b_key: str | None = None) -> bool:
         """Link two memories both ways, each end named as ``named`` reads it: ``a``/``b`` (an id,
         else a key, or a ``Memory`` this view gave, not read again) or ``a_key``/``b_key`` (a key
-        only). Raises ``ValidationError`` or
-        ``NotFoundError`` naming the end (nothing linked)."""
+        only). True when the link was made, False when the two were already linked (nothing
+        changed, nothing audited), as ``unlink`` says False for two that were not. Raises
+        ``ValidationError`` or ``NotFoundError`` naming the end (nothing linked)."""
         first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
             raise ValidationError("link", "a memory cannot link to itself", "two different memories")
+        # The stored links, not the ones a Memory handed in carries: it may have been read before an
+        # earlier link. (The store's link answers only whether both ends exist.)
+        stored = self.store.get_many([first.id])
+        if stored and second.id in stored[0].links:
+            return False
         if not self.store.link(first.id, second.id):  # an end was forgotten since it was read: name that one
             raise NotFoundError("memory", self._gone(first, second).id)
         self._emit("linked", [first, second])
+        return True
 
     def unlink(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
                b_key: str | None = None) -> bool:

@@ -6,7 +6,8 @@
     │   └── DimensionError       a vector of the wrong size (refused before any write)
     ├── NotFoundError            a memory (or link end) that does not exist
     ├── ConfigError              settings that cannot be used
-    │   └── MissingDependencyError   an optional part whose package is not installed
+    │   ├── MissingDependencyError   an optional part whose package is not installed
+    │   └── EncryptionKeyError   the encryption key does not open the database (also an IntegrityError)
     ├── StorageError             a backend failed (wraps the driver's exception with context)
     │   └── IntegrityError       the database file is damaged
     ├── EmbeddingError           an embedding provider failed after its retries
@@ -83,6 +84,13 @@ class IntegrityError(StorageError):
     """The database file is damaged."""
 
 
+class EncryptionKeyError(ConfigError, IntegrityError):
+    """The configured encryption key does not open the database file: a wrong key, or a key set
+    for a file that is not encrypted. The user's configuration (exit code 4, as every
+    ``ConfigError``), and, to code that handles an unreadable file (the embedding cache starts
+    afresh), an ``IntegrityError`` as before."""
+
+
 class EmbeddingError(EngramError):
     """An embedding provider failed after its retries."""
 
@@ -95,6 +103,7 @@ __all__ = [
     "ConfigError",
     "DimensionError",
     "EmbeddingError",
+    "EncryptionKeyError",
     "EngramError",
     "IntegrityError",
     "MissingDependencyError",

@@ -493,29 +493,78 @@ MAX_RECALL_WINDOW = 1000
 MAX_LIST_LIMIT = 1000
 
 
+# Values of the wrong type are refused, never converted: "0.5" is not a number, True is not 1 and
+# "yes" is not True (each was taken, or refused as "out of range"). The text formats (the CLI's
+# words, a memory file's fields) turn their text into a value first (``number_text``).
+
+
+def _wrong_type(field_name: str, value: Any, allowed: str) -> ValidationError:
+    shown = repr(value)
+    return ValidationError(field_name, f"got {type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}",
+                           allowed)
+
+
+def is_number(value: Any) -> bool:
+    """An int or a float, and not a bool (which Python counts as an int)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def parse_integer(value: Any, field_name: str, low: int, high: int | None = None, *, allowed: str | None = None) -> int:
+    """An int from ``low`` to ``high`` (no bound when None); raises ``ValidationError`` naming the
+    type for a value of another type (a float, a bool, text), and ``allowed`` (default: the range)."""
+    allowed = allowed or (f"{low} or more" if high is None else f"{low} to {high}")
+    if not is_number(value) or not isinstance(value, int):
+        raise _wrong_type(field_name, value, f"an integer, {allowed}")
+    if value < low or (high is not None and value > high):
+        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
+    return value
+
+
+def parse_number(value: Any, field_name: str, allowed: str, low: float | None = None, high: float | None = None) -> float:
+    """An int or a float (not a bool, not text) from ``low`` to ``high`` (NaN refused as out of range),
+    as a float; raises ``ValidationError`` with ``allowed``."""
+    if not is_number(value):
+        raise _wrong_type(field_name, value, allowed)
+    number = float(value)
+    if math.isnan(number) or (low is not None and number < low) or (high is not None and number > high):
+        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
+    return number
+
+
+def parse_flag(value: Any, field_name: str) -> bool:
+    """True or False, nothing else (a truthy "no" would have said yes); raises ``ValidationError``."""
+    if not isinstance(value, bool):
+        raise _wrong_type(field_name, value, "true or false")
+    return value
+
+
+def number_text(value: Any) -> Any:
+    """A number written as text (a memory file's ``importance: 0.8``) as that number; any other
+    value as it is, for the ``parse_*`` functions to check."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
 def parse_limit(value: Any, maximum: int, field_name: str = "limit", *, paged: bool = True) -> int:
     """A page size from 1 to ``maximum``; raises ``ValidationError`` naming the range, and the
     offset that pages for more where the caller has one (``paged``)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        allowed = f"1 to {maximum} (page with offset for more)" if paged else f"1 to {maximum}"
-        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
-    return value
+    return parse_integer(value, field_name, 1, maximum,
+                         allowed=f"1 to {maximum} (page with offset for more)" if paged else f"1 to {maximum}")
 
 
 def parse_relevance(value: Any, field_name: str = "min_relevance") -> float:
     """A relevance cut from 0 to 1, the range of recall's scores (a cut above 1 would silently
     drop everything); raises ``ValidationError``."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValidationError(field_name, f"{value!r} is out of range", "a number from 0 to 1")
-    return float(value)
+    return parse_number(value, field_name, "a number from 0 to 1", 0, 1)
 
 
 def parse_offset(value: Any, maximum: int | None = None, field_name: str = "offset") -> int:
     """A page start from 0 (to ``maximum`` when given); raises ``ValidationError``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (maximum is not None and value > maximum):
-        allowed = "0 or more" if maximum is None else f"0 to {maximum}"
-        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
-    return value
+    return parse_integer(value, field_name, 0, maximum)
 
 
 def parse_category(value: str | Category) -> Category:
@@ -604,16 +653,11 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
                               "JSON values (finite numbers, text, true/false, null, lists, objects)") from None
 
 
-def parse_importance(value: float | int | str) -> float:
-    if isinstance(value, bool):
-        raise ValidationError("importance", f"{value!r} is not a number", "0.0 to 1.0")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValidationError("importance", f"{value!r} is not a number", "0.0 to 1.0") from None
-    if math.isnan(number) or not 0.0 <= number <= 1.0:
-        raise ValidationError("importance", f"{value!r} is out of range", "0.0 to 1.0")
-    return number
+def parse_importance(value: float | int) -> float:
+    """A number from 0 to 1 (an int or a float: not text, not a bool); raises ``ValidationError``."""
+    if not is_number(value):
+        raise _wrong_type("importance", value, "a number from 0.0 to 1.0")
+    return parse_number(value, "importance", "0.0 to 1.0", 0.0, 1.0)
 
 
 MAX_KEY_CHARS = 200

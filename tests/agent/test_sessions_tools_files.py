@@ -81,6 +81,8 @@ def test_store_recall_link_forget(engram):
         == "Unlinked python-version <-> project-setup"
     assert call(tools, "memory_link", action="link", **{"from": "python-version", "to": "project-setup"}).content \
         == "Linked python-version <-> project-setup"
+    assert call(tools, "memory_link", action="link", **{"from": "project-setup", "to": "python-version"}).content \
+        == "project-setup and python-version were already linked"
     assert call(tools, "memory_forget", key="python-version").content == "Forgot: python-version"
     assert engram.find("python-version") is None
     assert engram.get("project-setup").links == ()

@@ -113,7 +113,11 @@ def test_memory_crud_search_links_versions(served: Served) -> None:
         assert [n["id"] for n in links["neighbours"]] == [second["memory_id"]]
         assert c.delete(f"/api/v1/memory/{mid}/links/{second['memory_id']}").json() == {"unlinked": True}
         assert c.get(f"/api/v1/memory/{mid}/links").json()["neighbours"] == []
-        assert c.post(f"/api/v1/memory/{mid}/links", json={"to": second["memory_id"]}).status_code == 201
+        made = c.post(f"/api/v1/memory/{mid}/links", json={"to": second["memory_id"]})
+        assert made.status_code == 201 and made.json()["changed"] is True
+        # The same link again changes nothing, and says so.
+        again = c.post(f"/api/v1/memory/{second['memory_id']}/links", json={"to": mid}).json()
+        assert again == {"linked": [second["memory_id"], mid], "changed": False}
 
         gone = c.delete(f"/api/v1/memory/{mid}", params={"reason": "outdated"}).json()
         assert gone == {"forgotten": [mid], "count": 1, "reason": "outdated"}

@@ -215,13 +215,13 @@ def test_the_other_end_of_a_link_or_supersede_may_be_named_by_key(served: Served
         bobs = b.post("/api/v1/memory", json={"content": "bob's own other", "key": "other"}).json()["memory_id"]
 
         made = c.post("/api/v1/memory/other/links", json={"to_key": first})
-        assert made.status_code == 201 and made.json() == {"linked": [other, shadow]}, made.text
+        assert made.status_code == 201 and made.json() == {"linked": [other, shadow], "changed": True}, made.text
         assert [m["id"] for m in _by_key(c, "GET", first, "/links").json()["neighbours"]] == [other]
         assert c.get(f"/api/v1/memory/{first}/links").json()["neighbours"] == []  # a ref is an id first
         gone = _by_key(c, "DELETE", "other", "/links", params={"other_key": first})
         assert gone.json() == {"unlinked": True}
         both = _by_key(c, "POST", first, "/links", json={"to_key": "other"})  # both ends by key
-        assert both.status_code == 201 and both.json() == {"linked": [shadow, other]}
+        assert both.status_code == 201 and both.json() == {"linked": [shadow, other], "changed": True}
         assert _by_key(c, "DELETE", first, "/links", params={"other_key": "other"}).json() == {"unlinked": True}
         closed = _by_key(c, "POST", first, "/supersede", json={"by_key": "other"})
         assert closed.status_code == 200 and closed.json()["id"] == shadow, closed.text

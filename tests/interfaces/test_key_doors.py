@@ -84,12 +84,14 @@ def test_cli_link_unlink_supersede_and_neighbours_take_either_end_by_key(isolate
     other = _json(isolated_home, "remember", "the other", "--key", "other")["memory"]["id"]
     bobs = _json(isolated_home, "remember", "bob's own other", "--key", "other", agent="bob")["memory"]["id"]
 
-    assert _json(isolated_home, "link", "--key", first, "--to-key", "other") == {"linked": [first, "other"]}
+    assert _json(isolated_home, "link", "--key", first, "--to-key", "other") == {"linked": [first, "other"], "changed": True}
+    # Again, from the other end: nothing changes, and the command says so.
+    assert _json(isolated_home, "link", "other", "--to-key", first) == {"linked": ["other", first], "changed": False}
     assert _ids(_json(isolated_home, "neighbours", "--key", first)) == [other]
     assert _json(isolated_home, "neighbours", first) == []  # a bare ref is an id first: the first has no link
     assert _json(isolated_home, "unlink", "other", "--to-key", first) == {"unlinked": True}
     # A REF fills the end not named by key: here the second.
-    assert _json(isolated_home, "link", "--key", first, first) == {"linked": [first, first]}
+    assert _json(isolated_home, "link", "--key", first, first) == {"linked": [first, first], "changed": True}
     assert _ids(_json(isolated_home, "neighbours", "--key", first)) == [first]
     closed = _json(isolated_home, "supersede", "--key", first, "--by-key", "other")
     assert closed["id"] == shadow and closed["superseded_by"] == other

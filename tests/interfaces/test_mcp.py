@@ -73,6 +73,10 @@ async def _exercise_tools(client: Client) -> None:
     assert all(r["relevance"] >= 1.0 for r in high["results"])
 
     assert _data(await client.call_tool("link", {"source": mid, "target": "project-setup"}))["changed"] is True
+    # The same link again changes nothing, and says so (it said true), from either family and end.
+    assert _data(await client.call_tool("link", {"source": "project-setup", "target": mid}))["changed"] is False
+    assert _data(await client.call_tool("memory_link", {"action": "link", "from": mid, "to": "project-setup"}))[
+        "changed"] is False
     assert _data(await client.call_tool("get", {"memory_id": mid}))["links"] == [other["memory_id"]]
     linked = _data(await client.call_tool("memory_recall", {"query": "scripting preferences", "depth": 1}))
     assert {e["key"] for e in linked["entries"]} >= {"project-setup"}

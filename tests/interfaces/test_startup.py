@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 CODE = "from engram.interfaces.cli.app import main; main()"
 PET = "Caroline adopted a rescue greyhound last spring"
@@ -70,9 +70,44 @@ def test_the_first_mcp_call_of_a_fresh_server_is_answered_by_meaning(tmp_path: P
     assert [r["content"] for r in results] == [PET]
 
 
-def test_mcp_with_unreadable_settings_exits_naming_the_setting(tmp_path: Path) -> None:
-    # Settings are read on the background thread now; their error still ends the command at once.
+async def _misconfigured_session(params: StdioServerParameters, errlog: Path) -> tuple[set[str], list[str]]:
+    """The tools a server lists and the error texts of a call of each family, over the SDK's client."""
+    with errlog.open("w") as log:
+        async with Client(stdio_client(params, errlog=log)) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            texts = []
+            for name, arguments in (("recall", {"query": "pets"}), ("memory_store", {"key": "k", "content": "x"})):
+                result = await client.call_tool(name, arguments)
+                assert result.is_error, result.content
+                texts.append(result.content[0].text)
+            return names, texts
+
+
+def test_mcp_with_unusable_settings_answers_every_call_with_the_error(tmp_path: Path) -> None:
+    # It used to exit before the handshake, which a desktop client shows as "server disconnected"
+    # with the reason in a log file: now the handshake completes, the tools are listed and every
+    # call says which setting is wrong, what is wrong with it and where it was set.
+    params = StdioServerParameters(command=sys.executable, args=["-c", CODE, "mcp"],
+                                   env=_env(tmp_path, ENGRAM_RECALL__LIMIT="many"))
+    names, texts = asyncio.run(_misconfigured_session(params, tmp_path / "stderr.txt"))
+    assert {"remember", "recall", "memory_store", "memory_recall"} <= names
+    for text in texts:
+        assert "recall.limit" in text and "valid integer" in text and "ENGRAM_RECALL__LIMIT" in text, text
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert "recall.limit" in stderr and "ENGRAM_RECALL__LIMIT" in stderr, stderr
+
+
+def test_mcp_names_the_config_file_a_bad_value_came_from(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[embeddings]\nprovider = "nosuch"\n', encoding="utf-8")
+    params = StdioServerParameters(command=sys.executable, args=["-c", CODE, "mcp"], env=_env(tmp_path))
+    _, texts = asyncio.run(_misconfigured_session(params, tmp_path / "stderr.txt"))
+    for text in texts:
+        assert "embeddings.provider" in text and "'nosuch'" in text and str(tmp_path / "config.toml") in text, text
+
+
+def test_mcp_with_unusable_settings_still_exits_with_the_configuration_code(tmp_path: Path) -> None:
+    # The client closes at once (no input): the error is on stderr and the exit code is 4, as the CLI's.
     done = subprocess.run([sys.executable, "-c", CODE, "mcp"], capture_output=True, text=True, input="",
                           env=_env(tmp_path, ENGRAM_RECALL__LIMIT="many"), timeout=120)
     assert done.returncode == 4, done.stderr
-    assert "recall.limit" in done.stderr and done.stdout == ""
+    assert "recall.limit" in done.stderr and "ENGRAM_RECALL__LIMIT" in done.stderr and done.stdout == ""

@@ -22,6 +22,7 @@ def test_every_change_is_recorded_with_origin_reason_and_what_was_forgotten(back
     cli.remember("second version", key="k")
     cli.remember("other", key="o")
     cli.link("k", "o")
+    cli.link("o", "k")  # already linked: nothing changed, nothing audited
     cli.unlink("k", "o")
     snapshot = cli.export_snapshot()
     clock.advance(1)

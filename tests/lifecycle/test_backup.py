@@ -19,7 +19,7 @@ from engram.backends.sqlite import SqliteBackend, backups_for
 from engram.config import load_settings
 from engram.db.sqlite import connect
 from engram.engine import Engram
-from engram.errors import IntegrityError, MissingDependencyError, StorageError
+from engram.errors import ConfigError, EncryptionKeyError, IntegrityError, MissingDependencyError, StorageError
 from engram.lifecycle import clean_close
 from engram.lifecycle.backup import Backups, check_file, vacuum
 from engram.store.sqlite import SqliteMemoryStore
@@ -310,6 +310,10 @@ def test_encryption_at_rest(tmp_path):
     wrong = load_settings(home=tmp_path, privacy={"encryption_key": "not the key"})
     with pytest.raises(IntegrityError, match="encryption key is wrong"):
         Engram.from_settings(wrong)
+    # The user's configuration (exit 4 at the CLI), still an IntegrityError to code handling one.
+    with pytest.raises(EncryptionKeyError) as refused:
+        Engram.from_settings(wrong)
+    assert isinstance(refused.value, ConfigError) and str(db) in str(refused.value)
     reopened = Engram.from_settings(settings)
     assert reopened.recall("launch code").hits[0].memory.key == "secret"
     reopened.close()

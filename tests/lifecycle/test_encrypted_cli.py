@@ -162,3 +162,21 @@ def test_a_wrong_key_is_named_in_one_line_without_sqlciphers_own_log(isolated_ho
     assert "encryption key is wrong" in wrong.stderr
     assert "sqlcipher" not in wrong.stderr.lower() and "ERROR CORE" not in wrong.stderr, wrong.stderr
     assert "kestrel" in ok(engram(isolated_home, "list"))  # nothing was changed
+
+
+def test_a_key_that_does_not_open_the_file_is_a_configuration_error(isolated_home: Path, tmp_path: Path) -> None:
+    # A wrong key exited 1, as a damaged database does; it is the user's configuration: exit 4,
+    # one line naming the file and the settings that hold the key.
+    ok(engram(isolated_home, "remember", "The staging server is called kestrel"))
+    wrong = engram(isolated_home, "list", key="not the key")
+    assert wrong.returncode == 4, wrong.stdout + wrong.stderr
+    assert wrong.stderr.strip().splitlines() == [
+        f"error: {isolated_home / 'memory.db'}: the encryption key is wrong (privacy.encryption_key or "
+        "privacy.encryption_key_file); the file opens only with the key it was made with"], wrong.stderr
+    # A key set for a store made without one: configuration too, said as such.
+    plain = tmp_path / "plain-home"
+    ok(engram(plain, "remember", "nothing secret here", key=None))
+    keyed = engram(plain, "list")
+    assert keyed.returncode == 4, keyed.stdout + keyed.stderr
+    assert "is not encrypted, but an encryption key is set" in keyed.stderr, keyed.stderr
+    assert "nothing secret here" in ok(engram(plain, "list", key=None))  # nothing was changed

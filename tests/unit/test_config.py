@@ -131,6 +131,21 @@ def test_a_refused_value_is_named_by_the_key_it_was_written_as(
     assert named in str(err.value), str(err.value)
 
 
+def test_a_refused_value_says_where_it_was_set(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the setting was named: with a config file, variables and arguments in play, the user had
+    # to guess which one held the bad value.
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text('[recall]\nfusion = "best"\n', encoding="utf-8")
+    monkeypatch.setenv("ENGRAM_RECALL__LIMIT", "many")
+    with pytest.raises(ConfigError) as err:
+        load_settings(recall={"min_relevance": 7})
+    text = str(err.value)
+    assert "recall.limit: Input should be a valid integer" in text and "(from ENGRAM_RECALL__LIMIT)" in text, text
+    assert f"recall.fusion: Input should be 'weighted' or 'rrf' (from config file {isolated_home / 'config.toml'})" \
+        in text, text
+    assert "recall.min_relevance: Input should be less than or equal to 1 (from an argument)" in text, text
+
+
 def test_the_command_line_names_the_foreign_key_and_exits_4(tmp_path: Path) -> None:
     import os
     import subprocess

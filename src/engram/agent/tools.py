@@ -170,8 +170,7 @@ class MemoryTools:
         a, b = require_string(args, "from"), require_string(args, "to")
         first, second = self._entry(args, "from", action), self._entry(args, "to", action)
         if action == "link":
-            self.engram.link(first, second)
-            return f"Linked {a} <-> {b}"
+            return f"Linked {a} <-> {b}" if self.engram.link(first, second) else f"{a} and {b} were already linked"
         return f"Unlinked {a} <-> {b}" if self.engram.unlink(first, second) else f"{a} and {b} were not linked"
 
     def _entry(self, args: Mapping[str, Any], argument: str, field: str) -> Memory:

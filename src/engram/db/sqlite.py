@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from engram.db.foreign import refuse_foreign
-from engram.errors import IntegrityError, StorageError
+from engram.errors import EncryptionKeyError, IntegrityError, StorageError
 
 
 def _pick_driver() -> ModuleType:
@@ -66,8 +66,9 @@ def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0, reado
     """A raw connection to ``path``: SQLCipher with ``PRAGMA key`` first when a key is given.
 
     ``readonly`` opens an existing file without the right to write or create it (a missing file
-    is an error, never a new empty database). A wrong key (or a file that is not a database)
-    raises ``IntegrityError`` naming the file."""
+    is an error, never a new empty database). A key that does not open the file (a wrong one, or
+    one set for a file that is not encrypted) raises ``EncryptionKeyError``; a file that is not a
+    database, ``IntegrityError``; each naming the file."""
     module = cipher_driver() if key else driver
     target, uri = path, False
     if readonly:
@@ -82,11 +83,33 @@ def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0, reado
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
     except db_errors() as exc:
+        if key and "not a database" in str(exc):
+            raise key_error(path) from exc
         if "not a database" in str(exc) or "malformed" in str(exc):
-            hint = (" (or the encryption key is wrong)" if key
-                    else " (encrypted? set privacy.encryption_key_file or privacy.encryption_key)")
+            hint = "" if key else " (encrypted? set privacy.encryption_key_file or privacy.encryption_key)"
             raise IntegrityError(f"{path} is not a readable SQLite database{hint}: {exc}") from exc
         raise StorageError(f"cannot open SQLite database {path}: {exc}") from exc
+
+
+# The first 16 bytes of every plain SQLite file; an encrypted one starts with random salt instead.
+_PLAIN_HEADER = b"SQLite format 3\x00"
+
+
+def key_error(path: str) -> EncryptionKeyError:
+    """The error for a key SQLCipher could not open ``path`` with. A plain file is told apart by its
+    header; otherwise the key is wrong (SQLCipher cannot tell a wrong key from a first page
+    damaged beyond its checksum, and the wrong key is by far the likelier)."""
+    try:
+        with open(path, "rb") as file:
+            plain = file.read(len(_PLAIN_HEADER)) == _PLAIN_HEADER
+    except OSError:
+        plain = False
+    setting = "privacy.encryption_key or privacy.encryption_key_file"
+    if plain:
+        return EncryptionKeyError(f"{path} is not encrypted, but an encryption key is set ({setting}): an existing "
+                                  "file is not converted; unset the key to open it")
+    return EncryptionKeyError(f"{path}: the encryption key is wrong ({setting}); the file opens only with the key "
+                              "it was made with")
 
 
 def use_wal(conn: Any, timeout_s: float) -> None:

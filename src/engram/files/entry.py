@@ -27,6 +27,7 @@ from engram.model import (
     Memory,
     Scope,
     layer_for_type,
+    number_text,
     parse_category,
     parse_content,
     parse_importance,
@@ -165,7 +166,7 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
         layer=layer,
         tags=parse_tags(raw.get("tags")),
         metadata=parse_metadata(raw.get("metadata")),
-        importance=parse_importance(raw.get("importance", 0.5)),
+        importance=parse_importance(number_text(raw.get("importance", 0.5))),  # (markdown's fields are text)
         related_entity=_text(raw.get("related_entity"), "related_entity"),
         source=_text(raw.get("source"), "source"),
         created_at=resolve_date(raw.get("date"), precise),

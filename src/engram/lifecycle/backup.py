@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.db.sqlite import Database, connect, db_errors
-from engram.errors import ConfigError, IntegrityError, NotFoundError, StorageError
+from engram.db.sqlite import Database, connect, db_errors, key_error
+from engram.errors import ConfigError, EncryptionKeyError, IntegrityError, NotFoundError, StorageError
 from engram.lifecycle import clean_close
 
 log = logging.getLogger("engram.lifecycle.backup")
@@ -46,6 +46,10 @@ def check_file(path: Path, *, key: str | None = None, full: bool = False) -> str
     """``ok`` or what SQLite found wrong with the database at ``path`` (read-only use)."""
     try:
         conn = connect(str(path), key=key)
+    except EncryptionKeyError:
+        # SQLite's own words: whether the key or the file is at fault is for the caller to weigh
+        # (``Backups.failure`` asks the backups).
+        return "file is not a database"
     except IntegrityError as exc:
         return str(exc)
     try:
@@ -195,6 +199,8 @@ class Backups:
         a ``ConfigError`` that says so, never advice to restore, which would fail the same way."""
         if _unopenable(verdict):
             last = self.last_good()
+            if last is None and self.key:  # nothing to weigh it against: the key, as opening the file says
+                return key_error(str(self.db_path))
             if last is not None and _unopenable(check_file(last.path, key=self.key)):
                 held = "a key is set" if self.key else "no key is set"
                 return ConfigError(

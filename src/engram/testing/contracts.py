@@ -692,8 +692,12 @@ class MemoryStoreContract(TemporalContract):
         mem.remember("A", key="a")
         mem.remember("B", key="b")
         mem.remember("C", key="c")
-        mem.link("a", "b")
-        mem.link("a", "c")
+        a = mem.get("a")  # read before the link: its links are stale once linked
+        assert mem.link(a, "b") is True
+        assert mem.link("a", "c") is True
+        # Linking what is already linked changes nothing, and says so, whichever end comes first
+        # and even through a Memory read before the link.
+        assert mem.link(a, "b") is False and mem.link("b", "a") is False
         assert {m.key for m in mem.neighbours("a")} == {"b", "c"}
         assert [m.key for m in mem.neighbours("b")] == ["a"]
         assert mem.get("b").links == (mem.get("a").id,)

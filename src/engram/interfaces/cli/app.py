@@ -1,6 +1,7 @@
 """The ``engram`` command: global options, command groups, and the one place errors become exit codes.
 
-Exit codes: 0 ok, 1 storage/provider failure, 2 bad input, 3 not found, 4 configuration.
+Exit codes (docs/cli.md): 0 ok, 1 storage/provider failure, 2 bad input, 3 not found, 4 configuration
+(an encryption key that does not open the database included: ``EncryptionKeyError`` is a ``ConfigError``).
 """
 
 from __future__ import annotations

@@ -49,7 +49,11 @@ def mcp(
         return preload_model(settings)
 
     # Settings, model and store open in a thread once run_stdio has imported the SDK.
-    run_stdio(BackgroundOpen(st.settings, open_engram, prepare=prepare))
+    unusable = run_stdio(BackgroundOpen(st.settings, open_engram, prepare=prepare))
+    if unusable is not None:  # served as every call's error and logged at start: only the exit code is left
+        from engram.interfaces.cli.app import exit_code
+
+        raise typer.Exit(exit_code(unusable))
 
 
 @mcp_app.command("install")

@@ -295,12 +295,13 @@ def link(ctx: typer.Context, a: str | None = EndArg, b: str | None = EndArg, key
     engram = st.engram()
     ends = _ends("link", (("a", a), ("b", b)), (("--key", key), ("--to-key", to_key)))
     first, second = _two_memories(engram, "link", ends)
-    engram.link(first, second)
+    changed = engram.link(first, second)
     said = [_said(*end) for end in ends]
     if st.as_json:
-        render.emit_json({"linked": said})
+        render.emit_json({"linked": said, "changed": changed})
     else:
-        render.console.print(f"linked {said[0]} <-> {said[1]}", markup=False, highlight=False)
+        render.console.print(f"linked {said[0]} <-> {said[1]}" if changed else f"{said[0]} and {said[1]} were already linked",
+                             markup=False, highlight=False)
 
 
 def supersede(

@@ -13,18 +13,17 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from engram.importers import detect_document, detect_files
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
-from engram.interfaces.http.schemas import UsableText
+from engram.interfaces.http.schemas import Body, UsableText
 
 router = Router(prefix="/api/v1", tags=["service"])
 
 
-class ImportIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ImportIn(Body):
     text: UsableText | None = Field(None, description="The source document (JSON or JSON lines).")
     files: dict[UsableText, UsableText] | None = Field(None, description="A source folder: relative path -> file text.")
 

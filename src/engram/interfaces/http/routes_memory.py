@@ -164,8 +164,7 @@ def links_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
 
 def link_to(eng: Engram, memory: Memory, body: LinkIn) -> dict[str, Any]:
     other = eng.named(body.to, body.to_key, field="link", names=("to", "to_key"))
-    eng.link(memory, other)
-    return {"linked": [memory.id, other.id]}
+    return {"linked": [memory.id, other.id], "changed": eng.link(memory, other)}
 
 
 def supersede_by(eng: Engram, memory: Memory, body: SupersedeIn) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Request bodies of the HTTP API (validated by FastAPI; engram validates the values again)."""
+"""Request bodies of the HTTP API (validated by FastAPI; engram validates the values again).
+
+Every body is a ``Body``: an unknown field is refused, and so is a value of the wrong JSON type,
+never converted (pydantic's default would read ``"dry_run": "yes"`` as true, ``"5"`` as 5 and
+``true`` as 1.0), as the library (``model.py``) and MCP refuse them; the problem names the field
+and the type allowed (``dry_run: Input should be a valid boolean``)."""
 
 from __future__ import annotations
 
@@ -33,8 +38,13 @@ UsableText = Annotated[str, AfterValidator(_usable)]
 SearchText = Annotated[UsableText, AfterValidator(_not_blank)]
 
 
-class MemoryIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Body(BaseModel):
+    """A request body: known fields only, each of its own JSON type (an int still passes as a float)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class MemoryIn(Body):
     content: str = Field(..., description="The memory itself.")
     key: str | None = Field(None, description="Upsert by this key (default: made from the content).")
     category: Literal["core", "knowledge", "conversation"] = "knowledge"
@@ -56,12 +66,11 @@ class MemoryIn(BaseModel):
     valid_until: StrictFloat | str | None = Field(None, description="When the fact stopped holding: ISO 8601 or epoch seconds.")
 
 
-class MemoryPatch(BaseModel):
+class MemoryPatch(Body):
     """PATCH: the fields sent change, the others are kept; null clears an optional field (tags,
     metadata, related_entity, source, search_context, valid_from, valid_until) and is refused,
     naming the field, for one every memory has (content, category, type, layer, importance)."""
 
-    model_config = ConfigDict(extra="forbid")
     content: str | None = None
     category: Literal["core", "knowledge", "conversation"] | None = None
     type: str | None = None
@@ -76,11 +85,10 @@ class MemoryPatch(BaseModel):
     valid_until: StrictFloat | str | None = None
 
 
-class MemoryReplace(BaseModel):
+class MemoryReplace(Body):
     """PUT: the memory's fields become these; one not sent gets the value a new memory would
     (``Engram.replace``). Id, key, scope, creation time and links stay."""
 
-    model_config = ConfigDict(extra="forbid")
     content: str = Field(..., description="The memory itself.")
     category: Literal["core", "knowledge", "conversation"] = "knowledge"
     type: str | None = Field(None, description="Default: learned (conversation for that category).")
@@ -100,15 +108,13 @@ class MemoryReplace(BaseModel):
 # The other end of a supersede or link is named as the route's own memory is: ``by``/``to`` by id
 # or key (an id first), ``by_key``/``to_key`` by key alone; exactly one, checked by the engine
 # (``Engram.named``), which names them.
-class SupersedeIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SupersedeIn(Body):
     by: str | None = Field(None, description="Id or key of the memory that supersedes this one (or give by_key).")
     by_key: str | None = Field(None, description="The key of the memory that supersedes this one, always read as a "
                                                  "key (for a key that is also another memory's id).")
 
 
-class ForgetIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ForgetIn(Body):
     query: str | None = Field(None, description="Forget memories containing all these words.")
     tag: str | None = None
     older_than_days: float | None = Field(None, ge=0)
@@ -116,34 +122,30 @@ class ForgetIn(BaseModel):
     dry_run: bool = False
 
 
-class LinkIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LinkIn(Body):
     to: str | None = Field(None, description="Id or key of the memory to link to (or give to_key).")
     to_key: str | None = Field(None, description="The key of the memory to link to, always read as a key (for a key "
                                                  "that is also another memory's id).")
 
 
-class SemanticRecallIn(BaseModel):
+class SemanticRecallIn(Body):
     """Clawless's request: ``{"input": "current question", "chatId": "optional", "topK": 3}``;
     anything else is refused, as engram's own bodies are."""
 
-    model_config = ConfigDict(extra="forbid")
     input: SearchText = Field(..., description="The current question.")
     chatId: UsableText | None = None  # noqa: N815 - the wire name
     topK: StrictInt = Field(3, ge=1, le=50)  # noqa: N815
 
 
-class ToolCallIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ToolCallIn(Body):
     id: str
     name: str
     arguments: str | dict[str, Any] = "{}"
 
 
-class MessageIn(BaseModel):
+class MessageIn(Body):
     """A message to append; an assistant message may call tools, a tool message answers one."""
 
-    model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant", "system", "tool"]
     content: str = ""
     tool_calls: list[ToolCallIn] | None = None
@@ -151,9 +153,8 @@ class MessageIn(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class MessagesIn(BaseModel):
+class MessagesIn(Body):
     """Messages to append together, all or none (a run's turn: the user's words, the tool calls
     and their results, the answer); a tool result may answer a call made earlier in the list."""
 
-    model_config = ConfigDict(extra="forbid")
     messages: list[MessageIn] = Field(..., min_length=1, max_length=1000)

@@ -41,8 +41,9 @@ def arguments_text(exc: pydantic.ValidationError) -> str:
 
 
 class EngramMCPServer(MCPServer):
-    """The SDK's server, with argument errors reworded (``arguments_text``) and arguments a tool
-    does not take refused (``unknown_arguments``); nothing else differs."""
+    """The SDK's server, with argument errors reworded (``arguments_text``), arguments a tool does
+    not take refused (``unknown_arguments``) and arguments of the wrong type refused rather than
+    converted (``strict_arguments``); nothing else differs."""
 
     _taken: dict[str, frozenset[str]] | None = None
 
@@ -62,8 +63,24 @@ class EngramMCPServer(MCPServer):
                 raise ToolError(f"Error executing tool {name}: invalid {argument}: is not an argument of {name} "
                                 f"(allowed: {', '.join(sorted(taken))})")
 
+    def strict_arguments(self, name: str, arguments: dict[str, Any]) -> None:
+        """Raise ``ToolError`` naming the first argument of the wrong JSON type, with the type
+        allowed. The SDK validates in pydantic's lax mode, which converted them: ``"dry_run":
+        "yes"`` ran as true, ``"limit": "5"`` as 5, ``"older_than_days": true`` as 1 day; the
+        library and the HTTP API refuse them. The SDK still reads a list or an object sent as JSON
+        text (``pre_parse_json``, for clients that send them so); nothing else is converted."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return  # an unknown tool: the SDK says so
+        metadata = tool.fn_metadata
+        try:
+            metadata.arg_model.model_validate(metadata.pre_parse_json(arguments), strict=True)
+        except pydantic.ValidationError as exc:
+            raise ToolError(f"Error executing tool {name}: {arguments_text(exc)}") from exc
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         await self.unknown_arguments(name, arguments or {})
+        self.strict_arguments(name, arguments or {})
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

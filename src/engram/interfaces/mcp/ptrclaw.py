@@ -81,8 +81,7 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             first, second = _entry(engram, from_, "from", action), _entry(engram, to, "to", action)
             if action == "unlink":
                 return {"action": "unlink", "from": from_, "to": to, "changed": engram.unlink(first, second)}
-            engram.link(first, second)
-            return {"action": "link", "from": from_, "to": to, "changed": True}
+            return {"action": "link", "from": from_, "to": to, "changed": engram.link(first, second)}
 
     server.add_tool(_keyword_alias(memory_link, "from", "from_"), name="memory_link", title="Link two entries",
                     annotations=LINK,

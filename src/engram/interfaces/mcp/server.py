@@ -125,8 +125,7 @@ def _link(engram: Engram, source: str | None, target: str | None, source_key: st
     said = {"from": source if source_key is None else source_key, "to": target if target_key is None else target_key}
     if action == "unlink":
         return {"action": "unlink", **said, "changed": engram.unlink(first, second)}
-    engram.link(first, second)
-    return {"action": "link", **said, "changed": True}
+    return {"action": "link", **said, "changed": engram.link(first, second)}
 
 
 # The engine's TimeReader reads these (as ``engram list --since`` and the HTTP API's ``since`` do).

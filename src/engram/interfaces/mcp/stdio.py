@@ -7,8 +7,13 @@ and Python code in another thread would only slow it down), a background thread
 optimisation runs outside the GIL); the store and the engine open in that thread as soon as the
 server is built, while the handshake runs. The first tool call finds them ready or waits only for
 what is left; MCP clients never time out waiting for start-up. A failure in the background is
-left for the first tool call to report (it opens again and raises). Logs go to stderr; stdout
-carries only the protocol.
+left for the first tool call to report (it opens again and raises). Settings that cannot be used
+do not end the process before the handshake either: a desktop client shows only "server
+disconnected" for that, with the reason in a log file the user never sees. The server answers
+instead, every tool (of both families) listed, and every call is an error naming the setting,
+what is wrong and where it was set (reading them again, as ``open_engram`` does); the message
+goes to stderr too, and the command exits with the error once the client closes. Logs go to
+stderr; stdout carries only the protocol.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from engram.errors import EngramError
 
 if TYPE_CHECKING:
     from engram.config import Settings
@@ -95,15 +102,26 @@ class BackgroundOpen:
             engram.close()
 
 
-def run_stdio(opening: BackgroundOpen) -> None:
+def run_stdio(opening: BackgroundOpen) -> EngramError | None:
     """Serve MCP on stdio until the client closes it (tools: ``server.mcp_tools``), then close
-    what ``opening`` opened; ``opening`` is started here, once the SDK is imported."""
+    what ``opening`` opened; ``opening`` is started here, once the SDK is imported. Returns the
+    error reading the settings raised (served as every tool call's error), else None."""
     try:
         from engram.interfaces.mcp.server import build_server  # the SDK
+        from engram.interfaces.present import error_text
 
         opening.start()
-        server = build_server(opening.engram, tools=opening.settings().server.mcp_tools)
+        unusable: EngramError | None = None
+        try:
+            tools = opening.settings().server.mcp_tools
+        except EngramError as exc:
+            # Which family the settings chose is unknown: offer both, so whichever tool the client
+            # calls answers with the error rather than "unknown tool".
+            unusable, tools = exc, "both"
+            log.error("%s; serving MCP anyway, every tool call answers with this error", error_text(exc))
+        server = build_server(opening.engram, tools=tools)
         opening.served()
         server.run("stdio")
     finally:
         opening.close()
+    return unusable

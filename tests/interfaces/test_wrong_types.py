@@ -1,0 +1,94 @@
+"""A value of the wrong type is refused, naming the field and the type allowed, never converted:
+the library took importance="0.5", HTTP read "dry_run": "yes" as true and true as 1 day, MCP
+read "5" as a limit, and a limit of the wrong type was called "out of range". Library on a real
+SQLite file, HTTP over a real socket, MCP with the SDK's client over streamable HTTP; the CLI
+reads words, and turns them into values before they reach the engine."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from engram.engine import Engram
+from engram.errors import ValidationError
+from tests.interfaces.conftest import Served
+from tests.interfaces.test_mcp import _error_text, _http
+
+
+@pytest.fixture
+def mem(tmp_path: Path):
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False}) as engram:
+        engram.remember("the tulip bulbs are in the shed", key="kept", tags=["garden"])
+        yield engram
+
+
+@pytest.mark.parametrize(("call", "field", "allowed"), [
+    (lambda m: m.remember("a new memory", importance="0.5"), "importance", "a number from 0.0 to 1.0"),
+    (lambda m: m.remember("a new memory", importance=[0.5]), "importance", "a number from 0.0 to 1.0"),
+    (lambda m: m.update("kept", importance="0.9"), "importance", "a number from 0.0 to 1.0"),
+    (lambda m: m.recall("tulip", limit="5"), "limit", "an integer, 1 to 100"),
+    (lambda m: m.list(limit=5.0), "limit", "an integer, 1 to 1000"),
+    (lambda m: m.list(limit=True), "limit", "an integer, 1 to 1000"),
+    (lambda m: m.list(offset="1"), "offset", "an integer, 0 or more"),
+    (lambda m: m.recall("tulip", min_relevance="0.1"), "min_relevance", "a number from 0 to 1"),
+    (lambda m: m.recall("tulip", depth="1"), "depth", "an integer, 0 to 3"),
+    (lambda m: m.forget(tag="garden", dry_run="no"), "dry_run", "true or false"),
+    (lambda m: m.forget(older_than_s="5"), "older_than_s", "a number of seconds, 0 or more"),
+    (lambda m: m.forget(older_than_s=True), "older_than_s", "a number of seconds, 0 or more"),
+])
+def test_the_library_refuses_a_wrong_type_naming_the_field_and_the_type(
+        mem: Engram, call: Callable[[Engram], Any], field: str, allowed: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        call(mem)
+    assert refused.value.field == field and refused.value.allowed.startswith(allowed), str(refused.value)
+    assert "out of range" not in str(refused.value)  # it is not a value out of range: it is not a value of the type
+    assert mem.get("kept").importance == 0.5 and mem.count() == 1  # nothing changed ("no" was a forget)
+
+
+def test_a_number_of_the_right_type_still_passes(mem: Engram) -> None:
+    assert mem.remember("an int importance", importance=1).memory.importance == 1.0
+    assert mem.forget(tag="garden", dry_run=True)[0].key == "kept"
+    assert [h.memory.key for h in mem.recall("tulip", limit=5, depth=1, min_relevance=0)] == ["kept"]
+
+
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/api/v1/memory/forget", {"tag": "garden", "dry_run": "yes"}, "dry_run"),
+    ("/api/v1/memory/forget", {"tag": "garden", "dry_run": 1}, "dry_run"),
+    ("/api/v1/memory/forget", {"older_than_days": True, "dry_run": True}, "older_than_days"),
+    ("/api/v1/memory/forget", {"older_than_days": "3"}, "older_than_days"),
+])
+def test_http_refuses_a_wrong_type_naming_the_field_and_the_type(served: Served, path: str, body: dict,
+                                                                  field: str) -> None:
+    with served.client(served.alice) as http:
+        assert http.post("/api/v1/memory", json={"content": "the tulip bulbs are in the shed",
+                                                 "tags": ["garden"]}).status_code == 201
+        answer = http.post(path, json=body)
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert problem["field"] == field and "Input should be a valid" in problem["detail"], problem
+        assert [m["content"] for m in http.get("/api/v1/memory").json()["memories"]] == [
+            "the tulip bulbs are in the shed"]  # nothing stored, nothing forgotten
+
+
+def test_mcp_refuses_a_wrong_type_naming_the_argument_and_the_type(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as client:
+            _ = await client.call_tool("remember", {"content": "the tulip bulbs are in the shed", "tags": ["garden"]})
+            for name, arguments, said in (
+                    ("forget", {"tag": "garden", "dry_run": "yes"}, "invalid dry_run: Input should be a valid boolean"),
+                    ("forget", {"older_than_days": True}, "invalid older_than_days: Input should be a valid number"),
+                    ("recall", {"query": "tulips", "limit": "5"}, "invalid limit: Input should be a valid integer"),
+                    ("list", {"limit": True}, "invalid limit: Input should be a valid integer")):
+                text = _error_text(await client.call_tool(name, arguments))
+                assert text == f"Error executing tool {name}: {said}", text
+            listed = await client.call_tool("list", {})
+            assert [m["content"] for m in listed.structured_content["memories"]] == ["the tulip bulbs are in the shed"]
+            # A list sent as JSON text (as some clients send them) is still read.
+            assert not (await client.call_tool("recall", {"query": "tulips", "filters": '{"tags": ["garden"]}'})).is_error
+
+    asyncio.run(run())
