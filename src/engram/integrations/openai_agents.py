@@ -5,7 +5,8 @@ The SDK's session protocol (``get_items``, ``add_items``, ``pop_item``, ``clear_
 onto the history of the engine's agent, conversation ``openai-agents:<session_id>``. Each item is
 kept whole in its message's metadata (so it comes back exactly as given); the message text is the
 item's text when it has one, else the item as JSON, so the history reads naturally in
-``engram history`` and on the page. ``add_items`` is all or nothing: the items are validated
+``engram history`` and on the page (cut at the history's message limit, so an item of any size,
+an image's base64 included, is kept). ``add_items`` is all or nothing: the items are validated
 together and appended in one write, so an item engram refuses (``ValidationError`` naming it,
 ``messages[2].content``) or a failed write adds none of them. History settings apply:
 ``history.max_history_len`` trims the oldest items. Every call runs in a worker thread, never blocking the event loop.
@@ -29,7 +30,7 @@ from typing import Any
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import conversation_key
-from engram.integrations import missing
+from engram.integrations import history_text, missing
 
 try:
     from agents.memory.session import SessionABC
@@ -84,13 +85,14 @@ def without_orphaned_outputs(items: list[Any]) -> list[Any]:
 
 def _message(item: Any) -> tuple[str, str]:
     """(role, text) for an item: its own role, and its text (a string, or the text parts of a
-    content list) when it has one, else the item as JSON."""
+    content list) when it has one, else the item as JSON; cut at the history's message limit
+    (``history_text``: an image's base64 makes an item's JSON long), the item being kept whole."""
     role = item.get("role") if isinstance(item, dict) else None
     content = item.get("content") if isinstance(item, dict) else None
     if isinstance(content, list):
         content = "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     text = content if isinstance(content, str) and content.strip() else json.dumps(item, ensure_ascii=False, default=str)
-    return (role if role in _ROLES else "assistant"), text
+    return (role if role in _ROLES else "assistant"), history_text(text)
 
 
 class EngramSession(SessionABC):
