@@ -17,6 +17,7 @@ from openai.types.responses import ResponseOutputMessage, ResponseOutputText  # 
 
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
+from engram.integrations import CUT_MARK  # noqa: E402
 from engram.integrations.openai_agents import EngramSession  # noqa: E402
 
 
@@ -176,3 +177,42 @@ def test_items_engram_refuses_add_none_of_them(engram: Engram) -> None:
         asyncio.run(session.add_items(items))
     assert asyncio.run(session.get_items()) == []  # not "one", "two"
     assert err.value.field == "messages[2].content"
+
+
+def test_pops_awaited_together_each_take_their_own_item(engram: Engram) -> None:
+    # pop_item is count, read, discard by position: without a lock two pops awaited together read
+    # the same newest item (both returned it, one item was removed), and a pop beside add_items
+    # removed another item than the one it returned. The SDK's SQLiteSession pops atomically.
+    async def run() -> None:
+        one, two = EngramSession("popped", engram), EngramSession("popped", engram)  # two objects, one session
+        await one.add_items([{"role": "user", "content": f"m{i}"} for i in range(20)])
+        popped = await asyncio.gather(*(session.pop_item() for _ in range(5) for session in (one, two)))
+        assert sorted(item["content"] for item in popped) == sorted(f"m{i}" for i in range(10, 20))
+        assert [item["content"] for item in await one.get_items()] == [f"m{i}" for i in range(10)]
+
+        await one.clear_session()
+        await one.add_items([{"role": "user", "content": f"m{i}"} for i in range(5)])
+        calls = [call for i in range(10)
+                 for call in (two.pop_item(), one.add_items([{"role": "user", "content": f"n{i}"}]))]
+        popped = [item["content"] for item in await asyncio.gather(*calls) if item is not None]
+        left = [item["content"] for item in await one.get_items()]
+        # every item is either still there or was returned by a pop, once
+        assert sorted(popped + left) == sorted([f"m{i}" for i in range(5)] + [f"n{i}" for i in range(10)])
+
+    asyncio.run(run())
+
+
+def test_an_item_longer_than_a_history_message_is_kept_whole(engram: Engram) -> None:
+    # An item's history text is its JSON when it has no text of its own: a user's 800 KB photo
+    # (or a long tool output) made it longer than a history message may be, and add_items refused it.
+    photo = "data:image/jpeg;base64," + "A" * 1_100_000
+    call = {"type": "function_call", "call_id": "c1", "name": "read_file", "arguments": "{}"}
+    items = [{"role": "user", "content": [{"type": "input_image", "image_url": photo, "detail": "auto"}]},
+             call, {"type": "function_call_output", "call_id": "c1", "output": "é" * 1_200_000},
+             {"role": "user", "content": "ß" * 1_000_001}]
+    session = EngramSession("photos", engram)
+    asyncio.run(session.add_items(items))
+    assert asyncio.run(session.get_items()) == items
+    shown = [m.content for m in engram.history.all("openai-agents:photos")]
+    assert [len(text) for text in shown] == [1_000_000, len(shown[1]), 1_000_000, 1_000_000]
+    assert shown[3] == "ß" * (1_000_000 - len(CUT_MARK)) + CUT_MARK

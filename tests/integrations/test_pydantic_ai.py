@@ -29,6 +29,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import StorageError, ValidationError  # noqa: E402
+from engram.integrations import CUT_MARK  # noqa: E402
 from engram.integrations.pydantic_ai import EngramMessageStore, EngramToolset  # noqa: E402
 
 
@@ -233,3 +234,22 @@ def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], An
     with pytest.raises(ValidationError) as err:
         make(engram)
     assert err.value.field == field
+
+
+def test_a_prompt_with_an_image_is_saved_and_loads_with_its_bytes(engram: Engram) -> None:
+    # The history text of a message without plain text was the message's JSON, base64 and all:
+    # an 800 KB photo made it longer than a history message may be, and the run was refused.
+    from pydantic_ai.messages import BinaryContent
+
+    photo = bytes(range(256)) * 3200  # 800 KB
+    run = [ModelRequest(parts=[UserPromptPart(content=["What is in this photo, José?",
+                                                       BinaryContent(data=photo, media_type="image/jpeg")])]),
+           ModelRequest(parts=[UserPromptPart(content=[BinaryContent(data=photo, media_type="image/jpeg")])])]
+    store = EngramMessageStore(engram)
+    store.save("user-42", run)
+    loaded = store.messages("user-42")
+    assert [[piece if isinstance(piece, str) else (piece.data, piece.media_type) for piece in m.parts[0].content]
+            for m in loaded] == [["What is in this photo, José?", (photo, "image/jpeg")], [(photo, "image/jpeg")]]
+    shown = [m.content for m in engram.history.all("pydantic-ai:user-42")]
+    assert shown[0] == "What is in this photo, José?"  # a prompt's text beside its image is what people read
+    assert shown[1].endswith(CUT_MARK) and len(shown[1]) == 1_000_000

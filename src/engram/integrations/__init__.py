@@ -9,13 +9,27 @@ import string
 
 from engram.about import install_hint
 from engram.errors import ValidationError
-from engram.model import make_scope
+from engram.model import MAX_MESSAGE_CHARS, make_scope
 
 # What goes before a LangGraph namespace label to name its engram agent (``EngramStore``'s
 # ``agent_prefix``), so that a label (a user's id, data) never names one of the application's own
 # agents. Here rather than in ``langgraph.py`` so that other doors (the mem0 facade) can keep
 # clear of those agents without needing the langgraph extra.
 DEFAULT_AGENT_PREFIX = "lg:"
+
+
+# Ends a history text cut to the message limit; the framework's message itself is kept whole.
+CUT_MARK = " [cut here: the whole message is in its metadata]"
+
+
+def history_text(text: str) -> str:
+    """``text`` as the readable text of a history message whose framework message is kept whole
+    in its metadata (OpenAI Agents' items, Pydantic AI's messages): cut at the history's limit
+    (``MAX_MESSAGE_CHARS``) with ``CUT_MARK``, so a long message (an image's base64 in the item's
+    JSON) is stored, not refused; the text is for people and search, the metadata for the framework."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    return text[:MAX_MESSAGE_CHARS - len(CUT_MARK)] + CUT_MARK
 
 
 def missing(extra: str, package: str) -> ImportError:

@@ -5,7 +5,8 @@ The SDK's session protocol (``get_items``, ``add_items``, ``pop_item``, ``clear_
 onto the history of the engine's agent, conversation ``openai-agents:<session_id>``. Each item is
 kept whole in its message's metadata (so it comes back exactly as given); the message text is the
 item's text when it has one, else the item as JSON, so the history reads naturally in
-``engram history`` and on the page. ``add_items`` is all or nothing: the items are validated
+``engram history`` and on the page (cut at the history's message limit, so an item of any size,
+an image's base64 included, is kept). ``add_items`` is all or nothing: the items are validated
 together and appended in one write, so an item engram refuses (``ValidationError`` naming it,
 ``messages[2].content``) or a failed write adds none of them. History settings apply:
 ``history.max_history_len`` trims the oldest items. Every call runs in a worker thread, never blocking the event loop.
@@ -22,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import weakref
 from typing import Any
 
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import conversation_key
-from engram.integrations import missing
+from engram.integrations import history_text, missing
 
 try:
     from agents.memory.session import SessionABC
@@ -42,6 +45,28 @@ _OUTPUT_OF = {"function_call": "function_call_output", "custom_tool_call": "cust
               "computer_call": "computer_call_output", "local_shell_call": "local_shell_call_output",
               "shell_call": "shell_call_output", "apply_patch_call": "apply_patch_call_output"}
 _OUTPUTS = frozenset(_OUTPUT_OF.values())
+
+
+class _ConversationLock:
+    """A lock for one conversation's writes (a class, as a bare lock cannot be weakly referenced)."""
+
+    __slots__ = ("lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+# One lock per (agent, conversation), kept while a session of it exists.
+_LOCKS: weakref.WeakValueDictionary[tuple[str, str], _ConversationLock] = weakref.WeakValueDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _conversation_lock(agent: str, key: str) -> _ConversationLock:
+    with _LOCKS_GUARD:
+        found = _LOCKS.get((agent, key))
+        if found is None:
+            found = _LOCKS[(agent, key)] = _ConversationLock()
+        return found
 
 
 def without_orphaned_outputs(items: list[Any]) -> list[Any]:
@@ -60,13 +85,14 @@ def without_orphaned_outputs(items: list[Any]) -> list[Any]:
 
 def _message(item: Any) -> tuple[str, str]:
     """(role, text) for an item: its own role, and its text (a string, or the text parts of a
-    content list) when it has one, else the item as JSON."""
+    content list) when it has one, else the item as JSON; cut at the history's message limit
+    (``history_text``: an image's base64 makes an item's JSON long), the item being kept whole."""
     role = item.get("role") if isinstance(item, dict) else None
     content = item.get("content") if isinstance(item, dict) else None
     if isinstance(content, list):
         content = "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     text = content if isinstance(content, str) and content.strip() else json.dumps(item, ensure_ascii=False, default=str)
-    return (role if role in _ROLES else "assistant"), text
+    return (role if role in _ROLES else "assistant"), history_text(text)
 
 
 class EngramSession(SessionABC):
@@ -88,6 +114,7 @@ class EngramSession(SessionABC):
         self.session_id = session_id
         self.engram = engram
         self.session_settings = session_settings
+        self._writes = _conversation_lock(engram.history.agent, self.key)
 
     def _get(self, limit: int | None) -> list[Any]:
         history = self.engram.history
@@ -99,16 +126,23 @@ class EngramSession(SessionABC):
         for item in items:
             role, text = _message(item)
             batch.append({"role": role, "content": text, "metadata": {"item": item}})
-        self.engram.history.append_many(self.key, batch)
+        with self._writes.lock:
+            self.engram.history.append_many(self.key, batch)
 
     def _pop(self) -> Any | None:
         history = self.engram.history
-        total = history.count(self.key)
-        if not total:
-            return None
-        last = history.recent(self.key, 1)[0]
-        history.store.discard(self.key, total - 1, total)
+        # Held from the count to the discard: the position counted is still the newest item's.
+        with self._writes.lock:
+            total = history.count(self.key)
+            if not total:
+                return None
+            last = history.recent(self.key, 1)[0]
+            history.store.discard(self.key, total - 1, total)
         return last.metadata.get("item")
+
+    def _clear(self) -> None:
+        with self._writes.lock:
+            self.engram.history.purge(self.key)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The session's items, oldest first (the latest ``limit`` when given, else the latest
@@ -132,4 +166,4 @@ class EngramSession(SessionABC):
         return await asyncio.to_thread(self._pop)
 
     async def clear_session(self) -> None:
-        await asyncio.to_thread(self.engram.history.purge, self.key)
+        await asyncio.to_thread(self._clear)

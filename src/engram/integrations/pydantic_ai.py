@@ -19,7 +19,8 @@ Each message is kept whole in its history message's metadata, as Pydantic AI's o
 ``ModelMessagesTypeAdapter`` writes it to JSON, and read back through the same adapter, so a
 saved list loads equal to what was saved. The history message's text is the message's text (a
 user prompt, a response's text) when it has some, else the message as JSON, so the conversation
-reads naturally in ``engram history`` and on the page. ``save`` is all or nothing: the run's
+reads naturally in ``engram history`` and on the page; it is cut at the history's message limit
+(``integrations.history_text``), so a message of any size (an image's base64) is saved. ``save`` is all or nothing: the run's
 messages are validated together and appended in one write (``History.append_many``), so a
 refused message or a failed write leaves none of the run saved. History settings apply:
 ``history.max_history_len`` trims the oldest messages, and ``messages(limit=)`` reads the latest,
@@ -39,7 +40,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import conversation_key
-from engram.integrations import missing, tool_docs
+from engram.integrations import history_text, missing, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
 
@@ -104,9 +105,18 @@ class EngramToolset(FunctionToolset[Any]):
 
 
 def _text(message: ModelMessage) -> str:
-    """The text a person reads of ``message``: its user prompts' or response's text parts."""
+    """The text a person reads of ``message``: its user prompts' text (a prompt given as a list,
+    text beside an image, gives its strings) or its response's text parts."""
     kind = "user-prompt" if isinstance(message, ModelRequest) else "text"
-    return "\n".join(p.content for p in message.parts if p.part_kind == kind and isinstance(p.content, str))
+    texts: list[str] = []
+    for part in message.parts:
+        if part.part_kind != kind:
+            continue
+        if isinstance(part.content, str):
+            texts.append(part.content)
+        elif kind == "user-prompt" and isinstance(part.content, Sequence):
+            texts.extend(piece for piece in part.content if isinstance(piece, str))
+    return "\n".join(texts)
 
 
 class EngramMessageStore:
@@ -155,7 +165,8 @@ class EngramMessageStore:
         # Each at its own time (transcripts and the history's age show when it was said), else now.
         self.engram.history.append_many(key, [
             {"role": "user" if isinstance(message, ModelRequest) else "assistant",
-             "content": _text(message).strip() or json.dumps(item, ensure_ascii=False), "metadata": {"message": item},
+             "content": history_text(_text(message).strip() or json.dumps(item, ensure_ascii=False)),
+             "metadata": {"message": item},
              "created_at": None if message.timestamp is None else message.timestamp.timestamp()}
             for message, item in zip(messages, whole, strict=True)
         ])
