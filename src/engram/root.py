@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,9 +50,20 @@ def make_home(home: Path) -> None:
     """Create the engram home, readable by its owner only (0700), when it does not exist yet: it
     holds every memory, conversation, backup and token, and under the usual umask a folder made
     with the defaults is readable by every local user. An existing folder keeps the mode its
-    owner gave it."""
+    owner gave it. Raises ``StorageError`` naming the folder when it cannot be created, or exists
+    and cannot be written: engram writes there on every command (its database, the history, the
+    metrics), and a read-only home otherwise failed with SQLite's bare "unable to open database
+    file" or an internal ``PermissionError``."""
+    from engram.errors import StorageError
+
     if not home.exists():
-        home.mkdir(parents=True, mode=0o700, exist_ok=True)
+        try:
+            home.mkdir(parents=True, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the engram home {home}: {exc.strerror or exc}") from exc
+    elif not os.access(home, os.W_OK | os.X_OK):
+        raise StorageError(f"the engram home {home} is not writable: engram keeps its database and history there "
+                           "(check the folder's permissions, or whether its disk is mounted read-only)")
 
 
 def settle_agent_folder(settings: Settings, agent: str) -> Path | None:

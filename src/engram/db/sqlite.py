@@ -12,6 +12,7 @@ With WAL and ``synchronous=NORMAL`` a committed transaction survives a crash of 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3 as _stdlib_sqlite3
 import threading
 import time
@@ -151,7 +152,7 @@ class Database:
         self.path = str(path)
         self.encrypted = bool(key)
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            refuse_unwritable(Path(self.path))
         self.conn = connect(self.path, key=key, timeout_s=busy_timeout_ms / 1000)
         try:
             # Before any pragma or migration changes it: another system's database is not opened.
@@ -215,6 +216,24 @@ class Database:
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+
+
+def refuse_unwritable(path: Path) -> None:
+    """Create ``path``'s folder if needed; raise ``StorageError`` naming the file or folder when
+    engram could not write it. Every database engram opens is written (recall counts a use, WAL
+    keeps ``-wal`` and ``-shm`` files beside it), so a read-only one is refused here, in words,
+    rather than with SQLite's "unable to open database file" or at the first write."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the folder {path.parent}: {exc.strerror or exc}") from exc
+    advice = "(check its permissions, or whether its disk is mounted read-only)"
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if file.exists() and not os.access(file, os.W_OK):
+            raise StorageError(f"the database file {file} is not writable {advice}")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise StorageError(f"the folder {path.parent} is not writable, and SQLite keeps files beside "
+                           f"{path.name} there {advice}")
 
 
 @contextlib.contextmanager
