@@ -473,15 +473,20 @@ def usable_json(field_name: str, value: Any) -> None:
 
 
 def parse_query(value: Any, field_name: str = "query") -> str:
-    """A search text: non-empty, usable text; raises ``ValidationError``."""
-    if not isinstance(value, str) or not value.strip():
+    """A search text: non-empty, usable text; raises ``ValidationError`` (naming the type given
+    when it is neither text nor None: a number is not an empty query)."""
+    if value is not None and not isinstance(value, str):
+        raise _wrong_type(field_name, value, "some text to search for")
+    if not value or not value.strip():
         raise ValidationError(field_name, "must not be empty", "some text to search for")
     return usable_text(field_name, value)
 
 
 def parse_ref(value: Any, field_name: str = "ref") -> str:
     """A memory id or key to look up; raises ``ValidationError``."""
-    if not isinstance(value, str) or not value.strip():
+    if value is not None and not isinstance(value, str):
+        raise _wrong_type(field_name, value, "a memory id or key")
+    if not value or not value.strip():
         raise ValidationError(field_name, "must not be empty", "a memory id or key")
     return usable_text(field_name, value)
 

@@ -40,13 +40,15 @@ def mem(tmp_path: Path):
     (lambda m: m.forget(tag="garden", dry_run="no"), "dry_run", "true or false"),
     (lambda m: m.forget(older_than_s="5"), "older_than_s", "a number of seconds, 0 or more"),
     (lambda m: m.forget(older_than_s=True), "older_than_s", "a number of seconds, 0 or more"),
+    (lambda m: m.recall(5), "query", "some text to search for"),  # was "must not be empty"
+    (lambda m: m.get(5), "ref", "a memory id or key"),
 ])
 def test_the_library_refuses_a_wrong_type_naming_the_field_and_the_type(
         mem: Engram, call: Callable[[Engram], Any], field: str, allowed: str) -> None:
     with pytest.raises(ValidationError) as refused:
         call(mem)
     assert refused.value.field == field and refused.value.allowed.startswith(allowed), str(refused.value)
-    assert "out of range" not in str(refused.value)  # it is not a value out of range: it is not a value of the type
+    assert "out of range" not in str(refused.value) and "empty" not in str(refused.value)  # it is not a value out of range: it is not a value of the type
     assert mem.get("kept").importance == 0.5 and mem.count() == 1  # nothing changed ("no" was a forget)
 
 
