@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -56,3 +59,15 @@ def two_processes(engram: Engram, folder: Path, tmp_path: Path) -> Iterator[TwoP
         finally:
             theirs.detach()
             mine.detach()
+
+
+def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``engram ARGS`` as a process on ``home`` (no embedder; wide, so no line is wrapped),
+    asserted to succeed; the environment's own engram settings left out."""
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "300"}
+    for name in ("ENGRAM_CONFIG", "ENGRAM_BACKEND", "ENGRAM_PATH", "ENGRAM_AGENT", "ENGRAM_DATABASE_URL"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done

@@ -6,23 +6,11 @@ afterwards is read without a carriage return gained or lost."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from engram.engine import Engram
 from engram.files.sync import FileSync
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
-    for name in ("ENGRAM_CONFIG", "ENGRAM_BACKEND", "ENGRAM_PATH", "ENGRAM_AGENT", "ENGRAM_DATABASE_URL"):
-        env.pop(name, None)
-    done = subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done
+from tests.files.conftest import run_cli
 
 
 def _crlf(path: Path) -> None:
@@ -36,26 +24,26 @@ def _all_crlf(data: bytes) -> bool:
 
 def test_cli_remember_keeps_a_crlf_file_crlf_and_sync_sees_no_change(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    _cli(home, "remember", "first note", "--tags", "notes")
+    run_cli(home, "remember", "first note", "--tags", "notes")
     notes = home / "memory/agents/default/notes.md"
     assert b"\r" not in notes.read_bytes()  # a file engram creates is LF
     _crlf(notes)
     before = notes.read_bytes()
-    _cli(home, "remember", "second note", "--tags", "notes")  # the file was edited: the full pass rewrites it
-    _cli(home, "remember", "third note", "--tags", "notes")  # as the last pass left it: appended to
+    run_cli(home, "remember", "second note", "--tags", "notes")  # the file was edited: the full pass rewrites it
+    run_cli(home, "remember", "third note", "--tags", "notes")  # as the last pass left it: appended to
     after = notes.read_bytes()
     assert after.startswith(before) and _all_crlf(after), after
     assert b"- second note (" in after and b"- third note (" in after
-    synced = json.loads(_cli(home, "--json", "sync").stdout)
+    synced = json.loads(run_cli(home, "--json", "sync").stdout)
     assert synced["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
     assert synced["to_files"]["files_written"] == [] and synced["conflicts"] == [] and synced["problems"] == []
     assert notes.read_bytes() == after
     # An edit made afterwards, in the file's own line endings, is read without a carriage return.
     notes.write_bytes(after.replace(b"- second note (", b"- second note, edited (")
                       .replace(b"- first note (", b"- first\rnote ("))
-    synced = json.loads(_cli(home, "--json", "sync").stdout)
+    synced = json.loads(run_cli(home, "--json", "sync").stdout)
     assert synced["to_database"]["updated"] == 2 and synced["conflicts"] == [] and synced["problems"] == []
-    listed = {m["content"] for m in json.loads(_cli(home, "--json", "list").stdout)}
+    listed = {m["content"] for m in json.loads(run_cli(home, "--json", "list").stdout)}
     assert listed == {"first\rnote", "second note, edited", "third note"}  # the \r typed inside a line is kept
     assert _all_crlf(notes.read_bytes())
 

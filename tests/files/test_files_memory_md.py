@@ -4,9 +4,6 @@ where the file belongs, instead of passing over it in silence."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,16 +12,7 @@ from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.files.export import import_folder
 from engram.files.sync import FileSync
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "300"}
-    for name in ("ENGRAM_CONFIG", "ENGRAM_BACKEND", "ENGRAM_PATH", "ENGRAM_AGENT", "ENGRAM_DATABASE_URL"):
-        env.pop(name, None)
-    done = subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done
+from tests.files.conftest import run_cli
 
 
 def test_sync_reports_a_memory_md_at_the_top_of_the_memory_folder(engram: Engram, syncer: FileSync,
@@ -65,16 +53,16 @@ def test_an_import_of_only_a_memory_md_says_why_nothing_was_read(engram: Engram,
 
 def test_cli_prints_each_skipped_memory_md_once(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    _cli(home, "remember", "placed right", "--tags", "notes")
+    run_cli(home, "remember", "placed right", "--tags", "notes")
     (home / "memory/MEMORY.md").write_text("- not a memory\n", encoding="utf-8")
-    synced = _cli(home, "sync")
+    synced = run_cli(home, "sync")
     assert synced.stderr.count("MEMORY.md: not read:") == 1, synced.stderr
     assert "ENGRAM_HOME/MEMORY.md" in synced.stderr
     src = tmp_path / "src"
     (src / "agents/alice").mkdir(parents=True)
     (src / "agents/alice/notes.md").write_text("- alice likes tea\n", encoding="utf-8")
     (src / "agents/alice/MEMORY.md").write_text("- alice is a pilot\n", encoding="utf-8")
-    imported = _cli(home, "import", str(src))
+    imported = run_cli(home, "import", str(src))
     assert "created 1 new" in imported.stdout
     assert imported.stderr.count("agents/alice/MEMORY.md: not read:") == 1, imported.stderr
 
