@@ -205,6 +205,11 @@ class AsyncEngram:
         # Remembers made one after another do not wait for each other: they share the queue's batches.
         return await self._in_turn(True, lambda: self.engram.remember_soon(content, **fields))
 
+    @functools.wraps(Engram.check_remember)
+    async def check_remember(self, content: str, **fields: Any) -> None:
+        # Checking reads nothing stored (it is what ``remember`` does on the loop before queueing).
+        self.engram.check_remember(content, **fields)
+
     # --- views and plumbing (no storage work: plain methods) ----------------------------------
     @property
     def scope(self) -> Scope:
@@ -256,6 +261,8 @@ class AsyncEngram:
     import_snapshot = _offload(Engram.import_snapshot, "write")
     reindex = _offload(Engram.reindex, "write")
     embed_missing = _offload(Engram.embed_missing, "write")
+    import_from = _offload(Engram.import_from, "write")
+    mark_used = _offload(Engram.mark_used, "write")
 
     # --- reads: the reader pool (a recall's access marks are a short store write under its lock) ---
     recall = _offload(Engram.recall, "read")
@@ -272,3 +279,6 @@ class AsyncEngram:
     export_snapshot = _offload(Engram.export_snapshot, "read")
     stats = _offload(Engram.stats, "read")
     visible_stats = _offload(Engram.visible_stats, "read")
+    link_keys = _offload(Engram.link_keys, "read")
+    audit_trail = _offload(Engram.audit_trail, "read")
+    forgotten = _offload(Engram.forgotten, "read")

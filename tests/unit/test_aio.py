@@ -245,3 +245,58 @@ def test_two_event_loops_in_two_threads_share_one_async_engram(tmp_path: Path) -
     assert engine.count() == 60
     assert {m.importance for m in engine.list(limit=100)} == {0.9}
     asyncio.run(mem.close())
+
+
+# What Engram has that AsyncEngram deliberately offers otherwise (docs/integrations.md says why).
+SYNC_ONLY = {
+    "from_settings": "AsyncEngram.open",
+    "remember_soon": "remember",
+    "history": "engram.history",
+    "embedder": "read on `mem.engram`",
+}
+PLAIN = {"for_agent", "for_session", "subscribe", "closed"}  # no storage work: not awaited
+
+
+def test_every_public_method_of_engram_has_an_awaitable_twin_with_its_signature() -> None:
+    import inspect
+
+    from tests.test_docs import INTEGRATIONS
+
+    for name in (n for n in dir(Engram) if not n.startswith("_")):
+        if name in SYNC_ONLY:
+            assert f"`{name}`" in INTEGRATIONS and SYNC_ONLY[name] in INTEGRATIONS, name
+            continue
+        twin = getattr(AsyncEngram, name, None)
+        assert twin is not None, f"AsyncEngram has no {name}"
+        if name in PLAIN:
+            continue
+        assert inspect.iscoroutinefunction(twin), name
+        assert inspect.signature(twin) == inspect.signature(getattr(Engram, name)), name
+
+
+def test_the_methods_added_for_parity_answer_as_the_engine_does(isolated_home: Path) -> None:
+    async def scenario() -> None:
+        async with await AsyncEngram.open(agent="alice", embeddings={"provider": "none"}) as mem:
+            engine = mem.engram  # the same engine, called synchronously: each answer must match
+            await mem.remember("the draft", key="draft")
+            await mem.remember("the plan", key="plan", links=["draft"])
+            await mem.forget("draft")
+            plan = await mem.get("plan")
+            assert await mem.link_keys([plan]) == engine.link_keys([plan]) == [[]]
+            trail = await mem.audit_trail()
+            assert [e.action for e in trail] == [e.action for e in engine.audit_trail()]
+            gone = next(e.memory_id for e in trail if e.action == "forgotten")
+            assert await mem.forgotten([(gone, "alice")]) == engine.forgotten([(gone, "alice")]) == {(gone, "alice")}
+            await mem.mark_used([plan])
+            assert (await mem.get("plan")).recall_count == plan.recall_count + 1
+            summary = await mem.import_from(engine.export_snapshot())
+            assert (summary.kind, summary.imported, summary.skipped) == ("snapshot", 0, 1)
+            await mem.check_remember("fine")
+            for call, field in ((mem.check_remember("x", importance=7), "importance"),
+                                (mem.audit_trail(action="exploded"), "action"),
+                                (mem.import_from(42), "source")):
+                with pytest.raises(ValidationError) as err:
+                    await call
+                assert err.value.field == field
+
+    asyncio.run(scenario())
