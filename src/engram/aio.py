@@ -19,22 +19,27 @@ other tasks meanwhile:
 Each method has the same arguments, results and errors as the ``Engram`` method of the same name
 (see its docstring). A cancelled await does not stop work already handed to a thread: a cancelled
 write may still be applied, exactly as one that had already reached the database (a ``remember``
-cancelled before its batch starts is not stored).
-Views made with ``for_agent`` / ``for_session`` share their parent's threads; ``close`` on the
-parent closes the store and stops the threads, after the writes already queued.
+cancelled before its batch starts is not stored), and it keeps its place: the writes made after it
+still wait for it. Views made with ``for_agent`` / ``for_session`` share their parent's threads;
+``close`` on the parent refuses new calls (``StorageError``), answers the ones made before (writes
+and reads in flight), then closes the store and stops the threads. Several event loops (one per
+thread) may share one ``AsyncEngram``: its bookkeeping belongs to no loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_all
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from engram.config import Settings
-from engram.engine import Engram
-from engram.errors import ValidationError
+from engram.engine import CLOSE_WAIT_S, Engram
+from engram.errors import StorageError, ValidationError
 from engram.events import Listener
 from engram.model import Scope, WriteResult
 
@@ -42,20 +47,93 @@ P = ParamSpec("P")
 R = TypeVar("R")
 Lane = Literal["read", "write"]
 
+log = logging.getLogger("engram.aio")
+
 
 class _Workers:
-    """The writer thread and the reader pool one engine and its views share."""
+    """The writer thread and the reader pool one engine and its views share, the order of its
+    writes, and its closing.
+
+    The bookkeeping is plain ``concurrent.futures`` under a lock, never asyncio futures: an asyncio
+    future belongs to one event loop, and two loops (two threads each running one) sharing an
+    engine waited on each other's futures forever."""
 
     def __init__(self, readers: int) -> None:
         self.write = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-writer")
         self.read = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="engram-reader")
-        # Writes made and not yet done (each stands as a future set when it is): a remember waits
-        # for the other writes made before it, another write for every write made before it.
-        self.remembering: set[asyncio.Future[None]] = set()
-        self.writing: set[asyncio.Future[None]] = set()
+        self._lock = threading.Lock()
+        # Writes made and not yet done, each a turn set once its work is done (not when its await is
+        # cancelled: the work goes on in its thread): a remember waits for the other writes made
+        # before it, another write for every write made before it.
+        self._remembering: set[Future[None]] = set()
+        self._writing: set[Future[None]] = set()
+        self._reading: set[Future[Any]] = set()  # reads handed to the pool and not yet done
+        self._closing: Future[None] | None = None  # set once close has begun; done once it is done
+
+    @property
+    def closed(self) -> bool:
+        return self._closing is not None
+
+    def _refuse_when_closed(self) -> None:
+        if self._closing is not None:
+            raise StorageError("this engram is closed: open a new one")
+
+    def turn(self, remember: bool) -> tuple[Future[None], list[Future[None]]]:
+        """A new write's turn, and the turns it waits for; ``StorageError`` once close has begun."""
+        turn: Future[None] = Future()
+        with self._lock:
+            self._refuse_when_closed()
+            earlier = [*self._writing] if remember else [*self._remembering, *self._writing]
+            (self._remembering if remember else self._writing).add(turn)
+        return turn, earlier
+
+    def end_turn(self, turn: Future[None]) -> None:
+        with self._lock:
+            self._remembering.discard(turn)
+            self._writing.discard(turn)
+        turn.set_result(None)
+
+    def submit_read(self, work: Callable[[], R]) -> Future[R]:
+        with self._lock:  # (with the check: a read is either refused or waited for by close)
+            self._refuse_when_closed()
+            done = self.read.submit(work)
+            self._reading.add(done)
+        done.add_done_callback(self._read_done)
+        return done
+
+    def _read_done(self, done: Future[Any]) -> None:
+        with self._lock:
+            self._reading.discard(done)
+
+    def close(self, engram: Engram) -> Future[None]:
+        """Refuse new calls, and in a thread of its own wait for the calls made before (writes in
+        their order, reads in flight), then close ``engram`` and stop the threads. Every call
+        returns the same future: answered once all is closed."""
+        with self._lock:
+            if self._closing is not None:
+                return self._closing
+            closing = self._closing = Future()
+            closing.set_running_or_notify_cancel()  # an await cancelled on it must not cancel it
+            earlier = [*self._remembering, *self._writing, *self._reading]
+        threading.Thread(target=self._close, args=(engram, earlier, closing), name="engram-close").start()
+        return closing
+
+    def _close(self, engram: Engram, earlier: list[Future[Any]], closing: Future[None]) -> None:
+        try:
+            # Bounded as Engram.close bounds its wait for queued writes: a call stuck in a remote
+            # model must not keep the process from ending.
+            if wait_for_all(earlier, CLOSE_WAIT_S).not_done:
+                log.warning("closing while calls made before close are still running (waited %.0f s): "
+                            "they may fail", CLOSE_WAIT_S)
+            engram.close()
+            self.shutdown()
+        except BaseException as exc:
+            closing.set_exception(exc)
+        else:
+            closing.set_result(None)
 
     def shutdown(self) -> None:
-        # wait=True: work already queued (writes in particular) finishes before the threads stop.
+        # wait=True: work already queued finishes before the threads stop.
         self.write.shutdown(wait=True)
         self.read.shutdown(wait=True)
 
@@ -71,21 +149,6 @@ def _offload(
         return await self._run(lane, functools.partial(method, self.engram, *args, **kwargs))
 
     return call
-
-
-async def _in_turn(made: set[asyncio.Future[None]], earlier: set[asyncio.Future[None]],
-                   start: Callable[[], Awaitable[R]]) -> R:
-    """``await start()`` once the writes in ``earlier`` are done (whatever their outcome); this
-    write stands in ``made`` from the call until it is done, for the writes made after it to wait on."""
-    turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    made.add(turn)
-    try:
-        if earlier:
-            await asyncio.wait(earlier)
-        return await start()
-    finally:
-        made.discard(turn)
-        turn.set_result(None)
 
 
 class AsyncEngram:
@@ -108,27 +171,44 @@ class AsyncEngram:
     async def open(cls, settings: Settings | None = None, *, readers: int = 4, **overrides: Any) -> AsyncEngram:
         """``Engram.from_settings`` (which opens and may migrate the store) run off the loop."""
         workers = _Workers(readers)
-        loop = asyncio.get_running_loop()
         try:
-            engram = await loop.run_in_executor(
-                workers.write, functools.partial(Engram.from_settings, settings, **overrides))
+            engram = await asyncio.wrap_future(
+                workers.write.submit(functools.partial(Engram.from_settings, settings, **overrides)))
         except BaseException:
             workers.shutdown()
             raise
         return cls(engram, _workers=workers, _owner=True)
 
     async def _run(self, lane: Lane, work: Callable[[], R]) -> R:
-        loop = asyncio.get_running_loop()
         if lane == "read":
-            return await loop.run_in_executor(self._workers.read, work)
-        earlier = self._workers.remembering | self._workers.writing
-        return await _in_turn(self._workers.writing, earlier, lambda: loop.run_in_executor(self._workers.write, work))
+            return await asyncio.wrap_future(self._workers.submit_read(work))
+        return await self._in_turn(False, lambda: self._workers.write.submit(work))
+
+    async def _in_turn(self, remember: bool, start: Callable[[], Future[R]]) -> R:
+        """``start()`` once the writes made before are done (whatever their outcome); this write's
+        turn ends when its work is done, even if the await on it was cancelled meanwhile, so the
+        writes made after it still come after it."""
+        turn, earlier = self._workers.turn(remember)
+        try:
+            if earlier:
+                # (wrapped futures are only waited on here, never cancelled: the earlier work goes on)
+                await asyncio.wait([asyncio.wrap_future(f) for f in earlier])
+            work = start()
+        except BaseException:
+            self._workers.end_turn(turn)
+            raise
+        work.add_done_callback(lambda _: self._workers.end_turn(turn))
+        return await asyncio.wrap_future(work)
 
     @functools.wraps(Engram.remember)
     async def remember(self, content: str, **fields: Any) -> WriteResult:
         # Remembers made one after another do not wait for each other: they share the queue's batches.
-        return await _in_turn(self._workers.remembering, set(self._workers.writing),
-                              lambda: asyncio.wrap_future(self.engram.remember_soon(content, **fields)))
+        return await self._in_turn(True, lambda: self.engram.remember_soon(content, **fields))
+
+    @functools.wraps(Engram.check_remember)
+    async def check_remember(self, content: str, **fields: Any) -> None:
+        # Checking reads nothing stored (it is what ``remember`` does on the loop before queueing).
+        self.engram.check_remember(content, **fields)
 
     # --- views and plumbing (no storage work: plain methods) ----------------------------------
     @property
@@ -147,13 +227,21 @@ class AsyncEngram:
         that touches asyncio objects must hand over with ``loop.call_soon_threadsafe``."""
         return self.engram.subscribe(listener)
 
+    @property
+    def closed(self) -> bool:
+        """True once this engine (or the one its view came from) began closing: every call then
+        raises ``StorageError``. Closed for good when ``close`` returns."""
+        return self._workers.closed or self.engram.closed
+
     async def close(self) -> None:
-        """Close the store once queued writes are done, then stop the threads (parent only;
-        closing a view does nothing, as views share the parent's store)."""
+        """Close: calls made from now on raise ``StorageError``; the calls made before are answered
+        (writes applied in their order, reads in flight finished), then the store is closed and the
+        threads stopped. Returns once all is closed; closing again (from any task or event loop)
+        waits for the same close. Closing a view does nothing, as views share the parent's store.
+        Cancelling the await does not stop the close."""
         if not self._owner:
             return
-        await self._run("write", self.engram.close)
-        await asyncio.get_running_loop().run_in_executor(None, self._workers.shutdown)
+        await asyncio.wrap_future(self._workers.close(self.engram))
 
     async def __aenter__(self) -> AsyncEngram:
         return self
@@ -173,6 +261,8 @@ class AsyncEngram:
     import_snapshot = _offload(Engram.import_snapshot, "write")
     reindex = _offload(Engram.reindex, "write")
     embed_missing = _offload(Engram.embed_missing, "write")
+    import_from = _offload(Engram.import_from, "write")
+    mark_used = _offload(Engram.mark_used, "write")
 
     # --- reads: the reader pool (a recall's access marks are a short store write under its lock) ---
     recall = _offload(Engram.recall, "read")
@@ -189,3 +279,6 @@ class AsyncEngram:
     export_snapshot = _offload(Engram.export_snapshot, "read")
     stats = _offload(Engram.stats, "read")
     visible_stats = _offload(Engram.visible_stats, "read")
+    link_keys = _offload(Engram.link_keys, "read")
+    audit_trail = _offload(Engram.audit_trail, "read")
+    forgotten = _offload(Engram.forgotten, "read")

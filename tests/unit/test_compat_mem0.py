@@ -620,3 +620,38 @@ def test_get_gives_every_field_of_mem0s_item(m: Memory) -> None:
     assert set(item) == {"id", "memory", "hash", "metadata", "score", "created_at", "updated_at", "user_id", "role"}
     assert item["score"] is None and item["metadata"] == {"mood": "calm"}
     assert "score" not in m.get_all(filters={"user_id": "alice"})["results"][0]  # get_all's items have none
+
+
+def test_async_from_config_is_awaited_as_mem0s_and_opens_off_the_loop(isolated_home: Path) -> None:
+    # mem0's AsyncMemory.from_config is a coroutine: `m = await AsyncMemory.from_config(config)`.
+    import asyncio
+    import threading
+
+    from engram.compat.mem0 import AsyncMemory
+    from engram.errors import ConfigError
+
+    opened_in: list[str] = []
+    real = Memory.from_config
+
+    def recording(config: Any) -> Memory:
+        opened_in.append(threading.current_thread().name)
+        return real(config)
+
+    async def main() -> None:
+        m = await AsyncMemory.from_config({"path": str(isolated_home / "mine.db"), "embeddings": {"provider": "none"}})
+        try:
+            assert m.engram.settings.path == isolated_home / "mine.db"
+            added = await m.add("I love sci-fi movies", user_id="alice")
+            assert (await m.get(added["results"][0]["id"]))["memory"] == "The user loves sci-fi movies."
+        finally:
+            await m.close()
+        with pytest.raises(ConfigError, match="verison: not a setting"):
+            await AsyncMemory.from_config({"verison": "v1.1"})
+        with pytest.raises(ValidationError) as err:
+            await AsyncMemory.from_config([("llm", {})])
+        assert err.value.field == "config"
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Memory, "from_config", recording)
+        asyncio.run(main())
+    assert opened_in and threading.main_thread().name not in opened_in  # opened off the loop's thread

@@ -1,6 +1,9 @@
 """mem0's ``AsyncMemory``: ``from engram.compat.mem0 import AsyncMemory``; the methods of the
-mem0-shaped ``Memory`` as coroutines. Each call runs in a worker thread, so awaiting it never
-blocks the event loop; the store serialises its own writes."""
+mem0-shaped ``Memory`` as coroutines, ``from_config`` included (as in mem0). Each call runs in a
+worker thread, so awaiting it never blocks the event loop; the store serialises its own writes.
+``AsyncMemory()`` opens the configured store where it is called, as mem0's constructor builds its
+clients there: on a running loop, prefer ``await AsyncMemory.from_config({})`` or pass an engine.
+The results and errors are the synchronous facade's, which does the work."""
 
 from __future__ import annotations
 
@@ -32,9 +35,11 @@ class AsyncMemory:
         self.memory = Memory(engram, extractor=extractor)  # the synchronous facade doing the work
 
     @classmethod
-    def from_config(cls, config_dict: Mapping[str, Any]) -> AsyncMemory:
+    async def from_config(cls, config_dict: Mapping[str, Any]) -> AsyncMemory:
+        """``await AsyncMemory.from_config(config)``, a coroutine as mem0's is: ``Memory.from_config``
+        (which opens, and may migrate, the store) run in a worker thread, with its errors."""
         mem = cls.__new__(cls)
-        mem.memory = Memory.from_config(config_dict)
+        mem.memory = await asyncio.to_thread(Memory.from_config, config_dict)
         return mem
 
     @property
