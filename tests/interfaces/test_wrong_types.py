@@ -48,7 +48,8 @@ def test_the_library_refuses_a_wrong_type_naming_the_field_and_the_type(
     with pytest.raises(ValidationError) as refused:
         call(mem)
     assert refused.value.field == field and refused.value.allowed.startswith(allowed), str(refused.value)
-    assert "out of range" not in str(refused.value) and "empty" not in str(refused.value)  # it is not a value out of range: it is not a value of the type
+    # Not a value out of range, nor an empty one: not a value of the type.
+    assert "out of range" not in str(refused.value) and "empty" not in str(refused.value)
     assert mem.get("kept").importance == 0.5 and mem.count() == 1  # nothing changed ("no" was a forget)
 
 
