@@ -202,6 +202,37 @@ def test_pops_awaited_together_each_take_their_own_item(engram: Engram) -> None:
     asyncio.run(run())
 
 
+def _pop_in_another_process(barrier, out) -> None:  # noqa: ANN001 - multiprocessing objects
+    from tests.history_races import Paused
+
+    mem = Engram.from_settings(agent="support", embeddings={"provider": "none"})
+    try:
+        # Caught between its first read and its change, as a slower process would be.
+        mem.history.store = Paused(mem.history.store, barrier)
+        out.put(asyncio.run(EngramSession("shared", mem).pop_item())["content"])
+    finally:
+        mem.close()
+
+
+def test_pops_from_two_processes_each_take_their_own_item(engram: Engram) -> None:
+    # The per-process lock left two processes on one home free to count the same ten items and
+    # discard position 9: one removed m9, the other returned m8 and removed nothing (m8 stayed).
+    import multiprocessing
+
+    asyncio.run(EngramSession("shared", engram).add_items([{"role": "user", "content": f"m{i}"} for i in range(10)]))
+    context = multiprocessing.get_context("fork")
+    barrier, out = context.Barrier(2), context.Queue()
+    procs = [context.Process(target=_pop_in_another_process, args=(barrier, out)) for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join()
+    assert [proc.exitcode for proc in procs] == [0, 0]
+    assert sorted([out.get(), out.get()]) == ["m8", "m9"]
+    items = asyncio.run(EngramSession("shared", engram).get_items())
+    assert [item["content"] for item in items] == [f"m{i}" for i in range(8)]
+
+
 def test_an_item_longer_than_a_history_message_is_kept_whole(engram: Engram) -> None:
     # An item's history text is its JSON when it has no text of its own: a user's 800 KB photo
     # (or a long tool output) made it longer than a history message may be, and add_items refused it.

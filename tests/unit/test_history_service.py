@@ -358,3 +358,33 @@ def test_a_batch_the_database_refuses_half_way_leaves_nothing_indexed_or_reporte
         history.append_many(KEY, [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
                                   {"role": "user", "content": "boom"}])
     assert store.count(KEY) == 0 and index.count() == 0 and turns == []
+
+
+class _OlderPlugin:
+    """A plug-in history store written before pop_newest and discard_if_unchanged: the rest of the
+    protocol, on a real SQLite file."""
+
+    def __init__(self, inner: SqliteHistoryStore) -> None:
+        self._inner = inner
+        for name in ("name", "agent", "for_agent", "append", "append_many", "get_recent", "get_all", "count",
+                     "set_summary", "get_summary", "discard", "purge", "conversations", "close"):
+            setattr(self, name, getattr(inner, name))
+
+
+def test_a_plugin_store_without_the_atomic_removals_still_pops_trims_and_compacts(
+        store: SqliteHistoryStore, caplog: pytest.LogCaptureFixture) -> None:
+    from engram.history.settings import CompactionSettings
+
+    plugin = _OlderPlugin(store)
+    history = History(plugin, max_history_len=20,  # type: ignore[arg-type]
+                      compaction=CompactionSettings(max_history_messages=14, min_messages=12, keep_recent=10))
+    for i in range(21):
+        history.append("telegram:9", "user", f"m{i}", created_at=float(i))
+    assert [m.content for m in history.all("telegram:9")] == [f"m{i}" for i in range(1, 21)]  # trimmed m0
+    assert history.pop_newest("telegram:9").content == "m20"
+    result = history.compact("telegram:9")
+    assert result.compacted and [m.content for m in history.all("telegram:9")] == [f"m{i}" for i in range(10, 20)]
+    assert history.summary("telegram:9") == result.summary
+    # Said once per class: removals are atomic only within this process.
+    warnings = [r.getMessage() for r in caplog.records if "pop_newest/discard_if_unchanged" in r.getMessage()]
+    assert len(warnings) == 1 and "_OlderPlugin" in warnings[0]

@@ -11,7 +11,19 @@ conversations, so two agents may use the same conversation key without meeting. 
 hands out another agent's store on the same storage (connection, pool or file).
 
 Positions are counted from the oldest message (0-based), so ``discard(key, start, stop)`` keeps
-meaning the same messages while other writers append at the end.
+meaning the same messages while other writers append at the end, but not while another writer
+removes some (a trim, a compaction, a pop): what a caller decided from a read would then land on
+other messages. So every removal engram makes is one atomic step of the store, checked against
+what the caller read: ``pop_newest`` removes and returns the newest message, and
+``discard_if_unchanged`` removes a range only if the conversation still begins with the messages
+the caller read (messages appended since do not matter), writing the compaction summary in the
+same step; otherwise it removes nothing and the caller reads again and decides again.
+
+A plug-in store written before these two methods keeps working: ``pop_newest`` and
+``discard_if_unchanged`` below (the functions every caller goes through) fall back to its
+``count``/``get_all``/``discard`` under a lock of this process, with a warning once per class,
+since another process can still slip in between; the contract suite fails until it implements
+them.
 
 ``append_many`` is all or nothing: the batch is checked whole first, then written at once (one
 transaction, one file write or rename), so a bad message or a failed write leaves none of it.
@@ -21,6 +33,8 @@ message's own rules (roles, tool calls, sizes) are ``model.make_message``'s, app
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -28,6 +42,8 @@ from engram.errors import ValidationError
 from engram.model import MAX_MESSAGE_CHARS, Message, make_scope, usable_text
 
 DEFAULT_AGENT = "default"
+
+log = logging.getLogger("engram.history")
 
 
 @runtime_checkable
@@ -76,8 +92,27 @@ class HistoryStore(Protocol):
         ...
 
     def discard(self, key: str, start: int, stop: int) -> int:
-        """Remove the messages at positions ``start``..``stop - 1`` (oldest is 0); returns how many."""
+        """Remove the messages at positions ``start``..``stop - 1`` (oldest is 0); returns how many.
+        Blind to removals by other writers since the caller counted: engram itself removes with
+        ``discard_if_unchanged`` and ``pop_newest``."""
         ...
+
+    def pop_newest(self, key: str) -> Message | None:
+        """Remove the newest message and return it (None when there is none), in one step (a
+        transaction, or under the store's lock), so two pops never return the same message nor
+        remove one they do not return. Raises ``ValidationError`` for a bad key, ``StorageError``."""
+        return _pop_by_position(self, key)
+
+    def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
+                             summary: str | None = None) -> bool:
+        """Remove ``read[start:stop]`` if the conversation still begins with ``read`` (its oldest
+        messages as the caller read them; messages appended after them do not matter), and then
+        set ``summary`` when given, all in one step: returns True. When a message of ``read`` was
+        removed or is no longer where it was read (another trim, compaction or pop), removes
+        nothing, writes no summary and returns False: the caller reads again and decides again.
+        Raises ``ValidationError`` for a bad key, ``read``, ``start``/``stop`` (``stop`` at most
+        ``len(read)``) or ``summary``, ``StorageError``."""
+        return _discard_by_position(self, key, read, start, stop, summary)
 
     def purge(self, key: str) -> None:
         """Remove every message and the summary of the conversation."""
@@ -88,6 +123,61 @@ class HistoryStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+# --- removals, and their fallback for plug-in stores without them -----------------------------------
+_FALLBACK_LOCK = threading.RLock()
+_WARNED: set[str] = set()
+
+
+def pop_newest(store: HistoryStore, key: str) -> Message | None:
+    """``store.pop_newest(key)``, or for a plug-in store without it the same built on its
+    ``count``/``get_recent``/``discard`` (atomic only within this process; warned once)."""
+    method = getattr(store, "pop_newest", None)
+    return method(key) if method is not None else _pop_by_position(store, key)
+
+
+def discard_if_unchanged(store: HistoryStore, key: str, read: Sequence[Message], start: int, stop: int, *,
+                         summary: str | None = None) -> bool:
+    """``store.discard_if_unchanged(...)``, or for a plug-in store without it the same built on
+    its ``get_all``/``set_summary``/``discard`` (atomic only within this process; warned once)."""
+    method = getattr(store, "discard_if_unchanged", None)
+    if method is not None:
+        return bool(method(key, read, start, stop, summary=summary))
+    return _discard_by_position(store, key, read, start, stop, summary)
+
+
+def _warn_fallback(store: object) -> None:
+    name = type(store).__qualname__
+    if name not in _WARNED:
+        _WARNED.add(name)
+        log.warning("history store %s has no pop_newest/discard_if_unchanged: removals are atomic only within "
+                    "this process (another process may remove other messages than intended); implement them "
+                    "(engram.history.base.HistoryStore)", name)
+
+
+def _pop_by_position(store: HistoryStore, key: str) -> Message | None:
+    _warn_fallback(store)
+    with _FALLBACK_LOCK:
+        total = store.count(key)
+        if not total:
+            return None
+        newest = store.get_recent(key, 1)[0]
+        store.discard(key, total - 1, total)
+        return newest
+
+
+def _discard_by_position(store: HistoryStore, key: str, read: Sequence[Message], start: int, stop: int,
+                         summary: str | None) -> bool:
+    read, start, stop = check_read(read, start, stop)
+    _warn_fallback(store)
+    with _FALLBACK_LOCK:
+        if store.get_all(key)[: len(read)] != read:
+            return False
+        if summary is not None:
+            store.set_summary(key, summary)
+        store.discard(key, start, stop)
+        return True
 
 
 def check_agent(agent: str) -> str:
@@ -132,6 +222,20 @@ def check_range(start: int, stop: int) -> tuple[int, int]:
     if stop < start:
         raise ValidationError("stop", f"{stop} is before start {start}", "stop >= start")
     return start, stop
+
+
+def check_read(read: Sequence[Message], start: int, stop: int) -> tuple[list[Message], int, int]:
+    """Validate ``discard_if_unchanged``'s ``read`` and range (``stop`` at most ``len(read)``);
+    raises ``ValidationError``."""
+    if isinstance(read, str | bytes) or not isinstance(read, Sequence):
+        raise ValidationError("read", f"got {type(read).__name__}", "the list of messages the caller read")
+    for i, message in enumerate(read):
+        if not isinstance(message, Message):
+            raise ValidationError(f"read[{i}]", f"got {type(message).__name__}", "a Message")
+    start, stop = check_range(start, stop)
+    if stop > len(read):
+        raise ValidationError("stop", f"{stop} is past the {len(read)} messages read", f"at most {len(read)}")
+    return list(read), start, stop
 
 
 def check_summary(summary: str) -> str:

@@ -15,6 +15,12 @@ Trigger: the history has more than ``min_messages`` (12) messages AND either mor
 5. conversation memories older than ``conversation_max_age_s`` are purged (a hook; the engine's
    forgets only the agent's own, never global ones nor another agent's).
 
+Concurrency: the summary and the discard are one step of the store
+(``discard_if_unchanged``), taken only if the conversation still begins with the messages the
+compaction read; when another compaction, a trim or a pop removed messages in between, nothing
+is written and the compaction reads again and decides again (up to ``ATTEMPTS`` times; the
+extraction hook runs again on what it then discards).
+
 Emergency path: past ``emergency_ratio`` x ``token_limit`` the window is critically exceeded;
 only ``emergency_retain`` messages stay (the cut walks forward past tool results instead, so
 the bound holds), with a count summary (no LLM call on an overflowing context).
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engram.errors import EngramError
-from engram.history.base import HistoryStore
+from engram.history.base import HistoryStore, discard_if_unchanged
 from engram.history.settings import CompactionSettings
 from engram.model import Message, Role
 from engram.tokens import estimate_messages
@@ -37,6 +43,8 @@ from engram.tokens import estimate_messages
 log = logging.getLogger("engram.history.compaction")
 
 MAX_SUMMARY_CHARS = 8000
+# How many times a removal decided on a read is tried again after the conversation changed under it.
+ATTEMPTS = 5
 _COUNTS = re.compile(
     r"\[Conversation history compacted\. Previous discussion covered: (\d+) user messages, "
     r"(\d+) assistant responses, (\d+) tool calls\]"
@@ -180,21 +188,27 @@ def compact_conversation(
     reported_tokens: int | None = None,
     force: bool = False,
 ) -> CompactionResult:
-    """Compact a stored conversation: summary first, then the discard, then the memory purge.
+    """Compact a stored conversation: the summary and the discard in one step of the store (only
+    if the conversation is still as read; else read again), then the memory purge.
 
-    The summary is written before messages are removed, so a crash in between leaves more
-    context, never less. Raises ``StorageError`` from the store and ``ValidationError`` for a bad key.
+    Raises ``StorageError`` from the store and ``ValidationError`` for a bad key.
     """
-    messages = store.get_all(key)
-    result = compact_messages(
-        messages, settings, previous_summary=store.get_summary(key), summarizer=summarizer, extract=extract,
-        reported_tokens=reported_tokens, force=force,
-    )
-    if not result.compacted:
-        return result
-    head = 1 if messages and messages[0].role is Role.SYSTEM else 0
-    store.set_summary(key, result.summary)
-    store.discard(key, head, head + len(result.discarded))
+    for _ in range(ATTEMPTS):
+        messages = store.get_all(key)
+        result = compact_messages(
+            messages, settings, previous_summary=store.get_summary(key), summarizer=summarizer, extract=extract,
+            reported_tokens=reported_tokens, force=force,
+        )
+        if not result.compacted:
+            return result
+        head = 1 if messages and messages[0].role is Role.SYSTEM else 0
+        if discard_if_unchanged(store, key, messages, head, head + len(result.discarded), summary=result.summary):
+            break
+        log.info("conversation %s changed while it was compacted; reading it again", key)
+    else:
+        return CompactionResult(False, kept=tuple(messages), tokens_before=result.tokens_before, notes=(
+            f"the conversation changed during each of {ATTEMPTS} attempts (other compactions, trims or pops); "
+            "nothing was discarded",))
     purged = 0
     if purge is not None and settings.conversation_max_age_s > 0:
         purged = purge(settings.conversation_max_age_s)

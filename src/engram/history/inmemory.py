@@ -15,6 +15,7 @@ from engram.history.base import (
     check_message,
     check_messages,
     check_range,
+    check_read,
     check_recent,
     check_summary,
 )
@@ -91,6 +92,26 @@ class InMemoryHistoryStore:
             removed = len(messages[start:stop])
             del messages[start:stop]
             return removed
+
+    def pop_newest(self, key: str) -> Message | None:
+        ident = self._id(key)
+        with self._lock:
+            messages = self._shelves.messages.get(ident)
+            return messages.pop() if messages else None
+
+    def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
+                             summary: str | None = None) -> bool:
+        ident = self._id(key)
+        read, start, stop = check_read(read, start, stop)
+        summary = None if summary is None else check_summary(summary)
+        with self._lock:
+            messages = self._shelves.messages.get(ident, [])
+            if messages[: len(read)] != read:
+                return False
+            if summary is not None:
+                self._shelves.summaries[ident] = summary
+            del messages[start:stop]
+            return True
 
     def purge(self, key: str) -> None:
         ident = self._id(key)

@@ -50,6 +50,7 @@ from engram.history.base import (
     check_message,
     check_messages,
     check_range,
+    check_read,
     check_recent,
     check_summary,
 )
@@ -300,25 +301,68 @@ class JsonlHistoryStore:
             return 0
         with self._locked():
             lines, _ = self._read()
-            position, removed, out = 0, 0, []
-            for line in lines:
-                if not self._mine(line, key):
-                    out.append(line)
-                    continue
-                keep = []
-                for message in line.messages:
-                    if start <= position < stop:
-                        removed += 1
-                    else:
-                        keep.append(message)
-                    position += 1
-                if len(keep) == len(line.messages):
-                    out.append(line)
-                elif keep:
-                    out.append(_serialise(key, self.agent, keep, line.extra))
+            out, removed = self._without(lines, key, start, stop)
             if removed:
                 self._rewrite(out)
             return removed
+
+    def pop_newest(self, key: str) -> Message | None:
+        key = normal_key(key)
+        # Read, cut and rewritten under the file lock: no other pop, append or discard comes between.
+        with self._locked():
+            lines, _ = self._read()
+            latest = self._last_index(lines, key)
+            if latest is None or not lines[latest].messages:
+                return None
+            line = lines[latest]
+            newest = line.messages[-1]
+            if len(line.messages) == 1:
+                del lines[latest]
+            else:
+                lines[latest] = _serialise(key, self.agent, line.messages[:-1], line.extra)
+            self._rewrite(lines)
+            return newest
+
+    def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
+                             summary: str | None = None) -> bool:
+        key = normal_key(key)
+        read, start, stop = check_read(read, start, stop)
+        summary = None if summary is None else check_summary(summary)
+        with self._locked():
+            lines, _ = self._read()
+            # Compared as read, under the file lock: the messages removed are the ones the caller saw.
+            if [m for line in lines if self._mine(line, key) for m in line.messages][: len(read)] != read:
+                return False
+            if summary is not None:
+                # The summary goes first (a second file): a crash before the rewrite leaves more context, never less.
+                summaries = self._read_summaries()
+                summaries[(self.agent, key)] = summary
+                self._write_summaries(summaries)
+            out, removed = self._without(lines, key, start, stop)
+            if removed:
+                self._rewrite(out)
+            return True
+
+    def _without(self, lines: list[_Line], key: str, start: int, stop: int) -> tuple[list[_Line], int]:
+        """``lines`` without the conversation's messages at positions ``start``..``stop - 1``
+        (a line left empty goes), and how many went."""
+        position, removed, out = 0, 0, []
+        for line in lines:
+            if not self._mine(line, key):
+                out.append(line)
+                continue
+            keep = []
+            for message in line.messages:
+                if start <= position < stop:
+                    removed += 1
+                else:
+                    keep.append(message)
+                position += 1
+            if len(keep) == len(line.messages):
+                out.append(line)
+            elif keep:
+                out.append(_serialise(key, self.agent, keep, line.extra))
+        return out, removed
 
     def purge(self, key: str) -> None:
         key = normal_key(key)

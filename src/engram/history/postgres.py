@@ -27,6 +27,7 @@ from engram.history.base import (
     check_message,
     check_messages,
     check_range,
+    check_read,
     check_recent,
     check_summary,
 )
@@ -120,11 +121,7 @@ class PostgresHistoryStore:
     def set_summary(self, key: str, summary: str) -> None:
         key, summary = normal_key(key), check_summary(summary)
         _refuse_nul("summary", summary)
-        self.db.transact(lambda conn: conn.execute(
-            "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (%s, %s, %s, %s) ON CONFLICT "
-            "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-            (self.agent, key, summary, time.time()),
-        ))
+        self.db.transact(lambda conn: _set_summary(conn, self.agent, key, summary))
 
     def get_summary(self, key: str) -> str:
         key = normal_key(key)
@@ -151,6 +148,46 @@ class PostgresHistoryStore:
 
         return self.db.transact(work)
 
+    def pop_newest(self, key: str) -> Message | None:
+        key = normal_key(key)
+
+        def work(conn: Any) -> Message | None:
+            # Under the append lock: no other pop, append or discard of the conversation comes between.
+            _lock(conn, self.agent, key)
+            row = conn.execute(
+                f"DELETE FROM history_messages WHERE agent = %s AND conversation = %s AND seq = (SELECT MAX(seq) FROM "
+                f"history_messages WHERE agent = %s AND conversation = %s) RETURNING {_COLUMNS}",
+                (self.agent, key, self.agent, key)).fetchone()
+            return None if row is None else _message(row)
+
+        return self.db.transact(work)
+
+    def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
+                             summary: str | None = None) -> bool:
+        key = normal_key(key)
+        read, start, stop = check_read(read, start, stop)
+        if summary is not None:
+            summary = check_summary(summary)
+            _refuse_nul("summary", summary)
+
+        def work(conn: Any) -> bool:
+            # Compared as read, under the append lock: the rows removed are the ones the caller saw.
+            _lock(conn, self.agent, key)
+            rows = conn.execute(
+                f"SELECT seq, {_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s ORDER BY seq LIMIT %s",
+                (self.agent, key, len(read))).fetchall()
+            if [_message(r[1:]) for r in rows] != read:
+                return False
+            if summary is not None:
+                _set_summary(conn, self.agent, key, summary)
+            gone = [r[0] for r in rows[start:stop]]
+            if gone:
+                conn.execute("DELETE FROM history_messages WHERE agent = %s AND conversation = %s AND seq = ANY(%s)",
+                             (self.agent, key, gone))
+            return True
+
+        return self.db.transact(work)
+
     def purge(self, key: str) -> None:
         key = normal_key(key)
 
@@ -172,6 +209,14 @@ class PostgresHistoryStore:
     def close(self) -> None:
         if self._owns_db:
             self.db.close()
+
+
+def _set_summary(conn: Any, agent: str, key: str, summary: str) -> None:
+    conn.execute(
+        "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (%s, %s, %s, %s) ON CONFLICT "
+        "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+        (agent, key, summary, time.time()),
+    )
 
 
 def _refuse_nul(field: str, value: str) -> None:

@@ -22,8 +22,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engram.errors import EngramError, ValidationError
-from engram.history.base import HistoryStore, check_message
-from engram.history.compaction import CompactionResult, Extractor, Purger, Summarizer, compact_conversation
+from engram.history.base import HistoryStore, check_message, discard_if_unchanged, pop_newest
+from engram.history.compaction import (
+    ATTEMPTS,
+    CompactionResult,
+    Extractor,
+    Purger,
+    Summarizer,
+    compact_conversation,
+)
 from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
@@ -207,11 +214,16 @@ class History:
         return batch
 
     def _trim(self, key: str) -> None:
-        total = self.store.count(key)
-        if total <= self.max_history_len:
-            return
-        kept = without_orphans(self.store.get_recent(key, self.max_history_len))
-        self.store.discard(key, 0, total - len(kept))
+        # The cut is decided on what was read and made only if that is still the conversation
+        # (another trim, compaction or pop may have removed messages since): else read again.
+        for _ in range(ATTEMPTS):
+            messages = self.store.get_all(key)
+            if len(messages) <= self.max_history_len:
+                return
+            kept = without_orphans(messages[-self.max_history_len:])
+            if discard_if_unchanged(self.store, key, messages, 0, len(messages) - len(kept)):
+                return
+        log.warning("conversation %s changed under each of %d trims; the next append trims it", key, ATTEMPTS)
 
     def _index(self, key: str, before: Sequence[Message], window: Sequence[Message]) -> None:
         """Index the exchanges the appended messages completed or changed (``window`` is
@@ -227,6 +239,11 @@ class History:
 
     def set_summary(self, key: str, summary: str) -> None:
         self.store.set_summary(normal_key(key), summary)
+
+    def pop_newest(self, key: str) -> Message | None:
+        """Remove and return the newest message (None when there is none), in one step of the
+        store: two pops never return the same message. Raises ``ValidationError``, ``StorageError``."""
+        return pop_newest(self.store, normal_key(key))
 
     def purge(self, key: str) -> None:
         """Forget the conversation: messages, summary and its semantic entries."""

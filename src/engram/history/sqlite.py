@@ -26,6 +26,7 @@ from engram.history.base import (
     check_message,
     check_messages,
     check_range,
+    check_read,
     check_recent,
     check_summary,
 )
@@ -128,11 +129,7 @@ class SqliteHistoryStore:
     def set_summary(self, key: str, summary: str) -> None:
         key, summary = normal_key(key), check_summary(summary)
         with self.db.write() as conn:
-            conn.execute(
-                "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT "
-                "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-                (self.agent, key, summary, time.time()),
-            )
+            _set_summary(conn, self.agent, key, summary)
 
     def get_summary(self, key: str) -> str:
         key = normal_key(key)
@@ -154,6 +151,38 @@ class SqliteHistoryStore:
             )
             return int(cursor.rowcount)
 
+    def pop_newest(self, key: str) -> Message | None:
+        key = normal_key(key)
+        # One write transaction (the write lock held from the read to the delete): no other pop,
+        # append or discard comes between.
+        with self.db.write() as conn:
+            row = conn.execute(
+                f"SELECT seq, {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? "
+                "ORDER BY seq DESC LIMIT 1", (self.agent, key)).fetchone()
+            if row is None:
+                return None
+            conn.execute("DELETE FROM history_messages WHERE agent = ? AND conversation = ? AND seq = ?",
+                         (self.agent, key, row[0]))
+        return _message(row[1:])
+
+    def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
+                             summary: str | None = None) -> bool:
+        key = normal_key(key)
+        read, start, stop = check_read(read, start, stop)
+        summary = None if summary is None else check_summary(summary)
+        with self.db.write() as conn:
+            rows = conn.execute(
+                f"SELECT seq, {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq LIMIT ?",
+                (self.agent, key, len(read))).fetchall()
+            # Compared as read, under the write lock: the rows removed are the ones the caller saw.
+            if [_message(r[1:]) for r in rows] != read:
+                return False
+            if summary is not None:
+                _set_summary(conn, self.agent, key, summary)
+            conn.executemany("DELETE FROM history_messages WHERE agent = ? AND conversation = ? AND seq = ?",
+                             [(self.agent, key, r[0]) for r in rows[start:stop]])
+        return True
+
     def purge(self, key: str) -> None:
         key = normal_key(key)
         with self.db.write() as conn:
@@ -171,6 +200,14 @@ class SqliteHistoryStore:
     def close(self) -> None:
         if self._owns_db:
             self.db.close()
+
+
+def _set_summary(conn: Any, agent: str, key: str, summary: str) -> None:
+    conn.execute(
+        "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT "
+        "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+        (agent, key, summary, time.time()),
+    )
 
 
 def _row(message: Message) -> tuple[Any, ...]:

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import weakref
 from typing import Any
 
 from engram.engine import Engram
@@ -45,28 +43,6 @@ _OUTPUT_OF = {"function_call": "function_call_output", "custom_tool_call": "cust
               "computer_call": "computer_call_output", "local_shell_call": "local_shell_call_output",
               "shell_call": "shell_call_output", "apply_patch_call": "apply_patch_call_output"}
 _OUTPUTS = frozenset(_OUTPUT_OF.values())
-
-
-class _ConversationLock:
-    """A lock for one conversation's writes (a class, as a bare lock cannot be weakly referenced)."""
-
-    __slots__ = ("lock", "__weakref__")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
-# One lock per (agent, conversation), kept while a session of it exists.
-_LOCKS: weakref.WeakValueDictionary[tuple[str, str], _ConversationLock] = weakref.WeakValueDictionary()
-_LOCKS_GUARD = threading.Lock()
-
-
-def _conversation_lock(agent: str, key: str) -> _ConversationLock:
-    with _LOCKS_GUARD:
-        found = _LOCKS.get((agent, key))
-        if found is None:
-            found = _LOCKS[(agent, key)] = _ConversationLock()
-        return found
 
 
 def without_orphaned_outputs(items: list[Any]) -> list[Any]:
@@ -114,7 +90,6 @@ class EngramSession(SessionABC):
         self.session_id = session_id
         self.engram = engram
         self.session_settings = session_settings
-        self._writes = _conversation_lock(engram.history.agent, self.key)
 
     def _get(self, limit: int | None) -> list[Any]:
         history = self.engram.history
@@ -126,23 +101,16 @@ class EngramSession(SessionABC):
         for item in items:
             role, text = _message(item)
             batch.append({"role": role, "content": text, "metadata": {"item": item}})
-        with self._writes.lock:
-            self.engram.history.append_many(self.key, batch)
+        self.engram.history.append_many(self.key, batch)
 
     def _pop(self) -> Any | None:
-        history = self.engram.history
-        # Held from the count to the discard: the position counted is still the newest item's.
-        with self._writes.lock:
-            total = history.count(self.key)
-            if not total:
-                return None
-            last = history.recent(self.key, 1)[0]
-            history.store.discard(self.key, total - 1, total)
-        return last.metadata.get("item")
+        # One step of the store, so pops awaited together (or made by another process) each take
+        # their own item, and a pop beside add_items removes the item it returns.
+        last = self.engram.history.pop_newest(self.key)
+        return None if last is None else last.metadata.get("item")
 
     def _clear(self) -> None:
-        with self._writes.lock:
-            self.engram.history.purge(self.key)
+        self.engram.history.purge(self.key)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The session's items, oldest first (the latest ``limit`` when given, else the latest

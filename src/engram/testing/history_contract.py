@@ -23,7 +23,8 @@ part-way through a file write), so the contract can check that a batch failing h
 nothing; a backend without it skips that test.
 
 Run as ``python -m engram.testing.history_contract TARGET KWARGS KEY WORKER COUNT`` it is the
-worker process of the multi-process test: it appends COUNT messages and exits.
+worker process of the multi-process tests: it appends COUNT messages and exits (with ``WORKER``
+``pop``, it pops COUNT messages and prints each one's content on a line).
 """
 
 from __future__ import annotations
@@ -226,6 +227,61 @@ class HistoryStoreContract:
         with pytest.raises(ValidationError):
             store.discard(KEY, 3, 1)
 
+    def test_pop_newest_removes_and_returns_the_newest(self, store: HistoryStore) -> None:
+        assert store.pop_newest(KEY) is None
+        messages = [user("first", 1.0), assistant("second", 2.0, calls=[ToolCall("c1", "f", "{}")]),
+                    make_message("tool", "third", tool_call_id="c1", created_at=3.0, metadata={"n": 3})]
+        store.append_many(KEY, messages)
+        store.append(OTHER, user("elsewhere"))
+        assert store.pop_newest(KEY) == messages[2]
+        assert store.pop_newest(KEY) == messages[1]
+        store.append(KEY, user("after", 4.0))
+        assert store.get_all(KEY) == [messages[0], user("after", 4.0)]
+        assert store.for_agent("bob").pop_newest(KEY) is None  # another agent's pop takes none of them
+        assert store.pop_newest(KEY) == user("after", 4.0) and store.pop_newest(KEY) == messages[0]
+        assert store.pop_newest(KEY) is None and store.count(KEY) == 0
+        assert store.get_all(OTHER) == [user("elsewhere")]
+
+    def test_discard_if_unchanged_removes_what_was_read_with_its_summary(self, store: HistoryStore) -> None:
+        store.append_many(KEY, [user(f"m{i}", float(i)) for i in range(6)])
+        read = store.get_all(KEY)
+        store.append(KEY, user("appended after the read", 9.0))  # appends do not change what was read
+        assert store.discard_if_unchanged(KEY, read, 1, 4, summary="m1 to m3") is True
+        assert [m.content for m in store.get_all(KEY)] == ["m0", "m4", "m5", "appended after the read"]
+        assert store.get_summary(KEY) == "m1 to m3"
+        assert store.discard_if_unchanged(KEY, store.get_all(KEY), 0, 0) is True  # nothing to remove
+        assert store.count(KEY) == 4 and store.get_summary(KEY) == "m1 to m3"  # no summary given: kept
+
+    @pytest.mark.parametrize("change", ["discard", "pop", "purge"])
+    def test_discard_if_unchanged_refuses_after_another_removal(self, store: HistoryStore, change: str) -> None:
+        store.append_many(KEY, [user(f"m{i}", float(i)) for i in range(6)])
+        store.set_summary(KEY, "before")
+        read = store.get_all(KEY)
+        if change == "discard":
+            store.discard(KEY, 0, 1)
+        elif change == "pop":
+            store.pop_newest(KEY)
+        else:
+            store.purge(KEY)
+            store.append_many(KEY, read[:3])
+            store.set_summary(KEY, "before")
+        left = store.get_all(KEY)
+        assert store.discard_if_unchanged(KEY, read, 0, 2, summary="after") is False
+        assert store.get_all(KEY) == left and store.get_summary(KEY) == "before"  # nothing removed nor written
+
+    def test_discard_if_unchanged_refuses_bad_input(self, store: HistoryStore) -> None:
+        store.append_many(KEY, [user("m0"), user("m1")])
+        read = store.get_all(KEY)
+        for args, named in (((read, 0, 3), "stop"), ((read, 2, 1), "stop"), ((read, -1, 1), "start"),
+                            (("text", 0, 1), "read"), (([read[0], "m1"], 0, 1), "read[1]")):
+            with pytest.raises(ValidationError) as info:
+                store.discard_if_unchanged(KEY, *args)  # type: ignore[arg-type]
+            assert info.value.field == named
+        with pytest.raises(ValidationError) as info:
+            store.discard_if_unchanged(KEY, read, 0, 1, summary=5)  # type: ignore[arg-type]
+        assert info.value.field == "summary"
+        assert store.get_all(KEY) == read
+
     def test_purge_removes_messages_and_summary_of_one_conversation(self, store: HistoryStore) -> None:
         store.append(KEY, user("gone"))
         store.set_summary(KEY, "gone too")
@@ -349,6 +405,35 @@ class HistoryStoreContract:
             reader.close()
 
 
+    def test_pops_from_processes_each_take_their_own_message(self, history_backend: HistoryBackend) -> None:
+        if history_backend.target is None:
+            pytest.skip(f"{history_backend.name} cannot be opened from another process")
+        workers, count = 4, 10
+        store = history_backend.open()
+        try:
+            store.append_many(KEY, [user(f"m{i}", float(i)) for i in range(workers * count + 5)])
+        finally:
+            store.close()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        args = [sys.executable, "-m", "engram.testing.history_contract", history_backend.target,
+                json.dumps(history_backend.kwargs), KEY, "pop", str(count)]
+        procs = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(workers)]
+        popped = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err.decode()
+            mine = out.decode().split()
+            # Each worker's pops come newest first, and no two workers got the same message.
+            assert mine == sorted(mine, key=lambda c: -int(c[1:]))
+            popped += mine
+        assert sorted(popped, key=lambda c: int(c[1:])) == [f"m{i}" for i in range(5, workers * count + 5)]
+        reader = history_backend.open()
+        try:
+            assert [m.content for m in reader.get_all(KEY)] == [f"m{i}" for i in range(5)]
+        finally:
+            reader.close()
+
+
 def _check_interleaving(contents: list[str], prefix: str, workers: int, count: int) -> None:
     """Every message of every worker is there exactly once, each worker's in its own order."""
     assert len(contents) == workers * count
@@ -362,7 +447,11 @@ def _worker(argv: list[str]) -> None:
     store = open_target(target, json.loads(kwargs))
     try:
         for i in range(int(count)):
-            store.append(key, Message(Role.USER, f"p{worker}-{i}"))
+            if worker == "pop":
+                popped = store.pop_newest(key)
+                print(popped.content if popped is not None else "", flush=True)
+            else:
+                store.append(key, Message(Role.USER, f"p{worker}-{i}"))
     finally:
         store.close()
 
