@@ -61,10 +61,11 @@ def two_processes(engram: Engram, folder: Path, tmp_path: Path) -> Iterator[TwoP
             mine.detach()
 
 
-def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``engram ARGS`` as a process on ``home`` (no embedder; wide, so no line is wrapped),
-    asserted to succeed; the environment's own engram settings left out."""
-    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "300"}
+def run_cli(home: Path, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
+    """``engram ARGS`` as a process on ``home`` (no embedder; wide, so no line is wrapped; ``settings``
+    as further environment variables), asserted to succeed; the environment's own engram settings
+    left out."""
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "300", **settings}
     for name in ("ENGRAM_CONFIG", "ENGRAM_BACKEND", "ENGRAM_PATH", "ENGRAM_AGENT", "ENGRAM_DATABASE_URL"):
         env.pop(name, None)
     done = subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env,

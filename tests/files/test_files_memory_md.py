@@ -80,3 +80,12 @@ def test_an_engram_folder_read_as_an_openclaw_workspace_names_the_files_it_passe
     [warning] = summary.warnings
     assert "global/facts.md" in warning and "--from folder" in warning
     assert engram.import_from(src, "folder").imported == 1  # as the warning says
+
+
+def test_watch_shows_a_file_it_cannot_read_once_not_at_every_periodic_pass(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run_cli(home, "remember", "placed right", "--tags", "notes")
+    (home / "memory" / "MEMORY.md").write_text("# notes at the wrong level\n", encoding="utf-8")
+    watched = run_cli(home, "watch", "--duration", "4", ENGRAM_FILES__POLL_INTERVAL_S="0.5")
+    # Four seconds at a pass every half second: the first pass and several periodic ones all find it.
+    assert watched.stderr.count("skipped: MEMORY.md: not read") == 1, watched.stderr

@@ -3,6 +3,7 @@ export and import (called from ``memory.export`` / ``memory.import_``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,9 +85,14 @@ def watch(
     _print_report(first, st.as_json)
     render.errors.print(f"watching {syncer.folder.root} (Ctrl-C to stop)")
 
+    # The periodic pass finds a file it cannot read again each time: each problem is shown once.
+    shown = {str(problem) for problem in first.problems}
+
     def report(rep: SyncReport) -> None:
-        if rep.changed or rep.problems:
-            _print_report(rep, st.as_json)
+        fresh = [problem for problem in rep.problems if str(problem) not in shown]
+        shown.update(str(problem) for problem in fresh)
+        if rep.changed or fresh:
+            _print_report(dataclasses.replace(rep, problems=fresh), st.as_json)
 
     deadline = None if duration is None else time.monotonic() + duration
     with Watcher(syncer, debounce_s=settings.debounce_s, poll_interval_s=settings.poll_interval_s, on_report=report):
