@@ -367,6 +367,35 @@ def test_async_history_on_a_sqlite_file_keeps_order_and_runs_off_the_loop(
         assert [m.content for m in engine.history.all("web:b")][-3:] == ["late0", "late1", "late2"]
 
 
+def test_history_calls_racing_at_first_use_open_one_history(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write (writer thread) and a read (reader pool) made at once both reach the engine's
+    history on its first use: it is opened once, not once per thread (a second store left open)."""
+    import engram.root
+
+    opened: list[str] = []
+    both = threading.Barrier(2, timeout=2)  # two opens at once meet here; one alone goes on after
+    real = engram.root.open_history
+
+    def open_history(*args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(threading.current_thread().name)
+        try:
+            both.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engram.root, "open_history", open_history)
+
+    async def scenario() -> None:
+        async with await AsyncEngram.open(agent="alice", embeddings={"provider": "none"}) as mem:
+            stored, count = await asyncio.gather(mem.history.append("web:a", "user", "hi"), mem.history.count("web:a"))
+            assert stored.content == "hi" and count in (0, 1)
+
+    asyncio.run(scenario())
+    assert len(opened) == 1
+
+
 def test_the_methods_added_for_parity_answer_as_the_engine_does(isolated_home: Path) -> None:
     async def scenario() -> None:
         async with await AsyncEngram.open(agent="alice", embeddings={"provider": "none"}) as mem:
