@@ -24,6 +24,10 @@ still wait for it. Views made with ``for_agent`` / ``for_session`` share their p
 ``close`` on the parent refuses new calls (``StorageError``), answers the ones made before (writes
 and reads in flight), then closes the store and stops the threads. Several event loops (one per
 thread) may share one ``AsyncEngram``: its bookkeeping belongs to no loop.
+
+``mem.history`` is the conversation history on the same threads (``AsyncHistory``): its writes
+(append, pop, compact...) take their turn among the engine's writes, so writes to a conversation
+are applied in the order they were made, and its reads go to the reader pool.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from engram.config import Settings
 from engram.engine import CLOSE_WAIT_S, Engram
 from engram.errors import StorageError, ValidationError
 from engram.events import Listener
+from engram.history.base import DEFAULT_AGENT
+from engram.history.service import History
 from engram.model import Scope, WriteResult
 
 P = ParamSpec("P")
@@ -151,6 +157,55 @@ def _offload(
     return call
 
 
+def _offload_history(
+    method: Callable[Concatenate[History, P], R], lane: Lane
+) -> Callable[Concatenate[AsyncHistory, P], Coroutine[Any, Any, R]]:
+    """``_offload`` for ``History``: the engine's history is looked up in the thread too, since
+    the first use opens it (storage, and warming the semantic index may embed)."""
+
+    @functools.wraps(method)
+    async def call(self: AsyncHistory, *args: P.args, **kwargs: P.kwargs) -> R:
+        engram = self._mem.engram
+        return await self._mem._run(lane, lambda: method(engram.history, *args, **kwargs))
+
+    return call
+
+
+class AsyncHistory:
+    """The conversation history of an ``AsyncEngram``'s agent, awaitable: ``await mem.history.append(
+    key, "user", text)``. Each method has the arguments, results and errors of the ``History``
+    method of the same name, and runs in the engine's threads (writes in its writer thread, in
+    the order they were made among all the engine's writes; reads in its reader pool). Another
+    agent's is ``mem.for_agent(agent).history``; it closes with the engine (``await mem.close()``)."""
+
+    def __init__(self, mem: AsyncEngram) -> None:
+        self._mem = mem
+
+    @property
+    def agent(self) -> str:
+        """The agent whose conversations this history holds."""
+        return self._mem.scope.agent or DEFAULT_AGENT
+
+    # --- writes: the engine's writer thread, in turn with its other writes ---------------------
+    append = _offload_history(History.append, "write")
+    add = _offload_history(History.add, "write")
+    append_many = _offload_history(History.append_many, "write")
+    set_summary = _offload_history(History.set_summary, "write")
+    pop_newest = _offload_history(History.pop_newest, "write")
+    purge = _offload_history(History.purge, "write")
+    compact = _offload_history(History.compact, "write")
+
+    # --- reads: the reader pool (semantic_recall embeds its query there, as recall does) --------
+    recent = _offload_history(History.recent, "read")
+    all = _offload_history(History.all, "read")
+    count = _offload_history(History.count, "read")
+    summary = _offload_history(History.summary, "read")
+    conversations = _offload_history(History.conversations, "read")
+    restore = _offload_history(History.restore, "read")
+    assemble = _offload_history(History.assemble, "read")
+    semantic_recall = _offload_history(History.semantic_recall, "read")
+
+
 class AsyncEngram:
     """Long-term memory for asyncio code: ``await mem.remember(...)``, ``await mem.recall(...)``.
 
@@ -166,6 +221,7 @@ class AsyncEngram:
         # The engine that made the threads closes them (and the store); its views do not.
         self._owner = _workers is None if _owner is None else _owner
         self._workers = _workers or _Workers(readers)
+        self._history = AsyncHistory(self)
 
     @classmethod
     async def open(cls, settings: Settings | None = None, *, readers: int = 4, **overrides: Any) -> AsyncEngram:
@@ -221,6 +277,11 @@ class AsyncEngram:
 
     def for_session(self, session: str | None) -> AsyncEngram:
         return AsyncEngram(self.engram.for_session(session), _workers=self._workers)
+
+    @property
+    def history(self) -> AsyncHistory:
+        """This agent's conversation history, awaitable (``AsyncHistory``), on this engine's threads."""
+        return self._history
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """As ``Engram.subscribe``; the listener is called in the writer thread, so a listener

@@ -190,6 +190,8 @@ class Engram:
         # found no local model), so the fallback is never silent.
         self.embedding_note: str | None = None
         self._history: History | None = None
+        # Threads (AsyncEngram's readers, a server's) may make the first use at once: one opens it.
+        self._history_lock = threading.Lock()
         # A view made by for_agent takes its history from the engine it came from (same storage):
         # one per agent, kept by that engine and closed with it (``_agent_history``).
         self._history_root: Engram | None = None
@@ -222,22 +224,28 @@ class Engram:
         when this Engram was built without settings. It holds this agent's conversations only: a
         view from ``for_agent`` shares its engine's storage and sees its own agent's. Compaction
         purges this agent's own old conversation memories, never global ones nor another agent's."""
-        if self._history is None:
-            from engram.root import open_history
+        if self._history is not None:
+            return self._history
+        with self._history_lock:
+            if self._history is None:
+                self._history = self._open_history()
+            return self._history
 
-            purge = self._forget_old_conversations
-            agent = self.scope.agent or "default"
-            if self._history_root is not None:
-                self._history = self._history_root._agent_history(agent)
-            elif self.settings is None:
-                from engram.history.inmemory import InMemoryHistoryStore
-                from engram.history.service import History
+    def _open_history(self) -> History:
+        from engram.root import open_history
 
-                self._history = History(InMemoryHistoryStore(agent=agent), purge=purge)
-            else:
-                self._history = open_history(self.settings, agent, self.backend, embedder=self.embedder, purge=purge)
-                self._index_turns(self._history)
-        return self._history
+        purge = self._forget_old_conversations
+        agent = self.scope.agent or "default"
+        if self._history_root is not None:
+            return self._history_root._agent_history(agent)
+        if self.settings is None:
+            from engram.history.inmemory import InMemoryHistoryStore
+            from engram.history.service import History
+
+            return History(InMemoryHistoryStore(agent=agent), purge=purge)
+        history = open_history(self.settings, agent, self.backend, embedder=self.embedder, purge=purge)
+        self._index_turns(history)
+        return history
 
     def _agent_history(self, agent: str) -> History:
         """``agent``'s history for every view of this engine: opened once (an HTTP server makes a

@@ -80,6 +80,9 @@ def test_semantic_recall_of_exchanges_is_shared(pg_url: str, tmp_path: Path) -> 
         found = reader.semantic_recall("pasta recipe carbonara", key="web:u1", top_k=1)
         assert [e.assistant for e in found.exchanges] == ["Try carbonara with guanciale."]
         assert "carbonara" in found.recap
+        assert reader.pop_newest("web:u1").content == "About 8849 metres."  # an undone answer is not recalled
+        assert writer.semantic.count() == 3
+        assert "8849" not in writer.semantic_recall("mount everest", key="web:u1", top_k=5).recap
         reader.purge("web:u1")
         assert writer.semantic.count() == 1 and writer.count("web:u1") == 0
         assert writer.semantic_recall("pasta", top_k=5).exchanges[0].conversation == "web:u2:"

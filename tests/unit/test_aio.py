@@ -251,10 +251,9 @@ def test_two_event_loops_in_two_threads_share_one_async_engram(tmp_path: Path) -
 SYNC_ONLY = {
     "from_settings": "AsyncEngram.open",
     "remember_soon": "remember",
-    "history": "engram.history",
     "embedder": "read on `mem.engram`",
 }
-PLAIN = {"for_agent", "for_session", "subscribe", "closed"}  # no storage work: not awaited
+PLAIN = {"for_agent", "for_session", "subscribe", "closed", "history"}  # no storage work: not awaited
 
 
 def test_every_public_method_of_engram_has_an_awaitable_twin_with_its_signature() -> None:
@@ -272,6 +271,129 @@ def test_every_public_method_of_engram_has_an_awaitable_twin_with_its_signature(
             continue
         assert inspect.iscoroutinefunction(twin), name
         assert inspect.signature(twin) == inspect.signature(getattr(Engram, name)), name
+
+
+# What History has that AsyncHistory leaves on `mem.engram.history` (docs/integrations.md says why).
+HISTORY_SYNC_ONLY = {"for_agent": "mem.for_agent(agent).history", "on_close": "`on_close`",
+                     "close_with": "`close_with`", "close": "closes with the engine"}
+
+
+def test_every_public_method_of_history_has_an_awaitable_twin_with_its_signature() -> None:
+    import inspect
+
+    from engram.aio import AsyncHistory
+    from engram.history.service import History
+    from tests.test_docs import INTEGRATIONS
+
+    for name in (n for n in dir(History) if not n.startswith("_")):
+        if name in HISTORY_SYNC_ONLY:
+            assert HISTORY_SYNC_ONLY[name] in INTEGRATIONS, name
+            continue
+        twin = getattr(AsyncHistory, name, None)
+        assert twin is not None, f"AsyncHistory has no {name}"
+        if isinstance(getattr(History, name), property):  # no storage work: not awaited
+            assert isinstance(twin, property), name
+            continue
+        assert inspect.iscoroutinefunction(twin), name
+        assert inspect.signature(twin) == inspect.signature(getattr(History, name)), name
+        assert f"`{name}`" in INTEGRATIONS, name
+
+
+def test_async_history_on_a_sqlite_file_keeps_order_and_runs_off_the_loop(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Appends, pops and compactions awaited together from many tasks land in the order they were
+    made, each store call in the engine's writer or reader threads, none on the loop's thread."""
+    from engram.history.sqlite import SqliteHistoryStore
+
+    ran: list[tuple[str, str]] = []  # (store method, thread name)
+    for name in ("append_many", "get_recent", "get_all", "count", "pop_newest", "discard_if_unchanged",
+                 "set_summary", "get_summary"):
+        method = getattr(SqliteHistoryStore, name)
+
+        def recorded(self, *args, __name=name, __method=method, **kwargs):  # type: ignore[no-untyped-def]
+            ran.append((__name, threading.current_thread().name))
+            return __method(self, *args, **kwargs)
+
+        monkeypatch.setattr(SqliteHistoryStore, name, recorded)
+
+    async def scenario() -> None:
+        async with await AsyncEngram.open(agent="alice", embeddings={"provider": "none"}) as mem:
+            history = mem.history
+            assert history.agent == "alice" and mem.for_agent("bob").history.agent == "bob"
+            # 20 appends to one conversation and 10 to another, made at once and interleaved.
+            calls = []
+            for i in range(20):
+                calls.append(history.append("web:a", "user" if i % 2 == 0 else "assistant", f"a{i}"))
+                if i % 2 == 0:
+                    calls.append(history.append("web:b", "user", f"b{i // 2}"))
+            calls.append(history.count("web:a"))  # a read beside them (its answer depends on timing)
+            stored = await asyncio.gather(*calls)
+            assert [m.content for m in stored[:3]] == ["a0", "b0", "a1"]
+            assert [m.content for m in await history.all("web:a")] == [f"a{i}" for i in range(20)]
+            assert [m.content for m in await history.all("web:b")] == [f"b{i}" for i in range(10)]
+            # Two pops, an append and two more pops made together: each pop takes its own message,
+            # in order; the append lands between them.
+            popped = await asyncio.gather(history.pop_newest("web:a"), history.pop_newest("web:a"),
+                                          history.append("web:a", "user", "again"),
+                                          history.pop_newest("web:a"), history.pop_newest("web:a"))
+            assert [popped[0].content, popped[1].content, popped[3].content, popped[4].content] == [
+                "a19", "a18", "again", "a17"]
+            compacted, after = await asyncio.gather(history.compact("web:a", force=True), history.append(
+                "web:a", "assistant", "after compaction"))
+            assert compacted.compacted
+            kept = [m.content for m in await history.all("web:a")]
+            assert kept[-1] == "after compaction" and "a0" not in kept and len(kept) == 11
+            assert await history.summary("web:a") == compacted.summary
+            assert await history.conversations() == ["web:a", "web:b"]
+            assert (await history.restore("web:b"))[0].content == "b0"
+            with pytest.raises(ValidationError) as err:
+                await history.append("web:a", "wizard", "hi")
+            assert err.value.field == "role"
+            # Close answers the history calls made before it, and refuses the ones after.
+            late = [asyncio.ensure_future(history.append("web:b", "assistant", f"late{i}")) for i in range(3)]
+            await asyncio.sleep(0)  # the tasks take their turns before close begins
+            await mem.close()
+            assert [t.result().content for t in late] == ["late0", "late1", "late2"]
+            with pytest.raises(StorageError):
+                await history.count("web:b")
+        loop_thread = threading.current_thread().name
+        writes = {"append_many", "pop_newest", "discard_if_unchanged"}
+        assert ran and all(thread != loop_thread for _, thread in ran)
+        assert {thread.split("_")[0] for name, thread in ran if name in writes} == {"engram-writer"}
+        assert any(thread.startswith("engram-reader") for name, thread in ran if name == "get_all")
+
+    asyncio.run(scenario())
+    with Engram.from_settings(agent="alice", embeddings={"provider": "none"}) as engine:
+        assert [m.content for m in engine.history.all("web:b")][-3:] == ["late0", "late1", "late2"]
+
+
+def test_history_calls_racing_at_first_use_open_one_history(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write (writer thread) and a read (reader pool) made at once both reach the engine's
+    history on its first use: it is opened once, not once per thread (a second store left open)."""
+    import engram.root
+
+    opened: list[str] = []
+    both = threading.Barrier(2, timeout=2)  # two opens at once meet here; one alone goes on after
+    real = engram.root.open_history
+
+    def open_history(*args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(threading.current_thread().name)
+        try:
+            both.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engram.root, "open_history", open_history)
+
+    async def scenario() -> None:
+        async with await AsyncEngram.open(agent="alice", embeddings={"provider": "none"}) as mem:
+            stored, count = await asyncio.gather(mem.history.append("web:a", "user", "hi"), mem.history.count("web:a"))
+            assert stored.content == "hi" and count in (0, 1)
+
+    asyncio.run(scenario())
+    assert len(opened) == 1
 
 
 def test_the_methods_added_for_parity_answer_as_the_engine_does(isolated_home: Path) -> None:

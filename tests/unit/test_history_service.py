@@ -162,6 +162,41 @@ def test_semantic_store_is_capped_fifo_and_truncates_what_it_embeds(store: Sqlit
     assert [e.at for e in kept] == [2.0, 3.0, 4.0]
 
 
+def test_a_popped_answer_leaves_the_semantic_index_and_trimmed_or_compacted_ones_stay(
+        store: SqliteHistoryStore) -> None:
+    """An undone (popped) answer is not recalled; exchanges a trim or compaction discards stay
+    searchable (that is what the index is for), and so does an identical exchange said before."""
+    from engram.history.settings import CompactionSettings
+
+    index = ExchangeIndex(store.db, HashedBagOfWords())
+    history = History(store, max_history_len=6, semantic=index,
+                      compaction=CompactionSettings(max_history_messages=4, min_messages=3, keep_recent=2))
+    for t in range(4):  # t=0 is trimmed away (6 messages kept), t=1 compacted away below
+        history.append(KEY, "user", f"question about topic{t}", created_at=10.0 * t)
+        history.append(KEY, "assistant", f"answer about topic{t}", created_at=10.0 * t + 1)
+    assert history.compact(KEY).compacted and index.count() == 4
+    history.append(KEY, "user", "where is my umbrella", created_at=50.0)
+    history.append(KEY, "assistant", "tools", tool_calls=[{"id": "c1", "name": "look"}], created_at=51.0)
+    history.append(KEY, "tool", "in the hall", tool_call_id="c1", created_at=52.0)
+    history.append(KEY, "assistant", "the umbrella is in the hall", created_at=53.0)
+    assert "umbrella" in history.semantic_recall("umbrella hall", key=KEY, top_k=1).recap
+
+    assert history.pop_newest(KEY).content == "the umbrella is in the hall"
+    answers = [e.assistant for e in history.semantic_recall("umbrella hall", key=KEY, top_k=10).exchanges]
+    assert "the umbrella is in the hall" not in answers
+    assert sorted(answers) == [f"answer about topic{t}" for t in range(4)]  # trimmed and compacted ones stay
+    history.append(KEY, "assistant", "the umbrella is in the car", created_at=54.0)  # the redo is indexed
+    assert history.semantic_recall("umbrella car", key=KEY, top_k=1).exchanges[0].assistant.endswith("car")
+
+    # The same words said again (a new exchange, another time): popping it leaves the first one.
+    history.append(KEY, "user", "question about topic3", created_at=60.0)
+    history.append(KEY, "assistant", "answer about topic3", created_at=61.0)
+    history.pop_newest(KEY)
+    assert [e.at for e in index.recall("topic3", conversation=KEY, top_k=10).exchanges
+            if e.assistant == "answer about topic3"] == [30.0]
+    assert history.pop_newest(KEY).content == "question about topic3"  # no answer, nothing indexed went
+
+
 def test_warm_indexes_recent_history_once(store: SqliteHistoryStore) -> None:
     history = History(store)
     for n in range(4):

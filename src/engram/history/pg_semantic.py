@@ -91,5 +91,11 @@ class PgExchangeIndex(ExchangeIndex):
                                       (self.agent, key)).rowcount
         ))
 
+    def _delete(self, fingerprints: list[str]) -> int:
+        return int(self.db.transact(
+            lambda conn: conn.execute("DELETE FROM history_exchanges WHERE agent = %s AND fingerprint = ANY(%s)",
+                                      (self.agent, fingerprints)).rowcount
+        ))
+
     def close(self) -> None:
         """The pool belongs to the history store."""

@@ -260,6 +260,19 @@ class ExchangeIndex:
             return int(conn.execute("DELETE FROM history_exchanges WHERE agent = ? AND conversation = ?",
                                     (self.agent, normal_key(conversation))).rowcount)
 
+    def forget_exchanges(self, exchanges: Sequence[Exchange]) -> int:
+        """Remove these exchanges (matched exactly: conversation, time, both texts) from this
+        agent's index; returns how many rows went. Raises ``StorageError``."""
+        fingerprints = sorted({_fingerprint(self.agent, e) for e in exchanges})
+        return self._delete(fingerprints) if fingerprints else 0
+
+    def _delete(self, fingerprints: list[str]) -> int:
+        """Delete this agent's rows with these fingerprints; how many went."""
+        with self.db.write() as conn:
+            marks = ",".join("?" * len(fingerprints))
+            return int(conn.execute(f"DELETE FROM history_exchanges WHERE agent = ? AND fingerprint IN ({marks})",
+                                    (self.agent, *fingerprints)).rowcount)
+
     def close(self) -> None:
         if self._owns_db:
             self.db.close()

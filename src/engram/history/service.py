@@ -242,8 +242,29 @@ class History:
 
     def pop_newest(self, key: str) -> Message | None:
         """Remove and return the newest message (None when there is none), in one step of the
-        store: two pops never return the same message. Raises ``ValidationError``, ``StorageError``."""
-        return pop_newest(self.store, normal_key(key))
+        store: two pops never return the same message. The exchange it ended leaves the semantic
+        index too (an undone answer is not recalled), unlike the exchanges a trim or a compaction
+        discards. Raises ``ValidationError``, ``StorageError``."""
+        key = normal_key(key)
+        popped = pop_newest(self.store, key)
+        if popped is not None and self.semantic is not None:
+            self._unindex(key, popped)
+        return popped
+
+    def _unindex(self, key: str, popped: Message) -> None:
+        """Forget the exchanges that ``popped``, just removed from the end of the conversation,
+        completed: those the conversation made with it and no longer makes without it. Only
+        exact matches go, so an identical exchange said earlier (and trimmed) stays searchable.
+        (An answer whose question was already trimmed, or a pop raced by an append, leaves its
+        exchange indexed: what is removed is never more than the popped message ended.)"""
+        rest = self.store.get_recent(key, self.max_history_len)
+        gone = set(pair_exchanges(key, [*rest, popped])) - set(pair_exchanges(key, rest))
+        if not gone:
+            return
+        try:
+            self.semantic.forget_exchanges(list(gone))  # type: ignore[union-attr]
+        except EngramError as exc:  # the message is already popped: the caller must still get it
+            log.warning("popped message's exchange left in the semantic index (%s)", exc)
 
     def purge(self, key: str) -> None:
         """Forget the conversation: messages, summary and its semantic entries."""
