@@ -491,6 +491,9 @@ def parse_ref(value: Any, field_name: str = "ref") -> str:
 MAX_RECALL_LIMIT = 100
 MAX_RECALL_WINDOW = 1000
 MAX_LIST_LIMIT = 1000
+# A page start past any store's size; a larger one overflowed the stores' 64-bit integers
+# (SQLite's OverflowError reached MCP's ``list`` as an unexplained failure).
+MAX_OFFSET = 1_000_000_000
 
 
 def parse_limit(value: Any, maximum: int, field_name: str = "limit", *, paged: bool = True) -> int:
@@ -510,11 +513,10 @@ def parse_relevance(value: Any, field_name: str = "min_relevance") -> float:
     return float(value)
 
 
-def parse_offset(value: Any, maximum: int | None = None, field_name: str = "offset") -> int:
-    """A page start from 0 (to ``maximum`` when given); raises ``ValidationError``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (maximum is not None and value > maximum):
-        allowed = "0 or more" if maximum is None else f"0 to {maximum}"
-        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
+def parse_offset(value: Any, maximum: int = MAX_OFFSET, field_name: str = "offset") -> int:
+    """A page start from 0 to ``maximum``; raises ``ValidationError``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
+        raise ValidationError(field_name, f"{value!r} is out of range", f"0 to {maximum}")
     return value
 
 

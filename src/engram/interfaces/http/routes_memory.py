@@ -13,7 +13,7 @@ from engram.interfaces.http import refs  # noqa: F401 - registers the ``ref`` pa
 from engram.interfaces.http.auth import agent_engine
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, MemoryReplace, SupersedeIn
-from engram.model import Memory
+from engram.model import MAX_OFFSET, Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
 
@@ -24,7 +24,7 @@ TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations
 
 Eng = Annotated[Engram, Depends(agent_engine)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
-Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Order = Literal["recent", "oldest", "importance", "accessed"]
 # Time filters: ISO 8601 or epoch seconds, read by the engine (which names the field when it cannot).
 AsOf = Annotated[str | None, Query(max_length=64, description="Only facts valid at this time.")]

