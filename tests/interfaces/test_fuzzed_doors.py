@@ -14,6 +14,24 @@ import pytest
 
 from engram.engine import Engram
 from engram.errors import ValidationError
+from tests.interfaces.conftest import Served
+
+
+def test_http_names_a_body_field_called_query_and_a_union_field(served: Served) -> None:
+    with served.client(served.alice) as client:
+        refused = client.post("/api/v1/memory/forget", json={"query": 5})
+        assert refused.status_code == 422 and refused.json()["field"] == "query", refused.text
+        refused = client.post("/api/v1/memory", json={"content": "a fact", "valid_from": []})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["field"] == "valid_from", refused.text
+        assert {e["field"] for e in refused.json()["errors"]} == {"valid_from"}, refused.text
+        refused = client.post("/api/v1/history/cli:a/messages", json={"messages": [
+            {"role": "assistant", "tool_calls": [{"id": "1", "name": "n", "arguments": 5}]}]})
+        assert refused.json()["field"] == "messages[0].tool_calls[0].arguments", refused.text
+        # A query parameter is still named without FastAPI's "query" in front of it.
+        refused = client.get("/api/v1/memory/search", params={"q": "x", "limit": 0})
+        assert refused.json()["field"] == "limit", refused.text
+        assert client.get("/api/v1/memory").json()["total"] == 0
 
 
 def test_a_page_start_past_any_store_is_refused_naming_offset(tmp_path: Path) -> None:

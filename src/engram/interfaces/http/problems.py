@@ -87,9 +87,10 @@ def install(app: FastAPI) -> None:
                 reason = f"{reason} at character {loc[1]}"
             return problem(400, "malformed-json", "Malformed JSON", f"the body is not valid JSON: {reason}",
                            field="body", allowed=JSON_BODY)
-        details = [{"field": field_name(e.get("loc", ())), "problem": e.get("msg", "")} for e in errors]
-        return problem(422, "invalid-input", "Invalid input", f"{field_name(first['loc'])}: {first['msg']}",
-                       field=field_name(first["loc"]), errors=details)
+        details = [{"field": field_name(e.get("loc", ()), located=True), "problem": e.get("msg", "")}
+                   for e in errors]
+        field = field_name(first["loc"], located=True)
+        return problem(422, "invalid-input", "Invalid input", f"{field}: {first['msg']}", field=field, errors=details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
