@@ -8,13 +8,16 @@ published OpenAPI document says it is. Real server, real socket, real ``engram m
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from engram.engine import Engram
 from engram.errors import ValidationError
 from tests.interfaces.conftest import Served
+from tests.interfaces.test_mcp import _data, _error_text, _stdio
 
 
 def test_http_names_a_body_field_called_query_and_a_union_field(served: Served) -> None:
@@ -42,3 +45,36 @@ def test_a_page_start_past_any_store_is_refused_naming_offset(tmp_path: Path) ->
         assert raised.value.field == "offset" and raised.value.allowed == "0 to 1000000000"
         assert [m.key for m in engram.list(offset=1_000_000_000)] == []
         assert [m.key for m in engram.list()] == ["kept"]
+
+
+def test_recall_of_one_very_long_word_searches_instead_of_failing(tmp_path: Path) -> None:
+    # Past SQLite's 50,000-byte LIKE pattern: the substring fallback said "LIKE or GLOB pattern
+    # too complex", a storage failure. A word inside a longer one is found by substring.
+    word = "ü" * 26_000
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False},
+                              max_content_chars=60_000) as engram:
+        stored = engram.remember("prefix" + word + " and more", key="long").memory
+        engram.remember("something else entirely", key="other")
+        found = engram.recall(word.upper(), mode="text")
+        assert [h.memory.id for h in found.hits] == [stored.id]
+        assert engram.recall("x" * 100_000, mode="text").hits == ()
+
+
+def test_mcp_names_query_and_refuses_a_huge_offset_and_searches_a_huge_query(tmp_path: Path) -> None:
+    async def run() -> None:
+        async with Client(_stdio(tmp_path, "alice")) as client:
+            _data(await client.call_tool("remember", {"content": "The user drinks green tea", "key": "tea"}))
+            for tool in ("recall", "memory_recall"):
+                text = _error_text(await client.call_tool(tool, {}))
+                assert "invalid query: Field required" in text, text
+                text = _error_text(await client.call_tool(tool, {"query": 5}))
+                assert "invalid query:" in text, text
+            text = _error_text(await client.call_tool("forget", {"query": ["tea"], "dry_run": True}))
+            assert "invalid query:" in text, text
+            text = _error_text(await client.call_tool("list", {"offset": 10**30}))
+            assert "invalid offset" in text and "1000000000" in text, text
+            for tool in ("recall", "memory_recall"):
+                assert not (await client.call_tool(tool, {"query": "x" * 100_000})).is_error
+            assert [m["key"] for m in _data(await client.call_tool("list", {}))["memories"]] == ["tea"]
+
+    asyncio.run(run())
