@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import httpx
 import pytest
 from mcp import Client
 
@@ -78,3 +79,14 @@ def test_mcp_names_query_and_refuses_a_huge_offset_and_searches_a_huge_query(tmp
             assert [m["key"] for m in _data(await client.call_tool("list", {}))["memories"]] == ["tea"]
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("TRACE", "/healthz", {"GET"}), ("DELETE", "/api/v1/stats", {"GET"}),
+    ("PUT", "/api/v1/memory", {"GET", "POST"}),
+])
+def test_a_405_says_which_methods_the_path_takes(served: Served, method: str, path: str, allowed: set[str]) -> None:
+    answer = httpx.request(method, served.url + path, headers={"Authorization": f"Bearer {served.alice}"})
+    assert answer.status_code == 405, answer.text
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert {m.strip() for m in answer.headers["allow"].split(",")} >= allowed, answer.headers

@@ -7,12 +7,14 @@ Every error response has ``type``, ``title``, ``status`` and ``detail``; input e
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from engram.errors import (
     ConfigError,
@@ -43,11 +45,14 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
 ]
 
 
-def problem(status: int, slug: str, title: str, detail: str, **extra: Any) -> JSONResponse:
+def problem(status: int, slug: str, title: str, detail: str, *, headers: Mapping[str, str] | None = None,
+            **extra: Any) -> JSONResponse:
     body = {"type": f"https://engram.dev/problems/{slug}", "title": title, "status": status, "detail": detail}
     body.update({k: v for k, v in extra.items() if v is not None})
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    headers = dict(headers or {})
+    if status == 401:
+        headers.setdefault("WWW-Authenticate", "Bearer")
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers or None)
 
 
 def from_exception(exc: Exception) -> JSONResponse:
@@ -62,6 +67,20 @@ def from_exception(exc: Exception) -> JSONResponse:
             return problem(status, slug, slug.replace("-", " ").capitalize(), str(exc))
     log.exception("unexpected error", exc_info=exc)
     return problem(500, "internal", "Internal error", f"{type(exc).__name__}")
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> str:
+    """The methods the request's path takes, for a 405's ``Allow`` (RFC 9110 requires it): each
+    method a route would take the path with. Starlette's own header names only the first route
+    with that path (``GET`` for ``PUT /api/v1/memory``, which takes ``POST`` too), and the handler
+    used to drop even that."""
+    routes = request.app.router.routes
+    allowed = [method for method in _METHODS
+               if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)]
+    return ", ".join(allowed)
 
 
 def install(app: FastAPI) -> None:
@@ -93,10 +112,14 @@ def install(app: FastAPI) -> None:
         return problem(422, "invalid-input", "Invalid input", f"{field}: {first['msg']}", field=field, errors=details)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         slug = {401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
                 413: "too-large"}.get(exc.status_code, "http-error")
-        return problem(exc.status_code, slug, slug.replace("-", " ").capitalize(), str(exc.detail))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return problem(exc.status_code, slug, slug.replace("-", " ").capitalize(), str(exc.detail),
+                       headers=headers)
 
     @app.exception_handler(Exception)
     async def _other(_: Request, exc: Exception) -> JSONResponse:
