@@ -45,6 +45,61 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
 ]
 
 
+# The shape of every error body, published in /openapi.json as ``Problem`` (``document``) and
+# referenced by each API route's error responses (``responses``), so a client's generated types
+# and a schema-checking test read what the server sends.
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "title": "Problem",
+    "type": "object",
+    "description": "RFC 7807 problem details. Input errors add `field` (the field at fault) and, where it can be "
+                   "said, `allowed`; a request the API's schema refuses lists every fault in `errors`.",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string", "description": "https://engram.dev/problems/<slug>"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "field": {"type": "string", "description": "The field at fault (`body` for the body as a whole)."},
+        "allowed": {"type": "string", "description": "What would be accepted."},
+        "errors": {"type": "array", "items": {
+            "type": "object", "required": ["field", "problem"],
+            "properties": {"field": {"type": "string"}, "problem": {"type": "string"}}}},
+        "ref": {"type": "string", "description": "The id or key that names no memory (404)."},
+    },
+}
+_WHY = {400: "Malformed JSON: the body is not a JSON object in UTF-8", 401: "No valid bearer token",
+        404: "No memory of this agent has that id or key", 413: "The request body is over the server's limit",
+        422: "Invalid input: `field` names it, `allowed` says what would be accepted",
+        503: "The store, the embedding model or a provider is unavailable"}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI responses for these error statuses, each a ``Problem`` as ``application/problem+json``."""
+    ref = {"schema": {"$ref": "#/components/schemas/Problem"}}
+    return {status: {"description": _WHY[status], "content": {MEDIA_TYPE: ref}} for status in statuses}
+
+
+def document(app: FastAPI) -> None:
+    """Publish the ``Problem`` schema in ``app``'s OpenAPI document (FastAPI adds only pydantic
+    models), and make every 422 it documents one: FastAPI adds its own 422 (``{"detail": [...]}``
+    as application/json) to any route with a parameter, which the handlers here never send."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            for operation in (op for item in schema.get("paths", {}).values() for op in item.values()):
+                if "422" in operation.get("responses", {}):
+                    operation["responses"]["422"] = responses(422)[422]
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+            for unused in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(unused, None)
+            schemas["Problem"] = PROBLEM_SCHEMA
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def problem(status: int, slug: str, title: str, detail: str, *, headers: Mapping[str, str] | None = None,
             **extra: Any) -> JSONResponse:
     body = {"type": f"https://engram.dev/problems/{slug}", "title": title, "status": status, "detail": detail}
