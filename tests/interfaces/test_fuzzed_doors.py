@@ -9,6 +9,7 @@ published OpenAPI document says it is. Real server, real socket, real ``engram m
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import httpx
@@ -37,6 +38,18 @@ def test_http_names_a_body_field_called_query_and_a_union_field(served: Served) 
         assert refused.json()["field"] == "limit", refused.text
         assert client.get("/api/v1/memory").json()["total"] == 0
 
+
+
+def test_an_unusable_link_is_named_by_its_place_in_links(served: Served) -> None:
+    # The engine named it "ref", a field no caller sends (a link not found was links[1] already).
+    with served.client(served.alice) as client:
+        assert client.post("/api/v1/memory", json={"content": "a target", "key": "target"}).status_code == 201
+        for links, field in ((["target", ""], "links[1]"), (["target", "a\u0000"], "links[1]"),
+                             (["\ud800"], "links[0]")):
+            refused = client.post("/api/v1/memory", headers={"Content-Type": "application/json"},
+                                  content=json.dumps({"content": "linked", "links": links}).encode())
+            assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
+        assert [m["key"] for m in client.get("/api/v1/memory").json()["memories"]] == ["target"]
 
 def test_a_page_start_past_any_store_is_refused_naming_offset(tmp_path: Path) -> None:
     with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False}) as engram:
