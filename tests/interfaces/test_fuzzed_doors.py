@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -141,3 +143,40 @@ def test_error_responses_match_the_published_schema(served: Served, method: str,
     assert media in content, (media, content)
     jsonschema.validate(answer.json(), {**content[media]["schema"], "components": schema["components"]})
     assert "HTTPValidationError" not in str(schema)
+
+
+def test_mcp_stdio_answers_a_line_the_sdk_cannot_read(tmp_path: Path) -> None:
+    # A lone surrogate escape is valid JSON the SDK's reader refuses: the line was dropped, and
+    # the client waited for ever. The SDK's client cannot send one, so this speaks JSON-RPC itself.
+    params = _stdio(tmp_path, "alice")
+    proc = subprocess.Popen([params.command, *params.args], env=params.env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(line: str) -> dict:
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, f"no answer to {line}"
+        return json.loads(proc.stdout.readline())
+
+    try:
+        assert "result" in ask('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+                               '"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}')
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        for args, field in (('{"content":"lone \\ud800 half"}', "content"), ('{"content":"x","tags":["a","\\udfff"]}',
+                                                                              "tags[1]")):
+            answer = ask('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":'
+                         + args + "}}")
+            assert answer["id"] == 1 and answer["result"]["isError"], answer
+            text = answer["result"]["content"][0]["text"]
+            assert f"invalid {field}: contains a lone surrogate" in text and "allowed" in text, text
+        answer = ask('{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"engram://\\ud800"}}')
+        assert answer["id"] == 2 and "params.uri" in answer["error"]["message"], answer
+        answer = ask("not json at all")
+        assert answer["id"] is None and answer["error"]["code"] == -32700, answer
+        listed = ask('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list","arguments":{}}}')
+        assert listed["id"] == 3 and listed["result"]["structuredContent"]["memories"] == [], listed
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
