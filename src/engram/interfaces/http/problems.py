@@ -1,7 +1,8 @@
 """The one place errors become RFC 7807 problem details (``application/problem+json``).
 
 Every error response has ``type``, ``title``, ``status`` and ``detail``; input errors add
-``field`` (the field at fault) and ``allowed`` (what would be accepted).
+``field`` (the field at fault) and ``allowed`` (what would be accepted). The same shape is what
+/openapi.json publishes for each route's errors (``PROBLEM_SCHEMA``, ``responses``, ``document``).
 """
 
 from __future__ import annotations
