@@ -786,8 +786,9 @@ class Engram:
 
     def _link_target(self, index: int, ref: str) -> Memory:
         """The memory a write's ``links[index]`` names (an id, else a key); ``NotFoundError`` names
-        the link, so a missing one is not read as the memory being stored."""
-        memory = self.find(ref)
+        the link, so a missing one is not read as the memory being stored, as ``ValidationError``
+        does an empty or unusable one (it named ``ref``, a field no caller sends)."""
+        memory = self.find(parse_ref(ref, f"links[{index}]"))
         if memory is None:
             raise NotFoundError(f"memory named by links[{index}]", ref)
         return memory

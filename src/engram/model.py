@@ -496,6 +496,9 @@ def parse_ref(value: Any, field_name: str = "ref") -> str:
 MAX_RECALL_LIMIT = 100
 MAX_RECALL_WINDOW = 1000
 MAX_LIST_LIMIT = 1000
+# A page start past any store's size; a larger one overflowed the stores' 64-bit integers
+# (SQLite's OverflowError reached MCP's ``list`` as an unexplained failure).
+MAX_OFFSET = 1_000_000_000
 
 
 # Values of the wrong type are refused, never converted: "0.5" is not a number, True is not 1 and
@@ -567,8 +570,8 @@ def parse_relevance(value: Any, field_name: str = "min_relevance") -> float:
     return parse_number(value, field_name, "a number from 0 to 1", 0, 1)
 
 
-def parse_offset(value: Any, maximum: int | None = None, field_name: str = "offset") -> int:
-    """A page start from 0 (to ``maximum`` when given); raises ``ValidationError``."""
+def parse_offset(value: Any, maximum: int = MAX_OFFSET, field_name: str = "offset") -> int:
+    """A page start from 0 to ``maximum``; raises ``ValidationError``."""
     return parse_integer(value, field_name, 0, maximum)
 
 

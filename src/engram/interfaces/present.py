@@ -12,6 +12,7 @@ the forget itself).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -29,13 +30,26 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def field_name(loc: Sequence[Any]) -> str:
+# The labels pydantic puts after a field for each member of a union it tried (``valid_from.float``,
+# ``arguments.dict[str,any]``, ``chatId.function-after[_usable(), str]``): which type was tried,
+# not part of the field's name.
+_UNION_MEMBER = re.compile(r"str|int|float|bool|bytes|none|datetime|date|time|timedelta|decimal|uuid|constrained-[a-z]+"
+                           r"|(?:list|dict|set|frozenset|tuple|literal|function-(?:after|before|wrap|plain))\[.*\]",
+                           re.DOTALL)
+_SOURCES = ("body", "query", "path", "header", "cookie")
+
+
+def field_name(loc: Sequence[Any], *, located: bool = False) -> str:
     """pydantic's location of an error as engram names fields at every door: ``messages[1].role``,
-    ``filters.tags[0]`` (a list item by its index in brackets), not ``messages.1.role``. FastAPI's
-    leading ``body``/``query``/``path``/``header`` says where the field came from, not its name."""
+    ``filters.tags[0]`` (a list item by its index in brackets), not ``messages.1.role``, and
+    without the union member pydantic tried (``valid_from``, not ``valid_from.float``).
+    ``located``: ``loc`` starts with where the field came from (FastAPI's ``body``/``query``/
+    ``path``/``header``), which is not its name; only that first part is dropped, so a field
+    named ``query`` (a body's or a tool's) is still named."""
+    parts = list(loc[1:] if located and loc and loc[0] in _SOURCES else loc)
     named = ""
-    for part in loc:
-        if part in ("body", "query", "path", "header") and not named:
+    for part in parts:
+        if isinstance(part, str) and _UNION_MEMBER.fullmatch(part):
             continue
         named += f"[{part}]" if isinstance(part, int) else (f".{part}" if named else str(part))
     return named or "body"

@@ -663,11 +663,10 @@ class SqliteMemoryStore:
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
     ) -> list[tuple[Memory, float]]:
         """PtrClaw's fallback: substring matches, scored by how many terms they contain."""
-        patterns = ["%" + _like_escape(term) + "%" for term in terms]
-        hits_expr = " + ".join(
-            "((m.content LIKE ? ESCAPE '\\') OR (m.key LIKE ? ESCAPE '\\'))" for _ in patterns
-        )
-        pattern_params = [p for p in patterns for _ in range(2)]
+        tests = [_contains(term) for term in terms]
+        hits_expr = " + ".join(f"({test.format(column='m.content')} OR {test.format(column='m.key')})"
+                               for test, _ in tests)
+        pattern_params = [param for _, param in tests for _ in range(2)]
         rows = conn.execute(
             f"SELECT {_COLUMNS}, ({hits_expr}) AS hits FROM memories m WHERE {where} AND ({hits_expr}) > 0"
             f" ORDER BY hits DESC, m.created_at DESC, m.id DESC LIMIT ?",  # (ties: every backend alike)
@@ -961,6 +960,22 @@ def _prefixed(columns: str) -> str:
 
 def _like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# SQLite refuses a LIKE pattern over SQLITE_MAX_LIKE_PATTERN_LENGTH bytes (50,000 by default):
+# "LIKE or GLOB pattern too complex", which reached a client as a storage failure for a recall
+# whose query held one very long word.
+_LIKE_PATTERN_BYTES = 50_000
+
+
+def _contains(term: str) -> tuple[str, str]:
+    """An SQL test that ``{column}`` contains ``term`` (ASCII letters in either case, as LIKE
+    matches them) and its parameter: LIKE, or for a term too long for a LIKE pattern, ``instr``
+    over ``lower`` (ASCII-only, as LIKE's case folding), which has no such limit."""
+    pattern = "%" + _like_escape(term) + "%"
+    if len(pattern.encode("utf-8")) <= _LIKE_PATTERN_BYTES:
+        return "({column} LIKE ? ESCAPE '\\')", pattern
+    return "(instr(lower({column}), lower(?)) > 0)", term
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

@@ -93,6 +93,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     app.state.tokens = tokens
     app.state.metrics = Metrics(engram)
     problems.install(app)
+    problems.document(app)
     app.include_router(public)
     app.include_router(by_key_router)  # before /api/v1/memory/{ref}, which would take "by-key" for a key
     app.include_router(memory_router)

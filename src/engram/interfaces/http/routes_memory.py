@@ -9,11 +9,14 @@ from fastapi import Depends, Query
 
 from engram.engine import Engram, Filters, one_selector
 from engram.interfaces import present
-from engram.interfaces.http import refs  # noqa: F401 - registers the ``ref`` path converter
+from engram.interfaces.http import (
+    problems,
+    refs,  # noqa: F401 - registers the ``ref`` path converter
+)
 from engram.interfaces.http.auth import agent_engine
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, MemoryReplace, SupersedeIn
-from engram.model import Memory
+from engram.model import MAX_OFFSET, Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
 
@@ -24,7 +27,7 @@ TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations
 
 Eng = Annotated[Engram, Depends(agent_engine)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
-Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Order = Literal["recent", "oldest", "importance", "accessed"]
 # Time filters: ISO 8601 or epoch seconds, read by the engine (which names the field when it cannot).
 AsOf = Annotated[str | None, Query(max_length=64, description="Only facts valid at this time.")]
@@ -36,6 +39,8 @@ Until = Annotated[str | None, Query(max_length=200, description="Created at or b
                                                                "counts whole).")]
 Reason = Annotated[str | None, Query(max_length=500, description="Why, kept in the audit trail.")]
 LinkLimit = Annotated[int, Query(ge=1, le=200)]
+# Routes that name a memory (by id or key, or a link's other end) answer 404 when none has it.
+NAMED = problems.responses(404)
 
 
 def _filters(category: str | None, type_: str | None, layer: str | None, tag: list[str] | None,
@@ -108,7 +113,7 @@ for _plural, _type in TYPE_ROUTES.items():
     _type_route(_plural, _type)
 
 
-@router.post("", status_code=201, summary="Store a memory (upsert by key)")
+@router.post("", status_code=201, summary="Store a memory (upsert by key)", responses=NAMED)
 async def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
     # Awaited on the event loop, not run on a worker thread: concurrent stores wait in the write
     # queue as futures, and a pooled thread leads each batch (``Engram.remember_soon``).
@@ -131,7 +136,7 @@ def forget_many(eng: Eng, body: ForgetIn) -> dict[str, Any]:
 
 # ``{ref:ref}``: one path segment, percent-encoded (``notes%2Ftoday``), see ``refs``; every route
 # here has a twin under ``/by-key?key=`` (``routes_by_key``) that reaches any key.
-@router.get("/{ref:ref}", summary="One memory by id or key (percent-encoded; any key: /by-key?key=)")
+@router.get("/{ref:ref}", summary="One memory by id or key (percent-encoded; any key: /by-key?key=)", responses=NAMED)
 def read(eng: Eng, ref: str) -> dict[str, Any]:
     return present.memory_dict(eng.get(ref))
 
@@ -172,41 +177,44 @@ def supersede_by(eng: Engram, memory: Memory, body: SupersedeIn) -> dict[str, An
     return present.memory_dict(eng.supersede(memory, successor))
 
 
-@router.patch("/{ref:ref}", summary="Change the fields sent (null clears one); the old content is kept in its versions")
+@router.patch("/{ref:ref}", summary="Change the fields sent (null clears one); the old content is kept in its versions",
+              responses=NAMED)
 def patch(eng: Eng, ref: str, body: MemoryPatch) -> dict[str, Any]:
     return patch_memory(eng, ref, body)
 
 
-@router.put("/{ref:ref}", summary="Replace a memory: fields not sent return to their defaults (content required)")
+@router.put("/{ref:ref}", summary="Replace a memory: fields not sent return to their defaults (content required)",
+            responses=NAMED)
 def replace(eng: Eng, ref: str, body: MemoryReplace) -> dict[str, Any]:
     return replace_memory(eng, ref, body)
 
 
-@router.delete("/{ref:ref}", summary="Forget one memory, with a reason")
+@router.delete("/{ref:ref}", summary="Forget one memory, with a reason", responses=NAMED)
 def delete(eng: Eng, ref: str, reason: Reason = None) -> dict[str, Any]:
     return forget_one(eng, ref, reason)
 
 
-@router.post("/{ref:ref}/supersede", summary="Mark a memory superseded (kept; its valid time closed where the new one begins)")
+@router.post("/{ref:ref}/supersede", summary="Mark a memory superseded (kept; its valid time closed where the new one begins)",
+             responses=NAMED)
 def supersede(eng: Eng, ref: str, body: SupersedeIn) -> dict[str, Any]:
     return supersede_by(eng, eng.get(ref), body)
 
 
-@router.get("/{ref:ref}/versions", summary="Earlier contents of a memory, oldest first")
+@router.get("/{ref:ref}/versions", summary="Earlier contents of a memory, oldest first", responses=NAMED)
 def versions(eng: Eng, ref: str) -> dict[str, Any]:
     return versions_of(eng, ref)
 
 
-@router.get("/{ref:ref}/links", summary="The memory and its linked neighbours")
+@router.get("/{ref:ref}/links", summary="The memory and its linked neighbours", responses=NAMED)
 def links(eng: Eng, ref: str, limit: LinkLimit = 50) -> dict[str, Any]:
     return links_of(eng, eng.get(ref), limit)
 
 
-@router.post("/{ref:ref}/links", status_code=201, summary="Link two memories (both ways)")
+@router.post("/{ref:ref}/links", status_code=201, summary="Link two memories (both ways)", responses=NAMED)
 def add_link(eng: Eng, ref: str, body: LinkIn) -> dict[str, Any]:
     return link_to(eng, eng.get(ref), body)
 
 
-@router.delete("/{ref:ref}/links/{other:ref}", summary="Remove the link between two memories")
+@router.delete("/{ref:ref}/links/{other:ref}", summary="Remove the link between two memories", responses=NAMED)
 def remove_link(eng: Eng, ref: str, other: str) -> dict[str, Any]:
     return {"unlinked": eng.unlink(ref, other)}

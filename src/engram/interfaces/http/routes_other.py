@@ -9,7 +9,10 @@ from typing import Annotated, Any, Literal
 from fastapi import Body, Depends, Query, Request, Response
 
 from engram.interfaces import present, seams
-from engram.interfaces.http import refs  # noqa: F401 - registers the ``ref`` path converter
+from engram.interfaces.http import (
+    problems,
+    refs,  # noqa: F401 - registers the ``ref`` path converter
+)
 from engram.interfaces.http.auth import metrics_access
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
@@ -26,7 +29,10 @@ def healthz() -> dict[str, str]:
 
 
 @public.get("/metrics", summary="Prometheus metrics (any live token, when the server has one)",
-            response_class=Response, dependencies=[Depends(metrics_access)])
+            response_class=Response, dependencies=[Depends(metrics_access)],
+            responses={200: {"description": "Prometheus text format",
+                             "content": {"text/plain": {"schema": {"type": "string"}}}},
+                       **problems.responses(401)})
 def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
 

@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 
 from engram import jsondoc
 from engram.errors import ValidationError
+from engram.interfaces.http import problems
 from engram.interfaces.http.utf8 import refuse_undecodable
 
 API_PREFIX = "/api/"
@@ -109,4 +110,10 @@ class Router(APIRouter):
         if (self.prefix + path).startswith(API_PREFIX):
             kwargs["dependencies"] = [*(kwargs.get("dependencies") or ()), Depends(refuse_undecodable),
                                       Depends(refuse_unknown_query)]
+            # What every API route may answer besides its success (a route adds 404 where it
+            # names a memory), as the problem details the server sends: FastAPI's default 422
+            # documented its own body ({"detail": [...]}) as application/json.
+            takes_body = bool(set(kwargs.get("methods") or ()) & {"POST", "PUT", "PATCH"})
+            kwargs["responses"] = {**problems.responses(*((400, 401, 413, 422, 503) if takes_body else
+                                                          (401, 422, 503))), **(kwargs.get("responses") or {})}
         super().add_api_route(path, on_worker_thread(endpoint), **kwargs)

@@ -42,8 +42,9 @@ def arguments_text(exc: pydantic.ValidationError) -> str:
 
 class EngramMCPServer(MCPServer):
     """The SDK's server, with argument errors reworded (``arguments_text``), arguments a tool does
-    not take refused (``unknown_arguments``) and arguments of the wrong type refused rather than
-    converted (``strict_arguments``); nothing else differs."""
+    not take refused (``unknown_arguments``), arguments of the wrong type refused rather than
+    converted (``strict_arguments``) and stdio lines the SDK cannot read answered
+    (``run_stdio_async``); nothing else differs."""
 
     _taken: dict[str, frozenset[str]] | None = None
 
@@ -77,6 +78,18 @@ class EngramMCPServer(MCPServer):
             metadata.arg_model.model_validate(metadata.pre_parse_json(arguments), strict=True)
         except pydantic.ValidationError as exc:
             raise ToolError(f"Error executing tool {name}: {arguments_text(exc)}") from exc
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, with the lines its JSON reader refuses answered (``unreadable``)
+        instead of dropped unanswered."""
+        from mcp.server.stdio import stdio_server
+
+        from engram.interfaces.mcp.unreadable import AnsweringUnreadable
+
+        lowlevel = self._lowlevel_server
+        async with stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(AnsweringUnreadable(read_stream, write_stream), write_stream,
+                               lowlevel.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         await self.unknown_arguments(name, arguments or {})
