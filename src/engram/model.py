@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
+
+import numpy as np
 
 from engram import jsondoc
 from engram.errors import ValidationError
@@ -503,7 +506,9 @@ MAX_OFFSET = 1_000_000_000
 
 # Values of the wrong type are refused, never converted: "0.5" is not a number, True is not 1 and
 # "yes" is not True (each was taken, or refused as "out of range"). The text formats (the CLI's
-# words, a memory file's fields) turn their text into a value first (``number_text``).
+# words, a memory file's fields) turn their text into a value first (``number_text``). A number is
+# a number whatever its Python type: numpy's (a score a model gave) as a float, and a whole float
+# (5.0, what a JSON client may send: JSON Schema's "integer" takes it) as an integer.
 
 
 def _wrong_type(field_name: str, value: Any, allowed: str) -> ValidationError:
@@ -513,24 +518,27 @@ def _wrong_type(field_name: str, value: Any, allowed: str) -> ValidationError:
 
 
 def is_number(value: Any) -> bool:
-    """An int or a float, and not a bool (which Python counts as an int)."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A real number (an int, a float, numpy's int64 or float32, a Fraction), and not a bool
+    (which Python counts as an int; numpy's bool_ is no number)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def parse_integer(value: Any, field_name: str, low: int, high: int | None = None, *, allowed: str | None = None) -> int:
-    """An int from ``low`` to ``high`` (no bound when None); raises ``ValidationError`` naming the
-    type for a value of another type (a float, a bool, text), and ``allowed`` (default: the range)."""
+    """A whole number from ``low`` to ``high`` (no bound when None), as an int: an int, numpy's
+    integers, or a float with nothing after the point (5.0); raises ``ValidationError`` naming the
+    type for a value of another type (5.5, a bool, text), and ``allowed`` (default: the range)."""
     allowed = allowed or (f"{low} or more" if high is None else f"{low} to {high}")
-    if not is_number(value) or not isinstance(value, int):
+    if not is_number(value) or not (isinstance(value, numbers.Integral) or float(value).is_integer()):
         raise _wrong_type(field_name, value, f"an integer, {allowed}")
-    if value < low or (high is not None and value > high):
+    whole = int(value)
+    if whole < low or (high is not None and whole > high):
         raise ValidationError(field_name, f"{value!r} is out of range", allowed)
-    return value
+    return whole
 
 
 def parse_number(value: Any, field_name: str, allowed: str, low: float | None = None, high: float | None = None) -> float:
-    """An int or a float (not a bool, not text) from ``low`` to ``high`` (NaN refused as out of range),
-    as a float; raises ``ValidationError`` with ``allowed``."""
+    """A real number (not a bool, not text; numpy's too) from ``low`` to ``high`` (NaN refused as
+    out of range), as a float; raises ``ValidationError`` with ``allowed``."""
     if not is_number(value):
         raise _wrong_type(field_name, value, allowed)
     number = float(value)
@@ -540,10 +548,11 @@ def parse_number(value: Any, field_name: str, allowed: str, low: float | None = 
 
 
 def parse_flag(value: Any, field_name: str) -> bool:
-    """True or False, nothing else (a truthy "no" would have said yes); raises ``ValidationError``."""
-    if not isinstance(value, bool):
+    """True or False (numpy's too), nothing else (a truthy "no" would have said yes); raises
+    ``ValidationError``."""
+    if not isinstance(value, bool | np.bool_):
         raise _wrong_type(field_name, value, "true or false")
-    return value
+    return bool(value)
 
 
 def number_text(value: Any) -> Any:

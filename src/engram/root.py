@@ -40,18 +40,31 @@ def open_backend(settings: Settings, agent: str | None = None) -> Backend:
     Raises ``ConfigError``/``StorageError``/``IntegrityError``."""
     from engram.backends.simple import StoreBackend
 
-    make_home(settings.home)
+    make_home(settings.home, written=writes_home(settings, agent or settings.agent))
     settle_agent_folder(settings, agent or settings.agent)
     made = resolve("backend", settings.backend)(settings, agent or settings.agent)
     return made if isinstance(made, Backend) else StoreBackend(made)
 
 
-def make_home(home: Path) -> None:
+def writes_home(settings: Settings, agent: str) -> bool:
+    """Whether this configuration keeps files in the home: a file database (SQLite's, the JSON
+    store's) or the memory files there. A database elsewhere (``path``, PostgreSQL) with the memory
+    files off or elsewhere writes nothing there at open, so a read-only home (a config mounted
+    read-only) is a setup that works and is not refused."""
+    home = settings.home.expanduser().absolute()
+    inside = [settings.files.folder(settings.home)] if settings.files.enabled else []
+    if settings.backend != "postgres":
+        inside.append(settings.database_path(agent).parent)
+    return any(folder.expanduser().absolute().is_relative_to(home) for folder in inside)
+
+
+def make_home(home: Path, *, written: bool = True) -> None:
     """Create the engram home, readable by its owner only (0700), when it does not exist yet: it
     holds every memory, conversation, backup and token, and under the usual umask a folder made
     with the defaults is readable by every local user. An existing folder keeps the mode its
     owner gave it. Raises ``StorageError`` naming the folder when it cannot be created, or exists
-    and cannot be written: engram writes there on every command (its database, the history, the
+    and cannot be written while engram is to keep files there (``written``, ``writes_home``):
+    engram writes there on every command (its database, the history, the
     metrics), and a read-only home otherwise failed with SQLite's bare "unable to open database
     file" or an internal ``PermissionError``."""
     from engram.errors import StorageError
@@ -61,7 +74,7 @@ def make_home(home: Path) -> None:
             home.mkdir(parents=True, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create the engram home {home}: {exc.strerror or exc}") from exc
-    elif not os.access(home, os.W_OK | os.X_OK):
+    elif written and not os.access(home, os.W_OK | os.X_OK):
         raise StorageError(f"the engram home {home} is not writable: engram keeps its database and history there "
                            "(check the folder's permissions, or whether its disk is mounted read-only)")
 

@@ -162,7 +162,7 @@ def _mapping(where: Mapping[str, Any], path: str, depth: int, terms: list[int]) 
 def _logic(name: str, value: Any, path: str, depth: int, terms: list[int]) -> Condition:
     if isinstance(value, Mapping):  # one condition given without its list
         value = [value]
-    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes | bytearray) or not value:
         raise ValidationError(path, f"got {value!r}", f"a non-empty list of conditions ({name}: [{{...}}, ...])")
     parts = []
     for i, item in enumerate(value):
@@ -179,7 +179,8 @@ def _operator(key: str, op: str, arg: Any, path: str, terms: list[int]) -> Condi
     if op in ("eq", "ne"):
         found: Condition = Compare(key, "eq", _value(arg, where))
     elif op in ("in", "nin"):
-        if not isinstance(arg, Sequence) or isinstance(arg, str):
+        # Text and bytes are sequences too, of characters and of small ints: neither is a list.
+        if not isinstance(arg, Sequence) or isinstance(arg, str | bytes | bytearray):
             raise ValidationError(where, f"got {arg!r}", "a list of values")
         if len(arg) > MAX_TERMS:
             raise ValidationError(where, f"lists {len(arg)} values", f"at most {MAX_TERMS}")

@@ -82,3 +82,18 @@ def test_a_home_that_cannot_be_created_is_refused_naming_it(tmp_path: Path) -> N
         assert done.returncode == 1
         assert done.stderr.startswith(f"error: cannot create the engram home {parent / 'home'}: ")
         assert "internal error" not in done.stderr
+
+
+def test_a_read_only_home_holding_no_database_is_not_refused(tmp_path: Path) -> None:
+    # The database elsewhere (`path`) and the memory files off: engram keeps nothing in the home (a
+    # config folder mounted read-only), which worked before the home check refused it.
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = {"home": home, "path": tmp_path / "data" / "memory.db", "embeddings": {"provider": "none"},
+                "files": {"enabled": False}}
+    with read_only(home), Engram.from_settings(**settings) as engram:
+        engram.remember("The server room code is 4711")
+        assert [h.memory.content for h in engram.recall("server room")] == ["The server room code is 4711"]
+    # The memory files kept in the home still need it written: refused in words.
+    with read_only(home), pytest.raises(StorageError, match="is not writable"):
+        Engram.from_settings(**{**settings, "files": {"enabled": True}})

@@ -318,6 +318,8 @@ class MemoryStoreContract(TemporalContract):
                              ({"OR": [{"a": 1}, "b"]}, "where.OR[1]"),
                              ({"priority": {"gt": True}}, "where.priority.gt"),
                              ({"priority": {"in": "abc"}}, "where.priority.in"),
+                             ({"priority": {"in": b"\x01\x09"}}, "where.priority.in"),  # not the list [1, 9]
+                             ({"priority": {"nin": bytearray(b"\x01")}}, "where.priority.nin"),
                              ({"title": {"contains": 3}}, "where.title.contains"),
                              ({"x": float("nan")}, "where.x")]:
             with pytest.raises(ValidationError) as err:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
@@ -36,6 +36,15 @@ def _not_blank(value: str) -> str:
 
 UsableText = Annotated[str, AfterValidator(_usable)]
 SearchText = Annotated[UsableText, AfterValidator(_not_blank)]
+
+
+def _whole(value: Any) -> Any:
+    """A whole number sent as a float (5.0) as the int it is: JSON Schema's "integer" takes it, and
+    so do the library (``model.parse_integer``) and MCP; 5.5, "5" and true are still refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+WholeNumber = Annotated[StrictInt, BeforeValidator(_whole)]
 
 
 class Body(BaseModel):
@@ -134,7 +143,7 @@ class SemanticRecallIn(Body):
 
     input: SearchText = Field(..., description="The current question.")
     chatId: UsableText | None = None  # noqa: N815 - the wire name
-    topK: StrictInt = Field(3, ge=1, le=50)  # noqa: N815
+    topK: WholeNumber = Field(3, ge=1, le=50)  # noqa: N815
 
 
 class ToolCallIn(Body):

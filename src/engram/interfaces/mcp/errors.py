@@ -4,7 +4,7 @@ door uses (``invalid tags[1]: ...``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -32,12 +32,13 @@ def guarded(fn: Callable[[], T]) -> T:
         return fn()
 
 
-def arguments_text(exc: pydantic.ValidationError) -> str:
-    """The SDK's refusal of a tool's arguments as engram words them: each field as every door names
-    it (``filters.tags[0]``, where pydantic says ``filters.tags.0``) with what was wrong, without
-    pydantic's model name, echoed values and documentation links."""
+def arguments_text(exc: pydantic.ValidationError | Sequence[Any]) -> str:
+    """The SDK's refusal of a tool's arguments (or some of its errors) as engram words them: each
+    field as every door names it (``filters.tags[0]``, where pydantic says ``filters.tags.0``) with
+    what was wrong, without pydantic's model name, echoed values and documentation links."""
+    errors = exc.errors(include_url=False, include_input=False) if isinstance(exc, pydantic.ValidationError) else exc
     return "; ".join(f"invalid {field_name(err['loc']) if err['loc'] else 'arguments'}: {err['msg']}"
-                     for err in exc.errors(include_url=False, include_input=False))
+                     for err in errors)
 
 
 class EngramMCPServer(MCPServer):
@@ -69,7 +70,9 @@ class EngramMCPServer(MCPServer):
         allowed. The SDK validates in pydantic's lax mode, which converted them: ``"dry_run":
         "yes"`` ran as true, ``"limit": "5"`` as 5, ``"older_than_days": true`` as 1 day; the
         library and the HTTP API refuse them. The SDK still reads a list or an object sent as JSON
-        text (``pre_parse_json``, for clients that send them so); nothing else is converted."""
+        text (``pre_parse_json``, for clients that send them so), and a whole number sent as a float
+        (``"limit": 5.0``) as an integer: the tool's JSON Schema says "integer", which takes 5.0, and
+        the library and HTTP take it too (``model.parse_integer``); nothing else is converted."""
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             return  # an unknown tool: the SDK says so
@@ -77,7 +80,11 @@ class EngramMCPServer(MCPServer):
         try:
             metadata.arg_model.model_validate(metadata.pre_parse_json(arguments), strict=True)
         except pydantic.ValidationError as exc:
-            raise ToolError(f"Error executing tool {name}: {arguments_text(exc)}") from exc
+            # Strict mode refuses 5.0 for an int; the SDK's own (lax) validation then makes it 5.
+            wrong = [err for err in exc.errors(include_url=False)
+                     if not (err["type"] == "int_type" and isinstance(err["input"], float) and err["input"].is_integer())]
+            if wrong:
+                raise ToolError(f"Error executing tool {name}: {arguments_text(wrong)}") from exc
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio loop, with the lines its JSON reader refuses answered (``unreadable``)
