@@ -1,0 +1,37 @@
+"""The CLI as a script or another program drives it: output to a pipe, ``--json``, exit codes;
+through the real entry point in a subprocess, as a shell runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+LONG = ("The deploy target is a Raspberry Pi 4 running Debian bookworm, reached over the office VPN "
+        "as deploy@pi.internal, and rebooted every Sunday night")
+KEY = "deploy-target-raspberry-pi-4-running-debian"
+
+
+def run(home: Path, *args: str, stdin: bytes = b"", **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") and k != "COLUMNS"}
+    full.update(ENGRAM_HOME=str(home), ENGRAM_EMBEDDINGS__PROVIDER="none", **env)
+    done = subprocess.run([sys.executable, "-m", "engram", *args], input=stdin, capture_output=True, env=full,
+                          timeout=120)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def test_tables_to_a_pipe_print_each_memory_whole(tmp_path: Path) -> None:
+    # To a pipe, rich laid tables out at 80 columns: a key and a content folded mid-word over
+    # several lines ("deploy-tar" / "get-..."), which grep or cut cannot read.
+    assert run(tmp_path, "remember", LONG, "--key", KEY).returncode == 0
+    for args in (("list",), ("recall", "deploy target"), ("get", KEY), ("forget", KEY, "--dry-run"), ("audit",)):
+        done = run(tmp_path, *args)
+        assert done.returncode == 0 and done.stderr == "", (args, done.stderr)
+        assert KEY in done.stdout, (args, done.stdout)
+        if args[0] != "audit":  # the audit trail shows the first 200 characters of a content
+            assert any(LONG in line for line in done.stdout.splitlines()), (args, done.stdout)
+    # A width asked for is kept: the table fits it.
+    narrow = run(tmp_path, "list", COLUMNS="60")
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
