@@ -35,3 +35,18 @@ def test_tables_to_a_pipe_print_each_memory_whole(tmp_path: Path) -> None:
     # A width asked for is kept: the table fits it.
     narrow = run(tmp_path, "list", COLUMNS="60")
     assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
+
+
+def test_migrate_without_the_postgres_extra_names_it_and_exits_4(tmp_path: Path) -> None:
+    # Without psycopg, `engram migrate` ended "internal error: ModuleNotFoundError" with exit 1:
+    # a missing extra is configuration (4), named with what to install, as the postgres backend says.
+    blocked = tmp_path / "blocked"
+    (blocked / "psycopg").mkdir(parents=True)
+    (blocked / "psycopg" / "__init__.py").write_text("raise ImportError('blocked for this test', name='psycopg')\n")
+    assert run(tmp_path, "remember", "kept", "--key", "kept").returncode == 0
+    for args in (("migrate", "--to", "postgresql://engram@127.0.0.1:9/engram"),
+                 ("--json", "migrate", "--to", "postgresql://engram@127.0.0.1:9/engram")):
+        done = run(tmp_path, *args, PYTHONPATH=str(blocked))
+        assert done.returncode == 4, done.stderr
+        assert "psycopg" in done.stderr and "[postgres]" in done.stderr and "internal error" not in done.stderr
+        assert done.stdout == ""
