@@ -50,3 +50,17 @@ def test_migrate_without_the_postgres_extra_names_it_and_exits_4(tmp_path: Path)
         assert done.returncode == 4, done.stderr
         assert "psycopg" in done.stderr and "[postgres]" in done.stderr and "internal error" not in done.stderr
         assert done.stdout == ""
+
+
+def test_chat_with_json_prints_one_json_line_per_answer(tmp_path: Path) -> None:
+    # `engram --json chat` printed its replies as plain text: a program asking for JSON could not
+    # parse standard output. Now each answer is a JSON line; the banner stays on standard error.
+    done = run(tmp_path, "--json", "chat", "-m", "My name is Ada", "-m", "/help", "-m", "What is my name?",
+               ENGRAM_LLM__PROVIDER="none")
+    assert done.returncode == 0, done.stderr
+    told, helped, answered = (json.loads(line) for line in done.stdout.splitlines())
+    assert told["message"] == "My name is Ada" and told["stored"] and isinstance(told["reply"], str)
+    assert helped["command"] == "/help"
+    assert "Ada" in answered["reply"]
+    piped = run(tmp_path, "--json", "chat", stdin=b"What is my name?\n", ENGRAM_LLM__PROVIDER="none")
+    assert "Ada" in json.loads(piped.stdout)["reply"]

@@ -141,9 +141,13 @@ def when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def emit_json(value: Any) -> None:
-    text = json.dumps(_plain(value), ensure_ascii=False, indent=2)  # escapes C0 controls itself
+def emit_json(value: Any, *, line: bool = False) -> None:
+    """``value`` as one JSON document on standard output; ``line``: on one line, a JSON line of a
+    command that prints one per item (``chat``), flushed so a program reading it gets it now."""
+    text = json.dumps(_plain(value), ensure_ascii=False, indent=None if line else 2)  # escapes C0 controls itself
     sys.stdout.write(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+    if line:
+        sys.stdout.flush()
 
 
 def _plain(value: Any) -> Any:
