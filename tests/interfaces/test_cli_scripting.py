@@ -64,3 +64,26 @@ def test_chat_with_json_prints_one_json_line_per_answer(tmp_path: Path) -> None:
     assert "Ada" in answered["reply"]
     piped = run(tmp_path, "--json", "chat", stdin=b"What is my name?\n", ENGRAM_LLM__PROVIDER="none")
     assert "Ada" in json.loads(piped.stdout)["reply"]
+
+
+def test_every_option_of_every_command_says_what_it_does(tmp_path: Path) -> None:
+    # neighbours, audit and summaries showed `--limit -n <int> [default: N]` and nothing else.
+    top = run(tmp_path, "--help", COLUMNS="200").stdout
+    commands = [line.split()[1] for line in top.splitlines()
+                if line.startswith("│ ") and len(line.split()) > 2 and line.split()[1].isalpha()
+                and line.split()[1] not in ("Show",)]
+    groups = {"history": ["list", "show", "append", "summary", "purge", "compact", "transcript"],
+              "conflicts": ["resolve"], "mcp": ["install"], "token": ["create", "list", "revoke"]}
+    paths = [[c] for c in commands] + [[g, sub] for g, subs in groups.items() for sub in subs]
+    assert ["neighbours"] in paths and ["audit"] in paths and ["summaries"] in paths, paths
+    bare = []
+    for path in paths:
+        shown = run(tmp_path, *path, "--help", COLUMNS="200").stdout
+        for line in shown.splitlines():  # "│ --limit  -n  <int>  How many ... [default: 20]  │"
+            cells = line.strip("│ ").split()
+            metavar = next((i for i, cell in enumerate(cells) if cell.startswith("<")), None)
+            if not cells or not cells[0].startswith("--") or metavar is None:  # a description's line
+                continue
+            if metavar + 1 == len(cells) or cells[metavar + 1].startswith("[default"):
+                bare.append((" ".join(path), line.strip()))
+    assert not bare, bare
