@@ -87,3 +87,14 @@ def test_every_option_of_every_command_says_what_it_does(tmp_path: Path) -> None
             if metavar + 1 == len(cells) or cells[metavar + 1].startswith("[default"):
                 bare.append((" ".join(path), line.strip()))
     assert not bare, bare
+
+
+def test_errors_with_json_leave_stdout_empty_and_say_what_on_stderr_with_the_documented_code(tmp_path: Path) -> None:
+    # docs/cli.md: an error is never JSON; stdout empty, one "error:" line, exit 2 bad input, 3 not found.
+    assert run(tmp_path, "remember", "kept", "--key", "kept").returncode == 0
+    for args, code in ((("get", "nosuch"), 3), (("forget", "nosuch"), 3), (("update", "nosuch", "-i", "0.1"), 3),
+                       (("link", "nosuch", "kept"), 3), (("neighbours", "--key", "nosuch"), 3),
+                       (("remember", "x", "--importance", "5"), 2), (("list", "--limit", "0"), 2)):
+        done = run(tmp_path, "--json", *args)
+        assert done.returncode == code and done.stdout == "", (args, done.returncode, done.stdout)
+        assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1, (args, done.stderr)
