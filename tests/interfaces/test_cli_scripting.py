@@ -98,3 +98,12 @@ def test_errors_with_json_leave_stdout_empty_and_say_what_on_stderr_with_the_doc
         done = run(tmp_path, "--json", *args)
         assert done.returncode == code and done.stdout == "", (args, done.returncode, done.stdout)
         assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1, (args, done.stderr)
+
+
+def test_token_revoke_with_json_prints_json(tmp_path: Path) -> None:
+    # `engram --json token revoke ID` printed "revoked token ..." as text, the one command that did.
+    made = json.loads(run(tmp_path, "--json", "token", "create", "--agent", "alice").stdout)
+    done = run(tmp_path, "--json", "token", "revoke", made["id"])
+    assert done.returncode == 0, done.stderr
+    revoked = json.loads(done.stdout)
+    assert revoked["id"] == made["id"] and revoked["agent"] == "alice" and revoked["revoked_at"]
