@@ -24,15 +24,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from psycopg.types.json import Json, Jsonb
 
 from engram import text
 from engram.db.pg_settings import PostgresSettings
-from engram.db.postgres import PgDatabase, redact_dsn
+from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
-from engram.errors import DimensionError, IntegrityError, NotFoundError, ValidationError
+from engram.errors import DimensionError, IntegrityError, MissingDependencyError, NotFoundError, ValidationError
 from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
+
+try:
+    from psycopg.types.json import Json, Jsonb
+except ImportError as exc:  # without the postgres extra: `engram migrate` names it (exit 4), not a traceback
+    raise MissingDependencyError("copying into PostgreSQL", "postgres", exc.name or "psycopg") from exc
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows total)
 BATCH = 1000

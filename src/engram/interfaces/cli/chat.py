@@ -51,7 +51,7 @@ def chat(
             _hatch(agent)
         lines = message if message else _lines()
         for line in lines:
-            if not _handle(agent, line.strip(), failures):
+            if not _handle(agent, line.strip(), failures, as_json=st.as_json):
                 break
     finally:
         agent.close()
@@ -101,15 +101,18 @@ def _start(agent: MemoryAgent) -> None:
         render.errors.print("the agent already has an identity; /hatch rebuilds it.")
 
 
-def _handle(agent: MemoryAgent, line: str, failures: list[EngramError]) -> bool:
+def _handle(agent: MemoryAgent, line: str, failures: list[EngramError], *, as_json: bool = False) -> bool:
     """One input line; False ends the chat. A message that fails is reported and added to
-    ``failures``."""
+    ``failures``. ``as_json``: each answer is a JSON line on standard output (docs/cli.md)."""
     if not line:
         return True
     if line in ("/quit", "/exit"):
         return False
     if line == "/help":
-        render.console.print(HELP)
+        if as_json:
+            render.emit_json({"command": "/help", "help": HELP}, line=True)
+        else:
+            render.console.print(HELP)
         return True
     if line == "/hatch":
         _hatch(agent)
@@ -119,8 +122,12 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError]) -> bool:
         return True
     if line == "/compact":
         result = agent.compact(force=True)
-        render.console.print(f"compacted: {len(result.discarded)} messages summarised" if result.compacted
-                             else "nothing to compact")
+        if as_json:
+            render.emit_json({"command": "/compact", "compacted": result.compacted,
+                              "discarded": len(result.discarded)}, line=True)
+        else:
+            render.console.print(f"compacted: {len(result.discarded)} messages summarised" if result.compacted
+                                 else "nothing to compact")
         return True
     if _COMMAND.match(line):  # an unknown command is never sent to the model as a message
         exc = ValidationError("command", f"unknown command {line.split()[0]!r}", COMMANDS)
@@ -134,6 +141,12 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError]) -> bool:
     except (ProviderError, ValidationError) as exc:
         render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
         failures.append(exc)
+        return True
+    if as_json:
+        render.emit_json({"message": line, "reply": result.reply, "stored": list(result.stored),
+                          "tool_calls": list(result.tool_calls), "cached": result.cached,
+                          "synthesized": result.synthesized, "hatched": result.hatched,
+                          "notes": list(result.notes)}, line=True)
         return True
     render.console.print(result.reply, highlight=False, markup=False)
     if result.hatched:

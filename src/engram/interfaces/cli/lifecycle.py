@@ -23,7 +23,7 @@ def audit(
         None, "--since", help="At or after: a date or ISO time, epoch seconds, or a phrase (yesterday, last week)."),
     until: str | None = typer.Option(
         None, "--until", help="At or before: as --since (a day or a phrase counts whole: --until yesterday)."),
-    limit: int = typer.Option(50, "--limit", "-n"),
+    limit: int = typer.Option(50, "--limit", "-n", help="How many entries to show, newest first."),
 ) -> None:
     """Show the audit trail of this agent's memories (and global ones), newest first (forgotten
     entries show what was removed)."""
@@ -164,7 +164,7 @@ def maintain(
 def summaries(
     ctx: typer.Context,
     period: str | None = typer.Option(None, "--period", help="daily or weekly."),
-    limit: int = typer.Option(20, "--limit", "-n"),
+    limit: int = typer.Option(20, "--limit", "-n", help="How many summaries to show, newest first."),
     make: bool = typer.Option(False, "--make", help="Create missing summaries of ended periods first."),
 ) -> None:
     """List daily/weekly summaries of this agent's memories (newest first)."""

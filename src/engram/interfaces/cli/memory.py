@@ -344,7 +344,7 @@ def neighbours(
     ctx: typer.Context,
     ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
     key: str | None = ByKeyOpt,
-    limit: int = typer.Option(20, "--limit", "-n"),
+    limit: int = typer.Option(20, "--limit", "-n", help="How many linked memories to show."),
 ) -> None:
     """Memories linked to a memory (by id or key, or by --key)."""
     st = state(ctx)

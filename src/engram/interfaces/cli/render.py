@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -63,15 +64,37 @@ def _clean_console(**options: Any) -> Console:
 
 _consoles: dict[str, Console] = {}
 
+# The width of standard output when it is not a terminal and no COLUMNS asks for one: wide enough
+# that no table cell is folded.
+_UNBOUNDED = 1_000_000
+
 
 def _console(name: str) -> Console:
     if name not in _consoles:
         console = _clean_console(stderr=name == "errors")
         # Not to a terminal, a message line is printed whole: a script reads it as one line (rich
-        # folded it at 80 columns). Tables are laid out to the width either way.
+        # folded it at 80 columns).
         console.soft_wrap = name == "errors" or not console.is_terminal
+        if name == "console" and _unbounded(console):
+            # Nor is a table folded at rich's 80 columns: each cell (a memory's content, a key, a
+            # time) stays whole on its own lines, for grep and cut. COLUMNS still sets a width.
+            console.width = _UNBOUNDED
         _consoles[name] = console
     return _consoles[name]
+
+
+def _unbounded(console: Console) -> bool:
+    """Standard output goes to a pipe or a file and no width was asked for (``COLUMNS``)."""
+    return not console.is_terminal and not os.environ.get("COLUMNS")
+
+
+def _fitted(**options: Any) -> dict[str, Any]:
+    """A table column's options, without the ones that share out a terminal's width (``ratio``
+    stretches a table to the whole width, ``max_width`` folds a cell) when there is none."""
+    if _unbounded(_console("console")):
+        options.pop("ratio", None)
+        options.pop("max_width", None)
+    return options
 
 
 def __getattr__(name: str) -> Console:
@@ -118,9 +141,13 @@ def when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def emit_json(value: Any) -> None:
-    text = json.dumps(_plain(value), ensure_ascii=False, indent=2)  # escapes C0 controls itself
+def emit_json(value: Any, *, line: bool = False) -> None:
+    """``value`` as one JSON document on standard output; ``line``: on one line, a JSON line of a
+    command that prints one per item (``chat``), flushed so a program reading it gets it now."""
+    text = json.dumps(_plain(value), ensure_ascii=False, indent=None if line else 2)  # escapes C0 controls itself
     sys.stdout.write(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+    if line:
+        sys.stdout.flush()
 
 
 def _plain(value: Any) -> Any:
@@ -161,9 +188,9 @@ def hits_table(result: RecallResult) -> None:
 
     table = Table(title=f"recall ({result.mode})")
     table.add_column("score", no_wrap=True)
-    table.add_column("key", overflow="fold", max_width=32)
-    table.add_column("content", overflow="fold", ratio=3)
-    table.add_column("why", overflow="fold", max_width=28)
+    table.add_column("key", **_fitted(overflow="fold", max_width=32))
+    table.add_column("content", **_fitted(overflow="fold", ratio=3))
+    table.add_column("why", **_fitted(overflow="fold", max_width=28))
     for hit in result.hits:
         p = hit.parts
         if hit.via:

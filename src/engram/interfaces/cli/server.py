@@ -180,7 +180,10 @@ def token_revoke(ctx: typer.Context, token_id: str = typer.Argument(..., help="T
         info = store.revoke(token_id)
     finally:
         store.close()
-    render.console.print(f"revoked token {info.id} of agent {info.agent}")
+    if state(ctx).as_json:
+        render.emit_json({"id": info.id, "agent": info.agent, "name": info.name, "revoked_at": info.revoked_at})
+        return
+    render.console.print(f"revoked token {info.id} of agent {info.agent}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

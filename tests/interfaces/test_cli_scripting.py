@@ -1,0 +1,109 @@
+"""The CLI as a script or another program drives it: output to a pipe, ``--json``, exit codes;
+through the real entry point in a subprocess, as a shell runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+LONG = ("The deploy target is a Raspberry Pi 4 running Debian bookworm, reached over the office VPN "
+        "as deploy@pi.internal, and rebooted every Sunday night")
+KEY = "deploy-target-raspberry-pi-4-running-debian"
+
+
+def run(home: Path, *args: str, stdin: bytes = b"", **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") and k != "COLUMNS"}
+    full.update(ENGRAM_HOME=str(home), ENGRAM_EMBEDDINGS__PROVIDER="none", **env)
+    done = subprocess.run([sys.executable, "-m", "engram", *args], input=stdin, capture_output=True, env=full,
+                          timeout=120)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def test_tables_to_a_pipe_print_each_memory_whole(tmp_path: Path) -> None:
+    # To a pipe, rich laid tables out at 80 columns: a key and a content folded mid-word over
+    # several lines ("deploy-tar" / "get-..."), which grep or cut cannot read.
+    assert run(tmp_path, "remember", LONG, "--key", KEY).returncode == 0
+    for args in (("list",), ("recall", "deploy target"), ("get", KEY), ("forget", KEY, "--dry-run"), ("audit",)):
+        done = run(tmp_path, *args)
+        assert done.returncode == 0 and done.stderr == "", (args, done.stderr)
+        assert KEY in done.stdout, (args, done.stdout)
+        if args[0] != "audit":  # the audit trail shows the first 200 characters of a content
+            assert any(LONG in line for line in done.stdout.splitlines()), (args, done.stdout)
+    # A width asked for is kept: the table fits it.
+    narrow = run(tmp_path, "list", COLUMNS="60")
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
+
+
+def test_migrate_without_the_postgres_extra_names_it_and_exits_4(tmp_path: Path) -> None:
+    # Without psycopg, `engram migrate` ended "internal error: ModuleNotFoundError" with exit 1:
+    # a missing extra is configuration (4), named with what to install, as the postgres backend says.
+    blocked = tmp_path / "blocked"
+    (blocked / "psycopg").mkdir(parents=True)
+    (blocked / "psycopg" / "__init__.py").write_text("raise ImportError('blocked for this test', name='psycopg')\n")
+    assert run(tmp_path, "remember", "kept", "--key", "kept").returncode == 0
+    for args in (("migrate", "--to", "postgresql://engram@127.0.0.1:9/engram"),
+                 ("--json", "migrate", "--to", "postgresql://engram@127.0.0.1:9/engram")):
+        done = run(tmp_path, *args, PYTHONPATH=str(blocked))
+        assert done.returncode == 4, done.stderr
+        assert "psycopg" in done.stderr and "[postgres]" in done.stderr and "internal error" not in done.stderr
+        assert done.stdout == ""
+
+
+def test_chat_with_json_prints_one_json_line_per_answer(tmp_path: Path) -> None:
+    # `engram --json chat` printed its replies as plain text: a program asking for JSON could not
+    # parse standard output. Now each answer is a JSON line; the banner stays on standard error.
+    done = run(tmp_path, "--json", "chat", "-m", "My name is Ada", "-m", "/help", "-m", "What is my name?",
+               ENGRAM_LLM__PROVIDER="none")
+    assert done.returncode == 0, done.stderr
+    told, helped, answered = (json.loads(line) for line in done.stdout.splitlines())
+    assert told["message"] == "My name is Ada" and told["stored"] and isinstance(told["reply"], str)
+    assert helped["command"] == "/help"
+    assert "Ada" in answered["reply"]
+    piped = run(tmp_path, "--json", "chat", stdin=b"What is my name?\n", ENGRAM_LLM__PROVIDER="none")
+    assert "Ada" in json.loads(piped.stdout)["reply"]
+
+
+def test_every_option_of_every_command_says_what_it_does(tmp_path: Path) -> None:
+    # neighbours, audit and summaries showed `--limit -n <int> [default: N]` and nothing else.
+    top = run(tmp_path, "--help", COLUMNS="200").stdout
+    commands = [line.split()[1] for line in top.splitlines()
+                if line.startswith("│ ") and len(line.split()) > 2 and line.split()[1].isalpha()
+                and line.split()[1] not in ("Show",)]
+    groups = {"history": ["list", "show", "append", "summary", "purge", "compact", "transcript"],
+              "conflicts": ["resolve"], "mcp": ["install"], "token": ["create", "list", "revoke"]}
+    paths = [[c] for c in commands] + [[g, sub] for g, subs in groups.items() for sub in subs]
+    assert ["neighbours"] in paths and ["audit"] in paths and ["summaries"] in paths, paths
+    bare = []
+    for path in paths:
+        shown = run(tmp_path, *path, "--help", COLUMNS="200").stdout
+        for line in shown.splitlines():  # "│ --limit  -n  <int>  How many ... [default: 20]  │"
+            cells = line.strip("│ ").split()
+            metavar = next((i for i, cell in enumerate(cells) if cell.startswith("<")), None)
+            if not cells or not cells[0].startswith("--") or metavar is None:  # a description's line
+                continue
+            if metavar + 1 == len(cells) or cells[metavar + 1].startswith("[default"):
+                bare.append((" ".join(path), line.strip()))
+    assert not bare, bare
+
+
+def test_errors_with_json_leave_stdout_empty_and_say_what_on_stderr_with_the_documented_code(tmp_path: Path) -> None:
+    # docs/cli.md: an error is never JSON; stdout empty, one "error:" line, exit 2 bad input, 3 not found.
+    assert run(tmp_path, "remember", "kept", "--key", "kept").returncode == 0
+    for args, code in ((("get", "nosuch"), 3), (("forget", "nosuch"), 3), (("update", "nosuch", "-i", "0.1"), 3),
+                       (("link", "nosuch", "kept"), 3), (("neighbours", "--key", "nosuch"), 3),
+                       (("remember", "x", "--importance", "5"), 2), (("list", "--limit", "0"), 2)):
+        done = run(tmp_path, "--json", *args)
+        assert done.returncode == code and done.stdout == "", (args, done.returncode, done.stdout)
+        assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1, (args, done.stderr)
+
+
+def test_token_revoke_with_json_prints_json(tmp_path: Path) -> None:
+    # `engram --json token revoke ID` printed "revoked token ..." as text, the one command that did.
+    made = json.loads(run(tmp_path, "--json", "token", "create", "--agent", "alice").stdout)
+    done = run(tmp_path, "--json", "token", "revoke", made["id"])
+    assert done.returncode == 0, done.stderr
+    revoked = json.loads(done.stdout)
+    assert revoked["id"] == made["id"] and revoked["agent"] == "alice" and revoked["revoked_at"]
