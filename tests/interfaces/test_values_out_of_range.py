@@ -230,7 +230,7 @@ def test_http_refuses_true_for_a_number_or_time(served: Served, field: str) -> N
         assert http.post("/api/v1/memory", json={"content": "y", "importance": 1}).status_code == 201  # an int is a number
 
 
-@pytest.mark.parametrize("limit", [-1, 0, 1001, "3", 2.0, True])
+@pytest.mark.parametrize("limit", [-1, 0, 1001, "3", 2.5, True])  # 2.0 is the integer 2
 def test_neighbours_limit_out_of_range_is_refused_naming_it(mem: Engram, limit) -> None:  # noqa: ANN001
     # The stores slice by it: -1 dropped the last neighbour, 0 returned none, "3" was a TypeError.
     for n in range(3):

@@ -37,7 +37,7 @@ def mem(tmp_path: Path):
     (lambda m: m.recall("tulip", depth=1.5), "depth", "an integer, 0 to 3"),
     (lambda m: m.forget(tag="garden", dry_run=np.float64(0)), "dry_run", "true or false"),
     (lambda m: m.list(limit=True), "limit", "an integer, 1 to 1000"),
-    (lambda m: m.list(offset="1"), "offset", "an integer, 0 or more"),
+    (lambda m: m.list(offset="1"), "offset", "an integer, 0 to 1000000000"),
     (lambda m: m.recall("tulip", min_relevance="0.1"), "min_relevance", "a number from 0 to 1"),
     (lambda m: m.recall("tulip", depth="1"), "depth", "an integer, 0 to 3"),
     (lambda m: m.forget(tag="garden", dry_run="no"), "dry_run", "true or false"),
