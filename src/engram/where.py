@@ -107,13 +107,15 @@ def equal(stored: Any, value: Any) -> bool:
     return json_text(stored) == json_text(value)
 
 
-def is_number(value: Any) -> bool:
+def is_json_number(value: Any) -> bool:
+    """A JSON number: an int or a float, not a bool. Metadata holds JSON values only, so unlike
+    ``model.is_number`` (which takes numpy's numbers from a caller) nothing else is one here."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _ordered(stored: Any, op: str, value: Any) -> bool:
-    if is_number(value):
-        if not is_number(stored):
+    if is_json_number(value):
+        if not is_json_number(stored):
             return False
         a, b = float(stored), float(value)  # as doubles, as the SQL stores compare them
     elif isinstance(stored, str):
@@ -186,7 +188,7 @@ def _operator(key: str, op: str, arg: Any, path: str, terms: list[int]) -> Condi
             raise ValidationError(where, f"lists {len(arg)} values", f"at most {MAX_TERMS}")
         found = Compare(key, "in", tuple(_value(v, f"{where}[{i}]") for i, v in enumerate(arg)))
     elif op in RANGES:
-        if not (is_number(arg) or isinstance(arg, str)):
+        if not (is_json_number(arg) or isinstance(arg, str)):
             raise ValidationError(where, f"got {arg!r}", "a number or a string")
         found = Compare(key, op, _value(arg, where))
     else:

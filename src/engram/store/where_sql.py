@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engram.where import RANGES, Compare, Condition, ascii_lower, is_number, json_text
+from engram.where import RANGES, Compare, Condition, ascii_lower, is_json_number, json_text
 
 _SQL_OP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 # SQLite's registered functions (``SqliteMemoryStore`` registers them on its connection).
@@ -50,7 +50,7 @@ def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
                 params.extend([path, cond.key, json_text(v)])
         return "(" + (" OR ".join(tests) or "0") + ")"
     if cond.op in RANGES:
-        if is_number(cond.value):
+        if is_json_number(cond.value):
             params.extend([path, path, float(cond.value)])
             return (f"(CASE WHEN {kind} IN ('integer', 'real') THEN CAST({value} AS REAL) {_SQL_OP[cond.op]} ? "
                     "ELSE 0 END)")
@@ -85,7 +85,7 @@ def postgres_where(cond: Condition, alias: str, params: list[Any]) -> str:
                 params.extend([cond.key, cond.key, json_text(v)])
         return "(" + (" OR ".join(tests) or "FALSE") + ")"
     if cond.op in RANGES:
-        if is_number(cond.value):
+        if is_json_number(cond.value):
             params.extend([cond.key, cond.key, float(cond.value)])
             return (f"(CASE WHEN {kind} = 'number' THEN {text}::float8 {_SQL_OP[cond.op]} %s::float8"
                     " ELSE FALSE END)")
