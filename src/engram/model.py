@@ -21,7 +21,7 @@ import numpy as np
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.temporal.instants import parse_time, parse_validity
-from engram.where import Condition, parse_where
+from engram.where import Condition, json_text, parse_where
 
 
 class Category(StrEnum):
@@ -422,9 +422,7 @@ class MemoryFilter:
 def metadata_text(value: Any) -> str:
     """How a metadata value compares with a filter's string (sclaw's SearchByMetadata): the
     reference every store's metadata filter follows."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)
+    return value if isinstance(value, str) else json_text(value)
 
 
 def metadata_json(value: str) -> tuple[bool, Any]:

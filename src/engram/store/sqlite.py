@@ -103,9 +103,6 @@ def _scope_columns(scope: Scope) -> tuple[str, str]:
     return scope.agent or "", scope.session or ""
 
 
-_METADATA_TEXT = SQLITE_METADATA_TEXT
-
-
 def _stored_metadata_text(document: str | None, key: str) -> str | None:
     """``metadata_text`` of the value under ``key`` in a row's metadata JSON (NULL when absent):
     the SQL function ``filter_sql`` compares non-string filters with."""
@@ -155,7 +152,7 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
         if metadata_json(value)[0]:
             clauses.append(
                 f"(CASE json_type({alias}.metadata, ?) WHEN 'text' THEN json_extract({alias}.metadata, ?) "
-                f"ELSE {_METADATA_TEXT}({alias}.metadata, ?) END) = ?"
+                f"ELSE {SQLITE_METADATA_TEXT}({alias}.metadata, ?) END) = ?"
             )
             params.extend([path, path, key, value])
         else:
@@ -194,7 +191,7 @@ class SqliteMemoryStore:
         self.path = Path(path)
         self._after_close = after_close  # e.g. the clean-close stamp (lifecycle.clean_close)
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
-        self.db.conn.create_function(_METADATA_TEXT, 2, _stored_metadata_text)
+        self.db.conn.create_function(SQLITE_METADATA_TEXT, 2, _stored_metadata_text)
         self.db.conn.create_function(SQLITE_ASCII_LOWER, 1, _ascii_lower)
         # An existing database about to change shape is backed up first (lifecycle.backup).
         if before_migrate is not None and applied(self.db) and pending(self.db):
