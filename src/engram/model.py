@@ -433,7 +433,7 @@ def metadata_json(value: str) -> tuple[bool, Any]:
         parsed = json.loads(value)
     except ValueError:
         return False, None
-    if isinstance(parsed, str) or json.dumps(parsed, sort_keys=True) != value:
+    if isinstance(parsed, str) or json_text(parsed) != value:
         return False, None
     return True, parsed
 
