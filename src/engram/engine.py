@@ -40,6 +40,7 @@ from engram.model import (
     MemoryDraft,
     MemoryFilter,
     MemoryVersion,
+    Message,
     Order,
     RecallResult,
     Scope,
@@ -242,7 +243,9 @@ class Engram:
             from engram.history.inmemory import InMemoryHistoryStore
             from engram.history.service import History
 
-            return History(InMemoryHistoryStore(agent=agent), purge=purge)
+            history = History(InMemoryHistoryStore(agent=agent), purge=purge)
+            self._index_turns(history)
+            return history
         history = open_history(self.settings, agent, self.backend, embedder=self.embedder, purge=purge)
         self._index_turns(history)
         return history
@@ -265,15 +268,23 @@ class Engram:
     def _index_turns(self, history: History) -> None:
         """ClawCode's automatic transcript indexing (``history.transcript_auto_index``): each ended
         turn of this agent's conversations is indexed in the background into this agent's memory,
-        and its transcript rewritten where ``Settings.automatic_transcripts_folder`` says."""
+        and its transcript rewritten where ``Settings.automatic_transcripts_folder`` says. Whether
+        or not it is on, a turn indexed as this agent's memory (automatically or by ``history
+        transcript --index``) is forgotten when ``pop_newest`` undoes it."""
+        from engram.files.transcripts import TurnIndexer, unindex_undone
+
+        def forget_undone(key: str, before: list[Message], after: list[Message]) -> None:
+            unindex_undone(self, key, before, after)
+
+        history.undo_hook = forget_undone
         h = self.settings.history if self.settings is not None else None
         if h is None or not h.transcript_auto_index:
             return
-        from engram.files.transcripts import TurnIndexer
-
         indexer = TurnIndexer(self, history, self.settings.automatic_transcripts_folder(),  # type: ignore[union-attr]
                               h.transcript_importance_threshold)
         history.turn_hook = indexer.turn_ended
+        # Through the indexer's queue: a turn queued for indexing before the undo is not indexed after it.
+        history.undo_hook = indexer.turn_undone
         history.on_close(indexer.close)
 
     def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:

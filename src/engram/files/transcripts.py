@@ -61,9 +61,9 @@ from typing import TYPE_CHECKING, Any
 
 from engram import text
 from engram.disk_names import portable, settle, windows_refuses
-from engram.errors import EngramError, StorageError, ValidationError
+from engram.errors import EngramError, NotFoundError, StorageError, ValidationError
 from engram.history.base import DEFAULT_AGENT
-from engram.history.keys import parse_conversation_key
+from engram.history.keys import parse_conversation_key, shown_key
 from engram.model import Message, Role
 
 if TYPE_CHECKING:
@@ -241,6 +241,42 @@ def index(
     return indexed
 
 
+def unindex_undone(engram: Engram, session: str, before: Sequence[Message], after: Sequence[Message]) -> list[str]:
+    """Forget the turn memory that an undo (``History.pop_newest``) made untrue: ``before`` is the
+    end of the conversation with the popped message, ``after`` without it. When the last turn
+    read differently with the popped message (its answer, or the question itself), its memory
+    (``engram``'s agent's own, found by the session and the turn's time, as ``_TurnNumbers``
+    finds it) goes: an undone message is not recalled. The turn is indexed again when it ends
+    again. Returns the keys forgotten. Raises ``StorageError``."""
+    from engram.engine import Filters
+
+    had, has = turns(before), turns(after)
+    if not had or (has and has[-1] == had[-1]):
+        return []  # the popped message was no turn's text (a tool result, a tool call)
+    undone = had[-1]
+    found = []
+    # Automatic indexing names the session by its stored key (``telegram:42:``), ``history
+    # transcript --index`` as it was typed (``telegram:42``): either may hold the turn.
+    for name in dict.fromkeys([session, shown_key(session)]):
+        offset = 0
+        while True:  # the agent's own scope, where ``index`` put them: another agent's are not looked at
+            page = engram.list(Filters(tags="transcript", metadata={"session": name}, include_superseded=True),
+                               scope="agent", order="recent", limit=500, offset=offset)
+            found += [m for m in page if (m.created_at == undone.at if undone.at else
+                                          m.metadata.get("turn") == undone.number)]
+            if len(page) < 500:
+                break
+            offset += len(page)
+    gone = []
+    for memory in found:
+        try:
+            engram.forget(memory, reason=f"undone: the turn's last message was removed from {session}")
+        except NotFoundError:  # forgotten meanwhile (another process's undo): as wanted
+            continue
+        gone.append(memory.key or memory.id)
+    return gone
+
+
 def index_and_write(
     engram: Engram, folder: Path, session: str, messages: Sequence[Message], *, threshold: float = 0.0
 ) -> Path:
@@ -298,11 +334,13 @@ class TurnIndexer:
     background ("Index transcripts asynchronously"). ``turn_ended`` only queues the conversation;
     one worker thread indexes its latest turn (above ``threshold``) and rewrites its transcript in
     ``folder`` (None: no transcript is written, as for an encrypted store, whose memories keep the
-    turns). ``close`` finishes what is queued. Failures are logged: the history is already stored."""
+    turns). ``turn_undone`` forgets an undone turn in the same queue, after the turns queued before
+    it (one of them may be the turn undone), and waits for it. ``close`` finishes what is queued.
+    Failures are logged: the history is already stored."""
 
     def __init__(self, engram: Engram, history: Any, folder: Path | None, threshold: float) -> None:
         self.engram, self.history, self.folder, self.threshold = engram, history, folder, threshold
-        self._queue: queue.Queue[tuple[str, list[Message]] | None] = queue.Queue()
+        self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="engram-transcripts", daemon=True)
         self._thread.start()
 
@@ -316,13 +354,24 @@ class TurnIndexer:
         except EngramError as exc:  # the append is stored already: log and go on
             log.warning("turn of %s not indexed (%s)", key, exc)
             return
-        self._queue.put((key, upto))
+        self._queue.put(_Job(key, upto))
+
+    def turn_undone(self, key: str, before: list[Message], after: list[Message]) -> None:
+        """``History.pop_newest``'s hook: forget the turn the pop made untrue (``unindex_undone``)
+        once the turns queued before are indexed, so none of them brings it back; returns when
+        it is forgotten (an undo that returned is not recalled)."""
+        job = _Job(key, before, after, threading.Event())
+        self._queue.put(job)
+        job.done.wait()  # type: ignore[union-attr]
 
     def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            key, upto = item
+        while (job := self._queue.get()) is not None:
+            key = job.key
             try:
-                index(self.engram, key, upto, threshold=self.threshold, last_only=True)
+                if job.undone is None:
+                    index(self.engram, key, job.messages, threshold=self.threshold, last_only=True)
+                else:
+                    unindex_undone(self.engram, key, job.messages, job.undone)
                 if self.folder is None:
                     continue
                 messages = self.history.all(key)
@@ -330,8 +379,22 @@ class TurnIndexer:
                           if is_substantive(t) and importance(t) >= self.threshold}
                 write(self.folder, key, messages, marked, agent=self.history.agent)
             except Exception:  # a background job: log and go on, the conversation is stored
-                log.exception("turn of %s not indexed", key)
+                log.exception("turn of %s not %s", key, "indexed" if job.undone is None else "unindexed")
+            finally:
+                if job.done is not None:
+                    job.done.set()
 
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join()
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """A turn to index (``messages``: the conversation up to its end) or, with ``undone`` (the
+    conversation after a pop; ``messages`` before it), one to forget, ``done`` set once it is."""
+
+    key: str
+    messages: list[Message]
+    undone: list[Message] | None = None
+    done: threading.Event | None = None

@@ -88,6 +88,9 @@ class History:
         # Called with the conversation key and its message count when an assistant answer ends a
         # turn (transcript indexing), so a background job sees the conversation as it was then.
         self.turn_hook: Callable[[str, int], None] | None = None
+        # Called by ``pop_newest`` with the key and the end of the conversation before and after
+        # the pop, so a turn indexed as a memory (transcripts) that the pop undid is forgotten.
+        self.undo_hook: Callable[[str, list[Message], list[Message]], None] | None = None
         self._on_close: list[Callable[[], None]] = []
         self._after_close: list[Callable[[], None]] = [on_close] if on_close is not None else []
 
@@ -242,22 +245,31 @@ class History:
 
     def pop_newest(self, key: str) -> Message | None:
         """Remove and return the newest message (None when there is none), in one step of the
-        store: two pops never return the same message. The exchange it ended leaves the semantic
-        index too (an undone answer is not recalled), unlike the exchanges a trim or a compaction
-        discards. Raises ``ValidationError``, ``StorageError``."""
+        store: two pops never return the same message. An undo is not recalled: the exchange it
+        ended leaves the semantic index, and the turn it belonged to, when indexed as a memory
+        (``transcript:<key>:<n>``), is forgotten (``undo_hook``), unlike the exchanges and turns
+        a trim or a compaction discards. Raises ``ValidationError``, ``StorageError``."""
         key = normal_key(key)
         popped = pop_newest(self.store, key)
-        if popped is not None and self.semantic is not None:
-            self._unindex(key, popped)
+        if popped is None or (self.semantic is None and self.undo_hook is None):
+            return popped
+        rest = self.store.get_recent(key, self.max_history_len)
+        if self.semantic is not None:
+            self._unindex(key, rest, popped)
+        if self.undo_hook is not None:
+            try:
+                self.undo_hook(key, [*rest, popped], rest)
+            except EngramError as exc:  # the message is already popped: the caller must still get it
+                log.warning("popped message's turn left in memory (%s)", exc)
         return popped
 
-    def _unindex(self, key: str, popped: Message) -> None:
-        """Forget the exchanges that ``popped``, just removed from the end of the conversation,
-        completed: those the conversation made with it and no longer makes without it. Only
-        exact matches go, so an identical exchange said earlier (and trimmed) stays searchable.
-        (An answer whose question was already trimmed, or a pop raced by an append, leaves its
-        exchange indexed: what is removed is never more than the popped message ended.)"""
-        rest = self.store.get_recent(key, self.max_history_len)
+    def _unindex(self, key: str, rest: list[Message], popped: Message) -> None:
+        """Forget the exchanges that ``popped``, just removed from the end of the conversation
+        (``rest`` is what is left of its window), completed: those the conversation made with it
+        and no longer makes without it. Only exact matches go, so an identical exchange said
+        earlier (and trimmed) stays searchable. (An answer whose question was already trimmed,
+        or a pop raced by an append, leaves its exchange indexed: what is removed is never more
+        than the popped message ended.)"""
         gone = set(pair_exchanges(key, [*rest, popped])) - set(pair_exchanges(key, rest))
         if not gone:
             return
