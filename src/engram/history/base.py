@@ -33,6 +33,7 @@ message's own rules (roles, tool calls, sizes) are ``model.make_message``'s, app
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 from collections.abc import Sequence
@@ -104,15 +105,17 @@ class HistoryStore(Protocol):
         return _pop_by_position(self, key)
 
     def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
-                             summary: str | None = None) -> bool:
+                             summary: str | None = None, summary_read: str | None = None) -> bool:
         """Remove ``read[start:stop]`` if the conversation still begins with ``read`` (its oldest
-        messages as the caller read them; messages appended after them do not matter), and then
-        set ``summary`` when given, all in one step: returns True. When a message of ``read`` was
-        removed or is no longer where it was read (another trim, compaction or pop), removes
-        nothing, writes no summary and returns False: the caller reads again and decides again.
-        Raises ``ValidationError`` for a bad key, ``read``, ``start``/``stop`` (``stop`` at most
-        ``len(read)``) or ``summary``, ``StorageError``."""
-        return _discard_by_position(self, key, read, start, stop, summary)
+        messages as the caller read them; messages appended after them do not matter) and, when
+        ``summary_read`` is given, its summary is still that text (``""``: none), and then set
+        ``summary`` when given, all in one step: returns True. When a message of ``read`` was
+        removed or is no longer where it was read (another trim, compaction or pop), or the
+        summary was set since (by hand: ``set_summary``), removes nothing, writes no summary and
+        returns False: the caller reads again and decides again. Raises ``ValidationError`` for
+        a bad key, ``read``, ``start``/``stop`` (``stop`` at most ``len(read)``), ``summary`` or
+        ``summary_read``, ``StorageError``."""
+        return _discard_by_position(self, key, read, start, stop, summary, summary_read)
 
     def purge(self, key: str) -> None:
         """Remove every message and the summary of the conversation."""
@@ -138,13 +141,38 @@ def pop_newest(store: HistoryStore, key: str) -> Message | None:
 
 
 def discard_if_unchanged(store: HistoryStore, key: str, read: Sequence[Message], start: int, stop: int, *,
-                         summary: str | None = None) -> bool:
+                         summary: str | None = None, summary_read: str | None = None) -> bool:
     """``store.discard_if_unchanged(...)``, or for a plug-in store without it the same built on
-    its ``get_all``/``set_summary``/``discard`` (atomic only within this process; warned once)."""
+    its ``get_all``/``set_summary``/``discard`` (atomic only within this process; warned once).
+    A plug-in store whose ``discard_if_unchanged`` predates ``summary_read`` gets the summary
+    compared just before (a summary set in between is still overwritten; warned once)."""
     method = getattr(store, "discard_if_unchanged", None)
-    if method is not None:
+    if method is None:
+        return _discard_by_position(store, key, read, start, stop, summary, summary_read)
+    if summary_read is None:
         return bool(method(key, read, start, stop, summary=summary))
-    return _discard_by_position(store, key, read, start, stop, summary)
+    if _takes_summary_read(method):
+        return bool(method(key, read, start, stop, summary=summary, summary_read=check_summary(summary_read, "summary_read")))
+    _warn_old(store)
+    if store.get_summary(key) != check_summary(summary_read, "summary_read"):
+        return False
+    return bool(method(key, read, start, stop, summary=summary))
+
+
+def _takes_summary_read(method: object) -> bool:
+    try:
+        return "summary_read" in inspect.signature(method).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # no signature to read (a builtin): assume the older one
+        return False
+
+
+def _warn_old(store: object) -> None:
+    name = f"{type(store).__qualname__}.summary_read"
+    if name not in _WARNED:
+        _WARNED.add(name)
+        log.warning("history store %s: discard_if_unchanged takes no summary_read, so a summary set by hand while a "
+                    "compaction runs may be overwritten; add it (engram.history.base.HistoryStore)",
+                    type(store).__qualname__)
 
 
 def _warn_fallback(store: object) -> None:
@@ -168,11 +196,14 @@ def _pop_by_position(store: HistoryStore, key: str) -> Message | None:
 
 
 def _discard_by_position(store: HistoryStore, key: str, read: Sequence[Message], start: int, stop: int,
-                         summary: str | None) -> bool:
+                         summary: str | None, summary_read: str | None = None) -> bool:
     read, start, stop = check_read(read, start, stop)
+    summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
     _warn_fallback(store)
     with _FALLBACK_LOCK:
         if store.get_all(key)[: len(read)] != read:
+            return False
+        if summary_read is not None and store.get_summary(key) != summary_read:
             return False
         if summary is not None:
             store.set_summary(key, summary)
@@ -238,9 +269,10 @@ def check_read(read: Sequence[Message], start: int, stop: int) -> tuple[list[Mes
     return list(read), start, stop
 
 
-def check_summary(summary: str) -> str:
+def check_summary(summary: str, field: str = "summary") -> str:
+    """Validate a summary (or, ``field``, the summary a caller read); raises ``ValidationError``."""
     if not isinstance(summary, str):
-        raise ValidationError("summary", f"got {type(summary).__name__}", "text")
+        raise ValidationError(field, f"got {type(summary).__name__}", "text")
     if len(summary) > MAX_MESSAGE_CHARS:
-        raise ValidationError("summary", f"is {len(summary)} characters", f"up to {MAX_MESSAGE_CHARS}")
+        raise ValidationError(field, f"is {len(summary)} characters", f"up to {MAX_MESSAGE_CHARS}")
     return summary

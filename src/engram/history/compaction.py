@@ -17,9 +17,15 @@ Trigger: the history has more than ``min_messages`` (12) messages AND either mor
 
 Concurrency: the summary and the discard are one step of the store
 (``discard_if_unchanged``), taken only if the conversation still begins with the messages the
-compaction read; when another compaction, a trim or a pop removed messages in between, nothing
-is written and the compaction reads again and decides again (up to ``ATTEMPTS`` times; the
-extraction hook runs again on what it then discards).
+compaction read and its summary is still the one it read; when another compaction, a trim or a
+pop removed messages in between, or a summary was set by hand (``set_summary``), nothing is
+written and the compaction reads again and decides again (up to ``ATTEMPTS`` times). A summary
+set by hand is then the previous summary the new one builds on, as if it had been set just
+before the compaction began: the count summary keeps its text and adds the counts, the LLM
+summariser is given it as the summary so far. What a try costs is not paid twice: the
+extraction hook sees only the messages no earlier try of this compaction extracted (none again
+when the retry discards what was already extracted, so facts are stored once), and the
+summariser is not asked again for the same messages and previous summary.
 
 Emergency path: past ``emergency_ratio`` x ``token_limit`` the window is critically exceeded;
 only ``emergency_retain`` messages stay (the cut walks forward past tool results instead, so
@@ -193,16 +199,19 @@ def compact_conversation(
 
     Raises ``StorageError`` from the store and ``ValidationError`` for a bad key.
     """
+    once = _Once(summarizer, extract)
     for _ in range(ATTEMPTS):
         messages = store.get_all(key)
+        previous = store.get_summary(key)
         result = compact_messages(
-            messages, settings, previous_summary=store.get_summary(key), summarizer=summarizer, extract=extract,
-            reported_tokens=reported_tokens, force=force,
+            messages, settings, previous_summary=previous, summarizer=once if summarizer is not None else None,
+            extract=once.extract if extract is not None else None, reported_tokens=reported_tokens, force=force,
         )
         if not result.compacted:
             return result
         head = 1 if messages and messages[0].role is Role.SYSTEM else 0
-        if discard_if_unchanged(store, key, messages, head, head + len(result.discarded), summary=result.summary):
+        if discard_if_unchanged(store, key, messages, head, head + len(result.discarded), summary=result.summary,
+                                summary_read=previous):
             break
         log.info("conversation %s changed while it was compacted; reading it again", key)
     else:
@@ -214,3 +223,32 @@ def compact_conversation(
         purged = purge(settings.conversation_max_age_s)
     return CompactionResult(result.compacted, result.emergency, result.kept, result.discarded, result.summary,
                             result.summarizer, result.tokens_before, purged, result.notes)
+
+
+class _Once:
+    """One compaction's extraction and summariser across its tries: a retry after losing a race
+    (``discard_if_unchanged`` found the conversation changed) must not pay a provider again for
+    the same work, nor store the same facts twice. ``extract`` is given only the messages no
+    earlier try extracted (after it succeeded for them); ``summarize`` answers the same messages
+    (previous summary included) with the summary it made for them."""
+
+    def __init__(self, summarizer: Summarizer | None, extract: Extractor | None) -> None:
+        self._summarizer, self._extract = summarizer, extract
+        self._extracted: list[Message] = []  # (a list: a Message's metadata is a dict, so not hashable)
+        self._summarized: tuple[list[Message], str] | None = None
+
+    def extract(self, discarded: Sequence[Message]) -> object:
+        new = [m for m in discarded if m not in self._extracted]
+        if not new or self._extract is None:
+            return None
+        outcome = self._extract(new)
+        self._extracted.extend(new)
+        return outcome
+
+    def summarize(self, messages: Sequence[Message]) -> str:
+        if self._summarized is not None and self._summarized[0] == list(messages):
+            return self._summarized[1]
+        assert self._summarizer is not None
+        summary = self._summarizer.summarize(messages)
+        self._summarized = (list(messages), summary)
+        return summary

@@ -100,13 +100,16 @@ class InMemoryHistoryStore:
             return messages.pop() if messages else None
 
     def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
-                             summary: str | None = None) -> bool:
+                             summary: str | None = None, summary_read: str | None = None) -> bool:
         ident = self._id(key)
         read, start, stop = check_read(read, start, stop)
         summary = None if summary is None else check_summary(summary)
+        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
         with self._lock:
             messages = self._shelves.messages.get(ident, [])
             if messages[: len(read)] != read:
+                return False
+            if summary_read is not None and self._shelves.summaries.get(ident, "") != summary_read:
                 return False
             if summary is not None:
                 self._shelves.summaries[ident] = summary

@@ -324,14 +324,17 @@ class JsonlHistoryStore:
             return newest
 
     def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
-                             summary: str | None = None) -> bool:
+                             summary: str | None = None, summary_read: str | None = None) -> bool:
         key = normal_key(key)
         read, start, stop = check_read(read, start, stop)
         summary = None if summary is None else check_summary(summary)
+        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
         with self._locked():
             lines, _ = self._read()
             # Compared as read, under the file lock: the messages removed are the ones the caller saw.
             if [m for line in lines if self._mine(line, key) for m in line.messages][: len(read)] != read:
+                return False
+            if summary_read is not None and self._read_summaries().get((self.agent, key), "") != summary_read:
                 return False
             if summary is not None:
                 # The summary goes first (a second file): a crash before the rewrite leaves more context, never less.

@@ -121,7 +121,13 @@ class PostgresHistoryStore:
     def set_summary(self, key: str, summary: str) -> None:
         key, summary = normal_key(key), check_summary(summary)
         _refuse_nul("summary", summary)
-        self.db.transact(lambda conn: _set_summary(conn, self.agent, key, summary))
+
+        def work(conn: Any) -> None:
+            # Under the conversation's lock: a compaction comparing the summary it read sees this one.
+            _lock(conn, self.agent, key)
+            _set_summary(conn, self.agent, key, summary)
+
+        self.db.transact(work)
 
     def get_summary(self, key: str) -> str:
         key = normal_key(key)
@@ -163,12 +169,13 @@ class PostgresHistoryStore:
         return self.db.transact(work)
 
     def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
-                             summary: str | None = None) -> bool:
+                             summary: str | None = None, summary_read: str | None = None) -> bool:
         key = normal_key(key)
         read, start, stop = check_read(read, start, stop)
         if summary is not None:
             summary = check_summary(summary)
             _refuse_nul("summary", summary)
+        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
 
         def work(conn: Any) -> bool:
             # Compared as read, under the append lock: the rows removed are the ones the caller saw.
@@ -178,6 +185,11 @@ class PostgresHistoryStore:
                 (self.agent, key, len(read))).fetchall()
             if [_message(r[1:]) for r in rows] != read:
                 return False
+            if summary_read is not None:  # set_summary takes the same lock, so it cannot slip in after this
+                row = conn.execute("SELECT summary FROM history_summaries WHERE agent = %s AND conversation = %s",
+                                   (self.agent, key)).fetchone()
+                if (row[0] if row else "") != summary_read:
+                    return False
             if summary is not None:
                 _set_summary(conn, self.agent, key, summary)
             gone = [r[0] for r in rows[start:stop]]

@@ -166,10 +166,11 @@ class SqliteHistoryStore:
         return _message(row[1:])
 
     def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
-                             summary: str | None = None) -> bool:
+                             summary: str | None = None, summary_read: str | None = None) -> bool:
         key = normal_key(key)
         read, start, stop = check_read(read, start, stop)
         summary = None if summary is None else check_summary(summary)
+        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
         with self.db.write() as conn:
             rows = conn.execute(
                 f"SELECT seq, {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq LIMIT ?",
@@ -177,6 +178,11 @@ class SqliteHistoryStore:
             # Compared as read, under the write lock: the rows removed are the ones the caller saw.
             if [_message(r[1:]) for r in rows] != read:
                 return False
+            if summary_read is not None:
+                row = conn.execute("SELECT summary FROM history_summaries WHERE agent = ? AND conversation = ?",
+                                   (self.agent, key)).fetchone()
+                if (row[0] if row else "") != summary_read:
+                    return False
             if summary is not None:
                 _set_summary(conn, self.agent, key, summary)
             conn.executemany("DELETE FROM history_messages WHERE agent = ? AND conversation = ? AND seq = ?",

@@ -269,6 +269,19 @@ class HistoryStoreContract:
         assert store.discard_if_unchanged(KEY, read, 0, 2, summary="after") is False
         assert store.get_all(KEY) == left and store.get_summary(KEY) == "before"  # nothing removed nor written
 
+    def test_discard_if_unchanged_refuses_after_a_summary_set_since(self, store: HistoryStore) -> None:
+        # A compaction passes the summary it read: one set by hand meanwhile is not overwritten.
+        store.append_many(KEY, [user(f"m{i}", float(i)) for i in range(4)])
+        read = store.get_all(KEY)
+        store.set_summary(KEY, "written by hand")
+        assert store.discard_if_unchanged(KEY, read, 0, 2, summary="compacted", summary_read="") is False
+        assert store.get_all(KEY) == read and store.get_summary(KEY) == "written by hand"
+        assert store.discard_if_unchanged(KEY, read, 0, 2, summary="built on it", summary_read="written by hand")
+        assert store.count(KEY) == 2 and store.get_summary(KEY) == "built on it"
+        with pytest.raises(ValidationError) as info:
+            store.discard_if_unchanged(KEY, store.get_all(KEY), 0, 1, summary_read=5)  # type: ignore[arg-type]
+        assert info.value.field == "summary_read"
+
     def test_discard_if_unchanged_refuses_bad_input(self, store: HistoryStore) -> None:
         store.append_many(KEY, [user("m0"), user("m1")])
         read = store.get_all(KEY)
