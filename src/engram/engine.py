@@ -111,18 +111,20 @@ def one_selector(field: str, selectors: Mapping[str, object]) -> str:
 @dataclass(frozen=True, slots=True)
 class Filters:
     """List/recall filters as a user passes them (validated into a ``MemoryFilter``): ``metadata``
-    keeps values equal to the ones given; ``where`` states conditions on the metadata in mem0's
-    filter language (``engram.where``: comparisons, lists, substrings, ``*``, ``AND``/``OR``/``NOT``)."""
+    keeps values whose text form equals the one given (``{"n": 5}`` and ``{"n": "5"}`` both match a
+    stored 5 or "5"); ``where`` states conditions on the metadata in mem0's filter language, types
+    kept (``engram.where``: comparisons, lists, substrings, ``*``, ``AND``/``OR``/``NOT``)."""
 
     category: str | Category | Sequence[str | Category] | None = None
     type: str | Sequence[str] | None = None
     layer: str | Layer | Sequence[str | Layer] | None = None
     tags: str | Iterable[str] | None = None
     related_entity: str | None = None
+    # key = value by text form: the shorthand of ``where`` equality that text doors (--meta k=v) mean.
     metadata: Mapping[str, Any] | None = None
     # Conditions on the metadata beyond key = value: comparisons, lists, substrings, AND/OR/NOT
-    # (``engram.where`` states the language, mem0's).
-    where: Mapping[str, Any] | None = None
+    # (``engram.where`` states the language, mem0's), or their JSON text as the CLI and HTTP pass it.
+    where: Mapping[str, Any] | str | None = None
     # Created in [since, until]: epoch seconds, ISO 8601 (no offset: in ``time.zone``) or a time
     # phrase as the audit trail reads them ("yesterday", "last week"; ``until`` keeps its whole day).
     since: float | str | None = None

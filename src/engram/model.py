@@ -21,7 +21,7 @@ import numpy as np
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.temporal.instants import parse_time, parse_validity
-from engram.where import Condition, json_text, parse_where
+from engram.where import Condition, all_of, json_text, metadata_condition, parse_where
 
 
 class Category(StrEnum):
@@ -340,8 +340,9 @@ ORDERS: tuple[str, ...] = ("recent", "oldest", "importance", "accessed")
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
     """Which memories an operation may see. ``scopes`` are the visible scopes; the other fields
-    narrow further (``tags``: every listed tag must be present; ``metadata``: key = value;
-    ``where``: a condition on the metadata, ``engram.where``; ``key``: the memory's key, exactly).
+    narrow further (``tags``: every listed tag must be present; ``where``: a condition on the
+    metadata, ``engram.where``, which ``Filters.metadata``'s key = value tests join; ``key``: the
+    memory's key, exactly).
 
     Time (``engram.temporal``): ``since``/``until`` bound the record time (created_at);
     ``happened_from``/``happened_before`` bound the event time (valid_from, else created_at),
@@ -356,7 +357,6 @@ class MemoryFilter:
     layers: tuple[Layer, ...] = ()
     tags: tuple[str, ...] = ()
     related_entity: str | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
     since: float | None = None
     until: float | None = None
     include_superseded: bool = False
@@ -383,9 +383,6 @@ class MemoryFilter:
             return False
         if self.key is not None and memory.key != self.key:
             return False
-        for k, v in self.metadata.items():
-            if k not in memory.metadata or metadata_text(memory.metadata[k]) != v:
-                return False
         if self.where is not None and not self.where.matches(memory.metadata):
             return False
         if self.since is not None and memory.created_at < self.since:
@@ -420,22 +417,9 @@ class MemoryFilter:
 
 
 def metadata_text(value: Any) -> str:
-    """How a metadata value compares with a filter's string (sclaw's SearchByMetadata): the
-    reference every store's metadata filter follows."""
+    """A metadata value's text form: a string as it is, another value as its canonical JSON text
+    (what ``where`` equality compares other values by, ``engram.where``)."""
     return value if isinstance(value, str) else json_text(value)
-
-
-def metadata_json(value: str) -> tuple[bool, Any]:
-    """``(True, the value)`` when a filter's ``value`` is the canonical JSON text of a value other
-    than a string (``true``, ``null``, ``[1, 2]``): only then can it equal such a value's
-    ``metadata_text``, so a store compares it with non-string values at all."""
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return False, None
-    if isinstance(parsed, str) or json_text(parsed) != value:
-        return False, None
-    return True, parsed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -772,7 +756,7 @@ def make_filter(
     happened_before: float | None = None,
     valid_at: Any = None,
     known_at: Any = None,
-    where: Mapping[str, Any] | None = None,
+    where: Mapping[str, Any] | str | None = None,
 ) -> MemoryFilter:
     """Validate list/recall filters; raises ``ValidationError`` naming the filter."""
     return MemoryFilter(
@@ -782,8 +766,6 @@ def make_filter(
         layers=tuple(parse_layer(v) for v in _as_list(layer)),
         tags=parse_tags(tags),
         related_entity=_optional_text("related_entity", related_entity),
-        metadata={usable_text("metadata", str(k)): usable_text("metadata", metadata_text(v))
-                  for k, v in (metadata or {}).items()},
         since=since,
         until=until,
         include_superseded=include_superseded,
@@ -791,7 +773,8 @@ def make_filter(
         happened_before=parse_time(happened_before, "happened_before"),
         valid_at=parse_time(valid_at, "as_of"),
         known_at=parse_time(known_at, "known_at"),
-        where=parse_where(where),
+        # metadata's key = value is where's equality on text forms (engram.where states both).
+        where=all_of(metadata_condition(metadata), parse_where(where)),
     )
 
 

@@ -24,6 +24,14 @@ reference semantics, which the in-memory and JSON stores use directly and the SQ
   element; ``icontains`` the same ignoring the case of ASCII letters (A-Z), the same on every
   backend (PostgreSQL's and SQLite's own case rules differ beyond ASCII).
 - A missing key fails every comparison, so ``ne``, ``nin`` and ``NOT`` let it through.
+
+``Filters(metadata={key: value})`` (the CLI's ``--meta key=value``) is a shorthand over this
+equality, stated once here (``metadata_condition``): it compares text forms, a string's being the
+string and another value's its canonical JSON text, so ``5`` and ``"5"`` both match a stored ``5``
+and a stored ``"5"``, and ``"true"`` a stored ``true``. A value typed at a text door carries no
+type, and ``--meta n=5`` is meant to find the number. ``where`` keeps the type its JSON carries,
+as mem0 does: ``{"n": 5}`` matches ``5`` only. Everything else is the same; ``metadata`` has no
+operators, so ``"*"`` and ``AND`` there are a value and a key like any other.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import ValidationError
 
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains")
@@ -125,17 +134,71 @@ def _ordered(stored: Any, op: str, value: Any) -> bool:
     return a > b if op == "gt" else a >= b if op == "gte" else a < b if op == "lt" else a <= b
 
 
-def parse_where(where: Mapping[str, Any] | None, field: str = "where") -> Condition | None:
-    """The condition ``where`` states, or None for none; raises ``ValidationError`` naming the
-    place (``where.AND[0].priority``) and what is allowed there."""
+def metadata_condition(metadata: Mapping[str, Any] | None, field: str = "metadata") -> Condition | None:
+    """``metadata``'s key = value tests as ``where`` equality (the module's note), or None for none:
+    each value's text form, or that text or the JSON value it is the canonical text of (``"5"``:
+    ``"5"`` or ``5``). Raises ``ValidationError`` naming ``metadata`` or ``metadata.<key>``."""
+    if metadata is None:
+        return None
+    if not isinstance(metadata, Mapping):
+        raise ValidationError(field, f"got {type(metadata).__name__}", "a mapping of metadata keys to values")
+    parts: list[Condition] = []
+    for key, value in metadata.items():
+        name = _text(str(key), field)
+        path = f"{field}.{name}"
+        text = _text(value if isinstance(value, str) else json_text(_value(value, path)), path)
+        same = _json_of(text)
+        parts.append(Compare(name, "eq", text) if same is _NOT_JSON else Compare(name, "in", (text, same)))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else Logic("and", tuple(parts))
+
+
+_NOT_JSON = object()
+
+
+def _json_of(text: str) -> Any:
+    """The value other than a string whose canonical JSON text ``text`` is (``true``, ``null``,
+    ``[1, 2]``), or ``_NOT_JSON``: only such a value's text form is ``text``."""
+    try:
+        parsed = jsondoc.loads(text)
+        canonical = json.dumps(parsed, sort_keys=True, allow_nan=False)  # NaN is no JSON value
+    except ValueError:
+        return _NOT_JSON
+    return _NOT_JSON if isinstance(parsed, str) or canonical != text else parsed
+
+
+def all_of(*conditions: Condition | None) -> Condition | None:
+    """The conditions given (None: none) joined by AND, or None when there are none."""
+    parts = tuple(c for c in conditions if c is not None)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else Logic("and", parts)
+
+
+def parse_where(where: Mapping[str, Any] | str | None, field: str = "where") -> Condition | None:
+    """The condition ``where`` states (a mapping, or its JSON text as the CLI and an HTTP query
+    parameter pass it), or None for none; raises ``ValidationError`` naming the place
+    (``where.AND[0].priority``) and what is allowed there."""
     if where is None:
         return None
+    if isinstance(where, str):
+        where = _json_document(where, field)
     if not isinstance(where, Mapping):
         raise ValidationError(field, f"got {type(where).__name__}", "a mapping of metadata keys to values or operators")
     if not where:
         return None
     terms = [0]
     return _mapping(where, field, 1, terms)
+
+
+def _json_document(text: str, field: str) -> Any:
+    try:  # (a name given twice is refused: json.loads would keep only the last condition)
+        return jsondoc.loads(text, unique_names=True)
+    except json.JSONDecodeError as exc:
+        at = f" at char {exc.pos}" if exc.pos else ""
+        raise ValidationError(field, f"malformed JSON ({exc.msg}{at})",
+                              'a JSON object of conditions, e.g. {"priority": {"gte": 2}}') from None
 
 
 def _mapping(where: Mapping[str, Any], path: str, depth: int, terms: list[int]) -> Condition:

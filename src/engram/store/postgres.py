@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from psycopg.types.json import Json, Jsonb
+from psycopg.types.json import Json
 
 from engram import text
 from engram.db.postgres import PgDatabase, is_retryable
@@ -53,7 +53,6 @@ from engram.model import (
     Scope,
     WriteResult,
     draft_changes,
-    metadata_json,
 )
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
@@ -128,16 +127,6 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if filt.key is not None:
         clauses.append(f"{alias}.key = %s")
         params.append(filt.key)
-    for key, value in filt.metadata.items():
-        # Strings compare as text; other JSON values by their JSON text (jsonb's canonical form on
-        # both sides, so 1 and 1.0 stay different as they are in the reference). The column is
-        # JSON (kept as written: migration 0009), read here as JSONB.
-        clauses.append(
-            f"(CASE WHEN jsonb_typeof({alias}.metadata::jsonb -> %s::text) = 'string'"
-            f" THEN {alias}.metadata ->> %s::text = %s"
-            f" ELSE ({alias}.metadata::jsonb -> %s::text)::text = (%s::jsonb)::text END)"
-        )
-        params.extend([key, key, value, key, _as_json(value)])
     if filt.where is not None:
         clauses.append(postgres_where(filt.where, alias, params))
     if filt.since is not None:
@@ -150,12 +139,6 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     clauses.extend(more)
     params.extend(more_params)
     return " AND ".join(clauses), params
-
-
-def _as_json(value: str) -> Jsonb | None:
-    """The filter's value as JSON when it is the canonical JSON text of a non-string value."""
-    found, parsed = metadata_json(value)
-    return Jsonb(parsed) if found else None
 
 
 def _tsquery(terms: Sequence[str], joiner: str) -> str:

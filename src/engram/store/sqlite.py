@@ -46,7 +46,6 @@ from engram.model import (
     Scope,
     WriteResult,
     draft_changes,
-    metadata_json,
     metadata_text,
 )
 from engram.store.base import (
@@ -105,7 +104,7 @@ def _scope_columns(scope: Scope) -> tuple[str, str]:
 
 def _stored_metadata_text(document: str | None, key: str) -> str | None:
     """``metadata_text`` of the value under ``key`` in a row's metadata JSON (NULL when absent):
-    the SQL function ``filter_sql`` compares non-string filters with."""
+    the SQL function ``where_sql`` compares equality with values other than strings by."""
     try:
         data = json.loads(document) if document else None
     except ValueError:
@@ -142,22 +141,6 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if filt.key is not None:
         clauses.append(f"{alias}.key = ?")
         params.append(filt.key)
-    for key, value in filt.metadata.items():
-        # Strings compare as text. A filter that is the canonical JSON text of another value
-        # (`true`, `null`, `[1, 2]`) compares with the stored value's, written by the reference
-        # (model.metadata_text) through the store's SQL function: SQLite's json() wrote `[1,2]`,
-        # kept an object's key order, and json_extract read `true` as 1 and `null` as NULL, so
-        # such filters matched other memories than on every other backend.
-        path = "$." + json.dumps(key)
-        if metadata_json(value)[0]:
-            clauses.append(
-                f"(CASE json_type({alias}.metadata, ?) WHEN 'text' THEN json_extract({alias}.metadata, ?) "
-                f"ELSE {SQLITE_METADATA_TEXT}({alias}.metadata, ?) END) = ?"
-            )
-            params.extend([path, path, key, value])
-        else:
-            clauses.append(f"(json_type({alias}.metadata, ?) = 'text' AND json_extract({alias}.metadata, ?) = ?)")
-            params.extend([path, path, value])
     if filt.where is not None:
         clauses.append(sqlite_where(filt.where, alias, params))
     if filt.since is not None:

@@ -329,6 +329,34 @@ class MemoryStoreContract(TemporalContract):
             mem.list(Filters(where={"priority": {"like": 1}}))
         assert "'like'" in str(err.value) and "icontains" in str(err.value)  # names it and what is allowed
 
+    def test_metadata_is_where_equality_by_text_form(self, mem: Engram) -> None:
+        # Filters(metadata=...) is where's equality on text forms (engram.where): a value typed at
+        # a text door (--meta n=5) carries no type, so 5 and "5" match alike there; where keeps types.
+        mem.remember("a number", key="num", metadata={"n": 5, "on": True, "star": "*", "AND": "x", "nan": "NaN"})
+        mem.remember("a text", key="txt", metadata={"n": "5", "on": "true"})
+
+        def keys(**given: Any) -> list[str]:
+            listed = sorted(m.key for m in mem.list(Filters(**given)))
+            assert mem.count(Filters(**given)) == len(listed)
+            return listed
+
+        assert keys(metadata={"n": 5}) == keys(metadata={"n": "5"}) == keys(where={"n": {"in": [5, "5"]}}) == ["num", "txt"]
+        assert keys(where={"n": 5}) == ["num"] and keys(where={"n": "5"}) == ["txt"]
+        assert keys(metadata={"on": "true"}) == keys(metadata={"on": True}) == ["num", "txt"]
+        assert keys(metadata={"n": 5.0}) == []  # 5.0's text is not 5's, as where's 5.0 is not 5
+        # No operators in metadata: "*" is a value and AND a key; "NaN" is text, not a number.
+        assert keys(metadata={"star": "*"}) == keys(metadata={"AND": "x"}) == keys(metadata={"nan": "NaN"}) == ["num"]
+        assert keys(metadata={"n": 5}, where={"on": True}) == ["num"]
+        # where as JSON text (the CLI and HTTP pass it so), read as the mapping is.
+        assert keys(where='{"n": {"gte": 5}}') == ["num"]
+        for given, field in [({"metadata": {"n": {1, 2}}}, "metadata.n"), ({"metadata": {"n": float("nan")}}, "metadata.n"),
+                             ({"metadata": "n=5"}, "metadata"), ({"where": '{"n": '}, "where"),
+                             ({"where": '{"n": 1, "n": 2}'}, "where"), ({"where": '{"n": {"gte": true}}'}, "where.n.gte"),
+                             ({"where": "[1]"}, "where")]:
+            with pytest.raises(ValidationError) as err:
+                mem.list(Filters(**given))
+            assert err.value.field == field, given
+
     def test_list_filters_and_pagination(self, mem: Engram, clock: FakeClock) -> None:
         mem.remember("core identity", category="core", importance=0.9)
         clock.advance(10)

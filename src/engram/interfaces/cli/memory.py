@@ -24,7 +24,10 @@ TypeOpt = typer.Option(None, "--type", "-t", help="experience, conversation, lea
 LayerOpt = typer.Option(None, "--layer", help="episodic, semantic or procedural.")
 TagOpt = typer.Option(None, "--tag", help="Only memories with this tag (repeatable: all must match).")
 EntityOpt = typer.Option(None, "--entity", help="Only memories about this related entity.")
-MetaOpt = typer.Option(None, "--meta", help="Only memories whose metadata has key=value (repeatable).")
+MetaOpt = typer.Option(None, "--meta", help="Only memories whose metadata has key=value (repeatable; 5 matches 5 and \"5\").")
+# JSON text, read by the engine (engram.where), which names the place in it that it cannot read.
+WhereOpt = typer.Option(None, "--where", help='Metadata conditions as JSON, mem0\'s filter language: '
+                        '\'{"priority": {"gte": 2}}\', eq ne gt gte lt lte in nin contains icontains, "*", AND/OR/NOT.')
 SinceOpt = typer.Option(
     None, "--since", help="Created at or after: a date or ISO time, epoch seconds, or a phrase (yesterday, last week).")
 UntilOpt = typer.Option(
@@ -78,12 +81,13 @@ def _said(ref: str | None, key: str | None, *_: object) -> str:
     return str(key if ref is None else ref)
 
 
-def _filters(category, type_, layer, tags, entity, meta, since, until, as_of=None, known_at=None) -> Filters:  # noqa: ANN001
+def _filters(category, type_, layer, tags, entity, meta, since, until, as_of=None, known_at=None,  # noqa: ANN001
+             where=None) -> Filters:  # noqa: ANN001
     from engram.engine import Filters
 
     return Filters(
         category=category, type=type_, layer=layer, tags=tags, related_entity=entity,
-        metadata=parsing.pairs(meta, "--meta") or None,
+        metadata=parsing.pairs(meta, "--meta") or None, where=where,
         since=since, until=until,
         as_of=as_of, known_at=known_at,
     )
@@ -182,6 +186,7 @@ def recall(
     tag: list[str] | None = TagOpt,
     entity: str | None = EntityOpt,
     meta: list[str] | None = MetaOpt,
+    where: str | None = WhereOpt,
     since: str | None = SinceOpt,
     until: str | None = UntilOpt,
     when: str | None = typer.Option(
@@ -196,7 +201,7 @@ def recall(
     # The folder mirror follows changes and recall makes none it reflects: not attached here.
     result = st.engram(warm=mode != "text", mirror=False).recall(
         query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
-        filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at),
+        filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where),
     )
     if st.as_json:
         render.emit_json(result)
@@ -232,6 +237,7 @@ def list_(
     tag: list[str] | None = TagOpt,
     entity: str | None = EntityOpt,
     meta: list[str] | None = MetaOpt,
+    where: str | None = WhereOpt,
     since: str | None = SinceOpt,
     until: str | None = UntilOpt,
     as_of: str | None = AsOfOpt,
@@ -240,7 +246,7 @@ def list_(
     """List memories with filters and pagination."""
     st = state(ctx)
     memories = st.engram().list(
-        _filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at), order=order, limit=limit,
+        _filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where), order=order, limit=limit,
         offset=offset,
         scope=scope,  # type: ignore[arg-type]
     )

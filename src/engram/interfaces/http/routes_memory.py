@@ -37,6 +37,10 @@ Since = Annotated[str | None, Query(max_length=200, description="Created at or a
                                                                "phrase (yesterday, last week).")]
 Until = Annotated[str | None, Query(max_length=200, description="Created at or before: as since (a day or a phrase "
                                                                "counts whole).")]
+# Metadata conditions as JSON text (a query string has no objects), read by the engine (engram.where).
+Where = Annotated[str | None, Query(max_length=8000, description=(
+    'Metadata conditions as JSON, mem0\'s filter language (types kept): {"priority": {"gte": 2}}; '
+    'eq ne gt gte lt lte in nin contains icontains, "*" (present), AND/OR/NOT.'))]
 Reason = Annotated[str | None, Query(max_length=500, description="Why, kept in the audit trail.")]
 LinkLimit = Annotated[int, Query(ge=1, le=200)]
 # Routes that name a memory (by id or key, or a link's other end) answer 404 when none has it.
@@ -45,9 +49,9 @@ NAMED = problems.responses(404)
 
 def _filters(category: str | None, type_: str | None, layer: str | None, tag: list[str] | None,
              entity: str | None = None, as_of: str | None = None, known_at: str | None = None,
-             since: str | None = None, until: str | None = None) -> Filters:
+             since: str | None = None, until: str | None = None, where: str | None = None) -> Filters:
     return Filters(category=category, type=type_, layer=layer, tags=tag, related_entity=entity, as_of=as_of,
-                   known_at=known_at, since=since, until=until)
+                   known_at=known_at, since=since, until=until, where=where)
 
 
 @router.get("", summary="List memories (PHP: GET /api/v1/memory?type=&limit=)")
@@ -66,8 +70,9 @@ def list_memories(
     known_at: KnownAt = None,
     since: Since = None,
     until: Until = None,
+    where: Where = None,
 ) -> dict[str, Any]:
-    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until)
+    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until, where)
     items = eng.list(filters, order=order, limit=limit, offset=offset, scope=scope)
     return {"memories": [present.memory_dict(m) for m in items], "total": eng.count(filters, scope=scope),
             "limit": limit, "offset": offset}
@@ -93,8 +98,9 @@ def search(
     known_at: KnownAt = None,
     since: Since = None,
     until: Until = None,
+    where: Where = None,
 ) -> dict[str, Any]:
-    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until)
+    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until, where)
     result = eng.recall(q, limit=limit, filters=filters,
                         min_relevance=min_relevance, depth=depth, mode=mode, touch=touch, when=when)
     return present.recall_dict(result)

@@ -98,14 +98,15 @@ class RecallFilters(BaseModel):
 
 def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float | None, filters: RecallFilters,
             depth: int, *, when: str | None = None, since: str | None = None, until: str | None = None,
-            as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
+            as_of: str | None = None, known_at: str | None = None,
+            where: dict[str, Any] | None = None) -> dict[str, Any]:
     # The times go to the engine as given: it reads each (epoch seconds, ISO 8601 or a phrase) and
     # names the one it cannot read, in the words every other door gives.
     session_id = filters.session_id
     view = engram if session_id is None else engram.for_session(session_id)
     result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
                          filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
-                                         since=since, until=until, as_of=as_of, known_at=known_at))
+                                         since=since, until=until, as_of=as_of, known_at=known_at, where=where))
     hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
     return present.tool_recall(hits, result.notes)
 
@@ -147,6 +148,11 @@ Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.
 RelatedEntity = Annotated[str | None, Field(
     description="The person or thing the memory is about, e.g. \"Ada\" (up to 200 characters).")]
 Source = Annotated[str | None, Field(description="Where it came from, e.g. \"chat\" or a URL.")]
+# An object (mem0's filter language), read by the engine, whose errors name the place (where.priority.gte).
+Where = Annotated[dict[str, Any] | None, Field(description=(
+    'Only memories whose metadata meets these conditions (mem0\'s filter language, types kept): '
+    '{"priority": {"gte": 2}}, {"status": "open"}, {"topic": "*"} (present); operators eq ne gt gte lt lte in nin '
+    'contains icontains; {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}.'))]
 CategoryFilter = Annotated[Category | None, Field(description="Only this category: core, knowledge or conversation.")]
 CategoryChange = Annotated[Category | None, Field(description=(
     "core: permanent identity facts; knowledge: things learned; conversation: short-lived notes."))]
@@ -214,10 +220,11 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             description="Memory as it was recorded at this time (ISO 8601), with the contents of then.")] = None,
         since: Since = None,
         until: Until = None,
+        where: Where = None,
     ) -> dict[str, Any]:
         with tool_errors():
             return _recall(resolve(), query, limit, min_relevance, filters or RecallFilters(), depth,
-                           when=when, since=since, until=until, as_of=as_of, known_at=known_at)
+                           when=when, since=since, until=until, as_of=as_of, known_at=known_at, where=where)
 
     @server.tool(title="Forget memories", annotations=DELETE, description=(
         "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "
@@ -279,7 +286,8 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
 
     @server.tool(name="list", title="List recent memories", annotations=READ, description=(
         "List stored memories without a question: the most recent first (what was learned lately), or the "
-        "oldest, the most important or the most recently used. Filter by tags, category or type; page with offset."))
+        "oldest, the most important or the most recently used. Filter by tags, category, type or metadata (where); "
+        "page with offset."))
     def list_memories(
         limit: Annotated[int, Field(ge=1, le=100, description="Most memories to return.")] = 20,
         order: Annotated[Literal["recent", "oldest", "importance", "accessed"], Field(
@@ -290,9 +298,11 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Skip this many (for the next page).")] = 0,
         since: Since = None,
         until: Until = None,
+        where: Where = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            items = resolve().list(Filters(tags=tags, category=category, type=type, since=since, until=until),
+            items = resolve().list(Filters(tags=tags, category=category, type=type, since=since, until=until,
+                                           where=where),
                                    order=order, limit=limit, offset=offset)
             return {"memories": [present.list_item(m) for m in items], "count": len(items), "offset": offset}
 
