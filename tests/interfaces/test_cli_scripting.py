@@ -107,3 +107,14 @@ def test_token_revoke_with_json_prints_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     revoked = json.loads(done.stdout)
     assert revoked["id"] == made["id"] and revoked["agent"] == "alice" and revoked["revoked_at"]
+
+
+def test_a_logged_warning_reaches_stderr_as_warning_lines(tmp_path: Path) -> None:
+    # docs/cli.md: on success standard error holds only warnings, as `warning: ...`. Warnings engram
+    # logs (a mistyped key in the config file) came out as the bare message through Python's
+    # fallback handler, so a script looking for `warning:` missed them.
+    tmp_path.joinpath("config.toml").write_text('agent = "assistant"\n[recall]\nfuzion = "rrf"\n')
+    done = run(tmp_path, "count")
+    assert done.returncode == 0 and done.stdout == "0\n", done.stderr
+    assert done.stderr.splitlines() == [
+        f"warning: {tmp_path / 'config.toml'}: recall.fuzion: not a setting engram knows, ignored (did you mean 'fusion'?)"]
