@@ -1,5 +1,6 @@
 """The documentation tells the truth: every CLI command, setting, HTTP route and MCP tool is
-explained in README.md or docs/, and every example in README.md runs."""
+explained in README.md or docs/, and every example in README.md (and the shell examples of getting
+started and privacy) runs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import asyncio
 import os
 import re
 import shlex
+import sqlite3
+import stat
 import subprocess
 import sys
 import warnings
@@ -97,9 +100,9 @@ def test_readme_python_example_runs(isolated_home: Path, capsys) -> None:
 _NOT_RUN = ("engram serve", "engram mcp", "scripts/test.sh", "pip install", "pipx ", "uvx ")
 
 
-def _readme_shell_commands() -> list[str]:
+def _shell_commands(text: str) -> list[str]:
     commands = []
-    for block in re.findall(r"```bash\n(.*?)```", README, re.S):
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
         for line in block.splitlines():
             line = re.sub(r"\s+#.*$", "", line).strip()
             if line and not any(skip in line for skip in _NOT_RUN):
@@ -107,19 +110,39 @@ def _readme_shell_commands() -> list[str]:
     return commands
 
 
-def test_readme_shell_examples_run(isolated_home: Path) -> None:
-    commands = _readme_shell_commands()
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_readme_shell_examples_run(page: str, isolated_home: Path) -> None:
+    """The shell examples of the landing page and of getting started run as written."""
+    commands = _shell_commands((ROOT / page).read_text())
     assert any("recall" in c for c in commands), commands
     env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "COLUMNS": "200"}
     engram = [sys.executable, "-m", "engram"]
     for line in commands:
         for part in line.split("&&"):
             words = shlex.split(part)
-            assert words[0] in ("engram", "./engram"), f"README example is not an engram command: {part}"
+            assert words[0] in ("engram", "./engram"), f"{page} example is not an engram command: {part}"
             run = subprocess.run([*engram, *words[1:]], capture_output=True, text=True, env=env, timeout=120)
-            assert run.returncode == 0, f"README example failed: {part}\n{run.stderr}"
+            assert run.returncode == 0, f"{page} example failed: {part}\n{run.stderr}"
             if "recall" in words:
                 assert "python" in run.stdout.lower(), f"{part} recalled nothing:\n{run.stdout}"
+
+
+def test_privacy_shell_example_keeps_the_home_private(tmp_path: Path) -> None:
+    """docs/privacy.md's key set-up, run by bash as written in a new home: the key, the home that
+    holds every memory, and the database the command makes are for the owner only / encrypted. (It
+    made the home with the shell's umask first: a 0755 home, which engram then kept as it was.)"""
+    pytest.importorskip("sqlcipher3", reason="the example needs the lifecycle extra")
+    block = re.search(r"```bash\n(.*?)```", (ROOT / "docs" / "privacy.md").read_text(), re.S)
+    assert block
+    script = "\n".join(line for line in block.group(1).splitlines() if "pip install" not in line)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(HOME=str(tmp_path), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    run = subprocess.run(["bash", "-euc", f"umask 022\n{script}"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    home = tmp_path / ".engram"
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700 and stat.S_IMODE((home / "key").stat().st_mode) == 0o600
+    with pytest.raises(sqlite3.DatabaseError):
+        sqlite3.connect(home / "memory.db").execute("SELECT count(*) FROM sqlite_master").fetchone()
 
 
 @pytest.mark.parametrize("page", ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))])

@@ -63,6 +63,15 @@ def test_a_statement_about_someones_memory_is_not_a_request() -> None:
     assert facts == ["The user lives in Oslo"] and "I live in Oslo" in sent
 
 
+def test_a_request_covers_its_own_sentence_only() -> None:
+    # docs/agent.md's example: "Never record my health. I have diabetes." keeps the second sentence
+    # (the word "health" is said only in the request; "diabetes" is not), for the rules too.
+    facts, sent = llm_extract("The user has diabetes", "Never record my health. I have diabetes.")
+    assert facts == ["The user has diabetes"] and "I have diabetes." in sent and "health" not in sent
+    assert [f.content for f in RuleExtractor().extract("Never record my health. I live in Paris.")] == [
+        "The user lives in Paris."]
+
+
 def _agent(engram: Engram, server: OpenAICompatServer, settings: ChatSettings) -> MemoryAgent:
     return MemoryAgent(engram, OpenAIChat("m", base_url=server.base_url, max_retries=0), settings,
                        history=History(InMemoryHistoryStore()), conversation="t:1")

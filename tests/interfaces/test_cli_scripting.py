@@ -107,3 +107,28 @@ def test_token_revoke_with_json_prints_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     revoked = json.loads(done.stdout)
     assert revoked["id"] == made["id"] and revoked["agent"] == "alice" and revoked["revoked_at"]
+
+
+def test_a_logged_warning_reaches_stderr_as_warning_lines(tmp_path: Path) -> None:
+    # docs/cli.md: on success standard error holds only warnings, as `warning: ...`. Warnings engram
+    # logs (a mistyped key in the config file) came out as the bare message through Python's
+    # fallback handler, so a script looking for `warning:` missed them.
+    tmp_path.joinpath("config.toml").write_text('agent = "assistant"\n[recall]\nfuzion = "rrf"\n')
+    done = run(tmp_path, "count")
+    assert done.returncode == 0 and done.stdout == "0\n", done.stderr
+    assert done.stderr.splitlines() == [
+        f"warning: {tmp_path / 'config.toml'}: recall.fuzion: not a setting engram knows, ignored (did you mean 'fusion'?)"]
+
+
+def test_a_change_that_meets_a_hand_edit_says_where_the_conflict_is_kept(tmp_path: Path) -> None:
+    # docs/files.md: a change made through engram after the same entry was edited in its file
+    # becomes a conflict, never a silent overwrite. `engram update` made the conflict and said
+    # nothing: the edit was found only by someone running `engram conflicts`.
+    assert run(tmp_path, "remember", "Alpha fact", "--key", "alpha", "--tags", "notes").returncode == 0
+    notes = tmp_path / "memory" / "agents" / "default" / "notes.md"
+    notes.write_text(notes.read_text().replace("Alpha fact", "Alpha fact edited in the file"))
+    done = run(tmp_path, "update", "alpha", "--content", "Alpha fact edited in the database")
+    assert done.returncode == 0, done.stderr
+    kept = json.loads(run(tmp_path, "--json", "conflicts").stdout)
+    assert [c["file_version"] for c in kept] == [["Alpha fact edited in the file"]]
+    assert done.stderr.startswith("warning: memory folder: ") and kept[0]["path"] in done.stderr, done.stderr

@@ -198,6 +198,11 @@ class FileSync:
                 if not self.log_problems:  # left to a caller showing reports; this pass's has none
                     for problem in report.problems:
                         log.warning("%s", problem)
+                # Nobody shows this pass's report: a change that met a hand edit of the same entry
+                # would otherwise leave its conflict unsaid until someone ran `engram conflicts`.
+                for path in report.conflicts:
+                    log.warning("memory folder: an entry changed both here and in its file; the database's version "
+                                "is kept and the file's saved in %s (engram conflicts)", path)
         if self.type_json:
             from . import export
 

@@ -1,5 +1,7 @@
-"""Where a server command's log lines go: engram's own (maintenance, the ``engram.operations``
-line each change writes, warnings) one plain line each on stderr, as uvicorn writes its own.
+"""Where log lines go. A server command's: engram's own (maintenance, the ``engram.operations``
+line each change writes, warnings) one plain line each on stderr, as uvicorn writes its own. Any
+other command's: only warnings, as ``warning: ...`` like the CLI's own (docs/cli.md), so a script
+finds each one by that prefix (Python's fallback wrote the bare message).
 
 Without this, the MCP SDK installs its own handler on the root logger when its server is built (a
 rich console handler at INFO): every library's INFO chatter showed, and each line was folded at
@@ -10,6 +12,7 @@ service's log. A program that configured logging itself keeps its configuration.
 from __future__ import annotations
 
 import logging
+import sys
 
 
 class _LevelPrefix(logging.Formatter):
@@ -30,3 +33,20 @@ def show_server_logs() -> None:
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
     logging.getLogger("engram").setLevel(logging.INFO)
+
+
+class _CommandPrefix(logging.Formatter):
+    """``warning: message``: the CLI's own layout of a warning (``error:`` for worse)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {super().format(record)}"
+
+
+def show_command_warnings() -> None:
+    """Warnings on stderr as ``warning: ...`` while no handler is configured; called by the
+    ``engram`` entry point. It replaces Python's last-resort handler rather than adding one to the
+    root, so ``show_server_logs`` (and the MCP SDK) still find the root bare and set it up."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_CommandPrefix("%(message)s"))
+    logging.lastResort = handler

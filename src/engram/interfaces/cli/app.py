@@ -82,6 +82,9 @@ def exit_code(exc: EngramError) -> int:
 def main() -> None:
     """Entry point: run the app (usage errors are the parser's: exit 2 with usage), turning engram
     errors into a message and an exit code, and anything unexpected into one line, not a traceback."""
+    from engram.interfaces.logs import show_command_warnings
+
+    show_command_warnings()
     try:
         app(args=hoist_json(sys.argv[1:]), prog_name="engram")
     except EngramError as exc:
