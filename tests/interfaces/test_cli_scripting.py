@@ -132,3 +132,17 @@ def test_a_change_that_meets_a_hand_edit_says_where_the_conflict_is_kept(tmp_pat
     kept = json.loads(run(tmp_path, "--json", "conflicts").stdout)
     assert [c["file_version"] for c in kept] == [["Alpha fact edited in the file"]]
     assert done.stderr.startswith("warning: memory folder: ") and kept[0]["path"] in done.stderr, done.stderr
+
+
+def test_tags_given_twice_keeps_both(tmp_path: Path) -> None:
+    # `--tags a --tags b` kept only b: click keeps an option's last value, and the first was dropped
+    # without a word. Both are kept now, on remember and on update (which replaces the stored tags).
+    assert run(tmp_path, "remember", "The office is on the third floor", "--key", "office",
+               "--tags", "work,place", "--tags", "building").returncode == 0
+    got = json.loads(run(tmp_path, "--json", "get", "office").stdout)
+    assert sorted(got["tags"]) == ["building", "place", "work"]
+    assert run(tmp_path, "update", "office", "--tags", "floor", "--tags", "work").returncode == 0
+    got = json.loads(run(tmp_path, "--json", "get", "office").stdout)
+    assert sorted(got["tags"]) == ["floor", "work"]
+    assert run(tmp_path, "update", "office", "--tags", "").returncode == 0  # empty still clears
+    assert json.loads(run(tmp_path, "--json", "get", "office").stdout)["tags"] == []

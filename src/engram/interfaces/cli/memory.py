@@ -100,7 +100,7 @@ def remember(
     category: str = typer.Option("knowledge", "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (routes the layer)."),
     layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural (default: from type)."),
-    tags: str | None = typer.Option(None, "--tags", help="Comma-separated tags."),
+    tags: list[str] | None = typer.Option(None, "--tags", help="Comma-separated tags (repeatable: all are kept)."),
     metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object."),
     importance: float = typer.Option(0.5, "--importance", "-i", help="0.0 to 1.0."),
     entity: str | None = typer.Option(None, "--entity", help="Related person or thing."),
@@ -120,11 +120,17 @@ def remember(
     if content == parsing.STDIN:
         content = parsing.stdin_text("content", "UTF-8 text on standard input")
     result = st.engram().remember(
-        content, key=key, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
+        content, key=key, category=category, type=type_, layer=layer, tags=_joined(tags), metadata=metadata,
         importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
         search_context=search_context, valid_from=valid_from, valid_until=valid_until,
     )
     _show_write(result, as_json=st.as_json)
+
+
+def _joined(tags: list[str] | None) -> str | None:
+    """Every ``--tags`` given, as one comma-separated text: a second ``--tags`` used to replace the
+    first without a word (click keeps an option's last value)."""
+    return None if tags is None else ",".join(tags)
 
 
 _DONE = {"created": "stored", "updated": "updated", "unchanged": "unchanged", "duplicate": "already stored"}
@@ -148,7 +154,8 @@ def update(
     category: str | None = typer.Option(None, "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (re-routes the layer)."),
     layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural."),
-    tags: str | None = typer.Option(None, "--tags", help="Comma-separated tags (replace the stored ones)."),
+    tags: list[str] | None = typer.Option(
+        None, "--tags", help="Comma-separated tags (repeatable: all are kept; replace the stored ones)."),
     metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object (replaces)."),
     importance: float | None = typer.Option(None, "--importance", "-i", help="0.0 to 1.0."),
     entity: str | None = typer.Option(None, "--entity", help="Related person or thing."),
@@ -166,7 +173,8 @@ def update(
     engram = st.engram()
     result = engram.update(
         _one_memory(engram, "update", ref, key), content=content, category=category, type=type_, layer=layer,
-        tags=tags, metadata=metadata, importance=importance, related_entity=entity, source=source, search_context=search_context,
+        tags=_joined(tags), metadata=metadata, importance=importance, related_entity=entity, source=source,
+        search_context=search_context,
         valid_from=valid_from, valid_until=valid_until, clear=clear or (),
     )
     _show_write(result, as_json=st.as_json)
