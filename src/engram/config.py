@@ -100,8 +100,8 @@ def _unknown_keys(document: dict[str, Any], model: type[BaseModel], *, top_level
     for key, value in document.items():
         info = model.model_fields.get(key)
         if info is None:
-            if top_level:
-                found.append((str(key), known))
+            if top_level:  # a section's setting written at the top ("fuzion") is suggested by its dotted name
+                found.append((str(key), known + _section_settings(model)))
             continue
         section = info.annotation
         if (isinstance(section, type) and issubclass(section, BaseModel) and isinstance(value, dict)
@@ -110,9 +110,25 @@ def _unknown_keys(document: dict[str, Any], model: type[BaseModel], *, top_level
     return found
 
 
+def _section_settings(model: type[BaseModel]) -> list[str]:
+    """The settings inside ``model``'s sections, as dotted names (``recall.fusion``)."""
+    names: list[str] = []
+    for key, info in model.model_fields.items():
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            names += [f"{key}.{name}" for name in section.model_fields]
+            names += [f"{key}.{name}" for name in _section_settings(section)]
+    return names
+
+
 def _suggestion(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name.rsplit(".", 1)[-1], known, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """The known name closest to ``name``'s last part: compared by their own last parts, the names
+    of ``name``'s own table first (``known`` lists them first)."""
+    by_last: dict[str, str] = {}
+    for candidate in known:
+        by_last.setdefault(candidate.rsplit(".", 1)[-1], candidate)
+    close = difflib.get_close_matches(name.rsplit(".", 1)[-1], list(by_last), n=1)
+    return f" (did you mean {by_last[close[0]]!r}?)" if close else ""
 
 
 def _warn_of_unknown_keys(path: Path, document: dict[str, Any], *, foreign: bool) -> None:

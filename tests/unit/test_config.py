@@ -209,11 +209,13 @@ def test_a_mistyped_setting_is_named_with_a_suggestion(isolated_home: Path, monk
     caplog.set_level(logging.WARNING, logger="engram.config")
     isolated_home.mkdir(parents=True)
     config = isolated_home / "config.toml"
-    config.write_text('backend = "sqlite"\n[recal]\nlimit = 5\n[recall]\nfuzion = "rrf"\ntext_weight = 0.3\n'
-                      '[history]\nenabeld = true\n')
+    config.write_text('backend = "sqlite"\ntext_wieght = 0.5\n[recal]\nlimit = 5\n[recall]\nfuzion = "rrf"\n'
+                      'text_weight = 0.3\n[history]\nenabeld = true\n')
     settings = load_settings()
     assert settings.recall.text_weight == 0.3 and settings.recall.fusion == "weighted"
     assert [r.getMessage() for r in caplog.records] == [
+        # A section's setting written at the top is suggested by its dotted name.
+        f"{config}: text_wieght: not a setting engram knows, ignored (did you mean 'recall.text_weight'?)",
         f"{config}: recal: not a setting engram knows, ignored (did you mean 'recall'?)",
         f"{config}: recall.fuzion: not a setting engram knows, ignored (did you mean 'fusion'?)",
         f"{config}: history.enabeld: not a setting engram knows, ignored (did you mean 'enabled'?)",
