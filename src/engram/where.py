@@ -21,8 +21,10 @@ reference semantics, which the in-memory and JSON stores use directly and the SQ
 - ``gt``/``gte``/``lt``/``lte`` compare a number with stored numbers (as doubles, never booleans)
   and a string with stored strings (by code point); a stored value of another kind never matches.
 - ``contains`` holds for a stored string holding the text, or a stored list holding it as an
-  element; ``icontains`` the same ignoring the case of ASCII letters (A-Z), the same on every
-  backend (PostgreSQL's and SQLite's own case rules differ beyond ASCII).
+  element; ``icontains`` the same after Unicode full case folding of both sides (``fold_case``,
+  Python's ``str.casefold``: "ÉCOLE" finds "école", "STRASSE" finds "Straße"), the same on every
+  backend: SQLite's and PostgreSQL's own lower() differ beyond A-Z and by build and collation, so
+  SQLite calls ``fold_case`` and PostgreSQL a function holding its table (migration 0017).
 - A missing key fails every comparison, so ``ne``, ``nin`` and ``NOT`` let it through.
 
 ``Filters(metadata={key: value})`` (the CLI's ``--meta key=value``) is a shorthand over this
@@ -53,12 +55,11 @@ RANGES = ("gt", "gte", "lt", "lte")
 # Bounds that keep a condition cheap to check and to turn into SQL (a filter is a request, not data).
 MAX_DEPTH = 8
 MAX_TERMS = 1000
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def ascii_lower(text: str) -> str:
-    """``text`` with A-Z lowered and nothing else changed: ``icontains``'s case rule."""
-    return text.translate(_ASCII_LOWER)
+def fold_case(text: str) -> str:
+    """``text`` case-folded (Unicode full case folding): ``icontains``'s case rule."""
+    return text.casefold()
 
 
 def json_text(value: Any) -> str:
@@ -87,7 +88,7 @@ class Compare:
             return any(equal(stored, v) for v in self.value)
         if self.op in RANGES:
             return _ordered(stored, self.op, self.value)
-        fold = ascii_lower if self.op == "icontains" else (lambda text: text)
+        fold = fold_case if self.op == "icontains" else (lambda text: text)
         if isinstance(stored, str):
             return fold(self.value) in fold(stored)
         return isinstance(stored, list) and any(isinstance(e, str) and fold(e) == fold(self.value) for e in stored)

@@ -266,9 +266,9 @@ class MemoryStoreContract(TemporalContract):
             "a": {"category": "work", "priority": 7, "status": "open", "title": "Weekly Meeting notes",
                   "tags": ["urgent", "Q3"], "due": "2024-03-01"},
             "b": {"category": "personal", "priority": 9.5, "status": "archived", "title": "gym",
-                  "tags": ["health"], "due": "2024-01-15"},
+                  "tags": ["health"], "due": "2024-01-15", "city": "école", "road": "Straße"},
             "c": {"category": "work", "priority": "high", "status": None, "title": "Ärger im BÜRO"},
-            "d": {"category": "travel", "priority": True, "flag": 1},
+            "d": {"category": "travel", "priority": True, "flag": 1, "seen": ["ΣΊΣΥΦΟΣ", "MASSE"]},
             "e": {},
         }
         for key, metadata in rows.items():
@@ -298,7 +298,14 @@ class MemoryStoreContract(TemporalContract):
         assert keys({"title": {"contains": "Meeting"}}) == ["a"]
         assert keys({"title": {"contains": "meeting"}}) == []
         assert keys({"title": {"icontains": "meeting"}}) == ["a"]
-        assert keys({"title": {"icontains": "büro"}}) == []  # ASCII letters only, on every backend
+        # icontains folds case as str.casefold does, beyond ASCII and into longer spellings, on
+        # every backend (SQLite's lower() folds A-Z only, PostgreSQL's follows the collation).
+        assert keys({"title": {"icontains": "büro"}}) == ["c"]
+        assert keys({"city": {"icontains": "ÉCOLE"}}) == ["b"]
+        assert keys({"road": {"icontains": "STRASSE"}}) == keys({"road": {"icontains": "straße"}}) == ["b"]
+        assert keys({"road": {"icontains": "sse"}}) == ["b"] and keys({"road": {"contains": "sse"}}) == []
+        assert keys({"seen": {"icontains": "σίσυφος"}}) == ["d"]  # a list element: final sigma folds too
+        assert keys({"seen": {"icontains": "maße"}}) == ["d"] and keys({"seen": {"icontains": "mass"}}) == []
         assert keys({"title": {"icontains": "Ärger IM"}}) == ["c"]
         assert keys({"tags": {"contains": "urgent"}}) == ["a"]  # a list holding it
         assert keys({"tags": {"contains": "urg"}}) == []
