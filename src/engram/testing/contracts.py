@@ -334,7 +334,7 @@ class MemoryStoreContract(TemporalContract):
             assert err.value.field == field, where
         with pytest.raises(ValidationError) as err:
             mem.list(Filters(where={"priority": {"like": 1}}))
-        assert "'like'" in str(err.value) and "icontains" in str(err.value)  # names it and what is allowed
+        assert '"like"' in str(err.value) and "icontains" in str(err.value)  # names it and what is allowed
 
     def test_metadata_is_where_equality_by_text_form(self, mem: Engram) -> None:
         # Filters(metadata=...) is where's equality on text forms (engram.where): a value typed at
