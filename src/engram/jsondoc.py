@@ -52,3 +52,16 @@ def lines(text: str) -> list[str]:
     ``ensure_ascii=False`` writes them so, as Node's ``JSON.stringify`` does), which cut such a
     record in two: a message holding one was unreadable, and skipped."""
     return text.split("\n")
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``value`` spelled as JSON spells it (``true``, ``null``, ``"a"``, ``{"x": 1}``), cut to about
+    ``limit`` characters, for an error message about a value the user gave in a JSON language
+    (``engram.where``): at the CLI, HTTP and MCP they wrote JSON, so Python's ``True``, ``None``
+    and ``'a'`` would spell back something they never typed. A value JSON cannot hold (bytes, a
+    set, NaN: only a library caller can pass one) keeps Python's spelling."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -11,7 +11,8 @@ The language is the one mem0 documents for its metadata filters, so its facade
   several keys in one mapping must all hold.
 
 This module owns the language: ``parse_where`` checks it once (a ``ValidationError`` names the
-place, e.g. ``where.AND[1].priority``, and what is allowed) and ``Condition.matches`` is the
+place, e.g. ``where.AND[1].priority``, and what is allowed, and spells the value it refuses as JSON,
+``got true``, ``got null``, as the CLI, HTTP and MCP caller wrote it: ``jsondoc.shown``) and ``Condition.matches`` is the
 reference semantics, which the in-memory and JSON stores use directly and the SQL stores translate
 (``store/where_sql.py``), pinned alike by the contract suite and ``tests/postgres``. The rules:
 
@@ -21,8 +22,10 @@ reference semantics, which the in-memory and JSON stores use directly and the SQ
 - ``gt``/``gte``/``lt``/``lte`` compare a number with stored numbers (as doubles, never booleans)
   and a string with stored strings (by code point); a stored value of another kind never matches.
 - ``contains`` holds for a stored string holding the text, or a stored list holding it as an
-  element; ``icontains`` the same ignoring the case of ASCII letters (A-Z), the same on every
-  backend (PostgreSQL's and SQLite's own case rules differ beyond ASCII).
+  element; ``icontains`` the same after Unicode full case folding of both sides (``fold_case``,
+  Python's ``str.casefold``: "ÉCOLE" finds "école", "STRASSE" finds "Straße"), the same on every
+  backend: SQLite's and PostgreSQL's own lower() differ beyond A-Z and by build and collation, so
+  SQLite calls ``fold_case`` and PostgreSQL a function holding its table (migration 0017).
 - A missing key fails every comparison, so ``ne``, ``nin`` and ``NOT`` let it through.
 
 ``Filters(metadata={key: value})`` (the CLI's ``--meta key=value``) is a shorthand over this
@@ -53,12 +56,11 @@ RANGES = ("gt", "gte", "lt", "lte")
 # Bounds that keep a condition cheap to check and to turn into SQL (a filter is a request, not data).
 MAX_DEPTH = 8
 MAX_TERMS = 1000
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def ascii_lower(text: str) -> str:
-    """``text`` with A-Z lowered and nothing else changed: ``icontains``'s case rule."""
-    return text.translate(_ASCII_LOWER)
+def fold_case(text: str) -> str:
+    """``text`` case-folded (Unicode full case folding): ``icontains``'s case rule."""
+    return text.casefold()
 
 
 def json_text(value: Any) -> str:
@@ -87,7 +89,7 @@ class Compare:
             return any(equal(stored, v) for v in self.value)
         if self.op in RANGES:
             return _ordered(stored, self.op, self.value)
-        fold = ascii_lower if self.op == "icontains" else (lambda text: text)
+        fold = fold_case if self.op == "icontains" else (lambda text: text)
         if isinstance(stored, str):
             return fold(self.value) in fold(stored)
         return isinstance(stored, list) and any(isinstance(e, str) and fold(e) == fold(self.value) for e in stored)
@@ -185,7 +187,7 @@ def parse_where(where: Mapping[str, Any] | str | None, field: str = "where") -> 
     if isinstance(where, str):
         where = _json_document(where, field)
     if not isinstance(where, Mapping):
-        raise ValidationError(field, f"got {type(where).__name__}", "a mapping of metadata keys to values or operators")
+        raise ValidationError(field, f"got {jsondoc.shown(where)}", "an object of metadata keys to values or operators")
     if not where:
         return None
     terms = [0]
@@ -210,7 +212,7 @@ def _mapping(where: Mapping[str, Any], path: str, depth: int, terms: list[int]) 
             parts.append(_logic(key, value, f"{path}.{key}", depth, terms))
             continue
         if not isinstance(key, str) or not key:
-            raise ValidationError(path, f"{key!r} is not a metadata key", "a non-empty string key, or AND, OR, NOT")
+            raise ValidationError(path, f"{jsondoc.shown(key)} is not a metadata key", "a non-empty string key, or AND, OR, NOT")
         name = _text(key, path)
         where_key = f"{path}.{key}"
         if isinstance(value, Mapping):
@@ -228,35 +230,35 @@ def _logic(name: str, value: Any, path: str, depth: int, terms: list[int]) -> Co
     if isinstance(value, Mapping):  # one condition given without its list
         value = [value]
     if not isinstance(value, Sequence) or isinstance(value, str | bytes | bytearray) or not value:
-        raise ValidationError(path, f"got {value!r}", f"a non-empty list of conditions ({name}: [{{...}}, ...])")
+        raise ValidationError(path, f"got {jsondoc.shown(value)}", f"a non-empty list of conditions ({name}: [{{...}}, ...])")
     parts = []
     for i, item in enumerate(value):
         if not isinstance(item, Mapping) or not item:
-            raise ValidationError(f"{path}[{i}]", f"got {item!r}", "a non-empty mapping of conditions")
+            raise ValidationError(f"{path}[{i}]", f"got {jsondoc.shown(item)}", "a non-empty mapping of conditions")
         parts.append(_mapping(item, f"{path}[{i}]", depth + 1, terms))
     return Logic(name.lower(), tuple(parts))
 
 
 def _operator(key: str, op: str, arg: Any, path: str, terms: list[int]) -> Condition:
     if op not in OPERATORS:
-        raise ValidationError(path, f"unknown operator {op!r}", list(OPERATORS))
+        raise ValidationError(path, f"unknown operator {jsondoc.shown(op)}", list(OPERATORS))
     where = f"{path}.{op}"
     if op in ("eq", "ne"):
         found: Condition = Compare(key, "eq", _value(arg, where))
     elif op in ("in", "nin"):
         # Text and bytes are sequences too, of characters and of small ints: neither is a list.
         if not isinstance(arg, Sequence) or isinstance(arg, str | bytes | bytearray):
-            raise ValidationError(where, f"got {arg!r}", "a list of values")
+            raise ValidationError(where, f"got {jsondoc.shown(arg)}", "a list of values")
         if len(arg) > MAX_TERMS:
             raise ValidationError(where, f"lists {len(arg)} values", f"at most {MAX_TERMS}")
         found = Compare(key, "in", tuple(_value(v, f"{where}[{i}]") for i, v in enumerate(arg)))
     elif op in RANGES:
         if not (is_json_number(arg) or isinstance(arg, str)):
-            raise ValidationError(where, f"got {arg!r}", "a number or a string")
+            raise ValidationError(where, f"got {jsondoc.shown(arg)}", "a number or a string")
         found = Compare(key, op, _value(arg, where))
     else:
         if not isinstance(arg, str):
-            raise ValidationError(where, f"got {arg!r}", "a string")
+            raise ValidationError(where, f"got {jsondoc.shown(arg)}", "a string")
         found = Compare(key, op, _text(arg, where))
     if op in ("ne", "nin"):
         found = Logic("not", (found,))

@@ -210,3 +210,17 @@ def test_append_messages_from_a_file_or_stdin_all_or_none(tmp_path: Path) -> Non
     bad = run(tmp_path, "history", "append", "cli:lisbon", "--messages", str(source))
     assert bad.returncode == 2 and "a list of messages" in bad.stderr, bad.stderr
     assert json.loads(run(tmp_path, "--json", "history", "show", "cli:lisbon").stdout)["count"] == len(turn)
+
+
+def test_a_turn_indexed_automatically_and_by_transcript_index_is_one_memory(tmp_path: Path) -> None:
+    # Automatic indexing has the stored key (cli:trip:), the command the key as typed (cli:trip):
+    # both name the turn's memory transcript:cli:trip:1, so the second indexing updates the first.
+    (tmp_path / "config.toml").write_text("[history]\ntranscript_auto_index = true\n")
+    assert run(tmp_path, "history", "append", "cli:trip", "Which train goes from Lyon to Turin on Sunday?").returncode == 0
+    assert run(tmp_path, "history", "append", "cli:trip", "--role", "assistant",
+               "The 10:04 TGV via Chambéry, arriving at 14:30.").returncode == 0
+    indexed = run(tmp_path, "history", "transcript", "cli:trip", "--index")
+    assert indexed.returncode == 0, indexed.stderr
+    listed = json.loads(run(tmp_path, "--json", "list", "--tag", "transcript").stdout)
+    memories = listed["memories"] if isinstance(listed, dict) else listed
+    assert [(m["key"], m["metadata"]["session"]) for m in memories] == [("transcript:cli:trip:1", "cli:trip")]

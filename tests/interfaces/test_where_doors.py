@@ -23,6 +23,10 @@ ROWS = {"urgent": {"priority": 3, "status": "open"}, "later": {"priority": 1, "s
 AT_LEAST_2 = {"priority": {"gte": 2}}
 OPEN_AND_2 = {"AND": [{"status": "open"}, {"priority": {"gte": 2}}]}
 BAD = {"priority": {"gte": True}}  # a bool is no number to compare with
+# Each refused value is spelt back as the JSON the caller wrote (true, null), not as Python's True, None.
+SPELT = ((BAD, "got true"), ({"OR": [None]}, "got null"), ({"a": {"in": {"x": None}}}, 'got {"x": null}'),
+         ({"a": {"lt": [False]}}, "got [false]"), ({"a": {"bogus": 1}}, 'unknown operator "bogus"'))
+PYTHON = ("True", "False", "None", "'")
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
@@ -52,6 +56,11 @@ def test_cli_list_and_recall_take_where_as_json(isolated_home: Path) -> None:
             assert bad.returncode == 2 and f"{place}:" in bad.stderr, (command, where, bad.stderr)
     assert "a number or a string" in _cli(isolated_home, "list", "--where", json.dumps(BAD)).stderr
     assert "icontains" in _cli(isolated_home, "list", "--where", '{"priority": {"like": 1}}').stderr
+    for where, spelt in SPELT:
+        said = _cli(isolated_home, "list", "--where", json.dumps(where)).stderr
+        assert spelt in said and not any(p in said for p in PYTHON), (where, said)
+    said = _cli(isolated_home, "list", "--where", "[1, null]").stderr
+    assert "where: got [1, null]" in said and "an object" in said, said
 
 
 def test_http_list_and_search_take_where_as_a_json_query_parameter(served: Served) -> None:
@@ -72,6 +81,9 @@ def test_http_list_and_search_take_where_as_a_json_query_parameter(served: Serve
                 bad = c.get(path, params={**params, "where": where})
                 assert bad.status_code == 422 and bad.json()["field"] == place, (path, where, bad.text)
                 assert allowed in json.dumps(bad.json()["allowed"]), bad.text
+            for where, spelt in SPELT:
+                said = c.get(path, params={**params, "where": json.dumps(where)}).text
+                assert spelt.replace('"', '\\"') in said and not any(p in said for p in PYTHON), (where, said)
 
 
 def test_mcp_recall_and_list_take_where_as_an_object(served: Served) -> None:
@@ -92,8 +104,17 @@ def test_mcp_recall_and_list_take_where_as_an_object(served: Served) -> None:
                 assert "where.priority.gte" in refused and "a number or a string" in refused, refused
                 refused = _error_text(await alice.call_tool(tool, {**args, "where": {"priority": {"like": 1}}}))
                 assert "where.priority" in refused and "icontains" in refused, refused
+                for where, spelt in SPELT:
+                    refused = _error_text(await alice.call_tool(tool, {**args, "where": where}))
+                    assert spelt in refused and not any(p in refused for p in PYTHON), (where, refused)
+                # Not an object: refused by the engine in the words of the other doors (and of the
+                # other places in where), not as pydantic's "valid dictionary"; text is read as JSON.
+                refused = _error_text(await alice.call_tool(tool, {**args, "where": [1, None]}))
+                assert "invalid where: got [1, null] (allowed: an object of metadata keys" in refused, refused
                 refused = _error_text(await alice.call_tool(tool, {**args, "where": "priority >= 2"}))
-                assert "invalid where:" in refused and "dictionary" in refused, refused  # the SDK checks the type
+                assert "invalid where: malformed JSON" in refused and '{"priority": {"gte": 2}}' in refused, refused
+                found = _data(await alice.call_tool(tool, {**args, "where": json.dumps(OPEN_AND_2)}))
+                assert "urgent" in json.dumps(found), found
 
     asyncio.run(run())
 

@@ -57,7 +57,7 @@ def test_with_a_key_turns_are_indexed_and_transcripts_written_only_to_a_named_fo
     mem = _open(home)
     try:
         hits = mem.recall("payroll archive vault")
-        assert [h.memory.key for h in hits][:1] == ["transcript:cli:sess_1::1"]  # the key as stored (empty thread)
+        assert [h.memory.key for h in hits][:1] == ["transcript:cli:sess_1:1"]  # the key as written (no empty thread)
         assert "door seven" in hits[0].memory.content
     finally:
         mem.close()

@@ -98,7 +98,7 @@ CONDITIONS = [
     {"list": {"contains": "b"}}, {"list": {"icontains": "A"}}, {"none": None}, {"none": "*"}, {"s": "*"},
     {"pair": [1, 2]}, {"pair": {"in": [[2, 1], [1, 2]]}}, {"doc": {"eq": {"x": 2, "y": 1}}},
     {"n": {"in": [1, 2, "1"]}}, {"n": {"nin": [1]}}, {"s": {"ne": ""}}, {"word": True}, {"word": "true"},
-    {"OR": [{"n": {"lt": 0}}, {"s": {"icontains": "straSSE"}}]}, {"NOT": [{"n": "*"}]},
+    {"OR": [{"n": {"lt": 0}}, {"s": {"icontains": "straSSE"}}]}, {"NOT": [{"n": "*"}]}, {"s": {"icontains": "STRASSE"}},
     {"AND": [{"n": {"gte": -5}}, {"NOT": [{"n": {"in": [2]}}]}]},
 ]
 

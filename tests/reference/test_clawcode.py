@@ -120,8 +120,8 @@ def test_turns_are_indexed_as_they_end_above_the_importance_threshold(tmp_path: 
     reopened = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
     try:
         indexed = {m.key: m for m in reopened.list() if m.key.startswith("transcript:")}
-        assert list(indexed) == ["transcript:cli:sess_123::2"]  # the greeting and the thin turn are skipped
-        assert indexed["transcript:cli:sess_123::2"].importance >= 0.5
+        assert list(indexed) == ["transcript:cli:sess_123:2"]  # the greeting and the thin turn are skipped
+        assert indexed["transcript:cli:sess_123:2"].importance >= 0.5
     finally:
         reopened.close()
     from engram.files.transcripts import transcript_path
@@ -188,7 +188,7 @@ def test_views_share_one_history_per_agent_and_its_queued_turns_are_indexed_at_c
     reopened = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
     try:
         alice = reopened.for_agent("alice")
-        assert [m.key for m in alice.list() if m.key.startswith("transcript:")] == ["transcript:web:sess_9::1"]
+        assert [m.key for m in alice.list() if m.key.startswith("transcript:")] == ["transcript:web:sess_9:1"]
         assert [m.key for m in reopened.list() if m.key.startswith("transcript:")] == []  # not the default agent's
     finally:
         reopened.close()

@@ -569,7 +569,7 @@ def test_mem0_metadata_filter_operators(m: Memory) -> None:
     with pytest.raises(ValueError) as err:
         m.search("alpha", filters={"user_id": "pm", "priority": {"between": [1, 5]}})
     assert isinstance(err.value, ValidationError) and err.value.field == "filters.priority"
-    assert "'between'" in str(err.value) and all(op in str(err.value) for op in ("in", "nin", "gte", "icontains"))
+    assert '"between"' in str(err.value) and all(op in str(err.value) for op in ("in", "nin", "gte", "icontains"))
     with pytest.raises(ValidationError) as err:
         m.get_all(filters={"user_id": "pm", "OR": [{"priority": {"gte": 1}}, {"x": {"regex": "a"}}]})
     assert err.value.field == "filters.OR[1].x"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engram.engine import Engram
+from engram.engine import Engram, Filters
 from engram.files import transcripts
 from engram.history.semantic import ExchangeIndex
 from engram.history.service import History
@@ -93,3 +93,42 @@ def test_the_exchange_recap_holds_the_users_words_without_the_context_block(tmp_
     assert [e.user for e in found.exchanges] == [QUESTIONS[0]]
     assert "Memory context" not in found.recap and "ZX991122" not in found.recap
     history.close()
+
+
+def _as_an_earlier_version_indexed(mem: Engram, session: str, number: int, at: float, content: str) -> None:
+    """A turn memory as automatic indexing stored it before sessions were spelt as shown."""
+    mem.remember(content, key=f"transcript:{session}:{number}", category="conversation", type="conversation",
+                 tags=["transcript", f"session:{session}"], metadata={"session": session, "turn": number},
+                 created_at=at)
+
+
+def test_a_turn_stored_under_the_old_spelling_is_updated_not_duplicated_and_undone(tmp_path: Path) -> None:
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    try:
+        for n, question in enumerate(QUESTIONS[:3]):
+            mem.history.append("cli:trip", "user", question)
+            mem.history.append("cli:trip", "assistant", f"Answer {n}: the first option.")
+        messages = mem.history.all("cli:trip")
+        first, second = transcripts.turns(messages)[:2]
+        # Turn 1 under the stored key only; turn 2 under both spellings (the duplicate this made).
+        _as_an_earlier_version_indexed(mem, "cli:trip:", 1, first.at, "User: (as first indexed)")
+        kept = mem.get("transcript:cli:trip::1").id
+        _as_an_earlier_version_indexed(mem, "cli:trip:", 2, second.at, "User: (as first indexed)")
+        _as_an_earlier_version_indexed(mem, "cli:trip", 2, second.at, "User: (as first indexed)")
+        transcripts.index(mem, "cli:trip", messages)
+        transcripts.index(mem, "cli:trip:", messages)  # automatic indexing's spelling: the same memories
+        held = {m.key: m for m in mem.list(Filters(tags="transcript"), limit=10)}
+        assert set(held) == {"transcript:cli:trip::1", "transcript:cli:trip:2", "transcript:cli:trip:3"}
+        assert held["transcript:cli:trip::1"].id == kept  # updated where it was
+        by_turn = sorted(held.values(), key=lambda m: m.metadata["turn"])
+        assert [m.content.splitlines()[0] for m in by_turn] == [f"User: {q}" for q in QUESTIONS[:3]]
+        assert {m.metadata["session"] for m in held.values()} == {"cli:trip"}
+        # The undo of turn 3 forgets its memory; turn 1's, under the old key, goes when it is undone.
+        mem.history.pop_newest("cli:trip")
+        assert {m.key for m in mem.list(Filters(tags="transcript"))} == {"transcript:cli:trip::1",
+                                                                        "transcript:cli:trip:2"}
+        for _ in range(4):
+            mem.history.pop_newest("cli:trip")
+        assert mem.list(Filters(tags="transcript")) == []
+    finally:
+        mem.close()

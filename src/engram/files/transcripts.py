@@ -16,7 +16,11 @@ A turn is a user message and the assistant text that answered it (tool traffic i
 Indexing stores each substantive turn, and not greetings or acknowledgements, as a
 ``conversation`` memory through ``Engram.remember``, tagged ``transcript`` and
 ``session:<id>``, with the session and the turn's time in its metadata. Its key is
-``transcript:<session>:<turn>``, so indexing the same transcript twice changes nothing; a turn
+``transcript:<session>:<turn>``, the session spelt as users write it (``cli:trip``, not the stored
+``cli:trip:``: ``turn_session``) however it was given, so ``history transcript cli:trip --index``
+and automatic indexing (which has the stored key) store one memory per turn. Indexing the same
+transcript twice changes nothing (a turn an earlier version stored under the other spelling,
+``transcript:cli:trip::1``, is updated where it is, and a second memory of it forgotten); a turn
 already indexed keeps its number after compaction or trimming discarded the turns before it, and
 a new turn is numbered past every turn already indexed, so it never overwrites another's memory.
 A ``[Memory context]`` block an agent prepended to a user message is left out of the turn.
@@ -63,8 +67,8 @@ from engram import text
 from engram.disk_names import portable, settle, windows_refuses
 from engram.errors import EngramError, NotFoundError, StorageError, ValidationError
 from engram.history.base import DEFAULT_AGENT
-from engram.history.keys import parse_conversation_key, shown_key
-from engram.model import Message, Role
+from engram.history.keys import parse_conversation_key
+from engram.model import Memory, Message, Role
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -220,15 +224,25 @@ def index(
     """
     indexed: dict[int, str] = {}
     all_turns = turns(messages)
-    numbers = _TurnNumbers(engram, session)
+    names = _spellings(session)
+    session = names[0]
+    numbers = _TurnNumbers(engram, names)
     for turn in all_turns[-1:] if last_only else all_turns:
         if not is_substantive(turn) or importance(turn) < threshold:
             continue
         content = f"User: {turn.user}\nAgent: {turn.agent}" if turn.agent else f"User: {turn.user}"
         number = numbers.of(turn)
+        key = f"transcript:{session}:{number}"
+        held = numbers.held(turn)
+        # A turn already stored is updated under its key, the old spelling's included (so it keeps
+        # its id, links and recall counts); a second memory of it, which the two spellings made, goes.
+        key = key if not held or key in {m.key for m in held} else str(held[0].key)
+        for twin in held:
+            if twin.key != key:
+                _forget_quietly(engram, twin, f"a second memory of the turn stored as {key}")
         engram.remember(
             content[: engram.max_content_chars],
-            key=f"transcript:{session}:{number}",
+            key=key,
             category="conversation",
             type="conversation",
             tags=["transcript", f"session:{session}"[:64]],
@@ -255,9 +269,9 @@ def unindex_undone(engram: Engram, session: str, before: Sequence[Message], afte
         return []  # the popped message was no turn's text (a tool result, a tool call)
     undone = had[-1]
     found = []
-    # Automatic indexing names the session by its stored key (``telegram:42:``), ``history
-    # transcript --index`` as it was typed (``telegram:42``): either may hold the turn.
-    for name in dict.fromkeys([session, shown_key(session)]):
+    # ``index`` names the session as shown (``telegram:42``); earlier versions' automatic indexing
+    # by its stored key (``telegram:42:``): either may hold the turn.
+    for name in dict.fromkeys([*_spellings(session), session]):
         offset = 0
         while True:  # the agent's own scope, where ``index`` put them: another agent's are not looked at
             page = engram.list(Filters(tags="transcript", metadata={"session": name}, include_superseded=True),
@@ -267,14 +281,35 @@ def unindex_undone(engram: Engram, session: str, before: Sequence[Message], afte
             if len(page) < 500:
                 break
             offset += len(page)
-    gone = []
-    for memory in found:
-        try:
-            engram.forget(memory, reason=f"undone: the turn's last message was removed from {session}")
-        except NotFoundError:  # forgotten meanwhile (another process's undo): as wanted
-            continue
-        gone.append(memory.key or memory.id)
-    return gone
+    reason = f"undone: the turn's last message was removed from {session}"
+    return [memory.key or memory.id for memory in found if _forget_quietly(engram, memory, reason)]
+
+
+def _forget_quietly(engram: Engram, memory: Memory, reason: str) -> bool:
+    """Forget ``memory``; False when it is gone already (another process's
+    undo or index forgot it meanwhile: as wanted)."""
+    try:
+        engram.forget(memory, reason=reason)
+    except NotFoundError:
+        return False
+    return True
+
+
+def turn_session(session: str) -> str:
+    """The session as turn memories name it (key, tag, metadata): a conversation key as users
+    write it (``cli:trip`` for the stored ``cli:trip:``), anything else (a ClawCode session id)
+    as it is."""
+    return _spellings(session)[0]
+
+
+def _spellings(session: str) -> list[str]:
+    """``turn_session`` first, then the conversation's stored key where it differs (``cli:trip:``,
+    which automatic indexing named turns by before this version)."""
+    try:
+        key = parse_conversation_key(session)
+    except ValidationError:
+        return [session]
+    return list(dict.fromkeys([key.shown, str(key)]))
 
 
 def index_and_write(
@@ -295,23 +330,32 @@ class _TurnNumbers:
     memory created at the turn's time) keeps its number, and a new one gets its place or, when
     that is not past every number already used, the next number after them."""
 
-    def __init__(self, engram: Engram, session: str) -> None:
+    def __init__(self, engram: Engram, names: Sequence[str]) -> None:
         from engram.engine import Filters
 
         self._by_time: dict[float, int] = {}
+        self._held_at: dict[float, list[Memory]] = {}  # each turn's memories, by the turn's time
+        self._held_numbered: dict[int, list[Memory]] = {}  # and by number, for a turn without a time
         self._highest = 0
-        offset = 0
-        while True:  # the agent's own scope, where ``remember`` puts them (and keys are unique)
-            page = engram.list(Filters(tags="transcript", metadata={"session": session}, include_superseded=True),
-                               scope="agent", order="recent", limit=500, offset=offset)
-            for memory in page:
-                number = memory.metadata.get("turn")
-                if isinstance(number, int) and not isinstance(number, bool):
-                    self._by_time.setdefault(memory.created_at, number)
-                    self._highest = max(self._highest, number)
-            if len(page) < 500:
-                break
-            offset += len(page)
+        for name in names:  # each spelling of the session (``_spellings``), the current one first
+            offset = 0
+            while True:  # the agent's own scope, where ``remember`` puts them (and keys are unique)
+                page = engram.list(Filters(tags="transcript", metadata={"session": name}, include_superseded=True),
+                                   scope="agent", order="recent", limit=500, offset=offset)
+                for memory in page:
+                    number = memory.metadata.get("turn")
+                    if isinstance(number, int) and not isinstance(number, bool) and memory.key:
+                        self._by_time.setdefault(memory.created_at, number)
+                        self._held_at.setdefault(memory.created_at, []).append(memory)
+                        self._held_numbered.setdefault(number, []).append(memory)
+                        self._highest = max(self._highest, number)
+                if len(page) < 500:
+                    break
+                offset += len(page)
+
+    def held(self, turn: Turn) -> list[Memory]:
+        """The memories already holding ``turn`` (the current spelling's first)."""
+        return self._held_at.get(turn.at, []) if turn.at else self._held_numbered.get(turn.number, [])
 
     def of(self, turn: Turn) -> int:
         if not turn.at:  # no time to know the turn by: its place, as before

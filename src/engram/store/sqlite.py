@@ -69,9 +69,9 @@ from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import parse_identity_dims
-from engram.store.where_sql import SQLITE_ASCII_LOWER, SQLITE_METADATA_TEXT, sqlite_where
+from engram.store.where_sql import SQLITE_FOLD_CASE, SQLITE_METADATA_TEXT, sqlite_where
 from engram.temporal.sql import time_clauses
-from engram.where import ascii_lower
+from engram.where import fold_case
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +114,9 @@ def _stored_metadata_text(document: str | None, key: str) -> str | None:
     return metadata_text(data[key])
 
 
-def _ascii_lower(text: Any) -> Any:
-    """``icontains``'s case rule (``engram.where.ascii_lower``) for SQL; other values as they are."""
-    return ascii_lower(text) if isinstance(text, str) else text
+def _fold_case(text: Any) -> Any:
+    """``icontains``'s case rule (``engram.where.fold_case``) for SQL; other values as they are."""
+    return fold_case(text) if isinstance(text, str) else text
 
 
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -175,7 +175,7 @@ class SqliteMemoryStore:
         self._after_close = after_close  # e.g. the clean-close stamp (lifecycle.clean_close)
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms, key=key)
         self.db.conn.create_function(SQLITE_METADATA_TEXT, 2, _stored_metadata_text)
-        self.db.conn.create_function(SQLITE_ASCII_LOWER, 1, _ascii_lower)
+        self.db.conn.create_function(SQLITE_FOLD_CASE, 1, _fold_case)
         # An existing database about to change shape is backed up first (lifecycle.backup).
         if before_migrate is not None and applied(self.db) and pending(self.db):
             before_migrate(self.db)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engram.where import RANGES, Compare, Condition, ascii_lower, is_json_number, json_text
+from engram.where import RANGES, Compare, Condition, fold_case, is_json_number, json_text
 
 _SQL_OP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 # SQLite's registered functions (``SqliteMemoryStore`` registers them on its connection).
 SQLITE_METADATA_TEXT = "engram_metadata_text"  # the stored value's canonical JSON text
-SQLITE_ASCII_LOWER = "engram_ascii_lower"  # built-in lower() follows ICU where SQLite was built with it
+SQLITE_FOLD_CASE = "engram_fold_case"  # icontains's rule; built-in lower() is A-Z only, or ICU's
 
 
 def _logic(op: str, parts: list[str]) -> str:
@@ -56,8 +56,8 @@ def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
                     "ELSE 0 END)")
         params.extend([path, path, cond.value])
         return f"(CASE WHEN {kind} = 'text' THEN {value} {_SQL_OP[cond.op]} ? ELSE 0 END)"
-    fold = (lambda sql: f"{SQLITE_ASCII_LOWER}({sql})") if cond.op == "icontains" else (lambda sql: sql)
-    needle = ascii_lower(cond.value) if cond.op == "icontains" else cond.value
+    fold = (lambda sql: f"{SQLITE_FOLD_CASE}({sql})") if cond.op == "icontains" else (lambda sql: sql)
+    needle = fold_case(cond.value) if cond.op == "icontains" else cond.value
     params.extend([path, path, needle, path, needle])
     return (f"(CASE {kind} WHEN 'text' THEN instr({fold(value)}, ?) > 0"
             f" WHEN 'array' THEN EXISTS (SELECT 1 FROM json_each({doc}, ?) AS e"
@@ -95,9 +95,9 @@ def postgres_where(cond: Condition, alias: str, params: list[Any]) -> str:
         params.extend([cond.key, cond.key, cond.value, cond.key, cond.value])
         return (f"(CASE {kind} WHEN 'string' THEN strpos({text}, %s::text) > 0"
                 f" WHEN 'array' THEN {node} @> jsonb_build_array(%s::text) ELSE FALSE END)")
-    needle = ascii_lower(cond.value)
+    needle = fold_case(cond.value)  # engram_casefold (migration 0017) is fold_case in SQL
     params.extend([cond.key, cond.key, needle, cond.key, needle])
-    return (f"(CASE {kind} WHEN 'string' THEN strpos(lower({text} COLLATE \"C\"), %s::text) > 0"
+    return (f"(CASE {kind} WHEN 'string' THEN strpos(engram_casefold({text}), %s::text) > 0"
             f" WHEN 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements({node}) AS e(v)"
-            f" WHERE jsonb_typeof(e.v) = 'string' AND lower((e.v #>> '{{}}') COLLATE \"C\") = %s::text)"
+            f" WHERE jsonb_typeof(e.v) = 'string' AND engram_casefold(e.v #>> '{{}}') = %s::text)"
             " ELSE FALSE END)")

@@ -266,9 +266,9 @@ class MemoryStoreContract(TemporalContract):
             "a": {"category": "work", "priority": 7, "status": "open", "title": "Weekly Meeting notes",
                   "tags": ["urgent", "Q3"], "due": "2024-03-01"},
             "b": {"category": "personal", "priority": 9.5, "status": "archived", "title": "gym",
-                  "tags": ["health"], "due": "2024-01-15"},
+                  "tags": ["health"], "due": "2024-01-15", "city": "école", "road": "Straße"},
             "c": {"category": "work", "priority": "high", "status": None, "title": "Ärger im BÜRO"},
-            "d": {"category": "travel", "priority": True, "flag": 1},
+            "d": {"category": "travel", "priority": True, "flag": 1, "seen": ["ΣΊΣΥΦΟΣ", "MASSE"]},
             "e": {},
         }
         for key, metadata in rows.items():
@@ -298,7 +298,14 @@ class MemoryStoreContract(TemporalContract):
         assert keys({"title": {"contains": "Meeting"}}) == ["a"]
         assert keys({"title": {"contains": "meeting"}}) == []
         assert keys({"title": {"icontains": "meeting"}}) == ["a"]
-        assert keys({"title": {"icontains": "büro"}}) == []  # ASCII letters only, on every backend
+        # icontains folds case as str.casefold does, beyond ASCII and into longer spellings, on
+        # every backend (SQLite's lower() folds A-Z only, PostgreSQL's follows the collation).
+        assert keys({"title": {"icontains": "büro"}}) == ["c"]
+        assert keys({"city": {"icontains": "ÉCOLE"}}) == ["b"]
+        assert keys({"road": {"icontains": "STRASSE"}}) == keys({"road": {"icontains": "straße"}}) == ["b"]
+        assert keys({"road": {"icontains": "sse"}}) == ["b"] and keys({"road": {"contains": "sse"}}) == []
+        assert keys({"seen": {"icontains": "σίσυφος"}}) == ["d"]  # a list element: final sigma folds too
+        assert keys({"seen": {"icontains": "maße"}}) == ["d"] and keys({"seen": {"icontains": "mass"}}) == []
         assert keys({"title": {"icontains": "Ärger IM"}}) == ["c"]
         assert keys({"tags": {"contains": "urgent"}}) == ["a"]  # a list holding it
         assert keys({"tags": {"contains": "urg"}}) == []
@@ -327,7 +334,7 @@ class MemoryStoreContract(TemporalContract):
             assert err.value.field == field, where
         with pytest.raises(ValidationError) as err:
             mem.list(Filters(where={"priority": {"like": 1}}))
-        assert "'like'" in str(err.value) and "icontains" in str(err.value)  # names it and what is allowed
+        assert '"like"' in str(err.value) and "icontains" in str(err.value)  # names it and what is allowed
 
     def test_metadata_is_where_equality_by_text_form(self, mem: Engram) -> None:
         # Filters(metadata=...) is where's equality on text forms (engram.where): a value typed at

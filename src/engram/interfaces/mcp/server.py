@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, WithJsonSchema, model_validator
 
 from engram.about import __version__
 from engram.engine import Engram, Filters
@@ -99,7 +99,7 @@ class RecallFilters(BaseModel):
 def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float | None, filters: RecallFilters,
             depth: int, *, when: str | None = None, since: str | None = None, until: str | None = None,
             as_of: str | None = None, known_at: str | None = None,
-            where: dict[str, Any] | None = None) -> dict[str, Any]:
+            where: Any = None) -> dict[str, Any]:
     # The times go to the engine as given: it reads each (epoch seconds, ISO 8601 or a phrase) and
     # names the one it cannot read, in the words every other door gives.
     session_id = filters.session_id
@@ -149,7 +149,10 @@ RelatedEntity = Annotated[str | None, Field(
     description="The person or thing the memory is about, e.g. \"Ada\" (up to 200 characters).")]
 Source = Annotated[str | None, Field(description="Where it came from, e.g. \"chat\" or a URL.")]
 # An object (mem0's filter language), read by the engine, whose errors name the place (where.priority.gte).
-Where = Annotated[dict[str, Any] | None, Field(description=(
+# The schema says object, but the SDK does not check it (Any): a list or a number reaches the
+# engine, which refuses it as every door does ("where: got [1] (allowed: an object ...)"), and text
+# is read as the JSON it holds, as the CLI and HTTP read it, instead of pydantic's "valid dictionary".
+Where = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "object"}, {"type": "null"}]}), Field(description=(
     'Only memories whose metadata meets these conditions (mem0\'s filter language, types kept): '
     '{"priority": {"gte": 2}}, {"status": "open"}, {"topic": "*"} (present); operators eq ne gt gte lt lte in nin '
     'contains icontains; {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}.'))]
