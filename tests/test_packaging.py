@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -64,6 +65,26 @@ def test_wheel_and_sdist_carry_the_name_licence_and_ranges(dist: Path) -> None:
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")]
     pinned = [r for r in requires if "==" in r.split(";")[0]]  # markers may say ==, versions may not
     assert requires and not pinned, f"dependencies must be ranges: {pinned}"
+
+
+def test_wheel_ships_every_source_file_and_the_sdist_only_what_builds_it(dist: Path) -> None:
+    # Every tracked file under src/engram ships (package data a pattern forgot would be missing
+    # at run time: migrations, prompts, the vocabulary, the web page, py.typed), and nothing else.
+    listed = subprocess.run(["git", "ls-files", "src/engram"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("needs a git checkout to know the tracked source files")
+    tracked = {name.removeprefix("src/") for name in listed.stdout.splitlines()}
+    version = PROJECT["version"]
+    with zipfile.ZipFile(dist / f"engram_recall-{version}-py3-none-any.whl") as zf:
+        shipped = {n for n in zf.namelist() if not n.startswith(f"engram_recall-{version}.dist-info/")}
+    assert shipped == tracked, {"missing": sorted(tracked - shipped), "extra": sorted(shipped - tracked)}
+    # The sdist: the wheel's sources and what builds them; the test suite needs the checkout.
+    with tarfile.open(dist / f"engram_recall-{version}.tar.gz") as tf:
+        members = {m.name.split("/", 1)[1] for m in tf.getmembers() if m.isfile()}
+    top = {"PKG-INFO", "setup.cfg", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"}
+    stray = sorted(m for m in members if m not in top and not m.startswith(("src/engram/", "src/engram_recall.egg-info/")))
+    assert not stray, stray
+    assert {f"src/{name}" for name in tracked} <= members
 
 
 def test_core_only_install_remembers_and_recalls_on_full_text(dist: Path, tmp_path: Path) -> None:
