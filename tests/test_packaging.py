@@ -61,7 +61,14 @@ def test_wheel_and_sdist_carry_the_name_licence_and_ranges(dist: Path) -> None:
         meta = zf.read(f"engram_recall-{version}.dist-info/METADATA").decode()
     assert f"engram_recall-{version}.dist-info/licenses/LICENSE" in names
     assert any(n.startswith("engram/db/migrations/sqlite/") and n.endswith(".sql") for n in names)
-    assert "Name: engram-recall" in meta and "License-Expression: Apache-2.0" in meta
+    assert "Name: engram-recall" in meta
+    # The licence a user sees covers the vendored web page files too, and their notices ship.
+    notices = "src/engram/interfaces/http/web/THIRD-PARTY.md"
+    assert f"engram_recall-{version}.dist-info/licenses/{notices}" in names
+    vendored = {row.split("|")[3].strip() for row in (ROOT / notices).read_text().splitlines()
+                if row.startswith("| ") and not row.startswith(("| file", "|---"))}
+    expression = next(line.split(": ", 1)[1] for line in meta.splitlines() if line.startswith("License-Expression:"))
+    assert set(expression.split(" AND ")) == {"Apache-2.0"} | vendored, expression
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")]
     pinned = [r for r in requires if "==" in r.split(";")[0]]  # markers may say ==, versions may not
     assert requires and not pinned, f"dependencies must be ranges: {pinned}"
