@@ -55,9 +55,13 @@ call. Use `forget` when the user asks you to, or when a memory is wrong; always 
 """
 
 
-def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> EngramMCPServer:
-    """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call)."""
+def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode",
+                 remote: bool = False) -> EngramMCPServer:
+    """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call).
+    ``remote``: served over HTTP, so a tool error of the server's state says what failed without
+    the server's paths (``EngramMCPServer.remote``)."""
     server = EngramMCPServer("engram", instructions=INSTRUCTIONS, version=__version__, middleware=[_remember_request])
+    server.remote = remote
     plain = resolve
     resolve = lambda: plain(_request.get())  # noqa: E731
     if tools in ("both", "clawcode"):
