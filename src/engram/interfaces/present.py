@@ -4,16 +4,18 @@ all say the same thing.
 ``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
 recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect;
 ``error_text`` is an engram error as a tool error a model reads (``field_name`` names a field the
-way every door does; ``served_text`` is an error as a remote client may read it, without the
-server's paths); ``tool_write``, ``tool_recall`` and ``tool_forget`` are what an agent's remember,
-recall and forget tools answer, at every door that gives a model those tools (MCP, the Pydantic
-AI, Agno and Strands toolsets; ``tool_calls`` runs the forget itself).
+way every door does, ``wire_names`` under the name a door's caller sent; ``served_text`` is an
+error as a remote client may read it, without the server's paths); ``tool_write``,
+``tool_recall`` and ``tool_forget`` are what an agent's remember, recall and forget tools answer,
+at every door that gives a model those tools (MCP, the Pydantic AI, Agno and Strands toolsets;
+``tool_calls`` runs the forget itself).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
@@ -53,6 +55,22 @@ def field_name(loc: Sequence[Any], *, located: bool = False) -> str:
             continue
         named += f"[{part}]" if isinstance(part, int) else (f".{part}" if named else str(part))
     return named or "body"
+
+
+@contextmanager
+def wire_names(names: Mapping[str, str]) -> Iterator[None]:
+    """Re-raise a ``ValidationError`` on one of the engine's fields (``names``' keys: ``tags``,
+    ``related_entity``) under the name the door's caller sent (its value: ``tag`` for HTTP's
+    ``?tag=``, ``filters.tags`` for MCP's recall), an item or member of it included (``tags[1]``).
+    A door whose names differ from the engine's holds its map beside the call it makes, and this
+    is the one place that applies one, so every error names what the client sent."""
+    try:
+        yield
+    except ValidationError as exc:
+        for engine, wire in names.items():
+            if exc.field == engine or exc.field.startswith((engine + "[", engine + ".")):
+                raise type(exc)(wire + exc.field[len(engine):], exc.problem, exc.allowed) from exc
+        raise
 
 
 # An absolute path in an error's text: POSIX (``/srv/engram/memory.db``, ``~/.engram``), Windows

@@ -100,16 +100,23 @@ class RecallFilters(BaseModel):
         return data
 
 
+# ``recall``'s filters are one argument, ``filters``: an error on one names it under that
+# argument (``filters.tags[0]``), as the SDK's own check does (``present.wire_names``).
+FILTERS_WIRE = {"tags": "filters.tags", "category": "filters.category", "type": "filters.type",
+                "session": "filters.session_id"}
+
+
 def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float | None, filters: RecallFilters,
             depth: int, *, when: str | None = None, since: str | None = None, until: str | None = None,
             as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
     # The times go to the engine as given: it reads each (epoch seconds, ISO 8601 or a phrase) and
     # names the one it cannot read, in the words every other door gives.
     session_id = filters.session_id
-    view = engram if session_id is None else engram.for_session(session_id)
-    result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
-                         filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
-                                         since=since, until=until, as_of=as_of, known_at=known_at))
+    with present.wire_names(FILTERS_WIRE):
+        view = engram if session_id is None else engram.for_session(session_id)
+        result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
+                             filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
+                                             since=since, until=until, as_of=as_of, known_at=known_at))
     hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
     return present.tool_recall(hits, result.notes)
 
