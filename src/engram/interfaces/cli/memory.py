@@ -96,7 +96,10 @@ def remember(
     category: str = typer.Option("knowledge", "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (routes the layer)."),
     layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural (default: from type)."),
-    tags: str | None = typer.Option(None, "--tags", help="Comma-separated tags."),
+    # --tag too: the word the filters (list, recall, forget) use for a tag, refused here before
+    # though a new memory's tags can mean nothing else. Repeatable, each comma-separated.
+    tags: list[str] | None = typer.Option(None, "--tags", "--tag", help="Comma-separated tags (repeatable; --tag "
+                                          "is the same)."),
     metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object."),
     importance: float = typer.Option(0.5, "--importance", "-i", help="0.0 to 1.0."),
     entity: str | None = typer.Option(None, "--entity", help="Related person or thing."),
@@ -116,8 +119,8 @@ def remember(
     if content == parsing.STDIN:
         content = parsing.stdin_text("content", "UTF-8 text on standard input")
     result = st.engram().remember(
-        content, key=key, category=category, type=type_, layer=layer, tags=tags, metadata=metadata,
-        importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
+        content, key=key, category=category, type=type_, layer=layer, tags=None if tags is None else ",".join(tags),
+        metadata=metadata, importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
         search_context=search_context, valid_from=valid_from, valid_until=valid_until,
     )
     _show_write(result, as_json=st.as_json)
