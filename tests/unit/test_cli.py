@@ -284,3 +284,11 @@ def test_remember_takes_tag_as_tags_repeatable(isolated_home: Path) -> None:
     assert json.loads(stored.stdout)["memory"]["tags"] == ["a", "b", "c", "d"]
     plain = engram(isolated_home, "--json", "remember", "untagged")
     assert json.loads(plain.stdout)["memory"]["tags"] == []
+
+
+def test_help_is_plain_text_with_typer_use_rich_off(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/cli.md: TYPER_USE_RICH=0 gives --help as plain text, without Rich's box drawing.
+    monkeypatch.setenv("TYPER_USE_RICH", "0")
+    shown = engram(isolated_home, "maintain", "--help")
+    assert shown.returncode == 0 and "Usage: engram maintain" in shown.stdout
+    assert not set("╭╮╰╯│─") & set(shown.stdout), shown.stdout
