@@ -1074,7 +1074,7 @@ class Engram:
         elif query is not None:
             targets = self.store.find_matching_all(parse_query(query), self._filter(base))
         elif tag is not None:
-            wanted = parse_tags(tag)
+            wanted = parse_tags(tag, "tag")
             if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"
                 raise ValidationError("tag", f"{tag!r} names no tag", "a tag (non-empty text)")
             targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))

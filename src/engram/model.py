@@ -589,22 +589,23 @@ def parse_type(value: str) -> str:
     return word
 
 
-def parse_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Tags from a list or a comma-separated string: trimmed, lowercased, de-duplicated."""
+def parse_tags(value: str | Iterable[str] | None, field: str = "tags") -> tuple[str, ...]:
+    """Tags from a list or a comma-separated string: trimmed, lowercased, de-duplicated. ``field``
+    names the argument in errors (``forget``'s is ``tag``)."""
     if value is None:
         return ()
     if not isinstance(value, str) and (isinstance(value, Mapping) or not isinstance(value, Iterable)):
-        raise ValidationError("tags", f"got {type(value).__name__}", "a list of strings or comma-separated text")
+        raise ValidationError(field, f"got {type(value).__name__}", "a list of strings or comma-separated text")
     items = value.split(",") if isinstance(value, str) else list(value)
     tags: list[str] = []
     for item in items:
         if not isinstance(item, str):
-            raise ValidationError("tags", f"{item!r} is not a string", "strings")
-        tag = usable_text("tags", item).strip().lower()
+            raise ValidationError(field, f"{item!r} is not a string", "strings")
+        tag = usable_text(field, item).strip().lower()
         if not tag:
             continue
         if len(tag) > 64 or "," in tag or _NOT_PRINTABLE.search(tag):
-            raise ValidationError("tags", f"{tag[:70]!r} is not a usable tag",
+            raise ValidationError(field, f"{tag[:70]!r} is not a usable tag",
                                   "up to 64 printable characters, no commas")
         if tag not in tags:
             tags.append(tag)

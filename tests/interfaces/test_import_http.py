@@ -88,12 +88,13 @@ def test_an_import_body_refuses_unknown_fields_and_nul_naming_the_field(served: 
         assert alice.get("/api/v1/history").json()["conversations"] == []
 
 
-def test_a_sqlite_database_kind_is_refused_as_text_naming_the_source(served: Served) -> None:
-    # PtrClaw's and sclaw's memory.db are files read from disk (engram import FILE), not JSON bodies.
+def test_a_sqlite_database_kind_is_refused_as_text_naming_the_text(served: Served) -> None:
+    # PtrClaw's and sclaw's memory.db are files read from disk (engram import FILE), not JSON bodies;
+    # the problem names the body's field, `text` (the engine's `source`).
     with served.client(served.alice) as alice:
         for kind in ("ptrclaw-sqlite", "sclaw"):
             r = alice.post(f"/api/v1/import/{kind}", json={"text": "SQLite format 3"})
-            assert r.status_code == 422 and r.json()["field"] == "source", r.text
+            assert r.status_code == 422 and r.json()["field"] == "text", r.text
             assert "SQLite database file" in r.json()["detail"], r.text
         assert alice.get("/api/v1/stats").json()["memories"] == 0
 

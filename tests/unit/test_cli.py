@@ -267,3 +267,28 @@ def test_a_home_engram_creates_is_its_owners_alone_and_an_existing_one_keeps_its
     existing.chmod(0o755)
     assert engram(existing, "remember", "a note").returncode == 0
     assert existing.stat().st_mode & 0o777 == 0o755
+
+
+def test_maintain_job_help_names_every_job(isolated_home: Path) -> None:
+    from engram.lifecycle import JOBS
+
+    shown = " ".join(engram(isolated_home, "maintain", "--help").stdout.split())  # the help as one line, unwrapped
+    said = shown.split("Only this job (repeatable):", 1)[1]
+    assert all(f" {job}" in said.split(".", 1)[0] for job in JOBS), shown  # it said only "Only this job"
+
+
+def test_remember_takes_tag_as_tags_repeatable(isolated_home: Path) -> None:
+    # `--tag` (the filters' word) was refused by remember; each given, comma-separated or not, is a tag.
+    stored = engram(isolated_home, "--json", "remember", "tagged", "--tag", "a", "--tag", "b", "--tags", "c, d")
+    assert stored.returncode == 0, stored.stderr
+    assert json.loads(stored.stdout)["memory"]["tags"] == ["a", "b", "c", "d"]
+    plain = engram(isolated_home, "--json", "remember", "untagged")
+    assert json.loads(plain.stdout)["memory"]["tags"] == []
+
+
+def test_help_is_plain_text_with_typer_use_rich_off(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/cli.md: TYPER_USE_RICH=0 gives --help as plain text, without Rich's box drawing.
+    monkeypatch.setenv("TYPER_USE_RICH", "0")
+    shown = engram(isolated_home, "maintain", "--help")
+    assert shown.returncode == 0 and "Usage: engram maintain" in shown.stdout
+    assert not set("╭╮╰╯│─") & set(shown.stdout), shown.stdout

@@ -4,16 +4,18 @@ all say the same thing.
 ``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
 recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect;
 ``error_text`` is an engram error as a tool error a model reads (``field_name`` names a field the
-way every door does); ``tool_write``, ``tool_recall`` and
-``tool_forget`` are what an agent's remember, recall and forget tools answer, at every door that
-gives a model those tools (MCP, the Pydantic AI, Agno and Strands toolsets; ``tool_calls`` runs
-the forget itself).
+way every door does, ``wire_names`` under the name a door's caller sent; ``served_text`` is an
+error as a remote client may read it, without the server's paths); ``tool_write``,
+``tool_recall`` and ``tool_forget`` are what an agent's remember, recall and forget tools answer,
+at every door that gives a model those tools (MCP, the Pydantic AI, Agno and Strands toolsets;
+``tool_calls`` runs the forget itself).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
@@ -55,18 +57,75 @@ def field_name(loc: Sequence[Any], *, located: bool = False) -> str:
     return named or "body"
 
 
-def error_text(exc: Exception) -> str:
+@contextmanager
+def wire_names(names: Mapping[str, str]) -> Iterator[None]:
+    """Re-raise a ``ValidationError`` on one of the engine's fields (``names``' keys: ``tags``,
+    ``related_entity``) under the name the door's caller sent (its value: ``tag`` for HTTP's
+    ``?tag=``, ``filters.tags`` for MCP's recall), an item or member of it included (``tags[1]``).
+    A door whose names differ from the engine's holds its map beside the call it makes, and this
+    is the one place that applies one, so every error names what the client sent."""
+    try:
+        yield
+    except ValidationError as exc:
+        for engine, wire in names.items():
+            if exc.field == engine or exc.field.startswith((engine + "[", engine + ".")):
+                raise type(exc)(wire + exc.field[len(engine):], exc.problem, exc.allowed) from exc
+        raise
+
+
+# An absolute path in an error's text: POSIX (``/srv/engram/memory.db``, ``~/.engram``), Windows
+# (``C:\\data\\memory.db``, ``\\\\host\\share``). A folder's name may hold a space when more path follows
+# it (``/Users/me/Library/Application Support/engram/memory.db``); the path ends at other space,
+# a quote or a bracket, and loses a trailing ``:``, ``,``, ``.`` or ``;`` (the sentence's, not the name's).
+_PATH = re.compile(r"""(?<![\w/.~:-])(?:~|[A-Za-z]:|\\\\[^\s\\/'"]+)?[/\\](?:[^\s'"()\[\]<>]|
+                       \ (?=[^\s'"()\[\]<>/\\]+[/\\]))+""", re.VERBOSE)
+
+
+def _name_only(match: re.Match[str]) -> str:
+    path = match.group(0)
+    tail = len(path) - len(path.rstrip(":,.;"))
+    path, end = (path[:-tail], path[-tail:]) if tail else (path, "")
+    name = re.split(r"[/\\]", path.rstrip("/\\"))[-1]
+    return ("…/" + name if name and name not in ("~", ".", "..") and not name.endswith(":") else "…") + end
+
+
+def without_paths(text: str) -> str:
+    """``text`` with each absolute path cut to its last name (``…/memory.db``): what a remote
+    client may learn of the server's files."""
+    return _PATH.sub(_name_only, text)
+
+
+# Errors caused by the server's own state (its files, settings, providers), answered 5xx over
+# HTTP: their text names the server's files, which is the operator's to read, not a client's.
+# Input errors and not-found name only what the client sent, and are passed on whole.
+_CLIENT_SIDE = (ValidationError, NotFoundError)
+
+
+def served_text(exc: Exception) -> str:
+    """``str(exc)`` as a remote client (HTTP, MCP over HTTP) may read it: an error of the server's
+    state without its paths (``without_paths``; the server logs the whole text), any other whole.
+    The one rule for both remote doors; the CLI and MCP over stdio are the operator's own, and
+    keep the paths."""
+    text = str(exc)
+    if isinstance(exc, _CLIENT_SIDE):
+        return text
+    served = without_paths(text)
+    return served if served == text else f"{served} (the server's log names the full path)"
+
+
+def error_text(exc: Exception, *, remote: bool = False) -> str:
     """An engram error as a tool's error text, for a model to read and act on (MCP's tool errors,
     the Pydantic AI tools' retry prompts): which field was wrong and what is allowed, or what was
-    not found."""
+    not found. ``remote``: for a client of the server's (MCP over HTTP), without server paths."""
     if isinstance(exc, ValidationError):
         text = f"invalid {exc.field}: {exc.problem}"
         return text + (f" (allowed: {exc.allowed})" if exc.allowed else "")
     if isinstance(exc, NotFoundError):
         return f"{exc.what} not found: {exc.ref!r}; recall first to find the right memory_id or key"
+    said = served_text(exc) if remote else str(exc)
     if isinstance(exc, ConfigError):
-        return f"engram is misconfigured: {exc}"
-    return f"memory storage failed: {exc}"
+        return f"engram is misconfigured: {said}"
+    return f"memory storage failed: {said}"
 
 
 def memory_dict(memory: Memory) -> dict[str, Any]:

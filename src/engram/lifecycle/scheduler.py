@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import EngramError, ValidationError
-from engram.lifecycle import consolidate, decay, hygiene, retention, summaries
+from engram.lifecycle import JOBS, consolidate, decay, hygiene, retention, summaries
 from engram.lifecycle.common import JobReport
 from engram.lifecycle.settings import LifecycleSettings
 
@@ -51,7 +51,6 @@ Progress = Callable[[str, int, int], None]
 def _silent(phase: str, done: int, total: int) -> None:
     pass
 
-JOBS: tuple[str, ...] = ("backup", "summaries", "hygiene", "decay", "retention", "consolidate", "vacuum")
 _DELETING = ("hygiene", "decay", "retention", "consolidate")
 STORE_WIDE_JOBS: tuple[str, ...] = ("backup", "vacuum")  # the database file's, whoever runs the pass
 

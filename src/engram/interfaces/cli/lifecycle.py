@@ -10,6 +10,7 @@ import typer
 from engram.errors import ConfigError, ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
+from engram.lifecycle import JOBS  # the names alone: no job is imported
 
 # The lifecycle modules are imported inside each command: `engram --help` needs none of them.
 
@@ -124,16 +125,16 @@ def vacuum(ctx: typer.Context) -> None:
 
 def maintain(
     ctx: typer.Context,
-    job: list[str] | None = typer.Option(None, "--job", "-j", help="Only this job (repeatable)."),
+    job: list[str] | None = typer.Option(None, "--job", "-j",
+                                         help=f"Only this job (repeatable): {', '.join(JOBS)}."),
     force: bool = typer.Option(False, "--force", help="Run the jobs even when they are not due."),
     all_agents: bool = typer.Option(
         False, "--all-agents", help="Maintain the whole store (every agent and global), even when an agent is "
                                     "set in ENGRAM_AGENT or the config file."),
 ) -> None:
-    """Run every due lifecycle job once: backup, hygiene, decay, retention, consolidate, summaries, vacuum.
-    With --agent, only that agent's memories are maintained (global ones and other agents' are left
-    alone); with no agent chosen, or with --all-agents, the whole store. Backup and vacuum always
-    work on the whole database file."""
+    """Run every due lifecycle job once (--job names them). With --agent, only that agent's
+    memories are maintained (global ones and other agents' are left alone); with no agent chosen,
+    or with --all-agents, the whole store. Backup and vacuum always work on the whole database file."""
     from engram.root import maintenance_for
 
     st = state(ctx)

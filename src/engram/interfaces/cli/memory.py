@@ -100,7 +100,10 @@ def remember(
     category: str = typer.Option("knowledge", "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (routes the layer)."),
     layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural (default: from type)."),
-    tags: list[str] | None = typer.Option(None, "--tags", help="Comma-separated tags (repeatable: all are kept)."),
+    # --tag too: the word the filters (list, recall, forget) use for a tag, refused here before
+    # though a new memory's tags can mean nothing else. Repeatable, each comma-separated.
+    tags: list[str] | None = typer.Option(None, "--tags", "--tag", help="Comma-separated tags (repeatable: all are "
+                                          "kept; --tag is the same)."),
     metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object."),
     importance: float = typer.Option(0.5, "--importance", "-i", help="0.0 to 1.0."),
     entity: str | None = typer.Option(None, "--entity", help="Related person or thing."),

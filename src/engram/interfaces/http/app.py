@@ -55,7 +55,7 @@ def _mcp_endpoint(engram: Engram, tokens: TokenStore, settings: ServerSettings) 
             raise ValidationError("authorization", "no authenticated caller", "a bearer token")
         return engram.for_agent(who.agent, who.session, origin="mcp")
 
-    server = build_server(resolve, tools=settings.mcp_tools)
+    server = build_server(resolve, tools=settings.mcp_tools, remote=True)
     if settings.host in LOOPBACK:  # DNS-rebinding protection for a localhost server (the SDK's default)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True, allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],

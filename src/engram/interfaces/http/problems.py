@@ -28,7 +28,7 @@ from engram.errors import (
     ValidationError,
 )
 from engram.interfaces.http.limits import BodyTooLarge
-from engram.interfaces.present import field_name
+from engram.interfaces.present import field_name, served_text
 
 log = logging.getLogger("engram.http")
 MEDIA_TYPE = "application/problem+json"
@@ -118,9 +118,10 @@ def from_exception(exc: Exception) -> JSONResponse:
                 return problem(status, slug, "Invalid input", str(exc), field=exc.field, allowed=exc.allowed)
             if isinstance(exc, NotFoundError):
                 return problem(status, slug, "Not found", str(exc), ref=exc.ref)
-            if status >= 500:
-                log.error("engram error on request: %s", exc)
-            return problem(status, slug, slug.replace("-", " ").capitalize(), str(exc))
+            # An error of the server's state: the operator's log has its whole text, the client
+            # what failed without the server's paths (``present.served_text``).
+            log.error("engram error on request: %s", exc)
+            return problem(status, slug, slug.replace("-", " ").capitalize(), served_text(exc))
     log.exception("unexpected error", exc_info=exc)
     return problem(500, "internal", "Internal error", f"{type(exc).__name__}")
 

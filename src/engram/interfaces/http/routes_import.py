@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from engram.importers import detect_document, detect_files
+from engram.interfaces import present
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import Body, UsableText
@@ -39,7 +40,10 @@ class ImportIn(Body):
              "idempotent")
 def import_source(eng: Eng, kind: str, body: ImportIn) -> dict[str, Any]:
     source: str | dict[str, str] = body.text if body.text is not None else dict(body.files or {})
-    if kind == "auto":
-        kind = detect_document(source) if isinstance(source, str) else detect_files(source)
-    summary = eng.import_from(source, kind, keep_agents=False, operator_notes=False)
+    # The engine names the document ``source`` and the kind ``from`` (the CLI's flag): here they
+    # are the body's ``text`` or ``files`` and the path's ``kind``.
+    with present.wire_names({"source": "text" if body.text is not None else "files", "from": "kind"}):
+        if kind == "auto":
+            kind = detect_document(source) if isinstance(source, str) else detect_files(source)
+        summary = eng.import_from(source, kind, keep_agents=False, operator_notes=False)
     return asdict(summary)

@@ -47,11 +47,19 @@ LinkLimit = Annotated[int, Query(ge=1, le=200)]
 NAMED = problems.responses(404)
 
 
-def _filters(category: str | None, type_: str | None, layer: str | None, tag: list[str] | None,
-             entity: str | None = None, as_of: str | None = None, known_at: str | None = None,
-             since: str | None = None, until: str | None = None, where: str | None = None) -> Filters:
-    return Filters(category=category, type=type_, layer=layer, tags=tag, related_entity=entity, as_of=as_of,
-                   known_at=known_at, since=since, until=until, where=where)
+# The query parameters named otherwise than the engine's fields (engine -> wire): ``?tag=`` is
+# ``tags``, ``?entity=`` ``related_entity``; every other filter has the engine's name. The one map
+# both ways: ``_filters`` reads the parameters by it, ``present.wire_names`` names an error's field
+# by it, so the client reads the parameter it sent.
+FILTER_WIRE = {"tags": "tag", "related_entity": "entity"}
+_FILTER_FIELD = {wire: engine for engine, wire in FILTER_WIRE.items()}
+# Recall's text is ``?q=`` (search, graph).
+QUERY_WIRE = {"query": "q"}
+
+
+def _filters(**wire: Any) -> Filters:
+    """The list/recall filters the client sent, by their wire names, as the engine's ``Filters``."""
+    return Filters(**{_FILTER_FIELD.get(name, name): value for name, value in wire.items()})
 
 
 @router.get("", summary="List memories (PHP: GET /api/v1/memory?type=&limit=)")
@@ -72,10 +80,12 @@ def list_memories(
     until: Until = None,
     where: Where = None,
 ) -> dict[str, Any]:
-    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until, where)
-    items = eng.list(filters, order=order, limit=limit, offset=offset, scope=scope)
-    return {"memories": [present.memory_dict(m) for m in items], "total": eng.count(filters, scope=scope),
-            "limit": limit, "offset": offset}
+    filters = _filters(category=category, type=type, layer=layer, tag=tag, entity=entity, as_of=as_of,
+                       known_at=known_at, since=since, until=until, where=where)
+    with present.wire_names(FILTER_WIRE):
+        items = eng.list(filters, order=order, limit=limit, offset=offset, scope=scope)
+        total = eng.count(filters, scope=scope)
+    return {"memories": [present.memory_dict(m) for m in items], "total": total, "limit": limit, "offset": offset}
 
 
 @router.get("/search", summary="Recall: the memories most relevant to q, with each score's parts")
@@ -100,9 +110,11 @@ def search(
     until: Until = None,
     where: Where = None,
 ) -> dict[str, Any]:
-    filters = _filters(category, type, layer, tag, entity, as_of, known_at, since, until, where)
-    result = eng.recall(q, limit=limit, filters=filters,
-                        min_relevance=min_relevance, depth=depth, mode=mode, touch=touch, when=when)
+    filters = _filters(category=category, type=type, layer=layer, tag=tag, entity=entity, as_of=as_of,
+                       known_at=known_at, since=since, until=until, where=where)
+    with present.wire_names({**FILTER_WIRE, **QUERY_WIRE}):
+        result = eng.recall(q, limit=limit, filters=filters,
+                            min_relevance=min_relevance, depth=depth, mode=mode, touch=touch, when=when)
     return present.recall_dict(result)
 
 

@@ -55,10 +55,13 @@ def import_(eng: Eng, document: Annotated[dict[str, Any] | list[Any], Body(...)]
 
 # --- history (the conversation history store) -----------------------------------------------
 # ``{conversation:ref}``: the key as one percent-encoded segment (``web:a%2Fb``), see ``refs``.
+# The history store names it ``key``; an error names the path's ``conversation`` (``present.wire_names``).
+CONVERSATION_WIRE = {"key": "conversation"}
 @router.get("/history/{conversation:ref}", summary="Recent messages of a conversation")
 def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> dict[str, Any]:
-    store = seams.history(eng)
-    return {"conversation": conversation, "messages": [_plain(m) for m in store.recent(conversation, limit)]}
+    with present.wire_names(CONVERSATION_WIRE):
+        messages = seams.history(eng).recent(conversation, limit)
+    return {"conversation": conversation, "messages": [_plain(m) for m in messages]}
 
 
 @router.post("/history/{conversation:ref}", status_code=201,
@@ -66,8 +69,9 @@ def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1
 def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
     store = seams.history(eng)
     calls = None if body.tool_calls is None else [call.model_dump() for call in body.tool_calls]
-    message = store.append(conversation, body.role, body.content, tool_calls=calls, tool_call_id=body.tool_call_id,
-                           metadata=body.metadata)
+    with present.wire_names(CONVERSATION_WIRE):
+        message = store.append(conversation, body.role, body.content, tool_calls=calls,
+                               tool_call_id=body.tool_call_id, metadata=body.metadata)
     return {"conversation": conversation, "appended": _plain(message), "stored": store.enabled}
 
 
@@ -75,18 +79,23 @@ def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, An
              summary="Append several messages to a conversation, all or none (stored: false when history.enabled is off)")
 def history_append_many(eng: Eng, conversation: str, body: MessagesIn) -> dict[str, Any]:
     store = seams.history(eng)
-    messages = store.append_many(conversation, [m.model_dump(exclude_none=True) for m in body.messages])
+    with present.wire_names(CONVERSATION_WIRE):
+        messages = store.append_many(conversation, [m.model_dump(exclude_none=True) for m in body.messages])
     return {"conversation": conversation, "appended": [_plain(m) for m in messages], "stored": store.enabled}
 
 
 @router.get("/history/{conversation:ref}/summary", summary="The summary that replaced compacted messages")
 def history_summary(eng: Eng, conversation: str) -> dict[str, Any]:
-    return {"conversation": conversation, "summary": seams.history(eng).summary(conversation)}
+    with present.wire_names(CONVERSATION_WIRE):
+        summary = seams.history(eng).summary(conversation)
+    return {"conversation": conversation, "summary": summary}
 
 
 @router.delete("/history/{conversation:ref}", summary="Delete a conversation's history")
 def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
-    return {"conversation": conversation, "purged": _plain(seams.history(eng).purge(conversation))}
+    with present.wire_names(CONVERSATION_WIRE):
+        purged = seams.history(eng).purge(conversation)
+    return {"conversation": conversation, "purged": _plain(purged)}
 
 
 # --- audit trail -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import Query
 
 from engram.interfaces import present, seams
-from engram.interfaces.http.routes_memory import Eng
+from engram.interfaces.http.routes_memory import QUERY_WIRE, Eng
 from engram.interfaces.http.routing import Router
 from engram.model import MAX_LIST_LIMIT, Memory
 
@@ -46,7 +46,8 @@ def graph(
             if len(page) < MAX_LIST_LIMIT:
                 break
         return _graph(memories, total=eng.count())
-    result = eng.recall(q, limit=min(limit, 50), depth=depth, touch=False)
+    with present.wire_names(QUERY_WIRE):
+        result = eng.recall(q, limit=min(limit, 50), depth=depth, touch=False)
     found = {h.memory.id: h.memory for h in result.hits}
     for hit in list(result.hits)[:20]:  # one more ring of neighbours around the best hits
         for neighbour in eng.neighbours(hit.memory, limit=20):  # (the hit as found: not read again)

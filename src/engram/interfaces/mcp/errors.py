@@ -1,9 +1,12 @@
 """The one place errors become MCP tool errors (``is_error`` results a model can read): engram's
 own, and the SDK's refusals of arguments that do not match a tool's schema, both in the words every
-door uses (``invalid tags[1]: ...``)."""
+door uses (``invalid tags[1]: ...``). Served over HTTP (``EngramMCPServer.remote``), an error of the
+server's state (storage, settings, a provider) is worded without the server's paths, as HTTP's
+problem details are (``present.served_text``); the server's log keeps the whole text."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -16,6 +19,7 @@ from engram.errors import EngramError
 from engram.interfaces.present import error_text, field_name
 
 T = TypeVar("T")
+log = logging.getLogger("engram.mcp")
 
 
 @contextmanager
@@ -48,6 +52,8 @@ class EngramMCPServer(MCPServer):
     (``run_stdio_async``); nothing else differs."""
 
     _taken: dict[str, frozenset[str]] | None = None
+    # Served to remote clients (MCP over HTTP): errors without the server's paths.
+    remote: bool = False
 
     async def unknown_arguments(self, name: str, arguments: dict[str, Any]) -> None:
         """Raise ``ToolError`` naming the first argument that tool ``name`` does not take, with the
@@ -108,4 +114,18 @@ class EngramMCPServer(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, pydantic.ValidationError):
                 raise ToolError(f"Error executing tool {name}: {arguments_text(exc.__cause__)}") from exc.__cause__
+            cause = _engram_cause(exc)
+            if self.remote and cause is not None:
+                served = error_text(cause, remote=True)
+                if served != error_text(cause):
+                    log.error("tool %s failed: %s", name, cause)  # the whole text, for the operator
+                    raise ToolError(f"Error executing tool {name}: {served}") from cause
             raise
+
+
+def _engram_cause(exc: BaseException) -> EngramError | None:
+    """The engram error a tool raised, under the ``ToolError``s ``tool_errors`` and the SDK wrap it in."""
+    seen: BaseException | None = exc
+    while seen is not None and not isinstance(seen, EngramError):
+        seen = seen.__cause__
+    return seen

@@ -55,9 +55,13 @@ call. Use `forget` when the user asks you to, or when a memory is wrong; always 
 """
 
 
-def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode") -> EngramMCPServer:
-    """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call)."""
+def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode",
+                 remote: bool = False) -> EngramMCPServer:
+    """An MCPServer whose tools act on ``resolve()``; raises nothing (errors surface per call).
+    ``remote``: served over HTTP, so a tool error of the server's state says what failed without
+    the server's paths (``EngramMCPServer.remote``)."""
     server = EngramMCPServer("engram", instructions=INSTRUCTIONS, version=__version__, middleware=[_remember_request])
+    server.remote = remote
     plain = resolve
     resolve = lambda: plain(_request.get())  # noqa: E731
     if tools in ("both", "clawcode"):
@@ -96,6 +100,12 @@ class RecallFilters(BaseModel):
         return data
 
 
+# ``recall``'s filters are one argument, ``filters``: an error on one names it under that
+# argument (``filters.tags[0]``), as the SDK's own check does (``present.wire_names``).
+FILTERS_WIRE = {"tags": "filters.tags", "category": "filters.category", "type": "filters.type",
+                "session": "filters.session_id"}
+
+
 def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float | None, filters: RecallFilters,
             depth: int, *, when: str | None = None, since: str | None = None, until: str | None = None,
             as_of: str | None = None, known_at: str | None = None,
@@ -103,10 +113,12 @@ def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float 
     # The times go to the engine as given: it reads each (epoch seconds, ISO 8601 or a phrase) and
     # names the one it cannot read, in the words every other door gives.
     session_id = filters.session_id
-    view = engram if session_id is None else engram.for_session(session_id)
-    result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
-                         filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
-                                         since=since, until=until, as_of=as_of, known_at=known_at, where=where))
+    with present.wire_names(FILTERS_WIRE):
+        view = engram if session_id is None else engram.for_session(session_id)
+        result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
+                             filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
+                                             since=since, until=until, as_of=as_of, known_at=known_at,
+                                             where=where))
     hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
     return present.tool_recall(hits, result.notes)
 
