@@ -60,6 +60,7 @@ from engram.model import (
     parse_ref,
     parse_relevance,
     parse_tags,
+    usable_text,
 )
 from engram.privacy import PiiPolicy
 from engram.recall_cache import RecallCache
@@ -1091,6 +1092,10 @@ class Engram:
                 reason: str | None = None) -> list[Memory]:
         """``forget``'s removal of ``targets`` (a bulk one after the backup guard)."""
         dry_run = parse_flag(dry_run, "dry_run")  # ("no" was a dry run, 0 a real one: checked before either)
+        if reason is not None:  # before anything goes: the audit trail keeps it (PostgreSQL refuses a NUL)
+            if not isinstance(reason, str):
+                raise ValidationError("reason", f"got {type(reason).__name__}", "text")
+            usable_text("reason", reason)
         shown = self._shown(targets)  # before the links go with them
         if dry_run or not targets:
             return shown

@@ -32,6 +32,9 @@ from tests.interfaces.test_mcp import _error_text, _http
     ("ref", lambda e: e.get("\ud800")),
     ("related_entity", lambda e: e.list(Filters(related_entity="\ud800"))),
     ("content", lambda e: e.history.append("cli:1", "user", "\ud800")),
+    # The reason goes to the audit trail (PostgreSQL refuses a NUL): refused before the memory goes.
+    ("reason", lambda e: e.forget("kept", reason="gone \x00 now")),
+    ("reason", lambda e: e.forget(tag="t", reason="\ud800")),
 ])
 def test_library_refuses_unstorable_text_naming_the_field(tmp_path: Path, field: str, call) -> None:
     with Engram.from_settings(home=tmp_path) as engram:
@@ -84,6 +87,11 @@ def test_http_answers_4xx_naming_the_field(served: Served) -> None:
             assert field in response.text
         search = client.get("/api/v1/memory/search?q=%ED%A0%80")  # the UTF-8 bytes of a surrogate
         assert search.status_code < 500, search.text  # decoded as U+FFFD: an ordinary query
+        kept = client.post("/api/v1/memory", json={"content": "kept over HTTP", "key": "kept-http"})
+        assert kept.status_code in (200, 201), kept.text
+        forget = client.delete("/api/v1/memory/kept-http?reason=a%00b")
+        assert forget.status_code == 422 and "reason" in forget.text, forget.text
+        assert client.get("/api/v1/memory/kept-http").status_code == 200  # still there
         history = client.post("/api/v1/history/web:1", content='{"role": "user", "content": "\\ud800"}',
                               headers={"Content-Type": "application/json"})
         assert 400 <= history.status_code < 500 and "content" in history.text
