@@ -74,7 +74,8 @@ def check_source(source: object, kind: str | None = None) -> None:
             jsondoc.loads(line)
         except json.JSONDecodeError:
             raise ValidationError("source", f"{line[:200]!r} is not a document: a str is the document's text",
-                                  f"Path({line[:200]!r}) to import a file or folder, or the document's text") from None
+                                  "the document's own text (a file or folder is read by its path: "
+                                  f"`engram import {line[:200]}`, or Path({line[:200]!r}) in Python)") from None
 
 
 def check_kind(kind: str) -> str:
