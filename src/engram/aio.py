@@ -342,4 +342,5 @@ class AsyncEngram:
     visible_stats = _offload(Engram.visible_stats, "read")
     link_keys = _offload(Engram.link_keys, "read")
     audit_trail = _offload(Engram.audit_trail, "read")
+    audit_of = _offload(Engram.audit_of, "read")
     forgotten = _offload(Engram.forgotten, "read")

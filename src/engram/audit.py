@@ -41,6 +41,8 @@ from engram.model import Memory, Scope, changed_fields
 CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
 AUDITED = (*CHANGES, "recalled")  # recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents
 PRUNE_EVERY = 64
+# The most rows one query returns (``AuditQuery.limit``).
+MAX_QUERY_LIMIT = 100_000
 # Rows committed together at most when concurrent changes are audited (see ``_SharedInserts``).
 MAX_ROWS_PER_INSERT = 1_000
 operations = logging.getLogger("engram.operations")
@@ -137,8 +139,8 @@ def log_event(event: MemoryEvent) -> None:
 def validate_query(query: AuditQuery) -> AuditQuery:
     if query.action is not None and query.action not in AUDITED:
         raise ValidationError("action", f"unknown action {query.action!r}", AUDITED)
-    if query.limit < 1 or query.limit > 100_000:
-        raise ValidationError("limit", f"{query.limit} is out of range", "1 to 100000")
+    if query.limit < 1 or query.limit > MAX_QUERY_LIMIT:
+        raise ValidationError("limit", f"{query.limit} is out of range", f"1 to {MAX_QUERY_LIMIT}")
     return query
 
 

@@ -1336,6 +1336,28 @@ class Engram:
         # A forget keeps the memory whole, links to other agents' memories too: shown as its links are.
         return narrow_audit(self.store, entries, self._readable)
 
+    def audit_of(self, memory_id: str, *, every_agent: bool = False) -> list[AuditEntry]:
+        """What the audit trail records about the memory with this id (its store or import, updates,
+        links and forget), oldest first, whether it is still stored or not: change rows are never
+        pruned, so this is its whole record but for what was done while ``lifecycle.audit`` was off.
+        Narrowed, as ``audit_trail``, to memories of the scopes this view reads, unless
+        ``every_agent``: the operator's reach (as ``stats``), for an application that answers for
+        every agent's memories itself (the mem0 facade's ``history`` takes any owner's id). Raises
+        ``ValidationError`` naming ``memory`` for an id that is not a non-empty string,
+        ``StorageError`` when the trail cannot be read."""
+        from engram.audit import MAX_QUERY_LIMIT, AuditQuery
+
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValidationError("memory", f"{memory_id!r} is not a memory id", "a memory's id")
+        scopes = None if every_agent else tuple(str(scope) for scope in self.scope.visible())
+        # The query matches a key too: an id is asked for, so rows about a memory keyed so are not its.
+        rows = [row for row in self.backend.audit_log().query(
+            AuditQuery(memory=memory_id, limit=MAX_QUERY_LIMIT, scopes=scopes)) if row.memory_id == memory_id]
+        # Newest first as every trail answers (in the order written: rows of one instant included,
+        # where the in-process trail numbers none), so reversed is oldest first.
+        rows.reverse()
+        return rows if every_agent else narrow_audit(self.store, rows, self._readable)
+
     def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs
         the audit trail records as forgotten from a scope this view may read (its own and global,

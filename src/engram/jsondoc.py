@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -65,3 +66,25 @@ def shown(value: Any, limit: int = 80) -> str:
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def kind(value: Any) -> str:
+    """What sort of JSON value ``value`` is, for an error about a document that gave it where
+    another sort was wanted: ``null``, ``true (a boolean)``, ``5 (a number)`` (a scalar spelled as
+    ``shown`` spells it), ``text``, ``a list``, ``an object``, in the words errors use for what is
+    allowed ("allowed: a list"), so the two read alike; never Python's ``None``, ``list`` or
+    ``dict``. A value JSON cannot hold (bytes: only a library caller can pass one) keeps its
+    Python type's name."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{shown(value)} (a boolean)"
+    if isinstance(value, int | float):
+        return f"{shown(value)} (a number)"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__

@@ -177,31 +177,23 @@ def _check_types(entry: Mapping[str, Any], where: str) -> None:
     for name in _TEXT:
         value = entry.get(name)
         if value is not None and not isinstance(value, str):
-            raise SnapshotError(f"{where}.{name}", f"got {_json_type(value)}", "text")
+            raise SnapshotError(f"{where}.{name}", f"got {jsondoc.kind(value)}", "text")
     for name, allowed in _TEXT_LISTS.items():
         value = entry.get(name)
         if value is None or (name == "tags" and isinstance(value, str)):
             continue
         if not isinstance(value, list):
-            raise SnapshotError(f"{where}.{name}", f"got {_json_type(value)}", allowed)
+            raise SnapshotError(f"{where}.{name}", f"got {jsondoc.kind(value)}", allowed)
         for i, item in enumerate(value):
             if not isinstance(item, str):
-                raise SnapshotError(f"{where}.{name}[{i}]", f"got {_json_type(item)}", "text")
+                raise SnapshotError(f"{where}.{name}[{i}]", f"got {jsondoc.kind(item)}", "text")
     if entry.get("metadata") is not None and not isinstance(entry["metadata"], Mapping):
-        raise SnapshotError(f"{where}.metadata", f"got {_json_type(entry['metadata'])}", "a JSON object")
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a boolean)"
-    if isinstance(value, int | float):
-        return f"{value!r} (a number)"
-    return {dict: "an object", list: "a list", str: "text"}.get(type(value), type(value).__name__)
+        raise SnapshotError(f"{where}.metadata", f"got {jsondoc.kind(entry['metadata'])}", "a JSON object")
 
 
 def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memory:
     if not isinstance(entry, Mapping):
-        raise SnapshotError(where, f"got {type(entry).__name__}", "a JSON object per memory")
+        raise SnapshotError(where, f"got {jsondoc.kind(entry)}", "a JSON object per memory")
     _check_types(entry, where)
     try:
         content = parse_content(entry.get("content", ""), max_chars)

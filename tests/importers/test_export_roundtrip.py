@@ -99,7 +99,7 @@ def test_a_malformed_engram_field_in_a_mem0_document_is_named(tmp_path: Path) ->
     path.write_text(json.dumps({"results": [{"id": "a", "memory": "x", "engram": {"importance": "high"}}]}),
                     encoding="utf-8")
     result = CliRunner().invoke(app, ["--home", str(tmp_path / "h"), "import", str(path)])
-    assert str(result.exception).startswith("results[0].engram.importance: got 'high'"), result.exception
+    assert str(result.exception).startswith('results[0].engram.importance: got "high"'), result.exception
 
 
 def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> None:

@@ -210,18 +210,18 @@ def _node(data: list[dict[str, Any]], n: int) -> dict[str, Any]:
 
 NODE = "[0].mapping.5b8e0c1d-0001-4a00-8000-00000000000"
 CHATGPT_MALFORMED = [
-    (lambda d: _node(d, 5)["message"]["content"]["parts"].insert(0, 7), f"{NODE}8.message.content.parts[0]: got int"),
-    (lambda d: _node(d, 3)["message"]["author"].update(role=None), f"{NODE}3.message.author.role: got None"),
-    (lambda d: _node(d, 4)["message"].update(create_time="soon"), f"{NODE}5.message.create_time: 'soon' is not a time"),
-    (lambda d: _node(d, 4)["message"].update(content="hello"), f"{NODE}5.message.content: got str"),
-    (lambda d: _node(d, 4).update(parent="gone"), f"{NODE}5.parent: 'gone' is no node of mapping"),
-    (lambda d: d[0].update(current_node="nowhere"), "[0].current_node: 'nowhere' is no node of mapping"),
+    (lambda d: _node(d, 5)["message"]["content"]["parts"].insert(0, 7), f"{NODE}8.message.content.parts[0]: got 7 (a number)"),
+    (lambda d: _node(d, 3)["message"]["author"].update(role=None), f"{NODE}3.message.author.role: got null"),
+    (lambda d: _node(d, 4)["message"].update(create_time="soon"), f"{NODE}5.message.create_time: \"soon\" is not a time"),
+    (lambda d: _node(d, 4)["message"].update(content="hello"), f"{NODE}5.message.content: got text"),
+    (lambda d: _node(d, 4).update(parent="gone"), f"{NODE}5.parent: \"gone\" is no node of mapping"),
+    (lambda d: d[0].update(current_node="nowhere"), '[0].current_node: "nowhere" is no node of mapping'),
     (lambda d: d[1].pop("conversation_id"), "[1].id: is missing"),
-    (lambda d: d[2].update(mapping=[]), "[2].mapping: got list"),
-    (lambda d: d.append({**d[1], "title": "Other"}), "[3].conversation_id: '67a1f0e2-3b4c-8000-a1b2-c3d4e5f60718' "
+    (lambda d: d[2].update(mapping=[]), "[2].mapping: got a list"),
+    (lambda d: d.append({**d[1], "title": "Other"}), '[3].conversation_id: "67a1f0e2-3b4c-8000-a1b2-c3d4e5f60718" '
                                                      "repeats [1], which differs"),
     (lambda d: d[0]["mapping"].update({"x y": {"id": "x y", "message": None, "parent": "x y", "children": []}})
-     or d[0].update(current_node="x y"), '[0].mapping["x y"].parent: \'x y\' leads back to this node'),
+     or d[0].update(current_node="x y"), '[0].mapping["x y"].parent: "x y" leads back to this node'),
 ]
 
 
@@ -238,12 +238,12 @@ def test_a_malformed_chatgpt_export_names_the_json_path_and_writes_nothing(tmp_p
 
 
 CLAUDE_MALFORMED = [
-    (lambda d: d[0]["chat_messages"][1]["content"][3].update(text=None), "[0].chat_messages[1].content[3].text: got NoneType"),
+    (lambda d: d[0]["chat_messages"][1]["content"][3].update(text=None), "[0].chat_messages[1].content[3].text: got null"),
     (lambda d: d[0]["chat_messages"][0].update(sender=5), "[0].chat_messages[0].sender: got 5"),
-    (lambda d: d[1]["chat_messages"][2].update(created_at="yesterday"), "[1].chat_messages[2].created_at: 'yesterday'"),
+    (lambda d: d[1]["chat_messages"][2].update(created_at="yesterday"), '[1].chat_messages[2].created_at: "yesterday"'),
     (lambda d: d[1].pop("uuid"), "[1].uuid: is missing"),
-    (lambda d: d[0].update(chat_messages={}), "[0].chat_messages: got dict"),
-    (lambda d: d[0]["chat_messages"][0].update(attachments=["schema.sql"]), "[0].chat_messages[0].attachments[0]: got str"),
+    (lambda d: d[0].update(chat_messages={}), "[0].chat_messages: got an object"),
+    (lambda d: d[0]["chat_messages"][0].update(attachments=["schema.sql"]), "[0].chat_messages[0].attachments[0]: got text"),
 ]
 
 
@@ -275,7 +275,7 @@ def test_what_is_not_an_export_is_refused_naming_what_was_expected(tmp_path: Pat
             mem.import_from(broken)
         with pytest.raises(SnapshotError, match=r"^\[0\]: holds chat_messages: a Claude\.ai export"):
             mem.import_from(CLAUDE / "conversations.json", "chatgpt")
-        with pytest.raises(SnapshotError, match=r"^document: got dict"):
+        with pytest.raises(SnapshotError, match=r"^document: got an object"):
             mem.import_from('{"conversations": []}', "claude")
         assert mem.history.conversations() == []
 
@@ -297,7 +297,7 @@ def test_the_installed_command_imports_the_zip_and_names_a_malformed_place(tmp_p
                           str(zipped(CHATGPT, tmp_path / "bad.zip", conversations=data))],
                          capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 2, bad.stderr
-    assert f"{NODE}3.message.author.role: got ['user']" in " ".join(bad.stderr.split())
+    assert f"{NODE}3.message.author.role: got [\"user\"]" in " ".join(bad.stderr.split())
 
 
 SPLIT = FIXTURES / "chatgpt-export-split"

@@ -81,6 +81,6 @@ def test_an_attachment_text_that_is_not_text_is_named(tmp_path: Path) -> None:
     export = _export()
     export[0]["chat_messages"][2]["attachments"][0]["extracted_content"] = ["not", "text"]
     with _engram(tmp_path) as mem:
-        with pytest.raises(SnapshotError, match=r"^\[0\]\.chat_messages\[2\]\.attachments\[0\]\.extracted_content: got list"):
+        with pytest.raises(SnapshotError, match=r"^\[0\]\.chat_messages\[2\]\.attachments\[0\]\.extracted_content: got a list"):
             mem.import_from(json.dumps(export), "claude")
         assert mem.history.conversations() == []

@@ -150,10 +150,10 @@ def test_a_nameless_agent_is_its_own_engram_agent_named_by_its_letta_id(tmp_path
 
 MALFORMED = [
     (AGENT_FILE, lambda d: d["agents"][0]["messages"][3].update(role="robot"),
-     "agents[0].messages[3].role: 'robot' is not a Letta message role"),
+     'agents[0].messages[3].role: "robot" is not a Letta message role'),
     (AGENT_FILE, lambda d: d["agents"][0]["messages"][4].update(created_at="soon"), "agents[0].messages[4].created_at"),
-    (AGENT_FILE, lambda d: d["blocks"][1].update(value=5), "blocks[1].value: got int"),
-    (AGENT_FILE, lambda d: d["agents"][0]["block_ids"].append("block-9"), "agents[0].block_ids[2]: 'block-9' names no block"),
+    (AGENT_FILE, lambda d: d["blocks"][1].update(value=5), "blocks[1].value: got 5 (a number)"),
+    (AGENT_FILE, lambda d: d["agents"][0]["block_ids"].append("block-9"), 'agents[0].block_ids[2]: "block-9" names no block'),
     (AGENT_FILE, lambda d: d["agents"][0]["messages"][2]["tool_calls"][0].pop("id"), "agents[0].messages[2].tool_calls.id"),
     (FIRST_SHAPE, lambda d: d["messages"][1]["content"][0].update(text=None), "messages[1].content[0].text"),
     (FIRST_SHAPE, lambda d: d["core_memory"][0].update(value="x" * 9000),

@@ -350,14 +350,14 @@ def test_a_newer_end_before_a_start_set_in_engram_names_the_fact_and_changes_not
 
 
 MALFORMED = [
-    (lambda d: d["users"][0]["edges"][3].update(fact=""), "users[0].edges[3].fact: got ''"),
+    (lambda d: d["users"][0]["edges"][3].update(fact=""), 'users[0].edges[3].fact: got ""'),
     (lambda d: d["users"][0]["edges"][1].pop("uuid"), "users[0].edges[1].uuid: is missing"),
     (lambda d: d["users"][0]["edges"][0].update(valid_at="2025-07-01T00:00:00Z"),
-     "users[0].edges[0].invalid_at: '2025-05-26T00:00:00Z' is before valid_at"),
+     'users[0].edges[0].invalid_at: "2025-05-26T00:00:00Z" is before valid_at'),
     (lambda d: d["users"][0]["edges"][2].update(valid_at="last spring"), "users[0].edges[2].valid_at"),
-    (lambda d: d["users"][0]["nodes"][1].update(summary=5), "users[0].nodes[1].summary: got int"),
+    (lambda d: d["users"][0]["nodes"][1].update(summary=5), "users[0].nodes[1].summary: got 5 (a number)"),
     (lambda d: d["users"][0]["threads"][0]["messages"][1].update(role="robot"),
-     "users[0].threads[0].messages[1].role: 'robot' is not a Zep role type"),
+     'users[0].threads[0].messages[1].role: "robot" is not a Zep role type'),
     (lambda d: d["users"][0]["threads"][0]["messages"][3].pop("created_at"),
      "users[0].threads[0].messages[3].created_at: is missing"),
     (lambda d: d["users"][1]["threads"][0].pop("thread_id"), "users[1].threads[0].thread_id: is missing"),
@@ -392,7 +392,7 @@ def test_the_installed_command_names_the_place_and_exits_2(tmp_path: Path) -> No
                           text=True, timeout=300, env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": "none"})
     assert done.returncode == 2, done.stderr
     said = " ".join(done.stderr.split())
-    assert "users[0].threads[0].messages[1].role: 'robot' is not a Zep role type" in said, said
+    assert 'users[0].threads[0].messages[1].role: "robot" is not a Zep role type' in said, said
     assert "user, assistant, system, tool, function, norole" in said
 
 
@@ -400,7 +400,7 @@ def test_a_document_without_users_is_refused_naming_the_shape(tmp_path: Path) ->
     with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
         with pytest.raises(SnapshotError, match=r"^document: no Zep user"):
             mem.import_from("{}", "zep")
-        with pytest.raises(SnapshotError, match=r"^users: got dict"):
+        with pytest.raises(SnapshotError, match=r"^users: got an object"):
             mem.import_from('{"users": {"alice": {}}}', "zep")
 
 

@@ -208,3 +208,29 @@ def test_an_agents_trail_takes_times_as_every_time_field_does(backend, make_engr
             alice.audit_trail(**window)
         assert err.value.field == field and allowed in str(err.value), window
     assert keys() == ["today", "yesterday", "old"]
+
+
+def test_a_memorys_record_is_read_oldest_first_by_its_agent_or_every_agent(backend, make_engram, clock):
+    """``Engram.audit_of``: one memory's rows, oldest first (rows of one instant in the order they
+    were written), kept once it is forgotten; another agent reads none of them unless it asks with
+    the operator's reach (``every_agent``, as the mem0 facade does for any owner's memory)."""
+    alice = make_engram(backend).for_agent("alice")
+    tea = alice.remember("I like tea", key="tea").memory
+    alice.update(tea.id, metadata={"cups": 2})  # the same instant as the store
+    clock.advance(1)
+    alice.update(tea.id, content="I like green tea")
+    alice.remember("keyed by tea's id", key=tea.id)  # a key equal to the id is another memory's
+    alice.link(a_key="tea", b_key=tea.id)
+    clock.advance(1)
+    alice.forget(tea.id, reason="gone off it")
+    rows = alice.audit_of(tea.id)
+    assert [(r.action, r.memory_id) for r in rows] == [
+        ("stored", tea.id), ("updated", tea.id), ("updated", tea.id), ("linked", tea.id), ("forgotten", tea.id)]
+    assert rows[1].detail["changed"] == ["metadata"] and rows[-1].reason == "gone off it"
+    bob = alice.for_agent("bob")
+    assert bob.audit_of(tea.id) == []
+    assert bob.audit_of(tea.id, every_agent=True) == rows
+    for bad in ("", None, 5):
+        with pytest.raises(ValidationError) as err:
+            alice.audit_of(bad)  # type: ignore[arg-type]
+        assert err.value.field == "memory"

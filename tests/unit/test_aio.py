@@ -409,6 +409,7 @@ def test_the_methods_added_for_parity_answer_as_the_engine_does(isolated_home: P
             assert [e.action for e in trail] == [e.action for e in engine.audit_trail()]
             gone = next(e.memory_id for e in trail if e.action == "forgotten")
             assert await mem.forgotten([(gone, "alice")]) == engine.forgotten([(gone, "alice")]) == {(gone, "alice")}
+            assert await mem.audit_of(gone) == engine.audit_of(gone) != []
             await mem.mark_used([plan])
             assert (await mem.get("plan")).recall_count == plan.recall_count + 1
             summary = await mem.import_from(engine.export_snapshot())

@@ -83,6 +83,8 @@ def test_mem0_python_quickstart(m: Memory) -> None:
     history = m.history(memory_id=fact_id)
     assert [(h["event"], h["old_memory"], h["new_memory"]) for h in history] == [
         ("ADD", None, "The user loves sci-fi movies."),
+        # the add said again with new metadata, which add reported as an UPDATE: mem0 logs it so
+        ("UPDATE", "The user loves sci-fi movies.", "The user loves sci-fi movies."),
         ("UPDATE", "The user loves sci-fi movies.", "I love India, it is my favorite country."),
     ]
 
@@ -93,11 +95,12 @@ def test_mem0_python_quickstart(m: Memory) -> None:
     gone = m.history(fact_id)
     assert [(h["event"], h["old_memory"], h["new_memory"], h["is_deleted"]) for h in gone] == [
         ("ADD", None, "The user loves sci-fi movies.", False),
+        ("UPDATE", "The user loves sci-fi movies.", "The user loves sci-fi movies.", False),
         ("UPDATE", "The user loves sci-fi movies.", "I love India, it is my favorite country.", False),
         ("DELETE", "I love India, it is my favorite country.", None, True),
     ]
-    assert [h["id"] for h in gone[:2]] == [h["id"] for h in history]  # what it said before the delete
-    assert {h["created_at"] for h in gone} == {history[0]["created_at"]} and gone[2]["updated_at"] >= gone[1]["updated_at"]
+    assert [h["id"] for h in gone[:3]] == [h["id"] for h in history]  # what it said before the delete
+    assert {h["created_at"] for h in gone} == {history[0]["created_at"]} and gone[3]["updated_at"] >= gone[2]["updated_at"]
     # Delete all memories for a user
     assert m.delete_all(user_id="alice") == {"message": "Memories deleted successfully!"}
     assert m.get_all(user_id="alice") == {"results": []}
@@ -591,16 +594,16 @@ def test_history_keeps_a_deleted_memorys_events_as_mem0_does(m: Memory) -> None:
     added = m.add([{"role": "user", "content": "I like tea", "name": "ann"}], user_id="alice", infer=False)
     tea = added["results"][0]["id"]
     m.update(tea, "I like green tea")
-    m.update(tea, "I like green tea", metadata={"cups": 2})  # the same text: no UPDATE, as before the delete
+    m.update(tea, "I like green tea", metadata={"cups": 2})  # the same text: an UPDATE keeping it, as before the delete
     before = m.history(tea)
     m.delete(tea)
     after = m.history(tea)
     assert [(h["event"], h["old_memory"], h["new_memory"], h["is_deleted"]) for h in after] == [
         ("ADD", None, "I like tea", False), ("UPDATE", "I like tea", "I like green tea", False),
-        ("DELETE", "I like green tea", None, True)]
-    assert [{k: h[k] for k in ("id", "event", "created_at", "actor_id", "role")} for h in after[:2]] == [
+        ("UPDATE", "I like green tea", "I like green tea", False), ("DELETE", "I like green tea", None, True)]
+    assert [{k: h[k] for k in ("id", "event", "created_at", "actor_id", "role")} for h in after[:3]] == [
         {k: h[k] for k in ("id", "event", "created_at", "actor_id", "role")} for h in before]
-    assert (after[2]["actor_id"], after[2]["role"], after[2]["memory_id"]) == ("ann", "user", tea)
+    assert (after[3]["actor_id"], after[3]["role"], after[3]["memory_id"]) == ("ann", "user", tea)
     # delete_all keeps them too; reset drops the history with the memories, as mem0's reset does
     coffee = m.add("I like coffee", user_id="alice", infer=False)["results"][0]["id"]
     m.delete_all(user_id="alice")
@@ -612,6 +615,29 @@ def test_history_keeps_a_deleted_memorys_events_as_mem0_does(m: Memory) -> None:
     native = m.engram.for_agent("alice").remember("Alice's agent keeps this to itself").memory
     m.engram.for_agent("alice").forget(native.id)
     assert m.history(native.id) == []
+
+
+def test_an_update_of_the_metadata_alone_is_in_the_history_as_mem0_logs_it(m: Memory) -> None:
+    # mem0's update logs an UPDATE whatever changed, the text as old_memory and new_memory: a mem0
+    # application reading history() sees its metadata change, of any owner's memory.
+    tea = m.add("I like tea", agent_id="coach", run_id="r1", infer=False)["results"][0]["id"]
+    m.update(tea, "I like tea", metadata={"cups": 2})
+    m.update(tea, "I like green tea")
+    m.update(tea, "I like green tea", metadata={"cups": 3})
+    m.update(tea, "I like green tea", metadata={"cups": 3})  # nothing changed: nothing to log
+    # a change of a field mem0 does not know (engram's importance) is none of its history
+    m.engram.for_agent("agent:coach").update(tea, importance=0.9)
+    events = [(h["event"], h["old_memory"], h["new_memory"]) for h in m.history(tea)]
+    assert events == [("ADD", None, "I like tea"), ("UPDATE", "I like tea", "I like tea"),
+                      ("UPDATE", "I like tea", "I like green tea"), ("UPDATE", "I like green tea", "I like green tea")]
+    stored = m.history(tea)
+    assert [h["id"] for h in stored] == [f"{tea}:{n}" for n in range(4)]
+    assert all(h["updated_at"] and h["updated_at"] >= stored[n]["updated_at"] for n, h in enumerate(stored[2:], 1))
+    m.delete(tea)
+    gone = m.history(tea)  # the same events once it is deleted (timed by the trail), then its DELETE
+    assert [(h["id"], h["event"], h["old_memory"], h["new_memory"]) for h in gone[:4]] == [
+        (h["id"], h["event"], h["old_memory"], h["new_memory"]) for h in stored]
+    assert gone[3]["updated_at"] == stored[3]["updated_at"] and gone[4]["event"] == "DELETE"
 
 
 def test_get_gives_every_field_of_mem0s_item(m: Memory) -> None:

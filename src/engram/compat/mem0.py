@@ -16,8 +16,10 @@ memories the facade made.
 
 Differences (docs/integrations.md lists them for users): ``infer=True`` extracts facts with
 engram's rule-based extractor unless an ``extractor`` (e.g. ``LLMExtractor``) is given; identical
-content for the same owner is stored once; ``history`` is rebuilt from engram's versions, and a
-deleted memory's from the audit trail (its ``DELETE`` included, as mem0 keeps it); ``reset``
+content for the same owner is stored once; ``history`` is rebuilt from engram's versions and audit trail
+(``Engram.audit_of``): an ``UPDATE`` per change of the text or of the metadata alone (the text kept
+as ``old_memory`` and ``new_memory``, as mem0 logs it), none for an ``update`` that changed nothing;
+a deleted memory's from the audit trail (its ``DELETE`` included, as mem0 keeps it); ``reset``
 forgets the memories made through this facade (owners found in the store), not the whole
 database; ``filters`` beside the ids are engram's metadata conditions (``engram.where``: mem0's
 operators, ``AND``/``OR``/``NOT`` and ``*``); search and get_all return 20 unless ``top_k`` (or
@@ -38,6 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram.agent.extract import FactExtractor, LLMExtractor, RuleExtractor
+from engram.audit import AuditEntry
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.foreign_settings import map_mem0_config
@@ -157,6 +160,29 @@ def _event(memory_id: str, n: int, old: str | None, new: str | None, at: float |
         "event": "UPDATE" if n else "ADD", "created_at": _iso(created), "updated_at": _iso(at),
         "is_deleted": False, "actor_id": metadata.get("actor_id"), "role": metadata.get("role"),
     }
+
+
+def _events(memory_id: str, first: str, changes: Sequence[tuple[float, str | None]], created: float,
+            metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``history``'s entries for a memory stored with the text ``first`` and changed by ``changes``,
+    oldest first: each (when, its new text), the text None for a change of the metadata alone,
+    whose ``UPDATE`` gives the text it kept as both ``old_memory`` and ``new_memory``."""
+    entries = [_event(memory_id, 0, None, first, None, created, metadata)]
+    content = first
+    for at, text in changes:
+        new = content if text is None else text
+        entries.append(_event(memory_id, len(entries), content, new, at, created, metadata))
+        content = new
+    return entries
+
+
+def _metadata_only(row: AuditEntry) -> bool:
+    """Whether an audit row is an update of the metadata that kept the text (one that changed the
+    text is an ``UPDATE`` through the text; one of another field alone, such as engram's
+    importance, is no change mem0 knows of). A row written before updates named what they changed
+    says nothing, and counts as none."""
+    changed = row.detail.get("changed", ()) if row.action == "updated" and row.detail else ()
+    return "metadata" in changed and "content" not in changed
 
 
 def _held(view: Engram, key: str) -> EngramMemory | None:
@@ -431,44 +457,51 @@ class Memory:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """The memory's changes, oldest first, in mem0's shape (``old_memory``, ``new_memory``,
-        ``event``): ``ADD``, an ``UPDATE`` per change of its text, and, once it is deleted, a
-        ``DELETE`` (``is_deleted``), as mem0 keeps them. A stored memory's come from its versions;
-        a deleted one's from the audit trail, engram's record of what was forgotten (none when
-        ``lifecycle.audit`` was off, or when ``reset`` forgot it: mem0's reset drops its history)."""
+        ``event``): ``ADD``, an ``UPDATE`` per change of its text or of its metadata alone (the text
+        as both ``old_memory`` and ``new_memory``, as mem0 logs an ``update`` that kept the text),
+        and, once it is deleted, a ``DELETE`` (``is_deleted``), as mem0 keeps them. A stored
+        memory's text changes come from its versions; the rest from the audit trail, engram's
+        record of what changed and was forgotten (none when ``lifecycle.audit`` was off, or when
+        ``reset`` forgot it: mem0's reset drops its history)."""
         try:
             memory, view = self._find(memory_id)
         except NotFoundError:
             return self._history_of_deleted(memory_id)
         earlier = view.versions(memory)
         contents = [v.content for v in earlier] + [memory.content]
-        times = [memory.created_at] + [v.replaced_at for v in earlier]
-        return [_event(memory.id, n, contents[n - 1] if n else None, content, times[n] if n else None,
-                       memory.created_at, memory.metadata)
-                for n, content in enumerate(contents)]
+        # Versions keep every change of the text, whatever lifecycle.audit says; a change of the
+        # metadata alone leaves none, so the trail's record of it is read beside them.
+        changes: list[tuple[float, str | None]] = [(v.replaced_at, contents[n + 1]) for n, v in enumerate(earlier)]
+        changes += [(row.at, None) for row in self.engram.audit_of(memory.id, every_agent=True)
+                    if _metadata_only(row)]
+        changes.sort(key=lambda change: change[0])
+        return _events(memory.id, contents[0], changes, memory.created_at, memory.metadata)
 
     def _history_of_deleted(self, memory_id: str) -> list[dict[str, Any]]:
         """The events of a memory the facade made and that is gone, from the audit rows about it
         (every owner's: the facade is the application, as for ``get``)."""
         if not isinstance(memory_id, str) or not memory_id:
             return []
-        from engram.audit import AuditQuery
-
-        rows = [row for row in self.engram.backend.audit_log().query(AuditQuery(memory=memory_id, limit=100_000))
-                if row.memory_id == memory_id]
-        rows.sort(key=lambda row: (row.at, row.seq))
+        rows = self.engram.audit_of(memory_id, every_agent=True)
         gone = next((row for row in reversed(rows) if row.action == "forgotten" and row.detail), None)
         if gone is None or gone.reason == _RESET or not _owned(Scope.parse(gone.detail["scope"]), gone.detail["metadata"]):
             return []
         created, metadata = gone.detail["created_at"], gone.detail["metadata"]
-        entries: list[dict[str, Any]] = []
+        # Its first text is its store's (or, stored while the trail was off, its first update's).
+        first: str | None = None
         content: str | None = None
+        changes: list[tuple[float, str | None]] = []
         for row in rows:
-            if row.action in ("stored", "imported") and not entries and row.detail:
+            if not row.detail or row.action not in ("stored", "imported", "updated"):
+                continue
+            if first is None:
+                first = content = row.detail["content"]
+            elif row.action == "updated" and row.detail["content"] != content:
                 content = row.detail["content"]
-                entries.append(_event(memory_id, 0, None, content, None, created, metadata))
-            elif row.action == "updated" and row.detail and row.detail["content"] != content:
-                entries.append(_event(memory_id, len(entries), content, row.detail["content"], row.at, created, metadata))
-                content = row.detail["content"]
+                changes.append((row.at, content))
+            elif _metadata_only(row):
+                changes.append((row.at, None))
+        entries = [] if first is None else _events(memory_id, first, changes, created, metadata)
         last = _event(memory_id, len(entries), gone.detail["content"], None, gone.at, created, metadata)
         return [*entries, last | {"event": "DELETE", "is_deleted": True}]
 

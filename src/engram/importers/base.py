@@ -149,6 +149,20 @@ def fail(where: str, problem: str, allowed: str | None = None) -> SnapshotError:
     return SnapshotError(where, problem, allowed)
 
 
+# A source document is JSON (or text that holds JSON): what it gave is named in its own spelling,
+# never Python's ("got None", "got list"), by these two, so every importer's errors read alike.
+def wrong_type(where: str, value: Any, allowed: str) -> SnapshotError:
+    """The error for a value of the wrong sort at ``where``: ``got null``, ``got a list``, ``got 5
+    (a number)``, ``got text`` (``jsondoc.kind``)."""
+    return fail(where, f"got {jsondoc.kind(value)}", allowed)
+
+
+def wrong_value(where: str, value: Any, allowed: str) -> SnapshotError:
+    """The error for a value refused for what it is at ``where``, spelt as JSON spells it and cut
+    short (``jsondoc.shown``): ``got "bot"``, ``got ""``, ``got null``, ``got ["a", 5]``."""
+    return fail(where, f"got {jsondoc.shown(value)}", allowed)
+
+
 def json_lines(text: str, prefix: str = "") -> Iterator[tuple[int, str, Mapping[str, Any]]]:
     """Each non-blank line of a JSONL source as ``(line number, where, object)``; ``where`` names
     the line (``"<prefix> line N"``) for errors. A line that is not one JSON object raises."""
@@ -161,7 +175,7 @@ def json_lines(text: str, prefix: str = "") -> Iterator[tuple[int, str, Mapping[
         except json.JSONDecodeError as exc:
             raise fail(where, f"malformed JSON: {exc.msg} (column {exc.colno})", "one JSON object per line") from None
         if not isinstance(item, Mapping):
-            raise fail(where, f"got {type(item).__name__}", "a JSON object per line")
+            raise wrong_type(where, item, "a JSON object per line")
         yield n, where, item
 
 
@@ -179,14 +193,14 @@ def a_list(value: Any, where: str, what: str = "a list") -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise fail(where, f"got {type(value).__name__}", what)
+        raise wrong_type(where, value, what)
     return value
 
 
 def an_object(value: Any, where: str, what: str) -> Mapping[str, Any]:
     """``value`` when it is a JSON object; raises ``SnapshotError`` naming ``where`` and ``what``."""
     if not isinstance(value, Mapping):
-        raise fail(where, f"got {type(value).__name__}", what)
+        raise wrong_type(where, value, what)
     return value
 
 
@@ -194,7 +208,7 @@ def require_text(value: Any, where: str) -> str:
     """A name, id or type the source gives (an entity's name, a relation's end), without the
     whitespace around it. Never a record's text: that is ``content_text``."""
     if not isinstance(value, str) or not value.strip():
-        raise fail(where, f"got {value!r}", "non-empty text")
+        raise wrong_value(where, value, "non-empty text")
     return value.strip()
 
 
@@ -203,9 +217,9 @@ def content_text(value: Any, where: str) -> str:
     included), as ``remember`` keeps it; text that is empty or whitespace only is refused, as
     ``remember`` refuses it, naming ``where`` (the record and its field)."""
     if not isinstance(value, str):
-        raise fail(where, "is missing" if value is None else f"got {type(value).__name__}", "text")
+        raise fail(where, "is missing", "text") if value is None else wrong_type(where, value, "text")
     if not value.strip():
-        raise fail(where, f"must not be empty (got {value[:40]!r})", "text that is not only whitespace")
+        raise fail(where, f"must not be empty (got {jsondoc.shown(value, 40)})", "text that is not only whitespace")
     return value
 
 
@@ -213,7 +227,7 @@ def optional_text(value: Any, where: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str | int) or isinstance(value, bool):
-        raise fail(where, f"got {type(value).__name__}", "text")
+        raise wrong_type(where, value, "text")
     return str(value)
 
 
@@ -223,7 +237,7 @@ def timestamp(value: Any, where: str) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise fail(where, f"{value!r} is not a time", "an ISO 8601 time or seconds since the epoch")
+        raise fail(where, f"{jsondoc.shown(value)} is not a time", "an ISO 8601 time or seconds since the epoch")
     if isinstance(value, int | float):
         try:
             number = float(value) / 1000 if value > 1e11 else float(value)
@@ -238,11 +252,12 @@ def timestamp(value: Any, where: str) -> float | None:
             try:
                 parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
             except ValueError:
-                raise fail(where, f"{value!r} is not a time", "an ISO 8601 time or seconds since the epoch") from None
+                raise fail(where, f"{jsondoc.shown(value)} is not a time",
+                           "an ISO 8601 time or seconds since the epoch") from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
         return _instant(parsed.timestamp(), value, where)
-    raise fail(where, f"got {type(value).__name__}", "an ISO 8601 time or seconds since the epoch")
+    raise wrong_type(where, value, "an ISO 8601 time or seconds since the epoch")
 
 
 def _instant(number: float, value: Any, where: str) -> float:
@@ -305,7 +320,7 @@ def engram_fields(value: Any, where: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise fail(where, f"got {type(value).__name__}", "engram's fields as an object")
+        raise wrong_type(where, value, "engram's fields as an object")
     out: dict[str, Any] = {}
     for name in ("id", "key", "type"):
         if value.get(name) is not None:
@@ -313,14 +328,14 @@ def engram_fields(value: Any, where: str) -> dict[str, Any]:
     links = value.get("links")
     if links is not None:
         if not isinstance(links, list) or not all(isinstance(link, str) for link in links):
-            raise fail(f"{where}.links", f"got {links!r}"[:200], "a list of engram ids")
+            raise wrong_value(f"{where}.links", links, "a list of engram ids")
         out["links"] = links
     try:
         if value.get("category") is not None:
             out["category"] = parse_category(value["category"])
         if value.get("importance") is not None:
             if isinstance(value["importance"], bool) or not isinstance(value["importance"], int | float):
-                raise ValidationError("importance", f"got {value['importance']!r}", "a number from 0 to 1")
+                raise ValidationError("importance", f"got {jsondoc.shown(value['importance'])}", "a number from 0 to 1")
             out["importance"] = parse_importance(value["importance"])
         if out.get("type"):
             out["type"] = parse_type(out["type"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engram import jsondoc
 from engram.importers.base import Plan, Record, fail, json_lines, require_text, slug, tags
 
 KIND = "mcp-memory"
@@ -41,13 +42,14 @@ def read(text: str) -> Plan:
             ends = [require_text(item.get(side), f"{where}.{side}") for side in ("from", "to")]
             relations.append((where, ends[0], ends[1], require_text(item.get("relationType"), f"{where}.relationType")))
         else:
-            raise fail(f"{where}.type", f"unknown type {item.get('type')!r}", "entity, relation")
+            raise fail(f"{where}.type", f"unknown type {jsondoc.shown(item.get('type'))}", "entity, relation")
     plan = Plan(KIND, "mcp-memory")
     outgoing: dict[str, list[dict[str, str]]] = {}
     for where, a, b, kind in relations:
         for end in (a, b):
             if end not in entities:
-                raise fail(where, f"relation names {end!r}, which no entity line defines", "names of entities in this file")
+                raise fail(where, f"relation names {jsondoc.shown(end)}, which no entity line defines",
+                           "names of entities in this file")
         outgoing.setdefault(a, []).append({"type": kind, "to": b})
         if a != b:
             plan.links.append((a, b))

@@ -29,6 +29,7 @@ from engram.importers.base import (
     timestamp,
     type_word,
     with_provenance,
+    wrong_type,
 )
 
 KIND = "mcp-memory-service"
@@ -52,14 +53,14 @@ def read(text: str) -> Plan:
     for i, item in enumerate(data["memories"]):
         where = f"memories[{i}]"
         if not isinstance(item, Mapping):
-            raise fail(where, f"got {type(item).__name__}", "a JSON object per memory")
+            raise wrong_type(where, item, "a JSON object per memory")
         content = content_text(item.get("content"), f"{where}.content")
         # Without the service's hash, the text's stands in for it: of the text without the
         # whitespace around it (as the service hashes it, and as imports before the content
         # was kept byte for byte made it), so a re-import finds what an earlier one stored.
         content_hash = item.get("content_hash") or hashlib.sha256(content.strip().encode()).hexdigest()
         if not isinstance(content_hash, str):
-            raise fail(f"{where}.content_hash", f"got {type(content_hash).__name__}", "text")
+            raise wrong_type(f"{where}.content_hash", content_hash, "text")
         created = timestamp(item.get("created_at"), f"{where}.created_at")
         if created is None:
             created = timestamp(item.get("created_at_iso"), f"{where}.created_at_iso")

@@ -41,6 +41,7 @@ from engram.importers.base import (
     tags,
     timestamp,
     with_provenance,
+    wrong_type,
 )
 from engram.model import Category, Memory
 
@@ -99,7 +100,7 @@ def read(text: str) -> Plan:
 def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[str]]:
     """The item's record and the engram ids it links to (from engram's own export)."""
     if not isinstance(item, Mapping):
-        raise fail(where, f"got {type(item).__name__}", "a JSON object per memory")
+        raise wrong_type(where, item, "a JSON object per memory")
     source_id = optional_text(item.get("id"), f"{where}.id")
     if source_id is None:
         raise fail(f"{where}.id", "is missing", "mem0's memory id")
@@ -134,7 +135,7 @@ def _link_relations(plan: Plan, relations: list[Any]) -> None:
     for i, rel in enumerate(relations):
         where = f"relations[{i}]"
         if not isinstance(rel, Mapping):
-            raise fail(where, f"got {type(rel).__name__}", "an object with source, relationship, destination")
+            raise wrong_type(where, rel, "an object with source, relationship, destination")
         ends = [require_text(rel.get(side), f"{where}.{side}").lower().replace("_", " ")
                 for side in ("source", "destination")]
         mentions = [[r.source_id for r in plan.records if end in r.content.lower()] for end in ends]

@@ -34,6 +34,7 @@ from engram.importers.base import (
     tags,
     timestamp,
     with_provenance,
+    wrong_value,
 )
 from engram.importers.sqlite_source import open_readonly, optional_text, rows, text
 from engram.model import parse_tool_calls
@@ -149,5 +150,5 @@ def _json(value: Any, where: str, allowed: str) -> Any:
 def _tag_list(value: Any, where: str) -> list[str] | None:
     found = _json(value, where, "a JSON list of tags")
     if found is not None and (not isinstance(found, list) or not all(isinstance(t, str) for t in found)):
-        raise fail(where, f"got {found!r}"[:200], "a JSON list of tags")
+        raise wrong_value(where, found, "a JSON list of tags")
     return found

@@ -68,6 +68,8 @@ from engram.importers.base import (
     tags,
     timestamp,
     with_provenance,
+    wrong_type,
+    wrong_value,
 )
 
 KIND = "zep"
@@ -126,7 +128,7 @@ def _text(item: Mapping[str, Any], name: str, where: str, what: str) -> str:
     """A text field kept byte for byte (not stripped): present and not blank."""
     value = item.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise fail(member(where, name), f"got {value!r}"[:200], what)
+        raise wrong_value(member(where, name), value, what)
     return value
 
 
@@ -188,13 +190,13 @@ class _User:
         uuid = _uuid(node, where)
         name = _text(node, "name", where, "the entity's name")
         if uuid in self.nodes:
-            raise fail(f"{where}.uuid", f"{uuid!r} repeats an earlier node", "a uuid of its own")
+            raise fail(f"{where}.uuid", f"{jsondoc.shown(uuid)} repeats an earlier node", "a uuid of its own")
         summary = node.get("summary")
         if summary is not None and not isinstance(summary, str):
-            raise fail(f"{where}.summary", f"got {type(summary).__name__}", "the entity's summary text")
+            raise wrong_type(f"{where}.summary", summary, "the entity's summary text")
         labels = a_list(node.get("labels"), f"{where}.labels")
         if not all(isinstance(label, str) for label in labels):
-            raise fail(f"{where}.labels", f"got {labels!r}"[:200], "a list of label names")
+            raise wrong_value(f"{where}.labels", labels, "a list of label names")
         if not summary or not summary.strip():
             self.nodes[uuid] = _Node(name, None)
             return
@@ -226,7 +228,8 @@ class _User:
         expired = timestamp(edge.get("expired_at"), f"{where}.expired_at")
         valid_until, end = (invalid, "invalid_at") if invalid is not None else (expired, "expired_at")
         if valid_from is not None and valid_until is not None and valid_until < valid_from:
-            raise fail(f"{where}.{end}", f"{edge.get(end)!r} is before valid_at {edge.get('valid_at')!r}",
+            raise fail(f"{where}.{end}",
+                       f"{jsondoc.shown(edge.get(end))} is before valid_at {jsondoc.shown(edge.get('valid_at'))}",
                        "a time at or after valid_at")
         episodes = a_list(edge.get("episodes"), f"{where}.episodes")
         attributes = metadata(edge.get("attributes"), f"{where}.attributes")
@@ -264,7 +267,7 @@ class _User:
             role, name = _role(message, place)
             content = message.get("content")
             if not isinstance(content, str):
-                raise fail(f"{place}.content", f"got {type(content).__name__}", "the message's text")
+                raise wrong_type(f"{place}.content", content, "the message's text")
             at = timestamp(message.get("created_at"), f"{place}.created_at")
             if at is None:
                 raise fail(f"{place}.created_at", "is missing", "an ISO 8601 time")
@@ -299,6 +302,6 @@ def _role(message: Mapping[str, Any], where: str) -> tuple[str, str | None]:
         field, name = "role", optional_text(message.get("name"), f"{where}.name")
     role = message.get(field)
     if not isinstance(role, str) or role.strip().lower() not in _ROLE_TYPES:
-        raise fail(f"{where}.{field}", f"{role!r} is not a Zep role type"[:200],
+        raise fail(f"{where}.{field}", f"{jsondoc.shown(role)} is not a Zep role type",
                    f"{', '.join(_ROLE_TYPES)} (in role, or in role_type as Zep v2 wrote it beside a sender's name)")
     return role.strip().lower(), name

@@ -26,7 +26,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engram.importers.base import Plan, a_list, an_object, fail, member, optional_text, timestamp
+from engram import jsondoc
+from engram.importers.base import (
+    Plan,
+    a_list,
+    an_object,
+    fail,
+    member,
+    optional_text,
+    timestamp,
+    wrong_type,
+    wrong_value,
+)
 from engram.importers.chat_exports.common import (
     Conversations,
     Documents,
@@ -105,7 +116,7 @@ def _shown_path(conversation: Mapping[str, Any], mapping: Mapping[str, Any], whe
     if current is None:
         raise fail(f"{where}.current_node", "is missing", "the id of the conversation's last node in mapping")
     if current not in mapping:
-        raise fail(f"{where}.current_node", f"{current!r} is no node of mapping", "the id of a node in mapping")
+        raise fail(f"{where}.current_node", f"{jsondoc.shown(current)} is no node of mapping", "the id of a node in mapping")
     path: list[str] = []
     seen: set[str] = set()
     node_id: str | None = current
@@ -116,9 +127,10 @@ def _shown_path(conversation: Mapping[str, Any], mapping: Mapping[str, Any], whe
         path.append(node_id)
         parent = optional_text(node.get("parent"), f"{node_where}.parent")
         if parent is not None and parent not in mapping:
-            raise fail(f"{node_where}.parent", f"{parent!r} is no node of mapping", "the id of a node in mapping, or null")
+            raise fail(f"{node_where}.parent", f"{jsondoc.shown(parent)} is no node of mapping",
+                       "the id of a node in mapping, or null")
         if parent in seen:
-            raise fail(f"{node_where}.parent", f"{parent!r} leads back to this node (a cycle)",
+            raise fail(f"{node_where}.parent", f"{jsondoc.shown(parent)} leads back to this node (a cycle)",
                        "the id of the node before it")
         node_id = parent
     return path[::-1]
@@ -128,17 +140,17 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
     author = an_object(message.get("author"), f"{where}.author", "the author object {role, name, metadata}")
     role = author.get("role")
     if not isinstance(role, str) or not role:
-        raise fail(f"{where}.author.role", f"got {role!r}"[:200], ", ".join(ROLES))
+        raise wrong_value(f"{where}.author.role", role, ", ".join(ROLES))
     content = an_object(message.get("content"), f"{where}.content", "the content object {content_type, parts}")
     content_type = content.get("content_type")
     if not isinstance(content_type, str) or not content_type:
-        raise fail(f"{where}.content.content_type", f"got {content_type!r}"[:200], "text, multimodal_text, code, ...")
+        raise wrong_value(f"{where}.content.content_type", content_type, "text, multimodal_text, code, ...")
     own = message.get("metadata")
     if own is not None and not isinstance(own, Mapping):
-        raise fail(f"{where}.metadata", f"got {type(own).__name__}", "an object")
+        raise wrong_type(f"{where}.metadata", own, "an object")
     recipient = message.get("recipient")
     if recipient is not None and not isinstance(recipient, str):
-        raise fail(f"{where}.recipient", f"got {type(recipient).__name__}", "the name the message is addressed to (all)")
+        raise wrong_type(f"{where}.recipient", recipient, "the name the message is addressed to (all)")
     # The time is read for every message on the path: a skipped one still dates those after it.
     at = found.time(message.get("create_time"), f"{where}.create_time")
     if own and own.get("is_visually_hidden_from_conversation"):
@@ -185,5 +197,5 @@ def _parts(value: Any, where: str) -> tuple[list[str], list[str]]:
             else:
                 others.append(kind if isinstance(kind, str) and kind else "object")
         else:
-            raise fail(f"{where}[{k}]", f"got {type(part).__name__}", "text, or an object (an image, a file)")
+            raise wrong_type(f"{where}[{k}]", part, "text, or an object (an image, a file)")
     return texts, others

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram.errors import ValidationError
-from engram.importers.base import Plan, a_list, an_object, fail, optional_text, timestamp
+from engram.importers.base import Plan, a_list, an_object, fail, optional_text, timestamp, wrong_type, wrong_value
 from engram.importers.chat_exports.common import (
     Conversations,
     Documents,
@@ -142,7 +142,7 @@ def _shown(conversation: Mapping[str, Any], places: list[tuple[str, Mapping[str,
 def _message(found: Conversations, message: Mapping[str, Any], where: str) -> None:
     sender = message.get("sender")
     if not isinstance(sender, str) or not sender:
-        raise fail(f"{where}.sender", f"got {sender!r}"[:200], "human or assistant")
+        raise wrong_value(f"{where}.sender", sender, "human or assistant")
     at = found.time(message.get("created_at"), f"{where}.created_at")
     text = _text(message, where)
     attached = _attached(message, where)
@@ -169,7 +169,7 @@ def _text(message: Mapping[str, Any], where: str) -> str:
     if not blocks:
         text = message.get("text")
         if text is not None and not isinstance(text, str):
-            raise fail(f"{where}.text", f"got {type(text).__name__}", "the message's text")
+            raise wrong_type(f"{where}.text", text, "the message's text")
         return text or ""
     runs: list[str] = []
     joined = False  # the previous block was text: this one continues its run
@@ -177,13 +177,13 @@ def _text(message: Mapping[str, Any], where: str) -> str:
         block = an_object(value, f"{where}.content[{k}]", "a content block {type, text}")
         kind = block.get("type")
         if not isinstance(kind, str) or not kind:
-            raise fail(f"{where}.content[{k}].type", f"got {kind!r}"[:200], "text, tool_use, tool_result, thinking, ...")
+            raise wrong_value(f"{where}.content[{k}].type", kind, "text, tool_use, tool_result, thinking, ...")
         if kind != "text":
             joined = False
             continue
         text = block.get("text")
         if not isinstance(text, str):
-            raise fail(f"{where}.content[{k}].text", f"got {type(text).__name__}", "the block's text")
+            raise wrong_type(f"{where}.content[{k}].text", text, "the block's text")
         if joined:
             runs[-1] += text
         else:
@@ -204,7 +204,7 @@ def _attached(message: Mapping[str, Any], where: str) -> list[_Attached]:
             named = file_name if isinstance(file_name, str) and file_name else None
             text = item.get("extracted_content") if name == "attachments" else None
             if text is not None and not isinstance(text, str):
-                raise fail(f"{place}.extracted_content", f"got {type(text).__name__}", "the attachment's text")
+                raise wrong_type(f"{place}.extracted_content", text, "the attachment's text")
             found.append(_Attached(named or name[:-1], named, text or None, name == "files"))
     return found
 

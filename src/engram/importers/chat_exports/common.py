@@ -22,7 +22,7 @@ from typing import Any
 
 from engram import jsondoc
 from engram.history.keys import conversation_key, usable_part
-from engram.importers.base import HistoryEntry, Plan, fail, timestamp
+from engram.importers.base import HistoryEntry, Plan, fail, timestamp, wrong_type
 
 Documents = Sequence[tuple[str, str]]
 """The export's files of conversations as ``(file name, text)``: its one ``conversations.json``,
@@ -39,7 +39,7 @@ def conversations(text: str, shape: str, name: str = "") -> list[Any]:
         raise fail(f"{name} line {exc.lineno}".strip(), f"malformed JSON: {exc.msg} (column {exc.colno})",
                    shape) from None
     if not isinstance(data, list):
-        raise fail(name or "document", f"got {type(data).__name__}", shape)
+        raise wrong_type(name or "document", data, shape)
     return data
 
 
@@ -48,7 +48,7 @@ def title_of(value: Any, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise fail(where, f"got {type(value).__name__}", "the conversation's title as text")
+        raise wrong_type(where, value, "the conversation's title as text")
     return value
 
 
@@ -79,7 +79,7 @@ class Conversations:
         if earlier is not None:
             if earlier[1] == item:
                 return False
-            raise fail(f"{where}.{id_field}", f"{conversation_id!r} repeats {earlier[0]}, which differs",
+            raise fail(f"{where}.{id_field}", f"{jsondoc.shown(conversation_id)} repeats {earlier[0]}, which differs",
                        "an id of its own, or an identical copy of that conversation")
         self.seen[conversation_id] = (where, item)
         self.count += 1

@@ -54,7 +54,7 @@ from typing import Any
 
 from engram import jsondoc
 from engram.history.keys import conversation_key, shown_key
-from engram.importers.base import Plan, a_list, agent_name, fail, member, optional_text
+from engram.importers.base import Plan, a_list, agent_name, fail, member, optional_text, wrong_type
 from engram.importers.letta.blocks import read_block, read_blocks, read_passage
 from engram.importers.letta.common import KIND
 from engram.importers.letta.messages import read_messages
@@ -124,7 +124,7 @@ def _engram_agents(plan: Plan, agents: list[tuple[str, Any]]) -> list[str | None
     names: list[str | None] = []
     for where, agent in agents:
         if not isinstance(agent, Mapping):
-            raise fail(where or "document", f"got {type(agent).__name__}", "an agent object")
+            raise wrong_type(where or "document", agent, "an agent object")
         name = agent_name(optional_text(agent.get("name"), member(where, "name")), member(where, "name"), "agent")
         if name is None:
             # A nameless agent (Letta always names one; a hand-edited file may not) is its own
@@ -170,7 +170,7 @@ def _agent(plan: Plan, agent: Mapping[str, Any], where: str, blocks: Mapping[str
     mine: list[tuple[str, Any]] = []
     for k, block_id in enumerate(a_list(agent.get("block_ids"), member(where, "block_ids"))):
         if not isinstance(block_id, str) or block_id not in blocks:
-            raise fail(f"{member(where, 'block_ids')}[{k}]", f"{block_id!r} names no block in blocks",
+            raise fail(f"{member(where, 'block_ids')}[{k}]", f"{jsondoc.shown(block_id)} names no block in blocks",
                        "the id of one of the file's blocks")
         mine.append(blocks[block_id])
     for field in ("memory_blocks", "core_memory"):

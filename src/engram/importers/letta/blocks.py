@@ -19,6 +19,8 @@ from engram.importers.base import (
     tags,
     timestamp,
     with_provenance,
+    wrong_type,
+    wrong_value,
 )
 from engram.importers.letta.common import KIND
 from engram.model import Category
@@ -31,7 +33,7 @@ def read_blocks(value: Any) -> dict[str, tuple[str, Mapping[str, Any]]]:
     for j, block in enumerate(a_list(value, "blocks")):
         where = f"blocks[{j}]"
         if not isinstance(block, Mapping):
-            raise fail(where, f"got {type(block).__name__}", "a memory block object")
+            raise wrong_type(where, block, "a memory block object")
         block_id = optional_text(block.get("id"), f"{where}.id")
         if block_id is None:
             raise fail(f"{where}.id", "is missing", "the block's id, which agents name in block_ids")
@@ -42,17 +44,17 @@ def read_blocks(value: Any) -> dict[str, tuple[str, Mapping[str, Any]]]:
 
 def read_block(block: Any, where: str, agent: str, engram_agent: str | None, warnings: list[str]) -> Record | None:
     if not isinstance(block, Mapping):
-        raise fail(where, f"got {type(block).__name__}", "a memory block object")
+        raise wrong_type(where, block, "a memory block object")
     label = require_text(block.get("label"), f"{where}.label")
     value = block.get("value")
     if not isinstance(value, str):
-        raise fail(f"{where}.value", f"got {type(value).__name__}", "the block's text")
+        raise wrong_type(f"{where}.value", value, "the block's text")
     if not value.strip():
         warnings.append(f"{where}: the {label!r} block is empty; nothing to import")
         return None
     limit = block.get("limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-        raise fail(f"{where}.limit", f"got {limit!r}"[:200], "a number of characters")
+        raise wrong_value(f"{where}.limit", limit, "a number of characters")
     own = metadata(block.get("metadata", block.get("metadata_")), f"{where}.metadata")
     provenance = {k: v for k, v in (
         ("agent", agent), ("label", label), ("block", optional_text(block.get("id"), f"{where}.id")),
@@ -78,10 +80,10 @@ def read_block(block: Any, where: str, agent: str, engram_agent: str | None, war
 
 def read_passage(passage: Any, where: str, agent: str, engram_agent: str | None, warnings: list[str]) -> Record:
     if not isinstance(passage, Mapping):
-        raise fail(where, f"got {type(passage).__name__}", "an archival passage object")
+        raise wrong_type(where, passage, "an archival passage object")
     text = passage.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise fail(f"{where}.text", f"got {text!r}"[:200], "the passage's text")
+        raise wrong_value(f"{where}.text", text, "the passage's text")
     passage_id = optional_text(passage.get("id"), f"{where}.id")
     own = metadata(passage.get("metadata", passage.get("metadata_")), f"{where}.metadata")
     provenance = {"agent": agent, **({"passage": passage_id} if passage_id else {})}

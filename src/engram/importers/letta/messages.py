@@ -10,7 +10,7 @@ from typing import Any
 
 from engram import jsondoc
 from engram.errors import ValidationError
-from engram.importers.base import HistoryEntry, Plan, a_list, fail, optional_text, timestamp
+from engram.importers.base import HistoryEntry, Plan, a_list, fail, optional_text, timestamp, wrong_type
 from engram.importers.letta.common import KIND
 from engram.importers.letta.summaries import Summary, add_summary, in_alert, in_summary_message
 from engram.model import ToolCall, parse_tool_calls
@@ -33,12 +33,12 @@ def _content(value: Any, where: str) -> tuple[str, list[str], int]:
     other = 0
     for n, part in enumerate(a_list(value, where)):
         if not isinstance(part, Mapping):
-            raise fail(f"{where}[{n}]", f"got {type(part).__name__}", "a content part object")
+            raise wrong_type(f"{where}[{n}]", part, "a content part object")
         kind = part.get("type")
         if kind == "text":
             text = part.get("text")
             if not isinstance(text, str):
-                raise fail(f"{where}[{n}].text", f"got {type(text).__name__}", "text")
+                raise wrong_type(f"{where}[{n}].text", text, "text")
             texts.append(text)
         elif kind == "reasoning" and isinstance(part.get("reasoning"), str):
             reasoning.append(part["reasoning"])
@@ -59,10 +59,10 @@ def read_messages(plan: Plan, messages: list[Any], where: str, key: str, agent: 
     for i, message in enumerate(messages):
         at_ = f"{where}[{i}]"
         if not isinstance(message, Mapping):
-            raise fail(at_, f"got {type(message).__name__}", "a message object")
+            raise wrong_type(at_, message, "a message object")
         role = message.get("role")
         if role not in _ROLES:
-            raise fail(f"{at_}.role", f"{role!r} is not a Letta message role"[:200], ", ".join(_ROLES))
+            raise fail(f"{at_}.role", f"{jsondoc.shown(role)} is not a Letta message role", ", ".join(_ROLES))
         at = timestamp(message.get("created_at"), f"{at_}.created_at")
         if at is None:
             raise fail(f"{at_}.created_at", "is missing", "an ISO 8601 time")
@@ -182,7 +182,7 @@ def _results(message: Mapping[str, Any], text: str, where: str) -> list[tuple[st
         for n, ret in enumerate(returns):
             place = f"{where}.tool_returns[{n}]"
             if not isinstance(ret, Mapping):
-                raise fail(place, f"got {type(ret).__name__}", "a tool return object")
+                raise wrong_type(place, ret, "a tool return object")
             answers = optional_text(ret.get("tool_call_id"), f"{place}.tool_call_id")
             result = ret.get("func_response")
             if answers is None or not isinstance(result, str):
