@@ -74,3 +74,18 @@ def test_strengthen_helper_applies_the_same_rule(backend, make_engram, clock):
 
 def test_disabled_store_accepts_the_new_touch():
     DisabledMemoryStore().touch(["x"], 1.0, importance_boost=0.05, importance_cap=1.0)
+
+
+def test_a_boosted_importance_is_rounded_not_drifting(backend, make_engram):
+    # 0.7 + 0.1 is 0.7999999999999999 in binary floating point: printed at every door (`--json`,
+    # HTTP) after a recall. Boosts are rounded now, and an unboosted touch keeps the value given.
+    engram = make_engram(backend, strengthen=StrengthenSettings(importance_boost=0.1))
+    m = engram.remember("a fact about glaciers", importance=0.7).memory
+    engram.recall("glaciers")
+    assert engram.get(m.id).importance == 0.8
+    for _ in range(3):
+        engram.recall("glaciers")
+    assert engram.get(m.id).importance == 1.0
+    precise = engram.remember("a fact about fjords", importance=0.1234567891234).memory
+    engram.store.touch([precise.id], 1.0, recall=True, importance_boost=0.0)
+    assert engram.get(precise.id).importance == 0.1234567891234

@@ -114,3 +114,16 @@ def test_metadata_conditions_match_alike(stores: dict[str, MemoryStore]) -> None
         assert found["sqlite"] == found["postgres"] == found["reference"], where
         matched.append(found["reference"])
     assert all(matched[:3]) and [] in matched  # the conditions both match and miss
+
+
+def test_a_boosted_importance_is_rounded_alike(stores: dict[str, MemoryStore]) -> None:
+    # Each store sums in its own arithmetic: all round a boost to BOOST_DIGITS decimals (no
+    # 0.7999999999999999), and a touch without a boost leaves a precise importance as given.
+    def boosted(mem: Engram) -> tuple[float, float]:
+        drift = mem.remember("a fact about glaciers", key="glacier", importance=0.7).memory
+        precise = mem.remember("a fact about fjords", key="fjord", importance=0.1234567891234).memory
+        mem.store.touch([drift.id], 2e9, importance_boost=0.1)
+        mem.store.touch([precise.id], 2e9, importance_boost=0.0)
+        return mem.get("glacier").importance, mem.get("fjord").importance
+
+    assert set(_each(stores, boosted).values()) == {(0.8, 0.1234567891234)}

@@ -37,6 +37,10 @@ import numpy as np
 from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
 
+# A boosted importance is rounded to this many decimals: binary fractions summed recall after
+# recall drift (0.7 + 0.1 = 0.7999999999999999), which every door then prints.
+BOOST_DIGITS = 9
+
 
 class SupersedeCycle(ValidationError):
     """``set_superseded``'s refusal, raised from inside its write (nothing changed): ``successor_id``
@@ -124,6 +128,7 @@ class StoreStats:
 
 
 @runtime_checkable
+
 class MemoryStore(Protocol):
     name: str
 
@@ -208,7 +213,8 @@ class MemoryStore(Protocol):
         importance_cap: float = 1.0,
     ) -> None:
         """Record a recall: ``last_accessed = now`` and ``recall_count += 1``; with ``importance_boost``
-        also ``importance = min(importance_cap, importance + boost)`` (never lowered by the cap).
+        also ``importance = min(importance_cap, importance + boost)`` (never lowered by the cap),
+        rounded to ``BOOST_DIGITS`` decimals.
         ``recall=False`` only refreshes ``last_accessed`` (hygiene survivors: not a recall)."""
         ...
 

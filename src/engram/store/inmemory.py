@@ -21,6 +21,7 @@ from engram.errors import DimensionError, EngramError
 from engram.ids import new_id
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
 from engram.store.base import (
+    BOOST_DIGITS,
     BatchWrite,
     ImportResult,
     ImportUpdate,
@@ -342,7 +343,9 @@ class InMemoryMemoryStore:
             for memory_id in ids:
                 memory = self._rows.get(memory_id)
                 if memory is not None:
-                    importance = max(memory.importance, min(importance_cap, memory.importance + importance_boost))
+                    importance = (max(memory.importance, min(importance_cap, round(memory.importance + importance_boost,
+                                                                                     BOOST_DIGITS)))
+                                  if importance_boost > 0 else memory.importance)
                     self._rows[memory_id] = replace(
                         memory, last_accessed=now, recall_count=memory.recall_count + (1 if recall else 0),
                         importance=importance,

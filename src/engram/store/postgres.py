@@ -56,6 +56,7 @@ from engram.model import (
 )
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
+    BOOST_DIGITS,
     SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
@@ -397,9 +398,10 @@ class PostgresMemoryStore:
             conn.execute(
                 "WITH target AS (SELECT id FROM memories WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE)"
                 " UPDATE memories m SET last_accessed = %s, recall_count = m.recall_count + %s,"
-                " importance = GREATEST(m.importance, LEAST(%s, m.importance + %s))"
-                " FROM target WHERE m.id = target.id",
-                (list(ids), now, 1 if recall else 0, importance_cap, importance_boost),
+                " importance = CASE WHEN %s > 0 THEN GREATEST(m.importance,"
+                f" LEAST(%s, ROUND((m.importance + %s)::numeric, {BOOST_DIGITS})::double precision))"
+                " ELSE m.importance END FROM target WHERE m.id = target.id",
+                (list(ids), now, 1 if recall else 0, importance_boost, importance_cap, importance_boost),
             )
 
         self.db.transact(work)

@@ -49,6 +49,7 @@ from engram.model import (
     metadata_text,
 )
 from engram.store.base import (
+    BOOST_DIGITS,
     SUCCESSOR_CHAIN_SQL,
     BatchWrite,
     ImportResult,
@@ -396,11 +397,13 @@ class SqliteMemoryStore:
         with self.db.write() as conn:
             for chunk in _chunks(list(ids), 500):
                 marks = ",".join("?" * len(chunk))
-                # MAX(importance, ...) keeps a memory already above the cap where it is.
+                # MAX(importance, ...) keeps a memory already above the cap where it is; a boosted
+                # one is rounded (BOOST_DIGITS) so repeated boosts do not print as 0.7999999999999999.
                 conn.execute(
                     f"UPDATE memories SET last_accessed = ?, recall_count = recall_count + ?,"
-                    f" importance = MAX(importance, MIN(?, importance + ?)) WHERE id IN ({marks})",
-                    [now, count, importance_cap, importance_boost, *chunk],
+                    f" importance = CASE WHEN ? > 0 THEN MAX(importance, MIN(?, ROUND(importance + ?, {BOOST_DIGITS})))"
+                    f" ELSE importance END WHERE id IN ({marks})",
+                    [now, count, importance_boost, importance_cap, importance_boost, *chunk],
                 )
 
     def set_superseded(
