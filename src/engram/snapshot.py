@@ -96,7 +96,7 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
         # is forgotten later: such a record is restored as it was, not refused.
         dangling = successor is not None and successor not in ids and successor not in readable
         if dangling and memory.superseded_at is None:
-            raise SnapshotError(f"{where}.superseded_by", f"{successor!r} is neither in this snapshot nor a stored "
+            raise SnapshotError(f"{where}.superseded_by", f"{jsondoc.shown(successor)} is neither in this snapshot nor a stored "
                                 "memory of this agent", "the id of a memory in the snapshot or already stored")
         out.append(replace(memory, id=ids[memory.id], links=tuple(ids[link] for link in memory.links),
                            superseded_by=ids.get(successor, successor) if successor is not None else None))
@@ -128,10 +128,10 @@ def _refuse_repeat(seen: dict[tuple[str, ...], tuple[str, Any]], identity: tuple
     if first[0] == where or first[1] == entry:
         return
     if identity[0] == "id":
-        raise SnapshotError(f"{where}.id", f"{identity[1]!r} repeats {first[0]}, which differs",
+        raise SnapshotError(f"{where}.id", f"{jsondoc.shown(identity[1])} repeats {first[0]}, which differs",
                             "an id of its own, or an identical copy of that entry")
     scope, key = identity[1], identity[2]
-    field, shown = ("key", f"{key!r} ") if isinstance(entry, Mapping) and entry.get("key") else ("content", "")
+    field, shown = ("key", f"{jsondoc.shown(key)} ") if isinstance(entry, Mapping) and entry.get("key") else ("content", "")
     raise SnapshotError(f"{where}.{field}", f"{shown}repeats {first[0]}'s key in {scope}, which differs",
                         "a key of its own in its scope, or an identical copy of that entry")
 
@@ -238,7 +238,7 @@ def _number(value: Any, field: str, default: Any) -> Any:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(field, f"{value!r} is not a number", "seconds since the epoch")
+        raise ValidationError(field, f"{jsondoc.shown(value)} is not a number", "seconds since the epoch")
     return float(value)
 
 

@@ -96,7 +96,7 @@ def test_an_import_made_before_ids_were_per_agent_is_still_skipped(tmp_path: Pat
 def test_a_dangling_superseded_by_is_refused_unless_engram_recorded_it(tmp_path: Path) -> None:
     with Engram(SqliteMemoryStore(tmp_path / "m.db"), agent="a") as mem:
         hidden = {"memories": [{"content": "x", "key": "k", "superseded_by": "no-such-id"}]}
-        with pytest.raises(SnapshotError, match=r"memories\[0\]\.superseded_by: 'no-such-id' is neither"):
+        with pytest.raises(SnapshotError, match=r'memories\[0\]\.superseded_by: "no-such-id" is neither'):
             mem.import_snapshot(json.dumps(hidden))
         assert mem.store.stats().memories == 0
         # A store whose successor was forgotten exports superseded_by with superseded_at: kept.

@@ -16,12 +16,12 @@ from tests.importers.test_import_cli import as_json
 
 REPEATS = [
     ("mem0.json", {"results": [{"id": "a1", "memory": "first"}, {"id": "a1", "memory": "second different"}]},
-     "results[1].id: 'a1' repeats results[0], which differs"),
+     'results[1].id: "a1" repeats results[0], which differs'),
     ("mem0.json", [{"id": "a1", "memory": "same", "user_id": "ann"}, {"id": "a1", "memory": "same", "user_id": "bo"}],
-     "[1].id: 'a1' repeats [0], which differs"),
+     '[1].id: "a1" repeats [0], which differs'),
     ("export.json", {"export_metadata": {}, "memories": [{"content": "one", "content_hash": "h1"},
                                                          {"content": "two", "content_hash": "h1"}]},
-     "memories[1].content_hash: 'h1' repeats memories[0], which differs"),
+     'memories[1].content_hash: "h1" repeats memories[0], which differs'),
     ("export.json", {"export_metadata": {}, "memories": [{"content": "one", "tags": ["a"]},
                                                          {"content": "one", "tags": ["b"]}]},
      "memories[1].content: repeats memories[0], which differs"),

@@ -363,7 +363,7 @@ MALFORMED = [
     (lambda d: d["users"][1]["threads"][0].pop("thread_id"), "users[1].threads[0].thread_id: is missing"),
     (lambda d: d["users"][1].update(user_id=None), "users[1].user_id: is missing"),
     (lambda d: d["users"][1]["edges"].append({**d["users"][0]["edges"][2], "fact": "Alice lives in Porto."}),
-     "users[1].edges[1].uuid: 'e7b2c4d6-2222-4ccc-8ddd-000000000003' repeats users[0].edges[2], which differs"),
+     'users[1].edges[1].uuid: "e7b2c4d6-2222-4ccc-8ddd-000000000003" repeats users[0].edges[2], which differs'),
     (lambda d: d["users"][0]["nodes"][0].update(summary="x" * 9000),
      "users[0].nodes[0].summary: the summary of 'Alice' is 9000 characters; the maximum is 8000"),
 ]

@@ -28,12 +28,12 @@ def engram_snapshot(*entries: dict) -> str:
 
 REFUSED = [
     (engram_snapshot({"id": ID, "key": "a", "content": "first"}, {"id": ID, "key": "b", "content": "second"}),
-     f"memories[1].id: {ID!r} repeats memories[0], which differs"),
+     f"memories[1].id: \"{ID}\" repeats memories[0], which differs"),
     (engram_snapshot({"content": "ok", "key": "fine"}, {"id": ID, "content": "x"}, {"id": ID, "content": "x!"}),
-     f"memories[2].id: {ID!r} repeats memories[1], which differs"),
+     f"memories[2].id: \"{ID}\" repeats memories[1], which differs"),
     # PtrClaw's files name entries by key: the same key twice in one scope is the same clash.
     (json.dumps([{"key": "pin", "content": "first"}, {"key": "pin", "content": "second"}]),
-     "entries[1].key: 'pin' repeats entries[0]'s key in agent:alice, which differs"),
+     "entries[1].key: \"pin\" repeats entries[0]'s key in agent:alice, which differs"),
     (json.dumps([{"content": "same words"}, {"content": "same words", "tags": ["x"]}]),
      "entries[1].content: repeats entries[0]'s key in agent:alice, which differs"),
 ]

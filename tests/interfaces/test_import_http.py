@@ -65,7 +65,7 @@ def test_a_snapshot_repeating_an_id_with_other_content_is_refused_naming_it(serv
         for response in (alice.post("/api/v1/import", json=document),
                          alice.post("/api/v1/import/snapshot", json={"text": json.dumps(document)})):
             assert response.status_code == 422, response.text
-            assert f"memories[1].id: {same!r} repeats memories[0], which differs" in response.text
+            assert f'memories[1].id: "{same}" repeats memories[0], which differs' in response.json()["detail"]
         assert alice.get("/api/v1/stats").json()["memories"] == 0
         copy = {"memories": [document["memories"][0], dict(document["memories"][0])]}
         assert alice.post("/api/v1/import", json=copy).json() == {"imported": 1, "skipped": 1}

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from engram import jsondoc
 from engram.audit import forgotten_from
 from engram.bulk import store_and_embed
 from engram.errors import SnapshotError, ValidationError
@@ -275,9 +276,9 @@ def _same_record(first: Record, again: Record) -> None:
     records under one id would otherwise lose one of them silently."""
     if again.id_field is None or replace(again, where=first.where) == first:
         return
-    shown = "" if again.id_field == "content" else f"{again.source_id!r} "
+    shown = "" if again.id_field == "content" else f"{jsondoc.shown(again.source_id)} "
     raise SnapshotError(f"{again.where}.{again.id_field}", f"{shown}repeats {first.where}, which differs",
-                        f"a {again.id_field} of its own, or an identical copy of that record")
+                        f"its own {again.id_field}, or an identical copy of that record")
 
 
 def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: str, keep_agents: bool,
