@@ -132,3 +132,29 @@ def test_a_turn_stored_under_the_old_spelling_is_updated_not_duplicated_and_undo
         assert mem.list(Filters(tags="transcript")) == []
     finally:
         mem.close()
+
+
+def test_an_undo_that_meets_the_indexer_closed_forgets_the_turn_and_returns(tmp_path: Path) -> None:
+    """A pop racing the history's close reaches the turn indexer after its worker took the close's
+    sentinel and ended: the undo's job is never run by it, so the undo runs it itself instead of
+    waiting forever (a server's request thread hung at shutdown)."""
+    import threading
+
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"},
+                               history={"transcript_auto_index": True})
+    try:
+        mem.history.append("cli:trip", "user", QUESTIONS[0])
+        mem.history.append("cli:trip", "assistant", "Answer: the first option, documented in the runbook.")
+        before = mem.history.all("cli:trip")
+        undone = mem.history.undo_hook
+        indexer = undone.__self__  # type: ignore[union-attr]
+        indexer.close()  # as History.close does first; the turn above is indexed by then
+        assert [m.key for m in mem.list(Filters(tags="transcript"))] == ["transcript:cli:trip:1"]
+        mem.history.store.pop_newest("cli:trip")  # the store's pop came before the close, its hook after
+        undo = threading.Thread(target=undone, args=("cli:trip:", before, before[:1]), daemon=True)
+        undo.start()
+        undo.join(10)
+        assert not undo.is_alive(), "the undo waits for a worker that has ended"
+        assert mem.list(Filters(tags="transcript")) == []
+    finally:
+        mem.close()

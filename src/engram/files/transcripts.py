@@ -88,6 +88,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")  # a part named as it is: no "_", never "." first
 MAX_PLAIN_NAME = 120  # characters of a file name without a digest (a key can be 386)
 DIGEST_CHARS = 12
+WORKER_CHECK_S = 0.5  # how often an undo waiting on the turn indexer checks that its worker still runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,9 +405,15 @@ class TurnIndexer:
         """``History.pop_newest``'s hook: forget the turn the pop made untrue (``unindex_undone``)
         once the turns queued before are indexed, so none of them brings it back; returns when
         it is forgotten (an undo that returned is not recalled)."""
-        job = _Job(key, before, after, threading.Event())
-        self._queue.put(job)
-        job.done.wait()  # type: ignore[union-attr]
+        done = threading.Event()
+        self._queue.put(_Job(key, before, after, done))
+        while not done.wait(WORKER_CHECK_S):
+            # A pop racing ``close`` queues its job behind close's sentinel, where the worker,
+            # ended, never runs it: run it here rather than wait for it forever.
+            if not self._thread.is_alive():
+                if not done.is_set():
+                    unindex_undone(self.engram, key, before, after)
+                return
 
     def _run(self) -> None:
         while (job := self._queue.get()) is not None:
