@@ -1,0 +1,68 @@
+"""Files beside an encrypted store that are not the database: with ``privacy.encryption_key`` set,
+the chat's response cache (``chat.response_cache``) is kept in memory, never as the plain
+``response_cache.json`` it used to be, and the ``jsonl`` history backend, which cannot encrypt, is
+refused as the ``jsonfile`` memory backend is (it used to write every message in clear)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlcipher3", reason="encryption at rest needs the lifecycle extra (sqlcipher3-binary)")
+
+from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
+
+KEY = "correct horse battery staple"
+SECRET = "the payroll archive sits behind door seven"
+
+
+def _engram(home: Path, *args: str, stdin: str = "", **settings: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_PRIVACY__ENCRYPTION_KEY": KEY,
+           "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200", **settings}
+    return subprocess.run([sys.executable, "-m", "engram", *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=180)
+
+
+def _files_holding(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_with_a_key_the_response_cache_stays_in_memory_and_a_plain_one_is_deleted(
+        isolated_home: Path) -> None:
+    home = isolated_home
+    home.mkdir(parents=True)
+    # A cache written before the key was set holds an earlier answer in clear.
+    earlier = home / "response_cache.json"
+    earlier.write_text(json.dumps([{"key": "0" * 16, "response": "earlier answer: the safe is in the attic",
+                                    "timestamp": 0.0, "last_access": 0.0, "scope": ""}]))
+
+    def answer(request: RecordedRequest) -> Reply:
+        return Reply.say(f"I remember: {SECRET}.")
+
+    with OpenAICompatServer(responder=answer) as server:
+        run = _engram(home, "chat", stdin="Where is the payroll archive?\nWhere is the payroll archive?\n",
+                      ENGRAM_LLM__PROVIDER="openai", ENGRAM_LLM__MODEL="m", ENGRAM_LLM__API_KEY="x",
+                      ENGRAM_LLM__BASE_URL=server.base_url, ENGRAM_CHAT__RESPONSE_CACHE="true",
+                      ENGRAM_CHAT__SYNTHESIS="false", ENGRAM_CHAT__EXTRACTOR="none")
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert run.stdout.count(SECRET) == 2
+    # The answer is nowhere on disk in clear (the conversation is in the encrypted database).
+    assert _files_holding(home, SECRET.encode()) == []
+    assert not earlier.exists()
+    assert "deleted the plain-text response cache" in run.stderr
+
+
+def test_without_a_key_the_response_cache_is_still_a_file(isolated_home: Path) -> None:
+    with OpenAICompatServer(Reply.say(f"I remember: {SECRET}.")) as server:
+        run = _engram(isolated_home, "chat", stdin="Where is the payroll archive?\n",
+                      ENGRAM_PRIVACY__ENCRYPTION_KEY="", ENGRAM_LLM__PROVIDER="openai", ENGRAM_LLM__MODEL="m",
+                      ENGRAM_LLM__API_KEY="x", ENGRAM_LLM__BASE_URL=server.base_url,
+                      ENGRAM_CHAT__RESPONSE_CACHE="true", ENGRAM_CHAT__SYNTHESIS="false",
+                      ENGRAM_CHAT__EXTRACTOR="none")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "response_cache.json" in [p.name for p in _files_holding(isolated_home, SECRET.encode())]
