@@ -66,3 +66,12 @@ def test_without_a_key_the_response_cache_is_still_a_file(isolated_home: Path) -
                       ENGRAM_CHAT__EXTRACTOR="none")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "response_cache.json" in [p.name for p in _files_holding(isolated_home, SECRET.encode())]
+
+
+def test_a_key_with_the_jsonl_history_backend_is_refused_before_anything_is_written(isolated_home: Path) -> None:
+    run = _engram(isolated_home, "history", "append", "telegram:42", SECRET, ENGRAM_HISTORY__BACKEND="jsonl")
+    assert run.returncode == 4, run.stdout + run.stderr
+    said = " ".join(run.stderr.split())
+    assert "'jsonl' history backend cannot encrypt" in said and "history.backend" in said
+    assert not isolated_home.exists() or _files_holding(isolated_home, SECRET.encode()) == []
+    assert not (isolated_home / "conversation-history.jsonl").exists()
