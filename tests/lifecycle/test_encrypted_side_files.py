@@ -75,3 +75,31 @@ def test_a_key_with_the_jsonl_history_backend_is_refused_before_anything_is_writ
     assert "'jsonl' history backend cannot encrypt" in said and "history.backend" in said
     assert not isolated_home.exists() or _files_holding(isolated_home, SECRET.encode()) == []
     assert not (isolated_home / "conversation-history.jsonl").exists()
+
+
+def test_a_store_converted_as_the_docs_say_reads_back_and_its_plain_backups_are_named(isolated_home: Path) -> None:
+    # The conversion privacy.md gives (SQLCipher's sqlcipher_export into a new file) leaves the
+    # backups taken before as they were, in clear; nothing said so.
+    home = isolated_home
+    plain = {"ENGRAM_PRIVACY__ENCRYPTION_KEY": ""}
+    assert _engram(home, "remember", SECRET, "--key", "payroll", **plain).returncode == 0
+    assert _engram(home, "backup", **plain).returncode == 0
+    import sqlcipher3.dbapi2 as sqlcipher
+
+    db = sqlcipher.connect(str(home / "memory.db"))
+    db.execute("ATTACH DATABASE ? AS encrypted KEY ?", (str(home / "memory.encrypted.db"), KEY))
+    db.execute("SELECT sqlcipher_export('encrypted')")
+    db.close()
+    (home / "memory.encrypted.db").replace(home / "memory.db")
+    assert not (home / "memory.db").read_bytes().startswith(b"SQLite format 3")
+
+    run = _engram(home, "--json", "get", "payroll")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout)["content"] == SECRET
+    [backup] = (home / "backups").iterdir()
+    said = " ".join(run.stderr.split())
+    assert "not encrypted" in said and backup.name in said
+    # An encrypted backup is not named; the plain one, once deleted, is no longer either.
+    backup.unlink()
+    assert _engram(home, "backup").returncode == 0
+    assert "not encrypted" not in _engram(home, "count").stderr
