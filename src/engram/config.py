@@ -324,6 +324,15 @@ class Settings(BaseSettings):
         return self.transcripts_folder()
 
 
+    def response_cache_file(self) -> Path | None:
+        """Where the agent keeps its response cache (``chat.response_cache``) between runs, or None
+        to keep it in memory only. The cache holds the model's answers, which repeat what the
+        memories and the conversation say, as plain JSON: with an encryption key set it is never
+        written (it lasts while the process runs)."""
+        return None if self.privacy.encrypted else self.home / RESPONSE_CACHE_NAME
+
+
+RESPONSE_CACHE_NAME = "response_cache.json"
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
 # The file ``load_settings(config=...)`` names (``--config``), for the sources built inside Settings().
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("engram_config_file", default=None)

@@ -362,3 +362,22 @@ def test_an_encrypted_store_migrates_with_its_key(pg_url: str, tmp_path: Path) -
         assert [m.content for m in target.iter_all()] == ["the vault code is in the blue book"]
     finally:
         target.close()
+
+
+def test_a_key_with_the_postgres_backend_is_refused_before_anything_reaches_the_server(
+        pg_url: str, tmp_path: Path) -> None:
+    # The key encrypts a SQLite file; set beside database_url it was ignored and the memory went
+    # into PostgreSQL in clear while its owner believed it encrypted. After `engram migrate` the key
+    # has to go (the doc says so), and the refusal says why.
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_EMBEDDINGS__PROVIDER": "none",
+           "ENGRAM_PRIVACY__ENCRYPTION_KEY": "correct horse battery", "ENGRAM_DATABASE_URL": pg_url}
+    run = subprocess.run([*ENGRAM, "remember", "the vault code is in the blue book"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 4, run.stdout + run.stderr
+    said = " ".join(run.stderr.split())
+    assert "'postgres' backend cannot encrypt" in said and "privacy.encryption_key" in said
+    target = PostgresMemoryStore(PgDatabase.connect(pg_url))
+    try:
+        assert list(target.iter_all()) == []
+    finally:
+        target.close()

@@ -29,13 +29,13 @@ from engram.agent import prompts
 from engram.agent.enrich import memory_enrich, strip_memory_context
 from engram.agent.extract import FactExtractor, LLMExtractor, RuleExtractor
 from engram.agent.inject import inject_memory
-from engram.agent.response_cache import ResponseCache
+from engram.agent.response_cache import ResponseCache, discard_plain_cache
 from engram.agent.settings import ChatSettings
 from engram.agent.soul import build_hatch_prompt, build_soul_block, has_soul_block, parse_soul, store_soul
 from engram.agent.summarize import LLMSummarizer
 from engram.agent.synthesize import Applied, SynthesisReport, Synthesizer, notes_from_facts, reconcile
 from engram.agent.tools import MemoryTools
-from engram.config import Settings
+from engram.config import RESPONSE_CACHE_NAME, Settings
 from engram.engine import Engram
 from engram.errors import EngramError, ProviderError, StorageError, ValidationError
 from engram.history.compaction import CompactionResult, compact_messages
@@ -426,8 +426,10 @@ class MemoryAgent:
             operator = lambda: read_memory_md(settings.home, chat.memory_max_chars)  # noqa: E731 - read every turn
         cache = None
         if chat.response_cache:
-            cache = ResponseCache.open(settings.home / "response_cache.json", ttl_s=chat.cache_ttl_s,
-                                       max_entries=chat.cache_max_entries)
+            cache_file = settings.response_cache_file()
+            if cache_file is None:
+                discard_plain_cache(settings.home / RESPONSE_CACHE_NAME)
+            cache = ResponseCache.open(cache_file, ttl_s=chat.cache_ttl_s, max_entries=chat.cache_max_entries)
         # Agent and session names may hold ':', which separates a conversation key's parts.
         agent_part = (engram.scope.agent or "default").replace(":", "_")
         session_part = engram.scope.session.replace(":", "_") if engram.scope.session else None

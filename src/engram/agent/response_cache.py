@@ -10,7 +10,8 @@ and a ``get`` from another scope is a miss even on a hash collision. Eviction on
 TTL pass drops entries older than ``ttl_s``; then, if still over ``max_entries``, an LRU pass
 removes the least recently accessed with an O(n) selection (``numpy.argpartition``, the
 counterpart of ``nth_element``). The cache is a JSON array written atomically (temp file +
-fsync + rename) after every ``put``; all methods are thread-safe.
+fsync + rename) after every ``put`` (with no path, as for an encrypted store, it stays in memory);
+all methods are thread-safe.
 """
 
 from __future__ import annotations
@@ -57,6 +58,20 @@ def cache_key(model: str, scope: str, messages: Sequence[Message]) -> str:
     parts = [model, scope, *(_canonical(m) for m in messages)]
     data = SEPARATOR.join(part.encode("utf-8", "surrogatepass") for part in parts)
     return f"{fnv1a64(data):016x}"
+
+
+def discard_plain_cache(path: Path) -> None:
+    """Delete a cache file written before an encryption key was set: it holds earlier answers in
+    clear, and a cache is never worth keeping a readable copy for. Raises ``StorageError`` when it
+    cannot be deleted (the file would stay readable unsaid)."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StorageError(f"cannot delete the plain-text response cache {path} (an encryption key is set): {exc}") from exc
+    log.warning("deleted the plain-text response cache %s: with an encryption key set the cache is kept in memory only",
+                path)
 
 
 @dataclass(slots=True)

@@ -45,6 +45,13 @@ class PostgresBackend:
 
         if not settings.database_url:
             raise ConfigError("the postgres backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
+        if settings.privacy.encrypted:
+            # The key encrypts a SQLite file; ignored here, it would let its owner believe the
+            # memories are protected while the server keeps them in clear.
+            raise ConfigError("privacy.encryption_key is set but the 'postgres' backend cannot encrypt with it:"
+                              " PostgreSQL keeps memories, history and the audit trail in clear on its server"
+                              " (encrypt the server's disk); remove the key (privacy.encryption_key,"
+                              " privacy.encryption_key_file) to use PostgreSQL, or use backend = \"sqlite\"")
         return cls(PgDatabase.connect(settings.database_url, settings.postgres), settings.full_text,
                    settings.postgres.hnsw_ef_search)
 

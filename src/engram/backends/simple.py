@@ -150,6 +150,10 @@ class JsonlHistoryBackend(StoreBackend):
     @classmethod
     def open(cls, settings: Settings, agent: str) -> JsonlHistoryBackend:
         h = settings.history
+        if settings.privacy.encrypted:
+            # Both the JSON lines and the exchange index beside them would hold every message in clear.
+            raise ConfigError("privacy.encryption_key is set but the 'jsonl' history backend cannot encrypt its"
+                              " file; use history.backend = \"sqlite\" (the encrypted database) or remove the key")
         own_file = settings.per_agent_databases and h.path is None
         folder = settings.agent_folder(agent) if settings.per_agent_databases else settings.home
         path = Path(h.path) if h.path is not None else folder / "conversation-history.jsonl"

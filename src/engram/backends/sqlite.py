@@ -122,6 +122,7 @@ class SqliteBackend:
                                    full_text=settings.full_text, after_close=backups.closed_cleanly)
         if settings.per_agent_databases:
             warn_left_in_shared_file(settings, agent, memory)
+        backups.warn_if_plain()
         history_here = settings.history.path is None or Path(settings.history.path) == path
         return cls(memory, backups=backups, history_name="sqlite" if history_here else None,
                    keeps_tokens=not settings.per_agent_databases,

@@ -96,15 +96,20 @@ def connect(path: str, *, key: str | None = None, timeout_s: float = 30.0, reado
 _PLAIN_HEADER = b"SQLite format 3\x00"
 
 
+def is_plain(path: str | Path) -> bool:
+    """Whether ``path`` is an unencrypted SQLite file (its header; False when it cannot be read)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(_PLAIN_HEADER)) == _PLAIN_HEADER
+    except OSError:
+        return False
+
+
 def key_error(path: str) -> EncryptionKeyError:
     """The error for a key SQLCipher could not open ``path`` with. A plain file is told apart by its
     header; otherwise the key is wrong (SQLCipher cannot tell a wrong key from a first page
     damaged beyond its checksum, and the wrong key is by far the likelier)."""
-    try:
-        with open(path, "rb") as file:
-            plain = file.read(len(_PLAIN_HEADER)) == _PLAIN_HEADER
-    except OSError:
-        plain = False
+    plain = is_plain(path)
     setting = "privacy.encryption_key or privacy.encryption_key_file"
     if plain:
         return EncryptionKeyError(f"{path} is not encrypted, but an encryption key is set ({setting}): an existing "

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.db.sqlite import Database, connect, db_errors, key_error
+from engram.db.sqlite import Database, connect, db_errors, is_plain, key_error
 from engram.errors import ConfigError, EncryptionKeyError, IntegrityError, NotFoundError, StorageError
 from engram.lifecycle import clean_close
 
@@ -90,6 +90,21 @@ class Backups:
             stamp = dt.datetime.strptime(match.group("stamp"), "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC)
             found.append(BackupInfo(entry, stamp.timestamp(), match.group("reason"), entry.stat().st_size))
         return sorted(found, key=lambda b: b.path.name, reverse=True)
+
+    def warn_if_plain(self) -> list[Path]:
+        """With a key set, log a warning naming the backups that are not encrypted (taken before
+        the key was set: converting the database leaves them as they were) and return them. They
+        hold the memories in clear, restore refuses them while the key is set, and pruning
+        reaches them only after ``keep`` newer backups; engram does not delete them (they may be
+        the only copy from before), so it says so at each start."""
+        if not self.key:
+            return []
+        plain = [b.path for b in self.list() if is_plain(b.path)]
+        if plain:
+            log.warning("%d backup(s) in %s are not encrypted (taken before the encryption key was set) and hold the "
+                        "memories in clear: %s; delete them (restore refuses them while the key is set)",
+                        len(plain), self.folder, ", ".join(p.name for p in plain))
+        return plain
 
     def last_good(self) -> BackupInfo | None:
         backups = self.list()
