@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -251,6 +251,14 @@ class Settings(BaseSettings):
     vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
     full_text: FullTextSettings = Field(default_factory=FullTextSettings)
     time: TimeSettings = Field(default_factory=TimeSettings)
+    # Where some settings were given (``load_settings``), for errors about a value the settings
+    # took and the world refused later (a database that will not let engram in).
+    _given_at: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def named(self, setting: str) -> str:
+        """``setting`` with where its value was given, when ``load_settings`` read it:
+        ``database_url (from ENGRAM_DATABASE_URL)``, ``database_url (from config file PATH)``."""
+        return self._given_at.get(setting, setting)
 
     @field_validator("home", "path", mode="after")
     @classmethod
@@ -398,6 +406,17 @@ def _problem(error: Any) -> str:
     return f"{origin} ({setting}): {message}{where}" if origin else f"{setting}: {message}{where}"
 
 
+# Settings whose place ``Settings.named`` tells (reading it walks every source: only for these).
+_NAMED_WITH_PLACE = ("database_url",)
+
+
+def _named(setting: str) -> str:
+    """``setting`` as ``_problem`` names it, with where it was given (while the sources are set)."""
+    origin, place = _origin((setting,))
+    where = ", ".join(part for part in (setting if origin else "", place or "") if part)
+    return f"{origin or setting} ({where})" if where else setting
+
+
 def config_path(home: str | Path | None = None, named: str | Path | None = None) -> Path:
     """The config file: ``named`` (``--config``), else ``$ENGRAM_CONFIG``, else the first of
     ``CONFIG_NAMES`` in the home (``home`` when given, as ``--home`` gives it, else
@@ -422,7 +441,9 @@ def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Sett
     named = _CONFIG_FILE.set(None if config is None else Path(config).expanduser())
     sources = _SOURCES.set(())
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+        settings._given_at = {setting: _named(setting) for setting in _NAMED_WITH_PLACE}
+        return settings
     except PydanticValidationError as exc:
         problems = "; ".join(_problem(err) for err in exc.errors())
         raise ConfigError(f"invalid settings ({problems})") from None

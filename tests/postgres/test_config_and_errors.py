@@ -4,6 +4,10 @@ input and unreachable servers become engram errors."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +15,8 @@ from engram.config import load_settings
 from engram.db.postgres import PgDatabase, database_identity, redact_dsn
 from engram.engine import Engram
 from engram.errors import ConfigError, StorageError, ValidationError
+
+ENGRAM = [sys.executable, "-c", "from engram.interfaces.cli.app import main; main()"]
 
 
 def test_database_url_switches_backend(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,6 +86,25 @@ def test_unreachable_server_is_a_storage_error_without_the_password(caplog: pyte
         PgDatabase.connect("postgresql://bob:s3cret@127.0.0.1:1/db", None)
     assert "s3cret" not in str(err.value) and "***" in str(err.value)
     assert "s3cret" not in caplog.text
+
+
+def test_an_unreachable_database_names_database_url_and_where_it_was_set(tmp_path: Path) -> None:
+    # A wrong host, port or password: the operator must find which variable or file gave the URL.
+    url = "postgresql://bob:s3cret@127.0.0.1:1/db"
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_DATABASE_URL": url}
+    run = subprocess.run([*ENGRAM, "count"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stdout == ""  # storage failure (docs/cli.md)
+    assert run.stderr.startswith("error: database_url (from ENGRAM_DATABASE_URL): PostgreSQL "
+                                 "postgresql://bob:***@127.0.0.1:1/db is unreachable: "), run.stderr
+    config = tmp_path / "config.toml"
+    config.write_text(f'database_url = "{url}"\n')
+    del env["ENGRAM_DATABASE_URL"]
+    run = subprocess.run([*ENGRAM, "count"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"error: database_url (from config file {config}): PostgreSQL "), run.stderr
+    assert "s3cret" not in run.stderr + run.stdout
+    with pytest.raises(StorageError, match=r"^database_url \(from an argument\): PostgreSQL postgresql://bob:\*\*\*@"):
+        Engram.from_settings(database_url=url, home=tmp_path)
 
 
 def test_nul_in_content_is_refused_and_nothing_stored(pg_url: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.errors import ConfigError
+from engram.errors import ConfigError, StorageError
 
 if TYPE_CHECKING:
     from engram.audit import AuditLog
@@ -52,8 +52,13 @@ class PostgresBackend:
                               " PostgreSQL keeps memories, history and the audit trail in clear on its server"
                               " (encrypt the server's disk); remove the key (privacy.encryption_key,"
                               " privacy.encryption_key_file) to use PostgreSQL, or use backend = \"sqlite\"")
-        return cls(PgDatabase.connect(settings.database_url, settings.postgres), settings.full_text,
-                   settings.postgres.hnsw_ef_search)
+        try:
+            db = PgDatabase.connect(settings.database_url, settings.postgres)
+        except StorageError as exc:
+            # The DSN is named redacted; which setting (and variable or file) gave it is what the
+            # operator has to find to fix a wrong host, port or password.
+            raise StorageError(f"{settings.named('database_url')}: {exc}") from exc
+        return cls(db, settings.full_text, settings.postgres.hnsw_ef_search)
 
     @property
     def memory(self) -> PostgresMemoryStore:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -125,12 +126,17 @@ def _message(exc: BaseException) -> str:
 class PgDatabase:
     """A connection pool on one PostgreSQL database, migrated on open (see module docstring)."""
 
-    def __init__(self, pool: ConnectionPool, dsn: str) -> None:
+    def __init__(self, pool: ConnectionPool, dsn: str, settings: PostgresSettings | None = None) -> None:
         self.pool = pool
         self.where = redact_dsn(dsn)
+        self._dsn = dsn
+        self._connect_timeout = max(1, int((settings or PostgresSettings()).timeout_s))
         # The connection of the transaction this thread is inside (``transact``), if any: reads
         # and transactions started within it join it, so a batch of writes is one transaction.
         self._current = threading.local()
+        # Set when a connection of the pool was found dead (the server restarted or went away);
+        # cleared when the pool hands out a live one again (``_connection``).
+        self._lost = threading.Event()
 
     @classmethod
     def connect(cls, dsn: str, settings: PostgresSettings | None = None) -> PgDatabase:
@@ -156,7 +162,42 @@ class PgDatabase:
                 name="engram",
             )
             pool.open(wait=settings.pool_min_size > 0, timeout=settings.timeout_s)
-        return cls(pool, dsn)
+        return cls(pool, dsn, settings)
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A live connection, returned to the pool afterwards (committed, or rolled back on error).
+
+        After PostgreSQL restarts, every idle connection of the pool is dead, and psycopg_pool
+        hands them out unchecked: each request failed once per pooled connection until they were
+        all used up, and the pool then reopened connections with a backoff doubling from 1 s, so
+        a request waited up to ``timeout_s`` and failed although the server was back. So a
+        connection the server closed is dropped here before use (no round trip unless its socket
+        has something to read: the server's goodbye), and while the pool has none left after such
+        a loss, a request connects on its own: at once if the server is back, failing at once
+        naming why if it is not, rather than waiting for the pool's next attempt."""
+        while True:
+            direct = self._lost.is_set() and not self.pool.get_stats().get("pool_available")
+            if direct:
+                conn = psycopg.connect(self._dsn, connect_timeout=self._connect_timeout)
+                register_vector(conn)
+                with conn:  # closes it: the pool's own reconnection refills the pool
+                    yield conn
+                return
+            conn = self.pool.getconn()
+            if _alive(conn):
+                break
+            self._lost.set()
+            conn.close()
+            self.pool.putconn(conn)  # closed: the pool drops it and opens another
+        self._lost.clear()
+        try:
+            with conn:
+                yield conn
+        finally:
+            if conn.closed:  # lost while in use: the next requests must not wait for the pool
+                self._lost.set()
+            self.pool.putconn(conn)
 
     @contextlib.contextmanager
     def read(self, *, statements_alone: bool = False) -> Iterator[psycopg.Connection[Any]]:
@@ -173,7 +214,7 @@ class PgDatabase:
             with translate_errors(self.where):
                 yield joined
             return
-        with translate_errors(self.where), self.pool.connection() as conn:
+        with translate_errors(self.where), self._connection() as conn:
             if not statements_alone:
                 yield conn
                 return
@@ -205,7 +246,7 @@ class PgDatabase:
                 # entered on an idle connection a transaction of its own (BEGIN ... COMMIT), so a
                 # ``work`` that starts with a joined call (``write_batch``: a savepoint per write)
                 # committed each of them apart, and a failure after one left it stored.
-                with translate_errors(self.where), self.pool.connection() as conn, conn.transaction():
+                with translate_errors(self.where), self._connection() as conn, conn.transaction():
                     self._current.conn = conn
                     try:
                         return work(conn)
@@ -219,6 +260,26 @@ class PgDatabase:
 
     def close(self) -> None:
         self.pool.close()
+
+
+def _alive(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection of the pool still reaches the server. An idle connection has
+    nothing to read unless the server sent something unasked: most often its goodbye before
+    closing (a restart, ``pg_terminate_backend``), then EOF; only then is it asked (one round
+    trip), since a notice can also arrive unasked."""
+    if conn.closed or conn.broken:
+        return False
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return False
+    if not readable:
+        return True
+    try:
+        ConnectionPool.check_connection(conn)
+    except psycopg.Error:
+        return False
+    return True
 
 
 def applied(conn: psycopg.Connection[Any]) -> set[int]:

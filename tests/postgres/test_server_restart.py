@@ -1,0 +1,93 @@
+"""PostgreSQL going away under a running engram: an ``Engram`` held across a restart of the
+server (or its connections ended by the server) needs no restart of its own. The next call after
+the server is back succeeds; while it is down, calls fail at once with a StorageError naming the
+(redacted) database, never after waiting out the pool's timeout.
+
+The shared session server is not restarted (other tests use it): ending every connection of the
+test's database with ``pg_terminate_backend`` is what a restart does to them (the server says
+goodbye and closes). A server of the test's own is stopped and started for the outage."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from engram.db.pg_settings import PostgresSettings
+from engram.engine import Engram
+from engram.errors import StorageError
+from engram.store.postgres import PostgresMemoryStore
+from engram.testing import pg_server
+
+
+def _engram(url: str, pool_min_size: int) -> Engram:
+    from engram.db.postgres import PgDatabase
+
+    db = PgDatabase.connect(url, PostgresSettings(pool_min_size=pool_min_size, timeout_s=20))
+    return Engram(PostgresMemoryStore(db), agent="a")
+
+
+def _end_connections(admin_url: str, database: str) -> int:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s"
+            " AND pid <> pg_backend_pid()", (database,)).fetchone()
+    assert ended is not None
+    return int(ended[0])
+
+
+def test_every_call_after_the_servers_connections_end_succeeds(pg: pg_server.PgTestServer, pg_url: str) -> None:
+    mem = _engram(pg_url, pool_min_size=4)
+    try:
+        mem.remember("the deploy host is db1", key="deploy")
+        assert _end_connections(pg.url(), pg_url.rsplit("/", 1)[1]) >= 4
+        time.sleep(0.3)  # the goodbyes reach the client's sockets
+        # Each of the pool's four dead connections used to fail one call (StorageError: 503).
+        for _ in range(6):
+            assert [h.memory.key for h in mem.recall("deploy host", mode="text").hits] == ["deploy"]
+        mem.remember("stored after the connections ended", key="after")
+        assert mem.count() == 2
+    finally:
+        mem.close()
+
+
+@pytest.fixture
+def own_server() -> Iterator[pg_server.PgTestServer]:
+    folder = Path(tempfile.mkdtemp(prefix="engram-pg-restart-"))
+    server = pg_server.start(folder / "data")
+    try:
+        server.execute("CREATE DATABASE engram")
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_restarted_server_fails_calls_at_once_while_down_and_serves_the_next_when_back(
+        own_server: pg_server.PgTestServer) -> None:
+    mem = _engram(own_server.url("engram"), pool_min_size=2)
+    try:
+        mem.remember("the deploy host is db1", key="deploy")
+        own_server.stop()
+        for _ in range(4):
+            started = time.monotonic()
+            with pytest.raises(StorageError, match=r"PostgreSQL postgresql://postgres@127\.0\.0\.1:\d+/engram"):
+                mem.recall("deploy host", mode="text")
+            # It used to wait out postgres.timeout_s (20 s here) for the pool once its dead
+            # connections were used up.
+            assert time.monotonic() - started < 5
+        time.sleep(3)  # the pool's reconnection backs off (1 s, 2 s, ...) meanwhile
+        pg_server.start(own_server.pgdata, port=own_server.port)
+        started = time.monotonic()
+        assert [h.memory.key for h in mem.recall("deploy host", mode="text").hits] == ["deploy"]
+        mem.remember("stored after the restart", key="after")
+        assert mem.count() == 2
+        # It used to wait for the pool's next attempt, seconds after the server was back.
+        assert time.monotonic() - started < 3
+    finally:
+        mem.close()
