@@ -5,9 +5,11 @@ compaction waits on its model, a scripted OpenAI-compatible server on a socket."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from engram.engine import Engram
+from engram.history.compaction import CompactionResult
 from engram.root import compact_conversation
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply
 
@@ -34,6 +36,19 @@ def _seed(tmp_path: Path) -> None:
             mem.history.append(KEY, "assistant", f"Noted, {thing}.", created_at=1_790_000_001.0 + 10 * n)
 
 
+def _compact(tmp_path: Path, respond: Callable[[RecordedRequest], Reply]) -> tuple[CompactionResult, list[str]]:
+    """A forced compaction of the seeded conversation through a fake provider answering with
+    ``respond`` (which may change the conversation from another engine meanwhile): its result and
+    the prompts the provider was sent."""
+    with OpenAICompatServer(responder=respond) as server:
+        mem = _open(tmp_path, server)
+        try:
+            result = compact_conversation(mem, mem.settings, KEY, force=True)
+        finally:
+            mem.close()
+        return result, [_prompt(r) for r in server.requests]
+
+
 def test_a_retried_compaction_extracts_each_message_once(tmp_path: Path) -> None:
     _seed(tmp_path)
     other = _open(tmp_path)  # the user's other session, undoing the last answer mid-compaction
@@ -44,13 +59,7 @@ def test_a_retried_compaction_extracts_each_message_once(tmp_path: Path) -> None
         return scripted_respond(request)
 
     try:
-        with OpenAICompatServer(responder=respond) as server:
-            mem = _open(tmp_path, server)
-            try:
-                result = compact_conversation(mem, mem.settings, KEY, force=True)
-            finally:
-                mem.close()
-            prompts = [_prompt(r) for r in server.requests]
+        result, prompts = _compact(tmp_path, respond)
         assert result.compacted and len(result.discarded) == 5 and len(result.kept) == 10  # decided again on 15
         # The messages the first try extracted are not sent again: one extraction call, not two.
         assert sum(p.startswith("Extract durable knowledge") for p in prompts) == 1
@@ -73,13 +82,7 @@ def test_a_summary_set_by_hand_during_a_compaction_is_built_on_not_overwritten(t
         return scripted_respond(request)
 
     try:
-        with OpenAICompatServer(responder=respond) as server:
-            mem = _open(tmp_path, server)
-            try:
-                result = compact_conversation(mem, mem.settings, KEY, force=True)
-            finally:
-                mem.close()
-            prompts = [_prompt(r) for r in server.requests]
+        result, prompts = _compact(tmp_path, respond)
         summaries = [p for p in prompts if p.startswith("Summarise the conversation")]
         # The first summary, made without the hand-written one, is not stored; the retry builds on it.
         assert len(summaries) == 2 and hand not in summaries[0] and hand in summaries[1]
