@@ -23,6 +23,9 @@ transcript twice changes nothing (a turn an earlier version stored under the oth
 ``transcript:cli:trip::1``, is updated where it is, and a second memory of it forgotten); a turn
 already indexed keeps its number after compaction or trimming discarded the turns before it, and
 a new turn is numbered past every turn already indexed, so it never overwrites another's memory.
+A turn is known by its identity (``identities``: its time, and how many turns before it have that
+time), kept in its memory's metadata (``at``, ``order``); a memory an earlier version made, without
+them, is the first turn of its creation time.
 A ``[Memory context]`` block an agent prepended to a user message is left out of the turn.
 
 Transcripts belong to an agent, like the conversations they show: agent ``alice``'s transcript of

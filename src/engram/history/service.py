@@ -108,7 +108,8 @@ class History:
         # Called with the conversation key and its message count when an assistant answer ends a
         # turn (transcript indexing), so a background job sees the conversation as it was then.
         self.turn_hook: Callable[[str, int], None] | None = None
-        # Called by ``pop_newest`` with the key and the whole conversation before and after the pop, so a turn indexed as a memory (transcripts) that the pop undid is forgotten.
+        # Called by ``pop_newest`` with the key and the whole conversation before and after the pop,
+        # so a turn indexed as a memory (transcripts) that the pop undid is forgotten.
         self.undo_hook: Callable[[str, list[Message], list[Message]], None] | None = None
         self._on_close: list[Callable[[], None]] = []
         self._after_close: list[Callable[[], None]] = [on_close] if on_close is not None else []
