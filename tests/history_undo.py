@@ -41,3 +41,38 @@ def undone_answer_is_not_recalled(open_engine: Callable[[str], Engram]) -> None:
     finally:
         alice.close()
         bob.close()
+
+
+BATCH_KEY = "cli:batch"
+TALK = [
+    ("Which airline should carry me to Lisbon next spring?", "Fly with Zephyrair, the cheapest carrier in April."),
+    ("What hotel near the Alfama district has a rooftop terrace?", "Try the Memmo Alfama, its pool overlooks the river."),
+    ("Which museum shows the famous blue azulejo tiles?", "The National Tile Museum, east of the old centre."),
+]
+
+
+def _said(question: str, answer: str) -> str:
+    return f"User: {question}\nAgent: {answer}"
+
+
+def batch_turns_each_keep_a_memory(open_engine: Callable[[str], Engram]) -> None:
+    """Two turns appended in one batch (the OpenAI Agents ``add_items`` path, an HTTP or MCP batch)
+    are two memories, and undoing the second forgets it alone; turns that a caller gave one time
+    (an import whose exchanges share a second) too."""
+    mem = open_engine("alice")
+    try:
+        mem.history.append_many(BATCH_KEY, [{"role": role, "content": text} for q, a in TALK[:2]
+                                            for role, text in (("user", q), ("assistant", a))])
+        same = 1_790_000_000.0
+        mem.history.append_many("cli:same", [{"role": role, "content": text, "created_at": same} for q, a in TALK
+                                             for role, text in (("user", q), ("assistant", a))])
+        mem.close()
+        mem = open_engine("alice")  # the automatic indexer has finished its queue
+        assert _turns(mem) == {f"transcript:{BATCH_KEY}:1": _said(*TALK[0]), f"transcript:{BATCH_KEY}:2": _said(*TALK[1]),
+                               **{f"transcript:cli:same:{n}": _said(*TALK[n - 1]) for n in (1, 2, 3)}}
+        mem.history.pop_newest(BATCH_KEY)
+        mem.history.pop_newest("cli:same")
+        assert _turns(mem) == {f"transcript:{BATCH_KEY}:1": _said(*TALK[0]),
+                               **{f"transcript:cli:same:{n}": _said(*TALK[n - 1]) for n in (1, 2)}}
+    finally:
+        mem.close()

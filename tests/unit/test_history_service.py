@@ -3,6 +3,7 @@ semantic exchanges, all-or-nothing batches."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -323,7 +324,8 @@ def test_append_many_stores_the_batch_in_order_and_pairs_tool_results_within_it(
     assert any_store.get_all(KEY) == stored
     assert [(m.role, m.content, m.created_at) for m in stored] == [
         (Role.USER, "weather in Oslo?  \n", 42.0), (Role.ASSISTANT, "", 7.0), (Role.TOOL, '{"temp": 4}', 42.0),
-        (Role.ASSISTANT, "It is 4 °C. ☃", 42.0)]
+        # The clock did not move: the least time past the message before (turns are known by time).
+        (Role.ASSISTANT, "It is 4 °C. ☃", math.nextafter(42.0, math.inf))]
     assert stored[2].metadata == {"ms": 12} and stored[1].tool_calls[0].id == "call_1"
     assert history.append_many(KEY, []) == [] and any_store.count(KEY) == 4
     with pytest.raises(ValidationError) as info:

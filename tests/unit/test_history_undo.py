@@ -8,7 +8,7 @@ import pytest
 
 from engram.engine import Engram
 from engram.files import transcripts
-from tests.history_undo import KEY, QUESTION, undone_answer_is_not_recalled
+from tests.history_undo import KEY, QUESTION, batch_turns_each_keep_a_memory, undone_answer_is_not_recalled
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "jsonl", "inmemory"])
@@ -38,3 +38,12 @@ def test_an_undo_forgets_a_turn_indexed_by_hand(tmp_path: Path) -> None:
             assert mem.for_agent("bob").count() == 1  # bob's turn stays
         finally:
             mem.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "jsonl"])  # the scenario reopens the history
+def test_turns_appended_in_one_batch_keep_a_memory_each(tmp_path: Path, backend: str) -> None:
+    def open_engine(agent: str) -> Engram:
+        return Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"},
+                                    history={"transcript_auto_index": True, "backend": backend}, agent=agent)
+
+    batch_turns_each_keep_a_memory(open_engine)

@@ -158,3 +158,49 @@ def test_an_undo_that_meets_the_indexer_closed_forgets_the_turn_and_returns(tmp_
         assert mem.list(Filters(tags="transcript")) == []
     finally:
         mem.close()
+
+
+def test_a_batch_indexed_the_old_way_gets_its_lost_turn_back_without_a_duplicate(tmp_path: Path) -> None:
+    """A batch an earlier version appended gave its turns one time, and indexing left one memory,
+    ``:1``, holding the last turn. Indexing again updates that memory with turn 1, stores the
+    others, and changes nothing the next time."""
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    try:
+        at = 1_790_000_000.0
+        mem.history.append_many("cli:batch", [{"role": role, "content": text, "created_at": at}
+                                              for n, question in enumerate(QUESTIONS[:3])
+                                              for role, text in (("user", question), ("assistant", f"Answer {n}."))])
+        _as_an_earlier_version_indexed(mem, "cli:batch", 1, at, f"User: {QUESTIONS[2]}\nAgent: Answer 2.")
+        kept = mem.get("transcript:cli:batch:1").id
+        messages = mem.history.all("cli:batch")
+        for _ in range(2):
+            transcripts.index(mem, "cli:batch", messages)
+            held = {m.key: m for m in mem.list(Filters(tags="transcript"), limit=10)}
+            assert {key: m.content.splitlines()[0] for key, m in held.items()} == {
+                f"transcript:cli:batch:{n + 1}": f"User: {question}" for n, question in enumerate(QUESTIONS[:3])}
+            assert held["transcript:cli:batch:1"].id == kept
+            assert [held[f"transcript:cli:batch:{n}"].metadata["order"] for n in (1, 2, 3)] == [0, 1, 2]
+    finally:
+        mem.close()
+
+
+def test_an_undo_of_a_turn_without_a_time_forgets_that_turn_once_the_window_moved(tmp_path: Path) -> None:
+    """Turns without a time are known by their number in the whole conversation, as indexing
+    numbers them, not by their place in the last ``max_history_len`` messages."""
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    try:
+        for n, question in enumerate(QUESTIONS[:3]):
+            mem.history.append("cli:old", "user", question, created_at=0)
+            mem.history.append("cli:old", "assistant", f"Answer {n}: the first option.", created_at=0)
+        transcripts.index(mem, "cli:old", mem.history.all("cli:old"))
+    finally:
+        mem.close()
+    # Opened with a smaller window than the history was written with: it holds turns 2 and 3.
+    mem = Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"},
+                               history={"max_history_len": 4})
+    try:
+        mem.history.pop_newest("cli:old")
+        held = {m.key: m.content.splitlines()[0] for m in mem.list(Filters(tags="transcript"), limit=10)}
+        assert held == {"transcript:cli:old:1": f"User: {QUESTIONS[0]}", "transcript:cli:old:2": f"User: {QUESTIONS[1]}"}
+    finally:
+        mem.close()

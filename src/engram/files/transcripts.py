@@ -23,6 +23,9 @@ transcript twice changes nothing (a turn an earlier version stored under the oth
 ``transcript:cli:trip::1``, is updated where it is, and a second memory of it forgotten); a turn
 already indexed keeps its number after compaction or trimming discarded the turns before it, and
 a new turn is numbered past every turn already indexed, so it never overwrites another's memory.
+A turn is known by its identity (``identities``: its time, and how many turns before it have that
+time), kept in its memory's metadata (``at``, ``order``); a memory an earlier version made, without
+them, is the first turn of its creation time.
 A ``[Memory context]`` block an agent prepended to a user message is left out of the turn.
 
 Transcripts belong to an agent, like the conversations they show: agent ``alice``'s transcript of
@@ -88,6 +91,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")  # a part named as it is: no "_", never "." first
 MAX_PLAIN_NAME = 120  # characters of a file name without a digest (a key can be 386)
 DIGEST_CHARS = 12
+_PAGE = 500  # memories listed at a time
 WORKER_CHECK_S = 0.5  # how often an undo waiting on the turn indexer checks that its worker still runs
 
 
@@ -228,13 +232,14 @@ def index(
     names = _spellings(session)
     session = names[0]
     numbers = _TurnNumbers(engram, names)
-    for turn in all_turns[-1:] if last_only else all_turns:
+    places = identities(all_turns)
+    for turn, place in list(zip(all_turns, places, strict=True))[-1:] if last_only else zip(all_turns, places, strict=True):
         if not is_substantive(turn) or importance(turn) < threshold:
             continue
         content = f"User: {turn.user}\nAgent: {turn.agent}" if turn.agent else f"User: {turn.user}"
-        number = numbers.of(turn)
+        number = numbers.of(turn, place)
         key = f"transcript:{session}:{number}"
-        held = numbers.held(turn)
+        held = numbers.held(turn, place)
         # A turn already stored is updated under its key, the old spelling's included (so it keeps
         # its id, links and recall counts); a second memory of it, which the two spellings made, goes.
         key = key if not held or key in {m.key for m in held} else str(held[0].key)
@@ -247,7 +252,7 @@ def index(
             category="conversation",
             type="conversation",
             tags=["transcript", f"session:{session}"[:64]],
-            metadata={"session": session, "turn": number, "time": _iso(turn.at)},
+            metadata={"session": session, "turn": number, "time": _iso(turn.at), "at": place[0], "order": place[1]},
             source=f"transcript:{session}"[:200],
             created_at=turn.at or None,
             importance=round(importance(turn), 3),
@@ -256,34 +261,80 @@ def index(
     return indexed
 
 
+def identities(all_turns: Sequence[Turn]) -> list[tuple[float, int]]:
+    """Each turn's identity: its time and how many turns before it in ``all_turns`` (the whole
+    conversation the history holds) have that time. Appended messages given no time have
+    distinct ones (``History``), but a caller may give two turns the same time (an import whose
+    exchanges share a second): the order tells them apart, so no two turns share a memory."""
+    seen: dict[float, int] = {}
+    out = []
+    for turn in all_turns:
+        out.append((turn.at, seen.get(turn.at, 0)))
+        seen[turn.at] = out[-1][1] + 1
+    return out
+
+
 def unindex_undone(engram: Engram, session: str, before: Sequence[Message], after: Sequence[Message]) -> list[str]:
     """Forget the turn memory that an undo (``History.pop_newest``) made untrue: ``before`` is the
-    end of the conversation with the popped message, ``after`` without it. When the last turn
+    whole conversation with the popped message, ``after`` without it (the turn's identity, like
+    its number, counts from the conversation's start, as ``index`` counts). When the last turn
     read differently with the popped message (its answer, or the question itself), its memory
-    (``engram``'s agent's own, found by the session and the turn's time, as ``_TurnNumbers``
-    finds it) goes: an undone message is not recalled. The turn is indexed again when it ends
-    again. Returns the keys forgotten. Raises ``StorageError``."""
-    from engram.engine import Filters
-
+    (``engram``'s agent's own, found by the turn's identity as ``_TurnNumbers`` finds it) goes:
+    an undone message is not recalled. The turn is indexed again when it ends again. Returns the
+    keys forgotten. Raises ``StorageError``."""
     had, has = turns(before), turns(after)
     if not had or (has and has[-1] == had[-1]):
         return []  # the popped message was no turn's text (a tool result, a tool call)
-    undone = had[-1]
-    found = []
+    undone, place = had[-1], identities(had)[-1]
     # ``index`` names the session as shown (``telegram:42``); earlier versions' automatic indexing
     # by its stored key (``telegram:42:``): either may hold the turn.
-    for name in dict.fromkeys([*_spellings(session), session]):
-        offset = 0
-        while True:  # the agent's own scope, where ``index`` put them: another agent's are not looked at
-            page = engram.list(Filters(tags="transcript", metadata={"session": name}, include_superseded=True),
-                               scope="agent", order="recent", limit=500, offset=offset)
-            found += [m for m in page if (m.created_at == undone.at if undone.at else
-                                          m.metadata.get("turn") == undone.number)]
-            if len(page) < 500:
-                break
-            offset += len(page)
+    found = [m for m in _turn_memories(engram, dict.fromkeys([*_spellings(session), session]))
+             if _holds(m, undone, place)]
     reason = f"undone: the turn's last message was removed from {session}"
     return [memory.key or memory.id for memory in found if _forget_quietly(engram, memory, reason)]
+
+
+def _turn_memories(engram: Engram, names: Sequence[str]) -> list[Memory]:
+    """This agent's transcript memories of the session under each of ``names`` (its spellings,
+    ``_spellings``; the first's first), superseded ones included, newest first in each. Only the
+    agent's own scope, where ``index`` puts them (and keys are unique): another agent's are not
+    looked at."""
+    from engram.engine import Filters
+
+    found: list[Memory] = []
+    for name in names:
+        offset = 0
+        while True:
+            page = engram.list(Filters(tags="transcript", metadata={"session": name}, include_superseded=True),
+                               scope="agent", order="recent", limit=_PAGE, offset=offset)
+            found += page
+            if len(page) < _PAGE:
+                break
+            offset += len(page)
+    return found
+
+
+def _identity(memory: Memory) -> tuple[float, int] | None:
+    """The identity of the turn ``memory`` holds, from its metadata; None for a memory that an
+    earlier version made, known by its creation time (its turn's) or, for a turn without a time,
+    by its number."""
+    at, order = memory.metadata.get("at"), memory.metadata.get("order")
+    if isinstance(at, int | float) and not isinstance(at, bool) and _whole(order):
+        return float(at), int(order)
+    return None
+
+
+def _holds(memory: Memory, turn: Turn, place: tuple[float, int]) -> bool:
+    """Whether ``memory`` is the memory of ``turn``, whose identity is ``place``."""
+    known = _identity(memory)
+    if known is not None:
+        return known == place
+    # Made by an earlier version: the first turn at its time, or, without one, the turn numbered so.
+    return memory.created_at == turn.at and place[1] == 0 if turn.at else memory.metadata.get("turn") == turn.number
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _forget_quietly(engram: Engram, memory: Memory, reason: str) -> bool:
@@ -328,43 +379,44 @@ class _TurnNumbers:
     A turn's number in ``messages`` is its place in what the history holds now; once compaction
     or trimming discarded earlier turns, that place is another turn's number already, and keying
     by it would overwrite that turn's memory. So a turn already indexed (this session's transcript
-    memory created at the turn's time) keeps its number, and a new one gets its place or, when
-    that is not past every number already used, the next number after them."""
+    memory of the turn's identity, ``identities``, or, made by an earlier version, created at the
+    turn's time) keeps its number, and a new one gets its place or, when that is not past every
+    number already used, the next number after them."""
 
     def __init__(self, engram: Engram, names: Sequence[str]) -> None:
-        from engram.engine import Filters
-
-        self._by_time: dict[float, int] = {}
-        self._held_at: dict[float, list[Memory]] = {}  # each turn's memories, by the turn's time
-        self._held_numbered: dict[int, list[Memory]] = {}  # and by number, for a turn without a time
+        # Each turn's memories (the current spelling's first) by identity; those an earlier version
+        # made, by creation time and by number (for a turn without a time).
+        self._by_place: dict[tuple[float, int], list[Memory]] = {}
+        self._old_at: dict[float, list[Memory]] = {}
+        self._old_numbered: dict[int, list[Memory]] = {}
+        self._numbers: dict[tuple[float, int], int] = {}  # new turns numbered by this indexing
         self._highest = 0
-        for name in names:  # each spelling of the session (``_spellings``), the current one first
-            offset = 0
-            while True:  # the agent's own scope, where ``remember`` puts them (and keys are unique)
-                page = engram.list(Filters(tags="transcript", metadata={"session": name}, include_superseded=True),
-                                   scope="agent", order="recent", limit=500, offset=offset)
-                for memory in page:
-                    number = memory.metadata.get("turn")
-                    if isinstance(number, int) and not isinstance(number, bool) and memory.key:
-                        self._by_time.setdefault(memory.created_at, number)
-                        self._held_at.setdefault(memory.created_at, []).append(memory)
-                        self._held_numbered.setdefault(number, []).append(memory)
-                        self._highest = max(self._highest, number)
-                if len(page) < 500:
-                    break
-                offset += len(page)
+        for memory in _turn_memories(engram, names):
+            number = memory.metadata.get("turn")
+            if not _whole(number) or not memory.key:
+                continue
+            place = _identity(memory)
+            if place is None:
+                self._old_at.setdefault(memory.created_at, []).append(memory)
+                self._old_numbered.setdefault(number, []).append(memory)
+            else:
+                self._by_place.setdefault(place, []).append(memory)
+            self._highest = max(self._highest, number)
 
-    def held(self, turn: Turn) -> list[Memory]:
-        """The memories already holding ``turn`` (the current spelling's first)."""
-        return self._held_at.get(turn.at, []) if turn.at else self._held_numbered.get(turn.number, [])
+    def held(self, turn: Turn, place: tuple[float, int]) -> list[Memory]:
+        """The memories already holding ``turn``, whose identity is ``place`` (``_holds``)."""
+        old = (self._old_at.get(turn.at, []) if place[1] == 0 else []) if turn.at else \
+            self._old_numbered.get(turn.number, [])
+        return [*self._by_place.get(place, []), *old]
 
-    def of(self, turn: Turn) -> int:
-        if not turn.at:  # no time to know the turn by: its place, as before
-            return turn.number
-        number = self._by_time.get(turn.at)
+    def of(self, turn: Turn, place: tuple[float, int]) -> int:
+        held = self.held(turn, place)
+        if held:
+            return int(held[0].metadata["turn"])
+        number = self._numbers.get(place)
         if number is None:
             number = max(turn.number, self._highest + 1)
-            self._by_time[turn.at] = number
+            self._numbers[place] = number
             self._highest = max(self._highest, number)
         return number
 

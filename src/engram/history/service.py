@@ -16,7 +16,9 @@ path; what was stored before stays readable. ``enabled`` lets each door say so.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -59,6 +61,24 @@ def without_orphans(messages: Sequence[Message]) -> list[Message]:
     return list(messages[start:])
 
 
+def _untimed(item: Message | Mapping[str, Any]) -> bool:
+    """Whether ``append_many`` gives ``item`` its time (a mapping without ``created_at``)."""
+    return isinstance(item, Mapping) and item.get("created_at") is None
+
+
+def _distinct_times(batch: list[Message], untimed: set[int] | frozenset[int], before: float | None) -> list[Message]:
+    """``batch`` with each ``untimed`` message's time moved, when it is not past the time of the
+    message before it (``before``: the last stored), to the least float past that: turns are known
+    by their time, and one batch (or a clock that did not move) would give two turns the same."""
+    out: list[Message] = []
+    for i, message in enumerate(batch):
+        if i in untimed and before is not None and message.created_at <= before:
+            message = dataclasses.replace(message, created_at=math.nextafter(before, math.inf))
+        out.append(message)
+        before = message.created_at
+    return out
+
+
 class History:
     def __init__(
         self,
@@ -88,8 +108,8 @@ class History:
         # Called with the conversation key and its message count when an assistant answer ends a
         # turn (transcript indexing), so a background job sees the conversation as it was then.
         self.turn_hook: Callable[[str, int], None] | None = None
-        # Called by ``pop_newest`` with the key and the end of the conversation before and after
-        # the pop, so a turn indexed as a memory (transcripts) that the pop undid is forgotten.
+        # Called by ``pop_newest`` with the key and the whole conversation before and after the pop,
+        # so a turn indexed as a memory (transcripts) that the pop undid is forgotten.
         self.undo_hook: Callable[[str, list[Message], list[Message]], None] | None = None
         self._on_close: list[Callable[[], None]] = []
         self._after_close: list[Callable[[], None]] = [on_close] if on_close is not None else []
@@ -127,7 +147,7 @@ class History:
         key = normal_key(key)
         message = make_message(role, content, tool_calls=tool_calls, tool_call_id=tool_call_id, metadata=metadata,
                                created_at=self.clock() if created_at is None else created_at)
-        return self.add(key, message)
+        return self._add(key, [message], lambda i, name: name, untimed={0} if created_at is None else set())[0]
 
     def add(self, key: str, message: Message) -> Message:
         """Append an already built ``Message`` (see ``append``): a batch of one (``append_many``),
@@ -161,7 +181,8 @@ class History:
             raise ValidationError("names", f"{len(names)} names for {len(messages)} messages", "one name per message")
         now = self.clock()
         batch = [self._built(where, item, now) for where, item in zip(names, messages, strict=True)]
-        return self._add(key, batch, lambda i, field: f"{names[i]}.{field}")
+        untimed = {i for i, item in enumerate(messages) if _untimed(item)}
+        return self._add(key, batch, lambda i, field: f"{names[i]}.{field}", untimed=untimed)
 
     @staticmethod
     def _built(where: str, item: Message | Mapping[str, Any], now: float) -> Message:
@@ -185,13 +206,17 @@ class History:
         except ValidationError as exc:
             raise ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
 
-    def _add(self, key: str, batch: list[Message], name: Callable[[int, str], str]) -> list[Message]:
+    def _add(self, key: str, batch: list[Message], name: Callable[[int, str], str], *,
+             untimed: set[int] | frozenset[int] = frozenset()) -> list[Message]:
         """The one append path (``add`` is a batch of one): pair tool results with their calls,
+        give the ``untimed`` messages (given no time: the clock's) times past the one before,
         write the batch at once, trim, index the exchanges it ended and report its ended turns.
         ``name`` names a field of the batch's i-th message in an error."""
         if not self.enabled or not batch:
             return batch
         recent = self.store.get_recent(key, self.max_history_len)
+        if untimed:
+            batch = _distinct_times(batch, untimed, recent[-1].created_at if recent else None)
         calls = {call.id for m in recent for call in m.tool_calls}
         for i, message in enumerate(batch):
             if message.role is Role.TOOL and message.tool_call_id not in calls:
@@ -258,6 +283,10 @@ class History:
             self._unindex(key, rest, popped)
         if self.undo_hook is not None:
             try:
+                # The whole conversation, not the window: a turn is numbered (and known) from the
+                # conversation's start, as indexing numbers it, and the store may hold more than
+                # the window (a smaller ``max_history_len`` than the one it was written with).
+                rest = self.store.get_all(key)
                 self.undo_hook(key, [*rest, popped], rest)
             except EngramError as exc:  # the message is already popped: the caller must still get it
                 log.warning("popped message's turn left in memory (%s)", exc)

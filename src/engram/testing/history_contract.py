@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -368,6 +369,26 @@ class HistoryStoreContract:
             assert second.get_summary(KEY) == "summary survives"
         finally:
             second.close()
+
+    def test_times_come_back_exactly(self, history_backend: HistoryBackend) -> None:
+        """A time is returned as given, to the last bit: ``History`` gives a batch's messages
+        times one float apart, and a conversation's turns are known by them."""
+        at = 1_790_000_000.123456
+        times = [at, math.nextafter(at, math.inf), math.nextafter(math.nextafter(at, math.inf), math.inf), 0.0]
+        batch = [user("first", times[0]), assistant("second", times[1]), user("third", times[2]),
+                 assistant("fourth", times[3])]
+        first = history_backend.open()
+        try:
+            first.append_many(KEY, batch)
+            assert [m.created_at for m in first.get_all(KEY)] == times
+        finally:
+            first.close()
+        if history_backend.persistent:
+            second = history_backend.open()
+            try:
+                assert [m.created_at for m in second.get_all(KEY)] == times
+            finally:
+                second.close()
 
     def test_line_and_paragraph_separators_in_a_message_survive_a_new_handle(self, history_backend: HistoryBackend) -> None:
         # U+2028, U+2029 and U+0085 stand unescaped in JSON text; the JSON-lines file was split at
