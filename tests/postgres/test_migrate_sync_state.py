@@ -81,3 +81,27 @@ def test_a_state_of_another_database_is_not_handed_over(pg_url: str, tmp_path: P
     report = migrate_to_postgres(lite, other.database_path(other.agent), pg_url)
     assert report.verified and report.sync_state is None
     assert state.read_bytes() == before
+
+
+def test_an_agents_own_database_hands_its_state_to_the_shared_one(pg_url: str, tmp_path: Path) -> None:
+    # per_agent_databases: an agent's file kept a state of its own; PostgreSQL, a database of every
+    # agent, keeps the shared one.
+    home = tmp_path / "home"
+    lite = load_settings(home=home, agent="alice", per_agent_databases=True)
+    engram = Engram.from_settings(lite)
+    try:
+        engram.remember("alice waters the garden", tags=["notes"])
+        assert FileSync.from_settings(engram, lite).sync().conflicts == []
+        engram.recall("garden")
+    finally:
+        engram.close()
+    assert (home / "memory" / ".engram-sync.alice.json").is_file()
+    report = migrate_to_postgres(lite, lite.database_path("alice"), pg_url)
+    assert report.verified and report.sync_state == str((home / "memory" / ".engram-sync.json").resolve())
+    assert migrate_to_postgres(lite, lite.database_path("alice"), pg_url).sync_state is None  # already handed over
+    on_pg = load_settings(home=home, agent="alice", database_url=pg_url)
+    engram = Engram.from_settings(on_pg)
+    try:
+        assert FileSync.from_settings(engram, on_pg).sync().conflicts == []
+    finally:
+        engram.close()

@@ -165,25 +165,25 @@ def same_database(recorded: str, current: str) -> bool:
 def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iterable[StateFiles],
               where: StateFiles = SHARED) -> StateFiles | None:
     """Re-record the state kept against the database ``source`` (in the first of ``found_in``
-    holding one) against ``target``, kept in ``where``: what ``engram migrate`` does once the copy
+    holding one) against ``target``, kept in ``where``: what ``engram migrate`` does once its copy
     into ``target`` verifies, so the first sync there compares both sides with the state they
     last agreed in rather than afresh (which took every memory strengthened by a recall since its
-    file was written for a hand edit in conflict). A state ``target`` already keeps in ``where``
-    (an earlier agent's database migrated into it) takes the entries and files handed over, which
-    are each of another agent's folders, or ``global/``, alike in both; any other state there is
-    replaced. Returns where the state was found, or None (no state of ``source``: nothing changes,
-    a state already handed over included). Takes the folder lock."""
+    file was written for a hand edit in conflict). A state ``where`` already keeps for ``target``
+    is left as it is (a migrate run again: only one store is ever copied into a database, so it
+    was handed over before and may have moved on with syncs since). Returns where the state was
+    found, or None when nothing changed. Takes the folder lock."""
     with locked(folder):
+        kept, _ = read(folder, fmt, target, where)
+        if kept.entries or kept.files:
+            return None
         for files in found_in:
             state, _ = read(folder, fmt, source, files)
             if state.entries or state.files:
                 break
         else:
             return None
-        kept, _ = read(folder, fmt, target, where)
-        kept.entries.update(state.entries)
-        kept.files.update(state.files)
-        save(folder, kept, durable=True)
+        state.database, state.where = target, where
+        save(folder, state, durable=True)
         return files
 
 

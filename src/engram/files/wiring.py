@@ -71,8 +71,8 @@ def hand_over_sync_state(settings: Settings, source: str, target: str) -> Path |
     if not root.is_dir():
         return None
     folder = Folder(root, max_file_bytes=settings.files.max_file_bytes)
-    # An agent's own SQLite file (per_agent_databases) kept a state of its own; the target, a
-    # database of every agent, keeps the shared one.
+    # An agent's own SQLite file (per_agent_databases) kept a state of its own (left in place: it
+    # is still that file's); the target, a database of every agent, keeps the shared one.
     found_in = [sync_state.files_for(settings.agent), sync_state.SHARED] if settings.per_agent_databases else [
         sync_state.SHARED]
     if sync_state.hand_over(folder, settings.files.format, source, target, found_in) is None:
