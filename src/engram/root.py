@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.backends.base import Backend
 from engram.config import Settings, load_settings
-from engram.errors import ConfigError
+from engram.errors import ConfigError, StorageError
 from engram.registry import resolve
 
 if TYPE_CHECKING:
@@ -214,11 +214,18 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
     """``engram migrate``: copy the SQLite store at ``sqlite_path`` into PostgreSQL
     (``copy_sqlite_to_postgres``) and, once the copy verifies, carry its maintenance schedule to
     the place a store on ``database_url`` reads it from (``home/state``, see ``sidecar``), so the
-    first ``engram maintain`` there runs only the jobs that are due. Raises what the copy raises,
-    and ``StorageError`` when the schedule cannot be written."""
+    first ``engram maintain`` there runs only the jobs that are due, and hand the memory folder's
+    sync state over to the PostgreSQL database (``hand_over_sync_state``), so the first sync there
+    sets no memory in conflict that nobody edited by hand. Raises what the copy raises, and
+    ``StorageError`` when the schedule or the sync state cannot be written."""
     from engram.backends.postgres import PostgresBackend
+    from engram.db.postgres import redact_dsn
     from engram.db.transfer import copy_sqlite_to_postgres
+    from engram.files.state import database_identity
+    from engram.files.wiring import hand_over_sync_state
     from engram.lifecycle.scheduler import carry_schedule
+    from engram.store.postgres import PostgresMemoryStore
+    from engram.store.sqlite import SqliteMemoryStore
 
     report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress,
                                      key=settings.privacy.key())
@@ -227,6 +234,14 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
         source = Path(sqlite_path).with_name(Path(sqlite_path).name + MAINTENANCE_STATE)
         if carry_schedule(source, target):
             report.schedule = str(target)
+        try:
+            # Each database named as its store's stats name it (location: the file; the DSN redacted).
+            handed = hand_over_sync_state(settings, database_identity(SqliteMemoryStore.name, str(sqlite_path)),
+                                          database_identity(PostgresMemoryStore.name, redact_dsn(database_url)))
+        except OSError as exc:
+            raise StorageError(f"could not hand the memory folder's sync state to {redact_dsn(database_url)}: {exc}") from exc
+        if handed is not None:
+            report.sync_state = str(handed)
     return report
 
 

@@ -5,11 +5,13 @@ backends give the same order (and, where their tokenizers agree, the same scores
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from engram.db.postgres import PgDatabase
+from engram.engine import Engram
 from engram.model import Memory, MemoryFilter, Scope
 from engram.store.postgres import PostgresMemoryStore
 from engram.store.sqlite import SqliteMemoryStore
@@ -168,3 +170,45 @@ def test_a_text_score_is_the_same_on_both_backends(pg_url: str, tmp_path: Path) 
     finally:
         pg.close()
         lite.close()
+
+
+@pytest.mark.parametrize("rows", [2, 3, 4, 6, 10])
+def test_a_recalled_text_part_is_the_same_on_both_backends_in_a_small_store(
+        rows: int, new_database: Callable[[], str], tmp_path: Path) -> None:
+    # The text part is a score over the query's ceiling (a row holding each query word once): both
+    # must count the rows the IDFs are computed from alike, forgotten rows left out. SQLite took the
+    # ceiling's from max(rowid): with a memory forgotten, a word in half the rows (its IDF floored at
+    # 1e-6) had a part of 5e-06 there and 1.0 on PostgreSQL.
+    contents = [f"{WORDS[i]} {WORDS[20 + i]} notes" for i in range(rows)]
+    for i in range(rows // 2):
+        contents[i] += " water"
+    contents[-1] += " zebra"  # in one row
+    parts: dict[str, dict[str, dict[str, float]]] = {}
+    ceilings: dict[str, dict[str, float | None]] = {}
+    stores = {"postgres": PostgresMemoryStore(PgDatabase.connect(new_database())),
+              "sqlite": SqliteMemoryStore(tmp_path / f"m{rows}.db")}
+    for name, store in stores.items():
+        engram = Engram(store, agent="a")
+        try:
+            # Forgotten before, between and after the memories kept: rowids no longer count rows.
+            gone = [engram.remember("an old note to forget").memory.id]
+            for i, content in enumerate(contents):
+                engram.remember(content)
+                if i == rows // 2:
+                    gone.append(engram.remember("another passing note").memory.id)
+            for memory_id in gone:
+                engram.forget(memory_id)
+            parts[name], ceilings[name] = {}, {}
+            for query in ("water", "notes", "zebra", "water zebra", "notes zebra"):
+                hits = engram.recall(query, limit=20).hits
+                assert hits, (name, query)
+                parts[name][query] = {h.memory.content: round(h.parts.text, 6) for h in hits}
+                ceilings[name][query] = store.text_score_ceiling(query)
+        finally:
+            store.close()
+    assert parts["sqlite"] == parts["postgres"]
+    for query, ceiling in ceilings["sqlite"].items():
+        assert ceiling == pytest.approx(ceilings["postgres"][query], rel=1e-6), query
+    if rows % 2 == 0:  # a word in half the rows, or in all: no information, but every word the query has
+        assert set(parts["sqlite"]["water"].values()) == {1.0}
+    assert set(parts["sqlite"]["notes"].values()) == {1.0}

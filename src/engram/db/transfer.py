@@ -70,6 +70,8 @@ class TransferReport:
     embedding_identity: str | None = None
     # Where the source's maintenance schedule was carried (``root.migrate_to_postgres``), or None.
     schedule: str | None = None
+    # The memory folder's sync state handed over to the target (``root.migrate_to_postgres``), or None.
+    sync_state: str | None = None
 
     @property
     def verified(self) -> bool:

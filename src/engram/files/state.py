@@ -132,18 +132,59 @@ class SyncState:
 _STATE_MAX_BYTES = 1 << 31
 
 
+def database_identity(backend: str, location: str) -> str:
+    """What a sync state is recorded against: a store's backend and location (``StoreStats``) and,
+    for a file, its inode (``backend:location:inode``), so a new database file in the same place is
+    not mistaken for the old one (which would read every entry of the folder as forgotten)."""
+    try:
+        inode = str(os.stat(location).st_ino)
+    except (OSError, ValueError):
+        inode = ""
+    return f"{backend}:{location}:{inode}"
+
+
 def same_database(recorded: str, current: str) -> bool:
-    """Whether the state recorded against the database ``recorded`` (``FileSync``'s identity:
-    ``backend:location:inode``) is about ``current``: the same identity, or the same file moved (same
-    backend and inode, another location), as an agent's own database is when its folder is renamed
-    to its portable name (``root.settle_agent_folder``). A file replaced in the same place has
-    another inode, so it still starts afresh."""
+    """Whether the state recorded against the database ``recorded`` (``database_identity``) is
+    about ``current``: the same identity, or the same file moved (same backend and inode, another
+    location), as an agent's own database is when its folder is renamed to its portable name
+    (``root.settle_agent_folder``), or one PostgreSQL database reached by another spelling of its URL
+    (``engram migrate --to postgres://db/x``, then ``ENGRAM_DATABASE_URL=postgresql://db:5432/x``).
+    A file replaced in the same place has another inode, so it still starts afresh."""
     if recorded == current:
         return True
     backend, _, rest = recorded.partition(":")
     now_backend, _, now_rest = current.partition(":")
-    inode, now_inode = rest.rpartition(":")[2], now_rest.rpartition(":")[2]
+    (location, _, inode), (now_location, _, now_inode) = rest.rpartition(":"), now_rest.rpartition(":")
+    if backend == now_backend == "postgres" and not inode and not now_inode:
+        from engram.db.postgres import database_identity as reached  # psycopg: on PostgreSQL only
+
+        return reached(location) == reached(now_location)
     return backend == now_backend and inode == now_inode and inode.isdigit()
+
+
+def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iterable[StateFiles],
+              where: StateFiles = SHARED) -> StateFiles | None:
+    """Re-record the state kept against the database ``source`` (in the first of ``found_in``
+    holding one) against ``target``, kept in ``where``: what ``engram migrate`` does once its copy
+    into ``target`` verifies, so the first sync there compares both sides with the state they
+    last agreed in rather than afresh (which took every memory strengthened by a recall since its
+    file was written for a hand edit in conflict). A state ``where`` already keeps for ``target``
+    is left as it is (a migrate run again: only one store is ever copied into a database, so it
+    was handed over before and may have moved on with syncs since). Returns where the state was
+    found, or None when nothing changed. Takes the folder lock."""
+    with locked(folder):
+        kept, _ = read(folder, fmt, target, where)
+        if kept.entries or kept.files:
+            return None
+        for files in found_in:
+            state, _ = read(folder, fmt, source, files)
+            if state.entries or state.files:
+                break
+        else:
+            return None
+        state.database, state.where = target, where
+        save(folder, state, durable=True)
+        return files
 
 
 def load(folder: Folder, fmt: str, database: str, where: StateFiles = SHARED) -> SyncState:

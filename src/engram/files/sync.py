@@ -24,7 +24,6 @@ and none reads the syncer itself. The passes live beside it:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -246,16 +245,10 @@ class FileSync:
         self._state = (sync_state.save(self.folder, st, durable=True), st)
 
     def _database_identity(self) -> str:
-        """Which database the state was recorded against: backend, location and, for a file, its
-        inode, so a new database file in the same place is not mistaken for the old one (which
-        would read every entry of the folder as forgotten)."""
+        """Which database the state was recorded against (``sync_state.database_identity``)."""
         if self._identity is None:
             stats = self.engram.store.stats()
-            try:
-                inode = str(os.stat(stats.location).st_ino)
-            except OSError:
-                inode = ""
-            self._identity = f"{stats.backend}:{stats.location}:{inode}"
+            self._identity = sync_state.database_identity(stats.backend, stats.location)
         return self._identity
 
     def view(self, scope: Scope) -> Engram:

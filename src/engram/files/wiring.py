@@ -9,7 +9,8 @@ while the key is set (``engram history transcript``, ``engram sync`` / ``watch``
 resolve``, ``engram export`` into the folder) are the user's choice, not a leftover:
 ``note_written_on_request`` records them and the warning leaves them out.
 ``database_agent`` says whose database the engine's is (``per_agent_databases``), which decides
-the part of the folder it syncs. ``wait_for`` polls for what the watcher does.
+the part of the folder it syncs. ``hand_over_sync_state`` gives the folder's sync state to the
+database ``engram migrate`` copied the store into. ``wait_for`` polls for what the watcher does.
 """
 
 from __future__ import annotations
@@ -52,6 +53,31 @@ def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
     syncer = FileSync.from_settings(engram, settings)
     syncer.attach()
     return syncer
+
+
+def hand_over_sync_state(settings: Settings, source: str, target: str) -> Path | None:
+    """After ``engram migrate`` verified its copy of the database ``source`` into ``target`` (each
+    ``state.database_identity``): the sync state of the memory folder (``files.dir``) recorded
+    against ``source`` is recorded against ``target`` (``state.hand_over``), so the first sync on
+    the new database compares both sides with the state they last agreed in. Done whether or not
+    ``files.enabled`` is on now: the state still describes that folder against that database, and
+    a folder switched on later then syncs as it would have on the old one. The state file written,
+    or None when the folder holds no state of ``source`` (no folder, never synced, or already
+    handed over: a second migrate leaves the state the new database keeps as it is)."""
+    from . import state as sync_state
+    from .paths import Folder
+
+    root = settings.files.folder(settings.home)
+    if not root.is_dir():
+        return None
+    folder = Folder(root, max_file_bytes=settings.files.max_file_bytes)
+    # An agent's own SQLite file (per_agent_databases) kept a state of its own (left in place: it
+    # is still that file's); the target, a database of every agent, keeps the shared one.
+    found_in = [sync_state.files_for(settings.agent), sync_state.SHARED] if settings.per_agent_databases else [
+        sync_state.SHARED]
+    if sync_state.hand_over(folder, settings.files.format, source, target, found_in) is None:
+        return None
+    return folder.resolve(sync_state.SHARED.state)
 
 
 # Kept at the top of the memory folder and of the transcripts folder: each file engram wrote there

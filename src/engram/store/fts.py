@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engram.store.bm25 import ExactBm25
+from engram.store.bm25 import ExactBm25, totals
 from engram.store.index_settings import FullTextSettings
 from engram.store.sqlite_text import SqliteTextIndex
 
@@ -219,10 +219,16 @@ class FtsRanker:
         floored at 1e-6). A score divided by it says how much of the query's information a row
         matched, which means the same from one query to the next, unlike dividing by the best
         row's score (where the best of a poor set of matches scores 1). Terms found nowhere count
-        in full: the text side explained none of that part of the query."""
+        in full: the text side explained none of that part of the query.
+
+        The row count is FTS5's own (its averages record, ``bm25.totals``), the one its scores'
+        IDFs are computed with, not ``row_estimate`` (max(rowid), which counts forgotten rows):
+        with one memory of five forgotten, a word in 2 of the 4 left scored 1e-6 (its IDF floor)
+        against a ceiling of log(3.5 / 2.5), so a row holding every word of the query had a text
+        part of 5e-06, where PostgreSQL, counting the rows it scores with, said 1.0."""
         if not terms:
             return 0.0
-        rows = max(self._row_estimate(conn), 1)
+        rows = max(totals(conn)[0], 1)
         # The same counts either way for the index's single-token terms; the per-term ones cost less.
         freq = (self.term_doc_freq(conn, terms, version=version) if self.uses_index(conn, terms)
                 else self.doc_freq(conn, terms, version=version))

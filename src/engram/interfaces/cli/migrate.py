@@ -18,7 +18,7 @@ def migrate(
     source: Path | None = typer.Option(None, "--from", help="SQLite file (default: the configured store)."),
 ) -> None:
     """Copy memories, links, versions, vectors, history, audit trail, tokens and the maintenance schedule into
-    PostgreSQL; verify; re-run to resume."""
+    PostgreSQL, and hand it the memory folder's sync state; verify; re-run to resume."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -49,7 +49,7 @@ def migrate(
         emit_json({
             "source": report.source, "target": report.target, "verified": report.verified,
             "unknown_tables": report.unknown_tables, "embedding_identity": report.embedding_identity,
-            "schedule": report.schedule,
+            "schedule": report.schedule, "sync_state": report.sync_state,
             "tables": {name: {**t.__dict__, "verified": t.verified} for name, t in report.tables.items()},
         })
     else:
@@ -62,6 +62,8 @@ def migrate(
             render.console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
         if report.schedule:
             render.console.print(f"maintenance schedule carried to {report.schedule}", highlight=False)
+        if report.sync_state:
+            render.console.print(f"memory folder's sync state handed over ({report.sync_state})", highlight=False)
     require_verified(report)
 
 
