@@ -91,3 +91,39 @@ def test_a_restarted_server_fails_calls_at_once_while_down_and_serves_the_next_w
         assert time.monotonic() - started < 3
     finally:
         mem.close()
+
+
+def _backend_pid(db: object) -> int:
+    with db.read() as conn:  # type: ignore[attr-defined]
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_the_pool_serves_again_after_it_gave_up_reconnecting(pg: pg_server.PgTestServer, pg_url: str) -> None:
+    """An outage longer than the pool's reconnection attempts (psycopg_pool's ``reconnect_timeout``,
+    5 minutes) leaves it with no connection and none coming. Calls bridged with connections of
+    their own, and nothing asked the pool again: once the server was back, every call connected
+    anew (a connection, its authentication and a type lookup per call) for as long as engram ran."""
+    from engram.db.postgres import PgDatabase
+
+    database = pg_url.rsplit("/", 1)[1]
+    db = PgDatabase.connect(pg_url, PostgresSettings(pool_min_size=1, timeout_s=5))
+    db.pool.reconnect_timeout = 0.5  # give up at the first failed attempt, not after 5 minutes
+    try:
+        _backend_pid(db)
+        with psycopg.connect(pg.url(), autocommit=True) as admin:
+            admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
+            try:
+                assert _end_connections(pg.url(), database) >= 1
+                time.sleep(0.3)
+                with pytest.raises(StorageError):
+                    _backend_pid(db)
+                time.sleep(2.5)  # the pool's attempt (after ~1 s) fails and it gives up
+                assert db.pool.get_stats()["pool_size"] == 0
+            finally:
+                admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
+        pids = [_backend_pid(db) for _ in range(4)]
+        assert len(set(pids[1:])) == 1, pids  # the pool's connection again, not one per call
+    finally:
+        db.close()

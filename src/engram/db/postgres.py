@@ -180,8 +180,14 @@ class PgDatabase:
             direct = self._lost.is_set() and not self.pool.get_stats().get("pool_available")
             if direct:
                 conn = psycopg.connect(self._dsn, connect_timeout=self._connect_timeout)
-                register_vector(conn)
+                if not self.pool.get_stats().get("pool_size"):
+                    # The server is back, and the pool has no connection and none coming: it gave
+                    # up reconnecting (an outage past its ``reconnect_timeout``), or never needed
+                    # one (``pool_min_size = 0``). It grows only when asked (``getconn``): the
+                    # next request asks it, or every request would connect on its own from now on.
+                    self._lost.clear()
                 with conn:  # closes it: the pool's own reconnection refills the pool
+                    register_vector(conn)
                     yield conn
                 return
             conn = self.pool.getconn()
