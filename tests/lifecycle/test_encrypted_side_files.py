@@ -103,3 +103,20 @@ def test_a_store_converted_as_the_docs_say_reads_back_and_its_plain_backups_are_
     backup.unlink()
     assert _engram(home, "backup").returncode == 0
     assert "not encrypted" not in _engram(home, "count").stderr
+
+
+def test_a_key_with_postgresql_is_refused_naming_the_setting_that_chose_it(isolated_home: Path) -> None:
+    url = "postgresql://engram:s3cret-pw@127.0.0.1:9/engram"  # refused before any connection is tried
+    # The memory store on PostgreSQL, chosen by the URL alone.
+    run = _engram(isolated_home, "count", ENGRAM_DATABASE_URL=url)
+    assert run.returncode == 4, run.stdout + run.stderr
+    said = " ".join(run.stderr.split())
+    assert "cannot encrypt" in said and "ENGRAM_DATABASE_URL" in said and "s3cret" not in said
+    # The memories in the encrypted SQLite file, the conversations on PostgreSQL: the setting to
+    # change is history.backend (backend is "sqlite" already).
+    run = _engram(isolated_home, "history", "append", "telegram:42", SECRET, ENGRAM_DATABASE_URL=url,
+                  ENGRAM_BACKEND="sqlite", ENGRAM_HISTORY__BACKEND="postgres")
+    assert run.returncode == 4, run.stdout + run.stderr
+    said = " ".join(run.stderr.split())
+    assert "history.backend" in said and "cannot encrypt" in said and "s3cret" not in said
+    assert 'use backend = "sqlite"' not in said

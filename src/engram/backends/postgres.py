@@ -48,10 +48,7 @@ class PostgresBackend:
         if settings.privacy.encrypted:
             # The key encrypts a SQLite file; ignored here, it would let its owner believe the
             # memories are protected while the server keeps them in clear.
-            raise ConfigError("privacy.encryption_key is set but the 'postgres' backend cannot encrypt with it:"
-                              " PostgreSQL keeps memories, history and the audit trail in clear on its server"
-                              " (encrypt the server's disk); remove the key (privacy.encryption_key,"
-                              " privacy.encryption_key_file) to use PostgreSQL, or use backend = \"sqlite\"")
+            raise ConfigError(_refused_with_a_key(settings))
         try:
             db = PgDatabase.connect(settings.database_url, settings.postgres)
         except StorageError as exc:
@@ -91,3 +88,17 @@ class PostgresBackend:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _refused_with_a_key(settings: Settings) -> str:
+    """Why a key and PostgreSQL do not go together, naming the setting that chose PostgreSQL
+    (``backend``, which ``database_url`` alone switches, else ``history.backend`` for the
+    conversations only, where ``backend = "sqlite"`` is already so) and where its URL was given."""
+    if settings.backend == "postgres":
+        setting, kept = "backend", "memories, history and the audit trail"
+    else:
+        setting, kept = "history.backend", "the conversation history"
+    return (f"privacy.encryption_key is set but {setting} = \"postgres\" (the database of"
+            f" {settings.named('database_url')}) cannot encrypt with it: PostgreSQL keeps {kept} in clear on its"
+            " server (encrypt the server's disk); remove the key (privacy.encryption_key,"
+            f" privacy.encryption_key_file) to use PostgreSQL, or set {setting} = \"sqlite\" to keep it encrypted")
