@@ -179,7 +179,9 @@ def test_a_batch_indexed_the_old_way_gets_its_lost_turn_back_without_a_duplicate
             assert {key: m.content.splitlines()[0] for key, m in held.items()} == {
                 f"transcript:cli:batch:{n + 1}": f"User: {question}" for n, question in enumerate(QUESTIONS[:3])}
             assert held["transcript:cli:batch:1"].id == kept
-            assert [held[f"transcript:cli:batch:{n}"].metadata["order"] for n in (1, 2, 3)] == [0, 1, 2]
+            # One time, three questions: the words tell the turns apart (the order counts repeats).
+            assert len({held[f"transcript:cli:batch:{n}"].metadata["asked"] for n in (1, 2, 3)}) == 3
+            assert [held[f"transcript:cli:batch:{n}"].metadata["order"] for n in (1, 2, 3)] == [0, 0, 0]
     finally:
         mem.close()
 
@@ -202,5 +204,38 @@ def test_an_undo_of_a_turn_without_a_time_forgets_that_turn_once_the_window_move
         mem.history.pop_newest("cli:old")
         held = {m.key: m.content.splitlines()[0] for m in mem.list(Filters(tags="transcript"), limit=10)}
         assert held == {"transcript:cli:old:1": f"User: {QUESTIONS[0]}", "transcript:cli:old:2": f"User: {QUESTIONS[1]}"}
+    finally:
+        mem.close()
+
+
+def test_an_undo_after_the_first_turn_of_a_shared_time_was_trimmed_forgets_its_own_turn(tmp_path: Path) -> None:
+    """Turns a caller gave one time were told apart by how many turns before them had it; once
+    trimming discarded the first, the second took its identity: its undo forgot the trimmed
+    turn's memory (which stays, as trimmed turns' memories do) and left the undone one recalled."""
+    settings = {"home": tmp_path, "path": tmp_path / "memory.db", "embeddings": {"provider": "none"},
+                "history": {"transcript_auto_index": True, "max_history_len": 4}}
+    at = 1_790_000_000.0
+    mem = Engram.from_settings(**settings)
+    try:
+        mem.history.append_many("cli:imp", [{"role": role, "content": said, "created_at": at}
+                                            for n, question in enumerate(QUESTIONS[:2])
+                                            for role, said in (("user", question), ("assistant", f"Answer {n}: the"
+                                                                                    " first option, in the runbook."))])
+        mem.history.append_many("cli:imp", [  # trims the first turn away
+            {"role": "user", "content": QUESTIONS[2], "created_at": at + 10},
+            {"role": "assistant", "content": "Answer 2: the first option, in the runbook.", "created_at": at + 11}])
+    finally:
+        mem.close()  # finishes the indexer's queue
+    mem = Engram.from_settings(**settings)
+    try:
+        for _ in range(3):  # turn 3's answer and question, then turn 2's answer
+            mem.history.pop_newest("cli:imp")
+        assert [m.content for m in mem.history.all("cli:imp")] == [QUESTIONS[1]]
+        held = {m.key: m.content.splitlines()[0] for m in mem.list(Filters(tags="transcript"))}
+        assert held == {"transcript:cli:imp:1": f"User: {QUESTIONS[0]}"}
+        # Indexing what is left again overwrites no other turn's memory.
+        transcripts.index(mem, "cli:imp", mem.history.all("cli:imp"))
+        held = {m.key: m.content.splitlines()[0] for m in mem.list(Filters(tags="transcript"))}
+        assert held == {"transcript:cli:imp:1": f"User: {QUESTIONS[0]}", "transcript:cli:imp:2": f"User: {QUESTIONS[1]}"}
     finally:
         mem.close()

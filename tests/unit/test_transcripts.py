@@ -45,7 +45,8 @@ def test_indexing_stores_substantive_turns_and_marks_them(tmp_path: Path) -> Non
     assert memory.category.value == "conversation" and memory.key == "transcript:sess_123:2"
     assert set(memory.tags) == {"transcript", "session:sess_123"}
     assert memory.metadata == {"session": "sess_123", "turn": 2, "time": "2026-02-09T10:00:05Z", "at": 1770631205.0,
-                               "order": 0}
+                               "asked": memory.metadata["asked"], "order": 0}
+    assert len(memory.metadata["asked"]) == 16  # a digest, not the user's words
     assert memory.created_at == T0 + 5
     assert "TypeScript" in memory.content
     assert engram.recall("programming languages backend").memories[0].id == memory.id

@@ -23,9 +23,9 @@ transcript twice changes nothing (a turn an earlier version stored under the oth
 ``transcript:cli:trip::1``, is updated where it is, and a second memory of it forgotten); a turn
 already indexed keeps its number after compaction or trimming discarded the turns before it, and
 a new turn is numbered past every turn already indexed, so it never overwrites another's memory.
-A turn is known by its identity (``identities``: its time, and how many turns before it have that
-time), kept in its memory's metadata (``at``, ``order``); a memory an earlier version made, without
-them, is the first turn of its creation time.
+A turn is known by its identity (``identities``: its time, a digest of the user's words, and how
+many turns before it have both), kept in its memory's metadata (``at``, ``asked``, ``order``); a
+memory an earlier version made, without them, is the first turn of its creation time.
 A ``[Memory context]`` block an agent prepended to a user message is left out of the turn.
 
 Transcripts belong to an agent, like the conversations they show: agent ``alice``'s transcript of
@@ -62,7 +62,7 @@ import re
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -252,7 +252,8 @@ def index(
             category="conversation",
             type="conversation",
             tags=["transcript", f"session:{session}"[:64]],
-            metadata={"session": session, "turn": number, "time": _iso(turn.at), "at": place[0], "order": place[1]},
+            metadata={"session": session, "turn": number, "time": _iso(turn.at), "at": place.at, "asked": place.asked,
+                      "order": place.order},
             source=f"transcript:{session}"[:200],
             created_at=turn.at or None,
             importance=round(importance(turn), 3),
@@ -261,16 +262,39 @@ def index(
     return indexed
 
 
-def identities(all_turns: Sequence[Turn]) -> list[tuple[float, int]]:
-    """Each turn's identity: its time and how many turns before it in ``all_turns`` (the whole
-    conversation the history holds) have that time. Appended messages given no time have
-    distinct ones (``History``), but a caller may give two turns the same time (an import whose
-    exchanges share a second): the order tells them apart, so no two turns share a memory."""
-    seen: dict[float, int] = {}
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A turn's identity (``identities``): ``at``, ``asked`` and ``order``."""
+
+    at: float
+    asked: str  # a digest of the user's words (``_asked``)
+    order: int
+    # How many turns before it have its time, whatever their words: not part of the identity (it
+    # changes when the first of them is discarded), only to find an earlier version's memory of
+    # a time, which holds its first turn.
+    nth_at_its_time: int = field(default=0, compare=False)
+
+
+def _asked(turn: Turn) -> str:
+    return hashlib.sha256(turn.user.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def identities(all_turns: Sequence[Turn]) -> list[Place]:
+    """Each turn's identity: its time, what the user said (a digest), and how many turns before it
+    in ``all_turns`` (the conversation the history holds) have both. Appended messages given no
+    time have distinct ones (``History``), but a caller may give two turns the same time (an
+    import whose exchanges share a second): the user's words tell them apart, and the order
+    the rare turns that repeat them. The order alone (how many turns before it share its time)
+    changed when trimming or compaction discarded the first of them: the next one took its
+    identity, so an undo forgot the discarded turn's memory and indexing overwrote it."""
+    seen: dict[tuple[float, str], int] = {}
+    at_time: dict[float, int] = {}
     out = []
     for turn in all_turns:
-        out.append((turn.at, seen.get(turn.at, 0)))
-        seen[turn.at] = out[-1][1] + 1
+        same = (turn.at, _asked(turn))
+        out.append(Place(*same, seen.get(same, 0), at_time.get(turn.at, 0)))
+        seen[same] = out[-1].order + 1
+        at_time[turn.at] = out[-1].nth_at_its_time + 1
     return out
 
 
@@ -314,23 +338,28 @@ def _turn_memories(engram: Engram, names: Sequence[str]) -> list[Memory]:
     return found
 
 
-def _identity(memory: Memory) -> tuple[float, int] | None:
+def _identity(memory: Memory) -> Place | None:
     """The identity of the turn ``memory`` holds, from its metadata; None for a memory that an
     earlier version made, known by its creation time (its turn's) or, for a turn without a time,
     by its number."""
-    at, order = memory.metadata.get("at"), memory.metadata.get("order")
-    if isinstance(at, int | float) and not isinstance(at, bool) and _whole(order):
-        return float(at), int(order)
+    at, asked, order = (memory.metadata.get(name) for name in ("at", "asked", "order"))
+    if isinstance(at, int | float) and not isinstance(at, bool) and isinstance(asked, str) and _whole(order):
+        return Place(float(at), asked, int(order))
     return None
 
 
-def _holds(memory: Memory, turn: Turn, place: tuple[float, int]) -> bool:
+def _holds(memory: Memory, turn: Turn, place: Place) -> bool:
     """Whether ``memory`` is the memory of ``turn``, whose identity is ``place``."""
     known = _identity(memory)
     if known is not None:
         return known == place
     # Made by an earlier version: the first turn at its time, or, without one, the turn numbered so.
-    return memory.created_at == turn.at and place[1] == 0 if turn.at else memory.metadata.get("turn") == turn.number
+    return memory.created_at == turn.at and _first_at_its_time(place) if turn.at else \
+        memory.metadata.get("turn") == turn.number
+
+
+def _first_at_its_time(place: Place) -> bool:
+    return place.nth_at_its_time == 0  # an earlier version's memory of a time holds its first turn
 
 
 def _whole(value: Any) -> bool:
@@ -386,10 +415,10 @@ class _TurnNumbers:
     def __init__(self, engram: Engram, names: Sequence[str]) -> None:
         # Each turn's memories (the current spelling's first) by identity; those an earlier version
         # made, by creation time and by number (for a turn without a time).
-        self._by_place: dict[tuple[float, int], list[Memory]] = {}
+        self._by_place: dict[Place, list[Memory]] = {}
         self._old_at: dict[float, list[Memory]] = {}
         self._old_numbered: dict[int, list[Memory]] = {}
-        self._numbers: dict[tuple[float, int], int] = {}  # new turns numbered by this indexing
+        self._numbers: dict[Place, int] = {}  # new turns numbered by this indexing
         self._highest = 0
         for memory in _turn_memories(engram, names):
             number = memory.metadata.get("turn")
@@ -403,13 +432,13 @@ class _TurnNumbers:
                 self._by_place.setdefault(place, []).append(memory)
             self._highest = max(self._highest, number)
 
-    def held(self, turn: Turn, place: tuple[float, int]) -> list[Memory]:
+    def held(self, turn: Turn, place: Place) -> list[Memory]:
         """The memories already holding ``turn``, whose identity is ``place`` (``_holds``)."""
-        old = (self._old_at.get(turn.at, []) if place[1] == 0 else []) if turn.at else \
+        old = (self._old_at.get(turn.at, []) if _first_at_its_time(place) else []) if turn.at else \
             self._old_numbered.get(turn.number, [])
         return [*self._by_place.get(place, []), *old]
 
-    def of(self, turn: Turn, place: tuple[float, int]) -> int:
+    def of(self, turn: Turn, place: Place) -> int:
         held = self.held(turn, place)
         if held:
             return int(held[0].metadata["turn"])
