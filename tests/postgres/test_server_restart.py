@@ -127,3 +127,50 @@ def test_the_pool_serves_again_after_it_gave_up_reconnecting(pg: pg_server.PgTes
         assert len(set(pids[1:])) == 1, pids  # the pool's connection again, not one per call
     finally:
         db.close()
+
+
+def test_calls_beside_a_busy_pool_after_a_loss_open_at_most_its_size(pg: pg_server.PgTestServer, pg_url: str) -> None:
+    """After a lost connection, a call that finds no free pooled connection opens its own. Under
+    load every pooled one is busy, so each request did: connections past ``pool_max_size``, up to
+    the server's ``max_connections`` ("too many clients"). At most the pool's size open beside it;
+    the other calls wait in the pool's queue, as they would without the loss."""
+    import threading
+
+    from engram.db.postgres import PgDatabase
+
+    database = pg_url.rsplit("/", 1)[1]
+    db = PgDatabase.connect(pg_url, PostgresSettings(pool_min_size=2, pool_max_size=2, timeout_s=20))
+    held = [db.pool.getconn() for _ in range(2)]  # every pooled connection busy
+    db._lost.set()  # a dead one was met (what ``_connection`` records when it finds one)
+    most, done = [0], threading.Event()
+
+    def watch() -> None:
+        with psycopg.connect(pg.url(), autocommit=True) as admin:
+            while not done.is_set():
+                row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+                                    " AND query LIKE 'SELECT pg_sleep%%'", (database,)).fetchone()
+                most[0] = max(most[0], int(row[0]) if row else 0)
+                time.sleep(0.02)
+
+    def call() -> None:
+        with db.read() as conn:
+            conn.execute("SELECT pg_sleep(0.6)")
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        callers = [threading.Thread(target=call) for _ in range(6)]
+        for thread in callers:
+            thread.start()
+        time.sleep(0.3)
+        for conn in held:  # the pool's connections free again: the waiting calls take them
+            db.pool.putconn(conn)
+        for thread in callers:
+            thread.join(timeout=30)
+        assert not any(thread.is_alive() for thread in callers)
+    finally:
+        done.set()
+        watcher.join()
+        db.close()
+    # Two beside the pool, then the pool's two: never six at once.
+    assert 2 <= most[0] <= 4, most[0]

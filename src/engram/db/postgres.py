@@ -137,6 +137,10 @@ class PgDatabase:
         # Set when a connection of the pool was found dead (the server restarted or went away);
         # cleared when the pool hands out a live one again (``_connection``).
         self._lost = threading.Event()
+        # Connections opened beside the pool while it has none to give (``_connection``), at most
+        # its size: under load every pooled one is busy, and uncapped each request would open its
+        # own, past ``pool_max_size`` up to the server's ``max_connections`` ("too many clients").
+        self._direct = threading.BoundedSemaphore(max(1, pool.max_size))
 
     @classmethod
     def connect(cls, dsn: str, settings: PostgresSettings | None = None) -> PgDatabase:
@@ -177,18 +181,22 @@ class PgDatabase:
         a loss, a request connects on its own: at once if the server is back, failing at once
         naming why if it is not, rather than waiting for the pool's next attempt."""
         while True:
-            direct = self._lost.is_set() and not self.pool.get_stats().get("pool_available")
+            direct = (self._lost.is_set() and not self.pool.get_stats().get("pool_available")
+                      and self._direct.acquire(blocking=False))  # else: wait in the pool's queue
             if direct:
-                conn = psycopg.connect(self._dsn, connect_timeout=self._connect_timeout)
-                if not self.pool.get_stats().get("pool_size"):
-                    # The server is back, and the pool has no connection and none coming: it gave
-                    # up reconnecting (an outage past its ``reconnect_timeout``), or never needed
-                    # one (``pool_min_size = 0``). It grows only when asked (``getconn``): the
-                    # next request asks it, or every request would connect on its own from now on.
-                    self._lost.clear()
-                with conn:  # closes it: the pool's own reconnection refills the pool
-                    register_vector(conn)
-                    yield conn
+                try:
+                    conn = psycopg.connect(self._dsn, connect_timeout=self._connect_timeout)
+                    if not self.pool.get_stats().get("pool_size"):
+                        # The server is back, and the pool has no connection and none coming: it gave
+                        # up reconnecting (an outage past its ``reconnect_timeout``), or never needed
+                        # one (``pool_min_size = 0``). It grows only when asked (``getconn``): the
+                        # next request asks it, or every request would connect on its own from now on.
+                        self._lost.clear()
+                    with conn:  # closes it: the pool's own reconnection refills the pool
+                        register_vector(conn)
+                        yield conn
+                finally:
+                    self._direct.release()
                 return
             conn = self.pool.getconn()
             if _alive(conn):
