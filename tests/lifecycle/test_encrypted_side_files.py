@@ -32,8 +32,9 @@ def _files_holding(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+@pytest.mark.parametrize("cache", ["true", "false"])  # a plain file from before goes either way
 def test_with_a_key_the_response_cache_stays_in_memory_and_a_plain_one_is_deleted(
-        isolated_home: Path) -> None:
+        isolated_home: Path, cache: str) -> None:
     home = isolated_home
     home.mkdir(parents=True)
     # A cache written before the key was set holds an earlier answer in clear.
@@ -47,7 +48,7 @@ def test_with_a_key_the_response_cache_stays_in_memory_and_a_plain_one_is_delete
     with OpenAICompatServer(responder=answer) as server:
         run = _engram(home, "chat", stdin="Where is the payroll archive?\nWhere is the payroll archive?\n",
                       ENGRAM_LLM__PROVIDER="openai", ENGRAM_LLM__MODEL="m", ENGRAM_LLM__API_KEY="x",
-                      ENGRAM_LLM__BASE_URL=server.base_url, ENGRAM_CHAT__RESPONSE_CACHE="true",
+                      ENGRAM_LLM__BASE_URL=server.base_url, ENGRAM_CHAT__RESPONSE_CACHE=cache,
                       ENGRAM_CHAT__SYNTHESIS="false", ENGRAM_CHAT__EXTRACTOR="none")
         assert run.returncode == 0, run.stdout + run.stderr
         assert run.stdout.count(SECRET) == 2

@@ -425,10 +425,10 @@ class MemoryAgent:
             ensure_memory_md(settings.home)
             operator = lambda: read_memory_md(settings.home, chat.memory_max_chars)  # noqa: E731 - read every turn
         cache = None
+        cache_file = settings.response_cache_file()
+        if cache_file is None:  # a key is set: a cache file from before it holds answers in clear, cache on or off
+            discard_plain_cache(settings.home / RESPONSE_CACHE_NAME)
         if chat.response_cache:
-            cache_file = settings.response_cache_file()
-            if cache_file is None:
-                discard_plain_cache(settings.home / RESPONSE_CACHE_NAME)
             cache = ResponseCache.open(cache_file, ttl_s=chat.cache_ttl_s, max_entries=chat.cache_max_entries)
         # Agent and session names may hold ':', which separates a conversation key's parts.
         agent_part = (engram.scope.agent or "default").replace(":", "_")
