@@ -938,6 +938,7 @@ class Engram:
         when: str | None = None,
         as_of: float | str | None = None,
         known_at: float | str | None = None,
+        scope: ScopeChoice | None = None,
     ) -> RecallResult:
         """The memories most relevant to ``query``, best first, each with its score's parts.
 
@@ -957,6 +958,9 @@ class Engram:
         else created_at) falls in that range; ``as_of`` keeps facts valid then (superseded ones
         included while they held); ``known_at`` shows memories as they were recorded then, with
         the content they had. The range read is named in the result's notes.
+
+        ``scope`` (as ``list`` takes it: global, agent, session or a ``Scope``) searches that scope
+        only, before ``limit`` is applied, so better matches elsewhere never crowd its memories out.
         """
         query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
@@ -970,7 +974,7 @@ class Engram:
         if as_of is not None or known_at is not None:
             filters = replace(filters, as_of=filters.as_of if as_of is None else as_of,
                               known_at=filters.known_at if known_at is None else known_at)
-        filt = self._filter(filters)
+        filt = self._filter(filters, scope=scope)
         read = self._anchor(self.time.read(query, when, self.clock()), filt)
         if read.range is None:
             result = self._recall(RecallRequest(query, filt, offset + limit, depth, min_relevance, mode))

@@ -467,3 +467,34 @@ def test_clawcode_mcp_launch_entry_with_config_and_memory_db_path(tmp_path: Path
 
     missing = engram(tmp_path / "engram-home", "--config", str(tmp_path / "nowhere.yaml"), "stats")
     assert missing.returncode == 4 and "nowhere.yaml does not exist" in missing.stderr
+
+
+def test_recall_filtered_by_session_finds_its_memory_behind_better_agent_matches(tmp_path: Path) -> None:
+    # ClawCode: recall {"query": ..., "limit": 5, "filters": {"session_id": "sess_123"}} - "Filtering:
+    # Apply tag and context filters". The session's memory was cut by the limit among the agent's
+    # better matches before the filter ran, so the call said nothing relevant was stored.
+    import asyncio
+
+    from mcp import Client
+
+    from tests.interfaces.test_mcp import _data, _stdio
+
+    params = _stdio(tmp_path, "default")
+    params.env["ENGRAM_EMBEDDINGS__PROVIDER"] = "none"
+
+    async def run() -> tuple[list[str], list[str]]:
+        async with Client(params) as client:
+            for i in range(6):
+                _data(await client.call_tool("remember", {"content": f"Python tip {i}: python scripting in python"}))
+            _data(await client.call_tool("remember", {"content": "The deadline moved; the script stays in Python",
+                                                      "context": {"session_id": "sess_123"}}))
+            one = _data(await client.call_tool("recall", {"query": "python", "limit": 5,
+                                                          "filters": {"session_id": "sess_123"}}))
+            # The other way round: a session filter never lets the agent's memories in.
+            top = _data(await client.call_tool("recall", {"query": "python scripting tip", "limit": 1,
+                                                          "filters": {"session_id": "sess_123"}}))
+            return [r["content"] for r in one["results"]], [r["context"]["session_id"] for r in top["results"]]
+
+    found, sessions = asyncio.run(run())
+    assert found == ["The deadline moved; the script stays in Python"]
+    assert sessions == ["sess_123"]

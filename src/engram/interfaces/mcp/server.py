@@ -112,15 +112,17 @@ def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float 
             where: Any = None) -> dict[str, Any]:
     # The times go to the engine as given: it reads each (epoch seconds, ISO 8601 or a phrase) and
     # names the one it cannot read, in the words every other door gives.
+    # ClawCode's session_id filter: that session's memories only, chosen by the engine before the
+    # limit (filtering the hits afterwards lost a session's memory behind the agent's better ones).
     session_id = filters.session_id
     with present.wire_names(FILTERS_WIRE):
         view = engram if session_id is None else engram.for_session(session_id)
         result = view.recall(query, limit=limit, min_relevance=min_relevance, depth=depth, when=when,
                              filters=Filters(tags=filters.tags, category=filters.category, type=filters.type,
                                              since=since, until=until, as_of=as_of, known_at=known_at,
-                                             where=where))
-    hits = [h for h in result.hits if session_id is None or h.memory.scope.session == session_id]
-    return present.tool_recall(hits, result.notes)
+                                             where=where),
+                             scope=None if session_id is None else "session")
+    return present.tool_recall(result.hits, result.notes)
 
 
 def _one_memory(engram: Engram, tool: str, memory_id: str | None, key: str | None) -> Memory:
