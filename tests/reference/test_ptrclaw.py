@@ -161,3 +161,23 @@ def test_ptrclaw_config_with_its_sqlite_path_runs_beside_ptrclaws_database_witho
     assert sorted(p.name for p in ptrclaw.iterdir()) == ["memory.db"]
     with sqlite3.connect(theirs) as conn:  # still PtrClaw's, nothing of engram's added
         assert "schema_migrations" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+
+
+def test_ptrclaw_recency_decay_halves_per_half_life_counted_from_the_last_write(tmp_path) -> None:
+    # PtrClaw: "score *= exp(-ln(2) x age_seconds / half_life_seconds)" (1.0, 0.5, 0.25 at 0, 1x, 2x),
+    # the age being the entry's `timestamp`, which a store (upsert) sets: a fact updated today is
+    # not scored as old as its key. engram measured from creation, so an updated fact sank.
+    from engram.engine import Engram
+
+    day = 86400
+    home = _ptrclaw_home(tmp_path, {"memory": {"recency_half_life": day, "embeddings": {"provider": ""}}})
+    with Engram.from_settings(home=home) as engram:
+        now = engram.clock()
+        for key, age in (("fresh", 0), ("one-day", day), ("two-days", 2 * day)):
+            engram.remember(f"The kettle note {key}", key=key, created_at=now - age)
+        engram.remember("The tea note, first draft", key="tea", created_at=now - 30 * day)
+        engram.remember("The tea note, as it is now", key="tea")  # updated today
+        recency = {h.memory.key: h.parts.recency for h in engram.recall("kettle note").hits}
+        assert recency["fresh"] > 0.99
+        assert abs(recency["one-day"] - 0.5) < 0.01 and abs(recency["two-days"] - 0.25) < 0.01
+        assert engram.recall("tea note").hits[0].parts.recency > 0.99
