@@ -181,3 +181,30 @@ def test_ptrclaw_recency_decay_halves_per_half_life_counted_from_the_last_write(
         assert recency["fresh"] > 0.99
         assert abs(recency["one-day"] - 0.5) < 0.01 and abs(recency["two-days"] - 0.25) < 0.01
         assert engram.recall("tea note").hits[0].parts.recency > 0.99
+
+
+def test_ptrclaw_memory_store_over_mcp_stores_and_links_what_exists(served) -> None:
+    # PtrClaw's memory_store: "`links` (optional): Array of keys to link to after storing", and
+    # link "Returns `false` if either entry doesn't exist": the entry is stored whatever its links
+    # name, as engram's own agent tool does. Over MCP a link to a key not stored yet refused the store.
+    import asyncio
+
+    from mcp import Client
+
+    from tests.interfaces.test_mcp import _data, _http
+
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as client:
+            _data(await client.call_tool("memory_store", {"key": "project-setup", "content": "The project uses uv"}))
+            stored = _data(await client.call_tool("memory_store", {
+                "key": "python-version", "content": "Project uses Python 3.12",
+                "links": ["project-setup", "testing-approach"]}))
+            assert stored["key"] == "python-version" and stored["action"] == "created"
+            assert stored["unlinked"] == ["testing-approach"]
+            found = _data(await client.call_tool("memory_recall", {"query": "Python 3.12"}))
+            assert [(e["key"], e["links"]) for e in found["entries"]] == [("python-version", ["project-setup"])]
+            again = _data(await client.call_tool("memory_store", {
+                "key": "python-version", "content": "Project uses Python 3.13", "links": ["project-setup"]}))
+            assert again["action"] == "updated" and "unlinked" not in again
+
+    asyncio.run(run())
