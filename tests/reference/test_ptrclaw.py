@@ -208,3 +208,25 @@ def test_ptrclaw_memory_store_over_mcp_stores_and_links_what_exists(served) -> N
             assert again["action"] == "updated" and "unlinked" not in again
 
     asyncio.run(run())
+
+
+def test_ptrclaw_recall_limit_0_and_deep_enrich_depth_are_read_as_ptrclaw_reads_them(tmp_path) -> None:
+    # PtrClaw's `recall_limit` is a uint32 ("Max entries recalled per user message for context
+    # enrichment"): 0 recalls nothing, so no [Memory context] block; its `enrich_depth` follows one
+    # hop for any value above 0 (`collect_neighbors()` "performs 1-hop traversal"). engram refused
+    # both (every command stopped: "chat.recall_limit: ... greater than or equal to 1").
+    from engram.config import load_settings
+
+    home = _ptrclaw_home(tmp_path, {"memory": {"recall_limit": 0, "enrich_depth": 5,
+                                               "embeddings": {"provider": ""}}})
+    stored = run_cli(home, "remember", "The deploy window is Tuesday", "--key", "deploy-window")
+    assert stored.returncode == 0, stored.stderr
+    settings = load_settings(home=home)
+    assert settings.chat.recall_limit == 0 and settings.chat.enrich_depth == 1
+    with OpenAICompatServer(Reply.say("Tuesday, I think")) as server:
+        env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__BASE_URL": server.base_url,
+               "ENGRAM_LLM__API_KEY": "sk-local", "ENGRAM_CHAT__SYNTHESIS": "false"}
+        done = run_chat(home, ["When is the deploy window?"], env)
+        assert done.returncode == 0, done.stderr
+        assert "Tuesday, I think" in done.stdout
+        assert server.requests[0].body["messages"][-1]["content"] == "When is the deploy window?"
