@@ -110,6 +110,13 @@ def _ms_as_s(value: Any, name: str) -> float:
     return number / 1000.0
 
 
+def _ptrclaw_depth(value: Any, name: str) -> Any:
+    """PtrClaw's ``enrich_depth``: any value above 0 follows links one hop (its
+    ``collect_neighbors`` is a 1-hop traversal); engram's ``chat.enrich_depth`` counts hops."""
+    number = _number(value)
+    return 1 if number is not None and number > 0 and number == int(number) else value
+
+
 def _text_or_skip(value: Any, name: str) -> Any:
     """PtrClaw's ``""`` means "not set": the default (or a fallback) applies."""
     return value if value != "" else SKIP
@@ -228,7 +235,7 @@ FOREIGN_MEMORY_BLOCK: dict[KeyPath, Rule] = {
     ("path",): to("path"),
     ("auto_save",): to("chat", "auto_save"),
     ("recall_limit",): to("chat", "recall_limit"),
-    ("enrich_depth",): to("chat", "enrich_depth"),
+    ("enrich_depth",): to("chat", "enrich_depth", convert=_ptrclaw_depth),
     ("synthesis",): to("chat", "synthesis"),
     ("synthesis_interval",): to("chat", "synthesis_interval"),
     ("response_cache",): to("chat", "response_cache"),

@@ -13,7 +13,8 @@ The pipeline, for a query in a set of visible scopes:
    1 means "every word of the query, rarest included"), cosine as it is, floored at 0;
 4. fusion: ``weighted`` (``text_weight * text + vector_weight * vector``, normalised by the
    weights' sum) or ``rrf`` (reciprocal rank fusion, rescaled so the best possible score is 1);
-5. multipliers after fusion: recency ``exp(-ln 2 * age / half_life)`` and importance
+5. multipliers after fusion: recency ``exp(-ln 2 * age / half_life)`` (age since the last
+   write) and importance
    ``(1 - w) + w * importance``; a relevant old memory can still outrank an irrelevant new one;
 6. ``min_relevance`` cut, optional MMR diversity, the limit;
 7. ``depth`` link expansion: each hop adds at most ``limit`` neighbours of the previous hop's
@@ -272,7 +273,10 @@ def _apply_multipliers(scored: list[_Scored], settings: RecallSettings, now: flo
     weight = settings.importance_weight
     for s in scored:
         if decay:
-            s.recency = math.exp(-decay * max(0.0, now - s.memory.created_at))
+            # Age since the last write (PtrClaw's entry ``timestamp``, which a store refreshes), as
+            # hygiene measures it: a fact updated today is fresh, however long ago its key was made.
+            written = s.memory.updated_at or s.memory.created_at
+            s.recency = math.exp(-decay * max(0.0, now - written))
         if weight > 0:
             s.importance = (1.0 - weight) + weight * s.memory.importance
         s.score = s.fused * s.recency * s.importance

@@ -161,3 +161,72 @@ def test_ptrclaw_config_with_its_sqlite_path_runs_beside_ptrclaws_database_witho
     assert sorted(p.name for p in ptrclaw.iterdir()) == ["memory.db"]
     with sqlite3.connect(theirs) as conn:  # still PtrClaw's, nothing of engram's added
         assert "schema_migrations" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+
+
+def test_ptrclaw_recency_decay_halves_per_half_life_counted_from_the_last_write(tmp_path) -> None:
+    # PtrClaw: "score *= exp(-ln(2) x age_seconds / half_life_seconds)" (1.0, 0.5, 0.25 at 0, 1x, 2x),
+    # the age being the entry's `timestamp`, which a store (upsert) sets: a fact updated today is
+    # not scored as old as its key. engram measured from creation, so an updated fact sank.
+    from engram.engine import Engram
+
+    day = 86400
+    home = _ptrclaw_home(tmp_path, {"memory": {"recency_half_life": day, "embeddings": {"provider": ""}}})
+    with Engram.from_settings(home=home) as engram:
+        now = engram.clock()
+        for key, age in (("fresh", 0), ("one-day", day), ("two-days", 2 * day)):
+            engram.remember(f"The kettle note {key}", key=key, created_at=now - age)
+        engram.remember("The tea note, first draft", key="tea", created_at=now - 30 * day)
+        engram.remember("The tea note, as it is now", key="tea")  # updated today
+        recency = {h.memory.key: h.parts.recency for h in engram.recall("kettle note").hits}
+        assert recency["fresh"] > 0.99
+        assert abs(recency["one-day"] - 0.5) < 0.01 and abs(recency["two-days"] - 0.25) < 0.01
+        assert engram.recall("tea note").hits[0].parts.recency > 0.99
+
+
+def test_ptrclaw_memory_store_over_mcp_stores_and_links_what_exists(served) -> None:
+    # PtrClaw's memory_store: "`links` (optional): Array of keys to link to after storing", and
+    # link "Returns `false` if either entry doesn't exist": the entry is stored whatever its links
+    # name, as engram's own agent tool does. Over MCP a link to a key not stored yet refused the store.
+    import asyncio
+
+    from mcp import Client
+
+    from tests.interfaces.test_mcp import _data, _http
+
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as client:
+            _data(await client.call_tool("memory_store", {"key": "project-setup", "content": "The project uses uv"}))
+            stored = _data(await client.call_tool("memory_store", {
+                "key": "python-version", "content": "Project uses Python 3.12",
+                "links": ["project-setup", "testing-approach"]}))
+            assert stored["key"] == "python-version" and stored["action"] == "created"
+            assert stored["unlinked"] == ["testing-approach"]
+            found = _data(await client.call_tool("memory_recall", {"query": "Python 3.12"}))
+            assert [(e["key"], e["links"]) for e in found["entries"]] == [("python-version", ["project-setup"])]
+            again = _data(await client.call_tool("memory_store", {
+                "key": "python-version", "content": "Project uses Python 3.13", "links": ["project-setup"]}))
+            assert again["action"] == "updated" and "unlinked" not in again
+
+    asyncio.run(run())
+
+
+def test_ptrclaw_recall_limit_0_and_deep_enrich_depth_are_read_as_ptrclaw_reads_them(tmp_path) -> None:
+    # PtrClaw's `recall_limit` is a uint32 ("Max entries recalled per user message for context
+    # enrichment"): 0 recalls nothing, so no [Memory context] block; its `enrich_depth` follows one
+    # hop for any value above 0 (`collect_neighbors()` "performs 1-hop traversal"). engram refused
+    # both (every command stopped: "chat.recall_limit: ... greater than or equal to 1").
+    from engram.config import load_settings
+
+    home = _ptrclaw_home(tmp_path, {"memory": {"recall_limit": 0, "enrich_depth": 5,
+                                               "embeddings": {"provider": ""}}})
+    stored = run_cli(home, "remember", "The deploy window is Tuesday", "--key", "deploy-window")
+    assert stored.returncode == 0, stored.stderr
+    settings = load_settings(home=home)
+    assert settings.chat.recall_limit == 0 and settings.chat.enrich_depth == 1
+    with OpenAICompatServer(Reply.say("Tuesday, I think")) as server:
+        env = {"ENGRAM_LLM__PROVIDER": "openai", "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__BASE_URL": server.base_url,
+               "ENGRAM_LLM__API_KEY": "sk-local", "ENGRAM_CHAT__SYNTHESIS": "false"}
+        done = run_chat(home, ["When is the deploy window?"], env)
+        assert done.returncode == 0, done.stderr
+        assert "Tuesday, I think" in done.stdout
+        assert server.requests[0].body["messages"][-1]["content"] == "When is the deploy window?"

@@ -295,7 +295,7 @@ class MemoryAgent:
             verb = {"created": "Noted", "updated": "Updated", "superseding": "Noted"}.get(item.outcome, "Already known")
             lines.append(f"{verb}: {item.memory.content} [{item.memory.key}]")
         stored_ids = {item.memory.id for item in applied if item.memory is not None}
-        recalled = [] if not message.strip() else [
+        recalled = [] if not message.strip() or self.settings.recall_limit < 1 else [
             m for m in self.engram.recall(message, limit=min(self.settings.recall_limit * 2, MAX_RECALL_LIMIT)).memories
             if m.category is not Category.CORE and m.id not in stored_ids
         ][: self.settings.recall_limit]

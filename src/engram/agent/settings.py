@@ -14,7 +14,8 @@ from engram.model import MAX_RECALL_LIMIT
 
 class ChatSettings(BaseModel):
     # Enrichment: entries recalled per user message, and link hops followed from them.
-    recall_limit: int = Field(5, ge=1, le=100)
+    # 0 recalls nothing: no block (PtrClaw's uint32 recall_limit allows it).
+    recall_limit: int = Field(5, ge=0, le=100)
     enrich_depth: int = Field(1, ge=0, le=3)
     # Store every user and assistant message as a conversation memory.
     auto_save: bool = False

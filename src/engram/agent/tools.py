@@ -9,14 +9,14 @@ turns them into an error result for the model to read, so a bad call never ends 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engram.engine import Engram, Filters
 from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.llm.base import ToolSpec, decode_arguments
-from engram.model import Category, Memory, ToolCall
+from engram.model import Category, Memory, ToolCall, WriteResult
 
 _CATEGORIES = [c.value for c in Category]
 
@@ -100,6 +100,22 @@ def format_entries(engram: Engram, memories: list[Memory]) -> str:
     return "\n".join(lines)
 
 
+def store_entry(engram: Engram, key: str, content: str, category: str, links: Sequence[str], *,
+                source: str | None = None) -> tuple[WriteResult, list[str]]:
+    """PtrClaw's ``memory_store``: upsert the entry, then link it to each of ``links`` (keys, else
+    ids) that exists, and return the ones that could not be linked. PtrClaw's ``link`` answers
+    false for a missing entry, so a link to a key not stored yet never costs the entry itself (the
+    agent tool and the MCP tool of this name both store this way). Raises what ``remember`` raises."""
+    result = engram.remember(content, key=key, category=category, source=source)
+    failed = []
+    for target in links:
+        try:
+            engram.link(result.memory.id, target)
+        except (NotFoundError, ValidationError):
+            failed.append(target)
+    return result, failed
+
+
 class MemoryTools:
     specs = MEMORY_TOOLS
 
@@ -137,13 +153,8 @@ class MemoryTools:
         links = args.get("links") or []
         if not isinstance(links, list) or not all(isinstance(x, str) for x in links):
             raise ValidationError("links", "must be a list of keys", "an array of strings")
-        result = self.engram.remember(content, key=key, category=args.get("category") or "knowledge", source="agent-tool")
-        failed = []
-        for target in links:
-            try:
-                self.engram.link(result.memory.id, target)
-            except (NotFoundError, ValidationError):
-                failed.append(target)
+        result, failed = store_entry(self.engram, key, content, args.get("category") or "knowledge", links,
+                                     source="agent-tool")
         text = f"{'Stored' if result.action == 'created' else result.action.capitalize()}: {result.memory.key}"
         if failed:
             text += f" (could not link to missing: {', '.join(failed)})"

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+from engram.agent.tools import store_entry
 from engram.engine import Engram, Filters
 from engram.interfaces import present
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
@@ -38,11 +39,15 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         category: Annotated[Literal["core", "knowledge", "conversation"], Field(
             description="core: permanent identity facts; knowledge: things learned (default); "
                         "conversation: short-lived notes.")] = "knowledge",
-        links: Annotated[list[str] | None, Field(description="Keys to link to after storing.")] = None,
+        links: Annotated[list[str] | None, Field(description=(
+            "Keys to link to after storing; a key no entry has is left out and named in `unlinked`."))] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            result = resolve().remember(content, key=key, category=category, links=links or ())
-            return present.tool_write(result)
+            result, unlinked = store_entry(resolve(), key, content, category, links or ())
+            answer = present.tool_write(result)
+            if unlinked:
+                answer["unlinked"] = unlinked
+            return answer
 
     @server.tool(title="Search memory entries", annotations=READ, description=(
         "Search memory entries by query, best first. depth=1 also includes entries linked to the matches "
