@@ -82,8 +82,9 @@ def audit(engram: Engram) -> AgentAudit:
     return AgentAudit(engram)
 
 
-def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int) -> dict[str, Any]:
-    """Clawless's answer: matching exchanges oldest first, and a preformatted recap block."""
+def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int | None) -> dict[str, Any]:
+    """Clawless's answer: matching exchanges oldest first, and a preformatted recap block; ``top_k``
+    None is the history's ``recap_top_k``."""
     found = engram.history.semantic_recall(text, key=chat_id, top_k=top_k)
     return {
         "entries": [
