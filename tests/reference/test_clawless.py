@@ -3,10 +3,12 @@ and its configuration files and variables read by engram's settings."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -34,6 +36,10 @@ def test_semantic_recall_takes_a_plain_chat_id_and_echoes_it_back(served: Served
         entries = answer.json()["entries"]
         assert [(e["userMessage"], e["chatId"], e["platform"]) for e in entries] == [
             ("My dog is called Biscuit", "42", "telegram")]
+        # Its timestamp is written as Clawless writes it in conversation-history.jsonl (ISO 8601,
+        # UTC): it was epoch seconds, which a script's `new Date(timestamp)` reads as January 1970.
+        stamp = dt.datetime.fromisoformat(entries[0]["timestamp"].replace("Z", "+00:00"))
+        assert entries[0]["timestamp"].endswith("Z") and abs(stamp.timestamp() - time.time()) < 120
         # A full engram key still selects one conversation; a malformed chat id names the field.
         keyed = c.post("/api/memory/semantic-recall", json={"input": "dog", "chatId": "telegram:7"}).json()
         assert [e["chatId"] for e in keyed["entries"]] == ["7"]
