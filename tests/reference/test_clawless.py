@@ -3,10 +3,12 @@ and its configuration files and variables read by engram's settings."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -34,6 +36,10 @@ def test_semantic_recall_takes_a_plain_chat_id_and_echoes_it_back(served: Served
         entries = answer.json()["entries"]
         assert [(e["userMessage"], e["chatId"], e["platform"]) for e in entries] == [
             ("My dog is called Biscuit", "42", "telegram")]
+        # Its timestamp is written as Clawless writes it in conversation-history.jsonl (ISO 8601,
+        # UTC): it was epoch seconds, which a script's `new Date(timestamp)` reads as January 1970.
+        stamp = dt.datetime.fromisoformat(entries[0]["timestamp"].replace("Z", "+00:00"))
+        assert entries[0]["timestamp"].endswith("Z") and abs(stamp.timestamp() - time.time()) < 120
         # A full engram key still selects one conversation; a malformed chat id names the field.
         keyed = c.post("/api/memory/semantic-recall", json={"input": "dog", "chatId": "telegram:7"}).json()
         assert [e["chatId"] for e in keyed["entries"]] == ["7"]
@@ -125,3 +131,33 @@ def test_history_off_over_http_and_in_an_import(tmp_path: Path, monkeypatch) -> 
         off = "6 conversation messages and 0 summaries not imported: conversation history is off"
         assert any(off in w for w in imported.warnings)
         assert engram.history.conversations() == []
+
+
+def test_semantic_recall_without_top_k_returns_the_configured_recap_top_k(tmp_path: Path, monkeypatch) -> None:
+    # Clawless: "`CONVERSATION_HISTORY_RECAP_TOP_K` (default `3`)" and "History recap is always
+    # generic: Increase CONVERSATION_HISTORY_RECAP_TOP_K": a request without topK gets that many
+    # entries (it once got 3 whatever the setting said).
+    from engram.auth import TokenStore
+    from engram.engine import Engram
+    from engram.interfaces.http.app import create_app
+    from engram.interfaces.http.serve import BackgroundServer
+
+    monkeypatch.setenv("CONVERSATION_HISTORY_RECAP_TOP_K", "5")
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db) as engram:
+        tokens = TokenStore.open(db)
+        token, _ = tokens.create("default", "test")
+        server = BackgroundServer(create_app(engram, tokens)).start()
+        try:
+            with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
+                for pet in ("Biscuit", "Rex", "Luna", "Milo", "Coco", "Nala"):
+                    c.post("/api/v1/history/telegram:42", json={"role": "user", "content": f"My dog is called {pet}"})
+                    c.post("/api/v1/history/telegram:42", json={"role": "assistant", "content": f"{pet} is a fine name."})
+                unsaid = c.post("/api/memory/semantic-recall", json={"input": "what is my dog called", "chatId": "42"})
+                assert unsaid.status_code == 200, unsaid.text
+                assert len(unsaid.json()["entries"]) == 5
+                said = c.post("/api/memory/semantic-recall", json={"input": "dog", "chatId": "42", "topK": 2})
+                assert len(said.json()["entries"]) == 2  # a topK sent still wins
+        finally:
+            server.stop()
+            tokens.close()

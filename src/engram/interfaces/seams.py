@@ -16,6 +16,7 @@ from engram.audit import AuditEntry
 from engram.engine import Engram, Filters
 from engram.history.keys import parse_conversation_key
 from engram.history.service import History
+from engram.interfaces.present import iso
 from engram.model import Exchange, Memory
 
 log = logging.getLogger("engram.interfaces")
@@ -82,8 +83,9 @@ def audit(engram: Engram) -> AgentAudit:
     return AgentAudit(engram)
 
 
-def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int) -> dict[str, Any]:
-    """Clawless's answer: matching exchanges oldest first, and a preformatted recap block."""
+def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int | None) -> dict[str, Any]:
+    """Clawless's answer: matching exchanges oldest first, and a preformatted recap block; ``top_k``
+    None is the history's ``recap_top_k``."""
     found = engram.history.semantic_recall(text, key=chat_id, top_k=top_k)
     return {
         "entries": [
@@ -95,10 +97,11 @@ def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int) 
 
 def _exchange_entry(exchange: Exchange, score: float) -> dict[str, Any]:
     """Clawless's entry ``{userMessage, botResponse, chatId, platform, timestamp}``: the chat id and
-    platform are the key's chat and channel parts; ``conversation`` is the whole engram key."""
+    platform are the key's chat and channel parts; ``conversation`` is the whole engram key; the
+    timestamp is ISO 8601 UTC, as Clawless writes it in its history lines."""
     key = parse_conversation_key(exchange.conversation)
     return {"userMessage": exchange.user, "botResponse": exchange.assistant, "chatId": key.chat,
-            "platform": key.channel, "conversation": exchange.conversation, "timestamp": exchange.at,
+            "platform": key.channel, "conversation": exchange.conversation, "timestamp": iso(exchange.at),
             "score": round(score, 6)}
 
 

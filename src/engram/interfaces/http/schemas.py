@@ -139,11 +139,12 @@ class LinkIn(Body):
 
 class SemanticRecallIn(Body):
     """Clawless's request: ``{"input": "current question", "chatId": "optional", "topK": 3}``;
-    anything else is refused, as engram's own bodies are."""
+    anything else is refused, as engram's own bodies are. ``topK`` left out is the
+    ``history.recap_top_k`` setting (Clawless's ``CONVERSATION_HISTORY_RECAP_TOP_K``)."""
 
     input: SearchText = Field(..., description="The current question.")
     chatId: UsableText | None = None  # noqa: N815 - the wire name
-    topK: WholeNumber = Field(3, ge=1, le=50)  # noqa: N815
+    topK: WholeNumber | None = Field(None, ge=1, le=50)  # noqa: N815
 
 
 class ToolCallIn(Body):

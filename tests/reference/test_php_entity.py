@@ -1,0 +1,54 @@
+"""PHP entity memory (reference 003) behaviours on a real SQLite file: its decay rule as the only
+thing that removes memories, with the settings docs/coming-from/php-entity.md gives, and recall
+strengthening through the REST search."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.root import maintenance_for
+from tests.interfaces.conftest import Served
+
+DAY = 86400.0
+
+
+def test_php_decay_rule_alone_with_the_documented_settings(tmp_path: Path, monkeypatch) -> None:
+    # PHP: decay deletes `importance < 0.3`, `created_at < now()->subDays(30)`, `recall_count == 0`:
+    # "Old, unimportant memories fade over time". engram's other jobs (PtrClaw's idle-knowledge
+    # hygiene, per-scope retention) would also remove an important memory nobody recalled; the
+    # coming-from doc turns them off, and then only PHP's rule removes anything.
+    monkeypatch.setenv("ENGRAM_LIFECYCLE__HYGIENE__KNOWLEDGE_MAX_IDLE_DAYS", "0")
+    monkeypatch.setenv("ENGRAM_LIFECYCLE__RETENTION__ENABLED", "false")
+    settings = load_settings(home=tmp_path, path=tmp_path / "memory.db", embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as engram:
+        goal = engram.remember("Completed my first goal", type="achievement", importance=0.9).memory
+        cloud = engram.remember("Saw a grey cloud over the lake", type="experience", importance=0.1).memory
+        kept = engram.remember("User prefers formal language", type="social", importance=0.2).memory
+        engram.mark_used([kept])  # PHP's recall(): recall_count + 1, importance + 0.05
+        assert engram.get(kept.id).recall_count == 1 and abs(engram.get(kept.id).importance - 0.25) < 1e-9
+        report = maintenance_for(engram, settings).run(now=time.time() + 400 * DAY, force=True)
+        removed = {m.id for job in report.ran for m in job.removed}
+        assert removed == {cloud.id}
+        assert {m.id for m in engram.list()} == {goal.id, kept.id}
+        assert engram.get(goal.id).layer.value == "episodic"  # achievement routed as PHP's manager does
+
+
+def test_rest_search_strengthens_what_it_returns_and_touch_false_is_a_look(served: Served) -> None:
+    # PHP: "When a memory is recalled, it becomes stronger": recall_count + 1, recalled_at = now,
+    # importance + 0.05 capped at 1.0. engram counts a search hit as a recall (its `last_accessed`
+    # is PHP's `recalled_at`); `touch=false` is a look that changes nothing.
+    with served.client(served.alice) as c:
+        made = c.post("/api/v1/memory", json={"content": "Laravel is a PHP framework", "type": "learned",
+                                              "importance": 0.98})
+        ref = made.json()["memory"]["id"]
+        looked = c.get("/api/v1/memory/search", params={"q": "Laravel framework", "touch": "false"}).json()
+        assert [h["memory"]["id"] for h in looked["hits"]] == [ref]
+        assert c.get(f"/api/v1/memory/{ref}").json()["recall_count"] == 0
+        for expected in (1, 2):
+            c.get("/api/v1/memory/search", params={"q": "Laravel framework"})
+            memory = c.get(f"/api/v1/memory/{ref}").json()
+            assert memory["recall_count"] == expected and memory["importance"] == 1.0  # capped
+        assert memory["layer"] == "semantic"  # learned → semantic
