@@ -152,6 +152,18 @@ def _local_device(value: Any, name: str) -> Any:
     return SKIP
 
 
+def _clawcode_min_relevance(value: Any, name: str) -> Any:
+    """ClawCode's ``search.min_relevance`` is a floor on its own scores (70% cosine, 30% FTS, an
+    obvious match near 0.9); engram's relevance is on another scale (the same match scores about
+    0.3 with the local model), so its 0.6 would hide every result. Not applied; said once."""
+    number = _number(value)
+    if number:
+        warn_once(name, f"{value!r} is not applied: it is a floor on ClawCode's relevance scores, and engram scores "
+                        "on another scale (an obvious match scores about 0.3), so it would hide every result; set "
+                        "recall.min_relevance in engram's terms for a floor (see docs/coming-from/clawcode.md)")
+    return SKIP
+
+
 def _transcripts_off(value: Any, name: str) -> Any:
     """ClawCode's ``transcript.enabled: false`` turns its automatic transcripts (and their indexing)
     off, whatever ``auto_index`` says; ``true`` leaves ``auto_index`` to decide."""
@@ -266,7 +278,7 @@ FOREIGN_MEMORY_BLOCK: dict[KeyPath, Rule] = {
     ("database", "backup_interval"): to("lifecycle", "schedule", "backup_s", convert=duration_s),
     ("search", "vector_weight"): to("recall", "vector_weight"),
     ("search", "fts_weight"): to("recall", "text_weight"),
-    ("search", "min_relevance"): to("recall", "min_relevance"),
+    ("search", "min_relevance"): Rule((), _clawcode_min_relevance),
     ("search", "max_results"): to("recall", "limit"),
     ("file_sync", "enabled"): to("files", "enabled"),
     ("file_sync", "directory"): to("files", "dir"),

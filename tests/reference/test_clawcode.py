@@ -84,9 +84,15 @@ memory:
 """
 
 
-def test_clawcode_yaml_configuration_carries_over(tmp_path: Path, monkeypatch) -> None:
+def test_clawcode_yaml_configuration_carries_over(tmp_path: Path, monkeypatch, caplog) -> None:
     # ClawCode's "Example Configuration" (memory: search/database/file_sync/retention) read as it is.
+    import logging
+
+    from engram import foreign_settings
     from engram.config import load_settings
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="engram.config")
 
     config = tmp_path / "clawcode.yaml"
     config.write_text(CLAWCODE_YAML.format(db=tmp_path / "memory.db", folder=tmp_path / "memory"))
@@ -94,7 +100,12 @@ def test_clawcode_yaml_configuration_carries_over(tmp_path: Path, monkeypatch) -
     settings = load_settings()
     assert settings.path == tmp_path / "memory.db" and settings.embeddings.provider == "local"
     assert (settings.recall.vector_weight, settings.recall.text_weight) == (0.7, 0.3)
-    assert settings.recall.min_relevance == 0.6 and settings.recall.limit == 20
+    assert settings.recall.limit == 20
+    # Its min_relevance is a floor on ClawCode's scores: on engram's scale it hid every result (an
+    # obvious match scores about 0.3), so it is not applied, and the log says why.
+    assert settings.recall.min_relevance == 0.0
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["memory.search.min_relevance"]
+    assert "not applied" in caplog.records[0].getMessage()
     assert settings.files.dir == tmp_path / "memory" and settings.files.format == "yaml"
     retention = settings.lifecycle.retention
     assert (retention.session_days, retention.agent_days, retention.global_days) == (30, 90, None)
@@ -498,3 +509,19 @@ def test_recall_filtered_by_session_finds_its_memory_behind_better_agent_matches
     found, sessions = asyncio.run(run())
     assert found == ["The deadline moved; the script stays in Python"]
     assert sessions == ["sess_123"]
+
+
+def test_recall_under_clawcodes_example_configuration_finds_the_obvious_match(tmp_path: Path, monkeypatch) -> None:
+    # With its min_relevance (0.6) applied on engram's scale, ClawCode's own example recall
+    # ("What programming languages does the user prefer?" for "User prefers Python for scripting
+    # tasks") came back empty.
+    from engram.engine import Engram
+
+    config = tmp_path / "clawcode.yaml"
+    config.write_text(CLAWCODE_YAML.format(db=tmp_path / "memory.db", folder=tmp_path / "memory"))
+    monkeypatch.setenv("ENGRAM_CONFIG", str(config))
+    with Engram.from_settings(home=tmp_path / "home") as mem:
+        mem.remember("User prefers Python for scripting tasks", tags="preferences,programming")
+        mem.remember("The deploy target is a Raspberry Pi")
+        hits = mem.recall("What programming languages does the user prefer?").hits
+        assert hits and hits[0].memory.content == "User prefers Python for scripting tasks"
