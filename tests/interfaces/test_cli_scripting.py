@@ -146,3 +146,12 @@ def test_tags_given_twice_keeps_both(tmp_path: Path) -> None:
     assert sorted(got["tags"]) == ["floor", "work"]
     assert run(tmp_path, "update", "office", "--tags", "").returncode == 0  # empty still clears
     assert json.loads(run(tmp_path, "--json", "get", "office").stdout)["tags"] == []
+
+
+def test_recall_narrows_to_one_scope_as_list_does(tmp_path: Path) -> None:
+    assert run(tmp_path, "remember", "the harbour ferry leaves at nine", "--key", "ferry-global",
+               "--scope", "global").returncode == 0
+    assert run(tmp_path, "remember", "the harbour ferry is always late", "--key", "ferry-agent").returncode == 0
+    done = run(tmp_path, "--json", "recall", "harbour ferry", "--scope", "global")
+    assert done.returncode == 0, done.stderr
+    assert [h["memory"]["key"] for h in json.loads(done.stdout)["hits"]] == ["ferry-global"]

@@ -426,3 +426,15 @@ def test_search_without_limit_uses_the_recall_limit_setting(tmp_path, served: Se
         for fact in facts:
             _store(c, fact)
         assert len(c.get("/api/v1/memory/search", params={"q": "walnut tree"}).json()["hits"]) == 10
+
+
+def test_search_narrows_to_one_scope_as_list_does(served: Served) -> None:
+    # `scope` narrowed list and count but not search: a session's memory behind better agent-wide
+    # matches was out of reach (the limit cut before any client-side filter could keep it).
+    with served.client(served.alice) as c:
+        _store(c, "the harbour ferry leaves at nine", key="ferry-global", scope="global")
+        _store(c, "the harbour ferry is always late", key="ferry-agent")
+        hits = c.get("/api/v1/memory/search", params={"q": "harbour ferry", "scope": "global", "mode": "text"}).json()
+        assert [h["memory"]["key"] for h in hits["hits"]] == ["ferry-global"]
+        bad = c.get("/api/v1/memory/search", params={"q": "harbour ferry", "scope": "everywhere"})
+        assert bad.status_code == 422 and "scope" in bad.text

@@ -205,6 +205,7 @@ def recall(
     ),
     as_of: str | None = AsOfOpt,
     known_at: str | None = KnownAtOpt,
+    scope: str | None = typer.Option(None, "--scope", help="Only this scope: global, agent or session."),
 ) -> None:
     """Find the memories most relevant to a query, with each score's parts. A time phrase in the
     query ("what did we decide last week") filters like --when; the range read is in the notes."""
@@ -213,6 +214,7 @@ def recall(
     result = st.engram(warm=mode != "text", mirror=False).recall(
         query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
         filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where),
+        scope=scope,  # type: ignore[arg-type]
     )
     if st.as_json:
         render.emit_json(result)

@@ -109,12 +109,13 @@ def search(
     since: Since = None,
     until: Until = None,
     where: Where = None,
+    scope: Literal["global", "agent", "session"] | None = None,
 ) -> dict[str, Any]:
     filters = _filters(category=category, type=type, layer=layer, tag=tag, entity=entity, as_of=as_of,
                        known_at=known_at, since=since, until=until, where=where)
     with present.wire_names({**FILTER_WIRE, **QUERY_WIRE}):
-        result = eng.recall(q, limit=limit, filters=filters,
-                            min_relevance=min_relevance, depth=depth, mode=mode, touch=touch, when=when)
+        result = eng.recall(q, limit=limit, filters=filters, min_relevance=min_relevance, depth=depth, mode=mode,
+                            touch=touch, when=when, scope=scope)
     return present.recall_dict(result)
 
 
