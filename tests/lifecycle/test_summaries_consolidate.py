@@ -9,6 +9,7 @@ import pytest
 from engram.errors import ProviderError
 from engram.lifecycle import common, consolidate, summaries
 from engram.lifecycle.settings import ConsolidationSettings, SummarySettings
+from tests.lifecycle.conftest import T0
 
 DAY = 86400.0
 
@@ -302,3 +303,23 @@ def test_a_sessions_memories_are_summarised_in_that_session_never_shown_to_its_s
     assert not [h for h in s2.recall("surprise party friday") if "surprise party" in h.memory.content]
     (own,) = [m for m in summaries.list_summaries(s2) if m.scope.session == "s2"]
     assert "weather" in own.content
+
+
+def test_consolidation_keeps_the_survivors_times_context_and_validity(backend, make_engram, clock, embedder):
+    # A merge rewrites the survivor's tags and metadata only: the fact itself was last written when
+    # its newest copy was, so recency (age since the last write) must not make it new; and what the
+    # merge does not decide (search context, when the fact held) stays as its writer gave it.
+    engram = make_engram(backend, embedder=embedder)
+    survivor = engram.remember("the user prefers DARK MODE in the editor!", key="b", importance=0.8,
+                               search_context="settings talk", valid_from=T0 - 10 * DAY,
+                               valid_until=T0 + 100 * DAY).memory
+    clock.advance(DAY)
+    copy = engram.remember("The user prefers dark mode in the editor", importance=0.4).memory
+    clock.advance(30 * DAY)
+    consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t)
+    merged = engram.get("b")
+    assert merged.id == survivor.id and merged.metadata["merged_from"][0]["key"] == copy.key
+    assert (merged.search_context, merged.valid_from, merged.valid_until) == ("settings talk", T0 - 10 * DAY,
+                                                                             T0 + 100 * DAY)
+    assert merged.updated_at == copy.updated_at  # the group's last write, not the merge's time
+    assert merged.last_accessed == clock.t  # kept in use: hygiene counts idleness from now

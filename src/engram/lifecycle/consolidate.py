@@ -17,7 +17,9 @@ group of several such memories merges only the rest into the first of them.
 The survivor of a group is the most important member (then the most recalled, then the oldest).
 It keeps: the union of the group's tags, the highest importance, the sum of recall counts in
 ``metadata.merged_recall_count``, every link of every member, and the history of the merged
-contents in ``metadata.merged_from`` (id, key, content, created_at of each). The others are
+contents in ``metadata.merged_from`` (id, key, content, created_at of each), and its own search
+context and valid time; its ``updated_at`` is the group's last write (a merge is no new fact, so it
+does not make the survivor recent for recall's recency). The others are
 deleted with an audit reason naming the survivor. Re-running finds nothing new: idempotent.
 """
 
@@ -125,8 +127,14 @@ def merge(engram: Engram, group: list[Memory], *, now: float,
         content=survivor.content, scope=survivor.scope, key=survivor.key, category=survivor.category,
         type=survivor.type, layer=survivor.layer, tags=tuple(tags), metadata=metadata,
         importance=max(m.importance for m in group), related_entity=survivor.related_entity, source=survivor.source,
+        # An upsert replaces these too: the survivor's own, or the merge would clear them.
+        search_context=survivor.search_context, valid_from=survivor.valid_from, valid_until=survivor.valid_until,
     )
-    updated = engram.store.upsert(draft, proposed_key=survivor.key, now=now).memory
+    # Written at the group's last write, not now: the merge changes tags and metadata, not the fact,
+    # and recall's recency counts age from updated_at. It stays in use from now (hygiene).
+    written = max(m.updated_at or m.created_at for m in group)
+    engram.store.upsert(draft, proposed_key=survivor.key, now=written)
+    engram.store.touch([survivor.id], now, recall=False)
     for other in others:
         for linked in other.links:
             if linked != survivor.id and linked not in {o.id for o in others}:
