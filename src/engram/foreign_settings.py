@@ -156,8 +156,7 @@ def _clawcode_min_relevance(value: Any, name: str) -> Any:
     """ClawCode's ``search.min_relevance`` is a floor on its own scores (70% cosine, 30% FTS, an
     obvious match near 0.9); engram's relevance is on another scale (the same match scores about
     0.3 with the local model), so its 0.6 would hide every result. Not applied; said once."""
-    number = _number(value)
-    if number:
+    if _number(value) != 0:  # (0 would hide nothing: nothing to say)
         warn_once(name, f"{value!r} is not applied: it is a floor on ClawCode's relevance scores, and engram scores "
                         "on another scale (an obvious match scores about 0.3), so it would hide every result; set "
                         "recall.min_relevance in engram's terms for a floor (see docs/coming-from/clawcode.md)")
