@@ -44,7 +44,10 @@ class Metrics:
         self.samples = samples
         self._lock = threading.Lock()
         self._data: dict[str, deque[float]] = {}
-        self._new: dict[str, list[float]] = {}
+        # Samples not yet saved: capped like ``_data``, since ``save`` keeps only the last ``samples``
+        # anyway and a process that never saves (``engram mcp`` runs no maintenance; ``serve`` with
+        # it off) would otherwise keep every duration it ever timed.
+        self._new: dict[str, deque[float]] = {}
         if path is not None:
             self._load(path)
 
@@ -60,7 +63,7 @@ class Metrics:
     def record(self, name: str, seconds: float) -> None:
         with self._lock:
             self._data.setdefault(name, deque(maxlen=self.samples)).append(seconds)
-            self._new.setdefault(name, []).append(seconds)
+            self._new.setdefault(name, deque(maxlen=self.samples)).append(seconds)
 
     @contextmanager
     def timed(self, name: str) -> Iterator[None]:
@@ -99,7 +102,7 @@ class Metrics:
             latency = stored.get("latency_s") if isinstance(stored.get("latency_s"), dict) else {}
             for name, values in new.items():
                 merged = [v for v in latency.get(name, []) if isinstance(v, int | float) and math.isfinite(v)]
-                latency[name] = (merged + values)[-self.samples:]
+                latency[name] = (merged + list(values))[-self.samples:]
             stored["latency_s"] = latency
             atomic_write(self.path, json.dumps(stored))
         except Exception:  # metrics must never fail the caller

@@ -6,15 +6,22 @@ import asyncio
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from engram.auth import TokenStore
+from engram.engine import Engram
+from engram.interfaces.http.app import create_app
+from engram.interfaces.http.serve import BackgroundServer
+from engram.interfaces.settings import ServerSettings
 from tests.interfaces.conftest import Served
 
 CLAWCODE = {"remember", "recall", "forget", "link", "get", "supersede"}
@@ -208,3 +215,27 @@ def test_default_family_titles_annotations_list_update_and_mcp_origin(tmp_path: 
     with Engram.from_settings(home=tmp_path, agent="alice") as engram:
         entries = engram.backend.audit_log().query(AuditQuery(limit=20))
     assert {(e.action, e.origin) for e in entries} == {("stored", "mcp"), ("updated", "mcp")}
+
+
+def test_an_idle_http_session_is_ended_and_released(tmp_path: Path) -> None:
+    # A client that is killed never ends its session: the server must let it go after
+    # server.mcp_session_idle_s, or every such client is kept until the server stops.
+    db_path = tmp_path / "memory.db"
+    engram = Engram.from_settings(home=tmp_path, path=db_path)
+    tokens = TokenStore.open(db_path)
+    token, _ = tokens.create("alice", "test")
+    server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_session_idle_s=0.5))).start()
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    try:
+        with httpx.Client(base_url=server.url, headers=headers, timeout=30) as c:
+            opened = c.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            assert c.post("/mcp", json=ping, headers=session).status_code == 200  # alive while used
+            time.sleep(2.0)
+            assert c.post("/mcp", json=ping, headers=session).status_code == 404  # ended: start anew
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()

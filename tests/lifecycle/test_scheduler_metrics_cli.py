@@ -72,6 +72,18 @@ def test_metrics_percentiles_and_persistence(tmp_path):
     assert reloaded.count == 5 and reloaded.p50_ms == pytest.approx(4.0)
 
 
+def test_unsaved_metric_samples_stay_at_the_cap_in_a_process_that_never_saves(tmp_path):
+    # `engram mcp` runs no maintenance, so nothing saves until it exits: the samples waiting to be
+    # saved must not grow with every recall of a weeks-long session. Saving keeps the last ones.
+    path = tmp_path / "m.json"
+    metrics = Metrics(path, samples=5)
+    for i in range(10_000):
+        metrics.record("recall", i / 1000)
+    assert [len(pending) for pending in metrics._new.values()] == [5]
+    metrics.save()
+    assert json.loads(path.read_text())["latency_s"]["recall"] == [9.995, 9.996, 9.997, 9.998, 9.999]
+
+
 def test_recall_and_embedding_latency_recorded(make_engram, embedder):
     engram = make_engram("sqlite", embedder=embedder)
     engram.remember("measure me")

@@ -18,5 +18,9 @@ class ServerSettings(BaseModel):
     mcp_tools: Literal["both", "clawcode", "ptrclaw"] = "clawcode"
     # Print a token for the default agent in the web page's address when `engram serve` starts.
     print_token: bool = True
+    # An MCP session at `engram serve`'s /mcp that receives no request for this long is ended and
+    # its state released (a client that is killed never ends its session; without a limit each one
+    # would be kept until the server stops). 1800 s is the MCP SDK's advice; 0 keeps sessions forever.
+    mcp_session_idle_s: float = Field(1800.0, ge=0.0)
     # How often `engram serve` checks for due maintenance jobs (lifecycle.schedule); 0 disables.
     maintenance_interval_s: float = Field(600.0, ge=0.0)

@@ -63,7 +63,8 @@ def _mcp_endpoint(engram: Engram, tokens: TokenStore, settings: ServerSettings) 
     else:  # served beyond loopback: bearer tokens are the guard
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     manager = StreamableHTTPSessionManager(app=server._lowlevel_server, security_settings=security,
-                                           max_request_body_size=settings.max_body_bytes)
+                                           max_request_body_size=settings.max_body_bytes,
+                                           session_idle_timeout=settings.mcp_session_idle_s or None)
     return McpAuth(StreamableHTTPASGIApp(manager), tokens), manager
 
 
