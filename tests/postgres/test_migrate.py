@@ -375,7 +375,8 @@ def test_a_key_with_the_postgres_backend_is_refused_before_anything_reaches_the_
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 4, run.stdout + run.stderr
     said = " ".join(run.stderr.split())
-    assert "'postgres' backend cannot encrypt" in said and "privacy.encryption_key" in said
+    assert 'privacy.encryption_key is set but backend = "postgres"' in said and "cannot encrypt" in said
+    assert "(from ENGRAM_DATABASE_URL)" in said  # which setting chose PostgreSQL, and where it was set
     target = PostgresMemoryStore(PgDatabase.connect(pg_url))
     try:
         assert list(target.iter_all()) == []
