@@ -278,15 +278,20 @@ class History:
         popped = pop_newest(self.store, key)
         if popped is None or (self.semantic is None and self.undo_hook is None):
             return popped
-        rest = self.store.get_recent(key, self.max_history_len)
+        try:
+            # Read once. The undo hook needs the whole conversation, not the window: a turn is
+            # numbered (and known) from the conversation's start, as indexing numbers it, and the
+            # store may hold more than the window (a smaller ``max_history_len`` than it was
+            # written with). The semantic index needs only the window's end, which both hold.
+            rest = self.store.get_all(key) if self.undo_hook is not None else \
+                self.store.get_recent(key, self.max_history_len)
+        except EngramError as exc:  # the message is already popped: the caller must still get it
+            log.warning("popped message's exchange and turn left in memory (%s)", exc)
+            return popped
         if self.semantic is not None:
             self._unindex(key, rest, popped)
         if self.undo_hook is not None:
             try:
-                # The whole conversation, not the window: a turn is numbered (and known) from the
-                # conversation's start, as indexing numbers it, and the store may hold more than
-                # the window (a smaller ``max_history_len`` than the one it was written with).
-                rest = self.store.get_all(key)
                 self.undo_hook(key, [*rest, popped], rest)
             except EngramError as exc:  # the message is already popped: the caller must still get it
                 log.warning("popped message's turn left in memory (%s)", exc)
@@ -294,7 +299,7 @@ class History:
 
     def _unindex(self, key: str, rest: list[Message], popped: Message) -> None:
         """Forget the exchanges that ``popped``, just removed from the end of the conversation
-        (``rest`` is what is left of its window), completed: those the conversation made with it
+        (``rest`` is what is left of it, its window at least), completed: those the conversation made with it
         and no longer makes without it. Only exact matches go, so an identical exchange said
         earlier (and trimmed) stays searchable. (An answer whose question was already trimmed,
         or a pop raced by an append, leaves its exchange indexed: what is removed is never more
