@@ -367,7 +367,8 @@ class Engram:
             return Scope()
         if choice == "session":
             if self.scope.session is None:
-                raise ValidationError("scope", "this Engram has no session", "open it with session=... first")
+                raise ValidationError("scope", "no session was named", "a session first: engram --session ID, the "
+                                      "X-Engram-Session header, or session=... in Python")
             return self.scope
         raise ValidationError("scope", f"unknown scope {choice!r}", ["global", "agent", "session"])
 

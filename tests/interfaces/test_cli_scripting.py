@@ -155,3 +155,11 @@ def test_recall_narrows_to_one_scope_as_list_does(tmp_path: Path) -> None:
     done = run(tmp_path, "--json", "recall", "harbour ferry", "--scope", "global")
     assert done.returncode == 0, done.stderr
     assert [h["memory"]["key"] for h in json.loads(done.stdout)["hits"]] == ["ferry-global"]
+
+
+def test_scope_session_without_a_session_says_how_to_name_one_at_this_door(tmp_path: Path) -> None:
+    # The hint read "open it with session=... first": Python's words, at the CLI and over HTTP.
+    for args in (("recall", "ferry", "--scope", "session"), ("list", "--scope", "session")):
+        done = run(tmp_path, *args)
+        assert done.returncode == 2 and "scope" in done.stderr and "--session" in done.stderr, done.stderr
+    assert run(tmp_path, "--session", "trip", "list", "--scope", "session").returncode == 0
