@@ -242,6 +242,16 @@ def test_ids_reach_only_memories_the_facade_made(m: Memory) -> None:
     assert m.engram.for_agent("alice").get(native.id).content == "Alice's agent keeps this to itself"
 
 
+def test_search_finds_what_get_all_lists_never_a_global_memory(m: Memory) -> None:
+    # A global memory is every engram agent's to read, and one may carry a user_id in its metadata:
+    # it is still no memory of the facade's, so search leaves it out as get_all does (get says None).
+    mine = m.add("Alice plays chess on Sundays", user_id="alice", infer=False)["results"][0]["id"]
+    m.engram.for_agent("carol").remember("The chess club meets on Fridays", scope="global", metadata={"user_id": "alice"})
+    found = m.search("chess", user_id="alice")["results"]
+    assert [r["id"] for r in found] == [mine] == [r["id"] for r in m.get_all(user_id="alice")["results"]]
+    assert all(m.get(r["id"]) is not None for r in found)
+
+
 def test_mem0_2x_arguments(m: Memory) -> None:
     added = m.add([{"role": "user", "content": "Dinner is at eight", "name": "bob"}], user_id="alice", infer=False)
     assert added["results"][0] | {"id": None} == {"id": None, "memory": "Dinner is at eight", "event": "ADD",

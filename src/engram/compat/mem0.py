@@ -426,7 +426,9 @@ class Memory:
         if not count:
             return {"results": []}
         try:
-            result = self._view(ids).recall(query, limit=count, filters=narrow, min_relevance=threshold)
+            # The owner's own scope, as get_all reads: a global memory (every engram agent's to read)
+            # is never one the facade made, whatever user_id its metadata carries.
+            result = self._view(ids).recall(query, limit=count, filters=narrow, min_relevance=threshold, scope="agent")
         except ValidationError as exc:
             raise ValidationError(name, exc.problem, exc.allowed) if exc.field == "limit" else exc from None
         return {"results": [_item(hit.memory, hit.score, hit.parts if explain else None) for hit in result]}
