@@ -110,6 +110,7 @@ def test_a_405_says_which_methods_the_path_takes(served: Served, method: str, pa
 ERRORS = [  # (method, path as requested, path as documented, token?, body, status)
     ("GET", "/api/v1/memory", "/api/v1/memory", False, None, 401),
     ("GET", "/metrics", "/metrics", False, None, 401),
+    ("GET", "/metrics", "/metrics", True, None, 403),  # an agent's token: not the scraper's
     ("POST", "/api/v1/memory", "/api/v1/memory", True, b"{", 400),
     ("POST", "/api/v1/memory", "/api/v1/memory", True, b'{"content": 5}', 422),
     ("POST", "/api/v1/memory", "/api/v1/memory", True, b'{"content": ""}', 422),

@@ -12,6 +12,7 @@ from engram.auth import VERIFIED_RECHECK_S, TokenStore
 from engram.engine import Engram
 from engram.interfaces.http.app import create_app
 from engram.interfaces.http.serve import BackgroundServer
+from engram.interfaces.settings import ServerSettings
 from tests.interfaces.conftest import Served
 
 PROBLEM = "application/problem+json"
@@ -325,13 +326,27 @@ def test_audit_shows_this_agents_changes(served: Served) -> None:
 
 
 def test_metrics_count_requests(served: Served) -> None:
+    scraper, _ = served.tokens.create("metrics", "prometheus")
     with served.client(served.alice) as c:
         c.get("/api/v1/memory")
         c.get("/api/v1/memory")
-    with served.client(served.bob) as c:  # any agent's live token reads the server's figures
+    with served.client(scraper) as c:  # the scraper's agent (server.metrics_agent) reads the server's figures
         text = c.get("/metrics").text
     assert 'engram_http_requests_total{method="GET",route="/api/v1/memory",status="200"} 2.0' in text
     assert "engram_memories 0.0" in text
+
+
+def test_an_agents_token_never_reads_the_store_wide_metrics(served: Served) -> None:
+    # /metrics counts every agent's memories and requests: bob's token would learn how many alice
+    # keeps (the total less his own), which /api/v1/stats never shows him. Only the scraper's reads it.
+    with served.client(served.alice) as c:
+        c.post("/api/v1/memory", json={"content": "alice's private note"}).raise_for_status()
+    with served.client(served.bob) as c:
+        refused = c.get("/metrics")
+        assert refused.status_code == 403 and refused.headers["content-type"] == "application/problem+json"
+        assert "engram_memories" not in refused.text and "engram_http_requests_total" not in refused.text
+        assert "server.metrics_agent" in refused.json()["detail"] and "'bob'" in refused.json()["detail"]
+        assert c.get("/api/v1/stats").json()["memories"] == 0  # his own figures stay his
 
 
 def test_metrics_need_a_live_token_while_the_server_has_tokens(tmp_path: Path) -> None:
@@ -358,6 +373,24 @@ def test_metrics_need_a_live_token_while_the_server_has_tokens(tmp_path: Path) -
             assert revoked.status_code == 200  # no live token left: open again, as with none
             tokens.create("alice", "app")
             assert anonymous.get("/metrics", headers={"Authorization": f"Bearer {scraper}"}).status_code == 401
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()
+
+
+def test_metrics_agent_is_a_setting(tmp_path: Path) -> None:
+    db_path = tmp_path / "memory.db"
+    engram = Engram.from_settings(home=tmp_path, path=db_path)
+    tokens = TokenStore.open(db_path)
+    prometheus, _ = tokens.create("ops-prometheus", "scraper")
+    default_named, _ = tokens.create("metrics", "not the scraper here")
+    server = BackgroundServer(create_app(engram, tokens, ServerSettings(metrics_agent="ops-prometheus"), mcp=False)).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            assert c.get("/metrics", headers={"Authorization": f"Bearer {prometheus}"}).status_code == 200
+            refused = c.get("/metrics", headers={"Authorization": f"Bearer {default_named}"})
+            assert refused.status_code == 403 and "'ops-prometheus'" in refused.json()["detail"]
     finally:
         server.stop()
         tokens.close()

@@ -22,5 +22,8 @@ class ServerSettings(BaseModel):
     # its state released (a client that is killed never ends its session; without a limit each one
     # would be kept until the server stops). 1800 s is the MCP SDK's advice; 0 keeps sessions forever.
     mcp_session_idle_s: float = Field(1800.0, ge=0.0)
+    # The agent whose tokens read /metrics. Its figures are the whole server's (every agent's requests,
+    # the store-wide memory count): a count is data too, so an agent's own token is refused them.
+    metrics_agent: str = Field("metrics", min_length=1)
     # How often `engram serve` checks for due maintenance jobs (lifecycle.schedule); 0 disables.
     maintenance_interval_s: float = Field(600.0, ge=0.0)

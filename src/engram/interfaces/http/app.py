@@ -93,6 +93,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     app.state.engram = engram
     app.state.tokens = tokens
     app.state.metrics = Metrics(engram)
+    app.state.metrics_agent = settings.metrics_agent
     problems.install(app)
     problems.document(app)
     app.include_router(public)

@@ -3,7 +3,7 @@
 ``Authorization: Bearer <token>`` on every request but ``/healthz`` and the static page; the
 optional ``X-Engram-Session`` header narrows the agent to one of its sessions. The same check
 guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools, and
-``/metrics`` (``metrics_access``) whenever the server has any live token.
+``/metrics`` (``metrics_access``: a token of ``server.metrics_agent``) whenever the server has any live token.
 """
 
 from __future__ import annotations
@@ -68,20 +68,30 @@ async def agent_engine(
 
 async def metrics_access(
     request: Request,
-    authorization: str | None = Header(None, description="Bearer <token>: any live token, whichever agent."),
+    authorization: str | None = Header(None, description="Bearer <token> of the agent `server.metrics_agent` names."),
 ) -> None:
-    """FastAPI dependency of ``/metrics``: a live token of any agent, or 401 problem details.
+    """FastAPI dependency of ``/metrics``: a live token of the agent ``server.metrics_agent`` names
+    (``metrics`` by default), else 401 (no valid token) or 403 (another agent's) problem details.
 
-    Tokens are bound to agents and there is no operator token, so any agent's token reads the
-    server's figures (request counts, latencies, the store-wide memory count); a Prometheus
-    scraper gets a token of its own (``engram token create --agent metrics``). A server that has
-    no live token at all serves no agent over HTTP, and ``/metrics`` stays open there as before."""
+    The figures are the whole server's: request counts and latencies of every agent's calls and the
+    store-wide memory count. Every token is bound to an agent, and one agent learns nothing of
+    another's memories, counts included (``/api/v1/stats`` shows an agent its own), so only the
+    scraper's own agent reads them (``engram token create --agent metrics``). A server that has no
+    live token at all serves no agent over HTTP, and ``/metrics`` stays open there as before."""
     tokens: TokenStore = request.app.state.tokens
-    if await authenticate(tokens, authorization, None) is not None:
-        return
+    scraper: str = request.app.state.metrics_agent
+    caller = await authenticate(tokens, authorization, None)
+    if caller is not None:
+        if caller.agent == scraper:
+            return
+        raise HTTPException(403, f"/metrics gives every agent's figures (requests, the store-wide memory count): "
+                                 f"a token of agent {caller.agent!r} may not read them, only one of the agent "
+                                 f"server.metrics_agent names ({scraper!r}; create one with "
+                                 f"`engram token create --agent {scraper}`)")
     if await run_in_threadpool(tokens.has_live_tokens):
         raise HTTPException(401, "a valid bearer token is required for /metrics while the server has tokens "
-                                 "(any agent's; create one with `engram token create --agent metrics`)")
+                                 f"(one of the agent server.metrics_agent names, {scraper!r}; create one with "
+                                 f"`engram token create --agent {scraper}`)")
 
 
 class McpAuth:

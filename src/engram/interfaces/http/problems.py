@@ -69,6 +69,7 @@ PROBLEM_SCHEMA: dict[str, Any] = {
     },
 }
 _WHY = {400: "Malformed JSON: the body is not a JSON object in UTF-8", 401: "No valid bearer token",
+        403: "The token's agent may not read this",
         404: "No memory of this agent has that id or key", 413: "The request body is over the server's limit",
         422: "Invalid input: `field` names it, `allowed` says what would be accepted",
         503: "The store, the embedding model or a provider is unavailable"}

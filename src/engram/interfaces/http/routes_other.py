@@ -28,11 +28,11 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@public.get("/metrics", summary="Prometheus metrics (any live token, when the server has one)",
+@public.get("/metrics", summary="Prometheus metrics (a token of server.metrics_agent, when the server has tokens)",
             response_class=Response, dependencies=[Depends(metrics_access)],
             responses={200: {"description": "Prometheus text format",
                              "content": {"text/plain": {"schema": {"type": "string"}}}},
-                       **problems.responses(401)})
+                       **problems.responses(401, 403)})
 def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
 
