@@ -311,3 +311,25 @@ def test_per_type_json_files_follow_every_change(engram: Engram, folder: Path) -
     assert len(list((folder / "types/decision").glob(f"*_{memory.id}.json"))) == 1
     engram.forget(memory.id)
     assert not list((folder / "types").rglob("*.json"))
+
+
+def test_a_session_id_in_an_entry_is_metadata_the_folder_is_the_scope(tmp_path: Path) -> None:
+    # ClawCode's YAML carries context.session_id; engram's session is the folder (docs/files.md).
+    folder = tmp_path / "memory"
+    item = "memories:\n  - content: {text}\n    context:\n      session_id: sess_123\n"
+    (folder / "sessions" / "alice" / "sess_123").mkdir(parents=True)
+    (folder / "sessions" / "alice" / "sess_123" / "notes.yaml").write_text(item.format(text="Deploys happen on Tuesdays"))
+    (folder / "agents" / "alice").mkdir(parents=True)
+    (folder / "agents" / "alice" / "notes.yaml").write_text(item.format(text="Deploys need a review first"))
+    with Engram.from_settings(home=tmp_path, files={"enabled": False}) as engram:
+        FileSync(engram, folder, format="yaml").sync()
+        _session_filter_reads_the_folder(engram.for_agent("alice", "sess_123"))
+
+
+def _session_filter_reads_the_folder(session: Engram) -> None:
+    # The session filter (MCP's filters.session_id) reads the session's scope: the entry of its folder.
+    found = session.recall("deploys", scope="session").hits
+    assert [h.memory.content for h in found] == ["Deploys happen on Tuesdays"]
+    # The other is the agent's, found by its metadata as every other context key is.
+    by_meta = session.recall("deploys", filters=Filters(where={"session_id": "sess_123"}), scope="agent").hits
+    assert [(h.memory.content, str(h.memory.scope)) for h in by_meta] == [("Deploys need a review first", "agent:alice")]
