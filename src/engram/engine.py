@@ -1347,7 +1347,10 @@ class Engram:
         pruned, so this is its whole record but for what was done while ``lifecycle.audit`` was off.
         Narrowed, as ``audit_trail``, to memories of the scopes this view reads, unless
         ``every_agent``: the operator's reach (as ``stats``), for an application that answers for
-        every agent's memories itself (the mem0 facade's ``history`` takes any owner's id). Raises
+        every agent's memories itself (the mem0 facade's ``history`` takes any owner's id). Taken
+        on any engine, a view of one agent included, as ``stats`` and ``for_agent`` are: an
+        ``Engram`` in a program is the operator's, and an agent's doors (HTTP, MCP, the CLI's
+        ``--agent``, the framework adapters given a view) never pass it. Raises
         ``ValidationError`` naming ``memory`` for an id that is not a non-empty string,
         ``StorageError`` when the trail cannot be read."""
         from engram.audit import MAX_QUERY_LIMIT, AuditQuery
