@@ -1,5 +1,5 @@
-"""``/readyz`` over real sockets: 503 naming what start-up work is pending, 503 naming a step that
-failed, 200 once done - while ``/healthz`` (liveness) answers 200 throughout, without a token."""
+"""``/readyz`` over real sockets: 503 naming what start-up work is pending, 200 once done (``degraded``
+naming a step that failed: the server still serves) - while ``/healthz`` (liveness) answers 200 throughout, without a token."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ def test_readyz_names_pending_steps_then_a_failed_one_while_healthz_stays_ok(tmp
             assert client.get("/readyz").json()["pending"] == ["maintenance"]
             readiness.failed("maintenance", StorageError("cannot write the backup folder /x"))
             failed = client.get("/readyz")
-            assert failed.status_code == 503 and "retry-after" not in failed.headers
-            assert failed.json()["status"] == "failed"
+            assert failed.status_code == 200 and "retry-after" not in failed.headers
+            assert failed.json()["status"] == "degraded"
             assert failed.json()["failed"] == {"maintenance": "StorageError: cannot write the backup folder /x"}
             assert "maintenance" in failed.json()["detail"] and "backup folder" in failed.json()["detail"]
             assert client.get("/healthz").json() == {"status": "ok"}
@@ -125,7 +125,7 @@ def test_engram_serve_names_a_failed_first_maintenance_pass(isolated_home: Path)
                         ENGRAM_LIFECYCLE__BACKUP__FOLDER=str(blocked / "backups"))
     try:
         failed = _ready_answers(base, proc)[-1]
-        assert failed.status_code == 503 and failed.json()["status"] == "failed", failed.text
+        assert failed.status_code == 200 and failed.json()["status"] == "degraded", failed.text
         assert list(failed.json()["failed"]) == ["maintenance"] and "not-a-folder" in failed.json()["detail"]
         assert httpx.get(f"{base}/healthz", timeout=30).json() == {"status": "ok"}  # alive: it still serves
     finally:

@@ -6,9 +6,12 @@ needs the other question, the one Kubernetes asks ``/readyz``: is the start-up w
 is named steps - ``store`` (opening the database: its integrity check and migrations, then the
 app), ``model`` (loading the embedding model, then embedding memories a crash left without a
 vector) and ``maintenance`` (the first pass of due upkeep jobs, when the server runs them). Each
-step is marked done, or failed with its error, by whoever runs it; the answer is 200 once none is
-pending or failed, else 503 naming what is pending (with ``Retry-After``) or what failed (no
-retry helps: the log has the traceback, a restart runs the step again).
+step is marked done, or failed with its error, by whoever runs it; the answer is 503 naming what is
+pending (with ``Retry-After``) while any is, then 200. A step that failed leaves it 200 with the
+status ``degraded`` naming the failure: the server serves every request (a model that did not load
+leaves full-text recall; a maintenance pass that failed is retried at its interval), and a
+readiness probe that went on failing would take a server that can answer out of rotation for
+good, where a restart would only run the same step into the same error.
 
 Plain Python and a lock: the responder that answers before the web framework is imported
 (``starting``) answers ``/readyz`` from the same object.
@@ -42,7 +45,7 @@ class Readiness:
                 self._pending.remove(step)
 
     def failed(self, step: str, error: BaseException) -> None:
-        """``step`` failed with ``error``: ``/readyz`` answers 503 naming it from now on."""
+        """``step`` failed with ``error``: ``/readyz`` names it (``degraded``) from now on."""
         with self._lock:
             if step in self._pending:
                 self._pending.remove(step)
@@ -52,12 +55,14 @@ class Readiness:
         """``(status, body, headers)`` for ``GET /readyz``."""
         with self._lock:
             pending, failed = list(self._pending), dict(self._failed)
-        if failed:
-            said = "; ".join(f"{step} ({STEPS.get(step, step)}) failed: {why}" for step, why in failed.items())
-            return 503, {"status": "failed", "failed": failed, "pending": pending,
-                         "detail": f"a start-up step failed: {said}"}, {}
         if pending:
             said = "; ".join(STEPS.get(step, step) for step in pending)
-            return 503, {"status": "starting", "pending": pending,
-                         "detail": f"engram is still starting: {said}"}, {"retry-after": "1"}
+            body: dict[str, Any] = {"status": "starting", "pending": pending, "detail": f"engram is still starting: {said}"}
+            if failed:
+                body["failed"] = failed
+            return 503, body, {"retry-after": "1"}
+        if failed:
+            said = "; ".join(f"{step} ({STEPS.get(step, step)}) failed: {why}" for step, why in failed.items())
+            return 200, {"status": "degraded", "failed": failed,
+                         "detail": f"engram serves, but a start-up step failed (the log has its traceback): {said}"}, {}
         return 200, {"status": "ready"}, {}
