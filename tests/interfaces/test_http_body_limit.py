@@ -56,3 +56,19 @@ def test_client_waiting_for_continue_is_answered_without_sending_its_body(served
     assert response.status == 413 and json.loads(response.read())["field"] == "body"
     assert response.getheader("connection") == "close"
     conn.close()
+
+
+def test_the_413_names_the_limit_and_the_setting_that_raises_it_at_the_api_and_mcp_doors(served: Served) -> None:
+    # The served app's limit is 64,000 bytes: the REST API and MCP over HTTP (/mcp) answer alike.
+    big = json.dumps({"content": "x" * 100_000})
+    mcp_call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "remember", "arguments": {"content": "x" * 100_000}}})
+    with served.client(served.alice) as client:
+        for path, body, extra in (("/api/v1/memory", big, {}),
+                                  ("/mcp", mcp_call, {"Accept": "application/json, text/event-stream"})):
+            refused = client.post(path, content=body, headers={"Content-Type": "application/json", **extra})
+            assert refused.status_code == 413, (path, refused.text)
+            problem = refused.json()
+            assert "64,000 bytes" in problem["detail"] and "server.max_body_bytes" in problem["detail"], problem
+            assert "ENGRAM_SERVER__MAX_BODY_BYTES" in problem["allowed"] and problem["limit"] == 64_000
+        assert client.get("/api/v1/stats").json()["memories"] == 0

@@ -286,6 +286,15 @@ def test_remember_takes_tag_as_tags_repeatable(isolated_home: Path) -> None:
     assert json.loads(plain.stdout)["memory"]["tags"] == []
 
 
+def test_update_takes_tag_as_tags_repeatable_like_remember(isolated_home: Path) -> None:
+    # `engram update KEY --tag x` was a bare click "No such option: --tag" while remember took it.
+    assert engram(isolated_home, "remember", "tagged", "--key", "k", "--tags", "old").returncode == 0
+    changed = engram(isolated_home, "--json", "update", "k", "--tag", "a", "--tag", "b", "--tags", "c,d")
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(changed.stdout)["memory"]["tags"] == ["a", "b", "c", "d"]
+    assert json.loads(engram(isolated_home, "--json", "get", "k").stdout)["tags"] == ["a", "b", "c", "d"]
+
+
 def test_help_is_plain_text_with_typer_use_rich_off(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # docs/cli.md: TYPER_USE_RICH=0 gives --help as plain text, without Rich's box drawing.
     monkeypatch.setenv("TYPER_USE_RICH", "0")

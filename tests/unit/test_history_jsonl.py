@@ -253,3 +253,44 @@ def test_without_flock_as_on_windows_it_imports_and_threads_still_take_turns(tmp
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[40, 40, 40, 40]"
     assert not (tmp_path / "history.jsonl.lock").exists()
+
+
+CLAWLESS_LINE = ('{"userMessage": "hi", "botResponse": "hello", "chatId": "1", "platform": "telegram", '
+                 '"timestamp": "2025-01-01T00:00:00Z"}\n')
+
+
+def test_reading_a_clawless_history_creates_nothing_in_its_folder(tmp_path: Path) -> None:
+    # Reading took the write lock, creating `<file>.lock` (and a missing folder) in the user's
+    # ~/.clawless; only a write may create files there.
+    folder = tmp_path / "clawless"
+    folder.mkdir()
+    (folder / "conversation-history.jsonl").write_text(CLAWLESS_LINE)
+    store = JsonlHistoryStore(folder / "conversation-history.jsonl")
+    [key] = store.conversations()  # the line's platform:chatId
+    assert key.startswith("telegram:1") and [m.content for m in store.get_all(key)] == ["hi", "hello"]
+    assert store.get_summary("telegram:1") == "" and store.count("telegram:1") == 2
+    assert sorted(p.name for p in folder.iterdir()) == ["conversation-history.jsonl"]
+    absent = JsonlHistoryStore(tmp_path / "not-yet" / "conversation-history.jsonl")
+    assert absent.conversations() == [] and absent.get_all("telegram:1") == []
+    assert not (tmp_path / "not-yet").exists()
+    # A write still takes the lock, and reads take it from then on.
+    store.append("telegram:1", make_message(Role.USER, "again"))
+    assert (folder / "conversation-history.jsonl.lock").exists()
+    assert [m.content for m in store.get_all("telegram:1")] == ["hi", "hello", "again"]
+
+
+def test_engram_history_list_and_show_leave_a_clawless_folder_as_it_was(isolated_home: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.unit.test_cli import engram as cli
+
+    folder = isolated_home.parent / "clawless"
+    folder.mkdir()
+    (folder / "conversation-history.jsonl").write_text(CLAWLESS_LINE)
+    for name, value in (("ENGRAM_HISTORY__BACKEND", "jsonl"), ("ENGRAM_EMBEDDINGS__PROVIDER", "none"),
+                        ("ENGRAM_HISTORY__PATH", str(folder / "conversation-history.jsonl"))):
+        monkeypatch.setenv(name, value)
+    listed = cli(isolated_home, "history", "list")
+    assert listed.returncode == 0 and "telegram:1" in listed.stdout, listed.stderr
+    shown = cli(isolated_home, "history", "show", "telegram:1")
+    assert shown.returncode == 0 and "hello" in shown.stdout, shown.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["conversation-history.jsonl"]

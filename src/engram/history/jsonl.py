@@ -123,9 +123,14 @@ class JsonlHistoryStore:
 
     # --- locking and file access ---------------------------------------------------------------
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, *, reading: bool = False) -> Iterator[None]:
+        """The file lock around a read-modify-write. A read (``reading``) takes it only when the
+        lock file is there: a Clawless folder read (``engram history list``) is left as it was, no
+        ``.lock`` file or missing folder created in it. Without the lock file no engram writer has
+        written yet; one starting meanwhile appends in one write or renames, and a line cut off
+        mid-append is skipped when read, as after a crash."""
         with self._thread_lock:
-            if fcntl is None:
+            if fcntl is None or (reading and not self.lock_path.exists()):
                 yield
                 return
             try:
@@ -275,7 +280,7 @@ class JsonlHistoryStore:
 
     def get_all(self, key: str) -> list[Message]:
         key = normal_key(key)
-        with self._locked():
+        with self._locked(reading=True):
             lines, _ = self._read()
         return [m for line in lines if self._mine(line, key) for m in line.messages]
 
@@ -291,7 +296,7 @@ class JsonlHistoryStore:
 
     def get_summary(self, key: str) -> str:
         key = normal_key(key)
-        with self._locked():
+        with self._locked(reading=True):
             return self._read_summaries().get((self.agent, key), "")
 
     def discard(self, key: str, start: int, stop: int) -> int:
@@ -379,7 +384,7 @@ class JsonlHistoryStore:
                 self._write_summaries(summaries)
 
     def conversations(self) -> list[str]:
-        with self._locked():
+        with self._locked(reading=True):
             lines, _ = self._read()
             summaries = self._read_summaries()
         mine = {line.key for line in lines if self._owned(line)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +23,15 @@ from engram.model import Exchange, Memory
 log = logging.getLogger("engram.interfaces")
 
 
-def warm_up_in_background(engram: Engram) -> threading.Thread:
+def warm_up_in_background(engram: Engram,
+                          on_done: Callable[[BaseException | None], None] | None = None) -> threading.Thread:
     """Load the embedding model in a daemon thread (servers, once they answer): the first recall
-    then finds it loaded; then embed memories left without a vector. A failure here is only
-    logged: recall reports embedder errors itself."""
+    then finds it loaded; then embed memories left without a vector. A failure here is logged
+    (recall reports embedder errors itself) and handed to ``on_done``, which is called with
+    ``None`` on success (a server's readiness)."""
 
     def warm() -> None:
+        error: BaseException | None = None
         try:
             warm_up = getattr(engram.embedder, "warm_up", None)
             if warm_up is not None:
@@ -36,8 +40,11 @@ def warm_up_in_background(engram: Engram) -> threading.Thread:
             healed = engram.embed_missing()
             if healed:
                 log.info("embedded %d memories stored without a vector", healed)
-        except Exception:  # the edge of a background thread: recall will say what is wrong
+        except Exception as exc:  # the edge of a background thread: recall will say what is wrong
             log.warning("loading the embedding model in the background failed", exc_info=True)
+            error = exc
+        if on_done is not None:
+            on_done(error)
 
     thread = threading.Thread(target=warm, name="engram-warm-up", daemon=True)
     thread.start()

@@ -273,17 +273,26 @@ def carry_schedule(source: Path, target: Path) -> bool:
 def run_periodically(
     maintenance: Maintenance, interval_s: float, stop: threading.Event,
     on_error: Callable[[BaseException], None] | None = None,
+    after_first: Callable[[BaseException | None], None] | None = None,
 ) -> threading.Thread:
-    """Start a daemon thread that runs due jobs every ``interval_s`` until ``stop`` is set (servers)."""
+    """Start a daemon thread that runs due jobs every ``interval_s`` until ``stop`` is set (servers).
+    ``after_first`` is told how the first pass ended (``None``, or its error): a server is ready
+    only after it."""
 
     def loop() -> None:
+        first = True
         while not stop.is_set():
+            error: BaseException | None = None
             try:
                 maintenance.run()
             except Exception as exc:  # a failing job must not kill the server's maintenance loop
                 log.exception("maintenance run failed")
+                error = exc
                 if on_error:
                     on_error(exc)
+            if first and after_first is not None:
+                after_first(error)
+            first = False
             stop.wait(interval_s)
 
     thread = threading.Thread(target=loop, name="engram-maintenance", daemon=True)

@@ -157,8 +157,10 @@ def update(
     category: str | None = typer.Option(None, "--category", "-c", help="core, knowledge or conversation."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Memory type (re-routes the layer)."),
     layer: str | None = typer.Option(None, "--layer", help="episodic, semantic or procedural."),
+    # --tag as in remember: the same word for the same field, refused here before with click's bare "No such option".
     tags: list[str] | None = typer.Option(
-        None, "--tags", help="Comma-separated tags (repeatable: all are kept; replace the stored ones)."),
+        None, "--tags", "--tag", help="Comma-separated tags (repeatable: all are kept; replace the stored ones; "
+        "--tag is the same)."),
     metadata: str | None = typer.Option(None, "--metadata", "-m", help="Metadata as a JSON object (replaces)."),
     importance: float | None = typer.Option(None, "--importance", "-i", help="0.0 to 1.0."),
     entity: str | None = typer.Option(None, "--entity", help="Related person or thing."),

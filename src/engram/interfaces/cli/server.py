@@ -4,12 +4,15 @@ create|list|revoke``; ``engram mcp`` (MCP on stdio, ``install``) is in ``mcp.py`
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
+
+if TYPE_CHECKING:
+    from engram.interfaces.http.readiness import Readiness
 
 
 def _need_server_extra(feature: str) -> None:
@@ -35,6 +38,7 @@ def serve(
 ) -> None:
     """Serve the HTTP API, the web page and MCP over HTTP; prints the page's address with a token."""
     _need_server_extra("engram serve")
+    from engram.interfaces.http.readiness import Readiness
     from engram.interfaces.http.serve import address, bind
     from engram.interfaces.http.starting import StartingResponder
     from engram.interfaces.logs import show_server_logs
@@ -43,11 +47,13 @@ def serve(
     st = state(ctx)
     settings = st.settings()
     server_settings = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v is not None})
-    # Listen first: /healthz answers "starting" while the framework, the store and the app load.
+    # Listen first: /healthz answers "starting" while the framework, the store and the app load;
+    # /readyz answers 503 naming each start-up step until it is done (see readiness).
     sock = bind(server_settings.host, server_settings.port)
     base = address(sock)
-    responder = StartingResponder(sock).start()
-    render.errors.print(f"engram is starting on {base}/ (/healthz answers now)", highlight=False)
+    readiness = Readiness(["store", "model", *(["maintenance"] if server_settings.maintenance_interval_s > 0 else [])])
+    responder = StartingResponder(sock, readiness).start()
+    render.errors.print(f"engram is starting on {base}/ (/healthz answers now, /readyz once started)", highlight=False)
     try:
         # The store first, the model loading in the background from here: the framework's and
         # the MCP SDK's imports below run meanwhile.
@@ -57,8 +63,9 @@ def serve(
         from engram.root import open_tokens
 
         tokens = open_tokens(settings, engram.backend)
-        app = create_app(engram, tokens, server_settings, mcp=not no_mcp)
+        app = create_app(engram, tokens, server_settings, mcp=not no_mcp, readiness=readiness)
         server = make_server(app, log_level="info")
+        readiness.done("store")
     except BaseException:
         responder.stop()
         sock.close()
@@ -83,7 +90,7 @@ def serve(
             render.errors.print(f"  upkeep:    due maintenance jobs checked every {server_settings.maintenance_interval_s:g} s")
         stop = threading.Event()
         threading.Thread(target=_after_listening, args=(server, engram, settings, server_settings.maintenance_interval_s,
-                                                         stop), name="engram-after-listening", daemon=True).start()
+                                                         stop, readiness), name="engram-after-listening", daemon=True).start()
         try:
             server.run(sockets=[sock])
         finally:
@@ -94,22 +101,31 @@ def serve(
         tokens.close()
 
 
-def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float, stop: threading.Event) -> None:
+def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float, stop: threading.Event,
+                     readiness: Readiness) -> None:
     """Once uvicorn serves: load the embedding model, then run due maintenance (hygiene, decay,
     retention, summaries, backups...) over the whole store every ``interval_s``; nothing of it
-    delays the first answer."""
+    delays the first answer. Each step's end (or failure) is marked in ``readiness`` (``/readyz``)."""
     from engram.interfaces.seams import warm_up_in_background
 
     while not server.started:
         if stop.wait(0.05):
             return
-    warm_up_in_background(engram).join()
+    warm_up_in_background(engram, on_done=lambda error: _mark(readiness, "model", error)).join()
     if interval_s > 0 and not stop.is_set():
         from engram.lifecycle.scheduler import run_periodically
         from engram.root import maintenance_for
 
         # The server serves every agent: its upkeep is the store-wide pass, whoever's page it opens.
-        run_periodically(maintenance_for(engram, settings, store_wide=True), interval_s, stop)
+        run_periodically(maintenance_for(engram, settings, store_wide=True), interval_s, stop,
+                         after_first=lambda error: _mark(readiness, "maintenance", error))
+
+
+def _mark(readiness: Readiness, step: str, error: BaseException | None) -> None:
+    if error is None:
+        readiness.done(step)
+    else:
+        readiness.failed(step, error)
 
 
 @token_app.command("create")

@@ -26,6 +26,7 @@ from engram.interfaces.http import problems
 from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth
 from engram.interfaces.http.limits import BodyLimit
 from engram.interfaces.http.metrics import Metrics, MetricsMiddleware
+from engram.interfaces.http.readiness import Readiness
 from engram.interfaces.http.refs import EncodedRefs
 from engram.interfaces.http.routes_by_key import router as by_key_router
 from engram.interfaces.http.routes_import import router as import_router
@@ -69,8 +70,10 @@ def _mcp_endpoint(engram: Engram, tokens: TokenStore, settings: ServerSettings) 
 
 
 def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | None = None, *,
-               mcp: bool = True) -> FastAPI:
-    """The ASGI app: REST API, web page, and MCP at ``/mcp`` unless ``mcp=False``."""
+               mcp: bool = True, readiness: Readiness | None = None) -> FastAPI:
+    """The ASGI app: REST API, web page, and MCP at ``/mcp`` unless ``mcp=False``. ``/readyz``
+    answers from ``readiness`` (``engram serve`` marks its start-up steps there); without one, the
+    app is ready as soon as it serves."""
     settings = settings or ServerSettings()
     manager = None
     mcp_app = None
@@ -94,6 +97,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     app.state.tokens = tokens
     app.state.metrics = Metrics(engram)
     app.state.metrics_agent = settings.metrics_agent
+    app.state.readiness = readiness or Readiness()
     problems.install(app)
     problems.document(app)
     app.include_router(public)

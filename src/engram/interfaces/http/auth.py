@@ -1,6 +1,6 @@
 """Bearer-token authentication: each token acts for one agent (see ``engram.auth``).
 
-``Authorization: Bearer <token>`` on every request but ``/healthz`` and the static page; the
+``Authorization: Bearer <token>`` on every request but ``/healthz``, ``/readyz`` and the static page; the
 optional ``X-Engram-Session`` header narrows the agent to one of its sessions. The same check
 guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools, and
 ``/metrics`` (``metrics_access``: a token of ``server.metrics_agent``) whenever the server has any live token.

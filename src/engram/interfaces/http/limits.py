@@ -17,14 +17,17 @@ Scope = dict[str, Any]
 DRAIN_BYTES = 64 * 1024 * 1024
 
 
-class BodyTooLarge(Exception):
-    """Raised by a reader that finds a body over the limit (answered 413 by the problem handler)."""
+# The setting a 413 names, so the person who meets the limit knows what raises it (it is not fixed).
+SETTING = "server.max_body_bytes (ENGRAM_SERVER__MAX_BODY_BYTES)"
 
 
 def _problem(limit: int) -> bytes:
     return json.dumps({"type": "https://engram.dev/problems/too-large", "title": "Request too large",
-                       "status": 413, "detail": f"the request body is larger than {limit} bytes",
-                       "field": "body", "allowed": f"up to {limit} bytes"}).encode()
+                       "status": 413,
+                       "detail": f"the request body is larger than this server's limit of {limit:,} bytes, "
+                                 f"set by {SETTING}",
+                       "field": "body", "allowed": f"up to {limit:,} bytes (the server's {SETTING} raises it)",
+                       "limit": limit}).encode()
 
 
 class BodyLimit:

@@ -27,7 +27,6 @@ from engram.errors import (
     StorageError,
     ValidationError,
 )
-from engram.interfaces.http.limits import BodyTooLarge
 from engram.interfaces.present import field_name, served_text
 
 log = logging.getLogger("engram.http")
@@ -147,10 +146,6 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(EngramError)
     async def _engram(_: Request, exc: EngramError) -> JSONResponse:
         return from_exception(exc)
-
-    @app.exception_handler(BodyTooLarge)
-    async def _too_large(_: Request, exc: BodyTooLarge) -> JSONResponse:
-        return problem(413, "too-large", "Request too large", "the request body is over the limit", field="body")
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -7,6 +7,7 @@ import json
 from typing import Annotated, Any, Literal
 
 from fastapi import Body, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse
 
 from engram.interfaces import present, seams
 from engram.interfaces.http import (
@@ -26,6 +27,13 @@ compat = Router(tags=["clawless"])
 @public.get("/healthz", summary="Liveness: no token needed")
 def healthz() -> dict[str, str]:
     return {"status": "ok"}
+
+
+@public.get("/readyz", summary="Readiness: 200 once start-up work is done, else 503 naming what is pending; 'degraded' names a step that failed",
+            responses={503: {"description": "Start-up work still pending (`pending`)"}})
+def readyz(request: Request) -> JSONResponse:
+    status, body, headers = request.app.state.readiness.answer()
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 @public.get("/metrics", summary="Prometheus metrics (a token of server.metrics_agent, when the server has tokens)",
