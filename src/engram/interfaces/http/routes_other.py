@@ -29,7 +29,7 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@public.get("/readyz", summary="Readiness: 200 once start-up work is done, else 503 naming what is pending; 'degraded' names a step that failed",
+@public.get("/readyz", summary="Readiness: 200 once start-up work is done ('degraded' if a step failed), else 503",
             responses={503: {"description": "Start-up work still pending (`pending`)"}})
 def readyz(request: Request) -> JSONResponse:
     status, body, headers = request.app.state.readiness.answer()
