@@ -19,7 +19,9 @@ each entry's hash at the last sync:
 | in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
 
 Entries that are present but invalid, and files that cannot be read, are never taken as
-deletions: their ids are left alone until the file is fixed. The changed files are then written
+deletions: their ids are left alone until the file is fixed. An imported entry's links are
+made by the syncer once the whole pass is settled, and a link typed into a known entry's marker
+is reported as the entry is rewritten (``links``). The changed files are then written
 (``write``). Which scopes and files a pass covers, and the lock and state around it, are
 ``FileSync.sync``'s (with ``scan``); it hands each scope the two sides it settles (``sides``): the
 folder (``side``) and the engine (``database``).
@@ -41,6 +43,7 @@ from . import conflicts, layout, removals, repeats
 from . import state as sync_state
 from .document import Document
 from .entry import Entry, Problem, from_memory, iso, memory_digest, store_entry, utc
+from .links import PendingLink, dropped
 from .paths import PathRefused
 from .report import SyncReport
 from .sides import DatabaseSide, FolderSide
@@ -58,12 +61,15 @@ def reconcile(
     rels: list[str],
     st: sync_state.SyncState,
     report: SyncReport,
+    pending: list[PendingLink],
     *,
     max_forget_share: float,
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Settle ``scope``'s folder, its files ``rels`` against its memories ``db``, as the table
-    above says; ``st`` and ``report`` are changed in place. ``max_forget_share``: see ``removals``.
+    above says; ``st`` and ``report`` are changed in place, and the links of imported entries are
+    added to ``pending``, for the syncer to make once every folder of the pass is settled
+    (``links``). ``max_forget_share``: see ``removals``.
     ``progress(done, total)`` follows the embedding of the entries imported with their ids (a
     copied or restored folder: the bulk of a first pass)."""
     scope_dir = side.layout.scope_dir(scope)
@@ -100,7 +106,7 @@ def reconcile(
     for entry_id in sorted(ids - untouchable):
         _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
     _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
-    _import_with_ids(database, scope, unknown, st, report, new, progress)
+    _import_with_ids(database, scope, unknown, st, report, new, pending, progress)
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
 
@@ -199,6 +205,8 @@ def _settle(
     if memory is not None and found is not None:
         rel, entry = found
         redated = _date_edited(entry, memory)
+        # The store's links: a memory the engine hands back lists only those its view may read.
+        stored_links = memory.links
         db_hash, file_hash = memory_digest(memory), entry.digest()
         if db_hash == file_hash:
             if (entry.links, entry.superseded_by, entry.superseded_at) != (
@@ -211,10 +219,10 @@ def _settle(
             files.dirty.add(rel)
             report.files_updated += 1
         elif prev is not None and db_hash == prev.digest:
-            memory = _apply(database, memory, entry, report)
+            memory = replace(_apply(database, memory, entry, report), links=stored_links)
             db_hash = memory_digest(memory)
         elif (merged := _one_side_only_importance(memory, entry, prev)) is not None:
-            memory = _apply(database, memory, merged, report)
+            memory = replace(_apply(database, memory, merged, report), links=stored_links)
             db_hash = memory_digest(memory)
             files.docs[rel].replace(entry_id, from_memory(memory))
             files.dirty.add(rel)
@@ -225,6 +233,12 @@ def _settle(
             files.docs[rel].replace(entry_id, from_memory(memory))
             files.dirty.add(rel)
             report.files_updated += 1
+            entry = replace(entry, links=stored_links)  # its file text, links and all, is in the .conflict
+        if lost := dropped(memory, entry.links, rel, entry.line):
+            # Links are the database's (see ``links``): the entry is rewritten, and what it loses said.
+            report.problems += lost
+            files.docs[rel].replace(entry_id, from_memory(memory))
+            files.dirty.add(rel)
         if redated is not None:
             report.problems.append(Problem(rel, entry.line, redated))
             files.docs[rel].replace(entry_id, from_memory(memory))
@@ -347,6 +361,7 @@ def _import_with_ids(
     st: sync_state.SyncState,
     report: SyncReport,
     new: list[tuple[str, Entry]],
+    pending: list[PendingLink],
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Entries with ids this scope has never seen (a copied or restored folder): import them
@@ -354,7 +369,8 @@ def _import_with_ids(
     those whose id another scope holds (an entry copied from another agent's folder before that
     agent's entries were written there): not that memory, so a new one of this scope, the bullet
     given its id as a hand-written one is (the engine's import would give the copy an id of its
-    own, which the file would never learn; its id was recorded as this file's instead)."""
+    own, which the file would never learn; its id was recorded as this file's instead). Their
+    links are added to ``pending`` (``links.make``)."""
     if not found:
         return
     elsewhere = {m.id for m in database.store.get_many([entry.id for _, entry in found if entry.id])
@@ -375,12 +391,9 @@ def _import_with_ids(
         if stored is None:
             new.append((rel, _without_id(entry)))
             continue
-        for link in entry.links:
-            if link not in stored.links:
-                try:
-                    view.link(stored.id, link)
-                except EngramError:
-                    pass  # the other end is not (yet) there or not visible from this scope
+        # Made once every folder of the pass is settled: the other end may be in one settled later.
+        pending.extend(PendingLink(scope, stored.id, link, rel, entry.line) for link in entry.links
+                       if link not in stored.links)
         st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored))
         report.db_created += 1
 

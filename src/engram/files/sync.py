@@ -16,6 +16,7 @@ and none reads the syncer itself. The passes live beside it:
 - ``scan``: what a full pass covers (memory files by scope, each scope's memories).
 - ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
   docstring has the table of what each difference means.
+- ``links``: the links of entries a pass imported, made once all its folders are settled.
 - ``write``: a pass's changed files written back (atomically, split, or appended to).
 - ``sides``: ``FolderSide`` and ``DatabaseSide``, what a pass is handed of each side.
 - ``report``: ``SyncReport``, what a pass did; ``wiring``: ``attach_from_settings`` at start-up.
@@ -35,10 +36,11 @@ from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
 
-from . import folder_names, layout
+from . import folder_names, layout, links
 from . import state as sync_state
 from .document import get_format
 from .entry import Problem
+from .links import PendingLink
 from .mirror import QuickPass
 from .paths import Folder
 from .reconcile import reconcile
@@ -287,12 +289,14 @@ class FileSync:
             unnamed = folder_names.unnamable(side, all_scopes - held)
             report.problems += [Problem("sessions/" if scope.session else "agents/", 0, why) for scope, why in unnamed.items()]
             ordered = sorted(all_scopes - held - set(unnamed), key=str)
+            pending: list[PendingLink] = []  # imported entries' links, made once every folder is settled
             for n, scope in enumerate(ordered):
                 if progress:
                     progress("syncing", n, len(ordered))
                 reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report,
-                          max_forget_share=self.max_forget_share,
+                          pending, max_forget_share=self.max_forget_share,
                           progress=None if progress is None else lambda done, total: progress("embedding", done, total))
+            report.problems += links.make(database, pending)
             if progress:
                 progress("syncing", len(ordered), len(ordered))
             self._save_state(st)
