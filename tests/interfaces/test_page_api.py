@@ -59,7 +59,27 @@ def test_dashboard_counts_latency_and_coverage(served: Served) -> None:
     assert d["by_type"] == {"decision": 1, "social": 1, "learned": 1}
     assert d["by_scope"] == {"agent:alice": 2, "global": 1}
     assert d["embedding_coverage"] == 1.0 and d["vectors"] == 3 and d["embedding"]
-    assert d["latency"]["recall"]["count"] >= 1 and d["latency"]["recall"]["p95_ms"] > 0
+    assert d["latency_of"] == "server" and d["latency"]["recall"]["p95_ms"] > 0
+
+
+def test_dashboard_latency_tells_an_agent_nothing_of_anothers_activity(served: Served) -> None:
+    """The latency samples are the server's, every agent's calls: the percentiles may move when bob
+    recalls, but no figure counts his calls for alice to read."""
+    with served.client(served.alice) as a, served.client(served.bob) as b:
+        a.post("/api/v1/memory", json={"content": "Alice's tea note", "key": "tea"})
+        a.get("/api/v1/memory/search", params={"q": "tea", "touch": "false"})
+        before = a.get("/api/v1/dashboard").json()
+        assert set(before["latency"]) == {"recall", "embedding"}
+        for n in range(5):
+            b.post("/api/v1/memory", json={"content": f"Bob's private note {n}", "key": f"bob-{n}"})
+            assert b.get("/api/v1/memory/search", params={"q": "note", "touch": "false"}).status_code == 200
+        after = a.get("/api/v1/dashboard").json()
+    for d in (before, after):
+        for figures in d["latency"].values():  # the only figures allowed to move: the server's speed
+            for percentile in ("p50_ms", "p95_ms", "p99_ms", "max_ms"):
+                assert figures.pop(percentile) >= 0
+    assert after == before
+    assert after["latency_of"] == "server"
 
 
 def test_stats_and_dashboard_show_each_agent_only_what_it_sees(served: Served) -> None:

@@ -58,11 +58,15 @@ def graph(
     return _graph(memories, total=len(found), hits={h.memory.id: h.score for h in result.hits if h.via is None})
 
 
-@router.get("/dashboard", summary="This agent's figures (as /stats) with recall and embedding latency")
+@router.get("/dashboard", summary="This agent's figures (as /stats) with the server's recall and embedding latency")
 def dashboard(eng: Eng) -> dict[str, Any]:
-    latency = {s.name: {"count": s.count, "p50_ms": s.p50_ms, "p95_ms": s.p95_ms, "p99_ms": s.p99_ms,
-                        "max_ms": s.max_ms} for s in eng.metrics.summary()}
-    return {**present.agent_stats_dict(eng.visible_stats()), "latency": latency}
+    # The latency samples are the server's, every agent's calls together (``engram.metrics``): their
+    # percentiles say how fast the server answers, but how many there are would tell an agent how
+    # much the other agents recall and embed, so no count is shown (``engram stats`` shows it to
+    # whoever holds the database).
+    latency = {s.name: {"p50_ms": s.p50_ms, "p95_ms": s.p95_ms, "p99_ms": s.p99_ms, "max_ms": s.max_ms}
+               for s in eng.metrics.summary()}
+    return {**present.agent_stats_dict(eng.visible_stats()), "latency": latency, "latency_of": "server"}
 
 
 @router.get("/history", summary="The conversations this agent may browse, with how many messages each holds")
