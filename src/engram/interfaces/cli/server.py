@@ -35,6 +35,9 @@ def serve(
 ) -> None:
     """Serve the HTTP API, the web page and MCP over HTTP; prints the page's address with a token."""
     _need_server_extra("engram serve")
+    from engram.allocator import limit_arenas
+
+    limit_arenas()  # before the server's threads: see engram/allocator.py
     from engram.interfaces.http.serve import address, bind
     from engram.interfaces.http.starting import StartingResponder
     from engram.interfaces.logs import show_server_logs
