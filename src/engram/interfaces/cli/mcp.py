@@ -30,6 +30,9 @@ def mcp(
     from engram.interfaces.cli.server import _need_server_extra
 
     _need_server_extra("engram mcp")
+    from engram.allocator import limit_arenas
+
+    limit_arenas()  # before the server's threads: see engram/allocator.py
     from engram.interfaces.logs import show_server_logs
     from engram.interfaces.mcp.stdio import BackgroundOpen, run_stdio
 

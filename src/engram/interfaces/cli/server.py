@@ -38,6 +38,10 @@ def serve(
 ) -> None:
     """Serve the HTTP API, the web page and MCP over HTTP; prints the page's address with a token."""
     _need_server_extra("engram serve")
+    from engram.allocator import limit_arenas
+
+    limit_arenas()  # before the server's threads: see engram/allocator.py
+
     from engram.interfaces.http.readiness import Readiness
     from engram.interfaces.http.serve import address, bind
     from engram.interfaces.http.starting import StartingResponder
