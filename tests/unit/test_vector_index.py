@@ -251,3 +251,37 @@ def test_a_narrow_time_range_is_searched_exactly_within_its_rows_and_scope(tmp_p
     assert store.search_text("walk number", MemoryFilter(scopes=(Scope("a"),), happened_from=start,
                                                          happened_before=end), limit=10)
     store.close()
+
+
+def test_exact_matrix_drops_deleted_and_replaced_rows_in_place(tmp_path):
+    store = SqliteMemoryStore(tmp_path / "memory.db")  # default threshold: exact
+    ids = add(store, 30)
+    assert top_ids(store, vec(2))[0] == ids[2]
+    matrix = store._vectors._exact
+    other = SqliteMemoryStore(tmp_path / "memory.db")
+    other.delete([ids[2], ids[9]])
+    other.set_vectors(IDENTITY, [(ids[5], vec(777))])  # replaced: a new row, a new seq
+    other.close()
+    assert top_ids(store, vec(777))[0] == ids[5]
+    found = top_ids(store, vec(2), limit=40)
+    assert len(found) == 28 and ids[2] not in found and ids[9] not in found
+    assert ids[5] not in top_ids(store, vec(5), limit=1)  # its old vector is gone
+    # The same matrix, its stale rows dropped by seq: not every vector read again.
+    assert store._vectors._exact is matrix and len(matrix) == 28
+    store.close()
+
+
+def test_vector_matrix_appends_in_place_and_keeps_what_is_asked():
+    from engram.store.vectors import VectorMatrix
+
+    grown, whole, rows = VectorMatrix(), VectorMatrix(), [vec(i) for i in range(40)]
+    for start in range(0, 40, 3):
+        grown.extend(list(range(start, min(start + 3, 40))), np.vstack(rows[start:start + 3]))
+    whole.extend(list(range(40)), np.vstack(rows))
+    assert grown.ids == whole.ids and np.array_equal(grown.matrix, whole.matrix)
+    assert grown.top(vec(11), 5) == whole.top(vec(11), 5)
+    grown.keep(set(range(0, 40, 2)))
+    assert grown.ids == list(range(0, 40, 2)) and np.array_equal(grown.matrix, np.vstack(rows[::2]))
+    assert [memory_id for memory_id, _ in grown.top(vec(11), 3)][0] != 11
+    grown.keep(set())
+    assert len(grown) == 0 and grown.top(vec(1), 3) == []

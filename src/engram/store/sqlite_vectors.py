@@ -235,9 +235,17 @@ class SqliteVectorSearch:
                 "SELECT COUNT(*) FROM memory_vectors INDEXED BY memory_vectors_memory WHERE seq <= ?", (covered,)
             ).fetchone()[0])
 
+    def _live_seqs_up_to(self, covered: int) -> set[int]:
+        with self.db.read() as conn:
+            # The index on memory_rowid holds every seq: no page of vectors is read.
+            return {row[0] for row in conn.execute(
+                "SELECT seq FROM memory_vectors INDEXED BY memory_vectors_memory WHERE seq <= ?", (covered,))}
+
     def _refresh_exact(self, dims: int) -> None:
         if len(self._exact) and self._live_up_to(self._exact_covered) != len(self._exact):
-            self._exact, self._exact_covered = VectorMatrix(), 0  # rows it holds were deleted or replaced
+            # Rows it holds were deleted or replaced (a replaced vector comes back with a new seq,
+            # below): drop those by their seq, a read of integers, rather than read every vector again.
+            self._exact.keep(self._live_seqs_up_to(self._exact_covered))
         for seqs, vectors in self._rows_after(self._exact_covered, dims):
             self._exact.extend(seqs.tolist(), vectors)
             self._exact_covered = int(seqs[-1])
