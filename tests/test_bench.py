@@ -91,6 +91,13 @@ def test_files_remember_bench_appends_where_it_used_to_rewrite() -> None:
         assert rows["300"]["whole_rewrites"] == 0 and rows["300"]["bytes_written_per_call"] < 1000
 
 
+def test_files_memory_bench_measures_the_files_the_mirror_keeps_within_their_bound() -> None:
+    result = run_bench("files_memory.py", "--memories", "600", "--max-file-bytes", "4096")
+    assert result["folder_files"] > result["kept_files"] > 0
+    assert 0 < result["kept_text_chars"] <= 4 * 4096 and result["quick_pass_bytes"] > 0
+    assert result["state_entries"] == 600 and result["state_bytes_per_memory"] > 0
+
+
 def test_consolidate_bench_runs_with_the_folder_and_without() -> None:
     result = run_bench("consolidate.py", "--memories", "200", "--duplicates", "20")
     off, on = result["runs"]["folder off"], result["runs"]["folder on"]

@@ -244,3 +244,65 @@ def test_a_store_beside_a_full_file_hashes_only_the_file_it_changed(
         assert not syncer.sync().changed
     finally:
         syncer.detach()
+
+
+def test_files_kept_parsed_stay_within_their_bound_and_files_let_go_sync_alike(
+    engram: Engram, folder: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every file a quick pass touched stayed parsed for the process's life, ~1 KB per memory (over
+    # a gigabyte in a server of a million memories). Now the least recently used are let go past
+    # KEPT_FILES files of files.max_file_bytes, and one let go is read again when next needed:
+    # stores, updates and forgets land as before, with no full pass, and a full pass agrees.
+    syncer = FileSync(engram, folder, format=fmt, max_file_bytes=2048)
+    kept = syncer._quick.parsed
+    full_passes: list[object] = []
+    sync = syncer.sync
+    monkeypatch.setattr(syncer, "sync", lambda scopes=None: full_passes.append(scopes) or sync(scopes))
+    syncer.attach()
+    try:
+        padding = "padding words " * 4 + "padding words"  # (a YAML line longer than ~100 is folded)
+        notes = [engram.remember(f"note {i:02d} " + padding, tags="notes").memory for i in range(30)]
+        others = [engram.remember(f"other {i:02d} " + padding, tags=f"topic{i % 10}").memory for i in range(30)]
+        scope_dir = folder / "agents/default"
+        files = sorted(p for p in scope_dir.iterdir() if not p.name.startswith("."))
+        assert len(files) >= 14 and sum(p.stat().st_size for p in files) > kept.max_chars
+        assert 0 < kept.chars <= kept.max_chars and len(kept) < len(files)
+        note_parts = sorted((p for p in files if p.name.startswith("notes")), key=lambda p: p.stat().st_size)
+        assert len(note_parts) >= 4 and not any(p.relative_to(folder).as_posix() in kept for p in note_parts)
+
+        # A store into the notes walks past its full files, let go, without parsing them again.
+        parses: list[str] = []
+        parse = syncer.fmt.parse
+        monkeypatch.setattr(syncer.fmt, "parse", lambda text, path, **kw: parses.append(path) or parse(text, path, **kw))
+        added = engram.remember("note added later " + padding, tags="notes").memory
+        holding = [p for p in scope_dir.iterdir() if added.id in p.read_text(encoding="utf-8")]
+        assert len(holding) == 1 and holding[0].stat().st_size <= 2048
+        assert set(parses) <= {holding[0].relative_to(folder).as_posix()}, parses
+
+        # Files let go are read again for an update and a forget of the entries they hold.
+        changed = engram.remember("note 00, changed " + padding, key=notes[0].key, tags="notes").memory
+        engram.forget(notes[1].id)
+        engram.remember("other 00, changed " + padding, key=others[0].key, tags="topic0")
+        engram.forget(others[1].id)
+        assert full_passes == [] and kept.chars <= kept.max_chars
+        text = _all_text(folder)
+        assert changed.id == notes[0].id and text.count(notes[0].id) == 1 and "note 00, changed" in text
+        assert notes[1].id not in text and others[1].id not in text and "other 00, changed" in text
+        for memory in notes[2:] + others[2:] + [added]:
+            assert text.count(memory.id) == 1 and memory.content in text, memory.content
+
+        # A file let go and then edited by hand is seen as such: the store touching it brings the
+        # edit to the database first (a full pass over the scope), as with a file kept.
+        let_go = next(p for p in sorted(scope_dir.iterdir()) if p.relative_to(folder).as_posix() not in kept
+                      and p.name.startswith("notes"))
+        edited, touched = [m for m in notes[2:] if m.id in let_go.read_text(encoding="utf-8")][:2]
+        let_go.write_text(let_go.read_text(encoding="utf-8").replace(edited.content, "edited by hand"),
+                          encoding="utf-8")
+        engram.remember(touched.content + ", changed", key=touched.key, tags="notes")
+        assert engram.get(edited.id).content == "edited by hand" and len(full_passes) == 1
+        assert engram.get(touched.id).content.endswith(", changed")
+        report = syncer.sync()  # reads every file and the whole database
+        assert not report.changed and not report.problems, report
+        assert all(p.stat().st_size <= 2048 for p in scope_dir.iterdir() if not p.name.startswith("."))
+    finally:
+        syncer.detach()

@@ -10,12 +10,17 @@ the full pass (``reconcile``); on every event that full pass made each store cos
 proportion to the memories already in its scope (~0.06 ms each here). The quick pass does not
 pick up hand edits of other files or writes of processes without the mirror: the watcher's passes
 and ``engram sync`` do.
+
+The files kept parsed are bounded (``KeptFiles``): kept whole, every file a pass had touched
+stayed, ~1 KB per memory (a server over a million memories held over a gigabyte). The least
+recently used are let go; one is read and parsed again when a pass next needs it.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from engram.model import Scope
 
@@ -23,7 +28,7 @@ from . import layout, split
 from . import state as sync_state
 from .document import Document
 from .entry import Entry, from_memory, memory_digest
-from .paths import PathRefused, RunningHash
+from .paths import Folder, PathRefused, RunningHash
 from .report import SyncReport
 from .sides import FolderSide
 from .write import Journal, ScopeFiles, doc_for, stat_of, write_files
@@ -42,14 +47,87 @@ class _Parsed:
     hash: RunningHash | None
 
 
+class _Size(NamedTuple):
+    """A file let go by ``KeptFiles``: its ``stat_of`` and its size (``split.size``) then."""
+
+    stat: tuple[int, int, int]
+    size: int
+
+
+# How many files at their largest (``files.max_file_bytes`` each) the quick pass keeps parsed.
+# A file kept costs ~3.8 bytes of memory per byte of its text (the text, its lines and a block per
+# entry; bench/files_memory.py), so the bound is in text: 4 files of the default 5 MB, ~75 MB.
+# Files are let go least recently used first, and a store goes to the last file of its memory's
+# group: the last files of the four groups stored into most recently stay kept at their largest.
+# Reading one again costs its parse, ~0.1 s a megabyte here (a full 5 MB file ~0.5 s).
+KEPT_FILES = 4
+
+
+class KeptFiles:
+    """The files the quick pass keeps parsed between passes, by path, at most ``max_chars``
+    characters of their text (``KEPT_FILES``), the least recently used let go first. Of a file let
+    go that was at least half full (``max_file_bytes``) its ``stat_of`` and size stay (``full``):
+    a store into a group of many full files walks past each to the one with room, and parsing each
+    again to learn it is still full would cost every store a parse of every full file once there
+    are more of them than are kept. The sizes stay one per half a full file, a few hundred bytes
+    each."""
+
+    def __init__(self, max_file_bytes: int, files: int = KEPT_FILES) -> None:
+        self.max_file_bytes = max_file_bytes
+        self.max_chars = files * max_file_bytes
+        self.chars = 0  # the text held, in characters
+        self._parsed: OrderedDict[str, _Parsed] = OrderedDict()  # least recently used first
+        self._sizes: dict[str, _Size] = {}
+
+    def __len__(self) -> int:
+        return len(self._parsed)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._parsed
+
+    def take(self, rel: str) -> _Parsed | None:
+        """The file ``rel`` as kept, taken out (a pass that fails with it leaves no stale copy)."""
+        kept = self._parsed.pop(rel, None)
+        if kept is not None:
+            self.chars -= len(kept.text)
+        return kept
+
+    def keep(self, rel: str, parsed: _Parsed) -> None:
+        """Keep ``rel`` as the most recently used, letting go of the least recently used files
+        while the text kept is over the bound (this one too, when it alone is)."""
+        self.take(rel)
+        self._sizes.pop(rel, None)
+        self._parsed[rel] = parsed
+        self.chars += len(parsed.text)
+        while self.chars > self.max_chars and self._parsed:
+            gone, let_go = self._parsed.popitem(last=False)
+            self.chars -= len(let_go.text)
+            size = split.size(let_go.doc)
+            if 2 * size >= self.max_file_bytes:
+                self._sizes[gone] = _Size(let_go.stat, size)
+
+    def full(self, folder: Folder, rel: str, needs: int) -> bool:
+        """Whether ``rel``, let go, is as it was then (its ``stat_of``) and too full to take
+        ``needs`` more bytes under ``folder.max_file_bytes``, as its document, kept, would say."""
+        known = self._sizes.get(rel)
+        return (known is not None and known.size + needs > folder.max_file_bytes
+                and known.stat == stat_of(folder, rel))
+
+    def clear(self) -> None:
+        self._parsed.clear()
+        self._sizes.clear()
+        self.chars = 0
+
+
 class QuickPass:
     """One syncer's quick pass, with the files it keeps parsed between passes. The folder and the
     store come with each ``run`` (``FileSync`` builds them per pass); only the parsed files are
     kept here."""
 
-    def __init__(self) -> None:
-        # Files the quick pass wrote or read, parsed, by path (see ``run``).
-        self.parsed: dict[str, _Parsed] = {}
+    def __init__(self, max_file_bytes: int) -> None:
+        # Files the quick pass wrote or read, parsed, by path (see ``run``), the text of
+        # ``KEPT_FILES`` files of ``max_file_bytes`` at most.
+        self.parsed = KeptFiles(max_file_bytes)
 
     def run(
         self, side: FolderSide, store: MemoryStore, scope: Scope, ids: set[str], st: sync_state.SyncState,
@@ -105,7 +183,7 @@ class QuickPass:
         for rel, doc in files.docs.items():
             found = files.written.get(rel, files.seen.get(rel))
             if found is not None:
-                self.parsed[rel] = _Parsed(found, files.originals[rel], doc, files.hashes.get(rel))
+                self.parsed.keep(rel, _Parsed(found, files.originals[rel], doc, files.hashes.get(rel)))
         return set(files.docs)
 
     def _add_where_it_fits(
@@ -131,6 +209,8 @@ class QuickPass:
             return None  # too large for a file of its own: the full pass reports it
         for part in range(1, split.MAX_PARTS + 1):
             target = split.part_path(rel, part)
+            if target not in files.docs and self.parsed.full(side.folder, target, needs):
+                continue  # let go of while full, and unchanged since
             doc = self._unchanged_doc(side, target, st, files)
             if doc is None:
                 return None
@@ -151,7 +231,7 @@ class QuickPass:
         if rel in files.docs:
             return files.docs[rel]
         found = stat_of(side.folder, rel)
-        kept = self.parsed.pop(rel, None)  # taken out while it changes: a failed pass leaves no stale copy
+        kept = self.parsed.take(rel)  # taken out while it changes: a failed pass leaves no stale copy
         if found is None:
             return None if rel in st.files else doc_for(side.folder, side.fmt, rel, files)
         if kept is not None and kept.stat == found:

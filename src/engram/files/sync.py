@@ -104,7 +104,7 @@ class FileSync:
         self._events: Drain[list[MemoryEvent], None] = Drain(self._reflect, MAX_EVENTS_PER_PASS, len)
         # The quick pass, with the files it keeps parsed (``mirror``); the state as this syncer
         # last saved it, with what that left on disk (its two files' ``stat``).
-        self._quick = QuickPass()
+        self._quick = QuickPass(self.folder.max_file_bytes)
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
         self._state_files = sync_state.files_for(database_agent)
 
