@@ -8,6 +8,7 @@ file beside the JSON file, or kept in process.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,15 +134,18 @@ class DisabledBackend(StoreBackend):
 
 class JsonlHistoryBackend(StoreBackend):
     """Conversations in a JSON-lines file (Clawless's format), shared by every agent; their
-    exchange index in a SQLite file beside it, opened when first asked for."""
+    exchange index in a SQLite file of engram's home (``exchange_index_path``), opened when first
+    asked for."""
 
     name = "jsonl"
     history_name = "jsonl"
 
-    def __init__(self, path: Path, *, options: dict[str, Any], unowned_agent: str, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: Path, *, options: dict[str, Any], unowned_agent: str, index_path: Path,
+                 busy_timeout_ms: int = 30_000) -> None:
         from engram.store.disabled import DisabledMemoryStore
 
         super().__init__(DisabledMemoryStore(), path=path)
+        self.index_path = index_path
         self._options = options
         self._unowned = unowned_agent
         self._busy_timeout_ms = busy_timeout_ms
@@ -160,7 +164,7 @@ class JsonlHistoryBackend(StoreBackend):
         options = {"max_entries": h.max_entries, "max_chars_per_entry": h.max_chars_per_entry,
                    "max_total_chars": h.max_total_chars}
         return cls(path, options=options, unowned_agent=agent if own_file else "default",
-                   busy_timeout_ms=settings.busy_timeout_ms)
+                   index_path=exchange_index_path(settings.home, path), busy_timeout_ms=settings.busy_timeout_ms)
 
     def history_store(self, agent: str) -> HistoryStore:
         from engram.history.jsonl import JsonlHistoryStore
@@ -174,12 +178,26 @@ class JsonlHistoryBackend(StoreBackend):
         from engram.history.semantic import ExchangeIndex
 
         if self._index_db is None:
-            assert self.path is not None
-            self._index_db = Database(self.path.with_name(self.path.name + ".exchanges.db"),
-                                      busy_timeout_ms=self._busy_timeout_ms)
+            self._index_db = Database(self.index_path, busy_timeout_ms=self._busy_timeout_ms)
             migrate(self._index_db)
         return ExchangeIndex(self._index_db, embedder, agent=agent, **options)
 
     def close(self) -> None:
         if self._index_db is not None:
             self._index_db.close()
+
+
+def exchange_index_path(home: Path, history_file: Path) -> Path:
+    """Where the exchange index of the JSONL history ``history_file`` is kept: in the engram home,
+    ``state/jsonl-<digest of the file's resolved path>.exchanges.db`` (the folder that keeps the files
+    of a database with no folder of engram's, ``root.database_sidecar``). The JSONL file may be
+    another program's (Clawless's ``~/.clawless/conversation-history.jsonl``), and the index is
+    engram's derived data: made beside the file, it littered that program's folder. An index an
+    earlier version made there (``<file>.exchanges.db``) is still used where it is, so the exchanges
+    it holds (older ones the file's FIFO dropped included) stay searchable; delete it to have the
+    next open build one in the home from the file."""
+    beside = history_file.with_name(history_file.name + ".exchanges.db")
+    if beside.exists():
+        return beside
+    digest = hashlib.sha256(str(history_file.resolve()).encode("utf-8")).hexdigest()[:16]
+    return home / "state" / f"jsonl-{digest}.exchanges.db"
