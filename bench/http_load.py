@@ -54,7 +54,7 @@ from engram.embed import Embedder
 from engram.embed.local import LocalProvider
 from engram.engine import Engram
 from engram.interfaces.http.app import create_app
-from engram.interfaces.http.serve import BackgroundServer
+from engram.interfaces.http.serve import BackgroundServer, freeze_startup_heap
 from engram.root import open_tokens
 from engram.store.sqlite import SqliteMemoryStore
 
@@ -227,6 +227,7 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
         engram.embedder = model
     token, _ = tokens.create("default")
     server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
+    freeze_startup_heap()  # as `engram serve` does once started, its model loaded (here by _loaded_model)
     try:
         per = max(1, total // clients)
         work = [[_sentence(rng) for _ in range(per)] for _ in range(clients)]

@@ -114,6 +114,12 @@ class TokenStore:
             return None
         return kept[0]
 
+    @property
+    def revocations(self) -> int:
+        """How many revocations this store has made: a check begun before the count moved may have
+        read a token since revoked, so its answer is not to be handed to a caller that came after."""
+        return self._revocations
+
     def list(self, agent: str | None = None, *, include_revoked: bool = False) -> list[TokenInfo]:
         return [TokenInfo(*row) for row in self._rows(agent, include_revoked)]
 

@@ -107,15 +107,18 @@ def serve(
 
 def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float, stop: threading.Event,
                      readiness: Readiness) -> None:
-    """Once uvicorn serves: load the embedding model, then run due maintenance (hygiene, decay,
-    retention, summaries, backups...) over the whole store every ``interval_s``; nothing of it
-    delays the first answer. Each step's end (or failure) is marked in ``readiness`` (``/readyz``)."""
+    """Once uvicorn serves: load the embedding model, freeze the heap built so far
+    (``freeze_startup_heap``), then run due maintenance (hygiene, decay, retention, summaries,
+    backups...) over the whole store every ``interval_s``; nothing of it delays the first answer.
+    Each step's end (or failure) is marked in ``readiness`` (``/readyz``)."""
+    from engram.interfaces.http.serve import freeze_startup_heap
     from engram.interfaces.seams import warm_up_in_background
 
     while not server.started:
         if stop.wait(0.05):
             return
     warm_up_in_background(engram, on_done=lambda error: _mark(readiness, "model", error)).join()
+    freeze_startup_heap()  # the heap start-up built, the model's included, left out of full collections
     if interval_s > 0 and not stop.is_set():
         from engram.lifecycle.scheduler import run_periodically
         from engram.root import maintenance_for

@@ -23,7 +23,7 @@ from engram.auth import TokenStore
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.interfaces.http import problems
-from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth
+from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth, TokenChecks
 from engram.interfaces.http.limits import BodyLimit
 from engram.interfaces.http.metrics import Metrics, MetricsMiddleware
 from engram.interfaces.http.readiness import Readiness
@@ -43,7 +43,7 @@ def _web_dir() -> Any:
     return resources.files("engram.interfaces.http") / "web"
 
 
-def _mcp_endpoint(engram: Engram, tokens: TokenStore, settings: ServerSettings) -> tuple[Any, Any]:
+def _mcp_endpoint(engram: Engram, checks: TokenChecks, settings: ServerSettings) -> tuple[Any, Any]:
     """The MCP streamable-HTTP ASGI app (behind token auth) and its session manager."""
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
@@ -66,7 +66,7 @@ def _mcp_endpoint(engram: Engram, tokens: TokenStore, settings: ServerSettings) 
     manager = StreamableHTTPSessionManager(app=server._lowlevel_server, security_settings=security,
                                            max_request_body_size=settings.max_body_bytes,
                                            session_idle_timeout=settings.mcp_session_idle_s or None)
-    return McpAuth(StreamableHTTPASGIApp(manager), tokens), manager
+    return McpAuth(StreamableHTTPASGIApp(manager), checks), manager
 
 
 def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | None = None, *,
@@ -75,10 +75,11 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     answers from ``readiness`` (``engram serve`` marks its start-up steps there); without one, the
     app is ready as soon as it serves."""
     settings = settings or ServerSettings()
+    checks = TokenChecks(tokens)  # the REST routes' and MCP's: one read of a token for both
     manager = None
     mcp_app = None
     if mcp:
-        mcp_app, manager = _mcp_endpoint(engram, tokens, settings)
+        mcp_app, manager = _mcp_endpoint(engram, checks, settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -95,6 +96,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     )
     app.state.engram = engram
     app.state.tokens = tokens
+    app.state.token_checks = checks
     app.state.metrics = Metrics(engram)
     app.state.metrics_agent = settings.metrics_agent
     app.state.readiness = readiness or Readiness()
