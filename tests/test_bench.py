@@ -122,6 +122,13 @@ def test_startup_bench_times_each_door_beside_its_baseline(tmp_path: Path) -> No
     assert result["memory"]["peak_child_rss_mb"] > 0
 
 
+def test_key_collisions_bench_measures_colliding_and_distinct_writes() -> None:
+    result = run_bench("key_collisions.py", "--writes", "60")
+    assert set(result) == {f"{b}-{k}" for b in ("sqlite", "inmemory") for k in ("distinct", "colliding")}
+    for row in result.values():
+        assert row["cpu_ms_first_tenth"] >= 0 and row["cpu_ms_last_tenth"] >= 0 and row["wall_ms_last_tenth"] > 0
+
+
 def test_import_bench_compares_with_the_embedder_rate() -> None:
     result = run_bench("import_speed.py", "--memories", "80")
     assert result["imported"] == 80

@@ -7,7 +7,7 @@ Rules every backend keeps:
 - ``upsert`` is atomic. With a key, it updates the memory with that key in the draft's scope
   (keeping the old content in ``versions`` when it changes); without one, identical content
   already stored in the scope is a ``duplicate`` and nothing is written; otherwise a fresh key is
-  derived from ``proposed_key`` (suffixed ``-2``, ``-3``… when taken).
+  derived from ``proposed_key`` (suffixed ``-2``, ``-3``… when taken: ``store.free_key``, one search for all).
 - ``get`` resolves an id, or a key in the visible scopes, the most specific scope winning.
 - ``delete`` removes the memories and every link that pointed at them, returning what it removed.
 - ``link`` is bidirectional and fails (returns False) when either end is missing.

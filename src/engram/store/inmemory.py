@@ -34,6 +34,7 @@ from engram.store.base import (
     linked_memories,
     write_each,
 )
+from engram.store.free_key import free_key
 from engram.store.vectors import VectorMatrix, parse_identity_dims
 
 _ScopeKey = tuple[str | None, str | None]
@@ -129,10 +130,7 @@ class InMemoryMemoryStore:
                 same_id = self._by_hash.get((scope, text.content_hash(draft.content)))
                 if same_id is not None:
                     return WriteResult(self._out(self._rows[same_id]), "duplicate")
-                key, n = proposed_key, 1
-                while (scope, key) in self._by_key:
-                    n += 1
-                    key = f"{proposed_key}-{n}"
+                key = free_key(proposed_key, lambda keys: {k for k in keys if (scope, k) in self._by_key})
             created = draft.created_at if draft.created_at is not None else now
             memory = Memory(
                 id=new_id(), key=key, content=draft.content, category=draft.category, type=draft.type,

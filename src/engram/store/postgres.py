@@ -72,6 +72,7 @@ from engram.store.base import (
     linked_memories,
     links_among_sql,
 )
+from engram.store.free_key import free_key
 from engram.store.index_settings import FullTextSettings
 from engram.store.vectors import parse_identity_dims
 from engram.store.where_sql import postgres_where
@@ -161,10 +162,6 @@ def _refuse_nul(draft_or_memory: MemoryDraft | Memory) -> None:
     # PostgreSQL text cannot hold NUL; refuse it as bad input before anything is written.
     if "\x00" in draft_or_memory.content:
         raise ValidationError("content", "contains a NUL character", "text without NUL characters")
-
-
-# Suffixed keys a store without a key tries one by one before reading all of them (``_free_key``).
-_KEY_PROBES = 16
 
 
 class PostgresMemoryStore:
@@ -319,26 +316,13 @@ class PostgresMemoryStore:
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
-        # "p", "p-2", ... "p-N" looked up by equality first: index seeks under any collation, where
-        # ``LIKE 'p-%'`` seeks only under C's (under a linguistic one it reads the scope's keys).
-        probes = [proposed, *(f"{proposed}-{n}" for n in range(2, _KEY_PROBES + 1))]
-        found = {row[0] for row in conn.execute(
-            "SELECT key FROM memories WHERE agent = %s AND session = %s AND key = ANY(%s)", (agent, session, probes))}
-        free = next((key for key in probes if key not in found), None)
-        if free is not None:
-            return free
-        taken = {
-            row[0]
-            for row in conn.execute(
-                "SELECT key FROM memories WHERE agent = %s AND session = %s AND (key = %s OR key LIKE %s)",
-                (agent, session, proposed, _like_escape(proposed) + "-%"),
-            )
-        }
-        key, n = proposed, 1
-        while key in taken:
-            n += 1
-            key = f"{proposed}-{n}"
-        return key
+        # Keys looked up by equality: index seeks under any collation, where ``LIKE 'p-%'`` seeks
+        # only under C's (under a linguistic one it reads the scope's keys).
+        def held(keys: Sequence[str]) -> set[str]:
+            sql = "SELECT key FROM memories WHERE agent = %s AND session = %s AND key = ANY(%s)"
+            return {row[0] for row in conn.execute(sql, (agent, session, list(keys)))}
+
+        return free_key(proposed, held)
 
     def delete(self, ids: Sequence[str]) -> list[Memory]:
         if not ids:

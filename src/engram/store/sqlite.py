@@ -65,6 +65,7 @@ from engram.store.base import (
     linked_memories,
     links_among_sql,
 )
+from engram.store.free_key import free_key
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite_text import SqliteTextIndex
@@ -330,22 +331,13 @@ class SqliteMemoryStore:
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
-        taken = {
-            row[0]
-            for row in conn.execute(
-                # One range on the (agent, session, key) index, from "p" to "p.": it holds "p" and
-                # every "p-..." ('-' and '.' are adjacent in ASCII; the few other keys it may hold
-                # are harmless). Not "key = p OR key in the range": SQLite cannot seek an OR, so
-                # that read every key of the scope (~1 ms a store at 10,000 memories).
-                "SELECT key FROM memories WHERE agent = ? AND session = ? AND key >= ? AND key < ?",
-                (agent, session, proposed, proposed + "."),
-            )
-        }
-        key, n = proposed, 1
-        while key in taken:
-            n += 1
-            key = f"{proposed}-{n}"
-        return key
+        # Each batch is one query seeking the (agent, session, key) index once a key.
+        def held(keys: Sequence[str]) -> set[str]:
+            marks = ",".join("?" * len(keys))
+            sql = f"SELECT key FROM memories WHERE agent = ? AND session = ? AND key IN ({marks})"
+            return {row[0] for row in conn.execute(sql, (agent, session, *keys))}
+
+        return free_key(proposed, held)
 
     def delete(self, ids: Sequence[str]) -> list[Memory]:
         removed: list[Memory] = []
