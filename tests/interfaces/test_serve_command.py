@@ -17,6 +17,19 @@ from engram import Engram
 from engram.config import load_settings
 
 
+def read_page(proc: subprocess.Popen[str]) -> tuple[str, str, str]:
+    """What ``engram serve`` printed on stderr up to its page's address: ``(base URL, page token,
+    the text printed)``; fails if the process ends first."""
+    printed = ""
+    assert proc.stderr is not None
+    while "web page:" not in printed:
+        line = proc.stderr.readline()
+        assert line, f"serve exited early: {printed}"
+        printed += line
+    base, token = re.search(r"web page:\s+(\S+)", printed).group(1).split("/?token=")
+    return base, token, printed
+
+
 def _wait_for(predicate, timeout: float = 60.0) -> None:  # noqa: ANN001
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -36,14 +49,7 @@ def test_serve_prints_a_working_address_and_runs_maintenance(isolated_home: Path
     proc = subprocess.Popen([sys.executable, "-m", "engram", "serve", "--port", "0"], env=env,
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
-        printed = ""
-        assert proc.stderr is not None
-        while "web page:" not in printed:
-            line = proc.stderr.readline()
-            assert line, f"serve exited early: {printed}"
-            printed += line
-        url = re.search(r"web page:\s+(\S+)", printed).group(1)
-        base, token = url.split("/?token=")
+        base, token, _ = read_page(proc)
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60) as api:
             assert api.get("/healthz").json() == {"status": "ok"}
             assert "engram" in api.get("/").text
@@ -122,14 +128,9 @@ def _start_serve(home: Path) -> tuple[subprocess.Popen[str], str]:
            "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
     proc = subprocess.Popen([sys.executable, "-m", "engram", "serve", "--port", "0"], env=env,
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    printed = ""
-    assert proc.stderr is not None
-    while "web page:" not in printed:
-        line = proc.stderr.readline()
-        assert line, f"serve exited early: {printed}"
-        printed += line
+    _, token, _ = read_page(proc)
     threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
-    return proc, re.search(r"\?token=(\S+)", printed).group(1)
+    return proc, token
 
 
 def _token_works(home: Path, token: str) -> bool:
@@ -178,11 +179,7 @@ def test_the_servers_log_is_one_plain_line_per_event(isolated_home: Path) -> Non
     assert proc.stderr is not None
     printed = ""
     try:
-        while "web page:" not in printed:
-            line = proc.stderr.readline()
-            assert line, f"serve exited early: {printed}"
-            printed += line
-        base, token = re.search(r"web page:\s+(\S+)", printed).group(1).split("/?token=")
+        base, token, printed = read_page(proc)
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60) as api:
             stored = api.post("/api/v1/memory", json={"content": "Alice likes green tea, " + "strongly " * 20})
             assert stored.status_code == 201, stored.text

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from engram.allocator import ARENAS, limit_arenas
+from tests.interfaces.test_serve_command import read_page
 
 glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="arenas are glibc's")
 
@@ -57,13 +57,7 @@ def test_serve_keeps_to_two_malloc_arenas_across_its_threads(isolated_home: Path
     proc = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP, "serve", "--port", "0"], env=env,
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
-        printed = ""
-        assert proc.stderr is not None
-        while "web page:" not in printed:
-            line = proc.stderr.readline()
-            assert line, f"serve exited early: {printed}"
-            printed += line
-        base, token = re.search(r"web page:\s+(\S+)", printed).group(1).split("/?token=")
+        base, token, _ = read_page(proc)
         # Work on the server's threads: stores (the writer, the model, the memory folder), recalls
         # (request workers, the model), history.
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=120) as api:

@@ -33,19 +33,10 @@ def test_the_free_key_is_found_by_a_seek_not_a_scan_of_the_scope(tmp_path: Path)
         store = engram.store
         assert isinstance(store, SqliteMemoryStore)
         with store.db.read() as conn:
-            steps = [0]
-
-            def count() -> int:
-                steps[0] += 1
-                return 0  # go on
-
-            conn.set_progress_handler(count, 1)  # called every SQLite virtual-machine instruction
-            try:
-                assert store._free_key(conn, "default", "", "apple") == "apple"
-            finally:
-                conn.set_progress_handler(None, 1)
+            key, steps = _vm_steps(conn, lambda: store._free_key(conn, "default", "", "apple"))
+        assert key == "apple"
         # A seek reads a handful of index entries; reading the scope's 3,000 keys takes ~10x each.
-        assert steps[0] < 300, steps[0]
+        assert steps < 300, steps
 
 
 def _vm_steps(conn: Any, work: Callable[[], str]) -> tuple[str, int]:
