@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
+import pydantic
 import pytest
 
 from engram.auth import VERIFIED_RECHECK_S, TokenStore
+from engram.config import load_settings
 from engram.engine import Engram
+from engram.errors import ConfigError
 from engram.interfaces.http.app import create_app
 from engram.interfaces.http.serve import BackgroundServer
 from engram.interfaces.settings import ServerSettings
@@ -395,6 +401,27 @@ def test_metrics_agent_is_a_setting(tmp_path: Path) -> None:
         server.stop()
         tokens.close()
         engram.close()
+
+
+def test_a_metrics_agent_no_token_can_be_made_for_is_refused_at_every_door(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Accepted, it left /metrics refusing every token, its 403 suggesting a `token create` that fails too.
+    with pytest.raises(pydantic.ValidationError, match="metrics_agent"):
+        ServerSettings(metrics_agent="ops team")
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text('[server]\nmetrics_agent = "ops team"\n')
+    with pytest.raises(ConfigError) as from_file:
+        load_settings()
+    assert "server.metrics_agent" in str(from_file.value) and "'ops team' is not an agent name" in str(from_file.value)
+    assert "letters, digits" in str(from_file.value) and "config.toml" in str(from_file.value)
+    (isolated_home / "config.toml").unlink()
+    monkeypatch.setenv("ENGRAM_SERVER__METRICS_AGENT", "global/ops")
+    served = subprocess.run([sys.executable, "-m", "engram", "serve", "--port", "0"], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": "none"})
+    assert served.returncode != 0 and "engram is starting" not in served.stderr  # refused before it listens
+    assert "server.metrics_agent" in served.stderr and "ENGRAM_SERVER__METRICS_AGENT" in served.stderr
+    monkeypatch.setenv("ENGRAM_SERVER__METRICS_AGENT", "ops-prometheus")
+    assert load_settings().server.metrics_agent == "ops-prometheus"
 
 
 def test_agents_never_see_or_delete_each_others_conversations_over_http(served: Served) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from engram.errors import ValidationError
+from engram.model import make_scope
 
 
 class ServerSettings(BaseModel):
@@ -27,3 +30,14 @@ class ServerSettings(BaseModel):
     metrics_agent: str = Field("metrics", min_length=1)
     # How often `engram serve` checks for due maintenance jobs (lifecycle.schedule); 0 disables.
     maintenance_interval_s: float = Field(600.0, ge=0.0)
+
+    @field_validator("metrics_agent")
+    @classmethod
+    def _agent_name(cls, value: str) -> str:
+        # Checked here, not when /metrics is asked: a name no token can be made for would leave
+        # /metrics refusing every token, its 403 suggesting a `token create` that fails too.
+        try:
+            make_scope(value, None)
+        except ValidationError as exc:
+            raise ValueError(f"{value!r} is not an agent name (allowed: {exc.allowed})") from None
+        return value
