@@ -44,6 +44,15 @@ def test_readyz_names_pending_steps_then_a_failed_one_while_healthz_stays_ok(tmp
             assert failed.json()["failed"] == {"maintenance": "StorageError: cannot write the backup folder /x"}
             assert "maintenance" in failed.json()["detail"] and "backup folder" in failed.json()["detail"]
             assert client.get("/healthz").json() == {"status": "ok"}
+            # /openapi.json describes the answers it gave, 200 and 503 (a client generated from it
+            # saw an empty schema): every field the probe read is there, each status named.
+            spec = client.get("/openapi.json").json()
+            responses = spec["paths"]["/readyz"]["get"]["responses"]
+            refs = {code: responses[code]["content"]["application/json"]["schema"]["$ref"] for code in ("200", "503")}
+            assert refs["200"] == refs["503"]
+            schema = spec["components"]["schemas"][refs["200"].rsplit("/", 1)[1]]
+            assert set(schema["properties"]["status"]["enum"]) == {"starting", "ready", "degraded"}
+            assert {*waiting.json(), *failed.json()} <= set(schema["properties"]) == {"status", "pending", "failed", "detail"}
     finally:
         server.stop()
     # An app given no start-up steps (an embedded server, the tests' own) is ready as it serves.

@@ -17,7 +17,7 @@ from engram.interfaces.http import (
 from engram.interfaces.http.auth import metrics_access
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
-from engram.interfaces.http.schemas import MessageIn, MessagesIn, SemanticRecallIn
+from engram.interfaces.http.schemas import MessageIn, MessagesIn, ReadinessOut, SemanticRecallIn
 
 public = Router(tags=["service"])
 router = Router(prefix="/api/v1", tags=["service"])
@@ -30,7 +30,8 @@ def healthz() -> dict[str, str]:
 
 
 @public.get("/readyz", summary="Readiness: 200 once start-up work is done ('degraded' if a step failed), else 503",
-            responses={503: {"description": "Start-up work still pending (`pending`)"}})
+            responses={200: {"model": ReadinessOut, "description": "Ready, or `degraded` naming a step that failed"},
+                       503: {"model": ReadinessOut, "description": "Start-up work still pending (`pending`)"}})
 def readyz(request: Request) -> JSONResponse:
     status, body, headers = request.app.state.readiness.answer()
     return JSONResponse(body, status_code=status, headers=headers)

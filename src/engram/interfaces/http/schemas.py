@@ -168,3 +168,13 @@ class MessagesIn(Body):
     and their results, the answer); a tool result may answer a call made earlier in the list."""
 
     messages: list[MessageIn] = Field(..., min_length=1, max_length=1000)
+
+
+class ReadinessOut(BaseModel):
+    """What ``GET /readyz`` answers (``readiness.Readiness.answer`` builds it): documented here so
+    /openapi.json shows the fields a probe or monitor reads, on 200 and 503 alike."""
+
+    status: Literal["starting", "ready", "degraded"]
+    pending: list[str] | None = Field(None, description="Start-up steps still running (503): store, model, maintenance")
+    failed: dict[str, str] | None = Field(None, description="Steps that failed, each with its error (`degraded`)")
+    detail: str | None = Field(None, description="What is pending or failed, in words")
