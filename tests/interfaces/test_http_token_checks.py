@@ -79,3 +79,41 @@ def test_a_request_after_a_revocation_never_shares_a_read_begun_before_it(served
     assert len(reads) == 2
     with served.client(token) as c:
         assert c.get("/api/v1/stats").status_code == 401
+
+
+def test_a_read_older_than_the_recheck_interval_is_not_joined(served: Served, monkeypatch) -> None:  # noqa: ANN001
+    # A read stuck behind a write lock must not answer requests that come later than a read of
+    # their own would (a token revoked by another process meanwhile). The interval is made short
+    # here so the first read is old after a brief wait.
+    from engram.interfaces.http import auth as http_auth
+
+    monkeypatch.setattr(http_auth, "VERIFIED_RECHECK_S", 0.05)
+    token, _ = served.tokens.create("gina")
+    find = served.tokens._find
+    first_reading, go_on = threading.Event(), threading.Event()
+    reads: list[str] = []
+
+    def first_waits(digest: str) -> tuple[Any, ...] | None:
+        reads.append(digest)
+        if len(reads) == 1:
+            first_reading.set()
+            go_on.wait(WAIT_S)
+        return find(digest)
+
+    served.tokens._find = first_waits  # type: ignore[method-assign]
+
+    def stats() -> int:
+        with served.client(token) as c:
+            return c.get("/api/v1/stats").status_code
+
+    with ThreadPoolExecutor(2) as pool:
+        try:
+            first = pool.submit(stats)
+            assert first_reading.wait(WAIT_S)
+            threading.Event().wait(0.3)  # the first read is now older than the interval
+            later = pool.submit(stats)
+            assert later.result(WAIT_S / 2) == 200  # its own read: not held by the first one
+        finally:
+            go_on.set()
+        assert first.result(WAIT_S) == 200
+    assert len(reads) == 2

@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import Header, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from engram.auth import TokenInfo, TokenStore
+from engram.auth import VERIFIED_RECHECK_S, TokenInfo, TokenStore
 from engram.engine import Engram
 
 SESSION_HEADER = "X-Engram-Session"
@@ -46,28 +46,37 @@ class TokenChecks:
     Without that sharing, every request in flight when a token's second ran out read it again: 16
     storing clients made ~160 reads (each a thread hop and a database read) per 1,000 stores. A
     request joins a read only when no token was revoked through this server since the read began
-    (``TokenStore.revocations``), so a token revoked here is refused from the next request on."""
+    (``TokenStore.revocations``), so a token revoked here is refused from the next request on, and
+    only while the read is younger than ``VERIFIED_RECHECK_S``: a read stuck behind a long write
+    lock must not answer, for a token another process revoked meanwhile, later than a read of its
+    own would, nor hand its lock timeout to requests that have not waited."""
 
     def __init__(self, tokens: TokenStore) -> None:
         self.tokens = tokens
-        # Reads in flight, by (event loop, token, revocations when they began).
-        self._reading: dict[tuple[asyncio.AbstractEventLoop, str, int], asyncio.Future[TokenInfo | None]] = {}
+        # Reads in flight, by (event loop, token, revocations when they began): each with when it began.
+        self._reading: dict[tuple[asyncio.AbstractEventLoop, str, int],
+                            tuple[asyncio.Future[TokenInfo | None], float]] = {}
 
     async def check(self, token: str) -> TokenInfo | None:
         """The live token's record, or None (unknown, malformed or revoked)."""
         info = self.tokens.verified_recently(token)
         if info is not None:
             return info
-        key = (asyncio.get_running_loop(), token, self.tokens.revocations)
-        reading = self._reading.get(key)
-        if reading is None:
-            reading = self._reading[key] = asyncio.ensure_future(run_in_threadpool(self.tokens.verify, token))
+        loop = asyncio.get_running_loop()
+        key = (loop, token, self.tokens.revocations)
+        joined = self._reading.get(key)
+        if joined is not None and loop.time() - joined[1] < VERIFIED_RECHECK_S:
+            reading = joined[0]
+        else:
+            reading = asyncio.ensure_future(run_in_threadpool(self.tokens.verify, token))
+            self._reading[key] = (reading, loop.time())
             reading.add_done_callback(lambda done: self._finished(key, done))
         # Shielded: a request that goes away (its client disconnected) does not cancel the others' read.
         return await asyncio.shield(reading)
 
     def _finished(self, key: tuple[asyncio.AbstractEventLoop, str, int], done: asyncio.Future[TokenInfo | None]) -> None:
-        if self._reading.get(key) is done:
+        current = self._reading.get(key)
+        if current is not None and current[0] is done:
             del self._reading[key]
         if not done.cancelled():
             done.exception()  # retrieved: left to the requests awaiting it, never logged as unretrieved
