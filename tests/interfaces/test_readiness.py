@@ -140,3 +140,37 @@ def test_engram_serve_names_a_failed_first_maintenance_pass(isolated_home: Path)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+def test_model_step_is_degraded_when_memories_stay_without_a_vector(tmp_path: Path) -> None:
+    # A provider that cannot embed makes embed_missing give up quietly (it logs why): the step must
+    # not then say the model is ready while memories are found by full text only.
+    from collections.abc import Sequence
+
+    import numpy as np
+
+    from engram.errors import EmbeddingError
+    from engram.interfaces.seams import warm_up_in_background
+    from engram.store.sqlite import SqliteMemoryStore
+    from engram.testing.fakes import HashingEmbedder
+
+    class ProviderDown(HashingEmbedder):
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            raise EmbeddingError("the provider is down")
+
+    with Engram(SqliteMemoryStore(tmp_path / "memory.db")) as text_only:
+        text_only.remember("stored while no embedder was configured")
+    outcomes: list[BaseException | None] = []
+    for embedder, expected in ((ProviderDown(), EmbeddingError), (HashingEmbedder(), None)):
+        with Engram(SqliteMemoryStore(tmp_path / "memory.db"), embedder=embedder) as mem:
+            warm_up_in_background(mem, on_done=outcomes.append).join(timeout=60)
+        assert len(outcomes) == 1
+        outcome = outcomes.pop()
+        if expected is None:
+            assert outcome is None  # embedded now: nothing left without a vector
+        else:
+            assert isinstance(outcome, expected) and "without a vector" in str(outcome)
+    readiness = Readiness(["model"])
+    readiness.failed("model", EmbeddingError("memories are left without a vector"))
+    status, body, _ = readiness.answer()
+    assert status == 200 and body["status"] == "degraded" and "model" in body["failed"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from engram.audit import AuditEntry
 from engram.engine import Engram, Filters
+from engram.errors import EmbeddingError
 from engram.history.keys import parse_conversation_key
 from engram.history.service import History
 from engram.interfaces.present import iso
@@ -40,11 +41,17 @@ def warm_up_in_background(engram: Engram,
             healed = engram.embed_missing()
             if healed:
                 log.info("embedded %d memories stored without a vector", healed)
+            # embed_missing gives up quietly (a provider unreachable, another model's vectors in the
+            # store: it logs why); memories it left without a vector are found by full text only.
+            if engram.embedder is not None and engram.store.missing_vectors(limit=1):
+                error = EmbeddingError("memories are left without a vector: the embedder could not embed them "
+                                       "(the log says why); they are found by full text only until it can")
         except Exception as exc:  # the edge of a background thread: recall will say what is wrong
             log.warning("loading the embedding model in the background failed", exc_info=True)
             error = exc
-        if on_done is not None:
-            on_done(error)
+        finally:
+            if on_done is not None:
+                on_done(error)
 
     thread = threading.Thread(target=warm, name="engram-warm-up", daemon=True)
     thread.start()
