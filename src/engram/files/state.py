@@ -29,7 +29,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -103,11 +103,95 @@ class Written(NamedTuple):
     journal: os.stat_result
 
 
+class Entries(dict[str, EntryState]):
+    """The state's entries by id, with the ids recorded in each file kept in step (``ids_in``,
+    ``holds``): the quick pass after every store asks whether a file it changed still holds
+    entries, and scanning every entry for that cost each store time in proportion to the memories
+    stored (~3 ms of CPU at 50,000). Every way a dict is changed goes through the index; an
+    ``EntryState`` is a tuple, so an entry's path never changes in place. A copy (``dict(entries)``,
+    ``entries.copy()``) is a plain dict without the index; json writes it as any dict."""
+
+    __slots__ = ("_by_path",)
+
+    def __init__(self, entries: Mapping[str, EntryState] | None = None) -> None:
+        super().__init__(entries or {})
+        self._by_path: dict[str, set[str]] = {}
+        by_path = self._by_path  # built in one loop: a state read holds a line per memory
+        for entry_id, entry in super().items():
+            ids = by_path.get(entry.path)
+            if ids is None:
+                by_path[entry.path] = {entry_id}
+            else:
+                ids.add(entry_id)
+
+    def ids_in(self, rel: str) -> frozenset[str]:
+        """The ids of the entries recorded in the file ``rel``."""
+        return frozenset(self._by_path.get(rel, ()))
+
+    def holds(self, rel: str) -> bool:
+        """Whether any entry is recorded in the file ``rel``."""
+        return rel in self._by_path
+
+    def _unindex(self, entry_id: str, entry: EntryState) -> None:
+        ids = self._by_path[entry.path]
+        ids.discard(entry_id)
+        if not ids:
+            del self._by_path[entry.path]
+
+    def __setitem__(self, entry_id: str, entry: EntryState) -> None:
+        old = super().get(entry_id)
+        if old is not None:
+            if old.path == entry.path:
+                super().__setitem__(entry_id, entry)
+                return
+            self._unindex(entry_id, old)
+        super().__setitem__(entry_id, entry)
+        self._by_path.setdefault(entry.path, set()).add(entry_id)
+
+    def __delitem__(self, entry_id: str) -> None:
+        entry = self[entry_id]
+        super().__delitem__(entry_id)
+        self._unindex(entry_id, entry)
+
+    def pop(self, entry_id: str, *default: EntryState | None) -> EntryState | None:  # type: ignore[override]
+        if entry_id not in self:
+            return super().pop(entry_id, *default)  # the default, or KeyError
+        entry = super().pop(entry_id)
+        self._unindex(entry_id, entry)
+        return entry
+
+    def popitem(self) -> tuple[str, EntryState]:
+        entry_id, entry = super().popitem()
+        self._unindex(entry_id, entry)
+        return entry_id, entry
+
+    def setdefault(self, entry_id: str, default: EntryState) -> EntryState:  # type: ignore[override]
+        if entry_id not in self:
+            self[entry_id] = default
+        return self[entry_id]
+
+    def update(self, *args: object, **kwargs: EntryState) -> None:  # type: ignore[override]
+        for entry_id, entry in dict(*args, **kwargs).items():  # type: ignore[call-overload]
+            self[entry_id] = entry
+
+    def __ior__(self, other: object) -> Entries:  # type: ignore[override,misc]
+        self.update(other)
+        return self
+
+    def clear(self) -> None:
+        super().clear()
+        self._by_path.clear()
+
+    def __reduce__(self) -> tuple[type[Entries], tuple[dict[str, EntryState]]]:
+        # copy and pickle rebuild it through __init__, so the copy has an index of its own.
+        return Entries, (dict(self),)
+
+
 @dataclass
 class SyncState:
     format: str
     database: str = ""
-    entries: dict[str, EntryState] = field(default_factory=dict)
+    entries: Entries = field(default_factory=Entries)
     files: dict[str, str] = field(default_factory=dict)
     journal: str = ""  # the token of the journal that continues this state ("": none)
     where: StateFiles = SHARED  # the files it is kept in
@@ -122,11 +206,15 @@ class SyncState:
             "files": self.files,
         }, separators=(",", ":"))
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.entries, Entries):
+            self.entries = Entries(self.entries)
+
     def forget_file(self, rel: str) -> None:
         self.files.pop(rel, None)
 
-    def ids_in(self, rel: str) -> set[str]:
-        return {i for i, e in self.entries.items() if e.path == rel}
+    def ids_in(self, rel: str) -> frozenset[str]:
+        return self.entries.ids_in(rel)
 
 
 _STATE_MAX_BYTES = 1 << 31
@@ -217,7 +305,7 @@ def read(folder: Folder, fmt: str, database: str,
         return fresh, None
     if data.get("format") != fmt or not same_database(str(data.get("database")), database):
         return fresh, None
-    entries = {i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()}
+    entries = Entries({i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()})
     state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where)
     appending: dict[str, tuple[int, int, str, str]] = {}
     whole = bool(state.journal) and _replay(folder, state, appending)

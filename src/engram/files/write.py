@@ -97,7 +97,7 @@ def write_files(folder: Folder, fmt: Format, files: ScopeFiles, st: sync_state.S
             continue
         text = texts[rel] = doc.text()
         if rel in files.dirty and text != files.originals.get(rel):
-            has_entries = bool(doc.parsed.entries) or any(e.path == rel for e in st.entries.values())
+            has_entries = bool(doc.parsed.entries) or st.entries.holds(rel)
             if not has_entries and not files.originals.get(rel):
                 del texts[rel]  # never create a file only to leave it empty
                 continue
