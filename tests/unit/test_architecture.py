@@ -11,6 +11,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "engram"
 # Settings are read in config.py (and started from engram.root); these few read one variable of
 # another program's, each for a reason the settings cannot carry.
 ENVIRONMENT_READERS = {
+    "allocator.py": "MALLOC_ARENA_MAX, glibc's own setting: a user's value is left to glibc",
     "config.py": "ENGRAM_* settings, the config file's location",
     "embed/settings.py": "a provider's usual API key / base URL variables, as fallbacks",
     "embed/local.py": "sets HF_HUB_OFFLINE so the bundled model never reaches a hub",
