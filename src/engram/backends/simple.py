@@ -163,6 +163,8 @@ class JsonlHistoryBackend(StoreBackend):
         path = Path(h.path) if h.path is not None else folder / "conversation-history.jsonl"
         options = {"max_entries": h.max_entries, "max_chars_per_entry": h.max_chars_per_entry,
                    "max_total_chars": h.max_total_chars}
+        options |= {"lock_path": jsonl_side_path(settings.home, path, ".lock"),
+                    "summaries_path": jsonl_side_path(settings.home, path, ".summaries.json")}
         return cls(path, options=options, unowned_agent=agent if own_file else "default",
                    index_path=exchange_index_path(settings.home, path), busy_timeout_ms=settings.busy_timeout_ms)
 
@@ -188,16 +190,25 @@ class JsonlHistoryBackend(StoreBackend):
 
 
 def exchange_index_path(home: Path, history_file: Path) -> Path:
-    """Where the exchange index of the JSONL history ``history_file`` is kept: in the engram home,
-    ``state/jsonl-<digest of the file's resolved path>.exchanges.db`` (the folder that keeps the files
-    of a database with no folder of engram's, ``root.database_sidecar``). The JSONL file may be
-    another program's (Clawless's ``~/.clawless/conversation-history.jsonl``), and the index is
-    engram's derived data: made beside the file, it littered that program's folder. An index an
-    earlier version made there (``<file>.exchanges.db``) is still used where it is, so the exchanges
-    it holds (older ones the file's FIFO dropped included) stay searchable; delete it to have the
-    next open build one in the home from the file."""
-    beside = history_file.with_name(history_file.name + ".exchanges.db")
+    """Where the exchange index of the JSONL history ``history_file`` is kept (``jsonl_side_path``).
+    The index is engram's derived data: an index an earlier version made beside the file stays in
+    use, so the exchanges it holds (older ones the file's FIFO dropped included) stay searchable;
+    delete it to have the next open build one in the home from the file."""
+    return jsonl_side_path(home, history_file, ".exchanges.db")
+
+
+def jsonl_side_path(home: Path, history_file: Path, suffix: str) -> Path:
+    """Where engram keeps a file of its own for the JSONL history ``history_file`` (``suffix``:
+    ``.exchanges.db`` the exchange index, ``.lock`` the write lock, ``.summaries.json`` the
+    summaries): in the engram home, ``state/jsonl-<digest of the file's resolved path><suffix>``
+    (the folder that keeps the files of a database with no folder of engram's,
+    ``root.database_sidecar``). The JSONL file may be another program's (Clawless's
+    ``~/.clawless/conversation-history.jsonl``; Clawless keeps no lock or summaries beside it, so
+    no other program shares these files), and engram's files made beside it littered that
+    program's folder. A file an earlier version made there (``<file><suffix>``) is still used where
+    it is: summaries are kept, and a still-running earlier version locks the same file as this one."""
+    beside = history_file.with_name(history_file.name + suffix)
     if beside.exists():
         return beside
     digest = hashlib.sha256(str(history_file.resolve()).encode("utf-8")).hexdigest()[:16]
-    return home / "state" / f"jsonl-{digest}.exchanges.db"
+    return home / "state" / f"jsonl-{digest}{suffix}"

@@ -16,9 +16,15 @@ agent, or the file's own agent for a per-agent file.
 Bounds: at most ``max_entries`` lines per agent (FIFO: the agent's oldest lines go first, and an
 agent's writes only ever trim its own lines, so one agent's traffic never pushes out another's),
 each message capped at ``max_chars_per_entry`` characters, and ``recap`` output capped at
-``max_total_chars``. Summaries live beside the file in ``<name>.summaries.json``.
+``max_total_chars``.
 
-Safety: every read-modify-write holds an exclusive ``fcntl.flock`` on ``<name>.lock`` (a side
+Side files: summaries are kept in ``summaries_path`` and the lock in ``lock_path``, both engram's
+own (Clawless keeps neither). The composition root puts them in engram's home
+(``backends.simple.jsonl_side_path``), so nothing of engram's lands beside a file that may be
+another program's; a store built with neither keeps them beside the file (``<name>.summaries.json``,
+``<name>.lock``).
+
+Safety: every read-modify-write holds an exclusive ``fcntl.flock`` on the lock file (a side
 file, because a rename swaps the data file's inode under any lock held on it) plus a thread
 lock (Windows has no ``flock``: there, as for the memory folder's sync lock, one process per
 file). A new exchange that needs no rotation is appended in one write and fsynced (a failed write
@@ -91,14 +97,18 @@ class JsonlHistoryStore:
         max_total_chars: int = 8000,
         agent: str = DEFAULT_AGENT,
         unowned_agent: str = DEFAULT_AGENT,
+        lock_path: Path | str | None = None,
+        summaries_path: Path | str | None = None,
     ) -> None:
         for name, value in (("max_entries", max_entries), ("max_chars_per_entry", max_chars_per_entry),
                             ("max_total_chars", max_total_chars)):
             if value < 1:
                 raise ValidationError(name, f"{value} is too small", "1 or more")
         self.path = Path(path)
-        self.summaries_path = self.path.with_name(self.path.name + ".summaries.json")
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        # Every process writing the file must name the same lock file, or they do not exclude each other.
+        self.lock_path = Path(lock_path) if lock_path is not None else self.path.with_name(self.path.name + ".lock")
+        self.summaries_path = (Path(summaries_path) if summaries_path is not None
+                               else self.path.with_name(self.path.name + ".summaries.json"))
         self.max_entries = max_entries
         self.max_chars_per_entry = max_chars_per_entry
         self.max_total_chars = max_total_chars
@@ -110,7 +120,8 @@ class JsonlHistoryStore:
     def for_agent(self, agent: str) -> JsonlHistoryStore:
         """``agent``'s conversations in the same file (same bounds, same thread lock)."""
         other = JsonlHistoryStore(self.path, max_entries=self.max_entries, max_chars_per_entry=self.max_chars_per_entry,
-                                  max_total_chars=self.max_total_chars, agent=agent, unowned_agent=self.unowned_agent)
+                                  max_total_chars=self.max_total_chars, agent=agent, unowned_agent=self.unowned_agent,
+                                  lock_path=self.lock_path, summaries_path=self.summaries_path)
         other._thread_lock = self._thread_lock
         return other
 
@@ -125,8 +136,8 @@ class JsonlHistoryStore:
     @contextlib.contextmanager
     def _locked(self, *, reading: bool = False) -> Iterator[None]:
         """The file lock around a read-modify-write. A read (``reading``) takes it only when the
-        lock file is there: a Clawless folder read (``engram history list``) is left as it was, no
-        ``.lock`` file or missing folder created in it. Without the lock file no engram writer has
+        lock file is there: a read never creates the lock file, nor the JSONL file's folder when
+        missing (a Clawless folder read by ``engram history list`` is left as it was). Without the lock file no engram writer has
         written yet; one starting meanwhile appends in one write or renames, and a line cut off
         mid-append is skipped when read, as after a crash."""
         with self._thread_lock:
@@ -135,6 +146,7 @@ class JsonlHistoryStore:
                 return
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.lock_path.parent.mkdir(parents=True, exist_ok=True)
                 handle = open(self.lock_path, "a+b")  # noqa: SIM115 - held for the whole block
             except OSError as exc:
                 raise StorageError(f"cannot open lock file {self.lock_path}: {exc}") from exc
