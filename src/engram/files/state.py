@@ -30,12 +30,12 @@ import logging
 import os
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
 from engram.disk_names import name_of, portable, settle
-from engram.errors import ValidationError
+from engram.errors import StorageError, ValidationError
 
 from .paths import Folder
 
@@ -187,6 +187,26 @@ class Entries(dict[str, EntryState]):
         return Entries, (dict(self),)
 
 
+class HandedOver(StorageError):
+    """The sync state was handed to another database by ``engram migrate`` (``hand_over``) from
+    the one now syncing: a process still bound to the migrated store (``engram watch``, a server's
+    folder writer) would otherwise start afresh and overwrite the state, and the files, of the store
+    that took it over."""
+
+    def __init__(self, state_file: str, source: str, target: str) -> None:
+        self.state_file, self.source, self.target = state_file, source, target
+        super().__init__(
+            f"the memory folder's sync state ({state_file}) was handed over by `engram migrate` from"
+            f" {_shown(source)} to {_shown(target)}: this store no longer syncs the folder; use the new store"
+            f" (to sync the folder with this one again, delete {state_file} and its journal: the next sync"
+            " then compares both sides afresh)")
+
+
+def _shown(identity: str) -> str:
+    """A ``database_identity`` as a person reads it: its location (a file, a redacted URL)."""
+    return identity.partition(":")[2].rpartition(":")[0] or identity
+
+
 @dataclass
 class SyncState:
     format: str
@@ -195,13 +215,19 @@ class SyncState:
     files: dict[str, str] = field(default_factory=dict)
     journal: str = ""  # the token of the journal that continues this state ("": none)
     where: StateFiles = SHARED  # the files it is kept in
+    # (source, target) once ``engram migrate`` handed the state from the database ``source`` to
+    # ``target`` (``hand_over``); kept by every later save, so ``source`` is refused for good.
+    handed_over: tuple[str, str] | None = None
 
     def to_json(self) -> str:
         # Compact and unsorted (entries keep the order they were recorded in): json's C encoder
         # writes it, and at 10,000 memories an indented, sorted one cost ~45 ms a write (the
         # indent makes json use its pure-Python encoder).
+        handed = {} if self.handed_over is None else {
+            "handed_over": {"from": self.handed_over[0], "to": self.handed_over[1]}}
         return json.dumps({
             "version": 1, "format": self.format, "database": self.database, "journal": self.journal,
+            **handed,
             "entries": self.entries,
             "files": self.files,
         }, separators=(",", ":"))
@@ -259,19 +285,30 @@ def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iter
     file was written for a hand edit in conflict). A state ``where`` already keeps for ``target``
     is left as it is (a migrate run again: only one store is ever copied into a database, so it
     was handed over before and may have moved on with syncs since). Returns where the state was
-    found, or None when nothing changed. Takes the folder lock."""
+    found, or None when nothing changed. Takes the folder lock.
+
+    The state is marked handed over from ``source`` (``SyncState.handed_over``), and so is one left
+    in place in other files (an agent's own database's): a process still syncing ``source`` (a
+    watcher or server started before the migrate) then stops with ``HandedOver`` rather than
+    starting afresh and writing its stale view over the folder and the state ``target`` took."""
     with locked(folder):
         kept, _ = read(folder, fmt, target, where)
         if kept.entries or kept.files:
             return None
-        for files in found_in:
-            state, _ = read(folder, fmt, source, files)
-            if state.entries or state.files:
-                break
-        else:
+        try:
+            for files in found_in:
+                state, _ = read(folder, fmt, source, files)
+                if state.entries or state.files:
+                    break
+            else:
+                return None
+        except HandedOver:  # handed over before, and ``target``'s state emptied since: not handed twice
             return None
-        state.database, state.where = target, where
-        save(folder, state, durable=True)
+        handed = (source, target)
+        save(folder, replace(state, database=target, where=where, handed_over=handed), durable=True)
+        if files != where:
+            state.handed_over = handed
+            save(folder, state, durable=True)
         return files
 
 
@@ -286,7 +323,8 @@ def read(folder: Folder, fmt: str, database: str,
          where: StateFiles = SHARED) -> tuple[SyncState, Written | None]:
     """``load``, with what the disk holds (the two files' ``stat``) when a change may be appended
     to it: the state and its own journal, whole. Call it under the folder lock. A state an
-    earlier version kept under the agent's name as it is is moved to where it is kept now first."""
+    earlier version kept under the agent's name as it is is moved to where it is kept now first.
+    Raises ``HandedOver`` when ``engram migrate`` handed the state from ``database`` to another."""
     earlier = _as_is(where)
     if earlier is not None:
         # The journal first: a crash between the two leaves the state to move, which a read moves.
@@ -303,10 +341,14 @@ def read(folder: Folder, fmt: str, database: str,
     except (ValueError, OSError) as exc:
         log.warning("sync state %s unreadable (%s); starting afresh", where.state, exc)
         return fresh, None
+    handed = data.get("handed_over") if isinstance(data.get("handed_over"), dict) else None
+    if handed is not None and same_database(str(handed.get("from")), database):
+        raise HandedOver(str(folder.resolve(where.state)), str(handed.get("from")), str(handed.get("to")))
     if data.get("format") != fmt or not same_database(str(data.get("database")), database):
         return fresh, None
     entries = Entries({i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()})
-    state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where)
+    state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where,
+                      None if handed is None else (str(handed.get("from")), str(handed.get("to"))))
     appending: dict[str, tuple[int, int, str, str]] = {}
     whole = bool(state.journal) and _replay(folder, state, appending)
     for rel, (size, added, before, after) in appending.items():

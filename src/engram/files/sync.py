@@ -161,7 +161,12 @@ class FileSync:
         # The sync's own writes are already in the files.
         outside = [event for event in events if event.origin != "sync"]
         if outside:
-            self._events.submit(outside)
+            try:
+                self._events.submit(outside)
+            except sync_state.HandedOver as exc:
+                # Said once, not at every write: the store's writes went on; its folder is another store's now.
+                self.detach()
+                log.error("%s; this process stops writing the memory folder", exc)
 
     def _reflect(self, batches: list[list[MemoryEvent]]) -> list[None]:
         """The changes of the ``batches`` of events written into the folder (the leader's share of

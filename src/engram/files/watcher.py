@@ -21,6 +21,7 @@ from engram.errors import MissingDependencyError, ValidationError
 
 from . import layout
 from .paths import PathRefused
+from .state import HandedOver
 from .sync import FileSync, SyncReport
 
 log = logging.getLogger("engram.files")
@@ -72,6 +73,8 @@ class Watcher:
         self._cond = threading.Condition()
         self._stopping = False
         self.passes = 0  # completed sync passes (tests and status output read it)
+        # Why the watcher stopped by itself: the folder's sync state went to another store (engram migrate).
+        self.handed_over: HandedOver | None = None
         watcher = self
 
         class Handler(FileSystemEventHandler):  # type: ignore[misc]
@@ -143,6 +146,10 @@ class Watcher:
                     next_poll = time.monotonic() + self.poll_interval_s
                 else:
                     report = self.syncer.sync_dirs(sorted(dirty))
+            except HandedOver as exc:  # no pass will succeed again: stop rather than retry
+                log.error("%s; watcher stopped", exc)
+                self.handed_over = exc
+                return
             except Exception:  # the watcher must outlive one bad pass; the next event retries
                 log.exception("memory folder sync failed")
                 continue

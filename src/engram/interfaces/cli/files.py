@@ -95,13 +95,17 @@ def watch(
             _print_report(dataclasses.replace(rep, problems=fresh), st.as_json)
 
     deadline = None if duration is None else time.monotonic() + duration
-    with Watcher(syncer, debounce_s=settings.debounce_s, poll_interval_s=settings.poll_interval_s, on_report=report):
+    with Watcher(syncer, debounce_s=settings.debounce_s, poll_interval_s=settings.poll_interval_s,
+                 on_report=report) as watcher:
         try:
-            while deadline is None or time.monotonic() < deadline:
+            # Until Ctrl-C, the duration, or the folder's sync state handed to another store (engram migrate).
+            while (deadline is None or time.monotonic() < deadline) and watcher.handed_over is None:
                 time.sleep(0.2)
         except KeyboardInterrupt:
             pass
     syncer.detach()
+    if watcher.handed_over is not None:
+        raise watcher.handed_over
     _note_folder_asked_for(st, syncer)
 
 
