@@ -256,23 +256,51 @@ def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iter
     holding one) against ``target``, kept in ``where``: what ``engram migrate`` does once its copy
     into ``target`` verifies, so the first sync there compares both sides with the state they
     last agreed in rather than afresh (which took every memory strengthened by a recall since its
-    file was written for a hand edit in conflict). A state ``where`` already keeps for ``target``
-    is left as it is (a migrate run again: only one store is ever copied into a database, so it
-    was handed over before and may have moved on with syncs since). Returns where the state was
-    found, or None when nothing changed. Takes the folder lock."""
+    file was written for a hand edit in conflict). Several databases copied into one
+    (``per_agent_databases``: each agent's file and the shared one) each bring their part: a
+    state ``where`` already keeps for ``target`` is merged with (``_merge``), never replaced, so
+    what it recorded since stands. Returns where the state was found, or None when nothing
+    changed. Takes the folder lock."""
     with locked(folder):
         kept, _ = read(folder, fmt, target, where)
-        if kept.entries or kept.files:
-            return None
         for files in found_in:
             state, _ = read(folder, fmt, source, files)
             if state.entries or state.files:
                 break
         else:
             return None
+        if kept.entries or kept.files:
+            if not _merge(kept, state):
+                return None
+            state = kept
         state.database, state.where = target, where
         save(folder, state, durable=True)
         return files
+
+
+def _merge(kept: SyncState, brought: SyncState) -> bool:
+    """Add to ``kept`` what ``brought`` (another database's state) records that ``kept`` does not;
+    where both record an entry or a file differently, neither is trusted and it is dropped: an
+    entry or file the state does not know is compared afresh, which can only add or report
+    conflicts, never remove. Whether ``kept`` changed."""
+    changed = False
+    for entry_id, entry in brought.entries.items():
+        had = kept.entries.get(entry_id)
+        if had is None:
+            kept.entries[entry_id] = entry
+            changed = True
+        elif had != entry:
+            del kept.entries[entry_id]
+            changed = True
+    for rel, digest in brought.files.items():
+        had_digest = kept.files.get(rel)
+        if had_digest is None:
+            kept.files[rel] = digest
+            changed = True
+        elif had_digest != digest:
+            kept.forget_file(rel)
+            changed = True
+    return changed
 
 
 def load(folder: Folder, fmt: str, database: str, where: StateFiles = SHARED) -> SyncState:
