@@ -15,6 +15,7 @@ import contextlib
 import functools
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,22 +211,20 @@ MAINTENANCE_STATE = ".maintenance.json"
 
 
 def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str,
-                        progress: Progress | None = None) -> TransferReport:
+                        progress: Progress | None = None, *, agent: str | None = None,
+                        hand_over: bool = True) -> TransferReport:
     """``engram migrate``: copy the SQLite store at ``sqlite_path`` into PostgreSQL
     (``copy_sqlite_to_postgres``) and, once the copy verifies, carry its maintenance schedule to
     the place a store on ``database_url`` reads it from (``home/state``, see ``sidecar``), so the
     first ``engram maintain`` there runs only the jobs that are due, and hand the memory folder's
-    sync state over to the PostgreSQL database (``hand_over_sync_state``), so the first sync there
-    sets no memory in conflict that nobody edited by hand. Raises what the copy raises, and
-    ``StorageError`` when the schedule or the sync state cannot be written."""
+    sync state over to the PostgreSQL database (``hand_over_sync_state``; ``agent``: whose own
+    database the file is, the configured agent by default; ``hand_over=False`` leaves it to the
+    caller, see ``migrate_every_file``), so the first sync there sets no memory in conflict that
+    nobody edited by hand. Raises what the copy raises, and ``StorageError`` when the schedule or
+    the sync state cannot be written."""
     from engram.backends.postgres import PostgresBackend
-    from engram.db.postgres import redact_dsn
     from engram.db.transfer import copy_sqlite_to_postgres
-    from engram.files.state import database_identity
-    from engram.files.wiring import hand_over_sync_state
     from engram.lifecycle.scheduler import carry_schedule
-    from engram.store.postgres import PostgresMemoryStore
-    from engram.store.sqlite import SqliteMemoryStore
 
     report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress,
                                      key=settings.privacy.key())
@@ -234,15 +233,82 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
         source = Path(sqlite_path).with_name(Path(sqlite_path).name + MAINTENANCE_STATE)
         if carry_schedule(source, target):
             report.schedule = str(target)
-        try:
-            # Each database named as its store's stats name it (location: the file; the DSN redacted).
-            handed = hand_over_sync_state(settings, database_identity(SqliteMemoryStore.name, str(sqlite_path)),
-                                          database_identity(PostgresMemoryStore.name, redact_dsn(database_url)))
-        except OSError as exc:
-            raise StorageError(f"could not hand the memory folder's sync state to {redact_dsn(database_url)}: {exc}") from exc
-        if handed is not None:
-            report.sync_state = str(handed)
+        if hand_over:
+            report.sync_state = _hand_over_sync_state(settings, Path(sqlite_path), database_url, agent)
     return report
+
+
+def _hand_over_sync_state(settings: Settings, sqlite_path: Path, database_url: str, agent: str | None) -> str | None:
+    from engram.db.postgres import redact_dsn
+    from engram.files.state import database_identity
+    from engram.files.wiring import hand_over_sync_state
+    from engram.store.postgres import PostgresMemoryStore
+    from engram.store.sqlite import SqliteMemoryStore
+
+    try:
+        # Each database named as its store's stats name it (location: the file; the DSN redacted).
+        handed = hand_over_sync_state(settings, database_identity(SqliteMemoryStore.name, str(sqlite_path)),
+                                      database_identity(PostgresMemoryStore.name, redact_dsn(database_url)), agent)
+    except OSError as exc:
+        raise StorageError(f"could not hand the memory folder's sync state to {redact_dsn(database_url)}: {exc}") from exc
+    return None if handed is None else str(handed)
+
+
+def migration_sources(settings: Settings) -> list[tuple[str | None, Path]]:
+    """The SQLite files ``engram migrate`` copies when given no ``--from``, each with the agent
+    whose own database it is (None: a file of every agent), in the order they are copied. With
+    ``per_agent_databases``: every agent's database under ``home/agents/`` (by folder name), then
+    the shared file (``path``, else ``home/memory.db``: what was written before the setting was
+    switched on) and ``home/auth.db`` (the API tokens), those that exist; the agents' first, so
+    where a memory was brought over into an agent's file and changed there, the agent's copy is
+    the one copied and the shared file's older one is reported. Else the configured store alone."""
+    from engram.disk_names import name_of
+
+    if not settings.per_agent_databases:
+        return [(None, agent_database_path(settings))]
+    found: list[tuple[str | None, Path]] = []
+    agents = settings.home / "agents"
+    for folder in sorted(agents.iterdir() if agents.is_dir() else ()):
+        agent = name_of(folder.name)
+        if agent is not None and (folder / "memory.db").is_file():
+            found.append((agent, agent_database_path(settings, agent)))
+    shared = settings.path or settings.home / "memory.db"
+    for path in (shared, settings.home / "auth.db"):
+        if path.is_file():
+            found.append((None, path))
+    return found
+
+
+def migrate_every_file(settings: Settings, database_url: str, progress: Progress | None = None,
+                       on_file: Callable[[Path, int, int], None] | None = None) -> list[TransferReport]:
+    """``engram migrate`` without ``--from``: every file of ``migration_sources`` copied in turn
+    (``migrate_to_postgres``; ``on_file(path, n, of)`` as each begins), each verified against its
+    own rows. A file refused (its rows clash with the target's, another embedding model) is
+    reported (``TransferReport.refused``) and the others still go. Once all are copied, the
+    memory folder's sync state of each verified file is handed over, the shared file's first:
+    the PostgreSQL database keeps its state where the shared file kept its own, so an agent's
+    handed over first would take its place. Raises what the copy raises otherwise."""
+    from engram.db.postgres import redact_dsn
+    from engram.db.transfer import TransferReport
+    from engram.errors import ValidationError
+
+    sources = migration_sources(settings)
+    if not sources:
+        raise ValidationError("from", f"no SQLite file to migrate in {settings.home} (per_agent_databases is on and"
+                              " home/agents/ holds no agent's memory.db)", "--from FILE")
+    reports: list[TransferReport] = []
+    for n, (agent, path) in enumerate(sources, 1):
+        if on_file is not None:
+            on_file(path, n, len(sources))
+        try:
+            report = migrate_to_postgres(settings, path, database_url, progress, agent=agent, hand_over=False)
+        except ValidationError as exc:  # this file clashes or cannot go: the others still can
+            report = TransferReport(source=str(path), target=redact_dsn(database_url), refused=str(exc))
+        reports.append(report)
+    owners = {path: agent for agent, path in sources}
+    for report in sorted((r for r in reports if r.verified), key=lambda r: owners[Path(r.source)] is not None):
+        report.sync_state = _hand_over_sync_state(settings, Path(report.source), database_url, owners[Path(report.source)])
+    return reports
 
 
 def engine_options(settings: Settings, backend: Backend) -> dict[str, Any]:

@@ -8,7 +8,14 @@ Tables are copied in batches, each batch its own transaction with ``ON CONFLICT 
 (versions: "insert where no identical row"), so an interrupted copy resumes by running again:
 what is already there is skipped. Memories keep their ids, keys and times; vectors keep their
 float32 values and embedding identity. Afterwards every copied table is verified by row count
-and by a SHA-256 checksum over its rows in id order, computed the same way on both sides.
+and by a SHA-256 checksum over the file's rows in id order, computed the same way on both sides:
+on the target, the rows under the keys the file holds (``_KEYS``), so several files
+(``per_agent_databases``: each agent's, and the shared one) go one after another into one
+database, each verified against its own rows. Before anything is written, a row of the file whose
+key the target holds with other content (the same memory id, or the same scope and key under
+another id) is a conflict: the file is refused, naming them, and nothing is overwritten. Each file
+numbers its audit trail from 1: a file whose entries would land on the target's is renumbered
+after them (``_audit_offset``), remembered in ``engram_meta`` so a resumed copy lands where it began.
 
 Only tables this module knows are copied; any other table in the SQLite file is reported in
 ``TransferReport.unknown_tables`` (full-text shadow tables and the migration record excepted).
@@ -73,9 +80,14 @@ class TransferReport:
     # The memory folder's sync state handed over to the target (``root.migrate_to_postgres``), or None.
     sync_state: str | None = None
 
+    # How far this file's audit entries were renumbered (after another file's; ``_audit_offset``).
+    audit_offset: int = 0
+    # Why nothing of this file was copied, when ``root.migrate_every_file`` went on to the next one.
+    refused: str | None = None
+
     @property
     def verified(self) -> bool:
-        return all(t.verified for t in self.tables.values())
+        return self.refused is None and all(t.verified for t in self.tables.values())
 
 
 # Each table: the SQLite query (rows in id order), the PostgreSQL query (same columns, same
@@ -133,6 +145,18 @@ _QUERIES: dict[str, tuple[str, str]] = {
         f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY id",
         f'SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY id COLLATE "C"',
     ),
+}
+# Each table's key: its leading columns in both queries above, with their PostgreSQL types. The
+# target's rows of one file are the rows under the keys that file holds (versions: the whole row).
+_KEYS: dict[str, tuple[str, ...]] = {
+    "memories": ("text",), "memory_links": ("text", "text"), "memory_versions": ("text", "float8", "text"),
+    "memory_vectors": ("text",), "history_messages": ("text", "text", "int8"), "history_summaries": ("text", "text"),
+    "history_exchanges": ("text",), "audit_log": ("int8",), "api_tokens": ("text",),
+}
+_KEY_COLUMNS = {
+    "memories": "id", "memory_links": "from_id, to_id", "memory_versions": "memory_id, replaced_at, content",
+    "memory_vectors": "memory_id", "history_messages": "agent, conversation, seq", "history_summaries": "agent, conversation",
+    "history_exchanges": "fingerprint", "audit_log": "seq", "api_tokens": "id",
 }
 _INSERTS = {
     "memories": (
@@ -215,28 +239,96 @@ def sqlite_tables(source: Database) -> list[str]:
         return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
 
 
-def _source_rows(source: Database, table: str) -> Iterator[list[tuple[Any, ...]]]:
+def _source_rows(source: Database, table: str, audit_offset: int = 0) -> Iterator[list[tuple[Any, ...]]]:
+    """The file's rows of ``table`` in batches, in id order; audit entries renumbered by ``audit_offset``."""
     with source.read() as conn:
         cursor = conn.execute(_QUERIES[table][0])
         while batch := cursor.fetchmany(BATCH):
-            yield [tuple(r) for r in batch]
+            if table == "audit_log" and audit_offset:
+                yield [(r[0] + audit_offset, *tuple(r)[1:]) for r in batch]
+            else:
+                yield [tuple(r) for r in batch]
 
 
-def _checksum_rows(table: str, batches: Iterator[list[tuple[Any, ...]]]) -> tuple[int, str]:
-    digest, count = hashlib.sha256(), 0
-    for batch in batches:
-        for row in batch:
-            digest.update(_canonical(table, row))
-            digest.update(b"\n")
-            count += 1
-    return count, digest.hexdigest()
+def _held(conn: Any, table: str, batch: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """The target's rows under the keys of ``batch`` (rows of the file), by key."""
+    width = len(_KEYS[table])
+    columns = [list(column) for column in zip(*(row[:width] for row in batch), strict=True)]
+    arrays = ", ".join(f"%s::{kind}[]" for kind in _KEYS[table])
+    select = _QUERIES[table][1].split(" ORDER BY ")[0]  # the same columns, looked up by key instead of scanned
+    rows = conn.execute(f"{select} WHERE ({_KEY_COLUMNS[table]}) IN (SELECT * FROM unnest({arrays}))", columns)
+    return {tuple(row[:width]): tuple(row) for row in rows}
 
 
-def _target_rows(target: PgDatabase, table: str) -> Iterator[list[tuple[Any, ...]]]:
-    with target.read() as conn, conn.cursor(name=f"verify_{table}") as cursor:
-        cursor.execute(_QUERIES[table][1])
-        while batch := cursor.fetchmany(BATCH):
-            yield [tuple(r) for r in batch]
+@dataclass
+class _Comparison:
+    """A file's rows of one table beside the target's rows under the same keys."""
+
+    source: int = 0
+    target: int = 0
+    source_checksum: str = ""
+    target_checksum: str = ""
+    differing: list[tuple[Any, ...]] = field(default_factory=list)  # rows of the file held otherwise there
+
+
+def _compare(source: Database, target: PgDatabase, table: str, audit_offset: int = 0) -> _Comparison:
+    """Count and checksum the file's rows of ``table`` and the target's rows under their keys, in
+    the file's order (a row the target lacks counts on one side only)."""
+    mine, theirs, result = hashlib.sha256(), hashlib.sha256(), _Comparison()
+    width = len(_KEYS[table])
+    with target.read() as conn:
+        for batch in _source_rows(source, table, audit_offset):
+            held = _held(conn, table, batch)
+            for row in batch:
+                ours = _canonical(table, row)
+                mine.update(ours + b"\n")
+                result.source += 1
+                there = held.get(row[:width])
+                if there is None:
+                    continue
+                found = _canonical(table, there)
+                theirs.update(found + b"\n")
+                result.target += 1
+                if found != ours:
+                    result.differing.append(row)
+    result.source_checksum, result.target_checksum = mine.hexdigest(), theirs.hexdigest()
+    return result
+
+
+def _describe(table: str, row: tuple[Any, ...]) -> str:
+    if table == "memories":
+        return f"memory {row[0]} (key {row[3]!r}, agent {row[1]!r}) holds other content there"
+    if table == "audit_log":
+        return f"audit entry {row[0]} is another entry there"
+    return f"{table} row {row[:len(_KEYS[table])]!r} holds other content there"
+
+
+def _key_conflicts(source: Database, target: PgDatabase) -> list[str]:
+    """The file's memories whose scope and key the target holds under another id: keys are unique
+    in a scope, so copying would drop the file's memory (and then fail on its links)."""
+    found = []
+    with target.read() as conn:
+        for batch in _source_rows(source, "memories"):
+            columns = [[row[i] for row in batch] for i in (1, 2, 3)]  # agent, session, key
+            held = conn.execute(
+                "SELECT agent, session, key, id FROM memories WHERE (agent, session, key) IN"
+                " (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))", columns).fetchall()
+            there = {(a, s, k): memory_id for a, s, k, memory_id in held}
+            for row in batch:
+                other = there.get((row[1], row[2], row[3]))
+                if other is not None and other != row[0]:
+                    found.append(f"key {row[3]!r} of agent {row[1]!r} is memory {other} there, {row[0]} here")
+    return found
+
+
+def _refuse_conflicts(shown: str, conflicts: list[str]) -> None:
+    """Refuse the file, naming what clashes, when the target holds any of its rows otherwise."""
+    if conflicts:
+        more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
+        raise ValidationError("to", f"{shown} already holds {len(conflicts)} rows that clash with this file's: "
+                              f"{'; '.join(conflicts[:5])}{more}; nothing of this file was copied, nothing overwritten",
+                              "a database without them, or this file's own earlier copy to resume; resolve each"
+                              " (forget or re-key the memory on one side, `engram export`/`import` to merge) and run again")
 
 
 def copy_sqlite_to_postgres(
@@ -247,13 +339,16 @@ def copy_sqlite_to_postgres(
     progress: Progress | None = None,
     key: str | None = None,
 ) -> TransferReport:
-    """Copy every known table of an SQLite store into PostgreSQL, then verify counts and checksums.
+    """Copy every known table of an SQLite store into PostgreSQL, then verify counts and checksums
+    of the file's rows (the target may hold other files' rows besides: ``per_agent_databases``).
 
     ``key`` opens an encrypted (SQLCipher) store: ``privacy.encryption_key``.
 
     Safe to run again after an interruption (copied rows are skipped). Raises NotFoundError when
-    the SQLite file does not exist, DimensionError when the target already holds vectors of
-    another embedding identity, StorageError when either database fails.
+    the SQLite file does not exist, ValidationError (field ``to``), before anything of the file is
+    written, when the target holds one of its rows with other content or one of its memories' keys
+    under another id, DimensionError when the target already holds vectors of another embedding
+    identity, StorageError when either database fails.
     """
     path = Path(sqlite_path)
     if not path.exists():
@@ -267,46 +362,68 @@ def copy_sqlite_to_postgres(
             t for t in present
             if t not in KNOWN_TABLES and t not in _IGNORED and not t.startswith("memories_fts")
         ]
-        _require_target_from_source(source, target, report.target)
+        tables = [table for table in KNOWN_TABLES if table in present]
+        conflicts = _key_conflicts(source, target) if "memories" in tables else []
+        for table in tables:
+            if table != "audit_log":
+                conflicts += [_describe(table, row) for row in _compare(source, target, table).differing]
+        _refuse_conflicts(report.target, conflicts)
+        if "audit_log" in tables:
+            report.audit_offset = _audit_offset(source, target)
+            _refuse_conflicts(report.target, [_describe("audit_log", row) for row in
+                                              _compare(source, target, "audit_log", report.audit_offset).differing])
         with source.read() as conn:
             row = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
         report.embedding_identity = row[0] if row else None
         if report.embedding_identity:
             _claim_identity(target, report.embedding_identity)
-        for table in KNOWN_TABLES:
-            if table not in present:
-                continue
-            report.tables[table] = _copy_table(source, target, table, progress)
+        for table in tables:
+            report.tables[table] = _copy_table(source, target, table, progress, report.audit_offset)
         if report.embedding_identity:
             dims = parse_identity_dims(report.embedding_identity)
             target.transact(lambda conn: ensure_vector_index(conn, dims))
         if "audit_log" in report.tables:
             target.transact(_advance_audit_sequence)
         for table, table_report in report.tables.items():
-            table_report.source, table_report.source_checksum = _checksum_rows(table, _source_rows(source, table))
-            table_report.target, table_report.target_checksum = _checksum_rows(table, _target_rows(target, table))
+            compared = _compare(source, target, table, report.audit_offset)
+            table_report.source, table_report.source_checksum = compared.source, compared.source_checksum
+            table_report.target, table_report.target_checksum = compared.target, compared.target_checksum
     finally:
         source.close()
         target.close()
     return report
 
 
-def _require_target_from_source(source: Database, target: PgDatabase, shown: str) -> None:
-    """Refuse, before anything is written, a target holding memories this store does not: a copy
-    resumes into an earlier copy of the same store, never merges two stores (a memory of the target
-    under one of the source's keys made the copy drop the source's and then fail on its links)."""
-    with target.read() as conn:
-        if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
-            return
-        held = conn.execute("SELECT id, key FROM memories").fetchall()
+def _audit_offset(source: Database, target: PgDatabase) -> int:
+    """How far to renumber the file's audit entries: 0 into a trail without entries, or holding
+    this file's first entry under its own number (a copy an earlier version began); else after every
+    number the target's trail has handed out. The range is claimed at once (the sequence set past
+    it, under a lock, so a server writing meanwhile numbers after it) and the offset remembered in
+    ``engram_meta`` under the file's first entry, so a resumed copy lands where it began."""
     with source.read() as conn:
-        ours = {row[0] for row in conn.execute("SELECT id FROM memories")}
-    foreign = [key for memory_id, key in held if memory_id not in ours]
-    if foreign:
-        raise ValidationError("to", f"{shown} already holds {len(foreign)} memories this store does not"
-                              f" (key {foreign[0]!r}, ...): a migration copies one store into an empty"
-                              " database, or resumes its own earlier copy",
-                              "an empty database; to merge stores, `engram export` one and `engram import` it")
+        first = conn.execute(f"SELECT {_AUDIT_COLUMNS} FROM audit_log ORDER BY seq LIMIT 1").fetchone()
+        last = conn.execute("SELECT MAX(seq) FROM audit_log").fetchone()[0]
+    if first is None:
+        return 0
+    first = tuple(first)
+    name = "migrated_audit_offset:" + hashlib.sha256(_canonical("audit_log", first)).hexdigest()[:32]
+
+    def work(conn: Any) -> int:
+        conn.execute("LOCK TABLE audit_log IN EXCLUSIVE MODE")  # no entry is numbered while the range is claimed
+        known = conn.execute("SELECT value FROM engram_meta WHERE name = %s", (name,)).fetchone()
+        if known is not None:
+            return int(known[0])
+        sequence = "pg_get_serial_sequence('audit_log', 'seq')::regclass"
+        handed = conn.execute(f"SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM audit_log), 0),"
+                              f" COALESCE(pg_sequence_last_value({sequence}), 0))").fetchone()[0]
+        there = conn.execute(f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE seq = %s", (first[0],)).fetchone()
+        same = there is not None and _canonical("audit_log", tuple(there)) == _canonical("audit_log", first)
+        offset = 0 if handed == 0 or same else handed
+        conn.execute(f"SELECT setval({sequence}, GREATEST(%s, %s, 1))", (offset + last, handed))
+        conn.execute("INSERT INTO engram_meta (name, value) VALUES (%s, %s)", (name, str(offset)))
+        return offset
+
+    return target.transact(work)
 
 
 def _claim_identity(target: PgDatabase, identity: str) -> None:
@@ -323,14 +440,15 @@ def _claim_identity(target: PgDatabase, identity: str) -> None:
     target.transact(work)
 
 
-def _copy_table(source: Database, target: PgDatabase, table: str, progress: Progress | None) -> TableReport:
+def _copy_table(source: Database, target: PgDatabase, table: str, progress: Progress | None,
+                audit_offset: int = 0) -> TableReport:
     with source.read() as conn:
         total = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
     report = TableReport()
     done = 0
     if progress:
         progress(table, 0, total)
-    for batch in _source_rows(source, table):
+    for batch in _source_rows(source, table, audit_offset):
         params = [_pg_params(table, row) for row in batch]
 
         def work(conn: Any, params: list[tuple[Any, ...]] = params) -> int:
@@ -355,14 +473,23 @@ def _copy_table(source: Database, target: PgDatabase, table: str, progress: Prog
 
 
 def _advance_audit_sequence(conn: Any) -> None:
-    # Copied rows kept their seq: new entries must be numbered after them.
+    # Copied rows kept their seq (renumbered by the file's offset): new entries are numbered after
+    # them, and after any number the sequence handed out already.
     conn.execute(
-        "SELECT setval(pg_get_serial_sequence('audit_log', 'seq'), GREATEST((SELECT MAX(seq) FROM audit_log), 1))"
+        "SELECT setval(s, GREATEST((SELECT MAX(seq) FROM audit_log), COALESCE(pg_sequence_last_value(s), 0), 1))"
+        " FROM CAST(pg_get_serial_sequence('audit_log', 'seq') AS regclass) AS s"
     )
 
 
-def require_verified(report: TransferReport) -> None:
-    """Raise IntegrityError naming the tables whose counts or checksums differ."""
-    bad = [name for name, t in report.tables.items() if not t.verified]
+def require_verified(*reports: TransferReport) -> None:
+    """Raise IntegrityError naming, per file, the tables whose counts or checksums differ, or why
+    the file was refused."""
+    bad = []
+    for report in reports:
+        tables = [name for name, t in report.tables.items() if not t.verified]
+        if report.refused or tables:
+            bad.append(f"{report.source}: {report.refused or 'does not match the source in: ' + ', '.join(tables)}")
+    if bad and len(reports) == 1:
+        raise IntegrityError(f"copy to {reports[0].target} {bad[0].split(': ', 1)[1]}")
     if bad:
-        raise IntegrityError(f"copy to {report.target} does not match the source in: {', '.join(bad)}")
+        raise IntegrityError(f"copy to {reports[0].target} incomplete, {len(bad)} of {len(reports)} files: {'; '.join(bad)}")

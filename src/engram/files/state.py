@@ -215,16 +215,15 @@ class SyncState:
     files: dict[str, str] = field(default_factory=dict)
     journal: str = ""  # the token of the journal that continues this state ("": none)
     where: StateFiles = SHARED  # the files it is kept in
-    # (source, target) once ``engram migrate`` handed the state from the database ``source`` to
+    # Each (source, target) once ``engram migrate`` handed the state from the database ``source`` to
     # ``target`` (``hand_over``); kept by every later save, so ``source`` is refused for good.
-    handed_over: tuple[str, str] | None = None
+    handed_over: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> str:
         # Compact and unsorted (entries keep the order they were recorded in): json's C encoder
         # writes it, and at 10,000 memories an indented, sorted one cost ~45 ms a write (the
         # indent makes json use its pure-Python encoder).
-        handed = {} if self.handed_over is None else {
-            "handed_over": {"from": self.handed_over[0], "to": self.handed_over[1]}}
+        handed = {"handed_over": [{"from": s, "to": t} for s, t in self.handed_over]} if self.handed_over else {}
         return json.dumps({
             "version": 1, "format": self.format, "database": self.database, "journal": self.journal,
             **handed,
@@ -282,10 +281,11 @@ def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iter
     holding one) against ``target``, kept in ``where``: what ``engram migrate`` does once its copy
     into ``target`` verifies, so the first sync there compares both sides with the state they
     last agreed in rather than afresh (which took every memory strengthened by a recall since its
-    file was written for a hand edit in conflict). A state ``where`` already keeps for ``target``
-    is left as it is (a migrate run again: only one store is ever copied into a database, so it
-    was handed over before and may have moved on with syncs since). Returns where the state was
-    found, or None when nothing changed. Takes the folder lock.
+    file was written for a hand edit in conflict). Several databases copied into one
+    (``per_agent_databases``: each agent's file and the shared one) each bring their part: a
+    state ``where`` already keeps for ``target`` is merged with (``_merge``), never replaced, so
+    what it recorded since stands. Returns where the state was found, or None when nothing
+    changed. Takes the folder lock.
 
     The state is marked handed over from ``source`` (``SyncState.handed_over``), and so is one left
     in place in other files (an agent's own database's): a process still syncing ``source`` (a
@@ -293,8 +293,6 @@ def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iter
     starting afresh and writing its stale view over the folder and the state ``target`` took."""
     with locked(folder):
         kept, _ = read(folder, fmt, target, where)
-        if kept.entries or kept.files:
-            return None
         try:
             for files in found_in:
                 state, _ = read(folder, fmt, source, files)
@@ -302,14 +300,44 @@ def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iter
                     break
             else:
                 return None
-        except HandedOver:  # handed over before, and ``target``'s state emptied since: not handed twice
+        except HandedOver:  # handed over before (a migrate run again): not handed twice
             return None
-        handed = (source, target)
-        save(folder, replace(state, database=target, where=where, handed_over=handed), durable=True)
+        handed = (*kept.handed_over, *state.handed_over, (source, target))
+        merged = state
+        if kept.entries or kept.files:
+            if not _merge(kept, state):
+                return None
+            merged = kept
+        save(folder, replace(merged, database=target, where=where, handed_over=handed), durable=True)
         if files != where:
-            state.handed_over = handed
+            state.handed_over = (*state.handed_over, (source, target))
             save(folder, state, durable=True)
         return files
+
+
+def _merge(kept: SyncState, brought: SyncState) -> bool:
+    """Add to ``kept`` what ``brought`` (another database's state) records that ``kept`` does not;
+    where both record an entry or a file differently, neither is trusted and it is dropped: an
+    entry or file the state does not know is compared afresh, which can only add or report
+    conflicts, never remove. Whether ``kept`` changed."""
+    changed = False
+    for entry_id, entry in brought.entries.items():
+        had = kept.entries.get(entry_id)
+        if had is None:
+            kept.entries[entry_id] = entry
+            changed = True
+        elif had != entry:
+            del kept.entries[entry_id]
+            changed = True
+    for rel, digest in brought.files.items():
+        had_digest = kept.files.get(rel)
+        if had_digest is None:
+            kept.files[rel] = digest
+            changed = True
+        elif had_digest != digest:
+            kept.forget_file(rel)
+            changed = True
+    return changed
 
 
 def load(folder: Folder, fmt: str, database: str, where: StateFiles = SHARED) -> SyncState:
@@ -341,14 +369,17 @@ def read(folder: Folder, fmt: str, database: str,
     except (ValueError, OSError) as exc:
         log.warning("sync state %s unreadable (%s); starting afresh", where.state, exc)
         return fresh, None
-    handed = data.get("handed_over") if isinstance(data.get("handed_over"), dict) else None
-    if handed is not None and same_database(str(handed.get("from")), database):
-        raise HandedOver(str(folder.resolve(where.state)), str(handed.get("from")), str(handed.get("to")))
+    listed = data.get("handed_over")
+    handed = tuple((str(one.get("from")), str(one.get("to"))) for one in listed if isinstance(one, dict)) \
+        if isinstance(listed, list) else ()
+    for handed_from, handed_to in handed:
+        if same_database(handed_from, database):
+            raise HandedOver(str(folder.resolve(where.state)), handed_from, handed_to)
     if data.get("format") != fmt or not same_database(str(data.get("database")), database):
         return fresh, None
     entries = Entries({i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()})
     state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where,
-                      None if handed is None else (str(handed.get("from")), str(handed.get("to"))))
+                      handed)
     appending: dict[str, tuple[int, int, str, str]] = {}
     whole = bool(state.journal) and _replay(folder, state, appending)
     for rel, (size, added, before, after) in appending.items():

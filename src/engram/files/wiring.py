@@ -55,7 +55,7 @@ def attach_from_settings(engram: Engram, settings: Settings) -> FileSync | None:
     return syncer
 
 
-def hand_over_sync_state(settings: Settings, source: str, target: str) -> Path | None:
+def hand_over_sync_state(settings: Settings, source: str, target: str, agent: str | None = None) -> Path | None:
     """After ``engram migrate`` verified its copy of the database ``source`` into ``target`` (each
     ``state.database_identity``): the sync state of the memory folder (``files.dir``) recorded
     against ``source`` is recorded against ``target`` (``state.hand_over``), so the first sync on
@@ -63,7 +63,8 @@ def hand_over_sync_state(settings: Settings, source: str, target: str) -> Path |
     ``files.enabled`` is on now: the state still describes that folder against that database, and
     a folder switched on later then syncs as it would have on the old one. The state file written,
     or None when the folder holds no state of ``source`` (no folder, never synced, or already
-    handed over: a second migrate leaves the state the new database keeps as it is)."""
+    handed over: a second migrate leaves the state the new database keeps as it is). ``agent``: whose
+    own database ``source`` is (``per_agent_databases``; the configured agent by default)."""
     from . import state as sync_state
     from .paths import Folder
 
@@ -73,7 +74,7 @@ def hand_over_sync_state(settings: Settings, source: str, target: str) -> Path |
     folder = Folder(root, max_file_bytes=settings.files.max_file_bytes)
     # An agent's own SQLite file (per_agent_databases) kept a state of its own (left in place: it
     # is still that file's); the target, a database of every agent, keeps the shared one.
-    found_in = [sync_state.files_for(settings.agent), sync_state.SHARED] if settings.per_agent_databases else [
+    found_in = [sync_state.files_for(agent or settings.agent), sync_state.SHARED] if settings.per_agent_databases else [
         sync_state.SHARED]
     if sync_state.hand_over(folder, settings.files.format, source, target, found_in) is None:
         return None

@@ -1,9 +1,11 @@
 """``engram migrate --to postgresql://…``: copy the SQLite store (memories, history, audit, tokens) into
-PostgreSQL, and its maintenance schedule to where a store on that database keeps it."""
+PostgreSQL, and its maintenance schedule to where a store on that database keeps it. With
+``per_agent_databases`` and no ``--from``: every agent's database and the shared files, one after another."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -11,27 +13,37 @@ from engram.interfaces.cli import render
 from engram.interfaces.cli.render import emit_json
 from engram.interfaces.cli.state import state
 
+if TYPE_CHECKING:
+    from engram.db.transfer import TransferReport
+
 
 def migrate(
     ctx: typer.Context,
     to: str = typer.Option(..., "--to", help="PostgreSQL URL (postgresql://user:password@host/db)."),
-    source: Path | None = typer.Option(None, "--from", help="SQLite file (default: the configured store)."),
+    source: Path | None = typer.Option(
+        None, "--from", help="SQLite file (default: the configured store; with per_agent_databases, every agent's"
+                             " database and the shared home/memory.db and home/auth.db)."),
 ) -> None:
     """Copy memories, links, versions, vectors, history, audit trail, tokens and the maintenance schedule into
     PostgreSQL, and hand it the memory folder's sync state; verify; re-run to resume."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
     from engram.db.transfer import require_verified
-    from engram.root import agent_database_path, migrate_to_postgres
+    from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres
 
     cli = state(ctx)
     settings = cli.settings()
-    path = source or agent_database_path(settings)
+    every_file = source is None and settings.per_agent_databases
+
+    def run(progress: Any = None, on_file: Any = None) -> list[TransferReport]:
+        if every_file:
+            return migrate_every_file(settings, to, progress=progress, on_file=on_file)
+        return [migrate_to_postgres(settings, source or agent_database_path(settings), to, progress=progress)]
+
     if cli.as_json or not render.errors.is_terminal:
         # No Progress at all: off a terminal rich draws no bar, but its stop() still prints an
         # empty line to stderr (as render.progress says).
-        report = migrate_to_postgres(settings, path, to)
+        reports = run()
     else:
         with Progress(
             TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -39,32 +51,54 @@ def migrate(
         ) as bar:
             tasks: dict[str, int] = {}
 
+            def on_file(path: Path, n: int, of: int) -> None:
+                bar.console.print(f"file {n} of {of}: {path}", highlight=False)
+                tasks.clear()  # each file draws its own bars
+
             def progress(table: str, done: int, total: int) -> None:
                 if table not in tasks:
                     tasks[table] = bar.add_task(table, total=total)
                 bar.update(tasks[table], completed=done)
 
-            report = migrate_to_postgres(settings, path, to, progress=progress)
+            reports = run(progress, on_file)
     if cli.as_json:
-        emit_json({
-            "source": report.source, "target": report.target, "verified": report.verified,
-            "unknown_tables": report.unknown_tables, "embedding_identity": report.embedding_identity,
-            "schedule": report.schedule, "sync_state": report.sync_state,
-            "tables": {name: {**t.__dict__, "verified": t.verified} for name, t in report.tables.items()},
-        })
+        shown = [_as_json(report) for report in reports]
+        emit_json({"target": reports[0].target if reports else None, "verified": all(r.verified for r in reports),
+                   "files": shown} if every_file else shown[0])
     else:
-        table = Table("table", "source", "copied", "skipped", "target", "checksum", title=f"{report.source} → {report.target}")
-        for name, t in report.tables.items():
-            table.add_row(name, str(t.source), str(t.copied), str(t.skipped), str(t.target),
-                          "[green]ok[/green]" if t.verified else "[red]differs[/red]")
-        render.console.print(table)
-        if report.unknown_tables:
-            render.console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
-        if report.schedule:
-            render.console.print(f"maintenance schedule carried to {report.schedule}", highlight=False)
-        if report.sync_state:
-            render.console.print(f"memory folder's sync state handed over ({report.sync_state})", highlight=False)
-    require_verified(report)
+        for report in reports:
+            _print(report)
+    require_verified(*reports)
+
+
+def _as_json(report: TransferReport) -> dict[str, Any]:
+    return {
+        "source": report.source, "target": report.target, "verified": report.verified, "refused": report.refused,
+        "unknown_tables": report.unknown_tables, "embedding_identity": report.embedding_identity,
+        "schedule": report.schedule, "sync_state": report.sync_state, "audit_offset": report.audit_offset,
+        "tables": {name: {**t.__dict__, "verified": t.verified} for name, t in report.tables.items()},
+    }
+
+
+def _print(report: TransferReport) -> None:
+    from rich.table import Table
+
+    if report.refused:
+        render.console.print(f"{report.source} → {report.target}: [red]not copied[/red]: {report.refused}", highlight=False)
+        return
+    table = Table("table", "source", "copied", "skipped", "target", "checksum", title=f"{report.source} → {report.target}")
+    for name, t in report.tables.items():
+        table.add_row(name, str(t.source), str(t.copied), str(t.skipped), str(t.target),
+                      "[green]ok[/green]" if t.verified else "[red]differs[/red]")
+    render.console.print(table)
+    if report.audit_offset:
+        render.console.print(f"audit entries renumbered to follow the target's (+{report.audit_offset})", highlight=False)
+    if report.unknown_tables:
+        render.console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
+    if report.schedule:
+        render.console.print(f"maintenance schedule carried to {report.schedule}", highlight=False)
+    if report.sync_state:
+        render.console.print(f"memory folder's sync state handed over ({report.sync_state})", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
