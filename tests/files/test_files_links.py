@@ -5,6 +5,7 @@ out, never lost without a word."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from engram.engine import Engram
@@ -116,3 +117,66 @@ def test_engram_sync_shows_a_link_naming_no_memory(tmp_path: Path):
     lines = [line for line in done.stderr.splitlines() if "'nope'" in line]
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("skipped: agents/default/notes.md:3: ") and ALPHA in lines[0]
+
+
+def _linked_pair(engram: Engram, syncer: FileSync) -> tuple[str, str]:
+    """Two memories of one file, linked, as a pass wrote them; their ids."""
+    alpha = engram.remember("alpha fact", tags=["notes"]).memory
+    beta = engram.remember("beta fact", tags=["notes"]).memory
+    engram.link(alpha.id, beta.id)
+    syncer.sync()
+    return alpha.id, beta.id
+
+
+def test_a_link_to_a_memory_forgotten_while_the_mirror_was_off_is_said_as_that(engram: Engram, folder: Path,
+                                                                                 fmt: str):
+    syncer = FileSync(engram, folder, format=fmt)  # not attached: the mirror is off
+    alpha, beta = _linked_pair(engram, syncer)
+    path = folder / f"agents/default/notes.{'md' if fmt == 'markdown' else 'yaml'}"
+    assert beta in path.read_text(encoding="utf-8")
+    engram.forget(beta)
+    report = syncer.sync()
+    assert report.files_removed == 1  # beta's entry leaves the file
+    about = [p for p in report.problems if beta in p.message]
+    assert [p.message for p in about] == [f"entry {alpha}: link to {beta!r} is taken out of the file: no memory"
+                                          f" {beta!r} in the database (forgotten, or never made)"]
+    assert about[0].path == path.relative_to(folder).as_posix()
+    assert beta not in path.read_text(encoding="utf-8")
+    assert syncer.sync().problems == []
+
+
+def test_a_hand_typed_link_to_no_memory_is_said_as_no_memory_and_one_to_a_memory_as_not_linked(
+        engram: Engram, folder: Path):
+    syncer = FileSync(engram, folder)
+    alpha = engram.remember("alpha fact", tags=["notes"]).memory
+    beta = engram.remember("beta fact", tags=["notes"]).memory
+    syncer.sync()
+    path = folder / "agents/default/notes.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(f"id:{alpha.id} ", f"id:{alpha.id} links:{beta.id},{ALPHA} "), encoding="utf-8")
+    report = syncer.sync()
+    messages = {p.message for p in report.problems}
+    assert messages == {
+        f"entry {alpha.id}: link {beta.id!r} is not the database's and is taken out of the file (links are made"
+        f" through engram: engram link {alpha.id} ID; a link names another memory by its id: links:ID1,ID2 in a"
+        f" markdown entry's marker, links: [ID1, ID2] in a YAML entry)",
+        f"entry {alpha.id}: link to {ALPHA!r} is taken out of the file: no memory {ALPHA!r} in the database"
+        f" (forgotten, or never made)",
+    }
+    assert engram.get(alpha.id).links == ()
+    assert "links:" not in path.read_text(encoding="utf-8")
+
+
+def test_engram_sync_says_a_link_to_a_memory_forgotten_with_the_mirror_off_names_no_memory(tmp_path: Path):
+    home = tmp_path / "home"
+    run_cli(home, "remember", "alpha fact", "--key", "alpha", "--tags", "notes")
+    run_cli(home, "remember", "beta fact", "--key", "beta", "--tags", "notes")
+    run_cli(home, "link", "alpha", "beta")
+    beta = json.loads(run_cli(home, "--json", "get", "beta").stdout)["id"]
+    assert beta in (home / "memory/agents/default/notes.md").read_text(encoding="utf-8")
+    run_cli(home, "forget", "beta", ENGRAM_FILES__ENABLED="false")
+    done = run_cli(home, "sync")
+    lines = [line for line in done.stderr.splitlines() if beta in line]
+    assert len(lines) == 1, done.stderr
+    assert f"link to '{beta}' is taken out of the file: no memory '{beta}' in the database" in lines[0]
+    assert "engram link" not in lines[0]

@@ -12,7 +12,8 @@ lists the other). Two cases bring links in from the files:
 - An entry the database knows whose marker lists a link the database does not hold (typed in by
   hand, or a link the database dropped since that file was last written) is rewritten from the
   database like the rest of its bookkeeping; ``dropped`` says so, naming each such link and the
-  command that makes it, instead of letting it vanish.
+  command that makes it (or, when it names no memory the database holds, that there is none),
+  instead of letting it vanish.
 """
 
 from __future__ import annotations
@@ -82,9 +83,19 @@ def _link(database: DatabaseSide, link: PendingLink, target: Memory | None) -> s
     return reason
 
 
-def dropped(memory: Memory, links: tuple[str, ...], file: str, line: int) -> list[Problem]:
+def dropped(database: DatabaseSide, memory: Memory, links: tuple[str, ...], file: str, line: int) -> list[Problem]:
     """A problem per link an entry of ``memory`` in ``file`` lists that the database does not hold:
-    the entry is rewritten from the database, which owns its links, so each is said, not lost."""
+    the entry is rewritten from the database, which owns its links, so each is said, not lost.
+    A link to a memory the database holds was typed in by hand, and ``engram link`` makes it; one
+    to no memory the database holds is most often to one forgotten while the mirror was off (its
+    entry leaves its file in the same pass), so it is said as that, not as a hand-typed link."""
+    unlinked = [target for target in links if target not in memory.links]
+    if not unlinked:
+        return []
+    held = {m.id for m in database.store.get_many(unlinked)}
     return [Problem(file, line, f"entry {memory.id}: link {target!r} is not the database's and is taken out of the"
-                                f" file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})")
-            for target in links if target not in memory.links]
+                                f" file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})"
+                    if target in held else
+                    f"entry {memory.id}: link to {target!r} is taken out of the file: no memory {target!r} in the"
+                    f" database (forgotten, or never made)")
+            for target in unlinked]

@@ -234,7 +234,7 @@ def _settle(
             files.dirty.add(rel)
             report.files_updated += 1
             entry = replace(entry, links=stored_links)  # its file text, links and all, is in the .conflict
-        if lost := dropped(memory, entry.links, rel, entry.line):
+        if lost := dropped(database, memory, entry.links, rel, entry.line):
             # Links are the database's (see ``links``): the entry is rewritten, and what it loses said.
             report.problems += lost
             files.docs[rel].replace(entry_id, from_memory(memory))
