@@ -74,16 +74,15 @@ def reconcile(
     copied or restored folder: the bulk of a first pass)."""
     scope_dir = side.layout.scope_dir(scope)
     files = ScopeFiles()
-    held: dict[str, int] = {}  # memories the last pass left in each file
-    for entry_state in st.entries.values():
-        held[entry_state.path] = held.get(entry_state.path, 0) + 1
+    # Whether the last pass left memories in a file is the state's index (``Entries.holds``):
+    # counting them over every entry of the state, per scope, made a full pass quadratic.
     for rel in rels:
-        _load(side, rel, files, report, held.get(rel, 0))
+        _load(side, rel, files, report, st.entries.holds(rel))
     # Entries the state places in this scope whose file has vanished or cannot be read.
     for entry_state in st.entries.values():
         if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
             if entry_state.path not in files.unreadable and exists(side.folder, entry_state.path):
-                _load(side, entry_state.path, files, report, held.get(entry_state.path, 0))
+                _load(side, entry_state.path, files, report, held=True)
 
     copies: dict[str, list[tuple[str, Entry]]] = defaultdict(list)
     new: list[tuple[str, Entry]] = []
@@ -168,7 +167,8 @@ def _entry_in(side: FolderSide, rel: str, entry_id: str, read: dict[str, Documen
     doc = read[rel]
     return None if doc is None else next((e for e in doc.parsed.entries if e.id == entry_id), None)
 
-def _load(side: FolderSide, rel: str, files: ScopeFiles, report: SyncReport, held: int = 0) -> None:
+def _load(side: FolderSide, rel: str, files: ScopeFiles, report: SyncReport, held: bool = False) -> None:
+    """Read and parse the file ``rel`` into ``files``; ``held``: the last pass left memories in it."""
     try:
         text = side.folder.read_text(rel)
     except FileNotFoundError:
