@@ -763,9 +763,12 @@ class Engram:
         """Count a read that is not a recall (an adapter's ``get`` by key, a listing it hands an
         agent) as a use of ``memories``, as recall counts its hits: marked accessed and strengthened
         (``lifecycle.strengthen``), following ``recall.touch_on_recall``. The lifecycle jobs purge
-        knowledge that looks unused, so what an agent is given must not look so."""
+        knowledge that looks unused, so what an agent is given must not look so. Only memories this
+        view may read are marked: a ``Memory`` is a record anyone can build, and one carrying another
+        agent's id is passed over, as a forgotten one is (one id query)."""
         if memories and self.recall_settings.touch_on_recall:
-            strengthen(self, memories, self.strengthen, now=self.clock())
+            readable = self.store.matching_ids([m.id for m in memories], self._readable)
+            strengthen(self, [m for m in memories if m.id in readable], self.strengthen, now=self.clock())
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
