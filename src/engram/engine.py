@@ -9,6 +9,7 @@ give views on the same store for other agents or sessions.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -94,6 +95,10 @@ log = logging.getLogger("engram.engine")
 CLOSE_WAIT_S = 60.0
 
 ScopeChoice = Literal["global", "agent", "session"] | Scope
+
+# What one ``remember_many`` item may name: ``remember``'s arguments as ``make_draft`` takes them
+# (its ``max_content_chars`` is the engine's) and ``links``, which the bulk path refuses by name.
+BULK_ITEM_FIELDS = (*(name for name in inspect.signature(make_draft).parameters if name != "max_content_chars"), "links")
 
 
 def one_selector(field: str, selectors: Mapping[str, object]) -> str:
@@ -536,6 +541,9 @@ class Engram:
         the store is as it was. When the model fails, the memories are stored all the same and each
         one left without its vector says so in its warnings (full text finds it; ``embed_missing``
         embeds it later), as ``remember`` does."""
+        if isinstance(items, str | bytes | Mapping):  # (iterating one would read its letters or its names)
+            raise ValidationError("items", f"got one {type(items).__name__}", "a list of items, each a mapping of remember()'s "
+                                  "arguments ({'content': ...})")
         items = list(items)
         drafts, keeps, pii_warnings = self._bulk_drafts(items)
         embedder = self.writes.embedder  # the writer's: None when the store keeps nothing
@@ -577,6 +585,13 @@ class Engram:
         keeps: list[tuple[bool, bool]] = []
         pii_warnings: list[tuple[str, ...]] = []
         for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise ValidationError(f"items[{i}]", f"got {type(item).__name__}", "a mapping of remember()'s arguments")
+            unknown = next((name for name in item if name not in BULK_ITEM_FIELDS), None)
+            if unknown is not None:
+                raise ValidationError(f"items[{i}].{unknown}", "is not an argument of remember()", ", ".join(BULK_ITEM_FIELDS))
+            if "content" not in item:
+                raise ValidationError(f"items[{i}].content", "is missing", f"1-{self.max_content_chars} characters")
             fields = dict(item)
             found: list[str] = []
             for name in ("content", "search_context"):
@@ -763,9 +778,12 @@ class Engram:
         """Count a read that is not a recall (an adapter's ``get`` by key, a listing it hands an
         agent) as a use of ``memories``, as recall counts its hits: marked accessed and strengthened
         (``lifecycle.strengthen``), following ``recall.touch_on_recall``. The lifecycle jobs purge
-        knowledge that looks unused, so what an agent is given must not look so."""
+        knowledge that looks unused, so what an agent is given must not look so. Only memories this
+        view may read are marked: a ``Memory`` is a record anyone can build, and one carrying another
+        agent's id is passed over, as a forgotten one is (one id query)."""
         if memories and self.recall_settings.touch_on_recall:
-            strengthen(self, memories, self.strengthen, now=self.clock())
+            readable = self.store.matching_ids([m.id for m in memories], self._readable)
+            strengthen(self, [m for m in memories if m.id in readable], self.strengthen, now=self.clock())
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""

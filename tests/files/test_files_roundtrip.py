@@ -60,3 +60,42 @@ def test_synced_folder_is_a_backup(engram: Engram, syncer: FileSync, folder: Pat
     for memory in after.values():
         memory.pop("last_accessed"), memory.pop("recall_count")
     assert after == before
+
+
+# An entity or source is one short text, but nothing keeps it on one line: the model takes any
+# text but NUL. Each of these once broke its markdown sub-bullet (a line break cut the entry, so
+# the lines after it, its metadata among them, were dropped by the next sync) or was refused on
+# reading it back (the entry reader allowed one line only).
+_AWKWARD_NAMES = ["Bob\nSmith", "a\r\nb", "lone\rcr", "tab\there", "\"quoted\"", "\"half", "x\u2028y\x85z",
+                  "- looks: like a field", "<!-- id:abc -->", "&#10; literal", "Zoë \u202eRTL\u202c"]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "yaml", "json"])
+def test_awkward_entity_and_source_survive_export_and_import(engram: Engram, tmp_path: Path, fmt: str) -> None:
+    for n, name in enumerate(_AWKWARD_NAMES):
+        engram.remember(f"Note {n} about someone", related_entity=name, source=name[::-1], metadata={"n": n})
+    before = _everything(engram)
+    export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt)
+    with Engram.from_settings(home=tmp_path / "fresh") as fresh:
+        summary = import_folder(fresh, tmp_path / "out")
+        assert summary.problems == []
+        assert _everything(fresh) == before
+
+
+def test_sync_of_awkward_entity_and_source_changes_nothing(engram: Engram, syncer: FileSync, fmt: str) -> None:
+    """The live folder read back by a sync leaves the database as it was: no field cut, none dropped."""
+    for n, name in enumerate(_AWKWARD_NAMES):
+        engram.remember(f"Note {n} about someone", related_entity=name, source=name[::-1], metadata={"n": n})
+    before = _everything(engram)
+    report = syncer.sync()
+    assert report.problems == []
+    assert (report.db_created, report.db_updated, report.db_forgotten) == (0, 0, 0)
+    assert _everything(engram) == before
+
+
+def test_hand_written_entity_opening_with_a_quote_is_kept_as_typed() -> None:
+    from engram.files import markdown
+
+    text = '- Met them at the fair\n  - entity: "Bob" and co\n  - source: "notes\\nfrom standup"\n'
+    entry, = markdown.parse(text, "knowledge.md", max_content_chars=8000).parsed.entries
+    assert (entry.related_entity, entry.source) == ('"Bob" and co', "notes\nfrom standup")

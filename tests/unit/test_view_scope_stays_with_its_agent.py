@@ -157,3 +157,19 @@ def test_a_forgotten_global_memorys_audit_row_shows_only_links_its_reader_may_re
     from engram.audit import AuditQuery
     (kept,) = root.backend.audit_log().query(AuditQuery(action="forgotten"))
     assert kept.detail is not None and sorted(kept.detail["links"]) == sorted([own.id, secret.id])
+
+
+def test_mark_used_never_touches_another_agents_memory(root: Engram) -> None:
+    """``mark_used`` takes memories as records, so a caller can hand in one carrying another agent's
+    id (as a ``Memory`` built by hand says global): the view marks only what it may read."""
+    from dataclasses import replace
+
+    bob = root.for_agent("bob")
+    secret = bob.get("secret")
+    alice = root.for_agent("alice")
+    mine = alice.remember("alice's own note").memory
+    alice.mark_used([replace(secret, scope=Scope()), mine])
+    after = bob.get("secret")
+    assert (after.recall_count, after.importance, after.last_accessed) == \
+           (secret.recall_count, secret.importance, secret.last_accessed)
+    assert alice.get(mine.id).recall_count == mine.recall_count + 1  # its own still counts

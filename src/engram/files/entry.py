@@ -167,8 +167,8 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
         tags=parse_tags(raw.get("tags")),
         metadata=parse_metadata(raw.get("metadata")),
         importance=parse_importance(number_text(raw.get("importance", 0.5))),  # (markdown's fields are text)
-        related_entity=_text(raw.get("related_entity"), "related_entity"),
-        source=_text(raw.get("source"), "source"),
+        related_entity=_text(raw.get("related_entity"), "related_entity", one_line=False),
+        source=_text(raw.get("source"), "source", one_line=False),
         created_at=resolve_date(raw.get("date"), precise),
         updated_at=_time(raw.get("updated_at"), "updated_at"),
         last_accessed=_time(raw.get("last_accessed"), "last_accessed"),
@@ -265,12 +265,18 @@ def _number(value: Any, name: str) -> float | None:
         raise ValidationError(name, f"{value!r} is not a number", "seconds since the epoch") from None
 
 
-def _text(value: Any, name: str) -> str | None:
+def _text(value: Any, name: str, *, one_line: bool = True) -> str | None:
+    """A short text field. ``one_line=False`` for ``related_entity`` and ``source``: the model takes
+    line breaks in them (any text but NUL), so a file must give back what the database wrote to it."""
     if value is None:
         return None
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         raise ValidationError(name, f"{value!r} is not text", "a short text")
     text = str(value).strip()
+    if not one_line:
+        if len(text) > 200:
+            raise ValidationError(name, "is longer than 200 characters", "up to 200 characters")
+        return text or None
     if len(text) > 200 or "\n" in text:
         raise ValidationError(name, "is longer than 200 characters or has line breaks", "one line, up to 200 characters")
     return text or None

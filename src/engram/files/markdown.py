@@ -294,6 +294,8 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
                 except ValueError:
                     problem = problem or f"line {line_no + offset}: search_context is not a JSON string"
                     continue
+            elif name in _QUOTABLE and value.startswith('"'):
+                value = _quoted(value)
             raw[_FIELDS[name]] = value
         else:
             content_lines.append(_unindent(line))
@@ -467,6 +469,31 @@ def _escape(line: str) -> str:
     return "\\" + line if line[:1] in ("-", "\\", "*") else line
 
 
+# ``entity`` and ``source`` are written as they are when they are plain one-line text (what a
+# person types), else as a JSON string: the model takes line breaks and control characters in
+# them, and one written raw cut its entry in two (the next sync then dropped the lines after it).
+_QUOTABLE = ("entity", "related_entity", "source")
+_PLAIN_FIELD = re.compile(r'[^"\s]([^\n\r]*\S)?')
+_UNSAFE_IN_JSON = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff]")
+
+
+def _one_line(value: str) -> str:
+    if _PLAIN_FIELD.fullmatch(value) and not _UNSAFE.search(value):
+        return value
+    # json.dumps escapes the C0 controls; the line separators it leaves raw are escaped too.
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def _quoted(value: str) -> str:
+    """An ``entity`` or ``source`` written as a JSON string, decoded; a hand-written value that only
+    opens with a quote (``"Bob" and co``) is kept as typed."""
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, str) else value
+
+
 def _marker(entry: Entry) -> str:
     parts = [f"id:{entry.id}"]
     if entry.key:
@@ -501,9 +528,9 @@ def _visible_fields(entry: Entry) -> list[tuple[str, str]]:
     if entry.importance != 0.5:
         fields.append(("importance", repr(entry.importance)))
     if entry.related_entity:
-        fields.append(("entity", entry.related_entity))
+        fields.append(("entity", _one_line(entry.related_entity)))
     if entry.source:
-        fields.append(("source", entry.source))
+        fields.append(("source", _one_line(entry.source)))
     if entry.search_context:
         fields.append(("search_context", json.dumps(entry.search_context, ensure_ascii=False)))
     for name in ("valid_from", "valid_until"):
