@@ -8,8 +8,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 from engram.audit import AuditQuery, PostgresAuditLog
@@ -18,7 +20,7 @@ from engram.config import Settings, load_settings
 from engram.db.postgres import PgDatabase
 from engram.engine import Engram
 from engram.history.postgres import PostgresHistoryStore
-from engram.model import Memory, Scope
+from engram.model import Memory, Message, Role, Scope
 from engram.root import migrate_to_postgres, open_history, open_tokens
 from engram.store.postgres import PostgresMemoryStore
 from engram.store.sqlite import SqliteMemoryStore
@@ -126,22 +128,94 @@ def test_files_migrated_one_at_a_time_each_verify_into_a_database_holding_the_ot
         **json.loads(run.stdout)["tables"]["memories"], "source": 2, "copied": 0, "skipped": 2, "target": 2}
 
 
-def test_a_memory_two_files_hold_differently_is_reported_and_not_overwritten(pg_url: str, tmp_path: Path) -> None:
+def _run_shared(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI as it ran before per_agent_databases was switched on (the docs' way over: export)."""
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_PER_AGENT_DATABASES": "false",
+           "ENGRAM_FILES__ENABLED": "false", "COLUMNS": "200"}
+    return subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_a_memory_brought_over_and_changed_since_keeps_the_agents_copy_and_the_old_content(
+        pg_url: str, tmp_path: Path) -> None:
     home, _ = _home(tmp_path)
-    alice_file = home / "agents" / "alice" / "memory.db"
-    store = SqliteMemoryStore(alice_file)
+    moved = tmp_path / "alice.json"
+    for run in (_run_shared(home, "-a", "alice", "export", str(moved)), _run(home, "-a", "alice", "import", str(moved))):
+        assert run.returncode == 0, run.stderr
+    old = "alice's old laptop runs Python 3.11"
+    engram = Engram.from_settings(_per_agent(home, "alice"))
+    try:
+        memory_id = engram.get("laptop").id
+        engram.remember("alice's laptop runs Python 3.12 now", key="laptop")  # changed in her own file since
+        engram.recall("laptop python")  # and strengthened by a recall
+    finally:
+        engram.close()
+
+    run = _run(home, "--json", "migrate", "--to", pg_url)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["verified"] is True
+    shared = next(f for f in report["files"] if Path(f["source"]) == home / "memory.db")
+    assert shared["verified"] and shared["refused"] is None
+    assert shared["resolved"] == [f"memory {memory_id} (key 'laptop', agent 'alice'): kept the copy in {report['target']}"
+                                  " (newer); this file's content kept as a version"]
+    # Verified on what it copied: the shared file's copy of the memory is left out and counted as kept there.
+    assert shared["tables"]["memories"] == {**shared["tables"]["memories"], "source": 0, "target": 0, "resolved": 1}
+    db = PgDatabase.connect(pg_url)
+    try:
+        alice = Engram(PostgresMemoryStore(db), agent="alice")
+        assert alice.get("laptop").content == "alice's laptop runs Python 3.12 now"
+        assert alice.get("laptop").recall_count >= 1
+        assert [v.content for v in alice.versions(memory_id)] == [old]  # the older content is not lost
+    finally:
+        db.close()
+    again = _run(home, "--json", "migrate", "--to", pg_url)  # resumable: the same decision, nothing copied twice
+    assert again.returncode == 0, again.stderr
+    rerun = json.loads(again.stdout)
+    assert rerun["verified"] and all(t["copied"] == 0 for f in rerun["files"] for t in f["tables"].values())
+    db = PgDatabase.connect(pg_url)
+    try:
+        assert [v.content for v in Engram(PostgresMemoryStore(db), agent="alice").versions(memory_id)] == [old]
+    finally:
+        db.close()
+
+
+def _two_copies(home: Path, in_agents_file: Memory, in_shared_file: Memory) -> None:
+    for path, memory in ((home / "agents" / "alice" / "memory.db", in_agents_file), (home / "memory.db", in_shared_file)):
+        store = SqliteMemoryStore(path)
+        store.import_memories([memory])
+        store.close()
+
+
+def test_a_newer_copy_in_the_shared_file_replaces_the_agents_and_keeps_its_content_as_a_version(
+        pg_url: str, tmp_path: Path) -> None:
+    home, _ = _home(tmp_path)
     brought = Memory(id="m-shared", key="wifi", content="the wifi password is hunter2", scope=Scope("alice"),
                      created_at=1.7e9, updated_at=1.7e9)
-    store.import_memories([brought])
-    store.close()
-    store = SqliteMemoryStore(home / "memory.db")  # the same memory, changed in the shared file since
-    store.import_memories([dataclasses.replace(brought, content="the wifi password is swordfish")])
-    store.close()
+    _two_copies(home, brought, dataclasses.replace(brought, content="the wifi password is swordfish", updated_at=1.8e9))
+
+    run = _run(home, "migrate", "--to", pg_url)
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = " ".join(run.stdout.split())
+    assert "settled: memory m-shared (key 'wifi', agent 'alice'): this file's copy replaced the one in" in said
+    db = PgDatabase.connect(pg_url)
+    try:
+        alice = Engram(PostgresMemoryStore(db), agent="alice")
+        assert alice.get("wifi").content == "the wifi password is swordfish"
+        assert [(v.content, v.replaced_at) for v in alice.versions("m-shared")] == [("the wifi password is hunter2", 1.8e9)]
+    finally:
+        db.close()
+
+
+def test_the_same_memory_id_in_another_scope_still_refuses_the_file(pg_url: str, tmp_path: Path) -> None:
+    home, _ = _home(tmp_path)
+    brought = Memory(id="m-shared", key="wifi", content="the wifi password is hunter2", scope=Scope("alice"),
+                     created_at=1.7e9, updated_at=1.7e9)
+    _two_copies(home, brought, dataclasses.replace(brought, scope=Scope("bob"), updated_at=1.8e9))
 
     run = _run(home, "migrate", "--to", pg_url)
     assert run.returncode != 0
     said = " ".join((run.stdout + run.stderr).split())
-    assert "memory m-shared (key 'wifi', agent 'alice') holds other content there" in said
+    assert "memory m-shared is agent 'alice''s (key 'wifi') there, agent 'bob''s (key 'wifi') here" in said
     assert f"{home / 'memory.db'}: to:" in said  # named with its file
     db = PgDatabase.connect(pg_url)
     try:
@@ -149,5 +223,70 @@ def test_a_memory_two_files_hold_differently_is_reported_and_not_overwritten(pg_
         assert alice.get("wifi").content == "the wifi password is hunter2"  # the first copy stands
         assert "laptop" not in {m.key for m in alice.list()}  # nothing of the refused file was copied
         assert Engram(PostgresMemoryStore(db), agent="bob").get("drink").content == "bob drinks tea"
+    finally:
+        db.close()
+
+
+def test_a_conversation_in_the_shared_file_and_the_agents_reads_in_time_order_after_migrate(
+        pg_url: str, tmp_path: Path) -> None:
+    home, _ = _home(tmp_path)  # alice's web:1 in her own file: "hello from alice", numbered from 1
+    shared = load_settings(home=home, agent="alice", files={"enabled": False})
+    history = open_history(shared, "alice")  # the same conversation, written before the switch
+    history.append("web:1", "user", "before the switch")
+    history.append("web:1", "assistant", "noted, before the switch")
+    history.set_summary("web:1", "older talk about laptops")
+    history.close()
+    history = open_history(_per_agent(home, "alice"), "alice")
+    history.set_summary("web:1", "newer talk about tea")
+    history.close()
+    # The shared file's messages are older than the agent's own (written after the switch).
+    with closing(sqlite3.connect(home / "memory.db")) as conn, conn:
+        conn.execute("UPDATE history_messages SET created_at = created_at - 1000 WHERE conversation = 'web:1:'")
+
+    run = _run(home, "--json", "migrate", "--to", pg_url)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["verified"] is True
+    by_file = {Path(f["source"]).relative_to(home).as_posix(): f for f in report["files"]}
+    assert by_file["memory.db"]["resolved"] == [
+        "conversation 'web:1:' of agent 'alice': this file's 2 older messages placed before the ones there (time order)",
+        "conversation 'web:1:' of agent 'alice': this file's summary joined before the one there"]
+    assert by_file["memory.db"]["tables"]["history_messages"] == {
+        **by_file["memory.db"]["tables"]["history_messages"], "source": 3, "copied": 3, "target": 3}
+    again = _run(home, "--json", "migrate", "--to", pg_url)  # resumed: the same numbering, nothing copied twice
+    assert again.returncode == 0, again.stderr
+    rerun = json.loads(again.stdout)
+    assert rerun["verified"] and all(t["copied"] == 0 for f in rerun["files"] for t in f["tables"].values())
+    db = PgDatabase.connect(pg_url)
+    try:
+        alice = PostgresHistoryStore(db, owns_db=False).for_agent("alice")
+        wanted = ["before the switch", "noted, before the switch", "hello from alice"]
+        assert [m.content for m in alice.get_all("web:1")] == wanted
+        assert alice.get_summary("web:1") == "older talk about laptops\n\nnewer talk about tea"
+        alice.append("web:1", Message(Role.USER, "after the migration"))  # appended after, undone from the end
+        assert [m.content for m in alice.get_recent("web:1", 2)] == ["hello from alice", "after the migration"]
+        assert alice.pop_newest("web:1").content == "after the migration"
+        assert alice.discard("web:1", 0, 1) == 1  # compaction removes the oldest first
+        assert [m.content for m in alice.get_all("web:1")] == wanted[1:]
+    finally:
+        db.close()
+
+
+def test_a_conversation_whose_messages_interleave_in_time_still_refuses_the_file(pg_url: str, tmp_path: Path) -> None:
+    home, _ = _home(tmp_path)
+    history = open_history(load_settings(home=home, agent="alice", files={"enabled": False}), "alice")
+    history.append("web:1", "user", "written in the shared file after the agent's own began")
+    history.close()
+
+    run = _run(home, "migrate", "--to", pg_url)
+    assert run.returncode != 0
+    said = " ".join((run.stdout + run.stderr).split())
+    assert ("conversation 'web:1:' of agent 'alice' has messages here newer than the first there (they would"
+            " interleave)") in said
+    db = PgDatabase.connect(pg_url)
+    try:
+        alice = PostgresHistoryStore(db, owns_db=False).for_agent("alice")
+        assert [m.content for m in alice.get_all("web:1")] == ["hello from alice"]
+        assert alice.get_all("web:0") == []  # nothing of the refused file was copied
     finally:
         db.close()

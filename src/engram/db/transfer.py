@@ -12,8 +12,11 @@ and by a SHA-256 checksum over the file's rows in id order, computed the same wa
 on the target, the rows under the keys the file holds (``_KEYS``), so several files
 (``per_agent_databases``: each agent's, and the shared one) go one after another into one
 database, each verified against its own rows. Before anything is written, a row of the file whose
-key the target holds with other content (the same memory id, or the same scope and key under
-another id) is a conflict: the file is refused, naming them, and nothing is overwritten. Each file
+key the target holds with other content is settled by ``transfer_overlap``'s rules (two copies of
+one memory: the newer kept, the other's content as a version; one conversation in two files: the
+older messages numbered before the others) or is a conflict (the same memory id in another scope,
+the same scope and key under another id, a token...): the file is refused, naming them, and
+nothing is overwritten. Each file
 numbers its audit trail from 1: a file whose entries would land on the target's is renumbered
 after them (``_audit_offset``), remembered in ``engram_meta`` so a resumed copy lands where it began.
 
@@ -33,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from engram import text
+from engram.db import transfer_overlap
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
@@ -46,6 +50,7 @@ except ImportError as exc:  # without the postgres extra: `engram migrate` names
     raise MissingDependencyError("copying into PostgreSQL", "postgres", exc.name or "psycopg") from exc
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows total)
+Shift = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a file's row as it lands in the target (renumbered)
 BATCH = 1000
 KNOWN_TABLES = (
     "memories", "memory_links", "memory_versions", "memory_vectors",
@@ -62,6 +67,9 @@ class TableReport:
     target: int = 0
     source_checksum: str = ""
     target_checksum: str = ""
+    # Rows of the file the verification leaves out, the target's copy being the one kept (a newer
+    # copy of the same memory and its vector, a summary joined): ``TransferReport.resolved`` names them.
+    resolved: int = 0
 
     @property
     def verified(self) -> bool:
@@ -84,6 +92,9 @@ class TransferReport:
     audit_offset: int = 0
     # Why nothing of this file was copied, when ``root.migrate_every_file`` went on to the next one.
     refused: str | None = None
+    # Each row the target held otherwise and how it was settled (``transfer_overlap``): which copy
+    # of a memory was kept, a conversation's messages placed before the target's, a summary joined.
+    resolved: list[str] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -239,15 +250,13 @@ def sqlite_tables(source: Database) -> list[str]:
         return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
 
 
-def _source_rows(source: Database, table: str, audit_offset: int = 0) -> Iterator[list[tuple[Any, ...]]]:
-    """The file's rows of ``table`` in batches, in id order; audit entries renumbered by ``audit_offset``."""
+def _source_rows(source: Database, table: str, shift: Shift | None = None) -> Iterator[list[tuple[Any, ...]]]:
+    """The file's rows of ``table`` in batches, in id order, each renumbered by ``shift`` (audit
+    entries after the target's, a conversation's messages before the target's)."""
     with source.read() as conn:
         cursor = conn.execute(_QUERIES[table][0])
         while batch := cursor.fetchmany(BATCH):
-            if table == "audit_log" and audit_offset:
-                yield [(r[0] + audit_offset, *tuple(r)[1:]) for r in batch]
-            else:
-                yield [tuple(r) for r in batch]
+            yield [shift(tuple(r)) for r in batch] if shift else [tuple(r) for r in batch]
 
 
 def _held(conn: Any, table: str, batch: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
@@ -268,18 +277,25 @@ class _Comparison:
     target: int = 0
     source_checksum: str = ""
     target_checksum: str = ""
-    differing: list[tuple[Any, ...]] = field(default_factory=list)  # rows of the file held otherwise there
+    # Rows of the file held otherwise there, each with the target's row.
+    differing: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = field(default_factory=list)
+    left_out: int = 0
 
 
-def _compare(source: Database, target: PgDatabase, table: str, audit_offset: int = 0) -> _Comparison:
-    """Count and checksum the file's rows of ``table`` and the target's rows under their keys, in
-    the file's order (a row the target lacks counts on one side only)."""
+def _compare(source: Database, target: PgDatabase, table: str, shift: Shift | None = None,
+             leave_out: frozenset[Any] = frozenset()) -> _Comparison:
+    """Count and checksum the file's rows of ``table`` (renumbered by ``shift``) and the target's
+    rows under their keys, in the file's order (a row the target lacks counts on one side only);
+    rows whose key is in ``leave_out`` (settled otherwise, ``transfer_overlap``) are only counted there."""
     mine, theirs, result = hashlib.sha256(), hashlib.sha256(), _Comparison()
     width = len(_KEYS[table])
     with target.read() as conn:
-        for batch in _source_rows(source, table, audit_offset):
+        for batch in _source_rows(source, table, shift):
             held = _held(conn, table, batch)
             for row in batch:
+                if row[:width] in leave_out:
+                    result.left_out += 1
+                    continue
                 ours = _canonical(table, row)
                 mine.update(ours + b"\n")
                 result.source += 1
@@ -290,14 +306,12 @@ def _compare(source: Database, target: PgDatabase, table: str, audit_offset: int
                 theirs.update(found + b"\n")
                 result.target += 1
                 if found != ours:
-                    result.differing.append(row)
+                    result.differing.append((row, there))
     result.source_checksum, result.target_checksum = mine.hexdigest(), theirs.hexdigest()
     return result
 
 
 def _describe(table: str, row: tuple[Any, ...]) -> str:
-    if table == "memories":
-        return f"memory {row[0]} (key {row[3]!r}, agent {row[1]!r}) holds other content there"
     if table == "audit_log":
         return f"audit entry {row[0]} is another entry there"
     return f"{table} row {row[:len(_KEYS[table])]!r} holds other content there"
@@ -331,6 +345,32 @@ def _refuse_conflicts(shown: str, conflicts: list[str]) -> None:
                               " (forget or re-key the memory on one side, `engram export`/`import` to merge) and run again")
 
 
+def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str) -> transfer_overlap.Overlaps:
+    """Before anything is written: each row of the file the target holds otherwise, settled by
+    ``transfer_overlap``'s rules (two copies of one memory, one conversation in two files) or
+    listed as a conflict (the same memory id in another scope, a key under another id, a token...)."""
+    overlaps = transfer_overlap.Overlaps()
+    if "memories" in tables:
+        overlaps.conflicts += _key_conflicts(source, target)
+        transfer_overlap.settle_memories(overlaps, _compare(source, target, "memories").differing, shown)
+    if "history_messages" in tables:
+        with source.read() as conn:
+            firsts, spans = transfer_overlap.conversations(conn)
+        with target.read() as conn:
+            transfer_overlap.known_offsets(overlaps, conn, firsts)
+        clashing = {row[:2] for row, _ in _compare(source, target, "history_messages", overlaps.shift_message).differing}
+        with target.read() as conn:
+            transfer_overlap.settle_conversations(overlaps, conn, clashing, spans, firsts)
+    if "history_summaries" in tables:
+        transfer_overlap.settle_summaries(overlaps, _compare(source, target, "history_summaries").differing)
+    settled = {(memory_id,) for memory_id in (*overlaps.kept, *overlaps.replaced)}  # their vectors go with the copy kept
+    for table in tables:
+        if table not in ("memories", "history_messages", "history_summaries", "audit_log"):
+            overlaps.conflicts += [_describe(table, row) for row, _ in _compare(source, target, table).differing
+                                   if not (table == "memory_vectors" and row[:1] in settled)]
+    return overlaps
+
+
 def copy_sqlite_to_postgres(
     sqlite_path: Path | str,
     database_url: str,
@@ -344,11 +384,12 @@ def copy_sqlite_to_postgres(
 
     ``key`` opens an encrypted (SQLCipher) store: ``privacy.encryption_key``.
 
-    Safe to run again after an interruption (copied rows are skipped). Raises NotFoundError when
-    the SQLite file does not exist, ValidationError (field ``to``), before anything of the file is
-    written, when the target holds one of its rows with other content or one of its memories' keys
-    under another id, DimensionError when the target already holds vectors of another embedding
-    identity, StorageError when either database fails.
+    Safe to run again after an interruption (copied rows are skipped). What the target holds
+    otherwise and a rule settles (``transfer_overlap``) is listed in ``TransferReport.resolved``.
+    Raises NotFoundError when the SQLite file does not exist, ValidationError (field ``to``), before
+    anything of the file is written, when the target holds one of its rows with other content that
+    no rule settles or one of its memories' keys under another id, DimensionError when the target
+    already holds vectors of another embedding identity, StorageError when either database fails.
     """
     path = Path(sqlite_path)
     if not path.exists():
@@ -363,31 +404,36 @@ def copy_sqlite_to_postgres(
             if t not in KNOWN_TABLES and t not in _IGNORED and not t.startswith("memories_fts")
         ]
         tables = [table for table in KNOWN_TABLES if table in present]
-        conflicts = _key_conflicts(source, target) if "memories" in tables else []
-        for table in tables:
-            if table != "audit_log":
-                conflicts += [_describe(table, row) for row in _compare(source, target, table).differing]
-        _refuse_conflicts(report.target, conflicts)
+        overlaps = _settle(source, target, tables, report.target)
+        _refuse_conflicts(report.target, overlaps.conflicts)
+        shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message}
         if "audit_log" in tables:
-            report.audit_offset = _audit_offset(source, target)
-            _refuse_conflicts(report.target, [_describe("audit_log", row) for row in
-                                              _compare(source, target, "audit_log", report.audit_offset).differing])
+            report.audit_offset = offset = _audit_offset(source, target)
+            shifts["audit_log"] = lambda row: (row[0] + offset, *row[1:])
+            _refuse_conflicts(report.target, [_describe("audit_log", row) for row, _ in
+                                              _compare(source, target, "audit_log", shifts["audit_log"]).differing])
         with source.read() as conn:
             row = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
         report.embedding_identity = row[0] if row else None
         if report.embedding_identity:
             _claim_identity(target, report.embedding_identity)
+        report.resolved = overlaps.notes
+        target.transact(lambda conn: transfer_overlap.apply(overlaps, conn, lambda row: _pg_params("memories", row)))
+        kept = frozenset((memory_id,) for memory_id in overlaps.kept)
+        leave_out = {"memories": kept, "memory_vectors": kept, "history_summaries": frozenset(overlaps.joined)}
         for table in tables:
-            report.tables[table] = _copy_table(source, target, table, progress, report.audit_offset)
+            report.tables[table] = _copy_table(source, target, table, progress, shifts.get(table),
+                                               leave_out.get(table, frozenset()))
         if report.embedding_identity:
             dims = parse_identity_dims(report.embedding_identity)
             target.transact(lambda conn: ensure_vector_index(conn, dims))
         if "audit_log" in report.tables:
             target.transact(_advance_audit_sequence)
         for table, table_report in report.tables.items():
-            compared = _compare(source, target, table, report.audit_offset)
+            compared = _compare(source, target, table, shifts.get(table), leave_out.get(table, frozenset()))
             table_report.source, table_report.source_checksum = compared.source, compared.source_checksum
             table_report.target, table_report.target_checksum = compared.target, compared.target_checksum
+            table_report.resolved = compared.left_out
     finally:
         source.close()
         target.close()
@@ -441,15 +487,17 @@ def _claim_identity(target: PgDatabase, identity: str) -> None:
 
 
 def _copy_table(source: Database, target: PgDatabase, table: str, progress: Progress | None,
-                audit_offset: int = 0) -> TableReport:
+                shift: Shift | None = None, leave_out: frozenset[Any] = frozenset()) -> TableReport:
     with source.read() as conn:
         total = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
     report = TableReport()
     done = 0
     if progress:
         progress(table, 0, total)
-    for batch in _source_rows(source, table, audit_offset):
-        params = [_pg_params(table, row) for row in batch]
+    width = len(_KEYS[table])
+    for batch in _source_rows(source, table, shift):
+        # Rows whose copy in the target is kept are not offered (a kept memory's vector describes its content).
+        params = [_pg_params(table, row) for row in batch if row[:width] not in leave_out]
 
         def work(conn: Any, params: list[tuple[Any, ...]] = params) -> int:
             inserted = 0
@@ -461,7 +509,7 @@ def _copy_table(source: Database, target: PgDatabase, table: str, progress: Prog
                         break
             return inserted
 
-        inserted = target.transact(work)  # one transaction per batch: an interruption keeps what was done
+        inserted = target.transact(work) if params else 0  # one transaction per batch: an interruption keeps what was done
         report.copied += inserted
         report.skipped += len(batch) - inserted
         done += len(batch)

@@ -76,6 +76,7 @@ def _as_json(report: TransferReport) -> dict[str, Any]:
         "source": report.source, "target": report.target, "verified": report.verified, "refused": report.refused,
         "unknown_tables": report.unknown_tables, "embedding_identity": report.embedding_identity,
         "schedule": report.schedule, "sync_state": report.sync_state, "audit_offset": report.audit_offset,
+        "resolved": report.resolved,
         "tables": {name: {**t.__dict__, "verified": t.verified} for name, t in report.tables.items()},
     }
 
@@ -86,11 +87,14 @@ def _print(report: TransferReport) -> None:
     if report.refused:
         render.console.print(f"{report.source} → {report.target}: [red]not copied[/red]: {report.refused}", highlight=False)
         return
-    table = Table("table", "source", "copied", "skipped", "target", "checksum", title=f"{report.source} → {report.target}")
+    table = Table("table", "source", "copied", "skipped", "target", "kept there", "checksum",
+                  title=f"{report.source} → {report.target}")
     for name, t in report.tables.items():
-        table.add_row(name, str(t.source), str(t.copied), str(t.skipped), str(t.target),
+        table.add_row(name, str(t.source), str(t.copied), str(t.skipped), str(t.target), str(t.resolved),
                       "[green]ok[/green]" if t.verified else "[red]differs[/red]")
     render.console.print(table)
+    for note in report.resolved:
+        render.console.print(f"settled: {note}", highlight=False, markup=False)
     if report.audit_offset:
         render.console.print(f"audit entries renumbered to follow the target's (+{report.audit_offset})", highlight=False)
     if report.unknown_tables:

@@ -1,0 +1,175 @@
+"""What a file being copied into PostgreSQL and the target both hold, and how each overlap is settled.
+
+Two overlaps are common when a home that used one shared file switched ``per_agent_databases``
+on, and both are settled by a rule instead of refusing the file (``db/transfer.py`` asks, before
+anything of the file is written, and applies the answer in one transaction):
+
+- **One memory, two copies** (the same id, agent, session and key; the way over the docs give,
+  ``export`` then ``import``, keeps ids, and the agent's copy changes afterwards: an edit, a
+  recall's strengthening): the copy with the later ``updated_at`` is kept, on a tie the one
+  the target holds (the agents' own files are copied first). The other copy's content, when it
+  differs and is not already one of the memory's versions, becomes a version (``memory_versions``,
+  replaced at the kept copy's ``updated_at``), so ``Engram.versions`` (``engram --json get``) still shows it; each is named in
+  the report. The same id under another agent, session or key is not the same memory: a clash.
+- **One conversation, two files** (the same agent and conversation key, its numbering restarted at
+  1 in the agent's own file): the file's messages, when all are older than the target's first,
+  are numbered before it (``seq`` only orders a conversation: appends take ``MAX + 1``, compaction
+  and undo count from either end, the exchange index and summaries are keyed without it), so the
+  conversation reads in time order. The target's rows are never renumbered: a resumed run still
+  verifies the file they came from. The offset is remembered in ``engram_meta`` under the file's
+  first message, so a resumed copy lands where it began. Messages interleaved in time are a clash.
+  Two summaries of one conversation are joined, the older (the file's) first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram import text
+
+# Positions in a memories row (transfer._MEMORY_COLUMNS).
+_ID, _AGENT, _SESSION, _KEY, _CONTENT, _UPDATED = 0, 1, 2, 3, 4, 14
+_SUMMARY_JOIN = "\n\n"
+
+
+@dataclass
+class Overlaps:
+    """How each overlap of one file with the target is settled (nothing written yet)."""
+
+    kept: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # memory id -> target's row: the file's skipped
+    replaced: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # memory id -> target's row: the file's wins
+    file_rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # memory id -> the file's row of either
+    offsets: dict[tuple[str, str], int] = field(default_factory=dict)  # (agent, conversation) -> seq offset
+    new_offsets: dict[str, int] = field(default_factory=dict)  # engram_meta name -> offset, to remember
+    summaries: dict[tuple[str, str], str] = field(default_factory=dict)  # joined summaries to write
+    joined: set[tuple[str, str]] = field(default_factory=set)  # summaries left out of verification
+    notes: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+    def shift_message(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A history_messages row of the file at the position it takes in the target."""
+        offset = self.offsets.get((row[0], row[1]), 0)
+        return (row[0], row[1], row[2] + offset, *row[3:]) if offset else row
+
+
+def settle_memories(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple[Any, ...]]], shown: str) -> None:
+    """Each (file's row, target's row) of one memory id with other content: which copy is kept."""
+    for mine, theirs in pairs:
+        if (mine[_AGENT], mine[_SESSION], mine[_KEY]) != (theirs[_AGENT], theirs[_SESSION], theirs[_KEY]):
+            overlaps.conflicts.append(
+                f"memory {mine[_ID]} is agent {theirs[_AGENT]!r}'s (key {theirs[_KEY]!r}) there,"
+                f" agent {mine[_AGENT]!r}'s (key {mine[_KEY]!r}) here")
+            continue
+        label = f"memory {mine[_ID]} (key {mine[_KEY]!r}, agent {mine[_AGENT]!r})"
+        other = "; this file's content kept as a version" if mine[_CONTENT] != theirs[_CONTENT] else ""
+        overlaps.file_rows[mine[_ID]] = mine
+        if mine[_UPDATED] > theirs[_UPDATED]:
+            overlaps.replaced[mine[_ID]] = theirs
+            other = "; the database's content kept as a version" if other else ""
+            overlaps.notes.append(f"{label}: this file's copy replaced the one in {shown} (newer){other}")
+        else:
+            overlaps.kept[mine[_ID]] = theirs
+            why = "newer" if theirs[_UPDATED] > mine[_UPDATED] else "as new, and there first"
+            overlaps.notes.append(f"{label}: kept the copy in {shown} ({why}){other}")
+
+
+def meta_name(first: tuple[Any, ...]) -> str:
+    """Where the offset of a conversation is remembered: named by the file's first message of it."""
+    digest = hashlib.sha256(json.dumps([repr(v) if isinstance(v, float) else v for v in first],
+                                       default=str).encode()).hexdigest()
+    return "migrated_history_offset:" + digest[:32]
+
+
+def conversations(conn: Any) -> tuple[dict[tuple[str, str], tuple[Any, ...]],
+                                       dict[tuple[str, str], tuple[int, float, int]]]:
+    """Each conversation of the file (``conn``: its SQLite connection): its first message (agent,
+    conversation, seq, created_at, content), and its last seq, newest time and number of messages."""
+    firsts, spans = {}, {}
+    for agent, conversation, seq, created, content, last, newest, count in conn.execute(
+            "SELECT h.agent, h.conversation, h.seq, h.created_at, h.content, s.last, s.newest, s.n"
+            " FROM history_messages h JOIN (SELECT agent, conversation, MIN(seq) AS first, MAX(seq) AS last,"
+            " MAX(created_at) AS newest, COUNT(*) AS n FROM history_messages GROUP BY agent, conversation) s"
+            " ON h.agent = s.agent AND h.conversation = s.conversation AND h.seq = s.first"):
+        firsts[(agent, conversation)] = (agent, conversation, seq, created, content)
+        spans[(agent, conversation)] = (last, newest, count)
+    return firsts, spans
+
+
+def known_offsets(overlaps: Overlaps, conn: Any, firsts: dict[tuple[str, str], tuple[Any, ...]]) -> None:
+    """The offsets an earlier run of this file chose (``firsts``: each conversation's first message)."""
+    names = {meta_name(first): key for key, first in firsts.items()}
+    for name, value in conn.execute("SELECT name, value FROM engram_meta WHERE name = ANY(%s)", (list(names),)):
+        overlaps.offsets[names[name]] = int(value)
+
+
+def settle_conversations(overlaps: Overlaps, conn: Any, clashing: set[tuple[str, str]],
+                         spans: dict[tuple[str, str], tuple[int, float, int]],
+                         firsts: dict[tuple[str, str], tuple[Any, ...]]) -> None:
+    """Number each conversation both hold (``clashing``) before the target's messages, when the
+    file's (``spans``: its last seq, newest time and count) are all older; else a clash."""
+    for agent, conversation in sorted(clashing):
+        first_seq, first_time = conn.execute(
+            "SELECT MIN(seq), MIN(created_at) FROM history_messages WHERE agent = %s AND conversation = %s",
+            (agent, conversation)).fetchone()
+        last_seq, newest, count = spans[(agent, conversation)]
+        if newest > first_time:
+            overlaps.conflicts.append(
+                f"conversation {conversation!r} of agent {agent!r} has messages here newer than the first there"
+                " (they would interleave)")
+            continue
+        offset = int(first_seq) - 1 - int(last_seq)
+        overlaps.offsets[(agent, conversation)] = offset
+        overlaps.new_offsets[meta_name(firsts[(agent, conversation)])] = offset
+        overlaps.notes.append(f"conversation {conversation!r} of agent {agent!r}: this file's {count} older"
+                              " messages placed before the ones there (time order)")
+
+
+def settle_summaries(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> None:
+    """Two summaries of one conversation: the file's (older) joined before the target's."""
+    for mine, theirs in pairs:
+        key = (mine[0], mine[1])
+        overlaps.joined.add(key)
+        if mine[2] in theirs[2]:
+            continue  # already part of the one there: joined by an earlier run
+        overlaps.summaries[key] = mine[2] + _SUMMARY_JOIN + theirs[2]
+        overlaps.notes.append(f"conversation {mine[1]!r} of agent {mine[0]!r}: this file's summary joined before"
+                              " the one there")
+
+
+def apply(overlaps: Overlaps, conn: Any, memory_params: Any) -> None:
+    """Write what settling decided, in the caller's transaction: the losing copies' content as
+    versions, the winning file copies over the target's, joined summaries, remembered offsets.
+    ``memory_params``: the insert parameters of a file's memories row (``transfer._pg_params``)."""
+    for memory_id, theirs in overlaps.kept.items():
+        mine = overlaps.file_rows[memory_id]
+        _keep_as_version(conn, memory_id, mine[_CONTENT], theirs[_CONTENT], theirs[_UPDATED])
+    for memory_id, theirs in overlaps.replaced.items():
+        mine = overlaps.file_rows[memory_id]
+        _keep_as_version(conn, memory_id, theirs[_CONTENT], mine[_CONTENT], mine[_UPDATED])
+        # The file's vector (copied next) goes with the file's copy; the old one described the old text.
+        conn.execute("DELETE FROM memory_vectors WHERE memory_id = %s", (memory_id,))
+        params = memory_params(mine)
+        conn.execute(
+            "UPDATE memories SET content = %s, category = %s, type = %s, layer = %s, tags = %s, metadata = %s,"
+            " importance = %s, related_entity = %s, source = %s, created_at = %s, updated_at = %s,"
+            " last_accessed = %s, recall_count = %s, superseded_by = %s, search_context = %s, valid_from = %s,"
+            " valid_until = %s, superseded_at = %s, content_hash = %s WHERE id = %s",
+            (*params[4:22], text.content_hash(mine[_CONTENT]), memory_id))
+    for (agent, conversation), summary in overlaps.summaries.items():
+        conn.execute("UPDATE history_summaries SET summary = %s WHERE agent = %s AND conversation = %s",
+                     (summary, agent, conversation))
+    for name, offset in overlaps.new_offsets.items():
+        conn.execute("INSERT INTO engram_meta (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+                     (name, str(offset)))
+
+
+def _keep_as_version(conn: Any, memory_id: str, lost: str, kept: str, at: float) -> None:
+    if lost == kept:
+        return
+    conn.execute(
+        "INSERT INTO memory_versions (memory_id, content, replaced_at) SELECT %s, %s, %s WHERE NOT EXISTS"
+        " (SELECT 1 FROM memory_versions WHERE memory_id = %s AND content = %s)",
+        (memory_id, lost, at, memory_id, lost))
