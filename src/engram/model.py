@@ -664,7 +664,11 @@ MAX_KEY_CHARS = 200
 
 
 def parse_key(value: str) -> str:
-    key = usable_text("key", str(value)).strip()
+    """A key: text, trimmed; raises ``ValidationError``. A number is refused, not turned into text
+    (HTTP and MCP refuse it too); a format whose keys can be numbers (YAML) converts them itself."""
+    if not isinstance(value, str):
+        raise _wrong_type("key", value, f"text, 1-{MAX_KEY_CHARS} printable characters")
+    key = usable_text("key", value).strip()
     if not key:
         raise ValidationError("key", "must not be empty", f"1-{MAX_KEY_CHARS} characters")
     if len(key) > MAX_KEY_CHARS or _NOT_PRINTABLE.search(key):
