@@ -54,7 +54,7 @@ def test_the_cli_refuses_it_naming_the_option_field(isolated_home: Path) -> None
     refused = engram(isolated_home, "remember", "a new memory", "--tags", "fine,\u200b")
     assert refused.returncode == 2, refused.stderr
     # (the tag shown escaped, so the message says what was refused)
-    assert "tags: '\\u200b' has no visible character" in refused.stderr and ALLOWED in refused.stderr, refused.stderr
+    assert "--tags: '\\u200b' has no visible character" in refused.stderr and ALLOWED in refused.stderr, refused.stderr
     assert json.loads(engram(isolated_home, "--json", "list").stdout) == []
 
 

@@ -53,8 +53,8 @@ def test_cli_valid_time_supersede_and_time_in_recall(isolated_home: Path) -> Non
     human = _cli(isolated_home, "get", "home-berlin")
     assert "valid_until" in human.stdout and "2024-06-01" in human.stdout
     for args, field in ((("recall", "x", "--when", "sometime soon"), "when"),
-                        (("recall", "x", "--as-of", "yesterdayish"), "as_of"),
-                        (("remember", "bad", "--valid-from", "2024-13-45"), "valid_from")):
+                        (("recall", "x", "--as-of", "yesterdayish"), "--as-of:"),  # the option typed
+                        (("remember", "bad", "--valid-from", "2024-13-45"), "--valid-from:")):
         bad = _cli(isolated_home, *args)
         assert bad.returncode == 2 and field in bad.stderr, (args, bad.stderr)
     assert ok("count")["count"] == 2  # Paris and the failed migration (Berlin is superseded); nothing half-stored
@@ -136,7 +136,7 @@ def test_list_and_recall_read_times_as_the_audit_trail_does(isolated_home: Path,
     assert keys("list", "--until", "yesterday") == keys("list", "--since", "4000000000") == []
     assert keys("recall", "noted", "--known-at", "yesterday") == []  # recorded since
     assert keys("recall", "noted", "--known-at", str(datetime.now(UTC).timestamp() + 60)) == ["today"]
-    for args, field in ((("list", "--since", "whenever"), "since:"), (("recall", "x", "--as-of", "someday"), "as_of:"),
+    for args, field in ((("list", "--since", "whenever"), "since:"), (("recall", "x", "--as-of", "someday"), "--as-of:"),
                         (("list", "--since", "today", "--until", "yesterday"), "until:")):
         bad = _cli(isolated_home, *args)
         assert bad.returncode == 2 and field in bad.stderr, (args, bad.stderr)
