@@ -189,6 +189,24 @@ def test_an_api_route_refuses_a_query_parameter_it_does_not_take_naming_it(serve
         assert [m["content"] for m in c.get("/api/v1/memory", params={"tag": "work"}).json()["memories"]] == ["tagged work"]
 
 
+def test_an_api_route_refuses_a_one_value_parameter_given_twice_naming_it(served: Served) -> None:
+    # FastAPI read the last of ``?limit=1&limit=2``; a parameter taking a list still repeats.
+    with served.client(served.alice) as c:
+        for content, tags in (("tagged work", ["work", "urgent"]), ("other work", ["work"])):
+            assert c.post("/api/v1/memory", json={"content": content, "tags": tags}).status_code == 201
+        for path, params, twice in (("/api/v1/memory", [("limit", "1"), ("limit", "2")], "limit"),
+                                    ("/api/v1/memory/search", [("q", "work"), ("q", "other")], "q"),
+                                    ("/api/v1/memory", [("tag", "work"), ("since", "today"), ("since", "2020-01-01")],
+                                     "since")):
+            r = c.get(path, params=params)
+            assert r.status_code == 422, r.text
+            problem = r.json()
+            assert problem["field"] == twice and "is given twice" in problem["detail"], r.text
+        both = c.get("/api/v1/memory", params=[("tag", "work"), ("tag", "urgent")])
+        assert [m["content"] for m in both.json()["memories"]] == ["tagged work"], both.text
+        assert len(c.get("/api/v1/memory", params={"limit": "1"}).json()["memories"]) == 1
+
+
 def test_mcp_recall_and_list_take_since_and_until_as_the_other_doors_do(served: Served) -> None:
     """``since``/``until`` on MCP's recall and list: read by the engine as the library, CLI and HTTP
     read them (epoch, ISO 8601 or a phrase), refused with the library's own words; bob sees nothing of alice's."""

@@ -9,7 +9,8 @@ on the loop. Signature, dependencies and response model are the route's own (``f
 
 API routes also refuse a query parameter they do not take, naming it (422), as their bodies refuse
 an unknown field: FastAPI ignores one, so a misspelt filter (``?tags=`` for ``?tag=``,
-``?sinse=``) silently answered for everything. And they refuse a path segment or query value whose
+``?sinse=``) silently answered for everything. A parameter that takes one value is refused when
+given twice (``?limit=1&limit=2`` was read as its last value). And they refuse a path segment or query value whose
 percent-escapes are not UTF-8 (``utf8``), which the server would otherwise read as other text.
 
 Their JSON bodies are read by ``jsondoc.loads`` with ``unique_names``: a body that is not UTF-8,
@@ -23,9 +24,13 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
+
+# FastAPI's own test of whether it reads a parameter as a list (``getlist``) or as one value.
+from fastapi._compat import field_annotation_is_sequence
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
@@ -50,12 +55,24 @@ def on_worker_thread(route: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def query_names(dependant: Dependant) -> frozenset[str]:
-    """The query parameters a route takes, its dependencies' included."""
-    names = {param.alias for param in dependant.query_params}
+@dataclass(frozen=True, slots=True)
+class QueryNames:
+    """The query parameters a route takes, and those of them that take one value."""
+
+    taken: frozenset[str]
+    single: frozenset[str]
+
+
+def query_names(dependant: Dependant) -> QueryNames:
+    """The query parameters a route takes, its dependencies' included. One takes many values
+    (``?tag=a&tag=b``) when FastAPI reads it as a list, by FastAPI's own test of its type."""
+    taken = {param.alias for param in dependant.query_params}
+    single = {param.alias for param in dependant.query_params if not field_annotation_is_sequence(param.field_info.annotation)}
     for sub in dependant.dependencies:
-        names |= query_names(sub)
-    return frozenset(names)
+        names = query_names(sub)
+        taken |= names.taken
+        single |= names.single
+    return QueryNames(frozenset(taken), frozenset(single))
 
 
 # The attribute a route keeps its query parameters in, worked out on its first request (on the
@@ -64,21 +81,26 @@ _TAKEN = "_engram_query_names"
 
 
 async def refuse_unknown_query(request: Request) -> None:
-    """A dependency of every API route: a query parameter the route does not take is an error."""
+    """A dependency of every API route: a query parameter the route does not take is an error, and
+    so is one that takes one value given twice (FastAPI read the last of ``?limit=1&limit=2``)."""
     if not request.scope.get("query_string"):
         return  # (most requests: nothing to check)
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
     if dependant is None:
         return
-    taken = getattr(route, _TAKEN, None)
-    if taken is None:
-        taken = query_names(dependant)
-        setattr(route, _TAKEN, taken)
+    names = getattr(route, _TAKEN, None)
+    if names is None:
+        names = query_names(dependant)
+        setattr(route, _TAKEN, names)
     for name in request.query_params:
-        if name not in taken:
+        if name not in names.taken:
             raise ValidationError(name, "is not a query parameter of this request",
-                                  sorted(taken) or "no query parameters")
+                                  sorted(names.taken) or "no query parameters")
+        if name in names.single and len(given := request.query_params.getlist(name)) > 1:
+            times = "twice" if len(given) == 2 else f"{len(given)} times"
+            raise ValidationError(name, f"is given {times} ({', '.join(repr(v[:40]) for v in given[:5])})",
+                                  f"one {name} per request")
 
 
 class _JSONRequest(Request):
