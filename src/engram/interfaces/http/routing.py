@@ -21,16 +21,16 @@ Each is now malformed JSON, answered 400 saying what is wrong (``problems``).
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import inspect
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
-
-# FastAPI's own test of whether it reads a parameter as a list (``getlist``) or as one value.
-from fastapi._compat import field_annotation_is_sequence
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
@@ -67,12 +67,25 @@ def query_names(dependant: Dependant) -> QueryNames:
     """The query parameters a route takes, its dependencies' included. One takes many values
     (``?tag=a&tag=b``) when FastAPI reads it as a list, by FastAPI's own test of its type."""
     taken = {param.alias for param in dependant.query_params}
-    single = {param.alias for param in dependant.query_params if not field_annotation_is_sequence(param.field_info.annotation)}
+    single = {param.alias for param in dependant.query_params if not _takes_many(param.field_info.annotation)}
     for sub in dependant.dependencies:
         names = query_names(sub)
         taken |= names.taken
         single |= names.single
     return QueryNames(frozenset(taken), frozenset(single))
+
+
+def _takes_many(annotation: Any) -> bool:
+    """Whether a query parameter of this type is read as a list (``?tag=a&tag=b``): a list, tuple or
+    set, or an optional or annotated one (FastAPI's rule; its own helper is private API)."""
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, set, frozenset, collections.abc.Sequence):
+        return True
+    if origin is typing.Annotated:
+        return _takes_many(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_takes_many(arg) for arg in typing.get_args(annotation))
+    return annotation in (list, tuple, set, frozenset)
 
 
 # The attribute a route keeps its query parameters in, worked out on its first request (on the
