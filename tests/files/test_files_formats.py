@@ -182,3 +182,14 @@ def test_oversized_content_is_refused_by_schema(fmt: str) -> None:
 def test_dates_in_several_spellings(value: str) -> None:
     doc = get_format("markdown").parse(f"- x ({value})\n", "global/a.md", max_content_chars=100)
     assert doc.parsed.entries[0].created_at == 1770595200.0
+
+
+def test_a_yaml_key_written_as_a_number_reads_as_its_text() -> None:
+    # YAML reads ``key: 2026`` as a number; the library refuses a number as a key (as HTTP and MCP
+    # do), so the format turns it into text itself, as it does an id; a key YAML reads as true is still refused.
+    f = get_format("yaml")
+    doc = f.parse("memories:\n- content: the year plan\n  key: 2026\n- content: a flag\n  key: true\n",
+                  "global/plans.yaml", max_content_chars=8000)
+    assert [(e.content, e.key) for e in doc.parsed.entries] == [("the year plan", "2026")]
+    assert [p.line for p in doc.parsed.problems] == [4], doc.parsed.problems
+    assert "key: got bool True (allowed: text, 1-200 printable characters)" in doc.parsed.problems[0].message

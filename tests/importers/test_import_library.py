@@ -40,7 +40,7 @@ def test_a_snapshot_document_imports_from_the_library_by_kind(tmp_path: Path) ->
     (b"{}", "source: got bytes"),
     ({"MEMORY.md": 5}, "source: the folder entry 'MEMORY.md' is not text"),
     (str(FIXTURES / "mem0.json"), "source: '"),
-    ("mem0.json", "source: 'mem0.json' is not a document: a str is the document's text"),
+    ("mem0.json", "source: 'mem0.json' is not a document (the text given is read as the document itself"),
 ])
 def test_a_source_of_another_type_is_named(tmp_path: Path, source: object, problem: str) -> None:
     with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem:

@@ -291,7 +291,9 @@ def test_semantic_recall_clawless_shape(served: Served) -> None:
         assert r.status_code == 200, r.text
         body = r.json()
         assert [e["userMessage"] for e in body["entries"]] == ["My dog is called Biscuit"]
-        assert body["entries"][0]["chatId"] == "42" and body["entries"][0]["conversation"] == "web:42:"
+        # The conversation as the listing shows it and users write it, not the stored form ("web:42:").
+        listed = [row["conversation"] for row in c.get("/api/v1/history").json()["conversations"]]
+        assert body["entries"][0]["chatId"] == "42" and [body["entries"][0]["conversation"]] == listed == ["web:42"]
         assert "Biscuit" in body["recap"]
         assert c.post("/api/memory/semantic-recall", json={"chatId": "42"}).json()["field"] == "input"
     with served.client() as c:

@@ -99,6 +99,25 @@ def test_a_sqlite_database_kind_is_refused_as_text_naming_the_text(served: Serve
         assert alice.get("/api/v1/stats").json()["memories"] == 0
 
 
+def test_a_refused_source_says_what_the_endpoint_takes_not_the_librarys_means(served: Served) -> None:
+    # A file's name sent as the text was answered with the library's advice (`engram import x`,
+    # Path('x')), which no HTTP client can follow: the problem names the body's field and says
+    # what the body takes, the document's text or the folder's files.
+    with served.client(served.alice) as alice:
+        for kind, body, field in (("mem0", {"text": "x"}, "text"), ("auto", {"text": "memory.json"}, "text"),
+                                  ("mem0", {"files": {"MEMORY.md": "x"}}, "files"),
+                                  ("openclaw", {"text": "[]"}, "text")):
+            r = alice.post(f"/api/v1/import/{kind}", json=body)
+            problem = r.json()
+            assert r.status_code == 422 and problem["field"] == field, (kind, r.text)
+            assert '"text"' in problem["allowed"] and '"files"' in problem["allowed"], (kind, r.text)
+            assert "engram import" not in r.text and "Path" not in r.text, (kind, r.text)
+        # A field inside the document keeps what the document allows there.
+        inner = alice.post("/api/v1/import/mem0", json={"text": "[1]"}).json()
+        assert inner["field"] == "[0]" and inner["allowed"] == "a JSON object per memory", inner
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
+
+
 def test_a_letta_agent_file_joins_the_callers_agent_and_history(served: Served) -> None:
     agent_file = (FIXTURES / "letta.af").read_text(encoding="utf-8")
     with served.client(served.alice) as alice, served.client(served.bob) as bob:

@@ -53,8 +53,8 @@ def test_cli_valid_time_supersede_and_time_in_recall(isolated_home: Path) -> Non
     human = _cli(isolated_home, "get", "home-berlin")
     assert "valid_until" in human.stdout and "2024-06-01" in human.stdout
     for args, field in ((("recall", "x", "--when", "sometime soon"), "when"),
-                        (("recall", "x", "--as-of", "yesterdayish"), "as_of"),
-                        (("remember", "bad", "--valid-from", "2024-13-45"), "valid_from")):
+                        (("recall", "x", "--as-of", "yesterdayish"), "--as-of:"),  # the option typed
+                        (("remember", "bad", "--valid-from", "2024-13-45"), "--valid-from:")):
         bad = _cli(isolated_home, *args)
         assert bad.returncode == 2 and field in bad.stderr, (args, bad.stderr)
     assert ok("count")["count"] == 2  # Paris and the failed migration (Berlin is superseded); nothing half-stored
@@ -136,7 +136,7 @@ def test_list_and_recall_read_times_as_the_audit_trail_does(isolated_home: Path,
     assert keys("list", "--until", "yesterday") == keys("list", "--since", "4000000000") == []
     assert keys("recall", "noted", "--known-at", "yesterday") == []  # recorded since
     assert keys("recall", "noted", "--known-at", str(datetime.now(UTC).timestamp() + 60)) == ["today"]
-    for args, field in ((("list", "--since", "whenever"), "since:"), (("recall", "x", "--as-of", "someday"), "as_of:"),
+    for args, field in ((("list", "--since", "whenever"), "since:"), (("recall", "x", "--as-of", "someday"), "--as-of:"),
                         (("list", "--since", "today", "--until", "yesterday"), "until:")):
         bad = _cli(isolated_home, *args)
         assert bad.returncode == 2 and field in bad.stderr, (args, bad.stderr)
@@ -187,6 +187,24 @@ def test_an_api_route_refuses_a_query_parameter_it_does_not_take_naming_it(serve
         allowed = c.get("/api/v1/memory", params={"tags": "home"}).json()["allowed"]
         assert "tag" in allowed and "limit" in allowed
         assert [m["content"] for m in c.get("/api/v1/memory", params={"tag": "work"}).json()["memories"]] == ["tagged work"]
+
+
+def test_an_api_route_refuses_a_one_value_parameter_given_twice_naming_it(served: Served) -> None:
+    # FastAPI read the last of ``?limit=1&limit=2``; a parameter taking a list still repeats.
+    with served.client(served.alice) as c:
+        for content, tags in (("tagged work", ["work", "urgent"]), ("other work", ["work"])):
+            assert c.post("/api/v1/memory", json={"content": content, "tags": tags}).status_code == 201
+        for path, params, twice in (("/api/v1/memory", [("limit", "1"), ("limit", "2")], "limit"),
+                                    ("/api/v1/memory/search", [("q", "work"), ("q", "other")], "q"),
+                                    ("/api/v1/memory", [("tag", "work"), ("since", "today"), ("since", "2020-01-01")],
+                                     "since")):
+            r = c.get(path, params=params)
+            assert r.status_code == 422, r.text
+            problem = r.json()
+            assert problem["field"] == twice and "is given twice" in problem["detail"], r.text
+        both = c.get("/api/v1/memory", params=[("tag", "work"), ("tag", "urgent")])
+        assert [m["content"] for m in both.json()["memories"]] == ["tagged work"], both.text
+        assert len(c.get("/api/v1/memory", params={"limit": "1"}).json()["memories"]) == 1
 
 
 def test_mcp_recall_and_list_take_since_and_until_as_the_other_doors_do(served: Served) -> None:

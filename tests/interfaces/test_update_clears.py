@@ -118,8 +118,9 @@ def test_cli_update_sets_entity_source_and_valid_times_naming_a_bad_one(isolated
     assert changed.returncode == 0, changed.stderr
     got = json.loads(engram(isolated_home, "--json", "get", "deploy").stdout)
     assert (got["related_entity"], got["source"]) == ("ci", "wiki") and got["valid_from"] < got["valid_until"]
-    for args, field in ((("--valid-from", "2026-13-45"), "valid_from"), (("--valid-until", "2025-01-01"), "valid_until"),
-                        (("--entity", "x" * 201), "related_entity")):
+    # Each named by the option typed (the engine's valid_from, valid_until, related_entity).
+    for args, field in ((("--valid-from", "2026-13-45"), "--valid-from:"), (("--valid-until", "2025-01-01"), "--valid-until:"),
+                        (("--entity", "x" * 201), "--entity:")):
         refused = engram(isolated_home, "update", "deploy", *args)
         assert refused.returncode == 2 and field in refused.stderr, (args, refused.stderr)
     assert json.loads(engram(isolated_home, "--json", "get", "deploy").stdout) == got

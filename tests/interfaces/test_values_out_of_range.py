@@ -87,7 +87,7 @@ def test_cli_refuses_a_time_beyond_the_dates_and_later_commands_still_work(isola
     assert _cli(isolated_home, "remember", "kept one", "--key", "kept").returncode == 0
     refused = _cli(isolated_home, "remember", "far one", "--valid-from", "1e300")
     assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert "valid_from" in refused.stderr and "0002-01-01" in refused.stderr
+    assert "--valid-from:" in refused.stderr and "0002-01-01" in refused.stderr  # the option typed
     listed = _cli(isolated_home, "--json", "list")
     assert listed.returncode == 0, listed.stderr
     assert [m["key"] for m in json.loads(listed.stdout)] == ["kept"]

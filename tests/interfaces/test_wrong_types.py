@@ -45,6 +45,8 @@ def mem(tmp_path: Path):
     (lambda m: m.forget(older_than_s=True), "older_than_s", "a number of seconds, 0 or more"),
     (lambda m: m.recall(5), "query", "some text to search for"),  # was "must not be empty"
     (lambda m: m.get(5), "ref", "a memory id or key"),
+    (lambda m: m.remember("a new memory", key=5), "key", "text, 1-200 printable characters"),  # was stored as "5"
+    (lambda m: m.remember_many([{"content": "a new memory", "key": 5.0}]), "items[0].key", "text, 1-200"),
 ])
 def test_the_library_refuses_a_wrong_type_naming_the_field_and_the_type(
         mem: Engram, call: Callable[[Engram], Any], field: str, allowed: str) -> None:
@@ -82,6 +84,7 @@ def test_a_number_is_a_number_whatever_its_python_type(mem: Engram) -> None:
     ("/api/v1/memory/forget", {"tag": "garden", "dry_run": 1}, "dry_run"),
     ("/api/v1/memory/forget", {"older_than_days": True, "dry_run": True}, "older_than_days"),
     ("/api/v1/memory/forget", {"older_than_days": "3"}, "older_than_days"),
+    ("/api/v1/memory", {"content": "a new memory", "key": 5}, "key"),
 ])
 def test_http_refuses_a_wrong_type_naming_the_field_and_the_type(served: Served, path: str, body: dict,
                                                                   field: str) -> None:
@@ -105,7 +108,8 @@ def test_mcp_refuses_a_wrong_type_naming_the_argument_and_the_type(served: Serve
                     ("forget", {"older_than_days": True}, "invalid older_than_days: Input should be a valid number"),
                     ("recall", {"query": "tulips", "limit": "5"}, "invalid limit: Input should be a valid integer"),
                     ("list", {"limit": True}, "invalid limit: Input should be a valid integer"),
-                    ("list", {"limit": 5.5}, "invalid limit: Input should be a valid integer")):
+                    ("list", {"limit": 5.5}, "invalid limit: Input should be a valid integer"),
+                    ("remember", {"content": "a new memory", "key": 5}, "invalid key: Input should be a valid string")):
                 text = _error_text(await client.call_tool(name, arguments))
                 assert text == f"Error executing tool {name}: {said}", text
             listed = await client.call_tool("list", {})

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.errors import MissingDependencyError, ValidationError
-from engram.model import Category, layer_for_type
+from engram.model import Category, is_number, layer_for_type
 
 from .document import Parsed, line_ending
 from .entry import Entry, Problem, build_entry, default_type, iso, show_instant
@@ -259,6 +259,10 @@ def _entry(item: Any, line: int, max_chars: int) -> Entry:
         raw[target] = value
     if raw.get("id") is not None:
         raw["id"] = str(raw["id"])
+    # A hand-written ``key: 2026`` is a number to YAML but a name to its writer: the library refuses
+    # a number as a key, so the format turns it into its text here, as it does an id.
+    if is_number(raw.get("key")):
+        raw["key"] = str(raw["key"])
     for name in ("tags", "links"):
         if raw.get(name) is not None and not isinstance(raw[name], list | str):
             raise ValidationError(name, f"got {type(raw[name]).__name__}", "a list")

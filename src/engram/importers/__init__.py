@@ -73,7 +73,8 @@ def check_source(source: object, kind: str | None = None) -> None:
         try:
             jsondoc.loads(line)
         except json.JSONDecodeError:
-            raise ValidationError("source", f"{line[:200]!r} is not a document: a str is the document's text",
+            raise ValidationError("source", f"{line[:200]!r} is not a document (the text given is read as the document "
+                                  "itself, not as a file's name)",
                                   "the document's own text (a file or folder is read by its path: "
                                   f"`engram import {line[:200]}`, or Path({line[:200]!r}) in Python)") from None
 

@@ -58,18 +58,21 @@ def field_name(loc: Sequence[Any], *, located: bool = False) -> str:
 
 
 @contextmanager
-def wire_names(names: Mapping[str, str]) -> Iterator[None]:
+def wire_names(names: Mapping[str, str], accepts: Mapping[str, str] | None = None) -> Iterator[None]:
     """Re-raise a ``ValidationError`` on one of the engine's fields (``names``' keys: ``tags``,
     ``related_entity``) under the name the door's caller sent (its value: ``tag`` for HTTP's
     ``?tag=``, ``filters.tags`` for MCP's recall), an item or member of it included (``tags[1]``).
     A door whose names differ from the engine's holds its map beside the call it makes, and this
-    is the one place that applies one, so every error names what the client sent."""
+    is the one place that applies one, so every error names what the client sent. ``accepts``
+    says, by engine field, what the door takes for a whole field where the engine's ``allowed``
+    speaks of another door's means (the import ``source``: a ``Path``, which no HTTP body holds)."""
     try:
         yield
     except ValidationError as exc:
         for engine, wire in names.items():
             if exc.field == engine or exc.field.startswith((engine + "[", engine + ".")):
-                raise type(exc)(wire + exc.field[len(engine):], exc.problem, exc.allowed) from exc
+                allowed = (accepts or {}).get(engine, exc.allowed) if exc.field == engine else exc.allowed
+                raise type(exc)(wire + exc.field[len(engine):], exc.problem, allowed) from exc
         raise
 
 

@@ -4,6 +4,8 @@ export, import, stats (what the agent sees; ``--all-agents`` for the operator's 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +41,26 @@ KnownAtOpt = typer.Option(
 )
 # The bare REF is read as an id first, then as a key; --key is always a key (for one equal to an id).
 ByKeyOpt = typer.Option(None, "--key", help="The memory with this key, even one that is also another memory's id.")
+
+
+# The engine's fields an option fills under another word (``--tag`` fills ``tags``, ``--as-of``
+# ``as_of``), by the option's name: an error names the option the user typed, as HTTP names its
+# ``?tag=`` (``present.wire_names``). An option that is its field's word (``--category``) is named by it.
+FILTER_OPTIONS = {"tags": "--tag", "related_entity": "--entity", "as_of": "--as-of", "known_at": "--known-at"}
+RECALL_OPTIONS = {**FILTER_OPTIONS, "min_relevance": "--min-relevance"}
+FORGET_OPTIONS = {"tag": "--tag"}
+# remember and update: their --tags (--tag is the same option).
+WRITE_OPTIONS = {"tags": "--tags", "related_entity": "--entity", "search_context": "--search-context",
+                 "valid_from": "--valid-from", "valid_until": "--valid-until"}
+
+
+@contextmanager
+def _options_named(names: Mapping[str, str]) -> Iterator[None]:
+    """An engine error on one of ``names``' fields, re-raised naming its option (``present.wire_names``)."""
+    from engram.interfaces import present
+
+    with present.wire_names(names):
+        yield
 
 
 def _one_memory(engram: Engram, command: str, ref: str | None, key: str | None) -> Memory:
@@ -122,11 +144,12 @@ def remember(
     st = state(ctx)
     if content == parsing.STDIN:
         content = parsing.stdin_text("content", "UTF-8 text on standard input")
-    result = st.engram().remember(
-        content, key=key, category=category, type=type_, layer=layer, tags=_joined(tags), metadata=metadata,
-        importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
-        search_context=search_context, valid_from=valid_from, valid_until=valid_until,
-    )
+    with _options_named(WRITE_OPTIONS):
+        result = st.engram().remember(
+            content, key=key, category=category, type=type_, layer=layer, tags=_joined(tags), metadata=metadata,
+            importance=importance, related_entity=entity, source=source, scope=scope, links=link or (),
+            search_context=search_context, valid_from=valid_from, valid_until=valid_until,
+        )
     _show_write(result, as_json=st.as_json)
 
 
@@ -176,12 +199,13 @@ def update(
     if content == parsing.STDIN:
         content = parsing.stdin_text("content", "UTF-8 text on standard input")
     engram = st.engram()
-    result = engram.update(
-        _one_memory(engram, "update", ref, key), content=content, category=category, type=type_, layer=layer,
-        tags=_joined(tags), metadata=metadata, importance=importance, related_entity=entity, source=source,
-        search_context=search_context,
-        valid_from=valid_from, valid_until=valid_until, clear=clear or (),
-    )
+    with _options_named(WRITE_OPTIONS):
+        result = engram.update(
+            _one_memory(engram, "update", ref, key), content=content, category=category, type=type_, layer=layer,
+            tags=_joined(tags), metadata=metadata, importance=importance, related_entity=entity, source=source,
+            search_context=search_context,
+            valid_from=valid_from, valid_until=valid_until, clear=clear or (),
+        )
     _show_write(result, as_json=st.as_json)
 
 
@@ -213,11 +237,12 @@ def recall(
     query ("what did we decide last week") filters like --when; the range read is in the notes."""
     st = state(ctx)
     # The folder mirror follows changes and recall makes none it reflects: not attached here.
-    result = st.engram(warm=mode != "text", mirror=False).recall(
-        query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
-        filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where),
-        scope=scope,  # type: ignore[arg-type]
-    )
+    with _options_named(RECALL_OPTIONS):
+        result = st.engram(warm=mode != "text", mirror=False).recall(
+            query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
+            filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where),
+            scope=scope,  # type: ignore[arg-type]
+        )
     if st.as_json:
         render.emit_json(result)
     else:
@@ -260,11 +285,12 @@ def list_(
 ) -> None:
     """List memories with filters and pagination."""
     st = state(ctx)
-    memories = st.engram().list(
-        _filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where), order=order, limit=limit,
-        offset=offset,
-        scope=scope,  # type: ignore[arg-type]
-    )
+    with _options_named(FILTER_OPTIONS):
+        memories = st.engram().list(
+            _filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where), order=order,
+            limit=limit, offset=offset,
+            scope=scope,  # type: ignore[arg-type]
+        )
     if st.as_json:
         render.emit_json(memories)
     else:
@@ -289,11 +315,12 @@ def forget(
     st = state(ctx)
     engram = st.engram()
     one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
-    removed = engram.forget(
-        one, query=query, tag=tag,
-        older_than_s=parsing.duration(older_than, "--older-than"),
-        filters=Filters(category=category), dry_run=dry_run, reason=reason,
-    )
+    with _options_named(FORGET_OPTIONS):
+        removed = engram.forget(
+            one, query=query, tag=tag,
+            older_than_s=parsing.duration(older_than, "--older-than"),
+            filters=Filters(category=category), dry_run=dry_run, reason=reason,
+        )
     if st.as_json:
         render.emit_json({"dry_run": dry_run, "removed": removed})
         return
@@ -388,7 +415,8 @@ def count(
     from engram.engine import Filters
 
     st = state(ctx)
-    n = st.engram().count(Filters(category=category, type=type_, tags=tag), scope=scope)  # type: ignore[arg-type]
+    with _options_named(FILTER_OPTIONS):
+        n = st.engram().count(Filters(category=category, type=type_, tags=tag), scope=scope)  # type: ignore[arg-type]
     if st.as_json:
         render.emit_json({"count": n})
     else:

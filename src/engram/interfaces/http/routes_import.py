@@ -24,6 +24,10 @@ from engram.interfaces.http.schemas import Body, UsableText
 router = Router(prefix="/api/v1", tags=["service"])
 
 
+SOURCES = ('the source itself: a document\'s text in "text" (JSON or JSON lines), or a folder\'s files in "files" '
+           '({"relative/path": "its text"}); no file on the server is read')
+
+
 class ImportIn(Body):
     text: UsableText | None = Field(None, description="The source document (JSON or JSON lines).")
     files: dict[UsableText, UsableText] | None = Field(None, description="A source folder: relative path -> file text.")
@@ -41,8 +45,10 @@ class ImportIn(Body):
 def import_source(eng: Eng, kind: str, body: ImportIn) -> dict[str, Any]:
     source: str | dict[str, str] = body.text if body.text is not None else dict(body.files or {})
     # The engine names the document ``source`` and the kind ``from`` (the CLI's flag): here they
-    # are the body's ``text`` or ``files`` and the path's ``kind``.
-    with present.wire_names({"source": "text" if body.text is not None else "files", "from": "kind"}):
+    # are the body's ``text`` or ``files`` and the path's ``kind``; what the engine allows besides
+    # (a Path, ``engram import FILE``) is no HTTP body's, so a refused source says what this one takes.
+    with present.wire_names({"source": "text" if body.text is not None else "files", "from": "kind"},
+                            accepts={"source": SOURCES}):
         if kind == "auto":
             kind = detect_document(source) if isinstance(source, str) else detect_files(source)
         summary = eng.import_from(source, kind, keep_agents=False, operator_notes=False)

@@ -9,7 +9,8 @@ on the loop. Signature, dependencies and response model are the route's own (``f
 
 API routes also refuse a query parameter they do not take, naming it (422), as their bodies refuse
 an unknown field: FastAPI ignores one, so a misspelt filter (``?tags=`` for ``?tag=``,
-``?sinse=``) silently answered for everything. And they refuse a path segment or query value whose
+``?sinse=``) silently answered for everything. A parameter that takes one value is refused when
+given twice (``?limit=1&limit=2`` was read as its last value). And they refuse a path segment or query value whose
 percent-escapes are not UTF-8 (``utf8``), which the server would otherwise read as other text.
 
 Their JSON bodies are read by ``jsondoc.loads`` with ``unique_names``: a body that is not UTF-8,
@@ -20,9 +21,13 @@ Each is now malformed JSON, answered 400 saying what is wrong (``problems``).
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import inspect
+import types
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -50,12 +55,37 @@ def on_worker_thread(route: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def query_names(dependant: Dependant) -> frozenset[str]:
-    """The query parameters a route takes, its dependencies' included."""
-    names = {param.alias for param in dependant.query_params}
+@dataclass(frozen=True, slots=True)
+class QueryNames:
+    """The query parameters a route takes, and those of them that take one value."""
+
+    taken: frozenset[str]
+    single: frozenset[str]
+
+
+def query_names(dependant: Dependant) -> QueryNames:
+    """The query parameters a route takes, its dependencies' included. One takes many values
+    (``?tag=a&tag=b``) when FastAPI reads it as a list, by FastAPI's own test of its type."""
+    taken = {param.alias for param in dependant.query_params}
+    single = {param.alias for param in dependant.query_params if not _takes_many(param.field_info.annotation)}
     for sub in dependant.dependencies:
-        names |= query_names(sub)
-    return frozenset(names)
+        names = query_names(sub)
+        taken |= names.taken
+        single |= names.single
+    return QueryNames(frozenset(taken), frozenset(single))
+
+
+def _takes_many(annotation: Any) -> bool:
+    """Whether a query parameter of this type is read as a list (``?tag=a&tag=b``): a list, tuple or
+    set, or an optional or annotated one (FastAPI's rule; its own helper is private API)."""
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, set, frozenset, collections.abc.Sequence):
+        return True
+    if origin is typing.Annotated:
+        return _takes_many(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_takes_many(arg) for arg in typing.get_args(annotation))
+    return annotation in (list, tuple, set, frozenset)
 
 
 # The attribute a route keeps its query parameters in, worked out on its first request (on the
@@ -64,21 +94,26 @@ _TAKEN = "_engram_query_names"
 
 
 async def refuse_unknown_query(request: Request) -> None:
-    """A dependency of every API route: a query parameter the route does not take is an error."""
+    """A dependency of every API route: a query parameter the route does not take is an error, and
+    so is one that takes one value given twice (FastAPI read the last of ``?limit=1&limit=2``)."""
     if not request.scope.get("query_string"):
         return  # (most requests: nothing to check)
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
     if dependant is None:
         return
-    taken = getattr(route, _TAKEN, None)
-    if taken is None:
-        taken = query_names(dependant)
-        setattr(route, _TAKEN, taken)
+    names = getattr(route, _TAKEN, None)
+    if names is None:
+        names = query_names(dependant)
+        setattr(route, _TAKEN, names)
     for name in request.query_params:
-        if name not in taken:
+        if name not in names.taken:
             raise ValidationError(name, "is not a query parameter of this request",
-                                  sorted(taken) or "no query parameters")
+                                  sorted(names.taken) or "no query parameters")
+        if name in names.single and len(given := request.query_params.getlist(name)) > 1:
+            times = "twice" if len(given) == 2 else f"{len(given)} times"
+            raise ValidationError(name, f"is given {times} ({', '.join(repr(v[:40]) for v in given[:5])})",
+                                  f"one {name} per request")
 
 
 class _JSONRequest(Request):

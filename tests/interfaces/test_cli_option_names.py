@@ -1,0 +1,39 @@
+"""A bad value given to a CLI option whose engine field is another word is refused naming the
+option the user typed (``--tag``, not the engine's ``tags``; ``--as-of``, not ``as_of``), as HTTP
+names its ``?tag=``; nothing stored changes. The ``engram`` command as a real process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.unit.test_cli import engram
+
+LONG_TAG = "t" * 65
+INVISIBLE_TAG = "\u200b"
+
+
+def test_each_option_is_named_as_typed(isolated_home: Path) -> None:
+    assert engram(isolated_home, "remember", "the tulip bulbs are in the shed", "--key", "kept", "--tags", "garden",
+                  ).returncode == 0
+    for args, named in (
+            (["list", "--tag", LONG_TAG], "--tag"),
+            (["list", "--tag", "garden", "--tag", INVISIBLE_TAG], "--tag"),
+            (["list", "--as-of", "not a time"], "--as-of"),
+            (["list", "--known-at", "not a time"], "--known-at"),
+            (["recall", "tulips", "--tag", INVISIBLE_TAG], "--tag"),
+            (["recall", "tulips", "--min-relevance", "3"], "--min-relevance"),
+            (["count", "--tag", LONG_TAG], "--tag"),
+            (["forget", "--tag", INVISIBLE_TAG], "--tag"),
+            (["update", "kept", "--tag", LONG_TAG], "--tags"),
+            (["update", "kept", "--valid-until", "not a time"], "--valid-until"),
+            (["remember", "a new one", "--valid-from", "not a time"], "--valid-from"),
+    ):
+        refused = engram(isolated_home, *args)
+        assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
+        assert refused.stderr.startswith(f"error: {named}: "), (args, refused.stderr)
+        assert "(allowed: " in refused.stderr, (args, refused.stderr)
+    listed = json.loads(engram(isolated_home, "--json", "list").stdout)
+    assert [(m["key"], m["tags"]) for m in listed] == [("kept", ["garden"])]
+    # An option that is its field's word is named by that word, as before.
+    assert engram(isolated_home, "list", "--category", "feelings").stderr.startswith("error: category: ")
