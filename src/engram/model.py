@@ -11,7 +11,6 @@ import json
 import math
 import numbers
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -70,16 +69,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Keys and tags are names shown on one line (a memory file's entry heading, a table cell): no line
 # breaks or tabs either.
 _NOT_PRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
-# What draws nothing on its own: control and format characters (a zero-width space, a direction
-# mark), spaces and separators, and marks that sit on another character. A private-use or unassigned
-# character is drawn by some font (a newer Unicode's emoji is unassigned to an older Python).
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp", "Mn", "Me"})
-
-
-def has_visible(text: str) -> bool:
-    """Whether ``text`` has a character that shows (``_INVISIBLE_CATEGORIES``): a tag without one
-    is one nobody could see or type, a mistake (a pasted zero-width space), never a name."""
-    return any(unicodedata.category(c) not in _INVISIBLE_CATEGORIES for c in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -600,9 +589,6 @@ def parse_type(value: str) -> str:
     return word
 
 
-_TAG_ALLOWED = "up to 64 printable characters, at least one of them visible, no commas"
-
-
 def parse_tags(value: str | Iterable[str] | None, field: str = "tags") -> tuple[str, ...]:
     """Tags from a list or a comma-separated string: trimmed, lowercased, de-duplicated. ``field``
     names the argument in errors (``forget``'s is ``tag``)."""
@@ -619,10 +605,8 @@ def parse_tags(value: str | Iterable[str] | None, field: str = "tags") -> tuple[
         if not tag:
             continue
         if len(tag) > 64 or "," in tag or _NOT_PRINTABLE.search(tag):
-            raise ValidationError(field, f"{tag[:70]!r} is not a usable tag", _TAG_ALLOWED)
-        if not has_visible(tag):
-            raise ValidationError(field, f"{tag!r} has no visible character (only spaces, format or control"
-                                  " characters, or marks)", _TAG_ALLOWED)
+            raise ValidationError(field, f"{tag[:70]!r} is not a usable tag",
+                                  "up to 64 printable characters, no commas")
         if tag not in tags:
             tags.append(tag)
     return tuple(tags)
