@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.unit.test_cli import engram
 
 LONG_TAG = "t" * 65
-INVISIBLE_TAG = "\u200b"
+CONTROL_TAG = "bell\x07"
 
 
 def test_each_option_is_named_as_typed(isolated_home: Path) -> None:
@@ -18,13 +18,13 @@ def test_each_option_is_named_as_typed(isolated_home: Path) -> None:
                   ).returncode == 0
     for args, named in (
             (["list", "--tag", LONG_TAG], "--tag"),
-            (["list", "--tag", "garden", "--tag", INVISIBLE_TAG], "--tag"),
+            (["list", "--tag", "garden", "--tag", CONTROL_TAG], "--tag"),
             (["list", "--as-of", "not a time"], "--as-of"),
             (["list", "--known-at", "not a time"], "--known-at"),
-            (["recall", "tulips", "--tag", INVISIBLE_TAG], "--tag"),
+            (["recall", "tulips", "--tag", CONTROL_TAG], "--tag"),
             (["recall", "tulips", "--min-relevance", "3"], "--min-relevance"),
             (["count", "--tag", LONG_TAG], "--tag"),
-            (["forget", "--tag", INVISIBLE_TAG], "--tag"),
+            (["forget", "--tag", CONTROL_TAG], "--tag"),
             (["update", "kept", "--tag", LONG_TAG], "--tags"),
             (["update", "kept", "--valid-until", "not a time"], "--valid-until"),
             (["remember", "a new one", "--valid-from", "not a time"], "--valid-from"),
