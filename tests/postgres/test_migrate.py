@@ -80,13 +80,13 @@ def test_migrate_10k_resumes_verifies_and_recalls_the_same(pg_url: str, tmp_path
     assert report["tables"]["memory_vectors"]["target"] == N - 1  # updating k1 dropped its stale vector
     assert report["embedding_identity"] == "test:hashing:64"
 
-    # Running again copies nothing and still verifies.
+    # Running again once the copy verified reads nothing into the target (transfer_record).
     again = subprocess.run(
         [*ENGRAM, "migrate", "--from", str(sqlite_path), "--to", pg_url],
         env=env, capture_output=True, text=True, timeout=600,
     )
     assert again.returncode == 0, again.stderr
-    assert "memories" in again.stdout and "differs" not in again.stdout
+    assert "already copied on " in again.stdout and "unchanged since; nothing copied" in again.stdout
 
     sqlite = Engram(SqliteMemoryStore(sqlite_path), agent="alice", embedder=HashingEmbedder())
     postgres = Engram(PostgresMemoryStore(PgDatabase.connect(pg_url)), agent="alice", embedder=HashingEmbedder())
@@ -316,11 +316,12 @@ def test_the_cli_leaves_stderr_empty_off_a_terminal(pg_url: str, tmp_path: Path)
     with Engram.from_settings(home=home, embeddings={"provider": "none"}) as source:
         source.remember_many([{"content": f"note {i} about the garden"} for i in range(5)])
     env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
-    for args in (("migrate", "--to", pg_url), ("--json", "migrate", "--to", pg_url)):
+    # The second run finds the first's verified copy (nothing copied) and says so.
+    for args, said in ((("migrate", "--to", pg_url), "memories"), (("--json", "migrate", "--to", pg_url), '"already_copied": "')):
         run = subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=600)
         assert run.returncode == 0, run.stderr
         assert run.stderr == "", (args, run.stderr)
-        assert "memories" in run.stdout
+        assert said in run.stdout
 
 
 def test_the_cli_draws_the_copy_on_stderr_and_keeps_stdout_for_the_report(

@@ -19,6 +19,9 @@ the same scope and key under another id, a token...): the file is refused, namin
 nothing is overwritten. Each file
 numbers its audit trail from 1: a file whose entries would land on the target's is renumbered
 after them (``_audit_offset``), remembered in ``engram_meta`` so a resumed copy lands where it began.
+A verified copy is recorded there too (``transfer_record``): run again once PostgreSQL is in use,
+a file unchanged since is skipped, so what was removed there since (a memory forgotten, history
+compacted) is not filled in again.
 
 Only tables this module knows are copied; any other table in the SQLite file is reported in
 ``TransferReport.unknown_tables`` (full-text shadow tables and the migration record excepted).
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from engram import text
-from engram.db import transfer_overlap
+from engram.db import transfer_overlap, transfer_record
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
@@ -95,6 +99,12 @@ class TransferReport:
     # Each row the target held otherwise and how it was settled (``transfer_overlap``): which copy
     # of a memory was kept, a conversation's messages placed before the target's, a summary joined.
     resolved: list[str] = field(default_factory=list)
+    # When the target verified a copy of these very rows (``transfer_record``): nothing was copied
+    # this time, so nothing removed there since came back. None when this run copied.
+    already_copied: str | None = None
+    # When the target verified a copy of this file as it was before its rows changed: this run
+    # copied what the target lacks, which may bring back rows removed there since then.
+    changed_since: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -311,6 +321,18 @@ def _compare(source: Database, target: PgDatabase, table: str, shift: Shift | No
     return result
 
 
+def fingerprint(source: Database, tables: list[str]) -> str:
+    """A SHA-256 over the file's own rows of ``tables`` (as written there: not renumbered or
+    settled against any target), so it changes exactly when the file's rows do (``transfer_record``)."""
+    digest = hashlib.sha256()
+    for table in tables:
+        digest.update(table.encode() + b"\x00")
+        for batch in _source_rows(source, table):
+            for row in batch:
+                digest.update(hashlib.sha256(_canonical(table, row)).digest())
+    return digest.hexdigest()
+
+
 def _describe(table: str, row: tuple[Any, ...]) -> str:
     if table == "audit_log":
         return f"audit entry {row[0]} is another entry there"
@@ -384,7 +406,10 @@ def copy_sqlite_to_postgres(
 
     ``key`` opens an encrypted (SQLCipher) store: ``privacy.encryption_key``.
 
-    Safe to run again after an interruption (copied rows are skipped). What the target holds
+    Safe to run again after an interruption (copied rows are skipped). A file whose rows are the
+    ones of a copy the target verified before is not read into it again (``transfer_record``):
+    ``TransferReport.already_copied`` says when, and nothing removed there since comes back; a file
+    changed since such a copy is copied as usual, ``TransferReport.changed_since`` saying so. What the target holds
     otherwise and a rule settles (``transfer_overlap``) is listed in ``TransferReport.resolved``.
     Raises NotFoundError when the SQLite file does not exist, ValidationError (field ``to``), before
     anything of the file is written, when the target holds one of its rows with other content that
@@ -404,6 +429,12 @@ def copy_sqlite_to_postgres(
             if t not in KNOWN_TABLES and t not in _IGNORED and not t.startswith("memories_fts")
         ]
         tables = [table for table in KNOWN_TABLES if table in present]
+        rows = fingerprint(source, tables)
+        earlier = transfer_record.earlier_copy(target, rows, path)
+        if earlier.unchanged_at is not None:  # copying again would bring back what was removed there since
+            report.already_copied = earlier.unchanged_at
+            return report
+        report.changed_since = earlier.changed_since
         overlaps = _settle(source, target, tables, report.target)
         _refuse_conflicts(report.target, overlaps.conflicts)
         shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message}
@@ -434,6 +465,8 @@ def copy_sqlite_to_postgres(
             table_report.source, table_report.source_checksum = compared.source, compared.source_checksum
             table_report.target, table_report.target_checksum = compared.target, compared.target_checksum
             table_report.resolved = compared.left_out
+        if report.verified:
+            transfer_record.record_copy(target, rows, path, time.time())
     finally:
         source.close()
         target.close()

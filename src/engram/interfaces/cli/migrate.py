@@ -76,7 +76,7 @@ def _as_json(report: TransferReport) -> dict[str, Any]:
         "source": report.source, "target": report.target, "verified": report.verified, "refused": report.refused,
         "unknown_tables": report.unknown_tables, "embedding_identity": report.embedding_identity,
         "schedule": report.schedule, "sync_state": report.sync_state, "audit_offset": report.audit_offset,
-        "resolved": report.resolved,
+        "resolved": report.resolved, "already_copied": report.already_copied, "changed_since": report.changed_since,
         "tables": {name: {**t.__dict__, "verified": t.verified} for name, t in report.tables.items()},
     }
 
@@ -86,6 +86,11 @@ def _print(report: TransferReport) -> None:
 
     if report.refused:
         render.console.print(f"{report.source} → {report.target}: [red]not copied[/red]: {report.refused}", highlight=False)
+        return
+    if report.already_copied:
+        render.console.print(f"{report.source} → {report.target}: already copied on {report.already_copied},"
+                             " unchanged since; nothing copied", highlight=False, markup=False)
+        _print_carried(report)
         return
     table = Table("table", "source", "copied", "skipped", "target", "kept there", "checksum",
                   title=f"{report.source} → {report.target}")
@@ -99,6 +104,14 @@ def _print(report: TransferReport) -> None:
         render.console.print(f"audit entries renumbered to follow the target's (+{report.audit_offset})", highlight=False)
     if report.unknown_tables:
         render.console.print(f"not copied (unknown to this version): {', '.join(report.unknown_tables)}")
+    if report.changed_since:
+        render.console.print(f"this file changed since its copy verified on {report.changed_since}: rows removed in"
+                             f" {report.target} since then (forgotten, compacted, undone, revoked) may have come back",
+                             highlight=False, markup=False)
+    _print_carried(report)
+
+
+def _print_carried(report: TransferReport) -> None:
     if report.schedule:
         render.console.print(f"maintenance schedule carried to {report.schedule}", highlight=False)
     if report.sync_state:
