@@ -63,7 +63,7 @@ def test_a_watcher_on_the_migrated_sqlite_store_stops_and_leaves_the_handed_over
             watcher.kill()
             watcher.wait()
     assert watcher.returncode == 1, err
-    assert "handed over by `engram migrate`" in err and "no longer syncs the folder" in err
+    assert err.count("handed over by `engram migrate`") == 1 and "no longer syncs the folder" in err  # said once
     assert json.loads(state_file.read_text("utf-8"))["database"] == handed["database"]
 
     # The first sync on PostgreSQL finds the hand edit as a hand edit: no conflict, nothing reverted.

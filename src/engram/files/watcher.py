@@ -147,7 +147,9 @@ class Watcher:
                 else:
                     report = self.syncer.sync_dirs(sorted(dirty))
             except HandedOver as exc:  # no pass will succeed again: stop rather than retry
-                log.error("%s; watcher stopped", exc)
+                # The owner reports it (``handed_over``: `engram watch` exits with it as its error);
+                # logged as an error here too, the message was shown twice.
+                log.debug("%s; watcher stopped", exc)
                 self.handed_over = exc
                 return
             except Exception:  # the watcher must outlive one bad pass; the next event retries
