@@ -44,7 +44,7 @@ from engram.db import transfer_overlap, transfer_record
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
-from engram.errors import DimensionError, IntegrityError, MissingDependencyError, NotFoundError, ValidationError
+from engram.errors import DimensionError, IntegrityError, MissingDependencyError, NotFoundError
 from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
 
@@ -333,47 +333,14 @@ def fingerprint(source: Database, tables: list[str]) -> str:
     return digest.hexdigest()
 
 
-def _describe(table: str, row: tuple[Any, ...]) -> str:
-    if table == "audit_log":
-        return f"audit entry {row[0]} is another entry there"
-    return f"{table} row {row[:len(_KEYS[table])]!r} holds other content there"
-
-
-def _key_conflicts(source: Database, target: PgDatabase) -> list[str]:
-    """The file's memories whose scope and key the target holds under another id: keys are unique
-    in a scope, so copying would drop the file's memory (and then fail on its links)."""
-    found = []
-    with target.read() as conn:
-        for batch in _source_rows(source, "memories"):
-            columns = [[row[i] for row in batch] for i in (1, 2, 3)]  # agent, session, key
-            held = conn.execute(
-                "SELECT agent, session, key, id FROM memories WHERE (agent, session, key) IN"
-                " (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))", columns).fetchall()
-            there = {(a, s, k): memory_id for a, s, k, memory_id in held}
-            for row in batch:
-                other = there.get((row[1], row[2], row[3]))
-                if other is not None and other != row[0]:
-                    found.append(f"key {row[3]!r} of agent {row[1]!r} is memory {other} there, {row[0]} here")
-    return found
-
-
-def _refuse_conflicts(shown: str, conflicts: list[str]) -> None:
-    """Refuse the file, naming what clashes, when the target holds any of its rows otherwise."""
-    if conflicts:
-        more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
-        raise ValidationError("to", f"{shown} already holds {len(conflicts)} rows that clash with this file's: "
-                              f"{'; '.join(conflicts[:5])}{more}; nothing of this file was copied, nothing overwritten",
-                              "a database without them, or this file's own earlier copy to resume; resolve each"
-                              " (forget or re-key the memory on one side, `engram export`/`import` to merge) and run again")
-
-
 def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str) -> transfer_overlap.Overlaps:
     """Before anything is written: each row of the file the target holds otherwise, settled by
     ``transfer_overlap``'s rules (two copies of one memory, one conversation in two files) or
     listed as a conflict (the same memory id in another scope, a key under another id, a token...)."""
     overlaps = transfer_overlap.Overlaps()
     if "memories" in tables:
-        overlaps.conflicts += _key_conflicts(source, target)
+        with target.read() as conn:
+            overlaps.conflicts += transfer_overlap.key_conflicts(conn, _source_rows(source, "memories"))
         transfer_overlap.settle_memories(overlaps, _compare(source, target, "memories").differing, shown)
     if "history_messages" in tables:
         with source.read() as conn:
@@ -388,7 +355,8 @@ def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str)
     settled = {(memory_id,) for memory_id in (*overlaps.kept, *overlaps.replaced)}  # their vectors go with the copy kept
     for table in tables:
         if table not in ("memories", "history_messages", "history_summaries", "audit_log"):
-            overlaps.conflicts += [_describe(table, row) for row, _ in _compare(source, target, table).differing
+            overlaps.conflicts += [transfer_overlap.describe(table, row, len(_KEYS[table]))
+                                   for row, _ in _compare(source, target, table).differing
                                    if not (table == "memory_vectors" and row[:1] in settled)]
     return overlaps
 
@@ -436,13 +404,13 @@ def copy_sqlite_to_postgres(
             return report
         report.changed_since = earlier.changed_since
         overlaps = _settle(source, target, tables, report.target)
-        _refuse_conflicts(report.target, overlaps.conflicts)
+        transfer_overlap.refuse(report.target, overlaps.conflicts)
         shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message}
         if "audit_log" in tables:
             report.audit_offset = offset = _audit_offset(source, target)
             shifts["audit_log"] = lambda row: (row[0] + offset, *row[1:])
-            _refuse_conflicts(report.target, [_describe("audit_log", row) for row, _ in
-                                              _compare(source, target, "audit_log", shifts["audit_log"]).differing])
+            transfer_overlap.refuse(report.target, [transfer_overlap.describe("audit_log", row, 1) for row, _ in
+                                                    _compare(source, target, "audit_log", shifts["audit_log"]).differing])
         with source.read() as conn:
             row = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
         report.embedding_identity = row[0] if row else None

@@ -19,16 +19,21 @@ anything of the file is written, and applies the answer in one transaction):
   verifies the file they came from. The offset is remembered in ``engram_meta`` under the file's
   first message, so a resumed copy lands where it began. Messages interleaved in time are a clash.
   Two summaries of one conversation are joined, the older (the file's) first.
+
+Any other row the target holds otherwise is a conflict (``describe``, ``key_conflicts``): the file is
+refused before anything of it is written (``refuse``), naming them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from engram import text
+from engram.errors import ValidationError
 
 # Positions in a memories row (transfer._MEMORY_COLUMNS).
 _ID, _AGENT, _SESSION, _KEY, _CONTENT, _UPDATED = 0, 1, 2, 3, 4, 14
@@ -173,3 +178,38 @@ def _keep_as_version(conn: Any, memory_id: str, lost: str, kept: str, at: float)
         "INSERT INTO memory_versions (memory_id, content, replaced_at) SELECT %s, %s, %s WHERE NOT EXISTS"
         " (SELECT 1 FROM memory_versions WHERE memory_id = %s AND content = %s)",
         (memory_id, lost, at, memory_id, lost))
+
+
+def describe(table: str, row: tuple[Any, ...], key_width: int) -> str:
+    """A row of the file the target holds with other content (``key_width``: how many leading columns key it)."""
+    if table == "audit_log":
+        return f"audit entry {row[0]} is another entry there"
+    return f"{table} row {row[:key_width]!r} holds other content there"
+
+
+def key_conflicts(conn: Any, batches: Iterable[list[tuple[Any, ...]]]) -> list[str]:
+    """The file's memories (``batches`` of its memories rows) whose scope and key the target
+    (``conn``) holds under another id: keys are unique in a scope, so copying would drop the
+    file's memory (and then fail on its links)."""
+    found = []
+    for batch in batches:
+        columns = [[row[i] for row in batch] for i in (_AGENT, _SESSION, _KEY)]
+        held = conn.execute(
+            "SELECT agent, session, key, id FROM memories WHERE (agent, session, key) IN"
+            " (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))", columns).fetchall()
+        there = {(a, s, k): memory_id for a, s, k, memory_id in held}
+        for row in batch:
+            other = there.get((row[_AGENT], row[_SESSION], row[_KEY]))
+            if other is not None and other != row[_ID]:
+                found.append(f"key {row[_KEY]!r} of agent {row[_AGENT]!r} is memory {other} there, {row[_ID]} here")
+    return found
+
+
+def refuse(shown: str, conflicts: list[str]) -> None:
+    """Refuse the file, naming what clashes, when the target (``shown``) holds any of its rows otherwise."""
+    if conflicts:
+        more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
+        raise ValidationError("to", f"{shown} already holds {len(conflicts)} rows that clash with this file's: "
+                              f"{'; '.join(conflicts[:5])}{more}; nothing of this file was copied, nothing overwritten",
+                              "a database without them, or this file's own earlier copy to resume; resolve each"
+                              " (forget or re-key the memory on one side, `engram export`/`import` to merge) and run again")
