@@ -9,7 +9,7 @@ Tables are copied in batches, each batch its own transaction with ``ON CONFLICT 
 what is already there is skipped. Memories keep their ids, keys and times; vectors keep their
 float32 values and embedding identity. Afterwards every copied table is verified by row count
 and by a SHA-256 checksum over the file's rows in id order, computed the same way on both sides:
-on the target, the rows under the keys the file holds (``_KEYS``), so several files
+on the target, the rows under the keys the file holds (``transfer_rows.KEYS``), so several files
 (``per_agent_databases``: each agent's, and the shared one) go one after another into one
 database, each verified against its own rows. Before anything is written, a row of the file whose
 key the target holds with other content is settled by ``transfer_overlap``'s rules (two copies of
@@ -30,28 +30,19 @@ Only tables this module knows are copied; any other table in the SQLite file is 
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from engram import text
-from engram.db import transfer_overlap, transfer_record
+from engram.db import transfer_overlap, transfer_record, transfer_rows
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
-from engram.errors import DimensionError, IntegrityError, MissingDependencyError, NotFoundError
+from engram.errors import DimensionError, IntegrityError, NotFoundError
 from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
-
-try:
-    from psycopg.types.json import Json, Jsonb
-except ImportError as exc:  # without the postgres extra: `engram migrate` names it (exit 4), not a traceback
-    raise MissingDependencyError("copying into PostgreSQL", "postgres", exc.name or "psycopg") from exc
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows total)
 Shift = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a file's row as it lands in the target (renumbered)
@@ -111,148 +102,6 @@ class TransferReport:
         return self.refused is None and all(t.verified for t in self.tables.values())
 
 
-# Each table: the SQLite query (rows in id order), the PostgreSQL query (same columns, same
-# order) and the insert statement. Rows are compared through ``_canonical``.
-_MEMORY_COLUMNS = (
-    "id, agent, session, key, content, category, type, layer, tags, metadata, importance, related_entity, source,"
-    " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
-    " valid_from, valid_until, superseded_at"
-)
-_MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
-_EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector, agent"
-_AUDIT_COLUMNS = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
-_TOKEN_COLUMNS = "id, agent, name, token_hash, created_at, last_used_at, revoked_at"
-# Columns holding JSON text in SQLite, by position, and how PostgreSQL takes each: JSONB, or JSON
-# where the text must come back as written (metadata: PostgreSQL migration 0009; the audit
-# trail's detail: 0016).
-_JSON_COLUMNS: dict[str, dict[int, type[Json] | type[Jsonb]]] = {
-    "history_messages": {5: Jsonb, 7: Json}, "audit_log": {9: Json}}
-_QUERIES: dict[str, tuple[str, str]] = {
-    "memories": (
-        f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY id",
-        f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY id",
-    ),
-    "memory_links": (
-        "SELECT from_id, to_id FROM memory_links ORDER BY from_id, to_id",
-        "SELECT from_id, to_id FROM memory_links ORDER BY from_id, to_id",
-    ),
-    "memory_versions": (
-        "SELECT memory_id, replaced_at, content FROM memory_versions ORDER BY memory_id, replaced_at, content",
-        'SELECT memory_id, replaced_at, content FROM memory_versions ORDER BY memory_id, replaced_at, content COLLATE "C"',
-    ),
-    "memory_vectors": (
-        "SELECT m.id, v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid ORDER BY m.id",
-        "SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id",
-    ),
-    # History keeps its (agent, conversation, seq) numbering, so owners, positions and order are unchanged.
-    "history_messages": (
-        f"SELECT agent, conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY agent, conversation, seq",
-        f"SELECT agent, conversation, seq, {_MESSAGE_COLUMNS} FROM history_messages ORDER BY agent, conversation, seq",
-    ),
-    "history_summaries": (
-        "SELECT agent, conversation, summary, updated_at FROM history_summaries ORDER BY agent, conversation",
-        "SELECT agent, conversation, summary, updated_at FROM history_summaries ORDER BY agent, conversation",
-    ),
-    "history_exchanges": (
-        f"SELECT {_EXCHANGE_COLUMNS} FROM history_exchanges ORDER BY fingerprint",
-        f'SELECT {_EXCHANGE_COLUMNS} FROM history_exchanges ORDER BY fingerprint COLLATE "C"',
-    ),
-    # The audit trail keeps its seq (the order entries were written); see _after_copy.
-    "audit_log": (
-        f"SELECT {_AUDIT_COLUMNS} FROM audit_log ORDER BY seq",
-        f"SELECT {_AUDIT_COLUMNS} FROM audit_log ORDER BY seq",
-    ),
-    "api_tokens": (
-        f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY id",
-        f'SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY id COLLATE "C"',
-    ),
-}
-# Each table's key: its leading columns in both queries above, with their PostgreSQL types. The
-# target's rows of one file are the rows under the keys that file holds (versions: the whole row).
-_KEYS: dict[str, tuple[str, ...]] = {
-    "memories": ("text",), "memory_links": ("text", "text"), "memory_versions": ("text", "float8", "text"),
-    "memory_vectors": ("text",), "history_messages": ("text", "text", "int8"), "history_summaries": ("text", "text"),
-    "history_exchanges": ("text",), "audit_log": ("int8",), "api_tokens": ("text",),
-}
-_KEY_COLUMNS = {
-    "memories": "id", "memory_links": "from_id, to_id", "memory_versions": "memory_id, replaced_at, content",
-    "memory_vectors": "memory_id", "history_messages": "agent, conversation, seq", "history_summaries": "agent, conversation",
-    "history_exchanges": "fingerprint", "audit_log": "seq", "api_tokens": "id",
-}
-_INSERTS = {
-    "memories": (
-        f"INSERT INTO memories ({_MEMORY_COLUMNS}, content_hash) VALUES"
-        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT DO NOTHING RETURNING id"
-    ),
-    "memory_links": "INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING from_id",
-    "memory_versions": (
-        "INSERT INTO memory_versions (memory_id, replaced_at, content) SELECT %s, %s, %s WHERE NOT EXISTS"
-        " (SELECT 1 FROM memory_versions WHERE memory_id = %s AND replaced_at = %s AND content = %s) RETURNING memory_id"
-    ),
-    "memory_vectors": (
-        "INSERT INTO memory_vectors (memory_id, embedding) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING memory_id"
-    ),
-    "history_messages": (
-        f"INSERT INTO history_messages (agent, conversation, seq, {_MESSAGE_COLUMNS})"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT DO NOTHING RETURNING seq"
-    ),
-    "history_summaries": (
-        "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (%s, %s, %s, %s)"
-        " ON CONFLICT DO NOTHING RETURNING conversation"
-    ),
-    "history_exchanges": (
-        f"INSERT INTO history_exchanges ({_EXCHANGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT DO NOTHING RETURNING fingerprint"
-    ),
-    "audit_log": (
-        f"INSERT INTO audit_log ({_AUDIT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT DO NOTHING RETURNING seq"
-    ),
-    "api_tokens": (
-        f"INSERT INTO api_tokens ({_TOKEN_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT DO NOTHING RETURNING id"
-    ),
-}
-
-
-def _canonical(table: str, row: tuple[Any, ...]) -> bytes:
-    """One row as bytes that do not depend on which database it came from."""
-    if table == "memories":
-        values = list(row)
-        values[8] = list(json.loads(values[8]) if isinstance(values[8], str) else values[8])
-        values[9] = json.loads(values[9]) if isinstance(values[9], str) else values[9]
-        return json.dumps([repr(v) if isinstance(v, float) else v for v in values], sort_keys=True).encode()
-    if table == "memory_vectors":
-        vector = row[1]
-        array = np.frombuffer(vector, dtype=np.float32) if isinstance(vector, bytes) else vector.to_numpy()
-        return row[0].encode() + b"\x00" + np.asarray(array, dtype="<f4").tobytes()
-    values = list(row)
-    for i in _JSON_COLUMNS.get(table, ()):
-        values[i] = json.loads(values[i]) if isinstance(values[i], str) else values[i]
-    if table == "history_exchanges" and values[6] is not None:
-        values[6] = bytes(values[6]).hex()
-    row = tuple(values)
-    return json.dumps([repr(v) if isinstance(v, float) else v for v in row], sort_keys=True).encode()
-
-
-def _pg_params(table: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
-    if table == "memories":
-        values = list(row)
-        values[8] = json.loads(values[8])
-        values[9] = Json(json.loads(values[9]))
-        return (*values, text.content_hash(values[4]))
-    if table == "memory_versions":
-        return (*row, *row)
-    if table == "memory_vectors":
-        return (row[0], np.frombuffer(row[1], dtype=np.float32))
-    if table in _JSON_COLUMNS:
-        values = list(row)
-        for i, wrap in _JSON_COLUMNS[table].items():
-            values[i] = None if values[i] is None else wrap(json.loads(values[i]))
-        return tuple(values)
-    return row
 
 
 def sqlite_tables(source: Database) -> list[str]:
@@ -264,18 +113,18 @@ def _source_rows(source: Database, table: str, shift: Shift | None = None) -> It
     """The file's rows of ``table`` in batches, in id order, each renumbered by ``shift`` (audit
     entries after the target's, a conversation's messages before the target's)."""
     with source.read() as conn:
-        cursor = conn.execute(_QUERIES[table][0])
+        cursor = conn.execute(transfer_rows.QUERIES[table][0])
         while batch := cursor.fetchmany(BATCH):
             yield [shift(tuple(r)) for r in batch] if shift else [tuple(r) for r in batch]
 
 
 def _held(conn: Any, table: str, batch: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     """The target's rows under the keys of ``batch`` (rows of the file), by key."""
-    width = len(_KEYS[table])
+    width = len(transfer_rows.KEYS[table])
     columns = [list(column) for column in zip(*(row[:width] for row in batch), strict=True)]
-    arrays = ", ".join(f"%s::{kind}[]" for kind in _KEYS[table])
-    select = _QUERIES[table][1].split(" ORDER BY ")[0]  # the same columns, looked up by key instead of scanned
-    rows = conn.execute(f"{select} WHERE ({_KEY_COLUMNS[table]}) IN (SELECT * FROM unnest({arrays}))", columns)
+    arrays = ", ".join(f"%s::{kind}[]" for kind in transfer_rows.KEYS[table])
+    select = transfer_rows.QUERIES[table][1].split(" ORDER BY ")[0]  # the same columns, looked up by key instead of scanned
+    rows = conn.execute(f"{select} WHERE ({transfer_rows.KEY_COLUMNS[table]}) IN (SELECT * FROM unnest({arrays}))", columns)
     return {tuple(row[:width]): tuple(row) for row in rows}
 
 
@@ -298,7 +147,7 @@ def _compare(source: Database, target: PgDatabase, table: str, shift: Shift | No
     rows under their keys, in the file's order (a row the target lacks counts on one side only);
     rows whose key is in ``leave_out`` (settled otherwise, ``transfer_overlap``) are only counted there."""
     mine, theirs, result = hashlib.sha256(), hashlib.sha256(), _Comparison()
-    width = len(_KEYS[table])
+    width = len(transfer_rows.KEYS[table])
     with target.read() as conn:
         for batch in _source_rows(source, table, shift):
             held = _held(conn, table, batch)
@@ -306,13 +155,13 @@ def _compare(source: Database, target: PgDatabase, table: str, shift: Shift | No
                 if row[:width] in leave_out:
                     result.left_out += 1
                     continue
-                ours = _canonical(table, row)
+                ours = transfer_rows.canonical(table, row)
                 mine.update(ours + b"\n")
                 result.source += 1
                 there = held.get(row[:width])
                 if there is None:
                     continue
-                found = _canonical(table, there)
+                found = transfer_rows.canonical(table, there)
                 theirs.update(found + b"\n")
                 result.target += 1
                 if found != ours:
@@ -329,7 +178,7 @@ def fingerprint(source: Database, tables: list[str]) -> str:
         digest.update(table.encode() + b"\x00")
         for batch in _source_rows(source, table):
             for row in batch:
-                digest.update(hashlib.sha256(_canonical(table, row)).digest())
+                digest.update(hashlib.sha256(transfer_rows.canonical(table, row)).digest())
     return digest.hexdigest()
 
 
@@ -355,7 +204,7 @@ def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str)
     settled = {(memory_id,) for memory_id in (*overlaps.kept, *overlaps.replaced)}  # their vectors go with the copy kept
     for table in tables:
         if table not in ("memories", "history_messages", "history_summaries", "audit_log"):
-            overlaps.conflicts += [transfer_overlap.describe(table, row, len(_KEYS[table]))
+            overlaps.conflicts += [transfer_overlap.describe(table, row, len(transfer_rows.KEYS[table]))
                                    for row, _ in _compare(source, target, table).differing
                                    if not (table == "memory_vectors" and row[:1] in settled)]
     return overlaps
@@ -397,8 +246,8 @@ def copy_sqlite_to_postgres(
             if t not in KNOWN_TABLES and t not in _IGNORED and not t.startswith("memories_fts")
         ]
         tables = [table for table in KNOWN_TABLES if table in present]
-        rows = fingerprint(source, tables)
-        earlier = transfer_record.earlier_copy(target, rows, path)
+        digest = fingerprint(source, tables)
+        earlier = transfer_record.earlier_copy(target, digest, path)
         if earlier.unchanged_at is not None:  # copying again would bring back what was removed there since
             report.already_copied = earlier.unchanged_at
             return report
@@ -417,7 +266,7 @@ def copy_sqlite_to_postgres(
         if report.embedding_identity:
             _claim_identity(target, report.embedding_identity)
         report.resolved = overlaps.notes
-        target.transact(lambda conn: transfer_overlap.apply(overlaps, conn, lambda row: _pg_params("memories", row)))
+        target.transact(lambda conn: transfer_overlap.apply(overlaps, conn, lambda row: transfer_rows.pg_params("memories", row)))
         kept = frozenset((memory_id,) for memory_id in overlaps.kept)
         leave_out = {"memories": kept, "memory_vectors": kept, "history_summaries": frozenset(overlaps.joined)}
         for table in tables:
@@ -434,7 +283,7 @@ def copy_sqlite_to_postgres(
             table_report.target, table_report.target_checksum = compared.target, compared.target_checksum
             table_report.resolved = compared.left_out
         if report.verified:
-            transfer_record.record_copy(target, rows, path, time.time())
+            transfer_record.record_copy(target, digest, path, time.time())
     finally:
         source.close()
         target.close()
@@ -448,12 +297,12 @@ def _audit_offset(source: Database, target: PgDatabase) -> int:
     it, under a lock, so a server writing meanwhile numbers after it) and the offset remembered in
     ``engram_meta`` under the file's first entry, so a resumed copy lands where it began."""
     with source.read() as conn:
-        first = conn.execute(f"SELECT {_AUDIT_COLUMNS} FROM audit_log ORDER BY seq LIMIT 1").fetchone()
+        first = conn.execute(f"SELECT {transfer_rows.AUDIT_COLUMNS} FROM audit_log ORDER BY seq LIMIT 1").fetchone()
         last = conn.execute("SELECT MAX(seq) FROM audit_log").fetchone()[0]
     if first is None:
         return 0
     first = tuple(first)
-    name = "migrated_audit_offset:" + hashlib.sha256(_canonical("audit_log", first)).hexdigest()[:32]
+    name = "migrated_audit_offset:" + hashlib.sha256(transfer_rows.canonical("audit_log", first)).hexdigest()[:32]
 
     def work(conn: Any) -> int:
         conn.execute("LOCK TABLE audit_log IN EXCLUSIVE MODE")  # no entry is numbered while the range is claimed
@@ -463,8 +312,9 @@ def _audit_offset(source: Database, target: PgDatabase) -> int:
         sequence = "pg_get_serial_sequence('audit_log', 'seq')::regclass"
         handed = conn.execute(f"SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM audit_log), 0),"
                               f" COALESCE(pg_sequence_last_value({sequence}), 0))").fetchone()[0]
-        there = conn.execute(f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE seq = %s", (first[0],)).fetchone()
-        same = there is not None and _canonical("audit_log", tuple(there)) == _canonical("audit_log", first)
+        there = conn.execute(f"SELECT {transfer_rows.AUDIT_COLUMNS} FROM audit_log WHERE seq = %s", (first[0],)).fetchone()
+        same = there is not None and (transfer_rows.canonical("audit_log", tuple(there))
+                                      == transfer_rows.canonical("audit_log", first))
         offset = 0 if handed == 0 or same else handed
         conn.execute(f"SELECT setval({sequence}, GREATEST(%s, %s, 1))", (offset + last, handed))
         conn.execute("INSERT INTO engram_meta (name, value) VALUES (%s, %s)", (name, str(offset)))
@@ -495,15 +345,15 @@ def _copy_table(source: Database, target: PgDatabase, table: str, progress: Prog
     done = 0
     if progress:
         progress(table, 0, total)
-    width = len(_KEYS[table])
+    width = len(transfer_rows.KEYS[table])
     for batch in _source_rows(source, table, shift):
         # Rows whose copy in the target is kept are not offered (a kept memory's vector describes its content).
-        params = [_pg_params(table, row) for row in batch if row[:width] not in leave_out]
+        params = [transfer_rows.pg_params(table, row) for row in batch if row[:width] not in leave_out]
 
         def work(conn: Any, params: list[tuple[Any, ...]] = params) -> int:
             inserted = 0
             with conn.cursor() as cur:
-                cur.executemany(_INSERTS[table], params, returning=True)
+                cur.executemany(transfer_rows.INSERTS[table], params, returning=True)
                 while True:
                     inserted += len(cur.fetchall())
                     if not cur.nextset():

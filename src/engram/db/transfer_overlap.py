@@ -35,7 +35,7 @@ from typing import Any
 from engram import text
 from engram.errors import ValidationError
 
-# Positions in a memories row (transfer._MEMORY_COLUMNS).
+# Positions in a memories row (transfer_rows.MEMORY_COLUMNS).
 _ID, _AGENT, _SESSION, _KEY, _CONTENT, _UPDATED = 0, 1, 2, 3, 4, 14
 _SUMMARY_JOIN = "\n\n"
 
@@ -147,7 +147,7 @@ def settle_summaries(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tupl
 def apply(overlaps: Overlaps, conn: Any, memory_params: Any) -> None:
     """Write what settling decided, in the caller's transaction: the losing copies' content as
     versions, the winning file copies over the target's, joined summaries, remembered offsets.
-    ``memory_params``: the insert parameters of a file's memories row (``transfer._pg_params``)."""
+    ``memory_params``: the insert parameters of a file's memories row (``transfer_rows.pg_params``)."""
     for memory_id, theirs in overlaps.kept.items():
         mine = overlaps.file_rows[memory_id]
         _keep_as_version(conn, memory_id, mine[_CONTENT], theirs[_CONTENT], theirs[_UPDATED])
