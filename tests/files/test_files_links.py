@@ -10,6 +10,7 @@ from pathlib import Path
 
 from engram.engine import Engram
 from engram.files.sync import FileSync
+from engram.model import Memory
 from tests.files.conftest import run_cli
 
 # Ids no database here has seen: entries of a restored or copied folder.
@@ -68,12 +69,17 @@ def test_both_ends_listing_a_link_across_folders_make_it_once_without_a_warning(
     assert engram.get(ALPHA).links == (BETA,)
 
 
-def test_a_link_typed_into_a_known_entry_is_reported_as_it_is_taken_out(engram: Engram, folder: Path):
+def _two_synced_notes(engram: Engram, folder: Path) -> tuple[FileSync, Memory, Memory, Path]:
+    """Two memories synced into the folder's notes file: the syncer, both, and the file."""
     syncer = FileSync(engram, folder)
     alpha = engram.remember("alpha fact", tags=["notes"]).memory
     beta = engram.remember("beta fact", tags=["notes"]).memory
     syncer.sync()
-    path = folder / "agents/default/notes.md"
+    return syncer, alpha, beta, folder / "agents/default/notes.md"
+
+
+def test_a_link_typed_into_a_known_entry_is_reported_as_it_is_taken_out(engram: Engram, folder: Path):
+    syncer, alpha, beta, path = _two_synced_notes(engram, folder)
     text = path.read_text(encoding="utf-8")
     marker = f"id:{alpha.id} "
     assert marker in text and "links:" not in text
@@ -147,11 +153,7 @@ def test_a_link_to_a_memory_forgotten_while_the_mirror_was_off_is_said_as_that(e
 
 def test_a_hand_typed_link_to_no_memory_is_said_as_no_memory_and_one_to_a_memory_as_not_linked(
         engram: Engram, folder: Path):
-    syncer = FileSync(engram, folder)
-    alpha = engram.remember("alpha fact", tags=["notes"]).memory
-    beta = engram.remember("beta fact", tags=["notes"]).memory
-    syncer.sync()
-    path = folder / "agents/default/notes.md"
+    syncer, alpha, beta, path = _two_synced_notes(engram, folder)
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace(f"id:{alpha.id} ", f"id:{alpha.id} links:{beta.id},{ALPHA} "), encoding="utf-8")
     report = syncer.sync()
