@@ -70,3 +70,27 @@ def test_a_per_agent_database_gives_its_conversations_to_its_agent(tmp_path: Pat
     finally:
         history.close()
         backend.close()
+
+
+def test_the_default_agents_own_conversations_in_a_per_agent_database_stay_its_own(tmp_path: Path) -> None:
+    # `engram -a alice serve` with per_agent_databases: a token of agent `default` writes through a
+    # view of alice's engine, into alice's file. Alice's next start handed those conversations to alice.
+    from engram.engine import Engram
+
+    settings = {"home": tmp_path, "per_agent_databases": True, "embeddings": {"provider": "none"}}
+    path = load_settings(**settings, agent="alice").database_path("alice")
+    path.parent.mkdir(parents=True)
+    old_database(path)
+    with Engram.from_settings(agent="alice", **settings) as alice:
+        alice.for_agent("default").history.append("web:private", "user", "the default agent's own words")
+        assert alice.history.conversations() == ["slack:C1", "telegram:42"]
+    for adopted_by_an_earlier_version in (False, True):
+        if adopted_by_an_earlier_version:  # which kept no mark of it
+            db = Database(path)
+            with db.write() as conn:
+                conn.execute("DELETE FROM engram_meta WHERE name = 'history_adopted_by'")
+            db.close()
+        with Engram.from_settings(agent="alice", **settings) as alice:
+            assert alice.history.conversations() == ["slack:C1", "telegram:42"]
+            assert [m.content for m in alice.for_agent("default").history.all("web:private")] == [
+                "the default agent's own words"]

@@ -34,6 +34,8 @@ from engram.history.keys import normal_key
 from engram.model import Message, Role, ToolCall
 
 _COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
+# engram_meta's mark that a per-agent database's owner took what migration 0007 left unattributed.
+_ADOPTED = "history_adopted_by"
 
 
 class SqliteHistoryStore:
@@ -67,15 +69,25 @@ class SqliteHistoryStore:
     def adopt_unowned(self) -> int:
         """Give this agent the conversations migration 0007 could not attribute (it gave them to
         the default agent). Only for a database that holds one agent's history (per-agent
-        databases), where every such conversation was this agent's; returns how many messages."""
+        databases), where every such conversation was this agent's; returns how many messages.
+
+        Only what was there when 0007 ran (written before it), and only once per database (marked
+        in ``engram_meta``): the default agent's own conversations, written later into this file
+        through a view of the engine that opened it (``engram -a alice serve`` with a token of
+        agent ``default``), are that agent's, and were handed to this one at its next start."""
         if self.agent == DEFAULT_AGENT:
             return 0
         with self.db.write() as conn:
-            moved = conn.execute("UPDATE history_messages SET agent = ? WHERE agent = ?",
-                                 (self.agent, DEFAULT_AGENT)).rowcount
-            conn.execute("UPDATE history_summaries SET agent = ? WHERE agent = ?", (self.agent, DEFAULT_AGENT))
+            if conn.execute("SELECT 1 FROM engram_meta WHERE name = ?", (_ADOPTED,)).fetchone():
+                return 0
+            conn.execute("INSERT INTO engram_meta (name, value) VALUES (?, ?)", (_ADOPTED, self.agent))
+            (migrated_at,) = conn.execute("SELECT applied_at FROM schema_migrations WHERE version = 7").fetchone()
+            moved = conn.execute("UPDATE history_messages SET agent = ? WHERE agent = ? AND created_at <= ?",
+                                 (self.agent, DEFAULT_AGENT, migrated_at)).rowcount
+            conn.execute("UPDATE history_summaries SET agent = ? WHERE agent = ? AND updated_at <= ?",
+                         (self.agent, DEFAULT_AGENT, migrated_at))
             # The exchange index is derived data keyed by the owner: dropped, and re-warmed from history.
-            conn.execute("DELETE FROM history_exchanges WHERE agent = ?", (DEFAULT_AGENT,))
+            conn.execute("DELETE FROM history_exchanges WHERE agent = ? AND created_at <= ?", (DEFAULT_AGENT, migrated_at))
         return int(moved)
 
     def append(self, key: str, message: Message) -> None:
