@@ -200,7 +200,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
         category = parse_category(entry.get("category", "knowledge"))
         memory_type = parse_type(entry.get("type") or ("conversation" if category.value == "conversation" else "learned"))
         layer = parse_layer(entry["layer"]) if entry.get("layer") else layer_for_type(memory_type)
-        created = _number(entry.get("created_at", entry.get("timestamp")), "created_at", time.time())
+        created = _instant(entry.get("created_at", entry.get("timestamp")), "created_at", time.time())
         metadata = parse_metadata(entry.get("metadata"))
         scope = Scope.parse(entry["scope"]) if entry.get("scope") else default_scope
         if entry.get("session_id") and not entry.get("scope"):
@@ -219,9 +219,9 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
             source=entry.get("source"),
             scope=scope,
             created_at=created,
-            updated_at=_number(entry.get("updated_at"), "updated_at", created),
-            last_accessed=_number(entry.get("last_accessed"), "last_accessed", None) or None,
-            recall_count=int(_number(entry.get("recall_count"), "recall_count", 0)),
+            updated_at=_instant(entry.get("updated_at"), "updated_at", created),
+            last_accessed=_instant(entry.get("last_accessed"), "last_accessed", None) or None,
+            recall_count=_count(entry.get("recall_count"), "recall_count"),
             links=tuple(entry.get("links") or ()),
             superseded_by=entry.get("superseded_by"),
             search_context=parse_search_context(entry.get("search_context"), max_chars),
@@ -234,12 +234,29 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
         raise SnapshotError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
 
 
-def _number(value: Any, field: str, default: Any) -> Any:
+def _instant(value: Any, field: str, default: float | None) -> float | None:
+    """A time the snapshot gives as epoch seconds, one every door can show as a date (as a time
+    given to ``remember`` is): a snapshot's NaN or 1e300 was stored, and ``engram list`` then failed."""
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValidationError(field, f"{jsondoc.shown(value)} is not a number", "seconds since the epoch")
-    return float(value)
+    return parse_time(value, field)
+
+
+# SQLite's and PostgreSQL's largest integer: a count beyond it could not be stored.
+_MAX_COUNT = 2**63 - 1
+
+
+def _count(value: Any, field: str) -> int:
+    """A use count: a whole number from 0 (JSON's 3.0 is 3). Infinity and 1e300 failed the import
+    with an internal error, and -3 or 2.7 were stored as -3 and 2."""
+    if value is None:
+        return 0
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or not 0 <= value <= _MAX_COUNT:
+        raise ValidationError(field, f"{jsondoc.shown(value)} is not a count", f"a whole number from 0 to {_MAX_COUNT}")
+    return int(value)
 
 
 def _resolve_links(memories: list[Memory]) -> list[Memory]:

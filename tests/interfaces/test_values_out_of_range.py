@@ -78,6 +78,32 @@ def test_an_import_with_an_impossible_time_imports_nothing(mem: Engram) -> None:
     assert [m.key for m in mem.list()] == ["kept"]
 
 
+
+@pytest.mark.parametrize(("entry", "field"), [
+    ('"created_at": 1e300', "created_at"),
+    ('"timestamp": NaN', "created_at"),
+    ('"updated_at": -1e20', "updated_at"),
+    ('"last_accessed": Infinity', "last_accessed"),
+    ('"recall_count": Infinity', "recall_count"),
+    ('"recall_count": 1e300', "recall_count"),
+    ('"recall_count": -3', "recall_count"),
+    ('"recall_count": 2.7', "recall_count"),
+])
+def test_an_engram_snapshot_with_an_impossible_time_or_count_is_a_422_and_imports_nothing(
+        served: Served, entry: str, field: str) -> None:
+    # A snapshot's 1e300 was stored (`engram list` then failed), its NaN or Infinity was a 500.
+    body = '{"memories": [{"content": "fine", "key": "a"}, {"content": "odd", "key": "b", ' + entry + "}]}"
+    with served.client(served.alice) as http:
+        answer = http.post("/api/v1/import", content=body, headers={"Content-Type": "application/json"})
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["field"] == f"memories[1].{field}", answer.text
+        assert http.get("/api/v1/memory").json()["memories"] == []
+        assert http.post("/api/v1/import", json={"memories": [{"content": "fine", "recall_count": 3.0,
+                                                               "created_at": -62135596800}]}).status_code == 422
+        kept = http.post("/api/v1/import", json={"memories": [{"content": "fine", "key": "a", "recall_count": 3.0}]})
+        assert kept.json() == {"imported": 1, "skipped": 0}
+        assert http.get("/api/v1/memory/a").json()["recall_count"] == 3
+
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env, timeout=120)
