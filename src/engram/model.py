@@ -468,12 +468,14 @@ def parse_query(value: Any, field_name: str = "query") -> str:
 
 
 def parse_ref(value: Any, field_name: str = "ref") -> str:
-    """A memory id or key to look up; raises ``ValidationError``."""
+    """A memory id or key to look up, trimmed as a key is when stored (``parse_key``): the key
+    ``"note\n"`` (read from a file) stored the memory as ``note`` and then found nothing. No id or
+    key starts or ends with white space, so none is lost. Raises ``ValidationError``."""
     if value is not None and not isinstance(value, str):
         raise _wrong_type(field_name, value, "a memory id or key")
     if not value or not value.strip():
         raise ValidationError(field_name, "must not be empty", "a memory id or key")
-    return usable_text(field_name, value)
+    return usable_text(field_name, value).strip()
 
 
 # Bounds on how much one call returns (HTTP, MCP, CLI and library alike); more comes by paging

@@ -342,3 +342,21 @@ def test_cli_update_and_get_read_the_memory_once(tmp_path: Path, monkeypatch: py
     assert [v["content"] for v in out["versions"]] == ["memory a"] and out["importance"] == 0.9
     refused = engram(tmp_path, "--agent", "alice", "update", "--key", "a", "--importance", "2")  # the real process
     assert refused.returncode == 2 and "importance" in refused.stderr, refused.stderr
+
+
+def test_a_key_given_with_white_space_around_it_finds_the_memory_it_stored(served: Served) -> None:
+    # The key is trimmed when stored; a read by the same text (a key read from a file keeps its
+    # line break) looked for it untrimmed and found nothing, at every door.
+    with served.client(served.alice) as alice:
+        stored = alice.post("/api/v1/memory", json={"content": "the deploy runs at noon", "key": "deploy-time\n"})
+        assert stored.status_code == 201 and stored.json()["memory"]["key"] == "deploy-time", stored.text
+        for path in ("/api/v1/memory/by-key?key=deploy-time%0A", "/api/v1/memory/%20deploy-time"):
+            assert alice.get(path).json().get("content") == "the deploy runs at noon", path
+        changed = alice.patch("/api/v1/memory/by-key", params={"key": " deploy-time "}, json={"importance": 0.9})
+        assert changed.status_code == 200 and changed.json()["memory"]["importance"] == 0.9, changed.text
+        linked = alice.post("/api/v1/memory", json={"content": "lunch follows the deploy", "links": ["deploy-time\n"]})
+        assert linked.status_code == 201, linked.text
+    with served.client(served.bob) as bob:
+        assert bob.get("/api/v1/memory/by-key?key=deploy-time%0A").status_code == 404
+    view = served.engram.for_agent("alice")
+    assert view.get("deploy-time\r\n").key == view.get_by_key("\tdeploy-time").key == "deploy-time"
