@@ -2,14 +2,27 @@
 
 A note is named and permalinked by the memory's key, with front matter (``title``, ``type``,
 ``tags``, ``permalink``, ``created``, ``modified`` and engram's ``engram_id``, ``category``,
-``importance``), the content as its body, and each link as a ``- links_to [[other-key]]``
-relation, so basic-memory builds the same graph and ``engram import --from basic-memory`` reads
-it back. Keys become file names with anything unsafe replaced; the folder is created when missing
-and notes already there are overwritten, other files left alone.
+``importance`` and, when it has any, the memory's metadata as JSON in ``engram_metadata``), the
+content as its body, and each link as a ``- links_to [[other-key]]`` relation, so basic-memory
+builds the same graph and ``engram import --from basic-memory`` reads it back byte for byte. Keys
+become file names with anything unsafe replaced; the folder is created when missing and notes
+already there are overwritten, other files left alone.
+
+The content is the note's prose when the import reads exactly it back from the prose; otherwise
+(whitespace at either end, three line breaks in a row, lines that read as observations, relations
+or basic-memory's section headings, a line repeating the title) it is written as one fenced code
+block, ```` ```engram ````, fenced by more backticks than any run in the content. Why a fence
+rather than the content escaped into the front matter: a basic-memory user opening the note still
+sees the memory, as it is, in the note's body, and editing it there edits the memory (a copy in
+the front matter would hide it, or hold a second copy that an edit of the body silently leaves
+behind); basic-memory (markdown-it) reads nothing inside a fence as an observation or relation,
+so it builds no observations engram never had; and the fence is the only markdown whose text
+CommonMark keeps verbatim, leading and trailing whitespace and every line ending included.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,9 +30,12 @@ from pathlib import Path
 from engram.engine import Engram
 from engram.errors import StorageError
 from engram.exporters import visible
+from engram.importers.base import split_provenance
+from engram.importers.basic_memory import FENCE_INFO, KIND, PROVENANCE, reads_as
 from engram.model import Memory
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_BACKTICKS = re.compile(r"`+")
 
 
 def write(engram: Engram, folder: Path) -> int:
@@ -29,7 +45,8 @@ def write(engram: Engram, folder: Path) -> int:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for memory in memories:
-            (folder / f"{names[memory.id]}.md").write_text(_note(memory, names), encoding="utf-8")
+            # newline="": the content's line endings (\r\n, a lone \r) are written as it has them.
+            (folder / f"{names[memory.id]}.md").write_text(_note(memory, names), encoding="utf-8", newline="")
     except OSError as exc:
         raise StorageError(f"cannot write notes into {folder}: {exc}") from exc
     return len(memories)
@@ -53,18 +70,43 @@ def _note(memory: Memory, names: dict[str, str]) -> str:
         f"engram_id: {memory.id}",
         f"category: {memory.category.value}",
         f"importance: {memory.importance}",
-        "---",
-        "",
-        memory.content,
     ]
-    linked = [names[i] for i in memory.links if i in names]
-    if linked:
-        front += ["", "## Relations", *(f"- links_to [[{other}]]" for other in linked)]
-    return "\n".join(front) + "\n"
+    # A memory imported from basic-memory holds where it came from beside its own metadata: the
+    # import of this note records where it comes from anew.
+    own = split_provenance(memory.metadata, PROVENANCE)[0] if memory.source == KIND else dict(memory.metadata)
+    if own:
+        # JSON with every non-ASCII character escaped is printable ASCII on one line: in single
+        # quotes YAML takes it as it is (a quote doubled), and JSON gives every value back exactly.
+        text = json.dumps(own, ensure_ascii=True)
+        front.append(f"engram_metadata: '{text.replace(chr(39), chr(39) * 2)}'")
+    relations = "".join(f"- links_to [[{names[i]}]]\n" for i in memory.links if i in names)
+    tail = f"\n## Relations\n{relations}" if relations else ""
+    prose = f"\n{memory.content}\n{tail}"
+    body = prose if reads_as(prose, name) == memory.content else f"\n{_fenced(memory.content)}\n{tail}"
+    return "\n".join([*front, "---"]) + "\n" + body
+
+
+def _fenced(content: str) -> str:
+    """The content as a fenced block whose fence no run of backticks in it can close. The line
+    break before the closing fence is the fence's: the content ends as it ends."""
+    fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(content)), default=0))
+    return f"{fence}{FENCE_INFO}\n{content}\n{fence}"
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """``text`` as a YAML double-quoted scalar that reads back as it is: a character YAML would
+    refuse in a file (a control, C1 control, U+FFFE), fold (a line or paragraph separator, U+0085)
+    or strip (a byte-order mark) is escaped."""
+    return '"' + "".join(_escaped(c) for c in text) + '"'
+
+
+def _escaped(char: str) -> str:
+    if char in '"\\':
+        return "\\" + char
+    code = ord(char)
+    printable = 0x20 <= code <= 0x7E or (0xA0 <= code <= 0xFFFD and code not in (0x2028, 0x2029, 0xFEFF)) \
+        or code >= 0x10000
+    return char if printable else f"\\u{code:04x}"
 
 
 def _iso(ts: float) -> str:

@@ -12,19 +12,22 @@ note without ``created``/``date`` (``modified``/``updated``) in its front matter
 file's modification time when the folder is read from disk, its observations with it. A link to a
 note the folder does not hold is kept in metadata only. Task checkboxes (``- [ ]``, ``- [x]``) are
 prose, as basic-memory treats them. A note engram exported (``engram_id`` in its front matter) gets
-its category and importance back, and is skipped when the importing agent holds that id (it is that
-memory).
+its category and importance back, its metadata from ``engram_metadata`` (JSON; the note's fields,
+its relations included, in ``metadata["basic_memory"]`` beside it), its tags as written, and its
+content from an ```` ```engram ```` fenced block when it has one (byte for byte: the exporter writes
+one when the prose would not read back as it is; text outside the block, added later, follows it
+after a blank line); it is skipped when the importing agent holds that id (it is that memory).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from engram.errors import MissingDependencyError
+from engram.errors import MissingDependencyError, SnapshotError
 from engram.importers.base import (
     Files,
     Plan,
@@ -36,6 +39,7 @@ from engram.importers.base import (
     tags,
     timestamp,
     type_word,
+    with_provenance,
 )
 from engram.model import Category
 
@@ -50,6 +54,12 @@ _SECTION = re.compile(r"^#+\s*(Observations|Relations)\s*$")  # basic-memory's h
 _BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # one line ending: a \r\n is one, never a \r and a \n
 _BLANK_RUN = re.compile(rf"({_BREAK})({_BREAK}){_BREAK}+")
 _LEADING_BLANK_LINES = re.compile(rf"^(?:[ \t]*{_BREAK})+")
+# engram's own export: a memory's content the prose would not give back as it is, fenced. The
+# opening fence's info string says so; its backticks outnumber any run in the content, so the first
+# line of as many backticks closes it (exporters/basic_memory.py says why a fence).
+FENCE_INFO = "engram"
+_FENCE_OPEN = re.compile(rf"^(`{{3,}}){FENCE_INFO}[ \t]*$")
+PROVENANCE = "basic_memory"  # the metadata entry that says which note a memory came from
 
 
 def looks_like(files: Files) -> bool:
@@ -69,6 +79,7 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
             by_name.setdefault(name.lower(), note["rel"])
     plan = Plan(KIND, "basic-memory")
     for note in notes:
+        plan.warnings += note["warnings"]
         unresolved = []
         for target, _relation in note["links"]:
             found = by_name.get(target.lower()) or by_name.get(slug(target))
@@ -104,43 +115,106 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     if updated is None and modified is not None and created is not None and modified >= created:
         updated = modified  # the file was last written then: the note's last change
     extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
-    # engram's own export: its id, category and importance are engram's fields, not the note's.
+    # engram's own export: its id, category, importance and metadata are the memory's, not the note's.
+    exported = "engram_id" in extra
     carried = engram_fields({"id": extra.pop("engram_id"), "category": extra.pop("category", None),
-                             "importance": extra.pop("importance", None)}, f"{rel} front matter") \
-        if "engram_id" in extra else {}
+                             "importance": extra.pop("importance", None)}, f"{rel} front matter") if exported else {}
+    own = metadata(extra.pop("engram_metadata", None) or {}, f"{rel} front matter engram_metadata") if exported else {}
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
-        "type": type_word(front.get("type"), "note"), "tags": tags(_tag_list(front.get("tags")), f"{rel} front matter tags"),
+        "type": type_word(front.get("type"), "note"),
+        "tags": tags(_tag_list(front.get("tags"), exported), f"{rel} front matter tags"),
         "links": [], "observations": [], "relations": [], "engram": carried, "dated_by_file": dated_by_file,
+        "warnings": [],
     }
-    prose: list[str] = []  # the note's own lines, each with its line ending as the file has it
     lines = text.splitlines(keepends=True)
-    for n, raw in enumerate(lines[body_start:], body_start + 1):
-        line = raw.splitlines()[0]  # (keepends splits where splitlines does: the same lines)
-        where = f"{rel} line {n}"
-        obs = _OBSERVATION.match(line)
-        rel_match = _RELATION.match(line)
-        if obs and not _TASK.match(obs.group(1)):
-            note["observations"].append(_observation(obs.group(1), obs.group(2), rel, n, where, created,
+    fenced, body_start = _fenced(text, lines, body_start, rel) if exported else (None, body_start)
+    prose: list[str] = []  # the note's own lines, each with its line ending as the file has it
+    for n, raw, kind, match in _lines(lines[body_start:], body_start + 1, title):
+        if kind == "observation":
+            note["observations"].append(_observation(match.group(1), match.group(2), rel, n, f"{rel} line {n}", created,
                                                      dated_by_file))
-            note["links"] += [(t.strip(), "mentions") for t in _WIKI.findall(obs.group(2))]
-        elif rel_match:
-            relation, target = rel_match.group(1).strip(), rel_match.group(2).split("|")[0].strip()
+            note["links"] += [(t.strip(), "mentions") for t in _WIKI.findall(match.group(2))]
+        elif kind == "relation":
+            relation, target = match.group(1).strip(), match.group(2).split("|")[0].strip()
             note["links"].append((target, relation))
             note["relations"].append({"type": relation, "to": target})
         else:
-            # The title heading repeats the title, and the lists' headings head what is read apart.
-            if not (line.startswith("#") and line.lstrip("#").strip() == title) and not _SECTION.match(line):
+            if kind == "prose":
                 prose.append(raw)
-            note["links"] += [(t.strip(), "links_to") for t in _WIKI.findall(line)]
-    # The prose as the file has it (its line endings, \r\n included, and the first line's
-    # indentation), without the blank lines around it; where observations left a gap, two breaks.
-    body = _BLANK_RUN.sub(r"\1\2", "".join(prose))
-    note["body"] = _LEADING_BLANK_LINES.sub("", body).rstrip()
-    note["meta"] = metadata({"basic_memory": {"file": rel, "title": title, "permalink": permalink, **extra},
-                             **({"relations": note["relations"]} if note["relations"] else {})},
-                            f"{rel} front matter")
+            note["links"] += [(t.strip(), "links_to") for t in _WIKI.findall(raw.splitlines()[0])]
+    note["body"] = _content(fenced, prose)
+    provenance = {"file": rel, "title": title, "permalink": permalink, **extra}
+    if exported:
+        # The memory's metadata as engram held it, the note's fields and relations beside it.
+        if note["relations"]:
+            provenance["relations"] = note["relations"]
+        note["meta"] = metadata(with_provenance(own, PROVENANCE, provenance, f"{rel} front matter engram_metadata",
+                                                note["warnings"]), f"{rel} front matter")
+    else:
+        note["meta"] = metadata({PROVENANCE: provenance, **({"relations": note["relations"]} if note["relations"] else {})},
+                                f"{rel} front matter")
     return note
+
+
+def reads_as(body: str, title: str) -> str | None:
+    """The content the import reads from the ``body`` (the text after the front matter) of a note
+    engram exported titled ``title`` (None: the import would refuse it): the exporter writes a
+    memory's content as prose only when this gives it back as it is."""
+    lines = body.splitlines(keepends=True)
+    try:
+        fenced, start = _fenced(body, lines, 0, title)
+    except SnapshotError:
+        return None
+    return _content(fenced, [raw for _n, raw, kind, _m in _lines(lines[start:], 1, title) if kind == "prose"])
+
+
+def _lines(lines: list[str], first: int, title: str) -> Iterator[tuple[int, str, str, re.Match[str] | None]]:
+    """Each line (with its ending) numbered from ``first``, with what it is to the import: an
+    ``observation`` or a ``relation`` (with its match), a ``heading`` the import leaves out (the
+    title heading repeats the title; the lists' headings head what is read apart), or ``prose``."""
+    for n, raw in enumerate(lines, first):
+        line = raw.splitlines()[0]  # (keepends splits where splitlines does: the same lines)
+        obs = _OBSERVATION.match(line)
+        if obs and not _TASK.match(obs.group(1)):
+            yield n, raw, "observation", obs
+        elif relation := _RELATION.match(line):
+            yield n, raw, "relation", relation
+        elif (line.startswith("#") and line.lstrip("#").strip() == title) or _SECTION.match(line):
+            yield n, raw, "heading", None
+        else:
+            yield n, raw, "prose", None
+
+
+def _content(fenced: str | None, prose: list[str]) -> str:
+    """A note's content: its prose as the file has it (its line endings, \r\n included, and the
+    first line's indentation), without the blank lines around it, where observations left a gap
+    two breaks; after engram's fenced content, when the note has it, and a blank line."""
+    body = _LEADING_BLANK_LINES.sub("", _BLANK_RUN.sub(r"\1\2", "".join(prose))).rstrip()
+    return body if fenced is None else fenced + ("\n\n" + body if body else "")
+
+
+def _fenced(text: str, lines: list[str], start: int, rel: str) -> tuple[str | None, int]:
+    """The content engram's export fenced, when the note's body (from line index ``start``) opens
+    with its block, byte for byte, and the index of the line after the block (``start``: none)."""
+    at = start
+    while at < len(lines) and not lines[at].strip():
+        at += 1
+    shown = lines[at].splitlines()[0] if at < len(lines) else ""
+    opening = _FENCE_OPEN.match(shown)
+    if opening is None:
+        return None, start
+    begin = sum(len(raw) for raw in lines[: at + 1])
+    fence = opening.group(1)
+    # The line ending before the closing fence is the fence's, not the content's: the one the
+    # opening line ends with (\n as engram writes it; \r\n in a file since turned to Windows line
+    # endings), so a \r that ends the content stays its own.
+    ending = re.escape(lines[at][len(shown):])
+    closing = re.compile(rf"{ending}{fence}(?!`)[ \t]*(?:\r\n|\r|\n|\Z)").search(text, begin)
+    if closing is None:
+        raise fail(f"{rel} line {at + 1}", f"the {fence}{FENCE_INFO} block has no closing fence",
+                   f"a line of {len(fence)} backticks after the content")
+    return text[begin: closing.start()], len(text[: closing.end()].splitlines())
 
 
 def _observation(category: str, text: str, rel: str, line: int, where: str, created: float | None,
@@ -193,12 +267,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tag_list(value: Any) -> list[str]:
+def _tag_list(value: Any, exported: bool = False) -> list[str]:
+    """The front matter's tags; a ``#`` before one is Obsidian's mark, not the tag's, except in a
+    note engram exported, which writes each tag as engram holds it."""
     if value is None:
         return []
     if isinstance(value, str):
         return [t.strip().lstrip("#") for t in value.replace(",", " ").split()]
-    return [str(t).lstrip("#") for t in value] if isinstance(value, list) else [str(value)]
+    if not isinstance(value, list):
+        return [str(value)]
+    return [str(t) if exported else str(t).lstrip("#") for t in value]
 
 
 def _time(value: Any, where: str) -> float | None:
