@@ -171,16 +171,19 @@ def _compare(source: Database, target: PgDatabase, table: str, shift: Shift | No
     return result
 
 
-def fingerprint(source: Database, tables: list[str]) -> str:
+def fingerprint(source: Database, tables: list[str]) -> str | None:
     """A SHA-256 over the file's own rows of ``tables`` (as written there: not renumbered or
-    settled against any target), so it changes exactly when the file's rows do (``transfer_record``)."""
-    digest = hashlib.sha256()
+    settled against any target), so it changes exactly when the file's rows do (``transfer_record``).
+    None when the file holds none: every such file would have one fingerprint, and one copied
+    would make the next look copied already (a new agent's file never copied said "already copied")."""
+    digest, rows = hashlib.sha256(), 0
     for table in tables:
         digest.update(table.encode() + b"\x00")
         for batch in _source_rows(source, table):
+            rows += len(batch)
             for row in batch:
                 digest.update(hashlib.sha256(transfer_rows.canonical(table, row)).digest())
-    return digest.hexdigest()
+    return digest.hexdigest() if rows else None
 
 
 def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str) -> transfer_overlap.Overlaps:
@@ -248,7 +251,9 @@ def copy_sqlite_to_postgres(
         ]
         tables = [table for table in KNOWN_TABLES if table in present]
         digest = fingerprint(source, tables)
-        earlier = transfer_record.earlier_copy(target, digest, path)
+        # A file without rows is copied (nothing) and verified as any other: nothing of it can bring
+        # back a row removed there, and it is not reported as a copy it never was.
+        earlier = transfer_record.earlier_copy(target, digest, path) if digest else transfer_record.EarlierCopy()
         if earlier.unchanged_at is not None:  # copying again would bring back what was removed there since
             report.already_copied = earlier.unchanged_at
             return report
@@ -284,7 +289,7 @@ def copy_sqlite_to_postgres(
             table_report.source, table_report.source_checksum = compared.source, compared.source_checksum
             table_report.target, table_report.target_checksum = compared.target, compared.target_checksum
             table_report.resolved = compared.left_out
-        if report.verified:
+        if report.verified and digest:
             transfer_record.record_copy(target, digest, path, time.time())
     finally:
         source.close()
