@@ -192,3 +192,61 @@ def test_a_file_whose_oldest_recall_entries_were_pruned_since_its_copy_keeps_the
     assert report["verified"] and report["tables"]["audit_log"]["copied"] == 2
     _assert_trail_copied_once(pg_url, before, trail, 2)
     assert len([entry for entry in _target_trail(pg_url).values() if entry[1] == "recalled"]) == 2  # the pruned one stays
+
+
+def _reads(rows: list[tuple[object, ...]]) -> dict[str, tuple[object, ...]]:
+    return {str(row[0]): tuple(row[1:]) for row in rows}
+
+
+def test_recalls_on_both_sides_since_the_copy_are_kept_the_larger_count_and_the_later_access(
+        pg_url: str, tmp_path: Path) -> None:
+    """A memory both hold unedited since the copy (the same ``updated_at``: the database's copy is
+    kept) keeps what the recalls did to the file's copy (count, last access, strengthened
+    importance): not lost, and not counted twice."""
+    home = tmp_path / "home"
+    on_sqlite = load_settings(home=home, agent="alice", files={"enabled": False})
+    engram = Engram.from_settings(on_sqlite)
+    try:
+        engram.remember("alice drinks green tea", key="drink")
+        engram.remember("alice deploys on fridays", key="deploy")
+    finally:
+        engram.close()
+    assert _run_single(home, "migrate", "--to", pg_url).returncode == 0
+    engram = Engram.from_settings(on_sqlite)
+    try:
+        for _ in range(3):
+            assert [hit.memory.key for hit in engram.recall("green tea", limit=1)] == ["drink"]
+    finally:
+        engram.close()
+    on_postgres = load_settings(home=home / "on-postgres", agent="alice", database_url=pg_url, files={"enabled": False})
+    engram = Engram.from_settings(on_postgres)
+    try:
+        assert [hit.memory.key for hit in engram.recall("deploys fridays", limit=1)] == ["deploy"]
+    finally:
+        engram.close()
+    query = "SELECT key, recall_count, last_accessed, importance FROM memories"
+    with closing(sqlite3.connect(home / "memory.db")) as conn:
+        in_file = _reads(conn.execute(query).fetchall())
+    db = PgDatabase.connect(pg_url)
+    try:
+        with db.read() as conn:
+            there = _reads(conn.execute(query).fetchall())
+    finally:
+        db.close()
+    assert in_file["drink"][0] == 3 and there["drink"][0] == 0 and in_file["deploy"][0] == 0 and there["deploy"][0] == 1
+    assert in_file["drink"][2] > there["drink"][2] and in_file["deploy"][2] < there["deploy"][2]  # strengthened
+
+    again = _run_single(home, "--json", "migrate", "--to", pg_url)
+    assert again.returncode == 0, again.stderr + again.stdout
+    report = json.loads(again.stdout)
+    assert report["verified"] and report["changed_since"]
+    kept = f"kept the copy in {report['target']} (as new, and there first)"
+    assert sorted(note.split(" (key ", 1)[1] for note in report["resolved"]) == [
+        f"'deploy', agent 'alice'): {kept}",  # recalled there only: nothing of the file's to carry
+        f"'drink', agent 'alice'): {kept}; what recalls did to this file's copy carried"]
+    db = PgDatabase.connect(pg_url)
+    try:
+        with db.read() as conn:
+            assert _reads(conn.execute(query).fetchall()) == {"drink": in_file["drink"], "deploy": there["deploy"]}
+    finally:
+        db.close()

@@ -46,7 +46,7 @@ from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows total)
-Shift = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a file's row as it lands in the target (renumbered)
+Shift = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a file's row as it lands in the target (renumbered, settled)
 BATCH = 1000
 KNOWN_TABLES = (
     "memories", "memory_links", "memory_versions", "memory_vectors",
@@ -111,8 +111,9 @@ def sqlite_tables(source: Database) -> list[str]:
 
 
 def _source_rows(source: Database, table: str, shift: Shift | None = None) -> Iterator[list[tuple[Any, ...]]]:
-    """The file's rows of ``table`` in batches, in id order, each renumbered by ``shift`` (audit
-    entries after the target's, a conversation's messages before the target's)."""
+    """The file's rows of ``table`` in batches, in id order, each as ``shift`` lands it (audit
+    entries after the target's, a conversation's messages before the target's, a memory replacing
+    the target's copy with the reads of both)."""
     with source.read() as conn:
         cursor = conn.execute(transfer_rows.QUERIES[table][0])
         while batch := cursor.fetchmany(BATCH):
@@ -260,7 +261,7 @@ def copy_sqlite_to_postgres(
         report.changed_since = earlier.changed_since
         overlaps = _settle(source, target, tables, report.target)
         transfer_overlap.refuse(report.target, overlaps.conflicts)
-        shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message}
+        shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message, "memories": overlaps.land_memory}
         if "audit_log" in tables:
             claimed = transfer_audit.spans(source, target)
             report.audit_offset = claimed[-1][2] if claimed else 0
