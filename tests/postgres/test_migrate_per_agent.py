@@ -190,17 +190,24 @@ def test_a_newer_copy_in_the_shared_file_replaces_the_agents_and_keeps_its_conte
         pg_url: str, tmp_path: Path) -> None:
     home, _ = _home(tmp_path)
     brought = Memory(id="m-shared", key="wifi", content="the wifi password is hunter2", scope=Scope("alice"),
-                     created_at=1.7e9, updated_at=1.7e9)
-    _two_copies(home, brought, dataclasses.replace(brought, content="the wifi password is swordfish", updated_at=1.8e9))
+                     created_at=1.7e9, updated_at=1.7e9, recall_count=4, last_accessed=1.85e9,  # recalled in her file
+                     importance=0.9)
+    _two_copies(home, brought, dataclasses.replace(brought, content="the wifi password is swordfish", updated_at=1.8e9,
+                                                   recall_count=1, last_accessed=1.81e9, importance=0.3))
 
-    run = _run(home, "migrate", "--to", pg_url)
+    run = _run(home, "--json", "migrate", "--to", pg_url)
     assert run.returncode == 0, run.stdout + run.stderr
-    said = " ".join(run.stdout.split())
-    assert "settled: memory m-shared (key 'wifi', agent 'alice'): this file's copy replaced the one in" in said
+    shared = next(f for f in json.loads(run.stdout)["files"] if Path(f["source"]) == home / "memory.db")
+    assert shared["verified"] and shared["tables"]["memories"]["target"] == 2  # laptop and wifi, verified as they landed
+    assert shared["resolved"][0].startswith("memory m-shared (key 'wifi', agent 'alice'): this file's copy replaced the one in")
     db = PgDatabase.connect(pg_url)
     try:
         alice = Engram(PostgresMemoryStore(db), agent="alice")
         assert alice.get("wifi").content == "the wifi password is swordfish"
+        # The recalls made of the copy it replaced are not lost: the larger count, the later access;
+        # the importance is the edited (newer) copy's, as the edit may have set it.
+        wifi = alice.get("wifi")
+        assert (wifi.recall_count, wifi.last_accessed, wifi.importance) == (4, 1.85e9, 0.3)
         assert [(v.content, v.replaced_at) for v in alice.versions("m-shared")] == [("the wifi password is hunter2", 1.8e9)]
     finally:
         db.close()

@@ -96,3 +96,24 @@ def test_a_file_changed_since_its_copy_is_copied_and_the_report_says_what_may_co
     shown = _run(home, "migrate", "--to", pg_url)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.count("unchanged since; nothing copied") == 4  # bob's new copy verified and recorded
+
+
+def test_empty_files_are_each_copied_and_verified_not_taken_for_one_another(pg_url: str, tmp_path: Path) -> None:
+    """Two files without rows (agents added, nothing written yet) have one fingerprint: the second
+    is not reported as a copy made of the first; each is verified (nothing to copy) on every run."""
+    home, _ = _home(tmp_path)
+    assert _run(home, "migrate", "--to", pg_url).returncode == 0
+    for agent in ("carol", "dave"):
+        Engram.from_settings(_per_agent(home, agent)).close()  # creates the agent's file, holding nothing
+        assert (home / "agents" / agent / "memory.db").exists()
+
+    for _ in range(2):
+        again = _run(home, "--json", "migrate", "--to", pg_url)
+        assert again.returncode == 0, again.stderr
+        files = {Path(f["source"]).relative_to(home).as_posix(): f for f in json.loads(again.stdout)["files"]}
+        for agent in ("carol", "dave"):
+            empty = files[f"agents/{agent}/memory.db"]
+            assert empty["already_copied"] is None and empty["verified"], empty
+            assert empty["tables"] and all(t["source"] == t["target"] == t["copied"] == 0 and t["verified"]
+                                           for t in empty["tables"].values()), empty
+        assert files["agents/alice/memory.db"]["already_copied"]  # files with rows still skipped when unchanged

@@ -17,8 +17,9 @@ one memory: the newer kept, the other's content as a version; one conversation i
 older messages numbered before the others) or is a conflict (the same memory id in another scope,
 the same scope and key under another id, a token...): the file is refused, naming them, and
 nothing is overwritten. Each file
-numbers its audit trail from 1: a file whose entries would land on the target's is renumbered
-after them (``_audit_offset``), remembered in ``engram_meta`` so a resumed copy lands where it began.
+numbers its audit trail from 1: entries that would land on the target's are renumbered after them
+(``transfer_audit``), remembered in ``engram_meta`` so a resumed copy lands where it began and a
+file used since its copy has only its new entries numbered after the target's.
 A verified copy is recorded there too (``transfer_record``): run again once PostgreSQL is in use,
 a file unchanged since is skipped, so what was removed there since (a memory forgotten, history
 compacted) is not filled in again.
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engram.db import transfer_overlap, transfer_record, transfer_rows
+from engram.db import transfer_audit, transfer_overlap, transfer_record, transfer_rows
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
@@ -45,7 +46,7 @@ from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows total)
-Shift = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a file's row as it lands in the target (renumbered)
+Shift = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a file's row as it lands in the target (renumbered, settled)
 BATCH = 1000
 KNOWN_TABLES = (
     "memories", "memory_links", "memory_versions", "memory_vectors",
@@ -83,7 +84,7 @@ class TransferReport:
     # The memory folder's sync state handed over to the target (``root.migrate_to_postgres``), or None.
     sync_state: str | None = None
 
-    # How far this file's audit entries were renumbered (after another file's; ``_audit_offset``).
+    # How far this file's newest audit entries were renumbered (after the target's; ``transfer_audit``).
     audit_offset: int = 0
     # Why nothing of this file was copied, when ``root.migrate_every_file`` went on to the next one.
     refused: str | None = None
@@ -110,8 +111,9 @@ def sqlite_tables(source: Database) -> list[str]:
 
 
 def _source_rows(source: Database, table: str, shift: Shift | None = None) -> Iterator[list[tuple[Any, ...]]]:
-    """The file's rows of ``table`` in batches, in id order, each renumbered by ``shift`` (audit
-    entries after the target's, a conversation's messages before the target's)."""
+    """The file's rows of ``table`` in batches, in id order, each as ``shift`` lands it (audit
+    entries after the target's, a conversation's messages before the target's, a memory replacing
+    the target's copy with the reads of both)."""
     with source.read() as conn:
         cursor = conn.execute(transfer_rows.QUERIES[table][0])
         while batch := cursor.fetchmany(BATCH):
@@ -170,16 +172,19 @@ def _compare(source: Database, target: PgDatabase, table: str, shift: Shift | No
     return result
 
 
-def fingerprint(source: Database, tables: list[str]) -> str:
+def fingerprint(source: Database, tables: list[str]) -> str | None:
     """A SHA-256 over the file's own rows of ``tables`` (as written there: not renumbered or
-    settled against any target), so it changes exactly when the file's rows do (``transfer_record``)."""
-    digest = hashlib.sha256()
+    settled against any target), so it changes exactly when the file's rows do (``transfer_record``).
+    None when the file holds none: every such file would have one fingerprint, and one copied
+    would make the next look copied already (a new agent's file never copied said "already copied")."""
+    digest, rows = hashlib.sha256(), 0
     for table in tables:
         digest.update(table.encode() + b"\x00")
         for batch in _source_rows(source, table):
+            rows += len(batch)
             for row in batch:
                 digest.update(hashlib.sha256(transfer_rows.canonical(table, row)).digest())
-    return digest.hexdigest()
+    return digest.hexdigest() if rows else None
 
 
 def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str) -> transfer_overlap.Overlaps:
@@ -247,17 +252,20 @@ def copy_sqlite_to_postgres(
         ]
         tables = [table for table in KNOWN_TABLES if table in present]
         digest = fingerprint(source, tables)
-        earlier = transfer_record.earlier_copy(target, digest, path)
+        # A file without rows is copied (nothing) and verified as any other: nothing of it can bring
+        # back a row removed there, and it is not reported as a copy it never was.
+        earlier = transfer_record.earlier_copy(target, digest, path) if digest else transfer_record.EarlierCopy()
         if earlier.unchanged_at is not None:  # copying again would bring back what was removed there since
             report.already_copied = earlier.unchanged_at
             return report
         report.changed_since = earlier.changed_since
         overlaps = _settle(source, target, tables, report.target)
         transfer_overlap.refuse(report.target, overlaps.conflicts)
-        shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message}
+        shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message, "memories": overlaps.land_memory}
         if "audit_log" in tables:
-            report.audit_offset = offset = _audit_offset(source, target)
-            shifts["audit_log"] = lambda row: (row[0] + offset, *row[1:])
+            claimed = transfer_audit.spans(source, target)
+            report.audit_offset = claimed[-1][2] if claimed else 0
+            shifts["audit_log"] = transfer_audit.shift(claimed)
             transfer_overlap.refuse(report.target, [transfer_overlap.describe("audit_log", row, 1) for row, _ in
                                                     _compare(source, target, "audit_log", shifts["audit_log"]).differing])
         with source.read() as conn:
@@ -276,51 +284,18 @@ def copy_sqlite_to_postgres(
             dims = parse_identity_dims(report.embedding_identity)
             target.transact(lambda conn: ensure_vector_index(conn, dims))
         if "audit_log" in report.tables:
-            target.transact(_advance_audit_sequence)
+            target.transact(transfer_audit.advance_sequence)
         for table, table_report in report.tables.items():
             compared = _compare(source, target, table, shifts.get(table), leave_out.get(table, frozenset()))
             table_report.source, table_report.source_checksum = compared.source, compared.source_checksum
             table_report.target, table_report.target_checksum = compared.target, compared.target_checksum
             table_report.resolved = compared.left_out
-        if report.verified:
+        if report.verified and digest:
             transfer_record.record_copy(target, digest, path, time.time())
     finally:
         source.close()
         target.close()
     return report
-
-
-def _audit_offset(source: Database, target: PgDatabase) -> int:
-    """How far to renumber the file's audit entries: 0 into a trail without entries, or holding
-    this file's first entry under its own number (a copy an earlier version began); else after every
-    number the target's trail has handed out. The range is claimed at once (the sequence set past
-    it, under a lock, so a server writing meanwhile numbers after it) and the offset remembered in
-    ``engram_meta`` under the file's first entry, so a resumed copy lands where it began."""
-    with source.read() as conn:
-        first = conn.execute(f"SELECT {transfer_rows.AUDIT_COLUMNS} FROM audit_log ORDER BY seq LIMIT 1").fetchone()
-        last = conn.execute("SELECT MAX(seq) FROM audit_log").fetchone()[0]
-    if first is None:
-        return 0
-    first = tuple(first)
-    name = "migrated_audit_offset:" + hashlib.sha256(transfer_rows.canonical("audit_log", first)).hexdigest()[:32]
-
-    def work(conn: Any) -> int:
-        conn.execute("LOCK TABLE audit_log IN EXCLUSIVE MODE")  # no entry is numbered while the range is claimed
-        known = conn.execute("SELECT value FROM engram_meta WHERE name = %s", (name,)).fetchone()
-        if known is not None:
-            return int(known[0])
-        sequence = "pg_get_serial_sequence('audit_log', 'seq')::regclass"
-        handed = conn.execute(f"SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM audit_log), 0),"
-                              f" COALESCE(pg_sequence_last_value({sequence}), 0))").fetchone()[0]
-        there = conn.execute(f"SELECT {transfer_rows.AUDIT_COLUMNS} FROM audit_log WHERE seq = %s", (first[0],)).fetchone()
-        same = there is not None and (transfer_rows.canonical("audit_log", tuple(there))
-                                      == transfer_rows.canonical("audit_log", first))
-        offset = 0 if handed == 0 or same else handed
-        conn.execute(f"SELECT setval({sequence}, GREATEST(%s, %s, 1))", (offset + last, handed))
-        conn.execute("INSERT INTO engram_meta (name, value) VALUES (%s, %s)", (name, str(offset)))
-        return offset
-
-    return target.transact(work)
 
 
 def _claim_identity(target: PgDatabase, identity: str) -> None:
@@ -369,15 +344,6 @@ def _copy_table(source: Database, target: PgDatabase, table: str, progress: Prog
     # Skipped rows were either copied by an earlier run or clash with other data in the target;
     # the verification that follows tells which.
     return report
-
-
-def _advance_audit_sequence(conn: Any) -> None:
-    # Copied rows kept their seq (renumbered by the file's offset): new entries are numbered after
-    # them, and after any number the sequence handed out already.
-    conn.execute(
-        "SELECT setval(s, GREATEST((SELECT MAX(seq) FROM audit_log), COALESCE(pg_sequence_last_value(s), 0), 1))"
-        " FROM CAST(pg_get_serial_sequence('audit_log', 'seq') AS regclass) AS s"
-    )
 
 
 def require_verified(*reports: TransferReport) -> None:

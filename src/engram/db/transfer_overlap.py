@@ -10,7 +10,13 @@ anything of the file is written, and applies the answer in one transaction):
   the target holds (the agents' own files are copied first). The other copy's content, when it
   differs and is not already one of the memory's versions, becomes a version (``memory_versions``,
   replaced at the kept copy's ``updated_at``), so ``Engram.versions`` (``engram --json get``) still shows it; each is named in
-  the report. The same id under another agent, session or key is not the same memory: a clash.
+  the report. What recalls did to either copy is not lost with it (a recall does not move
+  ``updated_at``): the kept copy takes the later ``last_accessed`` and the larger ``recall_count``
+  of the two (not their sum: both count the recalls made before the copies parted), and, when
+  neither was edited since they parted (the same ``updated_at``), the larger ``importance`` (a
+  recall's strengthening; an edit may have set it, so the edited copy's stands). Its other fields
+  (tags...) are the kept copy's: they change only by an edit, which the later ``updated_at`` is.
+  The same id under another agent, session or key is not the same memory: a clash.
 - **One conversation, two files** (the same agent and conversation key, its numbering restarted at
   1 in the agent's own file): the file's messages, when all are older than the target's first,
   are numbered before it (``seq`` only orders a conversation: appends take ``MAX + 1``, compaction
@@ -36,7 +42,7 @@ from engram import text
 from engram.errors import ValidationError
 
 # Positions in a memories row (transfer_rows.MEMORY_COLUMNS).
-_ID, _AGENT, _SESSION, _KEY, _CONTENT, _UPDATED = 0, 1, 2, 3, 4, 14
+_ID, _AGENT, _SESSION, _KEY, _CONTENT, _IMPORTANCE, _UPDATED, _ACCESSED, _RECALLS = 0, 1, 2, 3, 4, 10, 14, 15, 16
 _SUMMARY_JOIN = "\n\n"
 
 
@@ -54,10 +60,33 @@ class Overlaps:
     notes: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
 
+    def land_memory(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A memories row of the file as the target holds it once settled: a copy replacing the
+        target's with what recalls did to either (``_with_reads``)."""
+        theirs = self.replaced.get(row[_ID])
+        return row if theirs is None else _with_reads(row, theirs)
+
     def shift_message(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
         """A history_messages row of the file at the position it takes in the target."""
         offset = self.offsets.get((row[0], row[1]), 0)
         return (row[0], row[1], row[2] + offset, *row[3:]) if offset else row
+
+
+def _tie_importance(kept: tuple[Any, ...], other: tuple[Any, ...]) -> float | None:
+    """``other``'s importance when neither copy was edited since they parted (only recalls raised it), else None."""
+    return other[_IMPORTANCE] if kept[_UPDATED] == other[_UPDATED] else None
+
+
+def _with_reads(kept: tuple[Any, ...], other: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``kept`` (a memories row) with what recalls did to it and ``other``: the later last access,
+    the larger recall count and, unedited since they parted, the larger importance."""
+    row = list(kept)
+    row[_ACCESSED] = max((at for at in (kept[_ACCESSED], other[_ACCESSED]) if at is not None), default=None)
+    row[_RECALLS] = max(kept[_RECALLS], other[_RECALLS])
+    strengthened = _tie_importance(kept, other)
+    if strengthened is not None:
+        row[_IMPORTANCE] = max(kept[_IMPORTANCE], strengthened)
+    return tuple(row)
 
 
 def settle_memories(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple[Any, ...]]], shown: str) -> None:
@@ -78,7 +107,8 @@ def settle_memories(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple
         else:
             overlaps.kept[mine[_ID]] = theirs
             why = "newer" if theirs[_UPDATED] > mine[_UPDATED] else "as new, and there first"
-            overlaps.notes.append(f"{label}: kept the copy in {shown} ({why}){other}")
+            reads = "; what recalls did to this file's copy carried" if _with_reads(theirs, mine) != theirs else ""
+            overlaps.notes.append(f"{label}: kept the copy in {shown} ({why}){other}{reads}")
 
 
 def meta_name(first: tuple[Any, ...]) -> str:
@@ -146,17 +176,22 @@ def settle_summaries(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tupl
 
 def apply(overlaps: Overlaps, conn: Any, memory_params: Any) -> None:
     """Write what settling decided, in the caller's transaction: the losing copies' content as
-    versions, the winning file copies over the target's, joined summaries, remembered offsets.
+    versions and their reads (``_with_reads``), the winning file copies over the target's, joined
+    summaries, remembered offsets.
     ``memory_params``: the insert parameters of a file's memories row (``transfer_rows.pg_params``)."""
     for memory_id, theirs in overlaps.kept.items():
         mine = overlaps.file_rows[memory_id]
         _keep_as_version(conn, memory_id, mine[_CONTENT], theirs[_CONTENT], theirs[_UPDATED])
+        # GREATEST (NULLs ignored), not the values read when settling: a recall there meanwhile counts too.
+        conn.execute("UPDATE memories SET last_accessed = GREATEST(last_accessed, %s),"
+                     " recall_count = GREATEST(recall_count, %s), importance = GREATEST(importance, %s) WHERE id = %s",
+                     (mine[_ACCESSED], mine[_RECALLS], _tie_importance(theirs, mine), memory_id))
     for memory_id, theirs in overlaps.replaced.items():
         mine = overlaps.file_rows[memory_id]
         _keep_as_version(conn, memory_id, theirs[_CONTENT], mine[_CONTENT], mine[_UPDATED])
         # The file's vector (copied next) goes with the file's copy; the old one described the old text.
         conn.execute("DELETE FROM memory_vectors WHERE memory_id = %s", (memory_id,))
-        params = memory_params(mine)
+        params = memory_params(overlaps.land_memory(mine))
         conn.execute(
             "UPDATE memories SET content = %s, category = %s, type = %s, layer = %s, tags = %s, metadata = %s,"
             " importance = %s, related_entity = %s, source = %s, created_at = %s, updated_at = %s,"

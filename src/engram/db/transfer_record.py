@@ -8,7 +8,9 @@ own rows (``transfer.fingerprint``: read from the file alone, not renumbered for
 the file's resolved path and the time. Keyed by the rows rather than the path: the same rows are the
 same copy wherever the file lies now (a home moved, ``--from`` spelled another way), and another file
 put at the path (a backup restored) is not taken for it. The path is kept beside them to tell a file
-changed since its copy (the same path, other rows) and say so in the report.
+changed since its copy (the same path, other rows) and say so in the report. A file without rows has
+no fingerprint (all such files would share one): it is neither looked up nor recorded, only copied
+(nothing) and verified, as it holds nothing that could bring back a row removed there.
 """
 
 from __future__ import annotations
