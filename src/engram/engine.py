@@ -83,6 +83,7 @@ from engram.writes import (
 )
 
 if TYPE_CHECKING:
+    from engram.agent_databases import AgentDatabases
     from engram.agent_stats import AgentStats
     from engram.audit import AuditEntry
     from engram.backends.base import Backend
@@ -206,6 +207,9 @@ class Engram:
         self._history_root: Engram | None = None
         self._agent_histories: dict[str, History] = {}
         self._agent_histories_lock = threading.Lock()
+        # With one database per agent (``per_agent_databases``) each agent's engine, opened on first
+        # use: ``for_agent`` stands another agent's view on its own file (set by ``engram.root``).
+        self.agent_databases: AgentDatabases | None = None
 
     @property
     def embedder(self) -> TextEmbedder | None:
@@ -296,17 +300,22 @@ class Engram:
         history.on_close(indexer.close)
 
     def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:
-        """A view for another agent (or session) on the same store, sharing its event listeners."""
+        """A view for another agent (or session) on the same store, sharing its event listeners.
+        With one database per agent (``per_agent_databases``) the view stands on that agent's own
+        database, its engine opened on first use and closed with this one."""
+        make_scope(agent, session)  # a bad name is refused before it names a database folder
+        base = self if self.agent_databases is None else self.agent_databases.engine(agent)
         view = Engram(
-            self.store, agent=agent, session=session, embedder=self.embedder,
-            recall_settings=self.recall_settings, max_content_chars=self.max_content_chars, clock=self.clock,
-            origin=origin or self.origin, events=self.events, strengthen=self.strengthen, privacy=self.privacy,
-            metrics=self.metrics, guard=self.guard, recall_cache=self.recall_cache, time_reader=self.time,
-            backend=self.backend, writes=self.writes,
+            base.store, agent=agent, session=session, embedder=base.embedder,
+            recall_settings=base.recall_settings, max_content_chars=base.max_content_chars, clock=self.clock,
+            origin=origin or self.origin, events=base.events, strengthen=base.strengthen, privacy=base.privacy,
+            metrics=base.metrics, guard=base.guard, recall_cache=base.recall_cache, time_reader=base.time,
+            backend=base.backend, writes=base.writes,
         )
-        view.settings = self.settings
-        view._history_root = self._history_root or self
-        view.embedding_note = self.embedding_note
+        view.settings = base.settings
+        view._history_root = base._history_root or base
+        view.embedding_note = base.embedding_note
+        view.agent_databases = self.agent_databases
         return view
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -357,6 +366,8 @@ class Engram:
                         "from a listener of a write in progress): the writes left fail", CLOSE_WAIT_S)
         self.metrics.save()
         self.backend.close()
+        if self.agent_databases is not None:
+            self.agent_databases.closing(self)
 
     # --- scopes and filters ----------------------------------------------------------------
     def _write_scope(self, choice: ScopeChoice | None) -> Scope:

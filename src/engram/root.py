@@ -348,16 +348,23 @@ def build_engram(settings: Settings | None = None, *, origin: str = "library", m
     ``warm``: start loading the embedding model in a background thread before the store opens
     (``Embedder.warm_up_in_background``), for a process about to embed a query; whoever closes
     the engine then waits for it first (``engram.embedder.wait_warm_up()``)."""
-    from engram.embed import auto_fallback_note, create_embedder
-    from engram.engine import Engram
-    from engram.temporal.reader import TimeReader
-
     if settings is not None and any(value is not None for value in overrides.values()):
         # Dropped, from_settings(settings, agent="bob") opened the settings' agent, not bob's.
         given = ", ".join(name for name, value in overrides.items() if value is not None)
         raise ConfigError(f"invalid settings ({given}: given beside a Settings object, which holds every"
                           " setting; allowed: the Settings alone, or keyword settings alone)")
     settings = settings or load_settings(**overrides)
+    engram = _build_engine(settings, origin, mirror, warm)
+    if settings.per_agent_databases and engram.backend.path is not None:
+        _open_agents_as_they_come(engram, settings, origin, mirror)
+    return engram
+
+
+def _build_engine(settings: Settings, origin: str, mirror: bool, warm: bool) -> Engram:
+    from engram.embed import auto_fallback_note, create_embedder
+    from engram.engine import Engram
+    from engram.temporal.reader import TimeReader
+
     embedder = create_embedder(settings.embeddings, cache_path=settings.home / "embedding-cache.db",
                                cache_key=settings.privacy.key())  # encrypted like the store
     if warm and embedder is not None:
@@ -388,6 +395,19 @@ def build_engram(settings: Settings | None = None, *, origin: str = "library", m
 
         attach_from_settings(engram, settings)  # every change also lands in the memory folder
     return engram
+
+
+def _open_agents_as_they_come(engram: Engram, settings: Settings, origin: str, mirror: bool) -> None:
+    """Give ``engram`` (the engine of ``settings.agent``'s own database) the other agents' engines,
+    each opened as configured on first ``for_agent``: a server or import acting for several
+    agents writes each one's memories and conversations into that agent's own file."""
+    from engram.agent_databases import AgentDatabases
+
+    def open_engine(agent: str) -> Engram:
+        # The settings' session is the first agent's; for_agent names the view's own.
+        return _build_engine(settings.model_copy(update={"agent": agent, "session": None}), origin, mirror, False)
+
+    engram.agent_databases = AgentDatabases(settings.agent, engram, open_engine)
 
 
 def preload_model(settings: Settings) -> threading.Thread | None:

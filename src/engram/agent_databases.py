@@ -1,0 +1,68 @@
+"""The engines of a home with one database per agent (``per_agent_databases``): one engine per
+agent, each on that agent's own file, opened on first use and closed with the engine that opened
+the first.
+
+A process acting for several agents reaches each through ``Engram.for_agent``: ``engram serve``
+with tokens of several agents, MCP over HTTP, an import naming several users, a framework adapter
+with a namespace per agent. With one database per agent, that view has to stand on the agent's
+own file. On the file of the agent the process opened, the other agent's memories, conversations
+and backups landed in the wrong file, and the agent's own process (``engram -a bob ...``) did not
+see them. Opened lazily and kept until the first engine closes, as OpenClaw's multi-agent factory
+keeps one history store per agent (reference 001, "Lazy Store Opening").
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+
+class AgentDatabases:
+    """Each agent's engine in a per-agent home. ``first`` is the engine the process opened (for
+    ``first_agent``, whose file it is); ``open_engine(agent)`` opens another agent's as configured.
+    Thread-safe: an HTTP server's requests ask from several threads at once."""
+
+    def __init__(self, first_agent: str, first: Engram, open_engine: Callable[[str], Engram]) -> None:
+        self._first = first
+        self._engines: dict[str, Engram] = {first_agent: first}
+        self._opened: list[Engram] = []
+        self._open_engine = open_engine
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def is_open(self, agent: str) -> bool:
+        """Whether ``agent``'s engine is open already (asking for it then opens nothing)."""
+        with self._lock:
+            found = self._engines.get(agent)
+            return found is not None and not found.closed
+
+    def engine(self, agent: str) -> Engram:
+        """``agent``'s engine, opened on first use (its file's integrity check and migrations, its
+        folder mirror as configured). Raises what opening its database raises."""
+        with self._lock:
+            if self._closed:
+                return self._first  # closed: its calls fail as every closed engine's do
+            found = self._engines.get(agent)
+            if found is not None and not found.closed:
+                return found
+            # Opened under the lock: two requests of a new agent must not open its file twice.
+            found = self._open_engine(agent)
+            found.agent_databases = self
+            self._engines[agent] = found
+            self._opened.append(found)
+            return found
+
+    def closing(self, engine: Engram) -> None:
+        """``engine`` is closing: when it is the first engine (or a view of it), every engine
+        opened here closes too, after their queued writes are committed."""
+        if engine.writes is not self._first.writes:
+            return
+        with self._lock:
+            self._closed = True
+            opened, self._opened = self._opened, []
+        for other in opened:
+            other.close()

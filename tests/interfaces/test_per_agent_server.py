@@ -1,0 +1,84 @@
+"""One database per agent (``per_agent_databases``) in a process acting for several agents: each
+agent's memories and conversations land in that agent's own file, as its own process opens it.
+
+Before, ``for_agent`` stood every agent's view on the file of the agent the process opened: a
+server started as alice stored bob's memories (sent with bob's token) in alice's database, where
+``engram -a bob`` never saw them and alice's backups held them."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import httpx
+import pytest
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.errors import ValidationError
+from engram.interfaces.http.app import create_app
+from engram.interfaces.http.serve import BackgroundServer
+from engram.interfaces.settings import ServerSettings
+from engram.root import open_tokens
+
+
+def _open(home: Path, agent: str) -> Engram:
+    # Full text only: the files are what is under test, not the model.
+    return Engram.from_settings(home=home, agent=agent, per_agent_databases=True, embeddings={"provider": "none"})
+
+
+def _agents_in(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        memories = {agent for (agent,) in conn.execute("SELECT DISTINCT agent FROM memories")}
+        conversations = {agent for (agent,) in conn.execute("SELECT DISTINCT agent FROM history_messages")}
+    return memories | conversations
+
+
+def test_another_agents_view_stores_in_that_agents_own_file(tmp_path: Path) -> None:
+    with _open(tmp_path, "alice") as alice:
+        alice.remember("alice keeps the release notes")
+        bob = alice.for_agent("bob", "s1")
+        bob.remember("bob reviews the database schema", key="schema", scope="agent")
+        bob.history.append("cli:c1", "user", "bob asks about the schema")
+        assert [m.content for m in bob.list()] == ["bob reviews the database schema"]
+        assert [m.content for m in alice.list()] == ["alice keeps the release notes"]
+    assert bob.closed  # closed with the engine that opened it, its writes committed first
+    assert _agents_in(tmp_path / "agents" / "alice" / "memory.db") == {"alice"}
+    assert _agents_in(tmp_path / "agents" / "bob" / "memory.db") == {"bob"}
+    with _open(tmp_path, "bob") as own:  # bob's own process finds what alice's stored for bob
+        assert own.get("schema").content == "bob reviews the database schema"
+        assert own.history.conversations() == ["cli:c1"]
+
+
+def test_a_bad_agent_name_is_refused_before_it_names_a_folder(tmp_path: Path) -> None:
+    with _open(tmp_path, "alice") as alice:
+        with pytest.raises(ValidationError) as refused:
+            alice.for_agent("../bob")
+        assert refused.value.field == "agent"
+    assert sorted(p.name for p in (tmp_path / "agents").iterdir()) == ["alice"]
+
+
+def test_a_server_stores_each_tokens_memories_in_its_agents_own_file(tmp_path: Path) -> None:
+    engram = _open(tmp_path, "alice")
+    tokens = open_tokens(load_settings(home=tmp_path, agent="alice", per_agent_databases=True), engram.backend)
+    try:
+        bob_token, _ = tokens.create("bob", "test")
+        alice_token, _ = tokens.create("alice", "test")
+        server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_tools="both"))).start()
+        try:
+            for token, content in ((bob_token, "bob's deploy runs on Fridays"), (alice_token, "alice's runs daily")):
+                with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+                    made = http.post("/api/v1/memory", json={"content": content})
+                    assert made.status_code == 201, made.text
+            with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {bob_token}"}, timeout=30) as http:
+                listed = http.get("/api/v1/memory").json()
+            assert [m["content"] for m in listed["memories"]] == ["bob's deploy runs on Fridays"]
+        finally:
+            server.stop()
+    finally:
+        tokens.close()
+        engram.close()
+    assert _agents_in(tmp_path / "agents" / "alice" / "memory.db") == {"alice"}
+    with _open(tmp_path, "bob") as bob:
+        assert [m.content for m in bob.list()] == ["bob's deploy runs on Fridays"]
+
