@@ -56,6 +56,11 @@ class AgentDatabases:
             self._opened.append(found)
             return found
 
+    def opened(self) -> list[Engram]:
+        """The other agents' engines opened so far (not the first), the open ones."""
+        with self._lock:
+            return [engine for engine in self._opened if not engine.closed]
+
     def closing(self, engine: Engram) -> None:
         """``engine`` is closing: when it is the first engine (or a view of it), every engine
         opened here closes too, after their queued writes are committed."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from engram.backends.base import Backend
 from engram.config import Settings, load_settings
 from engram.errors import ConfigError, StorageError
 from engram.registry import resolve
+
+log = logging.getLogger("engram.lifecycle")
 
 if TYPE_CHECKING:
     from engram.auth import TokenStore
@@ -437,6 +440,41 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
     return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
                        state_path=sidecar(engram.backend, MAINTENANCE_STATE, settings), summarizer=summarizer,
                        agent=None if store_wide else engram.scope.agent or "default")
+
+
+def server_upkeep(engram: Engram, settings: Settings) -> Maintenance | EveryAgentsUpkeep:
+    """What ``engram serve`` runs every ``maintenance_interval_s``: the store-wide pass over its
+    database and, with one database per agent, over each agent's database it has opened since."""
+    first = maintenance_for(engram, settings, store_wide=True)
+    return first if engram.agent_databases is None else EveryAgentsUpkeep(engram, first)
+
+
+class EveryAgentsUpkeep:
+    """The maintenance of every database a per-agent server has open: each agent's own is that
+    agent's memories and the global ones it holds, so its pass is the store-wide one there."""
+
+    def __init__(self, engram: Engram, first: Maintenance) -> None:
+        self._engram = engram
+        self._passes: list[tuple[Engram, Maintenance]] = [(engram, first)]
+
+    def run(self) -> None:
+        """One pass over each database; a failing one is logged and the others still run."""
+        databases = self._engram.agent_databases
+        known = {id(engine) for engine, _ in self._passes}
+        for engine in databases.opened() if databases is not None else ():
+            if id(engine) not in known and engine.settings is not None:
+                self._passes.append((engine, maintenance_for(engine, engine.settings, store_wide=True)))
+        failed: BaseException | None = None
+        for engine, upkeep in self._passes:
+            if engine.closed:
+                continue
+            try:
+                upkeep.run()
+            except Exception as exc:  # one agent's failing file must not stop the others' upkeep
+                log.exception("maintenance of %s failed", engine.scope.agent)
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
 
 def compact_conversation(engram: Engram, settings: Settings, key: str, *, force: bool = False) -> CompactionResult:

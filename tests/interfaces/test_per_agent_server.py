@@ -82,3 +82,15 @@ def test_a_server_stores_each_tokens_memories_in_its_agents_own_file(tmp_path: P
     with _open(tmp_path, "bob") as bob:
         assert [m.content for m in bob.list()] == ["bob's deploy runs on Fridays"]
 
+
+
+def test_a_servers_upkeep_covers_every_agents_database_it_opened(tmp_path: Path) -> None:
+    from engram.root import server_upkeep
+
+    with _open(tmp_path, "alice") as alice:
+        alice.for_agent("bob").remember("bob's memory")
+        upkeep = server_upkeep(alice, alice.settings)
+        alice.for_agent("carol").remember("carol's, opened after the upkeep was made")
+        upkeep.run()
+    for agent in ("alice", "bob", "carol"):  # each database's pass recorded beside it
+        assert (tmp_path / "agents" / agent / "memory.db.maintenance.json").is_file(), agent

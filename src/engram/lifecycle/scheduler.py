@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engram.errors import EngramError, ValidationError
 from engram.lifecycle import JOBS, consolidate, decay, hygiene, retention, summaries
@@ -270,8 +270,14 @@ def carry_schedule(source: Path, target: Path) -> bool:
     return True
 
 
+class Runs(Protocol):
+    """What ``run_periodically`` runs: a ``Maintenance``, or several (``root.EveryAgentsUpkeep``)."""
+
+    def run(self) -> object: ...
+
+
 def run_periodically(
-    maintenance: Maintenance, interval_s: float, stop: threading.Event,
+    maintenance: Runs, interval_s: float, stop: threading.Event,
     on_error: Callable[[BaseException], None] | None = None,
     after_first: Callable[[BaseException | None], None] | None = None,
 ) -> threading.Thread:

@@ -121,10 +121,10 @@ def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float,
     freeze_startup_heap()  # the heap start-up built, the model's included, left out of full collections
     if interval_s > 0 and not stop.is_set():
         from engram.lifecycle.scheduler import run_periodically
-        from engram.root import maintenance_for
+        from engram.root import server_upkeep
 
         # The server serves every agent: its upkeep is the store-wide pass, whoever's page it opens.
-        run_periodically(maintenance_for(engram, settings, store_wide=True), interval_s, stop,
+        run_periodically(server_upkeep(engram, settings), interval_s, stop,
                          after_first=lambda error: _mark(readiness, "maintenance", error))
 
 
