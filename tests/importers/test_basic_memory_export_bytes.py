@@ -85,6 +85,21 @@ def test_awkward_contents_tags_and_metadata_come_back_byte_for_byte(tmp_path: Pa
         _same(original, back[key])
 
 
+def test_a_key_no_file_name_can_hold_comes_back_as_it_was(tmp_path: Path) -> None:
+    # "a b", "a/b" and "A-B" make one file name ("a-b.md" on a case-insensitive file system): none is lost.
+    keys = {"Deploy time / prod?": "deploys run on Fridays", "café:menü": "the menu changed", "plain-key": "as before",
+            "a b": "one", "a/b": "two", "A-B": "three"}
+    with _engram(tmp_path / "a") as source:
+        for key, content in keys.items():
+            source.remember(content, key=key)
+    run(tmp_path / "a", "export", str(tmp_path / "vault"), "--format", "basic-memory")
+    assert "engram_key" not in (tmp_path / "vault" / "plain-key.md").read_text(encoding="utf-8")
+    summary = as_json(tmp_path / "b", "import", str(tmp_path / "vault"), "--from", "basic-memory")
+    assert summary["imported"] == len(keys), summary
+    with _engram(tmp_path / "b") as copy:
+        assert {m.key: m.content for m in copy.list()} == keys
+
+
 def test_plain_content_stays_prose_and_awkward_content_is_one_fenced_block(tmp_path: Path) -> None:
     _round_trip(tmp_path, {"ordinary": (AWKWARD["ordinary"], [], {}), "task-list": (AWKWARD["task-list"], [], {}),
                            "fences": (AWKWARD["fences"], [], {}), "observation-lines": (AWKWARD["observation-lines"], [], {})})

@@ -41,7 +41,7 @@ _BACKTICKS = re.compile(r"`+")
 def write(engram: Engram, folder: Path) -> int:
     """Write every visible memory as a note under ``folder``; returns how many were written."""
     memories = list(visible(engram))
-    names = {m.id: _name(m) for m in memories}
+    names = _names(memories)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for memory in memories:
@@ -50,6 +50,21 @@ def write(engram: Engram, folder: Path) -> int:
     except OSError as exc:
         raise StorageError(f"cannot write notes into {folder}: {exc}") from exc
     return len(memories)
+
+
+def _names(memories: list[Memory]) -> dict[str, str]:
+    """Each memory's note name, none taken twice: keys that differ only in what a file name cannot
+    hold ("a b", "a/b") or in case (one file on macOS and Windows) wrote one note over the other.
+    A later one takes its id after the name; its key is carried in ``engram_key``."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for memory in memories:
+        name = _name(memory)
+        if name.casefold() in taken:
+            name = f"{name}-{memory.id}"
+        taken.add(name.casefold())
+        names[memory.id] = name
+    return names
 
 
 def _name(memory: Memory) -> str:
@@ -68,6 +83,9 @@ def _note(memory: Memory, names: dict[str, str]) -> str:
         f"created: {_iso(memory.created_at)}",
         f"modified: {_iso(memory.updated_at)}",
         f"engram_id: {memory.id}",
+        # The file name and permalink are the key made safe for a path (and a session's prefix):
+        # the key itself, when they differ, so the import gives the memory its key back.
+        *([f"engram_key: {_quote(memory.key)}"] if memory.key != name else []),
         f"category: {memory.category.value}",
         f"importance: {memory.importance}",
     ]

@@ -91,7 +91,8 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
         meta["basic_memory"] = {**meta.get("basic_memory", {}), "unresolved_links": unresolved} if unresolved else \
             meta.get("basic_memory", {})
         plan.records.append(Record(
-            source_id=note["rel"], where=note["rel"], content=note["body"] or note["title"], key=note["permalink"],
+            source_id=note["rel"], where=note["rel"], content=note["body"] or note["title"],
+            key=note["engram"].get("key") or note["permalink"],
             type=note["type"], tags=note["tags"], metadata=meta, related_entity=note["title"],
             created_at=note["created"], updated_at=note["updated"], engram_id=note["engram"].get("id"),
             category=note["engram"].get("category", Category.KNOWLEDGE), importance=note["engram"].get("importance", 0.5),
@@ -117,8 +118,9 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
     # engram's own export: its id, category, importance and metadata are the memory's, not the note's.
     exported = "engram_id" in extra
-    carried = engram_fields({"id": extra.pop("engram_id"), "category": extra.pop("category", None),
-                             "importance": extra.pop("importance", None)}, f"{rel} front matter") if exported else {}
+    carried = engram_fields({"id": extra.pop("engram_id"), "key": extra.pop("engram_key", None),
+                             "category": extra.pop("category", None), "importance": extra.pop("importance", None)},
+                            f"{rel} front matter") if exported else {}
     own = metadata(extra.pop("engram_metadata", None) or {}, f"{rel} front matter engram_metadata") if exported else {}
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
