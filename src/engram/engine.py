@@ -1364,6 +1364,8 @@ class Engram:
         from engram.audit import AuditQuery
 
         start, end = self.time.window(since, until, now=self.clock())
+        if memory is not None:  # checked as every lookup's: a NUL or an empty string matched nothing, unsaid
+            memory = parse_ref(memory, "memory")
         scopes = tuple(str(scope) for scope in self.scope.visible())
         entries = self.backend.audit_log().query(AuditQuery(
             action=action, origin=origin, since=start, until=end, memory=memory, limit=limit, scopes=scopes))

@@ -333,6 +333,17 @@ def test_audit_shows_this_agents_changes(served: Served) -> None:
         assert all(e["memory_key"] != "audited" for e in c.get("/api/v1/audit").json()["entries"])
 
 
+def test_audit_of_a_memory_no_id_or_key_can_name_is_refused_naming_it(served: Served) -> None:
+    with served.client(served.alice) as c:
+        _store(c, "Audit me please", key="audited")
+        assert [e["memory_key"] for e in c.get("/api/v1/audit", params={"memory": " audited "}).json()["entries"]] == [
+            "audited"]
+        for bad in ("\x00", " "):  # matched nothing and answered 200, as if the memory had no history
+            refused = c.get("/api/v1/audit", params={"memory": bad})
+            assert refused.status_code == 422, refused.text
+            assert "memory" in refused.text
+
+
 def test_metrics_count_requests(served: Served) -> None:
     scraper, _ = served.tokens.create("metrics", "prometheus")
     with served.client(served.alice) as c:
