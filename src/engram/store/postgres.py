@@ -48,8 +48,6 @@ from engram.model import (
     Memory,
     MemoryDraft,
     MemoryFilter,
-    MemoryVersion,
-    Order,
     Scope,
     WriteResult,
     draft_changes,
@@ -61,19 +59,15 @@ from engram.store.base import (
     BatchWrite,
     ImportResult,
     ImportUpdate,
-    KindCount,
     StoreStats,
     SupersedeCycle,
     apply_updates,
     apply_write,
     import_links,
-    kind_counts,
-    kind_counts_sql,
-    linked_memories,
-    links_among_sql,
 )
 from engram.store.free_key import free_key
 from engram.store.index_settings import FullTextSettings
+from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
 from engram.store.vectors import parse_identity_dims
 from engram.store.where_sql import postgres_where
 from engram.temporal.sql import time_clauses
@@ -85,22 +79,12 @@ _COLUMNS = (
     " m.superseded_by, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links,"
     " m.search_context, m.valid_from, m.valid_until, m.superseded_at"
 )
-_ORDER_SQL = {
-    "recent": "m.created_at DESC, m.seq DESC",
-    "oldest": "m.created_at ASC, m.seq ASC",
-    "importance": "m.importance DESC, m.created_at DESC, m.seq DESC",
-    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.seq DESC",
-}
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _SUPERSEDE_LOCK = 0x656E67726173  # advisory lock a supersede holds while it checks for a cycle and writes
 _IDENTITY = "embedding_identity"
 # Threads a store begins vector searches on (``start_vector_search``); a search finding them all
 # busy runs on its caller's thread instead of waiting in line.
 _SIDE_THREADS = 4
-
-
-def _scope_columns(scope: Scope) -> tuple[str, str]:
-    return scope.agent or "", scope.session or ""
 
 
 def _scope_lock_key(agent: str, session: str) -> str:
@@ -114,7 +98,7 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     scope_parts = []
     for scope in filt.scopes:
         scope_parts.append(f"({alias}.agent = %s AND {alias}.session = %s)")
-        params.extend(_scope_columns(scope))
+        params.extend(scope_columns(scope))
     clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "FALSE")
     for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
         if values:
@@ -154,20 +138,22 @@ def _tsquery_any_of(sets: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
     return " || ".join(f"({_tsquery(one, '&&')})" for one in sets), [term for one in sets for term in one]
 
 
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _refuse_nul(draft_or_memory: MemoryDraft | Memory) -> None:
     # PostgreSQL text cannot hold NUL; refuse it as bad input before anything is written.
     if "\x00" in draft_or_memory.content:
         raise ValidationError("content", "contains a NUL character", "text without NUL characters")
 
 
-class PostgresMemoryStore:
-    """MemoryStore on a shared PostgreSQL database (see module docstring)."""
+class PostgresMemoryStore(SqlMemoryStore):
+    """MemoryStore on a shared PostgreSQL database (see module docstring); the reads it shares
+    with SQLite are ``SqlMemoryStore``'s."""
 
     name = "postgres"
+    _mark = "%s"
+    _seq = "seq"
+    _vector_key = ("v.memory_id", "m.id")
+    _order_sql = order_sql("seq")
+    _filter_sql = staticmethod(filter_sql)
 
     def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False,
                  full_text: FullTextSettings | None = None, ef_search: int = 200) -> None:
@@ -222,7 +208,7 @@ class PostgresMemoryStore:
     # --- writes ----------------------------------------------------------------------------
     def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
         _refuse_nul(draft)
-        agent, session = _scope_columns(draft.scope)
+        agent, session = scope_columns(draft.scope)
         digest = text.content_hash(draft.content)
 
         def work(conn: Any) -> WriteResult:
@@ -271,7 +257,7 @@ class PostgresMemoryStore:
         # scope the callers' order is kept (it decides which of two equal texts is the duplicate).
         # All or nothing, a refused write's error leaves ``work``, which rolls the whole batch back
         # (no savepoint per write then: nothing is kept after a failure anyway).
-        order = sorted(range(len(writes)), key=lambda i: _scope_lock_key(*_scope_columns(writes[i].draft.scope)))
+        order = sorted(range(len(writes)), key=lambda i: _scope_lock_key(*scope_columns(writes[i].draft.scope)))
 
         def work(conn: Any) -> list[WriteResult | EngramError]:
             out: dict[int, WriteResult | EngramError] = {}
@@ -335,9 +321,7 @@ class PostgresMemoryStore:
             conn.execute("DELETE FROM memories WHERE id = ANY(%s)", (list(ids),))
             return removed
 
-        removed = self.db.transact(work)
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(removed, key=lambda m: order.get(m.id, 0))
+        return in_order_asked(self.db.transact(work), ids)
 
     def link(self, a_id: str, b_id: str) -> bool:
         if a_id == b_id:
@@ -421,8 +405,8 @@ class PostgresMemoryStore:
         for memory in memories:
             _refuse_nul(memory)
         # The updates' scopes too: their upserts take those locks again (held already, no wait).
-        scopes = sorted({_scope_lock_key(*_scope_columns(m.scope)) for m in memories}
-                        | {_scope_lock_key(*_scope_columns(u.draft.scope)) for u in updates})
+        scopes = sorted({_scope_lock_key(*scope_columns(m.scope)) for m in memories}
+                        | {_scope_lock_key(*scope_columns(u.draft.scope)) for u in updates})
 
         def work(conn: Any) -> ImportResult:
             for scope_key in scopes:  # sorted: two importers never wait on each other in a cycle
@@ -457,53 +441,12 @@ class PostgresMemoryStore:
         return self.db.transact(work)
 
     # --- reads -----------------------------------------------------------------------------
-    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
-        where, params = filter_sql(MemoryFilter(scopes=filt.scopes, include_superseded=True))
-        with self.db.read() as conn:
-            found = self._select(conn, f"m.id = %s AND {where}", [ref, *params])
-            if found:
-                return found[0]
-            # Most specific scope first: a session's key shadows the agent's, which shadows global.
-            found = self._select(
-                conn, f"m.key = %s AND {where}", [ref, *params], "ORDER BY m.session DESC, m.agent DESC LIMIT 1"
-            )
-            return found[0] if found else None
-
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
         with self.db.read(statements_alone=True) as conn:
             out = self._select(conn, "m.id = ANY(%s)", (list(ids),))
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(out, key=lambda m: order[m.id])
-
-    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return self._select(conn, where, [*params, limit, offset], f"ORDER BY {_ORDER_SQL[order]} LIMIT %s OFFSET %s")
-
-    def count(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
-
-    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return kind_counts(conn.execute(kind_counts_sql(where, "v.memory_id", "m.id"), params).fetchall())
-
-    def sessions_of(self, agent: str) -> list[str]:
-        with self.db.read() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT session FROM memories WHERE agent = %s AND session <> '' ORDER BY 1", [agent])
-            return [session for (session,) in rows.fetchall()]
-
-    def count_links(self, filt: MemoryFilter) -> int:
-        where_from, params_from = filter_sql(filt, "a")
-        where_to, params_to = filter_sql(filt, "b")
-        with self.db.read() as conn:
-            sql = links_among_sql(where_from, where_to)
-            return int(conn.execute(sql, [*params_from, *params_to]).fetchone()[0])
+        return in_order_asked(out, ids)
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(query)
@@ -702,7 +645,7 @@ class PostgresMemoryStore:
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
     ) -> list[tuple[Memory, float]]:
         """PtrClaw's fallback: substring matches, scored by how many terms they contain."""
-        patterns, test = ["%" + _like_escape(term) + "%" for term in terms], "(m.content ILIKE %s OR m.key ILIKE %s)"
+        patterns, test = ["%" + like_escape(term) + "%" for term in terms], "(m.content ILIKE %s OR m.key ILIKE %s)"
         hits_expr = " + ".join(f"{test}::int" for _ in patterns)
         pattern_params = [p for p in patterns for _ in range(2)]
         rows = conn.execute(
@@ -733,9 +676,6 @@ class PostgresMemoryStore:
             ).fetchall()
         return [self._memory(row) for row in rows]
 
-    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
-        return linked_memories(self, memory_id, filt, limit)
-
     def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
         if not ids:
             return {}
@@ -747,16 +687,6 @@ class PostgresMemoryStore:
 
     def change_token(self) -> object | None:
         return None  # many hosts write one database: no cheap way to know, so recall is not cached
-
-    def versions(self, memory_id: str) -> list[MemoryVersion]:
-        with self.db.read() as conn:
-            return [
-                MemoryVersion(memory_id, content, replaced_at)
-                for content, replaced_at in conn.execute(
-                    "SELECT content, replaced_at FROM memory_versions WHERE memory_id = %s ORDER BY replaced_at, seq",
-                    (memory_id,),
-                ).fetchall()
-            ]
 
     def iter_all(self) -> Iterator[Memory]:
         last = 0
@@ -772,14 +702,7 @@ class PostgresMemoryStore:
 
     def stats(self) -> StoreStats:
         with self.db.read() as conn:
-            total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-            by_category = dict(conn.execute("SELECT category, COUNT(*) FROM memories GROUP BY category").fetchall())
-            by_scope: dict[str, int] = {}
-            for agent, session, n in conn.execute("SELECT agent, session, COUNT(*) FROM memories GROUP BY 1, 2").fetchall():
-                label = str(Scope(agent or None, session or None))
-                by_scope[label] = by_scope.get(label, 0) + n
-            links = conn.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0] // 2
-            vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+            total, by_category, by_scope, links, vectors = self._counts(conn)
             size = conn.execute(
                 "SELECT SUM(pg_total_relation_size(t::regclass)) FROM unnest(ARRAY['memories', 'memory_links',"
                 " 'memory_versions', 'memory_vectors', 'engram_meta']) AS t"
@@ -869,15 +792,6 @@ class PostgresMemoryStore:
             ).fetchall()
         return {memory_id: np.asarray(vector.to_numpy(), dtype=np.float32) for memory_id, vector in rows}
 
-    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
-        with self.db.read() as conn:
-            return self._select(
-                conn,
-                "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)",
-                [limit],
-                "ORDER BY m.seq LIMIT %s",
-            )
-
     def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if limit <= 0 or not np.any(query):
@@ -949,7 +863,7 @@ def ensure_vector_index(conn: Any, dims: int) -> None:
 
 
 def _import_row(memory: Memory) -> tuple[Any, ...]:
-    agent, session = _scope_columns(memory.scope)
+    agent, session = scope_columns(memory.scope)
     return (
         memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
         memory.category.value, memory.type, memory.layer.value, list(memory.tags), Json(dict(memory.metadata)),

@@ -41,8 +41,6 @@ from engram.model import (
     Memory,
     MemoryDraft,
     MemoryFilter,
-    MemoryVersion,
-    Order,
     Scope,
     WriteResult,
     draft_changes,
@@ -54,20 +52,16 @@ from engram.store.base import (
     BatchWrite,
     ImportResult,
     ImportUpdate,
-    KindCount,
     StoreStats,
     SupersedeCycle,
     apply_updates,
     apply_write,
     import_links,
-    kind_counts,
-    kind_counts_sql,
-    linked_memories,
-    links_among_sql,
 )
 from engram.store.free_key import free_key
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
+from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import parse_identity_dims
@@ -90,18 +84,6 @@ _MAX_APPROXIMATE_FETCH = 1024
 _TIME_RANGE_EXACT_ROWS = 20_000
 # Shortest query term searched as a word prefix when nothing matched (shorter ones match too much).
 _MIN_PREFIX = 3
-_ORDER_SQL = {
-    "recent": "m.created_at DESC, m.rowid DESC",
-    "oldest": "m.created_at ASC, m.rowid ASC",
-    # Ties: the later stored first, as on PostgreSQL (its `seq`); without one they came in whatever
-    # order SQLite's plan gave.
-    "importance": "m.importance DESC, m.created_at DESC, m.rowid DESC",
-    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.rowid DESC",
-}
-
-
-def _scope_columns(scope: Scope) -> tuple[str, str]:
-    return scope.agent or "", scope.session or ""
 
 
 def _stored_metadata_text(document: str | None, key: str) -> str | None:
@@ -128,7 +110,7 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     scope_parts = []
     for scope in filt.scopes:
         scope_parts.append(f"({alias}.agent = ? AND {alias}.session = ?)")
-        params.extend(_scope_columns(scope))
+        params.extend(scope_columns(scope))
     clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "0")
     for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
         if values:
@@ -157,10 +139,18 @@ def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     return " AND ".join(clauses), params
 
 
-class SqliteMemoryStore:
-    """MemoryStore on one SQLite file (see module docstring)."""
+class SqliteMemoryStore(SqlMemoryStore):
+    """MemoryStore on one SQLite file (see module docstring); the reads it shares with PostgreSQL
+    are ``SqlMemoryStore``'s."""
 
     name = "sqlite"
+    _mark = "?"
+    _seq = "rowid"
+    _vector_key = ("v.memory_rowid", "m.rowid")
+    # Ties: the later stored first, as on PostgreSQL (its `seq`); without one they came in whatever
+    # order SQLite's plan gave.
+    _order_sql = order_sql("rowid")
+    _filter_sql = staticmethod(filter_sql)
 
     def __init__(
         self,
@@ -240,7 +230,7 @@ class SqliteMemoryStore:
 
     # --- writes ----------------------------------------------------------------------------
     def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
-        agent, session = _scope_columns(draft.scope)
+        agent, session = scope_columns(draft.scope)
         digest = text.content_hash(draft.content)
         with self.db.write() as conn:
             if draft.key is not None:
@@ -353,9 +343,7 @@ class SqliteMemoryStore:
                 conn.execute(f"DELETE FROM memory_versions WHERE memory_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
             self._own_writes += 1
-        # In the order asked for, as PostgreSQL answers (a forget's or a job's report lists them so).
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(removed, key=lambda m: order.get(m.id, 0))
+        return in_order_asked(removed, ids)  # as PostgreSQL answers
 
     def link(self, a_id: str, b_id: str) -> bool:
         if a_id == b_id:
@@ -422,7 +410,7 @@ class SqliteMemoryStore:
         imported, skipped = 0, 0
         with self.db.write() as conn:
             for memory in memories:
-                agent, session = _scope_columns(memory.scope)
+                agent, session = scope_columns(memory.scope)
                 clash = conn.execute(
                     "SELECT 1 FROM memories WHERE id = ? OR (agent = ? AND session = ? AND key = ?)",
                     (memory.id, agent, session, memory.key),
@@ -458,57 +446,12 @@ class SqliteMemoryStore:
         return ImportResult(imported, skipped)
 
     # --- reads -----------------------------------------------------------------------------
-    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
-        where, params = filter_sql(
-            MemoryFilter(scopes=filt.scopes, include_superseded=True)
-        )
-        with self.db.read() as conn:
-            found = self._select(conn, f"m.id = ? AND {where}", [ref, *params])
-            if found:
-                return found[0]
-            # Most specific scope first: a session's key shadows the agent's, which shadows global.
-            found = self._select(
-                conn, f"m.key = ? AND {where}", [ref, *params], "ORDER BY m.session DESC, m.agent DESC LIMIT 1"
-            )
-            return found[0] if found else None
-
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         out: list[Memory] = []
         with self.db.read() as conn:
             for chunk in _chunks(list(ids), 500):
                 out.extend(self._select(conn, f"m.id IN ({','.join('?' * len(chunk))})", chunk))
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(out, key=lambda m: order[m.id])
-
-    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return self._select(
-                conn, where, [*params, limit, offset], f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?"
-            )
-
-    def count(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
-
-    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return kind_counts(conn.execute(kind_counts_sql(where, "v.memory_rowid", "m.rowid"), params).fetchall())
-
-    def sessions_of(self, agent: str) -> list[str]:
-        with self.db.read() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT session FROM memories WHERE agent = ? AND session <> '' ORDER BY 1", [agent])
-            return [session for (session,) in rows.fetchall()]
-
-    def count_links(self, filt: MemoryFilter) -> int:
-        where_from, params_from = filter_sql(filt, "a")
-        where_to, params_to = filter_sql(filt, "b")
-        with self.db.read() as conn:
-            sql = links_among_sql(where_from, where_to)
-            return int(conn.execute(sql, [*params_from, *params_to]).fetchone()[0])
+        return in_order_asked(out, ids)
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         if self._narrow_time_range(filt) == "":
@@ -547,7 +490,7 @@ class SqliteMemoryStore:
             return fts5, None
         first = limit + 16
         scopes_only = dataclasses.replace(filt, scopes=()) == MemoryFilter(scopes=())
-        scopes = [_scope_columns(scope) for scope in filt.scopes]
+        scopes = [scope_columns(scope) for scope in filt.scopes]
 
         def rank(fetch: int) -> list[tuple[int, float]]:
             if fetch > first * 8 or (fetch > first and not scopes_only):
@@ -665,9 +608,6 @@ class SqliteMemoryStore:
             ).fetchall()
             return self._memories(conn, rows)
 
-    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
-        return linked_memories(self, memory_id, filt, limit)
-
     def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
         # Ids and dates only (no row is built), a parameter per id: a JSON array joined instead
         # cost ten times more here.
@@ -685,16 +625,6 @@ class SqliteMemoryStore:
         with self.db.read() as conn:
             return (id(conn), conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
 
-    def versions(self, memory_id: str) -> list[MemoryVersion]:
-        with self.db.read() as conn:
-            return [
-                MemoryVersion(memory_id, content, replaced_at)
-                for content, replaced_at in conn.execute(
-                    "SELECT content, replaced_at FROM memory_versions WHERE memory_id = ? ORDER BY replaced_at, rowid",
-                    (memory_id,),
-                )
-            ]
-
     def iter_all(self) -> Iterator[Memory]:
         last = 0
         while True:
@@ -710,14 +640,7 @@ class SqliteMemoryStore:
 
     def stats(self) -> StoreStats:
         with self.db.read() as conn:
-            total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-            by_category = dict(conn.execute("SELECT category, COUNT(*) FROM memories GROUP BY category").fetchall())
-            by_scope: dict[str, int] = {}
-            for agent, session, n in conn.execute("SELECT agent, session, COUNT(*) FROM memories GROUP BY 1, 2"):
-                label = str(Scope(agent or None, session or None))
-                by_scope[label] = by_scope.get(label, 0) + n
-            links = conn.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0] // 2
-            vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+            total, by_category, by_scope, links, vectors = self._counts(conn)
         size = sum(os.path.getsize(p) for p in _db_files(self.path) if os.path.exists(p))
         return StoreStats(
             backend=self.name, location=self.location(), memories=total, by_category=by_category,
@@ -776,15 +699,6 @@ class SqliteMemoryStore:
                 ):
                     out[memory_id] = np.frombuffer(blob, dtype=np.float32)
         return out
-
-    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
-        with self.db.read() as conn:
-            return self._select(
-                conn,
-                "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_rowid = m.rowid)",
-                [limit],
-                "ORDER BY m.rowid LIMIT ?",
-            )
 
     def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         return self.start_vector_search(vector, filt, limit=limit)()
@@ -933,10 +847,6 @@ def _prefixed(columns: str) -> str:
     return ", ".join(f"m.{c.strip()}" for c in columns.split(","))
 
 
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 # SQLite refuses a LIKE pattern over SQLITE_MAX_LIKE_PATTERN_LENGTH bytes (50,000 by default):
 # "LIKE or GLOB pattern too complex", which reached a client as a storage failure for a recall
 # whose query held one very long word.
@@ -947,7 +857,7 @@ def _contains(term: str) -> tuple[str, str]:
     """An SQL test that ``{column}`` contains ``term`` (ASCII letters in either case, as LIKE
     matches them) and its parameter: LIKE, or for a term too long for a LIKE pattern, ``instr``
     over ``lower`` (ASCII-only, as LIKE's case folding), which has no such limit."""
-    pattern = "%" + _like_escape(term) + "%"
+    pattern = "%" + like_escape(term) + "%"
     if len(pattern.encode("utf-8")) <= _LIKE_PATTERN_BYTES:
         return "({column} LIKE ? ESCAPE '\\')", pattern
     return "(instr(lower({column}), lower(?)) > 0)", term
