@@ -68,7 +68,7 @@ from engram.store.base import (
 from engram.store.free_key import free_key
 from engram.store.index_settings import FullTextSettings
 from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
-from engram.store.vectors import parse_identity_dims
+from engram.store.vectors import checked_vectors, parse_identity_dims
 from engram.store.where_sql import postgres_where
 from engram.temporal.sql import time_clauses
 
@@ -727,13 +727,8 @@ class PostgresMemoryStore(SqlMemoryStore):
             return self._identity(conn)
 
     def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        rows = [(array, memory_id) for memory_id, array in checked_vectors(identity, items)]
         dims = parse_identity_dims(identity)
-        rows = []
-        for memory_id, vector in items:
-            array = np.asarray(vector, dtype=np.float32).reshape(-1)
-            if array.shape[0] != dims:
-                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
-            rows.append((array, memory_id))
 
         def work(conn: Any) -> None:
             conn.execute(

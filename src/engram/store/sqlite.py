@@ -64,7 +64,7 @@ from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
-from engram.store.vectors import parse_identity_dims
+from engram.store.vectors import checked_vectors
 from engram.store.where_sql import SQLITE_FOLD_CASE, SQLITE_METADATA_TEXT, sqlite_where
 from engram.temporal.sql import time_clauses
 from engram.where import fold_case
@@ -658,13 +658,7 @@ class SqliteMemoryStore(SqlMemoryStore):
             return row[0] if row else None
 
     def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        dims = parse_identity_dims(identity)
-        blobs = []
-        for memory_id, vector in items:
-            array = np.asarray(vector, dtype=np.float32).reshape(-1)
-            if array.shape[0] != dims:
-                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
-            blobs.append((array.tobytes(), memory_id))
+        blobs = [(array.tobytes(), memory_id) for memory_id, array in checked_vectors(identity, items)]
         with self.db.write() as conn:
             current = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
             if current is None:
