@@ -65,12 +65,12 @@ from engram.store.base import (
     apply_write,
     import_links,
 )
+from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.index_settings import FullTextSettings
 from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
 from engram.store.vectors import checked_vectors, parse_identity_dims
 from engram.store.where_sql import postgres_where
-from engram.temporal.sql import time_clauses
 
 _SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="%s")
 _COLUMNS = (
@@ -91,40 +91,24 @@ def _scope_lock_key(agent: str, session: str) -> str:
     return f"engram-scope\x1f{agent}\x1f{session}"
 
 
+
+def _one_of(column: str, values: list[str], params: list[Any]) -> str:
+    params.append(values)
+    return f"{column} = ANY(%s)"
+
+
+def _has_tags(alias: str, tags: Sequence[str], params: list[Any]) -> list[str]:
+    params.append(list(tags))
+    return [f"{alias}.tags @> %s::text[]"]
+
+
+_DIALECT = FilterDialect(mark="%s", false="FALSE", one_of=_one_of, has_tags=_has_tags, where=postgres_where)
+
+
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     """Translate a MemoryFilter into a WHERE clause; ``MemoryFilter.matches`` is the reference."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    scope_parts = []
-    for scope in filt.scopes:
-        scope_parts.append(f"({alias}.agent = %s AND {alias}.session = %s)")
-        params.extend(scope_columns(scope))
-    clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "FALSE")
-    for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
-        if values:
-            clauses.append(f"{alias}.{column} = ANY(%s)")
-            params.append([str(v) for v in values])
-    if filt.tags:
-        clauses.append(f"{alias}.tags @> %s::text[]")
-        params.append(list(filt.tags))
-    if filt.related_entity is not None:
-        clauses.append(f"{alias}.related_entity = %s")
-        params.append(filt.related_entity)
-    if filt.key is not None:
-        clauses.append(f"{alias}.key = %s")
-        params.append(filt.key)
-    if filt.where is not None:
-        clauses.append(postgres_where(filt.where, alias, params))
-    if filt.since is not None:
-        clauses.append(f"{alias}.created_at >= %s")
-        params.append(filt.since)
-    if filt.until is not None:
-        clauses.append(f"{alias}.created_at <= %s")
-        params.append(filt.until)
-    more, more_params = time_clauses(filt, alias, "%s")
-    clauses.extend(more)
-    params.extend(more_params)
-    return " AND ".join(clauses), params
+    return filter_clause(filt, alias, _DIALECT)
+
 
 
 def _tsquery(terms: Sequence[str], joiner: str) -> str:

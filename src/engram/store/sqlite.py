@@ -58,6 +58,7 @@ from engram.store.base import (
     apply_write,
     import_links,
 )
+from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
@@ -66,7 +67,6 @@ from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import checked_vectors
 from engram.store.where_sql import SQLITE_FOLD_CASE, SQLITE_METADATA_TEXT, sqlite_where
-from engram.temporal.sql import time_clauses
 from engram.where import fold_case
 
 log = logging.getLogger(__name__)
@@ -103,40 +103,24 @@ def _fold_case(text: Any) -> Any:
     return fold_case(text) if isinstance(text, str) else text
 
 
+
+def _one_of(column: str, values: list[str], params: list[Any]) -> str:
+    params.extend(values)
+    return f"{column} IN ({','.join('?' * len(values))})"
+
+
+def _has_tags(alias: str, tags: Sequence[str], params: list[Any]) -> list[str]:
+    params.extend(tags)
+    return [f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)"] * len(tags)
+
+
+_DIALECT = FilterDialect(mark="?", false="0", one_of=_one_of, has_tags=_has_tags, where=sqlite_where)
+
+
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     """Translate a MemoryFilter into a WHERE clause; ``MemoryFilter.matches`` is the reference."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    scope_parts = []
-    for scope in filt.scopes:
-        scope_parts.append(f"({alias}.agent = ? AND {alias}.session = ?)")
-        params.extend(scope_columns(scope))
-    clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "0")
-    for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
-        if values:
-            clauses.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
-            params.extend(str(v) for v in values)
-    for tag in filt.tags:
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
-        params.append(tag)
-    if filt.related_entity is not None:
-        clauses.append(f"{alias}.related_entity = ?")
-        params.append(filt.related_entity)
-    if filt.key is not None:
-        clauses.append(f"{alias}.key = ?")
-        params.append(filt.key)
-    if filt.where is not None:
-        clauses.append(sqlite_where(filt.where, alias, params))
-    if filt.since is not None:
-        clauses.append(f"{alias}.created_at >= ?")
-        params.append(filt.since)
-    if filt.until is not None:
-        clauses.append(f"{alias}.created_at <= ?")
-        params.append(filt.until)
-    more, more_params = time_clauses(filt, alias, "?")
-    clauses.extend(more)
-    params.extend(more_params)
-    return " AND ".join(clauses), params
+    return filter_clause(filt, alias, _DIALECT)
+
 
 
 class SqliteMemoryStore(SqlMemoryStore):
