@@ -50,7 +50,6 @@ from engram.model import (
     MemoryFilter,
     Scope,
     WriteResult,
-    draft_changes,
 )
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
@@ -137,7 +136,16 @@ class PostgresMemoryStore(SqlMemoryStore):
     _seq = "seq"
     _vector_key = ("v.memory_id", "m.id")
     _order_sql = order_sql("seq")
+    _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_id = %s"
     _filter_sql = staticmethod(filter_sql)
+
+    @staticmethod
+    def _tags_value(tags: Sequence[str]) -> list[str]:
+        return list(tags)
+
+    @staticmethod
+    def _metadata_value(metadata: Any) -> Json:
+        return Json(metadata)
 
     def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False,
                  full_text: FullTextSettings | None = None, ef_search: int = 200) -> None:
@@ -215,18 +223,7 @@ class PostgresMemoryStore(SqlMemoryStore):
                 key = self._free_key(conn, agent, session, proposed_key)
             memory_id = new_id()
             created = draft.created_at if draft.created_at is not None else now
-            conn.execute(
-                "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                " search_context, valid_from, valid_until)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
-                    draft.layer.value, list(draft.tags), Json(dict(draft.metadata)), draft.importance,
-                    draft.related_entity, draft.source, created, created, now, draft.search_context,
-                    draft.valid_from, draft.valid_until,
-                ),
-            )
+            self._insert_draft(conn, memory_id, (agent, session), key, draft, digest, created, now)
             return WriteResult(self._select(conn, "m.id = %s", (memory_id,))[0], "created")
 
         return self.db.transact(work)
@@ -259,30 +256,6 @@ class PostgresMemoryStore(SqlMemoryStore):
             return [out[i] for i in range(len(writes))]
 
         return self.db.transact(work)
-
-    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
-        if not draft_changes(old, draft):
-            conn.execute("UPDATE memories SET last_accessed = %s WHERE id = %s", (now, old.id))
-            return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "unchanged")
-        if old.content != draft.content:
-            conn.execute(
-                "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (%s, %s, %s)",
-                (old.id, old.content, now),
-            )
-        if old.content != draft.content or old.search_context != draft.search_context:
-            # The old vector no longer describes what is indexed.
-            conn.execute("DELETE FROM memory_vectors WHERE memory_id = %s", (old.id,))
-        conn.execute(
-            "UPDATE memories SET content = %s, content_hash = %s, category = %s, type = %s, layer = %s, tags = %s,"
-            " metadata = %s, importance = %s, related_entity = %s, source = %s, updated_at = %s, last_accessed = %s,"
-            " search_context = %s, valid_from = %s, valid_until = %s WHERE id = %s",
-            (
-                draft.content, digest, draft.category.value, draft.type, draft.layer.value, list(draft.tags),
-                Json(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
-                draft.search_context, draft.valid_from, draft.valid_until, old.id,
-            ),
-        )
-        return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "updated", previous=old)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:

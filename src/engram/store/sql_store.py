@@ -4,9 +4,11 @@
 with the same statements; they differ in the driver's placeholder (``?`` / ``%s``), the column
 that orders rows as stored (SQLite's ``rowid``, PostgreSQL's ``seq``), how a vector row names its
 memory, how a filter becomes SQL (``_filter_sql``) and how rows become ``Memory`` records
-(``_select``). Each backend sets those and inherits the reads below, so a change to what
-``get``, ``list`` or ``count_by_kind`` answer is made once and cannot drift between them.
-Writes, full text and vector search stay in each backend: their locking and indexes differ.
+(``_select``), and how tags and metadata are stored (JSON text / ``text[]`` and JSON). Each
+backend sets those and inherits the reads below, and the statements that insert a draft and
+update a memory by key, so a change to what ``get``, ``list`` or an update writes is made once
+and cannot drift between them. How a write is made safe (transactions, locks), full text and
+vector search stay in each backend.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from engram.model import Memory, MemoryFilter, MemoryVersion, Order, Scope
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
 from engram.store.base import KindCount, kind_counts, kind_counts_sql, linked_memories, links_among_sql
 
 
@@ -54,6 +56,7 @@ class SqlMemoryStore:
     _seq: ClassVar[str]  # the column ordering ``memories`` and ``memory_versions`` as stored
     _vector_key: ClassVar[tuple[str, str]]  # a ``memory_vectors v`` row belongs to the ``m`` row where these match
     _order_sql: ClassVar[dict[Order, str]]  # ``order_sql(_seq)``
+    _drop_vector_sql: ClassVar[str]  # deletes the vector of the memory whose id is its one parameter
 
     @staticmethod
     def _filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -62,6 +65,65 @@ class SqlMemoryStore:
     def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
         raise NotImplementedError
 
+    @staticmethod
+    def _tags_value(tags: Sequence[str]) -> Any:
+        """``tags`` as the ``tags`` column's parameter."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _metadata_value(metadata: Any) -> Any:
+        """``metadata`` as the ``metadata`` column's parameter."""
+        raise NotImplementedError
+
+    def _changed_by_update(self, conn: Any, old: Memory, draft: MemoryDraft) -> None:
+        """Told after ``_update`` wrote a change (in its transaction): a backend's caches may need to know."""
+
+    # --- writes ----------------------------------------------------------------------------
+    def _insert_draft(self, conn: Any, memory_id: str, scope: tuple[str, str], key: str, draft: MemoryDraft,
+                      digest: str, created: float, now: float) -> None:
+        """Insert ``draft`` as a new memory (``upsert`` chose its key and checked for duplicates)."""
+        marks = ", ".join([self._mark] * 20)
+        conn.execute(
+            "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+            " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+            f" search_context, valid_from, valid_until) VALUES ({marks})",
+            (
+                memory_id, *scope, key, draft.content, digest, draft.category.value, draft.type, draft.layer.value,
+                self._tags_value(draft.tags), self._metadata_value(dict(draft.metadata)), draft.importance,
+                draft.related_entity, draft.source, created, created, now, draft.search_context,
+                draft.valid_from, draft.valid_until,
+            ),
+        )
+
+    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
+        """``upsert`` of a key already stored: ``old`` becomes ``draft``, keeping its content as a
+        version when it changes; a draft changing nothing only marks the memory accessed."""
+        m = self._mark
+        if not draft_changes(old, draft):
+            conn.execute(f"UPDATE memories SET last_accessed = {m} WHERE id = {m}", (now, old.id))
+            return WriteResult(self._select(conn, f"m.id = {m}", (old.id,))[0], "unchanged")
+        if old.content != draft.content:
+            conn.execute(
+                f"INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES ({m}, {m}, {m})",
+                (old.id, old.content, now),
+            )
+        if old.content != draft.content or old.search_context != draft.search_context:
+            # The old vector no longer describes what is indexed.
+            conn.execute(self._drop_vector_sql, (old.id,))
+        conn.execute(
+            f"UPDATE memories SET content = {m}, content_hash = {m}, category = {m}, type = {m}, layer = {m}, tags = {m},"
+            f" metadata = {m}, importance = {m}, related_entity = {m}, source = {m}, updated_at = {m}, last_accessed = {m},"
+            f" search_context = {m}, valid_from = {m}, valid_until = {m} WHERE id = {m}",
+            (
+                draft.content, digest, draft.category.value, draft.type, draft.layer.value, self._tags_value(draft.tags),
+                self._metadata_value(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
+                draft.search_context, draft.valid_from, draft.valid_until, old.id,
+            ),
+        )
+        self._changed_by_update(conn, old, draft)
+        return WriteResult(self._select(conn, f"m.id = {m}", (old.id,))[0], "updated", previous=old)
+
+    # --- reads -----------------------------------------------------------------------------
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
         where, params = self._filter_sql(MemoryFilter(scopes=filt.scopes, include_superseded=True))
         mark = self._mark

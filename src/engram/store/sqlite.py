@@ -43,7 +43,6 @@ from engram.model import (
     MemoryFilter,
     Scope,
     WriteResult,
-    draft_changes,
     metadata_text,
 )
 from engram.store.base import (
@@ -134,7 +133,16 @@ class SqliteMemoryStore(SqlMemoryStore):
     # Ties: the later stored first, as on PostgreSQL (its `seq`); without one they came in whatever
     # order SQLite's plan gave.
     _order_sql = order_sql("rowid")
+    _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)"
     _filter_sql = staticmethod(filter_sql)
+
+    @staticmethod
+    def _tags_value(tags: Sequence[str]) -> str:
+        return json.dumps(list(tags))
+
+    @staticmethod
+    def _metadata_value(metadata: Any) -> str:
+        return json.dumps(metadata)
 
     def __init__(
         self,
@@ -235,18 +243,7 @@ class SqliteMemoryStore(SqlMemoryStore):
                 key = self._free_key(conn, agent, session, proposed_key)
             memory_id = new_id()
             created = draft.created_at if draft.created_at is not None else now
-            conn.execute(
-                "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                " search_context, valid_from, valid_until)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
-                    draft.layer.value, json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)),
-                    draft.importance, draft.related_entity, draft.source, created, created, now,
-                    draft.search_context, draft.valid_from, draft.valid_until,
-                ),
-            )
+            self._insert_draft(conn, memory_id, (agent, session), key, draft, digest, created, now)
             self._own_writes += 1
             return WriteResult(self._select(conn, "m.id = ?", (memory_id,))[0], "created")
 
@@ -271,37 +268,12 @@ class SqliteMemoryStore(SqlMemoryStore):
                 conn.execute("RELEASE engram_write")
         return out
 
-    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
-        if not draft_changes(old, draft):
-            conn.execute("UPDATE memories SET last_accessed = ? WHERE id = ?", (now, old.id))
-            return WriteResult(self._select(conn, "m.id = ?", (old.id,))[0], "unchanged")
-        if old.content != draft.content:
-            conn.execute(
-                "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (?, ?, ?)",
-                (old.id, old.content, now),
-            )
-        if old.content != draft.content or old.search_context != draft.search_context:
-            # The old vector no longer describes what is indexed.
-            conn.execute("DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)", (old.id,))
-        conn.execute(
-            "UPDATE memories SET content = ?, content_hash = ?, category = ?, type = ?, layer = ?, tags = ?,"
-            " metadata = ?, importance = ?, related_entity = ?, source = ?, updated_at = ?, last_accessed = ?,"
-            " search_context = ?, valid_from = ?, valid_until = ?"
-            " WHERE id = ?",
-            (
-                draft.content, digest, draft.category.value, draft.type, draft.layer.value,
-                json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)), draft.importance,
-                draft.related_entity, draft.source, now, now, draft.search_context, draft.valid_from,
-                draft.valid_until, old.id,
-            ),
-        )
+    def _changed_by_update(self, conn: Any, old: Memory, draft: MemoryDraft) -> None:
         self._own_writes += 1
-        updated = self._select(conn, "m.id = ?", (old.id,))[0]
         if old.search_context != draft.search_context and old.content == draft.content:
             # Neither a version nor (without an embedder) a new vector shows this change to the text index.
             (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (old.id,)).fetchone()
             self._text_index.note_changed(int(rowid))
-        return WriteResult(updated, "updated", previous=old)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
