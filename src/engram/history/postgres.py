@@ -12,7 +12,6 @@ and positions (``discard``) stay meaningful while others append. Each call is on
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,19 +23,16 @@ from engram.errors import ValidationError
 from engram.history.base import (
     DEFAULT_AGENT,
     check_agent,
-    check_message,
-    check_messages,
     check_range,
     check_read,
-    check_recent,
     check_summary,
 )
 from engram.history.keys import normal_key
+from engram.history.sql_store import MESSAGE_COLUMNS, SqlHistoryStore
 from engram.model import Message, Role, ToolCall
 
-_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
 _INSERT = (
-    f"INSERT INTO history_messages (agent, conversation, seq, {_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    f"INSERT INTO history_messages (agent, conversation, seq, {MESSAGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 
 
@@ -48,8 +44,12 @@ def _lock(conn: Any, agent: str, key: str) -> int:
     return int(row[0])
 
 
-class PostgresHistoryStore:
+class PostgresHistoryStore(SqlHistoryStore):
+    """HistoryStore on a shared PostgreSQL database (see module docstring); the reads it shares
+    with SQLite are ``SqlHistoryStore``'s."""
+
     name = "postgres"
+    _mark = "%s"
 
     def __init__(self, db: PgDatabase, *, agent: str = DEFAULT_AGENT, owns_db: bool = True) -> None:
         """Wrap a connected, migrated database (see ``open``) for ``agent``; ``owns_db`` closes it on ``close``."""
@@ -72,12 +72,11 @@ class PostgresHistoryStore:
         """``agent``'s conversations on the same pool (closing it leaves the pool open)."""
         return PostgresHistoryStore(self.db, agent=agent, owns_db=False)
 
-    def append(self, key: str, message: Message) -> None:
-        self._insert(normal_key(key), [check_message(message)])
-
-    def append_many(self, key: str, messages: Sequence[Message]) -> None:
-        """Append ``messages`` in one transaction: all of them or, on any error, none."""
-        self._insert(normal_key(key), check_messages(messages))
+    @staticmethod
+    def _message(row: Sequence[Any]) -> Message:
+        role, content, tool_calls, tool_call_id, metadata, created_at = row
+        calls = tuple(ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in tool_calls)
+        return Message(Role(role), content, calls, tool_call_id, metadata, created_at)
 
     def _insert(self, key: str, messages: list[Message]) -> None:
         rows = [_row(m) for m in messages]
@@ -91,33 +90,6 @@ class PostgresHistoryStore:
 
         self.db.transact(work)
 
-    def get_recent(self, key: str, n: int) -> list[Message]:
-        key, n = normal_key(key), check_recent(n)
-        if n == 0:
-            return []
-        with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s ORDER BY seq DESC LIMIT %s",
-                (self.agent, key, n),
-            ).fetchall()
-        return [_message(r) for r in reversed(rows)]
-
-    def get_all(self, key: str) -> list[Message]:
-        key = normal_key(key)
-        with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s ORDER BY seq",
-                (self.agent, key),
-            ).fetchall()
-        return [_message(r) for r in rows]
-
-    def count(self, key: str) -> int:
-        key = normal_key(key)
-        with self.db.read() as conn:
-            row = conn.execute("SELECT COUNT(*) FROM history_messages WHERE agent = %s AND conversation = %s",
-                               (self.agent, key)).fetchone()
-        return int(row[0])
-
     def set_summary(self, key: str, summary: str) -> None:
         key, summary = normal_key(key), check_summary(summary)
         _refuse_nul("summary", summary)
@@ -125,16 +97,9 @@ class PostgresHistoryStore:
         def work(conn: Any) -> None:
             # Under the conversation's lock: a compaction comparing the summary it read sees this one.
             _lock(conn, self.agent, key)
-            _set_summary(conn, self.agent, key, summary)
+            self._set_summary(conn, key, summary)
 
         self.db.transact(work)
-
-    def get_summary(self, key: str) -> str:
-        key = normal_key(key)
-        with self.db.read() as conn:
-            row = conn.execute("SELECT summary FROM history_summaries WHERE agent = %s AND conversation = %s",
-                               (self.agent, key)).fetchone()
-        return row[0] if row else ""
 
     def discard(self, key: str, start: int, stop: int) -> int:
         key = normal_key(key)
@@ -162,9 +127,9 @@ class PostgresHistoryStore:
             _lock(conn, self.agent, key)
             row = conn.execute(
                 f"DELETE FROM history_messages WHERE agent = %s AND conversation = %s AND seq = (SELECT MAX(seq) FROM "
-                f"history_messages WHERE agent = %s AND conversation = %s) RETURNING {_COLUMNS}",
+                f"history_messages WHERE agent = %s AND conversation = %s) RETURNING {MESSAGE_COLUMNS}",
                 (self.agent, key, self.agent, key)).fetchone()
-            return None if row is None else _message(row)
+            return None if row is None else self._message(row)
 
         return self.db.transact(work)
 
@@ -181,17 +146,16 @@ class PostgresHistoryStore:
             # Compared as read, under the append lock: the rows removed are the ones the caller saw.
             _lock(conn, self.agent, key)
             rows = conn.execute(
-                f"SELECT seq, {_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s ORDER BY seq LIMIT %s",
+                f"SELECT seq, {MESSAGE_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s"
+                " ORDER BY seq LIMIT %s",
                 (self.agent, key, len(read))).fetchall()
-            if [_message(r[1:]) for r in rows] != read:
+            if [self._message(r[1:]) for r in rows] != read:
                 return False
-            if summary_read is not None:  # set_summary takes the same lock, so it cannot slip in after this
-                row = conn.execute("SELECT summary FROM history_summaries WHERE agent = %s AND conversation = %s",
-                                   (self.agent, key)).fetchone()
-                if (row[0] if row else "") != summary_read:
-                    return False
+            # set_summary takes the same lock, so it cannot slip in after this
+            if summary_read is not None and self._summary(conn, key) != summary_read:
+                return False
             if summary is not None:
-                _set_summary(conn, self.agent, key, summary)
+                self._set_summary(conn, key, summary)
             gone = [r[0] for r in rows[start:stop]]
             if gone:
                 conn.execute("DELETE FROM history_messages WHERE agent = %s AND conversation = %s AND seq = ANY(%s)",
@@ -218,18 +182,6 @@ class PostgresHistoryStore:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def close(self) -> None:
-        if self._owns_db:
-            self.db.close()
-
-
-def _set_summary(conn: Any, agent: str, key: str, summary: str) -> None:
-    conn.execute(
-        "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (%s, %s, %s, %s) ON CONFLICT "
-        "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-        (agent, key, summary, time.time()),
-    )
-
 
 def _refuse_nul(field: str, value: str) -> None:
     # PostgreSQL text cannot hold NUL: refuse it as bad input before anything is written.
@@ -247,9 +199,3 @@ def _row(message: Message) -> tuple[Any, ...]:
         Json(dict(message.metadata)),
         message.created_at,
     )
-
-
-def _message(row: Sequence[Any]) -> Message:
-    role, content, tool_calls, tool_call_id, metadata, created_at = row
-    calls = tuple(ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in tool_calls)
-    return Message(Role(role), content, calls, tool_call_id, metadata, created_at)

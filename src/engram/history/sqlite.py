@@ -13,7 +13,6 @@ insert: two writers can never get the same one. Messages are clustered by conver
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,23 +22,24 @@ from engram.db.sqlite import Database
 from engram.history.base import (
     DEFAULT_AGENT,
     check_agent,
-    check_message,
-    check_messages,
     check_range,
     check_read,
-    check_recent,
     check_summary,
 )
 from engram.history.keys import normal_key
+from engram.history.sql_store import MESSAGE_COLUMNS, SqlHistoryStore
 from engram.model import Message, Role, ToolCall
 
-_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
 # engram_meta's mark that a per-agent database's owner took what migration 0007 left unattributed.
 _ADOPTED = "history_adopted_by"
 
 
-class SqliteHistoryStore:
+class SqliteHistoryStore(SqlHistoryStore):
+    """HistoryStore on a SQLite database (see module docstring); the reads it shares with
+    PostgreSQL are ``SqlHistoryStore``'s."""
+
     name = "sqlite"
+    _mark = "?"
 
     def __init__(self, db: Database, *, agent: str = DEFAULT_AGENT, owns_db: bool = True) -> None:
         """Wrap an open, migrated database (see ``open``) for ``agent``; ``owns_db`` closes it on ``close``."""
@@ -66,6 +66,14 @@ class SqliteHistoryStore:
         """``agent``'s conversations on the same connection (closing it leaves the connection open)."""
         return SqliteHistoryStore(self.db, agent=agent, owns_db=False)
 
+    @staticmethod
+    def _message(row: Sequence[Any]) -> Message:
+        role, content, tool_calls, tool_call_id, metadata, created_at = row
+        # Most messages have neither: skip the JSON parser for them (get_recent's main cost).
+        calls = () if tool_calls == "[]" else tuple(
+            ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in json.loads(tool_calls))
+        return Message(Role(role), content, calls, tool_call_id, {} if metadata == "{}" else json.loads(metadata), created_at)
+
     def adopt_unowned(self) -> int:
         """Give this agent the conversations migration 0007 could not attribute (it gave them to
         the default agent). Only for a database that holds one agent's history (per-agent
@@ -90,13 +98,6 @@ class SqliteHistoryStore:
             conn.execute("DELETE FROM history_exchanges WHERE agent = ? AND created_at <= ?", (DEFAULT_AGENT, migrated_at))
         return int(moved)
 
-    def append(self, key: str, message: Message) -> None:
-        self._insert(normal_key(key), [check_message(message)])
-
-    def append_many(self, key: str, messages: Sequence[Message]) -> None:
-        """Append ``messages`` in one transaction: all of them or, on any error, none."""
-        self._insert(normal_key(key), check_messages(messages))
-
     def _insert(self, key: str, messages: list[Message]) -> None:
         if not messages:
             return
@@ -108,47 +109,14 @@ class SqliteHistoryStore:
                 "SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE agent = ? AND conversation = ?", (self.agent, key)
             ).fetchone()
             conn.executemany(
-                f"INSERT INTO history_messages (agent, conversation, seq, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO history_messages (agent, conversation, seq, {MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(self.agent, key, last + i + 1, *row) for i, row in enumerate(rows)],
             )
-
-    def get_recent(self, key: str, n: int) -> list[Message]:
-        key, n = normal_key(key), check_recent(n)
-        if n == 0:
-            return []
-        with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq DESC LIMIT ?",
-                (self.agent, key, n),
-            ).fetchall()
-        return [_message(r) for r in reversed(rows)]
-
-    def get_all(self, key: str) -> list[Message]:
-        key = normal_key(key)
-        with self.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq",
-                (self.agent, key),
-            ).fetchall()
-        return [_message(r) for r in rows]
-
-    def count(self, key: str) -> int:
-        key = normal_key(key)
-        with self.db.read() as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM history_messages WHERE agent = ? AND conversation = ?",
-                                    (self.agent, key)).fetchone()[0])
 
     def set_summary(self, key: str, summary: str) -> None:
         key, summary = normal_key(key), check_summary(summary)
         with self.db.write() as conn:
-            _set_summary(conn, self.agent, key, summary)
-
-    def get_summary(self, key: str) -> str:
-        key = normal_key(key)
-        with self.db.read() as conn:
-            row = conn.execute("SELECT summary FROM history_summaries WHERE agent = ? AND conversation = ?",
-                               (self.agent, key)).fetchone()
-        return row[0] if row else ""
+            self._set_summary(conn, key, summary)
 
     def discard(self, key: str, start: int, stop: int) -> int:
         key = normal_key(key)
@@ -169,13 +137,13 @@ class SqliteHistoryStore:
         # append or discard comes between.
         with self.db.write() as conn:
             row = conn.execute(
-                f"SELECT seq, {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? "
+                f"SELECT seq, {MESSAGE_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? "
                 "ORDER BY seq DESC LIMIT 1", (self.agent, key)).fetchone()
             if row is None:
                 return None
             conn.execute("DELETE FROM history_messages WHERE agent = ? AND conversation = ? AND seq = ?",
                          (self.agent, key, row[0]))
-        return _message(row[1:])
+        return self._message(row[1:])
 
     def discard_if_unchanged(self, key: str, read: Sequence[Message], start: int, stop: int, *,
                              summary: str | None = None, summary_read: str | None = None) -> bool:
@@ -185,18 +153,15 @@ class SqliteHistoryStore:
         summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
         with self.db.write() as conn:
             rows = conn.execute(
-                f"SELECT seq, {_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq LIMIT ?",
+                f"SELECT seq, {MESSAGE_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq LIMIT ?",
                 (self.agent, key, len(read))).fetchall()
             # Compared as read, under the write lock: the rows removed are the ones the caller saw.
-            if [_message(r[1:]) for r in rows] != read:
+            if [self._message(r[1:]) for r in rows] != read:
                 return False
-            if summary_read is not None:
-                row = conn.execute("SELECT summary FROM history_summaries WHERE agent = ? AND conversation = ?",
-                                   (self.agent, key)).fetchone()
-                if (row[0] if row else "") != summary_read:
-                    return False
+            if summary_read is not None and self._summary(conn, key) != summary_read:
+                return False
             if summary is not None:
-                _set_summary(conn, self.agent, key, summary)
+                self._set_summary(conn, key, summary)
             conn.executemany("DELETE FROM history_messages WHERE agent = ? AND conversation = ? AND seq = ?",
                              [(self.agent, key, r[0]) for r in rows[start:stop]])
         return True
@@ -215,18 +180,6 @@ class SqliteHistoryStore:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def close(self) -> None:
-        if self._owns_db:
-            self.db.close()
-
-
-def _set_summary(conn: Any, agent: str, key: str, summary: str) -> None:
-    conn.execute(
-        "INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT "
-        "(agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-        (agent, key, summary, time.time()),
-    )
-
 
 def _row(message: Message) -> tuple[Any, ...]:
     return (
@@ -237,11 +190,3 @@ def _row(message: Message) -> tuple[Any, ...]:
         json.dumps(dict(message.metadata), ensure_ascii=False),
         message.created_at,
     )
-
-
-def _message(row: Sequence[Any]) -> Message:
-    role, content, tool_calls, tool_call_id, metadata, created_at = row
-    # Most messages have neither: skip the JSON parser for them (get_recent's main cost).
-    calls = () if tool_calls == "[]" else tuple(
-        ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in json.loads(tool_calls))
-    return Message(Role(role), content, calls, tool_call_id, {} if metadata == "{}" else json.loads(metadata), created_at)

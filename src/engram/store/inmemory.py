@@ -35,7 +35,7 @@ from engram.store.base import (
     write_each,
 )
 from engram.store.free_key import free_key
-from engram.store.vectors import VectorMatrix, parse_identity_dims
+from engram.store.vectors import VectorMatrix, checked_vectors
 
 _ScopeKey = tuple[str | None, str | None]
 
@@ -556,13 +556,7 @@ class InMemoryMemoryStore:
         return self._identity
 
     def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        dims = parse_identity_dims(identity)
-        arrays = []
-        for memory_id, vector in items:
-            array = np.asarray(vector, dtype=np.float32).reshape(-1)
-            if array.shape[0] != dims:
-                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
-            arrays.append((memory_id, array))
+        arrays = checked_vectors(identity, items)
         with self._lock:
             if self._identity is not None and self._identity != identity:
                 raise DimensionError(

@@ -48,11 +48,8 @@ from engram.model import (
     Memory,
     MemoryDraft,
     MemoryFilter,
-    MemoryVersion,
-    Order,
     Scope,
     WriteResult,
-    draft_changes,
 )
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
@@ -61,22 +58,18 @@ from engram.store.base import (
     BatchWrite,
     ImportResult,
     ImportUpdate,
-    KindCount,
     StoreStats,
     SupersedeCycle,
     apply_updates,
     apply_write,
     import_links,
-    kind_counts,
-    kind_counts_sql,
-    linked_memories,
-    links_among_sql,
 )
+from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.index_settings import FullTextSettings
-from engram.store.vectors import parse_identity_dims
+from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
+from engram.store.vectors import checked_vectors, parse_identity_dims
 from engram.store.where_sql import postgres_where
-from engram.temporal.sql import time_clauses
 
 _SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="%s")
 _COLUMNS = (
@@ -85,12 +78,6 @@ _COLUMNS = (
     " m.superseded_by, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links,"
     " m.search_context, m.valid_from, m.valid_until, m.superseded_at"
 )
-_ORDER_SQL = {
-    "recent": "m.created_at DESC, m.seq DESC",
-    "oldest": "m.created_at ASC, m.seq ASC",
-    "importance": "m.importance DESC, m.created_at DESC, m.seq DESC",
-    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.seq DESC",
-}
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _SUPERSEDE_LOCK = 0x656E67726173  # advisory lock a supersede holds while it checks for a cycle and writes
 _IDENTITY = "embedding_identity"
@@ -99,48 +86,28 @@ _IDENTITY = "embedding_identity"
 _SIDE_THREADS = 4
 
 
-def _scope_columns(scope: Scope) -> tuple[str, str]:
-    return scope.agent or "", scope.session or ""
-
-
 def _scope_lock_key(agent: str, session: str) -> str:
     return f"engram-scope\x1f{agent}\x1f{session}"
 
 
+
+def _one_of(column: str, values: list[str], params: list[Any]) -> str:
+    params.append(values)
+    return f"{column} = ANY(%s)"
+
+
+def _has_tags(alias: str, tags: Sequence[str], params: list[Any]) -> list[str]:
+    params.append(list(tags))
+    return [f"{alias}.tags @> %s::text[]"]
+
+
+_DIALECT = FilterDialect(mark="%s", false="FALSE", one_of=_one_of, has_tags=_has_tags, where=postgres_where)
+
+
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     """Translate a MemoryFilter into a WHERE clause; ``MemoryFilter.matches`` is the reference."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    scope_parts = []
-    for scope in filt.scopes:
-        scope_parts.append(f"({alias}.agent = %s AND {alias}.session = %s)")
-        params.extend(_scope_columns(scope))
-    clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "FALSE")
-    for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
-        if values:
-            clauses.append(f"{alias}.{column} = ANY(%s)")
-            params.append([str(v) for v in values])
-    if filt.tags:
-        clauses.append(f"{alias}.tags @> %s::text[]")
-        params.append(list(filt.tags))
-    if filt.related_entity is not None:
-        clauses.append(f"{alias}.related_entity = %s")
-        params.append(filt.related_entity)
-    if filt.key is not None:
-        clauses.append(f"{alias}.key = %s")
-        params.append(filt.key)
-    if filt.where is not None:
-        clauses.append(postgres_where(filt.where, alias, params))
-    if filt.since is not None:
-        clauses.append(f"{alias}.created_at >= %s")
-        params.append(filt.since)
-    if filt.until is not None:
-        clauses.append(f"{alias}.created_at <= %s")
-        params.append(filt.until)
-    more, more_params = time_clauses(filt, alias, "%s")
-    clauses.extend(more)
-    params.extend(more_params)
-    return " AND ".join(clauses), params
+    return filter_clause(filt, alias, _DIALECT)
+
 
 
 def _tsquery(terms: Sequence[str], joiner: str) -> str:
@@ -154,20 +121,31 @@ def _tsquery_any_of(sets: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
     return " || ".join(f"({_tsquery(one, '&&')})" for one in sets), [term for one in sets for term in one]
 
 
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _refuse_nul(draft_or_memory: MemoryDraft | Memory) -> None:
     # PostgreSQL text cannot hold NUL; refuse it as bad input before anything is written.
     if "\x00" in draft_or_memory.content:
         raise ValidationError("content", "contains a NUL character", "text without NUL characters")
 
 
-class PostgresMemoryStore:
-    """MemoryStore on a shared PostgreSQL database (see module docstring)."""
+class PostgresMemoryStore(SqlMemoryStore):
+    """MemoryStore on a shared PostgreSQL database (see module docstring); the reads it shares
+    with SQLite are ``SqlMemoryStore``'s."""
 
     name = "postgres"
+    _mark = "%s"
+    _seq = "seq"
+    _vector_key = ("v.memory_id", "m.id")
+    _order_sql = order_sql("seq")
+    _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_id = %s"
+    _filter_sql = staticmethod(filter_sql)
+
+    @staticmethod
+    def _tags_value(tags: Sequence[str]) -> list[str]:
+        return list(tags)
+
+    @staticmethod
+    def _metadata_value(metadata: Any) -> Json:
+        return Json(metadata)
 
     def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False,
                  full_text: FullTextSettings | None = None, ef_search: int = 200) -> None:
@@ -222,7 +200,7 @@ class PostgresMemoryStore:
     # --- writes ----------------------------------------------------------------------------
     def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
         _refuse_nul(draft)
-        agent, session = _scope_columns(draft.scope)
+        agent, session = scope_columns(draft.scope)
         digest = text.content_hash(draft.content)
 
         def work(conn: Any) -> WriteResult:
@@ -245,18 +223,7 @@ class PostgresMemoryStore:
                 key = self._free_key(conn, agent, session, proposed_key)
             memory_id = new_id()
             created = draft.created_at if draft.created_at is not None else now
-            conn.execute(
-                "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                " search_context, valid_from, valid_until)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
-                    draft.layer.value, list(draft.tags), Json(dict(draft.metadata)), draft.importance,
-                    draft.related_entity, draft.source, created, created, now, draft.search_context,
-                    draft.valid_from, draft.valid_until,
-                ),
-            )
+            self._insert_draft(conn, memory_id, (agent, session), key, draft, digest, created, now)
             return WriteResult(self._select(conn, "m.id = %s", (memory_id,))[0], "created")
 
         return self.db.transact(work)
@@ -271,7 +238,7 @@ class PostgresMemoryStore:
         # scope the callers' order is kept (it decides which of two equal texts is the duplicate).
         # All or nothing, a refused write's error leaves ``work``, which rolls the whole batch back
         # (no savepoint per write then: nothing is kept after a failure anyway).
-        order = sorted(range(len(writes)), key=lambda i: _scope_lock_key(*_scope_columns(writes[i].draft.scope)))
+        order = sorted(range(len(writes)), key=lambda i: _scope_lock_key(*scope_columns(writes[i].draft.scope)))
 
         def work(conn: Any) -> list[WriteResult | EngramError]:
             out: dict[int, WriteResult | EngramError] = {}
@@ -289,30 +256,6 @@ class PostgresMemoryStore:
             return [out[i] for i in range(len(writes))]
 
         return self.db.transact(work)
-
-    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
-        if not draft_changes(old, draft):
-            conn.execute("UPDATE memories SET last_accessed = %s WHERE id = %s", (now, old.id))
-            return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "unchanged")
-        if old.content != draft.content:
-            conn.execute(
-                "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (%s, %s, %s)",
-                (old.id, old.content, now),
-            )
-        if old.content != draft.content or old.search_context != draft.search_context:
-            # The old vector no longer describes what is indexed.
-            conn.execute("DELETE FROM memory_vectors WHERE memory_id = %s", (old.id,))
-        conn.execute(
-            "UPDATE memories SET content = %s, content_hash = %s, category = %s, type = %s, layer = %s, tags = %s,"
-            " metadata = %s, importance = %s, related_entity = %s, source = %s, updated_at = %s, last_accessed = %s,"
-            " search_context = %s, valid_from = %s, valid_until = %s WHERE id = %s",
-            (
-                draft.content, digest, draft.category.value, draft.type, draft.layer.value, list(draft.tags),
-                Json(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
-                draft.search_context, draft.valid_from, draft.valid_until, old.id,
-            ),
-        )
-        return WriteResult(self._select(conn, "m.id = %s", (old.id,))[0], "updated", previous=old)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
@@ -335,9 +278,7 @@ class PostgresMemoryStore:
             conn.execute("DELETE FROM memories WHERE id = ANY(%s)", (list(ids),))
             return removed
 
-        removed = self.db.transact(work)
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(removed, key=lambda m: order.get(m.id, 0))
+        return in_order_asked(self.db.transact(work), ids)
 
     def link(self, a_id: str, b_id: str) -> bool:
         if a_id == b_id:
@@ -421,8 +362,8 @@ class PostgresMemoryStore:
         for memory in memories:
             _refuse_nul(memory)
         # The updates' scopes too: their upserts take those locks again (held already, no wait).
-        scopes = sorted({_scope_lock_key(*_scope_columns(m.scope)) for m in memories}
-                        | {_scope_lock_key(*_scope_columns(u.draft.scope)) for u in updates})
+        scopes = sorted({_scope_lock_key(*scope_columns(m.scope)) for m in memories}
+                        | {_scope_lock_key(*scope_columns(u.draft.scope)) for u in updates})
 
         def work(conn: Any) -> ImportResult:
             for scope_key in scopes:  # sorted: two importers never wait on each other in a cycle
@@ -457,53 +398,12 @@ class PostgresMemoryStore:
         return self.db.transact(work)
 
     # --- reads -----------------------------------------------------------------------------
-    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
-        where, params = filter_sql(MemoryFilter(scopes=filt.scopes, include_superseded=True))
-        with self.db.read() as conn:
-            found = self._select(conn, f"m.id = %s AND {where}", [ref, *params])
-            if found:
-                return found[0]
-            # Most specific scope first: a session's key shadows the agent's, which shadows global.
-            found = self._select(
-                conn, f"m.key = %s AND {where}", [ref, *params], "ORDER BY m.session DESC, m.agent DESC LIMIT 1"
-            )
-            return found[0] if found else None
-
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
         with self.db.read(statements_alone=True) as conn:
             out = self._select(conn, "m.id = ANY(%s)", (list(ids),))
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(out, key=lambda m: order[m.id])
-
-    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return self._select(conn, where, [*params, limit, offset], f"ORDER BY {_ORDER_SQL[order]} LIMIT %s OFFSET %s")
-
-    def count(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
-
-    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return kind_counts(conn.execute(kind_counts_sql(where, "v.memory_id", "m.id"), params).fetchall())
-
-    def sessions_of(self, agent: str) -> list[str]:
-        with self.db.read() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT session FROM memories WHERE agent = %s AND session <> '' ORDER BY 1", [agent])
-            return [session for (session,) in rows.fetchall()]
-
-    def count_links(self, filt: MemoryFilter) -> int:
-        where_from, params_from = filter_sql(filt, "a")
-        where_to, params_to = filter_sql(filt, "b")
-        with self.db.read() as conn:
-            sql = links_among_sql(where_from, where_to)
-            return int(conn.execute(sql, [*params_from, *params_to]).fetchone()[0])
+        return in_order_asked(out, ids)
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         terms = text.query_terms(query)
@@ -702,7 +602,7 @@ class PostgresMemoryStore:
         self, conn: Any, terms: list[str], where: str, params: list[Any], limit: int
     ) -> list[tuple[Memory, float]]:
         """PtrClaw's fallback: substring matches, scored by how many terms they contain."""
-        patterns, test = ["%" + _like_escape(term) + "%" for term in terms], "(m.content ILIKE %s OR m.key ILIKE %s)"
+        patterns, test = ["%" + like_escape(term) + "%" for term in terms], "(m.content ILIKE %s OR m.key ILIKE %s)"
         hits_expr = " + ".join(f"{test}::int" for _ in patterns)
         pattern_params = [p for p in patterns for _ in range(2)]
         rows = conn.execute(
@@ -733,9 +633,6 @@ class PostgresMemoryStore:
             ).fetchall()
         return [self._memory(row) for row in rows]
 
-    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
-        return linked_memories(self, memory_id, filt, limit)
-
     def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
         if not ids:
             return {}
@@ -747,16 +644,6 @@ class PostgresMemoryStore:
 
     def change_token(self) -> object | None:
         return None  # many hosts write one database: no cheap way to know, so recall is not cached
-
-    def versions(self, memory_id: str) -> list[MemoryVersion]:
-        with self.db.read() as conn:
-            return [
-                MemoryVersion(memory_id, content, replaced_at)
-                for content, replaced_at in conn.execute(
-                    "SELECT content, replaced_at FROM memory_versions WHERE memory_id = %s ORDER BY replaced_at, seq",
-                    (memory_id,),
-                ).fetchall()
-            ]
 
     def iter_all(self) -> Iterator[Memory]:
         last = 0
@@ -772,14 +659,7 @@ class PostgresMemoryStore:
 
     def stats(self) -> StoreStats:
         with self.db.read() as conn:
-            total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-            by_category = dict(conn.execute("SELECT category, COUNT(*) FROM memories GROUP BY category").fetchall())
-            by_scope: dict[str, int] = {}
-            for agent, session, n in conn.execute("SELECT agent, session, COUNT(*) FROM memories GROUP BY 1, 2").fetchall():
-                label = str(Scope(agent or None, session or None))
-                by_scope[label] = by_scope.get(label, 0) + n
-            links = conn.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0] // 2
-            vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+            total, by_category, by_scope, links, vectors = self._counts(conn)
             size = conn.execute(
                 "SELECT SUM(pg_total_relation_size(t::regclass)) FROM unnest(ARRAY['memories', 'memory_links',"
                 " 'memory_versions', 'memory_vectors', 'engram_meta']) AS t"
@@ -804,13 +684,8 @@ class PostgresMemoryStore:
             return self._identity(conn)
 
     def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        rows = [(array, memory_id) for memory_id, array in checked_vectors(identity, items)]
         dims = parse_identity_dims(identity)
-        rows = []
-        for memory_id, vector in items:
-            array = np.asarray(vector, dtype=np.float32).reshape(-1)
-            if array.shape[0] != dims:
-                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
-            rows.append((array, memory_id))
 
         def work(conn: Any) -> None:
             conn.execute(
@@ -868,15 +743,6 @@ class PostgresMemoryStore:
                 "SELECT memory_id, embedding FROM memory_vectors WHERE memory_id = ANY(%s)", (list(ids),)
             ).fetchall()
         return {memory_id: np.asarray(vector.to_numpy(), dtype=np.float32) for memory_id, vector in rows}
-
-    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
-        with self.db.read() as conn:
-            return self._select(
-                conn,
-                "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)",
-                [limit],
-                "ORDER BY m.seq LIMIT %s",
-            )
 
     def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -949,7 +815,7 @@ def ensure_vector_index(conn: Any, dims: int) -> None:
 
 
 def _import_row(memory: Memory) -> tuple[Any, ...]:
-    agent, session = _scope_columns(memory.scope)
+    agent, session = scope_columns(memory.scope)
     return (
         memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
         memory.category.value, memory.type, memory.layer.value, list(memory.tags), Json(dict(memory.metadata)),

@@ -41,11 +41,8 @@ from engram.model import (
     Memory,
     MemoryDraft,
     MemoryFilter,
-    MemoryVersion,
-    Order,
     Scope,
     WriteResult,
-    draft_changes,
     metadata_text,
 )
 from engram.store.base import (
@@ -54,25 +51,21 @@ from engram.store.base import (
     BatchWrite,
     ImportResult,
     ImportUpdate,
-    KindCount,
     StoreStats,
     SupersedeCycle,
     apply_updates,
     apply_write,
     import_links,
-    kind_counts,
-    kind_counts_sql,
-    linked_memories,
-    links_among_sql,
 )
+from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
+from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
-from engram.store.vectors import parse_identity_dims
+from engram.store.vectors import checked_vectors
 from engram.store.where_sql import SQLITE_FOLD_CASE, SQLITE_METADATA_TEXT, sqlite_where
-from engram.temporal.sql import time_clauses
 from engram.where import fold_case
 
 log = logging.getLogger(__name__)
@@ -90,18 +83,6 @@ _MAX_APPROXIMATE_FETCH = 1024
 _TIME_RANGE_EXACT_ROWS = 20_000
 # Shortest query term searched as a word prefix when nothing matched (shorter ones match too much).
 _MIN_PREFIX = 3
-_ORDER_SQL = {
-    "recent": "m.created_at DESC, m.rowid DESC",
-    "oldest": "m.created_at ASC, m.rowid ASC",
-    # Ties: the later stored first, as on PostgreSQL (its `seq`); without one they came in whatever
-    # order SQLite's plan gave.
-    "importance": "m.importance DESC, m.created_at DESC, m.rowid DESC",
-    "accessed": "COALESCE(m.last_accessed, m.created_at) DESC, m.rowid DESC",
-}
-
-
-def _scope_columns(scope: Scope) -> tuple[str, str]:
-    return scope.agent or "", scope.session or ""
 
 
 def _stored_metadata_text(document: str | None, key: str) -> str | None:
@@ -121,46 +102,47 @@ def _fold_case(text: Any) -> Any:
     return fold_case(text) if isinstance(text, str) else text
 
 
+
+def _one_of(column: str, values: list[str], params: list[Any]) -> str:
+    params.extend(values)
+    return f"{column} IN ({','.join('?' * len(values))})"
+
+
+def _has_tags(alias: str, tags: Sequence[str], params: list[Any]) -> list[str]:
+    params.extend(tags)
+    return [f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)"] * len(tags)
+
+
+_DIALECT = FilterDialect(mark="?", false="0", one_of=_one_of, has_tags=_has_tags, where=sqlite_where)
+
+
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     """Translate a MemoryFilter into a WHERE clause; ``MemoryFilter.matches`` is the reference."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    scope_parts = []
-    for scope in filt.scopes:
-        scope_parts.append(f"({alias}.agent = ? AND {alias}.session = ?)")
-        params.extend(_scope_columns(scope))
-    clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else "0")
-    for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
-        if values:
-            clauses.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
-            params.extend(str(v) for v in values)
-    for tag in filt.tags:
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
-        params.append(tag)
-    if filt.related_entity is not None:
-        clauses.append(f"{alias}.related_entity = ?")
-        params.append(filt.related_entity)
-    if filt.key is not None:
-        clauses.append(f"{alias}.key = ?")
-        params.append(filt.key)
-    if filt.where is not None:
-        clauses.append(sqlite_where(filt.where, alias, params))
-    if filt.since is not None:
-        clauses.append(f"{alias}.created_at >= ?")
-        params.append(filt.since)
-    if filt.until is not None:
-        clauses.append(f"{alias}.created_at <= ?")
-        params.append(filt.until)
-    more, more_params = time_clauses(filt, alias, "?")
-    clauses.extend(more)
-    params.extend(more_params)
-    return " AND ".join(clauses), params
+    return filter_clause(filt, alias, _DIALECT)
 
 
-class SqliteMemoryStore:
-    """MemoryStore on one SQLite file (see module docstring)."""
+
+class SqliteMemoryStore(SqlMemoryStore):
+    """MemoryStore on one SQLite file (see module docstring); the reads it shares with PostgreSQL
+    are ``SqlMemoryStore``'s."""
 
     name = "sqlite"
+    _mark = "?"
+    _seq = "rowid"
+    _vector_key = ("v.memory_rowid", "m.rowid")
+    # Ties: the later stored first, as on PostgreSQL (its `seq`); without one they came in whatever
+    # order SQLite's plan gave.
+    _order_sql = order_sql("rowid")
+    _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)"
+    _filter_sql = staticmethod(filter_sql)
+
+    @staticmethod
+    def _tags_value(tags: Sequence[str]) -> str:
+        return json.dumps(list(tags))
+
+    @staticmethod
+    def _metadata_value(metadata: Any) -> str:
+        return json.dumps(metadata)
 
     def __init__(
         self,
@@ -240,7 +222,7 @@ class SqliteMemoryStore:
 
     # --- writes ----------------------------------------------------------------------------
     def upsert(self, draft: MemoryDraft, *, proposed_key: str, now: float) -> WriteResult:
-        agent, session = _scope_columns(draft.scope)
+        agent, session = scope_columns(draft.scope)
         digest = text.content_hash(draft.content)
         with self.db.write() as conn:
             if draft.key is not None:
@@ -261,18 +243,7 @@ class SqliteMemoryStore:
                 key = self._free_key(conn, agent, session, proposed_key)
             memory_id = new_id()
             created = draft.created_at if draft.created_at is not None else now
-            conn.execute(
-                "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                " search_context, valid_from, valid_until)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    memory_id, agent, session, key, draft.content, digest, draft.category.value, draft.type,
-                    draft.layer.value, json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)),
-                    draft.importance, draft.related_entity, draft.source, created, created, now,
-                    draft.search_context, draft.valid_from, draft.valid_until,
-                ),
-            )
+            self._insert_draft(conn, memory_id, (agent, session), key, draft, digest, created, now)
             self._own_writes += 1
             return WriteResult(self._select(conn, "m.id = ?", (memory_id,))[0], "created")
 
@@ -297,37 +268,12 @@ class SqliteMemoryStore:
                 conn.execute("RELEASE engram_write")
         return out
 
-    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
-        if not draft_changes(old, draft):
-            conn.execute("UPDATE memories SET last_accessed = ? WHERE id = ?", (now, old.id))
-            return WriteResult(self._select(conn, "m.id = ?", (old.id,))[0], "unchanged")
-        if old.content != draft.content:
-            conn.execute(
-                "INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (?, ?, ?)",
-                (old.id, old.content, now),
-            )
-        if old.content != draft.content or old.search_context != draft.search_context:
-            # The old vector no longer describes what is indexed.
-            conn.execute("DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)", (old.id,))
-        conn.execute(
-            "UPDATE memories SET content = ?, content_hash = ?, category = ?, type = ?, layer = ?, tags = ?,"
-            " metadata = ?, importance = ?, related_entity = ?, source = ?, updated_at = ?, last_accessed = ?,"
-            " search_context = ?, valid_from = ?, valid_until = ?"
-            " WHERE id = ?",
-            (
-                draft.content, digest, draft.category.value, draft.type, draft.layer.value,
-                json.dumps(list(draft.tags)), json.dumps(dict(draft.metadata)), draft.importance,
-                draft.related_entity, draft.source, now, now, draft.search_context, draft.valid_from,
-                draft.valid_until, old.id,
-            ),
-        )
+    def _changed_by_update(self, conn: Any, old: Memory, draft: MemoryDraft) -> None:
         self._own_writes += 1
-        updated = self._select(conn, "m.id = ?", (old.id,))[0]
         if old.search_context != draft.search_context and old.content == draft.content:
             # Neither a version nor (without an embedder) a new vector shows this change to the text index.
             (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (old.id,)).fetchone()
             self._text_index.note_changed(int(rowid))
-        return WriteResult(updated, "updated", previous=old)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
@@ -353,9 +299,7 @@ class SqliteMemoryStore:
                 conn.execute(f"DELETE FROM memory_versions WHERE memory_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
             self._own_writes += 1
-        # In the order asked for, as PostgreSQL answers (a forget's or a job's report lists them so).
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(removed, key=lambda m: order.get(m.id, 0))
+        return in_order_asked(removed, ids)  # as PostgreSQL answers
 
     def link(self, a_id: str, b_id: str) -> bool:
         if a_id == b_id:
@@ -422,7 +366,7 @@ class SqliteMemoryStore:
         imported, skipped = 0, 0
         with self.db.write() as conn:
             for memory in memories:
-                agent, session = _scope_columns(memory.scope)
+                agent, session = scope_columns(memory.scope)
                 clash = conn.execute(
                     "SELECT 1 FROM memories WHERE id = ? OR (agent = ? AND session = ? AND key = ?)",
                     (memory.id, agent, session, memory.key),
@@ -458,57 +402,12 @@ class SqliteMemoryStore:
         return ImportResult(imported, skipped)
 
     # --- reads -----------------------------------------------------------------------------
-    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
-        where, params = filter_sql(
-            MemoryFilter(scopes=filt.scopes, include_superseded=True)
-        )
-        with self.db.read() as conn:
-            found = self._select(conn, f"m.id = ? AND {where}", [ref, *params])
-            if found:
-                return found[0]
-            # Most specific scope first: a session's key shadows the agent's, which shadows global.
-            found = self._select(
-                conn, f"m.key = ? AND {where}", [ref, *params], "ORDER BY m.session DESC, m.agent DESC LIMIT 1"
-            )
-            return found[0] if found else None
-
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         out: list[Memory] = []
         with self.db.read() as conn:
             for chunk in _chunks(list(ids), 500):
                 out.extend(self._select(conn, f"m.id IN ({','.join('?' * len(chunk))})", chunk))
-        order = {memory_id: i for i, memory_id in enumerate(ids)}
-        return sorted(out, key=lambda m: order[m.id])
-
-    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return self._select(
-                conn, where, [*params, limit, offset], f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?"
-            )
-
-    def count(self, filt: MemoryFilter) -> int:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
-
-    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
-        where, params = filter_sql(filt)
-        with self.db.read() as conn:
-            return kind_counts(conn.execute(kind_counts_sql(where, "v.memory_rowid", "m.rowid"), params).fetchall())
-
-    def sessions_of(self, agent: str) -> list[str]:
-        with self.db.read() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT session FROM memories WHERE agent = ? AND session <> '' ORDER BY 1", [agent])
-            return [session for (session,) in rows.fetchall()]
-
-    def count_links(self, filt: MemoryFilter) -> int:
-        where_from, params_from = filter_sql(filt, "a")
-        where_to, params_to = filter_sql(filt, "b")
-        with self.db.read() as conn:
-            sql = links_among_sql(where_from, where_to)
-            return int(conn.execute(sql, [*params_from, *params_to]).fetchone()[0])
+        return in_order_asked(out, ids)
 
     def search_text(self, query: str, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         if self._narrow_time_range(filt) == "":
@@ -547,7 +446,7 @@ class SqliteMemoryStore:
             return fts5, None
         first = limit + 16
         scopes_only = dataclasses.replace(filt, scopes=()) == MemoryFilter(scopes=())
-        scopes = [_scope_columns(scope) for scope in filt.scopes]
+        scopes = [scope_columns(scope) for scope in filt.scopes]
 
         def rank(fetch: int) -> list[tuple[int, float]]:
             if fetch > first * 8 or (fetch > first and not scopes_only):
@@ -665,9 +564,6 @@ class SqliteMemoryStore:
             ).fetchall()
             return self._memories(conn, rows)
 
-    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
-        return linked_memories(self, memory_id, filt, limit)
-
     def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
         # Ids and dates only (no row is built), a parameter per id: a JSON array joined instead
         # cost ten times more here.
@@ -685,16 +581,6 @@ class SqliteMemoryStore:
         with self.db.read() as conn:
             return (id(conn), conn.execute("PRAGMA data_version").fetchone()[0], self._own_writes)
 
-    def versions(self, memory_id: str) -> list[MemoryVersion]:
-        with self.db.read() as conn:
-            return [
-                MemoryVersion(memory_id, content, replaced_at)
-                for content, replaced_at in conn.execute(
-                    "SELECT content, replaced_at FROM memory_versions WHERE memory_id = ? ORDER BY replaced_at, rowid",
-                    (memory_id,),
-                )
-            ]
-
     def iter_all(self) -> Iterator[Memory]:
         last = 0
         while True:
@@ -710,14 +596,7 @@ class SqliteMemoryStore:
 
     def stats(self) -> StoreStats:
         with self.db.read() as conn:
-            total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-            by_category = dict(conn.execute("SELECT category, COUNT(*) FROM memories GROUP BY category").fetchall())
-            by_scope: dict[str, int] = {}
-            for agent, session, n in conn.execute("SELECT agent, session, COUNT(*) FROM memories GROUP BY 1, 2"):
-                label = str(Scope(agent or None, session or None))
-                by_scope[label] = by_scope.get(label, 0) + n
-            links = conn.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0] // 2
-            vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+            total, by_category, by_scope, links, vectors = self._counts(conn)
         size = sum(os.path.getsize(p) for p in _db_files(self.path) if os.path.exists(p))
         return StoreStats(
             backend=self.name, location=self.location(), memories=total, by_category=by_category,
@@ -735,13 +614,7 @@ class SqliteMemoryStore:
             return row[0] if row else None
 
     def set_vectors(self, identity: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        dims = parse_identity_dims(identity)
-        blobs = []
-        for memory_id, vector in items:
-            array = np.asarray(vector, dtype=np.float32).reshape(-1)
-            if array.shape[0] != dims:
-                raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
-            blobs.append((array.tobytes(), memory_id))
+        blobs = [(array.tobytes(), memory_id) for memory_id, array in checked_vectors(identity, items)]
         with self.db.write() as conn:
             current = conn.execute("SELECT value FROM engram_meta WHERE name = 'embedding_identity'").fetchone()
             if current is None:
@@ -776,15 +649,6 @@ class SqliteMemoryStore:
                 ):
                     out[memory_id] = np.frombuffer(blob, dtype=np.float32)
         return out
-
-    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
-        with self.db.read() as conn:
-            return self._select(
-                conn,
-                "NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_rowid = m.rowid)",
-                [limit],
-                "ORDER BY m.rowid LIMIT ?",
-            )
 
     def search_vector(self, vector: np.ndarray, filt: MemoryFilter, *, limit: int) -> list[tuple[Memory, float]]:
         return self.start_vector_search(vector, filt, limit=limit)()
@@ -933,10 +797,6 @@ def _prefixed(columns: str) -> str:
     return ", ".join(f"m.{c.strip()}" for c in columns.split(","))
 
 
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 # SQLite refuses a LIKE pattern over SQLITE_MAX_LIKE_PATTERN_LENGTH bytes (50,000 by default):
 # "LIKE or GLOB pattern too complex", which reached a client as a storage failure for a recall
 # whose query held one very long word.
@@ -947,7 +807,7 @@ def _contains(term: str) -> tuple[str, str]:
     """An SQL test that ``{column}`` contains ``term`` (ASCII letters in either case, as LIKE
     matches them) and its parameter: LIKE, or for a term too long for a LIKE pattern, ``instr``
     over ``lower`` (ASCII-only, as LIKE's case folding), which has no such limit."""
-    pattern = "%" + _like_escape(term) + "%"
+    pattern = "%" + like_escape(term) + "%"
     if len(pattern.encode("utf-8")) <= _LIKE_PATTERN_BYTES:
         return "({column} LIKE ? ESCAPE '\\')", pattern
     return "(instr(lower({column}), lower(?)) > 0)", term

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from engram.errors import ValidationError
+from engram.errors import DimensionError, ValidationError
 
 
 def parse_identity_dims(identity: str) -> int:
@@ -24,6 +24,20 @@ def parse_identity_dims(identity: str) -> int:
     if dims <= 0:
         raise ValidationError("embedding identity", f"{dims} dimensions", "a positive count")
     return dims
+
+
+def checked_vectors(identity: str, items: Sequence[tuple[str, np.ndarray]]) -> list[tuple[str, np.ndarray]]:
+    """``set_vectors``' items as flat float32 arrays, every one checked against the dimension count
+    of ``identity`` before any is written. Raises ``DimensionError`` naming the first that differs,
+    ``ValidationError`` for an identity without a count."""
+    dims = parse_identity_dims(identity)
+    arrays = []
+    for memory_id, vector in items:
+        array = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if array.shape[0] != dims:
+            raise DimensionError("vector", f"has {array.shape[0]} dimensions for {memory_id}", f"{dims} ({identity})")
+        arrays.append((memory_id, array))
+    return arrays
 
 
 def unit(vector: np.ndarray) -> np.ndarray:

@@ -1,0 +1,205 @@
+"""What the SQLite and PostgreSQL memory stores do in the same SQL, written once.
+
+``SqliteMemoryStore`` and ``PostgresMemoryStore`` keep the same tables and answer most reads
+with the same statements; they differ in the driver's placeholder (``?`` / ``%s``), the column
+that orders rows as stored (SQLite's ``rowid``, PostgreSQL's ``seq``), how a vector row names its
+memory, how a filter becomes SQL (``_filter_sql``) and how rows become ``Memory`` records
+(``_select``), and how tags and metadata are stored (JSON text / ``text[]`` and JSON). Each
+backend sets those and inherits the reads below, and the statements that insert a draft and
+update a memory by key, so a change to what ``get``, ``list`` or an update writes is made once
+and cannot drift between them. How a write is made safe (transactions, locks), full text and
+vector search stay in each backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
+from engram.store.base import KindCount, kind_counts, kind_counts_sql, linked_memories, links_among_sql
+
+
+def scope_columns(scope: Scope) -> tuple[str, str]:
+    """A scope as its stored ``agent`` and ``session`` columns ("" for none: the columns are keys)."""
+    return scope.agent or "", scope.session or ""
+
+
+def like_escape(value: str) -> str:
+    """``value`` as a LIKE pattern matching it literally (with ``ESCAPE '\\'``)."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def order_sql(seq: str) -> dict[Order, str]:
+    """``list``'s orders over alias ``m``; ties go to the later stored (``seq``, the backend's
+    stored-order column), so both backends list equal rows alike."""
+    return {
+        "recent": f"m.created_at DESC, m.{seq} DESC",
+        "oldest": f"m.created_at ASC, m.{seq} ASC",
+        "importance": f"m.importance DESC, m.created_at DESC, m.{seq} DESC",
+        "accessed": f"COALESCE(m.last_accessed, m.created_at) DESC, m.{seq} DESC",
+    }
+
+
+def in_order_asked(memories: Sequence[Memory], ids: Sequence[str]) -> list[Memory]:
+    """``memories`` in the order of ``ids`` (a forget's or a job's report lists them so)."""
+    order = {memory_id: i for i, memory_id in enumerate(ids)}
+    return sorted(memories, key=lambda m: order.get(m.id, 0))
+
+
+class SqlMemoryStore:
+    """The reads both SQL memory stores share; a backend sets the class attributes and implements
+    ``_filter_sql`` and ``_select`` (see module docstring)."""
+
+    db: Any  # the backend's database: ``read()`` opens a connection for one read
+    _mark: ClassVar[str]  # the driver's placeholder
+    _seq: ClassVar[str]  # the column ordering ``memories`` and ``memory_versions`` as stored
+    _vector_key: ClassVar[tuple[str, str]]  # a ``memory_vectors v`` row belongs to the ``m`` row where these match
+    _order_sql: ClassVar[dict[Order, str]]  # ``order_sql(_seq)``
+    _drop_vector_sql: ClassVar[str]  # deletes the vector of the memory whose id is its one parameter
+
+    @staticmethod
+    def _filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+        raise NotImplementedError
+
+    def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _tags_value(tags: Sequence[str]) -> Any:
+        """``tags`` as the ``tags`` column's parameter."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _metadata_value(metadata: Any) -> Any:
+        """``metadata`` as the ``metadata`` column's parameter."""
+        raise NotImplementedError
+
+    def _changed_by_update(self, conn: Any, old: Memory, draft: MemoryDraft) -> None:
+        """Told after ``_update`` wrote a change (in its transaction): a backend's caches may need to know."""
+
+    # --- writes ----------------------------------------------------------------------------
+    def _insert_draft(self, conn: Any, memory_id: str, scope: tuple[str, str], key: str, draft: MemoryDraft,
+                      digest: str, created: float, now: float) -> None:
+        """Insert ``draft`` as a new memory (``upsert`` chose its key and checked for duplicates)."""
+        marks = ", ".join([self._mark] * 20)
+        conn.execute(
+            "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+            " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
+            f" search_context, valid_from, valid_until) VALUES ({marks})",
+            (
+                memory_id, *scope, key, draft.content, digest, draft.category.value, draft.type, draft.layer.value,
+                self._tags_value(draft.tags), self._metadata_value(dict(draft.metadata)), draft.importance,
+                draft.related_entity, draft.source, created, created, now, draft.search_context,
+                draft.valid_from, draft.valid_until,
+            ),
+        )
+
+    def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
+        """``upsert`` of a key already stored: ``old`` becomes ``draft``, keeping its content as a
+        version when it changes; a draft changing nothing only marks the memory accessed."""
+        m = self._mark
+        if not draft_changes(old, draft):
+            conn.execute(f"UPDATE memories SET last_accessed = {m} WHERE id = {m}", (now, old.id))
+            return WriteResult(self._select(conn, f"m.id = {m}", (old.id,))[0], "unchanged")
+        if old.content != draft.content:
+            conn.execute(
+                f"INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES ({m}, {m}, {m})",
+                (old.id, old.content, now),
+            )
+        if old.content != draft.content or old.search_context != draft.search_context:
+            # The old vector no longer describes what is indexed.
+            conn.execute(self._drop_vector_sql, (old.id,))
+        conn.execute(
+            f"UPDATE memories SET content = {m}, content_hash = {m}, category = {m}, type = {m}, layer = {m}, tags = {m},"
+            f" metadata = {m}, importance = {m}, related_entity = {m}, source = {m}, updated_at = {m}, last_accessed = {m},"
+            f" search_context = {m}, valid_from = {m}, valid_until = {m} WHERE id = {m}",
+            (
+                draft.content, digest, draft.category.value, draft.type, draft.layer.value, self._tags_value(draft.tags),
+                self._metadata_value(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
+                draft.search_context, draft.valid_from, draft.valid_until, old.id,
+            ),
+        )
+        self._changed_by_update(conn, old, draft)
+        return WriteResult(self._select(conn, f"m.id = {m}", (old.id,))[0], "updated", previous=old)
+
+    # --- reads -----------------------------------------------------------------------------
+    def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
+        where, params = self._filter_sql(MemoryFilter(scopes=filt.scopes, include_superseded=True))
+        mark = self._mark
+        with self.db.read() as conn:
+            found = self._select(conn, f"m.id = {mark} AND {where}", [ref, *params])
+            if found:
+                return found[0]
+            # Most specific scope first: a session's key shadows the agent's, which shadows global.
+            found = self._select(
+                conn, f"m.key = {mark} AND {where}", [ref, *params], "ORDER BY m.session DESC, m.agent DESC LIMIT 1"
+            )
+            return found[0] if found else None
+
+    def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
+        where, params = self._filter_sql(filt)
+        with self.db.read() as conn:
+            return self._select(
+                conn, where, [*params, limit, offset], f"ORDER BY {self._order_sql[order]} LIMIT {self._mark} OFFSET {self._mark}"
+            )
+
+    def count(self, filt: MemoryFilter) -> int:
+        where, params = self._filter_sql(filt)
+        with self.db.read() as conn:
+            return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def count_by_kind(self, filt: MemoryFilter) -> list[KindCount]:
+        where, params = self._filter_sql(filt)
+        with self.db.read() as conn:
+            return kind_counts(conn.execute(kind_counts_sql(where, *self._vector_key), params).fetchall())
+
+    def sessions_of(self, agent: str) -> list[str]:
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT DISTINCT session FROM memories WHERE agent = {self._mark} AND session <> '' ORDER BY 1", [agent])
+            return [session for (session,) in rows.fetchall()]
+
+    def count_links(self, filt: MemoryFilter) -> int:
+        where_from, params_from = self._filter_sql(filt, "a")
+        where_to, params_to = self._filter_sql(filt, "b")
+        with self.db.read() as conn:
+            sql = links_among_sql(where_from, where_to)
+            return int(conn.execute(sql, [*params_from, *params_to]).fetchone()[0])
+
+    def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
+        return linked_memories(self, memory_id, filt, limit)
+
+    def versions(self, memory_id: str) -> list[MemoryVersion]:
+        with self.db.read() as conn:
+            return [
+                MemoryVersion(memory_id, content, replaced_at)
+                for content, replaced_at in conn.execute(
+                    "SELECT content, replaced_at FROM memory_versions"
+                    f" WHERE memory_id = {self._mark} ORDER BY replaced_at, {self._seq}",
+                    (memory_id,),
+                ).fetchall()
+            ]
+
+    def missing_vectors(self, limit: int = 1000) -> list[Memory]:
+        vector_key, memory_key = self._vector_key
+        with self.db.read() as conn:
+            return self._select(
+                conn,
+                f"NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE {vector_key} = {memory_key})",
+                [limit],
+                f"ORDER BY m.{self._seq} LIMIT {self._mark}",
+            )
+
+    @staticmethod
+    def _counts(conn: Any) -> tuple[int, dict[str, int], dict[str, int], int, int]:
+        """``stats``' counts: memories, by category, by scope, links (each once) and vectors."""
+        total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        by_category = dict(conn.execute("SELECT category, COUNT(*) FROM memories GROUP BY category").fetchall())
+        by_scope: dict[str, int] = {}
+        for agent, session, n in conn.execute("SELECT agent, session, COUNT(*) FROM memories GROUP BY 1, 2").fetchall():
+            label = str(Scope(agent or None, session or None))
+            by_scope[label] = by_scope.get(label, 0) + n
+        links = conn.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0] // 2
+        vectors = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+        return total, by_category, by_scope, links, vectors
