@@ -428,14 +428,23 @@ def export(
     path: Path | None = typer.Argument(None, help="File to write (default: standard output); a folder for other formats."),
     fmt: str = typer.Option("snapshot", "--format", "-f", help="snapshot or mem0 (a JSON file), markdown, yaml or json "
                             "(a memory folder), or basic-memory (a folder of notes)."),
+    all_agents: bool = typer.Option(
+        False, "--all-agents", help="A memory folder of the whole store (every agent's memories), even when an agent is "
+                                    "set in ENGRAM_AGENT or the config file: the operator's copy."),
 ) -> None:
-    """Export visible memories as a JSON snapshot (no embeddings), mem0 JSON or basic-memory notes, or every
-    memory as a memory folder."""
+    """Export what this agent sees (its memories, its session's, global ones) as a JSON snapshot (no embeddings),
+    mem0 JSON, basic-memory notes or a memory folder. Run as no agent (no --agent, ENGRAM_AGENT or config
+    agent), or with --all-agents, a memory folder holds every agent's memories: the operator's copy."""
+    if all_agents and fmt not in ("markdown", "yaml", "json"):
+        from engram.errors import ValidationError
+
+        raise ValidationError("--all-agents", f"--format {fmt} exports what this agent sees",
+                              "--all-agents with --format markdown, yaml or json")
     if fmt in ("mem0", "basic-memory"):
         _export_other(ctx, fmt, path)
         return
     if fmt != "snapshot":
-        files.export_dir(ctx, fmt, path)
+        files.export_dir(ctx, fmt, path, all_agents=all_agents)
         return
     document = state(ctx).engram().export_snapshot()
     if path is None:
