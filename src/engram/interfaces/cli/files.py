@@ -12,13 +12,14 @@ import typer
 
 from engram.errors import ValidationError
 from engram.interfaces.cli import render
+from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState, state
 
 if TYPE_CHECKING:  # the files package loads only when a files command runs
     from engram.files.sync import FileSync, SyncReport
 
 conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing file text kept in .conflict files).",
-                            invoke_without_command=True, no_args_is_help=False)
+                            invoke_without_command=True, no_args_is_help=False, cls=OptionNamingGroup)
 
 
 def _syncer(st: CliState) -> FileSync:

@@ -43,15 +43,12 @@ KnownAtOpt = typer.Option(
 ByKeyOpt = typer.Option(None, "--key", help="The memory with this key, even one that is also another memory's id.")
 
 
-# The engine's fields an option fills under another word (``--tag`` fills ``tags``, ``--as-of``
-# ``as_of``), by the option's name: an error names the option the user typed, as HTTP names its
-# ``?tag=`` (``present.wire_names``). An option that is its field's word (``--category``) is named by it.
-FILTER_OPTIONS = {"tags": "--tag", "related_entity": "--entity", "as_of": "--as-of", "known_at": "--known-at"}
-RECALL_OPTIONS = {**FILTER_OPTIONS, "min_relevance": "--min-relevance"}
-FORGET_OPTIONS = {"tag": "--tag"}
-# remember and update: their --tags (--tag is the same option).
-WRITE_OPTIONS = {"tags": "--tags", "related_entity": "--entity", "search_context": "--search-context",
-                 "valid_from": "--valid-from", "valid_until": "--valid-until"}
+# The engine's fields an option fills under another word (``--tag`` fills ``tags``), by the option's
+# name: an error names the option the user typed, as HTTP names its ``?tag=`` (``present.wire_names``).
+# An option that is its field's word (``--category``, ``--as-of``, remember's ``--tags``) is named by
+# the command's own options, for every command (``option_names``): it is not listed here.
+FILTER_OPTIONS = {"tags": "--tag", "related_entity": "--entity"}
+WRITE_OPTIONS = {"related_entity": "--entity"}
 
 
 @contextmanager
@@ -237,7 +234,7 @@ def recall(
     query ("what did we decide last week") filters like --when; the range read is in the notes."""
     st = state(ctx)
     # The folder mirror follows changes and recall makes none it reflects: not attached here.
-    with _options_named(RECALL_OPTIONS):
+    with _options_named(FILTER_OPTIONS):
         result = st.engram(warm=mode != "text", mirror=False).recall(
             query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
             filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where),
@@ -315,12 +312,11 @@ def forget(
     st = state(ctx)
     engram = st.engram()
     one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
-    with _options_named(FORGET_OPTIONS):
-        removed = engram.forget(
-            one, query=query, tag=tag,
-            older_than_s=parsing.duration(older_than, "--older-than"),
-            filters=Filters(category=category), dry_run=dry_run, reason=reason,
-        )
+    removed = engram.forget(
+        one, query=query, tag=tag,
+        older_than_s=parsing.duration(older_than, "--older-than"),
+        filters=Filters(category=category), dry_run=dry_run, reason=reason,
+    )
     if st.as_json:
         render.emit_json({"dry_run": dry_run, "removed": removed})
         return
