@@ -1236,10 +1236,17 @@ class Engram:
         return [[keys[i] for i in m.links if i in keys] for m in shown]
 
     # --- snapshots -------------------------------------------------------------------------
+    def visible_memories(self, *, scope: ScopeChoice | None = None) -> list[Memory]:
+        """Every memory this view may read (or one scope's of them), superseded ones included, oldest
+        first: its agent's, global ones, and its session's when it is opened for one. What this
+        agent's exports hold (a snapshot, a memory folder written as this agent); the operator's
+        copy of every agent's memories is ``store.iter_all()``."""
+        # Links are kept to memories this view may read: an export is a door like any other.
+        return self._shown(self._all(self._filter(Filters(include_superseded=True), scope=scope)))
+
     def export_snapshot(self, *, scope: ScopeChoice | None = None) -> str:
         """All visible memories (or one scope's) as a JSON snapshot; embeddings are never included."""
-        # Links are kept to memories this view may read: a snapshot is a door like any other.
-        return snapshot.dump(self._shown(self._all(self._filter(Filters(include_superseded=True), scope=scope))))
+        return snapshot.dump(self.visible_memories(scope=scope))
 
     def import_snapshot(
         self, document: str | bytes, *, progress: Callable[[int, int], None] | None = None

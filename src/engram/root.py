@@ -16,7 +16,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from engram.history.service import History
     from engram.lifecycle.scheduler import Maintenance
     from engram.lifecycle.summaries import Summarizer
+    from engram.model import Memory
 
 
 def open_backend(settings: Settings, agent: str | None = None) -> Backend:
@@ -475,6 +476,23 @@ class EveryAgentsUpkeep:
                 failed = failed or exc
         if failed is not None:
             raise failed
+
+
+def chose_reader(settings: Settings) -> bool:
+    """Whether the settings name whom the process acts as: an agent (``--agent``, ``ENGRAM_AGENT``,
+    ``agent`` in the config file) or a session. With neither, the process is the operator's."""
+    return bool({"agent", "session"} & settings.model_fields_set)
+
+
+def folder_export_memories(engram: Engram, settings: Settings, *, all_agents: bool = False) -> Iterable[Memory]:
+    """What ``engram export --format markdown|yaml|json`` writes. With ``all_agents``, or run as
+    no agent or session (``chose_reader``), the operator's copy: every memory in the store, as the
+    memory folder mirrors them. Otherwise only what ``engram``'s view reads
+    (``Engram.visible_memories``: its agent's, global ones, its session's), so an export run as
+    one agent never writes out another agent's memories, nor their ids in a global memory's links."""
+    if all_agents or not chose_reader(settings):
+        return engram.store.iter_all()
+    return engram.visible_memories()
 
 
 def compact_conversation(engram: Engram, settings: Settings, key: str, *, force: bool = False) -> CompactionResult:

@@ -229,7 +229,8 @@ def test_into_agent_and_unknown_kind(tmp_path: Path) -> None:
     assert as_json(home, "count") == {"count": 3}
     result = runner.invoke(app, ["--home", str(home), "import", str(FIXTURES / "mem0.json"), "--from", "nosuchsystem"])
     assert isinstance(result.exception, ValidationError)
-    assert result.exception.field == "from" and "nosuchsystem" in str(result.exception) and "mcp-memory" in str(result.exception)
+    assert result.exception.field == "--from"  # the option as typed
+    assert "nosuchsystem" in str(result.exception) and "mcp-memory" in str(result.exception)
 
 
 def test_history_trimmed_to_its_cap_is_not_refilled_by_a_second_import(tmp_path: Path,

@@ -30,7 +30,7 @@ def test_history_commands_end_to_end(tmp_path: Path) -> None:
     assert (tmp_path / "memory.db").exists()  # same database file as the memories
 
     bad = run(tmp_path, "history", "append", "telegram:42", "--role", "tool", "--tool-call-id", "nope", "x")
-    assert bad.returncode == 2 and "tool_call_id" in bad.stderr
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --tool-call-id: ")
     assert run(tmp_path, "history", "show", "not a key").returncode == 2
 
     compacted = json.loads(run(tmp_path, "--json", "history", "compact", "telegram:42", "--force").stdout)

@@ -1,6 +1,6 @@
-"""A bad value given to a CLI option whose engine field is another word is refused naming the
-option the user typed (``--tag``, not the engine's ``tags``; ``--as-of``, not ``as_of``), as HTTP
-names its ``?tag=``; nothing stored changes. The ``engram`` command as a real process."""
+"""A bad value given to a CLI option is refused naming the option the user typed (``--tag``, not
+the engine's ``tags``; ``--as-of``, not ``as_of``; ``--category``, not ``category``), as HTTP names
+its ``?tag=``; nothing stored changes. The ``engram`` command as a real process."""
 
 from __future__ import annotations
 
@@ -35,5 +35,26 @@ def test_each_option_is_named_as_typed(isolated_home: Path) -> None:
         assert "(allowed: " in refused.stderr, (args, refused.stderr)
     listed = json.loads(engram(isolated_home, "--json", "list").stdout)
     assert [(m["key"], m["tags"]) for m in listed] == [("kept", ["garden"])]
-    # An option that is its field's word is named by that word, as before.
-    assert engram(isolated_home, "list", "--category", "feelings").stderr.startswith("error: category: ")
+
+
+def test_an_option_that_is_its_fields_word_is_named_as_typed(isolated_home: Path) -> None:
+    # ``--category`` fills the engine's ``category``: the error names the option, as ``--tag`` is named,
+    # in every command (a subcommand of a group too); a positional argument keeps the field's word.
+    assert engram(isolated_home, "remember", "the tulip bulbs are in the shed", "--key", "kept").returncode == 0
+    for args, named in (
+            (["list", "--category", "feelings"], "--category"),
+            (["remember", "a new one", "--category", "feelings"], "--category"),
+            (["remember", "a new one", "--importance", "3"], "--importance"),
+            (["update", "kept", "--content", ""], "--content"),
+            (["recall", "tulips", "--limit", "0"], "--limit"),
+            (["list", "--where", '{"n": {"gte": true}}'], "--where.n.gte"),
+            (["history", "append", "cli:1", "hello", "--role", "robot"], "--role"),
+            (["summaries", "--period", "hourly"], "--period"),
+            (["remember", ""], "content"),
+    ):
+        refused = engram(isolated_home, *args)
+        assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
+        assert refused.stderr.startswith(f"error: {named}: "), (args, refused.stderr)
+    listed = json.loads(engram(isolated_home, "--json", "list").stdout)
+    assert [(m["key"], m["content"], m["importance"]) for m in listed] == [("kept", "the tulip bulbs are in the shed", 0.5)]
+    assert json.loads(engram(isolated_home, "--json", "history", "list").stdout) == []

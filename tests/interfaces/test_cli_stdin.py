@@ -38,8 +38,8 @@ def test_remember_and_update_read_content_from_stdin_byte_for_byte(tmp_path: Pat
 
 def test_stdin_that_is_not_utf8_is_refused_naming_the_field_and_stores_nothing(tmp_path: Path) -> None:
     assert run(tmp_path, "remember", "kept", "--key", "kept").returncode == 0
-    for args, field in ((("remember", "-"), b"content"), (("update", "kept", "--content", "-"), b"content"),
-                        (("import", "-"), b"path"), (("history", "append", "cli:1", "--messages", "-"), b"messages")):
+    for args, field in ((("remember", "-"), b"content"), (("update", "kept", "--content", "-"), b"--content"),
+                        (("import", "-"), b"path"), (("history", "append", "cli:1", "--messages", "-"), b"--messages")):
         refused = run(tmp_path, *args, stdin=b"caf\xe9 \xff")
         assert refused.returncode == 2, refused.stderr
         assert refused.stderr.startswith(b"error: " + field + b": standard input is not UTF-8"), refused.stderr

@@ -6,7 +6,8 @@ plus an ``engram`` object with the rest so a folder of them can be imported back
 Kept up to date inside the memory folder (``types/``) when ``files.type_json`` is on, and
 written to any folder by ``engram export --format json DIR``.
 
-``export_folder`` writes the whole store as a memory folder (markdown, YAML or per-type JSON);
+``export_folder`` writes memories as a memory folder (markdown, YAML or per-type JSON): the whole
+store, or what one agent reads (``root.folder_export_memories`` chooses);
 ``import_folder`` reads one back (any of the three), keeping ids, keys and times; entries
 without ids are stored as new memories. Invalid entries are reported with file and line and the
 rest is imported.

@@ -4,8 +4,8 @@ all say the same thing.
 ``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
 recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect;
 ``error_text`` is an engram error as a tool error a model reads (``field_name`` names a field the
-way every door does, ``wire_names`` under the name a door's caller sent; ``served_text`` is an
-error as a remote client may read it, without the server's paths); ``tool_write``,
+way every door does, ``wire_names`` (``wire_named``) under the name a door's caller sent;
+``served_text`` is an error as a remote client may read it, without the server's paths); ``tool_write``,
 ``tool_recall`` and ``tool_forget`` are what an agent's remember, recall and forget tools answer,
 at every door that gives a model those tools (MCP, the Pydantic AI, Agno and Strands toolsets;
 ``tool_calls`` runs the forget itself).
@@ -69,11 +69,21 @@ def wire_names(names: Mapping[str, str], accepts: Mapping[str, str] | None = Non
     try:
         yield
     except ValidationError as exc:
-        for engine, wire in names.items():
-            if exc.field == engine or exc.field.startswith((engine + "[", engine + ".")):
-                allowed = (accepts or {}).get(engine, exc.allowed) if exc.field == engine else exc.allowed
-                raise type(exc)(wire + exc.field[len(engine):], exc.problem, allowed) from exc
-        raise
+        named = wire_named(exc, names, accepts)
+        if named is exc:
+            raise
+        raise named from exc
+
+
+def wire_named(exc: ValidationError, names: Mapping[str, str], accepts: Mapping[str, str] | None = None,
+               ) -> ValidationError:
+    """``exc`` under the name the door's caller sent, as ``wire_names`` re-raises it: a new error
+    when its field (or an item or member of it) is one of ``names``' keys, else ``exc`` itself."""
+    for engine, wire in names.items():
+        if exc.field == engine or exc.field.startswith((engine + "[", engine + ".")):
+            allowed = (accepts or {}).get(engine, exc.allowed) if exc.field == engine else exc.allowed
+            return type(exc)(wire + exc.field[len(engine):], exc.problem, allowed)
+    return exc
 
 
 # An absolute path in an error's text: POSIX (``/srv/engram/memory.db``, ``~/.engram``), Windows

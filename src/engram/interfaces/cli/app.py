@@ -14,6 +14,7 @@ import typer
 from engram.about import DISTRIBUTION, current_version
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
 from engram.interfaces.cli import chat, files, history, lifecycle, memory, migrate, render, server
+from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
     no_args_is_help=True,
     # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
+    cls=OptionNamingGroup,  # an error names the option typed (--category), for every command
 )
 
 

@@ -12,13 +12,14 @@ import typer
 
 from engram.errors import ValidationError
 from engram.interfaces.cli import render
+from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState, state
 
 if TYPE_CHECKING:  # the files package loads only when a files command runs
     from engram.files.sync import FileSync, SyncReport
 
 conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing file text kept in .conflict files).",
-                            invoke_without_command=True, no_args_is_help=False)
+                            invoke_without_command=True, no_args_is_help=False, cls=OptionNamingGroup)
 
 
 def _syncer(st: CliState) -> FileSync:
@@ -166,26 +167,39 @@ def resolve(
         render.console.print(f"{conflict.entry_id}: {done}")
 
 
-def export_dir(ctx: typer.Context, fmt: str, path: Path | None) -> None:
-    """``engram export --format markdown|yaml|json DIR``: every memory in the store as a memory folder."""
+def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: bool = False) -> None:
+    """``engram export --format markdown|yaml|json DIR``: what this agent reads as a memory folder,
+    or, run as no agent or with ``all_agents``, every memory in the store (``root.folder_export_memories``)."""
     if fmt not in ("markdown", "yaml", "json"):
         raise ValidationError("--format", f"unknown format {fmt!r}", ["snapshot", "markdown", "yaml", "json"])
     if path is None:
         raise ValidationError("path", f"--format {fmt} writes a folder", "a folder path")
     st = state(ctx)
+    chosen = [option for option, value in (("--agent", st.agent), ("--session", st.session)) if value is not None]
+    if all_agents and chosen:
+        raise ValidationError("--all-agents", f"exports every agent, but {' '.join(chosen)} chose one view",
+                              "--agent NAME (what that agent reads) or --all-agents (the whole store), not both")
     files = st.settings().files
     from engram.files.export import export_folder
     from engram.files.wiring import note_written_on_request
+    from engram.root import chose_reader, folder_export_memories
 
+    engram = st.engram()
+    store_wide = all_agents or not chose_reader(st.settings())
     with render.progress(f"exporting as {fmt}", quiet=st.as_json) as report:
-        done = export_folder(st.engram().store.iter_all(), path, format=fmt, group_by=files.group_by,
-                             max_file_bytes=files.max_file_bytes,
+        done = export_folder(folder_export_memories(engram, st.settings(), all_agents=all_agents), path, format=fmt,
+                             group_by=files.group_by, max_file_bytes=files.max_file_bytes,
                              progress=lambda n, total: report(f"exporting as {fmt}", n, total))
     note_written_on_request(st.settings(), done.files)  # asked for: not plain copies to warn about at each start
+    scope = engram.scope
     if st.as_json:
-        render.emit_json({"exported": done.memories, "format": fmt, "path": str(path)})
-    else:
-        render.errors.print(f"exported {done.memories} memories to {path} as {fmt}")
+        render.emit_json({"exported": done.memories, "format": fmt, "path": str(path),
+                          "view": "store" if store_wide else "agent", "agent": None if store_wide else scope.agent,
+                          "session": None if store_wide else scope.session})
+        return
+    whose = ("the whole store, every agent" if store_wide else
+             f"what agent {scope.agent}{'' if scope.session is None else '/' + scope.session} reads")
+    render.errors.print(f"exported {done.memories} memories to {path} as {fmt} ({render.markup_safe(whose)})")
 
 
 def import_dir(ctx: typer.Context, path: Path) -> None:

@@ -14,9 +14,11 @@ import typer
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.interfaces.cli import parsing, render
+from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import state
 
-group = typer.Typer(name="history", help="Conversation history per channel:chat:thread key.", no_args_is_help=True)
+group = typer.Typer(name="history", help="Conversation history per channel:chat:thread key.", no_args_is_help=True,
+                    cls=OptionNamingGroup)
 
 KeyArg = typer.Argument(..., help="Conversation key: channel:chat or channel:chat:thread.")
 

@@ -176,7 +176,10 @@ def summaries(
     if make:
         summaries_job.run(engram, st.settings().lifecycle.summaries, now=engram.clock(),
                           agents=[engram.scope.agent or "default"])
-    found = summaries_job.list_summaries(engram, period, limit)
+    from engram.interfaces import present
+
+    with present.wire_names({"period_type": "--period"}):  # the engine's word for what --period fills
+        found = summaries_job.list_summaries(engram, period, limit)
     if st.as_json:
         render.emit_json(found)
         return

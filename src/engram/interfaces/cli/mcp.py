@@ -9,11 +9,12 @@ from pathlib import Path
 import typer
 
 from engram.interfaces.cli import render
+from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import state
 from engram.interfaces.mcp import install as clients
 
 mcp_app = typer.Typer(help="The MCP server on stdin/stdout (what a desktop agent launches), and its set-up.",
-                      invoke_without_command=True)
+                      invoke_without_command=True, cls=OptionNamingGroup)
 
 
 @mcp_app.callback()

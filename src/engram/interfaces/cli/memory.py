@@ -43,15 +43,12 @@ KnownAtOpt = typer.Option(
 ByKeyOpt = typer.Option(None, "--key", help="The memory with this key, even one that is also another memory's id.")
 
 
-# The engine's fields an option fills under another word (``--tag`` fills ``tags``, ``--as-of``
-# ``as_of``), by the option's name: an error names the option the user typed, as HTTP names its
-# ``?tag=`` (``present.wire_names``). An option that is its field's word (``--category``) is named by it.
-FILTER_OPTIONS = {"tags": "--tag", "related_entity": "--entity", "as_of": "--as-of", "known_at": "--known-at"}
-RECALL_OPTIONS = {**FILTER_OPTIONS, "min_relevance": "--min-relevance"}
-FORGET_OPTIONS = {"tag": "--tag"}
-# remember and update: their --tags (--tag is the same option).
-WRITE_OPTIONS = {"tags": "--tags", "related_entity": "--entity", "search_context": "--search-context",
-                 "valid_from": "--valid-from", "valid_until": "--valid-until"}
+# The engine's fields an option fills under another word (``--tag`` fills ``tags``), by the option's
+# name: an error names the option the user typed, as HTTP names its ``?tag=`` (``present.wire_names``).
+# An option that is its field's word (``--category``, ``--as-of``, remember's ``--tags``) is named by
+# the command's own options, for every command (``option_names``): it is not listed here.
+FILTER_OPTIONS = {"tags": "--tag", "related_entity": "--entity"}
+WRITE_OPTIONS = {"related_entity": "--entity"}
 
 
 @contextmanager
@@ -237,7 +234,7 @@ def recall(
     query ("what did we decide last week") filters like --when; the range read is in the notes."""
     st = state(ctx)
     # The folder mirror follows changes and recall makes none it reflects: not attached here.
-    with _options_named(RECALL_OPTIONS):
+    with _options_named(FILTER_OPTIONS):
         result = st.engram(warm=mode != "text", mirror=False).recall(
             query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
             filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where),
@@ -315,12 +312,11 @@ def forget(
     st = state(ctx)
     engram = st.engram()
     one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
-    with _options_named(FORGET_OPTIONS):
-        removed = engram.forget(
-            one, query=query, tag=tag,
-            older_than_s=parsing.duration(older_than, "--older-than"),
-            filters=Filters(category=category), dry_run=dry_run, reason=reason,
-        )
+    removed = engram.forget(
+        one, query=query, tag=tag,
+        older_than_s=parsing.duration(older_than, "--older-than"),
+        filters=Filters(category=category), dry_run=dry_run, reason=reason,
+    )
     if st.as_json:
         render.emit_json({"dry_run": dry_run, "removed": removed})
         return
@@ -428,14 +424,23 @@ def export(
     path: Path | None = typer.Argument(None, help="File to write (default: standard output); a folder for other formats."),
     fmt: str = typer.Option("snapshot", "--format", "-f", help="snapshot or mem0 (a JSON file), markdown, yaml or json "
                             "(a memory folder), or basic-memory (a folder of notes)."),
+    all_agents: bool = typer.Option(
+        False, "--all-agents", help="A memory folder of the whole store (every agent's memories), even when an agent is "
+                                    "set in ENGRAM_AGENT or the config file: the operator's copy."),
 ) -> None:
-    """Export visible memories as a JSON snapshot (no embeddings), mem0 JSON or basic-memory notes, or every
-    memory as a memory folder."""
+    """Export what this agent sees (its memories, its session's, global ones) as a JSON snapshot (no embeddings),
+    mem0 JSON, basic-memory notes or a memory folder. Run as no agent (no --agent, ENGRAM_AGENT or config
+    agent), or with --all-agents, a memory folder holds every agent's memories: the operator's copy."""
+    if all_agents and fmt not in ("markdown", "yaml", "json"):
+        from engram.errors import ValidationError
+
+        raise ValidationError("--all-agents", f"--format {fmt} exports what this agent sees",
+                              "--all-agents with --format markdown, yaml or json")
     if fmt in ("mem0", "basic-memory"):
         _export_other(ctx, fmt, path)
         return
     if fmt != "snapshot":
-        files.export_dir(ctx, fmt, path)
+        files.export_dir(ctx, fmt, path, all_agents=all_agents)
         return
     document = state(ctx).engram().export_snapshot()
     if path is None:

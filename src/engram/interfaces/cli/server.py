@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from engram.interfaces.cli import render
+from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import state
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def _need_server_extra(feature: str) -> None:
 
 
 token_app = typer.Typer(help="API tokens for the HTTP API and MCP over HTTP (each bound to one agent).",
-                        no_args_is_help=True)
+                        no_args_is_help=True, cls=OptionNamingGroup)
 
 
 def serve(

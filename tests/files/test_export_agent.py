@@ -1,0 +1,103 @@
+"""``engram export --format markdown|yaml|json DIR`` as an agent writes what that agent reads (its
+own memories, global ones, its session's when it runs as one), never another agent's, not even an
+id in a link; run as no agent, or with ``--all-agents``, it writes the operator's copy of the whole
+store. The CLI in-process against a real home folder (a real SQLite file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from engram.errors import ValidationError
+from engram.interfaces.cli.app import app
+
+runner = CliRunner()
+
+
+def _run(home: Path, *args: str, env: dict[str, str] | None = None, code: int = 0) -> str:
+    result = runner.invoke(app, ["--home", str(home), *args], env=env, catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def _stored(home: Path, *args: str) -> str:
+    """The id of a memory stored with ``args`` (global options first, then remember's)."""
+    at = args.index("remember")
+    return json.loads(_run(home, "--json", *args[:at], *args[at:]))["memory"]["id"]
+
+
+def _folder_text(folder: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def _home_of_two_agents(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """alice and bob each link a memory of their own to one global memory, whose stored links
+    then name both; alice also keeps one in her session s1."""
+    home = tmp_path / "home"
+    ids = {
+        "shared": _stored(home, "remember", "Office wifi is on floor 2", "--key", "wifi", "--scope", "global"),
+        "alice": _stored(home, "--agent", "alice", "remember", "Alice likes tulips", "--key", "tulips",
+                         "--link", "wifi"),
+        "session": _stored(home, "--agent", "alice", "--session", "s1", "remember", "Alice is in a meeting",
+                           "--scope", "session", "--key", "meeting"),
+        "bob": _stored(home, "--agent", "bob", "remember", "Bob keeps a secret diary", "--key", "diary",
+                       "--link", "wifi"),
+    }
+    return home, ids
+
+
+def test_an_agent_exports_only_what_it_reads(tmp_path: Path) -> None:
+    home, ids = _home_of_two_agents(tmp_path)
+    for fmt in ("markdown", "yaml", "json"):
+        dest = tmp_path / f"alice-{fmt}"
+        out = json.loads(_run(home, "--json", "--agent", "alice", "export", "--format", fmt, str(dest)))
+        assert (out["exported"], out["view"], out["agent"]) == (2, "agent", "alice"), out
+        text = _folder_text(dest)
+        assert "Alice likes tulips" in text and "Office wifi is on floor 2" in text, fmt
+        # bob's memory, and its id in the global memory's links, stay out; so do alice's session's.
+        assert "Bob keeps a secret diary" not in text and ids["bob"] not in text, fmt
+        assert "Alice is in a meeting" not in text, fmt
+        assert not (dest / "agents/bob").exists()
+
+
+def test_the_agent_set_in_the_environment_is_honoured_and_a_session_sees_its_own(tmp_path: Path) -> None:
+    home, ids = _home_of_two_agents(tmp_path)
+    dest = tmp_path / "bob"
+    _run(home, "export", "--format", "markdown", str(dest), env={"ENGRAM_AGENT": "bob"})
+    text = _folder_text(dest)
+    assert "Bob keeps a secret diary" in text and "Office wifi is on floor 2" in text
+    assert "Alice" not in text and ids["alice"] not in text and ids["session"] not in text
+    dest = tmp_path / "alice-s1"
+    _run(home, "--agent", "alice", "--session", "s1", "export", "--format", "yaml", str(dest))
+    text = _folder_text(dest)
+    assert all(content in text for content in ("Alice is in a meeting", "Alice likes tulips", "Office wifi is on floor 2"))
+    assert "Bob keeps a secret diary" not in text and ids["bob"] not in text
+
+
+def test_no_agent_or_all_agents_writes_the_whole_store(tmp_path: Path) -> None:
+    home, ids = _home_of_two_agents(tmp_path)
+    everything = ("Office wifi is on floor 2", "Alice likes tulips", "Alice is in a meeting", "Bob keeps a secret diary")
+    dest = tmp_path / "operator"
+    out = json.loads(_run(home, "--json", "export", "--format", "markdown", str(dest)))
+    assert (out["exported"], out["view"], out["agent"]) == (4, "store", None)
+    text = _folder_text(dest)
+    assert all(content in text for content in everything)
+    assert ids["alice"] in text and ids["bob"] in text  # the global memory keeps both its links
+    # An agent set in the environment (or the config file) gives way to an explicit --all-agents.
+    dest = tmp_path / "operator-env"
+    _run(home, "export", "--format", "json", "--all-agents", str(dest), env={"ENGRAM_AGENT": "alice"})
+    assert all(content in _folder_text(dest) for content in everything)
+
+
+def test_all_agents_is_refused_where_it_cannot_hold(tmp_path: Path) -> None:
+    home, _ = _home_of_two_agents(tmp_path)
+    refused = runner.invoke(app, ["--home", str(home), "--agent", "alice", "export", "--format", "markdown",
+                                  "--all-agents", str(tmp_path / "both")])
+    assert isinstance(refused.exception, ValidationError) and refused.exception.field == "--all-agents"
+    assert "--agent" in refused.exception.allowed
+    assert not (tmp_path / "both").exists()
+    # A snapshot (and mem0, basic-memory) is always one agent's view: --all-agents is not silently dropped.
+    refused = runner.invoke(app, ["--home", str(home), "export", "--all-agents"])
+    assert isinstance(refused.exception, ValidationError) and refused.exception.field == "--all-agents"
