@@ -13,12 +13,16 @@ keeps one history store per agent (reference 001, "Lazy Store Opening").
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engram.engine import Engram
+    from engram.lifecycle.scheduler import Maintenance
+
+log = logging.getLogger("engram.lifecycle")
 
 
 class AgentDatabases:
@@ -33,6 +37,11 @@ class AgentDatabases:
         self._open_engine = open_engine
         self._lock = threading.Lock()
         self._closed = False
+
+    @property
+    def first(self) -> Engram:
+        """The engine the process opened, whose agent's file it is."""
+        return self._first
 
     def is_open(self, agent: str) -> bool:
         """Whether ``agent``'s engine is open already (asking for it then opens nothing)."""
@@ -71,3 +80,33 @@ class AgentDatabases:
             opened, self._opened = self._opened, []
         for other in opened:
             other.close()
+
+
+class EveryAgentsUpkeep:
+    """A per-agent server's periodic maintenance (``root.server_upkeep``): ``first`` over the
+    first engine's database, then each other agent's database opened so far, its ``Maintenance``
+    made by ``upkeep_of`` when first seen."""
+
+    def __init__(self, databases: AgentDatabases, first: Maintenance,
+                 upkeep_of: Callable[[Engram], Maintenance]) -> None:
+        self._databases = databases
+        self._upkeep_of = upkeep_of
+        self._passes: list[tuple[Engram, Maintenance]] = [(databases.first, first)]
+
+    def run(self) -> None:
+        """One pass over each database; a failing one is logged, the others still run, and the
+        first failure is raised at the end (a server's readiness names it)."""
+        known = {id(engine) for engine, _ in self._passes}
+        self._passes += [(engine, self._upkeep_of(engine)) for engine in self._databases.opened()
+                         if id(engine) not in known]
+        failed: BaseException | None = None
+        for engine, upkeep in self._passes:
+            if engine.closed:
+                continue
+            try:
+                upkeep.run()
+            except Exception as exc:  # one agent's failing file must not stop the others' upkeep
+                log.exception("maintenance of agent %s's database failed", engine.scope.agent)
+                failed = failed or exc
+        if failed is not None:
+            raise failed

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -25,9 +24,8 @@ from engram.config import Settings, load_settings
 from engram.errors import ConfigError, StorageError
 from engram.registry import resolve
 
-log = logging.getLogger("engram.lifecycle")
-
 if TYPE_CHECKING:
+    from engram.agent_databases import EveryAgentsUpkeep
     from engram.auth import TokenStore
     from engram.db.transfer import Progress, TransferReport
     from engram.engine import Engram
@@ -445,37 +443,18 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
 
 def server_upkeep(engram: Engram, settings: Settings) -> Maintenance | EveryAgentsUpkeep:
     """What ``engram serve`` runs every ``maintenance_interval_s``: the store-wide pass over its
-    database and, with one database per agent, over each agent's database it has opened since."""
+    database and, with one database per agent, over each agent's database it has opened since
+    (each one's own database: its pass there is the store-wide one too)."""
+    from engram.agent_databases import EveryAgentsUpkeep
+
     first = maintenance_for(engram, settings, store_wide=True)
-    return first if engram.agent_databases is None else EveryAgentsUpkeep(engram, first)
+    if engram.agent_databases is None:
+        return first
 
+    def upkeep_of(other: Engram) -> Maintenance:
+        return maintenance_for(other, other.settings or settings, store_wide=True)
 
-class EveryAgentsUpkeep:
-    """The maintenance of every database a per-agent server has open: each agent's own is that
-    agent's memories and the global ones it holds, so its pass is the store-wide one there."""
-
-    def __init__(self, engram: Engram, first: Maintenance) -> None:
-        self._engram = engram
-        self._passes: list[tuple[Engram, Maintenance]] = [(engram, first)]
-
-    def run(self) -> None:
-        """One pass over each database; a failing one is logged and the others still run."""
-        databases = self._engram.agent_databases
-        known = {id(engine) for engine, _ in self._passes}
-        for engine in databases.opened() if databases is not None else ():
-            if id(engine) not in known and engine.settings is not None:
-                self._passes.append((engine, maintenance_for(engine, engine.settings, store_wide=True)))
-        failed: BaseException | None = None
-        for engine, upkeep in self._passes:
-            if engine.closed:
-                continue
-            try:
-                upkeep.run()
-            except Exception as exc:  # one agent's failing file must not stop the others' upkeep
-                log.exception("maintenance of %s failed", engine.scope.agent)
-                failed = failed or exc
-        if failed is not None:
-            raise failed
+    return EveryAgentsUpkeep(engram.agent_databases, first, upkeep_of)
 
 
 def chose_reader(settings: Settings) -> bool:
