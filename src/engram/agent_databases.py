@@ -84,21 +84,25 @@ class AgentDatabases:
 
 class EveryAgentsUpkeep:
     """A per-agent server's periodic maintenance (``root.server_upkeep``): ``first`` over the
-    first engine's database, then each other agent's database opened so far, its ``Maintenance``
-    made by ``upkeep_of`` when first seen."""
+    first engine's database, then every other agent's, its ``Maintenance`` made by ``upkeep_of``
+    when first seen."""
 
     def __init__(self, databases: AgentDatabases, first: Maintenance,
-                 upkeep_of: Callable[[Engram], Maintenance]) -> None:
+                 upkeep_of: Callable[[Engram], Maintenance], every_engine: Callable[[], list[Engram]]) -> None:
         self._databases = databases
         self._upkeep_of = upkeep_of
+        self._every_engine = every_engine
         self._passes: list[tuple[Engram, Maintenance]] = [(databases.first, first)]
 
     def run(self) -> None:
-        """One pass over each database; a failing one is logged, the others still run, and the
-        first failure is raised at the end (a server's readiness names it)."""
+        """One pass over each database: every agent's in the home (``every_engine``: a new agent's
+        folder appears between passes) and any other opened since. A failing one is logged, the
+        others still run, and the first failure is raised at the end (a server's readiness names it)."""
         known = {id(engine) for engine, _ in self._passes}
-        self._passes += [(engine, self._upkeep_of(engine)) for engine in self._databases.opened()
-                         if id(engine) not in known]
+        for engine in [*self._every_engine(), *self._databases.opened()]:
+            if id(engine) not in known:
+                known.add(id(engine))
+                self._passes.append((engine, self._upkeep_of(engine)))
         failed: BaseException | None = None
         for engine, upkeep in self._passes:
             if engine.closed:

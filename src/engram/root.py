@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -264,21 +265,38 @@ def migration_sources(settings: Settings) -> list[tuple[str | None, Path]]:
     switched on) and ``home/auth.db`` (the API tokens), those that exist; the agents' first, so
     where a memory was brought over into an agent's file and changed there, the agent's copy is
     the one copied and the shared file's older one is reported. Else the configured store alone."""
-    from engram.disk_names import name_of
-
     if not settings.per_agent_databases:
         return [(None, agent_database_path(settings))]
-    found: list[tuple[str | None, Path]] = []
-    agents = settings.home / "agents"
-    for folder in sorted(agents.iterdir() if agents.is_dir() else ()):
-        agent = name_of(folder.name)
-        if agent is not None and (folder / "memory.db").is_file():
-            found.append((agent, agent_database_path(settings, agent)))
+    found: list[tuple[str | None, Path]] = [(agent, agent_database_path(settings, agent))
+                                            for agent in agents_with_databases(settings)]
     shared = settings.path or settings.home / "memory.db"
     for path in (shared, settings.home / "auth.db"):
         if path.is_file():
             found.append((None, path))
     return found
+
+
+def agents_with_databases(settings: Settings) -> list[str]:
+    """With ``per_agent_databases``: each agent whose own SQLite database is in ``home/agents/``
+    (by folder name, ``disk_names.name_of``), in folder order; else none."""
+    from engram.disk_names import name_of
+
+    folders = settings.home / "agents"
+    if not settings.per_agent_databases or not folders.is_dir():
+        return []
+    return [agent for folder in sorted(folders.iterdir())
+            if (agent := name_of(folder.name)) is not None and (folder / "memory.db").is_file()]
+
+
+def every_agents_engine(engram: Engram) -> list[Engram]:
+    """The operator's reach over a home with one database per agent: ``engram`` and the engine of
+    every other agent with a database there (opened through ``engram.agent_databases``, closed
+    with ``engram``); ``[engram]`` for a database of every agent."""
+    databases = engram.agent_databases
+    if databases is None or engram.settings is None:
+        return [engram]
+    others = [agent for agent in agents_with_databases(engram.settings) if agent != engram.settings.agent]
+    return [engram, *(databases.engine(agent) for agent in others)]
 
 
 def migrate_every_file(settings: Settings, database_url: str, progress: Progress | None = None,
@@ -443,8 +461,8 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
 
 def server_upkeep(engram: Engram, settings: Settings) -> Maintenance | EveryAgentsUpkeep:
     """What ``engram serve`` runs every ``maintenance_interval_s``: the store-wide pass over its
-    database and, with one database per agent, over each agent's database it has opened since
-    (each one's own database: its pass there is the store-wide one too)."""
+    database and, with one database per agent, over every agent's database in the home (each
+    one's own database: its pass there is the store-wide one too)."""
     from engram.agent_databases import EveryAgentsUpkeep
 
     first = maintenance_for(engram, settings, store_wide=True)
@@ -454,7 +472,7 @@ def server_upkeep(engram: Engram, settings: Settings) -> Maintenance | EveryAgen
     def upkeep_of(other: Engram) -> Maintenance:
         return maintenance_for(other, other.settings or settings, store_wide=True)
 
-    return EveryAgentsUpkeep(engram.agent_databases, first, upkeep_of)
+    return EveryAgentsUpkeep(engram.agent_databases, first, upkeep_of, lambda: every_agents_engine(engram))
 
 
 def chose_reader(settings: Settings) -> bool:
@@ -470,8 +488,21 @@ def folder_export_memories(engram: Engram, settings: Settings, *, all_agents: bo
     (``Engram.visible_memories``: its agent's, global ones, its session's), so an export run as
     one agent never writes out another agent's memories, nor their ids in a global memory's links."""
     if all_agents or not chose_reader(settings):
-        return engram.store.iter_all()
+        # One database per agent: the operator's copy is every agent's database in the home.
+        return itertools.chain.from_iterable(each.store.iter_all() for each in every_agents_engine(engram))
     return engram.visible_memories()
+
+
+def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, Maintenance]]:
+    """What ``engram maintain`` runs, each with the agent whose own database it maintains (None:
+    the configured database). As ``maintenance_for`` decides for ``engram``; when that is the
+    whole store in a home with one database per agent (``--all-agents``, or no agent chosen: the
+    operator's cron), every agent's database is the store, and each is maintained in turn."""
+    first = maintenance_for(engram, settings, store_wide=True if all_agents else None)
+    if first.agent is not None or engram.agent_databases is None:
+        return [(None, first)]
+    return [(settings.agent, first), *((other.scope.agent, maintenance_for(other, other.settings or settings, store_wide=True))
+                                       for other in every_agents_engine(engram)[1:])]
 
 
 def compact_conversation(engram: Engram, settings: Settings, key: str, *, force: bool = False) -> CompactionResult:

@@ -101,3 +101,17 @@ def test_all_agents_is_refused_where_it_cannot_hold(tmp_path: Path) -> None:
     # A snapshot (and mem0, basic-memory) is always one agent's view: --all-agents is not silently dropped.
     refused = runner.invoke(app, ["--home", str(home), "export", "--all-agents"])
     assert isinstance(refused.exception, ValidationError) and refused.exception.field == "--all-agents"
+
+
+def test_the_operators_copy_of_a_home_with_a_database_per_agent_holds_every_agents(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {"ENGRAM_PER_AGENT_DATABASES": "true", "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    for agent, content in (("alice", "Alice likes tulips"), ("bob", "Bob keeps a secret diary")):
+        _run(home, "--agent", agent, "remember", content, env=env)
+    dest = tmp_path / "operator"
+    out = json.loads(_run(home, "--json", "export", "--format", "json", str(dest), env=env))
+    assert out["exported"] == 2
+    assert all(content in _folder_text(dest) for content in ("Alice likes tulips", "Bob keeps a secret diary"))
+    mine = tmp_path / "alice"  # an agent's own export stays its own
+    _run(home, "--agent", "alice", "export", "--format", "json", str(mine), env=env)
+    assert "Alice likes tulips" in _folder_text(mine) and "Bob" not in _folder_text(mine)

@@ -94,3 +94,19 @@ def test_a_servers_upkeep_covers_every_agents_database_it_opened(tmp_path: Path)
         upkeep.run()
     for agent in ("alice", "bob", "carol"):  # each database's pass recorded beside it
         assert (tmp_path / "agents" / agent / "memory.db.maintenance.json").is_file(), agent
+
+
+def test_the_operators_maintain_covers_every_agents_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.importers.test_import_cli import as_json
+
+    for agent in ("alice", "bob"):
+        with _open(tmp_path, agent) as engram:
+            engram.remember(f"{agent}'s memory")
+    monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    shown = as_json(tmp_path, "maintain", "--job", "hygiene", "--force")
+    assert shown["store_wide"] and {d["database_of"] for d in shown["agent_databases"]} == {"alice", "bob"}
+    for agent in ("alice", "bob"):  # each database's pass recorded beside it
+        assert (tmp_path / "agents" / agent / "memory.db.maintenance.json").is_file(), agent
+    one = as_json(tmp_path, "--agent", "bob", "maintain", "--job", "hygiene", "--force")
+    assert one["agent"] == "bob" and "agent_databases" not in one  # an agent's own run stays its own

@@ -135,31 +135,40 @@ def maintain(
     """Run every due lifecycle job once (--job names them). With --agent, only that agent's
     memories are maintained (global ones and other agents' are left alone); with no agent chosen,
     or with --all-agents, the whole store. Backup and vacuum always work on the whole database file."""
-    from engram.root import maintenance_for
+    from engram.root import maintenance_passes
 
     st = state(ctx)
     if all_agents and st.agent is not None:
         raise ValidationError("--all-agents", f"maintains every agent, but --agent {st.agent} chose one",
                               "--agent NAME (that agent's memories) or --all-agents (the whole store), not both")
     engram = st.engram()
-    engram.origin = "maintenance"
-    with render.progress("maintaining", quiet=st.as_json) as progress:
-        report = maintenance_for(engram, st.settings(), store_wide=True if all_agents else None).run(
-            only=job or None, force=force, progress=progress)
+    passes = maintenance_passes(engram, st.settings(), all_agents=all_agents)
+    reports = []
+    for database, maintenance in passes:
+        maintenance.engram.origin = "maintenance"
+        with render.progress("maintaining" if database is None else f"maintaining {database}'s database",
+                             quiet=st.as_json) as progress:
+            reports.append((database, maintenance.run(only=job or None, force=force, progress=progress)))
     if st.as_json:
-        render.emit_json({"agent": report.agent, "store_wide": report.agent is None,
-                          "ran": [{"job": r.job, "removed": [m.to_dict() for m in r.removed], "changed": r.changed,
-                                   "notes": list(r.notes)} for r in report.ran], "skipped": report.skipped})
+        shown = [{"agent": report.agent, "store_wide": report.agent is None, "database_of": database,
+                  "ran": [{"job": r.job, "removed": [m.to_dict() for m in r.removed], "changed": r.changed,
+                           "notes": list(r.notes)} for r in report.ran], "skipped": report.skipped}
+                 for database, report in reports]
+        # One database: its report, as before; one per agent (per_agent_databases): each agent's too.
+        render.emit_json(shown[0] if len(shown) == 1 else {**shown[0], "agent_databases": shown[1:]})
         return
-    if report.agent is None:
-        render.console.print("[dim]maintaining the whole store: every agent and global[/dim]")
-    else:
-        render.console.print(f"[dim]maintaining agent {report.agent}'s memories (global and other agents' "
-                             "are left alone)[/dim]")
-    for r in report.ran:
-        render.console.print(r.line())
-    for name, why in report.skipped.items():
-        render.console.print(f"[dim]{name}: skipped ({why})[/dim]")
+    for database, report in reports:
+        if database is not None:
+            render.console.print(f"[dim]agent {database}'s own database:[/dim]")
+        if report.agent is None:
+            render.console.print("[dim]maintaining the whole store: every agent and global[/dim]")
+        else:
+            render.console.print(f"[dim]maintaining agent {report.agent}'s memories (global and other agents' "
+                                 "are left alone)[/dim]")
+        for r in report.ran:
+            render.console.print(r.line())
+        for name, why in report.skipped.items():
+            render.console.print(f"[dim]{name}: skipped ({why})[/dim]")
 
 
 def summaries(
