@@ -115,3 +115,23 @@ def test_the_operators_copy_of_a_home_with_a_database_per_agent_holds_every_agen
     mine = tmp_path / "alice"  # an agent's own export stays its own
     _run(home, "--agent", "alice", "export", "--format", "json", str(mine), env=env)
     assert "Alice likes tulips" in _folder_text(mine) and "Bob" not in _folder_text(mine)
+
+
+def test_a_folder_imported_into_a_home_with_a_database_per_agent_puts_each_agents_in_its_own(tmp_path: Path) -> None:
+    import sqlite3
+
+    source, ids = _home_of_two_agents(tmp_path)
+    folder = tmp_path / "folder"
+    _run(source, "export", "--format", "markdown", str(folder))
+    home = tmp_path / "per-agent"
+    env = {"ENGRAM_PER_AGENT_DATABASES": "true", "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    _run(home, "--agent", "carol", "import", str(folder), env=env)
+
+    def held(agent: str) -> set[str]:
+        with sqlite3.connect(home / "agents" / agent / "memory.db") as conn:
+            return {memory_id for (memory_id,) in conn.execute("SELECT id FROM memories")}
+
+    # The global memory goes with the importing agent's own; alice's and bob's into their own.
+    assert held("carol") == {ids["shared"]}
+    assert held("alice") == {ids["alice"], ids["session"]}
+    assert held("bob") == {ids["bob"]}

@@ -302,9 +302,10 @@ def _store(engram: Engram, by_scope: dict[Scope, list[tuple[str, Entry]]], summa
         for rel, entry in entries:
             if entry.id:
                 per_agent[scope.agent].append((rel, entry, entry.to_memory(scope, now)))
-    globals_ = per_agent.pop(None, [])
-    groups = list(per_agent.items()) or [(engram.scope.agent, [])]
-    groups[0] = (groups[0][0], globals_ + groups[0][1])
+    # Global memories go with the importing agent's own (first, as other agents' may link to them):
+    # with one database per agent, that agent's database is where they belong.
+    own = engram.scope.agent
+    groups = [(own, per_agent.pop(None, []) + per_agent.pop(own, [])), *per_agent.items()]
     for agent, placed in groups:
         memories = [memory for _, _, memory in placed]
         repeated = snapshot.repeats(memories)
