@@ -279,21 +279,23 @@ def test_a_conversation_in_the_shared_file_and_the_agents_reads_in_time_order_af
         db.close()
 
 
-def test_a_conversation_whose_messages_interleave_in_time_still_refuses_the_file(pg_url: str, tmp_path: Path) -> None:
+def test_a_conversation_whose_messages_interleave_in_time_is_merged_in_time_order(pg_url: str, tmp_path: Path) -> None:
     home, _ = _home(tmp_path)
     history = open_history(load_settings(home=home, agent="alice", files={"enabled": False}), "alice")
     history.append("web:1", "user", "written in the shared file after the agent's own began")
     history.close()
 
-    run = _run(home, "migrate", "--to", pg_url)
-    assert run.returncode != 0
-    said = " ".join((run.stdout + run.stderr).split())
-    assert ("conversation 'web:1:' of agent 'alice' has messages here newer than the first there (they would"
-            " interleave)") in said
+    run = _run(home, "--json", "migrate", "--to", pg_url)
+    assert run.returncode == 0, run.stderr + run.stdout
+    shared = next(f for f in json.loads(run.stdout)["files"] if f["source"].endswith(f"home{os.sep}memory.db"))
+    assert shared["verified"] and shared["resolved"] == [
+        f"conversation 'web:1:' of agent 'alice': this file's 1 messages not in {shared['target']} merged in time"
+        " order with its 1 (0 of those renumbered after them)"]
     db = PgDatabase.connect(pg_url)
     try:
         alice = PostgresHistoryStore(db, owns_db=False).for_agent("alice")
-        assert [m.content for m in alice.get_all("web:1")] == ["hello from alice"]
-        assert alice.get_all("web:0") == []  # nothing of the refused file was copied
+        assert [m.content for m in alice.get_all("web:1")] == [
+            "hello from alice", "written in the shared file after the agent's own began"]
+        assert [m.content for m in alice.get_all("web:0")] == ["a chat from before the switch"]
     finally:
         db.close()

@@ -14,9 +14,10 @@ on the target, the rows under the keys the file holds (``transfer_rows.KEYS``), 
 database, each verified against its own rows. Before anything is written, a row of the file whose
 key the target holds with other content is settled by ``transfer_overlap``'s rules (two copies of
 one memory: the newer kept, the other's content as a version; one conversation in two files: the
-older messages numbered before the others) or is a conflict (the same memory id in another scope,
-the same scope and key under another id, a token...): the file is refused, naming them, and
-nothing is overwritten. Each file
+older messages numbered before the others, or merged in time order; one token used or revoked on
+either side: the later use and any revocation kept) or is a conflict (the same memory id in
+another scope, the same scope and key under another id, a token id naming another token...): the
+file is refused, naming them, and nothing is overwritten. Each file
 numbers its audit trail from 1: entries that would land on the target's are renumbered after them
 (``transfer_audit``), remembered in ``engram_meta`` so a resumed copy lands where it began and a
 file used since its copy has only its new entries numbered after the target's.
@@ -64,7 +65,8 @@ class TableReport:
     source_checksum: str = ""
     target_checksum: str = ""
     # Rows of the file the verification leaves out, the target's copy being the one kept (a newer
-    # copy of the same memory and its vector, a summary joined): ``TransferReport.resolved`` names them.
+    # copy of the same memory and its vector, a summary joined, a token used or revoked on either
+    # side): ``TransferReport.resolved`` names them.
     resolved: int = 0
 
     @property
@@ -89,7 +91,8 @@ class TransferReport:
     # Why nothing of this file was copied, when ``root.migrate_every_file`` went on to the next one.
     refused: str | None = None
     # Each row the target held otherwise and how it was settled (``transfer_overlap``): which copy
-    # of a memory was kept, a conversation's messages placed before the target's, a summary joined.
+    # of a memory was kept, a conversation's messages placed before the target's or merged among
+    # them, a summary joined, a token's later use or revocation taken.
     resolved: list[str] = field(default_factory=list)
     # When the target verified a copy of these very rows (``transfer_record``): nothing was copied
     # this time, so nothing removed there since came back. None when this run copied.
@@ -187,10 +190,19 @@ def fingerprint(source: Database, tables: list[str]) -> str | None:
     return digest.hexdigest() if rows else None
 
 
+def _conversation(source: Database, agent: str, conversation: str) -> list[tuple[Any, ...]]:
+    """The file's messages of one conversation, in seq order."""
+    select = transfer_rows.QUERIES["history_messages"][0].split(" ORDER BY ")[0]
+    with source.read() as conn:
+        return [tuple(row) for row in conn.execute(f"{select} WHERE agent = ? AND conversation = ? ORDER BY seq",
+                                                   (agent, conversation))]
+
+
 def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str) -> transfer_overlap.Overlaps:
     """Before anything is written: each row of the file the target holds otherwise, settled by
-    ``transfer_overlap``'s rules (two copies of one memory, one conversation in two files) or
-    listed as a conflict (the same memory id in another scope, a key under another id, a token...)."""
+    ``transfer_overlap``'s rules (two copies of one memory, one conversation in two files, one token
+    on both sides) or listed as a conflict (the same memory id in another scope, a key under another
+    id, a token id naming another token...)."""
     overlaps = transfer_overlap.Overlaps()
     if "memories" in tables:
         with target.read() as conn:
@@ -203,12 +215,15 @@ def _settle(source: Database, target: PgDatabase, tables: list[str], shown: str)
             transfer_overlap.known_offsets(overlaps, conn, firsts)
         clashing = {row[:2] for row, _ in _compare(source, target, "history_messages", overlaps.shift_message).differing}
         with target.read() as conn:
-            transfer_overlap.settle_conversations(overlaps, conn, clashing, spans, firsts)
+            transfer_overlap.settle_conversations(overlaps, conn, clashing, spans, firsts,
+                                                  lambda agent, key: _conversation(source, agent, key))
     if "history_summaries" in tables:
         transfer_overlap.settle_summaries(overlaps, _compare(source, target, "history_summaries").differing)
+    if "api_tokens" in tables:
+        transfer_overlap.settle_tokens(overlaps, _compare(source, target, "api_tokens").differing, shown)
     settled = {(memory_id,) for memory_id in (*overlaps.kept, *overlaps.replaced)}  # their vectors go with the copy kept
     for table in tables:
-        if table not in ("memories", "history_messages", "history_summaries", "audit_log"):
+        if table not in ("memories", "history_messages", "history_summaries", "audit_log", "api_tokens"):
             overlaps.conflicts += [transfer_overlap.describe(table, row, len(transfer_rows.KEYS[table]))
                                    for row, _ in _compare(source, target, table).differing
                                    if not (table == "memory_vectors" and row[:1] in settled)]
@@ -274,9 +289,11 @@ def copy_sqlite_to_postgres(
         if report.embedding_identity:
             _claim_identity(target, report.embedding_identity)
         report.resolved = overlaps.notes
-        target.transact(lambda conn: transfer_overlap.apply(overlaps, conn, lambda row: transfer_rows.pg_params("memories", row)))
+        target.transact(lambda conn: transfer_overlap.apply(
+            overlaps, conn, lambda row: transfer_rows.pg_params("memories", row), report.target))
         kept = frozenset((memory_id,) for memory_id in overlaps.kept)
-        leave_out = {"memories": kept, "memory_vectors": kept, "history_summaries": frozenset(overlaps.joined)}
+        leave_out = {"memories": kept, "memory_vectors": kept, "history_summaries": frozenset(overlaps.joined),
+                     "api_tokens": frozenset((token_id,) for token_id in overlaps.tokens)}
         for table in tables:
             report.tables[table] = _copy_table(source, target, table, progress, shifts.get(table),
                                                leave_out.get(table, frozenset()))

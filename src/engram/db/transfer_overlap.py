@@ -1,7 +1,8 @@
 """What a file being copied into PostgreSQL and the target both hold, and how each overlap is settled.
 
 Two overlaps are common when a home that used one shared file switched ``per_agent_databases``
-on, and both are settled by a rule instead of refusing the file (``db/transfer.py`` asks, before
+on, two more when a file was used after its copy while PostgreSQL was too (``engram migrate`` run
+again), and each is settled by a rule instead of refusing the file (``db/transfer.py`` asks, before
 anything of the file is written, and applies the answer in one transaction):
 
 - **One memory, two copies** (the same id, agent, session and key; the way over the docs give,
@@ -23,8 +24,17 @@ anything of the file is written, and applies the answer in one transaction):
   and undo count from either end, the exchange index and summaries are keyed without it), so the
   conversation reads in time order. The target's rows are never renumbered: a resumed run still
   verifies the file they came from. The offset is remembered in ``engram_meta`` under the file's
-  first message, so a resumed copy lands where it began. Messages interleaved in time are a clash.
-  Two summaries of one conversation are joined, the older (the file's) first.
+  first message, so a resumed copy lands where it began. Messages interleaved in time (a
+  conversation both sides added to since the copy, or the shared file written to after the
+  agent's own began) are merged instead (``transfer_merge``): the file's messages the target holds
+  as identical rows are the ones already copied, the others go in time order among the target's,
+  whose later messages are renumbered to make room, all in one transaction under the
+  conversation's append lock. Two summaries of one conversation are joined, the older (the file's) first.
+- **One token on both sides** (the same id, agent and hash, i.e. the same secret: used on one side
+  since the copy, or revoked): one token. The target's row takes the later ``last_used_at`` and the
+  earlier ``revoked_at`` of the two, so a token revoked on either side stays revoked (a migrate
+  never undoes a revocation); its name and creation are the target's (nothing changes them). The
+  same id with another hash or agent is another token: a clash.
 
 Any other row the target holds otherwise is a conflict (``describe``, ``key_conflicts``): the file is
 refused before anything of it is written (``refuse``), naming them.
@@ -34,16 +44,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from engram import text
+from engram.db import transfer_merge
 from engram.errors import ValidationError
 
 # Positions in a memories row (transfer_rows.MEMORY_COLUMNS).
 _ID, _AGENT, _SESSION, _KEY, _CONTENT, _IMPORTANCE, _UPDATED, _ACCESSED, _RECALLS = 0, 1, 2, 3, 4, 10, 14, 15, 16
 _SUMMARY_JOIN = "\n\n"
+# Positions in an api_tokens row (transfer_rows.TOKEN_COLUMNS).
+_TOKEN_AGENT, _TOKEN_HASH, _LAST_USED, _REVOKED = 1, 3, 5, 6
 
 
 @dataclass
@@ -57,6 +70,10 @@ class Overlaps:
     new_offsets: dict[str, int] = field(default_factory=dict)  # engram_meta name -> offset, to remember
     summaries: dict[tuple[str, str], str] = field(default_factory=dict)  # joined summaries to write
     joined: set[tuple[str, str]] = field(default_factory=set)  # summaries left out of verification
+    # (agent, conversation) -> the file's messages, merged in time order with the target's (``transfer_merge``)
+    merges: dict[tuple[str, str], list[tuple[Any, ...]]] = field(default_factory=dict)
+    positions: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)  # ... -> the file's seq -> the target's
+    tokens: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # token id -> the file's row of a token both hold
     notes: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
 
@@ -68,6 +85,9 @@ class Overlaps:
 
     def shift_message(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
         """A history_messages row of the file at the position it takes in the target."""
+        merged = self.positions.get((row[0], row[1]))
+        if merged is not None:
+            return (row[0], row[1], merged[row[2]], *row[3:])
         offset = self.offsets.get((row[0], row[1]), 0)
         return (row[0], row[1], row[2] + offset, *row[3:]) if offset else row
 
@@ -142,24 +162,44 @@ def known_offsets(overlaps: Overlaps, conn: Any, firsts: dict[tuple[str, str], t
 
 def settle_conversations(overlaps: Overlaps, conn: Any, clashing: set[tuple[str, str]],
                          spans: dict[tuple[str, str], tuple[int, float, int]],
-                         firsts: dict[tuple[str, str], tuple[Any, ...]]) -> None:
+                         firsts: dict[tuple[str, str], tuple[Any, ...]],
+                         read_file: Callable[[str, str], list[tuple[Any, ...]]]) -> None:
     """Number each conversation both hold (``clashing``) before the target's messages, when the
-    file's (``spans``: its last seq, newest time and count) are all older; else a clash."""
+    file's (``spans``: its last seq, newest time and count) are all older; else merge the two in
+    time order (``transfer_merge``; ``read_file``: the file's messages of one conversation)."""
     for agent, conversation in sorted(clashing):
         first_seq, first_time = conn.execute(
             "SELECT MIN(seq), MIN(created_at) FROM history_messages WHERE agent = %s AND conversation = %s",
             (agent, conversation)).fetchone()
         last_seq, newest, count = spans[(agent, conversation)]
         if newest > first_time:
-            overlaps.conflicts.append(
-                f"conversation {conversation!r} of agent {agent!r} has messages here newer than the first there"
-                " (they would interleave)")
+            overlaps.merges[(agent, conversation)] = read_file(agent, conversation)
             continue
         offset = int(first_seq) - 1 - int(last_seq)
         overlaps.offsets[(agent, conversation)] = offset
         overlaps.new_offsets[meta_name(firsts[(agent, conversation)])] = offset
         overlaps.notes.append(f"conversation {conversation!r} of agent {agent!r}: this file's {count} older"
                               " messages placed before the ones there (time order)")
+
+
+def settle_tokens(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple[Any, ...]]], shown: str) -> None:
+    """Each (file's row, target's row) of one token id with other content: the same token (agent
+    and hash: its secret) used or revoked on one side since the copy is one token; else a clash."""
+    for mine, theirs in pairs:
+        if (mine[_TOKEN_AGENT], mine[_TOKEN_HASH]) != (theirs[_TOKEN_AGENT], theirs[_TOKEN_HASH]):
+            other = "another secret" if mine[_TOKEN_AGENT] == theirs[_TOKEN_AGENT] else \
+                f"agent {theirs[_TOKEN_AGENT]!r}'s there, agent {mine[_TOKEN_AGENT]!r}'s here"
+            overlaps.conflicts.append(f"token {mine[0]} is another token there ({other})")
+            continue
+        overlaps.tokens[mine[0]] = mine
+        said = [f"token {mine[0]} (agent {mine[_TOKEN_AGENT]!r}): the same token in {shown}"]
+        if (mine[_LAST_USED] or 0) > (theirs[_LAST_USED] or 0):
+            said.append("this file's later last use taken")
+        if theirs[_REVOKED] is not None:
+            said.append("stays revoked (revoked there)" if mine[_REVOKED] is None else "revoked on both sides")
+        elif mine[_REVOKED] is not None:
+            said.append("revoked there too, as in this file")
+        overlaps.notes.append("; ".join(said))
 
 
 def settle_summaries(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple[Any, ...]]]) -> None:
@@ -174,10 +214,11 @@ def settle_summaries(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tupl
                               " the one there")
 
 
-def apply(overlaps: Overlaps, conn: Any, memory_params: Any) -> None:
+def apply(overlaps: Overlaps, conn: Any, memory_params: Any, shown: str) -> None:
     """Write what settling decided, in the caller's transaction: the losing copies' content as
     versions and their reads (``_with_reads``), the winning file copies over the target's, joined
-    summaries, remembered offsets.
+    summaries, a token's later use and any revocation, conversations merged (their positions
+    noted for the copy), remembered offsets (``shown``: the target, in notes).
     ``memory_params``: the insert parameters of a file's memories row (``transfer_rows.pg_params``)."""
     for memory_id, theirs in overlaps.kept.items():
         mine = overlaps.file_rows[memory_id]
@@ -201,6 +242,18 @@ def apply(overlaps: Overlaps, conn: Any, memory_params: Any) -> None:
     for (agent, conversation), summary in overlaps.summaries.items():
         conn.execute("UPDATE history_summaries SET summary = %s WHERE agent = %s AND conversation = %s",
                      (summary, agent, conversation))
+    for token_id, mine in overlaps.tokens.items():
+        # GREATEST and LEAST ignore NULLs: the later use, and the earlier revocation of either side (never undone).
+        conn.execute("UPDATE api_tokens SET last_used_at = GREATEST(last_used_at, %s), revoked_at = LEAST(revoked_at, %s)"
+                     " WHERE id = %s AND agent = %s AND token_hash = %s",
+                     (mine[_LAST_USED], mine[_REVOKED], token_id, mine[_TOKEN_AGENT], mine[_TOKEN_HASH]))
+    for (agent, conversation), messages in overlaps.merges.items():
+        merge = transfer_merge.apply(conn, agent, conversation, messages)
+        overlaps.positions[(agent, conversation)] = merge.positions
+        if merge.inserted:
+            overlaps.notes.append(
+                f"conversation {conversation!r} of agent {agent!r}: this file's {len(merge.inserted)} messages not in"
+                f" {shown} merged in time order with its {merge.held} ({len(merge.moved)} of those renumbered after them)")
     for name, offset in overlaps.new_offsets.items():
         conn.execute("INSERT INTO engram_meta (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
                      (name, str(offset)))

@@ -12,6 +12,7 @@ import numpy as np
 
 from engram import text
 from engram.errors import MissingDependencyError
+from engram.history.sql_store import MESSAGE_COLUMNS  # a message's columns, as both history stores write them
 
 try:
     from psycopg.types.json import Json, Jsonb
@@ -25,7 +26,6 @@ MEMORY_COLUMNS = (
     " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
     " valid_from, valid_until, superseded_at"
 )
-MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, metadata, created_at"
 EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector, agent"
 AUDIT_COLUMNS = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
 TOKEN_COLUMNS = "id, agent, name, token_hash, created_at, last_used_at, revoked_at"

@@ -36,8 +36,9 @@ _INSERT = (
 )
 
 
-def _lock(conn: Any, agent: str, key: str) -> int:
-    """Serialise appends to one conversation (across processes) and return its last seq."""
+def lock_conversation(conn: Any, agent: str, key: str) -> int:
+    """Serialise appends to one conversation (across processes: ``engram migrate`` merging into it
+    too) and return its last seq."""
     conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"engram-history\x1f{agent}\x1f{key}",))
     row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history_messages WHERE agent = %s AND conversation = %s",
                        (agent, key)).fetchone()
@@ -84,7 +85,7 @@ class PostgresHistoryStore(SqlHistoryStore):
             return
 
         def work(conn: Any) -> None:
-            last = _lock(conn, self.agent, key)
+            last = lock_conversation(conn, self.agent, key)
             with conn.cursor() as cur:
                 cur.executemany(_INSERT, [(self.agent, key, last + i + 1, *row) for i, row in enumerate(rows)])
 
@@ -96,7 +97,7 @@ class PostgresHistoryStore(SqlHistoryStore):
 
         def work(conn: Any) -> None:
             # Under the conversation's lock: a compaction comparing the summary it read sees this one.
-            _lock(conn, self.agent, key)
+            lock_conversation(conn, self.agent, key)
             self._set_summary(conn, key, summary)
 
         self.db.transact(work)
@@ -109,7 +110,7 @@ class PostgresHistoryStore(SqlHistoryStore):
 
         def work(conn: Any) -> int:
             # Under the append lock, so the positions counted here are the ones removed.
-            _lock(conn, self.agent, key)
+            lock_conversation(conn, self.agent, key)
             cursor = conn.execute(
                 "DELETE FROM history_messages WHERE agent = %s AND conversation = %s AND seq IN (SELECT seq FROM "
                 "history_messages WHERE agent = %s AND conversation = %s ORDER BY seq LIMIT %s OFFSET %s)",
@@ -124,7 +125,7 @@ class PostgresHistoryStore(SqlHistoryStore):
 
         def work(conn: Any) -> Message | None:
             # Under the append lock: no other pop, append or discard of the conversation comes between.
-            _lock(conn, self.agent, key)
+            lock_conversation(conn, self.agent, key)
             row = conn.execute(
                 f"DELETE FROM history_messages WHERE agent = %s AND conversation = %s AND seq = (SELECT MAX(seq) FROM "
                 f"history_messages WHERE agent = %s AND conversation = %s) RETURNING {MESSAGE_COLUMNS}",
@@ -144,7 +145,7 @@ class PostgresHistoryStore(SqlHistoryStore):
 
         def work(conn: Any) -> bool:
             # Compared as read, under the append lock: the rows removed are the ones the caller saw.
-            _lock(conn, self.agent, key)
+            lock_conversation(conn, self.agent, key)
             rows = conn.execute(
                 f"SELECT seq, {MESSAGE_COLUMNS} FROM history_messages WHERE agent = %s AND conversation = %s"
                 " ORDER BY seq LIMIT %s",
@@ -168,7 +169,7 @@ class PostgresHistoryStore(SqlHistoryStore):
         key = normal_key(key)
 
         def work(conn: Any) -> None:
-            _lock(conn, self.agent, key)
+            lock_conversation(conn, self.agent, key)
             conn.execute("DELETE FROM history_messages WHERE agent = %s AND conversation = %s", (self.agent, key))
             conn.execute("DELETE FROM history_summaries WHERE agent = %s AND conversation = %s", (self.agent, key))
 
