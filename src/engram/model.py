@@ -522,11 +522,13 @@ def parse_integer(value: Any, field_name: str, low: int, high: int | None = None
 
 def parse_number(value: Any, field_name: str, allowed: str, low: float | None = None, high: float | None = None) -> float:
     """A real number (not a bool, not text; numpy's too) from ``low`` to ``high`` (NaN refused as
-    out of range), as a float; raises ``ValidationError`` with ``allowed``."""
+    not a number), as a float; raises ``ValidationError`` with ``allowed``."""
     if not is_number(value):
         raise _wrong_type(field_name, value, allowed)
     number = float(value)
-    if math.isnan(number) or (low is not None and number < low) or (high is not None and number > high):
+    if math.isnan(number):  # (compares as neither below nor above a bound: "out of range" said too little)
+        raise ValidationError(field_name, f"{value!r} is not a number", allowed)
+    if (low is not None and number < low) or (high is not None and number > high):
         raise ValidationError(field_name, f"{value!r} is out of range", allowed)
     return number
 

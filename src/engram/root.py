@@ -447,13 +447,14 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
 
     It maintains ``engram``'s agent's memories alone, or the whole store (every agent and global)
     when ``store_wide`` is true: an operator's run, which ``engram serve`` makes. Left at None,
-    the run is store-wide only when the settings chose no agent (no ``--agent``, ``ENGRAM_AGENT``
-    or ``agent`` in the config file: the operator's cron ``engram maintain``), so that a process
-    acting as an agent never forgets or merges another agent's memories."""
+    the run is store-wide only when the settings name neither an agent nor a session
+    (``chose_reader``: the operator's cron ``engram maintain``), so that a process acting as an
+    agent, or as a session (of the default agent when no agent is named), never forgets or merges
+    another agent's memories; ``folder_export_memories`` decides whose memories it writes alike."""
     from engram.lifecycle.scheduler import Maintenance
 
     if store_wide is None:
-        store_wide = "agent" not in settings.model_fields_set
+        store_wide = not chose_reader(settings)
     return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
                        state_path=sidecar(engram.backend, MAINTENANCE_STATE, settings), summarizer=summarizer,
                        agent=None if store_wide else engram.scope.agent or "default")

@@ -30,7 +30,7 @@ from engram.errors import EngramError, ValidationError
 from engram.events import MemoryEvent
 from engram.lifecycle.common import DAY, JobReport, announced_together
 from engram.lifecycle.settings import SummarySettings
-from engram.model import Category, Memory, MemoryDraft, Scope, make_filter
+from engram.model import MAX_LIST_LIMIT, Category, Memory, MemoryDraft, Scope, make_filter, parse_limit
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -198,10 +198,16 @@ def run(
     return JobReport("summaries", changed=made, notes=(f"created {made}",))
 
 
-def list_summaries(engram: Engram, period_type: str | None = None, limit: int = 50) -> list[Memory]:
-    """Summaries visible to this ``Engram``, newest period first."""
+def list_summaries(engram: Engram, period_type: str | None = None, limit: int = 50, *,
+                   make: SummarySettings | None = None) -> list[Memory]:
+    """Summaries visible to this ``Engram``, newest period first. With ``make``, the missing
+    summaries of its agent's ended periods are created first (``run``), once the arguments are
+    checked: a bad ``period_type`` or ``limit`` writes nothing. Raises ``ValidationError``."""
     if period_type is not None and period_type not in ("daily", "weekly"):
         raise ValidationError("period_type", f"unknown period {period_type!r}", ["daily", "weekly"])
+    limit = parse_limit(limit, MAX_LIST_LIMIT)
+    if make is not None:
+        run(engram, make, now=engram.clock(), agents=[engram.scope.agent or "default"])
     from engram.engine import Filters
 
     metadata = {"period_type": period_type} if period_type else None

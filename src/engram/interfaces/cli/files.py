@@ -76,7 +76,10 @@ def watch(
 ) -> None:
     """Keep the database and the memory folder in sync continuously (file watcher + periodic pass)."""
     from engram.files.watcher import Watcher
+    from engram.model import parse_number
 
+    if duration is not None:  # checked before the first pass writes: -1 synced once and stopped, unrefused
+        duration = parse_number(duration, "duration", "a number of seconds, 0 or more", 0)
     st = state(ctx)
     settings = st.settings().files
     syncer = _syncer(st)

@@ -46,6 +46,11 @@ def show(
     limit: int = typer.Option(20, "--limit", "-n", help="How many recent messages (0 = all)."),
 ) -> None:
     """Show the summary and the most recent messages of a conversation."""
+    from engram.model import parse_integer
+
+    # 0 asks for the whole conversation (documented); below it the history's own check named its
+    # ``n``, which no user typed (the group renames ``limit`` to ``--limit``).
+    limit = parse_integer(limit, "limit", 0, allowed="1 or more, or 0 for every message")
     st = state(ctx)
     history = st.engram().history
     messages = history.all(key) if limit == 0 else history.recent(key, limit)

@@ -132,14 +132,16 @@ def maintain(
         False, "--all-agents", help="Maintain the whole store (every agent and global), even when an agent is "
                                     "set in ENGRAM_AGENT or the config file."),
 ) -> None:
-    """Run every due lifecycle job once (--job names them). With --agent, only that agent's
-    memories are maintained (global ones and other agents' are left alone); with no agent chosen,
-    or with --all-agents, the whole store. Backup and vacuum always work on the whole database file."""
+    """Run every due lifecycle job once (--job names them). With --agent (or --session: a session
+    of that agent, or of the default one), only that agent's memories are maintained (global ones
+    and other agents' are left alone); with neither, or with --all-agents, the whole store. Backup
+    and vacuum always work on the whole database file."""
     from engram.root import maintenance_passes
 
     st = state(ctx)
-    if all_agents and st.agent is not None:
-        raise ValidationError("--all-agents", f"maintains every agent, but --agent {st.agent} chose one",
+    chosen = [option for option, value in (("--agent", st.agent), ("--session", st.session)) if value is not None]
+    if all_agents and chosen:  # as `engram export --all-agents` refuses them
+        raise ValidationError("--all-agents", f"maintains every agent, but {' '.join(chosen)} chose one",
                               "--agent NAME (that agent's memories) or --all-agents (the whole store), not both")
     engram = st.engram()
     passes = maintenance_passes(engram, st.settings(), all_agents=all_agents)
@@ -178,17 +180,13 @@ def summaries(
     make: bool = typer.Option(False, "--make", help="Create missing summaries of ended periods first."),
 ) -> None:
     """List daily/weekly summaries of this agent's memories (newest first)."""
+    from engram.interfaces import present
     from engram.lifecycle import summaries as summaries_job
 
     st = state(ctx)
-    engram = st.engram()
-    if make:
-        summaries_job.run(engram, st.settings().lifecycle.summaries, now=engram.clock(),
-                          agents=[engram.scope.agent or "default"])
-    from engram.interfaces import present
-
     with present.wire_names({"period_type": "--period"}):  # the engine's word for what --period fills
-        found = summaries_job.list_summaries(engram, period, limit)
+        found = summaries_job.list_summaries(st.engram(), period, limit,
+                                             make=st.settings().lifecycle.summaries if make else None)
     if st.as_json:
         render.emit_json(found)
         return

@@ -15,7 +15,15 @@ from engram.interfaces.http import (
 )
 from engram.interfaces.http.auth import agent_engine
 from engram.interfaces.http.routing import Router
-from engram.interfaces.http.schemas import ForgetIn, LinkIn, MemoryIn, MemoryPatch, MemoryReplace, SupersedeIn
+from engram.interfaces.http.schemas import (
+    ForgetIn,
+    FromZeroToOne,
+    LinkIn,
+    MemoryIn,
+    MemoryPatch,
+    MemoryReplace,
+    SupersedeIn,
+)
 from engram.model import MAX_OFFSET, Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
@@ -98,7 +106,7 @@ def search(
     layer: str | None = None,
     tag: Annotated[list[str] | None, Query()] = None,
     entity: str | None = None,
-    min_relevance: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
+    min_relevance: Annotated[FromZeroToOne | None, Query()] = None,
     depth: Annotated[int, Query(ge=0, le=3, description="Link hops to follow; each adds at most `limit` linked memories.")] = 0,
     mode: Literal["auto", "hybrid", "text", "vector"] = "auto",
     touch: Annotated[bool | None, Query(description="false: a look, not a use (no access mark, no strengthening); "

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
-from engram.model import usable_text
+from engram.model import parse_number, usable_text
 
 ScopeName = Literal["agent", "session", "global"]
 
@@ -47,6 +47,30 @@ def _whole(value: Any) -> Any:
 WholeNumber = Annotated[StrictInt, BeforeValidator(_whole)]
 
 
+def bounded_number(low: float, high: float | None = None) -> Any:
+    """A number from ``low`` to ``high`` (no bound when None), checked by ``model.parse_number``
+    so NaN and the infinities are refused naming the range, as a value out of it is: pydantic's own
+    bounds told ``"importance": NaN`` (which Python's json reads) that it "should be less than or
+    equal to 1". The one check for every bounded float of a body or query; the schema still shows
+    the bounds."""
+    allowed = f"a number from {low:g} to {high:g}" if high is not None else f"a number, {low:g} or more"
+
+    def check(value: float) -> float:
+        try:
+            return parse_number(value, "", allowed, low, high)
+        except ValidationError as exc:
+            raise PydanticCustomError("out_of_range", "{problem} (allowed: {allowed})",
+                                      {"problem": exc.problem, "allowed": exc.allowed}) from None
+
+    bounds = {"minimum": low} | ({"maximum": high} if high is not None else {})
+    return Annotated[float, AfterValidator(check), WithJsonSchema({"type": "number", **bounds})]
+
+
+# Importance and relevance: 0 to 1, the range of recall's scores.
+FromZeroToOne = bounded_number(0, 1)
+ZeroOrMore = bounded_number(0)
+
+
 class Body(BaseModel):
     """A request body: known fields only, each of its own JSON type (an int still passes as a float)."""
 
@@ -61,7 +85,7 @@ class MemoryIn(Body):
     layer: Literal["episodic", "semantic", "procedural"] | None = None
     tags: list[str] | None = Field(None, description="Replace the tags (omitted: an update by key keeps them).")
     metadata: dict[str, Any] | None = Field(None, description="Replace the metadata (omitted: an update keeps it).")
-    importance: StrictFloat = Field(0.5, ge=0.0, le=1.0)
+    importance: FromZeroToOne = 0.5
     related_entity: str | None = None
     source: str | None = None
     scope: ScopeName = "agent"
@@ -86,7 +110,7 @@ class MemoryPatch(Body):
     layer: Literal["episodic", "semantic", "procedural"] | None = None
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
-    importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
+    importance: FromZeroToOne | None = None
     related_entity: str | None = None
     source: str | None = None
     search_context: str | None = None
@@ -104,7 +128,7 @@ class MemoryReplace(Body):
     layer: Literal["episodic", "semantic", "procedural"] | None = Field(None, description="Default: routed from the type.")
     tags: list[str] | None = Field(None, description="Default: none.")
     metadata: dict[str, Any] | None = Field(None, description="Default: none.")
-    importance: StrictFloat = Field(0.5, ge=0.0, le=1.0)
+    importance: FromZeroToOne = 0.5
     related_entity: str | None = None
     source: str | None = None
     search_context: str | None = None
@@ -126,7 +150,7 @@ class SupersedeIn(Body):
 class ForgetIn(Body):
     query: str | None = Field(None, description="Forget memories containing all these words.")
     tag: str | None = None
-    older_than_days: float | None = Field(None, ge=0)
+    older_than_days: ZeroOrMore | None = None
     reason: str | None = None
     dry_run: bool = False
 
