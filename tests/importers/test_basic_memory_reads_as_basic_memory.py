@@ -1,14 +1,20 @@
 """``engram import --from basic-memory`` reads a note as basic-memory reads it (markdown-it,
 CommonMark): nothing in a fenced or indented code block or an HTML block is an observation, a
 relation, a list heading or a wiki-link; a list item with a ``#tag`` and no ``[category]`` is an
-observation, and a numbered or ``+`` item reads as a ``-`` one. Through the CLI, against a real
-SQLite file."""
+observation, and a numbered or ``+`` item reads as a ``-`` one; and ``engram export --format
+basic-memory`` writes a memory's times so the import gives the very floats back, in front matter
+basic-memory's YAML reads. Through the CLI, against a real SQLite file."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.importers.test_import_cli import as_json
+import yaml
+
+from engram.config import load_settings
+from engram.engine import Engram
+from tests.importers.test_import_cli import as_json, run
 
 # Written as basic-memory's write_note writes a note (front matter with block-style tags, the title
 # as a heading), with the code a user keeps in a note: basic-memory reads none of it.
@@ -129,3 +135,26 @@ def test_a_list_item_with_a_tag_and_no_category_is_an_observation(tmp_path: Path
     assert (by_content["Rinse the filter first"]["type"], by_content["Weigh the beans"]["tags"]) == ("step", ["routine"])
     assert len(by_content) == 5
 
+
+def _engram(home: Path) -> Engram:
+    return Engram.from_settings(load_settings(home=home, embeddings={"provider": "none"}))
+
+
+def test_export_keeps_created_and_modified_to_the_last_digit(tmp_path: Path) -> None:
+    created = 1732895718.1234567  # more digits than a microsecond holds
+    with _engram(tmp_path / "a") as source:
+        memory = source.remember("The deploy runs at noon", key="deploy-time", created_at=created).memory
+        source.remember("The build uses a cache", key="build-cache", created_at=1700000000.0)
+    assert memory.created_at == created
+    run(tmp_path / "a", "export", str(tmp_path / "vault"), "--format", "basic-memory")
+    note = (tmp_path / "vault" / "deploy-time.md").read_text(encoding="utf-8")
+    assert "created: 2024-11-29T15:55:18.1234567Z\n" in note
+    assert "created: 2023-11-14T22:13:20Z\n" in (tmp_path / "vault" / "build-cache.md").read_text(encoding="utf-8")
+    # What basic-memory's front-matter parse (PyYAML) gets: a time, to the microsecond.
+    front = yaml.safe_load(note.split("---\n")[1])
+    assert front["created"] == datetime(2024, 11, 29, 15, 55, 18, 123456, tzinfo=UTC)
+    as_json(tmp_path / "b", "import", str(tmp_path / "vault"), "--from", "basic-memory")
+    with _engram(tmp_path / "a") as source, _engram(tmp_path / "b") as copy:
+        before = {m.key: (m.created_at, m.updated_at) for m in source.list()}
+        after = {m.key: (m.created_at, m.updated_at) for m in copy.list()}
+    assert after == before and before["deploy-time"][0] == created

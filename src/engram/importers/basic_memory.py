@@ -13,7 +13,8 @@ too, with no category, as basic-memory reads it. The note is read as basic-memor
 HTML block is prose, never an observation, relation, heading or wiki-link. basic-memory writes no
 dates in a note (it dates a note by its file): a note without ``created``/``date``
 (``modified``/``updated``) in its front matter is dated by its file's modification time when the
-folder is read from disk, its observations with it. A link to a note the folder does not hold is kept in
+folder is read from disk, its observations with it; a time written with more digits than a
+microsecond is read to its last digit. A link to a note the folder does not hold is kept in
 metadata only. Task checkboxes (``- [ ]``, ``- [x]``, tagged or not) are prose, as basic-memory
 treats them. A note engram exported (``engram_id`` in its front matter) gets
 its category and importance back, its metadata from ``engram_metadata`` (JSON; the note's fields,
@@ -27,7 +28,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import date, datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from functools import cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -120,11 +122,12 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
 
 
 def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
-    front, body_start = _front_matter(text, rel)
+    written, body_start = _front_matter(text, rel)
+    front = {key: _plain(value) for key, value in written.items()}
     title = str(front.get("title") or PurePosixPath(rel).stem).strip()
     permalink = str(front.get("permalink") or slug(rel.removesuffix(".md")))
-    created = _time(front.get("created") or front.get("date"), f"{rel} front matter created")
-    updated = _time(front.get("modified") or front.get("updated"), f"{rel} front matter modified")
+    created = _time(written.get("created") or written.get("date"), f"{rel} front matter created")
+    updated = _time(written.get("modified") or written.get("updated"), f"{rel} front matter modified")
     dated_by_file = created is None and modified is not None
     if dated_by_file:
         created = modified
@@ -307,7 +310,7 @@ def _front_matter(text: str, rel: str) -> tuple[dict[str, Any], int]:
             except ImportError:
                 raise MissingDependencyError("basic-memory front matter", "files", "pyyaml") from None
             try:
-                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+                data = yaml.load("\n".join(lines[1:i]), Loader=_loader()) or {}  # (a SafeLoader)
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 at = f" line {mark.line + 2}" if mark is not None else ""
@@ -315,9 +318,37 @@ def _front_matter(text: str, rel: str) -> tuple[dict[str, Any], int]:
                            "YAML between --- lines") from None
             if not isinstance(data, dict):
                 raise fail(f"{rel} line 2", "front matter is not a mapping", "key: value lines")
-            return {str(k): _plain(v) for k, v in data.items()}, i + 1
+            return {str(k): v for k, v in data.items()}, i + 1
     raise fail(f"{rel} line 1", "front matter has no closing ---", "YAML between --- lines")
 
+
+class _Instant(datetime):
+    """A front-matter time with its ``seconds`` since the epoch from every digit written: PyYAML
+    keeps microseconds, and engram's export writes as many as the time it holds needs."""
+
+    seconds: float
+
+
+@cache
+def _loader() -> type:
+    """YAML's safe loader, its times ``_Instant`` (read only in this module: yaml is optional)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_yaml_timestamp(self, node: yaml.Node) -> date:
+            value = super().construct_yaml_timestamp(node)
+            if not isinstance(value, datetime):
+                return value
+            instant = _Instant(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                               value.microsecond, value.tzinfo)
+            match = self.timestamp_regexp.match(node.value)
+            fraction = (match.group("fraction") if match else None) or "0"
+            whole = instant.replace(microsecond=0, tzinfo=instant.tzinfo or UTC).timestamp()  # no zone: UTC, as engram reads one
+            instant.seconds = float(Decimal(int(whole)) + Decimal(f"0.{fraction}"))
+            return instant
+
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
+    return Loader
 
 
 def _plain(value: Any) -> Any:
@@ -343,4 +374,7 @@ def _tag_list(value: Any, exported: bool = False) -> list[str]:
 
 
 def _time(value: Any, where: str) -> float | None:
-    return timestamp(_plain(value), where) if value is not None else None
+    if value is None:
+        return None
+    seconds = timestamp(_plain(value), where)  # (checks it is a time engram holds)
+    return value.seconds if isinstance(value, _Instant) else seconds
