@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 
 from engram.engine import Engram
@@ -128,4 +129,10 @@ def _escaped(char: str) -> str:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``ts`` as an ISO 8601 time in UTC with every digit of its fraction the float needs (its
+    shortest repr's), so the import gives the very float back; basic-memory's YAML reads it too (to
+    the microsecond). Whole seconds have no fraction, as basic-memory writes them."""
+    exact = Decimal(repr(ts))
+    whole = int(exact.to_integral_value(rounding=ROUND_FLOOR))
+    fraction = format(exact - whole, "f").partition(".")[2].rstrip("0")
+    return datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"

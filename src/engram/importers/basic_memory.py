@@ -7,11 +7,16 @@ or its title when it has none), keyed by its permalink, tagged with its front-ma
 other front-matter fields in ``metadata["basic_memory"]``; each observation is one memory of its
 own (the category as its type and first tag, its ``#tags`` as tags, the context in metadata) linked
 to its note; each relation and wiki-link links the two notes (the relation's type is kept in
-``metadata["relations"]``). basic-memory writes no dates in a note (it dates a note by its file): a
-note without ``created``/``date`` (``modified``/``updated``) in its front matter is dated by its
-file's modification time when the folder is read from disk, its observations with it. A link to a
-note the folder does not hold is kept in metadata only. Task checkboxes (``- [ ]``, ``- [x]``) are
-prose, as basic-memory treats them. A note engram exported (``engram_id`` in its front matter) gets
+``metadata["relations"]``). A list item with a ``#tag`` but no ``[category]`` is an observation
+too, with no category, as basic-memory reads it. The note is read as basic-memory's parser
+(markdown-it, CommonMark) reads its structure: a line in a fenced or indented code block or an
+HTML block is prose, never an observation, relation, heading or wiki-link. basic-memory writes no
+dates in a note (it dates a note by its file): a note without ``created``/``date``
+(``modified``/``updated``) in its front matter is dated by its file's modification time when the
+folder is read from disk, its observations with it; a time written with more digits than a
+microsecond is read to its last digit. A link to a note the folder does not hold is kept in
+metadata only. Task checkboxes (``- [ ]``, ``- [x]``, tagged or not) are prose, as basic-memory
+treats them. A note engram exported (``engram_id`` in its front matter) gets
 its category and importance back, its metadata from ``engram_metadata`` (JSON; the note's fields,
 its relations included, in ``metadata["basic_memory"]`` beside it), its tags as written, and its
 content from an ```` ```engram ```` fenced block when it has one (byte for byte: the exporter writes
@@ -23,9 +28,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import date, datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from functools import cache
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import MissingDependencyError, SnapshotError
 from engram.importers.base import (
@@ -43,11 +50,21 @@ from engram.importers.base import (
 )
 from engram.model import Category
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 KIND = "basic-memory"
-_OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\s][^\]]*)\]\s+(.+?)\s*$")
-_RELATION = re.compile(r"^\s*[-*]\s+([A-Za-z_][\w -]*?)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
+_BULLET = r"^\s*(?:[-*+]|\d{1,9}[.)])\s+"  # a list item's marker, bulleted or numbered (CommonMark's)
+_OBSERVATION = re.compile(rf"{_BULLET}\[([^\]\s][^\]]*)\]\s+(.+?)\s*$")
+_RELATION = re.compile(rf"{_BULLET}([A-Za-z_][\w -]*?)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
 _WIKI = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
 _HASHTAG = re.compile(r"(?:^|\s)#([\w/-]+)")
+# A list item basic-memory reads as an observation without a category: a word of it starts with #
+# (one that is a task, or only a link, is not).
+_ITEM = re.compile(rf"{_BULLET}(.+?)\s*$")
+_TAGGED = re.compile(r"(?:^|\s)#\S")
+_NOT_TAGGED = re.compile(r"^(?:\[[ x-]\]|\[\[.*?\]\]$|\[.*?\]\(.*?\)$)")
+_MARKDOWN_BREAK = frozenset(("\r\n", "\r", "\n"))  # markdown-it's line endings (str.splitlines has more)
 _CONTEXT = re.compile(r"\s*\(([^()]*)\)\s*$")
 _TASK = re.compile(r"^[ xX-]$")
 _SECTION = re.compile(r"^#+\s*(Observations|Relations)\s*$")  # basic-memory's headings of its lists
@@ -105,11 +122,12 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
 
 
 def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
-    front, body_start = _front_matter(text, rel)
+    written, body_start = _front_matter(text, rel)
+    front = {key: _plain(value) for key, value in written.items()}
     title = str(front.get("title") or PurePosixPath(rel).stem).strip()
     permalink = str(front.get("permalink") or slug(rel.removesuffix(".md")))
-    created = _time(front.get("created") or front.get("date"), f"{rel} front matter created")
-    updated = _time(front.get("modified") or front.get("updated"), f"{rel} front matter modified")
+    created = _time(written.get("created") or written.get("date"), f"{rel} front matter created")
+    updated = _time(written.get("modified") or written.get("updated"), f"{rel} front matter modified")
     dated_by_file = created is None and modified is not None
     if dated_by_file:
         created = modified
@@ -133,18 +151,19 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     fenced, body_start = _fenced(text, lines, body_start, rel) if exported else (None, body_start)
     prose: list[str] = []  # the note's own lines, each with its line ending as the file has it
     for n, raw, kind, match in _lines(lines[body_start:], body_start + 1, title):
-        if kind == "observation":
-            note["observations"].append(_observation(match.group(1), match.group(2), rel, n, f"{rel} line {n}", created,
-                                                     dated_by_file))
-            note["links"] += [(t.strip(), "mentions") for t in _WIKI.findall(match.group(2))]
+        if kind in ("observation", "tagged"):
+            category, said = (None, match.group(1)) if kind == "tagged" else (match.group(1), match.group(2))
+            note["observations"].append(_observation(category, said, rel, n, f"{rel} line {n}", created, dated_by_file))
+            note["links"] += [(t.strip(), "mentions") for t in _WIKI.findall(said)]
         elif kind == "relation":
             relation, target = match.group(1).strip(), match.group(2).split("|")[0].strip()
             note["links"].append((target, relation))
             note["relations"].append({"type": relation, "to": target})
         else:
-            if kind == "prose":
+            if kind != "heading":
                 prose.append(raw)
-            note["links"] += [(t.strip(), "links_to") for t in _WIKI.findall(raw.splitlines()[0])]
+            if kind != "unread":
+                note["links"] += [(t.strip(), "links_to") for t in _WIKI.findall(raw.splitlines()[0])]
     note["body"] = _content(fenced, prose)
     provenance = {"file": rel, "title": title, "permalink": permalink, **extra}
     if exported:
@@ -168,24 +187,68 @@ def reads_as(body: str, title: str) -> str | None:
         fenced, start = _fenced(body, lines, 0, title)
     except SnapshotError:
         return None
-    return _content(fenced, [raw for _n, raw, kind, _m in _lines(lines[start:], 1, title) if kind == "prose"])
+    return _content(fenced, [raw for _n, raw, kind, _m in _lines(lines[start:], 1, title) if kind in ("prose", "unread")])
 
 
 def _lines(lines: list[str], first: int, title: str) -> Iterator[tuple[int, str, str, re.Match[str] | None]]:
     """Each line (with its ending) numbered from ``first``, with what it is to the import: an
-    ``observation`` or a ``relation`` (with its match), a ``heading`` the import leaves out (the
-    title heading repeats the title; the lists' headings head what is read apart), or ``prose``."""
+    ``observation`` (``tagged``: one with no category) or a ``relation`` (with its match), a
+    ``heading`` the import leaves out (the title heading repeats the title; the lists' headings head
+    what is read apart), ``prose``, or ``unread`` prose (code, HTML, blank: where basic-memory reads
+    nothing, not even a wiki-link)."""
+    roles = _roles(lines)
     for n, raw in enumerate(lines, first):
         line = raw.splitlines()[0]  # (keepends splits where splitlines does: the same lines)
-        obs = _OBSERVATION.match(line)
+        role = roles[n - first]
+        obs = _OBSERVATION.match(line) if role == "item" else None
         if obs and not _TASK.match(obs.group(1)):
             yield n, raw, "observation", obs
-        elif relation := _RELATION.match(line):
+        elif role == "item" and (relation := _RELATION.match(line)):
             yield n, raw, "relation", relation
-        elif (line.startswith("#") and line.lstrip("#").strip() == title) or _SECTION.match(line):
+        elif role == "item" and (item := _ITEM.match(line)) and _TAGGED.search(item.group(1)) \
+                and not _NOT_TAGGED.match(item.group(1)):
+            yield n, raw, "tagged", item
+        elif role == "heading" and ((line.lstrip("#").strip() == title) or _SECTION.match(line)):
             yield n, raw, "heading", None
         else:
-            yield n, raw, "prose", None
+            yield n, raw, "unread" if role == "unread" else "prose", None
+
+
+def _roles(lines: list[str]) -> list[str]:
+    """What each line is in the markdown's structure, as basic-memory's parser (markdown-it,
+    CommonMark) sees it: ``item`` (the first line of a list item's text, outside a block quote: where
+    basic-memory reads an observation or a relation), ``heading`` (an ATX heading), ``text`` (any other
+    line of a paragraph or heading, where a wiki-link links), or ``unread`` (a fenced or indented
+    code block, an HTML block, a blank line or a rule: basic-memory reads nothing from it)."""
+    by_markdown_line: dict[int, str] = {}
+    quoted = 0
+    tokens = _markdown().parse("".join(lines))
+    for at, token in enumerate(tokens):
+        quoted += {"blockquote_open": 1, "blockquote_close": -1}.get(token.type, 0)
+        if token.type not in ("paragraph_open", "heading_open") or token.map is None:
+            continue
+        begin, end = token.map
+        for line in range(begin, end):
+            by_markdown_line[line] = "text"
+        if token.type == "heading_open" and token.markup.startswith("#"):
+            by_markdown_line[begin] = "heading"
+        elif at and tokens[at - 1].type == "list_item_open" and not quoted:
+            by_markdown_line[begin] = "item"
+    roles: list[str] = []
+    markdown_line, starts = 0, True  # a line str.splitlines breaks at (\x0c, \u2028, ...) is markdown's line still
+    for raw in lines:
+        role = by_markdown_line.get(markdown_line, "unread")
+        roles.append(role if starts or role == "unread" else "text")
+        starts = raw[len(raw.splitlines()[0]):] in _MARKDOWN_BREAK
+        markdown_line += starts
+    return roles
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # (Rich's markdown parser: installed with engram)
+
+    return MarkdownIt("commonmark")  # basic-memory's parser, in its preset
 
 
 def _content(fenced: str | None, prose: list[str]) -> str:
@@ -219,7 +282,7 @@ def _fenced(text: str, lines: list[str], start: int, rel: str) -> tuple[str | No
     return text[begin: closing.start()], len(text[: closing.end()].splitlines())
 
 
-def _observation(category: str, text: str, rel: str, line: int, where: str, created: float | None,
+def _observation(category: str | None, text: str, rel: str, line: int, where: str, created: float | None,
                  dated_by_file: bool = False) -> Record:
     context_match = _CONTEXT.search(text)
     context = context_match.group(1) if context_match else None
@@ -227,9 +290,9 @@ def _observation(category: str, text: str, rel: str, line: int, where: str, crea
     hashtags = _HASHTAG.findall(content)
     content = _HASHTAG.sub("", content).strip() or text
     return Record(
-        source_id=f"{rel}\0{category}\0{content}", where=where, content=content,
-        type=type_word(category, "learned"), tags=tags([category, *hashtags], where),
-        metadata={"basic_memory": {"file": rel, "line": line, "category": category,
+        source_id=f"{rel}\0{category or ''}\0{content}", where=where, content=content,
+        type=type_word(category, "learned"), tags=tags([*([category] if category else []), *hashtags], where),
+        metadata={"basic_memory": {"file": rel, "line": line, **({"category": category} if category else {}),
                                    **({"context": context} if context else {})}},
         created_at=created, time_in_id=not dated_by_file,
         fields={"content": "", "key": ""},  # where names the file and line of the observation
@@ -247,7 +310,7 @@ def _front_matter(text: str, rel: str) -> tuple[dict[str, Any], int]:
             except ImportError:
                 raise MissingDependencyError("basic-memory front matter", "files", "pyyaml") from None
             try:
-                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+                data = yaml.load("\n".join(lines[1:i]), Loader=_loader()) or {}  # (a SafeLoader)
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 at = f" line {mark.line + 2}" if mark is not None else ""
@@ -255,8 +318,37 @@ def _front_matter(text: str, rel: str) -> tuple[dict[str, Any], int]:
                            "YAML between --- lines") from None
             if not isinstance(data, dict):
                 raise fail(f"{rel} line 2", "front matter is not a mapping", "key: value lines")
-            return {str(k): _plain(v) for k, v in data.items()}, i + 1
+            return {str(k): v for k, v in data.items()}, i + 1
     raise fail(f"{rel} line 1", "front matter has no closing ---", "YAML between --- lines")
+
+
+class _Instant(datetime):
+    """A front-matter time with its ``seconds`` since the epoch from every digit written: PyYAML
+    keeps microseconds, and engram's export writes as many as the time it holds needs."""
+
+    seconds: float
+
+
+@cache
+def _loader() -> type:
+    """YAML's safe loader, its times ``_Instant`` (read only in this module: yaml is optional)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_yaml_timestamp(self, node: yaml.Node) -> date:
+            value = super().construct_yaml_timestamp(node)
+            if not isinstance(value, datetime):
+                return value
+            instant = _Instant(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                               value.microsecond, value.tzinfo)
+            match = self.timestamp_regexp.match(node.value)
+            fraction = (match.group("fraction") if match else None) or "0"
+            whole = instant.replace(microsecond=0, tzinfo=instant.tzinfo or UTC).timestamp()  # no zone: UTC, as engram reads one
+            instant.seconds = float(Decimal(int(whole)) + Decimal(f"0.{fraction}"))
+            return instant
+
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
+    return Loader
 
 
 def _plain(value: Any) -> Any:
@@ -282,4 +374,7 @@ def _tag_list(value: Any, exported: bool = False) -> list[str]:
 
 
 def _time(value: Any, where: str) -> float | None:
-    return timestamp(_plain(value), where) if value is not None else None
+    if value is None:
+        return None
+    seconds = timestamp(_plain(value), where)  # (checks it is a time engram holds)
+    return value.seconds if isinstance(value, _Instant) else seconds
