@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from engram.config import Settings
     from engram.engine import Engram
     from engram.lifecycle.scheduler import Maintenance
 
@@ -80,6 +81,30 @@ class AgentDatabases:
             opened, self._opened = self._opened, []
         for other in opened:
             other.close()
+
+
+def agents_with_databases(settings: Settings) -> list[str]:
+    """With ``per_agent_databases``: each agent whose own SQLite database is in ``home/agents/``
+    (by folder name, ``disk_names.name_of``), in folder order; else none."""
+    from engram.disk_names import name_of
+
+    folders = settings.home / "agents"
+    if not settings.per_agent_databases or not folders.is_dir():
+        return []
+    return [agent for folder in sorted(folders.iterdir())
+            if (agent := name_of(folder.name)) is not None and (folder / "memory.db").is_file()]
+
+
+def every_agents_engine(engram: Engram) -> list[Engram]:
+    """The operator's reach over a home with one database per agent: ``engram`` and the engine of
+    every other agent with a database there (opened through ``engram.agent_databases``, closed
+    with ``engram``); ``[engram]`` for a database of every agent."""
+    databases = engram.agent_databases
+    if databases is None or engram.settings is None:
+        return [engram]
+    others = [agent for agent in agents_with_databases(engram.settings) if agent != engram.settings.agent]
+    return [engram, *(databases.engine(agent) for agent in others)]
+
 
 
 class EveryAgentsUpkeep:

@@ -303,8 +303,10 @@ class Engram:
         """A view for another agent (or session) on the same store, sharing its event listeners.
         With one database per agent (``per_agent_databases``) the view stands on that agent's own
         database, its engine opened on first use and closed with this one."""
-        make_scope(agent, session)  # a bad name is refused before it names a database folder
-        base = self if self.agent_databases is None else self.agent_databases.engine(agent)
+        base = self
+        if self.agent_databases is not None:
+            make_scope(agent, session)  # a bad name is refused before it names a database folder
+            base = self.agent_databases.engine(agent)
         view = Engram(
             base.store, agent=agent, session=session, embedder=base.embedder,
             recall_settings=base.recall_settings, max_content_chars=base.max_content_chars, clock=self.clock,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engram.agent_databases import agents_with_databases, every_agents_engine
 from engram.backends.base import Backend
 from engram.config import Settings, load_settings
 from engram.errors import ConfigError, StorageError
@@ -276,29 +277,6 @@ def migration_sources(settings: Settings) -> list[tuple[str | None, Path]]:
     return found
 
 
-def agents_with_databases(settings: Settings) -> list[str]:
-    """With ``per_agent_databases``: each agent whose own SQLite database is in ``home/agents/``
-    (by folder name, ``disk_names.name_of``), in folder order; else none."""
-    from engram.disk_names import name_of
-
-    folders = settings.home / "agents"
-    if not settings.per_agent_databases or not folders.is_dir():
-        return []
-    return [agent for folder in sorted(folders.iterdir())
-            if (agent := name_of(folder.name)) is not None and (folder / "memory.db").is_file()]
-
-
-def every_agents_engine(engram: Engram) -> list[Engram]:
-    """The operator's reach over a home with one database per agent: ``engram`` and the engine of
-    every other agent with a database there (opened through ``engram.agent_databases``, closed
-    with ``engram``); ``[engram]`` for a database of every agent."""
-    databases = engram.agent_databases
-    if databases is None or engram.settings is None:
-        return [engram]
-    others = [agent for agent in agents_with_databases(engram.settings) if agent != engram.settings.agent]
-    return [engram, *(databases.engine(agent) for agent in others)]
-
-
 def migrate_every_file(settings: Settings, database_url: str, progress: Progress | None = None,
                        on_file: Callable[[Path, int, int], None] | None = None) -> list[TransferReport]:
     """``engram migrate`` without ``--from``: every file of ``migration_sources`` copied in turn
@@ -448,13 +426,13 @@ def maintenance_for(engram: Engram, settings: Settings, summarizer: Summarizer |
     It maintains ``engram``'s agent's memories alone, or the whole store (every agent and global)
     when ``store_wide`` is true: an operator's run, which ``engram serve`` makes. Left at None,
     the run is store-wide only when the settings name neither an agent nor a session
-    (``chose_reader``: the operator's cron ``engram maintain``), so that a process acting as an
+    (``operators_run``: the operator's cron ``engram maintain``), so that a process acting as an
     agent, or as a session (of the default agent when no agent is named), never forgets or merges
     another agent's memories; ``folder_export_memories`` decides whose memories it writes alike."""
     from engram.lifecycle.scheduler import Maintenance
 
     if store_wide is None:
-        store_wide = not chose_reader(settings)
+        store_wide = operators_run(settings)
     return Maintenance(engram, settings.lifecycle, care=engram.backend.care,
                        state_path=sidecar(engram.backend, MAINTENANCE_STATE, settings), summarizer=summarizer,
                        agent=None if store_wide else engram.scope.agent or "default")
@@ -469,26 +447,30 @@ def server_upkeep(engram: Engram, settings: Settings) -> Maintenance | EveryAgen
     first = maintenance_for(engram, settings, store_wide=True)
     if engram.agent_databases is None:
         return first
-
-    def upkeep_of(other: Engram) -> Maintenance:
-        return maintenance_for(other, other.settings or settings, store_wide=True)
-
-    return EveryAgentsUpkeep(engram.agent_databases, first, upkeep_of, lambda: every_agents_engine(engram))
+    return EveryAgentsUpkeep(engram.agent_databases, first, functools.partial(_own_database_upkeep, settings=settings),
+                             lambda: every_agents_engine(engram))
 
 
-def chose_reader(settings: Settings) -> bool:
-    """Whether the settings name whom the process acts as: an agent (``--agent``, ``ENGRAM_AGENT``,
-    ``agent`` in the config file) or a session. With neither, the process is the operator's."""
-    return bool({"agent", "session"} & settings.model_fields_set)
+def _own_database_upkeep(other: Engram, settings: Settings) -> Maintenance:
+    """The maintenance of another agent's own database (``per_agent_databases``): everything in it
+    is that agent's or global, so its pass is the store-wide one."""
+    return maintenance_for(other, other.settings or settings, store_wide=True)
+
+
+def operators_run(settings: Settings, *, all_agents: bool = False) -> bool:
+    """Whether a command reaches every agent's memories (the operator's run): ``all_agents``
+    (``--all-agents``), or settings that name neither an agent (``--agent``, ``ENGRAM_AGENT``,
+    ``agent`` in the config file) nor a session. ``maintain`` and the folder export decide alike."""
+    return all_agents or not ({"agent", "session"} & settings.model_fields_set)
 
 
 def folder_export_memories(engram: Engram, settings: Settings, *, all_agents: bool = False) -> Iterable[Memory]:
     """What ``engram export --format markdown|yaml|json`` writes. With ``all_agents``, or run as
-    no agent or session (``chose_reader``), the operator's copy: every memory in the store, as the
+    no agent or session (``operators_run``), the operator's copy: every memory in the store, as the
     memory folder mirrors them. Otherwise only what ``engram``'s view reads
     (``Engram.visible_memories``: its agent's, global ones, its session's), so an export run as
     one agent never writes out another agent's memories, nor their ids in a global memory's links."""
-    if all_agents or not chose_reader(settings):
+    if operators_run(settings, all_agents=all_agents):
         # One database per agent: the operator's copy is every agent's database in the home.
         return itertools.chain.from_iterable(each.store.iter_all() for each in every_agents_engine(engram))
     return engram.visible_memories()
@@ -502,7 +484,7 @@ def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool =
     first = maintenance_for(engram, settings, store_wide=True if all_agents else None)
     if first.agent is not None or engram.agent_databases is None:
         return [(None, first)]
-    return [(settings.agent, first), *((other.scope.agent, maintenance_for(other, other.settings or settings, store_wide=True))
+    return [(settings.agent, first), *((other.scope.agent, _own_database_upkeep(other, settings))
                                        for other in every_agents_engine(engram)[1:])]
 
 

@@ -271,7 +271,7 @@ def carry_schedule(source: Path, target: Path) -> bool:
 
 
 class Runs(Protocol):
-    """What ``run_periodically`` runs: a ``Maintenance``, or several (``root.EveryAgentsUpkeep``)."""
+    """What ``run_periodically`` runs: a ``Maintenance``, or several (``agent_databases.EveryAgentsUpkeep``)."""
 
     def run(self) -> object: ...
 

@@ -178,17 +178,14 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: b
     if path is None:
         raise ValidationError("path", f"--format {fmt} writes a folder", "a folder path")
     st = state(ctx)
-    chosen = [option for option, value in (("--agent", st.agent), ("--session", st.session)) if value is not None]
-    if all_agents and chosen:
-        raise ValidationError("--all-agents", f"exports every agent, but {' '.join(chosen)} chose one view",
-                              "--agent NAME (what that agent reads) or --all-agents (the whole store), not both")
+    st.refuse_all_agents_beside_a_view(all_agents, "exports every agent", "what that agent reads")
     files = st.settings().files
     from engram.files.export import export_folder
     from engram.files.wiring import note_written_on_request
-    from engram.root import chose_reader, folder_export_memories
+    from engram.root import folder_export_memories, operators_run
 
     engram = st.engram()
-    store_wide = all_agents or not chose_reader(st.settings())
+    store_wide = operators_run(st.settings(), all_agents=all_agents)
     with render.progress(f"exporting as {fmt}", quiet=st.as_json) as report:
         done = export_folder(folder_export_memories(engram, st.settings(), all_agents=all_agents), path, format=fmt,
                              group_by=files.group_by, max_file_bytes=files.max_file_bytes,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from engram.errors import ConfigError, ValidationError
+from engram.errors import ConfigError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 from engram.lifecycle import JOBS  # the names alone: no job is imported
@@ -139,10 +139,7 @@ def maintain(
     from engram.root import maintenance_passes
 
     st = state(ctx)
-    chosen = [option for option, value in (("--agent", st.agent), ("--session", st.session)) if value is not None]
-    if all_agents and chosen:  # as `engram export --all-agents` refuses them
-        raise ValidationError("--all-agents", f"maintains every agent, but {' '.join(chosen)} chose one",
-                              "--agent NAME (that agent's memories) or --all-agents (the whole store), not both")
+    st.refuse_all_agents_beside_a_view(all_agents, "maintains every agent", "that agent's memories")
     engram = st.engram()
     passes = maintenance_passes(engram, st.settings(), all_agents=all_agents)
     reports = []

@@ -45,6 +45,17 @@ class CliState:
             self._engram = build_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
+    def refuse_all_agents_beside_a_view(self, all_agents: bool, does: str, one_view: str) -> None:
+        """``--all-agents`` (``does``: what it covers) given with ``--agent`` or ``--session``,
+        which chose one view (``one_view``: what that gives): a ValidationError naming it, as
+        ``maintain`` and ``export`` refuse it alike."""
+        chosen = [option for option, value in (("--agent", self.agent), ("--session", self.session)) if value is not None]
+        if all_agents and chosen:
+            from engram.errors import ValidationError
+
+            raise ValidationError("--all-agents", f"{does}, but {' '.join(chosen)} chose one",
+                                  f"--agent NAME ({one_view}) or --all-agents (the whole store), not both")
+
     def preload_model(self) -> None:
         """Start loading the embedding model in the background now, before the engine and what it
         imports (``root.preload_model``): a command sure to embed overlaps the two."""
