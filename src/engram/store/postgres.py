@@ -67,7 +67,7 @@ from engram.store.base import (
 from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.index_settings import FullTextSettings
-from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
+from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, scope_columns
 from engram.store.vectors import checked_vectors, parse_identity_dims
 from engram.store.where_sql import postgres_where
 
@@ -135,7 +135,6 @@ class PostgresMemoryStore(SqlMemoryStore):
     _mark = "%s"
     _seq = "seq"
     _vector_key = ("v.memory_id", "m.id")
-    _order_sql = order_sql("seq")
     _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_id = %s"
     _filter_sql = staticmethod(filter_sql)
 

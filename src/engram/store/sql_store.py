@@ -55,8 +55,14 @@ class SqlMemoryStore:
     _mark: ClassVar[str]  # the driver's placeholder
     _seq: ClassVar[str]  # the column ordering ``memories`` and ``memory_versions`` as stored
     _vector_key: ClassVar[tuple[str, str]]  # a ``memory_vectors v`` row belongs to the ``m`` row where these match
-    _order_sql: ClassVar[dict[Order, str]]  # ``order_sql(_seq)``
+    _order_sql: ClassVar[dict[Order, str]]  # ``order_sql(_seq)``, set for each backend below
     _drop_vector_sql: ClassVar[str]  # deletes the vector of the memory whose id is its one parameter
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Ties go to the later stored (the backend's ``_seq``): on SQLite, without one, rows came
+        # in whatever order its plan gave.
+        cls._order_sql = order_sql(cls._seq)
 
     @staticmethod
     def _filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

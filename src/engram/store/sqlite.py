@@ -61,7 +61,7 @@ from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
-from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, order_sql, scope_columns
+from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, scope_columns
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import checked_vectors
@@ -130,9 +130,6 @@ class SqliteMemoryStore(SqlMemoryStore):
     _mark = "?"
     _seq = "rowid"
     _vector_key = ("v.memory_rowid", "m.rowid")
-    # Ties: the later stored first, as on PostgreSQL (its `seq`); without one they came in whatever
-    # order SQLite's plan gave.
-    _order_sql = order_sql("rowid")
     _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)"
     _filter_sql = staticmethod(filter_sql)
 
