@@ -37,6 +37,7 @@ class AgentDatabases:
         self._opened: list[Engram] = []
         self._open_engine = open_engine
         self._lock = threading.Lock()
+        self._opening: dict[str, threading.Lock] = {}  # agent -> held while its file opens
         self._closed = False
 
     @property
@@ -54,17 +55,36 @@ class AgentDatabases:
         """``agent``'s engine, opened on first use (its file's integrity check and migrations, its
         folder mirror as configured). Raises what opening its database raises."""
         with self._lock:
-            if self._closed:
-                return self._first  # closed: its calls fail as every closed engine's do
-            found = self._engines.get(agent)
-            if found is not None and not found.closed:
+            found = self._open_or_none(agent)
+            if found is not None:
                 return found
-            # Opened under the lock: two requests of a new agent must not open its file twice.
+            opening = self._opening.setdefault(agent, threading.Lock())
+        # One lock per agent while its file opens: two requests of a new agent must not open it
+        # twice, but an integrity check of a large file must not hold up every other agent's requests.
+        with opening:
+            with self._lock:
+                found = self._open_or_none(agent)
+            if found is not None:
+                return found
             found = self._open_engine(agent)
             found.agent_databases = self
-            self._engines[agent] = found
-            self._opened.append(found)
+            with self._lock:
+                closed = self._closed
+                if not closed:
+                    self._engines[agent] = found
+                    self._opened.append(found)
+            if closed:  # the first engine closed while this one opened: nothing would close it later
+                found.close()
+                return self._first
             return found
+
+    def _open_or_none(self, agent: str) -> Engram | None:
+        """(Under the lock.) The engine to answer without opening one: ``agent``'s open engine, or
+        the closed first one once closed (its calls fail as every closed engine's do)."""
+        if self._closed:
+            return self._first
+        found = self._engines.get(agent)
+        return found if found is not None and not found.closed else None
 
     def opened(self) -> list[Engram]:
         """The other agents' engines opened so far (not the first), the open ones."""

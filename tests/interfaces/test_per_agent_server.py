@@ -50,6 +50,44 @@ def test_another_agents_view_stores_in_that_agents_own_file(tmp_path: Path) -> N
         assert own.history.conversations() == ["cli:c1"]
 
 
+def test_an_agents_database_opening_holds_up_neither_other_agents_nor_opens_twice(tmp_path: Path) -> None:
+    """While bob's file opens (its integrity check can take seconds on a large file), carol's
+    requests are answered; a second request of bob's waits for the same opening."""
+    import threading
+
+    with _open(tmp_path, "alice") as alice:
+        databases = alice.agent_databases
+        assert databases is not None
+        real_open, opened, bob_may_finish = databases._open_engine, [], threading.Event()
+
+        def slow_for_bob(agent: str) -> Engram:
+            opened.append(agent)
+            if agent == "bob":
+                assert bob_may_finish.wait(30)
+            return real_open(agent)
+
+        databases._open_engine = slow_for_bob
+        bobs: list[Engram] = []
+        first_bob = threading.Thread(target=lambda: bobs.append(alice.for_agent("bob")))
+        first_bob.start()
+        while "bob" not in opened:
+            first_bob.join(0.01)
+        second_bob = threading.Thread(target=lambda: bobs.append(alice.for_agent("bob")))
+        second_bob.start()
+        carols: list[Engram] = []
+        carol = threading.Thread(target=lambda: carols.append(alice.for_agent("carol")))
+        carol.start()
+        carol.join(20)  # (a bound, not a speed: before, carol waited for bob's opening, forever here)
+        assert len(carols) == 1 and bobs == []  # carol answered while bob's file is still opening
+        carols[0].remember("carol's memory")
+        bob_may_finish.set()
+        first_bob.join(30)
+        second_bob.join(30)
+        assert opened == ["bob", "carol"]
+        assert len(bobs) == 2 and bobs[0].writes is bobs[1].writes
+    assert (tmp_path / "agents" / "bob" / "memory.db").is_file()
+
+
 def test_a_bad_agent_name_is_refused_before_it_names_a_folder(tmp_path: Path) -> None:
     with _open(tmp_path, "alice") as alice:
         with pytest.raises(ValidationError) as refused:
