@@ -260,3 +260,17 @@ def test_keyword_settings_beside_a_settings_object_are_refused(isolated_home: Pa
         Engram.from_settings(settings, agent="bob")
     with Engram.from_settings(settings, agent=None) as mem:  # None is "not given", as for load_settings
         assert mem.settings.agent == "default"
+
+
+@pytest.mark.parametrize("variable, setting", [
+    ("ENGRAM_SERVER__MAINTENANCE_INTERVAL_S", "server.maintenance_interval_s"),
+    ("ENGRAM_FILES__POLL_INTERVAL_S", "files.poll_interval_s"),
+])
+def test_an_infinite_wait_interval_is_refused_at_start_up(isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          variable: str, setting: str) -> None:
+    # Accepted, it reached a wait's timeout: `engram serve`'s maintenance thread and `engram watch`'s
+    # watcher died with "OverflowError: timestamp out of range for platform time_t".
+    monkeypatch.setenv(variable, "inf")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert f"{setting}: Input should be a finite number (from {variable})" in str(err.value), str(err.value)

@@ -42,7 +42,15 @@ def build_soul_block(engram: Engram | None) -> str:
     if engram is None:
         return ""
     core = _core(engram)
-    by_key = {m.key: m for m in reversed(core)}  # oldest first, so the newest entry per key wins
+    # Per key, the entry of the most specific scope this view reads (session, agent, global), as
+    # a key resolves everywhere: a global entry - which any agent may write - never replaces an
+    # agent's own identity, however recently it was written.
+    rank = {scope: n for n, scope in enumerate(engram.scope.visible())}
+    by_key: dict[str, Memory] = {}
+    for memory in core:  # newest first: within one scope the newest wins
+        held = by_key.get(memory.key)
+        if held is None or rank[memory.scope] < rank[held.scope]:
+            by_key[memory.key] = memory
     sections = [f"{_HEADINGS[key]}\n{by_key[key].content}" for key in SOUL_KEYS if key in by_key]
     traits = sorted((m for m in core if m.key.startswith("personality:")), key=lambda m: m.updated_at, reverse=True)
     if traits:
