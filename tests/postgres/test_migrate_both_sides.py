@@ -97,6 +97,9 @@ def test_a_token_id_naming_another_token_there_still_refuses_the_file(pg_url: st
     assert again.returncode != 0
     auth = next(f for f in json.loads(again.stdout)["files"] if f["source"].endswith("auth.db"))
     assert f"token {token_id} is another token there (another secret)" in auth["refused"]
+    # The hint names what clashed, a token (`engram token create`), not a memory to forget or re-key.
+    assert "resolve each (a token: its id names another token there;" in auth["refused"]
+    assert "`engram token create`" in auth["refused"] and "re-key" not in auth["refused"]
     db = PgDatabase.connect(pg_url)
     try:
         assert PostgresTokenStore(db).verify(token).id == token_id  # nothing overwritten
@@ -180,3 +183,25 @@ def test_the_merge_is_named_in_the_report(pg_url: str, tmp_path: Path) -> None:
     assert report["resolved"] == [f"conversation 'web:1:' of agent 'alice': this file's 1 messages not in {report['target']}"
                                   " merged in time order with its 3 (1 of those renumbered after them)"]
     assert [content for _, content in _conversation(pg_url)] == ["hello", "there", "here", "there again"]
+
+
+def test_an_exchange_held_otherwise_there_refuses_the_file_naming_its_conversation_not_a_memory(
+        pg_url: str, tmp_path: Path) -> None:
+    """A clash in a conversation's rows is resolved on the conversation (``engram history purge``):
+    the refusal's hint says so, and nothing of the file is copied."""
+    home = tmp_path / "home"
+    _say(load_settings(home=home, agent="alice", files={"enabled": False}), "hello")
+    with closing(sqlite3.connect(home / "memory.db")) as conn, conn:
+        conn.execute("INSERT INTO history_exchanges (agent, conversation, user_text, assistant_text, created_at,"
+                     " fingerprint) VALUES ('alice', 'web:1:', 'hello', 'hi there', 1.8e9, 'f-hello')")
+    assert _run_single(home, "migrate", "--to", pg_url).returncode == 0
+    with closing(sqlite3.connect(home / "memory.db")) as conn, conn:
+        conn.execute("UPDATE history_exchanges SET assistant_text = 'hi, alice' WHERE fingerprint = 'f-hello'")
+    _say(load_settings(home=home, agent="alice", files={"enabled": False}), "still here")
+
+    again = _run_single(home, "migrate", "--to", pg_url)
+    assert again.returncode != 0
+    refused = " ".join(again.stderr.split())
+    assert "history_exchanges row ('f-hello',) holds other content there" in refused
+    assert "resolve each (a conversation: purge it on one side (`engram history purge KEY`)) and run again" in refused
+    assert [content for _, content in _conversation(pg_url)] == ["hello"]  # "still here" not copied

@@ -63,6 +63,18 @@ def _run_single(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=600)
 
 
+def _single_file_copied(home: Path, pg_url: str) -> tuple[Settings, Settings]:
+    """A home of one shared file where alice remembered what she drinks and when she deploys,
+    copied once into PostgreSQL: alice's settings on the file and on the database."""
+    on_sqlite = load_settings(home=home, agent="alice", files={"enabled": False})
+    with Engram.from_settings(on_sqlite) as engram:
+        engram.remember("alice drinks green tea", key="drink")
+        engram.remember("alice deploys on fridays", key="deploy")
+    copied = _run_single(home, "migrate", "--to", pg_url)
+    assert copied.returncode == 0, copied.stderr
+    return on_sqlite, load_settings(home=home / "on-postgres", agent="alice", database_url=pg_url, files={"enabled": False})
+
+
 def _keys(pg_url: str, agent: str) -> list[str]:
     db = PgDatabase.connect(pg_url)
     try:
@@ -119,16 +131,7 @@ def test_an_agents_file_used_since_its_copy_is_copied_again_its_new_audit_entrie
 def test_a_single_file_used_on_both_sides_since_its_copy_is_copied_again_without_clashing_audit_numbers(
         pg_url: str, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    on_sqlite = load_settings(home=home, agent="alice", files={"enabled": False})
-    engram = Engram.from_settings(on_sqlite)
-    try:
-        engram.remember("alice drinks tea", key="drink")
-        engram.remember("alice deploys on fridays", key="deploy")
-    finally:
-        engram.close()
-    first = _run_single(home, "--json", "migrate", "--to", pg_url)
-    assert first.returncode == 0, first.stderr
-    on_postgres = load_settings(home=home / "on-postgres", agent="alice", database_url=pg_url, files={"enabled": False})
+    on_sqlite, on_postgres = _single_file_copied(home, pg_url)
     engram = Engram.from_settings(on_postgres)
     try:
         assert [m.key for m in engram.forget("deploy")] == ["deploy"]  # an audit entry numbered right after the file's
@@ -204,21 +207,13 @@ def test_recalls_on_both_sides_since_the_copy_are_kept_the_larger_count_and_the_
     kept) keeps what the recalls did to the file's copy (count, last access, strengthened
     importance): not lost, and not counted twice."""
     home = tmp_path / "home"
-    on_sqlite = load_settings(home=home, agent="alice", files={"enabled": False})
-    engram = Engram.from_settings(on_sqlite)
-    try:
-        engram.remember("alice drinks green tea", key="drink")
-        engram.remember("alice deploys on fridays", key="deploy")
-    finally:
-        engram.close()
-    assert _run_single(home, "migrate", "--to", pg_url).returncode == 0
+    on_sqlite, on_postgres = _single_file_copied(home, pg_url)
     engram = Engram.from_settings(on_sqlite)
     try:
         for _ in range(3):
             assert [hit.memory.key for hit in engram.recall("green tea", limit=1)] == ["drink"]
     finally:
         engram.close()
-    on_postgres = load_settings(home=home / "on-postgres", agent="alice", database_url=pg_url, files={"enabled": False})
     engram = Engram.from_settings(on_postgres)
     try:
         assert [hit.memory.key for hit in engram.recall("deploys fridays", limit=1)] == ["deploy"]

@@ -224,6 +224,7 @@ def test_the_same_memory_id_in_another_scope_still_refuses_the_file(pg_url: str,
     said = " ".join((run.stdout + run.stderr).split())
     assert "memory m-shared is agent 'alice''s (key 'wifi') there, agent 'bob''s (key 'wifi') here" in said
     assert f"{home / 'memory.db'}: to:" in said  # named with its file
+    assert "resolve each (a memory: forget or re-key it on one side, `engram export`/`import` to merge) and run again" in said
     db = PgDatabase.connect(pg_url)
     try:
         alice = Engram(PostgresMemoryStore(db), agent="alice")

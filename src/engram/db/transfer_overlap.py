@@ -36,8 +36,9 @@ anything of the file is written, and applies the answer in one transaction):
   never undoes a revocation); its name and creation are the target's (nothing changes them). The
   same id with another hash or agent is another token: a clash.
 
-Any other row the target holds otherwise is a conflict (``describe``, ``key_conflicts``): the file is
-refused before anything of it is written (``refuse``), naming them.
+Any other row the target holds otherwise is a conflict (``Clash``: ``describe``, ``key_conflicts``):
+the file is refused before anything of it is written (``refuse``), naming them and how each kind
+(memory, conversation, token, audit entry) is resolved.
 """
 
 from __future__ import annotations
@@ -52,11 +53,35 @@ from engram import text
 from engram.db import transfer_merge
 from engram.errors import ValidationError
 
-# Positions in a memories row (transfer_rows.MEMORY_COLUMNS).
+# Positions in a memories row (store.sql_store.MEMORY_COLUMNS, as transfer_rows reads it).
 _ID, _AGENT, _SESSION, _KEY, _CONTENT, _IMPORTANCE, _UPDATED, _ACCESSED, _RECALLS = 0, 1, 2, 3, 4, 10, 14, 15, 16
 _SUMMARY_JOIN = "\n\n"
 # Positions in an api_tokens row (transfer_rows.TOKEN_COLUMNS).
 _TOKEN_AGENT, _TOKEN_HASH, _LAST_USED, _REVOKED = 1, 3, 5, 6
+
+# What a clashing row of each table belongs to, as ``refuse`` names it.
+_OWNER = {
+    "memories": "memory", "memory_links": "memory", "memory_versions": "memory", "memory_vectors": "memory",
+    "history_messages": "conversation", "history_summaries": "conversation", "history_exchanges": "conversation",
+    "api_tokens": "token", "audit_log": "audit entry",
+}
+# How a clash of each kind is resolved before running again; an audit entry only by copying into
+# a database without it (``refuse``'s first hint), so it has none of its own.
+_RESOLVE = {
+    "memory": "a memory: forget or re-key it on one side, `engram export`/`import` to merge",
+    "conversation": "a conversation: purge it on one side (`engram history purge KEY`)",
+    "token": "a token: its id names another token there; remove it from one side and give its agent a new one"
+             " (`engram token create`)",
+}
+
+
+@dataclass(frozen=True)
+class Clash:
+    """A row of the file the target holds otherwise, no rule settling it: ``what`` it belongs to
+    (memory, conversation, token, audit entry) and the sentence naming it."""
+
+    what: str
+    said: str
 
 
 @dataclass
@@ -75,7 +100,7 @@ class Overlaps:
     positions: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)  # ... -> the file's seq -> the target's
     tokens: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # token id -> the file's row of a token both hold
     notes: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
+    conflicts: list[Clash] = field(default_factory=list)
 
     def land_memory(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
         """A memories row of the file as the target holds it once settled: a copy replacing the
@@ -113,9 +138,9 @@ def settle_memories(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple
     """Each (file's row, target's row) of one memory id with other content: which copy is kept."""
     for mine, theirs in pairs:
         if (mine[_AGENT], mine[_SESSION], mine[_KEY]) != (theirs[_AGENT], theirs[_SESSION], theirs[_KEY]):
-            overlaps.conflicts.append(
+            overlaps.conflicts.append(Clash("memory",
                 f"memory {mine[_ID]} is agent {theirs[_AGENT]!r}'s (key {theirs[_KEY]!r}) there,"
-                f" agent {mine[_AGENT]!r}'s (key {mine[_KEY]!r}) here")
+                f" agent {mine[_AGENT]!r}'s (key {mine[_KEY]!r}) here"))
             continue
         label = f"memory {mine[_ID]} (key {mine[_KEY]!r}, agent {mine[_AGENT]!r})"
         other = "; this file's content kept as a version" if mine[_CONTENT] != theirs[_CONTENT] else ""
@@ -189,7 +214,7 @@ def settle_tokens(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple[A
         if (mine[_TOKEN_AGENT], mine[_TOKEN_HASH]) != (theirs[_TOKEN_AGENT], theirs[_TOKEN_HASH]):
             other = "another secret" if mine[_TOKEN_AGENT] == theirs[_TOKEN_AGENT] else \
                 f"agent {theirs[_TOKEN_AGENT]!r}'s there, agent {mine[_TOKEN_AGENT]!r}'s here"
-            overlaps.conflicts.append(f"token {mine[0]} is another token there ({other})")
+            overlaps.conflicts.append(Clash("token", f"token {mine[0]} is another token there ({other})"))
             continue
         overlaps.tokens[mine[0]] = mine
         said = [f"token {mine[0]} (agent {mine[_TOKEN_AGENT]!r}): the same token in {shown}"]
@@ -268,14 +293,14 @@ def _keep_as_version(conn: Any, memory_id: str, lost: str, kept: str, at: float)
         (memory_id, lost, at, memory_id, lost))
 
 
-def describe(table: str, row: tuple[Any, ...], key_width: int) -> str:
+def describe(table: str, row: tuple[Any, ...], key_width: int) -> Clash:
     """A row of the file the target holds with other content (``key_width``: how many leading columns key it)."""
     if table == "audit_log":
-        return f"audit entry {row[0]} is another entry there"
-    return f"{table} row {row[:key_width]!r} holds other content there"
+        return Clash(_OWNER[table], f"audit entry {row[0]} is another entry there")
+    return Clash(_OWNER[table], f"{table} row {row[:key_width]!r} holds other content there")
 
 
-def key_conflicts(conn: Any, batches: Iterable[list[tuple[Any, ...]]]) -> list[str]:
+def key_conflicts(conn: Any, batches: Iterable[list[tuple[Any, ...]]]) -> list[Clash]:
     """The file's memories (``batches`` of its memories rows) whose scope and key the target
     (``conn``) holds under another id: keys are unique in a scope, so copying would drop the
     file's memory (and then fail on its links)."""
@@ -289,15 +314,20 @@ def key_conflicts(conn: Any, batches: Iterable[list[tuple[Any, ...]]]) -> list[s
         for row in batch:
             other = there.get((row[_AGENT], row[_SESSION], row[_KEY]))
             if other is not None and other != row[_ID]:
-                found.append(f"key {row[_KEY]!r} of agent {row[_AGENT]!r} is memory {other} there, {row[_ID]} here")
+                found.append(Clash("memory", f"key {row[_KEY]!r} of agent {row[_AGENT]!r} is memory {other} there,"
+                                             f" {row[_ID]} here"))
     return found
 
 
-def refuse(shown: str, conflicts: list[str]) -> None:
-    """Refuse the file, naming what clashes, when the target (``shown``) holds any of its rows otherwise."""
+def refuse(shown: str, conflicts: list[Clash]) -> None:
+    """Refuse the file, naming what clashes and how each kind of clash is resolved, when the target
+    (``shown``) holds any of its rows otherwise."""
     if conflicts:
         more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
+        said = "; ".join(clash.said for clash in conflicts[:5])
+        # Every kind that clashed, the ones past the fifth too, in the order first met.
+        ways = [_RESOLVE[what] for what in dict.fromkeys(clash.what for clash in conflicts) if what in _RESOLVE]
+        resolve = f"; resolve each ({'; '.join(ways)}) and run again" if ways else ""
         raise ValidationError("to", f"{shown} already holds {len(conflicts)} rows that clash with this file's: "
-                              f"{'; '.join(conflicts[:5])}{more}; nothing of this file was copied, nothing overwritten",
-                              "a database without them, or this file's own earlier copy to resume; resolve each"
-                              " (forget or re-key the memory on one side, `engram export`/`import` to merge) and run again")
+                              f"{said}{more}; nothing of this file was copied, nothing overwritten",
+                              f"a database without them, or this file's own earlier copy to resume{resolve}")

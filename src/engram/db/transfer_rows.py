@@ -13,6 +13,7 @@ import numpy as np
 from engram import text
 from engram.errors import MissingDependencyError
 from engram.history.sql_store import MESSAGE_COLUMNS  # a message's columns, as both history stores write them
+from engram.store.sql_store import MEMORY_COLUMNS  # a memory's columns, as both memory stores read and import them
 
 try:
     from psycopg.types.json import Json, Jsonb
@@ -21,11 +22,6 @@ except ImportError as exc:  # without the postgres extra: `engram migrate` names
 
 # Each table: the SQLite query (rows in id order), the PostgreSQL query (same columns, same
 # order) and the insert statement. Rows are compared through ``canonical``.
-MEMORY_COLUMNS = (
-    "id, agent, session, key, content, category, type, layer, tags, metadata, importance, related_entity, source,"
-    " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
-    " valid_from, valid_until, superseded_at"
-)
 EXCHANGE_COLUMNS = "fingerprint, conversation, user_text, assistant_text, created_at, identity, vector, agent"
 AUDIT_COLUMNS = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
 TOKEN_COLUMNS = "id, agent, name, token_hash, created_at, last_used_at, revoked_at"

@@ -175,7 +175,7 @@ class SqliteHistoryStore(SqlHistoryStore):
     def conversations(self) -> list[str]:
         with self.db.read() as conn:
             rows = conn.execute(
-                "SELECT DISTINCT conversation FROM history_messages WHERE agent = ? UNION "
+                "SELECT conversation FROM history_messages WHERE agent = ? UNION "
                 "SELECT conversation FROM history_summaries WHERE agent = ? ORDER BY 1", (self.agent, self.agent)
             ).fetchall()
         return [r[0] for r in rows]

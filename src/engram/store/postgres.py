@@ -42,15 +42,7 @@ from engram import text
 from engram.db.postgres import PgDatabase, is_retryable
 from engram.errors import DimensionError, EngramError, StorageError, ValidationError
 from engram.ids import new_id
-from engram.model import (
-    Category,
-    Layer,
-    Memory,
-    MemoryDraft,
-    MemoryFilter,
-    Scope,
-    WriteResult,
-)
+from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
     BOOST_DIGITS,
@@ -67,17 +59,25 @@ from engram.store.base import (
 from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.index_settings import FullTextSettings
-from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, scope_columns
+from engram.store.sql_store import (
+    AFTER_MEMORY,
+    SqlMemoryStore,
+    StoredAs,
+    in_order_asked,
+    like_escape,
+    memory_select,
+    scope_columns,
+)
 from engram.store.vectors import checked_vectors, parse_identity_dims
 from engram.store.where_sql import postgres_where
 
 _SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="%s")
+# A memory row, then its links (at ``AFTER_MEMORY``), read in the same statement.
 _COLUMNS = (
-    "m.seq, m.id, m.agent, m.session, m.key, m.content, m.category, m.type, m.layer, m.tags, m.metadata,"
-    " m.importance, m.related_entity, m.source, m.created_at, m.updated_at, m.last_accessed, m.recall_count,"
-    " m.superseded_by, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links,"
-    " m.search_context, m.valid_from, m.valid_until, m.superseded_at"
+    f"{memory_select('seq')}, ARRAY(SELECT l.to_id FROM memory_links l WHERE l.from_id = m.id ORDER BY l.to_id) AS links"
 )
+# Tags as text[], metadata as JSONB (psycopg hands back a list and a dict).
+_STORED = StoredAs(tags_param=list, metadata_param=Json, read_tags=tuple, read_metadata=lambda stored: stored)
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _SUPERSEDE_LOCK = 0x656E67726173  # advisory lock a supersede holds while it checks for a cycle and writes
 _IDENTITY = "embedding_identity"
@@ -137,14 +137,7 @@ class PostgresMemoryStore(SqlMemoryStore):
     _vector_key = ("v.memory_id", "m.id")
     _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_id = %s"
     _filter_sql = staticmethod(filter_sql)
-
-    @staticmethod
-    def _tags_value(tags: Sequence[str]) -> list[str]:
-        return list(tags)
-
-    @staticmethod
-    def _metadata_value(metadata: Any) -> Json:
-        return Json(metadata)
+    _stored = _STORED
 
     def __init__(self, db: PgDatabase, *, defer_vector_index: bool = False,
                  full_text: FullTextSettings | None = None, ef_search: int = 200) -> None:
@@ -164,33 +157,9 @@ class PostgresMemoryStore(SqlMemoryStore):
         self._side: ThreadPoolExecutor | None = None
 
     # --- rows ------------------------------------------------------------------------------
-    @staticmethod
-    def _memory(row: Sequence[Any]) -> Memory:
-        agent, session = row[2], row[3]
-        return Memory(
-            id=row[1],
-            scope=Scope(agent or None, session or None),
-            key=row[4],
-            content=row[5],
-            category=Category(row[6]),
-            type=row[7],
-            layer=Layer(row[8]),
-            tags=tuple(row[9]),
-            metadata=row[10],
-            importance=row[11],
-            related_entity=row[12],
-            source=row[13],
-            created_at=row[14],
-            updated_at=row[15],
-            last_accessed=row[16],
-            recall_count=row[17],
-            superseded_by=row[18],
-            links=tuple(row[19]),
-            search_context=row[20],
-            valid_from=row[21],
-            valid_until=row[22],
-            superseded_at=row[23],
-        )
+    def _memory(self, row: Sequence[Any]) -> Memory:
+        """A ``_COLUMNS`` row (anything after its links left alone) as its ``Memory``."""
+        return self._decode(row, tuple(row[AFTER_MEMORY]))
 
     def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
         rows = conn.execute(f"SELECT {_COLUMNS} FROM memories m WHERE {where} {tail}", params).fetchall()
@@ -371,12 +340,8 @@ class PostgresMemoryStore(SqlMemoryStore):
             if memories:  # (executemany of no rows gives no result to fetch: only updates)
                 with conn.cursor() as cur:
                     cur.executemany(
-                        "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                        " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                        " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at) VALUES"
-                        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                        " ON CONFLICT DO NOTHING RETURNING id",
-                        [_import_row(memory) for memory in memories],
+                        f"{self._import_sql()} ON CONFLICT DO NOTHING RETURNING id",
+                        [self._memory_params(memory) for memory in memories],
                         returning=True,
                     )
                     while True:
@@ -812,13 +777,3 @@ def ensure_vector_index(conn: Any, dims: int) -> None:
         f" USING hnsw ((embedding::vector({int(dims)})) vector_cosine_ops)"
     )
 
-
-def _import_row(memory: Memory) -> tuple[Any, ...]:
-    agent, session = scope_columns(memory.scope)
-    return (
-        memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
-        memory.category.value, memory.type, memory.layer.value, list(memory.tags), Json(dict(memory.metadata)),
-        memory.importance, memory.related_entity, memory.source, memory.created_at, memory.updated_at,
-        memory.last_accessed, memory.recall_count, memory.superseded_by, memory.search_context,
-        memory.valid_from, memory.valid_until, memory.superseded_at,
-    )

@@ -3,21 +3,65 @@
 ``SqliteMemoryStore`` and ``PostgresMemoryStore`` keep the same tables and answer most reads
 with the same statements; they differ in the driver's placeholder (``?`` / ``%s``), the column
 that orders rows as stored (SQLite's ``rowid``, PostgreSQL's ``seq``), how a vector row names its
-memory, how a filter becomes SQL (``_filter_sql``) and how rows become ``Memory`` records
-(``_select``), and how tags and metadata are stored (JSON text / ``text[]`` and JSON). Each
-backend sets those and inherits the reads below, and the statements that insert a draft and
-update a memory by key, so a change to what ``get``, ``list`` or an update writes is made once
-and cannot drift between them. How a write is made safe (transactions, locks), full text and
-vector search stay in each backend.
+memory, how a filter becomes SQL (``_filter_sql``), how a memory's links are read (``_select``),
+and how tags and metadata are stored (``_stored``: JSON text / ``text[]`` and JSON). Each backend
+sets those and inherits the reads below, the statements that insert a draft, update a memory by
+key and import a memory, and the one mapping between a ``memories`` row and a ``Memory``
+(``MEMORY_COLUMNS``, ``_decode``, ``_memory_params``), so a change to what ``get``, ``list``, an
+update or an import reads or writes is made once and cannot drift between them. How a write is
+made safe (transactions, locks), full text and vector search stay in each backend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult, draft_changes
+from engram import text
+from engram.model import (
+    Category,
+    Layer,
+    Memory,
+    MemoryDraft,
+    MemoryFilter,
+    MemoryVersion,
+    Order,
+    Scope,
+    WriteResult,
+    draft_changes,
+)
 from engram.store.base import KindCount, kind_counts, kind_counts_sql, linked_memories, links_among_sql
+
+# A memory's stored columns, in the one order both backends read (``SqlMemoryStore._decode``) and
+# import (``_memory_params``) them and ``db/transfer_rows`` copies them. Its links are rows of
+# ``memory_links``; ``content_hash`` is derived from the content.
+MEMORY_COLUMNS = (
+    "id, agent, session, key, content, category, type, layer, tags, metadata, importance, related_entity, source,"
+    " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
+    " valid_from, valid_until, superseded_at"
+)
+_WIDTH = MEMORY_COLUMNS.count(",") + 1
+# Where a memory row (``memory_select``) holds anything its caller selects after ``MEMORY_COLUMNS``
+# (PostgreSQL's links, a score).
+AFTER_MEMORY = 1 + _WIDTH
+
+
+def memory_select(seq: str) -> str:
+    """The select list of a memory row over alias ``m``: the backend's stored-order column
+    (``seq``: ``iter_all`` pages by it), then ``MEMORY_COLUMNS``."""
+    return ", ".join(f"m.{column.strip()}" for column in f"{seq}, {MEMORY_COLUMNS}".split(","))
+
+
+@dataclass(frozen=True)
+class StoredAs:
+    """How a backend stores a memory's ``tags`` and ``metadata``: each as a statement's parameter,
+    and back from a row."""
+
+    tags_param: Callable[[Sequence[str]], Any]
+    metadata_param: Callable[[Mapping[str, Any]], Any]
+    read_tags: Callable[[Any], tuple[str, ...]]
+    read_metadata: Callable[[Any], Any]
 
 
 def scope_columns(scope: Scope) -> tuple[str, str]:
@@ -57,6 +101,7 @@ class SqlMemoryStore:
     _vector_key: ClassVar[tuple[str, str]]  # a ``memory_vectors v`` row belongs to the ``m`` row where these match
     _order_sql: ClassVar[dict[Order, str]]  # ``order_sql(_seq)``, set for each backend below
     _drop_vector_sql: ClassVar[str]  # deletes the vector of the memory whose id is its one parameter
+    _stored: ClassVar[StoredAs]  # how tags and metadata are stored
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -71,15 +116,37 @@ class SqlMemoryStore:
     def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
         raise NotImplementedError
 
-    @staticmethod
-    def _tags_value(tags: Sequence[str]) -> Any:
-        """``tags`` as the ``tags`` column's parameter."""
-        raise NotImplementedError
+    # --- rows ------------------------------------------------------------------------------
+    def _decode(self, row: Sequence[Any], links: tuple[str, ...]) -> Memory:
+        """A memory row (``memory_select``; what follows ``MEMORY_COLUMNS`` is left alone) as its
+        ``Memory``, with ``links`` (read apart: each backend has its way)."""
+        (memory_id, agent, session, key, content, category, kind, layer, tags, metadata, importance, related_entity,
+         source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context, valid_from,
+         valid_until, superseded_at) = row[1:AFTER_MEMORY]
+        return Memory(
+            id=memory_id, scope=Scope(agent or None, session or None), key=key, content=content,
+            category=Category(category), type=kind, layer=Layer(layer), tags=self._stored.read_tags(tags),
+            metadata=self._stored.read_metadata(metadata), importance=importance, related_entity=related_entity,
+            source=source, created_at=created_at, updated_at=updated_at, last_accessed=last_accessed,
+            recall_count=recall_count, superseded_by=superseded_by, search_context=search_context,
+            valid_from=valid_from, valid_until=valid_until, superseded_at=superseded_at, links=links,
+        )
 
-    @staticmethod
-    def _metadata_value(metadata: Any) -> Any:
-        """``metadata`` as the ``metadata`` column's parameter."""
-        raise NotImplementedError
+    def _memory_params(self, memory: Memory) -> tuple[Any, ...]:
+        """``memory`` as ``_import_sql``'s parameters: ``MEMORY_COLUMNS``, then its ``content_hash``."""
+        agent, session = scope_columns(memory.scope)
+        return (
+            memory.id, agent, session, memory.key, memory.content, memory.category.value, memory.type,
+            memory.layer.value, self._stored.tags_param(memory.tags), self._stored.metadata_param(dict(memory.metadata)),
+            memory.importance, memory.related_entity, memory.source, memory.created_at, memory.updated_at,
+            memory.last_accessed, memory.recall_count, memory.superseded_by, memory.search_context,
+            memory.valid_from, memory.valid_until, memory.superseded_at, text.content_hash(memory.content),
+        )
+
+    @classmethod
+    def _import_sql(cls) -> str:
+        """The insert of an imported memory (``_memory_params``), kept whole: its id and times too."""
+        return f"INSERT INTO memories ({MEMORY_COLUMNS}, content_hash) VALUES ({', '.join([cls._mark] * (_WIDTH + 1))})"
 
     def _changed_by_update(self, conn: Any, old: Memory, draft: MemoryDraft) -> None:
         """Told after ``_update`` wrote a change (in its transaction): a backend's caches may need to know."""
@@ -95,7 +162,7 @@ class SqlMemoryStore:
             f" search_context, valid_from, valid_until) VALUES ({marks})",
             (
                 memory_id, *scope, key, draft.content, digest, draft.category.value, draft.type, draft.layer.value,
-                self._tags_value(draft.tags), self._metadata_value(dict(draft.metadata)), draft.importance,
+                self._stored.tags_param(draft.tags), self._stored.metadata_param(dict(draft.metadata)), draft.importance,
                 draft.related_entity, draft.source, created, created, now, draft.search_context,
                 draft.valid_from, draft.valid_until,
             ),
@@ -121,8 +188,9 @@ class SqlMemoryStore:
             f" metadata = {m}, importance = {m}, related_entity = {m}, source = {m}, updated_at = {m}, last_accessed = {m},"
             f" search_context = {m}, valid_from = {m}, valid_until = {m} WHERE id = {m}",
             (
-                draft.content, digest, draft.category.value, draft.type, draft.layer.value, self._tags_value(draft.tags),
-                self._metadata_value(dict(draft.metadata)), draft.importance, draft.related_entity, draft.source, now, now,
+                draft.content, digest, draft.category.value, draft.type, draft.layer.value,
+                self._stored.tags_param(draft.tags), self._stored.metadata_param(dict(draft.metadata)), draft.importance,
+                draft.related_entity, draft.source, now, now,
                 draft.search_context, draft.valid_from, draft.valid_until, old.id,
             ),
         )

@@ -35,16 +35,7 @@ from engram.db.migrate import applied, migrate, pending
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, EngramError, StorageError
 from engram.ids import new_id
-from engram.model import (
-    Category,
-    Layer,
-    Memory,
-    MemoryDraft,
-    MemoryFilter,
-    Scope,
-    WriteResult,
-    metadata_text,
-)
+from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult, metadata_text
 from engram.store.base import (
     BOOST_DIGITS,
     SUCCESSOR_CHAIN_SQL,
@@ -61,7 +52,7 @@ from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
 from engram.store.fts import FtsRanker
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
-from engram.store.sql_store import SqlMemoryStore, in_order_asked, like_escape, scope_columns
+from engram.store.sql_store import SqlMemoryStore, StoredAs, in_order_asked, like_escape, memory_select, scope_columns
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import checked_vectors
@@ -71,11 +62,10 @@ from engram.where import fold_case
 log = logging.getLogger(__name__)
 
 _SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="?")
-_COLUMNS = (
-    "rowid, id, agent, session, key, content, category, type, layer, tags, metadata, importance, "
-    "related_entity, source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
-    " valid_from, valid_until, superseded_at"
-)
+_COLUMNS = memory_select("rowid")
+# Tags and metadata as JSON text.
+_STORED = StoredAs(tags_param=lambda tags: json.dumps(list(tags)), metadata_param=json.dumps,
+                   read_tags=lambda stored: tuple(json.loads(stored)), read_metadata=json.loads)
 # Approximate candidates fetched (growing 4x from limit * 2 + 16) before a filter is searched exactly.
 _MAX_APPROXIMATE_FETCH = 1024
 # A time range holding at most this many rows is searched exactly through its time index, without
@@ -132,14 +122,7 @@ class SqliteMemoryStore(SqlMemoryStore):
     _vector_key = ("v.memory_rowid", "m.rowid")
     _drop_vector_sql = "DELETE FROM memory_vectors WHERE memory_rowid = (SELECT rowid FROM memories WHERE id = ?)"
     _filter_sql = staticmethod(filter_sql)
-
-    @staticmethod
-    def _tags_value(tags: Sequence[str]) -> str:
-        return json.dumps(list(tags))
-
-    @staticmethod
-    def _metadata_value(metadata: Any) -> str:
-        return json.dumps(metadata)
+    _stored = _STORED
 
     def __init__(
         self,
@@ -183,35 +166,7 @@ class SqliteMemoryStore(SqlMemoryStore):
                 chunk,
             ):
                 links[from_id] = tuple(sorted(joined.split(",")))
-        return [self._memory(row, links.get(row[1], ())) for row in rows]
-
-    @staticmethod
-    def _memory(row: Sequence[Any], links: tuple[str, ...]) -> Memory:
-        agent, session = row[2], row[3]
-        return Memory(
-            id=row[1],
-            scope=Scope(agent or None, session or None),
-            key=row[4],
-            content=row[5],
-            category=Category(row[6]),
-            type=row[7],
-            layer=Layer(row[8]),
-            tags=tuple(json.loads(row[9])),
-            metadata=json.loads(row[10]),
-            importance=row[11],
-            related_entity=row[12],
-            source=row[13],
-            created_at=row[14],
-            updated_at=row[15],
-            last_accessed=row[16],
-            recall_count=row[17],
-            superseded_by=row[18],
-            search_context=row[19],
-            valid_from=row[20],
-            valid_until=row[21],
-            superseded_at=row[22],
-            links=links,
-        )
+        return [self._decode(row, links.get(row[1], ())) for row in rows]
 
     def _select(self, conn: Any, where: str, params: Sequence[Any], tail: str = "") -> list[Memory]:
         rows = conn.execute(f"SELECT {_COLUMNS} FROM memories m WHERE {where} {tail}", params).fetchall()
@@ -371,20 +326,7 @@ class SqliteMemoryStore(SqlMemoryStore):
                 if clash:
                     skipped += 1
                     continue
-                conn.execute(
-                    "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
-                    " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-                    " recall_count, superseded_by, search_context, valid_from, valid_until, superseded_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        memory.id, agent, session, memory.key, memory.content, text.content_hash(memory.content),
-                        memory.category.value, memory.type, memory.layer.value, json.dumps(list(memory.tags)),
-                        json.dumps(dict(memory.metadata)), memory.importance, memory.related_entity,
-                        memory.source, memory.created_at, memory.updated_at, memory.last_accessed,
-                        memory.recall_count, memory.superseded_by, memory.search_context,
-                        memory.valid_from, memory.valid_until, memory.superseded_at,
-                    ),
-                )
+                conn.execute(self._import_sql(), self._memory_params(memory))
                 imported += 1
             ends = sorted({m.id for m in memories if m.links} | {o for m in memories for o in m.links})
             agent_of: dict[str, str] = {}
@@ -457,7 +399,7 @@ class SqliteMemoryStore(SqlMemoryStore):
     def _ranked_memories(self, conn: Any, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
         """The memories of ranked ``(rowid, score)`` pairs, in that order, with their scores."""
         rows = conn.execute(
-            f"SELECT {_prefixed(_COLUMNS)} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
+            f"SELECT {_COLUMNS} FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
             " ORDER BY j.key",
             [json.dumps([rowid for rowid, _ in best])],
         ).fetchall()
@@ -543,7 +485,7 @@ class SqliteMemoryStore(SqlMemoryStore):
             f" ORDER BY hits DESC, m.created_at DESC, m.id DESC LIMIT ?",  # (ties: every backend alike)
             [*pattern_params, *params, *pattern_params, limit],
         ).fetchall()
-        memories = self._memories(conn, [row[:-1] for row in rows])
+        memories = self._memories(conn, rows)
         return [(memory, float(row[-1])) for memory, row in zip(memories, rows, strict=True)]
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
@@ -555,7 +497,7 @@ class SqliteMemoryStore(SqlMemoryStore):
         match = "{key content} : (" + " AND ".join(f'"{term}"' for term in terms) + ")"
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_prefixed(_COLUMNS)} FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid"
+                f"SELECT {_COLUMNS} FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid"
                 f" WHERE memories_fts MATCH ? AND {where}",
                 [match, *params],
             ).fetchall()
@@ -742,11 +684,11 @@ class SqliteMemoryStore(SqlMemoryStore):
                 return []
             marks = ",".join("?" * len(best))
             rows = conn.execute(
-                f"SELECT {_prefixed(_COLUMNS)}, v.seq FROM memory_vectors v CROSS JOIN memories m"
+                f"SELECT {_COLUMNS}, v.seq FROM memory_vectors v CROSS JOIN memories m"
                 f" ON m.rowid = v.memory_rowid WHERE v.seq IN ({marks})",
                 [seq for seq, _ in best],
             ).fetchall()
-            memories = dict(zip((row[-1] for row in rows), self._memories(conn, [row[:-1] for row in rows]), strict=True))
+            memories = dict(zip((row[-1] for row in rows), self._memories(conn, rows), strict=True))
         return [(memories[seq], score) for seq, score in best if seq in memories]
 
     def warm_up_in_background(self) -> threading.Thread:
@@ -788,10 +730,6 @@ class SqliteMemoryStore(SqlMemoryStore):
         if self._after_close is not None:
             after, self._after_close = self._after_close, None
             after()
-
-
-def _prefixed(columns: str) -> str:
-    return ", ".join(f"m.{c.strip()}" for c in columns.split(","))
 
 
 # SQLite refuses a LIKE pattern over SQLITE_MAX_LIKE_PATTERN_LENGTH bytes (50,000 by default):
