@@ -190,6 +190,8 @@ class AsyncHistory:
     append = _offload_history(History.append, "write")
     add = _offload_history(History.add, "write")
     append_many = _offload_history(History.append_many, "write")
+    append_reported = _offload_history(History.append_reported, "write")
+    append_many_reported = _offload_history(History.append_many_reported, "write")
     set_summary = _offload_history(History.set_summary, "write")
     pop_newest = _offload_history(History.pop_newest, "write")
     purge = _offload_history(History.purge, "write")

@@ -255,10 +255,12 @@ class Engram:
             from engram.history.inmemory import InMemoryHistoryStore
             from engram.history.service import History
 
-            history = History(InMemoryHistoryStore(agent=agent), purge=purge)
+            history = History(InMemoryHistoryStore(agent=agent), purge=purge, privacy=self.privacy)
             self._index_turns(history)
             return history
-        history = open_history(self.settings, agent, self.backend, embedder=self.embedder, purge=purge)
+        # The engine's PII policy screens its conversations as it screens its memories.
+        history = open_history(self.settings, agent, self.backend, embedder=self.embedder, purge=purge,
+                               privacy=self.privacy)
         self._index_turns(history)
         return history
 
@@ -1255,13 +1257,19 @@ class Engram:
     ) -> ImportResult:
         """Import a snapshot (engram's or PtrClaw's) into this agent. Keys or ids this agent (or
         global) already holds are skipped; memories whose ids another agent holds get ids of their own;
-        a malformed document raises ``SnapshotError`` and imports nothing. The memories are stored
+        a malformed document raises ``SnapshotError`` and imports nothing. Content, search context
+        and metadata are screened for PII as ``remember`` screens them (``privacy.pii``; the
+        warnings, naming each entry, in ``ImportResult.warnings``). The memories are stored
         in one transaction while the model embeds them in batches (``engram.bulk``);
         ``progress(done, total)`` follows the embedding."""
         # Agent-scoped memories join this agent (sessions kept under it); global stays global. Ids
         # another agent holds are not this agent's: such a memory gets an id of its own.
-        memories = snapshot.load_into(document, self.scope.agent, self._holders, max_content_chars=self.max_content_chars)
-        return store_and_embed(self, memories, progress=progress)
+        # Screened by the PII policy as remember screens: a snapshot may come from a store kept under
+        # another policy. Content stored redacted is found unchanged (redaction is idempotent).
+        memories, warnings = snapshot.load_into(document, self.scope.agent, self._holders,
+                                                max_content_chars=self.max_content_chars, privacy=self.privacy)
+        result = store_and_embed(self, memories, progress=progress)
+        return replace(result, warnings=tuple(warnings)) if warnings else result
 
     def _holders(self, ids: Sequence[str]) -> dict[str, str | None]:
         """The agent holding each of ``ids`` that is stored (None for a global memory)."""
@@ -1306,7 +1314,7 @@ class Engram:
             if isinstance(source, Mapping):
                 raise ValidationError("source", "a snapshot is one document, not a folder", "a path or the document's text")
             result = self.import_snapshot(importers.read_text(source) if isinstance(source, Path) else source)
-            return ImportSummary("snapshot", result.imported, result.skipped)
+            return ImportSummary("snapshot", result.imported, result.skipped, warnings=result.warnings)
         plan = importers.read_plan(kind, source)
         return importers.apply_plan(self, plan, keep_agents=keep_agents, operator_notes=operator_notes,
                                     progress=progress)

@@ -852,6 +852,18 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class Appended:
+    """What an append to a conversation did (``History.append_reported``/``append_many_reported``):
+    the messages as stored (redacted under ``privacy.pii = "redact"``), whether they were stored
+    (False when ``history.enabled`` is off), and the PII warnings (the kinds found, never the
+    values), as ``WriteResult.warnings`` reports them for a memory."""
+
+    messages: tuple[Message, ...]
+    stored: bool
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Exchange:
     """A user message and the answer to it, in one conversation (Clawless's history entry)."""
 

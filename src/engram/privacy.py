@@ -7,21 +7,31 @@ the right shape and ISO 13616's mod-97 remainder of 1; phone numbers need a lead
 code or the grouped ``(555) 123-4567`` shape; API keys are recognised by their vendors' prefixes
 (``sk-``, ``AKIA``, ``ghp_``, ``xox?-``, ``AIza``), JWTs, ``Bearer`` tokens and ``api_key=...``.
 
-``PiiPolicy.screen`` is what ``Engram.remember`` calls: ``warn`` (default) stores the content and
-adds a warning to ``WriteResult.warnings`` naming the kinds found (never the values); ``redact``
-replaces each finding with ``[REDACTED:kind]`` first, so neither the store, the full-text index,
-the embedder nor the audit log ever sees it; ``off`` does nothing.
+``PiiPolicy`` is the one place every write path asks: ``Engram.remember``/``update``/``replace``/
+``remember_many`` (``screen``, ``screen_metadata``), imports from other systems and engram's own
+snapshot or memory folder (``screen_memory``), and conversation history (``screen_message``: each
+appended message, at every door, and each summary, compaction's included). ``warn`` (default)
+stores the text and reports the kinds found (never the values): in ``WriteResult.warnings``, an
+import's warnings, ``History.append_reported``'s answer; ``redact`` replaces each finding with
+``[REDACTED:kind]`` first, so neither the store, the full-text index, the embedder nor the audit
+log ever sees it; ``off`` does nothing. Redaction is idempotent (a marker is never found again),
+so content stored redacted round-trips byte for byte through engram's own export and import.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
+
+if TYPE_CHECKING:
+    from engram.model import Memory, Message
 
 PiiKind = Literal["email", "phone", "card", "api_key", "iban"]
 PII_KINDS: tuple[str, ...] = ("email", "phone", "card", "api_key", "iban")
@@ -145,9 +155,16 @@ _DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
 ]
 
 
+# What ``redact`` writes in place of a finding. Text touching one is never a finding again
+# ("password: [REDACTED:api_key]" would be), so screening redacted text changes nothing.
+_MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
+
+
 def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
-    """Every PII finding in ``text``, in order, without overlaps (earlier detectors win)."""
+    """Every PII finding in ``text``, in order, without overlaps (earlier detectors win); text
+    overlapping a ``[REDACTED:kind]`` marker is not one."""
     found: list[PiiFinding] = []
+    markers = [(m.start(), m.end()) for m in _MARKER.finditer(text)]
     for kind, pattern, check in _DETECTORS:
         if kind not in kinds:
             continue
@@ -159,7 +176,7 @@ def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
             if check is not None and not check(raw):
                 continue
             start, end = match.start(), match.start() + len(raw)
-            if any(start < f.end and f.start < end for f in found):
+            if any(start < f.end and f.start < end for f in found) or any(start < e and s < end for s, e in markers):
                 continue
             found.append(PiiFinding(kind, start, end, raw))
     return sorted(found, key=lambda f: f.start)
@@ -178,7 +195,7 @@ def redact(text: str, findings: Sequence[PiiFinding]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PiiPolicy:
-    """What ``Engram.remember`` does with PII: ``warn``, ``redact`` or ``off``."""
+    """What every write of user text does with PII: ``warn``, ``redact`` or ``off`` (module doc)."""
 
     mode: Literal["off", "warn", "redact"] = "warn"
     kinds: tuple[str, ...] = PII_KINDS
@@ -202,18 +219,59 @@ class PiiPolicy:
         if self.mode == "off":
             return metadata, []
         counts: dict[str, int] = {}
-
-        def walk(value: Any) -> Any:
-            if isinstance(value, str):
-                return self._screened(value, counts)
-            if isinstance(value, Mapping):
-                return {name: walk(item) for name, item in value.items()}
-            if isinstance(value, list | tuple):
-                return [walk(item) for item in value]
-            return value
-
-        screened = walk(metadata)
+        screened = self._walk(metadata, counts)
         return screened, [f"in metadata: {w}" for w in self._warnings(counts)]
+
+    def screen_message(self, message: Message) -> tuple[Message, list[str]]:
+        """A conversation message as it is to be stored, and the warnings to report: its content,
+        its tool calls' arguments and its metadata screened as a memory's content and metadata are
+        (a tool call's arguments carry what the user said: ``send_mail(to=...)``)."""
+        if self.mode == "off":
+            return message, []
+        counts: dict[str, int] = {}
+        content = self._screened(message.content, counts)
+        calls = tuple(dataclasses.replace(call, arguments=self._screened_json(call.arguments, counts))
+                      for call in message.tool_calls)
+        metadata, in_metadata = self.screen_metadata(message.metadata) if message.metadata else (message.metadata, [])
+        screened = dataclasses.replace(message, content=content, tool_calls=calls, metadata=metadata)
+        return screened, [*self._warnings(counts), *in_metadata]
+
+    def screen_memory(self, memory: Memory) -> tuple[Memory, list[str]]:
+        """A memory as an import of engram's own snapshot or memory folder stores it (content,
+        ``search_context`` and metadata screened as ``Engram.remember`` screens them), and the
+        warnings to report. Its id, key and other fields are kept: they name it."""
+        if self.mode == "off":
+            return memory, []
+        counts: dict[str, int] = {}
+        content = self._screened(memory.content, counts)
+        context = None if memory.search_context is None else self._screened(memory.search_context, counts)
+        metadata, in_metadata = self.screen_metadata(memory.metadata) if memory.metadata else (memory.metadata, [])
+        screened = dataclasses.replace(memory, content=content, search_context=context, metadata=metadata)
+        return screened, [*self._warnings(counts), *in_metadata]
+
+    def _screened_json(self, text: str, counts: dict[str, int]) -> str:
+        """JSON text (a tool call's arguments) with its string values screened. Read and written
+        again only when something is redacted, so the arguments stay valid JSON (a finding cut out
+        of the text itself could take an escape's backslash with it) and otherwise byte for byte."""
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return self._screened(text, counts)
+        before = sum(counts.values())
+        screened = self._walk(value, counts)
+        if self.mode != "redact" or sum(counts.values()) == before:
+            return text
+        return json.dumps(screened, ensure_ascii=False)
+
+    def _walk(self, value: Any, counts: dict[str, int]) -> Any:
+        """``value`` with every string in it (in nested objects and lists too) screened."""
+        if isinstance(value, str):
+            return self._screened(value, counts)
+        if isinstance(value, Mapping):
+            return {name: self._walk(item, counts) for name, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._walk(item, counts) for item in value]
+        return value
 
     def _screened(self, text: str, counts: dict[str, int]) -> str:
         """``text`` as stored (redacted when ``redact``); the kinds found are added to ``counts``."""

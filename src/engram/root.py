@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from engram.lifecycle.scheduler import Maintenance
     from engram.lifecycle.summaries import Summarizer
     from engram.model import Memory
+    from engram.privacy import PiiPolicy
 
 
 def open_backend(settings: Settings, agent: str | None = None) -> Backend:
@@ -123,17 +124,23 @@ def history_backend_name(settings: Settings) -> str:
 
 
 def open_history(settings: Settings, agent: str, backend: Backend | None = None, *,
-                 embedder: ExchangeEmbedder | None = None, purge: Purger | None = None, warm: bool = True) -> History:
+                 embedder: ExchangeEmbedder | None = None, purge: Purger | None = None, warm: bool = True,
+                 privacy: PiiPolicy | None = None) -> History:
     """``agent``'s conversation history: in ``backend``'s database when it holds the configured
     history backend, else in that history backend (opened here, closed with the history). With an
     embedder (and ``history.semantic``) exchanges are indexed beside the conversations. Without
-    ``backend`` the configured one is opened for this history alone and closed with it."""
+    ``backend`` the configured one is opened for this history alone and closed with it.
+    ``privacy`` is the engine's PII policy (``engine_options`` makes it from ``[privacy]``; made
+    alike here when not given): every message and summary is screened by it before it is written."""
     from engram.history.service import History
+    from engram.privacy import PiiPolicy
 
+    if privacy is None:
+        privacy = PiiPolicy.from_settings(settings.privacy)
     if backend is None:
         own = open_backend(settings, agent)
         try:
-            history = open_history(settings, agent, own, embedder=embedder, purge=purge, warm=warm)
+            history = open_history(settings, agent, own, embedder=embedder, purge=purge, warm=warm, privacy=privacy)
         except BaseException:
             own.close()
             raise
@@ -154,7 +161,7 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
             semantic.warm(store)
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
                    purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close,
-                   enabled=h.enabled)
+                   enabled=h.enabled, privacy=privacy)
 
 
 def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStore:

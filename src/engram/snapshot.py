@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram import jsondoc
 from engram.errors import SnapshotError, ValidationError
@@ -39,6 +39,9 @@ from engram.model import (
     parse_type,
 )
 from engram.temporal.instants import parse_time, parse_validity
+
+if TYPE_CHECKING:
+    from engram.privacy import PiiPolicy
 
 Holders = Callable[[Sequence[str]], Mapping[str, str | None]]  # stored id -> its agent (None: global)
 
@@ -61,7 +64,8 @@ def load(document: str | bytes, *, max_content_chars: int, default_scope: Scope 
     return parse(_json(document), max_content_chars=max_content_chars, default_scope=default_scope)
 
 
-def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max_content_chars: int) -> list[Memory]:
+def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max_content_chars: int,
+              privacy: PiiPolicy | None = None) -> tuple[list[Memory], list[str]]:
     """A snapshot parsed (as ``load``) for import into ``agent``: agent-scoped memories join it
     (their sessions kept under it), global ones stay global. A memory keeps its id when it was
     this agent's (or global) in the snapshot and no other agent holds that id; otherwise it gets an
@@ -72,9 +76,13 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
     (or global) is refused, as the memory would be hidden for good, unless the entry also has the
     ``superseded_at`` engram records with it (its successor was forgotten in the exporting store).
     An entry repeating an earlier one's id, or its key in the scope it lands in, with other fields
-    is refused naming both places (an identical copy is left for the store to skip). Raises
-    ``SnapshotError``."""
-    parsed = _parse(_json(document), max_content_chars=max_content_chars, default_scope=Scope(agent))
+    is refused naming both places (an identical copy is left for the store to skip). Each entry's
+    content, search context and metadata are screened by ``privacy`` (the engine's PII policy)
+    before anything else reads them, a key made from the content included; returned beside the
+    memories are its warnings, each naming its entry. Raises ``SnapshotError``."""
+    warnings: list[str] = []
+    parsed = _parse(_json(document), max_content_chars=max_content_chars, default_scope=Scope(agent),
+                    screen=None if privacy is None else _screener(privacy, warnings))
     held = holders([m.id for m, _, _ in parsed])
     ids: dict[str, str] = {}
     placed: list[tuple[Memory, str]] = []
@@ -100,7 +108,25 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
                                 "memory of this agent", "the id of a memory in the snapshot or already stored")
         out.append(replace(memory, id=ids[memory.id], links=tuple(ids[link] for link in memory.links),
                            superseded_by=ids.get(successor, successor) if successor is not None else None))
-    return out
+    return out, warnings
+
+
+# Screens an entry's text field (named by its place, ``memories[3].content``) as it is to be stored.
+Screen = Callable[[Any, str], Any]
+
+
+def _screener(privacy: PiiPolicy, warnings: list[str]) -> Screen:
+    """A ``Screen`` by ``privacy``: text fields screened as ``Engram.remember`` screens content,
+    a metadata object as it screens metadata; each warning names the field it is about."""
+    def screen(value: Any, where: str) -> Any:
+        if isinstance(value, str):
+            value, found = privacy.screen(value)
+        else:
+            value, found = privacy.screen_metadata(value)
+            found = [warning.removeprefix("in metadata: ") for warning in found]
+        warnings.extend(f"{where}: {warning}" for warning in found)
+        return value
+    return screen
 
 
 def repeats(memories: Sequence[Memory]) -> dict[int, int]:
@@ -150,8 +176,10 @@ def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) 
     return [memory for memory, _, _ in _parse(data, max_content_chars=max_content_chars, default_scope=default_scope)]
 
 
-def _parse(data: Any, *, max_content_chars: int, default_scope: Scope) -> list[tuple[Memory, str, Any]]:
-    """Each entry's memory with its place in the document (``memories[3]``) and the entry as written."""
+def _parse(data: Any, *, max_content_chars: int, default_scope: Scope,
+           screen: Screen | None = None) -> list[tuple[Memory, str, Any]]:
+    """Each entry's memory with its place in the document (``memories[3]``) and the entry as
+    written; its text fields screened by ``screen`` when given."""
     if isinstance(data, list):
         entries, where = data, "entries"
     elif isinstance(data, Mapping) and isinstance(data.get("memories"), list):
@@ -162,7 +190,8 @@ def _parse(data: Any, *, max_content_chars: int, default_scope: Scope) -> list[t
         raise SnapshotError("snapshot", "no list of memories found",
                             '{"memories": [...]}, {"entries": [...]} or a JSON array')
     places = [f"{where}[{i}]" for i in range(len(entries))]
-    memories = [_entry(entry, place, max_content_chars, default_scope) for entry, place in zip(entries, places, strict=True)]
+    memories = [_entry(entry, place, max_content_chars, default_scope, screen)
+                for entry, place in zip(entries, places, strict=True)]
     return list(zip(_resolve_links(memories), places, entries, strict=True))
 
 
@@ -191,10 +220,13 @@ def _check_types(entry: Mapping[str, Any], where: str) -> None:
         raise SnapshotError(f"{where}.metadata", f"got {jsondoc.kind(entry['metadata'])}", "a JSON object")
 
 
-def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memory:
+def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen: Screen | None = None) -> Memory:
     if not isinstance(entry, Mapping):
         raise SnapshotError(where, f"got {jsondoc.kind(entry)}", "a JSON object per memory")
     _check_types(entry, where)
+    if screen is not None:  # (after the type checks, before the length checks and the key made from the content)
+        entry = {**entry, **{name: screen(entry[name], f"{where}.{name}") for name in ("content", "search_context")
+                             if entry.get(name) is not None}}
     try:
         content = parse_content(entry.get("content", ""), max_chars)
         category = parse_category(entry.get("category", "knowledge"))
@@ -202,6 +234,8 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope) -> Memo
         layer = parse_layer(entry["layer"]) if entry.get("layer") else layer_for_type(memory_type)
         created = _instant(entry.get("created_at", entry.get("timestamp")), "created_at", time.time())
         metadata = parse_metadata(entry.get("metadata"))
+        if screen is not None and metadata:
+            metadata = screen(metadata, f"{where}.metadata")
         scope = Scope.parse(entry["scope"]) if entry.get("scope") else default_scope
         if entry.get("session_id") and not entry.get("scope"):
             metadata.setdefault("session_id", entry["session_id"])  # PtrClaw's session scoping

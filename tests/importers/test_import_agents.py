@@ -59,7 +59,7 @@ def test_a_snapshot_imported_by_another_agent_joins_it(tmp_path: Path) -> None:
     assert (first["imported"], first["skipped"]) == (2, 0), first
     again = as_json(home, "--agent", "newagent", "import", str(snap))
     assert (again["imported"], again["skipped"]) == (0, 2)
-    assert as_json(home, "import", str(snap)) == {"imported": 0, "skipped": 2}  # the exporting agent's own
+    assert as_json(home, "import", str(snap)) == {"imported": 0, "skipped": 2, "warnings": []}  # the exporting agent's own
     keys = ("prefers-python", "python-version")
     mine = {key: as_json(home, "--agent", "newagent", "get", key) for key in keys}
     theirs = {key: as_json(home, "get", key) for key in keys}

@@ -149,7 +149,7 @@ def test_bulk_forget_stats_export_import(served: Served) -> None:
         keeper = c.get("/api/v1/memory").json()["memories"][0]["id"]
         c.delete(f"/api/v1/memory/{keeper}", params={"reason": "moving to bob"})
     with served.client(served.bob) as c:
-        assert c.post("/api/v1/import", json=snapshot).json() == {"imported": 1, "skipped": 0}
+        assert c.post("/api/v1/import", json=snapshot).json() == {"imported": 1, "skipped": 0, "warnings": []}
         assert c.get("/api/v1/memory").json()["memories"][0]["content"] == "a keeper"
         bad = c.post("/api/v1/import", json={"memories": [{"content": ""}]})
         assert bad.status_code == 422 and bad.headers["content-type"].startswith(PROBLEM)

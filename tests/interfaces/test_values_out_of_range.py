@@ -101,7 +101,7 @@ def test_an_engram_snapshot_with_an_impossible_time_or_count_is_a_422_and_import
         assert http.post("/api/v1/import", json={"memories": [{"content": "fine", "recall_count": 3.0,
                                                                "created_at": -62135596800}]}).status_code == 422
         kept = http.post("/api/v1/import", json={"memories": [{"content": "fine", "key": "a", "recall_count": 3.0}]})
-        assert kept.json() == {"imported": 1, "skipped": 0}
+        assert kept.json() == {"imported": 1, "skipped": 0, "warnings": []}
         assert http.get("/api/v1/memory/a").json()["recall_count"] == 3
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:

@@ -85,7 +85,7 @@ def test_full_command_set(isolated_home: Path, tmp_path: Path) -> None:
     assert engram(isolated_home, "export", str(snapshot)).returncode == 0
     other_home = tmp_path / "other"
     imported = engram(other_home, "--json", "import", str(snapshot))
-    assert json.loads(imported.stdout) == {"imported": 2, "skipped": 0}
+    assert json.loads(imported.stdout) == {"imported": 2, "skipped": 0, "warnings": []}
     assert json.loads(engram(other_home, "--json", "neighbours", "py").stdout)[0]["key"] == "proj"
     removed = json.loads(engram(isolated_home, "--json", "forget", "py").stdout)
     assert [m["key"] for m in removed["removed"]] == ["py"]

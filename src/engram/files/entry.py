@@ -52,7 +52,8 @@ SECTION_KEY = "section"
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """Something in a file that was not imported (or a refused file), with where it is."""
+    """Something in a file that was not imported (or a refused file), or a warning about an entry
+    that was (``warning: ...``: PII found by ``privacy.pii``), with where it is."""
 
     path: str
     line: int

@@ -301,7 +301,11 @@ def _store(engram: Engram, by_scope: dict[Scope, list[tuple[str, Entry]]], summa
     for scope, entries in by_scope.items():
         for rel, entry in entries:
             if entry.id:
-                per_agent[scope.agent].append((rel, entry, entry.to_memory(scope, now)))
+                # Screened here, where each warning can name its file and line (import_snapshot
+                # screens again: what is redacted is not found again, and its warnings go unsaid).
+                memory, found = engram.privacy.screen_memory(entry.to_memory(scope, now))
+                summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}") for warning in found)
+                per_agent[scope.agent].append((rel, entry, memory))
     # Global memories go with the importing agent's own (first, as other agents' may link to them):
     # with one database per agent, that agent's database is where they belong.
     own = engram.scope.agent
@@ -333,6 +337,7 @@ def _store(engram: Engram, by_scope: dict[Scope, list[tuple[str, Entry]]], summa
             except EngramError as exc:
                 summary.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
                 continue
+            summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}") for warning in result.warnings)
             if result.action == "created":
                 summary.created += 1
             else:

@@ -9,6 +9,12 @@ assembles what a recreated session restores: the summary first, then the recent 
 append is a batch of one, so both take the same path (``_add``).
 Semantic indexing is best effort: a failing embedder is logged, the append has already happened.
 A ``History`` acts for its store's agent; ``for_agent`` gives another agent's on the same storage.
+Every message and summary is screened by the engine's PII policy (``privacy.pii``) before it is
+written, whichever door it came through: redacted first under ``redact``, so neither the store,
+its full-text index nor the exchange embedder sees a finding; under ``warn`` the kinds found are
+answered by ``append_reported``/``append_many_reported`` and ``set_summary`` (the doors report
+them as they report a memory's), and logged by the plain ``append``/``append_many``/``add`` and by
+compaction, whose answers have no room for them.
 Switched off (``history.enabled = false``, Clawless's ``CONVERSATION_HISTORY_ENABLED=false``),
 an append is validated and answered but neither stored nor indexed, as Clawless skips its append
 path; what was stored before stays readable. ``enabled`` lets each door say so.
@@ -37,7 +43,8 @@ from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
-from engram.model import Message, Role, make_message, parse_query
+from engram.model import Appended, Message, Role, make_message, parse_query
+from engram.privacy import PiiPolicy
 
 log = logging.getLogger("engram.history")
 
@@ -92,9 +99,11 @@ class History:
         clock: Callable[[], float] = time.time,
         on_close: Callable[[], None] | None = None,
         enabled: bool = True,
+        privacy: PiiPolicy | None = None,
     ) -> None:
         """``on_close`` runs after the store closes (a history backend opened for this history);
-        ``enabled`` False: appends are not stored (see the module doc)."""
+        ``enabled`` False: appends are not stored (see the module doc); ``privacy`` is the engine's
+        PII policy (``engram.root`` passes it), applied to every message and summary written."""
         if max_history_len < 2:
             raise ValidationError("max_history_len", f"{max_history_len} is too small", "2 or more")
         self.store = store
@@ -105,6 +114,7 @@ class History:
         self.purge_hook = purge
         self.recap_top_k = recap_top_k
         self.clock = clock
+        self.privacy = privacy if privacy is not None else PiiPolicy()
         # Called with the conversation key and its message count when an assistant answer ends a
         # turn (transcript indexing), so a background job sees the conversation as it was then.
         self.turn_hook: Callable[[str, int], None] | None = None
@@ -124,7 +134,7 @@ class History:
         open. ``purge`` is that agent's compaction hook. Raises ``ValidationError``."""
         return History(self.store.for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
                        semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
-                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled)
+                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, privacy=self.privacy)
 
     # --- writing -------------------------------------------------------------------------
     def append(
@@ -139,15 +149,33 @@ class History:
         created_at: float | None = None,
     ) -> Message:
         """Validate and append a message, trim to ``max_history_len``, index a finished exchange.
-        With history off the message is validated and returned, not stored (``enabled``).
+        With history off the message is validated and returned, not stored (``enabled``). Returns
+        the message as stored (PII redacted under ``privacy.pii = "redact"``; a warning is logged
+        under ``warn``: ``append_reported`` answers it instead).
 
         Raises ``ValidationError`` (bad role or field, or a tool result whose call is not in the
         conversation: nothing is written) and ``StorageError``.
         """
+        return self._logged(key, self.append_reported(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id,
+                                                      metadata=metadata, created_at=created_at)).messages[0]
+
+    def append_reported(
+        self,
+        key: str,
+        role: str | Role,
+        content: str,
+        *,
+        tool_calls: Any = None,
+        tool_call_id: str | None = None,
+        metadata: Any = None,
+        created_at: float | None = None,
+    ) -> Appended:
+        """``append``, answered with what a door reports: the message as stored, whether it was
+        stored and the PII warnings (``Appended``). Raises as ``append`` does."""
         key = normal_key(key)
         message = make_message(role, content, tool_calls=tool_calls, tool_call_id=tool_call_id, metadata=metadata,
                                created_at=self.clock() if created_at is None else created_at)
-        return self._add(key, [message], lambda i, name: name, untimed={0} if created_at is None else set())[0]
+        return self._add(key, [message], lambda i, name: name, untimed={0} if created_at is None else set())
 
     def add(self, key: str, message: Message) -> Message:
         """Append an already built ``Message`` (see ``append``): a batch of one (``append_many``),
@@ -155,7 +183,7 @@ class History:
         key = normal_key(key)
         if self.enabled:
             check_message(message)
-        return self._add(key, [message], lambda i, name: name)[0]
+        return self._logged(key, self._add(key, [message], lambda i, name: name)).messages[0]
 
     def append_many(self, key: str, messages: Sequence[Message | Mapping[str, Any]], *,
                     names: Sequence[str] | None = None) -> list[Message]:
@@ -170,8 +198,15 @@ class History:
         have places of their own (an import's ``chats[3].messages[7]``); by default ``messages[i]``.
 
         Raises ``ValidationError`` naming the message and field (``messages[2].content``; nothing
-        is written) and ``StorageError`` (nothing is written).
+        is written) and ``StorageError`` (nothing is written). PII is screened as ``append`` says.
         """
+        return list(self._logged(key, self.append_many_reported(key, messages, names=names)).messages)
+
+    def append_many_reported(self, key: str, messages: Sequence[Message | Mapping[str, Any]], *,
+                             names: Sequence[str] | None = None) -> Appended:
+        """``append_many``, answered with what a door reports (``Appended``); each PII warning
+        begins with the name of the message it is about (``messages[2]: ...``). Raises as
+        ``append_many`` does."""
         key = normal_key(key)
         if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
             raise ValidationError("messages", f"got {type(messages).__name__}", "a list of messages")
@@ -182,7 +217,8 @@ class History:
         now = self.clock()
         batch = [self._built(where, item, now) for where, item in zip(names, messages, strict=True)]
         untimed = {i for i, item in enumerate(messages) if _untimed(item)}
-        return self._add(key, batch, lambda i, field: f"{names[i]}.{field}", untimed=untimed)
+        return self._add(key, batch, lambda i, field: f"{names[i]}.{field}", untimed=untimed,
+                         where=lambda i: f"{names[i]}: ")
 
     @staticmethod
     def _built(where: str, item: Message | Mapping[str, Any], now: float) -> Message:
@@ -207,13 +243,15 @@ class History:
             raise ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
 
     def _add(self, key: str, batch: list[Message], name: Callable[[int, str], str], *,
-             untimed: set[int] | frozenset[int] = frozenset()) -> list[Message]:
+             untimed: set[int] | frozenset[int] = frozenset(),
+             where: Callable[[int], str] = lambda i: "") -> Appended:
         """The one append path (``add`` is a batch of one): pair tool results with their calls,
         give the ``untimed`` messages (given no time: the clock's) times past the one before,
-        write the batch at once, trim, index the exchanges it ended and report its ended turns.
-        ``name`` names a field of the batch's i-th message in an error."""
+        screen them for PII, write the batch at once, trim, index the exchanges it ended and report
+        its ended turns. ``name`` names a field of the batch's i-th message in an error, ``where``
+        begins its PII warnings."""
         if not self.enabled or not batch:
-            return batch
+            return Appended(tuple(batch), self.enabled)
         recent = self.store.get_recent(key, self.max_history_len)
         if untimed:
             batch = _distinct_times(batch, untimed, recent[-1].created_at if recent else None)
@@ -223,6 +261,10 @@ class History:
                 raise ValidationError(name(i, "tool_call_id"), f"no tool call {message.tool_call_id!r} in this "
                                       "conversation", "the id of a tool call made by an earlier assistant message")
             calls.update(call.id for call in message.tool_calls)
+        warnings: list[str] = []
+        for i, message in enumerate(batch):
+            batch[i], found = self.privacy.screen_message(message)
+            warnings += [where(i) + warning for warning in found]
         self.store.append_many(key, batch)
         window = [*recent, *batch]
         if len(window) > self.max_history_len:
@@ -239,7 +281,15 @@ class History:
                     count = total - (len(batch) - 1 - i)
                     if count > 0:
                         self.turn_hook(key, count)
-        return batch
+        return Appended(tuple(batch), True, tuple(warnings))
+
+    def _logged(self, key: str, appended: Appended) -> Appended:
+        """``appended``, its PII warnings logged: for the callers whose answer has no room for them.
+        A warning under ``warn`` (PII was stored); only a note under ``redact``, where none was."""
+        level = logging.WARNING if self.privacy.mode == "warn" else logging.INFO
+        for warning in appended.warnings:
+            log.log(level, "conversation %s: %s", shown_key(key), warning)
+        return appended
 
     def _trim(self, key: str) -> None:
         # The cut is decided on what was read and made only if that is still the conversation
@@ -265,8 +315,18 @@ class History:
         except EngramError as exc:
             log.warning("exchange not indexed for semantic recall (%s); history is stored", exc)
 
-    def set_summary(self, key: str, summary: str) -> None:
+    def set_summary(self, key: str, summary: str) -> tuple[str, ...]:
+        """Replace the conversation's summary, screened for PII as a message is; returns the PII
+        warnings (the kinds found, never the values). Raises ``ValidationError``, ``StorageError``."""
+        summary, warnings = self.privacy.screen(summary)
         self.store.set_summary(normal_key(key), summary)
+        return tuple(warnings)
+
+    def _screened_summary(self, key: str, summary: str) -> str:
+        """A compaction's summary as stored; its PII warnings logged (no caller is there to answer)."""
+        summary, warnings = self.privacy.screen(summary)
+        self._logged(key, Appended((), True, tuple(f"summary: {warning}" for warning in warnings)))
+        return summary
 
     def pop_newest(self, key: str) -> Message | None:
         """Remove and return the newest message (None when there is none), in one step of the
@@ -377,8 +437,13 @@ class History:
         force: bool = False,
     ) -> CompactionResult:
         """Compact the conversation if it is past its limits (``force``: anyway); see ``history.compaction``."""
+        key = normal_key(key)
+        if summarizer is not None:
+            # A model's summary may quote what it summarised (messages stored before ``redact`` was
+            # set, or kept under ``warn``): screened as a summary set by hand is.
+            summarizer = _ScreenedSummarizer(summarizer, lambda text: self._screened_summary(key, text))
         return compact_conversation(
-            self.store, normal_key(key), self.compaction, summarizer=summarizer, extract=extract,
+            self.store, key, self.compaction, summarizer=summarizer, extract=extract,
             purge=self.purge_hook, reported_tokens=reported_tokens, force=force,
         )
 
@@ -399,3 +464,14 @@ class History:
     def close_with(self, closer: Callable[[], None]) -> None:
         """Run ``closer`` when this history closes, after its own storage (the backend it was opened on)."""
         self._after_close.insert(0, closer)
+
+
+class _ScreenedSummarizer:
+    """A ``Summarizer`` whose summaries pass through ``screen`` (the history's PII policy)."""
+
+    def __init__(self, inner: Summarizer, screen: Callable[[str], str]) -> None:
+        self.inner = inner
+        self.screen = screen
+
+    def summarize(self, messages: Sequence[Message]) -> str:
+        return self.screen(self.inner.summarize(messages))

@@ -507,7 +507,8 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
             held[conversation] = Counter(_mark(m) for m in kept)
             newest[conversation] = max((m.created_at for m in kept), default=float("-inf"))
             batches[conversation] = []
-        mark = _mark(message)
+        # Known by the text as stored: a message redacted by ``privacy.pii`` is the one the source has.
+        mark = _mark(history_of(conversation[0]).privacy.screen_message(message)[0])
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
         if held[conversation][mark] > 0:
@@ -528,10 +529,11 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
         if not batch:
             continue
         history = history_of(agent)
-        history.append_many(key, [m for m, _ in batch], names=[where for _, where in batch])
+        appended = history.append_many_reported(key, [m for m, _ in batch], names=[where for _, where in batch])
+        warnings += appended.warnings
         done += len(batch)
         report("history", done, len(messages))
-        marks = Counter(_mark(m) for m, _ in batch)
+        marks = Counter(_mark(m) for m in appended.messages)
         kept_now = Counter(_mark(m) for m in history.all(key))
         kept = sum(min(count, kept_now[mark]) for mark, count in marks.items())
         added += kept
@@ -580,11 +582,11 @@ def _set_summaries(engram: Engram, summaries: list[tuple[Conversation, HistorySu
         history = history_of(agent)
         held = history.summary(key)
         if not held:
-            history.set_summary(key, summary.text)
+            warnings += [f"{summary.where}: {warning}" for warning in history.set_summary(key, summary.text)]
             done += 1
             continue
         kept += 1
-        if held != summary.text:
+        if held != history.privacy.screen(summary.text)[0]:  # (as it would be stored: redacted or not)
             whose = "" if agent == own else f" (agent {agent})"
             warnings.append(f"{summary.where}: {shown_key(key)}{whose} already has another summary in engram, kept "
                             "(engram history summary KEY shows it)")

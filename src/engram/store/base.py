@@ -69,6 +69,8 @@ SUCCESSOR_CHAIN_SQL = (
 class ImportResult:
     imported: int
     skipped: int
+    # PII found on the way in (``Engram.import_snapshot``): the kinds, never the values.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

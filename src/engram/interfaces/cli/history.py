@@ -85,13 +85,14 @@ def append(
         if content or role != "user" or tool_call_id or tool_calls or metadata:
             raise ValidationError("messages", "given with CONTENT or a message option",
                                   "either --messages FILE, or CONTENT with --role/--tool-call-id/--tool-calls/--metadata")
-        appended = history.append_many(key, _message_list(messages))
+        done = history.append_many_reported(key, _message_list(messages))
     else:
-        appended = [history.append(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id,
-                                   metadata=metadata)]
+        done = history.append_reported(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id,
+                                       metadata=metadata)
+    appended = done.messages
     if st.as_json:
-        shown = [{**m.to_dict(), "stored": history.enabled} for m in appended]
-        render.emit_json(shown if messages is not None else shown[0])
+        shown = [{**m.to_dict(), "stored": done.stored} for m in appended]
+        render.emit_json(shown if messages is not None else {**shown[0], "warnings": list(done.warnings)})
     elif history.enabled:
         what = (f"{appended[0].role.value} message" if messages is None
                 else f"{len(appended)} message{'s' if len(appended) != 1 else ''}")
@@ -100,6 +101,9 @@ def append(
         from engram.history.service import HISTORY_OFF
 
         render.console.print(f"not appended to {key}: {HISTORY_OFF}", markup=False, highlight=False)
+    if not st.as_json or messages is not None:  # (a list printed as JSON has no room for them)
+        for warning in done.warnings:
+            render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
 
 
 def _message_list(source: str) -> Any:
@@ -128,7 +132,8 @@ def summary(
     st = state(ctx)
     history = st.engram().history
     if set_to is not None:
-        history.set_summary(key, set_to)
+        for warning in history.set_summary(key, set_to):
+            render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
     text = history.summary(key)
     if st.as_json:
         render.emit_json({"key": key, "summary": text})

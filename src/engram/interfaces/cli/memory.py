@@ -508,6 +508,8 @@ def import_(
             render.emit_json(result)
         else:
             render.console.print(f"imported {result.imported}, skipped {result.skipped} already present")
+            for warning in result.warnings:
+                render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
         return
     summary = importing.import_with_progress(st.engram(), source, kind, keep_agents=not into_agent,
                                           quiet=st.as_json)

@@ -59,7 +59,7 @@ def export(eng: Eng, scope: Literal["global", "agent", "session"] | None = None)
 @router.post("/import", summary="Import a snapshot (engram's or PtrClaw's); all or nothing")
 def import_(eng: Eng, document: Annotated[dict[str, Any] | list[Any], Body(...)]) -> dict[str, Any]:
     result = eng.import_snapshot(json.dumps(document))
-    return {"imported": result.imported, "skipped": result.skipped}
+    return {"imported": result.imported, "skipped": result.skipped, "warnings": list(result.warnings)}
 
 
 # --- history (the conversation history store) -----------------------------------------------
@@ -79,9 +79,10 @@ def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, An
     store = seams.history(eng)
     calls = None if body.tool_calls is None else [call.model_dump() for call in body.tool_calls]
     with present.wire_names(CONVERSATION_WIRE):
-        message = store.append(conversation, body.role, body.content, tool_calls=calls,
-                               tool_call_id=body.tool_call_id, metadata=body.metadata)
-    return {"conversation": conversation, "appended": _plain(message), "stored": store.enabled}
+        done = store.append_reported(conversation, body.role, body.content, tool_calls=calls,
+                                     tool_call_id=body.tool_call_id, metadata=body.metadata)
+    return {"conversation": conversation, "appended": _plain(done.messages[0]), "stored": done.stored,
+            "warnings": list(done.warnings)}
 
 
 @router.post("/history/{conversation:ref}/messages", status_code=201,
@@ -89,8 +90,9 @@ def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, An
 def history_append_many(eng: Eng, conversation: str, body: MessagesIn) -> dict[str, Any]:
     store = seams.history(eng)
     with present.wire_names(CONVERSATION_WIRE):
-        messages = store.append_many(conversation, [m.model_dump(exclude_none=True) for m in body.messages])
-    return {"conversation": conversation, "appended": [_plain(m) for m in messages], "stored": store.enabled}
+        done = store.append_many_reported(conversation, [m.model_dump(exclude_none=True) for m in body.messages])
+    return {"conversation": conversation, "appended": [_plain(m) for m in done.messages], "stored": done.stored,
+            "warnings": list(done.warnings)}
 
 
 @router.get("/history/{conversation:ref}/summary", summary="The summary that replaced compacted messages")

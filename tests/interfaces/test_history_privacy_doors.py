@@ -1,0 +1,100 @@
+"""``privacy.pii`` at the history doors: HTTP over a real socket and the CLI in a subprocess, each
+on a real SQLite file whose bytes (write-ahead log included) are read for the values."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engram.auth import TokenStore
+from engram.engine import Engram
+from engram.interfaces.http.app import create_app
+from engram.interfaces.http.serve import BackgroundServer
+from engram.interfaces.settings import ServerSettings
+from tests.interfaces.conftest import Served
+
+EMAIL, CARD = "ops@example.com", "4111 1111 1111 1111"
+
+
+def raw_bytes(db: Path) -> bytes:
+    wal = Path(str(db) + "-wal")
+    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+@pytest.fixture
+def redacting(tmp_path: Path) -> Iterator[Served]:
+    """As ``served``, with ``privacy.pii = "redact"``."""
+    db_path = tmp_path / "memory.db"
+    engram = Engram.from_settings(home=tmp_path, path=db_path, privacy={"pii": "redact"})
+    tokens = TokenStore.open(db_path)
+    alice, _ = tokens.create("alice", "test")
+    bob, _ = tokens.create("bob", "test")
+    server = BackgroundServer(create_app(engram, tokens, ServerSettings(max_body_bytes=64_000))).start()
+    try:
+        yield Served(server.url, engram, tokens, alice, bob, db_path)
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()
+
+
+def test_http_history_appends_are_redacted_before_the_database(redacting: Served) -> None:
+    with redacting.client(redacting.alice) as c:
+        one = c.post("/api/v1/history/web:1", json={"role": "user", "content": f"mail me at {EMAIL}",
+                                                    "metadata": {"card": CARD}})
+        assert one.status_code == 201
+        assert one.json()["appended"]["content"] == "mail me at [REDACTED:email]"
+        assert one.json()["appended"]["metadata"] == {"card": "[REDACTED:card]"}
+        assert any("e-mail address (1)" in w for w in one.json()["warnings"])
+        many = c.post("/api/v1/history/web:1/messages", json={"messages": [
+            {"role": "assistant", "content": "noted"}, {"role": "user", "content": f"card {CARD}"}]})
+        assert many.status_code == 201 and many.json()["appended"][1]["content"] == "card [REDACTED:card]"
+        assert many.json()["warnings"][0].startswith("messages[1]: redacted possible PII")
+        listed = c.get("/api/v1/history/web:1").json()["messages"]
+        assert [m["content"] for m in listed] == ["mail me at [REDACTED:email]", "noted", "card [REDACTED:card]"]
+        imported = c.post("/api/v1/import", json={"memories": [{"content": f"admin is {EMAIL}"}]})
+        assert imported.status_code == 200 and imported.json()["warnings"]
+    data = raw_bytes(redacting.db_path)
+    assert EMAIL.encode() not in data and b"example.com" not in data and b"4111 1111" not in data
+
+
+def test_http_history_append_in_warn_mode_reports_the_kind_not_the_value(served: Served) -> None:
+    with served.client(served.alice) as c:
+        r = c.post("/api/v1/history/web:1", json={"role": "user", "content": f"mail me at {EMAIL}"})
+        assert r.status_code == 201 and r.json()["appended"]["content"] == f"mail me at {EMAIL}"
+        (warning,) = r.json()["warnings"]
+        assert "e-mail address (1)" in warning and EMAIL not in warning
+        clean = c.post("/api/v1/history/web:1", json={"role": "assistant", "content": "ok"})
+        assert clean.json()["warnings"] == []
+
+
+def run(home: Path, *args: str, pii: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(home), ENGRAM_PRIVACY__PII=pii)
+    code = "from engram.interfaces.cli.app import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_history_append_and_summary_are_redacted(tmp_path: Path) -> None:
+    done = run(tmp_path, "--json", "history", "append", "web:1", f"mail me at {EMAIL}", pii="redact")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["content"] == "mail me at [REDACTED:email]" and shown["warnings"]
+    listed = tmp_path / "messages.json"
+    listed.write_text(json.dumps([{"role": "assistant", "content": f"card {CARD}"}]))
+    assert run(tmp_path, "history", "append", "web:1", "--messages", str(listed), pii="redact").returncode == 0
+    assert run(tmp_path, "history", "summary", "web:1", "--set", f"about {EMAIL}", pii="redact").returncode == 0
+    data = raw_bytes(tmp_path / "memory.db")
+    assert EMAIL.encode() not in data and b"4111 1111" not in data
+
+
+def test_cli_history_append_in_warn_mode_prints_the_kind(tmp_path: Path) -> None:
+    done = run(tmp_path, "history", "append", "web:1", f"mail me at {EMAIL}", pii="warn")
+    assert done.returncode == 0
+    assert "warning: possible PII stored: e-mail address (1)" in done.stderr and EMAIL not in done.stderr

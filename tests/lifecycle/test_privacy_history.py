@@ -1,0 +1,155 @@
+"""``privacy.pii`` on every path that writes conversation history, and on engram's own imports.
+
+Each test runs the real engine on a real SQLite file (history, its full-text and semantic index in
+the same file) and reads the file's bytes, its write-ahead log included, for the values."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from engram.engine import Engram
+from engram.model import Message
+from engram.privacy import PiiPolicy
+
+EMAIL, CARD, KEY, PHONE = "ops@example.com", "4111 1111 1111 1111", "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0k1L2", "+44 20 7946 0958"
+VALUES = (EMAIL, CARD, KEY, PHONE, "example.com", "4111 1111", "7946 0958", "a1B2c3D4e5F6")
+
+
+def raw_bytes(db: Path) -> bytes:
+    """The database file as it is on disk, with its write-ahead log (where a fresh commit sits)."""
+    wal = Path(str(db) + "-wal")
+    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def assert_absent(db: Path) -> None:
+    data = raw_bytes(db)
+    found = [value for value in VALUES if value.encode() in data]
+    assert not found, f"{found} reached {db.name}"
+
+
+@pytest.fixture
+def redacting(tmp_path: Path):
+    db = tmp_path / "memory.db"
+    engram = Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"})
+    yield engram, db
+    engram.close()
+
+
+def test_redact_keeps_pii_out_of_every_history_write(redacting) -> None:
+    engram, db = redacting
+    history = engram.history
+    calls = [{"id": "c1", "name": "send_mail", "arguments": json.dumps({"to": EMAIL, "note": "line\nbreak"})}]
+    history.append("web:1", "user", f"my card is {CARD}, mail me at {EMAIL}", metadata={"phone": PHONE})
+    history.append("web:1", "assistant", "", tool_calls=calls)
+    history.append("web:1", "tool", f"sent, key {KEY}", tool_call_id="c1")
+    history.append_many("web:1", [{"role": "assistant", "content": f"done: {EMAIL}"}])
+    history.add("web:2", Message(history.all("web:1")[0].role, f"again {EMAIL}"))
+    history.set_summary("web:1", f"the user gave {EMAIL}")
+    stored = history.all("web:1")
+    assert stored[0].content == "my card is [REDACTED:card], mail me at [REDACTED:email]"
+    assert stored[0].metadata == {"phone": "[REDACTED:phone]"}
+    # The arguments stay JSON (the escaped newline kept): only the value is replaced.
+    assert json.loads(stored[1].tool_calls[0].arguments) == {"to": "[REDACTED:email]", "note": "line\nbreak"}
+    assert stored[2].content == "sent, key [REDACTED:api_key]" and stored[3].content == "done: [REDACTED:email]"
+    assert history.all("web:2")[0].content == "again [REDACTED:email]"
+    assert history.summary("web:1") == "the user gave [REDACTED:email]"
+    # The exchanges the answers ended were embedded and indexed as stored.
+    assert {e.user for e in history.semantic_recall("card").exchanges} == {stored[0].content}
+    assert_absent(db)
+
+
+def test_redact_screens_a_compaction_summary(redacting) -> None:
+    engram, db = redacting
+
+    class Echoing:  # a model's summary may quote what it read (stored before redact was set)
+        def summarize(self, messages: Sequence[Message]) -> str:
+            return f"the user's address is {EMAIL}"
+
+    for n in range(8):
+        engram.history.append("web:1", "user", f"question {n}")
+        engram.history.append("web:1", "assistant", f"answer {n}")
+    result = engram.history.compact("web:1", summarizer=Echoing(), force=True)
+    assert result.compacted and result.summary == "the user's address is [REDACTED:email]"
+    assert engram.history.summary("web:1") == "the user's address is [REDACTED:email]"
+    assert_absent(db)
+
+
+def test_warn_reports_the_kinds_of_a_history_message_and_stores_it(tmp_path: Path, caplog) -> None:
+    with Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db") as engram:  # warn is the default
+        done = engram.history.append_reported("web:1", "user", f"mail me at {EMAIL}")
+        assert done.stored and done.messages[0].content == f"mail me at {EMAIL}"
+        (warning,) = done.warnings
+        assert "e-mail address (1)" in warning and EMAIL not in warning
+        many = engram.history.append_many_reported("web:1", [{"role": "assistant", "content": "ok"},
+                                                             {"role": "user", "content": f"card {CARD}"}])
+        assert [w.split(": ")[0] for w in many.warnings] == ["messages[1]"] and "card number (1)" in many.warnings[0]
+        assert engram.history.set_summary("web:1", f"about {EMAIL}") == (warning,)
+        with caplog.at_level(logging.WARNING, logger="engram.history"):
+            engram.history.append("web:1", "user", f"again {PHONE}")
+        assert "phone number (1)" in caplog.text and PHONE not in caplog.text
+        assert engram.history.all("web:1")[-1].content == f"again {PHONE}"
+
+
+def test_an_import_into_history_is_redacted_and_found_again(redacting, tmp_path: Path) -> None:
+    engram, db = redacting
+    source = tmp_path / "clawless"
+    source.mkdir()
+    line = {"userMessage": f"write to {EMAIL}", "botResponse": f"Your card {CARD} is on file.", "chatId": "7",
+            "platform": "telegram", "timestamp": "2026-02-10T08:15:00.000Z"}
+    (source / "conversation-history.jsonl").write_text(json.dumps(line) + "\n")
+    first = engram.import_from(source, "clawless")
+    assert first.messages_imported == 2
+    assert [m.content for m in engram.history.all("telegram:7")] == ["write to [REDACTED:email]",
+                                                                    "Your card [REDACTED:card] is on file."]
+    again = engram.import_from(source, "clawless")  # the redacted messages are known as the source's
+    assert (again.messages_imported, again.messages_skipped) == (0, 2)
+    assert_absent(db)
+
+
+def test_engram_snapshot_import_is_screened_and_round_trips_redacted_content(redacting, tmp_path: Path) -> None:
+    engram, db = redacting
+    document = json.dumps({"memories": [{"id": "m1", "content": f"admin {EMAIL}; password: {KEY}",
+                                         "search_context": f"call {PHONE}", "metadata": {"card": CARD}}]})
+    result = engram.import_snapshot(document)
+    assert result.imported == 1 and result.warnings[0].startswith("memories[0].content: redacted")
+    (memory,) = engram.list()
+    assert memory.content == "admin [REDACTED:email]; password: [REDACTED:api_key]"
+    assert memory.metadata == {"card": "[REDACTED:card]"} and memory.search_context == "call [REDACTED:phone]"
+    assert "example" not in memory.key
+    assert_absent(db)
+    # engram's own snapshot of content stored redacted comes back byte for byte, with nothing to report.
+    exported = engram.export_snapshot()
+    other = tmp_path / "other"
+    with Engram.from_settings(home=other, path=other / "memory.db", privacy={"pii": "redact"}) as second:
+        back = second.import_snapshot(exported)
+        again = json.loads(second.export_snapshot())["memories"]
+        assert back.warnings == () and again == json.loads(exported)["memories"]
+
+
+def test_redaction_is_idempotent() -> None:
+    policy = PiiPolicy("redact")
+    once, _ = policy.screen(f"password: {KEY} and {EMAIL}")
+    assert once == "password: [REDACTED:api_key] and [REDACTED:email]"
+    assert policy.screen(once) == (once, [])
+
+
+def test_a_memory_folder_written_under_warn_is_redacted_on_import(redacting, tmp_path: Path) -> None:
+    from engram.files.export import export_folder
+
+    engram, db = redacting
+    with Engram.from_settings(home=tmp_path / "warned", path=tmp_path / "warned" / "memory.db") as warned:
+        warned.remember(f"the admin is {EMAIL}", key="admin")  # kept as said under warn
+        warned.remember("nothing to hide here", key="plain")
+        export_folder(warned.visible_memories(), tmp_path / "folder", format="markdown")
+    summary = engram.import_from(tmp_path / "folder")
+    assert summary.imported == 2
+    assert {m.key: m.content for m in engram.list()} == {"admin": "the admin is [REDACTED:email]",
+                                                        "plain": "nothing to hide here"}
+    (warning,) = summary.warnings  # named by its file and line, never by its value
+    assert "warning: redacted possible PII" in warning and ".md:" in warning and EMAIL not in warning
+    assert_absent(db)
