@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engram.engine import Engram
+from engram.errors import ValidationError
 from engram.files import conflicts
 from engram.files.sync import FileSync, SyncReport
 from engram.interfaces.cli.app import app
@@ -375,3 +376,56 @@ def test_a_conflict_on_another_agents_id_says_it_is_no_memory_of_that_folder_and
     assert json.loads(_cli(home, "--agent", "alice", "--json", "get", "vault"))["content"] == "the vault code is 4242"
     restored = json.loads(_cli(home, "--agent", "aaa", "--json", "list"))
     assert [m["content"] for m in restored] == ["the vault code is 0000"] and restored[0]["id"] != alice_id
+
+
+def test_an_agent_never_settles_a_copy_of_another_agents_memory_onto_it(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Review: bob's id pasted into a line of alice's file made a repeated-id conflict, and
+    # `engram --agent alice conflicts resolve ID --take file` wrote alice's text into bob's memory;
+    # `engram --agent alice conflicts` listed bob's own conflicts and showed bob's memory. One agent
+    # never changes (nor reads) another's memories: only the operator's run settles it onto bob's.
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    monkeypatch.setenv("COLUMNS", "400")
+    home = tmp_path / "home"
+    _cli(home, "--agent", "bob", "remember", "bob's vault code is 4242", "--key", "vault", "--tags", "notes")
+    _cli(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "notes")
+    bob_id = json.loads(_cli(home, "--agent", "bob", "--json", "get", "vault"))["id"]
+    bob_notes, alice_notes = home / "memory/agents/bob/notes.md", home / "memory/agents/alice/notes.md"
+    synced = _block(bob_notes.read_text(encoding="utf-8"), bob_id)
+    pasted = [line.replace("4242", "0000") for line in synced]
+    alice_notes.write_text(_with_copy(alice_notes.read_text(encoding="utf-8"), pasted), encoding="utf-8")
+    # And a conflict of bob's own (an edited copy in his file), whose text alice must not see.
+    bob_copy = [line.replace("4242", "bob's own secret 9999") for line in synced]
+    bob_notes.write_text(_with_copy(bob_notes.read_text(encoding="utf-8"), bob_copy), encoding="utf-8")
+
+    _cli(home, "--agent", "alice", "sync")
+
+    def bobs() -> str:
+        return json.loads(_cli(home, "--agent", "bob", "--json", "get", "vault"))["content"]
+
+    assert bobs() == "bob's vault code is 4242"  # the sync itself never applies alice's line to bob's memory
+    every = {c["file"]: c for c in json.loads(_cli(home, "--json", "conflicts"))}
+    assert set(every) == {"agents/alice/notes.md", "agents/bob/notes.md"}
+    listed = json.loads(_cli(home, "--agent", "alice", "--json", "conflicts"))
+    assert [(c["file"], c["file_version"]) for c in listed] == [("agents/alice/notes.md", ["bob's vault code is 0000"])]
+    plain = _cli(home, "--agent", "alice", "conflicts")
+    assert "4242" not in plain and "9999" not in plain and "(another agent's memory, not shown)" in plain
+
+    for take in ("file", "merge"):
+        refused = runner.invoke(app, ["--home", str(home), "--agent", "alice", "conflicts", "resolve", bob_id,
+                                      "--take", take, "--content", "merged by alice"])
+        said = refused.exception
+        assert isinstance(said, ValidationError) and said.field == "conflict" and "--take db" in said.allowed
+        assert f"{bob_id} ({every['agents/alice/notes.md']['path']}) competes with another agent's memory" in str(said)
+    refused = runner.invoke(app, ["--home", str(home), "--agent", "alice", "conflicts", "resolve",
+                                  every["agents/bob/notes.md"]["path"], "--take", "file"])
+    assert isinstance(refused.exception, ValidationError) and "is kept in another agent's folder" in str(refused.exception)
+    assert bobs() == "bob's vault code is 4242"
+    assert len(json.loads(_cli(home, "--json", "conflicts"))) == 2  # nothing settled, nothing dropped
+
+    # Dropping the copy kept in her own folder changes nothing of bob's: alice may.
+    _cli(home, "--agent", "alice", "conflicts", "resolve", bob_id, "--take", "db")
+    assert json.loads(_cli(home, "--agent", "alice", "--json", "conflicts")) == []
+    # The operator's run (no agent chosen) still settles bob's own conflict onto his memory.
+    _cli(home, "conflicts", "resolve", bob_id, "--take", "file")
+    assert bobs() == "bob's vault code is bob's own secret 9999"

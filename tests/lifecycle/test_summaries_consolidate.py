@@ -323,3 +323,45 @@ def test_consolidation_keeps_the_survivors_times_context_and_validity(backend, m
                                                                              T0 + 100 * DAY)
     assert merged.updated_at == copy.updated_at  # the group's last write, not the merge's time
     assert merged.last_accessed == clock.t  # kept in use: hygiene counts idleness from now
+
+
+@pytest.mark.parametrize("max_content_chars", [300, 2000])
+def test_a_summary_is_cut_to_the_stores_content_limit(tmp_path, max_content_chars):
+    # Review: the summary (its header and up to lifecycle.summaries.max_chars of text) was written
+    # straight to the store, past max_content_chars when max_chars is set above it, so the home
+    # held a memory no door would accept: its snapshot export could not be imported back.
+    import json
+
+    from typer.testing import CliRunner
+
+    from engram.engine import Engram
+    from engram.interfaces.cli.app import app
+
+    home, limits = tmp_path / "home", {"ENGRAM_MAX_CONTENT_CHARS": str(max_content_chars),
+                                       "ENGRAM_LIFECYCLE__SUMMARIES__MAX_CHARS": "5000",
+                                       "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    with Engram.from_settings(home=home, agent="alice", max_content_chars=max_content_chars,
+                              embeddings={"provider": "none"}) as alice:
+        yesterday = day_start(alice.clock()) - DAY
+        for n in range(8):
+            alice.remember(f"note {n}: " + "the staging database moved to the east region " * 6,
+                           created_at=yesterday + 60 * n, importance=0.9)
+    runner = CliRunner()
+
+    def cli(*args: str) -> str:
+        done = runner.invoke(app, ["--home", str(home), "--agent", "alice", *args], env=limits, catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    [summary] = [m for m in json.loads(cli("--json", "summaries", "--make", "--period", "daily"))]
+    assert summary["content"].startswith("Daily summary from ") and "- note 0: the staging database" in summary["content"]
+    assert len(summary["content"]) <= max_content_chars
+    snapshot = tmp_path / "alice.json"
+    cli("export", str(snapshot))
+    other = tmp_path / "other"
+    done = runner.invoke(app, ["--home", str(other), "--agent", "alice", "--json", "import", str(snapshot)], env=limits,
+                         catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    assert summary["content"] in [m["content"] for m in json.loads(
+        runner.invoke(app, ["--home", str(other), "--agent", "alice", "--json", "list", "--type", "summary"],
+                      env=limits).output)]

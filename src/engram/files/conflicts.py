@@ -13,6 +13,13 @@ file is written again from the database; taking the file side forgets the entry)
 ``repeated-id`` (a copy of an entry, with the same id but other fields, elsewhere in the folder:
 the copy is taken out of its file, ``file=`` names it, and the note names the entry that stays
 the memory; taking the file side applies the copy to the memory, see ``repeats``).
+
+Whose a conflict is: run as one agent (``viewer``), a command sees and settles only the conflicts
+kept in folders that agent reads (``global/``, its own, its sessions'), and never applies a file
+version to another agent's memory: a person can paste bob's id into alice's file, and the
+``repeated-id`` copy it makes competes with bob's memory, which only the operator's run (no agent
+chosen) may change. Such a conflict can still be dropped (``--take db``) from alice's view: that
+removes only the text kept in her own folder.
 """
 
 from __future__ import annotations
@@ -93,24 +100,68 @@ def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int) -> li
     return sorted(found, key=lambda c: (c.at, c.path))
 
 
-def find(conflicts: Sequence[Conflict], ref: str) -> Conflict:
-    """The conflict whose entry id, path or id prefix is ``ref``; raises ``NotFoundError``."""
+def find(conflicts: Sequence[Conflict], ref: str, *, viewer: str | None = None, layout: Layout | None = None) -> Conflict:
+    """The conflict whose entry id, path or id prefix is ``ref``, of those in ``viewer``'s view
+    (``in_view``) first, so another agent's conflict on the same id is never taken for the view's
+    own; raises ``NotFoundError`` (``may_settle`` refuses one only another agent's folder holds)."""
     matches = [c for c in conflicts if ref in (c.entry_id, c.path) or c.entry_id.startswith(ref)]
     if not matches:
         raise NotFoundError("conflict", ref)
-    return matches[0]
+    return next((c for c in matches if in_view(c, viewer, layout)), matches[0])
+
+
+def in_view(conflict: Conflict, viewer: str | None, layout: Layout | None = None) -> bool:
+    """Whether ``viewer``'s view (an agent; None: the operator's run, the whole folder) holds the
+    conflict: both the ``.conflict`` file and the memory file its note names are in ``global/`` or
+    in that agent's own or session folders. Both, as the note can be written by hand."""
+    if viewer is None:
+        return True
+    for rel in (conflict.path, conflict.file):
+        try:
+            scope = (layout or Layout()).scope_of_dir(_scope_dir(rel))
+        except ValidationError:
+            return False  # not in a scope folder: nobody's view but the operator's
+        if scope.agent not in (None, viewer):
+            return False
+    return True
+
+
+def others_memory(memory: Memory | None, viewer: str | None) -> bool:
+    """Whether ``memory`` (a conflict's database side) is another agent's than ``viewer``'s
+    (None: the operator's run, to whom no memory is another's)."""
+    return viewer is not None and memory is not None and memory.scope.agent not in (None, viewer)
+
+
+def may_settle(engram: Engram, conflict: Conflict, take: Literal["db", "file", "merge"], *, viewer: str | None,
+               layout: Layout | None = None) -> Memory | None:
+    """The conflict's database side (``database_side``) once ``viewer`` (an agent; None: the
+    operator's run) is found to be allowed to settle it by ``take``. Raises ``ValidationError``,
+    naming the conflict and why, for a conflict kept in another agent's folder, and for a file
+    version (``file``, ``merge``) that would change another agent's memory (see the module doc)."""
+    if not in_view(conflict, viewer, layout):
+        raise ValidationError("conflict", f"{conflict.path} is kept in another agent's folder, which agent"
+                                          f" {viewer} does not settle", "resolve it as the operator (no --agent)")
+    memory = database_side(engram, conflict, layout)
+    if take != "db" and others_memory(memory, viewer):
+        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) competes with another agent's"
+                                          f" memory, which agent {viewer} never changes",
+                              "--take db (drop the copy kept in this folder), or --take file/merge as the operator"
+                              " (no --agent)")
+    return memory
 
 
 def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["db", "file", "merge"],
-            merged_content: str | None = None, layout: Layout | None = None) -> str:
+            merged_content: str | None = None, layout: Layout | None = None, *, viewer: str | None = None) -> str:
     """Settle a conflict through the engine; returns what was done. ``merge`` applies the file
-    version's fields with ``merged_content``. Raises ``ValidationError`` for a merge without text."""
+    version's fields with ``merged_content``. ``viewer``: the agent whose view settles it (None:
+    the operator's run). Raises ``ValidationError`` for a merge without text, and when ``viewer``
+    may not settle it (``may_settle``)."""
+    memory = may_settle(engram, conflict, take, viewer=viewer, layout=layout)
     if take == "db":
         folder.remove(conflict.path)
         return "kept the database version"
     if take == "merge" and not (merged_content or "").strip():
         raise ValidationError("content", "a merge needs the merged text", "the content to keep")
-    memory = database_side(engram, conflict, layout)
     entry = conflict.entries[0] if conflict.entries else None
     if take == "file" and entry is None:
         if memory is not None:

@@ -13,6 +13,12 @@ last good backup, and nothing is changed. ``restore`` verifies the backup, sets 
 file aside (``<name>.damaged-<time>``) rather than overwriting it, and copies the backup in through
 the same backup API, so a healthy live database is replaced page by page under SQLite's locks.
 An encrypted database's backups are encrypted with the same key.
+
+A restore replaces the whole file, so run in one agent's view (``agent``) it refuses a backup that
+holds another agent's memories, conversations or API tokens, and a live database that does
+(``refuse_other_agents``): with ``per_agent_databases`` bob's restore of alice's backup would
+otherwise put alice's memories in bob's database, and in a shared file it would put back (or
+wipe) every other agent's. The operator's run (no agent chosen) restores any backup.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.db.sqlite import Database, connect, db_errors, is_plain, key_error
-from engram.errors import ConfigError, EncryptionKeyError, IntegrityError, NotFoundError, StorageError
+from engram.errors import ConfigError, EncryptionKeyError, IntegrityError, NotFoundError, StorageError, ValidationError
+from engram.history.base import DEFAULT_AGENT
 from engram.lifecycle import clean_close
 
 log = logging.getLogger("engram.lifecycle.backup")
@@ -59,6 +66,40 @@ def check_file(path: Path, *, key: str | None = None, full: bool = False) -> str
         return f"{type(exc).__name__}: {exc}"
     finally:
         conn.close()
+
+
+# What each table holds of an agent's, for a restore in one agent's view (``agents_in``).
+_OWNED = (("memories", "memories"), ("history_messages", "conversations"), ("history_summaries", "conversations"),
+          ("api_tokens", "API tokens"))
+
+
+def agents_in(path: Path, *, key: str | None = None) -> dict[str, set[str]]:
+    """The agents whose memories, conversations or API tokens the database at ``path`` holds,
+    each with which of these (read-only; global memories are nobody's). Raises ``StorageError``,
+    ``IntegrityError`` or ``EncryptionKeyError`` for a file that does not open."""
+    conn = connect(str(path), key=key, readonly=True)
+    found: dict[str, set[str]] = {}
+    try:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table, what in _OWNED:
+            if table not in tables:
+                continue
+            if "agent" in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+                names = [name for (name,) in conn.execute(f"SELECT DISTINCT agent FROM {table} WHERE agent != ''")]
+            else:  # conversations from before migration 0007, which gives them to the default agent
+                names = [DEFAULT_AGENT] if conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() else []
+            for name in names:
+                found.setdefault(name, set()).add(what)
+    except db_errors() as exc:
+        raise StorageError(f"cannot read whose data {path} holds: {exc}") from exc
+    finally:
+        conn.close()
+    return found
+
+
+def _whose(held: dict[str, set[str]]) -> str:
+    """``held`` (``agents_in``) in words: ``alice (conversations, memories), bob (memories)``."""
+    return ", ".join(f"{agent} ({', '.join(sorted(what))})" for agent, what in sorted(held.items()))
 
 
 def _unopenable(verdict: str) -> bool:
@@ -255,13 +296,39 @@ class Backups:
             return BackupInfo(candidate, candidate.stat().st_mtime, "external", candidate.stat().st_size)
         raise NotFoundError("backup", str(ref))
 
-    def restore(self, ref: str | Path | None = None) -> BackupInfo:
+    def refuse_other_agents(self, chosen: BackupInfo, agent: str | None) -> None:
+        """For a restore in ``agent``'s view (None: the operator's run, which may restore any
+        backup): a ``ValidationError`` naming the other agents whose memories, conversations or
+        API tokens the backup holds, or the live database does (the restore replaces the whole
+        file, theirs too; a live file that does not open is moved aside, not replaced)."""
+        if agent is None:
+            return
+        theirs = {name: what for name, what in agents_in(chosen.path, key=self.key).items() if name != agent}
+        live: dict[str, set[str]] = {}
+        if self.db_path.exists():
+            try:
+                live = {name: what for name, what in agents_in(self.db_path, key=self.key).items() if name != agent}
+            except (StorageError, ConfigError):
+                pass  # damaged or not openable: restore moves it aside, nothing of it is lost
+        if not theirs and not live:
+            return
+        said = [f"{chosen.path} holds other agents' data: {_whose(theirs)}" if theirs else "",
+                f"the database it would replace, {self.db_path}, holds other agents' data: {_whose(live)}" if live else ""]
+        raise ValidationError(
+            "backup", f"{'; '.join(w for w in said if w)}; agent {agent} never changes another agent's memories or"
+                      " conversations, nothing was changed",
+            f"a backup holding only agent {agent}'s (and global) data, into a database of agent {agent}'s alone;"
+            " or restore as the operator (no --agent)")
+
+    def restore(self, ref: str | Path | None = None, *, agent: str | None = None) -> BackupInfo:
         """Replace the live database with a backup (the newest by default); returns the backup used.
 
         The live database must not be open in this process. A healthy live file gets a
-        ``pre-restore`` backup first; a damaged one is moved aside, never overwritten.
+        ``pre-restore`` backup first; a damaged one is moved aside, never overwritten. ``agent``:
+        the agent whose view restores it (None: the operator's run; see ``refuse_other_agents``).
         Raises ``NotFoundError``, ``ConfigError`` (the backup does not open with the configured
-        key) or ``IntegrityError`` (a damaged backup); nothing is changed then."""
+        key), ``IntegrityError`` (a damaged backup) or ``ValidationError`` (another agent's data
+        in the backup or the live file, in an agent's view); nothing is changed then."""
         chosen = self.resolve(ref)
         verdict = check_file(chosen.path, key=self.key, full=True)
         if _unopenable(verdict):
@@ -269,6 +336,7 @@ class Backups:
                               " privacy.encryption_key), or it is not an engram database; nothing was changed")
         if verdict != "ok":
             raise IntegrityError(f"backup {chosen.path} is damaged ({verdict.splitlines()[0]}); nothing was changed")
+        self.refuse_other_agents(chosen, agent)
         live_ok = self.db_path.exists() and check_file(self.db_path, key=self.key) == "ok"
         if self.db_path.exists() and not live_ok:
             aside = self.db_path.with_name(f"{self.db_path.name}.damaged-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}")

@@ -13,7 +13,8 @@ Hygiene, decay and retention skip the ``summary`` type by default.
 
 The text comes from a ``Summarizer`` (``summarize(texts) -> str``: the configured LLM) or, when
 there is none or it fails, from an extractive summary: the most important source memories, in
-time order, one line each, within ``max_chars``. Periods are UTC days and ISO weeks (Monday
+time order, one line each, within ``max_chars``. The text is cut to fit the store's
+``max_content_chars`` with its header when that limit is the lower, as every memory is. Periods are UTC days and ISO weeks (Monday
 start); only periods that have ended are summarised, so a summary never misses later memories.
 """
 
@@ -142,18 +143,23 @@ def summarize_period(
     found = sources(engram, scope, period) if found is None else list(found)
     if not found:
         return None
+    label = dt.datetime.fromtimestamp(period.start, dt.UTC).strftime("%Y-%m-%d")
+    header = f"{period.type.capitalize()} summary from {label} ({len(found)} memories):\n"
+    # The summary is stored as any memory is, so header and text keep within the store's content
+    # limit: ``max_chars`` caps the text, the limit (when lower) cuts it to what fits.
+    max_chars = max(0, min(settings.max_chars, engram.max_content_chars - len(header)))
     text, method = "", "extractive"
     if summarizer is not None:
         try:
-            text = summarizer.summarize([m.content for m in found]).strip()[: settings.max_chars]
+            text = summarizer.summarize([m.content for m in found]).strip()[:max_chars]
             method = "llm"
         except EngramError as exc:  # an LLM failure degrades to the extractive summary
             log.warning("summarizer failed for %s (%s); using the extractive summary", period.key, exc)
     if not text:
-        text, method = extractive(found, items=settings.extractive_items, max_chars=settings.max_chars), "extractive"
-    label = dt.datetime.fromtimestamp(period.start, dt.UTC).strftime("%Y-%m-%d")
+        text, method = extractive(found, items=settings.extractive_items, max_chars=max_chars), "extractive"
     draft = MemoryDraft(
-        content=f"{period.type.capitalize()} summary from {label} ({len(found)} memories):\n{text}",
+        # A limit shorter than the header itself (a few dozen characters) keeps what fits of it.
+        content=(header + text)[: engram.max_content_chars],
         scope=scope, key=period.key, category=Category.KNOWLEDGE, type=SUMMARY_TYPE,
         tags=("summary", period.type), importance=settings.importance, source="summaries",
         metadata={"period_start": period.start, "period_end": period.end, "period_type": period.type,

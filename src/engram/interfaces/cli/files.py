@@ -30,6 +30,14 @@ def _syncer(st: CliState) -> FileSync:
     return syncer
 
 
+def _viewer(st: CliState) -> str | None:
+    """The agent whose view a conflicts command acts in; None for the operator's run (no agent
+    chosen), which acts on the whole folder (``conflicts.in_view``)."""
+    from engram.root import operators_run
+
+    return None if operators_run(st.settings()) else st.engram().scope.agent
+
+
 def _note_folder_asked_for(st: CliState, syncer: FileSync) -> None:
     """The folder as this sync left it was asked for: not plain copies to warn about at each start."""
     from engram.files.wiring import note_written_on_request
@@ -122,7 +130,9 @@ def conflicts(ctx: typer.Context) -> None:
     syncer = _syncer(st)
     from engram.files import conflicts as conflict_files
 
-    found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
+    viewer = _viewer(st)
+    found = [c for c in conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
+             if conflict_files.in_view(c, viewer, syncer.layout)]
     if st.as_json:
         render.emit_json([{"path": c.path, "id": c.entry_id, "file": c.file, "kind": c.kind, "at": c.at,
                            "file_version": [e.content for e in c.entries]} for c in found])
@@ -132,8 +142,10 @@ def conflicts(ctx: typer.Context) -> None:
         return
     for c in found:
         db = conflict_files.database_side(st.engram(), c, syncer.layout)
+        shown = ("(another agent's memory, not shown)" if conflict_files.others_memory(db, viewer)
+                 else db.content if db else "(forgotten)")
         render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind} in {c.file} ({c.at})", highlight=False)
-        render.console.print(f"  database: {db.content if db else '(forgotten)'}", highlight=False)
+        render.console.print(f"  database: {shown}", highlight=False)
         render.console.print(f"  file:     {c.entries[0].content if c.entries else '(deleted)'}", highlight=False)
         render.console.print(f"  kept in   {c.path}", highlight=False)
 
@@ -153,15 +165,17 @@ def resolve(
     syncer = _syncer(st)
     from engram.files import conflicts as conflict_files
 
+    viewer = _viewer(st)
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
-    conflict = conflict_files.find(found, ref)
+    conflict = conflict_files.find(found, ref, viewer=viewer, layout=syncer.layout)
     if take == "merge" and content is None and edit:
-        db = conflict_files.database_side(st.engram(), conflict, syncer.layout)
+        db = conflict_files.may_settle(st.engram(), conflict, take, viewer=viewer, layout=syncer.layout)
         both = (f"{db.content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
                 + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
         edited = typer.edit(both)
         content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
-    done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content, syncer.layout)  # type: ignore[arg-type]
+    done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content,  # type: ignore[arg-type]
+                                  syncer.layout, viewer=viewer)
     syncer.sync()  # reflect the outcome in the files even when no writer is attached
     _note_folder_asked_for(st, syncer)
     if st.as_json:

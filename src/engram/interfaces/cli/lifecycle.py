@@ -97,13 +97,19 @@ def restore(
     backup_ref: str | None = typer.Argument(None, help="Backup file (path or name); default: the newest."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
-    """Replace the database with a backup (the current one is backed up, or moved aside if damaged)."""
+    """Replace the database with a backup (the current one is backed up, or moved aside if damaged).
+    Run as an agent, a backup (or a database) holding another agent's memories or conversations
+    is refused; run as no agent (the operator), any backup is restored."""
+    from engram.root import operators_run
+
     st, backups = _backups(ctx)
     chosen = backups.resolve(Path(backup_ref) if backup_ref else None)
+    agent = None if operators_run(st.settings()) else st.settings().agent
+    backups.refuse_other_agents(chosen, agent)  # before asking: a refused restore asks nothing
     if not yes and not typer.confirm(f"replace {backups.db_path} with {chosen.path}?"):
         raise typer.Abort()
     st.close()  # the live file must not be open in this process
-    used = backups.restore(chosen.path)
+    used = backups.restore(chosen.path, agent=agent)
     if st.as_json:
         render.emit_json({"restored": str(used.path), "database": str(backups.db_path)})
     else:
