@@ -161,8 +161,13 @@ def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStor
     PostgreSQL database), else in ``home/auth.db``. Opens the backend when none is given (the
     token commands); closing the token store then closes it."""
     from engram.auth import TokenStore
+    from engram.backends.sqlite import keeps_tokens
 
     owned = backend is None
+    if owned and settings.backend == "sqlite" and not keeps_tokens(settings):
+        # Each agent's own file keeps none: no agent's database is opened (made) to reach home/auth.db.
+        make_home(settings.home)
+        return TokenStore.open(settings.home / "auth.db", busy_timeout_ms=settings.busy_timeout_ms)
     if backend is None:
         backend = open_backend(settings)
     tokens = backend.token_store()
