@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -169,8 +168,13 @@ def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStor
     PostgreSQL database), else in ``home/auth.db``. Opens the backend when none is given (the
     token commands); closing the token store then closes it."""
     from engram.auth import TokenStore
+    from engram.backends.sqlite import keeps_tokens
 
     owned = backend is None
+    if owned and settings.backend == "sqlite" and not keeps_tokens(settings):
+        # Each agent's own file keeps none: no agent's database is opened (made) to reach home/auth.db.
+        make_home(settings.home)
+        return TokenStore.open(settings.home / "auth.db", busy_timeout_ms=settings.busy_timeout_ms)
     if backend is None:
         backend = open_backend(settings)
     tokens = backend.token_store()
@@ -471,16 +475,20 @@ def operators_run(settings: Settings, *, all_agents: bool = False) -> bool:
     return all_agents or not ({"agent", "session"} & settings.model_fields_set)
 
 
-def folder_export_memories(engram: Engram, settings: Settings, *, all_agents: bool = False) -> Iterable[Memory]:
-    """What ``engram export --format markdown|yaml|json`` writes. With ``all_agents``, or run as
-    no agent or session (``operators_run``), the operator's copy: every memory in the store, as the
-    memory folder mirrors them. Otherwise only what ``engram``'s view reads
-    (``Engram.visible_memories``: its agent's, global ones, its session's), so an export run as
-    one agent never writes out another agent's memories, nor their ids in a global memory's links."""
+def folder_export_memories(engram: Engram, settings: Settings, *,
+                           all_agents: bool = False) -> tuple[Iterable[Memory], dict[str, Iterable[Memory]]]:
+    """What ``engram export --format markdown|yaml|json`` writes (``files.export.export_folder``):
+    the memories of ``engram``'s database or view, and those of other agents' own databases by
+    agent. With ``all_agents``, or run as no agent or session (``operators_run``), the operator's
+    copy: every memory in the store, as the memory folder mirrors them, and with one database per
+    agent every agent's database in the home (each one's global memories are its own: the export
+    keeps them apart). Otherwise only what ``engram``'s view reads (``Engram.visible_memories``:
+    its agent's, global ones, its session's), so an export run as one agent never writes out
+    another agent's memories, nor their ids in a global memory's links."""
     if operators_run(settings, all_agents=all_agents):
-        # One database per agent: the operator's copy is every agent's database in the home.
-        return itertools.chain.from_iterable(each.store.iter_all() for each in every_agents_engine(engram))
-    return engram.visible_memories()
+        first, *others = every_agents_engine(engram)
+        return first.store.iter_all(), {other.scope.agent or "default": other.store.iter_all() for other in others}
+    return engram.visible_memories(), {}
 
 
 def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, Maintenance]]:

@@ -135,3 +135,33 @@ def test_a_folder_imported_into_a_home_with_a_database_per_agent_puts_each_agent
     assert held("carol") == {ids["shared"]}
     assert held("alice") == {ids["alice"], ids["session"]}
     assert held("bob") == {ids["bob"]}
+
+
+def test_two_agents_global_memories_of_one_key_each_go_back_to_their_own_database(tmp_path: Path) -> None:
+    import sqlite3
+
+    home = tmp_path / "home"
+    # The memory folder off: with it, global/ shares every database's global memories (by design).
+    env = {"ENGRAM_PER_AGENT_DATABASES": "true", "ENGRAM_EMBEDDINGS__PROVIDER": "none", "ENGRAM_FILES__ENABLED": "false"}
+    ids = {agent: json.loads(_run(home, "--json", "--agent", agent, "remember", f"{agent} answers the phone", "--key",
+                                  "policy", "--scope", "global", env=env))["memory"]["id"] for agent in ("alice", "bob")}
+    _run(home, "--agent", "bob", "remember", "Bob keeps a secret diary", "--key", "diary", env=env)
+
+    def held(home: Path, agent: str) -> set[tuple[str, str, str]]:
+        with sqlite3.connect(home / "agents" / agent / "memory.db") as conn:
+            return set(conn.execute("SELECT id, agent, content FROM memories"))
+
+    alice, bob = held(home, "alice"), held(home, "bob")
+    assert len(alice) == 1 and len(bob) == 2
+    for fmt in ("markdown", "yaml", "json"):
+        dest = tmp_path / fmt
+        assert json.loads(_run(home, "--json", "export", "--format", fmt, str(dest), env=env))["exported"] == 3
+        copy = tmp_path / f"copy-{fmt}"
+        out = json.loads(_run(copy, "--json", "import", str(dest), env=env))
+        assert (out["imported"], out["problems"]) == (3, []), fmt
+        assert (held(copy, "alice"), held(copy, "bob")) == (alice, bob), fmt
+    # Into one database the two cannot both go: the one not imported is named, not dropped unsaid.
+    out = json.loads(_run(tmp_path / "one", "--json", "import", str(tmp_path / "markdown"),
+                          env={"ENGRAM_EMBEDDINGS__PROVIDER": "none"}))
+    assert out["imported"] == 2 and len(out["problems"]) == 1 and "key 'policy' in global repeats" in out["problems"][0]
+    assert {memory_id for memory_id, _, _ in alice} == {ids["alice"]} and ids["bob"] in {i for i, _, _ in bob}

@@ -148,3 +148,24 @@ def test_the_operators_maintain_covers_every_agents_database(tmp_path: Path, mon
         assert (tmp_path / "agents" / agent / "memory.db.maintenance.json").is_file(), agent
     one = as_json(tmp_path, "--agent", "bob", "maintain", "--job", "hygiene", "--force")
     assert one["agent"] == "bob" and "agent_databases" not in one  # an agent's own run stays its own
+
+
+def test_a_token_made_for_an_agent_opens_no_agents_database(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli.app import app
+
+    made = CliRunner().invoke(app, ["--home", str(tmp_path), "--json", "token", "create", "--agent", "bob"],
+                              env={"ENGRAM_PER_AGENT_DATABASES": "true"}, catch_exceptions=False)
+    assert made.exit_code == 0, made.output
+    # Straight to the home's token file: the default agent's database was made just to be closed.
+    assert (tmp_path / "auth.db").is_file() and not (tmp_path / "agents").exists()
+    with _open(tmp_path, "alice") as engram:  # what a server of the home reads
+        tokens = open_tokens(load_settings(home=tmp_path, agent="alice", per_agent_databases=True), engram.backend)
+        try:
+            found = tokens.verify(json.loads(made.stdout)["token"])
+        finally:
+            tokens.close()
+    assert found is not None and found.agent == "bob"

@@ -125,7 +125,7 @@ class SqliteBackend:
         backups.warn_if_plain()
         history_here = settings.history.path is None or Path(settings.history.path) == path
         return cls(memory, backups=backups, history_name="sqlite" if history_here else None,
-                   keeps_tokens=not settings.per_agent_databases,
+                   keeps_tokens=keeps_tokens(settings),
                    owner=agent if settings.per_agent_databases and settings.history.path is None else None)
 
     @property
@@ -218,3 +218,10 @@ class SqliteHistoryBackend:
 
     def close(self) -> None:
         self.db.close()
+
+
+def keeps_tokens(settings: Settings) -> bool:
+    """Whether the SQLite database keeps the API tokens: not an agent's own file
+    (``per_agent_databases``): a token names its agent, and one set serves the home, in
+    ``home/auth.db`` (``root.open_tokens``)."""
+    return not settings.per_agent_databases

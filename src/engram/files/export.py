@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram import snapshot
 from engram.errors import EngramError, ValidationError
-from engram.model import Memory, Scope
+from engram.model import Memory, Scope, make_scope
 
 from . import layout, split
 from .document import Document, get_format
@@ -150,24 +150,39 @@ class FolderExport:
 
 
 def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_by: layout.GroupBy = "tag",
-                  max_file_bytes: int = 5_000_000,
+                  max_file_bytes: int = 5_000_000, databases: Mapping[str, Iterable[Memory]] | None = None,
                   progress: Callable[[int, int], None] | None = None) -> FolderExport:
     """Write ``memories`` into ``dest`` as a memory folder, no file over ``max_file_bytes`` (split
     into ``-2``, ``-3``… files as sync does); returns how many were written and their files (what
-    a caller records as written on request: ``wiring.note_written_on_request``).
+    a caller records as written on request: ``wiring.note_written_on_request``). ``databases``:
+    the memories of other agents' own databases (``per_agent_databases``), by agent, written too,
+    the global ones under ``databases/<agent>/`` (``layout``), so none meets another database's
+    global memory of the same key in one file and an import puts each back in its database.
     ``progress(done, total)`` counts the memories written as per-type JSON, a file each (markdown
     and YAML put them in a few files, written at once). Raises
     ``PathRefused`` when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory
     cannot fit any file."""
     folder = Folder(dest, max_file_bytes=max_file_bytes)
-    memories = list(memories)
+    # Each memory with the folder its global scope's files go under ("": the folder's own global/).
+    placed = [("", memory) for memory in memories]
+    for agent, held in (databases or {}).items():
+        placed += [(layout.database_dir(agent) if memory.scope.agent is None else "", memory) for memory in held]
     if format == "json":
-        write_type_files(folder, memories, base="", progress=progress)
-        return FolderExport(len(memories), tuple(folder.resolve(type_file(m, "")) for m in memories))
+        by_base: dict[str, list[Memory]] = defaultdict(list)
+        for base, memory in placed:
+            by_base[base].append(memory)
+        done = 0
+        for base, held in by_base.items():
+            # Counted over every memory, not each folder's.
+            report = None if progress is None else (lambda n, _of, before=done: progress(before + n, len(placed)))
+            write_type_files(folder, held, base=base, progress=report)
+            done += len(held)
+        return FolderExport(len(placed), tuple(folder.resolve(type_file(m, base)) for base, m in placed))
     fmt = get_format(format)
     docs: dict[str, Document] = {}
-    for memory in sorted(memories, key=lambda m: (m.created_at, m.id)):
+    for base, memory in sorted(placed, key=lambda placing: (placing[1].created_at, placing[1].id, placing[0])):
         rel = layout.Layout().file_for(memory, group_by, fmt.suffix)
+        rel = f"{base}/{rel}" if base else rel
         if rel not in docs:
             docs[rel] = fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
         docs[rel].add(from_memory(memory))
@@ -186,7 +201,7 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
             continue  # a continuation file that took nothing
         folder.write_text(rel, doc.text())
         files.append(folder.resolve(rel))
-    return FolderExport(len(memories), tuple(files))
+    return FolderExport(len(placed), tuple(files))
 
 
 @dataclass
@@ -220,7 +235,8 @@ def import_folder(
     owner = recorded_session_owner(folder) or engram.scope.agent or "default"
     where = layout.Layout(session_folders, owner)
     candidates = [(rel, link) for rel, link in folder.walk()]
-    by_scope: dict[Scope, list[tuple[str, Entry]]] = defaultdict(list)
+    # By scope and the agent whose own database the entries go to (None: as their scope says).
+    by_scope: dict[tuple[Scope, str | None], list[tuple[str, Entry]]] = defaultdict(list)
     for n, (rel, is_link) in enumerate(candidates, start=1):
         if progress:
             progress(n, len(candidates), rel)
@@ -234,8 +250,9 @@ def import_folder(
             continue
         if read is not None:
             summary.files += 1
-            for scope, entry in read:
-                by_scope[scope].append((rel, entry))
+            for scope, database, entry in read:
+                # Into one database, every agent's global memories are one scope (a key they repeat, reported).
+                by_scope[scope, database if engram.agent_databases is not None else None].append((rel, entry))
     if not summary.files:
         # With the files it did not read and why (a MEMORY.md in an agent's folder), else unsaid.
         why = "".join(f"; {p}" for p in summary.problems[:5]) + ("; ..." if len(summary.problems) > 5 else "")
@@ -247,7 +264,29 @@ def import_folder(
 
 
 def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary,
-               scopes: layout.Layout) -> list[tuple[Scope, Entry]] | None:
+               scopes: layout.Layout) -> list[tuple[Scope, str | None, Entry]] | None:
+    """The file's entries, each with its scope and the agent whose own database it goes to (None:
+    as its scope says; an agent's for a global memory under ``databases/<agent>/``)."""
+    in_database = layout.in_database_dir(rel)
+    if in_database is None:
+        read = _read_scoped_file(folder, rel, rel, engram, summary, scopes)
+        return None if read is None else [(scope, None, entry) for scope, entry in read]
+    agent, inner = in_database
+    make_scope(agent, None)  # (a folder name that stands for no agent: refused, naming what is allowed)
+    read = _read_scoped_file(folder, rel, inner, engram, summary, scopes)
+    if read is None:
+        return None
+    kept = [(scope, agent, entry) for scope, entry in read if scope.agent is None]
+    if len(kept) < len(read):
+        summary.problems.append(Problem(rel, 0, f"{len(read) - len(kept)} entries not imported: "
+                                        f"{layout.DATABASES_DIR}/<agent>/ holds an agent database's global memories only"))
+    return kept
+
+
+def _read_scoped_file(folder: Folder, rel: str, inner: str, engram: Engram, summary: ImportSummary,
+                      scopes: layout.Layout) -> list[tuple[Scope, Entry]] | None:
+    """The entries of the file ``rel``, placed as ``inner`` (its path, or its path inside
+    ``databases/<agent>/``) says, with their scopes."""
     name = rel.rsplit("/", 1)[-1]
     if rel.endswith(".conflict"):
         return None
@@ -256,16 +295,16 @@ def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary,
     for fmt_name, suffixes in (("markdown", (".md",)), ("yaml", (".yaml", ".yml"))):
         if name.endswith(suffixes):
             suffix = "." + name.rsplit(".", 1)[-1]
-            where = scopes.locate(rel, suffix)
+            where = scopes.locate(inner, suffix)
             if where is None:
-                why = scopes.misplaced(rel, suffix)
+                why = scopes.misplaced(inner, suffix)
                 if why:
                     summary.problems.append(Problem(rel, 0, f"not read: {why}"))
                 return None
             doc = get_format(fmt_name).parse(folder.read_text(rel), rel, max_content_chars=engram.max_content_chars)
             summary.problems.extend(doc.parsed.problems)
             return [(where[0], entry) for entry in doc.parsed.entries]
-    if name.endswith(".json") and "/" in rel:
+    if name.endswith(".json") and "/" in inner:
         return _read_type_json(folder, rel, engram, summary)
     return None
 
@@ -291,21 +330,23 @@ def _read_type_json(folder: Folder, rel: str, engram: Engram, summary: ImportSum
         return []
 
 
-def _store(engram: Engram, by_scope: dict[Scope, list[tuple[str, Entry]]], summary: ImportSummary) -> None:
+def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[str, Entry]]],
+           summary: ImportSummary) -> None:
     """Entries with ids are imported (one all-or-nothing snapshot per agent, so links between them
     hold); entries without are remembered. An entry repeating an earlier one's id (or its key in
     its scope) is not imported: an identical copy counts as skipped, one that differs is reported
-    with both places (the store keeps one memory per id, and dropped the other unsaid)."""
+    with both places (the store keeps one memory per id, and dropped the other unsaid). A global
+    memory named an agent's database (``databases/<agent>/``) goes with that agent's memories."""
     now = engram.clock()
     per_agent: dict[str | None, list[tuple[str, Entry, Memory]]] = defaultdict(list)
-    for scope, entries in by_scope.items():
+    for (scope, database), entries in by_scope.items():
         for rel, entry in entries:
             if entry.id:
                 # Screened here, where each warning can name its file and line (import_snapshot
                 # screens again: what is redacted is not found again, and its warnings go unsaid).
                 memory, found = engram.privacy.screen_memory(entry.to_memory(scope, now))
                 summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}") for warning in found)
-                per_agent[scope.agent].append((rel, entry, memory))
+                per_agent[database or scope.agent].append((rel, entry, memory))
     # Global memories go with the importing agent's own (first, as other agents' may link to them):
     # with one database per agent, that agent's database is where they belong.
     own = engram.scope.agent
@@ -327,8 +368,8 @@ def _store(engram: Engram, by_scope: dict[Scope, list[tuple[str, Entry]]], summa
             result = engram.for_agent(agent or "default").import_snapshot(snapshot.dump(memories))
             summary.imported += result.imported
             summary.skipped += result.skipped
-    for scope, entries in by_scope.items():
-        view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
+    for (scope, database), entries in by_scope.items():
+        view = engram.for_agent(database or scope.agent or engram.scope.agent or "default", scope.session)
         for rel, entry in entries:
             if entry.id:
                 continue

@@ -7,6 +7,12 @@
                                             ``files.session_folders``)
       types/<type>/…json              per-type JSON copies (optional, PHP entity)
 
+An operator's export of a home with one database per agent (``per_agent_databases``) writes the
+global memories held in another agent's own database under ``databases/<agent>/`` (its
+``global/`` files, or its per-type JSON files): global memories live in each agent's database, two
+of them may share a key, and an import puts each back in the database it came from. The memory
+folder that sync keeps never holds that folder (``global/`` there is every database's).
+
 The operator's ``MEMORY.md`` (``memory_md``) is not in it: it is ``ENGRAM_HOME/MEMORY.md``, in the
 home folder that holds the memory folder (``home/memory`` by default), as Clawless keeps it in its
 home folder and OpenClaw keeps its curated ``MEMORY.md`` beside its ``memory/`` folder. A file of
@@ -133,6 +139,24 @@ class Layout:
     def _folders(self) -> str:
         own = "sessions/<session>/ (this agent's), " if self.sessions == "session" else ""
         return f"global/, agents/<agent>/, {own}sessions/<agent>/<session>/"
+
+
+DATABASES_DIR = "databases"
+
+
+def database_dir(agent: str) -> str:
+    """The folder of an export holding the global memories of ``agent``'s own database."""
+    return f"{DATABASES_DIR}/{portable(agent)}"
+
+
+def in_database_dir(rel: str) -> tuple[str, str] | None:
+    """``(agent, path inside)`` of a file under ``databases/<agent>/``, or None for any other path
+    (the agent's folder name read with ``name_of``; one that stands for no name, as it is, for the
+    import to refuse naming what is allowed)."""
+    parts = rel.split("/", 2)
+    if len(parts) < 3 or parts[0] != DATABASES_DIR:
+        return None
+    return _name(parts[1]), parts[2]
 
 
 def _operator_file_here(rel: str) -> str:

@@ -7,10 +7,11 @@ or its title when it has none), keyed by its permalink, tagged with its front-ma
 other front-matter fields in ``metadata["basic_memory"]``; each observation is one memory of its
 own (the category as its type and first tag, its ``#tags`` as tags, the context in metadata) linked
 to its note; each relation and wiki-link links the two notes (the relation's type is kept in
-``metadata["relations"]``). A list item with a ``#tag`` but no ``[category]`` is an observation
-too, with no category, as basic-memory reads it. The note is read as basic-memory's parser
-(markdown-it, CommonMark) reads its structure: a line in a fenced or indented code block or an
-HTML block is prose, never an observation, relation, heading or wiki-link. basic-memory writes no
+``metadata["relations"]``). What is an observation, a relation or a link is what basic-memory's
+own parser finds (``basic_memory_semantics``: markdown-it, CommonMark, and its plugins' rules): a
+paragraph or heading reads as a list item does, one with a ``#tag`` and no ``[category]`` is an
+observation with no category, and a line in a fenced or indented code block or an HTML block is
+prose, never an observation, relation, heading or wiki-link. basic-memory writes no
 dates in a note (it dates a note by its file): a note without ``created``/``date``
 (``modified``/``updated``) in its front matter is dated by its file's modification time when the
 folder is read from disk, its observations with it; a time written with more digits than a
@@ -32,7 +33,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engram.errors import MissingDependencyError, SnapshotError
 from engram.importers.base import (
@@ -48,25 +49,16 @@ from engram.importers.base import (
     type_word,
     with_provenance,
 )
+from engram.importers.basic_memory_semantics import Block, read_blocks
 from engram.model import Category
 
-if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
-
 KIND = "basic-memory"
-_BULLET = r"^\s*(?:[-*+]|\d{1,9}[.)])\s+"  # a list item's marker, bulleted or numbered (CommonMark's)
-_OBSERVATION = re.compile(rf"{_BULLET}\[([^\]\s][^\]]*)\]\s+(.+?)\s*$")
-_RELATION = re.compile(rf"{_BULLET}([A-Za-z_][\w -]*?)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
-_WIKI = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
-_HASHTAG = re.compile(r"(?:^|\s)#([\w/-]+)")
-# A list item basic-memory reads as an observation without a category: a word of it starts with #
-# (one that is a task, or only a link, is not).
-_ITEM = re.compile(rf"{_BULLET}(.+?)\s*$")
-_TAGGED = re.compile(r"(?:^|\s)#\S")
-_NOT_TAGGED = re.compile(r"^(?:\[[ x-]\]|\[\[.*?\]\]$|\[.*?\]\(.*?\)$)")
+# A list item with a category (not a task's mark), which the detection of a folder looks for on any line.
+_OBSERVATION = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[(?![ xX-]\])[^\]\s][^\]]*\][ \t]+\S", re.M)
+# A #tag; #a#b is two (basic-memory's reading), each taken as far as engram's tags reach.
+_HASHTAG = re.compile(r"(?:^|\s)#([\w/-]+(?:#[\w/-]+)*)")
 _MARKDOWN_BREAK = frozenset(("\r\n", "\r", "\n"))  # markdown-it's line endings (str.splitlines has more)
 _CONTEXT = re.compile(r"\s*\(([^()]*)\)\s*$")
-_TASK = re.compile(r"^[ xX-]$")
 _SECTION = re.compile(r"^#+\s*(Observations|Relations)\s*$")  # basic-memory's headings of its lists
 _BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # one line ending: a \r\n is one, never a \r and a \n
 _BLANK_RUN = re.compile(rf"({_BREAK})({_BREAK}){_BREAK}+")
@@ -150,20 +142,18 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     lines = text.splitlines(keepends=True)
     fenced, body_start = _fenced(text, lines, body_start, rel) if exported else (None, body_start)
     prose: list[str] = []  # the note's own lines, each with its line ending as the file has it
-    for n, raw, kind, match in _lines(lines[body_start:], body_start + 1, title):
-        if kind in ("observation", "tagged"):
-            category, said = (None, match.group(1)) if kind == "tagged" else (match.group(1), match.group(2))
-            note["observations"].append(_observation(category, said, rel, n, f"{rel} line {n}", created, dated_by_file))
-            note["links"] += [(t.strip(), "mentions") for t in _WIKI.findall(said)]
-        elif kind == "relation":
-            relation, target = match.group(1).strip(), match.group(2).split("|")[0].strip()
-            note["links"].append((target, relation))
-            note["relations"].append({"type": relation, "to": target})
-        else:
-            if kind != "heading":
-                prose.append(raw)
-            if kind != "unread":
-                note["links"] += [(t.strip(), "links_to") for t in _WIKI.findall(raw.splitlines()[0])]
+    for n, raw, kind, block in _lines(lines[body_start:], body_start + 1, title, _parses_semantics(front)):
+        if block is not None:
+            if block.said is not None:
+                note["observations"].append(_observation(block.category, block.said, rel, n, f"{rel} line {n}", created,
+                                                         dated_by_file))
+            if block.relation is not None:
+                relation, target = block.relation[0], block.relation[1].split("|")[0].strip()
+                note["links"].append((target, relation))
+                note["relations"].append({"type": relation, "to": target})
+            note["links"] += [(target, "links_to") for target in block.links]
+        if kind == "prose":
+            prose.append(raw)
     note["body"] = _content(fenced, prose)
     provenance = {"file": rel, "title": title, "permalink": permalink, **extra}
     if exported:
@@ -187,68 +177,30 @@ def reads_as(body: str, title: str) -> str | None:
         fenced, start = _fenced(body, lines, 0, title)
     except SnapshotError:
         return None
-    return _content(fenced, [raw for _n, raw, kind, _m in _lines(lines[start:], 1, title) if kind in ("prose", "unread")])
+    return _content(fenced, [raw for _n, raw, kind, _b in _lines(lines[start:], 1, title) if kind == "prose"])
 
 
-def _lines(lines: list[str], first: int, title: str) -> Iterator[tuple[int, str, str, re.Match[str] | None]]:
-    """Each line (with its ending) numbered from ``first``, with what it is to the import: an
-    ``observation`` (``tagged``: one with no category) or a ``relation`` (with its match), a
-    ``heading`` the import leaves out (the title heading repeats the title; the lists' headings head
-    what is read apart), ``prose``, or ``unread`` prose (code, HTML, blank: where basic-memory reads
-    nothing, not even a wiki-link)."""
-    roles = _roles(lines)
+def _lines(lines: list[str], first: int, title: str, semantics: bool = True) -> Iterator[tuple[int, str, str, Block | None]]:
+    """Each line (with its ending) numbered from ``first``, with what it is to the import: ``read``
+    (an observation's or a relation's), a ``heading`` the import leaves out (the title heading
+    repeats the title; the lists' headings head what is read apart), or ``prose``; and, on the
+    first line of each paragraph or heading, the ``Block`` basic-memory reads there
+    (``basic_memory_semantics``; ``semantics`` False: ``bm_parse_semantics: false``)."""
+    roles, blocks = read_blocks("".join(lines), semantics)
+    markdown_line, starts = 0, True  # a line str.splitlines breaks at (\x0c, \u2028, ...) is markdown's line still
     for n, raw in enumerate(lines, first):
         line = raw.splitlines()[0]  # (keepends splits where splitlines does: the same lines)
-        role = roles[n - first]
-        obs = _OBSERVATION.match(line) if role == "item" else None
-        if obs and not _TASK.match(obs.group(1)):
-            yield n, raw, "observation", obs
-        elif role == "item" and (relation := _RELATION.match(line)):
-            yield n, raw, "relation", relation
-        elif role == "item" and (item := _ITEM.match(line)) and _TAGGED.search(item.group(1)) \
-                and not _NOT_TAGGED.match(item.group(1)):
-            yield n, raw, "tagged", item
-        elif role == "heading" and ((line.lstrip("#").strip() == title) or _SECTION.match(line)):
-            yield n, raw, "heading", None
+        role = roles[markdown_line]
+        block = blocks.get(markdown_line) if starts else None
+        if role == "read":
+            kind = "read"
+        elif starts and role == "heading" and (line.lstrip("#").strip() == title or (semantics and _SECTION.match(line))):
+            kind = "heading"
         else:
-            yield n, raw, "unread" if role == "unread" else "prose", None
-
-
-def _roles(lines: list[str]) -> list[str]:
-    """What each line is in the markdown's structure, as basic-memory's parser (markdown-it,
-    CommonMark) sees it: ``item`` (the first line of a list item's text, outside a block quote: where
-    basic-memory reads an observation or a relation), ``heading`` (an ATX heading), ``text`` (any other
-    line of a paragraph or heading, where a wiki-link links), or ``unread`` (a fenced or indented
-    code block, an HTML block, a blank line or a rule: basic-memory reads nothing from it)."""
-    by_markdown_line: dict[int, str] = {}
-    quoted = 0
-    tokens = _markdown().parse("".join(lines))
-    for at, token in enumerate(tokens):
-        quoted += {"blockquote_open": 1, "blockquote_close": -1}.get(token.type, 0)
-        if token.type not in ("paragraph_open", "heading_open") or token.map is None:
-            continue
-        begin, end = token.map
-        for line in range(begin, end):
-            by_markdown_line[line] = "text"
-        if token.type == "heading_open" and token.markup.startswith("#"):
-            by_markdown_line[begin] = "heading"
-        elif at and tokens[at - 1].type == "list_item_open" and not quoted:
-            by_markdown_line[begin] = "item"
-    roles: list[str] = []
-    markdown_line, starts = 0, True  # a line str.splitlines breaks at (\x0c, \u2028, ...) is markdown's line still
-    for raw in lines:
-        role = by_markdown_line.get(markdown_line, "unread")
-        roles.append(role if starts or role == "unread" else "text")
-        starts = raw[len(raw.splitlines()[0]):] in _MARKDOWN_BREAK
+            kind = "prose"
+        yield n, raw, kind, block
+        starts = raw[len(line):] in _MARKDOWN_BREAK
         markdown_line += starts
-    return roles
-
-
-@cache
-def _markdown() -> MarkdownIt:
-    from markdown_it import MarkdownIt  # (Rich's markdown parser: installed with engram)
-
-    return MarkdownIt("commonmark")  # basic-memory's parser, in its preset
 
 
 def _content(fenced: str | None, prose: list[str]) -> str:
@@ -287,7 +239,7 @@ def _observation(category: str | None, text: str, rel: str, line: int, where: st
     context_match = _CONTEXT.search(text)
     context = context_match.group(1) if context_match else None
     content = text[: context_match.start()] if context_match else text
-    hashtags = _HASHTAG.findall(content)
+    hashtags = [tag for found in _HASHTAG.findall(content) for tag in found.split("#")]
     content = _HASHTAG.sub("", content).strip() or text
     return Record(
         source_id=f"{rel}\0{category or ''}\0{content}", where=where, content=content,
@@ -297,6 +249,13 @@ def _observation(category: str | None, text: str, rel: str, line: int, where: st
         created_at=created, time_in_id=not dated_by_file,
         fields={"content": "", "key": ""},  # where names the file and line of the observation
     )
+
+
+def _parses_semantics(front: Mapping[str, Any]) -> bool:
+    """Whether basic-memory reads the note's observations, relations and links: not when its front
+    matter opts out with ``bm_parse_semantics: false`` (YAML's false, or the text "false" in any case)."""
+    setting = front.get("bm_parse_semantics")
+    return not (setting is False or (isinstance(setting, str) and setting.lower() == "false"))
 
 
 def _front_matter(text: str, rel: str) -> tuple[dict[str, Any], int]:
