@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,43 @@ def test_redact_screens_a_compaction_summary(redacting) -> None:
     assert result.compacted and result.summary == "the user's address is [REDACTED:email]"
     assert engram.history.summary("web:1") == "the user's address is [REDACTED:email]"
     assert_absent(db)
+
+
+def vacuumed_bytes(db: Path) -> bytes:
+    """The file's bytes once SQLite has rewritten it with only what it holds now: a value replaced
+    (a summary stored before ``redact`` was set) otherwise lingers in a free page."""
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("VACUUM")
+    return raw_bytes(db)
+
+
+def test_the_count_summary_is_screened_when_it_copies_a_summary_stored_before_redact(tmp_path: Path, caplog) -> None:
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db) as warned:  # warn: the summary is kept as set
+        warned.history.set_summary("web:1", f"the admin is {EMAIL}")
+        for n in range(8):
+            warned.history.append("web:1", "user", f"question {n}")
+            warned.history.append("web:1", "assistant", f"answer {n}")
+    with Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"}) as engram:
+        with caplog.at_level(logging.INFO, logger="engram.history"):
+            result = engram.history.compact("web:1", force=True)  # no summariser: the count summary
+        assert result.compacted and result.summarizer == "count"
+        assert result.summary.startswith("the admin is [REDACTED:email]\n[Conversation history compacted.")
+        assert engram.history.summary("web:1") == result.summary
+        assert "summary: redacted possible PII" in caplog.text and EMAIL not in caplog.text
+    assert EMAIL.encode() not in vacuumed_bytes(db)
+
+
+def test_warn_logs_the_kinds_in_a_count_summary(tmp_path: Path, caplog) -> None:
+    with Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db") as engram:
+        engram.history.set_summary("web:1", f"call {PHONE}")
+        for n in range(8):
+            engram.history.append("web:1", "user", f"question {n}")
+            engram.history.append("web:1", "assistant", f"answer {n}")
+        with caplog.at_level(logging.WARNING, logger="engram.history"):
+            result = engram.history.compact("web:1", force=True)
+        assert result.summary.startswith(f"call {PHONE}\n")  # kept as it was: warn stores it
+        assert "summary: possible PII stored: phone number (1)" in caplog.text and PHONE not in caplog.text
 
 
 def test_warn_reports_the_kinds_of_a_history_message_and_stores_it(tmp_path: Path, caplog) -> None:
