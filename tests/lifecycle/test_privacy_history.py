@@ -192,3 +192,26 @@ def test_a_memory_folder_written_under_warn_is_redacted_on_import(redacting, tmp
     (warning,) = summary.warnings  # named by its file and line, never by its value
     assert "warning: redacted possible PII" in warning and ".md:" in warning and EMAIL not in warning
     assert_absent(db)
+
+
+def test_a_folder_entry_that_redaction_makes_too_long_is_named_by_its_file_and_line(tmp_path: Path) -> None:
+    from engram.files.export import export_folder
+
+    fits = "reach me at a@b.io " + "x" * 41  # 60 characters; "[REDACTED:email]" is longer than "a@b.io"
+    with Engram.from_settings(home=tmp_path / "warned", path=tmp_path / "warned" / "memory.db", max_content_chars=60) as warned:
+        warned.remember(fits, key="contact")
+        warned.remember("nothing to hide here", key="plain")
+        export_folder(warned.visible_memories(), tmp_path / "folder", format="markdown")
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"}, max_content_chars=60) as engram:
+        summary = engram.import_from(tmp_path / "folder")
+        assert summary.imported == 1 and [m.key for m in engram.list()] == ["plain"]  # the rest is imported
+        (problem,) = summary.warnings
+        where, _, said = problem.partition(": ")
+        path, line = where.rsplit(":", 1)
+        # The file and line the user can open, where the entry's text is.
+        text_lines = (tmp_path / "folder" / path).read_text("utf-8").splitlines()
+        assert fits in text_lines[int(line) - 1]
+        assert said == "entry not imported: once PII was redacted, content: is 70 characters; the maximum is 60 " \
+                       "(allowed: 1-60 characters)"
+    assert b"a@b.io" not in raw_bytes(db)
