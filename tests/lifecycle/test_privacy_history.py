@@ -1,4 +1,5 @@
-"""``privacy.pii`` on every path that writes conversation history, and on engram's own imports.
+"""``privacy.pii`` on every path that writes conversation history, on engram's own imports and on
+the summaries the lifecycle job writes.
 
 Each test runs the real engine on a real SQLite file (history, its full-text and semantic index in
 the same file) and reads the file's bytes, its write-ahead log included, for the values."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import time
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
@@ -215,3 +217,44 @@ def test_a_folder_entry_that_redaction_makes_too_long_is_named_by_its_file_and_l
         assert said == "entry not imported: once PII was redacted, content: is 70 characters; the maximum is 60 " \
                        "(allowed: 1-60 characters)"
     assert b"a@b.io" not in raw_bytes(db)
+
+
+class Quoting:  # a model's summary may repeat what it read, or what its sources were stored with
+    def summarize(self, texts: Sequence[str]) -> str:
+        return f"{len(texts)} notes; the admin is {EMAIL}"
+
+
+def _yesterday() -> float:
+    return (int(time.time() // 86400) - 1) * 86400.0
+
+
+def test_redact_screens_a_period_summary_written_by_a_model(redacting) -> None:
+    from engram.lifecycle import summaries
+    from engram.lifecycle.settings import SummarySettings
+
+    engram, db = redacting
+    engram.remember("the staging database moved", created_at=_yesterday() + 3600)
+    report = summaries.run(engram, SummarySettings(weekly=False), now=time.time(), summarizer=Quoting())
+    assert report.changed == 1
+    (summary,) = summaries.list_summaries(engram)
+    assert summary.content.endswith("1 notes; the admin is [REDACTED:email]")
+    assert_absent(db)
+
+
+def test_redact_screens_an_extractive_summary_of_memories_stored_before_redact(tmp_path: Path, caplog) -> None:
+    from engram.lifecycle import summaries
+    from engram.lifecycle.settings import SummarySettings
+
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db) as warned:  # warn: kept as said
+        warned.remember(f"the admin is {EMAIL}", created_at=_yesterday() + 3600)
+    with Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"}) as engram:
+        with caplog.at_level(logging.INFO, logger="engram.lifecycle.summaries"):
+            summaries.run(engram, SummarySettings(weekly=False), now=time.time())  # no model: extractive
+        (summary,) = summaries.list_summaries(engram)
+        assert summary.content.endswith("\n- the admin is [REDACTED:email]")
+        assert "redacted possible PII before storing: e-mail address (1)" in caplog.text and EMAIL not in caplog.text
+    # Read from the file itself: the source keeps what warn stored, the summary's row holds none of it.
+    with closing(sqlite3.connect(db)) as conn:
+        rows = dict(conn.execute("SELECT type, content FROM memories").fetchall())
+    assert EMAIL in rows["learned"] and EMAIL not in rows["summary"] and "[REDACTED:email]" in rows["summary"]

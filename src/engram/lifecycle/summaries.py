@@ -15,6 +15,7 @@ The text comes from a ``Summarizer`` (``summarize(texts) -> str``: the configure
 there is none or it fails, from an extractive summary: the most important source memories, in
 time order, one line each, within ``max_chars``. Periods are UTC days and ISO weeks (Monday
 start); only periods that have ended are summarised, so a summary never misses later memories.
+The text is screened by the engine's PII policy (``privacy.pii``) as ``remember`` screens a memory's.
 """
 
 from __future__ import annotations
@@ -152,8 +153,15 @@ def summarize_period(
     if not text:
         text, method = extractive(found, items=settings.extractive_items, max_chars=settings.max_chars), "extractive"
     label = dt.datetime.fromtimestamp(period.start, dt.UTC).strftime("%Y-%m-%d")
+    # Written past ``remember`` (its key and time are the period's), so screened here by the same
+    # policy: the text quotes its sources, which may hold PII stored before ``redact`` was set or
+    # kept under ``warn``, and a model's summary may repeat it.
+    content, warnings = engram.privacy.screen(f"{period.type.capitalize()} summary from {label} ({len(found)} memories):\n{text}")
+    for warning in warnings:
+        log.log(logging.WARNING if engram.privacy.mode == "warn" else logging.INFO, "%s in %s: %s", period.key,
+                scope, warning)
     draft = MemoryDraft(
-        content=f"{period.type.capitalize()} summary from {label} ({len(found)} memories):\n{text}",
+        content=content,
         scope=scope, key=period.key, category=Category.KNOWLEDGE, type=SUMMARY_TYPE,
         tags=("summary", period.type), importance=settings.importance, source="summaries",
         metadata={"period_start": period.start, "period_end": period.end, "period_type": period.type,
