@@ -1,4 +1,5 @@
-"""``privacy.pii`` on every path that writes conversation history, and on engram's own imports.
+"""``privacy.pii`` on every path that writes conversation history, on engram's own imports and on
+the summaries the lifecycle job writes.
 
 Each test runs the real engine on a real SQLite file (history, its full-text and semantic index in
 the same file) and reads the file's bytes, its write-ahead log included, for the values."""
@@ -7,7 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
+import time
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -77,6 +81,43 @@ def test_redact_screens_a_compaction_summary(redacting) -> None:
     assert result.compacted and result.summary == "the user's address is [REDACTED:email]"
     assert engram.history.summary("web:1") == "the user's address is [REDACTED:email]"
     assert_absent(db)
+
+
+def vacuumed_bytes(db: Path) -> bytes:
+    """The file's bytes once SQLite has rewritten it with only what it holds now: a value replaced
+    (a summary stored before ``redact`` was set) otherwise lingers in a free page."""
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("VACUUM")
+    return raw_bytes(db)
+
+
+def test_the_count_summary_is_screened_when_it_copies_a_summary_stored_before_redact(tmp_path: Path, caplog) -> None:
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db) as warned:  # warn: the summary is kept as set
+        warned.history.set_summary("web:1", f"the admin is {EMAIL}")
+        for n in range(8):
+            warned.history.append("web:1", "user", f"question {n}")
+            warned.history.append("web:1", "assistant", f"answer {n}")
+    with Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"}) as engram:
+        with caplog.at_level(logging.INFO, logger="engram.history"):
+            result = engram.history.compact("web:1", force=True)  # no summariser: the count summary
+        assert result.compacted and result.summarizer == "count"
+        assert result.summary.startswith("the admin is [REDACTED:email]\n[Conversation history compacted.")
+        assert engram.history.summary("web:1") == result.summary
+        assert "summary: redacted possible PII" in caplog.text and EMAIL not in caplog.text
+    assert EMAIL.encode() not in vacuumed_bytes(db)
+
+
+def test_warn_logs_the_kinds_in_a_count_summary(tmp_path: Path, caplog) -> None:
+    with Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db") as engram:
+        engram.history.set_summary("web:1", f"call {PHONE}")
+        for n in range(8):
+            engram.history.append("web:1", "user", f"question {n}")
+            engram.history.append("web:1", "assistant", f"answer {n}")
+        with caplog.at_level(logging.WARNING, logger="engram.history"):
+            result = engram.history.compact("web:1", force=True)
+        assert result.summary.startswith(f"call {PHONE}\n")  # kept as it was: warn stores it
+        assert "summary: possible PII stored: phone number (1)" in caplog.text and PHONE not in caplog.text
 
 
 def test_warn_reports_the_kinds_of_a_history_message_and_stores_it(tmp_path: Path, caplog) -> None:
@@ -153,3 +194,67 @@ def test_a_memory_folder_written_under_warn_is_redacted_on_import(redacting, tmp
     (warning,) = summary.warnings  # named by its file and line, never by its value
     assert "warning: redacted possible PII" in warning and ".md:" in warning and EMAIL not in warning
     assert_absent(db)
+
+
+def test_a_folder_entry_that_redaction_makes_too_long_is_named_by_its_file_and_line(tmp_path: Path) -> None:
+    from engram.files.export import export_folder
+
+    fits = "reach me at a@b.io " + "x" * 41  # 60 characters; "[REDACTED:email]" is longer than "a@b.io"
+    with Engram.from_settings(home=tmp_path / "warned", path=tmp_path / "warned" / "memory.db", max_content_chars=60) as warned:
+        warned.remember(fits, key="contact")
+        warned.remember("nothing to hide here", key="plain")
+        export_folder(warned.visible_memories(), tmp_path / "folder", format="markdown")
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"}, max_content_chars=60) as engram:
+        summary = engram.import_from(tmp_path / "folder")
+        assert summary.imported == 1 and [m.key for m in engram.list()] == ["plain"]  # the rest is imported
+        (problem,) = summary.warnings
+        where, _, said = problem.partition(": ")
+        path, line = where.rsplit(":", 1)
+        # The file and line the user can open, where the entry's text is.
+        text_lines = (tmp_path / "folder" / path).read_text("utf-8").splitlines()
+        assert fits in text_lines[int(line) - 1]
+        assert said == "entry not imported: once PII was redacted, content: is 70 characters; the maximum is 60 " \
+                       "(allowed: 1-60 characters)"
+    assert b"a@b.io" not in raw_bytes(db)
+
+
+class Quoting:  # a model's summary may repeat what it read, or what its sources were stored with
+    def summarize(self, texts: Sequence[str]) -> str:
+        return f"{len(texts)} notes; the admin is {EMAIL}"
+
+
+def _yesterday() -> float:
+    return (int(time.time() // 86400) - 1) * 86400.0
+
+
+def test_redact_screens_a_period_summary_written_by_a_model(redacting) -> None:
+    from engram.lifecycle import summaries
+    from engram.lifecycle.settings import SummarySettings
+
+    engram, db = redacting
+    engram.remember("the staging database moved", created_at=_yesterday() + 3600)
+    report = summaries.run(engram, SummarySettings(weekly=False), now=time.time(), summarizer=Quoting())
+    assert report.changed == 1
+    (summary,) = summaries.list_summaries(engram)
+    assert summary.content.endswith("1 notes; the admin is [REDACTED:email]")
+    assert_absent(db)
+
+
+def test_redact_screens_an_extractive_summary_of_memories_stored_before_redact(tmp_path: Path, caplog) -> None:
+    from engram.lifecycle import summaries
+    from engram.lifecycle.settings import SummarySettings
+
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db) as warned:  # warn: kept as said
+        warned.remember(f"the admin is {EMAIL}", created_at=_yesterday() + 3600)
+    with Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"}) as engram:
+        with caplog.at_level(logging.INFO, logger="engram.lifecycle.summaries"):
+            summaries.run(engram, SummarySettings(weekly=False), now=time.time())  # no model: extractive
+        (summary,) = summaries.list_summaries(engram)
+        assert summary.content.endswith("\n- the admin is [REDACTED:email]")
+        assert "redacted possible PII before storing: e-mail address (1)" in caplog.text and EMAIL not in caplog.text
+    # Read from the file itself: the source keeps what warn stored, the summary's row holds none of it.
+    with closing(sqlite3.connect(db)) as conn:
+        rows = dict(conn.execute("SELECT type, content FROM memories").fetchall())
+    assert EMAIL in rows["learned"] and EMAIL not in rows["summary"] and "[REDACTED:email]" in rows["summary"]

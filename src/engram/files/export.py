@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram import snapshot
 from engram.errors import EngramError, ValidationError
-from engram.model import Memory, Scope, make_scope
+from engram.model import Memory, Scope, make_scope, parse_content, parse_search_context
 
 from . import layout, split
 from .document import Document, get_format
@@ -345,6 +345,15 @@ def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[s
                 # Screened here, where each warning can name its file and line (import_snapshot
                 # screens again: what is redacted is not found again, and its warnings go unsaid).
                 memory, found = engram.privacy.screen_memory(entry.to_memory(scope, now))
+                try:
+                    # A marker may be longer than what it replaced (``a@b.io``): content read within
+                    # the limit can pass it once redacted. Refused here by its file and line, where the
+                    # user can shorten it, not by the snapshot's name for it (``memories[3].content``).
+                    parse_content(memory.content, engram.max_content_chars)
+                    parse_search_context(memory.search_context, engram.max_content_chars)
+                except ValidationError as exc:
+                    summary.problems.append(Problem(rel, entry.line, f"entry not imported: once PII was redacted, {exc}"))
+                    continue
                 summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}") for warning in found)
                 per_agent[database or scope.agent].append((rel, entry, memory))
     # Global memories go with the importing agent's own (first, as other agents' may link to them):

@@ -8,8 +8,9 @@ Trigger: the history has more than ``min_messages`` (12) messages AND either mor
    nothing is discarded before what it taught has been kept; if it fails, nothing is discarded;
 2. a leading system prompt is kept as it is;
 3. the middle is summarised: by the ``Summarizer`` when one is given (it sees the previous
-   summary too), else by PtrClaw's count summary; the summary replaces the previous one
-   (``set_summary``) and comes back first on the next assembly;
+   summary too), else by PtrClaw's count summary; the summary, screened by the caller's
+   ``screen`` (``History.compact``'s: the PII policy), replaces the previous one and comes back
+   first on the next assembly;
 4. the last ``keep_recent`` (10) messages stay; a cut that lands on a tool result walks back
    so a tool call is never separated from its results;
 5. conversation memories older than ``conversation_max_age_s`` are purged (a hook; the engine's
@@ -34,6 +35,7 @@ the bound holds), with a count summary (no LLM call on an overflowing context).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -193,9 +195,14 @@ def compact_conversation(
     purge: Purger | None = None,
     reported_tokens: int | None = None,
     force: bool = False,
+    screen: Callable[[str], str] | None = None,
 ) -> CompactionResult:
     """Compact a stored conversation: the summary and the discard in one step of the store (only
     if the conversation is still as read; else read again), then the memory purge.
+
+    ``screen`` turns the summary into the text stored (and answered): ``History.compact`` passes
+    its PII policy, so whichever summariser made it (the model, or the count summary, which copies
+    the previous summary's text: one stored before ``redact`` was set) it is written only as screened.
 
     Raises ``StorageError`` from the store and ``ValidationError`` for a bad key.
     """
@@ -209,6 +216,8 @@ def compact_conversation(
         )
         if not result.compacted:
             return result
+        if screen is not None:
+            result = dataclasses.replace(result, summary=screen(result.summary))
         head = 1 if messages and messages[0].role is Role.SYSTEM else 0
         if discard_if_unchanged(store, key, messages, head, head + len(result.discarded), summary=result.summary,
                                 summary_read=previous):

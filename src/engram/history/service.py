@@ -438,13 +438,13 @@ class History:
     ) -> CompactionResult:
         """Compact the conversation if it is past its limits (``force``: anyway); see ``history.compaction``."""
         key = normal_key(key)
-        if summarizer is not None:
-            # A model's summary may quote what it summarised (messages stored before ``redact`` was
-            # set, or kept under ``warn``): screened as a summary set by hand is.
-            summarizer = _ScreenedSummarizer(summarizer, lambda text: self._screened_summary(key, text))
+        # Whichever summariser wrote it, the summary may hold PII: a model's may quote what it
+        # summarised, the count summary copies the previous summary (messages and summaries stored
+        # before ``redact`` was set, or kept under ``warn``). Screened as a summary set by hand is.
         return compact_conversation(
             self.store, key, self.compaction, summarizer=summarizer, extract=extract,
             purge=self.purge_hook, reported_tokens=reported_tokens, force=force,
+            screen=lambda text: self._screened_summary(key, text),
         )
 
     def on_close(self, hook: Callable[[], None]) -> None:
@@ -465,13 +465,3 @@ class History:
         """Run ``closer`` when this history closes, after its own storage (the backend it was opened on)."""
         self._after_close.insert(0, closer)
 
-
-class _ScreenedSummarizer:
-    """A ``Summarizer`` whose summaries pass through ``screen`` (the history's PII policy)."""
-
-    def __init__(self, inner: Summarizer, screen: Callable[[str], str]) -> None:
-        self.inner = inner
-        self.screen = screen
-
-    def summarize(self, messages: Sequence[Message]) -> str:
-        return self.screen(self.inner.summarize(messages))

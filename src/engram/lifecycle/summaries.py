@@ -14,8 +14,9 @@ Hygiene, decay and retention skip the ``summary`` type by default.
 The text comes from a ``Summarizer`` (``summarize(texts) -> str``: the configured LLM) or, when
 there is none or it fails, from an extractive summary: the most important source memories, in
 time order, one line each, within ``max_chars``. The text is cut to fit the store's
-``max_content_chars`` with its header when that limit is the lower, as every memory is. Periods are UTC days and ISO weeks (Monday
-start); only periods that have ended are summarised, so a summary never misses later memories.
+``max_content_chars`` with its header when that limit is the lower, as every memory is. Periods
+are UTC days and ISO weeks (Monday start); only periods that have ended are summarised, so a summary never misses later memories.
+The text is screened by the engine's PII policy (``privacy.pii``) as ``remember`` screens a memory's.
 """
 
 from __future__ import annotations
@@ -157,9 +158,17 @@ def summarize_period(
             log.warning("summarizer failed for %s (%s); using the extractive summary", period.key, exc)
     if not text:
         text, method = extractive(found, items=settings.extractive_items, max_chars=max_chars), "extractive"
+    # Written past ``remember`` (its key and time are the period's), so screened here by the same
+    # policy: the text quotes its sources, which may hold PII stored before ``redact`` was set or
+    # kept under ``warn``, and a model's summary may repeat it.
+    content, warnings = engram.privacy.screen(header + text)
+    for warning in warnings:
+        log.log(logging.WARNING if engram.privacy.mode == "warn" else logging.INFO, "%s in %s: %s", period.key,
+                scope, warning)
     draft = MemoryDraft(
-        # A limit shorter than the header itself (a few dozen characters) keeps what fits of it.
-        content=(header + text)[: engram.max_content_chars],
+        # Cut after screening (a marker can be longer than what it replaced); a limit shorter than
+        # the header itself (a few dozen characters) keeps what fits of it.
+        content=content[: engram.max_content_chars],
         scope=scope, key=period.key, category=Category.KNOWLEDGE, type=SUMMARY_TYPE,
         tags=("summary", period.type), importance=settings.importance, source="summaries",
         metadata={"period_start": period.start, "period_end": period.end, "period_type": period.type,
