@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -31,11 +33,12 @@ class Served:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+@contextmanager
+def serving(tmp_path: Path, **engine_settings: Any) -> Iterator[Served]:
+    """A server as ``engram serve`` runs one (settings, local embeddings, audit trail, history in
+    the same file), with tokens for alice and bob; ``engine_settings`` beside the defaults."""
     db_path = tmp_path / "memory.db"
-    # As `engram serve` opens it: settings, local embeddings, audit trail, history in the same file.
-    engram = Engram.from_settings(home=tmp_path, path=db_path)
+    engram = Engram.from_settings(home=tmp_path, path=db_path, **engine_settings)
     tokens = TokenStore.open(db_path)
     alice, _ = tokens.create("alice", "test")
     bob, _ = tokens.create("bob", "test")
@@ -47,3 +50,9 @@ def served(tmp_path: Path) -> Iterator[Served]:
         server.stop()
         tokens.close()
         engram.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    with serving(tmp_path) as server:
+        yield server

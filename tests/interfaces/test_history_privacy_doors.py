@@ -12,12 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.auth import TokenStore
-from engram.engine import Engram
-from engram.interfaces.http.app import create_app
-from engram.interfaces.http.serve import BackgroundServer
-from engram.interfaces.settings import ServerSettings
-from tests.interfaces.conftest import Served
+from tests.interfaces.conftest import Served, serving
 
 EMAIL, CARD = "ops@example.com", "4111 1111 1111 1111"
 
@@ -30,18 +25,8 @@ def raw_bytes(db: Path) -> bytes:
 @pytest.fixture
 def redacting(tmp_path: Path) -> Iterator[Served]:
     """As ``served``, with ``privacy.pii = "redact"``."""
-    db_path = tmp_path / "memory.db"
-    engram = Engram.from_settings(home=tmp_path, path=db_path, privacy={"pii": "redact"})
-    tokens = TokenStore.open(db_path)
-    alice, _ = tokens.create("alice", "test")
-    bob, _ = tokens.create("bob", "test")
-    server = BackgroundServer(create_app(engram, tokens, ServerSettings(max_body_bytes=64_000))).start()
-    try:
-        yield Served(server.url, engram, tokens, alice, bob, db_path)
-    finally:
-        server.stop()
-        tokens.close()
-        engram.close()
+    with serving(tmp_path, privacy={"pii": "redact"}) as server:
+        yield server
 
 
 def test_http_history_appends_are_redacted_before_the_database(redacting: Served) -> None:
