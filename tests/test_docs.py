@@ -95,6 +95,21 @@ def test_readme_python_example_runs(isolated_home: Path, capsys) -> None:
     assert "user-prefers-python-scripting" in out
 
 
+@pytest.mark.parametrize("page", ["docs/importing.md"])
+def test_python_examples_run_and_print_what_their_comments_say(page: str, isolated_home: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A page's Python examples run as copied (in a folder of their own: they write their input
+    files), and each ``print(...)  # TEXT`` prints a line TEXT starts with."""
+    monkeypatch.chdir(tmp_path)
+    for block in re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S):
+        exec(compile(block, page, "exec"), {"__name__": "__main__"})
+        printed = capsys.readouterr().out.splitlines()
+        expected = [line.split("#", 1)[1].strip() for line in block.splitlines() if "print(" in line and "#" in line]
+        assert expected and len(printed) == len(expected), (printed, expected)
+        for line, comment in zip(printed, expected, strict=True):
+            assert comment.startswith(line), f"{page}: printed {line!r}, the comment says {comment!r}"
+
+
 # Commands in README.md that do not return (servers) or are the test suite itself, and pip lines
 # (tests/test_packaging.py installs the package the way they say).
 _NOT_RUN = ("engram serve", "engram mcp", "scripts/test.sh", "pip install", "pipx ", "uvx ")
