@@ -60,6 +60,47 @@ def _template(path: str) -> str:
     return re.sub(r"\{[^}]*\}", "{}", path)
 
 
+# A row of a settings table: | `name` | `ENGRAM_NAME` (maybe more) | default | meaning |
+_SETTING_ROW = re.compile(r"^\| `([a-z_.]+)` \| `(ENGRAM_[A-Z_]+)`[^|]*\| ([^|]*) \|", re.M)
+
+
+def test_settings_tables_give_each_settings_variable_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every row of the docs' settings tables names a setting that exists, the environment variable
+    that sets it, and, where the default is one literal (`100`, `true`, `["summary", "item"]`), the
+    default engram uses. (Defaults derived at start-up, such as folders in the home, are said in words.)"""
+    import json
+
+    for name in [n for n in os.environ if n.startswith("ENGRAM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    settings = Settings()
+    rows, wrong = 0, []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for name, env, default in _SETTING_ROW.findall(page.read_text()):
+            rows += 1
+            where = f"{page.relative_to(ROOT)} `{name}`"
+            value: object = settings
+            for part in name.split("."):
+                value = getattr(value, part, _SETTING_ROW)
+            if value is _SETTING_ROW:
+                wrong.append(f"{where}: no such setting")
+                continue
+            if env != "ENGRAM_" + name.upper().replace(".", "__"):
+                wrong.append(f"{where}: its variable is not {env}")
+            literal = re.match(r"\s*`([^`]*)`", default)
+            if literal is None or value is None or isinstance(value, Path):
+                continue
+            try:
+                documented = json.loads(literal.group(1))
+            except json.JSONDecodeError:
+                documented = literal.group(1)
+            actual = getattr(value, "value", value)  # an enum's value
+            actual = list(actual) if isinstance(actual, tuple | frozenset) else actual
+            if documented != actual:
+                wrong.append(f"{where}: documented default {literal.group(1)}, engram's {actual!r}")
+    assert rows > 100 and not wrong, wrong
+
+
 def test_every_http_route_is_documented(tmp_path: Path) -> None:
     from engram.auth import TokenStore
     from engram.engine import Engram
