@@ -40,6 +40,58 @@ def test_every_cli_command_is_documented() -> None:
     assert not missing, f"not in README.md or docs/: {', '.join(f'engram {c}' for c in sorted(missing))}"
 
 
+def _options(command: object) -> set[str]:
+    return {name for param in command.params for name in (*param.opts, *param.secondary_opts)  # type: ignore[attr-defined]
+            if name.startswith("-")} | {"--help"}
+
+
+def _engram_invocations(text: str) -> list[list[str]]:
+    """The words after `engram` in every shell example and inline `engram ...` of a page."""
+    snippets = [re.sub(r"\s+#.*$", "", line) for block in re.findall(r"```bash\n(.*?)```", text, re.S)
+                for line in block.splitlines()]
+    snippets += re.findall(r"`(engram [^`]+)`", text)
+    found = []
+    for snippet in snippets:
+        for part in re.split(r"&&|\||;| / | -> ", snippet):
+            match = re.search(r"(?:^|\s)(?:\./|\.venv/bin/)?engram(\s.+)$", part.strip())
+            if match:
+                try:
+                    found.append(shlex.split(match.group(1)))
+                except ValueError:
+                    continue
+    return found
+
+
+def test_every_documented_cli_option_exists() -> None:
+    """Each `--option` an example or an inline `engram ...` gives its command is one that command
+    takes (global options before the command; `--json` after it too, as the CLI allows)."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    global_options = {name: param for param in group.params for name in (*param.opts, *param.secondary_opts)}
+    wrong, checked = [], 0
+    for page in ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))]:
+        for words in _engram_invocations((ROOT / page).read_text()):
+            command, path, i = group, ["engram"], 0
+            while i < len(words):
+                word = words[i]
+                if command is group and word in global_options:
+                    option = global_options[word]
+                    i += 1 if option.is_flag or option.count else 2  # type: ignore[attr-defined]
+                    continue
+                if re.fullmatch(r"--?[a-z][a-z0-9-]*", word.split("=")[0]):
+                    checked += 1
+                    if word.split("=")[0] not in _options(command) | {"--json"}:
+                        wrong.append(f"{page}: `{' '.join(path)}` has no {word} (engram {' '.join(words)})")
+                elif hasattr(command, "commands") and word in command.commands:
+                    command = command.commands[word]
+                    path.append(word)
+                elif hasattr(command, "commands"):
+                    break  # not a command: a placeholder or prose
+                i += 1
+    assert checked > 100 and not wrong, wrong
+
+
 def _setting_names(model: type[BaseModel], prefix: str = "") -> list[str]:
     names = []
     for name, info in model.model_fields.items():
