@@ -40,6 +40,58 @@ def test_every_cli_command_is_documented() -> None:
     assert not missing, f"not in README.md or docs/: {', '.join(f'engram {c}' for c in sorted(missing))}"
 
 
+def _options(command: object) -> set[str]:
+    return {name for param in command.params for name in (*param.opts, *param.secondary_opts)  # type: ignore[attr-defined]
+            if name.startswith("-")} | {"--help"}
+
+
+def _engram_invocations(text: str) -> list[list[str]]:
+    """The words after `engram` in every shell example and inline `engram ...` of a page."""
+    snippets = [re.sub(r"\s+#.*$", "", line) for block in re.findall(r"```bash\n(.*?)```", text, re.S)
+                for line in block.splitlines()]
+    snippets += re.findall(r"`(engram [^`]+)`", text)
+    found = []
+    for snippet in snippets:
+        for part in re.split(r"&&|\||;| / | -> ", snippet):
+            match = re.search(r"(?:^|\s)(?:\./|\.venv/bin/)?engram(\s.+)$", part.strip())
+            if match:
+                try:
+                    found.append(shlex.split(match.group(1)))
+                except ValueError:
+                    continue
+    return found
+
+
+def test_every_documented_cli_option_exists() -> None:
+    """Each `--option` an example or an inline `engram ...` gives its command is one that command
+    takes (global options before the command; `--json` after it too, as the CLI allows)."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    global_options = {name: param for param in group.params for name in (*param.opts, *param.secondary_opts)}
+    wrong, checked = [], 0
+    for page in ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))]:
+        for words in _engram_invocations((ROOT / page).read_text()):
+            command, path, i = group, ["engram"], 0
+            while i < len(words):
+                word = words[i]
+                if command is group and word in global_options:
+                    option = global_options[word]
+                    i += 1 if option.is_flag or option.count else 2  # type: ignore[attr-defined]
+                    continue
+                if re.fullmatch(r"--?[a-z][a-z0-9-]*", word.split("=")[0]):
+                    checked += 1
+                    if word.split("=")[0] not in _options(command) | {"--json"}:
+                        wrong.append(f"{page}: `{' '.join(path)}` has no {word} (engram {' '.join(words)})")
+                elif hasattr(command, "commands") and word in command.commands:
+                    command = command.commands[word]
+                    path.append(word)
+                elif hasattr(command, "commands"):
+                    break  # not a command: a placeholder or prose
+                i += 1
+    assert checked > 100 and not wrong, wrong
+
+
 def _setting_names(model: type[BaseModel], prefix: str = "") -> list[str]:
     names = []
     for name, info in model.model_fields.items():
@@ -58,6 +110,47 @@ def test_every_setting_is_documented() -> None:
 
 def _template(path: str) -> str:
     return re.sub(r"\{[^}]*\}", "{}", path)
+
+
+# A row of a settings table: | `name` | `ENGRAM_NAME` (maybe more) | default | meaning |
+_SETTING_ROW = re.compile(r"^\| `([a-z_.]+)` \| `(ENGRAM_[A-Z_]+)`[^|]*\| ([^|]*) \|", re.M)
+
+
+def test_settings_tables_give_each_settings_variable_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every row of the docs' settings tables names a setting that exists, the environment variable
+    that sets it, and, where the default is one literal (`100`, `true`, `["summary", "item"]`), the
+    default engram uses. (Defaults derived at start-up, such as folders in the home, are said in words.)"""
+    import json
+
+    for name in [n for n in os.environ if n.startswith("ENGRAM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    settings = Settings()
+    rows, wrong = 0, []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for name, env, default in _SETTING_ROW.findall(page.read_text()):
+            rows += 1
+            where = f"{page.relative_to(ROOT)} `{name}`"
+            value: object = settings
+            for part in name.split("."):
+                value = getattr(value, part, _SETTING_ROW)
+            if value is _SETTING_ROW:
+                wrong.append(f"{where}: no such setting")
+                continue
+            if env != "ENGRAM_" + name.upper().replace(".", "__"):
+                wrong.append(f"{where}: its variable is not {env}")
+            literal = re.match(r"\s*`([^`]*)`", default)
+            if literal is None or value is None or isinstance(value, Path):
+                continue
+            try:
+                documented = json.loads(literal.group(1))
+            except json.JSONDecodeError:
+                documented = literal.group(1)
+            actual = getattr(value, "value", value)  # an enum's value
+            actual = list(actual) if isinstance(actual, tuple | frozenset) else actual
+            if documented != actual:
+                wrong.append(f"{where}: documented default {literal.group(1)}, engram's {actual!r}")
+    assert rows > 100 and not wrong, wrong
 
 
 def test_every_http_route_is_documented(tmp_path: Path) -> None:
@@ -93,6 +186,21 @@ def test_readme_python_example_runs(isolated_home: Path, capsys) -> None:
     exec(compile(block.group(1), "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "user-prefers-python-scripting" in out
+
+
+@pytest.mark.parametrize("page", ["docs/importing.md"])
+def test_python_examples_run_and_print_what_their_comments_say(page: str, isolated_home: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A page's Python examples run as copied (in a folder of their own: they write their input
+    files), and each ``print(...)  # TEXT`` prints a line TEXT starts with."""
+    monkeypatch.chdir(tmp_path)
+    for block in re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S):
+        exec(compile(block, page, "exec"), {"__name__": "__main__"})
+        printed = capsys.readouterr().out.splitlines()
+        expected = [line.split("#", 1)[1].strip() for line in block.splitlines() if "print(" in line and "#" in line]
+        assert expected and len(printed) == len(expected), (printed, expected)
+        for line, comment in zip(printed, expected, strict=True):
+            assert comment.startswith(line), f"{page}: printed {line!r}, the comment says {comment!r}"
 
 
 # Commands in README.md that do not return (servers) or are the test suite itself, and pip lines

@@ -268,16 +268,33 @@ def _instant(number: float, value: Any, where: str) -> float:
 
 
 def tags(values: Iterable[Any] | str | None, where: str) -> tuple[str, ...]:
-    """Tags as engram keeps them; a source's tag with a comma or too long is an error here."""
+    """Tags as engram keeps them, from a source's list (a number or boolean in it as JSON spells
+    it). A list that is no list, an entry that is no text (``null``, an object: Python's spelling
+    of it would become a tag), and a tag with a comma or too long are errors naming ``where``."""
     if values is None:
         return ()
+    if not isinstance(values, str) and (isinstance(values, Mapping) or not isinstance(values, Iterable)):
+        raise wrong_type(where, values, "a list of short tags")
+    items = values if isinstance(values, str) else [_tag_text(v, f"{where}[{i}]") for i, v in enumerate(values)]
     try:
-        return parse_tags(values if isinstance(values, str) else [str(v) for v in values])
-    except (ValidationError, TypeError) as exc:
-        raise fail(where, str(exc), "a list of short tags") from None
+        return parse_tags(items)
+    except ValidationError as exc:
+        raise fail(where, exc.problem, exc.allowed) from None
+
+
+def _tag_text(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return jsondoc.shown(value)
+    raise wrong_type(where, value, "a tag's text")
 
 
 def metadata(value: Any, where: str) -> dict[str, Any]:
+    """A record's metadata: a JSON object (or its JSON text); anything else is named as JSON spells
+    it (``got a list``), not by Python's type."""
+    if value is not None and not isinstance(value, Mapping | str):
+        raise wrong_type(where, value, "a JSON object")
     try:
         return parse_metadata(value)
     except ValidationError as exc:
