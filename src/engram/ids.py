@@ -10,6 +10,7 @@ import os
 import re
 import threading
 import time
+import unicodedata
 import uuid
 
 _lock = threading.Lock()
@@ -41,20 +42,34 @@ def new_id() -> str:
     return str(uuid.UUID(int=value))
 
 
-_WORD = re.compile(r"[a-z0-9]+")
+# A word of any script (letters and digits, not the underscore): keys are text, not file names.
+_WORD = re.compile(r"[^\W_]+")
 _KEY_STOPWORDS = frozenset(
     "a an the of to for and or in on at by with is are was were be been that this it its".split()
 )
 
 
+def _plain_latin(text: str) -> str:
+    """``text`` with the accents of Latin letters taken off (``pastéis`` -> ``pasteis``), so a key
+    keeps the word rather than splitting it at the accent; other scripts' marks are left alone,
+    as in Japanese they change the sound (``で`` is not ``て``)."""
+    out = []
+    for char in text:
+        bare = unicodedata.normalize("NFD", char)
+        out.append(bare[0] if bare[0].isascii() and all(unicodedata.combining(c) for c in bare[1:]) else char)
+    return "".join(out)
+
+
 def key_from_content(content: str, max_words: int = 6) -> str:
-    """A readable key made from the content's first significant words, e.g. ``user-prefers-python``.
+    """A readable key made from the content's first significant words, e.g. ``user-prefers-python``
+    (``müller-mag-käse`` gives ``muller-mag-kase``; a word of any script is kept as it is).
 
     Callers make it unique within the scope (see ``engine``); this only proposes.
     """
-    words = [w for w in _WORD.findall(content.lower()) if w not in _KEY_STOPWORDS]
+    folded = _plain_latin(unicodedata.normalize("NFC", content).casefold())
+    words = [w for w in _WORD.findall(folded) if w not in _KEY_STOPWORDS]
     if not words:
-        words = _WORD.findall(content.lower())
+        words = _WORD.findall(folded)
     slug = "-".join(words[:max_words])[:60].strip("-")
     return slug or "memory"
 

@@ -257,8 +257,8 @@ def test_a_newer_dump_brings_zeps_new_text_but_keeps_what_engram_changed(tmp_pat
         # engram's own edits stay: the text changed in engram (named in a warning), and an end Zep
         # does not give, though Zep changed that fact's episodes.
         assert now["e7b2c4d6-2222-4ccc-8ddd-000000000004"].content == likes.memory.content
-        assert ("users[0].edges[3]: the source's new text not brought over: memory alice-enjoys-past-de-nata's was "
-                "changed in engram since it was imported, and is kept (engram versions alice-enjoys-past-de-nata "
+        assert ("users[0].edges[3]: the source's new text not brought over: memory alice-enjoys-pasteis-de-nata's was "
+                "changed in engram since it was imported, and is kept (engram versions alice-enjoys-pasteis-de-nata "
                 "lists its earlier texts)") in summary.warnings, summary.warnings
         assert now["e7b2c4d6-2222-4ccc-8ddd-000000000002"].valid_until == globex.valid_until == at("2025-12-31")
         assert now["e7b2c4d6-2222-4ccc-8ddd-000000000002"].metadata["zep"]["episodes"] == [
@@ -343,7 +343,7 @@ def test_a_newer_end_before_a_start_set_in_engram_names_the_fact_and_changes_not
             d["users"][0]["edges"][2].update(invalid_at="2025-09-01T00:00:00Z"),
             d["users"][0]["edges"].append(PORTO)))
         with pytest.raises(SnapshotError, match=r"^users\[0\]\.edges\[3\]\.invalid_at: ends before "
-                                                r"the valid_from of memory alice-enjoys-past-de-nata in engram"):
+                                                r"the valid_from of memory alice-enjoys-pasteis-de-nata in engram"):
             mem.import_from(later)
         assert alice.get(likes.id).valid_until is None
         assert [m.valid_until for m in alice.list(limit=50) if m.tags == ("lives_in",)] == [None]
@@ -435,6 +435,6 @@ def test_a_reimport_failing_part_way_changes_nothing_and_runs_whole_later(tmp_pa
         assert (summary.imported, summary.updated) == (1, 2), summary
         alice = mem.for_agent("alice")
         assert alice.get("alice-lives-lisbon").content == "Alice lives in Lisbon, in Alfama."
-        assert [v.content for v in alice.versions("alice-enjoys-past-de-nata")] == ["Alice enjoys pastéis de nata."]
+        assert [v.content for v in alice.versions("alice-enjoys-pasteis-de-nata")] == ["Alice enjoys pastéis de nata."]
         assert {e.memory_key for e in alice.audit_trail(action="updated")} == {"alice-lives-lisbon",
-                                                                             "alice-enjoys-past-de-nata"}
+                                                                             "alice-enjoys-pasteis-de-nata"}
