@@ -76,3 +76,101 @@ def test_an_agent_cannot_restore_a_shared_database_that_holds_another_agents_dat
     assert isinstance(err, ValidationError) and err.field == "backup", refused.output
     assert "holds other agents' data: alice (memories)" in str(err) and f"{bobs} holds" not in str(err)
     assert _contents(home, env, "alice") == ["alice's diary is under the bed"]
+
+
+PER_AGENT = {"ENGRAM_PER_AGENT_DATABASES": "true", "ENGRAM_EMBEDDINGS__PROVIDER": "none", "ENGRAM_FILES__ENABLED": "false"}
+
+
+def _shared_backup(tmp_path: Path, *agents: str) -> Path:
+    """A backup of a shared database (no per_agent_databases) in which each of ``agents``
+    remembered something, or, with none, which holds one global memory: outside every agent's
+    backups folder of the per-agent home the tests restore into."""
+    home = tmp_path / "shared-home"
+    env = {**PER_AGENT, "ENGRAM_PER_AGENT_DATABASES": "false"}
+    for agent in agents:
+        _cli(home, env, "--agent", agent, "remember", f"{agent} keeps a note", "--key", "note")
+    if not agents:
+        _cli(home, env, "remember", "the office closes at six", "--key", "office", "--scope", "global")
+    return Path(json.loads(_cli(home, env, "--json", "backup"))["path"])
+
+
+def test_the_operators_restore_goes_into_the_database_of_the_agent_the_backup_is_of(tmp_path: Path) -> None:
+    # Review: with per_agent_databases, the operator's `engram restore agents/bob/backups/...`
+    # (no --agent) restored bob's backup into the default agent's database.
+    home = tmp_path / "home"
+    _cli(home, PER_AGENT, "--agent", "bob", "remember", "bob plays chess", "--key", "chess")
+    bobs = json.loads(_cli(home, PER_AGENT, "--agent", "bob", "--json", "backup"))["path"]
+    _cli(home, PER_AGENT, "--agent", "bob", "remember", "bob lost at chess", "--key", "lost")
+    _cli(home, PER_AGENT, "--agent", "alice", "remember", "alice's diary is under the bed", "--key", "diary")
+
+    done = json.loads(_cli(home, PER_AGENT, "--json", "restore", bobs, "--yes"))
+
+    assert done["database"] == str(home / "agents" / "bob" / "memory.db")
+    assert _contents(home, PER_AGENT, "bob") == ["bob plays chess"]
+    assert _contents(home, PER_AGENT, "default") == []
+    assert _contents(home, PER_AGENT, "alice") == ["alice's diary is under the bed"]
+
+    # A backup outside every agent's folder holding one agent's data goes to that agent's database.
+    alone = _shared_backup(tmp_path, "carol")
+    done = json.loads(_cli(home, PER_AGENT, "--json", "restore", str(alone), "--yes"))
+    assert done["database"] == str(home / "agents" / "carol" / "memory.db")
+    assert _contents(home, PER_AGENT, "carol") == ["carol keeps a note"]
+    assert _contents(home, PER_AGENT, "default") == [] and _contents(home, PER_AGENT, "bob") == ["bob plays chess"]
+
+
+@pytest.mark.parametrize("agents", [("alice", "bob"), ()])
+def test_the_operators_restore_refuses_a_backup_of_no_one_agents_database(tmp_path: Path, agents: tuple[str, ...]) -> None:
+    home = tmp_path / "home"
+    _cli(home, PER_AGENT, "--agent", "alice", "remember", "alice's diary is under the bed", "--key", "diary")
+    outside = _shared_backup(tmp_path, *agents)
+
+    refused = runner.invoke(app, ["--home", str(home), "restore", str(outside), "--yes"], env=PER_AGENT)
+
+    err = refused.exception
+    assert isinstance(err, ValidationError) and err.field == "backup", refused.output
+    assert "it is in no agent's backups folder" in str(err) and "--agent NAME" in err.allowed
+    said = "several agents' data, alice (memories), bob (memories)" if agents else "holds no agent's memories"
+    assert said in str(err)
+    assert _contents(home, PER_AGENT, "alice") == ["alice's diary is under the bed"]
+    assert _contents(home, PER_AGENT, "default") == []
+    if not agents:  # --agent chooses the database: global memories are anyone's to restore
+        _cli(home, PER_AGENT, "--agent", "alice", "restore", str(outside), "--yes")
+        assert _contents(home, PER_AGENT, "alice") == ["the office closes at six"]
+
+
+def test_the_operators_backup_list_names_every_agents_backups(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for agent in ("alice", "bob"):
+        _cli(home, PER_AGENT, "--agent", agent, "remember", f"{agent} keeps a note", "--key", "note")
+        _cli(home, PER_AGENT, "--agent", agent, "backup")
+
+    listed = json.loads(_cli(home, PER_AGENT, "--json", "backup", "--list"))
+
+    assert sorted((b["agent"], Path(b["path"]).parent) for b in listed) == [
+        ("alice", home / "agents" / "alice" / "backups"), ("bob", home / "agents" / "bob" / "backups")]
+    plain = _cli(home, PER_AGENT, "backup", "--list")
+    assert "alice" in plain and "bob" in plain
+    # An agent's view lists its own.
+    assert [b["agent"] for b in json.loads(_cli(home, PER_AGENT, "--agent", "bob", "--json", "backup", "--list"))] == ["bob"]
+    # Without a backup named, the operator's restore cannot tell whose newest to take.
+    refused = runner.invoke(app, ["--home", str(home), "restore", "--yes"], env=PER_AGENT)
+    assert isinstance(refused.exception, ValidationError) and "no backup was named" in str(refused.exception)
+
+
+def test_all_agents_restores_as_the_operator_when_an_agent_is_set_in_the_environment(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {"ENGRAM_EMBEDDINGS__PROVIDER": "none", "ENGRAM_FILES__ENABLED": "false"}
+    _cli(home, env, "--agent", "alice", "remember", "alice's diary is under the bed", "--key", "diary")
+    alices = json.loads(_cli(home, env, "--agent", "alice", "--json", "backup"))["path"]
+    _cli(home, env, "--agent", "bob", "remember", "bob plays chess", "--key", "chess")
+    as_bob = {**env, "ENGRAM_AGENT": "bob"}
+
+    refused = runner.invoke(app, ["--home", str(home), "restore", alices, "--yes"], env=as_bob)
+    assert isinstance(refused.exception, ValidationError) and "--all-agents" in refused.exception.allowed
+    both = runner.invoke(app, ["--home", str(home), "--agent", "bob", "restore", alices, "--all-agents", "--yes"], env=env)
+    assert isinstance(both.exception, ValidationError) and both.exception.field == "--all-agents"
+    assert _contents(home, env, "bob") == ["bob plays chess"]
+
+    _cli(home, as_bob, "restore", alices, "--all-agents", "--yes")
+
+    assert _contents(home, env, "bob") == [] and _contents(home, env, "alice") == ["alice's diary is under the bed"]

@@ -60,8 +60,10 @@ class Conflict:
 def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, losing: Sequence[Entry],
          also: str = "") -> str:
     """Write the losing side beside ``file``; returns the ``.conflict`` path (never overwrites one).
-    ``also``: for ``repeated-id``, where the entry that stays the memory is (``file:line``)."""
+    ``also``: for ``repeated-id``, where the entry that stays the memory is (``file:line``), or
+    empty when it is in another agent's folder, which this folder's readers are not told."""
     at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    held = f"at {also}" if also else "in another agent's folder"  # empty: a folder this one's readers do not read (``repeats``)
     explain = {
         "both-changed": "changed in both the database and the file; the database version was kept",
         "deleted-in-file": "deleted from the file but changed in the database; the database version was put back",
@@ -70,7 +72,7 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
         "deleted-in-database": f"changed in the file, but it is not a memory of {_scope_dir(file)}/ in the"
                                " database (forgotten, or never one of its memories); it was taken out of the file",
         "file-vanished": "in a file that vanished; the file was written again from the database",
-        "repeated-id": f"a copy, with other fields, of the entry at {also}, which stays the memory;"
+        "repeated-id": f"a copy, with other fields, of the entry {held}, which stays the memory;"
                        " the copy was taken out of its file",
     }[kind]
     note = (f"engram-conflict id={entry_id} file={file} kind={kind} at={at}\n"
@@ -114,16 +116,7 @@ def in_view(conflict: Conflict, viewer: str | None, layout: Layout | None = None
     """Whether ``viewer``'s view (an agent; None: the operator's run, the whole folder) holds the
     conflict: both the ``.conflict`` file and the memory file its note names are in ``global/`` or
     in that agent's own or session folders. Both, as the note can be written by hand."""
-    if viewer is None:
-        return True
-    for rel in (conflict.path, conflict.file):
-        try:
-            scope = (layout or Layout()).scope_of_dir(_scope_dir(rel))
-        except ValidationError:
-            return False  # not in a scope folder: nobody's view but the operator's
-        if scope.agent not in (None, viewer):
-            return False
-    return True
+    return all((layout or Layout()).read_by(rel, viewer) for rel in (conflict.path, conflict.file))
 
 
 def others_memory(memory: Memory | None, viewer: str | None) -> bool:

@@ -58,6 +58,11 @@ class Problem:
     path: str
     line: int
     message: str
+    # Another memory file the message names (a repeated id's other place), and the message told
+    # without it: one agent's view never hears where in another agent's folder an entry is
+    # (``SyncReport.seen_by``).
+    names_file: str = ""
+    message_unnamed: str = ""
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"

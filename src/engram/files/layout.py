@@ -100,6 +100,28 @@ class Layout:
             return "/".join(parts)
         return None
 
+    def scope_holding(self, rel: str) -> Scope | None:
+        """The scope of the innermost scope folder holding the file or folder ``rel`` (a folder
+        may end in ``/``), however deep (``agents/bob/sub/x.md`` is bob's); None for a path in no
+        scope folder (the folder's top, ``types/``, a folder whose name is no agent's)."""
+        folder = rel[:-1] if rel.endswith("/") else rel.rsplit("/", 1)[0] if "/" in rel else ""
+        parts = folder.split("/") if folder else []
+        for end in range(len(parts), 0, -1):
+            try:
+                return self.scope_of_dir("/".join(parts[:end]))
+            except ValidationError:
+                continue
+        return None
+
+    def read_by(self, rel: str, agent: str | None) -> bool:
+        """Whether ``agent``'s view reads the file or folder ``rel``: it is in ``global/`` or in that
+        agent's own or session folders. None (the operator's run) reads the whole folder; a path in
+        no scope folder is the operator's alone."""
+        if agent is None:
+            return True
+        scope = self.scope_holding(rel)
+        return scope is not None and scope.agent in (None, agent)
+
     def _owner_nested(self, parts: list[str]) -> bool:
         """``sessions/<owner>/<session>``, which the ``"session"`` layout keeps at ``sessions/<session>``."""
         # By the name the folder stands for: ``sessions/!claude/`` and ``sessions/Claude/`` are both Claude's.

@@ -147,7 +147,7 @@ def _part_repeats(
             in_files[entry_id] = kept
         unchanged = {kept[1].digest()} | ({prev.digest} if prev else set()) | (
             {memory_digest(memory)} if memory else set())
-        parted = repeats.part(side.folder, side.fmt, entry_id, kept, others, files.docs, unchanged)
+        parted = repeats.part(side.folder, side.fmt, entry_id, kept, others, files.docs, unchanged, side.layout)
         files.dirty |= parted.files
         report.files_removed += parted.removed
         report.conflicts += parted.conflicts

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from . import conflicts
 from .document import Document, Format
 from .entry import Entry, Problem
+from .layout import Layout
 from .paths import Folder
 from .state import EntryState
 
@@ -61,10 +62,13 @@ def part(
     others: Sequence[Found],
     docs: Mapping[str, Document],
     unchanged: set[str],
+    layout: Layout,
 ) -> Parted:
     """Take each of ``others`` (copies of ``kept``, the holder, parsed in ``docs``) out of its
     file: silently when its digest is in ``unchanged`` (the digests that carry no edit), else
-    into a ``repeated-id`` conflict, reported with both places."""
+    into a ``repeated-id`` conflict, reported with both places. The note kept in a copy's folder
+    names the holder's place only when that folder's readers read it too (``_told_in``); the
+    report names it for the operator (``Problem.names_file``)."""
     done = Parted()
     at = f"{kept[0]}:{kept[1].line}"
     for rel, entry in others:
@@ -75,9 +79,19 @@ def part(
         if entry.digest() in unchanged:
             continue
         path = conflicts.keep(folder, fmt, entry_id=entry_id, file=rel, kind="repeated-id", losing=[entry],
-                              also=at)
+                              also=at if _told_in(layout, rel, kept[0]) else "")
         done.conflicts.append(path)
-        done.problems.append(Problem(rel, entry.line, (
-            f"id {entry_id} is also at {at}, which stays the memory; this copy differs and was moved to {path}"
-            f" (engram conflicts resolve {entry_id} --take file applies it, --take db drops it)")))
+        rest = (f", which stays the memory; this copy differs and was moved to {path}"
+                f" (engram conflicts resolve {entry_id} --take file applies it, --take db drops it)")
+        done.problems.append(Problem(rel, entry.line, f"id {entry_id} is also at {at}{rest}", names_file=kept[0],
+                                     message_unnamed=f"id {entry_id} is also in another agent's folder{rest}"))
     return done
+
+
+def _told_in(layout: Layout, copy: str, holder: str) -> bool:
+    """Whether a note kept beside ``copy`` may name where ``holder`` is: every agent reading the
+    copy's folder reads the holder's (``global/``, or the same agent's folders). A copy of bob's
+    entry pasted into alice's folder (or into ``global/``) is told only that it is elsewhere."""
+    held = layout.scope_holding(holder)
+    copied = layout.scope_holding(copy)
+    return held is not None and (held.agent is None or (copied is not None and copied.agent == held.agent))

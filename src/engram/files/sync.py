@@ -292,15 +292,22 @@ class FileSync:
                     db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 all_scopes = wanted
             unnamed = folder_names.unnamable(side, all_scopes - held)
-            report.problems += [Problem("sessions/" if scope.session else "agents/", 0, why) for scope, why in unnamed.items()]
+            for scope, why in unnamed.items():
+                report.add_scope(scope, SyncReport(problems=[Problem("sessions/" if scope.session else "agents/", 0, why)]))
             ordered = sorted(all_scopes - held - set(unnamed), key=str)
             pending: list[PendingLink] = []  # imported entries' links, made once every folder is settled
             for n, scope in enumerate(ordered):
                 if progress:
                     progress("syncing", n, len(ordered))
-                reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, report,
+                # Each folder's share kept apart (``SyncReport.seen_by``); one backup a pass at most,
+                # which reconcile takes only while the report holds none.
+                part = SyncReport(backup=report.backup)
+                reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, part,
                           pending, max_forget_share=self.max_forget_share,
                           progress=None if progress is None else lambda done, total: progress("embedding", done, total))
+                if part.backup is report.backup:
+                    part.backup = None  # taken for an earlier folder of the pass, not this one's
+                report.add_scope(scope, part)
             report.problems += links.make(database, pending)
             if progress:
                 progress("syncing", len(ordered), len(ordered))

@@ -28,6 +28,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +101,31 @@ def agents_in(path: Path, *, key: str | None = None) -> dict[str, set[str]]:
 def _whose(held: dict[str, set[str]]) -> str:
     """``held`` (``agents_in``) in words: ``alice (conversations, memories), bob (memories)``."""
     return ", ".join(f"{agent} ({', '.join(sorted(what))})" for agent, what in sorted(held.items()))
+
+
+def whose_backup(chosen: Path, folders: Mapping[str, Path], *, key: str | None = None) -> str:
+    """With one database per agent (``per_agent_databases``), the agent whose database a backup
+    restored by the operator replaces: the agent whose backups folder (of ``folders``, each
+    agent's) holds it, else the one agent whose memories, conversations or API tokens it holds.
+    The operator's run named no agent, and the configured one's database is no better guess: an
+    operator restoring ``agents/bob/backups/...`` put bob's memories in the default agent's file.
+    Raises ``ValidationError`` (field ``backup``) saying how to choose when neither tells one
+    agent, and what ``agents_in`` raises for a file that does not open."""
+    here = chosen.resolve().parent
+    in_folder = [agent for agent, folder in folders.items() if folder.resolve() == here]
+    if len(in_folder) == 1:
+        return in_folder[0]
+    held = agents_in(chosen, key=key)
+    if len(held) == 1:
+        return next(iter(held))
+    where = ("it is in a backups folder shared by several agents" if in_folder
+             else "it is in no agent's backups folder (agents/<agent>/backups/)")
+    what = (f"it holds several agents' data, {_whose(held)} (an agent's database holds only that agent's)" if held
+            else "it holds no agent's memories, conversations or API tokens")
+    raise ValidationError(
+        "backup", f"every agent has a database of its own here (per_agent_databases), and which one {chosen} replaces"
+                  f" is not clear: {where}, and {what}; nothing was changed",
+        "--agent NAME before the command (engram --agent NAME restore FILE) to restore it into that agent's database")
 
 
 def _unopenable(verdict: str) -> bool:
@@ -318,7 +344,8 @@ class Backups:
             "backup", f"{'; '.join(w for w in said if w)}; agent {agent} never changes another agent's memories or"
                       " conversations, nothing was changed",
             f"a backup holding only agent {agent}'s (and global) data, into a database of agent {agent}'s alone;"
-            " or restore as the operator (no --agent)")
+            " or restore as the operator (no --agent), with --all-agents when an agent is set in ENGRAM_AGENT or the"
+            " config file")
 
     def restore(self, ref: str | Path | None = None, *, agent: str | None = None) -> BackupInfo:
         """Replace the live database with a backup (the newest by default); returns the backup used.
@@ -349,6 +376,8 @@ class Backups:
             # Rotation waits until the copy is in: with ``keep`` backups already there, pruning now
             # deleted the oldest, the very one chosen, and an empty database was restored in its place.
             self.create("pre-restore", prune=False)
+        # The folder of an agent with no database yet (per_agent_databases), as opening one makes it.
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
         source = connect(str(chosen.path), key=self.key, readonly=True)
         target = connect(str(self.db_path), key=self.key)
         try:

@@ -30,12 +30,24 @@ def _syncer(st: CliState) -> FileSync:
     return syncer
 
 
-def _viewer(st: CliState) -> str | None:
-    """The agent whose view a conflicts command acts in; None for the operator's run (no agent
-    chosen), which acts on the whole folder (``conflicts.in_view``)."""
+_ALL_AGENTS_META = "engram.conflicts.all_agents"  # the group's --all-agents, for its resolve
+_ALL_AGENTS_HELP = ("Act as the operator (the whole folder, every agent's), even when an agent is set in ENGRAM_AGENT"
+                    " or the config file.")
+
+
+def _viewer(st: CliState, all_agents: bool = False) -> str | None:
+    """The agent whose view a files command acts in; None for the operator's run (no agent
+    chosen, or ``--all-agents``), which acts on the whole folder (``conflicts.in_view``)."""
     from engram.root import operators_run
 
-    return None if operators_run(st.settings()) else st.engram().scope.agent
+    st.refuse_all_agents_beside_a_view(all_agents, "acts on every agent's folders", "that agent's folders")
+    return None if operators_run(st.settings(), all_agents=all_agents) else st.engram().scope.agent
+
+
+def _seen(report: SyncReport, viewer: str | None, syncer: FileSync) -> SyncReport:
+    """``report`` as this run is shown it: an agent's view hears only what its own folders met
+    (``SyncReport.seen_by``); the operator's run hears all of it."""
+    return report.seen_by(viewer, syncer.layout)
 
 
 def _note_folder_asked_for(st: CliState, syncer: FileSync) -> None:
@@ -68,19 +80,27 @@ def _print_report(report: SyncReport, as_json: bool) -> None:
         render.errors.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
 
 
-def sync(ctx: typer.Context) -> None:
-    """One two-way pass between the database and the memory folder, with a summary of each direction."""
+def sync(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP)) -> None:
+    """One two-way pass between the database and the memory folder, with a summary of each direction.
+    Run as one agent, only what its own folders (global/, its agent's, its sessions') met is reported."""
     st = state(ctx)
+    viewer = _viewer(st, all_agents)
+    # On a database of every agent the pass still settles the whole folder, whoever runs it: the
+    # folder is the operator's copy of that database, under one sync state, and an entry copied
+    # across folders (a repeated id, a link) is settled against the other folder, so a pass of one
+    # agent's folders would leave the state and the other folders half-settled. Only the report is
+    # narrowed to the agent's view (``_seen``). With per_agent_databases each database syncs its own part.
     syncer = _syncer(st)
     with render.progress("syncing", quiet=st.as_json) as progress:
         report = syncer.sync(progress=progress)
     _note_folder_asked_for(st, syncer)
-    _print_report(report, st.as_json)
+    _print_report(_seen(report, viewer, syncer), st.as_json)
 
 
 def watch(
     ctx: typer.Context,
     duration: float | None = typer.Option(None, "--duration", help="Stop after this many seconds (default: until Ctrl-C)."),
+    all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP),
 ) -> None:
     """Keep the database and the memory folder in sync continuously (file watcher + periodic pass)."""
     from engram.files.watcher import Watcher
@@ -89,11 +109,12 @@ def watch(
     if duration is not None:  # checked before the first pass writes: -1 synced once and stopped, unrefused
         duration = parse_number(duration, "duration", "a number of seconds, 0 or more", 0)
     st = state(ctx)
+    viewer = _viewer(st, all_agents)
     settings = st.settings().files
     syncer = _syncer(st)
     syncer.attach()
     with render.progress("syncing", quiet=st.as_json) as progress:  # the first pass takes in a whole folder
-        first = syncer.sync(progress=progress)
+        first = _seen(syncer.sync(progress=progress), viewer, syncer)
     _print_report(first, st.as_json)
     render.errors.print(f"watching {syncer.folder.root} (Ctrl-C to stop)")
 
@@ -101,6 +122,7 @@ def watch(
     shown = {str(problem) for problem in first.problems}
 
     def report(rep: SyncReport) -> None:
+        rep = _seen(rep, viewer, syncer)
         fresh = [problem for problem in rep.problems if str(problem) not in shown]
         shown.update(str(problem) for problem in fresh)
         if rep.changed or fresh:
@@ -122,15 +144,18 @@ def watch(
 
 
 @conflicts_app.callback()
-def conflicts(ctx: typer.Context) -> None:
-    """List kept conflicts (resolve one with `engram conflicts resolve ID`)."""
+def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP)) -> None:
+    """List kept conflicts (resolve one with `engram conflicts resolve ID`). Run as an agent, only
+    those in its own folders; run as no agent, or with --all-agents, every one."""
     if ctx.invoked_subcommand is not None:
+        # `engram conflicts --all-agents resolve ID` means the operator's resolve, as `... resolve ID --all-agents`.
+        ctx.meta[_ALL_AGENTS_META] = all_agents
         return
     st = state(ctx)
+    viewer = _viewer(st, all_agents)
     syncer = _syncer(st)
     from engram.files import conflicts as conflict_files
 
-    viewer = _viewer(st)
     found = [c for c in conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
              if conflict_files.in_view(c, viewer, syncer.layout)]
     if st.as_json:
@@ -157,15 +182,18 @@ def resolve(
     take: str = typer.Option("db", "--take", help="db (keep the database version), file, or merge."),
     content: str | None = typer.Option(None, "--content", help="The merged text (with --take merge)."),
     edit: bool = typer.Option(False, "--edit", help="Write the merged text in $EDITOR (with --take merge)."),
+    all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP),
 ) -> None:
-    """Resolve one conflict by choosing a side or merging."""
+    """Resolve one conflict by choosing a side or merging. Run as an agent, never one kept in another
+    agent's folder nor a file version onto another agent's memory; run as no agent, or with
+    --all-agents, any."""
     if take not in ("db", "file", "merge"):
         raise ValidationError("--take", f"unknown side {take!r}", ["db", "file", "merge"])
     st = state(ctx)
+    viewer = _viewer(st, all_agents or ctx.meta.get(_ALL_AGENTS_META, False))
     syncer = _syncer(st)
     from engram.files import conflicts as conflict_files
 
-    viewer = _viewer(st)
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
     conflict = conflict_files.find(found, ref, viewer=viewer, layout=syncer.layout)
     if take == "merge" and content is None and edit:

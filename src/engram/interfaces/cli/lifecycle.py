@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 
@@ -54,57 +53,61 @@ def audit(
     render.console.print(table)
 
 
-def _backups(ctx: typer.Context):  # noqa: ANN202
-    from engram.backends.sqlite import backups_for
-    from engram.root import agent_database_path
-
-    st = state(ctx)
-    settings = st.settings()
-    if settings.backend != "sqlite":
-        raise ConfigError(f"backups need the sqlite backend (this one is {settings.backend!r})")
-    return st, backups_for(settings, agent_database_path(settings))
+_ALL_AGENTS_HELP = ("Act as the operator (every agent's data), even when an agent is set in ENGRAM_AGENT or the"
+                    " config file.")
 
 
 def backup(
     ctx: typer.Context,
     list_only: bool = typer.Option(False, "--list", help="List backups instead of taking one."),
 ) -> None:
-    """Take a backup now (writers may keep running), or list backups."""
-    st, backups = _backups(ctx)
+    """Take a backup now (writers may keep running), or list backups. With per_agent_databases,
+    run as no agent, --list lists every agent's backups, each with its agent."""
+    from engram.root import agent_backups
+
+    st = state(ctx)
     if list_only:
-        found = backups.list()
+        every = agent_backups(st.settings())
+        found = [(agent, b) for agent, backups in every for b in backups.list()]
         if st.as_json:
             render.emit_json([{"path": str(b.path), "created_at": b.created_at, "reason": b.reason,
-                               "size_bytes": b.size_bytes} for b in found])
+                               "size_bytes": b.size_bytes, "agent": agent} for agent, b in found])
             return
-        for b in found:
-            render.console.print(f"{render.when(b.created_at)}  {b.reason:<16} {b.size_bytes:>10}  {b.path}")
+        for agent, b in found:
+            whose = "" if agent is None else f"{agent:<12} "
+            render.console.print(f"{render.when(b.created_at)}  {whose}{b.reason:<16} {b.size_bytes:>10}  {b.path}",
+                                 highlight=False)
         if not found:
-            render.console.print(f"no backups in {backups.folder}")
+            render.console.print(f"no backups in {', '.join(str(backups.folder) for _, backups in every)}",
+                                 highlight=False)
         return
     care = st.engram().backend.care
     if care is None:
-        raise ConfigError("backups need the sqlite backend")
+        raise ConfigError(f"backups need the sqlite backend (this one is {st.settings().backend!r})")
     info = care.backup("manual")
     if st.as_json:
         render.emit_json({"path": str(info.path), "size_bytes": info.size_bytes})
     else:
-        render.console.print(f"backup written: {info.path} ({info.size_bytes} bytes; keeping {backups.keep})")
+        keep = st.settings().lifecycle.backup.keep
+        render.console.print(f"backup written: {info.path} ({info.size_bytes} bytes; keeping {keep})")
 
 
 def restore(
     ctx: typer.Context,
     backup_ref: str | None = typer.Argument(None, help="Backup file (path or name); default: the newest."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP),
 ) -> None:
     """Replace the database with a backup (the current one is backed up, or moved aside if damaged).
     Run as an agent, a backup (or a database) holding another agent's memories or conversations
-    is refused; run as no agent (the operator), any backup is restored."""
-    from engram.root import operators_run
+    is refused; run as no agent, or with --all-agents (the operator), any backup is restored, with
+    per_agent_databases into the database of the agent whose backups folder holds it, or whose
+    data it holds."""
+    from engram.root import restore_choice
 
-    st, backups = _backups(ctx)
-    chosen = backups.resolve(Path(backup_ref) if backup_ref else None)
-    agent = None if operators_run(st.settings()) else st.settings().agent
+    st = state(ctx)
+    st.refuse_all_agents_beside_a_view(all_agents, "restores as the operator", "a backup of that agent's alone")
+    backups, chosen, agent = restore_choice(st.settings(), backup_ref, all_agents=all_agents)
     backups.refuse_other_agents(chosen, agent)  # before asking: a refused restore asks nothing
     if not yes and not typer.confirm(f"replace {backups.db_path} with {chosen.path}?"):
         raise typer.Abort()
@@ -113,7 +116,7 @@ def restore(
     if st.as_json:
         render.emit_json({"restored": str(used.path), "database": str(backups.db_path)})
     else:
-        render.console.print(f"restored {backups.db_path} from {used.path}")
+        render.console.print(f"restored {backups.db_path} from {used.path}", highlight=False)
 
 
 def vacuum(ctx: typer.Context) -> None:
