@@ -140,3 +140,110 @@ def test_a_file_too_deep_in_an_agent_folder_is_not_named_a_session_folder(sessio
     assert len(out["problems"]) == 1, out["problems"]
     assert out["problems"][0].startswith("agents/default/deep/x.md")
     assert "at another level" in out["problems"][0] and "move this folder" not in out["problems"][0]
+
+
+def _globals(home: Path, agent: str) -> list[tuple[str, str, str]]:
+    """``agent``'s global memories as (id, key, content), read through the CLI."""
+    listed = json.loads(_run(home, "--agent", agent, "--json", "list", "--scope", "global"))
+    return sorted((m["id"], m["key"], m["content"]) for m in listed)
+
+
+def _global_folder(home: Path) -> tuple[list[str], list[Path]]:
+    """The keys of the entries in ``global/``'s memory files, and its ``.conflict`` files."""
+    folder = home / "memory/global"
+    keys = [line.split(" key:")[1].split()[0] for md in sorted(folder.glob("*.md")) for line in md.read_text().splitlines()
+            if "<!-- id:" in line]
+    return keys, sorted(folder.glob("*.conflict"))
+
+
+def _sync_rounds(home: Path, *agents: str, rounds: int = 3) -> list[list[tuple[str, str, str]]]:
+    """Each agent syncs in turn, ``rounds`` times; the global memories of each after every round."""
+    seen = []
+    for _ in range(rounds):
+        for agent in agents:
+            _run(home, "--agent", agent, "sync")
+        seen.append([_globals(home, agent) for agent in agents])
+    return seen
+
+
+def test_two_databases_global_memories_of_one_key_are_one_memory_and_a_conflict(per_agent: Path) -> None:
+    # alice and bob each remember a global `rule`: two versions of one memory (a key is unique in
+    # its scope). global/ holds the earliest, every database comes to hold it under its id, and the
+    # other version is a conflict; never a copy under a key made from its content (which also made
+    # alice's sync forget her own memory and take bob's text under her key).
+    home = per_agent
+    alice_rule, bob_rule = "Alice's rule: deploy on Fridays", "Bob's rule: never deploy on Fridays"
+    _run(home, "--agent", "alice", "remember", alice_rule, "--key", "rule", "--scope", "global", "--tags", "policy")
+    _run(home, "--agent", "bob", "remember", bob_rule, "--key", "rule", "--scope", "global", "--tags", "policy")
+    [(rule_id, _, _)] = _globals(home, "alice")
+    for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
+        assert alice_sees == bob_sees == [(rule_id, "rule", alice_rule)]
+        keys, [conflict] = _global_folder(home)
+        assert keys == ["rule"] and bob_rule in conflict.read_text()
+    assert _keys(home, "alice") == _keys(home, "bob") == {"rule"}
+    [listed] = json.loads(_run(home, "--agent", "bob", "--json", "conflicts"))
+    assert (listed["id"], listed["kind"], listed["file_version"]) == (rule_id, "same-key", [bob_rule])
+
+    # Taking bob's version applies it to the one memory, which reaches alice through the folder.
+    _run(home, "--agent", "bob", "conflicts", "resolve", rule_id, "--take", "file")
+    for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
+        assert alice_sees == bob_sees == [(rule_id, "rule", bob_rule)]
+        assert _global_folder(home) == (["rule"], [])
+
+    # An edit of its entry reaches both databases; a forget by one is not brought back by the other.
+    policy = home / "memory/global/policy.md"
+    policy.write_text(policy.read_text().replace("never deploy", "never ever deploy"))
+    for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
+        assert alice_sees == bob_sees == [(rule_id, "rule", "Bob's rule: never ever deploy on Fridays")]
+    _run(home, "--agent", "alice", "forget", rule_id)
+    for alice_sees, bob_sees in _sync_rounds(home, "bob", "alice"):
+        assert alice_sees == bob_sees == []
+        assert _global_folder(home) == ([], [])
+
+
+def test_a_third_database_settles_two_global_versions_of_one_key_it_holds_neither_of(per_agent: Path) -> None:
+    # alice's and bob's versions of `rule` reach global/ in two files before either sees the other's;
+    # carol, syncing first, keeps the earliest (alice's) as the memory and bob's as the conflict, and
+    # every database then holds that one memory, however often they sync.
+    home = per_agent
+    alice_rule, bob_rule = "Alice's rule: deploy on Fridays", "Bob's rule: never deploy on Fridays"
+    _run(home, "--agent", "alice", "remember", alice_rule, "--key", "rule", "--scope", "global", "--tags", "policy")
+    _run(home, "--agent", "bob", "remember", bob_rule, "--key", "rule", "--scope", "global", "--tags", "rules")
+    [(rule_id, _, _)] = _globals(home, "alice")
+    for seen in _sync_rounds(home, "carol", "bob", "alice"):
+        assert seen == [[(rule_id, "rule", alice_rule)]] * 3
+        keys, [conflict] = _global_folder(home)
+        assert keys == ["rule"] and bob_rule in conflict.read_text()
+    assert _keys(home, "alice") == _keys(home, "bob") == _keys(home, "carol") == {"rule"}
+
+
+def test_two_databases_global_memories_of_one_key_and_one_text_are_one_memory(per_agent: Path) -> None:
+    # The same fact remembered by both under one key is no conflict: bob's copy simply leaves.
+    home = per_agent
+    for agent in ("alice", "bob"):
+        _run(home, "--agent", agent, "remember", "The office closes at six", "--key", "office", "--scope", "global",
+             "--tags", "facts")
+    [(office_id, _, _)] = _globals(home, "alice")
+    for alice_sees, bob_sees in _sync_rounds(home, "bob", "alice"):
+        assert alice_sees == bob_sees == [(office_id, "office", "The office closes at six")]
+        assert _global_folder(home) == (["office"], [])
+
+
+def test_a_same_key_conflict_is_resolved_once_the_database_holds_the_memory(per_agent: Path) -> None:
+    # alice's sync keeps bob's version as the conflict before bob's database learns of alice's
+    # memory: bob's --take file is refused until he syncs (applied to his own version, it would be
+    # lost when his sync forgets it), then applied to the one memory.
+    home = per_agent
+    alice_rule, bob_rule = "Alice's rule: deploy on Fridays", "Bob's rule: never deploy on Fridays"
+    _run(home, "--agent", "alice", "remember", alice_rule, "--key", "rule", "--scope", "global", "--tags", "policy")
+    _run(home, "--agent", "bob", "remember", bob_rule, "--key", "rule", "--scope", "global", "--tags", "rules")
+    [(rule_id, _, _)] = _globals(home, "alice")
+    _run(home, "--agent", "alice", "sync")
+    refused = runner.invoke(app, ["--home", str(home), "--agent", "bob", "conflicts", "resolve", rule_id, "--take", "file"])
+    assert refused.exit_code != 0 and "engram sync, then resolve it" in str(refused.exception)
+    assert [content for _, _, content in _globals(home, "bob")] == [bob_rule]
+    _run(home, "--agent", "bob", "sync")
+    _run(home, "--agent", "bob", "conflicts", "resolve", rule_id, "--take", "file")
+    for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
+        assert alice_sees == bob_sees == [(rule_id, "rule", bob_rule)]
+        assert _global_folder(home) == (["rule"], [])

@@ -12,7 +12,10 @@ words either way, never whether another scope holds the id);
 file is written again from the database; taking the file side forgets the entry);
 ``repeated-id`` (a copy of an entry, with the same id but other fields, elsewhere in the folder:
 the copy is taken out of its file, ``file=`` names it, and the note names the entry that stays
-the memory; taking the file side applies the copy to the memory, see ``repeats``).
+the memory; taking the file side applies the copy to the memory, see ``repeats``);
+``same-key`` (with ``per_agent_databases``, two agents' databases held different global memories
+under one key: ``id=`` is the one that stays the memory, the entry kept is the other version, taken
+out of the folder and its database; taking the file side applies it to the memory, see ``shared_keys``).
 
 Whose a conflict is: run as one agent (``viewer``), a command sees and settles only the conflicts
 kept in folders that agent reads (``global/``, its own, its sessions'), and never applies a file
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 
 from engram import snapshot
 from engram.errors import NotFoundError, ValidationError
-from engram.model import Memory
+from engram.model import Memory, MemoryFilter
 
 from .document import Format
 from .entry import Entry, from_memory
@@ -42,7 +45,7 @@ from .paths import Folder
 if TYPE_CHECKING:
     from engram.engine import Engram
 
-Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished", "repeated-id"]
+Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished", "repeated-id", "same-key"]
 SUFFIX = ".conflict"
 _HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
 
@@ -61,7 +64,8 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
          also: str = "") -> str:
     """Write the losing side beside ``file``; returns the ``.conflict`` path (never overwrites one).
     ``also``: for ``repeated-id``, where the entry that stays the memory is (``file:line``), or
-    empty when it is in another agent's folder, which this folder's readers are not told."""
+    empty when it is in another agent's folder, which this folder's readers are not told; for
+    ``same-key``, the key."""
     at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     held = f"at {also}" if also else "in another agent's folder"  # empty: a folder this one's readers do not read (``repeats``)
     explain = {
@@ -74,6 +78,9 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
         "file-vanished": "in a file that vanished; the file was written again from the database",
         "repeated-id": f"a copy, with other fields, of the entry {held}, which stays the memory;"
                        " the copy was taken out of its file",
+        "same-key": f"one of two versions of the global memory with key {also}, held by two agents' databases under"
+                    f" different ids; the earliest stored, {entry_id}, stays the memory and this one was taken out of"
+                    " the folder and its database",
     }[kind]
     note = (f"engram-conflict id={entry_id} file={file} kind={kind} at={at}\n"
             f"This entry was {explain}. Below is the file's version. Resolve with: engram conflicts resolve {entry_id}")
@@ -135,6 +142,12 @@ def may_settle(engram: Engram, conflict: Conflict, take: Literal["db", "file", "
         raise ValidationError("conflict", f"{conflict.path} is kept in another agent's folder, which agent"
                                           f" {viewer} does not settle", "resolve it as the operator (no --agent)")
     memory = database_side(engram, conflict, layout)
+    if take != "db" and memory is None and conflict.kind == "same-key" and (held := _key_held(engram, conflict, layout)):
+        # This database still holds its own version of the key (it has not synced since another
+        # database's pass kept this conflict): applying the file version now would be lost when it does.
+        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) is not in this database yet, which"
+                                          f" still holds its own version of key {held} until it syncs",
+                              "engram sync, then resolve it")
     if take != "db" and others_memory(memory, viewer):
         raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) competes with another agent's"
                                           f" memory, which agent {viewer} never changes",
@@ -197,6 +210,17 @@ def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = No
     except ValidationError:
         return None  # not in a scope folder: no memory of its own
     return memory if memory.scope == scope else None
+
+
+def _key_held(engram: Engram, conflict: Conflict, layout: Layout | None) -> str | None:
+    """The key of a ``same-key`` conflict's kept version when a memory of its folder's scope holds it."""
+    key = conflict.entries[0].key if conflict.entries else None
+    try:
+        scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))
+    except ValidationError:
+        return None
+    held = key is not None and engram.store.list(MemoryFilter(scopes=(scope,), include_superseded=True, key=key), limit=1)
+    return key if held else None
 
 
 def _scope_dir(file: str) -> str:

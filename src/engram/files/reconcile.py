@@ -17,6 +17,7 @@ each entry's hash at the last sync:
 | only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
 | only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
 | in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
+| a key in two databases    | two agents' globals     | the earliest stays, the others ``same-key`` conflicts (``shared_keys``) |
 
 Entries that are present but invalid, and files that cannot be read, are never taken as
 deletions: their ids are left alone until the file is fixed. An imported entry's links are
@@ -39,7 +40,7 @@ from engram import snapshot
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
 
-from . import conflicts, layout, removals, repeats
+from . import conflicts, layout, removals, repeats, shared_keys
 from . import state as sync_state
 from .document import Document
 from .entry import Entry, Problem, from_memory, iso, memory_digest, store_entry, utc
@@ -105,6 +106,8 @@ def reconcile(
     for entry_id in sorted(ids - untouchable):
         _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
     _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
+    if side.shared(scope):
+        unknown = shared_keys.settle(side, database, scope, unknown, st, files, report)
     _import_with_ids(database, scope, unknown, st, report, new, pending, progress)
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)

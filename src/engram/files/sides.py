@@ -53,6 +53,11 @@ class FolderSide:
         """Whether ``scope``'s folder is this database's to sync (``belongs``)."""
         return belongs(self.database_agent, scope)
 
+    def shared(self, scope: Scope) -> bool:
+        """Whether other databases sync ``scope``'s folder too: ``global/`` of an agent's own
+        database, where two databases' global memories of one key meet (``shared_keys``)."""
+        return self.database_agent is not None and scope.agent is None
+
     def parse(self, text: str, rel: str) -> Document:
         """The text of the file ``rel`` parsed in the folder's format."""
         return self.fmt.parse(text, rel, max_content_chars=self.max_content_chars)

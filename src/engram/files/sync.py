@@ -207,8 +207,8 @@ class FileSync:
                 # Nobody shows this pass's report: a change that met a hand edit of the same entry
                 # would otherwise leave its conflict unsaid until someone ran `engram conflicts`.
                 for path in report.conflicts:
-                    log.warning("memory folder: an entry changed both here and in its file; the database's version "
-                                "is kept and the file's saved in %s (engram conflicts)", path)
+                    log.warning("memory folder: an entry this change touched is in conflict; the memory kept is the "
+                                "database's and the other version is saved in %s (engram conflicts)", path)
         if self.type_json:
             from . import export
 
