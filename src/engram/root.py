@@ -127,7 +127,25 @@ def agent_backups(settings: Settings, *, all_agents: bool = False) -> list[tuple
     if not settings.per_agent_databases:
         return [(None, backups_for(settings, agent_database_path(settings)))]
     agents = agents_with_databases(settings) if operators_run(settings, all_agents=all_agents) else []
-    return [(agent, backups_for(settings, agent_database_path(settings, agent))) for agent in agents or [settings.agent]]
+    return [(agent, backups_for(settings, agent_database_path(settings, agent), agent))
+            for agent in agents or [settings.agent]]
+
+
+def take_backups(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, BackupInfo]]:
+    """What ``engram backup`` takes: a backup of ``engram``'s database, each with the agent whose
+    own database it is (None: the one database of a home without ``per_agent_databases``). The
+    operator's run (``operators_run``) in a home with one database per agent backs up every
+    agent's database there, as ``maintain`` reaches them: it backed up the configured agent's
+    alone. Raises ``ConfigError`` on a backend without backups, and what a backup raises."""
+    engines = every_agents_engine(engram) if operators_run(settings, all_agents=all_agents) else [engram]
+    taken: list[tuple[str | None, BackupInfo]] = []
+    for engine in engines:
+        care = engine.backend.care
+        if care is None:
+            raise ConfigError(f"backups need the sqlite backend (this one is {settings.backend!r})")
+        agent = (engine.settings or settings).agent if settings.per_agent_databases else None
+        taken.append((agent, care.backup("manual")))
+    return taken
 
 
 def restore_choice(settings: Settings, ref: str | None, *, all_agents: bool = False) -> tuple[Backups, BackupInfo, str | None]:
@@ -153,20 +171,24 @@ def restore_choice(settings: Settings, ref: str | None, *, all_agents: bool = Fa
                                             " and no backup was named", "a backup FILE (engram backup --list lists each"
                                             " agent's), or --agent NAME before the command for that agent's newest")
         return every[0][1], every[0][1].resolve(None), None
-    listed = [info for _, backups in every for info in backups.list()
-              if info.path == Path(ref) or (info.path.name == Path(ref).name and not Path(ref).is_absolute())]
+    listed = [info for _, backups in every for info in backups.named(ref)]
     if len(listed) > 1:
         raise ValidationError("backup", f"{ref} names a backup of several agents: {', '.join(str(i.path) for i in listed)}",
                               "its path")
     chosen = listed[0] if listed else every[0][1].resolve(ref)  # an outside file, or NotFoundError
     folders = {agent: backups.folder for agent, backups in every if agent is not None}
-    # A backup in agents/<agent>/backups/ of an agent whose database is gone is still that agent's.
-    agent_dir = chosen.path.resolve().parent.parent
-    named = name_of(agent_dir.name) if agent_dir.parent == (settings.home / "agents").resolve() else None
-    if named is not None and named not in folders:
-        folders[named] = backups_for(settings, agent_database_path(settings, named)).folder
+    # A backup in the backups folder of an agent whose database is gone is still that agent's:
+    # agents/<agent>/backups/, or <lifecycle.backup.folder>/<agent>/.
+    here = chosen.path.resolve().parent
+    for named in (name_of(here.name), name_of(here.parent.name)):
+        if named is None or named in folders:
+            continue
+        folder = backups_for(settings, settings.database_path(named), named).folder
+        if folder.resolve() == here:
+            folders[named] = folder
     agent = whose_backup(chosen.path, folders, key=settings.privacy.key())
-    backups = next((b for a, b in every if a == agent), None) or backups_for(settings, agent_database_path(settings, agent))
+    backups = (next((b for a, b in every if a == agent), None)
+               or backups_for(settings, agent_database_path(settings, agent), agent))
     return backups, chosen, None
 
 

@@ -27,12 +27,18 @@ if TYPE_CHECKING:
     from engram.store.sqlite import SqliteMemoryStore
 
 
-def backups_for(settings: Settings, db_path: Path) -> Backups:
-    """The backups of ``db_path`` as configured (``lifecycle.backup``), encrypted with the key."""
+def backups_for(settings: Settings, db_path: Path, agent: str | None = None) -> Backups:
+    """The backups of ``db_path``, the database of ``agent`` (the settings' own by default), as
+    configured (``lifecycle.backup``), encrypted with the key. With ``per_agent_databases`` and
+    one ``lifecycle.backup.folder`` for all, each agent's go into a subfolder of it named as its
+    own folder is (``Settings.agent_folder``): every agent's file is ``memory.db``, and in one
+    folder each agent listed, pruned and restored every agent's backups as its own."""
     from engram.lifecycle.backup import Backups
 
     folder = settings.lifecycle.backup.folder
     where = Path(folder).expanduser() if folder else db_path.parent / "backups"
+    if folder and settings.per_agent_databases:
+        where = where / settings.agent_folder(agent).name
     return Backups(db_path, where, keep=settings.lifecycle.backup.keep, key=settings.privacy.key())
 
 
@@ -111,7 +117,7 @@ class SqliteBackend:
         from engram.store.sqlite import SqliteMemoryStore
 
         path = settings.database_path(agent)
-        backups = backups_for(settings, path)
+        backups = backups_for(settings, path, agent)
         backups.startup_check(settings.lifecycle.backup.startup_check)
         before = None
         if settings.lifecycle.backup.enabled and settings.lifecycle.backup.before_risky:

@@ -307,6 +307,15 @@ class Backups:
             first = f"{first}: {cause}"
         return f"database {self.db_path} failed its integrity check ({first}); nothing was changed; {advice}"
 
+    def named(self, ref: str | Path, backups: list[BackupInfo] | None = None) -> list[BackupInfo]:
+        """The backups of this database (``backups``: of ``list()``) that ``ref`` names: by its
+        path, or by its file name when ``ref`` is not an absolute path. The one rule for a backup
+        named in ``restore``, so the operator's run over several agents' backups (``root.restore_choice``)
+        finds what each agent's own finds."""
+        candidate = Path(ref)
+        return [info for info in (self.list() if backups is None else backups)
+                if info.path == candidate or info.path.name == candidate.name and not candidate.is_absolute()]
+
     def resolve(self, ref: str | Path | None) -> BackupInfo:
         """A backup by path or file name; None means the newest. ``NotFoundError`` otherwise."""
         backups = self.list()
@@ -314,10 +323,10 @@ class Backups:
             if not backups:
                 raise NotFoundError("backup", str(self.folder))
             return backups[0]
+        named = self.named(ref, backups)
+        if named:
+            return named[0]
         candidate = Path(ref)
-        for info in backups:
-            if info.path == candidate or info.path.name == candidate.name and not candidate.is_absolute():
-                return info
         if candidate.is_file():
             return BackupInfo(candidate, candidate.stat().st_mtime, "external", candidate.stat().st_size)
         raise NotFoundError("backup", str(ref))

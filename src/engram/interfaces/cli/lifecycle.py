@@ -60,14 +60,17 @@ _ALL_AGENTS_HELP = ("Act as the operator (every agent's data), even when an agen
 def backup(
     ctx: typer.Context,
     list_only: bool = typer.Option(False, "--list", help="List backups instead of taking one."),
+    all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP),
 ) -> None:
     """Take a backup now (writers may keep running), or list backups. With per_agent_databases,
-    run as no agent, --list lists every agent's backups, each with its agent."""
-    from engram.root import agent_backups
+    run as no agent (or with --all-agents: the operator), every agent's database is backed up, and
+    --list lists every agent's backups, each with its agent."""
+    from engram.root import agent_backups, take_backups
 
     st = state(ctx)
+    st.refuse_all_agents_beside_a_view(all_agents, "backs up every agent's database", "that agent's database")
     if list_only:
-        every = agent_backups(st.settings())
+        every = agent_backups(st.settings(), all_agents=all_agents)
         found = [(agent, b) for agent, backups in every for b in backups.list()]
         if st.as_json:
             render.emit_json([{"path": str(b.path), "created_at": b.created_at, "reason": b.reason,
@@ -81,15 +84,17 @@ def backup(
             render.console.print(f"no backups in {', '.join(str(backups.folder) for _, backups in every)}",
                                  highlight=False)
         return
-    care = st.engram().backend.care
-    if care is None:
-        raise ConfigError(f"backups need the sqlite backend (this one is {st.settings().backend!r})")
-    info = care.backup("manual")
+    taken = take_backups(st.engram(), st.settings(), all_agents=all_agents)
     if st.as_json:
-        render.emit_json({"path": str(info.path), "size_bytes": info.size_bytes})
-    else:
-        keep = st.settings().lifecycle.backup.keep
-        render.console.print(f"backup written: {info.path} ({info.size_bytes} bytes; keeping {keep})")
+        shown = [{"path": str(info.path), "size_bytes": info.size_bytes, "agent": agent} for agent, info in taken]
+        # One database: its backup, as before; one per agent (per_agent_databases): each agent's too.
+        render.emit_json(shown[0] if len(shown) == 1 else {**shown[0], "agent_databases": shown[1:]})
+        return
+    keep = st.settings().lifecycle.backup.keep
+    for agent, info in taken:
+        whose = "" if agent is None or len(taken) == 1 else f"agent {agent}'s "
+        render.console.print(f"{whose}backup written: {info.path} ({info.size_bytes} bytes; keeping {keep})",
+                             highlight=False)
 
 
 def restore(
