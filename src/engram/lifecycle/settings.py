@@ -78,7 +78,8 @@ class ConsolidationSettings(BaseModel):
 
 class BackupSettings(BaseModel):
     enabled: bool = True
-    # Folder for backups; empty means ``<home>/backups``.
+    # Folder for backups; empty means ``backups/`` beside the database. With ``per_agent_databases``
+    # each agent's go into a subfolder of it (``backends.sqlite.backups_for``).
     folder: str | None = None
     keep: int = Field(7, ge=1, le=1000)
     # Automatic backup before migrations, bulk forgets and imports.
