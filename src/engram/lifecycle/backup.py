@@ -119,7 +119,8 @@ def whose_backup(chosen: Path, folders: Mapping[str, Path], *, key: str | None =
     if len(held) == 1:
         return next(iter(held))
     where = ("it is in a backups folder shared by several agents" if in_folder
-             else "it is in no agent's backups folder (agents/<agent>/backups/)")
+             else "it is in no agent's backups folder (agents/<agent>/backups/, or a subfolder of"
+                                   " lifecycle.backup.folder named as the agent's folder is)")
     what = (f"it holds several agents' data, {_whose(held)} (an agent's database holds only that agent's)" if held
             else "it holds no agent's memories, conversations or API tokens")
     raise ValidationError(
