@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from engram.history.compaction import CompactionResult, Purger
     from engram.history.semantic import ExchangeEmbedder
     from engram.history.service import History
-    from engram.lifecycle.backup import BackupInfo, Backups
     from engram.lifecycle.scheduler import Maintenance
     from engram.lifecycle.summaries import Summarizer
     from engram.model import Memory
@@ -112,84 +111,6 @@ def agent_database_path(settings: Settings, agent: str | None = None) -> Path:
     ``open_backend`` (backups, restore, migrate), so an upgraded home's file is found."""
     settle_agent_folder(settings, agent or settings.agent)
     return settings.database_path(agent or settings.agent)
-
-
-def agent_backups(settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, Backups]]:
-    """The backups ``engram backup --list`` and ``restore`` look in, each with the agent whose own
-    database they are of (None: the one database of a home without ``per_agent_databases``). An
-    agent's view: its database's. The operator's run (``operators_run``) in a home with one
-    database per agent: every agent's with a database there, as ``maintain`` reaches them (the
-    configured agent's while none has one). Raises ``ConfigError`` on a backend without backups."""
-    from engram.backends.sqlite import backups_for
-
-    if settings.backend != "sqlite":
-        raise ConfigError(f"backups need the sqlite backend (this one is {settings.backend!r})")
-    if not settings.per_agent_databases:
-        return [(None, backups_for(settings, agent_database_path(settings)))]
-    agents = agents_with_databases(settings) if operators_run(settings, all_agents=all_agents) else []
-    return [(agent, backups_for(settings, agent_database_path(settings, agent), agent))
-            for agent in agents or [settings.agent]]
-
-
-def take_backups(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, BackupInfo]]:
-    """What ``engram backup`` takes: a backup of ``engram``'s database, each with the agent whose
-    own database it is (None: the one database of a home without ``per_agent_databases``). The
-    operator's run (``operators_run``) in a home with one database per agent backs up every
-    agent's database there, as ``maintain`` reaches them: it backed up the configured agent's
-    alone. Raises ``ConfigError`` on a backend without backups, and what a backup raises."""
-    engines = every_agents_engine(engram) if operators_run(settings, all_agents=all_agents) else [engram]
-    taken: list[tuple[str | None, BackupInfo]] = []
-    for engine in engines:
-        care = engine.backend.care
-        if care is None:
-            raise ConfigError(f"backups need the sqlite backend (this one is {settings.backend!r})")
-        agent = (engine.settings or settings).agent if settings.per_agent_databases else None
-        taken.append((agent, care.backup("manual")))
-    return taken
-
-
-def restore_choice(settings: Settings, ref: str | None, *, all_agents: bool = False) -> tuple[Backups, BackupInfo, str | None]:
-    """What ``engram restore [REF]`` does: the backups of the database it replaces
-    (``Backups.db_path``), the backup it restores (REF, a path or a listed name; None: the
-    newest), and the agent whose view restores it (None: the operator's run; see
-    ``Backups.refuse_other_agents``). The operator's run in a home with one database per agent
-    restores into the database of the agent the backup is of (``backup.whose_backup``), and
-    without REF needs one agent's database there. Raises ``ValidationError``, ``NotFoundError``,
-    ``ConfigError``."""
-    from engram.backends.sqlite import backups_for
-    from engram.disk_names import name_of
-    from engram.errors import ValidationError
-    from engram.lifecycle.backup import whose_backup
-
-    every = agent_backups(settings, all_agents=all_agents)
-    operator = operators_run(settings, all_agents=all_agents)
-    if not (operator and settings.per_agent_databases):
-        return every[0][1], every[0][1].resolve(ref), None if operator else settings.agent
-    if ref is None:
-        if len(every) != 1:
-            raise ValidationError("backup", f"every agent has a database of its own here ({', '.join(str(a) for a, _ in every)}),"
-                                            " and no backup was named", "a backup FILE (engram backup --list lists each"
-                                            " agent's), or --agent NAME before the command for that agent's newest")
-        return every[0][1], every[0][1].resolve(None), None
-    listed = [info for _, backups in every for info in backups.named(ref)]
-    if len(listed) > 1:
-        raise ValidationError("backup", f"{ref} names a backup of several agents: {', '.join(str(i.path) for i in listed)}",
-                              "its path")
-    chosen = listed[0] if listed else every[0][1].resolve(ref)  # an outside file, or NotFoundError
-    folders = {agent: backups.folder for agent, backups in every if agent is not None}
-    # A backup in the backups folder of an agent whose database is gone is still that agent's:
-    # agents/<agent>/backups/, or <lifecycle.backup.folder>/<agent>/.
-    here = chosen.path.resolve().parent
-    for named in (name_of(here.name), name_of(here.parent.name)):
-        if named is None or named in folders:
-            continue
-        folder = backups_for(settings, settings.database_path(named), named).folder
-        if folder.resolve() == here:
-            folders[named] = folder
-    agent = whose_backup(chosen.path, folders, key=settings.privacy.key())
-    backups = (next((b for a, b in every if a == agent), None)
-               or backups_for(settings, agent_database_path(settings, agent), agent))
-    return backups, chosen, None
 
 
 def history_backend_name(settings: Settings) -> str:

@@ -65,7 +65,7 @@ def backup(
     """Take a backup now (writers may keep running), or list backups. With per_agent_databases,
     run as no agent (or with --all-agents: the operator), every agent's database is backed up, and
     --list lists every agent's backups, each with its agent."""
-    from engram.root import agent_backups, take_backups
+    from engram.agent_backups import agent_backups, take_backups
 
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "backs up every agent's database", "that agent's database")
@@ -108,7 +108,7 @@ def restore(
     is refused; run as no agent, or with --all-agents (the operator), any backup is restored, with
     per_agent_databases into the database of the agent whose backups folder holds it, or whose
     data it holds."""
-    from engram.root import restore_choice
+    from engram.agent_backups import restore_choice
 
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "restores as the operator", "a backup of that agent's alone")
