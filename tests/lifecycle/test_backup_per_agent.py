@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -108,3 +109,31 @@ def test_the_operators_backup_backs_up_every_agents_database(tmp_path: Path) -> 
     assert isinstance(both.exception, ValidationError) and both.exception.field == "--all-agents"
     # An agent's backup is its own database's alone.
     assert [b["agent"] for b in _listed(home, PER_AGENT, "--agent", "alice")] == ["alice"] * 3
+
+
+def test_the_operators_vacuum_rebuilds_every_agents_database(tmp_path: Path) -> None:
+    """Review: ``engram vacuum`` run as the operator rebuilt the configured agent's database alone."""
+    home = tmp_path / "home"
+    for agent in ("alice", "bob"):
+        _cli(home, PER_AGENT, "--agent", agent, "remember", f"{agent}'s note", "--key", "note")
+        # Free pages in each file, as deleted rows leave them, for a vacuum to give back.
+        with sqlite3.connect(home / "agents" / agent / "memory.db") as conn:
+            conn.execute("CREATE TABLE scratch AS SELECT randomblob(400000) AS b")
+        with sqlite3.connect(home / "agents" / agent / "memory.db") as conn:
+            conn.execute("DROP TABLE scratch")
+        with sqlite3.connect(home / "agents" / agent / "memory.db") as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # into the file itself, where a vacuum finds them
+    sizes = {agent: (home / "agents" / agent / "memory.db").stat().st_size for agent in ("alice", "bob")}
+
+    done = json.loads(_cli(home, PER_AGENT, "--json", "vacuum"))
+    by_agent = {done["agent"]: done, **{d["agent"]: d for d in done["agent_databases"]}}
+    assert {"alice", "bob"} <= set(by_agent)
+    for agent in ("alice", "bob"):  # each file rebuilt: its free pages given back
+        after = (home / "agents" / agent / "memory.db").stat().st_size
+        assert by_agent[agent]["after_bytes"] == after < sizes[agent] == by_agent[agent]["before_bytes"]
+
+    # One agent's run rebuilds its own file only; beside --all-agents it is refused.
+    alone = json.loads(_cli(home, PER_AGENT, "--agent", "bob", "--json", "vacuum"))
+    assert set(alone) == {"before_bytes", "after_bytes"}
+    refused = runner.invoke(app, ["--home", str(home), "--agent", "bob", "vacuum", "--all-agents"], env=PER_AGENT)
+    assert isinstance(refused.exception, ValidationError) and refused.exception.field == "--all-agents"

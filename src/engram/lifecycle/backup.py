@@ -311,7 +311,7 @@ class Backups:
     def named(self, ref: str | Path, backups: list[BackupInfo] | None = None) -> list[BackupInfo]:
         """The backups of this database (``backups``: of ``list()``) that ``ref`` names: by its
         path, or by its file name when ``ref`` is not an absolute path. The one rule for a backup
-        named in ``restore``, so the operator's run over several agents' backups (``agent_backups.restore_choice``)
+        named in ``restore``, so the operator's run over several agents' backups (``agent_care.restore_choice``)
         finds what each agent's own finds."""
         candidate = Path(ref)
         return [info for info in (self.list() if backups is None else backups)

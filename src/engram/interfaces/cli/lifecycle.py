@@ -6,7 +6,6 @@ import json
 
 import typer
 
-from engram.errors import ConfigError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 from engram.lifecycle import JOBS  # the names alone: no job is imported
@@ -65,7 +64,7 @@ def backup(
     """Take a backup now (writers may keep running), or list backups. With per_agent_databases,
     run as no agent (or with --all-agents: the operator), every agent's database is backed up, and
     --list lists every agent's backups, each with its agent."""
-    from engram.agent_backups import agent_backups, take_backups
+    from engram.agent_care import agent_backups, take_backups
 
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "backs up every agent's database", "that agent's database")
@@ -108,7 +107,7 @@ def restore(
     is refused; run as no agent, or with --all-agents (the operator), any backup is restored, with
     per_agent_databases into the database of the agent whose backups folder holds it, or whose
     data it holds."""
-    from engram.agent_backups import restore_choice
+    from engram.agent_care import restore_choice
 
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "restores as the operator", "a backup of that agent's alone")
@@ -124,17 +123,26 @@ def restore(
         render.console.print(f"restored {backups.db_path} from {used.path}", highlight=False)
 
 
-def vacuum(ctx: typer.Context) -> None:
-    """Rebuild the database file to reclaim free space."""
+def vacuum(
+    ctx: typer.Context,
+    all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP),
+) -> None:
+    """Rebuild the database file to reclaim free space. With per_agent_databases, run as no agent
+    (or with --all-agents: the operator), every agent's database is rebuilt."""
+    from engram.agent_care import vacuum_databases
+
     st = state(ctx)
-    care = st.engram().backend.care
-    if care is None:
-        raise ConfigError("vacuum needs the sqlite backend")
-    before, after = care.vacuum()
+    st.refuse_all_agents_beside_a_view(all_agents, "rebuilds every agent's database", "that agent's database")
+    done = vacuum_databases(st.engram(), st.settings(), all_agents=all_agents)
     if st.as_json:
-        render.emit_json({"before_bytes": before, "after_bytes": after})
-    else:
-        render.console.print(f"vacuumed: {before} -> {after} bytes")
+        shown = [{"before_bytes": before, "after_bytes": after, "agent": agent} for agent, before, after in done]
+        # One database: its sizes, as before; one per agent (per_agent_databases): each agent's too.
+        render.emit_json({k: v for k, v in shown[0].items() if k != "agent"} if len(shown) == 1
+                         else {**shown[0], "agent_databases": shown[1:]})
+        return
+    for agent, before, after in done:
+        whose = "" if agent is None or len(done) == 1 else f"agent {agent}'s database "
+        render.console.print(f"{whose}vacuumed: {before} -> {after} bytes", highlight=False)
 
 
 def maintain(

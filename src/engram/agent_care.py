@@ -1,7 +1,8 @@
-"""Backups in a home, per agent: which backups ``engram backup --list`` and ``restore`` look in,
-what ``engram backup`` takes, and which database a restore replaces. With ``per_agent_databases``
-each agent's database has its own backups, and the operator's run (``root.operators_run``)
-reaches every agent's, as ``maintain`` does; without it there is one database and its backups.
+"""The care of a home's database files, per agent: which backups ``engram backup --list`` and
+``restore`` look in, what ``engram backup`` takes, which database a restore replaces, and which
+files ``engram vacuum`` rebuilds. With ``per_agent_databases`` each agent's database has its own
+backups, and the operator's run (``root.operators_run``) reaches every agent's database, as
+``maintain`` does; without it there is one database and its backups.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from engram.errors import ConfigError
 from engram.root import agent_database_path, operators_run
 
 if TYPE_CHECKING:
+    from engram.backends.base import FileCare
     from engram.config import Settings
     from engram.engine import Engram
     from engram.lifecycle.backup import BackupInfo, Backups
@@ -35,21 +37,34 @@ def agent_backups(settings: Settings, *, all_agents: bool = False) -> list[tuple
             for agent in agents or [settings.agent]]
 
 
-def take_backups(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, BackupInfo]]:
-    """What ``engram backup`` takes: a backup of ``engram``'s database, each with the agent whose
-    own database it is (None: the one database of a home without ``per_agent_databases``). The
-    operator's run (``operators_run``) in a home with one database per agent backs up every
-    agent's database there, as ``maintain`` reaches them: it backed up the configured agent's
-    alone. Raises ``ConfigError`` on a backend without backups, and what a backup raises."""
+def _cared_for(engram: Engram, settings: Settings, all_agents: bool) -> list[tuple[str | None, FileCare]]:
+    """The database files a care command run from ``engram`` reaches, each with its agent (None:
+    the one database of a home without ``per_agent_databases``): the operator's run in a home with
+    one database per agent reaches every agent's (it reached the configured agent's alone).
+    Raises ``ConfigError`` on a backend without a database file."""
     engines = every_agents_engine(engram) if operators_run(settings, all_agents=all_agents) else [engram]
-    taken: list[tuple[str | None, BackupInfo]] = []
+    cared: list[tuple[str | None, FileCare]] = []
     for engine in engines:
         care = engine.backend.care
         if care is None:
-            raise ConfigError(f"backups need the sqlite backend (this one is {settings.backend!r})")
-        agent = (engine.settings or settings).agent if settings.per_agent_databases else None
-        taken.append((agent, care.backup("manual")))
-    return taken
+            raise ConfigError(f"backups and vacuum need the sqlite backend (this one is {settings.backend!r})")
+        cared.append(((engine.settings or settings).agent if settings.per_agent_databases else None, care))
+    return cared
+
+
+def take_backups(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, BackupInfo]]:
+    """What ``engram backup`` takes: a backup of ``engram``'s database, each with the agent whose
+    own database it is (None: the one database of a home without ``per_agent_databases``); the
+    operator's run in a home with one database per agent backs up every agent's database there.
+    Raises ``ConfigError`` on a backend without backups, and what a backup raises."""
+    return [(agent, care.backup("manual")) for agent, care in _cared_for(engram, settings, all_agents)]
+
+
+def vacuum_databases(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, int, int]]:
+    """What ``engram vacuum`` does: each database file it reaches (as ``take_backups``) rebuilt,
+    with its agent and its size in bytes before and after. Raises ``ConfigError`` on a backend
+    without a database file, and what a vacuum raises."""
+    return [(agent, *care.vacuum()) for agent, care in _cared_for(engram, settings, all_agents)]
 
 
 def restore_choice(settings: Settings, ref: str | None, *, all_agents: bool = False) -> tuple[Backups, BackupInfo, str | None]:
