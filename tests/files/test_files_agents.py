@@ -247,3 +247,27 @@ def test_a_same_key_conflict_is_resolved_once_the_database_holds_the_memory(per_
     for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
         assert alice_sees == bob_sees == [(rule_id, "rule", bob_rule)]
         assert _global_folder(home) == (["rule"], [])
+
+
+def test_a_version_edited_after_another_sync_took_it_out_is_one_more_same_key_conflict(per_agent: Path) -> None:
+    # bob's version of `rule` reached global/, alice's sync took it out as a same-key conflict, and
+    # bob then edits it before his next sync. That sync first sees an entry the file lost while his
+    # database changed it (which puts it back as a deleted-in-file conflict), then the same-key rule
+    # takes it out again: only the second says what happened, so each version is one conflict.
+    home = per_agent
+    alice_rule, bob_rule, bob_edit = ("Alice's rule: deploy on Fridays", "Bob's rule: never deploy on Fridays",
+                                      "Bob's rule: never deploy after noon on Fridays")
+    _run(home, "--agent", "alice", "remember", alice_rule, "--key", "rule", "--scope", "global", "--tags", "policy")
+    # In another file than alice's: bob's write reads only its own file, so it meets no other version.
+    _run(home, "--agent", "bob", "remember", bob_rule, "--key", "rule", "--scope", "global", "--tags", "rules")
+    [(rule_id, _, _)] = _globals(home, "alice")
+    _run(home, "--agent", "alice", "sync")
+    assert len(_global_folder(home)[1]) == 1 and [content for _, _, content in _globals(home, "bob")] == [bob_rule]
+    _run(home, "--agent", "bob", "remember", bob_edit, "--key", "rule", "--scope", "global", "--tags", "rules")
+    for alice_sees, bob_sees in _sync_rounds(home, "bob", "alice"):
+        assert alice_sees == bob_sees == [(rule_id, "rule", alice_rule)]
+        assert _global_folder(home)[0] == ["rule"]
+    listed = json.loads(_run(home, "--agent", "bob", "--json", "conflicts"))
+    assert sorted((c["id"], c["kind"], tuple(c["file_version"])) for c in listed) == [
+        (rule_id, "same-key", (bob_edit,)), (rule_id, "same-key", (bob_rule,))]
+    assert len(_global_folder(home)[1]) == 2

@@ -85,7 +85,7 @@ def test_semantic_recall_of_exchanges_is_shared(pg_url: str, tmp_path: Path) -> 
         assert "8849" not in writer.semantic_recall("mount everest", key="web:u1", top_k=5).recap
         reader.purge("web:u1")
         assert writer.semantic.count() == 1 and writer.count("web:u1") == 0
-        assert writer.semantic_recall("pasta", top_k=5).exchanges[0].conversation == "web:u2:"
+        assert writer.semantic_recall("pasta", top_k=5).exchanges[0].conversation == "web:u2"
     finally:
         writer.close()
         reader.close()

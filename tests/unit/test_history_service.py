@@ -10,7 +10,7 @@ import pytest
 
 from engram.errors import EmbeddingError, StorageError, ValidationError
 from engram.history.jsonl import JsonlHistoryStore
-from engram.history.keys import conversation_key, parse_conversation_key
+from engram.history.keys import conversation_key, normal_key, parse_conversation_key
 from engram.history.semantic import ExchangeIndex
 from engram.history.service import History
 from engram.history.sqlite import SqliteHistoryStore
@@ -132,7 +132,26 @@ def test_exchanges_are_indexed_and_recalled_by_chat_in_order(store: SqliteHistor
     assert [e.user for e in found.exchanges] == ["my cat is called Miso", "what food should my cat eat"]
     assert found.recap.startswith("[Conversation recap]") and "Miso" in found.recap
     everywhere = history.semantic_recall("cat", top_k=1)
-    assert everywhere.exchanges[0].conversation == "slack:C1:"
+    assert everywhere.exchanges[0].conversation == "slack:C1"
+
+
+def test_recalled_exchanges_show_keys_as_written_and_name_their_rows_when_handed_back(store: SqliteHistoryStore) -> None:
+    """A recalled exchange names its conversation as ``conversations()`` lists it (``telegram:42``,
+    not the stored ``telegram:42:``); handed back to the index or the history it is the same one."""
+    index = ExchangeIndex(store.db, HashedBagOfWords())
+    history = History(store, semantic=index)
+    for key, question in (("telegram:42", "my cat is called Miso"), ("slack:C1:t7", "my cat sleeps a lot")):
+        history.append(key, "user", question)
+        history.append(key, "assistant", "noted about the cat")
+    found = history.semantic_recall("cat", top_k=5).exchanges
+    assert sorted(e.conversation for e in found) == history.conversations() == ["slack:C1:t7", "telegram:42"]
+    assert sorted(normal_key(e.conversation) for e in found) == sorted(store.conversations()) == ["slack:C1:t7", "telegram:42:"]
+    assert index.add(found) == 0 and index.count() == 2  # the same rows, not new ones
+    telegram = next(e for e in found if e.conversation == "telegram:42")
+    assert history.semantic_recall("cat", key=telegram.conversation, top_k=5).exchanges == [telegram]
+    assert history.count(telegram.conversation) == 2
+    assert index.forget_exchanges([telegram]) == 1 and index.count() == 1
+    assert history.semantic_recall("cat", key=telegram.conversation, top_k=5).exchanges == []
 
 
 @pytest.mark.parametrize("semantic", [True, False])
@@ -274,7 +293,7 @@ def test_semantic_recall_ranks_in_sqlite_with_sqlite_vec_like_numpy(store: Sqlit
         # the same top scores (ties may be broken differently by float32 rounding), oldest first
         assert len(sql.hits) == 5 and [e.at for e, _ in sql.hits] == sorted(e.at for e, _ in sql.hits)
         assert sorted(round(s, 4) for _, s in sql.hits) == sorted(round(s, 4) for _, s in exact.hits)
-    assert {e.conversation for e, _ in in_sql[1].hits} == {conversation_key("telegram", "1")}
+    assert {e.conversation for e, _ in in_sql[1].hits} == {"telegram:1"}  # as users write it
 
 
 # --- batches: append_many -------------------------------------------------------------------

@@ -93,6 +93,20 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
     return rel
 
 
+def withdraw(folder: Folder, written: list[str], *, entry_id: str, kind: Kind) -> list[str]:
+    """Delete those of ``written`` (the ``.conflict`` files a pass kept) that keep ``kind`` for
+    ``entry_id``, taking them out of ``written``; returns them. For a conflict a later step of the
+    same pass made moot, which a person would otherwise be asked to resolve for nothing."""
+    gone = []
+    for rel in list(written):
+        header = _HEADER.search(folder.read_text(rel)) if folder.exists(rel) else None
+        if header is not None and (header.group(1), header.group(3)) == (entry_id, kind):
+            folder.remove(rel)
+            written.remove(rel)
+            gone.append(rel)
+    return gone
+
+
 def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int) -> list[Conflict]:
     """Every kept conflict in the folder, oldest first."""
     found: list[Conflict] = []

@@ -17,7 +17,9 @@ every database whichever syncs first:
   this database is forgotten here (other databases forget theirs at their next sync, as its entry
   is gone from the file); one that differs from the memory is kept as a ``same-key`` conflict
   (``conflicts``), whose ``--take file`` applies it to the memory, in every database through the
-  folder. An identical version is simply dropped.
+  folder. An identical version is simply dropped. A version this database edited after another
+  database's sync had taken it out is put back by the pass (``deleted-in-file``) and leaves again
+  here: one ``same-key`` conflict for the edit, no note for the putting back.
 """
 
 from __future__ import annotations
@@ -103,6 +105,10 @@ def _leave(side: FolderSide, database: DatabaseSide, scope: Scope, key: str, kep
             return
         report.db_forgotten += 1
         st.entries.pop(version.memory.id, None)
+        # An edit of a version another database's sync already took out of the folder was put
+        # back earlier in this pass as a ``deleted-in-file`` conflict (an empty note); it leaves
+        # again now, kept whole by the ``same-key`` conflict below, so that note says nothing.
+        conflicts.withdraw(side.folder, report.conflicts, entry_id=version.memory.id, kind="deleted-in-file")
     doc = files.docs.get(rel)
     if doc is not None and (doc.set_at(version.found[1].line, None) if version.found else doc.remove(version.entry.id or "")):
         files.dirty.add(rel)

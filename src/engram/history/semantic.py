@@ -5,7 +5,9 @@ belonging to one agent (an index acts for one agent; ``for_agent`` gives another
 with the embedding identity (``provider:model:dims``) it was made with; only rows of the current
 identity are searched and ``warm`` re-embeds the others. Bounds: at most ``max_entries`` rows
 per agent (FIFO: the oldest go first) and at most ``max_chars_per_entry`` characters embedded per
-exchange. Recall filters by agent and conversation first and then ranks exactly, so a chat with
+exchange. Rows hold a conversation's stored key (``telegram:42:``); recalled exchanges show it as
+users write it (``telegram:42``, as ``History.conversations`` does), and ``add``/``forget_exchanges``
+take either form back. Recall filters by agent and conversation first and then ranks exactly, so a chat with
 few entries is never crowded out by other chats, which a KNN-then-filter search can do. On SQLite
 the ranking runs inside the database with sqlite-vec, as Clawless does (``vec_distance_cosine``,
 ``ORDER BY … LIMIT k``: only the k best rows come back to Python, not every vector); where the
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,7 +34,7 @@ from engram.db.migrate import migrate
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, ValidationError
 from engram.history.base import DEFAULT_AGENT, HistoryStore, check_agent
-from engram.history.keys import key_or_chat, normal_key, parse_conversation_key
+from engram.history.keys import key_or_chat, normal_key, parse_conversation_key, shown_key
 from engram.history.recap import format_recap, pair_exchanges
 from engram.model import Exchange
 from engram.store.vectors import parse_identity_dims, unit
@@ -109,7 +111,7 @@ class ExchangeIndex:
     def add(self, exchanges: Sequence[Exchange]) -> int:
         """Embed and index exchanges not indexed yet (embedding runs outside the write lock);
         returns how many were added. Raises ``EmbeddingError``/``DimensionError``/``StorageError``."""
-        fresh = {_fingerprint(self.agent, e): e for e in exchanges}
+        fresh = {_fingerprint(self.agent, e): e for e in map(_stored, exchanges)}
         if not fresh:
             return 0
         known = self._known(list(fresh))
@@ -231,7 +233,7 @@ class ExchangeIndex:
         if chat is None and self._ranks_in_sql():
             query_vector = self._query_vector(query)
             nearest = self._nearest(key, query_vector, top_k)
-            hits = sorted(((Exchange(*row[:4]), float(row[4])) for row in nearest), key=lambda h: h[0].at)
+            hits = sorted(((_recalled(row), float(row[4])) for row in nearest), key=lambda h: h[0].at)
             return SemanticRecall(tuple(hits), format_recap([e for e, _ in hits], self.max_recap_chars))
         rows = self._candidates(key)
         if chat is not None:  # a plain chat id (Clawless): that chat on any channel; rows are bounded
@@ -242,7 +244,7 @@ class ExchangeIndex:
         matrix = np.vstack([np.frombuffer(r[4], dtype=np.float32) for r in rows])
         scores = matrix @ query_vector
         best = np.argsort(-scores, kind="stable")[:top_k]
-        hits = sorted(((Exchange(*rows[i][:4]), float(scores[i])) for i in best), key=lambda h: h[0].at)
+        hits = sorted(((_recalled(rows[i]), float(scores[i])) for i in best), key=lambda h: h[0].at)
         return SemanticRecall(tuple(hits), format_recap([e for e, _ in hits], self.max_recap_chars))
 
     def _query_vector(self, query: str) -> np.ndarray:
@@ -263,7 +265,7 @@ class ExchangeIndex:
     def forget_exchanges(self, exchanges: Sequence[Exchange]) -> int:
         """Remove these exchanges (matched exactly: conversation, time, both texts) from this
         agent's index; returns how many rows went. Raises ``StorageError``."""
-        fingerprints = sorted({_fingerprint(self.agent, e) for e in exchanges})
+        fingerprints = sorted({_fingerprint(self.agent, _stored(e)) for e in exchanges})
         return self._delete(fingerprints) if fingerprints else 0
 
     def _delete(self, fingerprints: list[str]) -> int:
@@ -276,6 +278,18 @@ class ExchangeIndex:
     def close(self) -> None:
         if self._owns_db:
             self.db.close()
+
+
+def _recalled(row: Sequence[Any]) -> Exchange:
+    """A row (conversation, user, assistant, at, ...) as recall answers it: the key as users write
+    it, which every door takes back (a door showing ``telegram:42:`` would be the odd one out)."""
+    return Exchange(shown_key(row[0]), row[1], row[2], row[3])
+
+
+def _stored(exchange: Exchange) -> Exchange:
+    """``exchange`` with its key in the stored form, so a recalled exchange handed back names its row."""
+    key = normal_key(exchange.conversation)
+    return exchange if key == exchange.conversation else replace(exchange, conversation=key)
 
 
 def _fingerprint(agent: str, exchange: Exchange) -> str:

@@ -418,7 +418,8 @@ class History:
         return [*head, *history]
 
     def semantic_recall(self, query: str, *, key: str | None = None, top_k: int | None = None) -> SemanticRecall:
-        """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block.
+        """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block;
+        each names its conversation as ``conversations`` lists it (``telegram:42``).
         Without a semantic store (no embedder) the answer is empty. Raises ``ValidationError`` for
         an empty query or one no store can hold (NUL, a lone surrogate)."""
         query = parse_query(query, "query")
