@@ -107,8 +107,10 @@ def withdraw(folder: Folder, written: list[str], *, entry_id: str, kind: Kind) -
     return gone
 
 
-def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int) -> list[Conflict]:
-    """Every kept conflict in the folder, oldest first."""
+def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int, viewer: str | None = None,
+                   layout: Layout | None = None) -> list[Conflict]:
+    """Every kept conflict in the folder, oldest first; with ``viewer`` (an agent), those in its
+    view alone (``in_view``)."""
     found: list[Conflict] = []
     for rel, is_link in folder.walk():
         if is_link or not rel.endswith(SUFFIX):
@@ -120,7 +122,7 @@ def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int) -> li
         doc = fmt.parse(text, rel, max_content_chars=max_content_chars)
         found.append(Conflict(rel, header.group(1), header.group(2), header.group(3), header.group(4),
                               tuple(doc.parsed.entries)))
-    return sorted(found, key=lambda c: (c.at, c.path))
+    return sorted((c for c in found if in_view(c, viewer, layout)), key=lambda c: (c.at, c.path))
 
 
 def find(conflicts: Sequence[Conflict], ref: str, *, viewer: str | None = None, layout: Layout | None = None) -> Conflict:

@@ -156,8 +156,8 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
     syncer = _syncer(st)
     from engram.files import conflicts as conflict_files
 
-    found = [c for c in conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
-             if conflict_files.in_view(c, viewer, syncer.layout)]
+    found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars,
+                                          viewer=viewer, layout=syncer.layout)
     if st.as_json:
         render.emit_json([{"path": c.path, "id": c.entry_id, "file": c.file, "kind": c.kind, "at": c.at,
                            "file_version": [e.content for e in c.entries]} for c in found])
