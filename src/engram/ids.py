@@ -48,16 +48,20 @@ _KEY_STOPWORDS = frozenset(
     "a an the of to for and or in on at by with is are was were be been that this it its".split()
 )
 
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+
 
 def _plain_latin(text: str) -> str:
     """``text`` with the accents of Latin letters taken off (``pastéis`` -> ``pasteis``), so a key
     keeps the word rather than splitting it at the accent; other scripts' marks are left alone,
     as in Japanese they change the sound (``で`` is not ``て``)."""
-    out = []
-    for char in text:
-        bare = unicodedata.normalize("NFD", char)
-        out.append(bare[0] if bare[0].isascii() and all(unicodedata.combining(c) for c in bare[1:]) else char)
-    return "".join(out)
+    return text if text.isascii() else _NOT_ASCII.sub(_bare_latin, text)  # (on every write: ASCII costs nothing)
+
+
+def _bare_latin(match: re.Match[str]) -> str:
+    char = match.group()
+    bare = unicodedata.normalize("NFD", char)
+    return bare[0] if bare[0].isascii() and all(unicodedata.combining(c) for c in bare[1:]) else char
 
 
 def key_from_content(content: str, max_words: int = 6) -> str:
@@ -66,11 +70,19 @@ def key_from_content(content: str, max_words: int = 6) -> str:
 
     Callers make it unique within the scope (see ``engine``); this only proposes.
     """
-    folded = _plain_latin(unicodedata.normalize("NFC", content).casefold())
-    words = [w for w in _WORD.findall(folded) if w not in _KEY_STOPWORDS]
-    if not words:
-        words = _WORD.findall(folded)
-    slug = "-".join(words[:max_words])[:60].strip("-")
+    # Words are read only as far as the key needs: this runs on every write, on content up to
+    # max_content_chars long.
+    significant: list[str] = []
+    first: list[str] = []
+    for match in _WORD.finditer(unicodedata.normalize("NFC", content).casefold()):
+        word = match.group()
+        if len(first) < max_words:
+            first.append(word)
+        if word not in _KEY_STOPWORDS:
+            significant.append(word)
+            if len(significant) == max_words:
+                break
+    slug = "-".join(_plain_latin(word) for word in significant or first)[:60].strip("-")
     return slug or "memory"
 
 
