@@ -274,11 +274,18 @@ class PiiPolicy:
         return value
 
     def _screened(self, text: str, counts: dict[str, int]) -> str:
-        """``text`` as stored (redacted when ``redact``); the kinds found are added to ``counts``."""
-        findings = detect(text, self.kinds)
-        for finding in findings:
-            counts[finding.kind] = counts.get(finding.kind, 0) + 1
-        return redact(text, findings) if findings and self.mode == "redact" else text
+        """``text`` as stored (redacted when ``redact``); the kinds found are added to ``counts``.
+        Detected again on the redacted text until nothing is found: a finding can hide the one
+        beside it ("(555) 123-4567 4111 1111 1111 1111": the card's digits are read on from the
+        phone's and fail the card check), which a second screening (a re-import) would otherwise
+        redact, leaving it stored until then. Each round turns text into a marker, never found
+        again, so this ends; under ``warn`` the rounds only count."""
+        redacted = text
+        while findings := detect(redacted, self.kinds):
+            for finding in findings:
+                counts[finding.kind] = counts.get(finding.kind, 0) + 1
+            redacted = redact(redacted, findings)
+        return redacted if self.mode == "redact" else text
 
     def _warnings(self, counts: Mapping[str, int]) -> list[str]:
         if not counts:

@@ -179,6 +179,23 @@ def test_redaction_is_idempotent() -> None:
     assert policy.screen(once) == (once, [])
 
 
+def test_a_finding_beside_another_is_redacted_at_once_and_comes_back_unchanged(tmp_path: Path) -> None:
+    # The card's digits were read on from the phone's ("123-4567 4111 ..."), failed the card check
+    # and were skipped: stored in clear, and redacted only by a later re-import of the export.
+    text = f"call (555) 123-4567 {CARD} or +44 20 7946 0958 +44 20 7946 0959"
+    assert PiiPolicy("warn").screen(text) == (text, ["possible PII stored: phone number (3), card number (1); "
+                                                     'set privacy.pii = "redact" to mask it'])
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, path=home / "memory.db", privacy={"pii": "redact"}) as engram:
+        stored = engram.remember(text, key="contact").memory.content
+        assert stored == "call [REDACTED:phone] [REDACTED:card] or [REDACTED:phone] [REDACTED:phone]"
+        exported = engram.export_snapshot()
+    other = tmp_path / "other"
+    with Engram.from_settings(home=other, path=other / "memory.db", privacy={"pii": "redact"}) as second:
+        assert second.import_snapshot(exported).warnings == ()
+        assert [m.content for m in second.list()] == [stored]
+
+
 def test_a_memory_folder_written_under_warn_is_redacted_on_import(redacting, tmp_path: Path) -> None:
     from engram.files.export import export_folder
 
