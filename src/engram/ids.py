@@ -12,6 +12,7 @@ import threading
 import time
 import unicodedata
 import uuid
+from collections.abc import Iterator
 
 _lock = threading.Lock()
 _last_ms = 0
@@ -42,26 +43,42 @@ def new_id() -> str:
     return str(uuid.UUID(int=value))
 
 
-# A word of any script (letters and digits, not the underscore): keys are text, not file names.
+# A word (letters and digits, not the underscore): keys are text, not file names.
 _WORD = re.compile(r"[^\W_]+")
 _KEY_STOPWORDS = frozenset(
     "a an the of to for and or in on at by with is are was were be been that this it its".split()
 )
 
-_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+
+def _words(text: str) -> Iterator[str]:
+    """``text``'s words in order. Beyond ASCII a word keeps its combining marks: Python's ``\\w``
+    does not take them, which split Hindi, Arabic or Hebrew words at every vowel sign
+    (``नमस्ते`` is one word, not ``नमस-त``)."""
+    if text.isascii():
+        yield from (match.group() for match in _WORD.finditer(text))
+        return
+    word: list[str] = []
+    for char in text:
+        if char.isalnum() or (word and unicodedata.category(char)[0] == "M"):
+            word.append(char)
+        elif word:
+            yield "".join(word)
+            word = []
+    if word:
+        yield "".join(word)
 
 
-def _plain_latin(text: str) -> str:
-    """``text`` with the accents of Latin letters taken off (``pastéis`` -> ``pasteis``), so a key
-    keeps the word rather than splitting it at the accent; other scripts' marks are left alone,
-    as in Japanese they change the sound (``で`` is not ``て``)."""
-    return text if text.isascii() else _NOT_ASCII.sub(_bare_latin, text)  # (on every write: ASCII costs nothing)
-
-
-def _bare_latin(match: re.Match[str]) -> str:
-    char = match.group()
-    bare = unicodedata.normalize("NFD", char)
-    return bare[0] if bare[0].isascii() and all(unicodedata.combining(c) for c in bare[1:]) else char
+def _plain_latin(word: str) -> str:
+    """``word`` with the marks on Latin letters taken off (``pastéis`` -> ``pasteis``, the dot of
+    ``i̇`` that casefolding ``İ`` leaves -> ``i``), so a key keeps the word rather than a spelling
+    readers type rarely; other scripts' marks stay, as they change the word (``で`` is not ``て``)."""
+    if word.isascii():
+        return word
+    kept: list[str] = []
+    for char in unicodedata.normalize("NFD", word):
+        if not (kept and kept[-1].isascii() and unicodedata.category(char)[0] == "M"):
+            kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def key_from_content(content: str, max_words: int = 6) -> str:
@@ -74,8 +91,7 @@ def key_from_content(content: str, max_words: int = 6) -> str:
     # max_content_chars long.
     significant: list[str] = []
     first: list[str] = []
-    for match in _WORD.finditer(unicodedata.normalize("NFC", content).casefold()):
-        word = match.group()
+    for word in _words(unicodedata.normalize("NFC", content).casefold()):
         if len(first) < max_words:
             first.append(word)
         if word not in _KEY_STOPWORDS:

@@ -19,6 +19,10 @@ from engram.ids import key_from_content
     # Other scripts are kept as written, their marks too (was "memory": every such content proposed one key).
     ("東京に住んでいる", "東京に住んでいる"),
     ("Привет, мир", "привет-мир"),
+    # A word keeps its combining marks (was split at each: "नमस-त-द-न-य-ह", "i-stanbul").
+    ("नमस्ते दुनिया", "नमस्ते-दुनिया"),
+    ("שָׁלוֹם עוֹלָם", "שָׁלוֹם-עוֹלָם"),
+    ("İstanbul'da yaşıyorum", "istanbul-da-yasıyorum"),
     ("   ", "memory"),
 ])
 def test_a_proposed_key_keeps_the_contents_words(content: str, key: str) -> None:
