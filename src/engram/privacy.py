@@ -158,6 +158,8 @@ _DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
 # What ``redact`` writes in place of a finding. Text touching one is never a finding again
 # ("password: [REDACTED:api_key]" would be), so screening redacted text changes nothing.
 _MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
+# A string of valid JSON text (names too): quotes around characters or backslash escapes.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
@@ -250,18 +252,22 @@ class PiiPolicy:
         return screened, [*self._warnings(counts), *in_metadata]
 
     def _screened_json(self, text: str, counts: dict[str, int]) -> str:
-        """JSON text (a tool call's arguments) with its string values screened. Read and written
-        again only when something is redacted, so the arguments stay valid JSON (a finding cut out
-        of the text itself could take an escape's backslash with it) and otherwise byte for byte."""
+        """JSON text (a tool call's arguments) with each of its strings screened, names included,
+        in place: the rest of the text stays byte for byte, so numbers keep every digit (``1e400``
+        read and written again became ``Infinity``, no JSON at all), and a repeated name stays. A
+        finding cut out of the text itself could take an escape's backslash with it, so each
+        string is read, screened and written again as JSON. Text that is no JSON is screened as text."""
         try:
-            value = json.loads(text)
+            json.loads(text)
         except ValueError:
             return self._screened(text, counts)
-        before = sum(counts.values())
-        screened = self._walk(value, counts)
-        if self.mode != "redact" or sum(counts.values()) == before:
-            return text
-        return json.dumps(screened, ensure_ascii=False)
+
+        def screened(string: re.Match[str]) -> str:
+            value = json.loads(string.group())
+            redacted = self._screened(value, counts)
+            return string.group() if redacted == value else json.dumps(redacted, ensure_ascii=False)
+
+        return _JSON_STRING.sub(screened, text)
 
     def _walk(self, value: Any, counts: dict[str, int]) -> Any:
         """``value`` with every string in it (in nested objects and lists too) screened."""

@@ -67,6 +67,18 @@ def test_redact_keeps_pii_out_of_every_history_write(redacting) -> None:
     assert_absent(db)
 
 
+def test_redacted_tool_call_arguments_keep_the_rest_of_their_json_byte_for_byte(redacting) -> None:
+    """Review: the arguments were read and written again, so 1e400 became ``Infinity`` (no JSON),
+    a long number lost digits, a repeated name was dropped and a name holding PII stayed in clear."""
+    engram, db = redacting
+    arguments = f'{{"to": "mail {EMAIL} now",  "n": 1e400, "x": 1.00000000000000000001, "{EMAIL}": 1, "q": "a\\"b", "n": 2}}'
+    engram.history.append("web:1", "assistant", "", tool_calls=[{"id": "c1", "name": "send", "arguments": arguments}])
+    stored = engram.history.all("web:1")[0].tool_calls[0].arguments
+    assert stored == arguments.replace(EMAIL, "[REDACTED:email]")
+    json.loads(stored)  # still JSON
+    assert_absent(db)
+
+
 def test_redact_screens_a_compaction_summary(redacting) -> None:
     engram, db = redacting
 
