@@ -72,3 +72,16 @@ def run_cli(home: Path, *args: str, **settings: str) -> subprocess.CompletedProc
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
+
+
+def entry_block(text: str, entry_id: str) -> list[str]:
+    """The lines of the entry ``entry_id`` in a memory file (a markdown bullet or a YAML list item)."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("- ") and entry_id in line)
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return lines[start:end]
+
+
+def with_copy(text: str, copy: list[str]) -> str:
+    """A memory file's ``text`` with ``copy`` added as its last entry."""
+    return text.rstrip("\n") + "\n" + "\n".join(copy) + "\n"

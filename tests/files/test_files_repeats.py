@@ -14,35 +14,26 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.files import conflicts
 from engram.files.sync import FileSync, SyncReport
 from engram.interfaces.cli.app import app
+from tests.cli_in_process import cli_output, runner
+from tests.files.conftest import entry_block, with_copy
 
 # Content that must come back byte for byte: a raw marker opening, a typed reference, a tab.
 CONTENT = "Uses <!-- in HTML & &#38; café\ttab"
 EDITED = CONTENT.replace("café", "crème")
-runner = CliRunner()
 
 
 def _suffix(fmt: str) -> str:
     return "md" if fmt == "markdown" else "yaml"
 
 
-def _block(text: str, entry_id: str) -> list[str]:
-    """The lines of the entry ``entry_id`` (a markdown bullet or a YAML list item)."""
-    lines = text.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith("- ") and entry_id in line)
-    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
-    return lines[start:end]
 
 
-def _with_copy(text: str, copy: list[str]) -> str:
-    """``text`` with ``copy`` added as its last entry."""
-    return text.rstrip("\n") + "\n" + "\n".join(copy) + "\n"
 
 
 def _new_file(fmt: str, copy: list[str]) -> str:
@@ -78,9 +69,9 @@ def test_an_identical_copy_is_dropped_with_only_the_summary_saying_so(
     engram.remember("another fact", tags="notes")
     notes = folder / f"agents/default/notes.{_suffix(fmt)}"
     synced = notes.read_text(encoding="utf-8")
-    copy = _block(synced, memory.id)
+    copy = entry_block(synced, memory.id)
     if where == "same file":
-        notes.write_text(_with_copy(synced, copy), encoding="utf-8")
+        notes.write_text(with_copy(synced, copy), encoding="utf-8")
     else:
         (folder / f"agents/default/a-copy.{_suffix(fmt)}").write_text(_new_file(fmt, copy), encoding="utf-8")
 
@@ -103,16 +94,16 @@ def test_an_edited_copy_becomes_a_conflict_naming_both_places_and_can_be_taken(
     engram.remember("another fact", tags="notes")
     rel = f"agents/default/notes.{_suffix(fmt)}"
     synced = (folder / rel).read_text(encoding="utf-8")
-    copy = [line.replace("café", "crème") for line in _block(synced, memory.id)]
+    copy = [line.replace("café", "crème") for line in entry_block(synced, memory.id)]
     if where == "same file":
         copy_rel = rel
-        (folder / rel).write_text(_with_copy(synced, copy), encoding="utf-8")
+        (folder / rel).write_text(with_copy(synced, copy), encoding="utf-8")
     else:  # a file read before the entry's own: the entry the state recorded still stays the memory
         copy_rel = f"agents/default/a-copy.{_suffix(fmt)}"
         (folder / copy_rel).write_text(_new_file(fmt, copy), encoding="utf-8")
     lines = (folder / copy_rel).read_text(encoding="utf-8").split("\n")
     copy_line = max(i for i, line in enumerate(lines) if line == copy[0]) + 1  # the copy is the last one
-    kept_line = synced.split("\n").index(_block(synced, memory.id)[0]) + 1
+    kept_line = synced.split("\n").index(entry_block(synced, memory.id)[0]) + 1
 
     report = mirror.sync()
 
@@ -142,7 +133,7 @@ def test_a_copy_differing_only_in_tags_is_kept_not_taken_for_a_duplicate(
 ) -> None:
     memory = engram.remember(CONTENT, tags="notes", importance=0.5).memory
     rel = f"agents/default/notes.{_suffix(fmt)}"
-    copy = _block((folder / rel).read_text(encoding="utf-8"), memory.id)
+    copy = entry_block((folder / rel).read_text(encoding="utf-8"), memory.id)
     copy = [line.replace("- notes", "- notes\n  - urgent") if fmt == "yaml" else line.replace(
         "tags: notes", "tags: notes, urgent") for line in copy]
     (folder / f"agents/default/urgent.{_suffix(fmt)}").write_text(_new_file(fmt, copy), encoding="utf-8")
@@ -161,9 +152,9 @@ def test_the_copy_as_last_synced_holds_the_id_so_no_edit_is_applied_silently(
     memory = engram.remember(CONTENT, tags="notes").memory
     rel = "agents/default/notes.md"
     synced = (folder / rel).read_text(encoding="utf-8")
-    original = _block(synced, memory.id)
+    original = entry_block(synced, memory.id)
     edited = synced.replace(original[0], original[0].replace("café", "crème"))
-    (folder / rel).write_text(_with_copy(edited, original), encoding="utf-8")
+    (folder / rel).write_text(with_copy(edited, original), encoding="utf-8")
     report = syncer.sync()
     assert engram.get(memory.id).content == CONTENT and report.db_updated == 0
     [kept] = _conflicts(syncer)
@@ -181,10 +172,10 @@ def test_without_a_record_the_first_copy_is_stored_and_the_other_kept(tmp_path: 
         memory = old.remember(CONTENT, tags="notes").memory
     rel = f"agents/default/notes.{_suffix(fmt)}"
     synced = (tmp_path / "old/memory" / rel).read_text(encoding="utf-8")
-    copy = [line.replace("café", "crème") for line in _block(synced, memory.id)]
+    copy = [line.replace("café", "crème") for line in entry_block(synced, memory.id)]
     folder = tmp_path / "new/memory"
     (folder / "agents/default").mkdir(parents=True)
-    (folder / rel).write_text(_with_copy(synced, copy), encoding="utf-8")
+    (folder / rel).write_text(with_copy(synced, copy), encoding="utf-8")
     with Engram.from_settings(home=tmp_path / "new", files={"enabled": False}) as new:
         syncer = FileSync(new, folder, format=fmt)
         report = syncer.sync()
@@ -200,7 +191,7 @@ def test_a_copy_in_another_scope_folder_stays_out_of_that_scope(
 ) -> None:
     memory = engram.remember(CONTENT, tags="notes").memory
     synced = (folder / f"agents/default/notes.{_suffix(fmt)}").read_text(encoding="utf-8")
-    copy = [line.replace("café", "crème") if edited else line for line in _block(synced, memory.id)]
+    copy = [line.replace("café", "crème") if edited else line for line in entry_block(synced, memory.id)]
     (folder / "global").mkdir()
     copy_rel = f"global/notes.{_suffix(fmt)}"
     (folder / copy_rel).write_text(_new_file(fmt, copy), encoding="utf-8")
@@ -221,7 +212,7 @@ def test_an_entry_moved_to_another_scope_folder_is_still_moved(engram: Engram, s
     memory = engram.remember(CONTENT, tags="notes").memory
     rel = "agents/default/notes.md"
     synced = (folder / rel).read_text(encoding="utf-8")
-    block = _block(synced, memory.id)
+    block = entry_block(synced, memory.id)
     (folder / rel).write_text(synced.replace("\n".join(block) + "\n", ""), encoding="utf-8")
     (folder / "global").mkdir()
     (folder / "global/notes.md").write_text(_new_file("markdown", block), encoding="utf-8")
@@ -236,7 +227,7 @@ def test_a_copy_of_one_agents_entry_in_anothers_folder_gives_that_agent_nothing(
         syncer.attach()
         memory = alice.remember(CONTENT, tags="notes").memory
         copy = [line.replace("café", "crème") for line in
-                _block((home / "memory/agents/alice/notes.md").read_text(encoding="utf-8"), memory.id)]
+                entry_block((home / "memory/agents/alice/notes.md").read_text(encoding="utf-8"), memory.id)]
         (home / "memory/agents/bob").mkdir(parents=True)
         (home / "memory/agents/bob/notes.md").write_text(_new_file("markdown", copy), encoding="utf-8")
         syncer.sync()
@@ -249,47 +240,43 @@ def test_per_agent_databases_leave_another_agents_copy_to_that_agent(tmp_path: P
     monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
     home = tmp_path / "home"
-    _cli(home, "--agent", "alice", "remember", CONTENT, "--key", "k", "--tags", "notes")
-    memory_id = json.loads(_cli(home, "--agent", "alice", "--json", "get", "k"))["id"]
+    cli_output(home, "--agent", "alice", "remember", CONTENT, "--key", "k", "--tags", "notes")
+    memory_id = json.loads(cli_output(home, "--agent", "alice", "--json", "get", "k"))["id"]
     bob_notes = home / "memory/agents/bob/notes.md"
     bob_notes.parent.mkdir(parents=True)
-    copy = _block((home / "memory/agents/alice/notes.md").read_text(encoding="utf-8"), memory_id)
+    copy = entry_block((home / "memory/agents/alice/notes.md").read_text(encoding="utf-8"), memory_id)
     bob_notes.write_text(_new_file("markdown", [line.replace("café", "crème") for line in copy]), encoding="utf-8")
     before = bob_notes.read_text(encoding="utf-8")
-    out = json.loads(_cli(home, "--agent", "alice", "--json", "sync"))
+    out = json.loads(cli_output(home, "--agent", "alice", "--json", "sync"))
     assert out["conflicts"] == [] and out["problems"] == [] and bob_notes.read_text(encoding="utf-8") == before
     assert not list(home.glob("memory/**/*.conflict"))
 
 
-def _cli(home: Path, *args: str) -> str:
-    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def test_cli_sync_names_the_copy_and_the_entry_it_repeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
     monkeypatch.setenv("COLUMNS", "400")  # one problem a line
     home = tmp_path / "home"
-    _cli(home, "remember", CONTENT, "--key", "k", "--tags", "notes")
-    memory_id = json.loads(_cli(home, "--json", "get", "k"))["id"]
+    cli_output(home, "remember", CONTENT, "--key", "k", "--tags", "notes")
+    memory_id = json.loads(cli_output(home, "--json", "get", "k"))["id"]
     notes = home / "memory/agents/default/notes.md"
-    copy = [line.replace("café", "crème") for line in _block(notes.read_text(encoding="utf-8"), memory_id)]
-    notes.write_text(_with_copy(notes.read_text(encoding="utf-8"), copy), encoding="utf-8")
+    copy = [line.replace("café", "crème") for line in entry_block(notes.read_text(encoding="utf-8"), memory_id)]
+    notes.write_text(with_copy(notes.read_text(encoding="utf-8"), copy), encoding="utf-8")
 
-    out = _cli(home, "sync")
+    out = cli_output(home, "sync")
 
     kept = f"agents/default/notes.md.{memory_id}.conflict"
     assert f"agents/default/notes.md:5: id {memory_id} is also at agents/default/notes.md:3" in out
     assert kept in out and f"engram conflicts resolve {memory_id} --take file" in out
     assert "0 created, 0 updated, 0 forgotten" in out and "1 removed" in out
-    listed = json.loads(_cli(home, "--json", "conflicts"))
+    listed = json.loads(cli_output(home, "--json", "conflicts"))
     assert [(c["kind"], c["file_version"]) for c in listed] == [("repeated-id", [EDITED])]
-    again = json.loads(_cli(home, "--json", "sync"))
+    again = json.loads(cli_output(home, "--json", "sync"))
     assert again["conflicts"] == again["problems"] == [] and again["to_files"]["files_written"] == []
-    _cli(home, "conflicts", "resolve", memory_id, "--take", "file")
-    assert json.loads(_cli(home, "--json", "get", "k"))["content"] == EDITED
-    assert json.loads(_cli(home, "--json", "conflicts")) == []
+    cli_output(home, "conflicts", "resolve", memory_id, "--take", "file")
+    assert json.loads(cli_output(home, "--json", "get", "k"))["content"] == EDITED
+    assert json.loads(cli_output(home, "--json", "conflicts")) == []
 
 
 def test_the_watcher_keeps_an_edited_copy_once_and_settles(engram: Engram, syncer: FileSync, folder: Path) -> None:
@@ -299,10 +286,10 @@ def test_the_watcher_keeps_an_edited_copy_once_and_settles(engram: Engram, synce
     memory = engram.remember(CONTENT, tags="notes").memory
     notes = folder / "agents/default/notes.md"
     synced = notes.read_text(encoding="utf-8")
-    copy = [line.replace("café", "crème") for line in _block(synced, memory.id)]
+    copy = [line.replace("café", "crème") for line in entry_block(synced, memory.id)]
     reports: list[SyncReport] = []
     with Watcher(syncer, debounce_s=0.05, poll_interval_s=0.2, on_report=reports.append) as watcher:
-        notes.write_text(_with_copy(synced, copy), encoding="utf-8")
+        notes.write_text(with_copy(synced, copy), encoding="utf-8")
         assert wait_for(lambda: len(_conflicts(syncer)) == 1)
         settled = watcher.passes
         assert wait_for(lambda: watcher.passes >= settled + 2)  # polls after it: nothing more to do
@@ -347,8 +334,8 @@ def test_a_conflict_on_another_agents_id_says_it_is_no_memory_of_that_folder_and
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
     monkeypatch.setenv("COLUMNS", "400")
     home = tmp_path / "home"
-    _cli(home, "--agent", "alice", "remember", "the vault code is 4242", "--key", "vault", "--tags", "notes")
-    alice_id = json.loads(_cli(home, "--agent", "alice", "--json", "get", "vault"))["id"]
+    cli_output(home, "--agent", "alice", "remember", "the vault code is 4242", "--key", "vault", "--tags", "notes")
+    alice_id = json.loads(cli_output(home, "--agent", "alice", "--json", "get", "vault"))["id"]
     nobody_id = alice_id[:-4] + ("0000" if not alice_id.endswith("0000") else "1111")
     aaa_notes = home / "memory/agents/aaa/notes.md"
     aaa_notes.parent.mkdir(parents=True)
@@ -360,21 +347,21 @@ def test_a_conflict_on_another_agents_id_says_it_is_no_memory_of_that_folder_and
     state_path.write_text(json.dumps(state), encoding="utf-8")
     (home / "memory/.engram-sync.journal").unlink(missing_ok=True)
 
-    _cli(home, "--agent", "aaa", "sync")
+    cli_output(home, "--agent", "aaa", "sync")
 
-    kept = {c["id"]: c for c in json.loads(_cli(home, "--json", "conflicts"))}
+    kept = {c["id"]: c for c in json.loads(cli_output(home, "--json", "conflicts"))}
     assert set(kept) == {alice_id, nobody_id} and {c["kind"] for c in kept.values()} == {"deleted-in-database"}
     notes = {i: (home / "memory" / kept[i]["path"]).read_text(encoding="utf-8").split("\n")[0] for i in kept}
     said = notes[alice_id].split("This entry was ", 1)[1]
     assert said == notes[nobody_id].split("This entry was ", 1)[1].replace(nobody_id, alice_id)
     assert said.startswith("changed in the file, but it is not a memory of agents/aaa/ in the database")
     assert "forgotten in the database" not in said and "alice" not in said
-    listed = _cli(home, "conflicts")
+    listed = cli_output(home, "conflicts")
     assert "4242" not in listed and listed.count("database: (forgotten)") == 2
 
-    _cli(home, "conflicts", "resolve", alice_id, "--take", "file")
-    assert json.loads(_cli(home, "--agent", "alice", "--json", "get", "vault"))["content"] == "the vault code is 4242"
-    restored = json.loads(_cli(home, "--agent", "aaa", "--json", "list"))
+    cli_output(home, "conflicts", "resolve", alice_id, "--take", "file")
+    assert json.loads(cli_output(home, "--agent", "alice", "--json", "get", "vault"))["content"] == "the vault code is 4242"
+    restored = json.loads(cli_output(home, "--agent", "aaa", "--json", "list"))
     assert [m["content"] for m in restored] == ["the vault code is 0000"] and restored[0]["id"] != alice_id
 
 
@@ -387,28 +374,28 @@ def test_an_agent_never_settles_a_copy_of_another_agents_memory_onto_it(tmp_path
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
     monkeypatch.setenv("COLUMNS", "400")
     home = tmp_path / "home"
-    _cli(home, "--agent", "bob", "remember", "bob's vault code is 4242", "--key", "vault", "--tags", "notes")
-    _cli(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "notes")
-    bob_id = json.loads(_cli(home, "--agent", "bob", "--json", "get", "vault"))["id"]
+    cli_output(home, "--agent", "bob", "remember", "bob's vault code is 4242", "--key", "vault", "--tags", "notes")
+    cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "notes")
+    bob_id = json.loads(cli_output(home, "--agent", "bob", "--json", "get", "vault"))["id"]
     bob_notes, alice_notes = home / "memory/agents/bob/notes.md", home / "memory/agents/alice/notes.md"
-    synced = _block(bob_notes.read_text(encoding="utf-8"), bob_id)
+    synced = entry_block(bob_notes.read_text(encoding="utf-8"), bob_id)
     pasted = [line.replace("4242", "0000") for line in synced]
-    alice_notes.write_text(_with_copy(alice_notes.read_text(encoding="utf-8"), pasted), encoding="utf-8")
+    alice_notes.write_text(with_copy(alice_notes.read_text(encoding="utf-8"), pasted), encoding="utf-8")
     # And a conflict of bob's own (an edited copy in his file), whose text alice must not see.
     bob_copy = [line.replace("4242", "bob's own secret 9999") for line in synced]
-    bob_notes.write_text(_with_copy(bob_notes.read_text(encoding="utf-8"), bob_copy), encoding="utf-8")
+    bob_notes.write_text(with_copy(bob_notes.read_text(encoding="utf-8"), bob_copy), encoding="utf-8")
 
-    _cli(home, "--agent", "alice", "sync")
+    cli_output(home, "--agent", "alice", "sync")
 
     def bobs() -> str:
-        return json.loads(_cli(home, "--agent", "bob", "--json", "get", "vault"))["content"]
+        return json.loads(cli_output(home, "--agent", "bob", "--json", "get", "vault"))["content"]
 
     assert bobs() == "bob's vault code is 4242"  # the sync itself never applies alice's line to bob's memory
-    every = {c["file"]: c for c in json.loads(_cli(home, "--json", "conflicts"))}
+    every = {c["file"]: c for c in json.loads(cli_output(home, "--json", "conflicts"))}
     assert set(every) == {"agents/alice/notes.md", "agents/bob/notes.md"}
-    listed = json.loads(_cli(home, "--agent", "alice", "--json", "conflicts"))
+    listed = json.loads(cli_output(home, "--agent", "alice", "--json", "conflicts"))
     assert [(c["file"], c["file_version"]) for c in listed] == [("agents/alice/notes.md", ["bob's vault code is 0000"])]
-    plain = _cli(home, "--agent", "alice", "conflicts")
+    plain = cli_output(home, "--agent", "alice", "conflicts")
     assert "4242" not in plain and "9999" not in plain and "(another agent's memory, not shown)" in plain
 
     for take in ("file", "merge"):
@@ -421,11 +408,11 @@ def test_an_agent_never_settles_a_copy_of_another_agents_memory_onto_it(tmp_path
                                   every["agents/bob/notes.md"]["path"], "--take", "file"])
     assert isinstance(refused.exception, ValidationError) and "is kept in another agent's folder" in str(refused.exception)
     assert bobs() == "bob's vault code is 4242"
-    assert len(json.loads(_cli(home, "--json", "conflicts"))) == 2  # nothing settled, nothing dropped
+    assert len(json.loads(cli_output(home, "--json", "conflicts"))) == 2  # nothing settled, nothing dropped
 
     # Dropping the copy kept in her own folder changes nothing of bob's: alice may.
-    _cli(home, "--agent", "alice", "conflicts", "resolve", bob_id, "--take", "db")
-    assert json.loads(_cli(home, "--agent", "alice", "--json", "conflicts")) == []
+    cli_output(home, "--agent", "alice", "conflicts", "resolve", bob_id, "--take", "db")
+    assert json.loads(cli_output(home, "--agent", "alice", "--json", "conflicts")) == []
     # The operator's run (no agent chosen) still settles bob's own conflict onto his memory.
-    _cli(home, "conflicts", "resolve", bob_id, "--take", "file")
+    cli_output(home, "conflicts", "resolve", bob_id, "--take", "file")
     assert bobs() == "bob's vault code is bob's own secret 9999"

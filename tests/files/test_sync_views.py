@@ -14,46 +14,27 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from engram.errors import ValidationError
 from engram.interfaces.cli.app import app
-
-runner = CliRunner()
-
-
-def _cli(home: Path, *args: str) -> str:
-    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-def _block(text: str, entry_id: str) -> list[str]:
-    """The lines of the markdown entry ``entry_id``."""
-    lines = text.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith("- ") and entry_id in line)
-    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
-    return lines[start:end]
-
-
-def _with_copy(text: str, copy: list[str]) -> str:
-    return text.rstrip("\n") + "\n" + "\n".join(copy) + "\n"
+from tests.cli_in_process import cli_output, runner
+from tests.files.conftest import entry_block, with_copy
 
 
 def _folder_with_problems_in_both_agents_folders(home: Path) -> str:
     """alice's and bob's memories in one shared database; in the folder, a copy of bob's entry
     edited in alice's file, an edited copy in bob's own file, and a memory file one level too
     deep in each agent's folder. Returns bob's memory id."""
-    _cli(home, "--agent", "bob", "remember", "bob's vault code is 4242", "--key", "vault", "--tags", "notes")
-    _cli(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "notes")
-    bob_id = json.loads(_cli(home, "--agent", "bob", "--json", "get", "vault"))["id"]
+    cli_output(home, "--agent", "bob", "remember", "bob's vault code is 4242", "--key", "vault", "--tags", "notes")
+    cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "notes")
+    bob_id = json.loads(cli_output(home, "--agent", "bob", "--json", "get", "vault"))["id"]
     folder = home / "memory"
     bob_notes, alice_notes = folder / "agents/bob/notes.md", folder / "agents/alice/notes.md"
-    synced = _block(bob_notes.read_text(encoding="utf-8"), bob_id)
-    alice_notes.write_text(_with_copy(alice_notes.read_text(encoding="utf-8"),
-                                      [line.replace("4242", "0000") for line in synced]), encoding="utf-8")
-    bob_notes.write_text(_with_copy(bob_notes.read_text(encoding="utf-8"),
-                                    [line.replace("4242", "9999") for line in synced]), encoding="utf-8")
+    synced = entry_block(bob_notes.read_text(encoding="utf-8"), bob_id)
+    alice_notes.write_text(with_copy(alice_notes.read_text(encoding="utf-8"),
+                                     [line.replace("4242", "0000") for line in synced]), encoding="utf-8")
+    bob_notes.write_text(with_copy(bob_notes.read_text(encoding="utf-8"),
+                                   [line.replace("4242", "9999") for line in synced]), encoding="utf-8")
     for agent in ("alice", "bob"):
         (folder / f"agents/{agent}/deeper").mkdir()
         (folder / f"agents/{agent}/deeper/{agent}-plans.md").write_text("- a plan\n", encoding="utf-8")
@@ -68,7 +49,7 @@ def test_an_agents_sync_reports_only_its_own_folders(tmp_path: Path, monkeypatch
     home = tmp_path / "home"
     bob_id = _folder_with_problems_in_both_agents_folders(home)
 
-    said = _cli(home, "--agent", "alice", *(["--json"] if as_json else []), "sync")
+    said = cli_output(home, "--agent", "alice", *(["--json"] if as_json else []), "sync")
 
     assert "agents/bob" not in said and "bob-plans" not in said and "9999" not in said
     assert "agents/alice/deeper/alice-plans.md" in said  # her own folder's problem is hers to hear
@@ -83,7 +64,7 @@ def test_an_agents_sync_reports_only_its_own_folders(tmp_path: Path, monkeypatch
     assert len(kept) == 1 and "in another agent's folder" in kept[0].read_text(encoding="utf-8")
     assert "agents/bob" not in kept[0].read_text(encoding="utf-8")
     # The sync itself still settled the whole folder: bob's own copy is a conflict in his folder.
-    assert [c["file"] for c in json.loads(_cli(home, "--json", "conflicts"))] == ["agents/alice/notes.md",
+    assert [c["file"] for c in json.loads(cli_output(home, "--json", "conflicts"))] == ["agents/alice/notes.md",
                                                                                    "agents/bob/notes.md"]
 
 
@@ -94,7 +75,7 @@ def test_the_operators_sync_reports_every_folder_with_both_places(tmp_path: Path
     home = tmp_path / "home"
     bob_id = _folder_with_problems_in_both_agents_folders(home)
 
-    said = _cli(home, "sync")
+    said = cli_output(home, "sync")
 
     assert "agents/alice/deeper/alice-plans.md" in said and "agents/bob/deeper/bob-plans.md" in said
     assert f"agents/alice/notes.md:5: id {bob_id} is also at agents/bob/notes.md:3, which stays the memory" in said
@@ -111,20 +92,20 @@ def test_all_agents_is_the_operators_run_when_an_agent_is_set_in_the_environment
     bob_id = _folder_with_problems_in_both_agents_folders(home)
     monkeypatch.setenv("ENGRAM_AGENT", "alice")
 
-    assert "agents/bob/deeper/bob-plans.md" not in _cli(home, "sync")  # alice's view, from the environment
-    listed = json.loads(_cli(home, "--json", "conflicts"))
+    assert "agents/bob/deeper/bob-plans.md" not in cli_output(home, "sync")  # alice's view, from the environment
+    listed = json.loads(cli_output(home, "--json", "conflicts"))
     assert [c["file"] for c in listed] == ["agents/alice/notes.md"]
-    every = {c["file"]: c["path"] for c in json.loads(_cli(home, "--json", "conflicts", "--all-agents"))}
+    every = {c["file"]: c["path"] for c in json.loads(cli_output(home, "--json", "conflicts", "--all-agents"))}
     assert set(every) == {"agents/alice/notes.md", "agents/bob/notes.md"}
-    assert "agents/bob/deeper/bob-plans.md" in _cli(home, "sync", "--all-agents")
+    assert "agents/bob/deeper/bob-plans.md" in cli_output(home, "sync", "--all-agents")
 
     refused = runner.invoke(app, ["--home", str(home), "conflicts", "resolve", every["agents/bob/notes.md"],
                                   "--take", "file"])
     assert refused.exit_code != 0 and "is kept in another agent's folder" in str(refused.exception)
-    _cli(home, "conflicts", "--all-agents", "resolve", every["agents/bob/notes.md"], "--take", "file")
-    assert json.loads(_cli(home, "--agent", "bob", "--json", "get", "vault"))["content"] == "bob's vault code is 9999"
-    _cli(home, "conflicts", "resolve", bob_id, "--take", "db", "--all-agents")
-    assert json.loads(_cli(home, "--json", "conflicts", "--all-agents")) == []
+    cli_output(home, "conflicts", "--all-agents", "resolve", every["agents/bob/notes.md"], "--take", "file")
+    assert json.loads(cli_output(home, "--agent", "bob", "--json", "get", "vault"))["content"] == "bob's vault code is 9999"
+    cli_output(home, "conflicts", "resolve", bob_id, "--take", "db", "--all-agents")
+    assert json.loads(cli_output(home, "--json", "conflicts", "--all-agents")) == []
 
     both = runner.invoke(app, ["--home", str(home), "--agent", "alice", "conflicts", "--all-agents"])
     said = both.exception

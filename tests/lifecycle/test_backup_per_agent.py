@@ -14,20 +14,16 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from engram.errors import ValidationError
 from engram.interfaces.cli.app import app
 from engram.lifecycle.backup import agents_in
+from tests.cli_in_process import cli_output, runner
 
-runner = CliRunner()
 PER_AGENT = {"ENGRAM_PER_AGENT_DATABASES": "true", "ENGRAM_EMBEDDINGS__PROVIDER": "none", "ENGRAM_FILES__ENABLED": "false"}
 
 
 def _cli(home: Path, env: dict[str, str], *args: str) -> str:
-    done = runner.invoke(app, ["--home", str(home), *args], env=env, catch_exceptions=False)
-    assert done.exit_code == 0, done.output
-    return done.output
+    return cli_output(home, *args, env=env)
 
 
 def _contents(home: Path, env: dict[str, str], agent: str) -> list[str]:

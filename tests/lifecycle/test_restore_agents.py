@@ -12,18 +12,14 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from engram.errors import ValidationError
 from engram.interfaces.cli.app import app
-
-runner = CliRunner()
+from tests.cli_in_process import cli_output, runner
 
 
 def _cli(home: Path, env: dict[str, str], *args: str) -> str:
-    done = runner.invoke(app, ["--home", str(home), *args], env=env, catch_exceptions=False)
-    assert done.exit_code == 0, done.output
-    return done.output
+    return cli_output(home, *args, env=env)
 
 
 def _contents(home: Path, env: dict[str, str], agent: str) -> list[str]:
