@@ -19,6 +19,7 @@ from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.integrations import CUT_MARK  # noqa: E402
 from engram.integrations.openai_agents import EngramSession  # noqa: E402
+from tests.cli_in_process import cli_output  # noqa: E402
 
 
 class ScriptedModel(Model):
@@ -92,6 +93,35 @@ def test_session_operations(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         EngramSession("has:colon", engram)
     assert err.value.field == "session_id"
+
+
+def test_a_message_another_door_appended_is_an_item_of_the_session(isolated_home: Path) -> None:
+    # The CLI appends to the SDK session's conversation (a note for the model). It held no SDK
+    # item: get_items left it out, and pop_item removed it and answered None, which the SDK reads
+    # as an empty session while the session's own items were still there.
+    async def add() -> None:
+        mem = Engram.from_settings(agent="support", embeddings={"provider": "none"})
+        try:
+            await EngramSession("user-42", mem).add_items([{"role": "user", "content": "Hi, I'm Ana"}])
+        finally:
+            mem.close()
+
+    asyncio.run(add())
+    cli_output(isolated_home, "--agent", "support", "history", "append", "openai-agents:user-42",
+               "The user prefers short answers.", "--role", "system")
+    mem = Engram.from_settings(agent="support", embeddings={"provider": "none"})
+    try:
+        async def read_and_pop() -> tuple[list, object, object, list]:
+            session = EngramSession("user-42", mem)
+            items = await session.get_items()
+            return items, await session.pop_item(), await session.pop_item(), await session.get_items()
+
+        items, first, second, left = asyncio.run(read_and_pop())
+    finally:
+        mem.close()
+    assert items == [{"role": "user", "content": "Hi, I'm Ana"}, {"role": "system", "content": "The user prefers short answers."}]
+    assert first == {"role": "system", "content": "The user prefers short answers."}
+    assert second == {"role": "user", "content": "Hi, I'm Ana"} and left == []
 
 
 def test_limits_read_as_the_sdks_sqlite_session_reads_them(engram: Engram) -> None:

@@ -11,6 +11,12 @@ together and appended in one write, so an item engram refuses (``ValidationError
 ``messages[2].content``) or a failed write adds none of them. History settings apply:
 ``history.max_history_len`` trims the oldest items. Every call runs in a worker thread, never blocking the event loop.
 
+A message another door appended to the conversation (``engram history append``, HTTP's
+``POST /api/v1/history/{conversation}``) holds no item: it is given to the SDK as an input
+message of its role and text (``{"role", "content"}``; a tool message, which names no call the
+SDK knows, as the assistant's), by ``get_items`` and by ``pop_item`` alike (a pop answering None would
+tell the SDK the session is empty while it is not).
+
 The trim counts items, blind to the SDK's pairs of a tool call and its output (both are stored as
 assistant messages, so the history's own rule, no tool result without its call, does not see
 them): it can keep a ``function_call_output`` whose ``function_call`` it cut, and so can
@@ -29,6 +35,7 @@ from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import conversation_key
 from engram.integrations import history_text, missing
+from engram.model import Message
 
 try:
     from agents.memory.session import SessionABC
@@ -71,6 +78,15 @@ def _message(item: Any) -> tuple[str, str]:
     return (role if role in _ROLES else "assistant"), history_text(text)
 
 
+def _item(message: Message) -> Any:
+    """The SDK item a history message holds: the one ``add_items`` kept whole, or for a message
+    another door appended, an input message of its role and text (a tool's as the assistant's)."""
+    if "item" in message.metadata:
+        return message.metadata["item"]
+    role = message.role.value if message.role.value in _ROLES else "assistant"
+    return {"role": role, "content": message.content}
+
+
 class EngramSession(SessionABC):
     """A conversation of the Agents SDK, stored in engram's history."""
 
@@ -94,7 +110,7 @@ class EngramSession(SessionABC):
     def _get(self, limit: int | None) -> list[Any]:
         history = self.engram.history
         messages = history.all(self.key) if limit is None else history.recent(self.key, limit)
-        return without_orphaned_outputs([m.metadata["item"] for m in messages if "item" in m.metadata])
+        return without_orphaned_outputs([_item(m) for m in messages])
 
     def _add(self, items: list[Any]) -> None:
         batch = []
@@ -107,7 +123,7 @@ class EngramSession(SessionABC):
         # One step of the store, so pops awaited together (or made by another process) each take
         # their own item, and a pop beside add_items removes the item it returns.
         last = self.engram.history.pop_newest(self.key)
-        return None if last is None else last.metadata.get("item")
+        return None if last is None else _item(last)
 
     def _clear(self) -> None:
         self.engram.history.purge(self.key)
@@ -130,7 +146,7 @@ class EngramSession(SessionABC):
         await asyncio.to_thread(self._add, list(items))
 
     async def pop_item(self) -> Any | None:
-        """Remove and return the newest item (None when the session is empty)."""
+        """Remove and return the newest item (None only when the session is empty)."""
         return await asyncio.to_thread(self._pop)
 
     async def clear_session(self) -> None:
