@@ -76,6 +76,7 @@ from engram.writes import (
     PendingWrite,
     WriteQueue,
     bulk_vectors,
+    embed_missed,
     embed_texts,
     identity_warning,
     not_embedded,
@@ -544,8 +545,8 @@ class Engram:
         self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None
     ) -> list[WriteResult]:
         """Store many memories, all or none (each item: ``remember``'s keyword arguments, with its
-        meaning: a keyed item keeps the stored tags and metadata it does not give, or those an
-        earlier item of the call with its key gives). Every item is validated before anything is
+        meaning: a keyed item keeps the stored tags and metadata it does not give, as they are
+        after the model ran, or those an earlier item of the call with its key gives). Every item is validated before anything is
         stored, so one bad item stores nothing (``ValidationError`` names it as ``items[i].field``).
 
         The texts are embedded first, 100 items a model call, with ``progress(done, total)`` after
@@ -560,10 +561,16 @@ class Engram:
             raise ValidationError("items", f"got one {type(items).__name__}", "a list of items, each a mapping of remember()'s "
                                   "arguments ({'content': ...})")
         items = list(items)
-        drafts, keeps, pii_warnings = self._bulk_drafts(items)
+        given, keeps, pii_warnings = self._bulk_drafts(items)
         embedder = self.writes.embedder  # the writer's: None when the store keeps nothing
-        drafts, fresh = settle_bulk(drafts, keeps, self.store, embedding=embedder is not None)
+        drafts, fresh = settle_bulk(given, keeps, self.store, embedding=embedder is not None)
         vectors, warning = bulk_vectors(embedder, self.store, drafts, fresh, progress)
+        if embedder is not None and any(fresh):
+            # The model may have run for minutes: what a keyed item keeps (tags, metadata) and whether
+            # its text is new are read again, so another writer's change meanwhile is kept, not undone,
+            # and a text changed back gets its vector. (As remember: read just before the write.)
+            drafts, fresh = settle_bulk(given, keeps, self.store, embedding=True)
+            vectors, warning = embed_missed(embedder, drafts, fresh, vectors, warning)
         writes = [BatchWrite(d, key_from_content(d.content), vectors.get(i)) for i, d in enumerate(drafts)]
         now, identity = self.clock(), None if embedder is None else str(embedder.identity)
         try:

@@ -189,6 +189,21 @@ def bulk_vectors(embedder: TextEmbedder | None, store: MemoryStore, drafts: Sequ
     return vectors, warning
 
 
+def embed_missed(embedder: TextEmbedder | None, drafts: Sequence[MemoryDraft], fresh: Sequence[bool],
+                 vectors: dict[int, np.ndarray], warning: str | None) -> tuple[dict[int, np.ndarray], str | None]:
+    """``vectors`` with those of the drafts found new (``fresh``) only after ``bulk_vectors`` ran
+    (another writer changed the text stored under their key meanwhile), in one model call; none
+    when the model failed or cannot be kept (``warning``: the writes without their vector say so)."""
+    missed = [i for i, new in enumerate(fresh) if new and i not in vectors]
+    if embedder is None or warning is not None or not missed:
+        return vectors, warning
+    try:
+        rows = embed_texts(embedder, [(drafts[i].content, drafts[i].search_context) for i in missed])
+    except EngramError as exc:
+        return vectors, not_embedded(exc)
+    return {**vectors, **dict(zip(missed, rows, strict=True))}, warning
+
+
 class WriteQueue:
     """One writer per store (shared by the engine's views): see the module docstring."""
 

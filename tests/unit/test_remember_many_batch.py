@@ -5,7 +5,7 @@ embedder is the only stand-in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +120,49 @@ def test_models_switched_meanwhile_store_the_batch_without_vectors(open_engram: 
     assert all(any("reindex" in w for w in r.warnings) for r in results)
     assert mem.store.vectors_for([r.memory.id for r in results]) == {}
     assert mem.count() == 2
+
+
+class OtherWriterMeanwhile(HashingEmbedder):
+    """Embeds while another engine on the same file changes what is stored (another process
+    writing while this one's model runs): ``write(other)`` runs once, at the first model call."""
+
+    def __init__(self, other: Engram, write: Callable[[Engram], object]) -> None:
+        super().__init__()
+        self.other, self.write = other, write
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.write is not None:
+            write, self.write = self.write, None
+            write(self.other)
+        return super().embed(texts)
+
+
+def test_a_keyed_item_keeps_the_tags_and_metadata_stored_when_it_is_written(open_engram: list[Engram],
+                                                                           path: Path) -> None:
+    # The stored tags and metadata a keyed item keeps were read before the model ran: another
+    # process's change to them meanwhile (minutes, for a large batch) was silently reverted.
+    other = _engram(open_engram, path, HashingEmbedder())
+    other.remember("the plan is to ship on Friday", key="plan", tags=["work"], metadata={"owner": "ana"})
+    mem = _engram(open_engram, path, OtherWriterMeanwhile(other, lambda o: o.remember(
+        "the plan is to ship on Friday", key="plan", tags=["work", "urgent"], metadata={"owner": "bo"})))
+    (result,) = mem.remember_many([{"content": "the plan is to ship on Monday", "key": "plan"}])
+    assert result.action == "updated"
+    stored = mem.get("plan")
+    assert stored.content == "the plan is to ship on Monday"
+    assert stored.tags == ("work", "urgent") and stored.metadata == {"owner": "bo"}
+    assert not mem.store.missing_vectors()
+
+
+def test_a_keyed_item_whose_stored_text_changed_meanwhile_gets_its_vector(open_engram: list[Engram],
+                                                                          path: Path) -> None:
+    # The item says what was stored when the batch began, so the model was not asked for it; another
+    # process changed the text meanwhile, so the item's write changes it back and needs its vector.
+    other = _engram(open_engram, path, HashingEmbedder())
+    other.remember("the deploy runs on Mondays", key="deploy")
+    mem = _engram(open_engram, path, OtherWriterMeanwhile(other, lambda o: o.remember(
+        "the deploy runs on Fridays", key="deploy")))
+    results = mem.remember_many([{"content": "the deploy runs on Mondays", "key": "deploy"},
+                                 {"content": "a new note on the garden"}])
+    assert [r.action for r in results] == ["updated", "created"]
+    assert mem.get("deploy").content == "the deploy runs on Mondays"
+    assert not mem.store.missing_vectors() and not results[0].warnings
