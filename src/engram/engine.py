@@ -66,7 +66,7 @@ from engram.model import (
 from engram.privacy import PiiPolicy
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
-from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle
+from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle, check_all_or_nothing
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import narrow_audit, narrow_links
@@ -562,6 +562,7 @@ class Engram:
                                   "arguments ({'content': ...})")
         items = list(items)
         given, keeps, pii_warnings = self._bulk_drafts(items)
+        check_all_or_nothing(self.store)  # before the model runs for a batch the store cannot take
         embedder = self.writes.embedder  # the writer's: None when the store keeps nothing
         drafts, fresh = settle_bulk(given, keeps, self.store, embedding=embedder is not None)
         vectors, warning = bulk_vectors(embedder, self.store, drafts, fresh, progress)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engram.engine import Engram
-from engram.errors import EmbeddingError
+from engram.errors import EmbeddingError, StorageError
 from engram.events import MemoryEvent
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.fakes import FakeClock, HashingEmbedder
@@ -166,3 +166,25 @@ def test_a_keyed_item_whose_stored_text_changed_meanwhile_gets_its_vector(open_e
     assert [r.action for r in results] == ["updated", "created"]
     assert mem.get("deploy").content == "the deploy runs on Mondays"
     assert not mem.store.missing_vectors() and not results[0].warnings
+
+
+class StoreBeforeAllOrNothing(SqliteMemoryStore):
+    """A plug-in store written before ``write_batch`` took ``all_or_nothing``: its batch keeps each
+    write that succeeds, as the contract then asked."""
+
+    def write_batch(self, writes, *, now, identity):  # noqa: ANN001, ANN201 - the plug-in's own, older signature
+        return super().write_batch(writes, now=now, identity=identity)
+
+
+def test_a_store_that_cannot_write_all_or_nothing_is_named_and_nothing_is_stored(path: Path) -> None:
+    # It raised Python's TypeError (write_batch() got an unexpected keyword argument) after the model ran.
+    embedder = HashingEmbedder()
+    mem = Engram(StoreBeforeAllOrNothing(path), agent="alice", clock=FakeClock(), embedder=embedder)
+    try:
+        with pytest.raises(StorageError) as err:
+            mem.remember_many([{"content": "first of two"}, {"content": "second of two"}])
+        assert "all or nothing" in str(err.value) and "remember" in str(err.value)
+        assert mem.count() == 0 and embedder.calls == 0
+        assert mem.remember("one at a time still works").action == "created"  # the write queue's own batches
+    finally:
+        mem.close()

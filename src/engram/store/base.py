@@ -28,13 +28,14 @@ Rules every backend keeps:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from engram.errors import EngramError, NotFoundError, ValidationError
+from engram.errors import EngramError, NotFoundError, StorageError, ValidationError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
 
 # A boosted importance is rounded to this many decimals: binary fractions summed recall after
@@ -365,6 +366,23 @@ def apply_updates(store: MemoryStore, updates: Sequence[ImportUpdate]) -> None:
         result = store.upsert(update.draft, proposed_key=update.draft.key or "", now=update.at)
         if result.memory.id != update.memory_id:
             raise NotFoundError("memory", update.memory_id)
+
+
+def check_all_or_nothing(store: MemoryStore) -> None:
+    """Raise ``StorageError`` unless ``store.write_batch`` takes ``all_or_nothing``: a plug-in store
+    written before it (or before ``write_batch``) cannot store a batch as one, and a caller
+    promising all or none (``Engram.remember_many``) refuses, storing nothing, rather than answer
+    with Python's ``TypeError`` or store part of the batch."""
+    method = getattr(store, "write_batch", None)
+    try:
+        parameters = inspect.signature(method).parameters if method is not None else {}
+    except (TypeError, ValueError):  # (a callable without a signature to read: trusted)
+        return
+    if "all_or_nothing" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return
+    raise StorageError(f"the {getattr(store, 'name', type(store).__name__)} store cannot write a batch all or nothing "
+                       "(its write_batch takes no all_or_nothing, as engram.testing's MemoryStoreContract asks): "
+                       "nothing stored; store the memories one by one with remember, or update the store")
 
 
 def keeps_nothing(store: MemoryStore) -> bool:
