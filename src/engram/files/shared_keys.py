@@ -17,9 +17,11 @@ every database whichever syncs first:
   this database is forgotten here (other databases forget theirs at their next sync, as its entry
   is gone from the file); one that differs from the memory is kept as a ``same-key`` conflict
   (``conflicts``), whose ``--take file`` applies it to the memory, in every database through the
-  folder. An identical version is simply dropped. A version this database edited after another
-  database's sync had taken it out is put back by the pass (``deleted-in-file``) and leaves again
-  here: one ``same-key`` conflict for the edit, no note for the putting back.
+  folder (to the memory holding the key since, once the one that stayed was forgotten; with none,
+  the version comes back as itself, under its own id). An identical version is simply dropped. A
+  version this database edited after another database's sync had taken it out is put back by the
+  pass (``deleted-in-file``) and leaves again here: one ``same-key`` conflict for the edit, no note
+  for the putting back.
 """
 
 from __future__ import annotations
