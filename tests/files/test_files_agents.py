@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engram.interfaces.cli.app import app
+from tests.cli_in_process import cli_output
 
 runner = CliRunner()
 
@@ -318,3 +319,22 @@ def test_a_same_key_version_taken_after_another_memory_took_the_key_is_applied_t
     for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
         assert alice_sees == bob_sees == [(new_id, "rule", bobs[1])]
     assert _global_folder(home) == (["rule"], [])
+
+
+def test_a_version_put_back_and_taken_out_in_one_sync_is_neither_added_nor_removed_in_its_report(per_agent: Path) -> None:
+    # bob edits his version of `rule` (taken out of global/ by alice's sync) while his folder is
+    # not synced (files off for that run). His sync puts the edit back (deleted-in-file) and takes
+    # it out again (same-key) before any file is written. Review: the report said 1 added, 1 removed.
+    home = per_agent
+    _run(home, "--agent", "alice", "remember", "Alice's rule: deploy on Fridays", "--key", "rule", "--scope", "global",
+         "--tags", "policy")
+    _run(home, "--agent", "bob", "remember", "Bob's rule: never deploy on Fridays", "--key", "rule", "--scope", "global",
+         "--tags", "rules")
+    _run(home, "--agent", "alice", "sync")
+    cli_output(home, "--agent", "bob", "remember", "Bob's rule: never deploy after noon", "--key", "rule", "--scope",
+               "global", "--tags", "rules", env={"ENGRAM_FILES__ENABLED": "false"})
+    report = json.loads(_run(home, "--agent", "bob", "--json", "sync"))
+    assert report["to_database"] == {"created": 1, "updated": 0, "forgotten": 1}  # alice's came, his edit left
+    assert report["to_files"] == {"added": 0, "updated": 0, "removed": 0, "files_written": []}
+    [conflict] = report["conflicts"]
+    assert "Bob's rule: never deploy after noon" in (home / "memory" / conflict).read_text()

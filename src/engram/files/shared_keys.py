@@ -99,6 +99,7 @@ def _leave(side: FolderSide, database: DatabaseSide, scope: Scope, key: str, kep
         rel = version.found[0]
     else:
         rel = recorded.path if recorded is not None else kept.found[0] if kept.found else ""
+    put_back = False
     if version.memory is not None:
         try:
             database.view(scope).forget(version.memory.id, reason=f"another database's global memory holds key {key}")
@@ -110,11 +111,14 @@ def _leave(side: FolderSide, database: DatabaseSide, scope: Scope, key: str, kep
         # An edit of a version another database's sync already took out of the folder was put
         # back earlier in this pass as a ``deleted-in-file`` conflict (an empty note); it leaves
         # again now, kept whole by the ``same-key`` conflict below, so that note says nothing.
-        conflicts.withdraw(side.folder, report.conflicts, entry_id=version.memory.id, kind="deleted-in-file")
+        put_back = bool(conflicts.withdraw(side.folder, report.conflicts, entry_id=version.memory.id, kind="deleted-in-file"))
     doc = files.docs.get(rel)
     if doc is not None and (doc.set_at(version.found[1].line, None) if version.found else doc.remove(version.entry.id or "")):
         files.dirty.add(rel)
-        report.files_removed += 1
+        if put_back:  # added to its file earlier in this pass, never written there: neither added nor removed
+            report.files_added -= 1
+        else:
+            report.files_removed += 1
     if version.entry.digest() == kept.entry.digest():
         return  # the same memory twice: nothing to choose between
     kept_id = kept.entry.id or ""
