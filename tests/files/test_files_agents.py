@@ -338,3 +338,30 @@ def test_a_version_put_back_and_taken_out_in_one_sync_is_neither_added_nor_remov
     assert report["to_files"] == {"added": 0, "updated": 0, "removed": 0, "files_written": []}
     [conflict] = report["conflicts"]
     assert "Bob's rule: never deploy after noon" in (home / "memory" / conflict).read_text()
+
+
+@pytest.mark.parametrize("operator", [(), ("--all-agents",)])
+def test_the_operators_resolve_settles_a_conflict_of_an_agents_folder_in_that_agents_database(
+        per_agent: Path, operator: tuple[str, ...]) -> None:
+    # Review: run as no agent (or --all-agents with ENGRAM_AGENT=alice), resolve looked for bob's
+    # memory in the database it opened (the default agent's, or alice's): `conflicts` showed it
+    # "(forgotten)", and --take file said "applied the file version", deleted the .conflict file
+    # and left bob's memory as it was: the file's version was lost.
+    home = per_agent
+    _run(home, "--agent", "bob", "remember", "bob plays chess", "--key", "chess", "--tags", "games")
+    _run(home, "--agent", "bob", "sync")
+    games = home / "memory/agents/bob/games.md"
+    games.write_text(games.read_text().replace("bob plays chess", "bob plays chess badly"))
+    cli_output(home, "--agent", "bob", "remember", "bob plays chess well", "--key", "chess", "--tags", "games",
+               env={"ENGRAM_FILES__ENABLED": "false"})
+    _run(home, "--agent", "bob", "sync")
+    env = {"ENGRAM_AGENT": "alice"} if operator else None
+    [conflict] = json.loads(cli_output(home, "--json", "conflicts", *operator, env=env))
+    assert "database: bob plays chess well" in cli_output(home, "conflicts", *operator, env=env)
+
+    cli_output(home, "conflicts", "resolve", conflict["id"], "--take", "file", *operator, env=env)
+
+    assert [m["content"] for m in json.loads(_run(home, "--agent", "bob", "--json", "list"))] == ["bob plays chess badly"]
+    assert json.loads(cli_output(home, "--json", "conflicts", *operator, env=env)) == []
+    opened = "alice" if operator else "default"
+    assert _keys(home, "bob") == {"chess"} and _keys(home, opened) == set()

@@ -183,6 +183,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     the operator's run). Raises ``ValidationError`` for a merge without text, and when ``viewer``
     may not settle it (``may_settle``)."""
     memory = may_settle(engram, conflict, take, viewer=viewer, layout=layout)
+    engram = database_of(engram, conflict, layout)
     if take == "db":
         folder.remove(conflict.path)
         return "kept the database version"
@@ -220,8 +221,9 @@ def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = No
     other kind is about that folder's own memory: an id another scope holds is not it (a
     ``deleted-in-database`` entry in one agent's folder carrying another agent's id, or a
     ``.conflict`` written by hand), so taking the file side restores the entry in the folder's
-    scope, never changing or forgetting the other scope's memory."""
-    current = engram.store.get_many([conflict.entry_id])
+    scope, never changing or forgetting the other scope's memory. Looked for in the database of
+    the conflict's folder (``database_of``)."""
+    current = database_of(engram, conflict, layout).store.get_many([conflict.entry_id])
     memory = current[0] if current else None
     if memory is None or conflict.kind == "repeated-id":
         return memory
@@ -232,6 +234,23 @@ def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = No
     return memory if memory.scope == scope else None
 
 
+def database_of(engram: Engram, conflict: Conflict, layout: Layout | None = None) -> Engram:
+    """The engine whose database holds the memories of the conflict's folder: with one database
+    per agent (``per_agent_databases``), the agent's whose folder the note's memory file is in, so
+    the operator's run settles a conflict of ``agents/bob/`` in bob's database, not in the one it
+    opened (which does not hold bob's memories: his memory was not found, and ``--take file``
+    dropped the file version saying it was applied); else ``engram``'s."""
+    if engram.agent_databases is None:
+        return engram
+    try:
+        scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))
+    except ValidationError:
+        return engram
+    if scope.agent is None or scope.agent == engram.scope.agent:
+        return engram
+    return engram.for_agent(scope.agent)
+
+
 def _key_holder(engram: Engram, conflict: Conflict, layout: Layout | None) -> Memory | None:
     """The memory of its folder's scope holding the key of a ``same-key`` conflict's kept version, if any."""
     key = conflict.entries[0].key if conflict.entries else None
@@ -239,7 +258,8 @@ def _key_holder(engram: Engram, conflict: Conflict, layout: Layout | None) -> Me
         scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))
     except ValidationError:
         return None
-    held = [] if key is None else engram.store.list(MemoryFilter(scopes=(scope,), include_superseded=True, key=key), limit=1)
+    found = MemoryFilter(scopes=(scope,), include_superseded=True, key=key)
+    held = [] if key is None else database_of(engram, conflict, layout).store.list(found, limit=1)
     return held[0] if held else None
 
 
