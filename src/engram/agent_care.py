@@ -7,10 +7,11 @@ backups, and the operator's run (``root.operators_run``) reaches every agent's d
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engram.agent_databases import agents_with_databases, every_agents_engine
-from engram.errors import ConfigError
+from engram.errors import ConfigError, ValidationError
 from engram.root import agent_database_path, operators_run
 
 if TYPE_CHECKING:
@@ -76,8 +77,6 @@ def restore_choice(settings: Settings, ref: str | None, *, all_agents: bool = Fa
     without REF needs one agent's database there. Raises ``ValidationError``, ``NotFoundError``,
     ``ConfigError``."""
     from engram.backends.sqlite import backups_for
-    from engram.disk_names import name_of
-    from engram.errors import ValidationError
     from engram.lifecycle.backup import whose_backup
 
     every = agent_backups(settings, all_agents=all_agents)
@@ -96,16 +95,34 @@ def restore_choice(settings: Settings, ref: str | None, *, all_agents: bool = Fa
                               "its path")
     chosen = listed[0] if listed else every[0][1].resolve(ref)  # an outside file, or NotFoundError
     folders = {agent: backups.folder for agent, backups in every if agent is not None}
-    # A backup in the backups folder of an agent whose database is gone is still that agent's:
-    # agents/<agent>/backups/, or <lifecycle.backup.folder>/<agent>/.
     here = chosen.path.resolve().parent
-    for named in (name_of(here.name), name_of(here.parent.name)):
-        if named is None or named in folders:
-            continue
-        folder = backups_for(settings, settings.database_path(named), named).folder
-        if folder.resolve() == here:
-            folders[named] = folder
+    if (named := _whose_backups_folder(settings, here)) is not None:
+        folders[named] = here
     agent = whose_backup(chosen.path, folders, key=settings.privacy.key())
     backups = (next((b for a, b in every if a == agent), None)
                or backups_for(settings, agent_database_path(settings, agent), agent))
     return backups, chosen, None
+
+
+def _whose_backups_folder(settings: Settings, folder: Path) -> str | None:
+    """The agent whose backups folder ``folder`` is by its name (``agents/<agent>/backups/``, or
+    ``<lifecycle.backup.folder>/<agent>/``), the agent's name written ``disk_names.portable`` or
+    as it is, as the memory folder reads an agent's folder (``agents/Claude/`` and
+    ``agents/!claude/`` are both Claude's): a backup there is that agent's, its database gone or
+    not. Else None (a restore then goes by the data the backup holds)."""
+    from engram.backends.sqlite import backups_for
+    from engram.disk_names import name_of, portable
+
+    candidates = ((folder.name, lambda written: folder.parent / written),
+                  (folder.parent.name, lambda written: folder.parent.parent / written / folder.name))
+    for name, written_as in candidates:
+        named = name_of(name)
+        if named is None:
+            continue
+        try:
+            own = backups_for(settings, settings.database_path(named), named).folder
+            if own.resolve() == written_as(portable(named)).resolve():
+                return named
+        except ValidationError:  # a name too long once written portable: no agent's folder
+            continue
+    return None

@@ -105,14 +105,18 @@ class AgentDatabases:
 
 def agents_with_databases(settings: Settings) -> list[str]:
     """With ``per_agent_databases``: each agent whose own SQLite database is in ``home/agents/``
-    (by folder name, ``disk_names.name_of``), in folder order; else none."""
+    (by folder name, ``disk_names.name_of``), in folder order, once; else none. Once: a folder an
+    earlier version named as is (``agents/Claude/``) is left where the agent's own now is
+    (``agents/!claude/``), and both are Claude's, whose database is the latter; listed twice, the
+    operator's ``backup --list`` showed each of Claude's backups twice, ``restore NAME`` refused
+    it as "a backup of several agents", and ``backup`` took two of one database."""
     from engram.disk_names import name_of
 
     folders = settings.home / "agents"
     if not settings.per_agent_databases or not folders.is_dir():
         return []
-    return [agent for folder in sorted(folders.iterdir())
-            if (agent := name_of(folder.name)) is not None and (folder / "memory.db").is_file()]
+    return list(dict.fromkeys(agent for folder in sorted(folders.iterdir())
+                              if (agent := name_of(folder.name)) is not None and (folder / "memory.db").is_file()))
 
 
 def every_agents_engine(engram: Engram) -> list[Engram]:

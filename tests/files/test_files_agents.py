@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engram.interfaces.cli.app import app
+from tests.cli_in_process import cli_output
 
 runner = CliRunner()
 
@@ -271,3 +272,96 @@ def test_a_version_edited_after_another_sync_took_it_out_is_one_more_same_key_co
     assert sorted((c["id"], c["kind"], tuple(c["file_version"])) for c in listed) == [
         (rule_id, "same-key", (bob_edit,)), (rule_id, "same-key", (bob_rule,))]
     assert len(_global_folder(home)[1]) == 2
+
+
+def _global_versions(home: Path, agent: str) -> list[tuple[str, str, float, tuple[str, ...]]]:
+    """``agent``'s global memories as (id, content, created_at, tags)."""
+    listed = json.loads(_run(home, "--agent", agent, "--json", "list", "--scope", "global"))
+    return sorted((m["id"], m["content"], m["created_at"], tuple(m["tags"])) for m in listed)
+
+
+def _forgotten_winner(home: Path) -> tuple[str, tuple[str, str, float, tuple[str, ...]]]:
+    """alice's and bob's global `rule` settled (alice's stays, bob's is the same-key conflict),
+    then alice's forgotten in both databases: the forgotten id and bob's version."""
+    _run(home, "--agent", "alice", "remember", "Alice's rule: deploy on Fridays", "--key", "rule", "--scope", "global",
+         "--tags", "policy")
+    _run(home, "--agent", "bob", "remember", "Bob's rule: never deploy on Fridays", "--key", "rule", "--scope", "global",
+         "--tags", "rules")
+    [(rule_id, *_)] = _global_versions(home, "alice")
+    [bobs] = _global_versions(home, "bob")
+    _sync_rounds(home, "alice", "bob", rounds=1)
+    _run(home, "--agent", "alice", "forget", rule_id)
+    assert _sync_rounds(home, "alice", "bob", rounds=1) == [[[], []]]
+    return rule_id, bobs
+
+
+def test_a_same_key_version_taken_after_the_memory_that_stayed_was_forgotten_comes_back_as_itself(per_agent: Path) -> None:
+    # Review: it came back under the forgotten memory's id (alice's), with bob's text, time and
+    # tags, so the id the audit trail says was forgotten was a memory again.
+    home = per_agent
+    rule_id, bobs = _forgotten_winner(home)
+    _run(home, "--agent", "bob", "conflicts", "resolve", rule_id, "--take", "file")
+    for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
+        assert alice_sees == bob_sees == [(bobs[0], "rule", bobs[1])]
+    assert _global_versions(home, "alice") == _global_versions(home, "bob") == [bobs]
+    assert _global_folder(home) == (["rule"], [])
+
+
+def test_a_same_key_version_taken_after_another_memory_took_the_key_is_applied_to_it(per_agent: Path) -> None:
+    # Review: once alice had remembered a new `rule` after forgetting the one that stayed, bob's
+    # --take file was refused as "not in this database yet ... until it syncs", however often he synced.
+    home = per_agent
+    rule_id, bobs = _forgotten_winner(home)
+    _run(home, "--agent", "alice", "remember", "Alice's new rule", "--key", "rule", "--scope", "global", "--tags", "policy")
+    _sync_rounds(home, "alice", "bob", rounds=1)
+    [(new_id, *_)] = _global_versions(home, "alice")
+    _run(home, "--agent", "bob", "conflicts", "resolve", rule_id, "--take", "file")
+    for alice_sees, bob_sees in _sync_rounds(home, "alice", "bob"):
+        assert alice_sees == bob_sees == [(new_id, "rule", bobs[1])]
+    assert _global_folder(home) == (["rule"], [])
+
+
+def test_a_version_put_back_and_taken_out_in_one_sync_is_neither_added_nor_removed_in_its_report(per_agent: Path) -> None:
+    # bob edits his version of `rule` (taken out of global/ by alice's sync) while his folder is
+    # not synced (files off for that run). His sync puts the edit back (deleted-in-file) and takes
+    # it out again (same-key) before any file is written. Review: the report said 1 added, 1 removed.
+    home = per_agent
+    _run(home, "--agent", "alice", "remember", "Alice's rule: deploy on Fridays", "--key", "rule", "--scope", "global",
+         "--tags", "policy")
+    _run(home, "--agent", "bob", "remember", "Bob's rule: never deploy on Fridays", "--key", "rule", "--scope", "global",
+         "--tags", "rules")
+    _run(home, "--agent", "alice", "sync")
+    cli_output(home, "--agent", "bob", "remember", "Bob's rule: never deploy after noon", "--key", "rule", "--scope",
+               "global", "--tags", "rules", env={"ENGRAM_FILES__ENABLED": "false"})
+    report = json.loads(_run(home, "--agent", "bob", "--json", "sync"))
+    assert report["to_database"] == {"created": 1, "updated": 0, "forgotten": 1}  # alice's came, his edit left
+    assert report["to_files"] == {"added": 0, "updated": 0, "removed": 0, "files_written": []}
+    [conflict] = report["conflicts"]
+    assert "Bob's rule: never deploy after noon" in (home / "memory" / conflict).read_text()
+
+
+@pytest.mark.parametrize("operator", [(), ("--all-agents",)])
+def test_the_operators_resolve_settles_a_conflict_of_an_agents_folder_in_that_agents_database(
+        per_agent: Path, operator: tuple[str, ...]) -> None:
+    # Review: run as no agent (or --all-agents with ENGRAM_AGENT=alice), resolve looked for bob's
+    # memory in the database it opened (the default agent's, or alice's): `conflicts` showed it
+    # "(forgotten)", and --take file said "applied the file version", deleted the .conflict file
+    # and left bob's memory as it was: the file's version was lost.
+    home = per_agent
+    _run(home, "--agent", "bob", "remember", "bob plays chess", "--key", "chess", "--tags", "games")
+    _run(home, "--agent", "bob", "sync")
+    games = home / "memory/agents/bob/games.md"
+    games.write_text(games.read_text().replace("bob plays chess", "bob plays chess badly"))
+    cli_output(home, "--agent", "bob", "remember", "bob plays chess well", "--key", "chess", "--tags", "games",
+               env={"ENGRAM_FILES__ENABLED": "false"})
+    _run(home, "--agent", "bob", "sync")
+    env = {"ENGRAM_AGENT": "alice"} if operator else None
+    [conflict] = json.loads(cli_output(home, "--json", "conflicts", *operator, env=env))
+    assert "database: bob plays chess well" in cli_output(home, "conflicts", *operator, env=env)
+
+    cli_output(home, "conflicts", "resolve", conflict["id"], "--take", "file", *operator, env=env)
+
+    assert [m["content"] for m in json.loads(_run(home, "--agent", "bob", "--json", "list"))] == ["bob plays chess badly"]
+    assert json.loads(cli_output(home, "--json", "conflicts", *operator, env=env)) == []
+    opened = "alice" if operator else "default"
+    assert _keys(home, "bob") == {"chess"} and _keys(home, opened) == set()

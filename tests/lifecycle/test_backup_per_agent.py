@@ -133,3 +133,20 @@ def test_the_operators_vacuum_rebuilds_every_agents_database(tmp_path: Path) -> 
     assert set(alone) == {"before_bytes", "after_bytes"}
     refused = runner.invoke(app, ["--home", str(home), "--agent", "bob", "vacuum", "--all-agents"], env=PER_AGENT)
     assert isinstance(refused.exception, ValidationError) and refused.exception.field == "--all-agents"
+
+
+def test_an_agent_folder_left_under_its_name_as_typed_is_one_agent_to_the_operator(tmp_path: Path) -> None:
+    # agents/Claude/ (an earlier version's name, left beside agents/!claude/ since the latter
+    # existed) and agents/!claude/ are both Claude's. Review: the operator's run listed Claude twice:
+    # `backup --list` showed each backup twice, `restore NAME` refused it as several agents' backup.
+    home = tmp_path / "home"
+    _cli(home, PER_AGENT, "--agent", "Claude", "remember", "claude keeps a note", "--key", "note")
+    made = Path(json.loads(_cli(home, PER_AGENT, "--agent", "Claude", "--json", "backup"))["path"])
+    (home / "agents" / "Claude").mkdir()
+    shutil.copy(home / "agents" / "!claude" / "memory.db", home / "agents" / "Claude" / "memory.db")
+
+    listed = json.loads(_cli(home, PER_AGENT, "--json", "backup", "--list"))
+    assert [(b["agent"], b["path"]) for b in listed] == [("Claude", str(made))]
+    _cli(home, PER_AGENT, "--agent", "Claude", "forget", "note")
+    _cli(home, PER_AGENT, "restore", made.name, "--yes")
+    assert _contents(home, PER_AGENT, "Claude") == ["claude keeps a note"]

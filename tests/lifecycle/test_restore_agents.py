@@ -170,3 +170,26 @@ def test_all_agents_restores_as_the_operator_when_an_agent_is_set_in_the_environ
     _cli(home, as_bob, "restore", alices, "--all-agents", "--yes")
 
     assert _contents(home, env, "bob") == [] and _contents(home, env, "alice") == ["alice's diary is under the bed"]
+
+
+@pytest.mark.parametrize("shared_folder", [False, True])
+def test_the_operators_restore_reads_a_backups_folder_named_with_the_agents_name_as_typed(tmp_path: Path,
+                                                                                           shared_folder: bool) -> None:
+    # agents/Claude/backups/ (or <lifecycle.backup.folder>/Claude/) is Claude's, as agents/!claude/
+    # is, the way the memory folder reads an agent's folder. Review: a backup there holding only
+    # global memories was refused as "in no agent's backups folder".
+    home = tmp_path / "home"
+    env = {**PER_AGENT, **({"ENGRAM_LIFECYCLE__BACKUP__FOLDER": str(tmp_path / "backups")} if shared_folder else {})}
+    _cli(home, env, "--agent", "Claude", "remember", "the office closes at six", "--key", "office", "--scope", "global")
+    made = Path(json.loads(_cli(home, env, "--agent", "Claude", "--json", "backup"))["path"])
+    typed = tmp_path / "backups" / "Claude" if shared_folder else home / "agents" / "Claude" / "backups"
+    typed.mkdir(parents=True)
+    moved = made.rename(typed / made.name)
+    _cli(home, env, "--agent", "Claude", "forget", "office")
+    _cli(home, env, "--agent", "alice", "remember", "alice's diary is under the bed", "--key", "diary")
+
+    done = json.loads(_cli(home, env, "--json", "restore", str(moved), "--yes"))
+
+    assert done["database"] == str(home / "agents" / "!claude" / "memory.db")
+    assert _contents(home, env, "Claude") == ["the office closes at six"]
+    assert _contents(home, env, "alice") == ["alice's diary is under the bed"]

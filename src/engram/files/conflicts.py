@@ -158,12 +158,16 @@ def may_settle(engram: Engram, conflict: Conflict, take: Literal["db", "file", "
         raise ValidationError("conflict", f"{conflict.path} is kept in another agent's folder, which agent"
                                           f" {viewer} does not settle", "resolve it as the operator (no --agent)")
     memory = database_side(engram, conflict, layout)
-    if take != "db" and memory is None and conflict.kind == "same-key" and (held := _key_held(engram, conflict, layout)):
-        # This database still holds its own version of the key (it has not synced since another
-        # database's pass kept this conflict): applying the file version now would be lost when it does.
-        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) is not in this database yet, which"
-                                          f" still holds its own version of key {held} until it syncs",
-                              "engram sync, then resolve it")
+    if take != "db" and memory is None and conflict.kind == "same-key" and (held := _key_holder(engram, conflict, layout)):
+        if held.id == conflict.entries[0].id:
+            # This database still holds the version kept here (it has not synced since another
+            # database's pass kept this conflict): applying the file version now would be lost when it does.
+            raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) is not in this database yet, which"
+                                              f" still holds its own version of key {held.key} until it syncs",
+                                  "engram sync, then resolve it")
+        # The memory that stayed was forgotten and another has the key since: the file version is
+        # applied to the memory of the key, as it would have been to the one that stayed.
+        memory = held
     if take != "db" and others_memory(memory, viewer):
         raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) competes with another agent's"
                                           f" memory, which agent {viewer} never changes",
@@ -179,6 +183,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     the operator's run). Raises ``ValidationError`` for a merge without text, and when ``viewer``
     may not settle it (``may_settle``)."""
     memory = may_settle(engram, conflict, take, viewer=viewer, layout=layout)
+    engram = database_of(engram, conflict, layout)
     if take == "db":
         folder.remove(conflict.path)
         return "kept the database version"
@@ -197,7 +202,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
     if memory is None:
         restored = source.to_memory(scope, engram.clock())
-        view.import_snapshot(snapshot.dump([replace(restored, id=conflict.entry_id, content=content or "")]))
+        view.import_snapshot(snapshot.dump([replace(restored, id=_restored_id(conflict), content=content or "")]))
     else:
         view.remember(
             content or "", key=memory.key, category=source.category, type=source.type, layer=source.layer,
@@ -216,8 +221,9 @@ def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = No
     other kind is about that folder's own memory: an id another scope holds is not it (a
     ``deleted-in-database`` entry in one agent's folder carrying another agent's id, or a
     ``.conflict`` written by hand), so taking the file side restores the entry in the folder's
-    scope, never changing or forgetting the other scope's memory."""
-    current = engram.store.get_many([conflict.entry_id])
+    scope, never changing or forgetting the other scope's memory. Looked for in the database of
+    the conflict's folder (``database_of``)."""
+    current = database_of(engram, conflict, layout).store.get_many([conflict.entry_id])
     memory = current[0] if current else None
     if memory is None or conflict.kind == "repeated-id":
         return memory
@@ -228,15 +234,44 @@ def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = No
     return memory if memory.scope == scope else None
 
 
-def _key_held(engram: Engram, conflict: Conflict, layout: Layout | None) -> str | None:
-    """The key of a ``same-key`` conflict's kept version when a memory of its folder's scope holds it."""
+def database_of(engram: Engram, conflict: Conflict, layout: Layout | None = None) -> Engram:
+    """The engine whose database holds the memories of the conflict's folder: with one database
+    per agent (``per_agent_databases``), the agent's whose folder the note's memory file is in, so
+    the operator's run settles a conflict of ``agents/bob/`` in bob's database, not in the one it
+    opened (which does not hold bob's memories: his memory was not found, and ``--take file``
+    dropped the file version saying it was applied); else ``engram``'s."""
+    if engram.agent_databases is None:
+        return engram
+    try:
+        scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))
+    except ValidationError:
+        return engram
+    if scope.agent is None or scope.agent == engram.scope.agent:
+        return engram
+    return engram.for_agent(scope.agent)
+
+
+def _key_holder(engram: Engram, conflict: Conflict, layout: Layout | None) -> Memory | None:
+    """The memory of its folder's scope holding the key of a ``same-key`` conflict's kept version, if any."""
     key = conflict.entries[0].key if conflict.entries else None
     try:
         scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))
     except ValidationError:
         return None
-    held = key is not None and engram.store.list(MemoryFilter(scopes=(scope,), include_superseded=True, key=key), limit=1)
-    return key if held else None
+    found = MemoryFilter(scopes=(scope,), include_superseded=True, key=key)
+    held = [] if key is None else database_of(engram, conflict, layout).store.list(found, limit=1)
+    return held[0] if held else None
+
+
+def _restored_id(conflict: Conflict) -> str:
+    """The id a conflict's file version comes back under when no memory competes with it any more:
+    the entry's own. A ``same-key`` note's id is the version that stayed the memory, and the entry
+    it keeps is another memory (its own id, time and fields); once that memory was forgotten,
+    taking the file side brings the kept version back as itself, not under the forgotten id."""
+    entry = conflict.entries[0] if conflict.entries else None
+    if conflict.kind == "same-key" and entry is not None and entry.id:
+        return entry.id
+    return conflict.entry_id
 
 
 def _scope_dir(file: str) -> str:

@@ -17,9 +17,11 @@ every database whichever syncs first:
   this database is forgotten here (other databases forget theirs at their next sync, as its entry
   is gone from the file); one that differs from the memory is kept as a ``same-key`` conflict
   (``conflicts``), whose ``--take file`` applies it to the memory, in every database through the
-  folder. An identical version is simply dropped. A version this database edited after another
-  database's sync had taken it out is put back by the pass (``deleted-in-file``) and leaves again
-  here: one ``same-key`` conflict for the edit, no note for the putting back.
+  folder (to the memory holding the key since, once the one that stayed was forgotten; with none,
+  the version comes back as itself, under its own id). An identical version is simply dropped. A
+  version this database edited after another database's sync had taken it out is put back by the
+  pass (``deleted-in-file``) and leaves again here: one ``same-key`` conflict for the edit, no note
+  for the putting back.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def _leave(side: FolderSide, database: DatabaseSide, scope: Scope, key: str, kep
         rel = version.found[0]
     else:
         rel = recorded.path if recorded is not None else kept.found[0] if kept.found else ""
+    put_back = False
     if version.memory is not None:
         try:
             database.view(scope).forget(version.memory.id, reason=f"another database's global memory holds key {key}")
@@ -108,11 +111,14 @@ def _leave(side: FolderSide, database: DatabaseSide, scope: Scope, key: str, kep
         # An edit of a version another database's sync already took out of the folder was put
         # back earlier in this pass as a ``deleted-in-file`` conflict (an empty note); it leaves
         # again now, kept whole by the ``same-key`` conflict below, so that note says nothing.
-        conflicts.withdraw(side.folder, report.conflicts, entry_id=version.memory.id, kind="deleted-in-file")
+        put_back = bool(conflicts.withdraw(side.folder, report.conflicts, entry_id=version.memory.id, kind="deleted-in-file"))
     doc = files.docs.get(rel)
     if doc is not None and (doc.set_at(version.found[1].line, None) if version.found else doc.remove(version.entry.id or "")):
         files.dirty.add(rel)
-        report.files_removed += 1
+        if put_back:  # added to its file earlier in this pass, never written there: neither added nor removed
+            report.files_added -= 1
+        else:
+            report.files_removed += 1
     if version.entry.digest() == kept.entry.digest():
         return  # the same memory twice: nothing to choose between
     kept_id = kept.entry.id or ""
