@@ -356,3 +356,28 @@ def test_integrations_examples_run_as_copied(index: int, isolated_home: Path, mo
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     exec(compile(block, f"docs/integrations.md example {index + 1}", "exec"), {"__name__": "__main__"})
     assert capsys.readouterr().out.strip() or "print(" not in block
+
+
+def test_http_curl_examples_run_against_a_server(tmp_path: Path) -> None:
+    """docs/http.md's curl examples, run by bash as written against a real server (its address
+    in place of the default port's): the key-named memory is read, and the PATCH clears its end."""
+    import json
+    import shutil
+
+    from tests.interfaces.conftest import serving
+
+    if shutil.which("curl") is None:
+        pytest.skip("the examples need curl")
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", (ROOT / "docs" / "http.md").read_text(), re.S) if "curl" in b)
+    with serving(tmp_path) as served:
+        alice = served.engram.for_agent("alice")
+        alice.remember("Deploys happen on Fridays", key="search")
+        alice.remember("Standup moved to 10:00", key="notes/today", valid_until="2030-01-01")
+        script = block.replace("http://127.0.0.1:8765", served.url)
+        run = subprocess.run(["bash", "-euc", script], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "TOKEN": served.alice})
+    assert run.returncode == 0, run.stderr
+    read, patched = [json.loads(line) for line in run.stdout.replace("}{", "}\n{").splitlines()]
+    assert read["key"] == "search" and read["content"] == "Deploys happen on Fridays", read
+    assert patched["action"] == "updated" and patched["memory"]["key"] == "notes/today", patched
+    assert patched["memory"]["valid_until"] is None, patched

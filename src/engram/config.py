@@ -35,7 +35,7 @@ from engram.agent.settings import ChatSettings
 from engram.db.pg_settings import PostgresSettings
 from engram.disk_names import portable
 from engram.embed.settings import EmbeddingSettings
-from engram.errors import ConfigError
+from engram.errors import ConfigError, validation_message
 from engram.files.settings import FilesSettings
 from engram.foreign_settings import (
     FOREIGN_CLAWLESS,
@@ -400,8 +400,7 @@ def _problem(error: Any) -> str:
     written as, and where it was given."""
     setting = ".".join(str(p) for p in error["loc"])
     origin, place = _origin(error["loc"])
-    # A validator's own ValueError reads as its text, without pydantic's "Value error, " in front.
-    message = str(error["ctx"]["error"]) if error["type"] == "value_error" and "error" in error.get("ctx", {}) else error["msg"]
+    message = validation_message(error)
     where = f" ({place})" if place else ""
     return f"{origin} ({setting}): {message}{where}" if origin else f"{setting}: {message}{where}"
 

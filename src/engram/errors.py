@@ -19,7 +19,8 @@ Backends translate their driver's exceptions into this tree in one place each, w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from engram.about import install_hint
 
@@ -113,3 +114,11 @@ __all__ = [
     "StorageError",
     "ValidationError",
 ]
+
+
+def validation_message(error: Mapping[str, Any]) -> str:
+    """One error of a pydantic ``ValidationError`` in engram's words: a validator's own
+    ``ValueError`` reads as its text, without pydantic's "Value error, " in front (which told a
+    user nothing and hid the start of the message)."""
+    reason = (error.get("ctx") or {}).get("error")
+    return str(reason) if error.get("type") == "value_error" and reason is not None else str(error.get("msg", ""))

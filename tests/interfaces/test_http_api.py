@@ -255,7 +255,10 @@ def test_history_endpoints(served: Served) -> None:
         assert c.get(f"/api/v1/history/{conv}/summary").json()["summary"] == ""
         bad = c.post(f"/api/v1/history/{conv}", json={"role": "wizard", "content": "x"})
         assert bad.status_code == 422 and bad.json()["field"].endswith("role")
-        assert c.delete(f"/api/v1/history/{conv}").status_code == 200
+        # The answer says how many messages went (it said "purged": null whatever it removed).
+        purged = c.delete(f"/api/v1/history/{conv}")
+        assert purged.status_code == 200 and purged.json() == {"conversation": conv, "purged": 2}, purged.json()
+        assert c.delete(f"/api/v1/history/{conv}").json()["purged"] == 0
         assert c.get(f"/api/v1/history/{conv}").json()["messages"] == []
 
         # Several at once, all or none: a run's turn with its tool call and result.

@@ -26,6 +26,9 @@ async def _recall_filters_are_checked(client: Client) -> None:
     # A misspelt key is refused, not ignored (it used to return unfiltered hits).
     text = _error_text(await client.call_tool("recall", {"query": "python", "filters": {"tag": ["nomatch"]}}))
     assert "'tag'" in text and all(k in text for k in FILTER_KEYS), text
+    # In engram's words, as the SDK's own refusals are: no pydantic "Value error, " before them.
+    assert text == ("Error executing tool recall: invalid filters: unknown filter 'tag' "
+                    "(allowed: tags, session_id, category, type)"), text
     # The tool's schema tells a client the keys before it guesses.
     schema = next(t for t in (await client.list_tools()).tools if t.name == "recall").input_schema
     assert "filters" in schema["properties"] and "$defs" in schema

@@ -372,12 +372,15 @@ class History:
         except EngramError as exc:  # the message is already popped: the caller must still get it
             log.warning("popped message's exchange left in the semantic index (%s)", exc)
 
-    def purge(self, key: str) -> None:
-        """Forget the conversation: messages, summary and its semantic entries."""
+    def purge(self, key: str) -> int:
+        """Forget the conversation: messages, summary and its semantic entries. Returns how many
+        messages it held (counted just before, so every door reports the same number)."""
         key = normal_key(key)
+        held = self.store.count(key)
         self.store.purge(key)
         if self.semantic is not None:
             self.semantic.forget_conversation(key)
+        return held
 
     # --- reading -------------------------------------------------------------------------
     def recent(self, key: str, n: int | None = None) -> list[Message]:

@@ -153,7 +153,7 @@ def purge(
     count = history.count(key)
     if not yes and not typer.confirm(f"Delete {count} messages and the summary of {key}?"):
         raise typer.Abort()
-    history.purge(key)
+    count = history.purge(key)
     if st.as_json:
         render.emit_json({"key": key, "purged": count})
     else:

@@ -26,6 +26,7 @@ from engram.errors import (
     ProviderError,
     StorageError,
     ValidationError,
+    validation_message,
 )
 from engram.interfaces.present import field_name, served_text
 
@@ -159,10 +160,11 @@ def install(app: FastAPI) -> None:
                 reason = f"{reason} at character {loc[1]}"
             return problem(400, "malformed-json", "Malformed JSON", f"the body is not valid JSON: {reason}",
                            field="body", allowed=JSON_BODY)
-        details = [{"field": field_name(e.get("loc", ()), located=True), "problem": e.get("msg", "")}
+        details = [{"field": field_name(e.get("loc", ()), located=True), "problem": validation_message(e)}
                    for e in errors]
         field = field_name(first["loc"], located=True)
-        return problem(422, "invalid-input", "Invalid input", f"{field}: {first['msg']}", field=field, errors=details)
+        return problem(422, "invalid-input", "Invalid input", f"{field}: {validation_message(first)}", field=field,
+                       errors=details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -106,7 +106,7 @@ def history_summary(eng: Eng, conversation: str) -> dict[str, Any]:
 def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
     with present.wire_names(CONVERSATION_WIRE):
         purged = seams.history(eng).purge(conversation)
-    return {"conversation": conversation, "purged": _plain(purged)}
+    return {"conversation": conversation, "purged": purged}
 
 
 # --- audit trail -----------------------------------------------------------------------------

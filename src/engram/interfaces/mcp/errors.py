@@ -15,7 +15,7 @@ import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
-from engram.errors import EngramError
+from engram.errors import EngramError, validation_message
 from engram.interfaces.present import error_text, field_name
 
 T = TypeVar("T")
@@ -41,7 +41,7 @@ def arguments_text(exc: pydantic.ValidationError | Sequence[Any]) -> str:
     field as every door names it (``filters.tags[0]``, where pydantic says ``filters.tags.0``) with
     what was wrong, without pydantic's model name, echoed values and documentation links."""
     errors = exc.errors(include_url=False, include_input=False) if isinstance(exc, pydantic.ValidationError) else exc
-    return "; ".join(f"invalid {field_name(err['loc']) if err['loc'] else 'arguments'}: {err['msg']}"
+    return "; ".join(f"invalid {field_name(err['loc']) if err['loc'] else 'arguments'}: {validation_message(err)}"
                      for err in errors)
 
 
