@@ -362,12 +362,9 @@ def test_http_curl_examples_run_against_a_server(tmp_path: Path) -> None:
     """docs/http.md's curl examples, run by bash as written against a real server (its address
     in place of the default port's): the key-named memory is read, and the PATCH clears its end."""
     import json
-    import shutil
 
     from tests.interfaces.conftest import serving
 
-    if shutil.which("curl") is None:
-        pytest.skip("the examples need curl")
     block = next(b for b in re.findall(r"```bash\n(.*?)```", (ROOT / "docs" / "http.md").read_text(), re.S) if "curl" in b)
     with serving(tmp_path) as served:
         alice = served.engram.for_agent("alice")
