@@ -26,11 +26,11 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from locomo import DEFAULT_DATA, data_file  # bench/locomo.py (this script's folder is on sys.path)
 
 from engram.embed import Embedder
 from engram.embed.local import RUNTIMES, LocalProvider, load_model, missing_packages
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo-dev.json"
 CORE = {"numpy", "pydantic", "pydantic-core", "typing-extensions", "annotated-types", "typing-inspection"}
 EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
@@ -114,7 +114,7 @@ def cold_load_s(runtime: str) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=data_file, default=str(DEFAULT_DATA))
     ap.add_argument("--sentences", type=int, default=2000)
     args = ap.parse_args()
 

@@ -52,6 +52,21 @@ def parse_time(text: str) -> float:
     return moment.replace(tzinfo=dt.UTC).timestamp()
 
 
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+
+
+def data_file(text: str) -> Path:
+    """``--data``'s type: a LoCoMo-format JSON file that exists, else argparse's usage error naming
+    the path (the default one lives outside the repository, beside it in ``shared/data/``)."""
+    import argparse
+
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no LoCoMo-format JSON file at {path} (give one with --data PATH;"
+                                         " docs/benchmarks.md says where the dev conversations live)")
+    return path
+
+
 def load(path: Path) -> list[Conversation]:
     data = json.loads(path.read_text())
     return [_conversation(item) for item in data]

@@ -44,12 +44,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo import CATEGORIES, Conversation, load  # noqa: E402
+from locomo import CATEGORIES, DEFAULT_DATA, Conversation, data_file, load  # noqa: E402
 
 from engram import Engram, text  # noqa: E402
 from engram.config import load_settings  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 10, 20)
 MODES = {"engram": "auto", "text": "text", "vector": "vector"}
 REFERENCE = "fts5"
@@ -250,7 +249,7 @@ def print_table(report: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-format JSON file")
+    parser.add_argument("--data", type=data_file, default=str(DEFAULT_DATA), help="LoCoMo-format JSON file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--holdout", type=int, default=2, help="the last N conversations are reported apart (default 2)")

@@ -55,7 +55,7 @@ from engram.model import MemoryFilter, Scope, make_draft
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.store.sqlite import SqliteMemoryStore
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+DEFAULT_DATA = locomo.DEFAULT_DATA
 AGENT = "default"
 # Synthetic vectors: w * v(A) + (1 - w) * v(B) (w in [0.55, 0.85], like the text "turn A + half of
 # turn B") plus noise of this norm; cosine to v(A) ~0.91. Pure noise around copies of real vectors
@@ -291,7 +291,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="store sizes, comma-separated")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=locomo.data_file, default=str(DEFAULT_DATA))
     parser.add_argument("--noise", type=float, default=NOISE_NORM, help="norm of the noise on perturbed copies")
     parser.add_argument("--keep", type=Path, help="build the stores in this folder and leave the last one there")
     parser.add_argument("--json", action="store_true")

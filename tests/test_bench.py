@@ -185,3 +185,13 @@ def test_scale_bench_compares_each_side_with_its_exact_reference(tmp_path: Path)
     # 2,000 memories: exact vector search and every match ranked, so both sides equal their references.
     assert (cells[6], cells[9]) == ("1.00", "1.00")
     assert float(cells[4].split(" / ")[0]) > 0  # hybrid p50
+
+
+@pytest.mark.parametrize("script", ["recall_quality.py", "speed.py", "embed_runtime.py"])
+def test_bench_without_its_data_file_says_which_file_and_how_to_give_one(tmp_path: Path, script: str) -> None:
+    missing = tmp_path / "locomo.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--data", str(missing)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2, done.stderr[-2000:]  # argparse's usage error, not a traceback
+    assert f"no LoCoMo-format JSON file at {missing}" in done.stderr and "--data PATH" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
