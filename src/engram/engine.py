@@ -63,7 +63,7 @@ from engram.model import (
     parse_tags,
     usable_text,
 )
-from engram.privacy import PiiPolicy
+from engram.privacy import PiiPolicy, check_redacted_length
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle, check_all_or_nothing
@@ -495,9 +495,11 @@ class Engram:
         leaves ``valid_from`` empty when it is not given (an update that clears it). ``updating`` is
         the memory an update or replace changes (same key and scope): the write is refused, with
         ``NotFoundError`` naming it, unless it is still stored there (``_still_stored``)."""
-        content, pii_warnings = self.privacy.screen(content)
+        screened, pii_warnings = self.privacy.screen(content)
+        content = check_redacted_length("content", content, screened, self.max_content_chars)
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
-            search_context, context_warnings = self.privacy.screen(search_context)
+            screened, context_warnings = self.privacy.screen(search_context)
+            search_context = check_redacted_length("search_context", search_context, screened, self.max_content_chars)
             pii_warnings = [*pii_warnings, *(w for w in context_warnings if w not in pii_warnings)]
         if metadata is not None and self.privacy.mode != "off":
             # Read first when given as JSON text, so its values are screened too (errors name metadata).
@@ -619,7 +621,11 @@ class Engram:
             found: list[str] = []
             for name in ("content", "search_context"):
                 if isinstance(fields.get(name), str):
-                    fields[name], more = self.privacy.screen(fields[name])
+                    screened, more = self.privacy.screen(fields[name])
+                    try:
+                        fields[name] = check_redacted_length(name, fields[name], screened, self.max_content_chars)
+                    except ValidationError as exc:
+                        raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None
                     found += [w for w in more if w not in found]
             if fields.get("metadata") is not None and self.privacy.mode != "off":
                 try:

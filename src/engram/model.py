@@ -603,13 +603,15 @@ def parse_tags(value: str | Iterable[str] | None, field: str = "tags") -> tuple[
     items = value.split(",") if isinstance(value, str) else list(value)
     tags: list[str] = []
     for item in items:
+        # Named as JSON spells them (``got "a,b"``, ``got 5 (a number)``), as every door's input is
+        # JSON or text and import errors read so: never Python's ``'a,b'`` or ``None``.
         if not isinstance(item, str):
-            raise ValidationError(field, f"{item!r} is not a string", "strings")
+            raise ValidationError(field, f"got {jsondoc.kind(item)} in the list", "tags as text")
         tag = usable_text(field, item).strip().lower()
         if not tag:
             continue
         if len(tag) > 64 or "," in tag or _NOT_PRINTABLE.search(tag):
-            raise ValidationError(field, f"{tag[:70]!r} is not a usable tag",
+            raise ValidationError(field, f"got {jsondoc.shown(tag, 72)}, not a usable tag",
                                   "up to 64 printable characters, no commas")
         if tag not in tags:
             tags.append(tag)

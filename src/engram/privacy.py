@@ -16,6 +16,11 @@ import's warnings, ``History.append_reported``'s answer; ``redact`` replaces eac
 ``[REDACTED:kind]`` first, so neither the store, the full-text index, the embedder nor the audit
 log ever sees it; ``off`` does nothing. Redaction is idempotent (a marker is never found again),
 so content stored redacted round-trips byte for byte through engram's own export and import.
+A marker can be longer than what it replaces, and two names can become one: text that fits its
+limit only as given (``check_redacted_length``), and two names of one JSON object or two call ids
+of one message made the same, are refused with ``ValidationError`` rather than cut or dropped. A
+copy that must stay as given (the agent's response cache) is not written at all when it holds PII
+under ``redact`` (``withholds``).
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
+
+from engram.errors import ConfigError, ValidationError
 
 if TYPE_CHECKING:
     from engram.model import Memory, Message
@@ -68,8 +75,6 @@ class PrivacySettings(BaseModel):
         if self.encryption_key is not None:
             return self.encryption_key.get_secret_value()
         if self.encryption_key_file is not None:
-            from engram.errors import ConfigError
-
             try:
                 text = self.encryption_key_file.expanduser().read_text("utf-8").strip()
             except OSError as exc:
@@ -195,6 +200,40 @@ def redact(text: str, findings: Sequence[PiiFinding]) -> str:
     return "".join(out)
 
 
+def check_redacted_length(field: str, given: str, stored: str, limit: int) -> str:
+    """``stored`` (``given`` as screened) when it fits ``limit``; else ``ValidationError`` naming
+    ``field``. A ``[REDACTED:kind]`` marker can be longer than what it replaces (``a@b.io``: 6
+    characters, its marker 16), so text within the limit as given can pass it once redacted. It is
+    refused, not cut: cutting would drop the end of what was written, unsaid. Text already past the
+    limit as given is left to the field's own check, which says so in its usual words."""
+    if isinstance(given, str) and isinstance(stored, str) and len(given) <= limit < len(stored):
+        raise ValidationError(field, f"is {len(stored)} characters once possible PII was redacted ({len(given)} as "
+                              f"given; a [REDACTED:kind] marker can be longer than what it replaces); the maximum is "
+                              f"{limit}", f"up to {limit} characters once redacted")
+    return stored
+
+
+def _names_collide(where: str, name: str) -> ValidationError:
+    """The error for two names of one JSON object that redaction makes one: refused, as keeping
+    both would hand a reader one of the two values (the other dropped, unsaid)."""
+    return ValidationError(where, f"two of its names become {json.dumps(name, ensure_ascii=False)} once possible PII "
+                           "is redacted, and an object holds each name once",
+                           "names that stay distinct once PII is redacted")
+
+
+def _object_names(text: str) -> list[list[str]]:
+    """The names of each object in JSON ``text``, repeats included, objects in the order the
+    parser closes them (the same order for any text of the same shape)."""
+    found: list[list[str]] = []
+
+    def names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found.append([name for name, _ in pairs])
+        return {}
+
+    json.loads(text, object_pairs_hook=names)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class PiiPolicy:
     """What every write of user text does with PII: ``warn``, ``redact`` or ``off`` (module doc)."""
@@ -214,29 +253,49 @@ class PiiPolicy:
         return self._screened(content, counts), self._warnings(counts)
 
     def screen_metadata(self, metadata: Any) -> tuple[Any, list[str]]:
-        """Metadata with every string value (in nested objects and lists too) screened as content
-        is, and the warnings to report. A memory's metadata is stored, exported and handed back
-        beside its text, and adapters keep a raw copy of that text there (LangGraph's item value,
-        ADK's ``Content``): screening the text alone kept in metadata what ``redact`` masked."""
+        """Metadata with every string (in nested objects and lists too, names included) screened as
+        content is, and the warnings to report. A memory's metadata is stored, exported and handed
+        back beside its text, and adapters keep a raw copy of that text there (LangGraph's item
+        value, ADK's ``Content``): screening the text alone kept in metadata what ``redact`` masked.
+        Raises ``ValidationError`` (``metadata``, or the nested object's path) when redaction would
+        make two names of one object the same."""
         if self.mode == "off":
             return metadata, []
         counts: dict[str, int] = {}
-        screened = self._walk(metadata, counts)
+        screened = self._walk(metadata, counts, "metadata")
         return screened, [f"in metadata: {w}" for w in self._warnings(counts)]
 
     def screen_message(self, message: Message) -> tuple[Message, list[str]]:
         """A conversation message as it is to be stored, and the warnings to report: its content,
-        its tool calls' arguments and its metadata screened as a memory's content and metadata are
-        (a tool call's arguments carry what the user said: ``send_mail(to=...)``)."""
+        its tool calls' ids and arguments, the id of the call it answers and its metadata screened
+        as a memory's content and metadata are (a tool call's arguments carry what the user said:
+        ``send_mail(to=...)``; an id is the caller's text too). Redaction is the same everywhere, so
+        a tool result's redacted id still names its call's. Raises ``ValidationError``
+        (``tool_calls.id``, ``tool_calls.arguments``, ``metadata``) when redaction would make two
+        of one message's call ids, or two names of one object, the same."""
         if self.mode == "off":
             return message, []
         counts: dict[str, int] = {}
         content = self._screened(message.content, counts)
-        calls = tuple(dataclasses.replace(call, arguments=self._screened_json(call.arguments, counts))
+        calls = tuple(dataclasses.replace(call, id=self._screened(call.id, counts),
+                                          arguments=self._screened_json(call.arguments, counts, "tool_calls.arguments"))
                       for call in message.tool_calls)
+        ids = [call.id for call in calls]
+        if len(set(ids)) < len(ids):
+            again = next(i for i in ids if ids.count(i) > 1)
+            raise ValidationError("tool_calls.id", f"two tool call ids become {json.dumps(again, ensure_ascii=False)} "
+                                  "once possible PII is redacted", "ids that stay distinct once PII is redacted")
+        answers = None if message.tool_call_id is None else self._screened(message.tool_call_id, counts)
         metadata, in_metadata = self.screen_metadata(message.metadata) if message.metadata else (message.metadata, [])
-        screened = dataclasses.replace(message, content=content, tool_calls=calls, metadata=metadata)
+        screened = dataclasses.replace(message, content=content, tool_calls=calls, tool_call_id=answers,
+                                       metadata=metadata)
         return screened, [*self._warnings(counts), *in_metadata]
+
+    def withholds(self, texts: Iterable[str]) -> bool:
+        """Whether a copy of ``texts`` that must stay as given (a cached model answer, which a hit
+        hands back as the live call did) may not be written: under ``redact``, when any of them
+        holds PII. Redacting such a copy would change what it answers, so it is not kept at all."""
+        return self.mode == "redact" and any(detect(text, self.kinds) for text in texts)
 
     def screen_memory(self, memory: Memory) -> tuple[Memory, list[str]]:
         """A memory as an import of engram's own snapshot or memory folder stores it (content,
@@ -251,12 +310,14 @@ class PiiPolicy:
         screened = dataclasses.replace(memory, content=content, search_context=context, metadata=metadata)
         return screened, [*self._warnings(counts), *in_metadata]
 
-    def _screened_json(self, text: str, counts: dict[str, int]) -> str:
+    def _screened_json(self, text: str, counts: dict[str, int], where: str) -> str:
         """JSON text (a tool call's arguments) with each of its strings screened, names included,
         in place: the rest of the text stays byte for byte, so numbers keep every digit (``1e400``
         read and written again became ``Infinity``, no JSON at all), and a repeated name stays. A
         finding cut out of the text itself could take an escape's backslash with it, so each
-        string is read, screened and written again as JSON. Text that is no JSON is screened as text."""
+        string is read, screened and written again as JSON. Text that is no JSON is screened as text.
+        Two names of one object made the same by redaction are refused (``ValidationError`` naming
+        ``where``); names the text itself repeats are kept, as given."""
         try:
             json.loads(text)
         except ValueError:
@@ -267,16 +328,28 @@ class PiiPolicy:
             redacted = self._screened(value, counts)
             return string.group() if redacted == value else json.dumps(redacted, ensure_ascii=False)
 
-        return _JSON_STRING.sub(screened, text)
+        out = _JSON_STRING.sub(screened, text)
+        if out != text:
+            for before, after in zip(_object_names(text), _object_names(out), strict=True):
+                if len(set(after)) < len(set(before)):
+                    raise _names_collide(where, next(name for name in after if after.count(name) > before.count(name)))
+        return out
 
-    def _walk(self, value: Any, counts: dict[str, int]) -> Any:
-        """``value`` with every string in it (in nested objects and lists too) screened."""
+    def _walk(self, value: Any, counts: dict[str, int], where: str) -> Any:
+        """``value`` with every string in it (in nested objects and lists too, names included)
+        screened; ``where`` is its path, for the error when two names of one object collide."""
         if isinstance(value, str):
             return self._screened(value, counts)
         if isinstance(value, Mapping):
-            return {name: self._walk(item, counts) for name, item in value.items()}
+            out: dict[Any, Any] = {}
+            for name, item in value.items():
+                screened = self._screened(name, counts) if isinstance(name, str) else name
+                if screened in out:
+                    raise _names_collide(where, screened)
+                out[screened] = self._walk(item, counts, f"{where}.{screened}")
+            return out
         if isinstance(value, list | tuple):
-            return [self._walk(item, counts) for item in value]
+            return [self._walk(item, counts, f"{where}[{i}]") for i, item in enumerate(value)]
         return value
 
     def _screened(self, text: str, counts: dict[str, int]) -> str:

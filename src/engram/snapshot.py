@@ -122,7 +122,10 @@ def _screener(privacy: PiiPolicy, warnings: list[str]) -> Screen:
         if isinstance(value, str):
             value, found = privacy.screen(value)
         else:
-            value, found = privacy.screen_metadata(value)
+            try:
+                value, found = privacy.screen_metadata(value)
+            except ValidationError as exc:  # two names redacted into one, named at their place
+                raise SnapshotError(where + exc.field.removeprefix("metadata"), exc.problem, exc.allowed) from None
             found = [warning.removeprefix("in metadata: ") for warning in found]
         warnings.extend(f"{where}: {warning}" for warning in found)
         return value

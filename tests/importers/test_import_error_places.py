@@ -54,7 +54,7 @@ JSON_SPELLING = [
     ({"categories": ["ok", None]}, "results[0].categories[1]: got null (allowed: a tag's text)"),
     ({"categories": [{"a": 1}]}, "results[0].categories[0]: got an object (allowed: a tag's text)"),
     ({"categories": ["a,b"]},
-     "results[0].categories: 'a,b' is not a usable tag (allowed: up to 64 printable characters, no commas)"),
+     "results[0].categories: got \"a,b\", not a usable tag (allowed: up to 64 printable characters, no commas)"),
 ]
 
 

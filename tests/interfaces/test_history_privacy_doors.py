@@ -83,3 +83,36 @@ def test_cli_history_append_in_warn_mode_prints_the_kind(tmp_path: Path) -> None
     done = run(tmp_path, "history", "append", "web:1", f"mail me at {EMAIL}", pii="warn")
     assert done.returncode == 0
     assert "warning: possible PII stored: e-mail address (1)" in done.stderr and EMAIL not in done.stderr
+
+
+SHORT = "a@b.io"  # its marker, [REDACTED:email], is 10 characters longer
+
+
+def test_http_refuses_what_redaction_would_push_past_a_limit_or_make_one_name(tmp_path: Path) -> None:
+    with serving(tmp_path, privacy={"pii": "redact"}, max_content_chars=500) as server, server.client(server.alice) as c:
+        text = "x " * 240 + " ".join([SHORT] * 3)  # 500 characters as given, 530 once redacted
+        grown = c.post("/api/v1/memory", json={"content": text})
+        assert grown.status_code == 422 and grown.json()["field"] == "content", grown.text
+        assert "once possible PII was redacted" in grown.text
+        two = c.post("/api/v1/history/web:1", json={"role": "user", "content": "hi",
+                                                    "metadata": {EMAIL: 1, "bob@example.com": 2}})
+        assert two.status_code == 422 and two.json()["field"] == "metadata", two.text
+        ids = [{"id": EMAIL, "name": "a", "arguments": "{}"}, {"id": "bob@example.com", "name": "b", "arguments": "{}"}]
+        calls = c.post("/api/v1/history/web:1/messages", json={"messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": ids}]})
+        assert calls.status_code == 422 and calls.json()["field"] == "messages[1].tool_calls.id", calls.text
+        assert c.get("/api/v1/history/web:1").json()["messages"] == []
+    assert b"example.com" not in raw_bytes(server.db_path)
+
+
+def test_cli_refuses_a_message_that_redaction_pushes_past_the_limit(tmp_path: Path) -> None:
+    assert run(tmp_path, "history", "append", "web:1", "kept", pii="redact").returncode == 0
+    body = "zebrafill " * 99_997 + " ".join([SHORT] * 3)  # 999,990 + 20 characters; 30 more once redacted
+    listed = tmp_path / "messages.json"
+    listed.write_text(json.dumps([{"role": "assistant", "content": body}]))
+    done = run(tmp_path, "history", "append", "web:1", "--messages", str(listed), pii="redact")
+    assert done.returncode != 0
+    assert "messages[0].content: is 1000020 characters once possible PII was redacted" in done.stderr, done.stderr[-500:]
+    shown = run(tmp_path, "--json", "history", "show", "web:1", pii="redact")
+    assert [m["content"] for m in json.loads(shown.stdout)["messages"]] == ["kept"], shown.stdout[:300]
+    assert b"zebrafill" not in raw_bytes(tmp_path / "memory.db")

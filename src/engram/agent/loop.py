@@ -429,7 +429,8 @@ class MemoryAgent:
         if cache_file is None:  # a key is set: a cache file from before it holds answers in clear, cache on or off
             discard_plain_cache(settings.home / RESPONSE_CACHE_NAME)
         if chat.response_cache:
-            cache = ResponseCache.open(cache_file, ttl_s=chat.cache_ttl_s, max_entries=chat.cache_max_entries)
+            cache = ResponseCache.open(cache_file, ttl_s=chat.cache_ttl_s, max_entries=chat.cache_max_entries,
+                                       privacy=engram.privacy)
         # Agent and session names may hold ':', which separates a conversation key's parts.
         agent_part = (engram.scope.agent or "default").replace(":", "_")
         session_part = engram.scope.session.replace(":", "_") if engram.scope.session else None

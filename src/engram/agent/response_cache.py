@@ -12,6 +12,11 @@ removes the least recently accessed with an O(n) selection (``numpy.argpartition
 counterpart of ``nth_element``). The cache is a JSON array written atomically (temp file +
 fsync + rename) after every ``put`` (with no path, as for an encrypted store, it stays in memory);
 all methods are thread-safe.
+
+Under ``privacy.pii = "redact"`` (``privacy``) a call whose messages or answer hold PII is neither
+cached nor looked up (``PiiPolicy.withholds``), and entries from before that hold PII are dropped
+when the file is opened: the file then holds no PII, not even the hash of a prompt that held some,
+and a hit still answers word for word what the live call answered (a redacted copy would not).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,6 +35,7 @@ import numpy as np
 
 from engram.errors import StorageError
 from engram.model import Message
+from engram.privacy import PiiPolicy
 
 log = logging.getLogger("engram.agent.cache")
 
@@ -51,6 +57,18 @@ def _canonical(message: Message) -> str:
     data = {"role": message.role.value, "content": message.content,
             "tool_calls": [call.to_dict() for call in message.tool_calls], "tool_call_id": message.tool_call_id}
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+def _texts(messages: Sequence[Message]) -> Iterator[str]:
+    """The text of ``messages`` a model is sent: each content, tool call id and arguments, and
+    the id of the call a tool result answers."""
+    for message in messages:
+        yield message.content
+        for call in message.tool_calls:
+            yield call.id
+            yield call.arguments
+        if message.tool_call_id is not None:
+            yield message.tool_call_id
 
 
 def cache_key(model: str, scope: str, messages: Sequence[Message]) -> str:
@@ -91,8 +109,10 @@ class ResponseCache:
         ttl_s: float = 3600.0,
         max_entries: int = 100,
         clock: Callable[[], float] = time.time,
+        privacy: PiiPolicy | None = None,
     ) -> None:
         self.path = path
+        self.privacy = privacy if privacy is not None else PiiPolicy()
         self.ttl_s = ttl_s
         self.max_entries = max_entries
         self.clock = clock
@@ -113,6 +133,15 @@ class ResponseCache:
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("response cache %s is unreadable (%s); starting empty", path, exc)
                 cache._entries.clear()
+            # Answers cached before ``redact`` was set may hold PII: dropped, and the file written without them.
+            withheld = [k for k, e in cache._entries.items() if cache.privacy.withholds([e.response])]
+            if withheld:
+                for key in withheld:
+                    del cache._entries[key]
+                try:
+                    cache._save()
+                except StorageError as exc:
+                    log.warning("%s", exc)
         return cache
 
     def __len__(self) -> int:
@@ -120,7 +149,10 @@ class ResponseCache:
             return len(self._entries)
 
     def get(self, model: str, scope: str, messages: Sequence[Message]) -> str | None:
-        """The cached answer to exactly this call by this ``scope``, or None."""
+        """The cached answer to exactly this call by this ``scope``, or None (always, for a call
+        holding PII under ``redact``: none is cached)."""
+        if self.privacy.withholds(_texts(messages)):
+            return None
         key = cache_key(model, scope, messages)
         now = self.clock()
         with self._lock:
@@ -134,7 +166,10 @@ class ResponseCache:
 
     def put(self, model: str, scope: str, messages: Sequence[Message], response: str) -> None:
         """Cache the answer to this call by this ``scope``, evict, and persist; raises
-        ``StorageError`` when the file cannot be written."""
+        ``StorageError`` when the file cannot be written. Under ``redact``, a call or answer
+        holding PII is not cached (the module doc)."""
+        if self.privacy.withholds([response, *_texts(messages)]):
+            return
         key = cache_key(model, scope, messages)
         now = self.clock()
         with self._lock:

@@ -43,8 +43,8 @@ from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
-from engram.model import Appended, Message, Role, make_message, parse_query
-from engram.privacy import PiiPolicy
+from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_query
+from engram.privacy import PiiPolicy, check_redacted_length
 
 log = logging.getLogger("engram.history")
 
@@ -255,16 +255,21 @@ class History:
         recent = self.store.get_recent(key, self.max_history_len)
         if untimed:
             batch = _distinct_times(batch, untimed, recent[-1].created_at if recent else None)
+        # Screened first: a tool result is paired with its call by the ids as stored (redacted the same way).
+        warnings: list[str] = []
+        for i, message in enumerate(batch):
+            try:
+                batch[i], found = self.privacy.screen_message(message)
+                check_redacted_length("content", message.content, batch[i].content, MAX_MESSAGE_CHARS)
+            except ValidationError as exc:
+                raise ValidationError(name(i, exc.field), exc.problem, exc.allowed) from None
+            warnings += [where(i) + warning for warning in found]
         calls = {call.id for m in recent for call in m.tool_calls}
         for i, message in enumerate(batch):
             if message.role is Role.TOOL and message.tool_call_id not in calls:
                 raise ValidationError(name(i, "tool_call_id"), f"no tool call {message.tool_call_id!r} in this "
                                       "conversation", "the id of a tool call made by an earlier assistant message")
             calls.update(call.id for call in message.tool_calls)
-        warnings: list[str] = []
-        for i, message in enumerate(batch):
-            batch[i], found = self.privacy.screen_message(message)
-            warnings += [where(i) + warning for warning in found]
         self.store.append_many(key, batch)
         window = [*recent, *batch]
         if len(window) > self.max_history_len:
@@ -318,8 +323,8 @@ class History:
     def set_summary(self, key: str, summary: str) -> tuple[str, ...]:
         """Replace the conversation's summary, screened for PII as a message is; returns the PII
         warnings (the kinds found, never the values). Raises ``ValidationError``, ``StorageError``."""
-        summary, warnings = self.privacy.screen(summary)
-        self.store.set_summary(normal_key(key), summary)
+        screened, warnings = self.privacy.screen(summary)
+        self.store.set_summary(normal_key(key), check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS))
         return tuple(warnings)
 
     def _screened_summary(self, key: str, summary: str) -> str:

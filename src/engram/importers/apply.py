@@ -300,7 +300,11 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
     if valid_from is None:
         stated = engram.time.stated(content)
         valid_from = stated if stated is None or record.valid_until is None or stated <= record.valid_until else None
-    metadata, in_metadata = engram.privacy.screen_metadata(dict(record.metadata))
+    try:
+        metadata, in_metadata = engram.privacy.screen_metadata(dict(record.metadata))
+    except ValidationError as exc:  # two names redacted into one
+        raise SnapshotError(record.where + record.fields.get("metadata", ".metadata") + exc.field.removeprefix("metadata"),
+                            exc.problem, exc.allowed) from None
     found = [*found, *in_metadata]
     if record.refresh:  # what this import brings, for the next one to tell it from an edit in engram (_changes)
         metadata = _with_text(metadata, plan.kind, _digest(content))
@@ -508,7 +512,10 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
             newest[conversation] = max((m.created_at for m in kept), default=float("-inf"))
             batches[conversation] = []
         # Known by the text as stored: a message redacted by ``privacy.pii`` is the one the source has.
-        mark = _mark(history_of(conversation[0]).privacy.screen_message(message)[0])
+        try:
+            mark = _mark(history_of(conversation[0]).privacy.screen_message(message)[0])
+        except ValidationError as exc:  # two ids or names redacted into one
+            raise SnapshotError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
         if held[conversation][mark] > 0:

@@ -17,15 +17,16 @@ group of several such memories merges only the rest into the first of them.
 The survivor of a group is the most important member (then the most recalled, then the oldest).
 It keeps: the union of the group's tags, the highest importance, the sum of recall counts in
 ``metadata.merged_recall_count``, every link of every member, and the history of the merged
-contents in ``metadata.merged_from`` (id, key, content, created_at of each), and its own search
-context and valid time; its ``updated_at`` is the group's last write (a merge is no new fact, so it
-does not make the survivor recent for recall's recency). The others are
-deleted with an audit reason naming the survivor. Re-running finds nothing new: idempotent.
+contents in ``metadata.merged_from`` (id, key, content, created_at of each; screened for PII as
+``remember`` screens metadata), and its own search context and valid time; its ``updated_at`` is
+the group's last write (a merge is no new fact, so it does not make the survivor recent for
+recall's recency). The others are deleted with an audit reason naming the survivor. Re-running finds nothing new: idempotent.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.ids import key_from_content
 from engram.lifecycle.common import JobReport, announced_together, every_memory, forget_as_maintenance
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 # Rows of the similarity matrix computed at a time; progress is told after each block.
 _BLOCK = 512
+log = logging.getLogger("engram.lifecycle.consolidate")
 
 
 def groups(memories: list[Memory], vectors: dict[str, np.ndarray], threshold: float,
@@ -108,7 +111,8 @@ def named(memory: Memory) -> bool:
 def merge(engram: Engram, group: list[Memory], *, now: float,
           announce: Callable[[MemoryEvent], None] | None = None) -> tuple[Memory, tuple[Memory, ...]] | None:
     """Merge ``group`` into its survivor; returns the updated survivor and the removed memories,
-    or None when every member but the survivor is named (nothing may be removed). Its two events
+    or None when every member but the survivor is named (nothing may be removed), or when PII
+    redaction would make two names of its metadata one (logged; nothing is changed). Its two events
     (the others forgotten, the survivor updated) are emitted, or handed to ``announce``."""
     ordered = sorted(group, key=lambda m: (not named(m), -m.importance, -m.recall_count, m.created_at, m.id))
     survivor, others = ordered[0], [m for m in ordered[1:] if not named(m)]
@@ -123,6 +127,14 @@ def merge(engram: Engram, group: list[Memory], *, now: float,
     history.extend({"id": o.id, "key": o.key, "content": o.content, "created_at": o.created_at} for o in others)
     metadata["merged_from"] = history
     metadata["merged_recall_count"] = sum(m.recall_count for m in group)
+    # The merged texts are written again here, past ``remember``: screened as it screens metadata, so
+    # under ``redact`` a text stored before redact was set is not copied in clear. (Under ``warn`` its
+    # kinds were reported when it was stored; a copy is not reported again.)
+    try:
+        metadata, _ = engram.privacy.screen_metadata(metadata)
+    except ValidationError as exc:  # two of its names redacted into one: left unmerged rather than one value lost
+        log.warning("near-duplicates of %s not merged: %s", survivor.key, exc)
+        return None
     draft = MemoryDraft(
         content=survivor.content, scope=survivor.scope, key=survivor.key, category=survivor.category,
         type=survivor.type, layer=survivor.layer, tags=tuple(tags), metadata=metadata,
