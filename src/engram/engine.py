@@ -448,6 +448,7 @@ class Engram:
         (nothing stored either way). Content with PII gets a warning, or
         is redacted before it is stored or embedded (``privacy.pii``).
         """
+        self.writes.refuse_when_closed()
         # Stored with whatever other callers queued meanwhile: one embedding batch, one commit,
         # and the batch's events announced together once it is committed.
         return self.writes.write(self._pending_write(
@@ -466,6 +467,7 @@ class Engram:
         The arguments are checked here (``ValidationError`` raised at once, nothing queued); the
         write joins the next batch and the future is answered after the commit that holds it, with
         ``remember``'s result or error. Cancelling the future before its batch starts stores nothing."""
+        self.writes.refuse_when_closed()
         return self.writes.write_soon(self._pending_write(content, **fields))
 
     def _pending_write(
@@ -559,6 +561,7 @@ class Engram:
         the store is as it was. When the model fails, the memories are stored all the same and each
         one left without its vector says so in its warnings (full text finds it; ``embed_missing``
         embeds it later), as ``remember`` does."""
+        self.writes.refuse_when_closed()
         if isinstance(items, str | bytes | Mapping):  # (iterating one would read its letters or its names)
             raise ValidationError("items", f"got one {type(items).__name__}", "a list of items, each a mapping of remember()'s "
                                   "arguments ({'content': ...})")
@@ -687,6 +690,7 @@ class Engram:
         field that cannot be cleared (content, category, type, layer, importance) or that is both
         given and cleared (nothing changed either way).
         """
+        self.writes.refuse_when_closed()
         given = {name: value for name, value in (
             ("content", content), ("category", category), ("type", type), ("layer", layer), ("tags", tags),
             ("metadata", metadata), ("importance", importance), ("related_entity", related_entity),
@@ -736,6 +740,7 @@ class Engram:
         content goes to its versions. Raises ``NotFoundError`` (also naming a memory forgotten since
         it was read, which is not stored again) or ``ValidationError`` (nothing changed).
         """
+        self.writes.refuse_when_closed()
         old = self._held(ref, "replace")
         return self.writes.write(self._pending_write(
             content, key=old.key, scope=old.scope, category=category, type=type, layer=layer,
@@ -777,6 +782,7 @@ class Engram:
         begins (its ``valid_from``, else now) unless it already had an end. Returns the superseded
         memory. Raises ``ValidationError`` or ``NotFoundError`` naming the end (nothing changed), and
         ``ValidationError`` when the new one is already superseded by the old (a cycle)."""
+        self.writes.refuse_when_closed()
         old = self.named(old_ref, old_key, field="supersede", names=("old_ref", "old_key"))
         new = self.named(new_ref, new_key, field="supersede", names=("new_ref", "new_key"))
         if old.id == new.id:
@@ -810,6 +816,7 @@ class Engram:
         knowledge that looks unused, so what an agent is given must not look so. Only memories this
         view may read are marked: a ``Memory`` is a record anyone can build, and one carrying another
         agent's id is passed over, as a forgotten one is (one id query)."""
+        self.writes.refuse_when_closed()
         if memories and self.recall_settings.touch_on_recall:
             readable = self.store.matching_ids([m.id for m in memories], self._readable)
             strengthen(self, [m for m in memories if m.id in readable], self.strengthen, now=self.clock())
@@ -1120,6 +1127,7 @@ class Engram:
         ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
         Raises ``NotFoundError`` for an unknown ``ref``.
         """
+        self.writes.refuse_when_closed()
         one_selector("forget", {"ref": ref, "query": query, "tag": tag, "older_than_s": older_than_s})
         base = filters or Filters()
         if ref is not None:
@@ -1166,6 +1174,7 @@ class Engram:
         not this one's, so neither is touched, unlike ``forget``, which removes whatever this view
         can see. A bulk forget: the backup is taken first, each memory goes to the audit trail
         with ``reason``. Returns what was (or, dry run, would be) removed."""
+        self.writes.refuse_when_closed()
         own = tuple(scope for scope in self.scope.visible() if scope.agent is not None)
         if not own:
             return []
@@ -1194,6 +1203,7 @@ class Engram:
         only). True when the link was made, False when the two were already linked (nothing
         changed, nothing audited), as ``unlink`` says False for two that were not. Raises
         ``ValidationError`` or ``NotFoundError`` naming the end (nothing linked)."""
+        self.writes.refuse_when_closed()
         first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
             raise ValidationError("link", "a memory cannot link to itself", "two different memories")
@@ -1211,6 +1221,7 @@ class Engram:
                b_key: str | None = None) -> bool:
         """Remove the link between two memories (named as ``link`` names them); False when they
         were not linked."""
+        self.writes.refuse_when_closed()
         first, second = self._ends("unlink", a, a_key, b, b_key)
         removed = self.store.unlink(first.id, second.id)
         if removed:
@@ -1276,6 +1287,7 @@ class Engram:
         warnings, naming each entry, in ``ImportResult.warnings``). The memories are stored
         in one transaction while the model embeds them in batches (``engram.bulk``);
         ``progress(done, total)`` follows the embedding."""
+        self.writes.refuse_when_closed()
         # Agent-scoped memories join this agent (sessions kept under it); global stays global. Ids
         # another agent holds are not this agent's: such a memory gets an id of its own.
         # Screened by the PII policy as remember screens: a snapshot may come from a store kept under
@@ -1312,6 +1324,7 @@ class Engram:
         imported as ``engram import FOLDER`` does: its ``imported`` counts memories kept with their
         ids and new ones, its ``warnings`` the files or entries it could not read.
         """
+        self.writes.refuse_when_closed()
         from engram import importers
         from engram.importers.apply import ImportSummary
 
@@ -1350,6 +1363,7 @@ class Engram:
         """Drop every stored vector and embed all memories again with the current embedder
         (after a model change). Returns how many were embedded; raises ``ConfigError`` when no
         embedder is configured."""
+        self.writes.refuse_when_closed()
         if self.embedder is None:
             raise ConfigError("reindex needs an embedder: set embeddings.provider (it is 'none')")
         total = self.store.stats().memories
@@ -1361,6 +1375,7 @@ class Engram:
     def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every memory that has no vector yet; returns how many were embedded.
         ``progress(done, total)`` is called after each batch of 256."""
+        self.writes.refuse_when_closed()
         if self.embedder is None:
             return 0
         total = 0

@@ -246,7 +246,7 @@ class WriteQueue:
         """Store ``pending`` in the next batch; returns after the commit that holds it. Raises the
         error the store gave this write alone (or the batch's, when the commit itself failed);
         ``StorageError`` at once after ``close``."""
-        self._refuse_when_closed()
+        self.refuse_when_closed()
         return self._drain.submit(pending)
 
     def close(self, timeout: float | None = None) -> bool:
@@ -258,10 +258,13 @@ class WriteQueue:
 
     def write_soon(self, pending: PendingWrite) -> Future[WriteResult]:
         """``write`` without waiting: the future is answered after the commit (see ``Drain.submit_soon``)."""
-        self._refuse_when_closed()
+        self.refuse_when_closed()
         return self._drain.submit_soon(pending)
 
-    def _refuse_when_closed(self) -> None:
+    def refuse_when_closed(self) -> None:
+        """Raise ``StorageError`` once ``close`` was called. Every write of the engine asks this
+        first, the ones that reach the store without the queue (``remember_many``, ``forget``,
+        ``link``...) too, before reading, embedding or storing anything."""
         if self._closed:
             # Clearer than the database's own "Cannot operate on a closed database" from a batch.
             raise StorageError("this engram is closed: open a new one to write")

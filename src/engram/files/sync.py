@@ -172,6 +172,7 @@ class FileSync:
         """The changes of the ``batches`` of events written into the folder (the leader's share of
         the event drain): by the quick pass where it can, else by a full pass over their scopes."""
         memories = [m for events in batches for event in events for m in event.memories]
+        memories += self._linked_to_forgotten(batches)
         ids_by_scope: dict[Scope, set[str]] = defaultdict(set)
         for memory in memories:
             if self.owns(memory.scope):
@@ -218,6 +219,17 @@ class FileSync:
             export.write_type_files(self.folder, live)
             export.remove_type_files(self.folder, [m for m in memories if m.id not in alive])
         return [None] * len(batches)
+
+    def _linked_to_forgotten(self, batches: list[list[MemoryEvent]]) -> list[Memory]:
+        """The memories still stored that were linked to one forgotten in ``batches``: the store
+        dropped those links with it, so their entries are rewritten too, in whichever scope's file
+        they are (``global/``, another agent's folder), or a file would keep a dead link until the
+        next full pass took it out and reported it. Only the link changes in such an entry. They
+        are read here, by the syncer (the operator's copy of the database), never through the
+        forgetting view: nothing of them reaches its answer or its event."""
+        forgotten = [m for events in batches for event in events if event.kind == "forgotten" for m in event.memories]
+        linked = {link for memory in forgotten for link in memory.links} - {memory.id for memory in forgotten}
+        return self.engram.store.get_many(sorted(linked)) if linked else []
 
     def _reflect_quickly(
         self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: Journal | None = None

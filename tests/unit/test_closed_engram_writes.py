@@ -1,0 +1,84 @@
+"""Every write of a closed engine is refused with the same clear error ``remember`` gives through
+the write queue ("this engram is closed"), before anything is read, embedded or stored, on every
+built-in store (a real SQLite file, a real JSON file, in memory).
+
+Review: ``remember_many``, ``forget``, ``link``, ``supersede``... write to the store directly, not
+through the queue: after ``close`` a SQLite engine said "Cannot operate on a closed database", and
+an in-memory or JSON-file engine stored, linked and forgot as if open (a JSON file's writes after
+``close`` were acknowledged, then lost)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.embed import Embedder
+from engram.engine import Engram
+from engram.errors import StorageError
+from engram.store.base import MemoryStore
+from engram.store.inmemory import InMemoryMemoryStore
+from engram.store.jsonfile import JsonFileMemoryStore
+from engram.store.sqlite import SqliteMemoryStore
+from tests.unit.test_write_queue import BagOfWords
+
+STORES: dict[str, Callable[[Path], MemoryStore]] = {
+    "sqlite": lambda tmp: SqliteMemoryStore(tmp / "memory.db"),
+    "jsonfile": lambda tmp: JsonFileMemoryStore(tmp / "memory.json"),
+    "inmemory": lambda tmp: InMemoryMemoryStore(),
+}
+
+# Each writer of the engine, called as a user would call it on the two memories stored before close.
+WRITES: dict[str, Callable[[Engram, Any, Any], object]] = {
+    "remember": lambda mem, a, b: mem.remember("a new fact after close"),
+    "remember_soon": lambda mem, a, b: mem.remember_soon("a new fact after close"),
+    "remember with links": lambda mem, a, b: mem.remember("a new fact after close", links=[a.key]),
+    "remember_many": lambda mem, a, b: mem.remember_many([{"content": "a new fact after close"}]),
+    "update": lambda mem, a, b: mem.update(a.key, content="alpha changed after close"),
+    "replace": lambda mem, a, b: mem.replace(a.key, "alpha replaced after close"),
+    "supersede": lambda mem, a, b: mem.supersede(a, b),
+    "forget": lambda mem, a, b: mem.forget(a.id),
+    "forget by query": lambda mem, a, b: mem.forget(query="alpha"),
+    "forget_own": lambda mem, a, b: mem.forget_own(),
+    "link": lambda mem, a, b: mem.link(a, b),
+    "unlink": lambda mem, a, b: mem.unlink(a, b),
+    "mark_used": lambda mem, a, b: mem.mark_used([a]),
+    "embed_missing": lambda mem, a, b: mem.embed_missing(),
+    "reindex": lambda mem, a, b: mem.reindex(),
+    "import_snapshot": lambda mem, a, b: mem.import_snapshot(
+        '{"memories": [{"key": "imported", "content": "an imported fact"}]}'),
+    "import_from": lambda mem, a, b: mem.import_from('{"memories": [{"key": "imported", "content": "an imported fact"}]}',
+                                                     "snapshot"),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(STORES))
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_a_closed_engram_refuses_every_write_clearly_before_the_model_runs(tmp_path: Path, backend: str,
+                                                                           write: str) -> None:
+    store = STORES[backend](tmp_path)
+    provider = BagOfWords()
+    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
+    alpha = mem.remember("alpha fact", key="alpha").memory
+    beta = mem.remember("beta fact", key="beta").memory
+    mem.link(alpha, beta)
+    calls = provider.calls
+    mem.close()
+
+    with pytest.raises(StorageError, match="this engram is closed"):
+        WRITES[write](mem, alpha, beta)
+
+    assert provider.calls == calls  # refused before any model work
+    reopened = {"sqlite": lambda: SqliteMemoryStore(tmp_path / "memory.db"),
+                "jsonfile": lambda: JsonFileMemoryStore(tmp_path / "memory.json")}.get(backend)
+    if reopened is None:  # nothing outlives an in-memory store: what it holds after the refusal
+        kept = {m.key: m for m in store.iter_all()}
+    else:
+        again = reopened()
+        kept = {m.key: m for m in again.iter_all()}
+        again.close()
+    assert sorted(kept) == ["alpha", "beta"]
+    assert kept["alpha"].content == "alpha fact" and kept["alpha"].links == (beta.id,)
+    assert kept["alpha"].superseded_by is None
