@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from engram.auth import TokenStore
     from engram.db.transfer import Progress, TransferReport
     from engram.engine import Engram
+    from engram.files.every_database import EveryDatabaseSync
+    from engram.files.sync import FileSync
     from engram.history.compaction import CompactionResult, Purger
     from engram.history.semantic import ExchangeEmbedder
     from engram.history.service import History
@@ -489,6 +491,20 @@ def folder_export_memories(engram: Engram, settings: Settings, *,
         first, *others = every_agents_engine(engram)
         return first.store.iter_all(), {other.scope.agent or "default": other.store.iter_all() for other in others}
     return engram.visible_memories(), {}
+
+
+def folder_syncer(engram: Engram, settings: Settings, *, all_agents: bool = False) -> FileSync | EveryDatabaseSync:
+    """What ``engram sync`` / ``watch`` (and ``conflicts resolve``'s closing pass) run: the memory
+    folder's syncer of ``engram``'s database. With ``all_agents``, or run as no agent or session
+    (``operators_run``), in a home with one database per agent, every agent's database there
+    (``every_agents_engine``), each syncing its own part of the folder: the operator's sync reached
+    the opened database alone, and a hand edit of ``agents/bob/`` reached none."""
+    from engram.files.every_database import EveryDatabaseSync
+    from engram.files.sync import FileSync
+
+    engines = every_agents_engine(engram) if operators_run(settings, all_agents=all_agents) else [engram]
+    syncers = [FileSync.from_settings(engine, engine.settings or settings) for engine in engines]
+    return syncers[0] if len(syncers) == 1 else EveryDatabaseSync(syncers)
 
 
 def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, Maintenance]]:
