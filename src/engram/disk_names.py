@@ -102,3 +102,17 @@ def settle(written_as_is: Path, portable_path: Path) -> Path:
         with contextlib.suppress(FileNotFoundError):
             os.rename(written_as_is, portable_path)
     return portable_path
+
+
+def left_beside(written_as_is: Path, portable_path: Path) -> bool:
+    """Whether ``settle`` left ``written_as_is`` beside ``portable_path``: both are there, the first
+    listed under exactly its name (``Claude`` found as ``claude`` on a case-insensitive file system
+    is another agent's) and holding something (an empty folder holds nothing to lose)."""
+    if written_as_is == portable_path or not portable_path.exists():
+        return False
+    try:
+        if written_as_is.name not in os.listdir(written_as_is.parent):
+            return False
+        return not written_as_is.is_dir() or any(written_as_is.iterdir())
+    except OSError:
+        return False

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
+import shlex
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from engram.auth import TokenStore
     from engram.db.transfer import Progress, TransferReport
     from engram.engine import Engram
+    from engram.files.every_database import EveryDatabaseSync
+    from engram.files.sync import FileSync
     from engram.history.compaction import CompactionResult, Purger
     from engram.history.semantic import ExchangeEmbedder
     from engram.history.service import History
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
     from engram.lifecycle.summaries import Summarizer
     from engram.model import Memory
     from engram.privacy import PiiPolicy
+
+log = logging.getLogger("engram.agents")
 
 
 def open_backend(settings: Settings, agent: str | None = None) -> Backend:
@@ -91,7 +97,7 @@ def settle_agent_folder(settings: Settings, agent: str) -> Path | None:
     without per-agent databases. Called before anything opens a file in it (``open_backend``,
     ``open_history``, ``agent_database_path``). Raises ``StorageError`` when the folder cannot be
     moved (on Windows, while a process of an earlier version has a file in it open)."""
-    from engram.disk_names import settle
+    from engram.disk_names import left_beside, settle
     from engram.errors import StorageError
 
     if not settings.per_agent_databases:
@@ -99,10 +105,33 @@ def settle_agent_folder(settings: Settings, agent: str) -> Path | None:
     folder = settings.agent_folder(agent)
     earlier = folder.parent / agent
     try:
-        return settle(earlier, folder)
+        settled = settle(earlier, folder)
     except OSError as exc:
         raise StorageError(f"cannot move agent {agent!r}'s folder {earlier} to {folder} (its name on every file "
                            f"system): {exc}; stop what has it open (an earlier version of engram) and try again") from exc
+    if earlier not in _warned_left_beside and left_beside(earlier, folder):
+        _warned_left_beside.add(earlier)  # once a process: every open of the agent's files comes here
+        _warn_left_beside(settings, agent, earlier, folder)
+    return settled
+
+
+# The leftover folders already named in this process (``settle_agent_folder``).
+_warned_left_beside: set[Path] = set()
+
+
+def _warn_left_beside(settings: Settings, agent: str, earlier: Path, folder: Path) -> None:
+    """Say that ``earlier`` (``agent``'s folder as an earlier version named it) was left beside its
+    folder now, and is not read: ``settle`` moves it only while the new one is not there (an
+    earlier version's process made it again after the move, or a copy was put back), and two
+    databases cannot be merged by a rename. Its memories come over through a snapshot (ids kept,
+    so one already there is skipped); its conversations stay readable by ``history.path``."""
+    old = earlier / settings.database_path(agent).name
+    log.warning(
+        "agent %r's folder %s, named as an earlier version of engram named it, is beside %s, its folder now, and"
+        " its database there is not read. Bring its memories over with `ENGRAM_PER_AGENT_DATABASES=false ENGRAM_PATH=%s"
+        " engram -a %s export FILE.json`, then `engram -a %s import FILE.json` (ids are kept; history.path = %s"
+        " reads its conversations), then move %s away to silence this",
+        agent, earlier, folder, old, shlex.quote(agent), shlex.quote(agent), old, earlier)
 
 
 def agent_database_path(settings: Settings, agent: str | None = None) -> Path:
@@ -489,6 +518,20 @@ def folder_export_memories(engram: Engram, settings: Settings, *,
         first, *others = every_agents_engine(engram)
         return first.store.iter_all(), {other.scope.agent or "default": other.store.iter_all() for other in others}
     return engram.visible_memories(), {}
+
+
+def folder_syncer(engram: Engram, settings: Settings, *, all_agents: bool = False) -> FileSync | EveryDatabaseSync:
+    """What ``engram sync`` / ``watch`` (and ``conflicts resolve``'s closing pass) run: the memory
+    folder's syncer of ``engram``'s database. With ``all_agents``, or run as no agent or session
+    (``operators_run``), in a home with one database per agent, every agent's database there
+    (``every_agents_engine``), each syncing its own part of the folder: the operator's sync reached
+    the opened database alone, and a hand edit of ``agents/bob/`` reached none."""
+    from engram.files.every_database import EveryDatabaseSync
+    from engram.files.sync import FileSync
+
+    engines = every_agents_engine(engram) if operators_run(settings, all_agents=all_agents) else [engram]
+    syncers = [FileSync.from_settings(engine, engine.settings or settings) for engine in engines]
+    return syncers[0] if len(syncers) == 1 else EveryDatabaseSync(syncers)
 
 
 def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, Maintenance]]:

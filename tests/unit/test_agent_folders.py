@@ -142,3 +142,41 @@ def test_switching_per_agent_databases_on_says_where_the_memories_went(tmp_path:
         with Engram.from_settings(switched, mirror=False) as engram:
             pass
     assert not [r for r in caplog.records if "per_agent_databases is on" in r.getMessage()]
+
+
+def test_a_folder_left_under_the_name_as_typed_beside_the_agents_own_is_named_with_the_way_over(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # Review: an earlier version's process writing agents/Claude/ again after it was moved to
+    # agents/!claude/ (or a copy put back) left memories that were silently never read.
+    from tests.cli_in_process import cli_output
+
+    _write(tmp_path, "Claude")
+    with monkeypatch.context() as earlier:
+        earlier.setattr(Settings, "agent_folder", lambda self, agent=None: self.home / "agents" / (agent or self.agent))
+        with _open(tmp_path, "Claude") as engram:
+            engram.remember("Claude learned this in the old folder", key="old-folder")
+    assert sorted(os.listdir(tmp_path / "agents")) == ["!claude", "Claude"]
+
+    with caplog.at_level("WARNING", logger="engram.agents"), _open(tmp_path, "Claude") as engram:
+        assert [m.content for m in engram.list(scope="agent")] == ["Claude keeps bees on the roof"]
+        engram.history.close()
+    with caplog.at_level("WARNING", logger="engram.agents"), _open(tmp_path, "Claude"):
+        pass
+    [said] = [r.getMessage() for r in caplog.records if r.name == "engram.agents"]  # once a process
+    leftover, own = tmp_path / "agents" / "Claude", tmp_path / "agents" / "!claude"
+    assert f"folder {leftover}, named as an earlier version" in said and f"beside {own}, its folder now" in said
+
+    # The way over it names works: the leftover's memories come into Claude's own database.
+    old = leftover / "memory.db"
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    snapshot = tmp_path / "claude.json"
+    assert f"ENGRAM_PER_AGENT_DATABASES=false ENGRAM_PATH={old} engram -a Claude export FILE.json" in said
+    cli_output(tmp_path, "-a", "Claude", "export", str(snapshot),
+               env={"ENGRAM_PER_AGENT_DATABASES": "false", "ENGRAM_PATH": str(old), "ENGRAM_FILES__ENABLED": "false"})
+    assert "engram -a Claude import FILE.json" in said
+    cli_output(tmp_path, "-a", "Claude", "import", str(snapshot),
+               env={"ENGRAM_PER_AGENT_DATABASES": "true", "ENGRAM_FILES__ENABLED": "false"})
+    with _open(tmp_path, "Claude") as engram:
+        assert sorted(m.content for m in engram.list(scope="agent")) == ["Claude keeps bees on the roof",
+                                                                         "Claude learned this in the old folder"]
+        engram.history.close()

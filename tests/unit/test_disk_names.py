@@ -98,3 +98,16 @@ def test_settle_moves_only_a_name_listed_exactly(tmp_path, monkeypatch) -> None:
 ])
 def test_windows_refuses_device_names_whatever_their_case_and_extension(file_name: str, refused: bool) -> None:
     assert windows_refuses(file_name) is refused
+
+
+def test_left_beside_names_only_a_leftover_that_holds_something(tmp_path) -> None:
+    from engram.disk_names import left_beside
+
+    own, typed = tmp_path / "!claude", tmp_path / "Claude"
+    typed.mkdir()
+    assert not left_beside(typed, own)  # settle moves it: nothing is left beside
+    own.mkdir()
+    assert not left_beside(typed, own)  # an empty folder: nothing to lose
+    (typed / "memory.db").write_bytes(b"x")
+    assert left_beside(typed, own)
+    assert not left_beside(own, own)

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import MissingDependencyError, ValidationError
 
@@ -23,6 +23,9 @@ from . import layout
 from .paths import PathRefused
 from .state import HandedOver
 from .sync import FileSync, SyncReport
+
+if TYPE_CHECKING:
+    from .every_database import EveryDatabaseSync
 
 log = logging.getLogger("engram.files")
 
@@ -53,7 +56,7 @@ class Watcher:
 
     def __init__(
         self,
-        syncer: FileSync,
+        syncer: FileSync | EveryDatabaseSync,
         *,
         debounce_s: float = 0.25,
         poll_interval_s: float | None = None,

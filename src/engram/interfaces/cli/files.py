@@ -16,6 +16,7 @@ from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState, state
 
 if TYPE_CHECKING:  # the files package loads only when a files command runs
+    from engram.files.every_database import EveryDatabaseSync
     from engram.files.sync import FileSync, SyncReport
 
 conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing file text kept in .conflict files).",
@@ -26,6 +27,16 @@ def _syncer(st: CliState) -> FileSync:
     from engram.files.sync import FileSync
 
     syncer = FileSync.from_settings(st.engram(), st.settings())
+    syncer.log_problems = False  # every report is printed (_print_report)
+    return syncer
+
+
+def _every_syncer(st: CliState, all_agents: bool) -> FileSync | EveryDatabaseSync:
+    """The syncer of ``sync`` / ``watch``: the operator's run reaches every agent's database in a
+    home with one database per agent (``root.folder_syncer``)."""
+    from engram.root import folder_syncer
+
+    syncer = folder_syncer(st.engram(), st.settings(), all_agents=all_agents)
     syncer.log_problems = False  # every report is printed (_print_report)
     return syncer
 
@@ -44,13 +55,13 @@ def _viewer(st: CliState, all_agents: bool = False) -> str | None:
     return None if operators_run(st.settings(), all_agents=all_agents) else st.engram().scope.agent
 
 
-def _seen(report: SyncReport, viewer: str | None, syncer: FileSync) -> SyncReport:
+def _seen(report: SyncReport, viewer: str | None, syncer: FileSync | EveryDatabaseSync) -> SyncReport:
     """``report`` as this run is shown it: an agent's view hears only what its own folders met
     (``SyncReport.seen_by``); the operator's run hears all of it."""
     return report.seen_by(viewer, syncer.layout)
 
 
-def _note_folder_asked_for(st: CliState, syncer: FileSync) -> None:
+def _note_folder_asked_for(st: CliState, syncer: FileSync | EveryDatabaseSync) -> None:
     """The folder as this sync left it was asked for: not plain copies to warn about at each start."""
     from engram.files.wiring import note_written_on_request
 
@@ -82,15 +93,17 @@ def _print_report(report: SyncReport, as_json: bool) -> None:
 
 def sync(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP)) -> None:
     """One two-way pass between the database and the memory folder, with a summary of each direction.
-    Run as one agent, only what its own folders (global/, its agent's, its sessions') met is reported."""
+    Run as one agent, only what its own folders (global/, its agent's, its sessions') met is reported;
+    run as no agent (or --all-agents) with per_agent_databases, every agent's database is synced."""
     st = state(ctx)
     viewer = _viewer(st, all_agents)
     # On a database of every agent the pass still settles the whole folder, whoever runs it: the
     # folder is the operator's copy of that database, under one sync state, and an entry copied
     # across folders (a repeated id, a link) is settled against the other folder, so a pass of one
     # agent's folders would leave the state and the other folders half-settled. Only the report is
-    # narrowed to the agent's view (``_seen``). With per_agent_databases each database syncs its own part.
-    syncer = _syncer(st)
+    # narrowed to the agent's view (``_seen``). With per_agent_databases each database syncs its own
+    # part, and the operator's run syncs every agent's database (``root.folder_syncer``).
+    syncer = _every_syncer(st, all_agents)
     with render.progress("syncing", quiet=st.as_json) as progress:
         report = syncer.sync(progress=progress)
     _note_folder_asked_for(st, syncer)
@@ -111,7 +124,7 @@ def watch(
     st = state(ctx)
     viewer = _viewer(st, all_agents)
     settings = st.settings().files
-    syncer = _syncer(st)
+    syncer = _every_syncer(st, all_agents)
     syncer.attach()
     with render.progress("syncing", quiet=st.as_json) as progress:  # the first pass takes in a whole folder
         first = _seen(syncer.sync(progress=progress), viewer, syncer)
@@ -190,7 +203,8 @@ def resolve(
     if take not in ("db", "file", "merge"):
         raise ValidationError("--take", f"unknown side {take!r}", ["db", "file", "merge"])
     st = state(ctx)
-    viewer = _viewer(st, all_agents or ctx.meta.get(_ALL_AGENTS_META, False))
+    all_agents = all_agents or ctx.meta.get(_ALL_AGENTS_META, False)
+    viewer = _viewer(st, all_agents)
     syncer = _syncer(st)
     from engram.files import conflicts as conflict_files
 
@@ -204,8 +218,11 @@ def resolve(
         content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
     done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content,  # type: ignore[arg-type]
                                   syncer.layout, viewer=viewer)
-    syncer.sync()  # reflect the outcome in the files even when no writer is attached
-    _note_folder_asked_for(st, syncer)
+    # Reflect the outcome in the files even when no writer is attached, from the database it was
+    # settled in (``conflicts.database_of``: bob's, for a conflict of agents/bob/ in the operator's run).
+    settled = _every_syncer(st, all_agents)
+    settled.sync()
+    _note_folder_asked_for(st, settled)
     if st.as_json:
         render.emit_json({"resolved": conflict.entry_id, "done": done})
     else:

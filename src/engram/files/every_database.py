@@ -1,0 +1,127 @@
+"""The operator's sync of a home with one database per agent (``per_agent_databases``): one memory
+folder, several databases, each syncing its own part of it (``global/`` and its agent's folders,
+under a sync state of its own; ``sides.belongs``). ``EveryDatabaseSync`` runs each database's
+``FileSync`` in turn and reports them as one pass, so ``engram sync`` / ``watch`` run as the
+operator settle ``agents/bob/`` in bob's database. Before, they synced only the database the run
+opened (the default agent's, or the one in ``ENGRAM_AGENT``): a hand edit of bob's file reached no
+database and the report said nothing had changed.
+
+``global/`` is every database's: what one pass writes there (a global memory one database holds)
+reaches a database that passed before it by a second pass over ``global/`` alone, so one run leaves
+the folder and every database agreeing, as each database's next sync would (``shared_keys``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from engram.errors import ValidationError
+from engram.model import Scope
+
+from .entry import Problem
+from .report import SyncReport
+
+if TYPE_CHECKING:
+    from .document import Format
+    from .layout import Layout
+    from .paths import Folder
+    from .sync import FileSync
+
+GLOBAL = Scope()
+
+
+class EveryDatabaseSync:
+    """Several databases' syncers of one folder (the first: the database the run opened), with the
+    surface the CLI and the watcher use of one ``FileSync``."""
+
+    def __init__(self, syncers: Sequence[FileSync]) -> None:
+        if not syncers:
+            raise ValueError("EveryDatabaseSync needs at least one syncer")
+        self.syncers = list(syncers)
+        first = self.syncers[0]
+        self.folder: Folder = first.folder
+        self.fmt: Format = first.fmt
+        self.max_content_chars = first.max_content_chars
+
+    @property
+    def layout(self) -> Layout:
+        """Which folder holds which scope, as recorded in the folder (the same for each syncer)."""
+        return self.syncers[0].layout
+
+    @property
+    def log_problems(self) -> bool:
+        return self.syncers[0].log_problems
+
+    @log_problems.setter
+    def log_problems(self, value: bool) -> None:
+        for syncer in self.syncers:
+            syncer.log_problems = value
+
+    def attach(self) -> Callable[[], None]:
+        """Reflect every change each database's engine reports in the folder; returns the detach function."""
+        for syncer in self.syncers:
+            syncer.attach()
+        return self.detach
+
+    def detach(self) -> None:
+        for syncer in self.syncers:
+            syncer.detach()
+
+    def sync(self, scopes: Iterable[Scope] | None = None,
+             progress: Callable[[str, int, int], None] | None = None) -> SyncReport:
+        """One pass of each database over its part of ``scopes`` (default: all of it), then
+        ``global/`` again for each database that passed before the last one that wrote there."""
+        wanted = None if scopes is None else set(scopes)
+        report = SyncReport()
+        backups: list[str] = []  # each database may take one, each said with its agent
+
+        def run(syncer: FileSync, scopes: set[Scope] | None) -> SyncReport:
+            part = syncer.sync(scopes, progress)
+            if part.backup:
+                backups.append(f"agent {syncer.database_agent}'s database: {part.backup}")
+            report.merge(part)
+            return part
+
+        last_writer = -1
+        for n, syncer in enumerate(self.syncers):
+            if wanted is not None and not any(syncer.owns(scope) for scope in wanted):
+                continue  # none of its folders: a pass would only read the folder and rewrite its state
+            if _wrote_global(run(syncer, wanted)):
+                last_writer = n
+        if wanted is None or GLOBAL in wanted:
+            for syncer in self.syncers[:last_writer]:
+                run(syncer, {GLOBAL})
+        report.backup = "; ".join(backups) or None
+        return _once_each(report)
+
+    def sync_dirs(self, rel_dirs: Iterable[str]) -> SyncReport:
+        """A pass over the scope folders named (the watcher's unit), each in the databases it is
+        synced by; unknown folders are reported."""
+        scopes: set[Scope] = set()
+        report = SyncReport()
+        for rel in rel_dirs:
+            try:
+                scopes.add(self.layout.scope_of_dir(rel))
+            except ValidationError as exc:
+                report.problems.append(Problem(rel, 0, str(exc)))
+        if scopes:
+            report.merge(self.sync(scopes))
+        return report
+
+
+def _wrote_global(report: SyncReport) -> bool:
+    """Whether a pass changed ``global/`` (a file written, a conflict kept), which the databases
+    that passed before it have not read."""
+    part = report.by_scope.get(GLOBAL)
+    return part is not None and bool(part.files_written or part.conflicts)
+
+
+def _once_each(report: SyncReport) -> SyncReport:
+    """``report`` with each file, conflict and problem named once: every database's pass reads
+    ``global/`` and the whole folder's names, so a file both wrote, or a misplaced file both met,
+    would be listed once per database."""
+    report.files_written = list(dict.fromkeys(report.files_written))
+    report.conflicts = list(dict.fromkeys(report.conflicts))
+    report.problems = list(dict.fromkeys(report.problems))
+    return report

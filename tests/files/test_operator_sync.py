@@ -1,0 +1,131 @@
+"""The operator's `engram sync` / `watch` in a home with one database per agent: every agent's
+folder is settled in that agent's own database, global/ in each, and the report covers them all.
+Review: they synced only the database the run opened (the default agent's, or ENGRAM_AGENT's with
+--all-agents), so a hand edit of agents/bob/ reached no database and the report said 0 updated."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engram.files.sync import wait_for
+from engram.files.watcher import Watcher
+from engram.root import build_engram, load_settings
+from tests.cli_in_process import cli_output
+
+OPERATOR = [pytest.param((), None, id="no-agent"), pytest.param(("--all-agents",), {"ENGRAM_AGENT": "alice"}, id="all-agents")]
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    monkeypatch.delenv("ENGRAM_AGENT", raising=False)
+    return tmp_path / "home"
+
+
+def _contents(home: Path, agent: str) -> dict[str, str]:
+    """Every memory in ``agent``'s own database, key -> content, whatever its scope."""
+    path = home / "agents" / agent / "memory.db"
+    if not path.is_file():
+        return {}
+    with sqlite3.connect(path) as db:
+        return dict(db.execute("SELECT key, content FROM memories"))
+
+
+def _two_agents_edited_by_hand(home: Path) -> None:
+    """alice and bob each with a memory mirrored to the folder, then both files edited by hand."""
+    cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "drinks")
+    cli_output(home, "--agent", "bob", "remember", "bob likes coffee", "--key", "coffee", "--tags", "drinks")
+    for agent, old, new in (("alice", "likes tea", "likes green tea"), ("bob", "likes coffee", "likes strong coffee")):
+        drinks = home / "memory/agents" / agent / "drinks.md"
+        drinks.write_text(drinks.read_text().replace(old, new))
+
+
+@pytest.mark.parametrize(("operator", "env"), OPERATOR)
+def test_the_operators_sync_settles_each_agents_folder_in_its_own_database(
+        home: Path, operator: tuple[str, ...], env: dict[str, str] | None) -> None:
+    _two_agents_edited_by_hand(home)
+
+    report = json.loads(cli_output(home, "--json", "sync", *operator, env=env))
+
+    assert report["to_database"] == {"created": 0, "updated": 2, "forgotten": 0}
+    assert _contents(home, "bob") == {"coffee": "bob likes strong coffee"}
+    assert _contents(home, "alice") == {"tea": "alice likes green tea"}
+    assert _contents(home, "default") == {}  # the no-agent run's own database took nobody's
+    again = json.loads(cli_output(home, "--json", "sync", *operator, env=env))
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_files"]["files_written"] == []
+
+
+def test_an_agents_sync_still_reaches_only_its_own_database(home: Path) -> None:
+    _two_agents_edited_by_hand(home)
+
+    report = json.loads(cli_output(home, "--agent", "alice", "--json", "sync"))
+
+    assert report["to_database"]["updated"] == 1
+    assert _contents(home, "alice") == {"tea": "alice likes green tea"}
+    assert _contents(home, "bob") == {"coffee": "bob likes coffee"}
+
+
+@pytest.mark.parametrize(("operator", "env"), OPERATOR)
+def test_the_operators_watch_settles_each_agents_folder_in_its_own_database(
+        home: Path, operator: tuple[str, ...], env: dict[str, str] | None) -> None:
+    _two_agents_edited_by_hand(home)
+
+    cli_output(home, "watch", "--duration", "0", *operator, env=env)  # its first pass, then stops
+
+    assert _contents(home, "bob") == {"coffee": "bob likes strong coffee"}
+    assert _contents(home, "alice") == {"tea": "alice likes green tea"}
+
+
+def test_the_operators_watcher_carries_an_edit_of_an_agents_folder_to_that_agents_database(home: Path) -> None:
+    from engram.files.every_database import EveryDatabaseSync
+    from engram.root import folder_syncer
+
+    cli_output(home, "--agent", "bob", "remember", "bob likes coffee", "--key", "coffee", "--tags", "drinks")
+    settings = load_settings(home=home, files={"enabled": False})
+    with build_engram(settings) as engram:
+        syncer = folder_syncer(engram, settings)
+        assert isinstance(syncer, EveryDatabaseSync)
+        syncer.sync()
+        drinks = home / "memory/agents/bob/drinks.md"
+        with Watcher(syncer, debounce_s=0.05):
+            drinks.write_text(drinks.read_text().replace("likes coffee", "likes cold coffee"))
+            assert wait_for(lambda: _contents(home, "bob") == {"coffee": "bob likes cold coffee"})
+        assert _contents(home, "default") == {}
+
+
+def test_the_operators_sync_brings_a_global_memory_to_every_database_in_one_run(home: Path) -> None:
+    # alice's global memory, not in the folder yet: her database's pass writes it into global/
+    # after the default agent's had read global/, which reads it again in the same run.
+    cli_output(home, "--agent", "bob", "remember", "bob likes coffee", "--key", "coffee", "--tags", "drinks")
+    cli_output(home, "--agent", "alice", "remember", "The office closes at six", "--key", "office", "--scope", "global",
+               "--tags", "facts", env={"ENGRAM_FILES__ENABLED": "false"})
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"]["created"] == 2  # bob's database and the default agent's
+    assert report["to_files"]["files_written"] == ["global/facts.md"]
+    for agent in ("default", "alice", "bob"):
+        assert _contents(home, agent)["office"] == "The office closes at six"
+    assert json.loads(cli_output(home, "--json", "sync"))["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+
+
+def test_the_operators_sync_reports_each_databases_backup_before_a_bulk_forget(home: Path) -> None:
+    _two_agents_edited_by_hand(home)
+    for agent in ("alice", "bob"):
+        (home / "memory/agents" / agent / "drinks.md").write_text("# Drinks\n")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"]["forgotten"] == 2
+    assert [part.split(": ", 1)[0] for part in report["backup"].split("; ")] == ["agent alice's database",
+                                                                                 "agent bob's database"]
+    assert report["backup"].count("backed up the database before forgetting 1 memory") == 2
+    assert _contents(home, "alice") == _contents(home, "bob") == {}
+    listed = [json.loads(cli_output(home, "--agent", agent, "--json", "backup", "--list")) for agent in ("alice", "bob")]
+    assert [len(backups) for backups in listed] == [1, 1]
