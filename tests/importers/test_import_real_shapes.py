@@ -77,3 +77,22 @@ def test_mcp_memory_relation_without_its_entity_is_reported_not_fatal(tmp_path: 
     dana = as_json(home, "get", "dana-ivers")
     assert dana["metadata"]["relations"] == [{"type": "leads", "to": "Lisbon office"}]
     assert [m["key"] for m in as_json(home, "neighbours", "dana-ivers")] == ["lisbon-office"]
+
+
+def test_letta_code_agent_file_blocks_keep_their_tags(tmp_path: Path) -> None:
+    """A Letta Code agent (``letta_v1_agent``) names its blocks by path (``system/human/family``)
+    and newer servers give a block ``tags``: each block is one memory tagged with its label and
+    its own tags; the user's and assistant's messages arrive at their times (one without a zone
+    read as UTC), the reasoning part kept beside the text."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "letta-code.af"))
+    assert (summary["kind"], summary["imported"], summary["messages_imported"]) == ("letta", 2, 2), summary
+    blocks = {m["key"]: m for m in as_json(home, "--agent", "LettaBot", "list")}
+    assert blocks["letta-system-persona-soul"]["tags"] == ["system/persona/soul", "core"]
+    assert blocks["letta-system-human-family"]["tags"] == ["system/human/family"]
+    assert blocks["letta-system-human-family"]["content"] == "Has a dog named Miso."
+    shown = as_json(home, "--agent", "LettaBot", "history", "show", "letta:LettaBot")
+    assert [(m["role"], m["content"], m["created_at"]) for m in shown["messages"]] == [
+        ("user", "<system-reminder>x</system-reminder>\nHi, I'm Ana from Porto 👋", pytest.approx(1772495880.000001)),
+        ("assistant", "Olá Ana!", pytest.approx(1772495885.5))]
+    assert shown["messages"][1]["metadata"]["letta"]["reasoning"] == ["Greet her."]
