@@ -170,7 +170,7 @@ MALFORMED = [
     ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n{"type":"entity",\n',
      "line 2"),
     ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n'
-     '{"type":"relation","from":"A","to":"Nobody","relationType":"knows"}\n', "line 2"),
+     '{"type":"relation","from":"A","to":"","relationType":"knows"}\n', "line 2.to"),
     ("export.json", '{"export_metadata": {}, "memories": [{"content": "ok"}, {"content": "x", "created_at": "soon"}]}',
      "memories[1].created_at"),
     ("conversation-history.jsonl", '{"userMessage":"hi","botResponse":"hello","chatId":"1","timestamp":1}\n'

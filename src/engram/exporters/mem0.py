@@ -42,6 +42,9 @@ def _item(memory: Memory) -> dict[str, Any]:
     }
     if origin.get("agent_id"):
         item["agent_id"] = origin["agent_id"]
+    for field in ("expiration_date", "immutable"):  # mem0's platform fields, as the import found them
+        if field in origin:
+            item[field] = origin[field]
     if memory.scope.session:
         item["run_id"] = memory.scope.session
     item[ENGRAM_ENTRY] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,

@@ -6,7 +6,7 @@ observations are the content (one per line, under the entity's name), the name i
 the related entity, the entity type a tag and ``metadata["entity_type"]``. A relation links the
 two entities' memories both ways; its direction and type are kept in the ``from`` memory's
 ``metadata["relations"]`` (engram links carry no type). A relation naming an entity the file does
-not hold is an error on its line.
+not hold (older servers wrote such relations) is named in a warning and not imported.
 """
 
 from __future__ import annotations
@@ -46,10 +46,13 @@ def read(text: str) -> Plan:
     plan = Plan(KIND, "mcp-memory")
     outgoing: dict[str, list[dict[str, str]]] = {}
     for where, a, b, kind in relations:
-        for end in (a, b):
-            if end not in entities:
-                raise fail(where, f"relation names {jsondoc.shown(end)}, which no entity line defines",
-                           "names of entities in this file")
+        absent = [end for end in (a, b) if end not in entities]
+        if absent:
+            # The server's create_relations of older versions (0.6) did not check that its ends exist,
+            # and the server reads such a file as it is: the line is the server's own, not damage.
+            plan.warnings.append(f"{where}: relation names {jsondoc.shown(absent[0])}, which no entity line defines; "
+                                 "relation not imported")
+            continue
         outgoing.setdefault(a, []).append({"type": kind, "to": b})
         if a != b:
             plan.links.append((a, b))

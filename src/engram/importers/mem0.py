@@ -49,6 +49,9 @@ KIND = "mem0"
 # The item's entry where engram's own mem0 export carries engram's fields of a memory (key,
 # category, ...): beside mem0's fields, never in the metadata, which is the user's (see above).
 ENGRAM_ENTRY = "engram"
+# mem0's fields as its TypeScript SDK (``mem0ai/oss``) names them in what ``getAll()`` returns.
+_CAMEL = {"user_id": "userId", "agent_id": "agentId", "run_id": "runId", "created_at": "createdAt",
+          "updated_at": "updatedAt"}
 
 
 def mem0_metadata(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -104,13 +107,16 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     source_id = optional_text(item.get("id"), f"{where}.id")
     if source_id is None:
         raise fail(f"{where}.id", "is missing", "mem0's memory id")
-    user = agent_name(item.get("user_id"), f"{where}.user_id")
-    agent = agent_name(item.get("agent_id"), f"{where}.agent_id", "agent")
-    run = agent_name(item.get("run_id"), f"{where}.run_id", "run")
+    # mem0's TypeScript SDK spells these in camelCase (``userId``, ``createdAt``): read either way.
+    names = {field: _spelling(item, field) for field in _CAMEL}
+    user = agent_name(item.get(names["user_id"]), f"{where}.{names['user_id']}")
+    agent = agent_name(item.get(names["agent_id"]), f"{where}.{names['agent_id']}", "agent")
+    run = agent_name(item.get(names["run_id"]), f"{where}.{names['run_id']}", "run")
     own = metadata(item.get("metadata"), f"{where}.metadata")  # the user's, an "engram" entry included
     carried = engram_fields(item.get(ENGRAM_ENTRY), f"{where}.{ENGRAM_ENTRY}")
-    kept = {k: item[k] for k in ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role")
-            if item.get(k) not in (None, "")}
+    kept = {k: item[names.get(k, k)] for k in ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role",
+                                                 "expiration_date", "immutable")
+            if item.get(names.get(k, k)) not in (None, "")}
     return Record(
         source_id=source_id,
         where=where,
@@ -122,8 +128,9 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         engram_id=carried.get("id"),
         tags=tags(item.get("categories"), f"{where}.categories"),
         metadata=with_provenance(own, KIND, kept, where, warnings),
-        created_at=timestamp(item.get("created_at"), f"{where}.created_at"),
-        updated_at=timestamp(item.get("updated_at"), f"{where}.updated_at"),
+        created_at=timestamp(item.get(names["created_at"]), f"{where}.{names['created_at']}"),
+        updated_at=timestamp(item.get(names["updated_at"]), f"{where}.{names['updated_at']}"),
+        valid_until=_expiry(item.get("expiration_date"), f"{where}.expiration_date"),
         agent=agent or user,
         session=run if (agent or user) else None,
         id_field="id",
@@ -131,13 +138,32 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     ), carried.get("links", [])
 
 
+def _spelling(item: Mapping[str, Any], field: str) -> str:
+    """The name ``item`` gives ``field``: mem0's Python spelling, else its TypeScript one."""
+    camel = _CAMEL.get(field)
+    return camel if camel and item.get(field) is None and item.get(camel) is not None else field
+
+
+def _expiry(value: Any, where: str) -> float | None:
+    """The end of a memory's valid time from mem0's ``expiration_date`` (``YYYY-MM-DD``, UTC): mem0
+    shows the memory all through that day and hides it from the next, so it holds until then."""
+    expires = timestamp(value, where)
+    if expires is None:
+        return None
+    if isinstance(value, str) and len(value.strip()) == len("YYYY-MM-DD"):
+        return expires + 86400  # a date alone: the whole of that day
+    return expires
+
+
 def _link_relations(plan: Plan, relations: list[Any]) -> None:
     for i, rel in enumerate(relations):
         where = f"relations[{i}]"
         if not isinstance(rel, Mapping):
-            raise wrong_type(where, rel, "an object with source, relationship, destination")
+            raise wrong_type(where, rel, "an object with source, relationship, target (or destination)")
+        # get_all() names the far end ``target``, search() ``destination``.
+        far = "destination" if rel.get("target") is None and rel.get("destination") is not None else "target"
         ends = [require_text(rel.get(side), f"{where}.{side}").lower().replace("_", " ")
-                for side in ("source", "destination")]
+                for side in ("source", far)]
         mentions = [[r.source_id for r in plan.records if end in r.content.lower()] for end in ends]
         for a in mentions[0]:
             for b in mentions[1]:

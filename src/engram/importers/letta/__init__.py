@@ -8,7 +8,7 @@ Two shapes are in use. The current one (Letta ≥ 0.8) lists ``agents``, ``block
 the document once more as a JSON string (the SDK's text written out as JSON); it is read the same.
 
 Mapping: each memory block (``human``, ``persona``, ...) of an agent is one ``core`` memory keyed
-``letta-<label>``, tagged with its label, its text byte for byte, Letta's block id, label, limit,
+``letta-<label>``, tagged with its label (and the block's ``tags``), its text byte for byte, Letta's block id, label, limit,
 description and read-only flag in ``metadata["letta"]`` (a block's own ``letta`` metadata is kept
 there as ``["own"]``, with a warning). A block's identity is its label and text: re-importing the
 same file skips it, an edited block in a later export is a new memory (``letta-human-2``) rather

@@ -68,7 +68,8 @@ def read_block(block: Any, where: str, agent: str, engram_agent: str | None, war
         key=f"letta-{slug(label)}",
         category=Category.CORE,
         importance=0.8,  # always in the agent's context in Letta
-        tags=tags([label], f"{where}.label"),
+        # Its label, then the tags Letta gives a block (newer servers): both say what it is about.
+        tags=tuple(dict.fromkeys((*tags([label], f"{where}.label"), *tags(block.get("tags"), f"{where}.tags")))),
         metadata=with_provenance(own, KIND, provenance, where, warnings),
         created_at=created,
         updated_at=timestamp(block.get("updated_at"), f"{where}.updated_at") or created,

@@ -1,0 +1,98 @@
+"""``engram import`` on files in the shape the source systems really write them, beyond the
+canonical fixtures of ``test_import_cli``: mem0's TypeScript SDK (camelCase fields), mem0's graph
+``get_all`` (relations with ``target``) and platform fields (``expiration_date``), an MCP memory
+server file with a relation an older server left without its entity. Through the CLI against a
+real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_in_process import cli_output
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
+
+
+def as_json(home: Path, *args: str) -> object:
+    return json.loads(cli_output(home, "--json", *args))
+
+
+def test_mem0_typescript_sdk_keeps_users_agents_runs_and_times(tmp_path: Path) -> None:
+    """mem0's TypeScript SDK returns ``userId``, ``agentId``, ``runId``, ``createdAt``, ``updatedAt``:
+    the memories join sam's and tutor's agents at their times, not the importing agent at now."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "mem0-ts.json"))
+    assert (summary["kind"], summary["imported"], sorted(summary["agents"])) == ("mem0", 2, ["sam", "tutor"])
+    [peanuts] = as_json(home, "--agent", "sam", "list")
+    assert peanuts["content"] == "Is allergic to peanuts"
+    assert peanuts["created_at"] == pytest.approx(1740906927.412)  # 2025-03-02T09:15:27.412Z
+    assert peanuts["updated_at"] == pytest.approx(1741111263.0)  # 2025-03-04T18:01:03.000Z
+    assert peanuts["metadata"]["mem0"]["user_id"] == "sam" and peanuts["metadata"]["source"] == "onboarding"
+    [lesson] = as_json(home, "--agent", "tutor", "--session", "lesson-7", "list")
+    assert lesson["content"] == "Prefers answers in Portuguese — obrigado"
+    assert lesson["scope"] == "session:tutor/lesson-7" and lesson["created_at"] == pytest.approx(1741172400.0)
+    assert as_json(home, "list") == []
+
+
+def test_mem0_graph_relations_with_target_and_platform_expiry(tmp_path: Path) -> None:
+    """``get_all()`` with graph memory names a relation's far end ``target`` (``search()`` names it
+    ``destination``); the platform's ``expiration_date`` (a UTC date, shown through that day) is the
+    end of the memory's valid time, and ``immutable`` is kept with mem0's fields."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "mem0-graph.json"), "--from", "mem0")
+    assert summary["imported"] == 2, summary
+    memories = {m["content"]: m for m in as_json(home, "--agent", "priya", "list")}
+    job, trial = memories["Works at Acme Corp as a data engineer"], memories["Is on the Pro trial"]
+    assert trial["valid_until"] == pytest.approx(1740787200.0)  # 2025-03-01T00:00:00Z: all of 02-28 UTC
+    assert job["valid_until"] is None
+    assert trial["metadata"]["mem0"]["expiration_date"] == "2025-02-28" and trial["metadata"]["mem0"]["immutable"] is True
+    assert trial["metadata"]["plan"] == {"tier": "pro", "seats": 3} and trial["tags"] == ["misc"]
+
+
+def test_mem0_relation_target_links_the_memories_naming_its_ends(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    export = {"results": [
+        {"id": "m1", "memory": "Priya rides a bike to work", "user_id": "priya"},
+        {"id": "m2", "memory": "The bike is a Brompton", "user_id": "priya"},
+        {"id": "m3", "memory": "Brompton folds small", "user_id": "priya"}],
+        "relations": [{"source": "priya", "relationship": "owns", "target": "brompton"}]}
+    source = tmp_path / "mem0.json"
+    source.write_text(json.dumps(export))
+    assert as_json(home, "import", str(source))["imported"] == 3
+    by_content = {m["content"]: m["key"] for m in as_json(home, "--agent", "priya", "list")}
+    neighbours = as_json(home, "--agent", "priya", "neighbours", by_content["Priya rides a bike to work"])
+    assert sorted(m["content"] for m in neighbours) == ["Brompton folds small", "The bike is a Brompton"]
+
+
+def test_mcp_memory_relation_without_its_entity_is_reported_not_fatal(tmp_path: Path) -> None:
+    """An older memory server wrote relations whose ends no entity defines (and no newline at the
+    end): the entities and the other relations are imported, that relation named in a warning."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "mcp-memory-dangling.jsonl"))
+    assert (summary["kind"], summary["imported"]) == ("mcp-memory", 2), summary
+    assert any("line 4" in w and "Project Kestrel" in w and "not imported" in w for w in summary["warnings"])
+    dana = as_json(home, "get", "dana-ivers")
+    assert dana["metadata"]["relations"] == [{"type": "leads", "to": "Lisbon office"}]
+    assert [m["key"] for m in as_json(home, "neighbours", "dana-ivers")] == ["lisbon-office"]
+
+
+def test_letta_code_agent_file_blocks_keep_their_tags(tmp_path: Path) -> None:
+    """A Letta Code agent (``letta_v1_agent``) names its blocks by path (``system/human/family``)
+    and newer servers give a block ``tags``: each block is one memory tagged with its label and
+    its own tags; the user's and assistant's messages arrive at their times (one without a zone
+    read as UTC), the reasoning part kept beside the text."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "letta-code.af"))
+    assert (summary["kind"], summary["imported"], summary["messages_imported"]) == ("letta", 2, 2), summary
+    blocks = {m["key"]: m for m in as_json(home, "--agent", "LettaBot", "list")}
+    assert blocks["letta-system-persona-soul"]["tags"] == ["system/persona/soul", "core"]
+    assert blocks["letta-system-human-family"]["tags"] == ["system/human/family"]
+    assert blocks["letta-system-human-family"]["content"] == "Has a dog named Miso."
+    shown = as_json(home, "--agent", "LettaBot", "history", "show", "letta:LettaBot")
+    assert [(m["role"], m["content"], m["created_at"]) for m in shown["messages"]] == [
+        ("user", "<system-reminder>x</system-reminder>\nHi, I'm Ana from Porto 👋", pytest.approx(1772495880.000001)),
+        ("assistant", "Olá Ana!", pytest.approx(1772495885.5))]
+    assert shown["messages"][1]["metadata"]["letta"]["reasoning"] == ["Greet her."]
