@@ -657,11 +657,15 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
                               "JSON values (finite numbers, text, true/false, null, lists, objects)") from None
 
 
+# The words every door uses for importance's range (the HTTP API's, MCP's and the library's alike).
+IMPORTANCE_ALLOWED = "a number from 0 to 1"
+
+
 def parse_importance(value: float | int) -> float:
     """A number from 0 to 1 (an int or a float: not text, not a bool); raises ``ValidationError``."""
     if not is_number(value):
-        raise _wrong_type("importance", value, "a number from 0.0 to 1.0")
-    return parse_number(value, "importance", "0.0 to 1.0", 0.0, 1.0)
+        raise _wrong_type("importance", value, IMPORTANCE_ALLOWED)
+    return parse_number(value, "importance", IMPORTANCE_ALLOWED, 0.0, 1.0)
 
 
 MAX_KEY_CHARS = 200
