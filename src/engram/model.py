@@ -670,6 +670,24 @@ def parse_importance(value: float | int) -> float:
 
 MAX_KEY_CHARS = 200
 
+# Why a memory was forgotten, kept in the audit trail with each memory it removed: a sentence, not
+# a document (the HTTP API's ``?reason=`` allowed 500 characters while its body, MCP, the CLI and
+# the library took any length, a megabyte copied into the trail once per memory).
+MAX_REASON_CHARS = 500
+
+
+def parse_reason(value: str | None) -> str | None:
+    """A forget's reason: text every store can hold (``usable_text``), up to ``MAX_REASON_CHARS``;
+    raises ``ValidationError``."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError("reason", f"got {type(value).__name__}", f"text, up to {MAX_REASON_CHARS} characters")
+    usable_text("reason", value)
+    if len(value) > MAX_REASON_CHARS:
+        raise ValidationError("reason", f"is {len(value)} characters", f"up to {MAX_REASON_CHARS} characters")
+    return value
+
 
 def parse_key(value: str) -> str:
     """A key: text, trimmed; raises ``ValidationError``. A number is refused, not turned into text
