@@ -58,10 +58,10 @@ from engram.model import (
     parse_number,
     parse_offset,
     parse_query,
+    parse_reason,
     parse_ref,
     parse_relevance,
     parse_tags,
-    usable_text,
 )
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.recall_cache import RecallCache
@@ -1152,10 +1152,7 @@ class Engram:
                 reason: str | None = None) -> list[Memory]:
         """``forget``'s removal of ``targets`` (a bulk one after the backup guard)."""
         dry_run = parse_flag(dry_run, "dry_run")  # ("no" was a dry run, 0 a real one: checked before either)
-        if reason is not None:  # before anything goes: the audit trail keeps it (PostgreSQL refuses a NUL)
-            if not isinstance(reason, str):
-                raise ValidationError("reason", f"got {type(reason).__name__}", "text")
-            usable_text("reason", reason)
+        parse_reason(reason)  # before anything goes: the audit trail keeps it (PostgreSQL refuses a NUL)
         shown = self._shown(targets)  # before the links go with them
         if dry_run or not targets:
             return shown

@@ -659,14 +659,36 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
                               "JSON values (finite numbers, text, true/false, null, lists, objects)") from None
 
 
+# The words every door uses for importance's range (the HTTP API's, MCP's and the library's alike).
+IMPORTANCE_ALLOWED = "a number from 0 to 1"
+
+
 def parse_importance(value: float | int) -> float:
     """A number from 0 to 1 (an int or a float: not text, not a bool); raises ``ValidationError``."""
     if not is_number(value):
-        raise _wrong_type("importance", value, "a number from 0.0 to 1.0")
-    return parse_number(value, "importance", "0.0 to 1.0", 0.0, 1.0)
+        raise _wrong_type("importance", value, IMPORTANCE_ALLOWED)
+    return parse_number(value, "importance", IMPORTANCE_ALLOWED, 0.0, 1.0)
 
 
 MAX_KEY_CHARS = 200
+
+# Why a memory was forgotten, kept in the audit trail with each memory it removed: a sentence, not
+# a document (the HTTP API's ``?reason=`` allowed 500 characters while its body, MCP, the CLI and
+# the library took any length, a megabyte copied into the trail once per memory).
+MAX_REASON_CHARS = 500
+
+
+def parse_reason(value: str | None) -> str | None:
+    """A forget's reason: text every store can hold (``usable_text``), up to ``MAX_REASON_CHARS``;
+    raises ``ValidationError``."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError("reason", f"got {type(value).__name__}", f"text, up to {MAX_REASON_CHARS} characters")
+    usable_text("reason", value)
+    if len(value) > MAX_REASON_CHARS:
+        raise ValidationError("reason", f"is {len(value)} characters", f"up to {MAX_REASON_CHARS} characters")
+    return value
 
 
 def parse_key(value: str) -> str:
@@ -775,8 +797,8 @@ def make_filter(
         categories=tuple(parse_category(c) for c in _as_list(category)),
         types=tuple(parse_type(t) for t in _as_list(type)),
         layers=tuple(parse_layer(v) for v in _as_list(layer)),
-        tags=parse_tags(tags),
-        related_entity=_optional_text("related_entity", related_entity),
+        tags=_filter_tags(tags),
+        related_entity=_filter_text("related_entity", related_entity),
         since=since,
         until=until,
         include_superseded=include_superseded,
@@ -787,6 +809,28 @@ def make_filter(
         # metadata's key = value is where's equality on text forms (engram.where states both).
         where=all_of(metadata_condition(metadata), parse_where(where)),
     )
+
+
+def _filter_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """A filter's tags, each a memory must have. Tags that name nothing (``""``, ``[" "]``: a blank
+    ``?tag=`` or ``--tag ""``) are refused, as ``forget``'s ``tag`` refuses them: read as no tags,
+    they narrowed nothing, and a recall or list asked for one tag answered with every memory."""
+    if value is not None and not isinstance(value, str | Mapping) and isinstance(value, Iterable):
+        value = list(value)  # (read twice below: a generator would be empty the second time)
+    tags = parse_tags(value)
+    if not tags and value is not None and (isinstance(value, str) or len(value) > 0):
+        shown = value if isinstance(value, str) or len(value) != 1 else value[0]  # (--tag "" is [""])
+        raise ValidationError("tags", f"{shown!r} names no tag", "a tag (non-empty text), or no tag filter at all")
+    return tags
+
+
+def _filter_text(field_name: str, value: str | None) -> str | None:
+    """A filter's text (``related_entity``): blank text is refused, not read as no filter (which
+    answered with every memory)."""
+    text = _optional_text(field_name, value)
+    if text is None and value is not None:
+        raise ValidationError(field_name, f"{value!r} names nothing", "non-empty text, or no filter at all")
+    return text
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -103,7 +103,7 @@ def test_async_engine_gives_async_tools(engram: Engram, server: OpenAICompatServ
 
     refused = agent(server, tools, ("remember", {"content": "Fact", "importance": 3}))
     refused("Keep it")  # the synchronous call runs the same async tools on Strands' own loop
-    assert told(refused, "remember") == ("invalid importance: 3.0 is out of range (allowed: 0.0 to 1.0)", "error")
+    assert told(refused, "remember") == ("invalid importance: 3.0 is out of range (allowed: a number from 0 to 1)", "error")
     assert engram.count() == 1
 
 

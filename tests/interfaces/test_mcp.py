@@ -92,9 +92,10 @@ async def _exercise_tools(client: Client) -> None:
     assert "not found" in _error_text(await client.call_tool("forget", {"memory_id": "mem_456", "reason": "outdated"}))
     assert "invalid query" in _error_text(await client.call_tool("recall", {"query": "   "}))
     assert "invalid forget" in _error_text(await client.call_tool("forget", {"reason": "no selector"}))
-    # Arguments the schema refuses are named as every door names fields, without pydantic's noise.
+    # Arguments refused are named as every door names fields, without pydantic's noise (a range: the engine's words).
     out_of_range = _error_text(await client.call_tool("remember", {"content": "x", "importance": 7}))
-    assert out_of_range == "Error executing tool remember: invalid importance: Input should be less than or equal to 1"
+    assert out_of_range == ("Error executing tool remember: invalid importance: 7.0 is out of range "
+                            "(allowed: a number from 0 to 1)")
     wrong_item = _error_text(await client.call_tool("recall", {"query": "x", "filters": {"tags": ["ok", 3]}}))
     assert wrong_item == "Error executing tool recall: invalid filters.tags[1]: Input should be a valid string"
     two = _error_text(await client.call_tool("memory_store", {"content": 5}))

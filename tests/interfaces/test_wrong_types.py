@@ -29,9 +29,9 @@ def mem(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("call", "field", "allowed"), [
-    (lambda m: m.remember("a new memory", importance="0.5"), "importance", "a number from 0.0 to 1.0"),
-    (lambda m: m.remember("a new memory", importance=[0.5]), "importance", "a number from 0.0 to 1.0"),
-    (lambda m: m.update("kept", importance="0.9"), "importance", "a number from 0.0 to 1.0"),
+    (lambda m: m.remember("a new memory", importance="0.5"), "importance", "a number from 0 to 1"),
+    (lambda m: m.remember("a new memory", importance=[0.5]), "importance", "a number from 0 to 1"),
+    (lambda m: m.update("kept", importance="0.9"), "importance", "a number from 0 to 1"),
     (lambda m: m.recall("tulip", limit="5"), "limit", "an integer, 1 to 100"),
     (lambda m: m.list(limit=5.5), "limit", "an integer, 1 to 1000"),
     (lambda m: m.recall("tulip", depth=1.5), "depth", "an integer, 0 to 3"),

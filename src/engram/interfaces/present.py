@@ -22,7 +22,7 @@ from typing import Any
 
 from engram.agent_stats import AgentStats
 from engram.errors import ConfigError, NotFoundError, ValidationError
-from engram.model import Hit, Memory, RecallResult, WriteResult
+from engram.model import Hit, Memory, RecallResult, WriteResult, parse_number
 
 
 def iso(ts: float | None) -> str | None:
@@ -214,7 +214,10 @@ def forget_tool_selection(memory_id: str | None, key: str | None, query: str | N
 
     one_selector("forget", {"memory_id": memory_id, "key": key, "query": query, "tag": tag,
                             "older_than_days": older_than_days})
-    return None if older_than_days is None else older_than_days * DAY_S
+    if older_than_days is None:
+        return None
+    # Read here, in days: NaN days made NaN seconds, refused naming the engine's older_than_s.
+    return parse_number(older_than_days, "older_than_days", "a number, 0 or more", 0) * DAY_S
 
 
 def tool_forget(removed: Sequence[Memory], dry_run: bool, reason: str | None) -> dict[str, Any]:

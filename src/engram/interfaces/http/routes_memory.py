@@ -24,7 +24,7 @@ from engram.interfaces.http.schemas import (
     MemoryReplace,
     SupersedeIn,
 )
-from engram.model import MAX_OFFSET, Memory
+from engram.model import MAX_OFFSET, MAX_REASON_CHARS, Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
 
@@ -49,7 +49,9 @@ Until = Annotated[str | None, Query(max_length=200, description="Created at or b
 Where = Annotated[str | None, Query(max_length=8000, description=(
     'Metadata conditions as JSON, mem0\'s filter language (types kept): {"priority": {"gte": 2}}; '
     'eq ne gt gte lt lte in nin contains icontains, "*" (present), AND/OR/NOT.'))]
-Reason = Annotated[str | None, Query(max_length=500, description="Why, kept in the audit trail.")]
+# Its length is the engine's to check (``model.parse_reason``), as for a body's reason; the schema shows it.
+Reason = Annotated[str | None, Query(description="Why, kept in the audit trail.",
+                                     json_schema_extra={"maxLength": MAX_REASON_CHARS})]
 LinkLimit = Annotated[int, Query(ge=1, le=200)]
 # Routes that name a memory (by id or key, or a link's other end) answer 404 when none has it.
 NAMED = problems.responses(404)

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Body, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
+from engram.audit import AUDITED
 from engram.interfaces import present, seams
 from engram.interfaces.http import (
     problems,
@@ -117,7 +118,9 @@ _TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phras
 def audit(
     eng: Eng,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    action: Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported"] | None = None,
+    # The engine's actions (``audit.AUDITED``, checked there): a list of its own here left out
+    # ``recalled``, which the answer shows but the filter refused.
+    action: Annotated[str | None, Query(json_schema_extra={"enum": list(AUDITED)})] = None,
     since: Annotated[str | None, Query(max_length=200, description=_TIME)] = None,
     until: Annotated[str | None, Query(max_length=200, description=_TIME)] = None,
     memory: Annotated[str | None, Query(max_length=300, description="id or key")] = None,

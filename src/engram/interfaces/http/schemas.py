@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
-from engram.model import parse_number, usable_text
+from engram.model import MAX_REASON_CHARS, parse_number, usable_text
 
 ScopeName = Literal["agent", "session", "global"]
 
@@ -151,7 +151,8 @@ class ForgetIn(Body):
     query: str | None = Field(None, description="Forget memories containing all these words.")
     tag: str | None = None
     older_than_days: ZeroOrMore | None = None
-    reason: str | None = None
+    reason: str | None = Field(None, description="Why, kept in the audit trail.",
+                               json_schema_extra={"maxLength": MAX_REASON_CHARS})
     dry_run: bool = False
 
 

@@ -170,6 +170,12 @@ Where = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "object"}, {"type": "n
     'Only memories whose metadata meets these conditions (mem0\'s filter language, types kept): '
     '{"priority": {"gte": 2}}, {"status": "open"}, {"topic": "*"} (present); operators eq ne gt gte lt lte in nin '
     'contains icontains; {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}.'))]
+# Numbers with a range: the schema shows it, the engine checks it (``model.parse_number``), so NaN
+# is refused as "not a number" naming the range, in the words of every other door; pydantic's own
+# bounds told NaN that it "should be less than or equal to 1", and NaN days reached the engine as
+# NaN seconds (``older_than_s``).
+FromZeroToOne = Annotated[StrictFloat, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})]
+ZeroOrMore = Annotated[StrictFloat, WithJsonSchema({"type": "number", "minimum": 0})]
 CategoryFilter = Annotated[Category | None, Field(description="Only this category: core, knowledge or conversation.")]
 CategoryChange = Annotated[Category | None, Field(description=(
     "core: permanent identity facts; knowledge: things learned; conversation: short-lived notes."))]
@@ -193,7 +199,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
                         "conversation: short-lived notes.")] = "knowledge",
         type: Annotated[str | None, Field(
             description="experience, conversation, learned, social, decision, achievement, or another word.")] = None,
-        importance: Annotated[StrictFloat, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = 0.5,
+        importance: Annotated[FromZeroToOne, Field(description="0 trivial .. 1 essential.")] = 0.5,
         links: Annotated[list[str] | None, Field(description="Keys or ids of related memories to link to.")] = None,
         scope: Annotated[Literal["agent", "session", "global"] | None, Field(
             description="agent (default): yours across sessions; session: this session only (default when "
@@ -221,7 +227,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         query: Annotated[str, Field(description="What you want to know, in plain words.")],
         limit: Annotated[int | None, Field(ge=1, le=100, description=(
             "Most results to return; default: the recall.limit setting (10 unless set)."))] = None,
-        min_relevance: Annotated[float | None, Field(ge=0.0, le=1.0, description="Drop results below this.")] = None,
+        min_relevance: Annotated[FromZeroToOne | None, Field(description="Drop results below this.")] = None,
         filters: Annotated[RecallFilters | None, Field(
             description="Optional: {\"tags\": [...] (all must match), \"session_id\": \"...\", "
                         "\"category\": \"knowledge\", \"type\": \"decision\"}.")] = None,
@@ -253,7 +259,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         key: Annotated[str | None, Field(description=KEY_HELP)] = None,
         query: Annotated[str | None, Field(description="Forget every memory containing all these words.")] = None,
         tag: Annotated[str | None, Field(description="Forget every memory with this tag.")] = None,
-        older_than_days: Annotated[float | None, Field(ge=0, description="Forget memories older than this.")] = None,
+        older_than_days: Annotated[ZeroOrMore | None, Field(description="Forget memories older than this.")] = None,
         reason: Annotated[str | None, Field(description="Why, kept in the audit trail.")] = None,
         dry_run: Annotated[bool, Field(description="Only list what would be forgotten.")] = False,
     ) -> dict[str, Any]:
@@ -332,7 +338,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         key: Annotated[str | None, Field(description=KEY_HELP)] = None,
         content: Annotated[str | None, Field(description="The corrected memory, as a complete sentence.")] = None,
         tags: Tags = None,
-        importance: Annotated[StrictFloat | None, Field(ge=0.0, le=1.0, description="0 trivial .. 1 essential.")] = None,
+        importance: Annotated[FromZeroToOne | None, Field(description="0 trivial .. 1 essential.")] = None,
         category: CategoryChange = None,
         type: Annotated[str | None, Field(description="experience, learned, decision, ... or another word.")] = None,
         related_entity: RelatedEntity = None,

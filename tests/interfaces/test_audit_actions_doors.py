@@ -1,0 +1,39 @@
+"""The audit trail's actions are the engine's (``audit.AUDITED``) at every door: the HTTP API kept
+a list of its own without ``recalled``, so ``GET /api/v1/audit?action=recalled`` was refused
+although the same answer lists recalled entries, and the CLI's ``--action recalled`` finds them.
+An unknown action is refused naming ``action`` and every action allowed, as the CLI refuses it.
+HTTP over a real socket, the CLI as a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from engram.audit import AUDITED
+from tests.interfaces.conftest import Served
+
+
+def test_http_filters_by_every_audited_action_and_names_them_when_refusing(served: Served) -> None:
+    with served.client(served.alice) as http:
+        assert http.post("/api/v1/memory", json={"content": "Ada drinks tea", "key": "tea"}).status_code == 201
+        assert http.get("/api/v1/memory/search", params={"q": "tea"}).status_code == 200
+        recalled = http.get("/api/v1/audit", params={"action": "recalled"})
+        assert recalled.status_code == 200, recalled.text
+        entries = recalled.json()["entries"]
+        assert entries and {e["action"] for e in entries} == {"recalled"}, entries
+        assert entries[0]["detail"]["query"] == "tea"
+        refused = http.get("/api/v1/audit", params={"action": "bogus"})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["field"] == "action" and all(a in refused.json()["allowed"] for a in AUDITED), refused.text
+        schema = http.get("/openapi.json").json()["paths"]["/api/v1/audit"]["get"]["parameters"]
+        assert next(p for p in schema if p["name"] == "action")["schema"]["enum"] == list(AUDITED)
+
+
+def test_the_cli_refuses_an_unknown_action_with_the_same_actions(isolated_home: Path) -> None:
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    refused = subprocess.run([sys.executable, "-m", "engram", "audit", "--action", "bogus"], capture_output=True,
+                             text=True, env=env, timeout=120)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--action:" in refused.stderr and ", ".join(AUDITED) in refused.stderr, refused.stderr
