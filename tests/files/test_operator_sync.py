@@ -129,3 +129,39 @@ def test_the_operators_sync_reports_each_databases_backup_before_a_bulk_forget(h
     assert _contents(home, "alice") == _contents(home, "bob") == {}
     listed = [json.loads(cli_output(home, "--agent", agent, "--json", "backup", "--list")) for agent in ("alice", "bob")]
     assert [len(backups) for backups in listed] == [1, 1]
+
+
+@pytest.mark.parametrize("command", ["sync", "watch"])
+def test_the_operators_sync_gives_an_agent_with_files_but_no_database_its_own(home: Path, command: str) -> None:
+    # Review: carol's folder, written by hand, was synced by no database: her entries stayed out of
+    # every database, never given ids, and the report said nothing.
+    cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "drinks")
+    notes = home / "memory/agents/carol/notes.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("# Notes\n\n- carol likes juice\n")
+
+    cli_output(home, command, *(("--duration", "0") if command == "watch" else ()))
+
+    assert _contents(home, "carol") == {"carol-likes-juice": "carol likes juice"}
+    assert "<!-- id:" in notes.read_text()
+    assert _contents(home, "alice") == {"tea": "alice likes tea"}
+    again = json.loads(cli_output(home, "--json", "sync"))
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_files"]["files_written"] == []
+
+
+def test_the_operators_sync_names_the_database_its_progress_counts(home: Path) -> None:
+    # Review: each database's count of folders started again from 0 under one "syncing" label.
+    from engram.root import folder_syncer
+
+    _two_agents_edited_by_hand(home)
+    settings = load_settings(home=home, files={"enabled": False})
+    calls: list[tuple[str, int, int]] = []
+    with build_engram(settings) as engram:
+        folder_syncer(engram, settings).sync(progress=lambda *call: calls.append(call))
+    phases = list(dict.fromkeys(phase for phase, _, _ in calls))
+    assert phases[:3] == ["syncing agent default's database", "syncing agent alice's database", "syncing agent bob's database"]
+    assert all(phase.startswith("syncing global/ again in agent ") for phase in phases[3:])
+    for phase in phases:
+        counts = [done for seen, done, _ in calls if seen == phase]
+        assert counts == sorted(counts)
