@@ -18,13 +18,16 @@ given ids, where a home with one database stores them as carol's.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engram.errors import ValidationError
 from engram.model import Scope
 
+from . import layout
 from .entry import Problem
+from .paths import PathRefused
 from .report import SyncReport
 
 if TYPE_CHECKING:
@@ -48,6 +51,8 @@ class EveryDatabaseSync:
         self.syncers = list(syncers)
         self._open_syncer = open_syncer
         self._attached = False
+        for syncer in self.syncers:
+            syncer.copied_from_others = functools.partial(self._copied_from_others, syncer)
         first = self.syncers[0]
         self.folder: Folder = first.folder
         self.fmt: Format = first.fmt
@@ -89,9 +94,39 @@ class EveryDatabaseSync:
         for agent in sorted(agent for agent in agents if agent is not None and agent not in known):
             syncer = self._open_syncer(agent)
             syncer.log_problems = self.log_problems
+            syncer.copied_from_others = functools.partial(self._copied_from_others, syncer)
             if self._attached:
                 syncer.attach()
             self.syncers.append(syncer)
+
+    def _copied_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> set[str]:
+        """Those of ``ids`` (entries in ``scope``'s folder that ``syncer``'s database does not know)
+        another database holds as a memory of its own agent whose folder still has the entry: an
+        entry copied from alice's folder into bob's. Imported with its id, bob's database held a
+        memory under alice's memory's id (one id, two databases, two agents), where a home with one
+        database takes a copy out. So bob's gets a memory of its own with a new id; an entry
+        moved (no longer in alice's folder) keeps its id, as it does with one database. ``global/``
+        is left to ``shared_keys``: every database holds its memories under their ids."""
+        if scope.agent is None or not ids:
+            return set()
+        copied: set[str] = set()
+        for other in self.syncers:
+            if other is syncer:
+                continue
+            for memory in other.engram.store.get_many([i for i in ids if i not in copied]):
+                if memory.scope.agent is not None and self._in_folder_of(memory.scope, memory.id):
+                    copied.add(memory.id)
+        return copied
+
+    def _in_folder_of(self, scope: Scope, entry_id: str) -> bool:
+        """Whether a memory file of ``scope``'s folder still names ``entry_id``."""
+        rel_dir = self.layout.scope_dir(scope)
+        try:
+            files = [rel for rel, is_link in self.folder.walk(rel_dir)
+                     if not is_link and layout.directly_in(rel, rel_dir) and rel.endswith(self.fmt.suffix)]
+            return any(entry_id in self.folder.read_text(rel) for rel in files)
+        except (PathRefused, OSError):
+            return True  # unreadable: taken as still there, so nothing of that memory is taken over
 
     def _agents_in_folder(self) -> set[str]:
         """The agents whose folders (their own or their sessions') hold memory files."""
