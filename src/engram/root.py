@@ -529,9 +529,15 @@ def folder_syncer(engram: Engram, settings: Settings, *, all_agents: bool = Fals
     from engram.files.every_database import EveryDatabaseSync
     from engram.files.sync import FileSync
 
-    engines = every_agents_engine(engram) if operators_run(settings, all_agents=all_agents) else [engram]
-    syncers = [FileSync.from_settings(engine, engine.settings or settings) for engine in engines]
-    return syncers[0] if len(syncers) == 1 else EveryDatabaseSync(syncers)
+    def syncer_of(engine: Engram) -> FileSync:
+        return FileSync.from_settings(engine, engine.settings or settings)
+
+    databases = engram.agent_databases
+    if databases is None or not operators_run(settings, all_agents=all_agents):
+        return syncer_of(engram)
+    # An agent with files in the folder and no database yet (agents/carol/ written by hand) gets one.
+    return EveryDatabaseSync([syncer_of(engine) for engine in every_agents_engine(engram)],
+                             open_syncer=lambda agent: syncer_of(databases.engine(agent)))
 
 
 def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, Maintenance]]:

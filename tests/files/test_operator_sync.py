@@ -15,6 +15,7 @@ from engram.files.sync import wait_for
 from engram.files.watcher import Watcher
 from engram.root import build_engram, load_settings
 from tests.cli_in_process import cli_output
+from tests.files.conftest import entry_block
 
 OPERATOR = [pytest.param((), None, id="no-agent"), pytest.param(("--all-agents",), {"ENGRAM_AGENT": "alice"}, id="all-agents")]
 
@@ -129,3 +130,74 @@ def test_the_operators_sync_reports_each_databases_backup_before_a_bulk_forget(h
     assert _contents(home, "alice") == _contents(home, "bob") == {}
     listed = [json.loads(cli_output(home, "--agent", agent, "--json", "backup", "--list")) for agent in ("alice", "bob")]
     assert [len(backups) for backups in listed] == [1, 1]
+
+
+@pytest.mark.parametrize("command", ["sync", "watch"])
+def test_the_operators_sync_gives_an_agent_with_files_but_no_database_its_own(home: Path, command: str) -> None:
+    # Review: carol's folder, written by hand, was synced by no database: her entries stayed out of
+    # every database, never given ids, and the report said nothing.
+    cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "drinks")
+    notes = home / "memory/agents/carol/notes.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("# Notes\n\n- carol likes juice\n")
+
+    cli_output(home, command, *(("--duration", "0") if command == "watch" else ()))
+
+    assert _contents(home, "carol") == {"carol-likes-juice": "carol likes juice"}
+    assert "<!-- id:" in notes.read_text()
+    assert _contents(home, "alice") == {"tea": "alice likes tea"}
+    again = json.loads(cli_output(home, "--json", "sync"))
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_files"]["files_written"] == []
+
+
+def test_the_operators_sync_names_the_database_its_progress_counts(home: Path) -> None:
+    # Review: each database's count of folders started again from 0 under one "syncing" label.
+    from engram.root import folder_syncer
+
+    _two_agents_edited_by_hand(home)
+    settings = load_settings(home=home, files={"enabled": False})
+    calls: list[tuple[str, int, int]] = []
+    with build_engram(settings) as engram:
+        folder_syncer(engram, settings).sync(progress=lambda *call: calls.append(call))
+    phases = list(dict.fromkeys(phase for phase, _, _ in calls))
+    assert phases[:3] == ["syncing agent default's database", "syncing agent alice's database", "syncing agent bob's database"]
+    assert all(phase.startswith("syncing global/ again in agent ") for phase in phases[3:])
+    for phase in phases:
+        counts = [done for seen, done, _ in calls if seen == phase]
+        assert counts == sorted(counts)
+
+
+def _ids(home: Path, agent: str) -> dict[str, str]:
+    """content -> id of every memory in ``agent``'s own database."""
+    with sqlite3.connect(home / "agents" / agent / "memory.db") as db:
+        return dict(db.execute("SELECT content, id FROM memories"))
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["copied", "moved"])
+def test_an_entry_pasted_from_alices_folder_into_bobs_is_bobs_own_memory_under_its_own_id(home: Path, keep: bool) -> None:
+    # Review: a copy was imported into bob's database under alice's memory's id: one id, two databases,
+    # two agents. A copy now gets an id of its own; a move keeps its id (it changes owner, as with one database).
+    _two_agents_edited_by_hand(home)
+    cli_output(home, "sync")
+    alices, bobs = home / "memory/agents/alice/drinks.md", home / "memory/agents/bob/drinks.md"
+    tea_id = _ids(home, "alice")["alice likes green tea"]
+    block = "\n".join(entry_block(alices.read_text(), tea_id)) + "\n"
+    if not keep:
+        alices.write_text(alices.read_text().replace(block, ""))
+    bobs.write_text(bobs.read_text() + block)
+
+    cli_output(home, "sync")
+
+    in_bobs = _ids(home, "bob")
+    assert "alice likes green tea" in in_bobs
+    if keep:
+        assert _ids(home, "alice")["alice likes green tea"] == tea_id
+        assert in_bobs["alice likes green tea"] != tea_id
+        assert in_bobs["alice likes green tea"] in bobs.read_text() and tea_id not in bobs.read_text()
+    else:
+        assert "alice likes green tea" not in _ids(home, "alice")
+        assert in_bobs["alice likes green tea"] == tea_id
+    again = json.loads(cli_output(home, "--json", "sync"))
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_files"]["files_written"] == []

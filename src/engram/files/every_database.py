@@ -9,17 +9,25 @@ database and the report said nothing had changed.
 ``global/`` is every database's: what one pass writes there (a global memory one database holds)
 reaches a database that passed before it by a second pass over ``global/`` alone, so one run leaves
 the folder and every database agreeing, as each database's next sync would (``shared_keys``).
+
+An agent's folder with memory files whose agent has no database yet (``agents/carol/`` written by
+hand, or copied in) gets one, opened through ``open_syncer`` at the pass that finds it: no
+database synced that folder, so its entries were silently left out of every database and never
+given ids, where a home with one database stores them as carol's.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engram.errors import ValidationError
 from engram.model import Scope
 
+from . import layout
 from .entry import Problem
+from .paths import PathRefused
 from .report import SyncReport
 
 if TYPE_CHECKING:
@@ -35,10 +43,16 @@ class EveryDatabaseSync:
     """Several databases' syncers of one folder (the first: the database the run opened), with the
     surface the CLI and the watcher use of one ``FileSync``."""
 
-    def __init__(self, syncers: Sequence[FileSync]) -> None:
+    def __init__(self, syncers: Sequence[FileSync], open_syncer: Callable[[str], FileSync] | None = None) -> None:
+        """``open_syncer(agent)``: the syncer of ``agent``'s own database, opened (so created) for a
+        folder of an agent that has none yet; None: such folders stay unsynced."""
         if not syncers:
             raise ValueError("EveryDatabaseSync needs at least one syncer")
         self.syncers = list(syncers)
+        self._open_syncer = open_syncer
+        self._attached = False
+        for syncer in self.syncers:
+            syncer.copied_from_others = functools.partial(self._copied_from_others, syncer)
         first = self.syncers[0]
         self.folder: Folder = first.folder
         self.fmt: Format = first.fmt
@@ -60,24 +74,91 @@ class EveryDatabaseSync:
 
     def attach(self) -> Callable[[], None]:
         """Reflect every change each database's engine reports in the folder; returns the detach function."""
+        self._attached = True
         for syncer in self.syncers:
             syncer.attach()
         return self.detach
 
     def detach(self) -> None:
+        self._attached = False
         for syncer in self.syncers:
             syncer.detach()
+
+    def _open_unsynced(self, scopes: set[Scope] | None) -> None:
+        """A syncer for each agent with memory files in the folder (of ``scopes``, else anywhere)
+        that no database syncs yet (see the module doc)."""
+        if self._open_syncer is None:
+            return
+        known = {syncer.database_agent for syncer in self.syncers}
+        agents = {scope.agent for scope in scopes} if scopes is not None else self._agents_in_folder()
+        for agent in sorted(agent for agent in agents if agent is not None and agent not in known):
+            syncer = self._open_syncer(agent)
+            syncer.log_problems = self.log_problems
+            syncer.copied_from_others = functools.partial(self._copied_from_others, syncer)
+            if self._attached:
+                syncer.attach()
+            self.syncers.append(syncer)
+
+    def _copied_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> set[str]:
+        """Those of ``ids`` (entries in ``scope``'s folder that ``syncer``'s database does not know)
+        another database holds as a memory of its own agent whose folder still has the entry: an
+        entry copied from alice's folder into bob's. Imported with its id, bob's database held a
+        memory under alice's memory's id (one id, two databases, two agents), where a home with one
+        database takes a copy out. So bob's gets a memory of its own with a new id; an entry
+        moved (no longer in alice's folder) keeps its id, as it does with one database. ``global/``
+        is left to ``shared_keys``: every database holds its memories under their ids."""
+        if scope.agent is None or not ids:
+            return set()
+        copied: set[str] = set()
+        for other in self.syncers:
+            if other is syncer:
+                continue
+            for memory in other.engram.store.get_many([i for i in ids if i not in copied]):
+                if memory.scope.agent is not None and self._in_folder_of(memory.scope, memory.id):
+                    copied.add(memory.id)
+        return copied
+
+    def _in_folder_of(self, scope: Scope, entry_id: str) -> bool:
+        """Whether a memory file of ``scope``'s folder still names ``entry_id``."""
+        rel_dir = self.layout.scope_dir(scope)
+        try:
+            files = [rel for rel, is_link in self.folder.walk(rel_dir)
+                     if not is_link and layout.directly_in(rel, rel_dir) and rel.endswith(self.fmt.suffix)]
+            return any(entry_id in self.folder.read_text(rel) for rel in files)
+        except (PathRefused, OSError):
+            return True  # unreadable: taken as still there, so nothing of that memory is taken over
+
+    def _agents_in_folder(self) -> set[str]:
+        """The agents whose folders (their own or their sessions') hold memory files."""
+        agents: set[str] = set()
+        for rel, is_link in self.folder.walk():
+            if is_link or not rel.startswith(("agents/", "sessions/")):
+                continue
+            try:
+                where = self.layout.locate(rel, self.fmt.suffix)
+            except ValidationError:
+                continue  # a name that is no agent's: the pass reports it
+            if where is not None:
+                agents.add(where[0].agent or "")
+        agents.discard("")
+        return agents
 
     def sync(self, scopes: Iterable[Scope] | None = None,
              progress: Callable[[str, int, int], None] | None = None) -> SyncReport:
         """One pass of each database over its part of ``scopes`` (default: all of it), then
         ``global/`` again for each database that passed before the last one that wrote there."""
         wanted = None if scopes is None else set(scopes)
+        self._open_unsynced(wanted)
         report = SyncReport()
         backups: list[str] = []  # each database may take one, each said with its agent
 
-        def run(syncer: FileSync, scopes: set[Scope] | None) -> SyncReport:
-            part = syncer.sync(scopes, progress)
+        def run(syncer: FileSync, scopes: set[Scope] | None, again: bool = False) -> SyncReport:
+            # Each database's pass counts its own folders: the phase names its agent (and the
+            # second pass over global/), so a count starting again from 0 is read as the next
+            # database's, not as the run going back.
+            where = f"{'global/ again in ' if again else ''}agent {syncer.database_agent}'s database"
+            own = None if progress is None else (lambda phase, done, total: progress(f"{phase} {where}", done, total))
+            part = syncer.sync(scopes, own)
             if part.backup:
                 backups.append(f"agent {syncer.database_agent}'s database: {part.backup}")
             report.merge(part)
@@ -91,7 +172,7 @@ class EveryDatabaseSync:
                 last_writer = n
         if wanted is None or GLOBAL in wanted:
             for syncer in self.syncers[:last_writer]:
-                run(syncer, {GLOBAL})
+                run(syncer, {GLOBAL}, again=True)
         report.backup = "; ".join(backups) or None
         return _once_each(report)
 

@@ -370,14 +370,17 @@ def _import_with_ids(
     """Entries with ids this scope has never seen (a copied or restored folder): import them
     keeping ids, keys and times; those that clash with an existing key become new entries. So do
     those whose id another scope holds (an entry copied from another agent's folder before that
-    agent's entries were written there): not that memory, so a new one of this scope, the bullet
+    agent's entries were written there), or that another agent's own database holds, its entry still
+    in that agent's folder (``DatabaseSide.copied_from_others``): not that memory, so a new one of this scope, the bullet
     given its id as a hand-written one is (the engine's import would give the copy an id of its
     own, which the file would never learn; its id was recorded as this file's instead). Their
     links are added to ``pending`` (``links.make``)."""
     if not found:
         return
-    elsewhere = {m.id for m in database.store.get_many([entry.id for _, entry in found if entry.id])
-                 if m.scope != scope}
+    ids = [entry.id for _, entry in found if entry.id]
+    elsewhere = {m.id for m in database.store.get_many(ids) if m.scope != scope}
+    if database.copied_from_others is not None:
+        elsewhere |= database.copied_from_others(scope, ids)
     new.extend((rel, _without_id(entry)) for rel, entry in found if entry.id in elsewhere)
     found = [(rel, entry) for rel, entry in found if entry.id not in elsewhere]
     if not found:

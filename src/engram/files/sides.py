@@ -73,9 +73,13 @@ class DatabaseSide:
     the engine as that scope sees it with its writes marked ``origin="sync"`` (so they are not
     reflected back into the folder; ``FileSync.view`` keeps one per scope).
     ``clock`` times what a pass imports; ``guard`` is the engine's backup before a bulk forget
-    (None: the backend keeps no database backups, see ``removals.back_up``)."""
+    (None: the backend keeps no database backups, see ``removals.back_up``). ``copied_from_others(
+    scope, ids)``: those of ``ids`` another agent's own database holds as a memory of its agent
+    whose entry is still in that agent's folder (the operator's run, ``every_database``): an entry
+    pasted from there is a copy, never that memory (None: no other database is known)."""
 
     store: MemoryStore
     view: Callable[[Scope], Engram]
     clock: Callable[[], float]
     guard: Callable[[str], None] | None
+    copied_from_others: Callable[[Scope, list[str]], set[str]] | None = None

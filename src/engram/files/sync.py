@@ -107,6 +107,8 @@ class FileSync:
         self._quick = QuickPass(self.folder.max_file_bytes)
         self._state: tuple[sync_state.Written, sync_state.SyncState] | None = None
         self._state_files = sync_state.files_for(database_agent)
+        # Set by the operator's run over every agent's database (``every_database``): see ``DatabaseSide``.
+        self.copied_from_others: Callable[[Scope, list[str]], set[str]] | None = None
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
@@ -155,7 +157,7 @@ class FileSync:
     def _database_side(self) -> DatabaseSide:
         """The engine as a pass is handed it (``sides``): its store, clock and backup guard, with
         this syncer's views (``view``) for the writes."""
-        return DatabaseSide(self.engram.store, self.view, self.engram.clock, self.engram.guard)
+        return DatabaseSide(self.engram.store, self.view, self.engram.clock, self.engram.guard, self.copied_from_others)
 
     def _on_events(self, events: Sequence[MemoryEvent]) -> None:
         # The sync's own writes are already in the files.
