@@ -839,6 +839,11 @@ class Engram:
     # --- reading ---------------------------------------------------------------------------
     def find(self, ref: str) -> Memory | None:
         """The memory with this id, or this key in the visible scopes (most specific first)."""
+        self.writes.refuse_when_closed("read")
+        return self._find(ref)
+
+    def _find(self, ref: str) -> Memory | None:
+        # Unguarded: a write accepted before ``close`` settles its links here while close waits for it.
         memory = self.store.get(parse_ref(ref), self._filter())
         return None if memory is None else self._shown([memory])[0]
 
@@ -857,7 +862,7 @@ class Engram:
         """The memory a write's ``links[index]`` names (an id, else a key); ``NotFoundError`` names
         the link, so a missing one is not read as the memory being stored, as ``ValidationError``
         does an empty or unusable one (it named ``ref``, a field no caller sends)."""
-        memory = self.find(parse_ref(ref, f"links[{index}]"))
+        memory = self._find(parse_ref(ref, f"links[{index}]"))
         if memory is None:
             raise NotFoundError(f"memory named by links[{index}]", ref)
         return memory
@@ -866,6 +871,7 @@ class Engram:
         """The memory with this key in the visible scopes (most specific first), whatever the key
         holds: unlike ``get``, a key that is also another memory's id still finds the key's own.
         Raises ``NotFoundError``."""
+        self.writes.refuse_when_closed("read")
         key = parse_ref(key, "key")
         memory = self.store.get(key, self._filter())
         if memory is not None and memory.key != key:
@@ -915,6 +921,7 @@ class Engram:
 
         ``or_id`` reads ``key`` as an id when no memory this view may read has that key: PtrClaw's
         tools take keys, and an engram id (which their results also show) may stand in for one."""
+        self.writes.refuse_when_closed("read")
         chosen = one_selector(field, {names[0]: ref, names[1]: key})
         if isinstance(ref, Memory):
             return self._as_stored(ref, f"{names[0]}.scope")
@@ -952,6 +959,7 @@ class Engram:
         offset: int = 0,
         scope: ScopeChoice | None = None,
     ) -> list[Memory]:
+        self.writes.refuse_when_closed("read")
         if order not in ORDERS:
             raise ValidationError("order", f"unknown order {order!r}", ORDERS)
         limit, offset = parse_limit(limit, MAX_LIST_LIMIT), parse_offset(offset)
@@ -964,11 +972,13 @@ class Engram:
         return self.list(filters, order="recent", limit=limit)
 
     def count(self, filters: Filters | None = None, *, scope: ScopeChoice | None = None) -> int:
+        self.writes.refuse_when_closed("read")
         return self.store.count(self._filter(filters, scope=scope))
 
     def versions(self, ref: str | Memory) -> list[MemoryVersion]:
         """Earlier contents of a memory (by id or key, or a ``Memory`` as ``update`` takes one),
         oldest first. Raises ``NotFoundError``, also naming a ``Memory`` forgotten since it was read."""
+        self.writes.refuse_when_closed("read")
         if not isinstance(ref, Memory):
             return self.store.versions(self.get(ref).id)
         memory = self.named(ref, field="versions")
@@ -1017,6 +1027,7 @@ class Engram:
         ``scope`` (as ``list`` takes it: global, agent, session or a ``Scope``) searches that scope
         only, before ``limit`` is applied, so better matches elsewhere never crowd its memories out.
         """
+        self.writes.refuse_when_closed("read")
         query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
             raise ValidationError("mode", f"unknown mode {mode!r}", ["auto", "hybrid", "text", "vector"])
@@ -1243,6 +1254,7 @@ class Engram:
         """The memories linked to the one named by ``ref`` (an id, else a key, or a ``Memory`` this
         view gave, not read again) or ``key`` (a key only) that this view may read, newest first.
         Raises ``ValidationError`` for a ``limit`` that is not 1 to 1000."""
+        self.writes.refuse_when_closed("read")
         # Checked here: the stores slice by it, so -1 dropped the last neighbour and 0 returned none.
         limit = parse_limit(limit, MAX_LIST_LIMIT, paged=False)
         memory = self.named(ref, key, field="neighbours")
@@ -1257,6 +1269,7 @@ class Engram:
         in link order: how PtrClaw shows links (``links: keys of bidirectionally linked entries``)
         to a model, which writes keys, not ids. A link to a memory this view may not read is left
         out, whoever handed the memories in."""
+        self.writes.refuse_when_closed("read")
         shown = self._shown(memories)
         keys = {m.id: m.key for m in self.store.get_many(sorted({i for m in shown for i in m.links}))}
         return [[keys[i] for i in m.links if i in keys] for m in shown]
@@ -1267,6 +1280,7 @@ class Engram:
         first: its agent's, global ones, and its session's when it is opened for one. What this
         agent's exports hold (a snapshot, a memory folder written as this agent); the operator's
         copy of every agent's memories is ``store.iter_all()``."""
+        self.writes.refuse_when_closed("read")
         # Links are kept to memories this view may read: an export is a door like any other.
         return self._shown(self._all(self._filter(Filters(include_superseded=True), scope=scope)))
 
@@ -1391,6 +1405,7 @@ class Engram:
     def stats(self) -> StoreStats:
         """The whole store's figures, every agent's memories included: the operator's view (an
         agent's door shows ``visible_stats``)."""
+        self.writes.refuse_when_closed("read")
         return self.store.stats()
 
     def audit_trail(
@@ -1404,6 +1419,7 @@ class Engram:
         ``origin`` and ``memory`` (id or key) narrow it. A ``forgotten`` entry keeps the memory
         whole, its links kept to memories this view may read (``visibility.narrow_audit``). Raises ``ValidationError`` naming the
         field (an unknown action, an unreadable time, ``until`` before ``since``)."""
+        self.writes.refuse_when_closed("read")
         from engram.audit import AuditQuery
 
         start, end = self.time.window(since, until, now=self.clock())
@@ -1427,6 +1443,7 @@ class Engram:
         ``--agent``, the framework adapters given a view) never pass it. Raises
         ``ValidationError`` naming ``memory`` for an id that is not a non-empty string,
         ``StorageError`` when the trail cannot be read."""
+        self.writes.refuse_when_closed("read")
         from engram.audit import MAX_QUERY_LIMIT, AuditQuery
 
         if not isinstance(memory_id, str) or not memory_id:
@@ -1449,6 +1466,7 @@ class Engram:
         nothing of another's memories. One query for the whole batch. A forget made while
         ``lifecycle.audit`` was off left no record, so it is not among them. Raises
         ``StorageError`` when the trail cannot be read."""
+        self.writes.refuse_when_closed("read")
         from engram.audit import forgotten_from
 
         mine = [(memory_id, agent) for memory_id, agent in ids if agent is None or agent == self.scope.agent]
@@ -1457,6 +1475,7 @@ class Engram:
     def visible_stats(self) -> AgentStats:
         """The figures of what this view may read: its memories by category, type and scope, the
         links among them and their vectors; never another agent's (see ``engram.agent_stats``)."""
+        self.writes.refuse_when_closed("read")
         from engram import agent_stats
 
         return agent_stats.gather(self, self._filter())

@@ -261,13 +261,15 @@ class WriteQueue:
         self.refuse_when_closed()
         return self._drain.submit_soon(pending)
 
-    def refuse_when_closed(self) -> None:
+    def refuse_when_closed(self, to: str = "write") -> None:
         """Raise ``StorageError`` once ``close`` was called. Every write of the engine asks this
         first, the ones that reach the store without the queue (``remember_many``, ``forget``,
-        ``link``...) too, before reading, embedding or storing anything."""
+        ``link``...) too, before reading, embedding or storing anything; every read asks it too
+        (``to="read"``): the queue holds the one closed flag of an engine and all its views."""
         if self._closed:
-            # Clearer than the database's own "Cannot operate on a closed database" from a batch.
-            raise StorageError("this engram is closed: open a new one to write")
+            # Clearer than the database's own "Cannot operate on a closed database" from a batch, and
+            # the same on every store: an in-memory or JSON-file store would answer as if open.
+            raise StorageError(f"this engram is closed: open a new one to {to}")
 
     def _run(self, batch: list[PendingWrite], hand_off: Callable[[], None]) -> list[WriteResult | Exception]:
         """Each write settled (an error there answers that write alone), the settled ones stored

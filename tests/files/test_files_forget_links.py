@@ -115,3 +115,50 @@ def test_the_cli_forget_rewrites_the_linked_entry_in_another_agents_folder(tmp_p
                                                                                             "markdown")
     assert shared["id"] not in alice_file.read_text(encoding="utf-8")
     _assert_folder_matches_store(home, "markdown")
+
+
+
+def _own_block(text: str, entry_id: str, fmt: str) -> list[str]:
+    """The entry ``entry_id`` itself, not one that only links to it."""
+    return entry_block(text, f"id:{entry_id}" if fmt == "markdown" else f"id: {entry_id}")
+
+
+def _delete_entry_by_hand(path: Path, entry_id: str, fmt: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    block = "\n".join(_own_block(text, entry_id, fmt)) + "\n"
+    assert block in text
+    path.write_text(text.replace(block, ""), encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "yaml"])
+@pytest.mark.parametrize("deleted", ["agent", "global", "same scope"])
+def test_a_sync_pass_that_forgets_a_hand_deleted_entry_leaves_no_dead_link(tmp_path: Path, fmt: str,
+                                                                            deleted: str) -> None:
+    # Review: the pass forgot the memory (origin "sync", which the mirror skips), and the entries linked
+    # to it kept the dead link in their files until the next pass took it out and reported it.
+    home = tmp_path / "home"
+    with _open(home, fmt) as alice:
+        mine = alice.remember(ALICE_TEXT, tags=["notes"]).memory
+        other_scope = "agent" if deleted == "same scope" else "global"
+        shared = alice.remember(GLOBAL_TEXT, tags=["facts" if other_scope == "global" else "notes"],
+                                scope=other_scope).memory
+        alice.link(mine, shared)
+        # Each file keeps an entry after the hand edit: a file emptied by hand is put back, not forgotten.
+        alice.remember("alice waters the plants on friday", tags=["notes"])
+        alice.remember("the lift is out of order", tags=["facts"], scope="global")
+    gone, kept = (shared, mine) if deleted == "global" else (mine, shared)
+    gone_file = _file(home, "global/facts" if deleted == "global" else "agents/alice/notes", fmt)
+    kept_file = _file(home, {"agent": "global/facts", "global": "agents/alice/notes",
+                             "same scope": "agents/alice/notes"}[deleted], fmt)
+    before = _own_block(kept_file.read_text(encoding="utf-8"), kept.id, fmt)
+    assert any(gone.id in line for line in before)
+    _delete_entry_by_hand(gone_file, gone.id, fmt)
+
+    with Engram.from_settings(home=home, embeddings={"provider": "none"}, files={"enabled": False}) as operator:
+        report = FileSync(operator, home / "memory", format=fmt).sync()
+        assert report.db_forgotten == 1 and report.problems == []
+        assert operator.store.get_many([gone.id]) == [] and operator.store.get_many([kept.id])[0].links == ()
+
+    assert _own_block(kept_file.read_text(encoding="utf-8"), kept.id, fmt) == _without_link(before, gone.id, fmt)
+    assert gone.id not in kept_file.read_text(encoding="utf-8")
+    _assert_folder_matches_store(home, fmt)

@@ -9,6 +9,7 @@ an in-memory or JSON-file engine stored, linked and forgot as if open (a JSON fi
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,10 @@ import pytest
 from engram.embed import Embedder
 from engram.engine import Engram
 from engram.errors import StorageError
+from engram.lifecycle.common import DAY
+from engram.lifecycle.scheduler import Maintenance
+from engram.lifecycle.settings import LifecycleSettings
+from engram.model import Memory
 from engram.store.base import MemoryStore
 from engram.store.inmemory import InMemoryMemoryStore
 from engram.store.jsonfile import JsonFileMemoryStore
@@ -71,14 +76,41 @@ def test_a_closed_engram_refuses_every_write_clearly_before_the_model_runs(tmp_p
         WRITES[write](mem, alpha, beta)
 
     assert provider.calls == calls  # refused before any model work
-    reopened = {"sqlite": lambda: SqliteMemoryStore(tmp_path / "memory.db"),
-                "jsonfile": lambda: JsonFileMemoryStore(tmp_path / "memory.json")}.get(backend)
-    if reopened is None:  # nothing outlives an in-memory store: what it holds after the refusal
-        kept = {m.key: m for m in store.iter_all()}
-    else:
-        again = reopened()
-        kept = {m.key: m for m in again.iter_all()}
-        again.close()
+    kept = kept_after_close(tmp_path, backend, store)
     assert sorted(kept) == ["alpha", "beta"]
     assert kept["alpha"].content == "alpha fact" and kept["alpha"].links == (beta.id,)
     assert kept["alpha"].superseded_by is None
+
+
+def kept_after_close(tmp_path: Path, backend: str, store: MemoryStore) -> dict[str, Memory]:
+    """What the store holds after the refusal, by key: a file store opened again from its file;
+    an in-memory store as it is (nothing outlives it)."""
+    reopened = {"sqlite": lambda: SqliteMemoryStore(tmp_path / "memory.db"),
+                "jsonfile": lambda: JsonFileMemoryStore(tmp_path / "memory.json")}.get(backend)
+    if reopened is None:
+        return {m.key: m for m in store.iter_all()}
+    again = reopened()
+    try:
+        return {m.key: m for m in again.iter_all()}
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize("backend", sorted(STORES))
+def test_a_closed_engram_refuses_a_maintenance_pass_before_any_job_runs(tmp_path: Path, backend: str) -> None:
+    # Review: the jobs (hygiene, decay, retention, consolidation, summaries) write to the store
+    # directly; a pass on a closed in-memory or JSON-file engine still deleted and merged.
+    store = STORES[backend](tmp_path)
+    mem = Engram(store, embedder=Embedder(BagOfWords(), batch_size=64), clock=lambda: 1000.0)
+    mem.remember("an old chat line", key="chat", category="conversation")
+    mem.remember("an idle fact nobody used", key="idle", importance=0.1)
+    mem.remember("the same fact twice", key="twin-a")
+    mem.remember("the same fact twice!", key="twin-b")
+    mem.close()
+    maintenance = Maintenance(mem, LifecycleSettings(), rng=random.Random(1))
+
+    with pytest.raises(StorageError, match="this engram is closed"):
+        maintenance.run(now=1000.0 + 400 * DAY, force=True)
+
+    kept = kept_after_close(tmp_path, backend, store)
+    assert sorted(kept) == ["chat", "idle", "twin-a", "twin-b"]

@@ -88,8 +88,11 @@ def dropped(database: DatabaseSide, memory: Memory, links: tuple[str, ...], file
     the entry is rewritten from the database, which owns its links, so each is said, not lost.
     A link to a memory the database holds was typed in by hand, and ``engram link`` makes it; one
     to no memory the database holds is most often to one forgotten while the mirror was off (its
-    entry leaves its file in the same pass), so it is said as that, not as a hand-typed link."""
-    unlinked = [target for target in links if target not in memory.links]
+    entry leaves its file in the same pass), so it is said as that, not as a hand-typed link. A
+    link to a memory this pass forgot (``DatabaseSide.forgotten``: its entry was removed from its
+    file) is the database's own link, which the forget dropped: it leaves the file unsaid."""
+    forgotten_here = {m.id for m in database.forgotten}
+    unlinked = [target for target in links if target not in memory.links and target not in forgotten_here]
     if not unlinked:
         return []
     held = {m.id for m in database.store.get_many(unlinked)}

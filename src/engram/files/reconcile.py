@@ -302,7 +302,7 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
                                                       f" the backup before forgetting them failed: {exc}"))
             return
     for removal in rest:
-        database.view(scope).forget(removal.entry_id, reason="removed from its memory file")
+        database.forget(scope, removal.memory, reason="removed from its memory file")
         report.db_forgotten += 1
         del st.entries[removal.entry_id]
 

@@ -102,7 +102,7 @@ def _leave(side: FolderSide, database: DatabaseSide, scope: Scope, key: str, kep
     put_back = False
     if version.memory is not None:
         try:
-            database.view(scope).forget(version.memory.id, reason=f"another database's global memory holds key {key}")
+            database.forget(scope, version.memory, reason=f"another database's global memory holds key {key}")
         except EngramError as exc:
             report.problems.append(Problem(rel, 0, f"memory {version.memory.id} (key {key}) not settled: {exc}"))
             return

@@ -13,7 +13,7 @@ pass, and building one costs about a microsecond.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engram.model import Memory, Scope
@@ -83,3 +83,12 @@ class DatabaseSide:
     clock: Callable[[], float]
     guard: Callable[[str], None] | None
     copied_from_others: Callable[[Scope, list[str]], set[str]] | None = None
+    # What this pass forgot, as the store held it (every link): the store drops the links to them,
+    # so the syncer rewrites the entries linked to them before the pass ends (``FileSync.sync``).
+    forgotten: list[Memory] = field(default_factory=list)
+
+    def forget(self, scope: Scope, memory: Memory, reason: str) -> None:
+        """Forget ``memory`` (as the store holds it) through ``scope``'s view; recorded in ``forgotten``.
+        Raises what ``Engram.forget`` raises (nothing recorded)."""
+        self.view(scope).forget(memory.id, reason=reason)
+        self.forgotten.append(memory)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -233,6 +233,23 @@ class FileSync:
         linked = {link for memory in forgotten for link in memory.links} - {memory.id for memory in forgotten}
         return self.engram.store.get_many(sorted(linked)) if linked else []
 
+    def _linked_to_forgotten_here(self, database: DatabaseSide, skip: set[Scope]) -> Iterator[Scope]:
+        """The scopes to settle again, one at a time, because this pass forgot memories linked to
+        entries in them: an entry removed from its file by hand is forgotten after the scopes
+        before it were settled, and the store drops the links to it, so without this the entries
+        linked to it (in any scope's file, its own included) kept the dead link until the next
+        pass took it out and reported it. Scopes outside the pass's own (a watcher's pass over one
+        folder) are settled too; ``skip`` are those the pass could not settle (a folder being
+        renamed, or one it cannot name). A scope settled again may forget more (never in practice:
+        its files are as this pass wrote them), whose links are followed too."""
+        done = 0
+        while done < len(database.forgotten):
+            forgotten, done = database.forgotten[done:], len(database.forgotten)
+            gone = {m.id for m in database.forgotten}
+            linked = sorted({link for memory in forgotten for link in memory.links} - gone)
+            scopes = {m.scope for m in self.engram.store.get_many(linked) if self.owns(m.scope)} if linked else set()
+            yield from sorted(scopes - skip, key=str)
+
     def _reflect_quickly(
         self, scope: Scope, ids: set[str], st: sync_state.SyncState, journal: Journal | None = None
     ) -> set[str] | None:
@@ -323,6 +340,15 @@ class FileSync:
                     part.backup = None  # taken for an earlier folder of the pass, not this one's
                 report.add_scope(scope, part)
             report.problems += links.make(database, pending)
+            for scope in self._linked_to_forgotten_here(database, skip=held | set(unnamed)):
+                # Settled again from the store as it is now: only the links the forget dropped differ.
+                db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
+                part = SyncReport(backup=report.backup)
+                reconcile(side, database, scope, db_by_scope[scope], files_by_scope.get(scope, []), st, part, pending,
+                          max_forget_share=self.max_forget_share)
+                if part.backup is report.backup:
+                    part.backup = None
+                report.add_scope(scope, part)
             if progress:
                 progress("syncing", len(ordered), len(ordered))
             self._save_state(st)

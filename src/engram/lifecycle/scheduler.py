@@ -146,7 +146,11 @@ class Maintenance:
             progress: Progress | None = None) -> MaintenanceReport:
         """Run every due job once (``only`` narrows the jobs; ``force`` ignores the schedule).
         ``progress(phase, done, total)`` follows the pass: each job's name as it starts, and the
-        counts of the ones that go through memories (embedding, consolidation, summaries)."""
+        counts of the ones that go through memories (embedding, consolidation, summaries).
+        Raises ``StorageError`` on a closed engine before anything is read or changed: every job
+        writes to the store directly, not through the engine's write queue, so this is where a
+        pass is refused as every other write of a closed engine is."""
+        self.engram.writes.refuse_when_closed()
         tell = progress or _silent
         for job in only or ():
             if job not in JOBS:
