@@ -1,0 +1,57 @@
+"""``engram import`` on the files the claw-family agents really write (Clawless, PtrClaw, sclaw,
+OpenClaw), as their own code writes them rather than as their documentation describes them.
+Through the CLI against a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_in_process import cli_output
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
+
+
+def as_json(home: Path, *args: str) -> object:
+    return json.loads(cli_output(home, "--json", *args))
+
+
+def test_clawless_history_as_its_code_writes_it_snake_case_lines(tmp_path: Path) -> None:
+    """Clawless's code appends ``{"timestamp", "chat_id", "user_message", "bot_response",
+    "platform"}`` lines (its documentation says camelCase): every exchange arrives, byte for byte, in
+    the conversation of its platform and chat, at its time."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "clawless-home"))
+    assert (summary["kind"], summary["messages_imported"], summary["operator_notes"]) == ("clawless", 6, "added")
+    group = as_json(home, "history", "show", "telegram:-1001987654321")
+    assert [(m["role"], m["content"]) for m in group["messages"]] == [
+        ("user", "Lembra-me: a reunião com a Inês é quinta às 15h 🗓️"),
+        ("assistant", "Anotado! Quinta-feira às 15h, reunião com a Inês."),
+        ("user", "E a que horas é a reunião?"), ("assistant", "Quinta às 15h, com a Inês.")]
+    assert group["messages"][0]["created_at"] == pytest.approx(1772437269.318)  # 2026-03-02T07:41:09.318Z
+    assert group["messages"][0]["metadata"]["clawless"] == {"chatId": "-1001987654321", "platform": "telegram", "line": 1}
+    [asked, answered] = as_json(home, "history", "show", "slack:C07QK2L9N")["messages"]
+    assert asked["content"] == "  summarize the deploy log\n\n```\nok 12/12\n```"
+    assert answered["content"] == "All 12 steps passed... [truncated]"
+    assert as_json(home, "import", str(FIXTURES / "clawless-home" / "conversation-history.jsonl"))["messages_skipped"] == 6
+
+
+def test_clawless_history_before_its_jsonl_store_one_json_document(tmp_path: Path) -> None:
+    """Clawless before its JSONL store wrote the same file as one indented document,
+    ``{"conversations": [{"timestamp", "chatId", "userMessage", "botResponse", "platform"}]}``:
+    detected by its name and by its content, each entry two messages."""
+    home = tmp_path / "home"
+    history = FIXTURES / "clawless-before-jsonl" / "conversation-history.jsonl"
+    summary = as_json(home, "import", str(history))
+    assert (summary["kind"], summary["messages_imported"]) == ("clawless", 4), summary
+    shown = as_json(home, "history", "show", "telegram:987654321")
+    assert [m["content"] for m in shown["messages"]][2:] == ["Bom dia ☀️", "Bom dia! Como posso ajudar?"]
+    assert shown["messages"][3]["metadata"]["clawless"]["entry"] == 1
+    assert shown["messages"][0]["created_at"] == pytest.approx(1763672624.12)  # 2025-11-20T21:03:44.120Z
+    renamed = tmp_path / "clawless-backup.json"
+    renamed.write_bytes(history.read_bytes())
+    by_content = as_json(tmp_path / "other", "import", str(renamed))
+    assert (by_content["kind"], by_content["messages_imported"]) == ("clawless", 4), by_content
+
