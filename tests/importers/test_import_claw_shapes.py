@@ -55,3 +55,20 @@ def test_clawless_history_before_its_jsonl_store_one_json_document(tmp_path: Pat
     by_content = as_json(tmp_path / "other", "import", str(renamed))
     assert (by_content["kind"], by_content["messages_imported"]) == ("clawless", 4), by_content
 
+
+def test_openclaw_workspace_with_a_lowercase_memory_md(tmp_path: Path) -> None:
+    """OpenClaw's memory index reads the workspace's long-term memory as ``MEMORY.md`` or
+    ``memory.md``: the lowercase file's facts are core memories, as ``MEMORY.md``'s are, not left out
+    while its daily logs are imported; a workspace holding only ``memory.md`` is still detected."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "openclaw-lowercase"))
+    assert (summary["kind"], summary["imported"]) == ("openclaw", 4), summary
+    by_content = {m["content"]: m for m in as_json(home, "list")}
+    marta = by_content["Answer in Portuguese when she writes in Portuguese — obrigada!"]
+    assert (marta["category"], marta["tags"]) == ("core", ["long-term-memory", "preferences"])
+    assert marta["metadata"]["openclaw"]["file"] == "memory.md"
+    assert by_content["Shipped the invoice export; Marta signed off."]["category"] == "knowledge"
+    alone = tmp_path / "workspace"
+    alone.mkdir()
+    (alone / "memory.md").write_bytes((FIXTURES / "openclaw-lowercase" / "memory.md").read_bytes())
+    assert as_json(tmp_path / "other", "import", str(alone))["kind"] == "openclaw"
