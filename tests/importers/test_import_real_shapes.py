@@ -120,3 +120,12 @@ def test_chatgpt_custom_instructions_are_core_memories_once_each(tmp_path: Path)
                                             "conversation": "67f0a000-0000-8000-0000-000000000002"}
     again = as_json(home, "import", str(source))
     assert (again["imported"], again["skipped"], again["messages_imported"]) == (0, 3, 0), again
+
+
+def test_a_chat_export_of_one_conversation_says_so_in_the_singular(tmp_path: Path) -> None:
+    export = json.loads((FIXTURES / "chatgpt-custom-instructions.json").read_text(encoding="utf-8"))[:1]
+    export[0]["mapping"]["67f0a000-0000-8000-0000-000000000003-ctx"]["message"]["metadata"].pop("user_context_message_data")
+    source = tmp_path / "conversations.json"
+    source.write_text(json.dumps(export), encoding="utf-8")
+    summary = as_json(tmp_path / "home", "import", str(source))
+    assert summary["warnings"][0].startswith("1 conversation read; not imported: hidden messages (1)"), summary["warnings"]
