@@ -75,12 +75,12 @@ def test_a_chatgpt_export_brings_the_conversations_as_shown(tmp_path: Path, form
     args = ["import", str(source), *(["--from", "chatgpt"] if form == "named" else [])]
     first = as_json(home, *args)
     assert (first["kind"], first["imported"], first["messages_imported"], first["agents"]) == (
-        "chatgpt", 0, 9, ["default"]), first
+        "chatgpt", 1, 9, ["default"]), first
     assert first["conversations"] == [
         {"key": LISBON, "title": "Trip to Lisbon", "messages_added": 5},
         {"key": DOUGH, "title": "Sourdough starter", "messages_added": 4}]
     warnings = "\n".join(first["warnings"])
-    for counted in ("3 conversations read; not imported: ", "messages on other branches (3)", "hidden messages (3)",
+    for counted in ("3 conversations read; not imported: ", "messages on other branches (3)", "hidden messages (2)",
                     "assistant messages to a tool (1)", "tool messages (1)", "thoughts messages (1)",
                     "messages with only images or files (1)", "conversations with no message to import (1)",
                     "images, files or audio beside a message's text (3)"):
@@ -106,8 +106,10 @@ def test_a_chatgpt_export_brings_the_conversations_as_shown(tmp_path: Path, form
     again = as_json(home, *args)
     assert (again["messages_imported"], again["messages_skipped"]) == (0, 9), again
     assert [c["messages_added"] for c in again["conversations"]] == [0, 0]
-    assert len(shown(home, LISBON)) == 5
-    assert as_json(home, "list") == []  # conversations, not memories: nothing is made up from them
+    assert (again["imported"], again["skipped"], len(shown(home, LISBON))) == (0, 1, 5)
+    # Conversations, not memories: nothing is made up from them; the custom instructions (what the
+    # person told ChatGPT of themselves, hidden from the conversation) are their one memory.
+    assert [(m["content"], m["category"]) for m in as_json(home, "list")] == [("I live in Porto.", "core")]
 
 
 def test_a_claude_export_brings_its_conversations_and_only_the_current_branch(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def test_attachment_text_follows_the_typed_text_as_a_block_naming_it(tmp_path: P
         assert said[0].metadata["claude"]["attachments"] == ["attachment"]
         assert said[2].metadata["claude"]["attachments"] == ["notes.md"]
         assert said[3].metadata["claude"]["attachments"] == ["scan.pdf", "photo.jpg"]
-        warning = next(w for w in summary.warnings if w.startswith("1 conversations read"))
+        warning = next(w for w in summary.warnings if w.startswith("1 conversation read"))
         for counted in ("attachments without text (1): no extracted_content in the export",
                         "files (1): images and uploads the export names and does not hold",
                         "messages without text (1)"):  # the photo sent alone: neither text nor a block

@@ -96,3 +96,36 @@ def test_letta_code_agent_file_blocks_keep_their_tags(tmp_path: Path) -> None:
         ("user", "<system-reminder>x</system-reminder>\nHi, I'm Ana from Porto 👋", pytest.approx(1772495880.000001)),
         ("assistant", "Olá Ana!", pytest.approx(1772495885.5))]
     assert shown["messages"][1]["metadata"]["letta"]["reasoning"] == ["Greet her."]
+
+
+def test_chatgpt_custom_instructions_are_core_memories_once_each(tmp_path: Path) -> None:
+    """ChatGPT puts the custom instructions, hidden, at the start of every conversation made while
+    they were set (``user_editable_context``), the person's own words in
+    ``metadata.user_context_message_data``: each distinct text is one core memory, byte for byte,
+    dated by the earliest conversation holding it (the export lists the newest first); a change of
+    the text is a memory of its own; ChatGPT's prompt around the words is not kept."""
+    home = tmp_path / "home"
+    source = FIXTURES / "chatgpt-custom-instructions.json"
+    summary = as_json(home, "import", str(source))
+    assert (summary["kind"], summary["imported"], summary["messages_imported"]) == ("chatgpt", 3, 3), summary
+    assert not any("hidden messages" in w for w in summary["warnings"]), summary["warnings"]
+    memories = {m["content"]: m for m in as_json(home, "list")}
+    about = memories["Preferred name: Inês\nRole: Backend engineer\nOther Information: I live in Porto and cycle to work 🚲\n"]
+    rules = memories["Be concise. Use metric units.  "]
+    before = memories["I live in Lisbon."]
+    assert (about["category"], about["tags"]) == ("core", ["chatgpt", "custom-instructions", "about-me"])
+    assert rules["tags"] == ["chatgpt", "custom-instructions", "how-to-respond"]
+    assert about["created_at"] == pytest.approx(1742000000.25) and before["created_at"] == pytest.approx(1741000000.0)
+    assert about["metadata"]["chatgpt"] == {"custom_instructions": "about_user_message",
+                                            "conversation": "67f0a000-0000-8000-0000-000000000002"}
+    again = as_json(home, "import", str(source))
+    assert (again["imported"], again["skipped"], again["messages_imported"]) == (0, 3, 0), again
+
+
+def test_a_chat_export_of_one_conversation_says_so_in_the_singular(tmp_path: Path) -> None:
+    export = json.loads((FIXTURES / "chatgpt-custom-instructions.json").read_text(encoding="utf-8"))[:1]
+    export[0]["mapping"]["67f0a000-0000-8000-0000-000000000003-ctx"]["message"]["metadata"].pop("user_context_message_data")
+    source = tmp_path / "conversations.json"
+    source.write_text(json.dumps(export), encoding="utf-8")
+    summary = as_json(tmp_path / "home", "import", str(source))
+    assert summary["warnings"][0].startswith("1 conversation read; not imported: hidden messages (1)"), summary["warnings"]

@@ -1,7 +1,12 @@
 """Clawless: its bridge home (``~/.clawless``), or its ``conversation-history.jsonl`` alone.
 
-``conversation-history.jsonl`` holds one exchange per line, ``{"userMessage", "botResponse",
-"chatId", "platform", "timestamp"}``. Each line becomes two messages (user, then assistant) in
+``conversation-history.jsonl`` holds one exchange per line. Clawless's code writes each as
+``{"timestamp", "chat_id", "user_message", "bot_response", "platform"}``; its documentation (and
+engram's own ``jsonl`` history backend) spell the same fields ``{"userMessage", "botResponse",
+"chatId", "platform", "timestamp"}``: both are read, line by line. Clawless before its JSONL store
+wrote the same file as one JSON document, ``{"conversations": [{"timestamp", "chatId",
+"userMessage", "botResponse", "platform"}, ...]}`` (indented, so not one record a line): read too,
+its entries named ``conversations[N]``. Each exchange becomes two messages (user, then assistant) in
 engram's conversation history under the key ``platform:chatId`` (``clawless:chatId`` without a
 platform), at the line's time, so Clawless's semantic recall over conversations keeps working on
 them. ``MEMORY.md``, the operator's notes injected into every prompt, becomes the operator notes of
@@ -11,12 +16,26 @@ SQLite store is derived data and is not read: engram indexes the history itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.files.memory_md import operator_notes
 from engram.history.keys import conversation_key
-from engram.importers.base import Files, HistoryEntry, Plan, content_text, fail, json_lines, optional_text, timestamp
+from engram.importers.base import (
+    Files,
+    HistoryEntry,
+    Plan,
+    a_list,
+    an_object,
+    content_text,
+    fail,
+    json_lines,
+    optional_text,
+    timestamp,
+)
 
 KIND = "clawless"
 HISTORY = "conversation-history.jsonl"
@@ -26,8 +45,22 @@ def looks_like_folder(files: Files) -> bool:
     return HISTORY in files
 
 
-def looks_like(first_line: object) -> bool:
-    return isinstance(first_line, Mapping) and "userMessage" in first_line and "botResponse" in first_line
+# Each field of an exchange as Clawless's code writes it (snake_case) and as its documentation and
+# engram's history backend spell it (camelCase).
+_FIELDS = {"userMessage": "user_message", "botResponse": "bot_response", "chatId": "chat_id"}
+
+
+def looks_like(data: object) -> bool:
+    """One exchange (a line of the history, in either spelling), or the older whole-file document
+    ``{"conversations": [exchange, ...]}``."""
+    if isinstance(data, Mapping) and isinstance(data.get("conversations"), list) and len(data) == 1:
+        return all(_is_exchange(entry) for entry in data["conversations"][:5])
+    return _is_exchange(data)
+
+
+def _is_exchange(value: object) -> bool:
+    return isinstance(value, Mapping) and any(
+        user in value and bot in value for user, bot in (("userMessage", "botResponse"), ("user_message", "bot_response")))
 
 
 def read(files: Files) -> Plan:
@@ -45,21 +78,45 @@ def read(files: Files) -> Plan:
     return plan
 
 
+def _exchanges(text: str, name: str) -> Iterator[tuple[str, dict[str, int], Mapping[str, Any]]]:
+    """Each exchange of the history as ``(where, its place for metadata, item)``: the lines of the
+    JSONL store (``{"line": N}``), or the entries of the older ``{"conversations": [...]}``
+    document (``{"entry": N}``)."""
+    try:
+        whole = jsondoc.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, Mapping) and "conversations" in whole and not _is_exchange(whole):
+        for i, item in enumerate(a_list(whole["conversations"], f"{name} conversations", "a list of exchanges")):
+            where = f"{name} conversations[{i}]"
+            yield where, {"entry": i}, an_object(item, where, "an exchange object (userMessage, botResponse, ...)")
+        return
+    for n, where, item in json_lines(text, name):
+        yield where, {"line": n}, item
+
+
+def _field(item: Mapping[str, Any], name: str) -> tuple[Any, str]:
+    """The value of the exchange's field ``name`` (camelCase) in either spelling, with the name the
+    item gives it (for an error to name)."""
+    other = _FIELDS.get(name, name)
+    return (item[other], other) if name not in item and other in item else (item.get(name), name)
+
+
 def _history(text: str, name: str) -> list[HistoryEntry]:
     entries: list[HistoryEntry] = []
-    for n, where, item in json_lines(text, name):
-        chat = optional_text(item.get("chatId"), f"{where}.chatId") or "default"
+    for where, place, item in _exchanges(text, name):
+        chat_id, chat_name = _field(item, "chatId")
+        chat = optional_text(chat_id, f"{where}.{chat_name}") or "default"
         platform = optional_text(item.get("platform"), f"{where}.platform") or "clawless"
         try:
             key = conversation_key(platform, chat)
         except ValidationError as exc:
-            raise fail(f"{where}.{'platform' if 'channel' in exc.field else 'chatId'}", exc.problem, exc.allowed) from None
+            raise fail(f"{where}.{'platform' if 'channel' in exc.field else chat_name}", exc.problem, exc.allowed) from None
         at = timestamp(item.get("timestamp"), f"{where}.timestamp")
         if at is None:
             raise fail(f"{where}.timestamp", "is missing", "an ISO 8601 time or epoch milliseconds")
-        meta = {"clawless": {"chatId": chat, "platform": platform, "line": n}}
-        entries.append(HistoryEntry(where, key, "user", content_text(item.get("userMessage"), f"{where}.userMessage"),
-                                    at, meta))
-        entries.append(HistoryEntry(where, key, "assistant",
-                                    content_text(item.get("botResponse"), f"{where}.botResponse"), at, meta))
+        meta = {"clawless": {"chatId": chat, "platform": platform, **place}}
+        for role, field_name in (("user", "userMessage"), ("assistant", "botResponse")):
+            said, spelt = _field(item, field_name)
+            entries.append(HistoryEntry(where, key, role, content_text(said, f"{where}.{spelt}"), at, meta))
     return entries

@@ -1,10 +1,11 @@
 """OpenClaw: an agent workspace's plain-markdown memory.
 
-The workspace (default ``~/.openclaw/workspace``) holds ``MEMORY.md``, curated long-term memory,
+The workspace (default ``~/.openclaw/workspace``) holds ``MEMORY.md`` (OpenClaw reads a lowercase
+``memory.md`` as the same file, and both when both exist), curated long-term memory,
 and ``memory/YYYY-MM-DD.md`` (or ``memory/YYYY-MM-DD-<slug>.md``) daily logs; other markdown files
 under ``memory/`` (topic notes) are read too. Each bullet or paragraph becomes one memory
-(``markdown_blocks``): from ``MEMORY.md`` as ``core`` knowledge (durable, never decays), from a
-daily log as an ``experience`` dated that day, from a topic file as knowledge. The headings above
+(``markdown_blocks``): from ``MEMORY.md`` (or ``memory.md``) as ``core`` knowledge (durable, never
+decays), from a daily log as an ``experience`` dated that day, from a topic file as knowledge. The headings above
 a fact become tags, and the file and line are kept in ``metadata["openclaw"]``. The source
 identity is the file plus the fact's text, so a re-import skips what it already holds and picks
 up what was appended since.
@@ -24,10 +25,14 @@ KIND = "openclaw"
 _ENGRAM_FOLDERS = ("global", "agents", "sessions")
 _ENGRAM_SUFFIXES = (".md", ".yaml", ".yml")
 _DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-.+)?\.md$")
+# The long-term memory file at the workspace's top, as OpenClaw's memory index looks for it: both
+# spellings (on a case-sensitive file system a workspace may hold either, or both).
+_LONG_TERM = ("MEMORY.md", "memory.md")
 
 
 def looks_like(files: Files) -> bool:
-    return "MEMORY.md" in files or any(_is_memory_file(rel) and _DAILY.match(rel.rsplit("/", 1)[-1]) for rel in files)
+    return any(name in files for name in _LONG_TERM) or any(
+        _is_memory_file(rel) and _DAILY.match(rel.rsplit("/", 1)[-1]) for rel in files)
 
 
 def _is_memory_file(rel: str) -> bool:
@@ -36,7 +41,7 @@ def _is_memory_file(rel: str) -> bool:
 
 def read(files: Files) -> Plan:
     plan = Plan(KIND, "openclaw")
-    chosen = (["MEMORY.md"] if "MEMORY.md" in files else []) + sorted(r for r in files if _is_memory_file(r))
+    chosen = [name for name in _LONG_TERM if name in files] + sorted(r for r in files if _is_memory_file(r))
     if not chosen:
         raise fail("path", "no MEMORY.md or memory/*.md", "an OpenClaw workspace folder (MEMORY.md, memory/)")
     engram_files = sorted(r for r in files if r.split("/", 1)[0] in _ENGRAM_FOLDERS and r.endswith(_ENGRAM_SUFFIXES))
@@ -47,7 +52,7 @@ def read(files: Files) -> Plan:
         plan.warnings.append(f"not read: {shown}: engram memory files, which an OpenClaw workspace (MEMORY.md,"
                              " memory/) does not hold; import them with --from folder")
     for rel in chosen:
-        daily = _DAILY.match(rel.rsplit("/", 1)[-1]) if rel != "MEMORY.md" else None
+        daily = _DAILY.match(rel.rsplit("/", 1)[-1]) if rel not in _LONG_TERM else None
         day = _day(daily.group(1), rel) if daily else None
         for block in split_blocks(files[rel]):
             where = f"{rel} line {block.line}"
@@ -55,7 +60,7 @@ def read(files: Files) -> Plan:
                 # Known by its text with \n line endings, as imports that turned \r\n into \n made
                 # it: a re-import of a Windows file finds the facts an earlier one stored.
                 source_id=f"{rel}\0{_lf(block.text)}", where=where, content=block.text,
-                category=Category.CORE if rel == "MEMORY.md" else Category.KNOWLEDGE,
+                category=Category.CORE if rel in _LONG_TERM else Category.KNOWLEDGE,
                 type="experience" if day else "learned",
                 tags=tags([slug(h)[:64] for h in block.headings if h.strip()] + (["daily"] if day else []), where),
                 metadata={"openclaw": {"file": rel, "line": block.line, "headings": list(block.headings)}},

@@ -19,16 +19,30 @@ image prompts), other content types (``code``, ``thoughts``, ``reasoning_recap``
 holding only images or files, and empty ones. Images beside text leave the text, their kinds named
 in the message's ``metadata["chatgpt"]["parts_left_out"]``; the assistant's ``model_slug`` is kept
 as ``metadata["chatgpt"]["model"]``.
+
+Custom instructions are no conversation message: ChatGPT puts them, hidden, at the start of every
+conversation made while they were set (content type ``user_editable_context``), and the person's
+own words are in its ``metadata.user_context_message_data``: ``about_user_message`` (what they told
+ChatGPT about themselves, "I live in Porto") and ``about_model_message`` (how they want answers).
+What the person said of themselves is what a memory holds, so each distinct text becomes one
+``core`` memory, once for the whole export however many conversations repeat it (its id is fixed by
+the text alone, so a later export adds only a text changed since, beside the earlier one), tagged
+``custom-instructions`` and ``about-me`` or ``how-to-respond``, dated by the earliest conversation
+that holds it, the field and that conversation's id in ``metadata["chatgpt"]``. The content's
+``user_profile`` and ``user_instructions`` are ChatGPT's prompt wrapped around the same words: not
+read. An instructions message without that data is counted with the hidden messages.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from engram import jsondoc
 from engram.importers.base import (
     Plan,
+    Record,
     a_list,
     an_object,
     fail,
@@ -45,6 +59,7 @@ from engram.importers.chat_exports.common import (
     read_export,
     title_of,
 )
+from engram.model import Category
 
 KIND = "chatgpt"
 SHAPE = ('ChatGPT\'s conversations.json: [{"id", "title", "create_time", "mapping": {node id: {"message": '
@@ -53,10 +68,14 @@ ROLES = ("user", "assistant", "system", "tool")
 _TEXT_TYPES = ("text", "multimodal_text")
 _BRANCHES = "messages on other branches"
 _BESIDE_TEXT = "images, files or audio beside a message's text"
+_INSTRUCTIONS = "user_editable_context"
+# The custom-instructions fields holding the person's own words, with the tag each memory gets.
+_INSTRUCTION_FIELDS = {"about_user_message": "about-me", "about_model_message": "how-to-respond"}
 NOTES = {
     _BESIDE_TEXT: "the text is imported, their kinds named in its metadata.chatgpt.parts_left_out",
     _BRANCHES: "answers regenerated and questions edited, which the conversation no longer shows",
-    "hidden messages": "custom instructions and context ChatGPT added, not shown in the conversation",
+    "hidden messages": "context ChatGPT added, not shown in the conversation (custom instructions are imported as "
+                       "core memories)",
     "tool messages": "search results, code output, generated images",
     "assistant messages to a tool": "code ChatGPT ran, searches, image prompts",
     "messages with only images or files": "no text to keep",
@@ -153,6 +172,8 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
         raise wrong_type(f"{where}.recipient", recipient, "the name the message is addressed to (all)")
     # The time is read for every message on the path: a skipped one still dates those after it.
     at = found.time(message.get("create_time"), f"{where}.create_time")
+    if content_type == _INSTRUCTIONS and own and _custom_instructions(found, own, where):
+        return
     if own and own.get("is_visually_hidden_from_conversation"):
         found.skip("hidden messages")
         return
@@ -181,6 +202,41 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
     if role == "assistant" and isinstance(model, str) and model:
         provenance["model"] = model
     found.add(where, role, text, at, "create_time", {k: v for k, v in provenance.items() if v is not None})
+
+
+def _custom_instructions(found: Conversations, own: Mapping[str, Any], where: str) -> bool:
+    """The person's custom instructions as core memories (one per distinct text of the export);
+    False when the message holds none of their words (it is then counted as hidden)."""
+    data = own.get("user_context_message_data")
+    if data is None:
+        return False
+    data = an_object(data, f"{where}.metadata.user_context_message_data", "an object {about_user_message, ...}")
+    made = False
+    for name, tag in _INSTRUCTION_FIELDS.items():
+        text = data.get(name)
+        place = f"{where}.metadata.user_context_message_data.{name}"
+        if text is not None and not isinstance(text, str):
+            raise wrong_type(place, text, "the text the person wrote")
+        if not text or not text.strip():
+            continue
+        made = True
+        source_id = f"custom-instructions\0{name}\0{text}"
+        earlier = next((i for i, r in enumerate(found.plan.records) if r.source_id == source_id), None)
+        if earlier is not None:
+            record = found.plan.records[earlier]
+            if found.started is not None and (record.created_at is None or found.started < record.created_at):
+                # The earliest conversation holding the text dates it (an export lists the newest first).
+                found.plan.records[earlier] = dataclasses.replace(
+                    record, created_at=found.started,
+                    metadata={KIND: {**record.metadata[KIND], "conversation": found.conversation_id}})
+            continue
+        found.plan.records.append(Record(
+            source_id=source_id, where=place, content=text, category=Category.CORE, type="learned",
+            tags=("chatgpt", "custom-instructions", tag), importance=0.8,
+            metadata={KIND: {"custom_instructions": name, "conversation": found.conversation_id}},
+            created_at=found.started, time_in_id=False, fields={"content": ""},
+            what=f"ChatGPT's custom instructions ({name})"))
+    return made
 
 
 def _parts(value: Any, where: str) -> tuple[list[str], list[str]]:

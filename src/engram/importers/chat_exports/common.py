@@ -130,7 +130,8 @@ class Conversations:
             return
         parts = [f"{reason} ({n})" + (f": {notes[reason]}" if reason in notes else "")
                  for reason, n in self.left_out.most_common()]
-        self.plan.warnings.append(f"{self.count} conversations read; not imported: " + "; ".join(parts))
+        read = f"{self.count} conversation{'' if self.count == 1 else 's'} read"
+        self.plan.warnings.append(f"{read}; not imported: " + "; ".join(parts))
 
 
 def lists_of(data: Any, key: str, kind: type) -> bool:

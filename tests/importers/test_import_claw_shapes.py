@@ -1,0 +1,74 @@
+"""``engram import`` on the files the claw-family agents really write (Clawless, PtrClaw, sclaw,
+OpenClaw), as their own code writes them rather than as their documentation describes them.
+Through the CLI against a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_in_process import cli_output
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
+
+
+def as_json(home: Path, *args: str) -> object:
+    return json.loads(cli_output(home, "--json", *args))
+
+
+def test_clawless_history_as_its_code_writes_it_snake_case_lines(tmp_path: Path) -> None:
+    """Clawless's code appends ``{"timestamp", "chat_id", "user_message", "bot_response",
+    "platform"}`` lines (its documentation says camelCase): every exchange arrives, byte for byte, in
+    the conversation of its platform and chat, at its time."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "clawless-home"))
+    assert (summary["kind"], summary["messages_imported"], summary["operator_notes"]) == ("clawless", 6, "added")
+    group = as_json(home, "history", "show", "telegram:-1001987654321")
+    assert [(m["role"], m["content"]) for m in group["messages"]] == [
+        ("user", "Lembra-me: a reunião com a Inês é quinta às 15h 🗓️"),
+        ("assistant", "Anotado! Quinta-feira às 15h, reunião com a Inês."),
+        ("user", "E a que horas é a reunião?"), ("assistant", "Quinta às 15h, com a Inês.")]
+    assert group["messages"][0]["created_at"] == pytest.approx(1772437269.318)  # 2026-03-02T07:41:09.318Z
+    assert group["messages"][0]["metadata"]["clawless"] == {"chatId": "-1001987654321", "platform": "telegram", "line": 1}
+    [asked, answered] = as_json(home, "history", "show", "slack:C07QK2L9N")["messages"]
+    assert asked["content"] == "  summarize the deploy log\n\n```\nok 12/12\n```"
+    assert answered["content"] == "All 12 steps passed... [truncated]"
+    assert as_json(home, "import", str(FIXTURES / "clawless-home" / "conversation-history.jsonl"))["messages_skipped"] == 6
+
+
+def test_clawless_history_before_its_jsonl_store_one_json_document(tmp_path: Path) -> None:
+    """Clawless before its JSONL store wrote the same file as one indented document,
+    ``{"conversations": [{"timestamp", "chatId", "userMessage", "botResponse", "platform"}]}``:
+    detected by its name and by its content, each entry two messages."""
+    home = tmp_path / "home"
+    history = FIXTURES / "clawless-before-jsonl" / "conversation-history.jsonl"
+    summary = as_json(home, "import", str(history))
+    assert (summary["kind"], summary["messages_imported"]) == ("clawless", 4), summary
+    shown = as_json(home, "history", "show", "telegram:987654321")
+    assert [m["content"] for m in shown["messages"]][2:] == ["Bom dia ☀️", "Bom dia! Como posso ajudar?"]
+    assert shown["messages"][3]["metadata"]["clawless"]["entry"] == 1
+    assert shown["messages"][0]["created_at"] == pytest.approx(1763672624.12)  # 2025-11-20T21:03:44.120Z
+    renamed = tmp_path / "clawless-backup.json"
+    renamed.write_bytes(history.read_bytes())
+    by_content = as_json(tmp_path / "other", "import", str(renamed))
+    assert (by_content["kind"], by_content["messages_imported"]) == ("clawless", 4), by_content
+
+
+def test_openclaw_workspace_with_a_lowercase_memory_md(tmp_path: Path) -> None:
+    """OpenClaw's memory index reads the workspace's long-term memory as ``MEMORY.md`` or
+    ``memory.md``: the lowercase file's facts are core memories, as ``MEMORY.md``'s are, not left out
+    while its daily logs are imported; a workspace holding only ``memory.md`` is still detected."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "openclaw-lowercase"))
+    assert (summary["kind"], summary["imported"]) == ("openclaw", 4), summary
+    by_content = {m["content"]: m for m in as_json(home, "list")}
+    marta = by_content["Answer in Portuguese when she writes in Portuguese — obrigada!"]
+    assert (marta["category"], marta["tags"]) == ("core", ["long-term-memory", "preferences"])
+    assert marta["metadata"]["openclaw"]["file"] == "memory.md"
+    assert by_content["Shipped the invoice export; Marta signed off."]["category"] == "knowledge"
+    alone = tmp_path / "workspace"
+    alone.mkdir()
+    (alone / "memory.md").write_bytes((FIXTURES / "openclaw-lowercase" / "memory.md").read_bytes())
+    assert as_json(tmp_path / "other", "import", str(alone))["kind"] == "openclaw"
