@@ -138,7 +138,7 @@ def log_event(event: MemoryEvent) -> None:
 
 def validate_query(query: AuditQuery) -> AuditQuery:
     if query.action is not None and query.action not in AUDITED:
-        raise ValidationError("action", f"unknown action {query.action!r}", AUDITED)
+        raise ValidationError("action", f"unknown action {jsondoc.shown(query.action)}", AUDITED)
     if query.limit < 1 or query.limit > MAX_QUERY_LIMIT:
         raise ValidationError("limit", f"{query.limit} is out of range", f"1 to {MAX_QUERY_LIMIT}")
     return query

@@ -27,6 +27,7 @@ import os
 import re
 from pathlib import Path
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import make_scope
 
@@ -54,7 +55,8 @@ def portable(name: str, field: str = "agent") -> str:
     if text.endswith("."):
         text += "!"
     if len(text) > MAX_FILE_NAME:
-        raise ValidationError(field, f"{name!r} is too long to name a folder once each capital is written as !x",
+        raise ValidationError(field, f"{jsondoc.shown(name, 200)} is too long to name a folder once each capital is "
+                              "written as !x",
                               f"at most {MAX_FILE_NAME} characters so written")
     return text
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engram import snapshot
+from engram import jsondoc, snapshot
 from engram.bulk import store_and_embed
 from engram.config import RecallSettings, Settings
 from engram.errors import ConfigError, DimensionError, EngramError, NotFoundError, ValidationError
@@ -391,7 +391,7 @@ class Engram:
                 raise ValidationError("scope", "no session was named", "a session first: engram --session ID, the "
                                       "X-Engram-Session header, or session=... in Python")
             return self.scope
-        raise ValidationError("scope", f"unknown scope {choice!r}", ["global", "agent", "session"])
+        raise ValidationError("scope", f"unknown scope {jsondoc.shown(choice)}", ["global", "agent", "session"])
 
     def _filter(self, filters: Filters | None = None, *, scope: ScopeChoice | None = None) -> MemoryFilter:
         filters = filters or Filters()
@@ -961,7 +961,7 @@ class Engram:
     ) -> list[Memory]:
         self.writes.refuse_when_closed("read")
         if order not in ORDERS:
-            raise ValidationError("order", f"unknown order {order!r}", ORDERS)
+            raise ValidationError("order", f"unknown order {jsondoc.shown(order)}", ORDERS)
         limit, offset = parse_limit(limit, MAX_LIST_LIMIT), parse_offset(offset)
         return self._shown(self.store.list(self._filter(filters, scope=scope), order=order, limit=limit, offset=offset))
 
@@ -1030,7 +1030,7 @@ class Engram:
         self.writes.refuse_when_closed("read")
         query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
-            raise ValidationError("mode", f"unknown mode {mode!r}", ["auto", "hybrid", "text", "vector"])
+            raise ValidationError("mode", f"unknown mode {jsondoc.shown(mode)}", ["auto", "hybrid", "text", "vector"])
         depth = parse_integer(depth, "depth", 0, 3)
         limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)
         offset = parse_offset(offset, MAX_RECALL_WINDOW - limit)
@@ -1092,7 +1092,7 @@ class Engram:
         direction, words = read.anchor
         found = self.store.search_text(words, filt, limit=1)
         if not found:
-            raise ValidationError("when", f"no memory names {words!r}",
+            raise ValidationError("when", f"no memory names {jsondoc.shown(words)}",
                                   "before/after/since words a memory contains, or a time phrase (last week, in March)")
         anchor = found[0][0]
         span = anchored_range(direction, words, anchor.event_time)
@@ -1148,7 +1148,7 @@ class Engram:
         elif tag is not None:
             wanted = parse_tags(tag, "tag")
             if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"
-                raise ValidationError("tag", f"{tag!r} names no tag", "a tag (non-empty text)")
+                raise ValidationError("tag", f"{jsondoc.shown(tag)} names no tag", "a tag (non-empty text)")
             targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))
         else:
             older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
@@ -1447,7 +1447,7 @@ class Engram:
         from engram.audit import MAX_QUERY_LIMIT, AuditQuery
 
         if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("memory", f"{memory_id!r} is not a memory id", "a memory's id")
+            raise ValidationError("memory", f"{jsondoc.shown(memory_id)} is not a memory id", "a memory's id")
         scopes = None if every_agent else tuple(str(scope) for scope in self.scope.visible())
         # The query matches a key too: an id is asked for, so rows about a memory keyed so are not its.
         rows = [row for row in self.backend.audit_log().query(

@@ -24,7 +24,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for name, value in pairs:
         if name in found:
             # (the hook is not told where the object is: position 0)
-            raise json.JSONDecodeError(f"the name {name!r} is given twice in one object", "", 0)
+            raise json.JSONDecodeError(f"the name {shown(name)} is given twice in one object", "", 0)
         found[name] = value
     return found
 

@@ -114,14 +114,15 @@ class Scope:
         if kind == "session" and "/" in rest:
             agent, _, session = rest.partition("/")
             return make_scope(agent, session)
-        raise ValidationError("scope", f"cannot read {text!r}", "global, agent:NAME, session:AGENT/SESSION")
+        raise ValidationError("scope", f"cannot read {jsondoc.shown(text)}", "global, agent:NAME, session:AGENT/SESSION")
 
 
 def make_scope(agent: str | None, session: str | None) -> Scope:
     """A validated scope; a session needs an agent."""
     for name, value in (("agent", agent), ("session", session)):
         if value is not None and (not isinstance(value, str) or not _NAME.match(value)):
-            raise ValidationError(name, f"{value!r} is not a valid name", "letters, digits and . _ : @ -, 1-128 chars")
+            raise ValidationError(name, f"{jsondoc.shown(value)} is not a valid name",
+                                  "letters, digits and . _ : @ -, 1-128 chars")
     if session is not None and agent is None:
         raise ValidationError("session", "a session scope needs an agent")
     return Scope(agent, session)
@@ -241,7 +242,7 @@ def parse_clear(names: str | Iterable[str], given: Iterable[str] = ()) -> frozen
     given = set(given)
     for name in chosen:
         if not isinstance(name, str) or name not in UPSERT_FIELDS:
-            raise ValidationError("clear", f"{name!r} is not a field of a memory", CLEARABLE_FIELDS)
+            raise ValidationError("clear", f"{jsondoc.shown(name)} is not a field of a memory", CLEARABLE_FIELDS)
         if name not in CLEARABLE_FIELDS:
             raise ValidationError(name, "cannot be cleared: every memory has one", f"a new {name}")
         if name in given:
@@ -439,7 +440,7 @@ def usable_text(field_name: str, value: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValidationError(field_name, f"contains a lone surrogate ({value[exc.start]!r}) at position {exc.start},"
+        raise ValidationError(field_name, f"contains a lone surrogate ({json.dumps(value[exc.start])}) at position {exc.start},"
                               " which is not valid Unicode", "valid Unicode text (encodable as UTF-8)") from None
     return value
 
@@ -496,9 +497,12 @@ MAX_OFFSET = 1_000_000_000
 
 
 def _wrong_type(field_name: str, value: Any, allowed: str) -> ValidationError:
-    shown = repr(value)
-    return ValidationError(field_name, f"got {type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}",
-                           allowed)
+    # Spelt as JSON spells it (every door's input is JSON or text): ``got "0.5" (text)``, ``got
+    # true (a boolean)``, ``got null``, never Python's ``got str '0.5'`` or ``got NoneType None``.
+    # (``kind`` already holds a null, boolean or number; text, a list or an object is shown too.)
+    sort = jsondoc.kind(value)
+    given = sort if value is None or isinstance(value, bool | int | float) else f"{jsondoc.shown(value, 60)} ({sort})"
+    return ValidationError(field_name, f"got {given}", allowed)
 
 
 def is_number(value: Any) -> bool:
@@ -516,7 +520,7 @@ def parse_integer(value: Any, field_name: str, low: int, high: int | None = None
         raise _wrong_type(field_name, value, f"an integer, {allowed}")
     whole = int(value)
     if whole < low or (high is not None and whole > high):
-        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
+        raise ValidationError(field_name, f"{jsondoc.shown(value)} is out of range", allowed)
     return whole
 
 
@@ -527,9 +531,9 @@ def parse_number(value: Any, field_name: str, allowed: str, low: float | None = 
         raise _wrong_type(field_name, value, allowed)
     number = float(value)
     if math.isnan(number):  # (compares as neither below nor above a bound: "out of range" said too little)
-        raise ValidationError(field_name, f"{value!r} is not a number", allowed)
+        raise ValidationError(field_name, f"{jsondoc.shown(value)} is not a number", allowed)
     if (low is not None and number < low) or (high is not None and number > high):
-        raise ValidationError(field_name, f"{value!r} is out of range", allowed)
+        raise ValidationError(field_name, f"{jsondoc.shown(value)} is out of range", allowed)
     return number
 
 
@@ -574,21 +578,21 @@ def parse_category(value: str | Category) -> Category:
     try:
         return Category(str(value).strip().lower())
     except ValueError:
-        raise ValidationError("category", f"unknown category {value!r}", [c.value for c in Category]) from None
+        raise ValidationError("category", f"unknown category {jsondoc.shown(value)}", [c.value for c in Category]) from None
 
 
 def parse_layer(value: str | Layer) -> Layer:
     try:
         return Layer(str(value).strip().lower())
     except ValueError:
-        raise ValidationError("layer", f"unknown layer {value!r}", [layer.value for layer in Layer]) from None
+        raise ValidationError("layer", f"unknown layer {jsondoc.shown(value)}", [layer.value for layer in Layer]) from None
 
 
 def parse_type(value: str) -> str:
     word = str(value).strip().lower()
     if not _TYPE_WORD.match(word):
         raise ValidationError(
-            "type", f"{value!r} is not a type word", f"{', '.join(KNOWN_TYPES)} or any lowercase word"
+            "type", f"{jsondoc.shown(value)} is not a type word", f"{', '.join(KNOWN_TYPES)} or any lowercase word"
         )
     return word
 
@@ -926,7 +930,7 @@ def parse_role(value: str | Role) -> Role:
     try:
         return Role(str(value).strip().lower())
     except ValueError:
-        raise ValidationError("role", f"unknown role {value!r}", [r.value for r in Role]) from None
+        raise ValidationError("role", f"unknown role {jsondoc.shown(value)}", [r.value for r in Role]) from None
 
 
 def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
@@ -947,14 +951,14 @@ def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
             calls.append(item)
             continue
         if not isinstance(item, Mapping):
-            raise ValidationError("tool_calls", f"{item!r} is not an object", "{id, name, arguments}")
+            raise ValidationError("tool_calls", f"got {jsondoc.shown(item)}, not an object", "{id, name, arguments}")
         function = item.get("function") if isinstance(item.get("function"), Mapping) else item
         call_id, name, arguments = item.get("id"), function.get("name"), function.get("arguments", "{}")
         if not isinstance(call_id, str) or not call_id.strip():
             raise ValidationError("tool_calls.id", "every tool call needs a non-empty id", "a string")
         usable_json("tool_calls", [call_id, name, arguments])
         if not isinstance(name, str) or not name.strip():
-            raise ValidationError("tool_calls.name", f"tool call {call_id!r} has no name", "a string")
+            raise ValidationError("tool_calls.name", f"tool call {jsondoc.shown(call_id)} has no name", "a string")
         if not isinstance(arguments, str):
             try:
                 arguments = json.dumps(arguments, sort_keys=True)

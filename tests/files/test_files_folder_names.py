@@ -333,7 +333,7 @@ def test_an_agent_whose_name_cannot_be_a_folder_is_left_out_not_every_agent(engr
     engram.remember("a fact of the default agent", tags="facts")
     report = syncer.sync()
     assert [p.message for p in report.problems] == [
-        f"agent:{long_name} is not mirrored in the memory folder: agent: {long_name!r} is too long to name a "
+        f"agent:{long_name} is not mirrored in the memory folder: agent: \"{long_name}\" is too long to name a "
         "folder once each capital is written as !x (allowed: at most 255 characters so written)"]
     assert os.listdir(folder / "agents") == ["default"]
     assert "a fact of the default agent" in (folder / "agents/default/facts.md").read_text(encoding="utf-8")

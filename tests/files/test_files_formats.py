@@ -109,7 +109,7 @@ def test_clawcode_sub_bullets_and_free_text_metadata_read_as_metadata() -> None:
 
 
 @pytest.mark.parametrize(("sub_bullets", "named"), [
-    ("  - metadata: {\"project\": \"a\"}\n  - project: b\n", "'project' is given twice"),
+    ("  - metadata: {\"project\": \"a\"}\n  - project: b\n", '"project" is given twice'),
     ("  - metadata: {oops\n", "malformed JSON"),  # an object meant as JSON stays an error, never text
 ])
 def test_clawcode_metadata_that_would_lose_a_value_is_refused(sub_bullets: str, named: str) -> None:
@@ -140,7 +140,7 @@ def test_bad_markdown_is_reported_with_line_and_the_rest_still_reads() -> None:
     problems = {p.line: p.message for p in doc.parsed.problems}
     assert set(problems) == {3, 4, 6, 10, 11, 13}
     assert "date" in problems[3] and "category" in problems[4] and "feelings" in problems[4]
-    assert "metadata" in problems[6] and "'colour' is given twice" in problems[10]
+    assert "metadata" in problems[6] and '"colour" is given twice' in problems[10]
     assert all(p.path == "global/notes.md" for p in doc.parsed.problems)
     # An invalid entry that has an id is known, so sync never takes it as deleted.
     assert doc.parsed.invalid_ids == {"bad-id"}
@@ -192,4 +192,4 @@ def test_a_yaml_key_written_as_a_number_reads_as_its_text() -> None:
                   "global/plans.yaml", max_content_chars=8000)
     assert [(e.content, e.key) for e in doc.parsed.entries] == [("the year plan", "2026")]
     assert [p.line for p in doc.parsed.problems] == [4], doc.parsed.problems
-    assert "key: got bool True (allowed: text, 1-200 printable characters)" in doc.parsed.problems[0].message
+    assert "key: got true (a boolean) (allowed: text, 1-200 printable characters)" in doc.parsed.problems[0].message

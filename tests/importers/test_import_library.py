@@ -38,7 +38,7 @@ def test_a_snapshot_document_imports_from_the_library_by_kind(tmp_path: Path) ->
 @pytest.mark.parametrize(("source", "problem"), [
     (123, "source: got int"),
     (b"{}", "source: got bytes"),
-    ({"MEMORY.md": 5}, "source: the folder entry 'MEMORY.md' is not text"),
+    ({"MEMORY.md": 5}, 'source: the folder entry "MEMORY.md" is not text'),
     (str(FIXTURES / "mem0.json"), "source: '"),
     ("mem0.json", "source: 'mem0.json' is not a document (the text given is read as the document itself"),
 ])

@@ -88,6 +88,6 @@ def test_an_unknown_command_is_refused_not_sent_to_the_model(tmp_path):
                "ENGRAM_LLM__API_KEY": "sk-local"}
         done = run_chat(tmp_path, ["/bogus", "/usr/bin is where it lives", "//bogus is literal", "/quit"], env)
         sent = [r.body["messages"][-1]["content"] for r in server.requests]
-    assert "unknown command '/bogus'" in done.stderr and "/compact" in done.stderr
+    assert 'unknown command "/bogus"' in done.stderr and "/compact" in done.stderr
     assert done.returncode == 2  # piped input: the refused line shows in the exit code
     assert len(sent) == 2 and sent[0].endswith("/usr/bin is where it lives") and sent[1].endswith("/bogus is literal")

@@ -114,7 +114,7 @@ def test_transcript_command_writes_and_indexes(tmp_path: Path) -> None:
 def test_a_bare_session_id_is_refused_with_how_to_write_it_and_transcripts_go_where_the_docs_say(
         tmp_path: Path) -> None:
     bare = run(tmp_path, "history", "append", "sess_123", "hello")
-    assert bare.returncode == 2 and "'sess_123' names no channel" in bare.stderr and "'cli:sess_123'" in bare.stderr
+    assert bare.returncode == 2 and '"sess_123" names no channel' in bare.stderr and '"cli:sess_123"' in bare.stderr
     assert run(tmp_path, "history", "append", "cli:sess_123", "Which database should the project use?").returncode == 0
     written = run(tmp_path, "--json", "history", "transcript", "cli:sess_123")
     path = Path(json.loads(written.stdout)["path"])

@@ -20,8 +20,8 @@ BODIES = [
     (b'{"content": "x", "metadata": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5001, "nested too deeply"),
     (b'{"content": "x", "tags": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nested too deeply"),
     (b'{"content": "x", "metadata": {"n": ' + b"9" * 5000 + b"}}", "longer than"),
-    (b'{"content": "first", "content": "second"}', "'content' is given twice"),
-    (b'{"content": "x", "metadata": {"a": 1, "a": 2}}', "'a' is given twice"),
+    (b'{"content": "first", "content": "second"}', '"content" is given twice'),
+    (b'{"content": "x", "metadata": {"a": 1, "a": 2}}', '"a" is given twice'),
 ]
 
 
@@ -57,7 +57,7 @@ def test_a_body_naming_each_field_once_is_stored_as_sent(served: Served) -> None
 @pytest.mark.parametrize(("text", "reason"), [
     ('{"a": ' * 5000 + "1" + "}" * 5000, "nested too deeply"),
     ('{"n": ' + "9" * 5000 + "}", "longer than"),
-    ('{"a": 1, "a": 2}', "'a' is given twice"),
+    ('{"a": 1, "a": 2}', '"a" is given twice'),
 ])
 def test_library_metadata_text_is_refused_naming_metadata(tmp_path: Path, text: str, reason: str) -> None:
     with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False}) as mem:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from engram.engine import Engram
+from engram.history.compaction import MAX_SUMMARY_CHARS
 from engram.model import Message
 from engram.privacy import PiiPolicy
 
@@ -119,6 +120,47 @@ def test_the_count_summary_is_screened_when_it_copies_a_summary_stored_before_re
         assert "summary: redacted possible PII" in caplog.text and EMAIL not in caplog.text
     assert EMAIL.encode() not in vacuumed_bytes(db)
 
+
+
+# A marker is longer than the shortest address it replaces (``a@b.io``: 6 characters, 16 once
+# redacted), so a summary made to fit MAX_SUMMARY_CHARS no longer fits once screened: it is cut
+# again, not stored past the bound (nor, past the store's limit, refused and the compaction lost).
+SHORT_EMAILS = " ".join(["a@b.io"] * 1100)  # 7,699 characters, 17,599 once redacted
+
+
+def test_a_count_summary_that_redaction_grows_is_cut_to_fit_keeping_its_counts(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    with Engram.from_settings(home=tmp_path, path=db) as warned:  # warn: the summary is kept as set
+        warned.history.set_summary("web:1", SHORT_EMAILS)
+        for n in range(8):
+            warned.history.append("web:1", "user", f"question {n}")
+            warned.history.append("web:1", "assistant", f"answer {n}")
+    with Engram.from_settings(home=tmp_path, path=db, privacy={"pii": "redact"}) as engram:
+        result = engram.history.compact("web:1", force=True)
+        stored = engram.history.summary("web:1")
+        assert result.compacted and result.summarizer == "count" and stored == result.summary
+        assert len(stored) == MAX_SUMMARY_CHARS and "@" not in stored and "[REDACTED:email]" in stored
+        # The end is kept: the counts line the next compaction adds to.
+        assert stored.endswith("[REDACTED:email]\n[Conversation history compacted. Previous discussion covered: "
+                               "3 user messages, 3 assistant responses, 0 tool calls]"), stored[-200:]
+
+
+def test_a_model_summary_that_redaction_grows_is_cut_to_fit_keeping_its_beginning(redacting) -> None:
+    engram, db = redacting
+
+    class Quoting:  # a model's summary may quote what it read (stored before redact was set)
+        def summarize(self, messages: Sequence[Message]) -> str:
+            return f"The user listed their addresses: {SHORT_EMAILS}"
+
+    for n in range(8):
+        engram.history.append("web:1", "user", f"question {n}")
+        engram.history.append("web:1", "assistant", f"answer {n}")
+    result = engram.history.compact("web:1", summarizer=Quoting(), force=True)
+    stored = engram.history.summary("web:1")
+    assert result.compacted and result.summarizer == "llm" and stored == result.summary
+    assert len(stored) == MAX_SUMMARY_CHARS and "@" not in stored
+    assert stored.startswith("The user listed their addresses: [REDACTED:email] [REDACTED:email]")
+    assert len(engram.history.all("web:1")) == 10  # the compaction happened: what it discarded is gone
 
 def test_warn_logs_the_kinds_in_a_count_summary(tmp_path: Path, caplog) -> None:
     with Engram.from_settings(home=tmp_path, path=tmp_path / "memory.db") as engram:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engram import jsondoc
 from engram.engine import Engram, Filters
 from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.llm.base import ToolSpec, decode_arguments
@@ -86,7 +87,7 @@ def require_string(args: Mapping[str, Any], name: str) -> str:
 def _optional_int(args: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
     value = args.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value or not low <= value <= high:
-        raise ValidationError(name, f"{value!r} is not an integer from {low} to {high}", f"{low}..{high}")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not an integer from {low} to {high}", f"{low}..{high}")
     return int(value)
 
 
@@ -145,7 +146,7 @@ class MemoryTools:
             "memory_link": self._link,
         }.get(name)
         if handler is None:
-            raise ValidationError("tool", f"unknown tool {name!r}", [s.name for s in self.specs])
+            raise ValidationError("tool", f"unknown tool {jsondoc.shown(name)}", [s.name for s in self.specs])
         return handler(arguments)
 
     def _store(self, args: Mapping[str, Any]) -> str:
@@ -177,7 +178,7 @@ class MemoryTools:
     def _link(self, args: Mapping[str, Any]) -> str:
         action = require_string(args, "action")
         if action not in ("link", "unlink"):
-            raise ValidationError("action", f"unknown action {action!r}", ["link", "unlink"])
+            raise ValidationError("action", f"unknown action {jsondoc.shown(action)}", ["link", "unlink"])
         a, b = require_string(args, "from"), require_string(args, "to")
         first, second = self._entry(args, "from", action), self._entry(args, "to", action)
         if action == "link":

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.ids import key_from_content, new_id
 from engram.model import (
@@ -161,7 +162,7 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
     layer = parse_layer(raw["layer"]) if raw.get("layer") else layer_for_type(memory_type)
     entry_id = raw.get("id")
     if entry_id is not None and (not isinstance(entry_id, str) or not entry_id.strip() or len(entry_id) > 100):
-        raise ValidationError("id", f"{entry_id!r} is not an id", "the id engram wrote, or none for a new entry")
+        raise ValidationError("id", f"{jsondoc.shown(entry_id)} is not an id", "the id engram wrote, or none for a new entry")
     precise = _time(raw.get("created_at"), "created_at")
     return Entry(
         content=parse_content(raw.get("content", ""), max_content_chars),
@@ -204,7 +205,8 @@ def resolve_date(value: Any, precise: float | None) -> float | None:
             return _same_day(dt.date.fromisoformat(text), precise)
         moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValidationError("date", f"{text!r} is not a valid date", "YYYY-MM-DD or an ISO 8601 timestamp") from None
+        raise ValidationError("date", f"{jsondoc.shown(text)} is not a valid date",
+                              "YYYY-MM-DD or an ISO 8601 timestamp") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
     return _closest(moment.timestamp(), precise, 1.0)
@@ -256,7 +258,7 @@ def _count(value: Any, name: str) -> int:
     if number is None:
         return 0
     if not number.is_integer() or number < 0:
-        raise ValidationError(name, f"{value!r} is not a count", "a whole number, 0 or more")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not a count", "a whole number, 0 or more")
     return int(number)
 
 
@@ -264,11 +266,11 @@ def _number(value: Any, name: str) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise ValidationError(name, f"{value!r} is not a number", "seconds since the epoch")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not a number", "seconds since the epoch")
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise ValidationError(name, f"{value!r} is not a number", "seconds since the epoch") from None
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not a number", "seconds since the epoch") from None
 
 
 def _text(value: Any, name: str, *, one_line: bool = True) -> str | None:
@@ -277,7 +279,7 @@ def _text(value: Any, name: str, *, one_line: bool = True) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise ValidationError(name, f"{value!r} is not text", "a short text")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not text", "a short text")
     text = str(value).strip()
     if not one_line:
         if len(text) > 200:

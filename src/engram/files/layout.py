@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from engram import jsondoc
 from engram.disk_names import name_of, portable
 from engram.errors import ValidationError
 from engram.model import Memory, Scope, make_scope
@@ -88,7 +89,7 @@ class Layout:
             return make_scope(_name(parts[1]), _name(parts[2]))
         if len(parts) == 2 and parts[0] == "sessions" and self.sessions == "session":
             return make_scope(self.owner, _name(parts[1]))
-        raise ValidationError("path", f"{rel_dir!r} is not a scope folder", self._folders())
+        raise ValidationError("path", f"{jsondoc.shown(rel_dir)} is not a scope folder", self._folders())
 
     def dir_of(self, rel: str) -> str | None:
         """The scope folder a path in the memory folder belongs to, or None."""

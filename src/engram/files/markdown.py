@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import Category, layer_for_type
 
@@ -285,7 +286,7 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
             name, value = found.group(1).lower(), (found.group(2) or "").strip()
             if name not in _FIELDS:
                 if found.group(1) in extra:
-                    problem = problem or f"line {line_no + offset}: {found.group(1)!r} is given twice"
+                    problem = problem or f"line {line_no + offset}: {jsondoc.shown(found.group(1))} is given twice"
                 extra[found.group(1)] = (line_no + offset, value)
                 continue
             if name == "search_context" and value.startswith('"'):
@@ -390,7 +391,7 @@ def _with_fields(metadata: dict[str, Any], extra: dict[str, tuple[int, str]]) ->
     ``metadata`` line holds too is refused: one of the two values would be lost."""
     for name, (line, value) in extra.items():
         if name in metadata:
-            raise ValidationError("entry", f"line {line}: {name!r} is given twice (here and in metadata)",
+            raise ValidationError("entry", f"line {line}: {jsondoc.shown(name)} is given twice (here and in metadata)",
                                   "each metadata name once")
         metadata[name] = value
     return metadata
@@ -401,7 +402,7 @@ def _marker_fields(text: str) -> dict[str, Any]:
     for item in text.split():
         name, sep, value = item.partition(":")
         if not sep or name not in _MARKER_FIELDS:
-            raise ValidationError("marker", f"cannot read {item!r}", f"{', '.join(_MARKER_FIELDS)} as name:value")
+            raise ValidationError("marker", f"cannot read {jsondoc.shown(item)}", f"{', '.join(_MARKER_FIELDS)} as name:value")
         value = unquote(value)
         if name == "links":
             out["links"] = [v for v in value.split(",") if v]

@@ -39,6 +39,7 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import MAX_MESSAGE_CHARS, Message, make_scope, usable_text
 
@@ -241,7 +242,7 @@ def check_messages(messages: Sequence[Message]) -> list[Message]:
 def check_recent(n: int) -> int:
     """Validate ``get_recent``'s ``n``; raises ``ValidationError``."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValidationError("n", f"{n!r} is not a message count", "an integer >= 0")
+        raise ValidationError("n", f"{jsondoc.shown(n)} is not a message count", "an integer >= 0")
     return n
 
 
@@ -249,7 +250,7 @@ def check_range(start: int, stop: int) -> tuple[int, int]:
     """Validate ``discard``'s positions; raises ``ValidationError``."""
     for name, value in (("start", start), ("stop", stop)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValidationError(name, f"{value!r} is not a position", "an integer >= 0")
+            raise ValidationError(name, f"{jsondoc.shown(value)} is not a position", "an integer >= 0")
     if stop < start:
         raise ValidationError("stop", f"{stop} is before start {start}", "stop >= start")
     return start, stop

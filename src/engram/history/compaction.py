@@ -128,7 +128,16 @@ def count_summary(discarded: Sequence[Message], previous: str = "") -> str:
     line = (f"[Conversation history compacted. Previous discussion covered: {users} user messages, "
             f"{answers} assistant responses, {calls} tool calls]")
     text = f"{rest}\n{line}" if rest else line
-    return text[-MAX_SUMMARY_CHARS:]
+    return fitted(text, "count")
+
+
+def fitted(summary: str, summarizer: str) -> str:
+    """``summary`` cut to ``MAX_SUMMARY_CHARS``: a count summary keeps its end, the counts line
+    the next compaction adds to (and what it carried over from before goes first); a model's keeps
+    its beginning. Applied once made and again once screened (``compact_conversation``): a
+    ``[REDACTED:kind]`` marker can be longer than what it replaced, and the summary is engram's own
+    text, so it is cut to fit, as a period summary is cut to ``max_content_chars``, not refused."""
+    return summary[-MAX_SUMMARY_CHARS:] if summarizer == "count" else summary[:MAX_SUMMARY_CHARS]
 
 
 def compact_messages(
@@ -176,7 +185,7 @@ def compact_messages(
     if summarizer is not None and not emergency:
         context = [Message(Role.SYSTEM, f"Summary so far:\n{previous_summary}")] if previous_summary else []
         try:
-            summary = summarizer.summarize([*context, *discarded]).strip()[:MAX_SUMMARY_CHARS]
+            summary = fitted(summarizer.summarize([*context, *discarded]).strip(), "llm")
             used = "llm"
         except EngramError as exc:
             notes.append(f"summariser failed ({exc}); used the count summary")
@@ -217,7 +226,7 @@ def compact_conversation(
         if not result.compacted:
             return result
         if screen is not None:
-            result = dataclasses.replace(result, summary=screen(result.summary))
+            result = dataclasses.replace(result, summary=fitted(screen(result.summary), result.summarizer))
         head = 1 if messages and messages[0].role is Role.SYSTEM else 0
         if discard_if_unchanged(store, key, messages, head, head + len(result.discarded), summary=result.summary,
                                 summary_read=previous):

@@ -14,11 +14,12 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from engram import jsondoc
 from engram.errors import ValidationError
 
 _PART = re.compile(r"^[^\s:\x00-\x1f\x7f]{1,128}$")
 _NOT_IN_A_PART = re.compile(r"[\s:\x00-\x1f\x7f]+")
-_ALLOWED = "channel:chat or channel:chat:thread, each part 1-128 characters without ':' or spaces"
+_ALLOWED = 'channel:chat or channel:chat:thread, each part 1-128 characters without ":" or spaces'
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +52,9 @@ def conversation_key(channel: str, chat: str, thread: str | None = None) -> str:
     """The persistence key for a conversation; raises ``ValidationError`` for an unusable part."""
     for name, value in (("channel", channel), ("chat", chat)):
         if not isinstance(value, str) or not _PART.match(value):
-            raise ValidationError(f"key.{name}", f"{value!r} cannot be part of a key", _ALLOWED)
+            raise ValidationError(f"key.{name}", f"{jsondoc.shown(value)} cannot be part of a key", _ALLOWED)
     if thread and not _PART.match(thread):
-        raise ValidationError("key.thread", f"{thread!r} cannot be part of a key", _ALLOWED)
+        raise ValidationError("key.thread", f"{jsondoc.shown(thread)} cannot be part of a key", _ALLOWED)
     return str(ConversationKey(channel, chat, thread or ""))
 
 
@@ -65,12 +66,12 @@ def parse_conversation_key(text: str) -> ConversationKey:
     if len(parts) == 1 and _PART.match(text):
         # A bare session id (ClawCode's sess_123) is not read in some default channel: a bare id
         # already means "that chat on any channel" where a door takes one (key_or_chat).
-        raise ValidationError("key", f"{text!r} names no channel: write where the conversation happens first, "
-                                     f"e.g. 'cli:{text}'", _ALLOWED)
+        raise ValidationError("key", f"{jsondoc.shown(text)} names no channel: write where the conversation happens first, "
+                                     f"e.g. {jsondoc.shown('cli:' + text)}", _ALLOWED)
     if len(parts) == 2:
         parts.append("")
     if len(parts) != 3:
-        raise ValidationError("key", f"{text!r} is not a conversation key", _ALLOWED)
+        raise ValidationError("key", f"{jsondoc.shown(text)} is not a conversation key", _ALLOWED)
     normal = conversation_key(parts[0], parts[1], parts[2])
     channel, chat, thread = normal.split(":")
     return ConversationKey(channel, chat, thread)
@@ -93,6 +94,6 @@ def key_or_chat(text: str) -> tuple[str | None, str | None]:
     if isinstance(text, str) and ":" in text:
         return normal_key(text), None
     if not isinstance(text, str) or not _PART.match(text):
-        raise ValidationError("chatId", f"{text!r} is neither a chat id nor a conversation key",
-                              "a chat id (1-128 characters, no ':' or spaces) or " + _ALLOWED)
+        raise ValidationError("chatId", f"{jsondoc.shown(text)} is neither a chat id nor a conversation key",
+                              'a chat id (1-128 characters, no ":" or spaces) or ' + _ALLOWED)
     return None, text

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from engram import jsondoc
 from engram.db.migrate import migrate
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, ValidationError
@@ -227,7 +228,7 @@ class ExchangeIndex:
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query", "must not be empty", "some text")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ValidationError("top_k", f"{top_k!r} is too small", "1 or more")
+            raise ValidationError("top_k", f"{jsondoc.shown(top_k)} is too small", "1 or more")
         key, chat = (None, None) if conversation is None else key_or_chat(conversation)
         query_vector = None
         if chat is None and self._ranks_in_sql():

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import EngramError, ValidationError
 from engram.history.base import HistoryStore, check_message, discard_if_unchanged, pop_newest
 from engram.history.compaction import (
@@ -267,7 +268,7 @@ class History:
         calls = {call.id for m in recent for call in m.tool_calls}
         for i, message in enumerate(batch):
             if message.role is Role.TOOL and message.tool_call_id not in calls:
-                raise ValidationError(name(i, "tool_call_id"), f"no tool call {message.tool_call_id!r} in this "
+                raise ValidationError(name(i, "tool_call_id"), f"no tool call {jsondoc.shown(message.tool_call_id)} in this "
                                       "conversation", "the id of a tool call made by an earlier assistant message")
             calls.update(call.id for call in message.tool_calls)
         self.store.append_many(key, batch)

@@ -62,7 +62,7 @@ def check_source(source: object, kind: str | None = None) -> None:
     if isinstance(source, Mapping):
         bad = next((k for k, v in source.items() if not isinstance(k, str) or not isinstance(v, str)), None)
         if bad is not None:
-            raise ValidationError("source", f"the folder entry {bad!r} is not text under a relative path", allowed)
+            raise ValidationError("source", f"the folder entry {jsondoc.shown(bad)} is not text under a relative path", allowed)
         return
     if isinstance(source, Path):
         return
@@ -81,7 +81,7 @@ def check_source(source: object, kind: str | None = None) -> None:
 
 def check_kind(kind: str) -> str:
     if kind not in KINDS:
-        raise ValidationError("from", f"unknown source kind {kind!r}", KINDS)
+        raise ValidationError("from", f"unknown source kind {jsondoc.shown(kind)}", KINDS)
     return kind
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 
+from engram import jsondoc
 from engram.importers.base import Files, Plan, Record, fail, slug, tags
 from engram.importers.markdown_blocks import split_blocks
 from engram.model import Category
@@ -78,4 +79,4 @@ def _day(text: str, rel: str) -> float:
     try:
         return datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC).timestamp()
     except ValueError:
-        raise fail(rel, f"{text!r} is not a date", "memory/YYYY-MM-DD.md") from None
+        raise fail(rel, f"{jsondoc.shown(text)} is not a date", "memory/YYYY-MM-DD.md") from None

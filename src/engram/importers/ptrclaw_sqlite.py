@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engram import jsondoc
 from engram.db.foreign import PTRCLAW
 from engram.errors import ValidationError
 from engram.importers.base import Plan, Record, fail, timestamp
@@ -75,5 +76,5 @@ def _record(where: str, row: dict) -> Record:
 
 def _integer(value: object, where: str) -> int | float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fail(where, f"got {value!r}"[:200], "seconds since the epoch (an INTEGER)")
+        raise fail(where, f"got {jsondoc.shown(value)}"[:200], "seconds since the epoch (an INTEGER)")
     return value

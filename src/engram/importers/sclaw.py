@@ -114,7 +114,7 @@ def _flag(value: Any, where: str) -> bool:
     words = {"0": False, "1": True, "false": False, "true": True}
     if isinstance(value, str) and value.strip().lower() in words:
         return words[value.strip().lower()]
-    raise fail(where, f"{value!r} is not a flag", "0 or 1 (or the text true / false)")
+    raise fail(where, f"{jsondoc.shown(value)} is not a flag", "0 or 1 (or the text true / false)")
 
 
 def _conversation(session: Any, where: str) -> str:
@@ -128,7 +128,7 @@ def _conversation(session: Any, where: str) -> str:
     try:
         return conversation_key("sclaw", session)
     except ValidationError as exc:
-        raise fail(f"{where}.session_id", f"{session!r} is no conversation key", exc.allowed) from None
+        raise fail(f"{where}.session_id", f"{jsondoc.shown(session)} is no conversation key", exc.allowed) from None
 
 
 def _seq(value: Any, where: str) -> int:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from engram import jsondoc
 from engram.errors import EngramError, ValidationError
 from engram.lifecycle import JOBS, consolidate, decay, hygiene, retention, summaries
 from engram.lifecycle.common import JobReport
@@ -154,7 +155,7 @@ class Maintenance:
         tell = progress or _silent
         for job in only or ():
             if job not in JOBS:
-                raise ValidationError("job", f"unknown job {job!r}", JOBS)
+                raise ValidationError("job", f"unknown job {jsondoc.shown(job)}", JOBS)
         now = self.engram.clock() if now is None else now
         wanted = [j for j in JOBS if not only or j in only]
         due = set(self.due(now))

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from engram import jsondoc
 from engram.errors import EngramError, ValidationError
 from engram.events import MemoryEvent
 from engram.lifecycle.common import DAY, JobReport, announced_together
@@ -219,7 +220,7 @@ def list_summaries(engram: Engram, period_type: str | None = None, limit: int = 
     summaries of its agent's ended periods are created first (``run``), once the arguments are
     checked: a bad ``period_type`` or ``limit`` writes nothing. Raises ``ValidationError``."""
     if period_type is not None and period_type not in ("daily", "weekly"):
-        raise ValidationError("period_type", f"unknown period {period_type!r}", ["daily", "weekly"])
+        raise ValidationError("period_type", f"unknown period {jsondoc.shown(period_type)}", ["daily", "weekly"])
     limit = parse_limit(limit, MAX_LIST_LIMIT)
     if make is not None:
         run(engram, make, now=engram.clock(), agents=[engram.scope.agent or "default"])

@@ -10,6 +10,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import ValidationError
 
 # Every door turns a stored instant back into a date, in UTC or in the user's zone, and Python's
@@ -24,7 +25,7 @@ def instant(number: float, value: Any, field_name: str) -> float:
     """``number`` (read from ``value``) if it is an instant every door can show as a date; raises
     ``ValidationError`` for NaN, infinities and times beyond the years 2-9998."""
     if math.isnan(number) or not EARLIEST <= number < LATEST:
-        raise ValidationError(field_name, f"{value!r} is not a time engram can show as a date", IN_RANGE)
+        raise ValidationError(field_name, f"{jsondoc.shown(value)} is not a time engram can show as a date", IN_RANGE)
     return number
 
 
@@ -34,7 +35,7 @@ def parse_time(value: Any, field_name: str) -> float | None:
     if value is None or isinstance(value, bool):
         if value is None:
             return None
-        raise ValidationError(field_name, f"{value!r} is not a time", _ALLOWED)
+        raise ValidationError(field_name, f"{jsondoc.shown(value)} is not a time", _ALLOWED)
     if isinstance(value, int | float):
         try:
             return instant(float(value), value, field_name)
@@ -51,7 +52,7 @@ def parse_time(value: Any, field_name: str) -> float | None:
         try:
             parsed = datetime.fromisoformat(text)
         except ValueError:
-            raise ValidationError(field_name, f"cannot read {value!r}",
+            raise ValidationError(field_name, f"cannot read {jsondoc.shown(value)}",
                                   _ALLOWED) from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from engram import jsondoc
 from engram.errors import ValidationError
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -100,7 +101,7 @@ def parse(phrase: str, now: float, zone: ZoneInfo, week_start: int = 0, field: s
     found, rest = find(text, now, zone, week_start)
     if found is None or rest:
         raise ValidationError(
-            field, f"cannot read {phrase!r} as a time",
+            field, f"cannot read {jsondoc.shown(phrase)} as a time",
             "yesterday, today, N days/weeks/hours/minutes ago, an hour ago, last/this week|month|year, "
             "in March [2026], since Monday, on 2026-04-12, the past N days; before/after/since words a memory contains",
         )

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engram import text
+from engram import jsondoc, text
 from engram.errors import ConfigError, ValidationError
 from engram.model import Memory, MemoryVersion
 from engram.temporal import phrases
@@ -120,7 +120,7 @@ class TimeReader:
             try:
                 return self.instant(value, field)
             except ValidationError:
-                raise ValidationError(field, f"cannot read {value!r} as a time", _BOUND_FORMS) from None
+                raise ValidationError(field, f"cannot read {jsondoc.shown(value)} as a time", _BOUND_FORMS) from None
         at = found.start if not end else None if found.end is None else math.nextafter(found.end, -math.inf)
         return None if at is None else in_range(at, value, field)
 
@@ -130,7 +130,8 @@ class TimeReader:
         start = self.bound(since, "since", now=now)
         end = self.bound(until, "until", now=now, end=True)
         if start is not None and end is not None and end < start:
-            raise ValidationError("until", f"{until!r} is before since ({since!r})", "a time at or after since")
+            raise ValidationError("until", f"{jsondoc.shown(until)} is before since ({jsondoc.shown(since)})",
+                                  "a time at or after since")
         return start, end
 
     def stated(self, content: str) -> float | None:

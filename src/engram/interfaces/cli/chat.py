@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from engram import jsondoc
 from engram.errors import EngramError, ProviderError, ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
@@ -130,7 +131,7 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError], *, as_js
                                  else "nothing to compact")
         return True
     if _COMMAND.match(line):  # an unknown command is never sent to the model as a message
-        exc = ValidationError("command", f"unknown command {line.split()[0]!r}", COMMANDS)
+        exc = ValidationError("command", f"unknown command {jsondoc.shown(line.split()[0])}", COMMANDS)
         render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
         failures.append(exc)
         return True

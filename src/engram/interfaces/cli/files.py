@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.option_names import OptionNamingGroup
@@ -201,7 +202,7 @@ def resolve(
     agent's folder nor a file version onto another agent's memory; run as no agent, or with
     --all-agents, any."""
     if take not in ("db", "file", "merge"):
-        raise ValidationError("--take", f"unknown side {take!r}", ["db", "file", "merge"])
+        raise ValidationError("--take", f"unknown side {jsondoc.shown(take)}", ["db", "file", "merge"])
     st = state(ctx)
     all_agents = all_agents or ctx.meta.get(_ALL_AGENTS_META, False)
     viewer = _viewer(st, all_agents)
@@ -233,7 +234,7 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: b
     """``engram export --format markdown|yaml|json DIR``: what this agent reads as a memory folder,
     or, run as no agent or with ``all_agents``, every memory in the store (``root.folder_export_memories``)."""
     if fmt not in ("markdown", "yaml", "json"):
-        raise ValidationError("--format", f"unknown format {fmt!r}", ["snapshot", "markdown", "yaml", "json"])
+        raise ValidationError("--format", f"unknown format {jsondoc.shown(fmt)}", ["snapshot", "markdown", "yaml", "json"])
     if path is None:
         raise ValidationError("path", f"--format {fmt} writes a folder", "a folder path")
     st = state(ctx)

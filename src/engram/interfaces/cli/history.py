@@ -115,11 +115,11 @@ def _message_list(source: str) -> Any:
         else:
             text = Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError("messages", f"cannot read {source!r}: {exc}", "a readable UTF-8 file, or -") from None
+        raise ValidationError("messages", f"cannot read {jsondoc.shown(source)}: {exc}", "a readable UTF-8 file, or -") from None
     try:
         return jsondoc.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValidationError("messages", f"{source!r} is not JSON ({exc})", "a JSON list of messages") from None
+        raise ValidationError("messages", f"{jsondoc.shown(source)} is not JSON ({exc})", "a JSON list of messages") from None
 
 
 @group.command("summary")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from engram import jsondoc
 from engram.interfaces.cli import render
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import state
@@ -78,9 +79,9 @@ def install(
     from engram.errors import ValidationError
 
     if launcher not in ("command", "uvx"):
-        raise ValidationError("launcher", f"unknown launcher {launcher!r}", ["command", "uvx"])
+        raise ValidationError("launcher", f"unknown launcher {jsondoc.shown(launcher)}", ["command", "uvx"])
     if tools is not None and tools not in ("clawcode", "ptrclaw", "both"):
-        raise ValidationError("tools", f"unknown tool family {tools!r}", ["clawcode", "ptrclaw", "both"])
+        raise ValidationError("tools", f"unknown tool family {jsondoc.shown(tools)}", ["clawcode", "ptrclaw", "both"])
     st = state(ctx)
     settings = st.settings()
     server = clients.entry(client, agent=settings.agent, home=settings.home, kind=launcher,  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 
+from engram import jsondoc
 from engram.errors import ValidationError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
@@ -19,7 +20,7 @@ def duration(text: str | None, field: str) -> float | None:
         return None
     match = _DURATION.match(text)
     if not match:
-        raise ValidationError(field, f"{text!r} is not a duration", "a number with s, m, h, d or w, e.g. 7d")
+        raise ValidationError(field, f"{jsondoc.shown(text)} is not a duration", "a number with s, m, h, d or w, e.g. 7d")
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
@@ -28,7 +29,7 @@ def pairs(items: list[str] | None, field: str) -> dict[str, str]:
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ValidationError(field, f"{item!r} is not key=value", "key=value")
+            raise ValidationError(field, f"{jsondoc.shown(item)} is not key=value", "key=value")
         out[key.strip()] = value
     return out
 

@@ -112,7 +112,7 @@ async def refuse_unknown_query(request: Request) -> None:
                                   sorted(names.taken) or "no query parameters")
         if name in names.single and len(given := request.query_params.getlist(name)) > 1:
             times = "twice" if len(given) == 2 else f"{len(given)} times"
-            raise ValidationError(name, f"is given {times} ({', '.join(repr(v[:40]) for v in given[:5])})",
+            raise ValidationError(name, f"is given {times} ({', '.join(jsondoc.shown(v, 40) for v in given[:5])})",
                                   f"one {name} per request")
 
 

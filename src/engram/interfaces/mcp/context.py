@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from engram import jsondoc
 from engram.engine import Engram
 from engram.errors import ValidationError
 
@@ -43,9 +44,9 @@ def place(engram: Engram, context: Mapping[str, Any] | None, scope: ScopeName | 
     if session_id is None:
         return Placed(engram, scope or "agent", created_at, rest or None)
     if scope not in (None, "session"):
-        raise ValidationError("context.session_id", f"names a session, but scope is {scope!r}",
-                              "scope 'session' or left out with a session_id; no session_id with scope "
-                              f"{scope!r}")
+        raise ValidationError("context.session_id", f"names a session, but scope is {jsondoc.shown(scope)}",
+                              'scope "session" or left out with a session_id; no session_id with scope '
+                              f"{jsondoc.shown(scope)}")
     try:
         view = engram.for_session(session_id)
     except ValidationError as exc:  # the view checks the name as a scope's, under its own field name

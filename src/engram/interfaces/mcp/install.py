@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from engram import jsondoc
 from engram.errors import ConfigError, ValidationError
 
 
@@ -135,7 +136,7 @@ def snippet(client: str, name: str, server: Mapping[str, Any]) -> str:
 
 def _client(name: str) -> Client:
     if name not in CLIENTS:
-        raise ValidationError("client", f"unknown client {name!r}", list(CLIENTS))
+        raise ValidationError("client", f"unknown client {jsondoc.shown(name)}", list(CLIENTS))
     return CLIENTS[name]
 
 

@@ -1,0 +1,141 @@
+"""A refused value is spelt back as JSON spells it, the language every door's input is written in
+(a request body, an MCP call, a command line's words): ``got null``, ``got true (a boolean)``,
+``unknown category "feelings"``, never Python's ``None``, ``True`` or ``'feelings'``, which the
+user never typed. One bad input per message the engine words so; each through the library on a
+real SQLite file, and the ones a command line can send through the CLI as a process, whose text is
+the library's (the engine owns it; the CLI only presents it)."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram import Engram, Scope
+from engram.engine import Filters
+from engram.errors import ValidationError
+from tests.interfaces.conftest import Served
+
+# Python's spellings of a value: its constants as words, and a value in single quotes (an
+# apostrophe inside a word, "a memory's id", is not one).
+PYTHON_SPELLING = re.compile(r"\b(None|True|False)\b|(?<!\w)'[^']*'(?!\w)")
+
+Call = Callable[[Engram], Any]
+
+# (name, the library call, the field named, what the message shows of the value, the CLI's words
+# for the same input or None where a command line cannot send it: its options are typed)
+CASES: list[tuple[str, Call, str, str, tuple[str | bytes, ...] | None]] = [
+    ("scope text", lambda m: Scope.parse("nowhere"), "scope", 'cannot read "nowhere"', None),
+    ("agent name", lambda m: m.for_agent("a b"), "agent", '"a b" is not a valid name', ("--agent", "a b", "list")),
+    ("clear", lambda m: m.update("kept", clear=["colour"]), "clear", '"colour" is not a field of a memory',
+     ("update", "kept", "--clear", "colour")),
+    ("lone surrogate", lambda m: m.remember("bad \udcff byte"), "content", 'a lone surrogate ("\\udcff")',
+     ("remember", b"bad \xff byte")),
+    ("wrong type: text", lambda m: m.remember("a new memory", importance="0.5"), "importance", 'got "0.5" (text)', None),
+    ("wrong type: null", lambda m: m.forget(tag="garden", dry_run=None), "dry_run", "got null", None),
+    ("wrong type: boolean", lambda m: m.list(limit=True), "limit", "got true (a boolean)", None),
+    ("wrong type: list", lambda m: m.remember("a new memory", importance=[0.5]), "importance", "got [0.5] (a list)", None),
+    ("integer out of range", lambda m: m.list(limit=5000), "limit", "5000 is out of range", ("list", "--limit", "5000")),
+    ("not a number", lambda m: m.remember("a new memory", importance=math.nan), "importance", "nan is not a number",
+     ("remember", "a new memory", "--importance", "nan")),
+    ("number out of range", lambda m: m.remember("a new memory", importance=3.0), "importance", "3.0 is out of range",
+     ("remember", "a new memory", "--importance", "3")),
+    ("category", lambda m: m.remember("a new memory", category="feelings"), "category", 'unknown category "feelings"',
+     ("remember", "a new memory", "--category", "feelings")),
+    ("layer", lambda m: m.remember("a new memory", layer="attic"), "layer", 'unknown layer "attic"',
+     ("remember", "a new memory", "--layer", "attic")),
+    ("type", lambda m: m.remember("a new memory", type="Not A Word!"), "type", '"Not A Word!" is not a type word',
+     ("remember", "a new memory", "--type", "Not A Word!")),
+    ("role", lambda m: m.history.append("cli:s1", "wizard", "hi"), "role", 'unknown role "wizard"',
+     ("history", "append", "cli:s1", "hi", "--role", "wizard")),
+    ("tool call not an object", lambda m: m.history.append("cli:s1", "assistant", "hi", tool_calls=[None]),
+     "tool_calls", "got null, not an object", ("history", "append", "cli:s1", "hi", "--role", "assistant",
+                                               "--tool-calls", "[null]")),
+    ("tool call without a name", lambda m: m.history.append("cli:s1", "assistant", "hi", tool_calls=[{"id": "c1"}]),
+     "tool_calls.name", 'tool call "c1" has no name', ("history", "append", "cli:s1", "hi", "--role", "assistant",
+                                                        "--tool-calls", '[{"id": "c1"}]')),
+    ("tool result without its call", lambda m: m.history.append("cli:s1", "tool", "42", tool_call_id="nope"),
+     "tool_call_id", 'no tool call "nope" in this conversation', ("history", "append", "cli:s1", "42", "--role",
+                                                                  "tool", "--tool-call-id", "nope")),
+    # Beyond the record's own fields: the engine's arguments, conversation keys, times.
+    ("order", lambda m: m.list(order="sideways"), "order", 'unknown order "sideways"', ("list", "--order", "sideways")),
+    ("mode", lambda m: m.recall("tulips", mode="fuzzy"), "mode", 'unknown mode "fuzzy"', None),
+    ("tag", lambda m: m.forget(tag=" , "), "tag", '" , " names no tag', None),
+    ("conversation key", lambda m: m.history.append("sess_123", "user", "hi"), "key",
+     '"sess_123" names no channel: write where the conversation happens first, e.g. "cli:sess_123"',
+     ("history", "append", "sess_123", "hi")),
+    ("time", lambda m: m.list(filters=Filters(since="whenever")), "since", 'cannot read "whenever" as a time',
+     ("list", "--since", "whenever")),
+]
+
+
+def _open(home: Path) -> Engram:
+    return Engram.from_settings(home=home, embeddings={"provider": "none"}, files={"enabled": False})
+
+
+def _refused(home: Path, call: Call) -> ValidationError:
+    with _open(home) as mem:
+        if not mem.list():
+            mem.remember("the tulip bulbs are in the shed", key="kept", tags=["garden"])
+        with pytest.raises(ValidationError) as refused:
+            call(mem)
+        assert [m.key for m in mem.list()] == ["kept"] and mem.history.recent("cli:s1") == []  # nothing written
+    return refused.value
+
+
+def _cli(home: Path, *args: str | bytes) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(home), ENGRAM_EMBEDDINGS__PROVIDER="none", ENGRAM_FILES__ENABLED="false",
+               COLUMNS="400")  # (no folding inside a message)
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize(("call", "field", "shown"), [pytest.param(c, f, s, id=n) for n, c, f, s, _ in CASES])
+def test_the_library_spells_a_refused_value_as_json(tmp_path: Path, call: Call, field: str, shown: str) -> None:
+    refused = _refused(tmp_path, call)
+    message = str(refused)
+    assert refused.field.endswith(field) and message.startswith(f"{refused.field}: "), message
+    assert refused.allowed and f"(allowed: {refused.allowed})" in message, message  # says what is allowed
+    assert shown in refused.problem, message
+    assert not PYTHON_SPELLING.search(message), message
+
+
+@pytest.mark.parametrize(("call", "args"), [pytest.param(c, a, id=n) for n, c, _, _, a in CASES if a is not None])
+def test_the_cli_shows_the_librarys_text(tmp_path: Path, call: Call, args: tuple[str | bytes, ...]) -> None:
+    refused = _refused(tmp_path, call)
+    done = _cli(tmp_path, *args)
+    said = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2 and "Traceback" not in said, said
+    assert refused.problem in said and refused.allowed in said, said
+    assert not PYTHON_SPELLING.search(said), said
+    with _open(tmp_path) as mem:
+        assert [m.key for m in mem.list()] == ["kept"] and mem.history.recent("cli:s1") == []
+
+
+# The engine's words reach an HTTP client as they are (``detail``); the fields HTTP's own schema
+# types (category, role: JSON Schema's enums) are refused by it before the engine is asked.
+HTTP_CASES = [
+    ("type", lambda m: m.remember("a new memory", type="Not A Word!"),
+     "/api/v1/memory", {"content": "a new memory", "type": "Not A Word!"}),
+    ("tag", lambda m: m.forget(tag=" , "), "/api/v1/memory/forget", {"tag": " , "}),
+    ("tool result without its call", lambda m: m.history.append("cli:s1", "tool", "42", tool_call_id="nope"),
+     "/api/v1/history/cli:s1", {"role": "tool", "content": "42", "tool_call_id": "nope"}),
+]
+
+
+@pytest.mark.parametrize(("call", "path", "body"), [pytest.param(c, p, b, id=n) for n, c, p, b in HTTP_CASES])
+def test_http_answers_the_librarys_text(tmp_path: Path, served: Served, call: Call, path: str,
+                                        body: dict[str, Any]) -> None:
+    refused = _refused(tmp_path / "library", call)
+    with served.client(served.alice) as http:
+        answer = http.post(path, json=body)
+        problem = answer.json()
+        assert answer.status_code == 422 and problem["field"] == refused.field, answer.text
+        assert problem["detail"] == str(refused) and not PYTHON_SPELLING.search(problem["detail"]), answer.text
