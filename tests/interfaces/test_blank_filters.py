@@ -61,7 +61,7 @@ def test_cli_refuses_a_blank_tag_or_entity_naming_the_option(isolated_home: Path
                          (["count", "--tag", ""], "--tag"), (["list", "--entity", ""], "--entity")):
         done = _cli(isolated_home, *args)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
-        assert f"{option}: '" in done.stderr and "allowed:" in done.stderr, done.stderr
+        assert f'{option}: got "' in done.stderr and "allowed:" in done.stderr, done.stderr
 
 
 def test_http_refuses_a_blank_tag_or_entity_naming_the_parameter(served: Served) -> None:
