@@ -824,7 +824,8 @@ def _filter_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
     tags = parse_tags(value)
     if not tags and value is not None and (isinstance(value, str) or len(value) > 0):
         shown = value if isinstance(value, str) or len(value) != 1 else value[0]  # (--tag "" is [""])
-        raise ValidationError("tags", f"got {jsondoc.shown(shown)}, which names no tag", "a tag (non-empty text), or no tag filter at all")
+        raise ValidationError("tags", f"got {jsondoc.shown(shown)}, which names no tag",
+                              "a tag (non-empty text), or no tag filter at all")
     return tags
 
 
@@ -833,7 +834,8 @@ def _filter_text(field_name: str, value: str | None) -> str | None:
     answered with every memory)."""
     text = _optional_text(field_name, value)
     if text is None and value is not None:
-        raise ValidationError(field_name, f"got {jsondoc.shown(value)}, which names nothing", "non-empty text, or no filter at all")
+        raise ValidationError(field_name, f"got {jsondoc.shown(value)}, which names nothing",
+                              "non-empty text, or no filter at all")
     return text
 
 
