@@ -16,6 +16,7 @@ and none reads the syncer itself. The passes live beside it:
 - ``scan``: what a full pass covers (memory files by scope, each scope's memories).
 - ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
   docstring has the table of what each difference means.
+- ``moves``: an entry moved by hand into a folder settled before its old one, taken over there.
 - ``links``: the links of entries a pass imported, made once all its folders are settled.
 - ``write``: a pass's changed files written back (atomically, split, or appended to).
 - ``sides``: ``FolderSide`` and ``DatabaseSide``, what a pass is handed of each side.
