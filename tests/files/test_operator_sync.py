@@ -201,3 +201,56 @@ def test_an_entry_pasted_from_alices_folder_into_bobs_is_bobs_own_memory_under_i
     again = json.loads(cli_output(home, "--json", "sync"))
     assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
     assert again["to_files"]["files_written"] == []
+
+
+def _scopes(home: Path, agent: str) -> dict[str, tuple[str, str]]:
+    """id -> (agent, content) of every memory in ``agent``'s own database ('' for a global one)."""
+    path = home / "agents" / agent / "memory.db"
+    with sqlite3.connect(path) as db:
+        return {row[0]: (row[1], row[2]) for row in db.execute("SELECT id, agent, content FROM memories")}
+
+
+def _cut(source: Path, target: Path, memory_id: str) -> None:
+    """Move the entry ``memory_id`` by hand from the file ``source`` to the end of ``target``."""
+    text = source.read_text()
+    block = "\n".join(entry_block(text, memory_id)) + "\n"
+    source.write_text(text.replace(block, ""))
+    target.write_text(target.read_text() + block)
+
+
+def test_a_global_entry_moved_into_alices_folder_becomes_alices_in_every_database(home: Path) -> None:
+    # Review: agents/alice/ is settled before global/, so alice's database met the entry there first
+    # as a memory forgotten in the database, took it out, and wrote it back into global/: undone.
+    cli_output(home, "--agent", "alice", "remember", "The office closes at six", "--key", "office", "--scope", "global",
+               "--tags", "facts")
+    cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "facts")
+    cli_output(home, "--agent", "bob", "remember", "bob likes coffee", "--key", "coffee", "--tags", "facts")
+    cli_output(home, "sync")  # every database holds the global memory, under one id
+    office_id = next(i for i, (_, content) in _scopes(home, "bob").items() if content == "The office closes at six")
+    assert all(_scopes(home, agent)[office_id] == ("", "The office closes at six") for agent in ("default", "alice", "bob"))
+    alices, shared = home / "memory/agents/alice/facts.md", home / "memory/global/facts.md"
+    _cut(shared, alices, office_id)
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert _scopes(home, "alice")[office_id] == ("alice", "The office closes at six")
+    assert office_id not in _scopes(home, "bob") and office_id not in _scopes(home, "default")
+    assert office_id in alices.read_text() and not (shared.is_file() and office_id in shared.read_text())
+    assert report["conflicts"] == [] and report["problems"] == []
+    again = json.loads(cli_output(home, "--json", "sync"))
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_files"]["files_written"] == [] and again["conflicts"] == []
+
+
+def test_bobs_own_sync_leaves_alices_memory_moved_into_his_folder_to_her(home: Path) -> None:
+    # bob's run reads neither alice's folder nor her database (``sides.belongs``): her memory stays
+    # hers, in her database, until a run that syncs it (hers, or the operator's) settles her folder.
+    cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "drinks")
+    cli_output(home, "--agent", "bob", "remember", "bob likes coffee", "--key", "coffee", "--tags", "drinks")
+    cli_output(home, "sync")
+    tea_id = _ids(home, "alice")["alice likes tea"]
+    _cut(home / "memory/agents/alice/drinks.md", home / "memory/agents/bob/drinks.md", tea_id)
+
+    cli_output(home, "--agent", "bob", "sync")
+
+    assert _scopes(home, "alice")[tea_id] == ("alice", "alice likes tea")

@@ -16,6 +16,7 @@ each entry's hash at the last sync:
 | only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
 | only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
 | only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
+| only in file, synced in another scope's folder, gone from there | moved by hand | its id imported here (``moves``) |
 | in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
 | a key in two databases    | two agents' globals     | the earliest stays, the others ``same-key`` conflicts (``shared_keys``) |
 
@@ -40,7 +41,7 @@ from engram import snapshot
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
 
-from . import conflicts, layout, removals, repeats, shared_keys
+from . import conflicts, layout, moves, removals, repeats, shared_keys
 from . import state as sync_state
 from .document import Document
 from .entry import Entry, Problem, from_memory, iso, memory_digest, store_entry, utc
@@ -65,15 +66,21 @@ def reconcile(
     pending: list[PendingLink],
     *,
     max_forget_share: float,
+    taken: set[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Settle ``scope``'s folder, its files ``rels`` against its memories ``db``, as the table
     above says; ``st`` and ``report`` are changed in place, and the links of imported entries are
     added to ``pending``, for the syncer to make once every folder of the pass is settled
-    (``links``). ``max_forget_share``: see ``removals``.
+    (``links``). ``max_forget_share``: see ``removals``. ``taken``: the ids of memories an
+    earlier folder of the pass took over, their entries moved there by hand (``moves``), which
+    ``db``, listed when the pass began, still shows here; this folder's are added to it.
     ``progress(done, total)`` follows the embedding of the entries imported with their ids (a
     copied or restored folder: the bulk of a first pass)."""
     scope_dir = side.layout.scope_dir(scope)
+    taken = set() if taken is None else taken
+    if taken:
+        db = {i: m for i, m in db.items() if i not in taken}
     files = ScopeFiles()
     # Whether the last pass left memories in a file is the state's index (``Entries.holds``):
     # counting them over every entry of the state, per scope, made a full pass quadratic.
@@ -98,7 +105,9 @@ def reconcile(
     for i, entry_state in st.entries.items():
         if entry_state.path in files.unreadable:
             untouchable.add(i)
-    in_files = _part_repeats(side, database.store, scope_dir, copies, db, st, files, report, untouchable)
+    in_files, moved = _part_repeats(side, database.store, scope, copies, db, st, files, report, untouchable)
+    # Let go of their old scopes before anything is settled: so imported here with their ids.
+    taken |= moves.take_over(database, moved, st, report)
 
     ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
     unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
@@ -115,20 +124,24 @@ def reconcile(
 def _part_repeats(
     side: FolderSide,
     store: MemoryStore,
-    scope_dir: str,
+    scope: Scope,
     copies: dict[str, list[tuple[str, Entry]]],
     db: dict[str, Memory],
     st: sync_state.SyncState,
     files: ScopeFiles,
     report: SyncReport,
     untouchable: set[str],
-) -> dict[str, tuple[str, Entry]]:
+) -> tuple[dict[str, tuple[str, Entry]], dict[str, Memory]]:
     """Each id's one entry in this scope's files: of copies of an entry, the others are taken
     out of their files (``repeats``). So is a copy of an entry of another scope's folder
-    (where the state records it and its file still holds it), leaving nothing to settle here;
-    an entry there no longer is was moved here, and is settled as before."""
+    (where the state records it and its file still holds it), leaving nothing to settle here.
+    An entry its old folder no longer holds was moved here: returned with the memory of the
+    other scope it is (``moves.moved_here``), for ``moves.take_over``."""
+    scope_dir = side.layout.scope_dir(scope)
     in_files: dict[str, tuple[str, Entry]] = {}
+    moved: dict[str, Memory] = {}
     elsewhere: dict[str, Document | None] = {}  # other scopes' files read for this, parsed
+    folders: dict[str, dict[str, set[str]] | None] = {}  # the ids in other scopes' folders (``moves``)
     for entry_id, found in copies.items():
         prev, memory = st.entries.get(entry_id), db.get(entry_id)
         if entry_id in untouchable:
@@ -141,6 +154,8 @@ def _part_repeats(
             stored = store.get_many([entry_id]) if original is not None else []
             if stored:
                 kept, others, memory = (prev.path, original), found, stored[0]
+            elif original is None and (mover := moves.moved_here(side, store, scope, entry_id, prev, elsewhere, folders)):
+                moved[entry_id] = mover
         if kept is None:
             if len(found) == 1:
                 in_files[entry_id] = found[0]
@@ -155,7 +170,7 @@ def _part_repeats(
         report.files_removed += parted.removed
         report.conflicts += parted.conflicts
         report.problems += parted.problems
-    return in_files
+    return in_files, moved
 
 def _entry_in(side: FolderSide, rel: str, entry_id: str, read: dict[str, Document | None]) -> Entry | None:
     """The valid entry ``entry_id`` in the file ``rel`` of another scope this database syncs

@@ -16,6 +16,7 @@ and none reads the syncer itself. The passes live beside it:
 - ``scan``: what a full pass covers (memory files by scope, each scope's memories).
 - ``reconcile``: one scope folder settled entry by entry against the sync state (``state``); its
   docstring has the table of what each difference means.
+- ``moves``: an entry moved by hand into a folder settled before its old one, taken over there.
 - ``links``: the links of entries a pass imported, made once all its folders are settled.
 - ``write``: a pass's changed files written back (atomically, split, or appended to).
 - ``sides``: ``FolderSide`` and ``DatabaseSide``, what a pass is handed of each side.
@@ -327,6 +328,7 @@ class FileSync:
                 report.add_scope(scope, SyncReport(problems=[Problem("sessions/" if scope.session else "agents/", 0, why)]))
             ordered = sorted(all_scopes - held - set(unnamed), key=str)
             pending: list[PendingLink] = []  # imported entries' links, made once every folder is settled
+            taken: set[str] = set()  # memories a folder took over from one settled later (``moves``)
             for n, scope in enumerate(ordered):
                 if progress:
                     progress("syncing", n, len(ordered))
@@ -334,7 +336,7 @@ class FileSync:
                 # which reconcile takes only while the report holds none.
                 part = SyncReport(backup=report.backup)
                 reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, part,
-                          pending, max_forget_share=self.max_forget_share,
+                          pending, max_forget_share=self.max_forget_share, taken=taken,
                           progress=None if progress is None else lambda done, total: progress("embedding", done, total))
                 if part.backup is report.backup:
                     part.backup = None  # taken for an earlier folder of the pass, not this one's

@@ -1,0 +1,120 @@
+"""Entries moved by hand into another scope's folder: cut with their id marker from one folder
+(``agents/bob/``) and pasted into another (``agents/alice/``). The memory becomes the new folder's
+scope's, under its id, whichever way the two folders sort.
+
+A full pass settles scope folders one after the other (``agent:* < global < session:*``), so a
+move is met in either order. Into a folder settled later, the old folder's pass finds the entry
+gone (forgotten there, ``removals``) and the new folder's pass finds an id the database no longer
+holds (imported with its id). Into a folder settled earlier, the new folder's pass meets the entry
+first, while the memory is still the old scope's: ``moved_here`` tells that move from a copy (the
+old folder still holds the entry, ``repeats``) and ``take_over`` lets the memory go from its old
+scope, so the entry is imported with its id as in the other order. The old folder's pass, later in
+the same pass, is told which ids were taken over and leaves them alone (it reads the memories
+listed when the pass began, where the memory is still the old scope's).
+
+Only a move that nothing else explains is taken for one: the memory unchanged in the database since
+the last sync (as the old folder's pass forgets only such a memory), its old file there and read
+(a vanished or emptied file is put back, never taken as a deletion), and no memory file of its old
+folder holding the id any more (an entry moved to another file of its folder, then copied out, is a
+copy). Whatever cannot be read is taken as still holding it. A database syncing only its part of
+the folder (``per_agent_databases``) takes over only what it syncs: ``global/`` and its agent's
+folders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from engram.errors import EngramError, ValidationError
+from engram.model import Memory, Scope
+
+from . import layout
+from . import state as sync_state
+from .document import Document
+from .entry import Problem, memory_digest
+from .paths import PathRefused
+from .report import SyncReport
+from .sides import DatabaseSide, FolderSide
+
+if TYPE_CHECKING:
+    from engram.store.base import MemoryStore
+
+
+def moved_here(
+    side: FolderSide,
+    store: MemoryStore,
+    scope: Scope,
+    entry_id: str,
+    prev: sync_state.EntryState,
+    read: dict[str, Document | None],
+    folders: dict[str, dict[str, set[str]] | None],
+) -> Memory | None:
+    """The memory of another scope whose entry ``entry_id``, recorded at ``prev`` (outside
+    ``scope``'s folder), was moved into ``scope``'s folder (see the module doc), else None.
+    ``read``: the other folders' files parsed this pass (None: not readable); ``folders``: the ids
+    in each of those folders' files (``_held``), so a folder is read once however many left it."""
+    stored = store.get_many([entry_id])
+    if not stored:
+        return None
+    memory = stored[0]
+    old_dir = side.layout.scope_dir(memory.scope)
+    if (memory.scope == scope or not side.owns(memory.scope) or not layout.directly_in(prev.path, old_dir)
+            or memory_digest(memory) != prev.digest):
+        return None
+    if old_dir not in folders:
+        folders[old_dir] = _held(side, old_dir, read)
+    held = folders[old_dir]
+    if held is None or prev.path not in held:
+        return None  # a file there unreadable (so cannot tell), or its file vanished (put back there, never a deletion)
+    doc = read[prev.path]
+    if doc is None or not doc.text():
+        return None  # emptied where its entry was: taken as vanished (``removals``)
+    return None if any(entry_id in ids for ids in held.values()) else memory
+
+
+def _held(side: FolderSide, rel_dir: str, read: dict[str, Document | None]) -> dict[str, set[str]] | None:
+    """The ids held in each memory file directly in the folder ``rel_dir`` (invalid entries' too),
+    the files parsed into ``read``; None when one of them cannot be read or parsed."""
+    try:
+        files = [rel for rel, is_link in side.folder.walk(rel_dir)
+                 if not is_link and layout.directly_in(rel, rel_dir) and side.layout.locate(rel, side.fmt.suffix)]
+    except (ValidationError, PathRefused, OSError):
+        return None
+    held: dict[str, set[str]] = {}
+    for rel in files:
+        doc = _parsed(side, rel, read)
+        if doc is None:
+            return None
+        held[rel] = {e.id for e in doc.parsed.entries if e.id} | doc.parsed.invalid_ids
+    return held
+
+
+def _parsed(side: FolderSide, rel: str, read: dict[str, Document | None]) -> Document | None:
+    """The file ``rel`` parsed (once a pass, kept in ``read``); None when it cannot be read or parsed."""
+    if rel not in read:
+        read[rel] = None
+        try:
+            read[rel] = side.parse(side.folder.read_text(rel), rel)
+        except (PathRefused, OSError):
+            return None
+    doc = read[rel]
+    return None if doc is None or doc.parsed.broken else doc
+
+
+def take_over(database: DatabaseSide, moved: Mapping[str, Memory], st: sync_state.SyncState, report: SyncReport) -> set[str]:
+    """Let each memory of ``moved`` go from its old scope, so its entry is imported with its id into
+    the folder it was moved to, as a move into a folder settled later is (forgotten, then imported).
+    Returns the ids let go; one that could not be is reported and left to the old folder's pass."""
+    gone: set[str] = set()
+    for entry_id, memory in moved.items():
+        try:
+            database.view(memory.scope).forget(entry_id, reason="moved by hand to another scope's memory folder")
+        except EngramError as exc:
+            report.problems.append(Problem(st.entries[entry_id].path, 0, f"entry {entry_id} not moved: {exc}"))
+            continue
+        report.db_forgotten += 1
+        del st.entries[entry_id]
+        gone.add(entry_id)
+    return gone
+
