@@ -181,12 +181,18 @@ def _json(document: str | bytes) -> Any:
     except jsondoc.RepeatedName as exc:
         repeated = exc
     except json.JSONDecodeError as exc:
-        raise SnapshotError("snapshot", f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                            ALLOWED) from None
-    data = jsondoc.loads(document)  # (it read strictly, it reads leniently)
+        raise _malformed(exc) from None
+    try:  # (read leniently: the strict reading stopped at the repeat, before any other fault)
+        data = jsondoc.loads(document)
+    except json.JSONDecodeError as exc:
+        raise _malformed(exc) from None
     if _is_engram_snapshot(data):
         raise SnapshotError("snapshot", f"malformed JSON: {repeated.msg}", ALLOWED) from None
     return data
+
+
+def _malformed(exc: json.JSONDecodeError) -> SnapshotError:
+    return SnapshotError("snapshot", f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", ALLOWED)
 
 
 def _is_engram_snapshot(data: Any) -> bool:

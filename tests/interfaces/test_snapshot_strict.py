@@ -54,3 +54,15 @@ def test_an_unknown_entry_field_is_left_out_with_a_warning_naming_it_and_its_ent
     assert "memories[1].bogus: not a field of a memory in this engram version, left out" in said, said
     listed = cli_output(home, "--agent", "alice", "--json", "list", env=_env(home))
     assert "kept one" in listed and "kept two" in listed and "bogus" not in listed
+
+
+def test_a_repeat_before_other_malformed_json_is_still_malformed_json(tmp_path: Path) -> None:
+    # The strict reading stops at the repeat; the lenient one then finds the text after the document.
+    from engram.engine import Engram
+    from engram.errors import SnapshotError
+
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False}) as mem:
+        with pytest.raises(SnapshotError) as refused:
+            mem.import_snapshot('[{"content": "a", "content": "b"}] trailing')
+        assert "malformed JSON: Extra data" in str(refused.value)
+        assert mem.count() == 0
