@@ -957,7 +957,10 @@ def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
             raise ValidationError("tool_calls.name", f"tool call {call_id!r} has no name", "a string")
         if not isinstance(arguments, str):
             try:
-                arguments = json.dumps(arguments, sort_keys=True)
+                # As sent, as closely as JSON text allows: names in the caller's order, text unescaped,
+                # compact (as JSON.stringify and OpenAI write arguments). Nothing compares this text
+                # but the response cache, where a different spelling is only a miss.
+                arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
             except (TypeError, ValueError):
                 raise ValidationError("tool_calls.arguments", "not JSON-serialisable", "JSON") from None
         calls.append(ToolCall(call_id.strip(), name.strip(), arguments))
