@@ -243,7 +243,10 @@ def parse_clear(names: str | Iterable[str], given: Iterable[str] = ()) -> frozen
         if not isinstance(name, str) or name not in UPSERT_FIELDS:
             raise ValidationError("clear", f"{name!r} is not a field of a memory", CLEARABLE_FIELDS)
         if name not in CLEARABLE_FIELDS:
-            raise ValidationError(name, "cannot be cleared: every memory has one", f"a new {name}")
+            # Named as ``clear``, the argument that asked: ``content`` is another argument, which
+            # the CLI names ``--content``, HTTP and MCP ``content``, none of them given.
+            raise ValidationError("clear", f"{name!r} cannot be cleared: every memory has one (give a new {name} "
+                                  "instead)", CLEARABLE_FIELDS)
         if name in given:
             raise ValidationError(name, "is both given a value and cleared", "a value or clear, not both")
     return frozenset(chosen)
