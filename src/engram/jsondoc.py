@@ -19,12 +19,21 @@ from collections.abc import Mapping
 from typing import Any
 
 
+class RepeatedName(json.JSONDecodeError):
+    """A document whose object gives ``name`` twice (``loads`` with ``unique_names``): a
+    ``JSONDecodeError`` like the others, told apart where a door answers it in its own words."""
+
+    def __init__(self, name: str) -> None:
+        # (the hook is not told where the object is: position 0)
+        super().__init__(f"the name {shown(name)} is given twice in one object", "", 0)
+        self.name = name
+
+
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for name, value in pairs:
         if name in found:
-            # (the hook is not told where the object is: position 0)
-            raise json.JSONDecodeError(f"the name {shown(name)} is given twice in one object", "", 0)
+            raise RepeatedName(name)
         found[name] = value
     return found
 
@@ -32,7 +41,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def loads(document: str | bytes, *, unique_names: bool = False) -> Any:
     """``json.loads(document)``; raises ``json.JSONDecodeError`` for a document nested too deeply,
     with a number too long to read, in bytes that are not UTF-8, or (``unique_names``) with an
-    object giving one name twice."""
+    object giving one name twice (``RepeatedName``)."""
     text = document if isinstance(document, str) else ""
     try:
         return json.loads(document, object_pairs_hook=_unique if unique_names else None)

@@ -244,7 +244,10 @@ def parse_clear(names: str | Iterable[str], given: Iterable[str] = ()) -> frozen
         if not isinstance(name, str) or name not in UPSERT_FIELDS:
             raise ValidationError("clear", f"{jsondoc.shown(name)} is not a field of a memory", CLEARABLE_FIELDS)
         if name not in CLEARABLE_FIELDS:
-            raise ValidationError(name, "cannot be cleared: every memory has one", f"a new {name}")
+            # Named as ``clear``, the argument that asked: ``content`` is another argument, which
+            # the CLI names ``--content``, HTTP and MCP ``content``, none of them given.
+            raise ValidationError("clear", f"{name!r} cannot be cleared: every memory has one (give a new {name} "
+                                  "instead)", CLEARABLE_FIELDS)
         if name in given:
             raise ValidationError(name, "is both given a value and cleared", "a value or clear, not both")
     return frozenset(chosen)
@@ -963,7 +966,10 @@ def parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
             raise ValidationError("tool_calls.name", f"tool call {jsondoc.shown(call_id)} has no name", "a string")
         if not isinstance(arguments, str):
             try:
-                arguments = json.dumps(arguments, sort_keys=True)
+                # As sent, as closely as JSON text allows: names in the caller's order, text unescaped,
+                # compact (as JSON.stringify and OpenAI write arguments). Nothing compares this text
+                # but the response cache, where a different spelling is only a miss.
+                arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
             except (TypeError, ValueError):
                 raise ValidationError("tool_calls.arguments", "not JSON-serialisable", "JSON") from None
         calls.append(ToolCall(call_id.strip(), name.strip(), arguments))

@@ -15,6 +15,7 @@ of an entry is one memory (counted as skipped), as the other importers count a r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -47,6 +48,7 @@ Holders = Callable[[Sequence[str]], Mapping[str, str | None]]  # stored id -> it
 
 FORMAT = "engram-snapshot"
 VERSION = 1
+ALLOWED = "an engram snapshot (each name once per object) or a PtrClaw memory file"
 
 
 def dump(memories: Iterable[Memory]) -> str:
@@ -81,8 +83,11 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
     before anything else reads them, a key made from the content included; returned beside the
     memories are its warnings, each naming its entry. Raises ``SnapshotError``."""
     warnings: list[str] = []
-    parsed = _parse(_json(document), max_content_chars=max_content_chars, default_scope=Scope(agent),
+    data = _json(document)
+    parsed = _parse(data, max_content_chars=max_content_chars, default_scope=Scope(agent),
                     screen=None if privacy is None else _screener(privacy, warnings))
+    if _is_engram_snapshot(data):
+        warnings.extend(_unknown_fields(parsed))
     held = holders([m.id for m, _, _ in parsed])
     ids: dict[str, str] = {}
     placed: list[tuple[Memory, str]] = []
@@ -166,13 +171,56 @@ def _refuse_repeat(seen: dict[tuple[str, ...], tuple[str, Any]], identity: tuple
 
 
 def _json(document: str | bytes) -> Any:
+    """The document read; one of engram's own snapshots naming a field twice in one object is
+    refused as HTTP's ``/import`` refuses it (the parser keeps the last value, silently dropping the
+    first). A PtrClaw file keeps the lenient reading (``jsondoc``): engram does not write those."""
     if isinstance(document, str) and document.startswith("\ufeff"):
         document = document[1:]
     try:
-        return jsondoc.loads(document)
+        return jsondoc.loads(document, unique_names=True)
+    except jsondoc.RepeatedName as exc:
+        repeated = exc
     except json.JSONDecodeError as exc:
-        raise SnapshotError("snapshot", f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                            "an engram snapshot or a PtrClaw memory file") from None
+        raise _malformed(exc) from None
+    try:  # (read leniently: the strict reading stopped at the repeat, before any other fault)
+        data = jsondoc.loads(document)
+    except json.JSONDecodeError as exc:
+        raise _malformed(exc) from None
+    if _is_engram_snapshot(data):
+        raise SnapshotError("snapshot", f"malformed JSON: {repeated.msg}", ALLOWED) from None
+    return data
+
+
+def _malformed(exc: json.JSONDecodeError) -> SnapshotError:
+    return SnapshotError("snapshot", f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", ALLOWED)
+
+
+def _is_engram_snapshot(data: Any) -> bool:
+    return isinstance(data, Mapping) and data.get("format") == FORMAT
+
+
+# What an entry of engram's snapshot may hold: a memory's fields (``Memory.to_dict``), and PtrClaw's
+# ``timestamp`` and ``session_id``, which are read too.
+_ENTRY_FIELDS = frozenset(field.name for field in dataclasses.fields(Memory)) | {"timestamp", "session_id"}
+
+
+def _unknown_fields(parsed: Iterable[tuple[Memory, str, Any]]) -> list[str]:
+    """A warning for each field of an engram snapshot's entry that no memory holds, which the import
+    leaves out. Warned of, not refused: a newer engram may write a field this one does not know,
+    and its snapshot should still import; but what is left out is said, naming the field and entry."""
+    places: dict[str, list[str]] = {}  # an unknown field -> the entries holding it
+    for _, where, entry in parsed:
+        for name in entry:
+            if name not in _ENTRY_FIELDS:
+                places.setdefault(name, []).append(where)
+    # One warning per field (a newer engram's field is in every entry), naming the first entry.
+    allowed = ", ".join(sorted(_ENTRY_FIELDS))
+    return [f"{where[0]}.{name}{_more(len(where) - 1)}: not a field of a memory in this engram version, left out "
+            f"(allowed: {allowed})" for name, where in places.items()]
+
+
+def _more(others: int) -> str:
+    return "" if others == 0 else f" (and {others} more {'entry' if others == 1 else 'entries'})"
 
 
 def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) -> list[Memory]:

@@ -58,3 +58,25 @@ def test_an_option_that_is_its_fields_word_is_named_as_typed(isolated_home: Path
     listed = json.loads(engram(isolated_home, "--json", "list").stdout)
     assert [(m["key"], m["content"], m["importance"]) for m in listed] == [("kept", "the tulip bulbs are in the shed", 0.5)]
     assert json.loads(engram(isolated_home, "--json", "history", "list").stdout) == []
+
+
+def test_clear_and_the_global_agent_and_session_are_named_as_typed(isolated_home: Path) -> None:
+    # ``--clear content`` was named ``--content`` (an option not given), a bad ``--agent`` or
+    # ``--session`` ``agent:`` / ``session:``, in a command and in a group's subcommand alike.
+    assert engram(isolated_home, "remember", "the tulip bulbs are in the shed", "--key", "kept").returncode == 0
+    for args, named in (
+            (["update", "kept", "--clear", "content"], "--clear"),
+            (["update", "kept", "--clear", "importance"], "--clear"),
+            (["--agent", "bad agent!", "list"], "--agent"),
+            (["--agent", "alice", "--session", "bad/session", "list"], "--session"),
+            (["--agent", "bad agent!", "history", "list"], "--agent"),
+    ):
+        refused = engram(isolated_home, *args)
+        assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
+        assert refused.stderr.startswith(f"error: {named}: "), (args, refused.stderr)
+        assert "(allowed: " in refused.stderr, (args, refused.stderr)
+    # A --scope naming a bad session is not the --session option.
+    refused = engram(isolated_home, "list", "--scope", "session:alice/bad session")
+    assert refused.returncode == 2 and not refused.stderr.startswith("error: --session"), refused.stderr
+    listed = json.loads(engram(isolated_home, "--json", "list").stdout)
+    assert [(m["key"], m["content"]) for m in listed] == [("kept", "the tulip bulbs are in the shed")]

@@ -465,8 +465,11 @@ def test_agents_never_see_or_delete_each_others_conversations_over_http(served: 
 
 def test_tool_calls_and_results_append_over_http(served: Served) -> None:
     with served.client(served.alice) as client:
+        # Arguments sent as an object come back as its JSON text, names in the order sent (they were
+        # sorted) and text as written (not \u-escaped): compact, as JSON.stringify and OpenAI write them.
+        arguments = {"q": "x", "city": "Zürich", "a": [1, {"z": 1, "b": None}]}
         call = client.post("/api/v1/history/web:tools", json={
-            "role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "name": "lookup", "arguments": {"q": "x"}}]})
+            "role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "name": "lookup", "arguments": arguments}]})
         assert call.status_code == 201, call.text
         result = client.post("/api/v1/history/web:tools", json={"role": "tool", "content": "42", "tool_call_id": "call_1"})
         assert result.status_code == 201, result.text
@@ -474,6 +477,7 @@ def test_tool_calls_and_results_append_over_http(served: Served) -> None:
         assert 400 <= orphan.status_code < 500 and "tool_call_id" in orphan.text
         messages = client.get("/api/v1/history/web:tools").json()["messages"]
         assert messages[0]["tool_calls"][0]["id"] == "call_1" and messages[1]["tool_call_id"] == "call_1"
+        assert messages[0]["tool_calls"][0]["arguments"] == '{"q":"x","city":"Zürich","a":[1,{"z":1,"b":null}]}'
 
 
 def test_search_without_limit_uses_the_recall_limit_setting(tmp_path, served: Served) -> None:

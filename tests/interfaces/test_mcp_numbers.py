@@ -95,3 +95,17 @@ def test_the_schemas_still_show_the_ranges(raw: RawClient) -> None:
         "anyOf"]] == bounds
     assert tools["forget"]["older_than_days"]["anyOf"][0]["minimum"] == 0
     assert tools["update"]["importance"]["anyOf"][0]["maximum"] == 1
+
+
+def test_list_takes_the_engines_maximum_as_every_door_does(raw: RawClient) -> None:
+    # The tool's schema allowed at most 100 while HTTP and the CLI list up to the engine's 1000.
+    from engram.model import MAX_LIST_LIMIT
+
+    listed = raw.request("tools/list", "{}")
+    schema = next(tool for tool in listed["tools"] if tool["name"] == "list")["inputSchema"]
+    assert schema["properties"]["limit"]["maximum"] == MAX_LIST_LIMIT
+    assert raw.call("remember", '{"content": "one memory"}')[0] is False
+    error, text = raw.call("list", '{"limit": 500}')
+    assert error is False and "one memory" in text, text
+    error, text = raw.call("list", f'{{"limit": {MAX_LIST_LIMIT + 1}}}')
+    assert error is True and "limit" in text, text

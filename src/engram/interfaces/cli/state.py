@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,9 +32,24 @@ class CliState:
         if self._settings is None:
             from engram.root import load_settings
 
-            self._settings = load_settings(config=self.config, home=self.home, agent=self.agent, session=self.session,
-                                           backend=self.backend)
+            with self._global_options_named():
+                self._settings = load_settings(config=self.config, home=self.home, agent=self.agent,
+                                               session=self.session, backend=self.backend)
         return self._settings
+
+    @contextmanager
+    def _global_options_named(self) -> Iterator[None]:
+        """An engine error on the agent or session this run was given re-raised naming ``--agent``
+        or ``--session``, as typed (``present.wire_names``). Not done by ``option_names``: they are
+        the root's options, and a command's own ``agent`` or ``session`` field (a ``--scope`` of
+        ``session:a/b``) is no option of its. One set in the environment or config file keeps the
+        field's word: the user typed no option."""
+        from engram.interfaces import present
+
+        given = {name: f"--{name}" for name, value in (("agent", self.agent), ("session", self.session))
+                 if value is not None}
+        with present.wire_names(given):
+            yield
 
     def engram(self, *, warm: bool = False, mirror: bool = True) -> Engram:
         """The engine, opened on first use; ``warm``: the command will embed a query, so the model
@@ -42,7 +59,9 @@ class CliState:
             from engram.root import build_engram
 
             # Through the composition root, as every door: memory-folder mirror included.
-            self._engram = build_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
+            settings = self.settings()
+            with self._global_options_named():
+                self._engram = build_engram(settings, origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
     def refuse_all_agents_beside_a_view(self, all_agents: bool, does: str, one_view: str) -> None:

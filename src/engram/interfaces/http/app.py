@@ -48,6 +48,7 @@ def _mcp_endpoint(engram: Engram, checks: TokenChecks, settings: ServerSettings)
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from engram.interfaces.mcp.repeats import RefusingRepeatedNames
     from engram.interfaces.mcp.server import build_server
 
     def resolve(request: Any) -> Engram:
@@ -66,7 +67,7 @@ def _mcp_endpoint(engram: Engram, checks: TokenChecks, settings: ServerSettings)
     manager = StreamableHTTPSessionManager(app=server._lowlevel_server, security_settings=security,
                                            max_request_body_size=settings.max_body_bytes,
                                            session_idle_timeout=settings.mcp_session_idle_s or None)
-    return McpAuth(StreamableHTTPASGIApp(manager), checks), manager
+    return McpAuth(RefusingRepeatedNames(StreamableHTTPASGIApp(manager)), checks), manager
 
 
 def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | None = None, *,

@@ -24,7 +24,7 @@ from engram.interfaces.http.schemas import (
     MemoryReplace,
     SupersedeIn,
 )
-from engram.model import MAX_OFFSET, MAX_REASON_CHARS, Memory
+from engram.model import MAX_LIST_LIMIT, MAX_OFFSET, MAX_REASON_CHARS, Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
 
@@ -34,7 +34,7 @@ TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations
 
 
 Eng = Annotated[Engram, Depends(agent_engine)]
-Limit = Annotated[int, Query(ge=1, le=1000)]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]  # the engine's, as every door's list
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Order = Literal["recent", "oldest", "importance", "accessed"]
 # Time filters: ISO 8601 or epoch seconds, read by the engine (which names the field when it cannot).

@@ -94,13 +94,16 @@ class EngramMCPServer(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio loop, with the lines its JSON reader refuses answered (``unreadable``)
-        instead of dropped unanswered."""
+        instead of dropped unanswered, and those naming a field twice refused (``repeats``)."""
         from mcp.server.stdio import stdio_server
 
+        from engram.interfaces.mcp.repeats import CheckedLines
         from engram.interfaces.mcp.unreadable import AnsweringUnreadable
 
         lowlevel = self._lowlevel_server
-        async with stdio_server() as (read_stream, write_stream):
+        lines = CheckedLines.stdin()
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.answer_on(write_stream)
             await lowlevel.run(AnsweringUnreadable(read_stream, write_stream), write_stream,
                                lowlevel.create_initialization_options())
 

@@ -30,7 +30,7 @@ from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import EngramMCPServer, tool_errors
-from engram.model import CLEARABLE_FIELDS, MAX_OFFSET, Memory
+from engram.model import CLEARABLE_FIELDS, MAX_LIST_LIMIT, MAX_OFFSET, Memory
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
 # authenticated Starlette request over HTTP.
@@ -312,7 +312,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         "oldest, the most important or the most recently used. Filter by tags, category, type or metadata (where); "
         "page with offset."))
     def list_memories(
-        limit: Annotated[int, Field(ge=1, le=100, description="Most memories to return.")] = 20,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT, description="Most memories to return.")] = 20,
         order: Annotated[Literal["recent", "oldest", "importance", "accessed"], Field(
             description="recent (default): newest first; accessed: most recently recalled first.")] = "recent",
         tags: Annotated[list[str] | None, Field(description="Only memories with all of these tags.")] = None,
