@@ -246,7 +246,7 @@ def parse_clear(names: str | Iterable[str], given: Iterable[str] = ()) -> frozen
         if name not in CLEARABLE_FIELDS:
             # Named as ``clear``, the argument that asked: ``content`` is another argument, which
             # the CLI names ``--content``, HTTP and MCP ``content``, none of them given.
-            raise ValidationError("clear", f"{name!r} cannot be cleared: every memory has one (give a new {name} "
+            raise ValidationError("clear", f"{jsondoc.shown(name)} cannot be cleared: every memory has one (give a new {name} "
                                   "instead)", CLEARABLE_FIELDS)
         if name in given:
             raise ValidationError(name, "is both given a value and cleared", "a value or clear, not both")
