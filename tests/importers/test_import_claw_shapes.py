@@ -72,3 +72,25 @@ def test_openclaw_workspace_with_a_lowercase_memory_md(tmp_path: Path) -> None:
     alone.mkdir()
     (alone / "memory.md").write_bytes((FIXTURES / "openclaw-lowercase" / "memory.md").read_bytes())
     assert as_json(tmp_path / "other", "import", str(alone))["kind"] == "openclaw"
+
+
+def test_openclaw_html_comments_are_no_memories(tmp_path: Path) -> None:
+    """The hints in OpenClaw's templates (``<!-- Who are you working with? -->``) do not show in the
+    rendered note and are nothing the user said: a comment on its own lines (one line or several)
+    is no memory, one inside a line of text is taken out of that text, and each is counted in the
+    import's warnings; a ``<!--`` in a code span or a fenced code block is code, kept byte for byte."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "openclaw-template"))
+    contents = sorted(m["content"] for m in as_json(home, "list"))
+    assert contents == sorted([
+        "Marta runs the bakery on Rua Augusta",
+        "Prefers `<!-- raw -->` tags left alone in templates",
+        "We chose  oven supplier Forno Lda.",
+        "Delivered 40 pastéis to the café.",
+        "```html\n<!-- kept: this is code -->\n<p>menu</p>\n```",
+    ]), contents
+    assert summary["imported"] == 5, summary
+    assert "MEMORY.md: 4 HTML comments (lines 3, 6, 9, 15) not imported: a comment does not show in the note" \
+           " (a template's hint), so it is no memory" in summary["warnings"], summary["warnings"]
+    assert any(w.startswith("memory/2026-03-04.md: 1 HTML comment (line 3) not imported") for w in summary["warnings"])
+
