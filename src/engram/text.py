@@ -1,4 +1,5 @@
-"""Text handling shared by every backend: word tokens, stopwords, content fingerprints.
+"""Text handling shared by every backend: word tokens, stopwords, content fingerprints; and a
+count with its noun (``counted``) for the messages engram writes.
 
 Full-text queries are built from word tokens only, so quotes, ``*``, ``NEAR``, ``AND``, ``-``
 or unbalanced parentheses in user text are searched as words and can never be a syntax error.
@@ -143,3 +144,13 @@ _MEMORY_CONTEXT_BLOCK = re.compile(
 def strip_memory_context(text: str) -> str:
     """``text`` without any ``[Memory context]…[/Memory context]`` block."""
     return _MEMORY_CONTEXT_BLOCK.sub("", text).strip()
+
+
+def counted(n: float, noun: str) -> str:
+    """``n`` and ``noun``, in the plural unless ``n`` is 1: ``1 memory``, ``2 memories``, ``1.5 days``
+    (a float as ``:g`` writes it). The plural of the nouns engram counts: ``-y`` after a consonant
+    is ``-ies``, else ``-s``."""
+    shown = f"{n:g}" if isinstance(n, float) else str(n)
+    if n == 1:
+        return f"{shown} {noun}"
+    return f"{shown} {noun[:-1] + 'ies' if noun.endswith('y') and noun[-2:-1] not in 'aeiou' else noun + 's'}"

@@ -72,3 +72,70 @@ def test_openclaw_workspace_with_a_lowercase_memory_md(tmp_path: Path) -> None:
     alone.mkdir()
     (alone / "memory.md").write_bytes((FIXTURES / "openclaw-lowercase" / "memory.md").read_bytes())
     assert as_json(tmp_path / "other", "import", str(alone))["kind"] == "openclaw"
+
+
+def test_openclaw_html_comments_are_no_memories(tmp_path: Path) -> None:
+    """The hints in OpenClaw's templates (``<!-- Who are you working with? -->``) do not show in the
+    rendered note and are nothing the user said: a comment on its own lines (one line or several)
+    is no memory, one inside a line of text is taken out of that text, and each is counted in the
+    import's warnings; a ``<!--`` in a code span or a fenced code block is code, kept byte for byte."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "openclaw-template"))
+    contents = sorted(m["content"] for m in as_json(home, "list"))
+    assert contents == sorted([
+        "Marta runs the bakery on Rua Augusta",
+        "Prefers `<!-- raw -->` tags left alone in templates",
+        "We chose  oven supplier Forno Lda.",
+        "Delivered 40 pastéis to the café.",
+        "```html\n<!-- kept: this is code -->\n<p>menu</p>\n```",
+    ]), contents
+    assert summary["imported"] == 5, summary
+    assert "MEMORY.md: 4 HTML comments (lines 3, 6, 9, 15) not imported: a comment does not show in the note" \
+           " (a template's hint), so it is no memory" in summary["warnings"], summary["warnings"]
+    assert any(w.startswith("memory/2026-03-04.md: 1 HTML comment (line 3) not imported") for w in summary["warnings"])
+
+
+def test_engram_history_on_a_current_clawless_file_reads_and_appends_its_snake_case_lines(tmp_path: Path) -> None:
+    """``history.backend = "jsonl"`` pointed (``history.path``) at the file Clawless's code writes
+    (``chat_id``, ``user_message``, ``bot_response`` lines) reads its exchanges, and what engram
+    appends is spelt as the file is, in Clawless's field order, so Clawless keeps reading it; the
+    answer joining that exchange (the line written again) keeps its spelling. The lines already
+    there stay byte for byte."""
+    home = tmp_path / "home"
+    history = tmp_path / "clawless" / "conversation-history.jsonl"
+    history.parent.mkdir()
+    original = (FIXTURES / "clawless-home" / "conversation-history.jsonl").read_bytes()
+    history.write_bytes(original)
+    env = {"ENGRAM_HISTORY__BACKEND": "jsonl", "ENGRAM_HISTORY__PATH": str(history), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    shown = json.loads(cli_output(home, "--json", "history", "show", "telegram:-1001987654321", env=env))
+    assert [(m["role"], m["content"]) for m in shown["messages"]] == [
+        ("user", "Lembra-me: a reunião com a Inês é quinta às 15h 🗓️"),
+        ("assistant", "Anotado! Quinta-feira às 15h, reunião com a Inês."),
+        ("user", "E a que horas é a reunião?"), ("assistant", "Quinta às 15h, com a Inês.")]
+    listed = json.loads(cli_output(home, "--json", "history", "list", env=env))
+    assert listed == [{"key": "slack:C07QK2L9N", "messages": 2}, {"key": "telegram:-1001987654321", "messages": 4}]
+
+    cli_output(home, "history", "append", "telegram:-1001987654321", "E onde?", env=env)
+    cli_output(home, "history", "append", "telegram:-1001987654321", "Na padaria.", "--role", "assistant", env=env)
+    after = history.read_bytes()
+    assert after.startswith(original), after
+    [added] = [json.loads(line) for line in after[len(original):].decode("utf-8").splitlines()]
+    assert list(added)[:5] == ["timestamp", "chat_id", "user_message", "bot_response", "platform"], added
+    assert (added["chat_id"], added["user_message"], added["bot_response"], added["platform"]) == \
+           ("-1001987654321", "E onde?", "Na padaria.", "telegram")
+    assert not {"userMessage", "botResponse", "chatId"} & set(added), added
+    again = json.loads(cli_output(home, "--json", "history", "show", "telegram:-1001987654321", env=env))
+    assert [m["content"] for m in again["messages"]][-2:] == ["E onde?", "Na padaria."]
+
+
+def test_engram_history_keeps_writing_camel_case_in_a_camel_case_file(tmp_path: Path) -> None:
+    """A file spelt as Clawless's documentation and engram spell it (``userMessage``, ...) gets its
+    new lines spelt so, as before."""
+    home = tmp_path / "home"
+    history = tmp_path / "conversation-history.jsonl"
+    history.write_text('{"userMessage": "hi", "botResponse": "hello", "chatId": "1", "platform": "telegram",'
+                       ' "timestamp": "2026-03-02T07:41:09.318Z"}\n', "utf-8")
+    env = {"ENGRAM_HISTORY__BACKEND": "jsonl", "ENGRAM_HISTORY__PATH": str(history), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    cli_output(home, "history", "append", "telegram:1", "again", env=env)
+    added = json.loads(history.read_text("utf-8").splitlines()[-1])
+    assert (added["userMessage"], added["chatId"]) == ("again", "1") and "user_message" not in added, added

@@ -218,8 +218,31 @@ def test_a_summary_engram_already_holds_is_kept_and_named(tmp_path: Path) -> Non
     assert as_json(home, "history", "show", "telegram:42")["summary"] == "engram's own compaction"
 
 
+def test_ptrclaw_category_of_its_own_is_knowledge_as_ptrclaw_reads_it(tmp_path: Path) -> None:
+    """PtrClaw reads any category but ``core`` and ``conversation`` as knowledge (its
+    ``category_from_string``): a database PtrClaw works with imports whole, such rows as knowledge
+    with their own category kept in the metadata, and one warning per category with its rows."""
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", PTRCLAW_SCHEMA, PTRCLAW_ROWS + """
+UPDATE memories SET category = 'Feelings' WHERE key IN ('lunch-talk', 'user-prefers-python');
+UPDATE memories SET category = '' WHERE key = 'project-uses-python';
+""")
+    summary = as_json(home, "import", str(db))
+    assert (summary["imported"], summary["skipped"]) == (3, 0), summary
+    assert "memories: 2 rows of category 'Feelings' imported as knowledge, as PtrClaw reads them (the category is" \
+           " kept in metadata.ptrclaw.category)" in summary["warnings"], summary["warnings"]
+    assert "memories: 1 row of category '' imported as knowledge, as PtrClaw reads it (the category is kept in" \
+           " metadata.ptrclaw.category)" in summary["warnings"], summary["warnings"]
+    by_key = {m["key"]: m for m in as_json(home, "list")}
+    lunch = by_key["lunch-talk"]
+    assert (lunch["category"], lunch["type"], lunch["content"]) == ("knowledge", "learned", "  we talked about lunch  ")
+    assert lunch["metadata"]["ptrclaw"] == {"id": "e3", "category": "Feelings"}
+    assert by_key["user-prefers-python"]["metadata"]["ptrclaw"] == {"id": "e1", "category": "Feelings"}
+    assert by_key["project-uses-python"]["metadata"]["ptrclaw"] == {"id": "e2", "category": ""}
+    assert as_json(home, "import", str(db))["skipped"] == 3
+
+
 MALFORMED = [
-    ("ptrclaw", "UPDATE memories SET category = 'feelings' WHERE key = 'lunch-talk'", "memories row 3.category"),
     ("ptrclaw", "UPDATE memories SET content = '   ' WHERE key = 'lunch-talk'", "memories row 3.content"),
     ("ptrclaw", "UPDATE memories SET timestamp = 'yesterday' WHERE key = 'user-prefers-python'",
      "memories row 1.timestamp"),

@@ -180,7 +180,7 @@ def test_the_merge_is_named_in_the_report(pg_url: str, tmp_path: Path) -> None:
     again = _run_single(home, "--json", "migrate", "--to", pg_url)
     assert again.returncode == 0, again.stderr + again.stdout
     report = json.loads(again.stdout)
-    assert report["resolved"] == [f"conversation 'web:1:' of agent 'alice': this file's 1 messages not in {report['target']}"
+    assert report["resolved"] == [f"conversation 'web:1:' of agent 'alice': this file's 1 message not in {report['target']}"
                                   " merged in time order with its 3 (1 of those renumbered after them)"]
     assert [content for _, content in _conversation(pg_url)] == ["hello", "there", "here", "there again"]
 

@@ -290,7 +290,7 @@ def test_a_conversation_whose_messages_interleave_in_time_is_merged_in_time_orde
     assert run.returncode == 0, run.stderr + run.stdout
     shared = next(f for f in json.loads(run.stdout)["files"] if f["source"].endswith(f"home{os.sep}memory.db"))
     assert shared["verified"] and shared["resolved"] == [
-        f"conversation 'web:1:' of agent 'alice': this file's 1 messages not in {shared['target']} merged in time"
+        f"conversation 'web:1:' of agent 'alice': this file's 1 message not in {shared['target']} merged in time"
         " order with its 1 (0 of those renumbered after them)"]
     db = PgDatabase.connect(pg_url)
     try:

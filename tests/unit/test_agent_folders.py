@@ -134,7 +134,7 @@ def test_switching_per_agent_databases_on_says_where_the_memories_went(tmp_path:
         warned = [r.getMessage() for r in caplog.records if "per_agent_databases is on" in r.getMessage()]
         assert len(warned) == 1
         assert str(tmp_path / "memory.db") in warned[0] and "2 memories of agent 'Alice:x'" in warned[0]
-        assert "1 conversations are there too" in warned[0] and "export" in warned[0]
+        assert "1 conversation is there too" in warned[0] and "export" in warned[0]
         with Engram.from_settings(switched, mirror=False) as engram:
             engram.import_snapshot(snapshot)
             assert engram.count() == 2

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.backends.base import FileCare
 from engram.errors import ConfigError, IntegrityError, StorageError
+from engram.text import counted
 
 log = logging.getLogger("engram.backends.sqlite")
 
@@ -82,13 +83,14 @@ def warn_left_in_shared_file(settings: Settings, agent: str, memory: SqliteMemor
     if missing:
         history_there = settings.history.path is not None and Path(settings.history.path).resolve() == shared.resolve()
         talk = ("" if history_there or not conversations else
-                f"; its {conversations} conversations are there too: history.path = {shared} keeps using them")
+                f"; its {counted(conversations, 'conversation')} {'is' if conversations == 1 else 'are'} there too:"
+                f" history.path = {shared} keeps using them")
         log.warning(
-            "per_agent_databases is on, but %s (the database every agent shared while it was off) holds %d %s"
+            "per_agent_databases is on, but %s (the database every agent shared while it was off) holds %s"
             " of agent %r or global ones that its own database %s does not: not lost, out of sight. Bring them over"
             " with `ENGRAM_PER_AGENT_DATABASES=false engram -a %s export FILE.json`, then `engram -a %s import"
             " FILE.json`, or move %s away to silence this%s",
-            shared, missing, "memory" if missing == 1 else "memories", agent, memory.path, agent, agent, shared, talk)
+            shared, counted(missing, "memory"), agent, memory.path, agent, agent, shared, talk)
     return missing
 
 

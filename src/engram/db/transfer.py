@@ -45,6 +45,7 @@ from engram.db.sqlite import Database
 from engram.errors import DimensionError, IntegrityError, NotFoundError
 from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
+from engram.text import counted
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows total)
 Shift = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a file's row as it lands in the target (renumbered, settled)
@@ -374,4 +375,5 @@ def require_verified(*reports: TransferReport) -> None:
     if bad and len(reports) == 1:
         raise IntegrityError(f"copy to {reports[0].target} {bad[0].split(': ', 1)[1]}")
     if bad:
-        raise IntegrityError(f"copy to {reports[0].target} incomplete, {len(bad)} of {len(reports)} files: {'; '.join(bad)}")
+        raise IntegrityError(f"copy to {reports[0].target} incomplete, {len(bad)} of {counted(len(reports), 'file')}:"
+                             f" {'; '.join(bad)}")

@@ -52,6 +52,7 @@ from typing import Any
 from engram import text
 from engram.db import transfer_merge
 from engram.errors import ValidationError
+from engram.text import counted
 
 # Positions in a memories row (store.sql_store.MEMORY_COLUMNS, as transfer_rows reads it).
 _ID, _AGENT, _SESSION, _KEY, _CONTENT, _IMPORTANCE, _UPDATED, _ACCESSED, _RECALLS = 0, 1, 2, 3, 4, 10, 14, 15, 16
@@ -277,7 +278,7 @@ def apply(overlaps: Overlaps, conn: Any, memory_params: Any, shown: str) -> None
         overlaps.positions[(agent, conversation)] = merge.positions
         if merge.inserted:
             overlaps.notes.append(
-                f"conversation {conversation!r} of agent {agent!r}: this file's {len(merge.inserted)} messages not in"
+                f"conversation {conversation!r} of agent {agent!r}: this file's {counted(len(merge.inserted), 'message')} not in"
                 f" {shown} merged in time order with its {merge.held} ({len(merge.moved)} of those renumbered after them)")
     for name, offset in overlaps.new_offsets.items():
         conn.execute("INSERT INTO engram_meta (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
@@ -328,6 +329,6 @@ def refuse(shown: str, conflicts: list[Clash]) -> None:
         # Every kind that clashed, the ones past the fifth too, in the order first met.
         ways = [_RESOLVE[what] for what in dict.fromkeys(clash.what for clash in conflicts) if what in _RESOLVE]
         resolve = f"; resolve each ({'; '.join(ways)}) and run again" if ways else ""
-        raise ValidationError("to", f"{shown} already holds {len(conflicts)} rows that clash with this file's: "
+        raise ValidationError("to", f"{shown} already holds {counted(len(conflicts), 'row')} that clash with this file's: "
                               f"{said}{more}; nothing of this file was copied, nothing overwritten",
                               f"a database without them, or this file's own earlier copy to resume{resolve}")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from engram import snapshot
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope, make_scope, parse_content, parse_search_context
+from engram.text import counted
 
 from . import layout, split
 from .document import Document, get_format
@@ -278,7 +279,7 @@ def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary,
         return None
     kept = [(scope, agent, entry) for scope, entry in read if scope.agent is None]
     if len(kept) < len(read):
-        summary.problems.append(Problem(rel, 0, f"{len(read) - len(kept)} entries not imported: "
+        summary.problems.append(Problem(rel, 0, f"{counted(len(read) - len(kept), 'entry')} not imported: "
                                         f"{layout.DATABASES_DIR}/<agent>/ holds an agent database's global memories only"))
     return kept
 

@@ -42,6 +42,7 @@ from typing import Protocol, runtime_checkable
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import MAX_MESSAGE_CHARS, Message, make_scope, usable_text
+from engram.text import counted
 
 DEFAULT_AGENT = "default"
 
@@ -266,7 +267,7 @@ def check_read(read: Sequence[Message], start: int, stop: int) -> tuple[list[Mes
             raise ValidationError(f"read[{i}]", f"got {type(message).__name__}", "a Message")
     start, stop = check_range(start, stop)
     if stop > len(read):
-        raise ValidationError("stop", f"{stop} is past the {len(read)} messages read", f"at most {len(read)}")
+        raise ValidationError("stop", f"{stop} is past the {counted(len(read), 'message')} read", f"at most {len(read)}")
     return list(read), start, stop
 
 

@@ -2,7 +2,10 @@
 
 Each line is one exchange in Clawless's format,
 ``{"userMessage", "botResponse", "chatId", "platform", "timestamp"}``, so files written by either
-tool read in the other. engram adds ``"messages"`` (the exact messages of the exchange: roles,
+tool read in the other. Clawless's code spells the fields ``user_message``, ``bot_response``,
+``chat_id`` (``history/clawless_lines``): such lines are read too, and a file whose newest line is
+spelt so gets its new lines spelt so, for Clawless to keep reading the file; a changed line keeps
+its own spelling. engram adds ``"messages"`` (the exact messages of the exchange: roles,
 tool calls, metadata, times) so nothing is lost on the way back; a line without it is read as a
 user message and its answer. ``platform`` is the key's channel and ``chatId`` its ``chat`` (and
 ``:thread``). A user message starts a new exchange; any other message joins the conversation's
@@ -60,6 +63,8 @@ from engram.history.base import (
     check_recent,
     check_summary,
 )
+from engram.history.clawless_lines import SNAKE, is_snake_case
+from engram.history.clawless_lines import field as clawless_field
 from engram.history.keys import normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
 from engram.model import Message, Role, message_from_dict
@@ -83,6 +88,7 @@ class _Line:
     agent: str | None = None
     messages: list[Message] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    snake: bool = False  # spelt as Clawless's code writes it (user_message, ...): written back so
 
 
 class JsonlHistoryStore:
@@ -277,13 +283,14 @@ class JsonlHistoryStore:
                     fresh[-1].append(message)
                 else:
                     joined.append(message)
-            new = [_serialise(key, self.agent, group, {}) for group in fresh]
+            snake = _file_spelling(lines)
+            new = [_serialise(key, self.agent, group, {}, snake) for group in fresh]
             if not joined and len(new) == 1 and sum(map(self._owned, lines)) + 1 <= self.max_entries:
                 self._append_line(new[0], ends_with_newline)
                 return
             if joined:
                 old = lines[latest]  # type: ignore[index]  # joined is empty when there is no latest line
-                lines[latest] = _serialise(key, self.agent, [*old.messages, *joined], old.extra)  # type: ignore[index]
+                lines[latest] = _serialise(key, self.agent, [*old.messages, *joined], old.extra, old.snake)  # type: ignore[index]
             self._rewrite([*lines, *new])
 
     def get_recent(self, key: str, n: int) -> list[Message]:
@@ -336,7 +343,7 @@ class JsonlHistoryStore:
             if len(line.messages) == 1:
                 del lines[latest]
             else:
-                lines[latest] = _serialise(key, self.agent, line.messages[:-1], line.extra)
+                lines[latest] = _serialise(key, self.agent, line.messages[:-1], line.extra, line.snake)
             self._rewrite(lines)
             return newest
 
@@ -381,7 +388,7 @@ class JsonlHistoryStore:
             if len(keep) == len(line.messages):
                 out.append(line)
             elif keep:
-                out.append(_serialise(key, self.agent, keep, line.extra))
+                out.append(_serialise(key, self.agent, keep, line.extra, line.snake))
         return out, removed
 
     def purge(self, key: str) -> None:
@@ -438,34 +445,41 @@ def _epoch(text: Any) -> float:
     return 0.0
 
 
-def _serialise(key: str, agent: str, messages: list[Message], extra: dict[str, Any]) -> _Line:
+def _file_spelling(lines: list[_Line]) -> bool:
+    """Whether a new line is spelt as Clawless's code writes it: as the file's newest readable line
+    is (Clawless appending to the file now), camelCase in a new file."""
+    return next((line.snake for line in reversed(lines) if line.key is not None), False)
+
+
+def _serialise(key: str, agent: str, messages: list[Message], extra: dict[str, Any], snake: bool = False) -> _Line:
     parts = parse_conversation_key(key)
     user = next((m.content for m in messages if m.role is Role.USER), "")
     answers = [m.content for m in messages if m.role is Role.ASSISTANT and m.content]
     first = messages[0].created_at if messages else 0.0
-    record = {
-        **extra,
-        "userMessage": user,
-        "botResponse": answers[-1] if answers else "",
-        "chatId": f"{parts.chat}:{parts.thread}" if parts.thread else parts.chat,
-        "platform": parts.channel,
-        "timestamp": _iso(first),
-        "messages": [m.to_dict() for m in messages],
-        "agent": agent,
-    }
-    return _Line(json.dumps(record, ensure_ascii=False), key, agent, list(messages), dict(extra))
+    chat = f"{parts.chat}:{parts.thread}" if parts.thread else parts.chat
+    said = {"userMessage": user, "botResponse": answers[-1] if answers else "", "chatId": chat}
+    if snake:  # in the order Clawless's code writes them
+        exchange = {"timestamp": _iso(first), SNAKE["chatId"]: chat, SNAKE["userMessage"]: said["userMessage"],
+                    SNAKE["botResponse"]: said["botResponse"], "platform": parts.channel}
+    else:
+        exchange = {**said, "platform": parts.channel, "timestamp": _iso(first)}
+    record = {**extra, **exchange, "messages": [m.to_dict() for m in messages], "agent": agent}
+    return _Line(json.dumps(record, ensure_ascii=False), key, agent, list(messages), dict(extra), snake)
 
 
-_KNOWN = {"userMessage", "botResponse", "chatId", "platform", "timestamp", "messages", "agent"}
+_KNOWN = {"userMessage", "botResponse", "chatId", *SNAKE.values(), "platform", "timestamp", "messages", "agent"}
 
 
 def _parse_line(text: str) -> _Line:
     """A line as an exchange; an unreadable one comes back with ``key`` None (and is kept raw)."""
     try:
         data = json.loads(text)
-        if not isinstance(data, dict) or not isinstance(data.get("chatId"), str | int):
+        if not isinstance(data, dict):
             return _Line(text)
-        chat, _, thread = str(data["chatId"]).partition(":")
+        chat_id, _ = clawless_field(data, "chatId")
+        if not isinstance(chat_id, str | int):
+            return _Line(text)
+        chat, _, thread = str(chat_id).partition(":")
         key = normal_key(f"{data.get('platform') or 'default'}:{chat}:{thread}")
         at = _epoch(data.get("timestamp"))
         if isinstance(data.get("messages"), list):
@@ -473,14 +487,14 @@ def _parse_line(text: str) -> _Line:
         else:
             messages = []
             for role, field_name in ((Role.USER, "userMessage"), (Role.ASSISTANT, "botResponse")):
-                content = data.get(field_name) or ""
+                content = clawless_field(data, field_name)[0] or ""
                 if not isinstance(content, str):
                     return _Line(text)
                 if content.strip():
                     messages.append(Message(role, content, created_at=at))
         extra = {k: v for k, v in data.items() if k not in _KNOWN}
         agent = data.get("agent") if isinstance(data.get("agent"), str) and data.get("agent") else None
-        return _Line(text, key, agent, messages, extra)
+        return _Line(text, key, agent, messages, extra, is_snake_case(data))
     except (ValueError, ValidationError, TypeError, AttributeError):
         return _Line(text)
 

@@ -46,6 +46,7 @@ from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
 from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_query
 from engram.privacy import PiiPolicy, check_redacted_length
+from engram.text import counted
 
 log = logging.getLogger("engram.history")
 
@@ -214,7 +215,8 @@ class History:
         if names is None:
             names = [f"messages[{i}]" for i in range(len(messages))]
         elif len(names) != len(messages):
-            raise ValidationError("names", f"{len(names)} names for {len(messages)} messages", "one name per message")
+            raise ValidationError("names", f"{counted(len(names), 'name')} for {counted(len(messages), 'message')}",
+                                  "one name per message")
         now = self.clock()
         batch = [self._built(where, item, now) for where, item in zip(names, messages, strict=True)]
         untimed = {i for i, item in enumerate(messages) if _untimed(item)}

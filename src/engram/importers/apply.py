@@ -44,6 +44,7 @@ from engram.model import (
     parse_key,
 )
 from engram.store.base import ImportUpdate
+from engram.text import counted
 from engram.writes import PendingWrite, announce
 
 if TYPE_CHECKING:
@@ -112,7 +113,8 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     if (messages or summaries) and not engram.history.enabled:
         from engram.history.service import HISTORY_OFF
 
-        warnings.append(f"{len(messages)} conversation messages and {len(summaries)} summaries not imported: "
+        warnings.append(f"{counted(len(messages), 'conversation message')} and {counted(len(summaries), 'summary')}"
+                        " not imported: "
                         f"{HISTORY_OFF}")
         added, present, gained = 0, len(messages), {}
         summaries_set, summaries_kept = 0, len(summaries)

@@ -23,6 +23,7 @@ from typing import Any
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.files.memory_md import operator_notes
+from engram.history.clawless_lines import field, is_exchange
 from engram.history.keys import conversation_key
 from engram.importers.base import (
     Files,
@@ -45,22 +46,12 @@ def looks_like_folder(files: Files) -> bool:
     return HISTORY in files
 
 
-# Each field of an exchange as Clawless's code writes it (snake_case) and as its documentation and
-# engram's history backend spell it (camelCase).
-_FIELDS = {"userMessage": "user_message", "botResponse": "bot_response", "chatId": "chat_id"}
-
-
 def looks_like(data: object) -> bool:
     """One exchange (a line of the history, in either spelling), or the older whole-file document
     ``{"conversations": [exchange, ...]}``."""
     if isinstance(data, Mapping) and isinstance(data.get("conversations"), list) and len(data) == 1:
-        return all(_is_exchange(entry) for entry in data["conversations"][:5])
-    return _is_exchange(data)
-
-
-def _is_exchange(value: object) -> bool:
-    return isinstance(value, Mapping) and any(
-        user in value and bot in value for user, bot in (("userMessage", "botResponse"), ("user_message", "bot_response")))
+        return all(is_exchange(entry) for entry in data["conversations"][:5])
+    return is_exchange(data)
 
 
 def read(files: Files) -> Plan:
@@ -86,7 +77,7 @@ def _exchanges(text: str, name: str) -> Iterator[tuple[str, dict[str, int], Mapp
         whole = jsondoc.loads(text)
     except json.JSONDecodeError:
         whole = None
-    if isinstance(whole, Mapping) and "conversations" in whole and not _is_exchange(whole):
+    if isinstance(whole, Mapping) and "conversations" in whole and not is_exchange(whole):
         for i, item in enumerate(a_list(whole["conversations"], f"{name} conversations", "a list of exchanges")):
             where = f"{name} conversations[{i}]"
             yield where, {"entry": i}, an_object(item, where, "an exchange object (userMessage, botResponse, ...)")
@@ -95,17 +86,10 @@ def _exchanges(text: str, name: str) -> Iterator[tuple[str, dict[str, int], Mapp
         yield where, {"line": n}, item
 
 
-def _field(item: Mapping[str, Any], name: str) -> tuple[Any, str]:
-    """The value of the exchange's field ``name`` (camelCase) in either spelling, with the name the
-    item gives it (for an error to name)."""
-    other = _FIELDS.get(name, name)
-    return (item[other], other) if name not in item and other in item else (item.get(name), name)
-
-
 def _history(text: str, name: str) -> list[HistoryEntry]:
     entries: list[HistoryEntry] = []
     for where, place, item in _exchanges(text, name):
-        chat_id, chat_name = _field(item, "chatId")
+        chat_id, chat_name = field(item, "chatId")
         chat = optional_text(chat_id, f"{where}.{chat_name}") or "default"
         platform = optional_text(item.get("platform"), f"{where}.platform") or "clawless"
         try:
@@ -117,6 +101,6 @@ def _history(text: str, name: str) -> list[HistoryEntry]:
             raise fail(f"{where}.timestamp", "is missing", "an ISO 8601 time or epoch milliseconds")
         meta = {"clawless": {"chatId": chat, "platform": platform, **place}}
         for role, field_name in (("user", "userMessage"), ("assistant", "botResponse")):
-            said, spelt = _field(item, field_name)
+            said, spelt = field(item, field_name)
             entries.append(HistoryEntry(where, key, role, content_text(said, f"{where}.{spelt}"), at, meta))
     return entries

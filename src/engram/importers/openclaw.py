@@ -6,7 +6,8 @@ and ``memory/YYYY-MM-DD.md`` (or ``memory/YYYY-MM-DD-<slug>.md``) daily logs; ot
 under ``memory/`` (topic notes) are read too. Each bullet or paragraph becomes one memory
 (``markdown_blocks``): from ``MEMORY.md`` (or ``memory.md``) as ``core`` knowledge (durable, never
 decays), from a daily log as an ``experience`` dated that day, from a topic file as knowledge. The headings above
-a fact become tags, and the file and line are kept in ``metadata["openclaw"]``. The source
+a fact become tags, and the file and line are kept in ``metadata["openclaw"]``. HTML comments
+(the hints in OpenClaw's templates) are left out, and counted in a warning. The source
 identity is the file plus the fact's text, so a re-import skips what it already holds and picks
 up what was appended since.
 """
@@ -20,6 +21,7 @@ from engram import jsondoc
 from engram.importers.base import Files, Plan, Record, fail, slug, tags
 from engram.importers.markdown_blocks import split_blocks
 from engram.model import Category
+from engram.text import counted
 
 KIND = "openclaw"
 # Where an engram memory folder keeps its files (``files.layout``), never an OpenClaw workspace.
@@ -55,7 +57,10 @@ def read(files: Files) -> Plan:
     for rel in chosen:
         daily = _DAILY.match(rel.rsplit("/", 1)[-1]) if rel not in _LONG_TERM else None
         day = _day(daily.group(1), rel) if daily else None
-        for block in split_blocks(files[rel]):
+        split = split_blocks(files[rel])
+        if split.comments:
+            plan.warnings.append(_comments_left_out(rel, split.comments))
+        for block in split.blocks:
             where = f"{rel} line {block.line}"
             plan.records.append(Record(
                 # Known by its text with \n line endings, as imports that turned \r\n into \n made
@@ -69,6 +74,13 @@ def read(files: Files) -> Plan:
                 fields={"content": "", "key": ""},  # where names the file and line of the fact
             ))
     return plan
+
+
+def _comments_left_out(rel: str, lines: tuple[int, ...]) -> str:
+    at = sorted(set(lines))
+    shown = ", ".join(map(str, at[:10])) + (f" and {len(at) - 10} more" if len(at) > 10 else "")
+    return (f"{rel}: {counted(len(lines), 'HTML comment')} ({'line' if len(at) == 1 else 'lines'} {shown}) not"
+            " imported: a comment does not show in the note (a template's hint), so it is no memory")
 
 
 def _lf(text: str) -> str:

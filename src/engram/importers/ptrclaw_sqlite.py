@@ -5,11 +5,12 @@ Tables (PtrClaw's "SqliteMemory" schema): ``memories`` (``id``, ``key``, ``conte
 and ``memory_links`` (``from_key``, ``to_key``: each link stored in both directions). Mapping,
 as engram reads PtrClaw's JSON snapshots: each row is one memory with its key, content and
 category (``core``, ``knowledge``, ``conversation``; a conversation entry's type is
-``conversation``), created and updated at its ``timestamp``, last accessed at ``last_accessed``
-(0 is never); a non-empty ``session_id`` is kept as ``metadata["session_id"]`` and PtrClaw's id
-as ``metadata["ptrclaw"]["id"]``. Links join the memories they name by key; a link naming a key
-the table does not hold is reported and left out. Embeddings are not read: the configured
-embedder makes engram's own.
+``conversation``; any other category, which PtrClaw reads as knowledge, is knowledge too, its
+name kept in ``metadata["ptrclaw"]["category"]`` and named in a warning), created and updated at
+its ``timestamp``, last accessed at ``last_accessed`` (0 is never); a non-empty ``session_id`` is
+kept as ``metadata["session_id"]`` and PtrClaw's id as ``metadata["ptrclaw"]["id"]``. Links join
+the memories they name by key; a link naming a key the table does not hold is reported and left
+out. Embeddings are not read: the configured embedder makes engram's own.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from engram.errors import ValidationError
 from engram.importers.base import Plan, Record, fail, timestamp
 from engram.importers.sqlite_source import open_readonly, optional_text, rows, text
 from engram.model import Category, parse_category
+from engram.text import counted
 
 KIND = PTRCLAW
 
@@ -31,9 +33,16 @@ def read(path: Path) -> Plan:
     row and column of a malformed value, before anything is imported."""
     plan = Plan(KIND, "ptrclaw")
     with open_readonly(path) as conn:
+        others: dict[str, int] = {}  # each category PtrClaw reads as knowledge, and its rows
         for where, row in rows(conn, "memories", ("key", "content", "category", "timestamp"),
                                ("id", "session_id", "last_accessed"), kind=KIND):
-            plan.records.append(_record(where, row))
+            record, own = _record(where, row)
+            if own is not None:
+                others[own] = others.get(own, 0) + 1
+            plan.records.append(record)
+        for own, n in others.items():
+            plan.warnings.append(f"memories: {counted(n, 'row')} of category {own!r} imported as knowledge, as PtrClaw"
+                                 f" reads {'it' if n == 1 else 'them'} (the category is kept in metadata.ptrclaw.category)")
         keys = {r.source_id for r in plan.records}
         for where, row in rows(conn, "memory_links", ("from_key", "to_key"), kind=KIND):
             ends = (text(row["from_key"], f"{where}.from_key"), text(row["to_key"], f"{where}.to_key"))
@@ -45,12 +54,16 @@ def read(path: Path) -> Plan:
     return plan
 
 
-def _record(where: str, row: dict) -> Record:
+def _record(where: str, row: dict) -> tuple[Record, str | None]:
+    """The row's memory, and its category's own name when that is none of engram's."""
     key = text(row["key"], f"{where}.key", empty=False)
+    named = text(row["category"], f"{where}.category")
     try:
-        category = parse_category(text(row["category"], f"{where}.category"))
-    except ValidationError as exc:
-        raise fail(f"{where}.category", exc.problem, exc.allowed) from None
+        category, own = parse_category(named), None
+    except ValidationError:
+        # PtrClaw's category_from_string reads any name but "core" and "conversation" as knowledge:
+        # a file PtrClaw works with imports, its own name kept.
+        category, own = Category.KNOWLEDGE, named
     at = timestamp(_integer(row["timestamp"], f"{where}.timestamp"), f"{where}.timestamp")
     seen = row.get("last_accessed")
     metadata: dict = {}
@@ -59,6 +72,8 @@ def _record(where: str, row: dict) -> Record:
         metadata["session_id"] = session  # PtrClaw's session scoping, as its snapshots keep it
     if row.get("id") is not None:
         metadata["ptrclaw"] = {"id": text(row["id"], f"{where}.id")}
+    if own is not None:
+        metadata.setdefault("ptrclaw", {})["category"] = own
     return Record(
         source_id=key,
         where=where,
@@ -71,7 +86,7 @@ def _record(where: str, row: dict) -> Record:
         updated_at=at,
         last_accessed=timestamp(_integer(seen, f"{where}.last_accessed"), f"{where}.last_accessed") if seen else None,
         id_field="key",
-    )
+    ), own
 
 
 def _integer(value: object, where: str) -> int | float:

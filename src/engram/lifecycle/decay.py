@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from engram.lifecycle.common import DAY, JobReport, every_memory, forget_as_maintenance
 from engram.lifecycle.settings import DecaySettings, StrengthenSettings
 from engram.model import Category, Memory
+from engram.text import counted
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -38,7 +39,7 @@ def decays(memory: Memory, settings: DecaySettings, now: float) -> bool:
 def run(engram: Engram, settings: DecaySettings, *, now: float, agent: str | None = None) -> JobReport:
     """Remove every memory the decay rule selects: ``agent``'s own, or with ``agent=None`` the whole store's."""
     doomed = [m for m in every_memory(engram, agent=agent) if decays(m, settings, now)]
-    reason = (f"decay: importance < {settings.max_importance:g}, older than {settings.min_age_days:g} days,"
+    reason = (f"decay: importance < {settings.max_importance:g}, older than {counted(float(settings.min_age_days), 'day')},"
               " never recalled")
     return JobReport("decay", forget_as_maintenance(engram, doomed, reason, now))
 

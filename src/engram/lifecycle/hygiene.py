@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from engram.lifecycle.common import DAY, JobReport, every_memory, forget_as_maintenance
 from engram.lifecycle.settings import HygieneSettings
 from engram.model import Category, Memory
+from engram.text import counted
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -50,7 +51,7 @@ def run(engram: Engram, settings: HygieneSettings, *, now: float, rng: random.Ra
                 idle.append(memory)
     removed = forget_as_maintenance(engram, expired, f"hygiene: conversation older than {settings.max_age_s:g}s", now)
     removed += forget_as_maintenance(
-        engram, idle, f"hygiene: knowledge idle over {settings.knowledge_max_idle_days:g} days", now
+        engram, idle, f"hygiene: knowledge idle over {counted(float(settings.knowledge_max_idle_days), 'day')}", now
     )
     if survivors:
         engram.store.touch(survivors, now, recall=False)

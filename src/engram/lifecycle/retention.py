@@ -12,6 +12,7 @@ from engram.lifecycle.common import DAY, JobReport, every_memory, forget_as_main
 from engram.lifecycle.hygiene import idle_since
 from engram.lifecycle.settings import RetentionSettings
 from engram.model import Category, Memory
+from engram.text import counted
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -40,5 +41,6 @@ def run(engram: Engram, settings: RetentionSettings, *, now: float, agent: str |
         doomed = [m for m in memories if m.scope.kind == kind and expired(m, settings, now)]
         if doomed:
             days = limit_days(doomed[0], settings)
-            removed += forget_as_maintenance(engram, doomed, f"retention: {kind} memories kept {days:g} days", now)
+            reason = f"retention: {kind} memories kept {counted(float(days), 'day')}"
+            removed += forget_as_maintenance(engram, doomed, reason, now)
     return JobReport("retention", removed)

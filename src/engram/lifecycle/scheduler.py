@@ -37,6 +37,7 @@ from engram.errors import EngramError, ValidationError
 from engram.lifecycle import JOBS, consolidate, decay, hygiene, retention, summaries
 from engram.lifecycle.common import JobReport
 from engram.lifecycle.settings import LifecycleSettings
+from engram.text import counted
 
 if TYPE_CHECKING:
     from engram.backends.base import FileCare
@@ -199,7 +200,7 @@ class Maintenance:
             done = self.engram.embed_missing(lambda n, total: tell("vectors", n, total))
         except EngramError as exc:  # the embedder is down: recall falls back to text; try next pass
             return JobReport("vectors", notes=(f"not embedded now: {exc}",))
-        return JobReport("vectors", changed=done, notes=(f"embedded {done} memories stored without a vector",))
+        return JobReport("vectors", changed=done, notes=(f"embedded {counted(done, 'memory')} stored without a vector",))
 
     def _run_job(self, job: str, now: float, tell: Progress) -> JobReport:
         s, engram, agent = self.settings, self.engram, self.agent

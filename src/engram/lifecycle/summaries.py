@@ -34,6 +34,7 @@ from engram.events import MemoryEvent
 from engram.lifecycle.common import DAY, JobReport, announced_together
 from engram.lifecycle.settings import SummarySettings
 from engram.model import MAX_LIST_LIMIT, Category, Memory, MemoryDraft, Scope, make_filter, parse_limit
+from engram.text import counted
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -146,7 +147,7 @@ def summarize_period(
     if not found:
         return None
     label = dt.datetime.fromtimestamp(period.start, dt.UTC).strftime("%Y-%m-%d")
-    header = f"{period.type.capitalize()} summary from {label} ({len(found)} memories):\n"
+    header = f"{period.type.capitalize()} summary from {label} ({counted(len(found), 'memory')}):\n"
     # The summary is stored as any memory is, so header and text keep within the store's content
     # limit: ``max_chars`` caps the text, the limit (when lower) cuts it to what fits.
     max_chars = max(0, min(settings.max_chars, engram.max_content_chars - len(header)))

@@ -23,6 +23,7 @@ from engram import jsondoc
 from engram.errors import EngramError, ProviderError, ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
+from engram.text import counted
 
 if TYPE_CHECKING:  # the agent (and its providers) load only when `engram chat` runs
     from engram.agent.loop import MemoryAgent
@@ -127,7 +128,7 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError], *, as_js
             render.emit_json({"command": "/compact", "compacted": result.compacted,
                               "discarded": len(result.discarded)}, line=True)
         else:
-            render.console.print(f"compacted: {len(result.discarded)} messages summarised" if result.compacted
+            render.console.print(f"compacted: {counted(len(result.discarded), 'message')} summarised" if result.compacted
                                  else "nothing to compact")
         return True
     if _COMMAND.match(line):  # an unknown command is never sent to the model as a message

@@ -15,6 +15,7 @@ from engram.errors import ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState, state
+from engram.text import counted
 
 if TYPE_CHECKING:  # the files package loads only when a files command runs
     from engram.files.every_database import EveryDatabaseSync
@@ -259,7 +260,7 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: b
         return
     whose = ("the whole store, every agent" if store_wide else
              f"what agent {scope.agent}{'' if scope.session is None else '/' + scope.session} reads")
-    render.errors.print(f"exported {done.memories} memories to {path} as {fmt} ({render.markup_safe(whose)})")
+    render.errors.print(f"exported {counted(done.memories, 'memory')} to {path} as {fmt} ({render.markup_safe(whose)})")
 
 
 def import_dir(ctx: typer.Context, path: Path) -> None:

@@ -16,6 +16,7 @@ from engram.errors import ValidationError
 from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import state
+from engram.text import counted
 
 group = typer.Typer(name="history", help="Conversation history per channel:chat:thread key.", no_args_is_help=True,
                     cls=OptionNamingGroup)
@@ -151,7 +152,7 @@ def purge(
     st = state(ctx)
     history = st.engram().history
     count = history.count(key)
-    if not yes and not typer.confirm(f"Delete {count} messages and the summary of {key}?"):
+    if not yes and not typer.confirm(f"Delete {counted(count, 'message')} and the summary of {key}?"):
         raise typer.Abort()
     count = history.purge(key)
     if st.as_json:
@@ -180,7 +181,7 @@ def compact(
     if not result.compacted:
         render.console.print("nothing to compact" + (f" ({'; '.join(result.notes)})" if result.notes else ""))
         return
-    render.console.print(f"discarded {len(result.discarded)} messages, kept {len(result.kept)}; "
+    render.console.print(f"discarded {counted(len(result.discarded), 'message')}, kept {len(result.kept)}; "
                          f"summary: {result.summary}", highlight=False)
 
 

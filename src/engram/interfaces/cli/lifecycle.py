@@ -9,6 +9,7 @@ import typer
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 from engram.lifecycle import JOBS  # the names alone: no job is imported
+from engram.text import counted
 
 # The lifecycle modules are imported inside each command: `engram --help` needs none of them.
 
@@ -211,7 +212,7 @@ def summaries(
         return
     for m in found:
         meta = m.metadata
-        render.console.print(f"[bold]{m.key}[/bold] ({meta.get('source_memory_count')} memories, {meta.get('method')})")
+        render.console.print(f"[bold]{m.key}[/bold] ({counted(meta.get('source_memory_count'), 'memory')}, {meta.get('method')})")
         render.console.print(m.content)
     if not found and make:
         # Only ended periods are summarised: memories stored today wait for the day to end.

@@ -13,6 +13,7 @@ import typer
 
 from engram.interfaces.cli import files, parsing, render
 from engram.interfaces.cli.state import state
+from engram.text import counted
 
 if TYPE_CHECKING:
     from engram.engine import Engram, Filters
@@ -467,7 +468,7 @@ def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
 
         raise ValidationError("path", "basic-memory notes need a folder", "a folder to write the notes into")
     n = basic_memory.write(engram, path)
-    render.errors.print(f"exported {n} notes to {path}")
+    render.errors.print(f"exported {counted(n, 'note')} to {path}")
 
 
 def import_(
@@ -527,7 +528,7 @@ def import_(
         render.console.print(f"into agent{'s' if len(elsewhere) > 1 else ''} {shown} "
                              f"(engram -a {render.markup_safe(elsewhere[0])} list; --into-agent keeps all in this one)")
     if summary.messages_imported or summary.messages_skipped:
-        render.console.print(f"history: {summary.messages_imported} messages added, "
+        render.console.print(f"history: {counted(summary.messages_imported, 'message')} added, "
                              f"{summary.messages_skipped} already present")
     _titled(summary.conversations)
     if summary.summaries_imported or summary.summaries_skipped:
@@ -627,7 +628,7 @@ def reindex(ctx: typer.Context) -> None:
     if st.as_json:
         render.emit_json({"embedded": done, "embedding_identity": identity})
     else:
-        render.console.print(f"embedded {done} memories with {identity}")
+        render.console.print(f"embedded {counted(done, 'memory')} with {identity}")
 
 
 def register(app: typer.Typer) -> None:
