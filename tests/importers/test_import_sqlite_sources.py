@@ -229,9 +229,9 @@ UPDATE memories SET category = '' WHERE key = 'project-uses-python';
 """)
     summary = as_json(home, "import", str(db))
     assert (summary["imported"], summary["skipped"]) == (3, 0), summary
-    assert "memories: 2 rows of category 'Feelings' imported as knowledge, as PtrClaw reads them (the category is" \
+    assert "memories: 2 rows of category \"Feelings\" imported as knowledge, as PtrClaw reads them (the category is" \
            " kept in metadata.ptrclaw.category)" in summary["warnings"], summary["warnings"]
-    assert "memories: 1 row of category '' imported as knowledge, as PtrClaw reads it (the category is kept in" \
+    assert "memories: 1 row of category \"\" imported as knowledge, as PtrClaw reads it (the category is kept in" \
            " metadata.ptrclaw.category)" in summary["warnings"], summary["warnings"]
     by_key = {m["key"]: m for m in as_json(home, "list")}
     lunch = by_key["lunch-talk"]
