@@ -41,8 +41,9 @@ def read(path: Path) -> Plan:
                 others[own] = others.get(own, 0) + 1
             plan.records.append(record)
         for own, n in others.items():
-            plan.warnings.append(f"memories: {counted(n, 'row')} of category {jsondoc.shown(own)} imported as knowledge, as PtrClaw"
-                                 f" reads {'it' if n == 1 else 'them'} (the category is kept in metadata.ptrclaw.category)")
+            plan.warnings.append(f"memories: {counted(n, 'row')} of category {jsondoc.shown(own)} imported as knowledge,"
+                                 f" as PtrClaw reads {'it' if n == 1 else 'them'}"
+                                 " (the category is kept in metadata.ptrclaw.category)")
         keys = {r.source_id for r in plan.records}
         for where, row in rows(conn, "memory_links", ("from_key", "to_key"), kind=KIND):
             ends = (text(row["from_key"], f"{where}.from_key"), text(row["to_key"], f"{where}.to_key"))
