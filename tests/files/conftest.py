@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -75,9 +76,11 @@ def run_cli(home: Path, *args: str, **settings: str) -> subprocess.CompletedProc
 
 
 def entry_block(text: str, entry_id: str) -> list[str]:
-    """The lines of the entry ``entry_id`` in a memory file (a markdown bullet or a YAML list item)."""
+    """The lines of the entry ``entry_id`` in a memory file (a markdown bullet or a YAML list item):
+    the one whose own id it is (``id:ID``, ``id: ID``), not one that links to it (``links:ID``)."""
     lines = text.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith("- ") and entry_id in line)
+    own = re.compile(rf"(?<![\w-])id: ?{re.escape(entry_id)}")
+    start = next(i for i, line in enumerate(lines) if line.startswith("- ") and own.search(line))
     end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
     return lines[start:end]
 

@@ -120,7 +120,7 @@ def test_the_cli_forget_rewrites_the_linked_entry_in_another_agents_folder(tmp_p
 
 def _own_block(text: str, entry_id: str, fmt: str) -> list[str]:
     """The entry ``entry_id`` itself, not one that only links to it."""
-    return entry_block(text, f"id:{entry_id}" if fmt == "markdown" else f"id: {entry_id}")
+    return entry_block(text, entry_id)  # (its own id, in either format: see entry_block)
 
 
 def _delete_entry_by_hand(path: Path, entry_id: str, fmt: str) -> None:

@@ -26,7 +26,8 @@ from engram.errors import ValidationError
 from engram.model import Scope
 
 from . import layout
-from .entry import Problem
+from . import state as sync_state
+from .entry import Problem, memory_digest
 from .paths import PathRefused
 from .report import SyncReport
 
@@ -101,32 +102,52 @@ class EveryDatabaseSync:
 
     def _copied_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> set[str]:
         """Those of ``ids`` (entries in ``scope``'s folder that ``syncer``'s database does not know)
-        another database holds as a memory of its own agent whose folder still has the entry: an
+        another database holds as a memory of its own agent that were not moved from there: an
         entry copied from alice's folder into bob's. Imported with its id, bob's database held a
         memory under alice's memory's id (one id, two databases, two agents), where a home with one
-        database takes a copy out. So bob's gets a memory of its own with a new id; an entry
-        moved (no longer in alice's folder) keeps its id, as it does with one database. ``global/``
-        is left to ``shared_keys``: every database holds its memories under their ids."""
+        database takes a copy out. So bob's gets a memory of its own with a new id. An entry moved
+        keeps its id, as it does with one database, and a move is what ``moves`` takes for one:
+        no memory file of alice's folder holds the id any more, and her memory is unchanged since
+        her database's last sync (changed since, her pass keeps it and puts its entry back, so
+        taking the id too would leave it in two databases). ``global/`` is left to
+        ``shared_keys``: every database holds its memories under their ids."""
         if scope.agent is None or not ids:
             return set()
         copied: set[str] = set()
+        held: dict[Scope, set[str] | None] = {}
         for other in self.syncers:
             if other is syncer:
                 continue
+            recorded: sync_state.SyncState | None = None
             for memory in other.engram.store.get_many([i for i in ids if i not in copied]):
-                if memory.scope.agent is not None and self._in_folder_of(memory.scope, memory.id):
+                if memory.scope.agent is None:
+                    continue
+                if memory.scope not in held:
+                    held[memory.scope] = self._ids_in_folder_of(memory.scope)
+                ids_there = held[memory.scope]
+                if recorded is None:
+                    recorded = other.recorded_state()
+                was = recorded.entries.get(memory.id) if recorded is not None else None
+                if ids_there is None or memory.id in ids_there or was is None or was.digest != memory_digest(memory):
                     copied.add(memory.id)
         return copied
 
-    def _in_folder_of(self, scope: Scope, entry_id: str) -> bool:
-        """Whether a memory file of ``scope``'s folder still names ``entry_id``."""
+    def _ids_in_folder_of(self, scope: Scope) -> set[str] | None:
+        """The ids the memory files of ``scope``'s folder hold, as parsed (an id another entry
+        links to is no entry); None when one of them cannot be read (so nothing is taken over)."""
         rel_dir = self.layout.scope_dir(scope)
+        ids: set[str] = set()
         try:
             files = [rel for rel, is_link in self.folder.walk(rel_dir)
                      if not is_link and layout.directly_in(rel, rel_dir) and rel.endswith(self.fmt.suffix)]
-            return any(entry_id in self.folder.read_text(rel) for rel in files)
-        except (PathRefused, OSError):
-            return True  # unreadable: taken as still there, so nothing of that memory is taken over
+            for rel in files:
+                parsed = self.fmt.parse(self.folder.read_text(rel), rel, max_content_chars=self.max_content_chars).parsed
+                if parsed.broken:
+                    return None
+                ids |= {e.id for e in parsed.entries if e.id} | parsed.invalid_ids
+        except (PathRefused, OSError, ValidationError):
+            return None
+        return ids
 
     def _agents_in_folder(self) -> set[str]:
         """The agents whose folders (their own or their sessions') hold memory files."""

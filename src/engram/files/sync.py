@@ -269,6 +269,15 @@ class FileSync:
             return kept[1], kept[0]
         return sync_state.read(self.folder, self.fmt.name, self._database_identity(), self._state_files)
 
+    def recorded_state(self) -> sync_state.SyncState | None:
+        """The sync state this database last saved, read as it is (the cache left alone), for
+        another database's pass of the operator's run (``every_database``) under the folder lock it
+        holds; None when it cannot be read (a state handed over by ``engram migrate``)."""
+        try:
+            return sync_state.read(self.folder, self.fmt.name, self._database_identity(), self._state_files)[0]
+        except sync_state.HandedOver:
+            return None
+
     def _save_state(self, st: sync_state.SyncState, last: sync_state.Written | None = None,
                     entry_ids: Iterable[str] = (), files: Iterable[str] = ()) -> None:
         """Write ``st`` whole, or, given what this syncer wrote ``last`` (still on disk), only its
