@@ -41,7 +41,9 @@ class Refusal:
     request: bool
 
     def body(self) -> bytes:
-        return self.error.model_dump_json(by_alias=True, exclude_none=True).encode()
+        # exclude_unset, as the SDK's own transports write: an id that could not be told is sent as
+        # "id": null, which JSON-RPC asks for and the SDK's client reads (without it, it cannot).
+        return self.error.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
 
 def refusal(document: str | bytes) -> Refusal | None:
@@ -62,7 +64,10 @@ def refusal(document: str | bytes) -> Refusal | None:
     known = repeated.name != "id" and isinstance(ident, int | str) and not isinstance(ident, bool)
     error = types.JSONRPCError(jsonrpc="2.0", id=ident if known else None, error=types.ErrorData(
         code=types.PARSE_ERROR, message=f"Parse error: {repeated.msg} (allowed: {ALLOWED})"))
-    return Refusal(error, request=isinstance(message, dict) and "id" in message)
+    # A request has a method and an id; a response (a client's answer to the server, also with an
+    # id) is never answered, as JSON-RPC says, nor is a notification: both are only logged.
+    request = isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
+    return Refusal(error, request=request)
 
 
 class _Unowned(io.TextIOWrapper):

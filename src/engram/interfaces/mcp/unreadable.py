@@ -13,13 +13,13 @@ Everything else passes through untouched.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.interfaces.present import error_text, field_name
 from engram.model import usable_text
@@ -63,7 +63,8 @@ def answer(line: str, reason: str) -> types.JSONRPCMessage | None:
     """The answer to a stdio line the SDK could not read (``reason``: its parser's words), or None
     for a notification (nothing to answer)."""
     try:
-        message = json.loads(line)
+        # jsondoc: json.loads let RecursionError out of a line nested 100,000 deep, and the server died.
+        message = jsondoc.loads(line)
     except ValueError:
         message = None
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
