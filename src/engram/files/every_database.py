@@ -27,9 +27,10 @@ from engram.model import Scope
 
 from . import layout
 from . import state as sync_state
-from .entry import Problem, memory_digest
+from .entry import memory_digest
 from .paths import PathRefused
 from .report import SyncReport
+from .sync import pass_over_dirs
 
 if TYPE_CHECKING:
     from .document import Format
@@ -199,17 +200,8 @@ class EveryDatabaseSync:
 
     def sync_dirs(self, rel_dirs: Iterable[str]) -> SyncReport:
         """A pass over the scope folders named (the watcher's unit), each in the databases it is
-        synced by; unknown folders are reported."""
-        scopes: set[Scope] = set()
-        report = SyncReport()
-        for rel in rel_dirs:
-            try:
-                scopes.add(self.layout.scope_of_dir(rel))
-            except ValidationError as exc:
-                report.problems.append(Problem(rel, 0, str(exc)))
-        if scopes:
-            report.merge(self.sync(scopes))
-        return report
+        synced by; unknown folders are reported (``sync.pass_over_dirs``)."""
+        return pass_over_dirs(self.layout, rel_dirs, self.sync)
 
 
 def _wrote_global(report: SyncReport) -> bool:

@@ -375,16 +375,22 @@ class FileSync:
 
     def sync_dirs(self, rel_dirs: Iterable[str]) -> SyncReport:
         """A pass over the scope folders named (the watcher's unit); unknown folders are reported."""
-        scopes: set[Scope] = set()
-        report = SyncReport()
-        for rel in rel_dirs:
-            try:
-                scopes.add(self.layout.scope_of_dir(rel))
-            except ValidationError as exc:
-                report.problems.append(Problem(rel, 0, str(exc)))
-        if scopes:
-            report.merge(self.sync(scopes))
-        return report
+        return pass_over_dirs(self.layout, rel_dirs, self.sync)
+
+
+def pass_over_dirs(folders: layout.Layout, rel_dirs: Iterable[str], sync: Callable[[set[Scope]], SyncReport]) -> SyncReport:
+    """``sync`` over the scopes of the folders ``rel_dirs`` names (the watcher's unit), with a
+    problem for each folder that is no scope's: one syncer's or every database's (``every_database``)."""
+    scopes: set[Scope] = set()
+    report = SyncReport()
+    for rel in rel_dirs:
+        try:
+            scopes.add(folders.scope_of_dir(rel))
+        except ValidationError as exc:
+            report.problems.append(Problem(rel, 0, str(exc)))
+    if scopes:
+        report.merge(sync(scopes))
+    return report
 
 
 # What other modules import from here: the syncer, its report, and the start-up wiring.
