@@ -14,11 +14,9 @@ from typing import Any
 
 import pytest
 
-from engram.embed import Embedder
 from engram.engine import Engram
 from engram.errors import StorageError
-from tests.unit.test_closed_engram_writes import STORES, WRITES, kept_after_close
-from tests.unit.test_write_queue import BagOfWords
+from tests.unit.test_closed_engram_writes import STORES, WRITES, closed_engram, kept_after_close
 
 # Each reader of the engine, called as a user would call it on the two memories stored before close.
 READS: dict[str, Callable[[Engram, Any, Any], object]] = {
@@ -61,14 +59,8 @@ def test_every_public_method_of_engram_is_checked_after_close() -> None:
 @pytest.mark.parametrize("backend", sorted(STORES))
 @pytest.mark.parametrize("read", sorted(READS))
 def test_a_closed_engram_refuses_every_read_clearly(tmp_path: Path, backend: str, read: str) -> None:
-    store = STORES[backend](tmp_path)
-    provider = BagOfWords()
-    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
-    alpha = mem.remember("alpha fact", key="alpha").memory
-    beta = mem.remember("beta fact", key="beta").memory
-    mem.link(alpha, beta)
+    store, provider, mem, alpha, beta = closed_engram(tmp_path, backend)
     calls = provider.calls
-    mem.close()
 
     with pytest.raises(StorageError, match="this engram is closed: open a new one to read"):
         READS[read](mem, alpha, beta)

@@ -63,14 +63,8 @@ WRITES: dict[str, Callable[[Engram, Any, Any], object]] = {
 @pytest.mark.parametrize("write", sorted(WRITES))
 def test_a_closed_engram_refuses_every_write_clearly_before_the_model_runs(tmp_path: Path, backend: str,
                                                                            write: str) -> None:
-    store = STORES[backend](tmp_path)
-    provider = BagOfWords()
-    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
-    alpha = mem.remember("alpha fact", key="alpha").memory
-    beta = mem.remember("beta fact", key="beta").memory
-    mem.link(alpha, beta)
+    store, provider, mem, alpha, beta = closed_engram(tmp_path, backend)
     calls = provider.calls
-    mem.close()
 
     with pytest.raises(StorageError, match="this engram is closed"):
         WRITES[write](mem, alpha, beta)
@@ -80,6 +74,19 @@ def test_a_closed_engram_refuses_every_write_clearly_before_the_model_runs(tmp_p
     assert sorted(kept) == ["alpha", "beta"]
     assert kept["alpha"].content == "alpha fact" and kept["alpha"].links == (beta.id,)
     assert kept["alpha"].superseded_by is None
+
+
+def closed_engram(tmp_path: Path, backend: str) -> tuple[MemoryStore, BagOfWords, Engram, Memory, Memory]:
+    """An engine on the ``backend`` store with two linked memories, alpha and beta, then closed;
+    with its store and its model (whose ``calls`` say whether anything was embedded after)."""
+    store = STORES[backend](tmp_path)
+    provider = BagOfWords()
+    mem = Engram(store, embedder=Embedder(provider, batch_size=64))
+    alpha = mem.remember("alpha fact", key="alpha").memory
+    beta = mem.remember("beta fact", key="beta").memory
+    mem.link(alpha, beta)
+    mem.close()
+    return store, provider, mem, alpha, beta
 
 
 def kept_after_close(tmp_path: Path, backend: str, store: MemoryStore) -> dict[str, Memory]:
