@@ -58,7 +58,7 @@ def test_remember_context_bad_values_name_the_key_and_store_nothing(tmp_path: Pa
                 ({"timestamp": True}, None, ["context.timestamp"]),
                 ({"session_id": 5}, None, ["context.session_id"]),
                 ({"session_id": "two words"}, None, ["context.session_id", "letters, digits"]),
-                ({"session_id": "sess_1"}, "global", ["context.session_id", "scope 'session'"]),
+                ({"session_id": "sess_1"}, "global", ["context.session_id", 'scope "session"']),
             ):
                 args = {"content": "a fact that must not be stored", "context": context}
                 if scope:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Query
 
 from engram.engine import Engram, Filters, one_selector
+from engram.errors import ValidationError
 from engram.interfaces import present
 from engram.interfaces.http import (
     problems,
@@ -173,8 +174,15 @@ def read(eng: Eng, ref: str) -> dict[str, Any]:
 def patch_memory(eng: Engram, ref: str | Memory, body: MemoryPatch) -> dict[str, Any]:
     """JSON null clears a field (RFC 7396's merge patch); a field not sent is kept."""
     sent = body.model_dump(exclude_unset=True)
-    result = eng.update(ref, **{name: value for name, value in sent.items() if value is not None},
-                        clear=[name for name, value in sent.items() if value is None])
+    cleared = [name for name, value in sent.items() if value is None]
+    try:
+        result = eng.update(ref, **{name: value for name, value in sent.items() if value is not None}, clear=cleared)
+    except ValidationError as exc:
+        # Here a clear is a field sent as null: named as the client wrote it, not as the engine's argument.
+        named = next((name for name in cleared if exc.field == "clear" and exc.problem.startswith(f'"{name}"')), None)
+        if named is None:
+            raise
+        raise ValidationError(named, exc.problem, exc.allowed) from None
     return present.write_dict(result)
 
 
