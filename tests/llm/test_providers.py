@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
@@ -80,6 +82,15 @@ def test_tool_call_round_trip(wire):
         assert sent["tools"][0]["functionDeclarations"][0]["name"] == "memory_store"
         assert sent["contents"][1]["role"] == "model"
         assert sent["contents"][2]["parts"][0]["functionResponse"]["name"] == "memory_store"
+
+
+def test_tool_call_arguments_keep_the_models_order_and_characters(wire):
+    name, server, provider, _ = wire
+    server.enqueue(Reply.tool("memory_store", key="Zürich", content="café"))
+    arguments = provider.chat([user_message("remember")], tools=[TOOL]).tool_calls[0].arguments
+    assert list(json.loads(arguments)) == ["key", "content"]  # as the model wrote them, not sorted
+    if name != "openai":  # OpenAI sends the text itself, kept as sent; the others send an object
+        assert arguments == '{"key": "Zürich", "content": "café"}'
 
 
 def test_429_is_retried_honouring_retry_after(wire):

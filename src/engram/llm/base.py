@@ -254,7 +254,9 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
 
 
 def encode_arguments(raw: Any) -> str:
-    """Tool-call arguments as the JSON text ``ToolCall`` keeps."""
+    """Tool-call arguments as the JSON text ``ToolCall`` keeps: the model's own order and characters
+    (a provider that sends an object, not text, gets it written once, keys unsorted and non-ASCII
+    kept), so the history shows the call as the model made it."""
     if isinstance(raw, str):
         return raw or "{}"
-    return json.dumps(raw if raw is not None else {}, sort_keys=True)
+    return json.dumps(raw if raw is not None else {}, ensure_ascii=False)
