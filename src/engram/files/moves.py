@@ -19,6 +19,14 @@ folder holding the id any more (an entry moved to another file of its folder, th
 copy). Whatever cannot be read is taken as still holding it. A database syncing only its part of
 the folder (``per_agent_databases``) takes over only what it syncs: ``global/`` and its agent's
 folders.
+
+Such a database does not know the memories of the folders it does not sync, nor a global memory
+another database wrote since it last read ``global/``: an entry pasted from there into its agent's
+folder is an id it has never seen. ``held_elsewhere`` tells it the entry is a copy (the folder it
+came from still holds the id), so it becomes a memory of its own under a new id. Imported with its
+id, it was the same id in two databases (bob's memory and alice's), and a global memory pasted so
+became the agent's, its entry then taken out of ``global/`` as a copy of hers and the global memory
+forgotten in every other database.
 """
 
 from __future__ import annotations
@@ -100,6 +108,33 @@ def _parsed(side: FolderSide, rel: str, read: dict[str, Document | None]) -> Doc
             return None
     doc = read[rel]
     return None if doc is None or doc.parsed.broken else doc
+
+
+def held_elsewhere(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:
+    """Those of ``ids`` (entries in ``scope``'s folder this database has never seen) that a memory
+    file of another scope's folder holds, as parsed: copies, not moves (see the module doc). Only
+    for an agent's own database (``side.database_agent``), whose store cannot say it; a file that
+    cannot be read or parsed holds nothing here (its entries are then not taken as moved from it
+    either: its database never forgets what an unreadable file held)."""
+    if not ids or side.database_agent is None or scope.agent is None:
+        return set()
+    own_dir = side.layout.scope_dir(scope)
+    found: set[str] = set()
+    try:
+        files = [rel for rel, is_link in side.folder.walk() if not is_link]
+    except (PathRefused, OSError):
+        return set()
+    for rel in files:
+        try:
+            where = side.layout.locate(rel, side.fmt.suffix)
+        except ValidationError:
+            continue
+        if where is None or where[1] == own_dir:
+            continue
+        doc = _parsed(side, rel, {})
+        if doc is not None:
+            found |= ids & ({e.id for e in doc.parsed.entries if e.id} | doc.parsed.invalid_ids)
+    return found
 
 
 def take_over(database: DatabaseSide, moved: Mapping[str, Memory], st: sync_state.SyncState, report: SyncReport) -> set[str]:

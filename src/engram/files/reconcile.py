@@ -117,6 +117,10 @@ def reconcile(
     _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
     if side.shared(scope):
         unknown = shared_keys.settle(side, database, scope, unknown, st, files, report)
+    # An id an agent's own database has never seen that another scope's folder still holds: a copy (``moves``).
+    copied = moves.held_elsewhere(side, scope, {e.id for _, e in unknown if e.id})
+    new.extend((rel, _without_id(entry)) for rel, entry in unknown if entry.id in copied)
+    unknown = [(rel, entry) for rel, entry in unknown if entry.id not in copied]
     _import_with_ids(database, scope, unknown, st, report, new, pending, progress)
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
