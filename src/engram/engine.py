@@ -237,7 +237,9 @@ class Engram:
         """This agent's conversation history (``settings.history``), opened on first use; in memory
         when this Engram was built without settings. It holds this agent's conversations only: a
         view from ``for_agent`` shares its engine's storage and sees its own agent's. Compaction
-        purges this agent's own old conversation memories, never global ones nor another agent's."""
+        purges this agent's own old conversation memories, never global ones nor another agent's.
+        Refused once the engine is closed (it would open the history again, on a shut backend)."""
+        self.writes.refuse_when_closed("use its conversation history")
         if self._history is not None:
             return self._history
         with self._history_lock:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engram import jsondoc
-from engram.errors import EngramError, ValidationError
+from engram.errors import EngramError, StorageError, ValidationError
 from engram.history.base import HistoryStore, check_message, discard_if_unchanged, pop_newest
 from engram.history.compaction import (
     ATTEMPTS,
@@ -109,6 +109,8 @@ class History:
         if max_history_len < 2:
             raise ValidationError("max_history_len", f"{max_history_len} is too small", "2 or more")
         self.store = store
+        self._closed = False
+        self._parent: History | None = None  # set by ``for_agent``: closing that one closes this one's storage
         self.enabled = enabled
         self.max_history_len = max_history_len
         self.compaction = compaction or CompactionSettings()
@@ -126,6 +128,17 @@ class History:
         self._on_close: list[Callable[[], None]] = []
         self._after_close: list[Callable[[], None]] = [on_close] if on_close is not None else []
 
+    def _live_store(self) -> HistoryStore:
+        """The backend, refused once this history (or the one it was made from) is closed, as the
+        engine's reads and writes are: a JSON-lines or in-memory store would go on answering and
+        storing as if open, and SQLite would give its raw "closed database" error."""
+        if self._is_closed():
+            raise StorageError("this conversation history is closed: open a new engram to read or write it")
+        return self.store
+
+    def _is_closed(self) -> bool:
+        return self._closed or (self._parent is not None and self._parent._is_closed())
+
     @property
     def agent(self) -> str:
         """The agent whose conversations this history holds."""
@@ -134,9 +147,11 @@ class History:
     def for_agent(self, agent: str, *, purge: Purger | None = None) -> History:
         """``agent``'s history on the same storage and settings; closing it leaves the storage
         open. ``purge`` is that agent's compaction hook. Raises ``ValidationError``."""
-        return History(self.store.for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
+        view = History(self._live_store().for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
                        semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
                        recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, privacy=self.privacy)
+        view._parent = self
+        return view
 
     # --- writing -------------------------------------------------------------------------
     def append(
@@ -255,7 +270,7 @@ class History:
         begins its PII warnings."""
         if not self.enabled or not batch:
             return Appended(tuple(batch), self.enabled)
-        recent = self.store.get_recent(key, self.max_history_len)
+        recent = self._live_store().get_recent(key, self.max_history_len)
         if untimed:
             batch = _distinct_times(batch, untimed, recent[-1].created_at if recent else None)
         # Screened first: a tool result is paired with its call by the ids as stored (redacted the same way).
@@ -273,7 +288,7 @@ class History:
                 raise ValidationError(name(i, "tool_call_id"), f"no tool call {jsondoc.shown(message.tool_call_id)} in this "
                                       "conversation", "the id of a tool call made by an earlier assistant message")
             calls.update(call.id for call in message.tool_calls)
-        self.store.append_many(key, batch)
+        self._live_store().append_many(key, batch)
         window = [*recent, *batch]
         if len(window) > self.max_history_len:
             self._trim(key)
@@ -283,7 +298,7 @@ class History:
             if self.semantic is not None:
                 self._index(key, recent, window)
             if self.turn_hook is not None:
-                total = self.store.count(key)
+                total = self._live_store().count(key)
                 for i in ends:
                     # The turn's last message is the count-th (after trimming); a turn trimmed away is skipped.
                     count = total - (len(batch) - 1 - i)
@@ -303,11 +318,11 @@ class History:
         # The cut is decided on what was read and made only if that is still the conversation
         # (another trim, compaction or pop may have removed messages since): else read again.
         for _ in range(ATTEMPTS):
-            messages = self.store.get_all(key)
+            messages = self._live_store().get_all(key)
             if len(messages) <= self.max_history_len:
                 return
             kept = without_orphans(messages[-self.max_history_len:])
-            if discard_if_unchanged(self.store, key, messages, 0, len(messages) - len(kept)):
+            if discard_if_unchanged(self._live_store(), key, messages, 0, len(messages) - len(kept)):
                 return
         log.warning("conversation %s changed under each of %d trims; the next append trims it", key, ATTEMPTS)
 
@@ -327,7 +342,7 @@ class History:
         """Replace the conversation's summary, screened for PII as a message is; returns the PII
         warnings (the kinds found, never the values). Raises ``ValidationError``, ``StorageError``."""
         screened, warnings = self.privacy.screen(summary)
-        self.store.set_summary(normal_key(key), check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS))
+        self._live_store().set_summary(normal_key(key), check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS))
         return tuple(warnings)
 
     def _screened_summary(self, key: str, summary: str) -> str:
@@ -343,7 +358,7 @@ class History:
         (``transcript:<key>:<n>``), is forgotten (``undo_hook``), unlike the exchanges and turns
         a trim or a compaction discards. Raises ``ValidationError``, ``StorageError``."""
         key = normal_key(key)
-        popped = pop_newest(self.store, key)
+        popped = pop_newest(self._live_store(), key)
         if popped is None or (self.semantic is None and self.undo_hook is None):
             return popped
         try:
@@ -351,8 +366,8 @@ class History:
             # numbered (and known) from the conversation's start, as indexing numbers it, and the
             # store may hold more than the window (a smaller ``max_history_len`` than it was
             # written with). The semantic index needs only the window's end, which both hold.
-            rest = self.store.get_all(key) if self.undo_hook is not None else \
-                self.store.get_recent(key, self.max_history_len)
+            rest = self._live_store().get_all(key) if self.undo_hook is not None else \
+                self._live_store().get_recent(key, self.max_history_len)
         except EngramError as exc:  # the message is already popped: the caller must still get it
             log.warning("popped message's exchange and turn left in memory (%s)", exc)
             return popped
@@ -384,29 +399,29 @@ class History:
         """Forget the conversation: messages, summary and its semantic entries. Returns how many
         messages it held (counted just before, so every door reports the same number)."""
         key = normal_key(key)
-        held = self.store.count(key)
-        self.store.purge(key)
+        held = self._live_store().count(key)
+        self._live_store().purge(key)
         if self.semantic is not None:
             self.semantic.forget_conversation(key)
         return held
 
     # --- reading -------------------------------------------------------------------------
     def recent(self, key: str, n: int | None = None) -> list[Message]:
-        return self.store.get_recent(normal_key(key), self.max_history_len if n is None else n)
+        return self._live_store().get_recent(normal_key(key), self.max_history_len if n is None else n)
 
     def all(self, key: str) -> list[Message]:
-        return self.store.get_all(normal_key(key))
+        return self._live_store().get_all(normal_key(key))
 
     def count(self, key: str) -> int:
-        return self.store.count(normal_key(key))
+        return self._live_store().count(normal_key(key))
 
     def summary(self, key: str) -> str:
-        return self.store.get_summary(normal_key(key))
+        return self._live_store().get_summary(normal_key(key))
 
     def conversations(self) -> list[str]:
         """This agent's conversation keys as users write them (``telegram:42``, ``slack:C1:T7``),
         sorted; each is taken back by every method here."""
-        return sorted(shown_key(key) for key in self.store.conversations())
+        return sorted(shown_key(key) for key in self._live_store().conversations())
 
     def restore(self, key: str) -> list[Message]:
         """What a recreated session starts with: the last ``max_history_len`` messages, never
@@ -434,6 +449,7 @@ class History:
         Without a semantic store (no embedder) the answer is empty. Raises ``ValidationError`` for
         an empty query or one no store can hold (NUL, a lone surrogate)."""
         query = parse_query(query, "query")
+        self._live_store()  # refused once closed, as every read is (the semantic store closes with it)
         if self.semantic is None:
             return SemanticRecall((), "")
         return self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k)
@@ -454,7 +470,7 @@ class History:
         # summarised, the count summary copies the previous summary (messages and summaries stored
         # before ``redact`` was set, or kept under ``warn``). Screened as a summary set by hand is.
         return compact_conversation(
-            self.store, key, self.compaction, summarizer=summarizer, extract=extract,
+            self._live_store(), key, self.compaction, summarizer=summarizer, extract=extract,
             purge=self.purge_hook, reported_tokens=reported_tokens, force=force,
             screen=lambda text: self._screened_summary(key, text),
         )
@@ -464,9 +480,12 @@ class History:
         self._on_close.append(hook)
 
     def close(self) -> None:
-        for hook in self._on_close:
+        if self._closed:
+            return
+        for hook in self._on_close:  # before the store shuts: they may still read it
             hook()
         self._on_close.clear()
+        self._closed = True
         self.store.close()
         if self.semantic is not None:
             self.semantic.close()
