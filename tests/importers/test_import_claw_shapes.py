@@ -38,6 +38,37 @@ def test_clawless_history_as_its_code_writes_it_snake_case_lines(tmp_path: Path)
     assert as_json(home, "import", str(FIXTURES / "clawless-home" / "conversation-history.jsonl"))["messages_skipped"] == 6
 
 
+TEMPLATE = "# Clawless Memory\n\nThis file stores durable memory notes for Clawless.\n\n## Notes\n\n"  # its ensureMemoryFile
+
+
+def test_clawless_memory_md_joins_without_its_template_and_keeps_the_operators_comments(tmp_path: Path) -> None:
+    """Clawless writes ``MEMORY.md`` from a template (a title, a line saying what the file is, the
+    ``## Notes`` heading its agent appends under): those lines are no notes, as engram's own template
+    is none, and are left out. The template has no HTML comments (OpenClaw's hints are): a comment in
+    the file is the operator's, which Clawless gives its model as it is, so it joins with the notes."""
+    from engram.engine import Engram
+    from engram.errors import SnapshotError
+
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "clawless-home"))
+    assert summary["operator_notes"] == "added", summary
+    written = (home / "MEMORY.md").read_text(encoding="utf-8")
+    assert "## Imported from clawless\n\n- Inês is the operator's manager.\n- Deploys happen on Tuesdays.\n" in written
+    assert "Clawless Memory" not in written and "This file stores durable memory notes" not in written, written
+
+    noted = TEMPLATE + "- Call me Rui <!-- since the move -->\n<!-- keep this list short -->\n"
+    with Engram.from_settings(home=tmp_path / "other", embeddings={"provider": "none"}) as mem:
+        assert mem.import_from({"MEMORY.md": noted}, "clawless").operator_notes == "added"
+        assert mem.import_from({"MEMORY.md": noted}, "clawless").operator_notes == "present"
+    written = (tmp_path / "other" / "MEMORY.md").read_text(encoding="utf-8")
+    assert "\n\n- Call me Rui <!-- since the move -->\n<!-- keep this list short -->\n" in written, written
+    assert "## Notes" not in written, written
+    # A MEMORY.md that is still only the template holds no notes: with no history, nothing to import.
+    with Engram.from_settings(home=tmp_path / "third", embeddings={"provider": "none"}) as mem:
+        with pytest.raises(SnapshotError, match="no conversation-history.jsonl or MEMORY.md with content"):
+            mem.import_from({"MEMORY.md": TEMPLATE}, "clawless")
+
+
 def test_clawless_history_before_its_jsonl_store_one_json_document(tmp_path: Path) -> None:
     """Clawless before its JSONL store wrote the same file as one indented document,
     ``{"conversations": [{"timestamp", "chatId", "userMessage", "botResponse", "platform"}]}``:

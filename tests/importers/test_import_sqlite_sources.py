@@ -242,6 +242,53 @@ UPDATE memories SET category = '' WHERE key = 'project-uses-python';
     assert as_json(home, "import", str(db))["skipped"] == 3
 
 
+@pytest.mark.parametrize("shape", ["array", "object"])
+def test_ptrclaw_json_file_reads_a_category_of_its_own_as_its_database_does(tmp_path: Path, shape: str) -> None:
+    """PtrClaw's JSON memory file (``snapshot_export``'s array, or its JSON backend's
+    ``{"entries", "embeddings"}``, entries as its ``entry_to_json`` writes them) with a category PtrClaw
+    reads as knowledge imports whole, as its SQLite database does: knowledge, the name kept in
+    ``metadata.ptrclaw.category``, one warning per category naming its entries. It was refused whole."""
+    entries = [
+        {"id": "e1", "key": "user-prefers-python", "content": "User prefers Python for scripting",
+         "category": "Feelings", "timestamp": 1770631800, "session_id": ""},
+        {"id": "e2", "key": "project-uses-python", "content": "The billing project is written in Python 3.11",
+         "category": "knowledge", "timestamp": 1770631900, "session_id": "sess_7", "last_accessed": 1770700000,
+         "links": ["user-prefers-python"]},
+        {"id": "e3", "key": "lunch-talk", "content": "  we talked about lunch  ", "category": "Feelings",
+         "timestamp": 1770632000, "session_id": ""},
+        {"id": "e4", "key": "soul", "content": "Curious and kind", "category": "", "timestamp": 1770632100,
+         "session_id": ""},
+    ]
+    source = tmp_path / "memory.json"
+    document = entries if shape == "array" else {"entries": entries, "embeddings": {"soul": [0.5, 0.25]}}
+    source.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(source))
+    assert (summary["imported"], summary["skipped"]) == (4, 0), summary
+    assert "entries[0].category (and 1 more entry): 2 entries of category \"Feelings\" imported as knowledge, as " \
+           "PtrClaw reads them (the category is kept in metadata.ptrclaw.category)" in summary["warnings"], summary
+    assert "entries[3].category: 1 entry of category \"\" imported as knowledge, as PtrClaw reads it (the category " \
+           "is kept in metadata.ptrclaw.category)" in summary["warnings"], summary
+    by_key = {m["key"]: m for m in as_json(home, "list")}
+    lunch = by_key["lunch-talk"]
+    assert (lunch["category"], lunch["type"], lunch["content"]) == ("knowledge", "learned", "  we talked about lunch  ")
+    assert lunch["metadata"] == {"ptrclaw": {"category": "Feelings"}}
+    assert by_key["soul"]["metadata"] == {"ptrclaw": {"category": ""}}
+    assert (by_key["project-uses-python"]["category"], by_key["project-uses-python"]["metadata"]) == (
+        "knowledge", {"session_id": "sess_7"})  # an engram category: as before, nothing added
+    assert as_json(home, "import", str(source))["skipped"] == 4
+
+
+def test_engram_snapshot_still_refuses_a_category_engram_has_not(tmp_path: Path) -> None:
+    """engram's own snapshot names only engram's categories: one that names another is malformed."""
+    source = tmp_path / "snapshot.json"
+    source.write_text(json.dumps({"format": "engram-snapshot", "version": 1, "memories": [
+        {"content": "fine"}, {"content": "odd", "category": "Feelings"}]}), encoding="utf-8")
+    done = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "import", str(source)])
+    assert isinstance(done.exception, SnapshotError) and str(done.exception).startswith(
+        'memories[1].category: unknown category "Feelings"'), (done.output, done.exception)
+
+
 MALFORMED = [
     ("ptrclaw", "UPDATE memories SET content = '   ' WHERE key = 'lunch-talk'", "memories row 3.content"),
     ("ptrclaw", "UPDATE memories SET timestamp = 'yesterday' WHERE key = 'user-prefers-python'",

@@ -114,6 +114,83 @@ def test_into_agent_keeps_every_user_in_the_importing_one(tmp_path: Path) -> Non
     assert as_json(home, "-a", "me", "import", str(DUMP), "--into-agent")["skipped"] == 9
 
 
+TS_DUMP = FIXTURES / "zep-ts.json"
+
+
+def test_a_dump_of_zeps_typescript_sdk_reads_its_camel_case_names(tmp_path: Path) -> None:
+    """Zep's TypeScript SDK gives the API's objects with camelCase names (``userId``, ``createdAt``,
+    ``sourceNodeUuid``, ``validAt``): a dump written from them (the fixture: ``JSON.stringify`` of
+    zep-cloud's ``User``, ``Message``, ``EntityEdge`` and ``EntityNode``) imports as the API's JSON does.
+    Such a file was not even recognised (no ``user_id``), nor, named, read."""
+    home = tmp_path / "home"
+    first = as_json(home, "import", str(TS_DUMP))
+    assert (first["kind"], first["imported"], first["messages_imported"], first["agents"]) == (
+        "zep", 2, 2, ["carol"]), first
+    warnings = "\n".join(first["warnings"])
+    assert "users[0] (carol): firstName, lastName, email not imported" in warnings, warnings
+    assert "users[0].threads[0] (garden-2025-02): not imported: tool messages (1)" in warnings, warnings
+    assert "users[0] (carol): facts Zep marked outdated (expired_at) (1)" in warnings, warnings
+    [fact] = as_json(home, "-a", "carol", "list", "--tag", "grows_in")
+    assert (fact["content"], fact["related_entity"], fact["created_at"]) == (
+        "Carol grows tomatoes in the south bed.", "Carol", at("2025-02-01T10:00:10Z"))
+    assert (fact["valid_from"], fact["valid_until"]) == (at("2025-02-01T00:00:00Z"), at("2025-09-30T00:00:00Z"))
+    assert fact["metadata"]["zep"] == {
+        "edge": "c0c00000-2222-4ccc-8ddd-000000000001", "user_id": "carol", "name": "GROWS_IN",
+        "source_node_uuid": "c0c00000-1111-4aaa-8bbb-000000000001",
+        "target_node_uuid": "c0c00000-1111-4aaa-8bbb-000000000002", "source": "Carol", "target": "South bed",
+        "valid_at": "2025-02-01T00:00:00Z", "invalid_at": "2025-09-30T00:00:00Z",
+        "expired_at": "2025-10-02T08:00:00Z", "episodes": ["c0c00000-3333-4eee-8fff-000000000001"],
+        "imported_text_sha256": hashlib.sha256(fact["content"].encode()).hexdigest()}
+    summary = as_json(home, "-a", "carol", "get", "carol")
+    assert (summary["content"], summary["tags"], summary["created_at"]) == (
+        "Carol grows tomatoes in her south bed.", ["user"], at("2025-02-01T10:00:09Z"))
+    assert [m["content"] for m in as_json(home, "-a", "carol", "neighbours", "carol")] == [fact["content"]]
+    shown = as_json(home, "-a", "carol", "history", "show", "zep:garden-2025-02")["messages"]
+    assert [(m["role"], m["content"]) for m in shown] == [
+        ("user", "Where should the tomatoes go? 🍅"), ("assistant", "Tomatoes want at least six hours of sun.")]
+    assert shown[0]["created_at"] == pytest.approx(at("2025-02-01T10:00:02.250Z"))
+    assert shown[0]["metadata"] == {"channel": "app", "zep": {"uuid": "c0c00000-0001-4000-8000-000000000001",
+                                                              "name": "Carol"}}
+    again = as_json(home, "import", str(TS_DUMP), "--from", "zep")
+    assert (again["imported"], again["skipped"], again["messages_skipped"]) == (0, 2, 2), again
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    (lambda u: u["edges"][0].update(validAt="2025-13-40"), "users[0].edges[0].validAt"),
+    (lambda u: u["edges"][0].update(invalidAt="2025-01-01T00:00:00Z"),
+     "users[0].edges[0].invalidAt: \"2025-01-01T00:00:00Z\" is before validAt"),
+    (lambda u: u["threads"][0]["messages"][0].update(createdAt="yesterday"),
+     'users[0].threads[0].messages[0].createdAt: "yesterday" is not a time'),
+    (lambda u: u["nodes"][0].update(createdAt=True), "users[0].nodes[0].createdAt: true is not a time"),
+    (lambda u: u["threads"][0].update(threadId=["x"]), "users[0].threads[0].threadId"),
+    (lambda u: u["threads"][0]["messages"][1].update(roleType="robot"),
+     'users[0].threads[0].messages[1].roleType: "robot" is not a Zep role type'),
+])
+def test_a_malformed_camel_case_field_is_named_as_the_file_spells_it(tmp_path: Path, change: Any, named: str) -> None:
+    data = json.loads(TS_DUMP.read_text(encoding="utf-8"))
+    change(data["users"][0])
+    home = tmp_path / "home"
+    with Engram.from_settings(load_settings(home=home, embeddings={"provider": "none"})) as mem:
+        with pytest.raises(SnapshotError) as refused:
+            mem.import_from(json.dumps(data), "zep")
+        assert str(refused.value).startswith(named), str(refused.value)
+        assert mem.for_agent("carol").list() == [] and mem.for_agent("carol").history.conversations() == []
+
+
+def test_zep_v4_names_an_edges_episodes_episode_uuids(tmp_path: Path) -> None:
+    """Zep's v4 API gives an edge's episodes as ``episode_uuids`` (v3: ``episodes``), beside its
+    ``graph_uuid`` and ``scope``: the episodes are kept in ``metadata["zep"]["episodes"]`` as v3's are
+    (they were dropped without a word)."""
+    data = document()
+    edge = data["users"][0]["edges"][0]
+    edge["episode_uuids"] = edge.pop("episodes")
+    edge.update(graph_uuid="5f0c2a8e-2b1d-4c6a-9d3e-1a2b3c4d5e6f", scope="entity")
+    with Engram.from_settings(load_settings(home=tmp_path, embeddings={"provider": "none"})) as mem:
+        assert mem.import_from(json.dumps(data), "zep").imported == 9
+        [acme] = [m for m in mem.for_agent("alice").list(limit=50) if m.content.startswith("Alice works at Acme")]
+        assert acme.metadata["zep"]["episodes"] == ["c3a1e5f7-3333-4eee-8fff-000000000001"]
+
+
 LONG = ("Ünïcödé 🧠 — 漢字テキスト, RTL עברית, e\u0301 combining, tab\tand CRLF\r\n" * 120)[:7990] + "  \n"
 
 

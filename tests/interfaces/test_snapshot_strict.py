@@ -66,3 +66,18 @@ def test_a_repeat_before_other_malformed_json_is_still_malformed_json(tmp_path: 
             mem.import_snapshot('[{"content": "a", "content": "b"}] trailing')
         assert "malformed JSON: Extra data" in str(refused.value)
         assert mem.count() == 0
+
+
+def test_an_unknown_top_level_field_is_left_out_with_a_warning_naming_it(tmp_path: Path) -> None:
+    """A newer engram's snapshot may carry fields beside its memories that this one does not read:
+    the memories import, and each such field is named as an entry's unknown field is."""
+    source = tmp_path / "snapshot.json"
+    source.write_text('{"format": "engram-snapshot", "version": 1, "exported_at": 1767225600, "agents": ["alice"], '
+                      '"memories": [{"content": "kept one"}], "checksum": "abc"}', encoding="utf-8")
+    home = tmp_path / "home"
+    said = cli_output(home, "--agent", "alice", "import", str(source), env=_env(home))
+    for name in ("agents", "checksum"):
+        assert (f"{name}: not a field of an engram snapshot in this engram version, left out "
+                "(allowed: exported_at, format, memories, version)") in said, said
+    assert "exported_at: not a field" not in said and "memories: not a field" not in said, said
+    assert "kept one" in cli_output(home, "--agent", "alice", "--json", "list", env=_env(home))

@@ -10,13 +10,18 @@ its entries named ``conversations[N]``. Each exchange becomes two messages (user
 engram's conversation history under the key ``platform:chatId`` (``clawless:chatId`` without a
 platform), at the line's time, so Clawless's semantic recall over conversations keeps working on
 them. ``MEMORY.md``, the operator's notes injected into every prompt, becomes the operator notes of
-engram's own ``MEMORY.md`` (added once; a re-import does not add them again). Clawless's semantic
-SQLite store is derived data and is not read: engram indexes the history itself.
+engram's own ``MEMORY.md`` (added once; a re-import does not add them again), less the lines of
+Clawless's template still at its top (its title, the line saying what the file is, the ``## Notes``
+heading its agent appends under), as engram's own template is no note. The template holds no HTML
+comments, unlike OpenClaw's, whose comments are hints and are left out: a comment in Clawless's file
+is the operator's, and Clawless sends the file to its model as it is, so it is kept. Clawless's
+semantic SQLite store is derived data and is not read: engram indexes the history itself.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -40,6 +45,9 @@ from engram.importers.base import (
 
 KIND = "clawless"
 HISTORY = "conversation-history.jsonl"
+# The MEMORY.md Clawless writes when there is none (its ``ensureMemoryFile``), at the file's top.
+_TEMPLATE = re.compile(r"\A\s*# Clawless Memory[ \t]*\n\s*This file stores durable memory notes for Clawless\.[ \t]*\n"
+                       r"\s*## Notes[ \t]*(?:\n|\Z)")
 
 
 def looks_like_folder(files: Files) -> bool:
@@ -61,7 +69,7 @@ def read(files: Files) -> Plan:
         # Lines joining engram's own MEMORY.md, whose line endings are \n (it is read back as text,
         # which a re-import's "already there" check compares with): a Windows file's \r\n too.
         notes = files["MEMORY.md"].replace("\r\n", "\n").replace("\r", "\n")
-        plan.operator_notes = operator_notes(notes) or None
+        plan.operator_notes = operator_notes(_TEMPLATE.sub("", notes, count=1)) or None
     if HISTORY in files:
         plan.history = _history(files[HISTORY], HISTORY)
     if not plan.history and plan.operator_notes is None:

@@ -15,8 +15,14 @@ sender's name in ``role``: read too); an EntityEdge ``uuid``, ``name`` (the rela
 ``fact``, ``source_node_uuid``, ``target_node_uuid``, ``created_at``, ``valid_at``, ``invalid_at``,
 ``expired_at``, ``episodes``, ``attributes``; an EntityNode ``uuid``, ``name``, ``summary``,
 ``labels``, ``created_at``, ``attributes``. The SDK's ``model_dump()`` names the id ``uuid_``
-(its Python field) where the API's JSON says ``uuid``: either is read. Other fields (``score``,
-``processed``, a thread's ``row_count``) are ignored.
+(its Python field) where the API's JSON says ``uuid``: either is read. Zep's TypeScript SDK
+(``@getzep/zep-cloud``) gives the same objects with camelCase names (``userId``, ``threadId``,
+``createdAt``, ``sourceNodeUuid``, ``validAt``, ``roleType``, ...): a dump its objects were written
+in (``JSON.stringify``) is read too, a field named as the file names it in errors and warnings.
+Zep's v4 API names an edge's episodes ``episode_uuids`` (v3: ``episodes``): either is read. The
+edge's ``source_node_name`` and ``target_node_name``, which the API gives beside the uuids, name its
+ends when the file's nodes do not. Other fields (``score``, ``processed``, ``graph_uuid``, a thread's
+``row_count``) are ignored.
 
 Mapping: each user is an engram agent (its ``user_id``, by the naming rule of every importer).
 Each fact edge is a ``knowledge`` memory whose content is the fact, byte for byte; its valid time
@@ -80,6 +86,29 @@ _IMPORTED_ROLES = ("user", "assistant", "system")
 _PARTS = ("threads", "edges", "nodes")
 
 
+def _camel(name: str) -> str:
+    """The TypeScript SDK's name of one of Zep's fields: ``created_at`` is ``createdAt``."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _spelled(item: Mapping[str, Any], name: str) -> str:
+    """How ``item`` names Zep's field ``name`` (the API's snake_case): the TypeScript SDK's camelCase
+    when only that is there, so an error or warning names the field as the file has it (a field the
+    item lacks is named as the API names it)."""
+    camel = _camel(name)
+    return camel if name not in item and camel in item else name
+
+
+def _get(item: Mapping[str, Any], name: str) -> Any:
+    return item.get(_spelled(item, name))
+
+
+def _at(item: Mapping[str, Any], where: str, name: str) -> str:
+    """The JSON path of ``item``'s field ``name`` at ``where``, as the file spells it."""
+    return member(where, _spelled(item, name))
+
+
 def looks_like(data: Any) -> bool:
     """A dump of Zep users: ``{"users": [...]}`` whose users carry a ``user_id`` and threads,
     edges or nodes, or one such user."""
@@ -92,7 +121,8 @@ def looks_like(data: Any) -> bool:
 
 
 def _is_user(value: Any) -> bool:
-    return isinstance(value, Mapping) and "user_id" in value and any(isinstance(value.get(p), list) for p in _PARTS)
+    return (isinstance(value, Mapping) and _spelled(value, "user_id") in value
+            and any(isinstance(value.get(p), list) for p in _PARTS))
 
 
 def read(text: str) -> Plan:
@@ -105,7 +135,7 @@ def read(text: str) -> Plan:
     if isinstance(data, Mapping) and "users" in data:
         users = a_list(data.get("users"), "users")
         places = [(f"users[{i}]", user) for i, user in enumerate(users)]
-    elif isinstance(data, Mapping) and "user_id" in data:
+    elif isinstance(data, Mapping) and _spelled(data, "user_id") in data:
         places = [("", data)]
     else:
         raise fail("document", "no Zep user", _SHAPE)
@@ -126,10 +156,20 @@ def _uuid(item: Mapping[str, Any], where: str) -> str:
 
 def _text(item: Mapping[str, Any], name: str, where: str, what: str) -> str:
     """A text field kept byte for byte (not stripped): present and not blank."""
-    value = item.get(name)
+    value = _get(item, name)
     if not isinstance(value, str) or not value.strip():
-        raise wrong_value(member(where, name), value, what)
+        raise wrong_value(_at(item, where, name), value, what)
     return value
+
+
+def _time(item: Mapping[str, Any], name: str, where: str) -> float | None:
+    return timestamp(_get(item, name), _at(item, where, name))
+
+
+def _episodes(edge: Mapping[str, Any], where: str) -> list[Any]:
+    """The uuids of the episodes a fact came from: ``episodes`` (Zep v3), ``episode_uuids`` (v4)."""
+    name = next((n for n in ("episodes", "episode_uuids") if _get(edge, n) is not None), "episodes")
+    return a_list(_get(edge, name), _at(edge, where, name))
 
 
 def _conversation(thread_id: str) -> str:
@@ -158,11 +198,11 @@ class _User:
 
     def read(self) -> None:
         user = an_object(self.user, self.where or "document", "a Zep user object")
-        user_id = optional_text(user.get("user_id"), member(self.where, "user_id"))
+        user_id = optional_text(_get(user, "user_id"), _at(user, self.where, "user_id"))
         if user_id is None:
-            raise fail(member(self.where, "user_id"), "is missing", "the Zep user's user_id")
+            raise fail(_at(user, self.where, "user_id"), "is missing", "the Zep user's user_id")
         self.user_id = user_id
-        self.agent = agent_name(self.user_id, member(self.where, "user_id"))
+        self.agent = agent_name(self.user_id, _at(user, self.where, "user_id"))
         self.shown = f"{self.where or 'document'} ({self.user_id})"
         for i, node in enumerate(a_list(user.get("nodes"), member(self.where, "nodes"))):
             self._node(node, f"{member(self.where, 'nodes')}[{i}]")
@@ -180,7 +220,7 @@ class _User:
                                       "memories; their names are the related entity of their facts")
         for i, thread in enumerate(a_list(user.get("threads"), member(self.where, "threads"))):
             self._thread(thread, f"{member(self.where, 'threads')}[{i}]")
-        profile = [name for name in ("first_name", "last_name", "email", "metadata") if user.get(name)]
+        profile = [_spelled(user, name) for name in ("first_name", "last_name", "email", "metadata") if _get(user, name)]
         if profile:
             self.plan.warnings.append(f"{self.shown}: {', '.join(profile)} not imported (Zep's record of the user, "
                                       "not memory; the user's node summary holds what Zep learned of them)")
@@ -204,7 +244,7 @@ class _User:
         provenance = {k: v for k, v in (("node", uuid), ("user_id", self.user_id), ("name", name),
                                         ("labels", labels or None), ("attributes", attributes or None)) if v}
         source_id = uuid  # Zep's uuids are unique across nodes and edges
-        created = timestamp(node.get("created_at"), f"{where}.created_at")
+        created = _time(node, "created_at", where)
         self.plan.records.append(Record(
             source_id=source_id, where=where, content=summary, key=slug(name),
             tags=tags([label for label in labels if label.lower() != "entity"], f"{where}.labels"),
@@ -219,33 +259,34 @@ class _User:
         uuid = _uuid(edge, where)
         fact = _text(edge, "fact", where, "the fact's text")
         relation = _text(edge, "name", where, "the relation's name (WORKS_AT)")
-        ends = {side: optional_text(edge.get(f"{side}_node_uuid"), f"{where}.{side}_node_uuid")
+        ends = {side: optional_text(_get(edge, f"{side}_node_uuid"), _at(edge, where, f"{side}_node_uuid"))
                 for side in ("source", "target")}
         names = {side: self.nodes[ends[side]].name if ends[side] in self.nodes else
-                 optional_text(edge.get(f"{side}_node_name"), f"{where}.{side}_node_name") for side in ends}
-        valid_from = timestamp(edge.get("valid_at"), f"{where}.valid_at")
-        invalid = timestamp(edge.get("invalid_at"), f"{where}.invalid_at")
-        expired = timestamp(edge.get("expired_at"), f"{where}.expired_at")
+                 optional_text(_get(edge, f"{side}_node_name"), _at(edge, where, f"{side}_node_name")) for side in ends}
+        valid_from = _time(edge, "valid_at", where)
+        invalid = _time(edge, "invalid_at", where)
+        expired = _time(edge, "expired_at", where)
         valid_until, end = (invalid, "invalid_at") if invalid is not None else (expired, "expired_at")
+        start, end = _spelled(edge, "valid_at"), _spelled(edge, end)
         if valid_from is not None and valid_until is not None and valid_until < valid_from:
             raise fail(f"{where}.{end}",
-                       f"{jsondoc.shown(edge.get(end))} is before valid_at {jsondoc.shown(edge.get('valid_at'))}",
-                       "a time at or after valid_at")
-        episodes = a_list(edge.get("episodes"), f"{where}.episodes")
+                       f"{jsondoc.shown(edge.get(end))} is before {start} {jsondoc.shown(edge.get(start))}",
+                       f"a time at or after {start}")
+        episodes = _episodes(edge, where)
         attributes = metadata(edge.get("attributes"), f"{where}.attributes")
         provenance = {k: v for k, v in (
             ("edge", uuid), ("user_id", self.user_id), ("name", relation),
             ("source_node_uuid", ends["source"]), ("target_node_uuid", ends["target"]),
             ("source", names["source"]), ("target", names["target"]),
-            ("valid_at", edge.get("valid_at")), ("invalid_at", edge.get("invalid_at")),
-            ("expired_at", edge.get("expired_at")), ("episodes", episodes or None),
+            ("valid_at", _get(edge, "valid_at")), ("invalid_at", _get(edge, "invalid_at")),
+            ("expired_at", _get(edge, "expired_at")), ("episodes", episodes or None),
             ("attributes", attributes or None)) if v}
         source_id = uuid
         self.plan.records.append(Record(
             source_id=source_id, where=where, content=fact, tags=tags([relation.lower()], f"{where}.name"),
             metadata={KIND: provenance}, related_entity=names["source"],
-            created_at=timestamp(edge.get("created_at"), f"{where}.created_at"), agent=self.agent,
-            id_field="uuid", fields={"content": ".fact", "valid_from": ".valid_at", "valid_until": f".{end}"},
+            created_at=_time(edge, "created_at", where), agent=self.agent,
+            id_field="uuid", fields={"content": ".fact", "valid_from": f".{start}", "valid_until": f".{end}"},
             valid_from=valid_from, valid_until=valid_until, refresh=True))
         for side in ("source", "target"):
             node = self.nodes.get(ends[side] or "")
@@ -255,9 +296,9 @@ class _User:
 
     def _thread(self, value: Any, where: str) -> None:
         thread = an_object(value, where, "a thread object with thread_id and messages")
-        thread_id = optional_text(thread.get("thread_id"), f"{where}.thread_id")
+        thread_id = optional_text(_get(thread, "thread_id"), _at(thread, where, "thread_id"))
         if thread_id is None:
-            raise fail(f"{where}.thread_id", "is missing", "the Zep thread's thread_id")
+            raise fail(_at(thread, where, "thread_id"), "is missing", "the Zep thread's thread_id")
         key = _conversation(thread_id)
         left_out: dict[str, int] = {}
         said: list[HistoryEntry] = []
@@ -268,9 +309,9 @@ class _User:
             content = message.get("content")
             if not isinstance(content, str):
                 raise wrong_type(f"{place}.content", content, "the message's text")
-            at = timestamp(message.get("created_at"), f"{place}.created_at")
+            at = _time(message, "created_at", place)
             if at is None:
-                raise fail(f"{place}.created_at", "is missing", "an ISO 8601 time")
+                raise fail(_at(message, place, "created_at"), "is missing", "an ISO 8601 time")
             own = metadata(message.get("metadata"), f"{place}.metadata")
             if role not in _IMPORTED_ROLES or not content.strip():
                 what = f"{role} messages" if role not in _IMPORTED_ROLES else "empty messages"
@@ -296,8 +337,8 @@ class _User:
 def _role(message: Mapping[str, Any], where: str) -> tuple[str, str | None]:
     """(role type, sender's name): Zep v3 gives the type in ``role`` and the name in ``name``; v2
     gave the type in ``role_type`` and a free name in ``role``."""
-    if message.get("role_type") is not None:
-        field, name = "role_type", optional_text(message.get("role"), f"{where}.role")
+    if _get(message, "role_type") is not None:
+        field, name = _spelled(message, "role_type"), optional_text(message.get("role"), f"{where}.role")
     else:
         field, name = "role", optional_text(message.get("name"), f"{where}.name")
     role = message.get(field)
