@@ -504,6 +504,33 @@ def operators_run(settings: Settings, *, all_agents: bool = False) -> bool:
     return all_agents or not ({"agent", "session"} & settings.model_fields_set)
 
 
+def reach_agent(settings: Settings, *, all_agents: bool = False) -> str:
+    """The agent whose engine an operator's command (``backup``, ``vacuum``, ``maintain``,
+    ``sync``/``watch``, the folder export) reaches every agent's database from
+    (``every_agents_engine``): the configured agent's (``settings.agent``), except in the operator's
+    run (``operators_run``) in a home with one database per agent where that agent has no database
+    and another agent has: then the first of those (by folder). The reach is every database there
+    either way, and opening the configured agent's made one (``agents/default/memory.db``) for an
+    agent nobody used, which the run then backed up, maintained and synced. A command acting as the
+    configured agent (``remember`` without ``--agent``) opens that agent's engine as it always did:
+    this is only where the operator's reach starts from. With no agent's database in the home yet,
+    the configured agent's, as ``agent_care.agent_backups`` lists it."""
+    if not (settings.per_agent_databases and operators_run(settings, all_agents=all_agents)):
+        return settings.agent
+    agents = agents_with_databases(settings)
+    return settings.agent if settings.agent in agents or not agents else agents[0]
+
+
+def build_reaching_engram(settings: Settings, *, all_agents: bool = False, origin: str = "library") -> Engram | None:
+    """The engine of ``reach_agent`` when that is not the configured agent (opened as
+    ``engram -a AGENT`` would open it, its settings' session cleared), else None: the caller's
+    engine of the configured agent is the reach, opened as every command opens it."""
+    agent = reach_agent(settings, all_agents=all_agents)
+    if agent == settings.agent:
+        return None
+    return build_engram(settings.model_copy(update={"agent": agent, "session": None}), origin=origin)
+
+
 def folder_export_memories(engram: Engram, settings: Settings, *,
                            all_agents: bool = False) -> tuple[Iterable[Memory], dict[str, Iterable[Memory]]]:
     """What ``engram export --format markdown|yaml|json`` writes (``files.export.export_folder``):
@@ -516,7 +543,12 @@ def folder_export_memories(engram: Engram, settings: Settings, *,
     another agent's memories, nor their ids in a global memory's links."""
     if operators_run(settings, all_agents=all_agents):
         first, *others = every_agents_engine(engram)
-        return first.store.iter_all(), {other.scope.agent or "default": other.store.iter_all() for other in others}
+        by_agent = {other.scope.agent or "default": other.store.iter_all() for other in others}
+        if first.agent_databases is not None and first.scope.agent != settings.agent:
+            # The reach started from another agent's database (``reach_agent``): its global memories
+            # are that agent's database's, not the configured agent's, and go back there on import.
+            return (), {first.scope.agent or "default": first.store.iter_all(), **by_agent}
+        return first.store.iter_all(), by_agent
     return engram.visible_memories(), {}
 
 
@@ -548,7 +580,8 @@ def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool =
     first = maintenance_for(engram, settings, store_wide=True if all_agents else None)
     if first.agent is not None or engram.agent_databases is None:
         return [(None, first)]
-    return [(settings.agent, first), *((other.scope.agent, _own_database_upkeep(other, settings))
+    # Each database named by its engine's own agent: the reach may start from another agent's (``reach_agent``).
+    return [(engram.scope.agent, first), *((other.scope.agent, _own_database_upkeep(other, settings))
                                        for other in every_agents_engine(engram)[1:])]
 
 

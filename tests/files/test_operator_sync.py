@@ -108,6 +108,7 @@ def test_the_operators_watcher_carries_an_edit_of_an_agents_folder_to_that_agent
 def test_the_operators_sync_brings_a_global_memory_to_every_database_in_one_run(home: Path) -> None:
     # alice's global memory, not in the folder yet: her database's pass writes it into global/
     # after the default agent's had read global/, which reads it again in the same run.
+    cli_output(home, "remember", "the default agent keeps a note", "--key", "note", "--tags", "notes")
     cli_output(home, "--agent", "bob", "remember", "bob likes coffee", "--key", "coffee", "--tags", "drinks")
     cli_output(home, "--agent", "alice", "remember", "The office closes at six", "--key", "office", "--scope", "global",
                "--tags", "facts", env={"ENGRAM_FILES__ENABLED": "false"})
@@ -232,14 +233,15 @@ def test_a_global_entry_moved_into_alices_folder_becomes_alices_in_every_databas
     cli_output(home, "--agent", "bob", "remember", "bob likes coffee", "--key", "coffee", "--tags", "facts")
     cli_output(home, "sync")  # every database holds the global memory, under one id
     office_id = next(i for i, (_, content) in _scopes(home, "bob").items() if content == "The office closes at six")
-    assert all(_scopes(home, agent)[office_id] == ("", "The office closes at six") for agent in ("default", "alice", "bob"))
+    assert all(_scopes(home, agent)[office_id] == ("", "The office closes at six") for agent in ("alice", "bob"))
+    assert not (home / "agents" / "default").exists()  # the operator's run made no database for an agent nobody used
     alices, shared = home / "memory/agents/alice/facts.md", home / "memory/global/facts.md"
     _cut(shared, alices, office_id)
 
     report = json.loads(cli_output(home, "--json", "sync"))
 
     assert _scopes(home, "alice")[office_id] == ("alice", "The office closes at six")
-    assert office_id not in _scopes(home, "bob") and office_id not in _scopes(home, "default")
+    assert office_id not in _scopes(home, "bob") and not (home / "agents" / "default").exists()
     assert office_id in alices.read_text() and not (shared.is_file() and office_id in shared.read_text())
     assert report["conflicts"] == [] and report["problems"] == []
     again = json.loads(cli_output(home, "--json", "sync"))

@@ -143,7 +143,9 @@ def test_the_operators_maintain_covers_every_agents_database(tmp_path: Path, mon
     monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
     shown = as_json(tmp_path, "maintain", "--job", "hygiene", "--force")
-    assert shown["store_wide"] and {d["database_of"] for d in shown["agent_databases"]} == {"alice", "bob"}
+    # Every agent's database, and none made for the default agent nobody used (the run names no agent).
+    assert shown["store_wide"] and sorted(d["database_of"] for d in [shown, *shown["agent_databases"]]) == ["alice", "bob"]
+    assert not (tmp_path / "agents" / "default").exists()
     for agent in ("alice", "bob"):  # each database's pass recorded beside it
         assert (tmp_path / "agents" / agent / "memory.db.maintenance.json").is_file(), agent
     one = as_json(tmp_path, "--agent", "bob", "maintain", "--job", "hygiene", "--force")

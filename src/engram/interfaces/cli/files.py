@@ -38,7 +38,7 @@ def _every_syncer(st: CliState, all_agents: bool) -> FileSync | EveryDatabaseSyn
     home with one database per agent (``root.folder_syncer``)."""
     from engram.root import folder_syncer
 
-    syncer = folder_syncer(st.engram(), st.settings(), all_agents=all_agents)
+    syncer = folder_syncer(st.reaching_engram(all_agents=all_agents), st.settings(), all_agents=all_agents)
     syncer.log_problems = False  # every report is printed (_print_report)
     return syncer
 
@@ -245,7 +245,7 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: b
     from engram.files.wiring import note_written_on_request
     from engram.root import folder_export_memories, operators_run
 
-    engram = st.engram()
+    engram = st.reaching_engram(all_agents=all_agents)
     store_wide = operators_run(st.settings(), all_agents=all_agents)
     memories, databases = folder_export_memories(engram, st.settings(), all_agents=all_agents)
     with render.progress(f"exporting as {fmt}", quiet=st.as_json) as report:

@@ -84,7 +84,7 @@ def backup(
             render.console.print(f"no backups in {', '.join(str(backups.folder) for _, backups in every)}",
                                  highlight=False)
         return
-    taken = take_backups(st.engram(), st.settings(), all_agents=all_agents)
+    taken = take_backups(st.reaching_engram(all_agents=all_agents), st.settings(), all_agents=all_agents)
     if st.as_json:
         shown = [{"path": str(info.path), "size_bytes": info.size_bytes, "agent": agent} for agent, info in taken]
         # One database: its backup, as before; one per agent (per_agent_databases): each agent's too.
@@ -134,7 +134,7 @@ def vacuum(
 
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "rebuilds every agent's database", "that agent's database")
-    done = vacuum_databases(st.engram(), st.settings(), all_agents=all_agents)
+    done = vacuum_databases(st.reaching_engram(all_agents=all_agents), st.settings(), all_agents=all_agents)
     if st.as_json:
         shown = [{"before_bytes": before, "after_bytes": after, "agent": agent} for agent, before, after in done]
         # One database: its sizes, as before; one per agent (per_agent_databases): each agent's too.
@@ -163,7 +163,7 @@ def maintain(
 
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "maintains every agent", "that agent's memories")
-    engram = st.engram()
+    engram = st.reaching_engram(all_agents=all_agents)
     passes = maintenance_passes(engram, st.settings(), all_agents=all_agents)
     reports = []
     for database, maintenance in passes:

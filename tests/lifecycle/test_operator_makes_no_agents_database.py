@@ -1,0 +1,82 @@
+"""The operator's commands in a home with one database per agent (``per_agent_databases``) reach
+every agent's database there without making one for an agent nobody used. The CLI in-process
+against a real home folder (real SQLite files).
+
+Review: run with no agent chosen, ``engram backup``, ``vacuum``, ``maintain``, ``sync``, ``watch``
+and the folder export opened the configured agent's database first (``default``, the agent of a
+run that names none), so each made ``agents/default/memory.db`` in a home where only alice and bob
+had ever written, then backed up, maintained and synced that empty file as an agent's. A command
+acting as that agent (``remember`` without ``--agent``) still makes it, as the docs promise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_in_process import cli_output
+
+PER_AGENT = {"ENGRAM_PER_AGENT_DATABASES": "true", "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+
+
+def _agents_with_files(home: Path) -> set[str]:
+    return {folder.name for folder in (home / "agents").iterdir() if (folder / "memory.db").exists()}
+
+
+def _reported(shown: dict, field: str = "agent") -> list[str]:
+    """The agents whose databases a --json report of an operator's command names (``field``), in its order."""
+    return [part[field] for part in [shown, *shown.get("agent_databases", [])]]
+
+
+@pytest.fixture()
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    for agent in ("alice", "bob"):
+        cli_output(home, "--agent", agent, "remember", f"{agent} keeps a note", "--key", "note", env=PER_AGENT)
+    assert _agents_with_files(home) == {"alice", "bob"}
+    return home
+
+
+@pytest.mark.parametrize("command", [("backup",), ("vacuum",)])
+def test_the_operators_care_of_the_files_reaches_every_agents_database_and_makes_none(
+        home: Path, command: tuple[str, ...]) -> None:
+    done = json.loads(cli_output(home, "--json", *command, env=PER_AGENT))
+    assert sorted(_reported(done)) == ["alice", "bob"]
+    assert _agents_with_files(home) == {"alice", "bob"}
+
+
+def test_the_operators_maintain_reaches_every_agents_database_and_makes_none(home: Path) -> None:
+    done = json.loads(cli_output(home, "--json", "maintain", "--force", env=PER_AGENT))
+    assert sorted(_reported(done, "database_of")) == ["alice", "bob"] and done["store_wide"]
+    # With ENGRAM_AGENT naming an agent with no database, --all-agents is the operator's run too.
+    every = json.loads(cli_output(home, "--json", "maintain", "--all-agents", env={**PER_AGENT, "ENGRAM_AGENT": "carol"}))
+    assert sorted(_reported(every, "database_of")) == ["alice", "bob"]
+    assert _agents_with_files(home) == {"alice", "bob"}
+
+
+def test_the_operators_sync_watch_and_folder_export_reach_every_agent_and_make_no_database(
+        home: Path, tmp_path: Path) -> None:
+    cli_output(home, "sync", env=PER_AGENT)
+    notes = {agent: (home / "memory" / "agents" / agent).rglob("*.md") for agent in ("alice", "bob")}
+    assert all(any(f"{agent} keeps a note" in f.read_text() for f in files) for agent, files in notes.items())
+    cli_output(home, "watch", "--duration", "0", env=PER_AGENT)
+    exported = json.loads(cli_output(home, "--json", "export", "--format", "json", str(tmp_path / "out"), env=PER_AGENT))
+    assert exported["exported"] == 2 and exported["view"] == "store"
+    assert _agents_with_files(home) == {"alice", "bob"}
+
+
+def test_a_command_of_the_default_agent_still_makes_its_database_and_the_operator_then_reaches_it(home: Path) -> None:
+    cli_output(home, "remember", "the default agent keeps a note", "--key", "note", env=PER_AGENT)
+    assert _agents_with_files(home) == {"alice", "bob", "default"}
+    listed = json.loads(cli_output(home, "--json", "list", env=PER_AGENT))
+    assert [m["content"] for m in listed] == ["the default agent keeps a note"]
+    done = json.loads(cli_output(home, "--json", "backup", env=PER_AGENT))
+    assert _reported(done) == ["default", "alice", "bob"]
+
+
+def test_a_home_where_no_agent_has_a_database_yet_backs_up_the_configured_agents(tmp_path: Path) -> None:
+    # Nothing to reach but the configured agent's: as `backup --list` lists it, and as before.
+    home = tmp_path / "home"
+    done = json.loads(cli_output(home, "--json", "backup", env=PER_AGENT))
+    assert _reported(done) == ["default"] and Path(done["path"]).is_file()
