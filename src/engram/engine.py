@@ -502,7 +502,7 @@ class Engram:
         screened, pii_warnings = self.privacy.screen(content)
         content = check_redacted_length("content", content, screened, self.max_content_chars)
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
-            screened, context_warnings = self.privacy.screen(search_context)
+            screened, context_warnings = self.privacy.screen(search_context, field="search_context")
             search_context = check_redacted_length("search_context", search_context, screened, self.max_content_chars)
             pii_warnings = [*pii_warnings, *(w for w in context_warnings if w not in pii_warnings)]
         if metadata is not None and self.privacy.mode != "off":
@@ -626,8 +626,8 @@ class Engram:
             found: list[str] = []
             for name in ("content", "search_context"):
                 if isinstance(fields.get(name), str):
-                    screened, more = self.privacy.screen(fields[name])
                     try:
+                        screened, more = self.privacy.screen(fields[name], field=name)
                         fields[name] = check_redacted_length(name, fields[name], screened, self.max_content_chars)
                     except ValidationError as exc:
                         raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None

@@ -16,9 +16,11 @@ import's warnings, ``History.append_reported``'s answer; ``redact`` replaces eac
 ``[REDACTED:kind]`` first, so neither the store, the full-text index, the embedder nor the audit
 log ever sees it; ``off`` does nothing. Redaction is idempotent (a marker is never found again),
 so content stored redacted round-trips byte for byte through engram's own export and import.
-A marker can be longer than what it replaces, and two names can become one: text that fits its
-limit only as given (``check_redacted_length``), and two names of one JSON object or two call ids
-of one message made the same, are refused with ``ValidationError`` rather than cut or dropped. A
+Text that is JSON (a tool's result, a tool call's arguments, a record an adapter keeps) is
+screened string by string and number by number, so it stays JSON. Tool call ids are identifiers
+and kept as given (``screen_message``). A marker can be longer than what it replaces, and two names
+can become one: text that fits its limit only as given (``check_redacted_length``), and two names of
+one JSON object made the same, are refused with ``ValidationError`` rather than cut or dropped. A
 copy that must stay as given (the agent's response cache) is not written at all when it holds PII
 under ``redact`` (``withholds``).
 """
@@ -163,8 +165,11 @@ _DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
 # What ``redact`` writes in place of a finding. Text touching one is never a finding again
 # ("password: [REDACTED:api_key]" would be), so screening redacted text changes nothing.
 _MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
-# A string of valid JSON text (names too): quotes around characters or backslash escapes.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# The fewest characters a finding takes (an e-mail address, ``a@b.io``): shorter text holds none.
+_SHORTEST_FINDING = 6
+# A string of valid JSON text (names too: quotes around characters or backslash escapes), or a
+# number: outside its strings, valid JSON has digits only in numbers.
+_JSON_SCALAR = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
 
 
 def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
@@ -223,14 +228,18 @@ def _names_collide(where: str, name: str) -> ValidationError:
 
 def _object_names(text: str) -> list[list[str]]:
     """The names of each object in JSON ``text``, repeats included, objects in the order the
-    parser closes them (the same order for any text of the same shape)."""
+    parser closes them (the same order for any text of the same shape). Raises ``ValueError`` for
+    text that is no JSON, one nested past the recursion limit (``[[[[...``) included."""
     found: list[list[str]] = []
 
     def names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         found.append([name for name, _ in pairs])
         return {}
 
-    json.loads(text, object_pairs_hook=names)
+    try:
+        json.loads(text, object_pairs_hook=names)
+    except RecursionError:  # (what a message of 100,000 "[" raised, out of every door)
+        raise ValueError("nested too deeply") from None
     return found
 
 
@@ -245,12 +254,17 @@ class PiiPolicy:
     def from_settings(cls, settings: PrivacySettings) -> PiiPolicy:
         return cls(settings.pii, tuple(settings.kinds))
 
-    def screen(self, content: str) -> tuple[str, list[str]]:
-        """The content to store and the warnings to report (kinds found, never the values)."""
+    def screen(self, content: str, *, field: str = "content", as_json: bool = True) -> tuple[str, list[str]]:
+        """The content to store and the warnings to report (kinds found, never the values). Content
+        that is a JSON object or array stays that JSON (``_screened_text``); ``as_json=False`` reads
+        it as plain text all the same (a summary engram writes, refused by nobody). Raises
+        ``ValidationError`` naming ``field`` when redaction would make two names of one of its
+        objects the same."""
         if self.mode == "off" or not isinstance(content, str):
             return content, []
         counts: dict[str, int] = {}
-        return self._screened(content, counts), self._warnings(counts)
+        screened = self._screened_text(content, counts, field) if as_json else self._screened(content, counts)
+        return screened, self._warnings(counts)
 
     def screen_metadata(self, metadata: Any) -> tuple[Any, list[str]]:
         """Metadata with every string (in nested objects and lists too, names included) screened as
@@ -267,28 +281,23 @@ class PiiPolicy:
 
     def screen_message(self, message: Message) -> tuple[Message, list[str]]:
         """A conversation message as it is to be stored, and the warnings to report: its content,
-        its tool calls' ids and arguments, the id of the call it answers and its metadata screened
-        as a memory's content and metadata are (a tool call's arguments carry what the user said:
-        ``send_mail(to=...)``; an id is the caller's text too). Redaction is the same everywhere, so
-        a tool result's redacted id still names its call's. Raises ``ValidationError``
-        (``tool_calls.id``, ``tool_calls.arguments``, ``metadata``) when redaction would make two
-        of one message's call ids, or two names of one object, the same."""
+        its tool calls' arguments and its metadata screened as a memory's content and metadata are
+        (a tool call's arguments carry what the user said: ``send_mail(to=...)``; a tool's result,
+        often JSON, what it found). Tool call ids, and the id of the call a result answers, are kept
+        as given: they are identifiers (a provider's opaque ``call_...``), which must stay distinct
+        and pair a result with its call whatever the setting was when each was stored; a marker in
+        their place made two ids one (``call_4111111111111111``, a Luhn-valid run, read as a card)
+        and parted a result from a call stored before ``redact`` was set. Raises
+        ``ValidationError`` (``content``, ``tool_calls.arguments``, ``metadata``) when redaction
+        would make two names of one JSON object the same."""
         if self.mode == "off":
             return message, []
         counts: dict[str, int] = {}
-        content = self._screened(message.content, counts)
-        calls = tuple(dataclasses.replace(call, id=self._screened(call.id, counts),
-                                          arguments=self._screened_json(call.arguments, counts, "tool_calls.arguments"))
+        content = self._screened_text(message.content, counts, "content")
+        calls = tuple(dataclasses.replace(call, arguments=self._screened_json(call.arguments, counts, "tool_calls.arguments"))
                       for call in message.tool_calls)
-        ids = [call.id for call in calls]
-        if len(set(ids)) < len(ids):
-            again = next(i for i in ids if ids.count(i) > 1)
-            raise ValidationError("tool_calls.id", f"two tool call ids become {json.dumps(again, ensure_ascii=False)} "
-                                  "once possible PII is redacted", "ids that stay distinct once PII is redacted")
-        answers = None if message.tool_call_id is None else self._screened(message.tool_call_id, counts)
         metadata, in_metadata = self.screen_metadata(message.metadata) if message.metadata else (message.metadata, [])
-        screened = dataclasses.replace(message, content=content, tool_calls=calls, tool_call_id=answers,
-                                       metadata=metadata)
+        screened = dataclasses.replace(message, content=content, tool_calls=calls, metadata=metadata)
         return screened, [*self._warnings(counts), *in_metadata]
 
     def withholds(self, texts: Iterable[str]) -> bool:
@@ -304,33 +313,54 @@ class PiiPolicy:
         if self.mode == "off":
             return memory, []
         counts: dict[str, int] = {}
-        content = self._screened(memory.content, counts)
-        context = None if memory.search_context is None else self._screened(memory.search_context, counts)
+        content = self._screened_text(memory.content, counts, "content")
+        context = None if memory.search_context is None else self._screened_text(memory.search_context, counts,
+                                                                                  "search_context")
         metadata, in_metadata = self.screen_metadata(memory.metadata) if memory.metadata else (memory.metadata, [])
         screened = dataclasses.replace(memory, content=content, search_context=context, metadata=metadata)
         return screened, [*self._warnings(counts), *in_metadata]
 
+    def _screened_text(self, text: str, counts: dict[str, int], where: str) -> str:
+        """``text`` as stored: a JSON object or array (a tool's result, a record an adapter keeps as
+        text) is screened as JSON (``_screened_json``), so it stays JSON with the same meaning;
+        other text as text. Screened as text, JSON broke: a card number as a JSON number became a
+        bare marker (``{"card": [REDACTED:card]}``), ``password: ...`` took the backslash of an
+        escaped quote with it, and an address escaped as ``\\u0040`` was not found at all."""
+        if text.lstrip().startswith(("{", "[")):
+            return self._screened_json(text, counts, where)
+        return self._screened(text, counts)
+
     def _screened_json(self, text: str, counts: dict[str, int], where: str) -> str:
-        """JSON text (a tool call's arguments) with each of its strings screened, names included,
-        in place: the rest of the text stays byte for byte, so numbers keep every digit (``1e400``
-        read and written again became ``Infinity``, no JSON at all), and a repeated name stays. A
-        finding cut out of the text itself could take an escape's backslash with it, so each
-        string is read, screened and written again as JSON. Text that is no JSON is screened as text.
-        Two names of one object made the same by redaction are refused (``ValidationError`` naming
-        ``where``); names the text itself repeats are kept, as given."""
+        """JSON text (a tool call's arguments) with each of its strings, names included, and each of
+        its numbers screened in place: the rest of the text stays byte for byte, so numbers keep
+        every digit (``1e400`` read and written again became ``Infinity``, no JSON at all), and a
+        repeated name stays. A finding cut out of the text itself could take an escape's backslash
+        with it, so each string is read, screened and written again as JSON; a number that is a
+        finding (a card number) becomes the marker as a JSON string. Text that is no JSON is
+        screened as text. Two names of one object made the same by redaction are refused
+        (``ValidationError`` naming ``where``); names the text itself repeats are kept, as given."""
         try:
-            json.loads(text)
+            names = _object_names(text)
         except ValueError:
             return self._screened(text, counts)
 
-        def screened(string: re.Match[str]) -> str:
-            value = json.loads(string.group())
-            redacted = self._screened(value, counts)
-            return string.group() if redacted == value else json.dumps(redacted, ensure_ascii=False)
+        def screened(scalar: re.Match[str]) -> str:
+            token = scalar.group()
+            if len(token) < _SHORTEST_FINDING + 2:  # (quotes, or a sign, included) none can hold one
+                return token
+            if token.startswith('"'):  # a string may hold JSON text itself (a result encoded twice)
+                value = json.loads(token)
+                redacted = self._screened_text(value, counts, where)
+            elif token.isdigit():  # an integer, as written: a card number given as a number
+                value = token
+                redacted = self._screened(value, counts)
+            else:  # a fraction's digits are no card number (0.4111111111111111 is a float, 2.5% of them pass Luhn)
+                return token
+            return token if redacted == value else json.dumps(redacted, ensure_ascii=False)
 
-        out = _JSON_STRING.sub(screened, text)
+        out = _JSON_SCALAR.sub(screened, text)
         if out != text:
-            for before, after in zip(_object_names(text), _object_names(out), strict=True):
+            for before, after in zip(names, _object_names(out), strict=True):
                 if len(set(after)) < len(set(before)):
                     raise _names_collide(where, next(name for name in after if after.count(name) > before.count(name)))
         return out
@@ -339,7 +369,12 @@ class PiiPolicy:
         """``value`` with every string in it (in nested objects and lists too, names included)
         screened; ``where`` is its path, for the error when two names of one object collide."""
         if isinstance(value, str):
-            return self._screened(value, counts)
+            return self._screened_text(value, counts, where)
+        if isinstance(value, int) and not isinstance(value, bool):
+            # A number can be a finding too (a card number given as one): masked as text would be.
+            written = str(value)
+            redacted = self._screened(written, counts)
+            return value if redacted == written else redacted
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for name, item in value.items():

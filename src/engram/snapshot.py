@@ -132,14 +132,14 @@ def _screener(privacy: PiiPolicy, warnings: list[str]) -> Screen:
     """A ``Screen`` by ``privacy``: text fields screened as ``Engram.remember`` screens content,
     a metadata object as it screens metadata; each warning names the field it is about."""
     def screen(value: Any, where: str) -> Any:
-        if isinstance(value, str):
-            value, found = privacy.screen(value)
-        else:
-            try:
+        try:
+            if isinstance(value, str):  # (JSON text: its field is named as given, ``content``)
+                value, found = privacy.screen(value, field="")
+            else:
                 value, found = privacy.screen_metadata(value)
-            except ValidationError as exc:  # two names redacted into one, named at their place
-                raise SnapshotError(where + exc.field.removeprefix("metadata"), exc.problem, exc.allowed) from None
-            found = [warning.removeprefix("in metadata: ") for warning in found]
+                found = [warning.removeprefix("in metadata: ") for warning in found]
+        except ValidationError as exc:  # two names redacted into one, named at their place
+            raise SnapshotError(where + exc.field.removeprefix("metadata"), exc.problem, exc.allowed) from None
         warnings.extend(f"{where}: {warning}" for warning in found)
         return value
     return screen

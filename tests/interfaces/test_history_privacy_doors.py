@@ -97,12 +97,31 @@ def test_http_refuses_what_redaction_would_push_past_a_limit_or_make_one_name(tm
         two = c.post("/api/v1/history/web:1", json={"role": "user", "content": "hi",
                                                     "metadata": {EMAIL: 1, "bob@example.com": 2}})
         assert two.status_code == 422 and two.json()["field"] == "metadata", two.text
-        ids = [{"id": EMAIL, "name": "a", "arguments": "{}"}, {"id": "bob@example.com", "name": "b", "arguments": "{}"}]
+        result = json.dumps({"ops@example.com": 1, "bob@example.com": 2})  # a tool's result is JSON: names too
         calls = c.post("/api/v1/history/web:1/messages", json={"messages": [
-            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": ids}]})
-        assert calls.status_code == 422 and calls.json()["field"] == "messages[1].tool_calls.id", calls.text
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f"}]},
+            {"role": "tool", "content": result, "tool_call_id": "c1"}]})
+        assert calls.status_code == 422 and calls.json()["field"] == "messages[2].content", calls.text
         assert c.get("/api/v1/history/web:1").json()["messages"] == []
     assert b"example.com" not in raw_bytes(server.db_path)
+
+
+def test_http_keeps_tool_call_ids_as_given_and_a_json_result_json(redacting: Served) -> None:
+    # Luhn-valid runs, as a provider's random id may hold: two such ids were made one and refused.
+    ids = ["call_4111111111111111", "call_5555555555554444"]
+    with redacting.client(redacting.alice) as c:
+        asked = c.post("/api/v1/history/web:1/messages", json={"messages": [
+            {"role": "user", "content": "pay both"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": i, "name": "pay", "arguments": "{}"} for i in ids]}]})
+        assert asked.status_code == 201, asked.text
+        for i in ids:
+            answered = c.post("/api/v1/history/web:1", json={"role": "tool", "tool_call_id": i,
+                                                             "content": json.dumps({"card": 4111111111111111})})
+            assert answered.status_code == 201, answered.text
+        listed = c.get("/api/v1/history/web:1").json()["messages"]
+    assert [call["id"] for call in listed[1]["tool_calls"]] == ids
+    assert [m["tool_call_id"] for m in listed[2:]] == ids
+    assert [json.loads(m["content"]) for m in listed[2:]] == [{"card": "[REDACTED:card]"}] * 2
 
 
 def test_cli_refuses_a_message_that_redaction_pushes_past_the_limit(tmp_path: Path) -> None:

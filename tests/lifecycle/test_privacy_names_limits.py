@@ -1,5 +1,5 @@
 """``privacy.pii = "redact"`` where a marker changes more than the text it replaces: text near a
-length limit that redaction pushes past it, JSON names and tool call ids (two may become one),
+length limit that redaction pushes past it, JSON names (two may become one),
 the response cache (whose answers must come back as given) and consolidation's copy of merged
 texts. Each runs the real engine on a real SQLite file; where the point is that nothing reaches the
 file, the file's bytes and its write-ahead log are read."""
@@ -97,19 +97,13 @@ def test_a_memory_that_redaction_pushes_past_max_content_chars_is_refused_saying
 
 # --- 2. JSON names and tool call ids ----------------------------------------------------------
 
-def test_metadata_names_and_tool_call_ids_are_redacted_before_the_file(redacting) -> None:
+def test_metadata_names_are_redacted_before_the_file(redacting) -> None:
     engram, db = redacting
     stored = engram.remember("a note", metadata={EMAIL: "owner", "nested": {"by": {EMAIL: 1}}}).memory
     assert stored.metadata == {"[REDACTED:email]": "owner", "nested": {"by": {"[REDACTED:email]": 1}}}
     history = engram.history
     history.append("web:1", "user", "hi", metadata={EMAIL: "x"})
-    calls = [{"id": f"call:{EMAIL}", "name": "send", "arguments": "{}"}]
-    history.append("web:1", "assistant", "", tool_calls=calls)
-    # The tool result names its call as the caller knows it; both are redacted alike, so they still pair.
-    history.append("web:1", "tool", "sent", tool_call_id=f"call:{EMAIL}")
-    kept = history.all("web:1")
-    assert kept[0].metadata == {"[REDACTED:email]": "x"}
-    assert kept[1].tool_calls[0].id == "call:[REDACTED:email]" == kept[2].tool_call_id
+    assert history.all("web:1")[0].metadata == {"[REDACTED:email]": "x"}
     assert b"example.com" not in raw_bytes(db)
 
 
@@ -130,10 +124,12 @@ def test_names_that_redaction_would_make_one_are_refused_naming_the_object(redac
     with pytest.raises(ValidationError) as refused:
         history.append("web:1", "assistant", "", tool_calls=[{"id": "c1", "name": "send", "arguments": arguments}])
     assert refused.value.field == "tool_calls.arguments"
-    ids = [{"id": EMAIL, "name": "a", "arguments": "{}"}, {"id": "bob@example.com", "name": "b", "arguments": "{}"}]
+    # A tool's result that is JSON is screened as JSON: its names too.
     with pytest.raises(ValidationError) as refused:
-        history.append_many("web:1", [{"role": "assistant", "content": "", "tool_calls": ids}])
-    assert refused.value.field == "messages[0].tool_calls.id"
+        history.append_many("web:1", [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f"}]},
+                                      {"role": "tool", "content": arguments, "tool_call_id": "c1"}])
+    assert refused.value.field == "messages[1].content"
+    assert refused.value.problem.startswith('two of its names become "[REDACTED:email]"')
     assert engram.count() == 0 and history.all("web:1") == []
     assert b"example.com" not in raw_bytes(db)
 

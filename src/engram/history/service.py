@@ -341,13 +341,15 @@ class History:
     def set_summary(self, key: str, summary: str) -> tuple[str, ...]:
         """Replace the conversation's summary, screened for PII as a message is; returns the PII
         warnings (the kinds found, never the values). Raises ``ValidationError``, ``StorageError``."""
-        screened, warnings = self.privacy.screen(summary)
+        screened, warnings = self.privacy.screen(summary, field="summary")
         self._live_store().set_summary(normal_key(key), check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS))
         return tuple(warnings)
 
     def _screened_summary(self, key: str, summary: str) -> str:
-        """A compaction's summary as stored; its PII warnings logged (no caller is there to answer)."""
-        summary, warnings = self.privacy.screen(summary)
+        """A compaction's summary as stored; its PII warnings logged (no caller is there to answer).
+        Read as plain text even when it is JSON: it is cut to fit afterwards anyway, and two names
+        redaction made one would otherwise stop the compaction rather than refuse a caller."""
+        summary, warnings = self.privacy.screen(summary, as_json=False)
         self._logged(key, Appended((), True, tuple(f"summary: {warning}" for warning in warnings)))
         return summary
 

@@ -595,7 +595,11 @@ def _set_summaries(engram: Engram, summaries: list[tuple[Conversation, HistorySu
             done += 1
             continue
         kept += 1
-        if held != history.privacy.screen(summary.text)[0]:  # (as it would be stored: redacted or not)
+        try:
+            differs = held != history.privacy.screen(summary.text, field="summary")[0]  # (as it would be stored)
+        except ValidationError:  # (it could not be stored at all: two of its JSON names redacted into one)
+            differs = True
+        if differs:
             whose = "" if agent == own else f" (agent {agent})"
             warnings.append(f"{summary.where}: {shown_key(key)}{whose} already has another summary in engram, kept "
                             "(engram history summary KEY shows it)")
