@@ -691,3 +691,58 @@ def test_async_from_config_is_awaited_as_mem0s_and_opens_off_the_loop(isolated_h
         patch.setattr(Memory, "from_config", recording)
         asyncio.run(main())
     assert opened_in and threading.main_thread().name not in opened_in  # opened off the loop's thread
+
+
+# --- privacy.pii = "redact" ---------------------------------------------------------------------
+
+def _every_byte_written(home: Path) -> bytes:
+    """Every file under engram's home (the database and its WAL, the audit trail in it, the memory
+    folder's markdown): where a key made from the text as given would show."""
+    return b"".join(path.read_bytes() for path in sorted(home.rglob("*")) if path.is_file())
+
+
+@pytest.fixture
+def redacting(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Memory:
+    monkeypatch.setenv("ENGRAM_PRIVACY__PII", "redact")
+    memory = Memory()
+    yield memory
+    memory.close()
+
+
+def test_under_redact_no_pii_reaches_a_key_and_a_repeated_message_is_kept_once(redacting: Memory,
+                                                                               isolated_home: Path) -> None:
+    """Review: keys were made from the text as given (``my-email-alice-example-com-<sha256 of it>``)
+    and kept by the store as given, so the address reached the key column, the audit trail and the
+    memory folder; and a message said again under a run compared its stored, redacted copy with the
+    text as given, found them different, and was stored again under a fresh key."""
+    m = redacting
+    said = "my email is alice@example.com"
+    for ids in ({"user_id": "u1"}, {"user_id": "u1", "run_id": "r1"}, {"user_id": "u1", "agent_id": "a1", "run_id": "r1"}):
+        first = m.add(said, infer=False, **ids)["results"]
+        assert [r["memory"] for r in first] == ["my email is [REDACTED:email]"]
+        assert m.add(said, infer=False, **ids)["results"] == []  # said again: the same memory, kept once
+        assert [r["id"] for r in m.get_all(**ids)["results"] if r.get("role")] == [first[0]["id"]]
+    # Facts, as the rule extractor reads them: from the text as stored (it cut "alice@example.com"
+    # read as given at its last dot, "alice@example.", which no detector finds).
+    for text in (said, "I love bob@example.com", "I prefer carol@example.com"):
+        facts = m.add(text, user_id="u2", run_id="r2")["results"]
+        assert len(facts) == 1 and "[REDACTED:email]" in facts[0]["memory"], facts
+        assert m.add(text, user_id="u2", run_id="r2")["results"] == []
+    assert m.import_mem0([{"id": "x1", "memory": "erin@example.com is my boss", "user_id": "u3"}])["imported"] == 1
+    keys = [memory.key for owner in ("u1", "u2", "u3") for memory in m.engram.for_agent(owner).list(limit=100)]
+    assert len(keys) == 7 and not [k for k in keys if "example" in k or "alice" in k], keys
+    written = _every_byte_written(isolated_home)
+    assert b"[REDACTED:email]" in written  # (the check reads what was written)
+    for leaked in (b"example.com", b"alice", b"bob@", b"carol", b"erin", b"example."):
+        assert leaked not in written, leaked
+
+
+def test_under_redact_a_message_that_fits_only_as_given_is_refused_by_its_place(redacting: Memory) -> None:
+    m = redacting
+    limit = m.engram.max_content_chars
+    grown = "x" * (limit - 10) + " a@b.io"  # a@b.io is 6 characters, its marker 16
+    assert len(grown) <= limit
+    with pytest.raises(ValidationError) as refused:
+        m.add([{"role": "user", "content": "fine"}, {"role": "user", "content": grown}], user_id="u1", infer=False)
+    assert refused.value.field == "messages[1].content" and "once possible PII was redacted" in refused.value.problem
+    assert m.get_all(user_id="u1")["results"] == []  # all or nothing: the first message was not stored either

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from engram.agent.extract import FactExtractor, LLMExtractor, RuleExtractor
+from engram.agent.extract import Fact, FactExtractor, LLMExtractor, RuleExtractor
 from engram.audit import AuditEntry
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
@@ -51,6 +51,7 @@ from engram.integrations import DEFAULT_AGENT_PREFIX
 from engram.llm import create_provider
 from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
 from engram.model import Memory as EngramMemory
+from engram.privacy import check_redacted_length
 from engram.where import parse_where
 
 log = logging.getLogger("engram.compat.mem0")
@@ -118,6 +119,17 @@ def _unit_key(base: str, ids: Mapping[str, str]) -> str:
     if not extra:
         return base
     return f"{base[:150]}~{hashlib.sha256(chr(31).join(extra).encode()).hexdigest()[:12]}"
+
+
+def _as_stored(view: Engram, text: str, field: str, *, as_json: bool = True) -> str:
+    """``text`` as ``view`` stores it (``privacy.pii``: redacted under ``redact``, as given
+    otherwise). What the facade derives from a text (the facts read in a message, a key, a digest)
+    is derived from this, never from the text as given: the engine screens the content it is
+    handed but keeps a key as given, so a key made from the text as given carried what ``redact``
+    masked (``my-email-alice-example-com``), and a message said again no longer matched its
+    stored, redacted copy and was stored a second time. Raises ``ValidationError`` naming
+    ``field`` when redaction would make two names of a JSON object in it the same."""
+    return view.privacy.screen(text, field=field, as_json=as_json)[0]
 
 
 def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -323,9 +335,18 @@ class Memory:
         if timestamp is not None:
             raise ValidationError("timestamp", "is a mem0 Platform feature (mem0's open-source Memory refuses it too)",
                                   "leave it unset")
-        conversation = _messages(messages)
+        given = _messages(messages)
         base = {**_check_metadata(metadata), **ids}
         view = self._view(ids)
+        # Every message screened before anything is read from it or stored (_as_stored): the facts
+        # extracted from it too (read from the text as given, "alice@example.com" came out as
+        # "alice@example.", which no detector finds), and refused, all or nothing, when a message
+        # stored as it is would fit max_content_chars only as given.
+        conversation = [m | {"content": _as_stored(view, m["content"], f"messages[{i}].content")}
+                        for i, m in enumerate(given)]
+        if not infer:
+            for i, (before, after) in enumerate(zip(given, conversation, strict=True)):
+                check_redacted_length(f"messages[{i}].content", before["content"], after["content"], view.max_content_chars)
         results = []
         for i, message in enumerate(conversation):
             role = message["role"]
@@ -336,8 +357,7 @@ class Memory:
                 written = [self._store_message(view, message["content"], ids, _stored({**base, **extra}, {}))]
             else:
                 reply = next((m["content"] for m in conversation[i + 1:] if m["role"] == "assistant"), "")
-                written = [view.remember(fact.content, key=_unit_key(fact.key or key_from_content(fact.content), ids),
-                                         type=fact.type, metadata=_stored(base, {}), source=KIND)
+                written = [self._store_fact(view, fact, ids, _stored(base, {}))
                            for fact in self.extractor.extract(message["content"], reply, source="mem0")]
             for result in written:
                 if result.action not in ("created", "updated"):
@@ -352,10 +372,19 @@ class Memory:
         return {"results": results}
 
     @staticmethod
+    def _store_fact(view: Engram, fact: Fact, ids: Mapping[str, str], metadata: dict[str, Any]) -> Any:
+        """An extracted fact stored under its slot key (or one made from its text) for this combination
+        of ids. Read from screened messages, a fact holds no PII; one a custom extractor adds (an LLM
+        may spell out what the message masked) is screened before its key is made, as the message was."""
+        content = _as_stored(view, fact.content, "content")
+        key = _as_stored(view, fact.key, "key", as_json=False) if fact.key else key_from_content(content)
+        return view.remember(content, key=_unit_key(key, ids), type=fact.type, metadata=metadata, source=KIND)
+
+    @staticmethod
     def _store_message(view: Engram, content: str, ids: Mapping[str, str], metadata: dict[str, Any]) -> Any:
-        """A message stored as it is, once per combination of ids: the owner alone relies on
-        engram's own duplicate check; a combination keys the content, and takes a fresh key when
-        the memory under it was since changed by ``update`` (so it is never overwritten)."""
+        """A message (screened: ``_as_stored``) stored as it is, once per combination of ids: the owner
+        alone relies on engram's own duplicate check; a combination keys the content, and takes a
+        fresh key when the memory under it was since changed by ``update`` (so it is never overwritten)."""
         if _unit_key("", ids) == "":
             return view.remember(content, metadata=metadata, source=KIND)
         key = _unit_key(f"{key_from_content(content)}-{hashlib.sha256(content.encode()).hexdigest()[:10]}", ids)
@@ -542,7 +571,7 @@ class Memory:
                 view = self._view(ids)
                 given = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept}}
                 metadata = _stored(given, {k: kept[k] for k in ("id", "hash") if k in kept})
-                key = _unit_key(key_from_content(record.content), ids)
+                key = _unit_key(key_from_content(_as_stored(view, record.content, "content")), ids)
                 # Checked as remember checks it (content, key, tags, metadata, time) before the first
                 # item is stored: an item remember would refuse stores nothing of the export.
                 fields = {"key": key, "tags": record.tags, "metadata": metadata, "created_at": record.created_at,
