@@ -1055,8 +1055,11 @@ class Engram:
         if filt.valid_at is not None:
             result = replace(result, notes=(*result.notes, f"facts valid as of {self.time.describe(filt.valid_at)}"))
         if self.events.has_readers and not background:  # the read trail (lifecycle.audit_reads)
+            # The query as redact would store it: the trail keeps it, and the chat agent recalls with
+            # the user's message as it was said.
             self.events.emit_read(ReadEvent(
-                query, tuple((h.memory.id, h.memory.key, round(h.score, 6)) for h in result.hits), result.mode,
+                self.privacy.screen(query, field="query", as_json=False)[0],
+                tuple((h.memory.id, h.memory.key, round(h.score, 6)) for h in result.hits), result.mode,
                 self.scope, self.origin, self.clock()))
         wanted = self.recall_settings.touch_on_recall if touch is None else touch
         if wanted and not background and result.hits:

@@ -329,3 +329,34 @@ def test_redact_screens_an_extractive_summary_of_memories_stored_before_redact(t
     with closing(sqlite3.connect(db)) as conn:
         rows = dict(conn.execute("SELECT type, content FROM memories").fetchall())
     assert EMAIL in rows["learned"] and EMAIL not in rows["summary"] and "[REDACTED:email]" in rows["summary"]
+
+
+def test_the_chat_agent_extracts_facts_from_what_redact_keeps(redacting) -> None:
+    """Review: the agent's extractor read the message as given: a fact's slot key carried the address
+    (``user-prefers-ops-example-com``: a key is stored as given), and the rule extractor cut it at
+    its last dot ("ops@example."), which no detector finds, so the fact's text kept it too."""
+    from engram.agent.loop import MemoryAgent
+    from engram.agent.settings import ChatSettings
+
+    engram, db = redacting
+    agent = MemoryAgent(engram, None, ChatSettings(synthesis=False, extractor="rules"), conversation="cli:pii:")
+    agent.process(f"I prefer {EMAIL}")
+    agent.process(f"my card is {CARD}")
+    stored = {m.key: m.content for m in engram.list(limit=10)}
+    assert stored == {"user-prefers-redacted-email": "The user prefers [REDACTED:email].",
+                      "user-card": "The user's card is [REDACTED:card]."}
+    assert_absent(db)
+    assert b"ops@example" not in raw_bytes(db)
+
+
+def test_the_read_trail_keeps_a_recall_query_as_redact_stores_text(redacting) -> None:
+    """Review: the audit trail recorded each recall's query as given (``lifecycle.audit_reads``, on by
+    default), and the chat agent recalls with the user's message: what redact masked everywhere
+    else stayed in the trail."""
+    engram, db = redacting
+    engram.remember("the ops lead answers mail")
+    engram.recall(f"who reads {EMAIL}?")
+    with closing(sqlite3.connect(db)) as conn:
+        queries = [json.loads(d)["query"] for (d,) in conn.execute("SELECT detail FROM audit_log WHERE action = 'recalled'")]
+    assert queries == ["who reads [REDACTED:email]?"]
+    assert_absent(db)

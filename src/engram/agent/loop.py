@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from engram.agent import prompts
 from engram.agent.enrich import memory_enrich, strip_memory_context
-from engram.agent.extract import FactExtractor, LLMExtractor, RuleExtractor
+from engram.agent.extract import Fact, FactExtractor, LLMExtractor, RuleExtractor
 from engram.agent.inject import inject_memory
 from engram.agent.response_cache import ResponseCache, discard_plain_cache
 from engram.agent.settings import ChatSettings
@@ -286,7 +286,7 @@ class MemoryAgent:
     # --- knowledge -------------------------------------------------------------------------
     def _answer_without_llm(self, message: str, turn: _Turn) -> str:
         """No model: say what was stored and what memory holds on the topic."""
-        facts = [] if self.extractor is None else self.extractor.extract(message, source=self.conversation)
+        facts = self._facts(message)
         applied = self._reconcile_facts(facts, turn)
         lines: list[str] = []
         for item in applied:
@@ -306,6 +306,21 @@ class MemoryAgent:
             lines.append("Nothing stored or recalled for that.")
         return "\n".join(lines)
 
+    def _facts(self, message: str, reply: str = "", *, source: str | None = None) -> list[Fact]:
+        """What the extractor reads in an exchange, read from its text as the store keeps it
+        (``privacy.pii``: redacted under ``redact``), so nothing made from it holds what redaction
+        masks. Read from the text as given, a fact's slot key carried it (``user-prefers-carol-example``:
+        engram keeps a key as given), and the rule extractor cut an address at its last dot
+        ("alice@example."), which no detector finds, so the fact's text kept it too."""
+        if self.extractor is None:
+            return []
+
+        def as_stored(text: str) -> str:
+            return self.engram.privacy.screen(text, as_json=False)[0] if text else text
+
+        return self.extractor.extract(as_stored(message), as_stored(reply),
+                                      source=self.conversation if source is None else source)
+
     def _reconcile_facts(self, facts: Sequence[object], turn: _Turn) -> list[Applied]:
         if not facts:
             return []
@@ -317,7 +332,7 @@ class MemoryAgent:
         if self.extractor is None or self.provider is None:
             return  # without an LLM the no-LLM answer already extracted
         try:
-            self._reconcile_facts(self.extractor.extract(message, reply, source=self.conversation), turn)
+            self._reconcile_facts(self._facts(message, reply), turn)
         except ProviderError as exc:
             turn.notes.append(f"fact extraction failed: {exc}")
 
@@ -347,7 +362,7 @@ class MemoryAgent:
         elif self.extractor is not None and self.provider is None:
             for m in discarded:
                 if m.role is Role.USER:
-                    facts = self.extractor.extract(strip_memory_context(m.content))
+                    facts = self._facts(strip_memory_context(m.content), source="")
                     reconcile(self.engram, notes_from_facts(facts), source="extraction")
 
     # --- compaction ------------------------------------------------------------------------
