@@ -371,14 +371,16 @@ class PiiPolicy:
         if isinstance(value, str):
             return self._screened_text(value, counts, where)
         if isinstance(value, int) and not isinstance(value, bool):
-            # A number can be a finding too (a card number given as one): masked as text would be.
-            written = str(value)
-            redacted = self._screened(written, counts)
-            return value if redacted == written else redacted
+            return self._screened_number(value, counts)
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for name, item in value.items():
-                screened = self._screened(name, counts) if isinstance(name, str) else name
+                # A name that is a number (``{4111111111111111: ...}`` from Python) is written as its
+                # digits when the metadata is stored as JSON, after this screening: screened as
+                # those digits here, or the store kept what redact masks in a name.
+                screened = (self._screened(name, counts) if isinstance(name, str)
+                            else self._screened_number(name, counts) if isinstance(name, int) and not isinstance(name, bool)
+                            else name)
                 if screened in out:
                     raise _names_collide(where, screened)
                 out[screened] = self._walk(item, counts, f"{where}.{screened}")
@@ -386,6 +388,13 @@ class PiiPolicy:
         if isinstance(value, list | tuple):
             return [self._walk(item, counts, f"{where}[{i}]") for i, item in enumerate(value)]
         return value
+
+    def _screened_number(self, value: int, counts: dict[str, int]) -> int | str:
+        """An integer as stored: itself, or the marker (text) when its digits are a finding (a card
+        number given as a number), masked as the same digits in text would be."""
+        written = str(value)
+        redacted = self._screened(written, counts)
+        return value if redacted == written else redacted
 
     def _screened(self, text: str, counts: dict[str, int]) -> str:
         """``text`` as stored (redacted when ``redact``); the kinds found are added to ``counts``.

@@ -12,6 +12,8 @@ import pytest
 
 from engram.engine import Engram
 from engram.errors import ValidationError
+from engram.model import Message, Role
+from engram.privacy import PiiPolicy
 from tests.lifecycle.test_privacy_history import raw_bytes
 
 # Luhn-valid runs, as a provider's random id may hold: each alone reads as a card number.
@@ -158,3 +160,22 @@ def test_text_nested_past_the_parser_s_limit_is_screened_as_text(tmp_path: Path)
         engram.history.append("web:1", "assistant", deep, tool_calls=[{"id": "c1", "name": "f", "arguments": deep}])
         (stored,) = engram.history.all("web:1")
     assert stored.content == stored.tool_calls[0].arguments == "[" * 100_000 + " [REDACTED:email]"
+
+
+def test_a_metadata_name_given_as_a_number_is_screened_as_its_digits(tmp_path: Path) -> None:
+    """Review: names were screened only when text, so ``{4111111111111111: ...}`` from Python passed
+    ``screen_metadata`` as it was. ``append`` and ``remember`` read metadata as JSON first (the name
+    becomes text, then screened), but ``History.add`` takes a ``Message`` as built, and the store wrote
+    the name into the file as ``"4111111111111111"`` (JSON names are text)."""
+    card = 4111111111111111
+    with opened(tmp_path, "redact") as engram:
+        engram.history.add("web:1", Message(Role.USER, "hello", metadata={card: "x", "n": {card: 1, 7: 2}}))
+        assert engram.history.all("web:1")[0].metadata == {"[REDACTED:card]": "x", "n": {"[REDACTED:card]": 1, "7": 2}}
+        with pytest.raises(ValidationError) as refused:  # two names made one: refused, as for names given as text
+            engram.history.add("web:1", Message(Role.USER, "again", metadata={card: "x", "[REDACTED:card]": "y"}))
+        assert refused.value.field == "metadata"
+        assert len(engram.history.all("web:1")) == 1
+    assert str(card).encode() not in raw_bytes(tmp_path / "memory.db")
+    # The policy itself, for any caller: a number name that is no finding stays a number.
+    assert PiiPolicy("redact").screen_metadata({card: 1, 7: 2}) == (
+        {"[REDACTED:card]": 1, 7: 2}, ["in metadata: redacted possible PII before storing: card number (1)"])
