@@ -1,4 +1,4 @@
-"""The audit trail: every store, update, forget, link, unlink and import, with when, which
+"""The audit trail: every store, update, forget, link, unlink, import and move, with when, which
 interface (``origin``), the acting scope and the reason when one was given; and every recall
 (``recalled``: the query and the ids, keys and scores it returned), as ClawCode audits "all memory
 access". Reads can be many, so their trail is one row per recall, switchable
@@ -19,6 +19,8 @@ Change rows are never pruned, so the trail is also engram's record of what was f
 forget removed; ``forgotten_from`` reads its answer per agent. ``Engram.forgotten`` asks it only
 about what its own agent may see (another agent's forgets are that agent's business), and an
 import asks about the agents its records join (and skips those rather than bring them back).
+A memory moved to another scope (``moved``: one row, in the scope it went to, naming the scope it
+left) was not forgotten: it is still stored under its id, and no forget row stands for it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from engram.errors import StorageError, ValidationError
 from engram.events import MemoryEvent, ReadEvent
 from engram.model import Memory, Scope, changed_fields
 
-CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported")
+CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported", "moved")
 AUDITED = (*CHANGES, "recalled")  # recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents
 PRUNE_EVERY = 64
 # The most rows one query returns (``AuditQuery.limit``).
@@ -88,6 +90,8 @@ def entries_for(event: MemoryEvent) -> list[AuditEntry]:
             # to a global one is recorded whole on its own memory's row.
             detail = {"with": [o.key for o in event.memories
                                if o.id != memory.id and o.scope in memory.scope.visible()]}
+        elif event.kind == "moved":
+            detail = _moved(memory, event.before(memory))
         else:
             detail = _written(memory, event.before(memory) if event.kind == "updated" else None)
         rows.append(AuditEntry(event.at, event.kind, event.origin, event.reason, str(event.scope), memory.id,
@@ -110,6 +114,17 @@ def _written(memory: Memory, before: Memory | None) -> dict[str, Any]:
         changed = changed_fields(before, memory)
         detail["changed"] = list(changed)
         detail["previous"] = {name: getattr(before, name) for name in VALUED if name in changed}
+    return detail
+
+
+def _moved(memory: Memory, before: Memory | None) -> dict[str, Any]:
+    """A move's detail: the scope it left (``from``) and the one it is in (``to``, the row's
+    ``memory_scope``), and its earlier key when the new scope held that one (``previous_key``). The
+    links a move dropped are not named: the row is read in the new scope, and they were another
+    agent's memories."""
+    detail: dict[str, Any] = {"from": None if before is None else str(before.scope), "to": str(memory.scope)}
+    if before is not None and before.key != memory.key:
+        detail["previous_key"] = before.key
     return detail
 
 

@@ -19,7 +19,7 @@ from engram.model import Memory, Scope
 
 log = logging.getLogger("engram.events")
 
-EventKind = Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported"]
+EventKind = Literal["stored", "updated", "forgotten", "linked", "unlinked", "imported", "moved"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,8 @@ class MemoryEvent:
     reason: str | None = None
     at: float = 0.0
     # For ``updated``: the memories as they were before the change, where known (matched by id),
-    # so a listener can tell what changed (the audit trail names the fields).
+    # so a listener can tell what changed (the audit trail names the fields). For ``moved`` (a
+    # memory given another scope in place, ``MemoryStore.move``): each memory in its old scope.
     previous: tuple[Memory, ...] = ()
 
     def before(self, memory: Memory) -> Memory | None:

@@ -41,7 +41,7 @@ def test_per_agent_databases_each_sync_only_their_own_agent_folder(per_agent: Pa
     _run(home, "--agent", "bob", "remember", "bob private note", "--key", "bnote", "--tags", "notes")
     bob_sync = json.loads(_run(home, "--agent", "bob", "--json", "sync"))
     alice_sync = json.loads(_run(home, "--agent", "alice", "--json", "sync"))
-    assert bob_sync["to_database"] == alice_sync["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert bob_sync["to_database"] == alice_sync["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert _keys(home, "alice") == {"adiary"} and _keys(home, "bob") == {"bnote"}
 
     _run(home, "--agent", "alice", "forget", "adiary")
@@ -100,7 +100,7 @@ def test_session_folders_belong_to_one_agent_whoever_syncs(session_folders: Path
          "--key", "anote", "--tags", "notes")
     assert "alice private session note" in (home / "memory/sessions/s1/notes.md").read_text()
     out = json.loads(_run(home, "--json", "sync"))  # run as the default agent
-    assert out["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert out["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert json.loads(_run(home, "--session", "s1", "--json", "list")) == []
     assert _count(home, "--agent", "alice", "--session", "s1") == 1
 
@@ -109,7 +109,7 @@ def test_session_folders_belong_to_one_agent_whoever_syncs(session_folders: Path
     assert "default session note" in (home / "memory/sessions/default/s1/notes.md").read_text()
     for who in (("--agent", "alice"), (), ("--agent", "alice")):
         out = json.loads(_run(home, *who, "--json", "sync"))
-        assert out["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}, who
+        assert out["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}, who
         assert out["problems"] == []
     assert _count(home, "--agent", "alice", "--session", "s1") == 1
     assert _count(home, "--session", "s1") == 1
@@ -334,7 +334,7 @@ def test_a_version_put_back_and_taken_out_in_one_sync_is_neither_added_nor_remov
     cli_output(home, "--agent", "bob", "remember", "Bob's rule: never deploy after noon", "--key", "rule", "--scope",
                "global", "--tags", "rules", env={"ENGRAM_FILES__ENABLED": "false"})
     report = json.loads(_run(home, "--agent", "bob", "--json", "sync"))
-    assert report["to_database"] == {"created": 1, "updated": 0, "forgotten": 1}  # alice's came, his edit left
+    assert report["to_database"] == {"created": 1, "updated": 0, "forgotten": 1, "moved": 0}  # alice's came, his edit left
     assert report["to_files"] == {"added": 0, "updated": 0, "removed": 0, "files_written": []}
     [conflict] = report["conflicts"]
     assert "Bob's rule: never deploy after noon" in (home / "memory" / conflict).read_text()

@@ -25,7 +25,7 @@ def test_cli_writes_reach_files_and_sync_reports_each_direction(tmp_path: Path) 
     assert "User prefers Python" in prefs.read_text()
     prefs.write_text(prefs.read_text() + "- Added in the editor\n", encoding="utf-8")
     out = json.loads(_run(home, "--json", "sync"))
-    assert out["to_database"] == {"created": 1, "updated": 0, "forgotten": 0}
+    assert out["to_database"] == {"created": 1, "updated": 0, "forgotten": 0, "moved": 0}
     assert out["to_files"]["files_written"] == ["agents/default/preferences.md"]
     listed = json.loads(_run(home, "--json", "list"))
     assert {m["content"] for m in listed} == {"User prefers Python", "Added in the editor"}

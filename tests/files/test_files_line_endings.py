@@ -35,7 +35,7 @@ def test_cli_remember_keeps_a_crlf_file_crlf_and_sync_sees_no_change(tmp_path: P
     assert after.startswith(before) and _all_crlf(after), after
     assert b"- second note (" in after and b"- third note (" in after
     synced = json.loads(run_cli(home, "--json", "sync").stdout)
-    assert synced["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert synced["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert synced["to_files"]["files_written"] == [] and synced["conflicts"] == [] and synced["problems"] == []
     assert notes.read_bytes() == after
     # An edit made afterwards, in the file's own line endings, is read without a carriage return.

@@ -2,6 +2,11 @@
 makes the memory the destination scope's, under its id, whichever way the folders sort. The CLI
 in-process against a real home (real SQLite file, real files).
 
+The memory is moved in place (``MemoryStore.move``): its id, versions, recall count, vector and the
+links it may keep stay, and the audit trail says it moved, once; before, a move was a forget in the
+old scope and an import of the entry in the new one (versions and vector lost, a forget recorded),
+and a memory moved back to a scope it had been "forgotten" from came back under a new id.
+
 Review: a pass settles scope folders in the order ``agent:* < global < session:*``, and only a move
 into a folder settled later changed the memory's owner. Moved into a folder settled earlier
 (``agents/bob/`` -> ``agents/alice/``, ``global/`` -> ``agents/alice/``), the entry was first met as a
@@ -14,8 +19,12 @@ import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from engram.engine import Engram
+from engram.files.sync import FileSync
+from engram.testing.fakes import HashingEmbedder
 from tests.cli_in_process import cli_output
 from tests.files.conftest import entry_block, with_copy
 
@@ -69,7 +78,7 @@ def _move(home: Path, memory_id: str, source: str, target: str, keep: bool = Fal
 
 def _quiet(home: Path, *view: str) -> None:
     again = json.loads(cli_output(home, *view, "--json", "sync"))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert again["to_files"] == {"added": 0, "updated": 0, "removed": 0, "files_written": []}
     assert again["conflicts"] == again["problems"] == []
 
@@ -121,23 +130,168 @@ def test_a_copied_entry_leaves_its_new_folder_and_the_memory_stays_where_it_was(
     assert _rows(home / "memory.db")[memory_id] == (SCOPE[source], CONTENT)
     assert memory_id in (home / "memory" / WHO[source][2] / "notes.md").read_text(encoding="utf-8")
     assert memory_id not in (home / "memory" / WHO[target][2] / "notes.md").read_text(encoding="utf-8")
-    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert report["to_files"]["removed"] == 1 and report["conflicts"] == []
     _quiet(home)
 
 
-@pytest.mark.parametrize(("source", "target"), [("bob", "alice"), ("alice", "bob")])
-def test_an_entry_moved_and_edited_takes_its_edit_to_its_new_folder(home: Path, source: str, target: str) -> None:
+@pytest.mark.parametrize(("source", "target"), [("bob", "alice"), ("alice", "bob"), ("global", "alice")])
+def test_an_entry_moved_and_edited_takes_its_edit_to_its_new_folder_keeping_the_old_text_as_a_version(
+        home: Path, source: str, target: str) -> None:
     memory_id = _remember(home, source)
     _remember(home, target, "the target's own fact", key="own")
     _move(home, memory_id, source, target)
     dst = home / "memory" / WHO[target][2] / "notes.md"
     dst.write_text(dst.read_text(encoding="utf-8").replace("café", "crème"), encoding="utf-8")
 
-    cli_output(home, "sync")
+    report = json.loads(cli_output(home, "--json", "sync"))
 
     assert _rows(home / "memory.db")[memory_id] == (SCOPE[target], CONTENT.replace("café", "crème"))
+    assert report["to_database"] == {"created": 0, "updated": 1, "forgotten": 0, "moved": 1}
+    got = json.loads(cli_output(home, *WHO[target][0], "--json", "get", memory_id))
+    assert [v["content"] for v in got["versions"]] == [CONTENT]
     _quiet(home)
+
+
+def _audit_actions(db: Path, memory_id: str) -> list[tuple[str, str | None, dict | None]]:
+    """(action, memory scope, detail) of every audit row about ``memory_id``, oldest first."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT action, memory_scope, detail FROM audit_log WHERE memory_id = ? ORDER BY seq",
+                            (memory_id,)).fetchall()
+    return [(action, scope, json.loads(detail) if detail else None) for action, scope, detail in rows]
+
+
+@pytest.mark.parametrize(("source", "target"), MOVES, ids=[f"{s}-to-{t}" for s, t in MOVES])
+def test_a_moved_entry_keeps_its_memory_in_place_and_the_audit_trail_says_it_moved(
+        home: Path, source: str, target: str) -> None:
+    view, scope, _ = WHO[source]
+    cli_output(home, *view, "remember", "the earlier fact", "--key", "moved", "--tags", "notes", *scope)
+    memory_id = _remember(home, source)  # the same key: the earlier text becomes a version
+    cli_output(home, *view, "recall", "moved fact")
+    # The recall strengthened it (importance) unseen by the folder: synced before the move, or the
+    # entry's absence from bob's folder is not taken for a move (nor a removal), as any change since.
+    cli_output(home, "sync")
+    before = json.loads(cli_output(home, *view, "--json", "get", memory_id))
+    assert before["recall_count"] == 1
+    _remember(home, target, "the target's own fact", key="own")
+    _move(home, memory_id, source, target)
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 1}
+    after = json.loads(cli_output(home, *WHO[target][0], "--json", "get", memory_id))
+    assert after["scope"] == SCOPE[target]
+    kept = ("id", "key", "content", "created_at", "updated_at", "last_accessed", "recall_count", "importance")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    assert [v["content"] for v in after["versions"]] == ["the earlier fact"]
+    trail = _audit_actions(home / "memory.db", memory_id)
+    assert [action for action, _, _ in trail] == ["stored", "updated", "moved"]
+    assert trail[-1][1:] == (SCOPE[target], {"from": SCOPE[source], "to": SCOPE[target]})
+    # The new owner reads the move in its trail, by every door's action filter.
+    seen = json.loads(cli_output(home, *WHO[target][0], "--json", "audit", "--action", "moved"))
+    assert [(e["memory_id"], e["detail"]) for e in seen] == [(memory_id, {"from": SCOPE[source], "to": SCOPE[target]})]
+    assert "moved by hand" in seen[0]["reason"]
+    _quiet(home)
+
+
+def test_an_entry_moved_there_and_back_keeps_its_id(home: Path) -> None:
+    """A move is not a forget: moved back into bob's folder, the entry is bob's memory again under its
+    id (bob's earlier "forget" had made the import skip it, and the entry came back as a new memory)."""
+    memory_id = _remember(home, "bob")
+    _remember(home, "alice", "the target's own fact", key="own")
+    _move(home, memory_id, "bob", "alice")
+    cli_output(home, "sync")
+    _move(home, memory_id, "alice", "bob")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    rows = _rows(home / "memory.db")
+    assert rows[memory_id] == ("agent:bob", CONTENT)
+    assert sum(content == CONTENT for _, content in rows.values()) == 1
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 1}
+    assert [a for a, _, _ in _audit_actions(home / "memory.db", memory_id)] == ["stored", "moved", "moved"]
+    _quiet(home)
+
+
+def test_a_moved_entry_whose_key_the_new_scope_holds_gets_a_free_key(home: Path) -> None:
+    memory_id = _remember(home, "bob")
+    alices = _remember(home, "alice", "alice's own fact under the same key")  # key "moved" too
+    _move(home, memory_id, "bob", "alice")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert json.loads(cli_output(home, "--agent", "alice", "--json", "get", memory_id))["key"] == "moved-2"
+    assert json.loads(cli_output(home, "--agent", "alice", "--json", "get", "moved"))["id"] == alices
+    assert "key:moved-2" in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert any("its key is now 'moved-2'" in p for p in report["problems"]), report["problems"]
+    _quiet(home)
+
+
+@pytest.mark.parametrize("other", ["bob", "aaron"])  # aaron's folder is settled before alice's, bob's after
+def test_a_move_keeps_the_links_it_may_and_drops_those_joining_two_agents(home: Path, other: str) -> None:
+    """A global memory linked to one of ``other``'s and to a global one, moved into alice's folder:
+    the global link stays; the link to the other agent's memory goes, from both entries, in one pass."""
+    memory_id = _remember(home, "global")
+    cli_output(home, "--agent", other, "remember", "the other agent's linked fact", "--key", "theirs", "--tags", "notes")
+    cli_output(home, "--agent", "alice", "remember", "a global neighbour", "--key", "near", "--tags", "notes",
+               "--scope", "global")
+    cli_output(home, "--agent", other, "link", memory_id, "theirs")
+    cli_output(home, "--agent", "alice", "link", memory_id, "near")
+    theirs = json.loads(cli_output(home, "--agent", other, "--json", "get", "theirs"))["id"]
+    near = json.loads(cli_output(home, "--agent", "alice", "--json", "get", "near"))["id"]
+    _remember(home, "alice", "the target's own fact", key="own")
+    _move(home, memory_id, "global", "alice")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    moved = json.loads(cli_output(home, "--agent", "alice", "--json", "get", memory_id))
+    assert moved["scope"] == "agent:alice" and moved["links"] == [near]
+    assert json.loads(cli_output(home, "--agent", other, "--json", "get", "theirs"))["links"] == []
+    assert memory_id not in (home / f"memory/agents/{other}/notes.md").read_text(encoding="utf-8")
+    assert memory_id in (home / "memory/global/notes.md").read_text(encoding="utf-8")  # near's entry lists it
+    alice_notes = (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert theirs not in alice_notes and near in alice_notes
+    assert [p for p in report["problems"] if theirs in p] == [
+        f"agents/alice/notes.md:{_line_of(alice_notes, memory_id)}: entry {memory_id}: link to {theirs!r} is taken out of"
+        " the file: the entry moved to agent:alice, and a link never joins two agents' memories"]
+    _quiet(home)
+
+
+def _line_of(text: str, entry_id: str) -> int:
+    return next(n for n, line in enumerate(text.split("\n"), start=1) if f"id:{entry_id}" in line)
+
+
+def test_a_moved_entry_keeps_its_vector_on_a_real_sqlite_file(tmp_path: Path) -> None:
+    """The library on a real SQLite file: the vector stored for the memory (not the one its text would
+    give again) is the one it has in its new scope, and nothing is embedded again."""
+    embedder = HashingEmbedder()
+    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as engram:
+        engram.embedder = embedder
+        syncer = FileSync(engram, tmp_path / "home" / "memory")
+        syncer.attach()
+        try:
+            bob = engram.for_agent("bob")
+            memory = bob.remember("bob's boiler note", key="boiler", tags=["notes"]).memory
+            bob.remember("bob keeps this one", key="stays", tags=["notes"])
+            engram.for_agent("alice").remember("alice's own", key="own", tags=["notes"])
+            own_vector = np.linspace(-1, 1, embedder.identity.dims).astype(np.float32)
+            engram.store.set_vectors(str(embedder.identity), [(memory.id, own_vector)])
+            embedded = embedder.calls
+            src, dst = tmp_path / "home/memory/agents/bob/notes.md", tmp_path / "home/memory/agents/alice/notes.md"
+            block = entry_block(src.read_text(encoding="utf-8"), memory.id)
+            src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+            dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")
+
+            report = syncer.sync()
+
+            assert report.db_moved == 1 and report.db_forgotten == report.db_created == 0
+            assert engram.store.get_many([memory.id])[0].scope.agent == "alice"
+            assert np.allclose(engram.store.vectors_for([memory.id])[memory.id], own_vector)
+            assert embedder.calls == embedded
+            assert [h.memory.id for h in engram.for_agent("alice").recall("boiler note", touch=False).hits][:1] == [memory.id]
+            assert not syncer.sync().changed
+        finally:
+            syncer.detach()
 
 
 def test_an_entry_whose_old_file_cannot_be_read_is_not_taken_for_moved(home: Path) -> None:

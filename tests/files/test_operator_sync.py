@@ -53,12 +53,12 @@ def test_the_operators_sync_settles_each_agents_folder_in_its_own_database(
 
     report = json.loads(cli_output(home, "--json", "sync", *operator, env=env))
 
-    assert report["to_database"] == {"created": 0, "updated": 2, "forgotten": 0}
+    assert report["to_database"] == {"created": 0, "updated": 2, "forgotten": 0, "moved": 0}
     assert _contents(home, "bob") == {"coffee": "bob likes strong coffee"}
     assert _contents(home, "alice") == {"tea": "alice likes green tea"}
     assert _contents(home, "default") == {}  # the no-agent run's own database took nobody's
     again = json.loads(cli_output(home, "--json", "sync", *operator, env=env))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert again["to_files"]["files_written"] == []
 
 
@@ -119,7 +119,8 @@ def test_the_operators_sync_brings_a_global_memory_to_every_database_in_one_run(
     assert report["to_files"]["files_written"] == ["global/facts.md"]
     for agent in ("default", "alice", "bob"):
         assert _contents(home, agent)["office"] == "The office closes at six"
-    assert json.loads(cli_output(home, "--json", "sync"))["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert json.loads(cli_output(home, "--json", "sync"))["to_database"] == {
+        "created": 0, "updated": 0, "forgotten": 0, "moved": 0}
 
 
 def test_the_operators_sync_reports_each_databases_backup_before_a_bulk_forget(home: Path) -> None:
@@ -153,7 +154,7 @@ def test_the_operators_sync_gives_an_agent_with_files_but_no_database_its_own(ho
     assert "<!-- id:" in notes.read_text()
     assert _contents(home, "alice") == {"tea": "alice likes tea"}
     again = json.loads(cli_output(home, "--json", "sync"))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert again["to_files"]["files_written"] == []
 
 
@@ -205,7 +206,7 @@ def test_an_entry_pasted_from_alices_folder_into_bobs_is_bobs_own_memory_under_i
         assert "alice likes green tea" not in _ids(home, "alice")
         assert in_bobs["alice likes green tea"] == tea_id
     again = json.loads(cli_output(home, "--json", "sync"))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert again["to_files"]["files_written"] == []
 
 
@@ -245,7 +246,7 @@ def test_a_global_entry_moved_into_alices_folder_becomes_alices_in_every_databas
     assert office_id in alices.read_text() and not (shared.is_file() and office_id in shared.read_text())
     assert report["conflicts"] == [] and report["problems"] == []
     again = json.loads(cli_output(home, "--json", "sync"))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
     assert again["to_files"]["files_written"] == [] and again["conflicts"] == []
 
 
@@ -282,7 +283,7 @@ def test_an_entry_moved_from_bobs_folder_while_his_memory_changed_stays_in_one_d
     assert _scopes(home, "bob")[coffee_id] == ("bob", "bob likes strong coffee")
     assert ("alice", "bob likes coffee") in _scopes(home, "alice").values()  # the moved text, alice's copy
     again = json.loads(cli_output(home, "--json", "sync"))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}, again
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}, again
 
 
 def test_an_entry_moved_from_bobs_folder_keeps_its_id_when_another_entry_there_links_to_it(home: Path) -> None:
@@ -303,7 +304,7 @@ def test_an_entry_moved_from_bobs_folder_keeps_its_id_when_another_entry_there_l
     assert _scopes(home, "alice")[beans_id] == ("alice", "bob grinds beans")
     assert beans_id not in _scopes(home, "bob")
     again = json.loads(cli_output(home, "--json", "sync"))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}, again
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}, again
 
 
 def _copy(source: Path, target: Path, memory_id: str) -> None:
@@ -332,7 +333,7 @@ def test_a_global_entry_copied_into_alices_folder_stays_global_in_every_database
     assert len(copies) == 1 and copies[0] != office_id and copies[0] in alices.read_text()
     assert office_id in shared.read_text() and office_id not in alices.read_text()
     again = json.loads(cli_output(home, "--json", "sync"))
-    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0}, again
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}, again
 
 
 def test_alices_own_sync_gives_an_entry_copied_from_bobs_folder_an_id_of_its_own(home: Path) -> None:

@@ -37,3 +37,13 @@ def test_the_cli_refuses_an_unknown_action_with_the_same_actions(isolated_home: 
                              text=True, env=env, timeout=120)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "--action:" in refused.stderr and ", ".join(AUDITED) in refused.stderr, refused.stderr
+
+
+def test_the_cli_help_names_every_audited_action(isolated_home: Path) -> None:
+    """The CLI's --action help is written out (`engram --help` loads no engine module): every action,
+    ``moved`` included, is named there."""
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "400"}
+    shown = subprocess.run([sys.executable, "-m", "engram", "audit", "--help"], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert all(action in shown.stdout for action in AUDITED) and "moved" in AUDITED, shown.stdout

@@ -90,15 +90,25 @@ def dropped(database: DatabaseSide, memory: Memory, links: tuple[str, ...], file
     to no memory the database holds is most often to one forgotten while the mirror was off (its
     entry leaves its file in the same pass), so it is said as that, not as a hand-typed link. A
     link to a memory this pass forgot (``DatabaseSide.forgotten``: its entry was removed from its
-    file) is the database's own link, which the forget dropped: it leaves the file unsaid."""
+    file) is the database's own link, which the forget dropped: it leaves the file unsaid, as does
+    one a move dropped (``DatabaseSide.cut``), but for the moved entry's own, which says why."""
     forgotten_here = {m.id for m in database.forgotten}
+    cut = database.cut.get(memory.id, set())
     unlinked = [target for target in links if target not in memory.links and target not in forgotten_here]
+    if memory.id in database.moved:  # its entry was moved by hand: why its links to another agent's went
+        moved_out = [Problem(file, line, f"entry {memory.id}: link to {target!r} is taken out of the file: the entry"
+                                         f" moved to {memory.scope}, and a link never joins two agents' memories")
+                     for target in unlinked if target in cut]
+    else:
+        moved_out = []  # the other end of a link a move dropped: as a forget's, it leaves the file unsaid
+    unlinked = [target for target in unlinked if target not in cut]
     if not unlinked:
-        return []
+        return moved_out
     held = {m.id for m in database.store.get_many(unlinked)}
-    return [Problem(file, line, f"entry {memory.id}: link {target!r} is not the database's and is taken out of the"
-                                f" file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})"
-                    if target in held else
-                    f"entry {memory.id}: link to {target!r} is taken out of the file: no memory {target!r} in the"
-                    f" database (forgotten, or never made)")
-            for target in unlinked]
+    return moved_out + [
+        Problem(file, line, f"entry {memory.id}: link {target!r} is not the database's and is taken out of the"
+                            f" file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})"
+                if target in held else
+                f"entry {memory.id}: link to {target!r} is taken out of the file: no memory {target!r} in the"
+                f" database (forgotten, or never made)")
+        for target in unlinked]

@@ -1,16 +1,20 @@
 """Entries moved by hand into another scope's folder: cut with their id marker from one folder
 (``agents/bob/``) and pasted into another (``agents/alice/``). The memory becomes the new folder's
-scope's, under its id, whichever way the two folders sort.
+scope's in place (``MemoryStore.move``): its id, versions, vector, access stats and the links it
+may keep stay, and the audit trail records one ``moved`` event (from which scope to which), never
+a forget and an import. Whichever way the two folders sort, the new folder's pass moves it.
 
 A full pass settles scope folders one after the other (``agent:* < global < session:*``), so a
-move is met in either order. Into a folder settled later, the old folder's pass finds the entry
-gone (forgotten there, ``removals``) and the new folder's pass finds an id the database no longer
-holds (imported with its id). Into a folder settled earlier, the new folder's pass meets the entry
-first, while the memory is still the old scope's: ``moved_here`` tells that move from a copy (the
-old folder still holds the entry, ``repeats``) and ``take_over`` lets the memory go from its old
-scope, so the entry is imported with its id as in the other order. The old folder's pass, later in
-the same pass, is told which ids were taken over and leaves them alone (it reads the memories
-listed when the pass began, where the memory is still the old scope's).
+move is met in either order. The new folder's pass meets the entry as an id its scope does not
+hold, while the memory is still the old scope's: ``moved_here`` tells that move from a copy (the
+old folder still holds the entry, ``repeats``) and ``take_over`` moves the memory there, where the
+entry is then settled as any entry of the folder (an edit made on the way is applied, its old
+content kept as a version). Into a folder settled earlier, the old folder's pass, later in the
+same pass, is told which ids were taken over and leaves them alone (it reads the memories listed
+when the pass began, where the memory is still the old scope's). Into a folder settled later, the
+old folder's pass finds the entry gone from its file, which would forget it: ``held_in_other_folders``
+tells it another folder it syncs holds the id, so the memory is left for that folder's pass to take
+over (later in the same pass, or at that folder's next pass for a watcher's pass over one folder).
 
 Only a move that nothing else explains is taken for one: the memory unchanged in the database since
 the last sync (as the old folder's pass forgets only such a memory), its old file there and read
@@ -26,12 +30,14 @@ folder is an id it has never seen. ``held_elsewhere`` tells it the entry is a co
 came from still holds the id), so it becomes a memory of its own under a new id. Imported with its
 id, it was the same id in two databases (bob's memory and alice's), and a global memory pasted so
 became the agent's, its entry then taken out of ``global/`` as a copy of hers and the global memory
-forgotten in every other database.
+forgotten in every other database. A move between two agents' own databases is still a forget in
+one database and an import with the id in the other (the audit trail of each says which).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram.errors import EngramError, ValidationError
@@ -40,7 +46,7 @@ from engram.model import Memory, Scope
 from . import layout
 from . import state as sync_state
 from .document import Document
-from .entry import Problem, memory_digest
+from .entry import Entry, Problem, memory_digest
 from .paths import PathRefused
 from .report import SyncReport
 from .sides import DatabaseSide, FolderSide
@@ -116,9 +122,16 @@ def held_elsewhere(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:
     for an agent's own database (``side.database_agent``), whose store cannot say it; a file that
     cannot be read or parsed holds nothing here (its entries are then not taken as moved from it
     either: its database never forgets what an unreadable file held)."""
-    if not ids or side.database_agent is None or scope.agent is None:
+    if side.database_agent is None or scope.agent is None:
         return set()
-    own_dir = side.layout.scope_dir(scope)
+    return _found_outside(side, side.layout.scope_dir(scope), ids, lambda _: True)
+
+
+def _found_outside(side: FolderSide, own_dir: str, ids: set[str], syncs: Callable[[Scope], bool]) -> set[str]:
+    """Those of ``ids`` held (as parsed, invalid entries' too) by a memory file outside ``own_dir``
+    in the folder of a scope ``syncs`` accepts; a file that cannot be read or parsed holds nothing."""
+    if not ids:
+        return set()
     found: set[str] = set()
     try:
         files = [rel for rel, is_link in side.folder.walk() if not is_link]
@@ -129,7 +142,7 @@ def held_elsewhere(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:
             where = side.layout.locate(rel, side.fmt.suffix)
         except ValidationError:
             continue
-        if where is None or where[1] == own_dir:
+        if where is None or where[1] == own_dir or not syncs(where[0]):
             continue
         doc = _parsed(side, rel, {})
         if doc is not None:
@@ -137,19 +150,42 @@ def held_elsewhere(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:
     return found
 
 
-def take_over(database: DatabaseSide, moved: Mapping[str, Memory], st: sync_state.SyncState, report: SyncReport) -> set[str]:
-    """Let each memory of ``moved`` go from its old scope, so its entry is imported with its id into
-    the folder it was moved to, as a move into a folder settled later is (forgotten, then imported).
-    Returns the ids let go; one that could not be is reported and left to the old folder's pass."""
-    gone: set[str] = set()
+def take_over(
+    database: DatabaseSide,
+    scope: Scope,
+    moved: Mapping[str, Memory],
+    in_files: Mapping[str, tuple[str, Entry]],
+    docs: Mapping[str, Document],
+    report: SyncReport,
+) -> tuple[dict[str, Memory], set[str]]:
+    """Make each memory of ``moved`` (its entry, ``in_files``, moved by hand into ``scope``'s folder)
+    one of ``scope`` in place (``DatabaseSide.move``), for the entry to be settled in its new folder
+    as any other. An entry whose key the new scope held gets the key the memory was given (said in
+    a problem), in its document of ``docs``. Returns the memories moved, as stored now, and the files
+    changed; one that could not be moved is reported and left to the old folder's pass."""
+    arrived: dict[str, Memory] = {}
+    changed: set[str] = set()
     for entry_id, memory in moved.items():
+        rel, entry = in_files[entry_id]
         try:
-            database.view(memory.scope).forget(entry_id, reason="moved by hand to another scope's memory folder")
+            after = database.move(memory, scope, reason="moved by hand to another scope's memory folder")
         except EngramError as exc:
-            report.problems.append(Problem(st.entries[entry_id].path, 0, f"entry {entry_id} not moved: {exc}"))
+            report.problems.append(Problem(rel, entry.line, f"entry {entry_id} not moved: {exc}"))
             continue
-        report.db_forgotten += 1
-        del st.entries[entry_id]
-        gone.add(entry_id)
-    return gone
+        if after is None:
+            continue  # forgotten since it was read: its entry is settled as one forgotten in the database
+        report.db_moved += 1
+        arrived[entry_id] = after
+        if after.key != memory.key:
+            report.problems.append(Problem(rel, entry.line, f"entry {entry_id} moved to {scope}, where another memory"
+                                                            f" holds its key {memory.key!r}: its key is now {after.key!r}"))
+            docs[rel].replace(entry_id, replace(entry, key=after.key))
+            changed.add(rel)
+    return arrived, changed
 
+
+def held_in_other_folders(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:
+    """Those of ``ids`` (memories of ``scope`` whose entries left its folder) that a memory file of
+    another scope's folder this database syncs holds, valid or not: moved there by hand, so not
+    forgotten here; that folder's pass takes them over (see the module doc)."""
+    return _found_outside(side, side.layout.scope_dir(scope), ids, side.owns)

@@ -16,7 +16,7 @@ each entry's hash at the last sync:
 | only in file, no id       | added by hand           | ``Engram.remember``; the bullet gets its id     |
 | only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
 | only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
-| only in file, synced in another scope's folder, gone from there | moved by hand | its id imported here (``moves``) |
+| only in file, synced in another scope's folder, gone from there | moved by hand | its memory moved here (``moves``) |
 | in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
 | a key in two databases    | two agents' globals     | the earliest stays, the others ``same-key`` conflicts (``shared_keys``) |
 
@@ -106,8 +106,11 @@ def reconcile(
         if entry_state.path in files.unreadable:
             untouchable.add(i)
     in_files, moved = _part_repeats(side, database.store, scope, copies, db, st, files, report, untouchable)
-    # Let go of their old scopes before anything is settled: so imported here with their ids.
-    taken |= moves.take_over(database, moved, st, report)
+    # Made this scope's before anything is settled: each then settled as an entry of this folder.
+    arrived, rekeyed = moves.take_over(database, scope, moved, in_files, files.docs, report)
+    files.dirty |= rekeyed
+    taken |= set(arrived)
+    db = {**db, **arrived}
 
     ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
     unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
@@ -312,6 +315,9 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
         report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=removal.entry_id,
                                                file=removal.file, kind="file-vanished", losing=[]))
     rest = [r for r in removed if r not in gone]
+    # Moved by hand into a folder settled later (or not in this pass): that folder's pass takes them over.
+    elsewhere = moves.held_in_other_folders(side, scope, {r.entry_id for r in rest})
+    rest = [r for r in rest if r.entry_id not in elsewhere]
     scope_dir = side.layout.scope_dir(scope)
     if rest and report.backup is None and removals.needs_backup(rest, st, scope_dir, max_forget_share):
         try:

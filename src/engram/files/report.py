@@ -24,6 +24,7 @@ class SyncReport:
     db_created: int = 0
     db_updated: int = 0
     db_forgotten: int = 0
+    db_moved: int = 0  # entries moved by hand to another scope's folder: their memories given that scope
     files_added: int = 0  # entries written into files
     files_updated: int = 0
     files_removed: int = 0
@@ -37,10 +38,11 @@ class SyncReport:
 
     @property
     def changed(self) -> bool:
-        return bool(self.db_created or self.db_updated or self.db_forgotten or self.files_written or self.conflicts)
+        return bool(self.db_created or self.db_updated or self.db_forgotten or self.db_moved or self.files_written
+                    or self.conflicts)
 
     def merge(self, other: SyncReport) -> None:
-        for name in ("db_created", "db_updated", "db_forgotten", "files_added", "files_updated", "files_removed"):
+        for name in ("db_created", "db_updated", "db_forgotten", "db_moved", "files_added", "files_updated", "files_removed"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.files_written += other.files_written
         self.conflicts += other.conflicts

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engram.events import MemoryEvent
 from engram.model import Memory, Scope
 
 from .document import Document, Format
@@ -86,6 +87,27 @@ class DatabaseSide:
     # What this pass forgot, as the store held it (every link): the store drops the links to them,
     # so the syncer rewrites the entries linked to them before the pass ends (``FileSync.sync``).
     forgotten: list[Memory] = field(default_factory=list)
+
+    # The links this pass's moves dropped (``move``), each way: id -> the other ends. The entries that
+    # listed them lose them unsaid (``links.dropped``), but for the moved one's, which says why.
+    cut: dict[str, set[str]] = field(default_factory=dict)
+    moved: set[str] = field(default_factory=set)
+
+    def move(self, memory: Memory, scope: Scope, reason: str) -> Memory | None:
+        """Make ``memory`` (as the store holds it) one of ``scope`` in place (``MemoryStore.move``:
+        its id, versions, vector and access stats kept), announced through ``scope``'s view as one
+        ``moved`` event (the audit trail's row); the links the move dropped are recorded in ``cut``.
+        None when it is no longer stored (nothing changed). Raises what the store raises."""
+        after = self.store.move(memory.id, scope)
+        if after is None:
+            return None
+        self.moved.add(memory.id)
+        for end in set(memory.links) - set(after.links):
+            self.cut.setdefault(memory.id, set()).add(end)
+            self.cut.setdefault(end, set()).add(memory.id)
+        view = self.view(scope)
+        view.events.emit(MemoryEvent("moved", (after,), view.scope, view.origin, reason, view.clock(), (memory,)))
+        return after
 
     def forget(self, scope: Scope, memory: Memory, reason: str) -> None:
         """Forget ``memory`` (as the store holds it) through ``scope``'s view; recorded in ``forgotten``.

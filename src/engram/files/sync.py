@@ -242,7 +242,12 @@ class FileSync:
         pass took it out and reported it. Scopes outside the pass's own (a watcher's pass over one
         folder) are settled too; ``skip`` are those the pass could not settle (a folder being
         renamed, or one it cannot name). A scope settled again may forget more (never in practice:
-        its files are as this pass wrote them), whose links are followed too."""
+        its files are as this pass wrote them), whose links are followed too. So are, once, the
+        scopes of the memories whose links to a moved one the move dropped (``DatabaseSide.cut``):
+        another agent's, whose folder may have been settled before the move."""
+        ends = sorted({end for mover in database.moved for end in database.cut.get(mover, ())} - database.moved)
+        if ends:
+            yield from sorted({m.scope for m in self.engram.store.get_many(ends) if self.owns(m.scope)} - skip, key=str)
         done = 0
         while done < len(database.forgotten):
             forgotten, done = database.forgotten[done:], len(database.forgotten)

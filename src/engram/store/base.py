@@ -11,6 +11,9 @@ Rules every backend keeps:
 - ``get`` resolves an id, or a key in the visible scopes, the most specific scope winning.
 - ``delete`` removes the memories and every link that pointed at them, returning what it removed.
 - ``link`` is bidirectional and fails (returns False) when either end is missing.
+- ``move`` changes a memory's scope in place: its id, times, recall count, versions and vector stay;
+  its key too unless the new scope holds it (then a free key from it, as ``upsert`` derives one);
+  the links it would keep to another agent's memories go (``crosses_agents``), in the same write.
 - ``set_superseded`` checks, in the same transaction as its write, that both ends are stored and
   that the successor is not already superseded by the memory (directly or through others): two
   racing supersedes, in two threads, processes or hosts, never leave a cycle.
@@ -199,6 +202,15 @@ class MemoryStore(Protocol):
 
     def unlink(self, a_id: str, b_id: str) -> bool: ...
 
+    def move(self, memory_id: str, scope: Scope) -> Memory | None:
+        """Make the memory ``memory_id`` one of ``scope``, in one write: the same id, content, times,
+        recall count, versions and vector; its key unless a memory of ``scope`` holds it, then the
+        free key ``free_key`` finds from it; every link that would join it to another agent's memory
+        removed both ways (``crosses_agents``), the others kept. Returns the memory as stored after
+        (links included), None when no memory has that id (nothing changed). The file sync moves
+        an entry a person moved by hand from one scope's folder to another's with it."""
+        ...
+
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
         """The memory's linked memories that ``filt`` lets through, its newest ``limit``
         (``newest_first``), loaded: ``linked_memories`` does it for every built-in backend."""
@@ -295,6 +307,14 @@ def linked_memories(store: MemoryStore, memory_id: str, filt: MemoryFilter, limi
         return []
     links = found[0].links
     return store.get_many(newest_first(links, store.matching_ids(links, filt))[:limit])
+
+
+def crosses_agents(agent: str | None, other: str | None) -> bool:
+    """Whether a link between a memory of ``agent`` and one of ``other`` (None or "": global) would
+    join two agents' memories, which no link does: an agent's memory links to its own agent's
+    memories and to global ones (``import_links`` keeps the same rule; a global memory may be
+    linked from every agent's)."""
+    return bool(agent) and bool(other) and agent != other
 
 
 def links_among_sql(where_from: str, where_to: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from engram.errors import EngramError
-from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, WriteResult
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
 from engram.store.base import BatchWrite, ImportResult, ImportUpdate, KindCount, StoreStats, write_each
 
 
@@ -33,6 +33,9 @@ class DisabledMemoryStore:
         return write_each(self, writes, now=now, identity=identity)
 
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
+        return None
+
+    def move(self, memory_id: str, scope: Scope) -> Memory | None:
         return None
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]:

@@ -30,6 +30,7 @@ from engram.store.base import (
     SupersedeCycle,
     apply_updates,
     apply_write,
+    crosses_agents,
     import_links,
     linked_memories,
     write_each,
@@ -332,6 +333,22 @@ class InMemoryMemoryStore:
             if had:
                 self._changed()
             return had
+
+    def move(self, memory_id: str, scope: Scope) -> Memory | None:
+        with self._lock:
+            old = self._rows.get(memory_id)
+            if old is None or old.scope == scope:
+                return None if old is None else self._out(old)
+            new = _scope_key(scope)
+            key = free_key(old.key, lambda keys: {k for k in keys if (new, k) in self._by_key})
+            for end in [e for e in self._links.get(memory_id, ()) if crosses_agents(scope.agent, self._rows[e].scope.agent)]:
+                self._links[memory_id].discard(end)
+                self._links.get(end, set()).discard(memory_id)
+            del self._by_key[(_scope_key(old.scope), old.key)]
+            self._drop_hash(old)
+            self._add(replace(old, scope=scope, key=key))
+            self._changed()
+            return self._out(self._rows[memory_id])
 
     def touch(
         self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,

@@ -42,7 +42,7 @@ from engram import text
 from engram.db.postgres import PgDatabase, is_retryable
 from engram.errors import DimensionError, EngramError, StorageError, ValidationError
 from engram.ids import new_id
-from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult
+from engram.model import Memory, MemoryDraft, MemoryFilter, Scope, WriteResult
 from engram.store import pg_candidates, pg_text
 from engram.store.base import (
     BOOST_DIGITS,
@@ -275,6 +275,16 @@ class PostgresMemoryStore(SqlMemoryStore):
                 (a_id, b_id, b_id, a_id),
             )
             return cursor.rowcount > 0
+
+        return self.db.transact(work)
+
+    def move(self, memory_id: str, scope: Scope) -> Memory | None:
+        agent, session = scope_columns(scope)
+
+        def work(conn: Any) -> Memory | None:
+            # The new scope's writers wait (as ``upsert`` does): the key chosen stays free until commit.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_scope_lock_key(agent, session),))
+            return self._move(conn, memory_id, scope, "FOR UPDATE OF m")
 
         return self.db.transact(work)
 

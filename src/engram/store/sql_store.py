@@ -31,7 +31,14 @@ from engram.model import (
     WriteResult,
     draft_changes,
 )
-from engram.store.base import KindCount, kind_counts, kind_counts_sql, linked_memories, links_among_sql
+from engram.store.base import (
+    KindCount,
+    crosses_agents,
+    kind_counts,
+    kind_counts_sql,
+    linked_memories,
+    links_among_sql,
+)
 
 # A memory's stored columns, in the one order both backends read (``SqlMemoryStore._decode``) and
 # import (``_memory_params``) them and ``db/transfer_rows`` copies them. Its links are rows of
@@ -196,6 +203,35 @@ class SqlMemoryStore:
         )
         self._changed_by_update(conn, old, draft)
         return WriteResult(self._select(conn, f"m.id = {m}", (old.id,))[0], "updated", previous=old)
+
+    def _move(self, conn: Any, memory_id: str, scope: Scope, lock: str = "") -> Memory | None:
+        """``move`` in the caller's write (``lock``: what the backend appends to lock the row).
+        The links crossing agents and the key are decided in the same write as the move, so a
+        link or a memory of the key made meanwhile by another writer is seen."""
+        m = self._mark
+        found = self._select(conn, f"m.id = {m}", (memory_id,), lock)
+        if not found:
+            return None
+        old = found[0]
+        if old.scope == scope:
+            return old
+        agent, session = scope_columns(scope)
+        key = self._free_key(conn, agent, session, old.key)
+        ends = conn.execute(
+            f"SELECT t.id, t.agent FROM memory_links l JOIN memories t ON t.id = l.to_id WHERE l.from_id = {m}",
+            (memory_id,)).fetchall()
+        cut = [end for end, end_agent in ends if crosses_agents(agent, end_agent)]
+        if cut:
+            marks = ", ".join([m] * len(cut))
+            conn.execute(f"DELETE FROM memory_links WHERE (from_id = {m} AND to_id IN ({marks}))"
+                         f" OR (to_id = {m} AND from_id IN ({marks}))", (memory_id, *cut, memory_id, *cut))
+        conn.execute(f"UPDATE memories SET agent = {m}, session = {m}, key = {m} WHERE id = {m}",
+                     (agent, session, key, memory_id))
+        return self._select(conn, f"m.id = {m}", (memory_id,))[0]
+
+    @staticmethod
+    def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
+        raise NotImplementedError
 
     # --- reads -----------------------------------------------------------------------------
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None:

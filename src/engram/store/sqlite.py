@@ -35,7 +35,7 @@ from engram.db.migrate import applied, migrate, pending
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, EngramError, StorageError
 from engram.ids import new_id
-from engram.model import Memory, MemoryDraft, MemoryFilter, WriteResult, metadata_text
+from engram.model import Memory, MemoryDraft, MemoryFilter, Scope, WriteResult, metadata_text
 from engram.store.base import (
     BOOST_DIGITS,
     SUCCESSOR_CHAIN_SQL,
@@ -274,6 +274,16 @@ class SqliteMemoryStore(SqlMemoryStore):
             )
             self._own_writes += 1
             return cursor.rowcount > 0
+
+    def move(self, memory_id: str, scope: Scope) -> Memory | None:
+        with self.db.write() as conn:
+            moved = self._move(conn, memory_id, scope)
+            if moved is not None:
+                # The full-text index files each document under its scope (and its key): indexed again.
+                (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
+                self._text_index.note_changed(int(rowid))
+                self._own_writes += 1
+            return moved
 
     def touch(
         self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,

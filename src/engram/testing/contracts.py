@@ -179,6 +179,44 @@ class MemoryStoreContract(TemporalContract):
         gone = bob.forget(shared.id)
         assert [m.id for m in gone] == [shared.id] and gone[0].links == (bobs.id,)
 
+    def test_move_changes_the_scope_in_place_keeping_history_vector_and_links_within_one_agent(
+            self, store: MemoryStore, clock: FakeClock) -> None:
+        bob = Engram(store, agent="bob", clock=clock, embedder=HashingEmbedder())
+        alice = bob.for_agent("alice")
+        moved = bob.remember("the boiler needs bleeding in october", key="boiler").memory
+        clock.advance(5)
+        moved = bob.remember("the boiler needs bleeding in november", key="boiler").memory
+        bob.recall("boiler bleeding")
+        bobs = bob.remember("bob's radiator key is in the drawer", key="radiator", links=["boiler"]).memory
+        shared = bob.remember("the flat's heating contract", key="heating", scope="global", links=["boiler"]).memory
+        alices = alice.remember("alice's own boiler note", key="boiler").memory  # the key the move meets
+        session = alice.for_session("s1").remember("alice's session scratch", key="scratch", scope="session").memory
+        before = store.get_many([moved.id])[0]
+        vector = store.vectors_for([moved.id])[moved.id]
+
+        after = store.move(moved.id, Scope("alice"))
+
+        assert after is not None and after.id == moved.id and after.scope == Scope("alice")
+        assert after.key == "boiler-2" and store.get_many([alices.id])[0].key == "boiler"  # the key held: a free one
+        assert (after.content, after.created_at, after.updated_at, after.last_accessed, after.recall_count) == (
+            before.content, before.created_at, before.updated_at, before.last_accessed, before.recall_count)
+        assert after.recall_count == 1
+        assert [v.content for v in store.versions(moved.id)] == ["the boiler needs bleeding in october"]
+        assert np.allclose(store.vectors_for([moved.id])[moved.id], vector)
+        # bob's memory would join two agents: that link goes, both ways; the global one's stays.
+        assert after.links == (shared.id,)
+        assert store.get_many([bobs.id])[0].links == ()
+        assert store.get_many([shared.id])[0].links == (moved.id,)
+        assert alice.get(moved.id).key == "boiler-2" and bob.find(moved.id) is None
+        assert [m.id for m in alice.recall("bleeding november", touch=False).memories] == [moved.id]
+        assert bob.recall("bleeding november", touch=False).memories == []
+        # Into a session of alice's, then global: links to her own memories and global ones are kept.
+        alice.link(moved.id, alices.id)
+        assert set(store.move(moved.id, Scope("alice", "s1")).links) == {shared.id, alices.id}
+        assert store.move(moved.id, Scope()).scope == Scope() and store.get_many([moved.id])[0].key == "boiler-2"
+        assert store.move(moved.id, Scope()) == store.get_many([moved.id])[0]  # already there: nothing changes
+        assert store.move("no-such-id", Scope("alice")) is None and store.get_many([session.id])[0].links == ()
+
     def test_visible_stats_count_only_what_the_view_reads(self, store: MemoryStore, clock: FakeClock) -> None:
         mem = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder())
         mem.remember("alice tea note", key="tea")

@@ -73,7 +73,8 @@ def _note_folder_asked_for(st: CliState, syncer: FileSync | EveryDatabaseSync) -
 def _print_report(report: SyncReport, as_json: bool) -> None:
     if as_json:
         render.emit_json({
-            "to_database": {"created": report.db_created, "updated": report.db_updated, "forgotten": report.db_forgotten},
+            "to_database": {"created": report.db_created, "updated": report.db_updated, "forgotten": report.db_forgotten,
+                            "moved": report.db_moved},
             "to_files": {"added": report.files_added, "updated": report.files_updated, "removed": report.files_removed,
                          "files_written": report.files_written},
             "conflicts": report.conflicts,
@@ -82,7 +83,7 @@ def _print_report(report: SyncReport, as_json: bool) -> None:
         })
         return
     render.console.print(f"files -> database: {report.db_created} created, {report.db_updated} updated, "
-                         f"{report.db_forgotten} forgotten")
+                         f"{report.db_forgotten} forgotten, {report.db_moved} moved")
     render.console.print(f"database -> files: {report.files_added} added, {report.files_updated} updated, "
                          f"{report.files_removed} removed in {len(report.files_written)} file(s)")
     if report.backup:

@@ -16,7 +16,9 @@ from engram.text import counted
 
 def audit(
     ctx: typer.Context,
-    action: str | None = typer.Option(None, "--action", help="stored, updated, forgotten, linked, unlinked or imported."),
+    # Every action of ``audit.AUDITED`` (not imported here: `engram --help` loads no engine module).
+    action: str | None = typer.Option(
+        None, "--action", help="stored, updated, forgotten, linked, unlinked, imported, moved or recalled."),
     memory: str | None = typer.Option(None, "--memory", "-m", help="Only entries about this memory (id or key)."),
     origin: str | None = typer.Option(None, "--origin", help="Only from this interface: library, cli, mcp, maintenance..."),
     since: str | None = typer.Option(
@@ -45,6 +47,10 @@ def audit(
         if r.action == "recalled" and r.detail:  # the query, then what came back
             found = ", ".join(f"{hit['key']} {hit['score']:.2f}" for hit in r.detail.get("results", []))
             detail = f"{r.detail.get('query')!r} -> {found or 'nothing'}"
+        elif r.action == "moved" and r.detail:  # where from, where to
+            detail = f"{r.detail.get('from')} -> {r.detail.get('to')}"
+            if r.detail.get("previous_key"):
+                detail += f" (key was {r.detail['previous_key']})"
         elif r.detail and r.detail.get("changed") is not None:  # an update: what changed, then the content
             detail = f"changed {', '.join(r.detail['changed']) or 'nothing'}: {detail}"
         # Stored text (keys, reasons, contents) as it is: no markup read.
