@@ -24,6 +24,7 @@ import pytest
 
 from engram.engine import Engram
 from engram.files.sync import FileSync
+from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.fakes import HashingEmbedder
 from tests.cli_in_process import cli_output
 from tests.files.conftest import entry_block, with_copy
@@ -329,3 +330,40 @@ def test_an_entry_moved_within_its_folder_and_copied_out_is_a_copy(home: Path) -
     assert memory_id in (home / "memory/agents/bob/other.md").read_text(encoding="utf-8")
     assert memory_id not in alice_notes.read_text(encoding="utf-8")
     _quiet(home)
+
+
+class StoreBeforeMove(SqliteMemoryStore):
+    """A plug-in store written before ``MemoryStore.move``."""
+
+    def __getattribute__(self, name: str) -> object:
+        if name == "move":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+def test_a_store_that_cannot_move_reports_the_entry_and_loses_nothing(tmp_path: Path) -> None:
+    # The pass failed on Python's AttributeError, every other change of the folder left unsynced.
+    engram = Engram(StoreBeforeMove(tmp_path / "memory.db"), agent="alice")
+    syncer = FileSync(engram, tmp_path / "memory")
+    syncer.attach()
+    try:
+        bob = engram.for_agent("bob")
+        memory = bob.remember("bob's boiler note", key="boiler", tags=["notes"]).memory
+        bob.remember("bob keeps this one", key="stays", tags=["notes"])
+        engram.remember("alice's own", key="own", tags=["notes"])
+        src, dst = tmp_path / "memory/agents/bob/notes.md", tmp_path / "memory/agents/alice/notes.md"
+        block = entry_block(src.read_text(encoding="utf-8"), memory.id)
+        src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+        dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")
+        (tmp_path / "memory/agents/alice/more.md").write_text("- alice's hand-written note\n", encoding="utf-8")
+
+        report = syncer.sync()
+
+        assert any("cannot move a memory" in p.message and memory.id in p.message for p in report.problems)
+        assert report.db_created == 1  # the rest of the folder still synced
+        kept = engram.store.get_many([memory.id])[0]
+        assert (kept.scope.agent, kept.content) == ("bob", "bob's boiler note")
+        assert syncer.sync().db_forgotten == 0  # and the next pass does not forget it either
+    finally:
+        syncer.detach()
+        engram.close()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engram.errors import StorageError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
 
@@ -97,8 +98,15 @@ class DatabaseSide:
         """Make ``memory`` (as the store holds it) one of ``scope`` in place (``MemoryStore.move``:
         its id, versions, vector and access stats kept), announced through ``scope``'s view as one
         ``moved`` event (the audit trail's row); the links the move dropped are recorded in ``cut``.
-        None when it is no longer stored (nothing changed). Raises what the store raises."""
-        after = self.store.move(memory.id, scope)
+        None when it is no longer stored (nothing changed). Raises what the store raises, and
+        ``StorageError`` for a plug-in store written before ``move`` (the sync reports the entry as not
+        moved and keeps the memory where it was, rather than fail the whole pass on ``AttributeError``)."""
+        mover = getattr(self.store, "move", None)
+        if mover is None:
+            raise StorageError(f"the {getattr(self.store, 'name', type(self.store).__name__)} store cannot move a memory "
+                               "to another scope (it has no move, as engram.testing's MemoryStoreContract asks): "
+                               "move the entry back, or update the store")
+        after = mover(memory.id, scope)
         if after is None:
             return None
         self.moved.add(memory.id)
