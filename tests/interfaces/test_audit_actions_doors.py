@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 from engram.audit import AUDITED
@@ -47,3 +48,36 @@ def test_the_cli_help_names_every_audited_action(isolated_home: Path) -> None:
                            timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert all(action in shown.stdout for action in AUDITED) and "moved" in AUDITED, shown.stdout
+
+
+class _ActionOptions(HTMLParser):
+    """The values of the page's audit filter (``<select id="audit-action">``), its "every change" blank left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside, self.options, self.text = False, [], ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "select":
+            self.inside = ("id", "audit-action") in attrs
+        elif tag == "option" and self.inside:
+            self.text = ""
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "option" and self.inside and self.text != "every change":
+            self.options.append(self.text)
+        elif tag == "select":
+            self.inside = False
+
+
+def test_the_page_offers_every_audited_action(served: Served) -> None:
+    # The page kept its own list, without "recalled" and "moved": their entries could not be filtered for.
+    with served.client(served.alice) as http:
+        page = http.get("/")
+    assert page.status_code == 200
+    parser = _ActionOptions()
+    parser.feed(page.text)
+    assert parser.options == list(AUDITED)
