@@ -39,8 +39,10 @@ if TYPE_CHECKING:
     from engram.history.service import History
     from engram.lifecycle.scheduler import Maintenance
     from engram.lifecycle.summaries import Summarizer
+    from engram.metrics import LatencySummary
     from engram.model import Memory
     from engram.privacy import PiiPolicy
+    from engram.store.base import StoreStats
 
 log = logging.getLogger("engram.agents")
 
@@ -506,8 +508,8 @@ def operators_run(settings: Settings, *, all_agents: bool = False) -> bool:
 
 def reach_agent(settings: Settings, *, all_agents: bool = False) -> str:
     """The agent whose engine an operator's command (``backup``, ``vacuum``, ``maintain``,
-    ``sync``/``watch``, the folder export) reaches every agent's database from
-    (``every_agents_engine``): the configured agent's (``settings.agent``), except in the operator's
+    ``sync``/``watch``, ``conflicts``, ``stats --all-agents``, the folder export, ``serve``) reaches
+    every agent's database from (``every_agents_engine``): the configured agent's (``settings.agent``), except in the operator's
     run (``operators_run``) in a home with one database per agent where that agent has no database
     and another agent has: then the first of those (by folder). The reach is every database there
     either way, and opening the configured agent's made one (``agents/default/memory.db``) for an
@@ -521,14 +523,15 @@ def reach_agent(settings: Settings, *, all_agents: bool = False) -> str:
     return settings.agent if settings.agent in agents or not agents else agents[0]
 
 
-def build_reaching_engram(settings: Settings, *, all_agents: bool = False, origin: str = "library") -> Engram | None:
+def build_reaching_engram(settings: Settings, *, all_agents: bool = False, origin: str = "library",
+                          warm: bool = False) -> Engram | None:
     """The engine of ``reach_agent`` when that is not the configured agent (opened as
-    ``engram -a AGENT`` would open it, its settings' session cleared), else None: the caller's
-    engine of the configured agent is the reach, opened as every command opens it."""
+    ``engram -a AGENT`` would open it, its settings' session cleared; ``warm`` as ``build_engram``),
+    else None: the caller's engine of the configured agent is the reach, opened as every command opens it."""
     agent = reach_agent(settings, all_agents=all_agents)
     if agent == settings.agent:
         return None
-    return build_engram(settings.model_copy(update={"agent": agent, "session": None}), origin=origin)
+    return build_engram(settings.model_copy(update={"agent": agent, "session": None}), origin=origin, warm=warm)
 
 
 def folder_export_memories(engram: Engram, settings: Settings, *,
@@ -583,6 +586,18 @@ def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool =
     # Each database named by its engine's own agent: the reach may start from another agent's (``reach_agent``).
     return [(engram.scope.agent, first), *((other.scope.agent, _own_database_upkeep(other, settings))
                                        for other in every_agents_engine(engram)[1:])]
+
+
+def store_stats_by_database(engram: Engram) -> list[tuple[str | None, StoreStats, list[LatencySummary]]]:
+    """What ``engram stats --all-agents`` shows: the whole store's figures (``Engram.stats``) and the
+    latency percentiles kept beside its database, each with the agent whose own database it is
+    (None: a database of every agent). With one database per agent that is every agent's database
+    in the home (``every_agents_engine``, from ``reach_agent``'s): the figures of the one database
+    the run opened were shown as every agent's. Not summed: the memory folder's sync keeps each
+    global memory in every agent's database, so a sum would count one memory once per database."""
+    if engram.agent_databases is None:
+        return [(None, engram.stats(), engram.metrics.summary())]
+    return [(engine.scope.agent, engine.stats(), engine.metrics.summary()) for engine in every_agents_engine(engram)]
 
 
 def compact_conversation(engram: Engram, settings: Settings, key: str, *, force: bool = False) -> CompactionResult:

@@ -363,5 +363,35 @@ def test_the_operators_resolve_settles_a_conflict_of_an_agents_folder_in_that_ag
 
     assert [m["content"] for m in json.loads(_run(home, "--agent", "bob", "--json", "list"))] == ["bob plays chess badly"]
     assert json.loads(cli_output(home, "--json", "conflicts", *operator, env=env)) == []
-    opened = "alice" if operator else "default"
-    assert _keys(home, "bob") == {"chess"} and _keys(home, opened) == set()
+    # Nor was a database made for the agent the run names (the default agent, or alice), whose is none.
+    assert _keys(home, "bob") == {"chess"} and sorted(p.name for p in (home / "agents").iterdir()) == ["bob"]
+
+
+@pytest.mark.parametrize("operator", [(), ("--all-agents",)])
+def test_the_operators_conflicts_settle_a_global_conflict_in_every_database_and_make_none(
+        per_agent: Path, operator: tuple[str, ...]) -> None:
+    # Review: run as no agent, `conflicts` and `conflicts resolve` opened the default agent's
+    # database, made it empty in a home where only alice and bob had written, and looked for a
+    # global conflict's memory there: shown "(forgotten)", though both databases held it.
+    home = per_agent
+    _run(home, "--agent", "alice", "remember", "the office closes at six", "--key", "office", "--scope", "global",
+         "--tags", "facts")
+    _run(home, "--agent", "bob", "remember", "bob plays chess", "--key", "chess", "--tags", "games")
+    _run(home, "sync")  # bob's database holds the global memory too
+    facts = home / "memory/global/facts.md"
+    facts.write_text(facts.read_text().replace("closes at six", "closes at seven"))
+    cli_output(home, "--agent", "alice", "remember", "the office closes at five", "--key", "office", "--scope", "global",
+               "--tags", "facts", env={"ENGRAM_FILES__ENABLED": "false"})
+    _run(home, "sync")  # both changed: alice's version stays in every database, the file's is kept
+    env = {"ENGRAM_AGENT": "carol"} if operator else None  # --all-agents: the operator, whoever is set
+    [conflict] = json.loads(cli_output(home, "--json", "conflicts", *operator, env=env))
+    assert conflict["kind"] == "both-changed" and conflict["file_version"] == ["the office closes at seven"]
+    assert "database: the office closes at five" in cli_output(home, "conflicts", *operator, env=env)
+
+    cli_output(home, "conflicts", "resolve", conflict["id"], "--take", "file", *operator, env=env)
+
+    for agent in ("alice", "bob"):  # settled in alice's database, carried to bob's by the closing sync
+        office = json.loads(_run(home, "--agent", agent, "--json", "get", "office"))
+        assert (office["id"], office["content"]) == (conflict["id"], "the office closes at seven"), agent
+    assert json.loads(cli_output(home, "--json", "conflicts", *operator, env=env)) == []
+    assert sorted(p.name for p in (home / "agents").iterdir()) == ["alice", "bob"]

@@ -171,3 +171,43 @@ def test_a_token_made_for_an_agent_opens_no_agents_database(tmp_path: Path) -> N
         finally:
             tokens.close()
     assert found is not None and found.agent == "bob"
+
+
+def test_the_operators_serve_makes_no_database_for_an_agent_until_its_token_is_used(tmp_path: Path) -> None:
+    # Review: `engram serve` run as no agent opened the default agent's database at start, making
+    # agents/default/memory.db (then backed up and maintained) in a home where only alice and bob
+    # had written. Each request acts for its token's agent, whose database opens on first use.
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.interfaces.test_serve_command import read_page
+
+    for agent in ("alice", "bob"):
+        with _open(tmp_path, agent) as engram:
+            engram.remember(f"{agent}'s memory")
+    tokens = open_tokens(load_settings(home=tmp_path, per_agent_databases=True))
+    try:
+        bob_token, _ = tokens.create("bob", "test")
+    finally:
+        tokens.close()
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_PER_AGENT_DATABASES": "true",
+           "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "serve", "--port", "0"], env=env,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        base, page_token, printed = read_page(proc)  # printed once the store is open
+        assert "serving agent default's memory" in printed
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {bob_token}"}, timeout=60) as bob:
+            assert bob.post("/api/v1/memory", json={"content": "bob's second memory"}).status_code == 201
+            listed = bob.get("/api/v1/memory").json()["memories"]
+        assert sorted(m["content"] for m in listed) == ["bob's memory", "bob's second memory"]
+        assert sorted(p.name for p in (tmp_path / "agents").iterdir()) == ["alice", "bob"]
+        # The page's token acts for the default agent: its first request opens (makes) its database.
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {page_token}"}, timeout=60) as page:
+            assert page.get("/api/v1/memory").json()["memories"] == []
+        assert (tmp_path / "agents" / "default" / "memory.db").is_file()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)

@@ -80,3 +80,19 @@ def test_a_home_where_no_agent_has_a_database_yet_backs_up_the_configured_agents
     home = tmp_path / "home"
     done = json.loads(cli_output(home, "--json", "backup", env=PER_AGENT))
     assert _reported(done) == ["default"] and Path(done["path"]).is_file()
+
+
+@pytest.mark.parametrize("env", [PER_AGENT, {**PER_AGENT, "ENGRAM_AGENT": "carol"}], ids=["no-agent", "agent-without-database"])
+def test_the_operators_stats_shows_every_agents_database_and_makes_none(home: Path, env: dict[str, str]) -> None:
+    # Review: `stats --all-agents` showed the figures of the one database it opened (the default
+    # agent's, made empty for it: 0 memories) as the whole store's.
+    cli_output(home, "--agent", "bob", "remember", "bob keeps a second note", "--key", "second", env=PER_AGENT)
+    shown = json.loads(cli_output(home, "--json", "stats", "--all-agents", env=env))
+    every = [shown, *shown["agent_databases"]]
+    assert {part["agent"]: part["memories"] for part in every} == {"alice": 1, "bob": 2}
+    assert {part["agent"]: Path(part["location"]) for part in every} == {
+        agent: home / "agents" / agent / "memory.db" for agent in ("alice", "bob")}
+    assert all(part["view"] == "store" and part["by_scope"] == {f"agent:{part['agent']}": part["memories"]} for part in every)
+    printed = cli_output(home, "stats", "--all-agents", env=env)
+    assert "memories     1 in agent alice's own database" in printed and "memories     2 in agent bob's own database" in printed
+    assert _agents_with_files(home) == {"alice", "bob"}

@@ -25,10 +25,18 @@ conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing fi
                             invoke_without_command=True, no_args_is_help=False, cls=OptionNamingGroup)
 
 
-def _syncer(st: CliState) -> FileSync:
+def _conflicts_syncer(st: CliState, all_agents: bool) -> FileSync:
+    """The syncer ``conflicts`` lists and resolves with, on the engine the run acts from: an agent's
+    view, that agent's; the operator's run, the operator's reach (``root.reach_agent``), so that in
+    a home with one database per agent it makes no database for an agent nobody used. Which
+    database settles a conflict stays as it was (``conflicts.database_of``): one kept in an agent's
+    folder, that agent's; one in ``global/``, this engine's, which holds the global memories as
+    every agent's database does (``files.every_database``), the closing sync carrying the outcome
+    to the others."""
     from engram.files.sync import FileSync
 
-    syncer = FileSync.from_settings(st.engram(), st.settings())
+    engram = st.reaching_engram(all_agents=all_agents)
+    syncer = FileSync.from_settings(engram, engram.settings or st.settings())
     syncer.log_problems = False  # every report is printed (_print_report)
     return syncer
 
@@ -169,7 +177,7 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
         return
     st = state(ctx)
     viewer = _viewer(st, all_agents)
-    syncer = _syncer(st)
+    syncer = _conflicts_syncer(st, all_agents)
     from engram.files import conflicts as conflict_files
 
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars,
@@ -182,7 +190,7 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
         render.console.print("no conflicts")
         return
     for c in found:
-        db = conflict_files.database_side(st.engram(), c, syncer.layout)
+        db = conflict_files.database_side(syncer.engram, c, syncer.layout)
         shown = ("(another agent's memory, not shown)" if conflict_files.others_memory(db, viewer)
                  else db.content if db else "(forgotten)")
         render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind} in {c.file} ({c.at})", highlight=False)
@@ -208,18 +216,18 @@ def resolve(
     st = state(ctx)
     all_agents = all_agents or ctx.meta.get(_ALL_AGENTS_META, False)
     viewer = _viewer(st, all_agents)
-    syncer = _syncer(st)
+    syncer = _conflicts_syncer(st, all_agents)
     from engram.files import conflicts as conflict_files
 
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
     conflict = conflict_files.find(found, ref, viewer=viewer, layout=syncer.layout)
     if take == "merge" and content is None and edit:
-        db = conflict_files.may_settle(st.engram(), conflict, take, viewer=viewer, layout=syncer.layout)
+        db = conflict_files.may_settle(syncer.engram, conflict, take, viewer=viewer, layout=syncer.layout)
         both = (f"{db.content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
                 + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
         edited = typer.edit(both)
         content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
-    done = conflict_files.resolve(st.engram(), syncer.folder, conflict, take, content,  # type: ignore[arg-type]
+    done = conflict_files.resolve(syncer.engram, syncer.folder, conflict, take, content,  # type: ignore[arg-type]
                                   syncer.layout, viewer=viewer)
     # Reflect the outcome in the files even when no writer is attached, from the database it was
     # settled in (``conflicts.database_of``: bob's, for a conflict of agents/bob/ in the operator's run).

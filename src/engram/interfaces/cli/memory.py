@@ -567,15 +567,20 @@ def _write(path: Path, document: str) -> None:
 def stats(
     ctx: typer.Context,
     all_agents: bool = typer.Option(False, "--all-agents",
-                                    help="The whole store (every agent's memories, the file's size): the operator's view."),
+                                    help="The whole store (every agent's memories, the file's size): the operator's view;"
+                                         " with per_agent_databases, every agent's database."),
 ) -> None:
     """What this agent sees (its memories, its sessions' and global ones) by category, type and scope,
-    their links and vectors; recall/embedding latency percentiles. --all-agents: the whole store."""
+    their links and vectors; recall/embedding latency percentiles. --all-agents: the whole store
+    (with per_agent_databases, each agent's database in turn)."""
     st = state(ctx)
-    latency = st.engram().metrics.summary()
     if all_agents:
-        _store_stats(st.engram().stats(), latency, st.as_json)
+        from engram.root import store_stats_by_database
+
+        # The operator's reach: every agent's database, none made for an agent nobody used.
+        _store_stats(store_stats_by_database(st.reaching_engram(all_agents=True)), st.as_json)
         return
+    latency = st.engram().metrics.summary()
     data = st.engram().visible_stats()
     if st.as_json:
         from engram.interfaces import present
@@ -596,20 +601,30 @@ def stats(
     _latency(latency)
 
 
-def _store_stats(data: StoreStats, latency: list[LatencySummary], as_json: bool) -> None:
+def _store_stats(every: list[tuple[str | None, StoreStats, list[LatencySummary]]], as_json: bool) -> None:
+    """Each database's figures (``root.store_stats_by_database``), with the agent whose own database it is."""
     if as_json:
-        render.emit_json({"view": "store", **render._plain(data), "latency": latency})
+        shown = [{"view": "store", **({} if agent is None else {"agent": agent}), **render._plain(data), "latency": latency}
+                 for agent, data, latency in every]
+        # One database: its figures, as before; one per agent (per_agent_databases): each agent's too.
+        render.emit_json(shown[0] if len(shown) == 1 else {**shown[0], "agent_databases": shown[1:]})
         return
-    render.console.print(f"backend      {data.backend} ({data.location})")
-    render.console.print(f"memories     {data.memories} in the whole store (all agents)")
-    for name, n in sorted(data.by_category.items()):
-        render.console.print(f"  {name:<20} {n}")
-    for name, n in sorted(data.by_scope.items()):
-        render.console.print(f"  {name:<20} {n}")
-    render.console.print(f"links        {data.links} (all agents)")
-    render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'}, all agents)")
-    render.console.print(f"size         {data.size_bytes / 1024:.1f} KiB")
-    _latency(latency)
+    for agent, data, latency in every:
+        # With one database per agent each holds its agent's memories and the global ones it keeps.
+        whole, each = ("in the whole store (all agents)", "all agents") if agent is None else (
+            f"in agent {agent}'s own database (its memories and global ones)", f"agent {agent}'s database")
+        if agent is not None:
+            render.console.print(f"[dim]agent {agent}'s own database:[/dim]")
+        render.console.print(f"backend      {data.backend} ({data.location})")
+        render.console.print(f"memories     {data.memories} {whole}")
+        for name, n in sorted(data.by_category.items()):
+            render.console.print(f"  {name:<20} {n}")
+        for name, n in sorted(data.by_scope.items()):
+            render.console.print(f"  {name:<20} {n}")
+        render.console.print(f"links        {data.links} ({each})")
+        render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'}, {each})")
+        render.console.print(f"size         {data.size_bytes / 1024:.1f} KiB")
+        _latency(latency)
 
 
 def _latency(latency: list[LatencySummary]) -> None:

@@ -61,8 +61,11 @@ def serve(
     render.errors.print(f"engram is starting on {base}/ (/healthz answers now, /readyz once started)", highlight=False)
     try:
         # The store first, the model loading in the background from here: the framework's and
-        # the MCP SDK's imports below run meanwhile.
-        engram = st.engram(warm=True)
+        # the MCP SDK's imports below run meanwhile. Each request acts for its token's agent, whose
+        # database opens on its first request (``Engram.for_agent``): run as no agent in a home with
+        # one database per agent, the server starts from the operator's reach (``root.reach_agent``)
+        # and makes no database for a default agent nobody used (its page token's first request does).
+        engram = st.reaching_engram(warm=True)
         from engram.interfaces.http.app import create_app
         from engram.interfaces.http.serve import make_server
         from engram.root import open_tokens

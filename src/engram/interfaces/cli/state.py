@@ -65,18 +65,19 @@ class CliState:
                 self._engram = build_engram(settings, origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
-    def reaching_engram(self, *, all_agents: bool = False) -> Engram:
+    def reaching_engram(self, *, all_agents: bool = False, warm: bool = False) -> Engram:
         """The engine an operator's command reaches every agent's database from (``root.reach_agent``):
         the configured agent's (``engram``) unless the root names another, so the operator's run in
-        a home with one database per agent creates none for an agent nobody used."""
+        a home with one database per agent creates none for an agent nobody used. ``warm``: as
+        ``engram``'s (``engram serve`` embeds queries)."""
         if self._engram is not None:
             return self._engram
         if self._reaching is None:
             from engram.root import build_reaching_engram
 
             with self._global_options_named():
-                self._reaching = build_reaching_engram(self.settings(), all_agents=all_agents, origin="cli")
-        return self._reaching or self.engram()
+                self._reaching = build_reaching_engram(self.settings(), all_agents=all_agents, origin="cli", warm=warm)
+        return self._reaching or self.engram(warm=warm)
 
     def refuse_all_agents_beside_a_view(self, all_agents: bool, does: str, one_view: str) -> None:
         """``--all-agents`` (``does``: what it covers) given with ``--agent`` or ``--session``,
@@ -101,15 +102,14 @@ class CliState:
         if self._preloading is not None:
             self._preloading.join()  # never exit with the model half loaded
             self._preloading = None
-        if self._reaching is not None:
-            reaching, self._reaching = self._reaching, None
-            reaching.close()
-        if self._engram is not None:
-            engram, self._engram = self._engram, None
-            wait = getattr(engram.embedder, "wait_warm_up", None)
+        for opened in (self._reaching, self._engram):
+            if opened is None:
+                continue
+            wait = getattr(opened.embedder, "wait_warm_up", None)
             if wait is not None:
                 wait()  # never exit with the model half loaded (a recall that did not embed)
-            engram.close()
+            opened.close()
+        self._reaching = self._engram = None
 
 
 def state(ctx: typer.Context) -> CliState:
