@@ -62,13 +62,20 @@ class DimensionError(ValidationError):
     """A vector's size does not match the store's embedding identity."""
 
 
+# How much of a ref a not-found message shows: a key (up to 200 characters) whole, with room for
+# its escapes; anything longer names no memory anyway.
+_REF_SHOWN = 300
+
+
 class NotFoundError(EngramError, LookupError):
     """The memory (or one end of a link) does not exist in the visible scopes."""
 
     def __init__(self, what: str, ref: str) -> None:
         self.what = what
         self.ref = ref
-        super().__init__(f"{what} not found: {ref!r}")
+        # Spelt as JSON, as every refused value is (``memory not found: "notes/today"``): the ref
+        # came from a command line, a URL or a JSON body, never from Python's quotes.
+        super().__init__(f"{what} not found: {jsondoc.shown(ref, _REF_SHOWN)}")
 
 
 class ConfigError(EngramError):

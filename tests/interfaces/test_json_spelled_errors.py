@@ -22,7 +22,7 @@ from mcp import Client
 
 from engram import Engram, Scope
 from engram.engine import Filters
-from engram.errors import ValidationError
+from engram.errors import NotFoundError, ValidationError
 from tests.interfaces.conftest import Served
 from tests.interfaces.test_mcp import _data, _error_text, _http
 
@@ -185,3 +185,24 @@ def test_mcp_answers_the_librarys_text(tmp_path: Path, served: Served, call: Cal
     text = asyncio.run(ask())
     assert text == f"Error executing tool {tool}: invalid {wire}: {refused.reason}", text
     assert not PYTHON_SPELLING.search(text), text
+
+
+def test_a_ref_that_names_no_memory_is_spelt_as_json_at_every_door(tmp_path: Path, served: Served) -> None:
+    # 'memory not found: "no-such"' at each door (was Python's 'no-such'); the ref is the key sent.
+    said = 'memory not found: "no-such"'
+    with _open(tmp_path / "library") as mem, pytest.raises(NotFoundError) as missing:
+        mem.get("no-such")
+    assert str(missing.value) == said and missing.value.ref == "no-such"
+
+    done = _cli(tmp_path / "cli", "get", "no-such")
+    assert done.returncode == 3 and said in done.stderr.decode(), done.stderr
+
+    with served.client(served.alice) as http:
+        answer = http.get("/api/v1/memory/no-such")
+        assert answer.status_code == 404 and answer.json()["detail"] == said and answer.json()["ref"] == "no-such"
+
+    async def ask() -> str:
+        async with Client(_http(served, served.alice)) as client:
+            return _error_text(await client.call_tool("get", {"memory_id": "no-such"}))
+
+    assert asyncio.run(ask()) == f"Error executing tool get: {said}; recall first to find the right memory_id or key"

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engram import jsondoc
 from engram.errors import EngramError
 
 from .entry import Problem
@@ -60,8 +61,8 @@ def make(database: DatabaseSide, pending: list[PendingLink]) -> list[Problem]:
             continue  # forgotten meanwhile, or the other end's entry listed the link too
         why = _link(database, link, targets.get(link.target))
         if why is not None:
-            problems.append(Problem(link.file, link.line, f"entry {link.entry_id}: link {link.target!r} not made: {why};"
-                                                          f" {LINK_SYNTAX}"))
+            problems.append(Problem(link.file, link.line, f"entry {link.entry_id}: link {jsondoc.shown(link.target)} "
+                                                          f"not made: {why}; {LINK_SYNTAX}"))
     return problems
 
 
@@ -96,9 +97,9 @@ def dropped(database: DatabaseSide, memory: Memory, links: tuple[str, ...], file
     if not unlinked:
         return []
     held = {m.id for m in database.store.get_many(unlinked)}
-    return [Problem(file, line, f"entry {memory.id}: link {target!r} is not the database's and is taken out of the"
-                                f" file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})"
+    return [Problem(file, line, f"entry {memory.id}: link {jsondoc.shown(target)} is not the database's and is taken out"
+                                f" of the file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})"
                     if target in held else
-                    f"entry {memory.id}: link to {target!r} is taken out of the file: no memory {target!r} in the"
-                    f" database (forgotten, or never made)")
+                    f"entry {memory.id}: link to {jsondoc.shown(target)} is taken out of the file: no memory"
+                    f" {jsondoc.shown(target)} in the database (forgotten, or never made)")
             for target in unlinked]

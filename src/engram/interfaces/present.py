@@ -134,7 +134,7 @@ def error_text(exc: Exception, *, remote: bool = False) -> str:
         text = f"invalid {exc.field}: {exc.problem}"
         return text + (f" (allowed: {exc.allowed})" if exc.allowed else "")
     if isinstance(exc, NotFoundError):
-        return f"{exc.what} not found: {exc.ref!r}; recall first to find the right memory_id or key"
+        return f"{exc}; recall first to find the right memory_id or key"
     said = served_text(exc) if remote else str(exc)
     if isinstance(exc, ConfigError):
         return f"engram is misconfigured: {said}"
