@@ -43,11 +43,12 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from engram.config import Settings
 from engram.engine import CLOSE_WAIT_S, Engram
-from engram.errors import StorageError, ValidationError
+from engram.errors import ValidationError
 from engram.events import Listener
 from engram.history.base import DEFAULT_AGENT
 from engram.history.service import History
 from engram.model import Scope, WriteResult
+from engram.writes import closed_refusal
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -80,15 +81,15 @@ class _Workers:
     def closed(self) -> bool:
         return self._closing is not None
 
-    def _refuse_when_closed(self) -> None:
+    def _refuse_when_closed(self, lane: Lane) -> None:
         if self._closing is not None:
-            raise StorageError("this engram is closed: open a new one")
+            raise closed_refusal(lane)  # the words Engram's own refusal says
 
     def turn(self, remember: bool) -> tuple[Future[None], list[Future[None]]]:
         """A new write's turn, and the turns it waits for; ``StorageError`` once close has begun."""
         turn: Future[None] = Future()
         with self._lock:
-            self._refuse_when_closed()
+            self._refuse_when_closed("write")
             earlier = [*self._writing] if remember else [*self._remembering, *self._writing]
             (self._remembering if remember else self._writing).add(turn)
         return turn, earlier
@@ -101,7 +102,7 @@ class _Workers:
 
     def submit_read(self, work: Callable[[], R]) -> Future[R]:
         with self._lock:  # (with the check: a read is either refused or waited for by close)
-            self._refuse_when_closed()
+            self._refuse_when_closed("read")
             done = self.read.submit(work)
             self._reading.add(done)
         done.add_done_callback(self._read_done)

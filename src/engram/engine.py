@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engram import jsondoc, snapshot
 from engram.bulk import store_and_embed
 from engram.config import RecallSettings, Settings
-from engram.errors import ConfigError, DimensionError, EngramError, NotFoundError, ValidationError
+from engram.errors import ConfigError, DimensionError, EngramError, NotFoundError, StorageError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent, ReadEvent
 from engram.ids import key_from_content
 from engram.lifecycle.decay import strengthen
@@ -929,7 +929,7 @@ class Engram:
             return self._as_stored(ref, f"{names[0]}.scope")
         value = parse_ref(ref if key is None else key, chosen)
         if key is None:
-            return self.get(value)  # "memory not found: 'x'", as every door said before keys could be named
+            return self.get(value)  # 'memory not found: "x"', as every door said before keys could be named
         try:
             return self._key_or_id(value) if or_id else self.get_by_key(value)
         except NotFoundError:
@@ -1063,10 +1063,24 @@ class Engram:
                 self.scope, self.origin, self.clock()))
         wanted = self.recall_settings.touch_on_recall if touch is None else touch
         if wanted and not background and result.hits:
-            strengthen(self, [hit.memory for hit in result.hits], self.strengthen, now=self.clock())
+            self._touch_recalled(result)
         if self.embedding_note and mode != "text":
             result = replace(result, notes=(self.embedding_note, *result.notes))
         return result
+
+    def _touch_recalled(self, result: RecallResult) -> None:
+        """Count a recall of ``result``'s hits (``lifecycle.strengthen``), unless the engine was
+        closed once the read itself was done (``close`` from another thread while this recall ran):
+        the hits are the caller's answer, and losing one recall count is better than failing a read
+        that succeeded (SQLite said "Cannot operate on a closed database", naming the file; an
+        in-memory or JSON-file store counted the recall after close)."""
+        if self.closed:
+            return
+        try:
+            strengthen(self, [hit.memory for hit in result.hits], self.strengthen, now=self.clock())
+        except StorageError:
+            if not self.closed:  # (close sets the flag before it shuts the store: a failure after it is the close's)
+                raise
 
     def _recall_in_range(
         self, query: str, read: QueryTime, filt: MemoryFilter, limit: int, depth: int, min_relevance: float | None,

@@ -245,9 +245,10 @@ def parse_clear(names: str | Iterable[str], given: Iterable[str] = ()) -> frozen
             raise ValidationError("clear", f"{jsondoc.shown(name)} is not a field of a memory", CLEARABLE_FIELDS)
         if name not in CLEARABLE_FIELDS:
             # Named as ``clear``, the argument that asked: ``content`` is another argument, which
-            # the CLI names ``--content``, HTTP and MCP ``content``, none of them given.
+            # the CLI names ``--content``, HTTP and MCP ``content``, none of them given. ``names``
+            # carries it for a door that clears by the field itself (HTTP's ``"content": null``).
             raise ValidationError("clear", f"{jsondoc.shown(name)} cannot be cleared: every memory has one (give a new {name} "
-                                  "instead)", CLEARABLE_FIELDS)
+                                  "instead)", CLEARABLE_FIELDS, names=name)
         if name in given:
             raise ValidationError(name, "is both given a value and cleared", "a value or clear, not both")
     return frozenset(chosen)

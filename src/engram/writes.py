@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -204,6 +205,12 @@ def embed_missed(embedder: TextEmbedder | None, drafts: Sequence[MemoryDraft], f
     return {**vectors, **dict(zip(missed, rows, strict=True))}, warning
 
 
+def closed_refusal(to: Literal["read", "write"] = "write") -> StorageError:
+    """The one refusal of a call to a closed engine (``Engram``'s and ``AsyncEngram``'s alike):
+    ``to`` says whether the call would have read or written."""
+    return StorageError(f"this engram is closed: open a new one to {to}")
+
+
 class WriteQueue:
     """One writer per store (shared by the engine's views): see the module docstring."""
 
@@ -261,7 +268,7 @@ class WriteQueue:
         self.refuse_when_closed()
         return self._drain.submit_soon(pending)
 
-    def refuse_when_closed(self, to: str = "write") -> None:
+    def refuse_when_closed(self, to: Literal["read", "write"] = "write") -> None:
         """Raise ``StorageError`` once ``close`` was called. Every write of the engine asks this
         first, the ones that reach the store without the queue (``remember_many``, ``forget``,
         ``link``...) too, before reading, embedding or storing anything; every read asks it too
@@ -269,7 +276,7 @@ class WriteQueue:
         if self._closed:
             # Clearer than the database's own "Cannot operate on a closed database" from a batch, and
             # the same on every store: an in-memory or JSON-file store would answer as if open.
-            raise StorageError(f"this engram is closed: open a new one to {to}")
+            raise closed_refusal(to)
 
     def _run(self, batch: list[PendingWrite], hand_off: Callable[[], None]) -> list[WriteResult | Exception]:
         """Each write settled (an error there answers that write alone), the settled ones stored

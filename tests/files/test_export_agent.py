@@ -163,5 +163,5 @@ def test_two_agents_global_memories_of_one_key_each_go_back_to_their_own_databas
     # Into one database the two cannot both go: the one not imported is named, not dropped unsaid.
     out = json.loads(_run(tmp_path / "one", "--json", "import", str(tmp_path / "markdown"),
                           env={"ENGRAM_EMBEDDINGS__PROVIDER": "none"}))
-    assert out["imported"] == 2 and len(out["problems"]) == 1 and "key 'policy' in global repeats" in out["problems"][0]
+    assert out["imported"] == 2 and len(out["problems"]) == 1 and 'key "policy" in global repeats' in out["problems"][0]
     assert {memory_id for memory_id, _, _ in alice} == {ids["alice"]} and ids["bob"] in {i for i, _, _ in bob}

@@ -395,3 +395,19 @@ def test_the_operators_conflicts_settle_a_global_conflict_in_every_database_and_
         assert (office["id"], office["content"]) == (conflict["id"], "the office closes at seven"), agent
     assert json.loads(cli_output(home, "--json", "conflicts", *operator, env=env)) == []
     assert sorted(p.name for p in (home / "agents").iterdir()) == ["alice", "bob"]
+
+
+def test_a_folder_named_as_an_earlier_version_named_it_is_reported_with_its_agent_spelt_as_json(tmp_path: Path) -> None:
+    # Claude's folder is agents/!claude/ now; agents/Claude/ beside it (as an earlier version named
+    # it) is not read, and the problem names the agent as JSON spells it (was Python's 'Claude').
+    home = tmp_path / "home"
+    _run(home, "--agent", "Claude", "remember", "a claude note", "--key", "cnote")
+    _run(home, "--agent", "Claude", "sync")
+    old = home / "memory/agents/Claude"
+    old.mkdir(parents=True)
+    (old / "old.md").write_text("- a stray old note\n", encoding="utf-8")
+    out = json.loads(_run(home, "--agent", "Claude", "--json", "sync"))
+    assert out["problems"] == ['agents/Claude/old.md: not read: agents/Claude/ is agent "Claude"\'s folder as an '
+                               "earlier version named it; engram names it agents/!claude/ now, which is there too: "
+                               "move this folder's files into agents/!claude/"], out
+    assert _count(home, "--agent", "Claude") == 1  # the stray note was not imported

@@ -44,6 +44,9 @@ def test_a_link_naming_no_memory_is_reported_with_its_file_and_line(engram: Engr
     problem = about[0]
     assert problem.path == rel and problem.line == (3 if fmt == "markdown" else 2)  # the entry's first line
     assert ALPHA in problem.message and "links:ID1,ID2" in problem.message and "links: [ID1, ID2]" in problem.message
+    # The link and the engine's reason spell it as JSON, as every door does (was Python's 'not a key!').
+    assert 'link "not a key!" not made: ' in problem.message and 'not found: "not a key!"' in problem.message
+    assert "'not a key!'" not in problem.message, problem.message
     assert engram.get(ALPHA).links == ()
 
 
@@ -120,7 +123,7 @@ def test_engram_sync_shows_a_link_naming_no_memory(tmp_path: Path):
     _write(home / "memory", "agents/default/notes", "markdown", _entry("markdown", ALPHA, "alpha fact", ["nope"]))
     done = run_cli(home, "sync")
     assert "1 created" in done.stdout
-    lines = [line for line in done.stderr.splitlines() if "'nope'" in line]
+    lines = [line for line in done.stderr.splitlines() if '"nope"' in line]
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("skipped: agents/default/notes.md:3: ") and ALPHA in lines[0]
 
@@ -144,8 +147,8 @@ def test_a_link_to_a_memory_forgotten_while_the_mirror_was_off_is_said_as_that(e
     report = syncer.sync()
     assert report.files_removed == 1  # beta's entry leaves the file
     about = [p for p in report.problems if beta in p.message]
-    assert [p.message for p in about] == [f"entry {alpha}: link to {beta!r} is taken out of the file: no memory"
-                                          f" {beta!r} in the database (forgotten, or never made)"]
+    assert [p.message for p in about] == [f"entry {alpha}: link to \"{beta}\" is taken out of the file: no memory"
+                                          f" \"{beta}\" in the database (forgotten, or never made)"]
     assert about[0].path == path.relative_to(folder).as_posix()
     assert beta not in path.read_text(encoding="utf-8")
     assert syncer.sync().problems == []
@@ -159,10 +162,10 @@ def test_a_hand_typed_link_to_no_memory_is_said_as_no_memory_and_one_to_a_memory
     report = syncer.sync()
     messages = {p.message for p in report.problems}
     assert messages == {
-        f"entry {alpha.id}: link {beta.id!r} is not the database's and is taken out of the file (links are made"
+        f"entry {alpha.id}: link \"{beta.id}\" is not the database's and is taken out of the file (links are made"
         f" through engram: engram link {alpha.id} ID; a link names another memory by its id: links:ID1,ID2 in a"
         f" markdown entry's marker, links: [ID1, ID2] in a YAML entry)",
-        f"entry {alpha.id}: link to {ALPHA!r} is taken out of the file: no memory {ALPHA!r} in the database"
+        f"entry {alpha.id}: link to \"{ALPHA}\" is taken out of the file: no memory \"{ALPHA}\" in the database"
         f" (forgotten, or never made)",
     }
     assert engram.get(alpha.id).links == ()
@@ -180,5 +183,5 @@ def test_engram_sync_says_a_link_to_a_memory_forgotten_with_the_mirror_off_names
     done = run_cli(home, "sync")
     lines = [line for line in done.stderr.splitlines() if beta in line]
     assert len(lines) == 1, done.stderr
-    assert f"link to '{beta}' is taken out of the file: no memory '{beta}' in the database" in lines[0]
+    assert f'link to "{beta}" is taken out of the file: no memory "{beta}" in the database' in lines[0]
     assert "engram link" not in lines[0]

@@ -60,7 +60,7 @@ REFUSED_BY_THE_TOOLS = [
     ("recall", {"query": "anything", "limit": 500}, "invalid limit"),
     ("forget", {"query": "sky", "tag": "colours"}, "invalid forget: got query, tag (allowed: exactly one of memory_id, key"),
     ("forget", {"memory_id": "no-such-memory"},
-     "memory not found: 'no-such-memory'; recall first to find the right memory_id or key"),
+     'memory not found: "no-such-memory"; recall first to find the right memory_id or key'),
 ]
 # A bad argument an application passes calling a tool directly, and the field it must name.
 REFUSED_IN_DIRECT_CALLS = [

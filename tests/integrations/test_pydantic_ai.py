@@ -141,7 +141,7 @@ def test_a_memory_that_is_not_there_is_a_failed_call_not_a_retry(engram: Engram)
     result = run(with_tools(AsyncEngram(engram), ("forget", {"memory_id": "no-such-memory"})), "Forget it")
     part = next(p for m in result.new_messages() for p in m.parts if isinstance(p, ToolReturnPart))
     assert part.outcome == "failed"
-    assert part.content == "memory not found: 'no-such-memory'; recall first to find the right memory_id or key"
+    assert part.content == 'memory not found: "no-such-memory"; recall first to find the right memory_id or key'
 
 
 def test_a_conversation_saved_loads_as_it_was_and_the_next_run_sees_it(engram: Engram) -> None:

@@ -7,6 +7,7 @@ the library's (the engine owns it; the CLI only presents it)."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
@@ -17,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from engram import Engram, Scope
 from engram.engine import Filters
-from engram.errors import ValidationError
+from engram.errors import NotFoundError, ValidationError
 from tests.interfaces.conftest import Served
+from tests.interfaces.test_mcp import _data, _error_text, _http
 
 # Python's spellings of a value: its constants as words, and a value in single quotes (an
 # apostrophe inside a word, "a memory's id", is not one).
@@ -119,23 +122,87 @@ def test_the_cli_shows_the_librarys_text(tmp_path: Path, call: Call, args: tuple
         assert [m.key for m in mem.list()] == ["kept"] and mem.history.recent("cli:s1") == []
 
 
-# The engine's words reach an HTTP client as they are (``detail``); the fields HTTP's own schema
-# types (category, role: JSON Schema's enums) are refused by it before the engine is asked.
-HTTP_CASES = [
+# The engine's words reach an HTTP client as they are (``detail``, with ``field`` and ``allowed``);
+# the fields HTTP's own schema types (category, layer, role, order: JSON Schema's enums) are refused
+# by it before the engine is asked, in the engine's words for the same value (``errors.refusal``),
+# never pydantic's "Input should be 'core', 'knowledge' or 'conversation'".
+HTTP_CASES: list[tuple[str, Call, str, str, dict[str, Any]]] = [
     ("type", lambda m: m.remember("a new memory", type="Not A Word!"),
-     "/api/v1/memory", {"content": "a new memory", "type": "Not A Word!"}),
-    ("tag", lambda m: m.forget(tag=" , "), "/api/v1/memory/forget", {"tag": " , "}),
+     "POST", "/api/v1/memory", {"json": {"content": "a new memory", "type": "Not A Word!"}}),
+    ("tag", lambda m: m.forget(tag=" , "), "POST", "/api/v1/memory/forget", {"json": {"tag": " , "}}),
     ("tool result without its call", lambda m: m.history.append("cli:s1", "tool", "42", tool_call_id="nope"),
-     "/api/v1/history/cli:s1", {"role": "tool", "content": "42", "tool_call_id": "nope"}),
+     "POST", "/api/v1/history/cli:s1", {"json": {"role": "tool", "content": "42", "tool_call_id": "nope"}}),
+    ("category", lambda m: m.remember("a new memory", category="feelings"),
+     "POST", "/api/v1/memory", {"json": {"content": "a new memory", "category": "feelings"}}),
+    ("layer", lambda m: m.remember("a new memory", layer="attic"),
+     "POST", "/api/v1/memory", {"json": {"content": "a new memory", "layer": "attic"}}),
+    ("role", lambda m: m.history.append("cli:s1", "wizard", "hi"),
+     "POST", "/api/v1/history/cli:s1", {"json": {"role": "wizard", "content": "hi"}}),
+    ("order", lambda m: m.list(order="sideways"), "GET", "/api/v1/memory", {"params": {"order": "sideways"}}),
+    ("mode", lambda m: m.recall("tulips", mode="fuzzy"), "GET", "/api/v1/memory/search",
+     {"params": {"q": "tulips", "mode": "fuzzy"}}),
 ]
 
 
-@pytest.mark.parametrize(("call", "path", "body"), [pytest.param(c, p, b, id=n) for n, c, p, b in HTTP_CASES])
-def test_http_answers_the_librarys_text(tmp_path: Path, served: Served, call: Call, path: str,
-                                        body: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("call", "method", "path", "sent"), [pytest.param(c, m, p, s, id=n) for n, c, m, p, s in HTTP_CASES])
+def test_http_answers_the_librarys_text(tmp_path: Path, served: Served, call: Call, method: str, path: str,
+                                        sent: dict[str, Any]) -> None:
     refused = _refused(tmp_path / "library", call)
     with served.client(served.alice) as http:
-        answer = http.post(path, json=body)
+        answer = http.request(method, path, **sent)
         problem = answer.json()
         assert answer.status_code == 422 and problem["field"] == refused.field, answer.text
         assert problem["detail"] == str(refused) and not PYTHON_SPELLING.search(problem["detail"]), answer.text
+        assert problem["allowed"] == refused.allowed, answer.text
+        assert http.get("/api/v1/memory").json()["total"] == 0, "nothing was written"
+
+
+# The same at MCP (over streamable HTTP, the SDK's own client): the tools' schemas type category,
+# order and link's action; a refusal is the library's text under the tool's argument name.
+MCP_CASES: list[tuple[str, Call, str, dict[str, Any], str]] = [
+    ("category", lambda m: m.remember("a new memory", category="feelings"),
+     "remember", {"content": "a new memory", "category": "feelings"}, "category"),
+    ("filters.category", lambda m: m.recall("tulips", filters=Filters(category="feelings")),
+     "recall", {"query": "tulips", "filters": {"category": "feelings"}}, "filters.category"),
+    ("order", lambda m: m.list(order="sideways"), "list", {"order": "sideways"}, "order"),
+    ("ptrclaw category", lambda m: m.remember("a new memory", category="feelings"),
+     "memory_store", {"key": "k", "content": "a new memory", "category": "feelings"}, "category"),
+]
+
+
+@pytest.mark.parametrize(("call", "tool", "arguments", "wire"),
+                         [pytest.param(c, t, a, w, id=n) for n, c, t, a, w in MCP_CASES])
+def test_mcp_answers_the_librarys_text(tmp_path: Path, served: Served, call: Call, tool: str,
+                                       arguments: dict[str, Any], wire: str) -> None:
+    refused = _refused(tmp_path / "library", call)
+
+    async def ask() -> str:
+        async with Client(_http(served, served.alice)) as client:
+            text = _error_text(await client.call_tool(tool, arguments))
+            assert _data(await client.call_tool("list", {}))["count"] == 0, "nothing was written"
+            return text
+
+    text = asyncio.run(ask())
+    assert text == f"Error executing tool {tool}: invalid {wire}: {refused.reason}", text
+    assert not PYTHON_SPELLING.search(text), text
+
+
+def test_a_ref_that_names_no_memory_is_spelt_as_json_at_every_door(tmp_path: Path, served: Served) -> None:
+    # 'memory not found: "no-such"' at each door (was Python's 'no-such'); the ref is the key sent.
+    said = 'memory not found: "no-such"'
+    with _open(tmp_path / "library") as mem, pytest.raises(NotFoundError) as missing:
+        mem.get("no-such")
+    assert str(missing.value) == said and missing.value.ref == "no-such"
+
+    done = _cli(tmp_path / "cli", "get", "no-such")
+    assert done.returncode == 3 and said in done.stderr.decode(), done.stderr
+
+    with served.client(served.alice) as http:
+        answer = http.get("/api/v1/memory/no-such")
+        assert answer.status_code == 404 and answer.json()["detail"] == said and answer.json()["ref"] == "no-such"
+
+    async def ask() -> str:
+        async with Client(_http(served, served.alice)) as client:
+            return _error_text(await client.call_tool("get", {"memory_id": "no-such"}))
+
+    assert asyncio.run(ask()) == f"Error executing tool get: {said}; recall first to find the right memory_id or key"

@@ -109,8 +109,8 @@ def test_cli_link_unlink_supersede_and_neighbours_take_either_end_by_key(isolate
         (("supersede", "other", ""), 2, "new: must not be empty"),
         (("link", "--key", "no-such-key", "other"), 3, "--key"),
         # A REF no memory answers to reads as it always did: no option of the user's to name.
-        (("link", "other", "no-such"), 3, "memory not found: 'no-such'"),
-        (("get", "no-such"), 3, "memory not found: 'no-such'"),
+        (("link", "other", "no-such"), 3, 'memory not found: "no-such"'),
+        (("get", "no-such"), 3, 'memory not found: "no-such"'),
         (("supersede", "other", "--by-key", "no-such-key"), 3, "--by-key"),
     ):
         done = engram(isolated_home, "--agent", "alice", *args)
@@ -258,7 +258,7 @@ def test_ptrclaw_tools_read_a_key_first_then_an_id(served: Served) -> None:
             for args, said in (({"action": "link", "from": "", "to": "other"}, "from: must not be empty"),
                                ({"action": "link", "from": "other", "to": "no-such"}, "memory named by to not found")):
                 assert said in _error_text(await alice.call_tool("memory_link", args)), args
-            assert "memory named by key not found: 'no-such'" in _error_text(
+            assert 'memory named by key not found: "no-such"' in _error_text(
                 await alice.call_tool("memory_forget", {"key": "no-such"}))
             # bob holds no key of alice's, and her ids are no ids of his.
             assert "not found" in _error_text(await bob.call_tool("memory_forget", {"key": first}))

@@ -22,12 +22,14 @@ async def _recall_filters_are_checked(client: Client) -> None:
         text = _error_text(await client.call_tool("recall", {"query": "python", "filters": filters}))
         assert field in text, (filters, text)
     text = _error_text(await client.call_tool("recall", {"query": "python", "filters": {"category": "facts"}}))
-    assert "filters.category" in text and all(c in text for c in ("core", "knowledge", "conversation")), text
+    # The library's words for the value (spelt as JSON), not pydantic's "Input should be 'core', ...".
+    assert text == ('Error executing tool recall: invalid filters.category: unknown category "facts" '
+                    "(allowed: core, knowledge, conversation)"), text
     # A misspelt key is refused, not ignored (it used to return unfiltered hits).
     text = _error_text(await client.call_tool("recall", {"query": "python", "filters": {"tag": ["nomatch"]}}))
-    assert "'tag'" in text and all(k in text for k in FILTER_KEYS), text
+    assert '"tag"' in text and all(k in text for k in FILTER_KEYS), text
     # In engram's words, as the SDK's own refusals are: no pydantic "Value error, " before them.
-    assert text == ("Error executing tool recall: invalid filters: unknown filter 'tag' "
+    assert text == ('Error executing tool recall: invalid filters: unknown filter "tag" '
                     "(allowed: tags, session_id, category, type)"), text
     # The tool's schema tells a client the keys before it guesses.
     schema = next(t for t in (await client.list_tools()).tools if t.name == "recall").input_schema

@@ -31,6 +31,9 @@ def test_library_update_clears_named_fields_and_keeps_the_rest(served: Served) -
         with pytest.raises(ValidationError) as caught:
             lib.update("deploy", clear=bad)
         assert caught.value.field == "clear" and json.dumps(bad[0]) in str(caught.value)
+        # The field a refused clear names travels on the error, for a door that clears by the field
+        # itself (HTTP PATCH's null) to name it without reading the message; "colour" is no field.
+        assert caught.value.names == (None if bad == ["colour"] else bad[0])
     with pytest.raises(ValidationError) as caught:
         lib.update("deploy", source="chat", clear=["source"])
     assert caught.value.field == "source" and lib.get("deploy").source == "wiki"

@@ -312,7 +312,7 @@ def test_linking_on_the_page_says_what_happened(served: Served, browser) -> None
         browser.find_element(By.CSS_SELECTOR, "#link-form button").click()
 
     link("cello")  # bob's key: not alice's to link
-    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "memory not found: 'cello'"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), 'memory not found: "cello"'))
     assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
     link("hiking")
     wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "linked diary and hiking"))

@@ -202,9 +202,13 @@ def test_close_waits_for_calls_in_flight_and_refuses_later_ones_clearly(tmp_path
         closing = asyncio.create_task(mem.close())
         await asyncio.wait([closing], timeout=1)  # (the old close finished here, under the recall)
         assert mem.closed and view.closed
-        for refused in (mem.recall("python"), mem.remember("too late"), view.count(), mem.update("notes", importance=1)):
-            with pytest.raises(StorageError, match="closed"):
+        # In Engram's words, read or write as the call would have (was "open a new one" alone).
+        for refused, to in ((mem.recall("python"), "read"), (mem.remember("too late"), "write"), (view.count(), "read"),
+                            (mem.update("notes", importance=1), "write"), (mem.history.recent("cli:s1"), "read"),
+                            (mem.history.append("cli:s1", "user", "too late"), "write")):
+            with pytest.raises(StorageError) as caught:
                 await refused
+            assert str(caught.value) == f"this engram is closed: open a new one to {to}"
         embedder.gate.set()
         assert [hit.memory.key for hit in await recall] == ["notes"]  # made before close: answered
         await closing
@@ -217,6 +221,11 @@ def test_close_waits_for_calls_in_flight_and_refuses_later_ones_clearly(tmp_path
     finally:
         embedder.gate.set()
     assert engine.closed
+    # The closed engine refuses in the same words, from the same place.
+    for call, to in ((lambda: engine.recall("python"), "read"), (lambda: engine.remember("too late"), "write")):
+        with pytest.raises(StorageError) as caught:
+            call()
+        assert str(caught.value) == f"this engram is closed: open a new one to {to}"
 
 
 def test_two_event_loops_in_two_threads_share_one_async_engram(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def test_recall_shows_when_a_fact_with_an_end_held(isolated_home: Path) -> None:
         (("get", "nothing-here"), 3, "not found"),
         (("forget", "nothing-here"), 3, "not found"),
         (("link", "a", "b"), 3, "not found"),
-        (("remember", "x", "--link", "no-such"), 3, "memory named by links[0] not found: 'no-such'"),
+        (("remember", "x", "--link", "no-such"), 3, 'memory named by links[0] not found: "no-such"'),
         (("forget", "--older-than", "soon"), 2, "--older-than"),
         (("list", "--since", "yesterday-ish"), 2, "since:"),
         (("--backend", "nope", "count"), 4, "backend: unknown memory backend 'nope' (allowed: "),

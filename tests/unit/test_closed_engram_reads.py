@@ -8,6 +8,7 @@ closed database", while an in-memory or JSON-file engine answered as if open, an
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,3 +82,27 @@ def test_a_view_of_a_closed_engram_refuses_reads_too(tmp_path: Path, backend: st
 
     with pytest.raises(StorageError, match="this engram is closed"):
         view.get("alpha")
+
+
+@pytest.mark.parametrize("backend", sorted(STORES))
+def test_a_recall_whose_engine_is_closed_before_its_touch_answers_and_counts_nothing(tmp_path: Path,
+                                                                                      backend: str) -> None:
+    # Review: a recall that had read its hits when another thread closed the engine failed in its
+    # touch (the recall count): "SQLite error on <path>: Cannot operate on a closed database." on a
+    # SQLite file, while an in-memory or JSON-file store counted the recall after close. The read
+    # succeeded: it is answered; the count, which needs the shut store, is not kept.
+    store = STORES[backend](tmp_path)
+    mem = Engram(store, agent="alice")
+    alpha = mem.remember("alpha fact", key="alpha").memory
+
+    def close_from_another_thread(_: object) -> None:  # the hits are read; the touch comes next
+        closer = threading.Thread(target=mem.close)
+        closer.start()
+        closer.join()
+
+    mem.events.subscribe_reads(close_from_another_thread)
+    result = mem.recall("alpha")
+
+    assert mem.closed and [hit.memory.key for hit in result.hits] == ["alpha"]
+    kept = kept_after_close(tmp_path, backend, store)["alpha"]
+    assert (kept.recall_count, kept.importance) == (alpha.recall_count, alpha.importance)

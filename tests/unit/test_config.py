@@ -141,8 +141,10 @@ def test_a_refused_value_says_where_it_was_set(isolated_home: Path, monkeypatch:
         load_settings(recall={"min_relevance": 7})
     text = str(err.value)
     assert "recall.limit: Input should be a valid integer" in text and "(from ENGRAM_RECALL__LIMIT)" in text, text
-    assert f"recall.fusion: Input should be 'weighted' or 'rrf' (from config file {isolated_home / 'config.toml'})" \
-        in text, text
+    # A value outside a setting's choices in the words every door uses (spelt as JSON), not pydantic's
+    # "Input should be 'weighted' or 'rrf'".
+    assert ('recall.fusion: unknown fusion "best" (allowed: weighted, rrf) '
+            f"(from config file {isolated_home / 'config.toml'})") in text, text
     assert "recall.min_relevance: Input should be less than or equal to 1 (from an argument)" in text, text
 
 

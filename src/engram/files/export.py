@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram import snapshot
+from engram import jsondoc, snapshot
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope, make_scope, parse_content, parse_search_context
 from engram.text import counted
@@ -370,7 +370,8 @@ def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[s
                 continue
             rel, entry, memory = placed[i]
             first_rel, first_entry, _ = placed[earlier]
-            what = f"id {memory.id}" if memory.id == memories[earlier].id else f"key {memory.key!r} in {memory.scope}"
+            same_id = memory.id == memories[earlier].id
+            what = f"id {memory.id}" if same_id else f"key {jsondoc.shown(memory.key)} in {memory.scope}"
             summary.problems.append(Problem(rel, entry.line, f"entry not imported: its {what} repeats "
                                             f"{first_rel}:{first_entry.line}, which differs"))
         memories = [memory for i, memory in enumerate(memories) if i not in repeated]

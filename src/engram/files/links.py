@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engram import jsondoc
 from engram.errors import EngramError
 
 from .entry import Problem
@@ -60,8 +61,8 @@ def make(database: DatabaseSide, pending: list[PendingLink]) -> list[Problem]:
             continue  # forgotten meanwhile, or the other end's entry listed the link too
         why = _link(database, link, targets.get(link.target))
         if why is not None:
-            problems.append(Problem(link.file, link.line, f"entry {link.entry_id}: link {link.target!r} not made: {why};"
-                                                          f" {LINK_SYNTAX}"))
+            problems.append(Problem(link.file, link.line, f"entry {link.entry_id}: link {jsondoc.shown(link.target)} "
+                                                          f"not made: {why}; {LINK_SYNTAX}"))
     return problems
 
 
@@ -96,7 +97,7 @@ def dropped(database: DatabaseSide, memory: Memory, links: tuple[str, ...], file
     cut = database.cut.get(memory.id, set())
     unlinked = [target for target in links if target not in memory.links and target not in forgotten_here]
     if memory.id in database.moved:  # its entry was moved by hand: why its links to another agent's went
-        moved_out = [Problem(file, line, f"entry {memory.id}: link to {target!r} is taken out of the file: the entry"
+        moved_out = [Problem(file, line, f"entry {memory.id}: link to {jsondoc.shown(target)} is taken out of the file: the entry"
                                          f" moved to {memory.scope}, and a link never joins two agents' memories")
                      for target in unlinked if target in cut]
     else:
@@ -106,9 +107,9 @@ def dropped(database: DatabaseSide, memory: Memory, links: tuple[str, ...], file
         return moved_out
     held = {m.id for m in database.store.get_many(unlinked)}
     return moved_out + [
-        Problem(file, line, f"entry {memory.id}: link {target!r} is not the database's and is taken out of the"
-                            f" file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})"
+        Problem(file, line, f"entry {memory.id}: link {jsondoc.shown(target)} is not the database's and is taken out"
+                            f" of the file (links are made through engram: engram link {memory.id} ID; {LINK_SYNTAX})"
                 if target in held else
-                f"entry {memory.id}: link to {target!r} is taken out of the file: no memory {target!r} in the"
-                f" database (forgotten, or never made)")
+                f"entry {memory.id}: link to {jsondoc.shown(target)} is taken out of the file: no memory"
+                f" {jsondoc.shown(target)} in the database (forgotten, or never made)")
         for target in unlinked]

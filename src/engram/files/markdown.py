@@ -381,7 +381,7 @@ def _metadata(value: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValidationError("metadata", f"malformed JSON ({exc.msg} at char {exc.pos})", "a JSON object") from None
     if not isinstance(data, dict):
-        raise ValidationError("metadata", f"got {type(data).__name__}", "a JSON object")
+        raise ValidationError("metadata", f"got {jsondoc.kind(data)}", "a JSON object")
     return data
 
 

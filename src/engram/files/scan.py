@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import Memory, Scope, make_filter
 
@@ -86,4 +87,5 @@ def scan(side: FolderSide, report: SyncReport) -> dict[Scope, list[str]]:
 
 
 def _whose(scope: Scope) -> str:
-    return f"agent {scope.agent!r}'s" if scope.session is None else f"agent {scope.agent!r}'s session {scope.session!r}"
+    agent = f"agent {jsondoc.shown(scope.agent)}'s"
+    return agent if scope.session is None else f"{agent} session {jsondoc.shown(scope.session)}"

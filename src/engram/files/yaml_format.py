@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import MissingDependencyError, ValidationError
 from engram.model import Category, is_number, layer_for_type
 
@@ -250,7 +251,7 @@ def _item_lines(node: Any) -> list[int]:
 
 def _entry(item: Any, line: int, max_chars: int) -> Entry:
     if not isinstance(item, dict):
-        raise ValidationError("entry", f"got {type(item).__name__}", "a mapping with at least 'content'")
+        raise ValidationError("entry", f"got {jsondoc.kind(item)}", "a mapping with at least content")
     raw: dict[str, Any] = {}
     for name, value in item.items():
         target = _KEYS.get(str(name))
@@ -265,7 +266,7 @@ def _entry(item: Any, line: int, max_chars: int) -> Entry:
         raw["key"] = str(raw["key"])
     for name in ("tags", "links"):
         if raw.get(name) is not None and not isinstance(raw[name], list | str):
-            raise ValidationError(name, f"got {type(raw[name]).__name__}", "a list")
+            raise ValidationError(name, f"got {jsondoc.kind(raw[name])}", "a list")
     # No source text kept: a conflict file re-renders the item (dumping each one here is slow).
     return build_entry(raw, max_content_chars=max_chars, line=line)
 

@@ -131,10 +131,9 @@ def error_text(exc: Exception, *, remote: bool = False) -> str:
     the Pydantic AI tools' retry prompts): which field was wrong and what is allowed, or what was
     not found. ``remote``: for a client of the server's (MCP over HTTP), without server paths."""
     if isinstance(exc, ValidationError):
-        text = f"invalid {exc.field}: {exc.problem}"
-        return text + (f" (allowed: {exc.allowed})" if exc.allowed else "")
+        return f"invalid {exc.field}: {exc.reason}"
     if isinstance(exc, NotFoundError):
-        return f"{exc.what} not found: {exc.ref!r}; recall first to find the right memory_id or key"
+        return f"{exc}; recall first to find the right memory_id or key"
     said = served_text(exc) if remote else str(exc)
     if isinstance(exc, ConfigError):
         return f"engram is misconfigured: {said}"

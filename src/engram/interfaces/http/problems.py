@@ -26,7 +26,7 @@ from engram.errors import (
     ProviderError,
     StorageError,
     ValidationError,
-    validation_message,
+    refusal,
 )
 from engram.interfaces.present import field_name, served_text
 
@@ -160,11 +160,12 @@ def install(app: FastAPI) -> None:
                 reason = f"{reason} at character {loc[1]}"
             return problem(400, "malformed-json", "Malformed JSON", f"the body is not valid JSON: {reason}",
                            field="body", allowed=JSON_BODY)
-        details = [{"field": field_name(e.get("loc", ()), located=True), "problem": validation_message(e)}
-                   for e in errors]
-        field = field_name(first["loc"], located=True)
-        return problem(422, "invalid-input", "Invalid input", f"{field}: {validation_message(first)}", field=field,
-                       errors=details)
+        # Each in the engine's words (``errors.refusal``): a category the schema refuses reads as the
+        # library's refusal of it, with what is allowed.
+        refused = [refusal(e, field_name(e.get("loc", ()), located=True)) for e in errors or [first]]
+        details = [{"field": r.field, "problem": r.reason} for r in refused]
+        return problem(422, "invalid-input", "Invalid input", str(refused[0]), field=refused[0].field,
+                       allowed=refused[0].allowed, errors=details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

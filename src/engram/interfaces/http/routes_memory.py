@@ -178,11 +178,11 @@ def patch_memory(eng: Engram, ref: str | Memory, body: MemoryPatch) -> dict[str,
     try:
         result = eng.update(ref, **{name: value for name, value in sent.items() if value is not None}, clear=cleared)
     except ValidationError as exc:
-        # Here a clear is a field sent as null: named as the client wrote it, not as the engine's argument.
-        named = next((name for name in cleared if exc.field == "clear" and exc.problem.startswith(f'"{name}"')), None)
-        if named is None:
+        # Here a clear is a field sent as null: named as the client wrote it (the field the error
+        # ``names``), not as the engine's argument.
+        if exc.field != "clear" or exc.names not in cleared:
             raise
-        raise ValidationError(named, exc.problem, exc.allowed) from None
+        raise ValidationError(exc.names, exc.problem, exc.allowed) from None
     return present.write_dict(result)
 
 

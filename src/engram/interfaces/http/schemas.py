@@ -181,7 +181,7 @@ class ToolCallIn(Body):
 class MessageIn(Body):
     """A message to append; an assistant message may call tools, a tool message answers one."""
 
-    role: Literal["user", "assistant", "system", "tool"]
+    role: Literal["system", "user", "assistant", "tool"]  # (in the order of model.Role, which refusals list)
     content: str = ""
     tool_calls: list[ToolCallIn] | None = None
     tool_call_id: str | None = None

@@ -15,7 +15,7 @@ import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
-from engram.errors import EngramError, validation_message
+from engram.errors import EngramError, refusal
 from engram.interfaces.present import error_text, field_name
 
 T = TypeVar("T")
@@ -39,10 +39,10 @@ def guarded(fn: Callable[[], T]) -> T:
 def arguments_text(exc: pydantic.ValidationError | Sequence[Any]) -> str:
     """The SDK's refusal of a tool's arguments (or some of its errors) as engram words them: each
     field as every door names it (``filters.tags[0]``, where pydantic says ``filters.tags.0``) with
-    what was wrong, without pydantic's model name, echoed values and documentation links."""
-    errors = exc.errors(include_url=False, include_input=False) if isinstance(exc, pydantic.ValidationError) else exc
-    return "; ".join(f"invalid {field_name(err['loc']) if err['loc'] else 'arguments'}: {validation_message(err)}"
-                     for err in errors)
+    what was wrong in the engine's words (``errors.refusal``: ``unknown category "feelings"`` and
+    what is allowed, as the library refuses it), without pydantic's model name and documentation links."""
+    errors = exc.errors(include_url=False) if isinstance(exc, pydantic.ValidationError) else exc
+    return "; ".join(error_text(refusal(err, field_name(err["loc"]) if err["loc"] else "arguments")) for err in errors)
 
 
 class EngramMCPServer(MCPServer):

@@ -23,6 +23,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, WithJsonSchema, model_validator
 
+from engram import jsondoc
 from engram.about import __version__
 from engram.engine import Engram, Filters
 from engram.interfaces import present, seams, tool_calls
@@ -95,7 +96,7 @@ class RecallFilters(BaseModel):
         if isinstance(data, dict):
             unknown = [key for key in data if key not in cls.model_fields]
             if unknown:
-                raise ValueError(f"unknown filter {', '.join(map(repr, unknown))} "
+                raise ValueError(f"unknown filter {', '.join(map(jsondoc.shown, unknown))} "
                                  f"(allowed: {', '.join(cls.model_fields)})")
         return data
 
