@@ -224,7 +224,7 @@ def test_a_moved_entry_whose_key_the_new_scope_holds_gets_a_free_key(home: Path)
     assert json.loads(cli_output(home, "--agent", "alice", "--json", "get", memory_id))["key"] == "moved-2"
     assert json.loads(cli_output(home, "--agent", "alice", "--json", "get", "moved"))["id"] == alices
     assert "key:moved-2" in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
-    assert any("its key is now 'moved-2'" in p for p in report["problems"]), report["problems"]
+    assert any("its key is now \"moved-2\"" in p for p in report["problems"]), report["problems"]
     _quiet(home)
 
 
@@ -253,7 +253,7 @@ def test_a_move_keeps_the_links_it_may_and_drops_those_joining_two_agents(home: 
     alice_notes = (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
     assert theirs not in alice_notes and near in alice_notes
     assert [p for p in report["problems"] if theirs in p] == [
-        f"agents/alice/notes.md:{_line_of(alice_notes, memory_id)}: entry {memory_id}: link to {theirs!r} is taken out of"
+        f"agents/alice/notes.md:{_line_of(alice_notes, memory_id)}: entry {memory_id}: link to \"{theirs}\" is taken out of"
         " the file: the entry moved to agent:alice, and a link never joins two agents' memories"]
     _quiet(home)
 

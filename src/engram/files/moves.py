@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from engram import jsondoc
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
 
@@ -177,8 +178,9 @@ def take_over(
         report.db_moved += 1
         arrived[entry_id] = after
         if after.key != memory.key:
-            report.problems.append(Problem(rel, entry.line, f"entry {entry_id} moved to {scope}, where another memory"
-                                                            f" holds its key {memory.key!r}: its key is now {after.key!r}"))
+            said = (f"entry {entry_id} moved to {scope}, where another memory holds its key {jsondoc.shown(memory.key)}:"
+                    f" its key is now {jsondoc.shown(after.key)}")
+            report.problems.append(Problem(rel, entry.line, said))
             docs[rel].replace(entry_id, replace(entry, key=after.key))
             changed.add(rel)
     return arrived, changed
