@@ -90,7 +90,7 @@ class MissingDependencyError(ConfigError, ImportError):
         self.extra = extra
         self.package = package
         super().__init__(
-            f"{feature} needs the package {package!r}: install it with {install_hint(extra)}"
+            f"{feature} needs the package {jsondoc.shown(package)}: install it with {install_hint(extra)}"
         )
 
 

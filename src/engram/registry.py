@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import ConfigError
 
 _TARGETS: dict[str, dict[str, str]] = {
@@ -69,7 +70,7 @@ def resolve(kind: str, name: str) -> Any:
     target = _TARGETS.get(kind, {}).get(name)
     if target is None:
         setting, label = _CHOSEN_BY.get(kind, (kind, kind))
-        raise ConfigError(f"{setting}: unknown {label} {name!r} (allowed: {', '.join(names(kind))})")
+        raise ConfigError(f"{setting}: unknown {label} {jsondoc.shown(name)} (allowed: {', '.join(names(kind))})")
     module_name, _, path = target.partition(":")
     found: Any = importlib.import_module(module_name)
     for attribute in path.split("."):

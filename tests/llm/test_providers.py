@@ -176,7 +176,7 @@ def test_create_provider_from_settings():
         assert provider is not None and provider.name == "ollama"
         assert provider.chat([user_message("hi")]).text == "via ollama settings"
         assert "authorization" not in server.requests[0].headers
-    with pytest.raises(PydanticValidationError, match="unknown llm provider 'nope'; allowed: none, anthropic"):
+    with pytest.raises(PydanticValidationError, match='unknown llm provider "nope"; allowed: none, anthropic'):
         LLMSettings(provider="nope", model="x")
     with pytest.raises(ConfigError, match="needs a model"):
         create_provider(LLMSettings(provider="vllm"))

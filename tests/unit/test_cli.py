@@ -57,7 +57,7 @@ def test_recall_shows_when_a_fact_with_an_end_held(isolated_home: Path) -> None:
         (("remember", "x", "--link", "no-such"), 3, 'memory named by links[0] not found: "no-such"'),
         (("forget", "--older-than", "soon"), 2, "--older-than"),
         (("list", "--since", "yesterday-ish"), 2, "since:"),
-        (("--backend", "nope", "count"), 4, "backend: unknown memory backend 'nope' (allowed: "),
+        (("--backend", "nope", "count"), 4, "backend: unknown memory backend \"nope\" (allowed: "),
         (("count", "--bogus"), 2, "No such option"),
     ],
 )

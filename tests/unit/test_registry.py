@@ -63,12 +63,28 @@ def test_a_registered_llm_provider_is_accepted_and_used(plugins: None) -> None:
 def test_unregistered_names_are_refused_naming_the_setting_and_what_exists(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"embeddings\.provider.*allowed: gemini, local, ollama, openai, auto, none"):
         load_settings(home=tmp_path, embeddings={"provider": "wordcount"})
-    with pytest.raises(ConfigError, match=r"llm\.provider.*unknown llm provider 'silent'"):
+    with pytest.raises(ConfigError, match=r'llm\.provider.*unknown llm provider "silent"'):
         load_settings(home=tmp_path, llm={"provider": "silent"})
     # The memory and history backends are chosen when the store opens: the refusal still names
     # the setting (a config file's `backend = "mongo"` said only "unknown memory backend").
-    with pytest.raises(ConfigError, match=r"^backend: unknown memory backend 'nope' \(allowed: .*sqlite"):
+    with pytest.raises(ConfigError, match=r'^backend: unknown memory backend "nope" \(allowed: .*sqlite'):
         Engram.from_settings(home=tmp_path, backend="nope")
     with Engram.from_settings(home=tmp_path, history={"backend": "nope"}) as mem:  # opened on first use
-        with pytest.raises(ConfigError, match=r"^history\.backend: unknown history backend 'nope' \(allowed: .*jsonl"):
+        with pytest.raises(ConfigError, match=r'^history\.backend: unknown history backend "nope" \(allowed: .*jsonl'):
             mem.history  # noqa: B018
+
+
+def test_every_setting_refusal_spells_the_value_given_as_json() -> None:
+    # Settings refusals said Python's 'nope'; the rest of engram's errors spell values as JSON.
+    from engram.embed.local import resolve_runtime
+    from engram.errors import MissingDependencyError
+    from engram.temporal.reader import TimeReader
+
+    with pytest.raises(ConfigError, match='embeddings.provider: unknown embedding provider "nope"; allowed: '):
+        load_settings(embeddings={"provider": "nope"})
+    with pytest.raises(ConfigError, match=r'^unknown local embedding model "tiny" \(allowed: '):
+        resolve_runtime("tiny")
+    with pytest.raises(ConfigError, match=r'^time\.zone: unknown time zone "Mars/Olympus" \(an IANA name'):
+        TimeReader("Mars/Olympus")
+    assert str(MissingDependencyError("the local model", "local", "onnxruntime")).startswith(
+        'the local model needs the package "onnxruntime": install it with ')

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from engram import jsondoc
 from engram.agent.extract import Fact, FactExtractor, LLMExtractor, RuleExtractor
 from engram.audit import AuditEntry
 from engram.engine import Engram, Filters
@@ -629,7 +630,7 @@ def _messages(messages: Any) -> list[dict[str, str]]:
             raise ValidationError(f"messages[{i}]", "needs a 'content' string", '{"role": "user", "content": "..."}')
         role = message.get("role", "user")
         if role not in ("user", "assistant", "system"):
-            raise ValidationError(f"messages[{i}].role", f"unknown role {role!r}", ["user", "assistant", "system"])
+            raise ValidationError(f"messages[{i}].role", f"unknown role {jsondoc.shown(role)}", ["user", "assistant", "system"])
         name = message.get("name")
         if name is not None and not isinstance(name, str):
             raise ValidationError(f"messages[{i}].name", f"got {type(name).__name__}", "the speaker's name, a string")

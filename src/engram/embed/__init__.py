@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from engram import jsondoc
 from engram.about import install_hint
 from engram.embed.base import Embedder, EmbeddingIdentity, EmbeddingProvider, TransientEmbeddingError
 from engram.embed.cache import EmbeddingCache
@@ -43,7 +44,8 @@ def provider_class(name: str) -> type:
         MissingDependencyError: the provider's optional package is not installed.
     """
     if name not in names("embedding"):
-        raise ConfigError(f"unknown embedding provider {name!r} (allowed: {', '.join(names('embedding'))}, auto, none)")
+        allowed = ", ".join([*names("embedding"), "auto", "none"])
+        raise ConfigError(f"unknown embedding provider {jsondoc.shown(name)} (allowed: {allowed})")
     if name in _NEEDS and importlib.util.find_spec(_NEEDS[name][0]) is None:
         module, package, extra = _NEEDS[name]
         raise MissingDependencyError(f"the {name} embedding provider", extra, package)

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from engram import jsondoc
 from engram.embed.base import EmbeddingIdentity
 from engram.errors import ConfigError, EmbeddingError, MissingDependencyError
 
@@ -93,7 +94,7 @@ def resolve_runtime(model: str | None) -> str:
         if model in (runtime, name):
             return runtime
     allowed = ", ".join(name for name, _ in RUNTIMES.values())
-    raise ConfigError(f"unknown local embedding model {model!r} (allowed: {allowed}, or auto)")
+    raise ConfigError(f"unknown local embedding model {jsondoc.shown(model)} (allowed: {allowed}, or auto)")
 
 
 class _Model:

@@ -33,12 +33,13 @@ class EmbeddingSettings(BaseModel):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, value: str) -> str:
+        from engram import jsondoc
         from engram.registry import names  # what is registered, plug-ins included
 
         value = value.strip().lower()
         allowed = [*names("embedding"), "auto", "none"]
         if value not in (*allowed, ""):
-            raise ValueError(f"unknown embedding provider {value!r}; allowed: {', '.join(allowed)}")
+            raise ValueError(f"unknown embedding provider {jsondoc.shown(value)}; allowed: {', '.join(allowed)}")
         return value
 
 

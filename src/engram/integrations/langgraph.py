@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from engram import jsondoc
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
@@ -163,7 +164,7 @@ def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None, where: 
         if isinstance(condition, Mapping) and condition and all(k.startswith("$") for k in condition):
             for op, operand in condition.items():
                 if op not in _OPS:
-                    raise ValidationError(f"{where}.{field}", f"unknown operator {op!r}", sorted(_OPS))
+                    raise ValidationError(f"{where}.{field}", f"unknown operator {jsondoc.shown(op)}", sorted(_OPS))
                 if not _OPS[op](have, operand):
                     return False
         elif isinstance(condition, Mapping) and condition:

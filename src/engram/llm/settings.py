@@ -25,12 +25,13 @@ class LLMSettings(BaseModel):
     @field_validator("provider")
     @classmethod
     def _registered(cls, value: str) -> str:
+        from engram import jsondoc
         from engram.registry import names  # what is registered, plug-ins included
 
         value = value.strip().lower()
         allowed = ["none", *names("llm")]
         if value not in (*allowed, ""):
-            raise ValueError(f"unknown llm provider {value!r}; allowed: {', '.join(allowed)}")
+            raise ValueError(f"unknown llm provider {jsondoc.shown(value)}; allowed: {', '.join(allowed)}")
         return value
 
     @property

@@ -59,7 +59,8 @@ class TimeReader:
             try:
                 zone = ZoneInfo(zone)
             except (ZoneInfoNotFoundError, ValueError):
-                raise ConfigError(f"time.zone: unknown time zone {zone!r} (an IANA name such as Europe/Berlin)") from None
+                raise ConfigError(f"time.zone: unknown time zone {jsondoc.shown(zone)}"
+                                  " (an IANA name such as Europe/Berlin)") from None
         self.zone = zone if zone is not None else _local_zone()
         self.week_start = week_start
         self.read_queries = read_queries
