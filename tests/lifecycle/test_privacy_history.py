@@ -360,3 +360,31 @@ def test_the_read_trail_keeps_a_recall_query_as_redact_stores_text(redacting) ->
         queries = [json.loads(d)["query"] for (d,) in conn.execute("SELECT detail FROM audit_log WHERE action = 'recalled'")]
     assert queries == ["who reads [REDACTED:email]?"]
     assert_absent(db)
+
+
+def test_a_note_key_the_model_spells_an_address_in_is_made_from_the_note_as_stored(redacting) -> None:
+    """Review: synthesis stored the key its model proposed as given, and the model reads the
+    conversation: a key spelling an address kept it in the key column, the audit trail and the
+    memory folder. Such a key is dropped (the engine makes one from the note as stored); two notes
+    of two addresses stay two memories, and a note naming one by its proposed key still links to it."""
+    from engram.agent.synthesize import Synthesizer
+    from engram.llm.base import assistant_message, user_message
+    from engram.llm.openai import OpenAIChat
+    from engram.testing.llm_servers import OpenAICompatServer, Reply
+
+    engram, db = redacting
+    proposed = [{"key": f"admin-{EMAIL}", "content": f"The admin is {EMAIL}."},
+                {"key": "backup-admin-jo@example.org", "content": "The backup admin is jo@example.org."},
+                {"key": "admin-hours", "content": "The admin works mornings.", "links": [f"admin-{EMAIL}"]}]
+    with OpenAICompatServer(Reply.say(json.dumps(proposed))) as server:
+        synthesizer = Synthesizer(engram, OpenAIChat("m", base_url=server.base_url, max_retries=0))
+        report = synthesizer.run([user_message("the admin is [REDACTED:email]"), assistant_message("Noted.")])
+    assert [a.outcome for a in report.applied] == ["created"] * 3
+    stored = {m.key: m for m in engram.list(limit=10)}
+    assert {key: m.content for key, m in stored.items()} == {
+        "admin-redacted-email": "The admin is [REDACTED:email].",
+        "backup-admin-redacted-email": "The backup admin is [REDACTED:email].",
+        "admin-hours": "The admin works mornings."}
+    assert stored["admin-hours"].links == (stored["admin-redacted-email"].id,)
+    assert_absent(db)
+    assert b"jo@example" not in raw_bytes(db)

@@ -201,7 +201,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     scope = memory.scope if memory else (layout or Layout()).scope_of_dir(conflict.file.rsplit("/", 1)[0])
     view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
     if memory is None:
-        restored = source.to_memory(scope, engram.clock())
+        restored = source.to_memory(scope, engram.clock(), engram.privacy)
         view.import_snapshot(snapshot.dump([replace(restored, id=_restored_id(conflict), content=content or "")]))
     else:
         view.remember(

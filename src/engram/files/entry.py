@@ -44,6 +44,7 @@ from engram.temporal.instants import instant, parse_validity
 if TYPE_CHECKING:
     from engram.engine import Engram
     from engram.model import WriteResult
+    from engram.privacy import PiiPolicy
 
 from .paths import text_hash
 
@@ -106,11 +107,27 @@ class Entry:
             *([self.valid_from, self.valid_until] if self.valid_from is not None or self.valid_until is not None else []),
         ], sort_keys=True, ensure_ascii=False))
 
-    def to_memory(self, scope: Scope, now: float) -> Memory:
-        """A ``Memory`` for importing this entry with its id, key and times (made up when absent)."""
+    def stored_key(self, privacy: PiiPolicy) -> str:
+        """The key this entry is stored under: its own, else one made from its content as ``privacy``
+        stores it (redacted under ``redact``), as ``remember`` makes one. Made from the content as
+        written, an entry written by hand without a key (``the admin is ops@example.com``) was stored
+        as ``admin-ops-example-com``: the key column, the audit trail and the folder's marker kept what
+        ``redact`` masked in its text. Content whose redaction is refused (two names of a JSON object
+        made one) is not imported; its key is made from it screened as text, holding no finding all the same."""
+        if self.key:
+            return self.key
+        try:
+            content = privacy.screen(self.content)[0]
+        except ValidationError:
+            content = privacy.screen(self.content, as_json=False)[0]
+        return key_from_content(content)
+
+    def to_memory(self, scope: Scope, now: float, privacy: PiiPolicy) -> Memory:
+        """A ``Memory`` for importing this entry with its id, key (``stored_key``) and times (made up
+        when absent). Its content is as written: the import screens it."""
         created = self.created_at if self.created_at is not None else now
         return Memory(
-            id=self.id or new_id(), key=self.key or key_from_content(self.content), content=self.content,
+            id=self.id or new_id(), key=self.stored_key(privacy), content=self.content,
             category=self.category, type=self.type, layer=self.layer, tags=self.tags, metadata=dict(self.metadata),
             importance=self.importance, related_entity=self.related_entity, source=self.source, scope=scope,
             created_at=created, updated_at=self.updated_at if self.updated_at is not None else created,

@@ -346,7 +346,7 @@ def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[s
                 # Screened here, where each warning can name its file and line (import_snapshot
                 # screens again: what is redacted is not found again, and its warnings go unsaid).
                 try:
-                    memory, found = engram.privacy.screen_memory(entry.to_memory(scope, now))
+                    memory, found = engram.privacy.screen_memory(entry.to_memory(scope, now, engram.privacy))
                     # A marker may be longer than what it replaced (``a@b.io``): content read within
                     # the limit can pass it once redacted. Refused here by its file and line, where the
                     # user can shorten it, not by the snapshot's name for it (``memories[3].content``).

@@ -411,8 +411,8 @@ def _import_with_ids(
     if not found:
         return
     now = database.clock()
-    memories = [entry.to_memory(scope, now) for _, entry in found]
     view = database.view(scope)
+    memories = [entry.to_memory(scope, now, view.privacy) for _, entry in found]
     # An id (or key) repeated in the folder: the store keeps the first, as it always did here.
     repeated = snapshot.repeats(memories)
     view.import_snapshot(snapshot.dump(m for i, m in enumerate(memories) if i not in repeated), progress=progress)

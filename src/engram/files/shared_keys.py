@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engram.errors import EngramError
-from engram.ids import key_from_content
 from engram.model import Memory, MemoryFilter, Scope
 
 from . import conflicts
@@ -71,8 +70,12 @@ def settle(
     database neither holds nor recorded) and this database's memories of ``scope``, as the module
     doc says; returns the entries left to import. ``st``, ``files`` and ``report`` change in place."""
     by_key: dict[str, list[_Version]] = defaultdict(list)
+    # Grouped by the key each is stored under (made from its text as stored when it has none): under
+    # ``redact``, a key made from the text as written was no key stored, and the conflict note and the
+    # report named it, spelling what redaction masks (``admin-contact-ops-example-com``).
+    privacy = database.view(scope).privacy
     for found in unknown:
-        by_key[found[1].key or key_from_content(found[1].content)].append(_Version(found[1], found=found))
+        by_key[found[1].stored_key(privacy)].append(_Version(found[1], found=found))
     for key, versions in by_key.items():
         # The store as it is now: a memory of the key this pass forgot (taken out of its file) is no version.
         held = database.store.list(MemoryFilter(scopes=(scope,), include_superseded=True, key=key), limit=1)
