@@ -170,6 +170,15 @@ _SHORTEST_FINDING = 6
 # A string of valid JSON text (names too: quotes around characters or backslash escapes), or a
 # number: outside its strings, valid JSON has digits only in numbers.
 _JSON_SCALAR = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
+# A surrogate on its own: valid JSON text spells one as an escape (``"\\ud800"``), never as itself.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_string(text: str) -> str:
+    """``text`` written as a JSON string, non-ASCII kept as itself but for a lone surrogate (a
+    string of the JSON given may hold one as an escape), written as its escape again: as itself it
+    is no UTF-8, and the redacted text was refused as holding one the text given did not."""
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
@@ -356,7 +365,7 @@ class PiiPolicy:
                 redacted = self._screened(value, counts)
             else:  # a fraction's digits are no card number (0.4111111111111111 is a float, 2.5% of them pass Luhn)
                 return token
-            return token if redacted == value else json.dumps(redacted, ensure_ascii=False)
+            return token if redacted == value else _json_string(redacted)
 
         out = _JSON_SCALAR.sub(screened, text)
         if out != text:

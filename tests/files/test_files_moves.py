@@ -367,3 +367,31 @@ def test_a_store_that_cannot_move_reports_the_entry_and_loses_nothing(tmp_path: 
     finally:
         syncer.detach()
         engram.close()
+
+
+@pytest.mark.parametrize("end", ["successor", "superseded"])
+def test_a_move_that_would_hide_a_successor_from_the_memory_it_supersedes_is_refused(home: Path, end: str) -> None:
+    """bob's "old" is superseded by his "new". Moved into alice's folder, either end was moved: bob's
+    fact stayed out of his recall, retired by a memory of alice's (its id in his ``superseded_by``),
+    or alice's moved fact named bob's memory as its successor. The move is refused, said, and undone
+    in the files; nothing changes in the database."""
+    bob = ("--agent", "bob")
+    cli_output(home, *bob, "remember", "the boiler is grey", "--key", "old", "--tags", "notes")
+    cli_output(home, *bob, "remember", "the boiler is red", "--key", "new", "--tags", "notes")
+    _remember(home, "alice", "the target's own fact", key="own")
+    cli_output(home, *bob, "supersede", "old", "new")
+    cli_output(home, "sync")
+    ids = {k: json.loads(cli_output(home, *bob, "--json", "get", k))["id"] for k in ("old", "new")}
+    moved = ids["new" if end == "successor" else "old"]
+    _move(home, moved, "bob", "alice")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    rows = _rows(home / "memory.db")
+    assert rows[ids["old"]][0] == rows[ids["new"]][0] == "agent:bob"
+    assert report["to_database"]["moved"] == 0
+    assert [p for p in report["problems"] if f"entry {moved} not moved" in p and "cannot see" in p], report["problems"]
+    assert moved in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert moved not in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    _quiet(home)
+    assert "the boiler is red" in cli_output(home, *bob, "recall", "boiler")

@@ -179,3 +179,17 @@ def test_a_metadata_name_given_as_a_number_is_screened_as_its_digits(tmp_path: P
     # The policy itself, for any caller: a number name that is no finding stays a number.
     assert PiiPolicy("redact").screen_metadata({card: 1, 7: 2}) == (
         {"[REDACTED:card]": 1, 7: 2}, ["in metadata: redacted possible PII before storing: card number (1)"])
+
+
+def test_a_json_string_holding_an_escaped_lone_surrogate_is_stored_once_redacted(tmp_path: Path) -> None:
+    """``"\\ud800"`` is valid JSON (ASCII text). The string around a finding was written again with
+    the surrogate as itself, which no UTF-8 holds: under redact the content was refused as holding a
+    lone surrogate it did not hold (warn stored it). It stays an escape; the other text as itself."""
+    given = '{"note": "\\ud800 é mail a@b.io", "tool": "x"}'
+    with opened(tmp_path, "redact") as engram:
+        stored = engram.remember(given, key="odd").memory
+        engram.history.append("web:1", "user", "note it", metadata={"raw": given})
+        assert stored.content == '{"note": "\\ud800 é mail [REDACTED:email]", "tool": "x"}'
+        assert json.loads(stored.content) == {"note": "\ud800 é mail [REDACTED:email]", "tool": "x"}
+        (message,) = engram.history.all("web:1")
+        assert message.metadata["raw"] == stored.content

@@ -13,7 +13,8 @@ Rules every backend keeps:
 - ``link`` is bidirectional and fails (returns False) when either end is missing.
 - ``move`` changes a memory's scope in place: its id, times, recall count, versions and vector stay;
   its key too unless the new scope holds it (then a free key from it, as ``upsert`` derives one);
-  the links it would keep to another agent's memories go (``crosses_agents``), in the same write.
+  the links it would keep to another agent's memories go (``crosses_agents``), in the same write;
+  a move that would hide a superseded memory's successor from it is refused (``refuse_hidden_supersession``).
 - ``set_superseded`` checks, in the same transaction as its write, that both ends are stored and
   that the successor is not already superseded by the memory (directly or through others): two
   racing supersedes, in two threads, processes or hosts, never leave a cycle.
@@ -206,7 +207,9 @@ class MemoryStore(Protocol):
         """Make the memory ``memory_id`` one of ``scope``, in one write: the same id, content, times,
         recall count, versions and vector; its key unless a memory of ``scope`` holds it, then the
         free key ``free_key`` finds from it; every link that would join it to another agent's memory
-        removed both ways (``crosses_agents``), the others kept. Returns the memory as stored after
+        removed both ways (``crosses_agents``), the others kept. Raises ``ValidationError`` (nothing
+        changed) when a memory it supersedes, or its successor, would no longer see the successor
+        (``refuse_hidden_supersession``). Returns the memory as stored after
         (links included), None when no memory has that id (nothing changed). The file sync moves
         an entry a person moved by hand from one scope's folder to another's with it."""
         ...
@@ -315,6 +318,24 @@ def crosses_agents(agent: str | None, other: str | None) -> bool:
     memories and to global ones (``import_links`` keeps the same rule; a global memory may be
     linked from every agent's)."""
     return bool(agent) and bool(other) and agent != other
+
+
+def refuse_hidden_supersession(memory: Memory, scope: Scope, successor: Memory | None,
+                               predecessors: Iterable[Memory]) -> None:
+    """``ValidationError`` (``scope``) when moving ``memory`` into ``scope`` would leave a superseded
+    memory unable to see its successor (``Engram.supersede``'s rule): ``successor``, the memory that
+    supersedes it, outside what ``scope`` sees, or ``scope`` outside what one of ``predecessors`` (the
+    memories it supersedes) sees. Moved anyway, bob's superseded fact stayed out of his recall, retired
+    by a memory of alice's he cannot read, and its ``superseded_by`` named that memory's id to him."""
+    hidden = [(memory.key, successor.key, successor.scope, scope)] if (
+        successor is not None and successor.scope not in scope.visible()) else []
+    hidden += [(old.key, memory.key, scope, old.scope) for old in predecessors if scope not in old.scope.visible()]
+    if hidden:
+        old_key, new_key, new_scope, old_scope = hidden[0]
+        raise ValidationError("scope", f"moving {memory.key} to {scope} would leave {old_key} ({old_scope}) superseded"
+                              f" by {new_key} ({new_scope}), which {old_scope} cannot see",
+                              f"a scope that keeps a superseded memory's successor visible to it: move {memory.key}"
+                              " back, or move the memories it supersedes or is superseded by with it")
 
 
 def links_among_sql(where_from: str, where_to: str) -> str:

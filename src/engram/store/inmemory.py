@@ -33,6 +33,7 @@ from engram.store.base import (
     crosses_agents,
     import_links,
     linked_memories,
+    refuse_hidden_supersession,
     write_each,
 )
 from engram.store.free_key import free_key
@@ -339,6 +340,8 @@ class InMemoryMemoryStore:
             old = self._rows.get(memory_id)
             if old is None or old.scope == scope:
                 return None if old is None else self._out(old)
+            refuse_hidden_supersession(old, scope, self._rows.get(old.superseded_by or ""),
+                                       [row for row in self._rows.values() if row.superseded_by == memory_id])
             new = _scope_key(scope)
             key = free_key(old.key, lambda keys: {k for k in keys if (new, k) in self._by_key})
             for end in [e for e in self._links.get(memory_id, ()) if crosses_agents(scope.agent, self._rows[e].scope.agent)]:

@@ -38,6 +38,7 @@ from engram.store.base import (
     kind_counts_sql,
     linked_memories,
     links_among_sql,
+    refuse_hidden_supersession,
 )
 
 # A memory's stored columns, in the one order both backends read (``SqlMemoryStore._decode``) and
@@ -215,6 +216,9 @@ class SqlMemoryStore:
         old = found[0]
         if old.scope == scope:
             return old
+        successor = self._select(conn, f"m.id = {m}", (old.superseded_by,)) if old.superseded_by else []
+        refuse_hidden_supersession(old, scope, successor[0] if successor else None,
+                                   self._select(conn, f"m.superseded_by = {m}", (memory_id,)))
         agent, session = scope_columns(scope)
         key = self._free_key(conn, agent, session, old.key)
         ends = conn.execute(

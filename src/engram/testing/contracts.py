@@ -218,7 +218,25 @@ class MemoryStoreContract(TemporalContract):
         assert store.move(moved.id, Scope()) == store.get_many([moved.id])[0]  # already there: nothing changes
         assert store.move("no-such-id", Scope("alice")) is None and store.get_many([session.id])[0].links == ()
 
+    def test_move_refuses_to_hide_a_successor_from_the_memory_it_supersedes(
+            self, store: MemoryStore, clock: FakeClock) -> None:
+        bob = Engram(store, agent="bob", clock=clock, embedder=HashingEmbedder())
+        old = bob.remember("the boiler is grey", key="old").memory
+        new = bob.remember("the boiler is red", key="new").memory
+        shared = bob.remember("the flat's boiler is old", key="flat", scope="global").memory
+        bob.supersede(old.id, new.id)
+        bob.supersede(shared.id, bob.remember("the flat's boiler is new", key="flat2", scope="global").memory.id)
+        for moved, to in ((new.id, Scope("alice")), (old.id, Scope("alice")), (new.id, Scope("bob", "s1")),
+                          (store.get_many([shared.id])[0].superseded_by, Scope("bob"))):
+            with pytest.raises(ValidationError, match="cannot see") as refused:
+                store.move(moved, to)
+            assert refused.value.field == "scope"
+        assert [m.scope for m in store.get_many([old.id, new.id, shared.id])] == [Scope("bob"), Scope("bob"), Scope()]
+        # A successor moved where the memory it supersedes still sees it: moved.
+        assert store.move(old.id, Scope("bob", "s1")).scope == Scope("bob", "s1")
+
     def test_visible_stats_count_only_what_the_view_reads(self, store: MemoryStore, clock: FakeClock) -> None:
+
         mem = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder())
         mem.remember("alice tea note", key="tea")
         mem.remember("alice cup note", key="cup", links=["tea"], type="decision", category="core")
