@@ -16,6 +16,7 @@ from engram.interfaces.cli.state import state
 from engram.text import counted
 
 if TYPE_CHECKING:
+    from engram.agent_stats import AgentStats
     from engram.engine import Engram, Filters
     from engram.importers.apply import ImportedConversation
     from engram.metrics import LatencySummary
@@ -588,17 +589,19 @@ def stats(
         render.emit_json({**present.agent_stats_dict(data), "location": data.location, "latency": latency})
         return
     where = data.agent if data.session is None else f"{data.agent}/{data.session}"
-    render.console.print(f"backend      {data.backend} ({data.location})")
-    render.console.print(f"memories     {data.memories} visible to agent {where} (its own and global ones)")
-    for name, n in sorted(data.by_category.items()):
-        render.console.print(f"  {name:<20} {n}")
-    for name, n in sorted(data.by_type.items()):
-        render.console.print(f"  {name:<20} {n}")
-    for name, n in sorted(data.by_scope.items()):
-        render.console.print(f"  {name:<20} {n}")
-    render.console.print(f"links        {data.links}")
-    render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'})")
+    _figures(data, f"visible to agent {where} (its own and global ones)", (data.by_category, data.by_type, data.by_scope))
     _latency(latency)
+
+
+def _figures(data: StoreStats | AgentStats, memories: str, groups: tuple[dict[str, int], ...], whose: str = "") -> None:
+    """The counts ``stats`` prints for one view or database; ``whose`` says whose links and vectors they are."""
+    render.console.print(f"backend      {data.backend} ({data.location})")
+    render.console.print(f"memories     {data.memories} {memories}")
+    for group in groups:
+        for name, n in sorted(group.items()):
+            render.console.print(f"  {name:<20} {n}")
+    render.console.print(f"links        {data.links}{f' ({whose})' if whose else ''}")
+    render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'}{f', {whose}' if whose else ''})")
 
 
 def _store_stats(every: list[tuple[str | None, StoreStats, list[LatencySummary]]], as_json: bool) -> None:
@@ -615,14 +618,7 @@ def _store_stats(every: list[tuple[str | None, StoreStats, list[LatencySummary]]
             f"in agent {agent}'s own database (its memories and global ones)", f"agent {agent}'s database")
         if agent is not None:
             render.console.print(f"[dim]agent {agent}'s own database:[/dim]")
-        render.console.print(f"backend      {data.backend} ({data.location})")
-        render.console.print(f"memories     {data.memories} {whole}")
-        for name, n in sorted(data.by_category.items()):
-            render.console.print(f"  {name:<20} {n}")
-        for name, n in sorted(data.by_scope.items()):
-            render.console.print(f"  {name:<20} {n}")
-        render.console.print(f"links        {data.links} ({each})")
-        render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'}, {each})")
+        _figures(data, whole, (data.by_category, data.by_scope), each)
         render.console.print(f"size         {data.size_bytes / 1024:.1f} KiB")
         _latency(latency)
 
