@@ -395,3 +395,50 @@ def test_a_move_that_would_hide_a_successor_from_the_memory_it_supersedes_is_ref
     assert moved not in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
     _quiet(home)
     assert "the boiler is red" in cli_output(home, *bob, "recall", "boiler")
+
+
+@pytest.mark.parametrize(("source", "target"), [("bob", "alice"), ("alice", "bob"), ("global", "alice")])
+def test_an_entry_moved_after_a_recall_raised_its_importance_is_moved(home: Path, source: str, target: str) -> None:
+    """A recall strengthens a memory (importance, recall count) unseen by the folder, which shows
+    neither that change nor when it happened: moved before the next sync, the entry is still a move.
+    Before, any change since the last sync made it a copy: the pasted entry was taken out of its new
+    folder and the memory put back in its old one, the user's move silently undone."""
+    view = WHO[source][0]
+    memory_id = _remember(home, source)
+    _remember(home, target, "the target's own fact", key="own")
+    before = json.loads(cli_output(home, *view, "--json", "get", memory_id))
+    cli_output(home, *view, "recall", "moved fact")
+    recalled = json.loads(cli_output(home, *view, "--json", "get", memory_id))
+    assert recalled["recall_count"] == 1 and recalled["importance"] > before["importance"]
+    _move(home, memory_id, source, target)
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 1}
+    assert report["conflicts"] == [] and report["problems"] == []
+    after = json.loads(cli_output(home, *WHO[target][0], "--json", "get", memory_id))
+    assert after["scope"] == SCOPE[target]
+    assert (after["importance"], after["recall_count"], after["content"]) == (recalled["importance"], 1, CONTENT)
+    assert memory_id not in (home / "memory" / WHO[source][2] / "notes.md").read_text(encoding="utf-8")
+    assert memory_id in (home / "memory" / WHO[target][2] / "notes.md").read_text(encoding="utf-8")
+    _quiet(home)
+
+
+def test_an_entry_moved_after_its_content_changed_in_the_database_is_not_moved(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pasted entry is a stale copy when the memory's text changed in the database since the
+    last sync (here written with the folder off): the memory stays bob's, with its new text, and
+    nothing is lost."""
+    memory_id = _remember(home, "bob")
+    _remember(home, "alice", "the target's own fact", key="own")
+    _move(home, memory_id, "bob", "alice")
+    monkeypatch.setenv("ENGRAM_FILES__ENABLED", "false")
+    cli_output(home, "--agent", "bob", "remember", "bob's newer text", "--key", "moved", "--tags", "notes")
+    monkeypatch.delenv("ENGRAM_FILES__ENABLED")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"]["moved"] == 0
+    assert _rows(home / "memory.db")[memory_id] == ("agent:bob", "bob's newer text")
+    assert "bob's newer text" in (home / "memory" / "agents/bob" / "notes.md").read_text(encoding="utf-8")
+    assert memory_id not in (home / "memory" / "agents/alice" / "notes.md").read_text(encoding="utf-8")

@@ -163,6 +163,14 @@ def memory_digest(memory: Memory) -> str:
     return from_memory(memory).digest()
 
 
+def hashes_as_but_for_importance(entry: Entry, importance: float, digest: str) -> bool:
+    """Whether ``entry``, given ``importance`` (the other side's, as the last sync hashed it),
+    hashes as ``digest``: it changed only its importance since. The engine changes importance on
+    its own (a recall strengthens a memory, decay lowers it), so such a change says nothing of an
+    edit (``reconcile._one_side_only_importance``, ``moves.moved_here``)."""
+    return replace(entry, importance=importance).digest() == digest
+
+
 def default_type(category: Category) -> str:
     return "conversation" if category is Category.CONVERSATION else "learned"
 

@@ -17,7 +17,8 @@ tells it another folder it syncs holds the id, so the memory is left for that fo
 over (later in the same pass, or at that folder's next pass for a watcher's pass over one folder).
 
 Only a move that nothing else explains is taken for one: the memory unchanged in the database since
-the last sync (as the old folder's pass forgets only such a memory), its old file there and read
+the last sync but for its importance (which the engine changes on its own, as a recall does; a
+change of its text means the pasted entry is a stale copy), its old file there and read
 (a vanished or emptied file is put back, never taken as a deletion), and no memory file of its old
 folder holding the id any more (an entry moved to another file of its folder, then copied out, is a
 copy). Whatever cannot be read is taken as still holding it. A database syncing only its part of
@@ -36,7 +37,7 @@ one database and an import with the id in the other (the audit trail of each say
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,7 @@ from engram.model import Memory, Scope
 from . import layout
 from . import state as sync_state
 from .document import Document
-from .entry import Entry, Problem, memory_digest
+from .entry import Entry, Problem, from_memory, hashes_as_but_for_importance, memory_digest
 from .paths import PathRefused
 from .report import SyncReport
 from .sides import DatabaseSide, FolderSide
@@ -62,11 +63,14 @@ def moved_here(
     scope: Scope,
     entry_id: str,
     prev: sync_state.EntryState,
+    pasted: list[Entry],
     read: dict[str, Document | None],
     folders: dict[str, dict[str, set[str]] | None],
 ) -> Memory | None:
     """The memory of another scope whose entry ``entry_id``, recorded at ``prev`` (outside
     ``scope``'s folder), was moved into ``scope``'s folder (see the module doc), else None.
+    ``pasted``: the entry as found in ``scope``'s folder (each copy), whose importance is taken as
+    the one last synced, so a memory changed since in importance alone (a recall) is still moved.
     ``read``: the other folders' files parsed this pass (None: not readable); ``folders``: the ids
     in each of those folders' files (``_held``), so a folder is read once however many left it."""
     stored = store.get_many([entry_id])
@@ -74,9 +78,11 @@ def moved_here(
         return None
     memory = stored[0]
     old_dir = side.layout.scope_dir(memory.scope)
-    if (memory.scope == scope or not side.owns(memory.scope) or not layout.directly_in(prev.path, old_dir)
-            or memory_digest(memory) != prev.digest):
+    if memory.scope == scope or not side.owns(memory.scope) or not layout.directly_in(prev.path, old_dir):
         return None
+    if memory_digest(memory) != prev.digest and not any(
+            hashes_as_but_for_importance(from_memory(memory), e.importance, prev.digest) for e in pasted):
+        return None  # changed in the database since (not just its importance): the pasted entry is a stale copy
     if old_dir not in folders:
         folders[old_dir] = _held(side, old_dir, read)
     held = folders[old_dir]
@@ -134,10 +140,18 @@ def _found_outside(side: FolderSide, own_dir: str, ids: set[str], syncs: Callabl
     if not ids:
         return set()
     found: set[str] = set()
+    for doc in _docs_outside(side, own_dir, syncs):
+        found |= ids & ({e.id for e in doc.parsed.entries if e.id} | doc.parsed.invalid_ids)
+    return found
+
+
+def _docs_outside(side: FolderSide, own_dir: str, syncs: Callable[[Scope], bool]) -> Iterator[Document]:
+    """The memory files outside ``own_dir`` in the folder of a scope ``syncs`` accepts, parsed;
+    those that cannot be read or parsed left out."""
     try:
         files = [rel for rel, is_link in side.folder.walk() if not is_link]
     except (PathRefused, OSError):
-        return set()
+        return
     for rel in files:
         try:
             where = side.layout.locate(rel, side.fmt.suffix)
@@ -145,10 +159,19 @@ def _found_outside(side: FolderSide, own_dir: str, ids: set[str], syncs: Callabl
             continue
         if where is None or where[1] == own_dir or not syncs(where[0]):
             continue
-        doc = _parsed(side, rel, {})
-        if doc is not None:
-            found |= ids & ({e.id for e in doc.parsed.entries if e.id} | doc.parsed.invalid_ids)
-    return found
+        if (doc := _parsed(side, rel, {})) is not None:
+            yield doc
+
+
+def moved_out_after_importance_changed(side: FolderSide, scope: Scope, memory: Memory, prev: sync_state.EntryState) -> bool:
+    """Whether the memory of ``scope``, whose entry left its folder and which changed in the
+    database since the last sync (``prev``), changed in importance alone (a recall) and its entry
+    is in another folder this database syncs: moved by hand, for that folder's pass to take over
+    (``moved_here``), not a removal to put back."""
+    in_database = from_memory(memory)
+    return any(hashes_as_but_for_importance(in_database, e.importance, prev.digest)
+               for doc in _docs_outside(side, side.layout.scope_dir(scope), side.owns)
+               for e in doc.parsed.entries if e.id == memory.id)
 
 
 def take_over(

@@ -44,7 +44,7 @@ from engram.model import Memory, Scope
 from . import conflicts, layout, moves, removals, repeats, shared_keys
 from . import state as sync_state
 from .document import Document
-from .entry import Entry, Problem, from_memory, iso, memory_digest, store_entry, utc
+from .entry import Entry, Problem, from_memory, hashes_as_but_for_importance, iso, memory_digest, store_entry, utc
 from .links import PendingLink, dropped
 from .paths import PathRefused
 from .report import SyncReport
@@ -161,7 +161,8 @@ def _part_repeats(
             stored = store.get_many([entry_id]) if original is not None else []
             if stored:
                 kept, others, memory = (prev.path, original), found, stored[0]
-            elif original is None and (mover := moves.moved_here(side, store, scope, entry_id, prev, elsewhere, folders)):
+            elif original is None and (
+                    mover := moves.moved_here(side, store, scope, entry_id, prev, [e for _, e in found], elsewhere, folders)):
                 moved[entry_id] = mover
         if kept is None:
             if len(found) == 1:
@@ -271,7 +272,7 @@ def _settle(
         st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
     elif memory is not None:
         db_hash = memory_digest(memory)
-        if prev is not None and db_hash == prev.digest:
+        if prev is not None and (db_hash == prev.digest or moves.moved_out_after_importance_changed(side, scope, memory, prev)):
             if prev.path not in files.docs and exists(side.folder, prev.path):
                 return  # its file is there but was not read (reported): no deletion seen
             removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
@@ -359,9 +360,9 @@ def _one_side_only_importance(memory: Memory, entry: Entry, prev: sync_state.Ent
     if prev is None:
         return None
     in_database = from_memory(memory)
-    if replace(in_database, importance=entry.importance).digest() == prev.digest:
+    if hashes_as_but_for_importance(in_database, entry.importance, prev.digest):
         return replace(entry, importance=memory.importance)
-    if replace(entry, importance=memory.importance).digest() == prev.digest:
+    if hashes_as_but_for_importance(entry, memory.importance, prev.digest):
         return replace(in_database, importance=entry.importance)
     return None
 
