@@ -163,3 +163,51 @@ class EveryAgentsUpkeep:
                 failed = failed or exc
         if failed is not None:
             raise failed
+
+
+class StoreWideCount:
+    """How many memories every agent's database in the home holds together, each once: ``/metrics``'
+    ``engram_memories``. A global memory is kept in every agent's database (``per_agent_databases``),
+    so each database's own memories (its agent's and its sessions') are summed and its global ones
+    counted by id, once however many databases hold them. The global ids of a database are read
+    again only when its ``change_token`` has changed since (or it cannot tell), so a scrape costs
+    one count per database in between. A home with one database: that database's count."""
+
+    PAGE = 10_000
+
+    def __init__(self, engram: Engram) -> None:
+        self._engram = engram
+        self._global_ids: dict[int, tuple[object, frozenset[str]]] = {}  # id(engine) -> (change token, ids)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> int:
+        engines = every_agents_engine(self._engram)
+        if len(engines) == 1:
+            return engines[0].stats().memories
+        own = 0
+        global_ids: set[str] = set()
+        with self._lock:
+            for engine in engines:
+                stats = engine.stats()
+                held = stats.by_scope.get("global", 0)
+                own += stats.memories - held
+                if held:
+                    global_ids |= self._globals_of(engine)
+        return own + len(global_ids)
+
+    def _globals_of(self, engine: Engram) -> frozenset[str]:
+        """(Under the lock.) The ids of ``engine``'s database's global memories, superseded ones too."""
+        from engram.model import MemoryFilter, Scope
+
+        token = engine.store.change_token()
+        kept = self._global_ids.get(id(engine))
+        if token is not None and kept is not None and kept[0] == token:
+            return kept[1]
+        everything_global = MemoryFilter(scopes=(Scope(),), include_superseded=True)
+        ids: set[str] = set()
+        offset = 0
+        while page := engine.store.list(everything_global, limit=self.PAGE, offset=offset):
+            ids.update(m.id for m in page)
+            offset += len(page)
+        self._global_ids[id(engine)] = (token, frozenset(ids))
+        return self._global_ids[id(engine)][1]

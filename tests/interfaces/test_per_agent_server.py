@@ -211,3 +211,31 @@ def test_the_operators_serve_makes_no_database_for_an_agent_until_its_token_is_u
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+def test_the_metrics_memory_count_is_every_agents_databases_each_memory_once(tmp_path: Path) -> None:
+    """``engram_memories`` counts every agent's database in the home, a global memory once however
+    many databases keep it (the folder sync keeps one in each). It counted the server's first
+    database alone: here alice's 2, not the 4 memories the home holds."""
+    with _open(tmp_path, "bob") as bob:
+        bob.remember("bob's deploy runs on Fridays", key="deploy")
+        bob.for_session("s1").remember("bob's scratch for this session", key="scratch", scope="session")
+        shared = bob.remember("the office closes at six", key="office", scope="global").memory
+    engram = _open(tmp_path, "alice")
+    engram.remember("alice's runs daily", key="runs")
+    assert engram.store.import_memories([shared]).imported == 1  # as the sync of global/ keeps it in hers too
+    tokens = open_tokens(load_settings(home=tmp_path, agent="alice", per_agent_databases=True), engram.backend)
+    try:
+        scraper, _ = tokens.create("metrics", "prometheus")
+        server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_tools="both"))).start()
+        try:
+            with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {scraper}"}, timeout=30) as http:
+                assert "\nengram_memories 4.0\n" in http.get("/metrics").text
+                engram.for_agent("bob").remember("bob's second note", key="second")
+                engram.remember("a global note of alice's", key="alices-global", scope="global")
+                assert "\nengram_memories 6.0\n" in http.get("/metrics").text
+        finally:
+            server.stop()
+    finally:
+        tokens.close()
+        engram.close()

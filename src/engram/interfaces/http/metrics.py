@@ -7,6 +7,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from engram.agent_databases import StoreWideCount
 from engram.engine import Engram
 
 
@@ -20,8 +21,8 @@ class Metrics:
         self.latency = Histogram("engram_http_request_seconds", "HTTP request latency", ["method", "route"],
                                  registry=self.registry,
                                  buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
-        memories = Gauge("engram_memories", "Memories stored (all agents)", registry=self.registry)
-        memories.set_function(lambda: engram.stats().memories)
+        memories = Gauge("engram_memories", "Memories stored (all agents; a global one once)", registry=self.registry)
+        memories.set_function(StoreWideCount(engram))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
