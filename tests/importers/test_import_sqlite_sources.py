@@ -427,3 +427,40 @@ INSERT INTO messages VALUES ('telegram:42:', 6, 'tool', 'timeout', 'weather', 'c
     tools = [m for m in as_json(home, "history", "show", "telegram:42")["messages"] if m["role"] == "tool"]
     assert [(m["content"], m["metadata"]["sclaw"].get("is_error")) for m in tools] == [
         ("sunny, 4 degrees", None), ("timeout", True)]
+
+
+def test_ptrclaw_category_is_read_case_sensitively_as_ptrclaw_does(tmp_path: Path) -> None:
+    """PtrClaw's ``category_from_string`` knows ``core`` and ``conversation`` as written: ``Core``
+    and ``CONVERSATION`` are knowledge to PtrClaw, so knowledge here too, their names kept. engram
+    lowercased them, so a row PtrClaw lets decay became a permanent core memory."""
+    home = tmp_path / "home"
+    db = database(tmp_path / "memory.db", PTRCLAW_SCHEMA, PTRCLAW_ROWS + """
+UPDATE memories SET category = 'Core' WHERE key = 'user-prefers-python';
+UPDATE memories SET category = 'CONVERSATION' WHERE key = 'lunch-talk';
+""")
+    summary = as_json(home, "import", str(db))
+    assert summary["imported"] == 3, summary
+    assert 'memories: 1 row of category "Core" imported as knowledge, as PtrClaw reads it (the category is kept in' \
+           " metadata.ptrclaw.category)" in summary["warnings"], summary["warnings"]
+    by_key = {m["key"]: m for m in as_json(home, "list")}
+    assert (by_key["user-prefers-python"]["category"], by_key["user-prefers-python"]["metadata"]["ptrclaw"]) == (
+        "knowledge", {"id": "e1", "category": "Core"})
+    assert (by_key["lunch-talk"]["category"], by_key["lunch-talk"]["type"]) == ("knowledge", "learned")
+    assert by_key["project-uses-python"]["category"] == "knowledge"
+
+
+def test_ptrclaw_json_file_reads_its_category_case_sensitively_as_its_database_does(tmp_path: Path) -> None:
+    entries = [
+        {"id": "e1", "key": "soul", "content": "Curious and kind", "category": "Core", "timestamp": 1770632100},
+        {"id": "e2", "key": "rule", "content": "Answer briefly", "category": "core", "timestamp": 1770632200},
+    ]
+    source = tmp_path / "memory.json"
+    source.write_text(json.dumps(entries), encoding="utf-8")
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(source))
+    assert summary["imported"] == 2, summary
+    assert 'entries[0].category: 1 entry of category "Core" imported as knowledge, as PtrClaw reads it (the category ' \
+           "is kept in metadata.ptrclaw.category)" in summary["warnings"], summary
+    by_key = {m["key"]: m for m in as_json(home, "list")}
+    assert (by_key["soul"]["category"], by_key["soul"]["metadata"]) == ("knowledge", {"ptrclaw": {"category": "Core"}})
+    assert (by_key["rule"]["category"], by_key["rule"]["metadata"]) == ("core", {})

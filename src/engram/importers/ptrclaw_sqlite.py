@@ -5,7 +5,7 @@ Tables (PtrClaw's "SqliteMemory" schema): ``memories`` (``id``, ``key``, ``conte
 and ``memory_links`` (``from_key``, ``to_key``: each link stored in both directions). Mapping,
 as engram reads PtrClaw's JSON snapshots: each row is one memory with its key, content and
 category (``core``, ``knowledge``, ``conversation``; a conversation entry's type is
-``conversation``; any other category, which PtrClaw reads as knowledge, is knowledge too, its
+``conversation``, as written; any other category, which PtrClaw reads as knowledge (``Core`` too), is knowledge, its
 name kept in ``metadata["ptrclaw"]["category"]`` and named in a warning), created and updated at
 its ``timestamp``, last accessed at ``last_accessed`` (0 is never); a non-empty ``session_id`` is
 kept as ``metadata["session_id"]`` and PtrClaw's id as ``metadata["ptrclaw"]["id"]``. Links join
@@ -19,10 +19,10 @@ from pathlib import Path
 
 from engram import jsondoc
 from engram.db.foreign import PTRCLAW
-from engram.errors import ValidationError
 from engram.importers.base import Plan, Record, fail, timestamp
 from engram.importers.sqlite_source import open_readonly, optional_text, rows, text
-from engram.model import Category, parse_category
+from engram.model import Category
+from engram.snapshot import ptrclaw_category
 from engram.text import counted
 
 KIND = PTRCLAW
@@ -59,12 +59,7 @@ def _record(where: str, row: dict) -> tuple[Record, str | None]:
     """The row's memory, and its category's own name when that is none of engram's."""
     key = text(row["key"], f"{where}.key", empty=False)
     named = text(row["category"], f"{where}.category")
-    try:
-        category, own = parse_category(named), None
-    except ValidationError:
-        # PtrClaw's category_from_string reads any name but "core" and "conversation" as knowledge:
-        # a file PtrClaw works with imports, its own name kept.
-        category, own = Category.KNOWLEDGE, named
+    category, own = ptrclaw_category(named)  # as PtrClaw reads it: "Core" is knowledge, its own name kept
     at = timestamp(_integer(row["timestamp"], f"{where}.timestamp"), f"{where}.timestamp")
     seen = row.get("last_accessed")
     metadata: dict = {}
