@@ -438,6 +438,11 @@ MALFORMED = [
     (lambda d: d["users"][0]["threads"][0]["messages"][3].pop("created_at"),
      "users[0].threads[0].messages[3].created_at: is missing"),
     (lambda d: d["users"][1]["threads"][0].pop("thread_id"), "users[1].threads[0].thread_id: is missing"),
+    # The SDK's model_dump() names a message's id uuid_: so is a bad one named (it was named .uuid).
+    (lambda d: d["users"][1]["threads"][0]["messages"][1].update(uuid_=[5]),
+     "users[1].threads[0].messages[1].uuid_: got a list (allowed: text)"),
+    (lambda d: d["users"][0]["threads"][0]["messages"][1].update(uuid=[5]),
+     "users[0].threads[0].messages[1].uuid: got a list (allowed: text)"),
     (lambda d: d["users"][1].update(user_id=None), "users[1].user_id: is missing"),
     (lambda d: d["users"][1]["edges"].append({**d["users"][0]["edges"][2], "fact": "Alice lives in Porto."}),
      'users[1].edges[1].uuid: "e7b2c4d6-2222-4ccc-8ddd-000000000003" repeats users[0].edges[2], which differs'),

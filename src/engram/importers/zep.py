@@ -146,12 +146,18 @@ def read(text: str) -> Plan:
 
 
 def _uuid(item: Mapping[str, Any], where: str) -> str:
-    """Zep's id of an object: ``uuid`` in the API's JSON, ``uuid_`` in the SDK's ``model_dump()``."""
-    name = "uuid" if "uuid" in item or "uuid_" not in item else "uuid_"
-    found = optional_text(item.get(name), member(where, name))
+    """Zep's id of an object (``_optional_uuid``), which it must have."""
+    found = _optional_uuid(item, where)
     if found is None:
         raise fail(member(where, "uuid"), "is missing", "Zep's uuid of the object")
     return found
+
+
+def _optional_uuid(item: Mapping[str, Any], where: str) -> str | None:
+    """Zep's id of an object, if given: ``uuid`` in the API's JSON, ``uuid_`` in the SDK's
+    ``model_dump()``; a bad one is named as the file spells it."""
+    name = "uuid" if "uuid" in item or "uuid_" not in item else "uuid_"
+    return optional_text(item.get(name), member(where, name))
 
 
 def _text(item: Mapping[str, Any], name: str, where: str, what: str) -> str:
@@ -317,7 +323,7 @@ class _User:
                 what = f"{role} messages" if role not in _IMPORTED_ROLES else "empty messages"
                 left_out[what] = left_out.get(what, 0) + 1
                 continue
-            uuid = optional_text(message.get("uuid", message.get("uuid_")), f"{place}.uuid")
+            uuid = _optional_uuid(message, place)
             provenance = {k: v for k, v in (("uuid", uuid), ("name", name)) if v}
             meta = with_provenance(own, KIND, provenance, place, self.plan.warnings) if provenance else own
             said.append(HistoryEntry(place, key, role, content, at, meta, agent=self.agent))
