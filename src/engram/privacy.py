@@ -309,6 +309,19 @@ class PiiPolicy:
         screened = dataclasses.replace(message, content=content, tool_calls=calls, metadata=metadata)
         return screened, [*self._warnings(counts), *in_metadata]
 
+    def proposed_key(self, key: str | None) -> str | None:
+        """A key engram itself proposes for what it stores (its model's key for a note, an
+        extractor's slot key for a fact), or None when ``redact`` finds PII in it: the caller then
+        keys the text as stored (``key_from_content``, or the engine's own key). Such keys come from
+        what was said, and a model may spell out in one what the message masked
+        (``admin-ops@example.com``), which the store keeps as given in the key column, the audit
+        trail and the memory folder. Dropped rather than redacted in place: two keys redacted alike
+        (``admin-[REDACTED:email]``) would make facts about two addresses one memory, the second
+        overwriting the first. Keys a caller gives are its own and stay as given (module doc)."""
+        if not key or self.mode != "redact":
+            return key
+        return None if detect(key, self.kinds) else key
+
     def withholds(self, texts: Iterable[str]) -> bool:
         """Whether a copy of ``texts`` that must stay as given (a cached model answer, which a hit
         hands back as the live call did) may not be written: under ``redact``, when any of them

@@ -45,7 +45,48 @@ def test_a_synced_entry_without_a_key_is_keyed_from_its_text_as_stored(tmp_path:
     cli_output(home, "sync", env=REDACT)
     [memory] = json.loads(cli_output(home, "--json", "list", env=REDACT))
     assert (memory["key"], memory["content"]) == ("admin-redacted-email", "the admin is [REDACTED:email]")
-    assert _holding(home, notes) == []  # (the file written by hand holds what its writer wrote)
+    assert _holding(home) == []  # the entry written by hand too: rewritten as stored (below)
+
+
+SETTLED = ("files -> database: 0 created, 0 updated, 0 forgotten, 0 moved\n"
+           "database -> files: 0 added, 0 updated, 0 removed in 0 file(s)")
+
+
+def test_an_entry_edited_by_hand_is_rewritten_as_stored_and_the_next_syncs_find_nothing(tmp_path: Path) -> None:
+    # A person types an address into an entry engram wrote: the database stores it masked, and so
+    # does the folder, in the same pass. Left as typed, the mirror kept the address and every later
+    # sync took the file's text for a new edit ("1 updated", a version of the memory each time).
+    home = tmp_path / "home"
+    cli_output(home, "remember", "--key", "admin", "the admin is bob", env=REDACT)
+    cli_output(home, "sync", env=REDACT)
+    [notes] = (home / "memory" / "agents" / "default").glob("*.md")
+    notes.write_text(notes.read_text("utf-8").replace("bob", EMAIL), encoding="utf-8")
+    out = cli_output(home, "sync", env=REDACT)
+    assert "0 created, 1 updated" in out and "0 added, 1 updated, 0 removed in 1 file(s)" in out
+    [memory] = json.loads(cli_output(home, "--json", "list", env=REDACT))
+    assert (memory["key"], memory["content"]) == ("admin", "the admin is [REDACTED:email]")
+    assert "- the admin is [REDACTED:email] (" in notes.read_text("utf-8")
+    assert _holding(home) == []
+    assert SETTLED in cli_output(home, "sync", env=REDACT)
+    assert SETTLED in cli_output(home, "sync", env=REDACT)
+    [after] = json.loads(cli_output(home, "--json", "list", env=REDACT))
+    assert after["updated_at"] == memory["updated_at"]  # not stored again by either
+
+
+def test_an_entry_with_an_unknown_id_is_rewritten_as_stored_and_the_next_syncs_find_nothing(tmp_path: Path) -> None:
+    # An entry with an id the database has never seen (written by hand, or a copied folder) is
+    # imported with its id: its file shows it as stored, with the key it was given.
+    home = tmp_path / "home"
+    cli_output(home, "stats", env=REDACT)
+    notes = home / "memory" / "agents" / "default" / "notes.md"
+    notes.parent.mkdir(parents=True, exist_ok=True)
+    notes.write_text(HAND_WRITTEN, encoding="utf-8")
+    assert "0 added, 1 updated, 0 removed in 1 file(s)" in cli_output(home, "sync", env=REDACT)
+    assert "- the admin is [REDACTED:email] (" in notes.read_text("utf-8")
+    assert "key:admin-redacted-email" in notes.read_text("utf-8")
+    assert _holding(home) == []
+    assert SETTLED in cli_output(home, "sync", env=REDACT)
+    assert SETTLED in cli_output(home, "sync", env=REDACT)
 
 
 def test_two_global_versions_without_a_key_are_named_by_their_key_as_stored(monkeypatch, tmp_path: Path) -> None:

@@ -104,6 +104,19 @@ def test_a_card_number_given_as_a_json_number_is_screened_in_arguments_and_metad
     assert memory.metadata == {"card": "[REDACTED:card]", "order": 1234567890123}
 
 
+def test_a_signed_or_scaled_json_number_is_no_card_number(tmp_path: Path) -> None:
+    # The rule docs/privacy.md states: a card number is written as its digits, so only an unsigned
+    # integer is read as one; a negative number or one with an exponent is a quantity, kept as given,
+    # as such digits are in text after a minus sign.
+    arguments = '{"delta": -4111111111111111, "scale": 4111111111111111e0, "card": 4111111111111111}'
+    with opened(tmp_path, "redact") as engram:
+        engram.history.append("web:1", "assistant", "", tool_calls=[{"id": "c1", "name": "pay", "arguments": arguments}])
+        memory = engram.remember(arguments).memory
+        stored = engram.history.all("web:1")[0].tool_calls[0].arguments
+    kept = '{"delta": -4111111111111111, "scale": 4111111111111111e0, "card": "[REDACTED:card]"}'
+    assert (stored, memory.content) == (kept, kept)
+
+
 def test_json_held_as_text_in_metadata_or_a_memory_stays_json(tmp_path: Path) -> None:
     raw = json.dumps({"log": 'password: hunter2hunter2" ok', "card": 4111111111111111})
     with opened(tmp_path, "redact") as engram:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from engram.agent.extract import Fact
 from engram.compat.mem0 import Memory
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX
@@ -746,3 +747,32 @@ def test_under_redact_a_message_that_fits_only_as_given_is_refused_by_its_place(
         m.add([{"role": "user", "content": "fine"}, {"role": "user", "content": grown}], user_id="u1", infer=False)
     assert refused.value.field == "messages[1].content" and "once possible PII was redacted" in refused.value.problem
     assert m.get_all(user_id="u1")["results"] == []  # all or nothing: the first message was not stored either
+
+
+class _KeyingExtractor:
+    """A plug-in extractor (``Memory(extractor=...)``) that keys each fact by what it names, as one
+    wrapping a model may: the address the message masked spelled out in the key."""
+
+    def extract(self, user: str, assistant: str = "", *, source: str = "") -> list[Fact]:
+        return [Fact("f1", "alice@example.com is my manager", source, key="contact-alice@example.com"),
+                Fact("f2", "bob@example.org is my dentist", source, key="contact-bob@example.org"),
+                Fact("f3", "I like tea", source, key="likes-tea")]
+
+
+def test_under_redact_a_fact_key_holding_pii_is_made_from_the_fact_as_stored(isolated_home: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slot key holding PII is dropped (as synthesis drops its model's), not redacted in place: the
+    two keys above, redacted alike (``contact-[REDACTED:email]``), made the second fact overwrite the
+    first, one memory of two. Keys without PII stay the extractor's."""
+    monkeypatch.setenv("ENGRAM_PRIVACY__PII", "redact")
+    m = Memory(extractor=_KeyingExtractor())
+    try:
+        added = m.add("my contacts", user_id="u1")["results"]
+        assert [r["event"] for r in added] == ["ADD"] * 3, added
+        stored = {memory.key: memory.content for memory in m.engram.for_agent("u1").list(limit=10)}
+    finally:
+        m.close()
+    assert stored == {"redacted-email-my-manager": "[REDACTED:email] is my manager",
+                      "redacted-email-my-dentist": "[REDACTED:email] is my dentist",
+                      "likes-tea": "I like tea"}, stored
+    assert b"example" not in _every_byte_written(isolated_home)

@@ -146,22 +146,9 @@ def reconcile(engram: Engram, notes: Sequence[Note], *, source: str = "synthesis
     return report
 
 
-def _own_key(engram: Engram, proposed: str | None) -> str | None:
-    """The key a note is stored under: the one proposed, unless ``privacy.pii = "redact"`` finds PII
-    in it; then none, and the engine makes one from the note's text as stored. Notes are engram's own
-    (its model's, its extractors'), so their keys are screened as a key engram makes is, unlike a key
-    a caller gives: the model read the conversation and may spell out in a key what was said
-    (``admin-ops@example.com``), which the engine keeps as given in the key column, the audit trail
-    and the memory folder. Dropped rather than redacted: keys redacted alike (``[REDACTED:email]``)
-    would make notes about two addresses one memory."""
-    if not proposed or engram.privacy.mode != "redact":
-        return proposed
-    return proposed if engram.privacy.screen(proposed, field="key", as_json=False)[0] == proposed else None
-
-
 def _apply(engram: Engram, note: Note, source: str, keyed: dict[str, Memory]) -> Applied:
     content = note.content.strip()
-    key = _own_key(engram, note.key)
+    key = engram.privacy.proposed_key(note.key)  # (None: keyed from the note as stored)
     existing = engram.find(key) if key else None
     if existing is not None and existing.category is Category.CORE:
         # Identity lives in core entries that only hatching writes.

@@ -376,9 +376,10 @@ class Memory:
     def _store_fact(view: Engram, fact: Fact, ids: Mapping[str, str], metadata: dict[str, Any]) -> Any:
         """An extracted fact stored under its slot key (or one made from its text) for this combination
         of ids. Read from screened messages, a fact holds no PII; one a custom extractor adds (an LLM
-        may spell out what the message masked) is screened before its key is made, as the message was."""
+        may spell out what the message masked) is screened before its key is made, as the message was,
+        and a slot key holding PII is dropped for one made from the fact as stored (``PiiPolicy.proposed_key``)."""
         content = _as_stored(view, fact.content, "content")
-        key = _as_stored(view, fact.key, "key", as_json=False) if fact.key else key_from_content(content)
+        key = view.privacy.proposed_key(fact.key) or key_from_content(content)
         return view.remember(content, key=_unit_key(key, ids), type=fact.type, metadata=metadata, source=KIND)
 
     @staticmethod

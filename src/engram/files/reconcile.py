@@ -124,7 +124,7 @@ def reconcile(
     copied = moves.held_elsewhere(side, scope, {e.id for _, e in unknown if e.id})
     new.extend((rel, _without_id(entry)) for rel, entry in unknown if entry.id in copied)
     unknown = [(rel, entry) for rel, entry in unknown if entry.id not in copied]
-    _import_with_ids(database, scope, unknown, st, report, new, pending, progress)
+    _import_with_ids(database, scope, unknown, st, files, report, new, pending, progress)
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
 
@@ -245,7 +245,10 @@ def _settle(
             files.dirty.add(rel)
             report.files_updated += 1
         elif prev is not None and db_hash == prev.digest:
-            memory = replace(_apply(database, memory, entry, report), links=stored_links)
+            applied = _apply(database, memory, entry, report)
+            if applied is not memory:  # (not when the edit was refused: the file keeps it, reported)
+                _show_as_stored(files, rel, entry, applied, report)
+            memory = replace(applied, links=stored_links)
             db_hash = memory_digest(memory)
         elif (merged := _one_side_only_importance(memory, entry, prev)) is not None:
             memory = replace(_apply(database, memory, merged, report), links=stored_links)
@@ -332,6 +335,18 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
         report.db_forgotten += 1
         del st.entries[removal.entry_id]
 
+def _show_as_stored(files: ScopeFiles, rel: str, entry: Entry, memory: Memory, report: SyncReport) -> None:
+    """Rewrite ``entry`` of the file ``rel`` as ``memory``, the engine stored it, when that is not
+    as written: under ``privacy.pii = "redact"`` an address typed into an entry is stored masked.
+    Left as written, the folder kept what redaction masked, and every later pass took the
+    difference between the file and the database for a new edit and stored it again. The links
+    stay the entry's: those an import has yet to make are made once the pass is settled (``links``)."""
+    if memory_digest(memory) != entry.digest():
+        files.docs[rel].replace(memory.id, replace(from_memory(memory), links=entry.links))
+        files.dirty.add(rel)
+        report.files_updated += 1
+
+
 def _date_edited(entry: Entry, memory: Memory) -> str | None:
     """Why the entry's date, edited in its file, is put back (None when it shows the memory's).
     The date shown is when the memory was stored: the database's record of when it learned the
@@ -388,6 +403,7 @@ def _import_with_ids(
     scope: Scope,
     found: list[tuple[str, Entry]],
     st: sync_state.SyncState,
+    files: ScopeFiles,
     report: SyncReport,
     new: list[tuple[str, Entry]],
     pending: list[PendingLink],
@@ -426,6 +442,7 @@ def _import_with_ids(
         # Made once every folder of the pass is settled: the other end may be in one settled later.
         pending.extend(PendingLink(scope, stored.id, link, rel, entry.line) for link in entry.links
                        if link not in stored.links)
+        _show_as_stored(files, rel, entry, stored, report)
         st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored))
         report.db_created += 1
 
