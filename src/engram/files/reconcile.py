@@ -335,6 +335,7 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
         report.db_forgotten += 1
         del st.entries[removal.entry_id]
 
+
 def _show_as_stored(files: ScopeFiles, rel: str, entry: Entry, memory: Memory, report: SyncReport) -> None:
     """Rewrite ``entry`` of the file ``rel`` as ``memory``, the engine stored it, when that is not
     as written: under ``privacy.pii = "redact"`` an address typed into an entry is stored masked.
