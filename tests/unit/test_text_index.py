@@ -224,7 +224,7 @@ def _other_process(file: Path, body: str) -> str:
         sys.path[:0] = {sys.path!r}
         from engram.model import MemoryFilter, Scope
         from engram.store.sqlite import SqliteMemoryStore
-        from tests.unit.test_text_index import INDEXED, put
+        from tests.unit.test_text_index import INDEXED, draft, put
         ALL = MemoryFilter(scopes=(Scope(),))
         store = SqliteMemoryStore({str(file)!r}, full_text=INDEXED)
     """) + textwrap.dedent(body) + "\nstore.close()\n"
@@ -268,6 +268,38 @@ def test_search_context_change_in_this_process_is_seen(path: Path) -> None:
         assert [m.key for m, _ in store.search_text("borzoi", ALL, limit=5)] == ["k3"]
     finally:
         store.close()
+
+
+FEW = FullTextSettings(index_threshold=0, index_candidates=10)
+
+
+def test_a_move_by_a_process_that_exits_is_seen_by_the_new_owner_only(tmp_path: Path) -> None:
+    # carol's 300 rows outscore the rest, so alice's rows are found only once the index is asked
+    # for alice's scope; the moving process (engram sync, say) never searches before it exits.
+    file = tmp_path / "memory.db"
+    store = SqliteMemoryStore(file, full_text=FEW)
+    for i in range(300):
+        put(store, f"greyhound greyhound rescue shelter story {i}", f"c{i}", Scope("carol"))
+    put(store, "alice once walked past a greyhound", "a0", Scope("alice"))
+    moved = put(store, "a long diary entry that mentions a greyhound once among many other words", "b0", Scope("bob"))
+    alice, bob = MemoryFilter(scopes=(Scope("alice"),)), MemoryFilter(scopes=(Scope("bob"),))
+    assert [m.key for m, _ in store.search_text("greyhound", bob, limit=5)] == ["b0"]  # index built
+    store.close()
+    _other_process(file, f"assert store.move({moved!r}, Scope('alice')) is not None")
+    got_alice = search(file, FEW, "greyhound", alice, limit=5)
+    assert sorted(key for key, _ in got_alice) == ["a0", "b0"]
+    same_ranking(got_alice, search(file, EXACT, "greyhound", alice, limit=5))
+    assert search(file, FEW, "greyhound", bob, limit=5) == []
+    assert (tmp_path / "memory.db.tantivy").is_dir()
+
+
+def test_a_search_context_change_by_a_process_that_exits_is_seen(path: Path) -> None:
+    search(path, FEW, "weekend", limit=5)  # index built
+    _other_process(path, """
+        old = store.get("k3", ALL)
+        store.upsert(draft(old.content, "k3", search_context="borzoi owners club"), proposed_key="k3", now=1.8e9)
+    """)
+    assert search(path, FEW, "borzoi weekend", limit=5)[0][0] == "k3"
 
 
 def test_a_lost_sidecar_rebuilds_without_duplicates(path: Path) -> None:

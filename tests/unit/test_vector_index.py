@@ -92,6 +92,38 @@ def test_catches_up_after_another_process_wrote(tmp_path):
     store.close()
 
 
+def test_a_move_by_a_process_that_exits_is_seen_by_the_new_owner_only(tmp_path):
+    # The graph holds sequence numbers, not scopes: the store filters its candidates in SQL, so a
+    # memory moved by a process that never searched is the new owner's at once, never the old one's.
+    file = tmp_path / "memory.db"
+    store = SqliteMemoryStore(file, vector_index=SMALL)
+    add(store, 40)
+    moved = store.upsert(draft("bob's note", key="b0", scope=Scope("bob")), proposed_key="b0", now=1.0).memory.id
+    store.set_vectors(IDENTITY, [(moved, vec(500))])
+    bob, alice = MemoryFilter(scopes=(Scope("bob"),)), MemoryFilter(scopes=(Scope("alice"),))
+    assert [m.id for m, _ in store.search_vector(vec(500), bob, limit=3)] == [moved]
+    assert store._vectors.approximate  # answered through the saved graph
+    store.close()
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {sys.path!r}
+        from tests.unit.test_vector_index import SMALL
+        from engram.model import Scope
+        from engram.store.sqlite import SqliteMemoryStore
+        other = SqliteMemoryStore({str(file)!r}, vector_index=SMALL)
+        assert other.move({moved!r}, Scope("alice")) is not None
+        other.close()
+    """)
+    subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    store = SqliteMemoryStore(file, vector_index=SMALL)
+    try:
+        assert [m.id for m, _ in store.search_vector(vec(500), alice, limit=3)] == [moved]
+        assert store.search_vector(vec(500), bob, limit=3) == []
+        assert store._vectors.approximate
+    finally:
+        store.close()
+
+
 def test_deleted_and_replaced_vectors_are_never_returned(tmp_path):
     store = SqliteMemoryStore(tmp_path / "memory.db", vector_index=SMALL)
     ids = add(store, 40)

@@ -54,7 +54,8 @@ KNOWN_TABLES = (
     "memories", "memory_links", "memory_versions", "memory_vectors",
     "history_messages", "history_summaries", "history_exchanges", "audit_log", "api_tokens",
 )
-_IGNORED = ("schema_migrations", "engram_meta", "sqlite_sequence")
+# memory_reindex: rows the file's own full-text index is to take again (a copy indexes everything).
+_IGNORED = ("schema_migrations", "engram_meta", "sqlite_sequence", "memory_reindex")
 
 
 @dataclass

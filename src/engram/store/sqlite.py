@@ -224,8 +224,15 @@ class SqliteMemoryStore(SqlMemoryStore):
         self._own_writes += 1
         if old.search_context != draft.search_context and old.content == draft.content:
             # Neither a version nor (without an embedder) a new vector shows this change to the text index.
-            (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (old.id,)).fetchone()
-            self._text_index.note_changed(int(rowid))
+            self._mark_for_reindex(conn, old.id)
+
+    @staticmethod
+    def _mark_for_reindex(conn: Any, memory_id: str) -> None:
+        """Have the full-text index take this row again at its next catch-up, in any process: in
+        the database (migration 0011), in the same write, so a command that exits before its next
+        search leaves no document filed under the old scope or search context."""
+        conn.execute("INSERT OR REPLACE INTO memory_reindex (memory_rowid) SELECT rowid FROM memories WHERE id = ?",
+                     (memory_id,))
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
@@ -246,7 +253,7 @@ class SqliteMemoryStore(SqlMemoryStore):
                 # Their documents leave the full-text index at its next catch-up in this process
                 # (a changed row that is gone is deleted there, not indexed again).
                 for (rowid,) in conn.execute(f"SELECT rowid FROM memories WHERE id IN ({marks})", chunk):
-                    self._text_index.note_changed(int(rowid))
+                    self._text_index.note_deleted(int(rowid))
                 conn.execute(f"DELETE FROM memory_links WHERE from_id IN ({marks}) OR to_id IN ({marks})", chunk + chunk)
                 conn.execute(f"DELETE FROM memory_versions WHERE memory_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
@@ -280,8 +287,7 @@ class SqliteMemoryStore(SqlMemoryStore):
             moved = self._move(conn, memory_id, scope)
             if moved is not None:
                 # The full-text index files each document under its scope (and its key): indexed again.
-                (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
-                self._text_index.note_changed(int(rowid))
+                self._mark_for_reindex(conn, memory_id)
                 self._own_writes += 1
             return moved
 

@@ -10,8 +10,11 @@ since the index last caught up; before a search it indexes:
   it is indexed again;
 - rows whose content changed (a new ``memory_versions`` row) or that got a new vector
   (``memory_vectors`` sequence: content or search context changed and was embedded again);
-- rows this process changed in a way neither shows (``note_changed``: search context only), or
-  deleted: their documents are deleted and, the rows being gone, not indexed again.
+- rows changed in a way neither shows (a move to another scope, a change of search context
+  alone), which the write marks in ``memory_reindex`` (migration 0011), so the process that
+  catches up need not be the one that wrote;
+- rows this process deleted (``note_deleted``): their documents are deleted and, the rows being
+  gone, not indexed again.
 
 Memories deleted by another process (or by one that exits before its next search) stay in the
 index until it is rebuilt, taking candidate slots: candidates are joined back through SQL, so they
@@ -78,8 +81,8 @@ class SqliteTextIndex:
             self._warned = True
         return False
 
-    def note_changed(self, rowid: int) -> None:
-        """A row whose indexed text this process changed without a new version or vector."""
+    def note_deleted(self, rowid: int) -> None:
+        """A row this process deleted: its document leaves the index at the next catch-up."""
         with self._lock:
             self._changed.add(rowid)
 
@@ -156,7 +159,8 @@ class SqliteTextIndex:
             high = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
             versions = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memory_versions").fetchone()[0])
             vectors = int(conn.execute("SELECT coalesce(max(seq), 0) FROM memory_vectors").fetchone()[0])
-            if meta.versions > versions or meta.vectors > vectors:
+            reindex = int(conn.execute("SELECT coalesce(max(seq), 0) FROM memory_reindex").fetchone()[0])
+            if meta.versions > versions or meta.vectors > vectors or meta.reindex > reindex:
                 meta = text_index.TextIndexMeta()  # built for a newer database (restored from a backup?)
             start = min(self._unchanged_up_to(conn, index, meta), high)
             changed = set(self._changed)
@@ -166,6 +170,8 @@ class SqliteTextIndex:
                     (meta.versions,)))
                 changed.update(r for (r,) in conn.execute(
                     "SELECT memory_rowid FROM memory_vectors WHERE seq > ?", (meta.vectors,)))
+                changed.update(r for (r,) in conn.execute(
+                    "SELECT memory_rowid FROM memory_reindex WHERE seq > ?", (meta.reindex,)))
             changed = {r for r in changed if r <= start}
             if max_rows is not None and (high - start) + len(changed) > max_rows:
                 return False
@@ -175,10 +181,11 @@ class SqliteTextIndex:
             # sidecar says nothing is covered (lost, or a crash before the first one was written).
             above = start if start < meta.covered or not meta.covered else None
             index.write(self._rows(start, changed), changed, replace_above=above, threads=1 if meta.covered else 2)
-        if (start, versions, vectors) != (meta.covered, meta.versions, meta.vectors) or start < high or changed:
+        caught_up = (start, versions, vectors, reindex) == (meta.covered, meta.versions, meta.vectors, meta.reindex)
+        if not caught_up or start < high or changed:
             index.write_meta(text_index.TextIndexMeta(
                 covered=high, covered_id=text_index.id_hash(covered_id[0]) if covered_id else 0,
-                versions=versions, vectors=vectors,
+                versions=versions, vectors=vectors, reindex=reindex,
             ))
         self._changed.clear()
         self._version = version

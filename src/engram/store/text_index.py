@@ -55,12 +55,14 @@ def scope_token(agent: str, session: str) -> str:
 @dataclass(slots=True)
 class TextIndexMeta:
     """How far the index has caught up: rows up to ``covered`` (whose id hashes to ``covered_id``),
-    ``memory_versions`` rows up to ``versions`` and ``memory_vectors`` rows up to ``vectors``."""
+    ``memory_versions`` rows up to ``versions``, ``memory_vectors`` rows up to ``vectors`` and
+    ``memory_reindex`` rows up to ``reindex`` (a sidecar written before it had none: 0, all read)."""
 
     covered: int = 0
     covered_id: int = 0
     versions: int = 0
     vectors: int = 0
+    reindex: int = 0
     format: int = _FORMAT
 
 
