@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from engram.model import MemoryFilter, Scope, make_draft
+from engram.store import text_index
 from engram.store.index_settings import FullTextSettings
 from engram.store.sqlite import SqliteMemoryStore
 
@@ -291,6 +292,33 @@ def test_a_move_by_a_process_that_exits_is_seen_by_the_new_owner_only(tmp_path: 
     same_ranking(got_alice, search(file, EXACT, "greyhound", alice, limit=5))
     assert search(file, FEW, "greyhound", bob, limit=5) == []
     assert (tmp_path / "memory.db.tantivy").is_dir()
+
+
+def test_forgetting_a_moved_memory_does_not_rebuild_the_whole_index(path: Path, monkeypatch) -> None:
+    # Its memory_reindex row goes with it (ON DELETE CASCADE); read as max(seq), the marks then
+    # looked older than the index's (a database restored from a backup) and every row was indexed again.
+    writes: list[int | None] = []
+    real_write = text_index.TextIndex.write
+
+    def spy(self, rows, changed, *, replace_above=None, threads=1):
+        writes.append(replace_above)
+        return real_write(self, rows, changed, replace_above=replace_above, threads=threads)
+
+    monkeypatch.setattr(text_index.TextIndex, "write", spy)
+    store = SqliteMemoryStore(path, full_text=FEW)
+    try:
+        moved = store.get("k3", ALL)
+        store.search_text("weekend", ALL, limit=5)  # index built
+        assert store.move(moved.id, Scope("alice")) is not None
+        store.search_text("weekend", ALL, limit=5)  # the move indexed
+        writes.clear()
+        store.delete([moved.id])
+        store.search_text("weekend", ALL, limit=5)
+        assert 0 not in writes  # (replace_above=0: every document replaced, a rebuild)
+        alice = MemoryFilter(scopes=(Scope("alice"),))
+        assert store.search_text("weekend", alice, limit=5) == []
+    finally:
+        store.close()
 
 
 def test_a_search_context_change_by_a_process_that_exits_is_seen(path: Path) -> None:

@@ -159,7 +159,11 @@ class SqliteTextIndex:
             high = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
             versions = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memory_versions").fetchone()[0])
             vectors = int(conn.execute("SELECT coalesce(max(seq), 0) FROM memory_vectors").fetchone()[0])
-            reindex = int(conn.execute("SELECT coalesce(max(seq), 0) FROM memory_reindex").fetchone()[0])
+            # The sequence AUTOINCREMENT keeps, not max(seq): deleting a memory takes its row away
+            # (ON DELETE CASCADE), and a lower max(seq) read as a database older than the index
+            # (restored from a backup) rebuilt the whole index after every forget of a moved memory.
+            reindex = int(conn.execute(
+                "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'memory_reindex'").fetchone()[0])
             if meta.versions > versions or meta.vectors > vectors or meta.reindex > reindex:
                 meta = text_index.TextIndexMeta()  # built for a newer database (restored from a backup?)
             start = min(self._unchanged_up_to(conn, index, meta), high)
