@@ -367,7 +367,7 @@ def test_an_agents_token_never_reads_the_store_wide_metrics(served: Served) -> N
         refused = c.get("/metrics")
         assert refused.status_code == 403 and refused.headers["content-type"] == "application/problem+json"
         assert "engram_memories" not in refused.text and "engram_http_requests_total" not in refused.text
-        assert "server.metrics_agent" in refused.json()["detail"] and "'bob'" in refused.json()["detail"]
+        assert "server.metrics_agent" in refused.json()["detail"] and '"bob"' in refused.json()["detail"]
         assert c.get("/api/v1/stats").json()["memories"] == 0  # his own figures stay his
 
 
@@ -385,6 +385,7 @@ def test_metrics_need_a_live_token_while_the_server_has_tokens(tmp_path: Path) -
             refused = anonymous.get("/metrics")
             assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
             assert "engram_memories" not in refused.text and "token" in refused.json()["detail"]
+            assert 'server.metrics_agent names, "metrics";' in refused.json()["detail"]  # JSON-spelled, as every error
             wrong = anonymous.get("/metrics", headers={"Authorization": "Bearer eg_00000000_not-a-token"})
             assert wrong.status_code == 401
             scraped = anonymous.get("/metrics", headers={"Authorization": f"Bearer {scraper}"})
@@ -412,7 +413,7 @@ def test_metrics_agent_is_a_setting(tmp_path: Path) -> None:
         with httpx.Client(base_url=server.url, timeout=30) as c:
             assert c.get("/metrics", headers={"Authorization": f"Bearer {prometheus}"}).status_code == 200
             refused = c.get("/metrics", headers={"Authorization": f"Bearer {default_named}"})
-            assert refused.status_code == 403 and "'ops-prometheus'" in refused.json()["detail"]
+            assert refused.status_code == 403 and '"ops-prometheus"' in refused.json()["detail"]
     finally:
         server.stop()
         tokens.close()

@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import Header, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
+from engram import jsondoc
 from engram.auth import VERIFIED_RECHECK_S, TokenInfo, TokenStore
 from engram.engine import Engram
 
@@ -133,12 +134,12 @@ async def metrics_access(
         if caller.agent == scraper:
             return
         raise HTTPException(403, f"/metrics gives every agent's figures (requests, the store-wide memory count): "
-                                 f"a token of agent {caller.agent!r} may not read them, only one of the agent "
-                                 f"server.metrics_agent names ({scraper!r}; create one with "
+                                 f"a token of agent {jsondoc.shown(caller.agent)} may not read them, only one of the agent "
+                                 f"server.metrics_agent names ({jsondoc.shown(scraper)}; create one with "
                                  f"`engram token create --agent {scraper}`)")
     if await run_in_threadpool(checks.tokens.has_live_tokens):
         raise HTTPException(401, "a valid bearer token is required for /metrics while the server has tokens "
-                                 f"(one of the agent server.metrics_agent names, {scraper!r}; create one with "
+                                 f"(one of the agent server.metrics_agent names, {jsondoc.shown(scraper)}; create one with "
                                  f"`engram token create --agent {scraper}`)")
 
 
