@@ -65,6 +65,9 @@ class Problem:
     # (``SyncReport.seen_by``).
     names_file: str = ""
     message_unnamed: str = ""
+    # False for a note on an entry that was taken all the same (PII found, a moved entry's new key):
+    # the CLI says "note:" for it, not "skipped:".
+    skipped: bool = True
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"

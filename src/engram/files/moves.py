@@ -203,7 +203,7 @@ def take_over(
         if after.key != memory.key:
             said = (f"entry {entry_id} moved to {scope}, where another memory holds its key {jsondoc.shown(memory.key)}:"
                     f" its key is now {jsondoc.shown(after.key)}")
-            report.problems.append(Problem(rel, entry.line, said))
+            report.problems.append(Problem(rel, entry.line, said, skipped=False))
             docs[rel].replace(entry_id, replace(entry, key=after.key))
             changed.add(rel)
     return arrived, changed

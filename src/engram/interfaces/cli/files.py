@@ -99,7 +99,8 @@ def _print_report(report: SyncReport, as_json: bool) -> None:
     for path in report.conflicts:
         render.errors.print(f"[yellow]conflict:[/yellow] database version kept; file version saved in {path}")
     for problem in report.problems:
-        render.errors.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+        label = "skipped" if problem.skipped else "note"
+        render.errors.print(f"[yellow]{label}:[/yellow] {problem}", highlight=False)
 
 
 def sync(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP)) -> None:
@@ -291,7 +292,8 @@ def import_dir(ctx: typer.Context, path: Path) -> None:
     render.console.print(f"read {summary.files} file(s): imported {summary.imported} with their ids, "
                          f"created {summary.created} new, skipped {summary.skipped} already present")
     for problem in summary.problems:
-        render.errors.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+        label = "skipped" if problem.skipped else "note"
+        render.errors.print(f"[yellow]{label}:[/yellow] {problem}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
