@@ -36,18 +36,6 @@ def test_an_imported_entry_without_a_key_is_keyed_from_its_text_as_stored(tmp_pa
     assert _holding(home) == []  # the key column, the audit trail, the folder's marker
 
 
-def test_a_synced_entry_without_a_key_is_keyed_from_its_text_as_stored(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    cli_output(home, "stats", env=REDACT)
-    notes = home / "memory" / "agents" / "default" / "notes.md"
-    notes.parent.mkdir(parents=True, exist_ok=True)
-    notes.write_text(HAND_WRITTEN, encoding="utf-8")
-    cli_output(home, "sync", env=REDACT)
-    [memory] = json.loads(cli_output(home, "--json", "list", env=REDACT))
-    assert (memory["key"], memory["content"]) == ("admin-redacted-email", "the admin is [REDACTED:email]")
-    assert _holding(home) == []  # the entry written by hand too: rewritten as stored (below)
-
-
 SETTLED = ("files -> database: 0 created, 0 updated, 0 forgotten, 0 moved\n"
            "database -> files: 0 added, 0 updated, 0 removed in 0 file(s)")
 
@@ -73,7 +61,7 @@ def test_an_entry_edited_by_hand_is_rewritten_as_stored_and_the_next_syncs_find_
     assert after["updated_at"] == memory["updated_at"]  # not stored again by either
 
 
-def test_an_entry_with_an_unknown_id_is_rewritten_as_stored_and_the_next_syncs_find_nothing(tmp_path: Path) -> None:
+def test_a_hand_written_entry_is_keyed_and_rewritten_as_stored_and_the_next_syncs_find_nothing(tmp_path: Path) -> None:
     # An entry with an id the database has never seen (written by hand, or a copied folder) is
     # imported with its id: its file shows it as stored, with the key it was given.
     home = tmp_path / "home"
@@ -82,6 +70,9 @@ def test_an_entry_with_an_unknown_id_is_rewritten_as_stored_and_the_next_syncs_f
     notes.parent.mkdir(parents=True, exist_ok=True)
     notes.write_text(HAND_WRITTEN, encoding="utf-8")
     assert "0 added, 1 updated, 0 removed in 1 file(s)" in cli_output(home, "sync", env=REDACT)
+    # Keyed from its text as stored (from the text as written, the key column held the address).
+    [memory] = json.loads(cli_output(home, "--json", "list", env=REDACT))
+    assert (memory["key"], memory["content"]) == ("admin-redacted-email", "the admin is [REDACTED:email]")
     assert "- the admin is [REDACTED:email] (" in notes.read_text("utf-8")
     assert "key:admin-redacted-email" in notes.read_text("utf-8")
     assert _holding(home) == []
