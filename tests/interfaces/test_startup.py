@@ -102,7 +102,7 @@ def test_mcp_names_the_config_file_a_bad_value_came_from(tmp_path: Path) -> None
     params = StdioServerParameters(command=sys.executable, args=["-c", CODE, "mcp"], env=_env(tmp_path))
     _, texts = asyncio.run(_misconfigured_session(params, tmp_path / "stderr.txt"))
     for text in texts:
-        assert "embeddings.provider" in text and "'nosuch'" in text and str(tmp_path / "config.toml") in text, text
+        assert "embeddings.provider" in text and '"nosuch"' in text and str(tmp_path / "config.toml") in text, text
 
 
 def test_mcp_with_unusable_settings_still_exits_with_the_configuration_code(tmp_path: Path) -> None:
