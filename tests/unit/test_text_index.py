@@ -6,12 +6,14 @@ and the other process is a real subprocess writing that file."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engram.model import MemoryFilter, Scope, make_draft
@@ -294,9 +296,8 @@ def test_a_move_by_a_process_that_exits_is_seen_by_the_new_owner_only(tmp_path: 
     assert (tmp_path / "memory.db.tantivy").is_dir()
 
 
-def test_forgetting_a_moved_memory_does_not_rebuild_the_whole_index(path: Path, monkeypatch) -> None:
-    # Its memory_reindex row goes with it (ON DELETE CASCADE); read as max(seq), the marks then
-    # looked older than the index's (a database restored from a backup) and every row was indexed again.
+def index_writes(monkeypatch) -> list[int | None]:
+    """The ``replace_above`` of each write to the index from now on (0: every document replaced, a rebuild)."""
     writes: list[int | None] = []
     real_write = text_index.TextIndex.write
 
@@ -305,6 +306,13 @@ def test_forgetting_a_moved_memory_does_not_rebuild_the_whole_index(path: Path, 
         return real_write(self, rows, changed, replace_above=replace_above, threads=threads)
 
     monkeypatch.setattr(text_index.TextIndex, "write", spy)
+    return writes
+
+
+def test_forgetting_a_moved_memory_does_not_rebuild_the_whole_index(path: Path, monkeypatch) -> None:
+    # Its memory_reindex row goes with it (ON DELETE CASCADE); read as max(seq), the marks then
+    # looked older than the index's (a database restored from a backup) and every row was indexed again.
+    writes = index_writes(monkeypatch)
     store = SqliteMemoryStore(path, full_text=FEW)
     try:
         moved = store.get("k3", ALL)
@@ -319,6 +327,53 @@ def test_forgetting_a_moved_memory_does_not_rebuild_the_whole_index(path: Path, 
         assert store.search_text("weekend", alice, limit=5) == []
     finally:
         store.close()
+
+
+def test_forgetting_the_memory_with_the_newest_version_does_not_rebuild_the_whole_index(path: Path, monkeypatch) -> None:
+    # Its versions go with it; read as max(rowid) of memory_versions, the database then looked
+    # older than the index (restored from a backup) and every row was indexed again.
+    writes = index_writes(monkeypatch)
+    store = SqliteMemoryStore(path, full_text=FEW)
+    try:
+        put(store, "adopted a rescued whippet instead", "k40")  # memory_versions' only row
+        store.search_text("weekend", ALL, limit=5)  # index built
+        writes.clear()
+        store.delete([store.get("k40", ALL).id])
+        assert "k40" not in [m.key for m, _ in store.search_text("whippet weekend", ALL, limit=50)]
+        assert writes and 0 not in writes
+    finally:
+        store.close()
+
+
+def test_forgetting_the_memory_with_the_newest_vector_does_not_rebuild_the_whole_index(path: Path, monkeypatch) -> None:
+    writes = index_writes(monkeypatch)
+    store = SqliteMemoryStore(path, full_text=FEW)
+    try:
+        ids = [store.get(key, ALL).id for key in ("k1", "k2")]
+        store.set_vectors("fake:test:4", [(memory_id, np.full(4, 0.5, dtype=np.float32)) for memory_id in ids])
+        store.search_text("weekend", ALL, limit=5)  # index built
+        writes.clear()
+        store.delete([ids[1]])  # the newest memory_vectors row
+        assert "k2" not in [m.key for m, _ in store.search_text("note2 weekend", ALL, limit=50)]
+        assert writes and 0 not in writes
+    finally:
+        store.close()
+
+
+def test_a_database_restored_from_an_older_backup_rebuilds_the_index(path: Path, monkeypatch) -> None:
+    backup = path.with_name("backup.db")
+    shutil.copyfile(path, backup)  # (closed: no -wal beside it)
+    store = SqliteMemoryStore(path, full_text=FEW)
+    try:
+        store.search_text("weekend", ALL, limit=5)  # index built
+        put(store, "adopted a rescued whippet instead", "k40")  # a version the backup has not
+        store.search_text("weekend", ALL, limit=5)  # ... indexed
+    finally:
+        store.close()
+    shutil.copyfile(backup, path)
+    writes = index_writes(monkeypatch)
+    assert search(path, FEW, "whippet weekend", limit=5) == search(path, EXACT, "whippet weekend", limit=5)
+    assert writes == [0]  # every document replaced
 
 
 def test_a_search_context_change_by_a_process_that_exits_is_seen(path: Path) -> None:

@@ -157,20 +157,21 @@ class SqliteTextIndex:
         meta = index.read_meta()
         with self.db.read() as conn:
             high = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
-            versions = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memory_versions").fetchone()[0])
-            vectors = int(conn.execute("SELECT coalesce(max(seq), 0) FROM memory_vectors").fetchone()[0])
-            # The sequence AUTOINCREMENT keeps, not max(seq): deleting a memory takes its row away
-            # (ON DELETE CASCADE), and a lower max(seq) read as a database older than the index
-            # (restored from a backup) rebuilt the whole index after every forget of a moved memory.
-            reindex = int(conn.execute(
-                "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'memory_reindex'").fetchone()[0])
+            # The sequences AUTOINCREMENT keeps (migrations 0005, 0011, 0012), not max(seq): forgetting
+            # the memory holding the newest row takes that row away, and a lower maximum read as a
+            # database older than the index (restored from a backup) rebuilt the whole index.
+            sequences = dict(conn.execute(
+                "SELECT name, seq FROM sqlite_sequence"
+                " WHERE name IN ('memory_versions', 'memory_vectors', 'memory_reindex')").fetchall())
+            versions, vectors, reindex = (
+                int(sequences.get(name) or 0) for name in ("memory_versions", "memory_vectors", "memory_reindex"))
             if meta.versions > versions or meta.vectors > vectors or meta.reindex > reindex:
                 meta = text_index.TextIndexMeta()  # built for a newer database (restored from a backup?)
             start = min(self._unchanged_up_to(conn, index, meta), high)
             changed = set(self._changed)
             if meta.covered:  # a fresh index reads every row below anyway
                 changed.update(r for (r,) in conn.execute(
-                    "SELECT m.rowid FROM memory_versions v JOIN memories m ON m.id = v.memory_id WHERE v.rowid > ?",
+                    "SELECT m.rowid FROM memory_versions v JOIN memories m ON m.id = v.memory_id WHERE v.seq > ?",
                     (meta.versions,)))
                 changed.update(r for (r,) in conn.execute(
                     "SELECT memory_rowid FROM memory_vectors WHERE seq > ?", (meta.vectors,)))
