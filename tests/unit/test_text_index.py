@@ -260,6 +260,46 @@ def test_forgets_and_updates_by_another_process_are_seen(path: Path) -> None:
         store.close()
 
 
+def test_memories_another_process_forgets_leave_the_index(path: Path) -> None:
+    # Before, only the process that forgot a memory deleted its document; one forgotten by a
+    # command that exits stayed in the index (taking a candidate slot) until the next rebuild.
+    store = SqliteMemoryStore(path, full_text=FEW)
+    try:
+        store.search_text("greyhound", ALL, limit=5)  # index built
+        index = store._text_index._index
+        assert index is not None
+        before = len(index)
+        forgotten = [store.get(key, ALL) for key in ("k20", "k60")]
+        with store.db.read() as conn:
+            rowids = [int(conn.execute("SELECT rowid FROM memories WHERE id = ?", (m.id,)).fetchone()[0])
+                      for m in forgotten]
+        _other_process(path, f"store.delete({[m.id for m in forgotten]!r})")
+        keys = [m.key for m, _ in store.search_text("rescued greyhound", ALL, limit=5)]
+        assert len(index) == before - 2
+        assert all(index.indexed_id(rowid) is None for rowid in rowids)
+        assert len(keys) == 5 and not {"k20", "k60"} & set(keys)
+    finally:
+        store.close()
+
+
+def test_marks_the_index_has_taken_are_dropped(path: Path) -> None:
+    def marks() -> list[int]:
+        with store.db.read() as conn:
+            return [r for (r,) in conn.execute("SELECT memory_rowid FROM memory_reindex ORDER BY seq")]
+
+    store = SqliteMemoryStore(path, full_text=FEW)
+    try:
+        store.delete([store.get("k1", ALL).id])  # no index yet: a first build reads every row
+        assert marks() == []
+        store.search_text("weekend", ALL, limit=5)  # index built
+        for key in ("k2", "k3", "k4"):
+            store.delete([store.get(key, ALL).id])
+            store.search_text("weekend", ALL, limit=5)  # each forget caught up
+        assert marks() == [5]  # only the one not yet taken when it was written (rowid 5: k4)
+    finally:
+        store.close()
+
+
 def test_search_context_change_in_this_process_is_seen(path: Path) -> None:
     store = SqliteMemoryStore(path, full_text=INDEXED)
     try:

@@ -226,13 +226,11 @@ class SqliteMemoryStore(SqlMemoryStore):
             # Neither a version nor (without an embedder) a new vector shows this change to the text index.
             self._mark_for_reindex(conn, old.id)
 
-    @staticmethod
-    def _mark_for_reindex(conn: Any, memory_id: str) -> None:
+    def _mark_for_reindex(self, conn: Any, memory_id: str) -> None:
         """Have the full-text index take this row again at its next catch-up, in any process: in
-        the database (migration 0011), in the same write, so a command that exits before its next
-        search leaves no document filed under the old scope or search context."""
-        conn.execute("INSERT OR REPLACE INTO memory_reindex (memory_rowid) SELECT rowid FROM memories WHERE id = ?",
-                     (memory_id,))
+        the database, in the same write, so a command that exits before its next search leaves no
+        document filed under the old scope or search context."""
+        self._text_index.mark(conn, [r for (r,) in conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,))])
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
@@ -250,10 +248,9 @@ class SqliteMemoryStore(SqlMemoryStore):
             for chunk in _chunks(list(ids), 500):
                 marks = ",".join("?" * len(chunk))
                 removed.extend(self._select(conn, f"m.id IN ({marks})", chunk))
-                # Their documents leave the full-text index at its next catch-up in this process
-                # (a changed row that is gone is deleted there, not indexed again).
-                for (rowid,) in conn.execute(f"SELECT rowid FROM memories WHERE id IN ({marks})", chunk):
-                    self._text_index.note_deleted(int(rowid))
+                # Their documents leave the full-text index at its next catch-up in any process.
+                rowids = [int(r) for (r,) in conn.execute(f"SELECT rowid FROM memories WHERE id IN ({marks})", chunk)]
+                self._text_index.mark(conn, rowids, forgotten=True)
                 conn.execute(f"DELETE FROM memory_links WHERE from_id IN ({marks}) OR to_id IN ({marks})", chunk + chunk)
                 conn.execute(f"DELETE FROM memory_versions WHERE memory_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)

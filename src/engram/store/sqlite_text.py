@@ -11,16 +11,16 @@ since the index last caught up; before a search it indexes:
 - rows whose content changed (a new ``memory_versions`` row) or that got a new vector
   (``memory_vectors`` sequence: content or search context changed and was embedded again);
 - rows changed in a way neither shows (a move to another scope, a change of search context
-  alone), which the write marks in ``memory_reindex`` (migration 0011), so the process that
-  catches up need not be the one that wrote;
-- rows this process deleted (``note_deleted``): their documents are deleted and, the rows being
-  gone, not indexed again.
+  alone) and rows forgotten, which the write marks in ``memory_reindex`` (``mark``, migrations
+  0011 and 0013), so the process that catches up need not be the one that wrote: a forgotten
+  row's document is deleted and, the row being gone, not indexed again.
 
-Memories deleted by another process (or by one that exits before its next search) stay in the
-index until it is rebuilt, taking candidate slots: candidates are joined back through SQL, so they
-drop out, as do rows whose text changed in a way not yet indexed (they are scored on their current
-text by the store). What a stale index can cost is a missed candidate, never a wrong score or a
-memory of another scope.
+A write that adds marks drops those the index has already taken (its sidecar says how far). With
+no sidecar beside the file there is no index, nor one being built (a first build writes one before
+it reads a row), so a forgotten row needs no mark. Candidates are joined back through SQL, so a
+document not yet caught up (a row forgotten while another process was starting the first build,
+a text change not yet indexed) drops out or is scored on the row's current text by the store:
+what a stale index can cost is a missed candidate, never a wrong score or a memory of another scope.
 
 Freshness is checked with ``PRAGMA data_version`` plus the store's own write counter, so an
 unchanged database costs one pragma per search. A search catches up at most ``INLINE_ROWS`` rows
@@ -62,7 +62,6 @@ class SqliteTextIndex:
         self._lock = threading.Lock()
         self._index: text_index.TextIndex | None = None
         self._version: tuple[int, int] | None = None
-        self._changed: set[int] = set()
         self._warned = False
         self._building = threading.Event()  # a background catch-up holds the lock: searches skip the index
         self._timer: threading.Timer | None = None
@@ -81,10 +80,18 @@ class SqliteTextIndex:
             self._warned = True
         return False
 
-    def note_deleted(self, rowid: int) -> None:
-        """A row this process deleted: its document leaves the index at the next catch-up."""
-        with self._lock:
-            self._changed.add(rowid)
+    def mark(self, conn: Any, rowids: Sequence[int], *, forgotten: bool = False) -> None:
+        """Record, in the caller's write transaction, that the documents of ``rowids`` are to be
+        taken again (changed in a way neither ``memory_versions`` nor ``memory_vectors`` shows) or,
+        ``forgotten``, dropped, by the next catch-up in any process (see module docstring)."""
+        meta = None if self.index_path is None else text_index.read_meta(self.index_path)
+        if meta is not None:
+            conn.execute("DELETE FROM memory_reindex WHERE seq <= ?", (meta.reindex,))  # already taken
+        elif forgotten:  # no index: a first build reads every row there is
+            conn.executemany("DELETE FROM memory_reindex WHERE memory_rowid = ?", [(r,) for r in rowids])
+            return
+        # A later mark replaces a row's earlier one (a higher seq; AUTOINCREMENT never reuses one).
+        conn.executemany("INSERT OR REPLACE INTO memory_reindex (memory_rowid) VALUES (?)", [(r,) for r in rowids])
 
     def candidates(self, terms: Sequence[str], k: int, own_writes: int,
                    scopes: Sequence[tuple[str, str]] | None = None) -> list[int] | None:
@@ -168,7 +175,7 @@ class SqliteTextIndex:
             if meta.versions > versions or meta.vectors > vectors or meta.reindex > reindex:
                 meta = text_index.TextIndexMeta()  # built for a newer database (restored from a backup?)
             start = min(self._unchanged_up_to(conn, index, meta), high)
-            changed = set(self._changed)
+            changed: set[int] = set()
             if meta.covered:  # a fresh index reads every row below anyway
                 changed.update(r for (r,) in conn.execute(
                     "SELECT m.rowid FROM memory_versions v JOIN memories m ON m.id = v.memory_id WHERE v.seq > ?",
@@ -181,6 +188,9 @@ class SqliteTextIndex:
             if max_rows is not None and (high - start) + len(changed) > max_rows:
                 return False
             covered_id = conn.execute("SELECT id FROM memories WHERE rowid = ?", (high,)).fetchone()
+        if not meta.covered and (start < high or changed):
+            # Before a first build reads a row: forgets meanwhile are then marked (``mark``).
+            index.write_meta(text_index.TextIndexMeta(versions=versions, vectors=vectors, reindex=reindex))
         if start < high or changed:
             # Documents above ``start`` are indexed again (rowids reused), or all of them when the
             # sidecar says nothing is covered (lost, or a crash before the first one was written).
@@ -192,7 +202,6 @@ class SqliteTextIndex:
                 covered=high, covered_id=text_index.id_hash(covered_id[0]) if covered_id else 0,
                 versions=versions, vectors=vectors, reindex=reindex,
             ))
-        self._changed.clear()
         self._version = version
         return True
 

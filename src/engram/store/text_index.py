@@ -178,11 +178,7 @@ class TextIndex:
     # --- what it covers --------------------------------------------------------------------
     def read_meta(self) -> TextIndexMeta:
         """The sidecar; a missing or unreadable one covers nothing (everything is indexed again)."""
-        try:
-            meta = TextIndexMeta(**json.loads(_sidecar(self.path).read_text("utf-8")))
-        except (OSError, ValueError, TypeError):
-            return TextIndexMeta()
-        return meta if meta.format == _FORMAT else TextIndexMeta()
+        return read_meta(self.path) or TextIndexMeta()
 
     def write_meta(self, meta: TextIndexMeta) -> None:
         """Replace the sidecar atomically. Raises: StorageError."""
@@ -194,6 +190,16 @@ class TextIndex:
             os.replace(tmp, target)
         except OSError as exc:
             raise StorageError(f"cannot save the full-text index state {target}: {exc}") from exc
+
+
+def read_meta(path: Path) -> TextIndexMeta | None:
+    """The sidecar of the index at ``path``, or None when there is none (or it cannot be read:
+    the index is then rebuilt whole at its next catch-up). Reads no Tantivy file."""
+    try:
+        meta = TextIndexMeta(**json.loads(_sidecar(path).read_text("utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+    return meta if meta.format == _FORMAT else None
 
 
 def _sidecar(path: Path) -> Path:
