@@ -189,12 +189,18 @@ def take_over(
     changed; one that could not be moved is reported and left to the old folder's pass."""
     arrived: dict[str, Memory] = {}
     changed: set[str] = set()
+    if not moved:
+        return arrived, changed
+    try:
+        # All of them at once: a superseded memory moved here with its successor stays visible to it.
+        results = database.move(list(moved.values()), scope, reason="moved by hand to another scope's memory folder")
+    except EngramError as exc:
+        results = {entry_id: exc for entry_id in moved}
     for entry_id, memory in moved.items():
         rel, entry = in_files[entry_id]
-        try:
-            after = database.move(memory, scope, reason="moved by hand to another scope's memory folder")
-        except EngramError as exc:
-            report.problems.append(Problem(rel, entry.line, f"entry {entry_id} not moved: {exc}"))
+        after = results.get(entry_id)
+        if isinstance(after, EngramError):
+            report.problems.append(Problem(rel, entry.line, f"entry {entry_id} not moved: {after}"))
             continue
         if after is None:
             continue  # forgotten since it was read: its entry is settled as one forgotten in the database
