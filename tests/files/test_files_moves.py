@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engram.engine import Engram
+from engram.files.paths import Folder
 from engram.files.sync import FileSync
 from engram.model import Memory, Scope
 from engram.store.base import move_one
@@ -527,3 +529,80 @@ def test_an_entry_moved_after_its_content_changed_in_the_database_is_not_moved(
     assert _rows(home / "memory.db")[memory_id] == ("agent:bob", "bob's newer text")
     assert "bob's newer text" in (home / "memory" / "agents/bob" / "notes.md").read_text(encoding="utf-8")
     assert memory_id not in (home / "memory" / "agents/alice" / "notes.md").read_text(encoding="utf-8")
+
+
+def test_a_pass_reads_the_folder_once_however_many_entries_left_for_a_later_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries of bob's memories recalled since the last sync (their importance raised), moved into
+    ``global/``, settled after bob's folder: bob's pass asked, for each, whether another folder holds
+    it, and each question walked and parsed the whole memory folder. A pass walks it as often for
+    four such entries as for one, and every entry is still moved."""
+    walks: list[str] = []
+    walk = Folder.walk
+
+    def counted(folder: Folder, rel_dir: str = "") -> Iterator[tuple[str, bool]]:
+        walks.append(rel_dir)
+        return walk(folder, rel_dir)
+
+    monkeypatch.setattr(Folder, "walk", counted)
+    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as engram:
+        syncer = FileSync(engram, tmp_path / "home" / "memory")
+        syncer.attach()
+        try:
+            bob = engram.for_agent("bob")
+            memories = [bob.remember(f"bob's note number {n}", key=f"note-{n}", tags=["notes"]).memory for n in range(5)]
+            bob.remember("bob keeps this one", key="stays", tags=["notes"])
+            engram.remember("a rule for everyone", key="rule", scope="global", tags=["notes"])
+            src, dst = tmp_path / "home/memory/agents/bob/notes.md", tmp_path / "home/memory/global/notes.md"
+            whole_folder_walks = []
+            for batch in (memories[:1], memories[1:]):
+                syncer.sync()
+                engram.store.touch([m.id for m in batch], engram.clock(), importance_boost=0.1)  # a recall, unseen by the folder
+                for memory in batch:
+                    block = entry_block(src.read_text(encoding="utf-8"), memory.id)
+                    src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+                    dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")
+                walks.clear()
+
+                report = syncer.sync()
+
+                assert report.db_moved == len(batch) and report.db_forgotten == 0 and report.conflicts == []
+                assert {m.scope for m in engram.store.get_many([m.id for m in batch])} == {Scope()}
+                whole_folder_walks.append(walks.count(""))
+            assert whole_folder_walks[0] == whole_folder_walks[1], whole_folder_walks
+            assert not syncer.sync().changed
+        finally:
+            syncer.detach()
+
+
+def test_a_pass_sees_the_files_an_earlier_folder_of_it_wrote(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """alice's own database (``per_agent_databases``): an entry of bob's, its id one alice's has
+    never seen, pasted into her agent folder and her session's. Her agent folder's pass, first, finds
+    the session's copy and makes its entry a new memory (a new id, written into its file); her
+    session's pass, later, then finds the id nowhere else and imports it with its id. The folder is
+    read once a pass, so the session's pass must see her agent folder as that pass wrote it: read
+    as it was before, the id was still there, and the session's entry lost its id too."""
+    monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    home = tmp_path / "home"
+    alice, session = ("--agent", "alice"), ("--agent", "alice", "--session", "s1")
+    cli_output(home, *alice, "remember", "alice's own fact", "--key", "own", "--tags", "notes")
+    cli_output(home, *session, "remember", "alice's session fact", "--key", "scratch", "--tags", "notes", "--scope", "session")
+    cli_output(home, "--agent", "bob", "remember", "bob's fact for alice", "--key", "given", "--tags", "notes")
+    given = json.loads(cli_output(home, "--agent", "bob", "--json", "get", "given"))["id"]
+    src = home / "memory/agents/bob/notes.md"
+    block = entry_block(src.read_text(encoding="utf-8"), given)
+    src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+    for rel in ("agents/alice/notes.md", "sessions/alice/s1/notes.md"):
+        dst = home / "memory" / rel
+        dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")
+
+    report = json.loads(cli_output(home, *alice, "--json", "sync"))
+
+    assert report["to_database"]["created"] == 2, report
+    rows = _rows(home / "agents/alice/memory.db")
+    assert rows[given] == ("session:alice/s1", "bob's fact for alice")
+    assert [scope for i, (scope, content) in rows.items() if content == "bob's fact for alice" and i != given] == ["agent:alice"]
+    assert given not in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert given in (home / "memory/sessions/alice/s1/notes.md").read_text(encoding="utf-8")

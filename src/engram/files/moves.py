@@ -37,7 +37,7 @@ one database and an import with the id in the other (the audit trail of each say
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -131,36 +131,7 @@ def held_elsewhere(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:
     either: its database never forgets what an unreadable file held)."""
     if side.database_agent is None or scope.agent is None:
         return set()
-    return _found_outside(side, side.layout.scope_dir(scope), ids, lambda _: True)
-
-
-def _found_outside(side: FolderSide, own_dir: str, ids: set[str], syncs: Callable[[Scope], bool]) -> set[str]:
-    """Those of ``ids`` held (as parsed, invalid entries' too) by a memory file outside ``own_dir``
-    in the folder of a scope ``syncs`` accepts; a file that cannot be read or parsed holds nothing."""
-    if not ids:
-        return set()
-    found: set[str] = set()
-    for doc in _docs_outside(side, own_dir, syncs):
-        found |= ids & ({e.id for e in doc.parsed.entries if e.id} | doc.parsed.invalid_ids)
-    return found
-
-
-def _docs_outside(side: FolderSide, own_dir: str, syncs: Callable[[Scope], bool]) -> Iterator[Document]:
-    """The memory files outside ``own_dir`` in the folder of a scope ``syncs`` accepts, parsed;
-    those that cannot be read or parsed left out."""
-    try:
-        files = [rel for rel, is_link in side.folder.walk() if not is_link]
-    except (PathRefused, OSError):
-        return
-    for rel in files:
-        try:
-            where = side.layout.locate(rel, side.fmt.suffix)
-        except ValidationError:
-            continue
-        if where is None or where[1] == own_dir or not syncs(where[0]):
-            continue
-        if (doc := _parsed(side, rel, {})) is not None:
-            yield doc
+    return side.held.held_outside(side, side.layout.scope_dir(scope), ids, lambda _: True)
 
 
 def moved_out_after_importance_changed(side: FolderSide, scope: Scope, memory: Memory, prev: sync_state.EntryState) -> bool:
@@ -168,9 +139,9 @@ def moved_out_after_importance_changed(side: FolderSide, scope: Scope, memory: M
     database since the last sync (``prev``), changed in importance alone (a recall) and its entry
     is in another folder this database syncs: moved by hand, for that folder's pass to take over
     (``moved_here``), not a removal to put back."""
-    in_database = from_memory(memory)
+    in_database, own_dir = from_memory(memory), side.layout.scope_dir(scope)
     return any(hashes_as_but_for_importance(in_database, e.importance, prev.digest)
-               for doc in _docs_outside(side, side.layout.scope_dir(scope), side.owns)
+               for held_in, where, doc in side.held.holders(side, memory.id) if where != own_dir and side.owns(held_in)
                for e in doc.parsed.entries if e.id == memory.id)
 
 
@@ -219,4 +190,4 @@ def held_in_other_folders(side: FolderSide, scope: Scope, ids: set[str]) -> set[
     """Those of ``ids`` (memories of ``scope`` whose entries left its folder) that a memory file of
     another scope's folder this database syncs holds, valid or not: moved there by hand, so not
     forgotten here; that folder's pass takes them over (see the module doc)."""
-    return _found_outside(side, side.layout.scope_dir(scope), ids, side.owns)
+    return side.held.held_outside(side, side.layout.scope_dir(scope), ids, side.owns)

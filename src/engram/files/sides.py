@@ -22,6 +22,7 @@ from engram.model import Memory, Scope
 from engram.store.base import group_mover
 
 from .document import Document, Format
+from .held import HeldIds
 from .layout import GroupBy, Layout
 from .paths import Folder
 
@@ -51,6 +52,8 @@ class FolderSide:
     # The engine's limit: a file entry longer than the engine would store is reported when parsed.
     max_content_chars: int
     database_agent: str | None
+    # Which memory file holds which id, read at the first question of the pass (``held``).
+    held: HeldIds = field(default_factory=HeldIds, compare=False, repr=False)
 
     def owns(self, scope: Scope) -> bool:
         """Whether ``scope``'s folder is this database's to sync (``belongs``)."""
