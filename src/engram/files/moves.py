@@ -4,17 +4,20 @@ scope's in place (``MemoryStore.move``): its id, versions, vector, access stats 
 may keep stay, and the audit trail records one ``moved`` event (from which scope to which), never
 a forget and an import. Whichever way the two folders sort, the new folder's pass moves it.
 
-A full pass settles scope folders one after the other (``agent:* < global < session:*``), so a
-move is met in either order. The new folder's pass meets the entry as an id its scope does not
-hold, while the memory is still the old scope's: ``moved_here`` tells that move from a copy (the
-old folder still holds the entry, ``repeats``) and ``take_over`` moves the memory there, where the
-entry is then settled as any entry of the folder (an edit made on the way is applied, its old
-content kept as a version). Into a folder settled earlier, the old folder's pass, later in the
-same pass, is told which ids were taken over and leaves them alone (it reads the memories listed
-when the pass began, where the memory is still the old scope's). Into a folder settled later, the
-old folder's pass finds the entry gone from its file, which would forget it: ``held_in_other_folders``
-tells it another folder it syncs holds the id, so the memory is left for that folder's pass to take
-over (later in the same pass, or at that folder's next pass for a watcher's pass over one folder).
+A full pass settles scope folders one after the other (``agent:* < global < session:*``), so a move
+is met in either order. The new folder's pass meets the entry as an id its scope does not hold,
+while the memory is still the old scope's: ``moved_here`` tells that move from a copy (the old
+folder still holds the entry, ``repeats``) and ``take_over`` moves the memory there, where the entry
+is then settled as any entry of the folder (an edit made on the way is applied, its old content kept
+as a version). The memories whose entries moved into one folder are moved together
+(``MemoryStore.move_many``): a superseded memory moved with its successor is checked against the
+scope its successor has once both moved, where one moved alone is refused. Into a folder settled
+earlier, the old folder's pass, later in the same pass, is told which ids were taken over and leaves
+them alone (it reads the memories listed when the pass began, where the memory is still the old
+scope's). Into a folder settled later, the old folder's pass finds the entry gone from its file,
+which would forget it: ``held_in_other_folders`` tells it another folder it syncs holds the id (the
+folder read once a pass, ``held``), so the memory is left for that folder's pass to take over (later
+in the same pass, or at that folder's next pass for a watcher's pass over one folder).
 
 Only a move that nothing else explains is taken for one: the memory unchanged in the database since
 the last sync but for its importance (which the engine changes on its own, as a recall does; a

@@ -1428,5 +1428,6 @@ class DisabledStoreContract:
         assert (seen.memories, seen.links, seen.vectors, seen.by_scope) == (0, 0, 0, {})
         store = mem_disabled.store
         assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice"),))) == [] and store.sessions_of("alice") == []
+        assert store.move(result.memory.id, Scope("bob")) is None and store.move_many({result.memory.id: Scope("bob")}) == {}
         assert mem_disabled.embed_missing() == 0
         assert Scope().kind == "global"
