@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engram.engine import Engram
+from engram.files.paths import Folder
 from engram.files.sync import FileSync
+from engram.model import Memory, Scope
+from engram.store.base import move_one
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.fakes import HashingEmbedder
 from tests.cli_in_process import cli_output
@@ -334,12 +338,24 @@ def test_an_entry_moved_within_its_folder_and_copied_out_is_a_copy(home: Path) -
 
 
 class StoreBeforeMove(SqliteMemoryStore):
-    """A plug-in store written before ``MemoryStore.move``."""
+    """A plug-in store written before ``MemoryStore.move`` (and ``move_many``)."""
 
     def __getattribute__(self, name: str) -> object:
-        if name == "move":
+        if name in ("move", "move_many"):
             raise AttributeError(name)
         return super().__getattribute__(name)
+
+
+class StoreBeforeMoveMany(SqliteMemoryStore):
+    """A plug-in store written before ``MemoryStore.move_many``: it moves one memory at a time."""
+
+    def __getattribute__(self, name: str) -> object:
+        if name == "move_many":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+    def move(self, memory_id: str, scope: Scope) -> Memory | None:
+        return move_one(SqliteMemoryStore.move_many(self, {memory_id: scope}), memory_id)
 
 
 def test_a_store_that_cannot_move_reports_the_entry_and_loses_nothing(tmp_path: Path) -> None:
@@ -398,6 +414,76 @@ def test_a_move_that_would_hide_a_successor_from_the_memory_it_supersedes_is_ref
     assert "the boiler is red" in cli_output(home, *bob, "recall", "boiler")
 
 
+def _superseded_pair(home: Path) -> dict[str, str]:
+    """bob's "old" superseded by his "new" (and alice's own fact), synced; their ids by key."""
+    bob = ("--agent", "bob")
+    cli_output(home, *bob, "remember", "the boiler is grey", "--key", "old", "--tags", "notes")
+    cli_output(home, *bob, "remember", "the boiler is red", "--key", "new", "--tags", "notes")
+    cli_output(home, *bob, "remember", "bob keeps this one", "--key", "stays", "--tags", "notes")
+    _remember(home, "alice", "the target's own fact", key="own")
+    cli_output(home, *bob, "supersede", "old", "new")
+    cli_output(home, "sync")
+    return {k: json.loads(cli_output(home, *bob, "--json", "get", k))["id"] for k in ("old", "new")}
+
+
+def test_a_superseded_memory_and_its_successor_moved_together_are_moved_as_one(home: Path) -> None:
+    """Both entries cut from bob's folder and pasted into alice's: each move was checked alone,
+    against the other's old scope, so both were refused (and the docs told people to paste them
+    without their markers, losing their ids, versions and history). Moved as one, alice's "old"
+    stays superseded by her "new"."""
+    ids = _superseded_pair(home)
+    for moved in (ids["old"], ids["new"]):
+        _move(home, moved, "bob", "alice")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 2}
+    assert report["problems"] == [] and report["conflicts"] == []
+    rows = _rows(home / "memory.db")
+    assert rows[ids["old"]] == ("agent:alice", "the boiler is grey") and rows[ids["new"]] == ("agent:alice", "the boiler is red")
+    old = json.loads(cli_output(home, "--agent", "alice", "--json", "get", ids["old"]))
+    assert old["superseded_by"] == ids["new"]
+    alice_notes = (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert ids["old"] in alice_notes and ids["new"] in alice_notes
+    bob_notes = (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert ids["old"] not in bob_notes and ids["new"] not in bob_notes
+    _quiet(home)
+    assert "the boiler is red" in cli_output(home, "--agent", "alice", "recall", "boiler")
+    assert "the boiler is red" not in cli_output(home, "--agent", "bob", "recall", "boiler")
+
+
+def test_a_store_without_move_many_moves_each_entry_alone_and_loses_nothing(tmp_path: Path) -> None:
+    """A plug-in store written before ``move_many`` still moves entries, one at a time: a pair moved
+    together is then refused (each checked alone), reported, and kept bob's."""
+    engram = Engram(StoreBeforeMoveMany(tmp_path / "memory.db"), agent="alice")
+    syncer = FileSync(engram, tmp_path / "memory")
+    syncer.attach()
+    try:
+        bob = engram.for_agent("bob")
+        old = bob.remember("the boiler is grey", key="old", tags=["notes"]).memory
+        new = bob.remember("the boiler is red", key="new", tags=["notes"]).memory
+        lone = bob.remember("bob's tap note", key="tap", tags=["notes"]).memory
+        bob.remember("bob keeps this one", key="stays", tags=["notes"])
+        engram.remember("alice's own", key="own", tags=["notes"])
+        bob.supersede(old.id, new.id)
+        syncer.sync()
+        src, dst = tmp_path / "memory/agents/bob/notes.md", tmp_path / "memory/agents/alice/notes.md"
+        for memory in (old, new, lone):
+            block = entry_block(src.read_text(encoding="utf-8"), memory.id)
+            src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+            dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")
+
+        report = syncer.sync()
+
+        assert report.db_moved == 1 and engram.store.get_many([lone.id])[0].scope.agent == "alice"
+        assert {m.id: m.scope.agent for m in engram.store.get_many([old.id, new.id])} == {old.id: "bob", new.id: "bob"}
+        assert sum("cannot see" in p.message for p in report.problems) == 2, report.problems
+        assert syncer.sync().db_forgotten == 0
+    finally:
+        syncer.detach()
+        engram.close()
+
+
 @pytest.mark.parametrize(("source", "target"), [("bob", "alice"), ("alice", "bob"), ("global", "alice")])
 def test_an_entry_moved_after_a_recall_raised_its_importance_is_moved(home: Path, source: str, target: str) -> None:
     """A recall strengthens a memory (importance, recall count) unseen by the folder, which shows
@@ -443,3 +529,80 @@ def test_an_entry_moved_after_its_content_changed_in_the_database_is_not_moved(
     assert _rows(home / "memory.db")[memory_id] == ("agent:bob", "bob's newer text")
     assert "bob's newer text" in (home / "memory" / "agents/bob" / "notes.md").read_text(encoding="utf-8")
     assert memory_id not in (home / "memory" / "agents/alice" / "notes.md").read_text(encoding="utf-8")
+
+
+def test_a_pass_reads_the_folder_once_however_many_entries_left_for_a_later_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries of bob's memories recalled since the last sync (their importance raised), moved into
+    ``global/``, settled after bob's folder: bob's pass asked, for each, whether another folder holds
+    it, and each question walked and parsed the whole memory folder. A pass walks it as often for
+    four such entries as for one, and every entry is still moved."""
+    walks: list[str] = []
+    walk = Folder.walk
+
+    def counted(folder: Folder, rel_dir: str = "") -> Iterator[tuple[str, bool]]:
+        walks.append(rel_dir)
+        return walk(folder, rel_dir)
+
+    monkeypatch.setattr(Folder, "walk", counted)
+    with Engram.from_settings(home=tmp_path / "home", files={"enabled": False}) as engram:
+        syncer = FileSync(engram, tmp_path / "home" / "memory")
+        syncer.attach()
+        try:
+            bob = engram.for_agent("bob")
+            memories = [bob.remember(f"bob's note number {n}", key=f"note-{n}", tags=["notes"]).memory for n in range(5)]
+            bob.remember("bob keeps this one", key="stays", tags=["notes"])
+            engram.remember("a rule for everyone", key="rule", scope="global", tags=["notes"])
+            src, dst = tmp_path / "home/memory/agents/bob/notes.md", tmp_path / "home/memory/global/notes.md"
+            whole_folder_walks = []
+            for batch in (memories[:1], memories[1:]):
+                syncer.sync()
+                engram.store.touch([m.id for m in batch], engram.clock(), importance_boost=0.1)  # a recall, unseen by the folder
+                for memory in batch:
+                    block = entry_block(src.read_text(encoding="utf-8"), memory.id)
+                    src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+                    dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")
+                walks.clear()
+
+                report = syncer.sync()
+
+                assert report.db_moved == len(batch) and report.db_forgotten == 0 and report.conflicts == []
+                assert {m.scope for m in engram.store.get_many([m.id for m in batch])} == {Scope()}
+                whole_folder_walks.append(walks.count(""))
+            assert whole_folder_walks[0] == whole_folder_walks[1], whole_folder_walks
+            assert not syncer.sync().changed
+        finally:
+            syncer.detach()
+
+
+def test_a_pass_sees_the_files_an_earlier_folder_of_it_wrote(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """alice's own database (``per_agent_databases``): an entry of bob's, its id one alice's has
+    never seen, pasted into her agent folder and her session's. Her agent folder's pass, first, finds
+    the session's copy and makes its entry a new memory (a new id, written into its file); her
+    session's pass, later, then finds the id nowhere else and imports it with its id. The folder is
+    read once a pass, so the session's pass must see her agent folder as that pass wrote it: read
+    as it was before, the id was still there, and the session's entry lost its id too."""
+    monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    home = tmp_path / "home"
+    alice, session = ("--agent", "alice"), ("--agent", "alice", "--session", "s1")
+    cli_output(home, *alice, "remember", "alice's own fact", "--key", "own", "--tags", "notes")
+    cli_output(home, *session, "remember", "alice's session fact", "--key", "scratch", "--tags", "notes", "--scope", "session")
+    cli_output(home, "--agent", "bob", "remember", "bob's fact for alice", "--key", "given", "--tags", "notes")
+    given = json.loads(cli_output(home, "--agent", "bob", "--json", "get", "given"))["id"]
+    src = home / "memory/agents/bob/notes.md"
+    block = entry_block(src.read_text(encoding="utf-8"), given)
+    src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+    for rel in ("agents/alice/notes.md", "sessions/alice/s1/notes.md"):
+        dst = home / "memory" / rel
+        dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")
+
+    report = json.loads(cli_output(home, *alice, "--json", "sync"))
+
+    assert report["to_database"]["created"] == 2, report
+    rows = _rows(home / "agents/alice/memory.db")
+    assert rows[given] == ("session:alice/s1", "bob's fact for alice")
+    assert [scope for i, (scope, content) in rows.items() if content == "bob's fact for alice" and i != given] == ["agent:alice"]
+    assert given not in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert given in (home / "memory/sessions/alice/s1/notes.md").read_text(encoding="utf-8")

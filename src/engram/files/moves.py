@@ -4,17 +4,20 @@ scope's in place (``MemoryStore.move``): its id, versions, vector, access stats 
 may keep stay, and the audit trail records one ``moved`` event (from which scope to which), never
 a forget and an import. Whichever way the two folders sort, the new folder's pass moves it.
 
-A full pass settles scope folders one after the other (``agent:* < global < session:*``), so a
-move is met in either order. The new folder's pass meets the entry as an id its scope does not
-hold, while the memory is still the old scope's: ``moved_here`` tells that move from a copy (the
-old folder still holds the entry, ``repeats``) and ``take_over`` moves the memory there, where the
-entry is then settled as any entry of the folder (an edit made on the way is applied, its old
-content kept as a version). Into a folder settled earlier, the old folder's pass, later in the
-same pass, is told which ids were taken over and leaves them alone (it reads the memories listed
-when the pass began, where the memory is still the old scope's). Into a folder settled later, the
-old folder's pass finds the entry gone from its file, which would forget it: ``held_in_other_folders``
-tells it another folder it syncs holds the id, so the memory is left for that folder's pass to take
-over (later in the same pass, or at that folder's next pass for a watcher's pass over one folder).
+A full pass settles scope folders one after the other (``agent:* < global < session:*``), so a move
+is met in either order. The new folder's pass meets the entry as an id its scope does not hold,
+while the memory is still the old scope's: ``moved_here`` tells that move from a copy (the old
+folder still holds the entry, ``repeats``) and ``take_over`` moves the memory there, where the entry
+is then settled as any entry of the folder (an edit made on the way is applied, its old content kept
+as a version). The memories whose entries moved into one folder are moved together
+(``MemoryStore.move_many``): a superseded memory moved with its successor is checked against the
+scope its successor has once both moved, where one moved alone is refused. Into a folder settled
+earlier, the old folder's pass, later in the same pass, is told which ids were taken over and leaves
+them alone (it reads the memories listed when the pass began, where the memory is still the old
+scope's). Into a folder settled later, the old folder's pass finds the entry gone from its file,
+which would forget it: ``held_in_other_folders`` tells it another folder it syncs holds the id (the
+folder read once a pass, ``held``), so the memory is left for that folder's pass to take over (later
+in the same pass, or at that folder's next pass for a watcher's pass over one folder).
 
 Only a move that nothing else explains is taken for one: the memory unchanged in the database since
 the last sync but for its importance (which the engine changes on its own, as a recall does; a
@@ -37,7 +40,7 @@ one database and an import with the id in the other (the audit trail of each say
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -131,36 +134,7 @@ def held_elsewhere(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:
     either: its database never forgets what an unreadable file held)."""
     if side.database_agent is None or scope.agent is None:
         return set()
-    return _found_outside(side, side.layout.scope_dir(scope), ids, lambda _: True)
-
-
-def _found_outside(side: FolderSide, own_dir: str, ids: set[str], syncs: Callable[[Scope], bool]) -> set[str]:
-    """Those of ``ids`` held (as parsed, invalid entries' too) by a memory file outside ``own_dir``
-    in the folder of a scope ``syncs`` accepts; a file that cannot be read or parsed holds nothing."""
-    if not ids:
-        return set()
-    found: set[str] = set()
-    for doc in _docs_outside(side, own_dir, syncs):
-        found |= ids & ({e.id for e in doc.parsed.entries if e.id} | doc.parsed.invalid_ids)
-    return found
-
-
-def _docs_outside(side: FolderSide, own_dir: str, syncs: Callable[[Scope], bool]) -> Iterator[Document]:
-    """The memory files outside ``own_dir`` in the folder of a scope ``syncs`` accepts, parsed;
-    those that cannot be read or parsed left out."""
-    try:
-        files = [rel for rel, is_link in side.folder.walk() if not is_link]
-    except (PathRefused, OSError):
-        return
-    for rel in files:
-        try:
-            where = side.layout.locate(rel, side.fmt.suffix)
-        except ValidationError:
-            continue
-        if where is None or where[1] == own_dir or not syncs(where[0]):
-            continue
-        if (doc := _parsed(side, rel, {})) is not None:
-            yield doc
+    return side.held.held_outside(side, side.layout.scope_dir(scope), ids, lambda _: True)
 
 
 def moved_out_after_importance_changed(side: FolderSide, scope: Scope, memory: Memory, prev: sync_state.EntryState) -> bool:
@@ -168,9 +142,9 @@ def moved_out_after_importance_changed(side: FolderSide, scope: Scope, memory: M
     database since the last sync (``prev``), changed in importance alone (a recall) and its entry
     is in another folder this database syncs: moved by hand, for that folder's pass to take over
     (``moved_here``), not a removal to put back."""
-    in_database = from_memory(memory)
+    in_database, own_dir = from_memory(memory), side.layout.scope_dir(scope)
     return any(hashes_as_but_for_importance(in_database, e.importance, prev.digest)
-               for doc in _docs_outside(side, side.layout.scope_dir(scope), side.owns)
+               for held_in, where, doc in side.held.holders(side, memory.id) if where != own_dir and side.owns(held_in)
                for e in doc.parsed.entries if e.id == memory.id)
 
 
@@ -189,12 +163,18 @@ def take_over(
     changed; one that could not be moved is reported and left to the old folder's pass."""
     arrived: dict[str, Memory] = {}
     changed: set[str] = set()
+    if not moved:
+        return arrived, changed
+    try:
+        # All of them at once: a superseded memory moved here with its successor stays visible to it.
+        results = database.move(list(moved.values()), scope, reason="moved by hand to another scope's memory folder")
+    except EngramError as exc:
+        results = {entry_id: exc for entry_id in moved}
     for entry_id, memory in moved.items():
         rel, entry = in_files[entry_id]
-        try:
-            after = database.move(memory, scope, reason="moved by hand to another scope's memory folder")
-        except EngramError as exc:
-            report.problems.append(Problem(rel, entry.line, f"entry {entry_id} not moved: {exc}"))
+        after = results.get(entry_id)
+        if isinstance(after, EngramError):
+            report.problems.append(Problem(rel, entry.line, f"entry {entry_id} not moved: {after}"))
             continue
         if after is None:
             continue  # forgotten since it was read: its entry is settled as one forgotten in the database
@@ -213,4 +193,4 @@ def held_in_other_folders(side: FolderSide, scope: Scope, ids: set[str]) -> set[
     """Those of ``ids`` (memories of ``scope`` whose entries left its folder) that a memory file of
     another scope's folder this database syncs holds, valid or not: moved there by hand, so not
     forgotten here; that folder's pass takes them over (see the module doc)."""
-    return _found_outside(side, side.layout.scope_dir(scope), ids, side.owns)
+    return side.held.held_outside(side, side.layout.scope_dir(scope), ids, side.owns)

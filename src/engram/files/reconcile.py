@@ -127,6 +127,7 @@ def reconcile(
     _import_with_ids(database, scope, unknown, st, files, report, new, pending, progress)
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
+    side.held.reread(files.written)  # the later folders' questions of the pass see them as written (``held``)
 
 def _part_repeats(
     side: FolderSide,

@@ -12,15 +12,17 @@ pass, and building one costs about a microsecond.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engram.errors import StorageError
+from engram.errors import EngramError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
+from engram.store.base import group_mover
 
 from .document import Document, Format
+from .held import HeldIds
 from .layout import GroupBy, Layout
 from .paths import Folder
 
@@ -50,6 +52,8 @@ class FolderSide:
     # The engine's limit: a file entry longer than the engine would store is reported when parsed.
     max_content_chars: int
     database_agent: str | None
+    # Which memory file holds which id, read at the first question of the pass (``held``).
+    held: HeldIds = field(default_factory=HeldIds, compare=False, repr=False)
 
     def owns(self, scope: Scope) -> bool:
         """Whether ``scope``'s folder is this database's to sync (``belongs``)."""
@@ -94,28 +98,27 @@ class DatabaseSide:
     cut: dict[str, set[str]] = field(default_factory=dict)
     moved: set[str] = field(default_factory=set)
 
-    def move(self, memory: Memory, scope: Scope, reason: str) -> Memory | None:
-        """Make ``memory`` (as the store holds it) one of ``scope`` in place (``MemoryStore.move``:
-        its id, versions, vector and access stats kept), announced through ``scope``'s view as one
-        ``moved`` event (the audit trail's row); the links the move dropped are recorded in ``cut``.
-        None when it is no longer stored (nothing changed). Raises what the store raises, and
-        ``StorageError`` for a plug-in store written before ``move`` (the sync reports the entry as not
-        moved and keeps the memory where it was, rather than fail the whole pass on ``AttributeError``)."""
-        mover = getattr(self.store, "move", None)
-        if mover is None:
-            raise StorageError(f"the {getattr(self.store, 'name', type(self.store).__name__)} store cannot move a memory "
-                               "to another scope (it has no move, as engram.testing's MemoryStoreContract asks): "
-                               "move the entry back, or update the store")
-        after = mover(memory.id, scope)
-        if after is None:
-            return None
-        self.moved.add(memory.id)
-        for end in set(memory.links) - set(after.links):
-            self.cut.setdefault(memory.id, set()).add(end)
-            self.cut.setdefault(end, set()).add(memory.id)
+    def move(self, memories: Sequence[Memory], scope: Scope, reason: str) -> dict[str, Memory | EngramError]:
+        """Make ``memories`` (as the store holds them) ones of ``scope`` in place, together
+        (``MemoryStore.move_many``: their ids, versions, vectors and access stats kept; a superseded
+        memory moved with its successor is not refused), each announced through ``scope``'s view as
+        one ``moved`` event (the audit trail's row); the links the moves dropped are recorded in
+        ``cut``. Returns each memory as stored after, or why it was not moved; one no longer stored
+        is absent (nothing changed). Raises ``StorageError`` for a plug-in store that cannot move
+        (``group_mover``): the sync reports the entries as not moved and keeps the memories where
+        they were, rather than fail the whole pass."""
+        results = group_mover(self.store)({memory.id: scope for memory in memories})
         view = self.view(scope)
-        view.events.emit(MemoryEvent("moved", (after,), view.scope, view.origin, reason, view.clock(), (memory,)))
-        return after
+        for memory in memories:
+            after = results.get(memory.id)
+            if not isinstance(after, Memory) or memory.scope == scope:
+                continue
+            self.moved.add(memory.id)
+            for end in set(memory.links) - set(after.links):
+                self.cut.setdefault(memory.id, set()).add(end)
+                self.cut.setdefault(end, set()).add(memory.id)
+            view.events.emit(MemoryEvent("moved", (after,), view.scope, view.origin, reason, view.clock(), (memory,)))
+        return results
 
     def forget(self, scope: Scope, memory: Memory, reason: str) -> None:
         """Forget ``memory`` (as the store holds it) through ``scope``'s view; recorded in ``forgotten``.

@@ -15,6 +15,9 @@ Rules every backend keeps:
   its key too unless the new scope holds it (then a free key from it, as ``upsert`` derives one);
   the links it would keep to another agent's memories go (``crosses_agents``), in the same write;
   a move that would hide a superseded memory's successor from it is refused (``refuse_hidden_supersession``).
+  ``move_many`` moves several in one write, that rule and the links' checked against the scopes
+  the memories have once the whole group moved (``refused_moves``): a memory and its successor
+  moved together stay visible to each other.
 - ``set_superseded`` checks, in the same transaction as its write, that both ends are stored and
   that the successor is not already superseded by the memory (directly or through others): two
   racing supersedes, in two threads, processes or hosts, never leave a cycle.
@@ -214,6 +217,17 @@ class MemoryStore(Protocol):
         an entry a person moved by hand from one scope's folder to another's with it."""
         ...
 
+    def move_many(self, moves: Mapping[str, Scope]) -> dict[str, Memory | EngramError]:
+        """``move`` for each memory of ``moves`` (id -> scope), all in one write, the supersession
+        rule and the links crossing agents decided against the scopes the memories have once the
+        whole group moved: a superseded memory and its successor moved together into one scope are
+        both moved, where either moved alone is refused. One that would still hide a supersession
+        (``refused_moves``) stays where it is, its ``ValidationError`` in its place, and so does
+        any whose move relied on it; the others move. Returns each stored memory as after (one
+        already in its scope unchanged); an id no memory has is absent. The file sync moves all the
+        entries a pass finds moved into one folder with it."""
+        ...
+
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
         """The memory's linked memories that ``filt`` lets through, its newest ``limit``
         (``newest_first``), loaded: ``linked_memories`` does it for every built-in backend."""
@@ -338,6 +352,38 @@ def refuse_hidden_supersession(memory: Memory, scope: Scope, successor: Memory |
                               " back, or move the memories it supersedes or is superseded by with it")
 
 
+def refused_moves(moves: Mapping[str, Scope], known: Mapping[str, Memory]) -> dict[str, EngramError]:
+    """The moves of ``moves`` (id -> scope) that ``move_many`` refuses, each with its
+    ``ValidationError`` (``refuse_hidden_supersession``), checked against the scopes the memories
+    have once the others move. ``known``: each memory to move as stored, its successor and the
+    memories it supersedes (an id not there is not stored: left out). A refused move stays where it
+    is, so the others are checked again without it until none is refused: a successor moved with
+    the memory it supersedes, that memory's own move refused, is refused too."""
+    planned = {i: scope for i, scope in moves.items() if i in known and known[i].scope != scope}
+    refused: dict[str, EngramError] = {}
+    while True:
+        now: dict[str, EngramError] = {}
+        moved = {i: replace(m, scope=planned.get(i, m.scope)) for i, m in known.items()}  # as after the group moves
+        for memory_id, scope in planned.items():
+            try:
+                refuse_hidden_supersession(known[memory_id], scope, moved.get(known[memory_id].superseded_by or ""),
+                                           [m for m in moved.values() if m.superseded_by == memory_id])
+            except ValidationError as exc:
+                now[memory_id] = exc
+        if not now:
+            return refused
+        refused |= now
+        planned = {i: scope for i, scope in planned.items() if i not in now}
+
+
+def move_one(moved: Mapping[str, Memory | EngramError], memory_id: str) -> Memory | None:
+    """``move``'s answer from ``move_many``'s for the one memory: raises its refusal."""
+    result = moved.get(memory_id)
+    if isinstance(result, EngramError):
+        raise result
+    return result
+
+
 def links_among_sql(where_from: str, where_to: str) -> str:
     """The SQL counting links (each once) between two memories that a filter lets through:
     ``where_from`` and ``where_to`` are its WHERE clause over the aliases ``a`` and ``b`` (parameters
@@ -424,6 +470,36 @@ def check_all_or_nothing(store: MemoryStore) -> None:
     raise StorageError(f"the {getattr(store, 'name', type(store).__name__)} store cannot write a batch all or nothing "
                        "(its write_batch takes no all_or_nothing, as engram.testing's MemoryStoreContract asks): "
                        "nothing stored; store the memories one by one with remember, or update the store")
+
+
+def group_mover(store: MemoryStore) -> Callable[[Mapping[str, Scope]], dict[str, Memory | EngramError]]:
+    """``store.move_many``; for a plug-in store written before it, its ``move`` one memory at a
+    time (each move checked alone, as that store always did: a superseded memory and its
+    successor moved together are refused). Raises ``StorageError`` for a store written before
+    ``move`` too: a caller (the file sync) reports its entries as not moved and keeps the memories
+    where they were, rather than fail on Python's ``AttributeError``."""
+    many = getattr(store, "move_many", None)
+    if many is not None:
+        return many
+    one = getattr(store, "move", None)
+    if one is None:
+        raise StorageError(f"the {getattr(store, 'name', type(store).__name__)} store cannot move a memory "
+                           "to another scope (it has no move, as engram.testing's MemoryStoreContract asks): "
+                           "move the entry back, or update the store")
+
+    def each(moves: Mapping[str, Scope]) -> dict[str, Memory | EngramError]:
+        out: dict[str, Memory | EngramError] = {}
+        for memory_id, scope in moves.items():
+            try:
+                after = one(memory_id, scope)
+            except EngramError as exc:
+                out[memory_id] = exc
+                continue
+            if after is not None:
+                out[memory_id] = after
+        return out
+
+    return each
 
 
 def keeps_nothing(store: MemoryStore) -> bool:

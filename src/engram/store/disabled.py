@@ -3,7 +3,7 @@ and nothing is kept (PtrClaw's NoneMemory; sclaw's graceful degradation)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -37,6 +37,9 @@ class DisabledMemoryStore:
 
     def move(self, memory_id: str, scope: Scope) -> Memory | None:
         return None
+
+    def move_many(self, moves: Mapping[str, Scope]) -> dict[str, Memory | EngramError]:
+        return {}
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         return []

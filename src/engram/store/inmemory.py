@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,7 +33,8 @@ from engram.store.base import (
     crosses_agents,
     import_links,
     linked_memories,
-    refuse_hidden_supersession,
+    move_one,
+    refused_moves,
     write_each,
 )
 from engram.store.free_key import free_key
@@ -336,22 +337,35 @@ class InMemoryMemoryStore:
             return had
 
     def move(self, memory_id: str, scope: Scope) -> Memory | None:
+        return move_one(self.move_many({memory_id: scope}), memory_id)
+
+    def move_many(self, moves: Mapping[str, Scope]) -> dict[str, Memory | EngramError]:
         with self._lock:
-            old = self._rows.get(memory_id)
-            if old is None or old.scope == scope:
-                return None if old is None else self._out(old)
-            refuse_hidden_supersession(old, scope, self._rows.get(old.superseded_by or ""),
-                                       [row for row in self._rows.values() if row.superseded_by == memory_id])
-            new = _scope_key(scope)
-            key = free_key(old.key, lambda keys: {k for k in keys if (new, k) in self._by_key})
-            for end in [e for e in self._links.get(memory_id, ()) if crosses_agents(scope.agent, self._rows[e].scope.agent)]:
-                self._links[memory_id].discard(end)
-                self._links.get(end, set()).discard(memory_id)
-            del self._by_key[(_scope_key(old.scope), old.key)]
-            self._drop_hash(old)
-            self._add(replace(old, scope=scope, key=key))
-            self._changed()
-            return self._out(self._rows[memory_id])
+            known = {i: self._rows[i] for i in moves if i in self._rows}
+            for memory in list(known.values()):
+                related = [row for row in self._rows.values() if row.superseded_by == memory.id]
+                if memory.superseded_by in self._rows:
+                    related.append(self._rows[memory.superseded_by])
+                known |= {row.id: row for row in related if row.id not in known}
+            out: dict[str, Memory | EngramError] = {i: self._out(known[i]) for i in moves if i in known}
+            refused = refused_moves(moves, known)
+            out |= refused
+            planned = {i: scope for i, scope in moves.items() if i in known and i not in refused and known[i].scope != scope}
+            for memory_id, scope in planned.items():
+                old = self._rows[memory_id]
+                new = _scope_key(scope)
+                key = free_key(old.key, lambda keys, new=new: {k for k in keys if (new, k) in self._by_key})
+                # An end moved with it is judged by the agent it moves to.
+                for end in [e for e in self._links.get(memory_id, ()) if crosses_agents(
+                        scope.agent, planned[e].agent if e in planned else self._rows[e].scope.agent)]:
+                    self._links[memory_id].discard(end)
+                    self._links.get(end, set()).discard(memory_id)
+                del self._by_key[(_scope_key(old.scope), old.key)]
+                self._drop_hash(old)
+                self._add(replace(old, scope=scope, key=key))
+            if planned:
+                self._changed()
+            return out | {i: self._out(self._rows[i]) for i in planned}
 
     def touch(
         self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,

@@ -31,7 +31,7 @@ pgvector's iterative index scan, so a narrow filter still returns ``limit`` hits
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -55,6 +55,7 @@ from engram.store.base import (
     apply_updates,
     apply_write,
     import_links,
+    move_one,
 )
 from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
@@ -279,12 +280,17 @@ class PostgresMemoryStore(SqlMemoryStore):
         return self.db.transact(work)
 
     def move(self, memory_id: str, scope: Scope) -> Memory | None:
-        agent, session = scope_columns(scope)
+        return move_one(self.move_many({memory_id: scope}), memory_id)
 
-        def work(conn: Any) -> Memory | None:
-            # The new scope's writers wait (as ``upsert`` does): the key chosen stays free until commit.
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_scope_lock_key(agent, session),))
-            return self._move(conn, memory_id, scope, "FOR UPDATE OF m")
+    def move_many(self, moves: Mapping[str, Scope]) -> dict[str, Memory | EngramError]:
+        # Each new scope's writers wait (as ``upsert`` does): the keys chosen stay free until commit.
+        # Locked in one order, so two groups moved at once never wait on each other.
+        locks = sorted({_scope_lock_key(*scope_columns(scope)) for scope in moves.values()})
+
+        def work(conn: Any) -> dict[str, Memory | EngramError]:
+            for lock in locks:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (lock,))
+            return self._move_many(conn, moves, "FOR UPDATE OF m")[0]
 
         return self.db.transact(work)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from engram import text
+from engram.errors import EngramError
 from engram.model import (
     Category,
     Layer,
@@ -38,7 +39,7 @@ from engram.store.base import (
     kind_counts_sql,
     linked_memories,
     links_among_sql,
-    refuse_hidden_supersession,
+    refused_moves,
 )
 
 # A memory's stored columns, in the one order both backends read (``SqlMemoryStore._decode``) and
@@ -205,33 +206,46 @@ class SqlMemoryStore:
         self._changed_by_update(conn, old, draft)
         return WriteResult(self._select(conn, f"m.id = {m}", (old.id,))[0], "updated", previous=old)
 
-    def _move(self, conn: Any, memory_id: str, scope: Scope, lock: str = "") -> Memory | None:
-        """``move`` in the caller's write (``lock``: what the backend appends to lock the row).
-        The links crossing agents and the key are decided in the same write as the move, so a
-        link or a memory of the key made meanwhile by another writer is seen."""
+    def _move_many(self, conn: Any, moves: Mapping[str, Scope],
+                   lock: str = "") -> tuple[dict[str, Memory | EngramError], list[str]]:
+        """``move_many`` in the caller's write (``lock``: what the backend appends to lock a row),
+        and the ids it moved (those a scope index files by scope must index again).
+        The supersessions, the links crossing agents and the keys are decided in the same write as
+        the moves, against the scopes the memories have once the whole group moved, so a link or a
+        memory of the key made meanwhile by another writer is seen."""
         m = self._mark
-        found = self._select(conn, f"m.id = {m}", (memory_id,), lock)
-        if not found:
-            return None
-        old = found[0]
-        if old.scope == scope:
-            return old
-        successor = self._select(conn, f"m.id = {m}", (old.superseded_by,)) if old.superseded_by else []
-        refuse_hidden_supersession(old, scope, successor[0] if successor else None,
-                                   self._select(conn, f"m.superseded_by = {m}", (memory_id,)))
-        agent, session = scope_columns(scope)
-        key = self._free_key(conn, agent, session, old.key)
-        ends = conn.execute(
-            f"SELECT t.id, t.agent FROM memory_links l JOIN memories t ON t.id = l.to_id WHERE l.from_id = {m}",
-            (memory_id,)).fetchall()
-        cut = [end for end, end_agent in ends if crosses_agents(agent, end_agent)]
-        if cut:
-            marks = ", ".join([m] * len(cut))
-            conn.execute(f"DELETE FROM memory_links WHERE (from_id = {m} AND to_id IN ({marks}))"
-                         f" OR (to_id = {m} AND from_id IN ({marks}))", (memory_id, *cut, memory_id, *cut))
-        conn.execute(f"UPDATE memories SET agent = {m}, session = {m}, key = {m} WHERE id = {m}",
-                     (agent, session, key, memory_id))
-        return self._select(conn, f"m.id = {m}", (memory_id,))[0]
+        known: dict[str, Memory] = {}
+        for memory_id in sorted(moves):  # locked in one order: two groups moved at once never wait on each other
+            found = self._select(conn, f"m.id = {m}", (memory_id,), lock)
+            if found:
+                known[memory_id] = found[0]
+        for memory in list(known.values()):
+            related = self._select(conn, f"m.superseded_by = {m}", (memory.id,))
+            if memory.superseded_by:
+                related += self._select(conn, f"m.id = {m}", (memory.superseded_by,))
+            known |= {r.id: r for r in related if r.id not in known}
+        out: dict[str, Memory | EngramError] = {i: known[i] for i in moves if i in known}
+        refused = refused_moves(moves, known)
+        out |= refused
+        planned = {i: scope for i, scope in moves.items() if i in known and i not in refused and known[i].scope != scope}
+        for memory_id, scope in planned.items():
+            agent, session = scope_columns(scope)
+            key = self._free_key(conn, agent, session, known[memory_id].key)
+            ends = conn.execute(
+                f"SELECT t.id, t.agent FROM memory_links l JOIN memories t ON t.id = l.to_id WHERE l.from_id = {m}",
+                (memory_id,)).fetchall()
+            # An end moved with it is judged by the agent it moves to.
+            cut = [end for end, end_agent in ends
+                   if crosses_agents(agent, scope_columns(planned[end])[0] if end in planned else end_agent)]
+            if cut:
+                marks = ", ".join([m] * len(cut))
+                conn.execute(f"DELETE FROM memory_links WHERE (from_id = {m} AND to_id IN ({marks}))"
+                             f" OR (to_id = {m} AND from_id IN ({marks}))", (memory_id, *cut, memory_id, *cut))
+            conn.execute(f"UPDATE memories SET agent = {m}, session = {m}, key = {m} WHERE id = {m}",
+                         (agent, session, key, memory_id))
+        for memory_id in planned:
+            out[memory_id] = self._select(conn, f"m.id = {m}", (memory_id,))[0]
+        return out, list(planned)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:

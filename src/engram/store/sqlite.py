@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from engram.store.base import (
     apply_updates,
     apply_write,
     import_links,
+    move_one,
 )
 from engram.store.filter_sql import FilterDialect, filter_clause
 from engram.store.free_key import free_key
@@ -280,13 +281,17 @@ class SqliteMemoryStore(SqlMemoryStore):
             return cursor.rowcount > 0
 
     def move(self, memory_id: str, scope: Scope) -> Memory | None:
+        return move_one(self.move_many({memory_id: scope}), memory_id)
+
+    def move_many(self, moves: Mapping[str, Scope]) -> dict[str, Memory | EngramError]:
         with self.db.write() as conn:
-            moved = self._move(conn, memory_id, scope)
-            if moved is not None:
+            out, moved = self._move_many(conn, moves)
+            for memory_id in moved:
                 # The full-text index files each document under its scope (and its key): indexed again.
                 self._mark_for_reindex(conn, memory_id)
+            if moved:
                 self._own_writes += 1
-            return moved
+            return out
 
     def touch(
         self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,

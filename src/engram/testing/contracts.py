@@ -235,6 +235,44 @@ class MemoryStoreContract(TemporalContract):
         # A successor moved where the memory it supersedes still sees it: moved.
         assert store.move(old.id, Scope("bob", "s1")).scope == Scope("bob", "s1")
 
+    def test_move_many_moves_a_superseded_memory_with_its_successor_as_one(
+            self, store: MemoryStore, clock: FakeClock) -> None:
+        bob = Engram(store, agent="bob", clock=clock, embedder=HashingEmbedder())
+        alice = bob.for_agent("alice")
+        old = bob.remember("the boiler is grey", key="old").memory
+        new = bob.remember("the boiler is red", key="new", links=["old"]).memory
+        bob.supersede(old.id, new.id)
+        alices = alice.remember("alice's own note", key="new").memory  # the key the move meets
+        # x superseded by y, y by z: y moved without z is refused, and x, whose successor y then stays bob's, too.
+        x, y, z = (bob.remember(f"the tap {how}", key=k).memory for how, k in (("drips", "x"), ("leaks", "y"), ("works", "z")))
+        bob.supersede(x.id, y.id)
+        bob.supersede(y.id, z.id)
+        stays = bob.remember("bob's own note", key="stays").memory
+
+        moved = store.move_many({old.id: Scope("alice"), new.id: Scope("alice"), x.id: Scope("alice"),
+                                 y.id: Scope("alice"), stays.id: Scope("bob"), "no-such-id": Scope("alice")})
+
+        assert set(moved) == {old.id, new.id, x.id, y.id, stays.id}
+        assert moved[old.id].scope == moved[new.id].scope == Scope("alice")
+        assert moved[new.id].key == "new-2" and store.get_many([alices.id])[0].key == "new"
+        # Linked, they stay linked: the link is judged by the scopes after the whole group moved.
+        assert moved[old.id].links == (new.id,) and moved[new.id].links == (old.id,)
+        assert (moved[old.id].superseded_by, moved[new.id].superseded_by) == (new.id, None)
+        for refused in (x.id, y.id):
+            assert isinstance(moved[refused], ValidationError) and moved[refused].field == "scope"
+            assert "cannot see" in str(moved[refused])
+        assert moved[stays.id] == store.get_many([stays.id])[0]  # already there: unchanged
+        assert [m.scope for m in store.get_many([x.id, y.id, z.id, stays.id])] == [Scope("bob")] * 4
+        assert alice.get(old.id).superseded_by == new.id and alice.get(new.id).key == "new-2"
+        assert bob.find(old.id) is None and bob.find(new.id) is None
+        # Either one moved alone (back to bob) is still refused; both together go back.
+        for one in (old.id, new.id):
+            with pytest.raises(ValidationError, match="cannot see"):
+                store.move(one, Scope("bob"))
+        back = store.move_many({new.id: Scope("bob"), old.id: Scope("bob")})
+        assert [back[i].scope for i in (old.id, new.id)] == [Scope("bob"), Scope("bob")]
+        assert store.move_many({}) == {}
+
     def test_visible_stats_count_only_what_the_view_reads(self, store: MemoryStore, clock: FakeClock) -> None:
 
         mem = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder())
@@ -1390,5 +1428,6 @@ class DisabledStoreContract:
         assert (seen.memories, seen.links, seen.vectors, seen.by_scope) == (0, 0, 0, {})
         store = mem_disabled.store
         assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice"),))) == [] and store.sessions_of("alice") == []
+        assert store.move(result.memory.id, Scope("bob")) is None and store.move_many({result.memory.id: Scope("bob")}) == {}
         assert mem_disabled.embed_missing() == 0
         assert Scope().kind == "global"
