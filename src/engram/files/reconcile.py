@@ -384,13 +384,19 @@ def _one_side_only_importance(memory: Memory, entry: Entry, prev: sync_state.Ent
 
 
 def _apply(database: DatabaseSide, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
-    """A file edit of an existing memory, through the engine; scope and key stay the database's."""
+    """A file edit of an existing memory, through the engine; scope and key stay the database's.
+    A ``valid_from`` the file still shows as the engine read it from the content the edit changed
+    is not the person's: it is read again from the new content (``TimeReader.dated_by_content``)."""
+    view = database.view(memory.scope)
+    valid_from = entry.valid_from
+    if valid_from == memory.valid_from and entry.content != memory.content and view.time.dated_by_content(memory):
+        valid_from = None
     try:
-        result = database.view(memory.scope).remember(
+        result = view.remember(
             entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
             tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
             related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
-            search_context=entry.search_context, valid_from=entry.valid_from, valid_until=entry.valid_until,
+            search_context=entry.search_context, valid_from=valid_from, valid_until=entry.valid_until,
         )
     except EngramError as exc:
         report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))
