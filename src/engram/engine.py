@@ -685,7 +685,8 @@ class Engram:
         """Change the given fields of an existing memory (by id or key, or a ``Memory`` this view
         handed out, taken as it is: ``named``) and keep the others.
 
-        A field left at None is kept; ``clear`` names fields to empty instead (any of
+        A field left at None is kept (but for a ``valid_from`` read from the content, read again from
+        new content: ``TimeReader.dated_by_content``); ``clear`` names fields to empty instead (any of
         ``CLEARABLE_FIELDS``: tags, metadata, related_entity, source, search_context, valid_from,
         valid_until). The previous content goes to the memory's versions. A new ``type`` without
         a ``layer`` re-routes the layer. Raises ``NotFoundError``, or ``ValidationError`` naming a
@@ -710,6 +711,8 @@ class Engram:
         if "type" in given:
             fields["layer"] = None  # routed from the new type unless a layer is given too
         fields.update(given)
+        if "valid_from" not in given and fields["content"] != old.content and self.time.dated_by_content(old):
+            fields["valid_from"] = None  # read again from the new content (``TimeReader.dated_by_content``)
         # Empty tags and metadata are given as empty: None would keep the stored ones.
         fields.update({name: {"tags": (), "metadata": {}}.get(name) for name in cleared})
         return self._pending_write(

@@ -132,7 +132,7 @@ def test_an_earlier_versions_folder_moves_to_the_new_names(engram: Engram, folde
     contents = {c for _, c in after.values()}
     assert {"Claude prefers spaces", "Asked about iterators", "Claude uses ruff"} <= contents
     state = _state(folder)
-    assert {path for path, _ in state["entries"].values()} == set(files) - {"agents/adk+app+u1/notes.md",
+    assert {path for path, *_ in state["entries"].values()} == set(files) - {"agents/adk+app+u1/notes.md",
                                                                             "agents/bob/notes.md"}
     assert set(state["files"]) == set(files)
     assert set(state["entries"]) == set(after)
@@ -156,7 +156,7 @@ def test_a_crash_between_the_state_and_the_rename_is_healed(engram: Engram, fold
         with pytest.raises(Crash):
             FileSync(engram, folder).sync()
     # The state names the new folders; the old ones are still there.
-    assert all(not path.startswith("agents/Claude/") for path, _ in _state(folder)["entries"].values())
+    assert all(not path.startswith("agents/Claude/") for path, *_ in _state(folder)["entries"].values())
     assert (folder / "agents/Claude").is_dir() and not (folder / "agents/!claude").exists()
 
     # A store first (the quick pass): it must not start a second folder of the scope.
@@ -219,7 +219,7 @@ def test_a_folder_that_cannot_be_renamed_is_left_out_and_reported(engram: Engram
     assert not report.conflicts and report.db_forgotten == 0
     assert not (folder / "agents/!claude").exists()  # no second folder of the scope
     assert all(path.startswith(("agents/Claude/", "agents/bob/", "agents/adk:app:u1/", "sessions/"))
-               for path, _ in _state(folder)["entries"].values())
+               for path, *_ in _state(folder)["entries"].values())
     report = FileSync(engram, folder).sync()
     assert not report.conflicts and not report.problems and report.db_forgotten == 0
     assert "meanwhile" in (folder / "agents/!claude/style.md").read_text()

@@ -12,6 +12,7 @@ from engram.engine import Engram, Filters
 from engram.files import conflicts
 from engram.files.paths import Folder, PathRefused
 from engram.files.sync import FileSync
+from tests.files.conftest import entry_block
 
 PREFS = "agents/default/preferences.md"
 
@@ -162,6 +163,25 @@ def test_deleted_in_file_but_changed_in_database_is_put_back(engram: Engram, syn
     assert [c.kind for c in conflicts.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=8000)] == [
         "deleted-in-file"]
     assert len(report.conflicts) == 1
+
+
+def test_an_entry_deleted_by_hand_stays_deleted_though_a_recall_strengthened_it(
+        engram: Engram, syncer: FileSync, folder: Path) -> None:
+    # A recall since the last sync raised the memory's importance: the state's hash alone could
+    # not tell that from an edit, and the deleted entry came back as a deleted-in-file conflict.
+    gone = engram.remember("User likes green tea", tags="notes").memory
+    for content in ("User likes black coffee", "User likes oat milk", "User likes rye bread"):
+        engram.remember(content, tags="notes")
+    syncer.detach()  # the state is read back from the folder by another syncer, as by another process
+    text = _read(folder, "agents/default/notes.md")
+    (folder / "agents/default/notes.md").write_text(text.replace("\n".join(entry_block(text, gone.id)) + "\n", ""),
+                                                    encoding="utf-8")
+    assert engram.recall("green tea")[0].memory.id == gone.id
+    assert engram.get(gone.id).importance > gone.importance  # changed in the database: its importance alone
+    report = FileSync(engram, folder).sync()
+    assert report.conflicts == [] and report.problems == [] and report.db_forgotten == 1
+    assert engram.find(gone.id) is None and not list(folder.rglob("*.conflict"))
+    assert "green tea" not in _read(folder, "agents/default/notes.md")
 
 
 def test_forgotten_in_database_but_edited_in_file_keeps_the_edit(engram: Engram, syncer: FileSync, folder: Path) -> None:

@@ -86,3 +86,60 @@ def test_editing_an_entrys_date_is_reported_and_put_back(engram: Engram, folder:
         assert syncer.sync().problems == []
     finally:
         syncer.detach()
+
+
+def _lyon_file(engram: Engram, folder: Path, syncer: FileSync) -> Path:
+    engram.remember("On 2026-04-12 the user moved to Lyon", key="lyon", tags=["moves"])
+    syncer.sync()
+    [path] = folder.rglob("moves.*")
+    assert "valid_from" in path.read_text()  # the date the engine read from the text, written out
+    return path
+
+
+def _day(engram: Engram, day: str) -> float | None:
+    return engram.time.instant(day, "day")  # the day's midnight in the user's zone, as a stated date reads
+
+
+def test_a_valid_from_read_from_the_text_follows_an_edit_of_the_text(engram: Engram, folder: Path, fmt: str) -> None:
+    # The file showed the date the engine read, and kept it after the text changed ("On 2026-05-01 ..."):
+    # taken for the person's, the memory kept dating the old words.
+    syncer = FileSync(engram, folder, format=fmt)
+    syncer.attach()
+    try:
+        path = _lyon_file(engram, folder, syncer)
+        assert engram.get("lyon").valid_from == _day(engram, "2026-04-12")
+        path.write_text(path.read_text().replace("On 2026-04-12", "On 2026-05-01"))
+        report = syncer.sync()
+        assert report.problems == [] and report.db_updated == 1
+        memory = engram.get("lyon")
+        assert memory.content == "On 2026-05-01 the user moved to Lyon" and memory.valid_from == _day(engram, "2026-05-01")
+        assert syncer.sync().db_updated == 0  # the file shows the new date: settled
+        path.write_text(path.read_text().replace("On 2026-05-01 the user", "The user"))
+        syncer.sync()
+        assert engram.get("lyon").valid_from is None  # the text states no date any more
+    finally:
+        syncer.detach()
+
+
+def test_a_valid_from_typed_into_the_file_stays_when_the_text_is_edited(engram: Engram, folder: Path, fmt: str) -> None:
+    syncer = FileSync(engram, folder, format=fmt)
+    syncer.attach()
+    try:
+        path = _lyon_file(engram, folder, syncer)
+        typed = re.sub(r"valid_from: \S+", "valid_from: 2026-04-01T00:00:00Z", path.read_text())
+        path.write_text(typed)
+        syncer.sync()
+        assert engram.get("lyon").valid_from == 1_775_001_600.0  # 2026-04-01T00:00:00Z, as typed
+        path.write_text(path.read_text().replace("On 2026-04-12", "On 2026-05-01"))
+        report = syncer.sync()
+        assert report.problems == [] and report.db_updated == 1
+        memory = engram.get("lyon")
+        assert memory.content == "On 2026-05-01 the user moved to Lyon" and memory.valid_from == 1_775_001_600.0
+        # Typed in the same edit as the text: the typed date too.
+        both = re.sub(r"valid_from: \S+", "valid_from: 2026-03-01T00:00:00Z", path.read_text())
+        path.write_text(both.replace("On 2026-05-01", "On 2026-06-01"))
+        syncer.sync()
+        memory = engram.get("lyon")
+        assert memory.content == "On 2026-06-01 the user moved to Lyon" and memory.valid_from == 1_772_323_200.0
+    finally:
+        syncer.detach()

@@ -165,7 +165,7 @@ def _rewrite(st: sync_state.SyncState, old: str, new: str) -> None:
     prefix = old + "/"
     for entry_id, entry in list(st.entries.items()):
         if entry.path.startswith(prefix):
-            st.entries[entry_id] = sync_state.EntryState(new + entry.path[len(old):], entry.digest)
+            st.entries[entry_id] = entry._replace(path=new + entry.path[len(old):])
     for rel in [rel for rel in st.files if rel.startswith(prefix)]:
         st.files[new + rel[len(old):]] = st.files.pop(rel)
 

@@ -157,7 +157,7 @@ class QuickPass:
                 if found is None:
                     return _put_back(st, before)
                 before.setdefault(entry_id, prev)
-                st.entries[entry_id] = sync_state.EntryState(found, memory_digest(memory))
+                st.entries[entry_id] = sync_state.EntryState(found, memory_digest(memory), memory.importance)
                 files.dirty.add(found)
                 continue
             else:
@@ -173,7 +173,7 @@ class QuickPass:
             elif not doc.replace(entry_id, from_memory(memory)):
                 return _put_back(st, before)
             if memory is not None:
-                st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
+                st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory), memory.importance)
             files.dirty.add(rel)
         if any(split.size(files.docs[rel]) > side.folder.max_file_bytes for rel in files.dirty):
             return _put_back(st, before)  # splitting into continuation files needs the scope's other files

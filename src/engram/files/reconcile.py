@@ -273,10 +273,11 @@ def _settle(
             report.problems.append(Problem(rel, entry.line, redated))
             files.docs[rel].replace(entry_id, from_memory(memory))
             files.dirty.add(rel)
-        st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
+        st.entries[entry_id] = sync_state.EntryState(rel, db_hash, memory.importance)
     elif memory is not None:
         db_hash = memory_digest(memory)
-        if prev is not None and (db_hash == prev.digest or moves.moved_out_after_importance_changed(side, scope, memory, prev)):
+        if prev is not None and (db_hash == prev.digest or _only_importance_changed(memory, prev)
+                                 or moves.moved_out_after_importance_changed(side, scope, memory, prev)):
             if prev.path not in files.docs and exists(side.folder, prev.path):
                 return  # its file is there but was not read (reported): no deletion seen
             removed.append(removals.Removal(entry_id, prev.path, memory))  # settled with the others
@@ -292,7 +293,7 @@ def _settle(
         doc.add(from_memory(memory))
         files.dirty.add(rel)
         report.files_added += 1
-        st.entries[entry_id] = sync_state.EntryState(rel, db_hash)
+        st.entries[entry_id] = sync_state.EntryState(rel, db_hash, memory.importance)
     elif found is not None and prev is not None:
         rel, entry = found
         if entry.digest() != prev.digest:
@@ -366,6 +367,12 @@ def _date_edited(entry: Entry, memory: Memory) -> str | None:
             f" was stored, which a file does not change; to date the fact itself, add valid_from: {edited}")
 
 
+def _only_importance_changed(memory: Memory, prev: sync_state.EntryState) -> bool:
+    """Whether ``memory`` changed only its importance since the last sync (``prev``): a recall
+    strengthened it, which does not stand against its entry deleted by hand meanwhile."""
+    return prev.importance is not None and hashes_as_but_for_importance(from_memory(memory), prev.importance, prev.digest)
+
+
 def _one_side_only_importance(memory: Memory, entry: Entry, prev: sync_state.EntryState | None) -> Entry | None:
     """For an entry changed on both sides since the last sync, where one side changed only its
     importance: the entry with both changes, else None (a conflict). The engine changes importance
@@ -385,13 +392,19 @@ def _one_side_only_importance(memory: Memory, entry: Entry, prev: sync_state.Ent
 
 
 def _apply(database: DatabaseSide, memory: Memory, entry: Entry, report: SyncReport) -> Memory:
-    """A file edit of an existing memory, through the engine; scope and key stay the database's."""
+    """A file edit of an existing memory, through the engine; scope and key stay the database's.
+    A ``valid_from`` the file still shows as the engine read it from the content the edit changed
+    is not the person's: it is read again from the new content (``TimeReader.dated_by_content``)."""
+    view = database.view(memory.scope)
+    valid_from = entry.valid_from
+    if valid_from == memory.valid_from and entry.content != memory.content and view.time.dated_by_content(memory):
+        valid_from = None
     try:
-        result = database.view(memory.scope).remember(
+        result = view.remember(
             entry.content, key=memory.key, category=entry.category, type=entry.type, layer=entry.layer,
             tags=entry.tags, metadata=dict(entry.metadata), importance=entry.importance,
             related_entity=entry.related_entity, source=entry.source, scope=memory.scope,
-            search_context=entry.search_context, valid_from=entry.valid_from, valid_until=entry.valid_until,
+            search_context=entry.search_context, valid_from=valid_from, valid_until=entry.valid_until,
         )
     except EngramError as exc:
         report.problems.append(Problem("", entry.line, f"entry {memory.id} not updated: {exc}"))
@@ -445,7 +458,7 @@ def _import_with_ids(
         pending.extend(PendingLink(scope, stored.id, link, rel, entry.line) for link in entry.links
                        if link not in stored.links)
         _show_as_stored(files, rel, entry, stored, report)
-        st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored))
+        st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored), stored.importance)
         report.db_created += 1
 
 def _add_new(
@@ -466,7 +479,7 @@ def _add_new(
             doc.set_at(entry.line, None)  # the same text is already an entry of this scope
         else:
             doc.set_at(entry.line, from_memory(memory))
-            st.entries[memory.id] = sync_state.EntryState(rel, memory_digest(memory))
+            st.entries[memory.id] = sync_state.EntryState(rel, memory_digest(memory), memory.importance)
             placed.add(memory.id)
             if result.action == "created":
                 report.db_created += 1

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from .document import Document, Format
 from .entry import Entry, Problem
-from .state import EntryState, SyncState
+from .state import SyncState
 
 # The most continuation files tried for one file before giving up (reported, never silent).
 MAX_PARTS = 1000
@@ -70,7 +70,7 @@ def fit(
             other.add(entry)
             if size(other) <= limit:
                 if entry.id in st.entries:
-                    st.entries[entry.id] = EntryState(target, st.entries[entry.id].digest)  # type: ignore[index]
+                    st.entries[entry.id] = st.entries[entry.id]._replace(path=target)  # type: ignore[index]
                 changed.add(target)
                 break
             other.remove(entry.id)  # type: ignore[arg-type]

@@ -89,10 +89,14 @@ def _as_is(where: StateFiles) -> StateFiles | None:
 
 class EntryState(NamedTuple):
     """Where an entry is and the hash of its editable fields (a tuple: json writes it as the
-    ``[path, digest]`` pair the state file holds, with no copy made per entry)."""
+    ``[path, digest, importance]`` list the state file holds, with no copy made per entry).
+    ``importance`` is the one hashed: with it, a memory whose entry was deleted by hand and whose
+    importance alone the engine changed since (a recall) is told from one edited in the database
+    (``entry.hashes_as_but_for_importance``); None in a state written before it was kept."""
 
     path: str
     digest: str
+    importance: float | None = None
 
 
 class Written(NamedTuple):
@@ -377,7 +381,7 @@ def read(folder: Folder, fmt: str, database: str,
             raise HandedOver(str(folder.resolve(where.state)), handed_from, handed_to)
     if data.get("format") != fmt or not same_database(str(data.get("database")), database):
         return fresh, None
-    entries = Entries({i: EntryState(p, d) for i, (p, d) in data.get("entries", {}).items()})
+    entries = Entries({i: EntryState(*entry) for i, entry in data.get("entries", {}).items()})
     state = SyncState(fmt, database, entries, dict(data.get("files", {})), str(data.get("journal") or ""), where,
                       handed)
     appending: dict[str, tuple[int, int, str, str]] = {}

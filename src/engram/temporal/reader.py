@@ -138,6 +138,13 @@ class TimeReader:
     def stated(self, content: str) -> float | None:
         return stated_time(content, self.zone)
 
+    def dated_by_content(self, memory: Memory) -> bool:
+        """Whether ``memory``'s ``valid_from`` is the date its content states: read from there (or
+        given as that same date, which cannot be told apart), so it follows the content when the
+        content changes, rather than keep dating the old words. A ``valid_from`` given otherwise
+        is the user's and stays."""
+        return memory.valid_from is not None and memory.valid_from == self.stated(memory.content)
+
     def describe(self, instant: float) -> str:
         return datetime.fromtimestamp(instant, self.zone).strftime("%Y-%m-%d %H:%M %Z")
 
