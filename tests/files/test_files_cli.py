@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from engram.errors import NotFoundError
 from engram.interfaces.cli.app import app
 
 runner = CliRunner()
@@ -64,3 +65,25 @@ def test_cli_export_formats_and_folder_import(tmp_path: Path) -> None:
         assert "imported 2 with their ids" in out
         assert sorted(m["id"] for m in snapshot["memories"]) == sorted(
             m["id"] for m in json.loads(_run(fresh, "--json", "list")))
+
+
+def test_cli_merge_of_a_conflict_whose_both_sides_are_gone_names_the_memory(tmp_path: Path) -> None:
+    """A merge needs one side's fields: the file deleted the entry and the database forgot it
+    since. The refusal names the memory by its id (it read ``memory not found: "the conflicting
+    entry"``, a description where the id goes), and the conflict is kept for --take db or file."""
+    home = tmp_path / "home"
+    _run(home, "remember", "original", "--key", "k", "--tags", "notes")
+    notes = home / "memory/agents/default/notes.md"
+    notes.write_text("".join(line for line in notes.read_text().splitlines(True) if "original" not in line), encoding="utf-8")
+    _run(home, "remember", "database side", "--key", "k", "--tags", "notes")  # meets the deletion: deleted-in-file
+    [conflict] = json.loads(_run(home, "--json", "conflicts"))
+    assert (conflict["kind"], conflict["file_version"]) == ("deleted-in-file", [])
+    _run(home, "forget", "k")
+    result = runner.invoke(app, ["--home", str(home), "conflicts", "resolve", conflict["id"], "--take", "merge",
+                                 "--content", "merged text"])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, NotFoundError), result.output
+    assert str(result.exception) == f'memory not found: "{conflict["id"]}"'
+    assert result.exception.ref == conflict["id"]
+    assert [c["id"] for c in json.loads(_run(home, "--json", "conflicts"))] == [conflict["id"]]
+    assert json.loads(_run(home, "--json", "count")) == {"count": 0}

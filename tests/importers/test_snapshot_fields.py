@@ -39,3 +39,22 @@ def test_a_field_of_the_wrong_type_is_named_and_nothing_is_imported(tmp_path: Pa
     assert isinstance(result.exception, SnapshotError), result.output
     assert str(result.exception).startswith(message), str(result.exception)
     assert as_json(home, "count") == {"count": 0}
+
+
+@pytest.mark.parametrize(("category", "message"), [
+    (["core"], "entries[1].category: got a list (allowed: text)"),
+    ({"name": "core"}, "entries[1].category: got an object (allowed: text)"),
+    (5, "entries[1].category: got 5 (a number) (allowed: text)"),
+])
+def test_a_ptrclaw_files_category_of_the_wrong_type_is_named(tmp_path: Path, category: object, message: str) -> None:
+    # PtrClaw's file reads any category name as knowledge (``snapshot.ptrclaw_category``); a name
+    # that is no text is refused by name before that reading, never a TypeError from hashing a list.
+    home = tmp_path / "home"
+    path = tmp_path / "ptrclaw.json"
+    path.write_text(json.dumps([{"key": "k1", "content": "fine", "category": "core", "timestamp": 1700000000},
+                                {"key": "k2", "content": "x", "category": category, "timestamp": 1700000000}]),
+                    encoding="utf-8")
+    result = CliRunner().invoke(app, ["--home", str(home), "import", str(path)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception) == message
+    assert as_json(home, "count") == {"count": 0}

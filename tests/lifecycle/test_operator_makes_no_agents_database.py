@@ -96,3 +96,21 @@ def test_the_operators_stats_shows_every_agents_database_and_makes_none(home: Pa
     printed = cli_output(home, "stats", "--all-agents", env=env)
     assert "memories     1 in agent alice's own database" in printed and "memories     2 in agent bob's own database" in printed
     assert _agents_with_files(home) == {"alice", "bob"}
+
+
+def test_stats_of_an_agent_with_no_database_reports_nothing_stored_and_makes_none(home: Path) -> None:
+    # Review: plain `engram stats` (the default agent's view) opened that agent's engine to count,
+    # making agents/default/memory.db for an agent nobody used; `--agent carol stats` made carol's.
+    # A read makes no database: the view of an agent with none holds nothing, and says so.
+    for args, agent in (((), "default"), (("--agent", "carol"), "carol"), (("--agent", "carol", "--session", "s1"), "carol")):
+        shown = json.loads(cli_output(home, *args, "--json", "stats", env=PER_AGENT))
+        assert (shown["agent"], shown["memories"], shown["links"], shown["vectors"]) == (agent, 0, 0, 0)
+        assert shown["by_category"] == {"core": 0, "knowledge": 0, "conversation": 0}
+        assert shown["location"].endswith(f"{agent}/memory.db")
+        assert _agents_with_files(home) == {"alice", "bob"}
+    shown = cli_output(home, "stats", env=PER_AGENT)
+    assert "memories     0 visible to agent default" in shown and "agent default has no database yet" in shown
+    assert _agents_with_files(home) == {"alice", "bob"}
+    # An agent with a database is counted from it, as before.
+    alice = json.loads(cli_output(home, "--agent", "alice", "--json", "stats", env=PER_AGENT))
+    assert (alice["agent"], alice["memories"]) == ("alice", 1)

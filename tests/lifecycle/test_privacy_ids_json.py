@@ -117,6 +117,15 @@ def test_a_signed_or_scaled_json_number_is_no_card_number(tmp_path: Path) -> Non
     assert (stored, memory.content) == (kept, kept)
 
 
+def test_in_prose_a_card_number_followed_by_letters_is_redacted(tmp_path: Path) -> None:
+    # The other half of that rule (docs/privacy.md): outside JSON, letters after the digits are no
+    # exponent but a word a card number was typed against, and the digits are masked.
+    with opened(tmp_path, "redact") as engram:
+        memory = engram.remember("card 4111111111111111e0 and 4111111111111111exp 12/26").memory
+    assert memory.content == "card [REDACTED:card]e0 and [REDACTED:card]exp 12/26"
+    assert b"4111111111111111" not in raw_bytes(tmp_path / "memory.db")
+
+
 def test_json_held_as_text_in_metadata_or_a_memory_stays_json(tmp_path: Path) -> None:
     raw = json.dumps({"log": 'password: hunter2hunter2" ok', "card": 4111111111111111})
     with opened(tmp_path, "redact") as engram:

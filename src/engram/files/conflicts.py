@@ -197,7 +197,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
         folder.remove(conflict.path)
         return "forgot it, as the file had"
     content = merged_content if take == "merge" else entry.content  # type: ignore[union-attr]
-    source = entry or _entry_of(memory)
+    source = entry or _entry_of(memory, conflict)
     scope = memory.scope if memory else (layout or Layout()).scope_of_dir(conflict.file.rsplit("/", 1)[0])
     view = engram.for_agent(scope.agent or engram.scope.agent or "default", scope.session)
     if memory is None:
@@ -279,9 +279,12 @@ def _scope_dir(file: str) -> str:
     return file.rsplit("/", 1)[0] if "/" in file else ""
 
 
-def _entry_of(memory: Memory | None) -> Entry:
+def _entry_of(memory: Memory | None, conflict: Conflict) -> Entry:
+    """The database side's fields, for a merge whose file side had deleted the entry; raises
+    ``NotFoundError`` naming the conflict's memory by its id when the database no longer holds it
+    either (forgotten since): nothing is left to merge into."""
     if memory is None:
-        raise NotFoundError("memory", "the conflicting entry")
+        raise NotFoundError("memory", conflict.entry_id)
     return from_memory(memory)
 
 

@@ -1,7 +1,8 @@
 """The one place errors become RFC 7807 problem details (``application/problem+json``).
 
 Every error response has ``type``, ``title``, ``status`` and ``detail``; input errors add
-``field`` (the field at fault) and ``allowed`` (what would be accepted). The same shape is what
+``field`` (the field at fault), ``allowed`` (what would be accepted) and ``errors`` (each fault,
+whether the route's schema or the engine refused it). The same shape is what
 /openapi.json publishes for each route's errors (``PROBLEM_SCHEMA``, ``responses``, ``document``).
 """
 
@@ -53,7 +54,8 @@ PROBLEM_SCHEMA: dict[str, Any] = {
     "title": "Problem",
     "type": "object",
     "description": "RFC 7807 problem details. Input errors add `field` (the field at fault) and, where it can be "
-                   "said, `allowed`; a request the API's schema refuses lists every fault in `errors`.",
+                   "said, `allowed`; every 422 lists its faults in `errors` (all of them when the API's schema "
+                   "refuses the request, else the one named in `field`).",
     "required": ["type", "title", "status", "detail"],
     "properties": {
         "type": {"type": "string", "description": "https://engram.dev/problems/<slug>"},
@@ -116,7 +118,10 @@ def from_exception(exc: Exception) -> JSONResponse:
     for kind, status, slug in _STATUS:
         if isinstance(exc, kind):
             if isinstance(exc, ValidationError):
-                return problem(status, slug, "Invalid input", str(exc), field=exc.field, allowed=exc.allowed)
+                # ``errors`` as the schema's refusals list theirs (``install``), so every 422 reads
+                # alike: ``?layer=top`` (refused by the engine) as ``?order=sideways`` (by the schema).
+                return problem(status, slug, "Invalid input", str(exc), field=exc.field, allowed=exc.allowed,
+                               errors=[{"field": exc.field, "problem": exc.reason}])
             if isinstance(exc, NotFoundError):
                 return problem(status, slug, "Not found", str(exc), ref=exc.ref)
             # An error of the server's state: the operator's log has its whole text, the client
