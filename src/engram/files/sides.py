@@ -85,6 +85,12 @@ class DatabaseSide:
     clock: Callable[[], float]
     guard: Callable[[str], None] | None
     copied_from_others: Callable[[Scope, list[str]], set[str]] | None = None
+    # The operator's run too (``cross_moves``): ``moved_from_others(scope, ids)`` takes in those of
+    # ``ids`` moved by hand from another agent's own database, as now stored here (by id);
+    # ``moving_to_others(scope, ids)``: those of ``ids`` whose entries went to another agent's
+    # folder, for that database's pass to take in (never forgotten here).
+    moved_from_others: Callable[[Scope, list[str]], dict[str, Memory]] | None = None
+    moving_to_others: Callable[[Scope, set[str]], set[str]] | None = None
     # What this pass forgot, as the store held it (every link): the store drops the links to them,
     # so the syncer rewrites the entries linked to them before the pass ends (``FileSync.sync``).
     forgotten: list[Memory] = field(default_factory=list)
