@@ -108,45 +108,51 @@ class EveryDatabaseSync:
             syncer.moved_from_others = functools.partial(self._moved_from_others, syncer)
             syncer.moving_to_others = functools.partial(self._moving_to_others, syncer)
 
-    def _moved_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> dict[str, Memory]:
+    def _moved_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> cross_moves.Arrivals:
         """Those of ``ids`` (entries in ``scope``'s folder that ``syncer``'s database does not know)
-        moved there by hand from another agent's own database (``_moved_or_copied``), carried into
-        ``syncer``'s (``cross_moves.carry``), as stored there now."""
+        moved there by hand from another agent's own database (``_moved_or_copied``): carried into
+        ``syncer``'s (``cross_moves.carry``), as stored there now, or refused (``cross_moves.refusal``),
+        each with the file of the folder it left."""
+        arrivals = cross_moves.Arrivals()
         if scope.agent is None or not ids:
-            return {}
-        arrived: dict[str, Memory] = {}
-        for other, memory in self._moved_or_copied(syncer, scope, ids)[1]:
+            return arrivals
+        for other, memory, home in self._moved_or_copied(syncer, scope, ids)[1]:
+            if (why := cross_moves.refusal(other.engram.store, memory, scope)) is not None:
+                arrivals.refused[memory.id] = cross_moves.Refused(why, home)
+                continue
             after = cross_moves.carry(other.engram.store, syncer.engram.store, syncer.view(scope), memory, scope)
             if after is not None:
-                arrived[after.id] = after
-        return arrived
+                arrivals.taken[after.id] = after
+        return arrivals
 
-    def _moving_to_others(self, syncer: FileSync, scope: Scope, ids: set[str]) -> set[str]:
-        """Those of ``ids`` (memories of ``scope`` whose entries left its folder) that a memory file
-        of another agent's folder holds: moved there by hand, for that agent's database's pass to
-        take in (``_moved_from_others``), never forgotten here. Not when a file there cannot be read."""
+    def _moving_to_others(self, syncer: FileSync, scope: Scope, ids: set[str]) -> cross_moves.Departures:
+        """Of ``ids`` (memories of ``scope`` whose entries left its folder), those that a memory file
+        of another agent's folder holds (not when a file there cannot be read): moved there by hand,
+        never forgotten here as removed. Each is ``arrived`` when that agent's database holds it as
+        its agent's memory (for the pass to ``finish``), else ``leaving``: for that database's pass
+        to carry, or to refuse and send its entry back (``cross_moves.refusal``). Only asks."""
+        departures = cross_moves.Departures()
         if not ids:
-            return set()
-        held: set[str] = set()
+            return departures
+        held: dict[str, str] = {}  # id -> the agent whose folder holds it
         for other_scope in self._scopes_in_folder():
             if other_scope.agent is None or other_scope.agent == syncer.database_agent:
                 continue
-            found = self._ids_in_folder_of(other_scope)
-            held |= ids & (found or set())
-        # Taken in already by a run that stopped before deleting it here: the move is finished now.
-        owners = {other.database_agent for other in self.syncers if other is not syncer}
-        done = [m.id for other in self.syncers if other.database_agent in owners
-                for m in other.engram.store.get_many(sorted(held)) if m.scope.agent == other.database_agent]
-        if done:
-            syncer.engram.store.delete(done)
-        return held
+            for found in ids & (self._ids_in_folder_of(other_scope) or set()):
+                held[found] = other_scope.agent
+        for other in self.syncers:
+            if other is not syncer:
+                departures.arrived |= {m.id: other.database_agent for m in other.engram.store.get_many(sorted(held))
+                                       if m.scope.agent == other.database_agent == held[m.id]}
+        departures.leaving = set(held) - set(departures.arrived)
+        return departures
 
     def _copied_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> set[str]:
         """See ``_moved_or_copied``: the ids copied."""
         return self._moved_or_copied(syncer, scope, ids)[0]
 
     def _moved_or_copied(self, syncer: FileSync, scope: Scope,
-                         ids: list[str]) -> tuple[set[str], list[tuple[FileSync, Memory]]]:
+                         ids: list[str]) -> tuple[set[str], list[tuple[FileSync, Memory, str]]]:
         """Those of ``ids`` (entries in ``scope``'s folder that ``syncer``'s database does not know)
         another database holds as a memory of its own agent that were not moved from there: an
         entry copied from alice's folder into bob's. Imported with its id, bob's database held a
@@ -157,11 +163,12 @@ class EveryDatabaseSync:
         her database's last sync (changed since, her pass keeps it and puts its entry back, so
         taking the id too would leave it in two databases). ``global/`` is left to
         ``shared_keys``: every database holds its memories under their ids. Returns the ids copied,
-        and each memory moved with the syncer of the database holding it (``cross_moves``)."""
+        and each memory moved with the syncer of the database holding it and the file its entry
+        was in there (``cross_moves``)."""
         if scope.agent is None or not ids:
             return set(), []
         copied: set[str] = set()
-        moved: dict[str, tuple[FileSync, Memory]] = {}
+        moved: dict[str, tuple[FileSync, Memory, str]] = {}
         held: dict[Scope, set[str] | None] = {}
         for other in self.syncers:
             if other is syncer:
@@ -179,7 +186,7 @@ class EveryDatabaseSync:
                 if ids_there is None or memory.id in ids_there or was is None or was.digest != memory_digest(memory):
                     copied.add(memory.id)
                 else:
-                    moved[memory.id] = (other, memory)
+                    moved[memory.id] = (other, memory, was.path)
         return copied, [found for i, found in moved.items() if i not in copied]
 
     def _ids_in_folder_of(self, scope: Scope) -> set[str] | None:

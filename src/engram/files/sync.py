@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from engram.config import Settings
     from engram.engine import Engram
 
+    from .cross_moves import Arrivals, Departures
+
 log = logging.getLogger("engram.files")
 # Engine events one database→files pass reflects at most (a bulk event counts as one; a write
 # batch's events, announced together, are never split).
@@ -110,8 +112,8 @@ class FileSync:
         self._state_files = sync_state.files_for(database_agent)
         # Set by the operator's run over every agent's database (``every_database``): see ``DatabaseSide``.
         self.copied_from_others: Callable[[Scope, list[str]], set[str]] | None = None
-        self.moved_from_others: Callable[[Scope, list[str]], dict[str, Memory]] | None = None
-        self.moving_to_others: Callable[[Scope, set[str]], set[str]] | None = None
+        self.moved_from_others: Callable[[Scope, list[str]], Arrivals] | None = None
+        self.moving_to_others: Callable[[Scope, set[str]], Departures] | None = None
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:

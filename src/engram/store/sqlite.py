@@ -309,6 +309,13 @@ class SqliteMemoryStore(SqlMemoryStore):
                 self.set_vectors(vector[0], [(memory.id, vector[1])])
             return self._select(conn, "m.id = ?", (memory.id,))[0]
 
+    def superseded_by_it(self, memory_id: str) -> list[Memory]:
+        """The memories ``memory_id`` supersedes (their ``superseded_by`` names it): a memory moved
+        by hand to another agent's database (``files.cross_moves``) must not leave them naming an
+        id their database no longer holds."""
+        with self.db.read() as conn:
+            return self._select(conn, "m.superseded_by = ?", (memory_id,))
+
     def touch(
         self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,
         importance_cap: float = 1.0,
