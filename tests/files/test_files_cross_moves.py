@@ -146,3 +146,33 @@ def test_a_move_the_new_owners_own_sync_imported_is_finished_by_the_operators_sy
     assert memory_id not in (home / f"memory/agents/{source}/notes.md").read_text(encoding="utf-8")
     again = json.loads(_run(home, "--json", "sync"))
     assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0}
+
+
+def test_a_whole_file_of_superseded_facts_moved_and_edited_on_the_way_goes_back_with_the_edit(home: Path) -> None:
+    """bob's whole ``notes.md`` (his "old" and the "new" superseding it) renamed into alice's folder,
+    one entry edited there: both are refused, the file of bob's folder they left is written again
+    with them as found (the edit kept), and bob's next sync applies the edit to his memory."""
+    _run(home, "--agent", "bob", "remember", "the boiler is grey", "--key", "old", "--tags", "notes")
+    _run(home, "--agent", "bob", "remember", "the boiler is red", "--key", "new", "--tags", "notes")
+    _run(home, "--agent", "alice", "remember", "alice's own fact", "--key", "own", "--tags", "notes")
+    _run(home, "--agent", "bob", "supersede", "old", "new")
+    _run(home, "sync")
+    ids = {k: _id(home, "bob", k) for k in ("old", "new")}
+    moved = home / "memory/agents/alice/boiler.md"
+    (home / "memory/agents/bob/notes.md").rename(moved)
+    moved.write_text(moved.read_text(encoding="utf-8").replace("the boiler is red", "the boiler is crimson"), encoding="utf-8")
+
+    report = json.loads(_run(home, "--json", "sync"))
+
+    assert len([p for p in report["problems"] if "supersession cannot cross" in p]) == 2, report["problems"]
+    # alice's pass comes first: bob's, later in the same run, finds the entries back and applies the edit.
+    assert report["to_database"] == {"created": 0, "updated": 1, "forgotten": 0, "moved": 0}
+    assert _ids_in(home, "alice").isdisjoint(ids.values())
+    back = (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert ids["old"] in back and ids["new"] in back and "the boiler is crimson" in back
+    assert ids["old"] not in moved.read_text(encoding="utf-8") and ids["new"] not in moved.read_text(encoding="utf-8")
+    again = json.loads(_run(home, "--json", "sync"))
+    assert again["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 0} and again["problems"] == []
+    [(content, successor)] = _rows(home, "bob", f"SELECT m.content, o.superseded_by FROM memories m, memories o"
+                                               f" WHERE m.id = '{ids['new']}' AND o.id = '{ids['old']}'")
+    assert (content, successor) == ("the boiler is crimson", ids["new"])
