@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engram.errors import ValidationError
-from engram.model import Scope
+from engram.model import Memory, Scope
 
-from . import layout
+from . import cross_moves, layout
 from . import state as sync_state
 from .entry import memory_digest
 from .paths import PathRefused
@@ -54,7 +54,7 @@ class EveryDatabaseSync:
         self._open_syncer = open_syncer
         self._attached = False
         for syncer in self.syncers:
-            syncer.copied_from_others = functools.partial(self._copied_from_others, syncer)
+            self._hook(syncer)
         first = self.syncers[0]
         self.folder: Folder = first.folder
         self.fmt: Format = first.fmt
@@ -96,12 +96,63 @@ class EveryDatabaseSync:
         for agent in sorted(agent for agent in agents if agent is not None and agent not in known):
             syncer = self._open_syncer(agent)
             syncer.log_problems = self.log_problems
-            syncer.copied_from_others = functools.partial(self._copied_from_others, syncer)
+            self._hook(syncer)
             if self._attached:
                 syncer.attach()
             self.syncers.append(syncer)
 
+    def _hook(self, syncer: FileSync) -> None:
+        """Tell ``syncer``'s passes of the other databases of the run (``DatabaseSide``)."""
+        syncer.copied_from_others = functools.partial(self._copied_from_others, syncer)
+        if cross_moves.can_take_in(syncer.engram.store):
+            syncer.moved_from_others = functools.partial(self._moved_from_others, syncer)
+            syncer.moving_to_others = functools.partial(self._moving_to_others, syncer)
+
+    def _moved_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> cross_moves.Arrivals:
+        """Those of ``ids`` (entries in ``scope``'s folder that ``syncer``'s database does not know)
+        moved there by hand from another agent's own database (``_moved_or_copied``): carried into
+        ``syncer``'s (``cross_moves.carry``), as stored there now, or refused (``cross_moves.refusal``),
+        each with the file of the folder it left."""
+        arrivals = cross_moves.Arrivals()
+        if scope.agent is None or not ids:
+            return arrivals
+        for other, memory, home in self._moved_or_copied(syncer, scope, ids)[1]:
+            if (why := cross_moves.refusal(other.engram.store, memory, scope)) is not None:
+                arrivals.refused[memory.id] = cross_moves.Refused(why, home)
+                continue
+            after = cross_moves.carry(other.engram.store, syncer.engram.store, syncer.view(scope), memory, scope)
+            if after is not None:
+                arrivals.taken[after.id] = after
+        return arrivals
+
+    def _moving_to_others(self, syncer: FileSync, scope: Scope, ids: set[str]) -> cross_moves.Departures:
+        """Of ``ids`` (memories of ``scope`` whose entries left its folder), those that a memory file
+        of another agent's folder holds (not when a file there cannot be read): moved there by hand,
+        never forgotten here as removed. Each is ``arrived`` when that agent's database holds it as
+        its agent's memory (for the pass to ``finish``), else ``leaving``: for that database's pass
+        to carry, or to refuse and send its entry back (``cross_moves.refusal``). Only asks."""
+        departures = cross_moves.Departures()
+        if not ids:
+            return departures
+        held: dict[str, str] = {}  # id -> the agent whose folder holds it
+        for other_scope in self._scopes_in_folder():
+            if other_scope.agent is None or other_scope.agent == syncer.database_agent:
+                continue
+            for found in ids & (self._ids_in_folder_of(other_scope) or set()):
+                held[found] = other_scope.agent
+        for other in self.syncers:
+            if other is not syncer:
+                departures.arrived |= {m.id: other.database_agent for m in other.engram.store.get_many(sorted(held))
+                                       if m.scope.agent == other.database_agent == held[m.id]}
+        departures.leaving = set(held) - set(departures.arrived)
+        return departures
+
     def _copied_from_others(self, syncer: FileSync, scope: Scope, ids: list[str]) -> set[str]:
+        """See ``_moved_or_copied``: the ids copied."""
+        return self._moved_or_copied(syncer, scope, ids)[0]
+
+    def _moved_or_copied(self, syncer: FileSync, scope: Scope,
+                         ids: list[str]) -> tuple[set[str], list[tuple[FileSync, Memory, str]]]:
         """Those of ``ids`` (entries in ``scope``'s folder that ``syncer``'s database does not know)
         another database holds as a memory of its own agent that were not moved from there: an
         entry copied from alice's folder into bob's. Imported with its id, bob's database held a
@@ -111,10 +162,13 @@ class EveryDatabaseSync:
         no memory file of alice's folder holds the id any more, and her memory is unchanged since
         her database's last sync (changed since, her pass keeps it and puts its entry back, so
         taking the id too would leave it in two databases). ``global/`` is left to
-        ``shared_keys``: every database holds its memories under their ids."""
+        ``shared_keys``: every database holds its memories under their ids. Returns the ids copied,
+        and each memory moved with the syncer of the database holding it and the file its entry
+        was in there (``cross_moves``)."""
         if scope.agent is None or not ids:
-            return set()
+            return set(), []
         copied: set[str] = set()
+        moved: dict[str, tuple[FileSync, Memory, str]] = {}
         held: dict[Scope, set[str] | None] = {}
         for other in self.syncers:
             if other is syncer:
@@ -131,7 +185,9 @@ class EveryDatabaseSync:
                 was = recorded.entries.get(memory.id) if recorded is not None else None
                 if ids_there is None or memory.id in ids_there or was is None or was.digest != memory_digest(memory):
                     copied.add(memory.id)
-        return copied
+                else:
+                    moved[memory.id] = (other, memory, was.path)
+        return copied, [found for i, found in moved.items() if i not in copied]
 
     def _ids_in_folder_of(self, scope: Scope) -> set[str] | None:
         """The ids the memory files of ``scope``'s folder hold, as parsed (an id another entry
@@ -152,7 +208,11 @@ class EveryDatabaseSync:
 
     def _agents_in_folder(self) -> set[str]:
         """The agents whose folders (their own or their sessions') hold memory files."""
-        agents: set[str] = set()
+        return {scope.agent for scope in self._scopes_in_folder() if scope.agent}
+
+    def _scopes_in_folder(self) -> set[Scope]:
+        """The scopes of agents' folders (their own or their sessions') that hold memory files."""
+        scopes: set[Scope] = set()
         for rel, is_link in self.folder.walk():
             if is_link or not rel.startswith(("agents/", "sessions/")):
                 continue
@@ -161,9 +221,8 @@ class EveryDatabaseSync:
             except ValidationError:
                 continue  # a name that is no agent's: the pass reports it
             if where is not None:
-                agents.add(where[0].agent or "")
-        agents.discard("")
-        return agents
+                scopes.add(where[0])
+        return scopes
 
     def sync(self, scopes: Iterable[Scope] | None = None,
              progress: Callable[[str, int, int], None] | None = None) -> SyncReport:

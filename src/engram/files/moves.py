@@ -34,8 +34,8 @@ folder is an id it has never seen. ``held_elsewhere`` tells it the entry is a co
 came from still holds the id), so it becomes a memory of its own under a new id. Imported with its
 id, it was the same id in two databases (bob's memory and alice's), and a global memory pasted so
 became the agent's, its entry then taken out of ``global/`` as a copy of hers and the global memory
-forgotten in every other database. A move between two agents' own databases is still a forget in
-one database and an import with the id in the other (the audit trail of each says which).
+forgotten in every other database. A move between two agents' own databases is carried whole by
+the operator's run, which has both open (``cross_moves``).
 """
 
 from __future__ import annotations

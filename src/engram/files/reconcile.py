@@ -41,7 +41,7 @@ from engram import snapshot
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
 
-from . import conflicts, layout, moves, removals, repeats, shared_keys
+from . import conflicts, cross_moves, layout, moves, removals, repeats, shared_keys
 from . import state as sync_state
 from .document import Document
 from .entry import Entry, Problem, from_memory, hashes_as_but_for_importance, iso, memory_digest, store_entry, utc
@@ -110,7 +110,8 @@ def reconcile(
     arrived, rekeyed = moves.take_over(database, scope, moved, in_files, files.docs, report)
     files.dirty |= rekeyed
     taken |= set(arrived)
-    db = {**db, **arrived}
+    # Moved by hand from another agent's own database (the operator's run): taken in with its history.
+    db = {**db, **arrived, **cross_moves.take_in(side, database, scope, in_files, db, st, files, report, untouchable)}
 
     ids = set(db) | set(in_files) | {i for i, e in st.entries.items() if layout.directly_in(e.path, scope_dir)}
     unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
@@ -323,6 +324,11 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
     rest = [r for r in removed if r not in gone]
     # Moved by hand into a folder settled later (or not in this pass): that folder's pass takes them over.
     elsewhere = moves.held_in_other_folders(side, scope, {r.entry_id for r in rest})
+    if database.moving_to_others is not None:  # moved to another agent's folder (``cross_moves``)
+        departures = database.moving_to_others(scope, {r.entry_id for r in rest} - elsewhere)
+        elsewhere |= departures.leaving | set(departures.arrived)
+        _finish_moves(database, scope, [r for r in rest if r.entry_id in departures.arrived], departures.arrived,
+                      st, report)
     rest = [r for r in rest if r.entry_id not in elsewhere]
     scope_dir = side.layout.scope_dir(scope)
     if rest and report.backup is None and removals.needs_backup(rest, st, scope_dir, max_forget_share):
@@ -334,6 +340,22 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
             return
     for removal in rest:
         database.forget(scope, removal.memory, reason="removed from its memory file")
+        report.db_forgotten += 1
+        del st.entries[removal.entry_id]
+
+
+def _finish_moves(database: DatabaseSide, scope: Scope, arrived: list[removals.Removal], owners: dict[str, str],
+                  st: sync_state.SyncState, report: SyncReport) -> None:
+    """The memories moved by hand to another agent's folder that its database already holds
+    (``owners``: by id, that agent), forgotten here (``cross_moves.finish``): the id then lives in
+    that database alone. Never a removal, so no backup is taken for them."""
+    for removal in arrived:
+        try:
+            cross_moves.finish(database, scope, removal.memory, owners[removal.entry_id])
+        except EngramError as exc:
+            report.problems.append(Problem(removal.file, 0, f"entry {removal.entry_id} moved to agent"
+                                           f" {owners[removal.entry_id]}'s folder, still held here: {exc}"))
+            continue
         report.db_forgotten += 1
         del st.entries[removal.entry_id]
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from engram.engine import Engram
     from engram.store.base import MemoryStore
 
+    from .cross_moves import Arrivals, Departures
+
 
 def belongs(database_agent: str | None, scope: Scope) -> bool:
     """Whether ``scope``'s folder is synced by the database of ``database_agent`` (None: a
@@ -89,6 +91,13 @@ class DatabaseSide:
     clock: Callable[[], float]
     guard: Callable[[str], None] | None
     copied_from_others: Callable[[Scope, list[str]], set[str]] | None = None
+    # The operator's run too (``cross_moves``): ``moved_from_others(scope, ids)`` takes in those of
+    # ``ids`` moved by hand from another agent's own database, or refuses them (``Arrivals``);
+    # ``moving_to_others(scope, ids)``: those of ``ids`` whose entries went to another agent's
+    # folder (``Departures``), never forgotten here as removed; it only asks: the pass itself
+    # finishes a move the other database has made (``cross_moves.finish``, an audited forget).
+    moved_from_others: Callable[[Scope, list[str]], Arrivals] | None = None
+    moving_to_others: Callable[[Scope, set[str]], Departures] | None = None
     # What this pass forgot, as the store held it (every link): the store drops the links to them,
     # so the syncer rewrites the entries linked to them before the pass ends (``FileSync.sync``).
     forgotten: list[Memory] = field(default_factory=list)

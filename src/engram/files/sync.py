@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from engram.config import Settings
     from engram.engine import Engram
 
+    from .cross_moves import Arrivals, Departures
+
 log = logging.getLogger("engram.files")
 # Engine events one database→files pass reflects at most (a bulk event counts as one; a write
 # batch's events, announced together, are never split).
@@ -110,6 +112,8 @@ class FileSync:
         self._state_files = sync_state.files_for(database_agent)
         # Set by the operator's run over every agent's database (``every_database``): see ``DatabaseSide``.
         self.copied_from_others: Callable[[Scope, list[str]], set[str]] | None = None
+        self.moved_from_others: Callable[[Scope, list[str]], Arrivals] | None = None
+        self.moving_to_others: Callable[[Scope, set[str]], Departures] | None = None
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
@@ -158,7 +162,8 @@ class FileSync:
     def _database_side(self) -> DatabaseSide:
         """The engine as a pass is handed it (``sides``): its store, clock and backup guard, with
         this syncer's views (``view``) for the writes."""
-        return DatabaseSide(self.engram.store, self.view, self.engram.clock, self.engram.guard, self.copied_from_others)
+        return DatabaseSide(self.engram.store, self.view, self.engram.clock, self.engram.guard, self.copied_from_others,
+                            moved_from_others=self.moved_from_others, moving_to_others=self.moving_to_others)
 
     def _on_events(self, events: Sequence[MemoryEvent]) -> None:
         # The sync's own writes are already in the files.

@@ -35,7 +35,7 @@ from engram.db.migrate import applied, migrate, pending
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, EngramError, StorageError
 from engram.ids import new_id
-from engram.model import Memory, MemoryDraft, MemoryFilter, Scope, WriteResult, metadata_text
+from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Scope, WriteResult, metadata_text
 from engram.store.base import (
     BOOST_DIGITS,
     SUCCESSOR_CHAIN_SQL,
@@ -292,6 +292,34 @@ class SqliteMemoryStore(SqlMemoryStore):
             if moved:
                 self._own_writes += 1
             return out
+
+    def take_in(self, memory: Memory, versions: Sequence[MemoryVersion],
+                vector: tuple[str, np.ndarray] | None = None) -> Memory | None:
+        """Store ``memory`` as another database held it (its id, times, recall count and last access),
+        with its ``versions`` and, given ``(identity, array)``, its vector, in one write: a memory
+        moved by hand from another agent's own database (``files.cross_moves``). Its key is the
+        free one ``free_key`` finds from it when its scope holds it; a link is kept where the other
+        end is stored and within the agent (``import_links``). Returns the memory as stored, None
+        when its id is stored already (nothing written). Raises ``DimensionError`` (nothing written)
+        for a vector of another identity than the store's."""
+        with self.db.write() as conn:
+            if conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory.id,)).fetchone():
+                return None
+            agent, session = scope_columns(memory.scope)
+            memory = dataclasses.replace(memory, key=self._free_key(conn, agent, session, memory.key))
+            self.import_memories([memory])  # joins this write
+            conn.executemany("INSERT INTO memory_versions (memory_id, content, replaced_at) VALUES (?, ?, ?)",
+                             [(memory.id, v.content, v.replaced_at) for v in versions])
+            if vector is not None:
+                self.set_vectors(vector[0], [(memory.id, vector[1])])
+            return self._select(conn, "m.id = ?", (memory.id,))[0]
+
+    def superseded_by_it(self, memory_id: str) -> list[Memory]:
+        """The memories ``memory_id`` supersedes (their ``superseded_by`` names it): a memory moved
+        by hand to another agent's database (``files.cross_moves``) must not leave them naming an
+        id their database no longer holds."""
+        with self.db.read() as conn:
+            return self._select(conn, "m.superseded_by = ?", (memory_id,))
 
     def touch(
         self, ids: Sequence[str], now: float, *, recall: bool = True, importance_boost: float = 0.0,
