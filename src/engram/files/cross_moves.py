@@ -195,7 +195,7 @@ def take_in(
             files.docs[rel].replace(entry_id, entry)
             files.dirty.add(rel)
             in_files[entry_id] = (rel, entry)
-        st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory))
+        st.entries[entry_id] = sync_state.EntryState(rel, memory_digest(memory), memory.importance)
     return arrivals.taken
 
 
