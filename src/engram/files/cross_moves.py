@@ -68,10 +68,12 @@ REASON = "moved by hand to another agent's memory folder"
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """A memory moved by hand that is not carried (``refusal``): ``why``, and ``home``, the file of
-    the old owner's folder its entry was in (its sync state's), where ``send_back`` puts it."""
+    """A memory moved by hand that is not carried (``refusal``): ``why``, ``way_out`` (what the
+    person can do instead), and ``home``, the file of the old owner's folder its entry was in (its
+    sync state's), where ``send_back`` puts it."""
 
     why: str
+    way_out: str
     home: str
 
 
@@ -103,11 +105,11 @@ def can_take_in(store: MemoryStore) -> bool:
     return callable(getattr(store, "take_in", None)) and callable(getattr(store, "superseded_by_it", None))
 
 
-def refusal(source: MemoryStore, memory: Memory, scope: Scope) -> str | None:
-    """Why ``memory`` (as ``source`` holds it) is not carried into ``scope``'s database (see the
-    module doc), None when it may be: a successor of it that is not global (so in ``source`` alone),
-    or a memory of ``source`` that it supersedes. The same rule for both ends of the move, so the
-    old owner's pass leaves it and the new one's sends its entry back."""
+def refusal(source: MemoryStore, memory: Memory, scope: Scope, home: str) -> Refused | None:
+    """Why ``memory`` (as ``source`` holds it, its entry in ``home`` at the last sync) is not carried
+    into ``scope``'s database (see the module doc), None when it may be: a successor of it that is
+    not global (so in ``source`` alone), or a memory of ``source`` that it supersedes. The same rule
+    for both ends of the move, so the old owner's pass leaves it and the new one's sends its entry back."""
     successor = source.get_many([memory.superseded_by]) if memory.superseded_by else []
     finder = getattr(source, "superseded_by_it", None)
     if successor and successor[0].scope.agent is not None:
@@ -116,10 +118,11 @@ def refusal(source: MemoryStore, memory: Memory, scope: Scope) -> str | None:
         tie = f"supersedes {jsondoc.shown(older[0].key)}"
     else:
         return None
-    return (f"entry {memory.id} not moved to {scope}: {jsondoc.shown(memory.key)} {tie} in {memory.scope}'s"
-            " database, and a supersession cannot cross databases (the other memory cannot go with it);"
-            f" put back in {memory.scope}'s folder. To give it to {scope}, paste it there without its id marker"
-            " (a new memory there), or forget one of the two first")
+    why = (f"entry {memory.id} not moved to {scope}: {jsondoc.shown(memory.key)} {tie} in {memory.scope}'s"
+           " database, and a supersession cannot cross databases (the other memory cannot go with it)")
+    way_out = (f"put back in {memory.scope}'s folder. To give it to {scope}, paste it there without its id"
+               " marker (a new memory there), or forget one of the two first")
+    return Refused(why, way_out, home)
 
 
 def carry(source: MemoryStore, target: MemoryStore, view: Engram, memory: Memory, scope: Scope) -> Memory | None:
@@ -180,10 +183,10 @@ def take_in(
             files.docs[rel].remove(entry_id)
             files.dirty.add(rel)
             report.files_removed += 1
-            report.problems.append(Problem(rel, entry.line, refused.why, names_file=refused.home))
+            report.problems.append(Problem(rel, entry.line, f"{refused.why}; {refused.way_out}", names_file=refused.home))
         else:
-            report.problems.append(Problem(rel, entry.line, f"{refused.why.split('; put back in')[0]}; left here"
-                                           f" (not imported): {refused.home} could not be written: {failed}"))
+            report.problems.append(Problem(rel, entry.line, f"{refused.why}; left here (not imported):"
+                                           f" {refused.home} could not be written: {failed}"))
     for entry_id, memory in arrivals.taken.items():
         rel, entry = in_files[entry_id]
         report.db_moved += 1

@@ -117,8 +117,8 @@ class EveryDatabaseSync:
         if scope.agent is None or not ids:
             return arrivals
         for other, memory, home in self._moved_or_copied(syncer, scope, ids)[1]:
-            if (why := cross_moves.refusal(other.engram.store, memory, scope)) is not None:
-                arrivals.refused[memory.id] = cross_moves.Refused(why, home)
+            if (refused := cross_moves.refusal(other.engram.store, memory, scope, home)) is not None:
+                arrivals.refused[memory.id] = refused
                 continue
             after = cross_moves.carry(other.engram.store, syncer.engram.store, syncer.view(scope), memory, scope)
             if after is not None:
