@@ -276,3 +276,47 @@ def test_a_reading_view_of_an_agent_with_no_database_answers_empty_and_makes_non
         alice.for_agent("carol").remember("carol's first note", key="first")
         assert carol_db.is_file()
         assert [m.content for m in alice.for_agent("carol", reading=True).list()] == ["carol's first note"]
+
+
+def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_first_write(tmp_path: Path) -> None:
+    """MCP's read tools and resources (``annotations.READ``) over HTTP, with the token of carol, who
+    has no database: they answer as her empty database would and make none; ``remember`` makes it."""
+    import asyncio
+    import json
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.interfaces.test_mcp import _data
+
+    carol_db = tmp_path / "agents" / "carol" / "memory.db"
+    engram = _open(tmp_path, "alice")
+    engram.remember("alice keeps the release notes", key="notes")
+    tokens = open_tokens(load_settings(home=tmp_path, agent="alice", per_agent_databases=True), engram.backend)
+    try:
+        carol_token, _ = tokens.create("carol", "test")
+        server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_tools="both"))).start()
+
+        async def run() -> None:
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {carol_token}"})
+            async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as carol:
+                assert _data(await carol.call_tool("recall", {"query": "release notes"}))["results"] == []
+                assert _data(await carol.call_tool("memory_recall", {"query": "release notes"}))["entries"] == []
+                assert _data(await carol.call_tool("list", {}))["memories"] == []
+                assert (await carol.call_tool("get", {"key": "notes"})).is_error
+                assert json.loads((await carol.read_resource("engram://core")).contents[0].text) == []
+                await carol.read_resource("engram://soul")
+                assert not carol_db.exists()
+                assert _data(await carol.call_tool("remember", {"content": "carol's first note"}))["action"] == "created"
+                assert carol_db.is_file()
+                listed = _data(await carol.call_tool("list", {}))["memories"]
+                assert [m["content"] for m in listed] == ["carol's first note"]
+
+        try:
+            asyncio.run(run())
+        finally:
+            server.stop()
+    finally:
+        tokens.close()
+        engram.close()
