@@ -86,6 +86,17 @@ class AgentDatabases:
         found = self._engines.get(agent)
         return found if found is not None and not found.closed else None
 
+    def engine_for_reads(self, agent: str) -> Engram:
+        """``agent``'s engine for a caller that only reads (``Engram.for_agent(..., reading=True)``):
+        its engine (``engine``) when open or its database exists, else an empty read-only engine
+        (``empty_engine``) that makes no file. Opened to read, an agent's engine made its database
+        (``agents/default/memory.db`` for the page token's first GET), which the operator's backups,
+        maintenance and sync then took for a real agent's."""
+        settings = self._first.settings
+        if self.is_open(agent) or settings is None or not has_no_database_yet(settings, agent):
+            return self.engine(agent)
+        return empty_engine(settings, agent)
+
     def opened(self) -> list[Engram]:
         """The other agents' engines opened so far (not the first), the open ones."""
         with self._lock:
@@ -117,6 +128,32 @@ def agents_with_databases(settings: Settings) -> list[str]:
         return []
     return list(dict.fromkeys(agent for folder in sorted(folders.iterdir())
                               if (agent := name_of(folder.name)) is not None and (folder / "memory.db").is_file()))
+
+
+def has_no_database_yet(settings: Settings, agent: str) -> bool:
+    """Whether, in a home with one SQLite database per agent that also keeps the agent's
+    conversations, ``agent`` has none yet (its first write makes it): then a read answers from
+    ``empty_engine``, and opening its engine would make one. False with the conversations kept
+    elsewhere (``history.backend``, ``history.path``): they may hold the agent's already, which the
+    empty engine would not show, so its engine opens as before."""
+    from engram.root import history_backend_name
+
+    history_inside = history_backend_name(settings) == "sqlite" and settings.history.path is None
+    return (settings.per_agent_databases and settings.backend == "sqlite" and history_inside
+            and agent not in agents_with_databases(settings))
+
+
+def empty_engine(settings: Settings, agent: str, session: str | None = None, *, origin: str = "library") -> Engram:
+    """An engine of ``agent`` (and ``session``) over no database: every read answers as ``agent``'s
+    database, not made yet (``has_no_database_yet``), would answer (nothing stored, an unknown
+    memory ``NotFoundError``), and a write raises (``NotMadeYetStore``). No settings: its
+    conversation history is in memory, empty, and nothing is written in the home."""
+    from engram.engine import Engram
+    from engram.store.disabled import NotMadeYetStore
+
+    store = NotMadeYetStore(settings.backend, str(settings.database_path(agent)))
+    return Engram(store, agent=agent, session=session, recall_settings=settings.recall,
+                  max_content_chars=settings.max_content_chars, origin=origin)
 
 
 def every_agents_engine(engram: Engram) -> list[Engram]:

@@ -304,14 +304,18 @@ class Engram:
         history.undo_hook = indexer.turn_undone
         history.on_close(indexer.close)
 
-    def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> Engram:
+    def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None,
+                  reading: bool = False) -> Engram:
         """A view for another agent (or session) on the same store, sharing its event listeners.
         With one database per agent (``per_agent_databases``) the view stands on that agent's own
-        database, its engine opened on first use and closed with this one."""
+        database, its engine opened on first use and closed with this one. ``reading``: the caller
+        only reads (an HTTP GET), so an agent with no database yet is answered from an empty view
+        and none is made for it (``AgentDatabases.engine_for_reads``); a write through it raises."""
         base = self
         if self.agent_databases is not None:
             make_scope(agent, session)  # a bad name is refused before it names a database folder
-            base = self.agent_databases.engine(agent)
+            databases = self.agent_databases
+            base = databases.engine_for_reads(agent) if reading else databases.engine(agent)
         view = Engram(
             base.store, agent=agent, session=session, embedder=base.embedder,
             recall_settings=base.recall_settings, max_content_chars=base.max_content_chars, clock=self.clock,

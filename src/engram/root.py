@@ -530,12 +530,27 @@ def stats_before_any_write(settings: Settings) -> AgentStats | None:
     engine to count nothing made one (``agents/default/memory.db`` for an agent nobody used), which
     the operator's reach and backups then took for a real agent's. None when the agent has a
     database, or the home keeps one for every agent: open the engine and count (``visible_stats``)."""
+    from engram.agent_databases import has_no_database_yet
     from engram.agent_stats import nothing_stored
 
-    if not settings.per_agent_databases or settings.backend != "sqlite" or settings.agent in agents_with_databases(settings):
+    if not has_no_database_yet(settings, settings.agent):
         return None
     return nothing_stored(settings.agent, settings.session, backend=settings.backend,
                           location=str(settings.database_path(settings.agent)))
+
+
+def build_reading_engram(settings: Settings, *, origin: str = "library", warm: bool = False,
+                         mirror: bool = True) -> Engram:
+    """The engine of a command that only reads (``list``, ``recall``, ``count``, ``get``,
+    ``neighbours``, ``export``): ``build_engram``'s, except for an agent with no database yet in a
+    home with one per agent (``has_no_database_yet``), answered from an empty engine
+    (``empty_engine``) that makes none. A read made the file, which the operator's backups,
+    maintenance and sync then took for a real agent's; the agent's first write makes it."""
+    from engram.agent_databases import empty_engine, has_no_database_yet
+
+    if has_no_database_yet(settings, settings.agent):
+        return empty_engine(settings, settings.agent, settings.session, origin=origin)
+    return build_engram(settings, origin=origin, warm=warm, mirror=mirror)
 
 
 def build_reaching_engram(settings: Settings, *, all_agents: bool = False, origin: str = "library",

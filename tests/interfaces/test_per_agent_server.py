@@ -204,10 +204,22 @@ def test_the_operators_serve_makes_no_database_for_an_agent_until_its_token_is_u
             listed = bob.get("/api/v1/memory").json()["memories"]
         assert sorted(m["content"] for m in listed) == ["bob's memory", "bob's second memory"]
         assert sorted(p.name for p in (tmp_path / "agents").iterdir()) == ["alice", "bob"]
-        # The page's token acts for the default agent: its first request opens (makes) its database.
+        # The page's token acts for the default agent, who has no database: its reads answer as an
+        # empty one would and make none (the operator's backups took a file made so for an agent's);
+        # its first write makes it.
+        default_db = tmp_path / "agents" / "default" / "memory.db"
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {page_token}"}, timeout=60) as page:
             assert page.get("/api/v1/memory").json()["memories"] == []
-        assert (tmp_path / "agents" / "default" / "memory.db").is_file()
+            assert page.get("/api/v1/memory/search", params={"q": "memory"}).json()["hits"] == []
+            assert page.get("/api/v1/export").json()["memories"] == []
+            assert page.get("/api/v1/stats").json()["memories"] == 0
+            assert page.get("/api/v1/memory/nothing").status_code == 404
+            assert page.get("/api/v1/audit").status_code == 200
+            assert page.get("/api/v1/history").status_code == 200
+            assert not default_db.exists()
+            assert page.post("/api/v1/memory", json={"content": "the page's first note"}).status_code == 201
+            assert default_db.is_file()
+            assert [m["content"] for m in page.get("/api/v1/memory").json()["memories"]] == ["the page's first note"]
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
@@ -234,6 +246,75 @@ def test_the_metrics_memory_count_is_every_agents_databases_each_memory_once(tmp
                 engram.for_agent("bob").remember("bob's second note", key="second")
                 engram.remember("a global note of alice's", key="alices-global", scope="global")
                 assert "\nengram_memories 6.0\n" in http.get("/metrics").text
+        finally:
+            server.stop()
+    finally:
+        tokens.close()
+        engram.close()
+
+
+def test_a_reading_view_of_an_agent_with_no_database_answers_empty_and_makes_none(tmp_path: Path) -> None:
+    """``for_agent(..., reading=True)`` (an HTTP GET): carol has no database, and reading made one,
+    which the operator's backups, maintenance and sync then took for a real agent's."""
+    from engram.errors import NotFoundError, StorageError
+
+    carol_db = tmp_path / "agents" / "carol" / "memory.db"
+    with _open(tmp_path, "alice") as alice:
+        alice.remember("alice keeps the release notes", key="notes")
+        carol = alice.for_agent("carol", "s1", reading=True)
+        assert carol.list() == [] and carol.count() == 0 and carol.recall("release notes").hits == ()
+        assert carol.visible_stats().memories == 0 and carol.visible_stats().location == str(carol_db)
+        for read in (carol.get, carol.versions, carol.neighbours):
+            with pytest.raises(NotFoundError):
+                read("notes")
+        assert '"memories": []' in carol.export_snapshot()
+        assert carol.history.conversations() == []
+        with pytest.raises(StorageError, match="only reads"):  # a write is never dropped silently
+            carol.remember("carol's note")
+        assert not carol_db.exists() and not carol_db.parent.exists()
+        # Her first write (a view that may write) makes her database; a reading view then reads it.
+        alice.for_agent("carol").remember("carol's first note", key="first")
+        assert carol_db.is_file()
+        assert [m.content for m in alice.for_agent("carol", reading=True).list()] == ["carol's first note"]
+
+
+def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_first_write(tmp_path: Path) -> None:
+    """MCP's read tools and resources (``annotations.READ``) over HTTP, with the token of carol, who
+    has no database: they answer as her empty database would and make none; ``remember`` makes it."""
+    import asyncio
+    import json
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.interfaces.test_mcp import _data
+
+    carol_db = tmp_path / "agents" / "carol" / "memory.db"
+    engram = _open(tmp_path, "alice")
+    engram.remember("alice keeps the release notes", key="notes")
+    tokens = open_tokens(load_settings(home=tmp_path, agent="alice", per_agent_databases=True), engram.backend)
+    try:
+        carol_token, _ = tokens.create("carol", "test")
+        server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_tools="both"))).start()
+
+        async def run() -> None:
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {carol_token}"})
+            async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as carol:
+                assert _data(await carol.call_tool("recall", {"query": "release notes"}))["results"] == []
+                assert _data(await carol.call_tool("memory_recall", {"query": "release notes"}))["entries"] == []
+                assert _data(await carol.call_tool("list", {}))["memories"] == []
+                assert (await carol.call_tool("get", {"key": "notes"})).is_error
+                assert json.loads((await carol.read_resource("engram://core")).contents[0].text) == []
+                await carol.read_resource("engram://soul")
+                assert not carol_db.exists()
+                assert _data(await carol.call_tool("remember", {"content": "carol's first note"}))["action"] == "created"
+                assert carol_db.is_file()
+                listed = _data(await carol.call_tool("list", {}))["memories"]
+                assert [m["content"] for m in listed] == ["carol's first note"]
+
+        try:
+            asyncio.run(run())
         finally:
             server.stop()
     finally:

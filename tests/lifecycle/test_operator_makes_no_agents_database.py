@@ -114,3 +114,46 @@ def test_stats_of_an_agent_with_no_database_reports_nothing_stored_and_makes_non
     # An agent with a database is counted from it, as before.
     alice = json.loads(cli_output(home, "--agent", "alice", "--json", "stats", env=PER_AGENT))
     assert (alice["agent"], alice["memories"]) == ("alice", 1)
+
+
+def test_reads_of_an_agent_with_no_database_answer_empty_and_make_none_until_its_first_write(home: Path, tmp_path: Path) -> None:
+    # Review: `engram --agent carol list` (recall, count, get, export) opened carol's engine to read,
+    # making agents/carol/memory.db for an agent nobody used, which the operator's backup, maintain
+    # and sync then took for a real agent's. A read answers as her empty database would.
+    from engram.errors import NotFoundError
+    from tests.cli_in_process import app, runner
+
+    carol = ("--agent", "carol", "--json")
+    assert json.loads(cli_output(home, *carol, "list", env=PER_AGENT)) == []
+    assert json.loads(cli_output(home, *carol, "recall", "note", env=PER_AGENT))["hits"] == []
+    assert json.loads(cli_output(home, *carol, "count", env=PER_AGENT)) == {"count": 0}
+    assert json.loads(cli_output(home, *carol, "export", env=PER_AGENT))["memories"] == []
+    cli_output(home, *carol, "export", "--format", "mem0", str(tmp_path / "mem0.json"), env=PER_AGENT)
+    assert json.loads(cli_output(home, *carol, "audit", env=PER_AGENT)) == []
+    assert json.loads(cli_output(home, *carol, "history", "list", env=PER_AGENT)) == []
+    assert json.loads(cli_output(home, *carol, "history", "show", "cli:c1", env=PER_AGENT))["count"] == 0
+    for command in ("get", "neighbours"):
+        missing = runner.invoke(app, ["--home", str(home), *carol, command, "note"], env=PER_AGENT)
+        assert isinstance(missing.exception, NotFoundError), missing.output
+    assert _agents_with_files(home) == {"alice", "bob"}
+    assert not (home / "agents" / "carol").exists()
+    # Her first write makes her database, and the reads then answer from it.
+    cli_output(home, "--agent", "carol", "remember", "carol keeps a note", "--key", "note", env=PER_AGENT)
+    assert _agents_with_files(home) == {"alice", "bob", "carol"}
+    listed = json.loads(cli_output(home, *carol, "list", env=PER_AGENT))
+    assert [m["content"] for m in listed] == ["carol keeps a note"]
+    assert json.loads(cli_output(home, *carol, "get", "note", env=PER_AGENT))["content"] == "carol keeps a note"
+    assert json.loads(cli_output(home, *carol, "count", env=PER_AGENT)) == {"count": 1}
+
+
+
+def test_reads_of_an_agent_whose_conversations_are_kept_apart_show_them(home: Path, tmp_path: Path) -> None:
+    # Conversations in a file of their own (history.path) may hold carol's before her database
+    # exists: her reads open her engine as before, so `history list` shows them.
+    apart = {**PER_AGENT, "ENGRAM_HISTORY__PATH": str(tmp_path / "conversations.db")}
+    cli_output(home, "--agent", "carol", "history", "append", "cli:c1", "hello", env=apart)
+    for made in (home / "agents" / "carol").glob("memory.db*"):  # as if another program wrote the file
+        made.unlink()
+    assert "carol" not in _agents_with_files(home)
+    listed = json.loads(cli_output(home, "--agent", "carol", "--json", "history", "list", env=apart))
+    assert listed == [{"key": "cli:c1", "messages": 1}]

@@ -4,6 +4,7 @@ and nothing is kept (PtrClaw's NoneMemory; sclaw's graceful degradation)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -135,3 +136,26 @@ class DisabledMemoryStore:
 
     def close(self) -> None:
         pass
+
+
+class NotMadeYetStore(DisabledMemoryStore):
+    """The empty, read-only view of a database not made yet (one SQLite database per agent, none
+    made for this agent so far): every read answers as an empty database would, in the figures of
+    the backend and file that will hold it. A write raises: reads go through this view so that
+    they make no file, and a write has to open the real database (its first write makes it), never
+    be dropped here as the disabled store drops it."""
+
+    def __init__(self, backend: str, location: str) -> None:
+        self.name = backend
+        self._location = location
+
+    def location(self) -> str:
+        return self._location
+
+    def _refuse(self, *_: object, **__: object) -> NoReturn:
+        from engram.errors import StorageError
+
+        raise StorageError(f"{self._location} is not made yet and this view only reads: open the agent's engine to write")
+
+    upsert = write_batch = move = move_many = delete = link = unlink = _refuse  # type: ignore[assignment]
+    set_superseded = import_memories = set_vectors = clear_vectors = _refuse  # type: ignore[assignment]

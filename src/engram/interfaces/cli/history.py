@@ -29,7 +29,7 @@ def list_(ctx: typer.Context) -> None:
     """This agent's conversations, each key as it is written (pass it back to show or purge it),
     with how many messages it holds."""
     st = state(ctx)
-    history = st.engram().history
+    history = st.reading_engram().history
     listed = [{"key": key, "messages": history.count(key)} for key in history.conversations()]
     if st.as_json:
         render.emit_json(listed)
@@ -53,7 +53,7 @@ def show(
     # ``n``, which no user typed (the group renames ``limit`` to ``--limit``).
     limit = parse_integer(limit, "limit", 0, allowed="1 or more, or 0 for every message")
     st = state(ctx)
-    history = st.engram().history
+    history = st.reading_engram().history
     messages = history.all(key) if limit == 0 else history.recent(key, limit)
     summary = history.summary(key)
     if st.as_json:

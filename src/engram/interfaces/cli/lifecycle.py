@@ -32,7 +32,7 @@ def audit(
     from engram.interfaces import seams
 
     st = state(ctx)
-    rows = seams.audit(st.engram()).entries(
+    rows = seams.audit(st.reading_engram()).entries(
         limit, action=action, memory=memory, origin=origin, since=since, until=until)
     if st.as_json:
         render.emit_json(rows)

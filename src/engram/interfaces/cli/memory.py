@@ -237,7 +237,7 @@ def recall(
     st = state(ctx)
     # The folder mirror follows changes and recall makes none it reflects: not attached here.
     with _options_named(FILTER_OPTIONS):
-        result = st.engram(warm=mode != "text", mirror=False).recall(
+        result = st.reading_engram(warm=mode != "text", mirror=False).recall(
             query, limit=limit, depth=depth, min_relevance=min_relevance, mode=mode, offset=offset, when=when,
             filters=_filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where),
             scope=scope,  # type: ignore[arg-type]
@@ -255,7 +255,7 @@ def get(
 ) -> None:
     """Show one memory by key or id, or by --key."""
     st = state(ctx)
-    engram = st.engram()
+    engram = st.reading_engram()
     memory = _one_memory(engram, "get", ref, key)
     if st.as_json:
         render.emit_json({**memory.to_dict(), "versions": engram.versions(memory)})
@@ -285,7 +285,7 @@ def list_(
     """List memories with filters and pagination."""
     st = state(ctx)
     with _options_named(FILTER_OPTIONS):
-        memories = st.engram().list(
+        memories = st.reading_engram().list(
             _filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where), order=order,
             limit=limit, offset=offset,
             scope=scope,  # type: ignore[arg-type]
@@ -394,7 +394,7 @@ def neighbours(
 ) -> None:
     """Memories linked to a memory (by id or key, or by --key)."""
     st = state(ctx)
-    engram = st.engram()
+    engram = st.reading_engram()
     found = engram.neighbours(_one_memory(engram, "neighbours", ref, key), limit=limit)
     if st.as_json:
         render.emit_json(found)
@@ -414,7 +414,7 @@ def count(
 
     st = state(ctx)
     with _options_named(FILTER_OPTIONS):
-        n = st.engram().count(Filters(category=category, type=type_, tags=tag), scope=scope)  # type: ignore[arg-type]
+        n = st.reading_engram().count(Filters(category=category, type=type_, tags=tag), scope=scope)  # type: ignore[arg-type]
     if st.as_json:
         render.emit_json({"count": n})
     else:
@@ -444,7 +444,7 @@ def export(
     if fmt != "snapshot":
         files.export_dir(ctx, fmt, path, all_agents=all_agents)
         return
-    document = state(ctx).engram().export_snapshot()
+    document = state(ctx).reading_engram().export_snapshot()
     if path is None:
         sys.stdout.write(document + "\n")
     else:
@@ -455,7 +455,7 @@ def export(
 def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
     from engram.exporters import basic_memory, mem0
 
-    engram = state(ctx).engram()
+    engram = state(ctx).reading_engram()
     if fmt == "mem0":
         document = mem0.dump(engram)
         if path is None:

@@ -65,6 +65,16 @@ class CliState:
                 self._engram = build_engram(settings, origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
+    def reading_engram(self, *, warm: bool = False, mirror: bool = True) -> Engram:
+        """The engine of a command that only reads (``root.build_reading_engram``): ``engram``'s,
+        or for an agent with no database yet (one per agent) an empty one that makes none."""
+        if self._engram is None:
+            from engram.root import build_reading_engram
+
+            with self._global_options_named():
+                self._engram = build_reading_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
+        return self._engram
+
     def reaching_engram(self, *, all_agents: bool = False, warm: bool = False) -> Engram:
         """The engine an operator's command reaches every agent's database from (``root.reach_agent``):
         the configured agent's (``engram``) unless the root names another, so the operator's run in

@@ -51,11 +51,11 @@ def _mcp_endpoint(engram: Engram, checks: TokenChecks, settings: ServerSettings)
     from engram.interfaces.mcp.repeats import RefusingRepeatedNames
     from engram.interfaces.mcp.server import build_server
 
-    def resolve(request: Any) -> Engram:
+    def resolve(request: Any, *, reading: bool = False) -> Engram:
         who: Caller | None = None if request is None else request.scope.get(SCOPE_KEY)
         if who is None:
             raise ValidationError("authorization", "no authenticated caller", "a bearer token")
-        return engram.for_agent(who.agent, who.session, origin="mcp")
+        return engram.for_agent(who.agent, who.session, origin="mcp", reading=reading)
 
     server = build_server(resolve, tools=settings.mcp_tools, remote=True)
     if settings.host in LOOPBACK:  # DNS-rebinding protection for a localhost server (the SDK's default)

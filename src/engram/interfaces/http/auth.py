@@ -108,11 +108,13 @@ async def agent_engine(
     if found is None:
         raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
     base: Engram = request.app.state.engram
+    # A GET only reads: an agent with no database yet (per_agent_databases) gets none made by it.
+    reading = request.method in ("GET", "HEAD")
     if base.agent_databases is not None and not base.agent_databases.is_open(found.agent):
         # The agent's own database opens now (per_agent_databases): its integrity check and
         # migrations run off the event loop, which keeps answering the other agents meanwhile.
-        return await run_in_threadpool(base.for_agent, found.agent, found.session, origin="http")
-    return base.for_agent(found.agent, found.session, origin="http")
+        return await run_in_threadpool(base.for_agent, found.agent, found.session, origin="http", reading=reading)
+    return base.for_agent(found.agent, found.session, origin="http", reading=reading)
 
 
 async def metrics_access(

@@ -29,7 +29,7 @@ KEY_RULE = ("A value is read as a key first, even one that looks like an id; onl
             "is read as an entry's id.")
 
 
-def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
+def register(server: MCPServer, resolve: Callable[..., Engram]) -> None:
     @server.tool(title="Store a memory entry", annotations=WRITE, description=(
         "Store or update (by key) a memory entry. Use a short, stable, human-readable key such as "
         "\"python-version\"; storing the same key again replaces its content."))
@@ -61,7 +61,7 @@ def register(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             "0: the matches only; 1 also their linked entries; 2-3 follow links further."))] = 0,
     ) -> dict[str, Any]:
         with tool_errors():
-            engram = resolve()
+            engram = resolve(reading=True)
             result = engram.recall(query, limit=limit, depth=depth, filters=Filters(category=category))
             links = engram.link_keys([h.memory for h in result.hits])
             return {"entries": [{"key": h.memory.key, "content": h.memory.content,

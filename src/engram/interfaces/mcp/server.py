@@ -34,8 +34,9 @@ from engram.interfaces.mcp.errors import EngramMCPServer, tool_errors
 from engram.model import CLEARABLE_FIELDS, MAX_LIST_LIMIT, MAX_OFFSET, Memory
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
-# authenticated Starlette request over HTTP.
-Resolver = Callable[[Any], Engram]
+# authenticated Starlette request over HTTP; ``reading=True`` from a tool or resource that only
+# reads (``annotations.READ``), which makes no database for an agent with none yet (over HTTP).
+Resolver = Callable[..., Engram]
 _request: ContextVar[Any] = ContextVar("engram_mcp_request", default=None)
 
 
@@ -64,7 +65,7 @@ def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrcl
     server = EngramMCPServer("engram", instructions=INSTRUCTIONS, version=__version__, middleware=[_remember_request])
     server.remote = remote
     plain = resolve
-    resolve = lambda: plain(_request.get())  # noqa: E731
+    resolve = lambda reading=False: plain(_request.get(), reading=reading)  # noqa: E731
     if tools in ("both", "clawcode"):
         _clawcode_tools(server, resolve)
     if tools in ("both", "ptrclaw"):
@@ -182,7 +183,7 @@ CategoryChange = Annotated[Category | None, Field(description=(
     "core: permanent identity facts; knowledge: things learned; conversation: short-lived notes."))]
 
 
-def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
+def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
     @server.tool(title="Remember a fact", annotations=WRITE, description=(
         "Store one fact, preference, decision or event in long-term memory so it can be recalled in later "
         "conversations. Write it self-contained (\"The user prefers Python for scripting\"), one fact per call. "
@@ -247,7 +248,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         where: Where = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            return _recall(resolve(), query, limit, min_relevance, filters or RecallFilters(), depth,
+            return _recall(resolve(reading=True), query, limit, min_relevance, filters or RecallFilters(), depth,
                            when=when, since=since, until=until, as_of=as_of, known_at=known_at, where=where)
 
     @server.tool(title="Forget memories", annotations=DELETE, description=(
@@ -306,7 +307,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         key: Annotated[str | None, Field(description=KEY_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            return present.memory_dict(_one_memory(resolve(), "get", memory_id, key))
+            return present.memory_dict(_one_memory(resolve(reading=True), "get", memory_id, key))
 
     @server.tool(name="list", title="List recent memories", annotations=READ, description=(
         "List stored memories without a question: the most recent first (what was learned lately), or the "
@@ -325,7 +326,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
         where: Where = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            items = resolve().list(Filters(tags=tags, category=category, type=type, since=since, until=until,
+            items = resolve(reading=True).list(Filters(tags=tags, category=category, type=type, since=since, until=until,
                                            where=where),
                                    order=order, limit=limit, offset=offset)
             return {"memories": [present.list_item(m) for m in items], "count": len(items), "offset": offset}
@@ -357,21 +358,21 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[[], Engram]) -> None:
             return present.tool_write(result)
 
 
-def _resources(server: MCPServer, resolve: Callable[[], Engram]) -> None:
+def _resources(server: MCPServer, resolve: Callable[..., Engram]) -> None:
     @server.resource("engram://soul", name="soul", mime_type="text/markdown",
                      description="The agent's identity block (core memories soul:identity, soul:user, soul:philosophy).")
     def soul() -> str:
         with tool_errors():
-            return seams.soul_block(resolve())
+            return seams.soul_block(resolve(reading=True))
 
     @server.resource("engram://core", name="core-memories", mime_type="application/json",
                      description="Every core (permanent) memory of this agent.")
     def core() -> str:
         with tool_errors():
-            return json.dumps([present.memory_dict(m) for m in seams.core_memories(resolve())])
+            return json.dumps([present.memory_dict(m) for m in seams.core_memories(resolve(reading=True))])
 
     @server.resource("engram://operator-memory", name="operator-memory", mime_type="text/markdown",
                      description="The operator's notes (MEMORY.md) injected into every prompt.")
     def operator() -> str:
         with tool_errors():
-            return seams.operator_memory(resolve())
+            return seams.operator_memory(resolve(reading=True))

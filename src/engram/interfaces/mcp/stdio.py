@@ -78,8 +78,9 @@ class BackgroundOpen:
         self._settings_read.wait()
         return self._settings()
 
-    def engram(self, _request: Any = None) -> Engram:
-        """The engine, opened once (the resolver the MCP server's tools call)."""
+    def engram(self, _request: Any = None, *, reading: bool = False) -> Engram:
+        """The engine, opened once (the resolver the MCP server's tools call), for reads and writes
+        alike (``reading`` is ignored: it opens in the background at launch)."""
         with self._lock:
             if self._engram is None:
                 self._engram = self._open_engram()
