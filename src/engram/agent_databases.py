@@ -156,6 +156,14 @@ def empty_engine(settings: Settings, agent: str, session: str | None = None, *, 
                   max_content_chars=settings.max_content_chars, origin=origin)
 
 
+def not_made_yet(engram: Engram) -> bool:
+    """Whether ``engram`` is an ``empty_engine``: its agent has no database yet (its reads answer
+    empty; its first write, through the agent's own engine, makes the database)."""
+    from engram.store.disabled import NotMadeYetStore
+
+    return isinstance(engram.store, NotMadeYetStore)
+
+
 def every_agents_engine(engram: Engram) -> list[Engram]:
     """The operator's reach over a home with one database per agent: ``engram`` and the engine of
     every other agent with a database there (opened through ``engram.agent_databases``, closed

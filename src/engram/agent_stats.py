@@ -44,14 +44,6 @@ class AgentStats:
         return round(self.vectors / self.memories, 4) if self.memories else None
 
 
-def nothing_stored(agent: str | None, session: str | None, *, backend: str, location: str) -> AgentStats:
-    """The figures of a view whose database does not exist yet (one database per agent, and none
-    made for this agent so far): every count zero, as ``gather`` would find them once it did."""
-    return AgentStats(agent=agent, session=session, backend=backend, location=location, memories=0,
-                      by_category=dict.fromkeys((c.value for c in Category), 0), by_type={}, by_scope={},
-                      links=0, vectors=0, embedding_identity=None)
-
-
 def gather(engram: Engram, visible: MemoryFilter) -> AgentStats:
     """``engram``'s view in figures (see ``AgentStats``); ``visible`` is the filter of what it reads.
 

@@ -29,7 +29,6 @@ from engram.registry import resolve
 
 if TYPE_CHECKING:
     from engram.agent_databases import EveryAgentsUpkeep
-    from engram.agent_stats import AgentStats
     from engram.auth import TokenStore
     from engram.db.transfer import Progress, TransferReport
     from engram.engine import Engram
@@ -524,24 +523,9 @@ def reach_agent(settings: Settings, *, all_agents: bool = False) -> str:
     return settings.agent if settings.agent in agents or not agents else agents[0]
 
 
-def stats_before_any_write(settings: Settings) -> AgentStats | None:
-    """The figures of the configured agent's view (``engram stats``) when, in a home with one SQLite
-    database per agent, that agent has none yet: nothing stored, every count zero. Opening its
-    engine to count nothing made one (``agents/default/memory.db`` for an agent nobody used), which
-    the operator's reach and backups then took for a real agent's. None when the agent has a
-    database, or the home keeps one for every agent: open the engine and count (``visible_stats``)."""
-    from engram.agent_databases import has_no_database_yet
-    from engram.agent_stats import nothing_stored
-
-    if not has_no_database_yet(settings, settings.agent):
-        return None
-    return nothing_stored(settings.agent, settings.session, backend=settings.backend,
-                          location=str(settings.database_path(settings.agent)))
-
-
 def build_reading_engram(settings: Settings, *, origin: str = "library", warm: bool = False,
                          mirror: bool = True) -> Engram:
-    """The engine of a command that only reads (``list``, ``recall``, ``count``, ``get``,
+    """The engine of a command that only reads (``list``, ``recall``, ``count``, ``stats``, ``get``,
     ``neighbours``, ``export``): ``build_engram``'s, except for an agent with no database yet in a
     home with one per agent (``has_no_database_yet``), answered from an empty engine
     (``empty_engine``) that makes none. A read made the file, which the operator's backups,

@@ -581,13 +581,12 @@ def stats(
         # The operator's reach: every agent's database, none made for an agent nobody used.
         _store_stats(store_stats_by_database(st.reaching_engram(all_agents=True)), st.as_json)
         return
-    from engram.root import stats_before_any_write
+    from engram.agent_databases import not_made_yet
 
     # A read makes no database: an agent with none yet (one database per agent) has nothing stored.
-    unopened = stats_before_any_write(st.settings())
-    data = unopened or st.engram().visible_stats()
-    latency = [] if unopened else st.engram().metrics.summary()
-    if unopened and not st.as_json:
+    engram = st.reading_engram()
+    data, latency = engram.visible_stats(), engram.metrics.summary()
+    if not_made_yet(engram) and not st.as_json:
         render.errors.print(f"note: agent {render.markup_safe(data.agent or '')} has no database yet (its first write"
                             f" makes {render.markup_safe(data.location)}): nothing stored", highlight=False)
     if st.as_json:
