@@ -225,13 +225,15 @@ class SqliteMemoryStore(SqlMemoryStore):
         self._own_writes += 1
         if old.search_context != draft.search_context and old.content == draft.content:
             # Neither a version nor (without an embedder) a new vector shows this change to the text index.
-            self._mark_for_reindex(conn, old.id)
+            self._mark_for_reindex(conn, [old.id])
 
-    def _mark_for_reindex(self, conn: Any, memory_id: str) -> None:
-        """Have the full-text index take this row again at its next catch-up, in any process: in
+    def _mark_for_reindex(self, conn: Any, memory_ids: Sequence[str]) -> None:
+        """Have the full-text index take these rows again at its next catch-up, in any process: in
         the database, in the same write, so a command that exits before its next search leaves no
         document filed under the old scope or search context."""
-        self._text_index.mark(conn, [r for (r,) in conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,))])
+        rowids = [r for chunk in _chunks(list(memory_ids), 500) for (r,) in conn.execute(
+            f"SELECT rowid FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)]
+        self._text_index.mark(conn, rowids)
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:
@@ -286,10 +288,9 @@ class SqliteMemoryStore(SqlMemoryStore):
     def move_many(self, moves: Mapping[str, Scope]) -> dict[str, Memory | EngramError]:
         with self.db.write() as conn:
             out, moved = self._move_many(conn, moves)
-            for memory_id in moved:
-                # The full-text index files each document under its scope (and its key): indexed again.
-                self._mark_for_reindex(conn, memory_id)
             if moved:
+                # The full-text index files each document under its scope (and its key): indexed again.
+                self._mark_for_reindex(conn, list(moved))
                 self._own_writes += 1
             return out
 
