@@ -452,6 +452,59 @@ def test_a_superseded_memory_and_its_successor_moved_together_are_moved_as_one(h
     assert "the boiler is red" not in cli_output(home, "--agent", "bob", "recall", "boiler")
 
 
+def test_a_superseded_memory_and_its_successor_moved_into_two_folders_are_moved_as_one(home: Path) -> None:
+    """bob's "old" pasted into alice's session folder, his "new" into alice's own: a session's memory
+    may be superseded by its agent's, which it sees. Each folder's pass moved its own entries, each
+    checked against the other's old scope (bob's, which neither alice nor her session sees), so
+    both were refused at every pass. Moved as one, alice's session fact stays superseded by hers."""
+    ids = _superseded_pair(home)
+    _remember(home, "session", "a session note", key="own-session")
+    _move(home, ids["old"], "bob", "session")
+    _move(home, ids["new"], "bob", "alice")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["problems"] == [] and report["conflicts"] == []
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 2}
+    rows = _rows(home / "memory.db")
+    assert rows[ids["old"]] == ("session:alice/s1", "the boiler is grey")
+    assert rows[ids["new"]] == ("agent:alice", "the boiler is red")
+    session = ("--agent", "alice", "--session", "s1")
+    assert json.loads(cli_output(home, *session, "--json", "get", ids["old"]))["superseded_by"] == ids["new"]
+    assert ids["old"] in (home / "memory/sessions/alice/s1/notes.md").read_text(encoding="utf-8")
+    assert ids["new"] in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    bob_notes = (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert ids["old"] not in bob_notes and ids["new"] not in bob_notes
+    _quiet(home)
+    recalled = cli_output(home, *session, "recall", "boiler")
+    assert "the boiler is red" in recalled and "the boiler is grey" not in recalled
+
+
+def test_a_pair_pasted_into_two_folders_where_the_superseded_one_cannot_see_its_successor_is_refused(home: Path) -> None:
+    """bob's "old" pasted into ``global/``, his "new" into alice's folder: moved together or not, a
+    global memory would be superseded by alice's, which not everyone who reads it sees. Both are
+    refused, said with the way out, and put back in bob's folder ("old", whose folder is settled
+    after bob's, at the next pass); nothing changes in the database."""
+    ids = _superseded_pair(home)
+    _remember(home, "global", "a global note", key="own-global")
+    _move(home, ids["old"], "bob", "global")
+    _move(home, ids["new"], "bob", "alice")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"]["moved"] == 0
+    for moved in ids.values():
+        said = [p for p in report["problems"] if f"entry {moved} not moved" in p]
+        assert len(said) == 1 and "cannot see" in said[0] and "move the memories it supersedes" in said[0], report["problems"]
+    rows = _rows(home / "memory.db")
+    assert rows[ids["old"]][0] == rows[ids["new"]][0] == "agent:bob"
+    cli_output(home, "sync")
+    bob_notes = (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert ids["old"] in bob_notes and ids["new"] in bob_notes
+    _quiet(home)
+    assert _rows(home / "memory.db") == rows
+
+
 def test_a_store_without_move_many_moves_each_entry_alone_and_loses_nothing(tmp_path: Path) -> None:
     """A plug-in store written before ``move_many`` still moves entries, one at a time: a pair moved
     together is then refused (each checked alone), reported, and kept bob's."""

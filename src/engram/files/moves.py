@@ -11,7 +11,12 @@ folder still holds the entry, ``repeats``) and ``take_over`` moves the memory th
 is then settled as any entry of the folder (an edit made on the way is applied, its old content kept
 as a version). The memories whose entries moved into one folder are moved together
 (``MemoryStore.move_many``): a superseded memory moved with its successor is checked against the
-scope its successor has once both moved, where one moved alone is refused. Into a folder settled
+scope its successor has once both moved, where one moved alone is refused. A supersession may
+span scopes (a session's memory superseded by its agent's): a superseded memory and its successor
+pasted into two different folders are moved together by the first of the two folders' passes
+(``PassMoves``), which moves the other into its folder too when its own move is refused for hiding
+the supersession (``HiddenSupersession``); each folder's pass checked alone, both were refused at
+every pass (each against the other's old scope), however the pair was pasted. Into a folder settled
 earlier, the old folder's pass, later in the same pass, is told which ids were taken over and leaves
 them alone (it reads the memories listed when the pass began, where the memory is still the old
 scope's). Into a folder settled later, the old folder's pass finds the entry gone from its file,
@@ -41,12 +46,13 @@ the operator's run, which has both open (``cross_moves``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from engram import jsondoc
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
+from engram.store.base import HiddenSupersession
 
 from . import layout
 from . import state as sync_state
@@ -148,29 +154,51 @@ def moved_out_after_importance_changed(side: FolderSide, scope: Scope, memory: M
                for e in doc.parsed.entries if e.id == memory.id)
 
 
+@dataclass
+class PassMoves:
+    """The hand moves of one full pass, shared by its folders, settled in ``order``: ``taken``, the
+    memories moved so far, which their old folder's pass (listing memories as they were when the
+    pass began) leaves alone; ``ahead``, those moved into a folder settled later in the pass with a
+    memory of an earlier folder (a superseded memory and its successor pasted into two folders), as
+    they were before and after the move, for that folder's pass to settle as its own."""
+
+    order: tuple[Scope, ...] = ()
+    taken: set[str] = field(default_factory=set)
+    ahead: dict[str, tuple[Memory, Memory]] = field(default_factory=dict)
+
+    def later(self, scope: Scope) -> set[Scope]:
+        """The folders the pass settles after ``scope``'s."""
+        return set(self.order[self.order.index(scope) + 1:]) if scope in self.order else set()
+
+
 def take_over(
+    side: FolderSide,
     database: DatabaseSide,
     scope: Scope,
     moved: Mapping[str, Memory],
     in_files: Mapping[str, tuple[str, Entry]],
     docs: Mapping[str, Document],
+    st: sync_state.SyncState,
+    passed: PassMoves,
     report: SyncReport,
 ) -> tuple[dict[str, Memory], set[str]]:
     """Make each memory of ``moved`` (its entry, ``in_files``, moved by hand into ``scope``'s folder)
     one of ``scope`` in place (``DatabaseSide.move``), for the entry to be settled in its new folder
-    as any other. An entry whose key the new scope held gets the key the memory was given (said in
-    a problem), in its document of ``docs``. Returns the memories moved, as stored now, and the files
-    changed; one that could not be moved is reported and left to the old folder's pass."""
+    as any other; so is each an earlier folder of the pass moved here (``passed.ahead``). An entry
+    whose key the new scope held gets the key the memory was given (said in a problem), in its
+    document of ``docs``. Returns the memories moved here, as stored now, and the files changed;
+    one that could not be moved is reported and left to the old folder's pass."""
     arrived: dict[str, Memory] = {}
     changed: set[str] = set()
-    if not moved:
-        return arrived, changed
-    try:
-        # All of them at once: a superseded memory moved here with its successor stays visible to it.
-        results = database.move(list(moved.values()), scope, reason="moved by hand to another scope's memory folder")
-    except EngramError as exc:
-        results = {entry_id: exc for entry_id in moved}
-    for entry_id, memory in moved.items():
+    ahead = {i: pair for i, pair in passed.ahead.items() if pair[1].scope == scope and i in in_files}
+    results: dict[str, Memory | EngramError] = {i: after for i, (_, after) in ahead.items()}
+    if moved:
+        try:
+            # All of them at once: a superseded memory moved here with its successor stays visible to it.
+            results |= _move_with_partners(side, database, scope, moved, st, passed)
+        except EngramError as exc:
+            results |= {entry_id: exc for entry_id in moved}
+    for entry_id, memory in {**moved, **{i: before for i, (before, _) in ahead.items()}}.items():
         rel, entry = in_files[entry_id]
         after = results.get(entry_id)
         if isinstance(after, EngramError):
@@ -186,7 +214,51 @@ def take_over(
             report.problems.append(Problem(rel, entry.line, said, skipped=False))
             docs[rel].replace(entry_id, replace(entry, key=after.key))
             changed.add(rel)
+    passed.taken |= set(arrived)
     return arrived, changed
+
+
+def _move_with_partners(side: FolderSide, database: DatabaseSide, scope: Scope, moved: Mapping[str, Memory],
+                        st: sync_state.SyncState, passed: PassMoves) -> dict[str, Memory | EngramError]:
+    """``moved`` made ``scope``'s together (``DatabaseSide.move``), each with the answer for it. A
+    move refused for hiding a supersession whose other end (``HiddenSupersession.partners``) was
+    pasted into a folder the pass settles later is tried again with that memory moved into that
+    folder's scope in the same group; moved, it is recorded in ``passed.ahead`` for that folder's
+    pass to settle and report (refused, that pass meets it as moved there, and says so). Followed
+    again from the memories so added (a chain of supersessions pasted into three folders), each
+    memory at most once."""
+    reason = "moved by hand to another scope's memory folder"
+    group = [(memory, scope) for memory in moved.values()]
+    results: dict[str, Memory | EngramError] = {}
+    partners: dict[str, Memory] = {}  # the other ends added, as they were before the move
+    while True:
+        results |= database.move(group, reason)
+        refused = [(m, s) for m, s in group if isinstance(results.get(m.id), HiddenSupersession)]
+        hidden = {p for m, _ in refused for p in results[m.id].partners}  # type: ignore[union-attr]
+        found = [hit for p in sorted(hidden - set(moved) - set(partners))
+                 if (hit := _pasted_into_later_folder(side, database, scope, p, st, passed))]
+        if not found:
+            break
+        partners |= {memory.id: memory for memory, _ in found}
+        group = [*refused, *found]
+    passed.ahead |= {i: (before, after) for i, before in partners.items() if isinstance(after := results.get(i), Memory)}
+    passed.taken |= set(passed.ahead)  # their old folder's pass, settled before theirs, leaves them alone too
+    return {i: results[i] for i in moved if i in results}
+
+
+def _pasted_into_later_folder(side: FolderSide, database: DatabaseSide, scope: Scope, memory_id: str,
+                              st: sync_state.SyncState, passed: PassMoves) -> tuple[Memory, Scope] | None:
+    """The memory ``memory_id`` and the scope of the folder it was moved into by hand, when that is
+    one folder the pass settles after ``scope``'s (``moved_here`` tells the move from a copy), else None."""
+    prev = st.entries.get(memory_id)
+    holders = [(held_in, doc) for held_in, _, doc in side.held.holders(side, memory_id)]
+    into = {held_in for held_in, _ in holders}
+    if prev is None or len(into) != 1 or not into <= passed.later(scope):
+        return None
+    target = next(iter(into))
+    pasted = [e for _, doc in holders for e in doc.parsed.entries if e.id == memory_id]
+    memory = moved_here(side, database.store, target, memory_id, prev, pasted, {}, {})
+    return None if memory is None else (memory, target)
 
 
 def held_in_other_folders(side: FolderSide, scope: Scope, ids: set[str]) -> set[str]:

@@ -66,21 +66,21 @@ def reconcile(
     pending: list[PendingLink],
     *,
     max_forget_share: float,
-    taken: set[str] | None = None,
+    passed: moves.PassMoves | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Settle ``scope``'s folder, its files ``rels`` against its memories ``db``, as the table
     above says; ``st`` and ``report`` are changed in place, and the links of imported entries are
     added to ``pending``, for the syncer to make once every folder of the pass is settled
-    (``links``). ``max_forget_share``: see ``removals``. ``taken``: the ids of memories an
-    earlier folder of the pass took over, their entries moved there by hand (``moves``), which
-    ``db``, listed when the pass began, still shows here; this folder's are added to it.
+    (``links``). ``max_forget_share``: see ``removals``. ``passed``: the hand moves of the pass
+    (``moves.PassMoves``): the memories an earlier folder took over, which ``db``, listed when the
+    pass began, still shows here, and those it moved into this folder; this folder's are added.
     ``progress(done, total)`` follows the embedding of the entries imported with their ids (a
     copied or restored folder: the bulk of a first pass)."""
     scope_dir = side.layout.scope_dir(scope)
-    taken = set() if taken is None else taken
-    if taken:
-        db = {i: m for i, m in db.items() if i not in taken}
+    passed = moves.PassMoves() if passed is None else passed
+    if passed.taken:
+        db = {i: m for i, m in db.items() if i not in passed.taken}
     files = ScopeFiles()
     # Whether the last pass left memories in a file is the state's index (``Entries.holds``):
     # counting them over every entry of the state, per scope, made a full pass quadratic.
@@ -107,9 +107,8 @@ def reconcile(
             untouchable.add(i)
     in_files, moved = _part_repeats(side, database.store, scope, copies, db, st, files, report, untouchable)
     # Made this scope's before anything is settled: each then settled as an entry of this folder.
-    arrived, rekeyed = moves.take_over(database, scope, moved, in_files, files.docs, report)
+    arrived, rekeyed = moves.take_over(side, database, scope, moved, in_files, files.docs, st, passed, report)
     files.dirty |= rekeyed
-    taken |= set(arrived)
     # Moved by hand from another agent's own database (the operator's run): taken in with its history.
     db = {**db, **arrived, **cross_moves.take_in(side, database, scope, in_files, db, st, files, report, untouchable)}
 

@@ -107,21 +107,21 @@ class DatabaseSide:
     cut: dict[str, set[str]] = field(default_factory=dict)
     moved: set[str] = field(default_factory=set)
 
-    def move(self, memories: Sequence[Memory], scope: Scope, reason: str) -> dict[str, Memory | EngramError]:
-        """Make ``memories`` (as the store holds them) ones of ``scope`` in place, together
-        (``MemoryStore.move_many``: their ids, versions, vectors and access stats kept; a superseded
-        memory moved with its successor is not refused), each announced through ``scope``'s view as
-        one ``moved`` event (the audit trail's row); the links the moves dropped are recorded in
-        ``cut``. Returns each memory as stored after, or why it was not moved; one no longer stored
-        is absent (nothing changed). Raises ``StorageError`` for a plug-in store that cannot move
-        (``group_mover``): the sync reports the entries as not moved and keeps the memories where
-        they were, rather than fail the whole pass."""
-        results = group_mover(self.store)({memory.id: scope for memory in memories})
-        view = self.view(scope)
-        for memory in memories:
+    def move(self, moves: Sequence[tuple[Memory, Scope]], reason: str) -> dict[str, Memory | EngramError]:
+        """Make each memory of ``moves`` (as the store holds it) one of its scope there in place,
+        together (``MemoryStore.move_many``: their ids, versions, vectors and access stats kept; a
+        superseded memory moved with its successor is not refused), each announced through its new
+        scope's view as one ``moved`` event (the audit trail's row); the links the moves dropped are
+        recorded in ``cut``. Returns each memory as stored after, or why it was not moved; one no
+        longer stored is absent (nothing changed). Raises ``StorageError`` for a plug-in store that
+        cannot move (``group_mover``): the sync reports the entries as not moved and keeps the
+        memories where they were, rather than fail the whole pass."""
+        results = group_mover(self.store)({memory.id: scope for memory, scope in moves})
+        for memory, scope in moves:
             after = results.get(memory.id)
             if not isinstance(after, Memory) or memory.scope == scope:
                 continue
+            view = self.view(scope)
             self.moved.add(memory.id)
             for end in set(memory.links) - set(after.links):
                 self.cut.setdefault(memory.id, set()).add(end)

@@ -37,7 +37,7 @@ from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
 
-from . import folder_names, layout, links
+from . import folder_names, layout, links, moves
 from . import state as sync_state
 from .document import get_format
 from .entry import Problem
@@ -347,7 +347,7 @@ class FileSync:
                 report.add_scope(scope, SyncReport(problems=[Problem("sessions/" if scope.session else "agents/", 0, why)]))
             ordered = sorted(all_scopes - held - set(unnamed), key=str)
             pending: list[PendingLink] = []  # imported entries' links, made once every folder is settled
-            taken: set[str] = set()  # memories a folder took over from one settled later (``moves``)
+            passed = moves.PassMoves(tuple(ordered))  # the pass's hand moves, shared by its folders
             for n, scope in enumerate(ordered):
                 if progress:
                     progress("syncing", n, len(ordered))
@@ -355,7 +355,7 @@ class FileSync:
                 # which reconcile takes only while the report holds none.
                 part = SyncReport(backup=report.backup)
                 reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, part,
-                          pending, max_forget_share=self.max_forget_share, taken=taken,
+                          pending, max_forget_share=self.max_forget_share, passed=passed,
                           progress=None if progress is None else lambda done, total: progress("embedding", done, total))
                 if part.backup is report.backup:
                     part.backup = None  # taken for an earlier folder of the pass, not this one's

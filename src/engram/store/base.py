@@ -62,6 +62,18 @@ class SupersedeCycle(ValidationError):
                          " others): both would leave recall", f"a successor that {memory_id} does not supersede")
 
 
+class HiddenSupersession(ValidationError):
+    """``refuse_hidden_supersession``'s refusal of a move (field ``scope``). ``partners``: the ids
+    of the memories it would leave a superseded memory unable to see its successor with (its
+    successor, or those it supersedes). Moved in the same ``move_many`` into scopes that keep each
+    superseded memory's successor in sight, the move is allowed: the memory folder's sync moves a
+    memory's partner pasted into another folder of the pass with it (``files.moves.take_over``)."""
+
+    def __init__(self, problem: str, allowed: str, partners: tuple[str, ...]) -> None:
+        super().__init__("scope", problem, allowed)
+        self.partners = partners
+
+
 # Whether the second parameter (the memory to supersede) is on the chain of successors of the first
 # (its would-be successor: that one's ``superseded_by``, that one's, and so on): SQL both SQLite and
 # PostgreSQL read, with the driver's placeholder filled in. UNION (not UNION ALL) drops an id
@@ -336,20 +348,24 @@ def crosses_agents(agent: str | None, other: str | None) -> bool:
 
 def refuse_hidden_supersession(memory: Memory, scope: Scope, successor: Memory | None,
                                predecessors: Iterable[Memory]) -> None:
-    """``ValidationError`` (``scope``) when moving ``memory`` into ``scope`` would leave a superseded
-    memory unable to see its successor (``Engram.supersede``'s rule): ``successor``, the memory that
+    """``HiddenSupersession`` when moving ``memory`` into ``scope`` would leave a superseded memory
+    unable to see its successor (``Engram.supersede``'s rule): ``successor``, the memory that
     supersedes it, outside what ``scope`` sees, or ``scope`` outside what one of ``predecessors`` (the
     memories it supersedes) sees. Moved anyway, bob's superseded fact stayed out of his recall, retired
-    by a memory of alice's he cannot read, and its ``superseded_by`` named that memory's id to him."""
-    hidden = [(memory.key, successor.key, successor.scope, scope)] if (
+    by a memory of alice's he cannot read, and its ``superseded_by`` named that memory's id to him.
+    A supersession may span scopes (a session's memory superseded by its agent's), so the way out
+    is to move the others too, to scopes where the superseded one still sees its successor."""
+    hidden = [(memory.key, successor.key, successor.scope, scope, successor.id)] if (
         successor is not None and successor.scope not in scope.visible()) else []
-    hidden += [(old.key, memory.key, scope, old.scope) for old in predecessors if scope not in old.scope.visible()]
+    hidden += [(old.key, memory.key, scope, old.scope, old.id) for old in predecessors if scope not in old.scope.visible()]
     if hidden:
-        old_key, new_key, new_scope, old_scope = hidden[0]
-        raise ValidationError("scope", f"moving {memory.key} to {scope} would leave {old_key} ({old_scope}) superseded"
-                              f" by {new_key} ({new_scope}), which {old_scope} cannot see",
-                              f"a scope that keeps a superseded memory's successor visible to it: move {memory.key}"
-                              " back, or move the memories it supersedes or is superseded by with it")
+        old_key, new_key, new_scope, old_scope, _ = hidden[0]
+        raise HiddenSupersession(f"moving {memory.key} to {scope} would leave {old_key} ({old_scope}) superseded"
+                                 f" by {new_key} ({new_scope}), which {old_scope} cannot see",
+                                 f"a scope that keeps a superseded memory's successor visible to it: move {memory.key}"
+                                 " back, or move the memories it supersedes or is superseded by with it (in one"
+                                 " sync, into folders where each superseded memory still sees its successor)",
+                                 tuple(partner for *_, partner in hidden))
 
 
 def refused_moves(moves: Mapping[str, Scope], known: Mapping[str, Memory]) -> dict[str, EngramError]:
