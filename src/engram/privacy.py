@@ -9,7 +9,8 @@ code or the grouped ``(555) 123-4567`` shape; API keys are recognised by their v
 
 ``PiiPolicy`` is the one place every write path asks: ``Engram.remember``/``update``/``replace``/
 ``remember_many`` (``screen``, ``screen_metadata``), imports from other systems and engram's own
-snapshot or memory folder (``screen_memory``), and conversation history (``screen_message``: each
+snapshot or memory folder (``screen_memory``; the file's version of a memory kept in a
+``.conflict`` file, ``screen_copy``), and conversation history (``screen_message``: each
 appended message, at every door, and each summary, compaction's included). ``warn`` (default)
 stores the text and reports the kinds found (never the values): in ``WriteResult.warnings``, an
 import's warnings, ``History.append_reported``'s answer; ``redact`` replaces each finding with
@@ -342,6 +343,33 @@ class PiiPolicy:
         screened = dataclasses.replace(memory, content=content, search_context=context, metadata=metadata)
         return screened, [*self._warnings(counts), *in_metadata]
 
+    def screen_copy(self, content: str, search_context: str | None,
+                    metadata: Mapping[str, Any]) -> tuple[str, str | None, Mapping[str, Any]]:
+        """A memory's texts as engram keeps them in a copy it writes for a person to read (the
+        file's version of a memory kept in a ``.conflict`` file): as ``screen_memory`` stores them,
+        so the copy holds no more than the store would, and taking it stores the same text. Never
+        refused, as the copy is not stored: where storing would be (two names of a JSON object made
+        one), the texts are screened as plain text and metadata names made one are told apart by a
+        count (``[REDACTED:email] (2)``), so nothing but the PII is lost from what the person wrote."""
+        if self.mode != "redact":
+            return content, search_context, metadata
+        counts: dict[str, int] = {}
+        try:
+            content = self._screened_text(content, counts, "content")
+        except ValidationError:
+            content = self._screened(content, counts)
+        if search_context is not None:
+            try:
+                search_context = self._screened_text(search_context, counts, "search_context")
+            except ValidationError:
+                search_context = self._screened(search_context, counts)
+        if metadata:
+            try:
+                metadata = self._walk(metadata, counts, "metadata")
+            except ValidationError:
+                metadata = self._walk(metadata, counts, "metadata", tell_apart=True)
+        return content, search_context, metadata
+
     def _screened_text(self, text: str, counts: dict[str, int], where: str) -> str:
         """``text`` as stored: a JSON object or array (a tool's result, a record an adapter keeps as
         text) is screened as JSON (``_screened_json``), so it stays JSON with the same meaning;
@@ -387,11 +415,18 @@ class PiiPolicy:
                     raise _names_collide(where, next(name for name in after if after.count(name) > before.count(name)))
         return out
 
-    def _walk(self, value: Any, counts: dict[str, int], where: str) -> Any:
+    def _walk(self, value: Any, counts: dict[str, int], where: str, *, tell_apart: bool = False) -> Any:
         """``value`` with every string in it (in nested objects and lists too, names included)
-        screened; ``where`` is its path, for the error when two names of one object collide."""
+        screened; ``where`` is its path, for the error when two names of one object collide.
+        ``tell_apart`` (``screen_copy``): no error, a name made one with another gets a count, and
+        a string holding JSON whose names collide is screened as plain text."""
         if isinstance(value, str):
-            return self._screened_text(value, counts, where)
+            try:
+                return self._screened_text(value, counts, where)
+            except ValidationError:
+                if not tell_apart:
+                    raise
+                return self._screened(value, counts)
         if isinstance(value, int) and not isinstance(value, bool):
             return self._screened_number(value, counts)
         if isinstance(value, Mapping):
@@ -404,11 +439,16 @@ class PiiPolicy:
                             else self._screened_number(name, counts) if isinstance(name, int) and not isinstance(name, bool)
                             else name)
                 if screened in out:
-                    raise _names_collide(where, screened)
-                out[screened] = self._walk(item, counts, f"{where}.{screened}")
+                    if not tell_apart:
+                        raise _names_collide(where, screened)
+                    n = 2
+                    while f"{screened} ({n})" in out:
+                        n += 1
+                    screened = f"{screened} ({n})"
+                out[screened] = self._walk(item, counts, f"{where}.{screened}", tell_apart=tell_apart)
             return out
         if isinstance(value, list | tuple):
-            return [self._walk(item, counts, f"{where}[{i}]") for i, item in enumerate(value)]
+            return [self._walk(item, counts, f"{where}[{i}]", tell_apart=tell_apart) for i, item in enumerate(value)]
         return value
 
     def _screened_number(self, value: int, counts: dict[str, int]) -> int | str:

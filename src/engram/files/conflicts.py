@@ -4,6 +4,8 @@ resolves it: take the database side (drop the kept text), take the file side (ap
 
 A conflict file is a small memory file of the same format whose first comment line records what
 happened (``engram-conflict id=… file=… kind=… at=…``), so it stays readable by hand and by ``parse``.
+The entries it keeps are as the engine would store them (``as_stored``: under ``privacy.pii =
+"redact"``, with what redaction masks masked), as the folder engram writes holds no more than the store.
 Kinds: ``both-changed``; ``deleted-in-file`` (the file removed an entry the database changed:
 the entry is put back); ``deleted-in-database`` (the file changed an entry that is not, or no
 longer, a memory of its folder's scope: forgotten, or never one; the note says so in the same
@@ -44,9 +46,12 @@ from .paths import Folder
 
 if TYPE_CHECKING:
     from engram.engine import Engram
+    from engram.privacy import PiiPolicy
 
 Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished", "repeated-id", "same-key"]
 SUFFIX = ".conflict"
+# The kinds whose note keeps no entry: the file's side is the memory's absence.
+_DELETIONS = ("deleted-in-file", "file-vanished")
 _HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
 
 
@@ -61,11 +66,11 @@ class Conflict:
 
 
 def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, losing: Sequence[Entry],
-         also: str = "") -> str:
-    """Write the losing side beside ``file``; returns the ``.conflict`` path (never overwrites one).
-    ``also``: for ``repeated-id``, where the entry that stays the memory is (``file:line``), or
-    empty when it is in another agent's folder, which this folder's readers are not told; for
-    ``same-key``, the key."""
+         privacy: PiiPolicy, also: str = "") -> str:
+    """Write the losing side beside ``file``, as ``privacy`` stores it (``as_stored``); returns the
+    ``.conflict`` path (never overwrites one). ``also``: for ``repeated-id``, where the entry that
+    stays the memory is (``file:line``), or empty when it is in another agent's folder, which this
+    folder's readers are not told; for ``same-key``, the key."""
     at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     held = f"at {also}" if also else "in another agent's folder"  # empty: a folder this one's readers do not read (``repeats``)
     explain = {
@@ -89,8 +94,21 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
     while folder.exists(rel):
         n += 1
         rel = f"{base}.{n}{SUFFIX}"
-    folder.write_text(rel, fmt.fragment(list(losing), note))
+    folder.write_text(rel, fmt.fragment([as_stored(entry, privacy) for entry in losing], note))
     return rel
+
+
+def as_stored(entry: Entry, privacy: PiiPolicy) -> Entry:
+    """``entry`` with its texts as the engine would store them (``PiiPolicy.screen_copy``), for the
+    ``.conflict`` file engram writes into the folder: under ``privacy.pii = "redact"`` the file's
+    version, taken out of its file, kept the address or card number typed into it, on disk in the
+    folder the person asked to hold none (the memory file itself is rewritten as stored). Taking the
+    file side stores the same text. Rendered afresh when screening changed it: its source text
+    holds what was masked."""
+    content, context, metadata = privacy.screen_copy(entry.content, entry.search_context, entry.metadata)
+    if (content, context, metadata) == (entry.content, entry.search_context, entry.metadata):
+        return entry
+    return replace(entry, content=content, search_context=context, metadata=metadata, text="")
 
 
 def withdraw(folder: Folder, written: list[str], *, entry_id: str, kind: Kind) -> list[str]:
@@ -190,6 +208,12 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     if take == "merge" and not (merged_content or "").strip():
         raise ValidationError("content", "a merge needs the merged text", "the content to keep")
     entry = conflict.entries[0] if conflict.entries else None
+    if take == "file" and entry is None and conflict.kind not in _DELETIONS:
+        # Its version is there but unreadable (longer than max_content_chars once redacted, or
+        # edited by hand into an entry the parser refuses): taking it as a deletion forgot the memory.
+        raise ValidationError("conflict", f"{conflict.path} holds no file version engram can read (an entry longer than"
+                                          " max_content_chars, or one a hand edit broke)",
+                              "mend it, --take merge --content TEXT, or --take db")
     if take == "file" and entry is None:
         if memory is not None:
             engram.for_agent(memory.scope.agent or engram.scope.agent or "default", memory.scope.session).forget(

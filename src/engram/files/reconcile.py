@@ -52,6 +52,7 @@ from .sides import DatabaseSide, FolderSide
 from .write import ScopeFiles, doc_for, exists, write_files
 
 if TYPE_CHECKING:
+    from engram.privacy import PiiPolicy
     from engram.store.base import MemoryStore
 
 
@@ -105,7 +106,8 @@ def reconcile(
     for i, entry_state in st.entries.items():
         if entry_state.path in files.unreadable:
             untouchable.add(i)
-    in_files, moved = _part_repeats(side, database.store, scope, copies, db, st, files, report, untouchable)
+    in_files, moved = _part_repeats(side, database.store, database.view(scope).privacy, scope, copies, db, st, files,
+                                    report, untouchable)
     # Made this scope's before anything is settled: each then settled as an entry of this folder.
     arrived, rekeyed = moves.take_over(side, database, scope, moved, in_files, files.docs, st, passed, report)
     files.dirty |= rekeyed
@@ -132,6 +134,7 @@ def reconcile(
 def _part_repeats(
     side: FolderSide,
     store: MemoryStore,
+    privacy: PiiPolicy,
     scope: Scope,
     copies: dict[str, list[tuple[str, Entry]]],
     db: dict[str, Memory],
@@ -144,7 +147,8 @@ def _part_repeats(
     out of their files (``repeats``). So is a copy of an entry of another scope's folder
     (where the state records it and its file still holds it), leaving nothing to settle here.
     An entry its old folder no longer holds was moved here: returned with the memory of the
-    other scope it is (``moves.moved_here``), for ``moves.take_over``."""
+    other scope it is (``moves.moved_here``), for ``moves.take_over``. A copy set in conflict is
+    kept as ``privacy`` stores it (``conflicts.as_stored``)."""
     scope_dir = side.layout.scope_dir(scope)
     in_files: dict[str, tuple[str, Entry]] = {}
     moved: dict[str, Memory] = {}
@@ -174,7 +178,7 @@ def _part_repeats(
             in_files[entry_id] = kept
         unchanged = {kept[1].digest()} | ({prev.digest} if prev else set()) | (
             {memory_digest(memory)} if memory else set())
-        parted = repeats.part(side.folder, side.fmt, entry_id, kept, others, files.docs, unchanged, side.layout)
+        parted = repeats.part(side.folder, side.fmt, entry_id, kept, others, files.docs, unchanged, side.layout, privacy)
         files.dirty |= parted.files
         report.files_removed += parted.removed
         report.conflicts += parted.conflicts
@@ -259,7 +263,8 @@ def _settle(
             report.files_updated += 1
         else:
             report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
-                                                   kind="both-changed", losing=[entry]))
+                                                   kind="both-changed", losing=[entry],
+                                                   privacy=database.view(scope).privacy))
             files.docs[rel].replace(entry_id, from_memory(memory))
             files.dirty.add(rel)
             report.files_updated += 1
@@ -289,7 +294,8 @@ def _settle(
             return
         if prev is not None:
             report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
-                                                   kind="deleted-in-file", losing=[]))
+                                                   kind="deleted-in-file", losing=[],
+                                                   privacy=database.view(scope).privacy))
         doc.add(from_memory(memory))
         files.dirty.add(rel)
         report.files_added += 1
@@ -298,7 +304,8 @@ def _settle(
         rel, entry = found
         if entry.digest() != prev.digest:
             report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
-                                                   kind="deleted-in-database", losing=[entry]))
+                                                   kind="deleted-in-database", losing=[entry],
+                                                   privacy=database.view(scope).privacy))
         files.docs[rel].remove(entry_id)
         files.dirty.add(rel)
         report.files_removed += 1
@@ -319,7 +326,8 @@ def _forget_removed(side: FolderSide, database: DatabaseSide, scope: Scope, remo
         files.dirty.add(removal.file)
         report.files_added += 1
         report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=removal.entry_id,
-                                               file=removal.file, kind="file-vanished", losing=[]))
+                                               file=removal.file, kind="file-vanished", losing=[],
+                                               privacy=database.view(scope).privacy))
     rest = [r for r in removed if r not in gone]
     # Moved by hand into a folder settled later (or not in this pass): that folder's pass takes them over.
     elsewhere = moves.held_in_other_folders(side, scope, {r.entry_id for r in rest})

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import conflicts
 from .document import Document, Format
@@ -29,6 +30,9 @@ from .entry import Entry, Problem
 from .layout import Layout
 from .paths import Folder
 from .state import EntryState
+
+if TYPE_CHECKING:
+    from engram.privacy import PiiPolicy
 
 Found = tuple[str, Entry]  # an entry with the file it is in
 
@@ -63,12 +67,14 @@ def part(
     docs: Mapping[str, Document],
     unchanged: set[str],
     layout: Layout,
+    privacy: PiiPolicy,
 ) -> Parted:
     """Take each of ``others`` (copies of ``kept``, the holder, parsed in ``docs``) out of its
     file: silently when its digest is in ``unchanged`` (the digests that carry no edit), else
     into a ``repeated-id`` conflict, reported with both places. The note kept in a copy's folder
     names the holder's place only when that folder's readers read it too (``_told_in``); the
-    report names it for the operator (``Problem.names_file``)."""
+    report names it for the operator (``Problem.names_file``). ``privacy``: the copy is kept as
+    the engine would store it (``conflicts.as_stored``)."""
     done = Parted()
     at = f"{kept[0]}:{kept[1].line}"
     for rel, entry in others:
@@ -79,7 +85,7 @@ def part(
         if entry.digest() in unchanged:
             continue
         path = conflicts.keep(folder, fmt, entry_id=entry_id, file=rel, kind="repeated-id", losing=[entry],
-                              also=at if _told_in(layout, rel, kept[0]) else "")
+                              privacy=privacy, also=at if _told_in(layout, rel, kept[0]) else "")
         done.conflicts.append(path)
         rest = (f", which stays the memory; this copy differs and was moved to {path}"
                 f" (engram conflicts resolve {entry_id} --take file applies it, --take db drops it)")

@@ -126,7 +126,7 @@ def _leave(side: FolderSide, database: DatabaseSide, scope: Scope, key: str, kep
         return  # the same memory twice: nothing to choose between
     kept_id = kept.entry.id or ""
     path = conflicts.keep(side.folder, side.fmt, entry_id=kept_id, file=rel, kind="same-key", losing=[version.entry],
-                          also=key)
+                          privacy=database.view(scope).privacy, also=key)
     report.conflicts.append(path)
     report.problems.append(Problem(rel, version.found[1].line if version.found else 0, (
         f"key {key} is held by two global memories of different databases; {kept_id} stays the memory and the other"
