@@ -310,7 +310,8 @@ class Engram:
         With one database per agent (``per_agent_databases``) the view stands on that agent's own
         database, its engine opened on first use and closed with this one. ``reading``: the caller
         only reads (an HTTP GET), so an agent with no database yet is answered from an empty view
-        and none is made for it (``AgentDatabases.engine_for_reads``); a write through it raises."""
+        and none is made for it (``AgentDatabases.engine_for_reads``); a write through it raises.
+        Without it, the agent's database opens to write, and so is made."""
         base = self
         if self.agent_databases is not None:
             make_scope(agent, session)  # a bad name is refused before it names a database folder

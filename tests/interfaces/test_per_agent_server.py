@@ -307,6 +307,8 @@ def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_fi
                 assert (await carol.call_tool("get", {"key": "notes"})).is_error
                 assert json.loads((await carol.read_resource("engram://core")).contents[0].text) == []
                 await carol.read_resource("engram://soul")
+                dry = _data(await carol.call_tool("forget", {"query": "release notes", "reason": "tidy", "dry_run": True}))
+                assert (dry["forgotten"], dry["dry_run"]) == ([], True)
                 assert not carol_db.exists()
                 assert _data(await carol.call_tool("remember", {"content": "carol's first note"}))["action"] == "created"
                 assert carol_db.is_file()
@@ -320,3 +322,45 @@ def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_fi
     finally:
         tokens.close()
         engram.close()
+
+
+def test_mcp_over_stdio_of_an_agent_with_no_database_makes_none_until_its_first_write(tmp_path: Path) -> None:
+    """``engram --agent carol mcp`` opened carol's engine at launch, making her database for a
+    session that only read. Read tools, a dry-run forget and the launch make none; ``remember``
+    makes it, and the session then reads from it."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.interfaces.test_mcp import _data
+
+    with _open(tmp_path, "alice") as alice:
+        alice.remember("alice keeps the release notes", key="notes")
+    carol_db = tmp_path / "agents" / "carol" / "memory.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(tmp_path), ENGRAM_PER_AGENT_DATABASES="true", ENGRAM_EMBEDDINGS__PROVIDER="none",
+               ENGRAM_SERVER__MCP_TOOLS="both")
+    launch = StdioServerParameters(command=sys.executable, env=env, args=[
+        "-c", "from engram.interfaces.cli.app import main; main()", "--agent", "carol", "mcp"])
+
+    async def run() -> None:
+        async with Client(launch) as carol:
+            assert {"recall", "remember", "list"} <= {tool.name for tool in (await carol.list_tools()).tools}
+            assert _data(await carol.call_tool("recall", {"query": "release notes"}))["results"] == []
+            assert _data(await carol.call_tool("memory_recall", {"query": "release notes"}))["entries"] == []
+            assert _data(await carol.call_tool("list", {}))["memories"] == []
+            dry = _data(await carol.call_tool("forget", {"query": "release notes", "reason": "tidy", "dry_run": True}))
+            assert (dry["forgotten"], dry["dry_run"]) == ([], True)
+            assert not carol_db.exists()
+            assert _data(await carol.call_tool("remember", {"content": "carol's first note"}))["action"] == "created"
+            assert carol_db.is_file()
+            listed = _data(await carol.call_tool("list", {}))["memories"]
+            assert [m["content"] for m in listed] == ["carol's first note"]
+        async with Client(launch) as carol:  # kept, and read from her database at the next launch
+            assert [m["content"] for m in _data(await carol.call_tool("list", {}))["memories"]] == ["carol's first note"]
+
+    asyncio.run(run())
+    assert {folder.name for folder in (tmp_path / "agents").iterdir()} == {"alice", "carol"}

@@ -157,3 +157,29 @@ def test_reads_of_an_agent_whose_conversations_are_kept_apart_show_them(home: Pa
     assert "carol" not in _agents_with_files(home)
     listed = json.loads(cli_output(home, "--agent", "carol", "--json", "history", "list", env=apart))
     assert listed == [{"key": "cli:c1", "messages": 1}]
+
+
+@pytest.mark.parametrize("command", [
+    ("summaries",), ("history", "summary", "cli:c1"), ("history", "transcript", "cli:c1"), ("conflicts",),
+    ("export", "--format", "markdown", "{out}"), ("forget", "--query", "note", "--dry-run", "--reason", "tidy"),
+], ids=["summaries", "history-summary", "history-transcript", "conflicts", "folder-export", "forget-dry-run"])
+def test_more_reads_of_an_agent_with_no_database_answer_empty_and_make_none(
+        home: Path, tmp_path: Path, command: tuple[str, ...]) -> None:
+    # Review: these commands opened carol's engine to read (summaries, a conversation's summary or
+    # transcript, her conflicts, her memory-folder export, a dry-run forget), making
+    # agents/carol/memory.db for an agent nobody used. Each answers as her empty database would.
+    out = tmp_path / "out"
+    args = [part.replace("{out}", str(out)) for part in command]
+    shown = json.loads(cli_output(home, "--agent", "carol", "--json", *args, env=PER_AGENT))
+    empty = {
+        "summaries": [], "conflicts": [],
+        "history": {"key": "cli:c1", "summary": ""} if "summary" in command else
+        {"key": "cli:c1", "path": str(home / "transcripts" / "carol" / "cli_c1.md"), "messages": 0, "indexed": False},
+        "export": {"exported": 0, "format": "markdown", "path": str(out), "view": "agent", "agent": "carol", "session": None},
+        "forget": {"dry_run": True, "removed": []},
+    }
+    assert shown == empty[command[0]]
+    if "transcript" in command:  # written, as asked, with no message in it
+        assert Path(shown["path"]).is_file()
+    assert _agents_with_files(home) == {"alice", "bob"}
+    assert not (home / "agents" / "carol").exists()

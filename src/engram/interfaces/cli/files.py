@@ -25,17 +25,17 @@ conflicts_app = typer.Typer(help="List and resolve sync conflicts (the losing fi
                             invoke_without_command=True, no_args_is_help=False, cls=OptionNamingGroup)
 
 
-def _conflicts_syncer(st: CliState, all_agents: bool) -> FileSync:
+def _conflicts_syncer(st: CliState, all_agents: bool, *, reading: bool = False) -> FileSync:
     """The syncer ``conflicts`` lists and resolves with, on the engine the run acts from: an agent's
     view, that agent's; the operator's run, the operator's reach (``root.reach_agent``), so that in
     a home with one database per agent it makes no database for an agent nobody used. Which
     database settles a conflict stays as it was (``conflicts.database_of``): one kept in an agent's
     folder, that agent's; one in ``global/``, this engine's, which holds the global memories as
     every agent's database does (``files.every_database``), the closing sync carrying the outcome
-    to the others."""
+    to the others. ``reading``: the listing, which changes nothing (``CliState.reaching_engram``)."""
     from engram.files.sync import FileSync
 
-    engram = st.reaching_engram(all_agents=all_agents)
+    engram = st.reaching_engram(all_agents=all_agents, reading=reading)
     syncer = FileSync.from_settings(engram, engram.settings or st.settings())
     syncer.log_problems = False  # every report is printed (_print_report)
     return syncer
@@ -62,7 +62,10 @@ def _viewer(st: CliState, all_agents: bool = False) -> str | None:
     from engram.root import operators_run
 
     st.refuse_all_agents_beside_a_view(all_agents, "acts on every agent's folders", "that agent's folders")
-    return None if operators_run(st.settings(), all_agents=all_agents) else st.engram().scope.agent
+    # The settings' agent, the one its engine is opened for: opening it here to ask made the database
+    # of an agent with none yet (one per agent) for a listing; a bad name is refused where it opens.
+    settings = st.settings()
+    return None if operators_run(settings, all_agents=all_agents) else settings.agent
 
 
 def _seen(report: SyncReport, viewer: str | None, syncer: FileSync | EveryDatabaseSync) -> SyncReport:
@@ -178,7 +181,7 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
         return
     st = state(ctx)
     viewer = _viewer(st, all_agents)
-    syncer = _conflicts_syncer(st, all_agents)
+    syncer = _conflicts_syncer(st, all_agents, reading=True)
     from engram.files import conflicts as conflict_files
 
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars,
@@ -255,7 +258,7 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: b
     from engram.files.wiring import note_written_on_request
     from engram.root import folder_export_memories, operators_run
 
-    engram = st.reaching_engram(all_agents=all_agents)
+    engram = st.reaching_engram(all_agents=all_agents, reading=True)
     store_wide = operators_run(st.settings(), all_agents=all_agents)
     memories, databases = folder_export_memories(engram, st.settings(), all_agents=all_agents)
     with render.progress(f"exporting as {fmt}", quiet=st.as_json) as report:

@@ -131,7 +131,7 @@ def summary(
 ) -> None:
     """Print a conversation's summary, or replace it with --set."""
     st = state(ctx)
-    history = st.engram().history
+    history = (st.reading_engram() if set_to is None else st.engram()).history
     if set_to is not None:
         for warning in history.set_summary(key, set_to):
             render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
@@ -196,7 +196,7 @@ def transcript(
     from engram.files.wiring import note_written_on_request
 
     st = state(ctx)
-    engram = st.engram()
+    engram = st.engram() if index else st.reading_engram()  # --index stores memories: only then a write
     settings = st.settings()
     folder = settings.transcripts_folder()  # asked for: written even for an encrypted store
     messages = engram.history.all(key)

@@ -211,7 +211,8 @@ def summaries(
 
     st = state(ctx)
     with present.wire_names({"period_type": "--period"}):  # the engine's word for what --period fills
-        found = summaries_job.list_summaries(st.engram(), period, limit,
+        # Without --make only read: an agent with no database yet (one per agent) gets none made.
+        found = summaries_job.list_summaries(st.engram() if make else st.reading_engram(), period, limit,
                                              make=st.settings().lifecycle.summaries if make else None)
     if st.as_json:
         render.emit_json(found)

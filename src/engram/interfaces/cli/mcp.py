@@ -48,13 +48,19 @@ def mcp(
         # these writes came over MCP.
         return build_engram(st.settings(), origin="mcp", warm=True)
 
+    def open_reading():  # type: ignore[no-untyped-def]
+        from engram.root import build_reading_engram
+
+        # A session that only reads makes no database for an agent with none yet (one per agent).
+        return build_reading_engram(st.settings(), origin="mcp", warm=True)
+
     def prepare(settings):  # type: ignore[no-untyped-def]
         from engram.root import preload_model
 
         return preload_model(settings)
 
     # Settings, model and store open in a thread once run_stdio has imported the SDK.
-    unusable = run_stdio(BackgroundOpen(st.settings, open_engram, prepare=prepare))
+    unusable = run_stdio(BackgroundOpen(st.settings, open_engram, open_reading=open_reading, prepare=prepare))
     if unusable is not None:  # served as every call's error and logged at start: only the exit code is left
         from engram.interfaces.cli.app import exit_code
 

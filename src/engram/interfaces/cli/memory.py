@@ -312,7 +312,7 @@ def forget(
 
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
-    engram = st.engram()
+    engram = st.reading_engram() if dry_run else st.engram()  # a dry run makes no agent's database (one per agent)
     one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
     removed = engram.forget(
         one, query=query, tag=tag,

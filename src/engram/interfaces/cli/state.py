@@ -75,11 +75,12 @@ class CliState:
                 self._engram = build_reading_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
-    def reaching_engram(self, *, all_agents: bool = False, warm: bool = False) -> Engram:
+    def reaching_engram(self, *, all_agents: bool = False, warm: bool = False, reading: bool = False) -> Engram:
         """The engine an operator's command reaches every agent's database from (``root.reach_agent``):
         the configured agent's (``engram``) unless the root names another, so the operator's run in
         a home with one database per agent creates none for an agent nobody used. ``warm``: as
-        ``engram``'s (``engram serve`` embeds queries)."""
+        ``engram``'s (``engram serve`` embeds queries). ``reading``: the command only reads, so the
+        configured agent's is ``reading_engram``'s (an agent with no database yet gets none made)."""
         if self._engram is not None:
             return self._engram
         if self._reaching is None:
@@ -87,7 +88,9 @@ class CliState:
 
             with self._global_options_named():
                 self._reaching = build_reaching_engram(self.settings(), all_agents=all_agents, origin="cli", warm=warm)
-        return self._reaching or self.engram(warm=warm)
+        if self._reaching is not None:
+            return self._reaching
+        return self.reading_engram(warm=warm) if reading else self.engram(warm=warm)
 
     def refuse_all_agents_beside_a_view(self, all_agents: bool, does: str, one_view: str) -> None:
         """``--all-agents`` (``does``: what it covers) given with ``--agent`` or ``--session``,

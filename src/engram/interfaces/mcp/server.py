@@ -35,7 +35,8 @@ from engram.model import CLEARABLE_FIELDS, MAX_LIST_LIMIT, MAX_OFFSET, Memory
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
 # authenticated Starlette request over HTTP; ``reading=True`` from a tool or resource that only
-# reads (``annotations.READ``), which makes no database for an agent with none yet (over HTTP).
+# reads (``annotations.READ``, or ``forget``'s dry run), which makes no database for an agent
+# with none yet (one per agent).
 Resolver = Callable[..., Engram]
 _request: ContextVar[Any] = ContextVar("engram_mcp_request", default=None)
 
@@ -266,7 +267,9 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         dry_run: Annotated[bool, Field(description="Only list what would be forgotten.")] = False,
     ) -> dict[str, Any]:
         with tool_errors():
-            return tool_calls.forget(resolve(), memory_id, key, query, tag, older_than_days, reason, dry_run)
+            # A dry run only reads: it makes no database for an agent with none yet (one per agent).
+            return tool_calls.forget(resolve(reading=dry_run), memory_id, key, query, tag, older_than_days,
+                                     reason, dry_run)
 
     @server.tool(title="Link two memories", annotations=LINK, description=(
         "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "

@@ -5,7 +5,8 @@ Once the MCP SDK is imported (the one cost nothing can overlap: importing it is 
 and Python code in another thread would only slow it down), a background thread
 (:class:`BackgroundOpen`) reads the settings and starts the embedding model loading (its graph
 optimisation runs outside the GIL); the store and the engine open in that thread as soon as the
-server is built, while the handshake runs. The first tool call finds them ready or waits only for
+server is built, while the handshake runs (as for a read: an agent with no database yet, one per
+agent, gets none made until its first write). The first tool call finds them ready or waits only for
 what is left; MCP clients never time out waiting for start-up. A failure in the background is
 left for the first tool call to report (it opens again and raises). Settings that cannot be used
 do not end the process before the handshake either: a desktop client shows only "server
@@ -34,12 +35,16 @@ log = logging.getLogger("engram.mcp")
 
 class BackgroundOpen:
     """Settings, the model's load (``prepare``), then the engine once the server is built, in a
-    thread from ``start()``."""
+    thread from ``start()``. ``open_engram`` opens the engine a write needs; ``open_reading`` (by
+    default the same) the one a read needs, which for an agent with no database yet (one per
+    agent) is an empty engine that makes none (``root.build_reading_engram``)."""
 
     def __init__(self, settings: Callable[[], Settings], open_engram: Callable[[], Engram], *,
+                 open_reading: Callable[[], Engram] | None = None,
                  prepare: Callable[[Settings], threading.Thread | None] | None = None) -> None:
         self._settings = settings
         self._open_engram = open_engram
+        self._open_reading = open_reading or open_engram
         self._prepare = prepare
         self._lock = threading.Lock()
         self._engram: Engram | None = None
@@ -69,7 +74,9 @@ class BackgroundOpen:
                 self._preparing = self._prepare(settings)
             self._served.wait()
             if not self._closing:
-                self.engram()
+                # As a read: a launch writes nothing, and opening to write made the database of an
+                # agent that has none yet (one per agent) for a session that might only read.
+                self.engram(reading=True)
         except Exception:  # the first tool call opens again and reports the error to the client
             log.debug("opening engram in the background failed", exc_info=True)
 
@@ -79,11 +86,20 @@ class BackgroundOpen:
         return self._settings()
 
     def engram(self, _request: Any = None, *, reading: bool = False) -> Engram:
-        """The engine, opened once (the resolver the MCP server's tools call), for reads and writes
-        alike (``reading`` is ignored: it opens in the background at launch)."""
+        """The engine, opened once (the resolver the MCP server's tools call; it opens in the
+        background at launch). ``reading``: the tool only reads, so while the agent has no
+        database yet (one per agent) it is answered from an empty engine (``open_reading``), made
+        per call and kept by nobody, so that a database made by another process meanwhile is seen
+        at the next read; the first write opens the agent's engine (making its database), which
+        then answers every call."""
+        from engram.agent_databases import not_made_yet
+
         with self._lock:
             if self._engram is None:
-                self._engram = self._open_engram()
+                opened = self._open_reading() if reading else self._open_engram()
+                if not_made_yet(opened):
+                    return opened
+                self._engram = opened
             return self._engram
 
     def close(self) -> None:
