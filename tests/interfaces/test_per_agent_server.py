@@ -216,6 +216,8 @@ def test_the_operators_serve_makes_no_database_for_an_agent_until_its_token_is_u
             assert page.get("/api/v1/memory/nothing").status_code == 404
             assert page.get("/api/v1/audit").status_code == 200
             assert page.get("/api/v1/history").status_code == 200
+            dry = page.post("/api/v1/memory/forget", json={"query": "memory", "reason": "tidy", "dry_run": True})
+            assert dry.json() == {"forgotten": [], "count": 0, "dry_run": True}
             assert not default_db.exists()
             assert page.post("/api/v1/memory", json={"content": "the page's first note"}).status_code == 201
             assert default_db.is_file()

@@ -9,7 +9,9 @@ guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +96,13 @@ async def authenticate(checks: TokenChecks, authorization: str | None, session: 
     return Caller(info.agent, session or None, info.id)
 
 
+async def _caller(request: Request, authorization: str | None, session: str | None) -> Caller:
+    found = await authenticate(request.app.state.token_checks, authorization, session)
+    if found is None:
+        raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
+    return found
+
+
 async def agent_engine(
     request: Request,
     authorization: str | None = Header(None, description="Bearer <token> from `engram token create`."),
@@ -104,9 +113,7 @@ async def agent_engine(
     dependency feeding an engine one: FastAPI runs each sync dependency on a worker thread of its
     own, and every hop costs the event loop a hand-off on each request (making a view reads
     nothing). Raises ``ValidationError``."""
-    found = await authenticate(request.app.state.token_checks, authorization, x_engram_session)
-    if found is None:
-        raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
+    found = await _caller(request, authorization, x_engram_session)
     base: Engram = request.app.state.engram
     # A GET only reads: an agent with no database yet (per_agent_databases) gets none made by it.
     reading = request.method in ("GET", "HEAD")
@@ -115,6 +122,21 @@ async def agent_engine(
         # migrations run off the event loop, which keeps answering the other agents meanwhile.
         return await run_in_threadpool(base.for_agent, found.agent, found.session, origin="http", reading=reading)
     return base.for_agent(found.agent, found.session, origin="http", reading=reading)
+
+
+async def agent_engine_opener(
+    request: Request,
+    authorization: str | None = Header(None, description="Bearer <token> from `engram token create`."),
+    x_engram_session: str | None = Header(None, description="Act within this session of the token's agent."),
+) -> Callable[..., Engram]:
+    """FastAPI dependency of a route whose body says whether it only reads (``POST /forget`` with
+    ``dry_run``): the caller authenticated as ``agent_engine`` does, and ``open(reading=...)``
+    giving its engine view, to be called by the route (a sync one: on a worker thread, where
+    opening an agent's database may take its time). A read makes no database for an agent with
+    none yet (per_agent_databases)."""
+    found = await _caller(request, authorization, x_engram_session)
+    base: Engram = request.app.state.engram
+    return functools.partial(base.for_agent, found.agent, found.session, origin="http")
 
 
 async def metrics_access(

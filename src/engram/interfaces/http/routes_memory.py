@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Query
@@ -14,7 +15,7 @@ from engram.interfaces.http import (
     problems,
     refs,  # noqa: F401 - registers the ``ref`` path converter
 )
-from engram.interfaces.http.auth import agent_engine
+from engram.interfaces.http.auth import agent_engine, agent_engine_opener
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import (
     ForgetIn,
@@ -35,6 +36,7 @@ TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations
 
 
 Eng = Annotated[Engram, Depends(agent_engine)]
+EngOpener = Annotated[Callable[..., Engram], Depends(agent_engine_opener)]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]  # the engine's, as every door's list
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Order = Literal["recent", "oldest", "importance", "accessed"]
@@ -156,8 +158,10 @@ async def create(eng: Eng, body: MemoryIn) -> dict[str, Any]:
 
 
 @router.post("/forget", summary="Forget by query, tag or age, with a reason")
-def forget_many(eng: Eng, body: ForgetIn) -> dict[str, Any]:
+def forget_many(open_engine: EngOpener, body: ForgetIn) -> dict[str, Any]:
     one_selector("forget", {"query": body.query, "tag": body.tag, "older_than_days": body.older_than_days})
+    # A dry run only reads: it makes no database for an agent with none yet (per_agent_databases).
+    eng = open_engine(reading=body.dry_run)
     removed = eng.forget(query=body.query, tag=body.tag,
                          older_than_s=None if body.older_than_days is None else body.older_than_days * present.DAY_S,
                          reason=body.reason, dry_run=body.dry_run)
