@@ -183,3 +183,24 @@ def test_more_reads_of_an_agent_with_no_database_answer_empty_and_make_none(
         assert Path(shown["path"]).is_file()
     assert _agents_with_files(home) == {"alice", "bob"}
     assert not (home / "agents" / "carol").exists()
+
+
+def test_a_command_that_reads_then_writes_gets_the_agents_own_engine_for_the_write(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review: CliState kept the first engine it opened; a command that read through
+    # ``reading_engram`` (carol has no database: an empty engine) and then wrote through ``engram``
+    # got the empty one back and its write failed. The write opens carol's own, making her database.
+    from engram.interfaces.cli.state import CliState
+
+    for name, value in PER_AGENT.items():
+        monkeypatch.setenv(name, value)
+    state = CliState(home=home, agent="carol")
+    try:
+        assert state.reading_engram().count() == 0
+        assert not (home / "agents" / "carol").exists()
+        state.engram().remember("carol's first note", key="first")
+        assert (home / "agents" / "carol" / "memory.db").is_file()
+        assert [m.content for m in state.reading_engram().list()] == ["carol's first note"]
+    finally:
+        state.engram().close()

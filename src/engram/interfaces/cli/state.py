@@ -55,7 +55,15 @@ class CliState:
     def engram(self, *, warm: bool = False, mirror: bool = True) -> Engram:
         """The engine, opened on first use; ``warm``: the command will embed a query, so the model
         starts loading in the background before the store opens (``build_engram``); ``mirror``
-        False: a command that changes no memory (recall) skips attaching the memory folder."""
+        False: a command that changes no memory (recall) skips attaching the memory folder. After
+        ``reading_engram`` gave an empty engine (an agent with no database yet), the agent's own
+        opens now: a write through the empty one would fail."""
+        if self._engram is not None:
+            from engram.agent_databases import not_made_yet
+
+            if not_made_yet(self._engram):
+                self._engram.close()
+                self._engram = None
         if self._engram is None:
             from engram.root import build_engram
 
