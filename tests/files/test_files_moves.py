@@ -414,6 +414,38 @@ def test_a_move_that_would_hide_a_successor_from_the_memory_it_supersedes_is_ref
     assert "the boiler is red" in cli_output(home, *bob, "recall", "boiler")
 
 
+@pytest.mark.parametrize("target", ["alice", "global"])
+def test_a_refused_move_is_back_in_its_old_folder_after_the_sync_whichever_way_the_folders_sort(
+        home: Path, target: str) -> None:
+    """bob's superseded "old" moved alone into a folder that cannot see his "new" is refused. Into
+    ``agents/alice/`` (settled before bob's) the refused entry was taken out of alice's folder and
+    written back into bob's by his pass. Into ``global/`` (settled after bob's), bob's pass left the
+    entry for that folder's pass, which refused the move and took the entry out: it was in neither
+    folder's file until the next sync put it back. Either way it is now back in bob's folder after
+    the sync that refused it, said with the way out, and nothing changed in the database."""
+    bob = ("--agent", "bob")
+    cli_output(home, *bob, "remember", "the boiler is grey", "--key", "old", "--tags", "notes")
+    cli_output(home, *bob, "remember", "the boiler is red", "--key", "new", "--tags", "notes")
+    _remember(home, target, "the target's own fact", key="own")
+    cli_output(home, *bob, "supersede", "old", "new")
+    cli_output(home, "sync")
+    old = json.loads(cli_output(home, *bob, "--json", "get", "old"))["id"]
+    rows = _rows(home / "memory.db")
+    _move(home, old, "bob", target)
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    said = [p for p in report["problems"] if f"entry {old} not moved" in p]
+    assert len(said) == 1 and "cannot see" in said[0] and "move the memories it supersedes" in said[0], report["problems"]
+    assert report["to_database"]["moved"] == report["to_database"]["forgotten"] == 0
+    assert report["to_files"]["added"] == report["to_files"]["removed"] == 1
+    assert old in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert old not in (home / f"memory/{WHO[target][2]}/notes.md").read_text(encoding="utf-8")
+    assert _rows(home / "memory.db") == rows
+    _quiet(home)
+    assert old in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+
+
 def _superseded_pair(home: Path) -> dict[str, str]:
     """bob's "old" superseded by his "new" (and alice's own fact), synced; their ids by key."""
     bob = ("--agent", "bob")
@@ -483,8 +515,9 @@ def test_a_superseded_memory_and_its_successor_moved_into_two_folders_are_moved_
 def test_a_pair_pasted_into_two_folders_where_the_superseded_one_cannot_see_its_successor_is_refused(home: Path) -> None:
     """bob's "old" pasted into ``global/``, his "new" into alice's folder: moved together or not, a
     global memory would be superseded by alice's, which not everyone who reads it sees. Both are
-    refused, said with the way out, and put back in bob's folder ("old", whose folder is settled
-    after bob's, at the next pass); nothing changes in the database."""
+    refused, said with the way out, and put back in bob's folder by the sync that refused them ("old"
+    too, whose folder is settled after bob's: it was in neither folder until the next pass); nothing
+    changes in the database."""
     ids = _superseded_pair(home)
     _remember(home, "global", "a global note", key="own-global")
     _move(home, ids["old"], "bob", "global")
@@ -498,7 +531,6 @@ def test_a_pair_pasted_into_two_folders_where_the_superseded_one_cannot_see_its_
         assert len(said) == 1 and "cannot see" in said[0] and "move the memories it supersedes" in said[0], report["problems"]
     rows = _rows(home / "memory.db")
     assert rows[ids["old"]][0] == rows[ids["new"]][0] == "agent:bob"
-    cli_output(home, "sync")
     bob_notes = (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
     assert ids["old"] in bob_notes and ids["new"] in bob_notes
     _quiet(home)

@@ -22,7 +22,10 @@ them alone (it reads the memories listed when the pass began, where the memory i
 scope's). Into a folder settled later, the old folder's pass finds the entry gone from its file,
 which would forget it: ``held_in_other_folders`` tells it another folder it syncs holds the id (the
 folder read once a pass, ``held``), so the memory is left for that folder's pass to take over (later
-in the same pass, or at that folder's next pass for a watcher's pass over one folder).
+in the same pass, or at that folder's next pass for a watcher's pass over one folder). A move that
+folder's pass refuses takes the entry out of it, as a memory the folder does not hold: the old
+folder, already settled, is settled again once the pass is done (``PassMoves.refused``), which
+writes the entry back there, as its own pass does when settled after the refusing one.
 
 Only a move that nothing else explains is taken for one: the memory unchanged in the database since
 the last sync but for its importance (which the engine changes on its own, as a recall does; a
@@ -160,15 +163,27 @@ class PassMoves:
     memories moved so far, which their old folder's pass (listing memories as they were when the
     pass began) leaves alone; ``ahead``, those moved into a folder settled later in the pass with a
     memory of an earlier folder (a superseded memory and its successor pasted into two folders), as
-    they were before and after the move, for that folder's pass to settle as its own."""
+    they were before and after the move, for that folder's pass to settle as its own; ``put_back``,
+    the folders settled earlier in the pass that a refused move's entry left, to settle again once
+    every folder is (``FileSync.sync``), so the entry is back there after the pass that refused it."""
 
     order: tuple[Scope, ...] = ()
     taken: set[str] = field(default_factory=set)
     ahead: dict[str, tuple[Memory, Memory]] = field(default_factory=dict)
+    put_back: set[Scope] = field(default_factory=set)
 
     def later(self, scope: Scope) -> set[Scope]:
         """The folders the pass settles after ``scope``'s."""
         return set(self.order[self.order.index(scope) + 1:]) if scope in self.order else set()
+
+    def refused(self, scope: Scope, memory: Memory) -> None:
+        """The move of ``memory`` into ``scope``'s folder was refused: its entry leaves that folder
+        (settled as a memory that folder does not hold) for its old one. An old folder settled later
+        in the pass writes it back as a memory missing from its files; one settled earlier left the
+        entry to this folder's pass (``held_in_other_folders``), so it is settled again (``put_back``)
+        rather than the entry being in neither folder until the next pass."""
+        if memory.scope in self.order and memory.scope != scope and memory.scope not in self.later(scope):
+            self.put_back.add(memory.scope)
 
 
 def take_over(
@@ -187,7 +202,7 @@ def take_over(
     as any other; so is each an earlier folder of the pass moved here (``passed.ahead``). An entry
     whose key the new scope held gets the key the memory was given (said in a problem), in its
     document of ``docs``. Returns the memories moved here, as stored now, and the files changed;
-    one that could not be moved is reported and left to the old folder's pass."""
+    one that could not be moved is reported and left to the old folder's pass (``PassMoves.refused``)."""
     arrived: dict[str, Memory] = {}
     changed: set[str] = set()
     ahead = {i: pair for i, pair in passed.ahead.items() if pair[1].scope == scope and i in in_files}
@@ -203,6 +218,7 @@ def take_over(
         after = results.get(entry_id)
         if isinstance(after, EngramError):
             report.problems.append(Problem(rel, entry.line, f"entry {entry_id} not moved: {after}"))
+            passed.refused(scope, memory)
             continue
         if after is None:
             continue  # forgotten since it was read: its entry is settled as one forgotten in the database
