@@ -263,6 +263,36 @@ def test_a_move_keeps_the_links_it_may_and_drops_those_joining_two_agents(home: 
     _quiet(home)
 
 
+def test_two_linked_memories_moved_into_two_folders_of_one_agent_keep_their_link(home: Path) -> None:
+    """bob's two linked facts, one pasted into alice's folder, the other into her session's: moved,
+    the link joins two of alice's memories, which it may. Alice's folder is settled first: her pass
+    moved its entry alone, judged the link against the other end's old agent (bob's) and cut it,
+    before the session's pass moved that end too. Moved in one group, the link stays."""
+    bob = ("--agent", "bob")
+    here = _remember(home, "bob", "the fact pasted to alice", key="here")
+    cli_output(home, *bob, "remember", "the fact pasted to her session", "--key", "there", "--tags", "notes")
+    there = json.loads(cli_output(home, *bob, "--json", "get", "there"))["id"]
+    cli_output(home, *bob, "link", here, there)
+    _remember(home, "alice", "the target's own fact", key="own")
+    _remember(home, "session", "a session note", key="own-session")
+    cli_output(home, "sync")
+    _move(home, here, "bob", "alice")
+    _move(home, there, "bob", "session")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 2}
+    assert report["problems"] == [] and report["conflicts"] == []
+    rows = _rows(home / "memory.db")
+    assert rows[here][0] == "agent:alice" and rows[there][0] == "session:alice/s1"
+    session = ("--agent", "alice", "--session", "s1")
+    assert json.loads(cli_output(home, *session, "--json", "get", here))["links"] == [there]
+    assert json.loads(cli_output(home, *session, "--json", "get", there))["links"] == [here]
+    assert there in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert here in (home / "memory/sessions/alice/s1/notes.md").read_text(encoding="utf-8")
+    _quiet(home)
+
+
 def _line_of(text: str, entry_id: str) -> int:
     return next(n for n, line in enumerate(text.split("\n"), start=1) if f"id:{entry_id}" in line)
 

@@ -16,7 +16,9 @@ span scopes (a session's memory superseded by its agent's): a superseded memory 
 pasted into two different folders are moved together by the first of the two folders' passes
 (``PassMoves``), which moves the other into its folder too when its own move is refused for hiding
 the supersession (``HiddenSupersession``); each folder's pass checked alone, both were refused at
-every pass (each against the other's old scope), however the pair was pasted. Into a folder settled
+every pass (each against the other's old scope), however the pair was pasted. So are two linked
+memories pasted into two folders whose scopes keep the link (one agent's folder and its session's):
+moved apart, the first move judged the link by the other's old agent and cut it. Into a folder settled
 earlier, the old folder's pass, later in the same pass, is told which ids were taken over and leaves
 them alone (it reads the memories listed when the pass began, where the memory is still the old
 scope's). Into a folder settled later, the old folder's pass finds the entry gone from its file,
@@ -55,7 +57,7 @@ from typing import TYPE_CHECKING
 from engram import jsondoc
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
-from engram.store.base import HiddenSupersession
+from engram.store.base import HiddenSupersession, crosses_agents
 
 from . import layout
 from . import state as sync_state
@@ -242,11 +244,13 @@ def _move_with_partners(side: FolderSide, database: DatabaseSide, scope: Scope, 
     folder's scope in the same group; moved, it is recorded in ``passed.ahead`` for that folder's
     pass to settle and report (refused, that pass meets it as moved there, and says so). Followed
     again from the memories so added (a chain of supersessions pasted into three folders), each
-    memory at most once."""
+    memory at most once. So is, from the start, a memory linked to one of ``moved`` pasted into a
+    later folder whose scope keeps the link where its old one would cut it (``_linked_ahead``)."""
     reason = "moved by hand to another scope's memory folder"
-    group = [(memory, scope) for memory in moved.values()]
+    linked = _linked_ahead(side, database, scope, moved, st, passed)
+    group = [*((memory, scope) for memory in moved.values()), *linked]
     results: dict[str, Memory | EngramError] = {}
-    partners: dict[str, Memory] = {}  # the other ends added, as they were before the move
+    partners: dict[str, Memory] = {memory.id: memory for memory, _ in linked}  # the other ends added, as they were before
     while True:
         results |= database.move(group, reason)
         refused = [(m, s) for m, s in group if isinstance(results.get(m.id), HiddenSupersession)]
@@ -260,6 +264,19 @@ def _move_with_partners(side: FolderSide, database: DatabaseSide, scope: Scope, 
     passed.ahead |= {i: (before, after) for i, before in partners.items() if isinstance(after := results.get(i), Memory)}
     passed.taken |= set(passed.ahead)  # their old folder's pass, settled before theirs, leaves them alone too
     return {i: results[i] for i in moved if i in results}
+
+
+def _linked_ahead(side: FolderSide, database: DatabaseSide, scope: Scope, moved: Mapping[str, Memory],
+                  st: sync_state.SyncState, passed: PassMoves) -> list[tuple[Memory, Scope]]:
+    """The memories linked to one of ``moved`` and pasted into a folder the pass settles later, each
+    with that folder's scope, whose link to a memory moved into ``scope`` that scope keeps but their old
+    one would cut (``crosses_agents``): bob's two linked facts pasted into ``agents/alice/`` and
+    ``sessions/alice/s1/``. Moved apart, the first move judged the link by the other end's old agent
+    (bob's) and cut it; moved in one group, by the agent it moves to."""
+    ends = sorted({end for memory in moved.values() for end in memory.links} - set(moved))
+    found = [hit for end in ends if (hit := _pasted_into_later_folder(side, database, scope, end, st, passed))]
+    return [(memory, into) for memory, into in found
+            if crosses_agents(scope.agent, memory.scope.agent) and not crosses_agents(scope.agent, into.agent)]
 
 
 def _pasted_into_later_folder(side: FolderSide, database: DatabaseSide, scope: Scope, memory_id: str,
