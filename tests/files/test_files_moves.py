@@ -263,6 +263,36 @@ def test_a_move_keeps_the_links_it_may_and_drops_those_joining_two_agents(home: 
     _quiet(home)
 
 
+def test_two_linked_memories_moved_into_two_folders_of_one_agent_keep_their_link(home: Path) -> None:
+    """bob's two linked facts, one pasted into alice's folder, the other into her session's: moved,
+    the link joins two of alice's memories, which it may. Alice's folder is settled first: her pass
+    moved its entry alone, judged the link against the other end's old agent (bob's) and cut it,
+    before the session's pass moved that end too. Moved in one group, the link stays."""
+    bob = ("--agent", "bob")
+    here = _remember(home, "bob", "the fact pasted to alice", key="here")
+    cli_output(home, *bob, "remember", "the fact pasted to her session", "--key", "there", "--tags", "notes")
+    there = json.loads(cli_output(home, *bob, "--json", "get", "there"))["id"]
+    cli_output(home, *bob, "link", here, there)
+    _remember(home, "alice", "the target's own fact", key="own")
+    _remember(home, "session", "a session note", key="own-session")
+    cli_output(home, "sync")
+    _move(home, here, "bob", "alice")
+    _move(home, there, "bob", "session")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"] == {"created": 0, "updated": 0, "forgotten": 0, "moved": 2}
+    assert report["problems"] == [] and report["conflicts"] == []
+    rows = _rows(home / "memory.db")
+    assert rows[here][0] == "agent:alice" and rows[there][0] == "session:alice/s1"
+    session = ("--agent", "alice", "--session", "s1")
+    assert json.loads(cli_output(home, *session, "--json", "get", here))["links"] == [there]
+    assert json.loads(cli_output(home, *session, "--json", "get", there))["links"] == [here]
+    assert there in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert here in (home / "memory/sessions/alice/s1/notes.md").read_text(encoding="utf-8")
+    _quiet(home)
+
+
 def _line_of(text: str, entry_id: str) -> int:
     return next(n for n, line in enumerate(text.split("\n"), start=1) if f"id:{entry_id}" in line)
 
@@ -414,6 +444,38 @@ def test_a_move_that_would_hide_a_successor_from_the_memory_it_supersedes_is_ref
     assert "the boiler is red" in cli_output(home, *bob, "recall", "boiler")
 
 
+@pytest.mark.parametrize("target", ["alice", "global"])
+def test_a_refused_move_is_back_in_its_old_folder_after_the_sync_whichever_way_the_folders_sort(
+        home: Path, target: str) -> None:
+    """bob's superseded "old" moved alone into a folder that cannot see his "new" is refused. Into
+    ``agents/alice/`` (settled before bob's) the refused entry was taken out of alice's folder and
+    written back into bob's by his pass. Into ``global/`` (settled after bob's), bob's pass left the
+    entry for that folder's pass, which refused the move and took the entry out: it was in neither
+    folder's file until the next sync put it back. Either way it is now back in bob's folder after
+    the sync that refused it, said with the way out, and nothing changed in the database."""
+    bob = ("--agent", "bob")
+    cli_output(home, *bob, "remember", "the boiler is grey", "--key", "old", "--tags", "notes")
+    cli_output(home, *bob, "remember", "the boiler is red", "--key", "new", "--tags", "notes")
+    _remember(home, target, "the target's own fact", key="own")
+    cli_output(home, *bob, "supersede", "old", "new")
+    cli_output(home, "sync")
+    old = json.loads(cli_output(home, *bob, "--json", "get", "old"))["id"]
+    rows = _rows(home / "memory.db")
+    _move(home, old, "bob", target)
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    said = [p for p in report["problems"] if f"entry {old} not moved" in p]
+    assert len(said) == 1 and "cannot see" in said[0] and "move the memories it supersedes" in said[0], report["problems"]
+    assert report["to_database"]["moved"] == report["to_database"]["forgotten"] == 0
+    assert report["to_files"]["added"] == report["to_files"]["removed"] == 1
+    assert old in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert old not in (home / f"memory/{WHO[target][2]}/notes.md").read_text(encoding="utf-8")
+    assert _rows(home / "memory.db") == rows
+    _quiet(home)
+    assert old in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+
+
 def _superseded_pair(home: Path) -> dict[str, str]:
     """bob's "old" superseded by his "new" (and alice's own fact), synced; their ids by key."""
     bob = ("--agent", "bob")
@@ -483,8 +545,9 @@ def test_a_superseded_memory_and_its_successor_moved_into_two_folders_are_moved_
 def test_a_pair_pasted_into_two_folders_where_the_superseded_one_cannot_see_its_successor_is_refused(home: Path) -> None:
     """bob's "old" pasted into ``global/``, his "new" into alice's folder: moved together or not, a
     global memory would be superseded by alice's, which not everyone who reads it sees. Both are
-    refused, said with the way out, and put back in bob's folder ("old", whose folder is settled
-    after bob's, at the next pass); nothing changes in the database."""
+    refused, said with the way out, and put back in bob's folder by the sync that refused them ("old"
+    too, whose folder is settled after bob's: it was in neither folder until the next pass); nothing
+    changes in the database."""
     ids = _superseded_pair(home)
     _remember(home, "global", "a global note", key="own-global")
     _move(home, ids["old"], "bob", "global")
@@ -498,7 +561,6 @@ def test_a_pair_pasted_into_two_folders_where_the_superseded_one_cannot_see_its_
         assert len(said) == 1 and "cannot see" in said[0] and "move the memories it supersedes" in said[0], report["problems"]
     rows = _rows(home / "memory.db")
     assert rows[ids["old"]][0] == rows[ids["new"]][0] == "agent:bob"
-    cli_output(home, "sync")
     bob_notes = (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
     assert ids["old"] in bob_notes and ids["new"] in bob_notes
     _quiet(home)

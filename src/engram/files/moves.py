@@ -16,13 +16,18 @@ span scopes (a session's memory superseded by its agent's): a superseded memory 
 pasted into two different folders are moved together by the first of the two folders' passes
 (``PassMoves``), which moves the other into its folder too when its own move is refused for hiding
 the supersession (``HiddenSupersession``); each folder's pass checked alone, both were refused at
-every pass (each against the other's old scope), however the pair was pasted. Into a folder settled
+every pass (each against the other's old scope), however the pair was pasted. So are two linked
+memories pasted into two folders whose scopes keep the link (one agent's folder and its session's):
+moved apart, the first move judged the link by the other's old agent and cut it. Into a folder settled
 earlier, the old folder's pass, later in the same pass, is told which ids were taken over and leaves
 them alone (it reads the memories listed when the pass began, where the memory is still the old
 scope's). Into a folder settled later, the old folder's pass finds the entry gone from its file,
 which would forget it: ``held_in_other_folders`` tells it another folder it syncs holds the id (the
 folder read once a pass, ``held``), so the memory is left for that folder's pass to take over (later
-in the same pass, or at that folder's next pass for a watcher's pass over one folder).
+in the same pass, or at that folder's next pass for a watcher's pass over one folder). A move that
+folder's pass refuses takes the entry out of it, as a memory the folder does not hold: the old
+folder, already settled, is settled again once the pass is done (``PassMoves.refused``), which
+writes the entry back there, as its own pass does when settled after the refusing one.
 
 Only a move that nothing else explains is taken for one: the memory unchanged in the database since
 the last sync but for its importance (which the engine changes on its own, as a recall does; a
@@ -52,7 +57,7 @@ from typing import TYPE_CHECKING
 from engram import jsondoc
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
-from engram.store.base import HiddenSupersession
+from engram.store.base import HiddenSupersession, crosses_agents
 
 from . import layout
 from . import state as sync_state
@@ -160,15 +165,27 @@ class PassMoves:
     memories moved so far, which their old folder's pass (listing memories as they were when the
     pass began) leaves alone; ``ahead``, those moved into a folder settled later in the pass with a
     memory of an earlier folder (a superseded memory and its successor pasted into two folders), as
-    they were before and after the move, for that folder's pass to settle as its own."""
+    they were before and after the move, for that folder's pass to settle as its own; ``put_back``,
+    the folders settled earlier in the pass that a refused move's entry left, to settle again once
+    every folder is (``FileSync.sync``), so the entry is back there after the pass that refused it."""
 
     order: tuple[Scope, ...] = ()
     taken: set[str] = field(default_factory=set)
     ahead: dict[str, tuple[Memory, Memory]] = field(default_factory=dict)
+    put_back: set[Scope] = field(default_factory=set)
 
     def later(self, scope: Scope) -> set[Scope]:
         """The folders the pass settles after ``scope``'s."""
         return set(self.order[self.order.index(scope) + 1:]) if scope in self.order else set()
+
+    def refused(self, scope: Scope, memory: Memory) -> None:
+        """The move of ``memory`` into ``scope``'s folder was refused: its entry leaves that folder
+        (settled as a memory that folder does not hold) for its old one. An old folder settled later
+        in the pass writes it back as a memory missing from its files; one settled earlier left the
+        entry to this folder's pass (``held_in_other_folders``), so it is settled again (``put_back``)
+        rather than the entry being in neither folder until the next pass."""
+        if memory.scope in self.order and memory.scope != scope and memory.scope not in self.later(scope):
+            self.put_back.add(memory.scope)
 
 
 def take_over(
@@ -187,7 +204,7 @@ def take_over(
     as any other; so is each an earlier folder of the pass moved here (``passed.ahead``). An entry
     whose key the new scope held gets the key the memory was given (said in a problem), in its
     document of ``docs``. Returns the memories moved here, as stored now, and the files changed;
-    one that could not be moved is reported and left to the old folder's pass."""
+    one that could not be moved is reported and left to the old folder's pass (``PassMoves.refused``)."""
     arrived: dict[str, Memory] = {}
     changed: set[str] = set()
     ahead = {i: pair for i, pair in passed.ahead.items() if pair[1].scope == scope and i in in_files}
@@ -203,6 +220,7 @@ def take_over(
         after = results.get(entry_id)
         if isinstance(after, EngramError):
             report.problems.append(Problem(rel, entry.line, f"entry {entry_id} not moved: {after}"))
+            passed.refused(scope, memory)
             continue
         if after is None:
             continue  # forgotten since it was read: its entry is settled as one forgotten in the database
@@ -226,11 +244,13 @@ def _move_with_partners(side: FolderSide, database: DatabaseSide, scope: Scope, 
     folder's scope in the same group; moved, it is recorded in ``passed.ahead`` for that folder's
     pass to settle and report (refused, that pass meets it as moved there, and says so). Followed
     again from the memories so added (a chain of supersessions pasted into three folders), each
-    memory at most once."""
+    memory at most once. So is, from the start, a memory linked to one of ``moved`` pasted into a
+    later folder whose scope keeps the link where its old one would cut it (``_linked_ahead``)."""
     reason = "moved by hand to another scope's memory folder"
-    group = [(memory, scope) for memory in moved.values()]
+    linked = _linked_ahead(side, database, scope, moved, st, passed)
+    group = [*((memory, scope) for memory in moved.values()), *linked]
     results: dict[str, Memory | EngramError] = {}
-    partners: dict[str, Memory] = {}  # the other ends added, as they were before the move
+    partners: dict[str, Memory] = {memory.id: memory for memory, _ in linked}  # the other ends added, as they were before
     while True:
         results |= database.move(group, reason)
         refused = [(m, s) for m, s in group if isinstance(results.get(m.id), HiddenSupersession)]
@@ -244,6 +264,19 @@ def _move_with_partners(side: FolderSide, database: DatabaseSide, scope: Scope, 
     passed.ahead |= {i: (before, after) for i, before in partners.items() if isinstance(after := results.get(i), Memory)}
     passed.taken |= set(passed.ahead)  # their old folder's pass, settled before theirs, leaves them alone too
     return {i: results[i] for i in moved if i in results}
+
+
+def _linked_ahead(side: FolderSide, database: DatabaseSide, scope: Scope, moved: Mapping[str, Memory],
+                  st: sync_state.SyncState, passed: PassMoves) -> list[tuple[Memory, Scope]]:
+    """The memories linked to one of ``moved`` and pasted into a folder the pass settles later, each
+    with that folder's scope, whose link to a memory moved into ``scope`` that scope keeps but their old
+    one would cut (``crosses_agents``): bob's two linked facts pasted into ``agents/alice/`` and
+    ``sessions/alice/s1/``. Moved apart, the first move judged the link by the other end's old agent
+    (bob's) and cut it; moved in one group, by the agent it moves to."""
+    ends = sorted({end for memory in moved.values() for end in memory.links} - set(moved))
+    found = [hit for end in ends if (hit := _pasted_into_later_folder(side, database, scope, end, st, passed))]
+    return [(memory, into) for memory, into in found
+            if crosses_agents(scope.agent, memory.scope.agent) and not crosses_agents(scope.agent, into.agent)]
 
 
 def _pasted_into_later_folder(side: FolderSide, database: DatabaseSide, scope: Scope, memory_id: str,

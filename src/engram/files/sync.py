@@ -29,6 +29,7 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -361,8 +362,12 @@ class FileSync:
                     part.backup = None  # taken for an earlier folder of the pass, not this one's
                 report.add_scope(scope, part)
             report.problems += links.make(database, pending)
-            for scope in self._linked_to_forgotten_here(database, skip=held | set(unnamed)):
-                # Settled again from the store as it is now: only the links the forget dropped differ.
+            # The old folders of refused hand moves settled before the folders refusing them: the
+            # entries are written back there now, not at the next pass (``moves.PassMoves.refused``).
+            put_back = sorted(passed.put_back, key=str)
+            for scope in chain(put_back, self._linked_to_forgotten_here(database, skip=held | set(unnamed))):
+                # Settled again from the store as it is now: only the links the forget dropped differ,
+                # or the entries of refused moves missing from their old folder.
                 db_by_scope[scope] = {m.id: m for m in list_scope(self.engram.store, scope)}
                 part = SyncReport(backup=report.backup)
                 reconcile(side, database, scope, db_by_scope[scope], files_by_scope.get(scope, []), st, part, pending,
