@@ -129,3 +129,15 @@ def test_a_chat_export_of_one_conversation_says_so_in_the_singular(tmp_path: Pat
     source.write_text(json.dumps(export), encoding="utf-8")
     summary = as_json(tmp_path / "home", "import", str(source))
     assert summary["warnings"][0].startswith("1 conversation read; not imported: hidden messages (1)"), summary["warnings"]
+
+
+@pytest.mark.parametrize("export", [{"results": []}, {"count": 0, "next": None, "previous": None, "results": []},
+                                    {"results": [], "relations": []}])
+def test_an_empty_mem0_export_imports_nothing_and_names_mem0(tmp_path: Path, export: dict[str, object]) -> None:
+    """``get_all`` of a user without memories (OSS, the platform's page, graph memory) is mem0's
+    output: it imports nothing, rather than being refused as a malformed engram snapshot."""
+    home, source = tmp_path / "home", tmp_path / "mem0.json"
+    source.write_text(json.dumps(export), encoding="utf-8")
+    summary = as_json(home, "import", str(source))
+    assert (summary["kind"], summary["imported"]) == ("mem0", 0), summary
+    assert as_json(home, "list") == []
