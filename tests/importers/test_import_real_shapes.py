@@ -129,3 +129,44 @@ def test_a_chat_export_of_one_conversation_says_so_in_the_singular(tmp_path: Pat
     source.write_text(json.dumps(export), encoding="utf-8")
     summary = as_json(tmp_path / "home", "import", str(source))
     assert summary["warnings"][0].startswith("1 conversation read; not imported: hidden messages (1)"), summary["warnings"]
+
+
+@pytest.mark.parametrize("export", [{"results": []}, {"count": 0, "next": None, "previous": None, "results": []},
+                                    {"results": [], "relations": []}])
+def test_an_empty_mem0_export_imports_nothing_and_names_mem0(tmp_path: Path, export: dict[str, object]) -> None:
+    """``get_all`` of a user without memories (OSS, the platform's page, graph memory) is mem0's
+    output: it imports nothing, rather than being refused as a malformed engram snapshot."""
+    home, source = tmp_path / "home", tmp_path / "mem0.json"
+    source.write_text(json.dumps(export), encoding="utf-8")
+    summary = as_json(home, "import", str(source))
+    assert (summary["kind"], summary["imported"]) == ("mem0", 0), summary
+    assert as_json(home, "list") == []
+
+
+def test_claude_artifacts_and_tool_blocks_left_out_of_a_reply_are_counted(tmp_path: Path) -> None:
+    """A Claude.ai reply holding an artifact (a ``tool_use`` named ``artifacts``: the code shown
+    beside the reply), a web search and its result and thinking keeps its text blocks; each block
+    left out is counted in the warning, not dropped without a word."""
+    home, source = tmp_path / "home", tmp_path / "conversations.json"
+    reply = [{"type": "thinking", "thinking": "They want a script."},
+             {"type": "text", "text": "Here is the script:"},
+             {"type": "tool_use", "name": "artifacts", "input": {"id": "backup", "type": "application/vnd.ant.code",
+                                                                 "command": "create", "content": "rsync -a src/ dst/\n"}},
+             {"type": "tool_use", "name": "web_search", "input": {"query": "rsync flags"}},
+             {"type": "tool_result", "name": "web_search", "content": [{"type": "text", "text": "-a: archive"}]},
+             {"type": "text", "text": "Run it nightly."}]
+    export = [{"uuid": "conv-1", "name": "Backups", "created_at": "2025-02-01T09:00:00.000000Z", "chat_messages": [
+        {"uuid": "m1", "sender": "human", "text": "", "created_at": "2025-02-01T09:00:00.000000Z",
+         "content": [{"type": "text", "text": "Write me a backup script"}], "attachments": [], "files": []},
+        {"uuid": "m2", "sender": "assistant", "text": "", "created_at": "2025-02-01T09:00:09.000000Z",
+         "content": reply, "attachments": [], "files": []}]}]
+    source.write_text(json.dumps(export), encoding="utf-8")
+    summary = as_json(home, "import", str(source))
+    assert (summary["kind"], summary["messages_imported"]) == ("claude", 2), summary
+    shown = as_json(home, "history", "show", "claude:conv-1")
+    assert [m["content"] for m in shown["messages"]] == ["Write me a backup script", "Here is the script:\n\nRun it nightly."]
+    warning = "\n".join(summary["warnings"])
+    for counted in ("artifacts beside a message's text (1): documents and code Claude.ai showed beside its reply",
+                    "tool_use blocks beside a message's text (1)", "tool_result blocks beside a message's text (1)",
+                    "thinking blocks beside a message's text (1)"):
+        assert counted in warning, warning

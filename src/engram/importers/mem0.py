@@ -66,6 +66,10 @@ def mem0_metadata(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def looks_like(data: Any) -> bool:
+    """mem0's output: a list of its memories, or ``{"results": [...]}``, which is mem0's even when
+    empty (what ``get_all`` gives a user without memories; engram's snapshot has no ``results``)."""
+    if isinstance(data, Mapping) and data.get("results") == []:
+        return True
     items = data.get("results") if isinstance(data, Mapping) else data
     if isinstance(data, Mapping) and items is None:
         items = data.get("memories")

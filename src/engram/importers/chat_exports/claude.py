@@ -13,7 +13,9 @@ When the conversation names its ``current_leaf_message_uuid`` and the messages t
 ``parent_message_uuid`` (as Claude.ai's API gives them), only the path from that leaf back to the
 first message is the conversation shown; messages of other branches (a retried answer, an edited
 question) are counted, not imported. Also counted: messages by other senders, ones with no text
-(only a tool use, or only files) and empty ones.
+(only a tool use, or only files), empty ones, and each block left out of an imported message's
+text: an artifact (a ``tool_use`` named ``artifacts``: the document or code Claude.ai showed beside
+the reply), another tool use, a tool result, thinking.
 
 Text pasted into a message (Claude.ai turns a long paste into an attachment) and a document's text
 are in an attachment's ``extracted_content``: often the real content of the message. Each such
@@ -55,6 +57,8 @@ _NO_TEXT = "attachments without text"
 _FILES = "files"
 _TOO_LONG = "attachments' text too long for their message"
 _UNUSABLE = "attachments' text engram cannot hold"
+# Claude.ai's artifacts (the documents and code shown beside a reply) are tool uses named so.
+_ARTIFACTS = "artifacts beside a message's text"
 NOTES = {
     _BRANCHES: "answers retried and questions edited, which the conversation no longer shows",
     "messages without text": "only a tool use, thinking, or files and attachments without text",
@@ -63,6 +67,7 @@ NOTES = {
     _FILES: "images and uploads the export names and does not hold; named in the message's metadata.claude",
     _TOO_LONG: f"a message holds at most {MAX_MESSAGE_CHARS:,} characters; named in the message's metadata.claude",
     _UNUSABLE: "a NUL character or invalid Unicode; named in the message's metadata.claude",
+    _ARTIFACTS: "documents and code Claude.ai showed beside its reply (content[].input); the reply's text is imported",
 }
 
 
@@ -144,7 +149,7 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
     if not isinstance(sender, str) or not sender:
         raise wrong_value(f"{where}.sender", sender, "human or assistant")
     at = found.time(message.get("created_at"), f"{where}.created_at")
-    text = _text(message, where)
+    text, blocks_left_out = _text(message, where)
     attached = _attached(message, where)
     role = _SENDERS.get(sender)
     if role is None:
@@ -154,7 +159,7 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
     if content is None:
         found.skip("messages without text" if attached or message.get("content") else "empty messages")
         return
-    for reason in left_out:
+    for reason in left_out + blocks_left_out:
         found.skip(reason)
     provenance: dict[str, Any] = {"message": optional_text(message.get("uuid"), f"{where}.uuid")}
     if attached:
@@ -162,16 +167,18 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
     found.add(where, role, content, at, "created_at", {k: v for k, v in provenance.items() if v is not None})
 
 
-def _text(message: Mapping[str, Any], where: str) -> str:
+def _text(message: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
     """The text the message shows: its ``content``'s text blocks (adjacent ones run together, a
-    blank line where another block stood between), else its ``text``."""
+    blank line where another block stood between), else its ``text``; and why each other block is
+    left out (an artifact, a tool use, thinking...), counted in the import's warning."""
     blocks = a_list(message.get("content"), f"{where}.content", "a list of content blocks")
     if not blocks:
         text = message.get("text")
         if text is not None and not isinstance(text, str):
             raise wrong_type(f"{where}.text", text, "the message's text")
-        return text or ""
+        return text or "", []
     runs: list[str] = []
+    left_out: list[str] = []
     joined = False  # the previous block was text: this one continues its run
     for k, value in enumerate(blocks):
         block = an_object(value, f"{where}.content[{k}]", "a content block {type, text}")
@@ -179,6 +186,8 @@ def _text(message: Mapping[str, Any], where: str) -> str:
         if not isinstance(kind, str) or not kind:
             raise wrong_value(f"{where}.content[{k}].type", kind, "text, tool_use, tool_result, thinking, ...")
         if kind != "text":
+            left_out.append(_ARTIFACTS if kind == "tool_use" and block.get("name") == "artifacts" else
+                            f"{kind} blocks beside a message's text")
             joined = False
             continue
         text = block.get("text")
@@ -189,7 +198,7 @@ def _text(message: Mapping[str, Any], where: str) -> str:
         else:
             runs.append(text)
         joined = True
-    return "\n\n".join(run for run in runs if run.strip())
+    return "\n\n".join(run for run in runs if run.strip()), left_out
 
 
 def _attached(message: Mapping[str, Any], where: str) -> list[_Attached]:
