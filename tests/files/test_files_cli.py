@@ -87,3 +87,40 @@ def test_cli_merge_of_a_conflict_whose_both_sides_are_gone_names_the_memory(tmp_
     assert result.exception.ref == conflict["id"]
     assert [c["id"] for c in json.loads(_run(home, "--json", "conflicts"))] == [conflict["id"]]
     assert json.loads(_run(home, "--json", "count")) == {"count": 0}
+
+
+def _both_changed(home: Path, file_text: str) -> Path:
+    """A both-changed conflict on the memory "k" of the default agent, ``file_text`` kept; its .conflict file."""
+    _run(home, "remember", "original", "--key", "k", "--tags", "notes")
+    notes = home / "memory/agents/default/notes.md"
+    notes.write_text(notes.read_text().replace("- original (", f"- {file_text} ("), encoding="utf-8")
+    _run(home, "remember", "database side", "--key", "k", "--tags", "notes")
+    [kept] = list(notes.parent.glob("*.conflict"))
+    return kept
+
+
+def test_cli_conflicts_says_why_a_kept_version_is_unreadable(tmp_path: Path) -> None:
+    # A version longer than max_content_chars (set lower since it was kept) was listed as
+    # "file_version": [] and "(deleted)": as if the file had deleted the entry.
+    home = tmp_path / "home"
+    _both_changed(home, "a file side of forty characters or so ...")
+    result = runner.invoke(app, ["--home", str(home), "--json", "conflicts"], env={"ENGRAM_MAX_CONTENT_CHARS": "10"})
+    assert result.exit_code == 0, result.output
+    [listed] = json.loads(result.output)
+    assert listed["file_version"] == [] and len(listed["unreadable"]) == 1
+    assert listed["unreadable"][0].endswith("content: is 41 characters; the maximum is 10 (allowed: 1-10 characters)"), listed
+    shown = runner.invoke(app, ["--home", str(home), "conflicts"], env={"ENGRAM_MAX_CONTENT_CHARS": "10", "COLUMNS": "400"})
+    assert "file:     (unreadable: " in shown.output and "(deleted)" not in shown.output
+    assert json.loads(_run(home, "--json", "conflicts"))[0]["unreadable"] == []
+
+
+def test_cli_conflicts_names_the_file_the_conflict_is_kept_beside_after_its_folder_was_renamed(tmp_path: Path) -> None:
+    # A note kept before its folder was renamed (agents/Default/ by an earlier version, now
+    # agents/default/) still says file=agents/Default/notes.md; the listing showed that stale path.
+    home = tmp_path / "home"
+    kept = _both_changed(home, "file side")
+    kept.write_text(kept.read_text().replace("file=agents/default/notes.md", "file=agents/Default/notes.md"), encoding="utf-8")
+    [listed] = json.loads(_run(home, "--json", "conflicts"))
+    assert listed["file"] == "agents/default/notes.md"
+    _run(home, "conflicts", "resolve", listed["id"], "--take", "file")
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "file side"

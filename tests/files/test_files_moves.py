@@ -22,15 +22,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import Result
 
 from engram.engine import Engram
+from engram.errors import ValidationError
 from engram.files.paths import Folder
 from engram.files.sync import FileSync
+from engram.interfaces.cli.app import app
 from engram.model import Memory, Scope
 from engram.store.base import move_one
 from engram.store.sqlite import SqliteMemoryStore
 from engram.testing.fakes import HashingEmbedder
-from tests.cli_in_process import cli_output
+from tests.cli_in_process import cli_output, runner
 from tests.files.conftest import entry_block, with_copy
 
 CONTENT = "the moved fact: café\tand <!-- marker"
@@ -721,3 +724,67 @@ def test_a_pass_sees_the_files_an_earlier_folder_of_it_wrote(
     assert [scope for i, (scope, content) in rows.items() if content == "bob's fact for alice" and i != given] == ["agent:alice"]
     assert given not in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
     assert given in (home / "memory/sessions/alice/s1/notes.md").read_text(encoding="utf-8")
+
+
+def _conflict_then_move(home: Path) -> str:
+    """alice's memory in conflict (both-changed: "file side" kept beside agents/alice/notes.md),
+    then its entry (the database side) moved by hand into bob's folder and synced; returns its id."""
+    memory_id = _remember(home, "alice", "original")
+    _remember(home, "bob", "bob's own fact", key="own")
+    notes = home / "memory/agents/alice/notes.md"
+    notes.write_text(notes.read_text(encoding="utf-8").replace("- original (", "- file side ("), encoding="utf-8")
+    cli_output(home, "--agent", "alice", "remember", "database side", "--key", "moved", "--tags", "notes")
+    assert [c["kind"] for c in json.loads(cli_output(home, "--json", "conflicts"))] == ["both-changed"]
+    _move(home, memory_id, "alice", "bob")
+    assert json.loads(cli_output(home, "--json", "sync"))["to_database"]["moved"] == 1
+    return memory_id
+
+
+def test_a_conflict_whose_entry_was_moved_since_is_resolved_on_the_memory_where_it_is_now(home: Path) -> None:
+    # Before, the note was taken as about a memory alice's folder no longer held: listed as
+    # "(forgotten)", and --take file stored "file side" as a second memory of alice's under a new
+    # id, leaving bob's (the edited one) as it was.
+    memory_id = _conflict_then_move(home)
+    [listed] = json.loads(cli_output(home, "--json", "conflicts"))
+    assert (listed["id"], listed["memory_now_in"]) == (memory_id, "agents/bob")
+    shown = cli_output(home, "conflicts")
+    assert "database: database side" in shown and "moved to: agents/bob" in shown
+    refused = runner_result(home, "--agent", "alice", "conflicts", "resolve", memory_id, "--take", "file")
+    assert isinstance(refused.exception, ValidationError), refused.output
+    assert "was moved by hand to another agent's folder" in str(refused.exception) and "bob" not in str(refused.exception)
+
+    cli_output(home, "conflicts", "resolve", memory_id, "--take", "file")
+
+    rows = _rows(home / "memory.db")
+    assert rows[memory_id] == ("agent:bob", "file side")
+    assert [content for _, content in rows.values()].count("file side") == 1
+    assert "file side" in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert memory_id not in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
+    assert json.loads(cli_output(home, "--json", "conflicts")) == []
+    _quiet(home)
+
+
+def test_a_conflict_whose_entry_moved_to_another_agents_database_is_refused_naming_where(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With one database per agent, the memory went to bob's database; --take file restored the
+    # entry in alice's under the same id (one id in two databases) and kept a new conflict.
+    monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
+    memory_id = _conflict_then_move(home)
+    before = {agent: _rows(home / f"agents/{agent}/memory.db") for agent in ("alice", "bob")}
+
+    refused = runner_result(home, "conflicts", "resolve", memory_id, "--take", "file")
+
+    assert isinstance(refused.exception, ValidationError), refused.output
+    said = f"{memory_id} (agents/alice/notes.md.{memory_id}.conflict) was moved by hand to agents/bob/notes.md"
+    assert said in str(refused.exception) and "--take db" in str(refused.exception)
+    assert {agent: _rows(home / f"agents/{agent}/memory.db") for agent in ("alice", "bob")} == before
+    assert memory_id not in before["alice"] and before["bob"][memory_id] == ("agent:bob", "database side")
+    assert [c["id"] for c in json.loads(cli_output(home, "--json", "conflicts"))] == [memory_id]
+    cli_output(home, "conflicts", "resolve", memory_id, "--take", "db")
+    assert json.loads(cli_output(home, "--json", "conflicts")) == []
+
+
+
+def runner_result(home: Path, *args: str) -> Result:
+    """``engram --home HOME ARGS...`` in-process, whatever its exit code."""
+    return runner.invoke(app, ["--home", str(home), *args])

@@ -42,7 +42,7 @@ from engram.model import Memory, MemoryFilter
 from .document import Format
 from .entry import Entry, from_memory
 from .layout import Layout
-from .paths import Folder
+from .paths import Folder, PathRefused
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -52,6 +52,10 @@ Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-v
 SUFFIX = ".conflict"
 # The kinds whose note keeps no entry: the file's side is the memory's absence.
 _DELETIONS = ("deleted-in-file", "file-vanished")
+# The kinds kept about a memory of the folder's own scope (the entry was its memory's when the note
+# was written): the memory under the id is the one the note is about wherever it is now, as its
+# entry may be moved by hand to another scope's folder since (``moves``), the memory with it.
+_OWN_WHEN_KEPT = ("both-changed", "deleted-in-file", "file-vanished")
 _HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
 
 
@@ -59,10 +63,13 @@ _HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
 class Conflict:
     path: str  # the .conflict file, relative to the memory folder
     entry_id: str
-    file: str  # the memory file the entry is in
+    file: str  # the memory file the entry is in (the one the .conflict file is kept beside)
     kind: str
     at: str
     entries: tuple[Entry, ...]  # the losing file version (empty when the file had deleted it)
+    # Why the file version kept cannot be read (each problem the parse met), when none could be:
+    # longer than max_content_chars once redacted, or broken by a hand edit. Empty otherwise.
+    unreadable: tuple[str, ...] = ()
 
 
 def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, losing: Sequence[Entry],
@@ -138,9 +145,36 @@ def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int, viewe
         if header is None:
             continue
         doc = fmt.parse(text, rel, max_content_chars=max_content_chars)
-        found.append(Conflict(rel, header.group(1), header.group(2), header.group(3), header.group(4),
-                              tuple(doc.parsed.entries)))
+        entry_id, kind = header.group(1), header.group(3)
+        unreadable = () if doc.parsed.entries or kind in _DELETIONS else (
+            tuple(str(problem) for problem in doc.parsed.problems) or (f"{rel}: no entry left in it",))
+        found.append(Conflict(rel, entry_id, _kept_beside(rel, entry_id, header.group(2)), kind, header.group(4),
+                              tuple(doc.parsed.entries), unreadable))
     return sorted((c for c in found if in_view(c, viewer, layout)), key=lambda c: (c.at, c.path))
+
+
+def _kept_beside(rel: str, entry_id: str, noted: str) -> str:
+    """The memory file the ``.conflict`` file ``rel`` is kept beside (``keep`` names it
+    ``<file>.<id>[.n].conflict``): the note's ``file=`` as it is now, after its scope folder was
+    renamed (``folder_names``: ``agents/Claude/`` to its portable name), which the note written
+    before still names as it was. The note's own for a ``.conflict`` file named otherwise (by hand)."""
+    named = re.fullmatch(rf"(.+)\.{re.escape(entry_id)}(?:\.\d+)?{re.escape(SUFFIX)}", rel)
+    return named.group(1) if named else noted
+
+
+def now_in(memory: Memory | None, conflict: Conflict, layout: Layout | None = None, *, viewer: str | None = None) -> str | None:
+    """The scope folder the conflict's memory (its database side, ``database_side``) is in now,
+    when that is not the folder the conflict is kept in: its entry was moved there by hand since
+    the note was kept, the memory with it (``moves``); else None. Another agent's than ``viewer``'s
+    is not named (``others_memory``)."""
+    if memory is None:
+        return None
+    lay = layout or Layout()
+    where = "another agent's folder" if others_memory(memory, viewer) else lay.scope_dir(memory.scope)
+    try:
+        return None if lay.scope_of_dir(_scope_dir(conflict.file)) == memory.scope else where
+    except ValidationError:
+        return where
 
 
 def find(conflicts: Sequence[Conflict], ref: str, *, viewer: str | None = None, layout: Layout | None = None) -> Conflict:
@@ -187,8 +221,9 @@ def may_settle(engram: Engram, conflict: Conflict, take: Literal["db", "file", "
         # applied to the memory of the key, as it would have been to the one that stayed.
         memory = held
     if take != "db" and others_memory(memory, viewer):
-        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) competes with another agent's"
-                                          f" memory, which agent {viewer} never changes",
+        whose = ("was moved by hand to another agent's folder since, and its memory with it" if conflict.kind in
+                 _OWN_WHEN_KEPT else "competes with another agent's memory")
+        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) {whose}, which agent {viewer} never changes",
                               "--take db (drop the copy kept in this folder), or --take file/merge as the operator"
                               " (no --agent)")
     return memory
@@ -201,6 +236,14 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     the operator's run). Raises ``ValidationError`` for a merge without text, and when ``viewer``
     may not settle it (``may_settle``)."""
     memory = may_settle(engram, conflict, take, viewer=viewer, layout=layout)
+    if take != "db" and memory is None and conflict.kind in _OWN_WHEN_KEPT and (
+            now_in := _moved_from_its_folder(folder, conflict, layout)):
+        # Another agent's database holds its memory now (``per_agent_databases``): restored here,
+        # the id was in two databases, the file version beside the memory it was written against.
+        where = now_in if (layout or Layout()).read_by(now_in, viewer) else "another agent's folder"
+        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) was moved by hand to {where} since"
+                                          " the conflict was kept, and its memory with it",
+                              "edit the entry where it is now, then --take db")
     engram = database_of(engram, conflict, layout)
     if take == "db":
         folder.remove(conflict.path)
@@ -249,7 +292,7 @@ def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = No
     the conflict's folder (``database_of``)."""
     current = database_of(engram, conflict, layout).store.get_many([conflict.entry_id])
     memory = current[0] if current else None
-    if memory is None or conflict.kind == "repeated-id":
+    if memory is None or conflict.kind in ("repeated-id", *_OWN_WHEN_KEPT):
         return memory
     try:
         scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))
@@ -296,6 +339,22 @@ def _restored_id(conflict: Conflict) -> str:
     if conflict.kind == "same-key" and entry is not None and entry.id:
         return entry.id
     return conflict.entry_id
+
+
+def _moved_from_its_folder(folder: Folder, conflict: Conflict, layout: Layout | None) -> str | None:
+    """The memory file of another scope's folder that holds the conflict's id, if any: its entry
+    moved there by hand since the note was kept (``moves``). Read as text: an id mentioned there
+    otherwise (a link to it) is taken as held, which refuses rather than writes."""
+    lay, own = layout or Layout(), _scope_dir(conflict.file)
+    for rel, is_link in folder.walk():
+        if is_link or rel.endswith(SUFFIX) or lay.dir_of(rel) in (None, own):
+            continue
+        try:
+            if conflict.entry_id in folder.read_text(rel):
+                return rel
+        except (OSError, PathRefused):
+            continue  # unreadable: holds nothing that can be taken as moved
+    return None
 
 
 def _scope_dir(file: str) -> str:

@@ -186,20 +186,27 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
 
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars,
                                           viewer=viewer, layout=syncer.layout)
+    sides = {c.path: conflict_files.database_side(syncer.engram, c, syncer.layout) for c in found}
+    moved = {c.path: conflict_files.now_in(sides[c.path], c, syncer.layout, viewer=viewer) for c in found}
     if st.as_json:
         render.emit_json([{"path": c.path, "id": c.entry_id, "file": c.file, "kind": c.kind, "at": c.at,
-                           "file_version": [e.content for e in c.entries]} for c in found])
+                           "file_version": [e.content for e in c.entries], "unreadable": list(c.unreadable),
+                           "memory_now_in": moved[c.path]} for c in found])
         return
     if not found:
         render.console.print("no conflicts")
         return
     for c in found:
-        db = conflict_files.database_side(syncer.engram, c, syncer.layout)
+        db = sides[c.path]
         shown = ("(another agent's memory, not shown)" if conflict_files.others_memory(db, viewer)
                  else db.content if db else "(forgotten)")
+        kept = (c.entries[0].content if c.entries else f"(unreadable: {'; '.join(c.unreadable)})" if c.unreadable
+                else "(deleted)")
         render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind} in {c.file} ({c.at})", highlight=False)
         render.console.print(f"  database: {shown}", highlight=False)
-        render.console.print(f"  file:     {c.entries[0].content if c.entries else '(deleted)'}", highlight=False)
+        if moved[c.path]:
+            render.console.print(f"  moved to: {moved[c.path]} (by hand, since the conflict was kept)", highlight=False)
+        render.console.print(f"  file:     {kept}", highlight=False)
         render.console.print(f"  kept in   {c.path}", highlight=False)
 
 
