@@ -777,6 +777,12 @@ def test_a_conflict_whose_entry_moved_to_another_agents_database_is_refused_nami
     assert isinstance(refused.exception, ValidationError), refused.output
     said = f"{memory_id} (agents/alice/notes.md.{memory_id}.conflict) was moved by hand to agents/bob/notes.md"
     assert said in str(refused.exception) and "--take db" in str(refused.exception)
+    # A merge written in $EDITOR is refused before the editor opens, not after the text is written.
+    opened = home / "editor-opened"
+    monkeypatch.setenv("EDITOR", f"touch {opened} && true")
+    edited = runner_result(home, "conflicts", "resolve", memory_id, "--take", "merge", "--edit")
+    assert isinstance(edited.exception, ValidationError) and said in str(edited.exception), edited.output
+    assert not opened.exists()
     assert {agent: _rows(home / f"agents/{agent}/memory.db") for agent in ("alice", "bob")} == before
     assert memory_id not in before["alice"] and before["bob"][memory_id] == ("agent:bob", "database side")
     assert [c["id"] for c in json.loads(cli_output(home, "--json", "conflicts"))] == [memory_id]

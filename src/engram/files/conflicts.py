@@ -200,12 +200,15 @@ def others_memory(memory: Memory | None, viewer: str | None) -> bool:
     return viewer is not None and memory is not None and memory.scope.agent not in (None, viewer)
 
 
-def may_settle(engram: Engram, conflict: Conflict, take: Literal["db", "file", "merge"], *, viewer: str | None,
-               layout: Layout | None = None) -> Memory | None:
+def may_settle(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["db", "file", "merge"], *,
+               viewer: str | None, layout: Layout | None = None) -> Memory | None:
     """The conflict's database side (``database_side``) once ``viewer`` (an agent; None: the
     operator's run) is found to be allowed to settle it by ``take``. Raises ``ValidationError``,
-    naming the conflict and why, for a conflict kept in another agent's folder, and for a file
-    version (``file``, ``merge``) that would change another agent's memory (see the module doc)."""
+    naming the conflict and why, for a conflict kept in another agent's folder, for a file
+    version (``file``, ``merge``) that would change another agent's memory (see the module doc),
+    and for one whose entry was moved by hand into another agent's database since (``folder``:
+    the memory folder, read for where it went). Asked before a merge's text is written
+    (``--edit``), so nobody writes one to have it refused."""
     if not in_view(conflict, viewer, layout):
         raise ValidationError("conflict", f"{conflict.path} is kept in another agent's folder, which agent"
                                           f" {viewer} does not settle", "resolve it as the operator (no --agent)")
@@ -226,6 +229,13 @@ def may_settle(engram: Engram, conflict: Conflict, take: Literal["db", "file", "
         raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) {whose}, which agent {viewer} never changes",
                               "--take db (drop the copy kept in this folder), or --take file/merge as the operator"
                               " (no --agent)")
+    if take != "db" and memory is None and conflict.kind in _OWN_WHEN_KEPT and (
+            now_in := _moved_from_its_folder(folder, conflict, layout)):
+        # Another agent's database holds its memory now (``per_agent_databases``): restored here,
+        # the id was in two databases, the file version beside the memory it was written against.
+        where = now_in if (layout or Layout()).read_by(now_in, viewer) else "another agent's folder"
+        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) was moved by hand to {where} since"
+                              " the conflict was kept, and its memory with it", "edit the entry where it is now, then --take db")
     return memory
 
 
@@ -235,15 +245,7 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     version's fields with ``merged_content``. ``viewer``: the agent whose view settles it (None:
     the operator's run). Raises ``ValidationError`` for a merge without text, and when ``viewer``
     may not settle it (``may_settle``)."""
-    memory = may_settle(engram, conflict, take, viewer=viewer, layout=layout)
-    if take != "db" and memory is None and conflict.kind in _OWN_WHEN_KEPT and (
-            now_in := _moved_from_its_folder(folder, conflict, layout)):
-        # Another agent's database holds its memory now (``per_agent_databases``): restored here,
-        # the id was in two databases, the file version beside the memory it was written against.
-        where = now_in if (layout or Layout()).read_by(now_in, viewer) else "another agent's folder"
-        raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) was moved by hand to {where} since"
-                                          " the conflict was kept, and its memory with it",
-                              "edit the entry where it is now, then --take db")
+    memory = may_settle(engram, folder, conflict, take, viewer=viewer, layout=layout)
     engram = database_of(engram, conflict, layout)
     if take == "db":
         folder.remove(conflict.path)

@@ -233,7 +233,7 @@ def resolve(
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
     conflict = conflict_files.find(found, ref, viewer=viewer, layout=syncer.layout)
     if take == "merge" and content is None and edit:
-        db = conflict_files.may_settle(syncer.engram, conflict, take, viewer=viewer, layout=syncer.layout)
+        db = conflict_files.may_settle(syncer.engram, syncer.folder, conflict, take, viewer=viewer, layout=syncer.layout)
         both = (f"{db.content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
                 + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
         edited = typer.edit(both)
