@@ -1346,6 +1346,7 @@ class Engram:
         *,
         keep_agents: bool = True,
         operator_notes: bool = True,
+        saved_memories: bool = False,
         progress: Callable[[str, int, int], None] | None = None,
     ) -> ImportSummary:
         """Import another memory system's data, or engram's own snapshot or memory folder
@@ -1354,7 +1355,9 @@ class Engram:
         ``{relative path: text}``; ``kind`` is detected when omitted.
 
         Source users/agents become engram agents unless ``keep_agents=False`` (all join this
-        agent). Idempotent per agent: what an earlier import by the same agent brought is skipped,
+        agent). ``saved_memories=True`` (ChatGPT's export only; ``engram import --saved-memories``)
+        makes ChatGPT's saved memories (its writes to the ``bio`` tool) core memories; without it
+        they are counted in a warning. Idempotent per agent: what an earlier import by the same agent brought is skipped,
         and what that agent forgot since (``forgotten``) is not brought back (``ImportSummary.forgotten``).
         Malformed input raises ``SnapshotError`` naming the line or record, and nothing is
         imported; a ``source`` of another type, or a ``str`` that is a path rather than a document,
@@ -1373,6 +1376,7 @@ class Engram:
             else:
                 kind = importers.detect_files(source) if isinstance(source, Mapping) else importers.detect_document(source)
         importers.check_kind(kind)
+        saved_memories = importers.check_saved_memories(kind, saved_memories)
         if kind == "folder":
             return self._import_folder(source)
         if kind == "snapshot":
@@ -1380,7 +1384,7 @@ class Engram:
                 raise ValidationError("source", "a snapshot is one document, not a folder", "a path or the document's text")
             result = self.import_snapshot(importers.read_text(source) if isinstance(source, Path) else source)
             return ImportSummary("snapshot", result.imported, result.skipped, warnings=result.warnings)
-        plan = importers.read_plan(kind, source)
+        plan = importers.read_plan(kind, source, saved_memories=saved_memories)
         return importers.apply_plan(self, plan, keep_agents=keep_agents, operator_notes=operator_notes,
                                     progress=progress)
 

@@ -237,3 +237,25 @@ def test_a_memory_the_caller_forgot_is_not_imported_again_and_is_counted(served:
         # Alice's forget is hers: bob's import of the same source brings his own copy of it.
         first = bob.post("/api/v1/import/mem0", json={"text": mem0}).json()
         assert (first["imported"], first["forgotten"]) == (3, 0), first
+
+
+def test_chatgpt_saved_memories_arrive_only_when_asked_and_only_in_the_callers_agent(served: Served) -> None:
+    export = _files(FIXTURES / "chatgpt-saved-memories")
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        plain = alice.post("/api/v1/import/auto", json={"files": export}).json()
+        assert (plain["kind"], plain["imported"], plain["messages_imported"]) == ("chatgpt", 0, 6), plain
+        assert any("5 saved-memory records found" in w and '"saved_memories": true' in w for w in plain["warnings"])
+        # A flag is true or false, named as the body names it; and no other kind holds saved memories.
+        for kind, body in (("chatgpt", {"files": export, "saved_memories": "yes"}),
+                           ("mem0", {"text": (FIXTURES / "mem0.json").read_text(), "saved_memories": True})):
+            refused = alice.post(f"/api/v1/import/{kind}", json=body)
+            assert refused.status_code == 422 and "saved_memories" in refused.text, refused.text
+        first = alice.post("/api/v1/import/chatgpt", json={"files": export, "saved_memories": True}).json()
+        assert (first["imported"], first["messages_skipped"]) == (3, 6), first
+        again = alice.post("/api/v1/import/auto", json={"files": export, "saved_memories": True}).json()
+        assert (again["imported"], again["skipped"]) == (0, 3), again
+        items = alice.get("/api/v1/memory").json()["memories"]
+        assert {m["scope"] for m in items} == {"agent:alice"} and len(items) == 3
+        assert "User prefers Python for scripting." in {m["content"] for m in items}
+        assert all(m["metadata"]["chatgpt"]["saved_memory"] == "bio" for m in items)
+        assert bob.get("/api/v1/stats").json()["memories"] == 0

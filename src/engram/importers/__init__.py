@@ -35,8 +35,10 @@ from engram.importers import (
 )
 from engram.importers.apply import ImportSummary, apply_plan
 from engram.importers.base import Files, Plan, modified_times, read_folder, without_bom
+from engram.model import parse_flag
 
-__all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_source", "detect", "detect_document", "read_plan"]
+__all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_saved_memories", "check_source", "detect",
+           "detect_document", "read_plan"]
 
 # Readers of one document (text) and of a folder (files by relative path).
 _TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read,
@@ -83,6 +85,16 @@ def check_kind(kind: str) -> str:
     if kind not in KINDS:
         raise ValidationError("from", f"unknown source kind {jsondoc.shown(kind)}", KINDS)
     return kind
+
+
+def check_saved_memories(kind: str, saved_memories: object) -> bool:
+    """``saved_memories`` as a flag; raises ``ValidationError`` naming it unless it is true or
+    false, and when true for a ``kind`` other than ChatGPT's export (the only one holding them)."""
+    wanted = parse_flag(saved_memories, "saved_memories")
+    if wanted and kind != chat_exports.chatgpt.KIND:
+        raise ValidationError("saved_memories", f"{kind} holds no ChatGPT saved memories",
+                              "only with ChatGPT's data export (chatgpt)")
+    return wanted
 
 
 def detect_document(text: str) -> str:
@@ -158,10 +170,12 @@ def detect(path: Path) -> str:
     return detect_document(read_text(path))
 
 
-def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
+def read_plan(kind: str, source: str | Path | Mapping[str, str], *, saved_memories: bool = False) -> Plan:
     """Read ``source`` (a path, a document's text, or a folder's files) as ``kind``; raises
-    ``SnapshotError`` naming the line or record of malformed input and ``ValidationError``."""
+    ``SnapshotError`` naming the line or record of malformed input and ``ValidationError``.
+    ``saved_memories`` (ChatGPT's export only) makes its saved memories memories."""
     check_kind(kind)
+    check_saved_memories(kind, saved_memories)
     if kind in ("snapshot", "folder"):
         raise ValidationError("from", f"{kind} is imported by engram's own importer",
                               [*_TEXT_READERS, *_EXPORT_READERS, *_FOLDER_READERS, *_DATABASE_READERS])
@@ -170,7 +184,7 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
         assert isinstance(source, Path)  # (check_source refuses any other)
         return _DATABASE_READERS[kind](source)
     if kind in _EXPORT_READERS:
-        return _read_export(kind, source)
+        return _read_export(kind, source, saved_memories)
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
@@ -194,7 +208,7 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
     return _FOLDER_READERS[kind](files)
 
 
-def _read_export(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
+def _read_export(kind: str, source: str | Path | Mapping[str, str], saved_memories: bool) -> Plan:
     """A chat service's export: its ZIP or folder (``conversations.json``, or ChatGPT's shards of
     it, inside; the other files named in a warning), one such file, its text, or a folder's files
     holding them."""
@@ -214,7 +228,9 @@ def _read_export(kind: str, source: str | Path | Mapping[str, str]) -> Plan:
         documents = [("", read_text(source))]
     else:
         documents = [("", without_bom(source))]
-    plan = _EXPORT_READERS[kind](documents)
+    # (check_saved_memories refused the option for any export but ChatGPT's.)
+    plan = (chat_exports.chatgpt.read_documents(documents, saved_memories=True) if saved_memories
+            else _EXPORT_READERS[kind](documents))
     note = chat_exports.others_warning(others, [name for name, _ in documents if name])
     if note:
         plan.warnings.append(note)

@@ -31,12 +31,27 @@ the text alone, so a later export adds only a text changed since, beside the ear
 that holds it, the field and that conversation's id in ``metadata["chatgpt"]``. The content's
 ``user_profile`` and ``user_instructions`` are ChatGPT's prompt wrapped around the same words: not
 read. An instructions message without that data is counted with the hidden messages.
+
+Saved memories ("Memory" in ChatGPT's settings) have no file of their own: the export holds them
+only as what ChatGPT wrote to its ``bio`` tool, assistant messages with ``recipient`` ``bio``
+("User prefers Python for scripting.", answered by a ``tool`` message "Model set context updated.").
+They are the most memory-like records of the export, but a record of writes, not of what ChatGPT
+keeps now: the person may have changed or deleted one since, and the export does not say. So they
+are imported only when asked (``saved_memories``): each distinct text one ``core`` memory, byte for
+byte, once for the whole export (its id fixed by the text alone, as custom instructions' are),
+dated by its earliest write, tagged ``chatgpt`` and ``saved-memory``, the conversation and message
+ids of that write in ``metadata["chatgpt"]``. A write that asks to forget ("Forget that the user
+...") is no fact: counted, not imported (which memory it meant is ChatGPT's guess, not engram's to
+make). Without ``saved_memories`` they are counted in a warning naming the option.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from engram import jsondoc
@@ -71,6 +86,12 @@ _BESIDE_TEXT = "images, files or audio beside a message's text"
 _INSTRUCTIONS = "user_editable_context"
 # The custom-instructions fields holding the person's own words, with the tag each memory gets.
 _INSTRUCTION_FIELDS = {"about_user_message": "about-me", "about_model_message": "how-to-respond"}
+# ChatGPT's memory tool: an assistant message addressed to it is a saved memory being written.
+_MEMORY_TOOL = "bio"
+# A write to the memory tool asking it to forget ("Forget that the user ...", "Forget all ..."),
+# as ChatGPT phrases a removal in real exports.
+_FORGET = re.compile(r"\s*forget\b", re.IGNORECASE)
+OPTION = "--saved-memories"  # as engram import spells it (saved_memories=True from Python and over HTTP)
 NOTES = {
     _BESIDE_TEXT: "the text is imported, their kinds named in its metadata.chatgpt.parts_left_out",
     _BRANCHES: "answers regenerated and questions edited, which the conversation no longer shows",
@@ -93,13 +114,48 @@ def read(text: str) -> Plan:
     return read_documents([("", text)])
 
 
-def read_documents(documents: Documents) -> Plan:
+@dataclass
+class _SavedMemories:
+    """The export's writes to ChatGPT's memory tool, counted; made records when ``wanted``."""
+
+    wanted: bool
+    writes: int = 0  # facts written (repeats included)
+    forgets: int = 0  # requests to forget
+    made: dict[str, int] = field(default_factory=dict)  # text -> its record's place in the plan
+
+    def warning(self) -> str | None:
+        """What the person learns of them: how many, and how to import them (or what was made)."""
+        found = self.writes + self.forgets
+        if not found:
+            return None
+        forgets = (f", {self.forgets} of them {'a request' if self.forgets == 1 else 'requests'} to forget "
+                   "(\"Forget that ...\")" if self.forgets else "")
+        what = (f"{found} saved-memory {'record' if found == 1 else 'records'} found (ChatGPT's writes to its "
+                f"memory tool, bio){forgets}")
+        if self.wanted:
+            return (f"{what}; each distinct text is a core memory tagged saved-memory"
+                    + (", a request to forget is not (which memory it meant is not engram's to guess)" if self.forgets
+                       else "")
+                    + ". ChatGPT may have changed or deleted some since and the export does not say: review them with "
+                    "engram list --tag saved-memory")
+        return (f"{what}; not imported, since ChatGPT may have changed or deleted some since and the export does "
+                f"not say: import them as memories with engram import {OPTION} (saved_memories=True in Python, "
+                "\"saved_memories\": true over HTTP)")
+
+
+def read_documents(documents: Documents, *, saved_memories: bool = False) -> Plan:
     """The plan of the export's conversation files, ``(file name, text)`` in order (its
-    ``conversations.json``, or the shards a larger export is split into)."""
-    return read_export(documents, KIND, SHAPE, NOTES, _conversation)
+    ``conversations.json``, or the shards a larger export is split into); ``saved_memories`` makes
+    the writes to ChatGPT's memory tool memories (else they are counted in a warning)."""
+    tally = _SavedMemories(saved_memories)
+    plan = read_export(documents, KIND, SHAPE, NOTES, functools.partial(_conversation, saved=tally))
+    note = tally.warning()
+    if note:
+        plan.warnings.append(note)
+    return plan
 
 
-def _conversation(found: Conversations, item: Any, where: str) -> None:
+def _conversation(found: Conversations, item: Any, where: str, saved: _SavedMemories) -> None:
     conversation = an_object(item, where, "a ChatGPT conversation object")
     if "mapping" not in conversation and "chat_messages" in conversation:
         raise fail(where, "holds chat_messages: a Claude.ai export, not ChatGPT's", "--from claude")
@@ -123,7 +179,7 @@ def _conversation(found: Conversations, item: Any, where: str) -> None:
         if message is None:
             continue  # the root placeholder a conversation starts from
         _message(found, an_object(message, f"{node_where}.message", "a ChatGPT message object"),
-                 f"{node_where}.message")
+                 f"{node_where}.message", saved)
     found.end()
 
 
@@ -155,7 +211,7 @@ def _shown_path(conversation: Mapping[str, Any], mapping: Mapping[str, Any], whe
     return path[::-1]
 
 
-def _message(found: Conversations, message: Mapping[str, Any], where: str) -> None:
+def _message(found: Conversations, message: Mapping[str, Any], where: str, saved: _SavedMemories) -> None:
     author = an_object(message.get("author"), f"{where}.author", "the author object {role, name, metadata}")
     role = author.get("role")
     if not isinstance(role, str) or not role:
@@ -182,6 +238,9 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str) -> No
         return
     if role not in ("user", "assistant"):
         found.skip(f"messages by {role}")
+        return
+    if role == "assistant" and recipient == _MEMORY_TOOL and content_type in _TEXT_TYPES \
+            and _saved_memory(found, message, content, at, where, saved):
         return
     if role == "assistant" and recipient not in (None, "all"):
         found.skip("assistant messages to a tool")
@@ -237,6 +296,44 @@ def _custom_instructions(found: Conversations, own: Mapping[str, Any], where: st
             created_at=found.started, time_in_id=False, fields={"content": ""},
             what=f"ChatGPT's custom instructions ({name})"))
     return made
+
+
+def _saved_memory(found: Conversations, message: Mapping[str, Any], content: Mapping[str, Any], at: float | None,
+                  where: str, saved: _SavedMemories) -> bool:
+    """A write to ChatGPT's memory tool: counted, and with ``saved.wanted`` a ``core`` memory (one
+    per distinct text of the export, dated by its earliest write); False when it holds no text (it
+    is then counted with the other messages to a tool)."""
+    place = f"{where}.content.parts"
+    texts, _ = _parts(content.get("parts"), place)
+    text = "\n".join(texts)
+    if not text.strip():
+        return False
+    if _FORGET.match(text):
+        saved.forgets += 1
+        return True
+    saved.writes += 1
+    if not saved.wanted:
+        return True
+    provenance = {"saved_memory": _MEMORY_TOOL, "conversation": found.conversation_id,
+                  "message": optional_text(message.get("id"), f"{where}.id")}
+    metadata = {KIND: {k: v for k, v in provenance.items() if v is not None}}
+    earlier = saved.made.get(text)
+    if earlier is not None:
+        record = found.plan.records[earlier]
+        if at is not None and (record.created_at is None or at < record.created_at):
+            # The earliest write dates it, and names where it was made (an export lists the newest first).
+            found.plan.records[earlier] = dataclasses.replace(record, where=place, created_at=at, metadata=metadata)
+        return True
+    saved.made[text] = len(found.plan.records)
+    # Core, as custom instructions are: ChatGPT put every saved memory in every conversation until
+    # it was removed, which is what a core memory is to an agent. Importance a little below theirs:
+    # ChatGPT chose these words, the person wrote those. time_in_id=False: the id is fixed by the
+    # text alone, so a later export, whose earliest copy may be another, finds what this one made.
+    found.plan.records.append(Record(
+        source_id=f"saved-memory\0{text}", where=place, content=text, category=Category.CORE, type="learned",
+        tags=("chatgpt", "saved-memory"), importance=0.7, metadata=metadata,
+        created_at=at, time_in_id=False, fields={"content": ""}, what="a ChatGPT saved memory"))
+    return True
 
 
 def _parts(value: Any, where: str) -> tuple[list[str], list[str]]:

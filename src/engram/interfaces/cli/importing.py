@@ -12,9 +12,10 @@ from engram.store.base import ImportResult
 
 
 def import_with_progress(engram: Engram, source: str | Path | Mapping[str, str], kind: str, *,
-                         keep_agents: bool, quiet: bool) -> ImportSummary:
+                         keep_agents: bool, saved_memories: bool, quiet: bool) -> ImportSummary:
     with render.progress(f"reading {kind}", quiet=quiet) as report:
-        return engram.import_from(source, kind, keep_agents=keep_agents, progress=report)
+        return engram.import_from(source, kind, keep_agents=keep_agents, saved_memories=saved_memories,
+                                  progress=report)
 
 
 def import_snapshot_with_progress(engram: Engram, document: str | bytes, *, quiet: bool) -> ImportResult:

@@ -480,6 +480,9 @@ def import_(
         "openclaw, basic-memory, clawless, ptrclaw-sqlite or sclaw (detected when omitted)."),
     into_agent: bool = typer.Option(
         False, "--into-agent", help="Import everything into this agent instead of the source's users/agents."),
+    saved_memories: bool = typer.Option(
+        False, "--saved-memories", help="ChatGPT's export: make its saved memories (what ChatGPT wrote to its memory "
+        "tool) core memories too. They may have been changed or deleted in ChatGPT since; the export does not say."),
 ) -> None:
     """Import memories: engram snapshots and memory folders, PtrClaw files and memory.db, sclaw's memory.db,
     mem0, the MCP memory server, mcp-memory-service, Letta's Agent File (.af), Zep (its users dumped with its
@@ -487,7 +490,7 @@ def import_(
     basic-memory/Obsidian and Clawless. Malformed input imports nothing and names the line, record or row;
     what an earlier import brought is skipped (Zep's facts and summaries take what Zep changed since), and
     what was forgotten since is not brought back."""
-    from engram.importers import check_kind, detect, detect_document, read_text
+    from engram.importers import check_kind, check_saved_memories, detect, detect_document, read_text
 
     if kind is not None:
         check_kind(kind)
@@ -500,6 +503,7 @@ def import_(
                           if str(path) == parsing.STDIN else path)
     if kind is None:
         kind = detect_document(source) if isinstance(source, str) else detect(path)
+    check_saved_memories(kind, saved_memories)  # before engram's own kinds, which do not take it
     if kind == "folder":
         files.import_dir(ctx, path)
         return
@@ -514,7 +518,7 @@ def import_(
                 render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
         return
     summary = importing.import_with_progress(st.engram(), source, kind, keep_agents=not into_agent,
-                                          quiet=st.as_json)
+                                          saved_memories=saved_memories, quiet=st.as_json)
     if st.as_json:
         render.emit_json(summary)
         return

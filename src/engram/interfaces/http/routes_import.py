@@ -31,6 +31,8 @@ SOURCES = ('the source itself: a document\'s text in "text" (JSON or JSON lines)
 class ImportIn(Body):
     text: UsableText | None = Field(None, description="The source document (JSON or JSON lines).")
     files: dict[UsableText, UsableText] | None = Field(None, description="A source folder: relative path -> file text.")
+    saved_memories: bool = Field(False, description="ChatGPT's export only: make its saved memories (its writes to "
+                                 "the bio tool) core memories; ChatGPT may have changed or deleted them since.")
 
     @model_validator(mode="after")
     def _one_source(self) -> ImportIn:
@@ -51,5 +53,6 @@ def import_source(eng: Eng, kind: str, body: ImportIn) -> dict[str, Any]:
                             accepts={"source": SOURCES}):
         if kind == "auto":
             kind = detect_document(source) if isinstance(source, str) else detect_files(source)
-        summary = eng.import_from(source, kind, keep_agents=False, operator_notes=False)
+        summary = eng.import_from(source, kind, keep_agents=False, operator_notes=False,
+                                  saved_memories=body.saved_memories)
     return asdict(summary)

@@ -1,0 +1,104 @@
+"""ChatGPT's saved memories (its writes to the ``bio`` tool) through ``engram import
+--saved-memories`` on a real SQLite home, and ``Engram.import_from(..., saved_memories=True)``.
+
+The fixture ``chatgpt-saved-memories/`` is shaped as real exports hold them: an assistant message
+with ``recipient`` ``bio`` and ``channel`` ``commentary`` whose text part is the fact, answered by a
+``tool`` message named ``bio`` saying "Model set context updated."; a later conversation writes the
+same fact again and asks to forget another ("Forget that the user's dog is named Miso."), and a
+third is an ordinary conversation without any.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engram.config import load_settings
+from engram.engine import Engram
+from engram.errors import ValidationError
+from tests.importers.test_import_chat_exports import zipped
+from tests.importers.test_import_cli import ENGRAM, FIXTURES, as_json, run
+
+EXPORT = FIXTURES / "chatgpt-saved-memories"
+OLDEST = "6715e2ac-9008-8002-8795-1af276ec5901"
+SAVED = {  # content byte for byte -> (when first written, the message that wrote it)
+    "User prefers Python for scripting.": (1729951866.125, "6715e2ac-0000-4000-8000-000000000003"),
+    "  User's dog is named Miso 🐕.\r\nHe is a shiba inu.": (1729951866.5, "6715e2ac-0000-4000-8000-000000000005"),
+    "User's invoices go to sam@example.com.": (1729951867.0, "6715e2ac-0000-4000-8000-000000000007"),
+}
+
+
+def saved(home: Path, *agent: str) -> list[dict]:
+    return as_json(home, *agent, "list", "--tag", "saved-memory", "--limit", "100")
+
+
+def test_saved_memories_are_reported_then_imported_on_request_once(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    source = str(zipped(EXPORT, tmp_path / "chatgpt-export.zip"))
+    plain = as_json(home, "import", source)
+    # Without the option nothing changes but a warning naming how many there are and the option.
+    assert (plain["imported"], plain["messages_imported"]) == (0, 6), plain
+    warnings = "\n".join(plain["warnings"])
+    assert "5 saved-memory records found" in warnings and "1 of them a request to forget" in warnings, warnings
+    assert "engram import --saved-memories" in warnings and "assistant messages to a tool" not in warnings
+    assert as_json(home, "list") == []
+
+    first = as_json(home, "import", source, "--saved-memories")
+    assert (first["imported"], first["skipped"], first["messages_skipped"]) == (3, 0, 6), first
+    assert "each distinct text is a core memory tagged saved-memory" in "\n".join(first["warnings"])
+    memories = {m["content"]: m for m in saved(home)}
+    assert set(memories) == set(SAVED)  # the repeat is one memory; the request to forget is none
+    for content, (at, message) in SAVED.items():
+        memory = memories[content]
+        assert (memory["category"], memory["type"], sorted(memory["tags"])) == (
+            "core", "learned", ["chatgpt", "saved-memory"]), memory
+        assert memory["created_at"] == pytest.approx(at)  # the earliest write, not the repeat
+        assert memory["metadata"] == {"chatgpt": {"saved_memory": "bio", "conversation": OLDEST, "message": message}}
+    # History is as it was: the writes to the tool are no conversation message.
+    assert [m["content"] for m in as_json(home, "history", "show", f"chatgpt:{OLDEST}", "--limit", "0")["messages"]][1] \
+        == "Got it — I'll remember all three."
+
+    again = as_json(home, "import", source, "--saved-memories")
+    assert (again["imported"], again["skipped"], again["messages_imported"]) == (0, 3, 0), again
+    assert len(saved(home)) == 3
+    # One forgotten in engram since (the dog went to the sister) is not brought back by a re-import.
+    run(home, "forget", memories["  User's dog is named Miso 🐕.\r\nHe is a shiba inu."]["id"], "--reason", "no dog now")
+    later = as_json(home, "import", source, "--saved-memories")
+    assert (later["imported"], later["skipped"], later["forgotten"]) == (0, 2, 1), later
+    assert len(saved(home)) == 2
+    # Another agent's import is its own; the first agent's memories are untouched by it.
+    other = as_json(home, "--agent", "other", "import", str(EXPORT), "--saved-memories")
+    assert (other["imported"], other["agents"]) == (3, ["other"]), other
+    assert len(saved(home)) == 2 and len(saved(home, "--agent", "other")) == 3
+
+
+def test_the_option_is_refused_for_sources_without_saved_memories(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    for source, kind in ((FIXTURES / "claude-export", "claude"), (FIXTURES / "mem0.json", "mem0")):
+        done = subprocess.run([ENGRAM, "--home", str(home), "import", str(source), "--saved-memories"],
+                              capture_output=True, text=True, timeout=300, env=env)
+        said = " ".join(done.stderr.split())
+        assert done.returncode == 2 and f"--saved-memories: {kind} holds no ChatGPT saved memories" in said, said
+    assert as_json(home, "stats")["memories"] == 0
+    assert as_json(home, "history", "list") == []  # refused before anything was read or stored
+
+
+def test_saved_memories_are_screened_for_pii_as_every_import_is(tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, embeddings={"provider": "none"}, privacy={"pii": "redact"})
+    text = (EXPORT / "conversations.json").read_text(encoding="utf-8")
+    with Engram.from_settings(settings) as mem:
+        with pytest.raises(ValidationError) as refused:
+            mem.import_from(text, saved_memories="yes")  # type: ignore[arg-type]
+        assert refused.value.field == "saved_memories"
+        summary = mem.import_from(text, saved_memories=True)
+        assert summary.imported == 3, summary
+        contents = sorted(m.content for m in mem.list())
+        assert "User's invoices go to [REDACTED:email]." in contents, contents
+        assert not any("sam@example.com" in c for c in contents)
+        assert mem.for_agent("someone-else").list() == []
+    assert json.loads(text)[2]["title"] == "Scripting and pets"  # (the fixture's oldest conversation is last)
