@@ -131,7 +131,10 @@ def carry(folder: Folder, *, entry_id: str, from_dir: str, to_file: str) -> list
     carried = []
     kept = [rel for rel, is_link in folder.walk(from_dir) if not is_link and rel.endswith(SUFFIX) and _scope_dir(rel) == from_dir]
     for rel in kept:
-        text = folder.read_text(rel)
+        try:
+            text = folder.read_text(rel)
+        except (OSError, PathRefused):
+            continue  # unreadable (too large, gone meanwhile): left where it is, as listing it would be
         header = _HEADER.search(text)
         if header is None or header.group(1) != entry_id or header.group(3) not in _OWN_WHEN_KEPT:
             continue
