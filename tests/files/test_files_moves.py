@@ -794,3 +794,114 @@ def test_a_conflict_whose_entry_moved_to_another_agents_database_is_refused_nami
 def runner_result(home: Path, *args: str) -> Result:
     """``engram --home HOME ARGS...`` in-process, whatever its exit code."""
     return runner.invoke(app, ["--home", str(home), *args])
+
+
+def _conflict_beside(home: Path, where: str, content: str = "original") -> str:
+    """A memory of ``where``'s scope in conflict (both-changed: "file side" kept beside its
+    ``notes.md``, "database side" stored), synced; returns its id."""
+    memory_id = _remember(home, where, content)
+    notes = home / "memory" / WHO[where][2] / "notes.md"
+    notes.write_text(notes.read_text(encoding="utf-8").replace(f"- {content} (", "- file side ("), encoding="utf-8")
+    view, scope, _ = WHO[where]
+    cli_output(home, *view, "remember", "database side", "--key", "moved", "--tags", "notes", *scope)
+    assert [c["kind"] for c in json.loads(cli_output(home, "--json", "conflicts"))] == ["both-changed"]
+    return memory_id
+
+
+@pytest.mark.parametrize(("source", "target"), [("alice", "session"), ("session", "alice"), ("global", "alice")])
+def test_a_conflict_moves_along_with_its_entry_moved_by_hand_into_a_folder_its_readers_read(
+        home: Path, source: str, target: str) -> None:
+    # Before, the .conflict stayed beside the old file: the person looking in the entry's new folder
+    # saw no conflict there, and the old folder kept a note about an entry it no longer held.
+    memory_id = _conflict_beside(home, source)
+    _remember(home, target, "the target's own fact", key="own")
+    _move(home, memory_id, source, target)
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert report["to_database"]["moved"] == 1
+    new_file = f"{WHO[target][2]}/notes.md"
+    assert [p for p in report["problems"] if f"{new_file}.{memory_id}.conflict" in p], report["problems"]
+    assert not list((home / "memory" / WHO[source][2]).glob("*.conflict"))
+    [listed] = json.loads(cli_output(home, "--json", "conflicts"))
+    assert (listed["path"], listed["file"]) == (f"{new_file}.{memory_id}.conflict", new_file)
+    assert (listed["memory_now_in"], listed["file_version"]) == (None, ["file side"])
+    kept = (home / "memory" / listed["path"]).read_text(encoding="utf-8")
+    assert f"file={new_file} " in kept
+    cli_output(home, "conflicts", "resolve", memory_id, "--take", "file")
+    assert _rows(home / "memory.db")[memory_id] == (SCOPE[target], "file side")
+    _quiet(home)
+
+
+def test_a_conflict_moved_along_never_overwrites_one_kept_in_the_new_folder(home: Path) -> None:
+    memory_id = _conflict_beside(home, "alice")
+    _remember(home, "session", "the target's own fact", key="own")
+    _move(home, memory_id, "alice", "session")
+    there = home / "memory/sessions/alice/s1" / f"notes.md.{memory_id}.conflict"
+    there.write_text("a person's own notes\n", encoding="utf-8")
+
+    cli_output(home, "sync")
+
+    assert there.read_text(encoding="utf-8") == "a person's own notes\n"
+    assert [c["path"] for c in json.loads(cli_output(home, "--json", "conflicts"))] == [
+        f"sessions/alice/s1/notes.md.{memory_id}.2.conflict"]
+
+
+@pytest.mark.parametrize(("source", "target"), [("alice", "bob"), ("alice", "global")])
+def test_a_conflict_stays_in_its_folder_when_its_entry_goes_where_other_agents_read(
+        home: Path, source: str, target: str) -> None:
+    # alice's file version is never put where another agent reads it; the listing says where the memory is.
+    memory_id = _conflict_beside(home, source)
+    _remember(home, target, "the target's own fact", key="own")
+    _move(home, memory_id, source, target)
+
+    cli_output(home, "sync")
+
+    [listed] = json.loads(cli_output(home, "--json", "conflicts"))
+    assert listed["path"] == f"agents/alice/notes.md.{memory_id}.conflict"
+    assert listed["memory_now_in"] == WHO[target][2]
+    assert not list((home / "memory" / WHO[target][2]).glob("*.conflict"))
+    assert f"moved to: {WHO[target][2]}" in cli_output(home, "conflicts")
+
+
+def test_an_edit_made_on_a_refused_move_is_kept_as_a_refused_move_and_applies_to_the_memory_where_it_stays(
+        home: Path) -> None:
+    # Before, the edit was kept as "deleted-in-database", its note saying the memory was forgotten or
+    # never one of alice's, the listing showing its database side "(forgotten)", and --take file
+    # stored the edit as a new memory of alice's beside bob's, the move the sync refused made anyway.
+    bob = ("--agent", "bob")
+    cli_output(home, *bob, "remember", "the boiler is grey", "--key", "old", "--tags", "notes")
+    cli_output(home, *bob, "remember", "the boiler is red", "--key", "new", "--tags", "notes")
+    _remember(home, "alice", "the target's own fact", key="own")
+    cli_output(home, *bob, "supersede", "old", "new")
+    cli_output(home, "sync")
+    new = json.loads(cli_output(home, *bob, "--json", "get", "new"))["id"]
+    _move(home, new, "bob", "alice")
+    notes = home / "memory/agents/alice/notes.md"
+    notes.write_text(notes.read_text(encoding="utf-8").replace("- the boiler is red (", "- the boiler is crimson ("),
+                     encoding="utf-8")
+
+    report = json.loads(cli_output(home, "--json", "sync"))
+
+    assert [p for p in report["problems"] if f"entry {new} not moved" in p], report["problems"]
+    [listed] = json.loads(cli_output(home, "--json", "conflicts"))
+    assert (listed["id"], listed["kind"], listed["file_version"]) == (new, "move-refused", ["the boiler is crimson"])
+    assert listed["memory_now_in"] == "agents/bob"
+    note = (home / "memory" / listed["path"]).read_text(encoding="utf-8")
+    assert "move" in note and "refused" in note and "forgotten" not in note
+    shown = cli_output(home, "conflicts")
+    assert "database: the boiler is red" in shown and "stays in: agents/bob" in shown and "moved to" not in shown
+    as_alice = cli_output(home, "--agent", "alice", "conflicts")
+    assert "the boiler is red" not in as_alice and "another agent's folder" in as_alice
+    refused = runner_result(home, "--agent", "alice", "conflicts", "resolve", new, "--take", "file")
+    assert isinstance(refused.exception, ValidationError), refused.output
+    assert "refused" in str(refused.exception) and "bob" not in str(refused.exception)
+
+    cli_output(home, "conflicts", "resolve", new, "--take", "file")
+
+    rows = _rows(home / "memory.db")
+    assert rows[new] == ("agent:bob", "the boiler is crimson")
+    assert [content for _, content in rows.values()].count("the boiler is crimson") == 1
+    assert "the boiler is crimson" in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert json.loads(cli_output(home, "--json", "conflicts")) == []
+    _quiet(home)

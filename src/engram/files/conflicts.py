@@ -15,6 +15,9 @@ file is written again from the database; taking the file side forgets the entry)
 ``repeated-id`` (a copy of an entry, with the same id but other fields, elsewhere in the folder:
 the copy is taken out of its file, ``file=`` names it, and the note names the entry that stays
 the memory; taking the file side applies the copy to the memory, see ``repeats``);
+``move-refused`` (an entry moved by hand into the folder and edited on the way, whose move the sync
+refused, as ``moves`` says: the entry is taken out of the folder, its memory stays where it was, and
+taking the file side applies the edit to that memory);
 ``same-key`` (with ``per_agent_databases``, two agents' databases held different global memories
 under one key: ``id=`` is the one that stays the memory, the entry kept is the other version, taken
 out of the folder and its database; taking the file side applies it to the memory, see ``shared_keys``).
@@ -48,7 +51,8 @@ if TYPE_CHECKING:
     from engram.engine import Engram
     from engram.privacy import PiiPolicy
 
-Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished", "repeated-id", "same-key"]
+Kind = Literal["both-changed", "deleted-in-file", "deleted-in-database", "file-vanished", "move-refused", "repeated-id",
+               "same-key"]
 SUFFIX = ".conflict"
 # The kinds whose note keeps no entry: the file's side is the memory's absence.
 _DELETIONS = ("deleted-in-file", "file-vanished")
@@ -56,6 +60,9 @@ _DELETIONS = ("deleted-in-file", "file-vanished")
 # was written): the memory under the id is the one the note is about wherever it is now, as its
 # entry may be moved by hand to another scope's folder since (``moves``), the memory with it.
 _OWN_WHEN_KEPT = ("both-changed", "deleted-in-file", "file-vanished")
+# The kinds about the memory under the id wherever it is: those above, and a refused move's edit,
+# whose memory stayed in the folder the entry was moved from.
+_ABOUT_ITS_MEMORY = (*_OWN_WHEN_KEPT, "move-refused")
 _HEADER = re.compile(r"engram-conflict id=(\S+) file=(\S+) kind=(\S+) at=(\S+)")
 
 
@@ -88,6 +95,9 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
         "deleted-in-database": f"changed in the file, but it is not a memory of {_scope_dir(file)}/ in the"
                                " database (forgotten, or never one of its memories); it was taken out of the file",
         "file-vanished": "in a file that vanished; the file was written again from the database",
+        "move-refused": f"moved by hand into {_scope_dir(file)}/ and changed on the way, but the sync refused the move"
+                        " (its report says why): the memory stays where it was, unchanged, and the entry was taken out"
+                        " of the file",
         "repeated-id": f"a copy, with other fields, of the entry {held}, which stays the memory;"
                        " the copy was taken out of its file",
         "same-key": f"one of two versions of the global memory with key {also}, held by two agents' databases under"
@@ -96,13 +106,43 @@ def keep(folder: Folder, fmt: Format, *, entry_id: str, file: str, kind: Kind, l
     }[kind]
     note = (f"engram-conflict id={entry_id} file={file} kind={kind} at={at}\n"
             f"This entry was {explain}. Below is the file's version. Resolve with: engram conflicts resolve {entry_id}")
+    rel = _free_name(folder, file, entry_id)
+    folder.write_text(rel, fmt.fragment([as_stored(entry, privacy) for entry in losing], note))
+    return rel
+
+
+def _free_name(folder: Folder, file: str, entry_id: str) -> str:
+    """The first ``<file>.<id>[.n].conflict`` the folder does not hold: one is never overwritten."""
     base = f"{file}.{entry_id}"
     rel, n = f"{base}{SUFFIX}", 1
     while folder.exists(rel):
         n += 1
         rel = f"{base}.{n}{SUFFIX}"
-    folder.write_text(rel, fmt.fragment([as_stored(entry, privacy) for entry in losing], note))
     return rel
+
+
+def carry(folder: Folder, *, entry_id: str, from_dir: str, to_file: str) -> list[tuple[str, str]]:
+    """Move the conflicts kept in the scope folder ``from_dir`` on its own memory ``entry_id``
+    (``_OWN_WHEN_KEPT``) beside ``to_file``, the memory file its entry was moved into by hand
+    (``moves.take_over``), named as ``keep`` names them (never overwriting one), their note's
+    ``file=`` made that file: the person looking at the entry finds its conflict beside it, and
+    the old folder keeps no note about an entry it no longer holds. Returns (old path, new path)
+    of each. The caller decides whether the new folder's readers may read it (``moves``)."""
+    carried = []
+    kept = [rel for rel, is_link in folder.walk(from_dir) if not is_link and rel.endswith(SUFFIX) and _scope_dir(rel) == from_dir]
+    for rel in kept:
+        try:
+            text = folder.read_text(rel)
+        except (OSError, PathRefused):
+            continue  # unreadable (too large, gone meanwhile): left where it is, as listing it would be
+        header = _HEADER.search(text)
+        if header is None or header.group(1) != entry_id or header.group(3) not in _OWN_WHEN_KEPT:
+            continue
+        to = _free_name(folder, to_file, entry_id)
+        folder.write_text(to, text[:header.start(2)] + to_file + text[header.end(2):])
+        folder.remove(rel)
+        carried.append((rel, to))
+    return carried
 
 
 def as_stored(entry: Entry, privacy: PiiPolicy) -> Entry:
@@ -177,6 +217,13 @@ def now_in(memory: Memory | None, conflict: Conflict, layout: Layout | None = No
         return where
 
 
+def where_now(conflict: Conflict, now: str) -> str:
+    """How a listing says that the conflict's memory is in the scope folder ``now`` (``now_in``)."""
+    if conflict.kind == "move-refused":
+        return f"stays in: {now} (its move into this folder was refused)"
+    return f"moved to: {now} (by hand, since the conflict was kept)"
+
+
 def find(conflicts: Sequence[Conflict], ref: str, *, viewer: str | None = None, layout: Layout | None = None) -> Conflict:
     """The conflict whose entry id, path or id prefix is ``ref``, of those in ``viewer``'s view
     (``in_view``) first, so another agent's conflict on the same id is never taken for the view's
@@ -225,7 +272,8 @@ def may_settle(engram: Engram, folder: Folder, conflict: Conflict, take: Literal
         memory = held
     if take != "db" and others_memory(memory, viewer):
         whose = ("was moved by hand to another agent's folder since, and its memory with it" if conflict.kind in
-                 _OWN_WHEN_KEPT else "competes with another agent's memory")
+                 _OWN_WHEN_KEPT else "is an edit of another agent's memory, whose move into this folder was refused"
+                 if conflict.kind == "move-refused" else "competes with another agent's memory")
         raise ValidationError("conflict", f"{conflict.entry_id} ({conflict.path}) {whose}, which agent {viewer} never changes",
                               "--take db (drop the copy kept in this folder), or --take file/merge as the operator"
                               " (no --agent)")
@@ -286,7 +334,9 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
 def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = None) -> Memory | None:
     """The memory a conflict's file version competes with: the one stored under its id in the
     scope of the folder its file is in, or None. A ``repeated-id`` copy competes with the memory
-    wherever it is (the note names its place; taking the file side applies the copy to it). Any
+    wherever it is (the note names its place; taking the file side applies the copy to it); so does
+    a kind about the memory under its id (``_ABOUT_ITS_MEMORY``: a conflict on the folder's own memory,
+    its entry maybe moved by hand since, or a refused move's edit, its memory where it stayed). Any
     other kind is about that folder's own memory: an id another scope holds is not it (a
     ``deleted-in-database`` entry in one agent's folder carrying another agent's id, or a
     ``.conflict`` written by hand), so taking the file side restores the entry in the folder's
@@ -294,7 +344,7 @@ def database_side(engram: Engram, conflict: Conflict, layout: Layout | None = No
     the conflict's folder (``database_of``)."""
     current = database_of(engram, conflict, layout).store.get_many([conflict.entry_id])
     memory = current[0] if current else None
-    if memory is None or conflict.kind in ("repeated-id", *_OWN_WHEN_KEPT):
+    if memory is None or conflict.kind in ("repeated-id", *_ABOUT_ITS_MEMORY):
         return memory
     try:
         scope = (layout or Layout()).scope_of_dir(_scope_dir(conflict.file))

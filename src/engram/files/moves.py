@@ -59,7 +59,7 @@ from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
 from engram.store.base import HiddenSupersession, crosses_agents
 
-from . import layout
+from . import conflicts, layout
 from . import state as sync_state
 from .document import Document
 from .entry import Entry, Problem, from_memory, hashes_as_but_for_importance, memory_digest
@@ -173,6 +173,9 @@ class PassMoves:
     taken: set[str] = field(default_factory=set)
     ahead: dict[str, tuple[Memory, Memory]] = field(default_factory=dict)
     put_back: set[Scope] = field(default_factory=set)
+    # The memories whose move into a folder was refused, by id, with that folder's scope: an edit made
+    # on the way is kept there as a ``move-refused`` conflict, not as a memory the folder does not hold.
+    turned_away: dict[str, Scope] = field(default_factory=dict)
 
     def later(self, scope: Scope) -> set[Scope]:
         """The folders the pass settles after ``scope``'s."""
@@ -184,6 +187,7 @@ class PassMoves:
         in the pass writes it back as a memory missing from its files; one settled earlier left the
         entry to this folder's pass (``held_in_other_folders``), so it is settled again (``put_back``)
         rather than the entry being in neither folder until the next pass."""
+        self.turned_away[memory.id] = scope
         if memory.scope in self.order and memory.scope != scope and memory.scope not in self.later(scope):
             self.put_back.add(memory.scope)
 
@@ -226,6 +230,7 @@ def take_over(
             continue  # forgotten since it was read: its entry is settled as one forgotten in the database
         report.db_moved += 1
         arrived[entry_id] = after
+        report.problems += _carry_conflicts(side, entry_id, memory.scope, scope, rel, entry.line)
         if after.key != memory.key:
             said = (f"entry {entry_id} moved to {scope}, where another memory holds its key {jsondoc.shown(memory.key)}:"
                     f" its key is now {jsondoc.shown(after.key)}")
@@ -234,6 +239,19 @@ def take_over(
             changed.add(rel)
     passed.taken |= set(arrived)
     return arrived, changed
+
+
+def _carry_conflicts(side: FolderSide, entry_id: str, old: Scope, new: Scope, rel: str, line: int) -> list[Problem]:
+    """The conflicts kept on the memory ``entry_id`` in its old scope's folder, moved beside ``rel``, the
+    file of ``new``'s folder its entry was moved into (``conflicts.carry``), each said in a note. Only
+    into a folder no other agent reads than the old one's (from ``global/`` anywhere, from an agent's
+    folder into its own or its sessions'): a file version kept in alice's folder is never put where
+    bob reads it; it stays, and ``engram conflicts`` says where its memory is now (``conflicts.now_in``)."""
+    if old.agent is not None and new.agent != old.agent:
+        return []
+    carried = conflicts.carry(side.folder, entry_id=entry_id, from_dir=side.layout.scope_dir(old), to_file=rel)
+    return [Problem(rel, line, f"entry {entry_id} moved with the conflict kept on it: {was} is now {now}", skipped=False)
+            for was, now in carried]
 
 
 def _move_with_partners(side: FolderSide, database: DatabaseSide, scope: Scope, moved: Mapping[str, Memory],

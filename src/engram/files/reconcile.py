@@ -118,7 +118,8 @@ def reconcile(
     unknown = [(rel, e) for rel, e in in_files.values() if e.id not in db and e.id not in st.entries]
     removed: list[removals.Removal] = []
     for entry_id in sorted(ids - untouchable):
-        _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed)
+        _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed,
+                move_refused=passed.turned_away.get(entry_id) == scope)
     _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
     if side.shared(scope):
         unknown = shared_keys.settle(side, database, scope, unknown, st, files, report)
@@ -231,7 +232,12 @@ def _settle(
     files: ScopeFiles,
     report: SyncReport,
     removed: list[removals.Removal],
+    *,
+    move_refused: bool = False,
 ) -> None:
+    """One id of ``scope``'s folder settled as the module's table says. ``move_refused``: its entry
+    was moved into this folder by hand and the move refused (``moves.take_over``); an edit made on
+    the way is kept as a ``move-refused`` conflict, its memory not forgotten nor another scope's."""
     prev = st.entries.get(entry_id)
     if memory is not None and found is not None:
         rel, entry = found
@@ -304,7 +310,8 @@ def _settle(
         rel, entry = found
         if entry.digest() != prev.digest:
             report.conflicts.append(conflicts.keep(side.folder, side.fmt, entry_id=entry_id, file=rel,
-                                                   kind="deleted-in-database", losing=[entry],
+                                                   kind="move-refused" if move_refused else "deleted-in-database",
+                                                   losing=[entry],
                                                    privacy=database.view(scope).privacy))
         files.docs[rel].remove(entry_id)
         files.dirty.add(rel)

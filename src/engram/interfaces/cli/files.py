@@ -205,7 +205,7 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
         render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind} in {c.file} ({c.at})", highlight=False)
         render.console.print(f"  database: {shown}", highlight=False)
         if moved[c.path]:
-            render.console.print(f"  moved to: {moved[c.path]} (by hand, since the conflict was kept)", highlight=False)
+            render.console.print(f"  {conflict_files.where_now(c, moved[c.path])}", highlight=False)
         render.console.print(f"  file:     {kept}", highlight=False)
         render.console.print(f"  kept in   {c.path}", highlight=False)
 
