@@ -114,6 +114,21 @@ def test_cli_conflicts_says_why_a_kept_version_is_unreadable(tmp_path: Path) -> 
     assert json.loads(_run(home, "--json", "conflicts"))[0]["unreadable"] == []
 
 
+def test_cli_conflicts_lists_the_others_when_one_conflict_file_is_not_utf8(tmp_path: Path) -> None:
+    # A .conflict file a hand edit left in another encoding ended the whole listing with an error
+    # naming it: no other conflict could be seen. It is listed as unreadable, and --take db drops it.
+    home = tmp_path / "home"
+    kept = _both_changed(home, "file side")
+    broken = kept.parent / "notes.md.0badc0de.conflict"
+    broken.write_bytes(b"\xff\xfe engram-conflict id=0badc0de")
+    listed = {c["id"]: c for c in json.loads(_run(home, "--json", "conflicts"))}
+    assert listed.keys() == {kept.name.split(".")[2], "0badc0de"}
+    assert listed["0badc0de"]["unreadable"] == ["agents/default/notes.md.0badc0de.conflict: is not UTF-8 (byte 0)"]
+    assert listed["0badc0de"]["file"] == "agents/default/notes.md" and listed["0badc0de"]["file_version"] == []
+    _run(home, "conflicts", "resolve", "0badc0de", "--take", "db")
+    assert not broken.exists() and kept.exists()
+
+
 def test_cli_conflicts_names_the_file_the_conflict_is_kept_beside_after_its_folder_was_renamed(tmp_path: Path) -> None:
     # A note kept before its folder was renamed (agents/Default/ by an earlier version, now
     # agents/default/) still says file=agents/Default/notes.md; the listing showed that stale path.

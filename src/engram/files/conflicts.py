@@ -180,7 +180,15 @@ def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int, viewe
     for rel, is_link in folder.walk():
         if is_link or not rel.endswith(SUFFIX):
             continue
-        text = folder.read_text(rel)
+        try:
+            text = folder.read_text(rel)
+        except FileNotFoundError:
+            continue  # resolved or carried away since the walk
+        except PathRefused as exc:
+            # Not UTF-8, or too large (a hand edit): listed as unreadable, not the end of the listing,
+            # so every other conflict still shows and this one can be dropped (--take db).
+            found.append(_unreadable(rel, exc.problem))
+            continue
         header = _HEADER.search(text)
         if header is None:
             continue
@@ -191,6 +199,14 @@ def list_conflicts(folder: Folder, fmt: Format, *, max_content_chars: int, viewe
         found.append(Conflict(rel, entry_id, _kept_beside(rel, entry_id, header.group(2)), kind, header.group(4),
                               tuple(doc.parsed.entries), unreadable))
     return sorted((c for c in found if in_view(c, viewer, layout)), key=lambda c: (c.at, c.path))
+
+
+def _unreadable(rel: str, problem: str) -> Conflict:
+    """A ``.conflict`` file that cannot be read, as a conflict known by its name alone
+    (``<file>.<id>[.n].conflict``, as ``keep`` names it): no kind, time or file version."""
+    named = re.fullmatch(rf"(.+)\.([^./]+?)(?:\.\d+)?{re.escape(SUFFIX)}", rel)
+    file, entry_id = (named.group(1), named.group(2)) if named else (rel[: -len(SUFFIX)], "")
+    return Conflict(rel, entry_id, file, "", "", (), (problem,))
 
 
 def _kept_beside(rel: str, entry_id: str, noted: str) -> str:

@@ -202,7 +202,8 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
                  else db.content if db else "(forgotten)")
         kept = (c.entries[0].content if c.entries else f"(unreadable: {'; '.join(c.unreadable)})" if c.unreadable
                 else "(deleted)")
-        render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind} in {c.file} ({c.at})", highlight=False)
+        when = f" ({c.at})" if c.at else ""
+        render.console.print(f"[bold]{c.entry_id}[/bold] {c.kind or 'unreadable'} in {c.file}{when}", highlight=False)
         render.console.print(f"  database: {shown}", highlight=False)
         if moved[c.path]:
             render.console.print(f"  {conflict_files.where_now(c, moved[c.path])}", highlight=False)
