@@ -753,15 +753,8 @@ def test_a_conflict_whose_entry_was_moved_since_is_resolved_on_the_memory_where_
     assert isinstance(refused.exception, ValidationError), refused.output
     assert "was moved by hand to another agent's folder" in str(refused.exception) and "bob" not in str(refused.exception)
 
-    cli_output(home, "conflicts", "resolve", memory_id, "--take", "file")
-
-    rows = _rows(home / "memory.db")
-    assert rows[memory_id] == ("agent:bob", "file side")
-    assert [content for _, content in rows.values()].count("file side") == 1
-    assert "file side" in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    _file_side_applied_to_bobs_memory(home, memory_id, "file side")
     assert memory_id not in (home / "memory/agents/alice/notes.md").read_text(encoding="utf-8")
-    assert json.loads(cli_output(home, "--json", "conflicts")) == []
-    _quiet(home)
 
 
 def test_a_conflict_whose_entry_moved_to_another_agents_database_is_refused_naming_where(
@@ -789,6 +782,18 @@ def test_a_conflict_whose_entry_moved_to_another_agents_database_is_refused_nami
     cli_output(home, "conflicts", "resolve", memory_id, "--take", "db")
     assert json.loads(cli_output(home, "--json", "conflicts")) == []
 
+
+
+def _file_side_applied_to_bobs_memory(home: Path, memory_id: str, text: str) -> None:
+    """The operator's ``--take file`` on the conflict of ``memory_id`` changes bob's memory to
+    ``text`` in place (no second memory), his file shows it, and nothing is left to settle."""
+    cli_output(home, "conflicts", "resolve", memory_id, "--take", "file")
+    rows = _rows(home / "memory.db")
+    assert rows[memory_id] == ("agent:bob", text)
+    assert [content for _, content in rows.values()].count(text) == 1
+    assert text in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
+    assert json.loads(cli_output(home, "--json", "conflicts")) == []
+    _quiet(home)
 
 
 def runner_result(home: Path, *args: str) -> Result:
@@ -897,11 +902,4 @@ def test_an_edit_made_on_a_refused_move_is_kept_as_a_refused_move_and_applies_to
     assert isinstance(refused.exception, ValidationError), refused.output
     assert "refused" in str(refused.exception) and "bob" not in str(refused.exception)
 
-    cli_output(home, "conflicts", "resolve", new, "--take", "file")
-
-    rows = _rows(home / "memory.db")
-    assert rows[new] == ("agent:bob", "the boiler is crimson")
-    assert [content for _, content in rows.values()].count("the boiler is crimson") == 1
-    assert "the boiler is crimson" in (home / "memory/agents/bob/notes.md").read_text(encoding="utf-8")
-    assert json.loads(cli_output(home, "--json", "conflicts")) == []
-    _quiet(home)
+    _file_side_applied_to_bobs_memory(home, new, "the boiler is crimson")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -280,6 +281,22 @@ def test_a_reading_view_of_an_agent_with_no_database_answers_empty_and_makes_non
         assert [m.content for m in alice.for_agent("carol", reading=True).list()] == ["carol's first note"]
 
 
+async def _reads_make_no_database_until_the_first_write(carol: Any, carol_db: Path) -> None:
+    """Over an MCP session of carol (no database yet, ``alice``'s notes stored): her read tools and a
+    dry-run forget answer empty and make no database; ``remember`` makes it, and ``list`` reads it."""
+    from tests.interfaces.test_mcp import _data
+
+    assert _data(await carol.call_tool("recall", {"query": "release notes"}))["results"] == []
+    assert _data(await carol.call_tool("memory_recall", {"query": "release notes"}))["entries"] == []
+    assert _data(await carol.call_tool("list", {}))["memories"] == []
+    dry = _data(await carol.call_tool("forget", {"query": "release notes", "reason": "tidy", "dry_run": True}))
+    assert (dry["forgotten"], dry["dry_run"]) == ([], True)
+    assert not carol_db.exists()
+    assert _data(await carol.call_tool("remember", {"content": "carol's first note"}))["action"] == "created"
+    assert carol_db.is_file()
+    assert [m["content"] for m in _data(await carol.call_tool("list", {}))["memories"]] == ["carol's first note"]
+
+
 def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_first_write(tmp_path: Path) -> None:
     """MCP's read tools and resources (``annotations.READ``) over HTTP, with the token of carol, who
     has no database: they answer as her empty database would and make none; ``remember`` makes it."""
@@ -290,7 +307,6 @@ def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_fi
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    from tests.interfaces.test_mcp import _data
 
     carol_db = tmp_path / "agents" / "carol" / "memory.db"
     engram = _open(tmp_path, "alice")
@@ -303,19 +319,10 @@ def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_fi
         async def run() -> None:
             http = create_mcp_http_client(headers={"Authorization": f"Bearer {carol_token}"})
             async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as carol:
-                assert _data(await carol.call_tool("recall", {"query": "release notes"}))["results"] == []
-                assert _data(await carol.call_tool("memory_recall", {"query": "release notes"}))["entries"] == []
-                assert _data(await carol.call_tool("list", {}))["memories"] == []
                 assert (await carol.call_tool("get", {"key": "notes"})).is_error
                 assert json.loads((await carol.read_resource("engram://core")).contents[0].text) == []
                 await carol.read_resource("engram://soul")
-                dry = _data(await carol.call_tool("forget", {"query": "release notes", "reason": "tidy", "dry_run": True}))
-                assert (dry["forgotten"], dry["dry_run"]) == ([], True)
-                assert not carol_db.exists()
-                assert _data(await carol.call_tool("remember", {"content": "carol's first note"}))["action"] == "created"
-                assert carol_db.is_file()
-                listed = _data(await carol.call_tool("list", {}))["memories"]
-                assert [m["content"] for m in listed] == ["carol's first note"]
+                await _reads_make_no_database_until_the_first_write(carol, carol_db)
 
         try:
             asyncio.run(run())
@@ -351,16 +358,7 @@ def test_mcp_over_stdio_of_an_agent_with_no_database_makes_none_until_its_first_
     async def run() -> None:
         async with Client(launch) as carol:
             assert {"recall", "remember", "list"} <= {tool.name for tool in (await carol.list_tools()).tools}
-            assert _data(await carol.call_tool("recall", {"query": "release notes"}))["results"] == []
-            assert _data(await carol.call_tool("memory_recall", {"query": "release notes"}))["entries"] == []
-            assert _data(await carol.call_tool("list", {}))["memories"] == []
-            dry = _data(await carol.call_tool("forget", {"query": "release notes", "reason": "tidy", "dry_run": True}))
-            assert (dry["forgotten"], dry["dry_run"]) == ([], True)
-            assert not carol_db.exists()
-            assert _data(await carol.call_tool("remember", {"content": "carol's first note"}))["action"] == "created"
-            assert carol_db.is_file()
-            listed = _data(await carol.call_tool("list", {}))["memories"]
-            assert [m["content"] for m in listed] == ["carol's first note"]
+            await _reads_make_no_database_until_the_first_write(carol, carol_db)
         async with Client(launch) as carol:  # kept, and read from her database at the next launch
             assert [m["content"] for m in _data(await carol.call_tool("list", {}))["memories"]] == ["carol's first note"]
 
