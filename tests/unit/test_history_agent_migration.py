@@ -3,28 +3,20 @@ conversation is kept, under the default agent, or under the owner of a per-agent
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from engram.config import load_settings
-from engram.db.migrate import _statements, available
 from engram.db.sqlite import Database
 from engram.history.sqlite import SqliteHistoryStore
 from engram.root import open_backend, open_history
+from tests.migration_steps import sqlite_steps_before
 
 
 def old_database(path: Path) -> None:
     """A database at schema 6 (the release before 0007) holding two conversations."""
     db = Database(path)
     with db.write() as conn:
-        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                     "applied_at REAL NOT NULL)")
-        for step in available("sqlite"):
-            if step.version > 6:
-                continue
-            for statement in _statements(step.sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (step.version, step.name, time.time()))
+        sqlite_steps_before(conn, 7)
         rows = [("telegram:42:", 1, "user", "hello"), ("telegram:42:", 2, "assistant", "hi there"),
                 ("slack:C1:", 1, "user", "standup at nine")]
         conn.executemany("INSERT INTO history_messages (conversation, seq, role, content, created_at) "

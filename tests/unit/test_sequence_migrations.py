@@ -4,25 +4,18 @@ marks and its sequence and no longer loses a mark with its memory (forgotten row
 
 from __future__ import annotations
 
-import time
-
 from engram.db import migrate as migrations
 from engram.db.sqlite import Database
 from engram.model import Scope, make_draft
 from engram.store.sqlite import SqliteMemoryStore
+from tests.migration_steps import sqlite_steps_before
 
 
 def _store_before(path, version: int) -> Database:
     """A store as engram left it before step ``version``, with one memory (``m1``, key ``home``)."""
     db = Database(path)
     with db.write() as conn:
-        conn.execute(migrations._RECORD_TABLE)
-        for step in migrations.available("sqlite"):
-            if step.version >= version:
-                continue
-            for statement in migrations._statements(step.sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (step.version, step.name, time.time()))
+        sqlite_steps_before(conn, version)
         for memory_id, key in (("m1", "home"), ("m2", "work")):
             conn.execute(
                 "INSERT INTO memories (id, agent, session, metadata, tags, category, type, layer, content_hash, key,"

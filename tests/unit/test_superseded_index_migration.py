@@ -4,26 +4,20 @@ queries are the ones ``move_many`` runs, caught as SQLite runs them and then exp
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from engram.db import migrate as migrations
 from engram.db.sqlite import Database
 from engram.model import Scope
 from engram.store.sqlite import SqliteMemoryStore
+from tests.migration_steps import sqlite_steps_before
 
 
 def _store_before_0014(path: Path) -> None:
     """A store as engram left it before step 14: ``old`` superseded by ``new``, both alice's."""
     db = Database(path)
     with db.write() as conn:
-        conn.execute(migrations._RECORD_TABLE)
-        for step in migrations.available("sqlite"):
-            if step.version >= 14:
-                continue
-            for statement in migrations._statements(step.sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (step.version, step.name, time.time()))
+        sqlite_steps_before(conn, 14)
         for memory_id, successor in (("old", "new"), ("new", None)):
             conn.execute(
                 "INSERT INTO memories (id, agent, session, metadata, tags, category, type, layer, content_hash, key,"

@@ -3,25 +3,18 @@ of facts superseded before it, at their successor's creation."""
 
 from __future__ import annotations
 
-import time
-
 from engram.db import migrate as migrations
 from engram.db.sqlite import Database
 from engram.engine import Engram
 from engram.store.sqlite import SqliteMemoryStore
+from tests.migration_steps import sqlite_steps_before
 
 
 def _old_store(path) -> None:
     """A store as engram left it before valid time (every step below 0008)."""
     db = Database(path)
     with db.write() as conn:
-        conn.execute(migrations._RECORD_TABLE)
-        for step in migrations.available("sqlite"):
-            if step.version >= 8:
-                continue
-            for statement in migrations._statements(step.sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (step.version, step.name, time.time()))
+        sqlite_steps_before(conn, 8)
         row = ("alice", "", "{}", "[]", "knowledge", "learned", "semantic", "h")
         conn.execute(
             "INSERT INTO memories (id, agent, session, metadata, tags, category, type, layer, content_hash, key,"
