@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 pytest.importorskip("httpx")  # the remote providers' client (extra llm)
 
 from engram.embed import Embedder, EmbeddingCache
+from engram.embed.cache import text_key
 from engram.embed.ollama import OllamaProvider
 from engram.embed.openai import OpenAIProvider
 
@@ -134,3 +136,37 @@ def test_an_encrypted_store_keeps_its_embedding_cache_encrypted(tmp_path):
     assert home / "embedding-cache.db" in databases
     for path in databases:
         assert not path.read_bytes()[:16].startswith(b"SQLite format 3"), path
+
+
+def test_a_new_cache_file_keeps_vectors_in_a_rowid_table(tmp_path):
+    # Rows of a whole vector each: in a WITHOUT ROWID table every insert split full pages of the
+    # key's b-tree (more than twice the writes per stored memory, see ``cache._SCHEMA``).
+    cache = EmbeddingCache(tmp_path / "cache.db")
+    cache.put_many("m:1", ["alpha", "beta"], np.ones((2, 384), dtype=np.float32))
+    cache.close()
+    conn = sqlite3.connect(tmp_path / "cache.db")
+    try:
+        assert conn.execute("SELECT count(rowid) FROM embedding_cache").fetchone() == (2,)
+    finally:
+        conn.close()
+
+
+def test_a_cache_file_of_the_earlier_layout_is_read_and_written_as_it_is(tmp_path):
+    path = tmp_path / "cache.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE embedding_cache (identity TEXT NOT NULL, text_hash BLOB NOT NULL, vector BLOB NOT NULL,"
+                 " created REAL NOT NULL DEFAULT (unixepoch('subsec')), PRIMARY KEY (identity, text_hash)) WITHOUT ROWID")
+    conn.execute("INSERT INTO embedding_cache (identity, text_hash, vector, created) VALUES (?, ?, ?, 1.0)",
+                 ("m:1", text_key("alpha"), np.full(4, 2, dtype=np.float32).tobytes()))
+    conn.commit()
+    conn.close()
+    cache = EmbeddingCache(path)
+    assert np.array_equal(cache.get_many("m:1", ["alpha"])["alpha"], np.full(4, 2, dtype=np.float32))
+    cache.put_many("m:1", ["alpha", "beta"], np.array([[3, 3, 3, 3], [4, 4, 4, 4]], dtype=np.float32))
+    cache.close()
+    again = EmbeddingCache(path)
+    found = again.get_many("m:1", ["alpha", "beta"])
+    assert np.array_equal(found["alpha"], np.full(4, 3, dtype=np.float32))
+    assert np.array_equal(found["beta"], np.full(4, 4, dtype=np.float32))
+    assert len(again) == 2
+    again.close()
