@@ -9,9 +9,11 @@ its transaction commits) go to a second server whose engine embeds with the loca
 default the engine ``engram serve`` builds from default settings in a fresh home: its audit trail,
 memory-folder mirror and embedding cache included; ``--store-engine bare``: a store and the model
 only); their
-rate is printed beside the same model's own rate on batches of 64 measured in this run, before
-and after the stores (their mean: the baseline; concurrent stores share one model call and one
-transaction per batch, so the ratio can approach 1), and their latency beside the floor the
+rate is printed beside the same model's own rate on batches of 64 measured in this run (the stores
+go in ``--rounds`` parts, the model's rate measured alone before the first and after each; each
+round's ratio is against the mean of the rates around it, and the median of the rounds is the
+figure: concurrent stores share one model call and one transaction per batch, so the ratio can
+approach 1), and their latency beside the floor the
 model sets: the time it takes to embed one text per client (clients / its batch rate), which no
 p99 can beat. Their CPU is printed too: the server process's CPU time per store against the
 model's own CPU time per text (its share of the work: steadier than rates when the host is busy,
@@ -153,14 +155,13 @@ class _ModelClock:
     def __exit__(self, *exc: object) -> None:
         LocalProvider.embed_batch = self._original  # type: ignore[method-assign]
 
-    def busy(self) -> tuple[float, float]:
-        """The share of the time from the first call's start to the last call's end the model was
-        embedding, and the texts a second it embedded while it was."""
+    def totals(self) -> tuple[float, float, int, int]:
+        """Seconds spent embedding, seconds from the first call's start to the last call's end,
+        texts embedded, and calls."""
         if not self.intervals:
-            return 0.0, 0.0
+            return 0.0, 0.0, 0, 0
         busy = sum(end - start for start, end in self.intervals)
-        span = self.intervals[-1][1] - self.intervals[0][0]
-        return busy / span if span else 1.0, self.texts / busy if busy else 0.0
+        return busy, self.intervals[-1][1] - self.intervals[0][0], self.texts, len(self.intervals)
 
 
 def _loaded_model(rng: random.Random) -> Embedder:
@@ -211,15 +212,22 @@ def async_store_load(tmp: Path, tasks: int, total: int, rng: random.Random) -> d
 
 
 def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: str = "serve",
-               preload: int = 0) -> dict[str, float]:
+               preload: int = 0, rounds: int = 5) -> dict[str, Any]:
     """Concurrent stores through a server with the local model, and the model's batch rate;
-    ``preload`` memories are stored first (without vectors: their embedding is not what is timed)."""
+    ``preload`` memories are stored first (without vectors: their embedding is not what is timed).
+
+    The stores are sent in ``rounds`` parts, the model's own rate measured before the first and
+    after each: a round's ratio is its stores a second against the mean of the model's rates
+    around it. On a shared host the model's rate alone drifts by a third within a minute, so one
+    rate before and one after the whole run left the ratio at the mercy of that drift; the median
+    of the rounds' ratios is the figure, their range printed beside it."""
     embedder = _loaded_model(rng)
+    rounds = max(1, min(rounds, total // clients))
+    per_round = max(clients, total // rounds)
 
     def model_rate() -> tuple[float, float]:
-        return _model_rate(embedder, rng, total)
+        return _model_rate(embedder, rng, per_round)
 
-    before, cpu_before = model_rate()
     engram, tokens = _store_engine(tmp, engine)
     if preload:
         model, engram.embedder = engram.embedder, None
@@ -228,22 +236,41 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
     token, _ = tokens.create("default")
     server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
     freeze_startup_heap()  # as `engram serve` does once started, its model loaded (here by _loaded_model)
+    latencies: list[float] = []
+    errors = 0
+    elapsed = server_cpu = client_cpu = 0.0
+    busy = span = 0.0
+    texts = calls = 0
+    model_rates, model_cpus, ratios = [], [], []
     try:
-        per = max(1, total // clients)
-        work = [[_sentence(rng) for _ in range(per)] for _ in range(clients)]
-        start_cpu = time.process_time()  # the server's process: the clients run in another
-        with _ModelClock() as clock:
-            latencies, errors, elapsed, client_cpu = _drive_elsewhere(server.url, token, "store", work)
-        server_cpu = time.process_time() - start_cpu
-        model_busy, model_rate_while_busy = clock.busy()
+        rate_before, cpu_before = model_rate()
+        model_rates.append(rate_before)
+        model_cpus.append(cpu_before)
+        for _ in range(rounds):
+            per = max(1, per_round // clients)
+            work = [[_sentence(rng) for _ in range(per)] for _ in range(clients)]
+            start_cpu = time.process_time()  # the server's process: the clients run in another
+            with _ModelClock() as clock:
+                got, failed, took, cpu = _drive_elsewhere(server.url, token, "store", work)
+            server_cpu += time.process_time() - start_cpu
+            round_busy, round_span, round_texts, round_calls = clock.totals()
+            busy, span, texts, calls = busy + round_busy, span + round_span, texts + round_texts, calls + round_calls
+            latencies += got
+            errors += failed
+            elapsed += took
+            client_cpu += cpu
+            rate_after, cpu_after = model_rate()  # the server idle, between rounds
+            model_rates.append(rate_after)
+            model_cpus.append(cpu_after)
+            ratios.append(len(got) / took / ((rate_before + rate_after) / 2))
+            rate_before = rate_after
         stored_after = engram.stats().memories
     finally:
         server.stop()
         tokens.close()
         engram.close()
-    after, cpu_after = model_rate()  # before and after: a busy host's load drifts during the run
-    batch_rate = (before + after) / 2
-    model_cpu = (cpu_before + cpu_after) / 2
+    batch_rate = statistics.fmean(model_rates)
+    model_cpu = statistics.fmean(model_cpus)
     store_cpu = server_cpu / max(1, len(latencies))
     p50, p95, p99 = _percentiles(latencies)
     rate = len(latencies) / elapsed
@@ -258,13 +285,14 @@ def store_load(tmp: Path, clients: int, total: int, rng: random.Random, engine: 
     return {"engine": engine, "preloaded": preload, "memories_after": stored_after, "clients": clients,
             "requests": len(latencies), "req_per_s": rate, "p50_ms": p50 * 1000,
             "p95_ms": p95 * 1000, "p99_ms": p99 * 1000, "errors": errors, "embedder_batch64_per_s": batch_rate,
-            "embedder_before_per_s": before, "embedder_after_per_s": after, "ratio_to_embedder": rate / batch_rate,
+            "embedder_rates_per_s": model_rates, "rounds": rounds, "ratio_by_round": ratios,
+            "ratio_to_embedder": statistics.median(ratios),
             "model_floor_ms": floor * 1000, "server_cpu_ms_per_store": store_cpu * 1000,
             "model_cpu_ms_per_text": model_cpu * 1000, "cpu_ratio": model_cpu / store_cpu if store_cpu else None,
             "client_cpu_ms_per_store": client_cpu_per_store * 1000, "load_average": os.getloadavg()[0],
             "ratio_ceiling_all_cores_busy": ceiling, "core_use": core_use, "cores": cores,
-            "model_busy_share": model_busy, "model_texts_per_s_while_busy": model_rate_while_busy,
-            "model_mean_batch": clock.texts / max(1, len(clock.intervals))}
+            "model_busy_share": busy / span if span else 1.0, "model_texts_per_s_while_busy": texts / busy if busy else 0.0,
+            "model_mean_batch": texts / max(1, calls)}
 
 
 def main() -> None:
@@ -274,6 +302,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400, help="requests per concurrency level (bounded)")
     parser.add_argument("--store-clients", type=int, default=16, help="concurrent clients storing memories")
     parser.add_argument("--stores", type=int, default=320, help="stores in all (0: skip the store part)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="parts the stores are sent in, the model's rate measured alone around each (median ratio)")
     parser.add_argument("--preload", type=int, default=0,
                         help="memories already stored (without vectors) before the stores are timed")
     parser.add_argument("--store-engine", choices=("serve", "bare"), default="serve",
@@ -315,12 +345,16 @@ def main() -> None:
             engram.close()
         if args.stores > 0:
             out["stores"] = row = store_load(Path(tmp), args.store_clients, args.stores, rng, args.store_engine,
-                                              args.preload)
+                                              args.preload, args.rounds)
             if not args.json:
                 print(f"\nstores over HTTP: {row['clients']} clients, local model, {row['engine']} engine, "
                       f"{row['preloaded']} memories stored before, each acknowledged after commit")
-                print(f"  {row['req_per_s']:.1f} stores/s = {row['ratio_to_embedder']:.2f} x the model's batch-64 rate "
-                      f"({row['embedder_batch64_per_s']:.1f} texts/s, same run); p50 {row['p50_ms']:.0f} ms, "
+                ratios = row["ratio_by_round"]
+                print(f"  {row['ratio_to_embedder']:.2f} x the model's batch-64 rate: the median of {row['rounds']} rounds' "
+                      f"ratios ({min(ratios):.2f}-{max(ratios):.2f}), each round's stores a second against the model's "
+                      f"rate measured alone around it (this run {min(row['embedder_rates_per_s']):.0f}-"
+                      f"{max(row['embedder_rates_per_s']):.0f} texts/s)")
+                print(f"  {row['req_per_s']:.1f} stores/s over all rounds; p50 {row['p50_ms']:.0f} ms, "
                       f"p99 {row['p99_ms']:.0f} ms, {row['errors']} errors")
                 floor = row["model_floor_ms"]
                 print(f"  the model alone takes {floor:.0f} ms to embed one text per client (the latency floor): "

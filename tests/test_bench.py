@@ -145,6 +145,9 @@ def test_http_load_bench_measures_recall_and_concurrent_stores() -> None:
     assert stores["requests"] == 12 and stores["errors"] == 0
     assert stores["engine"] == "serve" and stores["memories_after"] == 5 + 12
     assert stores["p50_ms"] <= stores["p99_ms"] and stores["ratio_to_embedder"] > 0
+    # 12 stores from 4 clients: three rounds of one store a client, the model's rate around each.
+    assert stores["rounds"] == 3 and len(stores["ratio_by_round"]) == 3 and len(stores["embedder_rates_per_s"]) == 4
+    assert min(stores["ratio_by_round"]) <= stores["ratio_to_embedder"] <= max(stores["ratio_by_round"])
     assert stores["server_cpu_ms_per_store"] > 0 and stores["model_cpu_ms_per_text"] > 0
     assert 0 < stores["model_busy_share"] <= 1 and stores["model_texts_per_s_while_busy"] > 0
     assert 0 < stores["ratio_ceiling_all_cores_busy"] < 2 and 0 < stores["core_use"] <= 1.05
