@@ -167,6 +167,10 @@ def test_clawless_history_and_operator_memory(tmp_path: Path) -> None:
 
 MALFORMED = [
     ("mem0.json", '{"results": [{"id": "a", "memory": "fine"}, {"id": "b", "memory": ""}]}', "results[1].memory"),
+    # The platform's fields kept whole: of another sort than mem0 writes, named (not kept as they are).
+    ("mem0.json", '{"results": [{"id": "a", "memory": "fine", "structured_attributes": "saturday"}]}',
+     "results[0].structured_attributes: got text"),
+    ("mem0.json", '{"results": [{"id": "a", "memory": "fine", "owner": {"name": "dana"}}]}', "results[0].owner: got an object"),
     ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n{"type":"entity",\n',
      "line 2"),
     ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n'

@@ -52,6 +52,31 @@ def test_mem0_graph_relations_with_target_and_platform_expiry(tmp_path: Path) ->
     assert trial["metadata"]["plan"] == {"tier": "pro", "seats": 3} and trial["tags"] == ["misc"]
 
 
+def test_mem0_platform_fields_are_kept_and_exported_back(tmp_path: Path) -> None:
+    """The platform's ``get_all`` (v2: ``count``/``next``/``results``) gives each memory its
+    ``owner`` and ``organization`` (the mem0 account holding it), ``app_id`` and
+    ``structured_attributes`` (its creation time broken down): all kept in ``metadata["mem0"]``
+    and given back by ``export --format mem0``; the owner is no engram agent (``user_id`` is)."""
+    home = tmp_path / "home"
+    source = json.loads((FIXTURES / "mem0-platform.json").read_text())["results"]
+    summary = as_json(home, "import", str(FIXTURES / "mem0-platform.json"))
+    assert (summary["kind"], summary["imported"], summary["agents"]) == ("mem0", 2, ["alice"]), summary
+    assert as_json(home, "--agent", "dana-ops", "list") == []
+    memories = {m["content"]: m for m in as_json(home, "--agent", "alice", "list")}
+    balance, physio = memories[source[0]["memory"]], memories[source[1]["memory"]]
+    assert balance["metadata"]["mem0"]["structured_attributes"] == source[0]["structured_attributes"]
+    assert {k: balance["metadata"]["mem0"][k] for k in ("owner", "organization", "app_id")} == {
+        "owner": "dana-ops", "organization": "acme-health", "app_id": "wellness-coach"}
+    assert physio["metadata"]["source"] == "intake-form" and physio["tags"] == ["health", "user_preferences"]
+    assert physio["valid_until"] == pytest.approx(1775001600.0)  # 2026-04-01T00:00:00Z: all of 03-31 UTC
+    out = tmp_path / "back.json"
+    cli_output(home, "--agent", "alice", "export", str(out), "--format", "mem0")
+    back = {i["id"]: i for i in json.loads(out.read_text())["results"]}
+    for item in source:
+        fields = ("owner", "organization", "app_id", "structured_attributes", "immutable", "expiration_date")
+        assert {k: back[item["id"]].get(k) for k in fields} == {k: item[k] for k in fields}, back[item["id"]]
+
+
 def test_mem0_relation_target_links_the_memories_naming_its_ends(tmp_path: Path) -> None:
     home = tmp_path / "home"
     export = {"results": [
