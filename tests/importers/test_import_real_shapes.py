@@ -21,7 +21,7 @@ def as_json(home: Path, *args: str) -> object:
 
 
 def test_mem0_typescript_sdk_keeps_users_agents_runs_and_times(tmp_path: Path) -> None:
-    """mem0's TypeScript SDK returns ``userId``, ``agentId``, ``runId``, ``createdAt``, ``updatedAt``:
+    """mem0's TypeScript SDK returns ``userId``, ``agentId``, ``runId``, ``createdAt``, ``updatedAt``, ``attributedTo``:
     the memories join sam's and tutor's agents at their times, not the importing agent at now."""
     home = tmp_path / "home"
     summary = as_json(home, "import", str(FIXTURES / "mem0-ts.json"))
@@ -31,6 +31,7 @@ def test_mem0_typescript_sdk_keeps_users_agents_runs_and_times(tmp_path: Path) -
     assert peanuts["created_at"] == pytest.approx(1740906927.412)  # 2025-03-02T09:15:27.412Z
     assert peanuts["updated_at"] == pytest.approx(1741111263.0)  # 2025-03-04T18:01:03.000Z
     assert peanuts["metadata"]["mem0"]["user_id"] == "sam" and peanuts["metadata"]["source"] == "onboarding"
+    assert peanuts["metadata"]["mem0"]["attributed_to"] == "user"  # whom mem0 says it is about (``attributedTo``)
     [lesson] = as_json(home, "--agent", "tutor", "--session", "lesson-7", "list")
     assert lesson["content"] == "Prefers answers in Portuguese — obrigado"
     assert lesson["scope"] == "session:tutor/lesson-7" and lesson["created_at"] == pytest.approx(1741172400.0)
