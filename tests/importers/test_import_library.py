@@ -97,3 +97,11 @@ def test_mem0_platform_fields_import_from_the_library(tmp_path: Path) -> None:
         assert mem.import_from(FIXTURES / "mem0-platform.json", keep_agents=False).imported == 2
         assert {m.scope.agent for m in mem.list()} == {"a"}
         assert {m.metadata["mem0"]["owner"] for m in mem.list()} == {"dana-ops"}
+
+
+def test_mcp_memory_fork_dates_import_from_the_library(tmp_path: Path) -> None:
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem:
+        assert mem.import_from(FIXTURES / "mcp-memory-fork.jsonl").imported == 2
+        marta = mem.get("marta-ruiz")
+        assert (marta.created_at, marta.updated_at) == (pytest.approx(1743581649.512), pytest.approx(1747672831.007))
+        assert marta.metadata["mcp_memory"]["version"] == 3 and marta.metadata["relations"][0]["version"] == 1

@@ -105,6 +105,38 @@ def test_mcp_memory_relation_without_its_entity_is_reported_not_fatal(tmp_path: 
     assert [m["key"] for m in as_json(home, "neighbours", "dana-ivers")] == ["lisbon-office"]
 
 
+def test_mcp_memory_fork_dates_and_versions_are_kept(tmp_path: Path) -> None:
+    """Forks of the memory server (``mcp-knowledge-graph``) write ``createdAt``, ``updatedAt`` and
+    ``version`` on entity and relation lines: an entity's memory is created and updated at its
+    times, its version kept in ``metadata["mcp_memory"]``; a relation's three kept in its entry."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "mcp-memory-fork.jsonl"))
+    assert (summary["kind"], summary["imported"], summary["warnings"]) == ("mcp-memory", 2, []), summary
+    marta, billing = as_json(home, "get", "marta-ruiz"), as_json(home, "get", "billing-service")
+    assert (marta["created_at"], marta["updated_at"]) == (pytest.approx(1743581649.512), pytest.approx(1747672831.007))
+    assert marta["metadata"]["mcp_memory"] == {"name": "Marta Ruiz", "version": 3}
+    assert marta["metadata"]["relations"] == [{"type": "maintains", "to": "Billing Service", "version": 1,
+                                               "created_at": "2025-04-02T08:15:44.230Z",
+                                               "updated_at": "2025-04-02T08:15:44.230Z"}]
+    # Only createdAt (the fork's first versions): updated when created.
+    assert billing["created_at"] == billing["updated_at"] == pytest.approx(1743581649.512)
+    assert billing["metadata"]["mcp_memory"]["version"] == 1
+
+
+def test_mcp_memory_fork_reimport_finds_what_an_import_without_its_dates_stored(tmp_path: Path) -> None:
+    """The memory's id is the entity's name's, dates or not: the fork file imported again finds the
+    memories an import that did not read its dates (engram before, or the lines without them) stored."""
+    home = tmp_path / "home"
+    lines = [json.loads(line) for line in (FIXTURES / "mcp-memory-fork.jsonl").read_text().splitlines()]
+    plain = tmp_path / "memory.jsonl"
+    plain.write_text("".join(json.dumps({k: v for k, v in line.items() if k not in ("createdAt", "updatedAt", "version")})
+                             + "\n" for line in lines))
+    assert as_json(home, "import", str(plain))["imported"] == 2
+    again = as_json(home, "import", str(FIXTURES / "mcp-memory-fork.jsonl"))
+    assert (again["imported"], again["skipped"]) == (0, 2), again
+    assert as_json(home, "count") == {"count": 2}
+
+
 def test_letta_code_agent_file_blocks_keep_their_tags(tmp_path: Path) -> None:
     """A Letta Code agent (``letta_v1_agent``) names its blocks by path (``system/human/family``)
     and newer servers give a block ``tags``: each block is one memory tagged with its label and
