@@ -10,7 +10,7 @@ not hold (older servers wrote such relations) is named in a warning and not impo
 
 Forks of the server (``mcp-knowledge-graph`` and others) add ``createdAt`` and ``updatedAt`` (ISO 8601)
 and a ``version`` count to both kinds of line. An entity's ``createdAt`` is its memory's creation
-time (the earliest, when the entity spans lines), ``updatedAt`` its update time, ``version`` kept as
+time (the earliest, when the entity spans lines), ``updatedAt`` (beside one) its update time, ``version`` kept as
 ``metadata["mcp_memory"]["version"]`` (the highest); a relation's three are kept in its entry of
 ``metadata["relations"]`` as ``created_at``, ``updated_at`` and ``version``, as the file has them. A
 date that is not one is an error naming its line and field (``line 3.createdAt``), as every importer
@@ -59,7 +59,7 @@ def read(text: str) -> Plan:
         else:
             raise fail(f"{where}.type", f"unknown type {jsondoc.shown(item.get('type'))}", "entity, relation")
     plan = Plan(KIND, "mcp-memory")
-    outgoing: dict[str, list[dict[str, str]]] = {}
+    outgoing: dict[str, list[dict[str, Any]]] = {}
     for where, a, b, kind, stamps in relations:
         absent = [end for end in (a, b) if end not in entities]
         if absent:
