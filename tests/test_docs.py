@@ -40,6 +40,16 @@ def test_every_cli_command_is_documented() -> None:
     assert not missing, f"not in README.md or docs/: {', '.join(f'engram {c}' for c in sorted(missing))}"
 
 
+def test_every_import_option_is_in_the_cli_page() -> None:
+    """docs/cli.md's table of `engram import` names each of its options, as the command takes them."""
+    import typer.main
+
+    command = typer.main.get_command(app).commands["import"]  # type: ignore[attr-defined]
+    page = (ROOT / "docs" / "cli.md").read_text()
+    missing = sorted(o for o in _options(command) - {"--help"} if f"| `{o}" not in page)
+    assert _options(command) - {"--help"} and not missing, f"engram import options not in docs/cli.md: {missing}"
+
+
 def _options(command: object) -> set[str]:
     return {name for param in command.params for name in (*param.opts, *param.secondary_opts)  # type: ignore[attr-defined]
             if name.startswith("-")} | {"--help"}

@@ -167,10 +167,20 @@ def test_clawless_history_and_operator_memory(tmp_path: Path) -> None:
 
 MALFORMED = [
     ("mem0.json", '{"results": [{"id": "a", "memory": "fine"}, {"id": "b", "memory": ""}]}', "results[1].memory"),
+    # The platform's fields kept whole: of another sort than mem0 writes, named (not kept as they are).
+    ("mem0.json", '{"results": [{"id": "a", "memory": "fine", "structured_attributes": "saturday"}]}',
+     "results[0].structured_attributes: got text"),
+    ("mem0.json", '{"results": [{"id": "a", "memory": "fine", "owner": {"name": "dana"}}]}', "results[0].owner: got an object"),
     ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n{"type":"entity",\n',
      "line 2"),
     ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n'
      '{"type":"relation","from":"A","to":"","relationType":"knows"}\n', "line 2.to"),
+    # A fork's dates and version (mcp-knowledge-graph): one that is not, named by the line and the file's field.
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"],"createdAt":"2025-04-02T08:14:09Z"}\n'
+     '{"type":"entity","name":"B","entityType":"x","observations":["ok"],"createdAt":"last week","version":1}\n',
+     "line 2.createdAt: \"last week\" is not a time"),
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n'
+     '{"type":"relation","from":"A","to":"A","relationType":"knows","version":"v1"}\n', 'line 2.version: got "v1"'),
     ("export.json", '{"export_metadata": {}, "memories": [{"content": "ok"}, {"content": "x", "created_at": "soon"}]}',
      "memories[1].created_at"),
     ("conversation-history.jsonl", '{"userMessage":"hi","botResponse":"hello","chatId":"1","timestamp":1}\n'

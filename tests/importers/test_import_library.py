@@ -82,3 +82,26 @@ def test_a_conversation_whose_history_write_fails_imports_none_of_its_messages(i
         # first): found present now. The refused one's four come in whole.
         assert summary.messages_imported + summary.messages_skipped == 6 and summary.messages_imported >= 4
         assert mem.history.count("telegram:12345") == 4
+
+
+def test_mem0_platform_fields_import_from_the_library(tmp_path: Path) -> None:
+    """The platform's ``owner``, ``organization`` and ``structured_attributes`` are kept in
+    ``metadata["mem0"]``; the owner chooses no agent (``user_id`` does, or the importing agent)."""
+    attributes = json.loads((FIXTURES / "mem0-platform.json").read_text())["results"][0]["structured_attributes"]
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem:
+        assert mem.import_from(FIXTURES / "mem0-platform.json").agents == ("alice",)
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="alice") as mem:
+        kept = next(m for m in mem.list() if m.content == "Trying to balance work and workouts").metadata["mem0"]
+        assert (kept["owner"], kept["organization"], kept["structured_attributes"]) == ("dana-ops", "acme-health", attributes)
+    with Engram(SqliteMemoryStore(tmp_path / "b.db"), agent="a") as mem:
+        assert mem.import_from(FIXTURES / "mem0-platform.json", keep_agents=False).imported == 2
+        assert {m.scope.agent for m in mem.list()} == {"a"}
+        assert {m.metadata["mem0"]["owner"] for m in mem.list()} == {"dana-ops"}
+
+
+def test_mcp_memory_fork_dates_import_from_the_library(tmp_path: Path) -> None:
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem:
+        assert mem.import_from(FIXTURES / "mcp-memory-fork.jsonl").imported == 2
+        marta = mem.get("marta-ruiz")
+        assert (marta.created_at, marta.updated_at) == (pytest.approx(1743581649.512), pytest.approx(1747672831.007))
+        assert marta.metadata["mcp_memory"]["version"] == 3 and marta.metadata["relations"][0]["version"] == 1

@@ -21,7 +21,7 @@ def as_json(home: Path, *args: str) -> object:
 
 
 def test_mem0_typescript_sdk_keeps_users_agents_runs_and_times(tmp_path: Path) -> None:
-    """mem0's TypeScript SDK returns ``userId``, ``agentId``, ``runId``, ``createdAt``, ``updatedAt``:
+    """mem0's TypeScript SDK returns ``userId``, ``agentId``, ``runId``, ``createdAt``, ``updatedAt``, ``attributedTo``:
     the memories join sam's and tutor's agents at their times, not the importing agent at now."""
     home = tmp_path / "home"
     summary = as_json(home, "import", str(FIXTURES / "mem0-ts.json"))
@@ -31,6 +31,7 @@ def test_mem0_typescript_sdk_keeps_users_agents_runs_and_times(tmp_path: Path) -
     assert peanuts["created_at"] == pytest.approx(1740906927.412)  # 2025-03-02T09:15:27.412Z
     assert peanuts["updated_at"] == pytest.approx(1741111263.0)  # 2025-03-04T18:01:03.000Z
     assert peanuts["metadata"]["mem0"]["user_id"] == "sam" and peanuts["metadata"]["source"] == "onboarding"
+    assert peanuts["metadata"]["mem0"]["attributed_to"] == "user"  # whom mem0 says it is about (``attributedTo``)
     [lesson] = as_json(home, "--agent", "tutor", "--session", "lesson-7", "list")
     assert lesson["content"] == "Prefers answers in Portuguese — obrigado"
     assert lesson["scope"] == "session:tutor/lesson-7" and lesson["created_at"] == pytest.approx(1741172400.0)
@@ -50,6 +51,31 @@ def test_mem0_graph_relations_with_target_and_platform_expiry(tmp_path: Path) ->
     assert job["valid_until"] is None
     assert trial["metadata"]["mem0"]["expiration_date"] == "2025-02-28" and trial["metadata"]["mem0"]["immutable"] is True
     assert trial["metadata"]["plan"] == {"tier": "pro", "seats": 3} and trial["tags"] == ["misc"]
+
+
+def test_mem0_platform_fields_are_kept_and_exported_back(tmp_path: Path) -> None:
+    """The platform's ``get_all`` (v2: ``count``/``next``/``results``) gives each memory its
+    ``owner`` and ``organization`` (the mem0 account holding it), ``app_id`` and
+    ``structured_attributes`` (its creation time broken down): all kept in ``metadata["mem0"]``
+    and given back by ``export --format mem0``; the owner is no engram agent (``user_id`` is)."""
+    home = tmp_path / "home"
+    source = json.loads((FIXTURES / "mem0-platform.json").read_text())["results"]
+    summary = as_json(home, "import", str(FIXTURES / "mem0-platform.json"))
+    assert (summary["kind"], summary["imported"], summary["agents"]) == ("mem0", 2, ["alice"]), summary
+    assert as_json(home, "--agent", "dana-ops", "list") == []
+    memories = {m["content"]: m for m in as_json(home, "--agent", "alice", "list")}
+    balance, physio = memories[source[0]["memory"]], memories[source[1]["memory"]]
+    assert balance["metadata"]["mem0"]["structured_attributes"] == source[0]["structured_attributes"]
+    assert {k: balance["metadata"]["mem0"][k] for k in ("owner", "organization", "app_id")} == {
+        "owner": "dana-ops", "organization": "acme-health", "app_id": "wellness-coach"}
+    assert physio["metadata"]["source"] == "intake-form" and physio["tags"] == ["health", "user_preferences"]
+    assert physio["valid_until"] == pytest.approx(1775001600.0)  # 2026-04-01T00:00:00Z: all of 03-31 UTC
+    out = tmp_path / "back.json"
+    cli_output(home, "--agent", "alice", "export", str(out), "--format", "mem0")
+    back = {i["id"]: i for i in json.loads(out.read_text())["results"]}
+    for item in source:
+        fields = ("owner", "organization", "app_id", "structured_attributes", "immutable", "expiration_date")
+        assert {k: back[item["id"]].get(k) for k in fields} == {k: item[k] for k in fields}, back[item["id"]]
 
 
 def test_mem0_relation_target_links_the_memories_naming_its_ends(tmp_path: Path) -> None:
@@ -77,6 +103,38 @@ def test_mcp_memory_relation_without_its_entity_is_reported_not_fatal(tmp_path: 
     dana = as_json(home, "get", "dana-ivers")
     assert dana["metadata"]["relations"] == [{"type": "leads", "to": "Lisbon office"}]
     assert [m["key"] for m in as_json(home, "neighbours", "dana-ivers")] == ["lisbon-office"]
+
+
+def test_mcp_memory_fork_dates_and_versions_are_kept(tmp_path: Path) -> None:
+    """Forks of the memory server (``mcp-knowledge-graph``) write ``createdAt``, ``updatedAt`` and
+    ``version`` on entity and relation lines: an entity's memory is created and updated at its
+    times, its version kept in ``metadata["mcp_memory"]``; a relation's three kept in its entry."""
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(FIXTURES / "mcp-memory-fork.jsonl"))
+    assert (summary["kind"], summary["imported"], summary["warnings"]) == ("mcp-memory", 2, []), summary
+    marta, billing = as_json(home, "get", "marta-ruiz"), as_json(home, "get", "billing-service")
+    assert (marta["created_at"], marta["updated_at"]) == (pytest.approx(1743581649.512), pytest.approx(1747672831.007))
+    assert marta["metadata"]["mcp_memory"] == {"name": "Marta Ruiz", "version": 3}
+    assert marta["metadata"]["relations"] == [{"type": "maintains", "to": "Billing Service", "version": 1,
+                                               "created_at": "2025-04-02T08:15:44.230Z",
+                                               "updated_at": "2025-04-02T08:15:44.230Z"}]
+    # Only createdAt (the fork's first versions): updated when created.
+    assert billing["created_at"] == billing["updated_at"] == pytest.approx(1743581649.512)
+    assert billing["metadata"]["mcp_memory"]["version"] == 1
+
+
+def test_mcp_memory_fork_reimport_finds_what_an_import_without_its_dates_stored(tmp_path: Path) -> None:
+    """The memory's id is the entity's name's, dates or not: the fork file imported again finds the
+    memories an import that did not read its dates (engram before, or the lines without them) stored."""
+    home = tmp_path / "home"
+    lines = [json.loads(line) for line in (FIXTURES / "mcp-memory-fork.jsonl").read_text().splitlines()]
+    plain = tmp_path / "memory.jsonl"
+    plain.write_text("".join(json.dumps({k: v for k, v in line.items() if k not in ("createdAt", "updatedAt", "version")})
+                             + "\n" for line in lines))
+    assert as_json(home, "import", str(plain))["imported"] == 2
+    again = as_json(home, "import", str(FIXTURES / "mcp-memory-fork.jsonl"))
+    assert (again["imported"], again["skipped"]) == (0, 2), again
+    assert as_json(home, "count") == {"count": 2}
 
 
 def test_letta_code_agent_file_blocks_keep_their_tags(tmp_path: Path) -> None:

@@ -259,3 +259,25 @@ def test_chatgpt_saved_memories_arrive_only_when_asked_and_only_in_the_callers_a
         assert "User prefers Python for scripting." in {m["content"] for m in items}
         assert all(m["metadata"]["chatgpt"]["saved_memory"] == "bio" for m in items)
         assert bob.get("/api/v1/stats").json()["memories"] == 0
+
+
+def test_platform_fields_and_fork_dates_over_http(served: Served) -> None:
+    """mem0's platform ``owner``/``organization``/``structured_attributes`` kept in the caller's
+    memories (the owner is no agent); an MCP memory fork's ``createdAt`` dates the memory, and a
+    bad one is a 422 naming its line and field, with nothing stored."""
+    with served.client(served.alice) as alice:
+        bad = (FIXTURES / "mcp-memory-fork.jsonl").read_text().replace('"createdAt":"2025-04-02T08:14:09.512Z","version":1',
+                                                                     '"createdAt":"2025-02-30","version":1')
+        response = alice.post("/api/v1/import/mcp-memory", json={"text": bad})
+        assert response.status_code == 422 and "line 2.createdAt" in response.text, response.text
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
+        fork = alice.post("/api/v1/import/auto", json={"text": (FIXTURES / "mcp-memory-fork.jsonl").read_text()})
+        assert (fork.json()["kind"], fork.json()["imported"]) == ("mcp-memory", 2), fork.text
+        platform = alice.post("/api/v1/import/mem0", json={"text": (FIXTURES / "mem0-platform.json").read_text()})
+        assert platform.json()["imported"] == 2, platform.text
+        items = {m["content"]: m for m in alice.get("/api/v1/memory").json()["memories"]}
+        assert {m["scope"] for m in items.values()} == {"agent:alice"}
+        kept = items["Trying to balance work and workouts"]["metadata"]["mem0"]
+        assert kept["owner"] == "dana-ops" and kept["structured_attributes"]["day_of_week"] == "saturday"
+        marta = next(m for m in items.values() if m["key"] == "marta-ruiz")
+        assert marta["created_at"] == 1743581649.512 and marta["metadata"]["mcp_memory"]["version"] == 3

@@ -6,7 +6,9 @@ import kept in ``metadata["mem0"]``), else engram's; the metadata is the memory'
 as mem0 had it (the import's provenance left out, an own ``metadata["mem0"]`` put back; an own
 ``metadata["engram"]`` is the memory's like any other key), so mem0 -> engram -> mem0 gives it back
 unchanged; the hash is the MD5 of the text, as mem0 computes it; tags are categories; the agent is
-the user (and ``agent_id`` when the memory came with one), the session the run; engram's own fields
+the user (and ``agent_id`` when the memory came with one), the session the run; mem0's other fields
+the import kept (``app_id``, the platform's ``owner``, ``organization``, ``structured_attributes``,
+``expiration_date``, ``immutable``, ...) are given back as they came; engram's own fields
 (key, category, type, importance, links) travel in the item's ``engram`` entry, outside the
 user's metadata, so nothing is lost and nothing of the user's is overwritten.
 """
@@ -20,7 +22,7 @@ from typing import Any
 
 from engram.engine import Engram
 from engram.exporters import visible
-from engram.importers.mem0 import ENGRAM_ENTRY, mem0_metadata
+from engram.importers.mem0 import ENGRAM_ENTRY, KEPT, mem0_metadata
 from engram.model import Memory
 
 
@@ -42,8 +44,11 @@ def _item(memory: Memory) -> dict[str, Any]:
     }
     if origin.get("agent_id"):
         item["agent_id"] = origin["agent_id"]
-    for field in ("expiration_date", "immutable"):  # mem0's platform fields, as the import found them
-        if field in origin:
+    # The rest of mem0's fields the import kept as it found them (app, the platform's owner,
+    # organization, structured_attributes, expiry, ...), so mem0 -> engram -> mem0 keeps them; the
+    # ids, hash and run come from the memory as it is now (above, below).
+    for field in KEPT:
+        if field in origin and field not in ("id", "hash", "user_id", "agent_id", "run_id"):
             item[field] = origin[field]
     if memory.scope.session:
         item["run_id"] = memory.scope.session

@@ -7,6 +7,15 @@ the related entity, the entity type a tag and ``metadata["entity_type"]``. A rel
 two entities' memories both ways; its direction and type are kept in the ``from`` memory's
 ``metadata["relations"]`` (engram links carry no type). A relation naming an entity the file does
 not hold (older servers wrote such relations) is named in a warning and not imported.
+
+Forks of the server (``mcp-knowledge-graph`` and others) add ``createdAt`` and ``updatedAt`` (ISO 8601)
+and a ``version`` count to both kinds of line. An entity's ``createdAt`` is its memory's creation
+time (the earliest, when the entity spans lines), ``updatedAt`` (beside one) its update time, ``version`` kept as
+``metadata["mcp_memory"]["version"]`` (the highest); a relation's three are kept in its entry of
+``metadata["relations"]`` as ``created_at``, ``updated_at`` and ``version``, as the file has them. A
+date that is not one is an error naming its line and field (``line 3.createdAt``), as every importer
+names one, and nothing is imported. The memory's id stays the one imports before these dates were read
+gave it (fixed by the entity's name alone), so a re-import of the same file finds what they stored.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram import jsondoc
-from engram.importers.base import Plan, Record, fail, json_lines, require_text, slug, tags
+from engram.importers.base import Plan, Record, fail, json_lines, require_text, slug, tags, timestamp, wrong_value
 
 KIND = "mcp-memory"
 
@@ -27,25 +36,31 @@ def looks_like(first_line: Any) -> bool:
 
 def read(text: str) -> Plan:
     entities: dict[str, dict[str, Any]] = {}
-    relations: list[tuple[str, str, str, str]] = []
+    relations: list[tuple[str, str, str, str, dict[str, Any]]] = []
     for _, where, item in json_lines(text):
         if item.get("type") == "entity":
             name = require_text(item.get("name"), f"{where}.name")
             observations = item.get("observations") or []
             if not isinstance(observations, list) or not all(isinstance(o, str) for o in observations):
                 raise fail(f"{where}.observations", "is not a list of texts", "a JSON array of strings")
-            entity = entities.setdefault(name, {"where": where, "type": None, "observations": []})
+            entity = entities.setdefault(name, {"where": where, "type": None, "observations": [], "created": [],
+                                                "updated": [], "versions": []})
             entity["type"] = entity["type"] or item.get("entityType")
             # Each observation as the file has it (a blank one says nothing and is left out).
             entity["observations"] += [o for o in observations if o.strip()]
+            stamps = _stamps(item, where)
+            for field, into in (("created_at", "created"), ("updated_at", "updated"), ("version", "versions")):
+                if field in stamps:
+                    entity[into].append(stamps[field][1])
         elif item.get("type") == "relation":
             ends = [require_text(item.get(side), f"{where}.{side}") for side in ("from", "to")]
-            relations.append((where, ends[0], ends[1], require_text(item.get("relationType"), f"{where}.relationType")))
+            relations.append((where, ends[0], ends[1], require_text(item.get("relationType"), f"{where}.relationType"),
+                              {field: given for field, (given, _) in _stamps(item, where).items()}))
         else:
             raise fail(f"{where}.type", f"unknown type {jsondoc.shown(item.get('type'))}", "entity, relation")
     plan = Plan(KIND, "mcp-memory")
-    outgoing: dict[str, list[dict[str, str]]] = {}
-    for where, a, b, kind in relations:
+    outgoing: dict[str, list[dict[str, Any]]] = {}
+    for where, a, b, kind, stamps in relations:
         absent = [end for end in (a, b) if end not in entities]
         if absent:
             # The server's create_relations of older versions (0.6) did not check that its ends exist,
@@ -53,7 +68,7 @@ def read(text: str) -> Plan:
             plan.warnings.append(f"{where}: relation names {jsondoc.shown(absent[0])}, which no entity line defines; "
                                  "relation not imported")
             continue
-        outgoing.setdefault(a, []).append({"type": kind, "to": b})
+        outgoing.setdefault(a, []).append({"type": kind, "to": b, **stamps})
         if a != b:
             plan.links.append((a, b))
     for name, entity in entities.items():
@@ -61,6 +76,9 @@ def read(text: str) -> Plan:
         entity_type = entity["type"] if isinstance(entity["type"], str) else None
         heading = f"{name} ({entity_type})" if entity_type else name
         meta: dict[str, Any] = {"mcp_memory": {"name": name}}
+        if entity["versions"]:
+            meta["mcp_memory"]["version"] = max(entity["versions"])
+        created = min(entity["created"], default=None)
         if entity_type:
             meta["entity_type"] = entity_type
         if name in outgoing:
@@ -70,6 +88,26 @@ def read(text: str) -> Plan:
             key=slug(name),
             tags=tags([slug(entity_type)] if entity_type else [], f"{entity['where']}.entityType"),
             metadata=meta, related_entity=name,
+            # An update time only beside a creation time, never before it (a fork writes both).
+            created_at=created, updated_at=max([*entity["updated"], created]) if created is not None else None,
+            time_in_id=False,  # the id imports that did not read createdAt gave: a re-import still finds it
             fields={"content": ".observations", "key": ".name"},  # named at the entity's first line
         ))
     return plan
+
+
+def _stamps(item: Mapping[str, Any], where: str) -> dict[str, tuple[Any, Any]]:
+    """What a fork's line says of its times and version: ``{engram's name: (as the file has it, as
+    engram reads it)}`` for each given. A time that is not one, or a version that is no count, raises
+    ``SnapshotError`` naming the line and the file's field."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for field, name in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
+        seconds = timestamp(item.get(field), f"{where}.{field}")
+        if seconds is not None:
+            out[name] = (item[field], seconds)
+    version = item.get("version")
+    if version is not None:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise wrong_value(f"{where}.version", version, "a whole number of 0 or more (the fork's update count)")
+        out["version"] = (version, version)
+    return out

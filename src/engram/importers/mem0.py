@@ -4,7 +4,8 @@ Accepted shapes: ``{"results": [...]}`` (mem0 ≥ 0.1, optionally with ``relatio
 (v1 output), and the platform's ``{"memories": [...]}``. Each item: ``id``, ``memory`` (the text),
 ``hash``, ``metadata``, ``categories``, ``created_at`` / ``updated_at`` (ISO 8601),
 ``user_id`` / ``agent_id`` / ``run_id``. Mapping: the text is the content; the item's metadata is
-kept; the mem0 id, hash, user and run are kept under ``metadata["mem0"]`` (an item's own
+kept; the mem0 id, hash, user and run, and the platform's fields engram has no field for (``owner``,
+``organization``, ``structured_attributes``, ...: ``KEPT``), are kept under ``metadata["mem0"]`` (an item's own
 ``metadata["mem0"]`` is kept there as ``metadata["mem0"]["own"]``, with a warning, and the mem0
 exporter and facade give it back where it was); ``agent_id`` (else ``user_id``) names the engram
 agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
@@ -31,6 +32,7 @@ from engram.importers.base import (
     Plan,
     Record,
     agent_name,
+    an_object,
     content_text,
     engram_fields,
     fail,
@@ -51,7 +53,14 @@ KIND = "mem0"
 ENGRAM_ENTRY = "engram"
 # mem0's fields as its TypeScript SDK (``mem0ai/oss``) names them in what ``getAll()`` returns.
 _CAMEL = {"user_id": "userId", "agent_id": "agentId", "run_id": "runId", "created_at": "createdAt",
-          "updated_at": "updatedAt"}
+          "updated_at": "updatedAt", "attributed_to": "attributedTo"}
+# mem0's fields kept as they are in ``metadata["mem0"]``: what names the item in mem0 (id, hash, its
+# user, agent, run and app), and the platform's fields engram has no field for (``owner`` and
+# ``organization`` name the mem0 account that holds it and never choose the engram agent: that is
+# ``agent_id`` or ``user_id``, or the importing agent; ``structured_attributes`` is the platform's
+# breakdown of ``created_at``: day, hour, weekday, ...), so the mem0 exporter gives them back.
+KEPT = ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role", "attributed_to", "memory_type",
+        "owner", "organization", "expiration_date", "immutable", "structured_attributes")
 
 
 def mem0_metadata(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -118,9 +127,8 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     run = agent_name(item.get(names["run_id"]), f"{where}.{names['run_id']}", "run")
     own = metadata(item.get("metadata"), f"{where}.metadata")  # the user's, an "engram" entry included
     carried = engram_fields(item.get(ENGRAM_ENTRY), f"{where}.{ENGRAM_ENTRY}")
-    kept = {k: item[names.get(k, k)] for k in ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role",
-                                                 "expiration_date", "immutable")
-            if item.get(names.get(k, k)) not in (None, "")}
+    kept = {k: item[names.get(k, k)] for k in KEPT if item.get(names.get(k, k)) not in (None, "")}
+    _check_kept(kept, names, where)
     return Record(
         source_id=source_id,
         where=where,
@@ -140,6 +148,16 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         id_field="id",
         fields={"content": ".memory", "key": f".{ENGRAM_ENTRY}.key" if carried.get("key") else ".memory"},
     ), carried.get("links", [])
+
+
+def _check_kept(kept: Mapping[str, Any], names: Mapping[str, str], where: str) -> None:
+    """The platform fields kept whole checked for their sort, so a malformed one is named here
+    rather than kept as something mem0 never writes."""
+    for field in ("owner", "organization", "memory_type", "attributed_to"):
+        if field in kept:
+            optional_text(kept[field], f"{where}.{names.get(field, field)}")
+    if "structured_attributes" in kept:
+        an_object(kept["structured_attributes"], f"{where}.structured_attributes", "a JSON object (mem0's day, hour, ...)")
 
 
 def _spelling(item: Mapping[str, Any], field: str) -> str:
