@@ -181,6 +181,18 @@ MALFORMED = [
      "line 2.createdAt: \"last week\" is not a time"),
     ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n'
      '{"type":"relation","from":"A","to":"A","relationType":"knows","version":"v1"}\n', 'line 2.version: got "v1"'),
+    # The temporal fork's observation objects: one without its text, of another sort, or with a time or
+    # durability that is none, named by the line, the observation and its field.
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok"]}\n'
+     '{"type":"entity","name":"B","entityType":"x","observations":["ok",{"timestamp":"2025-06-03T09:12:44","durability":"permanent"}]}\n',
+     "line 2.observations[1].content: is missing"),
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":[{"content":["ok"]}]}\n',
+     "line 1.observations[0].content: got a list"),
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":["ok",7]}\n', "line 1.observations[1]: got 7"),
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":[{"content":"ok","durability":"forever"}]}\n',
+     'line 1.observations[0].durability: got "forever" (allowed: permanent, long-term, short-term, temporary)'),
+    ("memory.jsonl", '{"type":"entity","name":"A","entityType":"x","observations":[{"content":"ok","timestamp":"soon"}]}\n',
+     'line 1.observations[0].timestamp: "soon" is not a time'),
     ("export.json", '{"export_metadata": {}, "memories": [{"content": "ok"}, {"content": "x", "created_at": "soon"}]}',
      "memories[1].created_at"),
     ("conversation-history.jsonl", '{"userMessage":"hi","botResponse":"hello","chatId":"1","timestamp":1}\n'

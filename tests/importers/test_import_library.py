@@ -105,3 +105,24 @@ def test_mcp_memory_fork_dates_import_from_the_library(tmp_path: Path) -> None:
         marta = mem.get("marta-ruiz")
         assert (marta.created_at, marta.updated_at) == (pytest.approx(1743581649.512), pytest.approx(1747672831.007))
         assert marta.metadata["mcp_memory"]["version"] == 3 and marta.metadata["relations"][0]["version"] == 1
+
+
+def test_mcp_memory_mixed_text_and_object_observations_import_from_the_library(tmp_path: Path) -> None:
+    """One entity's list holding text and the temporal fork's objects (an object without a time or a
+    durability, and a member the fork does not write, included): every text in order, each object kept
+    as it is, the times read from those that have one."""
+    source = tmp_path / "memory.jsonl"
+    observations = ["Speaks fluent Spanish",
+                    {"content": "Graduated in 2019", "timestamp": "2025-01-15T10:30:00.000Z", "durability": "permanent"},
+                    {"content": "Prefers morning meetings", "durability": "short-term", "source": "chat"},
+                    "  ",
+                    {"content": " Moved to Lisbon ", "timestamp": "2025-03-01T08:00:00.000Z"}]
+    source.write_text(json.dumps({"type": "entity", "name": "John_Smith", "entityType": "person",
+                                  "observations": observations}) + "\n")
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="a") as mem:
+        assert mem.import_from(source).imported == 1
+        john = mem.get("john-smith")
+        assert john.content == ("John_Smith (person)\n- Speaks fluent Spanish\n- Graduated in 2019\n"
+                                "- Prefers morning meetings\n-  Moved to Lisbon ")
+        assert john.metadata["mcp_memory"]["observations"] == [observations[1], observations[2], observations[4]]
+        assert (john.created_at, john.updated_at) == (pytest.approx(1736937000.0), pytest.approx(1740816000.0))

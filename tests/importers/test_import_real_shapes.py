@@ -1,7 +1,8 @@
 """``engram import`` on files in the shape the source systems really write them, beyond the
 canonical fixtures of ``test_import_cli``: mem0's TypeScript SDK (camelCase fields), mem0's graph
 ``get_all`` (relations with ``target``) and platform fields (``expiration_date``), an MCP memory
-server file with a relation an older server left without its entity. Through the CLI against a
+server file with a relation an older server left without its entity, its forks' dates and
+observation objects. Through the CLI against a
 real SQLite file."""
 
 from __future__ import annotations
@@ -133,6 +134,46 @@ def test_mcp_memory_fork_reimport_finds_what_an_import_without_its_dates_stored(
                              + "\n" for line in lines))
     assert as_json(home, "import", str(plain))["imported"] == 2
     again = as_json(home, "import", str(FIXTURES / "mcp-memory-fork.jsonl"))
+    assert (again["imported"], again["skipped"]) == (0, 2), again
+    assert as_json(home, "count") == {"count": 2}
+
+
+def test_mcp_memory_temporal_fork_observation_objects_keep_their_times_and_durability(tmp_path: Path) -> None:
+    """``mcp-knowledge-graph``'s temporal server writes each observation it adds as ``{"content",
+    "timestamp", "durability"}`` (its Python server: a local time without a zone, read as UTC) and
+    leaves an entity it just created with text observations: each observation's text is a line of
+    the memory, the memory created at its earliest observation and updated at its latest, and each
+    object kept whole, in order, in ``metadata["mcp_memory"]["observations"]``."""
+    home = tmp_path / "home"
+    source = [json.loads(line) for line in (FIXTURES / "mcp-memory-temporal.jsonl").read_text().splitlines()]
+    summary = as_json(home, "import", str(FIXTURES / "mcp-memory-temporal.jsonl"))
+    assert (summary["kind"], summary["imported"], summary["warnings"]) == ("mcp-memory", 2, []), summary
+    ines, acme = as_json(home, "get", "ines-duarte"), as_json(home, "get", "acme-corp")
+    assert ines["content"] == ("Ines Duarte (person)\n- Born in Porto\n- Works at Acme Corp as a field engineer\n"
+                               "- Training for the Lisbon half marathon\n- Drinks her bica at Café Tati")
+    assert ines["created_at"] == pytest.approx(1748941964.318207)  # 2025-06-03T09:12:44.318207
+    assert ines["updated_at"] == pytest.approx(1754120515.871020)  # 2025-08-02T07:41:55.871020
+    assert ines["metadata"]["mcp_memory"]["observations"] == source[0]["observations"]
+    assert [o["durability"] for o in ines["metadata"]["mcp_memory"]["observations"]] == [
+        "permanent", "long-term", "short-term", "temporary"]
+    assert ines["metadata"]["relations"] == [{"type": "works_at", "to": "Acme Corp"}]
+    # Text observations only: no times of the file's, nothing more kept.
+    assert acme["content"] == "Acme Corp (organization)\n- Makes industrial sensors\n- Opened a Lisbon office in 2024"
+    assert acme["metadata"]["mcp_memory"] == {"name": "Acme Corp"}
+    assert [m["key"] for m in as_json(home, "neighbours", "ines-duarte")] == ["acme-corp"]
+
+
+def test_mcp_memory_temporal_fork_reimport_finds_what_its_text_observations_stored(tmp_path: Path) -> None:
+    """The memory's id is the entity's name's: the file a reference server wrote before the fork
+    turned its observations into objects, and the fork's file after, import into the same memories."""
+    home = tmp_path / "home"
+    lines = [json.loads(line) for line in (FIXTURES / "mcp-memory-temporal.jsonl").read_text().splitlines()]
+    plain = tmp_path / "memory.jsonl"
+    plain.write_text("".join(json.dumps({**line, "observations": [o["content"] if isinstance(o, dict) else o
+                                                                  for o in line["observations"]]}
+                                        if "observations" in line else line) + "\n" for line in lines))
+    assert as_json(home, "import", str(plain))["imported"] == 2
+    again = as_json(home, "import", str(FIXTURES / "mcp-memory-temporal.jsonl"))
     assert (again["imported"], again["skipped"]) == (0, 2), again
     assert as_json(home, "count") == {"count": 2}
 

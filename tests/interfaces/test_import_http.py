@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.interfaces.conftest import Served
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
@@ -281,3 +283,21 @@ def test_platform_fields_and_fork_dates_over_http(served: Served) -> None:
         assert kept["owner"] == "dana-ops" and kept["structured_attributes"]["day_of_week"] == "saturday"
         marta = next(m for m in items.values() if m["key"] == "marta-ruiz")
         assert marta["created_at"] == 1743581649.512 and marta["metadata"]["mcp_memory"]["version"] == 3
+
+
+def test_temporal_fork_observation_objects_over_http(served: Served) -> None:
+    """``mcp-knowledge-graph``'s observation objects: a durability its server does not give is a 422
+    naming the line, the observation and the field, with nothing stored; the fork's file imports into
+    the caller's agent, each object kept in ``metadata["mcp_memory"]["observations"]``."""
+    text = (FIXTURES / "mcp-memory-temporal.jsonl").read_text()
+    with served.client(served.alice) as alice, served.client(served.bob) as bob:
+        response = alice.post("/api/v1/import/mcp-memory", json={"text": text.replace('"short-term"', '"someday"')})
+        assert response.status_code == 422 and "line 1.observations[2].durability" in response.text, response.text
+        assert "long-term" in response.text and alice.get("/api/v1/stats").json()["memories"] == 0
+        fork = alice.post("/api/v1/import/auto", json={"text": text})
+        assert (fork.json()["kind"], fork.json()["imported"]) == ("mcp-memory", 2), fork.text
+        ines = next(m for m in alice.get("/api/v1/memory").json()["memories"] if m["key"] == "ines-duarte")
+        assert ines["scope"] == "agent:alice" and ines["created_at"] == pytest.approx(1748941964.318207)
+        assert [o["durability"] for o in ines["metadata"]["mcp_memory"]["observations"]] == [
+            "permanent", "long-term", "short-term", "temporary"]
+        assert bob.get("/api/v1/stats").json()["memories"] == 0

@@ -14,7 +14,17 @@ time (the earliest, when the entity spans lines), ``updatedAt`` (beside one) its
 ``metadata["mcp_memory"]["version"]`` (the highest); a relation's three are kept in its entry of
 ``metadata["relations"]`` as ``created_at``, ``updated_at`` and ``version``, as the file has them. A
 date that is not one is an error naming its line and field (``line 3.createdAt``), as every importer
-names one, and nothing is imported. The memory's id stays the one imports before these dates were read
+names one, and nothing is imported.
+
+The temporal fork (``study-flamingo/mcp-knowledge-graph``) writes each observation it adds as an object,
+``{"content", "timestamp", "durability"}``: the text, when it was added (ISO 8601; its Python server writes
+local time without a zone, read as UTC as every zoneless time is) and how long it stays true (``permanent``,
+``long-term``, ``short-term``, ``temporary``); an entity it has just created keeps text observations, so a
+list may hold both. An object's text is a line of the content as a text observation is; its time joins the
+entity's dates (the memory is created at its earliest, updated at its latest); the object itself, as the
+file has it (any other member included), is kept in ``metadata["mcp_memory"]["observations"]``, in the
+file's order, so its durability stays beside the text it qualifies. An object without text, or with a time
+or durability that is none, is an error naming it (``line 2.observations[1].durability``). The memory's id stays the one imports before these dates were read
 gave it (fixed by the entity's name alone), so a re-import of the same file finds what they stored.
 """
 
@@ -24,9 +34,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram import jsondoc
-from engram.importers.base import Plan, Record, fail, json_lines, require_text, slug, tags, timestamp, wrong_value
+from engram.importers.base import (
+    Plan,
+    Record,
+    fail,
+    json_lines,
+    require_text,
+    slug,
+    tags,
+    timestamp,
+    wrong_type,
+    wrong_value,
+)
 
 KIND = "mcp-memory"
+# The durabilities ``mcp-knowledge-graph`` gives an observation (its server reads no other).
+DURABILITIES = ("permanent", "long-term", "short-term", "temporary")
+OBSERVATION = 'text, or an object {"content": text, "timestamp": ISO 8601, "durability": ' + \
+    " | ".join(DURABILITIES) + "}"
+OBSERVATIONS = f"a JSON array whose entries are each {OBSERVATION}"
 
 
 def looks_like(first_line: Any) -> bool:
@@ -40,14 +66,17 @@ def read(text: str) -> Plan:
     for _, where, item in json_lines(text):
         if item.get("type") == "entity":
             name = require_text(item.get("name"), f"{where}.name")
-            observations = item.get("observations") or []
-            if not isinstance(observations, list) or not all(isinstance(o, str) for o in observations):
-                raise fail(f"{where}.observations", "is not a list of texts", "a JSON array of strings")
             entity = entities.setdefault(name, {"where": where, "type": None, "observations": [], "created": [],
-                                                "updated": [], "versions": []})
+                                                "updated": [], "versions": [], "objects": []})
             entity["type"] = entity["type"] or item.get("entityType")
-            # Each observation as the file has it (a blank one says nothing and is left out).
-            entity["observations"] += [o for o in observations if o.strip()]
+            for text, given, seconds in _observations(item.get("observations"), f"{where}.observations"):
+                entity["observations"].append(text)
+                if given is not None:
+                    entity["objects"].append(given)
+                if seconds is not None:
+                    # When the fork added the observation: the entity existed by then, and changed then.
+                    entity["created"].append(seconds)
+                    entity["updated"].append(seconds)
             stamps = _stamps(item, where)
             for field, into in (("created_at", "created"), ("updated_at", "updated"), ("version", "versions")):
                 if field in stamps:
@@ -78,6 +107,8 @@ def read(text: str) -> Plan:
         meta: dict[str, Any] = {"mcp_memory": {"name": name}}
         if entity["versions"]:
             meta["mcp_memory"]["version"] = max(entity["versions"])
+        if entity["objects"]:
+            meta["mcp_memory"]["observations"] = entity["objects"]
         created = min(entity["created"], default=None)
         if entity_type:
             meta["entity_type"] = entity_type
@@ -94,6 +125,39 @@ def read(text: str) -> Plan:
             fields={"content": ".observations", "key": ".name"},  # named at the entity's first line
         ))
     return plan
+
+
+def _observations(value: Any, where: str) -> list[tuple[str, dict[str, Any] | None, float | None]]:
+    """An entity's observations as ``(text, the object as the file has it or None, its time)``, in
+    the file's order; a blank one says nothing and is left out. An entry is text (the reference
+    server's) or, in ``mcp-knowledge-graph``'s temporal versions, an object: ``content`` (its text),
+    ``timestamp`` (ISO 8601, when it was added) and ``durability`` (one of ``DURABILITIES``); any
+    other member it has is kept with it. What is neither raises ``SnapshotError`` naming the entry
+    (``line 3.observations[1].content``)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise wrong_type(where, value, OBSERVATIONS)
+    out: list[tuple[str, dict[str, Any] | None, float | None]] = []
+    for i, entry in enumerate(value):
+        at = f"{where}[{i}]"
+        if isinstance(entry, str):
+            if entry.strip():
+                out.append((entry, None, None))
+            continue
+        if not isinstance(entry, Mapping):
+            raise wrong_type(at, entry, OBSERVATION)
+        text = entry.get("content")
+        if not isinstance(text, str):
+            raise fail(f"{at}.content", "is missing", "the observation's text") if text is None \
+                else wrong_type(f"{at}.content", text, "the observation's text")
+        seconds = timestamp(entry.get("timestamp"), f"{at}.timestamp")
+        durability = entry.get("durability")
+        if durability is not None and durability not in DURABILITIES:
+            raise wrong_value(f"{at}.durability", durability, ", ".join(DURABILITIES))
+        if text.strip():
+            out.append((text, dict(entry), seconds))
+    return out
 
 
 def _stamps(item: Mapping[str, Any], where: str) -> dict[str, tuple[Any, Any]]:
