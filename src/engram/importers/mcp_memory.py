@@ -24,8 +24,10 @@ list may hold both. An object's text is a line of the content as a text observat
 entity's dates (the memory is created at its earliest, updated at its latest); the object itself, as the
 file has it (any other member included), is kept in ``metadata["mcp_memory"]["observations"]``, in the
 file's order, so its durability stays beside the text it qualifies. An object without text, or with a time
-or durability that is none, is an error naming it (``line 2.observations[1].durability``). The memory's id stays the one imports before these dates were read
-gave it (fixed by the entity's name alone), so a re-import of the same file finds what they stored.
+or durability that is none, is an error naming it (``line 2.observations[1].durability``).
+
+The memory's id stays the one imports before any of these dates were read gave it (fixed by the entity's
+name alone), so a re-import of the same file, or of the file before the fork rewrote it, finds what they stored.
 """
 
 from __future__ import annotations
@@ -69,8 +71,8 @@ def read(text: str) -> Plan:
             entity = entities.setdefault(name, {"where": where, "type": None, "observations": [], "created": [],
                                                 "updated": [], "versions": [], "objects": []})
             entity["type"] = entity["type"] or item.get("entityType")
-            for text, given, seconds in _observations(item.get("observations"), f"{where}.observations"):
-                entity["observations"].append(text)
+            for said, given, seconds in _observations(item.get("observations"), f"{where}.observations"):
+                entity["observations"].append(said)
                 if given is not None:
                     entity["objects"].append(given)
                 if seconds is not None:
