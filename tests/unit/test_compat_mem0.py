@@ -385,6 +385,27 @@ def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.L
     assert m.get(added["results"][0]["id"])["metadata"] == {"mem0": {"id": "mine"}}
 
 
+def test_the_platforms_fields_come_in_as_engram_import_keeps_them(m: Memory) -> None:
+    # The platform's owner, organization, app_id, structured_attributes, immutable and expiry: kept
+    # in what engram keeps of the origin (as engram import keeps them), out of mem0's result shape,
+    # and given back by the mem0 export, where the facade kept only mem0's id and hash.
+    from engram.exporters.mem0 import dump
+
+    source = json.loads((FIXTURES / "mem0-platform.json").read_text(encoding="utf-8"))["results"]
+    assert m.import_mem0({"results": source}) == {"imported": 2, "skipped": 0, "forgotten": 0}
+    fields = ("owner", "organization", "app_id", "structured_attributes", "immutable", "expiration_date")
+    items = {item["memory"]: item for item in m.get_all(user_id="alice")["results"]}
+    for given in source:
+        item = items[given["memory"]]
+        kept = m.engram.for_agent("alice").get(item["id"]).metadata["mem0"]
+        assert {k: kept.get(k) for k in (*fields, "id", "hash")} == {k: given[k] for k in (*fields, "id", "hash")}
+        assert not set(fields) & set(item) and item["metadata"] == given["metadata"], item
+    back = {i["id"]: i for i in json.loads(dump(m.engram.for_agent("alice")))["results"]}
+    for given in source:
+        assert {k: back[given["id"]].get(k) for k in fields} == {k: given[k] for k in fields}, back[given["id"]]
+    assert m.import_mem0({"results": source}) == {"imported": 0, "skipped": 2, "forgotten": 0}
+
+
 def test_a_user_id_naming_a_langgraph_agent_is_refused(m: Memory) -> None:
     # The facade keeps a user's memories in the engram agent named by the user id; engram's LangGraph
     # store keeps each namespace's items in an agent named DEFAULT_AGENT_PREFIX + label: such a user

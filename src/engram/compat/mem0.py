@@ -542,10 +542,13 @@ class Memory:
         """Bring memories exported from mem0 (``get_all``'s JSON, a bare list, or the platform's
         ``{"memories": [...]}``) into this facade, each where ``add`` would have put it: its owner's
         agent, its ids in its metadata, keyed for its combination of ids; its times and categories
-        (as tags) are kept, mem0's id and hash under ``metadata["mem0"]`` (as ``engram import``
-        keeps them: an item's own ``metadata["mem0"]`` is kept inside, as ``["own"]``, with a
-        warning logged; results give the item's metadata back as it was, an ``engram`` entry in it
-        included: ``engram.importers.mem0`` states that rule). Not a mem0 method: the way
+        (as tags) are kept; mem0's id and hash, and the platform's fields engram has no field for
+        (``owner``, ``organization``, ``structured_attributes``, ...: ``importers.mem0.KEPT``), under
+        ``metadata["mem0"]``, as ``engram import`` keeps them: left out of results (mem0's
+        open-source ``Memory`` gives none of them), given back by ``engram export --format mem0``.
+        An item's own ``metadata["mem0"]`` is kept inside, as ``["own"]``, with a warning logged;
+        results give the item's metadata back as it was, an ``engram`` entry in it included
+        (``engram.importers.mem0`` states that rule). Not a mem0 method: the way
         a mem0 application keeps its memories when switching (``engram import`` maps them for
         engram's own agents and sessions instead). Every item is checked before any is stored;
         importing the same export again stores nothing.
@@ -572,7 +575,10 @@ class Memory:
                 ids = _entity_ids({name: kept.get(name) for name in IDS}, "user_id")
                 view = self._view(ids)
                 given = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept}}
-                metadata = _stored(given, {k: kept[k] for k in ("id", "hash") if k in kept})
+                # The rest of what the import keeps (mem0's id and hash, the platform's owner,
+                # organization, structured_attributes, ...: ``importers.mem0.KEPT``) stays engram's
+                # record of the origin, as ``engram import`` keeps it and the mem0 export gives it back.
+                metadata = _stored(given, {k: v for k, v in kept.items() if k not in _RESERVED})
                 key = _unit_key(key_from_content(_as_stored(view, record.content, "content")), ids)
                 # Checked as remember checks it (content, key, tags, metadata, time) before the first
                 # item is stored: an item remember would refuse stores nothing of the export.
