@@ -17,7 +17,7 @@ each entry's hash at the last sync:
 | only in file, unknown id  | copied/restored folder  | imported with its id, key and times             |
 | only in file, synced      | forgotten in database   | removed from the file (or, if edited there too: conflict) |
 | only in file, synced in another scope's folder, gone from there | moved by hand | its memory moved here (``moves``) |
-| moved by hand and edited on the way, the move refused | moved where it may not go | its memory stays; the edit kept in ``.conflict`` (``move-refused``) |
+| moved by hand, edited, move refused | moved where it may not go | memory stays; edit in ``.conflict`` (``move-refused``) |
 | in files twice            | a copied entry          | one copy stays the entry, the others leave their files (``repeats``) |
 | a key in two databases    | two agents' globals     | the earliest stays, the others ``same-key`` conflicts (``shared_keys``) |
 
