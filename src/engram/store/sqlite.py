@@ -198,7 +198,11 @@ class SqliteMemoryStore(SqlMemoryStore):
             created = draft.created_at if draft.created_at is not None else now
             self._insert_draft(conn, memory_id, (agent, session), key, draft, digest, created, now)
             self._own_writes += 1
-            return WriteResult(self._select(conn, "m.id = ?", (memory_id,))[0], "created")
+            # Read back without asking memory_links: a new id (a fresh UUIDv7) has no links yet; a
+            # batch write's links are made after this upsert, by link(), and its record read
+            # again then (apply_write).
+            row = conn.execute(f"SELECT {_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()
+            return WriteResult(self._decode(row, ()), "created")
 
     def write_batch(
         self, writes: Sequence[BatchWrite], *, now: float, identity: str | None, all_or_nothing: bool = False
