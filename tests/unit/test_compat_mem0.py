@@ -414,7 +414,7 @@ _FIRST = {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "memory": "Is travelling
           "user_id": "alex"}
 
 
-def _as_imported(memory: Any) -> dict[str, Any]:
+def _imported_fields(memory: Any) -> dict[str, Any]:
     """What an import decides of a memory (its owner's id aside, so two owners' copies compare)."""
     fields = ("content", "category", "type", "layer", "tags", "importance", "related_entity", "source",
               "search_context", "valid_from", "valid_until", "created_at")
@@ -444,9 +444,9 @@ def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_wou
     # Everything else as a fresh import of the newer item gives it (here into another owner's agent).
     assert m.import_mem0([{**second, "id": "another", "user_id": "sam"}])["imported"] == 1
     [fresh] = m.engram.for_agent("sam").list(scope="agent")
-    expected = _as_imported(fresh)
+    expected = _imported_fields(fresh)
     expected["metadata"]["mem0"]["id"] = _FIRST["id"]
-    assert _as_imported(memory) == expected
+    assert _imported_fields(memory) == expected
     # Its update time is the write's: the engine stamps every update with its clock (a new memory
     # alone takes the item's updated_at), later than either export's, so neither comes back.
     assert memory.updated_at >= before_update
