@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from engram.agent.extract import Fact
 from engram.compat.mem0 import Memory
 from engram.errors import NotFoundError, ValidationError
+from engram.ids import key_from_content
 from engram.integrations import DEFAULT_AGENT_PREFIX
 
 MESSAGES = [  # mem0's python quickstart conversation, verbatim
@@ -404,6 +406,93 @@ def test_the_platforms_fields_come_in_as_engram_import_keeps_them(m: Memory) -> 
     for given in source:
         assert {k: back[given["id"]].get(k) for k in fields} == {k: given[k] for k in fields}, back[given["id"]]
     assert m.import_mem0({"results": source}) == {"imported": 0, "skipped": 2, "forgotten": 0}
+
+
+_FIRST = {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "memory": "Is travelling to Paris in June",
+          "hash": "62bc074f56d1f909f1b4c2b639f56f6a", "metadata": {"source": "chat"}, "categories": ["travel"],
+          "app_id": "planner", "created_at": "2024-02-25T23:57:00Z", "updated_at": "2024-07-25T23:57:00Z",
+          "user_id": "alex"}
+
+
+def _imported_fields(memory: Any) -> dict[str, Any]:
+    """What an import decides of a memory (its owner's id aside, so two owners' copies compare)."""
+    fields = ("content", "category", "type", "layer", "tags", "importance", "related_entity", "source",
+              "search_context", "valid_from", "valid_until", "created_at")
+    return {name: getattr(memory, name) for name in fields} | {
+        "metadata": {k: v for k, v in memory.metadata.items() if k != "user_id"}}
+
+
+@pytest.mark.parametrize("text", ["Is travelling to Paris in July", _FIRST["memory"]], ids=["text-changed", "same-text"])
+def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_would(m: Memory, text: str) -> None:
+    # mem0 exported again after the item changed (later updated_at; its text, categories, metadata
+    # and platform fields changed; an expiration_date set): the memory the first import made is
+    # brought to what importing the newer item fresh gives (valid_until from expiration_date, the
+    # next midnight UTC; mem0's fields in metadata.mem0 as the newer item has them, app_id gone),
+    # where the expiry was dropped and, for a changed text (a new key), the whole change was skipped.
+    second = {**_FIRST, "memory": text, "hash": "0d4c1e8a9b7f6e5d4c3b2a1908f7e6d5", "metadata": {"source": "email"},
+              "categories": ["trips", "europe"], "updated_at": "2024-08-01T09:00:00Z", "expiration_date": "2024-09-30"}
+    del second["app_id"]
+    assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    [item] = m.get_all(user_id="alex")["results"]
+    before_update = m.engram.clock()
+    assert m.import_mem0([second]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    [memory] = m.engram.store.get_many([item["id"]])
+    assert (memory.content, memory.tags) == (text, ("trips", "europe"))
+    assert memory.valid_until == datetime(2024, 10, 1, tzinfo=UTC).timestamp()
+    assert memory.metadata == {"source": "email", "user_id": "alex", "mem0": {
+        "id": _FIRST["id"], "hash": second["hash"], "expiration_date": "2024-09-30"}}
+    # Everything else as a fresh import of the newer item gives it (here into another owner's agent).
+    assert m.import_mem0([{**second, "id": "another", "user_id": "sam"}])["imported"] == 1
+    [fresh] = m.engram.for_agent("sam").list(scope="agent")
+    expected = _imported_fields(fresh)
+    expected["metadata"]["mem0"]["id"] = _FIRST["id"]
+    assert _imported_fields(memory) == expected
+    # Its update time is the write's: the engine stamps every update with its clock (a new memory
+    # alone takes the item's updated_at), later than either export's, so neither comes back.
+    assert memory.updated_at >= before_update
+    assert m.get(item["id"])["metadata"] == {"source": "email"} and m.get(item["id"])["memory"] == text
+    assert [e["event"] for e in m.history(item["id"])] == ["ADD", "UPDATE"]
+    # The first export again changes nothing, nor does the second.
+    for export in ([_FIRST], [second]):
+        assert m.import_mem0(export) == {"imported": 0, "skipped": 1, "forgotten": 0}
+        assert m.engram.store.get_many([item["id"]]) == [memory]
+    # A newer one without an expiry or categories: the valid time and tags are cleared, as fresh.
+    third = {k: v for k, v in second.items() if k not in ("expiration_date", "categories")}
+    assert m.import_mem0([{**third, "updated_at": "2030-01-01T00:00:00Z"}])["imported"] == 1
+    [memory] = m.engram.store.get_many([item["id"]])
+    assert (memory.valid_until, memory.tags, memory.metadata["mem0"]) == (
+        None, (), {"id": _FIRST["id"], "hash": second["hash"]})
+
+
+def test_a_newer_item_whose_text_dates_it_after_its_expiry_updates_as_a_fresh_import(m: Memory) -> None:
+    # A fresh import keeps the date the text states as valid_from only when it falls before the
+    # expiry (an end before its start is no valid time): the update takes the same rule, where it
+    # derived the date as remember does and refused the whole export.
+    second = {**_FIRST, "memory": "On 2024-12-01 Alex moves to Lisbon", "updated_at": "2024-08-01T09:00:00Z",
+              "expiration_date": "2024-09-30"}
+    assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    [item] = m.get_all(user_id="alex")["results"]
+    assert m.import_mem0([second]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    [memory] = m.engram.store.get_many([item["id"]])
+    assert (memory.content, memory.valid_from, memory.valid_until) == (
+        second["memory"], None, datetime(2024, 10, 1, tzinfo=UTC).timestamp())
+
+
+def test_an_item_whose_key_only_a_memory_the_facade_did_not_make_holds_is_imported_beside_it(m: Memory) -> None:
+    # A global memory (every agent reads it) and the engram agent's own memory under the item's key
+    # are not the facade's: the item is a memory of its own (as a fresh import stores it, under
+    # another key), and neither is changed, where the global one made the item count as held and
+    # be skipped.
+    shared = m.engram.remember("Is travelling to Paris in June", key=key_from_content(_FIRST["memory"]),
+                               scope="global").memory
+    assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    assert [(r["memory"], r["metadata"]) for r in m.get_all(user_id="alex")["results"]] == [
+        (_FIRST["memory"], {"source": "chat"})]
+    assert m.engram.store.get_many([shared.id]) == [shared]
+    own = m.engram.for_agent("bea").remember("Is travelling to Paris in June", key=key_from_content(_FIRST["memory"])).memory
+    assert m.import_mem0([{**_FIRST, "id": "b1", "user_id": "bea"}])["imported"] == 1
+    assert [r["metadata"] for r in m.get_all(user_id="bea")["results"]] == [{"source": "chat"}]
+    assert m.engram.store.get_many([own.id]) == [own]
 
 
 def test_a_user_id_naming_a_langgraph_agent_is_refused(m: Memory) -> None:

@@ -199,10 +199,14 @@ def _metadata_only(row: AuditEntry) -> bool:
 
 
 def _held(view: Engram, key: str) -> EngramMemory | None:
+    """The memory the facade made under ``key`` in ``view``'s own scope, or None: a global memory
+    with that key, or one of the engram agent's own, is not the facade's to change (a fresh import
+    keeps it and takes another key, as ``engram import`` does)."""
     try:
-        return view.get_by_key(key)
+        memory = view.get_by_key(key)
     except NotFoundError:
         return None
+    return memory if memory.scope == view.scope and _made_here(memory) else None
 
 
 def _is_newer(held: EngramMemory, written_at: float | None) -> bool:
@@ -211,6 +215,26 @@ def _is_newer(held: EngramMemory, written_at: float | None) -> bool:
     ``update`` made through the facade since (the item's key comes from its content, which the
     update changed, so storing it by key would put the old content back)."""
     return written_at is None or written_at <= held.updated_at
+
+
+def _as_imported(view: Engram, record: Any, content: str) -> dict[str, Any]:
+    """``update``'s arguments that leave a memory as importing ``record`` (an item newer than it) fresh
+    would: its text, categories as tags, metadata (mem0's fields kept as ``_stored`` keeps them), and
+    the valid time the import gives it (``valid_until`` from mem0's ``expiration_date``, the start
+    by ``importers.apply.imported_valid_from``), a field the item leaves empty cleared. ``content``
+    is the text as stored. The memory keeps its id, key and creation time; its update time is the
+    write's (the engine stamps every update with its clock; only a new memory takes the item's)."""
+    from engram.importers.apply import imported_valid_from
+
+    fields: dict[str, Any] = {
+        "content": record.content, "category": record.category, "type": record.type,
+        "importance": record.importance, "tags": record.tags, "metadata": record.metadata, "source": KIND,
+        "valid_from": imported_valid_from(view, record, content), "valid_until": record.valid_until,
+        "related_entity": record.related_entity, "search_context": None,
+    }
+    # Cleared, not left out: update keeps a field it is not given, and reads valid_from from the text.
+    cleared = [name for name, value in fields.items() if value is None]
+    return {name: value for name, value in fields.items() if value is not None} | {"clear": cleared}
 
 
 def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
@@ -553,8 +577,12 @@ class Memory:
         engram's own agents and sessions instead). Every item is checked before any is stored;
         importing the same export again stores nothing.
 
-        An item whose key the facade holds updates that memory by key, unless the memory is as
-        recent as the item (``_held_newer``). The others are stored through the shared import code
+        An item the facade holds (the memory an earlier import made of it, found by the ids an
+        import gives it, whatever its text now; else the facade's memory under its key in its
+        owner's scope) updates that memory, unless the memory is as recent as the item
+        (``_is_newer``): to what importing the item fresh gives (``_as_imported``: its text, tags,
+        metadata, valid time), the memory's id, key and creation time kept, its update time the
+        write's (the engine stamps updates with its clock). The others are stored through the shared import code
         (``engram.importers.apply``), all or nothing, each with the id derived from mem0's id and
         its owner: so a memory deleted or forgotten since an earlier import (the audit trail's
         record, ``Engram.forgotten``) is not brought back, as ``engram import`` leaves it out; a
@@ -565,10 +593,7 @@ class Memory:
 
         text = document if isinstance(document, str) else json.dumps(document)
         plan = mem0_export.read(text)  # malformed input: ValidationError naming the item's field
-        writes = []
-        # New to the facade, by owner agent and key: a later item of the export with the same key
-        # is the one kept, as storing them in turn by key would leave it.
-        fresh: dict[tuple[str, str], Any] = {}
+        checked = []
         for record in plan.records:
             own, kept = split_provenance(record.metadata, KIND)  # as the item had it; what the import kept
             try:
@@ -579,22 +604,30 @@ class Memory:
                 # organization, structured_attributes, ...: ``importers.mem0.KEPT``) stays engram's
                 # record of the origin, as ``engram import`` keeps it and the mem0 export gives it back.
                 metadata = _stored(given, {k: v for k, v in kept.items() if k not in _RESERVED})
-                key = _unit_key(key_from_content(_as_stored(view, record.content, "content")), ids)
+                content = _as_stored(view, record.content, "content")
+                key = _unit_key(key_from_content(content), ids)
                 # Checked as remember checks it (content, key, tags, metadata, time) before the first
                 # item is stored: an item remember would refuse stores nothing of the export.
-                fields = {"key": key, "tags": record.tags, "metadata": metadata, "created_at": record.created_at,
-                          "source": KIND}
-                view.check_remember(record.content, **fields)
+                view.check_remember(record.content, key=key, tags=record.tags, metadata=metadata,
+                                    created_at=record.created_at, source=KIND)
             except ValidationError as exc:
                 raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                                       exc.allowed) from None
-            held = _held(view, key)
-            if held is None:
-                agent = view.scope.agent or "default"
-                fresh[(agent, key)] = dataclasses.replace(record, key=key, metadata=metadata, agent=agent,
-                                                          session=None)
-            elif not _is_newer(held, record.updated_at or record.created_at):
-                writes.append((view, record.content, fields))
+            checked.append((dataclasses.replace(record, key=key, metadata=metadata, agent=view.scope.agent or "default",
+                                                session=None), view, content))
+        held = self._imported(checked)
+        # New to the facade, by owner agent and key: a later item of the export with the same key
+        # is the one kept, as storing them in turn by key would leave it.
+        fresh: dict[tuple[str, str], Any] = {}
+        writes = []
+        for record, view, content in checked:
+            # The memory an earlier import made of this very item (its text changed since or not),
+            # else the one the facade holds under the item's key.
+            memory = held.get((record.agent, record.source_id)) or _held(view, record.key)
+            if memory is None:
+                fresh[(record.agent, record.key)] = record
+            elif not _is_newer(memory, record.updated_at or record.created_at):
+                writes.append((view, memory, _as_imported(view, record, content)))
         # In the facade's places: the records its own items would be, mem0's links left aside (as add does).
         placed = Plan(KIND, KIND, records=list(fresh.values()))
         importer = self.engram.for_agent(self.engram.scope.agent or "default", origin=KIND)
@@ -602,10 +635,28 @@ class Memory:
         for warning in (*plan.warnings, *summary.warnings):  # an item's own metadata.mem0; forgotten ones
             log.warning("mem0 import: %s", warning)
         imported = summary.imported
-        for view, content, fields in writes:
-            imported += view.remember(content, **fields).action in ("created", "updated")
+        for view, memory, fields in writes:
+            imported += view.update(memory, **fields).action == "updated"
         return {"imported": imported, "skipped": len(plan.records) - imported - summary.forgotten,
                 "forgotten": summary.forgotten}
+
+    def _imported(self, checked: Sequence[tuple[Any, Engram, str]]) -> dict[tuple[str, str], EngramMemory]:
+        """The memories earlier imports made of these records, by (owner agent, mem0 id): found by the
+        ids an import gives a record (``importers.apply.imported_ids``), in one read, so an item
+        exported again with its text changed (and so its key) is that memory still. Only the facade's
+        own, in the owner's scope (``engram import --from mem0`` may have put one there too)."""
+        from engram.importers.apply import imported_ids
+
+        candidates = {(record.agent, record.source_id): imported_ids(KIND, record, record.agent)
+                      for record, _, _ in checked}
+        found = {m.id: m for m in self.engram.store.get_many([i for ids in candidates.values() for i in ids])}
+        out = {}
+        for (agent, source_id), ids in candidates.items():
+            memory = next((found[i] for i in ids if i in found and _made_here(found[i])
+                           and found[i].scope.agent == agent and found[i].scope.session is None), None)
+            if memory is not None:
+                out[(agent, source_id)] = memory
+        return out
 
     def reset(self) -> None:
         """Forget every memory made through this facade, of every owner in the store."""

@@ -162,10 +162,8 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
     known: dict[RecordKey, list[str]] = {}
     for record in plan.records:
         key = _key(record, agents)
-        in_id = record.created_at if record.time_in_id else None
-        ids[key] = record_id(plan.kind, record.source_id, in_id, key[1])
-        legacy = record_id(plan.kind, record.source_id, in_id)
-        known[key] = [i for i in (record.engram_id, legacy) if i]
+        candidates = imported_ids(plan.kind, record, key[1])
+        known[key], ids[key] = candidates[:-1], candidates[-1]
     asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
     held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}
     # Only what is not that agent's now can have been forgotten by it (a stored id is present).
@@ -183,6 +181,16 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
             # The record keeps its derived id (stored nowhere): an old id may be another agent's now.
             forgotten.add(ids[key])
     return ids, forgotten
+
+
+def imported_ids(kind: str, record: Record, agent: str) -> list[str]:
+    """The ids a memory an import of ``record`` into ``agent`` made may have, in the order ``_ids``
+    prefers them: the engram id engram's exports carry (when the record has one), the id imports
+    before 2026-11 gave (one for every agent), and last the id derived from the source identity and
+    ``agent``, which a new import gives."""
+    in_id = record.created_at if record.time_in_id else None
+    legacy = record_id(kind, record.source_id, in_id)
+    return [i for i in (record.engram_id, legacy) if i] + [record_id(kind, record.source_id, in_id, agent)]
 
 
 def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
@@ -296,12 +304,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
         raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                             exc.allowed) from None
     created = record.created_at if record.created_at is not None else now
-    # The source's own valid time wins; else "On 2025-03-10 ..." says when it happened, as in
-    # remember, unless that falls after the end the source gives (a date the text mentions).
-    valid_from = record.valid_from
-    if valid_from is None:
-        stated = engram.time.stated(content)
-        valid_from = stated if stated is None or record.valid_until is None or stated <= record.valid_until else None
+    valid_from = imported_valid_from(engram, record, content)
     try:
         metadata, in_metadata = engram.privacy.screen_metadata(dict(record.metadata))
     except ValidationError as exc:  # two names redacted into one
@@ -318,6 +321,16 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
         last_accessed=record.last_accessed,
         valid_from=valid_from, valid_until=record.valid_until,
     ), found
+
+
+def imported_valid_from(engram: Engram, record: Record, content: str) -> float | None:
+    """The start of the valid time an import gives ``record``'s memory holding ``content`` (as
+    stored): the source's own wins; else "On 2025-03-10 ..." says when it happened, as in remember,
+    unless that falls after the end the source gives (a date the text mentions)."""
+    if record.valid_from is not None:
+        return record.valid_from
+    stated = engram.time.stated(content)
+    return stated if stated is None or record.valid_until is None or stated <= record.valid_until else None
 
 
 @dataclass(frozen=True, slots=True)
