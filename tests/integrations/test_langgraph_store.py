@@ -419,6 +419,24 @@ def test_every_put_moves_updated_at_and_a_refresh_does_not_as_in_langgraphs_stor
     assert store.get(("docs",), "t", refresh_ttl=False).updated_at == datetime.fromtimestamp(first, UTC)
 
 
+def test_a_search_without_a_query_lists_the_last_put_first(timed: Engram, clock: FakeClock) -> None:
+    # As LangGraph's SqliteStore and PostgresStore order it: updated_at, newest first.
+    store = EngramStore(timed)
+    for key in ("t", "a", "b"):
+        store.put(("docs",), key, {"text": key}, ttl=60 if key == "t" else None)
+        clock.advance(MINUTE)
+    assert [i.key for i in store.search(("docs",))] == ["b", "a", "t"]
+    assert store.get(("docs",), "t", refresh_ttl=True) is not None  # a refresh is no put: t stays last
+    clock.advance(MINUTE)
+    store.put(("docs",), "a", {"text": "a"})  # the same value again: a put all the same
+    assert [i.key for i in store.search(("docs",))] == ["a", "b", "t"]
+    clock.advance(MINUTE)
+    store.put(("docs",), "t", {"text": "t, changed"}, ttl=60)
+    assert [i.key for i in store.search(("docs",))] == ["t", "a", "b"]
+    assert [i.key for i in store.search(("docs",), limit=1, offset=1)] == ["a"]
+    assert [i.key for i in store.search(("docs",), filter={"text": {"$ne": "a"}})] == ["t", "b"]
+
+
 def test_sweep_ttl_forgets_expired_items_into_the_audit_trail(timed: Engram, clock: FakeClock) -> None:
     store = EngramStore(timed, agent_from_namespace=1)
     store.put(("memories", "alice"), "a", {"text": "alice's short"}, ttl=5)

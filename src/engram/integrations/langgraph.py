@@ -13,7 +13,8 @@ the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest 
 memory key may be), so an item is one memory.
 
 ``search`` with a ``query`` is engram's recall (full text and vectors, ``SearchItem.score`` is
-engram's score); without one, the items newest first. ``filter`` matches value fields by equality
+engram's score); without one, the items last put first (``updated_at``, as LangGraph's SqliteStore
+and PostgresStore order them). ``filter`` matches value fields by equality
 or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names. What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
 whole value as JSON; ``index=False`` indexes only the key.
@@ -339,13 +340,17 @@ class EngramStore(BaseStore):
             hits = view.recall(op.query, limit=min(max(wanted * 4, 20), MAX_RECALL_LIMIT), filters=filters)
             found = [(h.memory, h.score) for h in hits if kept(h.memory)]
         else:
+            # Last put first, as LangGraph's SqliteStore and PostgresStore order a search without a
+            # query (``updated_at``). Engram lists by creation and knows no item put times, so every
+            # item under the prefix is read to order them (ties keep engram's newest-first order).
             found, offset = [], 0
-            while len(found) < wanted:
+            while True:
                 page = view.list(filters, limit=500, offset=offset)
                 found += [(m, None) for m in page if kept(m)]
                 offset += len(page)
                 if len(page) < 500:
                     break
+            found.sort(key=lambda hit: _put_at(hit[0]), reverse=True)
         returned = found[op.offset:wanted]
         if not op.query:  # a recall has counted its own hits already
             view.mark_used([m for m, _ in returned])
