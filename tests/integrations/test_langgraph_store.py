@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -396,6 +397,44 @@ def test_the_default_ttl_applies_to_puts_that_give_none(timed: Engram, clock: Fa
     assert store.get(("docs",), "own") is not None and store.get(("docs",), "none") is not None
     clock.advance(30 * MINUTE)
     assert store.get(("docs",), "own") is None and store.get(("docs",), "none") is not None
+
+
+def test_every_put_moves_updated_at_and_a_refresh_does_not_as_in_langgraphs_stores(
+        timed: Engram, clock: FakeClock) -> None:
+    # LangGraph's SqliteStore and PostgresStore stamp updated_at on every put, an unchanged value's
+    # too, and a refreshing read moves only the expiry.
+    store = EngramStore(timed)
+    first = clock.now
+    store.put(("docs",), "k", {"text": "same"})
+    store.put(("docs",), "t", {"text": "with a ttl"}, ttl=10)
+    clock.advance(MINUTE)
+    store.put(("docs",), "k", {"text": "same"})
+    item = store.get(("docs",), "k")
+    assert (item.created_at, item.updated_at) == (datetime.fromtimestamp(first, UTC), datetime.fromtimestamp(clock.now, UTC))
+    assert item.updated_at.tzinfo is not None and item.value == {"text": "same"}
+    clock.advance(5 * MINUTE)
+    refreshed = store.get(("docs",), "t", refresh_ttl=True)
+    assert refreshed.updated_at == datetime.fromtimestamp(first, UTC)
+    clock.advance(8 * MINUTE)  # 13 minutes after the put, 8 after the refresh
+    assert store.get(("docs",), "t", refresh_ttl=False).updated_at == datetime.fromtimestamp(first, UTC)
+
+
+def test_a_search_without_a_query_lists_the_last_put_first(timed: Engram, clock: FakeClock) -> None:
+    # As LangGraph's SqliteStore and PostgresStore order it: updated_at, newest first.
+    store = EngramStore(timed)
+    for key in ("t", "a", "b"):
+        store.put(("docs",), key, {"text": key}, ttl=60 if key == "t" else None)
+        clock.advance(MINUTE)
+    assert [i.key for i in store.search(("docs",))] == ["b", "a", "t"]
+    assert store.get(("docs",), "t", refresh_ttl=True) is not None  # a refresh is no put: t stays last
+    clock.advance(MINUTE)
+    store.put(("docs",), "a", {"text": "a"})  # the same value again: a put all the same
+    assert [i.key for i in store.search(("docs",))] == ["a", "b", "t"]
+    clock.advance(MINUTE)
+    store.put(("docs",), "t", {"text": "t, changed"}, ttl=60)
+    assert [i.key for i in store.search(("docs",))] == ["t", "a", "b"]
+    assert [i.key for i in store.search(("docs",), limit=1, offset=1)] == ["a"]
+    assert [i.key for i in store.search(("docs",), filter={"text": {"$ne": "a"}})] == ["t", "b"]
 
 
 def test_sweep_ttl_forgets_expired_items_into_the_audit_trail(timed: Engram, clock: FakeClock) -> None:

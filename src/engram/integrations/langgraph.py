@@ -13,7 +13,8 @@ the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest 
 memory key may be), so an item is one memory.
 
 ``search`` with a ``query`` is engram's recall (full text and vectors, ``SearchItem.score`` is
-engram's score); without one, the items newest first. ``filter`` matches value fields by equality
+engram's score); without one, the items last put first (``updated_at``, as LangGraph's SqliteStore
+and PostgresStore order them). ``filter`` matches value fields by equality
 or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names. What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
 whole value as JSON; ``index=False`` indexes only the key.
@@ -24,8 +25,9 @@ a put again sets both anew, one without a ttl has none. An item past its expiry 
 ``search`` and ``list_namespaces`` at once; ``sweep_ttl`` (or the ``start_ttl_sweeper`` thread)
 forgets it, with the reason ``langgraph ttl`` in the audit trail. A read with ``refresh_ttl``
 (``refresh_on_read``, default True) moves the expiry of each item it returns that has a ttl: one
-metadata update per such item, none for the others. ``lg_updated_at`` keeps the put's time for
-``Item.updated_at``, which a refresh (an engram update) would otherwise move.
+metadata update per such item, none for the others. ``lg_updated_at`` keeps each put's time for
+``Item.updated_at``: every put moves it (one of an unchanged value too, as in LangGraph's stores,
+where engram would find nothing to write), a refresh (an engram update) does not.
 
 Every read that returns items (``get``, ``search`` with or without a query) is a use of them
 (``recall.touch_on_recall``), as every adapter's automatic read: engram's lifecycle jobs purge
@@ -151,6 +153,13 @@ def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
 
+def _put_at(memory: Memory) -> float:
+    """The time of the item's last put: ``lg_updated_at``, else (an item stored before every put
+    kept it) the memory's own update time."""
+    put_at = memory.metadata.get("lg_updated_at")
+    return put_at if isinstance(put_at, int | float) else (memory.updated_at or memory.created_at)
+
+
 def _expired(memory: Memory, now: float) -> bool:
     expires = memory.metadata.get("lg_expires_at")
     return isinstance(expires, int | float) and expires <= now
@@ -251,7 +260,7 @@ class EngramStore(BaseStore):
         meta = memory.metadata
         fields = {"namespace": tuple(meta["lg_namespace"]), "key": meta["lg_key"], "value": dict(meta["lg_value"]),
                   "created_at": _when(memory.created_at),
-                  "updated_at": _when(meta.get("lg_updated_at", memory.updated_at))}
+                  "updated_at": _when(_put_at(memory))}
         return SearchItem(**fields, score=score) if ranked else Item(**fields)
 
     # --- the operations -----------------------------------------------------------------------
@@ -306,11 +315,13 @@ class EngramStore(BaseStore):
             text = "\n".join(t for path in fields for t in get_text_at_path(value, path)) or op.key
         else:
             text = json.dumps(value, ensure_ascii=False, default=str)
+        now = view.clock()
+        # Every put's time, for ``Item.updated_at``: a put of an unchanged value moves it too (LangGraph's
+        # stores stamp every put), and a ttl refresh, an engram update, does not.
         metadata = {"lg_item": "1", "lg_namespace": list(op.namespace), "lg_key": op.key, "lg_value": value,
-                    **{f"lg_ns{i}": label for i, label in enumerate(op.namespace)}}
+                    "lg_updated_at": now, **{f"lg_ns{i}": label for i, label in enumerate(op.namespace)}}
         if ttl is not None:
-            now = view.clock()
-            metadata |= {"lg_ttl": ttl, "lg_expires_at": now + ttl * 60, "lg_updated_at": now}
+            metadata |= {"lg_ttl": ttl, "lg_expires_at": now + ttl * 60}
         # Type ``item``: the lifecycle jobs leave it alone by default (lifecycle.settings.PROTECTED_TYPES),
         # as LangGraph keeps an item until it is deleted or its ttl ends.
         view.remember(text, key=ref, metadata=metadata, source="langgraph", type="item")
@@ -329,13 +340,17 @@ class EngramStore(BaseStore):
             hits = view.recall(op.query, limit=min(max(wanted * 4, 20), MAX_RECALL_LIMIT), filters=filters)
             found = [(h.memory, h.score) for h in hits if kept(h.memory)]
         else:
+            # Last put first, as LangGraph's SqliteStore and PostgresStore order a search without a
+            # query (``updated_at``). Engram lists by creation and knows no item put times, so every
+            # item under the prefix is read to order them (ties keep engram's newest-first order).
             found, offset = [], 0
-            while len(found) < wanted:
+            while True:
                 page = view.list(filters, limit=500, offset=offset)
                 found += [(m, None) for m in page if kept(m)]
                 offset += len(page)
                 if len(page) < 500:
                     break
+            found.sort(key=lambda hit: _put_at(hit[0]), reverse=True)
         returned = found[op.offset:wanted]
         if not op.query:  # a recall has counted its own hits already
             view.mark_used([m for m, _ in returned])
