@@ -109,7 +109,7 @@ def test_saved_memories_are_screened_for_pii_as_every_import_is(tmp_path: Path) 
 # saved memories as ChatGPT gave them to the model ("1. [2024-10-26]. User prefers Python for
 # scripting.\n\n2. [...]. ..."). January's list still holds the dog and the invoices; March's (the latest
 # readable one) holds Python and a memory no write of the export made (sourdough), and a write after it
-# adds Rust; April's is empty, as newer exports leave it, and says nothing.
+# adds Rust; April's is empty, as many newer exports hold it, and says nothing.
 LISTED = FIXTURES / "chatgpt-saved-memories-listed"
 MARCH = "67c58a40-7e1f-8000-b2c4-d6e8f0a1b2c3"
 

@@ -54,8 +54,8 @@ date it was written. The latest such list of the export (by its message's time) 
 than the writes: a write made before it and absent from it was deleted or reworded in ChatGPT since,
 and is not imported (counted in the warning); a write made after it stands; an entry of it that no
 write of the export made (its conversation deleted, or ChatGPT merged two into one) is imported from
-the list, dated by its entry's date (midnight UTC). An empty list says nothing (newer exports leave
-it empty whatever ChatGPT keeps), and one in another shape is not used (counted in the warning).
+the list, dated by its entry's date (midnight UTC). An empty list says nothing (many newer exports
+hold only empty ones, whatever ChatGPT keeps), and one in another shape is not used (counted in the warning).
 """
 
 from __future__ import annotations
