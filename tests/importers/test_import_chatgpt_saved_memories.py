@@ -129,6 +129,7 @@ def test_the_latest_list_of_saved_memories_decides_which_writes_are_imported(tmp
     warnings = "\n".join(first["warnings"])
     assert "2 written before it and absent from it are not imported (deleted or reworded in ChatGPT since)" in warnings
     assert "1 in it that no write of the export made is imported from it" in warnings, warnings
+    assert "made after it" not in warnings  # the forget came before March's list, which shows it done
     memories = {m["content"]: m for m in saved(home)}
     # The dog (forgotten) and the invoices (deleted in ChatGPT's settings) were written before March's
     # list and are not in it; Python is, first written in October; Rust was written after it.
@@ -166,6 +167,7 @@ def test_a_list_engram_cannot_read_is_not_used_and_the_writes_stand(tmp_path: Pa
         warnings = "\n".join(summary.warnings)
         assert "list of saved memories (model_set_context) in a shape engram does not read, not used" in warnings
         assert "(model_set_context, 2025-01-26) holds 3 memories: 0 written before it" in warnings, warnings
+        assert "1 request to forget made after it (the memory each meant may be imported still: review them)" in warnings
         for every in conversations:  # no list but empty ones: the writes are all there is, as before
             for node in every["mapping"].values():
                 if node.get("message") and node["message"]["content"]["content_type"] == "model_editable_context":

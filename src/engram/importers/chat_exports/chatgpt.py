@@ -164,6 +164,7 @@ class _SavedMemories:
     wanted: bool
     writes: int = 0  # facts written (repeats included)
     forgets: int = 0  # requests to forget
+    forgotten_at: list[float | None] = field(default_factory=list)  # when each request to forget was made
     written: dict[str, _Written] = field(default_factory=dict)  # text -> its earliest write
     latest: _Listed | None = None  # the latest list of saved memories, read
     unread: int = 0  # lists in a shape not read
@@ -229,6 +230,11 @@ class _SavedMemories:
                          f"{'is' if self.absent == 1 else 'are'} not imported (deleted or reworded in ChatGPT since), "
                          f"{self.listed_only} in it that no write of the export made "
                          f"{'is' if self.listed_only == 1 else 'are'} imported from it")
+                after = sum(1 for at in self.forgotten_at if at is None or at >= listed.at)
+                if after:
+                    # Such a request may have removed one of the list's memories: which one, ChatGPT guessed.
+                    what += (f", {after} {'request' if after == 1 else 'requests'} to forget made after it "
+                             "(the memory each meant may be imported still: review them)")
         if self.unread:
             what += (f"; {self.unread} {'list' if self.unread == 1 else 'lists'} of saved memories "
                      "(model_set_context) in a shape engram does not read, not used")
@@ -437,6 +443,7 @@ def _saved_memory(found: Conversations, message: Mapping[str, Any], content: Map
         return False
     if _FORGET.match(text):
         saved.forgets += 1
+        saved.forgotten_at.append(at)
         return True
     saved.writes += 1
     provenance = {"saved_memory": _MEMORY_TOOL, "conversation": found.conversation_id,
