@@ -102,3 +102,77 @@ def test_saved_memories_are_screened_for_pii_as_every_import_is(tmp_path: Path) 
         assert not any("sam@example.com" in c for c in contents)
         assert mem.for_agent("someone-else").list() == []
     assert json.loads(text)[2]["title"] == "Scripting and pets"  # (the fixture's oldest conversation is last)
+
+
+# ``chatgpt-saved-memories-listed/`` adds what real exports hold beside the writes: each session opens with
+# an assistant message of content type ``model_editable_context`` whose ``model_set_context`` lists the
+# saved memories as ChatGPT gave them to the model ("1. [2024-10-26]. User prefers Python for
+# scripting.\n\n2. [...]. ..."). January's list still holds the dog and the invoices; March's (the latest
+# readable one) holds Python and a memory no write of the export made (sourdough), and a write after it
+# adds Rust; April's is empty, as many newer exports hold it, and says nothing.
+LISTED = FIXTURES / "chatgpt-saved-memories-listed"
+MARCH = "67c58a40-7e1f-8000-b2c4-d6e8f0a1b2c3"
+
+
+def test_the_latest_list_of_saved_memories_decides_which_writes_are_imported(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    source = str(zipped(LISTED, tmp_path / "chatgpt-export.zip"))
+    plain = as_json(home, "import", source)
+    assert (plain["imported"], plain["messages_imported"]) == (0, 10), plain
+    warnings = "\n".join(plain["warnings"])
+    assert "6 saved-memory records found" in warnings, warnings
+    assert "latest list of saved memories (model_set_context, 2025-03-03) holds 2 memories" in warnings, warnings
+    assert as_json(home, "list") == []
+
+    first = as_json(home, "import", source, "--saved-memories")
+    assert first["imported"] == 3, first
+    warnings = "\n".join(first["warnings"])
+    assert "2 written before it and absent from it are not imported (deleted or reworded in ChatGPT since)" in warnings
+    assert "1 in it that no write of the export made is imported from it" in warnings, warnings
+    assert "made after it" not in warnings  # the forget came before March's list, which shows it done
+    memories = {m["content"]: m for m in saved(home)}
+    # The dog (forgotten) and the invoices (deleted in ChatGPT's settings) were written before March's
+    # list and are not in it; Python is, first written in October; Rust was written after it.
+    assert set(memories) == {"User prefers Python for scripting.", "User bakes sourdough at 70% hydration.",
+                             "User is learning Rust."}, memories
+    python = memories["User prefers Python for scripting."]
+    assert python["created_at"] == pytest.approx(1729951866.125)
+    assert python["metadata"]["chatgpt"]["saved_memory"] == "bio"
+    rust = memories["User is learning Rust."]
+    assert rust["created_at"] == pytest.approx(1741000005.25) and rust["metadata"]["chatgpt"]["conversation"] == MARCH
+    sourdough = memories["User bakes sourdough at 70% hydration."]
+    assert sourdough["created_at"] == pytest.approx(1732924800.0)  # its entry's date, 2024-11-30, midnight UTC
+    assert sourdough["metadata"] == {"chatgpt": {"saved_memory": "model_set_context", "conversation": MARCH,
+                                                 "message": "67c58a40-0000-4000-8000-000000000003"}}
+    assert all((m["category"], sorted(m["tags"])) == ("core", ["chatgpt", "saved-memory"]) for m in memories.values())
+    again = as_json(home, "import", source, "--saved-memories")
+    assert (again["imported"], again["skipped"]) == (0, 3), again
+
+
+def test_a_list_engram_cannot_read_is_not_used_and_the_writes_stand(tmp_path: Path) -> None:
+    conversations = json.loads((LISTED / "conversations.json").read_text(encoding="utf-8"))
+    march = conversations[1]["mapping"]["67c58a40-0000-4000-8000-000000000003"]["message"]["content"]
+    settings = load_settings(home=tmp_path, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as mem:
+        summary = mem.import_from(json.dumps(conversations), saved_memories=True)
+        assert summary.imported == 3, summary
+        march["model_set_context"] = "User prefers Python for scripting. User bakes sourdough."  # no numbered entries
+        other = mem.for_agent("other")
+        summary = other.import_from(json.dumps(conversations), saved_memories=True)
+        # January's list is then the latest read: it holds the dog and the invoices (the dog's forget
+        # came after it, and is counted, not applied), and Rust was written after it.
+        assert sorted(m.content for m in other.list()) == sorted(
+            ["User prefers Python for scripting.", "  User's dog is named Miso 🐕.\r\nHe is a shiba inu.",
+             "User's invoices go to sam@example.com.", "User is learning Rust."]), summary
+        warnings = "\n".join(summary.warnings)
+        assert "list of saved memories (model_set_context) in a shape engram does not read, not used" in warnings
+        assert "(model_set_context, 2025-01-26) holds 3 memories: 0 written before it" in warnings, warnings
+        assert "1 request to forget made after it (the memory each meant may be imported still: review them)" in warnings
+        for every in conversations:  # no list but empty ones: the writes are all there is, as before
+            for node in every["mapping"].values():
+                if node.get("message") and node["message"]["content"]["content_type"] == "model_editable_context":
+                    node["message"]["content"]["model_set_context"] = ""
+        third = mem.for_agent("third")
+        summary = third.import_from(json.dumps(conversations), saved_memories=True)
+        assert summary.imported == 4 and "latest list" not in "\n".join(summary.warnings), summary
+        assert len(mem.list()) == 3  # the first agent's import is as it was

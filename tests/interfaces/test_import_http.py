@@ -261,6 +261,15 @@ def test_chatgpt_saved_memories_arrive_only_when_asked_and_only_in_the_callers_a
         assert "User prefers Python for scripting." in {m["content"] for m in items}
         assert all(m["metadata"]["chatgpt"]["saved_memory"] == "bio" for m in items)
         assert bob.get("/api/v1/stats").json()["memories"] == 0
+        # An export holding ChatGPT's list of saved memories: what it no longer lists is not imported.
+        listed = bob.post("/api/v1/import/chatgpt", json={"files": _files(FIXTURES / "chatgpt-saved-memories-listed"),
+                                                           "saved_memories": True}).json()
+        assert listed["imported"] == 3, listed
+        assert any("2 written before it and absent from it are not imported" in w for w in listed["warnings"]), listed
+        contents = {m["content"] for m in bob.get("/api/v1/memory").json()["memories"]}
+        assert contents == {"User prefers Python for scripting.", "User bakes sourdough at 70% hydration.",
+                            "User is learning Rust."}, contents
+        assert alice.get("/api/v1/stats").json()["memories"] == 3
 
 
 def test_platform_fields_and_fork_dates_over_http(served: Served) -> None:

@@ -42,7 +42,20 @@ byte, once for the whole export (its id fixed by the text alone, as custom instr
 dated by its earliest write, tagged ``chatgpt`` and ``saved-memory``, the conversation and message
 ids of that write in ``metadata["chatgpt"]``. A write that asks to forget ("Forget that the user
 ...") is no fact: counted, not imported (which memory it meant is ChatGPT's guess, not engram's to
-make). Without ``saved_memories`` they are counted in a warning naming the option.
+make). ChatGPT's tool instructions have it start every write with "User" (or the person's name) or
+"Forget", so only "Forget" marks a removal: "User no longer ..." is an updated fact, and a fact may
+begin with any name. Without ``saved_memories`` they are counted in a warning naming the option.
+
+The export also holds what ChatGPT kept: each session opens with a hidden-from-view assistant
+message of content type ``model_editable_context`` whose ``model_set_context`` is the list of saved
+memories as ChatGPT gave them to the model then ("1. [2024-10-26]. User prefers Python for
+scripting.\n\n2. [...]. ..."), each entry the written text byte for byte after its number and the
+date it was written. The latest such list of the export (by its message's time) is better evidence
+than the writes: a write made before it and absent from it was deleted or reworded in ChatGPT since,
+and is not imported (counted in the warning); a write made after it stands; an entry of it that no
+write of the export made (its conversation deleted, or ChatGPT merged two into one) is imported from
+the list, dated by its entry's date (midnight UTC). An empty list says nothing (many newer exports
+hold only empty ones, whatever ChatGPT keeps), and one in another shape is not used (counted in the warning).
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from engram import jsondoc
@@ -88,9 +102,15 @@ _INSTRUCTIONS = "user_editable_context"
 _INSTRUCTION_FIELDS = {"about_user_message": "about-me", "about_model_message": "how-to-respond"}
 # ChatGPT's memory tool: an assistant message addressed to it is a saved memory being written.
 _MEMORY_TOOL = "bio"
-# A write to the memory tool asking it to forget ("Forget that the user ...", "Forget all ..."),
-# as ChatGPT phrases a removal in real exports.
+# A write to the memory tool asking it to forget ("Forget that the user ...", "Forget all ..."):
+# ChatGPT's tool instructions have every write start with "User" (or the person's name) or
+# "Forget" ("Forget that the user is shopping for an oven."), so no wider list of verbs is read as
+# one ("Remove ..." may begin a fact about someone named so; "User no longer ..." is a fact).
 _FORGET = re.compile(r"\s*forget\b", re.IGNORECASE)
+# The message holding the list of saved memories as ChatGPT gave it to the model, and an entry's
+# head in it: "1. [2024-10-26]. " at the start, then "\n\n2. [2024-10-28]. ", numbered from 1.
+_MEMORY_LIST = "model_editable_context"
+_LIST_ENTRY = re.compile(r"(?:\A|\n\n)(\d+)\. \[(\d{4}-\d{2}-\d{2})\]\. ")
 OPTION = "--saved-memories"  # as engram import spells it (saved_memories=True from Python and over HTTP)
 NOTES = {
     _BESIDE_TEXT: "the text is imported, their kinds named in its metadata.chatgpt.parts_left_out",
@@ -100,6 +120,7 @@ NOTES = {
     "tool messages": "search results, code output, generated images",
     "assistant messages to a tool": "code ChatGPT ran, searches, image prompts",
     "messages with only images or files": "no text to keep",
+    f"{_MEMORY_LIST} messages": "the saved memories as ChatGPT gave them to the model (read for --saved-memories)",
 }
 
 
@@ -115,32 +136,139 @@ def read(text: str) -> Plan:
 
 
 @dataclass
+class _Written:
+    """One distinct text written to the memory tool: its record (of the earliest write) and when
+    it was last written (a text written again after ChatGPT's latest list cannot be in it)."""
+
+    record: Record
+    last: float | None
+
+
+@dataclass
+class _Listed:
+    """ChatGPT's list of saved memories in one message: its entries (text, date written), when it
+    was shown, and where."""
+
+    entries: list[tuple[str, float]]
+    at: float
+    where: str
+    conversation: str
+    message: str | None
+
+
+@dataclass
 class _SavedMemories:
-    """The export's writes to ChatGPT's memory tool, counted; made records when ``wanted``."""
+    """The export's writes to ChatGPT's memory tool and its latest list of saved memories, counted;
+    made records when ``wanted``."""
 
     wanted: bool
     writes: int = 0  # facts written (repeats included)
     forgets: int = 0  # requests to forget
-    made: dict[str, int] = field(default_factory=dict)  # text -> its record's place in the plan
+    forgotten_at: list[float | None] = field(default_factory=list)  # when each request to forget was made
+    written: dict[str, _Written] = field(default_factory=dict)  # text -> its earliest write
+    latest: _Listed | None = None  # the latest list of saved memories, read
+    unread: int = 0  # lists in a shape not read
+    absent: int = 0  # texts written before the latest list and absent from it (not imported)
+    listed_only: int = 0  # entries of the latest list no write made (imported from it)
+
+    def read_list(self, value: Any, at: float | None, where: str, conversation: str, message: str | None) -> None:
+        """A ``model_set_context``: kept when it is the latest readable list so far; an empty one
+        says nothing, one in another shape (or without a time to place it) is counted."""
+        if value is None or value == "":
+            return
+        entries = _list_entries(value) if isinstance(value, str) else None
+        if entries is None or at is None:
+            self.unread += 1
+            return
+        if self.latest is None or at >= self.latest.at:
+            self.latest = _Listed(entries, at, where, conversation, message)
+
+    def records(self) -> list[Record]:
+        """The saved memories to import, after the latest list: the writes it holds or that came
+        after it, then its entries no write made."""
+        kept: list[Record] = []
+        listed = self.latest
+        texts = {text for text, _ in listed.entries} if listed else set()
+        stripped = {text.strip() for text in texts}
+        matched: set[str] = set()
+        for text, write in self.written.items():
+            if listed is not None and text not in texts and text.strip() not in stripped \
+                    and write.last is not None and write.last < listed.at:
+                self.absent += 1  # deleted or reworded in ChatGPT before that list was shown
+                continue
+            matched.update((text, text.strip()))
+            kept.append(write.record)
+        if listed is not None:
+            for text, written_on in listed.entries:
+                if text in matched or text.strip() in matched:
+                    continue
+                matched.update((text, text.strip()))
+                self.listed_only += 1
+                metadata = {KIND: {k: v for k, v in {"saved_memory": "model_set_context",
+                                                     "conversation": listed.conversation,
+                                                     "message": listed.message}.items() if v is not None}}
+                kept.append(_saved_record(text, listed.where, written_on, metadata))
+        return kept if self.wanted else []
 
     def warning(self) -> str | None:
         """What the person learns of them: how many, and how to import them (or what was made)."""
         found = self.writes + self.forgets
-        if not found:
+        if not found and self.latest is None and not self.unread:
             return None
         forgets = (f", {self.forgets} of them {'a request' if self.forgets == 1 else 'requests'} to forget "
                    "(\"Forget that ...\")" if self.forgets else "")
         what = (f"{found} saved-memory {'record' if found == 1 else 'records'} found (ChatGPT's writes to its "
                 f"memory tool, bio){forgets}")
+        listed = self.latest
+        day = datetime.fromtimestamp(listed.at, UTC).date().isoformat() if listed is not None else ""
+        if listed is not None:
+            count = len(listed.entries)
+            what += (f"; ChatGPT's latest list of saved memories (model_set_context, {day}) holds {count} "
+                     f"{'memory' if count == 1 else 'memories'}")
+            if self.wanted:
+                what += (f": {self.absent} written before it and absent from it "
+                         f"{'is' if self.absent == 1 else 'are'} not imported (deleted or reworded in ChatGPT since), "
+                         f"{self.listed_only} in it that no write of the export made "
+                         f"{'is' if self.listed_only == 1 else 'are'} imported from it")
+                after = sum(1 for at in self.forgotten_at if at is None or at >= listed.at)
+                if after:
+                    # Such a request may have removed one of the list's memories: which one, ChatGPT guessed.
+                    what += (f", {after} {'request' if after == 1 else 'requests'} to forget made after it "
+                             "(the memory each meant may be imported still: review them)")
+        if self.unread:
+            what += (f"; {self.unread} {'list' if self.unread == 1 else 'lists'} of saved memories "
+                     "(model_set_context) in a shape engram does not read, not used")
+        since = f"ChatGPT may have changed or deleted some since {day}".rstrip()
         if self.wanted:
             return (f"{what}; each distinct text is a core memory tagged saved-memory"
                     + (", a request to forget is not (which memory it meant is not engram's to guess)" if self.forgets
                        else "")
-                    + ". ChatGPT may have changed or deleted some since and the export does not say: review them with "
-                    "engram list --tag saved-memory")
-        return (f"{what}; not imported, since ChatGPT may have changed or deleted some since and the export does "
-                f"not say: import them as memories with engram import {OPTION} (saved_memories=True in Python, "
-                "\"saved_memories\": true over HTTP)")
+                    + f". {since} and the export does not say: review them with engram list --tag saved-memory")
+        return (f"{what}; not imported, since {since} and the export does not say: import them as memories with "
+                f"engram import {OPTION} (saved_memories=True in Python, \"saved_memories\": true over HTTP)")
+
+
+def _list_entries(text: str) -> list[tuple[str, float]] | None:
+    """The entries of a ``model_set_context`` ("1. [2024-10-26]. text\n\n2. [...]. text"): (text,
+    its date at midnight UTC), numbered from 1 in order (a head out of order is part of the text
+    before it); None when the text does not open with entry 1, an entry is empty or a date is none."""
+    heads: list[re.Match[str]] = []
+    for head in _LIST_ENTRY.finditer(text):
+        if int(head.group(1)) == len(heads) + 1:
+            heads.append(head)
+    if not heads or heads[0].start() != 0:
+        return None
+    entries: list[tuple[str, float]] = []
+    for k, head in enumerate(heads):
+        body = text[head.end():heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        try:
+            day = datetime.strptime(head.group(2), "%Y-%m-%d").replace(tzinfo=UTC)
+        except ValueError:
+            return None
+        if not body.strip():
+            return None
+        entries.append((body, day.timestamp()))
+    return entries
 
 
 def read_documents(documents: Documents, *, saved_memories: bool = False) -> Plan:
@@ -149,6 +277,8 @@ def read_documents(documents: Documents, *, saved_memories: bool = False) -> Pla
     the writes to ChatGPT's memory tool memories (else they are counted in a warning)."""
     tally = _SavedMemories(saved_memories)
     plan = read_export(documents, KIND, SHAPE, NOTES, functools.partial(_conversation, saved=tally))
+    # Made once the whole export is read: which list of saved memories is the latest is known only then.
+    plan.records += tally.records()
     note = tally.warning()
     if note:
         plan.warnings.append(note)
@@ -230,6 +360,9 @@ def _message(found: Conversations, message: Mapping[str, Any], where: str, saved
     at = found.time(message.get("create_time"), f"{where}.create_time")
     if content_type == _INSTRUCTIONS and own and _custom_instructions(found, own, where):
         return
+    if content_type == _MEMORY_LIST:  # read for the saved memories, then counted as the message it is
+        saved.read_list(content.get("model_set_context"), at, f"{where}.content.model_set_context",
+                        found.conversation_id, optional_text(message.get("id"), f"{where}.id"))
     if own and own.get("is_visually_hidden_from_conversation"):
         found.skip("hidden messages")
         return
@@ -310,30 +443,34 @@ def _saved_memory(found: Conversations, message: Mapping[str, Any], content: Map
         return False
     if _FORGET.match(text):
         saved.forgets += 1
+        saved.forgotten_at.append(at)
         return True
     saved.writes += 1
-    if not saved.wanted:
-        return True
     provenance = {"saved_memory": _MEMORY_TOOL, "conversation": found.conversation_id,
                   "message": optional_text(message.get("id"), f"{where}.id")}
     metadata = {KIND: {k: v for k, v in provenance.items() if v is not None}}
-    earlier = saved.made.get(text)
-    if earlier is not None:
-        record = found.plan.records[earlier]
-        if at is not None and (record.created_at is None or at < record.created_at):
-            # The earliest write dates it, and names where it was made (an export lists the newest first).
-            found.plan.records[earlier] = dataclasses.replace(record, where=place, created_at=at, metadata=metadata)
+    earlier = saved.written.get(text)
+    if earlier is None:
+        saved.written[text] = _Written(_saved_record(text, place, at, metadata), at)
         return True
-    saved.made[text] = len(found.plan.records)
+    if at is not None:
+        earlier.last = at if earlier.last is None else max(earlier.last, at)
+        record = earlier.record
+        if record.created_at is None or at < record.created_at:
+            # The earliest write dates it, and names where it was made (an export lists the newest first).
+            earlier.record = _saved_record(text, place, at, metadata)
+    return True
+
+
+def _saved_record(text: str, where: str, at: float | None, metadata: dict[str, Any]) -> Record:
     # Core, as custom instructions are: ChatGPT put every saved memory in every conversation until
     # it was removed, which is what a core memory is to an agent. Importance a little below theirs:
     # ChatGPT chose these words, the person wrote those. time_in_id=False: the id is fixed by the
-    # text alone, so a later export, whose earliest copy may be another, finds what this one made.
-    found.plan.records.append(Record(
-        source_id=f"saved-memory\0{text}", where=place, content=text, category=Category.CORE, type="learned",
+    # text alone, so a later export, whose earliest copy may be another (or its list), finds what this one made.
+    return Record(
+        source_id=f"saved-memory\0{text}", where=where, content=text, category=Category.CORE, type="learned",
         tags=("chatgpt", "saved-memory"), importance=0.7, metadata=metadata,
-        created_at=at, time_in_id=False, fields={"content": ""}, what="a ChatGPT saved memory"))
-    return True
+        created_at=at, time_in_id=False, fields={"content": ""}, what="a ChatGPT saved memory")
 
 
 def _parts(value: Any, where: str) -> tuple[list[str], list[str]]:
