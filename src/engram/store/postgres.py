@@ -192,8 +192,12 @@ class PostgresMemoryStore(SqlMemoryStore):
                 key = self._free_key(conn, agent, session, proposed_key)
             memory_id = new_id()
             created = draft.created_at if draft.created_at is not None else now
-            self._insert_draft(conn, memory_id, (agent, session), key, draft, digest, created, now)
-            return WriteResult(self._select(conn, "m.id = %s", (memory_id,))[0], "created")
+            # Read back in the insert itself (one round trip, not two), without asking memory_links:
+            # a new id (a fresh UUIDv7) has no links yet; a batch write's links are made after this
+            # upsert, by link(), and its record read again then (apply_write).
+            row = self._insert_draft(conn, memory_id, (agent, session), key, draft, digest, created, now,
+                                     returning=f" RETURNING {memory_select('seq')}").fetchone()
+            return WriteResult(self._decode(row, ()), "created")
 
         return self.db.transact(work)
 

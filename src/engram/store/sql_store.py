@@ -162,13 +162,16 @@ class SqlMemoryStore:
 
     # --- writes ----------------------------------------------------------------------------
     def _insert_draft(self, conn: Any, memory_id: str, scope: tuple[str, str], key: str, draft: MemoryDraft,
-                      digest: str, created: float, now: float) -> None:
-        """Insert ``draft`` as a new memory (``upsert`` chose its key and checked for duplicates)."""
+                      digest: str, created: float, now: float, returning: str = "") -> Any:
+        """Insert ``draft`` as a new memory (``upsert`` chose its key and checked for duplicates).
+        ``returning`` (a ``RETURNING`` clause over alias ``m``) reads the row back in the same
+        statement; the statement's cursor is returned."""
         marks = ", ".join([self._mark] * 20)
-        conn.execute(
-            "INSERT INTO memories (id, agent, session, key, content, content_hash, category, type, layer,"
+        alias = " AS m" if returning else ""
+        return conn.execute(
+            f"INSERT INTO memories{alias} (id, agent, session, key, content, content_hash, category, type, layer,"
             " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-            f" search_context, valid_from, valid_until) VALUES ({marks})",
+            f" search_context, valid_from, valid_until) VALUES ({marks}){returning}",
             (
                 memory_id, *scope, key, draft.content, digest, draft.category.value, draft.type, draft.layer.value,
                 self._stored.tags_param(draft.tags), self._stored.metadata_param(dict(draft.metadata)), draft.importance,
