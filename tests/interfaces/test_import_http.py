@@ -310,3 +310,25 @@ def test_temporal_fork_observation_objects_over_http(served: Served) -> None:
         assert [o["durability"] for o in ines["metadata"]["mcp_memory"]["observations"]] == [
             "permanent", "long-term", "short-term", "temporary"]
         assert bob.get("/api/v1/stats").json()["memories"] == 0
+
+
+def test_a_newer_mem0_export_updates_the_callers_memory_and_then_changes_nothing(served: Served) -> None:
+    # mem0 updates a memory in place: the same id, new text, categories and expiry, a later updated_at.
+    v1 = {"id": "m-1", "memory": "Likes green tea", "categories": ["food"], "metadata": {"source": "chat"},
+          "created_at": "2024-01-10T09:00:00+00:00", "updated_at": "2024-01-10T09:00:00+00:00"}
+    v2 = {**v1, "memory": "Likes oolong tea", "categories": ["drinks"], "metadata": {"source": "email"},
+          "updated_at": "2024-06-02T12:00:00+00:00", "expiration_date": "2025-12-31"}
+    with served.client(served.alice) as alice:
+        assert alice.post("/api/v1/import/mem0", json={"text": json.dumps([v1])}).json()["imported"] == 1
+        [before] = alice.get("/api/v1/memory").json()["memories"]
+        newer = alice.post("/api/v1/import/mem0", json={"text": json.dumps([v2])}).json()
+        assert (newer["imported"], newer["updated"], newer["skipped"]) == (0, 1, 0), newer
+        now = alice.get(f"/api/v1/memory/{before['id']}").json()
+        assert (now["content"], now["tags"], now["metadata"]["source"]) == ("Likes oolong tea", ["drinks"], "email")
+        assert now["valid_until"] == 1767225600.0  # through 2025-12-31 (UTC)
+        versions = alice.get(f"/api/v1/memory/{before['id']}/versions").json()["versions"]
+        assert [v["content"] for v in versions] == ["Likes green tea"]
+        for again in (v2, v1):  # the same export, then the older one: nothing changes
+            summary = alice.post("/api/v1/import/mem0", json={"text": json.dumps([again])}).json()
+            assert (summary["imported"], summary["updated"], summary["skipped"]) == (0, 0, 1), summary
+            assert alice.get(f"/api/v1/memory/{before['id']}").json() == now

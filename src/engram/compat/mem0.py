@@ -209,14 +209,6 @@ def _held(view: Engram, key: str) -> EngramMemory | None:
     return memory if memory.scope == view.scope and _made_here(memory) else None
 
 
-def _is_newer(held: EngramMemory, written_at: float | None) -> bool:
-    """Whether the memory the facade holds under an exported item's key is as recent as the item's
-    own time or more (or the item gives none): importing an export again must not undo an
-    ``update`` made through the facade since (the item's key comes from its content, which the
-    update changed, so storing it by key would put the old content back)."""
-    return written_at is None or written_at <= held.updated_at
-
-
 def _as_imported(view: Engram, record: Any, content: str) -> dict[str, Any]:
     """``update``'s arguments that leave a memory as importing ``record`` (an item newer than it) fresh
     would: its text, categories as tags, metadata (mem0's fields kept as ``_stored`` keeps them), and
@@ -579,8 +571,8 @@ class Memory:
 
         An item the facade holds (the memory an earlier import made of it, found by the ids an
         import gives it, whatever its text now; else the facade's memory under its key in its
-        owner's scope) updates that memory, unless the memory is as recent as the item
-        (``_is_newer``): to what importing the item fresh gives (``_as_imported``: its text, tags,
+        owner's scope) updates that memory when the item is newer than it (``importers.apply.newer_than``,
+        as ``engram import`` decides): to what importing the item fresh gives (``_as_imported``: its text, tags,
         metadata, valid time), the memory's id, key and creation time kept, its update time the
         write's (the engine stamps updates with its clock). The others are stored through the shared import code
         (``engram.importers.apply``), all or nothing, each with the id derived from mem0's id and
@@ -588,7 +580,7 @@ class Memory:
         record, ``Engram.forgotten``) is not brought back, as ``engram import`` leaves it out; a
         warning is logged. Returns ``{"imported", "skipped", "forgotten"}``."""
         from engram.importers import mem0 as mem0_export
-        from engram.importers.apply import apply_plan
+        from engram.importers.apply import apply_plan, newer_than
         from engram.importers.base import Plan
 
         text = document if isinstance(document, str) else json.dumps(document)
@@ -626,10 +618,15 @@ class Memory:
             memory = held.get((record.agent, record.source_id)) or _held(view, record.key)
             if memory is None:
                 fresh[(record.agent, record.key)] = record
-            elif not _is_newer(memory, record.updated_at or record.created_at):
+            # Only an item newer than the memory (``engram import``'s rule, one function): importing an
+            # export again must not undo an ``update`` made through the facade since (the item's key
+            # comes from its content, which the update changed, so storing it by key would put the
+            # old content back).
+            elif newer_than(record, memory):
                 writes.append((view, memory, _as_imported(view, record, content)))
         # In the facade's places: the records its own items would be, mem0's links left aside (as add does).
-        placed = Plan(KIND, KIND, records=list(fresh.values()))
+        # New memories only: the facade brings newer items itself (above, ``_as_imported``).
+        placed = Plan(KIND, KIND, records=[dataclasses.replace(r, refresh=False) for r in fresh.values()])
         importer = self.engram.for_agent(self.engram.scope.agent or "default", origin=KIND)
         summary = apply_plan(importer, placed, keep_agents=True, operator_notes=False)
         for warning in (*plan.warnings, *summary.warnings):  # an item's own metadata.mem0; forgotten ones

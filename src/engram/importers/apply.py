@@ -8,8 +8,9 @@ imported is skipped by id, which makes a second run a no-op, and another agent i
 source gets its own copy. A memory that agent forgot since (``audit.forgotten_from``: the audit trail's
 record) is not stored again: a forget is on purpose, and a re-import of a newer export must not
 undo it (with ``lifecycle.audit`` off there is no record, and it comes back). A record marked
-``refresh`` (Zep's facts, which Zep closes and rewrites in place) updates the memory it finds with
-what the source changed since (``_changes``); a forgotten one is left out all the same. A key
+``refresh`` (Zep's facts, which Zep closes and rewrites in place; mem0's memories, which mem0
+updates in place, when newer than the memory) updates the memory it finds with what the source
+changed since (``_changes``); a forgotten one is left out all the same. A key
 another memory already holds in the same scope gets a ``-2``, ``-3``… suffix rather than being
 dropped. With ``keep_agents`` the source's users/agents become engram agents; without it (an HTTP
 caller, or ``--into-agent``) everything joins the importing agent.
@@ -363,6 +364,13 @@ def _imported_text(memory: Memory, kind: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def newer_than(record: Record, memory: Memory) -> bool:
+    """Whether the source changed ``record`` after ``memory`` last changed (its import, a refresh,
+    or an edit in engram): the record's ``changed_at`` is later than the memory's update time. A
+    record that gives no time is not newer. The mem0 facade's ``import_mem0`` asks it too."""
+    return record.changed_at is not None and record.changed_at > memory.updated_at
+
+
 def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[str, Record],
              existing: dict[str, Memory], warnings: list[str]) -> list[_Change]:
     """What each ``refresh`` record the store already holds brings over, checked before anything is
@@ -379,6 +387,11 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     the text the memory took from an import). A memory an import made before the digest was kept
     holds the import's text while it has no earlier version.
 
+    A record the source dates (``changed_at``: mem0's ``updated_at``) brings nothing unless it is
+    newer than the memory (``newer_than``): importing the same export again, or an older one, changes
+    nothing, and an edit in engram after the source's change is the latest word. A newer one also
+    brings its tags (mem0's categories).
+
     The record's metadata is the source's own record of it (Zep's ids and times at
     ``metadata["zep"]``, the digest included): when it differs from the memory's at those keys, the
     source changed the record since, and its metadata there and the valid time it gives (a start or
@@ -388,7 +401,7 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     out = []
     for memory in memories:
         record, held = records[memory.id], existing.get(memory.id)
-        if held is None or not record.refresh:
+        if held is None or not record.refresh or (record.changed_at is not None and not newer_than(record, held)):
             continue
         fields: dict[str, Any] = {}
         theirs: Mapping[str, Any] = memory.metadata
@@ -412,6 +425,11 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
             for name, given in (("valid_from", record.valid_from), ("valid_until", record.valid_until)):
                 if given is not None and getattr(memory, name) != getattr(held, name):
                     fields[name] = getattr(memory, name)
+        # A source that dates its changes (mem0) changed the record after the memory's last change
+        # (in engram too): its tags (mem0's categories) are the latest word. Zep's are not dated, so a
+        # tag added in engram stays.
+        if record.changed_at is not None and memory.tags != held.tags:
+            fields["tags"] = memory.tags
         start, end = fields.get("valid_from", held.valid_from), fields.get("valid_until", held.valid_until)
         if start is not None and end is not None and end < start:
             raise SnapshotError(record.where + record.fields.get("valid_until", ".valid_until"),

@@ -9,8 +9,8 @@ naming the place before anything is stored: an import is all or nothing.
 Records get ids derived from their source identity (``source_id``) and the agent they are imported
 into: the same agent importing the same source twice finds the same ids and skips them, which is
 what makes a second run a no-op, while another agent importing it gets its own copy. A record
-marked ``refresh`` (a source that changes its records in place: Zep) brings what changed to the
-memory it finds instead of skipping it.
+marked ``refresh`` (a source that changes its records in place: Zep, mem0) brings what changed to
+the memory it finds instead of skipping it.
 """
 
 from __future__ import annotations
@@ -87,6 +87,11 @@ class Record:
     # (every other importer): that memory is skipped as it stands, since engram may have changed it.
     # What is brought over, and when, is ``apply._changes``'s rule.
     refresh: bool = False
+    # When the source last changed the record (mem0's ``updated_at``, else ``created_at``), for a
+    # ``refresh`` record whose source dates its changes: it brings them only when this is later than
+    # the memory's update time (``apply.newer_than``), so an older or the same export changes
+    # nothing. None (Zep, which dates no change of a record): whenever what it holds differs.
+    changed_at: float | None = None
     # False when ``created_at`` is a file's modification time (a basic-memory note without dates in
     # its front matter): an edit of the file moves it, so the record's id is fixed by its source
     # identity alone, and a re-import of the edited note still finds what the first one stored.

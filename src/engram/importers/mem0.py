@@ -10,9 +10,14 @@ kept; the mem0 id, hash, user and run, and the platform's fields engram has no f
 exporter and facade give it back where it was); ``agent_id`` (else ``user_id``) names the engram
 agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
 ``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
-mention both ends by name. engram's own mem0 export carries engram's fields in the item's
-``engram`` entry, beside mem0's fields: its key, category, type, importance and links are restored,
-and a memory whose engram id the importing agent holds is that memory (skipped, not copied).
+mention both ends by name. mem0 updates a memory in place (same id, new text, later ``updated_at``),
+so every record is marked ``refresh``, dated by its ``updated_at`` (else ``created_at``): an item
+newer than the memory an earlier import made of it (its update time in engram) brings its text
+(unless the text was changed in engram since), categories as tags, metadata and expiry to that
+memory (``apply._changes``); an item as old or older changes nothing. engram's own mem0 export
+carries engram's fields in the item's ``engram`` entry, beside mem0's fields: its key, category,
+type, importance and links are restored, and a memory whose engram id the importing agent holds is
+that memory (skipped, not copied, never refreshed: the item is engram's record of it, not mem0's).
 
 The rule for ``engram`` in an item's ``metadata``: the metadata is the user's, all of it, so
 ``metadata["engram"]`` is the item's own value (whatever it holds, even a copy of engram's fields),
@@ -129,6 +134,8 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     carried = engram_fields(item.get(ENGRAM_ENTRY), f"{where}.{ENGRAM_ENTRY}")
     kept = {k: item[names.get(k, k)] for k in KEPT if item.get(names.get(k, k)) not in (None, "")}
     _check_kept(kept, names, where)
+    created = timestamp(item.get(names["created_at"]), f"{where}.{names['created_at']}")
+    updated = timestamp(item.get(names["updated_at"]), f"{where}.{names['updated_at']}")
     return Record(
         source_id=source_id,
         where=where,
@@ -140,13 +147,18 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         engram_id=carried.get("id"),
         tags=tags(item.get("categories"), f"{where}.categories"),
         metadata=with_provenance(own, KIND, kept, where, warnings),
-        created_at=timestamp(item.get(names["created_at"]), f"{where}.{names['created_at']}"),
-        updated_at=timestamp(item.get(names["updated_at"]), f"{where}.{names['updated_at']}"),
+        created_at=created,
+        updated_at=updated,
         valid_until=_expiry(item.get("expiration_date"), f"{where}.expiration_date"),
         agent=agent or user,
         session=run if (agent or user) else None,
         id_field="id",
         fields={"content": ".memory", "key": f".{ENGRAM_ENTRY}.key" if carried.get("key") else ".memory"},
+        # mem0 updates a memory in place (same id, new text, later updated_at): a newer export brings
+        # that to the memory an earlier import made (apply._changes), an older or the same one nothing.
+        # An item engram's own export wrote (its ``engram`` entry names the memory) is engram's record
+        # of that memory, not a change mem0 made: the memory it names is kept as it stands.
+        refresh=carried.get("id") is None, changed_at=updated if updated is not None else created,
     ), carried.get("links", [])
 
 

@@ -1,0 +1,114 @@
+"""mem0 updates a memory in place (same ``id``, new ``memory`` text, later ``updated_at``, new
+categories and expiry): importing a newer export brings that to the memory an earlier import made
+(the same id), its earlier text kept in its versions; importing the same export again, or an older
+one, changes nothing. A text changed in engram since the import is kept; a memory forgotten since
+is not brought back. Through the library on a real SQLite file and through the CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engram.engine import Engram
+from tests.importers.test_import_cli import as_json
+
+V1 = {"id": "m-1", "memory": "Likes green tea", "hash": "1b0a0c5f", "user_id": "sam", "categories": ["food"],
+      "metadata": {"source": "chat"}, "created_at": "2024-01-10T09:00:00+00:00",
+      "updated_at": "2024-01-10T09:00:00+00:00"}
+V2 = {**V1, "memory": "Likes oolong tea, no longer green tea", "hash": "7e3d9a21", "categories": ["food", "drinks"],
+      "metadata": {"source": "email"}, "updated_at": "2024-06-02T12:00:00+00:00", "expiration_date": "2025-12-31"}
+OTHER = {"id": "m-2", "memory": "Lives in Oslo", "user_id": "sam", "created_at": "2024-01-10T09:00:00+00:00"}
+
+
+def export(*items: dict[str, Any]) -> str:
+    return json.dumps({"results": list(items)})
+
+
+def opened(home: Path) -> Engram:
+    return Engram.from_settings(home=home, embeddings={"provider": "none"})
+
+
+def _end_of(day: str) -> float:
+    """mem0 shows a memory all through its expiration_date: it holds until the next day begins."""
+    return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp() + 86400
+
+
+def test_a_newer_export_brings_mem0s_update_to_the_same_memory(tmp_path: Path) -> None:
+    with opened(tmp_path) as engram:
+        assert engram.import_from(export(V1, OTHER), "mem0").imported == 2
+        sam = engram.for_agent("sam")
+        [first] = [m for m in sam.list(limit=10) if m.content == V1["memory"]]
+        oslo = sam.get("lives-oslo")
+        newer = engram.import_from(export(V2, OTHER), "mem0")
+        assert (newer.imported, newer.updated, newer.skipped) == (0, 1, 1), newer
+        now = sam.get(first.id)
+        assert now.key == first.key and now.created_at == first.created_at
+        assert now.content == V2["memory"]
+        assert set(now.tags) == {"food", "drinks"}
+        assert now.valid_until == _end_of("2025-12-31")
+        assert now.metadata["source"] == "email"
+        assert {k: now.metadata["mem0"][k] for k in ("id", "hash", "user_id", "expiration_date")} == {
+            "id": "m-1", "hash": "7e3d9a21", "user_id": "sam", "expiration_date": "2025-12-31"}
+        assert [v.content for v in sam.versions(now)] == [V1["memory"]]
+        assert sam.get("lives-oslo") == oslo  # not newer: untouched
+        # The same export again, then the older one: nothing changes.
+        for again in (export(V2, OTHER), export(V1, OTHER)):
+            summary = engram.import_from(again, "mem0")
+            assert (summary.imported, summary.updated, summary.skipped) == (0, 0, 2), summary
+            assert sam.get(first.id) == now
+        assert len(sam.versions(now)) == 1
+
+
+def test_a_text_changed_in_engram_since_is_kept(tmp_path: Path) -> None:
+    with opened(tmp_path) as engram:
+        engram.import_from(export(V1), "mem0")
+        sam = engram.for_agent("sam")
+        [memory] = sam.list(limit=10)
+        edited = sam.update(memory, content="Likes green tea with honey").memory
+        # The edit is newer than mem0's update: mem0's older item changes nothing.
+        summary = engram.import_from(export(V2), "mem0")
+        assert (summary.updated, summary.skipped) == (0, 1), summary
+        assert sam.get(memory.id) == edited
+        # mem0 changed it again after the edit: its categories, metadata and expiry arrive, the text
+        # changed in engram stays, and a warning says so.
+        later = {**V2, "updated_at": datetime.fromtimestamp(edited.updated_at + 60, UTC).isoformat()}
+        summary = engram.import_from(export(later), "mem0")
+        assert summary.updated == 1, summary
+        now = sam.get(memory.id)
+        assert now.content == "Likes green tea with honey"
+        assert (set(now.tags), now.valid_until, now.metadata["source"]) == ({"food", "drinks"}, _end_of("2025-12-31"),
+                                                                              "email")
+        assert any("the source's new text not brought over" in w for w in summary.warnings), summary.warnings
+
+
+def test_a_memory_forgotten_since_is_not_brought_back_by_a_newer_export(tmp_path: Path) -> None:
+    with opened(tmp_path) as engram:
+        engram.import_from(export(V1, OTHER), "mem0")
+        sam = engram.for_agent("sam")
+        sam.forget("lives-oslo", reason="wrong")
+        # Both updated in mem0 since: the one kept is brought up to date, the forgotten one stays out.
+        moved = {**OTHER, "memory": "Lives in Bergen", "updated_at": "2024-06-02T12:00:00+00:00"}
+        summary = engram.import_from(export(V2, moved), "mem0")
+        assert (summary.imported, summary.updated, summary.forgotten) == (0, 1, 1), summary
+        assert [m.content for m in sam.list(limit=10)] == [V2["memory"]]
+
+
+def test_the_cli_brings_a_newer_export_and_then_changes_nothing(tmp_path: Path) -> None:
+    home, v1, v2 = tmp_path / "home", tmp_path / "v1.json", tmp_path / "v2.json"
+    v1.write_text(export(V1), encoding="utf-8")
+    v2.write_text(export(V2), encoding="utf-8")
+    assert as_json(home, "import", str(v1), "--from", "mem0")["imported"] == 1
+    [before] = as_json(home, "--agent", "sam", "list")
+    newer = as_json(home, "import", str(v2), "--from", "mem0")
+    assert (newer["imported"], newer["updated"], newer["skipped"]) == (0, 1, 0), newer
+    now = as_json(home, "--agent", "sam", "get", before["id"])
+    assert (now["id"], now["content"], set(now["tags"]), now["valid_until"]) == (
+        before["id"], V2["memory"], {"food", "drinks"}, _end_of("2025-12-31"))
+    assert (now["metadata"]["source"], now["metadata"]["mem0"]["expiration_date"]) == ("email", "2025-12-31")
+    assert [v["content"] for v in now["versions"]] == [V1["memory"]]
+    for again in (v2, v1):
+        summary = as_json(home, "import", str(again), "--from", "mem0")
+        assert (summary["imported"], summary["updated"], summary["skipped"]) == (0, 0, 1), summary
+        assert as_json(home, "--agent", "sam", "get", before["id"]) == now
