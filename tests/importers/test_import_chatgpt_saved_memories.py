@@ -36,13 +36,19 @@ def saved(home: Path, *agent: str) -> list[dict]:
     return as_json(home, *agent, "list", "--tag", "saved-memory", "--limit", "100")
 
 
-def test_saved_memories_are_reported_then_imported_on_request_once(tmp_path: Path) -> None:
+def imported_without_the_option(tmp_path: Path, fixture: Path, messages: int) -> tuple[Path, str, str]:
+    """The export of ``fixture`` imported without ``--saved-memories``: the home, the ZIP and the
+    warnings; only the messages came in."""
     home = tmp_path / "home"
-    source = str(zipped(EXPORT, tmp_path / "chatgpt-export.zip"))
+    source = str(zipped(fixture, tmp_path / "chatgpt-export.zip"))
     plain = as_json(home, "import", source)
+    assert (plain["imported"], plain["messages_imported"]) == (0, messages), plain
+    return home, source, "\n".join(plain["warnings"])
+
+
+def test_saved_memories_are_reported_then_imported_on_request_once(tmp_path: Path) -> None:
     # Without the option nothing changes but a warning naming how many there are and the option.
-    assert (plain["imported"], plain["messages_imported"]) == (0, 6), plain
-    warnings = "\n".join(plain["warnings"])
+    home, source, warnings = imported_without_the_option(tmp_path, EXPORT, 6)
     assert "5 saved-memory records found" in warnings and "1 of them a request to forget" in warnings, warnings
     assert "engram import --saved-memories" in warnings and "assistant messages to a tool" not in warnings
     assert as_json(home, "list") == []
@@ -115,11 +121,7 @@ MARCH = "67c58a40-7e1f-8000-b2c4-d6e8f0a1b2c3"
 
 
 def test_the_latest_list_of_saved_memories_decides_which_writes_are_imported(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    source = str(zipped(LISTED, tmp_path / "chatgpt-export.zip"))
-    plain = as_json(home, "import", source)
-    assert (plain["imported"], plain["messages_imported"]) == (0, 10), plain
-    warnings = "\n".join(plain["warnings"])
+    home, source, warnings = imported_without_the_option(tmp_path, LISTED, 10)
     assert "6 saved-memory records found" in warnings, warnings
     assert "latest list of saved memories (model_set_context, 2025-03-03) holds 2 memories" in warnings, warnings
     assert as_json(home, "list") == []
