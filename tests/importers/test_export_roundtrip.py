@@ -117,7 +117,8 @@ def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> 
     stored = as_json(home, "--agent", "alex", "list", "--meta", "source=chat")[0]["metadata"]
     assert stored == {"source": "chat", "mem0": {
         "id": original[0]["id"], "hash": original[0]["hash"], "user_id": "alex", "own": original[0]["metadata"]["mem0"],
-        "imported_text_sha256": hashlib.sha256(original[0]["memory"].encode()).hexdigest()}}
+        "imported_text_sha256": hashlib.sha256(original[0]["memory"].encode()).hexdigest(),
+        "imported_tags": original[0]["categories"]}}
     out = tmp_path / "mem0.json"
     run(home, "--agent", "alex", "export", str(out), "--format", "mem0")
     exported = {item["memory"]: item for item in json.loads(out.read_text(encoding="utf-8"))["results"]}

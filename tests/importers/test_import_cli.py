@@ -58,11 +58,13 @@ def test_mem0_users_agents_runs_times_and_ids(tmp_path: Path, kind: str | None) 
     assert summary["kind"] == "mem0"
     assert recall_keys(home, "where is the trip to Paris", "--agent", "alex")[0] == "travelling-paris-june"
     paris = as_json(home, "--agent", "alex", "get", "travelling-paris-june")
-    # Beside mem0's fields, the SHA-256 of the text the import brought: a newer export's text follows
-    # while the memory still holds it (importers.apply._changes).
+    # Beside mem0's fields, the SHA-256 of the text the import brought (a newer export's text follows
+    # while the memory still holds it) and the categories it brought as tags (a newer export's
+    # replace those, a tag added in engram stays): importers.apply._changes.
     assert paris["metadata"]["mem0"] == {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7",
                                          "hash": "62bc074f56d1f909f1b4c2b639f56f6a", "user_id": "alex",
-                                         "imported_text_sha256": hashlib.sha256(paris["content"].encode()).hexdigest()}
+                                         "imported_text_sha256": hashlib.sha256(paris["content"].encode()).hexdigest(),
+                                         "imported_tags": ["travel"]}
     assert paris["metadata"]["source"] == "chat" and paris["tags"] == ["travel"] and paris["source"] == "mem0"
     assert paris["created_at"] == pytest.approx(1708930620.108347)  # 2024-02-25T23:57:00.108347-07:00
     assert paris["updated_at"] == pytest.approx(1721977020.108367)  # 2024-07-25T23:57:00.108367-07:00

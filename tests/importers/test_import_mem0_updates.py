@@ -1,8 +1,9 @@
 """mem0 updates a memory in place (same ``id``, new ``memory`` text, later ``updated_at``, new
 categories and expiry): importing a newer export brings that to the memory an earlier import made
 (the same id), its earlier text kept in its versions; importing the same export again, or an older
-one, changes nothing. A text changed in engram since the import is kept; a memory forgotten since
-is not brought back. Through the library on a real SQLite file and through the CLI."""
+one, changes nothing. A text changed in engram since the import is kept; a tag added in engram
+since stays, beside mem0's new categories; a memory forgotten since is not brought back. Through
+the library on a real SQLite file and through the CLI."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.engine import Engram
-from tests.importers.test_import_cli import as_json
+from tests.importers.test_import_cli import as_json, run
 
 V1 = {"id": "m-1", "memory": "Likes green tea", "hash": "1b0a0c5f", "user_id": "sam", "categories": ["food"],
       "metadata": {"source": "chat"}, "created_at": "2024-01-10T09:00:00+00:00",
@@ -112,3 +113,70 @@ def test_the_cli_brings_a_newer_export_and_then_changes_nothing(tmp_path: Path) 
         summary = as_json(home, "import", str(again), "--from", "mem0")
         assert (summary["imported"], summary["updated"], summary["skipped"]) == (0, 0, 1), summary
         assert as_json(home, "--agent", "sam", "get", before["id"]) == now
+
+
+def _after(memory_updated_at: float, item: dict[str, Any], **changed: Any) -> dict[str, Any]:
+    """``item`` as mem0 gives it once it changed it a minute after ``memory_updated_at`` (an edit in engram)."""
+    return {**item, **changed, "updated_at": datetime.fromtimestamp(memory_updated_at + 60, UTC).isoformat()}
+
+
+def test_a_tag_added_in_engram_stays_when_mem0_changes_the_categories(tmp_path: Path) -> None:
+    with opened(tmp_path) as engram:
+        engram.import_from(export(V1), "mem0")
+        sam = engram.for_agent("sam")
+        [memory] = sam.list(limit=10)
+        assert memory.metadata["mem0"]["imported_tags"] == ["food"]
+        tagged = sam.update(memory, tags=["food", "mine"]).memory
+        # mem0 then dropped "food" and added two: its categories replace the ones it brought, in its
+        # order, and the tag added in engram follows them.
+        later = _after(tagged.updated_at, V2, categories=["drinks", "tea"])
+        summary = engram.import_from(export(later), "mem0")
+        assert summary.updated == 1, summary
+        now = sam.get(memory.id)
+        assert now.tags == ("drinks", "tea", "mine")
+        assert now.metadata["mem0"]["imported_tags"] == ["drinks", "tea"]
+        # The same export again changes nothing.
+        again = engram.import_from(export(later), "mem0")
+        assert (again.imported, again.updated, again.skipped) == (0, 0, 1), again
+        assert sam.get(memory.id) == now
+
+
+def test_a_memory_imported_before_the_tags_were_kept_takes_mem0s_then_keeps_a_tag_added_after(tmp_path: Path) -> None:
+    # Which of an earlier import's tags a person added is not known: the first newer export gives
+    # mem0's categories alone, as before; from then on a tag added in engram stays.
+    with opened(tmp_path) as engram:
+        engram.import_from(export(V1), "mem0")
+        sam = engram.for_agent("sam")
+        [memory] = sam.list(limit=10)
+        entry = {k: v for k, v in memory.metadata["mem0"].items() if k != "imported_tags"}
+        old = sam.update(memory, tags=["food", "mine"], metadata={**memory.metadata, "mem0": entry}).memory
+        engram.import_from(export(_after(old.updated_at, V2, categories=["drinks"])), "mem0")
+        refreshed = sam.get(memory.id)
+        assert refreshed.tags == ("drinks",)
+        assert refreshed.metadata["mem0"]["imported_tags"] == ["drinks"]
+        tagged = sam.update(refreshed, tags=["drinks", "mine"]).memory
+        engram.import_from(export(_after(tagged.updated_at, V2, categories=["tea"])), "mem0")
+        assert sam.get(memory.id).tags == ("tea", "mine")
+
+
+def test_the_cli_keeps_a_tag_added_in_engram_and_the_mem0_export_leaves_the_bookkeeping_out(tmp_path: Path) -> None:
+    home, v1, later, out = tmp_path / "home", tmp_path / "v1.json", tmp_path / "later.json", tmp_path / "out.json"
+    v1.write_text(export(V1), encoding="utf-8")
+    as_json(home, "import", str(v1), "--from", "mem0")
+    [before] = as_json(home, "--agent", "sam", "list")
+    run(home, "--agent", "sam", "update", before["id"], "--tags", "food,mine")
+    stamp = as_json(home, "--agent", "sam", "get", before["id"])["updated_at"]
+    later.write_text(export(_after(stamp, V2, categories=["drinks"])), encoding="utf-8")
+    summary = as_json(home, "import", str(later), "--from", "mem0")
+    assert summary["updated"] == 1, summary
+    now = as_json(home, "--agent", "sam", "get", before["id"])
+    assert now["tags"] == ["drinks", "mine"]
+    assert now["metadata"]["mem0"]["imported_tags"] == ["drinks"]
+    again = as_json(home, "import", str(later), "--from", "mem0")
+    assert (again["updated"], again["skipped"]) == (0, 1), again
+    assert as_json(home, "--agent", "sam", "get", before["id"]) == now
+    # engram's bookkeeping is engram's: the mem0 document gives mem0's fields back, none of it.
+    run(home, "--agent", "sam", "export", str(out), "--format", "mem0")
+    [item] = json.loads(out.read_text(encoding="utf-8"))["results"]
+    assert (item["id"], item["categories"], item["metadata"]) == ("m-1", ["drinks", "mine"], {"source": "email"})
+    assert "imported_tags" not in json.dumps(item) and "imported_text_sha256" not in json.dumps(item)

@@ -314,6 +314,8 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
     found = [*found, *in_metadata]
     if record.refresh:  # what this import brings, for the next one to tell it from an edit in engram (_changes)
         metadata = _with_text(metadata, plan.kind, _digest(content))
+        if record.changed_at is not None:  # a dated source's tags are refreshed too (_changes)
+            metadata = _with_tags(metadata, plan.kind, record.tags)
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
@@ -364,6 +366,37 @@ def _imported_text(memory: Memory, kind: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
+# Beside it, for a source that dates its changes (mem0, whose categories become tags): the tags the
+# last import brought, in the source's order, so a refresh replaces those and keeps the ones a person
+# added in engram since (``_refreshed_tags``). The tags themselves: a handful of short names, and the
+# refresh needs to know which ones, not only whether they changed.
+IMPORTED_TAGS = "imported_tags"
+
+
+def _with_tags(metadata: Mapping[str, Any], kind: str, tags: tuple[str, ...]) -> dict[str, Any]:
+    """``metadata`` whose source entry records ``tags`` as the tags an import brought."""
+    return {**metadata, kind: {**dict(metadata.get(kind) or {}), IMPORTED_TAGS: list(tags)}}
+
+
+def _imported_tags(memory: Memory, kind: str) -> tuple[str, ...] | None:
+    entry = memory.metadata.get(kind)
+    found = entry.get(IMPORTED_TAGS) if isinstance(entry, Mapping) else None
+    return tuple(found) if isinstance(found, list) and all(isinstance(t, str) for t in found) else None
+
+
+def _refreshed_tags(held: Memory, brought: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    """The tags of ``held`` once a newer record brings ``brought``: the source's, in its order, then
+    the memory's own (those the last import did not bring), in theirs. A tag the source no longer
+    gives is dropped; one a person added in engram stays. A memory an import made before the tags
+    it brought were kept (no ``IMPORTED_TAGS``) takes the source's alone, as every refresh did then:
+    which of its tags a person added is not known, and keeping them all would keep every category
+    the source dropped as if a person had chosen it, from then on."""
+    before = _imported_tags(held, kind)
+    if before is None:
+        return brought
+    return (*brought, *(t for t in held.tags if t not in before and t not in brought))
+
+
 def newer_than(record: Record, memory: Memory) -> bool:
     """Whether the source changed ``record`` after ``memory`` last changed (its import, a refresh,
     or an edit in engram): the record's ``changed_at`` is later than the memory's update time. A
@@ -390,7 +423,8 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     A record the source dates (``changed_at``: mem0's ``updated_at``) brings nothing unless it is
     newer than the memory (``newer_than``): importing the same export again, or an older one, changes
     nothing, and an edit in engram after the source's change is the latest word. A newer one also
-    brings its tags (mem0's categories).
+    brings its tags (mem0's categories) in place of those the last import brought, kept at
+    ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``_refreshed_tags``).
 
     The record's metadata is the source's own record of it (Zep's ids and times at
     ``metadata["zep"]``, the digest included): when it differs from the memory's at those keys, the
@@ -426,10 +460,12 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
                 if given is not None and getattr(memory, name) != getattr(held, name):
                     fields[name] = getattr(memory, name)
         # A source that dates its changes (mem0) changed the record after the memory's last change
-        # (in engram too): its tags (mem0's categories) are the latest word. Zep's are not dated, so a
-        # tag added in engram stays.
-        if record.changed_at is not None and memory.tags != held.tags:
-            fields["tags"] = memory.tags
+        # (in engram too): its tags (mem0's categories) are the latest word on the tags it brought,
+        # a tag added in engram stays (_refreshed_tags). Zep's are not dated, so its tags stay as they are.
+        if record.changed_at is not None:
+            tags = _refreshed_tags(held, memory.tags, kind)
+            if tags != held.tags:
+                fields["tags"] = tags
         start, end = fields.get("valid_from", held.valid_from), fields.get("valid_until", held.valid_until)
         if start is not None and end is not None and end < start:
             raise SnapshotError(record.where + record.fields.get("valid_until", ".valid_until"),
