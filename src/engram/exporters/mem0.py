@@ -8,7 +8,8 @@ as mem0 had it (the import's provenance left out, an own ``metadata["mem0"]`` pu
 unchanged; the hash is the MD5 of the text, as mem0 computes it; tags are categories; the agent is
 the user (and ``agent_id`` when the memory came with one), the session the run; mem0's other fields
 the import kept (``app_id``, the platform's ``owner``, ``organization``, ``structured_attributes``,
-``expiration_date``, ``immutable``, ...) are given back as they came; engram's own fields
+``expiration_date``, ``immutable``, ...: ``KEPT``) are given back as they came, and only those (what engram
+keeps there for the next import, the digest and tags it brought, is engram's); engram's own fields
 (key, category, type, importance, links) travel in the item's ``engram`` entry, outside the
 user's metadata, so nothing is lost and nothing of the user's is overwritten.
 """

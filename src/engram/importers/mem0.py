@@ -13,7 +13,8 @@ agent and ``run_id`` the session; categories become tags; times are kept. mem0's
 mention both ends by name. mem0 updates a memory in place (same id, new text, later ``updated_at``),
 so every record is marked ``refresh``, dated by its ``updated_at`` (else ``created_at``): an item
 newer than the memory an earlier import made of it (its update time in engram) brings its text
-(unless the text was changed in engram since), categories as tags, metadata and expiry to that
+(unless the text was changed in engram since), categories as tags (in place of those the last
+import brought, kept in ``metadata["mem0"]``: a tag added in engram stays), metadata and expiry to that
 memory (``apply._changes``); an item as old or older changes nothing. engram's own mem0 export
 carries engram's fields in the item's ``engram`` entry, beside mem0's fields: its key, category,
 type, importance and links are restored, and a memory whose engram id the importing agent holds is
