@@ -335,8 +335,8 @@ def test_a_newer_dump_brings_zeps_new_text_but_keeps_what_engram_changed(tmp_pat
         # does not give, though Zep changed that fact's episodes.
         assert now["e7b2c4d6-2222-4ccc-8ddd-000000000004"].content == likes.memory.content
         assert ("users[0].edges[3]: the source's new text not brought over: memory alice-enjoys-pasteis-de-nata's was "
-                "changed in engram since it was imported, and is kept (engram --json get alice-enjoys-pasteis-de-nata "
-                "lists its earlier texts under versions)") in summary.warnings, summary.warnings
+                "changed in engram since it was imported, and is kept (engram versions alice-enjoys-pasteis-de-nata "
+                "lists its earlier texts)") in summary.warnings, summary.warnings
         assert now["e7b2c4d6-2222-4ccc-8ddd-000000000002"].valid_until == globex.valid_until == at("2025-12-31")
         assert now["e7b2c4d6-2222-4ccc-8ddd-000000000002"].metadata["zep"]["episodes"] == [
             "c3a1e5f7-3333-4eee-8fff-000000000002", "c3a1e5f7-3333-4eee-8fff-000000000003"]
@@ -349,8 +349,8 @@ def lives(text: str) -> Any:
 
 
 HELD_BACK = ("users[0].edges[2]: the source's new text not brought over: memory alice-lives-lisbon's was changed "
-             "in engram since it was imported, and is kept (engram --json get alice-lives-lisbon lists its earlier "
-             "texts under versions)")
+             "in engram since it was imported, and is kept (engram versions alice-lives-lisbon lists its earlier "
+             "texts)")
 
 
 def test_every_later_rewrite_by_zep_follows_while_engram_has_not_changed_the_text(tmp_path: Path) -> None:

@@ -185,10 +185,10 @@ def test_default_family_titles_annotations_list_update_and_mcp_origin(tmp_path: 
     async def run() -> None:
         async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == CLAWCODE | {"list", "update"}  # one family unless server.mcp_tools says more
+            assert set(tools) == CLAWCODE | {"list", "update", "versions"}  # one family unless server.mcp_tools says more
             assert all(t.title for t in tools.values())
             hints = {name: t.annotations for name, t in tools.items()}
-            assert {n for n, a in hints.items() if a.read_only_hint} == {"recall", "get", "list"}
+            assert {n for n, a in hints.items() if a.read_only_hint} == {"recall", "get", "versions", "list"}
             assert {n for n, a in hints.items() if a.destructive_hint} == {"forget", "link"}
             assert hints["remember"].idempotent_hint and hints["update"].idempotent_hint
             assert hints["remember"].destructive_hint is False and hints["forget"].idempotent_hint

@@ -320,6 +320,7 @@ def test_mcp_reads_over_http_of_an_agent_with_no_database_make_none_until_its_fi
             http = create_mcp_http_client(headers={"Authorization": f"Bearer {carol_token}"})
             async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as carol:
                 assert (await carol.call_tool("get", {"key": "notes"})).is_error
+                assert "not found" in (await carol.call_tool("versions", {"key": "notes"})).content[0].text  # alice's
                 assert json.loads((await carol.read_resource("engram://core")).contents[0].text) == []
                 await carol.read_resource("engram://soul")
                 await _reads_make_no_database_until_the_first_write(carol, carol_db)

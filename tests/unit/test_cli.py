@@ -141,7 +141,7 @@ def test_malformed_import_changes_nothing(isolated_home: Path, tmp_path: Path) -
 def test_every_command_has_help(isolated_home: Path) -> None:
     top = engram(isolated_home, "--help")
     assert top.returncode == 0
-    for command in ("remember", "recall", "get", "list", "forget", "link", "unlink", "neighbours", "count",
+    for command in ("remember", "recall", "get", "versions", "list", "forget", "link", "unlink", "neighbours", "count",
                     "export", "import", "stats"):
         result = engram(isolated_home, command, "--help")
         assert result.returncode == 0 and "Usage" in result.stdout, command

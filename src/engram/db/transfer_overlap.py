@@ -10,7 +10,7 @@ anything of the file is written, and applies the answer in one transaction):
   recall's strengthening): the copy with the later ``updated_at`` is kept, on a tie the one
   the target holds (the agents' own files are copied first). The other copy's content, when it
   differs and is not already one of the memory's versions, becomes a version (``memory_versions``,
-  replaced at the kept copy's ``updated_at``), so ``Engram.versions`` (``engram --json get``) still shows it; each is named in
+  replaced at the kept copy's ``updated_at``), so ``Engram.versions`` (``engram versions``) still shows it; each is named in
   the report. What recalls did to either copy is not lost with it (a recall does not move
   ``updated_at``): the kept copy takes the later ``last_accessed`` and the larger ``recall_count``
   of the two (not their sum: both count the recalls made before the copies parted), and, when

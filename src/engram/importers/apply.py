@@ -451,8 +451,8 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
                 theirs = _with_text(theirs, kind, brought)  # the memory's text is still not an import's
                 if brought is None or _digest(memory.content) != brought:  # the source rewrote it since
                     warnings.append(f"{record.where}: the source's new text not brought over: memory {held.key}'s "
-                                    "was changed in engram since it was imported, and is kept (engram --json get "
-                                    f"{held.key} lists its earlier texts under versions)")
+                                    "was changed in engram since it was imported, and is kept (engram versions "
+                                    f"{held.key} lists its earlier texts)")
         metadata = {**held.metadata, **theirs}
         if metadata != held.metadata:
             fields["metadata"] = metadata

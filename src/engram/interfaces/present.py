@@ -1,7 +1,8 @@
 """How memories, hits and stats look on the wire, shared by MCP, HTTP and the CLI's ``--json`` so
 all say the same thing.
 
-``memory_dict`` is engram's own shape (the snapshot format); ``clawcode_result`` is ClawCode's
+``memory_dict`` is engram's own shape (the snapshot format), ``versions_dict`` a memory's earlier
+contents; ``clawcode_result`` is ClawCode's
 recall result (memory_id, content, relevance, tags, timestamp, context) that MCP agents expect;
 ``error_text`` is an engram error as a tool error a model reads (``field_name`` names a field the
 way every door does, ``wire_names`` (``wire_named``) under the name a door's caller sent;
@@ -22,7 +23,7 @@ from typing import Any
 
 from engram.agent_stats import AgentStats
 from engram.errors import ConfigError, NotFoundError, ValidationError
-from engram.model import Hit, Memory, RecallResult, WriteResult, parse_number
+from engram.model import Hit, Memory, MemoryVersion, RecallResult, WriteResult, parse_number
 
 
 def iso(ts: float | None) -> str | None:
@@ -142,6 +143,13 @@ def error_text(exc: Exception, *, remote: bool = False) -> str:
 
 def memory_dict(memory: Memory) -> dict[str, Any]:
     return memory.to_dict()
+
+
+def versions_dict(versions: Sequence[MemoryVersion]) -> dict[str, Any]:
+    """A memory's earlier contents (``Engram.versions``), oldest first: what each said and when an
+    update replaced it (epoch seconds), as HTTP's ``/versions``, MCP's ``versions`` tool and
+    ``engram --json versions`` all give them."""
+    return {"versions": [{"content": v.content, "replaced_at": v.replaced_at} for v in versions]}
 
 
 def hit_dict(hit: Hit) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Memory commands: remember, update, recall, get, list, forget, link, unlink, neighbours, count,
+"""Memory commands: remember, update, recall, get, versions, list, forget, link, unlink, neighbours, count,
 export, import, stats (what the agent sees; ``--all-agents`` for the operator's whole-store view)."""
 
 from __future__ import annotations
@@ -262,6 +262,27 @@ def get(
         return
     neighbours = engram.neighbours(memory, limit=100)
     render.memory_detail(memory, [m.key for m in neighbours])
+
+
+def versions(
+    ctx: typer.Context,
+    ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
+    key: str | None = ByKeyOpt,
+) -> None:
+    """Show a memory's earlier contents (each update keeps the one it replaced), oldest first, by key or id, or by --key."""
+    from engram.interfaces import present
+
+    st = state(ctx)
+    engram = st.reading_engram()  # a read: no database made for an agent with none yet
+    memory = _one_memory(engram, "versions", ref, key)
+    found = engram.versions(memory)
+    if st.as_json:
+        render.emit_json(present.versions_dict(found))
+    elif not found:
+        render.console.print(f"{render.markup_safe(memory.key)} has no earlier versions (its content was never changed)",
+                             highlight=False)
+    else:
+        render.versions_table(found, title=f"earlier contents of {render.markup_safe(memory.key)}, oldest first")
 
 
 def list_(
@@ -654,7 +675,8 @@ def reindex(ctx: typer.Context) -> None:
 
 def register(app: typer.Typer) -> None:
     for fn, name in (
-        (remember, "remember"), (update, "update"), (recall, "recall"), (get, "get"), (list_, "list"), (forget, "forget"),
+        (remember, "remember"), (update, "update"), (recall, "recall"), (get, "get"), (versions, "versions"),
+        (list_, "list"), (forget, "forget"),
         (link, "link"), (unlink, "unlink"), (supersede, "supersede"), (neighbours, "neighbours"), (count, "count"),
         (export, "export"),
         (import_, "import"), (stats, "stats"), (reindex, "reindex"),

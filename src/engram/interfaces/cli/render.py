@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported when something is rendered: not for `--help`, nor 
     from rich.console import Console
     from rich.text import Text
 
-    from engram.model import Memory, Message, RecallResult
+    from engram.model import Memory, MemoryVersion, Message, RecallResult
 
 # Control characters other than tab and line feed, and the C1 range some terminals obey.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -236,6 +236,19 @@ def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
         if isinstance(value, list | dict):
             value = json.dumps(value, ensure_ascii=False) if value else ""
         table.add_row(name, cell(value))
+    _console("console").print(table)
+
+
+def versions_table(versions: Sequence[MemoryVersion], title: str | None = None) -> None:
+    """A memory's earlier contents as given (oldest first), each with when an update replaced it."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("#", no_wrap=True)
+    table.add_column("replaced", no_wrap=True)
+    table.add_column("content", overflow="fold")
+    for n, version in enumerate(versions, 1):
+        table.add_row(str(n), when(version.replaced_at), cell(version.content))
     _console("console").print(table)
 
 

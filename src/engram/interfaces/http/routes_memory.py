@@ -200,7 +200,7 @@ def forget_one(eng: Engram, ref: str | Memory, reason: str | None) -> dict[str, 
 
 
 def versions_of(eng: Engram, ref: str | Memory) -> dict[str, Any]:
-    return {"versions": [{"content": v.content, "replaced_at": v.replaced_at} for v in eng.versions(ref)]}
+    return present.versions_dict(eng.versions(ref))
 
 
 def links_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """engram's MCP server: memory tools and resources for one agent per connection.
 
 Tools: one family by default, ClawCode's ``remember`` / ``recall`` / ``forget`` plus ``link``,
-``get``, ``list`` (recent memories), ``update`` (by id or key) and ``supersede``; PtrClaw's ``memory_store`` /
+``get``, ``versions`` (a memory's earlier contents), ``list`` (recent memories), ``update`` (by id or key)
+and ``supersede``; PtrClaw's ``memory_store`` /
 ``memory_recall`` / ``memory_forget`` / ``memory_link`` (``ptrclaw.py``) instead or as well when
 ``server.mcp_tools`` says so. Every tool has a title and annotations (read-only, destructive,
 idempotent) so a client can tell a read from a deletion before calling it. Resources: the soul
@@ -311,6 +312,17 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
     ) -> dict[str, Any]:
         with tool_errors():
             return present.memory_dict(_one_memory(resolve(reading=True), "get", memory_id, key))
+
+    @server.tool(title="Read a memory's earlier contents", annotations=READ, description=(
+        "The earlier contents of one memory, oldest first: each update keeps the content it replaced, with when "
+        "(replaced_at, epoch seconds). An empty list: never changed. By memory_id (or key), or by key."))
+    def versions(
+        memory_id: Annotated[str | None, Field(description="memory_id or key.")] = None,
+        key: Annotated[str | None, Field(description=KEY_HELP)] = None,
+    ) -> dict[str, Any]:
+        with tool_errors():
+            engram = resolve(reading=True)
+            return present.versions_dict(engram.versions(_one_memory(engram, "versions", memory_id, key)))
 
     @server.tool(name="list", title="List recent memories", annotations=READ, description=(
         "List stored memories without a question: the most recent first (what was learned lately), or the "
