@@ -7,21 +7,15 @@ another's versions."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
 from tests.interfaces.conftest import Served
+from tests.interfaces.test_key_doors import _json
 from tests.interfaces.test_mcp import _data, _error_text, _http
 from tests.unit.test_cli import engram
-
-
-def _json(home: Path, *args: str, agent: str = "alice") -> dict:
-    done = engram(home, "--agent", agent, "--json", *args)
-    assert done.returncode == 0, (args, done.stderr)
-    return json.loads(done.stdout)
 
 
 def test_cli_versions_oldest_first_as_http_gives_them(isolated_home: Path) -> None:
