@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import json
 import logging
 from datetime import UTC, datetime
@@ -291,10 +293,12 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
                                                  "Is travelling to Paris in June", "Prefers vegetarian restaurants"]
     paris = next(r for r in alex if r["memory"].startswith("Is travelling"))
     assert paris["user_id"] == "alex" and paris["created_at"].startswith("2024-02-26T06:57:00")
-    # The item's metadata as mem0 had it; engram keeps mem0's id and hash beside it, as engram import does.
+    # The item's metadata as mem0 had it; engram keeps mem0's id, hash and ids beside it, and what the
+    # import brought (the text's digest, the categories) for the next import, as engram import does.
     assert paris["metadata"] == {"source": "chat"}
     assert m.engram.for_agent("alex").get(paris["id"]).metadata["mem0"] == {
-        "id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "hash": "62bc074f56d1f909f1b4c2b639f56f6a"}
+        "id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "hash": "62bc074f56d1f909f1b4c2b639f56f6a", "user_id": "alex",
+        "imported_text_sha256": _sha256(paris["memory"]), "imported_tags": ["travel"]}
     # Its ids narrow reads as the facade's own memories' do, and mem0's id reaches nothing else.
     deploys = m.get_all(user_id="alex", agent_id="ops-bot", run_id="run-42")["results"]
     assert [(r["memory"], r["agent_id"], r["run_id"]) for r in deploys] == [
@@ -376,8 +380,9 @@ def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.L
     coffee = items["Orders a flat white every morning"]
     assert m.get(coffee["id"])["metadata"]["mem0"]["note"] == "cafe\u0301 \u2615  "
     assert m.engram.for_agent("alex").get(coffee["id"]).metadata["mem0"] == {
-        "id": "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d", "hash": "0c2f4e6a8b1d3f5e7a9c0b2d4f6e8a1c",
-        "own": {"id": "crm-7731", "note": "cafe\u0301 \u2615  "}}
+        "id": "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d", "hash": "0c2f4e6a8b1d3f5e7a9c0b2d4f6e8a1c", "user_id": "alex",
+        "own": {"id": "crm-7731", "note": "cafe\u0301 \u2615  "},
+        "imported_text_sha256": _sha256(coffee["memory"]), "imported_tags": ["food"]}
     # Changing the user's own "mem0" entry changes that entry, not what engram keeps of the origin.
     m.update(coffee["id"], "Orders an oat flat white every morning", metadata={"mem0": "changed"})
     assert m.get(coffee["id"])["metadata"] == {"source": "chat", "mem0": "changed"}
@@ -418,8 +423,9 @@ def _imported_fields(memory: Any) -> dict[str, Any]:
     """What an import decides of a memory (its owner's id aside, so two owners' copies compare)."""
     fields = ("content", "category", "type", "layer", "tags", "importance", "related_entity", "source",
               "search_context", "valid_from", "valid_until", "created_at")
+    metadata = {k: v for k, v in memory.metadata.items() if k != "user_id"}
     return {name: getattr(memory, name) for name in fields} | {
-        "metadata": {k: v for k, v in memory.metadata.items() if k != "user_id"}}
+        "metadata": metadata | {"mem0": {k: v for k, v in metadata["mem0"].items() if k != "user_id"}}}
 
 
 @pytest.mark.parametrize("text", ["Is travelling to Paris in July", _FIRST["memory"]], ids=["text-changed", "same-text"])
@@ -440,7 +446,8 @@ def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_wou
     assert (memory.content, memory.tags) == (text, ("trips", "europe"))
     assert memory.valid_until == datetime(2024, 10, 1, tzinfo=UTC).timestamp()
     assert memory.metadata == {"source": "email", "user_id": "alex", "mem0": {
-        "id": _FIRST["id"], "hash": second["hash"], "expiration_date": "2024-09-30"}}
+        "id": _FIRST["id"], "hash": second["hash"], "user_id": "alex", "expiration_date": "2024-09-30",
+        "imported_text_sha256": _sha256(text), "imported_tags": ["trips", "europe"]}}
     # Everything else as a fresh import of the newer item gives it (here into another owner's agent).
     assert m.import_mem0([{**second, "id": "another", "user_id": "sam"}])["imported"] == 1
     [fresh] = m.engram.for_agent("sam").list(scope="agent")
@@ -460,8 +467,9 @@ def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_wou
     third = {k: v for k, v in second.items() if k not in ("expiration_date", "categories")}
     assert m.import_mem0([{**third, "updated_at": "2030-01-01T00:00:00Z"}])["imported"] == 1
     [memory] = m.engram.store.get_many([item["id"]])
-    assert (memory.valid_until, memory.tags, memory.metadata["mem0"]) == (
-        None, (), {"id": _FIRST["id"], "hash": second["hash"]})
+    assert (memory.valid_until, memory.tags, memory.metadata["mem0"]) == (None, (), {
+        "id": _FIRST["id"], "hash": second["hash"], "user_id": "alex", "imported_text_sha256": _sha256(text),
+        "imported_tags": []})
 
 
 def test_a_newer_item_whose_text_dates_it_after_its_expiry_updates_as_a_fresh_import(m: Memory) -> None:
@@ -476,6 +484,120 @@ def test_a_newer_item_whose_text_dates_it_after_its_expiry_updates_as_a_fresh_im
     [memory] = m.engram.store.get_many([item["id"]])
     assert (memory.content, memory.valid_from, memory.valid_until) == (
         second["memory"], None, datetime(2024, 10, 1, tzinfo=UTC).timestamp())
+
+
+def _later(after: float, item: dict[str, Any], **changed: Any) -> dict[str, Any]:
+    """``item`` as mem0 gives it once it changed it a minute after ``after`` (an engram memory's
+    update time): newer than the memory, as an export taken after mem0's change is."""
+    return {**item, **changed, "updated_at": datetime.fromtimestamp(after + 60, UTC).isoformat()}
+
+
+def _read(m: Memory, memory_id: str) -> Any:
+    """The memory as stored, but for when it was last used: the facade hands a newer item to
+    ``update`` even when it changes nothing, and an unchanged write counts as a use."""
+    [memory] = m.engram.store.get_many([memory_id])
+    return dataclasses.replace(memory, last_accessed=None)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_a_tag_added_in_engram_stays_when_a_newer_export_changes_the_categories(m: Memory) -> None:
+    # As engram import does: mem0's new categories replace the ones the last import brought (kept at
+    # metadata.mem0.imported_tags), in mem0's order, and a tag added in engram since stays after them,
+    # where the facade replaced the tags wholesale and lost it.
+    assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    alex = m.engram.for_agent("alex")
+    [memory] = alex.list(scope="agent")
+    assert memory.metadata["mem0"]["imported_tags"] == ["travel"]
+    tagged = alex.update(memory, tags=["travel", "mine"]).memory
+    later = _later(tagged.updated_at, _FIRST, categories=["trips", "europe"])
+    assert m.import_mem0([later]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    now = _read(m, memory.id)
+    assert now.tags == ("trips", "europe", "mine")
+    assert (now.metadata["mem0"]["imported_tags"], now.metadata["mem0"]["imported_text_sha256"]) == (
+        ["trips", "europe"], _sha256(_FIRST["memory"]))
+    assert m.get(memory.id)["metadata"] == {"source": "chat"}  # the bookkeeping is engram's, out of mem0's shape
+    assert m.import_mem0([later]) == {"imported": 0, "skipped": 1, "forgotten": 0}
+    assert _read(m, memory.id) == now
+
+
+def test_engram_import_after_a_facade_refresh_of_the_same_export_changes_nothing(m: Memory) -> None:
+    # The facade keeps what engram import keeps of what it brought (the text's digest, the tags),
+    # so engram import of the same newer export finds nothing to change; and of a later one, brings
+    # mem0's text (the memory's is still the one an import brought) and keeps the tag added in engram,
+    # where it took the refreshed text for an edit in engram and dropped that tag.
+    m.import_mem0([_FIRST])
+    alex = m.engram.for_agent("alex")
+    [memory] = alex.list(scope="agent")
+    tagged = alex.update(memory, tags=["travel", "mine"]).memory
+    later = _later(tagged.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
+    assert m.import_mem0([later]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    now = _read(m, memory.id)
+    assert (now.content, now.tags) == (later["memory"], ("trips", "mine"))
+    summary = m.engram.import_from(json.dumps({"results": [later]}), "mem0")
+    assert (summary.imported, summary.updated, summary.skipped) == (0, 0, 1), summary
+    assert _read(m, memory.id) == now
+    latest = _later(now.updated_at, _FIRST, memory="Is travelling to Paris in August", categories=["trips", "summer"])
+    summary = m.engram.import_from(json.dumps({"results": [latest]}), "mem0")
+    assert (summary.updated, summary.warnings) == (1, ()), summary
+    moved = _read(m, memory.id)
+    assert (moved.content, moved.tags) == (latest["memory"], ("trips", "summer", "mine"))
+    assert [v.content for v in alex.versions(moved)] == [_FIRST["memory"], later["memory"]]
+
+
+def test_the_facade_after_engram_import_of_the_same_export_changes_nothing(m: Memory) -> None:
+    # The reverse order: engram import refreshes a memory the facade imported (keeping the tag
+    # added in engram, which needs the tags the facade's import brought), and the facade's import of
+    # the same export then changes nothing; a later one through the facade keeps that tag too.
+    m.import_mem0([_FIRST])
+    alex = m.engram.for_agent("alex")
+    [memory] = alex.list(scope="agent")
+    tagged = alex.update(memory, tags=["travel", "mine"]).memory
+    later = _later(tagged.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
+    summary = m.engram.import_from(json.dumps({"results": [later]}), "mem0")
+    assert (summary.imported, summary.updated, summary.warnings) == (0, 1, ()), summary
+    now = _read(m, memory.id)
+    assert (now.content, now.tags) == (later["memory"], ("trips", "mine"))
+    assert m.import_mem0([later]) == {"imported": 0, "skipped": 1, "forgotten": 0}
+    assert _read(m, memory.id) == now
+    latest = _later(now.updated_at, _FIRST, memory="Is travelling to Paris in August", categories=["trips", "summer"])
+    assert m.import_mem0([latest]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    moved = _read(m, memory.id)
+    assert (moved.content, moved.tags) == (latest["memory"], ("trips", "summer", "mine"))
+    assert m.get(memory.id)["memory"] == latest["memory"] and m.get(memory.id)["metadata"] == {"source": "chat"}
+
+
+def test_a_newer_export_brings_mem0s_text_over_an_edit_in_engram_and_records_it(m: Memory) -> None:
+    # The facade's memories are mem0's (its application's): a newer item's text replaces a text
+    # changed in engram before mem0's change (the edit stays in the versions), where engram import
+    # keeps the edit. The digest it records is of the text it brought, so engram import of the same
+    # export finds the text an import's and changes nothing.
+    m.import_mem0([_FIRST])
+    alex = m.engram.for_agent("alex")
+    [memory] = alex.list(scope="agent")
+    edited = alex.update(memory, content="Is travelling to Paris and Rome in June").memory
+    later = _later(edited.updated_at, _FIRST, memory="Is travelling to Paris in July")
+    assert m.import_mem0([later]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    now = _read(m, memory.id)
+    assert (now.content, now.metadata["mem0"]["imported_text_sha256"]) == (later["memory"], _sha256(later["memory"]))
+    assert [v.content for v in alex.versions(now)] == [_FIRST["memory"], edited.content]
+    summary = m.engram.import_from(json.dumps({"results": [later]}), "mem0")
+    assert (summary.updated, summary.skipped, summary.warnings) == (0, 1, ()), summary
+    assert _read(m, memory.id) == now
+
+
+def test_a_memory_engram_import_made_of_an_item_is_left_as_it_stands_by_the_facades_import(m: Memory) -> None:
+    # engram import keeps a user's item in that user's agent under the id the facade would give it,
+    # but not as the facade's (its ids are in metadata.mem0 alone): the facade's import, now marking
+    # its new items refresh as engram import does, leaves that memory as it was, as before.
+    m.engram.import_from(json.dumps({"results": [_FIRST]}), "mem0")
+    [memory] = m.engram.for_agent("alex").list(scope="agent")
+    later = _later(memory.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
+    assert m.import_mem0([later]) == {"imported": 0, "skipped": 1, "forgotten": 0}
+    assert _read(m, memory.id) == dataclasses.replace(memory, last_accessed=None)
+    assert m.get_all(user_id="alex")["results"] == []
 
 
 def test_an_item_whose_key_only_a_memory_the_facade_did_not_make_holds_is_imported_beside_it(m: Memory) -> None:

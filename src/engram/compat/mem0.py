@@ -209,18 +209,24 @@ def _held(view: Engram, key: str) -> EngramMemory | None:
     return memory if memory.scope == view.scope and _made_here(memory) else None
 
 
-def _as_imported(view: Engram, record: Any, content: str) -> dict[str, Any]:
-    """``update``'s arguments that leave a memory as importing ``record`` (an item newer than it) fresh
-    would: its text, categories as tags, metadata (mem0's fields kept as ``_stored`` keeps them), and
-    the valid time the import gives it (``valid_until`` from mem0's ``expiration_date``, the start
-    by ``importers.apply.imported_valid_from``), a field the item leaves empty cleared. ``content``
-    is the text as stored. The memory keeps its id, key and creation time; its update time is the
-    write's (the engine stamps every update with its clock; only a new memory takes the item's)."""
-    from engram.importers.apply import imported_valid_from
+def _as_imported(view: Engram, record: Any, content: str, held: EngramMemory) -> dict[str, Any]:
+    """``update``'s arguments that bring ``record`` (an item newer than ``held``, the memory an
+    import made of it) to that memory: what importing it fresh would give, its text, metadata
+    (mem0's fields kept as ``_stored`` keeps them), and the valid time the import gives it
+    (``valid_until`` from mem0's ``expiration_date``, the start by
+    ``importers.apply.imported_valid_from``), a field the item leaves empty cleared; but for its
+    tags, ``engram import``'s rule (``importers.apply.refreshed_tags``): mem0's categories in
+    place of those the last import brought, a tag added in engram since kept. What the import
+    brought (the text's digest, the categories) is recorded as ``engram import`` records it
+    (``importers.apply.with_imported``), so either door reads it. ``content`` is the text as stored.
+    The memory keeps its id, key and creation time; its update time is the write's (the engine
+    stamps every update with its clock; only a new memory takes the item's)."""
+    from engram.importers.apply import imported_valid_from, refreshed_tags, with_imported
 
     fields: dict[str, Any] = {
         "content": record.content, "category": record.category, "type": record.type,
-        "importance": record.importance, "tags": record.tags, "metadata": record.metadata, "source": KIND,
+        "importance": record.importance, "tags": refreshed_tags(held, record.tags, KIND),
+        "metadata": with_imported(record.metadata, record, KIND, content), "source": KIND,
         "valid_from": imported_valid_from(view, record, content), "valid_until": record.valid_until,
         "related_entity": record.related_entity, "search_context": None,
     }
@@ -572,13 +578,23 @@ class Memory:
         An item the facade holds (the memory an earlier import made of it, found by the ids an
         import gives it, whatever its text now; else the facade's memory under its key in its
         owner's scope) updates that memory when the item is newer than it (``importers.apply.newer_than``,
-        as ``engram import`` decides): to what importing the item fresh gives (``_as_imported``: its text, tags,
+        as ``engram import`` decides): to what importing the item fresh gives (``_as_imported``: its text,
         metadata, valid time), the memory's id, key and creation time kept, its update time the
-        write's (the engine stamps updates with its clock). The others are stored through the shared import code
+        write's (the engine stamps updates with its clock); its tags as ``engram import`` refreshes them
+        (mem0's categories in place of those the last import brought; a tag added in engram since
+        stays). The text is mem0's even when it was changed in engram before mem0's change: the
+        facade's memories are its mem0 application's, and the newer item is mem0's latest word on
+        it (the edit stays in the memory's versions; ``engram import`` keeps such an edit instead,
+        as engram's word). Each import records what it brought as ``engram import`` records it (the
+        text's digest and the categories, in ``metadata["mem0"]`` beside mem0's id, hash and ids:
+        ``importers.apply.with_imported``), so the facade and ``engram import --from mem0`` can
+        bring exports to the same memories in turn, either first. The others are stored through the shared import code
         (``engram.importers.apply``), all or nothing, each with the id derived from mem0's id and
         its owner: so a memory deleted or forgotten since an earlier import (the audit trail's
         record, ``Engram.forgotten``) is not brought back, as ``engram import`` leaves it out; a
-        warning is logged. Returns ``{"imported", "skipped", "forgotten"}``."""
+        warning is logged. A memory of the owner agent under that id that the facade did not make
+        (``engram import`` of the same item) is left as it stands. Returns ``{"imported", "skipped",
+        "forgotten"}``."""
         from engram.importers import mem0 as mem0_export
         from engram.importers.apply import apply_plan, newer_than
         from engram.importers.base import Plan
@@ -592,10 +608,12 @@ class Memory:
                 ids = _entity_ids({name: kept.get(name) for name in IDS}, "user_id")
                 view = self._view(ids)
                 given = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept}}
-                # The rest of what the import keeps (mem0's id and hash, the platform's owner,
-                # organization, structured_attributes, ...: ``importers.mem0.KEPT``) stays engram's
-                # record of the origin, as ``engram import`` keeps it and the mem0 export gives it back.
-                metadata = _stored(given, {k: v for k, v in kept.items() if k not in _RESERVED})
+                # What the import keeps (mem0's id, hash and ids, the platform's owner, organization,
+                # structured_attributes, ...: ``importers.mem0.KEPT``) stays engram's record of the
+                # origin, all of it, as ``engram import`` keeps it (the ids too, though the facade
+                # reads them at the top): the two doors then write the same entry, and neither finds
+                # a change in what the other brought (the mem0 export gives it back).
+                metadata = _stored(given, kept)
                 content = _as_stored(view, record.content, "content")
                 key = _unit_key(key_from_content(content), ids)
                 # Checked as remember checks it (content, key, tags, metadata, time) before the first
@@ -607,7 +625,7 @@ class Memory:
                                       exc.allowed) from None
             checked.append((dataclasses.replace(record, key=key, metadata=metadata, agent=view.scope.agent or "default",
                                                 session=None), view, content))
-        held = self._imported(checked)
+        held, taken = self._imported(checked)
         # New to the facade, by owner agent and key: a later item of the export with the same key
         # is the one kept, as storing them in turn by key would leave it.
         fresh: dict[tuple[str, str], Any] = {}
@@ -616,17 +634,19 @@ class Memory:
             # The memory an earlier import made of this very item (its text changed since or not),
             # else the one the facade holds under the item's key.
             memory = held.get((record.agent, record.source_id)) or _held(view, record.key)
-            if memory is None:
+            if memory is None and (record.agent, record.source_id) not in taken:
                 fresh[(record.agent, record.key)] = record
             # Only an item newer than the memory (``engram import``'s rule, one function): importing an
             # export again must not undo an ``update`` made through the facade since (the item's key
             # comes from its content, which the update changed, so storing it by key would put the
             # old content back).
-            elif newer_than(record, memory):
-                writes.append((view, memory, _as_imported(view, record, content)))
+            elif memory is not None and newer_than(record, memory):
+                writes.append((view, memory, _as_imported(view, record, content, memory)))
         # In the facade's places: the records its own items would be, mem0's links left aside (as add does).
-        # New memories only: the facade brings newer items itself (above, ``_as_imported``).
-        placed = Plan(KIND, KIND, records=[dataclasses.replace(r, refresh=False) for r in fresh.values()])
+        # New memories only (a memory another door made of an item, ``taken``, is left as it stands,
+        # counted skipped; the facade brings newer items itself, above), each marked ``refresh`` as
+        # ``engram import`` marks it, so the import records what it brought (``with_imported``).
+        placed = Plan(KIND, KIND, records=list(fresh.values()))
         importer = self.engram.for_agent(self.engram.scope.agent or "default", origin=KIND)
         summary = apply_plan(importer, placed, keep_agents=True, operator_notes=False)
         for warning in (*plan.warnings, *summary.warnings):  # an item's own metadata.mem0; forgotten ones
@@ -637,23 +657,28 @@ class Memory:
         return {"imported": imported, "skipped": len(plan.records) - imported - summary.forgotten,
                 "forgotten": summary.forgotten}
 
-    def _imported(self, checked: Sequence[tuple[Any, Engram, str]]) -> dict[tuple[str, str], EngramMemory]:
+    def _imported(self, checked: Sequence[tuple[Any, Engram, str]]
+                  ) -> tuple[dict[tuple[str, str], EngramMemory], set[tuple[str, str]]]:
         """The memories earlier imports made of these records, by (owner agent, mem0 id): found by the
         ids an import gives a record (``importers.apply.imported_ids``), in one read, so an item
         exported again with its text changed (and so its key) is that memory still. Only the facade's
-        own, in the owner's scope (``engram import --from mem0`` may have put one there too)."""
+        own, in the owner's scope; beside them, the records whose id a memory of the owner agent the
+        facade did not make holds (``engram import --from mem0`` may have put one there): not stored
+        again, and not changed."""
         from engram.importers.apply import imported_ids
 
         candidates = {(record.agent, record.source_id): imported_ids(KIND, record, record.agent)
                       for record, _, _ in checked}
         found = {m.id: m for m in self.engram.store.get_many([i for ids in candidates.values() for i in ids])}
-        out = {}
+        out, taken = {}, set()
         for (agent, source_id), ids in candidates.items():
-            memory = next((found[i] for i in ids if i in found and _made_here(found[i])
-                           and found[i].scope.agent == agent and found[i].scope.session is None), None)
+            mine = [found[i] for i in ids if i in found and found[i].scope.agent == agent]
+            memory = next((m for m in mine if _made_here(m) and m.scope.session is None), None)
             if memory is not None:
                 out[(agent, source_id)] = memory
-        return out
+            elif mine:
+                taken.add((agent, source_id))
+        return out, taken
 
     def reset(self) -> None:
         """Forget every memory made through this facade, of every owner in the store."""

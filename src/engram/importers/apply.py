@@ -313,9 +313,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
                             exc.problem, exc.allowed) from None
     found = [*found, *in_metadata]
     if record.refresh:  # what this import brings, for the next one to tell it from an edit in engram (_changes)
-        metadata = _with_text(metadata, plan.kind, _digest(content))
-        if record.changed_at is not None:  # a dated source's tags are refreshed too (_changes)
-            metadata = _with_tags(metadata, plan.kind, record.tags)
+        metadata = with_imported(metadata, record, plan.kind, content)
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
@@ -368,7 +366,7 @@ def _imported_text(memory: Memory, kind: str) -> str | None:
 
 # Beside it, for a source that dates its changes (mem0, whose categories become tags): the tags the
 # last import brought, in the source's order, so a refresh replaces those and keeps the ones a person
-# added in engram since (``_refreshed_tags``). The tags themselves: a handful of short names, and the
+# added in engram since (``refreshed_tags``). The tags themselves: a handful of short names, and the
 # refresh needs to know which ones, not only whether they changed.
 IMPORTED_TAGS = "imported_tags"
 
@@ -384,13 +382,25 @@ def _imported_tags(memory: Memory, kind: str) -> tuple[str, ...] | None:
     return tuple(found) if isinstance(found, list) and all(isinstance(t, str) for t in found) else None
 
 
-def _refreshed_tags(held: Memory, brought: tuple[str, ...], kind: str) -> tuple[str, ...]:
+def with_imported(metadata: Mapping[str, Any], record: Record, kind: str, content: str) -> dict[str, Any]:
+    """``metadata`` (the record's, as stored) with what importing ``record`` brings recorded in the
+    source's entry, for the next import to tell it from a change made in engram (``_changes``): the
+    digest of ``content`` (its text as stored) and, for a source that dates its changes, its tags.
+    Every import of a ``refresh`` record writes it, a first one or a refresh: ``engram import`` here,
+    the mem0 facade's ``import_mem0`` when it brings a newer item itself, so either door reads what
+    the other wrote."""
+    metadata = _with_text(metadata, kind, _digest(content))
+    return _with_tags(metadata, kind, record.tags) if record.changed_at is not None else metadata
+
+
+def refreshed_tags(held: Memory, brought: tuple[str, ...], kind: str) -> tuple[str, ...]:
     """The tags of ``held`` once a newer record brings ``brought``: the source's, in its order, then
     the memory's own (those the last import did not bring), in theirs. A tag the source no longer
     gives is dropped; one a person added in engram stays. A memory an import made before the tags
     it brought were kept (no ``IMPORTED_TAGS``) takes the source's alone, as every refresh did then:
     which of its tags a person added is not known, and keeping them all would keep every category
-    the source dropped as if a person had chosen it, from then on."""
+    the source dropped as if a person had chosen it, from then on. The mem0 facade's ``import_mem0``
+    asks it too, when it brings a newer item itself."""
     before = _imported_tags(held, kind)
     if before is None:
         return brought
@@ -424,7 +434,7 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     newer than the memory (``newer_than``): importing the same export again, or an older one, changes
     nothing, and an edit in engram after the source's change is the latest word. A newer one also
     brings its tags (mem0's categories) in place of those the last import brought, kept at
-    ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``_refreshed_tags``).
+    ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``refreshed_tags``).
 
     The record's metadata is the source's own record of it (Zep's ids and times at
     ``metadata["zep"]``, the digest included): when it differs from the memory's at those keys, the
@@ -461,9 +471,9 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
                     fields[name] = getattr(memory, name)
         # A source that dates its changes (mem0) changed the record after the memory's last change
         # (in engram too): its tags (mem0's categories) are the latest word on the tags it brought,
-        # a tag added in engram stays (_refreshed_tags). Zep's are not dated, so its tags stay as they are.
+        # a tag added in engram stays (refreshed_tags). Zep's are not dated, so its tags stay as they are.
         if record.changed_at is not None:
-            tags = _refreshed_tags(held, memory.tags, kind)
+            tags = refreshed_tags(held, memory.tags, kind)
             if tags != held.tags:
                 fields["tags"] = tags
         start, end = fields.get("valid_from", held.valid_from), fields.get("valid_until", held.valid_until)
