@@ -62,7 +62,7 @@ def test_ten_turns_with_tools_and_compaction(engram, tmp_path, scripted_model):
         # What went to the model: tools offered, enrichment in the user message, summary in context.
         last_chat = [r for r in server.requests if r.body.get("tools")][-1].body
         assert {t["function"]["name"] for t in last_chat["tools"]} == {
-            "memory_store", "memory_recall", "memory_forget", "memory_link"}
+            "memory_store", "memory_recall", "memory_forget", "memory_link", "memory_versions"}
         assert any(m["role"] == "system" and m["content"].startswith("[Conversation summary]") for m in last_chat["messages"])
         synthesis_calls = [r for r in server.requests if r.body["messages"][-1]["content"].startswith("Extract durable")]
         assert synthesis_calls and all(r.body["temperature"] == 0.3 for r in synthesis_calls)

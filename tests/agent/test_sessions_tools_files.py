@@ -10,6 +10,7 @@ from engram.agent.sessions import SessionManager
 from engram.agent.tools import MEMORY_TOOLS, MemoryTools
 from engram.errors import ValidationError
 from engram.files.memory_md import TEMPLATE, ensure_memory_md, read_memory_md
+from engram.interfaces.present import versions_dict
 from engram.model import ToolCall
 
 
@@ -59,6 +60,7 @@ def test_schemas_have_ptrclaw_arguments():
     assert set(schemas["memory_recall"]["properties"]) == {"query", "limit", "category", "depth"}
     assert schemas["memory_forget"]["required"] == ["key"]
     assert set(schemas["memory_link"]["required"]) == {"action", "from", "to"}
+    assert schemas["memory_versions"]["required"] == ["key"] and set(schemas["memory_versions"]["properties"]) == {"key"}
 
 
 def test_store_recall_link_forget(engram):
@@ -105,12 +107,56 @@ def test_forget_and_link_read_a_key_first_as_the_mcp_tools_do(engram):
     assert call(tools, "memory_forget", key=other.memory.id).content == "Forgot: other"
 
 
+def test_versions_reads_earlier_contents_oldest_first_by_key_or_id(engram, clock):
+    tools = MemoryTools(engram)
+    first = 'Ana\'s "café" ☕:\n\tflat white\r\nno sugar'  # kept byte for byte
+    call(tools, "memory_store", key="coffee", content=first)
+    clock.advance(10)
+    call(tools, "memory_store", key="coffee", content="Ana takes a cortado")
+    clock.advance(10)
+    call(tools, "memory_store", key="coffee", content="Ana gave up coffee")
+    result = call(tools, "memory_versions", key="coffee")
+    assert not result.is_error
+    said = json.loads(result.content)
+    assert [v["content"] for v in said["versions"]] == [first, "Ana takes a cortado"]  # oldest first
+    assert said["versions"][0]["content"].encode() == first.encode()
+    assert said["versions"][0]["replaced_at"] < said["versions"][1]["replaced_at"]
+    # The wire form every door gives (present.versions_dict), by the entry's id as well as its key.
+    memory_id = engram.get("coffee").id
+    assert json.loads(call(tools, "memory_versions", key=memory_id).content) == versions_dict(engram.versions("coffee"))
+    assert engram.get("coffee").content == "Ana gave up coffee"  # reading changed nothing
+    call(tools, "memory_store", key="tea", content="Ana likes green tea")
+    assert json.loads(call(tools, "memory_versions", key="tea").content) == {"versions": []}  # never changed
+
+
+def test_versions_reads_only_the_calling_agents_memories(engram):
+    alice, bob = MemoryTools(engram.for_agent("alice")), MemoryTools(engram.for_agent("bob"))
+    call(alice, "memory_store", key="locker", content="Alice's locker code is 4512")
+    call(alice, "memory_store", key="locker", content="Alice's locker code is 9981")
+    alices = engram.for_agent("alice").get("locker")
+    assert [v["content"] for v in json.loads(call(alice, "memory_versions", key="locker").content)["versions"]] == [
+        "Alice's locker code is 4512"]
+    # Neither by key nor by id does bob reach alice's entry: the same error memory_forget gives.
+    for ref in ("locker", alices.id):
+        refused, forget = call(bob, "memory_versions", key=ref), call(bob, "memory_forget", key=ref)
+        assert refused.is_error and refused.content == forget.content and "not found" in refused.content
+        assert "4512" not in refused.content
+    # bob's own entry under the same key has its own history.
+    call(bob, "memory_store", key="locker", content="Bob has no locker")
+    call(bob, "memory_store", key="locker", content="Bob has locker 7")
+    assert [v["content"] for v in json.loads(call(bob, "memory_versions", key="locker").content)["versions"]] == [
+        "Bob has no locker"]
+    assert engram.for_agent("alice").get("locker").content == "Alice's locker code is 9981"
+
+
 @pytest.mark.parametrize("name, args, problem", [
     ("memory_store", {"content": "x"}, "key: is required"),
     ("memory_store", {"key": "k", "content": "x", "category": "weird"}, "unknown category"),
     ("memory_recall", {"query": "x", "limit": 0}, "limit"),
     ("memory_recall", {"query": "x", "depth": 2}, "depth"),
     ("memory_forget", {"key": "nope"}, "not found"),
+    ("memory_versions", {"key": "nope"}, "^error: memory named by key not found: \"nope\"$"),
+    ("memory_versions", {}, "key: is required"),
     ("memory_link", {"action": "merge", "from": "a", "to": "b"}, "not found|unknown action"),
     ("memory_explode", {}, "unknown tool"),
 ])

@@ -61,6 +61,12 @@ REFUSED_BY_THE_TOOLS = [
     ("forget", {"query": "sky", "tag": "colours"}, "invalid forget: got query, tag (allowed: exactly one of memory_id, key"),
     ("forget", {"memory_id": "no-such-memory"},
      'memory not found: "no-such-memory"; recall first to find the right memory_id or key'),
+    ("versions", {"memory_id": "no-such-memory"},
+     'memory not found: "no-such-memory"; recall first to find the right memory_id or key'),
+    ("versions", {"key": "no-such-key"},
+     'memory named by key not found: "no-such-key"; recall first to find the right memory_id or key'),
+    ("versions", {"memory_id": "a", "key": "b"},
+     "invalid versions: got memory_id, key (allowed: exactly one of memory_id, key)"),
 ]
 # A bad argument an application passes calling a tool directly, and the field it must name.
 REFUSED_IN_DIRECT_CALLS = [
@@ -71,4 +77,7 @@ REFUSED_IN_DIRECT_CALLS = [
     ("forget", {}, "forget"),
     ("forget", {"memory_id": "a", "key": "b"}, "forget"),
     ("forget", {"older_than_days": -1.0}, "older_than"),
+    ("versions", {}, "versions"),
+    ("versions", {"memory_id": "a", "key": "b"}, "versions"),
+    ("versions", {"key": "   "}, "key"),
 ]

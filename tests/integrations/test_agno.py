@@ -24,6 +24,7 @@ from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.integrations.agno import EngramTools  # noqa: E402
+from engram.interfaces import present  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer  # noqa: E402
 from tests.integrations.scripted_chat import REFUSED_BY_THE_TOOLS, REFUSED_IN_DIRECT_CALLS, scripted  # noqa: E402
 
@@ -76,7 +77,7 @@ def test_async_runs_use_the_async_engine(engram: Engram, server: OpenAICompatSer
     mem = AsyncEngram(engram)
     tools = EngramTools(mem)
     assert all(asyncio.iscoroutinefunction(f.entrypoint) for f in tools.async_functions.values())
-    assert set(tools.async_functions) == {"remember", "recall", "forget"}
+    assert set(tools.async_functions) == {"remember", "recall", "forget", "versions"}
 
     run = asyncio.run(agent(server, tools, ("remember", {"content": "Ana takes the 7:40 train"}),
                             ("recall", {"query": "train"})).arun("Remember my train"))
@@ -92,13 +93,39 @@ def test_async_runs_use_the_async_engine(engram: Engram, server: OpenAICompatSer
 def test_the_tools_tell_the_model_their_arguments(engram: Engram, server: OpenAICompatServer) -> None:
     agent(server, EngramTools(engram)).run("hi")
     tools = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
-    assert set(tools) == {"remember", "recall", "forget"}
+    assert set(tools) == {"remember", "recall", "forget", "versions"}
     assert tools["remember"]["description"].startswith("Store one fact")
     assert tools["remember"]["parameters"]["required"] == ["content"]
     assert tools["recall"]["parameters"]["required"] == ["query"] and tools["forget"]["parameters"]["required"] == []
+    assert set(tools["versions"]["parameters"]["properties"]) == {"memory_id", "key"}
+    assert tools["versions"]["description"].startswith("Read what one memory said before it was updated")
     properties = [(name, p) for t in tools.values() for name, p in t["parameters"]["properties"].items()]
     assert all(p.get("description") for _, p in properties)  # every argument is described
     assert "run_context" not in {name for name, _ in properties}  # Agno's to fill, never the model's
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_versions_gives_a_memorys_earlier_contents_oldest_first(engram: Engram, server: OpenAICompatServer,
+                                                                asynchronous: bool) -> None:
+    first = engram.remember("Ana takes a flat white ☕", key="coffee")
+    engram.remember("Ana takes a cortado", key="coffee")
+    engram.remember("Ana gave up coffee", key="coffee")
+    tools = EngramTools(AsyncEngram(engram) if asynchronous else engram)
+
+    def versions(args: dict[str, Any]) -> dict[str, Any]:
+        made = agent(server, tools, ("versions", args))
+        run = asyncio.run(made.arun("What did I drink before?")) if asynchronous else made.run("What did I drink before?")
+        text, failed = told(run, "versions")
+        assert not failed, text
+        return json.loads(text)
+
+    said = versions({"memory_id": "coffee"})
+    assert [v["content"] for v in said["versions"]] == ["Ana takes a flat white ☕", "Ana takes a cortado"]
+    assert said == present.versions_dict(engram.versions("coffee"))  # the form every door gives
+    assert versions({"memory_id": first.memory.id}) == said == versions({"key": "coffee"})
+    assert engram.get("coffee").content == "Ana gave up coffee"  # read, nothing changed
+    engram.remember("Ana likes green tea", key="tea")
+    assert versions({"key": "tea"}) == {"versions": []}
 
 
 @pytest.mark.parametrize(("tool", "args", "expected"), REFUSED_BY_THE_TOOLS)
@@ -138,6 +165,12 @@ def test_one_agent_never_sees_another_agents_memories(engram: Engram, server: Op
     text, failed = told(agent(server, bob, ("forget", {"memory_id": stored["memory_id"]})).run("Forget it"), "forget")
     assert failed and text.startswith("memory not found")
     assert json.loads(bob.forget(query="locker code"))["count"] == 0  # a query reaches only bob's own
+    engram.for_agent("alice").remember("Alice's locker code is 9981", key=stored["key"])  # now it has a version
+    for args in ({"memory_id": stored["memory_id"]}, {"key": stored["key"]}):
+        text, failed = told(agent(server, bob, ("versions", args)).run("Old code?"), "versions")
+        assert failed and "not found" in text and "Alice's" not in text, text
+    text, failed = told(agent(server, alice, ("versions", {"key": stored["key"]})).run("Old code?"), "versions")
+    assert not failed and [v["content"] for v in json.loads(text)["versions"]] == ["Alice's locker code is 4512"]
     assert engram.for_agent("alice").count() == 1 and engram.for_agent("bob").count() == 0
 
 

@@ -50,7 +50,8 @@ from crewai.tools.tool_failure import ToolFailure, ToolFailureReason  # noqa: E4
 from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
-from engram.integrations.crewai import ForgetTool, RecallTool, RememberTool, engram_tools  # noqa: E402
+from engram.integrations.crewai import ForgetTool, RecallTool, RememberTool, VersionsTool, engram_tools  # noqa: E402
+from engram.interfaces import present  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
 from tests.integrations.scripted_chat import (  # noqa: E402
     REFUSED_BY_THE_TOOLS,
@@ -163,16 +164,43 @@ def test_a_fact_remembered_in_one_crew_is_recalled_by_a_later_one(engram: Engram
 def test_the_tools_tell_the_model_their_arguments(engram: Engram, server: OpenAICompatServer) -> None:
     kickoff(server, engram_tools(engram))
     tools = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
-    assert set(tools) == {"remember", "recall", "forget"}
+    assert set(tools) == {"remember", "recall", "forget", "versions"}
     assert tools["remember"]["description"].startswith("Store one fact")
     assert "Args:" not in tools["remember"]["description"]  # the arguments are described one by one instead
     assert set(tools["forget"]["parameters"]["properties"]) == {"memory_id", "key", "query", "tag", "older_than_days",
                                                                 "reason", "dry_run"}
+    assert set(tools["versions"]["parameters"]["properties"]) == {"memory_id", "key"}
+    assert tools["versions"]["description"].startswith("Read what one memory said before it was updated")
     properties = {name: p for t in tools.values() for name, p in t["parameters"]["properties"].items()}
     assert all(p.get("description") for p in properties.values())  # every argument is described
     assert properties["importance"]["description"] == "0 trivial .. 1 essential."
     # CrewAI sends strict schemas (every argument listed as required): the optional ones take null.
     assert {"type": "null"} in properties["importance"]["anyOf"] and properties["content"]["type"] == "string"
+
+
+@pytest.mark.parametrize("given", [Engram, AsyncEngram])
+def test_versions_gives_a_memorys_earlier_contents_oldest_first(engram: Engram, server: OpenAICompatServer,
+                                                                given: Callable[[Engram], Any]) -> None:
+    first = engram.remember(TRICKY, key="coffee")
+    engram.remember("Ana takes a cortado", key="coffee")
+    engram.remember("Ana gave up coffee", key="coffee")
+    mem = engram if given is Engram else AsyncEngram(engram)
+
+    def versions(args: dict[str, Any]) -> dict[str, Any]:
+        output = kickoff(server, engram_tools(mem), ("versions", args))
+        assert output.tasks_output[0].tool_failures == []
+        [shown] = told(server)
+        return json.loads(shown["content"])
+
+    said = versions({"memory_id": "coffee"})
+    assert [v["content"] for v in said["versions"]] == [TRICKY, "Ana takes a cortado"]
+    assert said["versions"][0]["content"].encode() == TRICKY.encode()  # byte for byte through the wire
+    assert said == present.versions_dict(engram.versions("coffee"))  # the form every door gives
+    # A strict model's nulls for the argument it does not give.
+    assert versions({"memory_id": first.memory.id, "key": None}) == said == versions({"memory_id": None, "key": "coffee"})
+    assert engram.get("coffee").content == "Ana gave up coffee"  # read, nothing changed
+    engram.remember("Ana likes green tea", key="tea")
+    assert json.loads(VersionsTool(mem).run(key="tea")) == {"versions": []}
 
 
 def test_a_strict_models_nulls_leave_engrams_defaults(engram: Engram, server: OpenAICompatServer) -> None:
@@ -262,6 +290,13 @@ def test_one_crew_agent_never_sees_another_agents_memories(engram: Engram, serve
     result = ForgetTool(engram.for_agent("bob")).run(memory_id=memory.id)
     assert isinstance(result, ToolFailure) and result.message.startswith("memory not found")
     assert engram.for_agent("alice").count() == 1
+    # Nor its earlier contents through bob's versions, by id or by key.
+    engram.for_agent("alice").remember("Alice's locker code is 9981", key=memory.key)
+    for args in ({"memory_id": memory.id}, {"key": memory.key}):
+        result = VersionsTool(engram.for_agent("bob")).run(**args)
+        assert isinstance(result, ToolFailure) and "not found" in result.message and "Alice's" not in result.message
+    assert [v["content"] for v in json.loads(VersionsTool(engram.for_agent("alice")).run(key=memory.key))["versions"]] \
+        == ["Alice's locker code is 4512"]
 
 
 @pytest.mark.parametrize(("make", "field"), [
@@ -413,7 +448,7 @@ def test_a_crew_restored_from_a_checkpoint_keeps_its_engine(engram: Engram, serv
     [crew] = json.loads(first.read_text())["entities"]
     kept = [(t["tool_type"], t["engram_scope"]) for t in crew["agents"][0]["tools"]]  # what it keeps of the engine
     assert kept == [(f"engram.integrations.crewai.{name}", "agent:researcher")
-                    for name in ("RememberTool", "RecallTool", "ForgetTool")]
+                    for name in ("RememberTool", "RecallTool", "ForgetTool", "VersionsTool")]
     restored = Crew.from_checkpoint(CheckpointConfig(restore_from=str(first)))
     assert all(tool.engram is researcher for tool in restored.agents[0].tools)
     before = len(server.requests)

@@ -31,6 +31,7 @@ from engram.engine import Engram  # noqa: E402
 from engram.errors import StorageError, ValidationError  # noqa: E402
 from engram.integrations import CUT_MARK  # noqa: E402
 from engram.integrations.pydantic_ai import EngramMessageStore, EngramToolset  # noqa: E402
+from engram.interfaces import present  # noqa: E402
 
 
 @pytest.fixture
@@ -114,7 +115,7 @@ def test_the_tools_tell_the_model_their_arguments(engram: Engram) -> None:
         return ModelResponse(parts=[TextPart("ok")])
 
     run(Agent(FunctionModel(look), toolsets=[EngramToolset(AsyncEngram(engram))]), "hi")
-    assert set(tools) == {"remember", "recall", "forget"}
+    assert set(tools) == {"remember", "recall", "forget", "versions"}
     remember = tools["remember"]
     assert remember.description.startswith("Store one fact") and remember.parameters_json_schema["required"] == ["content"]
     # every argument is described to the model (the toolset refuses a tool with an undescribed one)
@@ -137,8 +138,23 @@ def test_a_bad_argument_comes_back_to_the_model_naming_the_field(engram: Engram,
     assert engram.count() == 0  # nothing was stored
 
 
-def test_a_memory_that_is_not_there_is_a_failed_call_not_a_retry(engram: Engram) -> None:
-    result = run(with_tools(AsyncEngram(engram), ("forget", {"memory_id": "no-such-memory"})), "Forget it")
+def test_versions_gives_a_memorys_earlier_contents_oldest_first(engram: Engram) -> None:
+    first = engram.remember("Ana takes a flat white ☕", key="coffee")
+    engram.remember("Ana takes a cortado", key="coffee")
+    engram.remember("Ana gave up coffee", key="coffee")
+    mem = AsyncEngram(engram)
+    by_key = returned(run(with_tools(mem, ("versions", {"key": "coffee"})), "What did I drink before?"), "versions")
+    assert [v["content"] for v in by_key["versions"]] == ["Ana takes a flat white ☕", "Ana takes a cortado"]
+    assert by_key == present.versions_dict(engram.versions("coffee"))  # the form every door gives
+    by_id = returned(run(with_tools(mem, ("versions", {"memory_id": first.memory.id})), "And by id?"), "versions")
+    assert by_id == by_key and engram.get("coffee").content == "Ana gave up coffee"  # read, nothing changed
+    engram.remember("Ana likes green tea", key="tea")
+    assert returned(run(with_tools(mem, ("versions", {"memory_id": "tea"})), "Tea?"), "versions") == {"versions": []}
+
+
+@pytest.mark.parametrize("tool", ["forget", "versions"])
+def test_a_memory_that_is_not_there_is_a_failed_call_not_a_retry(engram: Engram, tool: str) -> None:
+    result = run(with_tools(AsyncEngram(engram), (tool, {"memory_id": "no-such-memory"})), "Do it")
     part = next(p for m in result.new_messages() for p in m.parts if isinstance(p, ToolReturnPart))
     assert part.outcome == "failed"
     assert part.content == 'memory not found: "no-such-memory"; recall first to find the right memory_id or key'
@@ -192,6 +208,13 @@ def test_one_agent_never_sees_another_agents_memories_or_conversations(engram: E
     assert returned(run(with_tools(alice, ("recall", {"query": "locker code"})), "Code?"), "recall")["results"]
     refused = run(with_tools(bob, ("forget", {"memory_id": stored["memory_id"]})), "Forget it")
     assert returned(refused, "forget").startswith("memory not found")
+    engram.for_agent("alice").remember("Alice's locker code is 9981", key=stored["key"])  # now it has a version
+    for args in ({"memory_id": stored["memory_id"]}, {"key": stored["key"]}):
+        told = returned(run(with_tools(bob, ("versions", args)), "Old code?"), "versions")
+        assert isinstance(told, str) and "not found" in told and "Alice's" not in told, told
+    assert returned(run(with_tools(alice, ("versions", {"key": stored["key"]})), "Old code?"), "versions") == {
+        "versions": [{"content": "Alice's locker code is 4512",
+                      "replaced_at": engram.for_agent("alice").versions(stored["key"])[0].replaced_at}]}
     assert engram.for_agent("alice").count() == 1
 
     saved = run(with_tools(alice), "A secret between us")

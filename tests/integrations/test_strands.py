@@ -26,6 +26,7 @@ from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import StorageError, ValidationError  # noqa: E402
 from engram.integrations.strands import EngramMemoryStore, EngramTools  # noqa: E402
+from engram.interfaces import present  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
 from tests.integrations.scripted_chat import REFUSED_BY_THE_TOOLS, REFUSED_IN_DIRECT_CALLS, said, scripted  # noqa: E402
 
@@ -89,7 +90,7 @@ def test_a_fact_remembered_in_one_run_is_recalled_in_a_later_one(engram: Engram,
 
 def test_async_engine_gives_async_tools(engram: Engram, server: OpenAICompatServer) -> None:
     tools = EngramTools(AsyncEngram(engram))
-    assert [t.tool_name for t in tools.tools] == ["remember", "recall", "forget"]
+    assert [t.tool_name for t in tools.tools] == ["remember", "recall", "forget", "versions"]
     # @tool keeps the function it wraps (functools.wraps): awaited, not run in a worker thread
     assert all(inspect.iscoroutinefunction(t.__wrapped__) for t in tools.tools)
     assert not any(inspect.iscoroutinefunction(t.__wrapped__) for t in EngramTools(engram).tools)
@@ -110,7 +111,7 @@ def test_async_engine_gives_async_tools(engram: Engram, server: OpenAICompatServ
 def test_the_tools_tell_the_model_their_arguments(engram: Engram, server: OpenAICompatServer) -> None:
     agent(server, EngramTools(engram))("hi")
     tools = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
-    assert set(tools) == {"remember", "recall", "forget"}
+    assert set(tools) == {"remember", "recall", "forget", "versions"}
     assert tools["remember"]["description"].startswith("Store one fact")
     assert "Args:" not in tools["remember"]["description"]  # the arguments are described one by one instead
     assert tools["remember"]["parameters"]["required"] == ["content"]
@@ -118,8 +119,35 @@ def test_the_tools_tell_the_model_their_arguments(engram: Engram, server: OpenAI
         "required", []) == []
     assert set(tools["forget"]["parameters"]["properties"]) == {"memory_id", "key", "query", "tag", "older_than_days",
                                                                 "reason", "dry_run"}
+    assert set(tools["versions"]["parameters"]["properties"]) == {"memory_id", "key"}
+    assert tools["versions"]["description"].startswith("Read what one memory said before it was updated")
     properties = [p for t in tools.values() for p in t["parameters"]["properties"].values()]
     assert all(p.get("description") for p in properties)  # every argument is described
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_versions_gives_a_memorys_earlier_contents_oldest_first(engram: Engram, server: OpenAICompatServer,
+                                                                asynchronous: bool) -> None:
+    first = engram.remember(TRICKY, key="coffee")
+    engram.remember("Ana takes a cortado", key="coffee")
+    engram.remember("Ana gave up coffee", key="coffee")
+    tools = EngramTools(AsyncEngram(engram) if asynchronous else engram)
+
+    def versions(args: dict[str, Any]) -> dict[str, Any]:
+        run = agent(server, tools, ("versions", args))
+        run("What did I drink before?")
+        text, status = told(run, "versions")
+        assert status == "success", text
+        return json.loads(text)
+
+    said = versions({"memory_id": "coffee"})
+    assert [v["content"] for v in said["versions"]] == [TRICKY, "Ana takes a cortado"]
+    assert said["versions"][0]["content"].encode() == TRICKY.encode()  # byte for byte through the wire
+    assert said == present.versions_dict(engram.versions("coffee"))  # the form every door gives
+    assert versions({"memory_id": first.memory.id}) == said == versions({"key": "coffee"})
+    assert engram.get("coffee").content == "Ana gave up coffee"  # read, nothing changed
+    engram.remember("Ana likes green tea", key="tea")
+    assert versions({"key": "tea"}) == {"versions": []}
 
 
 @pytest.mark.parametrize(("tool", "args", "expected"), REFUSED_BY_THE_TOOLS)
@@ -178,6 +206,15 @@ def test_one_agent_never_sees_another_agents_memories(engram: Engram, server: Op
     text, status = told(run, "forget")
     assert status == "error" and text.startswith("memory not found")
     assert json.loads(bob.forget(query="locker code"))["count"] == 0  # a query reaches only bob's own
+    engram.for_agent("alice").remember("Alice's locker code is 9981", key=stored["key"])  # now it has a version
+    for args in ({"memory_id": stored["memory_id"]}, {"key": stored["key"]}):
+        run = agent(server, bob, ("versions", args))
+        run("Old code?")
+        text, status = told(run, "versions")
+        assert status == "error" and "not found" in text and "Alice's" not in text, text
+    run = agent(server, alice, ("versions", {"key": stored["key"]}))
+    run("Old code?")
+    assert [v["content"] for v in json.loads(told(run, "versions")[0])["versions"]] == ["Alice's locker code is 4512"]
     assert engram.for_agent("alice").count() == 1 and engram.for_agent("bob").count() == 0
 
 

@@ -1,8 +1,10 @@
-"""The four memory tools (PtrClaw) for any function-calling model: schemas and a dispatcher.
+"""The memory tools for any function-calling model: schemas and a dispatcher.
 
-Arguments are PtrClaw's: ``memory_store {key, content, category?, links?}``,
+PtrClaw's four, with its arguments: ``memory_store {key, content, category?, links?}``,
 ``memory_recall {query, limit?, category?, depth?}``, ``memory_forget {key}``,
-``memory_link {action, from, to}``. ``MemoryTools.call`` raises engram errors; ``dispatch``
+``memory_link {action, from, to}``; and engram's read-only ``memory_versions {key}``, a memory's
+earlier contents oldest first (JSON, as ``present.versions_dict`` gives them at every door), its
+key read as ``memory_forget`` reads one. ``MemoryTools.call`` raises engram errors; ``dispatch``
 turns them into an error result for the model to read, so a bad call never ends the turn.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 from engram import jsondoc
 from engram.engine import Engram, Filters
 from engram.errors import EngramError, NotFoundError, ValidationError
+from engram.interfaces.present import versions_dict
 from engram.llm.base import ToolSpec, decode_arguments
 from engram.model import Category, Memory, ToolCall, WriteResult
 
@@ -68,7 +71,14 @@ MEMORY_LINK = ToolSpec(
         "required": ["action", "from", "to"],
     },
 )
-MEMORY_TOOLS: tuple[ToolSpec, ...] = (MEMORY_STORE, MEMORY_RECALL, MEMORY_FORGET, MEMORY_LINK)
+MEMORY_VERSIONS = ToolSpec(
+    "memory_versions",
+    "Read the earlier contents of a memory entry, oldest first (each update keeps what it replaced, with "
+    "replaced_at in epoch seconds); an empty list means it was never changed. Changes nothing.",
+    {"type": "object", "properties": {"key": {"type": "string", "description": "Key of the entry (or its id)."}},
+     "required": ["key"]},
+)
+MEMORY_TOOLS: tuple[ToolSpec, ...] = (MEMORY_STORE, MEMORY_RECALL, MEMORY_FORGET, MEMORY_LINK, MEMORY_VERSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +154,7 @@ class MemoryTools:
             "memory_recall": self._recall,
             "memory_forget": self._forget,
             "memory_link": self._link,
+            "memory_versions": self._versions,
         }.get(name)
         if handler is None:
             raise ValidationError("tool", f"unknown tool {jsondoc.shown(name)}", [s.name for s in self.specs])
@@ -174,6 +185,10 @@ class MemoryTools:
     def _forget(self, args: Mapping[str, Any]) -> str:
         removed = self.engram.forget(self._entry(args, "key", "forget"), reason="agent tool memory_forget")
         return f"Forgot: {removed[0].key}"
+
+    def _versions(self, args: Mapping[str, Any]) -> str:
+        memory = self._entry(args, "key", "versions")
+        return json.dumps(versions_dict(self.engram.versions(memory)), ensure_ascii=False)
 
     def _link(self, args: Mapping[str, Any]) -> str:
         action = require_string(args, "action")

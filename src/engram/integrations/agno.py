@@ -1,9 +1,9 @@
 """Agno with engram: ``Agent(model=..., tools=[EngramTools(mem)])``.
 
-``EngramTools`` is an Agno ``Toolkit`` giving the agent ``remember``, ``recall`` and ``forget``
-tools over one engram agent's memory: the agent of the engine (view) it is given,
-``mem.for_agent("support-bot")`` for another, which never sees this one's memories. Their
-docstrings and parameters are what the model is shown; results are JSON text, the shapes
+``EngramTools`` is an Agno ``Toolkit`` giving the agent ``remember``, ``recall``, ``forget`` and
+``versions`` (a memory's earlier contents; reads only) tools over one engram agent's memory: the
+agent of the engine (view) it is given, ``mem.for_agent("support-bot")`` for another, which never
+sees this one's memories. Their docstrings and parameters are what the model is shown; results are JSON text, the shapes
 engram's MCP tools return.
 
 Given an ``Engram``, the tools are synchronous: ``agent.run`` calls them, and ``agent.arun`` runs
@@ -81,7 +81,7 @@ def _recalled(result: RecallResult) -> str:
 
 
 class EngramTools(Toolkit):
-    """``remember``, ``recall`` and ``forget`` tools over one engram agent's memory (or, with
+    """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory (or, with
     ``per_user``, over the memory of the run's user)."""
 
     def __init__(self, engram: Engram | AsyncEngram, *, per_user: bool = False,
@@ -102,9 +102,10 @@ class EngramTools(Toolkit):
         self.user_prefix = checked_prefix("user_prefix", user_prefix, DEFAULT_USER_PREFIX)
         async_tools = None
         if self.aengram is not None:
-            async_tools = [(self.aremember, "remember"), (self.arecall, "recall"), (self.aforget, "forget")]
-        super().__init__(name=name, tools=[self.remember, self.recall, self.forget], async_tools=async_tools,
-                         **toolkit)
+            async_tools = [(self.aremember, "remember"), (self.arecall, "recall"), (self.aforget, "forget"),
+                           (self.aversions, "versions")]
+        super().__init__(name=name, tools=[self.remember, self.recall, self.forget, self.versions],
+                         async_tools=async_tools, **toolkit)
 
     # --- whose memory -------------------------------------------------------------------------
     def _agent(self, run_context: RunContext | None) -> str | None:
@@ -152,6 +153,12 @@ class EngramTools(Toolkit):
         with _for_the_model():
             return _json(tool_calls.forget(mem, memory_id, key, query, tag, older_than_days, reason, dry_run))
 
+    def versions(self, memory_id: str | None = None, key: str | None = None,
+                 run_context: RunContext | None = None) -> str:
+        mem = self._sync(run_context)
+        with _for_the_model():
+            return _json(tool_calls.versions(mem, memory_id, key))
+
     # --- the same, awaited (``agent.arun``); shown the model the same docstrings (below) -------
     async def aremember(self, content: str, key: str | None = None, tags: list[str] | None = None,
                         category: str = "knowledge", type: str | None = None,  # noqa: A002
@@ -177,7 +184,14 @@ class EngramTools(Toolkit):
         with _for_the_model():
             return _json(await tool_calls.aforget(mem, memory_id, key, query, tag, older_than_days, reason, dry_run))
 
+    async def aversions(self, memory_id: str | None = None, key: str | None = None,
+                        run_context: RunContext | None = None) -> str:
+        mem = self._async(run_context)
+        with _for_the_model():
+            return _json(await tool_calls.aversions(mem, memory_id, key))
+
     # What the model is shown, one text for both variants (and for Pydantic AI's toolset).
     remember.__doc__ = aremember.__doc__ = tool_docs.REMEMBER
     recall.__doc__ = arecall.__doc__ = tool_docs.RECALL
     forget.__doc__ = aforget.__doc__ = tool_docs.FORGET
+    versions.__doc__ = aversions.__doc__ = tool_docs.VERSIONS

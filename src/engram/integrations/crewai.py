@@ -1,11 +1,12 @@
 """CrewAI with engram: ``Agent(role=..., tools=engram_tools(mem))``.
 
-``engram_tools(mem)`` gives a CrewAI agent ``remember``, ``recall`` and ``forget`` tools over one
-engram agent's memory: the agent of the engine (view) it is given, ``mem.for_agent("researcher")``
-for another, which never sees this one's memories. Each is a CrewAI ``BaseTool`` subclass
-(``RememberTool``, ``RecallTool``, ``ForgetTool``), to take one alone (``tools=[RecallTool(mem)]``);
-their descriptions and argument schemas are ``tool_docs``' texts, what engram's other toolsets
-show the model, and their results are JSON text, the shapes engram's MCP tools return.
+``engram_tools(mem)`` gives a CrewAI agent ``remember``, ``recall``, ``forget`` and ``versions`` (a
+memory's earlier contents; reads only) tools over one engram agent's memory: the agent of the
+engine (view) it is given, ``mem.for_agent("researcher")`` for another, which never sees this one's
+memories. Each is a CrewAI ``BaseTool`` subclass (``RememberTool``, ``RecallTool``, ``ForgetTool``,
+``VersionsTool``), to take one alone (``tools=[RecallTool(mem)]``); their descriptions and
+argument schemas are ``tool_docs``' texts, what engram's other toolsets show the model, and their
+results are JSON text, the shapes engram's MCP tools return.
 
 CrewAI runs a tool's synchronous ``_run`` (through ``BaseTool.run``, or its structured-tool
 wrapper in a text-format run; 1.15 never awaits ``_arun``), so the tools are synchronous: given
@@ -74,7 +75,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the crewai pass installs it
     raise missing("crewai", "crewai") from exc
 
-__all__ = ["ForgetTool", "RecallTool", "RememberTool", "engram_tools"]
+__all__ = ["ForgetTool", "RecallTool", "RememberTool", "VersionsTool", "engram_tools"]
 
 # What the model caused and can correct: returned to it, never raised.
 _REFUSED = (ValidationError, NotFoundError)
@@ -125,7 +126,7 @@ def _given(scope: Any) -> Engram:
 
 
 class _EngramTool(BaseTool):
-    """What the three tools share: the engine they act for, and no result cache."""
+    """What the tools share: the engine they act for, and no result cache."""
 
     # The engine is the application's, not data to dump into a CrewAI checkpoint or copy.
     _engram: Engram = PrivateAttr()
@@ -174,6 +175,8 @@ _FORGET, _FORGET_ARGUMENTS = _arguments(
     "forget", tool_docs.FORGET, memory_id=(str | None, None), key=(str | None, None), query=(str | None, None),
     tag=(str | None, None), older_than_days=(float | None, None), reason=(str | None, None),
     dry_run=(bool | None, None))
+_VERSIONS, _VERSIONS_ARGUMENTS = _arguments(
+    "versions", tool_docs.VERSIONS, memory_id=(str | None, None), key=(str | None, None))
 
 
 class RememberTool(_EngramTool):
@@ -229,15 +232,30 @@ class ForgetTool(_EngramTool):
             return _refused(exc)
 
 
-TOOLS: tuple[type[_EngramTool], ...] = (RememberTool, RecallTool, ForgetTool)
+class VersionsTool(_EngramTool):
+    """engram's ``versions``: the earlier contents of one memory of the engine's agent (reads only)."""
+
+    name: str = "versions"
+    description: str = _VERSIONS
+    args_schema: type[BaseModel] = _VERSIONS_ARGUMENTS
+
+    def _run(self, memory_id: str | None = None, key: str | None = None) -> str | ToolFailure:
+        try:
+            return _json(tool_calls.versions(self._engram, memory_id, key))
+        except _REFUSED as exc:
+            return _refused(exc)
 
 
-def engram_tools(engram: Engram | AsyncEngram, *, include: tuple[str, ...] = ("remember", "recall", "forget"),
+TOOLS: tuple[type[_EngramTool], ...] = (RememberTool, RecallTool, ForgetTool, VersionsTool)
+
+
+def engram_tools(engram: Engram | AsyncEngram, *,
+                 include: tuple[str, ...] = ("remember", "recall", "forget", "versions"),
                  **options: Any) -> list[BaseTool]:
-    """The ``remember``, ``recall`` and ``forget`` tools over ``engram``'s agent, for an agent's
-    ``tools=[...]``; ``include`` picks some (``("recall",)`` for a read-only agent), ``options``
+    """The ``remember``, ``recall``, ``forget`` and ``versions`` tools over ``engram``'s agent, for an agent's
+    ``tools=[...]``; ``include`` picks some (``("recall", "versions")`` for a read-only agent), ``options``
     go to each (CrewAI's ``BaseTool`` fields). Raises ``ValidationError`` naming ``engram`` or ``include``."""
     by_name = {tool.model_fields["name"].default: tool for tool in TOOLS}
     if isinstance(include, str) or not all(isinstance(n, str) and n in by_name for n in include) or not include:
-        raise ValidationError("include", f"got {include!r}", "a non-empty tuple of remember, recall, forget")
+        raise ValidationError("include", f"got {include!r}", "a non-empty tuple of remember, recall, forget, versions")
     return [by_name[name](engram, **options) for name in dict.fromkeys(include)]

@@ -1,8 +1,9 @@
 """Pydantic AI with engram: memory tools for an agent, and its message history kept in engram.
 
-``Agent(model, toolsets=[EngramToolset(mem)])`` gives the agent ``remember``, ``recall`` and
-``forget`` tools acting on ``mem``'s agent (an ``AsyncEngram``; ``mem.for_agent("alice")`` for
-another agent), never on another agent's memories. A bad argument is the engine's own error,
+``Agent(model, toolsets=[EngramToolset(mem)])`` gives the agent ``remember``, ``recall``,
+``forget`` and ``versions`` (a memory's earlier contents; reads only) tools acting on ``mem``'s
+agent (an ``AsyncEngram``; ``mem.for_agent("alice")`` for another agent), never on another
+agent's memories. A bad argument is the engine's own error,
 sent back to the model as a retry prompt naming the field and what is allowed (the text engram's
 MCP tools give); a memory that is not there is a failed tool result telling the model to recall
 first. Any other engram error (the store failed, settings unusable) is raised from the run: the
@@ -66,7 +67,7 @@ def _for_the_model() -> Iterator[None]:
 
 
 class EngramToolset(FunctionToolset[Any]):
-    """``remember``, ``recall`` and ``forget`` tools over one engram agent's memory."""
+    """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory."""
 
     def __init__(self, engram: AsyncEngram, *, id: str | None = "engram", max_retries: int | None = None) -> None:  # noqa: A002
         """``engram``: the ``AsyncEngram`` (view) whose agent the tools act for. ``id`` names the
@@ -76,7 +77,7 @@ class EngramToolset(FunctionToolset[Any]):
             raise ValidationError("engram", f"got {type(engram).__name__}",
                                   "an AsyncEngram (AsyncEngram(engram) wraps an Engram)")
         self.engram = engram
-        super().__init__([self.remember, self.recall, self.forget], id=id, max_retries=max_retries,
+        super().__init__([self.remember, self.recall, self.forget, self.versions], id=id, max_retries=max_retries,
                          docstring_format="google", require_parameter_descriptions=True)
 
     async def remember(self, content: str, key: str | None = None, tags: list[str] | None = None,
@@ -100,8 +101,13 @@ class EngramToolset(FunctionToolset[Any]):
         with _for_the_model():
             return await tool_calls.aforget(self.engram, memory_id, key, query, tag, older_than_days, reason, dry_run)
 
+    async def versions(self, memory_id: str | None = None, key: str | None = None) -> dict[str, Any]:
+        with _for_the_model():
+            return await tool_calls.aversions(self.engram, memory_id, key)
+
     # What the model is shown (the same text as Agno's toolset).
     remember.__doc__, recall.__doc__, forget.__doc__ = tool_docs.REMEMBER, tool_docs.RECALL, tool_docs.FORGET
+    versions.__doc__ = tool_docs.VERSIONS
 
 
 def _text(message: ModelMessage) -> str:

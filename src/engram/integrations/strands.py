@@ -1,11 +1,12 @@
 """Strands Agents with engram: ``Agent(model=..., tools=[EngramTools(mem)])``.
 
 ``EngramTools`` is a Strands ``ToolProvider`` (the interface Strands gives a package that ships a
-set of tools, as its MCP client does) handing the agent ``remember``, ``recall`` and ``forget``
-tools over one engram agent's memory: the agent of the engine (view) it is given,
-``mem.for_agent("support-bot")`` for another, which never sees this one's memories. The tools are
-Strands' own ``@tool`` function tools, so their docstrings (``tool_docs``) and parameters are what
-the model is shown; results are JSON text, the shapes engram's MCP tools return.
+set of tools, as its MCP client does) handing the agent ``remember``, ``recall``, ``forget`` and
+``versions`` (a memory's earlier contents; reads only) tools over one engram agent's memory: the
+agent of the engine (view) it is given, ``mem.for_agent("support-bot")`` for another, which never
+sees this one's memories. The tools are Strands' own ``@tool`` function tools, so their docstrings
+(``tool_docs``) and parameters are what the model is shown; results are JSON text, the shapes
+engram's MCP tools return.
 
 Given an ``Engram`` the tools are synchronous, and Strands runs them in a worker thread (it does
 so for any sync tool); given an ``AsyncEngram`` they are coroutines, awaited on the agent's loop,
@@ -58,7 +59,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
 
 __all__ = ["EngramMemoryStore", "EngramTools"]
 
-NAMES = ("remember", "recall", "forget")
+NAMES = ("remember", "recall", "forget", "versions")
 # What the model caused and can correct: returned to it, never raised.
 _REFUSED = (ValidationError, NotFoundError)
 
@@ -75,15 +76,15 @@ def _json(value: dict[str, Any]) -> str:
 
 
 class EngramTools(ToolProvider):
-    """``remember``, ``recall`` and ``forget`` tools over one engram agent's memory."""
+    """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory."""
 
     def __init__(self, engram: Engram | AsyncEngram) -> None:
         """``engram``: the ``Engram`` (synchronous tools) or ``AsyncEngram`` (async tools) whose
         agent the tools act for. Raises ``ValidationError`` naming ``engram``."""
         if isinstance(engram, AsyncEngram):
-            functions: tuple[Callable[..., Any], ...] = (self.aremember, self.arecall, self.aforget)
+            functions: tuple[Callable[..., Any], ...] = (self.aremember, self.arecall, self.aforget, self.aversions)
         elif isinstance(engram, Engram):
-            functions = (self.remember, self.recall, self.forget)
+            functions = (self.remember, self.recall, self.forget, self.versions)
         else:
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         self.engram = engram
@@ -136,6 +137,12 @@ class EngramTools(ToolProvider):
         except _REFUSED as exc:
             return _refused(exc)
 
+    def versions(self, memory_id: str | None = None, key: str | None = None) -> str | dict[str, Any]:
+        try:
+            return _json(tool_calls.versions(self._sync(), memory_id, key))
+        except _REFUSED as exc:
+            return _refused(exc)
+
     # --- the same, awaited (an AsyncEngram's); shown the model the same docstrings (below) -----
     async def aremember(self, content: str, key: str | None = None, tags: list[str] | None = None,
                         category: str = "knowledge", type: str | None = None,  # noqa: A002
@@ -165,7 +172,14 @@ class EngramTools(ToolProvider):
         except _REFUSED as exc:
             return _refused(exc)
 
+    async def aversions(self, memory_id: str | None = None, key: str | None = None) -> str | dict[str, Any]:
+        try:
+            return _json(await tool_calls.aversions(self._async(), memory_id, key))
+        except _REFUSED as exc:
+            return _refused(exc)
+
     # What the model is shown, one text for both variants (and for the other frameworks' toolsets).
     remember.__doc__ = aremember.__doc__ = tool_docs.REMEMBER
     recall.__doc__ = arecall.__doc__ = tool_docs.RECALL
     forget.__doc__ = aforget.__doc__ = tool_docs.FORGET
+    versions.__doc__ = aversions.__doc__ = tool_docs.VERSIONS

@@ -1,4 +1,4 @@
-"""What the model reads about engram's remember, recall and forget tools in the framework toolsets
+"""What the model reads about engram's remember, recall, forget and versions tools in the framework toolsets
 (Pydantic AI's ``EngramToolset``, Agno's and Strands Agents' ``EngramTools``, CrewAI's tools): their tools take the
 same arguments, so one text describes both (Google style: the frameworks read each argument's line into the tool's
 schema; ``split`` does it for a framework that does not, CrewAI). The MCP server's tools take more arguments and
@@ -43,6 +43,15 @@ Args:
     older_than_days: Forget memories created more than this many days ago.
     reason: Why, kept in the audit trail.
     dry_run: Only list what would be forgotten.
+"""
+
+VERSIONS = """Read what one memory said before it was updated: its earlier contents, oldest first, each with
+replaced_at (when an update replaced it, epoch seconds). An empty list means it was never changed.
+Give exactly one of memory_id or key. Changes nothing.
+
+Args:
+    memory_id: Id (or key) of one memory, from recall.
+    key: The memory's key, always read as a key (for a key that is also an id).
 """
 
 

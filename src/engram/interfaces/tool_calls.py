@@ -1,15 +1,18 @@
-"""What an agent's ``forget`` tool does, at every door that gives a model one (MCP, and the Agno,
-Pydantic AI and Strands toolsets): exactly one selector in the tool's own argument names
-(``memory_id`` — an id, else a key —, ``key``, ``query``, ``tag``, ``older_than_days``), the one
-memory resolved as the engine resolves any (``Engram.named``, errors naming the tool's arguments),
-then the forget, answered as ``present.tool_forget`` words it. Sync for an ``Engram``, awaited for
-an ``AsyncEngram``; the two differ only in the awaits."""
+"""What an agent's ``forget`` and ``versions`` tools do, at every door that gives a model them (MCP,
+and the Agno, Pydantic AI, Strands and CrewAI toolsets). ``forget``:
+exactly one selector in the tool's own argument names (``memory_id`` — an id, else a key —,
+``key``, ``query``, ``tag``, ``older_than_days``), the one memory resolved as the engine resolves
+any (``Engram.named``, errors naming the tool's arguments), then the forget, answered as
+``present.tool_forget`` words it. ``versions``: the one memory ``memory_id`` or ``key`` names,
+resolved the same way (so in the calling view's scopes only: another agent's memory is not
+found), and its earlier contents as ``present.versions_dict`` gives them at every door. Sync for
+an ``Engram``, awaited for an ``AsyncEngram``; the two differ only in the awaits."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engram.interfaces.present import forget_tool_selection, tool_forget
+from engram.interfaces.present import forget_tool_selection, tool_forget, versions_dict
 
 if TYPE_CHECKING:
     from engram.aio import AsyncEngram
@@ -38,3 +41,16 @@ async def aforget(engram: AsyncEngram, memory_id: str | None, key: str | None, q
     removed = await engram.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason,
                                   dry_run=dry_run)
     return tool_forget(removed, dry_run, reason)
+
+
+def versions(engram: Engram, memory_id: str | None, key: str | None) -> dict[str, Any]:
+    """The earlier contents, oldest first, of the memory ``memory_id`` (an id, else a key) or
+    ``key`` names; raises ``ValidationError`` (on ``versions``, or the argument at fault) or
+    ``NotFoundError``, for the door to hand the model as it does. Reads only; changes nothing."""
+    return versions_dict(engram.versions(engram.named(memory_id, key, field="versions", names=_NAMES)))
+
+
+async def aversions(engram: AsyncEngram, memory_id: str | None, key: str | None) -> dict[str, Any]:
+    """``versions`` through an ``AsyncEngram``'s reader thread."""
+    memory = await engram.named(memory_id, key, field="versions", names=_NAMES)
+    return versions_dict(await engram.versions(memory))

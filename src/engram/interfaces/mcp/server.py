@@ -321,8 +321,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         key: Annotated[str | None, Field(description=KEY_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            engram = resolve(reading=True)
-            return present.versions_dict(engram.versions(_one_memory(engram, "versions", memory_id, key)))
+            return tool_calls.versions(resolve(reading=True), memory_id, key)
 
     @server.tool(name="list", title="List recent memories", annotations=READ, description=(
         "List stored memories without a question: the most recent first (what was learned lately), or the "
