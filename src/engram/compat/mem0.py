@@ -50,7 +50,7 @@ from engram.importers.base import split_provenance, with_provenance
 from engram.importers.mem0 import KIND, mem0_metadata
 from engram.integrations import DEFAULT_AGENT_PREFIX
 from engram.llm import create_provider
-from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
+from engram.model import MAX_LIST_LIMIT, Scope, draft_changes, parse_relevance
 from engram.model import Memory as EngramMemory
 from engram.privacy import check_redacted_length
 from engram.where import parse_where
@@ -233,6 +233,17 @@ def _as_imported(view: Engram, record: Any, content: str, held: EngramMemory) ->
     # Cleared, not left out: update keeps a field it is not given, and reads valid_from from the text.
     cleared = [name for name, value in fields.items() if value is None]
     return {name: value for name, value in fields.items() if value is not None} | {"clear": cleared}
+
+
+def _changes(view: Engram, memory: EngramMemory, fields: Mapping[str, Any]) -> bool:
+    """Whether ``update(memory, **fields)`` (``_as_imported``'s arguments) would change ``memory``:
+    the draft that update writes (``Engram._updating``, the write ``engram import`` makes its
+    refreshes with), asked as every store asks (``model.draft_changes``). Asked before the write
+    because an update that changes nothing still counts as a use of the memory (its
+    ``last_accessed``): a newer item bringing nothing new makes no write, as ``engram import``
+    makes none."""
+    given = {name: value for name, value in fields.items() if name != "clear"}
+    return draft_changes(memory, view._updating(memory, given, fields["clear"]).draft)
 
 
 def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
@@ -578,9 +589,11 @@ class Memory:
         An item the facade holds (the memory an earlier import made of it, found by the ids an
         import gives it, whatever its text now; else the facade's memory under its key in its
         owner's scope) updates that memory when the item is newer than it (``importers.apply.newer_than``,
-        as ``engram import`` decides): to what importing the item fresh gives (``_as_imported``: its text,
-        metadata, valid time), the memory's id, key and creation time kept, its update time the
-        write's (the engine stamps updates with its clock); its tags as ``engram import`` refreshes them
+        as ``engram import`` decides) and brings a change (``_changes``: one bringing nothing new makes
+        no write, not even the use an unchanged update counts, and is counted skipped): to what
+        importing the item fresh gives (``_as_imported``: its text, metadata, valid time), the
+        memory's id, key and creation time kept, its update time the write's (the engine stamps
+        updates with its clock); its tags as ``engram import`` refreshes them
         (mem0's categories in place of those the last import brought; a tag added in engram since
         stays). The text is mem0's even when it was changed in engram before mem0's change: the
         facade's memories are its mem0 application's, and the newer item is mem0's latest word on
@@ -640,8 +653,12 @@ class Memory:
             # export again must not undo an ``update`` made through the facade since (the item's key
             # comes from its content, which the update changed, so storing it by key would put the
             # old content back).
+            # Nor when the newer item brings nothing the memory lacks (mem0 touched it, say): no
+            # write, counted skipped, as engram import counts it (``_changes``).
             elif memory is not None and newer_than(record, memory):
-                writes.append((view, memory, _as_imported(view, record, content, memory)))
+                fields = _as_imported(view, record, content, memory)
+                if _changes(view, memory, fields):
+                    writes.append((view, memory, fields))
         # In the facade's places: the records its own items would be, mem0's links left aside (as add does).
         # New memories only (a memory another door made of an item, ``taken``, is left as it stands,
         # counted skipped; the facade brings newer items itself, above), each marked ``refresh`` as
