@@ -61,7 +61,9 @@ IDS = ("user_id", "agent_id", "run_id")
 # What search and get_all return without top_k (or 1.x's limit): mem0's default for both since
 # its 2.x releases (1.x returned 100).
 DEFAULT_TOP_K = 20
-_RESERVED = (*IDS, "actor_id", "role")  # promoted to the top of a result item, as mem0 does
+# Promoted to the top of a result item, as mem0 does (never in its metadata); ``engram export
+# --format mem0`` puts them there too for a memory the facade made (``mem0_fields``).
+_RESERVED = (*IDS, "actor_id", "role")
 # The engram agent an owner's memories live in: a user's id as it is (so ``alice`` is the same
 # agent everywhere in engram), an agent's or run's under a prefix (a user id holds no ':').
 _OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
@@ -157,6 +159,22 @@ def _stored(own: Mapping[str, Any], origin: Mapping[str, Any]) -> dict[str, Any]
 def _made_here(memory: EngramMemory) -> bool:
     """Whether the facade stored this memory: it sits in the agent scope its ids name."""
     return _owned(memory.scope, memory.metadata)
+
+
+def mem0_fields(memory: EngramMemory) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """For a memory the facade made (None for any other): the fields mem0 gives at the top of its
+    item (``_RESERVED``: the ids, ``actor_id``, ``role``), which the facade keeps at the top of the
+    metadata to filter on, and the metadata as it was given, those and what engram keeps of a mem0
+    origin left out (``mem0_metadata``). The facade's results are made of them (``_item``), and
+    ``engram export --format mem0`` makes such a memory's item of them, so the ids come back where
+    mem0 has them, not as metadata keys mem0's item never held."""
+    return _promoted(memory) if _made_here(memory) else None
+
+
+def _promoted(memory: EngramMemory) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The memory's ``_RESERVED`` metadata and the rest of it as it was given (``mem0_fields``)."""
+    given = mem0_metadata(memory)[0]
+    return ({k: given[k] for k in _RESERVED if k in given}, {k: v for k, v in given.items() if k not in _RESERVED})
 
 
 def _owned(scope: Scope, metadata: Mapping[str, Any]) -> bool:
@@ -257,9 +275,9 @@ def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
 
 
 def _item(memory: EngramMemory, score: float | None = None, details: Any = None) -> dict[str, Any]:
-    """A memory in mem0's result shape: ids promoted to the top, other metadata under ``metadata``
-    as it was given (what engram keeps of a memory's mem0 origin left out)."""
-    extra = {k: v for k, v in mem0_metadata(memory)[0].items() if k not in _RESERVED}
+    """A memory the facade made in mem0's result shape: ids promoted to the top, other metadata
+    under ``metadata`` as it was given (``mem0_fields``)."""
+    top, extra = _promoted(memory)
     item: dict[str, Any] = {
         "id": memory.id,
         "memory": memory.content,
@@ -272,7 +290,7 @@ def _item(memory: EngramMemory, score: float | None = None, details: Any = None)
         item["score"] = score
     if details is not None:
         item["score_details"] = dataclasses.asdict(details)
-    item.update({k: memory.metadata[k] for k in _RESERVED if k in memory.metadata})
+    item.update(top)
     return item
 
 
