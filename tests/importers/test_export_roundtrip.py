@@ -188,3 +188,59 @@ def test_an_items_own_engram_id_does_not_make_it_a_held_memory(tmp_path: Path) -
     summary = as_json(home, "import", str(path))
     assert (summary["imported"], summary["skipped"]) == (1, 0), summary
     assert as_json(home, "--agent", "alex", "get", "held")["content"] == "Some held fact"
+
+
+def test_a_mem0_facade_memory_exports_its_ids_where_mem0_has_them_and_comes_back_the_same(tmp_path: Path) -> None:
+    # The mem0 facade keeps a memory's user_id/agent_id/run_id, actor_id and role at the top of its
+    # metadata, to filter on; mem0's item has them as fields of its own, never in its metadata. The
+    # export put them in the item's metadata (and an agent's memory under user_id "agent:coach", its
+    # agent_id and run_id nowhere else): engram import kept them as the user's metadata, and the
+    # facade's import refused the export (ids in metadata). Now the item is the one the facade gives,
+    # and either door brings back the metadata the memory was given.
+    from engram.compat.mem0 import Memory
+    from engram.engine import Engram
+    from engram.importers.mem0 import mem0_metadata
+
+    home = tmp_path / "a"
+    m = Memory(Engram.from_settings(home=home))
+    m.add("I love sushi", user_id="alice", metadata={"topic": "food", "rank": [1, 2]}, infer=False)
+    m.add([{"role": "user", "content": "Call me Bob", "name": "bob"}], user_id="alice", infer=False)
+    m.add("Plan the trip", agent_id="coach", run_id="r1", metadata={"k": 1}, infer=False)
+    given = {**{r["id"]: r for r in m.get_all(user_id="alice")["results"]},
+             **{r["id"]: r for r in m.get_all(agent_id="coach")["results"]}}
+    m.close()
+    exported = {}
+    for agent in ("alice", "agent:coach"):
+        out = tmp_path / f"{agent.replace(':', '-')}.json"
+        run(home, "--agent", agent, "export", str(out), "--format", "mem0")
+        exported[agent] = out
+        for item in json.loads(out.read_text())["results"]:
+            mine = given[item["id"]]
+            assert item["metadata"] == (mine["metadata"] or {}), item
+            names = ("user_id", "agent_id", "run_id", "actor_id", "role")
+            assert {k: item.get(k) for k in names} == {k: mine.get(k) for k in names}, item
+    assert {given[i]["memory"]: {k: v for k, v in given[i].items() if k in ("user_id", "agent_id", "run_id", "actor_id")}
+            for i in given} == {"I love sushi": {"user_id": "alice"}, "Call me Bob": {"user_id": "alice", "actor_id": "bob"},
+                                "Plan the trip": {"agent_id": "coach", "run_id": "r1"}}
+    by_text = {r["memory"]: r for r in given.values()}
+    # engram import into a fresh home: each memory's metadata is the one it was given (mem0's
+    # fields kept in engram's entry, metadata["mem0"], as for any mem0 item).
+    for out in exported.values():
+        as_json(tmp_path / "b", "import", str(out))
+    b = Engram.from_settings(home=tmp_path / "b")
+    # (engram import's places: the user's agent, an agent_id's agent and its run's session)
+    imported = {mm.content: mm for agent, run_id in (("alice", None), ("coach", "r1"))
+                for mm in b.for_agent(agent, run_id).list()}
+    b.close()
+    assert {text: mem0_metadata(mm)[0] for text, mm in imported.items()} == {
+        text: r["metadata"] or {} for text, r in by_text.items()}
+    assert imported["Call me Bob"].metadata["mem0"] | {"id": None, "hash": None} == {
+        "id": None, "hash": None, "user_id": "alice", "actor_id": "bob", "role": "user"}
+    # The facade's own import into a fresh home: the same results, but for the new memories' ids.
+    c = Memory(Engram.from_settings(home=tmp_path / "c"))
+    for out in exported.values():
+        assert c.import_mem0(out.read_text())["imported"] == 1 + (out == exported["alice"])
+    back = [*c.get_all(user_id="alice")["results"], *c.get_all(agent_id="coach")["results"]]
+    c.close()
+    assert {r["memory"]: {k: v for k, v in r.items() if k != "id"} for r in back} == {
+        text: {k: v for k, v in r.items() if k != "id"} for text, r in by_text.items()}

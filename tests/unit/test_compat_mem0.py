@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
 import logging
@@ -493,10 +492,10 @@ def _later(after: float, item: dict[str, Any], **changed: Any) -> dict[str, Any]
 
 
 def _read(m: Memory, memory_id: str) -> Any:
-    """The memory as stored, but for when it was last used: the facade hands a newer item to
-    ``update`` even when it changes nothing, and an unchanged write counts as a use."""
+    """The memory as stored, when it was last used included: an import that brings nothing makes
+    no write, not even the use an unchanged update counts."""
     [memory] = m.engram.store.get_many([memory_id])
-    return dataclasses.replace(memory, last_accessed=None)
+    return memory
 
 
 def _sha256(text: str) -> str:
@@ -521,6 +520,31 @@ def test_a_tag_added_in_engram_stays_when_a_newer_export_changes_the_categories(
     assert m.get(memory.id)["metadata"] == {"source": "chat"}  # the bookkeeping is engram's, out of mem0's shape
     assert m.import_mem0([later]) == {"imported": 0, "skipped": 1, "forgotten": 0}
     assert _read(m, memory.id) == now
+
+
+def test_a_newer_item_that_brings_nothing_new_leaves_its_memory_untouched(m: Memory) -> None:
+    # mem0 gave the item a later updated_at and nothing else (the same text, categories, metadata,
+    # no expiry): it is newer than the memory, but an import of it has nothing to bring. The facade
+    # made no write, as engram import makes none, where it handed update the same fields and the
+    # unchanged write counted as a use of the memory (its last_accessed moved).
+    assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    [memory] = m.engram.for_agent("alex").list(scope="agent")
+    trail, history = m.engram.audit_of(memory.id, every_agent=True), m.history(memory.id)
+    assert [row.action for row in trail] == ["imported"] and memory.last_accessed is None
+    touched = _later(memory.updated_at, _FIRST)
+    assert m.import_mem0([touched]) == {"imported": 0, "skipped": 1, "forgotten": 0}
+    assert _read(m, memory.id) == memory
+    assert m.engram.audit_of(memory.id, every_agent=True) == trail and m.history(memory.id) == history
+    assert m.engram.for_agent("alex").versions(memory) == []
+    summary = m.engram.import_from(json.dumps({"results": [touched]}), "mem0")  # the same verdict
+    assert (summary.updated, summary.skipped) == (0, 1) and _read(m, memory.id) == memory
+    # A newer item that does bring something is still written, beside one that brings nothing.
+    other = {**_FIRST, "id": "b2", "memory": "Likes green tea"}
+    assert m.import_mem0([touched, other]) == {"imported": 1, "skipped": 1, "forgotten": 0}
+    [tea] = [r for r in m.get_all(user_id="alex")["results"] if r["memory"] == "Likes green tea"]
+    retagged = _later(m.engram.store.get_many([tea["id"]])[0].updated_at, other, categories=["drinks"])
+    assert m.import_mem0([touched, retagged]) == {"imported": 1, "skipped": 1, "forgotten": 0}
+    assert _read(m, tea["id"]).tags == ("drinks",) and _read(m, memory.id) == memory
 
 
 def test_engram_import_after_a_facade_refresh_of_the_same_export_changes_nothing(m: Memory) -> None:
@@ -596,7 +620,7 @@ def test_a_memory_engram_import_made_of_an_item_is_left_as_it_stands_by_the_faca
     [memory] = m.engram.for_agent("alex").list(scope="agent")
     later = _later(memory.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
     assert m.import_mem0([later]) == {"imported": 0, "skipped": 1, "forgotten": 0}
-    assert _read(m, memory.id) == dataclasses.replace(memory, last_accessed=None)
+    assert _read(m, memory.id) == memory
     assert m.get_all(user_id="alex")["results"] == []
 
 

@@ -50,7 +50,7 @@ from engram.importers.base import split_provenance, with_provenance
 from engram.importers.mem0 import KIND, mem0_metadata
 from engram.integrations import DEFAULT_AGENT_PREFIX
 from engram.llm import create_provider
-from engram.model import MAX_LIST_LIMIT, Scope, parse_relevance
+from engram.model import MAX_LIST_LIMIT, Scope, draft_changes, parse_relevance
 from engram.model import Memory as EngramMemory
 from engram.privacy import check_redacted_length
 from engram.where import parse_where
@@ -61,7 +61,9 @@ IDS = ("user_id", "agent_id", "run_id")
 # What search and get_all return without top_k (or 1.x's limit): mem0's default for both since
 # its 2.x releases (1.x returned 100).
 DEFAULT_TOP_K = 20
-_RESERVED = (*IDS, "actor_id", "role")  # promoted to the top of a result item, as mem0 does
+# Promoted to the top of a result item, as mem0 does (never in its metadata); ``engram export
+# --format mem0`` puts them there too for a memory the facade made (``mem0_fields``).
+_RESERVED = (*IDS, "actor_id", "role")
 # The engram agent an owner's memories live in: a user's id as it is (so ``alice`` is the same
 # agent everywhere in engram), an agent's or run's under a prefix (a user id holds no ':').
 _OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
@@ -159,6 +161,22 @@ def _made_here(memory: EngramMemory) -> bool:
     return _owned(memory.scope, memory.metadata)
 
 
+def mem0_fields(memory: EngramMemory) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """For a memory the facade made (None for any other): the fields mem0 gives at the top of its
+    item (``_RESERVED``: the ids, ``actor_id``, ``role``), which the facade keeps at the top of the
+    metadata to filter on, and the metadata as it was given, those and what engram keeps of a mem0
+    origin left out (``mem0_metadata``). The facade's results are made of them (``_item``), and
+    ``engram export --format mem0`` makes such a memory's item of them, so the ids come back where
+    mem0 has them, not as metadata keys mem0's item never held."""
+    return _promoted(memory) if _made_here(memory) else None
+
+
+def _promoted(memory: EngramMemory) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The memory's ``_RESERVED`` metadata and the rest of it as it was given (``mem0_fields``)."""
+    given = mem0_metadata(memory)[0]
+    return ({k: given[k] for k in _RESERVED if k in given}, {k: v for k, v in given.items() if k not in _RESERVED})
+
+
 def _owned(scope: Scope, metadata: Mapping[str, Any]) -> bool:
     owner = _owner(metadata)
     return scope.kind == "agent" and owner is not None and scope.agent == owner[1]
@@ -235,6 +253,17 @@ def _as_imported(view: Engram, record: Any, content: str, held: EngramMemory) ->
     return {name: value for name, value in fields.items() if value is not None} | {"clear": cleared}
 
 
+def _changes(view: Engram, memory: EngramMemory, fields: Mapping[str, Any]) -> bool:
+    """Whether ``update(memory, **fields)`` (``_as_imported``'s arguments) would change ``memory``:
+    the draft that update writes (``Engram._updating``, the write ``engram import`` makes its
+    refreshes with), asked as every store asks (``model.draft_changes``). Asked before the write
+    because an update that changes nothing still counts as a use of the memory (its
+    ``last_accessed``): a newer item bringing nothing new makes no write, as ``engram import``
+    makes none."""
+    given = {name: value for name, value in fields.items() if name != "clear"}
+    return draft_changes(memory, view._updating(memory, given, fields["clear"]).draft)
+
+
 def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
     """The result count asked for and the argument that asked (for errors): mem0's ``top_k``
     wins over 1.x's ``limit``, and without either mem0's default (``DEFAULT_TOP_K``); 0 asks for
@@ -246,9 +275,9 @@ def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
 
 
 def _item(memory: EngramMemory, score: float | None = None, details: Any = None) -> dict[str, Any]:
-    """A memory in mem0's result shape: ids promoted to the top, other metadata under ``metadata``
-    as it was given (what engram keeps of a memory's mem0 origin left out)."""
-    extra = {k: v for k, v in mem0_metadata(memory)[0].items() if k not in _RESERVED}
+    """A memory the facade made in mem0's result shape: ids promoted to the top, other metadata
+    under ``metadata`` as it was given (``mem0_fields``)."""
+    top, extra = _promoted(memory)
     item: dict[str, Any] = {
         "id": memory.id,
         "memory": memory.content,
@@ -261,7 +290,7 @@ def _item(memory: EngramMemory, score: float | None = None, details: Any = None)
         item["score"] = score
     if details is not None:
         item["score_details"] = dataclasses.asdict(details)
-    item.update({k: memory.metadata[k] for k in _RESERVED if k in memory.metadata})
+    item.update(top)
     return item
 
 
@@ -578,9 +607,11 @@ class Memory:
         An item the facade holds (the memory an earlier import made of it, found by the ids an
         import gives it, whatever its text now; else the facade's memory under its key in its
         owner's scope) updates that memory when the item is newer than it (``importers.apply.newer_than``,
-        as ``engram import`` decides): to what importing the item fresh gives (``_as_imported``: its text,
-        metadata, valid time), the memory's id, key and creation time kept, its update time the
-        write's (the engine stamps updates with its clock); its tags as ``engram import`` refreshes them
+        as ``engram import`` decides) and brings a change (``_changes``: one bringing nothing new makes
+        no write, not even the use an unchanged update counts, and is counted skipped): to what
+        importing the item fresh gives (``_as_imported``: its text, metadata, valid time), the
+        memory's id, key and creation time kept, its update time the write's (the engine stamps
+        updates with its clock); its tags as ``engram import`` refreshes them
         (mem0's categories in place of those the last import brought; a tag added in engram since
         stays). The text is mem0's even when it was changed in engram before mem0's change: the
         facade's memories are its mem0 application's, and the newer item is mem0's latest word on
@@ -640,8 +671,12 @@ class Memory:
             # export again must not undo an ``update`` made through the facade since (the item's key
             # comes from its content, which the update changed, so storing it by key would put the
             # old content back).
+            # Nor when the newer item brings nothing the memory lacks (mem0 touched it, say): no
+            # write, counted skipped, as engram import counts it (``_changes``).
             elif memory is not None and newer_than(record, memory):
-                writes.append((view, memory, _as_imported(view, record, content, memory)))
+                fields = _as_imported(view, record, content, memory)
+                if _changes(view, memory, fields):
+                    writes.append((view, memory, fields))
         # In the facade's places: the records its own items would be, mem0's links left aside (as add does).
         # New memories only (a memory another door made of an item, ``taken``, is left as it stands,
         # counted skipped; the facade brings newer items itself, above), each marked ``refresh`` as

@@ -6,7 +6,9 @@ import kept in ``metadata["mem0"]``), else engram's; the metadata is the memory'
 as mem0 had it (the import's provenance left out, an own ``metadata["mem0"]`` put back; an own
 ``metadata["engram"]`` is the memory's like any other key), so mem0 -> engram -> mem0 gives it back
 unchanged; the hash is the MD5 of the text, as mem0 computes it; tags are categories; the agent is
-the user (and ``agent_id`` when the memory came with one), the session the run; mem0's other fields
+the user (and ``agent_id`` when the memory came with one), the session the run (for a memory the
+mem0 facade made, its ``user_id``/``agent_id``/``run_id``, ``actor_id`` and ``role`` as the facade keeps
+them, out of the metadata: ``compat.mem0.mem0_fields``); mem0's other fields
 the import kept (``app_id``, the platform's ``owner``, ``organization``, ``structured_attributes``,
 ``expiration_date``, ``immutable``, ...: ``KEPT``) are given back as they came, and only those (what engram
 keeps there for the next import, the digest and tags it brought, is engram's); engram's own fields
@@ -21,6 +23,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from engram.compat.mem0 import mem0_fields
 from engram.engine import Engram
 from engram.exporters import visible
 from engram.importers.mem0 import ENGRAM_ENTRY, KEPT, mem0_metadata
@@ -33,6 +36,12 @@ def dump(engram: Engram) -> str:
 
 def _item(memory: Memory) -> dict[str, Any]:
     metadata, origin = mem0_metadata(memory)
+    # A memory the mem0 facade made keeps mem0's ids (and actor_id, role) at the top of its metadata,
+    # where the facade filters on them: they are the item's own fields, as mem0 gives them, and not
+    # its metadata (which the facade's import refuses ids in, and engram import would keep as the user's).
+    facade = mem0_fields(memory)
+    if facade is not None:
+        metadata = facade[1]
     item: dict[str, Any] = {
         "id": origin.get("id") or memory.id,
         "memory": memory.content,
@@ -41,9 +50,10 @@ def _item(memory: Memory) -> dict[str, Any]:
         "categories": list(memory.tags),
         "created_at": _iso(memory.created_at),
         "updated_at": _iso(memory.updated_at),
-        "user_id": origin.get("user_id") or memory.scope.agent,
     }
-    if origin.get("agent_id"):
+    if facade is None:
+        item["user_id"] = origin.get("user_id") or memory.scope.agent
+    if facade is None and origin.get("agent_id"):
         item["agent_id"] = origin["agent_id"]
     # The rest of mem0's fields the import kept as it found them (app, the platform's owner,
     # organization, structured_attributes, expiry, ...), so mem0 -> engram -> mem0 keeps them; the
@@ -53,6 +63,7 @@ def _item(memory: Memory) -> dict[str, Any]:
             item[field] = origin[field]
     if memory.scope.session:
         item["run_id"] = memory.scope.session
+    item.update(facade[0] if facade is not None else {})  # the facade's ids, as they stand
     item[ENGRAM_ENTRY] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
                           "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}
     return item
