@@ -22,6 +22,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engram import jsondoc
@@ -304,24 +305,48 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
     except ValidationError as exc:
         raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                             exc.allowed) from None
-    created = record.created_at if record.created_at is not None else now
+    created, updated, dated = _imported_times(record, now)
     valid_from = imported_valid_from(engram, record, content)
     try:
         metadata, in_metadata = engram.privacy.screen_metadata(dict(record.metadata))
     except ValidationError as exc:  # two names redacted into one
         raise SnapshotError(record.where + record.fields.get("metadata", ".metadata") + exc.field.removeprefix("metadata"),
                             exc.problem, exc.allowed) from None
-    found = [*found, *in_metadata]
+    found = [*found, *in_metadata, *dated]
     if record.refresh:  # what this import brings, for the next one to tell it from an edit in engram (_changes)
         metadata = with_imported(metadata, record, plan.kind, content)
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
         importance=record.importance, related_entity=record.related_entity, source=plan.source, scope=scope,
-        created_at=created, updated_at=record.updated_at if record.updated_at is not None else created,
-        last_accessed=record.last_accessed,
+        created_at=created, updated_at=updated, last_accessed=record.last_accessed,
         valid_from=valid_from, valid_until=record.valid_until,
     ), found
+
+
+def _imported_times(record: Record, now: float) -> tuple[float, float, list[str]]:
+    """The creation and update times an import gives ``record``'s new memory, and a warning when the
+    source contradicts itself. A memory is never created after its own last change: a source that
+    gives only a change time (a mem0 item with ``updated_at`` alone) had the thing by then, so that is
+    its creation too (not the import's clock, which would put the creation after the change); one
+    that gives a creation later than its change (a bad export) is created at the earlier, its change
+    time kept as given (the one a re-import of a ``refresh`` record is compared with), and a warning
+    names the field and both times. Neither given: both are ``now``. The record itself is left as
+    read: its ``created_at`` is part of its id (``imported_ids``), which must not move."""
+    created, updated = record.created_at, record.updated_at
+    if created is None:
+        created = updated if updated is not None else now
+    if updated is None:
+        updated = created
+    if created <= updated:
+        return created, updated, []
+    named = [record.fields.get(name, name).strip(" .") for name in ("created_at", "updated_at")]
+    return updated, updated, [f"{named[0]} {_shown_time(created)} is later than {named[1]} {_shown_time(updated)}: "
+                              "imported as created at the earlier"]
+
+
+def _shown_time(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat()
 
 
 def imported_valid_from(engram: Engram, record: Record, content: str) -> float | None:

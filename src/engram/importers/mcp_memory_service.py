@@ -61,12 +61,13 @@ def read(text: str) -> Plan:
         content_hash = item.get("content_hash") or hashlib.sha256(content.strip().encode()).hexdigest()
         if not isinstance(content_hash, str):
             raise wrong_type(f"{where}.content_hash", content_hash, "text")
+        named = {"created_at": ".created_at", "updated_at": ".updated_at"}  # the field each time was read from
         created = timestamp(item.get("created_at"), f"{where}.created_at")
         if created is None:
-            created = timestamp(item.get("created_at_iso"), f"{where}.created_at_iso")
+            created, named["created_at"] = timestamp(item.get("created_at_iso"), f"{where}.created_at_iso"), ".created_at_iso"
         updated = timestamp(item.get("updated_at"), f"{where}.updated_at")
         if updated is None:
-            updated = timestamp(item.get("updated_at_iso"), f"{where}.updated_at_iso")
+            updated, named["updated_at"] = timestamp(item.get("updated_at_iso"), f"{where}.updated_at_iso"), ".updated_at_iso"
         kept = {"content_hash": content_hash, "memory_type": item.get("memory_type"), "source_machine": machine}
         plan.records.append(Record(
             source_id=content_hash, where=where, content=content,
@@ -77,6 +78,6 @@ def read(text: str) -> Plan:
             created_at=created, updated_at=updated,
             agent=agent_name(item.get("agent_id"), f"{where}.agent_id", "agent"),
             id_field="content_hash" if item.get("content_hash") else "content",
-            fields={"key": ".content"},  # the key is made from the text
+            fields={"key": ".content", **named},  # the key is made from the text
         ))
     return plan
