@@ -22,7 +22,6 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engram import jsondoc
@@ -46,6 +45,7 @@ from engram.model import (
     parse_key,
 )
 from engram.store.base import ImportUpdate
+from engram.temporal.instants import record_times
 from engram.text import counted
 from engram.writes import PendingWrite, announce
 
@@ -325,28 +325,14 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
 
 
 def _imported_times(record: Record, now: float) -> tuple[float, float, list[str]]:
-    """The creation and update times an import gives ``record``'s new memory, and a warning when the
-    source contradicts itself. A memory is never created after its own last change: a source that
-    gives only a change time (a mem0 item with ``updated_at`` alone) had the thing by then, so that is
-    its creation too (not the import's clock, which would put the creation after the change); one
-    that gives a creation later than its change (a bad export) is created at the earlier, its change
-    time kept as given (the one a re-import of a ``refresh`` record is compared with), and a warning
-    names the field and both times. Neither given: both are ``now``. The record itself is left as
-    read: its ``created_at`` is part of its id (``imported_ids``), which must not move."""
-    created, updated = record.created_at, record.updated_at
-    if created is None:
-        created = updated if updated is not None else now
-    if updated is None:
-        updated = created
-    if created <= updated:
-        return created, updated, []
-    named = [record.fields.get(name, name).strip(" .") for name in ("created_at", "updated_at")]
-    return updated, updated, [f"{named[0]} {_shown_time(created)} is later than {named[1]} {_shown_time(updated)}: "
-                              "imported as created at the earlier"]
-
-
-def _shown_time(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).isoformat()
+    """The creation and update times an import gives ``record``'s new memory, by the rule every door
+    bringing memories in follows (``record_times``: never created after its own last change), and its
+    warning, naming the fields as the source spells them. The change time is kept as given (the one a
+    re-import of a ``refresh`` record is compared with). The record itself is left as read: its
+    ``created_at`` is part of its id (``imported_ids``), which must not move."""
+    names = (record.fields.get("created_at", "created_at").strip(" ."), record.fields.get("updated_at", "updated_at").strip(" ."))
+    created, updated, warning = record_times(record.created_at, record.updated_at, now, names)
+    return created, updated, [] if warning is None else [warning]
 
 
 def imported_valid_from(engram: Engram, record: Record, content: str) -> float | None:

@@ -66,3 +66,29 @@ def parse_validity(valid_from: Any, valid_until: Any) -> dict[str, float | None]
     if start is not None and end is not None and end < start:
         raise ValidationError("valid_until", "is before valid_from", "a time at or after valid_from")
     return {"valid_from": start, "valid_until": end}
+
+
+def record_times(created: float | None, updated: float | None, now: float,
+                 names: tuple[str, str] = ("created_at", "updated_at")) -> tuple[float, float, str | None]:
+    """The creation and update times a memory brought in from elsewhere (another system's export,
+    engram's own snapshot or memory file) gets, and a warning when its source contradicts itself.
+    A memory is never created after its own last change: a source that gives only a change time (a
+    mem0 item with ``updated_at`` alone) had the thing by then, so that is its creation too (not
+    ``now``, the import's clock, which would put the creation after the change); one that gives a
+    creation later than its change (a bad export, a date edited by hand) is created at the earlier,
+    its change time kept as given, and the warning names both fields (``names``, as the source
+    calls them) and both times. Neither given: both are ``now``. Both given in order (what engram
+    itself writes): both kept exactly."""
+    if created is None:
+        created = updated if updated is not None else now
+    if updated is None:
+        updated = created
+    if created <= updated:
+        return created, updated, None
+    return updated, updated, (f"{names[0]} {shown_time(created)} is later than {names[1]} {shown_time(updated)}: "
+                              "imported as created at the earlier")
+
+
+def shown_time(at: float) -> str:
+    """An instant as a warning names it: ISO 8601 in UTC."""
+    return datetime.fromtimestamp(at, UTC).isoformat()
