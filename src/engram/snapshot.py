@@ -43,7 +43,7 @@ from engram.model import (
     parse_tags,
     parse_type,
 )
-from engram.temporal.instants import parse_time, parse_validity
+from engram.temporal.instants import parse_time, parse_validity, record_times
 from engram.text import counted
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
     warnings: list[str] = []
     data = _json(document)
     parsed = _parse(data, max_content_chars=max_content_chars, default_scope=Scope(agent),
-                    screen=None if privacy is None else _screener(privacy, warnings))
+                    screen=None if privacy is None else _screener(privacy, warnings), warnings=warnings)
     if _is_engram_snapshot(data):
         warnings.extend(_unknown_top_fields(data))
         warnings.extend(_unknown_fields(parsed))
@@ -280,10 +280,11 @@ def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) 
     return [memory for memory, _, _ in _parse(data, max_content_chars=max_content_chars, default_scope=default_scope)]
 
 
-def _parse(data: Any, *, max_content_chars: int, default_scope: Scope,
-           screen: Screen | None = None) -> list[tuple[Memory, str, Any]]:
+def _parse(data: Any, *, max_content_chars: int, default_scope: Scope, screen: Screen | None = None,
+           warnings: list[str] | None = None) -> list[tuple[Memory, str, Any]]:
     """Each entry's memory with its place in the document (``memories[3]``) and the entry as
-    written; its text fields screened by ``screen`` when given."""
+    written; its text fields screened by ``screen`` when given. With ``warnings`` (an import), an
+    entry created later than its last change is created at the earlier, said there (``_times``)."""
     if isinstance(data, list):
         entries, where = data, "entries"
     elif isinstance(data, Mapping) and isinstance(data.get("memories"), list):
@@ -295,7 +296,7 @@ def _parse(data: Any, *, max_content_chars: int, default_scope: Scope,
                             '{"memories": [...]}, {"entries": [...]} or a JSON array')
     places = [f"{where}[{i}]" for i in range(len(entries))]
     ptrclaw = _is_ptrclaw_file(data)
-    memories = [_entry(entry, place, max_content_chars, default_scope, screen, ptrclaw)
+    memories = [_entry(entry, place, max_content_chars, default_scope, screen, ptrclaw, warnings)
                 for entry, place in zip(entries, places, strict=True)]
     return list(zip(_resolve_links(memories), places, entries, strict=True))
 
@@ -326,7 +327,7 @@ def _check_types(entry: Mapping[str, Any], where: str) -> None:
 
 
 def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen: Screen | None = None,
-           ptrclaw: bool = False) -> Memory:
+           ptrclaw: bool = False, warnings: list[str] | None = None) -> Memory:
     if not isinstance(entry, Mapping):
         raise SnapshotError(where, f"got {jsondoc.kind(entry)}", "a JSON object per memory")
     _check_types(entry, where)
@@ -339,7 +340,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
         category, own_category = ptrclaw_category(named) if ptrclaw else (parse_category(named), None)
         memory_type = parse_type(entry.get("type") or ("conversation" if category.value == "conversation" else "learned"))
         layer = parse_layer(entry["layer"]) if entry.get("layer") else layer_for_type(memory_type)
-        created = _instant(entry.get("created_at", entry.get("timestamp")), "created_at", time.time())
+        created, updated = _times(entry, where, warnings)
         metadata = parse_metadata(entry.get("metadata"))
         if screen is not None and metadata:
             metadata = screen(metadata, f"{where}.metadata")
@@ -362,7 +363,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             source=entry.get("source"),
             scope=scope,
             created_at=created,
-            updated_at=_instant(entry.get("updated_at"), "updated_at", created),
+            updated_at=updated,
             last_accessed=_instant(entry.get("last_accessed"), "last_accessed", None) or None,
             recall_count=_count(entry.get("recall_count"), "recall_count"),
             links=tuple(entry.get("links") or ()),
@@ -375,6 +376,27 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
         raise
     except ValidationError as exc:
         raise SnapshotError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
+
+
+def _times(entry: Mapping[str, Any], where: str, warnings: list[str] | None) -> tuple[float, float]:
+    """An entry's creation and update times. An entry with a change time but no creation (written by
+    hand, or by another tool) is created at that change, never at the clock's now, after it; one with
+    neither is created now. An entry created later than its change (a bad export, or a memory engram
+    was told was created in the future and changed since) is, on an import (``warnings`` given),
+    created at the earlier, its change time kept, and a warning names the entry, both fields and both
+    times, as the import's other warnings do; its memory is imported all the same (a time refused
+    would fail the whole snapshot over one entry). Without ``warnings`` (engram's JSON store reading
+    its own file) it is kept as written: a store gives back what it stored. Both given in order,
+    as engram writes them, both are kept exactly. The rule is ``record_times``, every import's."""
+    name = "created_at" if entry.get("created_at") is not None or entry.get("timestamp") is None else "timestamp"
+    given_created = _instant(entry.get(name), "created_at", None)
+    given_updated = _instant(entry.get("updated_at"), "updated_at", None)
+    created, updated, warning = record_times(given_created, given_updated, time.time(), (name, "updated_at"))
+    if warning is not None and warnings is None and given_created is not None:
+        return given_created, updated  # (the change time is as given either way)
+    if warning is not None and warnings is not None:
+        warnings.append(f"{where}: {warning}")
+    return created, updated
 
 
 def _with_ptrclaw_category(metadata: dict[str, Any], category: str) -> dict[str, Any]:

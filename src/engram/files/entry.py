@@ -39,7 +39,7 @@ from engram.model import (
     parse_tags,
     parse_type,
 )
-from engram.temporal.instants import instant, parse_validity
+from engram.temporal.instants import instant, parse_validity, record_times
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -125,18 +125,28 @@ class Entry:
             content = privacy.screen(self.content, as_json=False)[0]
         return key_from_content(content)
 
+    def times(self, now: float) -> tuple[float, float, str | None]:
+        """The creation and update times this entry's memory gets, and a warning when the file
+        contradicts itself: the rule of every import (``record_times``). An entry with an update time
+        but no creation (written by hand, or its date and ``created`` taken out) is created at that
+        update, not at ``now``, after it; one created later than its update (its date edited by hand
+        to a later day, or a memory engram was told was created in the future and changed since) is
+        created at the earlier, its update kept, and the warning says so (the sync's report, or
+        ``engram import``'s, gives it as a note on the entry's file and line, as it gives PII found:
+        the entry is taken all the same). Both in order, as engram writes them: kept exactly."""
+        return record_times(self.created_at, self.updated_at, now, ("created", "updated"))
+
     def to_memory(self, scope: Scope, now: float, privacy: PiiPolicy) -> Memory:
-        """A ``Memory`` for importing this entry with its id, key (``stored_key``) and times (made up
-        when absent). Its content is as written: the import screens it."""
-        created = self.created_at if self.created_at is not None else now
+        """A ``Memory`` for importing this entry with its id, key (``stored_key``) and times (``times``;
+        ``now`` when it has none). Its content is as written: the import screens it."""
+        created, updated, _ = self.times(now)
         return Memory(
             id=self.id or new_id(), key=self.stored_key(privacy), content=self.content,
             category=self.category, type=self.type, layer=self.layer, tags=self.tags, metadata=dict(self.metadata),
             importance=self.importance, related_entity=self.related_entity, source=self.source, scope=scope,
-            created_at=created, updated_at=self.updated_at if self.updated_at is not None else created,
-            last_accessed=self.last_accessed, recall_count=self.recall_count, links=self.links,
-            superseded_by=self.superseded_by, search_context=self.search_context, valid_from=self.valid_from,
-            valid_until=self.valid_until, superseded_at=self.superseded_at,
+            created_at=created, updated_at=updated, last_accessed=self.last_accessed, recall_count=self.recall_count,
+            links=self.links, superseded_by=self.superseded_by, search_context=self.search_context,
+            valid_from=self.valid_from, valid_until=self.valid_until, superseded_at=self.superseded_at,
         )
 
 
@@ -153,11 +163,13 @@ def from_memory(memory: Memory) -> Entry:
 
 def store_entry(view: Engram, entry: Entry, scope: Scope) -> WriteResult:
     """An entry written by hand (no id yet) stored through the engine in ``scope``, with every field
-    the file gives it; raises what ``Engram.remember`` raises."""
+    the file gives it; raises what ``Engram.remember`` raises. Its creation is ``Entry.times``' (an
+    entry giving only an update time is created then, not now); a new memory is updated when created."""
+    created = entry.created_at if entry.updated_at is None else entry.times(0.0)[0]  # (0.0: never used, a time given)
     return view.remember(
         entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
         metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
-        source=entry.source, scope=scope, created_at=entry.created_at, search_context=entry.search_context,
+        source=entry.source, scope=scope, created_at=created, search_context=entry.search_context,
         valid_from=entry.valid_from, valid_until=entry.valid_until,
     )
 

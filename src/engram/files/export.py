@@ -355,7 +355,8 @@ def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[s
                 except ValidationError as exc:
                     summary.problems.append(Problem(rel, entry.line, f"entry not imported: once PII was redacted, {exc}"))
                     continue
-                summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}", skipped=False) for warning in found)
+                warnings = [*found, *filter(None, [entry.times(now)[2]])]  # (created later than updated: the earlier kept)
+                summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}", skipped=False) for warning in warnings)
                 per_agent[database or scope.agent].append((rel, entry, memory))
     # Global memories go with the importing agent's own (first, as other agents' may link to them):
     # with one database per agent, that agent's database is where they belong.
@@ -389,8 +390,9 @@ def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[s
             except EngramError as exc:
                 summary.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
                 continue
+            retimed = [entry.times(now)[2]] if result.action == "created" else []
             summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}", skipped=False)
-                                    for warning in result.warnings)
+                                    for warning in [*filter(None, retimed), *result.warnings])
             if result.action == "created":
                 summary.created += 1
             else:

@@ -375,16 +375,29 @@ def _finish_moves(database: DatabaseSide, scope: Scope, arrived: list[removals.R
         del st.entries[removal.entry_id]
 
 
-def _show_as_stored(files: ScopeFiles, rel: str, entry: Entry, memory: Memory, report: SyncReport) -> None:
+def _show_as_stored(files: ScopeFiles, rel: str, entry: Entry, memory: Memory, report: SyncReport, *,
+                    retimed: bool = False) -> None:
     """Rewrite ``entry`` of the file ``rel`` as ``memory``, the engine stored it, when that is not
     as written: under ``privacy.pii = "redact"`` an address typed into an entry is stored masked.
     Left as written, the folder kept what redaction masked, and every later pass took the
-    difference between the file and the database for a new edit and stored it again. The links
-    stay the entry's: those an import has yet to make are made once the pass is settled (``links``)."""
-    if memory_digest(memory) != entry.digest():
+    difference between the file and the database for a new edit and stored it again. So when its
+    creation was ``retimed`` (later than its update: the next pass took the file's date for an
+    edit, and put it back with a second note). The links stay the entry's: those an import has
+    yet to make are made once the pass is settled (``links``)."""
+    if retimed or memory_digest(memory) != entry.digest():
         files.docs[rel].replace(memory.id, replace(from_memory(memory), links=entry.links))
         files.dirty.add(rel)
         report.files_updated += 1
+
+
+def _retimed(entry: Entry, report: SyncReport, rel: str) -> bool:
+    """Whether ``entry``, brought into the database, was created later than its update in its file,
+    and so was stored created at the earlier (``Entry.times``); said in the report as a note on its
+    line, as PII found is: the entry is taken all the same."""
+    warning = entry.times(0.0)[2]  # (0.0: the clock is not asked when a warning is due, both times given)
+    if warning is not None:
+        report.problems.append(Problem(rel, entry.line, f"warning: {warning}", skipped=False))
+    return warning is not None
 
 
 def _date_edited(entry: Entry, memory: Memory) -> str | None:
@@ -494,7 +507,10 @@ def _import_with_ids(
         # Made once every folder of the pass is settled: the other end may be in one settled later.
         pending.extend(PendingLink(scope, stored.id, link, rel, entry.line) for link in entry.links
                        if link not in stored.links)
-        _show_as_stored(files, rel, entry, stored, report)
+        # (Not for a memory the store already held under that id, which the import skipped.)
+        made = (stored.created_at, stored.updated_at) == (memory.created_at, memory.updated_at)
+        retimed = made and _retimed(entry, report, rel)
+        _show_as_stored(files, rel, entry, stored, report, retimed=retimed)
         st.entries[stored.id] = sync_state.EntryState(rel, memory_digest(stored), stored.importance)
         report.db_created += 1
 
@@ -511,6 +527,8 @@ def _add_new(
             report.problems.append(Problem(rel, entry.line, f"entry not imported: {exc}"))
             continue
         memory = result.memory
+        if result.action == "created":
+            _retimed(entry, report, rel)
         doc = files.docs[rel]
         if result.action == "duplicate" and memory.id in placed:
             doc.set_at(entry.line, None)  # the same text is already an entry of this scope
