@@ -355,8 +355,8 @@ def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[s
                 except ValidationError as exc:
                     summary.problems.append(Problem(rel, entry.line, f"entry not imported: once PII was redacted, {exc}"))
                     continue
-                warnings = [*found, *filter(None, [entry.times(now)[2]])]  # (created later than updated: the earlier kept)
-                summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}", skipped=False) for warning in warnings)
+                notes = [*found, *filter(None, [entry.times(now)[2]])]  # (created later than updated: the earlier kept)
+                summary.problems.extend(Problem(rel, entry.line, f"warning: {warning}", skipped=False) for warning in notes)
                 per_agent[database or scope.agent].append((rel, entry, memory))
     # Global memories go with the importing agent's own (first, as other agents' may link to them):
     # with one database per agent, that agent's database is where they belong.
