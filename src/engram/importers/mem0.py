@@ -10,7 +10,8 @@ kept; the mem0 id, hash, user and run, and the platform's fields engram has no f
 exporter and facade give it back where it was); ``agent_id`` (else ``user_id``) names the engram
 agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
 ``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
-mention both ends by name (a relation with an end no memory mentions is named in a warning). mem0 updates a memory in place (same id, new text, later ``updated_at``),
+mention both ends by name (a relation with an end no memory mentions is named in a warning). mem0
+updates a memory in place (same id, new text, later ``updated_at``),
 so every record is marked ``refresh``, dated by its ``updated_at`` (else ``created_at``): an item
 newer than the memory an earlier import made of it (its update time in engram) brings its text
 (unless the text was changed in engram since), categories as tags (in place of those the last
