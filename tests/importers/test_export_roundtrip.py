@@ -102,6 +102,16 @@ def test_a_malformed_engram_field_in_a_mem0_document_is_named(tmp_path: Path) ->
     assert str(result.exception).startswith('results[0].engram.importance: got "high"'), result.exception
 
 
+def test_an_unknown_export_format_names_every_format_export_writes(tmp_path: Path) -> None:
+    # The refusal listed only the snapshot and the memory folder's formats: mem0 and basic-memory
+    # are formats of the same command, and a user who mistyped one was told they do not exist.
+    result = CliRunner().invoke(app, ["--home", str(tmp_path / "h"), "export", str(tmp_path / "out"), "--format", "mem"])
+    assert getattr(result.exception, "field", None) == "--format", result.output
+    assert str(result.exception) == ('--format: unknown format "mem" (allowed: snapshot, mem0, markdown, yaml, json, '
+                                     "basic-memory)"), result.exception
+    assert not (tmp_path / "out").exists()
+
+
 def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> None:
     # A mem0 item's metadata is the user's own JSON, a "mem0" entry included: the import keeps it
     # beside where engram records the item came from (with a warning), and the export gives every

@@ -278,6 +278,16 @@ def test_history_trimmed_to_its_cap_is_not_refilled_by_a_second_import(tmp_path:
                     "You decided to repaint the garage door green in April."]
 
 
+def test_one_message_trimmed_to_the_cap_is_counted_in_the_singular(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("ENGRAM_HISTORY__MAX_HISTORY_LEN", "3")
+    first = as_json(home, "import", str(FIXTURES / "clawless" / "conversation-history.jsonl"))
+    assert first["messages_imported"] == 5, first  # of 6: telegram:12345's 4 kept to its last 3
+    assert first["warnings"] == ["telegram:12345: 1 older message not kept: a conversation holds at most "
+                                 "history.max_history_len (3) messages"]
+
+
 def test_a_path_that_does_not_exist_is_named_as_missing(tmp_path: Path) -> None:
     # Not "cannot read ... (allowed: a readable UTF-8 file)": the path may be a folder's, which is allowed too.
     home = tmp_path / "home"

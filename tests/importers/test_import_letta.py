@@ -54,7 +54,7 @@ def test_an_agent_file_becomes_the_agents_core_memories_and_history(tmp_path: Pa
     assert (first["kind"], first["imported"], first["messages_imported"]) == ("letta", 2, 4), first
     # The compiled system message, the system prompt, tools and model settings are named as left out.
     assert any("system messages (1)" in w for w in first["warnings"]), first["warnings"]
-    assert any("system prompt, 1 tools, llm_config not imported" in w for w in first["warnings"]), first["warnings"]
+    assert any("system prompt, 1 tool, llm_config not imported" in w for w in first["warnings"]), first["warnings"]
     again = engram(home, *args)
     assert (again["imported"], again["skipped"], again["messages_imported"], again["messages_skipped"]) == (0, 2, 0, 4)
     # The Letta agent's name is the engram agent: nothing joins the importing one.

@@ -46,6 +46,9 @@ def test_mem0_graph_relations_with_target_and_platform_expiry(tmp_path: Path) ->
     home = tmp_path / "home"
     summary = as_json(home, "import", str(FIXTURES / "mem0-graph.json"), "--from", "mem0")
     assert summary["imported"] == 2, summary
+    # The relation's source is the user, whom no memory's text names: it links nothing, and says so.
+    assert summary["warnings"] == ['relations[0] (priya works_at acme_corp): no memory names "priya"; relation not '
+                                   "imported"], summary
     memories = {m["content"]: m for m in as_json(home, "--agent", "priya", "list")}
     job, trial = memories["Works at Acme Corp as a data engineer"], memories["Is on the Pro trial"]
     assert trial["valid_until"] == pytest.approx(1740787200.0)  # 2025-03-01T00:00:00Z: all of 02-28 UTC

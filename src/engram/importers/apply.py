@@ -637,7 +637,7 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
         gained[(agent, key)] = kept
         if kept < marks.total():
             whose = "" if agent == own else f" (agent {agent})"
-            warnings.append(f"{shown_key(key)}{whose}: {marks.total() - kept} older messages not kept: a conversation "
+            warnings.append(f"{shown_key(key)}{whose}: {counted(marks.total() - kept, 'older message')} not kept: a conversation "
                             f"holds at most history.max_history_len ({history.max_history_len}) messages")
     return added, present, gained
 

@@ -10,7 +10,8 @@ kept; the mem0 id, hash, user and run, and the platform's fields engram has no f
 exporter and facade give it back where it was); ``agent_id`` (else ``user_id``) names the engram
 agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
 ``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
-mention both ends by name. mem0 updates a memory in place (same id, new text, later ``updated_at``),
+mention both ends by name (a relation with an end no memory mentions is named in a warning). mem0
+updates a memory in place (same id, new text, later ``updated_at``),
 so every record is marked ``refresh``, dated by its ``updated_at`` (else ``created_at``): an item
 newer than the memory an earlier import made of it (its update time in engram) brings its text
 (unless the text was changed in engram since), categories as tags (in place of those the last
@@ -201,7 +202,9 @@ def _link_relations(plan: Plan, relations: list[Any]) -> None:
         ends = [require_text(rel.get(side), f"{where}.{side}").lower().replace("_", " ")
                 for side in ("source", far)]
         mentions = [[r.source_id for r in plan.records if end in r.content.lower()] for end in ends]
-        for a in mentions[0]:
-            for b in mentions[1]:
-                if a != b:
-                    plan.links.append((a, b))
+        pairs = [(a, b) for a in mentions[0] for b in mentions[1] if a != b]
+        plan.links.extend(pairs)
+        unnamed = [jsondoc.shown(end) for end, found in zip(ends, mentions, strict=True) if not found]
+        if unnamed:  # said, as a dangling relation of the MCP memory server is, rather than dropped unseen
+            plan.warnings.append(f"{where} ({rel.get('source')} {rel.get('relationship')} {rel.get(far)}): no memory "
+                                 f"names {' or '.join(unnamed)}; relation not imported")

@@ -58,6 +58,7 @@ from engram.importers.base import Plan, a_list, agent_name, fail, member, option
 from engram.importers.letta.blocks import read_block, read_blocks, read_passage
 from engram.importers.letta.common import KIND
 from engram.importers.letta.messages import read_messages
+from engram.text import counted
 
 SUFFIX = ".af"
 _SHAPE = ('a Letta Agent File: {"agents": [...], "blocks": [...], ...}, or an older one with one agent\'s '
@@ -185,7 +186,7 @@ def _agent(plan: Plan, agent: Mapping[str, Any], where: str, blocks: Mapping[str
                   _conversation(engram_agent), engram_agent)
     config = [what for what, present in (
         ("its system prompt", isinstance(agent.get("system"), str) and agent["system"].strip()),
-        (f"{len(agent.get('tool_ids') or agent.get('tools') or [])} tools", agent.get("tool_ids") or agent.get("tools")),
+        (counted(len(agent.get('tool_ids') or agent.get('tools') or []), "tool"), agent.get("tool_ids") or agent.get("tools")),
         ("tool rules", agent.get("tool_rules")), ("llm_config", agent.get("llm_config"))) if present]
     if config:
         plan.warnings.append(f"{where or 'document'} ({shown}): {', '.join(config)} not imported: Letta's "
