@@ -110,6 +110,11 @@ def test_an_unknown_export_format_names_every_format_export_writes(tmp_path: Pat
     assert str(result.exception) == ('--format: unknown format "mem" (allowed: snapshot, mem0, markdown, yaml, json, '
                                      "basic-memory)"), result.exception
     assert not (tmp_path / "out").exists()
+    # The CLI spells the other systems' formats itself (``--help`` does not import the exporters): in step.
+    from engram import exporters
+    from engram.interfaces.cli.memory import OTHER_SYSTEMS
+
+    assert set(OTHER_SYSTEMS) == set(exporters.FORMATS)
 
 
 def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> None:

@@ -255,9 +255,6 @@ def resolve(
 def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: bool = False) -> None:
     """``engram export --format markdown|yaml|json DIR``: what this agent reads as a memory folder,
     or, run as no agent or with ``all_agents``, every memory in the store (``root.folder_export_memories``)."""
-    if fmt not in ("markdown", "yaml", "json"):
-        raise ValidationError("--format", f"unknown format {jsondoc.shown(fmt)}",  # every format export takes
-                              ["snapshot", "mem0", "markdown", "yaml", "json", "basic-memory"])
     if path is None:
         raise ValidationError("path", f"--format {fmt} writes a folder", "a folder path")
     st = state(ctx)

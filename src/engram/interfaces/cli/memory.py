@@ -442,6 +442,14 @@ def count(
         render.console.print(str(n))
 
 
+# What ``engram export --format`` takes: engram's snapshot, another system's file (``exporters.FORMATS``,
+# spelled here so ``--help`` need not import the exporters) or a memory folder. One list for the check
+# and the error, so the error names every format there is.
+OTHER_SYSTEMS = ("mem0", "basic-memory")
+FOLDER_FORMATS = ("markdown", "yaml", "json")
+EXPORT_FORMATS = ("snapshot", "mem0", *FOLDER_FORMATS, "basic-memory")
+
+
 def export(
     ctx: typer.Context,
     path: Path | None = typer.Argument(None, help="File to write (default: standard output); a folder for other formats."),
@@ -454,12 +462,17 @@ def export(
     """Export what this agent sees (its memories, its session's, global ones) as a JSON snapshot (no embeddings),
     mem0 JSON, basic-memory notes or a memory folder. Run as no agent (no --agent, ENGRAM_AGENT or config
     agent), or with --all-agents, a memory folder holds every agent's memories: the operator's copy."""
-    if all_agents and fmt not in ("markdown", "yaml", "json"):
+    if fmt not in EXPORT_FORMATS:
+        from engram import jsondoc
+        from engram.errors import ValidationError
+
+        raise ValidationError("--format", f"unknown format {jsondoc.shown(fmt)}", list(EXPORT_FORMATS))
+    if all_agents and fmt not in FOLDER_FORMATS:
         from engram.errors import ValidationError
 
         raise ValidationError("--all-agents", f"--format {fmt} exports what this agent sees",
                               "--all-agents with --format markdown, yaml or json")
-    if fmt in ("mem0", "basic-memory"):
+    if fmt in OTHER_SYSTEMS:
         _export_other(ctx, fmt, path)
         return
     if fmt != "snapshot":
