@@ -1355,7 +1355,8 @@ class Engram:
         ``{relative path: text}``; ``kind`` is detected when omitted.
 
         Source users/agents become engram agents unless ``keep_agents=False`` (all join this
-        agent). ``saved_memories=True`` (ChatGPT's export only; ``engram import --saved-memories``)
+        agent), and a mem0 run that agent's session (``ImportSummary.agents`` and ``.sessions``
+        name them). ``saved_memories=True`` (ChatGPT's export only; ``engram import --saved-memories``)
         makes ChatGPT's saved memories (its writes to the ``bio`` tool) core memories; without it
         they are counted in a warning. Idempotent per agent: what an earlier import by the same agent brought is skipped,
         and what that agent forgot since (``forgotten``) is not brought back (``ImportSummary.forgotten``).

@@ -247,8 +247,32 @@ def test_the_import_names_the_agents_it_filled(tmp_path: Path) -> None:
     assert as_json(home, "import", str(FIXTURES / "mem0.json"))["agents"] == ["alex", "ops-bot"]
     kept = run(tmp_path / "other", "-a", "alex", "import", str(FIXTURES / "mem0.json"), "--into-agent")
     assert "into agent" not in kept
-    assert as_json(tmp_path / "other", "-a", "alex", "import", str(FIXTURES / "mem0.json"), "--into-agent")["agents"] \
-        == ["alex"]
+    into = as_json(tmp_path / "other", "-a", "alex", "import", str(FIXTURES / "mem0.json"), "--into-agent")
+    assert (into["agents"], into["sessions"]) == (["alex"], [])  # ops-bot's run too joins alex, in no session
+
+
+def test_the_import_names_the_sessions_it_filled(tmp_path: Path) -> None:
+    # ops-bot's item has mem0's run_id: it is in that agent's session, which `engram -a ops-bot list`
+    # (and count, recall) leaves out, so the summary names the session and the command that lists it.
+    home = tmp_path / "home"
+    out = run(home, "import", str(FIXTURES / "mem0.json"))
+    line = next((line for line in out.splitlines() if line.startswith("into session")), out)
+    assert line == "into session run-42 of ops-bot (engram -a ops-bot -s run-42 list)"
+    assert as_json(home, "-a", "ops-bot", "list") == []
+    command = line.partition("(engram ")[2].removesuffix(")").split()
+    assert [m["content"] for m in as_json(home, *command)] == ["Deploys the billing service every Tuesday"]
+    assert as_json(home, "import", str(FIXTURES / "mem0.json"))["sessions"] == ["session:ops-bot/run-42"]
+    # Run inside that session, the import says nothing of it: its list shows them.
+    assert "into session" not in run(home, "-a", "ops-bot", "-s", "run-42", "import", str(FIXTURES / "mem0.json"))
+    # Several: the first by name and the rest counted, the line kept short.
+    many = tmp_path / "runs.json"
+    many.write_text(json.dumps({"results": [
+        {"id": f"m{n}", "memory": f"Step {n} of the rollout", "agent_id": "ops-bot", "run_id": f"run-{n}"}
+        for n in range(1, 5)]}), encoding="utf-8")
+    out = run(tmp_path / "many", "import", str(many))
+    assert "into sessions run-1 of ops-bot and 3 more (engram -a ops-bot -s run-1 list)" in out, out
+    assert [m["content"] for m in as_json(tmp_path / "many", "-a", "ops-bot", "-s", "run-1", "list")] \
+        == ["Step 1 of the rollout"]
 
 
 def test_into_agent_and_unknown_kind(tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ def test_import_text_and_folder_sources_into_the_callers_agent(served: Served) -
         first = alice.post("/api/v1/import/auto", json={"text": mem0})
         assert first.status_code == 200, first.text
         assert (first.json()["kind"], first.json()["imported"]) == ("mem0", 3)
+        # ops-bot's run too: the answer lists the caller's agent and no session, as the memories are.
+        assert (first.json()["agents"], first.json()["sessions"]) == (["alice"], []), first.json()
         assert alice.post("/api/v1/import/mem0", json={"text": mem0}).json()["skipped"] == 3
         # mem0's users and agents do not become other engram agents over HTTP: all of it is alice's.
         items = alice.get("/api/v1/memory").json()["memories"]

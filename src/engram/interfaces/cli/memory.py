@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from engram.engine import Engram, Filters
     from engram.importers.apply import ImportedConversation
     from engram.metrics import LatencySummary
-    from engram.model import Memory, WriteResult
+    from engram.model import Memory, Scope, WriteResult
     from engram.store.base import StoreStats
 
 CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or conversation.")
@@ -566,6 +566,7 @@ def import_(
             f" and {len(elsewhere) - 10} more" if len(elsewhere) > 10 else "")
         render.console.print(f"into agent{'s' if len(elsewhere) > 1 else ''} {shown} "
                              f"(engram -a {render.markup_safe(elsewhere[0])} list; --into-agent keeps all in this one)")
+    _sessions(summary.sessions, st.engram().scope)
     if summary.messages_imported or summary.messages_skipped:
         render.console.print(f"history: {counted(summary.messages_imported, 'message')} added, "
                              f"{summary.messages_skipped} already present")
@@ -577,6 +578,20 @@ def import_(
         render.console.print(f"operator notes (MEMORY.md): {summary.operator_notes}")
     for warning in summary.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+
+
+def _sessions(sessions: tuple[str, ...], here: Scope) -> None:
+    """The sessions an import put memories in (mem0's runs), the first by name and the command
+    that lists it: an agent's list, count and recall without ``-s`` do not show a session's."""
+    from engram.model import Scope
+    shown = [scope for scope in map(Scope.parse, sessions) if scope != here]
+    if not shown:
+        return
+    first = shown[0]
+    agent, session = render.markup_safe(first.agent or ""), render.markup_safe(first.session or "")
+    more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
+    render.console.print(f"into session{'s' if len(shown) > 1 else ''} {session} of {agent}{more} "
+                         f"(engram -a {agent} -s {session} list)", highlight=False)
 
 
 def _titled(conversations: tuple[ImportedConversation, ...]) -> None:
