@@ -352,3 +352,24 @@ def test_basic_memory_notes_without_dates_are_dated_by_their_files(tmp_path: Pat
     facts = as_json(home, "list", "--tag", "fact")
     assert sorted(m["created_at"] for m in facts) == [written, written + 86400]
     assert len(as_json(home, "list", "--limit", "50")) == 7  # no second copy of the edited note
+
+
+@pytest.mark.parametrize("made", ["engram", "ptrclaw", "ptrclaw-legacy"])
+def test_a_snapshot_or_ptrclaw_file_is_summarised_from_its_kind_as_every_kind_is(tmp_path: Path, made: str) -> None:
+    """``engram import`` of a snapshot said ``imported 2, skipped 0 already present``, where every
+    other kind says which it read (``imported 3 from mem0, ...``): a snapshot, engram's or PtrClaw's
+    memory file (``--from snapshot`` reads both), says ``from snapshot``."""
+    entries = [{"id": "1", "key": "tea", "content": "The user prefers green tea", "category": "core", "timestamp": 5},
+               {"id": "2", "key": "home", "content": "The user lives in Lisbon", "category": "knowledge", "timestamp": 6}]
+    path = tmp_path / "memory.json"
+    if made == "engram":
+        source = tmp_path / "source"
+        for entry in entries:
+            run(source, "remember", entry["content"], "--key", entry["key"])
+        run(source, "export", str(path))
+    else:
+        path.write_text(json.dumps({"entries": entries, "embeddings": {}} if made == "ptrclaw" else entries))
+    home = tmp_path / "home"
+    assert "imported 2 from snapshot, skipped 0 already present" in run(home, "import", str(path))
+    assert "imported 0 from snapshot, skipped 2 already present" in run(home, "import", str(path), "--from", "snapshot")
+    assert sorted(m["key"] for m in as_json(home, "list")) == ["home", "tea"]

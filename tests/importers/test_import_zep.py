@@ -129,7 +129,10 @@ def test_a_dump_of_zeps_typescript_sdk_reads_its_camel_case_names(tmp_path: Path
     warnings = "\n".join(first["warnings"])
     assert "users[0] (carol): firstName, lastName, email not imported" in warnings, warnings
     assert "users[0].threads[0] (garden-2025-02): not imported: tool messages (1)" in warnings, warnings
-    assert "users[0] (carol): facts Zep marked outdated (expired_at) (1)" in warnings, warnings
+    # Each warning names the fields as the file spells them (the edge's expiredAt and invalidAt).
+    assert ("users[0] (carol): facts Zep marked outdated (expiredAt) (1) imported with their validity closed "
+            "(valid_until = invalidAt, else expiredAt)") in warnings, warnings
+    assert "expired_at" not in warnings and "invalid_at" not in warnings, warnings
     [fact] = as_json(home, "-a", "carol", "list", "--tag", "grows_in")
     assert (fact["content"], fact["related_entity"], fact["created_at"]) == (
         "Carol grows tomatoes in the south bed.", "Carol", at("2025-02-01T10:00:10Z"))
@@ -164,7 +167,8 @@ def test_a_dump_of_zeps_typescript_sdk_reads_its_camel_case_names(tmp_path: Path
     (lambda u: u["nodes"][0].update(createdAt=True), "users[0].nodes[0].createdAt: true is not a time"),
     (lambda u: u["threads"][0].update(threadId=["x"]), "users[0].threads[0].threadId"),
     (lambda u: u["threads"][0]["messages"][1].update(roleType="robot"),
-     'users[0].threads[0].messages[1].roleType: "robot" is not a Zep role type'),
+     'users[0].threads[0].messages[1].roleType: "robot" is not a Zep role type (allowed: user, assistant, system, tool, '
+     "function, norole (in role, or in roleType as Zep v2 wrote it"),
 ])
 def test_a_malformed_camel_case_field_is_named_as_the_file_spells_it(tmp_path: Path, change: Any, named: str) -> None:
     data = json.loads(TS_DUMP.read_text(encoding="utf-8"))

@@ -161,3 +161,22 @@ def test_semantic_recall_without_top_k_returns_the_configured_recap_top_k(tmp_pa
         finally:
             server.stop()
             tokens.close()
+
+
+def test_semantic_recall_gives_an_entrys_time_to_the_millisecond_as_clawless_wrote_it(served: Served) -> None:
+    # Clawless writes `new Date().toISOString()` (`2026-03-02T07:41:09.318Z`); the stored message
+    # keeps the milliseconds, and the answer gives them back in that form, `.000Z` included.
+    lines = [
+        {"userMessage": "Where did I park the van?", "botResponse": "Level 3 of the Rua Augusta garage.",
+         "chatId": "42", "platform": "telegram", "timestamp": "2026-03-02T07:41:09.318Z"},
+        {"userMessage": "What is my locker code?", "botResponse": "Your locker code is 5521.",
+         "chatId": "42", "platform": "telegram", "timestamp": "2026-03-02T08:00:00.000Z"},
+    ]
+    history = "".join(json.dumps(line) + "\n" for line in lines)
+    with served.client(served.alice) as c:
+        done = c.post("/api/v1/import/clawless", json={"files": {"conversation-history.jsonl": history}})
+        assert done.status_code == 200 and done.json()["messages_imported"] == 4, done.text
+        answer = c.post("/api/memory/semantic-recall", json={"input": "where is the van parked", "chatId": "42", "topK": 2})
+        assert answer.status_code == 200, answer.text
+        assert [(e["userMessage"], e["timestamp"]) for e in answer.json()["entries"]] == [
+            (line["userMessage"], line["timestamp"]) for line in lines]

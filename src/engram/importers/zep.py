@@ -212,13 +212,17 @@ class _User:
         self.shown = f"{self.where or 'document'} ({self.user_id})"
         for i, node in enumerate(a_list(user.get("nodes"), member(self.where, "nodes"))):
             self._node(node, f"{member(self.where, 'nodes')}[{i}]")
-        expired = 0
+        # Facts Zep marked outdated, counted by how their edges spell its fields (one spelling a
+        # dump, as its SDK wrote it), so the warning names them as the file does.
+        expired: dict[tuple[str, str], int] = {}
         for i, edge in enumerate(a_list(user.get("edges"), member(self.where, "edges"))):
-            expired += self._edge(edge, f"{member(self.where, 'edges')}[{i}]")
-        if expired:
+            spelt = self._edge(edge, f"{member(self.where, 'edges')}[{i}]")
+            if spelt is not None:
+                expired[spelt] = expired.get(spelt, 0) + 1
+        for (expired_at, invalid_at), count in expired.items():
             self.plan.warnings.append(
-                f"{self.shown}: facts Zep marked outdated (expired_at) ({expired}) imported with their validity closed "
-                "(valid_until = invalid_at, else expired_at), not superseded: Zep does not say which fact replaced "
+                f"{self.shown}: facts Zep marked outdated ({expired_at}) ({count}) imported with their validity closed "
+                f"(valid_until = {invalid_at}, else {expired_at}), not superseded: Zep does not say which fact replaced "
                 "them (engram supersede OLD NEW does)")
         without = sum(1 for node in self.nodes.values() if node.record is None)
         if without:
@@ -259,8 +263,9 @@ class _User:
             what=f"the summary of {name!r}", refresh=True))
         self.nodes[uuid] = _Node(name, source_id)
 
-    def _edge(self, value: Any, where: str) -> int:
-        """Read one fact edge; returns 1 when Zep marked it outdated."""
+    def _edge(self, value: Any, where: str) -> tuple[str, str] | None:
+        """Read one fact edge; when Zep marked it outdated, returns how the edge names its
+        ``expired_at`` and ``invalid_at`` (``expiredAt``, ``invalidAt`` in a TypeScript dump)."""
         edge = an_object(value, where, "a Zep EntityEdge object")
         uuid = _uuid(edge, where)
         fact = _text(edge, "fact", where, "the fact's text")
@@ -298,7 +303,9 @@ class _User:
             node = self.nodes.get(ends[side] or "")
             if node is not None and node.record is not None:
                 self.plan.links.append((source_id, node.record))
-        return 1 if expired is not None else 0
+        if expired is None:
+            return None
+        return _spelled(edge, "expired_at"), _spelled(edge, "invalid_at")
 
     def _thread(self, value: Any, where: str) -> None:
         thread = an_object(value, where, "a thread object with thread_id and messages")
@@ -349,6 +356,7 @@ def _role(message: Mapping[str, Any], where: str) -> tuple[str, str | None]:
         field, name = "role", optional_text(message.get("name"), f"{where}.name")
     role = message.get(field)
     if not isinstance(role, str) or role.strip().lower() not in _ROLE_TYPES:
+        v2 = field if field != "role" else "role_type"  # as the message spells it, when it has one
         raise fail(f"{where}.{field}", f"{jsondoc.shown(role)} is not a Zep role type",
-                   f"{', '.join(_ROLE_TYPES)} (in role, or in role_type as Zep v2 wrote it beside a sender's name)")
+                   f"{', '.join(_ROLE_TYPES)} (in role, or in {v2} as Zep v2 wrote it beside a sender's name)")
     return role.strip().lower(), name

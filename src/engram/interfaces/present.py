@@ -26,11 +26,13 @@ from engram.errors import ConfigError, NotFoundError, ValidationError
 from engram.model import Hit, Memory, MemoryVersion, RecallResult, WriteResult, parse_number
 
 
-def iso(ts: float | None) -> str | None:
-    """Epoch seconds as ISO 8601 UTC (``2026-02-09T10:30:00Z``)."""
+def iso(ts: float | None, *, timespec: str = "seconds") -> str | None:
+    """Epoch seconds as ISO 8601 UTC (``2026-02-09T10:30:00Z``); ``timespec="milliseconds"`` keeps
+    three digits of the second (``2026-02-09T10:30:00.318Z``, JavaScript's ``toISOString``, as
+    Clawless writes its times)."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
 # The labels pydantic puts after a field for each member of a union it tried (``valid_from.float``,

@@ -112,12 +112,12 @@ def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int |
 def _exchange_entry(exchange: Exchange, score: float) -> dict[str, Any]:
     """Clawless's entry ``{userMessage, botResponse, chatId, platform, timestamp}``: the chat id and
     platform are the key's chat and channel parts; ``conversation`` is the whole engram key as the
-    history recalls it (``telegram:7``, as users write it); the timestamp is ISO 8601 UTC, as
-    Clawless writes it in its history lines."""
+    history recalls it (``telegram:7``, as users write it); the timestamp is ISO 8601 UTC with
+    milliseconds (``2026-03-02T07:41:09.318Z``), as Clawless writes it in its history lines."""
     key = parse_conversation_key(exchange.conversation)
     return {"userMessage": exchange.user, "botResponse": exchange.assistant, "chatId": key.chat,
-            "platform": key.channel, "conversation": exchange.conversation, "timestamp": iso(exchange.at),
-            "score": round(score, 6)}
+            "platform": key.channel, "conversation": exchange.conversation,
+            "timestamp": iso(exchange.at, timespec="milliseconds"), "score": round(score, 6)}
 
 
 def soul_block(engram: Engram) -> str:

@@ -547,7 +547,8 @@ def import_(
         if st.as_json:
             render.emit_json(result)
         else:
-            render.console.print(f"imported {result.imported}, skipped {result.skipped} already present")
+            # Named by its kind as every other kind's summary is (a PtrClaw memory file is one too).
+            render.console.print(f"imported {result.imported} from {kind}, skipped {result.skipped} already present")
             for warning in result.warnings:
                 render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
         return
