@@ -3,7 +3,7 @@
 ``MemoryStore.stats`` answers for the whole store (every agent's memories, links and vectors, the
 file's size): that is the operator's view, for whoever holds the database itself. An agent that
 reaches engram through a door (an HTTP token, an MCP session, ``engram --agent``) sees only its
-memories, its sessions' and global ones, and a count is data too: how many memories another
+memories, its session's and global ones, and a count is data too: how many memories another
 agent holds is not its business. ``Engram.visible_stats`` gathers these figures once, so every
 door that shows stats shows the same numbers under the same name.
 """

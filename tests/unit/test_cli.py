@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,19 @@ def test_stats_show_what_the_agent_sees_and_all_agents_only_when_asked(isolated_
     whole = json.loads(engram(isolated_home, "--agent", "alice", "--json", "stats", "--all-agents").stdout)
     assert (whole["view"], whole["memories"]) == ("store", 5) and whole["by_scope"]["agent:bob"] == 3
     assert "5 in the whole store (all agents)" in engram(isolated_home, "stats", "--all-agents").stdout
+
+
+def test_stats_set_a_session_the_view_does_not_read_apart_from_its_counts(isolated_home: Path) -> None:
+    # by_scope lists every session of the agent (where its memories are), but the figures above it
+    # count the view's own: printed as one unlabelled list, a session's memory looked counted in them.
+    engram(isolated_home, "--agent", "ops", "--session", "run-42", "remember", "Deploys on Tuesday", "--key", "deploy",
+           "--scope", "session")
+    human = engram(isolated_home, "--agent", "ops", "stats").stdout
+    assert "0 visible to agent ops" in human
+    assert re.search(r"session:ops/run-42 +1  \(not counted: another session, -s run-42\)", human), human
+    assert "  by category:" in human and "  by scope:" in human
+    inside = engram(isolated_home, "--agent", "ops", "--session", "run-42", "stats").stdout
+    assert "1 visible to agent ops/run-42" in inside and "not counted" not in inside
 
 
 def test_audit_window_takes_dates_and_phrases(isolated_home: Path) -> None:

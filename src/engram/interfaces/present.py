@@ -244,7 +244,7 @@ def list_item(memory: Memory) -> dict[str, Any]:
 
 def agent_stats_dict(stats: AgentStats) -> dict[str, Any]:
     """One agent's figures (``Engram.visible_stats``), labelled ``"view": "agent"``: every count
-    is of what that agent sees (its memories, its sessions' and global ones), never the store's."""
+    is of what that agent sees (its memories, its session's, global ones), never the store's."""
     return {"view": "agent", "agent": stats.agent, "session": stats.session, "backend": stats.backend,
             "memories": stats.memories, "by_category": stats.by_category, "by_type": stats.by_type,
             "by_scope": stats.by_scope, "links": stats.links, "vectors": stats.vectors,

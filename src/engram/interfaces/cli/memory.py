@@ -4,7 +4,7 @@ export, import, stats (what the agent sees; ``--all-agents`` for the operator's 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -625,9 +625,10 @@ def stats(
                                     help="The whole store (every agent's memories, the file's size): the operator's view;"
                                          " with per_agent_databases, every agent's database."),
 ) -> None:
-    """What this agent sees (its memories, its sessions' and global ones) by category, type and scope,
-    their links and vectors; recall/embedding latency percentiles. --all-agents: the whole store
-    (with per_agent_databases, each agent's database in turn)."""
+    """What this agent sees (its memories, its session's with -s, and global ones) by category, type
+    and scope (its other sessions listed apart, not counted), their links and vectors;
+    recall/embedding latency percentiles. --all-agents: the whole store (with per_agent_databases,
+    each agent's database in turn)."""
     st = state(ctx)
     if all_agents:
         from engram.root import store_stats_by_database
@@ -649,19 +650,37 @@ def stats(
         render.emit_json({**present.agent_stats_dict(data), "location": data.location, "latency": latency})
         return
     where = data.agent if data.session is None else f"{data.agent}/{data.session}"
-    _figures(data, f"visible to agent {where} (its own and global ones)", (data.by_category, data.by_type, data.by_scope))
+    _figures(data, f"visible to agent {where} (its own and global ones)",
+             {"category": data.by_category, "type": data.by_type, "scope": data.by_scope},
+             beside=lambda scope: _outside_view(scope, data))
     _latency(latency)
 
 
-def _figures(data: StoreStats | AgentStats, memories: str, groups: tuple[dict[str, int], ...], whose: str = "") -> None:
-    """The counts ``stats`` prints for one view or database; ``whose`` says whose links and vectors they are."""
+def _figures(data: StoreStats | AgentStats, memories: str, groups: dict[str, dict[str, int]], whose: str = "",
+             beside: Callable[[str], str] = lambda scope: "") -> None:
+    """The counts ``stats`` prints for one view or database, each group under its name (``by
+    category``...); ``whose`` says whose links and vectors they are; ``beside(scope)`` a note after a
+    scope's count (a session the view does not read: counted apart from the memories above)."""
     render.console.print(f"backend      {data.backend} ({data.location})")
     render.console.print(f"memories     {data.memories} {memories}")
-    for group in groups:
+    for label, group in groups.items():
+        render.console.print(f"  by {label}:")
         for name, n in sorted(group.items()):
-            render.console.print(f"  {name:<20} {n}")
+            note = beside(name) if label == "scope" else ""
+            render.console.print(f"    {render.markup_safe(name):<20} {n}{note}", highlight=False)
     render.console.print(f"links        {data.links}{f' ({whose})' if whose else ''}")
     render.console.print(f"vectors      {data.vectors} ({data.embedding_identity or 'none'}{f', {whose}' if whose else ''})")
+
+
+def _outside_view(scope: str, data: AgentStats) -> str:
+    """The note after a session of the agent the view does not read (``by_scope`` lists every one,
+    where its memories are): not in the figures above, and the option that reads it."""
+    from engram.model import Scope
+
+    parsed = Scope.parse(scope)
+    if parsed.session is None or parsed.session == data.session:
+        return ""
+    return f"  (not counted: another session, -s {render.markup_safe(parsed.session)})"
 
 
 def _store_stats(every: list[tuple[str | None, StoreStats, list[LatencySummary]]], as_json: bool) -> None:
@@ -678,7 +697,7 @@ def _store_stats(every: list[tuple[str | None, StoreStats, list[LatencySummary]]
             f"in agent {agent}'s own database (its memories and global ones)", f"agent {agent}'s database")
         if agent is not None:
             render.console.print(f"[dim]agent {agent}'s own database:[/dim]")
-        _figures(data, whole, (data.by_category, data.by_scope), each)
+        _figures(data, whole, {"category": data.by_category, "scope": data.by_scope}, each)
         render.console.print(f"size         {data.size_bytes / 1024:.1f} KiB")
         _latency(latency)
 
