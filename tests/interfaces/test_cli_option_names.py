@@ -80,18 +80,3 @@ def test_clear_and_the_global_agent_and_session_are_named_as_typed(isolated_home
     assert refused.returncode == 2 and not refused.stderr.startswith("error: --session"), refused.stderr
     listed = json.loads(engram(isolated_home, "--json", "list").stdout)
     assert [(m["key"], m["content"]) for m in listed] == [("kept", "the tulip bulbs are in the shed")]
-
-
-def test_an_unknown_export_format_lists_every_format_export_writes(isolated_home: Path, tmp_path: Path) -> None:
-    # The list is every word --format takes (mem0 and basic-memory included), and --format is named
-    # even beside --all-agents, whose own check speaks of the formats.
-    assert engram(isolated_home, "remember", "the tulip bulbs are in the shed", "--key", "kept").returncode == 0
-    for extra in ([], ["--all-agents"]):
-        refused = engram(isolated_home, "export", str(tmp_path / "out"), "--format", "bogus", *extra)
-        assert refused.returncode == 2, (extra, refused.stdout, refused.stderr)
-        assert refused.stderr == ('error: --format: unknown format "bogus" '
-                                  "(allowed: snapshot, mem0, markdown, yaml, json, basic-memory)\n"), (extra, refused.stderr)
-    for fmt in ("snapshot", "mem0", "markdown", "yaml", "json", "basic-memory"):
-        written = engram(isolated_home, "export", str(tmp_path / fmt), "--format", fmt)
-        assert written.returncode == 0, (fmt, written.stderr)
-    assert not (tmp_path / "out").exists()
