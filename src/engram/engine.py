@@ -1369,6 +1369,10 @@ class Engram:
         from engram import importers
         from engram.importers.apply import ImportSummary
 
+        if kind is not None:
+            # The kind first: a source is judged by what it is said to be (HTTP's ``/import/bogus``
+            # with a text that is no document named ``text``, not the path's unknown ``kind``).
+            importers.check_kind(kind)
         importers.check_source(source, kind)
         if kind is None:
             if isinstance(source, Path):
