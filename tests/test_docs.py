@@ -190,12 +190,26 @@ def test_every_mcp_tool_and_resource_is_documented() -> None:
     assert tools and not missing, f"not in docs/mcp.md: {missing}"
 
 
-def test_readme_python_example_runs(isolated_home: Path, capsys) -> None:
-    block = re.search(r"```python\n(.*?)```", README, re.S)
+@pytest.mark.parametrize("page", ["README.md", "docs/python-api.md"])
+def test_readme_python_example_runs(page: str, isolated_home: Path, capsys) -> None:
+    block = re.search(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S)
     assert block
-    exec(compile(block.group(1), "README.md", "exec"), {})
+    exec(compile(block.group(1), page, "exec"), {})
     out = capsys.readouterr().out
     assert "user-prefers-python-scripting" in out
+
+
+def test_python_api_page_quotes_the_error_the_library_raises(isolated_home: Path) -> None:
+    """docs/python-api.md's example of a value of the wrong type is the message ``remember`` gives."""
+    from engram import Engram
+    from engram.errors import ValidationError
+
+    page = re.sub(r"\s+", " ", (ROOT / "docs" / "python-api.md").read_text())
+    quoted = re.search(r'\(`(importance: got "0\.5" \(text\) [^`]*)`\)', page)
+    assert quoted, "docs/python-api.md no longer quotes the importance error"
+    with Engram.from_settings() as mem, pytest.raises(ValidationError) as refused:
+        mem.remember("x", importance="0.5")  # type: ignore[arg-type]
+    assert str(refused.value) == quoted.group(1)
 
 
 @pytest.mark.parametrize("page", ["docs/importing.md"])

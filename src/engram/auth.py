@@ -127,16 +127,19 @@ class TokenStore:
         """Whether any token is not revoked (a server with none serves no agent over HTTP)."""
         return self._any_live()
 
-    def revoke(self, token_id: str) -> TokenInfo:
-        """Revoke the token with this id (or the full token); raises ``NotFoundError``."""
+    def revoke(self, token_id: str) -> tuple[TokenInfo, bool]:
+        """Revoke the token with this id (or the full token): the token as stored now, and whether
+        this call revoked it (False: it was revoked before, and keeps that time, as linking two
+        linked memories changes nothing). Raises ``NotFoundError`` when no token has that id."""
         if token_id.startswith(_PREFIX):
             token_id = token_id[len(_PREFIX):].split("_", 1)[0]
         self._forget_verified(token_id)
         revoked = self._revoke(token_id, time.time())
         self._forget_verified(token_id)  # a verify that read the row before the commit kept nothing
-        if not revoked:
+        found = next((t for t in self.list(include_revoked=True) if t.id == token_id), None)
+        if found is None:
             raise NotFoundError("token", token_id)
-        return next(t for t in self.list(include_revoked=True) if t.id == token_id)
+        return found, revoked
 
     def _forget_verified(self, token_id: str) -> None:
         self._revocations += 1

@@ -874,7 +874,7 @@ class Engram:
         does an empty or unusable one (it named ``ref``, a field no caller sends)."""
         memory = self._find(parse_ref(ref, f"links[{index}]"))
         if memory is None:
-            raise NotFoundError(f"memory named by links[{index}]", ref)
+            raise NotFoundError("memory", ref, field=f"links[{index}]")
         return memory
 
     def get_by_key(self, key: str) -> Memory:
@@ -941,7 +941,7 @@ class Engram:
         try:
             return self._key_or_id(value) if or_id else self.get_by_key(value)
         except NotFoundError:
-            raise NotFoundError(f"memory named by {chosen}", value) from None
+            raise NotFoundError("memory", value, field=chosen) from None
 
     def _as_stored(self, memory: Memory, field: str) -> Memory:
         """``memory`` (given, not read) when it is stored where it says and this view may read it
@@ -1370,6 +1370,10 @@ class Engram:
         from engram import importers
         from engram.importers.apply import ImportSummary
 
+        if kind is not None:
+            # The kind first: a source is judged by what it is said to be (HTTP's ``/import/bogus``
+            # with a text that is no document named ``text``, not the path's unknown ``kind``).
+            importers.check_kind(kind)
         importers.check_source(source, kind)
         if kind is None:
             if isinstance(source, Path):

@@ -70,12 +70,16 @@ _REF_SHOWN = 300
 class NotFoundError(EngramError, LookupError):
     """The memory (or one end of a link) does not exist in the visible scopes."""
 
-    def __init__(self, what: str, ref: str) -> None:
+    def __init__(self, what: str, ref: str, *, field: str | None = None) -> None:
         self.what = what
         self.ref = ref
+        # The field the ref came in (``links[0]``, ``key``), kept apart from ``what`` so a door
+        # can name it as its caller typed it (``--link[0]``), as it does a ``ValidationError``'s.
+        self.field = field
+        named = what if field is None else f"{what} named by {field}"
         # Spelt as JSON, as every refused value is (``memory not found: "notes/today"``): the ref
         # came from a command line, a URL or a JSON body, never from Python's quotes.
-        super().__init__(f"{what} not found: {jsondoc.shown(ref, _REF_SHOWN)}")
+        super().__init__(f"{named} not found: {jsondoc.shown(ref, _REF_SHOWN)}")
 
 
 class ConfigError(EngramError):

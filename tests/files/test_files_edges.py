@@ -91,6 +91,7 @@ def test_a_file_left_with_zero_bytes_is_taken_as_vanished_not_deletions(engram: 
                                                                          folder: Path) -> None:
     engram.remember("one", tags="doomed")
     engram.remember("two", tags="doomed")
+    written = (folder / "agents/default/doomed.md").read_text(encoding="utf-8")
     (folder / "agents/default/doomed.md").write_bytes(b"")  # an editor that crashed mid-save
 
     report = syncer.sync()
@@ -103,6 +104,9 @@ def test_a_file_left_with_zero_bytes_is_taken_as_vanished_not_deletions(engram: 
     assert sorted(m.content for m in engram.list()) == ["one", "two"]
     restored = (folder / "agents/default/doomed.md").read_text(encoding="utf-8")
     assert "- one (" in restored and "- two (" in restored
+    # Written again as a vanished file is, under its heading: it lost "# Doomed", being written
+    # into the document parsed from the zero bytes.
+    assert restored.startswith("# Doomed\n") and restored == written, restored
 
 
 def test_emptying_a_file_backs_up_first_and_says_so(engram: Engram, syncer: FileSync, folder: Path,

@@ -353,3 +353,28 @@ def _session_filter_reads_the_folder(session: Engram) -> None:
     # The other is the agent's, found by its metadata as every other context key is.
     by_meta = session.recall("deploys", filters=Filters(where={"session_id": "sess_123"}), scope="agent").hits
     assert [(h.memory.content, str(h.memory.scope)) for h in by_meta] == [("Deploys need a review first", "agent:alice")]
+
+
+def test_per_type_json_files_follow_hand_edits_in_the_same_sync(engram: Engram, folder: Path) -> None:
+    # docs/files.md: files.type_json keeps one JSON file per memory. A bullet edited, added or deleted
+    # by hand reached its JSON file only at the next sync: the pass wrote them from the database as
+    # it read it before taking in the files' edits.
+    import json
+
+    syncer = FileSync(engram, folder, type_json=True)
+    syncer.attach()
+    kept = engram.remember("User prefers Python for scripting", tags=["preferences"]).memory
+    gone = engram.remember("Old fact to delete", tags=["preferences"]).memory
+    rel = "agents/default/preferences.md"
+    _edit(folder, rel, "User prefers Python", "User prefers Rust")
+    text = _read(folder, rel)
+    start = text.index("- Old fact to delete")
+    end = text.find("\n- ", start + 1)
+    (folder / rel).write_text(text[:start] + (text[end + 1:] if end != -1 else "") + "- Likes dark mode\n")
+    report = syncer.sync()
+    assert (report.db_created, report.db_updated, report.db_forgotten) == (1, 1, 1), report
+    by_id = {json.loads(p.read_text())["id"]: json.loads(p.read_text()) for p in (folder / "types").rglob("*.json")}
+    added = engram.get_by_key("likes-dark-mode")
+    assert set(by_id) == {kept.id, added.id}
+    assert by_id[kept.id]["content"] == "User prefers Rust for scripting"
+    assert by_id[added.id]["content"] == "Likes dark mode" and gone.id not in by_id

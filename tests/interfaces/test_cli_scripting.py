@@ -106,7 +106,20 @@ def test_token_revoke_with_json_prints_json(tmp_path: Path) -> None:
     done = run(tmp_path, "--json", "token", "revoke", made["id"])
     assert done.returncode == 0, done.stderr
     revoked = json.loads(done.stdout)
-    assert revoked["id"] == made["id"] and revoked["agent"] == "alice" and revoked["revoked_at"]
+    assert revoked["id"] == made["id"] and revoked["agent"] == "alice" and revoked["revoked_at"] and revoked["changed"]
+
+
+def test_revoking_a_revoked_token_says_so_and_changes_nothing(tmp_path: Path) -> None:
+    # It said `error: token not found` (exit 3) of a token `engram token list --all` shows revoked.
+    made = json.loads(run(tmp_path, "--json", "token", "create", "--agent", "alice").stdout)
+    first = json.loads(run(tmp_path, "--json", "token", "revoke", made["id"]).stdout)
+    again = run(tmp_path, "--json", "token", "revoke", made["id"])
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert json.loads(again.stdout) == {**first, "changed": False}
+    said = run(tmp_path, "token", "revoke", made["id"])
+    assert said.returncode == 0 and said.stdout.startswith(f"token {made['id']} of agent alice was already revoked ("), said
+    missing = run(tmp_path, "token", "revoke", "nosuchid")
+    assert missing.returncode == 3 and missing.stderr == 'error: token not found: "nosuchid"\n', missing.stderr
 
 
 def test_a_logged_warning_reaches_stderr_as_warning_lines(tmp_path: Path) -> None:

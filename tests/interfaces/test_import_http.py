@@ -125,6 +125,18 @@ def test_a_refused_source_says_what_the_endpoint_takes_not_the_librarys_means(se
         assert alice.get("/api/v1/stats").json()["memories"] == 0
 
 
+def test_an_unknown_kind_is_named_before_the_body_it_would_read(served: Served) -> None:
+    # `/import/bogus` with a text that is no document named `text`, as if the path were right: the
+    # kind is what the body is judged by, so it is refused first, whatever the body holds.
+    with served.client(served.alice) as alice:
+        for body in ({"text": "x"}, {"text": "[]"}, {"files": {"a.md": "x"}}):
+            r = alice.post("/api/v1/import/bogus", json=body)
+            problem = r.json()
+            assert r.status_code == 422 and problem["field"] == "kind", (body, r.text)
+            assert "mem0" in problem["allowed"] and "letta" in problem["allowed"], r.text
+        assert alice.get("/api/v1/stats").json()["memories"] == 0
+
+
 def test_a_letta_agent_file_joins_the_callers_agent_and_history(served: Served) -> None:
     agent_file = (FIXTURES / "letta.af").read_text(encoding="utf-8")
     with served.client(served.alice) as alice, served.client(served.bob) as bob:

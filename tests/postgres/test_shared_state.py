@@ -159,8 +159,10 @@ def test_tokens_live_in_postgres_and_work_from_another_process(pg_url: str, tmp_
         two.revoke(token)
         assert one.verify(token) is None and one.list() == [] and not one.has_live_tokens()
         assert one.list(include_revoked=True)[0].revoked_at is not None
+        again, changed = one.revoke(info.id)  # already revoked: kept as it was, said so
+        assert not changed and again.revoked_at == one.list(include_revoked=True)[0].revoked_at
         with pytest.raises(NotFoundError):
-            one.revoke(info.id)
+            one.revoke("nosuchid")
     finally:
         one.close()
         two.close()

@@ -55,7 +55,9 @@ def test_recall_shows_when_a_fact_with_an_end_held(isolated_home: Path) -> None:
         (("get", "nothing-here"), 3, "not found"),
         (("forget", "nothing-here"), 3, "not found"),
         (("link", "a", "b"), 3, "not found"),
-        (("remember", "x", "--link", "no-such"), 3, 'memory named by links[0] not found: "no-such"'),
+        # The option as typed, and which of the repeated --link it was (as HTTP and MCP name links[0]).
+        (("remember", "x", "--link", "no-such"), 3, 'error: memory named by --link[0] not found: "no-such"\n'),
+        (("remember", "x", "--link", " "), 2, "error: --link[0]: must not be empty (allowed: "),
         (("forget", "--older-than", "soon"), 2, "--older-than"),
         (("list", "--since", "yesterday-ish"), 2, "since:"),
         (("--backend", "nope", "count"), 4, "backend: unknown memory backend \"nope\" (allowed: "),

@@ -214,7 +214,11 @@ def _load(side: FolderSide, rel: str, files: ScopeFiles, report: SyncReport, hel
         # Zero bytes where memories were: an editor or disk that failed mid-save, far likelier
         # than a deliberate wipe (which leaves the heading). Taken as a vanished file.
         files.emptied.add(rel)
-    doc = side.parse(text, rel)
+        # Written again from the database as a vanished file is: under its heading (parsing the
+        # zero bytes gave a document without one).
+        doc = side.fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+    else:
+        doc = side.parse(text, rel)
     report.problems.extend(doc.parsed.problems)
     if doc.parsed.broken:
         files.unreadable.add(rel)

@@ -381,7 +381,9 @@ class FileSync:
             if wanted is None and self.type_json:
                 from . import export
 
-                export.sync_type_dir(self.folder, [m for mems in db_by_scope.values() for m in mems.values()],
+                # Read again: ``db_by_scope`` is the database before this pass took in the files'
+                # edits, so an entry edited, added or deleted by hand had its JSON file one pass late.
+                export.sync_type_dir(self.folder, [m for m in self.engram.store.iter_all() if self.owns(m.scope)],
                                      owns=None if self.database_agent is None else self.owns)
         if self.log_problems:
             for problem in report.problems:

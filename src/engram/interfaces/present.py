@@ -68,7 +68,8 @@ def wire_names(names: Mapping[str, str], accepts: Mapping[str, str] | None = Non
     A door whose names differ from the engine's holds its map beside the call it makes, and this
     is the one place that applies one, so every error names what the client sent. ``accepts``
     says, by engine field, what the door takes for a whole field where the engine's ``allowed``
-    speaks of another door's means (the import ``source``: a ``Path``, which no HTTP body holds)."""
+    speaks of another door's means (the import ``source``: a ``Path``, which no HTTP body holds).
+    A ``NotFoundError`` on such a field (a link's end, ``links[0]``) is named the same way."""
     try:
         yield
     except ValidationError as exc:
@@ -76,6 +77,11 @@ def wire_names(names: Mapping[str, str], accepts: Mapping[str, str] | None = Non
         if named is exc:
             raise
         raise named from exc
+    except NotFoundError as exc:
+        for engine, wire in names.items():
+            if exc.field is not None and (exc.field == engine or exc.field.startswith((engine + "[", engine + "."))):
+                raise NotFoundError(exc.what, exc.ref, field=wire + exc.field[len(engine):]) from exc
+        raise
 
 
 def wire_named(exc: ValidationError, names: Mapping[str, str], accepts: Mapping[str, str] | None = None,

@@ -50,7 +50,7 @@ ByKeyOpt = typer.Option(None, "--key", help="The memory with this key, even one 
 # An option that is its field's word (``--category``, ``--as-of``, remember's ``--tags``) is named by
 # the command's own options, for every command (``option_names``): it is not listed here.
 FILTER_OPTIONS = {"tags": "--tag", "related_entity": "--entity"}
-WRITE_OPTIONS = {"related_entity": "--entity"}
+WRITE_OPTIONS = {"related_entity": "--entity", "links": "--link"}
 
 
 @contextmanager

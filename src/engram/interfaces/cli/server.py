@@ -204,13 +204,16 @@ def token_revoke(ctx: typer.Context, token_id: str = typer.Argument(..., help="T
     st = state(ctx)
     store = open_tokens(st.settings())
     try:
-        info = store.revoke(token_id)
+        info, changed = store.revoke(token_id)
     finally:
         store.close()
     if state(ctx).as_json:
-        render.emit_json({"id": info.id, "agent": info.agent, "name": info.name, "revoked_at": info.revoked_at})
+        render.emit_json({"id": info.id, "agent": info.agent, "name": info.name, "revoked_at": info.revoked_at,
+                          "changed": changed})
         return
-    render.console.print(f"revoked token {info.id} of agent {info.agent}", markup=False, highlight=False)
+    said = (f"revoked token {info.id} of agent {info.agent}" if changed else
+            f"token {info.id} of agent {info.agent} was already revoked ({render.when(info.revoked_at)})")
+    render.console.print(said, markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
