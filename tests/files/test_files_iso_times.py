@@ -173,3 +173,17 @@ def test_engrams_own_files_come_back_byte_for_byte_beside_hand_written_times(tmp
         assert (report.db_created, report.problems) == (6, []), report
         assert own.read_bytes() == first
         assert times(engram) == imported
+
+
+def test_a_recall_count_beyond_any_number_is_refused_naming_it(tmp_path: Path) -> None:
+    # Beside the times, in the same check: a YAML int too large for a float raised OverflowError,
+    # leaving the whole file unread.
+    written(tmp_path / "folder", "notes.yaml",
+            f"memories:\n  - content: Kept\n  - content: Refused\n    recall_count: {'9' * 400}\n")
+    with opened(tmp_path / "home") as engram:
+        summary = import_folder(engram, tmp_path / "folder")
+        assert summary.created == 1
+        [problem] = summary.problems
+        assert (problem.path, problem.line) == ("global/notes.yaml", 3)
+        assert problem.message.startswith("entry not imported: recall_count: 9999")
+        assert problem.message.endswith("is not a number (allowed: a whole number, 0 or more)")

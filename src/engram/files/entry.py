@@ -315,8 +315,8 @@ def _number(value: Any, name: str) -> float | None:
         raise ValidationError(name, f"{jsondoc.shown(value)} is not a number", "a whole number, 0 or more")
     try:
         return float(value)
-    except (TypeError, ValueError):
-        raise ValidationError(name, f"{jsondoc.shown(value)} is not a number", "a whole number, 0 or more") from None
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: a YAML int beyond any float)
+        raise ValidationError(name, f"{jsondoc.shown(value)[:40]} is not a number", "a whole number, 0 or more") from None
 
 
 def _text(value: Any, name: str, *, one_line: bool = True) -> str | None:
