@@ -53,7 +53,7 @@ _LOADER: Any = None
 
 
 def _loader() -> Any:
-    """A safe loader whose unquoted time that is no real one (``2024-13-01``, ``2024-06-03 25:00``) stays
+    """A safe loader whose unquoted time that is no real one (``2024-13-01``, ``2024-06-03 25:00:00``) stays
     its text. PyYAML's raised ValueError while building the document, no ``YAMLError``: the file
     (every entry of it) went unread with no line said. As text, the field's own check refuses it,
     naming the field, the item's line and what is allowed, and the file's other entries are read."""
