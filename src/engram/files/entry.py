@@ -39,7 +39,7 @@ from engram.model import (
     parse_tags,
     parse_type,
 )
-from engram.temporal.instants import instant, parse_validity, record_times
+from engram.temporal.instants import parse_time, parse_validity, record_times
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -195,7 +195,8 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
 
     Recognised fields: content, id, key, category, type, layer, tags, metadata, importance,
     related_entity, source, date (the visible date), created_at, updated_at, last_accessed,
-    recall_count, links, superseded_by, valid_from, valid_until (ISO 8601 or epoch seconds), superseded_at.
+    recall_count, links, superseded_by, valid_from, valid_until, superseded_at. The six times read
+    alike (``_time``): epoch seconds, ISO 8601 text, or a date/datetime YAML made of an unquoted one.
     """
     category = parse_category(raw.get("category") or Category.KNOWLEDGE)
     memory_type = parse_type(raw.get("type") or default_type(category))
@@ -272,7 +273,8 @@ def iso(ts: float) -> str:
 
 
 def _instant(value: Any) -> Any:
-    """A date or datetime a YAML loader made of an unquoted time, as epoch seconds (naive: UTC)."""
+    """A date or datetime a YAML loader made of an unquoted time, as epoch seconds (a date: its
+    midnight UTC; naive: UTC, as ``parse_time`` reads ISO text without an offset); else ``value``."""
     if isinstance(value, dt.datetime):
         return (value if value.tzinfo else value.replace(tzinfo=dt.UTC)).timestamp()
     if isinstance(value, dt.date):
@@ -289,8 +291,12 @@ def show_instant(value: float) -> str:
 
 
 def _time(value: Any, name: str) -> float | None:
-    number = _number(value, name)
-    return None if number is None else instant(number, value, name)
+    """A time field of a file (``created_at``, ``updated_at``, ``last_accessed``, ``superseded_at``),
+    read as ``valid_from`` is: epoch seconds (what engram writes, kept exactly), ISO 8601 text, or
+    a YAML date/datetime, since a person editing a file by hand writes dates. Empty: none."""
+    if value is None or value == "":
+        return None
+    return parse_time(_instant(value), name)
 
 
 def _count(value: Any, name: str) -> int:
@@ -306,11 +312,11 @@ def _number(value: Any, name: str) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise ValidationError(name, f"{jsondoc.shown(value)} is not a number", "seconds since the epoch")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not a number", "a whole number, 0 or more")
     try:
         return float(value)
-    except (TypeError, ValueError):
-        raise ValidationError(name, f"{jsondoc.shown(value)} is not a number", "seconds since the epoch") from None
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: a YAML int beyond any float)
+        raise ValidationError(name, f"{jsondoc.shown(value)[:40]} is not a number", "a whole number, 0 or more") from None
 
 
 def _text(value: Any, name: str, *, one_line: bool = True) -> str | None:

@@ -68,6 +68,8 @@ _MARKER_FIELDS = {
     "key": "key", "created": "created_at", "updated": "updated_at", "seen": "last_accessed",
     "recalls": "recall_count", "links": "links", "superseded": "superseded_by", "superseded_at": "superseded_at",
 }
+# The entry fields only a marker fills, by the name the marker gives them: an error names what the file says.
+_MARKER_NAMES = {field: name for name, field in _MARKER_FIELDS.items()}
 
 
 @dataclass
@@ -329,7 +331,8 @@ def _read_bullet(doc: MarkdownDocument, block: _Block, path: str, line_no: int, 
             raw["metadata"] = {**(raw.get("metadata") or {}), SECTION_KEY: block.section}
         entry = build_entry(raw, max_content_chars=max_chars, line=line_no, text="\n".join(block.lines))
     except ValidationError as exc:
-        doc.parsed.problems.append(Problem(path, where, f"entry not imported: {exc}"))
+        told = f"marker {_MARKER_NAMES[exc.field]}: {exc.reason}" if exc.field in _MARKER_NAMES else str(exc)
+        doc.parsed.problems.append(Problem(path, where, f"entry not imported: {told}"))
         if block.entry_id:
             doc.parsed.invalid_ids.add(block.entry_id)
         return

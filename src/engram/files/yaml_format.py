@@ -49,8 +49,30 @@ def _require() -> Any:
     return yaml
 
 
+_LOADER: Any = None
+
+
 def _loader() -> Any:
-    return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    """A safe loader whose unquoted time that is no real one (``2024-13-01``, ``2024-06-03 25:00:00``) stays
+    its text. PyYAML's raised ValueError while building the document, no ``YAMLError``: the file
+    (every entry of it) went unread with no line said. As text, the field's own check refuses it,
+    naming the field, the item's line and what is allowed, and the file's other entries are read."""
+    global _LOADER
+    if _LOADER is None:
+        base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+
+        class Loader(base):  # type: ignore[misc, valid-type]
+            pass
+
+        def timestamp(loader: Any, node: Any) -> Any:
+            try:
+                return base.construct_yaml_timestamp(loader, node)
+            except ValueError:
+                return loader.construct_scalar(node)
+
+        Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+        _LOADER = Loader
+    return _LOADER
 
 
 _DUMPER: Any = None
