@@ -1364,7 +1364,10 @@ class Engram:
         imported; a ``source`` of another type, or a ``str`` that is a path rather than a document,
         raises ``ValidationError`` naming ``source``. An engram memory folder (kind ``folder``) is
         imported as ``engram import FOLDER`` does: its ``imported`` counts memories kept with their
-        ids and new ones, its ``warnings`` the files or entries it could not read.
+        ids and new ones, its ``warnings`` the files or entries it could not read. The memory folder
+        engram itself syncs (``files.dir`` while ``files.enabled``), a folder inside it or one holding
+        it, is refused with ``ValidationError`` naming ``path`` before anything is stored: ``sync()``
+        of the file mirror (``engram sync``) takes its entries in place.
         """
         self.writes.refuse_when_closed()
         from engram import importers
@@ -1401,7 +1404,8 @@ class Engram:
         if not isinstance(source, Path):
             raise ValidationError("source", "an engram memory folder is read from disk", "a Path to the folder")
         files = {} if self.settings is None else {"max_file_bytes": self.settings.files.max_file_bytes,
-                                                  "session_folders": self.settings.files.session_folders}
+                                                  "session_folders": self.settings.files.session_folders,
+                                                  "synced": self.settings.files.synced_folder(self.settings.home)}
         summary = import_folder(self, source, **files)
         return ImportSummary("folder", summary.imported + summary.created, summary.skipped,
                              warnings=tuple(str(problem) for problem in summary.problems))

@@ -220,16 +220,20 @@ def import_folder(
     *,
     max_file_bytes: int = 5_000_000,
     session_folders: layout.SessionFolders = "agent/session",
+    synced: Path | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ImportSummary:
     """Import every memory file under ``src`` (markdown, YAML, or per-type JSON files), its
     sessions laid out as ``session_folders`` says (``files.session_folders``: ClawCode's
     ``sessions/<session>/`` belong to the agent the folder records, else the importing one). A
     memory-looking file that is not read (at another level, in a folder of no scope) is reported
-    in ``problems`` with the reason. Raises ``ValidationError`` naming ``src`` when it is not a
-    folder or holds no memory file (an empty or mistyped folder)."""
+    in ``problems`` with the reason. Raises ``ValidationError`` naming ``path`` when it is not a
+    folder, holds no memory file (an empty or mistyped folder), or is the memory folder engram
+    syncs (``synced``: ``files.dir`` while ``files.enabled``), a folder inside it or one holding it."""
     if not src.is_dir():
         raise ValidationError("path", f"{src} is not a folder", "a memory folder (global/, agents/, sessions/ or <type>/)")
+    if synced is not None:
+        _refuse_synced_folder(src, synced)
     folder = Folder(src, max_file_bytes=max_file_bytes)
     summary = ImportSummary()
     # Read, never recorded: an import leaves the source folder as it found it.
@@ -262,6 +266,26 @@ def import_folder(
                               "or another system's data with --from KIND")
     _store(engram, by_scope, summary)
     return summary
+
+
+def _refuse_synced_folder(src: Path, synced: Path) -> None:
+    """Refuse to import the memory folder engram syncs (``files.dir``), a folder inside it or one
+    holding it, before anything is stored. Its hand-written entries are already engram's to take
+    in place (``engram sync`` gives each its id where it stands); imported, each became a second
+    memory that the mirror wrote into a file of its choosing, and the next sync then removed the
+    hand-written entry as its duplicate: the user's file emptied, the entry moved elsewhere."""
+    given, memory = src.expanduser().resolve(), synced.expanduser().resolve()
+    if given == memory:
+        where = "is engram's memory folder (files.dir)"
+    elif given.is_relative_to(memory):
+        where = f"is inside engram's memory folder (files.dir: {memory})"
+    elif memory.is_relative_to(given):
+        where = f"holds engram's memory folder (files.dir: {memory})"
+    else:
+        return
+    raise ValidationError("path", f"{src} {where}: `engram sync` takes the memory folder's entries in place, where "
+                          "they are; an import would store each a second time and move it into a file engram chooses",
+                          "engram sync for the memory folder; engram import for a folder neither inside it nor holding it")
 
 
 def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary,

@@ -43,3 +43,8 @@ class FilesSettings(BaseModel):
     def folder(self, home: Path) -> Path:
         """The memory folder for this engram home."""
         return (self.dir or home / "memory").expanduser()
+
+    def synced_folder(self, home: Path) -> Path | None:
+        """The memory folder engram keeps in step with the store (``folder``), or None while
+        ``enabled`` is off: then nothing mirrors into it and nothing syncs it on its own."""
+        return self.folder(home) if self.enabled else None

@@ -292,6 +292,7 @@ def import_dir(ctx: typer.Context, path: Path) -> None:
         files = st.settings().files
         summary = import_folder(engram, path, max_file_bytes=files.max_file_bytes,
                                 session_folders=files.session_folders,
+                                synced=files.synced_folder(st.settings().home),
                                 progress=lambda done, total, rel: report(f"importing {render.markup_safe(rel)}",
                                                                          done, total))
     if st.as_json:
