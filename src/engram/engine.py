@@ -468,6 +468,16 @@ class Engram:
         for callers that store several memories all or nothing (an import checks every item first)."""
         self._pending_write(content, **fields)
 
+    def _remember_new(self, content: str, *, key: str, **fields: Any) -> WriteResult:
+        """``remember`` (same arguments) of a new memory under ``key``: refused, nothing stored, with
+        ``ValidationError`` naming ``key`` when a memory of the scope holds it, which ``remember``
+        would update instead. The writer reads the key just before the write (as an update checks its
+        memory is still there), so a memory that took the key meanwhile is not changed either. For an
+        entry a person adds to the memory folder with a key of their own (``files.entry.store_entry``):
+        adding an entry means a new memory, never a change to another one."""
+        self.writes.refuse_when_closed()
+        return self.writes.write(self._pending_write(content, key=key, new_key=True, **fields))
+
     def remember_soon(self, content: str, **fields: Any) -> Future[WriteResult]:
         """``remember`` (same arguments) without waiting for the store, for code that must not
         block, such as an asyncio event loop (``await asyncio.wrap_future(engram.remember_soon(...))``).
@@ -498,12 +508,14 @@ class Engram:
         valid_until: float | str | None = None,
         derive_valid_from: bool = True,
         updating: Memory | None = None,
+        new_key: bool = False,
     ) -> PendingWrite:
         """``remember``'s arguments checked and made a write for the queue, without reading the
         store: the reads it needs are its ``settle``, made by the writer. ``derive_valid_from=False``
         leaves ``valid_from`` empty when it is not given (an update that clears it). ``updating`` is
         the memory an update or replace changes (same key and scope): the write is refused, with
-        ``NotFoundError`` naming it, unless it is still stored there (``_still_stored``)."""
+        ``NotFoundError`` naming it, unless it is still stored there (``_still_stored``). ``new_key``:
+        the write makes a new memory under its key, refused when a memory holds it (``_remember_new``)."""
         screened, pii_warnings = self.privacy.screen(content)
         content = check_redacted_length("content", content, screened, self.max_content_chars)
         if isinstance(search_context, str):  # context is indexed and embedded: screened the same way
@@ -528,6 +540,8 @@ class Engram:
         def settle(pending: PendingWrite, stored_under: KeptByKey) -> PendingWrite:
             if updating is not None:  # (the row read here is the one the writer's vector check reads)
                 self._still_stored(updating, stored_under(pending.draft))
+            if new_key:
+                self._key_free(pending.draft, stored_under(pending.draft))
             link_targets[:] = [self._link_target(i, ref) for i, ref in enumerate(refs)]  # unknown ones refuse it
             draft = pending.draft
             # An update by key keeps the tags and metadata it was not given; given ones replace.
@@ -550,7 +564,8 @@ class Engram:
             return self._shown_results([result], [(*result.warnings, *pii_warnings)])[0]
 
         return PendingWrite(draft, key_from_content(draft.content), (), self.clock(), Announce(self.events, events),
-                            settle=settle if refs or any(keeps) or updating is not None else None, answer=answer)
+                            settle=settle if refs or any(keeps) or updating is not None or new_key else None,
+                            answer=answer)
 
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, progress: Callable[[int, int], None] | None = None
@@ -776,6 +791,16 @@ class Engram:
         # there: ask by id (keys do not change), loading no row.
         if not self.store.matching_ids([memory.id], self._readable):
             raise NotFoundError("memory", memory.id)
+
+    @staticmethod
+    def _key_free(draft: MemoryDraft, under_key: Memory | None) -> None:
+        """Raise ``ValidationError`` naming ``key`` when ``under_key`` (what the writer read under the
+        draft's key in its scope, superseded ones included: ``KeptByKey``) holds it: the memory a new
+        one of that key would update."""
+        if under_key is not None:
+            raise ValidationError("key", f"{jsondoc.shown(draft.key)} is held by another memory of {draft.scope} "
+                                         f"({under_key.id})", "a key no memory of that scope holds, or none: one "
+                                                               "is made from the content")
 
     def _valid_from(self, given: float | str | None, content: Any, derive: bool = True) -> float | str | None:
         """An explicit valid_from wins; otherwise the date the content states, if any (when ``derive``)."""

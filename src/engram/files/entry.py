@@ -164,14 +164,23 @@ def from_memory(memory: Memory) -> Entry:
 def store_entry(view: Engram, entry: Entry, scope: Scope) -> WriteResult:
     """An entry written by hand (no id yet) stored through the engine in ``scope``, with every field
     the file gives it; raises what ``Engram.remember`` raises. Its creation is ``Entry.times``' (an
-    entry giving only an update time is created then, not now); a new memory is updated when created."""
+    entry giving only an update time is created then, not now); a new memory is updated when created.
+
+    An entry giving a key (YAML ``key:``, a marker's ``key:`` with an empty ``id:``) is stored under it.
+    Adding an entry means a new memory: when another memory of ``scope`` holds the key, the entry is
+    refused (``ValidationError`` naming ``key``, said with the entry's file and line by the caller, the
+    entry left as written for the person to rename) rather than given to ``remember``, whose upsert
+    by key would overwrite that memory with it."""
     created = entry.created_at if entry.updated_at is None else entry.times(0.0)[0]  # (0.0: never used, a time given)
-    return view.remember(
-        entry.content, category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
+    fields: dict[str, Any] = dict(
+        category=entry.category, type=entry.type, layer=entry.layer, tags=entry.tags,
         metadata=dict(entry.metadata), importance=entry.importance, related_entity=entry.related_entity,
         source=entry.source, scope=scope, created_at=created, search_context=entry.search_context,
         valid_from=entry.valid_from, valid_until=entry.valid_until,
     )
+    if entry.key:
+        return view._remember_new(entry.content, key=entry.key, **fields)
+    return view.remember(entry.content, **fields)
 
 
 def memory_digest(memory: Memory) -> str:
