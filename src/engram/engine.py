@@ -1391,8 +1391,9 @@ class Engram:
         imported as ``engram import FOLDER`` does: its ``imported`` counts memories kept with their
         ids and new ones, its ``warnings`` the files or entries it could not read. The memory folder
         engram itself syncs (``files.dir`` while ``files.enabled``), a folder inside it or one holding
-        it, is refused with ``ValidationError`` naming ``path`` before anything is stored: ``sync()``
-        of the file mirror (``engram sync``) takes its entries in place.
+        it, is refused with ``ValidationError`` naming ``path`` before anything is stored, read as
+        ``folder``, ``basic-memory`` or ``openclaw`` (whose notes are markdown files as the mirror's
+        are): ``sync()`` of the file mirror (``engram sync``) takes its entries in place.
         """
         self.writes.refuse_when_closed()
         from engram import importers
@@ -1417,6 +1418,7 @@ class Engram:
                 raise ValidationError("source", "a snapshot is one document, not a folder", "a path or the document's text")
             result = self.import_snapshot(importers.read_text(source) if isinstance(source, Path) else source)
             return ImportSummary("snapshot", result.imported, result.skipped, warnings=result.warnings)
+        importers.refuse_synced_folder(kind, source, self._synced_folder())
         plan = importers.read_plan(kind, source, saved_memories=saved_memories)
         return importers.apply_plan(self, plan, keep_agents=keep_agents, operator_notes=operator_notes,
                                     progress=progress)
@@ -1430,10 +1432,15 @@ class Engram:
             raise ValidationError("source", "an engram memory folder is read from disk", "a Path to the folder")
         files = {} if self.settings is None else {"max_file_bytes": self.settings.files.max_file_bytes,
                                                   "session_folders": self.settings.files.session_folders,
-                                                  "synced": self.settings.files.synced_folder(self.settings.home)}
+                                                  "synced": self._synced_folder()}
         summary = import_folder(self, source, **files)
         return ImportSummary("folder", summary.imported + summary.created, summary.skipped,
                              warnings=tuple(str(problem) for problem in summary.problems))
+
+    def _synced_folder(self) -> Path | None:
+        """The memory folder the file mirror keeps (``files.dir`` while ``files.enabled``), which no
+        import reads; None without settings or while files are off."""
+        return None if self.settings is None else self.settings.files.synced_folder(self.settings.home)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Drop every stored vector and embed all memories again with the current embedder

@@ -106,3 +106,77 @@ def test_library_imports_the_folder_while_files_are_off_and_another_folder_while
                               embeddings={"provider": "none"}) as mem:
         assert mem.import_from(folder).imported == 1
     assert (folder / "global/preferences.md").read_bytes() == ENTRY
+
+
+# The other folder importers that read markdown files as notes: basic-memory reads every .md of the
+# folder, OpenClaw every memory/*.md of a workspace (so one holding the memory folder as memory/).
+# Unrefused, basic-memory stored the mirror's whole file as a note and the mirror wrote that note
+# back into the folder; OpenClaw stored every mirrored entry a second time.
+
+
+def _workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder holding the memory folder as its memory/ (an engram home, an OpenClaw workspace)."""
+    workspace = tmp_path / "ws"
+    folder = workspace / "memory"
+    (folder / "global").mkdir(parents=True)
+    (folder / "global/preferences.md").write_bytes(ENTRY)
+    return workspace, folder
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(("kind", "inner"), [("basic-memory", ""), ("basic-memory", "global"), ("openclaw", "..")])
+def test_cli_refuses_other_folder_importers_on_the_synced_folder(tmp_path: Path, kind: str, inner: str) -> None:
+    home, (workspace, folder) = tmp_path / "home", _workspace(tmp_path)
+    given = workspace if inner == ".." else folder / inner if inner else folder
+    before = _files(workspace)
+    result = _cli(home, folder, "import", "--from", kind, str(given))
+    assert result.exit_code != 0, result.output
+    assert isinstance(result.exception, ValidationError), result.output
+    assert result.exception.field == "path"
+    where = {"": "is engram's memory folder (files.dir)", "global": f"is inside engram's memory folder (files.dir: {folder})",
+             "..": f"holds engram's memory folder (files.dir: {folder})"}[inner]
+    assert str(result.exception).startswith(f"path: {given} {where}: the memory folder's markdown files are engram's "
+                                            f"own, which `engram sync` takes in place; read as {kind} notes")
+    assert f"allowed: a folder of {kind} notes neither inside engram's memory folder nor holding it" in str(result.exception)
+    assert json.loads(_cli(home, folder, "--json", "count").output) == {"count": 0}
+    assert _files(workspace) == before
+
+
+def test_cli_imports_a_clawless_home_holding_the_synced_folder(tmp_path: Path) -> None:
+    # Clawless reads its home's MEMORY.md (and conversation history), never the memory folder's
+    # files: an engram home, which holds the memory folder, is imported as before.
+    home, (workspace, folder) = tmp_path / "home", _workspace(tmp_path)
+    (workspace / "MEMORY.md").write_text("# MEMORY.md\n\nThe operator prefers short answers.\n", encoding="utf-8")
+    before = _files(workspace)
+    result = _cli(home, folder, "import", "--from", "clawless", str(workspace))
+    assert result.exit_code == 0, result.output
+    assert "operator notes (MEMORY.md): added" in result.output
+    assert "The operator prefers short answers." in (home / "MEMORY.md").read_text(encoding="utf-8")
+    assert json.loads(_cli(home, folder, "--json", "count").output) == {"count": 0}
+    assert _files(workspace) == before
+
+
+def test_cli_imports_basic_memory_notes_from_the_folder_while_files_are_off(tmp_path: Path) -> None:
+    home, folder = tmp_path / "home", _clawcode_folder(tmp_path)
+    result = _cli(home, folder, "import", "--from", "basic-memory", str(folder), enabled=False)
+    assert result.exit_code == 0, result.output
+    assert json.loads(_cli(home, folder, "--json", "count", enabled=False).output) == {"count": 1}
+    assert (folder / "global/preferences.md").read_bytes() == ENTRY
+
+
+@pytest.mark.parametrize("kind", ["basic-memory", "openclaw"])
+def test_library_refuses_other_folder_importers_on_the_synced_folder(tmp_path: Path, kind: str) -> None:
+    workspace, folder = _workspace(tmp_path)
+    before = _files(workspace)
+    with Engram.from_settings(home=tmp_path / "home", files={"dir": folder}, embeddings={"provider": "none"}) as mem:
+        for given in (workspace, folder, folder / "global"):
+            with pytest.raises(ValidationError) as refused:
+                mem.import_from(given, kind)
+            assert refused.value.field == "path"
+            assert "engram's memory folder (files.dir" in str(refused.value)
+            assert f"read as {kind} notes, each of their entries would be stored a second time" in str(refused.value)
+        assert mem.count() == 0
+    assert _files(workspace) == before

@@ -31,6 +31,7 @@ from pathlib import Path
 from engram.engine import Engram
 from engram.errors import StorageError
 from engram.exporters import visible
+from engram.files import own_folder
 from engram.importers.base import split_provenance
 from engram.importers.basic_memory import FENCE_INFO, KIND, PROVENANCE, reads_as
 from engram.model import Memory
@@ -39,8 +40,12 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _BACKTICKS = re.compile(r"`+")
 
 
-def write(engram: Engram, folder: Path) -> int:
-    """Write every visible memory as a note under ``folder``; returns how many were written."""
+def write(engram: Engram, folder: Path, *, synced: Path | None = None) -> int:
+    """Write every visible memory as a note under ``folder``; returns how many were written.
+    Raises ``ValidationError`` naming ``path``, before anything is written, when ``folder`` is the
+    memory folder engram syncs (``synced``: ``files.dir`` while ``files.enabled``) or a folder
+    inside it, and ``StorageError`` when a note cannot be written."""
+    own_folder.refuse_export(folder, synced)
     memories = list(visible(engram))
     names = _names(memories)
     try:

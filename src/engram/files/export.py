@@ -27,7 +27,7 @@ from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope, make_scope, parse_content, parse_search_context
 from engram.text import counted
 
-from . import layout, split
+from . import layout, own_folder, split
 from .document import Document, get_format
 from .entry import Entry, Problem, build_entry, from_memory, store_entry, utc
 from .paths import Folder, PathRefused
@@ -152,7 +152,7 @@ class FolderExport:
 
 def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_by: layout.GroupBy = "tag",
                   max_file_bytes: int = 5_000_000, databases: Mapping[str, Iterable[Memory]] | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> FolderExport:
+                  synced: Path | None = None, progress: Callable[[int, int], None] | None = None) -> FolderExport:
     """Write ``memories`` into ``dest`` as a memory folder, no file over ``max_file_bytes`` (split
     into ``-2``, ``-3``… files as sync does); returns how many were written and their files (what
     a caller records as written on request: ``wiring.note_written_on_request``). ``databases``:
@@ -162,7 +162,10 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
     ``progress(done, total)`` counts the memories written as per-type JSON, a file each (markdown
     and YAML put them in a few files, written at once). Raises
     ``PathRefused`` when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory
-    cannot fit any file."""
+    cannot fit any file, and ``ValidationError`` naming ``path``, before anything is written, when
+    ``dest`` is the memory folder engram syncs (``synced``: ``files.dir`` while ``files.enabled``)
+    or a folder inside it (``own_folder.refuse_export``)."""
+    own_folder.refuse_export(dest, synced)
     folder = Folder(dest, max_file_bytes=max_file_bytes)
     # Each memory with the folder its global scope's files go under ("": the folder's own global/).
     placed = [("", memory) for memory in memories]
@@ -232,8 +235,7 @@ def import_folder(
     syncs (``synced``: ``files.dir`` while ``files.enabled``), a folder inside it or one holding it."""
     if not src.is_dir():
         raise ValidationError("path", f"{src} is not a folder", "a memory folder (global/, agents/, sessions/ or <type>/)")
-    if synced is not None:
-        _refuse_synced_folder(src, synced)
+    own_folder.refuse_import(src, synced)
     folder = Folder(src, max_file_bytes=max_file_bytes)
     summary = ImportSummary()
     # Read, never recorded: an import leaves the source folder as it found it.
@@ -266,26 +268,6 @@ def import_folder(
                               "or another system's data with --from KIND")
     _store(engram, by_scope, summary)
     return summary
-
-
-def _refuse_synced_folder(src: Path, synced: Path) -> None:
-    """Refuse to import the memory folder engram syncs (``files.dir``), a folder inside it or one
-    holding it, before anything is stored. Its hand-written entries are already engram's to take
-    in place (``engram sync`` gives each its id where it stands); imported, each became a second
-    memory that the mirror wrote into a file of its choosing, and the next sync then removed the
-    hand-written entry as its duplicate: the user's file emptied, the entry moved elsewhere."""
-    given, memory = src.expanduser().resolve(), synced.expanduser().resolve()
-    if given == memory:
-        where = "is engram's memory folder (files.dir)"
-    elif given.is_relative_to(memory):
-        where = f"is inside engram's memory folder (files.dir: {memory})"
-    elif memory.is_relative_to(given):
-        where = f"holds engram's memory folder (files.dir: {memory})"
-    else:
-        return
-    raise ValidationError("path", f"{src} {where}: `engram sync` takes the memory folder's entries in place, where "
-                          "they are; an import would store each a second time and move it into a file engram chooses",
-                          "engram sync for the memory folder; engram import for a folder neither inside it nor holding it")
 
 
 def _read_file(folder: Folder, rel: str, engram: Engram, summary: ImportSummary,

@@ -19,6 +19,7 @@ from typing import Any
 from engram import jsondoc
 from engram.db.foreign import is_sqlite_file
 from engram.errors import SnapshotError, ValidationError
+from engram.files import own_folder
 from engram.importers import (
     basic_memory,
     chat_exports,
@@ -38,12 +39,18 @@ from engram.importers.base import Files, Plan, modified_times, read_folder, with
 from engram.model import parse_flag
 
 __all__ = ["KINDS", "ImportSummary", "Plan", "apply_plan", "check_saved_memories", "check_source", "detect",
-           "detect_document", "read_plan"]
+           "detect_document", "read_plan", "refuse_synced_folder"]
 
 # Readers of one document (text) and of a folder (files by relative path).
 _TEXT_READERS = {"mem0": mem0.read, "mcp-memory": mcp_memory.read, "mcp-memory-service": mcp_memory_service.read,
                  letta.KIND: letta.read, zep.KIND: zep.read}
 _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read, "clawless": clawless.read}
+# The folder readers that take the markdown files engram's memory folder holds as their notes
+# (basic-memory reads every .md; OpenClaw every memory/*.md, so a folder holding the memory folder
+# as memory/ too). Clawless reads its home's MEMORY.md and conversation-history.jsonl and a chat
+# export its conversations*.json, none of which the mirror writes or syncs: an engram home, which
+# holds the memory folder, is a Clawless home to import.
+_READS_MEMORY_FILES = ("openclaw", "basic-memory")
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
 # Readers of a chat service's export: its conversations.json, from the ZIP, its folder or the file.
@@ -206,6 +213,14 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str], *, saved_memori
     else:
         raise ValidationError("source", f"{kind} is a folder", "a path, or {relative path: text} of its files")
     return _FOLDER_READERS[kind](files)
+
+
+def refuse_synced_folder(kind: str, source: object, synced: Path | None) -> None:
+    """Refuse, naming ``path``, a folder read as ``kind`` when it is the memory folder engram
+    syncs (``synced``: ``files.dir`` while ``files.enabled``), a folder inside it or one holding
+    it, and ``kind`` reads its markdown files as notes (``own_folder.refuse_import``)."""
+    if kind in _READS_MEMORY_FILES and isinstance(source, Path) and source.is_dir():
+        own_folder.refuse_import(source, synced, kind)
 
 
 def _read_export(kind: str, source: str | Path | Mapping[str, str], saved_memories: bool) -> Plan:

@@ -269,7 +269,8 @@ def export_dir(ctx: typer.Context, fmt: str, path: Path | None, *, all_agents: b
     memories, databases = folder_export_memories(engram, st.settings(), all_agents=all_agents)
     with render.progress(f"exporting as {fmt}", quiet=st.as_json) as report:
         done = export_folder(memories, path, format=fmt, group_by=files.group_by, max_file_bytes=files.max_file_bytes,
-                             databases=databases, progress=lambda n, total: report(f"exporting as {fmt}", n, total))
+                             databases=databases, synced=files.synced_folder(st.settings().home),
+                             progress=lambda n, total: report(f"exporting as {fmt}", n, total))
     note_written_on_request(st.settings(), done.files)  # asked for: not plain copies to warn about at each start
     scope = engram.scope
     if st.as_json:

@@ -502,7 +502,8 @@ def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
         from engram.errors import ValidationError
 
         raise ValidationError("path", "basic-memory notes need a folder", "a folder to write the notes into")
-    n = basic_memory.write(engram, path)
+    settings = state(ctx).settings()
+    n = basic_memory.write(engram, path, synced=settings.files.synced_folder(settings.home))
     render.errors.print(f"exported {counted(n, 'note')} to {path}")
 
 
