@@ -4,6 +4,12 @@
 optional ``X-Engram-Session`` header narrows the agent to one of its sessions. The same check
 guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools, and
 ``/metrics`` (``metrics_access``: a token of ``server.metrics_agent``) whenever the server has any live token.
+
+A route that needs a token checks it first (``check_token_first``, called by the API router's
+route class before FastAPI reads the body or solves a dependency), so a request without a valid
+token gets 401 whatever else is wrong with it: FastAPI reads a JSON body, and runs the router's
+query checks, before a route's own dependencies, and a caller with a wrong token was told about
+the route's query parameters or its body's syntax instead (and learnt them without a token).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Header, HTTPException, Request
+from fastapi.dependencies.models import Dependant
 from starlette.concurrency import run_in_threadpool
 
 from engram import jsondoc
@@ -97,10 +104,21 @@ async def authenticate(checks: TokenChecks, authorization: str | None, session: 
 
 
 async def _caller(request: Request, authorization: str | None, session: str | None) -> Caller:
+    """The caller ``check_token_first`` found for this request, else the one these headers name, or 401."""
+    found: Caller | None = request.scope.get(SCOPE_KEY)
+    if found is not None:
+        return found
     found = await authenticate(request.app.state.token_checks, authorization, session)
     if found is None:
         raise HTTPException(401, "a valid bearer token is required (create one with `engram token create`)")
     return found
+
+
+async def check_token_first(request: Request) -> None:
+    """The caller of a route that needs a token (``needs_token``), kept in the scope for
+    ``agent_engine``, or 401 problem details: called before anything else of the request is read."""
+    request.scope[SCOPE_KEY] = await _caller(request, request.headers.get("authorization"),
+                                             request.headers.get(SESSION_HEADER))
 
 
 async def agent_engine(
@@ -137,6 +155,16 @@ async def agent_engine_opener(
     found = await _caller(request, authorization, x_engram_session)
     base: Engram = request.app.state.engram
     return functools.partial(base.for_agent, found.agent, found.session, origin="http")
+
+
+# The dependencies that make a route need a token (``metrics_access`` is not one: /metrics is
+# open on a server with no live token, and answers 403 to another agent's).
+_TOKEN_DEPENDENCIES = (agent_engine, agent_engine_opener)
+
+
+def needs_token(dependant: Dependant) -> bool:
+    """Whether a route (its ``dependant``) acts for the caller of a token, through any of its dependencies."""
+    return any(sub.call in _TOKEN_DEPENDENCIES or needs_token(sub) for sub in dependant.dependencies)
 
 
 async def metrics_access(

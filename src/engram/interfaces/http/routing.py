@@ -12,6 +12,8 @@ an unknown field: FastAPI ignores one, so a misspelt filter (``?tags=`` for ``?t
 ``?sinse=``) silently answered for everything. A parameter that takes one value is refused when
 given twice (``?limit=1&limit=2`` was read as its last value). And they refuse a path segment or query value whose
 percent-escapes are not UTF-8 (``utf8``), which the server would otherwise read as other text.
+A route that needs a token checks it before all of these and before reading its body
+(``auth.check_token_first``): without a valid one, 401 whatever else is wrong with the request.
 
 Their JSON bodies are read by ``jsondoc.loads`` with ``unique_names``: a body that is not UTF-8,
 nested too deeply or holding a number too long to read got FastAPI's bare "There was an error
@@ -38,6 +40,7 @@ from starlette.concurrency import run_in_threadpool
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.interfaces.http import problems
+from engram.interfaces.http.auth import check_token_first, needs_token
 from engram.interfaces.http.utf8 import refuse_undecodable
 
 API_PREFIX = "/api/"
@@ -129,8 +132,13 @@ class _JSONRequest(Request):
 class _JSONRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Any]:
         handler = super().get_route_handler()
+        # A route acting for a token's caller checks the token before FastAPI's handler reads the
+        # body or runs a dependency (the query checks above included): 401 whatever else is wrong.
+        token_first = needs_token(self.dependant)
 
         async def handle(request: Request) -> Response:
+            if token_first:
+                await check_token_first(request)
             return await handler(_JSONRequest(request.scope, request.receive))  # type: ignore[no-any-return]
 
         return handle

@@ -3,8 +3,8 @@
 The server (uvicorn, then Starlette for the query) decodes them with ``errors="replace"``, so
 ``/api/v1/memory/%FF%FE`` arrived as the key ``"\ufffd\ufffd"``: a lookup answered 404 for a key
 nobody sent, and ``POST /api/v1/history/%FF`` appended to a conversation nobody named. Every API
-route checks the request as sent first (``refuse_undecodable``, a dependency beside the unknown
-query check) and refuses it with a 422 naming the parameter, before the engine is reached.
+route checks the request as sent once its token is checked (``refuse_undecodable``, a dependency beside
+the unknown query check) and refuses it with a 422 naming the parameter, before the engine is reached.
 """
 
 from __future__ import annotations
