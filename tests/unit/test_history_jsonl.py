@@ -32,7 +32,7 @@ def test_one_clawless_exchange_per_line(tmp_path: Path) -> None:
     first, second = lines(tmp_path / "h.jsonl")
     assert {k: first[k] for k in ("userMessage", "botResponse", "chatId", "platform")} == {
         "userMessage": "question 1", "botResponse": "answer 1", "chatId": "42", "platform": "telegram"}
-    assert first["timestamp"] == "2023-11-14T22:13:21Z"
+    assert first["timestamp"] == "2023-11-14T22:13:21.000Z"
     assert second["chatId"] == "C1:th" and second["platform"] == "slack"
 
 

@@ -6,10 +6,12 @@ tool read in the other. Clawless's code spells the fields ``user_message``, ``bo
 ``chat_id`` (``history/clawless_lines``): such lines are read too, and a file whose newest line is
 spelt so gets its new lines spelt so, for Clawless to keep reading the file; a changed line keeps
 its own spelling. engram adds ``"messages"`` (the exact messages of the exchange: roles,
-tool calls, metadata, times) so nothing is lost on the way back; a line without it is read as a
-user message and its answer. ``platform`` is the key's channel and ``chatId`` its ``chat`` (and
-``:thread``). A user message starts a new exchange; any other message joins the conversation's
-latest exchange.
+tool calls, metadata, exact times) so nothing is lost on the way back; a line without it is read as a
+user message and its answer, at its ``timestamp``. ``timestamp`` is written as Clawless writes it,
+JavaScript's ``toISOString`` (``2026-02-10T08:15:00.000Z``, always milliseconds); any ISO 8601 time
+is read (earlier engram versions wrote microseconds, or none when they were zero). ``platform`` is
+the key's channel and ``chatId`` its ``chat`` (and ``:thread``). A user message starts a new
+exchange; any other message joins the conversation's latest exchange.
 
 Agents: each line names its agent (``"agent"``); a store acts for one agent and sees only its
 lines, and ``for_agent`` gives another agent's store on the same file. A line without an agent
@@ -67,6 +69,7 @@ from engram.history.clawless_lines import SNAKE, is_snake_case
 from engram.history.clawless_lines import field as clawless_field
 from engram.history.keys import normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
+from engram.interfaces.present import iso
 from engram.model import Message, Role, message_from_dict
 
 try:
@@ -430,10 +433,6 @@ class JsonlHistoryStore:
 
 
 # --- the line format ---------------------------------------------------------------------------
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat().replace("+00:00", "Z")
-
-
 def _epoch(text: Any) -> float:
     if isinstance(text, int | float):
         return float(text) / (1000.0 if text > 1e11 else 1.0)  # JavaScript's Date.now() is in ms
@@ -456,13 +455,16 @@ def _serialise(key: str, agent: str, messages: list[Message], extra: dict[str, A
     user = next((m.content for m in messages if m.role is Role.USER), "")
     answers = [m.content for m in messages if m.role is Role.ASSISTANT and m.content]
     first = messages[0].created_at if messages else 0.0
+    # Clawless's form, JavaScript's toISOString (always milliseconds: 2026-02-10T08:15:00.000Z). The
+    # exact times travel in "messages", which is what engram reads back; "timestamp" only for a line without them.
+    stamp = iso(first, timespec="milliseconds")
     chat = f"{parts.chat}:{parts.thread}" if parts.thread else parts.chat
     said = {"userMessage": user, "botResponse": answers[-1] if answers else "", "chatId": chat}
     if snake:  # in the order Clawless's code writes them
-        exchange = {"timestamp": _iso(first), SNAKE["chatId"]: chat, SNAKE["userMessage"]: said["userMessage"],
+        exchange = {"timestamp": stamp, SNAKE["chatId"]: chat, SNAKE["userMessage"]: said["userMessage"],
                     SNAKE["botResponse"]: said["botResponse"], "platform": parts.channel}
     else:
-        exchange = {**said, "platform": parts.channel, "timestamp": _iso(first)}
+        exchange = {**said, "platform": parts.channel, "timestamp": stamp}
     record = {**extra, **exchange, "messages": [m.to_dict() for m in messages], "agent": agent}
     return _Line(json.dumps(record, ensure_ascii=False), key, agent, list(messages), dict(extra), snake)
 
