@@ -69,8 +69,8 @@ from engram.history.clawless_lines import SNAKE, is_snake_case
 from engram.history.clawless_lines import field as clawless_field
 from engram.history.keys import normal_key, parse_conversation_key
 from engram.history.recap import format_recap, pair_exchanges
-from engram.interfaces.present import iso
 from engram.model import Message, Role, message_from_dict
+from engram.temporal.instants import iso
 
 try:
     import fcntl

@@ -48,8 +48,8 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.integrations import missing
-from engram.interfaces.present import iso
 from engram.model import MAX_RECALL_LIMIT, Hit, RecallResult, WriteResult, parse_limit
+from engram.temporal.instants import iso
 
 try:
     from strands.memory import ExtractionConfig, MemoryEntry, MemoryStore, SearchOptions

@@ -18,22 +18,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import UTC, datetime
 from typing import Any
 
 from engram.agent_stats import AgentStats
 from engram.errors import ConfigError, NotFoundError, ValidationError
 from engram.model import Hit, Memory, MemoryVersion, RecallResult, WriteResult, parse_number
-
-
-def iso(ts: float | None, *, timespec: str = "seconds") -> str | None:
-    """Epoch seconds as ISO 8601 UTC (``2026-02-09T10:30:00Z``); ``timespec="milliseconds"`` keeps
-    three digits of the second (``2026-02-09T10:30:00.318Z``, JavaScript's ``toISOString``, as
-    Clawless writes its times)."""
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
-
+from engram.temporal.instants import iso  # (re-exported: the doors format instants through present)
 
 # The labels pydantic puts after a field for each member of a union it tried (``valid_from.float``,
 # ``arguments.dict[str,any]``, ``chatId.function-after[_usable(), str]``): which type was tried,

@@ -92,3 +92,12 @@ def record_times(created: float | None, updated: float | None, now: float,
 def shown_time(at: float) -> str:
     """An instant as a warning names it: ISO 8601 in UTC."""
     return datetime.fromtimestamp(at, UTC).isoformat()
+
+
+def iso(ts: float | None, *, timespec: str = "seconds") -> str | None:
+    """Epoch seconds as ISO 8601 UTC, as the doors show a stored instant (``2026-02-09T10:30:00Z``);
+    ``timespec="milliseconds"`` keeps three digits of the second (``2026-02-09T10:30:00.318Z``,
+    JavaScript's ``toISOString``, as Clawless writes its times)."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
