@@ -126,6 +126,52 @@ def test_openclaw_html_comments_are_no_memories(tmp_path: Path) -> None:
     assert any(w.startswith("memory/2026-03-04.md: 1 HTML comment (line 3) not imported") for w in summary["warnings"])
 
 
+def test_openclaw_import_of_an_engram_home_leaves_its_memory_folder_to_engram(tmp_path: Path) -> None:
+    """An engram home holds the operator's ``MEMORY.md`` beside its memory folder ``memory/``, so it
+    looks like an OpenClaw workspace, whose reader takes every markdown file under ``memory/``:
+    engram's own files there (``memory/agents/bob/knowledge.md``) were imported as OpenClaw notes,
+    bob's memory joining the importing agent under a new id. They are engram's: not read, named
+    in a warning with the folder ``--from folder`` imports them from."""
+    source = tmp_path / "source-home"
+    cli_output(source, "-a", "bob", "remember", "bob likes tea")
+    cli_output(source, "remember", "the sky is blue", "--scope", "global")
+    (source / "MEMORY.md").write_text("- Deploys go out on Tuesdays\n", encoding="utf-8")
+    assert (source / "memory" / "agents" / "bob" / "knowledge.md").is_file()  # where engram wrote it
+    bobs = sorted(m["id"] for m in as_json(source, "-a", "bob", "list"))  # his and the global one
+    for home, args in ((tmp_path / "explicit", ("--from", "openclaw")), (tmp_path / "detected", ())):
+        summary = as_json(home, "import", *args, str(source))
+        assert (summary["kind"], summary["imported"]) == ("openclaw", 1), summary
+        assert [m["content"] for m in as_json(home, "list")] == ["Deploys go out on Tuesdays"]
+        [warning] = summary["warnings"]
+        assert warning.startswith("not read: memory/agents/bob/knowledge.md, memory/global/"), warning
+        assert warning.endswith("import memory/ with --from folder"), warning
+    home = tmp_path / "explicit"
+    assert as_json(home, "import", "--from", "folder", str(source / "memory"))["imported"] == 2  # as the warning says
+    assert sorted(m["id"] for m in as_json(home, "-a", "bob", "list")) == bobs
+
+
+def test_openclaw_reads_memory_subfolders_but_not_an_engram_folder_deeper(tmp_path: Path) -> None:
+    """OpenClaw's memory index walks ``memory/`` to any depth (``memory/projects/acme.md`` is
+    indexed), so the reader takes those notes; an engram memory folder deeper in it
+    (``memory/sub/agents/default/notes.md``) is still engram's and passed over, named. A file in a
+    folder only named like engram's (``memory/agents/notes.md``, no agent folder) is a note."""
+    workspace = tmp_path / "workspace"
+    for rel, text in (("memory/2026-03-02.md", "- Shipped the invoice export\n"),
+                      ("memory/projects/acme.md", "- Acme ships on Fridays\n"),
+                      ("memory/agents/notes.md", "- The coder agent runs nightly\n"),
+                      ("memory/sub/agents/default/notes.md", "- an engram entry <!-- id:x -->\n")):
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text, encoding="utf-8")
+    home = tmp_path / "home"
+    summary = as_json(home, "import", "--from", "openclaw", str(workspace))
+    assert sorted(m["content"] for m in as_json(home, "list")) == [
+        "Acme ships on Fridays", "Shipped the invoice export", "The coder agent runs nightly"]
+    assert summary["warnings"] == [
+        "not read: memory/sub/agents/default/notes.md: engram memory files (global/, agents/<agent>/,"
+        " sessions/<agent>/<session>/), which an OpenClaw workspace (MEMORY.md, memory/) does not hold;"
+        " import memory/sub/ with --from folder"], summary
+
+
 def test_engram_history_on_a_current_clawless_file_reads_and_appends_its_snake_case_lines(tmp_path: Path) -> None:
     """``history.backend = "jsonl"`` pointed (``history.path``) at the file Clawless's code writes
     (``chat_id``, ``user_message``, ``bot_response`` lines) reads its exchanges, and what engram

@@ -3,7 +3,11 @@
 The workspace (default ``~/.openclaw/workspace``) holds ``MEMORY.md`` (OpenClaw reads a lowercase
 ``memory.md`` as the same file, and both when both exist), curated long-term memory,
 and ``memory/YYYY-MM-DD.md`` (or ``memory/YYYY-MM-DD-<slug>.md``) daily logs; other markdown files
-under ``memory/`` (topic notes) are read too. Each bullet or paragraph becomes one memory
+under ``memory/`` (topic notes), in its subfolders too, are read as OpenClaw's memory index reads
+them (it walks ``memory/`` to any depth). Files where engram's memory folder keeps its own
+(``global/<file>``, ``agents/<agent>/<file>``, ``sessions/<agent>/<session>/<file>``), at any depth,
+are engram's: not read, and named in a warning (an engram home holds its memory folder as
+``memory/``, beside the operator's ``MEMORY.md``, so it looks like a workspace). Each bullet or paragraph becomes one memory
 (``markdown_blocks``): from ``MEMORY.md`` (or ``memory.md``) as ``core`` knowledge (durable, never
 decays), from a daily log as an ``experience`` dated that day, from a topic file as knowledge. The headings above
 a fact become tags, and the file and line are kept in ``metadata["openclaw"]``. HTML comments
@@ -18,6 +22,7 @@ import re
 from datetime import UTC, date, datetime
 
 from engram import jsondoc
+from engram.files.layout import Layout
 from engram.importers.base import Files, Plan, Record, fail, slug, tags
 from engram.importers.markdown_blocks import split_blocks
 from engram.model import Category
@@ -27,6 +32,7 @@ KIND = "openclaw"
 # Where an engram memory folder keeps its files (``files.layout``), never an OpenClaw workspace.
 _ENGRAM_FOLDERS = ("global", "agents", "sessions")
 _ENGRAM_SUFFIXES = (".md", ".yaml", ".yml")
+_ENGRAM_LAYOUT = Layout()
 _DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-.+)?\.md$")
 # The long-term memory file at the workspace's top, as OpenClaw's memory index looks for it: both
 # spellings (on a case-sensitive file system a workspace may hold either, or both).
@@ -35,25 +41,46 @@ _LONG_TERM = ("MEMORY.md", "memory.md")
 
 def looks_like(files: Files) -> bool:
     return any(name in files for name in _LONG_TERM) or any(
-        _is_memory_file(rel) and _DAILY.match(rel.rsplit("/", 1)[-1]) for rel in files)
+        _is_memory_file(rel) and _engram_folder(rel) is None and _DAILY.match(rel.rsplit("/", 1)[-1]) for rel in files)
 
 
 def _is_memory_file(rel: str) -> bool:
+    # At any depth: OpenClaw's memory index walks memory/ and its subfolders (memory/projects/...).
     return rel.startswith("memory/") and rel.endswith(".md")
+
+
+def _engram_folder(rel: str) -> str | None:
+    """The engram memory folder holding ``rel`` where engram keeps its files (``""`` for the
+    workspace itself, ``memory/`` for an engram home's), or None for a file of no engram folder.
+    At any depth: an engram home holds its memory folder as ``memory/``, which OpenClaw's index
+    would read as its own notes, as it reads every subfolder of ``memory/``."""
+    if not rel.endswith(_ENGRAM_SUFFIXES):
+        return None
+    parts = rel.split("/")
+    for at, part in enumerate(parts[:-1]):
+        if part in _ENGRAM_FOLDERS and _ENGRAM_LAYOUT.dir_of("/".join(parts[at:])) is not None:
+            return "".join(f"{p}/" for p in parts[:at])
+    return None
 
 
 def read(files: Files) -> Plan:
     plan = Plan(KIND, "openclaw")
-    chosen = [name for name in _LONG_TERM if name in files] + sorted(r for r in files if _is_memory_file(r))
+    by_folder: dict[str, list[str]] = {}
+    for rel in sorted(files):
+        folder = _engram_folder(rel)
+        if folder is not None:
+            by_folder.setdefault(folder, []).append(rel)
+    engrams = {rel for rels in by_folder.values() for rel in rels}
+    chosen = [name for name in _LONG_TERM if name in files] + sorted(
+        r for r in files if _is_memory_file(r) and r not in engrams)
     if not chosen:
-        raise fail("path", "no MEMORY.md or memory/*.md", "an OpenClaw workspace folder (MEMORY.md, memory/)")
-    engram_files = sorted(r for r in files if r.split("/", 1)[0] in _ENGRAM_FOLDERS and r.endswith(_ENGRAM_SUFFIXES))
-    if engram_files:
-        # An engram memory folder with a MEMORY.md at its top is detected as a workspace: its own
-        # files were passed over unsaid.
-        shown = ", ".join(engram_files[:5]) + (f" and {len(engram_files) - 5} more" if len(engram_files) > 5 else "")
-        plan.warnings.append(f"not read: {shown}: engram memory files, which an OpenClaw workspace (MEMORY.md,"
-                             " memory/) does not hold; import them with --from folder")
+        raise fail("path", "no MEMORY.md or memory/*.md" + (f" ({_engram_files_note(by_folder)})" if by_folder else ""),
+                   "an OpenClaw workspace folder (MEMORY.md, memory/)")
+    if by_folder:
+        # An engram memory folder with a MEMORY.md at its top, or an engram home (its memory folder
+        # as memory/), is detected as a workspace: its own files are engram's, not OpenClaw's notes
+        # (read as notes, another agent's memories joined the importing agent, their ids dropped).
+        plan.warnings.append(_engram_files_note(by_folder))
     for rel in chosen:
         daily = _DAILY.match(rel.rsplit("/", 1)[-1]) if rel not in _LONG_TERM else None
         day = _day(daily.group(1), rel) if daily else None
@@ -74,6 +101,14 @@ def read(files: Files) -> Plan:
                 fields={"content": "", "key": ""},  # where names the file and line of the fact
             ))
     return plan
+
+
+def _engram_files_note(by_folder: dict[str, list[str]]) -> str:
+    found = [rel for rels in by_folder.values() for rel in rels]
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    where = " and ".join(folder or "the folder itself" for folder in by_folder)
+    return (f"not read: {shown}: engram memory files (global/, agents/<agent>/, sessions/<agent>/<session>/), which"
+            f" an OpenClaw workspace (MEMORY.md, memory/) does not hold; import {where} with --from folder")
 
 
 def _comments_left_out(rel: str, lines: tuple[int, ...]) -> str:
