@@ -49,7 +49,7 @@ _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read,
 # (basic-memory reads every .md; OpenClaw every memory/*.md, so a folder holding the memory folder
 # as memory/ too). Clawless reads its home's MEMORY.md and conversation-history.jsonl and a chat
 # export its conversations*.json, none of which the mirror writes or syncs: an engram home, which
-# holds the memory folder, is a Clawless home to import.
+# holds the memory folder, may be imported as a Clawless home (``--from clawless``).
 _READS_MEMORY_FILES = ("openclaw", "basic-memory")
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
