@@ -75,6 +75,19 @@ def test_keys_and_summaries_are_printed_as_written_not_as_emoji_or_markup(tmp_pa
     assert run(tmp_path, "history", "purge", "web:[red]x", "-y").stdout.strip() == "purged 1 message from web:[red]x"
 
 
+def test_showing_a_conversation_without_messages_says_so_on_stderr_not_as_an_empty_table(tmp_path: Path) -> None:
+    # `history show` of a conversation with no messages printed a table of headers only, where
+    # recall says on standard error that nothing matched.
+    empty = run(tmp_path, "history", "show", "web:[red]x")
+    assert empty.returncode == 0 and empty.stdout == "", empty.stdout
+    assert empty.stderr.strip() == "no messages in web:[red]x"  # the key as written, not read as markup
+    assert json.loads(run(tmp_path, "--json", "history", "show", "web:[red]x").stdout) == {
+        "key": "web:[red]x", "summary": "", "count": 0, "messages": []}
+    assert run(tmp_path, "history", "summary", "web:[red]x", "--set", "earlier talk").returncode == 0
+    summarised = run(tmp_path, "history", "show", "web:[red]x")  # a summary stays when compaction drops every message
+    assert summarised.stdout.strip() == "summary: earlier talk" and summarised.stderr.strip() == "no messages in web:[red]x"
+
+
 def test_transcript_reports_its_file_and_count_as_written(tmp_path: Path) -> None:
     folder = tmp_path / "notes [red]"  # a path rich would read as markup
     (tmp_path / "config.toml").write_text(f'[history]\ntranscripts_dir = "{folder}"\n')

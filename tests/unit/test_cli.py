@@ -317,3 +317,42 @@ def test_help_is_plain_text_with_typer_use_rich_off(isolated_home: Path, monkeyp
     shown = engram(isolated_home, "maintain", "--help")
     assert shown.returncode == 0 and "Usage: engram maintain" in shown.stdout
     assert not set("╭╮╰╯│─") & set(shown.stdout), shown.stdout
+
+
+def _empty(shown: subprocess.CompletedProcess) -> str:
+    """A listing that found nothing: exit 0, nothing on standard output (no table of headers alone,
+    whose box a pipe gets), and its note on standard error, returned."""
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == "", shown.stdout
+    return shown.stderr.strip()
+
+
+def test_listings_that_find_nothing_say_so_on_stderr_as_recall_does(isolated_home: Path) -> None:
+    # `engram list` on an agent with no memories printed a table of headers only (so did neighbours,
+    # audit, token list and history show), where recall says nothing matched.
+    assert _empty(engram(isolated_home, "-a", "alice", "list")) == (
+        "nothing listed: no memory visible to agent alice (its own and global ones)")
+    assert _empty(engram(isolated_home, "-a", "alice", "-s", "s1", "list")) == (
+        "nothing listed: no memory visible to agent alice in session s1 (the session's, the agent's and global ones)")
+    assert engram(isolated_home, "-a", "alice", "remember", "alpha fact", "--key", "a").returncode == 0
+    assert _empty(engram(isolated_home, "-a", "alice", "list", "--tag", "none")) == (
+        "nothing listed: no memory visible to agent alice (its own and global ones) matches the filters")
+    assert _empty(engram(isolated_home, "-a", "alice", "list", "--scope", "global")) == (
+        "nothing listed: no memory in the global scope")
+    assert _empty(engram(isolated_home, "-a", "alice", "list", "--offset", "1")) == (
+        "nothing listed: no memory visible to agent alice (its own and global ones) past --offset 1")
+    assert _empty(engram(isolated_home, "-a", "alice", "neighbours", "a")) == (
+        "nothing linked: no memory this agent sees is linked to a")
+    assert _empty(engram(isolated_home, "-a", "alice", "audit", "--action", "linked")) == (
+        "nothing in the audit trail: no entry matches the filters")
+    assert _empty(engram(isolated_home, "-a", "bob", "audit")) == (
+        "nothing in the audit trail: no entry about agent bob's memories or global ones")
+    assert _empty(engram(isolated_home, "token", "list")) == (
+        "no tokens (--all lists revoked ones too; engram token create --agent NAME makes one)")
+    assert _empty(engram(isolated_home, "-a", "bob", "token", "list", "--all")) == (
+        "no tokens for agent bob (engram token create --agent NAME makes one)")
+    for command in (("list", "--tag", "none"), ("neighbours", "a"), ("audit", "--action", "linked"), ("token", "list")):
+        as_json = engram(isolated_home, "--json", "-a", "alice", *command)
+        assert as_json.returncode == 0 and as_json.stderr == "", as_json.stderr
+        assert json.loads(as_json.stdout) == [], command
+    assert "alpha fact" in engram(isolated_home, "-a", "alice", "list").stdout  # a list that finds one: its table

@@ -62,7 +62,12 @@ def show(
         return
     if summary:
         render.console.print(f"[bold]summary:[/bold] {render.markup_safe(summary)}", highlight=False)
-    render.messages_table(messages, title=f"{render.markup_safe(key)} ({_messages(history.count(key))})")
+    if messages:
+        render.messages_table(messages, title=f"{render.markup_safe(key)} ({_messages(history.count(key))})")
+    else:  # (a summary stays when compaction discards every message)
+        from engram.history.service import HISTORY_OFF
+
+        render.note_line(f"no messages in {key}" + ("" if history.enabled else f": {HISTORY_OFF}"))
 
 
 @group.command("append")

@@ -37,6 +37,13 @@ def audit(
     if st.as_json:
         render.emit_json(rows)
         return
+    if not rows:  # the trail this view reads: its agent's memories (its session's with -s) and global ones
+        agent = st.reading_engram().scope.agent
+        whose = f"agent {agent}'s memories or global ones" if agent else "global memories"
+        filtered = any(v is not None for v in (action, memory, origin, since, until))
+        render.note_line("nothing in the audit trail: " + ("no entry matches the filters" if filtered
+                                                           else f"no entry about {whose}"))
+        return
     from rich.table import Table
 
     table = Table(title="audit")

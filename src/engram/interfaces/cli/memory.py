@@ -305,16 +305,36 @@ def list_(
 ) -> None:
     """List memories with filters and pagination."""
     st = state(ctx)
+    engram = st.reading_engram()
     with _options_named(FILTER_OPTIONS):
-        memories = st.reading_engram().list(
+        memories = engram.list(
             _filters(category, type_, layer, tag, entity, meta, since, until, as_of, known_at, where), order=order,
             limit=limit, offset=offset,
             scope=scope,  # type: ignore[arg-type]
         )
     if st.as_json:
         render.emit_json(memories)
-    else:
+    elif memories:
         render.memories_table(memories)
+    else:
+        filtered = any(v for v in (category, type_, layer, tag, entity, meta, where, since, until, as_of, known_at))
+        render.note_line(_none_listed(engram.scope, scope, filtered=filtered, offset=offset))
+
+
+def _none_listed(view: Scope, scope: str | None, *, filtered: bool, offset: int) -> str:
+    """Why ``list`` found nothing, in the scopes it read: without --scope, those ``view`` sees
+    (its session's with -s, the agent's, global ones); with it, that one scope alone."""
+    if scope is not None:
+        where = f"in the {scope} scope"
+    elif view.agent is None:
+        where = "in the global scope"
+    elif view.session is not None:
+        where = f"visible to agent {view.agent} in session {view.session} (the session's, the agent's and global ones)"
+    else:
+        where = f"visible to agent {view.agent} (its own and global ones)"
+    matching = " matches the filters" if filtered else ""
+    past = f" past --offset {offset}" if offset else ""
+    return f"nothing listed: no memory {where}{matching}{past}"
 
 
 def forget(
@@ -419,8 +439,10 @@ def neighbours(
     found = engram.neighbours(_one_memory(engram, "neighbours", ref, key), limit=limit)
     if st.as_json:
         render.emit_json(found)
-    else:
+    elif found:
         render.memories_table(found, title=f"linked to {_said(ref, key)}")
+    else:  # as in the table, a link to another agent's memory or a superseded one is not counted
+        render.note_line(f"nothing linked: no memory this agent sees is linked to {_said(ref, key)}")
 
 
 def count(

@@ -207,7 +207,14 @@ def hits_table(result: RecallResult) -> None:
     if result.hits:
         _console("console").print(table)
     for note in result.notes:
-        _console("errors").print(f"[yellow]{markup_safe(note)}[/yellow]")
+        note_line(note)
+
+
+def note_line(note: str) -> None:
+    """A note about the result, recall's (``nothing relevant: ...``) and a listing's that found
+    nothing (``nothing listed: ...``): on standard error, so standard output holds rows or nothing,
+    never a table of headers alone. ``note`` is plain text: stored text in it is shown, not read as markup."""
+    _console("errors").print(f"[yellow]{markup_safe(note)}[/yellow]", highlight=False)
 
 
 def _held(memory: Memory) -> str:

@@ -187,6 +187,11 @@ def token_list(
         render.emit_json([{"id": t.id, "agent": t.agent, "name": t.name, "created_at": t.created_at,
                            "last_used_at": t.last_used_at, "revoked_at": t.revoked_at} for t in infos])
         return
+    if not infos:
+        whose = f" for agent {agent or st.agent}" if agent or st.agent else ""
+        render.note_line(f"no tokens{whose} (" + ("" if all_ else "--all lists revoked ones too; ")
+                         + "engram token create --agent NAME makes one)")
+        return
     from rich.table import Table
 
     table = Table("id", "agent", "name", "created", "last used", "revoked")
