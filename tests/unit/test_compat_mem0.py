@@ -547,16 +547,22 @@ def test_a_newer_item_that_brings_nothing_new_leaves_its_memory_untouched(m: Mem
     assert _read(m, tea["id"]).tags == ("drinks",) and _read(m, memory.id) == memory
 
 
+def _imported_tagged_then_later(m: Memory) -> tuple[Any, Any, dict[str, Any]]:
+    """_FIRST imported through the facade, the tag "mine" added in engram, and a newer export of the
+    item (new text, categories ["trips"]): alex's view, the memory, the newer item."""
+    m.import_mem0([_FIRST])
+    alex = m.engram.for_agent("alex")
+    [memory] = alex.list(scope="agent")
+    tagged = alex.update(memory, tags=["travel", "mine"]).memory
+    return alex, memory, _later(tagged.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
+
+
 def test_engram_import_after_a_facade_refresh_of_the_same_export_changes_nothing(m: Memory) -> None:
     # The facade keeps what engram import keeps of what it brought (the text's digest, the tags),
     # so engram import of the same newer export finds nothing to change; and of a later one, brings
     # mem0's text (the memory's is still the one an import brought) and keeps the tag added in engram,
     # where it took the refreshed text for an edit in engram and dropped that tag.
-    m.import_mem0([_FIRST])
-    alex = m.engram.for_agent("alex")
-    [memory] = alex.list(scope="agent")
-    tagged = alex.update(memory, tags=["travel", "mine"]).memory
-    later = _later(tagged.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
+    alex, memory, later = _imported_tagged_then_later(m)
     assert m.import_mem0([later]) == {"imported": 1, "skipped": 0, "forgotten": 0}
     now = _read(m, memory.id)
     assert (now.content, now.tags) == (later["memory"], ("trips", "mine"))
@@ -575,11 +581,7 @@ def test_the_facade_after_engram_import_of_the_same_export_changes_nothing(m: Me
     # The reverse order: engram import refreshes a memory the facade imported (keeping the tag
     # added in engram, which needs the tags the facade's import brought), and the facade's import of
     # the same export then changes nothing; a later one through the facade keeps that tag too.
-    m.import_mem0([_FIRST])
-    alex = m.engram.for_agent("alex")
-    [memory] = alex.list(scope="agent")
-    tagged = alex.update(memory, tags=["travel", "mine"]).memory
-    later = _later(tagged.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
+    alex, memory, later = _imported_tagged_then_later(m)
     summary = m.engram.import_from(json.dumps({"results": [later]}), "mem0")
     assert (summary.imported, summary.updated, summary.warnings) == (0, 1, ()), summary
     now = _read(m, memory.id)
