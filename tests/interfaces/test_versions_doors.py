@@ -21,7 +21,8 @@ from tests.unit.test_cli import engram
 def test_cli_versions_oldest_first_as_http_gives_them(isolated_home: Path) -> None:
     mid = _json(isolated_home, "remember", "the deploy is on Monday", "--key", "deploy")["memory"]["id"]
     unchanged = engram(isolated_home, "--agent", "alice", "versions", "deploy")
-    assert unchanged.returncode == 0 and "deploy has no earlier versions" in unchanged.stdout, unchanged.stderr
+    assert unchanged.returncode == 0 and unchanged.stdout == "", unchanged.stdout  # a note, not a row for a script
+    assert unchanged.stderr == "deploy has no earlier versions (its content was never changed)\n", unchanged.stderr
     assert _json(isolated_home, "versions", "deploy") == {"versions": []}
 
     # Markup and a control character are stored text: shown as they are, never obeyed.

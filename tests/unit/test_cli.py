@@ -356,3 +356,34 @@ def test_listings_that_find_nothing_say_so_on_stderr_as_recall_does(isolated_hom
         assert as_json.returncode == 0 and as_json.stderr == "", as_json.stderr
         assert json.loads(as_json.stdout) == [], command
     assert "alpha fact" in engram(isolated_home, "-a", "alice", "list").stdout  # a list that finds one: its table
+
+
+
+@pytest.mark.parametrize(("command", "note", "as_json"), [
+    (("history", "list"), "no conversations", []),
+    (("history", "summary", "web:[red]x"), "no summary of web:[red]x",  # the key as written, not read as markup
+     {"key": "web:[red]x", "summary": ""}),
+    (("conflicts",), "no conflicts", []),
+    (("backup", "--list"), "no backups in {home}", []),
+    (("summaries",), "no summaries yet (run `engram maintain` or `engram summaries --make`)", []),
+    (("summaries", "--make"),
+     "no summaries yet: no ended period holds memories (the current one is summarised once it ends)", []),
+    (("forget", "--tag", "none"), "nothing to forget", {"dry_run": False, "removed": []}),
+    (("forget", "--tag", "none", "--dry-run"), "nothing to forget", {"dry_run": True, "removed": []}),
+])
+def test_commands_that_find_nothing_say_so_on_stderr_not_as_a_line_of_output(
+        isolated_home: Path, command: tuple[str, ...], note: str, as_json: object) -> None:
+    # These printed their "nothing here" line on standard output, where a script reading it took it
+    # for a conversation key, a summary, a backup or a row; `versions` likewise (test_versions_doors).
+    assert _empty(engram(isolated_home, "-a", "alice", *command)) == note.format(home=isolated_home / "backups")
+    shown = engram(isolated_home, "--json", "-a", "alice", *command)  # --json as before
+    assert shown.returncode == 0 and shown.stderr == "", shown.stderr
+    assert json.loads(shown.stdout) == as_json
+
+
+def test_a_conversation_listing_with_history_off_says_why_it_is_empty(isolated_home: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_HISTORY__ENABLED", "false")
+    off = "conversation history is off (history.enabled = false)"
+    assert _empty(engram(isolated_home, "-a", "alice", "history", "list")) == f"no conversations: {off}"
+    assert _empty(engram(isolated_home, "-a", "alice", "history", "summary", "web:1")) == f"no summary of web:1: {off}"

@@ -194,7 +194,7 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
                            "memory_now_in": moved[c.path]} for c in found])
         return
     if not found:
-        render.console.print("no conflicts")
+        render.note_line("no conflicts")
         return
     for c in found:
         db = sides[c.path]

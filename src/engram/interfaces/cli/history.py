@@ -36,8 +36,10 @@ def list_(ctx: typer.Context) -> None:
         return
     for item in listed:
         render.console.print(f"{item['key']}  ({_messages(item['messages'])})", markup=False, highlight=False)
-    if not listed:
-        render.console.print("[dim](no conversations)[/dim]")
+    if not listed:  # on standard error, where a script reading the keys does not take it for one
+        from engram.history.service import HISTORY_OFF
+
+        render.note_line("no conversations" + ("" if history.enabled else f": {HISTORY_OFF}"))
 
 
 @group.command("show")
@@ -143,8 +145,12 @@ def summary(
     text = history.summary(key)
     if st.as_json:
         render.emit_json({"key": key, "summary": text})
-    else:
-        render.console.print(render.markup_safe(text) if text else "[dim](no summary)[/dim]", highlight=False)
+    elif text:
+        render.console.print(render.markup_safe(text), highlight=False)
+    else:  # on standard error: `engram history summary KEY > file` keeps an empty file, not "(no summary)"
+        from engram.history.service import HISTORY_OFF
+
+        render.note_line(f"no summary of {key}" + ("" if history.enabled else f": {HISTORY_OFF}"))
 
 
 @group.command("purge")

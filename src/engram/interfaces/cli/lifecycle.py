@@ -94,8 +94,7 @@ def backup(
             render.console.print(f"{render.when(b.created_at)}  {whose}{b.reason:<16} {b.size_bytes:>10}  {b.path}",
                                  highlight=False)
         if not found:
-            render.console.print(f"no backups in {', '.join(str(backups.folder) for _, backups in every)}",
-                                 highlight=False)
+            render.note_line(f"no backups in {', '.join(str(backups.folder) for _, backups in every)}")
         return
     taken = take_backups(st.reaching_engram(all_agents=all_agents), st.settings(), all_agents=all_agents)
     if st.as_json:
@@ -230,9 +229,9 @@ def summaries(
         render.console.print(m.content)
     if not found and make:
         # Only ended periods are summarised: memories stored today wait for the day to end.
-        render.console.print("no summaries yet: no ended period holds memories (the current one is summarised once it ends)")
+        render.note_line("no summaries yet: no ended period holds memories (the current one is summarised once it ends)")
     elif not found:
-        render.console.print("no summaries yet (run `engram maintain` or `engram summaries --make`)")
+        render.note_line("no summaries yet (run `engram maintain` or `engram summaries --make`)")
 
 
 def register(app: typer.Typer) -> None:

@@ -279,8 +279,7 @@ def versions(
     if st.as_json:
         render.emit_json(present.versions_dict(found))
     elif not found:
-        render.console.print(f"{render.markup_safe(memory.key)} has no earlier versions (its content was never changed)",
-                             highlight=False)
+        render.note_line(f"{memory.key} has no earlier versions (its content was never changed)")
     else:
         render.versions_table(found, title=f"earlier contents of {render.markup_safe(memory.key)}, oldest first")
 
@@ -366,7 +365,7 @@ def forget(
     if removed:
         render.memories_table(removed, title="would forget" if dry_run else "forgot")
     else:
-        render.console.print("nothing to forget")
+        render.note_line("nothing to forget")
 
 
 EndArg = typer.Argument(None, help="Id or key (or name this end by its key option).")

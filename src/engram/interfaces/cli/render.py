@@ -211,8 +211,9 @@ def hits_table(result: RecallResult) -> None:
 
 
 def note_line(note: str) -> None:
-    """A note about the result, recall's (``nothing relevant: ...``) and a listing's that found
-    nothing (``nothing listed: ...``): on standard error, so standard output holds rows or nothing,
+    """A note about the result, recall's (``nothing relevant: ...``) and a command's that found
+    nothing to list, show or do (``nothing listed: ...``, ``no conversations``, ``nothing to forget``):
+    on standard error, so standard output holds rows or nothing,
     never a table of headers alone. ``note`` is plain text: stored text in it is shown, not read as markup."""
     _console("errors").print(f"[yellow]{markup_safe(note)}[/yellow]", highlight=False)
 
