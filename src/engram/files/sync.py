@@ -381,10 +381,14 @@ class FileSync:
             if wanted is None and self.type_json:
                 from . import export
 
-                # Read again: ``db_by_scope`` is the database before this pass took in the files'
-                # edits, so an entry edited, added or deleted by hand had its JSON file one pass late.
-                export.sync_type_dir(self.folder, [m for m in self.engram.store.iter_all() if self.owns(m.scope)],
-                                     owns=None if self.database_agent is None else self.owns)
+                # ``db_by_scope`` is the database before this pass took in the files' edits: when the
+                # pass changed the database (an entry edited, added, deleted or moved by hand, a link
+                # made), it is read again, or those JSON files were one pass late; else it is as read.
+                took_edits = (report.db_created or report.db_updated or report.db_forgotten or report.db_moved
+                              or pending)
+                memories = ([m for m in self.engram.store.iter_all() if self.owns(m.scope)] if took_edits
+                            else [m for mems in db_by_scope.values() for m in mems.values()])
+                export.sync_type_dir(self.folder, memories, owns=None if self.database_agent is None else self.owns)
         if self.log_problems:
             for problem in report.problems:
                 log.warning("%s", problem)
