@@ -9,7 +9,6 @@ and ``engram sync`` (``FileSync``)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,13 @@ import pytest
 from engram.engine import Engram
 from engram.files.export import export_folder, import_folder
 from engram.files.sync import FileSync
+from tests.times import at
 
 UPDATED = "2024-06-02T12:00:00+00:00"
 EARLIER = "2024-01-10T09:00:00+00:00"
 ID = "0190aaaa-0000-7000-8000-000000000001"
 RETIMED = ("warning: created 2024-06-10T00:00:00+00:00 is later than updated 2024-06-02T12:00:00+00:00: "
            "imported as created at the earlier")
-
-
-def at(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
 
 
 def opened(home: Path) -> Engram:

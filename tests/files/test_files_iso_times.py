@@ -9,7 +9,6 @@ files come back byte for byte. Real SQLite files, real folders, through ``engram
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,12 @@ import pytest
 from engram.engine import Engram
 from engram.files.export import export_folder, import_folder
 from engram.files.sync import FileSync
+from tests.times import at
 
 OLD = "0190aaaa-0000-7000-8000-000000000001"
 NEW = "0190aaaa-0000-7000-8000-000000000002"
 ALLOWED = ("(allowed: epoch seconds or an ISO 8601 date/time (2026-04-12, 2026-04-12T09:30+02:00), "
            "a time from 0002-01-01 to 9998-12-31 (UTC))")
-
-
-def at(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
 
 
 CREATED, UPDATED, SEEN, RETIRED = (at("2024-06-01T06:00:00+00:00"), at("2024-06-02T12:00:00+00:00"),

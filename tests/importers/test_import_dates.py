@@ -9,7 +9,6 @@ on a real SQLite file; the mem0 export (``engram export --format mem0``) then gi
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +18,12 @@ from engram.compat.mem0 import Memory
 from engram.engine import Engram
 from engram.exporters import mem0 as mem0_export
 from tests.importers.test_import_cli import run
+from tests.times import at
 
 UPDATED = "2024-06-02T12:00:00+00:00"
 EARLIER = "2024-01-10T09:00:00+00:00"
 ONLY_UPDATED = {"id": "m-1", "memory": "Likes green tea", "user_id": "sam", "updated_at": UPDATED}
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
-
-
-def at(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
 
 
 def opened(home: Path) -> Engram:

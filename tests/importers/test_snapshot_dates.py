@@ -9,7 +9,6 @@ stored. On real SQLite files, through ``engram import`` and ``Engram.import_snap
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -17,13 +16,10 @@ from typer.testing import CliRunner
 from engram.engine import Engram
 from engram.interfaces.cli.app import app
 from engram.store.jsonfile import JsonFileMemoryStore
+from tests.times import at
 
 UPDATED = "2024-06-02T12:00:00+00:00"
 EARLIER = "2024-01-10T09:00:00+00:00"
-
-
-def at(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
 
 
 def opened(home: Path) -> Engram:
