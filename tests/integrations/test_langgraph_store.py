@@ -21,7 +21,8 @@ import pytest
 pytest.importorskip("langgraph", reason="the langgraph extra is not installed: pip install 'engram-recall[langgraph]'")
 
 from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore, PutOp  # noqa: E402
+from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, PutOp, SearchOp  # noqa: E402
+from langgraph.store.memory import InMemoryStore  # noqa: E402
 
 from engram.backends.sqlite import SqliteBackend  # noqa: E402
 from engram.engine import Engram  # noqa: E402
@@ -136,6 +137,49 @@ def test_store_operations(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         store.search(("docs",), filter={"n": {"$near": 3}})
     assert err.value.field == "filter.n"
+
+
+def _shown(result: object) -> object:
+    """A batch result as plain data, so two stores' results compare (no times, no scores)."""
+    if isinstance(result, list):
+        return [_shown(r) for r in result]
+    if hasattr(result, "value"):
+        return (result.namespace, result.key, result.value)
+    return result
+
+
+def test_a_batch_reads_before_it_writes_as_langgraphs_stores_do(engram: Engram) -> None:
+    # InMemoryStore (and SqliteStore, PostgresStore) answer every read of a batch from the store as
+    # it was before it, then write its puts, the last put of a key only.
+    ours, theirs = EngramStore(engram, agent_from_namespace=1), InMemoryStore()
+    ops = [PutOp(("memories", "ana"), "tea", {"text": "green"}), GetOp(("memories", "ana"), "tea"),
+           PutOp(("memories", "ana"), "old", None), GetOp(("memories", "ana"), "old"),
+           SearchOp(("memories", "ana"), filter={"text": "green"}), ListNamespacesOp(),
+           PutOp(("memories", "ana"), "tea", {"text": "black"}), PutOp(("memories", "bo"), "tea", {"text": "mint"}),
+           GetOp(("memories", "bo"), "tea")]
+    for store in (ours, theirs):
+        store.put(("memories", "ana"), "old", {"text": "kept until the batch"})
+    results = [_shown(store.batch(ops)) for store in (ours, theirs)]
+    assert results[0] == results[1] == [
+        None, None, None, (("memories", "ana"), "old", {"text": "kept until the batch"}), [],
+        [("memories", "ana")], None, None, None]
+    for store in (ours, theirs):
+        assert store.get(("memories", "ana"), "tea").value == {"text": "black"}  # the last put of the key
+        assert store.get(("memories", "ana"), "old") is None
+        assert [i.value for i in store.search(("memories", "bo"))] == [{"text": "mint"}]  # each user their own
+    # one write of "tea": the first put of the batch was never made
+    assert engram.for_agent("lg:ana").versions(EngramStore._ref(("memories", "ana"), "tea")) == []
+
+
+def test_a_bad_op_in_a_batch_writes_nothing(engram: Engram) -> None:
+    store = EngramStore(engram)
+    store.put(("docs",), "k", {"text": "before"})
+    for bad, field in [(PutOp(("docs",), "k2", ["not a dict"]), "value"),  # type: ignore[arg-type]
+                       (PutOp(("docs",), "k2", {"text": "x"}, ttl=-1), "ttl"), ("get k", "op")]:
+        with pytest.raises(ValidationError) as err:
+            store.batch([PutOp(("docs",), "k", {"text": "after"}), PutOp(("docs",), "gone", {"text": "x"}), bad])
+        assert err.value.field == field
+    assert store.get(("docs",), "k").value == {"text": "before"} and engram.count() == 1
 
 
 def test_agent_from_namespace_needs_the_label(engram: Engram) -> None:

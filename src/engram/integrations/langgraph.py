@@ -292,22 +292,31 @@ class EngramStore(BaseStore):
             except NotFoundError:
                 pass  # deleted (or swept) since it was read: nothing left to keep alive
 
-    def _put(self, op: PutOp) -> None:
-        view = self._view(op.namespace)
-        ref = self._ref(op.namespace, op.key)
+    def _check_put(self, op: PutOp) -> None:
+        """Raise ``ValidationError`` naming what ``op`` cannot store (``namespace``, ``value``,
+        ``ttl``, ``key``): checked here so the error names LangGraph's argument, not the metadata that
+        carries it, and before a batch writes anything."""
+        self._view(op.namespace)
         if op.value is None:  # a delete: its ttl (LangGraph passes the default one) means nothing
-            if view.find(ref) is not None:
-                view.forget(ref, reason="langgraph delete")
             return
         if not isinstance(op.value, Mapping):
             raise ValidationError("value", f"got {type(op.value).__name__}", "a dict (None deletes the item)")
-        value = dict(op.value)
-        # Checked here so the error names LangGraph's argument, not the metadata that carries it.
-        usable_json("value", value)
-        ttl = _minutes(op.ttl, "ttl")
+        usable_json("value", dict(op.value))
+        _minutes(op.ttl, "ttl")
         usable_text("key", op.key)
         for label in op.namespace:
             usable_text("namespace", label)
+
+    def _put(self, op: PutOp) -> None:
+        """Write ``op`` (checked by ``_check_put``): a delete when its value is None."""
+        view = self._view(op.namespace)
+        ref = self._ref(op.namespace, op.key)
+        if op.value is None:
+            if view.find(ref) is not None:
+                view.forget(ref, reason="langgraph delete")
+            return
+        value = dict(op.value)
+        ttl = _minutes(op.ttl, "ttl")
         fields = self.index_fields if op.index is None else op.index
         if fields is False:
             text = op.key
@@ -455,19 +464,32 @@ class EngramStore(BaseStore):
         return True
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """The ops' results in their order, as LangGraph's own stores run a batch (``InMemoryStore``,
+        ``SqliteStore``, ``PostgresStore``): every read (get, search, list_namespaces) sees the store
+        as it was before the batch, then the puts are written, the last one of each (namespace, key)
+        only. Every op is checked first: an unknown op or a bad put raises ``ValidationError`` before
+        anything is read or written."""
+        ops = list(ops)
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
+            if isinstance(op, PutOp):
+                self._check_put(op)
+                puts[(op.namespace, op.key)] = op
+            elif not isinstance(op, GetOp | SearchOp | ListNamespacesOp):
+                raise ValidationError("op", f"unknown operation {type(op).__name__}",
+                                      ["GetOp", "PutOp", "SearchOp", "ListNamespacesOp"])
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
                 results.append(self._get(op))
-            elif isinstance(op, PutOp):
-                results.append(self._put(op))
             elif isinstance(op, SearchOp):
                 results.append(self._search(op))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
             else:
-                raise ValidationError("op", f"unknown operation {type(op).__name__}",
-                                      ["GetOp", "PutOp", "SearchOp", "ListNamespacesOp"])
+                results.append(None)
+        for op in puts.values():
+            self._put(op)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
