@@ -219,6 +219,31 @@ def test_filters_match_nested_fields_as_langgraph_stores_do(engram: Engram) -> N
     assert err.value.field == "filter.meta.rev"
 
 
+def test_filters_select_what_langgraphs_in_memory_store_selects(engram: Engram) -> None:
+    # The store a user swaps for EngramStore: the same filter must keep the same items
+    ours, theirs = EngramStore(engram, agent_from_namespace=1), InMemoryStore()
+    values = {"a": {"tag": "x", "meta": {"lang": "en", "rev": 2}, "steps": [{"id": 1, "ok": True}, {"id": 2}], "n": 1},
+              "b": {"tag": None, "meta": {}, "steps": [{"id": 1}], "n": 2},
+              "c": {"meta": "not an object", "steps": [], "n": 3}}
+    for store in (ours, theirs):
+        for key, value in values.items():
+            store.put(("memories", "ana"), key, value)
+        store.put(("memories", "bo"), "a", {"tag": "bo's", "n": 1})  # another user: never in ana's results
+    filters = [{"tag": {"$ne": "x"}}, {"tag": {"$ne": None}}, {"tag": None}, {"tag": {"$eq": None}},
+               {"absent": {"$ne": 1}}, {"meta": {}}, {"meta": {"lang": {"$ne": "fr"}}}, {"meta": {"gone": {"$ne": 1}}},
+               {"steps": [{"id": 1}]}, {"steps": [{"id": 1}, {}]}, {"steps": []}, {"steps": [{"id": 2}]},
+               {"meta": {"rev": 2}, "n": {"$lt": 2}}, {"n": {"$ne": 1}}]
+    for wanted in filters:
+        kept = [sorted(i.key for i in store.search(("memories", "ana"), filter=wanted)) for store in (ours, theirs)]
+        assert kept[0] == kept[1], wanted
+    assert [i.key for i in ours.search(("memories", "ana"), filter={"meta": {}})] == ["b", "a"]  # any object
+    assert [i.key for i in ours.search(("memories", "ana"), filter={"absent": {"$ne": 1}})] == ["c", "b", "a"]
+    assert [i.value for i in ours.search(("memories", "bo"), filter={"tag": {"$ne": "x"}})] == [{"tag": "bo's", "n": 1}]
+    with pytest.raises(ValidationError) as err:  # InMemoryStore raises too: "$gt" makes every key an operator
+        ours.search(("memories", "ana"), filter={"meta": {"rev": {"$gt": 1, "lang": "en"}}})
+    assert err.value.field == "filter.meta.rev"
+
+
 def test_any_key_length_and_a_value_that_is_not_a_dict(engram: Engram) -> None:
     store = EngramStore(engram, agent_from_namespace=1)
     long_key = "conversation-summary/" + "x" * 300  # LangGraph bounds neither keys nor namespaces

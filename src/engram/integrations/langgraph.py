@@ -15,7 +15,8 @@ memory key may be), so an item is one memory.
 ``search`` with a ``query`` is engram's recall (full text and vectors, ``SearchItem.score`` is
 engram's score); without one, the items last put first (``updated_at``, as LangGraph's SqliteStore
 and PostgresStore order them). ``filter`` matches value fields by equality
-or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names. What is indexed
+or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names, a list item by item,
+as LangGraph's ``InMemoryStore`` does (a missing field is None: ``$ne`` matches it). What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
 whole value as JSON; ``index=False`` indexes only the key.
 
@@ -166,22 +167,31 @@ def _expired(memory: Memory, now: float) -> bool:
 
 
 def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None, where: str = "filter") -> bool:
-    """Whether ``value`` has what ``wanted`` asks, as LangGraph's own stores read a filter: a nested
-    object matches the fields it names (containment, as Postgres' jsonb ``@>``), not the whole object."""
-    for field, condition in (wanted or {}).items():
-        have = value.get(field)
-        if isinstance(condition, Mapping) and condition and all(k.startswith("$") for k in condition):
+    """Whether ``value`` has what ``wanted`` asks, field by field, as LangGraph's ``InMemoryStore``
+    reads a filter (``_fits``)."""
+    return all(_fits(value.get(field), condition, f"{where}.{field}") for field, condition in (wanted or {}).items())
+
+
+def _fits(have: Any, condition: Any, where: str) -> bool:
+    """``have`` against one filter ``condition`` as InMemoryStore compares them: an object with a
+    ``$`` key is operators (every key must be one: else ``ValidationError`` naming ``where``); any
+    other object matches an object holding the fields it names (containment, as Postgres' jsonb
+    ``@>``; ``{}`` any object); a list matches a list of as many items, each fitting its own; else
+    equality (a missing field is None: ``{"$ne": "x"}`` matches it)."""
+    if isinstance(condition, Mapping):
+        if any(isinstance(k, str) and k.startswith("$") for k in condition):
             for op, operand in condition.items():
                 if op not in _OPS:
-                    raise ValidationError(f"{where}.{field}", f"unknown operator {jsondoc.shown(op)}", sorted(_OPS))
+                    raise ValidationError(where, f"unknown operator {jsondoc.shown(op)}", sorted(_OPS))
                 if not _OPS[op](have, operand):
                     return False
-        elif isinstance(condition, Mapping) and condition:
-            if not isinstance(have, Mapping) or not _matches(have, condition, f"{where}.{field}"):
-                return False
-        elif have != condition:
-            return False
-    return True
+            return True
+        return isinstance(have, Mapping) and all(
+            _fits(have.get(k), v, f"{where}.{k}") for k, v in condition.items())
+    if isinstance(condition, list | tuple):
+        return (isinstance(have, list | tuple) and len(have) == len(condition)
+                and all(_fits(h, c, where) for h, c in zip(have, condition, strict=True)))
+    return have == condition
 
 
 def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
