@@ -23,7 +23,8 @@ whole value as JSON; ``index=False`` indexes only the key.
 TTLs as LangGraph's own stores keep them (``TTLConfig``, ``put(..., ttl=minutes)``): an item put with a
 ttl keeps it and its expiry (the engine's clock + ttl) in its metadata (``lg_ttl``, ``lg_expires_at``);
 a put again sets both anew, one without a ttl has none. An item past its expiry is gone for ``get``,
-``search`` and ``list_namespaces`` at once; ``sweep_ttl`` (or the ``start_ttl_sweeper`` thread)
+``search`` and ``list_namespaces`` at once (LangGraph's SqliteStore and PostgresStore return it until
+their sweep; InMemoryStore keeps no TTLs); ``sweep_ttl`` (or the ``start_ttl_sweeper`` thread)
 forgets it, with the reason ``langgraph ttl`` in the audit trail. A read with ``refresh_ttl``
 (``refresh_on_read``, default True) moves the expiry of each item it returns that has a ttl: one
 metadata update per such item, none for the others. ``lg_updated_at`` keeps each put's time for
