@@ -32,6 +32,7 @@ from engram.integrations.langgraph import EngramStore  # noqa: E402
 from engram.lifecycle import hygiene  # noqa: E402
 from engram.lifecycle.scheduler import Maintenance  # noqa: E402
 from engram.lifecycle.settings import HygieneSettings, LifecycleSettings  # noqa: E402
+from engram.store.inmemory import InMemoryMemoryStore  # noqa: E402
 from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
 from engram.testing.fakes import FakeClock, HashingEmbedder  # noqa: E402
 
@@ -504,6 +505,70 @@ def test_a_search_without_a_query_lists_the_last_put_first(timed: Engram, clock:
     assert [i.key for i in store.search(("docs",))] == ["t", "a", "b"]
     assert [i.key for i in store.search(("docs",), limit=1, offset=1)] == ["a"]
     assert [i.key for i in store.search(("docs",), filter={"text": {"$ne": "a"}})] == ["t", "b"]
+
+
+class _Counting:
+    """A real store that counts the memories its listings hand out: what a search reads."""
+
+    listed = 0
+
+    def list(self, filt, **kwargs):  # noqa: ANN001, ANN003, ANN201
+        page = super().list(filt, **kwargs)
+        self.listed += len(page)
+        return page
+
+
+class _CountingSqlite(_Counting, SqliteMemoryStore):
+    pass
+
+
+class _CountingInMemory(_Counting, InMemoryMemoryStore):
+    pass
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "inmemory"])
+def test_a_search_without_a_query_reads_the_last_puts_not_every_item(tmp_path: Path, clock: FakeClock, backend: str) -> None:
+    searches_read_the_last_puts(_CountingSqlite(tmp_path / "memory.db") if backend == "sqlite" else _CountingInMemory(), clock)
+
+
+def searches_read_the_last_puts(counting: _Counting, clock: FakeClock) -> None:
+    """1,200 items put over 40 days: the 10 last put are read from the last hour's puts, not from
+    all, and every page and filter keeps the order of put times (tests/postgres runs it too)."""
+    mem = Engram(counting, agent="app", embedder=HashingEmbedder(), clock=clock)
+    store = EngramStore(mem, agent_from_namespace=1)
+    ana, put_at = ("memories", "ana"), {}
+    for i in range(1200):
+        store.put(ana, f"k{i}", {"n": i}, index=False)
+        put_at[f"k{i}"] = clock.now
+        if i == 7:  # an item stored before every put kept its time: its put time is the memory's own
+            ref = EngramStore._ref(ana, "k7")
+            old = mem.for_agent("lg:ana").get(ref)
+            mem.for_agent("lg:ana").update(ref, metadata={k: v for k, v in old.metadata.items() if k != "lg_updated_at"})
+        if i % 100 == 0:
+            store.put(("memories", "bo"), f"b{i}", {"n": i}, index=False)  # another user's, never read for ana
+        clock.advance(120)
+    clock.advance(-3 * 3600 + 30)  # a put from a clock behind (no tie with another put), then one ahead
+    store.put(ana, "behind", {"n": -1}, index=False)
+    put_at["behind"] = clock.now
+    clock.advance(6 * 3600)
+    store.put(ana, "ahead", {"n": -2}, index=False)
+    put_at["ahead"] = clock.now
+    clock.advance(-3 * 3600)
+    store.put(ana, "k5", {"n": 5}, index=False)  # put again: last put, first created
+    put_at["k5"] = clock.now
+    expected = sorted(put_at, key=put_at.__getitem__, reverse=True)
+    assert expected[:3] == ["ahead", "k5", "k1199"]
+
+    counting.listed = 0
+    assert [i.key for i in store.search(ana, limit=10)] == expected[:10]
+    assert counting.listed < 60  # the last hour's 30 puts and the one without a put time: not 1,203
+    assert [i.key for i in store.search(ana, limit=10, offset=700)] == expected[700:710]
+    assert [i.key for i in store.search(ana, limit=5000)] == expected
+    small = [k for k in expected if store.get(ana, k, refresh_ttl=False).value["n"] < 9]
+    assert [i.key for i in store.search(ana, limit=10, filter={"n": {"$lt": 9}})] == small[:10]
+    assert [i.key for i in store.search(ana, limit=3, offset=2, filter={"n": {"$lt": 9}})] == small[2:5]
+    assert {i.namespace for i in store.search(ana, limit=5000)} == {ana}
+    mem.close()
 
 
 def test_sweep_ttl_forgets_expired_items_into_the_audit_trail(timed: Engram, clock: FakeClock) -> None:

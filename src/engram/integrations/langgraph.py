@@ -40,7 +40,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -80,6 +82,10 @@ TTL_REASON = "langgraph ttl"
 # LangGraph's SqliteStore and PostgresStore sweep every 5 minutes when no interval is configured.
 DEFAULT_SWEEP_MINUTES = 5.0
 _TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
+# The bounds (seconds back from now) of the bands of put time a search without a query reads one
+# after the other, each only while those before hold too few items (``EngramStore._last_put``).
+_PUT_BANDS = (3600.0, 86400.0, 30 * 86400.0)
+_PAGE = 1000  # items a listing asks for at once: fewer re-scans of a band's first rows (OFFSET)
 
 
 def _minutes(value: Any, field: str, *, allow_none: bool = True) -> float | None:
@@ -360,23 +366,44 @@ class EngramStore(BaseStore):
             hits = view.recall(op.query, limit=min(max(wanted * 4, 20), MAX_RECALL_LIMIT), filters=filters)
             found = [(h.memory, h.score) for h in hits if kept(h.memory)]
         else:
-            # Last put first, as LangGraph's SqliteStore and PostgresStore order a search without a
-            # query (``updated_at``). Engram lists by creation and knows no item put times, so every
-            # item under the prefix is read to order them (ties keep engram's newest-first order).
-            found, offset = [], 0
-            while True:
-                page = view.list(filters, limit=500, offset=offset)
-                found += [(m, None) for m in page if kept(m)]
-                offset += len(page)
-                if len(page) < 500:
-                    break
-            found.sort(key=lambda hit: _put_at(hit[0]), reverse=True)
+            found = [(m, None) for m in self._last_put(view, filters, kept, wanted)]
         returned = found[op.offset:wanted]
         if not op.query:  # a recall has counted its own hits already
             view.mark_used([m for m, _ in returned])
         if op.refresh_ttl:
             self._refresh(view, [m for m, _ in returned])
         return [self._item(m, s, ranked=True) for m, s in returned]  # type: ignore[misc]
+
+    @staticmethod
+    def _last_put(view: Engram, filters: Filters, kept: Callable[[Memory], bool], wanted: int) -> list[Memory]:
+        """The ``wanted`` items of ``filters`` that ``kept`` keeps, last put first, as LangGraph's
+        SqliteStore and PostgresStore order a search without a query (``updated_at``; ties keep
+        engram's newest-first order). Engram lists by creation, and the put time is metadata
+        (``lg_updated_at``), so the store is asked for the items put within the last hour, then
+        (while fewer than ``wanted`` are kept) those put in the day before it, and so on back
+        (``_PUT_BANDS``): every item not read yet was put before every item read, so the first
+        ``wanted`` of those read are the answer, and each item is read at most once. An item
+        without a numeric ``lg_updated_at`` (stored before every put kept it; ``_put_at``) is read
+        with the first band."""
+        now = view.clock()
+        bounds = [now - span for span in _PUT_BANDS]
+        bands: list[Any] = [{"OR": [{"lg_updated_at": {"gte": bounds[0]}}, {"NOT": [{"lg_updated_at": {"gte": -1e300}}]}]}]
+        bands += [{"lg_updated_at": {"gte": lo, "lt": hi}} for hi, lo in itertools.pairwise(bounds)]
+        bands.append({"lg_updated_at": {"lt": bounds[-1]}})
+        found: list[Memory] = []
+        for band in bands:
+            window = dataclasses.replace(filters, where=band)
+            listed = 0
+            while True:
+                page = view.list(window, limit=_PAGE, offset=listed)
+                listed += len(page)
+                found += [m for m in page if kept(m)]
+                if len(page) < _PAGE:
+                    break
+            if len(found) >= wanted:
+                break
+        found.sort(key=_put_at, reverse=True)
+        return found[:wanted]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         seen: set[tuple[str, ...]] = set()

@@ -1,0 +1,21 @@
+"""LangGraph's ``EngramStore`` on PostgreSQL: a search without a query reads the last puts by
+bands of put time that the store selects (``where`` on ``lg_updated_at``), as on SQLite."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("langgraph", reason="the langgraph extra is not installed: pip install 'engram-recall[langgraph]'")
+
+from engram.db.postgres import PgDatabase  # noqa: E402
+from engram.store.postgres import PostgresMemoryStore  # noqa: E402
+from engram.testing.fakes import FakeClock  # noqa: E402
+from tests.integrations.test_langgraph_store import _Counting, searches_read_the_last_puts  # noqa: E402
+
+
+class _CountingPostgres(_Counting, PostgresMemoryStore):
+    pass
+
+
+def test_a_search_without_a_query_reads_the_last_puts_not_every_item(pg_url: str) -> None:
+    searches_read_the_last_puts(_CountingPostgres(PgDatabase.connect(pg_url)), FakeClock())
