@@ -22,8 +22,9 @@ ENGRAM = [sys.executable, "-c", "from engram.interfaces.cli.app import main; mai
 def test_database_url_switches_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_DATABASE_URL", "postgresql://u:pw@db.example:5432/engram")
     assert load_settings().backend == "postgres"
-    monkeypatch.setenv("ENGRAM_DATABASE_URL", "sqlite:///x.db")
-    assert load_settings().backend == "sqlite"
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", "sqlite:///x.db")  # refused: tests/unit/test_config.py
+    with pytest.raises(ConfigError, match="database_url"):
+        load_settings()
 
 
 def test_postgres_backend_without_url_is_a_config_error() -> None:
