@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from engram.config import load_settings
@@ -148,3 +149,16 @@ def test_several_processes_opening_at_once_migrate_once(new_database, pg) -> Non
         steps = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
     assert steps == [(m.version, m.name) for m in available("postgres")]
     assert steps[0] == (1, "memories") and len(steps) >= 5
+
+
+def test_an_error_the_server_answered_is_not_called_unreachable(pg_url: str) -> None:
+    # psycopg files a program limit (and a full disk...) under OperationalError, as it files a lost
+    # connection; a 3,072-d vector index was reported as "the database is unreachable".
+    from engram.db.postgres import translate_errors
+
+    with pytest.raises(StorageError) as err, translate_errors("the-db"), psycopg.connect(pg_url) as conn:
+        conn.execute("SELECT array_fill(1, ARRAY[1,1,1,1,1,1,1])")  # 7 dimensions: past the limit of 6
+    assert isinstance(err.value.__cause__, psycopg.errors.ProgramLimitExceeded)
+    assert str(err.value).startswith("PostgreSQL error on the-db: ") and "unreachable" not in str(err.value), err.value
+    with pytest.raises(StorageError, match=r"^PostgreSQL the-db is unreachable: "), translate_errors("the-db"):
+        psycopg.connect(pg_url.replace(pg_url.split("@", 1)[1].split("/", 1)[0], "127.0.0.1:1"))

@@ -107,9 +107,20 @@ def translate_errors(where: str) -> Iterator[None]:
     except PoolTimeout as exc:
         raise StorageError(f"PostgreSQL {where}: no connection available ({exc})") from exc
     except psycopg.OperationalError as exc:
-        raise StorageError(f"PostgreSQL {where} is unreachable: {_message(exc)}") from exc
+        if _unreachable(exc):
+            raise StorageError(f"PostgreSQL {where} is unreachable: {_message(exc)}") from exc
+        raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
     except psycopg.Error as exc:
         raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
+
+
+def _unreachable(exc: psycopg.OperationalError) -> bool:
+    """The server could not be reached or let us in: libpq's own failure (no SQLSTATE), a lost
+    connection (class 08), a shutdown or start-up (57P), too many connections. psycopg files
+    other server errors under OperationalError too (a program limit, a full disk), which the
+    server answered: calling them "unreachable" sent users looking at the network."""
+    state = exc.sqlstate
+    return state is None or state.startswith(("08", "57P")) or state == "53300"
 
 
 def is_retryable(exc: StorageError) -> bool:
