@@ -162,3 +162,21 @@ def test_an_error_the_server_answered_is_not_called_unreachable(pg_url: str) -> 
     assert str(err.value).startswith("PostgreSQL error on the-db: ") and "unreachable" not in str(err.value), err.value
     with pytest.raises(StorageError, match=r"^PostgreSQL the-db is unreachable: "), translate_errors("the-db"):
         psycopg.connect(pg_url.replace(pg_url.split("@", 1)[1].split("/", 1)[0], "127.0.0.1:1"))
+
+
+def test_a_role_that_may_not_create_pgvector_is_told_how_to_get_it(pg) -> None:  # noqa: ANN001
+    # pgvector is not a trusted extension: the database's owner alone may not create it. PostgreSQL
+    # said "permission denied to create extension" and no more.
+    pg.execute("CREATE ROLE plain_owner LOGIN")
+    pg.execute("CREATE DATABASE owned_plainly OWNER plain_owner")
+    url = pg.url("owned_plainly").replace("postgres@", "plain_owner@")
+    with pytest.raises(StorageError) as err:
+        PgDatabase.connect(url)
+    assert str(err.value) == (
+        "the pgvector extension is not installed in database 'owned_plainly' and this role may not create it"
+        ' (permission denied to create extension "vector"): create it once as a superuser'
+        " (psql -d owned_plainly -c 'CREATE EXTENSION IF NOT EXISTS vector'), then start engram again")
+    with psycopg.connect(pg.url("owned_plainly")) as conn:  # nothing of engram's was made
+        assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0] == 0
+    pg.execute("CREATE EXTENSION vector", database="owned_plainly")
+    PgDatabase.connect(url).close()  # once created, the owner migrates the rest itself

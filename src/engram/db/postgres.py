@@ -320,6 +320,23 @@ def pending(conn: psycopg.Connection[Any]) -> list[Migration]:
     return [m for m in available("postgres") if m.version not in done]
 
 
+def _ensure_pgvector(conn: psycopg.Connection[Any]) -> None:
+    """Create the ``vector`` extension when missing, or say how to: pgvector is not a trusted
+    extension, so only a superuser's role may create it, and PostgreSQL's own refusal ("permission
+    denied to create extension") did not say that once is enough, nor how."""
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is not None:
+        return
+    try:
+        with conn.transaction():  # a savepoint: the refusal is reported, not left to abort the rest
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        database = conn.info.dbname
+        raise StorageError(
+            f"the pgvector extension is not installed in database {database!r} and this role may not create it"
+            f" ({_message(exc).splitlines()[0]}): create it once as a superuser"
+            f" (psql -d {database} -c 'CREATE EXTENSION IF NOT EXISTS vector'), then start engram again") from exc
+
+
 def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
     """Apply every pending step in one transaction under an advisory lock, so that several
     processes starting at once migrate exactly once."""
@@ -330,6 +347,7 @@ def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
         return ran
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        _ensure_pgvector(conn)
         # The steps are sent as UTF-8 (some hold letters: 0012), whatever the connection's encoding.
         conn.execute("SET LOCAL client_encoding = 'UTF8'")
         conn.execute(
