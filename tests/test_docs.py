@@ -118,6 +118,22 @@ def test_every_setting_is_documented() -> None:
     assert not missing, f"settings not in README.md or docs/: {missing}"
 
 
+def test_every_backend_is_in_the_pages_that_list_them() -> None:
+    """concepts.md's backends table and history.md's ``history.backend`` row name every built-in
+    backend (PostgreSQL was missing from both, though a URL alone selects it)."""
+    from engram import registry
+
+    concepts = (ROOT / "docs" / "concepts.md").read_text().split("## Backends", 1)[1]
+    listed = set(re.findall(r"^\| `([a-z]+)`", concepts, re.M))
+    unlisted = set(registry.names("backend")) - listed
+    assert not unlisted, f"not in concepts.md's backends table: {unlisted}"
+    row = re.search(r"^\| `history\.backend` \|.*$", (ROOT / "docs" / "history.md").read_text(), re.M)
+    assert row, "docs/history.md has no history.backend row"
+    allowed = row.group(0).rstrip(" |").rsplit("|", 1)[1]
+    missing = [name for name in registry.names("history") if f"`{name}`" not in allowed]
+    assert not missing, f"history.md's history.backend row leaves out {missing}"
+
+
 def _template(path: str) -> str:
     return re.sub(r"\{[^}]*\}", "{}", path)
 

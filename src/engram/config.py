@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -265,11 +266,31 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path | None) -> Path | None:
         return None if value is None else value.expanduser()
 
+    @field_validator("database_url", mode="after")
+    @classmethod
+    def _a_postgresql_database(cls, value: str | None) -> str | None:
+        # PostgreSQL is the only database a URL names (a SQLite file is ``path``): any other value
+        # would be ignored and the memories written to home/memory.db unsaid. libpq's key=value
+        # form (``host=db dbname=engram``) is a PostgreSQL DSN too. The value is not repeated: it
+        # may hold a password.
+        if not value:
+            return value
+        allowed = ("(allowed: postgresql://user:password@host:port/database, or libpq's key=value form; "
+                   "a SQLite file is set by path)")
+        if "://" in value:
+            scheme = value.split("://", 1)[0]
+            if scheme.lower() not in ("postgresql", "postgres"):
+                named = f'a "{scheme}" URL' if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) else "this URL"
+                raise ValueError(f"{named} is not a PostgreSQL database {allowed}")
+        elif "=" not in value:
+            raise ValueError(f"not a PostgreSQL URL {allowed}")
+        return value
+
     @model_validator(mode="after")
     def _backend_from_url(self) -> Settings:
         # ENGRAM_DATABASE_URL=postgresql://... alone is enough to switch to PostgreSQL; a backend
         # chosen anywhere (--backend sqlite, its variable, the config file) is kept.
-        if self.database_url and self.database_url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
+        if self.database_url:
             if self.backend == "sqlite" and "backend" not in self.model_fields_set:
                 self.backend = "postgres"
         return self

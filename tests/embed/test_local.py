@@ -68,6 +68,21 @@ def test_unknown_local_model_is_a_config_error():
         resolve_runtime("bge-large")
 
 
+def test_an_unknown_local_model_is_refused_at_start_naming_its_setting(tmp_path):
+    # The CLI said only "unknown local embedding model": the setting to change went unnamed.
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(tmp_path / "home"), ENGRAM_EMBEDDINGS__PROVIDER="local",
+               ENGRAM_EMBEDDINGS__MODEL="bge-large")
+    done = subprocess.run([sys.executable, "-m", "engram", "remember", "kept or not"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 4, done.stderr
+    assert 'embeddings.model: unknown local embedding model "bge-large" (allowed: ' in done.stderr, done.stderr
+
+
 def test_a_process_warmed_in_the_background_has_its_one_session_open(tmp_path):
     # In a fresh process (this one's model is shared by every test): the composition root starts
     # the model loading before the store opens, and queries and batches share its one session.

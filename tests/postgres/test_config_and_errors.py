@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from engram.config import load_settings
@@ -22,8 +23,9 @@ ENGRAM = [sys.executable, "-c", "from engram.interfaces.cli.app import main; mai
 def test_database_url_switches_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_DATABASE_URL", "postgresql://u:pw@db.example:5432/engram")
     assert load_settings().backend == "postgres"
-    monkeypatch.setenv("ENGRAM_DATABASE_URL", "sqlite:///x.db")
-    assert load_settings().backend == "sqlite"
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", "sqlite:///x.db")  # refused: tests/unit/test_config.py
+    with pytest.raises(ConfigError, match="database_url"):
+        load_settings()
 
 
 def test_postgres_backend_without_url_is_a_config_error() -> None:
@@ -147,3 +149,34 @@ def test_several_processes_opening_at_once_migrate_once(new_database, pg) -> Non
         steps = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
     assert steps == [(m.version, m.name) for m in available("postgres")]
     assert steps[0] == (1, "memories") and len(steps) >= 5
+
+
+def test_an_error_the_server_answered_is_not_called_unreachable(pg_url: str) -> None:
+    # psycopg files a program limit (and a full disk...) under OperationalError, as it files a lost
+    # connection; a 3,072-d vector index was reported as "the database is unreachable".
+    from engram.db.postgres import translate_errors
+
+    with pytest.raises(StorageError) as err, translate_errors("the-db"), psycopg.connect(pg_url) as conn:
+        conn.execute("SELECT array_fill(1, ARRAY[1,1,1,1,1,1,1])")  # 7 dimensions: past the limit of 6
+    assert isinstance(err.value.__cause__, psycopg.errors.ProgramLimitExceeded)
+    assert str(err.value).startswith("PostgreSQL error on the-db: ") and "unreachable" not in str(err.value), err.value
+    with pytest.raises(StorageError, match=r"^PostgreSQL the-db is unreachable: "), translate_errors("the-db"):
+        psycopg.connect(pg_url.replace(pg_url.split("@", 1)[1].split("/", 1)[0], "127.0.0.1:1"))
+
+
+def test_a_role_that_may_not_create_pgvector_is_told_how_to_get_it(pg) -> None:  # noqa: ANN001
+    # pgvector is not a trusted extension: the database's owner alone may not create it. PostgreSQL
+    # said "permission denied to create extension" and no more.
+    pg.execute("CREATE ROLE plain_owner LOGIN")
+    pg.execute("CREATE DATABASE owned_plainly OWNER plain_owner")
+    url = pg.url("owned_plainly").replace("postgres@", "plain_owner@")
+    with pytest.raises(StorageError) as err:
+        PgDatabase.connect(url)
+    assert str(err.value) == (
+        "the pgvector extension is not installed in database 'owned_plainly' and this role may not create it"
+        ' (permission denied to create extension "vector"): create it once as a superuser'
+        " (psql -d owned_plainly -c 'CREATE EXTENSION IF NOT EXISTS vector'), then start engram again")
+    with psycopg.connect(pg.url("owned_plainly")) as conn:  # nothing of engram's was made
+        assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0] == 0
+    pg.execute("CREATE EXTENSION vector", database="owned_plainly")
+    PgDatabase.connect(url).close()  # once created, the owner migrates the rest itself

@@ -99,6 +99,28 @@ def test_a_backend_chosen_explicitly_wins_over_a_postgresql_url(monkeypatch) -> 
     assert load_settings(backend="sqlite").backend == "sqlite"  # --backend sqlite is kept
 
 
+@pytest.mark.parametrize(("url", "said"), [
+    ("mysql://engram:s3cret@db/engram", 'database_url: a "mysql" URL is not a PostgreSQL database (allowed: '
+                                        "postgresql://user:password@host:port/database"),
+    ("sqlite:///memories.db", 'database_url: a "sqlite" URL is not a PostgreSQL database'),
+    ("engram.example.com", "database_url: not a PostgreSQL URL (allowed: postgresql://"),
+])
+def test_a_database_url_naming_no_postgresql_database_is_refused(isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 url: str, said: str) -> None:
+    # It used to be ignored: the memories went to home/memory.db while the user believed them shared.
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", url)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert said in str(err.value) and "(from ENGRAM_DATABASE_URL)" in str(err.value), str(err.value)
+    assert "s3cret" not in str(err.value)
+    assert not (isolated_home / "memory.db").exists()
+
+
+def test_a_libpq_key_value_database_url_selects_postgresql(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", "host=db.example.com dbname=engram user=engram")
+    assert load_settings().backend == "postgres"
+
+
 def test_a_config_file_named_by_engram_config_must_exist(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A mistyped ENGRAM_CONFIG used to run on the defaults without a word.
     monkeypatch.setenv("ENGRAM_CONFIG", str(isolated_home / "confg.toml"))

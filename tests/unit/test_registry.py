@@ -82,7 +82,7 @@ def test_every_setting_refusal_spells_the_value_given_as_json() -> None:
 
     with pytest.raises(ConfigError, match='embeddings.provider: unknown embedding provider "nope"; allowed: '):
         load_settings(embeddings={"provider": "nope"})
-    with pytest.raises(ConfigError, match=r'^unknown local embedding model "tiny" \(allowed: '):
+    with pytest.raises(ConfigError, match=r'^embeddings\.model: unknown local embedding model "tiny" \(allowed: '):
         resolve_runtime("tiny")
     with pytest.raises(ConfigError, match=r'^time\.zone: unknown time zone "Mars/Olympus" \(an IANA name'):
         TimeReader("Mars/Olympus")

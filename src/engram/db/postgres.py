@@ -107,9 +107,20 @@ def translate_errors(where: str) -> Iterator[None]:
     except PoolTimeout as exc:
         raise StorageError(f"PostgreSQL {where}: no connection available ({exc})") from exc
     except psycopg.OperationalError as exc:
-        raise StorageError(f"PostgreSQL {where} is unreachable: {_message(exc)}") from exc
+        if _unreachable(exc):
+            raise StorageError(f"PostgreSQL {where} is unreachable: {_message(exc)}") from exc
+        raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
     except psycopg.Error as exc:
         raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
+
+
+def _unreachable(exc: psycopg.OperationalError) -> bool:
+    """The server could not be reached or let us in: libpq's own failure (no SQLSTATE), a lost
+    connection (class 08), a shutdown or start-up (57P), too many connections. psycopg files
+    other server errors under OperationalError too (a program limit, a full disk), which the
+    server answered: calling them "unreachable" sent users looking at the network."""
+    state = exc.sqlstate
+    return state is None or state.startswith(("08", "57P")) or state == "53300"
 
 
 def is_retryable(exc: StorageError) -> bool:
@@ -309,6 +320,23 @@ def pending(conn: psycopg.Connection[Any]) -> list[Migration]:
     return [m for m in available("postgres") if m.version not in done]
 
 
+def _ensure_pgvector(conn: psycopg.Connection[Any]) -> None:
+    """Create the ``vector`` extension when missing, or say how to: pgvector is not a trusted
+    extension, so only a superuser's role may create it, and PostgreSQL's own refusal ("permission
+    denied to create extension") did not say that once is enough, nor how."""
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is not None:
+        return
+    try:
+        with conn.transaction():  # a savepoint: the refusal is reported, not left to abort the rest
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        database = conn.info.dbname
+        raise StorageError(
+            f"the pgvector extension is not installed in database {database!r} and this role may not create it"
+            f" ({_message(exc).splitlines()[0]}): create it once as a superuser"
+            f" (psql -d {database} -c 'CREATE EXTENSION IF NOT EXISTS vector'), then start engram again") from exc
+
+
 def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
     """Apply every pending step in one transaction under an advisory lock, so that several
     processes starting at once migrate exactly once."""
@@ -319,6 +347,7 @@ def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
         return ran
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        _ensure_pgvector(conn)
         # The steps are sent as UTF-8 (some hold letters: 0012), whatever the connection's encoding.
         conn.execute("SET LOCAL client_encoding = 'UTF8'")
         conn.execute(

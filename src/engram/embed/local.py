@@ -94,7 +94,8 @@ def resolve_runtime(model: str | None) -> str:
         if model in (runtime, name):
             return runtime
     allowed = ", ".join(name for name, _ in RUNTIMES.values())
-    raise ConfigError(f"unknown local embedding model {jsondoc.shown(model)} (allowed: {allowed}, or auto)")
+    # Named by its setting, as every refused setting is: the model comes from embeddings.model.
+    raise ConfigError(f"embeddings.model: unknown local embedding model {jsondoc.shown(model)} (allowed: {allowed}, or auto)")
 
 
 class _Model:

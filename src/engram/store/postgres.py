@@ -23,7 +23,8 @@ among each row's words and scored by BM25 as FTS5 scores them (``store/pg_text.p
 stopwords only in a query of nothing else: ``recall "he also"``, ``forget --query he``). When
 nothing matches, an ILIKE scan over the same words answers (recall only).
 
-Vectors: pgvector with an HNSW cosine index on ``embedding::vector(dims)``, created when the
+Vectors: pgvector with an HNSW cosine index on ``embedding::vector(dims)`` (``halfvec`` past
+2,000 dimensions, none past 4,000: ``ensure_vector_index``), created when the
 first embedding identity is recorded; ``search_vector`` applies the filter in the same SQL with
 pgvector's iterative index scan, so a narrow filter still returns ``limit`` hits.
 
@@ -792,9 +793,12 @@ class PostgresMemoryStore(SqlMemoryStore):
             if identity is None or parse_identity_dims(identity) != query.shape[0]:
                 return []
             dims = query.shape[0]
-            distance = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
+            # Ordered by the index's expression, so the index is used; scored at full precision.
+            kind = _index_kind(dims)[0]
+            exact = f"v.embedding::vector({dims}) <=> %s::vector({dims})"
+            distance = f"v.embedding::{kind}({dims}) <=> %s::{kind}({dims})"
             rows = conn.execute(
-                f"SELECT {_COLUMNS}, 1 - ({distance}) AS score FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"
+                f"SELECT {_COLUMNS}, 1 - ({exact}) AS score FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"
                 f" WHERE {where} ORDER BY {distance} LIMIT %s",
                 [query, *params, query, limit],
             ).fetchall()
@@ -833,14 +837,33 @@ class PostgresMemoryStore(SqlMemoryStore):
         self.db.close()
 
 
+# pgvector's HNSW index holds vectors of at most 2,000 dimensions and half-precision ones of at
+# most 4,000: a larger model (text-embedding-3-large, gemini-embedding-001: 3,072) is indexed as
+# halfvec (its neighbours found at half precision, their scores computed at full), and past 4,000
+# there is no index: the search is exact, reading every vector.
+_VECTOR_INDEX_DIMS = 2000
+_HALFVEC_INDEX_DIMS = 4000
+
+
+def _index_kind(dims: int) -> tuple[str, str]:
+    """The type the index casts vectors of ``dims`` to, and its cosine operator class."""
+    if dims <= _VECTOR_INDEX_DIMS:
+        return "vector", "vector_cosine_ops"
+    return "halfvec", "halfvec_cosine_ops"
+
+
 def ensure_vector_index(conn: Any, dims: int) -> None:
-    """The HNSW cosine index for vectors of ``dims``, created once across processes."""
+    """The HNSW cosine index for vectors of ``dims``, created once across processes (none past
+    4,000 dimensions, which pgvector cannot index)."""
+    if dims > _HALFVEC_INDEX_DIMS:
+        return
     name = f"memory_vectors_hnsw_{int(dims)}"
     if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is not None:
         return
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
+    kind, operators = _index_kind(dims)
     conn.execute(
         f"CREATE INDEX IF NOT EXISTS {name} ON memory_vectors"
-        f" USING hnsw ((embedding::vector({int(dims)})) vector_cosine_ops)"
+        f" USING hnsw ((embedding::{kind}({int(dims)})) {operators})"
     )
 
