@@ -846,8 +846,9 @@ _HALFVEC_INDEX_DIMS = 4000
 
 
 def _index_kind(dims: int) -> tuple[str, str]:
-    """The type the index casts vectors of ``dims`` to, and its cosine operator class."""
-    if dims <= _VECTOR_INDEX_DIMS:
+    """The type the index casts vectors of ``dims`` to, and its cosine operator class (``vector``
+    where there is no index: an exact search has no reason to round to half precision)."""
+    if dims <= _VECTOR_INDEX_DIMS or dims > _HALFVEC_INDEX_DIMS:
         return "vector", "vector_cosine_ops"
     return "halfvec", "halfvec_cosine_ops"
 
