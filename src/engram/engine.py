@@ -1198,10 +1198,10 @@ class Engram:
         elif query is not None:
             targets = self.store.find_matching_all(parse_query(query), self._filter(base))
         elif tag is not None:
-            wanted = parse_tags(tag, "tag")
+            wanted = parse_tags(tag, "tag", drop_empty=True)
             if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"
                 raise ValidationError("tag", f"{jsondoc.shown(tag)} names no tag", "a tag (non-empty text)")
-            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))
+            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags, drop_empty=True), *wanted))))
         else:
             older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is

@@ -221,7 +221,7 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
         category=category,
         type=memory_type,
         layer=layer,
-        tags=parse_tags(raw.get("tags")),
+        tags=parse_tags(raw.get("tags"), drop_empty=True),  # (a file kept so far still syncs)
         metadata=parse_metadata(raw.get("metadata")),
         importance=parse_importance(number_text(raw.get("importance", 0.5))),  # (markdown's fields are text)
         related_entity=_text(raw.get("related_entity"), "related_entity", one_line=False),
