@@ -258,7 +258,11 @@ def get(
     engram = st.reading_engram()
     memory = _one_memory(engram, "get", ref, key)
     if st.as_json:
-        render.emit_json({**memory.to_dict(), "versions": engram.versions(memory)})
+        from engram.interfaces import present
+
+        # The versions as `versions --json` and HTTP's /versions give them: content and replaced_at
+        # (each MemoryVersion's memory_id is the id beside them).
+        render.emit_json({**memory.to_dict(), **present.versions_dict(engram.versions(memory))})
         return
     neighbours = engram.neighbours(memory, limit=100)
     render.memory_detail(memory, [m.key for m in neighbours])
