@@ -463,10 +463,34 @@ class Engram:
             importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
             created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until))
 
-    def check_remember(self, content: str, **fields: Any) -> None:
+    # check_remember and remember_soon spell out remember's arguments, not **fields: passed on to
+    # _pending_write, a caller could give its private ones (updating, new_key, derive_valid_from).
+    def check_remember(
+        self,
+        content: str,
+        *,
+        key: str | None = None,
+        category: str | Category = Category.KNOWLEDGE,
+        type: str | None = None,
+        layer: str | Layer | None = None,
+        tags: str | Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
+        importance: float = 0.5,
+        related_entity: str | None = None,
+        source: str | None = None,
+        scope: ScopeChoice | None = None,
+        links: Iterable[str] = (),
+        created_at: float | None = None,
+        search_context: str | None = None,
+        valid_from: float | str | None = None,
+        valid_until: float | str | None = None,
+    ) -> None:
         """Raise the ``ValidationError`` ``remember`` (same arguments) would raise, storing nothing:
         for callers that store several memories all or nothing (an import checks every item first)."""
-        self._pending_write(content, **fields)
+        self._pending_write(
+            content, key=key, category=category, type=type, layer=layer, tags=tags, metadata=metadata,
+            importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
+            created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until)
 
     def _remember_new(self, content: str, *, key: str, **fields: Any) -> WriteResult:
         """``remember`` (same arguments) of a new memory under ``key``: refused, nothing stored, with
@@ -478,14 +502,36 @@ class Engram:
         self.writes.refuse_when_closed()
         return self.writes.write(self._pending_write(content, key=key, new_key=True, **fields))
 
-    def remember_soon(self, content: str, **fields: Any) -> Future[WriteResult]:
+    def remember_soon(
+        self,
+        content: str,
+        *,
+        key: str | None = None,
+        category: str | Category = Category.KNOWLEDGE,
+        type: str | None = None,
+        layer: str | Layer | None = None,
+        tags: str | Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
+        importance: float = 0.5,
+        related_entity: str | None = None,
+        source: str | None = None,
+        scope: ScopeChoice | None = None,
+        links: Iterable[str] = (),
+        created_at: float | None = None,
+        search_context: str | None = None,
+        valid_from: float | str | None = None,
+        valid_until: float | str | None = None,
+    ) -> Future[WriteResult]:
         """``remember`` (same arguments) without waiting for the store, for code that must not
         block, such as an asyncio event loop (``await asyncio.wrap_future(engram.remember_soon(...))``).
         The arguments are checked here (``ValidationError`` raised at once, nothing queued); the
         write joins the next batch and the future is answered after the commit that holds it, with
         ``remember``'s result or error. Cancelling the future before its batch starts stores nothing."""
         self.writes.refuse_when_closed()
-        return self.writes.write_soon(self._pending_write(content, **fields))
+        return self.writes.write_soon(self._pending_write(
+            content, key=key, category=category, type=type, layer=layer, tags=tags, metadata=metadata,
+            importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
+            created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until))
 
     def _pending_write(
         self,
@@ -1198,10 +1244,10 @@ class Engram:
         elif query is not None:
             targets = self.store.find_matching_all(parse_query(query), self._filter(base))
         elif tag is not None:
-            wanted = parse_tags(tag, "tag")
+            wanted = parse_tags(tag, "tag", drop_empty=True)
             if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"
                 raise ValidationError("tag", f"{jsondoc.shown(tag)} names no tag", "a tag (non-empty text)")
-            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags), *wanted))))
+            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags, drop_empty=True), *wanted))))
         else:
             older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is

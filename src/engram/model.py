@@ -601,23 +601,37 @@ def parse_type(value: str) -> str:
     return word
 
 
-def parse_tags(value: str | Iterable[str] | None, field: str = "tags") -> tuple[str, ...]:
+TAGS_ALLOWED = "tags of up to 64 printable characters, no commas, none empty ([] or \"\" for no tags)"
+
+
+def parse_tags(value: str | Iterable[str] | None, field: str = "tags", *, drop_empty: bool = False) -> tuple[str, ...]:
     """Tags from a list or a comma-separated string: trimmed, lowercased, de-duplicated. ``field``
-    names the argument in errors (``forget``'s is ``tag``)."""
+    names the argument in errors (``forget``'s is ``tag``).
+
+    No tags is ``[]``, or text that is empty or white space (``--tags ""``, which an update's docs
+    give to clear them), as blank text is no value for the other optional fields. An empty tag among
+    others (``["ok", ""]``, ``"a,,b"``, ``"a,"``) is refused, naming it, rather than dropped: the
+    caller meant some tag there and got a memory without it. ``drop_empty`` keeps the old dropping
+    for what engram reads rather than is told (memory files, snapshots, other systems' exports)."""
     if value is None:
         return ()
     if not isinstance(value, str) and (isinstance(value, Mapping) or not isinstance(value, Iterable)):
         raise ValidationError(field, f"got {type(value).__name__}", "a list of strings or comma-separated text")
+    if isinstance(value, str) and not value.strip():
+        return ()
     items = value.split(",") if isinstance(value, str) else list(value)
     tags: list[str] = []
-    for item in items:
+    for number, item in enumerate(items, 1):
         # Named as JSON spells them (``got "a,b"``, ``got 5 (a number)``), as every door's input is
         # JSON or text and import errors read so: never Python's ``'a,b'`` or ``None``.
         if not isinstance(item, str):
             raise ValidationError(field, f"got {jsondoc.kind(item)} in the list", "tags as text")
         tag = usable_text(field, item).strip().lower()
         if not tag:
-            continue
+            if drop_empty:
+                continue
+            raise ValidationError(field, f"tag {number} of {jsondoc.shown(value if isinstance(value, str) else items, 72)} "
+                                         "is empty", TAGS_ALLOWED)
         if len(tag) > 64 or "," in tag or _NOT_PRINTABLE.search(tag):
             raise ValidationError(field, f"got {jsondoc.shown(tag, 72)}, not a usable tag",
                                   "up to 64 printable characters, no commas")
@@ -825,7 +839,7 @@ def _filter_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
     they narrowed nothing, and a recall or list asked for one tag answered with every memory."""
     if value is not None and not isinstance(value, str | Mapping) and isinstance(value, Iterable):
         value = list(value)  # (read twice below: a generator would be empty the second time)
-    tags = parse_tags(value)
+    tags = parse_tags(value, drop_empty=True)  # (all of them empty: refused below, as naming no tag)
     if not tags and value is not None and (isinstance(value, str) or len(value) > 0):
         shown = value if isinstance(value, str) or len(value) != 1 else value[0]  # (--tag "" is [""])
         raise ValidationError("tags", f"got {jsondoc.shown(shown)}, which names no tag",

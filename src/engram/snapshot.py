@@ -356,7 +356,7 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             category=category,
             type=memory_type,
             layer=layer,
-            tags=parse_tags(entry.get("tags")),
+            tags=parse_tags(entry.get("tags"), drop_empty=True),
             metadata=metadata,
             importance=parse_importance(entry.get("importance", 0.5)),
             related_entity=entry.get("related_entity"),

@@ -33,6 +33,21 @@ def test_valid_time_round_trips_through_files(engram: Engram, tmp_path: Path, fm
         assert {m.id: m.to_dict() for m in fresh.store.iter_all()} == before
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "yaml", "json"])
+def test_valid_times_before_the_year_1000_round_trip_through_files(engram: Engram, tmp_path: Path, fmt: str) -> None:
+    # The files wrote them by strftime, whose year has no leading zeros here ("500-03-04T05:06:07Z"),
+    # which no ISO reader takes back: the import refused the entry. temporal.instants.iso writes 0500.
+    start, end = (dt.datetime(500, 3, 4, 5, 6, 7, tzinfo=dt.UTC).timestamp(),
+                  dt.datetime(999, 12, 31, tzinfo=dt.UTC).timestamp())
+    engram.remember("The city was founded", key="founded", valid_from=start, valid_until=end)
+    before = {m.id: m.to_dict() for m in engram.store.iter_all()}
+    export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt)
+    with Engram.from_settings(home=tmp_path / "fresh") as fresh:
+        summary = import_folder(fresh, tmp_path / "out")
+        assert summary.problems == [] and summary.imported == 1
+        assert {m.id: m.to_dict() for m in fresh.store.iter_all()} == before
+
+
 def test_editing_valid_from_in_a_file_reaches_the_database(engram: Engram, syncer: FileSync, folder: Path) -> None:
     engram.remember("User lives in Berlin", key="home-berlin", valid_from="2020-03-01T00:00:00Z")
     syncer.sync()

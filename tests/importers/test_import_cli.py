@@ -275,6 +275,27 @@ def test_the_import_names_the_sessions_it_filled(tmp_path: Path) -> None:
         == ["Step 1 of the rollout"]
 
 
+def test_the_agents_hint_names_an_agent_whose_list_shows_memories(tmp_path: Path) -> None:
+    # The hint named the first agent by name, though all its memories were in sessions, so the
+    # command it gave listed nothing; the sessions line names those.
+    source = tmp_path / "runs.json"
+    source.write_text(json.dumps({"results": [
+        {"id": "m1", "memory": "Step 1 of the rollout", "agent_id": "a-bot", "run_id": "run-1"},
+        {"id": "m2", "memory": "Zoe likes green tea", "user_id": "zoe"}]}), encoding="utf-8")
+    out = run(tmp_path / "home", "import", str(source))
+    assert "into agents a-bot, zoe (engram -a zoe list; --into-agent keeps all in this one)" in out, out
+    assert "into session run-1 of a-bot (engram -a a-bot -s run-1 list)" in out, out
+    assert [m["content"] for m in as_json(tmp_path / "home", "-a", "zoe", "list")] == ["Zoe likes green tea"]
+    summary = as_json(tmp_path / "home", "import", str(source))
+    assert (summary["agents"], summary["listed_agents"]) == (["a-bot", "zoe"], ["zoe"])
+    # Only sessions: no list command at all (it would list nothing).
+    source.write_text(json.dumps({"results": [
+        {"id": "m1", "memory": "Step 1 of the rollout", "agent_id": "a-bot", "run_id": "run-1"}]}), encoding="utf-8")
+    out = run(tmp_path / "other", "import", str(source))
+    assert "into agent a-bot (--into-agent keeps all in this one)" in out, out
+    assert as_json(tmp_path / "other", "-a", "a-bot", "list") == []
+
+
 def test_into_agent_and_unknown_kind(tmp_path: Path) -> None:
     home = tmp_path / "home"
     as_json(home, "import", str(FIXTURES / "mem0.json"), "--into-agent")

@@ -34,6 +34,7 @@ def test_cli_versions_oldest_first_as_http_gives_them(isolated_home: Path) -> No
     assert set(shown["versions"][0]) == {"content", "replaced_at"}
     assert shown["versions"][0]["replaced_at"] <= shown["versions"][1]["replaced_at"]
     assert _json(isolated_home, "versions", mid) == shown  # by id too
+    assert _json(isolated_home, "get", "deploy")["versions"] == shown["versions"]  # get --json gives them alike
 
     table = engram(isolated_home, "--agent", "alice", "versions", "deploy")
     assert table.returncode == 0, table.stderr

@@ -228,3 +228,24 @@ def test_writing_after_close_is_refused_at_once_saying_so(tmp_path: Path) -> Non
         assert [m.content for m in reopened.list()] == ["stored before closing"]
     finally:
         reopened.close()
+
+
+@pytest.mark.parametrize("private", [{"updating": None}, {"new_key": True}, {"derive_valid_from": False}, {"colour": "red"}])
+def test_remember_soon_and_check_remember_take_only_remembers_arguments(tmp_path: Path, private: dict) -> None:
+    # They passed every keyword on to the private write maker: its internal flags (an update's
+    # "updating", the memory folder's "new_key") and, for a misspelt one, Python's error naming
+    # _pending_write, a name the caller never used.
+    (name,) = private
+    with Engram(SqliteMemoryStore(tmp_path / "memory.db")) as mem:
+        for call in (mem.remember_soon, mem.check_remember):
+            with pytest.raises(TypeError, match=f"{call.__name__}\\(\\) got an unexpected keyword argument '{name}'"):
+                call("Ada drinks tea", key="tea", **private)
+        assert mem.count() == 0
+
+
+def test_remember_soon_and_check_remember_have_remembers_signature() -> None:
+    import inspect
+
+    wanted = inspect.signature(Engram.remember).parameters
+    for method in (Engram.remember_soon, Engram.check_remember):
+        assert inspect.signature(method).parameters == wanted, method.__name__

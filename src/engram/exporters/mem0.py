@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from engram.compat.mem0 import mem0_fields
@@ -28,6 +27,7 @@ from engram.engine import Engram
 from engram.exporters import visible
 from engram.importers.mem0 import ENGRAM_ENTRY, KEPT, mem0_metadata
 from engram.model import Memory
+from engram.temporal.instants import python_isoformat
 
 
 def dump(engram: Engram) -> str:
@@ -48,8 +48,8 @@ def _item(memory: Memory) -> dict[str, Any]:
         "hash": hashlib.md5(memory.content.encode()).hexdigest(),  # noqa: S324 - mem0's content hash, not security
         "metadata": metadata,
         "categories": list(memory.tags),
-        "created_at": _iso(memory.created_at),
-        "updated_at": _iso(memory.updated_at),
+        "created_at": python_isoformat(memory.created_at),
+        "updated_at": python_isoformat(memory.updated_at),
     }
     if facade is None:
         item["user_id"] = origin.get("user_id") or memory.scope.agent
@@ -67,7 +67,3 @@ def _item(memory: Memory) -> dict[str, Any]:
     item[ENGRAM_ENTRY] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
                           "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}
     return item
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat()

@@ -39,7 +39,7 @@ from engram.model import (
     parse_tags,
     parse_type,
 )
-from engram.temporal.instants import parse_time, parse_validity, record_times
+from engram.temporal.instants import iso, parse_time, parse_validity, record_times  # (iso: a file's dates, re-exported)
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -221,7 +221,7 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
         category=category,
         type=memory_type,
         layer=layer,
-        tags=parse_tags(raw.get("tags")),
+        tags=parse_tags(raw.get("tags"), drop_empty=True),  # (a file kept so far still syncs)
         metadata=parse_metadata(raw.get("metadata")),
         importance=parse_importance(number_text(raw.get("importance", 0.5))),  # (markdown's fields are text)
         related_entity=_text(raw.get("related_entity"), "related_entity", one_line=False),
@@ -276,11 +276,6 @@ def utc(ts: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
-def iso(ts: float) -> str:
-    """``2026-02-09T10:30:00Z`` (seconds; the exact time travels separately)."""
-    return utc(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _instant(value: Any) -> Any:
     """A date or datetime a YAML loader made of an unquoted time, as epoch seconds (a date: its
     midnight UTC; naive: UTC, as ``parse_time`` reads ISO text without an offset); else ``value``."""
@@ -296,7 +291,7 @@ def show_instant(value: float) -> str:
     fractions of a second (so it round-trips)."""
     if value != int(value):
         return repr(value)
-    return dt.datetime.fromtimestamp(value, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso(value)
 
 
 def _time(value: Any, name: str) -> float | None:

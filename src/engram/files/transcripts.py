@@ -72,6 +72,7 @@ from engram.errors import EngramError, NotFoundError, StorageError, ValidationEr
 from engram.history.base import DEFAULT_AGENT
 from engram.history.keys import parse_conversation_key
 from engram.model import Memory, Message, Role
+from engram.temporal.instants import iso
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -143,16 +144,12 @@ def label(turn: Turn, limit: int = 80) -> str:
     return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
 
 
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def render(session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None) -> str:
     """The transcript markdown; ``indexed`` maps turn numbers to their ``[Indexed: …]`` labels."""
     all_turns = turns(messages)
     out = [f"# Session Transcript: {session}"]
     if messages:  # a conversation with no messages (yet, or compacted away) has no start to state
-        out.append(f"Started: {_iso(messages[0].created_at)}")
+        out.append(f"Started: {iso(messages[0].created_at)}")
     out.append("")
     for turn in all_turns:
         clock = dt.datetime.fromtimestamp(turn.at, dt.UTC).strftime("%H:%M:%S")
@@ -252,7 +249,7 @@ def index(
             category="conversation",
             type="conversation",
             tags=["transcript", f"session:{session}"[:64]],
-            metadata={"session": session, "turn": number, "time": _iso(turn.at), "at": place.at, "asked": place.asked,
+            metadata={"session": session, "turn": number, "time": iso(turn.at), "at": place.at, "asked": place.asked,
                       "order": place.order},
             source=f"transcript:{session}"[:200],
             created_at=turn.at or None,

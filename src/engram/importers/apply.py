@@ -83,6 +83,9 @@ class ImportSummary:
     # The engram agents whose memories or conversations the records are in (new or already there):
     # a source's own users and agents become engram agents, which the importing one does not see.
     agents: tuple[str, ...] = ()
+    # Those of them holding some of the memories in the agent's own scope, which its list, count and
+    # recall show (not an agent whose memories are all in its sessions, nor one given only messages).
+    listed_agents: tuple[str, ...] = ()
     # The sessions of those agents the memories are in (a mem0 ``run_id``), each as a memory's scope
     # reads (``session:AGENT/SESSION``): an agent's list, count and recall leave a session's out.
     sessions: tuple[str, ...] = ()
@@ -130,6 +133,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     # Every record read is imported, updated, forgotten or skipped (a copy repeated in the source is skipped).
     agents = ({m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
               | {agent for (agent, _), _ in summaries})
+    listed = {m.scope.agent for m in memories if m.scope.agent and not m.scope.session}
     sessions = sorted({m.scope for m in memories if m.scope.session}, key=lambda s: (s.agent or "", s.session or ""))
     own = engram.scope.agent or "default"
     titled = tuple(ImportedConversation(shown_key(key), title, gained.get((own, key), 0))
@@ -139,6 +143,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                          messages_imported=added, messages_skipped=present, summaries_imported=summaries_set,
                          summaries_skipped=summaries_kept, operator_notes=notes,
                          warnings=tuple([*plan.warnings, *warnings]), agents=tuple(sorted(agents)),
+                         listed_agents=tuple(sorted(listed)),
                          sessions=tuple(str(s) for s in sessions), conversations=titled)
 
 

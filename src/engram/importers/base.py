@@ -282,7 +282,7 @@ def tags(values: Iterable[Any] | str | None, where: str) -> tuple[str, ...]:
         raise wrong_type(where, values, "a list of short tags")
     items = values if isinstance(values, str) else [_tag_text(v, f"{where}[{i}]") for i, v in enumerate(values)]
     try:
-        return parse_tags(items)
+        return parse_tags(items, drop_empty=True)  # (another system's empty tag: nothing to keep)
     except ValidationError as exc:
         raise fail(where, exc.problem, exc.allowed) from None
 

@@ -65,6 +65,7 @@ from engram.importers.apply import apply_plan
 from engram.importers.base import Plan, Record, record_id
 from engram.integrations import agent_for_ids, checked_prefix, missing
 from engram.model import Category, Memory, parse_content, parse_metadata
+from engram.temporal.instants import python_isoformat
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -215,7 +216,7 @@ class EngramMemoryService(BaseMemoryService):
         # text, author, metadata and time (``refresh``), as ADK's SQLite service upserts an event it
         # holds. The time is kept here as given, since the memory's ``created_at`` is where it began.
         if when is not None:
-            adk["timestamp"] = _iso(when)
+            adk["timestamp"] = python_isoformat(when)
         # The id is the caller's, so a search returns it and delete_memory takes it; the id a
         # search gave (an engram id this user holds, of an event or an entry without one) names
         # that memory (``engram_id``).
@@ -322,8 +323,4 @@ def _entry(memory: Memory) -> MemoryEntry:
     when, own_id = adk.get("timestamp"), adk.get("id")
     return MemoryEntry(content=content, id=own_id if isinstance(own_id, str) else memory.id, author=adk.get("author"),
                        custom_metadata=dict(custom) if isinstance(custom, Mapping) else {},
-                       timestamp=when if isinstance(when, str) else _iso(memory.created_at))
-
-
-def _iso(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat()
+                       timestamp=when if isinstance(when, str) else python_isoformat(memory.created_at))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from engram import jsondoc
 from engram.errors import ValidationError
@@ -91,9 +91,21 @@ def record_times(created: float | None, updated: float | None, now: float,
 
 def shown_time(at: float) -> str:
     """An instant as a warning names it: ISO 8601 in UTC."""
+    return python_isoformat(at)
+
+
+def python_isoformat(at: float) -> str:
+    """Epoch seconds as Python's ``datetime.isoformat`` writes them in UTC: microseconds when there
+    are any, ``+00:00`` (``2026-02-09T10:30:00.318000+00:00``). mem0 writes its times so, and
+    engram's mem0 export gives them back in mem0's own form; ADK's memory services give
+    ``MemoryEntry.timestamp`` as ``isoformat`` text. Not ``iso``: those readers expect this form."""
     return datetime.fromtimestamp(at, UTC).isoformat()
 
 
+@overload
+def iso(ts: float, *, timespec: str = "seconds") -> str: ...
+@overload
+def iso(ts: None, *, timespec: str = "seconds") -> None: ...
 def iso(ts: float | None, *, timespec: str = "seconds") -> str | None:
     """Epoch seconds as ISO 8601 UTC, as the doors show a stored instant (``2026-02-09T10:30:00Z``);
     ``timespec="milliseconds"`` keeps three digits of the second (``2026-02-09T10:30:00.318Z``,

@@ -258,7 +258,11 @@ def get(
     engram = st.reading_engram()
     memory = _one_memory(engram, "get", ref, key)
     if st.as_json:
-        render.emit_json({**memory.to_dict(), "versions": engram.versions(memory)})
+        from engram.interfaces import present
+
+        # The versions as `versions --json` and HTTP's /versions give them: content and replaced_at
+        # (each MemoryVersion's memory_id is the id beside them).
+        render.emit_json({**memory.to_dict(), **present.versions_dict(engram.versions(memory))})
         return
     neighbours = engram.neighbours(memory, limit=100)
     render.memory_detail(memory, [m.key for m in neighbours])
@@ -587,8 +591,12 @@ def import_(
     if elsewhere:  # the source's own users or agents: this agent does not see them
         shown = ", ".join(render.markup_safe(a) for a in elsewhere[:10]) + (
             f" and {len(elsewhere) - 10} more" if len(elsewhere) > 10 else "")
+        # The command shown lists something: an agent whose memories are all in sessions has an
+        # empty list (the sessions line below names those), one given only messages has no memories.
+        listed = [a for a in elsewhere if a in summary.listed_agents]
+        command = f"engram -a {render.markup_safe(listed[0])} list; " if listed else ""
         render.console.print(f"into agent{'s' if len(elsewhere) > 1 else ''} {shown} "
-                             f"(engram -a {render.markup_safe(elsewhere[0])} list; --into-agent keeps all in this one)")
+                             f"({command}--into-agent keeps all in this one)")
     _sessions(summary.sessions, st.engram().scope)
     if summary.messages_imported or summary.messages_skipped:
         render.console.print(f"history: {counted(summary.messages_imported, 'message')} added, "
