@@ -463,34 +463,10 @@ class Engram:
             importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
             created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until))
 
-    # check_remember and remember_soon spell out remember's arguments, not **fields: passed on to
-    # _pending_write, a caller could give its private ones (updating, new_key, derive_valid_from).
-    def check_remember(
-        self,
-        content: str,
-        *,
-        key: str | None = None,
-        category: str | Category = Category.KNOWLEDGE,
-        type: str | None = None,
-        layer: str | Layer | None = None,
-        tags: str | Iterable[str] | None = None,
-        metadata: Mapping[str, Any] | str | None = None,
-        importance: float = 0.5,
-        related_entity: str | None = None,
-        source: str | None = None,
-        scope: ScopeChoice | None = None,
-        links: Iterable[str] = (),
-        created_at: float | None = None,
-        search_context: str | None = None,
-        valid_from: float | str | None = None,
-        valid_until: float | str | None = None,
-    ) -> None:
+    def check_remember(self, content: str, **fields: Any) -> None:
         """Raise the ``ValidationError`` ``remember`` (same arguments) would raise, storing nothing:
         for callers that store several memories all or nothing (an import checks every item first)."""
-        self._pending_write(
-            content, key=key, category=category, type=type, layer=layer, tags=tags, metadata=metadata,
-            importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
-            created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until)
+        self._pending_write(content, **_remember_arguments("check_remember", fields))
 
     def _remember_new(self, content: str, *, key: str, **fields: Any) -> WriteResult:
         """``remember`` (same arguments) of a new memory under ``key``: refused, nothing stored, with
@@ -502,36 +478,14 @@ class Engram:
         self.writes.refuse_when_closed()
         return self.writes.write(self._pending_write(content, key=key, new_key=True, **fields))
 
-    def remember_soon(
-        self,
-        content: str,
-        *,
-        key: str | None = None,
-        category: str | Category = Category.KNOWLEDGE,
-        type: str | None = None,
-        layer: str | Layer | None = None,
-        tags: str | Iterable[str] | None = None,
-        metadata: Mapping[str, Any] | str | None = None,
-        importance: float = 0.5,
-        related_entity: str | None = None,
-        source: str | None = None,
-        scope: ScopeChoice | None = None,
-        links: Iterable[str] = (),
-        created_at: float | None = None,
-        search_context: str | None = None,
-        valid_from: float | str | None = None,
-        valid_until: float | str | None = None,
-    ) -> Future[WriteResult]:
+    def remember_soon(self, content: str, **fields: Any) -> Future[WriteResult]:
         """``remember`` (same arguments) without waiting for the store, for code that must not
         block, such as an asyncio event loop (``await asyncio.wrap_future(engram.remember_soon(...))``).
         The arguments are checked here (``ValidationError`` raised at once, nothing queued); the
         write joins the next batch and the future is answered after the commit that holds it, with
         ``remember``'s result or error. Cancelling the future before its batch starts stores nothing."""
         self.writes.refuse_when_closed()
-        return self.writes.write_soon(self._pending_write(
-            content, key=key, category=category, type=type, layer=layer, tags=tags, metadata=metadata,
-            importance=importance, related_entity=related_entity, source=source, scope=scope, links=links,
-            created_at=created_at, search_context=search_context, valid_from=valid_from, valid_until=valid_until))
+        return self.writes.write_soon(self._pending_write(content, **_remember_arguments("remember_soon", fields)))
 
     def _pending_write(
         self,
@@ -1605,3 +1559,17 @@ def _later(a: float | None, b: float | None) -> float | None:
 
 def _earlier(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def _remember_arguments(method: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` when each is one of ``remember``'s arguments, else Python's own ``TypeError``
+    naming ``method``: passed on to ``_pending_write`` unchecked, a caller could give its private
+    flags (``updating``, ``new_key``, ``derive_valid_from``), and a misspelt one was reported
+    against ``_pending_write``, a name the caller never used."""
+    for name in fields:
+        if name not in _REMEMBER_ARGUMENTS:
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}")
+    return fields
+
+
+_REMEMBER_ARGUMENTS = frozenset(inspect.signature(Engram.remember).parameters) - {"self", "content"}

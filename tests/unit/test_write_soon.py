@@ -243,9 +243,15 @@ def test_remember_soon_and_check_remember_take_only_remembers_arguments(tmp_path
         assert mem.count() == 0
 
 
-def test_remember_soon_and_check_remember_have_remembers_signature() -> None:
+def test_remember_soon_and_check_remember_take_every_argument_remember_takes(tmp_path: Path) -> None:
     import inspect
 
-    wanted = inspect.signature(Engram.remember).parameters
-    for method in (Engram.remember_soon, Engram.check_remember):
-        assert inspect.signature(method).parameters == wanted, method.__name__
+    given = {"category": "core", "type": "fact", "tags": ["drinks"], "metadata": {"cup": "blue"}, "importance": 0.75,
+             "related_entity": "Ada", "source": "chat", "search_context": "morning", "valid_from": 1_700_000_000.0}
+    names = set(inspect.signature(Engram.remember).parameters) - {"self", "content", "key", "layer", "scope", "links",
+                                                                   "created_at", "valid_until"}
+    assert names == set(given)  # a new argument of remember is added here too
+    with Engram(SqliteMemoryStore(tmp_path / "memory.db")) as mem:
+        mem.check_remember("Ada drinks tea", key="tea", **given)
+        stored = mem.remember_soon("Ada drinks tea", key="tea", **given).result(timeout=30).memory
+        assert (stored.key, stored.tags, stored.metadata, stored.related_entity) == ("tea", ("drinks",), {"cup": "blue"}, "Ada")
