@@ -89,6 +89,7 @@ def test_search_options_per_call_as_vector_store_retrievers_take_them(engram: En
     ({}, {"k": 0}, "k"), ({}, {"k": 101}, "k"), ({}, {"k": "2"}, "k"), ({}, {"min_relevance": 1.5}, "min_relevance"),
     ({}, {"top_k": 2}, "top_k"), ({}, {"filter": {"tags": ["work"]}}, "filter"), ({}, {"filters": {"tags": []}}, "filters"),
     ({"k": 0}, None, "k"), ({"min_relevance": -1}, None, "min_relevance"),
+    ({"top_k": 2}, None, "top_k"), ({}, {"touch": "no"}, "touch"),
 ])
 def test_a_bad_search_option_names_itself(engram: Engram, made: dict, per_call: dict | None, field: str) -> None:
     from engram.errors import ValidationError

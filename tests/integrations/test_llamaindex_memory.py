@@ -168,7 +168,7 @@ def test_a_real_chat_engine_sends_the_recalled_memories_to_the_model(engram: Eng
 @pytest.mark.parametrize(("fields", "field"), [
     ({"k": 0}, "k"), ({"k": 101}, "k"), ({"max_chars": 0}, "max_chars"), ({"max_chars": True}, "max_chars"),
     ({"k": "2"}, "k"), ({"min_relevance": 2}, "min_relevance"), ({"filters": {"tags": ["x"]}}, "filters"),
-    ({"engram": None}, "engram"), ({"category": "episodic"}, "category"),
+    ({"engram": None}, "engram"), ({"category": "episodic"}, "category"), ({"limit": 3}, "limit"),
 ])
 def test_a_bad_field_names_itself(engram: Engram, fields: dict, field: str) -> None:
     with pytest.raises(ValidationError) as err:

@@ -53,6 +53,10 @@ class EngramRetriever(BaseRetriever):
     touch: bool | None = None  # None: the engine's recall.touch_on_recall
 
     def __init__(self, **fields: Any) -> None:
+        # LangChain's BaseRetriever ignores unknown fields: a mistyped ``top_k=2`` would leave k at 4, unsaid.
+        unknown = sorted(set(fields) - set(type(self).model_fields))
+        if unknown:
+            raise ValidationError(unknown[0], "is not a field of EngramRetriever", sorted(type(self).model_fields))
         super().__init__(**fields)
         # A bad k or min_relevance is refused when the retriever is made, as engram's own error
         # naming it (pydantic would wrap one raised by a validator or model_post_init).

@@ -89,6 +89,10 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
         # field: pydantic would read True or "5" as a number, and wrap an error raised in a validator.
         if not isinstance(fields.get("engram"), Engram):
             raise ValidationError("engram", f"got {type(fields.get('engram')).__name__}", "an engram Engram")
+        # LlamaIndex's blocks ignore unknown fields: a mistyped ``limit=3`` would leave k at 5, unsaid.
+        unknown = sorted(set(fields) - set(type(self).model_fields))
+        if unknown:
+            raise ValidationError(unknown[0], "is not a field of EngramMemoryBlock", sorted(type(self).model_fields))
         if "k" in fields:
             parse_limit(fields["k"], MAX_RECALL_LIMIT, "k", paged=False)
         if "max_chars" in fields:
