@@ -760,3 +760,23 @@ def test_an_item_without_a_ttl_outlives_the_lifecycle_jobs_as_in_langgraphs_own_
     assert removed == ["a note the agent learned, never recalled"]  # the job ran: it took the note
     assert store.get(ns, "profile").value == {"name": "Ana"}
     assert timed.for_agent("lg:ana").get(EngramStore._ref(ns, "profile")).type == "item"
+
+
+@pytest.mark.parametrize("index", ["a string", -1, True, 2.5])
+def test_agent_from_namespace_that_is_not_a_label_index_is_refused(engram: Engram, index: object) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramStore(engram, agent_from_namespace=index)  # type: ignore[arg-type]
+    assert err.value.field == "agent_from_namespace" and "label index" in err.value.allowed
+
+
+def test_index_fields_given_as_a_string_is_refused_naming_it(engram: Engram) -> None:
+    # A string would be read as one-letter paths ("t", "e", ...): the value indexed as nothing but its key.
+    with pytest.raises(ValidationError) as err:
+        EngramStore(engram, index_fields="text")  # type: ignore[arg-type]
+    assert err.value.field == "index_fields" and '"text"' in err.value.problem
+    store = EngramStore(engram)
+    with pytest.raises(ValidationError) as err:
+        store.put(("docs",), "k", {"text": "kayak trip"}, index="text")  # type: ignore[arg-type]
+    assert err.value.field == "index" and store.get(("docs",), "k") is None  # nothing stored
+    store.put(("docs",), "k", {"text": "kayak trip", "n": 1}, index=("text",))
+    assert [i.key for i in store.search(("docs",), query="kayak")] == ["k"]

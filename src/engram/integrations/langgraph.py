@@ -50,14 +50,23 @@ import operator
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from engram import jsondoc
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
-from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
+from engram.model import (
+    MAX_KEY_CHARS,
+    MAX_RECALL_LIMIT,
+    Memory,
+    Scope,
+    make_scope,
+    parse_integer,
+    usable_json,
+    usable_text,
+)
 
 try:
     from langgraph.store.base import (
@@ -86,6 +95,17 @@ _TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
 # after the other, each only while those before hold too few items (``EngramStore._last_put``).
 _PUT_BANDS = (3600.0, 86400.0, 30 * 86400.0)
 _PAGE = 1000  # items a listing asks for at once: fewer re-scans of a band's first rows (OFFSET)
+
+
+def _index_fields(value: Any, field: str) -> list[str] | Literal[False] | None:
+    """What a put indexes: value paths, False (the key only) or None (the default). A string is
+    refused: read as a list of one-letter paths, it would index nothing of the value, unsaid."""
+    if value is None or value is False:
+        return value
+    if isinstance(value, list | tuple) and all(isinstance(path, str) for path in value):
+        return list(value)
+    raise ValidationError(field, f"got {jsondoc.shown(value)}",
+                          'a list of value paths such as ["text"], False (the key only), or None (the whole value)')
 
 
 def _minutes(value: Any, field: str, *, allow_none: bool = True) -> float | None:
@@ -221,12 +241,13 @@ class EngramStore(BaseStore):
         LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that give none,
         ``refresh_on_read`` (default True), ``sweep_interval_minutes`` for ``start_ttl_sweeper``.
         Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...)."""
-        if agent_from_namespace is not None and agent_from_namespace < 0:
-            raise ValidationError("agent_from_namespace", f"{agent_from_namespace} is negative", "a label index >= 0")
+        if agent_from_namespace is not None:
+            agent_from_namespace = parse_integer(agent_from_namespace, "agent_from_namespace", 0,
+                                                 allowed="a label index >= 0, or None")
         self.engram = engram
         self.agent_from_namespace = agent_from_namespace
         self.agent_prefix = checked_prefix("agent_prefix", agent_prefix, DEFAULT_AGENT_PREFIX)
-        self.index_fields = index_fields
+        self.index_fields = _index_fields(index_fields, "index_fields")
         self.ttl_config = _ttl_config(ttl)
         self._sweeper: threading.Thread | None = None
         self._sweeper_future: concurrent.futures.Future[None] | None = None
@@ -311,7 +332,7 @@ class EngramStore(BaseStore):
 
     def _check_put(self, op: PutOp) -> None:
         """Raise ``ValidationError`` naming what ``op`` cannot store (``namespace``, ``value``,
-        ``ttl``, ``key``): checked here so the error names LangGraph's argument, not the metadata that
+        ``ttl``, ``key``, ``index``): checked here so the error names LangGraph's argument, not the metadata that
         carries it, and before a batch writes anything."""
         self._view(op.namespace)
         if op.value is None:  # a delete: its ttl (LangGraph passes the default one) means nothing
@@ -323,6 +344,7 @@ class EngramStore(BaseStore):
         usable_text("key", op.key)
         for label in op.namespace:
             usable_text("namespace", label)
+        _index_fields(op.index, "index")
 
     def _put(self, op: PutOp) -> None:
         """Write ``op`` (checked by ``_check_put``): a delete when its value is None."""
@@ -334,7 +356,7 @@ class EngramStore(BaseStore):
             return
         value = dict(op.value)
         ttl = _minutes(op.ttl, "ttl")
-        fields = self.index_fields if op.index is None else op.index
+        fields = self.index_fields if op.index is None else _index_fields(op.index, "index")
         if fields is False:
             text = op.key
         elif fields:
