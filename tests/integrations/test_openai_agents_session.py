@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,6 +208,26 @@ def test_items_engram_refuses_add_none_of_them(engram: Engram) -> None:
         asyncio.run(session.add_items(items))
     assert asyncio.run(session.get_items()) == []  # not "one", "two"
     assert err.value.field == "messages[2].content"
+
+
+@pytest.mark.parametrize(("items", "field"), [
+    ("Hi, I'm Ana", "items"), ({"role": "user", "content": "hi"}, "items"), (None, "items"),
+    ([{"role": "user", "content": "one"}, 5], "items[1]"), ([["role", "user"]], "items[0]"),
+])
+def test_what_is_not_a_list_of_items_is_refused_naming_it(engram: Engram, items: Any, field: str) -> None:
+    # A string was stored one item per character (and a number as an item), which the Runner then sent.
+    session = EngramSession("typed", engram)
+    with pytest.raises(ValidationError) as err:
+        asyncio.run(session.add_items(items))
+    assert err.value.field == field and "dict" in err.value.allowed
+    assert asyncio.run(session.get_items()) == []
+
+
+def test_a_session_id_engram_refuses_says_what_a_session_id_may_be(engram: Engram) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramSession("has space", engram)
+    # Not the rule of a whole conversation key (channel:chat...), which the caller never wrote.
+    assert err.value.field == "session_id" and err.value.allowed == '1-128 characters without ":" or spaces'
 
 
 def test_pops_awaited_together_each_take_their_own_item(engram: Engram) -> None:

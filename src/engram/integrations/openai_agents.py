@@ -33,7 +33,7 @@ from typing import Any
 
 from engram.engine import Engram
 from engram.errors import ValidationError
-from engram.history.keys import conversation_key
+from engram.history.keys import PART_ALLOWED, conversation_key
 from engram.integrations import history_text, missing
 from engram.model import Message
 
@@ -97,7 +97,7 @@ class EngramSession(SessionABC):
         try:
             self.key = conversation_key(CHANNEL, session_id)
         except ValidationError as exc:
-            raise ValidationError("session_id", exc.problem, exc.allowed) from None
+            raise ValidationError("session_id", exc.problem, PART_ALLOWED) from None
         if isinstance(session_settings, dict):
             session_settings = SessionSettings(**session_settings)
         elif session_settings is not None and not isinstance(session_settings, SessionSettings):
@@ -143,6 +143,14 @@ class EngramSession(SessionABC):
         return await asyncio.to_thread(self._get, None if limit is None or limit < 0 else limit)
 
     async def add_items(self, items: list[Any]) -> None:
+        """Append ``items`` (the SDK's input items, dicts), all or none; raises ``ValidationError``
+        naming ``items`` or the item (``items[1]``) that is not one, or the message engram refuses."""
+        # A string was stored one item per character, and a number as an item the Runner cannot send.
+        if isinstance(items, str | bytes | dict) or not isinstance(items, list | tuple):
+            raise ValidationError("items", f"got {type(items).__name__}", "a list of the SDK's items (dicts)")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ValidationError(f"items[{i}]", f"got {type(item).__name__}", "an SDK item (a dict)")
         await asyncio.to_thread(self._add, list(items))
 
     async def pop_item(self) -> Any | None:
