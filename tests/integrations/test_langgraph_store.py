@@ -780,3 +780,16 @@ def test_index_fields_given_as_a_string_is_refused_naming_it(engram: Engram) -> 
     assert err.value.field == "index" and store.get(("docs",), "k") is None  # nothing stored
     store.put(("docs",), "k", {"text": "kayak trip", "n": 1}, index=("text",))
     assert [i.key for i in store.search(("docs",), query="kayak")] == ["k"]
+
+
+def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
+    # An AsyncEngram's methods are coroutines: a put was an AttributeError ('clock').
+    from engram.aio import AsyncEngram
+
+    store = EngramStore(AsyncEngram(engram), index_fields=["text"])
+    store.put(("docs",), "k", {"text": "kayak trip"})
+    assert store.get(("docs",), "k").value == {"text": "kayak trip"}
+    assert [m.key for m in engram.list()] == ["lg:docs/k"]
+    with pytest.raises(ValidationError) as err:
+        EngramStore("not an engine")  # type: ignore[arg-type]
+    assert err.value.field == "engram"

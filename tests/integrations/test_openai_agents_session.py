@@ -298,3 +298,20 @@ def test_an_item_longer_than_a_history_message_is_kept_whole(engram: Engram) -> 
     shown = [m.content for m in engram.history.all("openai-agents:photos")]
     assert [len(text) for text in shown] == [1_000_000, len(shown[1]), 1_000_000, 1_000_000]
     assert shown[3] == "ß" * (1_000_000 - len(CUT_MARK)) + CUT_MARK
+
+
+def test_an_async_engram_keeps_the_session_in_its_engine(engram: Engram) -> None:
+    # Given an AsyncEngram (asyncio code's engine), add_items stored nothing (its history's methods
+    # are coroutines, never awaited) and get_items raised a TypeError.
+    from engram.aio import AsyncEngram
+
+    async def run() -> list[Any]:
+        session = EngramSession("async-user", AsyncEngram(engram))
+        await session.add_items([{"role": "user", "content": "Hi, I'm Ana"}])
+        return await session.get_items()
+
+    assert asyncio.run(run()) == [{"role": "user", "content": "Hi, I'm Ana"}]
+    assert [m.content for m in engram.history.all("openai-agents:async-user")] == ["Hi, I'm Ana"]
+    with pytest.raises(ValidationError) as err:
+        EngramSession("async-user", "not an engine")  # type: ignore[arg-type]
+    assert err.value.field == "engram"

@@ -54,6 +54,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from engram import jsondoc
+from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
@@ -234,13 +235,19 @@ class EngramStore(BaseStore):
 
     supports_ttl = True
 
-    def __init__(self, engram: Engram, *, agent_from_namespace: int | None = None, agent_prefix: str = DEFAULT_AGENT_PREFIX,
+    def __init__(self, engram: Engram | AsyncEngram, *, agent_from_namespace: int | None = None,
+                 agent_prefix: str = DEFAULT_AGENT_PREFIX,
                  index_fields: list[str] | None = None, ttl: TTLConfig | None = None) -> None:
         """``agent_prefix`` goes before the label ``agent_from_namespace`` picks to name its agent;
         ``""`` is the layout of stores made before it existed (see the module docstring). ``ttl`` is
         LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that give none,
         ``refresh_on_read`` (default True), ``sweep_interval_minutes`` for ``start_ttl_sweeper``.
-        Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...)."""
+        Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...). ``engram`` may be
+        an ``AsyncEngram``: its engine is used (LangGraph's ``abatch`` runs it in a worker thread)."""
+        if isinstance(engram, AsyncEngram):  # its methods are coroutines: a put was an AttributeError
+            engram = engram.engram
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         if agent_from_namespace is not None:
             agent_from_namespace = parse_integer(agent_from_namespace, "agent_from_namespace", 0,
                                                  allowed="a label index >= 0, or None")

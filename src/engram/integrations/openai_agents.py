@@ -31,6 +31,7 @@ import asyncio
 import json
 from typing import Any
 
+from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import PART_ALLOWED, conversation_key
@@ -90,10 +91,17 @@ def _item(message: Message) -> Any:
 class EngramSession(SessionABC):
     """A conversation of the Agents SDK, stored in engram's history."""
 
-    def __init__(self, session_id: str, engram: Engram, *,
+    def __init__(self, session_id: str, engram: Engram | AsyncEngram, *,
                  session_settings: SessionSettings | dict[str, Any] | None = None) -> None:
-        """``session_settings`` as the SDK's own sessions take it: its ``limit`` is how many of the
-        latest items ``get_items()`` returns when called without one (None: all)."""
+        """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used: every call runs in a
+        worker thread anyway) whose agent's history holds the session. ``session_settings`` as the
+        SDK's own sessions take it: its ``limit`` is how many of the latest items ``get_items()``
+        returns when called without one (None: all). Raises ``ValidationError`` naming the argument."""
+        # An AsyncEngram's history answers coroutines: add_items stored nothing, get_items raised.
+        if isinstance(engram, AsyncEngram):
+            engram = engram.engram
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         try:
             self.key = conversation_key(CHANNEL, session_id)
         except ValidationError as exc:
