@@ -793,3 +793,21 @@ def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         EngramStore("not an engine")  # type: ignore[arg-type]
     assert err.value.field == "engram"
+
+
+@pytest.mark.parametrize(("page", "field"), [({"limit": -1}, "limit"), ({"offset": -2}, "offset"), ({"limit": "5"}, "limit")])
+def test_a_page_that_is_not_a_count_is_refused_naming_it(engram: Engram, page: dict, field: str) -> None:
+    # LangGraph hands limit and offset on unchecked: limit=-1 sliced the last item off, unsaid.
+    store = EngramStore(engram)
+    for key in ("a", "b", "c"):
+        store.put(("docs",), key, {"text": f"kayak trip {key}"})
+    for call in (lambda: store.search(("docs",), **page), lambda: store.search(("docs",), query="kayak", **page),
+                 lambda: store.list_namespaces(**page)):
+        with pytest.raises(ValidationError) as err:
+            call()
+        assert err.value.field == field
+    assert len(store.search(("docs",), limit=0)) == 0 and len(store.search(("docs",), offset=1)) == 2
+    # In a batch, checked with every op before anything is written.
+    with pytest.raises(ValidationError) as err:
+        store.batch([PutOp(("docs",), "d", {"text": "kayak trip d"}), SearchOp(("docs",), limit=-1)])
+    assert err.value.field == "limit" and store.get(("docs",), "d") is None

@@ -109,6 +109,12 @@ def _index_fields(value: Any, field: str) -> list[str] | Literal[False] | None:
                           'a list of value paths such as ["text"], False (the key only), or None (the whole value)')
 
 
+def _page(op: SearchOp | ListNamespacesOp) -> tuple[int, int]:
+    """A read's (offset, limit), each a count from 0; else ``ValidationError`` naming it. LangGraph
+    passes them on unchecked: a negative limit sliced off the last items, unsaid."""
+    return parse_integer(op.offset, "offset", 0), parse_integer(op.limit, "limit", 0)
+
+
 def _minutes(value: Any, field: str, *, allow_none: bool = True) -> float | None:
     """``value`` as a positive, finite number of minutes (None when allowed); else ``ValidationError``
     naming ``field``. A bool is not a number here, as ``ttl=True`` is a mistake, not one minute."""
@@ -384,7 +390,8 @@ class EngramStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         view = self._view(op.namespace_prefix, "namespace_prefix")
         filters = self._prefix_filter(op.namespace_prefix)
-        wanted = op.offset + op.limit
+        start, limit = _page(op)
+        wanted = start + limit
         now = view.clock()
 
         def kept(memory: Memory) -> bool:
@@ -396,7 +403,7 @@ class EngramStore(BaseStore):
             found = [(h.memory, h.score) for h in hits if kept(h.memory)]
         else:
             found = [(m, None) for m in self._last_put(view, filters, kept, wanted)]
-        returned = found[op.offset:wanted]
+        returned = found[start:wanted]
         if not op.query:  # a recall has counted its own hits already
             view.mark_used([m for m, _ in returned])
         if op.refresh_ttl:
@@ -435,6 +442,7 @@ class EngramStore(BaseStore):
         return found[:wanted]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        start, limit = _page(op)
         seen: set[tuple[str, ...]] = set()
         now = self.engram.clock()
         for view in self._views():
@@ -442,7 +450,7 @@ class EngramStore(BaseStore):
         found = [ns for ns in seen if all(_namespace_matches(ns, c) for c in op.match_conditions or ())]
         if op.max_depth is not None:
             found = list({ns[: op.max_depth] for ns in found})
-        return sorted(found)[op.offset: op.offset + op.limit]
+        return sorted(found)[start: start + limit]
 
     @staticmethod
     def _items_of(view: Engram) -> list[Memory]:
@@ -534,15 +542,17 @@ class EngramStore(BaseStore):
         """The ops' results in their order, as LangGraph's own stores run a batch (``InMemoryStore``,
         ``SqliteStore``, ``PostgresStore``): every read (get, search, list_namespaces) sees the store
         as it was before the batch, then the puts are written, the last one of each (namespace, key)
-        only. Every op is checked first: an unknown op or a bad put raises ``ValidationError`` before
-        anything is read or written."""
+        only. Every op is checked first: an unknown op, a bad put or a read's bad ``limit`` or
+        ``offset`` raises ``ValidationError`` before anything is read or written."""
         ops = list(ops)
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
             if isinstance(op, PutOp):
                 self._check_put(op)
                 puts[(op.namespace, op.key)] = op
-            elif not isinstance(op, GetOp | SearchOp | ListNamespacesOp):
+            elif isinstance(op, SearchOp | ListNamespacesOp):
+                _page(op)
+            elif not isinstance(op, GetOp):
                 raise ValidationError("op", f"unknown operation {type(op).__name__}",
                                       ["GetOp", "PutOp", "SearchOp", "ListNamespacesOp"])
         results: list[Result] = []
