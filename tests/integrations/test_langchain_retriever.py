@@ -129,3 +129,13 @@ def test_what_a_chain_reads_is_kept_by_decay_and_what_it_never_reads_is_not(tmp_
         assert mem.get(read.id).content == read.content
     finally:
         mem.close()
+
+
+def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
+    # asyncio code holds an AsyncEngram, as the other adapters take it; pydantic refused it.
+    from engram.aio import AsyncEngram
+
+    retriever = EngramRetriever(engram=AsyncEngram(engram), k=1)
+    assert retriever.engram is engram
+    assert [d.page_content for d in asyncio.run(retriever.ainvoke("where does the user work"))] == [
+        "The user works at a bakery in Porto"]

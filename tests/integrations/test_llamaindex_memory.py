@@ -222,3 +222,14 @@ def test_category_chooses_what_flushed_turns_become(engram: Engram) -> None:
     asyncio.run(block.aput([ChatMessage(role="user", content="My dog is called Biscuit")]))
     [stored] = engram.list()
     assert (stored.category.value, stored.type) == ("knowledge", "conversation")
+
+
+def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
+    # asyncio code holds an AsyncEngram, as the other adapters take it; it was refused ("an engram Engram").
+    from engram.aio import AsyncEngram
+
+    block = EngramMemoryBlock(engram=AsyncEngram(engram))
+    assert block.engram is engram
+    asyncio.run(block.aput([ChatMessage(role="user", content="My dog is called Biscuit")]))
+    assert [m.content for m in engram.list()] == ["My dog is called Biscuit"]
+    assert "Biscuit" in asyncio.run(block.aget([ChatMessage(role="user", content="what is my dog called?")]))
