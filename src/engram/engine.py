@@ -1067,6 +1067,8 @@ class Engram:
         if mode not in ("auto", "hybrid", "text", "vector"):
             raise ValidationError("mode", f"unknown mode {jsondoc.shown(mode)}", ["auto", "hybrid", "text", "vector"])
         depth = parse_integer(depth, "depth", 0, 3)
+        if touch is not None:  # a truthy "no" (an adapter's per-call option) would have touched
+            touch = parse_flag(touch, "touch")
         limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)
         offset = parse_offset(offset, MAX_RECALL_WINDOW - limit)
         if min_relevance is not None:  # scores run 0-1: a cut outside drops everything, or nothing, unsaid

@@ -226,6 +226,7 @@ def test_per_user_refuses_a_run_without_a_usable_user_id(engram: Engram, server:
     (lambda e: EngramTools("not an engine"), "engram"),
     (lambda e: EngramTools(e, user_prefix="no spaces "), "user_prefix"),
     (lambda e: EngramTools(e, user_prefix=None), "user_prefix"),
+    (lambda e: EngramTools(e, per_user="no"), "per_user"),  # truthy: it turned per-user mapping on
 ])
 def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], Any], field: str) -> None:
     with pytest.raises(ValidationError) as err:

@@ -226,6 +226,10 @@ def test_bad_input_names_its_field_and_stores_nothing(engram: Engram) -> None:
     bad_time = MemoryEntry(content=types.Content(parts=[types.Part(text="kept?")]), timestamp="last Tuesday")
     assert refused(service.add_memory(app_name=APP, user_id="alice", memories=[bad_time])).field == "memories[0].timestamp"
     assert refused(service.delete_memory(app_name=APP, user_id="alice", memory_id=7)).field == "memory_id"  # type: ignore[arg-type]
+    # Not MemoryEntry items: was an AttributeError (.content), and a string was read one letter an entry.
+    assert refused(service.add_memory(app_name=APP, user_id="alice", memories=[with_text, "kept?"])).field == "memories[1]"
+    assert refused(service.add_memory(app_name=APP, user_id="alice", memories="kept?")).field == "memories"  # type: ignore[arg-type]
+    assert refused(service.add_memory(app_name=APP, user_id="alice", memories=with_text)).field == "memories"  # type: ignore[arg-type]
     assert engram.for_agent("adk:shop:alice").count() == 0
 
     for kwargs, field in (({"limit": 0}, "limit"), ({"category": "forever"}, "category"),

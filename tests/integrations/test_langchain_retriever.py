@@ -89,6 +89,7 @@ def test_search_options_per_call_as_vector_store_retrievers_take_them(engram: En
     ({}, {"k": 0}, "k"), ({}, {"k": 101}, "k"), ({}, {"k": "2"}, "k"), ({}, {"min_relevance": 1.5}, "min_relevance"),
     ({}, {"top_k": 2}, "top_k"), ({}, {"filter": {"tags": ["work"]}}, "filter"), ({}, {"filters": {"tags": []}}, "filters"),
     ({"k": 0}, None, "k"), ({"min_relevance": -1}, None, "min_relevance"),
+    ({"top_k": 2}, None, "top_k"), ({}, {"touch": "no"}, "touch"),
 ])
 def test_a_bad_search_option_names_itself(engram: Engram, made: dict, per_call: dict | None, field: str) -> None:
     from engram.errors import ValidationError
@@ -128,3 +129,13 @@ def test_what_a_chain_reads_is_kept_by_decay_and_what_it_never_reads_is_not(tmp_
         assert mem.get(read.id).content == read.content
     finally:
         mem.close()
+
+
+def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
+    # asyncio code holds an AsyncEngram, as the other adapters take it; pydantic refused it.
+    from engram.aio import AsyncEngram
+
+    retriever = EngramRetriever(engram=AsyncEngram(engram), k=1)
+    assert retriever.engram is engram
+    assert [d.page_content for d in asyncio.run(retriever.ainvoke("where does the user work"))] == [
+        "The user works at a bakery in Porto"]

@@ -760,3 +760,54 @@ def test_an_item_without_a_ttl_outlives_the_lifecycle_jobs_as_in_langgraphs_own_
     assert removed == ["a note the agent learned, never recalled"]  # the job ran: it took the note
     assert store.get(ns, "profile").value == {"name": "Ana"}
     assert timed.for_agent("lg:ana").get(EngramStore._ref(ns, "profile")).type == "item"
+
+
+@pytest.mark.parametrize("index", ["a string", -1, True, 2.5])
+def test_agent_from_namespace_that_is_not_a_label_index_is_refused(engram: Engram, index: object) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramStore(engram, agent_from_namespace=index)  # type: ignore[arg-type]
+    assert err.value.field == "agent_from_namespace" and "label index" in err.value.allowed
+
+
+def test_index_fields_given_as_a_string_is_refused_naming_it(engram: Engram) -> None:
+    # A string would be read as one-letter paths ("t", "e", ...): the value indexed as nothing but its key.
+    with pytest.raises(ValidationError) as err:
+        EngramStore(engram, index_fields="text")  # type: ignore[arg-type]
+    assert err.value.field == "index_fields" and '"text"' in err.value.problem
+    store = EngramStore(engram)
+    with pytest.raises(ValidationError) as err:
+        store.put(("docs",), "k", {"text": "kayak trip"}, index="text")  # type: ignore[arg-type]
+    assert err.value.field == "index" and store.get(("docs",), "k") is None  # nothing stored
+    store.put(("docs",), "k", {"text": "kayak trip", "n": 1}, index=("text",))
+    assert [i.key for i in store.search(("docs",), query="kayak")] == ["k"]
+
+
+def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
+    # An AsyncEngram's methods are coroutines: a put was an AttributeError ('clock').
+    from engram.aio import AsyncEngram
+
+    store = EngramStore(AsyncEngram(engram), index_fields=["text"])
+    store.put(("docs",), "k", {"text": "kayak trip"})
+    assert store.get(("docs",), "k").value == {"text": "kayak trip"}
+    assert [m.key for m in engram.list()] == ["lg:docs/k"]
+    with pytest.raises(ValidationError) as err:
+        EngramStore("not an engine")  # type: ignore[arg-type]
+    assert err.value.field == "engram"
+
+
+@pytest.mark.parametrize(("page", "field"), [({"limit": -1}, "limit"), ({"offset": -2}, "offset"), ({"limit": "5"}, "limit")])
+def test_a_page_that_is_not_a_count_is_refused_naming_it(engram: Engram, page: dict, field: str) -> None:
+    # LangGraph hands limit and offset on unchecked: limit=-1 sliced the last item off, unsaid.
+    store = EngramStore(engram)
+    for key in ("a", "b", "c"):
+        store.put(("docs",), key, {"text": f"kayak trip {key}"})
+    for call in (lambda: store.search(("docs",), **page), lambda: store.search(("docs",), query="kayak", **page),
+                 lambda: store.list_namespaces(**page)):
+        with pytest.raises(ValidationError) as err:
+            call()
+        assert err.value.field == field
+    assert len(store.search(("docs",), limit=0)) == 0 and len(store.search(("docs",), offset=1)) == 2
+    # In a batch, checked with every op before anything is written.
+    with pytest.raises(ValidationError) as err:
+        store.batch([PutOp(("docs",), "d", {"text": "kayak trip d"}), SearchOp(("docs",), limit=-1)])
+    assert err.value.field == "limit" and store.get(("docs",), "d") is None

@@ -168,7 +168,7 @@ def test_a_real_chat_engine_sends_the_recalled_memories_to_the_model(engram: Eng
 @pytest.mark.parametrize(("fields", "field"), [
     ({"k": 0}, "k"), ({"k": 101}, "k"), ({"max_chars": 0}, "max_chars"), ({"max_chars": True}, "max_chars"),
     ({"k": "2"}, "k"), ({"min_relevance": 2}, "min_relevance"), ({"filters": {"tags": ["x"]}}, "filters"),
-    ({"engram": None}, "engram"), ({"category": "episodic"}, "category"),
+    ({"engram": None}, "engram"), ({"category": "episodic"}, "category"), ({"limit": 3}, "limit"),
 ])
 def test_a_bad_field_names_itself(engram: Engram, fields: dict, field: str) -> None:
     with pytest.raises(ValidationError) as err:
@@ -222,3 +222,14 @@ def test_category_chooses_what_flushed_turns_become(engram: Engram) -> None:
     asyncio.run(block.aput([ChatMessage(role="user", content="My dog is called Biscuit")]))
     [stored] = engram.list()
     assert (stored.category.value, stored.type) == ("knowledge", "conversation")
+
+
+def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
+    # asyncio code holds an AsyncEngram, as the other adapters take it; it was refused ("an engram Engram").
+    from engram.aio import AsyncEngram
+
+    block = EngramMemoryBlock(engram=AsyncEngram(engram))
+    assert block.engram is engram
+    asyncio.run(block.aput([ChatMessage(role="user", content="My dog is called Biscuit")]))
+    assert [m.content for m in engram.list()] == ["My dog is called Biscuit"]
+    assert "Biscuit" in asyncio.run(block.aget([ChatMessage(role="user", content="what is my dog called?")]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -209,6 +210,26 @@ def test_items_engram_refuses_add_none_of_them(engram: Engram) -> None:
     assert err.value.field == "messages[2].content"
 
 
+@pytest.mark.parametrize(("items", "field"), [
+    ("Hi, I'm Ana", "items"), ({"role": "user", "content": "hi"}, "items"), (None, "items"),
+    ([{"role": "user", "content": "one"}, 5], "items[1]"), ([["role", "user"]], "items[0]"),
+])
+def test_what_is_not_a_list_of_items_is_refused_naming_it(engram: Engram, items: Any, field: str) -> None:
+    # A string was stored one item per character (and a number as an item), which the Runner then sent.
+    session = EngramSession("typed", engram)
+    with pytest.raises(ValidationError) as err:
+        asyncio.run(session.add_items(items))
+    assert err.value.field == field and "dict" in err.value.allowed
+    assert asyncio.run(session.get_items()) == []
+
+
+def test_a_session_id_engram_refuses_says_what_a_session_id_may_be(engram: Engram) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramSession("has space", engram)
+    # Not the rule of a whole conversation key (channel:chat...), which the caller never wrote.
+    assert err.value.field == "session_id" and err.value.allowed == '1-128 characters without ":" or spaces'
+
+
 def test_pops_awaited_together_each_take_their_own_item(engram: Engram) -> None:
     # pop_item is count, read, discard by position: without a lock two pops awaited together read
     # the same newest item (both returned it, one item was removed), and a pop beside add_items
@@ -277,3 +298,20 @@ def test_an_item_longer_than_a_history_message_is_kept_whole(engram: Engram) -> 
     shown = [m.content for m in engram.history.all("openai-agents:photos")]
     assert [len(text) for text in shown] == [1_000_000, len(shown[1]), 1_000_000, 1_000_000]
     assert shown[3] == "ß" * (1_000_000 - len(CUT_MARK)) + CUT_MARK
+
+
+def test_an_async_engram_keeps_the_session_in_its_engine(engram: Engram) -> None:
+    # Given an AsyncEngram (asyncio code's engine), add_items stored nothing (its history's methods
+    # are coroutines, never awaited) and get_items raised a TypeError.
+    from engram.aio import AsyncEngram
+
+    async def run() -> list[Any]:
+        session = EngramSession("async-user", AsyncEngram(engram))
+        await session.add_items([{"role": "user", "content": "Hi, I'm Ana"}])
+        return await session.get_items()
+
+    assert asyncio.run(run()) == [{"role": "user", "content": "Hi, I'm Ana"}]
+    assert [m.content for m in engram.history.all("openai-agents:async-user")] == ["Hi, I'm Ana"]
+    with pytest.raises(ValidationError) as err:
+        EngramSession("async-user", "not an engine")  # type: ignore[arg-type]
+    assert err.value.field == "engram"

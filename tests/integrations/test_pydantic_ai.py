@@ -259,6 +259,13 @@ def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], An
     assert err.value.field == field
 
 
+def test_a_conversation_id_engram_refuses_says_what_a_conversation_id_may_be(engram: Engram) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramMessageStore(engram).messages("has:colon")
+    # Not the rule of a whole conversation key (channel:chat...), which the caller never wrote.
+    assert err.value.field == "conversation_id" and err.value.allowed == '1-128 characters without ":" or spaces'
+
+
 def test_a_prompt_with_an_image_is_saved_and_loads_with_its_bytes(engram: Engram) -> None:
     # The history text of a message without plain text was the message's JSON, base64 and all:
     # an 800 KB photo made it longer than a history message may be, and the run was refused.

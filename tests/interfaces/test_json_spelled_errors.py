@@ -70,6 +70,7 @@ CASES: list[tuple[str, Call, str, str, tuple[str | bytes, ...] | None]] = [
     # Beyond the record's own fields: the engine's arguments, conversation keys, times.
     ("order", lambda m: m.list(order="sideways"), "order", 'unknown order "sideways"', ("list", "--order", "sideways")),
     ("mode", lambda m: m.recall("tulips", mode="fuzzy"), "mode", 'unknown mode "fuzzy"', None),
+    ("touch", lambda m: m.recall("tulips", touch="no"), "touch", 'got "no" (text)', None),
     ("tag", lambda m: m.forget(tag=" , "), "tag", '" , " names no tag', None),
     ("conversation key", lambda m: m.history.append("sess_123", "user", "hi"), "key",
      '"sess_123" names no channel: write where the conversation happens first, e.g. "cli:sess_123"',

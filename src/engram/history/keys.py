@@ -19,7 +19,8 @@ from engram.errors import ValidationError
 
 _PART = re.compile(r"^[^\s:\x00-\x1f\x7f]{1,128}$")
 _NOT_IN_A_PART = re.compile(r"[\s:\x00-\x1f\x7f]+")
-_ALLOWED = 'channel:chat or channel:chat:thread, each part 1-128 characters without ":" or spaces'
+PART_ALLOWED = '1-128 characters without ":" or spaces'  # one part of a key: what an adapter's id may be
+_ALLOWED = f"channel:chat or channel:chat:thread, each part {PART_ALLOWED}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,6 +148,12 @@ class EngramMemoryService(BaseMemoryService):
                          custom_metadata: Mapping[str, object] | None = None) -> None:
         agent = self.agent_for(app_name, user_id)
         _check_metadata(custom_metadata)
+        if isinstance(memories, str | bytes | MemoryEntry):  # iterated, a string is one-letter entries
+            raise ValidationError("memories", f"got {type(memories).__name__}", "a list of MemoryEntry")
+        memories = list(memories)
+        for i, entry in enumerate(memories):
+            if not isinstance(entry, MemoryEntry):  # was an AttributeError on .content
+                raise ValidationError(f"memories[{i}]", f"got {type(entry).__name__}", "a google.adk MemoryEntry")
         records = [record for i, entry in enumerate(memories)
                    if (record := self._entry_record(entry, i, agent, app_name, custom_metadata))]
         # What an explicit write leaves out (an id delete_memory removed, a new text engram's own

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.integrations import missing
@@ -53,6 +54,12 @@ class EngramRetriever(BaseRetriever):
     touch: bool | None = None  # None: the engine's recall.touch_on_recall
 
     def __init__(self, **fields: Any) -> None:
+        if isinstance(fields.get("engram"), AsyncEngram):  # its engine: recall runs in a worker thread anyway
+            fields["engram"] = fields["engram"].engram
+        # LangChain's BaseRetriever ignores unknown fields: a mistyped ``top_k=2`` would leave k at 4, unsaid.
+        unknown = sorted(set(fields) - set(type(self).model_fields))
+        if unknown:
+            raise ValidationError(unknown[0], "is not a field of EngramRetriever", sorted(type(self).model_fields))
         super().__init__(**fields)
         # A bad k or min_relevance is refused when the retriever is made, as engram's own error
         # naming it (pydantic would wrap one raised by a validator or model_post_init).

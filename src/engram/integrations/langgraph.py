@@ -50,14 +50,24 @@ import operator
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from engram import jsondoc
+from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
-from engram.model import MAX_KEY_CHARS, MAX_RECALL_LIMIT, Memory, Scope, make_scope, usable_json, usable_text
+from engram.model import (
+    MAX_KEY_CHARS,
+    MAX_RECALL_LIMIT,
+    Memory,
+    Scope,
+    make_scope,
+    parse_integer,
+    usable_json,
+    usable_text,
+)
 
 try:
     from langgraph.store.base import (
@@ -86,6 +96,23 @@ _TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
 # after the other, each only while those before hold too few items (``EngramStore._last_put``).
 _PUT_BANDS = (3600.0, 86400.0, 30 * 86400.0)
 _PAGE = 1000  # items a listing asks for at once: fewer re-scans of a band's first rows (OFFSET)
+
+
+def _index_fields(value: Any, field: str) -> list[str] | Literal[False] | None:
+    """What a put indexes: value paths, False (the key only) or None (the default). A string is
+    refused: read as a list of one-letter paths, it would index nothing of the value, unsaid."""
+    if value is None or value is False:
+        return value
+    if isinstance(value, list | tuple) and all(isinstance(path, str) for path in value):
+        return list(value)
+    raise ValidationError(field, f"got {jsondoc.shown(value)}",
+                          'a list of value paths such as ["text"], False (the key only), or None (the whole value)')
+
+
+def _page(op: SearchOp | ListNamespacesOp) -> tuple[int, int]:
+    """A read's (offset, limit), each a count from 0; else ``ValidationError`` naming it. LangGraph
+    passes them on unchecked: a negative limit sliced off the last items, unsaid."""
+    return parse_integer(op.offset, "offset", 0), parse_integer(op.limit, "limit", 0)
 
 
 def _minutes(value: Any, field: str, *, allow_none: bool = True) -> float | None:
@@ -214,19 +241,26 @@ class EngramStore(BaseStore):
 
     supports_ttl = True
 
-    def __init__(self, engram: Engram, *, agent_from_namespace: int | None = None, agent_prefix: str = DEFAULT_AGENT_PREFIX,
+    def __init__(self, engram: Engram | AsyncEngram, *, agent_from_namespace: int | None = None,
+                 agent_prefix: str = DEFAULT_AGENT_PREFIX,
                  index_fields: list[str] | None = None, ttl: TTLConfig | None = None) -> None:
         """``agent_prefix`` goes before the label ``agent_from_namespace`` picks to name its agent;
         ``""`` is the layout of stores made before it existed (see the module docstring). ``ttl`` is
         LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that give none,
         ``refresh_on_read`` (default True), ``sweep_interval_minutes`` for ``start_ttl_sweeper``.
-        Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...)."""
-        if agent_from_namespace is not None and agent_from_namespace < 0:
-            raise ValidationError("agent_from_namespace", f"{agent_from_namespace} is negative", "a label index >= 0")
+        Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...). ``engram`` may be
+        an ``AsyncEngram``: its engine is used (LangGraph's ``abatch`` runs it in a worker thread)."""
+        if isinstance(engram, AsyncEngram):  # its methods are coroutines: a put was an AttributeError
+            engram = engram.engram
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
+        if agent_from_namespace is not None:
+            agent_from_namespace = parse_integer(agent_from_namespace, "agent_from_namespace", 0,
+                                                 allowed="a label index >= 0, or None")
         self.engram = engram
         self.agent_from_namespace = agent_from_namespace
         self.agent_prefix = checked_prefix("agent_prefix", agent_prefix, DEFAULT_AGENT_PREFIX)
-        self.index_fields = index_fields
+        self.index_fields = _index_fields(index_fields, "index_fields")
         self.ttl_config = _ttl_config(ttl)
         self._sweeper: threading.Thread | None = None
         self._sweeper_future: concurrent.futures.Future[None] | None = None
@@ -311,7 +345,7 @@ class EngramStore(BaseStore):
 
     def _check_put(self, op: PutOp) -> None:
         """Raise ``ValidationError`` naming what ``op`` cannot store (``namespace``, ``value``,
-        ``ttl``, ``key``): checked here so the error names LangGraph's argument, not the metadata that
+        ``ttl``, ``key``, ``index``): checked here so the error names LangGraph's argument, not the metadata that
         carries it, and before a batch writes anything."""
         self._view(op.namespace)
         if op.value is None:  # a delete: its ttl (LangGraph passes the default one) means nothing
@@ -323,6 +357,7 @@ class EngramStore(BaseStore):
         usable_text("key", op.key)
         for label in op.namespace:
             usable_text("namespace", label)
+        _index_fields(op.index, "index")
 
     def _put(self, op: PutOp) -> None:
         """Write ``op`` (checked by ``_check_put``): a delete when its value is None."""
@@ -334,7 +369,7 @@ class EngramStore(BaseStore):
             return
         value = dict(op.value)
         ttl = _minutes(op.ttl, "ttl")
-        fields = self.index_fields if op.index is None else op.index
+        fields = self.index_fields if op.index is None else _index_fields(op.index, "index")
         if fields is False:
             text = op.key
         elif fields:
@@ -355,7 +390,8 @@ class EngramStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         view = self._view(op.namespace_prefix, "namespace_prefix")
         filters = self._prefix_filter(op.namespace_prefix)
-        wanted = op.offset + op.limit
+        start, limit = _page(op)
+        wanted = start + limit
         now = view.clock()
 
         def kept(memory: Memory) -> bool:
@@ -367,7 +403,7 @@ class EngramStore(BaseStore):
             found = [(h.memory, h.score) for h in hits if kept(h.memory)]
         else:
             found = [(m, None) for m in self._last_put(view, filters, kept, wanted)]
-        returned = found[op.offset:wanted]
+        returned = found[start:wanted]
         if not op.query:  # a recall has counted its own hits already
             view.mark_used([m for m, _ in returned])
         if op.refresh_ttl:
@@ -406,6 +442,7 @@ class EngramStore(BaseStore):
         return found[:wanted]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        start, limit = _page(op)
         seen: set[tuple[str, ...]] = set()
         now = self.engram.clock()
         for view in self._views():
@@ -413,7 +450,7 @@ class EngramStore(BaseStore):
         found = [ns for ns in seen if all(_namespace_matches(ns, c) for c in op.match_conditions or ())]
         if op.max_depth is not None:
             found = list({ns[: op.max_depth] for ns in found})
-        return sorted(found)[op.offset: op.offset + op.limit]
+        return sorted(found)[start: start + limit]
 
     @staticmethod
     def _items_of(view: Engram) -> list[Memory]:
@@ -505,15 +542,17 @@ class EngramStore(BaseStore):
         """The ops' results in their order, as LangGraph's own stores run a batch (``InMemoryStore``,
         ``SqliteStore``, ``PostgresStore``): every read (get, search, list_namespaces) sees the store
         as it was before the batch, then the puts are written, the last one of each (namespace, key)
-        only. Every op is checked first: an unknown op or a bad put raises ``ValidationError`` before
-        anything is read or written."""
+        only. Every op is checked first: an unknown op, a bad put or a read's bad ``limit`` or
+        ``offset`` raises ``ValidationError`` before anything is read or written."""
         ops = list(ops)
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
             if isinstance(op, PutOp):
                 self._check_put(op)
                 puts[(op.namespace, op.key)] = op
-            elif not isinstance(op, GetOp | SearchOp | ListNamespacesOp):
+            elif isinstance(op, SearchOp | ListNamespacesOp):
+                _page(op)
+            elif not isinstance(op, GetOp):
                 raise ValidationError("op", f"unknown operation {type(op).__name__}",
                                       ["GetOp", "PutOp", "SearchOp", "ListNamespacesOp"])
         results: list[Result] = []

@@ -34,6 +34,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import missing
@@ -87,8 +88,14 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
     def __init__(self, **fields: Any) -> None:
         # The values given are checked before pydantic sees them, as engram's own errors naming the
         # field: pydantic would read True or "5" as a number, and wrap an error raised in a validator.
+        if isinstance(fields.get("engram"), AsyncEngram):  # its engine: every call runs in a worker thread anyway
+            fields["engram"] = fields["engram"].engram
         if not isinstance(fields.get("engram"), Engram):
-            raise ValidationError("engram", f"got {type(fields.get('engram')).__name__}", "an engram Engram")
+            raise ValidationError("engram", f"got {type(fields.get('engram')).__name__}", "an Engram or AsyncEngram")
+        # LlamaIndex's blocks ignore unknown fields: a mistyped ``limit=3`` would leave k at 5, unsaid.
+        unknown = sorted(set(fields) - set(type(self).model_fields))
+        if unknown:
+            raise ValidationError(unknown[0], "is not a field of EngramMemoryBlock", sorted(type(self).model_fields))
         if "k" in fields:
             parse_limit(fields["k"], MAX_RECALL_LIMIT, "k", paged=False)
         if "max_chars" in fields:

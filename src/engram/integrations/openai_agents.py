@@ -31,9 +31,10 @@ import asyncio
 import json
 from typing import Any
 
+from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
-from engram.history.keys import conversation_key
+from engram.history.keys import PART_ALLOWED, conversation_key
 from engram.integrations import history_text, missing
 from engram.model import Message
 
@@ -90,14 +91,21 @@ def _item(message: Message) -> Any:
 class EngramSession(SessionABC):
     """A conversation of the Agents SDK, stored in engram's history."""
 
-    def __init__(self, session_id: str, engram: Engram, *,
+    def __init__(self, session_id: str, engram: Engram | AsyncEngram, *,
                  session_settings: SessionSettings | dict[str, Any] | None = None) -> None:
-        """``session_settings`` as the SDK's own sessions take it: its ``limit`` is how many of the
-        latest items ``get_items()`` returns when called without one (None: all)."""
+        """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used: every call runs in a
+        worker thread anyway) whose agent's history holds the session. ``session_settings`` as the
+        SDK's own sessions take it: its ``limit`` is how many of the latest items ``get_items()``
+        returns when called without one (None: all). Raises ``ValidationError`` naming the argument."""
+        # An AsyncEngram's history answers coroutines: add_items stored nothing, get_items raised.
+        if isinstance(engram, AsyncEngram):
+            engram = engram.engram
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         try:
             self.key = conversation_key(CHANNEL, session_id)
         except ValidationError as exc:
-            raise ValidationError("session_id", exc.problem, exc.allowed) from None
+            raise ValidationError("session_id", exc.problem, PART_ALLOWED) from None
         if isinstance(session_settings, dict):
             session_settings = SessionSettings(**session_settings)
         elif session_settings is not None and not isinstance(session_settings, SessionSettings):
@@ -143,6 +151,14 @@ class EngramSession(SessionABC):
         return await asyncio.to_thread(self._get, None if limit is None or limit < 0 else limit)
 
     async def add_items(self, items: list[Any]) -> None:
+        """Append ``items`` (the SDK's input items, dicts), all or none; raises ``ValidationError``
+        naming ``items`` or the item (``items[1]``) that is not one, or the message engram refuses."""
+        # A string was stored one item per character, and a number as an item the Runner cannot send.
+        if isinstance(items, str | bytes | dict) or not isinstance(items, list | tuple):
+            raise ValidationError("items", f"got {type(items).__name__}", "a list of the SDK's items (dicts)")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ValidationError(f"items[{i}]", f"got {type(item).__name__}", "an SDK item (a dict)")
         await asyncio.to_thread(self._add, list(items))
 
     async def pop_item(self) -> Any | None:

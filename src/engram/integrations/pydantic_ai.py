@@ -40,7 +40,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.history.keys import conversation_key
+from engram.history.keys import PART_ALLOWED, conversation_key
 from engram.integrations import history_text, missing, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
@@ -142,7 +142,7 @@ class EngramMessageStore:
         try:
             return conversation_key(CHANNEL, conversation_id)
         except ValidationError as exc:
-            raise ValidationError("conversation_id", exc.problem, exc.allowed) from None
+            raise ValidationError("conversation_id", exc.problem, PART_ALLOWED) from None
 
     def messages(self, conversation_id: str, *, limit: int | None = None) -> list[ModelMessage]:
         """The conversation's messages, oldest first (the latest ``limit`` when given); empty when
