@@ -661,7 +661,7 @@ def stats(
         return
     from engram.agent_databases import not_made_yet
 
-    # A read makes no database: an agent with none yet (one database per agent) has nothing stored.
+    # A read makes no database: an agent with none yet (``has_no_database_yet``) has nothing stored.
     engram = st.reading_engram()
     data, latency = engram.visible_stats(), engram.metrics.summary()
     if not_made_yet(engram) and not st.as_json:
