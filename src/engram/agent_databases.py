@@ -157,8 +157,12 @@ def empty_engine(settings: Settings, agent: str, session: str | None = None, *, 
     from engram.store.disabled import NotMadeYetStore
 
     store = NotMadeYetStore(settings.backend, str(settings.database_path(agent)))
-    return Engram(store, agent=agent, session=session, recall_settings=settings.recall,
-                  max_content_chars=settings.max_content_chars, origin=origin)
+    engram = Engram(store, agent=agent, session=session, recall_settings=settings.recall,
+                    max_content_chars=settings.max_content_chars, origin=origin)
+    # Its history is in memory and empty, but whether history is on is the configured answer: a
+    # door's "no conversations" says why when it is off (``history.enabled = false``).
+    engram.history.enabled = settings.history.enabled
+    return engram
 
 
 def not_made_yet(engram: Engram) -> bool:
