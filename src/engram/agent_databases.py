@@ -131,16 +131,21 @@ def agents_with_databases(settings: Settings) -> list[str]:
 
 
 def has_no_database_yet(settings: Settings, agent: str) -> bool:
-    """Whether, in a home with one SQLite database per agent that also keeps the agent's
-    conversations, ``agent`` has none yet (its first write makes it): then a read answers from
-    ``empty_engine``, and opening its engine would make one. False with the conversations kept
+    """Whether ``agent``'s SQLite database, which also keeps its conversations, is not made yet
+    (its first write makes it): in a home with one database per agent, none of the agent's own; in
+    a home with one database of every agent, no file at ``path`` (a fresh home). Then a read
+    answers from ``empty_engine``, and opening its engine would make one: ``engram list`` in a new
+    home made ``~/.engram/memory.db`` and its memory folder. False with the conversations kept
     elsewhere (``history.backend``, ``history.path``): they may hold the agent's already, which the
     empty engine would not show, so its engine opens as before."""
     from engram.root import history_backend_name
 
     history_inside = history_backend_name(settings) == "sqlite" and settings.history.path is None
-    return (settings.per_agent_databases and settings.backend == "sqlite" and history_inside
-            and agent not in agents_with_databases(settings))
+    if settings.backend != "sqlite" or not history_inside:
+        return False
+    if settings.per_agent_databases:
+        return agent not in agents_with_databases(settings)
+    return not settings.database_path().exists()
 
 
 def empty_engine(settings: Settings, agent: str, session: str | None = None, *, origin: str = "library") -> Engram:
@@ -152,8 +157,12 @@ def empty_engine(settings: Settings, agent: str, session: str | None = None, *, 
     from engram.store.disabled import NotMadeYetStore
 
     store = NotMadeYetStore(settings.backend, str(settings.database_path(agent)))
-    return Engram(store, agent=agent, session=session, recall_settings=settings.recall,
-                  max_content_chars=settings.max_content_chars, origin=origin)
+    engram = Engram(store, agent=agent, session=session, recall_settings=settings.recall,
+                    max_content_chars=settings.max_content_chars, origin=origin)
+    # Its history is in memory and empty, but whether history is on is the configured answer: a
+    # door's "no conversations" says why when it is off (``history.enabled = false``).
+    engram.history.enabled = settings.history.enabled
+    return engram
 
 
 def not_made_yet(engram: Engram) -> bool:

@@ -274,9 +274,11 @@ class AsyncEngram:
     def scope(self) -> Scope:
         return self.engram.scope
 
-    def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None) -> AsyncEngram:
-        """A view for another agent (or session) on the same store and the same threads."""
-        return AsyncEngram(self.engram.for_agent(agent, session, origin=origin), _workers=self._workers)
+    def for_agent(self, agent: str, session: str | None = None, *, origin: str | None = None,
+                  reading: bool = False) -> AsyncEngram:
+        """A view for another agent (or session) on the same store and the same threads; ``reading``
+        as ``Engram.for_agent``'s (a caller that only reads makes no database for an agent with none)."""
+        return AsyncEngram(self.engram.for_agent(agent, session, origin=origin, reading=reading), _workers=self._workers)
 
     def for_session(self, session: str | None) -> AsyncEngram:
         return AsyncEngram(self.engram.for_session(session), _workers=self._workers)

@@ -527,9 +527,10 @@ def build_reading_engram(settings: Settings, *, origin: str = "library", warm: b
                          mirror: bool = True) -> Engram:
     """The engine of a command that only reads (``list``, ``recall``, ``count``, ``stats``, ``get``,
     ``neighbours``, ``export``, ``summaries``, a read of ``engram mcp``'s session): ``build_engram``'s,
-    except for an agent with no database yet in a home with one per agent (``has_no_database_yet``),
-    answered from an empty engine (``empty_engine``) that makes none. A read made the file, which the operator's backups,
-    maintenance and sync then took for a real agent's; the agent's first write makes it."""
+    except for an agent with no database yet (``has_no_database_yet``: none of its own in a home with
+    one per agent, none at all in a new home), answered from an empty engine (``empty_engine``) that
+    makes none. A read made the file, which the operator's backups, maintenance and sync then took
+    for a real agent's; the agent's first write makes it."""
     from engram.agent_databases import empty_engine, has_no_database_yet
 
     if has_no_database_yet(settings, settings.agent):

@@ -328,10 +328,12 @@ class Memory:
         return cls(engram, extractor=LLMExtractor(provider, temperature=0.0 if temperature is None else temperature))
 
     # --- scopes ---------------------------------------------------------------------------------
-    def _view(self, ids: Mapping[str, str]) -> Engram:
+    def _view(self, ids: Mapping[str, str], *, reading: bool = False) -> Engram:
+        """The owner's view; ``reading``: the call only reads, so an owner with no database yet
+        (one per agent) gets none made (``Engram.for_agent``)."""
         name, agent = _owner(ids)  # type: ignore[misc]  # _entity_ids made sure there is one
         try:
-            return self.engram.for_agent(agent, origin="mem0")
+            return self.engram.for_agent(agent, origin="mem0", reading=reading)
         except ValidationError as exc:
             raise ValidationError(name, exc.problem, exc.allowed) from None
 
@@ -473,7 +475,7 @@ class Memory:
         if not count:
             return {"results": []}
         try:
-            memories = self._view(ids).list(narrow, limit=count, scope="agent")
+            memories = self._view(ids, reading=True).list(narrow, limit=count, scope="agent")
         except ValidationError as exc:
             raise ValidationError(name, exc.problem, exc.allowed) if exc.field == "limit" else exc from None
         return {"results": [_item(m) for m in memories]}
@@ -510,7 +512,8 @@ class Memory:
         try:
             # The owner's own scope, as get_all reads: a global memory (every engram agent's to read)
             # is never one the facade made, whatever user_id its metadata carries.
-            result = self._view(ids).recall(query, limit=count, filters=narrow, min_relevance=threshold, scope="agent")
+            result = self._view(ids, reading=True).recall(query, limit=count, filters=narrow, min_relevance=threshold,
+                                                          scope="agent")
         except ValidationError as exc:
             raise ValidationError(name, exc.problem, exc.allowed) if exc.field == "limit" else exc from None
         return {"results": [_item(hit.memory, hit.score, hit.parts if explain else None) for hit in result]}

@@ -120,14 +120,15 @@ class EngramTools(Toolkit):
         # Whatever the id holds (an accent, a space, "@"), one agent per user, never another's.
         return agent_for_ids(self.user_prefix, user_id=user_id)
 
-    def _sync(self, run_context: RunContext | None) -> Engram:
+    # ``reading``: the tool only reads, so a user with no database yet gets none made (``Engram.for_agent``).
+    def _sync(self, run_context: RunContext | None, *, reading: bool = False) -> Engram:
         agent = self._agent(run_context)
-        return self.engram if agent is None else self.engram.for_agent(agent, origin=ORIGIN)
+        return self.engram if agent is None else self.engram.for_agent(agent, origin=ORIGIN, reading=reading)
 
-    def _async(self, run_context: RunContext | None) -> AsyncEngram:
+    def _async(self, run_context: RunContext | None, *, reading: bool = False) -> AsyncEngram:
         assert self.aengram is not None  # registered only with one
         agent = self._agent(run_context)
-        return self.aengram if agent is None else self.aengram.for_agent(agent, origin=ORIGIN)
+        return self.aengram if agent is None else self.aengram.for_agent(agent, origin=ORIGIN, reading=reading)
 
     # --- the tools (docstrings and parameters are what the model is shown) ----------------------
     def remember(self, content: str, key: str | None = None, tags: list[str] | None = None,
@@ -140,7 +141,7 @@ class EngramTools(Toolkit):
 
     def recall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
                tags: list[str] | None = None, run_context: RunContext | None = None) -> str:
-        mem = self._sync(run_context)
+        mem = self._sync(run_context, reading=True)
         with _for_the_model():
             result = mem.recall(query, limit=limit, min_relevance=min_relevance,
                                 filters=None if tags is None else Filters(tags=tags))
@@ -155,7 +156,7 @@ class EngramTools(Toolkit):
 
     def versions(self, memory_id: str | None = None, key: str | None = None,
                  run_context: RunContext | None = None) -> str:
-        mem = self._sync(run_context)
+        mem = self._sync(run_context, reading=True)
         with _for_the_model():
             return _json(tool_calls.versions(mem, memory_id, key))
 
@@ -171,7 +172,7 @@ class EngramTools(Toolkit):
 
     async def arecall(self, query: str, limit: int | None = None, min_relevance: float | None = None,
                       tags: list[str] | None = None, run_context: RunContext | None = None) -> str:
-        mem = self._async(run_context)
+        mem = self._async(run_context, reading=True)
         with _for_the_model():
             result = await mem.recall(query, limit=limit, min_relevance=min_relevance,
                                       filters=None if tags is None else Filters(tags=tags))
@@ -186,7 +187,7 @@ class EngramTools(Toolkit):
 
     async def aversions(self, memory_id: str | None = None, key: str | None = None,
                         run_context: RunContext | None = None) -> str:
-        mem = self._async(run_context)
+        mem = self._async(run_context, reading=True)
         with _for_the_model():
             return _json(await tool_calls.aversions(mem, memory_id, key))
 

@@ -127,8 +127,9 @@ class EngramMemoryService(BaseMemoryService):
         string, and ``app_name`` when, with an empty prefix, it does not start with a letter or digit."""
         return agent_for_ids(self.agent_prefix, app_name=app_name, user_id=user_id)
 
-    def _view(self, app_name: str, user_id: str) -> Engram:
-        return self.engram.for_agent(self.agent_for(app_name, user_id), origin=KIND)
+    def _view(self, app_name: str, user_id: str, *, reading: bool = False) -> Engram:
+        # ``reading``: a search makes no database for a user with none yet (``Engram.for_agent``).
+        return self.engram.for_agent(self.agent_for(app_name, user_id), origin=KIND, reading=reading)
 
     # --- ADK's memory service ------------------------------------------------------------------
     async def add_session_to_memory(self, session: Session) -> None:
@@ -161,7 +162,7 @@ class EngramMemoryService(BaseMemoryService):
         await asyncio.to_thread(self._store, records, logging.WARNING)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        view = self._view(app_name, user_id)
+        view = self._view(app_name, user_id, reading=True)
         if not isinstance(query, str):
             raise ValidationError("query", f"got {type(query).__name__}", "a string")
         if not query.strip():

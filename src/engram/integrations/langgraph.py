@@ -267,7 +267,7 @@ class EngramStore(BaseStore):
         self._sweeper_stop = threading.Event()
 
     # --- scopes -------------------------------------------------------------------------------
-    def _view(self, namespace: tuple[str, ...], field: str = "namespace") -> Engram:
+    def _view(self, namespace: tuple[str, ...], field: str = "namespace", *, reading: bool = False) -> Engram:
         i = self.agent_from_namespace
         if i is None:
             return self.engram
@@ -283,7 +283,9 @@ class EngramStore(BaseStore):
             raise ValidationError(field, f"label {i} ({namespace[i]!r}) names this store's own engram agent",
                                   f'another label; a store with agent_prefix (default "{DEFAULT_AGENT_PREFIX}") keeps '
                                   "every label apart from the application's agents")
-        return self.engram.for_agent(agent, origin="langgraph")
+        # ``reading``: a get or search makes no database for a namespace's agent with none yet
+        # (``Engram.for_agent``); one with a database is read, and its TTL refreshed, as before.
+        return self.engram.for_agent(agent, origin="langgraph", reading=reading)
 
     def _views(self) -> list[Engram]:
         """Every agent that may hold this store's items: for namespace listing across agents."""
@@ -316,7 +318,7 @@ class EngramStore(BaseStore):
 
     # --- the operations -----------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
-        view = self._view(op.namespace)
+        view = self._view(op.namespace, reading=True)
         memory = view.find(self._ref(op.namespace, op.key))
         if memory is None or _expired(memory, view.clock()):
             return None
@@ -388,7 +390,7 @@ class EngramStore(BaseStore):
         view.remember(text, key=ref, metadata=metadata, source="langgraph", type="item")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        view = self._view(op.namespace_prefix, "namespace_prefix")
+        view = self._view(op.namespace_prefix, "namespace_prefix", reading=True)
         filters = self._prefix_filter(op.namespace_prefix)
         start, limit = _page(op)
         wanted = start + limit

@@ -139,11 +139,11 @@ class DisabledMemoryStore:
 
 
 class NotMadeYetStore(DisabledMemoryStore):
-    """The empty, read-only view of a database not made yet (one SQLite database per agent, none
-    made for this agent so far): every read answers as an empty database would, in the figures of
-    the backend and file that will hold it. A write raises: reads go through this view so that
-    they make no file, and a write has to open the real database (its first write makes it), never
-    be dropped here as the disabled store drops it."""
+    """The empty, read-only view of a database not made yet (``has_no_database_yet``: one SQLite
+    database per agent and none made for this agent so far, or a new home): every read answers as
+    an empty database would, in the figures of the backend and file that will hold it. A write
+    raises: reads go through this view so that they make no file, and a write has to open the real
+    database (its first write makes it), never be dropped here as the disabled store drops it."""
 
     def __init__(self, backend: str, location: str) -> None:
         self.name = backend

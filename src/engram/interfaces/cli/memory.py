@@ -663,12 +663,13 @@ def stats(
     if all_agents:
         from engram.root import store_stats_by_database
 
-        # The operator's reach: every agent's database, none made for an agent nobody used.
-        _store_stats(store_stats_by_database(st.reaching_engram(all_agents=True)), st.as_json)
+        # The operator's reach: every agent's database, none made for an agent nobody used, nor
+        # in a home with no database yet (a read: ``reading``).
+        _store_stats(store_stats_by_database(st.reaching_engram(all_agents=True, reading=True)), st.as_json)
         return
     from engram.agent_databases import not_made_yet
 
-    # A read makes no database: an agent with none yet (one database per agent) has nothing stored.
+    # A read makes no database: an agent with none yet (``has_no_database_yet``) has nothing stored.
     engram = st.reading_engram()
     data, latency = engram.visible_stats(), engram.metrics.summary()
     if not_made_yet(engram) and not st.as_json:
