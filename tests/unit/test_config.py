@@ -148,6 +148,24 @@ def test_a_refused_value_says_where_it_was_set(isolated_home: Path, monkeypatch:
     assert "recall.min_relevance: Input should be less than or equal to 1 (from an argument)" in text, text
 
 
+def test_an_unknown_time_zone_is_refused_as_the_settings_are_read(isolated_home: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The zone was checked only when the time reader was built, after the settings were read: the
+    # refusal named the setting but not where it was set, unlike every other setting's.
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text('[time]\nzone = "Moon/Base"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert ('time.zone: unknown time zone "Moon/Base" (allowed: an IANA name such as Europe/Berlin) '
+            f"(from config file {isolated_home / 'config.toml'})") in str(err.value), str(err.value)
+    monkeypatch.setenv("ENGRAM_TIME__ZONE", "../../etc/passwd")
+    with pytest.raises(ConfigError, match=r'time\.zone: unknown time zone "\.\./\.\./etc/passwd" .*'
+                                          r"\(from ENGRAM_TIME__ZONE\)"):
+        load_settings()
+    monkeypatch.setenv("ENGRAM_TIME__ZONE", "Europe/Berlin")
+    assert load_settings().time.zone == "Europe/Berlin"
+
+
 def test_the_command_line_names_the_foreign_key_and_exits_4(tmp_path: Path) -> None:
     import os
     import subprocess
