@@ -166,6 +166,34 @@ def test_an_unknown_time_zone_is_refused_as_the_settings_are_read(isolated_home:
     assert load_settings().time.zone == "Europe/Berlin"
 
 
+def test_a_variable_that_is_not_the_json_of_a_list_setting_is_named(isolated_home: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # pydantic-settings said `error parsing value for field "privacy" from source "EnvSettingsSource"`,
+    # and engram blamed the config file (one that did not exist) for it.
+    monkeypatch.setenv("ENGRAM_PRIVACY__PII", "redact")
+    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", "email")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == ('invalid settings (privacy.kinds: "email" is not JSON (allowed: JSON for a list or table '
+                              'setting, e.g. ["a", "b"] or {"key": 1}) (from ENGRAM_PRIVACY__KINDS))'), str(err.value)
+    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", '["email"]')
+    assert load_settings().privacy.kinds == ["email"]
+    monkeypatch.setenv("ENGRAM_LIFECYCLE", "{not json")
+    with pytest.raises(ConfigError,
+                       match=r'^invalid settings \(lifecycle: "\{not json" is not JSON .*\(from ENGRAM_LIFECYCLE\)\)$'):
+        load_settings()
+
+
+def test_a_list_item_refused_is_named_by_its_setting_and_index(isolated_home: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # Read "privacy.kinds.0: unknown 0 "ssn"": the index was taken for the setting's name.
+    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", '["email", "ssn"]')
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert ('privacy.kinds[1]: unknown kinds "ssn" (allowed: email, phone, card, api_key, iban) '
+            "(from ENGRAM_PRIVACY__KINDS)") in str(err.value), str(err.value)
+
+
 def test_the_command_line_names_the_foreign_key_and_exits_4(tmp_path: Path) -> None:
     import os
     import subprocess
