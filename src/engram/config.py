@@ -294,6 +294,18 @@ class Settings(BaseSettings):
         ``database_url (from ENGRAM_DATABASE_URL)``, ``database_url (from config file PATH)``."""
         return self._given_at.get(setting, setting)
 
+    # Checked as the settings are read, so the refusal names where the value was set (the variable,
+    # the config file, an argument) as every other setting's does; refused later, as the store
+    # opened, it named the setting alone.
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        from engram.registry import names  # what is registered, plug-ins included
+
+        if value not in names("backend"):
+            raise ValueError(f"unknown memory backend {jsondoc.shown(value)} (allowed: {', '.join(names('backend'))})")
+        return value
+
     @field_validator("home", "path", mode="after")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:

@@ -166,6 +166,23 @@ def test_an_unknown_time_zone_is_refused_as_the_settings_are_read(isolated_home:
     assert load_settings().time.zone == "Europe/Berlin"
 
 
+def test_an_unknown_backend_is_refused_saying_where_it_was_set(isolated_home: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Refused only as the store opened, naming the setting alone, while the doc says every refused
+    # value names where it was set.
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text('backend = "mongo"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert ('backend: unknown memory backend "mongo" (allowed: disabled, inmemory, jsonfile, postgres, sqlite) '
+            f"(from config file {isolated_home / 'config.toml'})") in str(err.value), str(err.value)
+    monkeypatch.setenv("ENGRAM_BACKEND", "lmdb")
+    with pytest.raises(ConfigError, match=r'backend: unknown memory backend "lmdb" .*\(from ENGRAM_BACKEND\)'):
+        load_settings()
+    monkeypatch.setenv("ENGRAM_BACKEND", "inmemory")
+    assert load_settings().backend == "inmemory"
+
+
 def test_a_variable_that_is_not_the_json_of_a_list_setting_is_named(isolated_home: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # pydantic-settings said `error parsing value for field "privacy" from source "EnvSettingsSource"`,
