@@ -269,7 +269,8 @@ class Settings(BaseSettings):
     agent: str = "default"
     session: str | None = None
     max_content_chars: int = Field(8000, ge=1, le=1_000_000)
-    busy_timeout_ms: int = Field(30_000, ge=0)
+    # SQLite keeps busy_timeout in a 32-bit int: a larger value read back as 0, no wait at all.
+    busy_timeout_ms: int = Field(30_000, ge=0, le=2_147_483_647)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)

@@ -183,6 +183,19 @@ def test_an_unknown_backend_is_refused_saying_where_it_was_set(isolated_home: Pa
     assert load_settings().backend == "inmemory"
 
 
+def test_a_busy_timeout_sqlite_cannot_hold_is_refused(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite keeps busy_timeout in a 32-bit int: 2147483648 and above read back as 0, so a writer
+    # meant to wait for ever failed at once with "database is locked".
+    monkeypatch.setenv("ENGRAM_BUSY_TIMEOUT_MS", "2147483648")
+    with pytest.raises(ConfigError, match=r"busy_timeout_ms: Input should be less than or equal to 2147483647 "
+                                          r"\(from ENGRAM_BUSY_TIMEOUT_MS\)"):
+        load_settings()
+    monkeypatch.setenv("ENGRAM_BUSY_TIMEOUT_MS", "2147483647")
+    with Engram.from_settings() as mem:
+        mem.remember("waits as long as SQLite can")
+        assert mem.store.db.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 2147483647
+
+
 def test_a_variable_that_is_not_the_json_of_a_list_setting_is_named(isolated_home: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # pydantic-settings said `error parsing value for field "privacy" from source "EnvSettingsSource"`,
