@@ -28,10 +28,12 @@ from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_valid
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
+from engram import jsondoc
 from engram.agent.settings import ChatSettings
 from engram.db.pg_settings import PostgresSettings
 from engram.disk_names import portable
@@ -173,6 +175,38 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
         return values
 
 
+class _EnvSource(EnvSettingsSource):
+    """``ENGRAM_*`` variables, as pydantic-settings reads them, with a value that is not the JSON a
+    list or table setting takes refused naming the variable: pydantic-settings said only `error
+    parsing value for field "privacy" from source "EnvSettingsSource"`, which engram then blamed on
+    the config file (``ENGRAM_PRIVACY__KINDS=email`` for ``'["email"]'``)."""
+
+    def prepare_field_value(self, field_name: str, field: Any, value: Any, value_is_complex: bool) -> Any:
+        try:
+            return super().prepare_field_value(field_name, field, value, value_is_complex)
+        except ValueError:
+            pass
+        # Which variable: the section's own (ENGRAM_PRIVACY='{...}'), else each nested one alone.
+        top = self.env_prefix + field_name
+        top = top if self.case_sensitive else top.lower()  # the names as env_vars holds them
+        nested = {name: text for name, text in self.env_vars.items()
+                  if name.startswith(top + self.env_nested_delimiter) and text is not None}
+        culprit = top if top in self.env_vars else None
+        for name, text in nested.items():
+            if culprit is not None:
+                break
+            try:
+                self.explode_env_vars(field_name, field, {name: text})
+            except ValueError:
+                culprit = name
+        culprit = culprit or top
+        shown = next((name for name in os.environ if name.lower() == culprit.lower()), culprit.upper())
+        setting = ".".join(culprit[len(self.env_prefix):].split(self.env_nested_delimiter))
+        raise ConfigError(f"invalid settings ({setting}: {jsondoc.shown(self.env_vars.get(culprit, ''))} is not JSON "
+                          "(allowed: JSON for a list or table setting, e.g. [\"a\", \"b\"] or {\"key\": 1}) "
+                          f"(from {shown}))")
+
+
 class _ForeignEnvSource(PydanticBaseSettingsSource):
     """The other systems' environment variables (Clawless's, PtrClaw's, ClawCode's), below ``ENGRAM_*`` ones."""
 
@@ -236,7 +270,8 @@ class Settings(BaseSettings):
     agent: str = "default"
     session: str | None = None
     max_content_chars: int = Field(8000, ge=1, le=1_000_000)
-    busy_timeout_ms: int = Field(30_000, ge=0)
+    # SQLite keeps busy_timeout in a 32-bit int: a larger value read back as 0, no wait at all.
+    busy_timeout_ms: int = Field(30_000, ge=0, le=2_147_483_647)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
@@ -260,6 +295,18 @@ class Settings(BaseSettings):
         """``setting`` with where its value was given, when ``load_settings`` read it:
         ``database_url (from ENGRAM_DATABASE_URL)``, ``database_url (from config file PATH)``."""
         return self._given_at.get(setting, setting)
+
+    # Checked as the settings are read, so the refusal names where the value was set (the variable,
+    # the config file, an argument) as every other setting's does; refused later, as the store
+    # opened, it named the setting alone.
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        from engram.registry import names  # what is registered, plug-ins included
+
+        if value not in names("backend"):
+            raise ValueError(f"unknown memory backend {jsondoc.shown(value)} (allowed: {', '.join(names('backend'))})")
+        return value
 
     @field_validator("home", "path", mode="after")
     @classmethod
@@ -316,7 +363,7 @@ class Settings(BaseSettings):
         named = _CONFIG_FILE.get()
         # A file named (--config, $ENGRAM_CONFIG) must exist: a mistyped name would run on defaults unsaid.
         required = named is not None or bool(os.environ.get("ENGRAM_CONFIG"))
-        sources = (init_settings, env_settings, _ForeignEnvSource(settings_cls), _ConfigFileSource(
+        sources = (init_settings, _EnvSource(settings_cls), _ForeignEnvSource(settings_cls), _ConfigFileSource(
             settings_cls, config_path(given.get("home"), named), given.get("agent"), required=required))
         _SOURCES.set(sources)
         return sources
@@ -419,9 +466,11 @@ def _place(source: PydanticBaseSettingsSource, rank: int, target: KeyPath) -> st
 def _problem(error: Any) -> str:
     """One refused value for ``ConfigError``: engram's setting, after the foreign key it was
     written as, and where it was given."""
-    setting = ".".join(str(p) for p in error["loc"])
+    # A list's item as every door names one (privacy.kinds[0]), so the refusal names the setting
+    # ("unknown kinds"), not the index ("unknown 0").
+    setting = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]).lstrip(".")
     origin, place = _origin(error["loc"])
-    message = validation_message(error)
+    message = validation_message(error, setting)
     where = f" ({place})" if place else ""
     return f"{origin} ({setting}): {message}{where}" if origin else f"{setting}: {message}{where}"
 

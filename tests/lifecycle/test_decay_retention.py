@@ -71,3 +71,24 @@ def test_global_limit_can_be_set(make_engram, clock):
     engram.remember("global old", key="g", scope="global", created_at=clock.t - 11 * DAY)
     report = retention.run(engram, RetentionSettings(global_days=10), now=clock.t)
     assert [m.key for m in report.removed] == ["g"]
+
+
+def test_unlimited_retention_can_be_written_where_null_cannot(make_engram, clock, tmp_path, monkeypatch):
+    # "none = unlimited" had no spelling in TOML (no null) or a variable ("none" was "not a valid
+    # number"); 0, the way out a user would try, expires the scope at once.
+    from engram.config import load_settings
+    from engram.errors import ConfigError
+
+    (tmp_path / "config.toml").write_text('[lifecycle.retention]\nagent_days = "unlimited"\n', encoding="utf-8")
+    monkeypatch.setenv("ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS", "none")
+    settings = load_settings(home=tmp_path).lifecycle.retention
+    assert (settings.session_days, settings.agent_days, settings.global_days) == (None, None, None)
+    engram = make_engram("sqlite")
+    engram.remember("kept for ever", key="old", created_at=clock.t - 10_000 * DAY)
+    assert retention.run(engram, settings, now=clock.t).removed == ()
+    monkeypatch.setenv("ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS", "soon")
+    with pytest.raises(ConfigError, match=r'lifecycle\.retention\.session_days: "soon" is not a number of days '
+                                          r'\(allowed: a number of days, 0 or more, or "unlimited"\) '
+                                          r"\(from ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS\)"):
+        load_settings(home=tmp_path)
+    assert keys(engram) == {"old"}

@@ -170,6 +170,82 @@ def test_a_refused_value_says_where_it_was_set(isolated_home: Path, monkeypatch:
     assert "recall.min_relevance: Input should be less than or equal to 1 (from an argument)" in text, text
 
 
+def test_an_unknown_time_zone_is_refused_as_the_settings_are_read(isolated_home: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The zone was checked only when the time reader was built, after the settings were read: the
+    # refusal named the setting but not where it was set, unlike every other setting's.
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text('[time]\nzone = "Moon/Base"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert ('time.zone: unknown time zone "Moon/Base" (allowed: an IANA name such as Europe/Berlin) '
+            f"(from config file {isolated_home / 'config.toml'})") in str(err.value), str(err.value)
+    monkeypatch.setenv("ENGRAM_TIME__ZONE", "../../etc/passwd")
+    with pytest.raises(ConfigError, match=r'time\.zone: unknown time zone "\.\./\.\./etc/passwd" .*'
+                                          r"\(from ENGRAM_TIME__ZONE\)"):
+        load_settings()
+    monkeypatch.setenv("ENGRAM_TIME__ZONE", "Europe/Berlin")
+    assert load_settings().time.zone == "Europe/Berlin"
+
+
+def test_an_unknown_backend_is_refused_saying_where_it_was_set(isolated_home: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Refused only as the store opened, naming the setting alone, while the doc says every refused
+    # value names where it was set.
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text('backend = "mongo"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert ('backend: unknown memory backend "mongo" (allowed: disabled, inmemory, jsonfile, postgres, sqlite) '
+            f"(from config file {isolated_home / 'config.toml'})") in str(err.value), str(err.value)
+    monkeypatch.setenv("ENGRAM_BACKEND", "lmdb")
+    with pytest.raises(ConfigError, match=r'backend: unknown memory backend "lmdb" .*\(from ENGRAM_BACKEND\)'):
+        load_settings()
+    monkeypatch.setenv("ENGRAM_BACKEND", "inmemory")
+    assert load_settings().backend == "inmemory"
+
+
+def test_a_busy_timeout_sqlite_cannot_hold_is_refused(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite keeps busy_timeout in a 32-bit int: 2147483648 and above read back as 0, so a writer
+    # meant to wait for ever failed at once with "database is locked".
+    monkeypatch.setenv("ENGRAM_BUSY_TIMEOUT_MS", "2147483648")
+    with pytest.raises(ConfigError, match=r"busy_timeout_ms: Input should be less than or equal to 2147483647 "
+                                          r"\(from ENGRAM_BUSY_TIMEOUT_MS\)"):
+        load_settings()
+    monkeypatch.setenv("ENGRAM_BUSY_TIMEOUT_MS", "2147483647")
+    with Engram.from_settings() as mem:
+        mem.remember("waits as long as SQLite can")
+        assert mem.store.db.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 2147483647
+
+
+def test_a_variable_that_is_not_the_json_of_a_list_setting_is_named(isolated_home: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # pydantic-settings said `error parsing value for field "privacy" from source "EnvSettingsSource"`,
+    # and engram blamed the config file (one that did not exist) for it.
+    monkeypatch.setenv("ENGRAM_PRIVACY__PII", "redact")
+    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", "email")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == ('invalid settings (privacy.kinds: "email" is not JSON (allowed: JSON for a list or table '
+                              'setting, e.g. ["a", "b"] or {"key": 1}) (from ENGRAM_PRIVACY__KINDS))'), str(err.value)
+    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", '["email"]')
+    assert load_settings().privacy.kinds == ["email"]
+    monkeypatch.setenv("ENGRAM_LIFECYCLE", "{not json")
+    with pytest.raises(ConfigError,
+                       match=r'^invalid settings \(lifecycle: "\{not json" is not JSON .*\(from ENGRAM_LIFECYCLE\)\)$'):
+        load_settings()
+
+
+def test_a_list_item_refused_is_named_by_its_setting_and_index(isolated_home: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # Read "privacy.kinds.0: unknown 0 "ssn"": the index was taken for the setting's name.
+    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", '["email", "ssn"]')
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert ('privacy.kinds[1]: unknown kinds "ssn" (allowed: email, phone, card, api_key, iban) '
+            "(from ENGRAM_PRIVACY__KINDS)") in str(err.value), str(err.value)
+
+
 def test_the_command_line_names_the_foreign_key_and_exits_4(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -65,9 +65,11 @@ def test_unregistered_names_are_refused_naming_the_setting_and_what_exists(tmp_p
         load_settings(home=tmp_path, embeddings={"provider": "wordcount"})
     with pytest.raises(ConfigError, match=r'llm\.provider.*unknown llm provider "silent"'):
         load_settings(home=tmp_path, llm={"provider": "silent"})
-    # The memory and history backends are chosen when the store opens: the refusal still names
-    # the setting (a config file's `backend = "mongo"` said only "unknown memory backend").
-    with pytest.raises(ConfigError, match=r'^backend: unknown memory backend "nope" \(allowed: .*sqlite'):
+    # The memory backend is refused as the settings are read, naming the setting and where it was
+    # set (a config file's `backend = "mongo"` said only "unknown memory backend", then only the
+    # setting); the history backend is chosen when it opens, and its refusal names the setting.
+    with pytest.raises(ConfigError, match=r'^invalid settings \(backend: unknown memory backend "nope" \(allowed: .*sqlite\) '
+                                          r'\(from an argument\)\)$'):
         Engram.from_settings(home=tmp_path, backend="nope")
     with Engram.from_settings(home=tmp_path, history={"backend": "nope"}) as mem:  # opened on first use
         with pytest.raises(ConfigError, match=r'^history\.backend: unknown history backend "nope" \(allowed: .*jsonl'):

@@ -7,9 +7,11 @@ recalled), ClawCode's retention (session 30d, agent 90d, global unlimited) and d
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from engram import jsondoc
 
 # Types no deleting job touches by default. ``summary``: the condensed past, kept on purpose.
 # ``item``: a framework store's data (LangGraph's ``BaseStore`` items), which that framework keeps
@@ -56,6 +58,22 @@ class RetentionSettings(BaseModel):
     global_days: float | None = Field(None, ge=0)
     basis: Literal["updated", "accessed"] = "updated"
     protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
+
+    @field_validator("session_days", "agent_days", "global_days", mode="before")
+    @classmethod
+    def _unlimited(cls, value: Any) -> Any:
+        # "Unlimited" has to be writable where null is not: TOML has no null, and a variable's
+        # "none" was refused as "not a valid number" (0 is no way out: it expires at once).
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in ("unlimited", "none", "never", "null"):
+                return None
+            try:
+                float(word)
+            except ValueError:
+                raise ValueError(f"{jsondoc.shown(value)} is not a number of days (allowed: a number of days, 0 or "
+                                 'more, or "unlimited")') from None
+        return value
 
 
 class SummarySettings(BaseModel):
