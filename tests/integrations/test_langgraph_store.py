@@ -245,6 +245,24 @@ def test_filters_select_what_langgraphs_in_memory_store_selects(engram: Engram) 
     assert err.value.field == "filter.meta.rev"
 
 
+def test_a_filter_key_with_a_dot_is_a_field_name_as_in_langgraphs_in_memory_store(engram: Engram) -> None:
+    # The installed InMemoryStore reads a filter key as one field name (value.get(key)); a nested
+    # field is reached with a nested filter. (LangGraph's SqliteStore reads a dot as a JSON path.)
+    ours, theirs = EngramStore(engram), InMemoryStore()
+    values = {"nested": {"user": {"access": "admin"}}, "dotted": {"user.access": "admin"},
+              "both": {"user": {"access": "guest"}, "user.access": "admin"}, "neither": {"user": "admin"}}
+    for store in (ours, theirs):
+        for key, value in values.items():
+            store.put(("docs",), key, value)
+    filters = [{"user.access": "admin"}, {"user": {"access": "admin"}}, {"user.access": {"$ne": "admin"}},
+               {"user.access": {"$eq": "admin"}}, {"user": {"access": {"$ne": "admin"}}}]
+    for wanted in filters:
+        kept = [sorted(i.key for i in store.search(("docs",), filter=wanted)) for store in (ours, theirs)]
+        assert kept[0] == kept[1], wanted
+    assert sorted(i.key for i in ours.search(("docs",), filter={"user.access": "admin"})) == ["both", "dotted"]
+    assert [i.key for i in ours.search(("docs",), filter={"user": {"access": "admin"}})] == ["nested"]
+
+
 def test_any_key_length_and_a_value_that_is_not_a_dict(engram: Engram) -> None:
     store = EngramStore(engram, agent_from_namespace=1)
     long_key = "conversation-summary/" + "x" * 300  # LangGraph bounds neither keys nor namespaces

@@ -16,7 +16,8 @@ memory key may be), so an item is one memory.
 engram's score); without one, the items last put first (``updated_at``, as LangGraph's SqliteStore
 and PostgresStore order them). ``filter`` matches value fields by equality
 or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names, a list item by item,
-as LangGraph's ``InMemoryStore`` does (a missing field is None: ``$ne`` matches it). What is indexed
+as LangGraph's ``InMemoryStore`` does (a missing field is None: ``$ne`` matches it; a key with a dot
+is one field's name, as InMemoryStore reads it, where SqliteStore reads a path). What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
 whole value as JSON; ``index=False`` indexes only the key.
 
