@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("langgraph", reason="the langgraph extra is not installed: pip install 'engram-recall[langgraph]'")
 
 from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, PutOp, SearchOp  # noqa: E402
+from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp  # noqa: E402
 from langgraph.store.memory import InMemoryStore  # noqa: E402
 
 from engram.backends.sqlite import SqliteBackend  # noqa: E402
@@ -243,6 +243,24 @@ def test_filters_select_what_langgraphs_in_memory_store_selects(engram: Engram) 
     with pytest.raises(ValidationError) as err:  # InMemoryStore raises too: "$gt" makes every key an operator
         ours.search(("memories", "ana"), filter={"meta": {"rev": {"$gt": 1, "lang": "en"}}})
     assert err.value.field == "filter.meta.rev"
+
+
+def test_a_filter_key_with_a_dot_is_a_field_name_as_in_langgraphs_in_memory_store(engram: Engram) -> None:
+    # The installed InMemoryStore reads a filter key as one field name (value.get(key)); a nested
+    # field is reached with a nested filter. (LangGraph's SqliteStore reads a dot as a JSON path.)
+    ours, theirs = EngramStore(engram), InMemoryStore()
+    values = {"nested": {"user": {"access": "admin"}}, "dotted": {"user.access": "admin"},
+              "both": {"user": {"access": "guest"}, "user.access": "admin"}, "neither": {"user": "admin"}}
+    for store in (ours, theirs):
+        for key, value in values.items():
+            store.put(("docs",), key, value)
+    filters = [{"user.access": "admin"}, {"user": {"access": "admin"}}, {"user.access": {"$ne": "admin"}},
+               {"user.access": {"$eq": "admin"}}, {"user": {"access": {"$ne": "admin"}}}]
+    for wanted in filters:
+        kept = [sorted(i.key for i in store.search(("docs",), filter=wanted)) for store in (ours, theirs)]
+        assert kept[0] == kept[1], wanted
+    assert sorted(i.key for i in ours.search(("docs",), filter={"user.access": "admin"})) == ["both", "dotted"]
+    assert [i.key for i in ours.search(("docs",), filter={"user": {"access": "admin"}})] == ["nested"]
 
 
 def test_any_key_length_and_a_value_that_is_not_a_dict(engram: Engram) -> None:
@@ -569,6 +587,89 @@ def searches_read_the_last_puts(counting: _Counting, clock: FakeClock) -> None:
     assert [i.key for i in store.search(ana, limit=3, offset=2, filter={"n": {"$lt": 9}})] == small[2:5]
     assert {i.namespace for i in store.search(ana, limit=5000)} == {ana}
     mem.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "inmemory"])
+def test_list_namespaces_and_sweep_ttl_read_only_what_they_may_return(tmp_path: Path, clock: FakeClock, backend: str) -> None:
+    namespaces_and_sweeps_read_little(
+        _CountingSqlite(tmp_path / "memory.db") if backend == "sqlite" else _CountingInMemory(), clock)
+
+
+def namespaces_and_sweeps_read_little(counting: _Counting, clock: FakeClock) -> None:
+    """Two users' items over many namespaces, some expired: a listing of one user's namespaces
+    reads that user's live items of the matching depth and labels only, a sweep the expired items
+    only, and every listing answers as LangGraph's InMemoryStore holding the live items does
+    (tests/postgres runs it too)."""
+    mem = Engram(counting, agent="app", embedder=HashingEmbedder(), clock=clock)
+    store, oracle = EngramStore(mem, agent_from_namespace=1), InMemoryStore()
+    live: dict[tuple[str, ...], int] = {}
+    for user in ("ana", "bo"):
+        for j in range(60):
+            namespace = ("memories", user, f"t{j % 6}", *(("deep", f"d{j % 2}") if j % 5 == 0 else ()))
+            store.put(namespace, f"k{j}", {"n": j}, index=False)
+            oracle.put(namespace, f"k{j}", {"n": j}, index=False)
+            live[namespace] = live.get(namespace, 0) + 1
+        store.put(("memories", user), "top", {"n": -1}, index=False, ttl=60)  # a ttl not yet reached
+        oracle.put(("memories", user), "top", {"n": -1}, index=False)
+        live[("memories", user)] = 1
+        for j in range(7):  # expired: never listed, and all a sweep reads
+            store.put(("memories", user, "gone"), f"g{j}", {"n": j}, index=False, ttl=1)
+            store.put(("memories", user, "t0"), f"g{j}", {"n": j}, index=False, ttl=1)
+    clock.advance(2 * MINUTE)
+
+    def items_in(fits: Callable[[tuple[str, ...]], bool]) -> int:
+        return sum(n for ns, n in live.items() if fits(ns))
+
+    ana, bo = ("memories", "ana"), ("memories", "bo")
+    listings = [  # (arguments, the live items in the namespaces it may return: all a listing may read)
+        ({}, sum(live.values())),
+        ({"prefix": ana}, items_in(lambda ns: ns[:2] == ana)),
+        ({"prefix": (*ana, "t3")}, items_in(lambda ns: ns[:3] == (*ana, "t3"))),
+        ({"prefix": (*bo, "*", "deep")}, items_in(lambda ns: ns[:2] == bo and ns[3:4] == ("deep",))),
+        ({"prefix": ana, "max_depth": 3}, items_in(lambda ns: ns[:2] == ana)),
+        ({"prefix": ana, "suffix": ("d1",)}, items_in(lambda ns: ns[:2] == ana and ns[-1] == "d1")),
+        ({"prefix": ("memories", "*", "t2")}, items_in(lambda ns: ns[2:3] == ("t2",))),
+        ({"suffix": ("t4",)}, items_in(lambda ns: ns[-1] == "t4")),
+        ({"suffix": ("deep", "*")}, items_in(lambda ns: ns[-2:-1] == ("deep",))),
+        ({"prefix": ("memories", "nobody")}, 0),
+        ({"prefix": ana, "limit": 3, "offset": 2}, items_in(lambda ns: ns[:2] == ana)),
+    ]
+    for arguments, most in listings:
+        counting.listed = 0
+        found = store.list_namespaces(**arguments)
+        assert found == oracle.list_namespaces(**arguments), arguments
+        assert counting.listed == most, (arguments, counting.listed, most)
+    assert ("memories", "ana", "gone") not in store.list_namespaces(limit=1000)
+    assert {ns[1] for ns in store.list_namespaces(prefix=("memories", "bo"), limit=1000)} == {"bo"}
+
+    counting.listed = 0
+    assert store.sweep_ttl() == 28  # 14 a user
+    assert counting.listed == 28
+    counting.listed = 0
+    assert store.sweep_ttl() == 0 and counting.listed == 0
+    for arguments, _ in listings:
+        assert store.list_namespaces(**arguments) == oracle.list_namespaces(**arguments), arguments
+    for user in ("ana", "bo"):
+        assert {m.metadata["lg_namespace"][1] for m in mem.for_agent(f"lg:{user}").list(limit=1000)} == {user}
+    mem.close()
+
+
+def test_a_listing_of_many_conditions_answers_as_langgraphs_in_memory_store(engram: Engram) -> None:
+    """More labels and conditions than the store is asked about at once: the rest are checked on
+    what is read, never refused as a too long ``where``."""
+    store, oracle = EngramStore(engram), InMemoryStore()
+    deep = tuple(f"l{i}" for i in range(300))
+    for namespace in (deep, deep[:20], ("a", "b"), ("a", "c", "b")):
+        store.put(namespace, "k", {"n": 1})
+        oracle.put(namespace, "k", {"n": 1})
+    for op in [ListNamespacesOp(match_conditions=(MatchCondition("prefix", deep[:250]),)),
+               ListNamespacesOp(match_conditions=(MatchCondition("suffix", deep[-20:]),)),
+               ListNamespacesOp(match_conditions=(MatchCondition("suffix", ("b",)),) * 600),
+               ListNamespacesOp(match_conditions=(MatchCondition("suffix", ("l298", "*")),
+                                                  *(MatchCondition("prefix", deep[:250]),) * 40))]:
+        assert store.batch([op]) == oracle.batch([op]), op
+    assert store.list_namespaces(prefix=deep[:250]) == [deep]
+    assert store.list_namespaces(suffix=("b",)) == [("a", "b"), ("a", "c", "b")]
 
 
 def test_sweep_ttl_forgets_expired_items_into_the_audit_trail(timed: Engram, clock: FakeClock) -> None:

@@ -16,7 +16,8 @@ memory key may be), so an item is one memory.
 engram's score); without one, the items last put first (``updated_at``, as LangGraph's SqliteStore
 and PostgresStore order them). ``filter`` matches value fields by equality
 or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names, a list item by item,
-as LangGraph's ``InMemoryStore`` does (a missing field is None: ``$ne`` matches it). What is indexed
+as LangGraph's ``InMemoryStore`` does (a missing field is None: ``$ne`` matches it; a key with a dot
+is one field's name, as InMemoryStore reads it, where SqliteStore reads a path). What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
 whole value as JSON; ``index=False`` indexes only the key.
 
@@ -25,7 +26,10 @@ ttl keeps it and its expiry (the engine's clock + ttl) in its metadata (``lg_ttl
 a put again sets both anew, one without a ttl has none. An item past its expiry is gone for ``get``,
 ``search`` and ``list_namespaces`` at once (LangGraph's SqliteStore and PostgresStore return it until
 their sweep; InMemoryStore keeps no TTLs); ``sweep_ttl`` (or the ``start_ttl_sweeper`` thread)
-forgets it, with the reason ``langgraph ttl`` in the audit trail. A read with ``refresh_ttl``
+forgets it, with the reason ``langgraph ttl`` in the audit trail. Neither reads every item: the
+store selects (``where`` on the metadata) the expired items for the sweep, and for a namespace
+listing the unexpired items of the namespaces that can match (``_namespace_where``), of the one
+agent a prefix names. A read with ``refresh_ttl``
 (``refresh_on_read``, default True) moves the expiry of each item it returns that has a ttl: one
 metadata update per such item, none for the others. ``lg_updated_at`` keeps each put's time for
 ``Item.updated_at``: every put moves it (one of an unchanged value too, as in LangGraph's stores,
@@ -96,6 +100,12 @@ _TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
 # after the other, each only while those before hold too few items (``EngramStore._last_put``).
 _PUT_BANDS = (3600.0, 86400.0, 30 * 86400.0)
 _PAGE = 1000  # items a listing asks for at once: fewer re-scans of a band's first rows (OFFSET)
+# Tests a namespace listing asks the store for at most (``where.MAX_TERMS`` is 1,000); the rest are
+# checked on the items read.
+_MAX_PUSHED = 200
+# The namespace lengths a suffix condition is asked of the store for, each on its own (a longer
+# namespace is read whatever its labels).
+_SUFFIX_LENGTHS = 16
 
 
 def _index_fields(value: Any, field: str) -> list[str] | Literal[False] | None:
@@ -236,6 +246,59 @@ def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) ->
     return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
 
 
+def _pinned_labels(conditions: Iterable[MatchCondition], position: int | None) -> frozenset[str]:
+    """The labels that prefix ``conditions`` require at ``position`` (the label naming the agent,
+    ``agent_from_namespace``); none when it is None or every condition leaves it open (``*``)."""
+    if position is None:
+        return frozenset()
+    return frozenset(c.path[position] for c in conditions
+                     if c.match_type == "prefix" and len(c.path) > position and c.path[position] != "*")
+
+
+def _namespace_where(conditions: Iterable[MatchCondition], now: float) -> dict[str, Any]:
+    """The part of a namespace listing the store can select on the metadata, so it reads fewer
+    items: not expired (``lg_expires_at`` > now, or none), at least as long as each condition's
+    path (its last label ``lg_ns{n-1}`` present), a prefix condition's labels other than ``*``
+    (``lg_ns{i}``), and a suffix condition's, counted from the end, for each namespace length up to
+    ``_SUFFIX_LENGTHS`` (longer namespaces are all read). Every condition and ``max_depth`` stay
+    checked on what is read (``_namespace_matches``), so what is not pushed (a label the ``where``
+    language refuses, a NUL, which no put stores; terms past ``_MAX_PUSHED``) only reads more."""
+    terms: list[dict[str, Any]] = [{"NOT": [{"lg_expires_at": {"lte": now}}]}]
+    for condition in conditions:
+        path = tuple(condition.path)
+        if not path:
+            continue
+        labels = [(i, label) for i, label in enumerate(path) if label != "*" and _usable_label(label)]
+        if condition.match_type == "prefix":
+            pushed = [{f"lg_ns{i}": label} for i, label in labels]
+        else:  # one branch a length: exactly that long (lg_ns{n-1} present, lg_ns{n} not), labels from its end
+            lengths = [{"AND": [{f"lg_ns{n - 1}": "*"}, {"NOT": [{f"lg_ns{n}": "*"}]},
+                                *({f"lg_ns{n - len(path) + i}": label} for i, label in labels)]}
+                       for n in range(len(path), _SUFFIX_LENGTHS + 1)]
+            pushed = [{"OR": [*lengths, {f"lg_ns{_SUFFIX_LENGTHS}": "*"}]}] if labels and lengths else []
+        for part in ([{f"lg_ns{len(path) - 1}": "*"}], pushed):
+            if part and _terms(terms + part) <= _MAX_PUSHED:
+                terms += part
+    return {"AND": terms}
+
+
+def _terms(where: Any) -> int:
+    """The tests ``where`` holds, as ``where.parse_where`` counts them against its bound."""
+    if isinstance(where, list):
+        return sum(_terms(w) for w in where)
+    return sum(_terms(v) if k in ("AND", "OR", "NOT") else 1 for k, v in where.items())
+
+
+def _usable_label(label: Any) -> bool:
+    if not isinstance(label, str):
+        return False
+    try:
+        usable_text("namespace", label)
+    except ValidationError:
+        return False
+    return True
+
+
 class EngramStore(BaseStore):
     """LangGraph's store interface, kept in engram (see the module docstring)."""
 
@@ -287,12 +350,15 @@ class EngramStore(BaseStore):
         # (``Engram.for_agent``); one with a database is read, and its TTL refreshed, as before.
         return self.engram.for_agent(agent, origin="langgraph", reading=reading)
 
-    def _views(self) -> list[Engram]:
-        """Every agent that may hold this store's items: for namespace listing across agents."""
+    def _views(self, labels: frozenset[str] = frozenset()) -> list[Engram]:
+        """Every agent that may hold this store's items: for namespace listing across agents. With
+        ``labels`` (the agent's namespace label a listing requires: ``_pinned_labels``) only the
+        agent they all name, so a listing of one user's namespaces reads that user's items only."""
         if self.agent_from_namespace is None:
             return [self.engram]
         agents = {Scope.parse(s).agent for s in self.engram.stats().by_scope if s.startswith("agent:")}
-        mine = sorted(a for a in agents if a and a.startswith(self.agent_prefix) and a != self.engram.scope.agent)
+        mine = sorted(a for a in agents if a and a.startswith(self.agent_prefix) and a != self.engram.scope.agent
+                      and all(a == self.agent_prefix + label for label in labels))
         return [self.engram.for_agent(a, origin="langgraph") for a in mine]
 
     @staticmethod
@@ -445,23 +511,25 @@ class EngramStore(BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         start, limit = _page(op)
+        conditions = tuple(op.match_conditions or ())
         seen: set[tuple[str, ...]] = set()
         now = self.engram.clock()
-        for view in self._views():
-            seen.update(tuple(m.metadata["lg_namespace"]) for m in self._items_of(view) if not _expired(m, now))
-        found = [ns for ns in seen if all(_namespace_matches(ns, c) for c in op.match_conditions or ())]
+        where = _namespace_where(conditions, now)
+        for view in self._views(_pinned_labels(conditions, self.agent_from_namespace)):
+            seen.update(tuple(m.metadata["lg_namespace"]) for m in self._items_of(view, where) if not _expired(m, now))
+        found = [ns for ns in seen if all(_namespace_matches(ns, c) for c in conditions)]
         if op.max_depth is not None:
             found = list({ns[: op.max_depth] for ns in found})
         return sorted(found)[start: start + limit]
 
     @staticmethod
-    def _items_of(view: Engram) -> list[Memory]:
-        """Every item in ``view``'s own agent scope."""
+    def _items_of(view: Engram, where: Mapping[str, Any] | None = None) -> list[Memory]:
+        """Every item in ``view``'s own agent scope that ``where`` (on the metadata) selects."""
         items: list[Memory] = []
         while True:
-            page = view.list(Filters(metadata={"lg_item": "1"}), limit=1000, offset=len(items), scope="agent")
+            page = view.list(Filters(metadata={"lg_item": "1"}, where=where), limit=_PAGE, offset=len(items), scope="agent")
             items += page
-            if len(page) < 1000:
+            if len(page) < _PAGE:
                 return items
 
     # --- TTL sweeping -------------------------------------------------------------------------
@@ -471,7 +539,8 @@ class EngramStore(BaseStore):
         swept = 0
         for view in self._views():
             now = view.clock()
-            for memory in self._items_of(view):
+            # The store selects the expired items (``lg_expires_at`` <= now): the others are not read.
+            for memory in self._items_of(view, {"lg_expires_at": {"lte": now}}):
                 if not _expired(memory, now):
                     continue
                 # Read again: a put or a refresh since the listing keeps the item.
