@@ -155,6 +155,12 @@ def test_connection_refused_is_retried_then_fails(sleeps):
         emb.embed(["hello"])
 
 
+def test_connection_refused_without_retries_says_one_attempt(sleeps):
+    emb = Embedder(OllamaProvider(base_url="http://127.0.0.1:9"), max_retries=0, sleep=sleeps)
+    with pytest.raises(EmbeddingError, match="gave up after 1 attempt: "):
+        emb.embed(["hello"])
+
+
 def test_ollama_host_forms():
     assert normalise_host("0.0.0.0") == "http://0.0.0.0:11434"
     assert normalise_host("example.com:1234") == "http://example.com:1234"

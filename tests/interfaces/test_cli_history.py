@@ -11,9 +11,10 @@ from pathlib import Path
 from engram.engine import Engram
 
 
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(home: Path, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env["ENGRAM_HOME"] = str(home)
+    env.update(env_extra or {})
     code = "from engram.interfaces.cli.app import main; main()"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
 
@@ -193,6 +194,37 @@ def test_compacting_one_message_says_so_in_the_singular(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--home", str(tmp_path), "history", "compact", "telegram:42", "--force"])
     assert result.exit_code == 0, result.output
     assert "only 1 message," in " ".join(result.output.split())
+
+
+def test_compact_under_the_limits_names_them_and_the_emergency_path_says_so(tmp_path: Path) -> None:
+    with Engram.from_settings(home=tmp_path) as engram:
+        for n in range(3):
+            engram.history.append("telegram:42", "user", f"question {n}")
+    few = run(tmp_path, "history", "compact", "telegram:42")
+    assert few.returncode == 0, few.stderr
+    said = " ".join(few.stdout.split())
+    assert said.startswith("nothing to compact: 3 messages and ~")
+    assert "not more than history.compaction.min_messages = 12" in said
+    assert "not more than history.compaction.max_history_messages = 50" in said
+    assert "history.compaction.token_threshold x history.compaction.token_limit = 0.75 x 128000 = 96000 tokens" in said
+
+    with Engram.from_settings(home=tmp_path) as engram:
+        for n in range(3, 23):
+            engram.history.append("telegram:42", "user", f"question {n}")
+    between = " ".join(run(tmp_path, "history", "compact", "telegram:42").stdout.split())
+    assert between.startswith("nothing to compact: 23 messages")  # past min_messages: only the other two are named
+    assert "min_messages" not in between and "history.compaction.max_history_messages = 50" in between
+
+    small_window = {"ENGRAM_HISTORY__COMPACTION__TOKEN_LIMIT": "100"}  # 23 messages overflow 100 tokens
+    emergency = run(tmp_path, "history", "compact", "telegram:42", env_extra=small_window)
+    assert emergency.returncode == 0, emergency.stderr
+    assert emergency.stdout.startswith("discarded 19 messages, kept 4; ")
+    warned = " ".join(emergency.stderr.split())
+    assert warned.startswith("emergency path: ~")
+    assert "history.compaction.emergency_ratio x history.compaction.token_limit = 1 x 100" in warned
+    assert "history.compaction.emergency_retain = 4 messages" in warned
+    data = json.loads(run(tmp_path, "--json", "history", "compact", "telegram:42").stdout)
+    assert not data["compacted"] and "min_messages = 12" in data["notes"][0]
 
 
 def test_append_messages_from_a_file_or_stdin_all_or_none(tmp_path: Path) -> None:

@@ -108,6 +108,16 @@ def test_retries_exhausted_raise_provider_error(wire):
         provider.chat([user_message("hi")])
 
 
+def test_retries_exhausted_without_retries_says_one_attempt():
+    with OpenAICompatServer() as server:
+        server.enqueue(Reply.fail(503))
+        provider = OpenAIChat("m", base_url=server.base_url, max_retries=0, sleep=lambda s: None)
+        with pytest.raises(ProviderError, match=r"503.*\(gave up after 1 attempt\)$"):
+            provider.chat([user_message("hi")])
+        assert len(server.requests) == 1
+        provider.close()
+
+
 def test_client_error_is_not_retried(wire):
     _, server, provider, _ = wire
     server.enqueue(Reply.fail(401, "bad key"), Reply.say("never"))

@@ -9,7 +9,11 @@ goodbye and closes). A server of the test's own is stopped and started for the o
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -91,6 +95,35 @@ def test_a_restarted_server_fails_calls_at_once_while_down_and_serves_the_next_w
         assert time.monotonic() - started < 3
     finally:
         mem.close()
+
+
+def test_the_cli_reports_a_server_gone_down_as_its_own_error_without_psycopgs_warnings(
+        own_server: pg_server.PgTestServer, tmp_path: Path) -> None:
+    """The server stops while `engram chat` runs: its next turn fails with one `error: PostgreSQL ...
+    is unreachable` line. psycopg's pool used to add `warning: discarding closed connection:
+    <psycopg.Connection [BAD] ...>` and `warning: error connecting in 'engram': ...` before it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(tmp_path), ENGRAM_DATABASE_URL=own_server.url("engram"), ENGRAM_EMBEDDINGS__PROVIDER="none")
+    chat = subprocess.Popen([sys.executable, "-c", "from engram.interfaces.cli.app import main; main()", "chat"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert chat.stdin is not None and chat.stdout is not None
+        chat.stdin.write("remember that the deploy host is db1\n")
+        chat.stdin.flush()
+        assert "deploy host is db1" in chat.stdout.readline()  # the turn went through the pool's connection
+        own_server.stop()
+        time.sleep(0.3)
+        out, err = chat.communicate("what is the deploy host?\n", timeout=60)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+            chat.wait()
+    assert chat.returncode == 1 and out == ""
+    lines = [line for line in err.splitlines() if line and not line[0].isspace()]
+    assert lines[0].startswith("Synthesis is off")  # the banner
+    assert len(lines) == 2, err
+    assert re.match(r"error: PostgreSQL postgresql://postgres@127\.0\.0\.1:\d+/engram is unreachable: ", lines[1])
+    assert "psycopg" not in err and "warning" not in err
 
 
 def _backend_pid(db: object) -> int:

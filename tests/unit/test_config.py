@@ -290,6 +290,25 @@ def test_an_empty_variable_counts_as_unset(isolated_home: Path, monkeypatch: pyt
     assert settings.privacy.key() == "from the file"
 
 
+def test_an_empty_provider_is_none_in_a_file_or_argument_but_unset_in_the_environment(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/embeddings.md: `provider = ""` means no embedder; `ENGRAM_EMBEDDINGS__PROVIDER=` is unset, like every
+    empty ENGRAM_ variable (a compose file passing on a variable it lacks must not turn vectors off)."""
+    from engram.embed import create_embedder
+
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "")
+    assert load_settings().embeddings.provider == "auto"
+    assert load_settings(embeddings={"provider": ""}).embeddings.provider == ""
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text('[embeddings]\nprovider = ""\n')
+    from_file = load_settings().embeddings  # the empty variable leaves the file's value
+    assert from_file.provider == "" and create_embedder(from_file) is None
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")  # how the environment turns vectors off
+    (isolated_home / "config.toml").write_text('[embeddings]\nprovider = "auto"\n')
+    assert load_settings().embeddings.provider == "none"
+
+
 @pytest.mark.parametrize("blank", ['""', '"   "'])
 def test_a_blank_encryption_key_is_refused_naming_it(isolated_home: Path, blank: str) -> None:
     # It used to open the file in clear while the memory folder was turned off as for a key.

@@ -245,9 +245,8 @@ class Embedder:
                 return self.provider.embed_batch(batch)
             except TransientEmbeddingError as exc:
                 if attempt >= self.max_retries:
-                    raise EmbeddingError(
-                        f"{self.identity}: gave up after {attempt + 1} attempts: {exc}"
-                    ) from exc
+                    tries = "1 attempt" if attempt == 0 else f"{attempt + 1} attempts"
+                    raise EmbeddingError(f"{self.identity}: gave up after {tries}: {exc}") from exc
                 delay = min(self.max_backoff_s, self.backoff_s * (2**attempt))
                 delay *= 0.5 + random.random() / 2  # jitter so clients do not retry in lockstep
                 if exc.retry_after is not None:

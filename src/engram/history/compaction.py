@@ -99,6 +99,26 @@ def should_compact(
     return estimate_messages(messages, reported=reported_tokens) > settings.token_threshold * settings.token_limit
 
 
+def _below_limits(count: int, tokens: int, settings: CompactionSettings) -> str:
+    """Why ``should_compact`` said no: each limit not reached, named as in the configuration."""
+    unmet = []
+    if count <= settings.min_messages:
+        unmet.append(f"not more than history.compaction.min_messages = {settings.min_messages}")
+    limit = settings.token_threshold * settings.token_limit
+    if count <= settings.max_history_messages and tokens <= limit:
+        unmet.append(f"not more than history.compaction.max_history_messages = {settings.max_history_messages}, "
+                     f"nor past history.compaction.token_threshold x history.compaction.token_limit = "
+                     f"{settings.token_threshold:g} x {settings.token_limit} = {limit:g} tokens")
+    return f"{count} message{'s' * (count != 1)} and ~{tokens} tokens, {'; '.join(unmet)}; --force compacts anyway"
+
+
+def _emergency_note(tokens: int, settings: CompactionSettings) -> str:
+    return (f"emergency path: ~{tokens} tokens, past history.compaction.emergency_ratio x history.compaction.token_limit"
+            f" = {settings.emergency_ratio:g} x {settings.token_limit}: kept only the last "
+            f"history.compaction.emergency_retain = {settings.emergency_retain} messages, with a count summary "
+            "(no LLM call)")
+
+
 def cut_point(messages: Sequence[Message], keep: int, *, head: int = 0, forward: bool = False) -> int:
     """Index of the first message kept when keeping the last ``keep`` after ``head`` fixed ones.
 
@@ -158,7 +178,8 @@ def compact_messages(
     tokens = estimate_messages(messages, reported=reported_tokens)
     emergency = is_critical(messages, settings, reported_tokens=reported_tokens)
     if not (emergency or force or should_compact(messages, settings, reported_tokens=reported_tokens)):
-        return CompactionResult(False, kept=tuple(messages), tokens_before=tokens)
+        return CompactionResult(False, kept=tuple(messages), tokens_before=tokens,
+                                notes=(_below_limits(len(messages), tokens, settings),))
     head = 1 if messages and messages[0].role is Role.SYSTEM else 0
     if emergency:
         cut = cut_point(messages, settings.emergency_retain, head=head, forward=True)
@@ -171,7 +192,7 @@ def compact_messages(
                else "nothing can be discarded without splitting a tool call from its result")
         return CompactionResult(False, kept=tuple(messages), tokens_before=tokens, notes=(why,))
     discarded, kept = tuple(messages[head:cut]), (*messages[:head], *messages[cut:])
-    notes: list[str] = []
+    notes = [_emergency_note(tokens, settings)] if emergency else []
     if extract is not None:
         try:
             extract(discarded)

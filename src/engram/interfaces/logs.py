@@ -42,11 +42,20 @@ class _CommandPrefix(logging.Formatter):
         return f"{record.levelname.lower()}: {super().format(record)}"
 
 
+def _not_psycopg_chatter(record: logging.LogRecord) -> bool:
+    """psycopg's warnings (its pool's ``discarding closed connection: <psycopg.Connection [BAD]>``,
+    ``error connecting in 'engram': ...`` when the server goes away) are left out of a command's
+    stderr: engram reports the failure itself, as one ``error: PostgreSQL ... is unreachable`` line."""
+    return record.levelno >= logging.ERROR or not (record.name == "psycopg" or record.name.startswith("psycopg."))
+
+
 def show_command_warnings() -> None:
-    """Warnings on stderr as ``warning: ...`` while no handler is configured; called by the
-    ``engram`` entry point. It replaces Python's last-resort handler rather than adding one to the
-    root, so ``show_server_logs`` (and the MCP SDK) still find the root bare and set it up."""
+    """Warnings on stderr as ``warning: ...`` while no handler is configured (but psycopg's:
+    ``_not_psycopg_chatter``); called by the ``engram`` entry point. It replaces Python's
+    last-resort handler rather than adding one to the root, so ``show_server_logs`` (and the MCP
+    SDK) still find the root bare and set it up, and a server's log keeps psycopg's warnings."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_CommandPrefix("%(message)s"))
+    handler.addFilter(_not_psycopg_chatter)
     logging.lastResort = handler

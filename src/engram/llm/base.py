@@ -205,7 +205,8 @@ class HttpChatProvider:
                     raise ProviderError(f"{self.name}: {problem}")
                 retry_after = _retry_after(response.headers.get("retry-after"))
             if attempt >= self.max_retries:
-                raise ProviderError(f"{self.name}: {problem} (gave up after {attempt + 1} attempts)") from cause
+                tries = "1 attempt" if attempt == 0 else f"{attempt + 1} attempts"
+                raise ProviderError(f"{self.name}: {problem} (gave up after {tries})") from cause
             delay = retry_after if retry_after is not None else self.backoff_s * (2**attempt) * (0.5 + random.random())
             delay = min(delay, self.max_backoff_s)
             log.warning("%s: %s; retrying in %.2fs", self.name, problem, delay)

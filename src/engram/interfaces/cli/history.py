@@ -190,10 +190,13 @@ def compact(
                           "purged_memories": result.purged, "notes": list(result.notes)})
         return
     if not result.compacted:
-        render.console.print("nothing to compact" + (f" ({'; '.join(result.notes)})" if result.notes else ""))
+        render.console.print("nothing to compact" + (f": {'; '.join(result.notes)}" if result.notes else ""),
+                             markup=False, highlight=False)
         return
     render.console.print(f"discarded {counted(len(result.discarded), 'message')}, kept {len(result.kept)}; "
                          f"summary: {result.summary}", highlight=False)
+    for note in result.notes:  # the emergency path taken, a summariser or extraction that failed
+        render.note_line(note)
 
 
 @group.command("transcript")
