@@ -400,3 +400,15 @@ def test_another_tab_drops_the_error_of_this_one(served: Served, browser) -> Non
     # The memories tab's refusal is not left in red over the stats.
     assert browser.find_element(By.ID, "status").text == ""
     assert browser.find_element(By.ID, "status").get_attribute("class") != "error"
+
+
+def test_a_server_error_at_sign_in_is_shown_not_taken_for_a_bad_token(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    served.engram.close()  # the token is good; the store behind it answers 503
+    browser.get(f"{served.url}/?token={served.alice}")
+    WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element((By.ID, "status"), "this engram is closed"))
+    assert "valid API token" not in browser.find_element(By.ID, "status").text
+    assert browser.find_element(By.ID, "who").text != "not signed in"

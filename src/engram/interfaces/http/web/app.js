@@ -38,7 +38,11 @@ async function whoami() {
     const s = await api("GET", "/api/v1/stats");
     $("#who").textContent = `agent ${s.agent} · ${s.memories} memories`; return true;
   } catch (e) {
-    $("#who").textContent = "not signed in"; status("Enter a valid API token above (engram token create).", true); return false;
+    // Only a refused token asks for another: any other failure (storage, a server starting) is
+    // the server's to say, in its words.
+    if (e.status === 401) { $("#who").textContent = "not signed in"; status("Enter a valid API token above (engram token create).", true); }
+    else { $("#who").textContent = ""; status(e.message, true); }
+    return false;
   }
 }
 
