@@ -412,3 +412,23 @@ def test_a_server_error_at_sign_in_is_shown_not_taken_for_a_bad_token(served: Se
     WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element((By.ID, "status"), "this engram is closed"))
     assert "valid API token" not in browser.find_element(By.ID, "status").text
     assert browser.find_element(By.ID, "who").text != "not signed in"
+
+
+def test_forgetting_the_last_row_of_the_last_page_shows_the_page_now_last(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = _seed(served, n=51, links=0)
+    wait = _open(browser, served)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "page-info"), "1–50 of 51"))
+    browser.find_element(By.ID, "next").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "page-info"), "51–51 of 51"))
+    last = _row_ids(browser)
+    browser.find_element(By.CSS_SELECTOR, "tr.mem-row").click()
+    wait.until(ec.visibility_of_element_located((By.ID, "forget-reason"))).send_keys("tidying up")
+    browser.find_element(By.ID, "forget-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "forgot"))
+    # The whole text: "51–50 of 50", an empty page past the end, holds "1–50 of 50" too.
+    wait.until(lambda d: d.find_element(By.ID, "page-info").text == "1–50 of 50")
+    assert sorted(_row_ids(browser)) == sorted(m.id for m in alice.list(limit=100)) and last[0] not in _row_ids(browser)
+    assert browser.find_element(By.ID, "next").get_attribute("disabled") is not None

@@ -46,6 +46,10 @@ export async function load() {
       params.set("order", $("#f-order").value); params.set("limit", String(size)); params.set("offset", String(state.offset));
       const data = await api("GET", "/api/v1/memory?" + params);
       if (seq !== state.seq) return;
+      // Forgetting the last rows of the last page leaves it past the end: show the page now last.
+      if (!data.memories.length && state.offset > 0) {
+        state.offset = Math.max(0, Math.ceil(data.total / size) - 1) * size; return load();
+      }
       state.total = data.total;
       rows = data.memories.map((m) => row(m));
       const last = Math.min(state.offset + size, data.total);
