@@ -432,3 +432,22 @@ def test_forgetting_the_last_row_of_the_last_page_shows_the_page_now_last(served
     wait.until(lambda d: d.find_element(By.ID, "page-info").text == "1–50 of 50")
     assert sorted(_row_ids(browser)) == sorted(m.id for m in alice.list(limit=100)) and last[0] not in _row_ids(browser)
     assert browser.find_element(By.ID, "next").get_attribute("disabled") is not None
+
+
+def test_every_scope_the_page_offers_lists_without_an_error(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.select import Select
+
+    alice = served.engram.for_agent("alice")
+    mine = alice.remember("Alice keeps a diary").memory
+    rule = alice.remember("Quiet hours start at ten", scope="global").memory
+    wait = _open(browser, served)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "2 memories"))
+    # The page sends no session (the X-Engram-Session header), so "session" could only be refused.
+    offered = [o.get_attribute("value") for o in Select(browser.find_element(By.ID, "f-scope")).options]
+    assert offered == ["", "agent", "global"]
+    for scope, expected in (("agent", [mine.id]), ("global", [rule.id])):
+        Select(browser.find_element(By.ID, "f-scope")).select_by_visible_text(scope)
+        wait.until(lambda d, expected=expected: _row_ids(d) == expected)
+        assert browser.find_element(By.ID, "status").text == "1 memories"
