@@ -451,3 +451,20 @@ def test_every_scope_the_page_offers_lists_without_an_error(served: Served, brow
         Select(browser.find_element(By.ID, "f-scope")).select_by_visible_text(scope)
         wait.until(lambda d, expected=expected: _row_ids(d) == expected)
         assert browser.find_element(By.ID, "status").text == "1 memories"
+
+
+def test_an_audit_entry_opens_its_memory(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    diary = alice.remember("Alice keeps a diary", key="diary").memory
+    alice.remember("Alice hikes in the Alps", key="hiking")
+    wait = _open(browser, served)
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+    entries = wait.until(lambda d: [li for li in d.find_elements(By.CSS_SELECTOR, "#audit li.event.stored")
+                                    if "diary" in li.text])
+    entries[0].find_element(By.CSS_SELECTOR, "a.link").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "diary"))
+    assert browser.find_element(By.ID, "edit-content").get_attribute("value") == diary.content
+    assert browser.find_element(By.ID, "tab-memories").is_displayed()
