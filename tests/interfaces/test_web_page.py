@@ -318,3 +318,153 @@ def test_linking_on_the_page_says_what_happened(served: Served, browser) -> None
     wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "linked diary and hiking"))
     assert browser.find_element(By.ID, "status").get_attribute("class") != "error"  # the refusal is not left in red
     assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["hiking"]
+
+
+def test_page_opened_without_a_token_says_what_it_needs(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{served.url}/")  # the address without the token `engram serve` printed
+    WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element((By.ID, "status"), "Enter an API token above"))
+    assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
+    assert browser.find_element(By.ID, "who").text == "not signed in"
+
+
+def test_a_search_in_one_scope_finds_its_hits_ranked_below_the_others(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.select import Select
+
+    alice = served.engram.for_agent("alice")
+    alice.remember_many({"content": f"Chess opening {i}: chess, chess and more chess"} for i in range(110))
+    rule = alice.remember("The library closes at six; someone once mentioned chess there, among talk of weather and bread",
+                          scope="global").memory
+    wait = _open(browser, served)
+    Select(browser.find_element(By.ID, "f-scope")).select_by_visible_text("global")
+    browser.find_element(By.ID, "q").send_keys("chess")
+    browser.find_element(By.ID, "search-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "for “chess”"))
+    # The page reads at most 100 hits: the global one, ranked below 110 agent ones, is found only
+    # when the server narrows the search to the scope.
+    assert _row_ids(browser) == [rule.id]
+    assert "1 hit(s)" in browser.find_element(By.ID, "status").text
+
+
+def test_linking_twice_says_the_link_was_already_there(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    diary = alice.remember("Alice keeps a diary", key="diary").memory
+    alice.remember("Alice hikes in the Alps", key="hiking", links=["diary"])
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{diary.id}"]'))).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-links"), "hiking"))
+    browser.find_element(By.ID, "link-to").send_keys("hiking")
+    browser.find_element(By.CSS_SELECTOR, "#link-form button").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "diary and hiking were already linked"))
+    assert "linked diary and hiking" not in browser.find_element(By.ID, "status").text
+
+
+def test_the_header_counts_a_store_and_a_forget(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    served.engram.for_agent("alice").remember("Alice keeps a diary", key="diary")
+    wait = _open(browser, served)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "who"), "1 memories"))
+    browser.find_element(By.CSS_SELECTOR, "#new-panel summary").click()
+    browser.find_element(By.ID, "new-content").send_keys("Alice hikes in the Alps")
+    browser.find_element(By.ID, "new-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "stored"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "who"), "2 memories"))  # not the count at sign-in
+    browser.find_element(By.CSS_SELECTOR, "tr.mem-row").click()
+    wait.until(ec.visibility_of_element_located((By.ID, "forget-reason"))).send_keys("a test")
+    browser.find_element(By.ID, "forget-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "forgot"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "who"), "1 memories"))
+
+
+def test_another_tab_drops_the_error_of_this_one(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    served.engram.for_agent("alice").remember("Alice keeps a diary", key="diary")
+    wait = _open(browser, served)
+    browser.find_element(By.ID, "f-type").send_keys("Two Words")
+    browser.find_element(By.ID, "search-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "is not a type word"))
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="stats"]').click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "stat-memories"), "1"))
+    # The memories tab's refusal is not left in red over the stats.
+    assert browser.find_element(By.ID, "status").text == ""
+    assert browser.find_element(By.ID, "status").get_attribute("class") != "error"
+
+
+def test_a_server_error_at_sign_in_is_shown_not_taken_for_a_bad_token(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    served.engram.close()  # the token is good; the store behind it answers 503
+    browser.get(f"{served.url}/?token={served.alice}")
+    WebDriverWait(browser, 20).until(ec.text_to_be_present_in_element((By.ID, "status"), "this engram is closed"))
+    assert "valid API token" not in browser.find_element(By.ID, "status").text
+    assert browser.find_element(By.ID, "who").text != "not signed in"
+
+
+def test_forgetting_the_last_row_of_the_last_page_shows_the_page_now_last(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = _seed(served, n=51, links=0)
+    wait = _open(browser, served)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "page-info"), "1–50 of 51"))
+    browser.find_element(By.ID, "next").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "page-info"), "51–51 of 51"))
+    last = _row_ids(browser)
+    browser.find_element(By.CSS_SELECTOR, "tr.mem-row").click()
+    wait.until(ec.visibility_of_element_located((By.ID, "forget-reason"))).send_keys("tidying up")
+    browser.find_element(By.ID, "forget-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "forgot"))
+    # The whole text: "51–50 of 50", an empty page past the end, holds "1–50 of 50" too.
+    wait.until(lambda d: d.find_element(By.ID, "page-info").text == "1–50 of 50")
+    assert sorted(_row_ids(browser)) == sorted(m.id for m in alice.list(limit=100)) and last[0] not in _row_ids(browser)
+    assert browser.find_element(By.ID, "next").get_attribute("disabled") is not None
+
+
+def test_every_scope_the_page_offers_lists_without_an_error(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.select import Select
+
+    alice = served.engram.for_agent("alice")
+    mine = alice.remember("Alice keeps a diary").memory
+    rule = alice.remember("Quiet hours start at ten", scope="global").memory
+    wait = _open(browser, served)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "2 memories"))
+    # The page sends no session (the X-Engram-Session header), so "session" could only be refused.
+    offered = [o.get_attribute("value") for o in Select(browser.find_element(By.ID, "f-scope")).options]
+    assert offered == ["", "agent", "global"]
+    for scope, expected in (("agent", [mine.id]), ("global", [rule.id])):
+        Select(browser.find_element(By.ID, "f-scope")).select_by_visible_text(scope)
+        wait.until(lambda d, expected=expected: _row_ids(d) == expected)
+        assert browser.find_element(By.ID, "status").text == "1 memories"
+
+
+def test_an_audit_entry_opens_its_memory(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    diary = alice.remember("Alice keeps a diary", key="diary").memory
+    alice.remember("Alice hikes in the Alps", key="hiking")
+    wait = _open(browser, served)
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+    entries = wait.until(lambda d: [li for li in d.find_elements(By.CSS_SELECTOR, "#audit li.event.stored")
+                                    if "diary" in li.text])
+    entries[0].find_element(By.CSS_SELECTOR, "a.link").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "diary"))
+    assert browser.find_element(By.ID, "edit-content").get_attribute("value") == diary.content
+    assert browser.find_element(By.ID, "tab-memories").is_displayed()

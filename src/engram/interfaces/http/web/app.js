@@ -20,6 +20,7 @@ let active = "memories";
 
 function showTab(name) {
   active = name;
+  status("");  // a message about another tab's action does not belong to this one
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === name);
   for (const s of document.querySelectorAll("section.tab")) s.hidden = s.id !== "tab-" + name;
   return loaders[name]();
@@ -27,11 +28,21 @@ function showTab(name) {
 nav.showTab = showTab;
 
 async function whoami() {
+  // Opened without a token (not from the address `engram serve` printed), the page says what it
+  // needs rather than staying blank.
+  if (!session.token) {
+    $("#who").textContent = "not signed in"; status("Enter an API token above (engram token create), or open the address engram serve printed.", true);
+    return false;
+  }
   try {
     const s = await api("GET", "/api/v1/stats");
     $("#who").textContent = `agent ${s.agent} · ${s.memories} memories`; return true;
   } catch (e) {
-    $("#who").textContent = "not signed in"; status("Enter a valid API token above (engram token create).", true); return false;
+    // Only a refused token asks for another: any other failure (storage, a server starting) is
+    // the server's to say, in its words.
+    if (e.status === 401) { $("#who").textContent = "not signed in"; status("Enter a valid API token above (engram token create).", true); }
+    else { $("#who").textContent = ""; status(e.message, true); }
+    return false;
   }
 }
 
@@ -42,5 +53,6 @@ for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("c
 $("#token-form").addEventListener("submit", (ev) => {
   ev.preventDefault(); setToken($("#token").value.trim()); $("#token").value = ""; location.reload();
 });
+nav.whoami = whoami;
 memories.init(); graph.init(); audit.init(); conversations.init();
-(async () => { if (session.token && await whoami()) await showTab(active); })();
+(async () => { if (await whoami()) await showTab(active); })();

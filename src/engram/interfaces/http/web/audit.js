@@ -1,5 +1,14 @@
 // The audit trail as a timeline: newest first, readable times, filterable by action, date and memory.
-import { $, api, el, status, when } from "./common.js";
+import { $, api, el, nav, status, when } from "./common.js";
+
+// The memory an entry is about, as a link that opens it (a forgotten one has nothing to open).
+function memoryRef(e) {
+  const code = el("code", e.memory_key || e.memory_id || "");
+  if (!e.memory_id || e.action === "forgotten") return code;
+  const a = el("a", undefined, "link"); a.href = "#"; a.append(code);
+  a.addEventListener("click", (ev) => { ev.preventDefault(); nav.showMemory(e.memory_id); });
+  return a;
+}
 
 export async function load() {
   const params = new URLSearchParams({ limit: "200" });
@@ -11,7 +20,7 @@ export async function load() {
     const data = await api("GET", "/api/v1/audit?" + params);
     list.replaceChildren(...data.entries.map((e) => {
       const li = el("li", undefined, "event " + e.action);
-      li.append(el("time", when(e.at)), el("span", e.action, "badge"), el("code", e.memory_key || e.memory_id || ""),
+      li.append(el("time", when(e.at)), el("span", e.action, "badge"), memoryRef(e),
         el("span", `by ${e.origin}` + (e.reason ? ` — “${e.reason}”` : ""), "muted"));
       const detail = e.detail || {};
       // An update names the fields it changed, and keeps the content and importance they replaced.

@@ -45,5 +45,6 @@ export function bytes(n) {
   return `${v.toFixed(i ? 1 : 0)} ${units[i]}`;
 }
 
-// Opening a memory from any tab (the graph, the audit) goes through here; memories.js sets it.
-export const nav = { showMemory: async () => {}, showTab: () => {}, graphAround: async () => {} };
+// Opening a memory from any tab (the graph, the audit) goes through here; memories.js sets it;
+// app.js sets whoami: the header's count of memories is said again after a store or a forget.
+export const nav = { showMemory: async () => {}, showTab: () => {}, graphAround: async () => {}, whoami: async () => {} };

@@ -28,6 +28,9 @@ function filterParams() {
 export async function load() {
   const q = $("#q").value.trim();
   const params = filterParams();
+  // The scope narrows a search on the server, as it does the list: filtering the 100 hits here
+  // would lose every hit of that scope ranked below them.
+  if ($("#f-scope").value) params.set("scope", $("#f-scope").value);
   const seq = ++state.seq;  // only the latest request may fill the table
   try {
     let rows;
@@ -35,15 +38,18 @@ export async function load() {
       params.set("q", q); params.set("limit", "100"); params.set("touch", "false");
       const data = await api("GET", "/api/v1/memory/search?" + params);
       if (seq !== state.seq) return;
-      rows = data.hits.filter((h) => !$("#f-scope").value || h.memory.scope.startsWith($("#f-scope").value)).map((h) => row(h.memory, h));
+      rows = data.hits.map((h) => row(h.memory, h));
       status(`${rows.length} hit(s) for “${q}” (${data.mode})` + (data.notes.length ? " — " + data.notes.join("; ") : ""));
       $("#pager").hidden = true;
     } else {
       const size = Number($("#f-size").value);
-      if ($("#f-scope").value) params.set("scope", $("#f-scope").value);
       params.set("order", $("#f-order").value); params.set("limit", String(size)); params.set("offset", String(state.offset));
       const data = await api("GET", "/api/v1/memory?" + params);
       if (seq !== state.seq) return;
+      // Forgetting the last rows of the last page leaves it past the end: show the page now last.
+      if (!data.memories.length && state.offset > 0) {
+        state.offset = Math.max(0, Math.ceil(data.total / size) - 1) * size; return load();
+      }
       state.total = data.total;
       rows = data.memories.map((m) => row(m));
       const last = Math.min(state.offset + size, data.total);
@@ -119,7 +125,7 @@ async function forget(ev) {
   try {
     await api("DELETE", "/api/v1/memory/" + enc(m.id) + "?reason=" + enc($("#forget-reason").value));
     $("#detail").hidden = true; state.current = null; $("#forget-reason").value = "";
-    await load(); status(`forgot ${m.key}`);
+    await load(); await nav.whoami(); status(`forgot ${m.key}`);
   } catch (e) { status(e.message, true); }
 }
 
@@ -127,9 +133,11 @@ async function addLink(ev) {
   ev.preventDefault();
   try {
     const to = $("#link-to").value;
-    await api("POST", "/api/v1/memory/" + enc(state.current.id) + "/links", { to });
-    // Said as every other action says it: the red error of a refused attempt must not stay.
-    $("#link-to").value = ""; await show(state.current.id); status(`linked ${state.current.key} and ${to}`);
+    const res = await api("POST", "/api/v1/memory/" + enc(state.current.id) + "/links", { to });
+    // Said as every other action says it: the red error of a refused attempt must not stay. A
+    // link that was already there is said so (the API's `changed`), not claimed as made.
+    $("#link-to").value = ""; await show(state.current.id);
+    status(res.changed ? `linked ${state.current.key} and ${to}` : `${state.current.key} and ${to} were already linked`);
   } catch (e) { status(e.message, true); }
 }
 
@@ -138,7 +146,7 @@ async function create(ev) {
   try {
     const res = await api("POST", "/api/v1/memory", { content: $("#new-content").value, category: $("#new-category").value,
       tags: $("#new-tags").value.split(",").map((t) => t.trim()).filter(Boolean) });
-    $("#new-content").value = ""; await load(); status(`stored ${res.key} (${res.action})`);
+    $("#new-content").value = ""; await load(); await nav.whoami(); status(`stored ${res.key} (${res.action})`);
   } catch (e) { status(e.message, true); }
 }
 
