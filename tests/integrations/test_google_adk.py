@@ -38,9 +38,10 @@ APP = "shop"
 pytestmark = pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
 
 
-@pytest.fixture
-def engram(isolated_home: Path) -> Iterator[Engram]:
-    mem = Engram.from_settings(embeddings={"provider": "none"})
+@pytest.fixture(params=[False, True], ids=["one-database", "per-agent-databases"])
+def engram(isolated_home: Path, request: pytest.FixtureRequest) -> Iterator[Engram]:
+    # Every behaviour in both layouts: with one database per agent, each user's is its own.
+    mem = Engram.from_settings(embeddings={"provider": "none"}, per_agent_databases=request.param)
     yield mem
     mem.close()
 
@@ -107,7 +108,8 @@ def test_what_a_user_said_in_one_session_is_found_by_load_memory_in_the_next(
     assert json.loads(other_user)["result"]["memories"] == [] and json.loads(other_app)["result"]["memories"] == []
 
     # In the SQLite file: another engine opened on it reads alice's memories, in her own agent.
-    with Engram.from_settings(embeddings={"provider": "none"}) as reopened:
+    with Engram.from_settings(embeddings={"provider": "none"},
+                              per_agent_databases=engram.agent_databases is not None) as reopened:
         alice = reopened.for_agent("adk:shop:alice")
         contents = sorted(m.content for m in alice.list(limit=50))
         assert reopened.count() == 0  # the engine's own agent holds none of them
@@ -310,7 +312,8 @@ def test_an_entry_with_its_own_id_added_again_is_that_memory_brought_up_to_date(
         ("seat", "Prefers aisle seats on long flights", "concierge", {"channel": "phone", "source": "call"})]
     assert [m.content.parts[0].text for m in window] == ["Prefers aisle seats on long flights"]
     assert [(m.id, m.content.parts[0].text) for m in bob] == [("seat", "Prefers the front row")]
-    with Engram.from_settings(embeddings={"provider": "none"}) as reopened:  # in the SQLite file
+    with Engram.from_settings(embeddings={"provider": "none"},
+                              per_agent_databases=engram.agent_databases is not None) as reopened:  # in the SQLite file
         alice = reopened.for_agent("adk:shop:alice")
         [memory] = alice.list(limit=10)
         assert memory.content == "Prefers aisle seats on long flights"
