@@ -38,9 +38,10 @@ APP = "shop"
 pytestmark = pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
 
 
-@pytest.fixture
-def engram(isolated_home: Path) -> Iterator[Engram]:
-    mem = Engram.from_settings(embeddings={"provider": "none"})
+@pytest.fixture(params=[False, True], ids=["one-database", "per-agent-databases"])
+def engram(isolated_home: Path, request: pytest.FixtureRequest) -> Iterator[Engram]:
+    # Every behaviour in both layouts: with one database per agent, each user's is its own.
+    mem = Engram.from_settings(embeddings={"provider": "none"}, per_agent_databases=request.param)
     yield mem
     mem.close()
 
@@ -107,7 +108,8 @@ def test_what_a_user_said_in_one_session_is_found_by_load_memory_in_the_next(
     assert json.loads(other_user)["result"]["memories"] == [] and json.loads(other_app)["result"]["memories"] == []
 
     # In the SQLite file: another engine opened on it reads alice's memories, in her own agent.
-    with Engram.from_settings(embeddings={"provider": "none"}) as reopened:
+    with Engram.from_settings(embeddings={"provider": "none"},
+                              per_agent_databases=engram.agent_databases is not None) as reopened:
         alice = reopened.for_agent("adk:shop:alice")
         contents = sorted(m.content for m in alice.list(limit=50))
         assert reopened.count() == 0  # the engine's own agent holds none of them
@@ -310,7 +312,8 @@ def test_an_entry_with_its_own_id_added_again_is_that_memory_brought_up_to_date(
         ("seat", "Prefers aisle seats on long flights", "concierge", {"channel": "phone", "source": "call"})]
     assert [m.content.parts[0].text for m in window] == ["Prefers aisle seats on long flights"]
     assert [(m.id, m.content.parts[0].text) for m in bob] == [("seat", "Prefers the front row")]
-    with Engram.from_settings(embeddings={"provider": "none"}) as reopened:  # in the SQLite file
+    with Engram.from_settings(embeddings={"provider": "none"},
+                              per_agent_databases=engram.agent_databases is not None) as reopened:  # in the SQLite file
         alice = reopened.for_agent("adk:shop:alice")
         [memory] = alice.list(limit=10)
         assert memory.content == "Prefers aisle seats on long flights"
@@ -409,3 +412,32 @@ def test_the_id_a_search_gave_names_that_memory_when_added_again(engram: Engram)
     # bob's copy is his own memory, under another engram id: alice's is not his to change or delete.
     [bobs] = engram.for_agent("adk:shop:bob").list()
     assert bobs.id != alice[0].id and bobs.content == "I live in Porto since May"
+
+
+@pytest.mark.parametrize("per_agent", [False, True], ids=["one-database", "per-agent-databases"])
+def test_what_a_user_adds_that_user_finds_and_no_other_in_either_layout(tmp_path: Path, per_agent: bool) -> None:
+    # With one database per agent, add_memory and add_session_to_memory wrote into the engine's
+    # own agent's database ("app") while search_memory read the user's: nothing added was found.
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, agent="app", per_agent_databases=per_agent,
+                              embeddings={"provider": "none"}) as mem:
+        service = EngramMemoryService(mem)
+        note = MemoryEntry(content=types.Content(parts=[types.Part(text="Alice likes blue umbrellas")]))
+        event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="Bob's cat is Miso")]))
+
+        async def scenario() -> dict[tuple[str, str], list[str]]:
+            await service.add_memory(app_name=APP, user_id="alice", memories=[note])
+            await service.add_session_to_memory(Session(id="s1", app_name=APP, user_id="bob", events=[event]))
+            return {(user, query): [m.content.parts[0].text
+                                    for m in (await service.search_memory(app_name=APP, user_id=user,
+                                                                          query=query)).memories]
+                    for user in ("alice", "bob") for query in ("umbrellas", "cat")}
+
+        found = asyncio.run(scenario())
+        counts = {user: mem.for_agent(f"adk:shop:{user}", reading=True).count() for user in ("alice", "bob")}
+        app_count = mem.count()
+    assert found == {("alice", "umbrellas"): ["Alice likes blue umbrellas"], ("alice", "cat"): [],
+                     ("bob", "umbrellas"): [], ("bob", "cat"): ["Bob's cat is Miso"]}
+    assert counts == {"alice": 1, "bob": 1} and app_count == 0  # nothing in the application's own agent
+    if per_agent:  # each user's memories are in that user's own database, none in the application's
+        assert sorted(p.name for p in (home / "agents").iterdir()) == ["adk+shop+alice", "adk+shop+bob", "app"]

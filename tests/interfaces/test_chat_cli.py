@@ -91,3 +91,17 @@ def test_an_unknown_command_is_refused_not_sent_to_the_model(tmp_path):
     assert 'unknown command "/bogus"' in done.stderr and "/compact" in done.stderr
     assert done.returncode == 2  # piped input: the refused line shows in the exit code
     assert len(sent) == 2 and sent[0].endswith("/usr/bin is where it lives") and sent[1].endswith("/bogus is literal")
+
+
+def test_hatching_with_no_llm_configured_fails_with_the_configuration_code(tmp_path):
+    # QA: `engram chat --hatch` with no LLM said "hatching needs an LLM" and exited 0.
+    done = run_chat(tmp_path, ["I am a pirate"], None, "--hatch")
+    assert done.returncode == 4, done.stderr  # configuration (docs/cli.md)
+    assert "error: hatching needs an LLM" in done.stderr and "[llm] in config.toml" in done.stderr
+    assert done.stdout == ""  # refused before any line was read: nothing stored as a memory
+    assert "pirate" not in run_cli(tmp_path, "list").stdout
+    # Asked for in a scripted chat, /hatch and /start are failures of the script too; the chat goes on.
+    for command in ("/hatch", "/start"):
+        scripted = run_chat(tmp_path, [command, "My name is Ada"])
+        assert scripted.returncode == 4, scripted.stderr
+        assert "error: hatching needs an LLM" in scripted.stderr and "name is Ada" in scripted.stdout

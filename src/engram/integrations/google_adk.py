@@ -5,6 +5,8 @@
 callback's, or ``adk api_server``'s) fills. Memory in ADK is per user of an app, so each
 ``(app_name, user_id)`` is its own engram agent, ``adk:<app_name>:<user_id>``: users never read or
 delete each other's memories, and the prefix keeps them apart from the application's own agents.
+Every call goes through that agent's view (``Engram.for_agent``), so with one database per agent
+(``per_agent_databases``) a user's memories are written to and searched in that user's database.
 Letters, digits and ``._-`` are kept; any other character is written ``@`` and the hex of its
 UTF-8 bytes (``José`` is ``Jos@c3@a9``, ``ana@example.com`` is ``ana@40example.com``), and a name
 past 128 characters ends in ``@@`` and a digest, so no two (app, user) pairs share an agent,
@@ -143,7 +145,7 @@ class EngramMemoryService(BaseMemoryService):
         _check_metadata(custom_metadata)
         records = [record for i, event in enumerate(events)
                    if (record := self._event_record(event, i, agent, app_name, session_id, custom_metadata))]
-        await asyncio.to_thread(self._store, records)
+        await asyncio.to_thread(self._store, app_name, user_id, records)
 
     async def add_memory(self, *, app_name: str, user_id: str, memories: Sequence[MemoryEntry],
                          custom_metadata: Mapping[str, object] | None = None) -> None:
@@ -159,7 +161,7 @@ class EngramMemoryService(BaseMemoryService):
                    if (record := self._entry_record(entry, i, agent, app_name, custom_metadata))]
         # What an explicit write leaves out (an id delete_memory removed, a new text engram's own
         # edit keeps) is the caller's to know; a session added again leaves out deleted turns daily.
-        await asyncio.to_thread(self._store, records, logging.WARNING)
+        await asyncio.to_thread(self._store, app_name, user_id, records, logging.WARNING)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         view = self._view(app_name, user_id, reading=True)
@@ -248,11 +250,15 @@ class EngramMemoryService(BaseMemoryService):
                       id_field=id_field, fields={"content": ".content.parts", "metadata": ".custom_metadata"})
 
     # --- in the worker thread ------------------------------------------------------------------
-    def _store(self, records: list[Record], level: int = logging.DEBUG) -> None:
+    def _store(self, app_name: str, user_id: str, records: list[Record], level: int = logging.DEBUG) -> None:
         if not records:
             return
+        # Through the user's own view, as search_memory and delete_memory read: with one database
+        # per agent (``per_agent_databases``) that is the user's database, not the engine's agent's
+        # (where a search would never find them). Every record of a call is that user's.
+        view = self._view(app_name, user_id)
         with self._writing:
-            summary = apply_plan(self.engram, Plan(kind=KIND, source=KIND, records=records),
+            summary = apply_plan(view, Plan(kind=KIND, source=KIND, records=records),
                                  keep_agents=True, operator_notes=False)
         for warning in summary.warnings:
             log.log(level, "google-adk: %s", warning)

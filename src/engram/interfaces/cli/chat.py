@@ -8,7 +8,9 @@ refused (never sent to the model as a message) and ``//text`` sends ``/text``.
 
 A message that fails (provider unreachable or failing, bad input) is reported and the chat goes
 on; when the messages came from ``-m`` or piped standard input, the exit code then tells a script
-the first failure (docs/cli.md: 1 provider or storage, 2 bad input). An interactive chat ends 0.
+the first failure (docs/cli.md: 1 provider or storage, 2 bad input, 4 ``/hatch`` or ``/start`` with no
+LLM configured). An interactive chat ends 0. ``--hatch`` with no LLM configured is refused before
+any message is read (exit 4): the messages were meant for hatching, not to be stored as memories.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from engram import jsondoc
-from engram.errors import EngramError, ProviderError, ValidationError
+from engram.errors import ConfigError, EngramError, ProviderError, ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.state import state
 from engram.text import counted
@@ -48,9 +50,11 @@ def chat(
     agent = MemoryAgent.from_settings(st.settings(), st.engram())
     failures: list[EngramError] = []
     try:
+        if hatch and agent.provider is None:
+            raise _no_llm()  # the app prints it on standard error and exits 4 (configuration)
         _banner(agent)
         if hatch:
-            _hatch(agent)
+            _hatch(agent, failures)
         lines = message if message else _lines()
         for line in lines:
             if not _handle(agent, line.strip(), failures, as_json=st.as_json):
@@ -85,18 +89,24 @@ def _lines():  # noqa: ANN202 - a generator of input lines
         yield line
 
 
-def _hatch(agent: MemoryAgent) -> bool:
+def _no_llm() -> ConfigError:
+    return ConfigError("hatching needs an LLM: set ENGRAM_LLM__PROVIDER (or [llm] in config.toml) first")
+
+
+def _hatch(agent: MemoryAgent, failures: list[EngramError]) -> None:
     if agent.provider is None:
-        render.errors.print("[yellow]hatching needs an LLM: set ENGRAM_LLM__PROVIDER (or \\[llm] in config.toml) first.[/yellow]")
-        return False
+        # Refused as an unknown command is: reported, and a script's exit code says so (4).
+        exc = _no_llm()
+        render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
+        failures.append(exc)
+        return
     agent.start_hatching()
     render.errors.print("hatching: tell the agent who it should be.")
-    return True
 
 
-def _start(agent: MemoryAgent) -> None:
+def _start(agent: MemoryAgent, failures: list[EngramError]) -> None:
     if agent.provider is None:
-        _hatch(agent)  # says hatching needs an LLM
+        _hatch(agent, failures)  # says hatching needs an LLM
     elif agent.start():
         render.errors.print("hatching: tell the agent who it should be.")
     else:
@@ -117,10 +127,10 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError], *, as_js
             render.console.print(HELP)
         return True
     if line == "/hatch":
-        _hatch(agent)
+        _hatch(agent, failures)
         return True
     if line == "/start":
-        _start(agent)
+        _start(agent, failures)
         return True
     if line == "/compact":
         result = agent.compact(force=True)
