@@ -189,3 +189,11 @@ def test_an_http_import_with_an_agents_token_writes_only_into_that_agents_databa
     assert _memories_in(home / "agents" / "alice" / "memory.db") == []
     assert {agent for agent, _ in _memories_in(home / "agents" / "bob" / "memory.db")} == {"bob"}
     assert sorted(p.name for p in (home / "agents").iterdir()) == ["alice", "bob"]
+
+
+def test_the_progress_of_an_import_into_several_databases_names_each_agent(tmp_path: Path) -> None:
+    seen: list[tuple[str, int, int]] = []
+    with Engram.from_settings(home=tmp_path / "home", agent="app", per_agent_databases=True,
+                              embeddings={"provider": "none"}) as engram:
+        engram.import_from(json.dumps(TWO_USERS), "mem0", progress=lambda *step: seen.append(step))
+    assert ("storing (alice)", 1, 1) in seen and ("storing (bob)", 1, 1) in seen, seen
