@@ -14,6 +14,12 @@ changed since (``_changes``); a forgotten one is left out all the same. A key
 another memory already holds in the same scope gets a ``-2``, ``-3``… suffix rather than being
 dropped. With ``keep_agents`` the source's users/agents become engram agents; without it (an HTTP
 caller, or ``--into-agent``) everything joins the importing agent.
+
+With one database per agent (``per_agent_databases``) each agent's records are checked against, and
+written through, that agent's own engine (``_databases``): its file holds what it imported before,
+its audit trail what it forgot, and it takes its memories in one transaction after its own backup.
+Every record of every agent is checked before the first write in any of them; the databases are
+then written in turn (one transaction each: SQLite commits no transaction across two files).
 """
 
 from __future__ import annotations
