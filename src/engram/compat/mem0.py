@@ -698,7 +698,8 @@ class Memory:
     def _imported(self, checked: Sequence[tuple[Any, Engram, str]]
                   ) -> tuple[dict[tuple[str, str], EngramMemory], set[tuple[str, str]]]:
         """The memories earlier imports made of these records, by (owner agent, mem0 id): found by the
-        ids an import gives a record (``importers.apply.imported_ids``), in one read, so an item
+        ids an import gives a record (``importers.apply.imported_ids``), in one read per owner (in its own
+        database, with one per agent), so an item
         exported again with its text changed (and so its key) is that memory still. Only the facade's
         own, in the owner's scope; beside them, the records whose id a memory of the owner agent the
         facade did not make holds (``engram import --from mem0`` may have put one there): not stored
@@ -707,7 +708,12 @@ class Memory:
 
         candidates = {(record.agent, record.source_id): imported_ids(KIND, record, record.agent)
                       for record, _, _ in checked}
-        found = {m.id: m for m in self.engram.store.get_many([i for ids in candidates.values() for i in ids])}
+        # Read in each owner's view: with one database per agent, its memories are in its own file.
+        views = {record.agent: view for record, view, _ in checked}
+        found: dict[str, EngramMemory] = {}
+        for agent, view in views.items():
+            asked = [i for (owner, _), ids in candidates.items() if owner == agent for i in ids]
+            found |= {m.id: m for m in view.store.get_many(asked) if m.scope.agent == agent}
         out, taken = {}, set()
         for (agent, source_id), ids in candidates.items():
             mine = [found[i] for i in ids if i in found and found[i].scope.agent == agent]

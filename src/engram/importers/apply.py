@@ -14,6 +14,12 @@ changed since (``_changes``); a forgotten one is left out all the same. A key
 another memory already holds in the same scope gets a ``-2``, ``-3``… suffix rather than being
 dropped. With ``keep_agents`` the source's users/agents become engram agents; without it (an HTTP
 caller, or ``--into-agent``) everything joins the importing agent.
+
+With one database per agent (``per_agent_databases``) each agent's records are checked against, and
+written through, that agent's own engine (``_databases``): its file holds what it imported before,
+its audit trail what it forgot, and it takes its memories in one transaction after its own backup.
+Every record of every agent is checked before the first write in any of them; the databases are
+then written in turn (one transaction each: SQLite commits no transaction across two files).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from engram import jsondoc
+from engram.agent_databases import not_made_yet
 from engram.audit import forgotten_from
 from engram.bulk import store_and_embed
 from engram.errors import SnapshotError, ValidationError
@@ -97,27 +104,41 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                progress: Progress | None = None) -> ImportSummary:
     report = progress or (lambda phase, done, total: None)
     now = engram.clock()
-    memories, records, gone, warnings = _memories(engram, plan, keep_agents, now)
-    messages = _messages(plan, engram.scope.agent or "default", keep_agents)  # validated before the first write
-    summaries = _summaries(plan, engram.scope.agent or "default", keep_agents)
-    existing = {m.id: m for m in engram.store.get_many([m.id for m in memories])} if memories else {}
-    forgotten = [m for m in memories if m.id in gone and m.id not in existing]
+    own = engram.scope.agent or "default"
+    # Every record is checked, in every database it goes to, before the first write anywhere.
+    by_source: dict[str, Record] = {}
+    too_long: list[tuple[Record, int]] = []
+    warnings: list[str] = []
+    parts = []
+    for agent, target, records in _databases(engram, plan, own, keep_agents):
+        memories, first, gone, found = _memories(engram, target, plan, records, keep_agents, now, own, by_source,
+                                                 too_long)
+        warnings += found
+        parts.append((agent, target, memories, first, gone))
+    if too_long:
+        raise _too_long(too_long, engram.max_content_chars)
+    messages = _messages(plan, own, keep_agents)  # validated before the first write
+    summaries = _summaries(plan, own, keep_agents)
+    forgotten: list[Memory] = []
+    held = []
+    for agent, target, memories, first, gone in parts:
+        existing = {m.id: m for m in target.store.get_many([m.id for m in memories])} if memories else {}
+        forgotten += [m for m in memories if m.id in gone and m.id not in existing]
+        held.append((agent, target, [m for m in memories if m.id not in gone or m.id in existing], first, existing))
     if forgotten:
-        warnings.append(_forgotten_warning(forgotten, engram.scope.agent or "default"))
-        memories = [m for m in memories if m.id not in gone or m.id in existing]
-    changes = _refreshing(engram, _changes(engram, plan.kind, memories, records, existing, warnings))
-    fresh = _unique_keys(engram, [m for m in memories if m.id not in existing])
-    report("storing", 0, len(fresh))
-    # The rows are written (the changes too, in the same transaction: all or nothing) and
-    # announced on another thread while the model embeds them.
-    result = store_and_embed(engram, fresh, reason=f"import from {plan.kind}",
-                             progress=lambda done, total: report("embedding", done, total),
-                             stored=lambda: report("storing", len(fresh), len(fresh)),
-                             updates=[ImportUpdate(held.id, write.draft, write.now) for held, write in changes],
-                             ) if fresh or changes else None
-    imported = result.imported if result else 0
-    _announce_updates(engram, changes)
-    updated = len(changes)
+        warnings.append(_forgotten_warning(forgotten, own))
+    writes: list[_Write] = []
+    kept: list[Memory] = []
+    for agent, target, memories, first, existing in held:
+        kept += memories
+        changes = _refreshing(target, _changes(target, plan.kind, memories, first, existing, warnings))
+        writes.append(_Write(agent, target, _unique_keys(target, [m for m in memories if m.id not in existing]),
+                             changes))
+    imported = updated = 0
+    several = sum(1 for write in writes if write.fresh or write.changes) > 1
+    for write in writes:
+        imported += _write(engram, write, plan.kind, report, several)
+        updated += len(write.changes)
     if (messages or summaries) and not engram.history.enabled:
         from engram.history.service import HISTORY_OFF
 
@@ -131,11 +152,10 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported, updated, forgotten or skipped (a copy repeated in the source is skipped).
-    agents = ({m.scope.agent for m in memories if m.scope.agent} | {agent for (agent, _), _, _ in messages}
+    agents = ({m.scope.agent for m in kept if m.scope.agent} | {agent for (agent, _), _, _ in messages}
               | {agent for (agent, _), _ in summaries})
-    listed = {m.scope.agent for m in memories if m.scope.agent and not m.scope.session}
-    sessions = sorted({m.scope for m in memories if m.scope.session}, key=lambda s: (s.agent or "", s.session or ""))
-    own = engram.scope.agent or "default"
+    listed = {m.scope.agent for m in kept if m.scope.agent and not m.scope.session}
+    sessions = sorted({m.scope for m in kept if m.scope.session}, key=lambda s: (s.agent or "", s.session or ""))
     titled = tuple(ImportedConversation(shown_key(key), title, gained.get((own, key), 0))
                    for key, title in plan.titles.items())
     return ImportSummary(plan.kind, imported, len(plan.records) - imported - updated - len(forgotten),
@@ -145,6 +165,59 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
                          warnings=tuple([*plan.warnings, *warnings]), agents=tuple(sorted(agents)),
                          listed_agents=tuple(sorted(listed)),
                          sessions=tuple(str(s) for s in sessions), conversations=titled)
+
+
+def _databases(engram: Engram, plan: Plan, own: str,
+               keep_agents: bool) -> list[tuple[str | None, Engram, list[Record]]]:
+    """The databases the records go to: each with the agent whose it is (None: ``engram``'s), the
+    engine the records are checked against (what it holds, what its agent forgot) and its records.
+    One database of every agent: ``engram``, with them all. One database per agent
+    (``per_agent_databases``): each agent's own, with that agent's records, ``engram`` for its own
+    agent's; written through ``engram``, another agent's memories landed in the importing agent's
+    file, where no agent found them. Checked through a reading view (``for_agent(reading=True)``),
+    so an import refused for a bad record makes no agent's database; ``_write`` opens it to write."""
+    if engram.agent_databases is None:
+        return [(None, engram, list(plan.records))]
+    by_agent: dict[str, list[Record]] = {}
+    for record in plan.records:
+        by_agent.setdefault(_agent(record, own, keep_agents), []).append(record)
+    return [(None, engram, records) if agent == own else (agent, engram.for_agent(agent, reading=True), records)
+            for agent, records in by_agent.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    """What an import writes into one database, checked: its new memories and its updates."""
+
+    agent: str | None  # whose database it is (``_databases``): None for the importing engine's own
+    engram: Engram  # the engine it was checked against
+    fresh: list[Memory]
+    changes: list[tuple[Memory, PendingWrite]]
+
+
+def _write(importer: Engram, write: _Write, kind: str, report: Progress, several: bool) -> int:
+    """Store ``write``'s new memories and make its updates in one transaction of its database
+    (after that database's backup before a risky write, the engine's ``guard``: one backup of each
+    database written), embed them and announce the updates; returns how many were imported.
+    Another agent's database is opened to write here (``importer.for_agent``: made when new; a view
+    opened so closes with ``importer``'s engine). ``several``: the import writes into more than one
+    database, and the progress phases name the agent whose database each is."""
+    fresh, changes = write.fresh, write.changes
+    if not fresh and not changes:
+        return 0
+    engram = write.engram
+    if write.agent is not None and not_made_yet(engram):  # checked against no database yet: make it now
+        engram = importer.for_agent(write.agent)
+    whose = f" ({engram.scope.agent or 'default'})" if several else ""
+    report(f"storing{whose}", 0, len(fresh))
+    # The rows are written (the changes too, in the same transaction: all or nothing) and
+    # announced on another thread while the model embeds them.
+    result = store_and_embed(engram, fresh, reason=f"import from {kind}",
+                             progress=lambda done, total: report(f"embedding{whose}", done, total),
+                             stored=lambda: report(f"storing{whose}", len(fresh), len(fresh)),
+                             updates=[ImportUpdate(held.id, pending.draft, pending.now) for held, pending in changes])
+    _announce_updates(engram, changes)
+    return result.imported
 
 
 def _agent(record: Record, own: str, keep_agents: bool) -> str:
@@ -158,7 +231,8 @@ def _key(record: Record, agents: dict[int, str]) -> RecordKey:
     return record.source_id, agents[id(record)]
 
 
-def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[RecordKey, str], set[str]]:
+def _ids(engram: Engram, kind: str, records: list[Record],
+         agents: dict[int, str]) -> tuple[dict[RecordKey, str], set[str]]:
     """Each record's memory id, by its source id and agent, and the ids of those that agent forgot.
     The id is derived from the source identity and the agent it joins, so only that agent's earlier
     import of it is found (another agent's import of the same source neither hides it nor is
@@ -171,9 +245,9 @@ def _ids(engram: Engram, plan: Plan, agents: dict[int, str]) -> tuple[dict[Recor
     a forget of a memory an old import or an engram export made counts too."""
     ids: dict[RecordKey, str] = {}
     known: dict[RecordKey, list[str]] = {}
-    for record in plan.records:
+    for record in records:
         key = _key(record, agents)
-        candidates = imported_ids(plan.kind, record, key[1])
+        candidates = imported_ids(kind, record, key[1])
         known[key], ids[key] = candidates[:-1], candidates[-1]
     asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
     held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}
@@ -220,21 +294,25 @@ def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
     return links
 
 
-def _memories(engram: Engram, plan: Plan, keep_agents: bool,
-              now: float) -> tuple[list[Memory], dict[str, Record], set[str], list[str]]:
-    """Each record's memory, as a first import would store it (a forgotten one too: every record
-    is checked); the record each memory comes from (by memory id); the ids of those their agent
-    forgot since an earlier import; warnings."""
-    own = engram.scope.agent or "default"
-    agents = {id(r): _agent(r, own, keep_agents) for r in plan.records}
-    ids, forgotten = _ids(engram, plan, agents)
+def _memories(engram: Engram, target: Engram, plan: Plan, records: list[Record], keep_agents: bool, now: float,
+              own: str, by_source: dict[str, Record],
+              too_long: list[tuple[Record, int]]) -> tuple[list[Memory], dict[str, Record], set[str], list[str]]:
+    """Each of ``records``' memory (of ``plan``, imported by ``engram`` into the database
+    ``target`` stands on), as a first import would store it (a forgotten one too: every record is
+    checked); the record each memory comes from (by memory id); the ids of those their agent forgot
+    since an earlier import (``target``'s trail); warnings.
+    ``by_source`` (the records seen so far by source id, across every database an import writes
+    into) and ``too_long`` (the records over ``max_content_chars``) are filled in. A link joins
+    memories of these records only: with one database per agent, another agent's memory is in
+    another file."""
+    agents = {id(r): _agent(r, own, keep_agents) for r in records}
+    ids, forgotten = _ids(target, plan.kind, records, agents)
     links = _links(plan, ids)
     out: dict[str, Memory] = {}
     first: dict[str, Record] = {}  # by memory id
-    by_source: dict[str, Record] = {}  # an id the source gives is one record, whichever agent has it
     warnings: list[str] = []
-    too_long: list[tuple[Record, int]] = []
-    for record in plan.records:
+    for record in records:
+        # An id the source gives is one record, whichever agent has it.
         if by_source.setdefault(record.source_id, record) is not record:
             _same_record(by_source[record.source_id], record)
         memory_id = ids[_key(record, agents)]
@@ -249,8 +327,6 @@ def _memories(engram: Engram, plan: Plan, keep_agents: bool,
             continue
         warnings += [f"{record.where}: {w}" for w in found]
         out[memory_id] = replace(memory, links=tuple(dict.fromkeys(links.get(memory_id, ()))))
-    if too_long:
-        raise _too_long(too_long, engram.max_content_chars)
     return list(out.values()), first, forgotten, warnings
 
 
