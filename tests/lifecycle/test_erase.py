@@ -1,0 +1,151 @@
+"""``forget(erase=True)``: a memory erased leaves nothing of its text anywhere engram keeps it. Its
+audit rows keep their action, time, id and scope only (the ids are how an import knows not to
+bring it back), its versions go, an ``erased`` row records the erase without content, and the
+SQLite file (and its WAL) holds none of its bytes afterwards. A recall row's query is the user's and
+stays. One agent's erase never touches another agent's memories or audit rows.
+
+Real SQLite files, read byte by byte; the JSON-lines trail of the jsonfile backend; encryption on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.audit import AuditQuery
+from engram.engine import Engram
+from engram.errors import NotFoundError, ValidationError
+
+# A word no tokenizer, stemmer or key maker shortens: its lower-case form is searched for in raw bytes.
+SECRET = "Quixotrelliumz"
+NEEDLE = SECRET.lower().encode()
+
+
+def _open(home: Path, **settings: Any) -> Engram:
+    return Engram.from_settings(home=home, embeddings={"provider": "none"}, **settings)
+
+
+def _raw_holds(path: Path) -> list[str]:
+    """The files under ``path`` whose bytes hold the secret (any case), named by their place."""
+    return sorted(str(f.relative_to(path)) for f in path.rglob("*") if f.is_file() and NEEDLE in f.read_bytes().lower())
+
+
+def _told(engram: Engram) -> str:
+    """A memory holding the secret in every place a memory keeps text: content, key (made from the
+    content), metadata, tags are the user's own words too; an update keeps the first text as a
+    version; a link to another memory names its key in the other's rows; a recall names it."""
+    told = engram.remember(f"my bank password hint is {SECRET} blue", metadata={"note": f"said {SECRET} twice"}).memory
+    engram.update(told.id, content=f"my bank password hint is {SECRET} green")
+    engram.remember("the weather was fine", key="weather")
+    engram.link(told.id, "weather")
+    assert engram.recall("password hint"), "recall finds it (and the trail records the recall)"
+    return told.id
+
+
+def test_an_erased_memory_leaves_no_byte_of_its_text_in_the_sqlite_file(tmp_path: Path) -> None:
+    with _open(tmp_path) as engram:
+        told = _told(engram)
+        assert engram.versions(told), "the update kept the first text as a version"
+        snapshot = engram.export_snapshot()
+        assert _raw_holds(tmp_path), "before the erase the text is on disk (the test can see it)"
+        erased = engram.forget(query=SECRET, erase=True, reason="user asked")
+        assert [m.id for m in erased] == [told]
+        rows = engram.audit_of(told)
+        assert [r.action for r in rows] == ["stored", "updated", "linked", "forgotten", "erased"]
+        assert all(r.memory_key is None and r.detail is None and r.memory_id == told for r in rows)
+        assert all(r.memory_scope == "agent:default" for r in rows)
+        assert rows[-1].reason == "user asked" and all(r.reason is None for r in rows[:-1])
+        recalls = engram.backend.audit_log().query(AuditQuery(action="recalled"))
+        assert recalls[0].detail["query"] == "password hint", "the query is the user's: kept"
+        assert recalls[0].detail["results"][0] == {**recalls[0].detail["results"][0], "id": told, "key": None}
+        weather = engram.audit_of(engram.get("weather").id)
+        assert [r.detail for r in weather if r.action == "linked"] == [{"with": []}]
+        with pytest.raises(NotFoundError):
+            engram.versions(told)
+        with engram.store.db.read() as conn:
+            assert conn.execute("SELECT COUNT(*) FROM memory_versions").fetchone()[0] == 0
+        dump = json.dumps([r.detail for r in engram.backend.audit_log().query(AuditQuery(limit=1000))])
+        assert SECRET.lower() not in dump.lower()
+        # An old snapshot holding it does not bring it back; the other memory is still there.
+        result = engram.import_snapshot(snapshot)
+        assert (result.imported, result.skipped) == (0, 2)
+        assert [m.key for m in engram.list()] == ["weather"]
+        assert engram.count() == 1
+        with engram.store.db.read() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert _raw_holds(tmp_path) == []
+
+
+def test_a_dry_run_lists_and_erases_nothing(tmp_path: Path) -> None:
+    with _open(tmp_path) as engram:
+        told = _told(engram)
+        would = engram.forget(query=SECRET, erase=True, dry_run=True)
+        assert [m.id for m in would] == [told]
+        assert engram.get(told).content.endswith(f"{SECRET} green")
+        assert engram.audit_of(told)[0].detail["content"].endswith(f"{SECRET} blue")
+        with pytest.raises(ValidationError) as refused:
+            engram.forget(told, erase="perhaps")  # type: ignore[arg-type]
+        assert refused.value.field == "erase"
+        assert engram.get(told).id == told
+
+
+def test_a_plain_forget_still_keeps_the_memory_in_the_trail_and_a_snapshot_restores_it(tmp_path: Path) -> None:
+    with _open(tmp_path) as engram:
+        told = _told(engram)
+        snapshot = engram.export_snapshot()
+        engram.forget(told)
+        assert engram.audit_of(told)[-1].detail["content"].endswith(f"{SECRET} green")
+        assert engram.import_snapshot(snapshot).imported == 1
+
+
+def test_one_agent_erases_nothing_of_another(tmp_path: Path) -> None:
+    with _open(tmp_path) as engram:
+        alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+        mine, theirs = _told(alice), _told(bob)
+        assert alice.forget(query=SECRET, erase=True) and alice.list(limit=10)[0].key == "weather"
+        assert bob.get(theirs).content.endswith(f"{SECRET} green")
+        rows = bob.audit_of(theirs)
+        assert [r.action for r in rows] == ["stored", "updated", "linked"]
+        assert rows[0].detail["content"].endswith(f"{SECRET} blue") and rows[0].memory_key == theirs_key(bob, theirs)
+        assert bob.backend.audit_log().query(AuditQuery(action="recalled", scopes=("agent:bob",)))[0] \
+            .detail["results"][0]["key"] is not None
+        assert [r.action for r in engram.audit_of(mine, every_agent=True)][-1] == "erased"
+        with pytest.raises(NotFoundError):  # alice cannot name bob's memory
+            alice.forget(theirs, erase=True)
+        assert bob.get(theirs).id == theirs
+
+
+def theirs_key(engram: Engram, memory_id: str) -> str:
+    return engram.get(memory_id).key
+
+
+def test_erase_with_encryption_on(tmp_path: Path) -> None:
+    pytest.importorskip("sqlcipher3")
+    with _open(tmp_path, privacy={"encryption_key": "correct horse battery"}) as engram:
+        told = _told(engram)
+        engram.forget(told, erase=True)
+        assert all(r.detail is None and r.memory_key is None for r in engram.audit_of(told))
+        assert [r.action for r in engram.audit_of(told)][-1] == "erased"
+        assert _raw_holds(tmp_path) == []
+    with _open(tmp_path, privacy={"encryption_key": "correct horse battery"}) as engram:
+        assert [m.key for m in engram.list()] == ["weather"]
+
+
+def test_erase_on_the_json_file_backend_rewrites_its_trail(tmp_path: Path) -> None:
+    with _open(tmp_path, backend="jsonfile") as engram:
+        told = _told(engram)
+        engram.forget(told, erase=True)
+        assert [r.action for r in engram.audit_of(told)][-1] == "erased"
+    trails = list(tmp_path.rglob("*.audit.jsonl"))
+    assert trails and all(NEEDLE not in t.read_bytes().lower() for t in trails)
+    assert all(NEEDLE not in f.read_bytes().lower() for f in tmp_path.rglob("*.json"))
+
+
+def test_the_memory_folder_entry_goes_with_it(tmp_path: Path) -> None:
+    with _open(tmp_path, files={"enabled": True}) as engram:
+        told = _told(engram)
+        assert any(NEEDLE in f.read_bytes().lower() for f in tmp_path.rglob("*.md")), "the mirror held it"
+        engram.forget(told, erase=True)
+    assert not any(NEEDLE in f.read_bytes().lower() for f in tmp_path.rglob("*.md"))
