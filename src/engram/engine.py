@@ -1211,20 +1211,35 @@ class Engram:
             older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
             targets = self._all(self._filter(replace(base, until=cutoff)))
+        # The texts an erase also takes out of the embedding cache, read before the versions go.
+        texts = self._texts_of(targets) if erase and not parse_flag(dry_run, "dry_run") else []
         # No backup before a bulk erase: it would be a fresh copy of what the user asked to erase.
         removed = self._delete(targets, bulk=ref is None and not erase, dry_run=dry_run, reason=reason)
         if ref is not None and not removed:  # a Memory given was already gone (read before): as its id would be
             raise NotFoundError("memory", targets[0].id)
         if erase and not parse_flag(dry_run, "dry_run") and removed:
-            self._erase(removed, reason)
+            self._erase(removed, reason, texts)
         return removed
 
-    def _erase(self, removed: Sequence[Memory], reason: str | None) -> None:
+    def _texts_of(self, memories: Sequence[Memory]) -> list[str]:
+        """Every text of ``memories`` the embedder may have cached: content, content with its search
+        context (``writes.embed_texts``), and each earlier version's content, alone and with the
+        search context (a version does not keep the context it had: the present one is the likeliest)."""
+        texts = []
+        for memory in memories:
+            for content in (memory.content, *(v.content for v in self.store.versions(memory.id))):
+                texts.append(content)
+                if memory.search_context:
+                    texts.append(f"{content}\n{memory.search_context}")
+        return texts
+
+    def _erase(self, removed: Sequence[Memory], reason: str | None, texts: Sequence[str]) -> None:
         """After ``removed`` were forgotten (their versions and links went with them, the memory
         folder drops their entries on the event): rewrite the audit rows holding anything of them
         (``audit.erased``: their ids stay, so an import does not bring them back), record one
-        ``erased`` row each without content, and scrub the SQLite file of what was deleted. Only
-        rows of this agent's scopes and global are touched: another agent's trail is its own."""
+        ``erased`` row each without content, drop ``texts`` from the embedding cache, and scrub the
+        SQLite file of what was deleted. Only rows of this agent's scopes and global are touched:
+        another agent's trail is its own."""
         from engram.audit import AuditEntry
 
         mine = {str(m.scope) for m in removed} | {str(scope) for scope in self.scope.visible()}
@@ -1235,6 +1250,9 @@ class Engram:
             at = self.clock()
             trail.insert([AuditEntry(at, "erased", self.origin, reason, str(self.scope), m.id, None, str(m.scope))
                           for m in removed])
+        cache = getattr(self.embedder, "cache", None)
+        if cache is not None and hasattr(cache, "drop"):
+            cache.drop(texts)
         care = getattr(self.backend, "care", None)
         if care is not None:
             care.scrub()

@@ -149,3 +149,29 @@ def test_the_memory_folder_entry_goes_with_it(tmp_path: Path) -> None:
         assert any(NEEDLE in f.read_bytes().lower() for f in tmp_path.rglob("*.md")), "the mirror held it"
         engram.forget(told, erase=True)
     assert not any(NEEDLE in f.read_bytes().lower() for f in tmp_path.rglob("*.md"))
+
+
+def test_the_embedding_cache_forgets_the_vectors_of_its_texts(tmp_path: Path) -> None:
+    """The cache keeps a hash of each text embedded and its vector, never the text: a hash confirms a
+    guessed text, so an erase drops the rows of the memory's content and earlier contents."""
+    from engram.embed.cache import text_key
+
+    with Engram.from_settings(home=tmp_path, files={"enabled": False}) as engram:
+        told = engram.remember(f"my hint is {SECRET} blue", search_context="asked at the bank").memory
+        engram.update(told.id, content=f"my hint is {SECRET} green")
+        engram.remember("the weather was fine", key="weather")
+        texts = [f"my hint is {SECRET} {colour}{context}" for colour in ("blue", "green") for context in ("", "\nasked at the bank")]
+        cache = engram.embedder.cache
+
+        def cached() -> int:
+            with cache._lock:
+                db = cache._db()
+                return sum(db.execute("SELECT COUNT(*) FROM embedding_cache WHERE text_hash = ?", (text_key(t),))
+                           .fetchone()[0] for t in [*texts, "the weather was fine"])
+
+        assert cached() == 5
+        engram.forget(told.id, erase=True)
+        assert cached() == 1, "the weather's vector stays"
+    hashes = [text_key(t) for t in texts]
+    for file in tmp_path.glob("embedding-cache.db*"):
+        assert not any(h in file.read_bytes() for h in hashes), file
