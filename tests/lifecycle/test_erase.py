@@ -160,7 +160,8 @@ def test_the_embedding_cache_forgets_the_vectors_of_its_texts(tmp_path: Path) ->
         told = engram.remember(f"my hint is {SECRET} blue", search_context="asked at the bank").memory
         engram.update(told.id, content=f"my hint is {SECRET} green")
         engram.remember("the weather was fine", key="weather")
-        texts = [f"my hint is {SECRET} {colour}{context}" for colour in ("blue", "green") for context in ("", "\nasked at the bank")]
+        texts = [f"my hint is {SECRET} {colour}{context}"
+                 for colour in ("blue", "green") for context in ("", "\nasked at the bank")]
         cache = engram.embedder.cache
 
         def cached() -> int:
