@@ -176,3 +176,19 @@ def test_the_embedding_cache_forgets_the_vectors_of_its_texts(tmp_path: Path) ->
     hashes = [text_key(t) for t in texts]
     for file in tmp_path.glob("embedding-cache.db*"):
         assert not any(h in file.read_bytes() for h in hashes), file
+
+
+def test_a_foreign_import_does_not_bring_an_erased_memory_back(tmp_path: Path) -> None:
+    """Another system's export imported again (mem0's here) finds the erased memory's id among the
+    forgotten: the ids an erase keeps are that record."""
+    source = json.dumps({"results": [{"id": "a1", "memory": f"hint is {SECRET}", "user_id": "u1"},
+                                     {"id": "a2", "memory": "Lives in Oslo", "user_id": "u1"}]})
+    with _open(tmp_path) as engram:
+        assert engram.import_from(source, "mem0").imported == 2
+        u1 = engram.for_agent("u1")
+        [erased] = u1.forget(query=SECRET, erase=True)
+        assert all(r.detail is None for r in u1.audit_of(erased.id))
+        again = engram.import_from(source, "mem0")
+        assert (again.imported, again.forgotten) == (0, 1), again
+        assert [m.content for m in u1.list()] == ["Lives in Oslo"]
+    assert _raw_holds(tmp_path) == [], "closed: the WAL folded into the file, which holds none of it"
