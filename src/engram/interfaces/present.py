@@ -227,9 +227,10 @@ def forget_tool_selection(memory_id: str | None, key: str | None, query: str | N
 
 def tool_forget(removed: Sequence[Memory], dry_run: bool, reason: str | None, erase: bool = False) -> dict[str, Any]:
     """A forget as an agent's forget tool answers it: the ids and keys removed (or that would be),
-    and whether they were (or would be) erased too."""
-    return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
-            "dry_run": dry_run, "reason": reason, "erased": erase}
+    and ``erased`` when they were (or would be) erased too (a plain forget's answer is as it was)."""
+    answer = {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
+              "dry_run": dry_run, "reason": reason}
+    return {**answer, "erased": True} if erase else answer
 
 
 def list_item(memory: Memory) -> dict[str, Any]:

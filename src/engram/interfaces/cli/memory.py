@@ -366,7 +366,7 @@ def forget(
         filters=Filters(category=category), dry_run=dry_run, reason=reason, erase=erase,
     )
     if st.as_json:
-        render.emit_json({"dry_run": dry_run, "removed": removed, "erased": erase})
+        render.emit_json({"dry_run": dry_run, "removed": removed, **({"erased": True} if erase else {})})
         return
     if removed:
         verb = ("would erase" if dry_run else "erased") if erase else ("would forget" if dry_run else "forgot")
