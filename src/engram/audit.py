@@ -208,10 +208,12 @@ class AuditLog(Protocol):
         and from which scope."""
         ...
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str]) -> int:
-        """Rewrite the rows of ``scopes`` (``str(Scope)``) that hold anything of the memories
-        ``ids`` as ``erased`` makes them, in one transaction; how many changed. Rows of other
-        scopes (another agent's) are never read nor touched."""
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
+        """Rewrite the rows of ``scopes`` (``str(Scope)``), and of every session of the agent
+        ``sessions_of``, that hold anything of the memories ``ids`` as ``erased`` makes them, in
+        one transaction; how many changed. Rows of other scopes (another agent's) are never read
+        nor touched."""
         ...
 
 
@@ -313,10 +315,11 @@ class SqliteAuditLog(_SharedInserts):
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str]) -> int:
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
         if not ids or not scopes:
             return 0
-        where, params = _erase_where(ids, scopes, "?")
+        where, params = _erase_where(ids, scopes, sessions_of, "?")
         with self.db.write() as conn:
             rows = [_entry(r, json.loads(r[9]) if r[9] else None)
                     for r in conn.execute(f"SELECT {_SELECT} FROM audit_log WHERE {where}", params).fetchall()]
@@ -373,12 +376,13 @@ class PostgresAuditLog(_SharedInserts):
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str]) -> int:
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
         if not ids or not scopes:
             return 0
         from psycopg.types.json import Json
 
-        where, params = _erase_where(ids, scopes, "%s")
+        where, params = _erase_where(ids, scopes, sessions_of, "%s")
         count = 0
 
         def work(conn: Any) -> None:
@@ -396,15 +400,29 @@ class PostgresAuditLog(_SharedInserts):
         return count
 
 
-def _erase_where(ids: Sequence[str], scopes: Collection[str], mark: str) -> tuple[str, list[Any]]:
+def _erase_where(ids: Sequence[str], scopes: Collection[str], sessions_of: str | None,
+                 mark: str) -> tuple[str, list[Any]]:
     """The rows an erase of ``ids`` reads: those about them, and the link and recall rows that may
-    name them, of ``scopes`` only. One parameter per list however many ids (a bulk erase)."""
+    name them, of ``scopes`` and the sessions of agent ``sessions_of`` only. One parameter per list
+    however many ids (a bulk erase)."""
     if mark == "?":
-        among, params = "IN (SELECT value FROM json_each(?))", [json.dumps(sorted(scopes)), json.dumps(list(ids))]
+        among, params = "IN (SELECT value FROM json_each(?))", [json.dumps(sorted(scopes))]
+        prefix = "substr(memory_scope, 1, ?) = ?"  # not LIKE: a name may hold "_", LIKE's wildcard
     else:
-        among, params = "= ANY(%s)", [sorted(scopes), list(ids)]
-    return (f"memory_scope {among} AND (memory_id {among}"
-            " OR action IN ('linked', 'unlinked', 'recalled'))", params)
+        among, params = "= ANY(%s)", [sorted(scopes)]
+        prefix = "left(memory_scope, %s) = %s"
+    where = f"memory_scope {among}"
+    if sessions_of is not None:
+        session = _session_prefix(sessions_of)
+        where = f"({where} OR {prefix})"
+        params += [len(session), session]
+    params.append(json.dumps(list(ids)) if mark == "?" else list(ids))
+    return f"{where} AND (memory_id {among} OR action IN ('linked', 'unlinked', 'recalled'))", params
+
+
+def _session_prefix(agent: str) -> str:
+    """What ``str(Scope)`` of every session of ``agent`` starts with."""
+    return str(Scope(agent, "s"))[: -len("s")]
 
 
 _SELECT = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
@@ -483,14 +501,20 @@ class MemoryAuditLog:
             except OSError as exc:
                 raise StorageError(f"cannot rewrite audit file {self.path}: {exc}") from exc
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str]) -> int:
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
         wanted, keys = set(ids), set(keys)
+        session = None if sessions_of is None else _session_prefix(sessions_of)
+
+        def ours(scope: str | None) -> bool:
+            return scope in scopes or (session is not None and scope is not None and scope.startswith(session))
+
         with self._lock:
             rows = self._all()
             changed = 0
             kept = []
             for row in rows:
-                new = erased(row, wanted, keys) if row.memory_scope in scopes else None
+                new = erased(row, wanted, keys) if ours(row.memory_scope) else None
                 changed += new is not None
                 kept.append(row if new is None else new)
             if not changed:

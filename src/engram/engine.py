@@ -1245,7 +1245,7 @@ class Engram:
         mine = {str(m.scope) for m in removed} | {str(scope) for scope in self.scope.visible()}
         scopes = {s for s in mine if Scope.parse(s).agent in (None, self.scope.agent)}
         trail = self.backend.audit_log()
-        trail.erase([m.id for m in removed], {m.key for m in removed}, scopes)
+        trail.erase([m.id for m in removed], {m.key for m in removed}, scopes, sessions_of=self.scope.agent)
         if self.settings is None or self.settings.lifecycle.audit:  # a bare engine: whoever wired the trail
             at = self.clock()
             trail.insert([AuditEntry(at, "erased", self.origin, reason, str(self.scope), m.id, None, str(m.scope))

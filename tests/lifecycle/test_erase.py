@@ -192,3 +192,23 @@ def test_a_foreign_import_does_not_bring_an_erased_memory_back(tmp_path: Path) -
         assert (again.imported, again.forgotten) == (0, 1), again
         assert [m.content for m in u1.list()] == ["Lives in Oslo"]
     assert _raw_holds(tmp_path) == [], "closed: the WAL folded into the file, which holds none of it"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "jsonfile"])
+def test_the_rows_of_the_agents_sessions_are_erased_too_and_no_other_agents(tmp_path: Path, backend: str) -> None:
+    """A recall made in one of the agent's sessions names the memory's key in a row of that session's
+    scope; an erase from the agent's own view rewrites it (its query kept). Bob's session, with an
+    agent name alice's is a prefix of (and a "_", LIKE's wildcard), keeps his row whole."""
+    with _open(tmp_path, backend=backend) as engram:
+        alice = engram.for_agent("al_ce")
+        told = alice.remember(f"my hint is {SECRET}").memory
+        assert alice.for_session("chat1").recall("hint")
+        bob = engram.for_agent("alxce")
+        bob.remember(f"my hint is {SECRET}")
+        assert bob.for_session("chat1").recall("hint")
+        alice.forget(told.id, erase=True)
+        trail = engram.backend.audit_log()
+        [mine] = trail.query(AuditQuery(action="recalled", scopes=("session:al_ce/chat1",)))
+        assert mine.detail["query"] == "hint" and mine.detail["results"][0]["key"] is None
+        [theirs] = trail.query(AuditQuery(action="recalled", scopes=("session:alxce/chat1",)))
+        assert SECRET.lower() in theirs.detail["results"][0]["key"]
