@@ -1191,7 +1191,8 @@ class Engram:
         ``query`` (memories containing all of its words), ``tag``, or ``older_than_s`` (created
         more than that many seconds ago);
         ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
-        ``erase``: forget, then leave nothing of them but their ids (``_erase``).
+        ``erase``: forget, then leave nothing of them but their ids (``engram.erase``); no backup is
+        taken first, as a bulk forget takes one: it would be a fresh copy of what is erased.
         Raises ``NotFoundError`` for an unknown ``ref``.
         """
         self.writes.refuse_when_closed()
@@ -1211,51 +1212,17 @@ class Engram:
             older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
             targets = self._all(self._filter(replace(base, until=cutoff)))
+        from engram import erase as erase_mod  # on use, as the engine loads the audit trail's modules
+
+        erasing = erase and not parse_flag(dry_run, "dry_run")
         # The texts an erase also takes out of the embedding cache, read before the versions go.
-        texts = self._texts_of(targets) if erase and not parse_flag(dry_run, "dry_run") else []
-        # No backup before a bulk erase: it would be a fresh copy of what the user asked to erase.
+        texts = erase_mod.texts_of(self.store, targets) if erasing else []
         removed = self._delete(targets, bulk=ref is None and not erase, dry_run=dry_run, reason=reason)
         if ref is not None and not removed:  # a Memory given was already gone (read before): as its id would be
             raise NotFoundError("memory", targets[0].id)
-        if erase and not parse_flag(dry_run, "dry_run") and removed:
-            self._erase(removed, reason, texts)
+        if erasing and removed:
+            erase_mod.erase_traces(self, removed, reason, texts)
         return removed
-
-    def _texts_of(self, memories: Sequence[Memory]) -> list[str]:
-        """Every text of ``memories`` the embedder may have cached: content, content with its search
-        context (``writes.embed_texts``), and each earlier version's content, alone and with the
-        search context (a version does not keep the context it had: the present one is the likeliest)."""
-        texts = []
-        for memory in memories:
-            for content in (memory.content, *(v.content for v in self.store.versions(memory.id))):
-                texts.append(content)
-                if memory.search_context:
-                    texts.append(f"{content}\n{memory.search_context}")
-        return texts
-
-    def _erase(self, removed: Sequence[Memory], reason: str | None, texts: Sequence[str]) -> None:
-        """After ``removed`` were forgotten (their versions and links went with them, the memory
-        folder drops their entries on the event): rewrite the audit rows holding anything of them
-        (``audit.erased``: their ids stay, so an import does not bring them back), record one
-        ``erased`` row each without content, drop ``texts`` from the embedding cache, and scrub the
-        SQLite file of what was deleted. Only rows of this agent's scopes and global are touched:
-        another agent's trail is its own."""
-        from engram.audit import AuditEntry
-
-        mine = {str(m.scope) for m in removed} | {str(scope) for scope in self.scope.visible()}
-        scopes = {s for s in mine if Scope.parse(s).agent in (None, self.scope.agent)}
-        trail = self.backend.audit_log()
-        trail.erase([m.id for m in removed], {m.key for m in removed}, scopes, sessions_of=self.scope.agent)
-        if self.settings is None or self.settings.lifecycle.audit:  # a bare engine: whoever wired the trail
-            at = self.clock()
-            trail.insert([AuditEntry(at, "erased", self.origin, reason, str(self.scope), m.id, None, str(m.scope))
-                          for m in removed])
-        cache = getattr(self.embedder, "cache", None)
-        if cache is not None and hasattr(cache, "drop"):
-            cache.drop(texts)
-        care = getattr(self.backend, "care", None)
-        if care is not None:
-            care.scrub()
 
     def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
                 reason: str | None = None) -> list[Memory]:
@@ -1403,26 +1370,13 @@ class Engram:
         # another policy. Content stored redacted is found unchanged (redaction is idempotent).
         memories, warnings = snapshot.load_into(document, self.scope.agent, self._holders,
                                                 max_content_chars=self.max_content_chars, privacy=self.privacy)
-        memories, erased = self._without_erased(memories)
+        from engram import erase as erase_mod
+
+        memories, erased = erase_mod.without_erased(self, memories)
         result = store_and_embed(self, memories, progress=progress)
         if erased:
             result = replace(result, skipped=result.skipped + erased)
         return replace(result, warnings=tuple(warnings)) if warnings else result
-
-    def _without_erased(self, memories: list[Memory]) -> tuple[list[Memory], int]:
-        """``memories`` but those this agent erased (``forget(erase=True)``: its ``erased`` audit
-        rows), and how many were left out. A snapshot restores a memory merely forgotten since it
-        was taken; one erased stays erased, as the user asked. Links to them are dropped."""
-        from engram.audit import forgotten_from
-
-        asked = {(m.id, m.scope.agent) for m in memories}
-        gone = {i for i, _ in forgotten_from(self.backend.audit_log(), asked, action="erased",
-                                             scopes={str(scope) for scope in self.scope.visible()} | {
-                                                 str(m.scope) for m in memories if m.scope.agent == self.scope.agent})}
-        if not gone:
-            return memories, 0
-        kept = [replace(m, links=tuple(i for i in m.links if i not in gone)) for m in memories if m.id not in gone]
-        return kept, len(memories) - len(kept)
 
     def _holders(self, ids: Sequence[str]) -> dict[str, str | None]:
         """The agent holding each of ``ids`` that is stored (None for a global memory)."""
