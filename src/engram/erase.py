@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram.audit import AuditEntry, forgotten_from
+from engram.errors import StorageError
 from engram.model import Memory, Scope
 
 if TYPE_CHECKING:
@@ -60,7 +61,11 @@ def erase_traces(engram: Engram, removed: Sequence[Memory], reason: str | None, 
         cache.drop(texts)
     care = getattr(engram.backend, "care", None)
     if care is not None:
-        care.scrub()
+        try:
+            care.scrub()
+        except StorageError as exc:  # VACUUM waits for no other process's long read: say what is left
+            raise StorageError(f"the memories are erased, but the database file still holds their deleted bytes"
+                               f" until `engram vacuum` runs: {exc}") from exc
 
 
 def without_erased(engram: Engram, memories: list[Memory]) -> tuple[list[Memory], int]:
