@@ -212,3 +212,16 @@ def test_the_rows_of_the_agents_sessions_are_erased_too_and_no_other_agents(tmp_
         assert mine.detail["query"] == "hint" and mine.detail["results"][0]["key"] is None
         [theirs] = trail.query(AuditQuery(action="recalled", scopes=("session:alxce/chat1",)))
         assert SECRET.lower() in theirs.detail["results"][0]["key"]
+
+
+def test_with_a_database_per_agent_only_the_erasing_agents_file_is_touched(tmp_path: Path) -> None:
+    with _open(tmp_path, per_agent_databases=True) as engram:
+        alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+        told = _told(alice)
+        _told(bob)
+        snapshot = alice.export_snapshot()
+        alice.forget(told, erase=True)
+        assert [(r.action, r.detail) for r in alice.audit_of(told)][-2:] == [("forgotten", None), ("erased", None)]
+        assert alice.import_snapshot(snapshot).imported == 0
+    held = _raw_holds(tmp_path)
+    assert held and all("bob" in place for place in held), held
