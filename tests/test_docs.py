@@ -228,7 +228,7 @@ def test_python_api_page_quotes_the_error_the_library_raises(isolated_home: Path
     assert str(refused.value) == quoted.group(1)
 
 
-@pytest.mark.parametrize("page", ["docs/importing.md"])
+@pytest.mark.parametrize("page", ["docs/importing.md", "docs/privacy.md"])
 def test_python_examples_run_and_print_what_their_comments_say(page: str, isolated_home: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """A page's Python examples run as copied (in a folder of their own: they write their input

@@ -29,7 +29,7 @@ import json
 import logging
 import threading
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,7 +41,9 @@ from engram.events import MemoryEvent, ReadEvent
 from engram.model import Memory, Scope, changed_fields
 
 CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported", "moved")
-AUDITED = (*CHANGES, "recalled")  # recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents
+# Recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents; an erase's row is written by
+# ``Engram.forget(erase=True)`` itself, after the rows it erased (``erase_rows``).
+AUDITED = (*CHANGES, "recalled", "erased")
 PRUNE_EVERY = 64
 # The most rows one query returns (``AuditQuery.limit``).
 MAX_QUERY_LIMIT = 100_000
@@ -159,6 +161,38 @@ def validate_query(query: AuditQuery) -> AuditQuery:
     return query
 
 
+def erased(entry: AuditEntry, ids: Collection[str], keys: Collection[str]) -> AuditEntry | None:
+    """``entry`` with nothing left of the memories ``ids`` (keyed ``keys``) but their ids, or None
+    when it holds nothing of them. A row about one of them keeps its action, time, origin, scopes
+    and memory id, and loses its key (often made from the content), reason and detail (content,
+    metadata, the memory whole). A link row of another memory drops their keys from ``with``; a
+    recall row keeps its query (the user's words) and its results' ids and scores, and drops their
+    keys. The ids stay, so an import still knows the memory was forgotten and does not bring it back."""
+    if entry.memory_id is not None and entry.memory_id in ids:
+        if entry.memory_key is None and entry.reason is None and entry.detail is None:
+            return None
+        return replace(entry, memory_key=None, reason=None, detail=None)
+    detail = entry.detail
+    if not isinstance(detail, dict):
+        return None
+    if entry.action in ("linked", "unlinked") and isinstance(detail.get("with"), list):
+        kept = [k for k in detail["with"] if k not in keys]
+        return replace(entry, detail={**detail, "with": kept}) if len(kept) != len(detail["with"]) else None
+    if entry.action == "recalled" and isinstance(detail.get("results"), list):
+        results = detail["results"]
+        hit = [isinstance(r, dict) and r.get("id") in ids and r.get("key") is not None for r in results]
+        if not any(hit):
+            return None
+        kept = [{**r, "key": None} if h else r for r, h in zip(results, hit, strict=True)]
+        return replace(entry, detail={**detail, "results": kept})
+    return None
+
+
+def erase_rows(rows: Iterable[AuditEntry], ids: Collection[str], keys: Collection[str]) -> list[AuditEntry]:
+    """The rows of ``rows`` that change when the memories ``ids`` are erased, as they become."""
+    return [row for row in (erased(r, ids, keys) for r in rows) if row is not None]
+
+
 class AuditLog(Protocol):
     def __call__(self, event: MemoryEvent) -> None: ...
 
@@ -168,22 +202,31 @@ class AuditLog(Protocol):
 
     def query(self, query: AuditQuery) -> list[AuditEntry]: ...
 
-    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
-        """``(memory id, memory scope)`` of every ``forgotten`` row about one of ``ids``, and no
-        other row: which of them a forget removed, and from which scope."""
+    def forgotten(self, ids: Sequence[str], action: str = "forgotten") -> set[tuple[str, str | None]]:
+        """``(memory id, memory scope)`` of every ``forgotten`` row (or ``action``'s: ``erased``)
+        about one of ``ids``, and no other row: which of them a forget removed (an erase erased),
+        and from which scope."""
+        ...
+
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
+        """Rewrite the rows of ``scopes`` (``str(Scope)``), and of every session of the agent
+        ``sessions_of``, that hold anything of the memories ``ids`` as ``erased`` makes them, in
+        one transaction; how many changed. Rows of other scopes (another agent's) are never read
+        nor touched."""
         ...
 
 
 def forgotten_from(log: AuditLog, ids: Iterable[tuple[str, str | None]], *,
-                   scopes: Collection[str] | None = None) -> set[tuple[str, str | None]]:
+                   scopes: Collection[str] | None = None, action: str = "forgotten") -> set[tuple[str, str | None]]:
     """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs ``log``
-    records as forgotten from that agent (its agent scope or one of its sessions; global for None),
-    counting only forgets from ``scopes`` (``str(Scope)``) when given. One query for the batch; a
-    row about the same id forgotten from another agent answers nothing."""
+    records as forgotten (``action``: or erased) from that agent (its agent scope or one of its
+    sessions; global for None), counting only rows of ``scopes`` (``str(Scope)``) when given. One
+    query for the batch; a row about the same id forgotten from another agent answers nothing."""
     asked = set(ids)
     if not asked:
         return set()
-    found = log.forgotten(sorted({memory_id for memory_id, _ in asked}))
+    found = log.forgotten(sorted({memory_id for memory_id, _ in asked}), action)
     agents_of = {(memory_id, None if scope is None else Scope.parse(scope).agent) for memory_id, scope in found
                  if scopes is None or scope in scopes}
     return asked & agents_of
@@ -259,7 +302,7 @@ class SqliteAuditLog(_SharedInserts):
             ).fetchall()
         return [_entry(r, json.loads(r[9]) if r[9] else None) for r in rows]
 
-    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
+    def forgotten(self, ids: Sequence[str], action: str = "forgotten") -> set[tuple[str, str | None]]:
         if not ids:
             return set()
         # One statement, one parameter however many ids (an import may ask about thousands): the
@@ -267,10 +310,24 @@ class SqliteAuditLog(_SharedInserts):
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT a.memory_id, a.memory_scope FROM json_each(?) j"
-                " CROSS JOIN audit_log a ON a.memory_id = j.value WHERE a.action = 'forgotten'",
-                (json.dumps(list(ids)),),
+                " CROSS JOIN audit_log a ON a.memory_id = j.value WHERE a.action = ?",
+                (json.dumps(list(ids)), action),
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
+
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
+        if not ids or not scopes:
+            return 0
+        where, params = _erase_where(ids, scopes, sessions_of, "?")
+        with self.db.write() as conn:
+            rows = [_entry(r, json.loads(r[9]) if r[9] else None)
+                    for r in conn.execute(f"SELECT {_SELECT} FROM audit_log WHERE {where}", params).fetchall()]
+            changed = erase_rows(rows, set(ids), set(keys))
+            conn.executemany("UPDATE audit_log SET memory_key = ?, reason = ?, detail = ? WHERE seq = ?",
+                             [(r.memory_key, r.reason, None if r.detail is None else json.dumps(r.detail, ensure_ascii=False),
+                               r.seq) for r in changed])
+        return len(changed)
 
 
 class PostgresAuditLog(_SharedInserts):
@@ -308,16 +365,64 @@ class PostgresAuditLog(_SharedInserts):
             ).fetchall()
         return [_entry(r, r[9]) for r in rows]
 
-    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
+    def forgotten(self, ids: Sequence[str], action: str = "forgotten") -> set[tuple[str, str | None]]:
         if not ids:
             return set()
         # One array parameter however many ids, each looked up in the (memory_id, at) index.
         with self.db.read(statements_alone=True) as conn:
             rows = conn.execute(
                 "SELECT DISTINCT memory_id, memory_scope FROM audit_log WHERE memory_id = ANY(%s)"
-                " AND action = 'forgotten'", (list(ids),),
+                " AND action = %s", (list(ids), action),
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
+
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
+        if not ids or not scopes:
+            return 0
+        from psycopg.types.json import Json
+
+        where, params = _erase_where(ids, scopes, sessions_of, "%s")
+        count = 0
+
+        def work(conn: Any) -> None:
+            nonlocal count
+            rows = [_entry(r, r[9]) for r in conn.execute(
+                f"SELECT {_SELECT} FROM audit_log WHERE {where} FOR UPDATE", params).fetchall()]
+            changed = erase_rows(rows, set(ids), set(keys))
+            with conn.cursor() as cur:
+                cur.executemany("UPDATE audit_log SET memory_key = %s, reason = %s, detail = %s WHERE seq = %s",
+                                [(r.memory_key, r.reason, None if r.detail is None else Json(r.detail), r.seq)
+                                 for r in changed])
+            count = len(changed)
+
+        self.db.transact(work)
+        return count
+
+
+def _erase_where(ids: Sequence[str], scopes: Collection[str], sessions_of: str | None,
+                 mark: str) -> tuple[str, list[Any]]:
+    """The rows an erase of ``ids`` reads: those about them, and the link and recall rows that may
+    name them, of ``scopes`` and the sessions of agent ``sessions_of`` only. One parameter per list
+    however many ids (a bulk erase)."""
+    if mark == "?":
+        among, params = "IN (SELECT value FROM json_each(?))", [json.dumps(sorted(scopes))]
+        prefix = "substr(memory_scope, 1, ?) = ?"  # not LIKE: a name may hold "_", LIKE's wildcard
+    else:
+        among, params = "= ANY(%s)", [sorted(scopes)]
+        prefix = "left(memory_scope, %s) = %s"
+    where = f"memory_scope {among}"
+    if sessions_of is not None:
+        session = _session_prefix(sessions_of)
+        where = f"({where} OR {prefix})"
+        params += [len(session), session]
+    params.append(json.dumps(list(ids)) if mark == "?" else list(ids))
+    return f"{where} AND (memory_id {among} OR action IN ('linked', 'unlinked', 'recalled'))", params
+
+
+def _session_prefix(agent: str) -> str:
+    """What ``str(Scope)`` of every session of ``agent`` starts with."""
+    return str(Scope(agent, "s"))[: -len("s")]
 
 
 _SELECT = "seq, at, action, origin, reason, actor_scope, memory_id, memory_key, memory_scope, detail"
@@ -396,6 +501,38 @@ class MemoryAuditLog:
             except OSError as exc:
                 raise StorageError(f"cannot rewrite audit file {self.path}: {exc}") from exc
 
+    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+              sessions_of: str | None = None) -> int:
+        wanted, keys = set(ids), set(keys)
+        session = None if sessions_of is None else _session_prefix(sessions_of)
+
+        def ours(scope: str | None) -> bool:
+            return scope in scopes or (session is not None and scope is not None and scope.startswith(session))
+
+        with self._lock:
+            rows = self._all()
+            changed = 0
+            kept = []
+            for row in rows:
+                new = erased(row, wanted, keys) if ours(row.memory_scope) else None
+                changed += new is not None
+                kept.append(row if new is None else new)
+            if not changed:
+                return 0
+            self._rewrite(kept)
+        return changed
+
+    def _rewrite(self, rows: list[AuditEntry]) -> None:
+        if self.path is None:
+            self._rows = rows
+            return
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            tmp.write_text("".join(json.dumps(_row_dict(r), ensure_ascii=False) + "\n" for r in rows), "utf-8")
+            tmp.replace(self.path)
+        except OSError as exc:
+            raise StorageError(f"cannot rewrite audit file {self.path}: {exc}") from exc
+
     def _all(self) -> list[AuditEntry]:
         if self.path is None or not self.path.exists():
             return list(self._rows)
@@ -422,14 +559,14 @@ class MemoryAuditLog:
         ]
         return list(reversed(picked))[: query.limit]
 
-    def forgotten(self, ids: Sequence[str]) -> set[tuple[str, str | None]]:
+    def forgotten(self, ids: Sequence[str], action: str = "forgotten") -> set[tuple[str, str | None]]:
         wanted = set(ids)
         if not wanted:
             return set()
         with self._lock:
             rows = self._all()
         return {(r.memory_id, r.memory_scope) for r in rows
-                if r.action == "forgotten" and r.memory_id is not None and r.memory_id in wanted}
+                if r.action == action and r.memory_id is not None and r.memory_id in wanted}
 
 
 def _row_dict(row: AuditEntry) -> dict[str, Any]:

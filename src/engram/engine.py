@@ -1183,6 +1183,7 @@ class Engram:
         filters: Filters | None = None,
         dry_run: bool = False,
         reason: str | None = None,
+        erase: bool = False,
     ) -> list[Memory]:
         """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
 
@@ -1190,9 +1191,12 @@ class Engram:
         ``query`` (memories containing all of its words), ``tag``, or ``older_than_s`` (created
         more than that many seconds ago);
         ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
+        ``erase``: forget, then leave nothing of them but their ids (``engram.erase``); no backup is
+        taken first, as a bulk forget takes one: it would be a fresh copy of what is erased.
         Raises ``NotFoundError`` for an unknown ``ref``.
         """
         self.writes.refuse_when_closed()
+        erase = parse_flag(erase, "erase")
         one_selector("forget", {"ref": ref, "query": query, "tag": tag, "older_than_s": older_than_s})
         base = filters or Filters()
         if ref is not None:
@@ -1208,9 +1212,16 @@ class Engram:
             older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
             targets = self._all(self._filter(replace(base, until=cutoff)))
-        removed = self._delete(targets, bulk=ref is None, dry_run=dry_run, reason=reason)
+        from engram import erase as erase_mod  # on use, as the engine loads the audit trail's modules
+
+        erasing = erase and not parse_flag(dry_run, "dry_run")
+        # The texts an erase also takes out of the embedding cache, read before the versions go.
+        texts = erase_mod.texts_of(self.store, targets) if erasing else []
+        removed = self._delete(targets, bulk=ref is None and not erase, dry_run=dry_run, reason=reason)
         if ref is not None and not removed:  # a Memory given was already gone (read before): as its id would be
             raise NotFoundError("memory", targets[0].id)
+        if erasing and removed:
+            erase_mod.erase_traces(self, removed, reason, texts)
         return removed
 
     def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
@@ -1359,7 +1370,12 @@ class Engram:
         # another policy. Content stored redacted is found unchanged (redaction is idempotent).
         memories, warnings = snapshot.load_into(document, self.scope.agent, self._holders,
                                                 max_content_chars=self.max_content_chars, privacy=self.privacy)
+        from engram import erase as erase_mod
+
+        memories, erased = erase_mod.without_erased(self, memories)
         result = store_and_embed(self, memories, progress=progress)
+        if erased:
+            result = replace(result, skipped=result.skipped + erased)
         return replace(result, warnings=tuple(warnings)) if warnings else result
 
     def _holders(self, ids: Sequence[str]) -> dict[str, str | None]:

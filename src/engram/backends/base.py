@@ -52,6 +52,17 @@ class FileCare:
 
         return vacuum(self.db)
 
+    def scrub(self) -> None:
+        """After an erase, leave no trace of deleted or rewritten rows in the file: FTS5 keeps a
+        deleted document's terms in its older index segments until they merge (``optimize`` merges
+        them all now), SQLite keeps freed pages' bytes until they are reused (VACUUM rebuilds the
+        file without them), and the WAL keeps earlier page images until a checkpoint truncates it."""
+        from engram.lifecycle.backup import vacuum
+
+        with self.db.write() as conn:
+            conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        vacuum(self.db)
+
 
 @runtime_checkable
 class Backend(Protocol):

@@ -174,6 +174,35 @@ class EmbeddingCache:
                     db.execute("ROLLBACK")
                 raise StorageError(f"embedding cache {self.path}: write failed: {exc}") from exc
 
+    def drop(self, texts: Sequence[str]) -> int:
+        """Forget the vectors of ``texts`` under every identity (an erased memory's: its hash would
+        confirm a guessed text), and rebuild the file without them (VACUUM: a deleted row's bytes
+        stay in its page until then; the WAL is truncated after); how many rows went. Raises
+        ``StorageError`` when the file cannot be written."""
+        hashes = sorted({text_key(text) for text in texts})
+        with self._lock:
+            for key in [k for k in self._lru if k[1] in set(hashes)]:
+                del self._lru[key]
+            db = self._db()
+            if db is None or not hashes:
+                return 0
+            gone = 0
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                for start in range(0, len(hashes), 500):
+                    chunk = hashes[start:start + 500]
+                    gone += db.execute(f"DELETE FROM embedding_cache WHERE text_hash IN ({','.join('?' * len(chunk))})",
+                                       chunk).rowcount
+                db.execute("COMMIT")
+                if gone:
+                    db.execute("VACUUM")
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise StorageError(f"embedding cache {self.path}: write failed: {exc}") from exc
+            return gone
+
     def clear(self, identity: str | None = None) -> None:
         """Forget every cached vector, or only those of one identity."""
         with self._lock:

@@ -225,10 +225,12 @@ def forget_tool_selection(memory_id: str | None, key: str | None, query: str | N
     return parse_number(older_than_days, "older_than_days", "a number, 0 or more", 0) * DAY_S
 
 
-def tool_forget(removed: Sequence[Memory], dry_run: bool, reason: str | None) -> dict[str, Any]:
-    """A forget as an agent's forget tool answers it: the ids and keys removed (or that would be)."""
-    return {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
-            "dry_run": dry_run, "reason": reason}
+def tool_forget(removed: Sequence[Memory], dry_run: bool, reason: str | None, erase: bool = False) -> dict[str, Any]:
+    """A forget as an agent's forget tool answers it: the ids and keys removed (or that would be),
+    and ``erased`` when they were (or would be) erased too (a plain forget's answer is as it was)."""
+    answer = {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
+              "dry_run": dry_run, "reason": reason}
+    return {**answer, "erased": True} if erase else answer
 
 
 def list_item(memory: Memory) -> dict[str, Any]:

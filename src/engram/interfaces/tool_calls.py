@@ -22,13 +22,15 @@ _NAMES = ("memory_id", "key")
 
 
 def forget(engram: Engram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,
-           older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
-    """Forget what the tool's arguments select; raises ``ValidationError`` (on ``forget``, or the
-    argument at fault) or ``NotFoundError``, for the door to hand the model as it does."""
+           older_than_days: float | None, reason: str | None, dry_run: bool, erase: bool = False) -> dict[str, Any]:
+    """Forget what the tool's arguments select (``erase``: and erase it, ``Engram.forget``); raises
+    ``ValidationError`` (on ``forget``, or the argument at fault) or ``NotFoundError``, for the door
+    to hand the model as it does."""
     older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
     one = None if memory_id is None and key is None else engram.named(memory_id, key, field="forget", names=_NAMES)
-    removed = engram.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason, dry_run=dry_run)
-    return tool_forget(removed, dry_run, reason)
+    removed = engram.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason, dry_run=dry_run,
+                            erase=erase)
+    return tool_forget(removed, dry_run, reason, erase)
 
 
 async def aforget(engram: AsyncEngram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,

@@ -18,7 +18,7 @@ def audit(
     ctx: typer.Context,
     # Every action of ``audit.AUDITED`` (not imported here: `engram --help` loads no engine module).
     action: str | None = typer.Option(
-        None, "--action", help="stored, updated, forgotten, linked, unlinked, imported, moved or recalled."),
+        None, "--action", help="stored, updated, forgotten, linked, unlinked, imported, moved, recalled or erased."),
     memory: str | None = typer.Option(None, "--memory", "-m", help="Only entries about this memory (id or key)."),
     origin: str | None = typer.Option(None, "--origin", help="Only from this interface: library, cli, mcp, maintenance..."),
     since: str | None = typer.Option(
@@ -52,7 +52,8 @@ def audit(
     for r in rows:
         detail = (r.detail or {}).get("content") or json.dumps(r.detail or {}, ensure_ascii=False)
         if r.action == "recalled" and r.detail:  # the query, then what came back
-            found = ", ".join(f"{hit['key']} {hit['score']:.2f}" for hit in r.detail.get("results", []))
+            # An erased memory's hit keeps its id only (``audit.erased``).
+            found = ", ".join(f"{hit['key'] or hit['id']} {hit['score']:.2f}" for hit in r.detail.get("results", []))
             detail = f"{r.detail.get('query')!r} -> {found or 'nothing'}"
         elif r.action == "moved" and r.detail:  # where from, where to
             detail = f"{r.detail.get('from')} -> {r.detail.get('to')}"

@@ -350,8 +350,10 @@ def forget(
     category: list[str] | None = CategoryOpt,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would be forgotten."),
     reason: str | None = typer.Option(None, "--reason", help="Why, kept in the audit trail."),
+    erase: bool = typer.Option(False, "--erase", help="Also erase them: the audit trail keeps only their ids and times."),
 ) -> None:
-    """Forget by key/id (or --key), by query, by tag or by age; prints what was removed."""
+    """Forget by key/id (or --key), by query, by tag or by age; prints what was removed. With
+    --erase nothing of them is kept but their ids (docs/privacy.md)."""
     from engram.engine import Filters, one_selector
 
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
@@ -361,13 +363,14 @@ def forget(
     removed = engram.forget(
         one, query=query, tag=tag,
         older_than_s=parsing.duration(older_than, "--older-than"),
-        filters=Filters(category=category), dry_run=dry_run, reason=reason,
+        filters=Filters(category=category), dry_run=dry_run, reason=reason, erase=erase,
     )
     if st.as_json:
-        render.emit_json({"dry_run": dry_run, "removed": removed})
+        render.emit_json({"dry_run": dry_run, "removed": removed, **({"erased": True} if erase else {})})
         return
     if removed:
-        render.memories_table(removed, title="would forget" if dry_run else "forgot")
+        verb = ("would erase" if dry_run else "erased") if erase else ("would forget" if dry_run else "forgot")
+        render.memories_table(removed, title=verb)
     else:
         render.note_line("nothing to forget")
 

@@ -16,7 +16,7 @@ from fastapi import Query
 
 from engram.interfaces import present
 from engram.interfaces.http import routes_memory as by_ref
-from engram.interfaces.http.routes_memory import NAMED, Eng, LinkLimit, Reason
+from engram.interfaces.http.routes_memory import NAMED, Eng, Erase, LinkLimit, Reason
 from engram.interfaces.http.routing import Router
 from engram.interfaces.http.schemas import LinkIn, MemoryPatch, MemoryReplace, SupersedeIn
 
@@ -40,8 +40,8 @@ def replace(eng: Eng, key: Key, body: MemoryReplace) -> dict[str, Any]:
 
 
 @router.delete("", summary="Forget the memory with this key, with a reason", responses=NAMED)
-def delete(eng: Eng, key: Key, reason: Reason = None) -> dict[str, Any]:
-    return by_ref.forget_one(eng, eng.get_by_key(key), reason)
+def delete(eng: Eng, key: Key, reason: Reason = None, erase: Erase = False) -> dict[str, Any]:
+    return by_ref.forget_one(eng, eng.get_by_key(key), reason, erase)
 
 
 @router.post("/supersede", summary="Mark the memory with this key superseded", responses=NAMED)

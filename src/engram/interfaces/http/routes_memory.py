@@ -55,6 +55,7 @@ Where = Annotated[str | None, Query(max_length=8000, description=(
 # Its length is the engine's to check (``model.parse_reason``), as for a body's reason; the schema shows it.
 Reason = Annotated[str | None, Query(description="Why, kept in the audit trail.",
                                      json_schema_extra={"maxLength": MAX_REASON_CHARS})]
+Erase = Annotated[bool, Query(description="Also erase it: its audit rows keep only its id, times and scope.")]
 LinkLimit = Annotated[int, Query(ge=1, le=200)]
 # Routes that name a memory (by id or key, or a link's other end) answer 404 when none has it.
 NAMED = problems.responses(404)
@@ -164,8 +165,9 @@ def forget_many(open_engine: EngOpener, body: ForgetIn) -> dict[str, Any]:
     eng = open_engine(reading=body.dry_run)
     removed = eng.forget(query=body.query, tag=body.tag,
                          older_than_s=None if body.older_than_days is None else body.older_than_days * present.DAY_S,
-                         reason=body.reason, dry_run=body.dry_run)
-    return {"forgotten": [present.memory_dict(m) for m in removed], "count": len(removed), "dry_run": body.dry_run}
+                         reason=body.reason, dry_run=body.dry_run, erase=body.erase)
+    answer = {"forgotten": [present.memory_dict(m) for m in removed], "count": len(removed), "dry_run": body.dry_run}
+    return {**answer, "erased": True} if body.erase else answer  # a plain forget answers as it did
 
 
 # ``{ref:ref}``: one path segment, percent-encoded (``notes%2Ftoday``), see ``refs``; every route
@@ -194,9 +196,10 @@ def replace_memory(eng: Engram, ref: str | Memory, body: MemoryReplace) -> dict[
     return present.write_dict(eng.replace(ref, **body.model_dump()))
 
 
-def forget_one(eng: Engram, ref: str | Memory, reason: str | None) -> dict[str, Any]:
-    removed = eng.forget(ref, reason=reason)
-    return {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
+def forget_one(eng: Engram, ref: str | Memory, reason: str | None, erase: bool = False) -> dict[str, Any]:
+    removed = eng.forget(ref, reason=reason, erase=erase)
+    answer = {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
+    return {**answer, "erased": True} if erase else answer  # a plain forget answers as it did
 
 
 def versions_of(eng: Engram, ref: str | Memory) -> dict[str, Any]:
@@ -231,8 +234,8 @@ def replace(eng: Eng, ref: str, body: MemoryReplace) -> dict[str, Any]:
 
 
 @router.delete("/{ref:ref}", summary="Forget one memory, with a reason", responses=NAMED)
-def delete(eng: Eng, ref: str, reason: Reason = None) -> dict[str, Any]:
-    return forget_one(eng, ref, reason)
+def delete(eng: Eng, ref: str, reason: Reason = None, erase: Erase = False) -> dict[str, Any]:
+    return forget_one(eng, ref, reason, erase)
 
 
 @router.post("/{ref:ref}/supersede", summary="Mark a memory superseded (kept; its valid time closed where the new one begins)",

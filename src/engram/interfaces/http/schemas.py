@@ -154,6 +154,7 @@ class ForgetIn(Body):
     reason: str | None = Field(None, description="Why, kept in the audit trail.",
                                json_schema_extra={"maxLength": MAX_REASON_CHARS})
     dry_run: bool = False
+    erase: bool = Field(False, description="Also erase them: their audit rows keep only ids, times and scopes.")
 
 
 class LinkIn(Body):

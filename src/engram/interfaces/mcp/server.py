@@ -266,11 +266,14 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         older_than_days: Annotated[ZeroOrMore | None, Field(description="Forget memories older than this.")] = None,
         reason: Annotated[str | None, Field(description="Why, kept in the audit trail.")] = None,
         dry_run: Annotated[bool, Field(description="Only list what would be forgotten.")] = False,
+        erase: Annotated[bool, Field(description=(
+            "Also erase them: the audit trail keeps only their ids and times, no text. Only when the user asks "
+            "to erase personal data."))] = False,
     ) -> dict[str, Any]:
         with tool_errors():
             # A dry run only reads: it makes no database for an agent with none yet (one per agent).
             return tool_calls.forget(resolve(reading=dry_run), memory_id, key, query, tag, older_than_days,
-                                     reason, dry_run)
+                                     reason, dry_run, erase)
 
     @server.tool(title="Link two memories", annotations=LINK, description=(
         "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "
