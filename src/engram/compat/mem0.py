@@ -12,7 +12,17 @@ narrow every read, as mem0's filters do. Within an owner, each combination of id
 carry a digest of the ids beyond the owner): a run never updates, hides or deletes what another
 run or agent of the same user said. The facade is the application (as a mem0 ``Memory`` is):
 ``get``/``update``/``delete``/``history`` take a bare memory id, of any owner, but reach only
-memories the facade made.
+memories the facade made. So a call for one owner changes only that owner's memories, but for
+one naming a memory by id, which reaches that memory whoever owns it, as in mem0.
+
+With one database per agent (``per_agent_databases``), an owner's memories are in its own
+database (``Engram.for_agent``), and an id alone does not say which: the id calls look through
+the databases of the home's agents named as the facade names owners (``_databases``: a user's id,
+``agent:``/``run:`` and an id), those open already first, none made, until one holds it; ``reset``
+goes through the same ones. Looked up, not recorded: a record of which owner holds each id would be
+a second account beside the databases, wrong as soon as another door (``engram import``, an
+``engram forget``, another process) adds or removes one, where the databases are always right;
+the cost is one lookup by id per owner's database for an id the facade does not hold.
 
 Differences (docs/integrations.md lists them for users): ``infer=True`` extracts facts with
 engram's rule-based extractor unless an ``extractor`` (e.g. ``LLMExtractor``) is given; identical
@@ -337,15 +347,33 @@ class Memory:
         except ValidationError as exc:
             raise ValidationError(name, exc.problem, exc.allowed) from None
 
+    def _databases(self) -> list[tuple[Engram, str | None]]:
+        """The databases that may hold a memory the facade made, each as a view on it and the one
+        engram agent it holds (None: the one database of every agent). With one database per agent,
+        every agent with a database in the home named as the facade names owners (a user's id, which
+        holds no ':', or ``agent:``/``run:`` and an id), those open already first; none is made."""
+        databases, settings = self.engram.agent_databases, self.engram.settings
+        if databases is None or settings is None:
+            return [(self.engram, None)]
+        from engram.agent_databases import agents_with_databases
+
+        owners = [agent for agent in agents_with_databases(settings)
+                  if ":" not in agent or agent.startswith((_OWNER_PREFIX["agent_id"], _OWNER_PREFIX["run_id"]))]
+        owners.sort(key=lambda agent: not databases.is_open(agent))  # stable: folder order within each
+        return [(self.engram.for_agent(agent, origin="mem0", reading=True), agent) for agent in owners]
+
     def _find(self, memory_id: str) -> tuple[EngramMemory, Engram]:
-        """The memory with this id, whichever owner holds it, and a view of its owner; only memories
-        the facade made (never an engram agent's own)."""
+        """The memory with this id, whichever owner holds it, and a view of its owner (on its own
+        database, with one per agent: ``_databases``); only memories the facade made (never an
+        engram agent's own)."""
         if not isinstance(memory_id, str) or not memory_id:
             raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
-        found = [m for m in self.engram.store.get_many([memory_id]) if _made_here(m)]
-        if not found:
-            raise MemoryNotFoundError("memory", memory_id)
-        return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
+        for database, agent in self._databases():
+            found = [m for m in database.store.get_many([memory_id])
+                     if _made_here(m) and (agent is None or m.scope.agent == agent)]
+            if found:
+                return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
+        raise MemoryNotFoundError("memory", memory_id)
 
     @staticmethod
     def _narrow(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> Filters:
@@ -537,7 +565,9 @@ class Memory:
     ) -> dict[str, str]:
         """Forget every memory with these ids (at least one is required; ``reset`` forgets all)."""
         ids = _entity_ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, "delete_all")
-        view = self._view(ids)
+        # Only the owner's memories (its own database, with one per agent); an owner with none yet
+        # has nothing to forget, and gets no database made.
+        view = self._view(ids, reading=True)
         for memory in _every(view, self._narrow(ids, None)):
             view.forget(memory, reason="mem0 delete_all")
         return {"message": "Memories deleted successfully!"}
@@ -559,7 +589,7 @@ class Memory:
         # Versions keep every change of the text, whatever lifecycle.audit says; a change of the
         # metadata alone leaves none, so the trail's record of it is read beside them.
         changes: list[tuple[float, str | None]] = [(v.replaced_at, contents[n + 1]) for n, v in enumerate(earlier)]
-        changes += [(row.at, None) for row in self.engram.audit_of(memory.id, every_agent=True)
+        changes += [(row.at, None) for row in view.audit_of(memory.id, every_agent=True)  # its database's trail
                     if _metadata_only(row)]
         changes.sort(key=lambda change: change[0])
         return _events(memory.id, contents[0], changes, memory.created_at, memory.metadata)
@@ -569,10 +599,20 @@ class Memory:
         (every owner's: the facade is the application, as for ``get``)."""
         if not isinstance(memory_id, str) or not memory_id:
             return []
-        rows = self.engram.audit_of(memory_id, every_agent=True)
-        gone = next((row for row in reversed(rows) if row.action == "forgotten" and row.detail), None)
-        if gone is None or gone.reason == _RESET or not _owned(Scope.parse(gone.detail["scope"]), gone.detail["metadata"]):
-            return []
+        for database, agent in self._databases():  # each database keeps the trail of its own memories
+            rows = database.audit_of(memory_id, every_agent=True)
+            gone = next((row for row in reversed(rows) if row.action == "forgotten" and row.detail), None)
+            if gone is None:
+                continue
+            scope = Scope.parse(gone.detail["scope"])
+            if gone.reason == _RESET or not _owned(scope, gone.detail["metadata"]) or agent not in (None, scope.agent):
+                return []
+            return self._events_of_deleted(memory_id, rows, gone)
+        return []
+
+    @staticmethod
+    def _events_of_deleted(memory_id: str, rows: Sequence[AuditEntry], gone: AuditEntry) -> list[dict[str, Any]]:
+        """``history``'s entries from the audit ``rows`` about a memory, ``gone`` its forget."""
         created, metadata = gone.detail["created_at"], gone.detail["metadata"]
         # Its first text is its store's (or, stored while the trail was off, its first update's).
         first: str | None = None
@@ -725,15 +765,17 @@ class Memory:
         return out, taken
 
     def reset(self) -> None:
-        """Forget every memory made through this facade, of every owner in the store."""
-        for scope_text in self.engram.stats().by_scope:
-            scope = Scope.parse(scope_text)
-            if scope.kind != "agent" or scope.agent is None:
-                continue
-            view = self.engram.for_agent(scope.agent, origin="mem0")
-            for memory in _every(view):
-                if _made_here(memory):
-                    view.forget(memory, reason=_RESET)
+        """Forget every memory made through this facade, of every owner in the store (with one
+        database per agent, in every owner's database: ``_databases``)."""
+        for database, agent in self._databases():
+            for scope_text in database.stats().by_scope:
+                scope = Scope.parse(scope_text)
+                if scope.kind != "agent" or scope.agent is None or agent not in (None, scope.agent):
+                    continue
+                view = self.engram.for_agent(scope.agent, origin="mem0")
+                for memory in _every(view):
+                    if _made_here(memory):
+                        view.forget(memory, reason=_RESET)
 
     def close(self) -> None:
         self.engram.close()
