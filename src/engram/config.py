@@ -38,7 +38,7 @@ from engram.agent.settings import ChatSettings
 from engram.db.pg_settings import PostgresSettings
 from engram.disk_names import portable
 from engram.embed.settings import EmbeddingSettings
-from engram.errors import ConfigError, validation_message
+from engram.errors import ConfigError, ValidationError, validation_message
 from engram.files.settings import FilesSettings
 from engram.foreign_settings import (
     FOREIGN_CLAWLESS,
@@ -54,6 +54,7 @@ from engram.history.settings import HistorySettings
 from engram.interfaces.settings import ServerSettings
 from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
+from engram.model import make_scope
 from engram.privacy import PrivacySettings
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.temporal.settings import TimeSettings
@@ -482,7 +483,7 @@ def _place(source: PydanticBaseSettingsSource, rank: int, target: KeyPath) -> st
     if isinstance(source, _ForeignEnvSource):
         return None  # the variable's own name says it
     if rank == 0:
-        return "from an argument"
+        return _FROM_AN_ARGUMENT
     # ENGRAM_RECALL__LIMIT, or a section's variable holding JSON (ENGRAM_RECALL='{"limit": ...}');
     # pydantic-settings reads names without regard to case.
     names = {name.upper(): name for name in os.environ}
@@ -503,6 +504,25 @@ def _problem(error: Any) -> str:
     message = validation_message(error, setting)
     where = f" ({place})" if place else ""
     return f"{origin} ({setting}): {message}{where}" if origin else f"{setting}: {message}{where}"
+
+
+_FROM_AN_ARGUMENT = "from an argument"
+
+
+def _check_scope_where_set(settings: Settings) -> None:
+    """The agent and session names the engine takes (``model.make_scope``'s rule), refused here when
+    the environment or the config file gave them, naming where as every other setting's refusal
+    does (``agent: "a/b" is not a valid name (...) (from ENGRAM_AGENT)``): the engine's refusal
+    named only ``agent``, leaving the user to guess where it was set. One given as an argument is
+    left to the engine, which names it as its caller typed it (the CLI's ``--agent``, exit 2)."""
+    try:
+        make_scope(settings.agent, settings.session)
+    except ValidationError as exc:
+        origin, place = _origin((exc.field,))
+        if place == _FROM_AN_ARGUMENT or (origin is None and place is None):
+            return
+        error = {"loc": (exc.field,), "type": "value_error", "ctx": {"error": exc.reason}}
+        raise ConfigError(f"invalid settings ({_problem(error)})") from None
 
 
 # Settings whose place ``Settings.named`` tells (reading it walks every source: only for these).
@@ -541,6 +561,7 @@ def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Sett
     sources = _SOURCES.set(())
     try:
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+        _check_scope_where_set(settings)
         settings._given_at = {setting: _named(setting) for setting in _NAMED_WITH_PLACE}
         return settings
     except PydanticValidationError as exc:

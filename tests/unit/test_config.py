@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from engram.config import load_settings
 from engram.engine import Engram
-from engram.errors import ConfigError
+from engram.errors import ConfigError, ValidationError
 
 
 def test_defaults(isolated_home: Path) -> None:
@@ -426,3 +427,29 @@ def test_nan_in_the_config_file_or_an_argument_is_refused_naming_where(isolated_
                                           r" \(from an argument\)\)$"):
         load_settings(recall={"min_relevance": float("nan")})
     assert load_settings(recall={"min_relevance": 0.25}).recall.min_relevance == 0.25
+
+
+@pytest.mark.parametrize("variable, value, setting", [("ENGRAM_AGENT", "a/b", "agent"), ("ENGRAM_SESSION", "x y", "session")])
+def test_an_agent_or_session_name_set_in_the_environment_is_refused_naming_the_variable(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, setting: str) -> None:
+    # The engine refused it naming only "agent", where every other setting's refusal says where it was set.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == (f'invalid settings ({setting}: "{value}" is not a valid name (allowed: letters, digits'
+                              f" and . _ : @ -, 1-128 chars) (from {variable}))")
+    assert load_settings(**{setting: "fine"}).model_dump()[setting] == "fine"  # an argument's name wins over it
+
+
+def test_an_agent_name_from_the_config_file_names_the_file_and_one_given_as_an_argument_stays_the_engines(
+        isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    config.write_text('agent = "a/b"\n')
+    with pytest.raises(ConfigError, match=rf'^invalid settings \(agent: "a/b" is not a valid name .* \(from config file'
+                                          rf" {re.escape(str(config))}\)\)$"):
+        load_settings()
+    config.unlink()
+    # Given as an argument, the engine refuses it as its caller named it (a ValidationError of agent).
+    with pytest.raises(ValidationError, match=r'^agent: "a b" is not a valid name'):
+        Engram.from_settings(agent="a b", embeddings={"provider": "none"})
