@@ -44,11 +44,11 @@ Progress = Callable[[int, int], None]  # (embedded, total)
 
 def store_and_embed(engram: Engram, memories: Sequence[Memory], *, reason: str | None = None,
                     progress: Progress | None = None, stored: Callable[[], None] | None = None,
-                    updates: Sequence[ImportUpdate] = ()) -> ImportResult:
+                    updates: Sequence[ImportUpdate] = (), guard_new: bool = True) -> ImportResult:
     """Store ``memories`` and make ``updates`` in one transaction (``store.import_memories``, after
-    the engine's ``guard``), emit ``imported`` for the new ones with ``reason`` (the caller
-    announces the updates), and embed them, overlapped as the module
-    says; an updated text is embedded after, with what else lacks a vector. ``progress(done,
+    the engine's ``guard``; with ``guard_new`` False, only when there are ``updates``), emit
+    ``imported`` for the new ones with ``reason`` (the caller announces the updates), and embed
+    them, overlapped as the module says; an updated text is embedded after, with what else lacks a vector. ``progress(done,
     total)`` is called after each batch of vectors, and ``stored()`` once the rows are committed
     (first seen between two batches, else at the end); both on the caller's thread.
 
@@ -57,7 +57,7 @@ def store_and_embed(engram: Engram, memories: Sequence[Memory], *, reason: str |
     ``Engram.embed_missing``.
     """
     todo = _to_embed(engram, memories)
-    writer = _Writer(engram, memories, reason, updates)
+    writer = _Writer(engram, memories, reason, updates, guard_new)
     writer.start()
     done, failed, embedder = 0, False, engram.writes.embedder  # None when the store keeps nothing
     try:
@@ -111,9 +111,10 @@ class _Writer(threading.Thread):
     """Stores the rows, emits ``imported``, then stores the vectors handed to it, in that order."""
 
     def __init__(self, engram: Engram, memories: Sequence[Memory], reason: str | None,
-                 updates: Sequence[ImportUpdate]) -> None:
+                 updates: Sequence[ImportUpdate], guard_new: bool = True) -> None:
         super().__init__(name="engram-import-writer", daemon=True)
         self.engram = engram
+        self.guard_new = guard_new
         self.memories = memories
         self.updates = updates
         self.reason = reason
@@ -136,7 +137,7 @@ class _Writer(threading.Thread):
     def run(self) -> None:
         engram = self.engram
         try:
-            if (self.memories or self.updates) and engram.guard is not None:
+            if (self.updates or (self.memories and self.guard_new)) and engram.guard is not None:
                 engram.guard("import")
             self.result = (engram.store.import_memories(self.memories, self.updates)
                            if self.memories or self.updates else ImportResult(0, 0))

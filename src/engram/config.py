@@ -22,7 +22,7 @@ import os
 import re
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
@@ -38,7 +38,7 @@ from engram.agent.settings import ChatSettings
 from engram.db.pg_settings import PostgresSettings
 from engram.disk_names import portable
 from engram.embed.settings import EmbeddingSettings
-from engram.errors import ConfigError, validation_message
+from engram.errors import ConfigError, ValidationError, validation_message
 from engram.files.settings import FilesSettings
 from engram.foreign_settings import (
     FOREIGN_CLAWLESS,
@@ -54,6 +54,7 @@ from engram.history.settings import HistorySettings
 from engram.interfaces.settings import ServerSettings
 from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
+from engram.model import make_scope
 from engram.privacy import PrivacySettings
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.temporal.settings import TimeSettings
@@ -408,6 +409,36 @@ class Settings(BaseSettings):
         return None if self.privacy.encrypted else self.home / RESPONSE_CACHE_NAME
 
 
+def _finite_floats(model: type[BaseModel], done: set[type[BaseModel]] | None = None) -> None:
+    """Refuse nan and inf in every float setting of ``model`` and of each section under it.
+
+    Pydantic takes ``nan`` and ``inf`` as floats: nan then failed the first bound it met
+    (``ENGRAM_RECALL__MIN_RELEVANCE=nan``: "Input should be greater than or equal to 0", as if it
+    were a number out of range) and inf passed every lower bound (a schedule's interval, an age)
+    to reach a timeout or a date later. No setting means anything by either, so every section is
+    read with pydantic's ``allow_inf_nan=False``: "Input should be a finite number", named with
+    where it was set, as any refused setting. One rule here rather than on each field, so a setting
+    added later is covered too. Sections first: a model embeds its sections' schemas as built."""
+    done = set() if done is None else done
+    if model in done:
+        return
+    done.add(model)
+    for info in model.model_fields.values():
+        for section in _models_in(info.annotation):
+            _finite_floats(section, done)
+    model.model_config["allow_inf_nan"] = False
+    model.model_rebuild(force=True)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The settings models an annotation names (``X``, ``X | None``, ``list[X]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models_in(arg)]
+
+
+_finite_floats(Settings)
+
 RESPONSE_CACHE_NAME = "response_cache.json"
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
 # The file ``load_settings(config=...)`` names (``--config``), for the sources built inside Settings().
@@ -452,7 +483,7 @@ def _place(source: PydanticBaseSettingsSource, rank: int, target: KeyPath) -> st
     if isinstance(source, _ForeignEnvSource):
         return None  # the variable's own name says it
     if rank == 0:
-        return "from an argument"
+        return _FROM_AN_ARGUMENT
     # ENGRAM_RECALL__LIMIT, or a section's variable holding JSON (ENGRAM_RECALL='{"limit": ...}');
     # pydantic-settings reads names without regard to case.
     names = {name.upper(): name for name in os.environ}
@@ -473,6 +504,25 @@ def _problem(error: Any) -> str:
     message = validation_message(error, setting)
     where = f" ({place})" if place else ""
     return f"{origin} ({setting}): {message}{where}" if origin else f"{setting}: {message}{where}"
+
+
+_FROM_AN_ARGUMENT = "from an argument"
+
+
+def _check_scope_where_set(settings: Settings) -> None:
+    """The agent and session names the engine takes (``model.make_scope``'s rule), refused here when
+    the environment or the config file gave them, naming where as every other setting's refusal
+    does (``agent: "a/b" is not a valid name (...) (from ENGRAM_AGENT)``): the engine's refusal
+    named only ``agent``, leaving the user to guess where it was set. One given as an argument is
+    left to the engine, which names it as its caller typed it (the CLI's ``--agent``, exit 2)."""
+    try:
+        make_scope(settings.agent, settings.session)
+    except ValidationError as exc:
+        origin, place = _origin((exc.field,))
+        if place == _FROM_AN_ARGUMENT or (origin is None and place is None):
+            return
+        error = {"loc": (exc.field,), "type": "value_error", "ctx": {"error": exc.reason}}
+        raise ConfigError(f"invalid settings ({_problem(error)})") from None
 
 
 # Settings whose place ``Settings.named`` tells (reading it walks every source: only for these).
@@ -511,6 +561,7 @@ def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Sett
     sources = _SOURCES.set(())
     try:
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+        _check_scope_where_set(settings)
         settings._given_at = {setting: _named(setting) for setting in _NAMED_WITH_PLACE}
         return settings
     except PydanticValidationError as exc:

@@ -70,7 +70,9 @@ _REF_SHOWN = 300
 class NotFoundError(EngramError, LookupError):
     """The memory (or one end of a link) does not exist in the visible scopes."""
 
-    def __init__(self, what: str, ref: str, *, field: str | None = None) -> None:
+    def __init__(self, what: str, ref: str, *, field: str | None = None, message: str | None = None) -> None:
+        """``message``: the whole text, where "WHAT not found: REF" would mislead (a folder holding
+        no backup is no backup of that name)."""
         self.what = what
         self.ref = ref
         # The field the ref came in (``links[0]``, ``key``), kept apart from ``what`` so a door
@@ -79,7 +81,7 @@ class NotFoundError(EngramError, LookupError):
         named = what if field is None else f"{what} named by {field}"
         # Spelt as JSON, as every refused value is (``memory not found: "notes/today"``): the ref
         # came from a command line, a URL or a JSON body, never from Python's quotes.
-        super().__init__(f"{named} not found: {jsondoc.shown(ref, _REF_SHOWN)}")
+        super().__init__(message or f"{named} not found: {jsondoc.shown(ref, _REF_SHOWN)}")
 
 
 class ConfigError(EngramError):

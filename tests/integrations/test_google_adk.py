@@ -441,3 +441,29 @@ def test_what_a_user_adds_that_user_finds_and_no_other_in_either_layout(tmp_path
     assert counts == {"alice": 1, "bob": 1} and app_count == 0  # nothing in the application's own agent
     if per_agent:  # each user's memories are in that user's own database, none in the application's
         assert sorted(p.name for p in (home / "agents").iterdir()) == ["adk+shop+alice", "adk+shop+bob", "app"]
+
+
+def test_adding_a_growing_session_each_turn_takes_no_backup_and_changing_a_memory_takes_one(
+        engram: Engram, isolated_home: Path) -> None:
+    # ADK adds the whole session after every turn: each add took a whole-database backup before it
+    # (an import's), so a chat made one a turn and a few turns pruned the older ones away.
+    service = EngramMemoryService(engram)
+
+    def import_backups() -> list[Path]:
+        return sorted(isolated_home.rglob("*-import.db"))
+
+    async def scenario() -> tuple[int, int, int]:
+        events: list[Event] = []
+        for turn in range(5):
+            events.append(Event(author="user", content=types.Content(role="user", parts=[types.Part(text=f"turn {turn}")])))
+            await service.add_session_to_memory(Session(id="s1", app_name=APP, user_id="alice", events=list(events)))
+        after_turns = len(import_backups())
+        await service.add_memory(app_name=APP, user_id="alice", memories=[_note("Prefers window seats", id="seat")])
+        after_new_entry = len(import_backups())
+        # The same entry with a new text changes a memory already stored: backed up first.
+        await service.add_memory(app_name=APP, user_id="alice", memories=[_note("Prefers aisle seats", id="seat")])
+        return after_turns, after_new_entry, len(import_backups())
+
+    after_turns, after_new_entry, after_change = asyncio.run(scenario())
+    assert engram.for_agent("adk:shop:alice", reading=True).count() == 6  # every turn and the entry stored
+    assert (after_turns, after_new_entry, after_change) == (0, 0, 1)

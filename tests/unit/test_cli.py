@@ -381,6 +381,26 @@ def test_commands_that_find_nothing_say_so_on_stderr_not_as_a_line_of_output(
     assert json.loads(shown.stdout) == as_json
 
 
+def test_restore_with_no_backup_says_the_folder_holds_none_and_how_to_make_one(isolated_home: Path) -> None:
+    # It said `backup not found: "…/backups"`, naming the folder as if it were a backup.
+    for args in (("restore", "--yes"), ("--json", "restore", "--yes")):
+        refused = engram(isolated_home, *args)
+        assert refused.returncode == 3 and refused.stdout == "", refused.stdout
+        assert refused.stderr.strip() == (f"error: no backups in {isolated_home / 'backups'} to restore"
+                                          " (make one with: engram backup)")
+
+
+def test_a_bad_agent_name_says_where_it_was_set(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Set in the environment, the refusal named only "agent" (exit 2, as if mistyped on the command line).
+    monkeypatch.setenv("ENGRAM_AGENT", "a/b")
+    from_env = engram(isolated_home, "list")
+    assert from_env.returncode == 4, from_env.stderr
+    assert from_env.stderr.strip() == ('error: invalid settings (agent: "a/b" is not a valid name (allowed: letters, digits'
+                                       " and . _ : @ -, 1-128 chars) (from ENGRAM_AGENT))")
+    typed = engram(isolated_home, "--agent", "a b", "list")  # typed: a usage error naming the option, as before
+    assert typed.returncode == 2 and typed.stderr.startswith('error: --agent: "a b" is not a valid name'), typed.stderr
+
+
 def test_a_conversation_listing_with_history_off_says_why_it_is_empty(isolated_home: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_HISTORY__ENABLED", "false")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from engram.config import load_settings
 from engram.engine import Engram
-from engram.errors import ConfigError
+from engram.errors import ConfigError, ValidationError
 
 
 def test_defaults(isolated_home: Path) -> None:
@@ -393,3 +394,62 @@ def test_an_infinite_wait_interval_is_refused_at_start_up(isolated_home: Path, m
     with pytest.raises(ConfigError) as err:
         load_settings()
     assert f"{setting}: Input should be a finite number (from {variable})" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("variable, value, setting", [
+    ("ENGRAM_RECALL__MIN_RELEVANCE", "nan", "recall.min_relevance"),
+    ("ENGRAM_LIFECYCLE__CONSOLIDATION__THRESHOLD", "nan", "lifecycle.consolidation.threshold"),
+    ("ENGRAM_LLM__TEMPERATURE", "NaN", "llm.temperature"),  # a float or None
+    ("ENGRAM_LIFECYCLE__SCHEDULE__BACKUP_S", "inf", "lifecycle.schedule.backup_s"),  # bounded below only
+    ("ENGRAM_LIFECYCLE__RETENTION__AGENT_DAYS", "-inf", "lifecycle.retention.agent_days"),
+])
+def test_nan_and_inf_in_a_float_setting_are_refused_as_not_finite_naming_the_variable(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, setting: str) -> None:
+    # nan failed the first bound it met ("Input should be less than or equal to 1", as if a number
+    # out of range) and inf passed a lower bound (a job never due, a memory never old).
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == f"invalid settings ({setting}: Input should be a finite number (from {variable}))"
+
+
+def test_nan_in_the_config_file_or_an_argument_is_refused_naming_where(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    config.write_text("[recall]\nmin_relevance = nan\n[lifecycle.decay]\nmin_age_days = inf\n")  # TOML's own nan, inf
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == (f"invalid settings (recall.min_relevance: Input should be a finite number (from config file"
+                              f" {config}); lifecycle.decay.min_age_days: Input should be a finite number (from config"
+                              f" file {config}))")
+    config.unlink()
+    with pytest.raises(ConfigError, match=r"^invalid settings \(recall\.min_relevance: Input should be a finite number"
+                                          r" \(from an argument\)\)$"):
+        load_settings(recall={"min_relevance": float("nan")})
+    assert load_settings(recall={"min_relevance": 0.25}).recall.min_relevance == 0.25
+
+
+@pytest.mark.parametrize("variable, value, setting", [("ENGRAM_AGENT", "a/b", "agent"), ("ENGRAM_SESSION", "x y", "session")])
+def test_an_agent_or_session_name_set_in_the_environment_is_refused_naming_the_variable(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, setting: str) -> None:
+    # The engine refused it naming only "agent", where every other setting's refusal says where it was set.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == (f'invalid settings ({setting}: "{value}" is not a valid name (allowed: letters, digits'
+                              f" and . _ : @ -, 1-128 chars) (from {variable}))")
+    assert load_settings(**{setting: "fine"}).model_dump()[setting] == "fine"  # an argument's name wins over it
+
+
+def test_an_agent_name_from_the_config_file_names_the_file_and_one_given_as_an_argument_stays_the_engines(
+        isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    config.write_text('agent = "a/b"\n')
+    with pytest.raises(ConfigError, match=rf'^invalid settings \(agent: "a/b" is not a valid name .* \(from config file'
+                                          rf" {re.escape(str(config))}\)\)$"):
+        load_settings()
+    config.unlink()
+    # Given as an argument, the engine refuses it as its caller named it (a ValidationError of agent).
+    with pytest.raises(ValidationError, match=r'^agent: "a b" is not a valid name'):
+        Engram.from_settings(agent="a b", embeddings={"provider": "none"})

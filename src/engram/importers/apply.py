@@ -101,7 +101,10 @@ class ImportSummary:
 
 
 def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator_notes: bool = True,
-               progress: Progress | None = None) -> ImportSummary:
+               progress: Progress | None = None, backup_new: bool = True) -> ImportSummary:
+    """``backup_new``: take the automatic backup (``lifecycle.backup.before_risky``) before a write
+    that only adds new memories too, as an import of a file does; False (an integration's routine
+    adds, ``remember``'s kind of write) takes it only before one that changes memories already stored."""
     report = progress or (lambda phase, done, total: None)
     now = engram.clock()
     own = engram.scope.agent or "default"
@@ -137,7 +140,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     imported = updated = 0
     several = sum(1 for write in writes if write.fresh or write.changes) > 1
     for write in writes:
-        imported += _write(engram, write, plan.kind, report, several)
+        imported += _write(engram, write, plan.kind, report, several, backup_new)
         updated += len(write.changes)
     if (messages or summaries) and not engram.history.enabled:
         from engram.history.service import HISTORY_OFF
@@ -195,10 +198,11 @@ class _Write:
     changes: list[tuple[Memory, PendingWrite]]
 
 
-def _write(importer: Engram, write: _Write, kind: str, report: Progress, several: bool) -> int:
+def _write(importer: Engram, write: _Write, kind: str, report: Progress, several: bool, backup_new: bool = True) -> int:
     """Store ``write``'s new memories and make its updates in one transaction of its database
     (after that database's backup before a risky write, the engine's ``guard``: one backup of each
-    database written), embed them and announce the updates; returns how many were imported.
+    database written; with ``backup_new`` False, only one that changes memories), embed them and
+    announce the updates; returns how many were imported.
     Another agent's database is opened to write here (``importer.for_agent``: made when new; a view
     opened so closes with ``importer``'s engine). ``several``: the import writes into more than one
     database, and the progress phases name the agent whose database each is."""
@@ -215,7 +219,8 @@ def _write(importer: Engram, write: _Write, kind: str, report: Progress, several
     result = store_and_embed(engram, fresh, reason=f"import from {kind}",
                              progress=lambda done, total: report(f"embedding{whose}", done, total),
                              stored=lambda: report(f"storing{whose}", len(fresh), len(fresh)),
-                             updates=[ImportUpdate(held.id, pending.draft, pending.now) for held, pending in changes])
+                             updates=[ImportUpdate(held.id, pending.draft, pending.now) for held, pending in changes],
+                             guard_new=backup_new)
     _announce_updates(engram, changes)
     return result.imported
 

@@ -20,7 +20,9 @@ whole in ``metadata["adk"]`` with its author, session and event id, so a search 
 what was added. Writing goes through engram's import path: the events of one call are stored and
 embedded together, all or none; an event already added (ADK adds the whole session again after
 every turn) is skipped by its id, and one ``delete_memory`` removed is not added back (the audit
-trail's record). ``add_memory`` stores explicit ``MemoryEntry`` items the same way (type
+trail's record). An add of new events takes no backup (``before_risky``'s, which an import of a
+file takes): one a turn would prune every older backup away; one that changes memories already
+stored does. ``add_memory`` stores explicit ``MemoryEntry`` items the same way (type
 ``learned``). One with its own ``id`` is one memory per user and id: added again (another time,
 text, author or metadata), it brings what changed to that memory (``Record.refresh``, the rule
 Zep's rewritten facts follow; the text's digest kept at ``metadata["google-adk"]``), as ADK's
@@ -257,9 +259,14 @@ class EngramMemoryService(BaseMemoryService):
         # per agent (``per_agent_databases``) that is the user's database, not the engine's agent's
         # (where a search would never find them). Every record of a call is that user's.
         view = self._view(app_name, user_id)
+        # ADK adds the session after every turn: a backup before each add (``before_risky``, which an
+        # import of a file takes) made one whole-database copy per turn, and with ``backup.keep`` of
+        # them kept, a few turns pruned every older backup (the daily one) away. New memories only
+        # add rows, as ``remember`` does (which takes none); a backup is taken when an add changes
+        # memories already stored (an entry added again with a new text).
         with self._writing:
             summary = apply_plan(view, Plan(kind=KIND, source=KIND, records=records),
-                                 keep_agents=True, operator_notes=False)
+                                 keep_agents=True, operator_notes=False, backup_new=False)
         for warning in summary.warnings:
             log.log(level, "google-adk: %s", warning)
 

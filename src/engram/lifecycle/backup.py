@@ -321,8 +321,9 @@ class Backups:
         """A backup by path or file name; None means the newest. ``NotFoundError`` otherwise."""
         backups = self.list()
         if ref is None:
-            if not backups:
-                raise NotFoundError("backup", str(self.folder))
+            if not backups:  # the folder is not a backup's name: say it holds none, and how to make one
+                raise NotFoundError("backup", str(self.folder),
+                                    message=f"no backups in {self.folder} to restore (make one with: engram backup)")
             return backups[0]
         named = self.named(ref, backups)
         if named:
