@@ -22,7 +22,7 @@ import os
 import re
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
@@ -56,6 +56,7 @@ from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
 from engram.model import make_scope
 from engram.privacy import PrivacySettings
+from engram.settings_section import SettingsSection
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.temporal.settings import TimeSettings
 
@@ -226,7 +227,7 @@ class _ForeignEnvSource(PydanticBaseSettingsSource):
         return values
 
 
-class RecallSettings(BaseModel):
+class RecallSettings(SettingsSection):
     """How recall ranks: weighted fusion of text and vector scores (PtrClaw), or RRF."""
 
     # What a recall returns when its caller names no limit; a caller may ask for at most 100
@@ -259,7 +260,8 @@ class Settings(BaseSettings):
     # for the foreign systems' variables: a compose file or script passing on a variable it does not
     # have gives an empty one, and that must not move the store or change a setting.
     model_config = SettingsConfigDict(
-        env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", validate_default=True, env_ignore_empty=True
+        env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", validate_default=True, env_ignore_empty=True,
+        allow_inf_nan=False,  # as every section (engram.settings_section): no setting means anything by nan or inf
     )
 
     home: Path = Field(default_factory=default_home)
@@ -408,36 +410,6 @@ class Settings(BaseSettings):
         written (it lasts while the process runs)."""
         return None if self.privacy.encrypted else self.home / RESPONSE_CACHE_NAME
 
-
-def _finite_floats(model: type[BaseModel], done: set[type[BaseModel]] | None = None) -> None:
-    """Refuse nan and inf in every float setting of ``model`` and of each section under it.
-
-    Pydantic takes ``nan`` and ``inf`` as floats: nan then failed the first bound it met
-    (``ENGRAM_RECALL__MIN_RELEVANCE=nan``: "Input should be greater than or equal to 0", as if it
-    were a number out of range) and inf passed every lower bound (a schedule's interval, an age)
-    to reach a timeout or a date later. No setting means anything by either, so every section is
-    read with pydantic's ``allow_inf_nan=False``: "Input should be a finite number", named with
-    where it was set, as any refused setting. One rule here rather than on each field, so a setting
-    added later is covered too. Sections first: a model embeds its sections' schemas as built."""
-    done = set() if done is None else done
-    if model in done:
-        return
-    done.add(model)
-    for info in model.model_fields.values():
-        for section in _models_in(info.annotation):
-            _finite_floats(section, done)
-    model.model_config["allow_inf_nan"] = False
-    model.model_rebuild(force=True)
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    """The settings models an annotation names (``X``, ``X | None``, ``list[X]``)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [model for arg in get_args(annotation) for model in _models_in(arg)]
-
-
-_finite_floats(Settings)
 
 RESPONSE_CACHE_NAME = "response_cache.json"
 CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")

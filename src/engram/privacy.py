@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 
 from engram.errors import ConfigError, ValidationError
+from engram.settings_section import SettingsSection
 
 if TYPE_CHECKING:
     from engram.model import Memory, Message
@@ -49,7 +50,7 @@ _LABELS = {"email": "e-mail address", "phone": "phone number", "card": "card num
            "iban": "IBAN"}
 
 
-class PrivacySettings(BaseModel):
+class PrivacySettings(SettingsSection):
     """``[privacy]``: PII handling on store, and encryption at rest of the SQLite file."""
 
     pii: Literal["off", "warn", "redact"] = "warn"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import typing
 from pathlib import Path
 
 import pytest
 
-from engram.config import load_settings
+from engram.config import Settings, load_settings
 from engram.engine import Engram
 from engram.errors import ConfigError, ValidationError
 
@@ -453,3 +454,24 @@ def test_an_agent_name_from_the_config_file_names_the_file_and_one_given_as_an_a
     # Given as an argument, the engine refuses it as its caller named it (a ValidationError of agent).
     with pytest.raises(ValidationError, match=r'^agent: "a b" is not a valid name'):
         Engram.from_settings(agent="a b", embeddings={"provider": "none"})
+
+
+def test_every_settings_section_refuses_nan_and_inf() -> None:
+    # One rule (engram.settings_section) rather than one per field: a section added later is
+    # covered only if it derives from SettingsSection, which this walk checks.
+    from pydantic import BaseModel
+
+    from engram.settings_section import SettingsSection
+
+    def sections(model: type[BaseModel]) -> list[type[BaseModel]]:
+        found = []
+        for info in model.model_fields.values():
+            for kind in (info.annotation, *typing.get_args(info.annotation)):
+                if isinstance(kind, type) and issubclass(kind, BaseModel):
+                    found += [kind, *sections(kind)]
+        return found
+
+    every = sections(Settings)
+    assert len(every) >= 20
+    assert [s.__name__ for s in every if not issubclass(s, SettingsSection)] == []
+    assert Settings.model_config["allow_inf_nan"] is False

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from engram.model import MAX_RECALL_LIMIT
+from engram.settings_section import SettingsSection
 
 
-class ChatSettings(BaseModel):
+class ChatSettings(SettingsSection):
     # Enrichment: entries recalled per user message, and link hops followed from them.
     # 0 recalls nothing: no block (PtrClaw's uint32 recall_limit allows it).
     recall_limit: int = Field(5, ge=0, le=100)

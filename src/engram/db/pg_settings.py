@@ -3,10 +3,12 @@ settings never imports psycopg (an optional extra)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from engram.settings_section import SettingsSection
 
 
-class PostgresSettings(BaseModel):
+class PostgresSettings(SettingsSection):
     """Connection pool of the PostgreSQL backend (the DSN itself is ``database_url``)."""
 
     pool_min_size: int = Field(1, ge=0)

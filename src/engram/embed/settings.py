@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import ConfigDict, Field, SecretStr, field_validator
+
+from engram.settings_section import SettingsSection
 
 
-class EmbeddingSettings(BaseModel):
+class EmbeddingSettings(SettingsSection):
     """How engram embeds text. ``provider="none"`` turns vectors off (recall uses full text)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from engram.settings_section import SettingsSection
 
 
-class FilesSettings(BaseModel):
+class FilesSettings(SettingsSection):
     """Where the memory folder is and how it is written.
 
     ``enabled``: interfaces attach the database→files writer at start-up, so every change made

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
+
+from engram.settings_section import SettingsSection
 
 
-class CompactionSettings(BaseModel):
+class CompactionSettings(SettingsSection):
     """When and how ``history.compaction`` shortens a conversation (PtrClaw + sclaw)."""
 
     max_history_messages: int = Field(50, ge=2)
@@ -30,7 +32,7 @@ class CompactionSettings(BaseModel):
         return self
 
 
-class HistorySettings(BaseModel):
+class HistorySettings(SettingsSection):
     # Clawless's CONVERSATION_HISTORY_ENABLED: off, appends are accepted but not stored (nor
     # indexed); what is already stored stays readable.
     enabled: bool = True

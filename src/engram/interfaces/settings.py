@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from engram.errors import ValidationError
 from engram.model import make_scope
+from engram.settings_section import SettingsSection
 
 
-class ServerSettings(BaseModel):
+class ServerSettings(SettingsSection):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)
     # Largest request body the HTTP API accepts (imports included); larger ones get 413.

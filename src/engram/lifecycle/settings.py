@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from engram import jsondoc
+from engram.settings_section import SettingsSection
 
 # Types no deleting job touches by default. ``summary``: the condensed past, kept on purpose.
 # ``item``: a framework store's data (LangGraph's ``BaseStore`` items), which that framework keeps
@@ -19,7 +20,7 @@ from engram import jsondoc
 PROTECTED_TYPES = ("summary", "item")
 
 
-class StrengthenSettings(BaseModel):
+class StrengthenSettings(SettingsSection):
     """What a (non-background) recall does to the memories it returns."""
 
     enabled: bool = True
@@ -27,7 +28,7 @@ class StrengthenSettings(BaseModel):
     importance_cap: float = Field(1.0, ge=0.0, le=1.0)
 
 
-class HygieneSettings(BaseModel):
+class HygieneSettings(SettingsSection):
     enabled: bool = True
     # Conversation entries older than this (seconds) are purged. 0 disables it.
     max_age_s: float = Field(7 * 86400, ge=0)
@@ -38,7 +39,7 @@ class HygieneSettings(BaseModel):
     protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
 
 
-class DecaySettings(BaseModel):
+class DecaySettings(SettingsSection):
     """The PHP entity's rule: importance below ``max_importance``, older than ``min_age_days``,
     never recalled -> removed. Core memories are never touched."""
 
@@ -48,7 +49,7 @@ class DecaySettings(BaseModel):
     protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
 
 
-class RetentionSettings(BaseModel):
+class RetentionSettings(SettingsSection):
     """Per-scope expiry in days (None = unlimited), measured from the last write (``updated``) or
     the last access (``accessed``). Core memories and protected types are exempt."""
 
@@ -76,7 +77,7 @@ class RetentionSettings(BaseModel):
         return value
 
 
-class SummarySettings(BaseModel):
+class SummarySettings(SettingsSection):
     enabled: bool = True
     daily: bool = True
     weekly: bool = True
@@ -88,13 +89,13 @@ class SummarySettings(BaseModel):
     importance: float = Field(0.7, ge=0.0, le=1.0)
 
 
-class ConsolidationSettings(BaseModel):
+class ConsolidationSettings(SettingsSection):
     enabled: bool = True
     # Cosine similarity at or above which two memories of one scope are near-duplicates.
     threshold: float = Field(0.95, ge=0.0, le=1.0)
 
 
-class BackupSettings(BaseModel):
+class BackupSettings(SettingsSection):
     enabled: bool = True
     # Folder for backups; empty means ``backups/`` beside the database. With ``per_agent_databases``
     # each agent's go into a subfolder of it (``backends.sqlite.backups_for``).
@@ -106,7 +107,7 @@ class BackupSettings(BaseModel):
     startup_check: Literal["quick", "full", "off"] = "quick"
 
 
-class ScheduleSettings(BaseModel):
+class ScheduleSettings(SettingsSection):
     """How often each ``maintain`` job is due (seconds). 0 means: every run."""
 
     hygiene_s: float = Field(86400, ge=0)
@@ -118,7 +119,7 @@ class ScheduleSettings(BaseModel):
     vacuum_s: float = Field(30 * 86400, ge=0)
 
 
-class LifecycleSettings(BaseModel):
+class LifecycleSettings(SettingsSection):
     strengthen: StrengthenSettings = Field(default_factory=StrengthenSettings)
     hygiene: HygieneSettings = Field(default_factory=HygieneSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)

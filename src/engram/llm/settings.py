@@ -6,10 +6,12 @@ rule-based extractor, and synthesis / LLM summaries are off.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
+
+from engram.settings_section import SettingsSection
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(SettingsSection):
     # none | openai | anthropic | gemini | ollama | vllm | llamacpp (or a registered plug-in)
     provider: str = "none"
     model: str = ""

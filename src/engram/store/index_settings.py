@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from engram.settings_section import SettingsSection
 
 
-class VectorIndexSettings(BaseModel):
+class VectorIndexSettings(SettingsSection):
     """``[vector_index]``: when and how the SQLite store searches vectors approximately (HNSW).
 
     At or below ``threshold`` vectors the store searches exactly (numpy, ~0.4 ms at 10k); above it
@@ -41,7 +43,7 @@ class VectorIndexSettings(BaseModel):
     rebuild_stale_share: float = Field(0.25, gt=0.0, le=1.0)
 
 
-class FullTextSettings(BaseModel):
+class FullTextSettings(SettingsSection):
     """``[full_text]``: how much work one ranked full-text query may do (SQLite: ``store/fts.py``;
     PostgreSQL: ``store/pg_candidates.py``, from ANALYZE's term statistics)."""
 

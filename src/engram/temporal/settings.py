@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, field_validator
+from pydantic import field_validator
 
 from engram import jsondoc
+from engram.settings_section import SettingsSection
 
 
-class TimeSettings(BaseModel):
+class TimeSettings(SettingsSection):
     # IANA zone name ("Europe/Berlin"); None reads phrases in the machine's local zone.
     zone: str | None = None
     week_start: Literal["monday", "sunday"] = "monday"
