@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from engram.interfaces import seams
-from tests.interfaces.conftest import Served
+from tests.interfaces.conftest import Served, serving
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -468,3 +468,140 @@ def test_an_audit_entry_opens_its_memory(served: Served, browser) -> None:  # no
     wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "diary"))
     assert browser.find_element(By.ID, "edit-content").get_attribute("value") == diary.content
     assert browser.find_element(By.ID, "tab-memories").is_displayed()
+
+
+def _forget_on_the_page(browser, wait, memory_id: str, reason: str, *, erase: bool) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{memory_id}"]'))).click()
+    box = wait.until(ec.visibility_of_element_located((By.ID, "forget-reason")))
+    wait.until(lambda d: d.find_element(By.ID, "edit-content").get_attribute("value"))
+    box.clear()
+    box.send_keys(reason)
+    if erase:  # a plain forget leaves the box as the page shows it: unticked
+        checkbox = browser.find_element(By.ID, "forget-erase")
+        assert not checkbox.is_selected()
+        checkbox.click()
+    browser.find_element(By.ID, "forget-btn").click()
+
+
+def test_erase_on_the_page_leaves_only_ids_in_the_audit_and_a_forget_keeps_its_copy(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    secret = alice.remember("my bank password hint is Quixotrelliumz blue", tags=["private"]).memory
+    plain = alice.remember("Alice keeps a diary", key="diary").memory
+    wait = _open(browser, served)
+    assert "erase" in browser.find_element(By.ID, "forget-form").get_attribute("textContent")  # the choice is explained
+
+    _forget_on_the_page(browser, wait, secret.id, "asked to erase", erase=True)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), f"erased {secret.id}"))
+    assert secret.key not in browser.find_element(By.ID, "status").text  # a key made from the words it erased
+    _forget_on_the_page(browser, wait, plain.id, "tidying up", erase=False)  # the box is not left ticked
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "forgot diary"))
+    wait.until(lambda d: not _row_ids(d))
+
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{secret.id}").status_code == 404
+        rows = api.get("/api/v1/audit", params={"memory": secret.id, "limit": 50}).json()["entries"]
+        assert [r["action"] for r in rows] == ["erased", "forgotten", "stored"]
+        assert all(r["memory_key"] is None and r["detail"] is None and r["memory_id"] == secret.id for r in rows)
+        assert rows[0]["reason"] == "asked to erase"
+        assert "quixotrelliumz" not in api.get("/api/v1/audit", params={"limit": 500}).text.lower()
+        # A plain forget answers and records as before: the trail keeps the memory whole.
+        kept = api.get("/api/v1/audit", params={"memory": plain.id, "limit": 50}).json()["entries"]
+        assert [r["action"] for r in kept] == ["forgotten", "stored"]
+        assert kept[0]["memory_key"] == "diary" and kept[0]["reason"] == "tidying up"
+        assert "Alice keeps a diary" in str(kept[0]["detail"])
+        assert api.get(f"/api/v1/memory/{plain.id}").status_code == 404
+    # The audit tab shows the erase, and no link to open a memory that is gone.
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+    erased = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#audit li.event.erased")))
+    assert secret.id in erased.text and "asked to erase" in erased.text and not erased.find_elements(By.CSS_SELECTOR, "a")
+
+
+def test_a_blank_forget_reason_is_refused_on_the_page(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    diary = served.engram.for_agent("alice").remember("Alice keeps a diary", key="diary").memory
+    wait = _open(browser, served)
+    _forget_on_the_page(browser, wait, diary.id, "   ", erase=False)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "reason"))
+    assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{diary.id}").status_code == 200  # nothing forgotten
+    box = browser.find_element(By.ID, "forget-reason")
+    box.clear()
+    box.send_keys("  done with it  ")
+    browser.find_element(By.ID, "forget-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "forgot diary"))
+    with served.client(served.alice) as api:
+        rows = api.get("/api/v1/audit", params={"memory": diary.id, "action": "forgotten"}).json()["entries"]
+        assert [r["reason"] for r in rows] == ["done with it"]
+
+
+def test_remember_something_new_clears_the_form_after_a_store_and_keeps_it_after_a_refusal(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.select import Select
+
+    wait = _open(browser, served)
+    browser.find_element(By.CSS_SELECTOR, "#new-panel summary").click()
+
+    def fields() -> tuple[str, str, str]:
+        return tuple(browser.find_element(By.ID, i).get_attribute("value") for i in ("new-content", "new-tags", "new-category"))
+
+    browser.find_element(By.ID, "new-content").send_keys("Alice hikes in the Alps")
+    browser.find_element(By.ID, "new-tags").send_keys("outdoors, travel")
+    Select(browser.find_element(By.ID, "new-category")).select_by_visible_text("core")
+    browser.find_element(By.ID, "new-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "stored"))
+    assert fields() == ("", "", "knowledge")  # the next memory does not get these tags
+    # A refused store (no content) keeps what was typed, to correct.
+    browser.find_element(By.ID, "new-tags").send_keys("pets")
+    browser.find_element(By.ID, "new-btn").click()
+    wait.until(lambda d: d.find_element(By.ID, "status").get_attribute("class") == "error")
+    assert "content" in browser.find_element(By.ID, "status").text and fields() == ("", "pets", "knowledge")
+    browser.find_element(By.ID, "new-content").send_keys("Alice has a cat")
+    browser.find_element(By.ID, "new-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "stored"))
+    memories = {m.content: (m.tags, m.category) for m in served.engram.for_agent("alice").list(limit=10)}
+    assert memories == {"Alice hikes in the Alps": (("outdoors", "travel"), "core"), "Alice has a cat": (("pets",), "knowledge")}
+
+
+def test_a_long_conversation_says_it_shows_only_the_newest_messages(tmp_path: Path, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # A conversation keeps 100 messages unless told more (history.max_history_len): here 5,000.
+    with serving(tmp_path, history={"max_history_len": 5000}) as served:
+        history = seams.history(served.engram.for_agent("alice"))
+        history.append_many("web:long", [{"role": "user", "content": f"message {i}"} for i in range(1005)])
+        history.append_many("web:short", [{"role": "user", "content": f"hello {i}"} for i in range(3)])
+        wait = _open(browser, served)
+        browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="conversations"]').click()
+        wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, '#conversations li[data-key="web:long"]'))).click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "messages-note"), "showing the newest 1,000 of 1,005 messages"))
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#messages li")) == 1000
+        browser.find_element(By.CSS_SELECTOR, '#conversations li[data-key="web:short"]').click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#messages li")) == 3)
+        assert not browser.find_element(By.ID, "messages-note").is_displayed()  # all of it is shown
+
+
+def test_a_long_audit_says_it_shows_only_the_newest_entries(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    served.engram.for_agent("alice").remember_many({"content": f"Note {i} about chess", "key": f"chess-{i:03d}"}
+                                                   for i in range(205))
+    wait = _open(browser, served)
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "audit-note"), "the newest 200 entries; narrow with the filters"))
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#audit li.event")) == 200
+    browser.find_element(By.ID, "audit-memory").send_keys("chess-001")  # one memory's few entries
+    browser.find_element(By.ID, "audit-btn").click()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#audit li.event")) < 200)
+    assert not browser.find_element(By.ID, "audit-note").is_displayed()

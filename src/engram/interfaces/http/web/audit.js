@@ -1,24 +1,31 @@
 // The audit trail as a timeline: newest first, readable times, filterable by action, date and memory.
 import { $, api, el, nav, status, when } from "./common.js";
 
-// The memory an entry is about, as a link that opens it (a forgotten one has nothing to open).
+// The memory an entry is about, as a link that opens it (a forgotten or erased one has nothing to open).
 function memoryRef(e) {
   const code = el("code", e.memory_key || e.memory_id || "");
-  if (!e.memory_id || e.action === "forgotten") return code;
+  if (!e.memory_id || e.action === "forgotten" || e.action === "erased") return code;
   const a = el("a", undefined, "link"); a.href = "#"; a.append(code);
   a.addEventListener("click", (ev) => { ev.preventDefault(); nav.showMemory(e.memory_id); });
   return a;
 }
 
+const SHOWN = 200;
+
 export async function load() {
-  const params = new URLSearchParams({ limit: "200" });
+  // One entry more than is shown: the API gives no total and no next page, so the extra one is how
+  // the page knows there are older entries to say so.
+  const params = new URLSearchParams({ limit: String(SHOWN + 1) });
   if ($("#audit-action").value) params.set("action", $("#audit-action").value);
   if ($("#audit-since").value) params.set("since", String(new Date($("#audit-since").value + "T00:00:00").getTime() / 1000));
   if ($("#audit-memory").value.trim()) params.set("memory", $("#audit-memory").value.trim());
   const list = $("#audit");
   try {
     const data = await api("GET", "/api/v1/audit?" + params);
-    list.replaceChildren(...data.entries.map((e) => {
+    const more = data.entries.length > SHOWN;
+    $("#audit-note").hidden = !more;
+    $("#audit-note").textContent = more ? `the newest ${SHOWN} entries; narrow with the filters to see older ones` : "";
+    list.replaceChildren(...data.entries.slice(0, SHOWN).map((e) => {
       const li = el("li", undefined, "event " + e.action);
       li.append(el("time", when(e.at)), el("span", e.action, "badge"), memoryRef(e),
         el("span", `by ${e.origin}` + (e.reason ? ` — “${e.reason}”` : ""), "muted"));
@@ -37,6 +44,7 @@ export async function load() {
     }));
     if (!data.entries.length) list.replaceChildren(el("li", "no changes recorded for this filter", "muted"));
   } catch (e) {
+    $("#audit-note").hidden = true;
     list.replaceChildren(el("li", e.status === 501 ? "The audit trail is not available in this build." : e.message));
     if (e.status === 422) status(e.message, true);
   }

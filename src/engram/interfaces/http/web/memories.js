@@ -66,7 +66,10 @@ export async function load() {
 export async function show(id) {
   try {
     const data = await api("GET", "/api/v1/memory/" + enc(id) + "/links");
-    const m = data.memory; state.current = m;
+    const m = data.memory;
+    // An erase ticked for one memory is not carried to the next one opened.
+    if (!state.current || state.current.id !== m.id) $("#forget-erase").checked = false;
+    state.current = m;
     $("#detail").hidden = false;
     $("#d-key").textContent = m.key;
     const facts = [["id", m.id], ["scope", m.scope], ["layer", m.layer], ["created", when(m.created_at)],
@@ -122,10 +125,15 @@ async function save(ev) {
 async function forget(ev) {
   ev.preventDefault();
   const m = state.current;
+  // The field's `required` lets spaces through: a reason is words, so a blank one is refused here.
+  const reason = $("#forget-reason").value.trim();
+  if (!reason) { status("reason: say why it is forgotten (a blank reason is not one)", true); $("#forget-reason").focus(); return; }
+  const erase = $("#forget-erase").checked;
   try {
-    await api("DELETE", "/api/v1/memory/" + enc(m.id) + "?reason=" + enc($("#forget-reason").value));
-    $("#detail").hidden = true; state.current = null; $("#forget-reason").value = "";
-    await load(); await nav.whoami(); status(`forgot ${m.key}`);
+    const res = await api("DELETE", "/api/v1/memory/" + enc(m.id) + "?reason=" + enc(reason) + (erase ? "&erase=true" : ""));
+    $("#detail").hidden = true; state.current = null; $("#forget-reason").value = ""; $("#forget-erase").checked = false;
+    await load(); await nav.whoami(); // An erased memory is named by its id, as the trail now names it: its key is often made from its words.
+    status(res.erased ? `erased ${m.id} (the audit trail keeps only its id)` : `forgot ${m.key}`);
   } catch (e) { status(e.message, true); }
 }
 
@@ -146,7 +154,9 @@ async function create(ev) {
   try {
     const res = await api("POST", "/api/v1/memory", { content: $("#new-content").value, category: $("#new-category").value,
       tags: $("#new-tags").value.split(",").map((t) => t.trim()).filter(Boolean) });
-    $("#new-content").value = ""; await load(); await nav.whoami(); status(`stored ${res.key} (${res.action})`);
+    // Every field is cleared once stored (tags left in the box would go silently on the next memory);
+    // a refused store keeps them, to correct.
+    $("#new-form").reset(); await load(); await nav.whoami(); status(`stored ${res.key} (${res.action})`);
   } catch (e) { status(e.message, true); }
 }
 
