@@ -21,6 +21,10 @@ is one field's name, as InMemoryStore reads it, where SqliteStore reads a path).
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
 whole value as JSON; ``index=False`` indexes only the key.
 
+``langgraph_filters`` reads what a read selects (a ``filter``, a listing's match conditions and
+the metadata ``where`` made of them, an ``offset`` and ``limit``), as pure functions; this module
+owns storing items as memories, scopes, TTLs and the batch.
+
 TTLs as LangGraph's own stores keep them (``TTLConfig``, ``put(..., ttl=minutes)``): an item put with a
 ttl keeps it and its expiry (the engine's clock + ttl) in its metadata (``lg_ttl``, ``lg_expires_at``);
 a put again sets both anew, one without a ttl has none. An item past its expiry is gone for ``get``,
@@ -28,12 +32,12 @@ a put again sets both anew, one without a ttl has none. An item past its expiry 
 their sweep; InMemoryStore keeps no TTLs); ``sweep_ttl`` (or the ``start_ttl_sweeper`` thread)
 forgets it, with the reason ``langgraph ttl`` in the audit trail. Neither reads every item: the
 store selects (``where`` on the metadata) the expired items for the sweep, and for a namespace
-listing the unexpired items of the namespaces that can match (``_namespace_where``), of the one
-agent a prefix names. A read with ``refresh_ttl``
-(``refresh_on_read``, default True) moves the expiry of each item it returns that has a ttl: one
-metadata update per such item, none for the others. ``lg_updated_at`` keeps each put's time for
-``Item.updated_at``: every put moves it (one of an unchanged value too, as in LangGraph's stores,
-where engram would find nothing to write), a refresh (an engram update) does not.
+listing the unexpired items of the namespaces that can match, of the one agent a prefix names.
+A read with ``refresh_ttl`` (``refresh_on_read``, default True) moves the expiry of each item it
+returns that has a ttl: one metadata update per such item, none for the others.
+``lg_updated_at`` keeps each put's time for ``Item.updated_at``: every put moves it (one of an
+unchanged value too, as in LangGraph's stores, where engram would find nothing to write), a
+refresh (an engram update) does not.
 
 Every read that returns items (``get``, ``search`` with or without a query) is a use of them
 (``recall.touch_on_recall``), as every adapter's automatic read: engram's lifecycle jobs purge
@@ -50,7 +54,6 @@ import itertools
 import json
 import logging
 import math
-import operator
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -62,6 +65,13 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
+from engram.integrations.langgraph_filters import (
+    namespace_matches,
+    namespace_where,
+    offset_and_limit,
+    pinned_labels,
+    value_matches,
+)
 from engram.model import (
     MAX_KEY_CHARS,
     MAX_RECALL_LIMIT,
@@ -79,7 +89,6 @@ try:
         GetOp,
         Item,
         ListNamespacesOp,
-        MatchCondition,
         Op,
         PutOp,
         Result,
@@ -100,12 +109,6 @@ _TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
 # after the other, each only while those before hold too few items (``EngramStore._last_put``).
 _PUT_BANDS = (3600.0, 86400.0, 30 * 86400.0)
 _PAGE = 1000  # items a listing asks for at once: fewer re-scans of a band's first rows (OFFSET)
-# Tests a namespace listing asks the store for at most (``where.MAX_TERMS`` is 1,000); the rest are
-# checked on the items read.
-_MAX_PUSHED = 200
-# The namespace lengths a suffix condition is asked of the store for, each on its own (a longer
-# namespace is read whatever its labels).
-_SUFFIX_LENGTHS = 16
 
 
 def _index_fields(value: Any, field: str) -> list[str] | Literal[False] | None:
@@ -117,12 +120,6 @@ def _index_fields(value: Any, field: str) -> list[str] | Literal[False] | None:
         return list(value)
     raise ValidationError(field, f"got {jsondoc.shown(value)}",
                           'a list of value paths such as ["text"], False (the key only), or None (the whole value)')
-
-
-def _page(op: SearchOp | ListNamespacesOp) -> tuple[int, int]:
-    """A read's (offset, limit), each a count from 0; else ``ValidationError`` naming it. LangGraph
-    passes them on unchecked: a negative limit sliced off the last items, unsaid."""
-    return parse_integer(op.offset, "offset", 0), parse_integer(op.limit, "limit", 0)
 
 
 def _minutes(value: Any, field: str, *, allow_none: bool = True) -> float | None:
@@ -160,39 +157,6 @@ def _is_agent_name(name: str) -> bool:
     return True
 
 
-def _number(value: Any) -> float | int | None:
-    """``value`` as the number LangGraph's InMemoryStore compares it as (``float(value)``): a
-    number, a boolean or a numeric string (``"10"``); None for anything else."""
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str):
-        for kind in (int, float):  # int first: a long integer string keeps every digit
-            try:
-                return kind(value)
-            except ValueError:
-                pass
-    return None
-
-
-def _ordered(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
-    """An order operator as InMemoryStore's: numbers (numeric strings included) compare as numbers.
-    Two other strings compare as text (ISO dates order so), where InMemoryStore raises; anything
-    else (a missing field, a list) is no match."""
-    def holds(have: Any, operand: Any) -> bool:
-        a, b = _number(have), _number(operand)
-        if a is not None and b is not None:
-            return compare(a, b)
-        try:
-            return compare(have, operand) if isinstance(have, str) and isinstance(operand, str) else False
-        except TypeError:
-            return False
-    return holds
-
-
-_OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": operator.eq, "$ne": operator.ne, "$gt": _ordered(operator.gt), "$gte": _ordered(operator.ge),
-    "$lt": _ordered(operator.lt), "$lte": _ordered(operator.le)}
-
 
 def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
@@ -208,95 +172,6 @@ def _put_at(memory: Memory) -> float:
 def _expired(memory: Memory, now: float) -> bool:
     expires = memory.metadata.get("lg_expires_at")
     return isinstance(expires, int | float) and expires <= now
-
-
-def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None, where: str = "filter") -> bool:
-    """Whether ``value`` has what ``wanted`` asks, field by field, as LangGraph's ``InMemoryStore``
-    reads a filter (``_fits``)."""
-    return all(_fits(value.get(field), condition, f"{where}.{field}") for field, condition in (wanted or {}).items())
-
-
-def _fits(have: Any, condition: Any, where: str) -> bool:
-    """``have`` against one filter ``condition`` as InMemoryStore compares them: an object with a
-    ``$`` key is operators (every key must be one: else ``ValidationError`` naming ``where``); any
-    other object matches an object holding the fields it names (containment, as Postgres' jsonb
-    ``@>``; ``{}`` any object); a list matches a list of as many items, each fitting its own; else
-    equality (a missing field is None: ``{"$ne": "x"}`` matches it)."""
-    if isinstance(condition, Mapping):
-        if any(isinstance(k, str) and k.startswith("$") for k in condition):
-            for op, operand in condition.items():
-                if op not in _OPS:
-                    raise ValidationError(where, f"unknown operator {jsondoc.shown(op)}", sorted(_OPS))
-                if not _OPS[op](have, operand):
-                    return False
-            return True
-        return isinstance(have, Mapping) and all(
-            _fits(have.get(k), v, f"{where}.{k}") for k, v in condition.items())
-    if isinstance(condition, list | tuple):
-        return (isinstance(have, list | tuple) and len(have) == len(condition)
-                and all(_fits(h, c, where) for h, c in zip(have, condition, strict=True)))
-    return have == condition
-
-
-def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
-    path = tuple(condition.path)
-    if len(path) > len(namespace):
-        return False
-    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path):]
-    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
-
-
-def _pinned_labels(conditions: Iterable[MatchCondition], position: int | None) -> frozenset[str]:
-    """The labels that prefix ``conditions`` require at ``position`` (the label naming the agent,
-    ``agent_from_namespace``); none when it is None or every condition leaves it open (``*``)."""
-    if position is None:
-        return frozenset()
-    return frozenset(c.path[position] for c in conditions
-                     if c.match_type == "prefix" and len(c.path) > position and c.path[position] != "*")
-
-
-def _namespace_where(conditions: Iterable[MatchCondition], now: float) -> dict[str, Any]:
-    """The part of a namespace listing the store can select on the metadata, so it reads fewer
-    items: not expired (``lg_expires_at`` > now, or none), at least as long as each condition's
-    path (its last label ``lg_ns{n-1}`` present), a prefix condition's labels other than ``*``
-    (``lg_ns{i}``), and a suffix condition's, counted from the end, for each namespace length up to
-    ``_SUFFIX_LENGTHS`` (longer namespaces are all read). Every condition and ``max_depth`` stay
-    checked on what is read (``_namespace_matches``), so what is not pushed (a label the ``where``
-    language refuses, a NUL, which no put stores; terms past ``_MAX_PUSHED``) only reads more."""
-    terms: list[dict[str, Any]] = [{"NOT": [{"lg_expires_at": {"lte": now}}]}]
-    for condition in conditions:
-        path = tuple(condition.path)
-        if not path:
-            continue
-        labels = [(i, label) for i, label in enumerate(path) if label != "*" and _usable_label(label)]
-        if condition.match_type == "prefix":
-            pushed = [{f"lg_ns{i}": label} for i, label in labels]
-        else:  # one branch a length: exactly that long (lg_ns{n-1} present, lg_ns{n} not), labels from its end
-            lengths = [{"AND": [{f"lg_ns{n - 1}": "*"}, {"NOT": [{f"lg_ns{n}": "*"}]},
-                                *({f"lg_ns{n - len(path) + i}": label} for i, label in labels)]}
-                       for n in range(len(path), _SUFFIX_LENGTHS + 1)]
-            pushed = [{"OR": [*lengths, {f"lg_ns{_SUFFIX_LENGTHS}": "*"}]}] if labels and lengths else []
-        for part in ([{f"lg_ns{len(path) - 1}": "*"}], pushed):
-            if part and _terms(terms + part) <= _MAX_PUSHED:
-                terms += part
-    return {"AND": terms}
-
-
-def _terms(where: Any) -> int:
-    """The tests ``where`` holds, as ``where.parse_where`` counts them against its bound."""
-    if isinstance(where, list):
-        return sum(_terms(w) for w in where)
-    return sum(_terms(v) if k in ("AND", "OR", "NOT") else 1 for k, v in where.items())
-
-
-def _usable_label(label: Any) -> bool:
-    if not isinstance(label, str):
-        return False
-    try:
-        usable_text("namespace", label)
-    except ValidationError:
-        return False
-    return True
 
 
 class EngramStore(BaseStore):
@@ -352,7 +227,7 @@ class EngramStore(BaseStore):
 
     def _views(self, labels: frozenset[str] = frozenset()) -> list[Engram]:
         """Every agent that may hold this store's items: for namespace listing across agents. With
-        ``labels`` (the agent's namespace label a listing requires: ``_pinned_labels``) only the
+        ``labels`` (the agent's namespace label a listing requires: ``pinned_labels``) only the
         agent they all name, so a listing of one user's namespaces reads that user's items only."""
         if self.agent_from_namespace is None:
             return [self.engram]
@@ -458,12 +333,12 @@ class EngramStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         view = self._view(op.namespace_prefix, "namespace_prefix", reading=True)
         filters = self._prefix_filter(op.namespace_prefix)
-        start, limit = _page(op)
+        start, limit = offset_and_limit(op)
         wanted = start + limit
         now = view.clock()
 
         def kept(memory: Memory) -> bool:
-            return not _expired(memory, now) and _matches(memory.metadata["lg_value"], op.filter)
+            return not _expired(memory, now) and value_matches(memory.metadata["lg_value"], op.filter)
 
         if op.query:
             # Over-fetch: the value filter (and expiry) is applied after ranking.
@@ -510,14 +385,14 @@ class EngramStore(BaseStore):
         return found[:wanted]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        start, limit = _page(op)
+        start, limit = offset_and_limit(op)
         conditions = tuple(op.match_conditions or ())
         seen: set[tuple[str, ...]] = set()
         now = self.engram.clock()
-        where = _namespace_where(conditions, now)
-        for view in self._views(_pinned_labels(conditions, self.agent_from_namespace)):
+        where = namespace_where(conditions, now)
+        for view in self._views(pinned_labels(conditions, self.agent_from_namespace)):
             seen.update(tuple(m.metadata["lg_namespace"]) for m in self._items_of(view, where) if not _expired(m, now))
-        found = [ns for ns in seen if all(_namespace_matches(ns, c) for c in conditions)]
+        found = [ns for ns in seen if all(namespace_matches(ns, c) for c in conditions)]
         if op.max_depth is not None:
             found = list({ns[: op.max_depth] for ns in found})
         return sorted(found)[start: start + limit]
@@ -622,7 +497,7 @@ class EngramStore(BaseStore):
                 self._check_put(op)
                 puts[(op.namespace, op.key)] = op
             elif isinstance(op, SearchOp | ListNamespacesOp):
-                _page(op)
+                offset_and_limit(op)
             elif not isinstance(op, GetOp):
                 raise ValidationError("op", f"unknown operation {type(op).__name__}",
                                       ["GetOp", "PutOp", "SearchOp", "ListNamespacesOp"])
