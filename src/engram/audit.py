@@ -490,16 +490,7 @@ class MemoryAuditLog:
             if len(reads) <= keep:
                 return
             dropped = {id(r) for r in reads[: len(reads) - keep]}
-            kept = [r for r in rows if id(r) not in dropped]
-            if self.path is None:
-                self._rows = kept
-                return
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            try:
-                tmp.write_text("".join(json.dumps(_row_dict(r), ensure_ascii=False) + "\n" for r in kept), "utf-8")
-                tmp.replace(self.path)
-            except OSError as exc:
-                raise StorageError(f"cannot rewrite audit file {self.path}: {exc}") from exc
+            self._rewrite([r for r in rows if id(r) not in dropped])
 
     def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
@@ -523,6 +514,7 @@ class MemoryAuditLog:
         return changed
 
     def _rewrite(self, rows: list[AuditEntry]) -> None:
+        """Keep ``rows`` in place of every row: the file replaced whole (written aside, then moved)."""
         if self.path is None:
             self._rows = rows
             return

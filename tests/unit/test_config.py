@@ -172,39 +172,29 @@ def test_a_refused_value_says_where_it_was_set(isolated_home: Path, monkeypatch:
     assert "recall.min_relevance: Input should be less than or equal to 1 (from an argument)" in text, text
 
 
-def test_an_unknown_time_zone_is_refused_as_the_settings_are_read(isolated_home: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    # The zone was checked only when the time reader was built, after the settings were read: the
-    # refusal named the setting but not where it was set, unlike every other setting's.
+@pytest.mark.parametrize(("toml", "refused", "variable", "bad", "good", "read"), [
+    ('[time]\nzone = "Moon/Base"\n',
+     'time.zone: unknown time zone "Moon/Base" (allowed: an IANA name such as Europe/Berlin)',
+     "ENGRAM_TIME__ZONE", "../../etc/passwd", "Europe/Berlin", lambda s: s.time.zone),
+    ('backend = "mongo"\n',
+     'backend: unknown memory backend "mongo" (allowed: disabled, inmemory, jsonfile, postgres, sqlite)',
+     "ENGRAM_BACKEND", "lmdb", "inmemory", lambda s: s.backend),
+])
+def test_an_unknown_zone_or_backend_is_refused_as_the_settings_are_read_saying_where(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch, toml: str, refused: str, variable: str, bad: str,
+        good: str, read) -> None:
+    # Each was checked only later (the zone when the time reader was built, the backend when the
+    # store opened): the refusal named the setting but not where it was set, unlike every other's.
     isolated_home.mkdir(parents=True, exist_ok=True)
-    (isolated_home / "config.toml").write_text('[time]\nzone = "Moon/Base"\n', encoding="utf-8")
+    (isolated_home / "config.toml").write_text(toml, encoding="utf-8")
     with pytest.raises(ConfigError) as err:
         load_settings()
-    assert ('time.zone: unknown time zone "Moon/Base" (allowed: an IANA name such as Europe/Berlin) '
-            f"(from config file {isolated_home / 'config.toml'})") in str(err.value), str(err.value)
-    monkeypatch.setenv("ENGRAM_TIME__ZONE", "../../etc/passwd")
-    with pytest.raises(ConfigError, match=r'time\.zone: unknown time zone "\.\./\.\./etc/passwd" .*'
-                                          r"\(from ENGRAM_TIME__ZONE\)"):
+    assert f"{refused} (from config file {isolated_home / 'config.toml'})" in str(err.value), str(err.value)
+    monkeypatch.setenv(variable, bad)
+    with pytest.raises(ConfigError, match=rf'"{re.escape(bad)}" .*\(from {variable}\)'):
         load_settings()
-    monkeypatch.setenv("ENGRAM_TIME__ZONE", "Europe/Berlin")
-    assert load_settings().time.zone == "Europe/Berlin"
-
-
-def test_an_unknown_backend_is_refused_saying_where_it_was_set(isolated_home: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    # Refused only as the store opened, naming the setting alone, while the doc says every refused
-    # value names where it was set.
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    (isolated_home / "config.toml").write_text('backend = "mongo"\n', encoding="utf-8")
-    with pytest.raises(ConfigError) as err:
-        load_settings()
-    assert ('backend: unknown memory backend "mongo" (allowed: disabled, inmemory, jsonfile, postgres, sqlite) '
-            f"(from config file {isolated_home / 'config.toml'})") in str(err.value), str(err.value)
-    monkeypatch.setenv("ENGRAM_BACKEND", "lmdb")
-    with pytest.raises(ConfigError, match=r'backend: unknown memory backend "lmdb" .*\(from ENGRAM_BACKEND\)'):
-        load_settings()
-    monkeypatch.setenv("ENGRAM_BACKEND", "inmemory")
-    assert load_settings().backend == "inmemory"
+    monkeypatch.setenv(variable, good)
+    assert read(load_settings()) == good
 
 
 def test_a_busy_timeout_sqlite_cannot_hold_is_refused(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
