@@ -470,6 +470,34 @@ def test_an_audit_entry_opens_its_memory(served: Served, browser) -> None:  # no
     assert browser.find_element(By.ID, "tab-memories").is_displayed()
 
 
+def test_audit_entries_of_a_forgotten_memory_are_not_links(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    alice = served.engram.for_agent("alice")
+    diary = alice.remember("Alice keeps a diary", key="diary").memory
+    alice.remember("Alice hikes in the Alps", key="hiking")
+    with served.client(served.alice) as api:
+        assert api.patch(f"/api/v1/memory/{diary.id}", json={"content": "Alice keeps a paper diary"}).status_code == 200
+        assert api.delete(f"/api/v1/memory/{diary.id}", params={"reason": "done"}).status_code == 200
+    wait = _open(browser, served)
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+
+    def links(d) -> dict[str, list[bool]]:  # noqa: ANN001
+        # Read in one go in the page: the listing is redrawn whole when a filter changes.
+        return d.execute_script(
+            "const shown = {}; for (const li of document.querySelectorAll('#audit li.event')) {"
+            " (shown[li.querySelector('code').textContent] ||= []).push(!!li.querySelector('a')); } return shown;")
+
+    shown = wait.until(lambda d: links(d).get("diary") and links(d))
+    assert shown["diary"] == [False, False, False]  # forgotten, updated, stored: nothing to open
+    assert shown["hiking"] == [True]
+    # Narrowed to `stored`, the listing holds no forget: the page still knows the diary is gone.
+    Select(browser.find_element(By.ID, "audit-action")).select_by_visible_text("stored")
+    wait.until(lambda d: len(links(d).get("diary", [])) == 1)
+    assert links(browser) == {"diary": [False], "hiking": [True]}
+
+
 def _forget_on_the_page(browser, wait, memory_id: str, reason: str, *, erase: bool) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -484,6 +512,52 @@ def _forget_on_the_page(browser, wait, memory_id: str, reason: str, *, erase: bo
         assert not checkbox.is_selected()
         checkbox.click()
     browser.find_element(By.ID, "forget-btn").click()
+    if erase:  # an erase asks once more
+        wait.until(ec.text_to_be_present_in_element((By.ID, "forget-btn"), "cannot be undone"))
+        browser.find_element(By.ID, "forget-btn").click()
+
+
+def test_erase_on_the_page_asks_for_a_second_click_and_a_forget_does_not(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    secret = alice.remember("a secret to erase", key="secret").memory
+    plain = alice.remember("Alice keeps a diary", key="diary").memory
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{secret.id}"]'))).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "secret"))
+    browser.find_element(By.ID, "forget-reason").send_keys("asked to erase")
+    browser.find_element(By.ID, "forget-erase").click()
+    button = browser.find_element(By.ID, "forget-btn")
+    button.click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "forget-btn"), "cannot be undone"))
+    assert "cannot be undone" in browser.find_element(By.ID, "status").text
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{secret.id}").status_code == 200  # one click erased nothing
+    # Unticking the box takes the question back: ticked again, one click still only asks.
+    browser.find_element(By.ID, "forget-erase").click()
+    assert button.text == "Forget"
+    browser.find_element(By.ID, "forget-erase").click()
+    assert button.text == "Erase"
+    button.click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "forget-btn"), "cannot be undone"))
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{secret.id}").status_code == 200
+    button.click()  # the confirmation
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), f"erased {secret.id}"))
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{secret.id}").status_code == 404
+        assert [r["action"] for r in api.get("/api/v1/audit", params={"memory": secret.id}).json()["entries"]][0] == "erased"
+    # A plain forget (it can be brought back from a backup) takes one click.
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{plain.id}"]'))).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "diary"))
+    assert button.text == "Forget"
+    browser.find_element(By.ID, "forget-reason").send_keys("tidying up")
+    button.click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "forgot diary"))
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{plain.id}").status_code == 404
 
 
 def test_erase_on_the_page_leaves_only_ids_in_the_audit_and_a_forget_keeps_its_copy(served: Served, browser) -> None:  # noqa: ANN001

@@ -68,7 +68,7 @@ export async function show(id) {
     const data = await api("GET", "/api/v1/memory/" + enc(id) + "/links");
     const m = data.memory;
     // An erase ticked for one memory is not carried to the next one opened.
-    if (!state.current || state.current.id !== m.id) $("#forget-erase").checked = false;
+    if (!state.current || state.current.id !== m.id) { $("#forget-erase").checked = false; armErase(null); }
     state.current = m;
     $("#detail").hidden = false;
     $("#d-key").textContent = m.key;
@@ -122,6 +122,15 @@ async function save(ev) {
   } catch (e) { status(e.message, true); }
 }
 
+// An erase cannot be undone (a forget can, from a backup): its first click only asks, in the
+// button's own label, and a second click on the same memory erases. Unticking the box, or another
+// memory opened, asks again.
+function armErase(id) {
+  state.eraseArmed = id;
+  const erase = $("#forget-erase").checked;
+  $("#forget-btn").textContent = !erase ? "Forget" : id ? "Erase — this cannot be undone: click again to confirm" : "Erase";
+}
+
 async function forget(ev) {
   ev.preventDefault();
   const m = state.current;
@@ -129,9 +138,12 @@ async function forget(ev) {
   const reason = $("#forget-reason").value.trim();
   if (!reason) { status("reason: say why it is forgotten (a blank reason is not one)", true); $("#forget-reason").focus(); return; }
   const erase = $("#forget-erase").checked;
+  if (erase && state.eraseArmed !== m.id) {
+    armErase(m.id); status(`erase ${m.key}? This cannot be undone: click the button again to erase it`); return;
+  }
   try {
     const res = await api("DELETE", "/api/v1/memory/" + enc(m.id) + "?reason=" + enc(reason) + (erase ? "&erase=true" : ""));
-    $("#detail").hidden = true; state.current = null; $("#forget-reason").value = ""; $("#forget-erase").checked = false;
+    $("#detail").hidden = true; state.current = null; $("#forget-reason").value = ""; $("#forget-erase").checked = false; armErase(null);
     await load(); await nav.whoami(); // An erased memory is named by its id, as the trail now names it: its key is often made from its words.
     status(res.erased ? `erased ${m.id} (the audit trail keeps only its id)` : `forgot ${m.key}`);
   } catch (e) { status(e.message, true); }
@@ -173,6 +185,7 @@ export function init() {
   }
   $("#edit-form").addEventListener("submit", save);
   $("#forget-form").addEventListener("submit", forget);
+  $("#forget-erase").addEventListener("change", () => armErase(null));
   $("#link-form").addEventListener("submit", addLink);
   $("#new-form").addEventListener("submit", create);
   $("#d-graph").addEventListener("click", () => nav.graphAround(state.current.content));
