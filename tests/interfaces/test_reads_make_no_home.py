@@ -3,7 +3,7 @@
 it answers as the empty database would, and the first write makes the database.
 
 Review: in a new home, ``engram -a nobody list`` (recall, get, count, stats, stats --all-agents,
-history list, export) and the launch of ``engram -a nobody mcp`` made ``~/.engram/``, its
+history list, export, conflicts) and the launch of ``engram -a nobody mcp`` made ``~/.engram/``, its
 ``memory.db`` and its memory folder for a user who had only looked."""
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def test_cli_reads_in_a_new_home_answer_empty_and_make_nothing_until_the_first_w
         (("count",), {"count": 0}),
         (("history", "list"), []),
         (("export",), []),
+        (("conflicts",), []),  # made an empty memory folder (Folder made its root)
     ]
     for args, empty in reads:
         shown = json.loads(cli_output(home, *nobody, *args, env=env))
@@ -50,6 +51,8 @@ def test_cli_reads_in_a_new_home_answer_empty_and_make_nothing_until_the_first_w
         assert (shown["memories"], shown["location"]) == (0, str(database)), args
         assert _files(home) == [], args
     cli_output(home, *nobody, "export", str(tmp_path / "nobody.json"), env=env)
+    assert json.loads(cli_output(home, "--json", "conflicts", "--all-agents", env=env)) == []
+    assert _files(home) == []
     missing = runner.invoke(app, ["--home", str(home), *nobody, "get", "somekey"], env=env)
     assert isinstance(missing.exception, NotFoundError), missing.output
     assert _files(home) == []
@@ -57,6 +60,8 @@ def test_cli_reads_in_a_new_home_answer_empty_and_make_nothing_until_the_first_w
     cli_output(home, "--agent", "nobody", "remember", "nobody's first note", "--key", "first", env=env)
     assert database.is_file()
     assert [m["content"] for m in json.loads(cli_output(home, *nobody, "list", env=env))] == ["nobody's first note"]
+    cli_output(home, "--agent", "nobody", "sync", env=env)  # a write: it makes the memory folder
+    assert (home / "memory").is_dir()
 
 
 def test_mcp_over_stdio_in_a_new_home_makes_nothing_until_its_first_write(tmp_path: Path) -> None:

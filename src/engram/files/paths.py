@@ -32,10 +32,13 @@ class PathRefused(ValidationError):
 
 
 class Folder:
-    """The memory folder. ``root`` is resolved once; relative paths use ``/`` on every platform."""
+    """The memory folder. ``root`` is resolved once; relative paths use ``/`` on every platform.
+    ``create``: make the root when it is missing; False for a caller that only reads (a missing
+    folder then reads as an empty one, and a read leaves nothing on disk)."""
 
-    def __init__(self, root: Path, *, max_file_bytes: int = 5_000_000) -> None:
-        root.mkdir(parents=True, exist_ok=True)
+    def __init__(self, root: Path, *, max_file_bytes: int = 5_000_000, create: bool = True) -> None:
+        if create:
+            root.mkdir(parents=True, exist_ok=True)
         self.root = root.resolve()
         self.max_file_bytes = max_file_bytes
 

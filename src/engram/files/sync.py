@@ -80,8 +80,11 @@ class FileSync:
         max_forget_share: float = 0.5,
         session_folders: layout.SessionFolders = "agent/session",
         database_agent: str | None = None,
+        create_folder: bool = True,
     ) -> None:
-        """``database_agent``: the agent whose own database the engine's is
+        """``create_folder``: make the folder when it is missing; False for a syncer that only
+        reads (the conflicts listing), which must leave a new home as it found it.
+        ``database_agent``: the agent whose own database the engine's is
         (``per_agent_databases``), None for a database of every agent. Each such database syncs
         only its part of the folder, ``global/`` and that agent's folders, with a sync state of its
         own (``state.files_for``): other agents' folders belong to their databases."""
@@ -94,7 +97,7 @@ class FileSync:
         # folder's to say (``sync_state.session_owner``), read at the first pass.
         self._layout = layout.Layout(session_folders, engram.scope.agent or "default")
         self._layout_read = session_folders != "session"
-        self.folder = Folder(root, max_file_bytes=max_file_bytes)
+        self.folder = Folder(root, max_file_bytes=max_file_bytes, create=create_folder)
         self.fmt = get_format(format)
         self.group_by = group_by
         self.type_json = type_json
@@ -117,12 +120,13 @@ class FileSync:
         self.moving_to_others: Callable[[Scope, set[str]], Departures] | None = None
 
     @classmethod
-    def from_settings(cls, engram: Engram, settings: Settings) -> FileSync:
+    def from_settings(cls, engram: Engram, settings: Settings, *, reading: bool = False) -> FileSync:
+        """``reading``: the syncer only reads the folder (``create_folder`` off)."""
         files: FilesSettings = settings.files
         return cls(engram, files.folder(settings.home), format=files.format, group_by=files.group_by,
                    type_json=files.type_json, max_file_bytes=files.max_file_bytes,
                    max_forget_share=files.max_forget_share, session_folders=files.session_folders,
-                   database_agent=database_agent(engram, settings))
+                   database_agent=database_agent(engram, settings), create_folder=not reading)
 
     # --- wiring ----------------------------------------------------------------------------
     def attach(self) -> Callable[[], None]:

@@ -36,7 +36,7 @@ def _conflicts_syncer(st: CliState, all_agents: bool, *, reading: bool = False) 
     from engram.files.sync import FileSync
 
     engram = st.reaching_engram(all_agents=all_agents, reading=reading)
-    syncer = FileSync.from_settings(engram, engram.settings or st.settings())
+    syncer = FileSync.from_settings(engram, engram.settings or st.settings(), reading=reading)
     syncer.log_problems = False  # every report is printed (_print_report)
     return syncer
 
