@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,11 +10,11 @@ import sys
 from engram.testing.llm_servers import OpenAICompatServer, Reply
 
 
-def run_chat(home, lines: list[str], extra_env: dict[str, str] | None = None, *args: str):
+def run_chat(home, lines: list[str], extra_env: dict[str, str] | None = None, *args: str, options: tuple[str, ...] = ()):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update({"ENGRAM_HOME": str(home), **(extra_env or {})})
     code = "from engram.interfaces.cli.app import main; main()"
-    return subprocess.run([sys.executable, "-c", code, "chat", *args], input="\n".join(lines) + "\n",
+    return subprocess.run([sys.executable, "-c", code, *options, "chat", *args], input="\n".join(lines) + "\n",
                           capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -105,3 +106,15 @@ def test_hatching_with_no_llm_configured_fails_with_the_configuration_code(tmp_p
         scripted = run_chat(tmp_path, [command, "My name is Ada"])
         assert scripted.returncode == 4, scripted.stderr
         assert "error: hatching needs an LLM" in scripted.stderr and "name is Ada" in scripted.stdout
+
+
+def test_compact_in_chat_says_why_nothing_was_compacted(tmp_path):
+    # Review: /compact printed a bare "nothing to compact" where `engram history compact` names the reason.
+    done = run_chat(tmp_path, ["My name is Ada", "/compact"], {"ENGRAM_EMBEDDINGS__PROVIDER": "none"})
+    assert done.returncode == 0, done.stderr
+    assert "nothing to compact: only 2 messages, the last 10 are always kept" in done.stdout
+    scripted = run_chat(tmp_path, ["/compact"], {"ENGRAM_EMBEDDINGS__PROVIDER": "none"}, options=("--json",))
+    assert scripted.returncode == 0, scripted.stderr
+    shown = [json.loads(line) for line in scripted.stdout.splitlines()]
+    assert shown == [{"command": "/compact", "compacted": False, "discarded": 0,
+                      "notes": ["only 2 messages, the last 10 are always kept"]}]  # the same conversation, kept

@@ -136,10 +136,14 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError], *, as_js
         result = agent.compact(force=True)
         if as_json:
             render.emit_json({"command": "/compact", "compacted": result.compacted,
-                              "discarded": len(result.discarded)}, line=True)
+                              "discarded": len(result.discarded), "notes": list(result.notes)}, line=True)
+        elif not result.compacted:  # why, as `engram history compact` says it (too few messages, a tool call in the way)
+            render.console.print("nothing to compact" + (f": {'; '.join(result.notes)}" if result.notes else ""),
+                                 markup=False, highlight=False)
         else:
-            render.console.print(f"compacted: {counted(len(result.discarded), 'message')} summarised" if result.compacted
-                                 else "nothing to compact")
+            render.console.print(f"compacted: {counted(len(result.discarded), 'message')} summarised")
+            for note in result.notes:  # the emergency path taken, a summariser or extraction that failed
+                render.note_line(note)
         return True
     if _COMMAND.match(line):  # an unknown command is never sent to the model as a message
         exc = ValidationError("command", f"unknown command {jsondoc.shown(line.split()[0])}", COMMANDS)
