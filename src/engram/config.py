@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -62,23 +61,9 @@ from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.temporal.settings import TimeSettings
 
 
-def engram_env(name: str) -> str | None:
-    """The ``ENGRAM_*`` variable ``name``; None when it is unset, empty or only spaces. The one rule
-    for every such variable (``_EnvSource`` and the ones read directly): ``ENGRAM_HOME=" "`` made a
-    folder named " " where the command ran, and ``ENGRAM_EMBEDDINGS__PROVIDER=" "`` meant "none"
-    where an empty one is unset."""
-    value = os.environ.get(name)
-    return None if _unset(value) else value
-
-
-def _unset(value: str | None) -> bool:
-    """Whether a variable's value counts as unset: missing, empty or only spaces."""
-    return value is None or not value.strip()
-
-
 def default_home() -> Path:
     """``$ENGRAM_HOME``, else Clawless's ``$AGENT_BRIDGE_HOME``, else ``~/.engram``."""
-    return Path(engram_env("ENGRAM_HOME") or os.environ.get("AGENT_BRIDGE_HOME")
+    return Path(os.environ.get("ENGRAM_HOME") or os.environ.get("AGENT_BRIDGE_HOME")
                 or Path.home() / ".engram").expanduser()
 
 
@@ -177,7 +162,7 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
             raise ConfigError(f"config file {self.path} does not exist (named by --config or ENGRAM_CONFIG)")
         document = _read_config_file(self.path)
         values = {k: v for k, v in document.items() if k in self.settings_cls.model_fields}
-        agent = self.agent or engram_env("ENGRAM_AGENT") or str(document.get("agent") or "default")
+        agent = self.agent or os.environ.get("ENGRAM_AGENT") or str(document.get("agent") or "default")
         env = dict(os.environ)  # for the ${VAR} a foreign file may hold
         try:
             map_variables(document, values, env=env, origins=self.origins)
@@ -196,12 +181,7 @@ class _EnvSource(EnvSettingsSource):
     """``ENGRAM_*`` variables, as pydantic-settings reads them, with a value that is not the JSON a
     list or table setting takes refused naming the variable: pydantic-settings said only `error
     parsing value for field "privacy" from source "EnvSettingsSource"`, which engram then blamed on
-    the config file (``ENGRAM_PRIVACY__KINDS=email`` for ``'["email"]'``). A variable of spaces
-    alone counts as unset, as an empty one does (``engram_env``)."""
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        # (None here is a value: pydantic-settings' ``env_parse_none_str``, which engram does not set.)
-        return {name: value for name, value in super()._load_env_vars().items() if value is None or not _unset(value)}
+    the config file (``ENGRAM_PRIVACY__KINDS=email`` for ``'["email"]'``)."""
 
     def prepare_field_value(self, field_name: str, field: Any, value: Any, value_is_complex: bool) -> Any:
         try:
@@ -385,7 +365,7 @@ class Settings(BaseSettings):
         given = getattr(init_settings, "init_kwargs", {})
         named = _CONFIG_FILE.get()
         # A file named (--config, $ENGRAM_CONFIG) must exist: a mistyped name would run on defaults unsaid.
-        required = named is not None or engram_env("ENGRAM_CONFIG") is not None
+        required = named is not None or bool(os.environ.get("ENGRAM_CONFIG"))
         sources = (init_settings, _EnvSource(settings_cls), _ForeignEnvSource(settings_cls), _ConfigFileSource(
             settings_cls, config_path(given.get("home"), named), given.get("agent"), required=required))
         _SOURCES.set(sources)
@@ -532,7 +512,7 @@ def config_path(home: str | Path | None = None, named: str | Path | None = None)
     """The config file: ``named`` (``--config``), else ``$ENGRAM_CONFIG``, else the first of
     ``CONFIG_NAMES`` in the home (``home`` when given, as ``--home`` gives it, else
     ``default_home()``) that exists, else ``config.toml`` there (may not exist)."""
-    explicit = named or engram_env("ENGRAM_CONFIG")
+    explicit = named or os.environ.get("ENGRAM_CONFIG")
     if explicit:
         return Path(explicit).expanduser()
     home = default_home() if home is None else Path(home).expanduser()
