@@ -622,20 +622,18 @@ def parse_tags(value: str | Iterable[str] | None, field: str = "tags", *, drop_e
     items = value.split(",") if isinstance(value, str) else list(value)
     tags: list[str] = []
     for number, item in enumerate(items, 1):
-        # A list item is named by its index (``tags[1]``), as every door names list items; a tag of
-        # comma-separated text by its place in it. Values are shown as JSON spells them (``got "a,b"``,
-        # ``got 5 (a number)``), as every door's input is JSON or text: never Python's ``'a,b'``.
-        where = field if isinstance(value, str) else f"{field}[{number - 1}]"
+        # Named as JSON spells them (``got "a,b"``, ``got 5 (a number)``), as every door's input is
+        # JSON or text and import errors read so: never Python's ``'a,b'`` or ``None``.
         if not isinstance(item, str):
-            raise ValidationError(where, f"got {jsondoc.kind(item)}", "tags as text")
-        tag = usable_text(where, item).strip().lower()
+            raise ValidationError(field, f"got {jsondoc.kind(item)} in the list", "tags as text")
+        tag = usable_text(field, item).strip().lower()
         if not tag:
             if drop_empty:
                 continue
-            problem = f"tag {number} of {jsondoc.shown(value, 72)} is empty" if isinstance(value, str) else "is empty"
-            raise ValidationError(where, problem, TAGS_ALLOWED)
+            raise ValidationError(field, f"tag {number} of {jsondoc.shown(value if isinstance(value, str) else items, 72)} "
+                                         "is empty", TAGS_ALLOWED)
         if len(tag) > 64 or "," in tag or _NOT_PRINTABLE.search(tag):
-            raise ValidationError(where, f"got {jsondoc.shown(tag, 72)}, not a usable tag",
+            raise ValidationError(field, f"got {jsondoc.shown(tag, 72)}, not a usable tag",
                                   "up to 64 printable characters, no commas")
         if tag not in tags:
             tags.append(tag)

@@ -5,7 +5,6 @@ its ``?tag=``; nothing stored changes. The ``engram`` command as a real process.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from tests.unit.test_cli import engram
@@ -32,8 +31,7 @@ def test_each_option_is_named_as_typed(isolated_home: Path) -> None:
     ):
         refused = engram(isolated_home, *args)
         assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
-        # (a repeated option's item by its index: --tag[1])
-        assert re.match(rf"error: {named}(\[\d\])?: ", refused.stderr), (args, refused.stderr)
+        assert refused.stderr.startswith(f"error: {named}: "), (args, refused.stderr)
         assert "(allowed: " in refused.stderr, (args, refused.stderr)
     listed = json.loads(engram(isolated_home, "--json", "list").stdout)
     assert [(m["key"], m["tags"]) for m in listed] == [("kept", ["garden"])]
@@ -56,8 +54,7 @@ def test_an_option_that_is_its_fields_word_is_named_as_typed(isolated_home: Path
     ):
         refused = engram(isolated_home, *args)
         assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
-        # (a repeated option's item by its index: --tag[1])
-        assert re.match(rf"error: {named}(\[\d\])?: ", refused.stderr), (args, refused.stderr)
+        assert refused.stderr.startswith(f"error: {named}: "), (args, refused.stderr)
     listed = json.loads(engram(isolated_home, "--json", "list").stdout)
     assert [(m["key"], m["content"], m["importance"]) for m in listed] == [("kept", "the tulip bulbs are in the shed", 0.5)]
     assert json.loads(engram(isolated_home, "--json", "history", "list").stdout) == []
@@ -76,8 +73,7 @@ def test_clear_and_the_global_agent_and_session_are_named_as_typed(isolated_home
     ):
         refused = engram(isolated_home, *args)
         assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
-        # (a repeated option's item by its index: --tag[1])
-        assert re.match(rf"error: {named}(\[\d\])?: ", refused.stderr), (args, refused.stderr)
+        assert refused.stderr.startswith(f"error: {named}: "), (args, refused.stderr)
         assert "(allowed: " in refused.stderr, (args, refused.stderr)
     # A --scope naming a bad session is not the --session option.
     refused = engram(isolated_home, "list", "--scope", "session:alice/bad session")

@@ -31,16 +31,16 @@ def mem(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("tags", "empty"), [
-    (["ok", ""], "tags[1]"), (["ok", "  "], "tags[1]"), ([""], "tags[0]"),
-    ("a,,b", 'tags: tag 2 of "a,,b"'), ("a,b,", 'tags: tag 3 of "a,b,"'), (",a", 'tags: tag 1 of ",a"'),
+    (["ok", ""], 'tag 2 of ["ok", ""] is empty'), (["ok", "  "], "tag 2 of"), ([""], 'tag 1 of [""] is empty'),
+    ("a,,b", 'tag 2 of "a,,b" is empty'), ("a,b,", 'tag 3 of "a,b," is empty'), (",a", 'tag 1 of ",a" is empty'),
 ])
 def test_library_refuses_an_empty_tag_and_stores_nothing(mem: Engram, tags: object, empty: str) -> None:
     for write in (lambda: mem.remember("Ada drinks tea", tags=tags),
                   lambda: mem.remember_many([{"content": "Ada drinks tea", "tags": tags}])):
         with pytest.raises(ValidationError) as raised:
             write()
-        # A list item is named by its index (remember_many's: items[0].tags[1]), a tag of text by its place.
-        assert empty in str(raised.value) and "is empty" in raised.value.problem, str(raised.value)
+        assert raised.value.field.endswith("tags")  # (remember_many's: items[0].tags)
+        assert empty in raised.value.problem, raised.value.problem
         assert "none empty" in raised.value.allowed
     assert mem.count() == 0
 
@@ -49,7 +49,7 @@ def test_library_update_refuses_an_empty_tag_and_keeps_the_stored_ones(mem: Engr
     mem.remember("Ada drinks tea", key="tea", tags=["drink"])
     with pytest.raises(ValidationError) as raised:
         mem.update("tea", tags=["hot", ""])
-    assert raised.value.field == "tags[1]"
+    assert raised.value.field == "tags"
     assert mem.get("tea").tags == ("drink",)
 
 
@@ -85,7 +85,7 @@ def test_http_refuses_an_empty_tag_naming_the_field(served: Served) -> None:
     with served.client(served.alice) as http:
         answer = http.post("/api/v1/memory", json={"content": "Ada drinks tea", "tags": ["ok", ""]})
         assert answer.status_code == 422, answer.text
-        assert answer.json()["field"] == "tags[1]" and "is empty" in answer.text, answer.text
+        assert answer.json()["field"] == "tags" and "is empty" in answer.text, answer.text
         assert http.get("/api/v1/memory").json()["memories"] == []
 
 

@@ -210,7 +210,7 @@ def test_tag_errors_spell_the_value_as_json_does(redacting) -> None:
     engram, _ = redacting
     with pytest.raises(ValidationError) as refused:
         engram.remember("a note", tags=["ok", "a,b"])
-    assert str(refused.value) == 'tags[1]: got "a,b", not a usable tag (allowed: up to 64 printable characters, no commas)'
+    assert str(refused.value) == 'tags: got "a,b", not a usable tag (allowed: up to 64 printable characters, no commas)'
     with pytest.raises(ValidationError) as refused:
         engram.remember("a note", tags=["ok", None])
-    assert str(refused.value) == "tags[1]: got null (allowed: tags as text)"
+    assert str(refused.value) == "tags: got null in the list (allowed: tags as text)"
