@@ -311,6 +311,13 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown memory backend {jsondoc.shown(value)} (allowed: {', '.join(names('backend'))})")
         return value
 
+    @field_validator("path", mode="before")
+    @classmethod
+    def _empty_path_is_unset(cls, value: Any) -> Any:
+        # "" is "not set" (the default file in home), as PtrClaw's `"path": ""` means "auto": taken
+        # as a path it was "." (the working folder), which no backend can open.
+        return None if value == "" else value
+
     @field_validator("home", "path", mode="after")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:

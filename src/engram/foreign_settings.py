@@ -192,7 +192,10 @@ def _ptrclaw_database(value: Any, name: str) -> Any:
     """PtrClaw's ``memory.path`` with its SQLite backend names PtrClaw's own database (its schema,
     not engram's): as sclaw's, it is not taken as engram's ``path``. Taken, it stopped every command
     once PtrClaw had made the file (``db.foreign.refuse_foreign``) and, before, made engram's database
-    where PtrClaw then opens its own. With ``"backend": "json"`` the file is shared as it is."""
+    where PtrClaw then opens its own. With ``"backend": "json"`` the file is shared as it is.
+    ``""`` is PtrClaw's "auto" (its default file), no file of its named: nothing to say."""
+    if value == "":
+        return SKIP
     warn_once(name, f"{value!r} is PtrClaw's SQLite database and is not opened as engram's: engram keeps its own "
               f"(`path`, else memory.db in its home) and never changes PtrClaw's; `engram import {value}` brings "
               "its entries and links over")

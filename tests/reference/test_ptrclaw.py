@@ -230,3 +230,29 @@ def test_ptrclaw_recall_limit_0_and_deep_enrich_depth_are_read_as_ptrclaw_reads_
         assert done.returncode == 0, done.stderr
         assert "Tuesday, I think" in done.stdout
         assert server.requests[0].body["messages"][-1]["content"] == "When is the deploy window?"
+
+
+def test_an_empty_path_is_the_default_file_not_the_working_folder(tmp_path) -> None:
+    # PtrClaw: "`path` | string | `""` (auto) | ... Empty uses `~/.ptrclaw/memory.json` or `memory.db`."
+    # engram read "" as the path "." (the working folder): "cannot read .: Is a directory" with the
+    # json backend, and with SQLite a warning that '' is PtrClaw's database, then "cannot open SQLite
+    # database .". ClawCode's `database.path: ""` and engram's own `path = ""` fared the same.
+    import json
+
+    cases = {
+        "ptrclaw-json": ("config.json", json.dumps({"memory": {"backend": "json", "path": ""}}), "memory.json"),
+        "ptrclaw-sqlite": ("config.json", json.dumps({"memory": {"backend": "sqlite", "path": ""}}), "memory.db"),
+        "clawcode": ("config.yaml", 'memory:\n  database:\n    path: ""\n', "memory.db"),
+        "engram": ("config.toml", 'path = ""\n', "memory.db"),
+    }
+    for name, (file, text, made) in cases.items():
+        home = tmp_path / name
+        home.mkdir()
+        (home / file).write_text(text)
+        stored = run_cli(home, "remember", "The deploy window is Tuesday")
+        assert stored.returncode == 0, (name, stored.stderr)
+        assert "PtrClaw's SQLite database" not in stored.stderr, (name, stored.stderr)
+        found = run_cli(home, "--json", "recall", "deploy window")
+        assert found.returncode == 0, (name, found.stderr)
+        assert [h["memory"]["content"] for h in json.loads(found.stdout)["hits"]] == ["The deploy window is Tuesday"]
+        assert (home / made).is_file(), name  # the default file, in engram's home
