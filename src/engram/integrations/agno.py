@@ -42,10 +42,10 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import agent_for_ids, checked_prefix, missing, tool_docs
+from engram.integrations import agent_for_ids, checked_prefix, flag_option, missing, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
-from engram.model import RecallResult, WriteResult, parse_flag
+from engram.model import RecallResult, WriteResult
 
 try:
     from agno.exceptions import RetryAgentRun
@@ -98,7 +98,7 @@ class EngramTools(Toolkit):
             self.aengram, self.engram = None, engram
         else:
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
-        self.per_user = parse_flag(per_user, "per_user")  # a truthy "no" would have mapped users
+        self.per_user = flag_option("per_user", per_user)  # a truthy "no" would have mapped users
         self.user_prefix = checked_prefix("user_prefix", user_prefix, DEFAULT_USER_PREFIX)
         async_tools = None
         if self.aengram is not None:
