@@ -38,15 +38,18 @@ def missing(extra: str, package: str) -> ImportError:
     return ImportError(f"{package} is not installed: {install_hint(extra)}")
 
 
-def refuse_unknown(owner: str, given: Iterable[str], allowed: Iterable[str]) -> None:
+def refuse_unknown(owner: str, given: Iterable[str], allowed: Iterable[str], *, within: str = "") -> None:
     """Refuse a keyword an adapter's constructor does not take, naming it and listing the ones it
     does: a framework's base class that ignores unknown fields (LangChain's, LlamaIndex's) or a
     ``**kwargs`` kept for a framework's registry (ADK's) would otherwise let a mistyped ``top_k``
-    leave ``k`` as it was, unsaid. Raises ``ValidationError`` naming the first unknown keyword."""
+    leave ``k`` as it was, unsaid. ``within``: the argument holding ``given`` as a dict's keys
+    (``session_settings``), named before the key. Raises ``ValidationError`` naming the first
+    unknown keyword."""
     allowed = sorted(set(allowed))
-    unknown = sorted(set(given) - set(allowed))
+    unknown = sorted(set(given) - set(allowed), key=str)
     if unknown:
-        raise ValidationError(unknown[0], f"is not a keyword of {owner}", allowed)
+        raise ValidationError(f"{within}.{unknown[0]}" if within else str(unknown[0]), f"is not a keyword of {owner}",
+                              allowed)
 
 
 def flag_option(field: str, value: Any, none_means: str | None = None) -> bool | None:
