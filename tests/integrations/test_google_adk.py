@@ -309,6 +309,14 @@ def test_a_keyword_the_service_does_not_take_is_refused_naming_it(engram: Engram
     assert EngramMemoryService(engram, agents_dir="/srv/agents").limit == 10
 
 
+def test_a_uri_beside_an_engine_is_refused(engram: Engram, tmp_path: Path) -> None:
+    """The uri was left unused, unsaid: the memories went to the engine's store, not the uri's."""
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryService(engram, uri=f"engram://{tmp_path / 'other'}")
+    assert err.value.field == "uri"
+    assert not (tmp_path / "other").exists()
+
+
 def _note(text: str, **fields: Any) -> MemoryEntry:
     return MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=text)]), **fields)
 

@@ -108,6 +108,9 @@ class EngramMemoryService(BaseMemoryService):
         ``ValidationError`` naming the argument, and any other keyword (a mistyped ``limt=5``
         would otherwise leave ``limit`` at 10, unsaid)."""
         refuse_unknown("EngramMemoryService", unknown, _KEYWORDS)
+        if engram is not None and uri is not None:  # one of them would be left unused, unsaid
+            raise ValidationError("uri", "opens a store, and an engine was given",
+                                  "an engine (EngramMemoryService(mem)), or uri='engram://...' alone")
         if engram is None:
             self.engram, self._owned = _open(uri), True
         elif isinstance(engram, AsyncEngram):
