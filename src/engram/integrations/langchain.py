@@ -68,7 +68,7 @@ class EngramRetriever(BaseRetriever):
         # The options are checked before pydantic sees them, as engram's own errors naming the
         # field: pydantic would read "5" as 5 and "no" as False, refuse "x" in its own words, and
         # wrap an error raised in a validator or model_post_init.
-        _checked({name: fields[name] for name in _SEARCH_OPTIONS if name in fields})
+        fields.update(_checked({name: fields[name] for name in _SEARCH_OPTIONS if name in fields}))
         super().__init__(**fields)
 
     def _search_options(self, per_call: dict[str, Any]) -> dict[str, Any]:

@@ -99,12 +99,12 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
         if fields.get("description") is not None and not isinstance(fields["description"], str):
             raise ValidationError("description", f"got {type(fields['description']).__name__}", "text, or None")
         if "priority" in fields:  # LlamaIndex's: 0 never truncates the block, 1 and up truncate it in that order
-            parse_integer(fields["priority"], "priority", 0, allowed="0 (never truncated) or more")
+            fields["priority"] = parse_integer(fields["priority"], "priority", 0, allowed="0 (never truncated) or more")
         for flag in ("touch", "accept_short_term_memory"):
             if flag in fields:
                 fields[flag] = flag_option(flag, fields[flag], "the engine's recall.touch_on_recall" if flag == "touch" else None)
         if "k" in fields:
-            parse_limit(fields["k"], MAX_RECALL_LIMIT, "k", paged=False)
+            fields["k"] = parse_limit(fields["k"], MAX_RECALL_LIMIT, "k", paged=False)
         if "max_chars" in fields:
             chars = fields["max_chars"]
             if isinstance(chars, bool) or not isinstance(chars, int) or chars < 1:
