@@ -29,6 +29,7 @@ from engram.lifecycle.decay import strengthen
 from engram.lifecycle.settings import StrengthenSettings
 from engram.metrics import Metrics, TimedEmbedder
 from engram.model import (
+    MAX_LINK_DEPTH,
     MAX_LIST_LIMIT,
     MAX_RECALL_LIMIT,
     MAX_RECALL_WINDOW,
@@ -1066,7 +1067,7 @@ class Engram:
         query = parse_query(query)
         if mode not in ("auto", "hybrid", "text", "vector"):
             raise ValidationError("mode", f"unknown mode {jsondoc.shown(mode)}", ["auto", "hybrid", "text", "vector"])
-        depth = parse_integer(depth, "depth", 0, 3)
+        depth = parse_integer(depth, "depth", 0, MAX_LINK_DEPTH)
         if touch is not None:  # a truthy "no" (an adapter's per-call option) would have touched
             touch = parse_flag(touch, "touch")
         limit = parse_limit(self.recall_settings.limit if limit is None else limit, MAX_RECALL_LIMIT)

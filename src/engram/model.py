@@ -486,6 +486,7 @@ def parse_ref(value: Any, field_name: str = "ref") -> str:
 # Bounds on how much one call returns (HTTP, MCP, CLI and library alike); more comes by paging
 # with ``offset``. A recall ranks ``offset + limit`` hits, so its window is bounded too.
 MAX_RECALL_LIMIT = 100
+MAX_LINK_DEPTH = 3  # how many link hops a recall may follow (``depth``)
 MAX_RECALL_WINDOW = 1000
 MAX_LIST_LIMIT = 1000
 # A page start past any store's size; a larger one overflowed the stores' 64-bit integers

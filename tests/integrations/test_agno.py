@@ -227,8 +227,21 @@ def test_per_user_refuses_a_run_without_a_usable_user_id(engram: Engram, server:
     (lambda e: EngramTools(e, user_prefix="no spaces "), "user_prefix"),
     (lambda e: EngramTools(e, user_prefix=None), "user_prefix"),
     (lambda e: EngramTools(e, per_user="no"), "per_user"),  # truthy: it turned per-user mapping on
+    # Agno's Toolkit raised a TypeError for an unknown keyword, an AttributeError for a name of 1,
+    # and took cache_results="no" unchecked, for its own lax reading:
+    (lambda e: EngramTools(e, bogus=1), "bogus"),
+    (lambda e: EngramTools(e, tools=[]), "tools"),
+    (lambda e: EngramTools(e, name=1), "name"),
+    (lambda e: EngramTools(e, cache_results="no"), "cache_results"),
+    (lambda e: EngramTools(e, add_instructions=1), "add_instructions"),
 ])
 def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], Any], field: str) -> None:
     with pytest.raises(ValidationError) as err:
         make(engram)
     assert err.value.field == field
+
+
+def test_agno_s_own_keywords_still_reach_its_toolkit(engram: Engram) -> None:
+    tools = EngramTools(engram, name="memory", include_tools=["recall"], cache_results=False, instructions="Use it.")
+    assert (tools.name, tools.include_tools, tools.cache_results, tools.instructions) == (
+        "memory", ["recall"], False, "Use it.")

@@ -29,7 +29,7 @@ from engram.aio import AsyncEngram  # noqa: E402
 from engram.backends.sqlite import backups_for  # noqa: E402
 from engram.engine import Engram, Filters  # noqa: E402
 from engram.errors import StorageError, ValidationError  # noqa: E402
-from engram.integrations.autogen import EngramMemory  # noqa: E402
+from engram.integrations.autogen import EngramMemory, EngramMemoryConfig  # noqa: E402
 from engram.store.inmemory import InMemoryMemoryStore  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
 
@@ -300,6 +300,24 @@ def test_a_memory_built_from_config_opens_its_store_on_first_use(tmp_path: Path,
 
     with pytest.raises(Exception, match="limit"):  # a mistyped key is refused, not ignored
         EngramMemory.load_component({"provider": "engram.integrations.autogen.EngramMemory", "config": {"limit": 3}})
+
+
+@pytest.mark.parametrize(("config", "field"), [
+    ({"limit": 3}, "limit"), ({"k": "x"}, "k"), ({"k": "5"}, "k"), ({"k": True}, "k"), ({"k": 0}, "k"),
+    ({"home": 7}, "home"), ({"agent": ["carol"]}, "agent"),
+])
+def test_a_bad_config_is_refused_as_engram_s_error_naming_the_key(isolated_home: Path, config: dict,
+                                                                  field: str) -> None:
+    """pydantic refused a mistyped key or ``"k": "x"`` in its own words and read ``"k": "5"`` as 5,
+    where ``EngramMemory(k="5")`` is refused: a config (loaded, or made in code) is checked as the
+    constructor's arguments are, with engram's ``ValidationError`` naming the key."""
+    with pytest.raises(ValidationError) as err:
+        EngramMemory.load_component({"provider": "engram.integrations.autogen.EngramMemory", "config": config})
+    assert err.value.field == field and err.value.allowed
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryConfig(**config)
+    assert err.value.field == field
+    assert EngramMemoryConfig.model_validate({"k": 3, "agent": "carol"}).k == 3
 
 
 def test_a_store_chosen_in_code_by_path_reopens_from_its_config(tmp_path: Path, isolated_home: Path) -> None:

@@ -279,6 +279,44 @@ def test_adk_builds_the_service_from_a_uri_in_services_yaml(isolated_home: Path,
         assert [m.content for m in reopened.for_agent("adk:shop:alice").list()] == ["Call me Al"]
 
 
+def test_adk_s_own_service_factory_builds_the_service_with_what_it_passes(isolated_home: Path, tmp_path: Path) -> None:
+    """``adk web``/``adk api_server`` build the memory service through ADK's own factory, which
+    passes ``uri=`` and ``agents_dir=`` (google.adk.cli.utils.service_factory): both are taken."""
+    from google.adk.cli.utils.service_factory import create_memory_service_from_options
+
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "services.yaml").write_text(
+        "services:\n  - scheme: engram\n    type: memory\n"
+        "    class: engram.integrations.google_adk.EngramMemoryService\n")
+    load_services_module(str(agents))
+    service = create_memory_service_from_options(base_dir=agents, memory_service_uri=f"engram://{tmp_path / 'home'}")
+    assert isinstance(service, EngramMemoryService)
+    service.close()
+
+
+def test_a_keyword_the_service_does_not_take_is_refused_naming_it(engram: Engram) -> None:
+    """A mistyped ``limt=5`` was swallowed (the keywords ADK's registry passes were all accepted),
+    leaving ``limit`` at 10, unsaid: now only ``agents_dir`` is taken beside the service's own."""
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryService(engram, bogus=1)
+    assert err.value.field == "bogus"
+    assert err.value.allowed is not None
+    assert "agents_dir" in err.value.allowed and "limit" in err.value.allowed
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryService(engram, limt=5)
+    assert err.value.field == "limt"
+    assert EngramMemoryService(engram, agents_dir="/srv/agents").limit == 10
+
+
+def test_a_uri_beside_an_engine_is_refused(engram: Engram, tmp_path: Path) -> None:
+    """The uri was left unused, unsaid: the memories went to the engine's store, not the uri's."""
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryService(engram, uri=f"engram://{tmp_path / 'other'}")
+    assert err.value.field == "uri"
+    assert not (tmp_path / "other").exists()
+
+
 def _note(text: str, **fields: Any) -> MemoryEntry:
     return MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=text)]), **fields)
 

@@ -103,6 +103,37 @@ def test_a_bad_search_option_names_itself(engram: Engram, made: dict, per_call: 
         assert err.value.field == field
 
 
+@pytest.mark.parametrize(("made", "field"), [
+    ({"k": "x"}, "k"), ({"k": "5"}, "k"), ({"k": True}, "k"), ({"depth": "x"}, "depth"), ({"depth": "1"}, "depth"),
+    ({"depth": 4}, "depth"), ({"min_relevance": "x"}, "min_relevance"), ({"touch": "no"}, "touch"),
+    ({"touch": 0}, "touch"), ({"filters": {"tags": ["work"]}}, "filters"), ({"engram": "memory.db"}, "engram"),
+])
+def test_a_bad_field_is_refused_when_made_as_engram_s_error(engram: Engram, made: dict, field: str) -> None:
+    """The constructor refuses as a call does, with engram's ``ValidationError`` (a ``ValueError``)
+    naming the field and what is allowed: pydantic refused ``k="x"`` in its own words, and read
+    ``k="5"`` as 5, ``touch="no"`` as False and a dict as ``Filters``, where a call refuses each."""
+    from engram.errors import ValidationError
+
+    with pytest.raises(ValidationError) as err:
+        EngramRetriever(**{"engram": engram, **made})
+    assert err.value.field == field
+    assert isinstance(err.value, ValueError) and err.value.allowed
+
+
+def test_a_retriever_without_an_engram_is_refused_naming_it() -> None:
+    from engram.errors import ValidationError
+
+    with pytest.raises(ValidationError) as err:
+        EngramRetriever(k=2)
+    assert (err.value.field, err.value.problem) == ("engram", "is required")
+
+
+def test_touch_made_and_per_call_is_true_false_or_none(engram: Engram) -> None:
+    assert EngramRetriever(engram=engram, touch=False).touch is False
+    assert EngramRetriever(engram=engram, touch=None).touch is None
+    assert EngramRetriever(engram=engram, depth=3, k=2).depth == 3
+
+
 @pytest.mark.parametrize(("made", "per_call"), [({"k": 0}, None), ({}, {"k": 101})])
 def test_a_bad_k_says_what_the_retriever_allows(engram: Engram, made: dict, per_call: dict | None) -> None:
     # The retriever has no offset: its error must not send the caller to page with one.

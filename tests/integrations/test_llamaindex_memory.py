@@ -176,6 +176,26 @@ def test_a_bad_field_names_itself(engram: Engram, fields: dict, field: str) -> N
     assert err.value.field == field
 
 
+@pytest.mark.parametrize(("fields", "field"), [
+    ({"touch": "no"}, "touch"), ({"touch": 1}, "touch"), ({"accept_short_term_memory": "no"}, "accept_short_term_memory"),
+    ({"accept_short_term_memory": None}, "accept_short_term_memory"), ({"name": 1}, "name"), ({"name": " "}, "name"),
+    ({"description": 1}, "description"), ({"priority": "1"}, "priority"), ({"priority": -1}, "priority"),
+])
+def test_a_field_pydantic_would_read_or_refuse_itself_is_engram_s_to_refuse(engram: Engram, fields: dict,
+                                                                              field: str) -> None:
+    """pydantic read ``touch="no"`` as False (a per-call ``touch="no"`` is refused) and "1" as 1, and
+    refused a name of 1 in its own words: each is engram's ``ValidationError`` naming the field."""
+    with pytest.raises(ValidationError) as err:
+        EngramMemoryBlock(**{"engram": engram, **fields})
+    assert err.value.field == field and err.value.allowed
+
+
+def test_flags_and_priority_as_given(engram: Engram) -> None:
+    block = EngramMemoryBlock(engram=engram, touch=False, accept_short_term_memory=False, priority=2, name="recalled")
+    assert (block.touch, block.accept_short_term_memory, block.priority, block.name) == (False, False, 2, "recalled")
+    assert EngramMemoryBlock(engram=engram, touch=None).touch is None
+
+
 def test_a_bad_message_is_named_by_its_place_and_nothing_is_stored(engram: Engram) -> None:
     block = EngramMemoryBlock(engram=engram)
     with pytest.raises(ValidationError) as err:

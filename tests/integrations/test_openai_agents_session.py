@@ -200,6 +200,19 @@ def test_session_settings_limit_the_history_as_the_sdk_sessions_do(engram: Engra
     assert err.value.field == "session_settings"
 
 
+@pytest.mark.parametrize(("settings", "field"), [
+    ({"limt": 2}, "session_settings.limt"), ({"limit": "2"}, "session_settings.limit"),
+    ({"limit": "x"}, "session_settings.limit"), ({"limit": True}, "session_settings.limit"),
+])
+def test_session_settings_as_a_dict_are_checked_as_engram_s_errors(engram: Engram, settings: dict, field: str) -> None:
+    """A dict's unknown key was dropped, unsaid (the SDK's own sessions refuse one), "2" was read as
+    2, and "x" was refused in pydantic's words: each is engram's ``ValidationError`` naming it."""
+    with pytest.raises(ValidationError) as err:
+        EngramSession("limited", engram, session_settings=settings)
+    assert err.value.field == field and err.value.allowed
+    assert EngramSession("limited", engram, session_settings={"limit": None}).session_settings.limit is None
+
+
 def test_items_engram_refuses_add_none_of_them(engram: Engram) -> None:
     session = EngramSession("batch", engram)
     items = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},

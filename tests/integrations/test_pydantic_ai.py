@@ -248,6 +248,11 @@ def test_a_run_whose_write_fails_half_way_saves_none_of_it(engram: Engram) -> No
 
 @pytest.mark.parametrize(("make", "field"), [
     (lambda e: EngramToolset(e), "engram"),  # a sync Engram: the tools are async
+    # Pydantic AI took these unchecked:
+    (lambda e: EngramToolset(AsyncEngram(e), id=1), "id"), (lambda e: EngramToolset(AsyncEngram(e), id=""), "id"),
+    (lambda e: EngramToolset(AsyncEngram(e), max_retries="x"), "max_retries"),
+    (lambda e: EngramToolset(AsyncEngram(e), max_retries=-1), "max_retries"),
+    (lambda e: EngramToolset(AsyncEngram(e), max_retries=True), "max_retries"),
     (lambda e: EngramMessageStore("not an engine"), "engram"),
     (lambda e: EngramMessageStore(e).messages("has:colon"), "conversation_id"),
     (lambda e: EngramMessageStore(e).messages("ok", limit=-1), "limit"),

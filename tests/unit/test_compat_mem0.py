@@ -159,6 +159,22 @@ def test_bad_input_names_the_field_and_stores_nothing(m: Memory) -> None:
     assert m.engram.count() == 0
 
 
+def test_an_engine_or_extractor_that_is_not_one_is_refused_when_made(m: Memory, tmp_path: Path) -> None:
+    """``Memory("memory.db")`` was taken and failed at the first call as an ``AttributeError``;
+    an extractor that cannot extract failed at the first ``add``: each is refused naming it."""
+    from engram.aio import AsyncEngram
+    from engram.compat.mem0_async import AsyncMemory
+
+    for make, field in ((lambda: Memory(str(tmp_path / "memory.db")), "engram"),  # type: ignore[arg-type]
+                        (lambda: AsyncMemory(42), "engram"),  # type: ignore[arg-type]
+                        (lambda: Memory(m.engram, extractor="rules"), "extractor")):  # type: ignore[arg-type]
+        with pytest.raises(ValidationError) as err:
+            make()
+        assert err.value.field == field and err.value.allowed
+    assert not (tmp_path / "memory.db").exists()
+    assert Memory(AsyncEngram(m.engram)).engram is m.engram
+
+
 def test_mem0_async_quickstart(isolated_home: Path) -> None:
     import asyncio
     import threading

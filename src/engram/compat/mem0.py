@@ -51,6 +51,7 @@ from typing import Any
 
 from engram import jsondoc
 from engram.agent.extract import Fact, FactExtractor, LLMExtractor, RuleExtractor
+from engram.aio import AsyncEngram
 from engram.audit import AuditEntry
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
@@ -308,7 +309,20 @@ class Memory:
     """mem0's ``Memory`` API over engram. ``Memory()`` opens the configured engram store
     (``Engram.from_settings()``); pass ``engram=`` to use one you built."""
 
-    def __init__(self, engram: Engram | None = None, *, extractor: FactExtractor | None = None) -> None:
+    def __init__(self, engram: Engram | AsyncEngram | None = None, *, extractor: FactExtractor | None = None) -> None:
+        """``engram``: the engine (an ``AsyncEngram``'s is used) whose store holds the memories;
+        ``extractor``: what turns ``add(infer=True)``'s messages into facts (an object with
+        ``extract``, as ``engram.agent.extract``'s). Raises ``ValidationError`` naming either when
+        it is not one, before any store is opened (a path given as ``engram`` failed at the first
+        call, as an ``AttributeError``)."""
+        if isinstance(engram, AsyncEngram):
+            engram = engram.engram
+        if engram is not None and not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}",
+                                  "an Engram or AsyncEngram, or None (the configured store)")
+        if extractor is not None and not callable(getattr(extractor, "extract", None)):
+            raise ValidationError("extractor", f"got {type(extractor).__name__}",
+                                  "a fact extractor (engram.agent.extract's RuleExtractor or LLMExtractor), or None")
         self.engram = engram if engram is not None else Engram.from_settings()
         self.extractor = extractor if extractor is not None else RuleExtractor()
 

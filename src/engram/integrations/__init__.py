@@ -6,10 +6,12 @@ Importing one without its extra raises an ``ImportError`` naming the ``pip insta
 import hashlib
 import json
 import string
+from collections.abc import Iterable
+from typing import Any
 
 from engram.about import install_hint
 from engram.errors import ValidationError
-from engram.model import MAX_MESSAGE_CHARS, make_scope
+from engram.model import MAX_MESSAGE_CHARS, make_scope, parse_flag
 
 # What goes before a LangGraph namespace label to name its engram agent (``EngramStore``'s
 # ``agent_prefix``), so that a label (a user's id, data) never names one of the application's own
@@ -34,6 +36,34 @@ def history_text(text: str) -> str:
 
 def missing(extra: str, package: str) -> ImportError:
     return ImportError(f"{package} is not installed: {install_hint(extra)}")
+
+
+def refuse_unknown(owner: str, given: Iterable[str], allowed: Iterable[str], *, within: str = "") -> None:
+    """Refuse a keyword an adapter's constructor does not take, naming it and listing the ones it
+    does: a framework's base class that ignores unknown fields (LangChain's, LlamaIndex's) or a
+    ``**kwargs`` kept for a framework's registry (ADK's) would otherwise let a mistyped ``top_k``
+    leave ``k`` as it was, unsaid. ``within``: the argument holding ``given`` as a dict's keys
+    (``session_settings``), named before the key. Raises ``ValidationError`` naming the first
+    unknown keyword."""
+    allowed = sorted(set(allowed))
+    unknown = sorted(set(given) - set(allowed), key=str)
+    if unknown:
+        raise ValidationError(f"{within}.{unknown[0]}" if within else str(unknown[0]), f"is not a keyword of {owner}",
+                              allowed)
+
+
+def flag_option(field: str, value: Any, none_means: str | None = None) -> bool | None:
+    """An adapter's yes/no option (``touch``, ``writable``, ``per_user``) as its constructor takes
+    it: True or False, by the rule a per-call ``touch`` follows (``parse_flag``: a pydantic field
+    would read "no" as False and 1 as True); None as well when ``none_means`` says what None
+    chooses. Raises ``ValidationError`` naming ``field``."""
+    if value is None and none_means is not None:
+        return None
+    try:
+        return parse_flag(value, field)
+    except ValidationError as exc:
+        allowed = "True or False" + (f", or None ({none_means})" if none_means is not None else "")
+        raise ValidationError(field, exc.problem, allowed) from None
 
 
 def checked_prefix(field: str, value: object, example: str) -> str:

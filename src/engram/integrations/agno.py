@@ -34,6 +34,7 @@ toolkit is one engram agent, chosen where it is built.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,10 +43,10 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import agent_for_ids, checked_prefix, missing, tool_docs
+from engram.integrations import agent_for_ids, checked_prefix, flag_option, missing, refuse_unknown, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
-from engram.model import RecallResult, WriteResult, parse_flag
+from engram.model import RecallResult, WriteResult
 
 try:
     from agno.exceptions import RetryAgentRun
@@ -80,6 +81,12 @@ def _recalled(result: RecallResult) -> str:
     return _json(tool_recall(result.hits, result.notes))
 
 
+# The keywords of Agno's ``Toolkit`` an ``EngramTools`` passes on (its tools are its own), and its own.
+_TOOLKIT = {name: parameter for name, parameter in inspect.signature(Toolkit.__init__).parameters.items()
+            if name not in ("self", "name", "tools", "async_tools")}
+_OWN = ("engram", "per_user", "user_prefix", "name")
+
+
 class EngramTools(Toolkit):
     """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory (or, with
     ``per_user``, over the memory of the run's user)."""
@@ -89,8 +96,15 @@ class EngramTools(Toolkit):
         """``engram``: the ``Engram`` or ``AsyncEngram`` (view) whose agent the tools act for; an
         ``AsyncEngram`` adds async variants for ``agent.arun``. ``per_user``: act instead for the
         agent ``user_prefix`` + the run's ``user_id``. Other keywords go to Agno's ``Toolkit``
-        (``include_tools``, ``requires_confirmation_tools``, ``instructions``, ...). Raises
-        ``ValidationError`` naming ``engram`` or ``user_prefix``."""
+        (``include_tools``, ``requires_confirmation_tools``, ``instructions``, ...); its yes/no ones
+        (``cache_results``, ...) by the rule ``per_user`` follows. Raises ``ValidationError`` naming
+        ``engram``, ``name``, ``user_prefix``, a flag, or a keyword neither takes."""
+        refuse_unknown("EngramTools", toolkit, [*_OWN, *_TOOLKIT])
+        if not isinstance(name, str) or not name.strip():  # Agno failed on it with an AttributeError
+            raise ValidationError("name", f"got {name!r}", "a non-empty toolkit name")
+        for key, value in toolkit.items():
+            if isinstance(_TOOLKIT[key].default, bool):  # Agno takes any value, read later by its own rules
+                toolkit[key] = flag_option(key, value)
         if isinstance(engram, AsyncEngram):
             self.aengram: AsyncEngram | None = engram
             self.engram: Engram = engram.engram
@@ -98,7 +112,7 @@ class EngramTools(Toolkit):
             self.aengram, self.engram = None, engram
         else:
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
-        self.per_user = parse_flag(per_user, "per_user")  # a truthy "no" would have mapped users
+        self.per_user = flag_option("per_user", per_user)  # a truthy "no" would have mapped users
         self.user_prefix = checked_prefix("user_prefix", user_prefix, DEFAULT_USER_PREFIX)
         async_tools = None
         if self.aengram is not None:

@@ -59,7 +59,7 @@ from typing import Any, Self, TypeVar
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import StorageError, ValidationError
-from engram.integrations import missing
+from engram.integrations import missing, refuse_unknown
 from engram.model import MAX_RECALL_LIMIT, Hit, make_scope, parse_limit
 
 try:
@@ -82,6 +82,10 @@ _CONTENT_FIELDS = {"content": "content.content", "metadata": "content.metadata"}
 T = TypeVar("T")
 
 
+# What opens a store, in the order a mistake is named.
+_OPENING = ("home", "agent", "session", "backend", "path")
+
+
 class EngramMemoryConfig(BaseModel):
     """What ``EngramMemory.load_component`` reopens: the engram home (None: the configured one),
     the backend and its file when not the configured ones (a store chosen in code:
@@ -96,6 +100,31 @@ class EngramMemoryConfig(BaseModel):
     agent: str | None = None
     session: str | None = None
     k: int = DEFAULT_K
+
+    # A config is checked before pydantic sees it, as engram's errors naming the key, by the rules
+    # ``EngramMemory`` applies to the same arguments: pydantic read ``"k": "5"`` as 5 and refused
+    # ``"k": "x"`` or a mistyped key in its own words. ``load_component`` validates the config
+    # through ``model_validate``, code through the constructor.
+    def __init__(self, **data: Any) -> None:
+        _check_config(data)
+        super().__init__(**data)
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> EngramMemoryConfig:
+        if isinstance(obj, Mapping):
+            _check_config(obj)
+        return super().model_validate(obj, **kwargs)
+
+
+def _check_config(data: Mapping[str, Any]) -> None:
+    """Raises ``ValidationError`` naming a key of an ``EngramMemoryConfig`` it does not have, a
+    ``k`` that is not 1 to 100, or a store argument that is not a string or None."""
+    refuse_unknown("EngramMemoryConfig", data, EngramMemoryConfig.model_fields)
+    if "k" in data:
+        parse_limit(data["k"], MAX_RECALL_LIMIT, "k", paged=False)
+    for name in _OPENING:
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise ValidationError(name, f"got {type(data[name]).__name__}", "a string, or None")
 
 
 class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
@@ -121,11 +150,9 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
         self._owned = engram is None
         self._closed = False
         self._lock = threading.Lock()
-        opening = (("home", home), ("agent", agent), ("session", session), ("backend", backend), ("path", path))
+        opening = tuple(zip(_OPENING, (home, agent, session, backend, path), strict=True))
         if engram is None:
-            for name, value in opening:
-                if value is not None and not isinstance(value, str):
-                    raise ValidationError(name, f"got {type(value).__name__}", "a string, or None")
+            _check_config(dict(opening))
             if agent is not None or session is not None:
                 make_scope(agent or "default", session)  # a bad name is refused now, not on first use
             self._opening = {name: value for name, value in opening if value is not None}

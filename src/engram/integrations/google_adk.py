@@ -67,7 +67,7 @@ from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.importers.apply import apply_plan
 from engram.importers.base import Plan, Record, record_id
-from engram.integrations import agent_for_ids, checked_prefix, missing
+from engram.integrations import agent_for_ids, checked_prefix, missing, refuse_unknown
 from engram.model import Category, Memory, parse_content, parse_metadata
 from engram.temporal.instants import python_isoformat
 
@@ -88,6 +88,9 @@ log = logging.getLogger(__name__)
 KIND = "google-adk"
 DEFAULT_AGENT_PREFIX = "adk:"
 _UNKNOWN_SESSION = "__unknown_session_id__"  # ADK's own services' name for events added without one
+# The service's keywords: its own, and the one ADK's service registry passes beside ``uri``
+# (google.adk.cli.utils.service_factory: ``create_memory_service(uri, agents_dir=...)``).
+_KEYWORDS = ("engram", "uri", "agent_prefix", "limit", "category", "agents_dir")
 
 
 class EngramMemoryService(BaseMemoryService):
@@ -95,13 +98,19 @@ class EngramMemoryService(BaseMemoryService):
 
     def __init__(self, engram: Engram | AsyncEngram | None = None, *, uri: str | None = None,
                  agent_prefix: str = DEFAULT_AGENT_PREFIX, limit: int = 10,
-                 category: str = Category.KNOWLEDGE.value, **_adk: Any) -> None:
+                 category: str = Category.KNOWLEDGE.value, agents_dir: str | None = None, **unknown: Any) -> None:
         """``engram``: the ``Engram`` or ``AsyncEngram`` whose store holds the memories (its own
         agent is not used: each user of each app gets ``agent_prefix`` + ``app_name:user_id``).
         Without one, ``uri`` (``engram://`` or ``engram:///path/to/home``, what ADK's service
         registry passes) opens the configured store, which ``close()`` closes. ``limit``: how many
-        memories a search returns. ``category``: of the memories events become. Other keywords
-        (ADK's ``agents_dir``) are ignored. Raises ``ValidationError`` naming the argument."""
+        memories a search returns. ``category``: of the memories events become. ``agents_dir`` is
+        what ADK's registry passes beside ``uri`` (the agents' folder), not used. Raises
+        ``ValidationError`` naming the argument, and any other keyword (a mistyped ``limt=5``
+        would otherwise leave ``limit`` at 10, unsaid)."""
+        refuse_unknown("EngramMemoryService", unknown, _KEYWORDS)
+        if engram is not None and uri is not None:  # one of them would be left unused, unsaid
+            raise ValidationError("uri", "opens a store, and an engine was given",
+                                  "an engine (EngramMemoryService(mem)), or uri='engram://...' alone")
         if engram is None:
             self.engram, self._owned = _open(uri), True
         elif isinstance(engram, AsyncEngram):

@@ -22,8 +22,8 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
-from engram.integrations import missing
-from engram.model import MAX_RECALL_LIMIT, Hit, parse_limit, parse_relevance
+from engram.integrations import flag_option, missing, refuse_unknown
+from engram.model import MAX_LINK_DEPTH, MAX_RECALL_LIMIT, Hit, parse_integer, parse_limit, parse_relevance
 
 try:
     from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -54,28 +54,30 @@ class EngramRetriever(BaseRetriever):
     touch: bool | None = None  # None: the engine's recall.touch_on_recall
 
     def __init__(self, **fields: Any) -> None:
+        """Raises ``ValidationError`` (engram's, a ``ValueError``) naming a field it refuses: a
+        missing or wrong ``engram``, a bad search option (by the rules a call's options follow:
+        ``k="5"`` and ``touch="no"`` are refused, not read as 5 and False), or a field the
+        retriever does not have."""
         if isinstance(fields.get("engram"), AsyncEngram):  # its engine: recall runs in a worker thread anyway
             fields["engram"] = fields["engram"].engram
         # LangChain's BaseRetriever ignores unknown fields: a mistyped ``top_k=2`` would leave k at 4, unsaid.
-        unknown = sorted(set(fields) - set(type(self).model_fields))
-        if unknown:
-            raise ValidationError(unknown[0], "is not a field of EngramRetriever", sorted(type(self).model_fields))
+        refuse_unknown("EngramRetriever", fields, type(self).model_fields)
+        if not isinstance(fields.get("engram"), Engram):
+            raise ValidationError("engram", "is required" if "engram" not in fields else
+                                  f"got {type(fields['engram']).__name__}", "an Engram or AsyncEngram")
+        # The options are checked before pydantic sees them, as engram's own errors naming the
+        # field: pydantic would read "5" as 5 and "no" as False, refuse "x" in its own words, and
+        # wrap an error raised in a validator or model_post_init.
+        fields.update(_checked({name: fields[name] for name in _SEARCH_OPTIONS if name in fields}))
         super().__init__(**fields)
-        # A bad k or min_relevance is refused when the retriever is made, as engram's own error
-        # naming it (pydantic would wrap one raised by a validator or model_post_init).
-        self._search_options({})
 
     def _search_options(self, per_call: dict[str, Any]) -> dict[str, Any]:
         """Recall's arguments: the retriever's fields, with this call's keywords in their place."""
         unknown = sorted(set(per_call) - set(_SEARCH_OPTIONS) - _LANGCHAIN_OWN)
         if unknown:
             raise ValidationError(unknown[0], "is not a search option of EngramRetriever", list(_SEARCH_OPTIONS))
-        options = {name: per_call.get(name, getattr(self, name)) for name in _SEARCH_OPTIONS}
-        options["limit"] = parse_limit(options.pop("k"), MAX_RECALL_LIMIT, "k", paged=False)  # no offset here
-        if options["min_relevance"] is not None:
-            options["min_relevance"] = parse_relevance(options["min_relevance"])
-        if options["filters"] is not None and not isinstance(options["filters"], Filters):
-            raise ValidationError("filters", f"got {type(options['filters']).__name__}", "an engram Filters, or None")
+        options = _checked({name: per_call.get(name, getattr(self, name)) for name in _SEARCH_OPTIONS})
+        options["limit"] = options.pop("k")
         return options
 
     def _recall(self, query: str, per_call: dict[str, Any]) -> list[Document]:
@@ -93,5 +95,23 @@ class EngramRetriever(BaseRetriever):
 
 # Each may be given per call, as a vector-store retriever's search kwargs are.
 _SEARCH_OPTIONS = ("k", "filters", "min_relevance", "depth", "touch")
+
+
+def _checked(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` (some of ``_SEARCH_OPTIONS``) checked, the same made or per call; raises
+    ``ValidationError`` naming the first refused. ``depth`` and a per-call ``touch`` are recall's to
+    check; a retriever's ``touch`` is checked here, where None (the engine's setting) is allowed."""
+    checked = dict(options)
+    if "k" in checked:
+        checked["k"] = parse_limit(checked["k"], MAX_RECALL_LIMIT, "k", paged=False)  # no offset here
+    if checked.get("min_relevance") is not None:
+        checked["min_relevance"] = parse_relevance(checked["min_relevance"])
+    if checked.get("filters") is not None and not isinstance(checked["filters"], Filters):
+        raise ValidationError("filters", f"got {type(checked['filters']).__name__}", "an engram Filters, or None")
+    if "depth" in checked:
+        checked["depth"] = parse_integer(checked["depth"], "depth", 0, MAX_LINK_DEPTH)
+    if "touch" in checked:
+        checked["touch"] = flag_option("touch", checked["touch"], "the engine's recall.touch_on_recall")
+    return checked
 # BaseRetriever.invoke hands its own ``verbose`` on with the caller's keywords: not a search option.
 _LANGCHAIN_OWN = frozenset({"verbose"})

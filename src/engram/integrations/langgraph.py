@@ -64,7 +64,7 @@ from engram import jsondoc
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, missing
+from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, flag_option, missing
 from engram.integrations.langgraph_filters import (
     namespace_matches,
     namespace_where,
@@ -142,8 +142,8 @@ def _ttl_config(ttl: Any) -> TTLConfig | None:
     unknown = sorted(set(ttl) - set(_TTL_KEYS))
     if unknown:
         raise ValidationError("ttl", f"unknown keys {unknown}", list(_TTL_KEYS))
-    if "refresh_on_read" in ttl and not isinstance(ttl["refresh_on_read"], bool):
-        raise ValidationError("ttl.refresh_on_read", f"{ttl['refresh_on_read']!r} is not a bool", "True or False")
+    if "refresh_on_read" in ttl:
+        ttl = {**ttl, "refresh_on_read": flag_option("ttl.refresh_on_read", ttl["refresh_on_read"])}
     _minutes(ttl.get("default_ttl"), "ttl.default_ttl")
     _minutes(ttl.get("sweep_interval_minutes"), "ttl.sweep_interval_minutes")
     return TTLConfig(**ttl)  # type: ignore[typeddict-item]

@@ -37,8 +37,8 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import missing
-from engram.model import MAX_RECALL_LIMIT, Category, Hit, parse_limit, parse_relevance
+from engram.integrations import flag_option, missing, refuse_unknown
+from engram.model import MAX_RECALL_LIMIT, Category, Hit, parse_integer, parse_limit, parse_relevance
 
 try:
     from llama_index.core.base.llms.types import ChatMessage
@@ -93,11 +93,18 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
         if not isinstance(fields.get("engram"), Engram):
             raise ValidationError("engram", f"got {type(fields.get('engram')).__name__}", "an Engram or AsyncEngram")
         # LlamaIndex's blocks ignore unknown fields: a mistyped ``limit=3`` would leave k at 5, unsaid.
-        unknown = sorted(set(fields) - set(type(self).model_fields))
-        if unknown:
-            raise ValidationError(unknown[0], "is not a field of EngramMemoryBlock", sorted(type(self).model_fields))
+        refuse_unknown("EngramMemoryBlock", fields, type(self).model_fields)
+        if "name" in fields and (not isinstance(fields["name"], str) or not fields["name"].strip()):
+            raise ValidationError("name", f"got {fields['name']!r}", "a non-empty block name")
+        if fields.get("description") is not None and not isinstance(fields["description"], str):
+            raise ValidationError("description", f"got {type(fields['description']).__name__}", "text, or None")
+        if "priority" in fields:  # LlamaIndex's: 0 never truncates the block, 1 and up truncate it in that order
+            fields["priority"] = parse_integer(fields["priority"], "priority", 0, allowed="0 (never truncated) or more")
+        for flag in ("touch", "accept_short_term_memory"):
+            if flag in fields:
+                fields[flag] = flag_option(flag, fields[flag], "the engine's recall.touch_on_recall" if flag == "touch" else None)
         if "k" in fields:
-            parse_limit(fields["k"], MAX_RECALL_LIMIT, "k", paged=False)
+            fields["k"] = parse_limit(fields["k"], MAX_RECALL_LIMIT, "k", paged=False)
         if "max_chars" in fields:
             chars = fields["max_chars"]
             if isinstance(chars, bool) or not isinstance(chars, int) or chars < 1:

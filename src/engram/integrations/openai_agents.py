@@ -28,6 +28,7 @@ pairing is the SDK's, so it is done here rather than in ``engram.history``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from typing import Any
 
@@ -35,7 +36,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import PART_ALLOWED, conversation_key
-from engram.integrations import history_text, missing
+from engram.integrations import history_text, missing, refuse_unknown
 from engram.model import Message
 
 try:
@@ -88,6 +89,13 @@ def _item(message: Message) -> Any:
     return {"role": role, "content": message.content}
 
 
+def _check_limit(limit: Any, field: str) -> None:
+    """A count of the latest items to read, or None (or a negative count) for all; raises
+    ``ValidationError`` naming ``field``."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        raise ValidationError(field, f"got {type(limit).__name__}", "a count, or None (or a negative count) for all")
+
+
 class EngramSession(SessionABC):
     """A conversation of the Agents SDK, stored in engram's history."""
 
@@ -107,6 +115,11 @@ class EngramSession(SessionABC):
         except ValidationError as exc:
             raise ValidationError("session_id", exc.problem, PART_ALLOWED) from None
         if isinstance(session_settings, dict):
+            # As the SDK's own sessions take one: an unknown key is refused (pydantic's dataclass
+            # dropped it, unsaid), and ``limit`` by the rule ``get_items`` applies ("5" was read as 5).
+            refuse_unknown("SessionSettings", session_settings, [f.name for f in dataclasses.fields(SessionSettings)],
+                           within="session_settings")
+            _check_limit(session_settings.get("limit"), "session_settings.limit")
             session_settings = SessionSettings(**session_settings)
         elif session_settings is not None and not isinstance(session_settings, SessionSettings):
             raise ValidationError("session_settings", f"got {type(session_settings).__name__}",
@@ -143,8 +156,7 @@ class EngramSession(SessionABC):
         ``limit`` (fewer items then)."""
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise ValidationError("limit", f"got {type(limit).__name__}", "a count, or None (or a negative count) for all")
+        _check_limit(limit, "limit")
         if limit == 0:
             return []
         # The SDK's SQLiteSession passes the limit to SQLite's LIMIT, where a negative one is no limit.

@@ -44,6 +44,7 @@ from engram.history.keys import PART_ALLOWED, conversation_key
 from engram.integrations import history_text, missing, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
+from engram.model import parse_integer
 
 try:
     from pydantic_ai import FunctionToolset
@@ -72,10 +73,17 @@ class EngramToolset(FunctionToolset[Any]):
     def __init__(self, engram: AsyncEngram, *, id: str | None = "engram", max_retries: int | None = None) -> None:  # noqa: A002
         """``engram``: the ``AsyncEngram`` (view) whose agent the tools act for. ``id`` names the
         toolset among an agent's toolsets; ``max_retries`` is how often the model may retry a
-        call whose arguments were refused (None: the agent's default)."""
+        call whose arguments were refused (None: the agent's default). Raises ``ValidationError``
+        naming the argument (Pydantic AI took an ``id`` of 1 or ``max_retries="x"`` unchecked, to fail
+        later)."""
         if not isinstance(engram, AsyncEngram):
             raise ValidationError("engram", f"got {type(engram).__name__}",
                                   "an AsyncEngram (AsyncEngram(engram) wraps an Engram)")
+        if id is not None and (not isinstance(id, str) or not id.strip()):
+            raise ValidationError("id", f"got {id!r}", "a non-empty toolset id, or None")
+        if max_retries is not None:
+            max_retries = parse_integer(max_retries, "max_retries", 0,
+                                        allowed="a count of retries, 0 or more, or None (the agent's default)")
         self.engram = engram
         super().__init__([self.remember, self.recall, self.forget, self.versions], id=id, max_retries=max_retries,
                          docstring_format="google", require_parameter_descriptions=True)

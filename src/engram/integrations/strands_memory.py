@@ -47,7 +47,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
-from engram.integrations import missing
+from engram.integrations import flag_option, missing
 from engram.model import MAX_RECALL_LIMIT, Hit, RecallResult, WriteResult, parse_limit
 from engram.temporal.instants import iso
 
@@ -89,10 +89,8 @@ class EngramMemoryStore(MemoryStore):
             raise ValidationError("name", f"got {name!r}", "a non-empty store name")
         if description is not None and not isinstance(description, str):
             raise ValidationError("description", f"got {type(description).__name__}", "text, or None")
-        if not isinstance(writable, bool):
-            raise ValidationError("writable", f"got {writable!r}", "True or False")
-        if touch is not None and not isinstance(touch, bool):
-            raise ValidationError("touch", f"got {touch!r}", "True, False, or None (recall.touch_on_recall)")
+        writable = bool(flag_option("writable", writable))
+        touch = flag_option("touch", touch, "the engine's recall.touch_on_recall")
         if extraction is not None and not isinstance(extraction, bool | Mapping):
             raise ValidationError("extraction", f"got {type(extraction).__name__}",
                                   "True, False, None, or a strands.memory.ExtractionConfig")
