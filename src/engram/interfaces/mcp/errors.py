@@ -48,8 +48,9 @@ def arguments_text(exc: pydantic.ValidationError | Sequence[Any]) -> str:
 class EngramMCPServer(MCPServer):
     """The SDK's server, with argument errors reworded (``arguments_text``), arguments a tool does
     not take refused (``unknown_arguments``), arguments of the wrong type refused rather than
-    converted (``strict_arguments``) and stdio lines the SDK cannot read answered
-    (``run_stdio_async``); nothing else differs."""
+    converted (``strict_arguments``), stdio lines the SDK cannot read answered and every stdio
+    request answered before the server stops at the end of stdin (``run_stdio_async``); nothing
+    else differs."""
 
     _taken: dict[str, frozenset[str]] | None = None
     # Served to remote clients (MCP over HTTP): errors without the server's paths.
@@ -94,9 +95,11 @@ class EngramMCPServer(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio loop, with the lines its JSON reader refuses answered (``unreadable``)
-        instead of dropped unanswered, and those naming a field twice refused (``repeats``)."""
+        instead of dropped unanswered, those naming a field twice refused (``repeats``), and every
+        request read before stdin ends answered before the server stops (``answered``)."""
         from mcp.server.stdio import stdio_server
 
+        from engram.interfaces.mcp.answered import AnsweredBeforeEnd
         from engram.interfaces.mcp.repeats import CheckedLines
         from engram.interfaces.mcp.unreadable import AnsweringUnreadable
 
@@ -104,8 +107,8 @@ class EngramMCPServer(MCPServer):
         lines = CheckedLines.stdin()
         async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.answer_on(write_stream)
-            await lowlevel.run(AnsweringUnreadable(read_stream, write_stream), write_stream,
-                               lowlevel.create_initialization_options())
+            served = AnsweredBeforeEnd(AnsweringUnreadable(read_stream, write_stream), write_stream)
+            await lowlevel.run(served, served.writes, lowlevel.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         await self.unknown_arguments(name, arguments or {})

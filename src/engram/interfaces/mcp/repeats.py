@@ -13,11 +13,8 @@ answer). Any other JSON is left to the SDK, which says what is wrong with it.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -70,14 +67,6 @@ def refusal(document: str | bytes) -> Refusal | None:
     return Refusal(error, request=request)
 
 
-class _Unowned(io.TextIOWrapper):
-    """A text layer whose close leaves the buffer (stdin's own) open, as the SDK's does."""
-
-    def close(self) -> None:
-        with contextlib.suppress(ValueError):
-            self.detach()
-
-
 class CheckedLines:
     """The stdio transport's stdin lines, each message naming a field twice answered on the
     transport's write stream (given by ``answer_on`` once the transport is open) instead of passed
@@ -90,10 +79,13 @@ class CheckedLines:
 
     @classmethod
     def stdin(cls) -> CheckedLines:
-        """The process's stdin, read as the SDK reads it (UTF-8, an undecodable byte replaced).
-        Given its stdin, the SDK no longer points fd 0 at the null device while it serves: nothing
-        engram runs in the server reads stdin or starts a process that could."""
-        return cls(anyio.wrap_file(_Unowned(sys.stdin.buffer, encoding="utf-8", errors="replace")))
+        """The process's stdin, read as the SDK reads it (UTF-8, an undecodable byte replaced),
+        without keeping Ctrl-C waiting (``stdin.stdin_lines``). Given its stdin, the SDK no longer
+        points fd 0 at the null device while it serves: nothing engram runs in the server reads
+        stdin or starts a process that could."""
+        from engram.interfaces.mcp.stdin import stdin_lines
+
+        return cls(stdin_lines())
 
     def answer_on(self, write_stream: Any) -> None:
         self._write = write_stream

@@ -1,0 +1,107 @@
+"""Every stdio request read before stdin ends is answered before the server stops.
+
+The SDK's dispatcher takes the end of its read stream as the end of the connection: it cancels
+the handlers still running and closes the write stream. A tool runs in a worker thread that a
+cancel cannot stop, so the call finished (a ``remember`` stored its memory) and its answer was then
+dropped on the way out: ``printf '...' | engram mcp`` lost the answer to every request still in
+flight when its input ended, a write among them. ``AnsweredBeforeEnd`` stands between the
+transport and the server: it counts the requests it passes on and the answers the server writes
+(``writes``), and holds the end of the stream back until every request passed on has its answer
+(or was cancelled by the client, which JSON-RPC says is never answered). The dispatcher then ends as
+before, with nothing left to cancel; the stdio transport writes out what it was given before it
+returns, so the process exits right after the last answer. The wait has no time limit, unlike the drains
+proposed to the SDK (modelcontextprotocol/python-sdk#2678): every tool runs in a worker thread that
+no cancel stops, so a limit would drop the answer and exit no sooner.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+from mcp.shared.message import SessionMessage
+
+
+class AnsweredBeforeEnd:
+    """``read_stream`` (the transport's), whose end waits until every request it passed on is
+    answered on ``writes`` (the write stream to give the server in place of ``write_stream``)."""
+
+    def __init__(self, read_stream: Any, write_stream: Any) -> None:
+        self._read = read_stream
+        # Ids as the SDK correlates them ("7" and 7 are one), counted: a client may reuse an id.
+        self._unanswered: Counter[types.RequestId] = Counter()
+        self._none_left = anyio.Event()
+        self._none_left.set()
+        self.writes = _CountedWrites(write_stream, self._settled)
+
+    def __getattr__(self, name: str) -> Any:  # last_context, aclose, close, ...: the stream's own
+        return getattr(self._read, name)
+
+    async def __aenter__(self) -> AnsweredBeforeEnd:
+        await self._read.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._read.__aexit__(*exc)
+
+    def __aiter__(self) -> AnsweredBeforeEnd:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            item = await self._read.__anext__()
+        except StopAsyncIteration:
+            await self._none_left.wait()
+            raise
+        if isinstance(item, SessionMessage):
+            message = item.message
+            if isinstance(message, types.JSONRPCRequest):
+                self._unanswered[coerce_request_id(message.id)] += 1
+                self._none_left = anyio.Event()
+            elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+                # A request the client cancelled gets no answer (JSON-RPC): nothing to wait for.
+                cancelled = cancelled_request_id_from_params(message.params)
+                if cancelled is not None:
+                    self._settled(cancelled)
+        return item
+
+    def _settled(self, ident: types.RequestId) -> None:
+        key = coerce_request_id(ident)
+        if self._unanswered[key] > 0:
+            self._unanswered[key] -= 1
+            if self._unanswered[key] == 0:
+                del self._unanswered[key]
+        if not self._unanswered:
+            self._none_left.set()
+
+
+class _CountedWrites:
+    """The server's write stream: each answer (a result or an error with an id) settles its request
+    once it is sent, or once sending it failed (a closed stdout answers nothing more: no wait)."""
+
+    def __init__(self, write_stream: Any, settled: Any) -> None:
+        self._write = write_stream
+        self._settled = settled
+
+    def __getattr__(self, name: str) -> Any:  # aclose, close, ...: the stream's own
+        return getattr(self._write, name)
+
+    async def __aenter__(self) -> _CountedWrites:
+        await self._write.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._write.__aexit__(*exc)
+
+    async def send(self, item: SessionMessage) -> None:
+        message = item.message
+        answer = isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None
+        try:
+            await self._write.send(item)
+        finally:
+            if answer:
+                self._settled(message.id)
