@@ -1,6 +1,6 @@
 """What erasing one memory costs, against forgetting one, on a store of many.
 
-    python bench/erase_cost.py [--memories 20000] [--rounds 5] [--dims 384] [--dir DIR]
+    python bench/erase_cost.py [--memories 20000] [--rounds 5] [--dims 384] [--dir DIR] [--json]
 
 ``forget(erase=True)`` forgets, rewrites the memory's audit rows, drops its vectors from the
 embedding cache and scrubs the SQLite file so its raw bytes hold none of the erased text
@@ -12,12 +12,14 @@ is measured apart: an ``EmbeddingCache`` file of ``--memories`` vectors of ``--d
 text's vector dropped (``drop``), against a plain delete of one row in the same file.
 
 Prints median wall times and each as a ratio to its baseline, the files' sizes, and the load
-average (the machine is shared: compare ratios, not seconds). No figure is asserted anywhere.
+average (the machine is shared: compare ratios, not seconds); ``--json``: the same as one JSON
+document. No figure is asserted anywhere.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -100,12 +102,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dims", type=int, default=384)
     parser.add_argument("--dir", type=Path, default=None, help="where to build (a temporary folder by default)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         started = time.perf_counter()
         store = store_figures(Path(tmp) / "store", args.memories, args.rounds)
         cache = cache_figures(Path(tmp), args.memories, args.dims, args.rounds)
         built = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({"memories": args.memories, "rounds": args.rounds, "run_s": built,
+                          "load_average": os.getloadavg()[0], "store": store, "cache": cache,
+                          "erase_vs_forget": store["erase_s"] / store["forget_s"],
+                          "drop_vs_delete": cache["drop_s"] / cache["delete_s"]}))
+        return
     print(f"{args.memories:,} memories, {args.rounds} rounds, run in {built:.0f}s, load average {os.getloadavg()[0]:.2f}")
     print(f"store  {store['db_bytes'] / 1e6:8.1f} MB  forget one {store['forget_s'] * 1e3:8.1f} ms (baseline 1.0x)"
           f"  erase one {store['erase_s'] * 1e3:8.1f} ms  = {store['erase_s'] / store['forget_s']:6.1f}x")
