@@ -190,6 +190,14 @@ def test_scale_bench_compares_each_side_with_its_exact_reference(tmp_path: Path)
     assert float(cells[4].split(" / ")[0]) > 0  # hybrid p50
 
 
+def test_erase_cost_bench_times_an_erase_beside_a_forget() -> None:
+    result = run_bench("erase_cost.py", "--memories", "500", "--rounds", "2", "--dims", "16")
+    assert result["memories"] == 500
+    assert result["store"]["forget_s"] > 0 and result["store"]["erase_s"] > 0 and result["store"]["db_bytes"] > 0
+    assert result["cache"]["delete_s"] > 0 and result["cache"]["drop_s"] > 0 and result["cache"]["cache_bytes"] > 0
+    assert result["erase_vs_forget"] == result["store"]["erase_s"] / result["store"]["forget_s"]
+
+
 @pytest.mark.parametrize("script", ["recall_quality.py", "speed.py", "embed_runtime.py"])
 def test_bench_without_its_data_file_says_which_file_and_how_to_give_one(tmp_path: Path, script: str) -> None:
     missing = tmp_path / "locomo.json"

@@ -170,3 +170,27 @@ def test_a_cache_file_of_the_earlier_layout_is_read_and_written_as_it_is(tmp_pat
     assert np.array_equal(found["beta"], np.full(4, 4, dtype=np.float32))
     assert len(again) == 2
     again.close()
+
+
+def test_drop_leaves_no_byte_of_the_dropped_rows_in_a_file_of_many(tmp_path):
+    """An erase drops a text's hash and vector: in a file of thousands of rows, written in batches
+    (page splits copied cells into other pages as it grew), none of their bytes is left in the file
+    or its WAL, and every other row is still served. Zeroing only what the drop deletes (``PRAGMA
+    secure_delete`` then) leaves the copies the splits made: the file is rebuilt."""
+    path = tmp_path / "cache.db"
+    cache = EmbeddingCache(path)
+    texts = [f"text number {i}" for i in range(3000)]
+    vectors = np.random.default_rng(3).random((len(texts), 64), dtype=np.float32)
+    for start in range(0, len(texts), 250):
+        cache.put_many("test:model:64", texts[start:start + 250], vectors[start:start + 250])
+    gone = texts[::150]
+    assert cache.drop(gone) == len(gone)
+    raw = b"".join(f.read_bytes() for f in tmp_path.glob("cache.db*"))
+    left = [t for i, t in enumerate(texts) if t in gone and (text_key(t) in raw or vectors[i].tobytes() in raw)]
+    assert left == []
+    cache.close()
+    again = EmbeddingCache(path)
+    kept = again.get_many("test:model:64", texts)
+    assert sorted(kept) == sorted(set(texts) - set(gone))
+    assert all(np.array_equal(kept[t], vectors[i]) for i, t in enumerate(texts) if t in kept)
+    again.close()

@@ -39,8 +39,17 @@ def test_cli_erases_and_its_dry_run_lists_only(isolated_home: Path) -> None:
     answer = json.loads(dry.stdout)
     assert answer["dry_run"] is True and answer["erased"] is True and [m["key"] for m in answer["removed"]] == ["hint"]
     assert cli("get", "hint").returncode == 0
+    hint_id = json.loads(cli("--json", "get", "hint").stdout)["id"]
     done = cli("forget", "hint", "--erase", "--reason", "user asked")
-    assert done.returncode == 0 and "erased" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0 and done.stdout.strip() == f"erased 1 memory: {hint_id}", done.stdout + done.stderr
+    # A key made from the content names its words: an erase's answer names the memory by id alone.
+    assert cli("remember", f"my pin is {SECRET} 42").returncode == 0
+    [pin_id] = [m["id"] for m in json.loads(cli("--json", "list").stdout)]
+    erased = cli("--json", "forget", "--query", "pin", "--erase")
+    assert erased.returncode == 0, erased.stderr
+    assert json.loads(erased.stdout) == {"dry_run": False, "forgotten": [pin_id], "count": 1, "erased": True}
+    forgot = cli("--json", "forget", "--query", "nothing-matches-this")
+    assert json.loads(forgot.stdout) == {"dry_run": False, "removed": []}, "a plain forget answers as it did"
     trail = cli("--json", "audit", "-n", "10")
     assert trail.returncode == 0, trail.stderr
     assert SECRET not in trail.stdout and '"erased"' in trail.stdout, trail.stdout
@@ -56,10 +65,16 @@ def test_http_erases_by_body_and_by_query_parameter(served: Served) -> None:
         with served.client(served.bob) as bob:
             theirs = bob.post("/api/v1/memory", json={"content": f"bob {SECRET}", "key": "one"})
             assert theirs.status_code == 201, theirs.text
+        would = http.post("/api/v1/memory/forget", json={"query": "one", "erase": True, "dry_run": True})
+        assert would.status_code == 200, would.text
+        assert [m["key"] for m in would.json()["forgotten"]] == ["one"] and would.json()["erased"] is True
         erased = http.post("/api/v1/memory/forget", json={"query": "one", "erase": True})
-        assert erased.status_code == 200 and erased.json()["erased"] is True and erased.json()["count"] == 1, erased.text
+        assert erased.status_code == 200, erased.text
+        # Named by id alone: the memory whole (its content, its key) is not echoed back.
+        assert erased.json() == {"forgotten": [ids["one"]], "count": 1, "dry_run": False, "erased": True}
         gone = http.delete("/api/v1/memory/two", params={"erase": "true", "reason": "asked"})
-        assert gone.status_code == 200 and gone.json()["erased"] is True, gone.text
+        assert gone.status_code == 200, gone.text
+        assert gone.json() == {"forgotten": [ids["two"]], "count": 1, "reason": "asked", "erased": True}
         bad = http.delete("/api/v1/memory/by-key", params={"key": "x", "erase": "perhaps"})
         assert bad.status_code == 422, bad.text
     for memory_id in ids.values():
@@ -78,8 +93,13 @@ def test_mcp_forget_tool_erases(served: Served) -> None:
             would = _data(await client.call_tool("forget", {"key": "hint", "erase": True, "dry_run": True}))
             assert would["count"] == 1 and would["erased"] is True and would["dry_run"] is True
             assert _data(await client.call_tool("get", {"key": "hint"}))["key"] == "hint"
+            assert would["keys"] == ["hint"], "a dry run lists what it would erase"
             done = _data(await client.call_tool("forget", {"key": "hint", "erase": True, "reason": "asked"}))
-            assert done["count"] == 1 and done["erased"] is True
+            # Named by id alone: a key is often made from the content, and this lands in the transcript.
+            assert done == {"forgotten": [memory_id], "count": 1, "dry_run": False, "reason": "asked", "erased": True}
+            _data(await client.call_tool("remember", {"content": f"plain {SECRET}", "key": "plain"}))
+            plain = _data(await client.call_tool("forget", {"key": "plain"}))
+            assert plain["keys"] == ["plain"] and "erased" not in plain, "a plain forget answers as it did"
             refused = _error_text(await client.call_tool("forget", {"key": "x", "erase": "perhaps"}))
             assert "erase" in refused, refused
             return memory_id

@@ -225,3 +225,28 @@ def test_with_a_database_per_agent_only_the_erasing_agents_file_is_touched(tmp_p
         assert alice.import_snapshot(snapshot).imported == 0
     held = _raw_holds(tmp_path)
     assert held and all("bob" in place for place in held), held
+
+
+def test_an_erase_in_a_store_of_many_leaves_no_byte_of_texts_written_long_before(tmp_path: Path) -> None:
+    """Hundreds of memories around the erased one, which was updated after they were stored (its
+    earlier texts were rewritten in pages it shares with kept memories, and page splits left copies
+    of its cells in pages that hold none of its rows), its words in the full-text index's segments.
+    Zeroing only what the erase itself deletes (``PRAGMA secure_delete`` then) leaves those copies:
+    the whole file is rebuilt, and every kept memory is still there, found by its words."""
+    words = "deploy server cache budget invoice meeting garden recipe flight hotel doctor lesson".split()
+    with _open(tmp_path) as engram:
+        engram.remember_many([{"content": f"note {i}: " + " ".join(words[(i + j) % 12] for j in range(8 + i % 30)),
+                               "key": f"a{i}"} for i in range(300)])
+        told = engram.remember(f"my bank password hint is {SECRET} blue", search_context=f"asked about {SECRET}").memory
+        engram.remember_many([{"content": f"later {i}: " + " ".join(words[(i * 7 + j) % 12] for j in range(8 + i % 30)),
+                               "key": f"b{i}"} for i in range(300)])
+        engram.update(told.id, content=f"my bank password hint is {SECRET} green and a good deal longer now")
+        engram.update(told.id, content=f"my {SECRET} short")
+        assert engram.recall("password hint") and _raw_holds(tmp_path)
+        engram.forget(told.id, erase=True)
+        with engram.store.db.read() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert _raw_holds(tmp_path) == []
+        assert engram.count() == 600 and engram.store.db.integrity_check() == "ok"
+        assert {m.key for m in engram.list(limit=1000)} == {f"{side}{i}" for side in "ab" for i in range(300)}
+        assert len(engram.recall("invoice meeting", limit=5)) == 5

@@ -56,7 +56,11 @@ class FileCare:
         """After an erase, leave no trace of deleted or rewritten rows in the file: FTS5 keeps a
         deleted document's terms in its older index segments until they merge (``optimize`` merges
         them all now), SQLite keeps freed pages' bytes until they are reused (VACUUM rebuilds the
-        file without them), and the WAL keeps earlier page images until a checkpoint truncates it."""
+        file without them), and the WAL keeps earlier page images until a checkpoint truncates it.
+        Not ``PRAGMA secure_delete``: it zeroes only what is freed while it is on, and earlier writes
+        (an update of the memory, a page split) left copies of its bytes elsewhere; nor FTS5's
+        ``secure-delete``, which leaves what earlier deletes wrote in the index and, once used, makes
+        it unreadable to SQLite before 3.42 (``bench/erase_cost.py``; docs/privacy.md)."""
         from engram.lifecycle.backup import vacuum
 
         with self.db.write() as conn:

@@ -177,7 +177,8 @@ class EmbeddingCache:
     def drop(self, texts: Sequence[str]) -> int:
         """Forget the vectors of ``texts`` under every identity (an erased memory's: its hash would
         confirm a guessed text), and rebuild the file without them (VACUUM: a deleted row's bytes
-        stay in its page until then; the WAL is truncated after); how many rows went. Raises
+        stay in its page until then, and page splits left copies of it that ``PRAGMA secure_delete``
+        would not reach; the WAL is truncated after); how many rows went. Raises
         ``StorageError`` when the file cannot be written."""
         hashes = sorted({text_key(text) for text in texts})
         with self._lock:

@@ -226,11 +226,31 @@ def forget_tool_selection(memory_id: str | None, key: str | None, query: str | N
 
 
 def tool_forget(removed: Sequence[Memory], dry_run: bool, reason: str | None, erase: bool = False) -> dict[str, Any]:
-    """A forget as an agent's forget tool answers it: the ids and keys removed (or that would be),
-    and ``erased`` when they were (or would be) erased too (a plain forget's answer is as it was)."""
+    """A forget as an agent's forget tool answers it: the ids and keys removed (or that would be);
+    an erase's as ``forget_answer`` words it."""
     answer = {"forgotten": [m.id for m in removed], "keys": [m.key for m in removed], "count": len(removed),
               "dry_run": dry_run, "reason": reason}
-    return {**answer, "erased": True} if erase else answer
+    return forget_answer(answer, removed, erase=erase, dry_run=dry_run)
+
+
+# The fields a door's forget answer lists the memories in beyond their ids: the CLI's ``removed``
+# (each memory whole), HTTP's ``forgotten`` (each memory whole from ``POST /memory/forget``), a
+# forget tool's ``keys``.
+_LISTING = ("removed", "forgotten", "keys")
+
+
+def forget_answer(answer: dict[str, Any], removed: Sequence[Memory], *, erase: bool, dry_run: bool) -> dict[str, Any]:
+    """A door's ``answer`` to a forget of ``removed``, as every door gives it. A plain forget's is
+    ``answer`` itself. An erase's says ``erased``; once done it names the memories by id alone
+    (``forgotten``, and ``count``), whatever else the door lists them by left out: a key is often
+    made from the content, and the answer lands where an erase does not reach (an agent's
+    transcript, a terminal, a log). A dry run erases nothing: it lists what it would, as the door does."""
+    if not erase:
+        return answer
+    if dry_run:
+        return {**answer, "erased": True}
+    kept = {name: value for name, value in answer.items() if name not in _LISTING}
+    return {**kept, "forgotten": [m.id for m in removed], "count": len(removed), "erased": True}
 
 
 def list_item(memory: Memory) -> dict[str, Any]:

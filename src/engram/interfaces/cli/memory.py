@@ -365,11 +365,17 @@ def forget(
         older_than_s=parsing.duration(older_than, "--older-than"),
         filters=Filters(category=category), dry_run=dry_run, reason=reason, erase=erase,
     )
+    from engram.interfaces import present
+
     if st.as_json:
-        render.emit_json({"dry_run": dry_run, "removed": removed, **({"erased": True} if erase else {})})
+        render.emit_json(present.forget_answer({"dry_run": dry_run, "removed": removed}, removed, erase=erase,
+                                               dry_run=dry_run))
         return
-    if removed:
-        verb = ("would erase" if dry_run else "erased") if erase else ("would forget" if dry_run else "forgot")
+    if removed and erase and not dry_run:  # named by id alone, as at every door (present.forget_answer)
+        render.console.print(f"erased {counted(len(removed), 'memory')}: "
+                             f"{', '.join(m.id for m in removed)}", highlight=False)
+    elif removed:
+        verb = "would erase" if erase else ("would forget" if dry_run else "forgot")
         render.memories_table(removed, title=verb)
     else:
         render.note_line("nothing to forget")

@@ -167,7 +167,7 @@ def forget_many(open_engine: EngOpener, body: ForgetIn) -> dict[str, Any]:
                          older_than_s=None if body.older_than_days is None else body.older_than_days * present.DAY_S,
                          reason=body.reason, dry_run=body.dry_run, erase=body.erase)
     answer = {"forgotten": [present.memory_dict(m) for m in removed], "count": len(removed), "dry_run": body.dry_run}
-    return {**answer, "erased": True} if body.erase else answer  # a plain forget answers as it did
+    return present.forget_answer(answer, removed, erase=body.erase, dry_run=body.dry_run)
 
 
 # ``{ref:ref}``: one path segment, percent-encoded (``notes%2Ftoday``), see ``refs``; every route
@@ -199,7 +199,7 @@ def replace_memory(eng: Engram, ref: str | Memory, body: MemoryReplace) -> dict[
 def forget_one(eng: Engram, ref: str | Memory, reason: str | None, erase: bool = False) -> dict[str, Any]:
     removed = eng.forget(ref, reason=reason, erase=erase)
     answer = {"forgotten": [m.id for m in removed], "count": len(removed), "reason": reason}
-    return {**answer, "erased": True} if erase else answer  # a plain forget answers as it did
+    return present.forget_answer(answer, removed, erase=erase, dry_run=False)
 
 
 def versions_of(eng: Engram, ref: str | Memory) -> dict[str, Any]:
