@@ -256,6 +256,22 @@ def _digest(text: str) -> str:
 MAINTENANCE_STATE = ".maintenance.json"
 
 
+def migration_target(settings: Settings, to: str | None) -> str:
+    """The PostgreSQL database ``engram migrate`` copies into: ``to`` (``--to``) when given, else the
+    configured ``database_url`` (``ENGRAM_DATABASE_URL``, the config file), the database engram uses
+    once the copy is done. A copy only ever goes from SQLite into PostgreSQL, so the setting names
+    no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
+    from engram.errors import ValidationError
+
+    if to:
+        return to
+    if settings.database_url:
+        return settings.database_url
+    raise ValidationError("--to", "no PostgreSQL database to copy into: --to is not given and database_url is not set",
+                          "--to postgresql://user:password@host/db, or database_url set (ENGRAM_DATABASE_URL or the"
+                          " config file)")
+
+
 def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str,
                         progress: Progress | None = None, *, agent: str | None = None,
                         hand_over: bool = True) -> TransferReport:

@@ -176,3 +176,13 @@ def test_scope_session_without_a_session_says_how_to_name_one_at_this_door(tmp_p
         done = run(tmp_path, *args)
         assert done.returncode == 2 and "scope" in done.stderr and "--session" in done.stderr, done.stderr
     assert run(tmp_path, "--session", "trip", "list", "--scope", "session").returncode == 0
+
+
+def test_migrate_with_no_database_to_copy_into_says_what_it_needs(tmp_path: Path) -> None:
+    # Neither --to nor database_url: the command names both ways to give the target, exit 2 (bad input).
+    assert run(tmp_path, "remember", "kept", "--key", "kept").returncode == 0
+    for args in (("migrate",), ("--json", "migrate")):
+        done = run(tmp_path, *args)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        assert done.stdout == ""
+        assert "--to: no PostgreSQL database to copy into" in done.stderr and "ENGRAM_DATABASE_URL" in done.stderr
