@@ -393,7 +393,7 @@ def test_migrate_without_to_copies_into_the_configured_database_url(pg_url: str,
         source.remember("the boiler is serviced every October", key="boiler")
     env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "ENGRAM_DATABASE_URL": pg_url}
     run = subprocess.run([*ENGRAM, "--json", "migrate"], env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 0 and run.stderr == "", run.stderr
     report = json.loads(run.stdout)
     assert report["verified"] is True and report["source"] == str(home / "memory.db")
     assert report["tables"]["memories"]["copied"] == 1

@@ -3,6 +3,7 @@ export, import, stats (what the agent sees; ``--all-agents`` for the operator's 
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -511,7 +512,7 @@ def export(
         sys.stdout.write(document + "\n")
     else:
         _write(path, document)
-        render.errors.print(f"exported to {path}")
+        _exported(ctx, path, "snapshot", len(json.loads(document)["memories"]), f"exported to {path}")
 
 
 def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
@@ -524,7 +525,7 @@ def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
             sys.stdout.write(document + "\n")
             return
         _write(path, document)
-        render.errors.print(f"exported to {path} as mem0 JSON")
+        _exported(ctx, path, fmt, len(json.loads(document)["results"]), f"exported to {path} as mem0 JSON")
         return
     if path is None:
         from engram.errors import ValidationError
@@ -532,7 +533,17 @@ def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
         raise ValidationError("path", "basic-memory notes need a folder", "a folder to write the notes into")
     settings = state(ctx).settings()
     n = basic_memory.write(engram, path, synced=settings.files.synced_folder(settings.home))
-    render.errors.print(f"exported {counted(n, 'note')} to {path}")
+    _exported(ctx, path, fmt, n, f"exported {counted(n, 'note')} to {path}")
+
+
+def _exported(ctx: typer.Context, path: Path, fmt: str, n: int, said: str) -> None:
+    """What an export into ``path`` reports: with ``--json`` the one JSON document standard output
+    holds (``export --format markdown DIR``'s fields), else ``said`` on standard error, where the
+    status line of a command whose standard output would be the document goes."""
+    if state(ctx).as_json:
+        render.emit_json({"exported": n, "format": fmt, "path": str(path)})
+    else:
+        render.errors.print(said, markup=False, highlight=False)
 
 
 def import_(
