@@ -263,7 +263,9 @@ def migration_target(settings: Settings, to: str | None) -> str:
     no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
     from engram.errors import ValidationError
 
-    if to:
+    if to is not None:
+        if not to.strip():  # `--to "$URL"` with the variable unset: not the configured database unsaid
+            raise ValidationError("--to", "empty", "a PostgreSQL URL: postgresql://user:password@host/db")
         return to
     if settings.database_url:
         return settings.database_url

@@ -186,6 +186,8 @@ def test_migrate_with_no_database_to_copy_into_says_what_it_needs(tmp_path: Path
         assert done.returncode == 2, (done.stdout, done.stderr)
         assert done.stdout == ""
         assert "--to: no PostgreSQL database to copy into" in done.stderr and "ENGRAM_DATABASE_URL" in done.stderr
+    empty = run(tmp_path, "migrate", "--to", "", ENGRAM_DATABASE_URL="postgresql://engram@127.0.0.1:9/engram")
+    assert empty.returncode == 2 and "--to: empty" in empty.stderr and empty.stdout == ""  # not the setting's unsaid
 
 
 def test_every_command_with_json_prints_one_json_document_and_nothing_on_stderr(tmp_path: Path) -> None:
