@@ -256,6 +256,24 @@ def _digest(text: str) -> str:
 MAINTENANCE_STATE = ".maintenance.json"
 
 
+def migration_target(settings: Settings, to: str | None) -> str:
+    """The PostgreSQL database ``engram migrate`` copies into: ``to`` (``--to``) when given, else the
+    configured ``database_url`` (``ENGRAM_DATABASE_URL``, the config file), the database engram uses
+    once the copy is done. A copy only ever goes from SQLite into PostgreSQL, so the setting names
+    no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
+    from engram.errors import ValidationError
+
+    if to is not None:
+        if not to.strip():  # `--to "$URL"` with the variable unset: not the configured database unsaid
+            raise ValidationError("--to", "empty", "a PostgreSQL URL: postgresql://user:password@host/db")
+        return to
+    if settings.database_url:
+        return settings.database_url
+    raise ValidationError("--to", "no PostgreSQL database to copy into: --to is not given and database_url is not set",
+                          "--to postgresql://user:password@host/db, or database_url set (ENGRAM_DATABASE_URL or the"
+                          " config file)")
+
+
 def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str,
                         progress: Progress | None = None, *, agent: str | None = None,
                         hand_over: bool = True) -> TransferReport:
@@ -508,7 +526,7 @@ def operators_run(settings: Settings, *, all_agents: bool = False) -> bool:
 
 def reach_agent(settings: Settings, *, all_agents: bool = False) -> str:
     """The agent whose engine an operator's command (``backup``, ``vacuum``, ``maintain``,
-    ``sync``/``watch``, ``conflicts``, ``stats --all-agents``, the folder export, ``serve``) reaches
+    ``sync``/``watch``, ``conflicts``, ``stats --all-agents``, ``reindex``, the folder export, ``serve``) reaches
     every agent's database from (``every_agents_engine``): the configured agent's (``settings.agent``), except in the operator's
     run (``operators_run``) in a home with one database per agent where that agent has no database
     and another agent has: then the first of those (by folder). The reach is every database there
@@ -601,6 +619,21 @@ def maintenance_passes(engram: Engram, settings: Settings, *, all_agents: bool =
     # Each database named by its engine's own agent: the reach may start from another agent's (``reach_agent``).
     return [(engram.scope.agent, first), *((other.scope.agent, _own_database_upkeep(other, settings))
                                        for other in every_agents_engine(engram)[1:])]
+
+
+def reindex_targets(engram: Engram, settings: Settings, *, all_agents: bool = False) -> list[tuple[str | None, Engram]]:
+    """The engines ``engram reindex`` re-embeds, each with the agent whose own database it is (None:
+    one database of every agent). Vectors and their model's identity are kept per database, so a
+    reindex covers a whole database: in a shared database that is every agent's memories, whichever
+    agent runs it. With one database per agent (``per_agent_databases``) an agent's run re-embeds its
+    own database alone, and the operator's run (``--all-agents``, or no agent named: ``operators_run``)
+    every agent's database in the home in turn (``every_agents_engine``), where it re-embedded the
+    configured agent's alone."""
+    if engram.agent_databases is None:
+        return [(None, engram)]
+    if not operators_run(settings, all_agents=all_agents):
+        return [(engram.scope.agent, engram)]
+    return [(engine.scope.agent, engine) for engine in every_agents_engine(engram)]
 
 
 def store_stats_by_database(engram: Engram) -> list[tuple[str | None, StoreStats, list[LatencySummary]]]:

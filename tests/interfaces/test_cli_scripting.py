@@ -176,3 +176,59 @@ def test_scope_session_without_a_session_says_how_to_name_one_at_this_door(tmp_p
         done = run(tmp_path, *args)
         assert done.returncode == 2 and "scope" in done.stderr and "--session" in done.stderr, done.stderr
     assert run(tmp_path, "--session", "trip", "list", "--scope", "session").returncode == 0
+
+
+def test_migrate_with_no_database_to_copy_into_says_what_it_needs(tmp_path: Path) -> None:
+    # Neither --to nor database_url: the command names both ways to give the target, exit 2 (bad input).
+    assert run(tmp_path, "remember", "kept", "--key", "kept").returncode == 0
+    for args in (("migrate",), ("--json", "migrate")):
+        done = run(tmp_path, *args)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        assert done.stdout == ""
+        assert "--to: no PostgreSQL database to copy into" in done.stderr and "ENGRAM_DATABASE_URL" in done.stderr
+    empty = run(tmp_path, "migrate", "--to", "", ENGRAM_DATABASE_URL="postgresql://engram@127.0.0.1:9/engram")
+    assert empty.returncode == 2 and "--to: empty" in empty.stderr and empty.stdout == ""  # not the setting's unsaid
+
+
+def test_every_command_with_json_prints_one_json_document_and_nothing_on_stderr(tmp_path: Path) -> None:
+    # docs/cli.md: with --json, standard output is one JSON document. `export FILE` (a snapshot, mem0
+    # JSON, basic-memory notes) printed nothing there, its "exported to" line on stderr alone.
+    # In-process (Typer's runner, stdout and stderr apart): some forty commands, a second each as subprocesses.
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli.app import app
+
+    home, out = tmp_path / "home", tmp_path / "out"
+
+    def invoke(*args: str):  # noqa: ANN202 - click's Result
+        return CliRunner().invoke(app, ["--home", str(home), *args], env={"ENGRAM_EMBEDDINGS__PROVIDER": "none"},
+                                  catch_exceptions=False)
+
+    for key in ("tea", "cake"):
+        assert invoke("remember", f"a fact about {key}", "--key", key).exit_code == 0
+    assert invoke("history", "append", "cli:1", "hello").exit_code == 0
+    commands = [
+        ("remember", "x", "--key", "x"), ("update", "tea", "--importance", "0.5"), ("recall", "tea"), ("get", "tea"),
+        ("versions", "tea"), ("list",), ("link", "tea", "cake"), ("neighbours", "tea"), ("unlink", "tea", "cake"),
+        ("supersede", "x", "tea"), ("count",), ("stats",), ("stats", "--all-agents"), ("export",),
+        ("export", str(out / "s.json")), ("export", "--format", "mem0", str(out / "m.json")),
+        ("export", "--format", "basic-memory", str(out / "bm")), ("export", "--format", "markdown", str(out / "md")),
+        ("import", str(out / "s.json")), ("forget", "cake", "--dry-run"), ("forget", "cake"), ("audit",), ("backup",),
+        ("backup", "--list"), ("vacuum",), ("maintain",), ("summaries",), ("sync",), ("conflicts",),
+        ("token", "create", "--agent", "a"), ("token", "list"),
+        ("history", "append", "cli:1", "--role", "assistant", "hi"), ("history", "list"), ("history", "show", "cli:1"),
+        ("history", "summary", "cli:1", "--set", "a greeting"), ("history", "summary", "cli:1"),
+        ("history", "compact", "cli:1"), ("history", "compact", "cli:1", "--force"), ("history", "transcript", "cli:1"),
+        ("history", "purge", "cli:1", "--yes"), ("history", "show", "cli:1"),
+    ]
+    exported = {}
+    for args in commands:
+        done = invoke("--json", *args)
+        assert done.exit_code == 0, (args, done.stderr)
+        assert done.stderr == "", (args, done.stderr)
+        shown = json.loads(done.stdout)  # the whole of stdout: one document
+        if args[0] == "export" and len(args) > 1:
+            exported[args[-1]] = shown
+    assert exported[str(out / "s.json")] == {"exported": 3, "format": "snapshot", "path": str(out / "s.json")}
+    assert exported[str(out / "m.json")]["exported"] == len(json.loads((out / "m.json").read_text())["results"])
+    assert exported[str(out / "bm")]["format"] == "basic-memory" and exported[str(out / "bm")]["exported"] >= 2

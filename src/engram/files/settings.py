@@ -39,8 +39,9 @@ class FilesSettings(SettingsSection):
     # The watcher waits this long after the last change before syncing (editors write in bursts).
     debounce_s: float = Field(0.25, ge=0.0, le=60.0)
     # ``engram watch`` also runs a full pass this often, to pick up writes of other processes.
-    # Finite: it is the watcher's wait timeout, and threading refuses an infinite one.
-    poll_interval_s: float = Field(5.0, ge=0.5, allow_inf_nan=False)
+    # Finite (as every section's floats, ``SettingsSection``): it is the watcher's wait timeout, and
+    # threading refuses an infinite one.
+    poll_interval_s: float = Field(5.0, ge=0.5)
 
     def folder(self, home: Path) -> Path:
         """The memory folder for this engram home."""

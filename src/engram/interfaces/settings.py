@@ -30,8 +30,9 @@ class ServerSettings(SettingsSection):
     # the store-wide memory count): a count is data too, so an agent's own token is refused them.
     metrics_agent: str = Field("metrics", min_length=1)
     # How often `engram serve` checks for due maintenance jobs (lifecycle.schedule); 0 disables.
-    # Finite: it is a wait's timeout, and threading refuses an infinite one (0 is "never").
-    maintenance_interval_s: float = Field(600.0, ge=0.0, allow_inf_nan=False)
+    # Finite (as every section's floats, ``SettingsSection``): it is a wait's timeout, and threading
+    # refuses an infinite one (0 is "never").
+    maintenance_interval_s: float = Field(600.0, ge=0.0)
 
     @field_validator("metrics_agent")
     @classmethod

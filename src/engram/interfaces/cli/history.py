@@ -105,10 +105,10 @@ def append(
         what = (f"{appended[0].role.value} message" if messages is None
                 else f"{len(appended)} message{'s' if len(appended) != 1 else ''}")
         render.console.print(f"appended {what} to {key}", markup=False, highlight=False)
-    else:
+    else:  # nothing done: a note on standard error, as forget's "nothing to forget" (stdout holds results alone)
         from engram.history.service import HISTORY_OFF
 
-        render.console.print(f"not appended to {key}: {HISTORY_OFF}", markup=False, highlight=False)
+        render.note_line(f"not appended to {key}: {HISTORY_OFF}")
     if not st.as_json or messages is not None:  # (a list printed as JSON has no room for them)
         for warning in done.warnings:
             render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
@@ -189,9 +189,8 @@ def compact(
                           "discarded": len(result.discarded), "summary": result.summary,
                           "purged_memories": result.purged, "notes": list(result.notes)})
         return
-    if not result.compacted:
-        render.console.print("nothing to compact" + (f": {'; '.join(result.notes)}" if result.notes else ""),
-                             markup=False, highlight=False)
+    if not result.compacted:  # a note on standard error, as forget's "nothing to forget"
+        render.note_line("nothing to compact" + (f": {'; '.join(result.notes)}" if result.notes else ""))
         return
     render.console.print(f"discarded {counted(len(result.discarded), 'message')}, kept {len(result.kept)}; "
                          f"summary: {result.summary}", highlight=False)

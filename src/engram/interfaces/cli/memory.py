@@ -1,8 +1,9 @@
 """Memory commands: remember, update, recall, get, versions, list, forget, link, unlink, neighbours, count,
-export, import, stats (what the agent sees; ``--all-agents`` for the operator's whole-store view)."""
+export, import, stats (what the agent sees; ``--all-agents`` for the operator's whole-store view), reindex."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -517,7 +518,7 @@ def export(
         sys.stdout.write(document + "\n")
     else:
         _write(path, document)
-        render.errors.print(f"exported to {path}")
+        _exported(ctx, path, "snapshot", len(json.loads(document)["memories"]), f"exported to {path}")
 
 
 def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
@@ -530,7 +531,7 @@ def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
             sys.stdout.write(document + "\n")
             return
         _write(path, document)
-        render.errors.print(f"exported to {path} as mem0 JSON")
+        _exported(ctx, path, fmt, len(json.loads(document)["results"]), f"exported to {path} as mem0 JSON")
         return
     if path is None:
         from engram.errors import ValidationError
@@ -538,7 +539,17 @@ def _export_other(ctx: typer.Context, fmt: str, path: Path | None) -> None:
         raise ValidationError("path", "basic-memory notes need a folder", "a folder to write the notes into")
     settings = state(ctx).settings()
     n = basic_memory.write(engram, path, synced=settings.files.synced_folder(settings.home))
-    render.errors.print(f"exported {counted(n, 'note')} to {path}")
+    _exported(ctx, path, fmt, n, f"exported {counted(n, 'note')} to {path}")
+
+
+def _exported(ctx: typer.Context, path: Path, fmt: str, n: int, said: str) -> None:
+    """What an export into ``path`` reports: with ``--json`` the one JSON document standard output
+    holds (``export --format markdown DIR``'s fields), else ``said`` on standard error, where the
+    status line of a command whose standard output would be the document goes."""
+    if state(ctx).as_json:
+        render.emit_json({"exported": n, "format": fmt, "path": str(path)})
+    else:
+        render.errors.print(said, markup=False, highlight=False)
 
 
 def import_(
@@ -748,17 +759,40 @@ def _latency(latency: list[LatencySummary]) -> None:
                              f"p99 {item.p99_ms:.2f} ms  (n={item.count})")
 
 
-def reindex(ctx: typer.Context) -> None:
-    """Re-embed every memory with the configured embedding model (after a model change)."""
+def reindex(
+    ctx: typer.Context,
+    all_agents: bool = typer.Option(
+        False, "--all-agents", help="With per_agent_databases: every agent's database, even when an agent is set in"
+                                    " ENGRAM_AGENT or the config file (a shared database is re-embedded whole anyway)."),
+) -> None:
+    """Re-embed every memory of the database with the configured embedding model (after a model
+    change). Vectors are kept per database, one model each: a shared database is re-embedded whole,
+    every agent's memories; with per_agent_databases, --agent NAME re-embeds that agent's own
+    database, and no agent (or --all-agents) every agent's database in turn."""
+    from engram.root import reindex_targets
+
     st = state(ctx)
-    engram = st.engram()
-    with render.progress("embedding") as report:
-        done = engram.reindex(lambda n, total: report("embedding", n, total))
-    identity = engram.store.vector_identity() or "none"
+    st.refuse_all_agents_beside_a_view(all_agents, "re-embeds every agent's database", "that agent's own database")
+    done: list[tuple[str | None, Engram, int]] = []
+    for database, engine in reindex_targets(st.reaching_engram(all_agents=all_agents), st.settings(),
+                                            all_agents=all_agents):
+        first = "embedding" if database is None else f"embedding {database}'s database"
+        with render.progress(first, quiet=st.as_json) as report:
+            done.append((database, engine, engine.reindex(lambda n, total, first=first: report(first, n, total))))
+    identity = done[0][1].store.vector_identity() or "none"
+    total = sum(n for _, _, n in done)
     if st.as_json:
-        render.emit_json({"embedded": done, "embedding_identity": identity})
-    else:
-        render.console.print(f"embedded {counted(done, 'memory')} with {identity}")
+        render.emit_json({"embedded": total, "embedding_identity": identity, "databases": [
+            {"database_of": database, "location": engine.store.location(), "embedded": n,
+             "embedding_identity": engine.store.vector_identity()} for database, engine, n in done]})
+        return
+    for database, engine, n in done:
+        whose = ("the whole database: every agent's memories (vectors are kept per database)" if database is None
+                 else f"agent {database}'s own database")
+        render.console.print(f"embedded {counted(n, 'memory')} with {engine.store.vector_identity() or 'none'}"
+                             f" in {engine.store.location()}, {whose}", markup=False, highlight=False)
+    if len(done) > 1:
+        render.console.print(f"in all: {counted(total, 'memory')} in {len(done)} databases", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""``engram migrate --to postgresql://…``: copy the SQLite store (memories, history, audit, tokens) into
+"""``engram migrate [--to postgresql://…]``: copy the SQLite store (memories, history, audit, tokens) into
 PostgreSQL, and its maintenance schedule to where a store on that database keeps it. With
 ``per_agent_databases`` and no ``--from``: every agent's database and the shared files, one after another."""
 
@@ -19,20 +19,24 @@ if TYPE_CHECKING:
 
 def migrate(
     ctx: typer.Context,
-    to: str = typer.Option(..., "--to", help="PostgreSQL URL (postgresql://user:password@host/db)."),
+    to: str | None = typer.Option(
+        None, "--to", help="PostgreSQL URL (postgresql://user:password@host/db; default: the configured database_url,"
+                           " as ENGRAM_DATABASE_URL)."),
     source: Path | None = typer.Option(
-        None, "--from", help="SQLite file (default: the configured store; with per_agent_databases, every agent's"
-                             " database and the shared home/memory.db and home/auth.db)."),
+        None, "--from", help="SQLite file (default: the configured file, path or home/memory.db; with"
+                             " per_agent_databases, every agent's database and the shared home/memory.db and home/auth.db)."),
 ) -> None:
     """Copy memories, links, versions, vectors, history, audit trail, tokens and the maintenance schedule into
-    PostgreSQL, and hand it the memory folder's sync state; verify; re-run to resume."""
+    PostgreSQL (--to, else the configured database_url), and hand it the memory folder's sync state;
+    verify; re-run to resume."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from engram.db.transfer import require_verified
-    from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres
+    from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres, migration_target
 
     cli = state(ctx)
     settings = cli.settings()
+    to = migration_target(settings, to)
     every_file = source is None and settings.per_agent_databases
 
     def run(progress: Any = None, on_file: Any = None) -> list[TransferReport]:
