@@ -159,3 +159,24 @@ def test_every_setting_named_like_a_secret_is_reported_as_one() -> None:
     assert {"embeddings.api_key", "llm.api_key", "privacy.encryption_key", "database_url"} <= {
         s.name for s in described if s.secret}
     assert all(s.value in (SET, NOT_SET) for s in described if s.secret)
+
+
+def test_clawcode_yaml_and_clawless_variables_are_named_by_their_own_keys(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("yaml")
+    config = tmp_path / "clawcode.yaml"
+    config.write_text("memory:\n  embedding_provider: openai\n  openai:\n    api_key: ${CLAWCODE_KEY}\n"
+                      "  search:\n    max_results: 8\n", encoding="utf-8")
+    monkeypatch.setenv("CLAWCODE_KEY", "sk-clawcode-secret-1234")
+    monkeypatch.setenv("CONVERSATION_HISTORY_MAX_ENTRIES", "50")
+    report = describe_settings(config=config)
+    described = {s.name: (s.value, str(s.source)) for s in report.changed()}
+    translated = "(another system's key, translated)"
+    assert described == {
+        "home": (os.environ["ENGRAM_HOME"], "ENGRAM_HOME"),  # (the test's own home, as every test's)
+        "recall.limit": (8, f"{config}: memory.search.max_results {translated}"),
+        "embeddings.provider": ("openai", f"{config}: memory.embedding_provider {translated}"),
+        "embeddings.api_key": (SET, f"{config}: memory.openai.api_key {translated}"),
+        "history.max_entries": (50, "CONVERSATION_HISTORY_MAX_ENTRIES (another system's variable, translated)"),
+    }
+    assert "sk-clawcode-secret-1234" not in json.dumps(report.as_dict())
