@@ -6,7 +6,9 @@ The config file is the one ``--config PATH`` names (``load_settings(config=...)`
 ``config.json`` in the home (``--home``, else ``default_home()``); a file named either way must
 exist. TOML, YAML or JSON by its suffix; keys mirror the field names (``backend = "sqlite"``,
 ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings`` and the interfaces' start-up
-call ``load_settings``; everything else receives values.
+call ``load_settings``; everything else receives values. ``describe_settings`` reads them the same
+way and tells where each value came from (``config_report`` words it, secrets left out), for
+``engram config show``.
 
 An existing deployment's settings carry over: PtrClaw's, sclaw's, ClawCode's and Clawless's
 variables and config files are mapped onto engram's settings by ``foreign_settings`` (which
@@ -548,6 +550,7 @@ def describe_settings(*, config: str | Path | None = None, **overrides: Any) -> 
     key, another system's key or variable it was translated from). Secrets (API keys, the
     encryption key, ``database_url``) are never given, only whether they are set. Reads nothing
     but the settings: makes no home, database or folder. Raises ``ConfigError`` as ``load_settings``."""
+
     def report(settings: Settings) -> SettingsReport:
         sources = _SOURCES.get()
         held = [(rank, source, _values_of(source)) for rank, source in enumerate(sources)]
