@@ -142,14 +142,17 @@ def _derived(settings: Settings, target: KeyPath, value: Any, default: Any) -> S
 
 
 def _provider_variable(settings: Settings, target: KeyPath) -> SettingSource:
-    """An embedding key left unset is the provider's usual variable's (``OPENAI_API_KEY``), when set."""
+    """A key left unset is the provider's usual variable's (``OPENAI_API_KEY``), when that is set."""
+    variable = None
     if target == ("embeddings", "api_key"):
         from engram.embed.settings import env_key_variable
 
         variable = env_key_variable(settings.embeddings.provider)
-        if variable is not None:
-            return SettingSource("environment", variable)
-    return DEFAULT
+    elif target == ("llm", "api_key"):
+        from engram.llm import env_key_variable as llm_key_variable
+
+        variable = llm_key_variable(settings.llm.provider)
+    return DEFAULT if variable is None else SettingSource("environment", variable)
 
 
 def _shown(value: Any) -> Any:

@@ -138,12 +138,17 @@ def test_the_home_says_where_it_was_given(tmp_path: Path, monkeypatch: pytest.Mo
     assert not home.exists()
 
 
-def test_an_openai_key_from_its_own_variable_is_named_not_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_key_from_the_providers_own_variable_is_named_not_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    # engram uses OPENAI_API_KEY / ANTHROPIC_API_KEY when its own key is unset: "(not set)" would mislead.
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "openai")
+    monkeypatch.setenv("ENGRAM_LLM__PROVIDER", "anthropic")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-openai-variable")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-anthropic-variable")
     described = {s.name: s for s in describe_settings().settings}
     assert (described["embeddings.api_key"].value, str(described["embeddings.api_key"].source)) == (SET, "OPENAI_API_KEY")
-    assert "sk-from-openai-variable" not in json.dumps(describe_settings().as_dict())
+    assert (described["llm.api_key"].value, str(described["llm.api_key"].source)) == (SET, "ANTHROPIC_API_KEY")
+    shown = json.dumps(describe_settings().as_dict())
+    assert "sk-from-openai-variable" not in shown and "sk-from-anthropic-variable" not in shown
 
 
 def test_every_setting_named_like_a_secret_is_reported_as_one() -> None:
