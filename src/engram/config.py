@@ -6,7 +6,9 @@ The config file is the one ``--config PATH`` names (``load_settings(config=...)`
 ``config.json`` in the home (``--home``, else ``default_home()``); a file named either way must
 exist. TOML, YAML or JSON by its suffix; keys mirror the field names (``backend = "sqlite"``,
 ``[recall]`` ``text_weight = 0.5``). Only ``Engram.from_settings`` and the interfaces' start-up
-call ``load_settings``; everything else receives values.
+call ``load_settings``; everything else receives values. ``describe_settings`` reads them the same
+way and tells where each value came from (``config_report`` words it, secrets left out), for
+``engram config show``.
 
 An existing deployment's settings carry over: PtrClaw's, sclaw's, ClawCode's and Clawless's
 variables and config files are mapped onto engram's settings by ``foreign_settings`` (which
@@ -20,9 +22,10 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
@@ -35,6 +38,7 @@ from pydantic_settings import (
 
 from engram import jsondoc
 from engram.agent.settings import ChatSettings
+from engram.config_report import SettingSource, SettingsReport, describe
 from engram.db.pg_settings import PostgresSettings
 from engram.disk_names import portable
 from engram.embed.settings import EmbeddingSettings
@@ -59,6 +63,8 @@ from engram.privacy import PrivacySettings
 from engram.settings_section import SettingsSection
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
 from engram.temporal.settings import TimeSettings
+
+_T = TypeVar("_T")
 
 
 def default_home() -> Path:
@@ -463,14 +469,20 @@ def _place(source: PydanticBaseSettingsSource, rank: int, target: KeyPath) -> st
         return None  # the variable's own name says it
     if rank == 0:
         return _FROM_AN_ARGUMENT
-    # ENGRAM_RECALL__LIMIT, or a section's variable holding JSON (ENGRAM_RECALL='{"limit": ...}');
-    # pydantic-settings reads names without regard to case.
+    variable = _variable(target)
+    return f"from {variable}" if variable else "from the environment"
+
+
+def _variable(target: KeyPath) -> str | None:
+    """The ``ENGRAM_*`` variable that gave ``target``, as the environment spells it:
+    ENGRAM_RECALL__LIMIT, or a section's variable holding JSON (ENGRAM_RECALL='{"limit": ...}');
+    pydantic-settings reads names without regard to case."""
     names = {name.upper(): name for name in os.environ}
     for n in range(len(target), 0, -1):
         name = "ENGRAM_" + "__".join(target[:n]).upper()
         if name in names:
-            return f"from {names[name]}"
-    return "from the environment"
+            return names[name]
+    return None
 
 
 def _problem(error: Any) -> str:
@@ -529,6 +541,52 @@ def config_path(home: str | Path | None = None, named: str | Path | None = None)
 def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Settings:
     """Read settings; ``config`` names the config file (``--config``; ``~`` expanded), which must
     exist. Raises ``ConfigError`` naming the setting at fault."""
+    return _read(config, overrides, lambda settings: settings)
+
+
+def describe_settings(*, config: str | Path | None = None, **overrides: Any) -> SettingsReport:
+    """Every setting engram runs with, read as ``load_settings`` reads them (same arguments), each
+    with its value and where it came from (a default, an argument, a variable, the config file's
+    key, another system's key or variable it was translated from). Secrets (API keys, the
+    encryption key, ``database_url``) are never given, only whether they are set. Reads nothing
+    but the settings: makes no home, database or folder. Raises ``ConfigError`` as ``load_settings``."""
+
+    def report(settings: Settings) -> SettingsReport:
+        sources = _SOURCES.get()
+        held = [(rank, source, _values_of(source)) for rank, source in enumerate(sources)]
+        file = next(source for source in sources if isinstance(source, _ConfigFileSource))
+        return describe(settings, lambda target: _source_of(held, target), file.path, file.path.is_file())
+
+    return _read(config, overrides, report)
+
+
+def _values_of(source: PydanticBaseSettingsSource) -> Any:
+    """What ``source`` gave (read again for the sources that keep nothing of their last read)."""
+    return source.values if isinstance(source, _ConfigFileSource | _ForeignEnvSource) else source()
+
+
+def _source_of(held: list[tuple[int, PydanticBaseSettingsSource, Any]], target: KeyPath) -> SettingSource | None:
+    """Where the setting ``target`` was given: the source of highest rank holding it, with the
+    other system's key (or variable) it was translated from; None when no source gave it."""
+    for rank, source, values in held:
+        origins: Origins | None = getattr(source, "origins", None)
+        foreign = origins.get(target) if origins is not None else None
+        if foreign is None and not _holds(values, target):
+            continue
+        if isinstance(source, _ConfigFileSource):
+            return SettingSource("config file", foreign or ".".join(target), source.path, foreign=foreign is not None)
+        if isinstance(source, _ForeignEnvSource):
+            return SettingSource("environment", foreign, foreign=True)
+        if rank == 0:
+            return SettingSource("argument", ".".join(target))
+        return SettingSource("environment", _variable(target) or "ENGRAM_" + "__".join(target).upper())
+    if target == ("home",) and not os.environ.get("ENGRAM_HOME") and os.environ.get("AGENT_BRIDGE_HOME"):
+        return SettingSource("environment", "AGENT_BRIDGE_HOME", foreign=True)  # default_home()'s fallback
+    return None
+
+
+def _read(config: str | Path | None, overrides: dict[str, Any], then: Callable[[Settings], _T]) -> _T:
+    """``then`` of the settings read, called while the sources they were read from are known."""
     # An argument is written for engram alone (no other system's keys share it, as a config file's
     # may), so a misspelt one is refused: ignored, Engram.from_settings(agnet="alice") wrote to the
     # default agent.
@@ -542,7 +600,7 @@ def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Sett
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
         _check_scope_where_set(settings)
         settings._given_at = {setting: _named(setting) for setting in _NAMED_WITH_PLACE}
-        return settings
+        return then(settings)
     except PydanticValidationError as exc:
         problems = "; ".join(_problem(err) for err in exc.errors())
         raise ConfigError(f"invalid settings ({problems})") from None

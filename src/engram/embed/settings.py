@@ -49,13 +49,17 @@ _KEY_VARS = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE
 _URL_VARS = {"openai": ("OPENAI_BASE_URL",), "ollama": ("OLLAMA_HOST",)}
 
 
+def env_key_variable(provider: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The provider's usual environment variable its key is taken from, if one is set."""
+    env = os.environ if env is None else env
+    return next((var for var in _KEY_VARS.get(provider, ()) if env.get(var)), None)
+
+
 def env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str | None:
     """The provider's key from its usual environment variables, if one is set."""
     env = os.environ if env is None else env
-    for var in _KEY_VARS.get(provider, ()):
-        if env.get(var):
-            return env[var]
-    return None
+    variable = env_key_variable(provider, env)
+    return env[variable] if variable is not None else None
 
 
 def with_env_fallbacks(

@@ -25,6 +25,13 @@ _DEFAULT_MODELS = {
 }
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
 
+
+def env_key_variable(provider: str) -> str | None:
+    """The provider's usual variable its key is taken from when ``llm.api_key`` is unset, if it is set."""
+    variable = _KEY_ENV.get(provider)
+    return variable if variable and os.environ.get(variable) else None
+
+
 def create_provider(settings: LLMSettings) -> ChatProvider | None:
     """The configured provider, or None when no LLM is configured (``provider = "none"``).
 
@@ -37,7 +44,8 @@ def create_provider(settings: LLMSettings) -> ChatProvider | None:
     model = settings.model or _DEFAULT_MODELS.get(settings.provider, "")
     if not model:
         raise ConfigError(f"llm.model: provider {settings.provider!r} needs a model name (ENGRAM_LLM__MODEL)")
-    key = settings.api_key.get_secret_value() if settings.api_key else os.environ.get(_KEY_ENV.get(settings.provider, ""), "")
+    variable = env_key_variable(settings.provider)
+    key = settings.api_key.get_secret_value() if settings.api_key else os.environ[variable] if variable else ""
     return cls(
         model,
         base_url=settings.base_url or None,

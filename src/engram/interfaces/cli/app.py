@@ -13,7 +13,7 @@ import typer
 
 from engram.about import DISTRIBUTION, current_version
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.cli import chat, files, history, lifecycle, memory, migrate, render, server
+from engram.interfaces.cli import chat, configuration, files, history, lifecycle, memory, migrate, render, server
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState
 
@@ -58,6 +58,7 @@ chat.register(app)
 lifecycle.register(app)
 migrate.register(app)
 server.register(app)
+configuration.register(app)
 
 def hoist_json(argv: list[str]) -> list[str]:
     """``--json`` is a global option, and users also write it after the subcommand (``engram

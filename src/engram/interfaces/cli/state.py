@@ -13,6 +13,7 @@ import typer
 
 if TYPE_CHECKING:  # imported when a command first needs them: `engram --help` never does
     from engram.config import Settings
+    from engram.config_report import SettingsReport
     from engram.engine import Engram
 
 
@@ -37,6 +38,14 @@ class CliState:
                 self._settings = load_settings(config=self.config, home=self.home, agent=self.agent,
                                                session=self.session, backend=self.backend)
         return self._settings
+
+    def describe_settings(self) -> SettingsReport:
+        """The settings this run would use, each with where it came from (``config.describe_settings``)."""
+        from engram.config import describe_settings
+
+        with self._global_options_named():
+            return describe_settings(config=self.config, home=self.home, agent=self.agent, session=self.session,
+                                     backend=self.backend)
 
     @contextmanager
     def _global_options_named(self) -> Iterator[None]:
