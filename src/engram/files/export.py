@@ -119,18 +119,60 @@ def remove_type_files(folder: Folder, memories: Iterable[Memory], base: str = la
 
 
 def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout.TYPES_DIR,
-                  owns: Callable[[Scope], bool] | None = None) -> None:
+                  owns: Callable[[Scope], bool] | None = None) -> int:
     """Make ``base`` hold exactly one JSON file per memory. ``owns``: the scopes ``memories`` are
     all of (an agent's own database): a file of another scope is left to its database, and one
-    whose scope cannot be read is left alone."""
+    whose scope cannot be read is left alone.
+
+    The files are write-only copies (as the PHP entity's own): none is read back. Returns how many
+    were changed by hand (``_hand_changed``): an edited copy is rewritten from the database, and a
+    file engram never wrote (no ``engram`` object, or no JSON) is left where it is, so the caller
+    can say once that they are not read."""
     existing = _type_files_by_id(folder, base)
+    alive = {m.id: m for m in memories}
+    by_hand = 0
+    for memory_id, rels in existing.items():
+        for rel in rels:
+            by_hand += _hand_changed(folder, rel, alive.get(memory_id))
     write_type_files(folder, memories, base, existing)
-    alive = {m.id for m in memories}
     for memory_id, rels in existing.items():
         if memory_id not in alive:
             for rel in rels:
-                if owns is None or _scope_owned(folder, rel, owns):
+                if (owns is None or _scope_owned(folder, rel, owns)) and _engram_wrote(folder, rel):
                     folder.remove(rel)
+    return by_hand
+
+
+# The PHP entity's fields of a per-type file: what someone editing one by hand would change.
+_PHP_FIELDS = ("id", "type", "content", "importance", "context", "created_at")
+
+
+def _read_json(folder: Folder, rel: str) -> Any:
+    try:
+        return json.loads(folder.read_text(rel))
+    except (OSError, ValueError, PathRefused):
+        return None
+
+
+def _engram_wrote(folder: Folder, rel: str) -> bool:
+    """Whether ``rel`` looks like a file engram wrote: JSON with its ``engram`` object."""
+    data = _read_json(folder, rel)
+    return isinstance(data, dict) and isinstance(data.get("engram"), dict)
+
+
+def _hand_changed(folder: Folder, rel: str, memory: Memory | None) -> bool:
+    """Whether ``rel`` was changed since engram wrote it: a file engram never wrote, or a copy of
+    ``memory`` as it is now (its ``engram`` object as engram writes it) whose PHP fields differ. A
+    copy of an older state differs because the memory changed, not the file (recall strengthening
+    changes importance and bookkeeping, unwritten until the next pass); a forgotten memory's
+    file is engram's to remove."""
+    data = _read_json(folder, rel)
+    if not isinstance(data, dict) or not isinstance(data.get("engram"), dict):
+        return True
+    if memory is None:
+        return False
+    record = json.loads(json.dumps(type_record(memory), ensure_ascii=False))
+    return data["engram"] == record["engram"] and any(data.get(name) != record[name] for name in _PHP_FIELDS)
 
 
 def _scope_owned(folder: Folder, rel: str, owns: Callable[[Scope], bool]) -> bool:
