@@ -65,6 +65,14 @@ def type_record(memory: Memory) -> dict[str, Any]:
     }
 
 
+def looks_like_type_record(data: Any) -> bool:
+    """Whether a JSON document is one per-type file's memory (the PHP entity's
+    ``storage/entity/memory/<type>/<time>_<id>.json``, or engram's copy of one): an object with its
+    ``content``, ``type`` and ``created_at``, and no list of memories (a snapshot's)."""
+    return (isinstance(data, dict) and isinstance(data.get("content"), str) and isinstance(data.get("type"), str)
+            and "created_at" in data and not any(isinstance(data.get(name), list) for name in ("memories", "entries")))
+
+
 def _type_files_by_id(folder: Folder, base: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = defaultdict(list)
     for rel, is_link in folder.walk(base) if _isdir(folder, base) else ():
@@ -274,7 +282,11 @@ def import_folder(
     memory-looking file that is not read (at another level, in a folder of no scope) is reported
     in ``problems`` with the reason. Raises ``ValidationError`` naming ``path`` when it is not a
     folder, holds no memory file (an empty or mistyped folder), or is the memory folder engram
-    syncs (``synced``: ``files.dir`` while ``files.enabled``), a folder inside it or one holding it."""
+    syncs (``synced``: ``files.dir`` while ``files.enabled``), a folder inside it or one holding it.
+    ``src`` may also be one per-type JSON file (a PHP entity's ``<type>/<time>_<id>.json``): its
+    memory is imported as the folder's would be."""
+    if src.is_file() and src.suffix.lower() == ".json":
+        return _import_type_file(engram, src, max_file_bytes, synced)
     if not src.is_dir():
         raise ValidationError("path", f"{src} is not a folder", "a memory folder (global/, agents/, sessions/ or <type>/)")
     own_folder.refuse_import(src, synced)
@@ -309,6 +321,19 @@ def import_folder(
                               "a memory folder (global/, agents/, sessions/ or <type>/ files), "
                               "or another system's data with --from KIND")
     _store(engram, by_scope, summary)
+    return summary
+
+
+def _import_type_file(engram: Engram, src: Path, max_file_bytes: int, synced: Path | None) -> ImportSummary:
+    """One per-type JSON file, read as ``import_folder`` reads it in its ``<type>/`` folder."""
+    own_folder.refuse_import(src, synced)
+    summary = ImportSummary(files=1)
+    folder = Folder(src.parent, max_file_bytes=max_file_bytes, create=False)
+    entries = _read_type_json(folder, src.name, engram, summary)
+    if not entries:  # (malformed, or not a memory: said by the problem, and nothing imported)
+        raise ValidationError("path", f"{src} holds no memory engram can read; {summary.problems[0].message}",
+                              "a per-type JSON file of one memory, or a memory folder")
+    _store(engram, {(scope, None): [(src.name, entry)] for scope, entry in entries}, summary)
     return summary
 
 
