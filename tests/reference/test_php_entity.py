@@ -92,6 +92,14 @@ def test_php_entity_memory_folder_and_one_of_its_files_import(tmp_path: Path) ->
         with pytest.raises(ValidationError, match="content: must not be empty"):
             engram.import_from(bad)
         assert engram.count() == 2
+        # A memory as engram's snapshot writes one (key, metadata, epoch times) is no per-type file: read as
+        # one it would lose its key, tags and metadata; it is refused as a snapshot without its list.
+        from engram.errors import SnapshotError
+
+        lone = tmp_path / "lone.json"
+        lone.write_text(json.dumps({**engram.get("124").to_dict(), "id": "125", "key": "kept-key", "tags": ["t"]}))
+        with pytest.raises(SnapshotError, match="no list of memories found"):
+            engram.import_from(lone)
     done = subprocess.run([sys.executable, "-m", "engram", "import", str(one)], capture_output=True, text=True,
                           env={**{k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")},
                                "ENGRAM_HOME": str(tmp_path / "b"), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}, timeout=120)

@@ -68,9 +68,15 @@ def type_record(memory: Memory) -> dict[str, Any]:
 def looks_like_type_record(data: Any) -> bool:
     """Whether a JSON document is one per-type file's memory (the PHP entity's
     ``storage/entity/memory/<type>/<time>_<id>.json``, or engram's copy of one): an object with its
-    ``content``, ``type`` and ``created_at``, and no list of memories (a snapshot's)."""
-    return (isinstance(data, dict) and isinstance(data.get("content"), str) and isinstance(data.get("type"), str)
-            and "created_at" in data and not any(isinstance(data.get(name), list) for name in ("memories", "entries")))
+    ``content`` and ``type``, and either engram's ``engram`` object or the PHP entity's ISO
+    ``created_at`` without engram's own ``key`` and ``metadata``: a memory as engram's snapshot
+    writes one (``Memory.to_dict``, epoch times) is no such file, and read as one it lost its key,
+    tags and metadata."""
+    if not (isinstance(data, dict) and isinstance(data.get("content"), str) and isinstance(data.get("type"), str)):
+        return False
+    if isinstance(data.get("engram"), dict):
+        return True
+    return isinstance(data.get("created_at"), str) and "key" not in data and "metadata" not in data
 
 
 def _type_files_by_id(folder: Folder, base: str) -> dict[str, list[str]]:
