@@ -228,13 +228,15 @@ def test_python_api_page_quotes_the_error_the_library_raises(isolated_home: Path
     assert str(refused.value) == quoted.group(1)
 
 
-@pytest.mark.parametrize("page", ["docs/importing.md", "docs/privacy.md"])
+@pytest.mark.parametrize("page", ["docs/importing.md", "docs/privacy.md", "docs/coming-from/sclaw.md"])
 def test_python_examples_run_and_print_what_their_comments_say(page: str, isolated_home: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """A page's Python examples run as copied (in a folder of their own: they write their input
     files), and each ``print(...)  # TEXT`` prints a line TEXT starts with."""
     monkeypatch.chdir(tmp_path)
-    for block in re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S):
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S)
+    assert blocks, f"{page} has no Python example"
+    for block in blocks:
         exec(compile(block, page, "exec"), {"__name__": "__main__"})
         printed = capsys.readouterr().out.splitlines()
         expected = [line.split("#", 1)[1].strip() for line in block.splitlines() if "print(" in line and "#" in line]

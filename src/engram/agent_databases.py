@@ -154,6 +154,7 @@ def empty_engine(settings: Settings, agent: str, session: str | None = None, *, 
     memory ``NotFoundError``), and a write raises (``NotMadeYetStore``). No settings: its
     conversation history is in memory, empty, and nothing is written in the home."""
     from engram.engine import Engram
+    from engram.root import unread_clawless_history
     from engram.store.disabled import NotMadeYetStore
 
     store = NotMadeYetStore(settings.backend, str(settings.database_path(agent)))
@@ -162,6 +163,7 @@ def empty_engine(settings: Settings, agent: str, session: str | None = None, *, 
     # Its history is in memory and empty, but whether history is on is the configured answer: a
     # door's "no conversations" says why when it is off (``history.enabled = false``).
     engram.history.enabled = settings.history.enabled
+    engram.history.unread = unread_clawless_history(settings, None)  # (only with history in the database)
     return engram
 
 

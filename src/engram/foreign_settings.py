@@ -216,6 +216,16 @@ def _wal(value: Any, name: str) -> Any:
     return SKIP
 
 
+def clawless_history_unread(path: PurePath) -> None:
+    """Said once, where a history read comes back empty: Clawless's ``conversation-history.jsonl``
+    lies in engram's home (``AGENT_BRIDGE_HOME`` pointing at ``~/.clawless``) but the history in use
+    is engram's own (``history.backend`` sqlite), so none of its exchanges are listed or recalled."""
+    warn_once(str(path), "Clawless's conversation history is there but not read: engram's history is its own "
+              "database (history.backend = sqlite), so it lists and recalls none of it. Bring it in once with "
+              f"`engram import {path.parent} --from clawless`, or read and append to the file as it is with "
+              "history.backend = \"jsonl\" (ENGRAM_HISTORY__BACKEND=jsonl)")
+
+
 # --- the tables ----------------------------------------------------------------------------------
 # Clawless's names (environment variables and config.json keys) -> engram's settings.
 FOREIGN_CLAWLESS: dict[str, Rule] = {

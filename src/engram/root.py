@@ -191,7 +191,22 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
             semantic.warm(store)
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
                    purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close,
-                   enabled=h.enabled, privacy=privacy)
+                   enabled=h.enabled, privacy=privacy,
+                   unread=unread_clawless_history(settings, home.path if name == "jsonl" else None))
+
+
+def unread_clawless_history(settings: Settings, jsonl_file: Path | None) -> Callable[[], None] | None:
+    """The hint a history read that comes back empty gives when Clawless's
+    ``conversation-history.jsonl`` lies in the home (``AGENT_BRIDGE_HOME`` is ``~/.clawless``) and
+    the history in use (``jsonl_file``: the JSON-lines file it reads, None for a database) is not
+    that file (``foreign_settings.clawless_history_unread``); None else."""
+    from engram.foreign_settings import clawless_history_unread
+    from engram.importers.clawless import HISTORY
+
+    found = settings.home / HISTORY
+    if not found.is_file() or (jsonl_file is not None and jsonl_file.resolve() == found.resolve()):
+        return None
+    return lambda: clawless_history_unread(found)
 
 
 def open_tokens(settings: Settings, backend: Backend | None = None) -> TokenStore:

@@ -378,3 +378,27 @@ def test_per_type_json_files_follow_hand_edits_in_the_same_sync(engram: Engram, 
     assert set(by_id) == {kept.id, added.id}
     assert by_id[kept.id]["content"] == "User prefers Rust for scripting"
     assert by_id[added.id]["content"] == "Likes dark mode" and gone.id not in by_id
+
+
+def test_per_type_json_files_edited_or_added_by_hand_are_said_not_read(engram: Engram, folder: Path) -> None:
+    # docs/files.md: the per-type JSON files are write-only copies (as the PHP entity's own). An
+    # edited copy or a file dropped in gave "0 created, 0 updated" and was replaced or removed
+    # unsaid; the pass now says so in one line, and leaves a file engram never wrote in place.
+    import json
+
+    syncer = FileSync(engram, folder, type_json=True)
+    syncer.attach()
+    memory = engram.remember("The sky is blue", type="learned").memory
+    engram.recall("sky")  # strengthening changes importance, unwritten: not a hand edit
+    assert not [p for p in syncer.sync().problems if p.path == "types/"]
+    copy = next((folder / "types/learned").glob(f"*_{memory.id}.json"))
+    copy.write_text(copy.read_text().replace("The sky is blue", "The sky is green"))
+    dropped = folder / "types/learned/2026-01-01_00-00-00_php1.json"
+    dropped.write_text(json.dumps({"id": "php1", "type": "learned", "content": "Cats purr", "importance": 0.5}))
+    report = syncer.sync()
+    said = [p for p in report.problems if p.path == "types/"]
+    assert len(said) == 1 and said[0].message.startswith("2 file(s) changed or added by hand are not read back")
+    assert (report.db_created, report.db_updated) == (0, 0) and engram.get(memory.id).content == "The sky is blue"
+    assert json.loads(copy.read_text())["content"] == "The sky is blue"  # rewritten from the database
+    assert dropped.exists()  # never engram's: left in place, said again at each pass
+    assert [p.message[:9] for p in syncer.sync().problems if p.path == "types/"] == ["1 file(s)"]

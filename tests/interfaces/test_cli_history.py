@@ -270,3 +270,16 @@ def test_a_turn_indexed_automatically_and_by_transcript_index_is_one_memory(tmp_
     listed = json.loads(run(tmp_path, "--json", "list", "--tag", "transcript").stdout)
     memories = listed["memories"] if isinstance(listed, dict) else listed
     assert [(m["key"], m["metadata"]["session"]) for m in memories] == [("transcript:cli:trip:1", "cli:trip")]
+
+
+def test_history_count_prints_the_number_alone_as_sclaws_len(tmp_path: Path) -> None:
+    # sclaw's HistoryStore `Len(sessionID)`; docs/history.md: `engram history count KEY`.
+    assert run(tmp_path, "history", "count", "telegram:42").stdout == "0\n"  # none yet: 0, not an error
+    for text in ("one", "two"):
+        assert run(tmp_path, "history", "append", "telegram:42", text).returncode == 0
+    assert run(tmp_path, "--agent", "bob", "history", "append", "telegram:42", "bob's").returncode == 0
+    assert run(tmp_path, "history", "count", "telegram:42:").stdout == "2\n"  # the same key; bob's not counted
+    assert json.loads(run(tmp_path, "--json", "history", "count", "telegram:42").stdout) == {"key": "telegram:42",
+                                                                                            "count": 2}
+    bad = run(tmp_path, "history", "count", "not a key")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: key: ") and not bad.stdout

@@ -181,3 +181,36 @@ def test_semantic_recall_gives_an_entrys_time_to_the_millisecond_as_clawless_wro
         assert answer.status_code == 200, answer.text
         assert [(e["userMessage"], e["timestamp"]) for e in answer.json()["entries"]] == [
             (line["userMessage"], line["timestamp"]) for line in lines]
+
+
+def test_an_unread_clawless_history_in_the_bridge_home_is_said_where_history_comes_back_empty(
+        tmp_path: Path, monkeypatch, caplog) -> None:
+    # Clawless keeps `conversation-history.jsonl` in its home; with `AGENT_BRIDGE_HOME` at that home,
+    # engram's own history (sqlite) came back empty everywhere with no word of the file beside it.
+    import logging
+    import shutil
+
+    from engram import foreign_settings
+    from engram.engine import Engram
+
+    bridge = tmp_path / "clawless"
+    shutil.copytree(FIXTURES / "clawless", bridge)
+    said = _run({"AGENT_BRIDGE_HOME": str(bridge)}, "history", "list")  # a fresh home: no database yet
+    assert said.returncode == 0 and said.stderr.count("Clawless's conversation history is there but not read") == 1
+    assert f"engram import {bridge} --from clawless" in said.stderr and 'history.backend = "jsonl"' in said.stderr
+    jsonl = _run({"AGENT_BRIDGE_HOME": str(bridge), "ENGRAM_HISTORY__BACKEND": "jsonl"}, "history", "list")
+    assert "telegram:12345" in jsonl.stdout and "not read" not in jsonl.stderr  # the file is read: nothing to say
+
+    monkeypatch.setattr(foreign_settings, "_warned", set())
+    monkeypatch.setenv("AGENT_BRIDGE_HOME", str(bridge))
+    monkeypatch.delenv("ENGRAM_HOME")
+    with caplog.at_level(logging.WARNING, logger="engram.config"), Engram.from_settings() as engram:
+        assert engram.history.semantic_recall("what is my dog called").hits == ()
+        assert engram.history.conversations() == [] and engram.history.count("telegram:12345") == 0
+        hints = [r for r in caplog.records if "not read" in r.getMessage()]
+        assert len(hints) == 1 and str(bridge / "conversation-history.jsonl") in hints[0].getMessage()  # once
+        monkeypatch.setattr(foreign_settings, "_warned", set())
+        caplog.clear()
+        engram.import_from(bridge, kind="clawless")  # brought in: a read is no longer empty, nor an unused key's
+        assert engram.history.count("telegram:12345") == 4 and engram.history.all("telegram:9") == []
+        assert not [r for r in caplog.records if "not read" in r.getMessage()]

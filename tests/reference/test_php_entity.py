@@ -4,8 +4,13 @@ strengthening through the REST search."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from engram.config import load_settings
 from engram.engine import Engram
@@ -52,3 +57,56 @@ def test_rest_search_strengthens_what_it_returns_and_touch_false_is_a_look(serve
             memory = c.get(f"/api/v1/memory/{ref}").json()
             assert memory["recall_count"] == expected and memory["importance"] == 1.0  # capped
         assert memory["layer"] == "semantic"  # learned → semantic
+
+
+PHP_FILE = {"id": 123, "type": "experience", "content": "I used WebTool to fetch weather data", "importance": 0.6,
+            "context": {"tool": "WebTool", "autonomous": True}, "created_at": "2026-02-04T15:30:00+00:00"}
+
+
+def test_php_entity_memory_folder_and_one_of_its_files_import(tmp_path: Path) -> None:
+    # PHP: "Memories are also saved as JSON files: storage/entity/memory/[type]/", named
+    # `YYYY-MM-DD_HH-ii-ss_ID.json` (docs/importing.md). The folder imported; one such file failed with
+    # "snapshot: no list of memories found": it is one memory object, imported as the folder's are.
+    import json
+
+    from engram.errors import ValidationError
+
+    folder = tmp_path / "storage/entity/memory"
+    (folder / "experience").mkdir(parents=True)
+    one = folder / "experience/2026-02-04_15-30-00_123.json"
+    one.write_text(json.dumps(PHP_FILE, indent=4))
+    (folder / "decision").mkdir()
+    (folder / "decision/2026-02-05_09-00-00_124.json").write_text(json.dumps(
+        {**PHP_FILE, "id": 124, "type": "decision", "content": "I decided to learn Python", "context": {}}))
+    with Engram.from_settings(home=tmp_path / "a", embeddings={"provider": "none"}) as engram:
+        assert engram.import_from(one).imported == 1
+        memory = engram.get("123")
+        assert (memory.type, memory.content, memory.importance, memory.metadata) == (
+            "experience", PHP_FILE["content"], 0.6, PHP_FILE["context"])
+        assert memory.created_at == dt_epoch("2026-02-04T15:30:00+00:00")
+        again = engram.import_from(one)
+        assert (again.imported, again.skipped) == (0, 1)  # idempotent, as the folder's import is
+        assert engram.import_from(folder).imported == 1 and engram.get("124").type == "decision"
+        bad = tmp_path / "empty.json"
+        bad.write_text(json.dumps({**PHP_FILE, "content": ""}))
+        with pytest.raises(ValidationError, match="content: must not be empty"):
+            engram.import_from(bad)
+        assert engram.count() == 2
+        # A memory as engram's snapshot writes one (key, metadata, epoch times) is no per-type file: read as
+        # one it would lose its key, tags and metadata; it is refused as a snapshot without its list.
+        from engram.errors import SnapshotError
+
+        lone = tmp_path / "lone.json"
+        lone.write_text(json.dumps({**engram.get("124").to_dict(), "id": "125", "key": "kept-key", "tags": ["t"]}))
+        with pytest.raises(SnapshotError, match="no list of memories found"):
+            engram.import_from(lone)
+    done = subprocess.run([sys.executable, "-m", "engram", "import", str(one)], capture_output=True, text=True,
+                          env={**{k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")},
+                               "ENGRAM_HOME": str(tmp_path / "b"), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}, timeout=120)
+    assert done.returncode == 0 and "imported 1 with their ids" in done.stdout, done.stdout + done.stderr
+
+
+def dt_epoch(text: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(text).timestamp()

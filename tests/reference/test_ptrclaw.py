@@ -256,3 +256,35 @@ def test_an_empty_path_is_the_default_file_not_the_working_folder(tmp_path) -> N
         assert found.returncode == 0, (name, found.stderr)
         assert [h["memory"]["content"] for h in json.loads(found.stdout)["hits"]] == ["The deploy window is Tuesday"]
         assert (home / made).is_file(), name  # the default file, in engram's home
+
+
+def test_the_guide_quotes_the_refusals_and_the_import_mapping_as_engram_gives_them(tmp_path) -> None:
+    # PtrClaw files an unknown category as knowledge and answers an empty recall with nothing; engram's
+    # tools refuse both and its import maps the category as PtrClaw does. docs/coming-from/ptrclaw.md
+    # says each, quoting what engram says: the quotes must stay what it says.
+    import json
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from engram.agent.tools import MemoryTools
+    from engram.engine import Engram
+    from engram.errors import ValidationError
+
+    page = re.sub(r"\s+", " ", (Path(__file__).parents[2] / "docs/coming-from/ptrclaw.md").read_text())
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        tools = MemoryTools(engram)
+        for name, args in (("memory_store", {"key": "mood", "content": "happy", "category": "Feelings"}),
+                           ("memory_recall", {"query": "happy", "category": "Feelings"}),
+                           ("memory_recall", {"query": ""})):
+            with pytest.raises(ValidationError) as refused:
+                tools.call(name, args)
+            assert f"`{refused.value}`" in page, str(refused.value)
+        assert engram.count() == 0
+        source = tmp_path / "memory.json"
+        source.write_text(json.dumps([{"key": "mood", "content": "happy today", "category": "Feelings"}]))
+        imported = engram.import_from(source)
+        assert engram.get_by_key("mood").category.value == "knowledge"
+        warning = imported.warnings[0]
+        assert warning.split(" (the category")[0] in page.replace(" ...`", "")

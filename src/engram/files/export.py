@@ -65,6 +65,20 @@ def type_record(memory: Memory) -> dict[str, Any]:
     }
 
 
+def looks_like_type_record(data: Any) -> bool:
+    """Whether a JSON document is one per-type file's memory (the PHP entity's
+    ``storage/entity/memory/<type>/<time>_<id>.json``, or engram's copy of one): an object with its
+    ``content`` and ``type``, and either engram's ``engram`` object or the PHP entity's ISO
+    ``created_at`` without engram's own ``key`` and ``metadata``: a memory as engram's snapshot
+    writes one (``Memory.to_dict``, epoch times) is no such file, and read as one it lost its key,
+    tags and metadata."""
+    if not (isinstance(data, dict) and isinstance(data.get("content"), str) and isinstance(data.get("type"), str)):
+        return False
+    if isinstance(data.get("engram"), dict):
+        return True
+    return isinstance(data.get("created_at"), str) and "key" not in data and "metadata" not in data
+
+
 def _type_files_by_id(folder: Folder, base: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = defaultdict(list)
     for rel, is_link in folder.walk(base) if _isdir(folder, base) else ():
@@ -119,18 +133,60 @@ def remove_type_files(folder: Folder, memories: Iterable[Memory], base: str = la
 
 
 def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout.TYPES_DIR,
-                  owns: Callable[[Scope], bool] | None = None) -> None:
+                  owns: Callable[[Scope], bool] | None = None) -> int:
     """Make ``base`` hold exactly one JSON file per memory. ``owns``: the scopes ``memories`` are
     all of (an agent's own database): a file of another scope is left to its database, and one
-    whose scope cannot be read is left alone."""
+    whose scope cannot be read is left alone.
+
+    The files are write-only copies (as the PHP entity's own): none is read back. Returns how many
+    were changed by hand (``_hand_changed``): an edited copy is rewritten from the database, and a
+    file engram never wrote (no ``engram`` object, or no JSON) is left where it is, so the caller
+    can say once that they are not read."""
     existing = _type_files_by_id(folder, base)
+    alive = {m.id: m for m in memories}
+    by_hand = 0
+    for memory_id, rels in existing.items():
+        for rel in rels:
+            by_hand += _hand_changed(folder, rel, alive.get(memory_id))
     write_type_files(folder, memories, base, existing)
-    alive = {m.id for m in memories}
     for memory_id, rels in existing.items():
         if memory_id not in alive:
             for rel in rels:
-                if owns is None or _scope_owned(folder, rel, owns):
+                if (owns is None or _scope_owned(folder, rel, owns)) and _engram_wrote(folder, rel):
                     folder.remove(rel)
+    return by_hand
+
+
+# The PHP entity's fields of a per-type file: what someone editing one by hand would change.
+_PHP_FIELDS = ("id", "type", "content", "importance", "context", "created_at")
+
+
+def _read_json(folder: Folder, rel: str) -> Any:
+    try:
+        return json.loads(folder.read_text(rel))
+    except (OSError, ValueError, PathRefused):
+        return None
+
+
+def _engram_wrote(folder: Folder, rel: str) -> bool:
+    """Whether ``rel`` looks like a file engram wrote: JSON with its ``engram`` object."""
+    data = _read_json(folder, rel)
+    return isinstance(data, dict) and isinstance(data.get("engram"), dict)
+
+
+def _hand_changed(folder: Folder, rel: str, memory: Memory | None) -> bool:
+    """Whether ``rel`` was changed since engram wrote it: a file engram never wrote, or a copy of
+    ``memory`` as it is now (its ``engram`` object as engram writes it) whose PHP fields differ. A
+    copy of an older state differs because the memory changed, not the file (recall strengthening
+    changes importance and bookkeeping, unwritten until the next pass); a forgotten memory's
+    file is engram's to remove."""
+    data = _read_json(folder, rel)
+    if not isinstance(data, dict) or not isinstance(data.get("engram"), dict):
+        return True
+    if memory is None:
+        return False
+    record = json.loads(json.dumps(type_record(memory), ensure_ascii=False))
+    return data["engram"] == record["engram"] and any(data.get(name) != record[name] for name in _PHP_FIELDS)
 
 
 def _scope_owned(folder: Folder, rel: str, owns: Callable[[Scope], bool]) -> bool:
@@ -232,7 +288,11 @@ def import_folder(
     memory-looking file that is not read (at another level, in a folder of no scope) is reported
     in ``problems`` with the reason. Raises ``ValidationError`` naming ``path`` when it is not a
     folder, holds no memory file (an empty or mistyped folder), or is the memory folder engram
-    syncs (``synced``: ``files.dir`` while ``files.enabled``), a folder inside it or one holding it."""
+    syncs (``synced``: ``files.dir`` while ``files.enabled``), a folder inside it or one holding it.
+    ``src`` may also be one per-type JSON file (a PHP entity's ``<type>/<time>_<id>.json``): its
+    memory is imported as the folder's would be."""
+    if src.is_file() and src.suffix.lower() == ".json":
+        return _import_type_file(engram, src, max_file_bytes, synced)
     if not src.is_dir():
         raise ValidationError("path", f"{src} is not a folder", "a memory folder (global/, agents/, sessions/ or <type>/)")
     own_folder.refuse_import(src, synced)
@@ -267,6 +327,19 @@ def import_folder(
                               "a memory folder (global/, agents/, sessions/ or <type>/ files), "
                               "or another system's data with --from KIND")
     _store(engram, by_scope, summary)
+    return summary
+
+
+def _import_type_file(engram: Engram, src: Path, max_file_bytes: int, synced: Path | None) -> ImportSummary:
+    """One per-type JSON file, read as ``import_folder`` reads it in its ``<type>/`` folder."""
+    own_folder.refuse_import(src, synced)
+    summary = ImportSummary(files=1)
+    folder = Folder(src.parent, max_file_bytes=max_file_bytes, create=False)
+    entries = _read_type_json(folder, src.name, engram, summary)
+    if not entries:  # (malformed, or not a memory: said by the problem, and nothing imported)
+        raise ValidationError("path", f"{src} holds no memory engram can read; {summary.problems[0].message}",
+                              "a per-type JSON file of one memory, or a memory folder")
+    _store(engram, {(scope, None): [(src.name, entry)] for scope, entry in entries}, summary)
     return summary
 
 

@@ -20,8 +20,9 @@ from engram.errors import ValidationError
 
 def refuse_import(src: Path, synced: Path | None, kind: str = "folder") -> None:
     """Refuse to import the memory folder engram syncs (``synced``; None while files are off), a
-    folder inside it or one holding it, read as ``kind``; raises ``ValidationError`` naming ``path``."""
-    where = _where(src, synced, holding=True)
+    folder inside it or one holding it, read as ``kind`` (a file: one inside it); raises
+    ``ValidationError`` naming ``path``."""
+    where = _where(src, synced, holding=not src.is_file())
     if where is None:
         return
     if kind == "folder":

@@ -63,6 +63,11 @@ log = logging.getLogger("engram.files")
 # Engine events one database→files pass reflects at most (a bulk event counts as one; a write
 # batch's events, announced together, are never split).
 MAX_EVENTS_PER_PASS = 256
+# Said once a pass, not per file: the per-type JSON files (``files.type_json``) are write-only copies.
+TYPE_JSON_NOT_READ = ("{} file(s) changed or added by hand are not read back: the per-type JSON files "
+                      "(files.type_json) are write-only copies of the database; an edited copy is rewritten from "
+                      "the database, a new file left as it is. Edit memories in the markdown or YAML files, or "
+                      "import JSON files with `engram import DIR` from a folder outside the memory folder")
 
 
 class FileSync:
@@ -392,7 +397,11 @@ class FileSync:
                               or pending)
                 memories = ([m for m in self.engram.store.iter_all() if self.owns(m.scope)] if took_edits
                             else [m for mems in db_by_scope.values() for m in mems.values()])
-                export.sync_type_dir(self.folder, memories, owns=None if self.database_agent is None else self.owns)
+                by_hand = export.sync_type_dir(self.folder, memories,
+                                               owns=None if self.database_agent is None else self.owns)
+                if by_hand:
+                    report.problems.append(Problem(f"{layout.TYPES_DIR}/", 0, TYPE_JSON_NOT_READ.format(by_hand),
+                                                   skipped=False))
         if self.log_problems:
             for problem in report.problems:
                 log.warning("%s", problem)

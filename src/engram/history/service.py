@@ -102,10 +102,13 @@ class History:
         on_close: Callable[[], None] | None = None,
         enabled: bool = True,
         privacy: PiiPolicy | None = None,
+        unread: Callable[[], None] | None = None,
     ) -> None:
         """``on_close`` runs after the store closes (a history backend opened for this history);
         ``enabled`` False: appends are not stored (see the module doc); ``privacy`` is the engine's
-        PII policy (``engram.root`` passes it), applied to every message and summary written."""
+        PII policy (``engram.root`` passes it), applied to every message and summary written.
+        ``unread``: called when a read comes back empty while another system's history lies unread
+        in the home (``root.open_history``: Clawless's file), to say so once."""
         if max_history_len < 2:
             raise ValidationError("max_history_len", f"{max_history_len} is too small", "2 or more")
         self.store = store
@@ -119,6 +122,7 @@ class History:
         self.recap_top_k = recap_top_k
         self.clock = clock
         self.privacy = privacy if privacy is not None else PiiPolicy()
+        self.unread = unread
         # Called with the conversation key and its message count when an assistant answer ends a
         # turn (transcript indexing), so a background job sees the conversation as it was then.
         self.turn_hook: Callable[[str, int], None] | None = None
@@ -149,7 +153,8 @@ class History:
         open. ``purge`` is that agent's compaction hook. Raises ``ValidationError``."""
         view = History(self._live_store().for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
                        semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
-                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, privacy=self.privacy)
+                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, privacy=self.privacy,
+                       unread=self.unread)
         view._parent = self
         return view
 
@@ -408,14 +413,21 @@ class History:
         return held
 
     # --- reading -------------------------------------------------------------------------
+    def _empty(self, found: Any) -> Any:
+        """``found`` as it is; when it is empty and so is this agent's whole history, the ``unread``
+        hint said (once) first (a key not used yet beside conversations held needs none)."""
+        if not found and self.unread is not None and not self.store.conversations():
+            self.unread()
+        return found
+
     def recent(self, key: str, n: int | None = None) -> list[Message]:
-        return self._live_store().get_recent(normal_key(key), self.max_history_len if n is None else n)
+        return self._empty(self._live_store().get_recent(normal_key(key), self.max_history_len if n is None else n))
 
     def all(self, key: str) -> list[Message]:
-        return self._live_store().get_all(normal_key(key))
+        return self._empty(self._live_store().get_all(normal_key(key)))
 
     def count(self, key: str) -> int:
-        return self._live_store().count(normal_key(key))
+        return self._empty(self._live_store().count(normal_key(key)))
 
     def summary(self, key: str) -> str:
         return self._live_store().get_summary(normal_key(key))
@@ -423,7 +435,7 @@ class History:
     def conversations(self) -> list[str]:
         """This agent's conversation keys as users write them (``telegram:42``, ``slack:C1:T7``),
         sorted; each is taken back by every method here."""
-        return sorted(shown_key(key) for key in self._live_store().conversations())
+        return self._empty(sorted(shown_key(key) for key in self._live_store().conversations()))
 
     def restore(self, key: str) -> list[Message]:
         """What a recreated session starts with: the last ``max_history_len`` messages, never
@@ -453,8 +465,12 @@ class History:
         query = parse_query(query, "query")
         self._live_store()  # refused once closed, as every read is (the semantic store closes with it)
         if self.semantic is None:
-            return SemanticRecall((), "")
-        return self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k)
+            return self._recalled(SemanticRecall((), ""))
+        return self._recalled(self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k))
+
+    def _recalled(self, recalled: SemanticRecall) -> SemanticRecall:
+        self._empty(recalled.hits)
+        return recalled
 
     # --- compaction ----------------------------------------------------------------------
     def compact(

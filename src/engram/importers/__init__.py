@@ -174,7 +174,19 @@ def detect(path: Path) -> str:
                             "(an empty file, an encrypted database or another format)",
                             f"a PtrClaw or sclaw memory.db ({', '.join(_DATABASE_READERS)}), or --from KIND "
                             "for a document with this name")
-    return detect_document(read_text(path))
+    text = read_text(path)
+    if path.suffix.lower() == ".json" and _is_type_record(text):
+        return "folder"  # one file of a per-type JSON folder (the PHP entity's), read as the folder's files are
+    return detect_document(text)
+
+
+def _is_type_record(text: str) -> bool:
+    from engram.files.export import looks_like_type_record
+
+    try:
+        return looks_like_type_record(jsondoc.loads(without_bom(text)))
+    except json.JSONDecodeError:
+        return False
 
 
 def read_plan(kind: str, source: str | Path | Mapping[str, str], *, saved_memories: bool = False) -> Plan:

@@ -687,7 +687,9 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
     present = 0
     for conversation, message, where in messages:
         if conversation not in held:
-            kept = history_of(conversation[0]).all(conversation[1])
+            # From the store: what the conversation holds, without the hint an empty read of the
+            # history gives (Clawless's file unread), which this import is bringing in.
+            kept = history_of(conversation[0]).store.get_all(normal_key(conversation[1]))
             held[conversation] = Counter(_mark(m) for m in kept)
             newest[conversation] = max((m.created_at for m in kept), default=float("-inf"))
             batches[conversation] = []

@@ -1,4 +1,4 @@
-"""History commands: ``engram history list`` and ``engram history show|append|summary|purge|compact KEY``.
+"""History commands: ``engram history list`` and ``engram history show|count|append|summary|purge|compact KEY``.
 
 KEY is a conversation key, ``channel:chat`` or ``channel:chat:thread`` (e.g. ``telegram:42``).
 """
@@ -70,6 +70,17 @@ def show(
         from engram.history.service import HISTORY_OFF
 
         render.note_line(f"no messages in {key}" + ("" if history.enabled else f": {HISTORY_OFF}"))
+
+
+@group.command("count")
+def count(ctx: typer.Context, key: str = KeyArg) -> None:
+    """Print how many messages a conversation holds (sclaw's Len), the number alone, for scripts."""
+    st = state(ctx)
+    n = st.reading_engram().history.count(key)
+    if st.as_json:
+        render.emit_json({"key": key, "count": n})
+    else:
+        render.console.print(str(n), markup=False, highlight=False)
 
 
 @group.command("append")
