@@ -45,12 +45,21 @@ from crewai.crews.crew_output import CrewOutput  # noqa: E402
 from crewai.llms.providers.openai.completion import OpenAICompletion  # noqa: E402
 from crewai.state.checkpoint_config import CheckpointConfig  # noqa: E402
 from crewai.state.runtime import RuntimeState  # noqa: E402
-from crewai.tools.tool_failure import ToolFailure, ToolFailureReason  # noqa: E402
+from crewai.tools import BaseTool  # noqa: E402
+from crewai.tools.tool_failure import ToolFailure, ToolFailurePolicy, ToolFailureReason  # noqa: E402
+from pydantic import TypeAdapter  # noqa: E402
 
 from engram.aio import AsyncEngram  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
-from engram.integrations.crewai import ForgetTool, RecallTool, RememberTool, VersionsTool, engram_tools  # noqa: E402
+from engram.integrations.crewai import (  # noqa: E402
+    OPTIONS,
+    ForgetTool,
+    RecallTool,
+    RememberTool,
+    VersionsTool,
+    engram_tools,
+)
 from engram.interfaces import present  # noqa: E402
 from engram.testing.llm_servers import OpenAICompatServer, RecordedRequest, Reply  # noqa: E402
 from tests.integrations.scripted_chat import (  # noqa: E402
@@ -310,6 +319,62 @@ def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], An
     with pytest.raises(ValidationError) as err:
         make(engram)
     assert err.value.field == field
+
+
+def _mistyped_usage_limit(mem: Engram) -> Any:
+    return RememberTool(mem, max_uses=2)
+
+
+@pytest.mark.parametrize(("make", "field", "said"), [
+    # CrewAI's BaseTool ignored a keyword it does not know: the tool was left unlimited, unsaid.
+    (_mistyped_usage_limit, "max_uses", "is not a keyword of RememberTool"),
+    (lambda mem: engram_tools(mem, top_k=3), "top_k", "is not a keyword of engram_tools"),
+    (lambda mem: RecallTool(mem, engram_scope="agent:other"), "engram_scope", "is not a keyword of RecallTool"),
+    # Read as False by pydantic.
+    (lambda mem: RememberTool(mem, result_as_answer="no"), "result_as_answer", 'got "no"'),
+    (lambda mem: engram_tools(mem, description_updated=1), "description_updated", "got 1"),
+    # A TypeError from CrewAI's validator, or pydantic's own error.
+    (lambda mem: RememberTool(mem, max_usage_count="2"), "max_usage_count", 'got "2"'),
+    (lambda mem: RememberTool(mem, max_usage_count=0), "max_usage_count", "0 is out of range"),
+    (lambda mem: RememberTool(mem, current_usage_count=-1), "current_usage_count", "-1 is out of range"),
+    (lambda mem: ForgetTool(mem, tool_failure_policy="loud"), "tool_failure_policy", "got 'loud'"),
+    (lambda mem: RecallTool(mem, name=1), "name", "got 1"),
+    (lambda mem: RecallTool(mem, description=""), "description", "got ''"),
+    (lambda mem: RecallTool(mem, env_vars="API_KEY"), "env_vars", "got str"),
+    (lambda mem: RecallTool(mem, env_vars=[{"nam": "API_KEY"}]), "env_vars[0].nam", "is not a keyword of EnvVar"),
+    (lambda mem: RecallTool(mem, env_vars=[{"name": "K", "description": "d", "required": "no"}]),
+     "env_vars[0].required", 'got "no"'),
+    # The tool's own: a cache function would let CrewAI serve a stale recall; schemas engram's _run does not take.
+    (lambda mem: RecallTool(mem, cache_function=lambda _a=None, _r=None: True), "cache_function", "never cached"),
+    (lambda mem: RecallTool(mem, args_schema=None), "args_schema", "is set by RecallTool"),
+    # Four tools of one name: the model could reach only one of them.
+    (lambda mem: engram_tools(mem, name="memory"), "name", "given for 4 tools"),
+])
+def test_a_crewai_option_is_checked_as_engrams_error_naming_it(engram: Engram, make: Callable[[Engram], Any],
+                                                               field: str, said: str) -> None:
+    with pytest.raises(ValidationError) as err:  # engram's (a ValueError), not pydantic's
+        make(engram)
+    assert err.value.field == field and said in str(err.value), str(err.value)
+    if said.startswith("is not a keyword of") and "EnvVar" not in said:  # and what the tools do take
+        assert "max_usage_count" in err.value.allowed and "result_as_answer" in err.value.allowed
+
+
+def test_crewai_options_given_as_it_takes_them_are_kept(engram: Engram) -> None:
+    tool = RecallTool(engram, name="memory_recall", description="Look up what you know.", result_as_answer=True,
+                      max_usage_count=2, tool_failure_policy="raise",
+                      env_vars=[{"name": "K", "description": "a key", "required": False}])
+    assert (tool.name, tool.description, tool.result_as_answer, tool.max_usage_count) == (
+        "memory_recall", "Look up what you know.", True, 2)
+    assert tool.tool_failure_policy is ToolFailurePolicy.RAISE and tool.env_vars[0].required is False
+    [one] = engram_tools(engram, include=("recall",), name="memory_recall")  # one tool: its name is the option's
+    assert one.name == "memory_recall"
+    # What CrewAI passes when it rebuilds a tool from a checkpoint's dump (BaseTool's own restore,
+    # _resolve_tool_dict, as Crew.from_checkpoint runs it): every option back, the same engine, never cached.
+    tool.run(query="anything")
+    [restored] = TypeAdapter(list[BaseTool]).validate_python([json.loads(tool.model_dump_json())])
+    assert type(restored) is RecallTool and restored.engram is engram
+    assert {k: getattr(restored, k) for k in OPTIONS} == {k: getattr(tool, k) for k in OPTIONS}
+    assert restored.current_usage_count == 1 and restored.cache_function("q", "result") is False
 
 
 def test_crewai_options_reach_the_tools(engram: Engram, server: OpenAICompatServer) -> None:

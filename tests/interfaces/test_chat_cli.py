@@ -112,9 +112,21 @@ def test_compact_in_chat_says_why_nothing_was_compacted(tmp_path):
     # Review: /compact printed a bare "nothing to compact" where `engram history compact` names the reason.
     done = run_chat(tmp_path, ["My name is Ada", "/compact"], {"ENGRAM_EMBEDDINGS__PROVIDER": "none"})
     assert done.returncode == 0, done.stderr
-    assert "nothing to compact: only 2 messages, the last 10 are always kept" in done.stdout
+    assert "nothing to compact: only 2 messages, the last 10 are always kept" in done.stderr
+    assert "compact" not in done.stdout  # a status line, where chat's others go: stdout is the replies alone
     scripted = run_chat(tmp_path, ["/compact"], {"ENGRAM_EMBEDDINGS__PROVIDER": "none"}, options=("--json",))
     assert scripted.returncode == 0, scripted.stderr
     shown = [json.loads(line) for line in scripted.stdout.splitlines()]
     assert shown == [{"command": "/compact", "compacted": False, "discarded": 0,
                       "notes": ["only 2 messages, the last 10 are always kept"]}]  # the same conversation, kept
+
+
+def test_compact_in_chat_reports_on_stderr_leaving_stdout_to_the_replies(tmp_path):
+    # Review: /compact's lines went to standard output, into the transcript, where chat's other
+    # status lines (hatching, notes) go to standard error.
+    lines = [f"My favourite number is {n}" for n in range(6)]  # 12 messages: past the 10 always kept
+    done = run_chat(tmp_path, [*lines, "/compact", "/compact"], {"ENGRAM_EMBEDDINGS__PROVIDER": "none"})
+    assert done.returncode == 0, done.stderr
+    assert "compacted: 2 messages summarised" in done.stderr
+    assert "nothing to compact: only 10 messages, the last 10 are always kept" in done.stderr
+    assert "compact" not in done.stdout and len(done.stdout.splitlines()) == len(lines)  # one reply per message

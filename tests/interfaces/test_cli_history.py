@@ -283,3 +283,22 @@ def test_history_count_prints_the_number_alone_as_sclaws_len(tmp_path: Path) -> 
                                                                                             "count": 2}
     bad = run(tmp_path, "history", "count", "not a key")
     assert bad.returncode == 2 and bad.stderr.startswith("error: key: ") and not bad.stdout
+
+
+def test_messages_given_as_json_text_is_refused_as_not_a_file_without_echoing_it(tmp_path: Path) -> None:
+    # Review: `--messages '<json>'` (the JSON where its file goes) repeated the whole JSON back, twice
+    # (once quoted, once in OSError's own text): a long argument flooded the terminal.
+    long = json.dumps([{"role": "user", "content": "x" * 5000}])
+    for given in (long, '[{"role": "user", "content": "hi"}]'):
+        bad = run(tmp_path, "history", "append", "cli:1", "--messages", given)
+        assert bad.returncode == 2 and bad.stdout == "", bad.stderr
+        assert bad.stderr.startswith("error: --messages: takes a file path, not the JSON itself: no file "), bad.stderr
+        assert "- to pipe the JSON in on standard input" in bad.stderr
+        assert len(bad.stderr) < 400 and "Errno" not in bad.stderr  # shown cut, once
+    # A file that is not there: named, cut as well, without OSError's own repetition of the path.
+    missing = tmp_path / ("m" * 200 + ".json")
+    bad = run(tmp_path, "history", "append", "cli:1", "--messages", str(missing))
+    assert bad.returncode == 2 and "error: --messages: cannot read " in bad.stderr, bad.stderr
+    assert "No such file or directory" in bad.stderr and "m" * 100 not in bad.stderr and "Errno" not in bad.stderr
+    assert "or - for standard input" in bad.stderr
+    assert json.loads(run(tmp_path, "--json", "history", "show", "cli:1").stdout)["count"] == 0

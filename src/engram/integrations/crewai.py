@@ -6,7 +6,11 @@ engine (view) it is given, ``mem.for_agent("researcher")`` for another, which ne
 memories. Each is a CrewAI ``BaseTool`` subclass (``RememberTool``, ``RecallTool``, ``ForgetTool``,
 ``VersionsTool``), to take one alone (``tools=[RecallTool(mem)]``); their descriptions and
 argument schemas are ``tool_docs``' texts, what engram's other toolsets show the model, and their
-results are JSON text, the shapes engram's MCP tools return.
+results are JSON text, the shapes engram's MCP tools return. CrewAI's own tool options
+(``result_as_answer``, ``max_usage_count``, ...: ``OPTIONS``) are checked before CrewAI's pydantic
+``BaseTool`` sees them, as every adapter's constructor checks what it is given: a keyword that is not
+one refused naming it (BaseTool ignored it), a wrong value as engram's ``ValidationError`` naming the
+option, a yes/no option True or False only.
 
 CrewAI runs a tool's synchronous ``_run`` (through ``BaseTool.run``, or its structured-tool
 wrapper in a text-format run; 1.15 never awaits ``_arun``), so the tools are synchronous: given
@@ -34,7 +38,8 @@ is refused with a ``ValidationError`` naming ``engram``, before anything runs.
 Never cached. A crew or agent that opts into CrewAI's tool-result cache (``Crew(cache=True)``)
 keeps a tool's result by its arguments for the rest of the run unless the tool's ``cache_function``
 says no: a second identical ``recall`` would read the first answer, not what was remembered since,
-and a repeated ``remember`` would store nothing. These tools' ``cache_function`` always says no.
+and a repeated ``remember`` would store nothing. These tools' ``cache_function`` always says no, and
+is not an option.
 
 Per user. CrewAI has no user of its own: ``kickoff(inputs=...)`` is the application's free dict,
 interpolated into prompts. One tool set is one engram agent, chosen where it is built
@@ -65,13 +70,15 @@ from pydantic import BaseModel, Field, PrivateAttr, computed_field, create_model
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import missing, tool_docs
+from engram.integrations import flag_option, missing, refuse_unknown, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
+from engram.model import parse_integer
 
 try:
     from crewai.tools import BaseTool
-    from crewai.tools.tool_failure import ToolFailure
+    from crewai.tools.base_tool import EnvVar
+    from crewai.tools.tool_failure import ToolFailure, ToolFailurePolicy
 except ImportError as exc:  # pragma: no cover - the crewai pass installs it
     raise missing("crewai", "crewai") from exc
 
@@ -125,6 +132,70 @@ def _given(scope: Any) -> Engram:
     return engine
 
 
+# CrewAI's BaseTool fields that are each tool's own, never an option: its arguments' and result's
+# schemas (what its ``_run`` takes and gives) and its cache function (never cached).
+_OWN = {"args_schema": "the tool's arguments are engram's", "result_schema": "the tool's result is engram's JSON text",
+        "cache_function": "a memory tool is never cached: its answer depends on what was stored since"}
+# The options a tool takes: the rest of BaseTool's fields, those a checkpoint's dump gives back among them.
+OPTIONS: tuple[str, ...] = tuple(name for name in BaseTool.model_fields if name not in _OWN)
+
+
+def _checked_options(owner: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` checked before CrewAI's pydantic ``BaseTool`` sees them, as engram's
+    ``ValidationError`` naming the option: BaseTool ignores a keyword it does not know (a mistyped
+    ``max_usage=2`` left the tool unlimited, unsaid), reads ``result_as_answer="no"`` as False, and
+    answers ``max_usage_count="2"`` with a ``TypeError`` and ``name=1`` in pydantic's words."""
+    for name, why in _OWN.items():
+        if name in options:
+            raise ValidationError(name, f"is set by {owner} ({why})", sorted(OPTIONS))
+    refuse_unknown(owner, options, OPTIONS)
+    checked = dict(options)
+    for field in ("name", "description"):
+        if field in checked and (not isinstance(checked[field], str) or not checked[field].strip()):
+            raise ValidationError(field, f"got {checked[field]!r}", f"a non-empty tool {field}")
+    for flag in ("result_as_answer", "description_updated"):
+        if flag in checked:
+            checked[flag] = flag_option(flag, checked[flag])
+    if checked.get("max_usage_count") is not None:
+        checked["max_usage_count"] = parse_integer(checked["max_usage_count"], "max_usage_count", 1,
+                                                   allowed="1 or more, or None (no limit)")
+    if "current_usage_count" in checked:
+        checked["current_usage_count"] = parse_integer(checked["current_usage_count"], "current_usage_count", 0)
+    if checked.get("tool_failure_policy") is not None:
+        try:
+            checked["tool_failure_policy"] = ToolFailurePolicy(checked["tool_failure_policy"])
+        except ValueError:
+            raise ValidationError("tool_failure_policy", f"got {checked['tool_failure_policy']!r}",
+                                  [p.value for p in ToolFailurePolicy] + ["None (the agent's and task's)"]) from None
+    if "env_vars" in checked:
+        checked["env_vars"] = _env_vars(checked["env_vars"])
+    return checked
+
+
+def _env_vars(value: Any) -> list[EnvVar]:
+    """CrewAI's ``env_vars`` option: ``EnvVar``s, or their fields as dicts (a checkpoint's dump)."""
+    allowed = "a list of CrewAI EnvVar (or dicts of its name, description, required, default)"
+    if not isinstance(value, list | tuple):
+        raise ValidationError("env_vars", f"got {type(value).__name__}", allowed)
+    kept = []
+    for i, item in enumerate(value):
+        if isinstance(item, EnvVar):
+            kept.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ValidationError(f"env_vars[{i}]", f"got {type(item).__name__}", allowed)
+        refuse_unknown("EnvVar", item, EnvVar.model_fields, within=f"env_vars[{i}]")
+        for key in ("name", "description"):
+            if not isinstance(item.get(key), str):
+                raise ValidationError(f"env_vars[{i}].{key}", "is required" if key not in item else
+                                      f"got {type(item[key]).__name__}", "text")
+        if "default" in item and item["default"] is not None and not isinstance(item["default"], str):
+            raise ValidationError(f"env_vars[{i}].default", f"got {type(item['default']).__name__}", "text, or None")
+        kept.append(EnvVar(**{**item, **({"required": flag_option(f"env_vars[{i}].required", item["required"])}
+                                         if "required" in item else {})}))
+    return kept
+
+
 class _EngramTool(BaseTool):
     """What the tools share: the engine they act for, and no result cache."""
 
@@ -138,7 +209,9 @@ class _EngramTool(BaseTool):
         its schemas are the class's own, its CrewAI options (usage count, ...) the dump's."""
         if not isinstance(obj, dict):
             return super().model_validate(obj, **kwargs)
-        dumped = {k: v for k, v in obj.items() if k not in {"engram_scope", "tool_type", "args_schema", "result_schema"}}
+        # The dump's computed fields, and the fields that are the tool's own (its schemas, its
+        # cache function), are not options: the class gives them again.
+        dumped = {k: v for k, v in obj.items() if k not in {"engram_scope", "tool_type", *_OWN}}
         return cls(_given(obj.get("engram_scope")), **dumped)
 
     @computed_field  # type: ignore[prop-decorator]
@@ -149,13 +222,16 @@ class _EngramTool(BaseTool):
 
     def __init__(self, engram: Engram | AsyncEngram, **options: Any) -> None:
         """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) whose agent the
-        tool acts for; ``options`` are CrewAI's ``BaseTool`` fields (``result_as_answer``,
-        ``max_usage_count``, ``tool_failure_policy``, ...). Raises ``ValidationError`` naming ``engram``."""
+        tool acts for; ``options`` are CrewAI's ``BaseTool`` fields (``OPTIONS``: ``result_as_answer``,
+        ``max_usage_count``, ``tool_failure_policy``, ``name``, ...), checked by engram's rules
+        (``result_as_answer="no"`` is refused, not read as False). Raises ``ValidationError`` naming
+        ``engram``, an option it refuses, or a keyword that is not one (``args_schema``,
+        ``result_schema`` and ``cache_function`` are the tool's own)."""
         if isinstance(engram, AsyncEngram):
             engram = engram.engram
         if not isinstance(engram, Engram):
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
-        super().__init__(**{"cache_function": _never_cached, **options})
+        super().__init__(**_checked_options(type(self).__name__, options), cache_function=_never_cached)
         self._engram = engram
         _GIVEN[str(engram.scope)] = engram
 
@@ -254,8 +330,16 @@ def engram_tools(engram: Engram | AsyncEngram, *,
                  **options: Any) -> list[BaseTool]:
     """The ``remember``, ``recall``, ``forget`` and ``versions`` tools over ``engram``'s agent, for an agent's
     ``tools=[...]``; ``include`` picks some (``("recall", "versions")`` for a read-only agent), ``options``
-    go to each (CrewAI's ``BaseTool`` fields). Raises ``ValidationError`` naming ``engram`` or ``include``."""
+    go to each (CrewAI's ``BaseTool`` fields, as the tools take them; ``name`` and ``description``
+    only with one tool included). Raises ``ValidationError`` naming ``engram``, ``include`` or an
+    option it refuses."""
     by_name = {tool.model_fields["name"].default: tool for tool in TOOLS}
     if isinstance(include, str) or not all(isinstance(n, str) and n in by_name for n in include) or not include:
         raise ValidationError("include", f"got {include!r}", "a non-empty tuple of remember, recall, forget, versions")
-    return [by_name[name](engram, **options) for name in dict.fromkeys(include)]
+    refuse_unknown("engram_tools", options, [*OPTIONS, "engram", "include"])
+    chosen = dict.fromkeys(include)
+    for field in ("name", "description"):
+        if field in options and len(chosen) > 1:  # four tools of one name: the model could call only one
+            raise ValidationError(field, f"given for {len(chosen)} tools, which it would name alike",
+                                  f"one tool's {field}: include=(...) of one tool, or RecallTool(mem, {field}=...)")
+    return [by_name[name](engram, **options) for name in chosen]

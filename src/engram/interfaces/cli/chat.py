@@ -137,11 +137,12 @@ def _handle(agent: MemoryAgent, line: str, failures: list[EngramError], *, as_js
         if as_json:
             render.emit_json({"command": "/compact", "compacted": result.compacted,
                               "discarded": len(result.discarded), "notes": list(result.notes)}, line=True)
+        # Status lines, on standard error with chat's others (hatching, notes): standard output is
+        # the replies alone, what a transcript piped to a file keeps.
         elif not result.compacted:  # why, as `engram history compact` says it (too few messages, a tool call in the way)
-            render.console.print("nothing to compact" + (f": {'; '.join(result.notes)}" if result.notes else ""),
-                                 markup=False, highlight=False)
+            render.note_line("nothing to compact" + (f": {'; '.join(result.notes)}" if result.notes else ""))
         else:
-            render.console.print(f"compacted: {counted(len(result.discarded), 'message')} summarised")
+            render.errors.print(f"compacted: {counted(len(result.discarded), 'message')} summarised", highlight=False)
             for note in result.notes:  # the emergency path taken, a summariser or extraction that failed
                 render.note_line(note)
         return True
