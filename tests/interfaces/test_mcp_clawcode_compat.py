@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from tests.interfaces.conftest import Served
@@ -183,43 +184,37 @@ def test_a_session_memory_is_reached_by_its_id_and_forgotten_or_listed_within_it
     asyncio.run(run())
 
 
-def test_another_agent_reaches_no_session_memory_by_its_id(tmp_path: Path) -> None:
+def _agent_params(home: Path, agent: str, per_agent: bool, *more: str) -> Any:
+    made = _stdio(home, agent, tools="both")
+    made.args = [*made.args[:-1], *more, "mcp"]  # --agent NAME, then more options, then the command
+    if per_agent:
+        made.env["ENGRAM_PER_AGENT_DATABASES"] = "true"
+    return made
+
+
+@pytest.mark.parametrize("per_agent", [False, True], ids=["one-database", "per-agent-databases"])
+def test_another_agent_reaches_no_session_memory_by_its_id(tmp_path: Path, per_agent: bool) -> None:
     # Alice's session memory, by its id: bob's connection (a session of the same name included)
     # can neither read, change nor forget it, with one database or one per agent.
-    for per_agent in (False, True):
-        home = tmp_path / ("per-agent" if per_agent else "shared")
+    async def run() -> None:
+        async with Client(_agent_params(tmp_path, "alice", per_agent)) as alice:
+            mid = _data(await alice.call_tool("remember", {
+                "content": "Alice's bank PIN hint is her first cat", "tags": ["private"],
+                "context": {"session_id": "sess_123"}}))["memory_id"]
+        for extra in ((), ("--session", "sess_123")):
+            async with Client(_agent_params(tmp_path, "bob", per_agent, *extra)) as bob:
+                for tool, args in (("get", {"memory_id": mid}), ("versions", {"memory_id": mid}),
+                                   ("forget", {"memory_id": mid, "reason": "mine now"}),
+                                   ("update", {"memory_id": mid, "content": "changed by bob"}),
+                                   ("link", {"source": mid, "target": mid}),
+                                   ("memory_forget", {"key": mid})):
+                    text = _error_text(await bob.call_tool(tool, args))
+                    assert f'not found: "{mid}"; recall first' in text, (tool, text)
+                    assert "sess_123" not in text, text
+                for args in ({"tag": "private"}, {"tag": "private", "filters": {"session_id": "sess_123"}}):
+                    assert _data(await bob.call_tool("forget", {**args, "dry_run": True}))["count"] == 0
+        async with Client(_agent_params(tmp_path, "alice", per_agent)) as alice:
+            got = _data(await alice.call_tool("get", {"memory_id": mid}))
+            assert got["content"] == "Alice's bank PIN hint is her first cat" and got["links"] == []
 
-        def params(agent: str, *more: str) -> Any:
-            made = _stdio(home, agent, tools="both")
-            made.args = [*made.args[:-1], *more, "mcp"]
-            if per_agent:
-                made.env["ENGRAM_PER_AGENT_DATABASES"] = "true"
-            return made
-
-        async def run() -> str:
-            async with Client(params("alice")) as alice:
-                mid = _data(await alice.call_tool("remember", {
-                    "content": "Alice's bank PIN hint is her first cat", "tags": ["private"],
-                    "context": {"session_id": "sess_123"}}))["memory_id"]
-            for extra in ((), ("--session", "sess_123")):
-                async with Client(params("bob", *extra)) as bob:
-                    for tool, args in (("get", {"memory_id": mid}), ("versions", {"memory_id": mid}),
-                                       ("forget", {"memory_id": mid, "reason": "mine now"}),
-                                       ("update", {"memory_id": mid, "content": "changed by bob"}),
-                                       ("link", {"source": mid, "target": mid}),
-                                       ("memory_forget", {"key": mid})):
-                        text = _error_text(await bob.call_tool(tool, args))
-                        assert f'not found: "{mid}"; recall first' in text, (tool, text)
-                        assert "sess_123" not in text, text
-                    for args in ({"tag": "private"}, {"tag": "private", "filters": {"session_id": "sess_123"}}):
-                        assert _data(await bob.call_tool("forget", {**args, "dry_run": True}))["count"] == 0
-            return mid
-
-        mid = asyncio.run(run())
-
-        async def check() -> None:
-            async with Client(params("alice")) as alice:
-                got = _data(await alice.call_tool("get", {"memory_id": mid}))
-                assert got["content"] == "Alice's bank PIN hint is her first cat" and got["links"] == []
-
-        asyncio.run(check())
+    asyncio.run(run())
