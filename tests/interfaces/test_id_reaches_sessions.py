@@ -46,6 +46,12 @@ def test_cli_reaches_a_session_memory_by_its_id_and_no_other_agent_does(isolated
             assert refused.returncode == 3 and "not found" in refused.stderr, (view, command, refused.stderr)
             assert "sess_123" not in refused.stderr, refused.stderr
     assert _json(home, "--agent", "alice", "get", mid)["content"] == "User prefers Python for tooling"
+    # A forget by tag keeps to the view's scopes, or to one with --scope.
+    in_session = ("--agent", "alice", "--session", "sess_123", "forget", "--tag", "programming", "--dry-run")
+    assert [m["id"] for m in _json(home, "--agent", "alice", "forget", "--tag", "programming", "--dry-run")[
+        "removed"]] == []
+    assert [m["id"] for m in _json(home, *in_session, "--scope", "session")["removed"]] == [mid]
+    assert [m["id"] for m in _json(home, *in_session, "--scope", "agent")["removed"]] == []
     removed = _json(home, "--agent", "alice", "forget", mid, "--reason", "Outdated preference")["removed"]
     assert [m["id"] for m in removed] == [mid]
     assert engram(home, "--agent", "alice", "--session", "sess_123", "get", mid).returncode == 3
