@@ -70,7 +70,7 @@ from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle, check_all_or_nothing
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
-from engram.visibility import narrow_audit, narrow_links
+from engram.visibility import held_by_id, narrow_audit, narrow_links, reaching, sessions_holding_key
 from engram.writes import (
     Announce,
     KeptByKey,
@@ -183,7 +183,8 @@ class Engram:
         self.origin = origin
         self.events = events or EventBus()
         self.scope = make_scope(agent, session)
-        # What this view may read by id (``get``): the memories whose links it is shown (engram.visibility).
+        # What this view reads: the memories whose links it is shown (engram.visibility). By id it
+        # also reaches its agent's other sessions (``visibility.reaches``, ``_reaching``).
         self._readable = MemoryFilter(scopes=self.scope.visible(), include_superseded=True)
         self.metrics = metrics or Metrics()
         # Recall and embedding latencies are recorded for `engram stats`.
@@ -790,7 +791,7 @@ class Engram:
             return
         # KeptByKey reads an id first, so a key that is also another memory's id finds nothing
         # there: ask by id (keys do not change), loading no row.
-        if not self.store.matching_ids([memory.id], self._readable):
+        if not self.store.matching_ids([memory.id], self._reaching([memory])):
             raise NotFoundError("memory", memory.id)
 
     @staticmethod
@@ -841,7 +842,7 @@ class Engram:
         if not done:
             # An end was forgotten since it was read (the store checks both in its write): name it.
             raise NotFoundError("memory", self._gone(old, new).id)
-        closed = self.store.get(old.id, self._filter()) or old
+        closed = self.store.get(old.id, self._reaching([old])) or old
         self._emit("updated", [closed], f"superseded by {new.key}", previous=[old])
         return self._shown([closed])[0]
 
@@ -854,7 +855,7 @@ class Engram:
         agent's id is passed over, as a forgotten one is (one id query)."""
         self.writes.refuse_when_closed()
         if memories and self.recall_settings.touch_on_recall:
-            readable = self.store.matching_ids([m.id for m in memories], self._readable)
+            readable = self.store.matching_ids([m.id for m in memories], self._reaching(memories))
             strengthen(self, [m for m in memories if m.id in readable], self.strengthen, now=self.clock())
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
@@ -874,25 +875,56 @@ class Engram:
 
     # --- reading ---------------------------------------------------------------------------
     def find(self, ref: str) -> Memory | None:
-        """The memory with this id, or this key in the visible scopes (most specific first)."""
+        """The memory with this id (this agent's in any of its sessions, or a global one), else the
+        one with this key in the visible scopes (most specific first). A key is unique in its scope
+        only, so it is read where this view reads; an id names one memory, so this agent reaches
+        its own by id from any view of it (``visibility.reaches``), never another agent's."""
         self.writes.refuse_when_closed("read")
         return self._find(ref)
 
     def _find(self, ref: str) -> Memory | None:
         # Unguarded: a write accepted before ``close`` settles its links here while close waits for it.
-        memory = self.store.get(parse_ref(ref), self._filter())
+        ref = parse_ref(ref)
+        memory = self.store.get(ref, self._filter())  # an id in the visible scopes, else a key there
+        if memory is None or memory.id != ref:
+            # An id first, as a ref reads: one of this agent's other sessions' (one look-up by id).
+            memory = held_by_id(self.store, self.scope, ref) or memory
         return None if memory is None else self._shown([memory])[0]
 
+    def _reaching(self, memories: Sequence[Memory]) -> MemoryFilter:
+        """What this view reads, widened to the scopes of ``memories`` it reaches by id (its agent's
+        other sessions): the filter an id check of them, or of their links, reads with."""
+        return reaching(self.scope, self._readable, memories)
+
     def _shown(self, memories: Sequence[Memory]) -> list[Memory]:
-        """``memories`` as this view may see them: ``links`` only to memories it may read."""
-        return narrow_links(self.store, memories, self._readable)
+        """``memories`` as this view may see them: ``links`` only to memories it may read (one of
+        another session of its agent, reached by id, shown as that session shows it)."""
+        return narrow_links(self.store, memories, self._reaching(memories))
 
     def get(self, ref: str) -> Memory:
-        """Like ``find`` but raises ``NotFoundError``."""
+        """Like ``find`` but raises ``NotFoundError`` (saying so when the key is held in another
+        session of this agent, which a key does not reach: ``_not_found``)."""
         memory = self.find(ref)
         if memory is None:
-            raise NotFoundError("memory", ref)
+            raise self._not_found(ref)
         return memory
+
+    def _not_found(self, ref: str, field: str | None = None) -> NotFoundError:
+        """``NotFoundError`` for ``ref`` read as a key (or an id) in the visible scopes; when sessions
+        of this agent that this view does not see hold that key, the error names them and the ids
+        that reach those memories, so "not found" does not read as "not stored". Asked only once
+        nothing was found."""
+        plain = NotFoundError("memory", ref, field=field)
+        held = sessions_holding_key(self.store, self.scope, ref.strip())  # as the look-up read it (parse_ref)
+        if not held:
+            return plain
+        where = ", ".join(f"{jsondoc.shown(m.scope.session)} (id {m.id})" for m in held)
+        sessions, holds = ("session", "holds") if len(held) == 1 else ("sessions", "hold")
+        return NotFoundError("memory", ref, field=field, message=(
+            f"{plain}; this agent's {sessions} {where} {holds} that key, and a key is read in this view's scopes only "
+            f"({', '.join(map(str, self.scope.visible()))}): name the memory by its id, which reaches every session "
+            "of its agent, or read the key from its session (engram --session ID, the X-Engram-Session header, "
+            "session=... in Python)"))
 
     def _link_target(self, index: int, ref: str) -> Memory:
         """The memory a write's ``links[index]`` names (an id, else a key); ``NotFoundError`` names
@@ -913,7 +945,7 @@ class Engram:
         if memory is not None and memory.key != key:
             memory = self._holding_key(key)
         if memory is None:
-            raise NotFoundError("memory", key)
+            raise self._not_found(key)
         return self._shown([memory])[0]
 
     def _holding_key(self, key: str) -> Memory | None:
@@ -931,8 +963,10 @@ class Engram:
         memory = self.store.get(value, self._filter())  # (the store reads an id first, then a key)
         if memory is not None and memory.key != value:
             memory = self._holding_key(value) or memory
+        if memory is None:  # no key of the visible scopes: an id of this agent's other sessions too
+            memory = held_by_id(self.store, self.scope, value)
         if memory is None:
-            raise NotFoundError("memory", value)
+            raise self._not_found(value)
         return self._shown([memory])[0]
 
     def named(self, ref: str | Memory | None = None, key: str | None = None, *, field: str = "memory",
@@ -967,7 +1001,7 @@ class Engram:
         try:
             return self._key_or_id(value) if or_id else self.get_by_key(value)
         except NotFoundError:
-            raise NotFoundError("memory", value, field=chosen) from None
+            raise self._not_found(value, chosen) from None
 
     def _as_stored(self, memory: Memory, field: str) -> Memory:
         """``memory`` (given, not read) when it is stored where it says and this view may read it
@@ -978,10 +1012,10 @@ class Engram:
         if not isinstance(memory.scope, Scope):
             raise ValidationError(field, f"got {type(memory.scope).__name__}",
                                   "a Scope: the memory as this view handed it out")
-        if self._readable.matches(memory) and self.store.matching_ids(
+        if self._reaching([memory]).matches(memory) and self.store.matching_ids(
                 [memory.id], replace(self._readable, scopes=(memory.scope,))):
             return memory
-        if self.store.matching_ids([memory.id], self._readable):
+        if self.store.matching_ids([memory.id], self._readable) or held_by_id(self.store, self.scope, memory.id):
             raise ValidationError(field, f"{memory.id} is not stored in {memory.scope}",
                                   "the memory as this view handed it out (or its id)")
         raise NotFoundError("memory", memory.id)  # gone, or not this view's to read: as its id would be
@@ -1020,7 +1054,7 @@ class Engram:
         memory = self.named(ref, field="versions")
         found = self.store.versions(memory.id)
         # Versions go with their memory, so only none needs asking whether it is still there (no row loaded).
-        if not found and not self.store.matching_ids([memory.id], self._readable):
+        if not found and not self.store.matching_ids([memory.id], self._reaching([memory])):
             raise NotFoundError("memory", memory.id)
         return found
 
@@ -1185,13 +1219,16 @@ class Engram:
         dry_run: bool = False,
         reason: str | None = None,
         erase: bool = False,
+        scope: ScopeChoice | None = None,
     ) -> list[Memory]:
         """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
 
         Exactly one selector: ``ref`` (an id or key, or a ``Memory`` as ``named`` takes one),
         ``query`` (memories containing all of its words), ``tag``, or ``older_than_s`` (created
         more than that many seconds ago);
-        ``filters`` narrow the bulk selectors; ``reason`` is kept in the audit trail.
+        ``filters`` narrow the bulk selectors, and ``scope`` (``"session"``, ``"agent"``, ``"global"``)
+        keeps them to that one scope, as ``list``'s does (ClawCode's forget within a session);
+        ``reason`` is kept in the audit trail.
         ``erase``: forget, then leave nothing of them but their ids (``engram.erase``); no backup is
         taken first, as a bulk forget takes one: it would be a fresh copy of what is erased.
         Raises ``NotFoundError`` for an unknown ``ref``.
@@ -1203,16 +1240,17 @@ class Engram:
         if ref is not None:
             targets = [self.named(ref, field="forget")]
         elif query is not None:
-            targets = self.store.find_matching_all(parse_query(query), self._filter(base))
+            targets = self.store.find_matching_all(parse_query(query), self._filter(base, scope=scope))
         elif tag is not None:
             wanted = parse_tags(tag, "tag", drop_empty=True)
             if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"
                 raise ValidationError("tag", f"{jsondoc.shown(tag)} names no tag", "a tag (non-empty text)")
-            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags, drop_empty=True), *wanted))))
+            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags, drop_empty=True), *wanted)),
+                                             scope=scope))
         else:
             older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
             cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
-            targets = self._all(self._filter(replace(base, until=cutoff)))
+            targets = self._all(self._filter(replace(base, until=cutoff), scope=scope))
         from engram import erase as erase_mod  # on use, as the engine loads the audit trail's modules
 
         erasing = erase and not parse_flag(dry_run, "dry_run")
@@ -1300,7 +1338,7 @@ class Engram:
         removed = self.store.unlink(first.id, second.id)
         if removed:
             self._emit("unlinked", [first, second])
-        elif len(self.store.matching_ids([first.id, second.id], self._readable)) < len({first.id, second.id}):
+        elif len(self.store.matching_ids([first.id, second.id], self._reaching([first, second]))) < len({first.id, second.id}):
             # Not "were not linked": an end was forgotten since it was read.
             raise NotFoundError("memory", self._gone(first, second).id)
         return removed
@@ -1308,7 +1346,7 @@ class Engram:
     def _gone(self, first: Memory, second: Memory) -> Memory:
         """Which of two memories read earlier is no longer stored (the second when both are gone
         is never asked: the first is named)."""
-        return first if not self.store.matching_ids([first.id], self._readable) else second
+        return first if not self.store.matching_ids([first.id], self._reaching([first])) else second
 
     def _ends(self, field: str, a: str | Memory | None, a_key: str | None, b: str | Memory | None,
               b_key: str | None) -> tuple[Memory, Memory]:
@@ -1324,9 +1362,11 @@ class Engram:
         # Checked here: the stores slice by it, so -1 dropped the last neighbour and 0 returned none.
         limit = parse_limit(limit, MAX_LIST_LIMIT, paged=False)
         memory = self.named(ref, key, field="neighbours")
-        found = self.store.neighbours(memory.id, self._filter(), limit=limit)
+        # Those a memory of another session of this agent (reached by id) has there too: as that session sees them.
+        found = self.store.neighbours(memory.id, replace(self._filter(), scopes=self._reaching([memory]).scopes),
+                                      limit=limit)
         # None found may mean the memory itself was forgotten since it was read: say so.
-        if not found and isinstance(ref, Memory) and not self.store.matching_ids([memory.id], self._readable):
+        if not found and isinstance(ref, Memory) and not self.store.matching_ids([memory.id], self._reaching([memory])):
             raise NotFoundError("memory", memory.id)
         return self._shown(found)
 

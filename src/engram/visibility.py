@@ -11,15 +11,23 @@ Links to memories already at hand (the same answer) need no question: the reader
 nor do those the caller already knows readable (recall's link expansion has just asked about
 most of them). The others are checked with one ``matching_ids`` query; a memory without links
 costs nothing. Recall narrows its hits itself (``search.recall``, with the scopes it searched).
+
+By id a view reaches more than it lists: a memory's id names one memory, and the agent holding it
+is its owner, so every memory of the view's own agent, in any of its sessions, is reached by its
+id (``reaches``), besides the visible scopes; never another agent's. ClawCode's agent remembers
+in a session and recalls with its ``session_id``, then forgets, gets or updates by the
+``memory_id`` recall gave, from a connection that names no session. A key is unique in its scope
+only, so a key is still read in the visible scopes alone (``sessions_holding_key`` says where
+else the agent holds it, for a not-found error that does not mislead).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from engram.model import Hit, Memory, MemoryFilter
+from engram.model import Hit, Memory, MemoryFilter, Scope
 from engram.store.base import MemoryStore
 
 if TYPE_CHECKING:
@@ -61,3 +69,51 @@ def narrow_audit(store: MemoryStore, entries: Sequence[AuditEntry], readable: Me
     return [e if n not in links or allowed.keys() >= set(links[n])
             else replace(e, detail={**(e.detail or {}), "links": [i for i in links[n] if i in allowed]})
             for n, e in enumerate(entries)]
+
+
+def reaches(viewer: Scope, scope: Scope) -> bool:
+    """Whether a view of ``viewer`` reaches a memory stored in ``scope`` by its id: the scopes it
+    sees, and every session of its own agent (see the module's docstring)."""
+    return scope in viewer.visible() or (viewer.agent is not None and scope.agent == viewer.agent)
+
+
+def reaching(viewer: Scope, readable: MemoryFilter, memories: Iterable[Memory]) -> MemoryFilter:
+    """``readable`` (what ``viewer`` reads) widened to the scopes of ``memories`` it reaches by id
+    (``reaches``): the filter an id check of those memories, or of the links they are shown,
+    reads with. A memory reached in another session of the agent is so shown as that session
+    shows it. ``readable`` itself when none is outside it (the common case: no new filter)."""
+    extra = [m.scope for m in memories
+             if isinstance(m.scope, Scope) and m.scope not in readable.scopes and reaches(viewer, m.scope)]
+    if not extra:
+        return readable
+    return replace(readable, scopes=tuple(dict.fromkeys((*readable.scopes, *extra))))
+
+
+def held_by_id(store: MemoryStore, viewer: Scope, ref: str) -> Memory | None:
+    """The memory whose id is ``ref`` when ``viewer`` reaches it (``reaches``): one look-up by id,
+    of the agent's other sessions' memories too. None for none, or another agent's."""
+    if viewer.agent is None:  # a global view reaches global memories only: its visible scopes
+        return None
+    found = store.get_many([ref])
+    return found[0] if found and reaches(viewer, found[0].scope) else None
+
+
+# Sessions asked about at once: a filter names each scope, and SQLite bounds an expression's depth.
+_SESSIONS_PER_QUERY = 200
+
+
+def sessions_holding_key(store: MemoryStore, viewer: Scope, key: str, *, most: int = 3) -> list[Memory]:
+    """Up to ``most`` memories of ``viewer``'s agent keyed ``key`` in sessions it does not see, in
+    session order: where a key not found in the visible scopes is held, for the error to say so.
+    Asked only once a look-up found nothing (a key is unique per scope, so several may answer)."""
+    if viewer.agent is None:
+        return []
+    seen = viewer.visible()
+    others = [Scope(viewer.agent, s) for s in store.sessions_of(viewer.agent) if Scope(viewer.agent, s) not in seen]
+    found: list[Memory] = []
+    for start in range(0, len(others), _SESSIONS_PER_QUERY):
+        chunk = tuple(others[start:start + _SESSIONS_PER_QUERY])
+        found += store.list(MemoryFilter(scopes=chunk, include_superseded=True, key=key), limit=most - len(found))
+        if len(found) >= most:
+            break
+    return sorted(found, key=lambda m: m.scope.session or "")

@@ -197,8 +197,18 @@ def test_sessions_narrow_an_agent(served: Served) -> None:
         note = _store(s1, "only for session one", scope="session")
         assert note["memory"]["scope"] == "session:alice/s1"
         assert s1.get(f"/api/v1/memory/{note['memory_id']}").status_code == 200
-        assert s2.get(f"/api/v1/memory/{note['memory_id']}").status_code == 404
-        assert agent.get(f"/api/v1/memory/{note['memory_id']}").status_code == 404
+        # By its id the agent reaches it from any session (or none); by its key only from its own.
+        for other in (s2, agent):
+            got = other.get(f"/api/v1/memory/{note['memory_id']}")
+            assert got.status_code == 200 and got.json()["scope"] == "session:alice/s1"
+            missing = other.get("/api/v1/memory/by-key", params={"key": note["memory"]["key"]})
+            said = missing.json()["detail"]
+            assert missing.status_code == 404 and 'session "s1"' in said and note["memory_id"] in said, said
+        with served.client(served.bob, **{"X-Engram-Session": "s1"}) as bob:
+            for call in (bob.get, bob.delete):
+                refused = call(f"/api/v1/memory/{note['memory_id']}")
+                assert refused.status_code == 404 and "s1" not in refused.json()["detail"].replace(note["memory_id"], "")
+        assert agent.get(f"/api/v1/memory/{note['memory_id']}").json()["content"] == "only for session one"
         r = agent.post("/api/v1/memory", json={"content": "x", "scope": "session"})
         assert r.status_code == 422 and r.json()["field"] == "scope"
     with served.client(served.alice, **{"X-Engram-Session": "bad session!"}) as c:

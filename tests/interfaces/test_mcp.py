@@ -164,8 +164,10 @@ def test_streamable_http_tools_isolation_and_auth(served: Served) -> None:
             assert hits["results"][0]["context"]["session_id"] == "s1"
         async with Client(_http(served, served.alice)) as alice:
             assert _data(await alice.call_tool("recall", {"query": "scratch note"}))["results"] == []
-        # The memories went through the same store the HTTP API serves.
-        assert served.engram.for_agent("alice").find(note["memory_id"]) is None
+        # The memories went through the same store the HTTP API serves: by its id alice reaches the
+        # session's note from any view of hers (recall without the session did not find it); bob does not.
+        assert str(served.engram.for_agent("alice").get(note["memory_id"]).scope) == "session:alice/s1"
+        assert served.engram.for_agent("bob", "s1").find(note["memory_id"]) is None
 
     asyncio.run(run())
     assert served.engram.for_agent("alice", "s1").recall("tulip bulbs").hits

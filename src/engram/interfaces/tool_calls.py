@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engram.engine import Filters
+from engram.errors import ValidationError
 from engram.interfaces.present import forget_tool_selection, tool_forget, versions_dict
 
 if TYPE_CHECKING:
@@ -22,14 +24,25 @@ _NAMES = ("memory_id", "key")
 
 
 def forget(engram: Engram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,
-           older_than_days: float | None, reason: str | None, dry_run: bool, erase: bool = False) -> dict[str, Any]:
+           older_than_days: float | None, reason: str | None, dry_run: bool, erase: bool = False, *,
+           session: str | None = None, filters: Filters | None = None) -> dict[str, Any]:
     """Forget what the tool's arguments select (``erase``: and erase it, ``Engram.forget``); raises
     ``ValidationError`` (on ``forget``, or the argument at fault) or ``NotFoundError``, for the door
-    to hand the model as it does."""
+    to hand the model as it does. ``session`` (MCP's ``filters.session_id``, as its ``recall``
+    takes it): a query, tag or age selects that session's memories only, and a key is read from
+    that session; an id reaches any of the agent's sessions without it. ``filters`` (tags,
+    category, type) narrow a query, tag or age, and are refused beside one memory's id or key,
+    which they would not narrow."""
     older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
-    one = None if memory_id is None and key is None else engram.named(memory_id, key, field="forget", names=_NAMES)
-    removed = engram.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason, dry_run=dry_run,
-                            erase=erase)
+    view = engram if session is None else engram.for_session(session)
+    one = None
+    if memory_id is not None or key is not None:
+        if filters is not None and filters != Filters():
+            raise ValidationError("filters", "tags, category and type narrow query, tag or older_than_days, "
+                                  "not one memory", "session_id only, beside memory_id or key")
+        one = view.named(memory_id, key, field="forget", names=_NAMES)
+    removed = view.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason, dry_run=dry_run,
+                          erase=erase, filters=filters, scope=None if session is None else "session")
     return tool_forget(removed, dry_run, reason, erase)
 
 

@@ -945,20 +945,90 @@ class MemoryStoreContract(TemporalContract):
             mem.link(sugar, coffee)
         closed = mem.supersede(tea, milk)
         assert closed.superseded_by == milk.id and reads == [tea.id]  # the superseded one, read after the write
-        # One another view may not read is not found, as its id would be: another agent's, another session's.
+        # One another agent's is not found, as its id would be.
         bobs = mem.for_agent("bob").remember("bob's tea", key="tea").memory
-        sessions = mem.for_session("s1").remember("this chat's tea", key="tea", scope="session").memory
-        for theirs in (bobs, sessions):
-            for call in (lambda m: mem.link(coffee, m), lambda m: mem.unlink(m, coffee),
-                         lambda m: mem.supersede(m, coffee), lambda m: mem.supersede(coffee, m),
-                         lambda m: mem.neighbours(m), lambda m: mem.forget(m)):
-                with pytest.raises(NotFoundError) as missing:
-                    call(theirs)
-                assert f'memory not found: "{theirs.id}"' == str(missing.value)
+        for call in (lambda m: mem.link(coffee, m), lambda m: mem.unlink(m, coffee),
+                     lambda m: mem.supersede(m, coffee), lambda m: mem.supersede(coffee, m),
+                     lambda m: mem.neighbours(m), lambda m: mem.forget(m)):
+            with pytest.raises(NotFoundError) as missing:
+                call(bobs)
+            assert f'memory not found: "{bobs.id}"' == str(missing.value)
         with pytest.raises(ValidationError):
             mem.link(coffee, coffee)
         assert mem.for_agent("bob").get(bobs.id) == bobs and mem.get(coffee.id).links == ()
-        assert mem.for_session("s1").get(sessions.id).links == () and mem.get(coffee.id).superseded_by is None
+        # One of another session of this agent is its own: reached as handed out (as by its id).
+        sessions = mem.for_session("s1").remember("this chat's tea", key="tea", scope="session").memory
+        assert mem.link(coffee, sessions) is True and [m.id for m in mem.neighbours(sessions)] == [coffee.id]
+        assert mem.unlink(sessions, coffee) is True and mem.neighbours(sessions) == []
+        with pytest.raises(ValidationError):  # everyone who sees the agent's coffee would lose it to a session's
+            mem.supersede(coffee, sessions)
+        assert mem.supersede(sessions, coffee).superseded_by == coffee.id
+        assert [m.id for m in mem.forget(sessions)] == [sessions.id]
+        assert mem.for_session("s1").find(sessions.id) is None and mem.get(coffee.id).superseded_by is None
+
+    def test_an_id_reaches_every_session_of_its_agent_and_never_another_agent(self, mem: Engram) -> None:
+        # ClawCode's day one: remember in a session, recall there, then get, update, link or forget
+        # by the memory_id recall gave, from a view naming no session (or another one). An id names
+        # one memory, its agent is its owner; a key, unique per scope only, is read where the view reads.
+        session = mem.for_session("sess_123")
+        pref = session.remember("User prefers Python for scripting tasks", key="pref", scope="session",
+                                tags=["preferences", "programming"]).memory
+        assert [h.memory.id for h in session.recall("Python scripting", scope="session").hits] == [pref.id]
+        elsewhere = mem.for_session("sess_9")
+        for view in (mem, elsewhere):
+            assert view.get(pref.id).scope == pref.scope and view.named(pref.id).id == pref.id
+        coffee = mem.remember("coffee in the cupboard", key="coffee").memory
+        assert elsewhere.link(pref.id, "coffee") is True
+        assert mem.get(pref.id).links == (coffee.id,) and [m.id for m in mem.neighbours(pref.id)] == [coffee.id]
+        changed = mem.update(pref.id, content="User prefers Python for scripting and tooling").memory
+        assert (changed.id, changed.scope, changed.key) == (pref.id, pref.scope, "pref")
+        assert [v.content for v in elsewhere.versions(pref.id)] == [pref.content]
+        # The key is not read outside its session; the error says where it is and by which id.
+        for call in (lambda: mem.get("pref"), lambda: mem.get_by_key("pref"), lambda: mem.named(key="pref"),
+                     lambda: elsewhere.forget("pref")):
+            with pytest.raises(NotFoundError) as missing:
+                call()
+            said = str(missing.value)
+            assert said.startswith(('memory not found: "pref"; ', 'memory named by key not found: "pref"; ')), said
+            assert 'session "sess_123"' in said and pref.id in said and "--session" in said, said
+        with pytest.raises(NotFoundError) as missing:
+            mem.get("no-such-key")
+        assert str(missing.value) == 'memory not found: "no-such-key"'
+        # Another agent reaches none of it, by id or key, from its own views, its session of that
+        # name included, and the error tells it nothing of alice's sessions.
+        bob = mem.for_agent("bob")
+        bob.remember("bob's own note", key="bobs")
+        for view in (bob, mem.for_agent("bob", "sess_123")):
+            for call, ref in ((lambda v: v.get(pref.id), pref.id), (lambda v: v.forget(pref.id), pref.id),
+                              (lambda v: v.update(pref.id, importance=0.9), pref.id),
+                              (lambda v: v.versions(pref.id), pref.id), (lambda v: v.link("bobs", pref.id), pref.id),
+                              (lambda v: v.neighbours(pref.id), pref.id), (lambda v: v.get("pref"), "pref"),
+                              (lambda v: v.forget(changed), pref.id)):
+                with pytest.raises(NotFoundError) as missing:
+                    call(view)
+                assert str(missing.value) == f'memory not found: "{ref}"'
+            assert view.find(pref.id) is None and view.forget(tag="programming", dry_run=True) == []
+        kept = session.get(pref.id)
+        assert (kept.content, kept.importance, kept.links) == (changed.content, changed.importance, (coffee.id,))
+        # Forgotten by its id from the agent's view: gone from its session.
+        assert [m.id for m in mem.forget(pref.id, reason="Outdated preference")] == [pref.id]
+        assert session.find(pref.id) is None and session.find("pref") is None
+
+    def test_forget_by_query_tag_or_age_keeps_to_one_scope_when_named(self, mem: Engram) -> None:
+        # ClawCode forgets within a session: the bulk selectors take list's scope; without one they
+        # act where the view reads, as before (the agent's view does not reach a session's).
+        session = mem.for_session("sess_123")
+        in_session = session.remember("User prefers Python for scripting", tags=["programming"], scope="session").memory
+        agents = session.remember("Python is installed on the build box", tags=["programming"]).memory
+        assert mem.forget(tag="programming", dry_run=True) == [agents]
+        assert session.forget(query="Python", dry_run=True, scope="session") == [in_session]
+        assert session.forget(older_than_s=0, dry_run=True, scope="session") == [in_session]
+        assert {m.id for m in session.forget(tag="programming", dry_run=True)} == {in_session.id, agents.id}
+        with pytest.raises(ValidationError) as refused:
+            session.forget(tag="programming", scope="everywhere")
+        assert refused.value.field == "scope"
+        assert [m.id for m in session.forget(tag="programming", scope="session")] == [in_session.id]
+        assert mem.get(agents.id) == agents and session.find(in_session.id) is None
 
     def test_a_memory_built_by_a_caller_is_taken_where_it_is_stored(self, mem: Engram) -> None:
         # A Memory built by hand says global unless told otherwise, and global memories are every
@@ -1038,15 +1108,20 @@ class MemoryStoreContract(TemporalContract):
             with pytest.raises(NotFoundError, match=re.escape(json.dumps(tea.id))):
                 call(tea)
         assert mem.get("tea") == rooibos
-        # One another view may not read is not found, as its id would be, and is left as it was.
+        # One another agent's is not found, as its id would be, and is left as it was.
         bobs = mem.for_agent("bob").remember("bob's tea", key="tea").memory
+        for call in calls:
+            with pytest.raises(NotFoundError) as missing:
+                call(bobs)
+            assert str(missing.value) == f'memory not found: "{bobs.id}"'
+        assert mem.for_agent("bob").get(bobs.id) == bobs
+        # One of another session of this agent is its own: changed where it is, in its session.
         sessions = mem.for_session("s1").remember("this chat's tea", key="tea", scope="session").memory
-        for theirs in (bobs, sessions):
-            for call in calls:
-                with pytest.raises(NotFoundError) as missing:
-                    call(theirs)
-                assert str(missing.value) == f'memory not found: "{theirs.id}"'
-        assert mem.for_agent("bob").get(bobs.id) == bobs and mem.for_session("s1").get(sessions.id) == sessions
+        changed = mem.update(sessions, content="this chat's green tea").memory
+        assert (changed.id, changed.scope, changed.key) == (sessions.id, sessions.scope, "tea")
+        assert [v.content for v in mem.versions(changed)] == ["this chat's tea"]
+        assert mem.replace(changed, "this chat's black tea").memory.scope == sessions.scope
+        assert mem.for_session("s1").get("tea").content == "this chat's black tea" and mem.get("tea") == rooibos
         # A field refused names the field, before anything is read or written.
         reads.clear()
         with pytest.raises(ValidationError) as refused:

@@ -352,9 +352,12 @@ def forget(
     dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would be forgotten."),
     reason: str | None = typer.Option(None, "--reason", help="Why, kept in the audit trail."),
     erase: bool = typer.Option(False, "--erase", help="Also erase them: the audit trail keeps only their ids and times."),
+    scope: str | None = typer.Option(None, "--scope", help=(
+        "With --query, --tag or --older-than: only this scope (global, agent or session).")),
 ) -> None:
     """Forget by key/id (or --key), by query, by tag or by age; prints what was removed. With
-    --erase nothing of them is kept but their ids (docs/privacy.md)."""
+    --erase nothing of them is kept but their ids (docs/privacy.md). An id reaches the agent's
+    memory in any of its sessions; a key is read in the scopes this view reads."""
     from engram.engine import Filters, one_selector
 
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
@@ -364,7 +367,7 @@ def forget(
     removed = engram.forget(
         one, query=query, tag=tag,
         older_than_s=parsing.duration(older_than, "--older-than"),
-        filters=Filters(category=category), dry_run=dry_run, reason=reason, erase=erase,
+        filters=Filters(category=category), dry_run=dry_run, reason=reason, erase=erase, scope=scope,
     )
     from engram.interfaces import present
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, WithJsonSchema, 
 from engram import jsondoc
 from engram.about import __version__
 from engram.engine import Engram, Filters
+from engram.errors import ValidationError
 from engram.interfaces import present, seams, tool_calls
 from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import ptrclaw
@@ -127,6 +128,33 @@ def _recall(engram: Engram, query: str, limit: int | None, min_relevance: float 
                                              where=where),
                              scope=None if session_id is None else "session")
     return present.tool_recall(result.hits, result.notes)
+
+
+# ``forget``'s and ``list``'s ``filters``: recall's keys, as recall reads them (the same model, so
+# the same errors). ``session_id`` keeps a query, tag, age or listing to that session, as
+# ``recall``'s keeps its search; without it they act where the connection does.
+FILTERS_HELP = ("Optional, as recall's: {\"session_id\": \"...\"} (that session's memories only, e.g. the one "
+                "remember's context.session_id stored them in), \"tags\": [...] (all must match), \"category\", "
+                "\"type\".")
+
+
+def _list(engram: Engram, filters: RecallFilters, tags: list[str] | None, category: str | None, type: str | None,
+          **rest: Any) -> list[Memory]:
+    """``list``'s memories: its own tags, category and type with those of ``filters`` (tags: all of
+    both must match; a category or type given both ways is refused, naming ``filters.*``), in
+    ``filters.session_id``'s session only when given, as ``recall`` reads it."""
+    for name, own, given in (("category", category, filters.category), ("type", type, filters.type)):
+        if own is not None and given is not None:
+            raise ValidationError(f"filters.{name}", f"{name} is given as an argument too",
+                                  f"{name} once: as the argument or in filters")
+    every_tag = None if tags is None and filters.tags is None else [*(tags or ()), *(filters.tags or ())]
+    # An error on a value named in filters names it there; on list's own argument, that argument.
+    given = {"tags": tags, "category": category, "type": type}
+    with present.wire_names({name: wire for name, wire in FILTERS_WIRE.items() if given.get(name) is None}):
+        view = engram if filters.session_id is None else engram.for_session(filters.session_id)
+        return view.list(Filters(tags=every_tag, category=category or filters.category, type=type or filters.type,
+                                 since=rest.pop("since"), until=rest.pop("until"), where=rest.pop("where")),
+                         scope=None if filters.session_id is None else "session", **rest)
 
 
 def _one_memory(engram: Engram, tool: str, memory_id: str | None, key: str | None) -> Memory:
@@ -257,7 +285,8 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         "Remove memories that are wrong, outdated, or that the user asked you to forget. Give exactly one of: "
         "memory_id (one memory, from recall), key (the memory with this key), query (every memory containing all "
         "of these words), tag, or older_than_days. Always say why in `reason`. Use dry_run to see what would be "
-        "removed first."))
+        "removed first. A memory_id from recall reaches that memory whatever its session; to forget by query, tag or "
+        "age within a session, give filters.session_id as recall takes it."))
     def forget(
         memory_id: Annotated[str | None, Field(description="Id (or key) of one memory.")] = None,
         key: Annotated[str | None, Field(description=KEY_HELP)] = None,
@@ -269,11 +298,17 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         erase: Annotated[bool, Field(description=(
             "Also erase them: the audit trail keeps only their ids and times, no text. Only when the user asks "
             "to erase personal data."))] = False,
+        filters: Annotated[RecallFilters | None, Field(description=FILTERS_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            # A dry run only reads: it makes no database for an agent with none yet (one per agent).
-            return tool_calls.forget(resolve(reading=dry_run), memory_id, key, query, tag, older_than_days,
-                                     reason, dry_run, erase)
+            narrow = filters or RecallFilters()
+            with present.wire_names(FILTERS_WIRE):
+                # A dry run only reads: it makes no database for an agent with none yet (one per agent).
+                return tool_calls.forget(
+                    resolve(reading=dry_run), memory_id, key, query, tag, older_than_days, reason, dry_run, erase,
+                    session=narrow.session_id,
+                    filters=None if filters is None else Filters(tags=narrow.tags, category=narrow.category,
+                                                                 type=narrow.type))
 
     @server.tool(title="Link two memories", annotations=LINK, description=(
         "Connect two related memories (both directions), e.g. a preference and the project it applies to, so "
@@ -329,7 +364,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
     @server.tool(name="list", title="List recent memories", annotations=READ, description=(
         "List stored memories without a question: the most recent first (what was learned lately), or the "
         "oldest, the most important or the most recently used. Filter by tags, category, type or metadata (where); "
-        "page with offset."))
+        "page with offset. filters.session_id lists one session's memories, as recall's finds them."))
     def list_memories(
         limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT, description="Most memories to return.")] = 20,
         order: Annotated[Literal["recent", "oldest", "importance", "accessed"], Field(
@@ -341,11 +376,11 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         since: Since = None,
         until: Until = None,
         where: Where = None,
+        filters: Annotated[RecallFilters | None, Field(description=FILTERS_HELP)] = None,
     ) -> dict[str, Any]:
         with tool_errors():
-            items = resolve(reading=True).list(Filters(tags=tags, category=category, type=type, since=since, until=until,
-                                           where=where),
-                                   order=order, limit=limit, offset=offset)
+            items = _list(resolve(reading=True), filters or RecallFilters(), tags, category, type, since=since,
+                          until=until, where=where, order=order, limit=limit, offset=offset)
             return {"memories": [present.list_item(m) for m in items], "count": len(items), "offset": offset}
 
     @server.tool(title="Update a memory", annotations=WRITE, description=(
