@@ -17,6 +17,7 @@ import pytest
 from engram.audit import AuditQuery
 from engram.engine import Engram
 from engram.errors import NotFoundError, ValidationError
+from engram.model import Scope
 
 # A word no tokenizer, stemmer or key maker shortens: its lower-case form is searched for in raw bytes.
 SECRET = "Quixotrelliumz"
@@ -250,3 +251,27 @@ def test_an_erase_in_a_store_of_many_leaves_no_byte_of_texts_written_long_before
         assert engram.count() == 600 and engram.store.db.integrity_check() == "ok"
         assert {m.key for m in engram.list(limit=1000)} == {f"{side}{i}" for side in "ab" for i in range(300)}
         assert len(engram.recall("invoice meeting", limit=5)) == 5
+
+
+def erase_a_key_another_agent_linked(engram: Engram) -> tuple[Engram, str]:
+    """Bob links two global memories, one keyed ``plan`` (both global rows name the other's key);
+    alice erases her own memory keyed ``plan`` too (keys are unique within a scope only). Returns
+    bob's view and the id of the global memory whose link row names ``plan``."""
+    alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+    office = bob.remember("the office opens at nine", key="office", scope=Scope()).memory
+    bob.remember("the launch is in March", key="plan", scope=Scope())
+    bob.link("office", "plan")
+    alice.forget(alice.remember(f"alice's own plan: {SECRET}", key="plan").memory.id, erase=True)
+    return bob, office.id
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "jsonfile"])
+def test_an_erase_leaves_another_agents_link_row_naming_a_global_memory_of_the_same_key(tmp_path: Path,
+                                                                                        backend: str) -> None:
+    """A global memory's link row names only global memories, so it never names alice's: her erase
+    of her ``plan`` must not strip ``plan`` (bob's global memory, still stored) from the row that
+    records bob linking it."""
+    with _open(tmp_path, backend=backend) as engram:
+        bob, office = erase_a_key_another_agent_linked(engram)
+        assert [r.detail for r in bob.audit_of(office) if r.action == "linked"] == [{"with": ["plan"]}]
+        assert bob.get_by_key("plan").content == "the launch is in March"
