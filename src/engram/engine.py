@@ -1336,9 +1336,15 @@ class Engram:
         to a model, which writes keys, not ids. A link to a memory this view may not read is left
         out, whoever handed the memories in."""
         self.writes.refuse_when_closed("read")
-        shown = self._shown(memories)
-        keys = {m.id: m.key for m in self.store.get_many(sorted({i for m in shown for i in m.links}))}
-        return [[keys[i] for i in m.links if i in keys] for m in shown]
+        # Every link asked of the store, those to memories in hand too (``_shown`` takes them as
+        # readable): a ``Memory`` is a record anyone can build, and one carrying another agent's id
+        # among its own links would otherwise be shown that memory's key, often made from its content.
+        linked = sorted({i for m in memories for i in m.links})
+        if not linked:
+            return [[] for _ in memories]
+        readable = self.store.matching_ids(linked, self._readable)
+        keys = {m.id: m.key for m in self.store.get_many(sorted(readable))}
+        return [[keys[i] for i in m.links if i in keys] for m in memories]
 
     # --- snapshots -------------------------------------------------------------------------
     def visible_memories(self, *, scope: ScopeChoice | None = None) -> list[Memory]:
