@@ -9,6 +9,7 @@ Real SQLite files, read byte by byte; the JSON-lines trail of the jsonfile backe
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -275,3 +276,19 @@ def test_an_erase_leaves_another_agents_link_row_naming_a_global_memory_of_the_s
         bob, office = erase_a_key_another_agent_linked(engram)
         assert [r.detail for r in bob.audit_of(office) if r.action == "linked"] == [{"with": ["plan"]}]
         assert bob.get_by_key("plan").content == "the launch is in March"
+
+
+def test_an_erase_given_a_memory_record_works_from_what_the_store_holds(tmp_path: Path) -> None:
+    """``forget`` takes a ``Memory`` as the caller hands it (its id and scope checked, not its key):
+    an erase of alice's global notice handed in with the key ``plan`` must not strip ``plan`` from
+    the row recording bob linking two global memories, and erases the notice's own key."""
+    with _open(tmp_path) as engram:
+        alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+        office = bob.remember("the office opens at nine", key="office", scope=Scope()).memory
+        bob.remember("the launch is in March", key="plan", scope=Scope())
+        bob.link("office", "plan")
+        notice = alice.remember(f"the notice board says {SECRET}", key="notice", scope=Scope()).memory
+        alice.link(notice.id, "office")
+        alice.forget(replace(notice, key="plan", content="a decoy"), erase=True)
+        assert [r.detail for r in bob.audit_of(office.id) if r.action == "linked"] == [{"with": ["plan"]}, {"with": []}]
+        assert all(r.memory_key is None and r.detail is None for r in alice.audit_of(notice.id))
