@@ -161,13 +161,17 @@ def validate_query(query: AuditQuery) -> AuditQuery:
     return query
 
 
-def erased(entry: AuditEntry, ids: Collection[str], keys: Collection[str]) -> AuditEntry | None:
-    """``entry`` with nothing left of the memories ``ids`` (keyed ``keys``) but their ids, or None
-    when it holds nothing of them. A row about one of them keeps its action, time, origin, scopes
-    and memory id, and loses its key (often made from the content), reason and detail (content,
-    metadata, the memory whole). A link row of another memory drops their keys from ``with``; a
-    recall row keeps its query (the user's words) and its results' ids and scores, and drops their
-    keys. The ids stay, so an import still knows the memory was forgotten and does not bring it back."""
+def erased(entry: AuditEntry, ids: Collection[str], keys: Collection[tuple[str, str]]) -> AuditEntry | None:
+    """``entry`` with nothing left of the memories ``ids`` (``keys``: each one's ``str(Scope)`` and
+    key) but their ids, or None when it holds nothing of them. A row about one of them keeps its
+    action, time, origin, scopes and memory id, and loses its key (often made from the content),
+    reason and detail (content, metadata, the memory whole). A link row of another memory drops
+    their keys from ``with``, each only where it can name that memory: ``with`` names the other
+    end only when it is in a scope the row's memory sees (``entries_for``), so a global memory's
+    link row never names an agent's memory, and an agent's key equal to another global memory's
+    is that one's, recorded for whoever linked it (another agent included), and stays. A recall
+    row keeps its query (the user's words) and its results' ids and scores, and drops their keys.
+    The ids stay, so an import still knows the memory was forgotten and does not bring it back."""
     if entry.memory_id is not None and entry.memory_id in ids:
         if entry.memory_key is None and entry.reason is None and entry.detail is None:
             return None
@@ -176,7 +180,8 @@ def erased(entry: AuditEntry, ids: Collection[str], keys: Collection[str]) -> Au
     if not isinstance(detail, dict):
         return None
     if entry.action in ("linked", "unlinked") and isinstance(detail.get("with"), list):
-        kept = [k for k in detail["with"] if k not in keys]
+        named = _keys_seen_from(entry.memory_scope, keys)
+        kept = [k for k in detail["with"] if k not in named]
         return replace(entry, detail={**detail, "with": kept}) if len(kept) != len(detail["with"]) else None
     if entry.action == "recalled" and isinstance(detail.get("results"), list):
         results = detail["results"]
@@ -188,8 +193,18 @@ def erased(entry: AuditEntry, ids: Collection[str], keys: Collection[str]) -> Au
     return None
 
 
-def erase_rows(rows: Iterable[AuditEntry], ids: Collection[str], keys: Collection[str]) -> list[AuditEntry]:
-    """The rows of ``rows`` that change when the memories ``ids`` are erased, as they become."""
+def _keys_seen_from(scope: str | None, keys: Collection[tuple[str, str]]) -> set[str]:
+    """The keys of ``keys`` (``str(Scope)``, key) whose memory a memory of ``scope`` sees, so its
+    link rows may name it."""
+    try:
+        visible = {str(s) for s in Scope.parse(scope).visible()} if scope is not None else set()
+    except ValidationError:  # a row written otherwise than by engram: nothing of ours is named in it
+        return set()
+    return {key for where, key in keys if where in visible}
+
+
+def erase_rows(rows: Iterable[AuditEntry], ids: Collection[str], keys: Collection[tuple[str, str]]) -> list[AuditEntry]:
+    """The rows of ``rows`` that change when the memories ``ids`` (``keys``: their scopes and keys) are erased, as they become."""
     return [row for row in (erased(r, ids, keys) for r in rows) if row is not None]
 
 
@@ -208,10 +223,11 @@ class AuditLog(Protocol):
         and from which scope."""
         ...
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+    def erase(self, ids: Sequence[str], keys: Collection[tuple[str, str]], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
         """Rewrite the rows of ``scopes`` (``str(Scope)``), and of every session of the agent
-        ``sessions_of``, that hold anything of the memories ``ids`` as ``erased`` makes them, in
+        ``sessions_of``, that hold anything of the memories ``ids`` (``keys``: each one's
+        ``str(Scope)`` and key) as ``erased`` makes them, in
         one transaction; how many changed. Rows of other scopes (another agent's) are never read
         nor touched."""
         ...
@@ -315,7 +331,7 @@ class SqliteAuditLog(_SharedInserts):
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+    def erase(self, ids: Sequence[str], keys: Collection[tuple[str, str]], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
         if not ids or not scopes:
             return 0
@@ -376,7 +392,7 @@ class PostgresAuditLog(_SharedInserts):
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+    def erase(self, ids: Sequence[str], keys: Collection[tuple[str, str]], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
         if not ids or not scopes:
             return 0
@@ -492,7 +508,7 @@ class MemoryAuditLog:
             dropped = {id(r) for r in reads[: len(reads) - keep]}
             self._rewrite([r for r in rows if id(r) not in dropped])
 
-    def erase(self, ids: Sequence[str], keys: Collection[str], scopes: Collection[str],
+    def erase(self, ids: Sequence[str], keys: Collection[tuple[str, str]], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
         wanted, keys = set(ids), set(keys)
         session = None if sessions_of is None else _session_prefix(sessions_of)

@@ -1254,13 +1254,18 @@ class Engram:
         from engram import erase as erase_mod  # on use, as the engine loads the audit trail's modules
 
         erasing = erase and not parse_flag(dry_run, "dry_run")
+        # An erase works from what the store holds: a ``Memory`` handed in (``named`` takes it as it
+        # is) is the caller's record, whose key and content need not be the stored ones, and its key
+        # would be stripped from the link rows of the scopes it sees (a global one's: every agent's).
+        held = self.store.get_many([targets[0].id]) if erasing and isinstance(ref, Memory) else targets
         # The texts an erase also takes out of the embedding cache, read before the versions go.
-        texts = erase_mod.texts_of(self.store, targets) if erasing else []
+        texts = erase_mod.texts_of(self.store, held) if erasing else []
         removed = self._delete(targets, bulk=ref is None and not erase, dry_run=dry_run, reason=reason)
         if ref is not None and not removed:  # a Memory given was already gone (read before): as its id would be
             raise NotFoundError("memory", targets[0].id)
         if erasing and removed:
-            erase_mod.erase_traces(self, removed, reason, texts)
+            gone = {m.id for m in removed}
+            erase_mod.erase_traces(self, [m for m in held if m.id in gone], reason, texts)
         return removed
 
     def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
@@ -1376,9 +1381,15 @@ class Engram:
         to a model, which writes keys, not ids. A link to a memory this view may not read is left
         out, whoever handed the memories in."""
         self.writes.refuse_when_closed("read")
-        shown = self._shown(memories)
-        keys = {m.id: m.key for m in self.store.get_many(sorted({i for m in shown for i in m.links}))}
-        return [[keys[i] for i in m.links if i in keys] for m in shown]
+        # Every link asked of the store, those to memories in hand too (``_shown`` takes them as
+        # readable): a ``Memory`` is a record anyone can build, and one carrying another agent's id
+        # among its own links would otherwise be shown that memory's key, often made from its content.
+        linked = sorted({i for m in memories for i in m.links})
+        if not linked:
+            return [[] for _ in memories]
+        readable = self.store.matching_ids(linked, self._readable)
+        keys = {m.id: m.key for m in self.store.get_many(sorted(readable))}
+        return [[keys[i] for i in m.links if i in keys] for m in memories]
 
     # --- snapshots -------------------------------------------------------------------------
     def visible_memories(self, *, scope: ScopeChoice | None = None) -> list[Memory]:

@@ -51,7 +51,7 @@ def erase_traces(engram: Engram, removed: Sequence[Memory], reason: str | None, 
     mine = {str(m.scope) for m in removed} | {str(scope) for scope in engram.scope.visible()}
     scopes = {s for s in mine if Scope.parse(s).agent in (None, agent)}
     trail = engram.backend.audit_log()
-    trail.erase([m.id for m in removed], {m.key for m in removed}, scopes, sessions_of=agent)
+    trail.erase([m.id for m in removed], {(str(m.scope), m.key) for m in removed}, scopes, sessions_of=agent)
     if engram.settings is None or engram.settings.lifecycle.audit:  # a bare engine: whoever wired the trail
         at = engram.clock()
         trail.insert([AuditEntry(at, "erased", engram.origin, reason, str(engram.scope), m.id, None, str(m.scope))

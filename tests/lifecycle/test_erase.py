@@ -9,6 +9,7 @@ Real SQLite files, read byte by byte; the JSON-lines trail of the jsonfile backe
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from engram.audit import AuditQuery
 from engram.engine import Engram
 from engram.errors import NotFoundError, ValidationError
+from engram.model import Scope
 
 # A word no tokenizer, stemmer or key maker shortens: its lower-case form is searched for in raw bytes.
 SECRET = "Quixotrelliumz"
@@ -250,3 +252,43 @@ def test_an_erase_in_a_store_of_many_leaves_no_byte_of_texts_written_long_before
         assert engram.count() == 600 and engram.store.db.integrity_check() == "ok"
         assert {m.key for m in engram.list(limit=1000)} == {f"{side}{i}" for side in "ab" for i in range(300)}
         assert len(engram.recall("invoice meeting", limit=5)) == 5
+
+
+def erase_a_key_another_agent_linked(engram: Engram) -> tuple[Engram, str]:
+    """Bob links two global memories, one keyed ``plan`` (both global rows name the other's key);
+    alice erases her own memory keyed ``plan`` too (keys are unique within a scope only). Returns
+    bob's view and the id of the global memory whose link row names ``plan``."""
+    alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+    office = bob.remember("the office opens at nine", key="office", scope=Scope()).memory
+    bob.remember("the launch is in March", key="plan", scope=Scope())
+    bob.link("office", "plan")
+    alice.forget(alice.remember(f"alice's own plan: {SECRET}", key="plan").memory.id, erase=True)
+    return bob, office.id
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "jsonfile"])
+def test_an_erase_leaves_another_agents_link_row_naming_a_global_memory_of_the_same_key(tmp_path: Path,
+                                                                                        backend: str) -> None:
+    """A global memory's link row names only global memories, so it never names alice's: her erase
+    of her ``plan`` must not strip ``plan`` (bob's global memory, still stored) from the row that
+    records bob linking it."""
+    with _open(tmp_path, backend=backend) as engram:
+        bob, office = erase_a_key_another_agent_linked(engram)
+        assert [r.detail for r in bob.audit_of(office) if r.action == "linked"] == [{"with": ["plan"]}]
+        assert bob.get_by_key("plan").content == "the launch is in March"
+
+
+def test_an_erase_given_a_memory_record_works_from_what_the_store_holds(tmp_path: Path) -> None:
+    """``forget`` takes a ``Memory`` as the caller hands it (its id and scope checked, not its key):
+    an erase of alice's global notice handed in with the key ``plan`` must not strip ``plan`` from
+    the row recording bob linking two global memories, and erases the notice's own key."""
+    with _open(tmp_path) as engram:
+        alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
+        office = bob.remember("the office opens at nine", key="office", scope=Scope()).memory
+        bob.remember("the launch is in March", key="plan", scope=Scope())
+        bob.link("office", "plan")
+        notice = alice.remember(f"the notice board says {SECRET}", key="notice", scope=Scope()).memory
+        alice.link(notice.id, "office")
+        alice.forget(replace(notice, key="plan", content="a decoy"), erase=True)
+        assert [r.detail for r in bob.audit_of(office.id) if r.action == "linked"] == [{"with": ["plan"]}, {"with": []}]
+        assert all(r.memory_key is None and r.detail is None for r in alice.audit_of(notice.id))

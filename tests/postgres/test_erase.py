@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engram.config import load_settings
 from engram.engine import Engram
-from tests.lifecycle.test_erase import SECRET, _told
+from tests.lifecycle.test_erase import SECRET, _told, erase_a_key_another_agent_linked
 
 
 def test_erase_on_postgres_leaves_ids_only_and_spares_another_agent(pg_url: str, tmp_path: Path) -> None:
@@ -34,3 +34,10 @@ def test_erase_on_postgres_leaves_ids_only_and_spares_another_agent(pg_url: str,
         assert alice.import_snapshot(snapshot).imported == 0
         assert [m.key for m in alice.list()] == ["weather"]
         assert bob.get(theirs).content.endswith(f"{SECRET} green")
+
+
+def test_an_erase_on_postgres_leaves_another_agents_link_row_naming_a_global_key(pg_url: str, tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, database_url=pg_url, embeddings={"provider": "none"})
+    with Engram.from_settings(settings) as engram:
+        bob, office = erase_a_key_another_agent_linked(engram)
+        assert [r.detail for r in bob.audit_of(office) if r.action == "linked"] == [{"with": ["plan"]}]

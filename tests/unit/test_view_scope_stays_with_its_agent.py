@@ -173,3 +173,19 @@ def test_mark_used_never_touches_another_agents_memory(root: Engram) -> None:
     assert (after.recall_count, after.importance, after.last_accessed) == \
            (secret.recall_count, secret.importance, secret.last_accessed)
     assert alice.get(mine.id).recall_count == mine.recall_count + 1  # its own still counts
+
+
+def test_link_keys_never_names_another_agents_memory_whatever_memories_are_handed_in(root: Engram) -> None:
+    """``link_keys`` takes ``Memory`` records, which anyone can build: one carrying bob's id as its
+    own id and as a link (or beside a record of bob's id) is shown nothing of bob's memory, whose
+    key here (made from the content, or named) would tell alice what it holds."""
+    from dataclasses import replace
+
+    alice = root.for_agent("alice")
+    theirs = root.for_agent("bob").get_by_key("secret")
+    mine = alice.remember("alice's note", key="note").memory
+    other = alice.remember("alice's other note", key="other", links=["note"]).memory
+    assert alice.link_keys([replace(mine, id=theirs.id, links=(theirs.id,))]) == [[]]
+    assert alice.link_keys([replace(other, links=(theirs.id, mine.id)), replace(mine, id=theirs.id, links=())]) \
+        == [["note"], []]
+    assert alice.link_keys([alice.get("note")]) == [["other"]]
