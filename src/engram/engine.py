@@ -1387,7 +1387,9 @@ class Engram:
         linked = sorted({i for m in memories for i in m.links})
         if not linked:
             return [[] for _ in memories]
-        readable = self.store.matching_ids(linked, self._readable)
+        # (A memory of another session of this agent, reached by id, shows its links as that
+        # session does: ``_reaching`` widens to the scopes of this agent's alone.)
+        readable = self.store.matching_ids(linked, self._reaching(memories))
         keys = {m.id: m.key for m in self.store.get_many(sorted(readable))}
         return [[keys[i] for i in m.links if i in keys] for m in memories]
 

@@ -189,3 +189,18 @@ def test_link_keys_never_names_another_agents_memory_whatever_memories_are_hande
     assert alice.link_keys([replace(other, links=(theirs.id, mine.id)), replace(mine, id=theirs.id, links=())]) \
         == [["note"], []]
     assert alice.link_keys([alice.get("note")]) == [["other"]]
+
+
+def test_link_keys_of_a_memory_of_another_session_show_its_links_as_that_session_does(root: Engram) -> None:
+    """A memory of another of alice's sessions, reached by its id, has its links named as that
+    session shows them (``get`` shows them so); bob's memory, whatever record names it, stays unnamed."""
+    from dataclasses import replace
+
+    alice = root.for_agent("alice")
+    in_session = root.for_agent("alice", "s1")
+    first = in_session.remember("alice's plan for the trip", key="plan", scope="session").memory
+    in_session.remember("alice's packing list", key="packing", links=["plan"], scope="session")
+    theirs = root.for_agent("bob").get_by_key("secret")
+    reached = alice.get(first.id)  # by id from alice's agent view, which does not list session s1
+    assert alice.link_keys([reached]) == [["packing"]]
+    assert alice.link_keys([replace(reached, links=(*reached.links, theirs.id))]) == [["packing"]]
