@@ -529,3 +529,21 @@ def test_search_narrows_to_one_scope_as_list_does(served: Served) -> None:
         assert [h["memory"]["key"] for h in hits["hits"]] == ["ferry-global"]
         bad = c.get("/api/v1/memory/search", params={"q": "harbour ferry", "scope": "everywhere"})
         assert bad.status_code == 422 and "scope" in bad.text
+
+
+def test_bulk_forget_keeps_to_one_scope(served: Served) -> None:
+    # The library and CLI keep a bulk forget to one scope; HTTP forgot across every scope the caller reads.
+    with served.client(served.alice, **{"X-Engram-Session": "s1"}) as c:
+        mine = _store(c, "scratch note for this session", tags=["scratch"], scope="session")
+        kept = _store(c, "scratch note for the agent", tags=["scratch"])
+        dry = c.post("/api/v1/memory/forget", json={"tag": "scratch", "scope": "session", "dry_run": True}).json()
+        assert [m["id"] for m in dry["forgotten"]] == [mine["memory_id"]]
+        gone = c.post("/api/v1/memory/forget", json={"tag": "scratch", "scope": "session", "reason": "done"}).json()
+        assert [m["id"] for m in gone["forgotten"]] == [mine["memory_id"]] and gone["count"] == 1
+        assert c.get(f"/api/v1/memory/{mine['memory_id']}").status_code == 404
+        assert c.get(f"/api/v1/memory/{kept['memory_id']}").status_code == 200
+        bad = c.post("/api/v1/memory/forget", json={"tag": "scratch", "scope": "everywhere"})
+        problem = bad.json()
+        assert bad.status_code == 422 and problem["field"] == "scope", problem
+        assert all(name in problem["detail"] for name in ("session", "agent", "global")), problem
+        assert c.get(f"/api/v1/memory/{kept['memory_id']}").status_code == 200

@@ -165,7 +165,7 @@ def forget_many(open_engine: EngOpener, body: ForgetIn) -> dict[str, Any]:
     eng = open_engine(reading=body.dry_run)
     removed = eng.forget(query=body.query, tag=body.tag,
                          older_than_s=None if body.older_than_days is None else body.older_than_days * present.DAY_S,
-                         reason=body.reason, dry_run=body.dry_run, erase=body.erase)
+                         reason=body.reason, dry_run=body.dry_run, erase=body.erase, scope=body.scope)
     answer = {"forgotten": [present.memory_dict(m) for m in removed], "count": len(removed), "dry_run": body.dry_run}
     return present.forget_answer(answer, removed, erase=body.erase, dry_run=body.dry_run)
 

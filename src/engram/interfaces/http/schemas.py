@@ -155,6 +155,9 @@ class ForgetIn(Body):
                                json_schema_extra={"maxLength": MAX_REASON_CHARS})
     dry_run: bool = False
     erase: bool = Field(False, description="Also erase them: their audit rows keep only ids, times and scopes.")
+    scope: Literal["session", "agent", "global"] | None = Field(
+        None, description="Keep the forget to this one scope (as list's scope narrows); default: every scope the "
+                          "caller reads.")
 
 
 class LinkIn(Body):
