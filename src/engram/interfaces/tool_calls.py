@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engram.engine import Filters
+from engram.engine import Filters, ScopeChoice
 from engram.errors import ValidationError
 from engram.interfaces.present import forget_tool_selection, tool_forget, versions_dict
 
@@ -36,26 +36,42 @@ def forget(engram: Engram, memory_id: str | None, key: str | None, query: str | 
     older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
     view = engram if session is None else engram.for_session(session)
     one = None
-    if memory_id is not None or key is not None:
-        if filters is not None and filters != Filters():
-            raise ValidationError("filters", "tags, category and type narrow query, tag or older_than_days, "
-                                  "not one memory", "session_id only, beside memory_id or key")
+    if _names_one(memory_id, key, filters):
         one = view.named(memory_id, key, field="forget", names=_NAMES)
     removed = view.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason, dry_run=dry_run,
-                          erase=erase, filters=filters, scope=None if session is None else "session")
+                          erase=erase, filters=filters, scope=_scope(session))
     return tool_forget(removed, dry_run, reason, erase)
 
 
 async def aforget(engram: AsyncEngram, memory_id: str | None, key: str | None, query: str | None, tag: str | None,
-                  older_than_days: float | None, reason: str | None, dry_run: bool) -> dict[str, Any]:
-    """``forget`` through an ``AsyncEngram``'s reader and writer threads."""
+                  older_than_days: float | None, reason: str | None, dry_run: bool, erase: bool = False, *,
+                  session: str | None = None, filters: Filters | None = None) -> dict[str, Any]:
+    """``forget`` (the same arguments, answers and errors) through an ``AsyncEngram``'s reader and
+    writer threads."""
     older_than_s = forget_tool_selection(memory_id, key, query, tag, older_than_days)
+    view = engram if session is None else engram.for_session(session)
     one = None
-    if memory_id is not None or key is not None:
-        one = await engram.named(memory_id, key, field="forget", names=_NAMES)
-    removed = await engram.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason,
-                                  dry_run=dry_run)
-    return tool_forget(removed, dry_run, reason)
+    if _names_one(memory_id, key, filters):
+        one = await view.named(memory_id, key, field="forget", names=_NAMES)
+    removed = await view.forget(one, query=query, tag=tag, older_than_s=older_than_s, reason=reason,
+                                dry_run=dry_run, erase=erase, filters=filters, scope=_scope(session))
+    return tool_forget(removed, dry_run, reason, erase)
+
+
+def _names_one(memory_id: str | None, key: str | None, filters: Filters | None) -> bool:
+    """Whether the tool's arguments name one memory; ``filters`` beside one are refused, as they
+    would not narrow it."""
+    if memory_id is None and key is None:
+        return False
+    if filters is not None and filters != Filters():
+        raise ValidationError("filters", "tags, category and type narrow query, tag or older_than_days, "
+                              "not one memory", "session_id only, beside memory_id or key")
+    return True
+
+
+def _scope(session: str | None) -> ScopeChoice | None:
+    """A session named: a query, tag or age selects that session's memories only."""
+    return None if session is None else "session"
 
 
 def versions(engram: Engram, memory_id: str | None, key: str | None) -> dict[str, Any]:
