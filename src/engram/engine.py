@@ -1560,7 +1560,9 @@ class Engram:
         ``since``/``until`` bound the time at both ends, inclusive: epoch seconds, ISO 8601 (a time
         without an offset in ``time.zone``) or a phrase as ``recall(when=...)`` reads it
         ("yesterday", "last week": ``since`` takes its start, ``until`` its end). ``action``,
-        ``origin`` and ``memory`` (id or key) narrow it. A ``forgotten`` entry keeps the memory
+        ``origin`` and ``memory`` (id or key) narrow it; a ``memory`` id of another session of this
+        view's agent, which the id reaches (``get``), reads that memory's scope too (``_audit_reach``).
+        A ``forgotten`` entry keeps the memory
         whole, its links kept to memories this view may read (``visibility.narrow_audit``). Raises ``ValidationError`` naming the
         field (an unknown action, an unreadable time, ``until`` before ``since``)."""
         self.writes.refuse_when_closed("read")
@@ -1569,17 +1571,28 @@ class Engram:
         start, end = self.time.window(since, until, now=self.clock())
         if memory is not None:  # checked as every lookup's: a NUL or an empty string matched nothing, unsaid
             memory = parse_ref(memory, "memory")
-        scopes = tuple(str(scope) for scope in self.scope.visible())
+        readable = self._audit_reach(memory)
+        scopes = tuple(str(scope) for scope in readable.scopes)
         entries = self.backend.audit_log().query(AuditQuery(
             action=action, origin=origin, since=start, until=end, memory=memory, limit=limit, scopes=scopes))
         # A forget keeps the memory whole, links to other agents' memories too: shown as its links are.
-        return narrow_audit(self.store, entries, self._readable)
+        return narrow_audit(self.store, entries, readable)
+
+    def _audit_reach(self, memory_id: str | None) -> MemoryFilter:
+        """What an audit about ``memory_id`` reads: this view's scopes, and the memory's own when the
+        id reaches it in another session of this view's agent (as ``get`` does), never another
+        agent's. A memory no longer stored is reached by no id, so its rows are its visible scopes'."""
+        if memory_id is None:
+            return self._readable
+        held = held_by_id(self.store, self.scope, memory_id)
+        return self._readable if held is None else self._reaching([held])
 
     def audit_of(self, memory_id: str, *, every_agent: bool = False) -> list[AuditEntry]:
         """What the audit trail records about the memory with this id (its store or import, updates,
         links and forget), oldest first, whether it is still stored or not: change rows are never
         pruned, so this is its whole record but for what was done while ``lifecycle.audit`` was off.
-        Narrowed, as ``audit_trail``, to memories of the scopes this view reads, unless
+        Narrowed, as ``audit_trail``, to memories of the scopes this view reads (and the memory's own,
+        in another session of this view's agent, when the id reaches it as ``get`` does), unless
         ``every_agent``: the operator's reach (as ``stats``), for an application that answers for
         every agent's memories itself (the mem0 facade's ``history`` takes any owner's id). Taken
         on any engine, a view of one agent included, as ``stats`` and ``for_agent`` are: an
@@ -1592,14 +1605,15 @@ class Engram:
 
         if not isinstance(memory_id, str) or not memory_id:
             raise ValidationError("memory", f"{jsondoc.shown(memory_id)} is not a memory id", "a memory's id")
-        scopes = None if every_agent else tuple(str(scope) for scope in self.scope.visible())
+        readable = None if every_agent else self._audit_reach(memory_id)
+        scopes = None if readable is None else tuple(str(scope) for scope in readable.scopes)
         # The query matches a key too: an id is asked for, so rows about a memory keyed so are not its.
         rows = [row for row in self.backend.audit_log().query(
             AuditQuery(memory=memory_id, limit=MAX_QUERY_LIMIT, scopes=scopes)) if row.memory_id == memory_id]
         # Newest first as every trail answers (in the order written: rows of one instant included,
         # where the in-process trail numbers none), so reversed is oldest first.
         rows.reverse()
-        return rows if every_agent else narrow_audit(self.store, rows, self._readable)
+        return rows if readable is None else narrow_audit(self.store, rows, readable)
 
     def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs
