@@ -547,3 +547,13 @@ def test_bulk_forget_keeps_to_one_scope(served: Served) -> None:
         assert bad.status_code == 422 and problem["field"] == "scope", problem
         assert all(name in problem["detail"] for name in ("session", "agent", "global")), problem
         assert c.get(f"/api/v1/memory/{kept['memory_id']}").status_code == 200
+
+
+def test_audit_of_a_memory_reached_by_id_reads_its_session(served: Served) -> None:
+    # An id reaches the agent's memory in any of its sessions; its audit rows did not follow it.
+    with served.client(served.alice, **{"X-Engram-Session": "s1"}) as s1, served.client(served.alice) as agent:
+        note = _store(s1, "the session's own plan", scope="session")
+        entries = agent.get("/api/v1/audit", params={"memory": note["memory_id"]}).json()["entries"]
+        assert [(e["action"], e["memory_id"]) for e in entries] == [("stored", note["memory_id"])]
+        with served.client(served.bob) as bob:
+            assert bob.get("/api/v1/audit", params={"memory": note["memory_id"]}).json()["entries"] == []

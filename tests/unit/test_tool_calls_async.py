@@ -25,6 +25,10 @@ def test_async_forget_takes_session_filters_and_erase_as_the_sync_one_does(tmp_p
 
     async def scenario() -> None:
         mem = AsyncEngram(engine)
+        # AsyncEngram.forget itself takes the engine's arguments (scope, filters, erase) unchanged.
+        bulk = {"tag": "scratch", "scope": "session", "filters": Filters(type="experience"), "dry_run": True}
+        assert [m.id for m in await mem.for_session("s1").forget(**bulk, erase=True)] == [session_note.memory.id]
+        assert [m.id for m in s1.forget(**bulk)] == [session_note.memory.id]
         # The sync helper's dry run and the async one's answer alike.
         narrowed = {"session": "s1", "filters": Filters(type="experience")}
         sync_dry = tool_calls.forget(engine, None, None, None, "scratch", None, None, True, **narrowed)
