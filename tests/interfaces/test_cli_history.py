@@ -247,7 +247,7 @@ def test_append_messages_from_a_file_or_stdin_all_or_none(tmp_path: Path) -> Non
                               "history", "append", "cli:lisbon", "--messages", "-"],
                              input=orphan, capture_output=True, text=True, env=env, timeout=60)
     assert refused.returncode == 2 and "messages[1].tool_call_id" in refused.stderr, refused.stderr
-    for args, named in ((("--messages", str(tmp_path / "missing.json")), "cannot read"),
+    for args, named in ((("--messages", str(tmp_path / "missing.json")), "does not exist"),
                         (("--messages", str(tmp_path / "memory.db")), "messages"),
                         (("some text", "--messages", str(source)), "either --messages FILE")):
         bad = run(tmp_path, "history", "append", "cli:lisbon", *args)
