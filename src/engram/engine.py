@@ -705,7 +705,7 @@ class Engram:
         clear: str | Iterable[str] = (),
     ) -> WriteResult:
         """Change the given fields of an existing memory (by id or key, or a ``Memory`` this view
-        handed out, taken as it is: ``named``) and keep the others.
+        may read: the stored one is changed, under its stored key) and keep the others.
 
         A field left at None is kept (but for a ``valid_from`` read from the content, read again from
         new content: ``TimeReader.dated_by_content``); ``clear`` names fields to empty instead (any of
@@ -776,9 +776,13 @@ class Engram:
             valid_from=valid_from, valid_until=valid_until, updating=old))
 
     def _held(self, ref: str | Memory, field: str) -> Memory:
-        """The one memory ``ref`` names for ``update``, ``replace`` and ``versions``: a ``Memory`` this
-        view handed out as it is (``named``: no read), else the memory with that id or key (``get``)."""
-        return self.named(ref, field=field) if isinstance(ref, Memory) else self.get(ref)
+        """The one memory ``ref`` names for ``update``, ``replace`` and ``versions``: for a ``Memory``
+        this view may read (``named``), the stored record (its key, scope and fields as stored: a
+        caller's record with another key wrote a second memory under it), else the memory with that
+        id or key (``get``)."""
+        if not isinstance(ref, Memory):
+            return self.get(ref)
+        return self._stored_records([self.named(ref, field=field)], [ref])[0]
 
     def _still_stored(self, memory: Memory, under_key: Memory | None) -> None:
         """Raise ``NotFoundError`` naming ``memory`` unless it is still the one stored under its key.
@@ -822,6 +826,8 @@ class Engram:
         self.writes.refuse_when_closed()
         old = self.named(old_ref, old_key, field="supersede", names=("old_ref", "old_key"))
         new = self.named(new_ref, new_key, field="supersede", names=("new_ref", "new_key"))
+        # Its reason names the new one's key and its row the old one's previous state: the stored ones.
+        old, new = self._stored_records([old, new], [old_ref, new_ref])
         if old.id == new.id:
             raise ValidationError("supersede", "a memory cannot supersede itself", "two different memories")
         if new.scope not in old.scope.visible():
@@ -1324,14 +1330,14 @@ class Engram:
         first, second = self._ends("link", a, a_key, b, b_key)
         if first.id == second.id:
             raise ValidationError("link", "a memory cannot link to itself", "two different memories")
-        # The stored links, not the ones a Memory handed in carries: it may have been read before an
-        # earlier link. (The store's link answers only whether both ends exist.)
-        stored = self.store.get_many([first.id])
-        if stored and second.id in stored[0].links:
+        # The stored records, not a Memory handed in: it may have been read before an earlier link, and
+        # its key is the caller's (the audit row names the stored one). One read, of both ends.
+        stored = {m.id: m for m in self.store.get_many([first.id, second.id])}
+        if first.id in stored and second.id in stored[first.id].links:
             return False
         if not self.store.link(first.id, second.id):  # an end was forgotten since it was read: name that one
             raise NotFoundError("memory", self._gone(first, second).id)
-        self._emit("linked", [first, second])
+        self._emit("linked", [stored.get(first.id, first), stored.get(second.id, second)])
         return True
 
     def unlink(self, a: str | Memory | None = None, b: str | Memory | None = None, *, a_key: str | None = None,
@@ -1342,11 +1348,22 @@ class Engram:
         first, second = self._ends("unlink", a, a_key, b, b_key)
         removed = self.store.unlink(first.id, second.id)
         if removed:
-            self._emit("unlinked", [first, second])
+            self._emit("unlinked", self._stored_records([first, second], [a, b]))
         elif len(self.store.matching_ids([first.id, second.id], self._reaching([first, second]))) < len({first.id, second.id}):
             # Not "were not linked": an end was forgotten since it was read.
             raise NotFoundError("memory", self._gone(first, second).id)
         return removed
+
+    def _stored_records(self, memories: Sequence[Memory], refs: Sequence[object]) -> list[Memory]:
+        """``memories`` as stored, read again (in one read) only where their ref was a ``Memory``
+        handed in: ``named`` takes one as it is, so its key, scope and content are the caller's, and
+        an audit row written from it would record what the caller made up (in a global memory's
+        trail, every agent's). A memory gone meanwhile stays as given."""
+        handed = [m.id for m, ref in zip(memories, refs, strict=True) if isinstance(ref, Memory)]
+        if not handed:
+            return list(memories)
+        stored = {m.id: m for m in self.store.get_many(handed)}
+        return [stored.get(m.id, m) for m in memories]
 
     def _gone(self, first: Memory, second: Memory) -> Memory:
         """Which of two memories read earlier is no longer stored (the second when both are gone

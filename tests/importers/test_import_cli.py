@@ -338,8 +338,30 @@ def test_a_path_that_does_not_exist_is_named_as_missing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     for source in (tmp_path / "no-such-workspace", tmp_path / "no-such-export.json"):
         result = runner.invoke(app, ["--home", str(home), "import", str(source)])
-        assert isinstance(result.exception, SnapshotError), result.exception
-        assert str(result.exception) == f"path: {source} does not exist (allowed: an existing file or folder to import)"
+        assert isinstance(result.exception, ValidationError), result.exception
+        assert str(result.exception) == (f'path: "{source}" does not exist (allowed: a path to a file, folder or '
+                                         "export ZIP to import, or - for standard input)")
+    assert as_json(home, "count") == {"count": 0}
+
+
+def test_json_text_given_for_the_path_is_refused_as_not_a_path_without_echoing_it(tmp_path: Path) -> None:
+    # Review: `engram import '<long JSON>'` ended in "internal error: OSError: [Errno 36] File name too
+    # long: '<the whole JSON>'" (exit 1); a short one in "path: {...} does not exist", uncut, no hint of -.
+    home = tmp_path / "home"
+    long = json.dumps({"memories": [{"key": f"k{n}", "content": "x" * 50} for n in range(200)]})
+    for given in (long, '{"memories": [{"key": "tea", "content": "The user prefers tea"}]}'):
+        for kind in ((), ("--from", "snapshot"), ("--from", "folder")):
+            result = subprocess.run([ENGRAM, "--home", str(home), "import", given, *kind], capture_output=True,
+                                    text=True, timeout=120)
+            assert result.returncode == 2 and result.stdout == "", result.stderr
+            assert result.stderr.startswith("error: path: takes a file or folder path, not the JSON itself: "), result.stderr
+            assert "or - to read the document from standard input" in result.stderr
+            assert len(result.stderr) < 400 and "Errno" not in result.stderr and "internal error" not in result.stderr
+    # A long name that is no JSON: the file system's reason, the name cut.
+    result = subprocess.run([ENGRAM, "--home", str(home), "import", str(tmp_path / ("m" * 300))], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 2 and "error: path: " in result.stderr and "File name too long" in result.stderr
+    assert "m" * 250 not in result.stderr and "Errno" not in result.stderr
     assert as_json(home, "count") == {"count": 0}
 
 

@@ -126,3 +126,14 @@ def test_mcp_memory_mixed_text_and_object_observations_import_from_the_library(t
                                 "- Prefers morning meetings\n-  Moved to Lisbon ")
         assert john.metadata["mcp_memory"]["observations"] == [observations[1], observations[2], observations[4]]
         assert (john.created_at, john.updated_at) == (pytest.approx(1736937000.0), pytest.approx(1740816000.0))
+
+
+def test_a_documents_text_handed_over_as_a_path_is_named_not_an_os_error(tmp_path: Path) -> None:
+    # A Path of a document's text too long for a file name escaped as OSError, repeating it whole.
+    long = json.dumps({"memories": [{"key": f"k{n}", "content": "x" * 50} for n in range(200)]})
+    with Engram(SqliteMemoryStore(tmp_path / "a.db"), agent="default") as mem:
+        with pytest.raises(ValidationError) as refused:
+            mem.import_from(Path(long))
+        assert refused.value.field == "path" and "File name too long" in str(refused.value), refused.value
+        assert len(str(refused.value)) < 300 and "given as a str, not a Path" in str(refused.value)
+        assert mem.import_from(long).imported == 200  # the same text as a str is the document

@@ -247,7 +247,7 @@ def test_append_messages_from_a_file_or_stdin_all_or_none(tmp_path: Path) -> Non
                               "history", "append", "cli:lisbon", "--messages", "-"],
                              input=orphan, capture_output=True, text=True, env=env, timeout=60)
     assert refused.returncode == 2 and "messages[1].tool_call_id" in refused.stderr, refused.stderr
-    for args, named in ((("--messages", str(tmp_path / "missing.json")), "cannot read"),
+    for args, named in ((("--messages", str(tmp_path / "missing.json")), "does not exist"),
                         (("--messages", str(tmp_path / "memory.db")), "messages"),
                         (("some text", "--messages", str(source)), "either --messages FILE")):
         bad = run(tmp_path, "history", "append", "cli:lisbon", *args)
@@ -293,12 +293,12 @@ def test_messages_given_as_json_text_is_refused_as_not_a_file_without_echoing_it
         bad = run(tmp_path, "history", "append", "cli:1", "--messages", given)
         assert bad.returncode == 2 and bad.stdout == "", bad.stderr
         assert bad.stderr.startswith("error: --messages: takes a file path, not the JSON itself: no file "), bad.stderr
-        assert "- to pipe the JSON in on standard input" in bad.stderr
+        assert "- to read the document from standard input" in bad.stderr
         assert len(bad.stderr) < 400 and "Errno" not in bad.stderr  # shown cut, once
     # A file that is not there: named, cut as well, without OSError's own repetition of the path.
-    missing = tmp_path / ("m" * 200 + ".json")
+    missing = tmp_path / ("m" * 150) / ("m" * 150 + ".json")
     bad = run(tmp_path, "history", "append", "cli:1", "--messages", str(missing))
-    assert bad.returncode == 2 and "error: --messages: cannot read " in bad.stderr, bad.stderr
-    assert "No such file or directory" in bad.stderr and "m" * 100 not in bad.stderr and "Errno" not in bad.stderr
+    assert bad.returncode == 2 and "error: --messages: " in bad.stderr and " does not exist " in bad.stderr, bad.stderr
+    assert "m" * 250 not in bad.stderr and "Errno" not in bad.stderr
     assert "or - for standard input" in bad.stderr
     assert json.loads(run(tmp_path, "--json", "history", "show", "cli:1").stdout)["count"] == 0

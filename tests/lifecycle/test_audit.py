@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -234,3 +235,32 @@ def test_a_memorys_record_is_read_oldest_first_by_its_agent_or_every_agent(backe
         with pytest.raises(ValidationError) as err:
             alice.audit_of(bad)  # type: ignore[arg-type]
         assert err.value.field == "memory"
+
+
+def test_a_memory_handed_in_under_a_made_up_key_is_audited_under_its_stored_key(make_engram):
+    # Review: link and unlink wrote their rows from the Memory records passed in, so an agent passing a
+    # global memory with a made-up key wrote that key into the global trail every agent reads; an update
+    # or replace of such a record stored a second memory under the made-up key.
+    engram = make_engram()
+    bob = engram.for_agent("bob")
+    shared = bob.remember("The office opens at nine", key="office-hours", scope="global").memory
+    own = bob.remember("Bob starts at ten", key="bob-start").memory
+    later = bob.remember("The office opens at eight", key="office-hours-2", scope="global").memory
+    fake = replace(shared, key="made-up", content="made-up content")
+    assert bob.link(fake, replace(own, key="made-up-too"))
+    assert bob.unlink(replace(own, key="made-up-too"), fake)
+    bob.supersede(fake, replace(later, key="made-up-new"))
+    log = engram.backend.audit_log()
+    rows = log.query(AuditQuery(limit=100))
+    assert not [r for r in rows if r.memory_key and r.memory_key.startswith("made-up")], rows
+    linked = {r.memory_key: r.detail for r in rows if r.action in ("linked", "unlinked")}
+    assert linked == {"office-hours": {"with": []}, "bob-start": {"with": ["office-hours"]}}
+    (superseded,) = [r for r in rows if r.reason and r.reason.startswith("superseded")]
+    assert superseded.memory_key == "office-hours" and superseded.reason == "superseded by office-hours-2"
+    assert "made-up content" not in str(superseded.detail)
+    # An update or replace of such a record changes the stored memory, under its own key.
+    assert bob.update(replace(own, key="made-up-3"), importance=0.9).memory.key == "bob-start"
+    assert bob.replace(replace(own, key="made-up-4"), "Bob starts at eleven").memory.id == own.id
+    assert sorted(m.key for m in bob.list()) == ["bob-start", "office-hours-2"]
+    assert bob.get("bob-start").content == "Bob starts at eleven"
+    assert not [r for r in log.query(AuditQuery(limit=100)) if r.memory_key and r.memory_key.startswith("made-up")]

@@ -74,6 +74,7 @@ def check_source(source: object, kind: str | None = None) -> None:
             raise ValidationError("source", f"the folder entry {jsondoc.shown(bad)} is not text under a relative path", allowed)
         return
     if isinstance(source, Path):
+        _must_exist(source)
         return
     if not isinstance(source, str):
         raise ValidationError("source", f"got {type(source).__name__}", allowed)
@@ -264,11 +265,24 @@ def _read_export(kind: str, source: str | Path | Mapping[str, str], saved_memori
     return plan
 
 
+def _must_exist(path: Path) -> None:
+    """Raises ``SnapshotError`` naming ``path`` unless something is there; a name the file system
+    refuses (too long: a document's text handed over as a ``Path``) is named, shown cut, rather
+    than escaping as ``OSError``."""
+    try:
+        there = path.exists()
+    except OSError as exc:
+        raise SnapshotError("path", f"{jsondoc.shown(str(path), 60)} cannot be read: {exc.strerror or type(exc).__name__}",
+                            "an existing file or folder to import (a document's own text is given as a str, "
+                            "not a Path)") from None
+    if not there:
+        raise SnapshotError("path", f"{path} does not exist", "an existing file or folder to import")
+
+
 def read_text(path: Path) -> str:
     """A source file's text as its bytes say (``\r\n`` kept; a leading byte-order mark, as Windows
     tools write, dropped); raises ``SnapshotError`` naming the path when it cannot be read."""
-    if not path.exists():  # (a folder is read elsewhere: it would exist)
-        raise SnapshotError("path", f"{path} does not exist", "an existing file or folder to import")
+    _must_exist(path)  # (a folder is read elsewhere: it would exist)
     if is_sqlite_file(path):  # named rather than failing to decode it as text
         raise SnapshotError("path", f"{path} is a SQLite database, not a document",
                             f"--from {' or '.join(_DATABASE_READERS)} for a PtrClaw or sclaw memory.db")

@@ -128,8 +128,6 @@ def append(
 def _message_list(source: str) -> Any:
     """The JSON document ``--messages`` names (a file, or - for stdin), parsed; its shape is the
     history's to check (``append_many`` names what it refuses)."""
-    # The path as given, cut: the JSON itself passed by mistake can be long, and OSError's own text
-    # (which repeats the whole path) is left out for the same reason.
     given = jsondoc.shown(source, _SHOWN_CHARS)
     try:
         if source == parsing.STDIN:
@@ -137,12 +135,7 @@ def _message_list(source: str) -> Any:
         else:
             text = Path(source).read_text(encoding="utf-8")
     except OSError as exc:
-        if source.lstrip().startswith(("[", "{")):  # the common mistake: the JSON where its file goes
-            raise ValidationError("messages", f"takes a file path, not the JSON itself: no file {given}",
-                                  f"a path to a file holding {_MESSAGES_FILE}, or - to pipe the JSON in on standard "
-                                  "input") from None
-        raise ValidationError("messages", f"cannot read {given}: {exc.strerror or type(exc).__name__}",
-                              f"a path to a readable file holding {_MESSAGES_FILE}, or - for standard input") from None
+        raise parsing.unreadable_path("messages", source, exc, f"a file holding {_MESSAGES_FILE}") from None
     except UnicodeDecodeError as exc:
         raise ValidationError("messages", f"{given} is not UTF-8 text ({exc.reason} at byte {exc.start})",
                               f"a file holding {_MESSAGES_FILE}") from None
@@ -152,7 +145,7 @@ def _message_list(source: str) -> Any:
         raise ValidationError("messages", f"{given} is not JSON ({exc})", "a JSON list of messages") from None
 
 
-# How much of a --messages value an error shows back.
+# How much of a --messages value an error shows back (the JSON given where its file goes can be long).
 _SHOWN_CHARS = 60
 _MESSAGES_FILE = "a JSON list of messages in UTF-8"
 

@@ -583,7 +583,8 @@ def import_(
     from engram.interfaces.cli import importing
 
     source: str | Path = (parsing.stdin_text("path", "a UTF-8 document on standard input")
-                          if str(path) == parsing.STDIN else path)
+                          if str(path) == parsing.STDIN
+                          else parsing.existing_path("path", path, "a file, folder or export ZIP to import", "file or folder"))
     if kind is None:
         kind = detect_document(source) if isinstance(source, str) else detect(path)
     check_saved_memories(kind, saved_memories)  # before engram's own kinds, which do not take it

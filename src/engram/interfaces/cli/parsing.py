@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 from engram import jsondoc
 from engram.errors import ValidationError
@@ -46,3 +47,38 @@ def stdin_text(field: str, allowed: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValidationError(field, f"standard input is not UTF-8 text (byte {exc.start})", allowed) from None
+
+
+# How much of a path argument an error shows back: the JSON itself given where its file goes can be
+# long (a glimpse tells it); a path is shown whole up to a length real ones rarely pass, to spot a typo.
+_SHOWN_JSON_CHARS = 60
+_SHOWN_PATH_CHARS = 200
+
+
+def unreadable_path(field: str, given: str, exc: OSError | None, holding: str, what: str = "file") -> ValidationError:
+    """The error for a path argument ``field`` (which also takes ``-`` for standard input) naming
+    nothing readable: ``exc`` is what reading it raised, ``None`` when it is not there. The JSON
+    itself passed where its path goes (the common mistake) is named as such; the value is shown cut
+    and OSError's own text, which repeats the whole path, is left out. ``holding`` says what the
+    path should name, e.g. ``"a file holding a JSON list of messages"``; ``what`` what sort of
+    path it is (``"file"``, ``"file or folder"``)."""
+    if given.lstrip().startswith(("[", "{")):
+        shown = jsondoc.shown(given, _SHOWN_JSON_CHARS)
+        return ValidationError(field, f"takes a {what} path, not the JSON itself: no {what} {shown}",
+                               f"a path to {holding}, or - to read the document from standard input")
+    shown = jsondoc.shown(given, _SHOWN_PATH_CHARS)
+    problem = ("does not exist" if exc is None or isinstance(exc, FileNotFoundError)
+               else f"cannot be read: {exc.strerror or type(exc).__name__}")
+    return ValidationError(field, f"{shown} {problem}", f"a path to {holding}, or - for standard input")
+
+
+def existing_path(field: str, path: Path, holding: str, what: str = "file") -> Path:
+    """``path`` when something is there; else ``unreadable_path``'s error (a name too long for a
+    file system, as JSON text given for the path often is, included)."""
+    try:
+        if path.exists():
+            return path
+        problem: OSError | None = None
+    except OSError as exc:
+        problem = exc
+    raise unreadable_path(field, str(path), problem, holding, what)
