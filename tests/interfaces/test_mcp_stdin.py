@@ -27,8 +27,11 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 def test_ctrl_c_stops_a_server_waiting_for_its_next_line(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(HOME=str(tmp_path), ENGRAM_HOME=str(tmp_path / "engram"), ENGRAM_EMBEDDINGS__PROVIDER="none")
+    # SIGINT as a terminal's child has it: a test run started in the background (`./.ci/run &` from a
+    # script) ignores SIGINT, children inherit that, and Python then never raises KeyboardInterrupt.
     process = subprocess.Popen([sys.executable, "-m", "engram", "mcp"], env=env, text=True, stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(json.dumps(INITIALIZE) + "\n")
