@@ -258,15 +258,22 @@ def test_an_event_engram_cannot_store_is_left_out_with_a_warning(engram: Engram,
     assert "events[1]" in caplog.text and "NUL" in caplog.text
 
 
-def test_adk_builds_the_service_from_a_uri_in_services_yaml(isolated_home: Path, tmp_path: Path) -> None:
-    """``adk web --memory_service_uri=engram:///...``: ADK's registry reads the agents folder's
-    services.yaml and builds the service with ``uri=`` (and ``agents_dir=``)."""
+def _agents_folder_naming_engram(tmp_path: Path) -> Path:
+    """An ADK agents folder whose services.yaml registers engram's memory service for ``engram://``,
+    loaded into ADK's service registry."""
     agents = tmp_path / "agents"
     agents.mkdir()
     (agents / "services.yaml").write_text(
         "services:\n  - scheme: engram\n    type: memory\n"
         "    class: engram.integrations.google_adk.EngramMemoryService\n")
     load_services_module(str(agents))
+    return agents
+
+
+def test_adk_builds_the_service_from_a_uri_in_services_yaml(isolated_home: Path, tmp_path: Path) -> None:
+    """``adk web --memory_service_uri=engram:///...``: ADK's registry reads the agents folder's
+    services.yaml and builds the service with ``uri=`` (and ``agents_dir=``)."""
+    agents = _agents_folder_naming_engram(tmp_path)
     home = tmp_path / "adk-home"
     service = get_service_registry().create_memory_service(f"engram://{home}", agents_dir=str(agents))
     assert isinstance(service, EngramMemoryService)
@@ -284,12 +291,7 @@ def test_adk_s_own_service_factory_builds_the_service_with_what_it_passes(isolat
     passes ``uri=`` and ``agents_dir=`` (google.adk.cli.utils.service_factory): both are taken."""
     from google.adk.cli.utils.service_factory import create_memory_service_from_options
 
-    agents = tmp_path / "agents"
-    agents.mkdir()
-    (agents / "services.yaml").write_text(
-        "services:\n  - scheme: engram\n    type: memory\n"
-        "    class: engram.integrations.google_adk.EngramMemoryService\n")
-    load_services_module(str(agents))
+    agents = _agents_folder_naming_engram(tmp_path)
     service = create_memory_service_from_options(base_dir=agents, memory_service_uri=f"engram://{tmp_path / 'home'}")
     assert isinstance(service, EngramMemoryService)
     service.close()
