@@ -100,9 +100,11 @@ _REPORT_EVERY = 200
 
 def write_type_files(folder: Folder, memories: Sequence[Memory], base: str = layout.TYPES_DIR,
                      existing: dict[str, list[str]] | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> int:
+                     progress: Callable[[int, int], None] | None = None,
+                     held: dict[str, str | None] | None = None) -> int:
     """Write (or move, when the type changed) each memory's JSON file; returns how many were
-    written. ``progress(done, total)`` every 200 memories and at the end."""
+    written. ``progress(done, total)`` every 200 memories and at the end. ``held``: files' texts
+    the caller has just read (None: unreadable), not read again."""
     existing = _type_files_by_id(folder, base) if existing is None else existing
     written = 0
     for n, memory in enumerate(memories, 1):
@@ -111,10 +113,13 @@ def write_type_files(folder: Folder, memories: Sequence[Memory], base: str = lay
             if old != rel:
                 folder.remove(old)
         text = json.dumps(type_record(memory), ensure_ascii=False, indent=4) + "\n"
-        try:
-            same = folder.read_text(rel) == text
-        except (FileNotFoundError, PathRefused):
-            same = False
+        if held is not None and rel in held:
+            same = held[rel] == text
+        else:
+            try:
+                same = folder.read_text(rel) == text
+            except (FileNotFoundError, PathRefused):
+                same = False
         if not same:
             folder.write_text(rel, text)
             written += 1
@@ -144,15 +149,15 @@ def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout
     can say once that they are not read."""
     existing = _type_files_by_id(folder, base)
     alive = {m.id: m for m in memories}
-    by_hand = 0
-    for memory_id, rels in existing.items():
-        for rel in rels:
-            by_hand += _hand_changed(folder, rel, alive.get(memory_id))
-    write_type_files(folder, memories, base, existing)
+    # Each file read once, before the pass rewrites any: what it held decides both questions.
+    held = {rel: _read_text(folder, rel) for rels in existing.values() for rel in rels}
+    data = {rel: _json_of(text) for rel, text in held.items()}
+    by_hand = sum(_hand_changed(data[rel], alive.get(memory_id)) for memory_id, rels in existing.items() for rel in rels)
+    write_type_files(folder, memories, base, existing, held=held)
     for memory_id, rels in existing.items():
         if memory_id not in alive:
             for rel in rels:
-                if (owns is None or _scope_owned(folder, rel, owns)) and _engram_wrote(folder, rel):
+                if (owns is None or _scope_owned(folder, rel, owns)) and _engram_wrote(data[rel]):
                     folder.remove(rel)
     return by_hand
 
@@ -161,27 +166,33 @@ def sync_type_dir(folder: Folder, memories: Sequence[Memory], base: str = layout
 _PHP_FIELDS = ("id", "type", "content", "importance", "context", "created_at")
 
 
-def _read_json(folder: Folder, rel: str) -> Any:
+def _read_text(folder: Folder, rel: str) -> str | None:
     try:
-        return json.loads(folder.read_text(rel))
-    except (OSError, ValueError, PathRefused):
+        return folder.read_text(rel)
+    except (OSError, ValueError, PathRefused):  # (ValueError: not UTF-8)
         return None
 
 
-def _engram_wrote(folder: Folder, rel: str) -> bool:
-    """Whether ``rel`` looks like a file engram wrote: JSON with its ``engram`` object."""
-    data = _read_json(folder, rel)
+def _json_of(text: str | None) -> Any:
+    try:
+        return None if text is None else json.loads(text)
+    except ValueError:
+        return None
+
+
+def _engram_wrote(data: Any) -> bool:
+    """Whether a file's JSON (``data``, None when unreadable) is one engram wrote: with its ``engram`` object."""
     return isinstance(data, dict) and isinstance(data.get("engram"), dict)
 
 
-def _hand_changed(folder: Folder, rel: str, memory: Memory | None) -> bool:
-    """Whether ``rel`` was changed since engram wrote it: a file engram never wrote, or a copy of
+def _hand_changed(data: Any, memory: Memory | None) -> bool:
+    """Whether a file holding ``data`` (its JSON, None when unreadable) was changed since engram
+    wrote it: a file engram never wrote, or a copy of
     ``memory`` as it is now (its ``engram`` object as engram writes it) whose PHP fields differ. A
     copy of an older state differs because the memory changed, not the file (recall strengthening
     changes importance and bookkeeping, unwritten until the next pass); a forgotten memory's
     file is engram's to remove."""
-    data = _read_json(folder, rel)
-    if not isinstance(data, dict) or not isinstance(data.get("engram"), dict):
+    if not _engram_wrote(data):
         return True
     if memory is None:
         return False
