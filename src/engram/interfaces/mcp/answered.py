@@ -25,35 +25,27 @@ from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 
+from engram.interfaces.mcp.wrapped_stream import WrappedStream
 
-class AnsweredBeforeEnd:
+
+class AnsweredBeforeEnd(WrappedStream):
     """``read_stream`` (the transport's), whose end waits until every request it passed on is
     answered on ``writes`` (the write stream to give the server in place of ``write_stream``)."""
 
     def __init__(self, read_stream: Any, write_stream: Any) -> None:
-        self._read = read_stream
+        super().__init__(read_stream)
         # Ids as the SDK correlates them ("7" and 7 are one), counted: a client may reuse an id.
         self._unanswered: Counter[types.RequestId] = Counter()
         self._none_left = anyio.Event()
         self._none_left.set()
         self.writes = _CountedWrites(write_stream, self._settled)
 
-    def __getattr__(self, name: str) -> Any:  # last_context, aclose, close, ...: the stream's own
-        return getattr(self._read, name)
-
-    async def __aenter__(self) -> AnsweredBeforeEnd:
-        await self._read.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._read.__aexit__(*exc)
-
     def __aiter__(self) -> AnsweredBeforeEnd:
         return self
 
     async def __anext__(self) -> Any:
         try:
-            item = await self._read.__anext__()
+            item = await self._inner.__anext__()
         except StopAsyncIteration:
             await self._none_left.wait()
             raise
@@ -79,29 +71,19 @@ class AnsweredBeforeEnd:
             self._none_left.set()
 
 
-class _CountedWrites:
+class _CountedWrites(WrappedStream):
     """The server's write stream: each answer (a result or an error with an id) settles its request
     once it is sent, or once sending it failed (a closed stdout answers nothing more: no wait)."""
 
     def __init__(self, write_stream: Any, settled: Any) -> None:
-        self._write = write_stream
+        super().__init__(write_stream)
         self._settled = settled
-
-    def __getattr__(self, name: str) -> Any:  # aclose, close, ...: the stream's own
-        return getattr(self._write, name)
-
-    async def __aenter__(self) -> _CountedWrites:
-        await self._write.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._write.__aexit__(*exc)
 
     async def send(self, item: SessionMessage) -> None:
         message = item.message
         answer = isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None
         try:
-            await self._write.send(item)
+            await self._inner.send(item)
         finally:
             if answer:
                 self._settled(message.id)

@@ -21,6 +21,7 @@ from mcp.shared.message import SessionMessage
 
 from engram import jsondoc
 from engram.errors import ValidationError
+from engram.interfaces.mcp.wrapped_stream import WrappedStream
 from engram.interfaces.present import error_text, field_name
 from engram.model import usable_text
 
@@ -92,30 +93,20 @@ def usable_text_ok(value: Any) -> bool:
     return not isinstance(value, str) or unusable_at(value) is None
 
 
-class AnsweringUnreadable:
+class AnsweringUnreadable(WrappedStream):
     """The stdio transport's read stream, with the items the SDK could not read answered on
     ``write_stream`` instead of passed on (to be dropped); everything else is the stream's own."""
 
     def __init__(self, read_stream: Any, write_stream: Any) -> None:
-        self._read = read_stream
+        super().__init__(read_stream)
         self._write = write_stream
-
-    def __getattr__(self, name: str) -> Any:  # last_context, receive, close, ...: the stream's own
-        return getattr(self._read, name)
-
-    async def __aenter__(self) -> AnsweringUnreadable:
-        await self._read.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._read.__aexit__(*exc)
 
     def __aiter__(self) -> AnsweringUnreadable:
         return self
 
     async def __anext__(self) -> Any:
         while True:
-            item = await self._read.__anext__()
+            item = await self._inner.__anext__()
             line = _unread_line(item)
             if line is None:
                 return item
