@@ -384,6 +384,14 @@ def test_an_agent_prefix_that_cannot_start_a_name_is_refused(engram: Engram, pre
     assert err.value.field == "agent_prefix"
 
 
+def test_an_unknown_keyword_is_refused_naming_it_and_what_the_store_takes(engram: Engram) -> None:
+    # Python's own TypeError named it and listed nothing (LangGraph's stores take ``index=``).
+    with pytest.raises(ValidationError) as err:
+        EngramStore(engram, index={"fields": ["text"]})  # type: ignore[call-arg]
+    assert err.value.field == "index" and "is not a keyword of EngramStore" in str(err.value)
+    assert err.value.allowed == "agent_from_namespace, agent_prefix, engram, index_fields, ttl"
+
+
 # --- TTLs ---------------------------------------------------------------------------------------
 MINUTE = 60.0
 
@@ -801,7 +809,7 @@ def test_a_bad_ttl_is_refused_and_stores_nothing(timed: Engram, ttl: object) -> 
 
 @pytest.mark.parametrize(("config", "field"), [({"sweep_interval_minutes": -5}, "ttl.sweep_interval_minutes"),
                                                ({"refresh_on_read": "yes"}, "ttl.refresh_on_read"),
-                                               ({"default_tl": 5}, "ttl"), (60, "ttl")])
+                                               ({"default_tl": 5}, "ttl.default_tl"), (60, "ttl")])
 def test_a_bad_ttl_config_is_refused(timed: Engram, config: object, field: str) -> None:
     with pytest.raises(ValidationError) as err:
         EngramStore(timed, ttl=config)  # type: ignore[arg-type]

@@ -213,6 +213,14 @@ def test_session_settings_as_a_dict_are_checked_as_engram_s_errors(engram: Engra
     assert EngramSession("limited", engram, session_settings={"limit": None}).session_settings.limit is None
 
 
+def test_an_unknown_keyword_is_refused_naming_it_and_what_the_session_takes(engram: Engram) -> None:
+    # Python's own TypeError named it and listed nothing (the SDK's sessions take ``session_settings``).
+    with pytest.raises(ValidationError) as err:
+        EngramSession("s", engram, settings={"limit": 2})  # type: ignore[call-arg]
+    assert err.value.field == "settings" and "is not a keyword of EngramSession" in str(err.value)
+    assert err.value.allowed == "engram, session_id, session_settings"
+
+
 def test_items_engram_refuses_add_none_of_them(engram: Engram) -> None:
     session = EngramSession("batch", engram)
     items = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},

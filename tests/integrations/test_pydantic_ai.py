@@ -264,6 +264,18 @@ def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], An
     assert err.value.field == field
 
 
+@pytest.mark.parametrize(("make", "field", "allowed"), [
+    # Python's own TypeError named the keyword and listed nothing.
+    (lambda e: EngramToolset(AsyncEngram(e), retries=2), "retries", "engram, id, max_retries"),
+    (lambda e: EngramMessageStore(e, limit=10), "limit", "engram"),
+])
+def test_an_unknown_keyword_is_refused_naming_it_and_what_is_taken(engram: Engram, make: Callable[[Engram], Any],
+                                                                   field: str, allowed: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert err.value.field == field and "is not a keyword of Engram" in str(err.value) and err.value.allowed == allowed
+
+
 def test_a_conversation_id_engram_refuses_says_what_a_conversation_id_may_be(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         EngramMessageStore(engram).messages("has:colon")

@@ -222,6 +222,11 @@ def test_wrong_setup_names_the_field(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         EngramTools("not an engine")  # type: ignore[arg-type]
     assert err.value.field == "engram"
+    # Python's own TypeError named the keyword but not what the toolkit takes.
+    with pytest.raises(ValidationError) as err:
+        EngramTools(engram, per_user=True)  # type: ignore[call-arg]
+    assert err.value.field == "per_user" and "is not a keyword of EngramTools" in str(err.value)
+    assert err.value.allowed == "engram"
 
 
 # --- EngramMemoryStore: Strands' own MemoryManager (its search_memory / add_memory tools, injection,
@@ -371,11 +376,19 @@ def test_search_caps_and_blank_queries(engram: Engram, server: OpenAICompatServe
     ({"writable": "yes"}, "writable"),
     ({"touch": 1}, "touch"),
     ({"extraction": "always"}, "extraction"),
+    # Python's own TypeError (naming the keyword, listing nothing), and a key Strands would have left unread:
+    ({"max_results": 3}, "max_results"),
+    ({"extraction": {"triger": InvocationTrigger()}}, "extraction.triger"),
 ])
 def test_memory_store_setup_names_the_field(engram: Engram, arguments: dict[str, Any], field: str) -> None:
     with pytest.raises(ValidationError) as err:
         EngramMemoryStore(**{"engram": engram, **arguments})
     assert err.value.field == field
+    if field == "max_results":  # and what the store does take
+        assert "is not a keyword of EngramMemoryStore" in str(err.value)
+        assert err.value.allowed is not None and "max_search_results" in err.value.allowed
+    if field == "extraction.triger":
+        assert err.value.allowed == "extractor, filter, trigger"
 
 
 def test_store_settings_reach_strands(engram: Engram, server: OpenAICompatServer) -> None:

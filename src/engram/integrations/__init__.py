@@ -4,9 +4,10 @@
 Importing one without its extra raises an ``ImportError`` naming the ``pip install`` that fixes it."""
 
 import hashlib
+import inspect
 import json
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from engram.about import install_hint
@@ -50,6 +51,14 @@ def refuse_unknown(owner: str, given: Iterable[str], allowed: Iterable[str], *, 
     if unknown:
         raise ValidationError(f"{within}.{unknown[0]}" if within else str(unknown[0]), f"is not a keyword of {owner}",
                               allowed)
+
+
+def keywords(function: Callable[..., Any]) -> list[str]:
+    """The keywords ``function`` takes by name (not ``self``, nor its ``**`` catch-all): what
+    ``refuse_unknown`` lists for a constructor that names its own and gathers the rest in ``**unknown``
+    to refuse them (Python's own ``TypeError`` names the keyword but not the ones it takes)."""
+    return [name for name, parameter in inspect.signature(function).parameters.items()
+            if name != "self" and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
 
 
 def flag_option(field: str, value: Any, none_means: str | None = None) -> bool | None:

@@ -64,7 +64,7 @@ from engram import jsondoc
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, flag_option, missing
+from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, flag_option, keywords, missing, refuse_unknown
 from engram.integrations.langgraph_filters import (
     namespace_matches,
     namespace_where,
@@ -139,9 +139,7 @@ def _ttl_config(ttl: Any) -> TTLConfig | None:
         return None
     if not isinstance(ttl, Mapping):
         raise ValidationError("ttl", f"got {type(ttl).__name__}", "a TTLConfig (dict) or None")
-    unknown = sorted(set(ttl) - set(_TTL_KEYS))
-    if unknown:
-        raise ValidationError("ttl", f"unknown keys {unknown}", list(_TTL_KEYS))
+    refuse_unknown("TTLConfig", ttl, _TTL_KEYS, within="ttl")
     if "refresh_on_read" in ttl:
         ttl = {**ttl, "refresh_on_read": flag_option("ttl.refresh_on_read", ttl["refresh_on_read"])}
     _minutes(ttl.get("default_ttl"), "ttl.default_ttl")
@@ -181,13 +179,15 @@ class EngramStore(BaseStore):
 
     def __init__(self, engram: Engram | AsyncEngram, *, agent_from_namespace: int | None = None,
                  agent_prefix: str = DEFAULT_AGENT_PREFIX,
-                 index_fields: list[str] | None = None, ttl: TTLConfig | None = None) -> None:
+                 index_fields: list[str] | None = None, ttl: TTLConfig | None = None, **unknown: Any) -> None:
         """``agent_prefix`` goes before the label ``agent_from_namespace`` picks to name its agent;
         ``""`` is the layout of stores made before it existed (see the module docstring). ``ttl`` is
         LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that give none,
         ``refresh_on_read`` (default True), ``sweep_interval_minutes`` for ``start_ttl_sweeper``.
-        Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...). ``engram`` may be
-        an ``AsyncEngram``: its engine is used (LangGraph's ``abatch`` runs it in a worker thread)."""
+        Raises ``ValidationError`` naming the argument (``ttl.default_ttl``, ...), or any other
+        keyword. ``engram`` may be an ``AsyncEngram``: its engine is used (LangGraph's ``abatch``
+        runs it in a worker thread)."""
+        refuse_unknown("EngramStore", unknown, keywords(EngramStore.__init__))
         if isinstance(engram, AsyncEngram):  # its methods are coroutines: a put was an AttributeError
             engram = engram.engram
         if not isinstance(engram, Engram):

@@ -36,7 +36,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import PART_ALLOWED, conversation_key
-from engram.integrations import history_text, missing, refuse_unknown
+from engram.integrations import history_text, keywords, missing, refuse_unknown
 from engram.model import Message
 
 try:
@@ -100,11 +100,13 @@ class EngramSession(SessionABC):
     """A conversation of the Agents SDK, stored in engram's history."""
 
     def __init__(self, session_id: str, engram: Engram | AsyncEngram, *,
-                 session_settings: SessionSettings | dict[str, Any] | None = None) -> None:
+                 session_settings: SessionSettings | dict[str, Any] | None = None, **unknown: Any) -> None:
         """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used: every call runs in a
         worker thread anyway) whose agent's history holds the session. ``session_settings`` as the
         SDK's own sessions take it: its ``limit`` is how many of the latest items ``get_items()``
-        returns when called without one (None: all). Raises ``ValidationError`` naming the argument."""
+        returns when called without one (None: all). Raises ``ValidationError`` naming the argument,
+        or any other keyword."""
+        refuse_unknown("EngramSession", unknown, keywords(EngramSession.__init__))
         # An AsyncEngram's history answers coroutines: add_items stored nothing, get_items raised.
         if isinstance(engram, AsyncEngram):
             engram = engram.engram

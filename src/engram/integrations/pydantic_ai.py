@@ -41,7 +41,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import PART_ALLOWED, conversation_key
-from engram.integrations import history_text, missing, tool_docs
+from engram.integrations import history_text, keywords, missing, refuse_unknown, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
 from engram.model import parse_integer
@@ -70,12 +70,14 @@ def _for_the_model() -> Iterator[None]:
 class EngramToolset(FunctionToolset[Any]):
     """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory."""
 
-    def __init__(self, engram: AsyncEngram, *, id: str | None = "engram", max_retries: int | None = None) -> None:  # noqa: A002
+    def __init__(self, engram: AsyncEngram, *, id: str | None = "engram", max_retries: int | None = None,  # noqa: A002
+                 **unknown: Any) -> None:
         """``engram``: the ``AsyncEngram`` (view) whose agent the tools act for. ``id`` names the
         toolset among an agent's toolsets; ``max_retries`` is how often the model may retry a
         call whose arguments were refused (None: the agent's default). Raises ``ValidationError``
         naming the argument (Pydantic AI took an ``id`` of 1 or ``max_retries="x"`` unchecked, to fail
-        later)."""
+        later), or any other keyword."""
+        refuse_unknown("EngramToolset", unknown, keywords(EngramToolset.__init__))
         if not isinstance(engram, AsyncEngram):
             raise ValidationError("engram", f"got {type(engram).__name__}",
                                   "an AsyncEngram (AsyncEngram(engram) wraps an Engram)")
@@ -136,8 +138,10 @@ def _text(message: ModelMessage) -> str:
 class EngramMessageStore:
     """Pydantic AI conversations (``ModelMessage`` lists) kept in an engram agent's history."""
 
-    def __init__(self, engram: Engram | AsyncEngram) -> None:
-        """``engram``: the engine (or view) whose agent's history holds the conversations."""
+    def __init__(self, engram: Engram | AsyncEngram, **unknown: Any) -> None:
+        """``engram``: the engine (or view) whose agent's history holds the conversations. Raises
+        ``ValidationError`` naming ``engram``, or any other keyword."""
+        refuse_unknown("EngramMessageStore", unknown, keywords(EngramMessageStore.__init__))
         if isinstance(engram, AsyncEngram):
             engram = engram.engram
         if not isinstance(engram, Engram):

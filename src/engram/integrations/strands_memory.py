@@ -47,7 +47,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
-from engram.integrations import flag_option, missing
+from engram.integrations import flag_option, keywords, missing, refuse_unknown
 from engram.model import MAX_RECALL_LIMIT, Hit, RecallResult, WriteResult, parse_limit
 from engram.temporal.instants import iso
 
@@ -75,14 +75,16 @@ class EngramMemoryStore(MemoryStore):
 
     def __init__(self, engram: Engram | AsyncEngram, *, name: str = "engram", description: str | None = None,
                  max_search_results: int = DEFAULT_MAX_SEARCH_RESULTS, writable: bool = True,
-                 extraction: ExtractionConfig | bool | None = None, touch: bool | None = None) -> None:
+                 extraction: ExtractionConfig | bool | None = None, touch: bool | None = None, **unknown: Any) -> None:
         """``engram``: the ``Engram`` or ``AsyncEngram`` whose agent the store reads and writes.
         ``name`` targets the store in Strands' tools; ``description`` is shown in them;
         ``max_search_results`` (1 to 100) caps a search that names no cap; ``writable`` lets
         Strands write (``add``); ``extraction`` is Strands' own setting (``True``, an
         ``ExtractionConfig``, or None/False for off); ``touch`` False makes a search a look, not a use
         of the memories it finds (None: the engine's ``recall.touch_on_recall``). Raises
-        ``ValidationError`` naming the argument."""
+        ``ValidationError`` naming the argument, or any other keyword (a mistyped ``max_results=3``
+        would otherwise be Python's ``TypeError``, which does not say what the store takes)."""
+        refuse_unknown("EngramMemoryStore", unknown, keywords(EngramMemoryStore.__init__))
         if not isinstance(engram, Engram | AsyncEngram):
             raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
         if not isinstance(name, str) or not name.strip():
@@ -94,6 +96,8 @@ class EngramMemoryStore(MemoryStore):
         if extraction is not None and not isinstance(extraction, bool | Mapping):
             raise ValidationError("extraction", f"got {type(extraction).__name__}",
                                   "True, False, None, or a strands.memory.ExtractionConfig")
+        if isinstance(extraction, Mapping):  # a mistyped key ("triger") would leave Strands' default, unsaid
+            refuse_unknown("ExtractionConfig", extraction, ExtractionConfig.__annotations__, within="extraction")
         self.engram = engram
         self.name = name
         self.description = description
