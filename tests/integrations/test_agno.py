@@ -241,7 +241,29 @@ def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], An
     assert err.value.field == field
 
 
+@pytest.mark.parametrize(("option", "value", "field"), [
+    # A string where Agno takes a list: include_tools failed in Agno's words, naming letters ("r, e, c, a, l");
+    # the lists past include/exclude were read by substring, so "recall, forget" needed confirmation for both.
+    ("include_tools", "recall", "include_tools"),
+    ("requires_confirmation_tools", "recall, forget", "requires_confirmation_tools"),
+    ("exclude_tools", 3, "exclude_tools"),
+    # A name that is no tool's: Agno only logged a warning for these lists (a tool left unconfirmed, unsaid).
+    ("requires_confirmation_tools", ["forget", "delete"], "requires_confirmation_tools[1]"),
+    ("stop_after_tool_call_tools", ["remember "], "stop_after_tool_call_tools[0]"),
+    ("include_tools", ["search"], "include_tools[0]"),
+])
+def test_a_list_of_tool_names_is_checked_naming_the_field_and_the_tools(engram: Engram, option: str, value: Any,
+                                                                        field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramTools(engram, **{option: value})
+    assert err.value.field == field
+    assert err.value.allowed is not None and "remember, recall, forget, versions" in err.value.allowed
+
+
 def test_agno_s_own_keywords_still_reach_its_toolkit(engram: Engram) -> None:
     tools = EngramTools(engram, name="memory", include_tools=["recall"], cache_results=False, instructions="Use it.")
     assert (tools.name, tools.include_tools, tools.cache_results, tools.instructions) == (
         "memory", ["recall"], False, "Use it.")
+    confirmed = EngramTools(engram, requires_confirmation_tools=("forget",), exclude_tools=None)
+    assert confirmed.requires_confirmation_tools == ["forget"] and confirmed.functions["forget"].requires_confirmation
+    assert not confirmed.functions["recall"].requires_confirmation

@@ -85,6 +85,26 @@ def _recalled(result: RecallResult) -> str:
 _TOOLKIT = {name: parameter for name, parameter in inspect.signature(Toolkit.__init__).parameters.items()
             if name not in ("self", "name", "tools", "async_tools")}
 _OWN = ("engram", "per_user", "user_prefix", "name")
+NAMES = ("remember", "recall", "forget", "versions")
+# Toolkit's lists of tool names (``include_tools``, ``requires_confirmation_tools``, ...). Agno reads
+# a string there as a set of letters (``include_tools="recall"`` failed in its own words) or by
+# substring (``requires_confirmation_tools="recall, forget"`` held for both), and only logs a name
+# in the lists past include/exclude that is no tool's.
+_NAME_LISTS = frozenset(name for name, parameter in _TOOLKIT.items() if "list[str]" in str(parameter.annotation).lower())
+
+
+def _tool_names(field: str, value: Any) -> list[str] | None:
+    """A toolkit list option as Agno takes it: None, or a list of this toolkit's tool names. Raises
+    ``ValidationError`` naming ``field`` (or ``field[i]`` for a name that is no tool's)."""
+    allowed = f"a list of tool names from {', '.join(NAMES)}, or None"
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple | set | frozenset):
+        raise ValidationError(field, f"got {type(value).__name__} {value!r}", allowed)
+    for i, name in enumerate(value):
+        if name not in NAMES:
+            raise ValidationError(f"{field}[{i}]", f"{name!r} is not one of the toolkit's tools", list(NAMES))
+    return list(value)
 
 
 class EngramTools(Toolkit):
@@ -97,14 +117,18 @@ class EngramTools(Toolkit):
         ``AsyncEngram`` adds async variants for ``agent.arun``. ``per_user``: act instead for the
         agent ``user_prefix`` + the run's ``user_id``. Other keywords go to Agno's ``Toolkit``
         (``include_tools``, ``requires_confirmation_tools``, ``instructions``, ...); its yes/no ones
-        (``cache_results``, ...) by the rule ``per_user`` follows. Raises ``ValidationError`` naming
-        ``engram``, ``name``, ``user_prefix``, a flag, or a keyword neither takes."""
+        (``cache_results``, ...) by the rule ``per_user`` follows, its lists of tool names
+        (``include_tools``, ...) as lists of ``NAMES``. Raises ``ValidationError`` naming ``engram``,
+        ``name``, ``user_prefix``, a flag, a list or its item (``include_tools[0]``), or a keyword
+        neither takes."""
         refuse_unknown("EngramTools", toolkit, [*_OWN, *_TOOLKIT])
         if not isinstance(name, str) or not name.strip():  # Agno failed on it with an AttributeError
             raise ValidationError("name", f"got {name!r}", "a non-empty toolkit name")
         for key, value in toolkit.items():
             if isinstance(_TOOLKIT[key].default, bool):  # Agno takes any value, read later by its own rules
                 toolkit[key] = flag_option(key, value)
+            elif key in _NAME_LISTS:
+                toolkit[key] = _tool_names(key, value)
         if isinstance(engram, AsyncEngram):
             self.aengram: AsyncEngram | None = engram
             self.engram: Engram = engram.engram
