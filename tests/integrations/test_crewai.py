@@ -321,6 +321,16 @@ def test_wrong_setup_names_the_field(engram: Engram, make: Callable[[Engram], An
     assert err.value.field == field
 
 
+@pytest.mark.parametrize("tool", [RememberTool, RecallTool, ForgetTool, VersionsTool])
+def test_a_tool_built_without_an_engine_says_what_it_takes(tool: type[BaseTool]) -> None:
+    # Python's missing-argument TypeError, which said nothing of what the tool takes; options given or not.
+    for options in ({}, {"result_as_answer": True}):
+        with pytest.raises(ValidationError) as err:
+            tool(**options)
+        assert err.value.field == "engram" and err.value.problem == "is required", str(err.value)
+        assert err.value.allowed == f"an Engram or AsyncEngram: {tool.__name__}(mem)"
+
+
 def _mistyped_usage_limit(mem: Engram) -> Any:
     return RememberTool(mem, max_uses=2)
 

@@ -220,17 +220,20 @@ class _EngramTool(BaseTool):
         """The scope the tool acts for (``agent:assistant``): what a CrewAI checkpoint keeps of its engine."""
         return str(self._engram.scope)
 
-    def __init__(self, engram: Engram | AsyncEngram, **options: Any) -> None:
+    # ``engram`` defaults to None only to be refused as engram's error: ``RememberTool()`` (CrewAI's
+    # tools are built without arguments) was Python's missing-argument error, saying nothing of what it takes.
+    def __init__(self, engram: Engram | AsyncEngram | None = None, **options: Any) -> None:
         """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) whose agent the
-        tool acts for; ``options`` are CrewAI's ``BaseTool`` fields (``OPTIONS``: ``result_as_answer``,
-        ``max_usage_count``, ``tool_failure_policy``, ``name``, ...), checked by engram's rules
-        (``result_as_answer="no"`` is refused, not read as False). Raises ``ValidationError`` naming
-        ``engram``, an option it refuses, or a keyword that is not one (``args_schema``,
-        ``result_schema`` and ``cache_function`` are the tool's own)."""
+        tool acts for (required); ``options`` are CrewAI's ``BaseTool`` fields (``OPTIONS``:
+        ``result_as_answer``, ``max_usage_count``, ``tool_failure_policy``, ``name``, ...), checked by
+        engram's rules (``result_as_answer="no"`` is refused, not read as False). Raises
+        ``ValidationError`` naming ``engram`` (missing, or not an engine), an option it refuses, or a
+        keyword that is not one (``args_schema``, ``result_schema`` and ``cache_function`` are the tool's own)."""
         if isinstance(engram, AsyncEngram):
             engram = engram.engram
         if not isinstance(engram, Engram):
-            raise ValidationError("engram", f"got {type(engram).__name__}", "an Engram or AsyncEngram")
+            raise ValidationError("engram", "is required" if engram is None else f"got {type(engram).__name__}",
+                                  f"an Engram or AsyncEngram: {type(self).__name__}(mem)")
         super().__init__(**_checked_options(type(self).__name__, options), cache_function=_never_cached)
         self._engram = engram
         _GIVEN[str(engram.scope)] = engram
