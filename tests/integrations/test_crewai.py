@@ -354,6 +354,12 @@ def _mistyped_usage_limit(mem: Engram) -> Any:
     (lambda mem: RecallTool(mem, env_vars=[{"nam": "API_KEY"}]), "env_vars[0].nam", "is not a keyword of EnvVar"),
     (lambda mem: RecallTool(mem, env_vars=[{"name": "K", "description": "d", "required": "no"}]),
      "env_vars[0].required", 'got "no"'),
+    # CrewAI's EnvVar refuses these, in pydantic's words: engram's, naming the item's field.
+    (lambda mem: RecallTool(mem, env_vars=[{"description": "d"}]), "env_vars[0].name", "is required (allowed: text)"),
+    (lambda mem: RecallTool(mem, env_vars=[{"name": "K", "description": "d"}, {"name": "J", "description": 3}]),
+     "env_vars[1].description", "got int (allowed: text)"),
+    (lambda mem: RecallTool(mem, env_vars=[{"name": "K", "description": "d", "default": 3}]),
+     "env_vars[0].default", "got int (allowed: text, or None)"),
     # The tool's own: a cache function would let CrewAI serve a stale recall; schemas engram's _run does not take.
     (lambda mem: RecallTool(mem, cache_function=lambda _a=None, _r=None: True), "cache_function", "never cached"),
     (lambda mem: RecallTool(mem, args_schema=None), "args_schema", "is set by RecallTool"),

@@ -63,9 +63,10 @@ from __future__ import annotations
 
 import json
 import weakref
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr, computed_field, create_model
+from pydantic import ValidationError as PydanticError
 
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
@@ -184,16 +185,31 @@ def _env_vars(value: Any) -> list[EnvVar]:
             continue
         if not isinstance(item, dict):
             raise ValidationError(f"env_vars[{i}]", f"got {type(item).__name__}", allowed)
+        # CrewAI's model checks the fields' types; what it would not refuse is checked first: a key it
+        # does not know (ignored) and a yes/no ``required`` ("no" read as False).
         refuse_unknown("EnvVar", item, EnvVar.model_fields, within=f"env_vars[{i}]")
-        for key in ("name", "description"):
-            if not isinstance(item.get(key), str):
-                raise ValidationError(f"env_vars[{i}].{key}", "is required" if key not in item else
-                                      f"got {type(item[key]).__name__}", "text")
-        if "default" in item and item["default"] is not None and not isinstance(item["default"], str):
-            raise ValidationError(f"env_vars[{i}].default", f"got {type(item['default']).__name__}", "text, or None")
-        kept.append(EnvVar(**{**item, **({"required": flag_option(f"env_vars[{i}].required", item["required"])}
-                                         if "required" in item else {})}))
+        if "required" in item:
+            item = {**item, "required": flag_option(f"env_vars[{i}].required", item["required"])}
+        try:
+            kept.append(EnvVar.model_validate(item))
+        except PydanticError as exc:
+            raise _env_var_error(i, item, exc) from None
     return kept
+
+
+def _env_var_error(i: int, item: dict[str, Any], exc: PydanticError) -> ValidationError:
+    """The first field CrewAI's ``EnvVar`` refused in ``env_vars[i]``, as engram's error naming
+    ``env_vars[i].<field>`` and what its annotation takes (``text``, ``text, or None``)."""
+    key = str(exc.errors()[0]["loc"][0])
+    kinds = [None if kind is type(None) else kind for kind in (get_args(EnvVar.model_fields[key].annotation)
+                                                                 or (EnvVar.model_fields[key].annotation,))]
+    allowed = ", or ".join(_KINDS.get(kind, getattr(kind, "__name__", str(kind))) for kind in kinds)
+    return ValidationError(f"env_vars[{i}].{key}", "is required" if key not in item else f"got {type(item[key]).__name__}",
+                           allowed)
+
+
+# How ``_env_var_error`` words a type an ``EnvVar`` field takes.
+_KINDS: dict[Any, str] = {str: "text", bool: "True or False", None: "None"}
 
 
 class _EngramTool(BaseTool):
