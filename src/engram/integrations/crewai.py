@@ -236,8 +236,8 @@ class _EngramTool(BaseTool):
         """The scope the tool acts for (``agent:assistant``): what a CrewAI checkpoint keeps of its engine."""
         return str(self._engram.scope)
 
-    # ``engram`` defaults to None only to be refused as engram's error: ``RememberTool()`` (CrewAI's
-    # tools are built without arguments) was Python's missing-argument error, saying nothing of what it takes.
+    # ``engram`` defaults to None only to be refused as engram's error: ``RememberTool()`` was Python's
+    # missing-argument error, which names the argument but not what it takes.
     def __init__(self, engram: Engram | AsyncEngram | None = None, **options: Any) -> None:
         """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) whose agent the
         tool acts for (required); ``options`` are CrewAI's ``BaseTool`` fields (``OPTIONS``:
