@@ -27,6 +27,7 @@ from engram.importers import (
     letta,
     mcp_memory,
     mcp_memory_service,
+    mcp_memory_service_sqlite,
     mem0,
     openclaw,
     ptrclaw_sqlite,
@@ -53,6 +54,9 @@ _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read,
 _READS_MEMORY_FILES = ("openclaw", "basic-memory")
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
+# Kinds read from a document or, given a SQLite file, from the system's own database.
+_TEXT_OR_DATABASE_READERS = {mcp_memory_service.KIND: mcp_memory_service_sqlite.read}
+_DATABASES = "a PtrClaw or sclaw memory.db or mcp-memory-service's sqlite_vec.db"
 # Readers of a chat service's export: its conversations.json, from the ZIP, its folder or the file.
 _EXPORT_READERS = chat_exports.READERS
 KINDS = ("snapshot", "folder", *_TEXT_READERS, *_EXPORT_READERS, *_FOLDER_READERS, *_DATABASE_READERS)
@@ -163,7 +167,7 @@ def detect(path: Path) -> str:
         if found is None:
             raise SnapshotError("path", f"{path} is a SQLite database of no system engram imports from (engram's "
                                 "own database is copied or exported, not imported)",
-                                f"a PtrClaw or sclaw memory.db ({', '.join(_DATABASE_READERS)})")
+                                f"{_DATABASES} ({', '.join([*_DATABASE_READERS, *_TEXT_OR_DATABASE_READERS])})")
         return found
     if path.name == clawless.HISTORY:
         return "clawless"
@@ -173,7 +177,7 @@ def detect(path: Path) -> str:
         # Named as what it claims to be, not read as a malformed JSON snapshot.
         raise SnapshotError("path", f"{path} is not a SQLite database: it does not start with SQLite's header "
                             "(an empty file, an encrypted database or another format)",
-                            f"a PtrClaw or sclaw memory.db ({', '.join(_DATABASE_READERS)}), or --from KIND "
+                            f"{_DATABASES} ({', '.join([*_DATABASE_READERS, *_TEXT_OR_DATABASE_READERS])}), or --from KIND "
                             "for a document with this name")
     text = read_text(path)
     if path.suffix.lower() == ".json" and _is_type_record(text):
@@ -205,6 +209,8 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str], *, saved_memori
         return _DATABASE_READERS[kind](source)
     if kind in _EXPORT_READERS:
         return _read_export(kind, source, saved_memories)
+    if kind in _TEXT_OR_DATABASE_READERS and isinstance(source, Path) and source.is_file() and is_sqlite_file(source):
+        return _TEXT_OR_DATABASE_READERS[kind](source)
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
@@ -285,7 +291,7 @@ def read_text(path: Path) -> str:
     _must_exist(path)  # (a folder is read elsewhere: it would exist)
     if is_sqlite_file(path):  # named rather than failing to decode it as text
         raise SnapshotError("path", f"{path} is a SQLite database, not a document",
-                            f"--from {' or '.join(_DATABASE_READERS)} for a PtrClaw or sclaw memory.db")
+                            f"--from {' or '.join([*_DATABASE_READERS, *_TEXT_OR_DATABASE_READERS])} for {_DATABASES}")
     try:
         return path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
