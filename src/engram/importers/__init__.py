@@ -262,13 +262,32 @@ def _read_export(kind: str, source: str | Path | Mapping[str, str], saved_memori
         documents = [("", read_text(source))]
     else:
         documents = [("", without_bom(source))]
-    # (check_saved_memories refused the option for any export but ChatGPT's.)
-    plan = (chat_exports.chatgpt.read_documents(documents, saved_memories=True) if saved_memories
-            else _EXPORT_READERS[kind](documents))
-    note = chat_exports.others_warning(others, [name for name, _ in documents if name])
+    memories = None
+    if kind == chat_exports.claude.KIND:
+        # Claude.ai's memory of the person, beside the conversations (the file alone: in its folder).
+        memories = _beside_export(source, chat_exports.claude.MEMORIES)
+        others = [name for name in others if not (memories is not None and name == chat_exports.claude.MEMORIES)]
+        plan = chat_exports.claude.read_documents(documents, memories)
+    else:  # (check_saved_memories refused the option for any export but ChatGPT's.)
+        plan = (chat_exports.chatgpt.read_documents(documents, saved_memories=True) if saved_memories
+                else _EXPORT_READERS[kind](documents))
+    note = chat_exports.others_warning(others, [name for name, _ in documents if name],
+                                       chat_exports.claude.MEMORIES if memories is not None else None)
     if note:
         plan.warnings.append(note)
     return plan
+
+
+def _beside_export(source: str | Path | Mapping[str, str], name: str) -> str | None:
+    """The text of the export's file ``name`` beside its conversations: in the folder's files, the
+    ZIP or folder, or the folder of a conversations file given alone; None without one."""
+    if isinstance(source, Mapping):
+        return without_bom(source[name]) if name in source else None
+    if isinstance(source, Path) and (source.is_dir() or chat_exports.is_zip(source)):
+        return chat_exports.read_beside(source, name)
+    if isinstance(source, Path) and (source.parent / name).is_file():
+        return read_text(source.parent / name)
+    return None
 
 
 def _must_exist(path: Path) -> None:
