@@ -47,6 +47,9 @@ CREATE TABLE memory_embeddings_info (key TEXT PRIMARY KEY, value ANY);
 CREATE TABLE memory_embeddings_chunks (chunk_id INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL,
                                        validity BLOB NOT NULL, rowids BLOB NOT NULL);
 CREATE TABLE memory_embeddings_rowids (rowid INTEGER PRIMARY KEY AUTOINCREMENT, id, chunk_id INTEGER, chunk_offset INTEGER);
+CREATE TABLE memory_graph (source_hash TEXT NOT NULL, target_hash TEXT NOT NULL, similarity REAL NOT NULL,
+                           connection_types TEXT NOT NULL DEFAULT '[]', metadata TEXT, created_at REAL NOT NULL,
+                           relationship_type TEXT DEFAULT 'related', PRIMARY KEY (source_hash, target_hash));
 INSERT INTO metadata VALUES ('embedding_model', 'all-MiniLM-L6-v2'), ('embedding_dimension', '384');
 """
 # An older service's table: no tombstones, no access times or versions.
@@ -91,6 +94,11 @@ def build(path: Path, schema: str = SCHEMA) -> Path:
             columns += ["deleted_at", "last_accessed"]
             values += [deleted, seen]
         conn.execute(f"INSERT INTO memories ({', '.join(columns)}) VALUES ({', '.join('?' * len(values))})", values)
+    if newer:  # an association both ways, and one to the deleted memory
+        deploys, dark, gone = content_hash(DEPLOYS), content_hash(DARK), content_hash("A memory deleted in the service")
+        for source, target in ((deploys, dark), (dark, deploys), (deploys, gone)):
+            conn.execute("INSERT INTO memory_graph VALUES (?, ?, 0.8, '[\"semantic\"]', NULL, 1730600000.0, 'related')",
+                         (source, target))
     conn.commit()
     conn.close()
     return path
@@ -124,6 +132,7 @@ def test_sqlite_vec_db_imports_its_memories_tags_metadata_and_times(tmp_path: Pa
     first = as_json(home, *args)
     assert (first["kind"], first["imported"], first["skipped"]) == ("mcp-memory-service", 2, 0), first
     assert any("1 deleted memory" in w for w in first["warnings"]), first["warnings"]
+    assert "memory_graph: 1 link to a memory not imported (deleted in the service) not imported" in first["warnings"]
     again = as_json(home, *args)
     assert (again["imported"], again["skipped"]) == (0, 2), again
     assert digest(db) == before  # read-only
@@ -138,6 +147,7 @@ def test_sqlite_vec_db_imports_its_memories_tags_metadata_and_times(tmp_path: Pa
                                                                                          1730500000.0)
     assert (dark["type"], dark["tags"], dark["last_accessed"]) == ("learned", [], None)
     assert dark["created_at"] == 1731000000.0  # from created_at_iso when the REAL is NULL
+    assert deploys["links"] == [dark["id"]] and dark["links"] == [deploys["id"]]  # the service's association
 
 
 def test_an_older_table_and_the_json_export_of_the_same_memories(tmp_path: Path) -> None:

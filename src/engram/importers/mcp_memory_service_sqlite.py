@@ -7,7 +7,10 @@ since the epoch) beside ``created_at_iso`` / ``updated_at_iso``, and in newer ve
 ``deleted_at`` (a deleted memory stays as a tombstone until purged), ``last_accessed`` (INTEGER
 seconds), ``superseded_by``, ``parent_id``, ``version`` and ``confidence``. The vectors are in
 ``memory_embeddings``, a sqlite-vec ``vec0`` virtual table, never opened here (engram's embedder
-makes its own; Python's ``sqlite3`` may not load the extension), nor is the FTS table.
+makes its own; Python's ``sqlite3`` may not load the extension), nor is the FTS table. Newer
+versions keep links between memories in ``memory_graph`` (``source_hash``, ``target_hash``,
+``relationship_type``, ...: the associations its consolidation finds, and typed edges): each joins
+the two memories it names, when both are imported (engram links carry no type).
 
 Each row that is not a tombstone becomes the memory the JSON export's item becomes
 (``mcp_memory_service.read``): the plan's kind is that reader's, so the same memory imported once
@@ -18,9 +21,11 @@ counted in a warning, not imported: the service no longer shows them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from engram.db.foreign import columns_by_table
 from engram.importers import mcp_memory_service
 from engram.importers.base import Plan, Record, metadata, tags, timestamp, type_word, with_provenance
 from engram.importers.sqlite_source import open_readonly, optional_text, rows, text
@@ -44,10 +49,30 @@ def read(path: Path) -> Plan:
                 deleted += 1
                 continue
             plan.records.append(_record(where, row, plan.warnings))
+        if {"source_hash", "target_hash"} <= columns_by_table(conn).get("memory_graph", set()):
+            _links(plan, rows(conn, "memory_graph", ("source_hash", "target_hash"), kind=mcp_memory_service.KIND))
     if deleted:
         plan.warnings.append(f"memories: {counted(deleted, 'deleted memory')} (deleted_at set: mcp-memory-service"
                              " keeps them until purged and shows them no more) not imported")
     return plan
+
+
+def _links(plan: Plan, edges: Iterator[tuple[str, dict[str, Any]]]) -> None:
+    """Each edge between two imported memories as a link (once a pair: the service may keep both
+    directions, and several types); the others, naming a deleted or purged memory, counted."""
+    imported = {r.source_id for r in plan.records}
+    pairs: set[frozenset[str]] = set()
+    absent = 0
+    for where, row in edges:
+        ends = (text(row["source_hash"], f"{where}.source_hash"), text(row["target_hash"], f"{where}.target_hash"))
+        if not all(end in imported for end in ends):
+            absent += 1
+        elif ends[0] != ends[1] and frozenset(ends) not in pairs:
+            pairs.add(frozenset(ends))
+            plan.links.append(ends)
+    if absent:
+        plan.warnings.append(f"memory_graph: {counted(absent, 'link')} to a memory not imported (deleted in the service)"
+                             " not imported")
 
 
 def _record(where: str, row: dict[str, Any], warnings: list[str]) -> Record:
