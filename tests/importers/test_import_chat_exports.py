@@ -346,3 +346,66 @@ def test_a_malformed_shard_of_a_split_chatgpt_export_is_named_by_its_file(tmp_pa
     assert str(result.exception).startswith("conversations-001.json [0].mapping."), result.exception
     assert "author.role: got 5" in str(result.exception)
     assert as_json(home, "history", "list") == []  # the first shard, though sound, is not imported either
+
+
+# Claude.ai's memory of the person, as its export's memories.json holds it: one object per account,
+# the summary Claude.ai keeps (markdown under bold headings) and one per project.
+CLAUDE_MEMORY = ("**Work context**\n\nSam is a data engineer moving the team's metrics from MongoDB to "
+                 "PostgreSQL.\n\n**Personal context**\n\nHas a sister whose birthday is in March.")
+PROJECT_MEMORY = "**Purpose & context**\n\nPlanning the metrics migration; prefers TimescaleDB."
+CLAUDE_MEMORIES = [{"conversations_memory": CLAUDE_MEMORY,
+                    "project_memories": {"0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d": PROJECT_MEMORY,
+                                         "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b": ""},
+                    "account_uuid": "a0b1c2d3-e4f5-4a6b-8c7d-8e9f0a1b2c3d"}]
+
+
+@pytest.mark.parametrize("form", ["zip", "folder", "file", "files"])
+def test_a_claude_exports_memories_are_core_memories(tmp_path: Path, form: str) -> None:
+    """Claude.ai's memory (``memories.json``, beside ``conversations.json``) is what it gives the
+    model of the person in every conversation: each summary one core memory, byte for byte, in
+    every form the export is imported from; a second import adds nothing."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+    for path in CLAUDE.iterdir():
+        (folder / path.name).write_bytes(path.read_bytes())
+    (folder / "memories.json").write_text(json.dumps(CLAUDE_MEMORIES, ensure_ascii=False), encoding="utf-8")
+    home = tmp_path / "home"
+    if form == "files":
+        files = {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir()}
+        with Engram.from_settings(load_settings(home=home)) as mem:
+            first = mem.import_from(files, "claude")
+        imported, warnings = first.imported, first.warnings
+    else:
+        source = {"zip": lambda: zipped(folder, tmp_path / "data.zip", inside="data-2025-03-03-18-00-00/"),
+                  "folder": lambda: folder, "file": lambda: folder / "conversations.json"}[form]()
+        summary = as_json(home, "import", str(source))
+        imported, warnings = summary["imported"], summary["warnings"]
+        again = as_json(home, "import", str(source))
+        assert (again["imported"], again["skipped"]) == (0, 2), again
+    assert imported == 2
+    by_content = {m["content"]: m for m in as_json(home, "list")}
+    assert set(by_content) == {CLAUDE_MEMORY, PROJECT_MEMORY}
+    person, project = by_content[CLAUDE_MEMORY], by_content[PROJECT_MEMORY]
+    assert (person["category"], person["tags"]) == ("core", ["claude", "claude-memory"])
+    assert person["metadata"] == {"claude": {"memory": "conversations_memory",
+                                             "account": "a0b1c2d3-e4f5-4a6b-8c7d-8e9f0a1b2c3d"}}
+    assert (project["tags"], project["metadata"]["claude"]["project"]) == (
+        ["claude", "claude-memory", "project"], "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d")
+    assert not any("memories.json" in w and "not imported" in w and "read;" not in w for w in warnings), warnings
+    if form != "file":
+        assert any(w.startswith("only conversations.json and memories.json are read; the export's other files are "
+                                "not imported: projects.json, users.json") for w in warnings), warnings
+
+
+def test_a_malformed_claude_memories_file_is_named_and_nothing_is_written(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    folder.mkdir()
+    for path in CLAUDE.iterdir():
+        (folder / path.name).write_bytes(path.read_bytes())
+    bad = [{**CLAUDE_MEMORIES[0], "project_memories": {"p": ["not", "text"]}}]
+    (folder / "memories.json").write_text(json.dumps(bad), encoding="utf-8")
+    home = tmp_path / "home"
+    result = runner.invoke(app, ["--home", str(home), "import", str(folder)])
+    assert isinstance(result.exception, SnapshotError), result.exception
+    assert "memories.json[0].project_memories.p: got a list" in str(result.exception), result.exception
+    assert as_json(home, "history", "list") == [] and as_json(home, "list") == []

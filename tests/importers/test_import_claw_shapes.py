@@ -216,3 +216,23 @@ def test_engram_history_keeps_writing_camel_case_in_a_camel_case_file(tmp_path: 
     cli_output(home, "history", "append", "telegram:1", "again", env=env)
     added = json.loads(history.read_text("utf-8").splitlines()[-1])
     assert (added["userMessage"], added["chatId"]) == ("again", "1") and "user_message" not in added, added
+
+
+def test_openclaw_bootstrap_files_are_named_not_silently_dropped(tmp_path: Path) -> None:
+    """A real OpenClaw workspace holds, beside ``MEMORY.md`` and ``memory/``, the bootstrap files its
+    model gets as the prompt (``USER.md``: who the user is; ``SOUL.md``, ``IDENTITY.md``: the
+    persona; ``AGENTS.md``, ...). OpenClaw's memory index does not read them, so neither does the
+    import, but a person moving over is told which were not read and how to keep what they say."""
+    workspace = tmp_path / "workspace"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# MEMORY.md - Long-Term Memory\n\n- Deploys go out on Tuesdays\n")
+    (workspace / "memory" / "2026-02-03.md").write_text("# 2026-02-03\n\n- Fixed the billing bug\n")
+    (workspace / "USER.md").write_text("# USER.md - About Your Human\n\n- **Name:** Marta\n- **Timezone:** Europe/Lisbon\n")
+    (workspace / "SOUL.md").write_text("# SOUL.md - Who You Are\n\nBe genuinely helpful.\n")
+    (workspace / "AGENTS.md").write_text("# AGENTS.md - Your Workspace\n\nRead memory/ at session start.\n")
+    summary = as_json(tmp_path / "home", "import", str(workspace))
+    assert (summary["kind"], summary["imported"]) == ("openclaw", 2), summary
+    named = [w for w in summary["warnings"] if w.startswith("not read: AGENTS.md, SOUL.md, USER.md:")]
+    assert len(named) == 1 and "engram remember --key soul:user --category core" in named[0], summary["warnings"]
+    contents = {m["content"] for m in as_json(tmp_path / "home", "list")}
+    assert contents == {"Deploys go out on Tuesdays", "Fixed the billing bug"}

@@ -2,7 +2,9 @@
 
 PtrClaw (``~/.ptrclaw/memory.db``) keeps ``memories`` (key, content, category, timestamp,
 session_id, ...) and ``memory_links`` (from_key, to_key); sclaw (``{data_dir}/memory.db``) keeps
-``facts``, ``messages`` and ``summaries``. engram's own database shares table names with PtrClaw's
+``facts``, ``messages`` and ``summaries``; mcp-memory-service (``sqlite_vec.db``) keeps ``memories``
+(content_hash, content, tags, memory_type, metadata, created_at, ...) beside its vectors.
+engram's own database shares table names with PtrClaw's
 (``memories``, ``memory_links``) but not their columns, and records its migrations in
 ``schema_migrations``. One recogniser serves both who need it: the importers, to detect what a
 file is, and ``db.sqlite.Database``, to refuse opening another system's database as engram's
@@ -19,13 +21,15 @@ from engram.errors import ConfigError
 
 PTRCLAW = "ptrclaw-sqlite"
 SCLAW = "sclaw"
-NAMES = {PTRCLAW: "PtrClaw", SCLAW: "sclaw"}
+MCP_MEMORY_SERVICE = "mcp-memory-service"  # its sqlite_vec.db; the kind reads its JSON export too
+NAMES = {PTRCLAW: "PtrClaw", SCLAW: "sclaw", MCP_MEMORY_SERVICE: "mcp-memory-service"}
 
 _HEADER = b"SQLite format 3\x00"
 # The columns that tell each system's tables from engram's (and from any other).
 _SIGNATURES: dict[str, dict[str, set[str]]] = {
     PTRCLAW: {"memories": {"key", "content", "category", "timestamp"}, "memory_links": {"from_key", "to_key"}},
     SCLAW: {"facts": {"id", "content"}, "messages": {"session_id", "seq", "role", "content"}},
+    MCP_MEMORY_SERVICE: {"memories": {"content_hash", "content", "tags", "memory_type", "metadata", "created_at"}},
 }
 
 
@@ -51,8 +55,12 @@ def is_wal_mode(path: Path) -> bool:
 
 
 def columns_by_table(conn: Any) -> dict[str, set[str]]:
-    """Every table of the connection's main database and its column names."""
-    names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    """Every ordinary table of the connection's main database and its column names. A virtual
+    table is left out: reading its columns needs its module, and mcp-memory-service's
+    ``memory_embeddings`` is sqlite-vec's ``vec0``, which a connection without that extension
+    cannot read ("no such module: vec0"); no system is recognised by one."""
+    names = [row[0] for row in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+             if not (row[1] or "").lstrip().upper().startswith("CREATE VIRTUAL")]
     return {name: {row[1] for row in conn.execute(f'PRAGMA table_info("{name.replace(chr(34), chr(34) * 2)}")')}
             for name in names}
 

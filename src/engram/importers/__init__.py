@@ -27,6 +27,7 @@ from engram.importers import (
     letta,
     mcp_memory,
     mcp_memory_service,
+    mcp_memory_service_sqlite,
     mem0,
     openclaw,
     ptrclaw_sqlite,
@@ -53,6 +54,9 @@ _FOLDER_READERS = {"openclaw": openclaw.read, "basic-memory": basic_memory.read,
 _READS_MEMORY_FILES = ("openclaw", "basic-memory")
 # Readers of another system's SQLite database file, opened read-only.
 _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw.read}
+# Kinds read from a document or, given a SQLite file, from the system's own database.
+_TEXT_OR_DATABASE_READERS = {mcp_memory_service.KIND: mcp_memory_service_sqlite.read}
+_DATABASES = "a PtrClaw or sclaw memory.db or mcp-memory-service's sqlite_vec.db"
 # Readers of a chat service's export: its conversations.json, from the ZIP, its folder or the file.
 _EXPORT_READERS = chat_exports.READERS
 KINDS = ("snapshot", "folder", *_TEXT_READERS, *_EXPORT_READERS, *_FOLDER_READERS, *_DATABASE_READERS)
@@ -163,7 +167,7 @@ def detect(path: Path) -> str:
         if found is None:
             raise SnapshotError("path", f"{path} is a SQLite database of no system engram imports from (engram's "
                                 "own database is copied or exported, not imported)",
-                                f"a PtrClaw or sclaw memory.db ({', '.join(_DATABASE_READERS)})")
+                                f"{_DATABASES} ({', '.join([*_DATABASE_READERS, *_TEXT_OR_DATABASE_READERS])})")
         return found
     if path.name == clawless.HISTORY:
         return "clawless"
@@ -173,7 +177,7 @@ def detect(path: Path) -> str:
         # Named as what it claims to be, not read as a malformed JSON snapshot.
         raise SnapshotError("path", f"{path} is not a SQLite database: it does not start with SQLite's header "
                             "(an empty file, an encrypted database or another format)",
-                            f"a PtrClaw or sclaw memory.db ({', '.join(_DATABASE_READERS)}), or --from KIND "
+                            f"{_DATABASES} ({', '.join([*_DATABASE_READERS, *_TEXT_OR_DATABASE_READERS])}), or --from KIND "
                             "for a document with this name")
     text = read_text(path)
     if path.suffix.lower() == ".json" and _is_type_record(text):
@@ -205,6 +209,8 @@ def read_plan(kind: str, source: str | Path | Mapping[str, str], *, saved_memori
         return _DATABASE_READERS[kind](source)
     if kind in _EXPORT_READERS:
         return _read_export(kind, source, saved_memories)
+    if kind in _TEXT_OR_DATABASE_READERS and isinstance(source, Path) and source.is_file() and is_sqlite_file(source):
+        return _TEXT_OR_DATABASE_READERS[kind](source)
     if kind in _TEXT_READERS:
         if isinstance(source, Mapping):
             raise ValidationError("source", f"{kind} is one document, not a folder", "a file or its text")
@@ -256,13 +262,32 @@ def _read_export(kind: str, source: str | Path | Mapping[str, str], saved_memori
         documents = [("", read_text(source))]
     else:
         documents = [("", without_bom(source))]
-    # (check_saved_memories refused the option for any export but ChatGPT's.)
-    plan = (chat_exports.chatgpt.read_documents(documents, saved_memories=True) if saved_memories
-            else _EXPORT_READERS[kind](documents))
-    note = chat_exports.others_warning(others, [name for name, _ in documents if name])
+    memories = None
+    if kind == chat_exports.claude.KIND:
+        # Claude.ai's memory of the person, beside the conversations (the file alone: in its folder).
+        memories = _beside_export(source, chat_exports.claude.MEMORIES)
+        others = [name for name in others if not (memories is not None and name == chat_exports.claude.MEMORIES)]
+        plan = chat_exports.claude.read_documents(documents, memories)
+    else:  # (check_saved_memories refused the option for any export but ChatGPT's.)
+        plan = (chat_exports.chatgpt.read_documents(documents, saved_memories=True) if saved_memories
+                else _EXPORT_READERS[kind](documents))
+    note = chat_exports.others_warning(others, [name for name, _ in documents if name],
+                                       chat_exports.claude.MEMORIES if memories is not None else None)
     if note:
         plan.warnings.append(note)
     return plan
+
+
+def _beside_export(source: str | Path | Mapping[str, str], name: str) -> str | None:
+    """The text of the export's file ``name`` beside its conversations: in the folder's files, the
+    ZIP or folder, or the folder of a conversations file given alone; None without one."""
+    if isinstance(source, Mapping):
+        return without_bom(source[name]) if name in source else None
+    if isinstance(source, Path) and (source.is_dir() or chat_exports.is_zip(source)):
+        return chat_exports.read_beside(source, name)
+    if isinstance(source, Path) and (source.parent / name).is_file():
+        return read_text(source.parent / name)
+    return None
 
 
 def _must_exist(path: Path) -> None:
@@ -285,7 +310,7 @@ def read_text(path: Path) -> str:
     _must_exist(path)  # (a folder is read elsewhere: it would exist)
     if is_sqlite_file(path):  # named rather than failing to decode it as text
         raise SnapshotError("path", f"{path} is a SQLite database, not a document",
-                            f"--from {' or '.join(_DATABASE_READERS)} for a PtrClaw or sclaw memory.db")
+                            f"--from {' or '.join([*_DATABASE_READERS, *_TEXT_OR_DATABASE_READERS])} for {_DATABASES}")
     try:
         return path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:

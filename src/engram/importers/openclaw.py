@@ -11,7 +11,9 @@ are engram's: not read, and named in a warning (an engram home holds its memory 
 (``markdown_blocks``): from ``MEMORY.md`` (or ``memory.md``) as ``core`` knowledge (durable, never
 decays), from a daily log as an ``experience`` dated that day, from a topic file as knowledge. The headings above
 a fact become tags, and the file and line are kept in ``metadata["openclaw"]``. HTML comments
-(the hints in OpenClaw's templates) are left out, and counted in a warning. The source
+(the hints in OpenClaw's templates) are left out, and counted in a warning. The workspace's
+bootstrap files (``USER.md``, ``SOUL.md``, ``IDENTITY.md``, ``AGENTS.md``, ...), OpenClaw's prompt
+rather than its memory, are not read, and named in a warning. The source
 identity is the file plus the fact's text, so a re-import skips what it already holds and picks
 up what was appended since.
 """
@@ -37,6 +39,11 @@ _DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-.+)?\.md$")
 # The long-term memory file at the workspace's top, as OpenClaw's memory index looks for it: both
 # spellings (on a case-sensitive file system a workspace may hold either, or both).
 _LONG_TERM = ("MEMORY.md", "memory.md")
+# The workspace's bootstrap files, which OpenClaw gives the model at each session start (its prompt:
+# persona, the user's profile, operating rules), and which its memory index does not read. Not
+# imported, as OpenClaw does not recall them, but named: USER.md holds who the user is, which a
+# person moving over would otherwise lose without a word.
+_BOOTSTRAP = ("AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "BOOTSTRAP.md", "BOOT.md")
 
 
 def looks_like(files: Files) -> bool:
@@ -81,6 +88,13 @@ def read(files: Files) -> Plan:
         # as memory/), is detected as a workspace: its own files are engram's, not OpenClaw's notes
         # (read as notes, another agent's memories joined the importing agent, their ids dropped).
         plan.warnings.append(_engram_files_note(by_folder))
+    bootstrap = [name for name in _BOOTSTRAP if name in files]
+    if bootstrap:
+        plan.warnings.append(
+            f"not read: {', '.join(bootstrap)}: OpenClaw's workspace files, given to its model as the prompt at each"
+            " session start, not its memory (MEMORY.md and memory/); to keep what one says (USER.md: who you are;"
+            " SOUL.md, IDENTITY.md: the agent's persona), store it with engram remember, as a core memory of the"
+            " soul's keys soul:user, soul:identity, soul:philosophy (engram remember --key soul:user --category core TEXT)")
     for rel in chosen:
         daily = _DAILY.match(rel.rsplit("/", 1)[-1]) if rel not in _LONG_TERM else None
         day = _day(daily.group(1), rel) if daily else None

@@ -26,7 +26,8 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the database at ``path``; raises ``SnapshotError`` naming the path
     when it is not a readable SQLite file."""
     if not path.is_file() or not is_sqlite_file(path):
-        raise fail("path", f"{path} is not a SQLite database file", "a PtrClaw or sclaw memory.db")
+        raise fail("path", f"{path} is not a SQLite database file",
+                   "a PtrClaw or sclaw memory.db, or mcp-memory-service's sqlite_vec.db")
     # A WAL database, even opened read-only, gets its -wal and -shm files made when they are
     # missing, and a read-only connection cannot remove them on close: they were left beside the
     # other system's database. With no -wal file the database is whole in its own file and no

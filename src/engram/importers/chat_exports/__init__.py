@@ -143,15 +143,42 @@ def read_export(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
     return documents, others
 
 
-def others_warning(names: list[str], read: list[str] | None = None) -> str | None:
+def read_beside(path: Path, name: str) -> str | None:
+    """The text of the file ``name`` beside the conversation files of the export's ZIP or folder at
+    ``path`` (Claude.ai's ``memories.json``), or None when it holds none; raises ``SnapshotError``
+    naming it when it cannot be read."""
+    if path.is_dir():
+        found = path / name
+        if not found.is_file():
+            return None
+        try:
+            return found.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SnapshotError(str(found), f"cannot read: {exc}", "a UTF-8 JSON file") from None
+    with _open(path) as archive:
+        infos = _conversations_members(archive, path)
+        wanted = str(PurePosixPath(infos[0].filename).parent / name).removeprefix("./")
+        member = next((info for info in archive.infolist() if info.filename == wanted), None)
+        if member is None:
+            return None
+        try:
+            return archive.read(member).decode("utf-8-sig")
+        except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError, UnicodeDecodeError) as exc:
+            raise SnapshotError(member.filename, f"cannot read in {path}: {exc}", "a UTF-8 JSON file") from None
+
+
+def others_warning(names: list[str], read: list[str] | None = None, also: str | None = None) -> str | None:
     """The warning naming the export's files that are not read (a few, then how many more) beside
-    the conversation files ``read`` (``conversations.json`` unless named)."""
+    the conversation files ``read`` (``conversations.json`` unless named) and the file ``also`` read
+    (Claude.ai's ``memories.json``)."""
     if not names:
         return None
     read = read or [CONVERSATIONS]
     files = read[0] if len(read) == 1 else f"{read[0]} to {read[-1]} ({len(read)} files)"
+    several = len(read) > 1 or also is not None
+    files += f" and {also}" if also else ""
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    return (f"only {files} {'is' if len(read) == 1 else 'are'} read; the export's other files are not imported: "
+    return (f"only {files} {'are' if several else 'is'} read; the export's other files are not imported: "
             f"{shown} (the account, feedback, projects, images and attachments)")
 
 

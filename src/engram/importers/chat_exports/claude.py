@@ -28,17 +28,39 @@ without text (images, a document Claude.ai read nothing from), ``files`` (the ex
 and holds nothing else), and an attachment's text that would take its message past
 ``MAX_MESSAGE_CHARS`` or that no store can hold (a NUL character). Every attachment and file is
 named (its ``file_name``) in the message's ``metadata["claude"]["attachments"]``.
+
+Claude.ai's memory (its "Memory" setting) is in the export's ``memories.json``, beside
+``conversations.json``: a list with one object per account, ``{"conversations_memory": text,
+"project_memories": {project uuid: text}, "account_uuid"}``, each text the summary Claude.ai keeps
+of the person (markdown, its sections under bold headings) and gives the model in every
+conversation, or in every one of that project. It is what Claude.ai holds now, as custom instructions
+are ChatGPT's: each non-empty text one ``core`` memory, byte for byte and whole (a section read
+alone loses the heading that says whose it is), tagged ``claude`` and ``claude-memory`` (and
+``project`` for a project's), the account and project in ``metadata["claude"]``. Its id is fixed by
+the text, so a later export adds the summary as Claude.ai rewrote it, beside the earlier one.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engram import jsondoc
 from engram.errors import ValidationError
-from engram.importers.base import Plan, a_list, an_object, fail, optional_text, timestamp, wrong_type, wrong_value
+from engram.importers.base import (
+    Plan,
+    Record,
+    a_list,
+    an_object,
+    fail,
+    optional_text,
+    timestamp,
+    wrong_type,
+    wrong_value,
+)
 from engram.importers.chat_exports.common import (
     Conversations,
     Documents,
@@ -46,9 +68,10 @@ from engram.importers.chat_exports.common import (
     read_export,
     title_of,
 )
-from engram.model import MAX_MESSAGE_CHARS, usable_text
+from engram.model import MAX_MESSAGE_CHARS, Category, usable_text
 
 KIND = "claude"
+MEMORIES = "memories.json"  # Claude.ai's memory of the person, beside conversations.json
 SHAPE = ('Claude.ai\'s conversations.json: [{"uuid", "name", "created_at", "chat_messages": [{"uuid", "sender", '
          '"text", "content": [{"type", "text"}], "created_at"}]}]')
 _SENDERS = {"human": "user", "assistant": "assistant"}
@@ -94,10 +117,55 @@ def read(text: str) -> Plan:
     return read_documents([("", text)])
 
 
-def read_documents(documents: Documents) -> Plan:
+def read_documents(documents: Documents, memories: str | None = None) -> Plan:
     """The plan of the export's conversation files, ``(file name, text)`` in order (its
-    ``conversations.json``, or the shards a larger export is split into)."""
-    return read_export(documents, KIND, SHAPE, NOTES, _conversation)
+    ``conversations.json``, or the shards a larger export is split into), and of its
+    ``memories.json`` text when it has one."""
+    plan = read_export(documents, KIND, SHAPE, NOTES, _conversation)
+    if memories is not None:
+        plan.records.extend(_memories(memories))
+    return plan
+
+
+def _memories(text: str) -> list[Record]:
+    """The ``core`` memories of ``memories.json`` (see the module's docstring); raises
+    ``SnapshotError`` naming the place of what is malformed (``memories.json[0].project_memories``)."""
+    try:
+        data = jsondoc.loads(text.lstrip("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise fail(f"{MEMORIES} line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})",
+                   'Claude.ai\'s memories.json: [{"conversations_memory", "project_memories", "account_uuid"}]') from None
+    accounts = data if isinstance(data, list) else [data]  # (one account's object alone, read the same)
+    records: list[Record] = []
+    for i, value in enumerate(accounts):
+        where = f"{MEMORIES}[{i}]" if isinstance(data, list) else MEMORIES
+        item = an_object(value, where, "an object {conversations_memory, project_memories, account_uuid}")
+        account = optional_text(item.get("account_uuid"), f"{where}.account_uuid")
+        texts = [(f"{where}.conversations_memory", item.get("conversations_memory"), None)]
+        projects = item.get("project_memories")
+        if projects is not None:
+            texts += [(f"{where}.project_memories.{uuid}", said, uuid)
+                      for uuid, said in an_object(projects, f"{where}.project_memories",
+                                                  "an object {project uuid: text}").items()]
+        for place, said, project in texts:
+            if said is not None and not isinstance(said, str):
+                raise wrong_type(place, said, "the text of Claude.ai's memory")
+            if not said or not said.strip():
+                continue
+            provenance = {"memory": "project_memories" if project else "conversations_memory", "project": project,
+                          "account": account}
+            source_id = f"memory\0{account or ''}\0{project or ''}\0{said}"
+            if any(r.source_id == source_id for r in records):
+                continue  # (the same account listed twice)
+            records.append(Record(
+                # Core: Claude.ai gives it to the model in every conversation (of the project), as
+                # engram gives its core memories. time_in_id=False: the id is fixed by the text.
+                source_id=source_id, where=place, content=said, category=Category.CORE, type="learned",
+                tags=("claude", "claude-memory", *(("project",) if project else ())), importance=0.7,
+                metadata={KIND: {k: v for k, v in provenance.items() if v is not None}},
+                time_in_id=False, fields={"content": ""},
+                what="Claude.ai's memory" + (f" of project {project}" if project else "")))
+    return records
 
 
 def _conversation(found: Conversations, item: Any, where: str) -> None:
